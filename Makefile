@@ -1,0 +1,119 @@
+# bpfbox build. `make` builds, `make run` shows the main job, `make test`
+# runs every test; both install their dependencies first (`make deps`).
+
+BUILD     ?= build
+CC        ?= gcc
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+ARCH      := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+VERSION   := 0.1.0
+GIT_REV   := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+WARN      := -Wall -Wextra -Werror
+CFLAGS    ?= -O2 -g
+CFLAGS    += $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Iinclude \
+	     -DBPFBOX_VERSION='"$(VERSION)"' -DBPFBOX_GIT_REV='"$(GIT_REV)"'
+LDLIBS    := -lbpf -lelf -lz -lseccomp -ljson-c
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Iinclude $(WARN) \
+	      -Wno-unused-parameter
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+LIB_SRCS  := $(wildcard userspace/lib/*.c userspace/probe/*.c userspace/sandbox/*.c \
+			userspace/policy/*.c)
+LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+CLI_SRCS  := $(wildcard userspace/cli/*.c)
+CLI_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
+LIB       := $(BUILD)/libbpfbox.a
+BIN       := $(BUILD)/bin/bpfbox
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+HELPER_SRCS := $(wildcard tests/escape/*.c tests/helpers/*.c)
+HELPER_BINS := $(patsubst %.c,$(BUILD)/tests/bin/%,$(notdir $(HELPER_SRCS)))
+
+VMLINUX_H := $(BUILD)/vmlinux.h
+
+.PHONY: all deps run test test-unit test-host test-vm test-asan bench clean format
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(BIN) $(UNIT_BINS) $(HELPER_BINS)
+
+deps:
+	@tools/deps.sh
+
+# vmlinux.h from the running kernel's BTF; the committed copy when it has none.
+$(VMLINUX_H):
+	@mkdir -p $(@D)
+	@if [ -r /sys/kernel/btf/vmlinux ]; then \
+		$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@; \
+	else \
+		echo "no /sys/kernel/btf/vmlinux: using vmlinux/vmlinux.h"; \
+		cp vmlinux/vmlinux.h $@; \
+	fi
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard include/bpfbox/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	llvm-strip -g $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*_bpf) > $@
+
+$(BUILD)/obj/%.o: %.c $(SKELS) $(wildcard include/bpfbox/*.h userspace/*/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BIN): $(CLI_OBJS) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Iuserspace $< -o $@ $(LIB) $(LDLIBS) -lcmocka
+
+$(BUILD)/tests/bin/%: tests/escape/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@ -lpthread
+
+$(BUILD)/tests/bin/%: tests/helpers/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@ -lpthread
+
+# The main job: a sandboxed session and what the host can enforce.
+run: deps all
+	@tools/demo.sh $(BIN)
+
+test: deps all
+	@tests/run.sh --build $(BUILD)
+
+test-unit: all
+	@tests/run.sh --build $(BUILD) --only unit
+
+test-host: all
+	@tests/run.sh --build $(BUILD) --only host
+
+test-vm: all
+	@tests/run.sh --build $(BUILD) --only vm
+
+# The whole suite again under AddressSanitizer and UBSan, in its own tree.
+test-asan: deps
+	$(MAKE) BUILD=build-asan CC=clang \
+		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		LDFLAGS="-fsanitize=address,undefined" all
+	@ASAN_OPTIONS=detect_leaks=1 tests/run.sh --build build-asan --only unit,host
+
+bench: deps all
+	@bench/run.sh $(BUILD)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
+
+clean:
+	rm -rf $(BUILD) build-asan

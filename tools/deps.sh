@@ -1,0 +1,34 @@
+#!/bin/bash
+# Installs every build and test dependency from Debian packages. Quick and
+# silent when everything is present; runs apt-get update only when needed.
+set -euo pipefail
+
+PACKAGES=(
+	# build
+	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libseccomp-dev
+	libjson-c-dev pkg-config make gcc
+	# unit tests
+	libcmocka-dev
+	# VM harness
+	qemu-system-x86 busybox-static cpio
+	# integration tests: the sandbox's normal-work suite
+	git python3 tar util-linux iproute2
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+		missing+=("$p")
+	fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing packages: ${missing[*]}; run 'make deps' as root" >&2
+	exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The CLI is thin: each subcommand parses, calls the library, prints. */
+#ifndef BPFBOX_CLI_H
+#define BPFBOX_CLI_H
+
+/* Exit codes shared by every subcommand (docs/exit-codes.md). */
+#define EXIT_USAGE 2 /* bad command line for status, policy, ... */
+
+int cmd_status(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
+int cmd_selftest(int argc, char **argv);
+
+#endif

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+#include <json-c/json.h>
+#include <seccomp.h>
+
+#include "cli.h"
+#include "../lib/util.h"
+
+#ifndef BPFBOX_VERSION
+#define BPFBOX_VERSION "0.0.0"
+#endif
+#ifndef BPFBOX_GIT_REV
+#define BPFBOX_GIT_REV "unknown"
+#endif
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{ "status", cmd_status, "probe what this host can enforce" },
+	{ "run", cmd_run, "run one command in a sandboxed session" },
+	{ "policy", cmd_policy, "print and check the effective policy" },
+	{ "test", cmd_selftest, "smoke-test the sandbox on this host" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: bpfbox COMMAND [OPTIONS]\n\ncommands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "  %-8s %s\n", "version", "print version and library versions");
+	fprintf(out, "\nRun 'bpfbox COMMAND --help' for a command's options.\n");
+}
+
+static void version(void)
+{
+	const struct scmp_version *sv = seccomp_version();
+
+	printf("bpfbox %s (git %s)\n", BPFBOX_VERSION, BPFBOX_GIT_REV);
+	printf("libbpf %s, libseccomp %u.%u.%u, json-c %s\n", libbpf_version_string(),
+	       sv->major, sv->minor, sv->micro, json_c_version());
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (streq(cmd, "-h") || streq(cmd, "--help") || streq(cmd, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (streq(cmd, "--version") || streq(cmd, "version")) {
+		version();
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (streq(cmd, commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "bpfbox: unknown command '%s'; run 'bpfbox --help' for the list\n",
+		cmd);
+	return EXIT_USAGE;
+}

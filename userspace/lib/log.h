@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* One-line diagnostics on stderr, systemd style: -errno in, -errno out. */
+#ifndef BPFBOX_LOG_H
+#define BPFBOX_LOG_H
+
+#include <stdbool.h>
+
+enum log_level {
+	LOG_LVL_ERROR,
+	LOG_LVL_WARN,
+	LOG_LVL_INFO,
+	LOG_LVL_DEBUG,
+};
+
+void log_set_level(enum log_level level);
+enum log_level log_get_level(void);
+
+void log_msg(enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Prints "bpfbox: <msg>: <strerror(err)>" and returns -abs(err). */
+int log_errno(enum log_level level, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define log_error(...) log_msg(LOG_LVL_ERROR, __VA_ARGS__)
+#define log_warn(...)  log_msg(LOG_LVL_WARN, __VA_ARGS__)
+#define log_info(...)  log_msg(LOG_LVL_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_LVL_DEBUG, __VA_ARGS__)
+#define log_error_errno(err, ...) log_errno(LOG_LVL_ERROR, err, __VA_ARGS__)
+#define log_warn_errno(err, ...)  log_errno(LOG_LVL_WARN, err, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Host capability probes. Every answer comes from really doing the thing
+ * (create a ruleset, install a filter, load and attach a program), never
+ * from a kernel version. `bpfbox status`, `bpfbox run` and the daemon all
+ * read the same struct host_caps.
+ */
+#ifndef BPFBOX_PROBE_H
+#define BPFBOX_PROBE_H
+
+#include <stdbool.h>
+
+#include "../sandbox/landlock.h"
+
+enum bpfbox_level {
+	LEVEL_NONE,
+	LEVEL_MINIMAL,
+	LEVEL_STANDARD,
+	LEVEL_FULL,
+};
+
+enum feat_state {
+	FEAT_NO,
+	FEAT_YES,
+	FEAT_NEEDS_ROOT,
+};
+
+enum feature_id {
+	FEAT_LANDLOCK,
+	FEAT_SECCOMP,
+	FEAT_BPF_LSM_ACTIVE,
+	FEAT_BPF_LSM,
+	FEAT_LSM_CGROUP,
+	FEAT_RINGBUF,
+	FEAT_TP_EXEC,
+	FEAT_TP_OPENAT,
+	FEAT_CGROUP_BPF,
+	FEAT_CGROUP_V2,
+	FEAT_CGROUP_FREEZE,
+	FEAT_CGROUP_KILL,
+	FEAT_BTF,
+	FEAT_USERNS,
+	FEAT__COUNT,
+};
+
+struct feature {
+	enum feat_state state;
+	int err;	  /* positive errno of the failed step, or 0 */
+	char detail[256]; /* what was found, or why it is missing */
+};
+
+struct host_caps {
+	char kernel_release[128];
+	bool root;
+	struct feature feat[FEAT__COUNT];
+	struct landlock_rights landlock;
+	char lsm_list[256];
+	char cgroup2_mount[256];
+	char cgroup2_controllers[256];
+	char cgroup1_controllers[256]; /* non-empty: hybrid hierarchy */
+	enum bpfbox_level level;
+};
+
+/* Probe the BPF and cgroup features too (slow, root); else only the fast ones. */
+#define PROBE_ALL  (1U << 0)
+
+int probe_host(struct host_caps *caps, unsigned int flags);
+
+const char *feature_key(enum feature_id id);   /* "bpf_lsm" */
+const char *feature_label(enum feature_id id); /* "BPF LSM (load+attach)" */
+const char *feat_state_name(enum feat_state s);
+
+const char *level_name(enum bpfbox_level level);
+/* Case-insensitive; -EINVAL for an unknown name. */
+int level_parse(const char *name, enum bpfbox_level *out);
+/* The level a set of enforcing features reaches (BRIEF.md's table). */
+enum bpfbox_level level_from(bool bpf_lsm, bool landlock, bool seccomp,
+			     bool cgroup_v2);
+
+/* Finds the cgroup v2 mount point; -ENOENT when there is none. */
+int cgroup2_mount_point(char *buf, size_t size);
+
+#endif
