@@ -94,3 +94,20 @@ int landlock_add_rule(int ruleset_fd, int rule_type, const void *attr,
 int landlock_restrict_self(int ruleset_fd, uint32_t flags);
 
 #endif
+
+struct bpfbox_policy;
+
+/*
+ * Builds the session's ruleset in the calling (parent) process so that any
+ * error surfaces before a child exists: rw on the workspace (ro in
+ * read-only mode) and the private tmp dir, ro on the system directories
+ * minus the absolute deny paths, a few device nodes, TCP denied when the
+ * network is, scopes on. Returns the ruleset fd or -errno; *bad names the
+ * path that failed.
+ */
+int landlock_build_ruleset(const struct bpfbox_policy *p,
+			   const struct landlock_rights *rights,
+			   const char *private_tmp, const char **bad);
+
+/* The restrict_self flags for this ABI (audit logging of denials on). */
+uint32_t landlock_restrict_flags(const struct landlock_rights *rights);

@@ -1,0 +1,70 @@
+# bpfbox status on this host: real probes, consistent levels, nothing left behind.
+. "$(dirname "$0")/../lib.sh"
+
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+
+expect_rc 0 "status runs" "$BPFBOX" status
+expect_grep '^level: (Full|Standard|Minimal|None)' "$TMPD/out" "status prints a level line"
+
+"$BPFBOX" status --json >"$TMPD/s.json" 2>"$TMPD/err"
+if python3 -m json.tool "$TMPD/s.json" >/dev/null 2>&1; then ok "status --json is valid JSON"; else fail "status --json is not JSON: $(head -c 200 "$TMPD/s.json")"; fi
+level=$(json "$TMPD/s.json" "d['level']")
+[ "$(json "$TMPD/s.json" "d['schema_version']")" = 1 ] && ok "schema_version 1" || fail "schema_version"
+
+# The Landlock ABI must match what the kernel says to an independent caller.
+kabi=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); r=l.syscall(444, None, 0, 1); print(r if r > 0 else 0)')
+sabi=$(json "$TMPD/s.json" "d['landlock']['abi']")
+[ "$kabi" = "$sabi" ] && ok "landlock ABI $sabi matches the kernel" || fail "landlock ABI: status $sabi, kernel $kabi"
+
+# The level follows from the probed features (BRIEF.md's table).
+ll=$(json "$TMPD/s.json" "d['features']['landlock']['available']")
+sc=$(json "$TMPD/s.json" "d['features']['seccomp']['available']")
+lsm=$(json "$TMPD/s.json" "d['features']['bpf_lsm']['available']")
+if [ "$lsm" = True ] && [ "$ll" = True ] && [ "$sc" = True ]; then want=Full
+elif [ "$ll" = True ] && [ "$sc" = True ]; then want=Standard
+elif [ "$sc" = True ]; then want=Minimal
+else want=None; fi
+[ "$level" = "$want" ] && ok "level $level follows from the probes" || fail "level $level, features say $want"
+
+# Our CI hosts: bpf is listed but a BPF LSM program is refused with EPERM.
+if grep -qw bpf /sys/kernel/security/lsm 2>/dev/null && [ "$lsm" = False ]; then
+	err=$(json "$TMPD/s.json" "d['features']['bpf_lsm']['errno']")
+	[ "$err" = EPERM ] && [ "$level" = Standard ] && ok "BPF LSM refused with EPERM: level Standard" ||
+		fail "BPF LSM refused with $err, level $level"
+	expect_grep 'BPF LSM program +unavailable +load failed: .*EPERM' "$TMPD/out" "text output gives the EPERM reason"
+fi
+
+# A seccomp probe that lied would let this through: check the kernel's view.
+[ "$sc" = True ] && grep -q '^Seccomp_filters' /proc/self/status && ok "seccomp filters supported by the kernel" || fail "seccomp state"
+
+# Probing leaves nothing behind: no scratch cgroup, program or pin.
+cg2=$(json "$TMPD/s.json" "d['cgroup']['v2_mount'] or ''")
+if [ -n "$cg2" ] && ls -d "$cg2"/bpfbox-probe-* >/dev/null 2>&1; then fail "scratch cgroup left in $cg2"; else ok "no scratch cgroup left"; fi
+if command -v bpftool >/dev/null; then
+	bpftool prog show 2>/dev/null | grep -q 'name probe_' && fail "probe program still loaded" || ok "no probe program left loaded"
+fi
+[ -e /sys/fs/bpf/bpfbox ] && fail "pins left in /sys/fs/bpf/bpfbox" || ok "no pins left"
+
+# --require compares levels; an unknown level is a usage error.
+expect_rc 0 "--require None passes" "$BPFBOX" status --require none
+if [ "$level" != Full ]; then
+	expect_rc 1 "--require Full fails below Full" "$BPFBOX" status --require Full
+	expect_grep 'below the required Full' "$TMPD/err" "--require names the gap"
+fi
+expect_rc 2 "--require with an unknown level" "$BPFBOX" status --require Ultra
+expect_grep 'valid levels: None, Minimal, Standard, Full' "$TMPD/err" "unknown level error names the valid ones"
+expect_rc 2 "unknown status option" "$BPFBOX" status --frobnicate
+expect_rc 2 "unknown subcommand" "$BPFBOX" frobnicate
+expect_grep "unknown command 'frobnicate'" "$TMPD/err" "unknown subcommand is named"
+
+# Unprivileged: root-only probes say so instead of failing.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$BPFBOX" status --json >"$TMPD/u.json" 2>"$TMPD/err"
+	st=$(json "$TMPD/u.json" "d['features']['bpf_lsm']['state']")
+	[ "$st" = "needs root" ] && ok "unprivileged: BPF LSM marked needs root" || fail "unprivileged bpf_lsm state: $st"
+	[ "$(json "$TMPD/u.json" "d['features']['landlock']['available']")" = "$ll" ] &&
+		ok "unprivileged: Landlock probed the same" || fail "unprivileged Landlock differs"
+else
+	skip "unprivileged status: not root here; the VM runs this as root only"
+fi
+finish

@@ -1,0 +1,71 @@
+#!/bin/bash
+# Runs the test suites and prints one closing line "N passed, N failed, N
+# skipped". Suites: unit (cmocka binaries), host (tests/host/*.sh on this
+# kernel), vm (tests/vm/matrix: one VM boot per kernel command line).
+set -uo pipefail
+
+BUILD=build
+ONLY=unit,host,vm
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--build) BUILD=$2; shift 2 ;;
+	--only) ONLY=$2; shift 2 ;;
+	*) echo "usage: tests/run.sh [--build DIR] [--only unit,host,vm]" >&2; exit 2 ;;
+	esac
+done
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+BUILD=$(cd "$BUILD" && pwd)
+export BPFBOX="$BUILD/bin/bpfbox" BPFBOX_BUILD="$BUILD" PATH="$BUILD/bin:$PATH"
+
+passed=0 failed=0 skipped=0 broken=()
+LOG=$(mktemp)
+trap 'rm -f "$LOG"' EXIT
+
+# count SUITE NAME: tallies the result lines of one test from $LOG.
+count() {
+	local p f s rc=$3
+	p=$(grep -Ec '^(ok - |\[       OK \] )' "$LOG")
+	f=$(grep -Ec '^(FAIL - |\[  FAILED  \] [^0-9])' "$LOG")
+	s=$(grep -c '^skip - ' "$LOG")
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	# A test that exits non-zero without a FAIL line still fails.
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		failed=$((failed + 1))
+		echo "FAIL - $1/$2 exited $rc without a FAIL line"
+	fi
+	[ "$rc" -ne 0 ] && broken+=("$1/$2")
+}
+
+want() { [[ ",$ONLY," == *",$1,"* ]]; }
+
+if want unit; then
+	for t in "$BUILD"/tests/test_*; do
+		[ -x "$t" ] || continue
+		echo "== unit: $(basename "$t")"
+		"$t" 2>&1 | tee "$LOG"
+		count unit "$(basename "$t")" "${PIPESTATUS[0]}"
+	done
+fi
+
+if want host; then
+	for t in tests/host/test_*.sh; do
+		echo "== host: $(basename "$t")"
+		sh "$t" 2>&1 | tee "$LOG"
+		count host "$(basename "$t")" "${PIPESTATUS[0]}"
+	done
+fi
+
+if want vm; then
+	while IFS='|' read -r name append script; do
+		case "$name" in '#'* | '') continue ;; esac
+		echo "== vm: $name ($append)"
+		tools/vmtest --build "$BUILD" --hostroot --append "$append" -- $script 2>&1 | tee "$LOG"
+		count vm "$name" "${PIPESTATUS[0]}"
+	done < tests/vm/matrix
+fi
+
+echo
+[ ${#broken[@]} -gt 0 ] && echo "failing: ${broken[*]}"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,1401 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The policy layers: defaults, merge rules, errors with their JSON path,
+ * the deny-list protection, the layer order of policy_load, path expansion
+ * and validation. Runs in a scratch directory under /tmp (the cwd of the
+ * whole group) and never reads /etc/bpfbox/config.json unless a test says so.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "policy/policy.h"
+
+static char tmp[PATH_MAX]; /* the scratch dir, symlinks resolved */
+static char oldcwd[PATH_MAX];
+static char *old_home;
+
+/* ---- fixtures ---- */
+
+static void write_file(const char *name, const char *text)
+{
+	FILE *f = fopen(name, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* tmp/rel into buf */
+static const char *in_tmp(char *buf, size_t size, const char *rel)
+{
+	int n = snprintf(buf, size, "%s/%s", tmp, rel);
+
+	assert_true(n > 0 && (size_t)n < size);
+	return buf;
+}
+
+static int group_setup(void **state)
+{
+	char dir[] = "/tmp/bpfbox-policy-test.XXXXXX";
+	const char *home = getenv("HOME");
+
+	(void)state;
+	if (!getcwd(oldcwd, sizeof(oldcwd)) || !mkdtemp(dir) ||
+	    !realpath(dir, tmp) || chdir(tmp) < 0)
+		return -1;
+	if (mkdir("ws", 0755) < 0 || mkdir("ws/sub", 0755) < 0 ||
+	    mkdir("ro", 0755) < 0 || mkdir("rw", 0755) < 0 ||
+	    mkdir("home", 0755) < 0 || mkdir("d$x", 0755) < 0 ||
+	    symlink("ws", "link") < 0)
+		return -1;
+	write_file("empty.json", "{}\n");
+	write_file("file.txt", "not a directory\n");
+	old_home = home ? strdup(home) : NULL;
+	return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	if (chdir(oldcwd) < 0)
+		return -1;
+	nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(old_home);
+	return 0;
+}
+
+/* After each test: the environment as it was. */
+static int reset_env(void **state)
+{
+	(void)state;
+	if (old_home)
+		setenv("HOME", old_home, 1);
+	else
+		unsetenv("HOME");
+	unsetenv("BPFBOX_T_DIR");
+	unsetenv("BPFBOX_T_EMPTY");
+	return 0;
+}
+
+static int merge(struct bpfbox_policy *p, const char *json, const char *origin,
+		 struct policy_error *err)
+{
+	struct json_object *o = json_tokener_parse(json);
+	int r;
+
+	assert_non_null(o);
+	r = policy_merge_layer(p, o, origin, err);
+	json_object_put(o);
+	return r;
+}
+
+struct srcs {
+	const char *global; /* NULL: empty.json */
+	const char *agent;
+	const char *task;
+	const char *flags; /* JSON text */
+	const char *const *files;
+};
+
+static int load(struct bpfbox_policy *p, const struct srcs *s,
+		struct policy_error *err)
+{
+	struct json_object *flags = NULL;
+	struct policy_sources src = {
+		.global_file = s->global ? s->global : "empty.json",
+		.agent = s->agent,
+		.task_file = s->task,
+		.files = s->files,
+	};
+	int r;
+
+	if (s->flags) {
+		flags = json_tokener_parse(s->flags);
+		assert_non_null(flags);
+	}
+	src.flags = flags;
+	r = policy_load(p, &src, err);
+	json_object_put(flags);
+	return r;
+}
+
+static const char *last_origin(const struct bpfbox_policy *p)
+{
+	assert_true(p->origins.n > 0);
+	return p->origins.v[p->origins.n - 1];
+}
+
+#define assert_err(err, want_file, want_path, want_msg)                     \
+	do {                                                                \
+		assert_string_equal((err)->file, want_file);                \
+		assert_string_equal((err)->path, want_path);                \
+		if (!strstr((err)->message, want_msg))                      \
+			fail_msg("message '%s' lacks '%s'", (err)->message, \
+				 want_msg);                                 \
+	} while (0)
+
+/* ---- defaults and helpers ---- */
+
+static void test_defaults(void **state)
+{
+	static const char *const creds[] = {
+		"/etc/shadow",	   "/etc/gshadow",
+		"/etc/sudoers",	   "/etc/sudoers.d",
+		"**/.env",	   "**/.env.*",
+		"**/credentials",  "**/credentials.*",
+		"**/secrets",	   "**/secrets.*",
+		"**/*.pem",	   "**/*.key",
+		"**/*.p12",	   "**/*.pfx",
+		"**/.ssh",	   "**/id_rsa",
+		"**/id_dsa",	   "**/id_ecdsa",
+		"**/id_ed25519",   "**/.aws",
+		"**/.azure",	   "**/.config/gcloud",
+		"**/.gnupg",	   "**/.docker/config.json",
+		"**/.netrc",	   "**/.npmrc",
+		"**/.pypirc",	   "**/.git-credentials",
+		"**/.kube/config",
+	};
+	struct bpfbox_policy p;
+
+	(void)state;
+	policy_init(&p);
+	assert_int_equal(p.mode, MODE_WORKSPACE_WRITE);
+	assert_int_equal(p.net, NET_DENY);
+	assert_true(p.private_tmp);
+	assert_false(p.allow_unconfined);
+	assert_null(p.workspace);
+	assert_null(p.user);
+	assert_int_equal(p.limits.timeout_ms, 120000);
+	assert_int_equal(p.limits.output_bytes, 1048576);
+	assert_int_equal(p.limits.memory_mb, 2048);
+	assert_int_equal(p.limits.pids, 64);
+	assert_int_equal(p.limits.cpu_percent, 100);
+	assert_int_equal(p.limits.disk_mb, 1024);
+	assert_int_equal(p.limits.file_size_mb, 50);
+	assert_int_equal(p.limits.open_files, 1024);
+	assert_int_equal(p.deny_paths.n, sizeof(creds) / sizeof(creds[0]));
+	for (size_t i = 0; i < p.deny_paths.n; i++)
+		assert_string_equal(p.deny_paths.v[i], creds[i]);
+	assert_null(p.deny_paths.v[p.deny_paths.n]);
+	assert_int_equal(p.ro_paths.n, 0);
+	assert_int_equal(p.rw_paths.n, 0);
+	assert_int_equal(p.env.n, 0);
+	assert_int_equal(p.origins.n, 1);
+	assert_string_equal(p.origins.v[0], "defaults");
+	policy_free(&p);
+	policy_free(&p); /* harmless twice */
+}
+
+static void test_strv(void **state)
+{
+	struct strv s = {0};
+
+	(void)state;
+	assert_false(strv_contains(&s, "a"));
+	assert_int_equal(strv_push(&s, "a"), 0);
+	assert_int_equal(strv_push(&s, "b"), 0);
+	assert_int_equal(strv_push(&s, NULL), -EINVAL);
+	assert_int_equal(s.n, 2);
+	assert_string_equal(s.v[0], "a");
+	assert_string_equal(s.v[1], "b");
+	assert_null(s.v[2]);
+	assert_true(strv_contains(&s, "b"));
+	assert_false(strv_contains(&s, "c"));
+	strv_clear(&s);
+	assert_int_equal(s.n, 0);
+	assert_null(s.v);
+}
+
+static void test_mode_names(void **state)
+{
+	static const struct {
+		const char *name;
+		int rc;
+		enum sandbox_mode mode;
+	} cases[] = {
+		{"workspace-write", 0, MODE_WORKSPACE_WRITE},
+		{"read-only", 0, MODE_READ_ONLY},
+		{"full-access", 0, MODE_FULL_ACCESS},
+		{"Full-Access", -EINVAL, 0},
+		{"readonly", -EINVAL, 0},
+		{"", -EINVAL, 0},
+		{NULL, -EINVAL, 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum sandbox_mode m = 99;
+
+		assert_int_equal(sandbox_mode_parse(cases[i].name, &m),
+				 cases[i].rc);
+		if (cases[i].rc == 0) {
+			assert_int_equal(m, cases[i].mode);
+			assert_string_equal(sandbox_mode_name(m),
+					    cases[i].name);
+		}
+	}
+}
+
+static void test_error_format(void **state)
+{
+	struct policy_error e = {.file = "f.json",
+				 .path = "agents.a.limits.pids",
+				 .message = "must be at least 4"};
+	char buf[512];
+
+	(void)state;
+	assert_string_equal(
+		policy_error_format(&e, buf, sizeof(buf)),
+		"f.json: at agents.a.limits.pids: must be at least 4");
+	e.path[0] = '\0';
+	assert_string_equal(policy_error_format(&e, buf, sizeof(buf)),
+			    "f.json: must be at least 4");
+}
+
+/* ---- one layer ---- */
+
+static void test_merge_scalars(void **state)
+{
+	struct policy_error err;
+	struct bpfbox_policy p;
+
+	(void)state;
+	policy_init(&p);
+	assert_int_equal(
+		merge(&p,
+		      "{\"mode\": \"read-only\", \"workspace\": \"/w\","
+		      " \"network\": \"allow\", \"user\": \"nobody\","
+		      " \"allow_unconfined\": true,"
+		      " \"private_tmp\": false}",
+		      "flags", &err),
+		0);
+	assert_int_equal(p.mode, MODE_READ_ONLY);
+	assert_string_equal(p.workspace, "/w");
+	assert_int_equal(p.net, NET_ALLOW);
+	assert_string_equal(p.user, "nobody");
+	assert_true(p.allow_unconfined);
+	assert_false(p.private_tmp);
+
+	/* absent keys inherit, present ones replace, user null resets */
+	assert_int_equal(merge(&p, "{\"user\": null, \"network\": \"deny\"}",
+			       "task:t.json", &err),
+			 0);
+	assert_int_equal(p.mode, MODE_READ_ONLY);
+	assert_string_equal(p.workspace, "/w");
+	assert_int_equal(p.net, NET_DENY);
+	assert_null(p.user);
+	assert_true(p.allow_unconfined);
+	assert_int_equal(p.origins.n, 3);
+	assert_string_equal(p.origins.v[1], "flags");
+	assert_string_equal(p.origins.v[2], "task:t.json");
+	policy_free(&p);
+}
+
+static void test_merge_limits(void **state)
+{
+	struct policy_error err;
+	struct bpfbox_policy p;
+
+	(void)state;
+	policy_init(&p);
+	assert_int_equal(
+		merge(&p,
+		      "{\"limits\": {\"timeout_s\": 5, \"output_bytes\": 0,"
+		      " \"memory_mb\": 16, \"pids\": 4,"
+		      " \"cpu_percent\": 250, \"disk_mb\": 1,"
+		      " \"file_size_mb\": 1, \"open_files\": 16}}",
+		      "flags", &err),
+		0);
+	assert_int_equal(p.limits.timeout_ms, 5000);
+	assert_int_equal(p.limits.output_bytes, 0);
+	assert_int_equal(p.limits.memory_mb, 16);
+	assert_int_equal(p.limits.pids, 4);
+	assert_int_equal(p.limits.cpu_percent, 250);
+	assert_int_equal(p.limits.disk_mb, 1);
+	assert_int_equal(p.limits.file_size_mb, 1);
+	assert_int_equal(p.limits.open_files, 16);
+	/* only the keys given change */
+	assert_int_equal(merge(&p, "{\"limits\": {\"timeout_s\": 0}}", "flags",
+			       &err),
+			 0);
+	assert_int_equal(p.limits.timeout_ms, 0);
+	assert_int_equal(p.limits.pids, 4);
+	policy_free(&p);
+}
+
+static void test_restrictions_then_extra(void **state)
+{
+	struct policy_error err;
+	struct bpfbox_policy p;
+
+	(void)state;
+	policy_init(&p);
+	assert_int_equal(merge(&p,
+			       "{\"extra\": {\"ro\": [\"/a\", \"/b\"],"
+			       " \"rw\": [\"/r\"]}}",
+			       "g.json:sandbox", &err),
+			 0);
+	/* extra appends without duplicates */
+	assert_int_equal(
+		merge(&p, "{\"extra\": {\"ro\": [\"/b\", \"/c\", \"/c\"]}}",
+		      "task:t.json", &err),
+		0);
+	assert_int_equal(p.ro_paths.n, 3);
+	assert_string_equal(p.ro_paths.v[0], "/a");
+	assert_string_equal(p.ro_paths.v[1], "/b");
+	assert_string_equal(p.ro_paths.v[2], "/c");
+	/* restrictions replaces, and applies before extra whatever the order */
+	assert_int_equal(merge(&p,
+			       "{\"extra\": {\"ro\": [\"/y\", \"/x\"]},"
+			       " \"restrictions\": {\"ro\": [\"/x\"]}}",
+			       "task:t.json", &err),
+			 0);
+	assert_int_equal(p.ro_paths.n, 2);
+	assert_string_equal(p.ro_paths.v[0], "/x");
+	assert_string_equal(p.ro_paths.v[1], "/y");
+	/* other lists untouched; an empty restrictions list empties */
+	assert_int_equal(p.rw_paths.n, 1);
+	assert_int_equal(merge(&p, "{\"restrictions\": {\"rw\": []}}", "flags",
+			       &err),
+			 0);
+	assert_int_equal(p.rw_paths.n, 0);
+	assert_int_equal(p.ro_paths.n, 2);
+	policy_free(&p);
+}
+
+static void test_env(void **state)
+{
+	struct policy_error err;
+	struct bpfbox_policy p;
+
+	(void)state;
+	policy_init(&p);
+	assert_int_equal(merge(&p,
+			       "{\"extra\": {\"env\": {\"A\": \"1\","
+			       " \"B\": \"x=y\"}}}",
+			       "g.json:sandbox", &err),
+			 0);
+	assert_int_equal(merge(&p,
+			       "{\"extra\": {\"env\": {\"A\": \"3\","
+			       " \"C\": \"\"}}}",
+			       "task:t.json", &err),
+			 0);
+	assert_int_equal(p.env.n, 3);
+	assert_string_equal(p.env.v[0], "A=3");
+	assert_string_equal(p.env.v[1], "B=x=y");
+	assert_string_equal(p.env.v[2], "C=");
+	assert_int_equal(merge(&p,
+			       "{\"extra\": {\"env\": {\"E\": \"5\"}},"
+			       " \"restrictions\": {\"env\": {\"D\": \"4\"}}}",
+			       "flags", &err),
+			 0);
+	assert_int_equal(p.env.n, 2);
+	assert_string_equal(p.env.v[0], "D=4");
+	assert_string_equal(p.env.v[1], "E=5");
+	policy_free(&p);
+}
+
+static void test_deny_list_protection(void **state)
+{
+	static const struct {
+		const char *origin;
+		int rc;
+		const char *file, *path;
+	} cases[] = {
+		{"g.json:sandbox", 0, NULL, NULL},
+		{"g.json:agents.claude", 0, NULL, NULL},
+		{"g.json:modes.read-only", -EINVAL, "g.json",
+		 "modes.read-only.restrictions.deny"},
+		{"task:/t/task.json", -EINVAL, "/t/task.json",
+		 "restrictions.deny"},
+		{"file:more.json", -EINVAL, "more.json", "restrictions.deny"},
+		{"flags", -EINVAL, "command line", "restrictions.deny"},
+		{"something else", -EINVAL, "something else",
+		 "restrictions.deny"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct policy_error err = {0};
+		struct bpfbox_policy p;
+		int r;
+
+		policy_init(&p);
+		r = merge(&p, "{\"restrictions\": {\"deny\": [\"/x\"]}}",
+			  cases[i].origin, &err);
+		assert_int_equal(r, cases[i].rc);
+		if (r == 0) {
+			assert_int_equal(p.deny_paths.n, 1);
+			assert_string_equal(p.deny_paths.v[0], "/x");
+		} else {
+			assert_err(
+				&err, cases[i].file, cases[i].path,
+				"deny list can only be replaced in the global "
+				"or agent config; use extra.deny");
+			/* the credential patterns are still there */
+			assert_true(strv_contains(&p.deny_paths, "**/.ssh"));
+		}
+		policy_free(&p);
+	}
+}
+
+static void test_extra_deny_appends(void **state)
+{
+	struct policy_error err;
+	struct bpfbox_policy p;
+	size_t n;
+
+	(void)state;
+	policy_init(&p);
+	n = p.deny_paths.n;
+	assert_int_equal(merge(&p,
+			       "{\"extra\": {\"deny\": [\"**/*.secret\","
+			       " \"**/.ssh\"]}}",
+			       "task:t.json", &err),
+			 0);
+	assert_int_equal(p.deny_paths.n, n + 1);
+	assert_string_equal(p.deny_paths.v[n], "**/*.secret");
+	/* the agent may drop them all */
+	assert_int_equal(merge(&p, "{\"restrictions\": {\"deny\": []}}",
+			       "g.json:agents.x", &err),
+			 0);
+	assert_int_equal(p.deny_paths.n, 0);
+	policy_free(&p);
+}
+
+static void test_deny_patterns(void **state)
+{
+	static char long_ok[257], long_bad[258];
+	static const struct {
+		const char *pat;
+		bool ok;
+	} cases[] = {
+		{"/etc/shadow", true},
+		{"/srv/secret.txt", true},
+		{"**/.env", true},
+		{"**/*.pem", true},
+		{"**/*.tar.gz", true},
+		{"**/.env.*", true},
+		{"**/credentials.*", true},
+		{"**/.kube/config", true},
+		{long_ok, true},
+		{"", false},
+		{long_bad, false},
+		{"relative/path", false},
+		{".env", false},
+		{"*/x", false},
+		{"**/", false},
+		{"**/*", false},
+		{"**/*.", false},
+		{"**/.*", false},
+		{"**/a*b", false},
+		{"**/*.pem*", false},
+		{"**/a/b/c", false},
+		{"**/a/*.pem", false},
+		{"**/..", false},
+		{"**/**/x", false},
+		{"/", false},
+		{"/etc/", false},
+		{"/etc//shadow", false},
+		{"/etc/../shadow", false},
+		{"/etc/./shadow", false},
+		{"/home/*/x", false},
+	};
+
+	(void)state;
+	long_ok[0] = long_bad[0] = '/';
+	memset(long_ok + 1, 'a', 254);	/* 255 bytes */
+	memset(long_bad + 1, 'a', 255); /* 256 bytes */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct policy_error err = {0};
+		struct bpfbox_policy p;
+		char json[512];
+		int r;
+
+		snprintf(json, sizeof(json),
+			 "{\"extra\": {\"deny\": [\"/ok\", \"%s\"]}}",
+			 cases[i].pat);
+		policy_init(&p);
+		r = merge(&p, json, "task:t.json", &err);
+		if (cases[i].ok != (r == 0))
+			fail_msg("pattern '%s': rc %d (%s)", cases[i].pat, r,
+				 err.message);
+		if (r == 0) {
+			assert_true(strv_contains(&p.deny_paths, cases[i].pat));
+		} else {
+			assert_int_equal(r, -EINVAL);
+			assert_err(&err, "t.json", "extra.deny[1]",
+				   cases[i].pat[0] ? "invalid deny pattern"
+						   : "must not be empty");
+		}
+		policy_free(&p);
+	}
+}
+
+/* Every bad layer: -EINVAL, the right file and JSON path, p unchanged. */
+static void test_merge_errors(void **state)
+{
+	static const struct {
+		const char *origin, *json, *file, *path, *msg;
+	} cases[] = {
+		{"task:t.json", "{\"netwrok\": \"allow\"}", "t.json", "netwrok",
+		 "unknown key 'netwrok'; valid keys: mode,"},
+		{"cfg.json:agents.claude", "{\"limits\": {\"pid\": 5}}",
+		 "cfg.json", "agents.claude.limits.pid", "unknown limit 'pid'"},
+		{"cfg.json:sandbox", "{\"limits\": {\"pids\": 3}}", "cfg.json",
+		 "sandbox.limits.pids", "at least 4"},
+		{"flags", "{\"limits\": {\"memory_mb\": 15}}", "command line",
+		 "limits.memory_mb", "at least 16"},
+		{"flags", "{\"limits\": {\"cpu_percent\": 0}}", "command line",
+		 "limits.cpu_percent", "at least 1"},
+		{"flags", "{\"limits\": {\"open_files\": 15}}", "command line",
+		 "limits.open_files", "at least 16"},
+		{"flags", "{\"limits\": {\"disk_mb\": 0}}", "command line",
+		 "limits.disk_mb", "at least 1"},
+		{"flags", "{\"limits\": {\"file_size_mb\": 0}}", "command line",
+		 "limits.file_size_mb", "at least 1"},
+		{"flags", "{\"limits\": {\"pids\": \"64\"}}", "command line",
+		 "limits.pids", "non-negative integer"},
+		{"flags", "{\"limits\": {\"timeout_s\": -1}}", "command line",
+		 "limits.timeout_s", "non-negative integer"},
+		{"flags", "{\"limits\": {\"timeout_s\": 1.5}}", "command line",
+		 "limits.timeout_s", "non-negative integer"},
+		{"flags", "{\"limits\": {\"timeout_s\": 2000000000000}}",
+		 "command line", "limits.timeout_s", "at most"},
+		{"flags", "{\"limits\": [1]}", "command line", "limits",
+		 "must be an object"},
+		{"flags", "{\"mode\": \"yolo\"}", "command line", "mode",
+		 "unknown mode 'yolo'"},
+		{"flags", "{\"mode\": 1}", "command line", "mode",
+		 "must be a string"},
+		{"flags", "{\"workspace\": \"\"}", "command line", "workspace",
+		 "must not be empty"},
+		{"flags", "{\"workspace\": null}", "command line", "workspace",
+		 "must be a string"},
+		{"flags", "{\"network\": \"maybe\"}", "command line", "network",
+		 "use \"deny\" or \"allow\""},
+		{"flags", "{\"user\": \"\"}", "command line", "user",
+		 "must not be empty"},
+		{"flags", "{\"user\": 0}", "command line", "user",
+		 "user name or null"},
+		{"flags", "{\"private_tmp\": \"yes\"}", "command line",
+		 "private_tmp", "true or false"},
+		{"flags", "{\"allow_unconfined\": 1}", "command line",
+		 "allow_unconfined", "true or false"},
+		{"flags", "{\"restrictions\": {\"ro\": \"/x\"}}",
+		 "command line", "restrictions.ro", "array of strings"},
+		{"flags", "{\"extra\": {\"ro\": [\"/a\", 1]}}", "command line",
+		 "extra.ro[1]", "must be a string"},
+		{"flags", "{\"extra\": {\"rw\": [\"\"]}}", "command line",
+		 "extra.rw[0]", "must not be empty"},
+		{"flags", "{\"extra\": {\"rx\": []}}", "command line",
+		 "extra.rx", "unknown key 'rx'; valid keys: ro, rw, deny, env"},
+		{"flags", "{\"extra\": []}", "command line", "extra",
+		 "must be an object"},
+		{"flags", "{\"extra\": {\"env\": {\"1A\": \"x\"}}}",
+		 "command line", "extra.env.1A", "invalid variable name"},
+		{"flags", "{\"extra\": {\"env\": {\"A-B\": \"x\"}}}",
+		 "command line", "extra.env.A-B", "invalid variable name"},
+		{"flags", "{\"extra\": {\"env\": {\"A\": 1}}}", "command line",
+		 "extra.env.A", "must be a string"},
+		{"flags", "{\"extra\": {\"env\": [\"A=1\"]}}", "command line",
+		 "extra.env", "must be an object"},
+		{"g.json:modes.read-only", "{\"mode\": \"full-access\"}",
+		 "g.json", "modes.read-only.mode", "cannot switch"},
+		{"flags", "[]", "command line", "", "must be a JSON object"},
+		{"flags", "{\"workspace\": \"a\\u0000b\"}", "command line",
+		 "workspace", "NUL"},
+		/* control characters never reach the one-line error */
+		{"flags", "{\"bad\\nkey\": 1}", "command line", "bad?key",
+		 "unknown key 'bad?key'"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct policy_error err = {0};
+		struct bpfbox_policy p;
+		int r;
+
+		policy_init(&p);
+		/* a valid key before the bad one must not stick either */
+		r = merge(&p, "{\"network\": \"allow\"}", "g.json:sandbox",
+			  &err);
+		assert_int_equal(r, 0);
+		r = merge(&p, cases[i].json, cases[i].origin, &err);
+		if (r != -EINVAL)
+			fail_msg("case %zu (%s): rc %d", i, cases[i].json, r);
+		assert_err(&err, cases[i].file, cases[i].path, cases[i].msg);
+		assert_int_equal(p.net, NET_ALLOW);
+		assert_int_equal(p.origins.n, 2);
+		assert_int_equal(p.limits.pids, 64);
+		policy_free(&p);
+	}
+}
+
+static void test_merge_atomic(void **state)
+{
+	struct policy_error err;
+	struct bpfbox_policy p;
+
+	(void)state;
+	policy_init(&p);
+	assert_int_equal(merge(&p,
+			       "{\"network\": \"allow\", \"extra\": "
+			       "{\"ro\": [\"/a\"], \"deny\": [\"bad\"]},"
+			       " \"limits\": {\"pids\": 9}}",
+			       "task:t.json", &err),
+			 -EINVAL);
+	assert_string_equal(err.path, "extra.deny[0]");
+	assert_int_equal(p.net, NET_DENY);
+	assert_int_equal(p.ro_paths.n, 0);
+	assert_int_equal(p.limits.pids, 64);
+	assert_int_equal(p.origins.n, 1);
+	policy_free(&p);
+}
+
+static void test_mode_layer_same_mode(void **state)
+{
+	struct policy_error err;
+	struct bpfbox_policy p;
+
+	(void)state;
+	policy_init(&p);
+	assert_int_equal(merge(&p, "{\"mode\": \"read-only\"}",
+			       "g.json:modes.read-only", &err),
+			 0);
+	assert_int_equal(p.mode, MODE_READ_ONLY);
+	policy_free(&p);
+}
+
+static void test_to_json(void **state)
+{
+	struct json_object *o, *v, *lim, *env;
+	struct policy_error err;
+	struct bpfbox_policy p;
+
+	(void)state;
+	policy_init(&p);
+	assert_int_equal(merge(&p,
+			       "{\"mode\": \"full-access\", \"network\":"
+			       " \"allow\", \"workspace\": \"/w\","
+			       " \"limits\": {\"timeout_s\": 7},"
+			       " \"extra\": {\"ro\": [\"/r\"],"
+			       " \"env\": {\"K\": \"a=b\"}}}",
+			       "task:t.json", &err),
+			 0);
+	o = policy_to_json(&p);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "mode", &v));
+	assert_string_equal(json_object_get_string(v), "full-access");
+	assert_true(json_object_object_get_ex(o, "workspace", &v));
+	assert_string_equal(json_object_get_string(v), "/w");
+	assert_true(json_object_object_get_ex(o, "network", &v));
+	assert_string_equal(json_object_get_string(v), "allow");
+	assert_true(json_object_object_get_ex(o, "user", &v));
+	assert_null(v);
+	assert_true(json_object_object_get_ex(o, "allow_unconfined", &v));
+	assert_false(json_object_get_boolean(v));
+	assert_true(json_object_object_get_ex(o, "private_tmp", &v));
+	assert_true(json_object_get_boolean(v));
+	assert_true(json_object_object_get_ex(o, "ro", &v));
+	assert_int_equal(json_object_array_length(v), 1);
+	assert_string_equal(
+		json_object_get_string(json_object_array_get_idx(v, 0)), "/r");
+	assert_true(json_object_object_get_ex(o, "rw", &v));
+	assert_int_equal(json_object_array_length(v), 0);
+	assert_true(json_object_object_get_ex(o, "deny", &v));
+	assert_int_equal(json_object_array_length(v), p.deny_paths.n);
+	assert_true(json_object_object_get_ex(o, "env", &env));
+	assert_true(json_object_object_get_ex(env, "K", &v));
+	assert_string_equal(json_object_get_string(v), "a=b");
+	assert_true(json_object_object_get_ex(o, "limits", &lim));
+	assert_true(json_object_object_get_ex(lim, "timeout_s", &v));
+	assert_int_equal(json_object_get_int64(v), 7);
+	assert_true(json_object_object_get_ex(lim, "open_files", &v));
+	assert_int_equal(json_object_get_int64(v), 1024);
+	assert_int_equal(json_object_object_length(lim), 8);
+	assert_true(json_object_object_get_ex(o, "layers", &v));
+	assert_int_equal(json_object_array_length(v), 2);
+	assert_string_equal(
+		json_object_get_string(json_object_array_get_idx(v, 1)),
+		"task:t.json");
+	json_object_put(o);
+	policy_free(&p);
+}
+
+/* ---- policy_load: files and layer order ---- */
+
+static void test_load_minimal(void **state)
+{
+	struct policy_error err;
+	struct bpfbox_policy p;
+	struct srcs s = {0};
+
+	(void)state;
+	assert_int_equal(load(&p, &s, &err), 0);
+	assert_string_equal(p.workspace, tmp); /* cwd */
+	assert_int_equal(p.origins.n, 1);
+	assert_string_equal(p.origins.v[0], "defaults");
+	policy_free(&p);
+}
+
+static void test_load_default_config(void **state)
+{
+	struct policy_error err;
+	struct bpfbox_policy p;
+
+	(void)state;
+	if (access(POLICY_DEFAULT_CONFIG, F_OK) == 0 || errno != ENOENT)
+		skip(); /* this host has one: its content is not ours */
+	assert_int_equal(policy_load(&p, NULL, &err), 0);
+	assert_int_equal(p.origins.n, 1);
+	policy_free(&p);
+}
+
+static const char precedence_global[] =
+	"{\"sandbox\": {\"network\": \"allow\", \"limits\": {\"pids\": 100}},"
+	" \"agents\": {\"a\": {\"limits\": {\"pids\": 50}},"
+	"              \"quiet\": {}}}";
+
+static void test_load_precedence(void **state)
+{
+	static const struct {
+		const char *agent;
+		bool task, flags;
+		unsigned int pids;
+		const char *last;
+	} cases[] = {
+		{NULL, false, false, 100, "prec.json:sandbox"},
+		{"quiet", false, false, 100, "prec.json:agents.quiet"},
+		{"a", false, false, 50, "prec.json:agents.a"},
+		{"a", true, false, 40, "task:task.json"},
+		{NULL, true, false, 40, "task:task.json"},
+		{"a", true, true, 30, "flags"},
+		{"a", false, true, 30, "flags"},
+	};
+
+	(void)state;
+	write_file("prec.json", precedence_global);
+	write_file("task.json", "{\"limits\": {\"pids\": 40}}");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct srcs s = {
+			.global = "prec.json",
+			.agent = cases[i].agent,
+			.task = cases[i].task ? "task.json" : NULL,
+			.flags = cases[i].flags ? "{\"limits\": {\"pids\": 30}}"
+						: NULL,
+		};
+		struct policy_error err;
+		struct bpfbox_policy p;
+
+		assert_int_equal(load(&p, &s, &err), 0);
+		assert_int_equal(p.limits.pids, cases[i].pids);
+		assert_string_equal(last_origin(&p), cases[i].last);
+		assert_string_equal(p.origins.v[0], "defaults");
+		assert_string_equal(p.origins.v[1], "prec.json:sandbox");
+		/* inherited from the global sandbox: nobody overrides it */
+		assert_int_equal(p.net, NET_ALLOW);
+		policy_free(&p);
+	}
+}
+
+static void test_load_files_order(void **state)
+{
+	static const char *const ab[] = {"a.json", "b.json", NULL};
+	static const char *const ba[] = {"b.json", "a.json", NULL};
+	struct policy_error err;
+	struct bpfbox_policy p;
+	struct srcs s = {.task = "task.json", .files = ab};
+
+	(void)state;
+	write_file("task.json", "{\"limits\": {\"pids\": 40}}");
+	write_file("a.json", "{\"limits\": {\"pids\": 10}}");
+	write_file("b.json", "{\"limits\": {\"pids\": 20}}");
+	assert_int_equal(load(&p, &s, &err), 0);
+	assert_int_equal(p.limits.pids, 20);
+	assert_int_equal(p.origins.n, 4);
+	assert_string_equal(p.origins.v[1], "task:task.json");
+	assert_string_equal(p.origins.v[2], "file:a.json");
+	assert_string_equal(p.origins.v[3], "file:b.json");
+	policy_free(&p);
+	s.files = ba;
+	s.flags = "{\"network\": \"allow\"}";
+	assert_int_equal(load(&p, &s, &err), 0);
+	assert_int_equal(p.limits.pids, 10);
+	assert_string_equal(last_origin(&p), "flags");
+	policy_free(&p);
+}
+
+static const char modes_global[] =
+	"{\"agents\": {\"ro\": {\"mode\": \"read-only\"}, \"plain\": {}},"
+	" \"modes\": {\"workspace-write\": {\"limits\": {\"pids\": 7}},"
+	"             \"read-only\": {\"limits\": {\"pids\": 8}},"
+	"             \"full-access\": {\"limits\": {\"pids\": 9},"
+	"                              \"network\": \"allow\"}}}";
+
+/* The mode layer follows the final mode, and sits before the task. */
+static void test_load_mode_layer(void **state)
+{
+	static const struct {
+		const char *agent, *task, *flags;
+		enum sandbox_mode mode;
+		unsigned int pids;
+		const char *mode_origin;
+	} cases[] = {
+		{"plain", NULL, NULL, MODE_WORKSPACE_WRITE, 7,
+		 "modes.json:modes.workspace-write"},
+		{"ro", NULL, NULL, MODE_READ_ONLY, 8,
+		 "modes.json:modes.read-only"},
+		{"ro", "{\"mode\": \"full-access\"}", NULL, MODE_FULL_ACCESS, 9,
+		 "modes.json:modes.full-access"},
+		{"ro", "{\"mode\": \"full-access\"}",
+		 "{\"mode\": \"workspace-write\"}", MODE_WORKSPACE_WRITE, 7,
+		 "modes.json:modes.workspace-write"},
+		{"plain", NULL, "{\"mode\": \"read-only\"}", MODE_READ_ONLY, 8,
+		 "modes.json:modes.read-only"},
+		{"ro",
+		 "{\"mode\": \"full-access\", \"limits\": {\"pids\": 40}}",
+		 NULL, MODE_FULL_ACCESS, 40, "modes.json:modes.full-access"},
+	};
+
+	(void)state;
+	write_file("modes.json", modes_global);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct srcs s = {.global = "modes.json",
+				 .agent = cases[i].agent,
+				 .flags = cases[i].flags};
+		struct policy_error err;
+		struct bpfbox_policy p;
+
+		if (cases[i].task) {
+			write_file("task.json", cases[i].task);
+			s.task = "task.json";
+		}
+		if (load(&p, &s, &err) != 0)
+			fail_msg("case %zu: %s: %s", i, err.path, err.message);
+		assert_int_equal(p.mode, cases[i].mode);
+		assert_int_equal(p.limits.pids, cases[i].pids);
+		assert_int_equal(p.net, cases[i].mode == MODE_FULL_ACCESS
+						? NET_ALLOW
+						: NET_DENY);
+		assert_true(strv_contains(&p.origins, cases[i].mode_origin));
+		/* only one mode layer */
+		for (size_t j = 0; j < p.origins.n; j++)
+			if (strstr(p.origins.v[j], ":modes."))
+				assert_string_equal(p.origins.v[j],
+						    cases[i].mode_origin);
+		/* the mode layer comes after the agent, before the task */
+		assert_true(p.origins.n >= 3);
+		assert_non_null(strstr(p.origins.v[1], ":agents."));
+		assert_string_equal(p.origins.v[2], cases[i].mode_origin);
+		policy_free(&p);
+	}
+}
+
+/* Bad files: the right errno, file, JSON path and message. */
+static void test_load_errors(void **state)
+{
+	static const struct {
+		const char *global; /* content of g.json, NULL: none */
+		const char *task;   /* content of task.json, NULL: none */
+		const char *agent;
+		const char *flags;
+		int rc;
+		const char *file, *path, *msg;
+	} cases[] = {
+		{"{\"sandbox\": {}, \"agent\": {}}", NULL, NULL, NULL, -EINVAL,
+		 "g.json", "agent",
+		 "unknown key 'agent'; valid keys: sandbox, agents, modes"},
+		/* an unused agent is checked too */
+		{"{\"agents\": {\"a\": {}, \"b\": {\"limts\": {}}}}", NULL, "a",
+		 NULL, -EINVAL, "g.json", "agents.b.limts", "unknown key"},
+		{"{\"agents\": {\"a\": {}, \"b\": {}}}", NULL, "c", NULL,
+		 -EINVAL, "g.json", "agents",
+		 "unknown agent 'c'; known agents: a, b"},
+		{"{}", NULL, "c", NULL, -EINVAL, "g.json", "agents",
+		 "no agents are defined"},
+		{"{\"agents\": []}", NULL, NULL, NULL, -EINVAL, "g.json",
+		 "agents", "must be an object"},
+		{"{\"modes\": {\"yolo\": {}}}", NULL, NULL, NULL, -EINVAL,
+		 "g.json", "modes.yolo", "unknown mode 'yolo'"},
+		{"{\"modes\": {\"read-only\": {\"restrictions\": {\"deny\": "
+		 "[]}}}}",
+		 NULL, NULL, NULL, -EINVAL, "g.json",
+		 "modes.read-only.restrictions.deny", "use extra.deny"},
+		{"{\"sandbox\": {\"limits\": {\"pids\": 1}}}", NULL, NULL, NULL,
+		 -EINVAL, "g.json", "sandbox.limits.pids", "at least 4"},
+		{"{\n  \"sandbox\": {\n    \"mode\": \"read-only\",\n  }\n}",
+		 NULL, NULL, NULL, -EINVAL, "g.json", "",
+		 "invalid JSON at line 4"},
+		{"{\"sandbox\": {}", NULL, NULL, NULL, -EINVAL, "g.json", "",
+		 "unexpected end of file"},
+		{"{} {}", NULL, NULL, NULL, -EINVAL, "g.json", "",
+		 "invalid JSON at line 1"},
+		{"[]", NULL, NULL, NULL, -EINVAL, "g.json", "",
+		 "top level must be a JSON object"},
+		{"", NULL, NULL, NULL, -EINVAL, "g.json", "",
+		 "unexpected end of file"},
+		{NULL, "{\"restrictions\": {\"deny\": [\"/x\"]}}", NULL, NULL,
+		 -EINVAL, "task.json", "restrictions.deny",
+		 "deny list can only be replaced in the global or agent "
+		 "config; use extra.deny"},
+		{NULL, NULL, NULL, "{\"restrictions\": {\"deny\": []}}",
+		 -EINVAL, "command line", "restrictions.deny",
+		 "use extra.deny"},
+		{NULL, "{\"limits\": {\"pids\": 2}}", NULL, NULL, -EINVAL,
+		 "task.json", "limits.pids", "at least 4"},
+		{NULL, "{\"mode\": \"rw\"}", NULL, NULL, -EINVAL, "task.json",
+		 "mode", "unknown mode 'rw'"},
+		{NULL, "{\"user\": \"no-such-user-bpfbox\"}", NULL, NULL,
+		 -EINVAL, "task.json", "user", "unknown user"},
+		{NULL, "{\"extra\": {\"rw\": [\"/etc\"]}}", NULL, NULL, -EINVAL,
+		 "task.json", "extra.rw[0]", "grant a narrower directory"},
+		{NULL, "{\"extra\": {\"rw\": [\"/\"]}}", NULL, NULL, -EINVAL,
+		 "task.json", "extra.rw[0]", "grant a narrower directory"},
+		{NULL, "{\"extra\": {\"ro\": [\"ro\", \"nope\"]}}", NULL, NULL,
+		 -ENOENT, "task.json", "extra.ro[1]", "nope' does not exist"},
+		{"{\"agents\": {\"a\": {\"extra\": {\"rw\": [\"nope\"]}}}}",
+		 NULL, "a", NULL, -ENOENT, "g.json", "agents.a.extra.rw[0]",
+		 "does not exist; create it or remove it from the list"},
+		{NULL, "{\"workspace\": \"nope\"}", NULL, NULL, -ENOENT,
+		 "task.json", "workspace",
+		 "does not exist; create it or choose a project directory "
+		 "with -w DIR"},
+		{NULL, "{\"workspace\": \"ws\"}", NULL,
+		 "{\"workspace\": \"/\"}", -EINVAL, "command line", "workspace",
+		 "choose a project directory with -w DIR"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct srcs s = {.agent = cases[i].agent,
+				 .flags = cases[i].flags};
+		struct policy_error err;
+		struct bpfbox_policy p;
+		int r;
+
+		if (cases[i].global) {
+			write_file("g.json", cases[i].global);
+			s.global = "g.json";
+		}
+		if (cases[i].task) {
+			write_file("task.json", cases[i].task);
+			s.task = "task.json";
+		}
+		r = load(&p, &s, &err);
+		if (r != cases[i].rc)
+			fail_msg("case %zu: rc %d, want %d (%s: %s)", i, r,
+				 cases[i].rc, err.path, err.message);
+		assert_err(&err, cases[i].file, cases[i].path, cases[i].msg);
+		/* p is left empty */
+		assert_null(p.workspace);
+		assert_int_equal(p.deny_paths.n, 0);
+		policy_free(&p);
+	}
+}
+
+static void test_load_missing_files(void **state)
+{
+	static const char *const files[] = {"empty.json", "nope3.json", NULL};
+	struct policy_error err;
+	struct bpfbox_policy p;
+	struct srcs s = {.global = "nope1.json"};
+
+	(void)state;
+	assert_int_equal(load(&p, &s, &err), -ENOENT);
+	assert_err(&err, "nope1.json", "", "cannot read");
+	policy_free(&p);
+
+	s.global = NULL;
+	s.task = "nope2.json";
+	assert_int_equal(load(&p, &s, &err), -ENOENT);
+	assert_err(&err, "nope2.json", "", "cannot read");
+	policy_free(&p);
+
+	s.task = NULL;
+	s.files = files;
+	assert_int_equal(load(&p, &s, &err), -ENOENT);
+	assert_err(&err, "nope3.json", "", "cannot read");
+	policy_free(&p);
+
+	s.files = NULL;
+	s.task = "ws"; /* a directory */
+	assert_int_equal(load(&p, &s, &err), -EISDIR);
+	assert_string_equal(err.file, "ws");
+	policy_free(&p);
+}
+
+/* The deny list: replaced by global and agent, appended to by the rest. */
+static void test_load_deny(void **state)
+{
+	struct policy_error err;
+	struct bpfbox_policy p;
+	struct srcs s = {.global = "g.json", .task = "task.json"};
+
+	(void)state;
+	write_file("g.json",
+		   "{\"sandbox\": {\"restrictions\": {\"deny\": "
+		   "[\"/etc/shadow\"]}},"
+		   " \"agents\": {\"a\": {\"restrictions\": {\"deny\":"
+		   " [\"**/.ssh\"]}}, \"b\": {}}}");
+	write_file("task.json", "{\"extra\": {\"deny\": [\"**/*.tok\"]}}");
+	s.agent = "b";
+	assert_int_equal(load(&p, &s, &err), 0);
+	assert_int_equal(p.deny_paths.n, 2);
+	assert_string_equal(p.deny_paths.v[0], "/etc/shadow");
+	assert_string_equal(p.deny_paths.v[1], "**/*.tok");
+	policy_free(&p);
+	s.agent = "a";
+	assert_int_equal(load(&p, &s, &err), 0);
+	assert_int_equal(p.deny_paths.n, 2);
+	assert_string_equal(p.deny_paths.v[0], "**/.ssh");
+	assert_string_equal(p.deny_paths.v[1], "**/*.tok");
+	policy_free(&p);
+}
+
+/* ro entries through <cwd>, ~, $VAR, ${VAR}, $$ and relative paths. */
+static void test_load_expansion(void **state)
+{
+	static const struct {
+		const char *entry;
+		const char *want; /* under tmp; NULL: an error */
+		int rc;
+		const char *msg;
+	} cases[] = {
+		{"ro", "ro", 0, NULL},
+		{"./ro/../rw", "rw", 0, NULL},
+		{"<cwd>", "", 0, NULL},
+		{"<cwd>/ro", "ro", 0, NULL},
+		{"$BPFBOX_T_DIR/ro", "ro", 0, NULL},
+		{"${BPFBOX_T_DIR}/ro", "ro", 0, NULL},
+		{"${BPFBOX_T_DIR}", "", 0, NULL},
+		{"~/ro", "ro", 0, NULL},
+		{"~", "", 0, NULL},
+		{"d$$x", "d$x", 0, NULL},
+		{"link", "ws", 0, NULL},
+		{"file.txt", "file.txt", 0, NULL},
+		{"ro/<cwd>", NULL, -ENOENT, "does not exist"},
+		{"$BPFBOX_T_UNSET/ro", NULL, -EINVAL,
+		 "$BPFBOX_T_UNSET is not set"},
+		{"${BPFBOX_T_UNSET}", NULL, -EINVAL,
+		 "$BPFBOX_T_UNSET is not set"},
+		{"$BPFBOX_T_EMPTY/ro", NULL, -EINVAL,
+		 "$BPFBOX_T_EMPTY is empty"},
+		{"${BPFBOX_T_DIR", NULL, -EINVAL,
+		 "must start $NAME or ${NAME}"},
+		{"ro$", NULL, -EINVAL, "must start $NAME"},
+		{"$1", NULL, -EINVAL, "must start $NAME"},
+		{"~root/x", NULL, -EINVAL, "'~user' is not supported"},
+		{"<cwd>ro", NULL, -EINVAL, "'<cwd>' must be followed by '/'"},
+		{"missing", NULL, -ENOENT, "missing' does not exist"},
+	};
+
+	(void)state;
+	setenv("BPFBOX_T_DIR", tmp, 1);
+	setenv("BPFBOX_T_EMPTY", "", 1);
+	setenv("HOME", tmp, 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct srcs s = {.task = "task.json",
+				 .flags = "{\"workspace\": \"ws\"}"};
+		struct policy_error err = {0};
+		struct bpfbox_policy p;
+		char json[256], want[PATH_MAX];
+		int r;
+
+		snprintf(json, sizeof(json),
+			 "{\"extra\": {\"ro\": [\"/usr\", \"%s\"]}}",
+			 cases[i].entry);
+		write_file("task.json", json);
+		r = load(&p, &s, &err);
+		if (r != cases[i].rc)
+			fail_msg("'%s': rc %d, want %d (%s)", cases[i].entry, r,
+				 cases[i].rc, err.message);
+		if (r == 0) {
+			assert_int_equal(p.ro_paths.n, 2);
+			assert_string_equal(p.ro_paths.v[0], "/usr");
+			if (cases[i].want[0])
+				in_tmp(want, sizeof(want), cases[i].want);
+			else
+				snprintf(want, sizeof(want), "%s", tmp);
+			assert_string_equal(p.ro_paths.v[1], want);
+		} else {
+			assert_err(&err, "task.json", "extra.ro[1]",
+				   cases[i].msg);
+		}
+		policy_free(&p);
+	}
+}
+
+/* Expanded duplicates collapse; ~ needs HOME. */
+static void test_load_expansion_dedup(void **state)
+{
+	struct srcs s = {.task = "task.json"};
+	struct policy_error err;
+	struct bpfbox_policy p;
+	char want[PATH_MAX];
+
+	(void)state;
+	write_file("task.json", "{\"workspace\": \"ws\", \"extra\": {\"rw\":"
+				" [\"rw\", \"<cwd>/rw\", \"./rw/\"]}}");
+	assert_int_equal(load(&p, &s, &err), 0);
+	assert_int_equal(p.rw_paths.n, 1);
+	assert_string_equal(p.rw_paths.v[0], in_tmp(want, sizeof(want), "rw"));
+	policy_free(&p);
+
+	unsetenv("HOME");
+	write_file("task.json", "{\"workspace\": \"ws\", \"extra\": {\"ro\":"
+				" [\"~/ro\"]}}");
+	assert_int_equal(load(&p, &s, &err), -EINVAL);
+	assert_err(&err, "task.json", "extra.ro[0]", "needs $HOME");
+	policy_free(&p);
+}
+
+static void test_load_workspace(void **state)
+{
+	static const struct {
+		const char *ws;	  /* NULL: the default */
+		const char *want; /* under tmp; NULL: an error */
+		int rc;
+		const char *msg;
+	} cases[] = {
+		{NULL, "", 0, NULL},
+		{"ws", "ws", 0, NULL},
+		{"ws/sub/..", "ws", 0, NULL},
+		{"link", "ws", 0, NULL},
+		{"<cwd>/ws", "ws", 0, NULL},
+		{"$BPFBOX_T_DIR/ws/sub", "ws/sub", 0, NULL},
+		{"nope", NULL, -ENOENT, "does not exist"},
+		{"file.txt", NULL, -ENOTDIR, "is not a directory"},
+		{"/", NULL, -EINVAL, "'/' is the whole file system"},
+		{"/etc", NULL, -EINVAL, "'/etc' is a system directory"},
+		{"/usr", NULL, -EINVAL, "is a system directory"},
+		{"/proc", NULL, -EINVAL, "is a system directory"},
+		{"/var", NULL, -EINVAL, "is a system directory"},
+		{"/usr/../etc", NULL, -EINVAL, "is a system directory"},
+		{"$BPFBOX_T_UNSET", NULL, -EINVAL, "is not set"},
+	};
+
+	(void)state;
+	setenv("BPFBOX_T_DIR", tmp, 1);
+	setenv("HOME", "/nonexistent-home", 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct srcs s = {0};
+		struct policy_error err = {0};
+		struct bpfbox_policy p;
+		char flags[256], want[PATH_MAX];
+		int r;
+
+		if (cases[i].ws) {
+			snprintf(flags, sizeof(flags),
+				 "{\"workspace\": \"%s\"}", cases[i].ws);
+			s.flags = flags;
+		}
+		r = load(&p, &s, &err);
+		if (r != cases[i].rc)
+			fail_msg("'%s': rc %d, want %d (%s)", cases[i].ws, r,
+				 cases[i].rc, err.message);
+		if (r == 0) {
+			if (cases[i].want[0])
+				in_tmp(want, sizeof(want), cases[i].want);
+			else
+				snprintf(want, sizeof(want), "%s", tmp);
+			assert_string_equal(p.workspace, want);
+		} else {
+			assert_err(&err,
+				   cases[i].ws ? "command line"
+					       : "current directory",
+				   "workspace", cases[i].msg);
+		}
+		policy_free(&p);
+	}
+}
+
+static void test_load_workspace_home(void **state)
+{
+	static const struct {
+		const char *home, *ws;
+		int rc;
+		const char *msg;
+	} cases[] = {
+		{"ws", "ws", -EINVAL,
+		 "is your home directory; choose a "
+		 "project directory with -w DIR"},
+		{"link", "ws", -EINVAL, "is your home directory"},
+		{"ws", "link", -EINVAL, "is your home directory"},
+		{"ws", "ws/sub", 0, NULL},
+		{"ws/sub", "ws", -EINVAL, "contains your home directory"},
+		{"ws", "rw", 0, NULL},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct srcs s = {.task = "task.json"};
+		struct policy_error err = {0};
+		struct bpfbox_policy p;
+		char buf[PATH_MAX], json[256];
+		int r;
+
+		setenv("HOME", in_tmp(buf, sizeof(buf), cases[i].home), 1);
+		snprintf(json, sizeof(json), "{\"workspace\": \"%s\"}",
+			 cases[i].ws);
+		write_file("task.json", json);
+		r = load(&p, &s, &err);
+		if (r != cases[i].rc)
+			fail_msg("home %s, ws %s: rc %d (%s)", cases[i].home,
+				 cases[i].ws, r, err.message);
+		if (r < 0)
+			assert_err(&err, "task.json", "workspace",
+				   cases[i].msg);
+		policy_free(&p);
+	}
+	/* the default workspace is the cwd: the home dir is refused */
+	setenv("HOME", tmp, 1);
+	{
+		struct srcs s = {0};
+		struct policy_error err;
+		struct bpfbox_policy p;
+
+		assert_int_equal(load(&p, &s, &err), -EINVAL);
+		assert_err(&err, "current directory", "workspace",
+			   "is your home directory");
+		policy_free(&p);
+	}
+}
+
+static void test_load_user(void **state)
+{
+	struct srcs s = {.flags = "{\"user\": \"root\"}"};
+	struct policy_error err;
+	struct bpfbox_policy p;
+
+	(void)state;
+	assert_int_equal(load(&p, &s, &err), 0);
+	assert_string_equal(p.user, "root");
+	policy_free(&p);
+	s.flags = "{\"user\": \"no-such-user-bpfbox\"}";
+	assert_int_equal(load(&p, &s, &err), -EINVAL);
+	assert_err(&err, "command line", "user",
+		   "unknown user 'no-such-user-bpfbox'");
+	policy_free(&p);
+}
+
+/* policy_validate on policies built by hand. */
+static void test_validate(void **state)
+{
+	static const struct {
+		const char *ws;
+		const char *rw;
+		const char *ro;
+		unsigned int pids;
+		const char *user;
+		int rc;
+		const char *path;
+	} cases[] = {
+		{"ws", NULL, NULL, 64, NULL, 0, NULL},
+		{"ws", "rw", "/usr", 64, "root", 0, NULL},
+		{NULL, NULL, NULL, 64, NULL, -EINVAL, "workspace"},
+		{"", NULL, NULL, 64, NULL, -EINVAL, "workspace"},
+		{"/", NULL, NULL, 64, NULL, -EINVAL, "workspace"},
+		{"ws", NULL, NULL, 3, NULL, -EINVAL, "limits.pids"},
+		{"ws", "/etc", NULL, 64, NULL, -EINVAL, "rw[0]"},
+		{"ws", NULL, "relative", 64, NULL, -EINVAL, "ro[0]"},
+		{"ws", NULL, NULL, 64, "no-such-user-bpfbox", -EINVAL, "user"},
+	};
+
+	(void)state;
+	setenv("HOME", "/nonexistent-home", 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct policy_error err = {0};
+		struct bpfbox_policy p;
+		char buf[PATH_MAX];
+		int r;
+
+		policy_init(&p);
+		if (cases[i].ws) {
+			if (cases[i].ws[0] == '/' || !cases[i].ws[0])
+				p.workspace = strdup(cases[i].ws);
+			else
+				p.workspace = strdup(
+					in_tmp(buf, sizeof(buf), cases[i].ws));
+			assert_non_null(p.workspace);
+		}
+		if (cases[i].rw && cases[i].rw[0] != '/')
+			in_tmp(buf, sizeof(buf), cases[i].rw);
+		else if (cases[i].rw)
+			snprintf(buf, sizeof(buf), "%s", cases[i].rw);
+		if (cases[i].rw)
+			assert_int_equal(strv_push(&p.rw_paths, buf), 0);
+		if (cases[i].ro)
+			assert_int_equal(strv_push(&p.ro_paths, cases[i].ro),
+					 0);
+		p.limits.pids = cases[i].pids;
+		if (cases[i].user)
+			p.user = strdup(cases[i].user);
+		r = policy_validate(&p, &err);
+		if (r != cases[i].rc)
+			fail_msg("case %zu: rc %d (%s)", i, r, err.message);
+		if (r < 0)
+			assert_string_equal(err.path, cases[i].path);
+		policy_free(&p);
+	}
+}
+
+#define T(f) cmocka_unit_test_teardown(f, reset_env)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_defaults),
+		T(test_strv),
+		T(test_mode_names),
+		T(test_error_format),
+		T(test_merge_scalars),
+		T(test_merge_limits),
+		T(test_restrictions_then_extra),
+		T(test_env),
+		T(test_deny_list_protection),
+		T(test_extra_deny_appends),
+		T(test_deny_patterns),
+		T(test_merge_errors),
+		T(test_merge_atomic),
+		T(test_mode_layer_same_mode),
+		T(test_to_json),
+		T(test_load_minimal),
+		T(test_load_default_config),
+		T(test_load_precedence),
+		T(test_load_files_order),
+		T(test_load_mode_layer),
+		T(test_load_errors),
+		T(test_load_missing_files),
+		T(test_load_deny),
+		T(test_load_expansion),
+		T(test_load_expansion_dedup),
+		T(test_load_workspace),
+		T(test_load_workspace_home),
+		T(test_load_user),
+		T(test_validate),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bpfbox policy check: print the effective policy, or say what is wrong. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "cli.h"
+#include "../lib/util.h"
+#include "../policy/policy.h"
+
+static void policy_usage(FILE *out)
+{
+	fprintf(out, "usage: bpfbox policy check [OPTIONS] [FILES...]\n"
+		     "  --config FILE        global config "
+		     "(default " POLICY_DEFAULT_CONFIG ", if it exists)\n"
+		     "  --agent NAME         apply agents.NAME of the global "
+		     "config\n"
+		     "  --mode MODE          workspace-write, read-only or "
+		     "full-access\n"
+		     "  --task FILE          a task layer\n"
+		     "  -w, --workspace DIR  the project directory (default: "
+		     "the current "
+		     "directory)\n"
+		     "  FILES                more layers, applied after the "
+		     "task in order\n"
+		     "Prints the effective policy as JSON; exit 2 if it is "
+		     "invalid.\n"
+		     "See docs/config.md for the format.\n");
+}
+
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt,
+							     ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "bpfbox policy: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "; run 'bpfbox policy --help'\n");
+	return EXIT_USAGE;
+}
+
+/* The command-line options as a layer; NULL when there are none. */
+static int flags_layer(const char *mode, const char *workspace,
+		       struct json_object **out)
+{
+	struct json_object *o;
+
+	*out = NULL;
+	if (!mode && !workspace)
+		return 0;
+	o = json_object_new_object();
+	if (!o)
+		return -ENOMEM;
+	if (mode)
+		json_object_object_add(o, "mode", json_object_new_string(mode));
+	if (workspace)
+		json_object_object_add(o, "workspace",
+				       json_object_new_string(workspace));
+	*out = o;
+	return 0;
+}
+
+static int policy_check(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"agent", required_argument, NULL, 'a'},
+		{"mode", required_argument, NULL, 'm'},
+		{"task", required_argument, NULL, 't'},
+		{"workspace", required_argument, NULL, 'w'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *mode = NULL, *workspace = NULL;
+	struct policy_sources src = {0};
+	struct json_object *flags = NULL, *out;
+	struct bpfbox_policy p;
+	struct policy_error err;
+	char line[1024];
+	enum sandbox_mode m;
+	int c, r;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":w:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			src.global_file = optarg;
+			break;
+		case 'a':
+			src.agent = optarg;
+			break;
+		case 'm':
+			if (sandbox_mode_parse(optarg, &m) < 0)
+				return usage_error("--mode: unknown mode '%s'; "
+						   "use workspace-write, "
+						   "read-only or full-access",
+						   optarg);
+			mode = optarg;
+			break;
+		case 't':
+			src.task_file = optarg;
+			break;
+		case 'w':
+			workspace = optarg;
+			break;
+		case 'h':
+			policy_usage(stdout);
+			return 0;
+		case ':':
+			return usage_error("%s needs an argument",
+					   argv[optind - 1]);
+		default:
+			if (optopt)
+				return usage_error("unknown option '-%c'",
+						   optopt);
+			return usage_error("unknown option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	if (src.agent && !*src.agent)
+		return usage_error("--agent: empty name");
+	if (workspace && !*workspace)
+		return usage_error("-w: empty directory name");
+	/* getopt moved the operands to the end, NULL-terminated by argv */
+	src.files = (const char *const *)(argv + optind);
+
+	if (flags_layer(mode, workspace, &flags) < 0) {
+		fprintf(stderr, "bpfbox policy: out of memory\n");
+		return 1;
+	}
+	src.flags = flags;
+	r = policy_load(&p, &src, &err);
+	json_object_put(flags);
+	if (r < 0) {
+		fprintf(stderr, "bpfbox policy: %s\n",
+			policy_error_format(&err, line, sizeof(line)));
+		return EXIT_USAGE;
+	}
+	out = policy_to_json(&p);
+	policy_free(&p);
+	if (!out) {
+		fprintf(stderr, "bpfbox policy: out of memory\n");
+		return 1;
+	}
+	printf("%s\n",
+	       json_object_to_json_string_ext(
+		       out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+				    JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(out);
+	return 0;
+}
+
+int cmd_policy(int argc, char **argv)
+{
+	const char *sub = argc > 1 ? argv[1] : NULL;
+
+	if (!sub) {
+		policy_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (streq(sub, "-h") || streq(sub, "--help") || streq(sub, "help")) {
+		policy_usage(stdout);
+		return 0;
+	}
+	if (!streq(sub, "check"))
+		return usage_error("unknown subcommand '%s'; the only one is "
+				   "'check'",
+				   sub);
+	return policy_check(argc - 1, argv + 1);
+}

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bpfbox run: the command line becomes the last policy layer, then a session. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "cli.h"
+#include "../policy/policy.h"
+#include "../sandbox/session.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+
+static void run_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: bpfbox run [OPTIONS] -- CMD [ARGS...]\n"
+		"  --mode MODE           workspace-write (default), read-only, full-access\n"
+		"  -w, --workspace DIR   the session's read-write tree (default: cwd)\n"
+		"  --ro PATH, --rw PATH  extra read-only / read-write paths (repeatable)\n"
+		"  --net deny|allow      network policy (default: deny)\n"
+		"  --env NAME[=VALUE]    add a variable (NAME alone passes the caller's)\n"
+		"  --timeout SECONDS     stop the session after this (default 120, 0: none)\n"
+		"  --output-limit BYTES  cap on stdout+stderr (default 1048576, 0: none)\n"
+		"  --memory MB, --pids N, --cpu PERCENT, --disk MB   resource limits\n"
+		"  --user USER           run the command as USER (root only)\n"
+		"  --allow-unconfined    run even if neither Landlock nor seccomp holds\n"
+		"  --config FILE         global config (default /etc/bpfbox/config.json)\n"
+		"  --agent NAME          apply the config's agents.NAME layer\n"
+		"  --task FILE           apply a task layer file\n"
+		"  -v, --verbose         print the effective policy and level to stderr\n"
+		"  -q, --quiet           no warnings about unenforced layers\n"
+		"exit: the command's code; 124 timeout; 125 setup failed (nothing ran);\n"
+		"      126 not executable; 127 not found; 128+N killed by signal N\n");
+}
+
+enum {
+	OPT_MODE = 256, OPT_RO, OPT_RW, OPT_NET, OPT_ENV, OPT_TIMEOUT, OPT_OUTPUT,
+	OPT_MEMORY, OPT_PIDS, OPT_CPU, OPT_DISK, OPT_USER, OPT_UNCONFINED,
+	OPT_CONFIG, OPT_AGENT, OPT_TASK,
+};
+
+static const struct option run_opts[] = {
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "workspace", required_argument, NULL, 'w' },
+	{ "ro", required_argument, NULL, OPT_RO },
+	{ "rw", required_argument, NULL, OPT_RW },
+	{ "net", required_argument, NULL, OPT_NET },
+	{ "env", required_argument, NULL, OPT_ENV },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "output-limit", required_argument, NULL, OPT_OUTPUT },
+	{ "memory", required_argument, NULL, OPT_MEMORY },
+	{ "pids", required_argument, NULL, OPT_PIDS },
+	{ "cpu", required_argument, NULL, OPT_CPU },
+	{ "disk", required_argument, NULL, OPT_DISK },
+	{ "user", required_argument, NULL, OPT_USER },
+	{ "allow-unconfined", no_argument, NULL, OPT_UNCONFINED },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "agent", required_argument, NULL, OPT_AGENT },
+	{ "task", required_argument, NULL, OPT_TASK },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "bpfbox run: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "; see 'bpfbox run --help'\n");
+	return EXIT_SETUP;
+}
+
+static struct json_object *sub_object(struct json_object *o, const char *key)
+{
+	struct json_object *sub;
+
+	if (!json_object_object_get_ex(o, key, &sub)) {
+		sub = json_object_new_object();
+		json_object_object_add(o, key, sub);
+	}
+	return sub;
+}
+
+static void append_string(struct json_object *o, const char *key, const char *value)
+{
+	struct json_object *arr;
+
+	if (!json_object_object_get_ex(o, key, &arr)) {
+		arr = json_object_new_array();
+		json_object_object_add(o, key, arr);
+	}
+	json_object_array_add(arr, json_object_new_string(value));
+}
+
+/* --env NAME=VALUE, or NAME alone to pass the caller's value through. */
+static int add_env(struct json_object *flags, const char *arg)
+{
+	struct json_object *env = sub_object(sub_object(flags, "extra"), "env");
+	const char *eq = strchr(arg, '=');
+	char name[256];
+
+	if (eq) {
+		if (eq == arg || (size_t)(eq - arg) >= sizeof(name))
+			return -EINVAL;
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
+		json_object_object_add(env, name, json_object_new_string(eq + 1));
+		return 0;
+	}
+	if (!*arg || !getenv(arg))
+		return -ENOENT;
+	json_object_object_add(env, arg, json_object_new_string(getenv(arg)));
+	return 0;
+}
+
+static int add_limit(struct json_object *flags, const char *key, const char *arg)
+{
+	unsigned long long v;
+
+	if (parse_u64(arg, &v) < 0 || v > INT64_MAX)
+		return -EINVAL;
+	json_object_object_add(sub_object(flags, "limits"), key, json_object_new_int64(v));
+	return 0;
+}
+
+static const char *const limit_keys[] = {
+	[OPT_TIMEOUT - OPT_TIMEOUT] = "timeout_s",
+	[OPT_OUTPUT - OPT_TIMEOUT] = "output_bytes",
+	[OPT_MEMORY - OPT_TIMEOUT] = "memory_mb",
+	[OPT_PIDS - OPT_TIMEOUT] = "pids",
+	[OPT_CPU - OPT_TIMEOUT] = "cpu_percent",
+	[OPT_DISK - OPT_TIMEOUT] = "disk_mb",
+};
+
+static void print_verbose(const struct session *s, const struct bpfbox_policy *p)
+{
+	struct json_object *o = policy_to_json(p);
+
+	fprintf(stderr, "bpfbox: session %s, level requested %s, enabled %s\n", s->id,
+		level_name(s->layers.requested), level_name(s->layers.enabled));
+	fprintf(stderr, "bpfbox: landlock %s (ABI %d), seccomp %s\n",
+		s->layers.landlock ? "on" : "off", s->layers.landlock_abi,
+		s->layers.seccomp ? "on" : "off");
+	fprintf(stderr, "bpfbox: policy %s\n",
+		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+						  JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct json_object *flags = json_object_new_object();
+	struct policy_sources src = { .flags = flags };
+	struct policy_error perr = { 0 };
+	struct bpfbox_policy policy;
+	struct session s;
+	bool verbose = false, quiet = false;
+	int c, r, code = EXIT_SETUP;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+w:vqh", run_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_MODE:
+			json_object_object_add(flags, "mode", json_object_new_string(optarg));
+			break;
+		case 'w':
+			json_object_object_add(flags, "workspace", json_object_new_string(optarg));
+			break;
+		case OPT_RO:
+			append_string(sub_object(flags, "extra"), "ro", optarg);
+			break;
+		case OPT_RW:
+			append_string(sub_object(flags, "extra"), "rw", optarg);
+			break;
+		case OPT_NET:
+			json_object_object_add(flags, "network", json_object_new_string(optarg));
+			break;
+		case OPT_ENV:
+			r = add_env(flags, optarg);
+			if (r == -ENOENT) {
+				code = bad_usage("--env %s: the variable is not set here; "
+						 "use --env NAME=VALUE", optarg);
+				goto out_flags;
+			}
+			if (r < 0) {
+				code = bad_usage("--env '%s' is not NAME=VALUE", optarg);
+				goto out_flags;
+			}
+			break;
+		case OPT_TIMEOUT:
+		case OPT_OUTPUT:
+		case OPT_MEMORY:
+		case OPT_PIDS:
+		case OPT_CPU:
+		case OPT_DISK:
+			if (add_limit(flags, limit_keys[c - OPT_TIMEOUT], optarg) < 0) {
+				code = bad_usage("'%s' is not a whole number", optarg);
+				goto out_flags;
+			}
+			break;
+		case OPT_USER:
+			json_object_object_add(flags, "user", json_object_new_string(optarg));
+			break;
+		case OPT_UNCONFINED:
+			json_object_object_add(flags, "allow_unconfined", json_object_new_boolean(1));
+			break;
+		case OPT_CONFIG:
+			src.global_file = optarg;
+			break;
+		case OPT_AGENT:
+			src.agent = optarg;
+			break;
+		case OPT_TASK:
+			src.task_file = optarg;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			run_usage(stdout);
+			code = 0;
+			goto out_flags;
+		default:
+			code = bad_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+			goto out_flags;
+		}
+	}
+	if (optind >= argc || !streq(argv[optind - 1], "--")) {
+		code = bad_usage("%s", optind >= argc ? "no command given: put it after '--'"
+					 : "missing '--' before the command");
+		goto out_flags;
+	}
+	if (!argv[optind][0]) {
+		code = bad_usage("%s", "empty command");
+		goto out_flags;
+	}
+	log_set_level(verbose ? LOG_LVL_INFO : quiet ? LOG_LVL_ERROR : LOG_LVL_WARN);
+
+	r = policy_load(&policy, &src, &perr);
+	if (r < 0) {
+		fprintf(stderr, "bpfbox run: %s%s%s: %s\n", perr.file, perr.path[0] ? ": at " : "",
+			perr.path, perr.message);
+		goto out_policy;
+	}
+	if (session_plan(&s, &policy) < 0)
+		goto out_policy;
+	if (s.layers.not_enforced[0])
+		log_warn("not enforced on this host: %s", s.layers.not_enforced);
+	if (s.layers.enabled == LEVEL_NONE && !policy.allow_unconfined) {
+		log_error("neither Landlock nor seccomp is available, so nothing would confine the "
+			  "command; refusing (pass --allow-unconfined to run it anyway)");
+		goto out_policy;
+	}
+	if (s.layers.enabled == LEVEL_MINIMAL)
+		log_warn("running at level Minimal: no filesystem isolation");
+	if (verbose)
+		print_verbose(&s, &policy);
+	if (session_run(&s, argv + optind) < 0)
+		goto out_policy;
+	code = s.result.exit_code;
+	if (s.result.timed_out)
+		log_warn("session %s stopped: timeout of %llu s", s.id,
+			 (unsigned long long)(policy.limits.timeout_ms / 1000));
+out_policy:
+	policy_free(&policy);
+out_flags:
+	json_object_put(flags);
+	return code;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Shared by the policy sources only; not part of the policy API. */
+#ifndef BPFBOX_POLICY_INTERNAL_H
+#define BPFBOX_POLICY_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "policy.h"
+
+/* Every limit is at most this (1 TiB in bytes, 2^40 s): no unit overflows. */
+#define POLICY_LIMIT_MAX (1ULL << 40)
+
+/* One key of the "limits" object. */
+struct limit_def {
+	const char *key; /* JSON name */
+	size_t offset;	 /* in struct policy_limits */
+	uint64_t min;	 /* in JSON units */
+	uint64_t scale;	 /* JSON unit -> stored unit (timeout_s -> ms: 1000) */
+};
+
+extern const struct limit_def policy_limit_defs[];
+extern const size_t policy_n_limit_defs;
+
+/* How one layer is named in errors and what it may change. */
+struct layer_ctx {
+	const char *file;      /* the file, or "command line" */
+	const char *prefix;    /* JSON path of the layer in file, "" at top */
+	const char *mode_name; /* a modes.NAME layer: NAME; NULL otherwise */
+	bool may_replace_deny; /* only the global sandbox and agents.NAME */
+};
+
+/* policy_merge_layer with the naming and rights spelled out. */
+int layer_merge(struct bpfbox_policy *p, struct json_object *layer,
+		const char *origin, const struct layer_ctx *ctx,
+		struct policy_error *err);
+
+/* Fills *err (if not NULL) and returns r. file/path must not point into err. */
+int policy_error_set(struct policy_error *err, const char *file,
+		     const char *path, int r, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+int policy_error_vset(struct policy_error *err, const char *file,
+		      const char *path, int r, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
+
+/* prefix.key into buf (just key when prefix is empty), cut to size. */
+void path_join(char *buf, size_t size, const char *prefix, const char *key);
+
+/* sub[i] into buf, cut to size. */
+void path_index(char *buf, size_t size, const char *sub, size_t i);
+
+/* Pushes str unless s already holds it. */
+int strv_push_unique(struct strv *s, const char *str);
+
+/* "/" or one of the system directories (or what one resolves to). */
+bool policy_is_system_dir(const char *path);
+
+#endif

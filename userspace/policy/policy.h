@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The effective policy of one session: what the sandbox layers enforce.
+ * Built from layers (defaults -> global config -> agent -> mode -> task ->
+ * command-line flags); see docs/config.md for the JSON format.
+ */
+#ifndef BPFBOX_POLICY_H
+#define BPFBOX_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct json_object;
+
+enum sandbox_mode {
+	MODE_WORKSPACE_WRITE,
+	MODE_READ_ONLY,
+	MODE_FULL_ACCESS,
+};
+
+enum net_policy {
+	NET_DENY,
+	NET_ALLOW,
+};
+
+/* A NULL-terminated, owned list of strings. */
+struct strv {
+	char **v;
+	size_t n;
+};
+
+int strv_push(struct strv *s, const char *str);
+void strv_clear(struct strv *s);
+bool strv_contains(const struct strv *s, const char *str);
+
+struct policy_limits {
+	uint64_t timeout_ms;   /* 0: none */
+	uint64_t output_bytes; /* cap on stdout+stderr, 0: none */
+	uint64_t memory_mb;
+	uint64_t pids;
+	uint64_t cpu_percent;  /* of one core */
+	uint64_t disk_mb;
+	uint64_t file_size_mb; /* RLIMIT_FSIZE */
+	uint64_t open_files;   /* RLIMIT_NOFILE */
+};
+
+struct bpfbox_policy {
+	enum sandbox_mode mode;
+	char *workspace;      /* absolute path, symlinks resolved */
+	struct strv ro_paths; /* read-only (and exec) besides the system dirs */
+	struct strv rw_paths; /* read-write besides workspace and private tmp */
+	struct strv deny_paths; /* credential patterns (BPF LSM layer) */
+	enum net_policy net;
+	struct strv env;      /* NAME=value added to the allowlisted environment */
+	struct policy_limits limits;
+	char *user;           /* run as this user (root only), NULL: same */
+	bool allow_unconfined; /* run even when neither Landlock nor seccomp holds */
+	bool private_tmp;     /* a fresh rw /tmp dir inside the session */
+	struct strv origins;  /* where each layer came from, for --verbose */
+};
+
+/* Where a config error is: the file and the JSON path, for one-line errors. */
+struct policy_error {
+	char file[256];
+	char path[128];	  /* e.g. "agents.claude.limits.pids" */
+	char message[256];
+};
+
+/* The built-in defaults of BRIEF.md. workspace is left NULL (cwd later). */
+void policy_init(struct bpfbox_policy *p);
+void policy_free(struct bpfbox_policy *p);
+
+/*
+ * Merges one layer (a JSON object in the format of docs/config.md) into p:
+ * absent keys inherit, scalars replace, `extra` appends to lists and
+ * `restrictions` replaces them. origin names the layer in errors.
+ * Returns 0 or -EINVAL with *err filled.
+ */
+int policy_merge_layer(struct bpfbox_policy *p, struct json_object *layer,
+		       const char *origin, struct policy_error *err);
+
+/* The global config read when policy_sources.global_file is NULL. */
+#define POLICY_DEFAULT_CONFIG "/etc/bpfbox/config.json"
+
+/* Where to find the layers. NULL members are skipped. */
+struct policy_sources {
+	const char *global_file; /* default /etc/bpfbox/config.json if exists */
+	const char *agent;       /* --agent NAME: the global file's agents.NAME */
+	const char *task_file;   /* --task FILE */
+	struct json_object *flags; /* the command line as a layer */
+	/* NULL-terminated: more layer files applied after task_file, in order,
+	 * with the rights of a task file (origin "file:PATH"). */
+	const char *const *files;
+};
+
+/*
+ * Builds the effective policy: defaults, then each layer in order, then
+ * path expansion ($VAR, <cwd>) and validation. -errno with *err filled.
+ * p need not be initialised; on error it is left empty (policy_free is a
+ * no-op on it), on success the caller frees it with policy_free.
+ */
+int policy_load(struct bpfbox_policy *p, const struct policy_sources *src,
+		struct policy_error *err);
+
+/* Checks the invariants run relies on (workspace exists, not /, ...). */
+int policy_validate(const struct bpfbox_policy *p, struct policy_error *err);
+
+/* "FILE: at PATH: MESSAGE" (no "at PATH: " when path is empty) in buf. */
+const char *policy_error_format(const struct policy_error *err, char *buf,
+				size_t size);
+
+/* The effective policy as JSON (what `policy check` and --verbose print). */
+struct json_object *policy_to_json(const struct bpfbox_policy *p);
+
+const char *sandbox_mode_name(enum sandbox_mode m);
+int sandbox_mode_parse(const char *s, enum sandbox_mode *out);
+
+#endif

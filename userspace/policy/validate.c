@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+/* policy_validate: the invariants `run` relies on, checked once more. */
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <sys/stat.h>
+
+#include "policy.h"
+#include "policy-internal.h"
+#include "../lib/util.h"
+
+#define WHERE "effective policy"
+
+static const char *const system_dirs[] = {
+	"/usr",	 "/lib",  "/lib64", "/bin", "/sbin", "/etc",
+	"/boot", "/proc", "/sys",   "/dev", "/var",  "/run",
+};
+
+bool policy_is_system_dir(const char *path)
+{
+	char real[PATH_MAX];
+
+	if (streq(path, "/"))
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(system_dirs); i++) {
+		if (streq(path, system_dirs[i]))
+			return true;
+		/* /lib is /usr/lib on merged-/usr systems */
+		if (realpath(system_dirs[i], real) && streq(path, real))
+			return true;
+	}
+	return false;
+}
+
+/* child is strictly below parent. */
+static bool path_below(const char *child, const char *parent)
+{
+	size_t n = strlen(parent);
+
+	if (streq(parent, "/"))
+		return child[0] == '/' && child[1];
+	return strncmp(child, parent, n) == 0 && child[n] == '/';
+}
+
+static const char *home_of_uid(uid_t uid)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	return pw ? pw->pw_dir : NULL;
+}
+
+/* The workspace must not be, nor contain, the invoking user's home. */
+static int check_home(const char *ws, struct policy_error *err)
+{
+	const char *homes[3] = {getenv("HOME"), NULL, NULL};
+	const char *sudo_uid = getenv("SUDO_UID");
+	unsigned long long uid;
+	char *h[3] = {NULL, NULL, NULL};
+	int r = 0;
+
+	/* getpwuid reuses its buffer: copy each answer at once. */
+	homes[1] = home_of_uid(getuid());
+	if (homes[1])
+		h[1] = strdup(homes[1]);
+	if (sudo_uid && parse_u64(sudo_uid, &uid) == 0 && uid < (uid_t)-1) {
+		homes[2] = home_of_uid((uid_t)uid);
+		if (homes[2])
+			h[2] = strdup(homes[2]);
+	}
+	if (homes[0])
+		h[0] = strdup(homes[0]);
+	for (size_t i = 0; i < ARRAY_SIZE(h); i++)
+		if (homes[i] && !h[i])
+			r = policy_error_set(err, WHERE, "workspace", -ENOMEM,
+					     "out of memory");
+	for (size_t i = 0; i < ARRAY_SIZE(h) && r == 0; i++) {
+		char real[PATH_MAX];
+		const char *home = h[i];
+
+		if (!home || home[0] != '/')
+			continue;
+		if (realpath(home, real))
+			home = real;
+		if (streq(ws, home))
+			r = policy_error_set(
+				err, WHERE, "workspace", -EINVAL,
+				"'%s' is your home directory; choose "
+				"a project directory with -w DIR (a "
+				"subdirectory of your home is fine)",
+				ws);
+		else if (path_below(home, ws))
+			r = policy_error_set(
+				err, WHERE, "workspace", -EINVAL,
+				"'%s' contains your home directory "
+				"%s; choose a project directory "
+				"with -w DIR",
+				ws, home);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(h); i++)
+		free(h[i]);
+	return r;
+}
+
+static int check_workspace(const struct bpfbox_policy *p,
+			   struct policy_error *err)
+{
+	char ws[PATH_MAX];
+	struct stat st;
+
+	if (!p->workspace)
+		return policy_error_set(err, WHERE, "workspace", -EINVAL,
+					"is not set; choose a project "
+					"directory with -w DIR");
+	if (p->workspace[0] != '/')
+		return policy_error_set(err, WHERE, "workspace", -EINVAL,
+					"'%s' is not an absolute path; choose "
+					"a project directory with -w DIR",
+					p->workspace);
+	if (!realpath(p->workspace, ws)) {
+		int e = errno;
+
+		return policy_error_set(err, WHERE, "workspace", -e,
+					"'%s': %s; choose a project directory "
+					"with -w DIR",
+					p->workspace, strerror(e));
+	}
+	if (stat(ws, &st) < 0 || !S_ISDIR(st.st_mode))
+		return policy_error_set(err, WHERE, "workspace", -ENOTDIR,
+					"'%s' is not a directory; choose a "
+					"project directory with -w DIR",
+					ws);
+	if (streq(ws, "/"))
+		return policy_error_set(err, WHERE, "workspace", -EINVAL,
+					"'/' is the whole file system; choose "
+					"a project directory with -w DIR");
+	if (policy_is_system_dir(ws))
+		return policy_error_set(err, WHERE, "workspace", -EINVAL,
+					"'%s' is a system directory; choose a "
+					"project directory with -w DIR",
+					ws);
+	return check_home(ws, err);
+}
+
+static int check_paths(const struct strv *list, const char *key, bool writable,
+		       struct policy_error *err)
+{
+	for (size_t i = 0; i < list->n; i++) {
+		const char *s = list->v[i];
+		char sub[64];
+
+		path_index(sub, sizeof(sub), key, i);
+		if (s[0] != '/')
+			return policy_error_set(err, WHERE, sub, -EINVAL,
+						"'%s' is not an absolute path",
+						s);
+		if (writable && policy_is_system_dir(s))
+			return policy_error_set(
+				err, WHERE, sub, -EINVAL,
+				"write access to '%s' would undo "
+				"the sandbox; grant a narrower "
+				"directory",
+				s);
+	}
+	return 0;
+}
+
+static int check_limits(const struct policy_limits *lim,
+			struct policy_error *err)
+{
+	for (size_t i = 0; i < policy_n_limit_defs; i++) {
+		const struct limit_def *d = &policy_limit_defs[i];
+		uint64_t v = *(const uint64_t *)((const char *)lim + d->offset);
+		char sub[64];
+
+		path_join(sub, sizeof(sub), "limits", d->key);
+		if (v < d->min * d->scale)
+			return policy_error_set(err, WHERE, sub, -EINVAL,
+						"must be at least %llu",
+						(unsigned long long)d->min);
+	}
+	return 0;
+}
+
+int policy_validate(const struct bpfbox_policy *p, struct policy_error *err)
+{
+	int r;
+
+	if ((unsigned int)p->mode > MODE_FULL_ACCESS)
+		return policy_error_set(err, WHERE, "mode", -EINVAL,
+					"unknown mode %d", (int)p->mode);
+	if ((unsigned int)p->net > NET_ALLOW)
+		return policy_error_set(err, WHERE, "network", -EINVAL,
+					"unknown network policy %d",
+					(int)p->net);
+	r = check_workspace(p, err);
+	if (r < 0)
+		return r;
+	r = check_paths(&p->ro_paths, "ro", false, err);
+	if (r < 0)
+		return r;
+	r = check_paths(&p->rw_paths, "rw", true, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < p->env.n; i++)
+		if (!strchr(p->env.v[i], '=') || p->env.v[i][0] == '=')
+			return policy_error_set(err, WHERE, "env", -EINVAL,
+						"'%s' is not NAME=VALUE",
+						p->env.v[i]);
+	r = check_limits(&p->limits, err);
+	if (r < 0)
+		return r;
+	if (p->user && !getpwnam(p->user))
+		return policy_error_set(err, WHERE, "user", -EINVAL,
+					"unknown user '%s'; create the account "
+					"or remove 'user'",
+					p->user);
+	return 0;
+}

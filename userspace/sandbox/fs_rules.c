@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The Landlock ruleset of one session, built before the child is forked. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "landlock.h"
+#include "../policy/policy.h"
+#include "../lib/util.h"
+
+/* Read-only and executable for every session (BRIEF.md). */
+static const char *const system_ro[] = {
+	"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc",
+};
+
+/* Readable without exec: process info and CPU topology that tools query. */
+static const char *const system_read[] = {
+	"/proc", "/sys/devices/system/cpu",
+};
+
+/* Device nodes a shell and a compiler expect to write or ioctl. */
+static const char *const dev_rw[] = {
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+	"/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm",
+};
+
+struct rules_ctx {
+	int fd;
+	uint64_t handled;
+	const struct strv *hidden; /* absolute paths to leave out */
+	const char **bad;
+};
+
+static int add_rule(struct rules_ctx *c, const char *path, uint64_t access,
+		    bool optional)
+{
+	struct landlock_path_beneath_attr attr = { 0 };
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0) {
+		if (optional && (errno == ENOENT || errno == EACCES))
+			return 0;
+		*c->bad = path;
+		return -errno;
+	}
+	if (fstat(fd, &st) < 0) {
+		*c->bad = path;
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode))
+		access &= ~LANDLOCK_FS_DIR_ONLY;
+	attr.parent_fd = fd;
+	attr.allowed_access = access & c->handled;
+	if (!attr.allowed_access)
+		return 0;
+	if (landlock_add_rule(c->fd, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) < 0) {
+		*c->bad = path;
+		return -errno;
+	}
+	return 0;
+}
+
+/* Whether a hidden path lies strictly below dir. */
+static bool hides_below(const struct strv *hidden, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	for (size_t i = 0; i < hidden->n; i++) {
+		const char *h = hidden->v[i];
+
+		if (strncmp(h, dir, len) == 0 && h[len] == '/')
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Landlock only grants, so a denied file inside a granted tree is carved
+ * out by granting the tree's other entries one by one, only along the
+ * directories that lead to a hidden path.
+ */
+static int add_tree(struct rules_ctx *c, const char *path, uint64_t access,
+		    bool optional)
+{
+	DIR *d;
+	struct dirent *e;
+	int r = 0;
+
+	if (strv_contains(c->hidden, path))
+		return 0;
+	if (!hides_below(c->hidden, path))
+		return add_rule(c, path, access, optional);
+	d = opendir(path);
+	if (!d) {
+		if (optional && errno == ENOENT)
+			return 0;
+		*c->bad = path;
+		return -errno;
+	}
+	while (!r && (e = readdir(d))) {
+		char child[PATH_MAX];
+
+		if (streq(e->d_name, ".") || streq(e->d_name, ".."))
+			continue;
+		snprintf(child, sizeof(child), "%s/%s", streq(path, "/") ? "" : path,
+			 e->d_name);
+		r = add_tree(c, child, access, true);
+	}
+	closedir(d);
+	return r;
+}
+
+uint32_t landlock_restrict_flags(const struct landlock_rights *rights)
+{
+	/* Log denials of the new program too: they are what we audit. */
+	return rights->restrict_flags & LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON;
+}
+
+int landlock_build_ruleset(const struct bpfbox_policy *p,
+			   const struct landlock_rights *rights,
+			   const char *private_tmp, const char **bad)
+{
+	const uint64_t ro = LANDLOCK_FS_READ;
+	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+	const uint64_t dev = read | LANDLOCK_ACCESS_FS_WRITE_FILE |
+			     LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	struct bpfbox_ruleset_attr attr = { 0 };
+	struct strv hidden = { 0 };
+	struct rules_ctx c = { .bad = bad };
+	bool fs = p->mode != MODE_FULL_ACCESS;
+	uint64_t rw = rights->fs;
+	int r = 0;
+
+	if (fs)
+		attr.handled_access_fs = rights->fs;
+	/* No TCP rule at all means every TCP bind and connect is denied. */
+	if (p->net == NET_DENY)
+		attr.handled_access_net = rights->net;
+	attr.scoped = rights->scoped;
+	c.fd = landlock_create_ruleset(&attr, 0);
+	if (c.fd < 0) {
+		*bad = "landlock_create_ruleset";
+		return -errno;
+	}
+	if (!fs)
+		return c.fd;
+	c.handled = attr.handled_access_fs;
+
+	for (size_t i = 0; i < p->deny_paths.n; i++)
+		if (p->deny_paths.v[i][0] == '/' && (r = strv_push(&hidden, p->deny_paths.v[i])))
+			goto fail;
+	c.hidden = &hidden;
+
+	for (size_t i = 0; !r && i < ARRAY_SIZE(system_ro); i++)
+		r = add_tree(&c, system_ro[i], ro, true);
+	for (size_t i = 0; !r && i < ARRAY_SIZE(system_read); i++)
+		r = add_tree(&c, system_read[i], read, true);
+	for (size_t i = 0; !r && i < ARRAY_SIZE(dev_rw); i++)
+		r = add_rule(&c, dev_rw[i], dev | LANDLOCK_ACCESS_FS_READ_DIR, true);
+	for (size_t i = 0; !r && i < p->ro_paths.n; i++)
+		r = add_tree(&c, p->ro_paths.v[i], ro, false);
+	if (!r)
+		r = add_tree(&c, p->workspace, p->mode == MODE_READ_ONLY ? ro : rw, false);
+	for (size_t i = 0; !r && i < p->rw_paths.n; i++)
+		r = add_tree(&c, p->rw_paths.v[i], rw, false);
+	if (!r && private_tmp)
+		r = add_rule(&c, private_tmp, rw, false);
+	if (r)
+		goto fail;
+	strv_clear(&hidden);
+	return c.fd;
+fail:
+	strv_clear(&hidden);
+	close(c.fd);
+	return r;
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include "reaper.h"
+#include "../lib/util.h"
+
+struct proc_link {
+	pid_t pid, ppid;
+};
+
+/* Reads "pid (comm) state ppid" from /proc/PID/stat; comm may hold ')'. */
+static int read_ppid(const char *pid_dir, pid_t *ppid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid_dir);
+	if (read_file_str(path, buf, sizeof(buf)) <= 0)
+		return -ENOENT;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", ppid) != 1)
+		return -EINVAL;
+	return 0;
+}
+
+/* Snapshot of every process's parent, to walk our subtree in memory. */
+static int snapshot(struct proc_link **out, size_t *count)
+{
+	DIR *d = opendir("/proc");
+	struct proc_link *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		pid_t ppid;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		if (read_ppid(e->d_name, &ppid) < 0)
+			continue;
+		if (n == cap) {
+			struct proc_link *nv;
+
+			cap = cap ? cap * 2 : 256;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[n].pid = atoi(e->d_name);
+		v[n].ppid = ppid;
+		n++;
+	}
+	closedir(d);
+	*out = v;
+	*count = n;
+	return 0;
+}
+
+int reaper_kill_all(pid_t leader, int sig)
+{
+	_cleanup_free_ struct proc_link *v = NULL;
+	_cleanup_free_ pid_t *queue = NULL;
+	size_t n = 0, head = 0, tail = 0;
+	int r;
+
+	if (leader > 0)
+		kill(-leader, sig);
+	r = snapshot(&v, &n);
+	if (r < 0)
+		return r;
+	queue = calloc(n + 1, sizeof(*queue));
+	if (!queue)
+		return -ENOMEM;
+	queue[tail++] = getpid();
+	/* Breadth first from ourselves: every pid reached is a descendant. */
+	while (head < tail) {
+		pid_t parent = queue[head++];
+
+		for (size_t i = 0; i < n; i++) {
+			if (v[i].ppid != parent || v[i].pid == parent)
+				continue;
+			kill(v[i].pid, sig);
+			if (tail < n + 1)
+				queue[tail++] = v[i].pid;
+		}
+	}
+	return (int)(tail - 1);
+}
+
+void reaper_reap(pid_t leader, int *leader_status, bool *leader_done)
+{
+	int status;
+	pid_t w;
+
+	while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (w == leader) {
+			*leader_status = status;
+			*leader_done = true;
+		}
+	}
+}
+
+void reaper_reap_all(void)
+{
+	uint64_t until = now_ns() + 5000000000ULL;
+
+	while (now_ns() < until) {
+		pid_t w = waitpid(-1, NULL, WNOHANG);
+
+		if (w < 0 && errno == ECHILD)
+			return;
+		if (w > 0)
+			continue;
+		if (reaper_kill_all(0, SIGKILL) == 0) {
+			/* Nothing alive; only zombies on the way out. */
+			while (waitpid(-1, NULL, WNOHANG) > 0)
+				;
+		}
+		usleep(1000);
+	}
+}

@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "landlock.h"
+#include "seccomp.h"
+#include "reaper.h"
+#include "../policy/policy.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* Time between SIGTERM and SIGKILL when a session is stopped. */
+#define KILL_GRACE_MS 2000
+
+extern char **environ;
+
+/* What the child reports through the error pipe when a step fails. */
+struct child_error {
+	int step;
+	int err;
+};
+
+enum child_step {
+	STEP_SESSION,
+	STEP_RLIMIT,
+	STEP_CHDIR,
+	STEP_USER,
+	STEP_CAPS,
+	STEP_NO_NEW_PRIVS,
+	STEP_LANDLOCK,
+	STEP_SECCOMP,
+	STEP_EXEC,
+};
+
+static const char *const step_names[] = {
+	[STEP_SESSION] = "setsid", [STEP_RLIMIT] = "setrlimit",
+	[STEP_CHDIR] = "chdir to the workspace", [STEP_USER] = "switch user",
+	[STEP_CAPS] = "drop capabilities", [STEP_NO_NEW_PRIVS] = "no_new_privs",
+	[STEP_LANDLOCK] = "Landlock restrict_self", [STEP_SECCOMP] = "seccomp load",
+	[STEP_EXEC] = "exec",
+};
+
+/* Everything the child needs, prepared by the parent before fork. */
+struct child_plan {
+	char *const *argv;
+	char **envp;
+	const char *workspace;
+	int ruleset_fd; /* -1: no Landlock */
+	uint32_t landlock_flags;
+	struct seccomp_filter *filter; /* NULL: no seccomp */
+	bool switch_user;
+	uid_t uid;
+	gid_t gid;
+	int out_fd, err_fd; /* -1: inherit */
+	int report_fd;
+	const struct policy_limits *limits;
+	sigset_t saved_mask;
+};
+
+static void add_not_enforced(struct session_layers *l, const char *what)
+{
+	size_t len = strlen(l->not_enforced);
+
+	snprintf(l->not_enforced + len, sizeof(l->not_enforced) - len, "%s%s",
+		 len ? "; " : "", what);
+}
+
+int session_plan(struct session *s, const struct bpfbox_policy *p)
+{
+	struct session_layers *l = &s->layers;
+	unsigned char rnd[16];
+	int abi;
+
+	memset(s, 0, sizeof(*s));
+	s->policy = p;
+	s->result.wait_status = -1;
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+		return log_error_errno(errno, "cannot generate a session id");
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
+
+	abi = landlock_abi();
+	if (abi > 0) {
+		l->landlock = true;
+		l->landlock_abi = abi;
+		landlock_rights_for_abi(abi, &l->rights);
+	} else {
+		add_not_enforced(l, abi == -EOPNOTSUPP ?
+				 "filesystem isolation (Landlock is not enabled at boot)" :
+				 "filesystem isolation (no Landlock in this kernel)");
+	}
+	/* PR_GET_SECCOMP fails with EINVAL only when seccomp is not built in. */
+	l->seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
+	if (!l->seccomp)
+		add_not_enforced(l, "syscall filtering and network deny (no seccomp)");
+	if (l->landlock && !l->rights.scoped)
+		add_not_enforced(l, "abstract unix socket and signal isolation (Landlock ABI < 6)");
+	if (l->landlock && p->net == NET_DENY && !l->rights.net && !l->seccomp)
+		add_not_enforced(l, "network deny");
+
+	/* Embedded mode without BPF asks for what Landlock and seccomp give. */
+	l->requested = LEVEL_STANDARD;
+	l->enabled = level_from(false, l->landlock, l->seccomp, false);
+	return 0;
+}
+
+static void child_fail(const struct child_plan *c, enum child_step step)
+{
+	struct child_error e = { .step = step, .err = errno };
+
+	if (write(c->report_fd, &e, sizeof(e)) < 0) {
+		/* Nothing left to tell: the exit code says setup failed. */
+	}
+	_exit(step == STEP_EXEC ? (e.err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE)
+				: EXIT_SETUP);
+}
+
+static int set_limit(int resource, rlim_t value)
+{
+	struct rlimit rl = { value, value };
+
+	return setrlimit(resource, &rl);
+}
+
+static int drop_capabilities(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = { { 0 } };
+	int last = 40;
+	char buf[16];
+
+	if (read_file_str("/proc/sys/kernel/cap_last_cap", buf, sizeof(buf)) > 0)
+		last = atoi(buf);
+	for (int cap = 0; cap <= last; cap++) {
+		/* Without CAP_SETPCAP there is nothing in the set to drop. */
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EPERM &&
+		    errno != EINVAL)
+			return -1;
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -1;
+	return syscall(SYS_capset, &hdr, data);
+}
+
+/* Runs in the child: restrict, then exec. Never returns. */
+static void child_exec(const struct child_plan *c, pid_t parent)
+{
+	const struct policy_limits *lim = c->limits;
+
+	sigprocmask(SIG_SETMASK, &c->saved_mask, NULL);
+	if (setsid() < 0)
+		child_fail(c, STEP_SESSION);
+	/* Die with bpfbox; the check closes the race with its exit. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		child_fail(c, STEP_SESSION);
+	if ((c->out_fd >= 0 && dup2(c->out_fd, STDOUT_FILENO) < 0) ||
+	    (c->err_fd >= 0 && dup2(c->err_fd, STDERR_FILENO) < 0))
+		child_fail(c, STEP_SESSION);
+	if (set_limit(RLIMIT_CORE, 0) ||
+	    (lim->file_size_mb && set_limit(RLIMIT_FSIZE, lim->file_size_mb << 20)) ||
+	    (lim->open_files && set_limit(RLIMIT_NOFILE, lim->open_files)))
+		child_fail(c, STEP_RLIMIT);
+	if (chdir(c->workspace) < 0)
+		child_fail(c, STEP_CHDIR);
+	if (c->switch_user && (setgroups(0, NULL) || setgid(c->gid) || setuid(c->uid)))
+		child_fail(c, STEP_USER);
+	if (drop_capabilities() < 0)
+		child_fail(c, STEP_CAPS);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(c, STEP_NO_NEW_PRIVS);
+	if (c->ruleset_fd >= 0 && landlock_restrict_self(c->ruleset_fd, c->landlock_flags) < 0)
+		child_fail(c, STEP_LANDLOCK);
+	if (c->filter) {
+		int r = seccomp_filter_load(c->filter);
+
+		if (r) {
+			errno = -r;
+			child_fail(c, STEP_SECCOMP);
+		}
+	}
+	/* Every inherited descriptor above stderr closes at exec. */
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		child_fail(c, STEP_SESSION);
+	environ = c->envp;
+	execvp(c->argv[0], c->argv);
+	child_fail(c, STEP_EXEC);
+}
+
+static int env_push(struct strv *env, const char *name, const char *value)
+{
+	char *entry;
+	int r;
+
+	if (!value)
+		return 0;
+	if (asprintf(&entry, "%s=%s", name, value) < 0)
+		return -ENOMEM;
+	r = strv_push(env, entry);
+	free(entry);
+	return r;
+}
+
+/* The allowlisted environment: nothing of the caller's leaks otherwise. */
+static int build_env(const struct session *s, struct strv *env)
+{
+	const struct bpfbox_policy *p = s->policy;
+	const char *path = getenv("PATH");
+	int r = 0;
+
+	r = env_push(env, "PATH", path ? path : "/usr/local/bin:/usr/bin:/bin");
+	if (!r)
+		r = env_push(env, "HOME", p->workspace);
+	if (!r)
+		r = env_push(env, "LANG", getenv("LANG"));
+	if (!r)
+		r = env_push(env, "TERM", getenv("TERM"));
+	if (!r && s->private_tmp[0])
+		r = env_push(env, "TMPDIR", s->private_tmp);
+	for (size_t i = 0; !r && i < p->env.n; i++) {
+		const char *e = p->env.v[i];
+
+		/* The session's identity is bpfbox's to say. */
+		if (startswith(e, "BPFBOX_SESSION_ID=") || startswith(e, "BPFBOX_WORKSPACE="))
+			continue;
+		r = strv_push(env, e);
+	}
+	if (!r)
+		r = env_push(env, "BPFBOX_SESSION_ID", s->id);
+	if (!r)
+		r = env_push(env, "BPFBOX_WORKSPACE", p->workspace);
+	return r;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+			struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static int make_private_tmp(struct session *s)
+{
+	const char *base = getenv("TMPDIR");
+
+	if (!s->policy->private_tmp)
+		return 0;
+	if (!base || base[0] != '/')
+		base = "/tmp";
+	snprintf(s->private_tmp, sizeof(s->private_tmp), "%s/bpfbox-%.16s-XXXXXX", base, s->id);
+	if (!mkdtemp(s->private_tmp)) {
+		s->private_tmp[0] = '\0';
+		return log_error_errno(errno, "cannot create the session's private tmp dir in %s",
+				       base);
+	}
+	return 0;
+}
+
+static void remove_private_tmp(struct session *s)
+{
+	if (s->private_tmp[0])
+		nftw(s->private_tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Relays one chunk from a command's pipe to ours, under the output cap. */
+static bool relay(struct session *s, int from, int to, bool *marker_done)
+{
+	uint64_t cap = s->policy->limits.output_bytes;
+	char buf[65536];
+	ssize_t n = read(from, buf, sizeof(buf));
+	size_t keep;
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	if (n <= 0)
+		return false;
+	keep = n;
+	if (cap && s->result.output_bytes + keep > cap)
+		keep = cap > s->result.output_bytes ? cap - s->result.output_bytes : 0;
+	for (size_t off = 0; off < keep;) {
+		ssize_t w = write(to, buf + off, keep - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break; /* our reader went away; keep draining the command */
+		off += w;
+	}
+	s->result.output_bytes += keep;
+	s->result.output_dropped += n - keep;
+	if (keep < (size_t)n && !*marker_done) {
+		*marker_done = true;
+		dprintf(STDERR_FILENO,
+			"bpfbox: output limit of %llu bytes reached; further output is discarded\n",
+			(unsigned long long)cap);
+	}
+	return true;
+}
+
+static int exit_code_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_SETUP;
+}
+
+/*
+ * The supervision loop: relay output, watch the child and the deadline,
+ * forward SIGINT/SIGTERM/SIGHUP to the session, stop it on timeout.
+ */
+static void supervise(struct session *s, pid_t child, int out_r, int err_r, int sig_fd)
+{
+	const uint64_t timeout_ns = s->policy->limits.timeout_ms * 1000000ULL;
+	uint64_t deadline = timeout_ns ? now_ns() + timeout_ns : 0;
+	uint64_t kill_at = 0;
+	bool marker_done = false, child_done = false;
+	struct pollfd pfd[3] = {
+		{ .fd = out_r, .events = POLLIN },
+		{ .fd = err_r, .events = POLLIN },
+		{ .fd = sig_fd, .events = POLLIN },
+	};
+
+	uint64_t drain_until = 0;
+
+	while (!child_done || pfd[0].fd >= 0 || pfd[1].fd >= 0) {
+		uint64_t now = now_ns(), next = kill_at ? kill_at : deadline;
+		int wait_ms = -1, status = 0;
+
+		if (!child_done) {
+			reaper_reap(child, &status, &child_done);
+			if (child_done) {
+				s->result.wait_status = status;
+				/* The session ends with its first process. */
+				reaper_kill_all(child, SIGKILL);
+				drain_until = now + 5000000000ULL;
+				kill_at = deadline = 0;
+				continue;
+			}
+		} else {
+			/* Output still open: a descendant holds it; kill again. */
+			reaper_kill_all(0, SIGKILL);
+			reaper_reap(child, &status, &child_done);
+			if (now >= drain_until)
+				break;
+			next = now + 100000000ULL;
+		}
+		if (next && now >= next) {
+			if (!kill_at) {
+				s->result.timed_out = true;
+				reaper_kill_all(child, SIGTERM);
+				kill_at = now + KILL_GRACE_MS * 1000000ULL;
+			} else {
+				reaper_kill_all(child, SIGKILL);
+				kill_at = deadline = 0;
+			}
+			continue;
+		}
+		if (next)
+			wait_ms = (next - now) / 1000000ULL + 1;
+		/* SIGCHLD arrives through the signalfd; poll it for the child. */
+		if (poll(pfd, 3, wait_ms) < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < 2; i++) {
+			if (pfd[i].fd >= 0 && pfd[i].revents &&
+			    !relay(s, pfd[i].fd, i ? STDERR_FILENO : STDOUT_FILENO, &marker_done)) {
+				close(pfd[i].fd);
+				pfd[i].fd = -1;
+			}
+		}
+		if (pfd[2].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sig_fd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGCHLD &&
+			    !child_done)
+				kill(-child, si.ssi_signo);
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (pfd[i].fd >= 0)
+			close(pfd[i].fd);
+	reaper_reap_all();
+	s->result.exit_code = s->result.timed_out ? EXIT_TIMEOUT : exit_code_of(s->result.wait_status);
+}
+
+static int lookup_user(const char *name, uid_t *uid, gid_t *gid)
+{
+	struct passwd *pw = getpwnam(name);
+
+	if (!pw)
+		return -ENOENT;
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	return 0;
+}
+
+static void report_setup_failure(const struct child_error *e)
+{
+	if (e->step == STEP_EXEC)
+		return;
+	log_error("could not set up the session: %s failed: %s; nothing ran",
+		  step_names[e->step], strerror(e->err));
+}
+
+int session_run(struct session *s, char *const argv[])
+{
+	const struct bpfbox_policy *p = s->policy;
+	struct child_plan c = { .argv = argv, .workspace = p->workspace, .ruleset_fd = -1,
+				.out_fd = -1, .err_fd = -1, .limits = &p->limits };
+	struct strv env = { 0 };
+	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, rep[2] = { -1, -1 };
+	int sig_fd = -1, r;
+	struct child_error ce;
+	const char *bad = NULL;
+	bool relaying = p->limits.output_bytes > 0;
+	sigset_t mask;
+	pid_t child;
+	ssize_t n;
+
+	if (p->user && (r = lookup_user(p->user, &c.uid, &c.gid)) < 0)
+		return log_error_errno(r, "unknown user '%s' for --user", p->user);
+	c.switch_user = p->user != NULL;
+	if ((r = make_private_tmp(s)) < 0)
+		return r;
+	if (s->layers.landlock) {
+		c.ruleset_fd = landlock_build_ruleset(p, &s->layers.rights, s->private_tmp[0] ?
+						      s->private_tmp : NULL, &bad);
+		if (c.ruleset_fd < 0) {
+			r = log_error_errno(c.ruleset_fd, "cannot build the Landlock ruleset at %s",
+					    bad ? bad : "?");
+			goto out;
+		}
+		c.landlock_flags = landlock_restrict_flags(&s->layers.rights);
+	}
+	if (s->layers.seccomp) {
+		struct seccomp_opts so = { .deny_network = p->net == NET_DENY };
+
+		r = seccomp_filter_build(&so, &c.filter);
+		if (r < 0) {
+			log_error_errno(r, "cannot build the seccomp filter");
+			goto out;
+		}
+	}
+	if ((r = build_env(s, &env)) < 0)
+		goto out;
+	c.envp = env.v;
+	if (pipe2(rep, O_CLOEXEC) < 0 ||
+	    (relaying && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0))) {
+		r = log_error_errno(errno, "cannot create pipes");
+		goto out;
+	}
+	c.report_fd = rep[1];
+	c.out_fd = out[1];
+	c.err_fd = err[1];
+
+	/* Signals for the session are read from a signalfd, not handlers. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, &c.saved_mask);
+	sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sig_fd < 0) {
+		r = log_error_errno(errno, "cannot create a signalfd");
+		goto out_mask;
+	}
+	/* Orphans of the session reparent to us, so none escapes the sweep. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+	fflush(NULL);
+	child = fork();
+	if (child < 0) {
+		r = log_error_errno(errno, "cannot fork");
+		goto out_mask;
+	}
+	if (child == 0)
+		child_exec(&c, getppid());
+
+	close(rep[1]);
+	rep[1] = -1;
+	if (relaying) {
+		close(out[1]);
+		close(err[1]);
+		out[1] = err[1] = -1;
+	}
+	/* EOF means exec succeeded; a record means a step failed. */
+	do
+		n = read(rep[0], &ce, sizeof(ce));
+	while (n < 0 && errno == EINTR);
+	if (n == sizeof(ce) && ce.step != STEP_EXEC) {
+		report_setup_failure(&ce);
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		r = -ce.err;
+		goto out_mask;
+	}
+	supervise(s, child, out[0], err[0], sig_fd);
+	out[0] = err[0] = -1; /* closed by supervise */
+	if (n == sizeof(ce))
+		log_error("cannot execute '%s': %s", argv[0], strerror(ce.err));
+	r = 0;
+out_mask:
+	sigprocmask(SIG_SETMASK, &c.saved_mask, NULL);
+out:
+	for (int i = 0; i < 2; i++) {
+		if (out[i] >= 0)
+			close(out[i]);
+		if (err[i] >= 0)
+			close(err[i]);
+		if (rep[i] >= 0)
+			close(rep[i]);
+	}
+	if (sig_fd >= 0)
+		close(sig_fd);
+	if (c.ruleset_fd >= 0)
+		close(c.ruleset_fd);
+	seccomp_filter_free(c.filter);
+	strv_clear(&env);
+	remove_private_tmp(s);
+	return r;
+}
