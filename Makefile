@@ -18,7 +18,7 @@ ALL_CFLAGS := $(WARN) -Wno-missing-field-initializers -std=gnu11 -D_GNU_SOURCE \
 	     -DBPFBOX_GIT_REV='"$(GIT_REV)"' $(CFLAGS)
 # Static libraries: a sandbox that wraps every tool call must start fast,
 # and dynamic symbol resolution of five libraries costs ~0.2 ms per run.
-LDLIBS    := -Wl,-Bstatic -lbpf -lelf -lz -lseccomp -ljson-c -Wl,-Bdynamic
+LDLIBS    := -Wl,-Bstatic -lbpf -lelf -lz -ljson-c -Wl,-Bdynamic
 # Attack programs and helpers run as they would in the wild: never sanitized.
 HELPER_CFLAGS := -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Iinclude $(WARN) \
@@ -27,8 +27,8 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Iinclude $(
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
-LIB_SRCS  := $(wildcard userspace/lib/*.c userspace/probe/*.c userspace/sandbox/*.c \
-			userspace/policy/*.c)
+LIB_SRCS  := $(filter-out %/seccomp_rules.c,$(wildcard userspace/lib/*.c userspace/probe/*.c \
+			userspace/sandbox/*.c userspace/policy/*.c))
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 CLI_SRCS  := $(wildcard userspace/cli/*.c)
 CLI_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
@@ -41,6 +41,7 @@ HELPER_SRCS := $(wildcard tests/escape/*.c tests/helpers/*.c)
 HELPER_BINS := $(patsubst %.c,$(BUILD)/tests/bin/%,$(notdir $(HELPER_SRCS)))
 
 VMLINUX_H := $(BUILD)/vmlinux.h
+GEN_HDRS  := $(SKELS) $(BUILD)/seccomp_filters.h
 
 .PHONY: all deps run test test-unit test-host test-vm test-asan bench clean format
 .DELETE_ON_ERROR:
@@ -69,9 +70,19 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard include/bpfbox/*.h)
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*_bpf) > $@
 
-$(BUILD)/obj/%.o: %.c Makefile $(SKELS) $(wildcard include/bpfbox/*.h userspace/*/*.h)
+$(BUILD)/obj/%.o: %.c Makefile $(GEN_HDRS) $(wildcard include/bpfbox/*.h userspace/*/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The seccomp filters are compiled from libseccomp rules once, at build time.
+$(BUILD)/gen_seccomp: tools/gen_seccomp.c userspace/sandbox/seccomp_rules.c \
+		      userspace/sandbox/seccomp_rules.h Makefile
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) tools/gen_seccomp.c userspace/sandbox/seccomp_rules.c \
+		-o $@ -lseccomp
+
+$(BUILD)/seccomp_filters.h: $(BUILD)/gen_seccomp
+	$< > $@
 
 $(LIB): $(LIB_OBJS)
 	@mkdir -p $(@D)

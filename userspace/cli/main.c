@@ -38,11 +38,10 @@ static void usage(FILE *out)
 
 static void version(void)
 {
-	const struct scmp_version *sv = seccomp_version();
-
 	printf("bpfbox %s (git %s)\n", BPFBOX_VERSION, BPFBOX_GIT_REV);
-	printf("libbpf %s, libseccomp %u.%u.%u, json-c %s\n", libbpf_version_string(),
-	       sv->major, sv->minor, sv->micro, json_c_version());
+	/* The seccomp filters were compiled at build time by this libseccomp. */
+	printf("libbpf %s, libseccomp %d.%d.%d, json-c %s\n", libbpf_version_string(),
+	       SCMP_VER_MAJOR, SCMP_VER_MINOR, SCMP_VER_MICRO, json_c_version());
 }
 
 int main(int argc, char **argv)

@@ -115,6 +115,54 @@ static int add_tree(struct rules_ctx *c, const char *path, uint64_t access,
 	return r;
 }
 
+/* Whether the DAC bits let uid/gid (or a supplementary group) in. */
+static bool dac_allows(const struct stat *st, uid_t uid, gid_t gid)
+{
+	mode_t want_u = S_IRUSR, want_g = S_IRGRP, want_o = S_IROTH;
+	gid_t groups[256];
+	int n;
+
+	if (S_ISDIR(st->st_mode)) {
+		/* Search alone is enough to open a known name inside. */
+		want_u |= S_IXUSR;
+		want_g |= S_IXGRP;
+		want_o |= S_IXOTH;
+	}
+	if (st->st_uid == uid)
+		return st->st_mode & want_u;
+	if (st->st_gid == gid)
+		return st->st_mode & want_g;
+	n = getgroups(ARRAY_SIZE(groups), groups);
+	for (int i = 0; i < n; i++)
+		if (groups[i] == st->st_gid)
+			return st->st_mode & want_g;
+	return st->st_mode & want_o;
+}
+
+/*
+ * The absolute deny paths that need carving out: those that exist and the
+ * session's user could read. Without capabilities a session's root is an
+ * ordinary owner, so /etc/shadow (root, 0640) needs it; for other users it
+ * is already closed by its mode, and the carve-out would cost a rule per
+ * entry of /etc for nothing.
+ */
+static int readable_deny_paths(const struct bpfbox_policy *p, uid_t uid, gid_t gid,
+			       struct strv *out)
+{
+	for (size_t i = 0; i < p->deny_paths.n; i++) {
+		const char *path = p->deny_paths.v[i];
+		struct stat st;
+		int r;
+
+		if (path[0] != '/' || stat(path, &st) < 0 || !dac_allows(&st, uid, gid))
+			continue;
+		r = strv_push(out, path);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 uint32_t landlock_restrict_flags(const struct landlock_rights *rights)
 {
 	/* Log denials of the new program too: they are what we audit. */
@@ -123,7 +171,8 @@ uint32_t landlock_restrict_flags(const struct landlock_rights *rights)
 
 int landlock_build_ruleset(const struct bpfbox_policy *p,
 			   const struct landlock_rights *rights,
-			   const char *private_tmp, const char **bad)
+			   const char *private_tmp, uid_t uid, gid_t gid,
+			   const char **bad)
 {
 	const uint64_t ro = LANDLOCK_FS_READ;
 	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
@@ -151,9 +200,9 @@ int landlock_build_ruleset(const struct bpfbox_policy *p,
 		return c.fd;
 	c.handled = attr.handled_access_fs;
 
-	for (size_t i = 0; i < p->deny_paths.n; i++)
-		if (p->deny_paths.v[i][0] == '/' && (r = strv_push(&hidden, p->deny_paths.v[i])))
-			goto fail;
+	r = readable_deny_paths(p, uid, gid, &hidden);
+	if (r)
+		goto fail;
 	c.hidden = &hidden;
 
 	for (size_t i = 0; !r && i < ARRAY_SIZE(system_ro); i++)

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <linux/landlock.h>
 
 #ifndef LANDLOCK_ACCESS_FS_REFER
@@ -107,7 +108,8 @@ struct bpfbox_policy;
  */
 int landlock_build_ruleset(const struct bpfbox_policy *p,
 			   const struct landlock_rights *rights,
-			   const char *private_tmp, const char **bad);
+			   const char *private_tmp, uid_t uid, gid_t gid,
+			   const char **bad);
 
 /* The restrict_self flags for this ABI (audit logging of denials on). */
 uint32_t landlock_restrict_flags(const struct landlock_rights *rights);

@@ -1,21 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The seccomp layer: a default-allow filter with a deny list (SECURITY.md). */
+/*
+ * The seccomp layer at run time: the filters compiled at build time from
+ * seccomp_rules.c (docs/SECURITY.md), installed without libseccomp.
+ */
 #ifndef BPFBOX_SECCOMP_H
 #define BPFBOX_SECCOMP_H
 
 #include <stdbool.h>
+#include <linux/filter.h>
 
-struct seccomp_opts {
-	bool deny_network; /* socket() for every family but AF_UNIX */
-};
+/* The filter for a session; deny_network adds the socket() family rule. */
+const struct sock_fprog *seccomp_program(bool deny_network);
 
-/* A filter built in the parent so the child only has to load it. */
-struct seccomp_filter;
-
-int seccomp_filter_build(const struct seccomp_opts *opts,
-			 struct seccomp_filter **out);
-/* Installs the filter on the calling thread; needs no_new_privs or root. */
-int seccomp_filter_load(struct seccomp_filter *f);
-void seccomp_filter_free(struct seccomp_filter *f);
+/* Installs prog on the calling thread; needs no_new_privs or root. */
+int seccomp_install(const struct sock_fprog *prog);
 
 #endif

@@ -68,7 +68,7 @@ struct child_plan {
 	const char *workspace;
 	int ruleset_fd; /* -1: no Landlock */
 	uint32_t landlock_flags;
-	struct seccomp_filter *filter; /* NULL: no seccomp */
+	const struct sock_fprog *filter; /* NULL: no seccomp */
 	bool switch_user;
 	uid_t uid;
 	gid_t gid;
@@ -192,7 +192,7 @@ static void child_exec(const struct child_plan *c, pid_t parent)
 	if (c->ruleset_fd >= 0 && landlock_restrict_self(c->ruleset_fd, c->landlock_flags) < 0)
 		child_fail(c, STEP_LANDLOCK);
 	if (c->filter) {
-		int r = seccomp_filter_load(c->filter);
+		int r = seccomp_install(c->filter);
 
 		if (r) {
 			errno = -r;
@@ -447,8 +447,10 @@ int session_run(struct session *s, char *const argv[])
 	if ((r = make_private_tmp(s)) < 0)
 		return r;
 	if (s->layers.landlock) {
-		c.ruleset_fd = landlock_build_ruleset(p, &s->layers.rights, s->private_tmp[0] ?
-						      s->private_tmp : NULL, &bad);
+		c.ruleset_fd = landlock_build_ruleset(p, &s->layers.rights,
+						      s->private_tmp[0] ? s->private_tmp : NULL,
+						      c.switch_user ? c.uid : getuid(),
+						      c.switch_user ? c.gid : getgid(), &bad);
 		if (c.ruleset_fd < 0) {
 			r = log_error_errno(c.ruleset_fd, "cannot build the Landlock ruleset at %s",
 					    bad ? bad : "?");
@@ -456,15 +458,8 @@ int session_run(struct session *s, char *const argv[])
 		}
 		c.landlock_flags = landlock_restrict_flags(&s->layers.rights);
 	}
-	if (s->layers.seccomp) {
-		struct seccomp_opts so = { .deny_network = p->net == NET_DENY };
-
-		r = seccomp_filter_build(&so, &c.filter);
-		if (r < 0) {
-			log_error_errno(r, "cannot build the seccomp filter");
-			goto out;
-		}
-	}
+	if (s->layers.seccomp)
+		c.filter = seccomp_program(p->net == NET_DENY);
 	if ((r = build_env(s, &env)) < 0)
 		goto out;
 	c.envp = env.v;
@@ -539,7 +534,6 @@ out:
 		close(sig_fd);
 	if (c.ruleset_fd >= 0)
 		close(c.ruleset_fd);
-	seccomp_filter_free(c.filter);
 	strv_clear(&env);
 	remove_private_tmp(s);
 	return r;

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The deny list of the seccomp layer, written with libseccomp. Every entry
+ * is explained in docs/SECURITY.md; the filter allows everything else so
+ * that ordinary build and shell work is unaffected. Syscalls of foreign
+ * ABIs (i386 through int 0x80, x32) kill the process: the filter only
+ * speaks the native ABI.
+ *
+ * This runs at build time (tools/gen_seccomp.c): compiling ~100 rules
+ * costs about 2M instructions, too much for every tool call, so bpfbox
+ * ships the resulting BPF programs and only installs them.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include "seccomp_rules.h"
+#include "../lib/util.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+/* Denied outright with EPERM. */
+static const char *const denied_syscalls[] = {
+	/* io_uring runs syscalls in kernel workers, out of seccomp's sight. */
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	/* Reading or steering other processes. */
+	"ptrace", "process_vm_readv", "process_vm_writev",
+	/* Kernel attack surface a tool call never needs. */
+	"bpf", "perf_event_open", "userfaultfd",
+	/* Kernel keyrings are shared with the invoking user's session. */
+	"keyctl", "add_key", "request_key",
+	/* Replacing the kernel or its modules. */
+	"kexec_load", "kexec_file_load", "init_module", "finit_module",
+	"delete_module",
+	/* Rearranging the file system view would sidestep path rules. */
+	"mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen",
+	"fsmount", "fsconfig", "fspick", "mount_setattr",
+	/* New namespaces; clone's flags are checked below. */
+	"unshare", "setns",
+	/* Host-wide state. */
+	"swapon", "swapoff", "reboot", "acct", "settimeofday", "clock_settime",
+	"clock_adjtime", "adjtimex", "syslog",
+	/* File handles bypass path-based checks. */
+	"open_by_handle_at", "name_to_handle_at",
+};
+
+static const unsigned long namespace_flags[] = {
+	CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER,
+	CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP, CLONE_NEWTIME,
+};
+
+#define DENY SCMP_ACT_ERRNO(EPERM)
+
+static int deny_clone(scmp_filter_ctx ctx)
+{
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(namespace_flags); i++) {
+		unsigned long f = namespace_flags[i];
+
+		r = seccomp_rule_add(ctx, DENY, SCMP_SYS(clone), 1,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, f, f));
+		if (r)
+			return r;
+	}
+	/*
+	 * clone3 passes its flags in memory that seccomp cannot read. ENOSYS
+	 * makes libc fall back to clone, whose flags are checked above.
+	 */
+	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+}
+
+/*
+ * personality() takes an unsigned int: allow 0 (PER_LINUX) and 0xffffffff
+ * (the query), deny every other 32-bit value. libseccomp allows one
+ * comparison per argument and rule, so the set {1 .. 0xfffffffe} is
+ * written as a union of masked comparisons: bit 31 clear with some lower
+ * bit set, or bit 31 set with some lower bit clear.
+ */
+static int deny_personality(scmp_filter_ctx ctx)
+{
+	const uint64_t top = 1ULL << 31;
+	int r;
+
+	for (int b = 0; b < 31; b++) {
+		uint64_t bit = 1ULL << b;
+
+		r = seccomp_rule_add(ctx, DENY, SCMP_SYS(personality), 1,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, top | bit, bit));
+		if (!r)
+			r = seccomp_rule_add(ctx, DENY, SCMP_SYS(personality), 1,
+					     SCMP_A0(SCMP_CMP_MASKED_EQ, top | bit, top));
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * Terminal injection. The request is an unsigned int in the kernel, so the
+ * comparison masks the upper 32 bits an attacker could set to dodge it.
+ */
+static int deny_tty_injection(scmp_filter_ctx ctx)
+{
+	int r;
+
+	r = seccomp_rule_add(ctx, DENY, SCMP_SYS(ioctl), 1,
+			     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCSTI));
+	if (!r)
+		r = seccomp_rule_add(ctx, DENY, SCMP_SYS(ioctl), 1,
+				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCLINUX));
+	return r;
+}
+
+/* Network deny: only AF_UNIX sockets, for local IPC such as make's jobserver. */
+static int deny_network_families(scmp_filter_ctx ctx)
+{
+	return seccomp_rule_add(ctx, DENY, SCMP_SYS(socket), 1,
+				SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+}
+
+int seccomp_rules_export(bool deny_network, int fd)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int r;
+
+	if (!ctx)
+		return -ENOMEM;
+	/* A syscall of another ABI than the native one kills the process. */
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	for (size_t i = 0; !r && i < ARRAY_SIZE(denied_syscalls); i++) {
+		int nr = seccomp_syscall_resolve_name(denied_syscalls[i]);
+
+		/* A syscall this architecture lacks needs no rule. */
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		r = seccomp_rule_add(ctx, DENY, nr, 0);
+	}
+	if (!r)
+		r = deny_clone(ctx);
+	if (!r)
+		r = deny_personality(ctx);
+	if (!r)
+		r = deny_tty_injection(ctx);
+	if (!r && deny_network)
+		r = deny_network_families(ctx);
+	if (!r)
+		r = seccomp_export_bpf(ctx, fd);
+	seccomp_release(ctx);
+	return r;
+}
