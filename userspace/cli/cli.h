@@ -10,5 +10,6 @@ int cmd_status(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
+int cmd_probe(int argc, char **argv); /* hidden: run inside `bpfbox test` */
 
 #endif

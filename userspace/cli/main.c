@@ -60,6 +60,8 @@ int main(int argc, char **argv)
 		version();
 		return 0;
 	}
+	if (streq(cmd, "__probe"))
+		return cmd_probe(argc - 1, argv + 1);
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (streq(cmd, commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);

@@ -456,10 +456,12 @@ static int read_layers(struct load *l, const struct policy_sources *src,
 
 	l->global_file = src->global_file ? src->global_file
 					  : POLICY_DEFAULT_CONFIG;
-	r = load_file(l->global_file, !src->global_file, "global config",
-		      &l->global, err);
-	if (r < 0)
-		return r;
+	if (!src->no_global) {
+		r = load_file(l->global_file, !src->global_file, "global config",
+			      &l->global, err);
+		if (r < 0)
+			return r;
+	}
 	if (l->global) {
 		r = check_global(l->global, l->global_file, err);
 		if (r < 0)

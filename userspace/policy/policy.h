@@ -92,6 +92,7 @@ struct policy_sources {
 	/* NULL-terminated: more layer files applied after task_file, in order,
 	 * with the rights of a task file (origin "file:PATH"). */
 	const char *const *files;
+	bool no_global; /* built-in defaults only: skip the global config */
 };
 
 /*
