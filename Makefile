@@ -21,14 +21,13 @@ ALL_CFLAGS := $(WARN) -Wno-missing-field-initializers -std=gnu11 -D_GNU_SOURCE \
 LDLIBS    := -Wl,-Bstatic -lbpf -lelf -lz -ljson-c -Wl,-Bdynamic
 # Attack programs and helpers run as they would in the wild: never sanitized.
 HELPER_CFLAGS := -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Iinclude $(WARN) \
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Iinclude $(WARN) \
 	      -Wno-unused-parameter
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
-LIB_SRCS  := $(filter-out %/seccomp_rules.c,$(wildcard userspace/lib/*.c userspace/probe/*.c \
-			userspace/sandbox/*.c userspace/policy/*.c))
+LIB_SRCS  := $(filter-out %/seccomp_rules.c userspace/cli/%,$(wildcard userspace/*/*.c))
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 CLI_SRCS  := $(wildcard userspace/cli/*.c)
 CLI_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "../policy/policy.h"
 #include "../sandbox/session.h"
+#include "../agent/embedded.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -29,6 +30,8 @@ static void run_usage(FILE *out)
 		"  --config FILE         global config (default /etc/bpfbox/config.json)\n"
 		"  --agent NAME          apply the config's agents.NAME layer\n"
 		"  --task FILE           apply a task layer file\n"
+		"  --audit FILE|-        load the BPF agent (root) and write the session's\n"
+		"                        events as JSON lines to FILE or stdout\n"
 		"  -v, --verbose         print the effective policy and level to stderr\n"
 		"  -q, --quiet           no warnings about unenforced layers\n"
 		"exit: the command's code; 124 timeout; 125 setup failed (nothing ran);\n"
@@ -38,7 +41,7 @@ static void run_usage(FILE *out)
 enum {
 	OPT_MODE = 256, OPT_RO, OPT_RW, OPT_NET, OPT_ENV, OPT_TIMEOUT, OPT_OUTPUT,
 	OPT_MEMORY, OPT_PIDS, OPT_CPU, OPT_DISK, OPT_USER, OPT_UNCONFINED,
-	OPT_CONFIG, OPT_AGENT, OPT_TASK,
+	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT,
 };
 
 static const struct option run_opts[] = {
@@ -59,6 +62,7 @@ static const struct option run_opts[] = {
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "agent", required_argument, NULL, OPT_AGENT },
 	{ "task", required_argument, NULL, OPT_TASK },
+	{ "audit", required_argument, NULL, OPT_AUDIT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -156,7 +160,9 @@ int cmd_run(int argc, char **argv)
 	struct policy_error perr = { 0 };
 	struct bpfbox_policy policy;
 	struct session s;
-	bool verbose = false, quiet = false;
+	const char *audit_path = NULL;
+	struct embedded emb = { .out_fd = -1 };
+	bool verbose = false, quiet = false, audit = false;
 	int c, r, code = EXIT_SETUP;
 
 	optind = 1;
@@ -216,6 +222,9 @@ int cmd_run(int argc, char **argv)
 		case OPT_TASK:
 			src.task_file = optarg;
 			break;
+		case OPT_AUDIT:
+			audit_path = optarg;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -259,9 +268,17 @@ int cmd_run(int argc, char **argv)
 	}
 	if (s.layers.enabled == LEVEL_MINIMAL)
 		log_warn("running at level Minimal: no filesystem isolation");
+	if (audit_path) {
+		if (embedded_start(&emb, &s, audit_path, argv + optind) < 0)
+			goto out_policy;
+		audit = true;
+	}
 	if (verbose)
 		print_verbose(&s, &policy);
-	if (session_run(&s, argv + optind) < 0)
+	r = session_run(&s, argv + optind);
+	if (audit)
+		embedded_finish(&emb, r < 0 ? NULL : &s);
+	if (r < 0)
 		goto out_policy;
 	code = s.result.exit_code;
 	if (s.result.timed_out)

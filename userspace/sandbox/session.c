@@ -42,6 +42,7 @@ struct child_error {
 };
 
 enum child_step {
+	STEP_CGROUP,
 	STEP_SESSION,
 	STEP_RLIMIT,
 	STEP_CHDIR,
@@ -54,7 +55,7 @@ enum child_step {
 };
 
 static const char *const step_names[] = {
-	[STEP_SESSION] = "setsid", [STEP_RLIMIT] = "setrlimit",
+	[STEP_CGROUP] = "join the session cgroup", [STEP_SESSION] = "setsid", [STEP_RLIMIT] = "setrlimit",
 	[STEP_CHDIR] = "chdir to the workspace", [STEP_USER] = "switch user",
 	[STEP_CAPS] = "drop capabilities", [STEP_NO_NEW_PRIVS] = "no_new_privs",
 	[STEP_LANDLOCK] = "Landlock restrict_self", [STEP_SECCOMP] = "seccomp load",
@@ -73,6 +74,7 @@ struct child_plan {
 	uid_t uid;
 	gid_t gid;
 	int out_fd, err_fd; /* -1: inherit */
+	int cgroup_procs_fd; /* -1: stay in bpfbox's cgroup */
 	int report_fd;
 	const struct policy_limits *limits;
 	sigset_t saved_mask;
@@ -94,6 +96,8 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 
 	memset(s, 0, sizeof(*s));
 	s->policy = p;
+	s->hooks.cgroup_procs_fd = -1;
+	s->hooks.poll_fd = -1;
 	s->result.wait_status = -1;
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
 		return log_error_errno(errno, "cannot generate a session id");
@@ -169,6 +173,9 @@ static void child_exec(const struct child_plan *c, pid_t parent)
 	const struct policy_limits *lim = c->limits;
 
 	sigprocmask(SIG_SETMASK, &c->saved_mask, NULL);
+	/* Join the session cgroup before anything else, so it sees all. */
+	if (c->cgroup_procs_fd >= 0 && write(c->cgroup_procs_fd, "0", 1) != 1)
+		child_fail(c, STEP_CGROUP);
 	if (setsid() < 0)
 		child_fail(c, STEP_SESSION);
 	/* Die with bpfbox; the check closes the race with its exit. */
@@ -339,10 +346,11 @@ static void supervise(struct session *s, pid_t child, int out_r, int err_r, int 
 	uint64_t deadline = timeout_ns ? now_ns() + timeout_ns : 0;
 	uint64_t kill_at = 0;
 	bool marker_done = false, child_done = false;
-	struct pollfd pfd[3] = {
+	struct pollfd pfd[4] = {
 		{ .fd = out_r, .events = POLLIN },
 		{ .fd = err_r, .events = POLLIN },
 		{ .fd = sig_fd, .events = POLLIN },
+		{ .fd = s->hooks.poll_fd, .events = POLLIN },
 	};
 
 	uint64_t drain_until = 0;
@@ -383,8 +391,10 @@ static void supervise(struct session *s, pid_t child, int out_r, int err_r, int 
 		if (next)
 			wait_ms = (next - now) / 1000000ULL + 1;
 		/* SIGCHLD arrives through the signalfd; poll it for the child. */
-		if (poll(pfd, 3, wait_ms) < 0 && errno != EINTR)
+		if (poll(pfd, 4, wait_ms) < 0 && errno != EINTR)
 			break;
+		if (pfd[3].revents & POLLIN)
+			s->hooks.on_poll(s->hooks.ctx);
 		for (int i = 0; i < 2; i++) {
 			if (pfd[i].fd >= 0 && pfd[i].revents &&
 			    !relay(s, pfd[i].fd, i ? STDERR_FILENO : STDOUT_FILENO, &marker_done)) {
@@ -430,7 +440,8 @@ int session_run(struct session *s, char *const argv[])
 {
 	const struct bpfbox_policy *p = s->policy;
 	struct child_plan c = { .argv = argv, .workspace = p->workspace, .ruleset_fd = -1,
-				.out_fd = -1, .err_fd = -1, .limits = &p->limits };
+				.out_fd = -1, .err_fd = -1, .limits = &p->limits,
+				.cgroup_procs_fd = s->hooks.cgroup_procs_fd };
 	struct strv env = { 0 };
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, rep[2] = { -1, -1 };
 	int sig_fd = -1, r;

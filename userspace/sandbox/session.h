@@ -40,10 +40,19 @@ struct session_result {
 	uint64_t output_dropped; /* cut by the output cap */
 };
 
+/* Optional ties to the BPF agent, set after session_plan(). */
+struct session_hooks {
+	int cgroup_procs_fd;	/* the child joins this cgroup first; -1: none */
+	int poll_fd;		/* polled with the command's output; -1: none */
+	void (*on_poll)(void *ctx); /* called when poll_fd is readable */
+	void *ctx;
+};
+
 struct session {
 	char id[33];
 	const struct bpfbox_policy *policy;
 	struct session_layers layers;
+	struct session_hooks hooks;
 	char private_tmp[4096];
 	struct session_result result;
 };

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Observation through tracepoints: what every process of a session ran,
+ * opened and connected to, and how each attempt ended. Works where BPF LSM
+ * cannot load. A syscall that fails with EACCES or EPERM is recorded as a
+ * denial, attributed to the layer that can produce that error there.
+ */
+#include "common.bpf.h"
+
+#define AF_UNIX	 1
+#define AF_INET	 2
+#define AF_INET6 10
+
+/* Audit mode for the whole agent, set before load. */
+const volatile bool audit_opens = true;
+
+/* Arguments of an open or connect, kept from syscall entry to exit. */
+struct pending {
+	__u64 ptr;   /* user pointer: file name or sockaddr */
+	__u32 flags; /* open flags, or sockaddr length */
+	__u32 kind;  /* BPFBOX_EV_FILE, BPFBOX_EV_CONNECT or BPFBOX_EV_EXEC */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32); /* thread id */
+	__type(value, struct pending);
+} pending SEC(".maps");
+
+/* Which layer a failed syscall's error comes from in a session. */
+static __always_inline void set_outcome(struct bpfbox_event_hdr *h, struct bpfbox_session *s,
+					long ret, __u8 eperm_layer)
+{
+	h->err = ret < 0 ? (__s32)ret : 0;
+	if (ret == -EACCES) {
+		h->decision = BPFBOX_DENY;
+		h->layer = s->flags & BPFBOX_SF_LANDLOCK ? BPFBOX_LAYER_LANDLOCK
+							 : BPFBOX_LAYER_KERNEL;
+	} else if (ret == -EPERM) {
+		h->decision = BPFBOX_DENY;
+		h->layer = eperm_layer;
+	}
+}
+
+/* remember the exec: filename and bounded argv of the new program */
+SEC("tracepoint/sched/sched_process_exec")
+int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
+{
+	struct bpfbox_session *s = current_session();
+	struct bpfbox_exec_event *e;
+	struct task_struct *task;
+	unsigned long start, end, len;
+	unsigned int off;
+
+	if (!s || (s->flags & BPFBOX_SF_AUDIT_OFF))
+		return 0;
+	e = event_reserve(s, sizeof(*e), BPFBOX_EV_EXEC);
+	if (!e)
+		return 0;
+	off = ctx->__data_loc_filename & 0xFFFF;
+	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), (void *)ctx + off);
+	task = (struct task_struct *)bpf_get_current_task();
+	start = BPF_CORE_READ(task, mm, arg_start);
+	end = BPF_CORE_READ(task, mm, arg_end);
+	len = end - start;
+	/* The mask keeps the verifier sure of the bound; one byte is lost. */
+	e->argv_truncated = len >= sizeof(e->argv);
+	if (len >= sizeof(e->argv))
+		len = sizeof(e->argv) - 1;
+	len &= sizeof(e->argv) - 1;
+	e->argv_len = 0;
+	if (len > 0 && bpf_probe_read_user(e->argv, len, (void *)start) == 0)
+		e->argv_len = len;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int handle_fork(struct trace_event_raw_sched_process_fork *ctx)
+{
+	struct bpfbox_session *s = current_session();
+	struct bpfbox_fork_event *e;
+
+	if (!s || (s->flags & BPFBOX_SF_AUDIT_OFF))
+		return 0;
+	e = event_reserve(s, sizeof(*e), BPFBOX_EV_FORK);
+	if (!e)
+		return 0;
+	e->child_pid = BPF_CORE_READ(ctx, child_pid);
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* a process (not a thread) ended: its exit code or the signal */
+SEC("tracepoint/sched/sched_process_exit")
+int handle_exit(void *ctx)
+{
+	struct bpfbox_session *s = current_session();
+	struct bpfbox_exit_event *e;
+	struct task_struct *task;
+	__u64 id = bpf_get_current_pid_tgid();
+	int code;
+
+	if (!s || (s->flags & BPFBOX_SF_AUDIT_OFF) || (__u32)id != id >> 32)
+		return 0;
+	e = event_reserve(s, sizeof(*e), BPFBOX_EV_EXIT);
+	if (!e)
+		return 0;
+	task = (struct task_struct *)bpf_get_current_task();
+	code = BPF_CORE_READ(task, exit_code);
+	e->signal = code & 0x7f;
+	e->exit_code = e->signal ? -1 : (code >> 8) & 0xff;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline int remember(__u64 ptr, __u32 flags, __u32 kind)
+{
+	struct pending p = { .ptr = ptr, .flags = flags, .kind = kind };
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	if (!current_session())
+		return 0;
+	bpf_map_update_elem(&pending, &tid, &p, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_openat")
+int enter_openat(struct trace_event_raw_sys_enter *ctx)
+{
+	return audit_opens ? remember(ctx->args[1], ctx->args[2], BPFBOX_EV_FILE) : 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_openat2")
+int enter_openat2(struct trace_event_raw_sys_enter *ctx)
+{
+	struct open_how how = {};
+
+	if (!audit_opens)
+		return 0;
+	bpf_probe_read_user(&how, sizeof(how), (void *)ctx->args[2]);
+	return remember(ctx->args[1], (__u32)how.flags, BPFBOX_EV_FILE);
+}
+
+SEC("tracepoint/syscalls/sys_enter_execve")
+int enter_execve(struct trace_event_raw_sys_enter *ctx)
+{
+	return remember(ctx->args[0], 0, BPFBOX_EV_EXEC);
+}
+
+SEC("tracepoint/syscalls/sys_enter_connect")
+int enter_connect(struct trace_event_raw_sys_enter *ctx)
+{
+	return remember(ctx->args[1], ctx->args[2], BPFBOX_EV_CONNECT);
+}
+
+static __always_inline void emit_file(struct bpfbox_session *s, struct pending *p, long ret)
+{
+	struct bpfbox_file_event *e = event_reserve(s, sizeof(*e), BPFBOX_EV_FILE);
+
+	if (!e)
+		return;
+	e->flags = p->flags;
+	e->count = 1;
+	bpf_probe_read_user_str(e->path, sizeof(e->path), (void *)p->ptr);
+	/* No filter of ours denies open with EPERM but the BPF LSM. */
+	set_outcome(&e->hdr, s, ret, BPFBOX_LAYER_BPF_LSM);
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* A failed execve; a successful one is the sched_process_exec record. */
+static __always_inline void emit_failed_exec(struct bpfbox_session *s, struct pending *p,
+					     long ret)
+{
+	struct bpfbox_exec_event *e;
+
+	if (ret >= 0)
+		return;
+	e = event_reserve(s, sizeof(*e), BPFBOX_EV_EXEC);
+	if (!e)
+		return;
+	e->argv_len = 0;
+	e->argv_truncated = 0;
+	bpf_probe_read_user_str(e->filename, sizeof(e->filename), (void *)p->ptr);
+	set_outcome(&e->hdr, s, ret, BPFBOX_LAYER_BPF_LSM);
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void emit_connect(struct bpfbox_session *s, struct pending *p, long ret)
+{
+	struct bpfbox_connect_event *e;
+	struct sockaddr_in6 sa6 = {};
+	__u16 family = 0;
+
+	bpf_probe_read_user(&family, sizeof(family), (void *)p->ptr);
+	if (family != AF_INET && family != AF_INET6 && family != AF_UNIX)
+		return;
+	e = event_reserve(s, sizeof(*e), BPFBOX_EV_CONNECT);
+	if (!e)
+		return;
+	e->family = family;
+	e->port = 0;
+	e->protocol = 0;
+	__builtin_memset(e->addr, 0, sizeof(e->addr));
+	e->unix_path[0] = '\0';
+	if (family == AF_UNIX) {
+		bpf_probe_read_user_str(e->unix_path, sizeof(e->unix_path), (void *)p->ptr + 2);
+	} else if (family == AF_INET) {
+		struct sockaddr_in sa = {};
+
+		bpf_probe_read_user(&sa, sizeof(sa), (void *)p->ptr);
+		e->port = bpf_ntohs(sa.sin_port);
+		__builtin_memcpy(e->addr, &sa.sin_addr, 4);
+	} else {
+		bpf_probe_read_user(&sa6, sizeof(sa6), (void *)p->ptr);
+		e->port = bpf_ntohs(sa6.sin6_port);
+		__builtin_memcpy(e->addr, &sa6.sin6_addr, 16);
+	}
+	/* connect(2) fails with EPERM when a cgroup program refused it. */
+	set_outcome(&e->hdr, s, ret, BPFBOX_LAYER_CGROUP_BPF);
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline int finish(long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct bpfbox_session *s;
+	struct pending *p;
+
+	p = bpf_map_lookup_elem(&pending, &tid);
+	if (!p)
+		return 0;
+	s = current_session();
+	if (s && !(s->flags & BPFBOX_SF_AUDIT_OFF)) {
+		if (p->kind == BPFBOX_EV_FILE)
+			emit_file(s, p, ret);
+		else if (p->kind == BPFBOX_EV_EXEC)
+			emit_failed_exec(s, p, ret);
+		else
+			emit_connect(s, p, ret);
+	}
+	bpf_map_delete_elem(&pending, &tid);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_openat")
+int exit_openat(struct trace_event_raw_sys_exit *ctx)
+{
+	return finish(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_openat2")
+int exit_openat2(struct trace_event_raw_sys_exit *ctx)
+{
+	return finish(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_execve")
+int exit_execve(struct trace_event_raw_sys_exit *ctx)
+{
+	return finish(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_connect")
+int exit_connect(struct trace_event_raw_sys_exit *ctx)
+{
+	return finish(ctx->ret);
+}
+
+char LICENSE[] SEC("license") = "GPL";

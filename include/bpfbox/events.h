@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the kernel side and the user side of bpfbox share: the ring buffer
+ * records and the keys and values of the policy maps. Plain C types only,
+ * so both a BPF program (vmlinux.h) and userspace (linux/types.h) compile
+ * it. Every record starts with struct bpfbox_event_hdr.
+ */
+#ifndef BPFBOX_EVENTS_H
+#define BPFBOX_EVENTS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define BPFBOX_COMM_LEN	 16
+#define BPFBOX_PATH_LEN	 256
+#define BPFBOX_ARGV_LEN	 512 /* argv bytes kept, NUL separated */
+#define BPFBOX_NAME_LEN	 64  /* one path component in a deny rule */
+#define BPFBOX_MAX_SESSIONS 4096
+
+enum bpfbox_event_type {
+	BPFBOX_EV_EXEC = 1,
+	BPFBOX_EV_EXIT = 2,
+	BPFBOX_EV_FORK = 3,
+	BPFBOX_EV_FILE = 4,
+	BPFBOX_EV_CONNECT = 5,
+};
+
+/* Who decided. */
+enum bpfbox_layer {
+	BPFBOX_LAYER_NONE = 0,
+	BPFBOX_LAYER_LANDLOCK = 1,
+	BPFBOX_LAYER_SECCOMP = 2,
+	BPFBOX_LAYER_CGROUP_BPF = 3,
+	BPFBOX_LAYER_BPF_LSM = 4,
+	BPFBOX_LAYER_KERNEL = 5, /* denied, but by none of ours (DAC, ...) */
+};
+
+enum bpfbox_decision {
+	BPFBOX_ALLOW = 0,
+	BPFBOX_DENY = 1,
+};
+
+struct bpfbox_event_hdr {
+	__u32 type;	/* enum bpfbox_event_type */
+	__u32 session;	/* session index, the value of the sessions map */
+	__u64 seq;	/* per-session sequence number; gaps are losses */
+	__u64 ts_ns;	/* bpf_ktime_get_ns() */
+	__u32 pid;	/* thread group id */
+	__u32 tid;
+	__u32 ppid;
+	__u32 uid;
+	char comm[BPFBOX_COMM_LEN];
+	__u8 decision;	/* enum bpfbox_decision */
+	__u8 layer;	/* enum bpfbox_layer */
+	__u16 pad;
+	__s32 err;	/* the syscall's -errno, 0 if it succeeded */
+};
+
+struct bpfbox_exec_event {
+	struct bpfbox_event_hdr hdr;
+	__u32 argv_len;	/* bytes used in argv */
+	__u32 argv_truncated;
+	char filename[BPFBOX_PATH_LEN];
+	char argv[BPFBOX_ARGV_LEN];
+};
+
+struct bpfbox_exit_event {
+	struct bpfbox_event_hdr hdr;
+	__s32 exit_code; /* WEXITSTATUS-style code, or -1 if signalled */
+	__u32 signal;
+};
+
+struct bpfbox_fork_event {
+	struct bpfbox_event_hdr hdr;
+	__u32 child_pid;
+	__u32 pad;
+};
+
+struct bpfbox_file_event {
+	struct bpfbox_event_hdr hdr;
+	__u32 flags;	/* open(2) flags */
+	__u32 count;	/* identical allowed opens aggregated into this one */
+	char path[BPFBOX_PATH_LEN];
+};
+
+struct bpfbox_connect_event {
+	struct bpfbox_event_hdr hdr;
+	__u16 family;	/* AF_INET, AF_INET6, AF_UNIX */
+	__u16 port;	/* host byte order */
+	__u32 protocol;
+	__u8 addr[16];	/* IPv4 in the first 4 bytes */
+	char unix_path[108];
+};
+
+/* Value of the sessions map (key: the session cgroup's id). */
+struct bpfbox_session {
+	__u32 id;	/* session index, 1-based */
+	__u32 flags;	/* BPFBOX_SF_* */
+	__u64 seq;	/* next sequence number (atomically incremented) */
+	__u64 lost;	/* records that found the ring full */
+};
+
+#define BPFBOX_SF_NET_DENY     (1U << 0) /* only the allow-list may connect */
+#define BPFBOX_SF_AUDIT_ALL    (1U << 1) /* no aggregation of allowed opens */
+#define BPFBOX_SF_AUDIT_OFF    (1U << 2) /* decisions only, no observation */
+#define BPFBOX_SF_ALLOW_META   (1U << 3) /* cloud metadata address allowed */
+#define BPFBOX_SF_LANDLOCK     (1U << 4) /* Landlock holds: EACCES is its denial */
+
+/* Key of the network allow-list (LPM trie): session, then address bits. */
+struct bpfbox_net_key {
+	__u32 prefixlen; /* 32 (session) + address prefix length */
+	__u32 session;
+	__u8 addr[16];	/* IPv4 mapped as ::ffff:a.b.c.d */
+};
+
+struct bpfbox_net_rule {
+	__u16 port_lo; /* inclusive, host byte order; 0-65535 means any */
+	__u16 port_hi;
+};
+
+/* Key of the name sets of the file policy (BPF LSM). */
+struct bpfbox_name_key {
+	__u32 session;
+	__u32 kind;	/* enum bpfbox_name_kind */
+	char name[BPFBOX_NAME_LEN];
+};
+
+enum bpfbox_name_kind {
+	BPFBOX_NAME_EXACT = 1,	   /* the file's own name: .env, id_rsa */
+	BPFBOX_NAME_COMPONENT = 2, /* any directory on the path: .ssh, .aws */
+	BPFBOX_NAME_SUFFIX = 3,	   /* the name's ending after its last dot: pem */
+	BPFBOX_NAME_EXEC = 4,	   /* a binary's name that may not be executed */
+};
+
+#endif

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "embedded.h"
+#include "bpfbox/events.h"
+#include "../policy/policy.h"
+#include "../sandbox/session.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+
+#define RING_BYTES (4U << 20)
+
+static void sink_flush(struct embedded *e)
+{
+	size_t off = 0;
+
+	while (off < e->w.len) {
+		ssize_t n = write(e->out_fd, e->w.buf + off, e->w.len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* Report once; the session goes on, the loss is counted at the end. */
+			if (!e->write_error)
+				log_error_errno(errno ? errno : EIO, "cannot write the audit stream");
+			e->write_error = errno ? errno : EIO;
+			break;
+		}
+		off += n;
+	}
+	jsonw_reset(&e->w);
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct embedded *e = ctx;
+
+	if (audit_encode_record(&e->w, &e->clock, data, size, e->session_id) == 0 &&
+	    e->w.len >= 64 * 1024)
+		sink_flush(e);
+	return 0;
+}
+
+static void on_poll(void *ctx)
+{
+	struct embedded *e = ctx;
+
+	agent_consume(e->agent);
+	sink_flush(e);
+}
+
+static uint64_t mono_now(void)
+{
+	return now_ns();
+}
+
+static void emit_start(struct embedded *e, struct session *s, char *const argv[])
+{
+	const struct session_layers *l = &s->layers;
+	const struct agent_status *st = agent_status(e->agent);
+	struct json_object *pol = policy_to_json(s->policy);
+
+	audit_begin(&e->w, &e->clock, "session.start", s->id, 0, mono_now());
+	jsonw_u64(&e->w, "pid", getpid());
+	jsonw_str(&e->w, "level_requested", level_name(l->requested));
+	jsonw_str(&e->w, "level_enabled", level_name(l->enabled));
+	jsonw_object_begin(&e->w, "layers");
+	jsonw_u64(&e->w, "landlock_abi", l->landlock ? l->landlock_abi : 0);
+	jsonw_bool(&e->w, "seccomp", l->seccomp);
+	jsonw_bool(&e->w, "bpf_audit", st->audit);
+	jsonw_bool(&e->w, "bpf_network", st->net);
+	jsonw_bool(&e->w, "bpf_lsm", false);
+	jsonw_end(&e->w);
+	jsonw_array_begin(&e->w, "not_enforced");
+	if (l->not_enforced[0])
+		jsonw_array_strn(&e->w, l->not_enforced, strlen(l->not_enforced));
+	if (st->why_not[0])
+		jsonw_array_strn(&e->w, st->why_not, strlen(st->why_not));
+	jsonw_array_end(&e->w);
+	jsonw_array_begin(&e->w, "command");
+	for (int i = 0; argv[i]; i++)
+		jsonw_array_strn(&e->w, argv[i], strlen(argv[i]));
+	jsonw_array_end(&e->w);
+	jsonw_raw(&e->w, "policy", json_object_to_json_string_ext(pol, JSON_C_TO_STRING_PLAIN |
+									JSON_C_TO_STRING_NOSLASHESCAPE));
+	jsonw_end(&e->w);
+	jsonw_newline(&e->w);
+	json_object_put(pol);
+	sink_flush(e);
+}
+
+int embedded_start(struct embedded *e, struct session *s, const char *audit_path,
+		   char *const argv[])
+{
+	struct agent_opts o = { .ring_bytes = RING_BYTES, .audit_opens = true,
+				.on_record = on_record, .ctx = e };
+	const struct bpfbox_policy *p = s->policy;
+	char parent[PATH_MAX];
+	uint32_t flags = 0;
+	int r;
+
+	memset(e, 0, sizeof(*e));
+	e->out_fd = -1;
+	e->session_id = s->id;
+	if (geteuid() != 0)
+		return log_error_errno(EPERM, "--audit loads BPF programs and needs root");
+	if (streq(audit_path, "-"))
+		e->out_fd = dup(STDOUT_FILENO);
+	else
+		e->out_fd = open(audit_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	if (e->out_fd < 0)
+		return log_error_errno(errno, "cannot open the audit file %s", audit_path);
+	r = cgroup_parent(parent, sizeof(parent));
+	if (r < 0) {
+		log_error_errno(r, "no cgroup v2 hierarchy for session cgroups");
+		goto fail;
+	}
+	o.cgroup_parent = parent;
+	r = agent_open(&e->agent, &o);
+	if (r < 0) {
+		log_error_errno(r, "cannot load the BPF programs");
+		goto fail;
+	}
+	if (agent_status(e->agent)->why_not[0])
+		log_warn("not loaded: %s", agent_status(e->agent)->why_not);
+	r = session_cgroup_create(parent, s->id, &e->cg);
+	if (r < 0) {
+		log_error_errno(r, "cannot create the session cgroup in %s", parent);
+		goto fail;
+	}
+	if (p->net == NET_DENY)
+		flags |= BPFBOX_SF_NET_DENY;
+	if (s->layers.landlock && p->mode != MODE_FULL_ACCESS)
+		flags |= BPFBOX_SF_LANDLOCK;
+	r = agent_session_add(e->agent, e->cg.id, 1, flags);
+	if (r < 0) {
+		log_error_errno(r, "cannot register the session");
+		goto fail;
+	}
+	audit_clock_init(&e->clock);
+	s->hooks.cgroup_procs_fd = e->cg.procs_fd;
+	s->hooks.poll_fd = agent_ring_fd(e->agent);
+	s->hooks.on_poll = on_poll;
+	s->hooks.ctx = e;
+	emit_start(e, s, argv);
+	return 0;
+fail:
+	embedded_finish(e, NULL);
+	return r;
+}
+
+void embedded_finish(struct embedded *e, struct session *s)
+{
+	uint64_t seq = 0, lost = 0;
+
+	if (e->agent && s) {
+		/* Kill stragglers first so that no record arrives after the end. */
+		session_cgroup_destroy(&e->cg);
+		agent_consume(e->agent);
+		sink_flush(e);
+		agent_session_remove(e->agent, e->cg.id ? e->cg.id : 0, &seq, &lost);
+		if (lost) {
+			audit_begin(&e->w, &e->clock, "loss", s->id, seq, mono_now());
+			jsonw_u64(&e->w, "count", lost);
+			jsonw_str(&e->w, "where", "ring buffer full");
+			jsonw_end(&e->w);
+			jsonw_newline(&e->w);
+		}
+		audit_begin(&e->w, &e->clock, "session.end", s->id, seq, mono_now());
+		jsonw_i64(&e->w, "exit_code", s->result.exit_code);
+		jsonw_bool(&e->w, "timed_out", s->result.timed_out);
+		jsonw_u64(&e->w, "records", seq - 1);
+		jsonw_u64(&e->w, "lost", lost);
+		jsonw_u64(&e->w, "output_bytes", s->result.output_bytes);
+		jsonw_u64(&e->w, "output_dropped", s->result.output_dropped);
+		jsonw_end(&e->w);
+		jsonw_newline(&e->w);
+		sink_flush(e);
+	}
+	session_cgroup_destroy(&e->cg);
+	agent_close(e->agent);
+	e->agent = NULL;
+	if (e->out_fd >= 0)
+		close(e->out_fd);
+	e->out_fd = -1;
+	jsonw_free(&e->w);
+}

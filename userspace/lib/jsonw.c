@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonw.h"
+
+static void grow(struct jsonw *w, size_t more)
+{
+	size_t cap;
+	char *nb;
+
+	if (w->oom || w->len + more + 1 <= w->cap)
+		return;
+	cap = w->cap ? w->cap : 512;
+	while (cap < w->len + more + 1)
+		cap *= 2;
+	nb = realloc(w->buf, cap);
+	if (!nb) {
+		w->oom = true;
+		return;
+	}
+	w->buf = nb;
+	w->cap = cap;
+}
+
+static void put(struct jsonw *w, const char *s, size_t n)
+{
+	grow(w, n);
+	if (w->oom)
+		return;
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+	w->buf[w->len] = '\0';
+}
+
+static void putc_(struct jsonw *w, char c)
+{
+	put(w, &c, 1);
+}
+
+void jsonw_reset(struct jsonw *w)
+{
+	w->len = 0;
+	w->need_comma = false;
+	w->oom = false;
+	if (w->buf)
+		w->buf[0] = '\0';
+}
+
+void jsonw_free(struct jsonw *w)
+{
+	free(w->buf);
+	memset(w, 0, sizeof(*w));
+}
+
+/* Length of the valid UTF-8 sequence at s (max n bytes), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0) {
+		len = 2;
+		cp = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		len = 3;
+		cp = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		len = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values past U+10FFFF are invalid. */
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+static void put_escaped(struct jsonw *w, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+
+	putc_(w, '"');
+	while (i < n) {
+		size_t run = i, ulen;
+		char esc[8];
+
+		/* Copy the longest run that needs no escaping at once. */
+		while (run < n && s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' &&
+		       s[run] != '\\')
+			run++;
+		put(w, (const char *)s + i, run - i);
+		i = run;
+		if (i >= n)
+			break;
+		if (s[i] == '"' || s[i] == '\\') {
+			esc[0] = '\\';
+			esc[1] = s[i];
+			put(w, esc, 2);
+			i++;
+		} else if (s[i] == '\n') {
+			put(w, "\\n", 2);
+			i++;
+		} else if (s[i] == '\t') {
+			put(w, "\\t", 2);
+			i++;
+		} else if (s[i] < 0x20 || !(ulen = utf8_len(s + i, n - i))) {
+			snprintf(esc, sizeof(esc), "\\u%04x", s[i]);
+			put(w, esc, 6);
+			i++;
+		} else {
+			put(w, (const char *)s + i, ulen);
+			i += ulen;
+		}
+	}
+	putc_(w, '"');
+}
+
+void jsonw_key(struct jsonw *w, const char *key)
+{
+	if (w->need_comma)
+		putc_(w, ',');
+	w->need_comma = true;
+	if (key) {
+		put_escaped(w, key, strlen(key));
+		putc_(w, ':');
+	}
+}
+
+void jsonw_begin(struct jsonw *w)
+{
+	jsonw_key(w, NULL);
+	putc_(w, '{');
+	w->need_comma = false;
+}
+
+void jsonw_object_begin(struct jsonw *w, const char *key)
+{
+	jsonw_key(w, key);
+	putc_(w, '{');
+	w->need_comma = false;
+}
+
+void jsonw_end(struct jsonw *w)
+{
+	putc_(w, '}');
+	w->need_comma = true;
+}
+
+void jsonw_strn(struct jsonw *w, const char *key, const char *value, size_t len)
+{
+	jsonw_key(w, key);
+	put_escaped(w, value, len);
+}
+
+void jsonw_str(struct jsonw *w, const char *key, const char *value)
+{
+	if (!value) {
+		jsonw_null(w, key);
+		return;
+	}
+	jsonw_strn(w, key, value, strlen(value));
+}
+
+void jsonw_u64(struct jsonw *w, const char *key, uint64_t value)
+{
+	char num[24];
+
+	jsonw_key(w, key);
+	put(w, num, snprintf(num, sizeof(num), "%" PRIu64, value));
+}
+
+void jsonw_i64(struct jsonw *w, const char *key, int64_t value)
+{
+	char num[24];
+
+	jsonw_key(w, key);
+	put(w, num, snprintf(num, sizeof(num), "%" PRId64, value));
+}
+
+void jsonw_bool(struct jsonw *w, const char *key, bool value)
+{
+	jsonw_key(w, key);
+	put(w, value ? "true" : "false", value ? 4 : 5);
+}
+
+void jsonw_null(struct jsonw *w, const char *key)
+{
+	jsonw_key(w, key);
+	put(w, "null", 4);
+}
+
+void jsonw_raw(struct jsonw *w, const char *key, const char *json)
+{
+	jsonw_key(w, key);
+	put(w, json, strlen(json));
+}
+
+void jsonw_array_begin(struct jsonw *w, const char *key)
+{
+	jsonw_key(w, key);
+	putc_(w, '[');
+	w->need_comma = false;
+}
+
+void jsonw_array_end(struct jsonw *w)
+{
+	putc_(w, ']');
+	w->need_comma = true;
+}
+
+void jsonw_array_strn(struct jsonw *w, const char *value, size_t len)
+{
+	jsonw_key(w, NULL);
+	put_escaped(w, value, len);
+}
+
+void jsonw_newline(struct jsonw *w)
+{
+	putc_(w, '\n');
+	w->need_comma = false;
+}
