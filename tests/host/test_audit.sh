@@ -1,0 +1,80 @@
+# bpfbox run --audit: the embedded BPF agent records what the session did.
+. "$(dirname "$0")/../lib.sh"
+
+if [ "$(id -u)" != 0 ]; then
+	skip "audit stream: --audit loads BPF programs and needs root; CI runs as root"
+	finish
+	exit $?
+fi
+mkdir -p "$TMPD/ws" "$TMPD/outside"
+A="$TMPD/audit.jsonl"
+cd "$TMPD/ws"
+
+# check PY_EXPR NAME: evaluates a Python expression over the parsed events.
+check() {
+	if python3 - "$A" "$1" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+ok = eval(sys.argv[2])
+sys.exit(0 if ok else 1)
+PY
+	then ok "$2"; else fail "$2: $(tail -c 400 "$A")"; fi
+}
+
+expect_rc 3 "an audited session keeps the command's exit code" \
+	"$BPFBOX" run -q --audit "$A" -w "$TMPD/ws" -- sh -c \
+	'echo hi > inside; cat inside >/dev/null; echo x > '"$TMPD/outside/f"'; /bin/true one two; exit 3'
+check "all(e['schema_version'] == 1 for e in ev)" "every line is a JSON event of schema 1"
+check "ev[0]['type'] == 'session.start' and ev[-1]['type'] == 'session.end'" "stream starts with session.start and ends with session.end"
+check "len({e['session'] for e in ev}) == 1" "one session id throughout"
+check "[e['seq'] for e in ev] == list(range(len(ev)))" "sequence numbers 0..N without gaps"
+check "ev[-1]['exit_code'] == 3 and ev[-1]['lost'] == 0" "session.end carries exit code 3 and no loss"
+check "ev[0]['level_enabled'] == 'Standard' and ev[0]['layers']['bpf_audit']" "session.start reports levels and layers"
+check "any(e['type'] == 'exec' and e['filename'] == '/bin/true' and e['argv'] == ['/bin/true', 'one', 'two'] for e in ev)" "exec of /bin/true with its argv"
+check "any(e['type'] == 'exit' and e['comm'] == 'true' and e['exit_code'] == 0 for e in ev)" "exit event of /bin/true"
+check "any(e['type'] == 'fork' for e in ev)" "fork events"
+check "any(e['type'] == 'file' and e['path'] == 'inside' and e['decision'] == 'allow' and e['errno'] is None for e in ev)" "allowed open in the workspace"
+check "any(e['type'] == 'file' and e['path'].endswith('/outside/f') and e['decision'] == 'deny' and e['layer'] == 'landlock' and e['errno'] == 'EACCES' for e in ev)" "write outside is a landlock denial event"
+# pid/ppid: the exec of true has the shell as parent, which has the bpfbox child's pid.
+check "(lambda sh: any(e['type'] == 'exec' and e['filename'] == '/bin/true' and e['ppid'] == sh for e in ev))(next(e['pid'] for e in ev if e['type'] == 'exec' and e['comm'] == 'sh'))" "exec ppid is the shell's pid"
+
+# Network: the cgroup program denies the metadata address even with --net allow.
+: >"$A"
+expect_rc 1 "connect to 169.254.169.254 is denied with --net allow" \
+	"$BPFBOX" run -q --net allow --audit "$A" -w "$TMPD/ws" -- python3 -c '
+import socket, sys
+s = socket.socket(); s.settimeout(2)
+try: s.connect(("169.254.169.254", 80))
+except PermissionError: sys.exit(1)
+except OSError: sys.exit(2)
+sys.exit(0)'
+check "any(e['type'] == 'connect' and e['address'] == '169.254.169.254' and e['port'] == 80 and e['decision'] == 'deny' and e['layer'] == 'cgroup-bpf' for e in ev)" "metadata connect is a cgroup-bpf denial event"
+python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1]); import time; time.sleep(30)' >"$TMPD/port" &
+LPID=$!
+sleep 0.5
+PORT=$(cat "$TMPD/port")
+: >"$A"
+expect_rc 0 "connect to a loopback listener is allowed with --net allow" \
+	"$BPFBOX" run -q --net allow --audit "$A" -w "$TMPD/ws" -- python3 -c "
+import socket; socket.create_connection(('127.0.0.1', $PORT), 2)"
+kill $LPID 2>/dev/null
+check "any(e['type'] == 'connect' and e['address'] == '127.0.0.1' and e['port'] == $PORT and e['decision'] == 'allow' and e['errno'] in (None, 'EINPROGRESS') for e in ev)" "allowed connect recorded with address and port"
+
+# Outside any session nothing is denied by our programs, and nothing is left behind.
+python3 -c 'import socket, sys
+s = socket.socket(); s.settimeout(0.3)
+try: s.connect(("169.254.169.254", 80))
+except PermissionError: sys.exit(1)
+except OSError: pass' && ok "outside a session the cgroup program does not interfere" || fail "outside a session connect got EPERM"
+cg=$(python3 -c "import json; d=json.load(open('/dev/stdin')); print(d['cgroup']['v2_mount'] or '')" <<EOF2
+$("$BPFBOX" status --json)
+EOF2
+)
+left=$(find "$cg/bpfbox" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
+[ -z "$left" ] && ok "no session cgroup left" || fail "session cgroups left: $left"
+bpftool prog show 2>/dev/null | grep -qE 'net_connect4|handle_exec' && fail "BPF programs left loaded" || ok "no BPF program left loaded"
+
+expect_rc 125 "--audit to an unwritable path fails before anything runs" \
+	"$BPFBOX" run --audit /proc/nope/audit.jsonl -w "$TMPD/ws" -- touch "$TMPD/ws/ran"
+[ -e "$TMPD/ws/ran" ] && fail "the command ran despite the setup error" || ok "nothing ran after the audit setup error"
+finish
