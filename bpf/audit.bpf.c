@@ -13,6 +13,29 @@
 
 /* Audit mode for the whole agent, set before load. */
 const volatile bool audit_opens = true;
+/* Identical allowed opens within this window fold into one record. */
+const volatile __u64 aggregate_window_ns = 1000000000ULL;
+
+/*
+ * Aggregation of allowed opens: the first open of (session, pid, flags,
+ * path) is reported at once; repeats within the window only count here,
+ * and the count leaves with the next repeat after the window, or when
+ * the agent flushes the session at its end. Denials never aggregate.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct bpfbox_agg_key);
+	__type(value, struct bpfbox_agg_val);
+} agg SEC(".maps");
+
+/* The key is too large for the stack next to everything else. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bpfbox_agg_key);
+} agg_scratch SEC(".maps");
 
 /* Arguments of an open or connect, kept from syscall entry to exit. */
 struct pending {
@@ -156,14 +179,58 @@ int enter_connect(struct trace_event_raw_sys_enter *ctx)
 	return remember(ctx->args[1], ctx->args[2], BPFBOX_EV_CONNECT);
 }
 
+/* Returns the count to report, or 0 when this open folds into an earlier one. */
+static __always_inline __u64 aggregate(struct bpfbox_session *s, struct pending *p)
+{
+	struct bpfbox_agg_val *v, fresh = { .first_ns = bpf_ktime_get_ns() };
+	struct bpfbox_agg_key *k;
+	__u32 zero = 0;
+	__u64 n;
+
+	k = bpf_map_lookup_elem(&agg_scratch, &zero);
+	if (!k)
+		return 1;
+	k->session = s->id;
+	k->pid = bpf_get_current_pid_tgid() >> 32;
+	k->flags = p->flags;
+	__builtin_memset(k->path, 0, sizeof(k->path));
+	bpf_probe_read_user_str(k->path, sizeof(k->path), (void *)p->ptr);
+	v = bpf_map_lookup_elem(&agg, k);
+	if (!v) {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+		fresh.tid = (__u32)bpf_get_current_pid_tgid();
+		fresh.ppid = BPF_CORE_READ(task, real_parent, tgid);
+		fresh.uid = (__u32)bpf_get_current_uid_gid();
+		bpf_get_current_comm(fresh.comm, sizeof(fresh.comm));
+		/* A full map means no aggregation, never a lost open. */
+		bpf_map_update_elem(&agg, k, &fresh, BPF_NOEXIST);
+		return 1;
+	}
+	if (fresh.first_ns - v->first_ns < aggregate_window_ns) {
+		__sync_fetch_and_add(&v->count, 1);
+		return 0;
+	}
+	n = __sync_lock_test_and_set(&v->count, 0) + 1;
+	v->first_ns = fresh.first_ns;
+	return n;
+}
+
 static __always_inline void emit_file(struct bpfbox_session *s, struct pending *p, long ret)
 {
-	struct bpfbox_file_event *e = event_reserve(s, sizeof(*e), BPFBOX_EV_FILE);
+	struct bpfbox_file_event *e;
+	__u64 count = 1;
 
+	if (ret >= 0 && !(s->flags & BPFBOX_SF_AUDIT_ALL)) {
+		count = aggregate(s, p);
+		if (!count)
+			return;
+	}
+	e = event_reserve(s, sizeof(*e), BPFBOX_EV_FILE);
 	if (!e)
 		return;
 	e->flags = p->flags;
-	e->count = 1;
+	e->count = count;
 	bpf_probe_read_user_str(e->path, sizeof(e->path), (void *)p->ptr);
 	/* No filter of ours denies open with EPERM but the BPF LSM. */
 	set_outcome(&e->hdr, s, ret, BPFBOX_LAYER_BPF_LSM);

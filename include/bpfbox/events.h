@@ -93,6 +93,25 @@ struct bpfbox_connect_event {
 	char unix_path[108];
 };
 
+/* The aggregation map of allowed opens (audit.bpf.c), read by the agent
+ * to flush what is still counted when a session ends. */
+struct bpfbox_agg_key {
+	__u32 session;
+	__u32 pid;
+	__u32 flags;
+	char path[BPFBOX_PATH_LEN];
+};
+
+struct bpfbox_agg_val {
+	__u64 first_ns;
+	__u64 count;	/* opens folded since first_ns, not yet reported */
+	__u32 tid;	/* the first opener */
+	__u32 ppid;
+	__u32 uid;
+	__u32 pad;
+	char comm[BPFBOX_COMM_LEN];
+};
+
 /* Value of the sessions map (key: the session cgroup's id). */
 struct bpfbox_session {
 	__u32 id;	/* session index, 1-based */

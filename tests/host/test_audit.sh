@@ -74,6 +74,26 @@ left=$(find "$cg/bpfbox" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
 [ -z "$left" ] && ok "no session cgroup left" || fail "session cgroups left: $left"
 bpftool prog show 2>/dev/null | grep -qE 'net_connect4|handle_exec' && fail "BPF programs left loaded" || ok "no BPF program left loaded"
 
+# Loss: a flood through a deliberately tiny ring; every lost record is counted
+# and the sequence gaps add up to exactly that count.
+: >"$A"
+expect_rc 0 "a flood through a 4 KiB ring completes" \
+	"$BPFBOX" run -q --audit "$A" --audit-mode all --audit-ring 4096 -w "$TMPD/ws" -- \
+	python3 -c 'for i in range(20000): open("/etc/hostname").close()'
+check "ev[-1]['lost'] > 0" "the tiny ring lost records"
+check "ev[-1]['lost'] == ev[-1]['seq'] + 1 - len(ev) - 0" "sequence gaps equal the reported loss"
+check "[e['count'] for e in ev if e['type'] == 'loss'] == [ev[-1]['lost']]" "one loss event with the exact count"
+check "sorted(e['seq'] for e in ev) == [e['seq'] for e in ev] and len({e['seq'] for e in ev}) == len(ev)" "sequence numbers are unique and increasing"
+
+# Aggregation (the default): 1000 identical opens by one process are
+# reported once at once and once more with the rest of the count.
+: >"$A"
+expect_rc 0 "1000 identical opens in aggregate mode" \
+	"$BPFBOX" run -q --audit "$A" -w "$TMPD/ws" -- \
+	python3 -c 'for i in range(1000): open("/etc/hostname").close()'
+check "sum(e['count'] for e in ev if e['type'] == 'file' and e['path'] == '/etc/hostname') == 1000" "aggregated counts add up to 1000 opens"
+check "len([e for e in ev if e['type'] == 'file' and e['path'] == '/etc/hostname']) <= 3" "aggregated into a few records"
+
 expect_rc 125 "--audit to an unwritable path fails before anything runs" \
 	"$BPFBOX" run --audit /proc/nope/audit.jsonl -w "$TMPD/ws" -- touch "$TMPD/ws/ran"
 [ -e "$TMPD/ws/ran" ] && fail "the command ran despite the setup error" || ok "nothing ran after the audit setup error"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mount.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -44,6 +45,38 @@ static void why_not(struct agent *a, const char *what, int err)
 		 what, strerror(abs(err)));
 }
 
+/* Whether this kernel has the tracepoint category/name (tracefs mounted). */
+static bool have_tracepoint(const char *category, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/%s", category, name);
+	if (access(path, F_OK) == 0)
+		return true;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/events/%s/%s", category, name);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * Programs for tracepoints a kernel lacks (openat2 before 5.6) are switched
+ * off before load instead of failing it; the rest still observe.
+ */
+static void disable_missing_tracepoints(struct audit_bpf *skel)
+{
+	struct bpf_program *prog;
+
+	if (access("/sys/kernel/tracing/events", F_OK) < 0)
+		mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *sec = bpf_program__section_name(prog);
+		char cat[64], name[128];
+
+		if (sscanf(sec, "tracepoint/%63[^/]/%127s", cat, name) == 2 &&
+		    !have_tracepoint(cat, name))
+			bpf_program__set_autoload(prog, false);
+	}
+}
+
 /* Audit skeleton: open, size the ring, load, attach. It owns the shared maps. */
 static int load_audit(struct agent *a, const struct agent_opts *o)
 {
@@ -54,6 +87,8 @@ static int load_audit(struct agent *a, const struct agent_opts *o)
 		return -errno;
 	bpf_map__set_max_entries(a->audit->maps.events, o->ring_bytes);
 	a->audit->rodata->audit_opens = o->audit_opens;
+	a->audit->rodata->aggregate_window_ns = o->aggregate_ns;
+	disable_missing_tracepoints(a->audit);
 	r = audit_bpf__load(a->audit);
 	if (!r)
 		r = audit_bpf__attach(a->audit);
@@ -256,4 +291,45 @@ uint64_t agent_lost_total(const struct agent *a)
 			total += v[i];
 	free(v);
 	return total;
+}
+
+int agent_flush_session(struct agent *a, uint32_t id, uint64_t *seq, agent_record_fn fn,
+			void *ctx)
+{
+	struct bpfbox_agg_key key, next;
+	struct bpfbox_agg_val val;
+	int fd, n = 0;
+	bool first = true;
+
+	if (!a->audit)
+		return 0;
+	fd = bpf_map__fd(a->audit->maps.agg);
+	/* Deleting while iterating restarts the walk; entries are few at the end. */
+	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		if (key.session != id || bpf_map_lookup_elem(fd, &key, &val) < 0)
+			continue;
+		if (val.count) {
+			struct bpfbox_file_event e = { 0 };
+
+			e.hdr.type = BPFBOX_EV_FILE;
+			e.hdr.session = id;
+			e.hdr.seq = (*seq)++;
+			e.hdr.ts_ns = now_ns();
+			e.hdr.pid = key.pid;
+			e.hdr.tid = val.tid;
+			e.hdr.ppid = val.ppid;
+			e.hdr.uid = val.uid;
+			memcpy(e.hdr.comm, val.comm, sizeof(e.hdr.comm));
+			e.flags = key.flags;
+			e.count = val.count;
+			memcpy(e.path, key.path, sizeof(e.path));
+			fn(ctx, &e, sizeof(e));
+			n++;
+		}
+		bpf_map_delete_elem(fd, &key);
+		first = true;
+	}
+	return n;
 }

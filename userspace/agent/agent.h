@@ -19,6 +19,7 @@ typedef int (*agent_record_fn)(void *ctx, void *data, size_t size);
 struct agent_opts {
 	uint32_t ring_bytes;	  /* a power of two, >= 4096 */
 	bool audit_opens;	  /* observe openat/openat2 */
+	uint64_t aggregate_ns;	  /* window folding identical allowed opens */
 	const char *cgroup_parent; /* where session cgroups live */
 	agent_record_fn on_record;
 	void *ctx;
@@ -44,6 +45,14 @@ int agent_net_allow(struct agent *a, uint32_t id, const char *cidr, uint16_t lo,
 /* An fd that polls readable when records wait; then call agent_consume. */
 int agent_ring_fd(const struct agent *a);
 int agent_consume(struct agent *a);
+/*
+ * After a session's processes are gone: hands each allowed open still
+ * counted in the kernel's aggregation map to fn as a file record, numbered
+ * from *seq on (which advances), and forgets the session's entries.
+ */
+int agent_flush_session(struct agent *a, uint32_t id, uint64_t *seq, agent_record_fn fn,
+			void *ctx);
+
 /* Records lost because the ring was full, summed over CPUs. */
 uint64_t agent_lost_total(const struct agent *a);
 

@@ -13,8 +13,6 @@
 #include "../lib/log.h"
 #include "../lib/util.h"
 
-#define RING_BYTES (4U << 20)
-
 static void sink_flush(struct embedded *e)
 {
 	size_t off = 0;
@@ -94,11 +92,11 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 	sink_flush(e);
 }
 
-int embedded_start(struct embedded *e, struct session *s, const char *audit_path,
+int embedded_start(struct embedded *e, struct session *s, const struct audit_opts *opts,
 		   char *const argv[])
 {
-	struct agent_opts o = { .ring_bytes = RING_BYTES, .audit_opens = true,
-				.on_record = on_record, .ctx = e };
+	struct agent_opts o = { .ring_bytes = opts->ring_bytes, .audit_opens = !opts->off,
+				.aggregate_ns = opts->aggregate_ns, .on_record = on_record, .ctx = e };
 	const struct bpfbox_policy *p = s->policy;
 	char parent[PATH_MAX];
 	uint32_t flags = 0;
@@ -109,12 +107,12 @@ int embedded_start(struct embedded *e, struct session *s, const char *audit_path
 	e->session_id = s->id;
 	if (geteuid() != 0)
 		return log_error_errno(EPERM, "--audit loads BPF programs and needs root");
-	if (streq(audit_path, "-"))
+	if (streq(opts->path, "-"))
 		e->out_fd = dup(STDOUT_FILENO);
 	else
-		e->out_fd = open(audit_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+		e->out_fd = open(opts->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
 	if (e->out_fd < 0)
-		return log_error_errno(errno, "cannot open the audit file %s", audit_path);
+		return log_error_errno(errno, "cannot open the audit file %s", opts->path);
 	r = cgroup_parent(parent, sizeof(parent));
 	if (r < 0) {
 		log_error_errno(r, "no cgroup v2 hierarchy for session cgroups");
@@ -137,6 +135,10 @@ int embedded_start(struct embedded *e, struct session *s, const char *audit_path
 		flags |= BPFBOX_SF_NET_DENY;
 	if (s->layers.landlock && p->mode != MODE_FULL_ACCESS)
 		flags |= BPFBOX_SF_LANDLOCK;
+	if (opts->all)
+		flags |= BPFBOX_SF_AUDIT_ALL;
+	if (opts->off)
+		flags |= BPFBOX_SF_AUDIT_OFF;
 	r = agent_session_add(e->agent, e->cg.id, 1, flags);
 	if (r < 0) {
 		log_error_errno(r, "cannot register the session");
@@ -163,9 +165,10 @@ void embedded_finish(struct embedded *e, struct session *s)
 		session_cgroup_destroy(&e->cg);
 		agent_consume(e->agent);
 		sink_flush(e);
-		agent_session_remove(e->agent, e->cg.id ? e->cg.id : 0, &seq, &lost);
+		agent_session_remove(e->agent, e->cg.id, &seq, &lost);
+		agent_flush_session(e->agent, 1, &seq, on_record, e);
 		if (lost) {
-			audit_begin(&e->w, &e->clock, "loss", s->id, seq, mono_now());
+			audit_begin(&e->w, &e->clock, "loss", s->id, seq++, mono_now());
 			jsonw_u64(&e->w, "count", lost);
 			jsonw_str(&e->w, "where", "ring buffer full");
 			jsonw_end(&e->w);
@@ -174,7 +177,7 @@ void embedded_finish(struct embedded *e, struct session *s)
 		audit_begin(&e->w, &e->clock, "session.end", s->id, seq, mono_now());
 		jsonw_i64(&e->w, "exit_code", s->result.exit_code);
 		jsonw_bool(&e->w, "timed_out", s->result.timed_out);
-		jsonw_u64(&e->w, "records", seq - 1);
+		jsonw_u64(&e->w, "records", seq - 1 - lost);
 		jsonw_u64(&e->w, "lost", lost);
 		jsonw_u64(&e->w, "output_bytes", s->result.output_bytes);
 		jsonw_u64(&e->w, "output_dropped", s->result.output_dropped);

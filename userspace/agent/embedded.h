@@ -7,6 +7,7 @@
 #ifndef BPFBOX_EMBEDDED_H
 #define BPFBOX_EMBEDDED_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "agent.h"
@@ -14,6 +15,15 @@
 #include "../audit/encode.h"
 
 struct session;
+
+/* What the audit stream records; from --audit, --audit-mode, --audit-ring. */
+struct audit_opts {
+	const char *path;      /* a file (appended to) or "-" for stdout */
+	uint32_t ring_bytes;   /* ring buffer size, a power of two */
+	uint64_t aggregate_ns; /* window of the aggregate mode */
+	bool all;	       /* mode all: every open is its own record */
+	bool off;	       /* mode off: decisions only, nothing observed */
+};
 
 struct embedded {
 	struct agent *agent;
@@ -26,7 +36,7 @@ struct embedded {
 };
 
 /* Opens the sink (path or "-" for stdout), loads, registers, emits the start. */
-int embedded_start(struct embedded *e, struct session *s, const char *audit_path,
+int embedded_start(struct embedded *e, struct session *s, const struct audit_opts *opts,
 		   char *const argv[]);
 /* Drains the ring, emits loss and end events, unregisters, cleans up. */
 void embedded_finish(struct embedded *e, struct session *s);

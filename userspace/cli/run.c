@@ -32,6 +32,10 @@ static void run_usage(FILE *out)
 		"  --task FILE           apply a task layer file\n"
 		"  --audit FILE|-        load the BPF agent (root) and write the session's\n"
 		"                        events as JSON lines to FILE or stdout\n"
+		"  --audit-mode MODE     aggregate (default: repeated allowed opens fold\n"
+		"                        into one record with a count), all, off\n"
+		"  --audit-ring BYTES    ring buffer size, a power of two >= 4096\n"
+		"                        (default 4194304)\n"
 		"  -v, --verbose         print the effective policy and level to stderr\n"
 		"  -q, --quiet           no warnings about unenforced layers\n"
 		"exit: the command's code; 124 timeout; 125 setup failed (nothing ran);\n"
@@ -41,7 +45,7 @@ static void run_usage(FILE *out)
 enum {
 	OPT_MODE = 256, OPT_RO, OPT_RW, OPT_NET, OPT_ENV, OPT_TIMEOUT, OPT_OUTPUT,
 	OPT_MEMORY, OPT_PIDS, OPT_CPU, OPT_DISK, OPT_USER, OPT_UNCONFINED,
-	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT,
+	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT, OPT_AUDIT_MODE, OPT_AUDIT_RING,
 };
 
 static const struct option run_opts[] = {
@@ -63,6 +67,8 @@ static const struct option run_opts[] = {
 	{ "agent", required_argument, NULL, OPT_AGENT },
 	{ "task", required_argument, NULL, OPT_TASK },
 	{ "audit", required_argument, NULL, OPT_AUDIT },
+	{ "audit-mode", required_argument, NULL, OPT_AUDIT_MODE },
+	{ "audit-ring", required_argument, NULL, OPT_AUDIT_RING },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -160,7 +166,7 @@ int cmd_run(int argc, char **argv)
 	struct policy_error perr = { 0 };
 	struct bpfbox_policy policy;
 	struct session s;
-	const char *audit_path = NULL;
+	struct audit_opts aopts = { .ring_bytes = 4U << 20, .aggregate_ns = 1000000000ULL };
 	struct embedded emb = { .out_fd = -1 };
 	bool verbose = false, quiet = false, audit = false;
 	int c, r, code = EXIT_SETUP;
@@ -223,8 +229,28 @@ int cmd_run(int argc, char **argv)
 			src.task_file = optarg;
 			break;
 		case OPT_AUDIT:
-			audit_path = optarg;
+			aopts.path = optarg;
 			break;
+		case OPT_AUDIT_MODE:
+			if (streq(optarg, "all") || streq(optarg, "off") || streq(optarg, "aggregate")) {
+				aopts.all = streq(optarg, "all");
+				aopts.off = streq(optarg, "off");
+				break;
+			}
+			code = bad_usage("--audit-mode '%s': use aggregate, all or off", optarg);
+			goto out_flags;
+		case OPT_AUDIT_RING: {
+			unsigned long long v;
+
+			if (parse_u64(optarg, &v) < 0 || v < 4096 || v > (1ULL << 30) ||
+			    (v & (v - 1))) {
+				code = bad_usage("--audit-ring %s: give a power of two from 4096 to "
+						 "1073741824", optarg);
+				goto out_flags;
+			}
+			aopts.ring_bytes = v;
+			break;
+		}
 		case 'v':
 			verbose = true;
 			break;
@@ -268,8 +294,8 @@ int cmd_run(int argc, char **argv)
 	}
 	if (s.layers.enabled == LEVEL_MINIMAL)
 		log_warn("running at level Minimal: no filesystem isolation");
-	if (audit_path) {
-		if (embedded_start(&emb, &s, audit_path, argv + optind) < 0)
+	if (aopts.path) {
+		if (embedded_start(&emb, &s, &aopts, argv + optind) < 0)
 			goto out_policy;
 		audit = true;
 	}
