@@ -21,10 +21,16 @@ static const char *const system_read[] = {
 	"/proc", "/sys/devices/system/cpu",
 };
 
-/* Device nodes a shell and a compiler expect to write or ioctl. */
+/*
+ * Device nodes a shell and a compiler expect to write or ioctl. Not
+ * /dev/pts: every terminal of the user lives there, and a session that could
+ * open them would read what is typed in another one. New ptys come from
+ * /dev/ptmx (libc opens their other end with TIOCGPTPEER); the session's
+ * own terminal is granted by name (session_tty_rules).
+ */
 static const char *const dev_rw[] = {
 	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-	"/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm",
+	"/dev/tty", "/dev/ptmx", "/dev/shm",
 };
 
 struct rules_ctx {
@@ -211,6 +217,13 @@ int landlock_build_ruleset(const struct bpfbox_policy *p,
 		r = add_tree(&c, system_read[i], read, true);
 	for (size_t i = 0; !r && i < ARRAY_SIZE(dev_rw); i++)
 		r = add_rule(&c, dev_rw[i], dev | LANDLOCK_ACCESS_FS_READ_DIR, true);
+	/* The terminal(s) bpfbox itself was given, so `bpfbox run -- vim` works. */
+	for (int fd = 0; !r && fd <= 2; fd++) {
+		char tty[64];
+
+		if (ttyname_r(fd, tty, sizeof(tty)) == 0 && startswith(tty, "/dev/pts/"))
+			r = add_rule(&c, tty, dev, true);
+	}
 	for (size_t i = 0; !r && i < p->ro_paths.n; i++)
 		r = add_tree(&c, p->ro_paths.v[i], ro, false);
 	if (!r)

@@ -1,0 +1,1154 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * escape: the attack programs of tests/host/test_escape.sh, one binary.
+ *
+ *   escape ATTACK [ARGS...]
+ *
+ * Each attack is made of one or more probes. A probe says what it tried and
+ * what the kernel answered. The exit status is the verdict:
+ *   0  every probe was stopped, each with the errno the sandbox layer that
+ *      should stop it returns (EACCES: Landlock fs, EPERM: seccomp, ...);
+ *   1  at least one probe succeeded: the attack worked;
+ *   2  a probe failed, but not for the expected reason (or the attack could
+ *      not be set up), so the test proves nothing.
+ * Attacks that the sandbox must answer with SIGSYS (foreign syscall ABIs) do
+ * not return at all; the test asserts the exit status 159 from the outside.
+ *
+ * Many probes use arguments that the kernel alone would reject with another
+ * errno (EBADF, EFAULT, EINVAL, ENOTTY, ESRCH), or that the kernel alone would
+ * accept: then EPERM can only come from the seccomp filter. Such probes are
+ * marked "discriminating"; the others also fail for lack of capabilities.
+ *
+ * Nothing here does damage when it "succeeds": files opened for writing are
+ * only written when they are the test's own planted files, syscalls are
+ * called with arguments that are no-ops or invalid.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <linux/io_uring.h>
+#include <linux/keyctl.h>
+#include <linux/perf_event.h>
+#include <linux/sched.h>
+#include <linux/userfaultfd.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timex.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef TIOCLINUX
+#define TIOCLINUX 0x541C
+#endif
+#ifndef __X32_SYSCALL_BIT
+#define __X32_SYSCALL_BIT 0x40000000
+#endif
+
+/*
+ * Built with -fsanitize=address (make test-asan), LeakSanitizer would stop
+ * the world with ptrace at exit, which the sandbox denies, and turn every
+ * verdict into a failure: leak checking is off for these programs.
+ */
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void)
+{
+	return 1;
+}
+
+/* The verdict so far: 0 stopped, 2 other reason, 1 escaped (wins). */
+static int verdict;
+
+static const char *ename(int e)
+{
+	const char *n = strerrorname_np(e);
+
+	return n ? n : "E?";
+}
+
+static void note(int v)
+{
+	if (v == 1 || (v == 2 && verdict == 0))
+		verdict = v;
+}
+
+/*
+ * probe: records one attempt. rc < 0 means it failed with errno err; want is
+ * the errno of the layer that must stop it (0: any failure is a stop).
+ */
+static void probe(const char *what, long rc, int err, int want, const char *layer)
+{
+	if (rc >= 0) {
+		printf("ESCAPED: %s succeeded (returned %ld)\n", what, rc);
+		note(1);
+	} else if (want == 0 || err == want) {
+		printf("stopped: %s: %s (%s)\n", what, ename(err), layer);
+	} else {
+		printf("OTHER: %s failed with %s (%s), expected %s from %s\n", what, ename(err),
+		       strerror(err), ename(want), layer);
+		note(2);
+	}
+	fflush(stdout);
+}
+
+/* Like probe, for raw syscall(2) results. */
+#define PROBE(what, call, want, layer)                                          \
+	do {                                                                    \
+		errno = 0;                                                      \
+		long rc_ = (long)(call);                                        \
+		int e_ = errno;                                                 \
+		probe(what, rc_, e_, want, layer);                              \
+	} while (0)
+
+static int setup_error(const char *what)
+{
+	printf("SETUP: %s: %s (%s)\n", what, ename(errno), strerror(errno));
+	return 2;
+}
+
+static int need_args(int argc, int n, const char *usage)
+{
+	if (argc < n) {
+		fprintf(stderr, "usage: escape %s\n", usage);
+		exit(2);
+	}
+	return 0;
+}
+
+/* --- filesystem (Landlock) --------------------------------------------- */
+
+/* create PATH: a new file outside the writable dirs. */
+static int a_create(int argc, char **argv)
+{
+	need_args(argc, 3, "create PATH");
+	int fd = open(argv[2], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int e = errno;
+
+	if (fd >= 0) {
+		dprintf(fd, "bpfbox escape: created from inside the sandbox\n");
+		close(fd);
+	}
+	probe("open(O_CREAT) outside the workspace", fd, e, EACCES, "Landlock fs");
+	return verdict;
+}
+
+/* open-w PATH: opens an existing file for writing; writes nothing. */
+static int a_open_w(int argc, char **argv)
+{
+	need_args(argc, 3, "open-w PATH");
+	int fd = open(argv[2], O_WRONLY | O_CLOEXEC);
+	int e = errno;
+
+	if (fd >= 0)
+		close(fd);
+	probe("open(O_WRONLY) of a file outside the writable dirs", fd, e, EACCES,
+	      "Landlock fs");
+	return verdict;
+}
+
+/* append PATH: appends a marker line to an existing (planted) file. */
+static int a_append(int argc, char **argv)
+{
+	need_args(argc, 3, "append PATH");
+	int fd = open(argv[2], O_WRONLY | O_APPEND | O_CLOEXEC);
+	int e = errno;
+
+	if (fd >= 0) {
+		dprintf(fd, "ESCAPED\n");
+		close(fd);
+	}
+	probe("open(O_APPEND) and write", fd, e, EACCES, "Landlock fs");
+	return verdict;
+}
+
+/* read PATH: reads a file (or lists a directory) outside the readable dirs. */
+static int a_read(int argc, char **argv)
+{
+	need_args(argc, 3, "read PATH");
+	/* O_NONBLOCK: a terminal or FIFO must not block the read below. */
+	int fd = open(argv[2], O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int e = errno;
+
+	if (fd >= 0) {
+		char buf[80];
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+		if (n > 0) {
+			buf[n] = 0;
+			printf("read %zd bytes: %.40s\n", n, buf);
+		}
+		close(fd);
+	}
+	probe("open(O_RDONLY) outside the readable dirs", fd, e, EACCES, "Landlock fs");
+	return verdict;
+}
+
+/*
+ * symlink-write TARGET LINK: plants LINK -> TARGET in the workspace (allowed)
+ * and writes through it (must be denied: Landlock checks the resolved path).
+ */
+static int a_symlink_write(int argc, char **argv)
+{
+	need_args(argc, 4, "symlink-write TARGET LINK");
+	if (symlink(argv[2], argv[3]) < 0)
+		return setup_error("symlink in the workspace");
+	int fd = open(argv[3], O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	int e = errno;
+
+	if (fd >= 0) {
+		dprintf(fd, "ESCAPED through a symlink\n");
+		close(fd);
+	}
+	probe("write through a workspace symlink to an outside file", fd, e, EACCES,
+	      "Landlock fs");
+	return verdict;
+}
+
+/*
+ * hardlink SRC DST: links an outside file into the workspace. Landlock
+ * denies a link that would give the file more rights at its new place than
+ * at its old one ("refer" rule) with EXDEV; both paths are on the same
+ * filesystem (the test checks that with a control link outside the sandbox)
+ * so the VFS itself has no reason for EXDEV.
+ */
+static int a_hardlink(int argc, char **argv)
+{
+	need_args(argc, 4, "hardlink SRC DST");
+	int rc = link(argv[2], argv[3]);
+	int e = errno;
+
+	if (rc == 0) {
+		int fd = open(argv[3], O_WRONLY | O_APPEND | O_CLOEXEC);
+
+		if (fd >= 0) {
+			dprintf(fd, "ESCAPED through a hard link\n");
+			close(fd);
+			printf("wrote the outside file through the hard link\n");
+		}
+	}
+	probe("link() of an outside file into the workspace", rc, e, EXDEV,
+	      "Landlock refer rule");
+	return verdict;
+}
+
+/* rename SRC DST: moves a workspace file out of the workspace. */
+static int a_rename(int argc, char **argv)
+{
+	need_args(argc, 4, "rename SRC DST");
+	int rc = rename(argv[2], argv[3]);
+
+	probe("rename() of a workspace file to outside", rc, errno, EACCES, "Landlock fs");
+	return verdict;
+}
+
+/* truncate PATH: truncate(2) of an outside file (Landlock ABI >= 3). */
+static int a_truncate(int argc, char **argv)
+{
+	need_args(argc, 3, "truncate PATH");
+	int rc = truncate(argv[2], 0);
+
+	probe("truncate() of an outside file", rc, errno, EACCES, "Landlock truncate right");
+	return verdict;
+}
+
+/* exec PATH: execve of a program outside the executable dirs. */
+static int a_exec(int argc, char **argv)
+{
+	need_args(argc, 3, "exec PATH");
+	char *args[] = { argv[2], (char *)"exec-landed", NULL };
+
+	execv(argv[2], args);
+	probe("execve() of a program outside the allowed dirs", -1, errno, EACCES,
+	      "Landlock fs execute");
+	return verdict;
+}
+
+/* exec-landed: what a copy of this program does once exec'ed (escape). */
+static int a_exec_landed(int argc, char **argv)
+{
+	(void)argc;
+	printf("ESCAPED: %s ran\n", argv[0]);
+	return 1;
+}
+
+/* --- terminal ioctls (seccomp) ----------------------------------------- */
+
+static char inject = '#';
+
+/*
+ * Without the filter, TIOCSTI/TIOCLINUX on /dev/null fail with ENOTTY, so
+ * EPERM proves the seccomp filter. The second probe sets bits above 31 in the
+ * command: the kernel truncates it to an unsigned int, so a filter comparing
+ * all 64 bits would let it through.
+ */
+static void tty_ioctl_filter_probes(unsigned long cmd, const char *name)
+{
+	char what[128];
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		setup_error("open /dev/null");
+		note(2);
+		return;
+	}
+	snprintf(what, sizeof(what), "ioctl(%s) on /dev/null (discriminating)", name);
+	PROBE(what, syscall(SYS_ioctl, fd, cmd, &inject), EPERM, "seccomp");
+	snprintf(what, sizeof(what), "ioctl(%s | 1<<32) on /dev/null (discriminating)", name);
+	PROBE(what, syscall(SYS_ioctl, fd, cmd | (1UL << 32), &inject), EPERM, "seccomp");
+	close(fd);
+}
+
+/* tiocsti-notty: the filter probes only. */
+static int a_tiocsti_notty(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	tty_ioctl_filter_probes(TIOCSTI, "TIOCSTI");
+	return verdict;
+}
+
+/*
+ * tiocsti: stdin must be a terminal that is nobody's controlling terminal
+ * (helper pty). A child makes it its controlling terminal (setsid +
+ * TIOCSCTTY, allowed to anyone for a terminal without a session) and pushes
+ * a character into its input with TIOCSTI: the kernel alone allows that
+ * (dev.tty.legacy_tiocsti=1) or answers EIO (=0), so EPERM is the filter.
+ */
+static int a_tiocsti(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	tty_ioctl_filter_probes(TIOCSTI, "TIOCSTI");
+	if (!isatty(0)) {
+		printf("SETUP: stdin is not a terminal inside the sandbox\n");
+		return verdict == 1 ? 1 : 2;
+	}
+	fflush(stdout);
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return setup_error("fork");
+	if (pid == 0) {
+		verdict = 0;
+		if (setsid() < 0)
+			printf("note: setsid: %s\n", ename(errno));
+		if (ioctl(0, TIOCSCTTY, 0) < 0)
+			printf("note: TIOCSCTTY failed (%s): the EPERM below is not "
+			       "discriminating\n", ename(errno));
+		PROBE("ioctl(TIOCSTI) on the terminal", ioctl(0, TIOCSTI, &inject), EPERM,
+		      "seccomp");
+		PROBE("ioctl(TIOCSTI | 1<<32) on the terminal",
+		      syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | (1UL << 32), &inject),
+		      EPERM, "seccomp");
+		fflush(stdout);
+		_exit(verdict);
+	}
+	int st;
+
+	if (waitpid(pid, &st, 0) < 0)
+		return setup_error("waitpid");
+	if (WIFEXITED(st))
+		note(WEXITSTATUS(st));
+	else
+		note(2);
+	return verdict;
+}
+
+/* tioclinux: on a pty or /dev/null the kernel answers ENOTTY/EINVAL. */
+static int a_tioclinux(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	char sub[2] = { 7 /* TIOCL_GETMOUSEREPORTING */, 0 };
+
+	inject = sub[0];
+	tty_ioctl_filter_probes(TIOCLINUX, "TIOCLINUX");
+	if (isatty(0)) {
+		PROBE("ioctl(TIOCLINUX) on the terminal (discriminating)",
+		      ioctl(0, TIOCLINUX, sub), EPERM, "seccomp");
+	}
+	return verdict;
+}
+
+/* --- dangerous kernel interfaces (seccomp) ----------------------------- */
+
+/* io_uring: can bypass every per-syscall filter, so denied outright. */
+static int a_io_uring(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	struct io_uring_params p;
+
+	memset(&p, 0, sizeof(p));
+	long fd = syscall(SYS_io_uring_setup, 4, &p);
+	int e = errno;
+
+	if (fd >= 0)
+		close((int)fd);
+	probe("io_uring_setup(4) (discriminating: kernel.io_uring_disabled=0 allows it)",
+	      fd, e, EPERM, "seccomp");
+	PROBE("io_uring_enter(-1) (discriminating: kernel says EBADF)",
+	      syscall(SYS_io_uring_enter, -1, 1, 0, 0, NULL, 0), EPERM, "seccomp");
+	PROBE("io_uring_register(-1) (discriminating: kernel says EBADF or EINVAL)",
+	      syscall(SYS_io_uring_register, -1, 0, NULL, 0), EPERM, "seccomp");
+	return verdict;
+}
+
+
+/* ptrace PID: attaches to a process outside the sandbox. */
+static int a_ptrace(int argc, char **argv)
+{
+	need_args(argc, 3, "ptrace PID");
+	pid_t target = (pid_t)atoi(argv[2]);
+
+	errno = 0;
+	long rc = ptrace(PTRACE_ATTACH, target, NULL, NULL);
+	int e = errno;
+
+	if (rc == 0) {
+		waitpid(target, NULL, __WALL);
+		ptrace(PTRACE_DETACH, target, NULL, NULL);
+	}
+	probe("ptrace(PTRACE_ATTACH) of a process outside the sandbox", rc, e, EPERM,
+	      "seccomp (Landlock refuses it too)");
+	PROBE("ptrace(PTRACE_ATTACH, pid 0x3fffffff) (discriminating: kernel says ESRCH)",
+	      ptrace(PTRACE_ATTACH, 0x3fffffff, NULL, NULL), EPERM, "seccomp");
+
+	fflush(stdout);
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return setup_error("fork");
+	if (pid == 0) {
+		verdict = 0;
+		PROBE("ptrace(PTRACE_TRACEME) (discriminating: the kernel allows it)",
+		      ptrace(PTRACE_TRACEME, 0, NULL, NULL), EPERM, "seccomp");
+		fflush(stdout);
+		_exit(verdict);
+	}
+	int st;
+
+	if (waitpid(pid, &st, 0) < 0)
+		return setup_error("waitpid");
+	note(WIFEXITED(st) ? WEXITSTATUS(st) : 2);
+	return verdict;
+}
+
+/* vmread PID ADDR LEN: reads another process's memory without ptrace. */
+static int a_vmread(int argc, char **argv)
+{
+	need_args(argc, 5, "vmread PID ADDR LEN");
+	pid_t pid = (pid_t)atoi(argv[2]);
+	unsigned long addr = strtoul(argv[3], NULL, 0);
+	size_t len = strtoul(argv[4], NULL, 0);
+	char buf[256];
+
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	struct iovec l = { buf, len }, r = { (void *)addr, len };
+
+	errno = 0;
+	ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+	int e = errno;
+
+	if (n > 0)
+		printf("read %zd bytes of the outside process: %.*s\n", n, (int)n, buf);
+	probe("process_vm_readv() of a process outside the sandbox", n, e, EPERM,
+	      "seccomp (Landlock refuses it too)");
+
+	char mine[16] = "self", copy[16];
+	struct iovec ml = { copy, sizeof(copy) }, mr = { mine, sizeof(mine) };
+
+	PROBE("process_vm_readv(self) (discriminating: the kernel allows it)",
+	      process_vm_readv(getpid(), &ml, 1, &mr, 1, 0), EPERM, "seccomp");
+	PROBE("process_vm_writev(self) (discriminating: the kernel allows it)",
+	      process_vm_writev(getpid(), &ml, 1, &mr, 1, 0), EPERM, "seccomp");
+	return verdict;
+}
+
+/* keyctl: the session/user keyrings are shared with the host's processes. */
+static int a_keyctl(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	PROBE("keyctl(KEYCTL_JOIN_SESSION_KEYRING) (discriminating: the kernel allows it)",
+	      syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL), EPERM, "seccomp");
+	PROBE("keyctl(KEYCTL_SESSION_TO_PARENT)",
+	      syscall(SYS_keyctl, KEYCTL_SESSION_TO_PARENT), EPERM, "seccomp");
+	PROBE("keyctl(KEYCTL_GET_KEYRING_ID, user keyring) (discriminating)",
+	      syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 0), EPERM,
+	      "seccomp");
+	PROBE("add_key(\"user\") (discriminating: the kernel allows it)",
+	      syscall(SYS_add_key, "user", "bpfbox-test", "x", 1, KEY_SPEC_PROCESS_KEYRING),
+	      EPERM, "seccomp");
+	PROBE("request_key(\"user\") (discriminating: kernel says ENOKEY)",
+	      syscall(SYS_request_key, "user", "bpfbox-test-none", NULL, 0), EPERM, "seccomp");
+	return verdict;
+}
+
+/* bpf: loading programs or maps from inside. */
+static int a_bpf(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.key_size = 4;
+	a.value_size = 4;
+	a.max_entries = 1;
+	errno = 0;
+	long fd = syscall(SYS_bpf, BPF_MAP_CREATE, &a, sizeof(a));
+	int e = errno;
+
+	if (fd >= 0)
+		close((int)fd);
+	probe("bpf(BPF_MAP_CREATE)", fd, e, EPERM, "seccomp (also needs CAP_BPF)");
+	memset(&a, 0, sizeof(a));
+	PROBE("bpf(cmd 9999) (discriminating: kernel says EINVAL)",
+	      syscall(SYS_bpf, 9999, &a, sizeof(a)), EPERM, "seccomp");
+	return verdict;
+}
+
+/* perf_event_open: side channels, kernel attack surface. */
+static int a_perf(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	struct perf_event_attr pa;
+
+	PROBE("perf_event_open(NULL) (discriminating: kernel says EFAULT)",
+	      syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0), EPERM, "seccomp");
+	memset(&pa, 0, sizeof(pa));
+	pa.type = PERF_TYPE_SOFTWARE;
+	pa.size = sizeof(pa);
+	pa.config = PERF_COUNT_SW_CPU_CLOCK;
+	pa.disabled = 1;
+	pa.exclude_kernel = 1;
+	pa.exclude_hv = 1;
+	errno = 0;
+	long fd = syscall(SYS_perf_event_open, &pa, 0, -1, -1, 0);
+	int e = errno;
+
+	if (fd >= 0)
+		close((int)fd);
+	probe("perf_event_open(cpu-clock, self, user only) (discriminating: the kernel "
+	      "allows it or says EACCES)", fd, e, EPERM, "seccomp");
+	return verdict;
+}
+
+/* userfaultfd: the classic way to win kernel races. */
+static int a_userfaultfd(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	struct stat st;
+
+	errno = 0;
+	long fd = syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
+	int e = errno;
+
+	if (fd >= 0)
+		close((int)fd);
+	probe("userfaultfd(UFFD_USER_MODE_ONLY) (discriminating: the kernel allows it)", fd, e,
+	      EPERM, "seccomp");
+	PROBE("userfaultfd(0)", syscall(SYS_userfaultfd, O_CLOEXEC), EPERM, "seccomp");
+	if (stat("/dev/userfaultfd", &st) == 0) {
+		errno = 0;
+		int dfd = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+
+		e = errno;
+		if (dfd >= 0)
+			close(dfd);
+		probe("open(/dev/userfaultfd)", dfd, e, EACCES, "Landlock fs (not an allowed /dev node)");
+	}
+	return verdict;
+}
+
+/* unshare [DIR]: a user namespace gives every capability inside it. */
+static int a_unshare(int argc, char **argv)
+{
+	const char *dir = argc > 2 ? argv[2] : "/tmp";
+
+	errno = 0;
+	int rc = unshare(CLONE_NEWUSER);
+	int e = errno;
+
+	if (rc == 0) {
+		if (unshare(CLONE_NEWNS) == 0 && mount("none", dir, "tmpfs", 0, NULL) == 0)
+			printf("ESCAPED: mounted a tmpfs on %s in a new user+mount namespace\n", dir);
+		else
+			printf("in a new user namespace; the mount failed: %s\n", ename(errno));
+	}
+	probe("unshare(CLONE_NEWUSER) (discriminating where unprivileged user namespaces "
+	      "are enabled)", rc, e, EPERM, "seccomp");
+	PROBE("unshare(CLONE_NEWNS)", unshare(CLONE_NEWNS), EPERM, "seccomp");
+	PROBE("unshare(CLONE_NEWNET)", unshare(CLONE_NEWNET), EPERM, "seccomp");
+
+	fflush(stdout);
+	errno = 0;
+	long pid = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL);
+
+	if (pid == 0)
+		syscall(SYS_exit_group, 0);
+	e = errno;
+	if (pid > 0)
+		waitpid((pid_t)pid, NULL, 0);
+	probe("clone(CLONE_NEWUSER) (discriminating)", pid, e, EPERM, "seccomp");
+
+	struct clone_args ca;
+
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_NEWUSER;
+	ca.exit_signal = SIGCHLD;
+	errno = 0;
+	pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid == 0)
+		syscall(SYS_exit_group, 0);
+	e = errno;
+	if (pid > 0)
+		waitpid((pid_t)pid, NULL, 0);
+	probe("clone3(CLONE_NEWUSER) (discriminating)", pid, e, ENOSYS,
+	      "seccomp (ENOSYS so that libc falls back to clone)");
+	PROBE("clone3(NULL, 0) (discriminating: kernel says EINVAL)",
+	      syscall(SYS_clone3, NULL, 0), ENOSYS, "seccomp");
+	PROBE("setns(-1) (discriminating: kernel says EBADF)", syscall(SYS_setns, -1, 0), EPERM,
+	      "seccomp");
+	return verdict;
+}
+
+/* mount DIR: mount and its friends. */
+static int a_mount(int argc, char **argv)
+{
+	need_args(argc, 3, "mount DIR");
+	errno = 0;
+	int rc = mount("none", argv[2], "tmpfs", 0, NULL);
+	int e = errno;
+
+	if (rc == 0)
+		umount2(argv[2], MNT_DETACH); /* do not leave it behind */
+	probe("mount(tmpfs) on a workspace dir", rc, e, EPERM, "seccomp (also needs CAP_SYS_ADMIN)");
+	PROBE("mount() on a missing dir (discriminating: kernel says ENOENT)",
+	      mount("none", "/bpfbox-no-such-dir", "tmpfs", 0, NULL), EPERM, "seccomp");
+	PROBE("umount2() of a missing dir (discriminating: kernel says ENOENT)",
+	      umount2("/bpfbox-no-such-dir", 0), EPERM, "seccomp");
+	PROBE("fsopen(tmpfs)", syscall(SYS_fsopen, "tmpfs", 0), EPERM,
+	      "seccomp (also needs CAP_SYS_ADMIN)");
+	PROBE("move_mount()", syscall(SYS_move_mount, -1, "", -1, "", 0), EPERM,
+	      "seccomp (also needs CAP_SYS_ADMIN)");
+	PROBE("pivot_root()", syscall(SYS_pivot_root, "/bpfbox-no-such-dir", "/bpfbox-no-such-dir"),
+	      EPERM, "seccomp (also needs CAP_SYS_ADMIN)");
+	return verdict;
+}
+
+/* privileged: syscalls that also need a capability; all must be EPERM. */
+static int a_privileged(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	const char *cap = "seccomp (also needs a capability)";
+
+	PROBE("swapon()", syscall(SYS_swapon, "/bpfbox-no-such-file", 0), EPERM, cap);
+	PROBE("swapoff()", syscall(SYS_swapoff, "/bpfbox-no-such-file"), EPERM, cap);
+	PROBE("reboot(bad magic)", syscall(SYS_reboot, 0xdead, 0xbeef, 0, NULL), EPERM, cap);
+	PROBE("acct()", syscall(SYS_acct, "/bpfbox-no-such-file"), EPERM, cap);
+	PROBE("kexec_load(bad flags)", syscall(SYS_kexec_load, 0, 0, NULL, 0xdead0000UL), EPERM,
+	      cap);
+	PROBE("kexec_file_load(bad flags)",
+	      syscall(SYS_kexec_file_load, -1, -1, 0, "", 0xdead0000UL), EPERM, cap);
+	PROBE("init_module(empty)", syscall(SYS_init_module, NULL, 0, ""), EPERM, cap);
+	PROBE("finit_module(-1)", syscall(SYS_finit_module, -1, "", 0), EPERM, cap);
+	PROBE("delete_module(missing)", syscall(SYS_delete_module, "bpfbox_no_such_module", 0),
+	      EPERM, cap);
+	PROBE("syslog(SIZE_BUFFER)", syscall(SYS_syslog, 10, NULL, 0), EPERM, cap);
+	PROBE("open_by_handle_at(-1)", syscall(SYS_open_by_handle_at, -1, NULL, 0), EPERM, cap);
+	PROBE("settimeofday(NULL, NULL)", syscall(SYS_settimeofday, NULL, NULL), EPERM, cap);
+	return verdict;
+}
+
+/* clock: setting the clock; the probes are chosen to be discriminating. */
+static int a_clock(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	struct timespec ts;
+	struct timex tx;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	PROBE("clock_settime(CLOCK_MONOTONIC) (discriminating: kernel says EINVAL)",
+	      syscall(SYS_clock_settime, CLOCK_MONOTONIC, &ts), EPERM, "seccomp");
+	memset(&tx, 0, sizeof(tx));
+	PROBE("adjtimex(modes=0) (discriminating: the kernel allows reading)",
+	      syscall(SYS_adjtimex, &tx), EPERM, "seccomp");
+	return verdict;
+}
+
+/* personality: only the default persona is allowed. */
+static int a_personality(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	PROBE("personality(ADDR_NO_RANDOMIZE) (discriminating: turns ASLR off)",
+	      syscall(SYS_personality, ADDR_NO_RANDOMIZE), EPERM, "seccomp");
+	PROBE("personality(READ_IMPLIES_EXEC) (discriminating)",
+	      syscall(SYS_personality, READ_IMPLIES_EXEC), EPERM, "seccomp");
+	PROBE("personality(PER_LINUX32) (discriminating)", syscall(SYS_personality, PER_LINUX32),
+	      EPERM, "seccomp");
+	return verdict;
+}
+
+/* --- foreign syscall ABIs: the filter must kill (SIGSYS) ----------------- */
+
+/* int80: getpid through the i386 entry point. */
+static int a_int80(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	long ret;
+
+	fflush(stdout);
+	__asm__ volatile("int $0x80" : "=a"(ret) : "0"(20L) : "rcx", "r8", "r9", "r10", "r11",
+			 "memory");
+	if (ret == getpid()) {
+		printf("ESCAPED: i386 getpid through int $0x80 returned %ld\n", ret);
+		return 1;
+	}
+	printf("OTHER: int $0x80 returned %ld, not killed\n", ret);
+	return 2;
+}
+
+/* x32: getpid with __X32_SYSCALL_BIT. */
+static int a_x32(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	fflush(stdout);
+	errno = 0;
+	long ret = syscall(__X32_SYSCALL_BIT | SYS_getpid);
+
+	if (ret == getpid()) {
+		printf("ESCAPED: x32 getpid returned %ld\n", ret);
+		return 1;
+	}
+	printf("OTHER: x32 getpid returned %ld (%s), not killed\n", ret, ename(errno));
+	return 2;
+}
+
+/* --- network ------------------------------------------------------------ */
+
+/* sockets: every family but AF_UNIX is denied with --net deny. */
+static int a_sockets(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	static const struct {
+		int family, type, proto;
+		const char *what;
+	} socks[] = {
+		{ AF_INET, SOCK_STREAM, 0, "socket(AF_INET, SOCK_STREAM) (TCP, discriminating)" },
+		{ AF_INET, SOCK_DGRAM, 0, "socket(AF_INET, SOCK_DGRAM) (UDP, discriminating)" },
+		{ AF_INET6, SOCK_STREAM, 0, "socket(AF_INET6, SOCK_STREAM) (discriminating)" },
+		{ AF_INET6, SOCK_DGRAM, 0, "socket(AF_INET6, SOCK_DGRAM) (discriminating)" },
+		{ AF_INET, SOCK_DGRAM, IPPROTO_ICMP, "socket(AF_INET, SOCK_DGRAM, ICMP) (ping)" },
+		{ AF_INET, SOCK_RAW, IPPROTO_RAW, "socket(AF_INET, SOCK_RAW)" },
+		{ AF_PACKET, SOCK_RAW, 0, "socket(AF_PACKET, SOCK_RAW)" },
+		{ AF_NETLINK, SOCK_RAW, 0, "socket(AF_NETLINK, NETLINK_ROUTE) (discriminating)" },
+	};
+	char what[96];
+	int others = 0;
+
+	for (size_t i = 0; i < sizeof(socks) / sizeof(socks[0]); i++) {
+		errno = 0;
+		int fd = socket(socks[i].family, socks[i].type | SOCK_CLOEXEC, socks[i].proto);
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		probe(socks[i].what, fd, e, EPERM, "seccomp net deny");
+	}
+	/* Every other family, quietly unless it is not EPERM. */
+	for (int fam = 0; fam < 64; fam++) {
+		if (fam == AF_UNIX)
+			continue;
+		errno = 0;
+		int fd = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		if (fd >= 0 || e != EPERM) {
+			snprintf(what, sizeof(what), "socket(family %d, SOCK_DGRAM)", fam);
+			probe(what, fd, e, EPERM, "seccomp net deny");
+			others++;
+		}
+	}
+	printf("families 0..63 but AF_UNIX: %s\n", others ? "some not EPERM (above)" : "all EPERM");
+	/* AF_UNIX must stay usable, or the filter is too broad. */
+	int u = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (u < 0) {
+		printf("OTHER: socket(AF_UNIX) failed too (%s): the filter is too broad\n",
+		       ename(errno));
+		note(2);
+	} else {
+		printf("AF_UNIX sockets still work\n");
+		close(u);
+	}
+	return verdict;
+}
+
+/* tcp-connect PORT: a listener on 127.0.0.1 outside the sandbox. */
+static int a_tcp_connect(int argc, char **argv)
+{
+	need_args(argc, 3, "tcp-connect PORT");
+	errno = 0;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0) {
+		probe("socket(AF_INET) for the connect", fd, errno, EPERM, "seccomp net deny");
+		return verdict;
+	}
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(atoi(argv[2])) };
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	errno = 0;
+	int rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+
+	probe("connect() to 127.0.0.1 (socket() was allowed)", rc, errno, EACCES,
+	      "Landlock tcp_connect");
+	close(fd);
+	return verdict;
+}
+
+static int unix_connect(const char *path, bool abstract, int *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len = strlen(path);
+	socklen_t sl;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || len + 2 > sizeof(sa.sun_path)) {
+		*err = fd < 0 ? errno : ENAMETOOLONG;
+		return -2;
+	}
+	if (abstract) {
+		memcpy(sa.sun_path + 1, path, len);
+		sl = offsetof(struct sockaddr_un, sun_path) + 1 + len;
+	} else {
+		memcpy(sa.sun_path, path, len);
+		sl = sizeof(sa);
+	}
+	errno = 0;
+	int rc = connect(fd, (struct sockaddr *)&sa, sl);
+
+	*err = errno;
+	if (rc == 0)
+		dprintf(fd, "hello from inside the sandbox\n");
+	close(fd);
+	return rc;
+}
+
+/* abstract NAME: an abstract unix socket listener outside (Landlock ABI 6). */
+static int a_abstract(int argc, char **argv)
+{
+	need_args(argc, 3, "abstract NAME");
+	int e, rc = unix_connect(argv[2], true, &e);
+
+	if (rc == -2)
+		return setup_error("unix socket");
+	probe("connect() to an abstract unix socket outside", rc, e, EPERM,
+	      "Landlock scope_abstract_unix");
+	return verdict;
+}
+
+/* unix-path PATH: a pathname unix socket outside the allowed dirs. */
+static int a_unix_path(int argc, char **argv)
+{
+	need_args(argc, 3, "unix-path PATH");
+	int e, rc = unix_connect(argv[2], false, &e);
+
+	if (rc == -2)
+		return setup_error("unix socket");
+	/* Any layer may stop it: EACCES (path rule) or EPERM (LSM hook). */
+	probe("connect() to a pathname unix socket outside the allowed dirs", rc, e,
+	      e == EPERM ? EPERM : EACCES, "a path rule or an LSM hook");
+	return verdict;
+}
+
+/* kill PID: SIGTERM to a process outside (Landlock ABI 6 signal scope). */
+static int a_kill(int argc, char **argv)
+{
+	need_args(argc, 3, "kill PID");
+	errno = 0;
+	int rc = kill((pid_t)atoi(argv[2]), SIGTERM);
+
+	probe("kill(SIGTERM) of a process outside the sandbox", rc, errno, EPERM,
+	      "Landlock scope_signal");
+	return verdict;
+}
+
+/*
+ * kill-file FILE [SURVIVED]: waits (5 s at most) for FILE to hold a PID,
+ * then sends it SIGKILL. The test writes the PID of the bpfbox process that
+ * runs this session (the supervisor outside the sandbox that enforces the
+ * timeout). If the kill worked, creates SURVIVED one second later, should
+ * the session outlive its supervisor.
+ */
+static int a_kill_file(int argc, char **argv)
+{
+	need_args(argc, 3, "kill-file FILE [SURVIVED]");
+	int pid = 0;
+
+	for (int i = 0; i < 100 && pid <= 0; i++) {
+		FILE *f = fopen(argv[2], "re");
+
+		if (f) {
+			if (fscanf(f, "%d", &pid) != 1)
+				pid = 0;
+			fclose(f);
+		}
+		if (pid <= 0)
+			usleep(50 * 1000);
+	}
+	if (pid <= 0)
+		return setup_error("no PID in the file");
+	errno = 0;
+	int rc = kill(pid, SIGKILL);
+
+	probe("kill(SIGKILL) of the bpfbox supervisor outside the sandbox", rc, errno, EPERM,
+	      "Landlock scope_signal");
+	if (rc == 0 && argc > 3) {
+		sleep(1);
+		int fd = open(argv[3], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+		if (fd >= 0)
+			close(fd);
+	}
+	return verdict;
+}
+
+/* pts PATH: opens a terminal that is not the session's own (keystrokes). */
+static int a_pts(int argc, char **argv)
+{
+	need_args(argc, 3, "pts PATH");
+	int fd = open(argv[2], O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	int e = errno;
+
+	if (fd >= 0) {
+		char buf[128];
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+		if (n > 0) {
+			buf[n] = 0;
+			buf[strcspn(buf, "\r\n")] = 0;
+			printf("read what was typed on %s: %s\n", argv[2], buf);
+		}
+		close(fd);
+	}
+	probe("open(O_RDWR) of another terminal's /dev/pts node", fd, e, EACCES,
+	      "Landlock fs (only the session's own terminal)");
+	return verdict;
+}
+
+/* --- process state -------------------------------------------------------- */
+
+/*
+ * daemon HEARTBEAT PIDFILE: setsid + double fork; the grandchild ignores
+ * SIGTERM/SIGHUP/SIGINT, keeps stdout/stderr open, and appends a byte to
+ * HEARTBEAT every 100 ms (for at most 30 s, so a broken sandbox does not
+ * leave it behind for long). The main process waits to be timed out.
+ */
+static int a_daemon(int argc, char **argv)
+{
+	need_args(argc, 4, "daemon HEARTBEAT PIDFILE");
+	fflush(stdout);
+	pid_t c = fork();
+
+	if (c < 0)
+		return setup_error("fork");
+	if (c == 0) {
+		setsid();
+		pid_t g = fork();
+
+		if (g != 0)
+			_exit(g < 0 ? 2 : 0);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGPIPE, SIG_IGN);
+		int fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		if (fd >= 0) {
+			dprintf(fd, "%d\n", getpid());
+			close(fd);
+		}
+		for (int i = 0; i < 300; i++) {
+			int h = open(argv[2], O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+			if (h >= 0) {
+				if (write(h, ".", 1) < 0)
+					_exit(2);
+				close(h);
+			}
+			usleep(100 * 1000);
+		}
+		_exit(0);
+	}
+	waitpid(c, NULL, 0);
+	printf("daemon started; waiting for the timeout\n");
+	fflush(stdout);
+	sleep(60);
+	printf("OTHER: not timed out after 60 s\n");
+	return 2;
+}
+
+/* fds: no descriptor above 2 may be inherited. */
+static int a_fds(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	int leaked = 0;
+
+	for (int fd = 3; fd < 4096; fd++) {
+		if (fcntl(fd, F_GETFD) < 0)
+			continue;
+		char link[64], target[512];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		target[n > 0 ? n : 0] = 0;
+		printf("ESCAPED: inherited fd %d -> %s\n", fd, target);
+		leaked++;
+	}
+	if (!leaked)
+		printf("stopped: no fd above 2 is open\n");
+	return leaked ? 1 : 0;
+}
+
+/*
+ * creds [unprivileged-caller]: no_new_privs, seccomp filter mode, every
+ * capability set empty; with "unprivileged-caller" (bpfbox was started by a
+ * user without CAP_SETPCAP) a non-empty bounding set is only noted.
+ */
+static int a_creds(int argc, char **argv)
+{
+	bool unpriv = argc > 2 && !strcmp(argv[2], "unprivileged-caller");
+	static const char *const want[] = {
+		"NoNewPrivs:\t1", "Seccomp:\t2", "CapInh:\t0000000000000000",
+		"CapPrm:\t0000000000000000", "CapEff:\t0000000000000000",
+		"CapBnd:\t0000000000000000", "CapAmb:\t0000000000000000",
+	};
+	char line[256];
+	bool seen[sizeof(want) / sizeof(want[0])] = { 0 };
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return setup_error("/proc/self/status");
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+			size_t k = strcspn(want[i], ":") + 1;
+
+			if (strncmp(line, want[i], k))
+				continue;
+			seen[i] = true;
+			if (strcmp(line, want[i]) && unpriv && !strncmp(line, "CapBnd:", 7)) {
+				printf("note: %s: an unprivileged caller cannot empty the "
+				       "bounding set; it grants nothing with no_new_privs\n",
+				       line);
+			} else if (strcmp(line, want[i])) {
+				printf("ESCAPED: %s, want %s\n", line, want[i]);
+				note(1);
+			} else {
+				printf("ok: %s\n", line);
+			}
+		}
+	}
+	fclose(f);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!seen[i]) {
+			printf("OTHER: no %.*s line\n", (int)strcspn(want[i], ":"), want[i]);
+			note(2);
+		}
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+		printf("ESCAPED: PR_GET_NO_NEW_PRIVS is not 1\n");
+		note(1);
+	}
+	return verdict;
+}
+
+/* --- dispatch ----------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} attacks[] = {
+	{ "create", a_create },
+	{ "open-w", a_open_w },
+	{ "append", a_append },
+	{ "read", a_read },
+	{ "symlink-write", a_symlink_write },
+	{ "hardlink", a_hardlink },
+	{ "rename", a_rename },
+	{ "truncate", a_truncate },
+	{ "exec", a_exec },
+	{ "exec-landed", a_exec_landed },
+	{ "tiocsti", a_tiocsti },
+	{ "tiocsti-notty", a_tiocsti_notty },
+	{ "tioclinux", a_tioclinux },
+	{ "io_uring", a_io_uring },
+	{ "ptrace", a_ptrace },
+	{ "vmread", a_vmread },
+	{ "keyctl", a_keyctl },
+	{ "bpf", a_bpf },
+	{ "perf", a_perf },
+	{ "userfaultfd", a_userfaultfd },
+	{ "unshare", a_unshare },
+	{ "mount", a_mount },
+	{ "privileged", a_privileged },
+	{ "clock", a_clock },
+	{ "personality", a_personality },
+	{ "int80", a_int80 },
+	{ "x32", a_x32 },
+	{ "sockets", a_sockets },
+	{ "tcp-connect", a_tcp_connect },
+	{ "abstract", a_abstract },
+	{ "unix-path", a_unix_path },
+	{ "kill", a_kill },
+	{ "kill-file", a_kill_file },
+	{ "pts", a_pts },
+	{ "daemon", a_daemon },
+	{ "fds", a_fds },
+	{ "creds", a_creds },
+};
+
+int main(int argc, char **argv)
+{
+	const char *name = argc > 1 ? argv[1] : "";
+
+	/* A copy exec'ed by the "exec" attack lands here. */
+	if (argc > 1 && !strcmp(argv[1], "exec-landed"))
+		return a_exec_landed(argc, argv);
+	for (size_t i = 0; i < sizeof(attacks) / sizeof(attacks[0]); i++)
+		if (!strcmp(name, attacks[i].name)) {
+			int rc = attacks[i].fn(argc, argv);
+
+			fflush(stdout);
+			return rc;
+		}
+	fprintf(stderr, "usage: escape ATTACK [ARGS...]; attacks:");
+	for (size_t i = 0; i < sizeof(attacks) / sizeof(attacks[0]); i++)
+		fprintf(stderr, " %s", attacks[i].name);
+	fprintf(stderr, "\n");
+	return 2;
+}

@@ -1,0 +1,648 @@
+#!/bin/sh
+# Escape tests: attacks run inside `bpfbox run` that must be stopped, each by
+# the layer that should stop it (tests/escape/escape.c says which errno that
+# layer returns; the attack exits 0 only for that errno). Where the kernel
+# alone would also refuse, the attack adds a "discriminating" probe whose
+# answer differs without the sandbox, and where an effect can be seen from
+# outside (a file, a process, a listener) the test looks at it too.
+#
+# Checks that depend on a Landlock feature ask `bpfbox status --json` for the
+# ABI's rights and, when the kernel lacks the feature and the attack works,
+# print a skip naming the ABI needed: the documented gap of older kernels.
+#
+# Runs on the host (root or not) and unmodified in the test VM (root,
+# /opt/bpfbox, Landlock ABI 2). As root, the core checks are repeated as an
+# unprivileged user (uid 65534) through setpriv.
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+BPFBOX_BUILD=${BPFBOX_BUILD:-$(cd "$HERE/../../build" 2>/dev/null && pwd)}
+if [ -z "${BPFBOX:-}" ]; then
+	BPFBOX=$(command -v bpfbox 2>/dev/null || echo "$BPFBOX_BUILD/bin/bpfbox")
+fi
+. "$HERE/../lib.sh"
+BIN=$BPFBOX_BUILD/tests/bin
+PIDS=""
+
+cleanup() {
+	# Only if the mount attack worked (a broken sandbox): our own mount.
+	grep -qF " $TMPD/ws/mnt " /proc/self/mountinfo 2>/dev/null && umount -l "$TMPD/ws/mnt"
+	for p in $PIDS; do
+		kill "$p" 2>/dev/null
+	done
+	kill_marked
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT
+trap 'cleanup; exit 1' INT TERM
+
+# One line of a file, for FAIL messages.
+oneline() { tr '\n' '|' <"$1" | head -c "${2:-600}"; }
+
+# The errnos of the attack's "stopped:" lines, e.g. " (EACCES)".
+reasons() {
+	r=$(sed -n 's/^stopped: .*: \(E[A-Z0-9]*\) (.*/\1/p' "$TMPD/out" | sort -u | tr '\n' ' ')
+	[ -n "$r" ] && echo " (${r% })"
+}
+
+# sb [RUN OPTIONS] -- CMD...: CMD in a session on $WS as the current user.
+# $AS prefixes the command (setpriv for the unprivileged runs).
+AS=""
+sb() { $AS "$BPFBOX" run -w "$WS" "$@" </dev/null; }
+
+# attack [RUN OPTIONS --] ATTACK ARGS...: the attack program in a session;
+# sets $rc, $TMPD/out, $TMPD/err. RUN OPTIONS are taken up to a "--".
+attack() {
+	opts=""
+	case " $* " in
+	*" -- "*)
+		while [ "$1" != -- ]; do
+			opts="$opts $1"
+			shift
+		done
+		shift
+		;;
+	esac
+	# A hanging attack ends in 30 s (exit 124) rather than the default 120.
+	case "$opts" in *--timeout*) ;; *) opts="--timeout 30$opts" ;; esac
+	# shellcheck disable=SC2086
+	sb $opts -- "$WS/escape" "$@" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+}
+
+# verdict NAME WANT [PROBLEM]: ok if $rc is WANT and PROBLEM is empty.
+verdict() {
+	if [ "$rc" = "$2" ] && [ -z "${3:-}" ]; then
+		ok "$1$(reasons)"
+	else
+		fail "$1: exit $rc, want $2${3:+; $3}; stdout: $(oneline "$TMPD/out"); stderr: $(oneline "$TMPD/err" 300)"
+	fi
+}
+
+# wait_file FILE: until FILE is non-empty (5 s at most).
+wait_file() {
+	i=0
+	while [ ! -s "$1" ]; do
+		i=$((i + 1))
+		[ $i -le 100 ] || return 1
+		sleep 0.05
+	done
+}
+
+# lines FILE: the number of lines of FILE, 0 if it does not exist.
+lines() { if [ -e "$1" ]; then wc -l <"$1"; else echo 0; fi; }
+
+# alive PID: the process exists and is not a zombie.
+alive() {
+	[ -r "/proc/$1/stat" ] || return 1
+	st=$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
+# Processes whose command line contains the string $MARK (the daemon test):
+# found by scanning /proc so that a PID namespace cannot hide them.
+MARK=""
+marked_pids() {
+	[ -n "$MARK" ] || return 0
+	for f in $(grep -laF -- "$MARK" /proc/[0-9]*/cmdline 2>/dev/null); do
+		p=${f#/proc/}
+		p=${p%/cmdline}
+		[ "$p" != "$$" ] && alive "$p" && echo "$p"
+	done
+}
+kill_marked() {
+	for p in $(marked_pids); do
+		kill -9 "$p" 2>/dev/null
+	done
+}
+
+# start_target NAME [PREFIX...]: a helper process to attack, its cwd $OUT;
+# sets $tpid, $taddr, $tlen, $tsecret from its ready file $OUT/.NAME.ready.
+start_target() {
+	n=$1
+	shift
+	(cd "$OUT" && exec "$@" "$BIN/helper" target "$OUT/.$n.ready") </dev/null >/dev/null 2>&1 &
+	PIDS="$PIDS $!"
+	wait_file "$OUT/.$n.ready" || return 1
+	read -r tpid taddr tlen tsecret <"$OUT/.$n.ready"
+}
+
+# writable PATH: the host lets root write PATH at all (not a read-only
+# mount), so that only the sandbox can make the open fail with EACCES.
+writable() { [ -e "$1" ] && [ -w "$1" ]; }
+
+# --- preflight -----------------------------------------------------------
+
+if [ ! -x "$BIN/escape" ] || [ ! -x "$BIN/helper" ]; then
+	fail "preflight: $BIN/escape or $BIN/helper missing (run make all)"
+	exit 1
+fi
+chmod 755 "$TMPD" # the unprivileged runs go through it
+WS=$TMPD/ws
+OUT=$TMPD/outside
+mkdir -p "$WS/mnt" "$OUT/home/.ssh"
+cp "$BIN/escape" "$WS/escape"
+cp "$BIN/escape" "$OUT/escape-copy"
+if ! sb -- /bin/true >"$TMPD/out" 2>"$TMPD/err"; then
+	fail "preflight: '$BPFBOX run -w $WS -- /bin/true' fails: $(oneline "$TMPD/err")"
+	exit 1
+fi
+
+STATUS=$("$BPFBOX" status --json 2>/dev/null)
+ABI=$(printf '%s' "$STATUS" | python3 -c 'import json, sys; print(json.load(sys.stdin)["landlock"]["abi"])' 2>/dev/null)
+RIGHTS=$(printf '%s' "$STATUS" | python3 -c 'import json, sys; print(" ".join(json.load(sys.stdin)["landlock"]["rights"]))' 2>/dev/null)
+if [ -z "$ABI" ]; then
+	ABI=$(printf '%s' "$STATUS" | tr -d ' \n' | sed -n 's/.*"landlock":{"abi":\([0-9]*\).*/\1/p')
+	RIGHTS=$(printf '%s' "$STATUS" | tr -d ' \n' | sed -n 's/.*"landlock":{[^}]*"rights":\[\([^]]*\)\].*/\1/p' | tr -d '"' | tr ',' ' ')
+fi
+echo "# Landlock ABI ${ABI:-?}: ${RIGHTS:-no rights reported}; uid $(id -u); kernel $(uname -r)"
+has_right() {
+	case " $RIGHTS " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+# gap NAME RIGHT ABI-NEEDED WHAT: the skip of an attack that works because
+# this kernel's Landlock lacks RIGHT.
+gap() { skip "$1: needs Landlock ABI $3 ($2), this kernel has ABI ${ABI:-?}: $4"; }
+
+# --- filesystem: writes -------------------------------------------------------
+
+echo original >"$OUT/victim"
+attack create "$OUT/new"
+verdict "create a file outside the workspace" 0 "$([ -e "$OUT/new" ] && echo "$OUT/new was created")"
+
+attack open-w "$OUT/victim"
+verdict "open an outside file for writing" 0
+
+if writable /etc/passwd; then
+	attack open-w /etc/passwd
+	verdict "open /etc/passwd for writing (root's DAC allows it)" 0
+else
+	skip "open /etc/passwd for writing (root's DAC allows it): not writable here even outside the sandbox"
+fi
+
+if writable /proc/sysrq-trigger; then
+	attack open-w /proc/sysrq-trigger
+	verdict "open /proc/sysrq-trigger for writing (/proc is read-only)" 0
+else
+	skip "open /proc/sysrq-trigger for writing (/proc is read-only): not writable here even outside the sandbox"
+fi
+
+if writable /proc/sys/kernel/core_pattern; then
+	attack open-w /proc/sys/kernel/core_pattern
+	verdict "open /proc/sys/kernel/core_pattern for writing" 0
+else
+	skip "open /proc/sys/kernel/core_pattern for writing: not writable here even outside the sandbox"
+fi
+
+attack symlink-write "$OUT/victim" "$WS/link"
+verdict "write through a workspace symlink to an outside file" 0 \
+	"$([ "$(cat "$OUT/victim")" = original ] || echo "$OUT/victim was changed")"
+
+# Same filesystem for source and destination (a control link outside the
+# sandbox must work), so an EXDEV can only be Landlock's refer rule.
+echo original >"$OUT/hlsrc"
+if ! ln "$OUT/hlsrc" "$TMPD/hlctl" 2>"$TMPD/err"; then
+	fail "hard link into the workspace: control link outside the sandbox failed: $(oneline "$TMPD/err")"
+else
+	attack hardlink "$OUT/hlsrc" "$WS/hl"
+	verdict "hard link an outside file into the workspace (Landlock refer: EXDEV)" 0 \
+		"$([ -e "$WS/hl" ] && echo "$WS/hl exists")"
+fi
+
+echo data >"$WS/mv"
+attack rename "$WS/mv" "$OUT/mv"
+verdict "rename a workspace file out of the workspace" 0 \
+	"$([ -e "$OUT/mv" ] && echo "$OUT/mv exists")$([ -e "$WS/mv" ] || echo "$WS/mv is gone")"
+
+echo 0123456789 >"$OUT/trunc"
+attack truncate "$OUT/trunc"
+size=$(wc -c <"$OUT/trunc")
+if has_right truncate || [ "$rc" != 1 ]; then
+	verdict "truncate(2) an outside file" 0 "$([ "$size" = 11 ] || echo "$OUT/trunc is now $size bytes")"
+else
+	gap "truncate(2) an outside file" truncate 3 "the file was truncated to $size bytes"
+fi
+
+# --- filesystem: reads ----------------------------------------------------------
+
+echo "-----BEGIN OPENSSH PRIVATE KEY----- bpfbox-test" >"$OUT/home/.ssh/id_rsa"
+chmod 600 "$OUT/home/.ssh/id_rsa"
+attack read "$OUT/home/.ssh/id_rsa"
+verdict "read a private key planted outside the workspace" 0
+
+attack read "$OUT/home/.ssh"
+verdict "list a directory outside the workspace" 0
+
+attack read /etc/shadow
+verdict "read /etc/shadow (root's DAC allows it)" 0
+
+home=$(getent passwd "$(id -u)" | cut -d: -f6)
+if [ -n "$home" ] && [ "$home" != / ] && [ -d "$home" ]; then
+	attack read "$home"
+	verdict "list the invoking user's home $home" 0
+else
+	skip "list the invoking user's home: uid $(id -u) has no home directory ('$home')"
+fi
+
+if [ -e /dev/kmsg ]; then
+	attack read /dev/kmsg
+	verdict "read /dev/kmsg (not an allowed /dev node)" 0
+else
+	skip "read /dev/kmsg: this system has no /dev/kmsg"
+fi
+
+if start_target target env BPFBOX_TEST_TOKEN=bpfbox-leak; then
+	attack read "/proc/$tpid/environ"
+	verdict "read the environment of a process outside (/proc/PID/environ)" 0
+	attack read "/proc/$tpid/cwd/home/.ssh/id_rsa"
+	verdict "read through an outside process's /proc/PID/cwd" 0
+else
+	fail "start the target helper: no ready file"
+fi
+
+# --- exec --------------------------------------------------------------------
+
+cp /bin/true "$OUT/true"
+rc=0
+sb -- "$OUT/true" >"$TMPD/out" 2>"$TMPD/err" || rc=$?
+verdict "run a program copied outside the allowed dirs (exit 126)" 126
+
+attack exec "$OUT/escape-copy"
+verdict "execve a program outside the allowed dirs" 0
+
+ldso=/lib64/ld-linux-x86-64.so.2
+if [ -x "$ldso" ]; then
+	rc=0
+	sb -- "$ldso" "$OUT/escape-copy" exec-landed >"$TMPD/out" 2>"$TMPD/err" || rc=$?
+	problem=""
+	grep -q ESCAPED "$TMPD/out" && problem="the outside program ran"
+	grep -qi "permission denied" "$TMPD/err" || problem="${problem:+$problem; }no 'Permission denied' from ld.so"
+	if [ -z "$problem" ] && [ "$rc" != 0 ] && [ "$rc" != 1 ]; then
+		ok "run an outside program through ld.so (read denied, exit $rc)"
+	else
+		fail "run an outside program through ld.so: exit $rc; $problem; stdout: $(oneline "$TMPD/out"); stderr: $(oneline "$TMPD/err" 300)"
+	fi
+else
+	skip "run an outside program through ld.so: no $ldso on this system"
+fi
+
+# --- read-only mode ---------------------------------------------------------
+
+echo keep >"$WS/ro"
+attack --mode read-only -- open-w "$WS/ro"
+verdict "read-only mode: open a workspace file for writing" 0
+attack --mode read-only -- create "$WS/ro-new"
+verdict "read-only mode: create a workspace file" 0 "$([ -e "$WS/ro-new" ] && echo "$WS/ro-new was created")"
+rc=0
+sb --mode read-only -- /bin/cat "$WS/ro" >"$TMPD/out" 2>"$TMPD/err" || rc=$?
+verdict "read-only mode: reading the workspace still works" 0 \
+	"$([ "$(cat "$TMPD/out")" = keep ] || echo "read '$(oneline "$TMPD/out")'")"
+
+# --- terminal injection ------------------------------------------------------
+
+attack tiocsti-notty
+verdict "ioctl(TIOCSTI) (seccomp, also with bits above 31 set)" 0
+
+"$BIN/helper" pty "$BPFBOX" run -w "$WS" -- "$WS/escape" tiocsti >"$TMPD/out" 2>"$TMPD/err"
+rc=$?
+verdict "TIOCSTI into a real terminal on stdin (pty)" 0 \
+	"$(grep -h 'the terminal saw' "$TMPD/err")"
+
+"$BIN/helper" pty "$BPFBOX" run -w "$WS" -- "$WS/escape" tioclinux >"$TMPD/out" 2>"$TMPD/err"
+rc=$?
+verdict "ioctl(TIOCLINUX) (pty on stdin)" 0
+
+# Another terminal of the user, not the session's: /dev/pts is allowed for
+# the session's own terminal and the ptys it creates, but a line "typed" on
+# a terminal outside must not be readable (nor output injectable).
+"$BIN/helper" ptyhold "$TMPD/pty.ready" </dev/null >/dev/null 2>&1 &
+PIDS="$PIDS $!"
+if wait_file "$TMPD/pty.ready"; then
+	attack pts "$(cat "$TMPD/pty.ready")"
+	verdict "open another terminal of the user ($(cat "$TMPD/pty.ready")) and read its input" 0
+else
+	fail "open another terminal of the user: the pty helper did not start"
+fi
+
+# --- dangerous kernel interfaces (seccomp) ---------------------------------
+
+attack io_uring
+verdict "io_uring_setup/enter/register" 0
+
+if start_target target2; then
+	attack ptrace "$tpid"
+	tracer=$(sed -n 's/^TracerPid:[[:space:]]*//p' "/proc/$tpid/status" 2>/dev/null)
+	verdict "ptrace(PTRACE_ATTACH) a process outside" 0 \
+		"$(alive "$tpid" || echo "the target died")$([ "${tracer:-0}" = 0 ] || echo "the target is traced by $tracer")"
+	attack vmread "$tpid" "$taddr" "$tlen"
+	verdict "process_vm_readv a process outside" 0 \
+		"$(grep -q "$tsecret" "$TMPD/out" && echo "the secret was read")"
+else
+	fail "start the ptrace target helper: no ready file"
+fi
+
+attack keyctl
+verdict "keyctl/add_key/request_key" 0
+
+attack bpf
+verdict "bpf()" 0
+
+attack perf
+verdict "perf_event_open()" 0
+
+attack userfaultfd
+verdict "userfaultfd()" 0
+
+attack unshare "$WS/mnt"
+verdict "unshare(CLONE_NEWUSER) then mount, clone/clone3 namespaces, setns" 0
+
+attack mount "$WS/mnt"
+verdict "mount, umount2, fsopen, move_mount, pivot_root" 0
+
+attack privileged
+verdict "swapon, reboot, acct, kexec, modules, syslog, open_by_handle_at, settimeofday" 0
+
+attack clock
+verdict "clock_settime, adjtimex" 0
+
+attack personality
+verdict "personality() other than the default" 0
+
+# --- foreign syscall ABIs: SIGSYS (exit 159) ---------------------------------
+
+# Control: outside the sandbox int $0x80 must work, or this kernel has no
+# i386 emulation and the check would prove nothing.
+"$BIN/escape" int80 >/dev/null 2>&1
+int80_ctl=$?
+attack int80
+if [ "$int80_ctl" = 1 ] || [ "$rc" = 1 ]; then
+	verdict "i386 syscall through int \$0x80 is killed (SIGSYS)" 159
+else
+	skip "i386 syscall through int \$0x80: this kernel has no i386 emulation (outside the sandbox it exits $int80_ctl)"
+fi
+
+attack x32
+verdict "x32 syscall (__X32_SYSCALL_BIT) is killed (SIGSYS)" 159
+
+# --- network ---------------------------------------------------------------
+
+attack sockets
+verdict "socket() of every family but AF_UNIX (--net deny)" 0
+
+"$BIN/helper" tcp "$TMPD/tcp.ready" "$TMPD/tcp.mark" </dev/null >/dev/null 2>&1 &
+PIDS="$PIDS $!"
+if wait_file "$TMPD/tcp.ready"; then
+	port=$(cat "$TMPD/tcp.ready")
+	"$BIN/escape" tcp-connect "$port" >/dev/null 2>&1 # control: reaches it
+	wait_file "$TMPD/tcp.mark"
+	ctl=$(lines "$TMPD/tcp.mark")
+	attack tcp-connect "$port"
+	sleep 0.2 # the listener marks a connection asynchronously
+	now=$(lines "$TMPD/tcp.mark")
+	verdict "connect to a TCP listener on 127.0.0.1 outside" 0 \
+		"$([ "$ctl" -ge 1 ] || echo "control connect outside the sandbox did not reach the listener; ")$([ "$now" = "$ctl" ] || echo "the listener saw the connection")"
+else
+	fail "connect to a TCP listener on 127.0.0.1 outside: the listener did not start"
+fi
+
+aname=bpfbox-test-$$
+"$BIN/helper" abstract "$aname" "$TMPD/abs.ready" "$TMPD/abs.mark" </dev/null >/dev/null 2>&1 &
+PIDS="$PIDS $!"
+if wait_file "$TMPD/abs.ready"; then
+	"$BIN/escape" abstract "$aname" >/dev/null 2>&1 # control
+	wait_file "$TMPD/abs.mark"
+	ctl=$(lines "$TMPD/abs.mark")
+	attack abstract "$aname"
+	sleep 0.2 # the listener marks a connection asynchronously
+	now=$(lines "$TMPD/abs.mark")
+	if has_right scope_abstract_unix || [ "$rc" != 1 ]; then
+		verdict "connect to an abstract unix socket outside" 0 \
+			"$([ "$ctl" -ge 1 ] || echo "control connect outside the sandbox did not reach the listener; ")$([ "$now" = "$ctl" ] || echo "the listener saw the connection")"
+	else
+		gap "connect to an abstract unix socket outside" scope_abstract_unix 6 "the connect reached the listener"
+	fi
+else
+	fail "connect to an abstract unix socket outside: the listener did not start"
+fi
+
+"$BIN/helper" unix "$OUT/agent.sock" "$TMPD/unix.ready" "$TMPD/unix.mark" </dev/null >/dev/null 2>&1 &
+PIDS="$PIDS $!"
+if wait_file "$TMPD/unix.ready"; then
+	"$BIN/escape" unix-path "$OUT/agent.sock" >/dev/null 2>&1 # control
+	wait_file "$TMPD/unix.mark"
+	ctl=$(lines "$TMPD/unix.mark")
+	attack unix-path "$OUT/agent.sock"
+	sleep 0.2 # the listener marks a connection asynchronously
+	now=$(lines "$TMPD/unix.mark")
+	verdict "connect to a pathname unix socket outside the allowed dirs (docker.sock-like)" 0 \
+		"$([ "$ctl" -ge 1 ] || echo "control connect outside the sandbox did not reach the listener; ")$([ "$now" = "$ctl" ] || echo "the listener saw the connection")"
+else
+	fail "connect to a pathname unix socket outside: the listener did not start"
+fi
+
+# --- signals ------------------------------------------------------------------
+
+if start_target target3; then
+	attack kill "$tpid"
+	sleep 0.1
+	if has_right scope_signal || [ "$rc" != 1 ]; then
+		verdict "kill(SIGTERM) a process outside" 0 "$(alive "$tpid" || echo "the target died")"
+	else
+		gap "kill(SIGTERM) a process outside" scope_signal 6 \
+			"the signal was delivered ($(alive "$tpid" && echo "target alive" || echo "target died"))"
+	fi
+else
+	fail "start the signal target helper: no ready file"
+fi
+
+# The bpfbox process outside the sandbox enforces the timeout and the
+# output cap: the session must not be able to kill it.
+# The inner sh writes its PID and execs bpfbox (same PID); the subshell
+# collects the status, so a killed bpfbox is not reported as a job.
+# Where the kill works (no signal scoping), the session must at least die
+# with its supervisor: the attack leaves $WS/survived after one more second.
+rm -f "$WS/sup.pid" "$TMPD/sup.rc" "$WS/survived"
+(
+	sh -c 'echo $$ >"$1.tmp" && mv "$1.tmp" "$1" && shift && exec "$@"' sh "$WS/sup.pid" \
+		"$BPFBOX" run -w "$WS" --timeout 30 -- "$WS/escape" kill-file "$WS/sup.pid" "$WS/survived"
+	echo $? >"$TMPD/sup.rc"
+) </dev/null >"$TMPD/out" 2>"$TMPD/err"
+rc=$(cat "$TMPD/sup.rc")
+if has_right scope_signal || [ "$rc" != 137 ]; then
+	verdict "kill(SIGKILL) the bpfbox supervisor from inside" 0
+else
+	sleep 1.5
+	if [ -e "$WS/survived" ]; then
+		fail "kill(SIGKILL) the bpfbox supervisor from inside: it was killed (no Landlock scope_signal on ABI ${ABI:-?}) and the session outlived it, free of its timeout and output cap"
+	else
+		gap "kill(SIGKILL) the bpfbox supervisor from inside" scope_signal 6 \
+			"the supervisor was killed (exit 137); the session died with it"
+	fi
+fi
+
+# --- private temp dirs ------------------------------------------------------------
+
+# Session A keeps its $TMPDIR with a file in it until told to end; session B
+# must not read that file.
+rm -f "$WS/tmpA" "$WS/tmpA.done"
+"$BPFBOX" run -w "$WS" --timeout 20 -- sh -c ': "${TMPDIR:?}" && echo secret-of-A >"$TMPDIR/secret" && echo "$TMPDIR" >"$1.tmp" &&
+	mv "$1.tmp" "$1" && while [ ! -e "$1.done" ]; do sleep 0.05; done' sh "$WS/tmpA" </dev/null >/dev/null 2>&1 &
+sa=$!
+if wait_file "$WS/tmpA"; then
+	tA=$(cat "$WS/tmpA")
+	attack read "$tA/secret"
+	verdict "read another session's private \$TMPDIR" 0 \
+		"$([ -f "$tA/secret" ] || echo "control: $tA/secret does not exist")"
+else
+	fail "read another session's private \$TMPDIR: session A did not start"
+fi
+touch "$WS/tmpA.done"
+wait "$sa"
+
+# --- process state ------------------------------------------------------------
+
+# Only allowlisted names may reach the command; secrets of the caller not.
+rc=0
+env AWS_SECRET_ACCESS_KEY=bpfbox-leak GITHUB_TOKEN=bpfbox-leak SSH_AUTH_SOCK=/bpfbox-leak \
+	"$BPFBOX" run -w "$WS" --env BPFBOX_EXTRA=one -- /usr/bin/env </dev/null >"$TMPD/out" 2>"$TMPD/err" || rc=$?
+wsreal=$(cd "$WS" && pwd -P)
+problem=""
+for name in $(sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p' "$TMPD/out"); do
+	case $name in
+	PATH | HOME | LANG | TERM | TMPDIR | BPFBOX_SESSION_ID | BPFBOX_WORKSPACE | BPFBOX_EXTRA) ;;
+	*) problem="$problem $name is set;" ;;
+	esac
+done
+grep -q bpfbox-leak "$TMPD/out" && problem="$problem a secret value leaked;"
+for want in PATH TMPDIR BPFBOX_SESSION_ID BPFBOX_WORKSPACE "BPFBOX_EXTRA=one" "HOME=$wsreal"; do
+	grep -q "^$want" "$TMPD/out" || problem="$problem no $want;"
+done
+verdict "environment: only allowlisted names, secrets of the caller dropped" 0 "$problem"
+
+# Inherited descriptors: 7 and 8 open in the caller, none may remain inside.
+rc=0
+"$BPFBOX" run -w "$WS" -- "$WS/escape" fds </dev/null >"$TMPD/out" 2>"$TMPD/err" \
+	7<"$OUT/home/.ssh/id_rsa" 8>>"$OUT/victim" || rc=$?
+verdict "no inherited file descriptor above 2" 0
+
+if [ "$(id -u)" = 0 ]; then
+	attack creds
+	verdict "no_new_privs, seccomp mode 2, all capability sets empty (root caller)" 0
+else
+	# See the unprivileged repeat below: the bounding set stays.
+	attack creds unprivileged-caller
+	verdict "no_new_privs, seccomp mode 2, no capabilities (unprivileged caller)" 0
+fi
+
+# A daemon (setsid, double fork, ignores SIGTERM, keeps the output pipes)
+# must be gone when --timeout ends the session with 124.
+HB=$WS/heartbeat.$$
+MARK=$HB
+t0=$(date +%s)
+attack --timeout 1 -- daemon "$HB" "$WS/daemon.pid"
+t1=$(date +%s)
+s1=$(wc -c <"$HB" 2>/dev/null || echo 0)
+left=$(marked_pids)
+sleep 0.5
+s2=$(wc -c <"$HB" 2>/dev/null || echo 0)
+problem=""
+[ "$s1" -gt 0 ] || problem="$problem the daemon never wrote its heartbeat;"
+[ -z "$left" ] || problem="$problem daemon still alive (pid $left: $(cat "/proc/${left%% *}/cmdline" 2>/dev/null | tr '\0' ' '));"
+[ "$s1" = "$s2" ] || problem="$problem heartbeat grew from $s1 to $s2 bytes after bpfbox exited;"
+[ $((t1 - t0)) -le 15 ] || problem="$problem bpfbox took $((t1 - t0)) s;"
+verdict "--timeout 1 kills a daemonized, SIGTERM-ignoring process (exit 124)" 124 "$problem"
+kill_marked
+MARK=""
+
+# --- bad input ------------------------------------------------------------------
+
+rc=0
+"$BPFBOX" run -w / -- "$WS/escape" create "$OUT/ran" </dev/null >"$TMPD/out" 2>"$TMPD/err" || rc=$?
+verdict "a workspace of / is refused (125, nothing runs)" 125 "$([ -e "$OUT/ran" ] && echo "the command ran")"
+
+rm -f "$OUT/ran"
+rc=0
+"$BPFBOX" run -w "$TMPD/no-such-dir" -- "$WS/escape" create "$OUT/ran" </dev/null >"$TMPD/out" 2>"$TMPD/err" || rc=$?
+verdict "a missing workspace is refused (125, nothing runs)" 125 "$([ -e "$OUT/ran" ] && echo "the command ran")"
+
+# --- the same as an unprivileged user ------------------------------------------
+
+NOBODY=65534
+if [ "$(id -u)" != 0 ]; then
+	skip "unprivileged repeat: already running as uid $(id -u)"
+elif ! command -v setpriv >/dev/null 2>&1; then
+	skip "unprivileged repeat: no setpriv on this system"
+else
+	AS="setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups"
+	NB=$TMPD/nb
+	WS=$NB/ws
+	OUT=$NB/outside
+	mkdir -p "$WS/mnt" "$OUT"
+	cp "$BIN/escape" "$WS/escape"
+	# Everything outside belongs to the user too: only the sandbox stands
+	# between it and these files, not the file permissions.
+	echo original >"$OUT/victim"
+	echo original >"$OUT/hlsrc"
+	echo "secret-of-uid-$NOBODY" >"$OUT/id_rsa"
+	echo 0123456789 >"$OUT/trunc"
+	chmod 600 "$OUT/id_rsa"
+	chown -R "$NOBODY:$NOBODY" "$NB"
+	if ! sb -- /bin/true >"$TMPD/out" 2>"$TMPD/err"; then
+		fail "unprivileged: '$AS $BPFBOX run -- /bin/true' fails: $(oneline "$TMPD/err")"
+	else
+		attack create "$OUT/new"
+		verdict "unprivileged: create a file outside the workspace" 0 "$([ -e "$OUT/new" ] && echo "$OUT/new was created")"
+		attack read "$OUT/id_rsa"
+		verdict "unprivileged: read the user's own file outside the workspace" 0
+		attack symlink-write "$OUT/victim" "$WS/link"
+		verdict "unprivileged: write through a workspace symlink" 0 \
+			"$([ "$(cat "$OUT/victim")" = original ] || echo "$OUT/victim was changed")"
+		attack hardlink "$OUT/hlsrc" "$WS/hl"
+		verdict "unprivileged: hard link an own outside file into the workspace (EXDEV)" 0 \
+			"$([ -e "$WS/hl" ] && echo "$WS/hl exists")"
+		attack truncate "$OUT/trunc"
+		size=$(wc -c <"$OUT/trunc")
+		if has_right truncate || [ "$rc" != 1 ]; then
+			verdict "unprivileged: truncate(2) an own outside file" 0 "$([ "$size" = 11 ] || echo "now $size bytes")"
+		else
+			gap "unprivileged: truncate(2) an own outside file" truncate 3 "the file was truncated"
+		fi
+		if start_target nbtarget $AS; then
+			attack ptrace "$tpid"
+			verdict "unprivileged: ptrace a same-uid process outside" 0 "$(alive "$tpid" || echo "the target died")"
+			attack vmread "$tpid" "$taddr" "$tlen"
+			verdict "unprivileged: process_vm_readv a same-uid process outside" 0 \
+				"$(grep -q "$tsecret" "$TMPD/out" && echo "the secret was read")"
+			attack kill "$tpid"
+			sleep 0.1
+			if has_right scope_signal || [ "$rc" != 1 ]; then
+				verdict "unprivileged: kill(SIGTERM) a same-uid process outside" 0 "$(alive "$tpid" || echo "the target died")"
+			else
+				gap "unprivileged: kill(SIGTERM) a same-uid process outside" scope_signal 6 "the signal was delivered"
+			fi
+		else
+			fail "unprivileged: start the target helper: no ready file"
+		fi
+		$AS "$BIN/helper" ptyhold "$NB/pty.ready" </dev/null >/dev/null 2>&1 &
+		PIDS="$PIDS $!"
+		if wait_file "$NB/pty.ready"; then
+			attack pts "$(cat "$NB/pty.ready")"
+			verdict "unprivileged: open another terminal of the user and read its input" 0
+		else
+			fail "unprivileged: the pty helper did not start"
+		fi
+		for a in io_uring keyctl bpf unshare sockets fds; do
+			attack "$a"
+			verdict "unprivileged: $a" 0
+		done
+		# Without CAP_SETPCAP the bounding set cannot be emptied; with
+		# no_new_privs and empty permitted/effective sets it grants nothing.
+		attack creds unprivileged-caller
+		verdict "unprivileged: no_new_privs, seccomp, no capabilities" 0
+		attack int80
+		[ "$int80_ctl" = 1 ] || [ "$rc" = 1 ] || [ "$rc" = 159 ] || rc="$rc (no i386 emulation?)"
+		verdict "unprivileged: i386 syscall through int \$0x80 is killed (SIGSYS)" 159
+	fi
+	AS=""
+fi
+
+finish
