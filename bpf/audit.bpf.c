@@ -264,6 +264,9 @@ static __always_inline void emit_connect(struct bpfbox_session *s, struct pendin
 	bpf_probe_read_user(&family, sizeof(family), (void *)p->ptr);
 	if (family != AF_INET && family != AF_INET6 && family != AF_UNIX)
 		return;
+	/* Our cgroup program already reported this denial, with more detail. */
+	if (ret == -EPERM && (s->flags & BPFBOX_SF_NET_BPF))
+		return;
 	e = event_reserve(s, sizeof(*e), BPFBOX_EV_CONNECT);
 	if (!e)
 		return;

@@ -20,6 +20,16 @@ struct {
 	__type(value, struct bpfbox_net_rule);
 } net_allow SEC(".maps");
 
+/* Session id -> directories whose unix sockets it may connect to. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BPFBOX_MAX_SESSIONS);
+	__type(key, __u32);
+	__type(value, struct bpfbox_unix_allow);
+} unix_allow SEC(".maps");
+
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+
 /* fd00:ec2::254, the IPv6 metadata address. */
 static const __u8 meta6[16] = { 0xfd, 0x00, 0x0e, 0xc2, [15] = 0x54, [14] = 0x02 };
 
@@ -140,6 +150,77 @@ int net_sock_create(struct bpf_sock *ctx)
 	if (!s || (ctx->type != SOCK_RAW && ctx->type != SOCK_PACKET))
 		return 1;
 	report(s, ctx->family, none, 0, ctx->protocol);
+	return 0;
+}
+
+/* Whether path (NUL-terminated, absolute) lies under one of the prefixes. */
+static __always_inline bool unix_path_allowed(const struct bpfbox_unix_allow *a,
+					      const char path[BPFBOX_UNIX_PATH_LEN])
+{
+	for (int i = 0; i < BPFBOX_UNIX_PREFIXES; i++) {
+		__u32 len;
+		bool match = true;
+		char next;
+
+		if ((__u32)i >= a->n)
+			break;
+		len = a->len[i];
+		if (len == 0 || len >= BPFBOX_UNIX_PATH_LEN)
+			continue;
+		for (int j = 0; j < BPFBOX_UNIX_PATH_LEN; j++) {
+			if ((__u32)j >= len)
+				break;
+			if (path[j] != a->prefix[i][j]) {
+				match = false;
+				break;
+			}
+		}
+		/* A prefix matches a whole component: /ws allows /ws/x, not /wsx. */
+		next = path[len];
+		if (match && (next == '/' || next == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Pathname unix sockets (kernel >= 6.7; switched off by probe elsewhere):
+ * only under the session's own writable directories. Relative names are
+ * refused because the working directory can be anywhere; abstract names
+ * are left to Landlock's scope.
+ */
+SEC("cgroup/connect4") /* the agent sets the attach type: libbpf 1.1 lacks the name */
+int net_connect_unix(struct bpf_sock_addr *ctx)
+{
+	struct bpfbox_session *s = current_session();
+	struct bpf_sock_addr_kern *sa;
+	struct bpfbox_unix_allow *a;
+	struct bpfbox_connect_event *e;
+	char path[BPFBOX_UNIX_PATH_LEN] = {};
+	struct sockaddr_un *un;
+
+	if (!s)
+		return 1;
+	sa = bpf_cast_to_kern_ctx(ctx);
+	un = (struct sockaddr_un *)sa->uaddr;
+	bpf_probe_read_kernel(path, sizeof(path) - 1, un->sun_path);
+	if (path[0] == '\0')
+		return 1;
+	a = bpf_map_lookup_elem(&unix_allow, &s->id);
+	if (path[0] == '/' && a && unix_path_allowed(a, path))
+		return 1;
+	e = event_reserve(s, sizeof(*e), BPFBOX_EV_CONNECT);
+	if (e) {
+		e->hdr.decision = BPFBOX_DENY;
+		e->hdr.layer = BPFBOX_LAYER_CGROUP_BPF;
+		e->hdr.err = -EPERM;
+		e->family = 1;
+		e->port = 0;
+		e->protocol = 0;
+		__builtin_memset(e->addr, 0, sizeof(e->addr));
+		__builtin_memcpy(e->unix_path, path, sizeof(e->unix_path));
+		bpf_ringbuf_submit(e, 0);
+	}
 	return 0;
 }
 

@@ -125,6 +125,7 @@ struct bpfbox_session {
 #define BPFBOX_SF_AUDIT_OFF    (1U << 2) /* decisions only, no observation */
 #define BPFBOX_SF_ALLOW_META   (1U << 3) /* cloud metadata address allowed */
 #define BPFBOX_SF_LANDLOCK     (1U << 4) /* Landlock holds: EACCES is its denial */
+#define BPFBOX_SF_NET_BPF      (1U << 5) /* our cgroup programs report their denials */
 
 /* Key of the network allow-list (LPM trie): session, then address bits. */
 struct bpfbox_net_key {
@@ -136,6 +137,21 @@ struct bpfbox_net_key {
 struct bpfbox_net_rule {
 	__u16 port_lo; /* inclusive, host byte order; 0-65535 means any */
 	__u16 port_hi;
+};
+
+/*
+ * Where a session may connect to pathname unix sockets (cgroup/connect_unix,
+ * kernel >= 6.7): its workspace, private tmp and rw paths. Landlock (ABI <=
+ * 7) does not mediate these connects, and they lead to docker.sock,
+ * ssh-agent and D-Bus.
+ */
+#define BPFBOX_UNIX_PREFIXES 4
+#define BPFBOX_UNIX_PATH_LEN 108
+
+struct bpfbox_unix_allow {
+	__u32 n;
+	__u16 len[BPFBOX_UNIX_PREFIXES];
+	char prefix[BPFBOX_UNIX_PREFIXES][BPFBOX_UNIX_PATH_LEN];
 };
 
 /* Key of the name sets of the file policy (BPF LSM). */

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -108,6 +111,31 @@ static int attach_cgroup(struct bpf_program *prog, int cgroup_fd, struct bpf_lin
 	return r;
 }
 
+/*
+ * Whether the running kernel's BTF names a symbol (an enum value such as
+ * BPF_CGROUP_UNIX_CONNECT): a cheap probe for attach types that libbpf 1.1
+ * does not know by name. The string table is searched as bytes.
+ */
+static bool kernel_btf_has(const char *name)
+{
+	_cleanup_close_ int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+	size_t nlen = strlen(name) + 1; /* with the NUL: a whole name */
+	struct stat st;
+	void *m;
+	bool found;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return false;
+	m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return false;
+	found = memmem(m, st.st_size, name, nlen) != NULL;
+	munmap(m, st.st_size);
+	return found;
+}
+
+#define ATTACH_CGROUP_UNIX_CONNECT 49 /* enum bpf_attach_type, kernel 6.7 */
+
 /* Network skeleton: shares the audit maps when they exist; attaches to the parent. */
 static int load_net(struct agent *a, const struct agent_opts *o)
 {
@@ -124,6 +152,11 @@ static int load_net(struct agent *a, const struct agent_opts *o)
 	} else {
 		bpf_map__set_max_entries(n->maps.events, o->ring_bytes);
 	}
+	if (kernel_btf_has("BPF_CGROUP_UNIX_CONNECT"))
+		bpf_program__set_expected_attach_type(n->progs.net_connect_unix,
+						      ATTACH_CGROUP_UNIX_CONNECT);
+	else
+		bpf_program__set_autoload(n->progs.net_connect_unix, false);
 	/* Links stored in the skeleton are detached by net_bpf__destroy. */
 	r = net_bpf__load(n);
 	if (!r)
@@ -137,6 +170,11 @@ static int load_net(struct agent *a, const struct agent_opts *o)
 	if (!r)
 		r = attach_cgroup(n->progs.net_sock_create, a->parent_fd,
 				  &n->links.net_sock_create);
+	if (!r && bpf_program__autoload(n->progs.net_connect_unix)) {
+		r = attach_cgroup(n->progs.net_connect_unix, a->parent_fd,
+				  &n->links.net_connect_unix);
+		a->st.unix_connect = !r;
+	}
 	if (r) {
 		net_bpf__destroy(n);
 		a->net = NULL;
@@ -231,6 +269,8 @@ int agent_session_remove(struct agent *a, uint64_t cgroup_id, uint64_t *seq, uin
 		*lost = s.lost;
 	if (bpf_map_delete_elem(a->sessions_fd, &cgroup_id) < 0)
 		return -errno;
+	if (a->net)
+		bpf_map_delete_elem(bpf_map__fd(a->net->maps.unix_allow), &s.id);
 	return 0;
 }
 
@@ -261,6 +301,27 @@ int agent_net_allow(struct agent *a, uint32_t id, const char *cidr, uint16_t lo,
 	}
 	key.prefixlen = 32 + plen;
 	if (bpf_map_update_elem(a->net_allow_fd, &key, &rule, BPF_ANY) < 0)
+		return -errno;
+	return 0;
+}
+
+int agent_unix_allow(struct agent *a, uint32_t id, const char *const *dirs, size_t n)
+{
+	struct bpfbox_unix_allow allow = { 0 };
+
+	if (!a->net)
+		return -ENOTSUP;
+	for (size_t i = 0; i < n && allow.n < BPFBOX_UNIX_PREFIXES; i++) {
+		size_t len = strlen(dirs[i]);
+
+		/* A longer directory cannot hold a socket path anyway. */
+		if (len == 0 || len >= BPFBOX_UNIX_PATH_LEN - 2)
+			continue;
+		allow.len[allow.n] = len;
+		memcpy(allow.prefix[allow.n], dirs[i], len);
+		allow.n++;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(a->net->maps.unix_allow), &id, &allow, BPF_ANY) < 0)
 		return -errno;
 	return 0;
 }

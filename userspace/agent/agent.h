@@ -28,6 +28,7 @@ struct agent_opts {
 struct agent_status {
 	bool audit;	/* tracepoints attached */
 	bool net;	/* cgroup network programs attached */
+	bool unix_connect; /* pathname unix connects mediated (kernel >= 6.7) */
 	char why_not[512]; /* what did not load, and why */
 };
 
@@ -41,6 +42,9 @@ int agent_session_remove(struct agent *a, uint64_t cgroup_id, uint64_t *seq,
 			 uint64_t *lost);
 /* Adds CIDR (v4 or v6) with a port range to a session's connect allow-list. */
 int agent_net_allow(struct agent *a, uint32_t id, const char *cidr, uint16_t lo, uint16_t hi);
+
+/* The directories under which a session may connect to unix sockets (<= 4). */
+int agent_unix_allow(struct agent *a, uint32_t id, const char *const *dirs, size_t n);
 
 /* An fd that polls readable when records wait; then call agent_consume. */
 int agent_ring_fd(const struct agent *a);

@@ -72,6 +72,7 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 	jsonw_bool(&e->w, "seccomp", l->seccomp);
 	jsonw_bool(&e->w, "bpf_audit", st->audit);
 	jsonw_bool(&e->w, "bpf_network", st->net);
+	jsonw_bool(&e->w, "bpf_unix_connect", st->unix_connect);
 	jsonw_bool(&e->w, "bpf_lsm", false);
 	jsonw_end(&e->w);
 	jsonw_array_begin(&e->w, "not_enforced");
@@ -90,6 +91,24 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 	jsonw_newline(&e->w);
 	json_object_put(pol);
 	sink_flush(e);
+}
+
+/* Unix sockets may be reached under the dirs the session can write. */
+static int allow_unix_dirs(struct embedded *e, struct session *s)
+{
+	const struct bpfbox_policy *p = s->policy;
+	const char *dirs[BPFBOX_UNIX_PREFIXES];
+	size_t n = 0;
+
+	if (!agent_status(e->agent)->net)
+		return 0;
+	if (p->mode != MODE_READ_ONLY)
+		dirs[n++] = p->workspace;
+	if (s->private_tmp[0])
+		dirs[n++] = s->private_tmp;
+	for (size_t i = 0; i < p->rw_paths.n && n < BPFBOX_UNIX_PREFIXES; i++)
+		dirs[n++] = p->rw_paths.v[i];
+	return agent_unix_allow(e->agent, 1, dirs, n);
 }
 
 int embedded_start(struct embedded *e, struct session *s, const struct audit_opts *opts,
@@ -135,6 +154,8 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 		flags |= BPFBOX_SF_NET_DENY;
 	if (s->layers.landlock && p->mode != MODE_FULL_ACCESS)
 		flags |= BPFBOX_SF_LANDLOCK;
+	if (agent_status(e->agent)->net)
+		flags |= BPFBOX_SF_NET_BPF;
 	if (opts->all)
 		flags |= BPFBOX_SF_AUDIT_ALL;
 	if (opts->off)
@@ -142,6 +163,11 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 	r = agent_session_add(e->agent, e->cg.id, 1, flags);
 	if (r < 0) {
 		log_error_errno(r, "cannot register the session");
+		goto fail;
+	}
+	r = allow_unix_dirs(e, s);
+	if (r < 0) {
+		log_error_errno(r, "cannot set the session's unix socket directories");
 		goto fail;
 	}
 	audit_clock_init(&e->clock);

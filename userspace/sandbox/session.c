@@ -88,6 +88,18 @@ static void add_not_enforced(struct session_layers *l, const char *what)
 		 len ? "; " : "", what);
 }
 
+/* The session id is 128 random bits: the name is unique and unguessable. */
+static void name_private_tmp(struct session *s)
+{
+	const char *base = getenv("TMPDIR");
+
+	if (!s->policy->private_tmp)
+		return;
+	if (!base || base[0] != '/')
+		base = "/tmp";
+	snprintf(s->private_tmp, sizeof(s->private_tmp), "%s/bpfbox-%s", base, s->id);
+}
+
 int session_plan(struct session *s, const struct bpfbox_policy *p)
 {
 	struct session_layers *l = &s->layers;
@@ -123,6 +135,7 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 	if (l->landlock && p->net == NET_DENY && !l->rights.net && !l->seccomp)
 		add_not_enforced(l, "network deny");
 
+	name_private_tmp(s);
 	/* Embedded mode without BPF asks for what Landlock and seccomp give. */
 	l->requested = LEVEL_STANDARD;
 	l->enabled = level_from(false, l->landlock, l->seccomp, false);
@@ -271,17 +284,14 @@ static int remove_entry(const char *path, const struct stat *st, int flag,
 
 static int make_private_tmp(struct session *s)
 {
-	const char *base = getenv("TMPDIR");
-
-	if (!s->policy->private_tmp)
+	if (!s->private_tmp[0])
 		return 0;
-	if (!base || base[0] != '/')
-		base = "/tmp";
-	snprintf(s->private_tmp, sizeof(s->private_tmp), "%s/bpfbox-%.16s-XXXXXX", base, s->id);
-	if (!mkdtemp(s->private_tmp)) {
+	if (mkdir(s->private_tmp, 0700) < 0) {
+		int r = log_error_errno(errno, "cannot create the session's private tmp dir %s",
+					s->private_tmp);
+
 		s->private_tmp[0] = '\0';
-		return log_error_errno(errno, "cannot create the session's private tmp dir in %s",
-				       base);
+		return r;
 	}
 	return 0;
 }
