@@ -68,7 +68,12 @@ static __always_inline void report(struct bpfbox_session *s, __u16 family, const
 	e->family = family;
 	e->port = port;
 	e->protocol = protocol;
-	__builtin_memcpy(e->addr, addr, 16);
+	/* The record keeps IPv4 in its first 4 bytes (events.h). */
+	__builtin_memset(e->addr, 0, sizeof(e->addr));
+	if (family == 2)
+		__builtin_memcpy(e->addr, addr + 12, 4);
+	else
+		__builtin_memcpy(e->addr, addr, 16);
 	e->unix_path[0] = '\0';
 	bpf_ringbuf_submit(e, 0);
 }
