@@ -134,6 +134,9 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 		add_not_enforced(l, "abstract unix socket and signal isolation (Landlock ABI < 6)");
 	if (l->landlock && p->net == NET_DENY && !l->rights.net && !l->seccomp)
 		add_not_enforced(l, "network deny");
+	/* Only rlimits hold today: file size, open files, no core dumps. */
+	add_not_enforced(l, "memory, pids, cpu and disk limits (no per-session cgroup "
+			    "controllers yet)");
 
 	name_private_tmp(s);
 	/* Embedded mode without BPF asks for what Landlock and seccomp give. */
