@@ -547,6 +547,17 @@ static void probe_bpf_features(struct host_caps *caps)
 			  "lsm/file_open loaded and attached");
 	probe_one_program(caps, FEAT_LSM_CGROUP, "probe_lsm_cgroup_file_open",
 			  attach_cgroup, cgfd, "lsm_cgroup/file_open attached to a scratch cgroup");
+	/*
+	 * A kernel whose LSM list lacks bpf still loads and attaches LSM
+	 * programs (6.1 does), but never runs them: that is not enforcement.
+	 */
+	if (caps->feat[FEAT_BPF_LSM_ACTIVE].state == FEAT_NO) {
+		for (int id = FEAT_BPF_LSM; id <= FEAT_LSM_CGROUP; id++)
+			if (caps->feat[id].state == FEAT_YES)
+				set_feat(&caps->feat[id], FEAT_NO, 0,
+					 "loads and attaches, but bpf is not in the active LSM list, "
+					 "so it would never run; boot with lsm=...,bpf");
+	}
 	probe_ringbuf(caps);
 	probe_one_program(caps, FEAT_TP_EXEC, "probe_tp_exec", attach_plain, -1,
 			  "attached");
