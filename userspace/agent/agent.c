@@ -7,9 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <dirent.h>
+#include <limits.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -26,9 +30,15 @@ struct agent {
 	struct net_bpf *net;
 	struct ring_buffer *rb;
 	int parent_fd;
-	int sessions_fd, lost_fd, net_allow_fd;
+	int sessions_fd, events_fd, lost_fd, net_allow_fd, unix_allow_fd, agg_fd;
+	char pin_dir[PATH_MAX]; /* "" when nothing is pinned */
+	bool own_fds;		/* the map fds come from pins: ours to close */
 	struct agent_status st;
 };
+
+/* The maps a daemon shares with its next incarnation (pinned as map_NAME). */
+static const char *const pinned_maps[] = { "sessions", "events", "lost", "net_allow",
+					   "unix_allow", "agg", "pending" };
 
 static char libbpf_last[256];
 
@@ -80,6 +90,142 @@ static void disable_missing_tracepoints(struct audit_bpf *skel)
 	}
 }
 
+static void pin_path(const char *dir, char *buf, size_t size, const char *kind,
+		     const char *name)
+{
+	snprintf(buf, size, "%s/%s_%s", dir, kind, name);
+}
+
+/* Whether every program of the skeleton that would load has a pinned link. */
+static bool links_pinned(const struct agent *a, const struct bpf_object_skeleton *sk)
+{
+	char path[PATH_MAX + 64];
+	int n = 0;
+
+	for (int i = 0; i < sk->prog_cnt; i++) {
+		if (!bpf_program__autoload(*sk->progs[i].prog))
+			continue;
+		pin_path(a->pin_dir, path, sizeof(path), "link", sk->progs[i].name);
+		if (access(path, F_OK) < 0)
+			return false;
+		n++;
+	}
+	return n > 0;
+}
+
+/* Partial pins (a crash while pinning) are dropped before attaching anew. */
+static void unpin_links(const struct agent *a, const struct bpf_object_skeleton *sk)
+{
+	char path[PATH_MAX + 64];
+
+	for (int i = 0; i < sk->prog_cnt; i++) {
+		pin_path(a->pin_dir, path, sizeof(path), "link", sk->progs[i].name);
+		unlink(path);
+	}
+}
+
+static int pin_links(const struct agent *a, const struct bpf_object_skeleton *sk)
+{
+	char path[PATH_MAX + 64];
+
+	for (int i = 0; i < sk->prog_cnt; i++) {
+		struct bpf_link *link = *sk->progs[i].link;
+		int r;
+
+		if (!link)
+			continue;
+		pin_path(a->pin_dir, path, sizeof(path), "link", sk->progs[i].name);
+		r = bpf_link__pin(link, path);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* Pinned links stay attached when the skeleton is destroyed. */
+static void disconnect_pinned_links(const struct bpf_object_skeleton *sk)
+{
+	for (int i = 0; i < sk->prog_cnt; i++) {
+		struct bpf_link *link = *sk->progs[i].link;
+
+		if (link && bpf_link__pin_path(link))
+			bpf_link__disconnect(link);
+	}
+}
+
+/* libbpf reuses a compatible pinned map at load, or creates and pins it. */
+static int set_map_pins(const struct agent *a, struct bpf_object *obj)
+{
+	char path[PATH_MAX + 64];
+
+	for (size_t i = 0; i < ARRAY_SIZE(pinned_maps); i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, pinned_maps[i]);
+		int r, fd;
+
+		if (!m)
+			continue;
+		pin_path(a->pin_dir, path, sizeof(path), "map", pinned_maps[i]);
+		r = bpf_map__set_pin_path(m, path);
+		if (r)
+			return r;
+		/* A pinned map keeps its size (the ring of an earlier --audit-ring). */
+		fd = bpf_obj_get(path);
+		if (fd >= 0) {
+			struct bpf_map_info info = { 0 };
+			__u32 len = sizeof(info);
+
+			if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+				bpf_map__set_max_entries(m, info.max_entries);
+			close(fd);
+		}
+	}
+	return 0;
+}
+
+int agent_pin_dir_prepare(const char *dir)
+{
+	char parent[PATH_MAX];
+	struct statfs sf;
+	char *slash;
+
+	snprintf(parent, sizeof(parent), "%s", dir);
+	slash = strrchr(parent, '/');
+	if (!slash || slash == parent)
+		return -EINVAL;
+	*slash = '\0';
+	if (statfs(parent, &sf) < 0)
+		return -errno;
+	if (sf.f_type != BPF_FS_MAGIC && streq(parent, "/sys/fs/bpf") &&
+	    mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700") < 0)
+		return -errno;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if (statfs(dir, &sf) < 0)
+		return -errno;
+	return sf.f_type == BPF_FS_MAGIC ? 0 : -ENOTSUP;
+}
+
+/* Pinned cgroup links must be those of this cgroup parent, not another's. */
+static int check_cgroup_link(const struct agent *a, const char *prog)
+{
+	struct bpf_link_info info = { 0 };
+	__u32 len = sizeof(info);
+	char path[PATH_MAX + 64];
+	struct stat st;
+	int fd, r = 0;
+
+	pin_path(a->pin_dir, path, sizeof(path), "link", prog);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0 || fstat(a->parent_fd, &st) < 0)
+		r = -errno;
+	else if (info.type != BPF_LINK_TYPE_CGROUP || info.cgroup.cgroup_id != st.st_ino)
+		r = -EXDEV;
+	close(fd);
+	return r;
+}
+
 /* Audit skeleton: open, size the ring, load, attach. It owns the shared maps. */
 static int load_audit(struct agent *a, const struct agent_opts *o)
 {
@@ -92,9 +238,28 @@ static int load_audit(struct agent *a, const struct agent_opts *o)
 	a->audit->rodata->audit_opens = o->audit_opens;
 	a->audit->rodata->aggregate_window_ns = o->aggregate_ns;
 	disable_missing_tracepoints(a->audit);
+	if (a->pin_dir[0]) {
+		if (links_pinned(a, a->audit->skeleton)) {
+			/* Already attached by an earlier agent: nothing to load. */
+			a->st.audit_adopted = true;
+			audit_bpf__destroy(a->audit);
+			a->audit = NULL;
+			return 0;
+		}
+		unpin_links(a, a->audit->skeleton);
+		r = set_map_pins(a, a->audit->obj);
+		if (r)
+			goto out;
+	}
 	r = audit_bpf__load(a->audit);
 	if (!r)
 		r = audit_bpf__attach(a->audit);
+	if (!r && a->pin_dir[0]) {
+		r = pin_links(a, a->audit->skeleton);
+		if (r)
+			unpin_links(a, a->audit->skeleton);
+	}
+out:
 	if (r) {
 		audit_bpf__destroy(a->audit);
 		a->audit = NULL;
@@ -139,24 +304,40 @@ static bool kernel_btf_has(const char *name)
 /* Network skeleton: shares the audit maps when they exist; attaches to the parent. */
 static int load_net(struct agent *a, const struct agent_opts *o)
 {
+	char path[PATH_MAX + 64];
 	struct net_bpf *n;
 	int r;
 
 	n = a->net = net_bpf__open();
 	if (!n)
 		return -errno;
-	if (a->audit) {
+	if (kernel_btf_has("BPF_CGROUP_UNIX_CONNECT"))
+		bpf_program__set_expected_attach_type(n->progs.net_connect_unix,
+						      ATTACH_CGROUP_UNIX_CONNECT);
+	else
+		bpf_program__set_autoload(n->progs.net_connect_unix, false);
+	if (a->pin_dir[0]) {
+		if (links_pinned(a, n->skeleton)) {
+			net_bpf__destroy(n);
+			a->net = NULL;
+			pin_path(a->pin_dir, path, sizeof(path), "link", "net_connect_unix");
+			a->st.unix_connect = access(path, F_OK) == 0;
+			/* -EXDEV: pinned for another parent; agent_open fails. */
+			r = check_cgroup_link(a, "net_connect4");
+			a->st.net_adopted = !r;
+			return r;
+		}
+		unpin_links(a, n->skeleton);
+		r = set_map_pins(a, n->obj);
+		if (r)
+			goto out;
+	} else if (a->audit) {
 		bpf_map__reuse_fd(n->maps.sessions, bpf_map__fd(a->audit->maps.sessions));
 		bpf_map__reuse_fd(n->maps.events, bpf_map__fd(a->audit->maps.events));
 		bpf_map__reuse_fd(n->maps.lost, bpf_map__fd(a->audit->maps.lost));
 	} else {
 		bpf_map__set_max_entries(n->maps.events, o->ring_bytes);
 	}
-	if (kernel_btf_has("BPF_CGROUP_UNIX_CONNECT"))
-		bpf_program__set_expected_attach_type(n->progs.net_connect_unix,
-						      ATTACH_CGROUP_UNIX_CONNECT);
-	else
-		bpf_program__set_autoload(n->progs.net_connect_unix, false);
 	/* Links stored in the skeleton are detached by net_bpf__destroy. */
 	r = net_bpf__load(n);
 	if (!r)
@@ -175,53 +356,108 @@ static int load_net(struct agent *a, const struct agent_opts *o)
 				  &n->links.net_connect_unix);
 		a->st.unix_connect = !r;
 	}
+	if (!r && a->pin_dir[0]) {
+		r = pin_links(a, n->skeleton);
+		if (r)
+			unpin_links(a, n->skeleton);
+	}
+out:
 	if (r) {
 		net_bpf__destroy(n);
 		a->net = NULL;
+		a->st.unix_connect = false;
 	}
 	return r;
+}
+
+/* Pin mode: the agent's map fds come from the pins, whatever was loaded. */
+static int open_pinned_maps(struct agent *a)
+{
+	struct {
+		const char *name;
+		int *fd;
+		bool need;
+	} m[] = {
+		{ "sessions", &a->sessions_fd, true },
+		{ "events", &a->events_fd, true },
+		{ "lost", &a->lost_fd, true },
+		{ "net_allow", &a->net_allow_fd, a->st.net },
+		{ "unix_allow", &a->unix_allow_fd, a->st.net },
+		{ "agg", &a->agg_fd, a->st.audit },
+	};
+	char path[PATH_MAX + 64];
+
+	a->own_fds = true;
+	for (size_t i = 0; i < ARRAY_SIZE(m); i++) {
+		if (!m[i].need)
+			continue;
+		pin_path(a->pin_dir, path, sizeof(path), "map", m[i].name);
+		*m[i].fd = bpf_obj_get(path);
+		if (*m[i].fd < 0)
+			return -errno;
+	}
+	return 0;
 }
 
 int agent_open(struct agent **out, const struct agent_opts *o)
 {
 	struct agent *a = calloc(1, sizeof(*a));
 	libbpf_print_fn_t old;
-	int r;
+	int r, rn;
 
 	if (!a)
 		return -ENOMEM;
+	a->sessions_fd = a->events_fd = a->lost_fd = a->net_allow_fd = a->agg_fd = -1;
+	a->unix_allow_fd = -1;
 	a->parent_fd = cgroup_parent_open(o->cgroup_parent);
 	if (a->parent_fd < 0) {
 		r = a->parent_fd;
 		free(a);
 		return r;
 	}
+	if (o->pin_dir) {
+		snprintf(a->pin_dir, sizeof(a->pin_dir), "%s", o->pin_dir);
+		r = agent_pin_dir_prepare(a->pin_dir);
+		if (r < 0) {
+			agent_close(a);
+			return r;
+		}
+	}
 	old = libbpf_set_print(libbpf_quiet);
 	r = load_audit(a, o);
 	if (r)
 		why_not(a, "audit tracepoints", r);
-	r = load_net(a, o);
-	if (r)
-		why_not(a, "cgroup network programs", r);
+	rn = load_net(a, o);
+	if (rn)
+		why_not(a, "cgroup network programs", rn);
 	libbpf_set_print(old);
-	a->st.audit = a->audit;
-	a->st.net = a->net;
-	if (!a->audit && !a->net) {
+	a->st.audit = a->audit || a->st.audit_adopted;
+	a->st.net = a->net || a->st.net_adopted;
+	if (rn == -EXDEV || (!a->st.audit && !a->st.net)) {
 		agent_close(a);
-		return -ENOTSUP;
+		return rn == -EXDEV ? -EXDEV : -ENOTSUP;
 	}
-	if (a->audit) {
+	if (a->pin_dir[0]) {
+		r = open_pinned_maps(a);
+		if (r < 0) {
+			agent_close(a);
+			return r;
+		}
+	} else if (a->audit) {
 		a->sessions_fd = bpf_map__fd(a->audit->maps.sessions);
+		a->events_fd = bpf_map__fd(a->audit->maps.events);
 		a->lost_fd = bpf_map__fd(a->audit->maps.lost);
-		a->rb = ring_buffer__new(bpf_map__fd(a->audit->maps.events), o->on_record, o->ctx,
-					 NULL);
+		a->agg_fd = bpf_map__fd(a->audit->maps.agg);
 	} else {
 		a->sessions_fd = bpf_map__fd(a->net->maps.sessions);
+		a->events_fd = bpf_map__fd(a->net->maps.events);
 		a->lost_fd = bpf_map__fd(a->net->maps.lost);
-		a->rb = ring_buffer__new(bpf_map__fd(a->net->maps.events), o->on_record, o->ctx,
-					 NULL);
 	}
-	a->net_allow_fd = a->net ? bpf_map__fd(a->net->maps.net_allow) : -1;
+	if (!a->pin_dir[0] && a->net) {
+		a->net_allow_fd = bpf_map__fd(a->net->maps.net_allow);
+		a->unix_allow_fd = bpf_map__fd(a->net->maps.unix_allow);
+	}
+	a->rb = ring_buffer__new(a->events_fd, o->on_record, o->ctx, NULL);
 	if (!a->rb) {
 		r = -errno;
 		agent_close(a);
@@ -236,8 +472,22 @@ void agent_close(struct agent *a)
 	if (!a)
 		return;
 	ring_buffer__free(a->rb);
+	if (a->pin_dir[0]) {
+		if (a->net)
+			disconnect_pinned_links(a->net->skeleton);
+		if (a->audit)
+			disconnect_pinned_links(a->audit->skeleton);
+	}
 	net_bpf__destroy(a->net);
 	audit_bpf__destroy(a->audit);
+	if (a->own_fds) {
+		int fds[] = { a->sessions_fd, a->events_fd, a->lost_fd, a->net_allow_fd,
+			      a->unix_allow_fd, a->agg_fd };
+
+		for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	}
 	if (a->parent_fd >= 0)
 		close(a->parent_fd);
 	free(a);
@@ -269,8 +519,8 @@ int agent_session_remove(struct agent *a, uint64_t cgroup_id, uint64_t *seq, uin
 		*lost = s.lost;
 	if (bpf_map_delete_elem(a->sessions_fd, &cgroup_id) < 0)
 		return -errno;
-	if (a->net)
-		bpf_map_delete_elem(bpf_map__fd(a->net->maps.unix_allow), &s.id);
+	if (a->unix_allow_fd >= 0)
+		bpf_map_delete_elem(a->unix_allow_fd, &s.id);
 	return 0;
 }
 
@@ -309,7 +559,7 @@ int agent_unix_allow(struct agent *a, uint32_t id, const char *const *dirs, size
 {
 	struct bpfbox_unix_allow allow = { 0 };
 
-	if (!a->net)
+	if (a->unix_allow_fd < 0)
 		return -ENOTSUP;
 	for (size_t i = 0; i < n && allow.n < BPFBOX_UNIX_PREFIXES; i++) {
 		size_t len = strlen(dirs[i]);
@@ -321,7 +571,7 @@ int agent_unix_allow(struct agent *a, uint32_t id, const char *const *dirs, size
 		memcpy(allow.prefix[allow.n], dirs[i], len);
 		allow.n++;
 	}
-	if (bpf_map_update_elem(bpf_map__fd(a->net->maps.unix_allow), &id, &allow, BPF_ANY) < 0)
+	if (bpf_map_update_elem(a->unix_allow_fd, &id, &allow, BPF_ANY) < 0)
 		return -errno;
 	return 0;
 }
@@ -362,9 +612,9 @@ int agent_flush_session(struct agent *a, uint32_t id, uint64_t *seq, agent_recor
 	int fd, n = 0;
 	bool first = true;
 
-	if (!a->audit)
+	fd = a->agg_fd;
+	if (fd < 0)
 		return 0;
-	fd = bpf_map__fd(a->audit->maps.agg);
 	/* Deleting while iterating restarts the walk; entries are few at the end. */
 	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
 		first = false;
@@ -393,4 +643,98 @@ int agent_flush_session(struct agent *a, uint32_t id, uint64_t *seq, agent_recor
 		first = true;
 	}
 	return n;
+}
+
+int agent_session_stats(struct agent *a, uint64_t cgroup_id, uint64_t *seq, uint64_t *lost)
+{
+	struct bpfbox_session s;
+
+	if (bpf_map_lookup_elem(a->sessions_fd, &cgroup_id, &s) < 0)
+		return -errno;
+	*seq = s.seq;
+	*lost = s.lost;
+	return 0;
+}
+
+static int sessions_foreach_fd(int fd, agent_session_fn fn, void *ctx)
+{
+	uint64_t *keys, key, next;
+	size_t n = 0;
+	int r = 0;
+
+	keys = calloc(BPFBOX_MAX_SESSIONS, sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (uint64_t *k = NULL; n < BPFBOX_MAX_SESSIONS &&
+				 bpf_map_get_next_key(fd, k, &next) == 0; k = &key) {
+		key = next;
+		keys[n++] = key;
+	}
+	for (size_t i = 0; i < n && !r; i++) {
+		struct bpfbox_session s;
+
+		if (bpf_map_lookup_elem(fd, &keys[i], &s) == 0)
+			r = fn(ctx, keys[i], s.id, s.flags);
+	}
+	free(keys);
+	return r;
+}
+
+int agent_session_foreach(struct agent *a, agent_session_fn fn, void *ctx)
+{
+	return sessions_foreach_fd(a->sessions_fd, fn, ctx);
+}
+
+int agent_pinned_sessions(const char *pin_dir, agent_session_fn fn, void *ctx)
+{
+	char path[PATH_MAX + 64];
+	int fd, r;
+
+	pin_path(pin_dir, path, sizeof(path), "map", "sessions");
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	r = sessions_foreach_fd(fd, fn, ctx);
+	close(fd);
+	return r;
+}
+
+int agent_unpin(const char *pin_dir)
+{
+	DIR *d = opendir(pin_dir);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) < 0 && !r)
+			r = -errno;
+	}
+	closedir(d);
+	if (rmdir(pin_dir) < 0 && errno != ENOENT && !r)
+		r = -errno;
+	return r;
+}
+
+int agent_net_clear(struct agent *a, uint32_t id)
+{
+	struct bpfbox_net_key key, next;
+	bool first = true;
+
+	if (a->net_allow_fd < 0)
+		return 0;
+	/* Deleting while walking restarts the walk; a session has few rules. */
+	while (bpf_map_get_next_key(a->net_allow_fd, first ? NULL : &key, &next) == 0) {
+		key = next;
+		first = false;
+		if (key.session != id)
+			continue;
+		if (bpf_map_delete_elem(a->net_allow_fd, &key) < 0)
+			return -errno;
+		first = true;
+	}
+	return 0;
 }

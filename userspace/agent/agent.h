@@ -21,6 +21,15 @@ struct agent_opts {
 	bool audit_opens;	  /* observe openat/openat2 */
 	uint64_t aggregate_ns;	  /* window folding identical allowed opens */
 	const char *cgroup_parent; /* where session cgroups live */
+	/*
+	 * NULL: everything lives as long as the agent (embedded mode). Else a
+	 * directory on a bpf file system (/sys/fs/bpf is mounted if needed):
+	 * the shared maps and every link are pinned there, so enforcement
+	 * outlives the process, and a later agent_open() reuses them: a
+	 * program whose links are all pinned is neither loaded nor attached
+	 * again (daemon mode, docs/daemon.md).
+	 */
+	const char *pin_dir;
 	agent_record_fn on_record;
 	void *ctx;
 };
@@ -30,6 +39,8 @@ struct agent_status {
 	bool net;	/* cgroup network programs attached */
 	bool unix_connect; /* pathname unix connects mediated (kernel >= 6.7) */
 	char why_not[512]; /* what did not load, and why */
+	bool audit_adopted; /* pin_dir: the audit links were found pinned */
+	bool net_adopted;   /* pin_dir: the network links were found pinned */
 };
 
 int agent_open(struct agent **out, const struct agent_opts *o);
@@ -40,8 +51,33 @@ int agent_session_add(struct agent *a, uint64_t cgroup_id, uint32_t id, uint32_t
 /* Removes the session; *seq is the next sequence number it would have had. */
 int agent_session_remove(struct agent *a, uint64_t cgroup_id, uint64_t *seq,
 			 uint64_t *lost);
+/* The session's sequence and loss counters, without removing it. */
+int agent_session_stats(struct agent *a, uint64_t cgroup_id, uint64_t *seq, uint64_t *lost);
+
+typedef int (*agent_session_fn)(void *ctx, uint64_t cgroup_id, uint32_t id, uint32_t flags);
+/*
+ * Calls fn for every session registered in the kernel, from a snapshot of
+ * the keys (fn may remove sessions). Stops at fn's first error.
+ */
+int agent_session_foreach(struct agent *a, agent_session_fn fn, void *ctx);
+/* The same over the pinned sessions map in pin_dir, with nothing loaded. */
+int agent_pinned_sessions(const char *pin_dir, agent_session_fn fn, void *ctx);
+/*
+ * Makes pin_dir (mode 0700) on a bpf file system, mounting bpffs at
+ * /sys/fs/bpf first when pin_dir is directly below it. -ENOTSUP when the
+ * directory is not on bpffs.
+ */
+int agent_pin_dir_prepare(const char *pin_dir);
+/*
+ * Removes every pin in pin_dir and the directory: programs and links are
+ * detached once no process holds them any more. 0 when there was nothing.
+ */
+int agent_unpin(const char *pin_dir);
+
 /* Adds CIDR (v4 or v6) with a port range to a session's connect allow-list. */
 int agent_net_allow(struct agent *a, uint32_t id, const char *cidr, uint16_t lo, uint16_t hi);
+/* Forgets a session's allow-list, so that its index can be reused. */
+int agent_net_clear(struct agent *a, uint32_t id);
 
 /* The directories under which a session may connect to unix sockets (<= 4). */
 int agent_unix_allow(struct agent *a, uint32_t id, const char *const *dirs, size_t n);

@@ -203,7 +203,8 @@ void embedded_finish(struct embedded *e, struct session *s)
 		audit_begin(&e->w, &e->clock, "session.end", s->id, seq, mono_now());
 		jsonw_i64(&e->w, "exit_code", s->result.exit_code);
 		jsonw_bool(&e->w, "timed_out", s->result.timed_out);
-		jsonw_u64(&e->w, "records", seq - 1 - lost);
+		/* Numbers 1..seq-1 went to records, lost ones and the loss line. */
+		jsonw_u64(&e->w, "records", seq - 1 - lost - (lost ? 1 : 0));
 		jsonw_u64(&e->w, "lost", lost);
 		jsonw_u64(&e->w, "output_bytes", s->result.output_bytes);
 		jsonw_u64(&e->w, "output_dropped", s->result.output_dropped);

@@ -10,6 +10,8 @@ int cmd_status(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
+int cmd_daemon(int argc, char **argv);
+int cmd_sessions(int argc, char **argv);
 int cmd_probe(int argc, char **argv); /* hidden: run inside `bpfbox test` */
 
 #endif

@@ -25,6 +25,8 @@ static const struct {
 	{ "run", cmd_run, "run one command in a sandboxed session" },
 	{ "policy", cmd_policy, "print and check the effective policy" },
 	{ "test", cmd_selftest, "smoke-test the sandbox on this host" },
+	{ "daemon", cmd_daemon, "serve sessions over a unix socket (BPF loaded once)" },
+	{ "sessions", cmd_sessions, "list the sessions a daemon runs" },
 };
 
 static void usage(FILE *out)

@@ -10,6 +10,7 @@
 #include "../policy/policy.h"
 #include "../sandbox/session.h"
 #include "../agent/embedded.h"
+#include "../daemon/client.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -36,6 +37,9 @@ static void run_usage(FILE *out)
 		"                        into one record with a count), all, off\n"
 		"  --audit-ring BYTES    ring buffer size, a power of two >= 4096\n"
 		"                        (default 4194304)\n"
+		"  --daemon-socket PATH  use the daemon on PATH (default $BPFBOX_SOCKET or\n"
+		"                        " DAEMON_SOCKET_DEFAULT "; used when it answers)\n"
+		"  --no-daemon           embedded mode even when a daemon answers\n"
 		"  -v, --verbose         print the effective policy and level to stderr\n"
 		"  -q, --quiet           no warnings about unenforced layers\n"
 		"exit: the command's code; 124 timeout; 125 setup failed (nothing ran);\n"
@@ -46,6 +50,7 @@ enum {
 	OPT_MODE = 256, OPT_RO, OPT_RW, OPT_NET, OPT_ENV, OPT_TIMEOUT, OPT_OUTPUT,
 	OPT_MEMORY, OPT_PIDS, OPT_CPU, OPT_DISK, OPT_USER, OPT_UNCONFINED,
 	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT, OPT_AUDIT_MODE, OPT_AUDIT_RING,
+	OPT_DAEMON_SOCKET, OPT_NO_DAEMON,
 };
 
 static const struct option run_opts[] = {
@@ -69,6 +74,8 @@ static const struct option run_opts[] = {
 	{ "audit", required_argument, NULL, OPT_AUDIT },
 	{ "audit-mode", required_argument, NULL, OPT_AUDIT_MODE },
 	{ "audit-ring", required_argument, NULL, OPT_AUDIT_RING },
+	{ "daemon-socket", required_argument, NULL, OPT_DAEMON_SOCKET },
+	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -168,6 +175,9 @@ int cmd_run(int argc, char **argv)
 	struct session s;
 	struct audit_opts aopts = { .ring_bytes = 4U << 20, .aggregate_ns = 1000000000ULL };
 	struct embedded emb = { .out_fd = -1 };
+	struct daemon_run drun;
+	const char *daemon_socket = NULL;
+	bool no_daemon = false, use_daemon = false;
 	bool verbose = false, quiet = false, audit = false;
 	int c, r, code = EXIT_SETUP;
 
@@ -251,6 +261,12 @@ int cmd_run(int argc, char **argv)
 			aopts.ring_bytes = v;
 			break;
 		}
+		case OPT_DAEMON_SOCKET:
+			daemon_socket = optarg;
+			break;
+		case OPT_NO_DAEMON:
+			no_daemon = true;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -294,7 +310,19 @@ int cmd_run(int argc, char **argv)
 	}
 	if (s.layers.enabled == LEVEL_MINIMAL)
 		log_warn("running at level Minimal: no filesystem isolation");
-	if (aopts.path) {
+	/*
+	 * Daemon mode (docs/daemon.md): when a daemon answers, it holds the
+	 * session's cgroup and BPF state and writes the audit stream; else
+	 * embedded mode below, as before.
+	 */
+	if (!no_daemon) {
+		r = daemon_run_begin(&drun, &s, daemon_socket, &aopts, argv + optind);
+		if (r < 0)
+			goto out_policy;
+		use_daemon = r > 0;
+	}
+	/* End of the daemon-mode block. */
+	if (aopts.path && !use_daemon) {
 		if (embedded_start(&emb, &s, &aopts, argv + optind) < 0)
 			goto out_policy;
 		audit = true;
@@ -302,6 +330,8 @@ int cmd_run(int argc, char **argv)
 	if (verbose)
 		print_verbose(&s, &policy);
 	r = session_run(&s, argv + optind);
+	if (use_daemon)
+		daemon_run_finish(&drun, r < 0 ? NULL : &s);
 	if (audit)
 		embedded_finish(&emb, r < 0 ? NULL : &s);
 	if (r < 0)

@@ -133,6 +133,14 @@ int seccomp_rules_export(bool deny_network, int fd)
 		return -ENOMEM;
 	/* A syscall of another ABI than the native one kills the process. */
 	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	/*
+	 * A binary tree of syscall numbers instead of a linear chain: the kernel
+	 * runs the filter once per syscall number when it is installed, to
+	 * cache the always-allowed ones, and every denied-list check gets
+	 * cheaper too.
+	 */
+	if (!r)
+		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	for (size_t i = 0; !r && i < ARRAY_SIZE(denied_syscalls); i++) {
 		int nr = seccomp_syscall_resolve_name(denied_syscalls[i]);
 

@@ -75,6 +75,7 @@ struct child_plan {
 	gid_t gid;
 	int out_fd, err_fd; /* -1: inherit */
 	int cgroup_procs_fd; /* -1: stay in bpfbox's cgroup */
+	int release_fd, release_wfd; /* -1: no hooks.before_release to wait for */
 	int report_fd;
 	const struct policy_limits *limits;
 	sigset_t saved_mask;
@@ -188,6 +189,15 @@ static void child_exec(const struct child_plan *c, pid_t parent)
 {
 	const struct policy_limits *lim = c->limits;
 
+	if (c->release_fd >= 0) {
+		char b;
+
+		/* EOF: the hook failed or bpfbox died; the parent reports. */
+		close(c->release_wfd);
+		if (read(c->release_fd, &b, 1) != 1)
+			_exit(EXIT_SETUP);
+		close(c->release_fd);
+	}
 	sigprocmask(SIG_SETMASK, &c->saved_mask, NULL);
 	/* Join the session cgroup before anything else, so it sees all. */
 	if (c->cgroup_procs_fd >= 0 && write(c->cgroup_procs_fd, "0", 1) != 1)
@@ -454,9 +464,11 @@ int session_run(struct session *s, char *const argv[])
 	const struct bpfbox_policy *p = s->policy;
 	struct child_plan c = { .argv = argv, .workspace = p->workspace, .ruleset_fd = -1,
 				.out_fd = -1, .err_fd = -1, .limits = &p->limits,
-				.cgroup_procs_fd = s->hooks.cgroup_procs_fd };
+				.cgroup_procs_fd = s->hooks.cgroup_procs_fd,
+				.release_fd = -1, .release_wfd = -1 };
 	struct strv env = { 0 };
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, rep[2] = { -1, -1 };
+	int rel[2] = { -1, -1 };
 	int sig_fd = -1, r;
 	struct child_error ce;
 	const char *bad = NULL;
@@ -495,6 +507,14 @@ int session_run(struct session *s, char *const argv[])
 	c.report_fd = rep[1];
 	c.out_fd = out[1];
 	c.err_fd = err[1];
+	if (s->hooks.before_release) {
+		if (pipe2(rel, O_CLOEXEC) < 0) {
+			r = log_error_errno(errno, "cannot create pipes");
+			goto out;
+		}
+		c.release_fd = rel[0];
+		c.release_wfd = rel[1];
+	}
 
 	/* Signals for the session are read from a signalfd, not handlers. */
 	sigemptyset(&mask);
@@ -522,6 +542,20 @@ int session_run(struct session *s, char *const argv[])
 
 	close(rep[1]);
 	rep[1] = -1;
+	if (s->hooks.before_release) {
+		close(rel[0]);
+		rel[0] = -1;
+		r = s->hooks.before_release(s->hooks.ctx, child);
+		if (r < 0 || write(rel[1], "", 1) != 1) {
+			if (r >= 0)
+				r = log_error_errno(errno, "cannot release the session's child");
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+			goto out_mask;
+		}
+		close(rel[1]);
+		rel[1] = -1;
+	}
 	if (relaying) {
 		close(out[1]);
 		close(err[1]);
@@ -553,6 +587,8 @@ out:
 			close(err[i]);
 		if (rep[i] >= 0)
 			close(rep[i]);
+		if (rel[i] >= 0)
+			close(rel[i]);
 	}
 	if (sig_fd >= 0)
 		close(sig_fd);

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../probe/probe.h"
 
@@ -45,6 +46,15 @@ struct session_hooks {
 	int cgroup_procs_fd;	/* the child joins this cgroup first; -1: none */
 	int poll_fd;		/* polled with the command's output; -1: none */
 	void (*on_poll)(void *ctx); /* called when poll_fd is readable */
+	/*
+	 * Called in the parent right after fork, while the child waits on a
+	 * pipe before its first step (before it joins cgroup_procs_fd or
+	 * calls setsid): the daemon moves the child into the session cgroup
+	 * here. The child goes on when it returns 0; otherwise the child is
+	 * killed, nothing runs and session_run returns its -errno (the hook
+	 * prints the error). NULL: the child does not wait.
+	 */
+	int (*before_release)(void *ctx, pid_t child);
 	void *ctx;
 };
 

@@ -1,0 +1,394 @@
+# bpfbox daemon: programs loaded and pinned once, sessions registered over a
+# unix socket, enforcement that outlives a killed daemon, re-adoption after
+# a restart, peer checks and a protocol that survives garbage.
+. "$(dirname "$0")/../lib.sh"
+
+if [ "$(id -u)" != 0 ]; then
+	skip "daemon: it loads and pins BPF programs and needs root; CI runs as root"
+	finish
+	exit $?
+fi
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -z "$CG2" ]; then
+	skip "daemon: no cgroup2 mount on this host; the VM matrix covers it"
+	finish
+	exit $?
+fi
+
+# Everything the test makes is named after its pid: no clash with a real daemon.
+chmod 755 "$TMPD" # the unprivileged client below must reach the socket
+SOCKDIR="$TMPD/sock"
+SOCK="$SOCKDIR/bpfbox.sock"
+PIN=/sys/fs/bpf/bpfbox-test-$$
+PARENT="$CG2/bpfbox-test-$$"
+DERR="$TMPD/daemon.err"
+WS="$TMPD/ws"
+mkdir -p "$WS"
+: >"$DERR"
+DPID=
+
+cleanup() {
+	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
+	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
+		>/dev/null 2>&1
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT INT TERM
+
+# start_daemon AUDIT [OPTIONS...]: starts it in the background, waits for "ready".
+start_daemon() {
+	audit=$1
+	shift
+	before=$(grep -c 'ready' "$DERR")
+	"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
+		--audit "$audit" "$@" 2>>"$DERR" &
+	DPID=$!
+	i=0
+	while [ "$(grep -c 'ready' "$DERR")" = "$before" ] && [ $i -lt 100 ]; do
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+		i=$((i + 1))
+	done
+	[ "$(grep -c 'ready' "$DERR")" != "$before" ]
+}
+
+# A small client: each argument is one request line; prints one reply per line.
+cat >"$TMPD/client.py" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+f = s.makefile("rb")
+for req in sys.argv[2:]:
+    s.sendall(req.encode() + b"\n")
+    print(f.readline().decode().rstrip("\n"))
+PY
+dreq() { "$PY" "$TMPD/client.py" "$SOCK" "$@"; }
+
+# check FILE PY_EXPR NAME: a Python expression over the parsed events of FILE.
+check() {
+	if "$PY" - "$1" "$2" "$SID" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+sid = sys.argv[3]
+mine = [e for e in ev if e.get('session') == sid]
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+	then ok "$3"; else fail "$3: $(tail -c 400 "$1")"; fi
+}
+
+# wait_for FILE: waits up to 10 s for FILE to exist and be non-empty.
+wait_for() {
+	i=0
+	while [ ! -s "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	[ -s "$1" ]
+}
+
+A1="$TMPD/audit1.jsonl"
+if start_daemon "$A1"; then ok "the daemon starts and says it is ready"; else
+	fail "the daemon did not get ready: $(cat "$DERR")"
+	finish
+	exit 1
+fi
+[ -e "$PIN/link_net_connect4" ] && [ -e "$PIN/link_handle_exec" ] && [ -e "$PIN/map_sessions" ] &&
+	ok "programs' links and the shared maps are pinned in $PIN" ||
+	fail "pins missing in $PIN: $(ls "$PIN" 2>&1)"
+[ "$(stat -c %a "$SOCK")" = 660 ] && [ "$(stat -c %a "$SOCKDIR")" = 750 ] &&
+	ok "socket 0660 in a 0750 directory" ||
+	fail "socket modes: $(stat -c '%a %n' "$SOCK" "$SOCKDIR")"
+# Programs that use this daemon's sessions map: its own, nobody else's.
+MAPID=$(bpftool -j map show pinned "$PIN/map_sessions" 2>/dev/null | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+our_progs() {
+	bpftool -j prog show 2>/dev/null | "$PY" -c 'import json,sys; print(sum(1 for p in json.load(sys.stdin) if int(sys.argv[1]) in p.get("map_ids", [])))' "$MAPID"
+}
+progs_before=$(our_progs)
+
+# A session through the daemon: same exit code, same event stream, in the daemon's file.
+expect_rc 3 "a session through the daemon keeps the command's exit code" \
+	"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- sh -c \
+	'echo $BPFBOX_SESSION_ID > sid; cat sid >/dev/null; /bin/true one two; exit 3'
+SID=$(cat "$WS/sid")
+check "$A1" "mine[0]['type'] == 'session.start' and mine[-1]['type'] == 'session.end'" \
+	"the daemon's audit file has session.start ... session.end"
+check "$A1" "mine[0]['mode'] == 'daemon' and mine[0]['layers']['bpf_network'] and mine[0]['command'][0] == 'sh'" \
+	"session.start says daemon mode, its layers and its command"
+check "$A1" "[e['seq'] for e in mine] == list(range(len(mine)))" "sequence numbers 0..N without gaps"
+check "$A1" "mine[-1]['exit_code'] == 3 and mine[-1]['reason'] == 'unregister' and mine[-1]['lost'] == 0" \
+	"session.end carries exit code 3 from unregister"
+check "$A1" "any(e['type'] == 'exec' and e['filename'] == '/bin/true' and e['argv'] == ['/bin/true', 'one', 'two'] for e in mine)" \
+	"exec of /bin/true recorded by the daemon"
+[ -z "$(find "$PARENT" -mindepth 1 -maxdepth 1 -type d)" ] && ok "the session's cgroup is gone after it" ||
+	fail "cgroups left: $(find "$PARENT" -mindepth 1 -maxdepth 1 -type d)"
+
+# --audit FILE through the daemon: the client subscribes to its own session.
+A_CLIENT="$TMPD/client.jsonl"
+expect_rc 0 "run --audit FILE while a daemon runs" \
+	"$BPFBOX" run -q --daemon-socket "$SOCK" --audit "$A_CLIENT" -w "$WS" -- sh -c \
+	'echo $BPFBOX_SESSION_ID > sid; ls >/dev/null'
+SID=$(cat "$WS/sid")
+check "$A_CLIENT" "len(mine) == len(ev) and ev[0]['type'] == 'session.start' and ev[-1]['type'] == 'session.end'" \
+	"the client's audit file holds its session from start to end, and only it"
+check "$A_CLIENT" "[e['seq'] for e in ev] == list(range(len(ev)))" "the subscribed stream has no gaps"
+
+# Metadata connect: denied by the pinned cgroup program, reported as such.
+expect_rc 1 "connect to 169.254.169.254 is denied through the daemon (--net allow)" \
+	"$BPFBOX" run -q --net allow --daemon-socket "$SOCK" -w "$WS" -- sh -c 'echo $BPFBOX_SESSION_ID > sid; '"$PY"' -c "
+import socket, sys
+s = socket.socket(); s.settimeout(2)
+try: s.connect((\"169.254.169.254\", 80))
+except PermissionError: sys.exit(1)
+except OSError: sys.exit(2)
+sys.exit(0)"'
+SID=$(cat "$WS/sid")
+check "$A1" "any(e['type'] == 'connect' and e['address'] == '169.254.169.254' and e['decision'] == 'deny' and e['layer'] == 'cgroup-bpf' for e in mine)" \
+	"the metadata connect is a cgroup-bpf denial in the daemon's stream"
+
+# Listed while it runs.
+rm -f "$WS/sid"
+"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- sh -c 'echo $BPFBOX_SESSION_ID > sid; sleep 2' &
+RUNPID=$!
+wait_for "$WS/sid"
+SID=$(cat "$WS/sid")
+"$BPFBOX" sessions --json --socket "$SOCK" >"$TMPD/list.json" 2>&1
+"$PY" -c "import json,sys; l=json.load(open('$TMPD/list.json')); s=[x for x in l if x['session']=='$SID']; sys.exit(0 if s and s[0]['state']=='running' and s[0]['child'] > 0 else 1)" &&
+	ok "bpfbox sessions --json lists the running session" ||
+	fail "session $SID not listed as running: $(cat "$TMPD/list.json")"
+"$BPFBOX" sessions --socket "$SOCK" >"$TMPD/list.txt" 2>&1
+expect_grep "^$SID +running" "$TMPD/list.txt" "bpfbox sessions prints a table"
+wait $RUNPID
+
+# No program is loaded per session.
+progs_after=$(our_progs)
+[ "$progs_before" -gt 0 ] && [ "$progs_after" = "$progs_before" ] &&
+	ok "sessions loaded no program (the daemon's $progs_before, before and after)" ||
+	fail "programs loaded per session: $progs_before before, $progs_after after"
+
+# Register latency (informational; the benchmark belongs to bench/).
+"$PY" - "$SOCK" <<'PY'
+import json, os, socket, statistics, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f = s.makefile("rb")
+reg, unreg = [], []
+for i in range(50):
+    sid = os.urandom(16).hex()
+    t = time.perf_counter_ns()
+    s.sendall(json.dumps({"op": "register", "session": sid, "command": ["true"]}).encode() + b"\n")
+    r = json.loads(f.readline()); reg.append(time.perf_counter_ns() - t)
+    assert r["ok"], r
+    t = time.perf_counter_ns()
+    s.sendall(json.dumps({"op": "unregister", "session": sid}).encode() + b"\n")
+    r = json.loads(f.readline()); unreg.append(time.perf_counter_ns() - t)
+    assert r["ok"], r
+q = lambda v, p: sorted(v)[int(len(v) * p)] / 1000
+print("# register round trip: median %.0f us, p90 %.0f us; unregister: median %.0f us (informational, 50 runs)"
+      % (q(reg, .5), q(reg, .9), q(unreg, .5)))
+PY
+
+# Protocol robustness: every bad request gets an error reply; the daemon lives.
+"$PY" - "$SOCK" >"$TMPD/fuzz.out" 2>&1 <<'PY'
+import json, socket, sys
+path = sys.argv[1]
+def conn():
+    s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(path); return s, s.makefile("rb")
+s, f = conn()
+cases = [
+    (b"hello", "EINVAL"), (b"{", "EINVAL"), (b"[]", "EINVAL"), (b'{"op":5}', "EINVAL"),
+    (b'{"op":"nope"}', "EOPNOTSUPP"), (b'{"op":"list"} x', "EINVAL"),
+    (b'{"op":"unregister","session":"00000000000000000000000000000000"}', "ENOENT"),
+    (b'{"op":"attach","session":"zz","pid":1}', "EINVAL"),
+    (b'{"op":"register","session":"0123456789abcdef0123456789abcdef","command":"ls"}', "EINVAL"),
+    (b'{"op":"register","session":"0123456789abcdef0123456789abcdef","net":"maybe"}', "EINVAL"),
+    (b'{"op":"register","session":"0123456789abcdef0123456789abcdef","unix_dirs":["rel"]}', "EINVAL"),
+    (b'{"op":"subscribe","types":["nope"]}', "EINVAL"),
+    (b'{"op":"register"}', "EINVAL"), (b'{"op":"list","x":"\xff\xfe"}', "EINVAL"),
+    (b'\x00\x01\x02\xff binary', "EINVAL"), (b'{"op":"unregister","session":"' + b'a' * 5000 + b'"}', "EINVAL"),
+    (b'[' * 10000, "EINVAL"),
+]
+bad = 0
+for req, code in cases:
+    s.sendall(req + b"\n")
+    r = json.loads(f.readline())
+    if r.get("ok") is not False or r.get("code") != code:
+        print("unexpected reply to", req[:60], r); bad += 1
+# attach of a pid that is not our child
+sid = "0123456789abcdef0123456789abcde0"
+s.sendall(json.dumps({"op": "register", "session": sid}).encode() + b"\n"); r = json.loads(f.readline())
+if not r.get("ok"): print("register failed", r); bad += 1
+s.sendall(json.dumps({"op": "attach", "session": sid, "pid": 1}).encode() + b"\n"); r = json.loads(f.readline())
+if r.get("code") != "EPERM" or "not a child" not in r.get("error", ""): print("attach of pid 1:", r); bad += 1
+s.sendall(json.dumps({"op": "register", "session": sid}).encode() + b"\n"); r = json.loads(f.readline())
+if r.get("code") != "EEXIST": print("double register:", r); bad += 1
+s.close()  # closing without unregister ends the session
+# an oversized request: an error reply, then the connection is closed
+s, f = conn()
+try:
+    s.sendall(b"{" + b"x" * (1 << 20))
+except OSError:
+    pass
+line = f.readline()
+r = json.loads(line) if line else {}
+if r.get("code") != "E2BIG": print("1 MiB line:", line[:200]); bad += 1
+# many connections that come and go, some mid-request
+for i in range(200):
+    c = socket.socket(socket.AF_UNIX); c.connect(path); c.sendall(b'{"op":"li'); c.close()
+s, f = conn()
+s.sendall(b'{"op":"list"}\n'); r = json.loads(f.readline())
+if not r.get("ok"): print("list after fuzzing:", r); bad += 1
+print("bad", bad)
+PY
+expect_grep "^bad 0$" "$TMPD/fuzz.out" "malformed, unknown, mistyped and oversized requests get error replies"
+kill -0 "$DPID" 2>/dev/null && ok "the daemon survives the garbage" || fail "the daemon died: $(tail -5 "$DERR")"
+sleep 0.3
+SID=0123456789abcdef0123456789abcde0
+check "$A1" "mine and mine[-1]['type'] == 'session.end' and mine[-1]['reason'] == 'client gone' and mine[-1]['exit_code'] is None" \
+	"a client that goes without unregister ends its session"
+[ ! -e "$PARENT/$SID" ] && ok "and its cgroup is removed" || fail "$PARENT/$SID is left"
+
+# A subscriber that never reads does not stall the daemon; it is told what it missed.
+"$PY" - "$SOCK" "$BPFBOX" "$WS" "$PY" >"$TMPD/slow.out" 2>&1 <<'PY'
+import json, socket, subprocess, sys, time
+path, bpfbox, ws, py = sys.argv[1:5]
+s = socket.socket(socket.AF_UNIX); s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(path); s.sendall(b'{"op":"subscribe","types":["file","loss"]}\n')
+t = time.time()
+rc = subprocess.run([bpfbox, "run", "-q", "--daemon-socket", path, "--audit-mode", "all", "-w", ws, "--",
+                     py, "-c", "for i in range(30000): open('/etc/hostname').close()"]).returncode
+c = socket.socket(socket.AF_UNIX); c.settimeout(5); c.connect(path)
+c.sendall(b'{"op":"list"}\n'); ok = json.loads(c.makefile("rb").readline())["ok"]
+s.settimeout(5); f = s.makefile("rb"); lines = []
+s.sendall(b"ignored\n")
+try:
+    while True:
+        l = f.readline()
+        if not l: break
+        lines.append(json.loads(l))
+except socket.timeout:
+    pass
+loss = [e for e in lines if e.get("type") == "loss" and e.get("where") == "subscriber queue full"]
+print("rc", rc, "list", ok, "lines", len(lines), "loss", sum(e["count"] for e in loss))
+PY
+expect_grep "^rc 0 list True lines [0-9]+ loss [1-9]" "$TMPD/slow.out" \
+	"a subscriber that stops reading loses events with a count; the daemon goes on"
+
+# A request from inside a session is refused, whatever the uid.
+cat >"$WS/inside.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.settimeout(5)
+try:
+    s.connect(sys.argv[1])
+except PermissionError:
+    print("connect denied"); sys.exit(0)
+s.sendall(b'{"op":"list"}\n')
+print(s.makefile("rb").readline().decode().strip())
+PY
+"$BPFBOX" run -q --net allow --rw "$SOCKDIR" --daemon-socket "$SOCK" -w "$WS" -- "$PY" inside.py "$SOCK" \
+	>"$TMPD/inside.out" 2>&1
+expect_grep '"ok":false,"error":"requests from inside a session are refused","code":"EPERM"' \
+	"$TMPD/inside.out" "a request from inside a session is refused with the documented error"
+"$BPFBOX" run -q --net allow --daemon-socket "$SOCK" -w "$WS" -- "$PY" inside.py "$SOCK" \
+	>"$TMPD/inside2.out" 2>&1
+grep -Eq 'connect denied|inside a session are refused' "$TMPD/inside2.out" &&
+	ok "a session cannot reach the socket outside its dirs (cgroup unix connect) or is refused" ||
+	fail "inside a session without --rw: $(cat "$TMPD/inside2.out")"
+expect_grep "refused pid [0-9]+ uid 0: requests from inside a session are refused" "$DERR" \
+	"the refusal is logged"
+
+# kill -9 while a session runs: the pinned links keep enforcing; after a restart
+# the session is re-adopted and its later events reach the new daemon's file.
+rm -f "$WS/sid" "$WS/meta.out"
+"$BPFBOX" run -q --net allow --daemon-socket "$SOCK" -w "$WS" -- sh -c 'echo $BPFBOX_SESSION_ID > sid
+	while [ ! -e go ]; do sleep 0.05; done
+	'"$PY"' -c "
+import socket
+s = socket.socket(); s.settimeout(2)
+try: s.connect((\"169.254.169.254\", 80)); print(\"connected\")
+except PermissionError: print(\"denied\")
+except OSError as e: print(\"error\", e)" > meta.out
+	while [ ! -e go2 ]; do sleep 0.05; done
+	/bin/true after-restart; exit 7' >"$TMPD/killed.out" 2>&1 &
+RUNPID=$!
+wait_for "$WS/sid"
+SID=$(cat "$WS/sid")
+kill -9 "$DPID"
+wait "$DPID" 2>/dev/null
+kill -0 "$DPID" 2>/dev/null && fail "the daemon still runs" || ok "the daemon is killed with SIGKILL"
+touch "$WS/go"
+wait_for "$WS/meta.out"
+expect_grep "^denied$" "$WS/meta.out" "with no daemon running, the session's metadata connect is still denied"
+A2="$TMPD/audit2.jsonl"
+# The socket's directory exists (only /run/bpfbox is regrouped by the daemon).
+chgrp nogroup "$SOCKDIR"
+start_daemon "$A2" --group nogroup && ok "the daemon starts again over its pins" ||
+	fail "restart failed: $(tail -5 "$DERR")"
+expect_grep "re-adopted session $SID" "$DERR" "the running session is re-adopted"
+"$BPFBOX" sessions --json --socket "$SOCK" >"$TMPD/list.json" 2>&1
+"$PY" -c "import json,sys; l=json.load(open('$TMPD/list.json')); s=[x for x in l if x['session']=='$SID']; sys.exit(0 if s and s[0]['state']=='adopted' and s[0]['command'][0]=='sh' else 1)" &&
+	ok "bpfbox sessions lists it again, state adopted, with its command" ||
+	fail "not listed after restart: $(cat "$TMPD/list.json")"
+touch "$WS/go2"
+wait $RUNPID
+rc=$?
+[ $rc = 7 ] && ok "the command's exit code survives the daemon restart" || fail "exit $rc, want 7: $(cat "$TMPD/killed.out")"
+sleep 0.2
+check "$A2" "any(e['type'] == 'exec' and e['argv'] == ['/bin/true', 'after-restart'] for e in mine)" \
+	"events after the restart reach the new daemon's audit file"
+check "$A2" "any(e['type'] == 'connect' and e['decision'] == 'deny' for e in mine)" \
+	"events from while the daemon was dead were kept in the ring and delivered"
+check "$A2" "mine[-1]['type'] == 'session.end' and mine[-1]['exit_code'] == 7" \
+	"the restarted daemon ends the session with its exit code"
+
+# An unprivileged client in --group runs through the daemon.
+WSN="$TMPD/ws-nobody"
+mkdir -p "$WSN"
+chown 65534:65534 "$WSN"
+expect_rc 5 "an unprivileged bpfbox run (uid 65534, group nogroup) goes through the daemon" \
+	setpriv --reuid 65534 --regid 65534 --clear-groups "$BPFBOX" run -q --daemon-socket "$SOCK" \
+	-w "$WSN" -- sh -c 'echo $BPFBOX_SESSION_ID > sid; exit 5'
+SID=$(cat "$WSN/sid" 2>/dev/null)
+check "$A2" "mine and mine[0]['uid'] == 65534 and mine[-1]['exit_code'] == 5" \
+	"its session is recorded with its uid"
+# A peer that reaches the socket but is neither root nor in the group is refused.
+chmod 666 "$SOCK"
+chmod 755 "$SOCKDIR"
+setpriv --reuid 65534 --regid 65533 --clear-groups "$PY" "$TMPD/client.py" "$SOCK" '{"op":"list"}' \
+	>"$TMPD/stranger.out" 2>&1
+expect_grep '"code":"EACCES"' "$TMPD/stranger.out" "a peer neither root nor in the group is refused"
+chmod 660 "$SOCK"
+chmod 750 "$SOCKDIR"
+
+# SIGTERM: a clean stop that keeps the pins; --cleanup then removes everything.
+"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- sh -c 'echo $BPFBOX_SESSION_ID > sid; sleep 30' \
+	>/dev/null 2>&1 &
+RUNPID=$!
+rm -f "$WS/sid"
+wait_for "$WS/sid"
+LINKPROG=$(bpftool link show pinned "$PIN/link_net_connect4" 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "prog") print $(i + 1) }')
+expect_rc 1 "--cleanup refuses while a daemon answers" \
+	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT"
+kill -TERM "$DPID"
+wait "$DPID"
+rc=$?
+DPID=
+[ $rc = 0 ] && ok "SIGTERM stops the daemon with exit 0" || fail "daemon exit $rc after SIGTERM"
+[ -e "$PIN/link_net_connect4" ] && [ ! -e "$SOCK" ] && ok "the pins stay, the socket goes" ||
+	fail "after SIGTERM: pins $(ls "$PIN" 2>&1 | wc -l), socket $(ls "$SOCK" 2>&1)"
+expect_rc 1 "bpfbox sessions without a daemon exits 1" "$BPFBOX" sessions --socket "$SOCK"
+expect_grep "no daemon answers on" "$TMPD/err" "and says so"
+expect_rc 0 "bpfbox run falls back to embedded mode when no daemon answers" \
+	env BPFBOX_SOCKET="$SOCK" "$BPFBOX" run -w "$WS" -- true
+grep -qi daemon "$TMPD/err" && fail "the fallback is not silent: $(cat "$TMPD/err")" || ok "silently"
+expect_rc 0 "bpfbox daemon --cleanup" \
+	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT"
+wait $RUNPID
+rc=$?
+[ $rc = 137 ] && ok "--cleanup killed the session left running (exit 137)" || fail "left session exit $rc"
+[ ! -e "$PIN" ] && ok "no pins left" || fail "pins left: $(ls "$PIN")"
+[ ! -e "$PARENT" ] && ok "no session cgroups left" || fail "cgroups left: $(find "$PARENT")"
+if [ -n "$LINKPROG" ]; then
+	bpftool prog show id "$LINKPROG" >/dev/null 2>&1 && fail "program $LINKPROG still loaded" ||
+		ok "the pinned programs are unloaded"
+else
+	fail "could not read the program of the pinned connect4 link"
+fi
+finish

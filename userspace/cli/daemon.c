@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bpfbox daemon: serve sessions over a unix socket, or clean up after it. */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "../daemon/proto.h"
+#include "../daemon/server.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+
+static void daemon_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: bpfbox daemon [OPTIONS]\n"
+		"  --socket PATH         where to listen (default " DAEMON_SOCKET_DEFAULT ")\n"
+		"  --group NAME          a group allowed to use the socket besides root\n"
+		"  --audit FILE|-        append the events of every session to FILE\n"
+		"                        (default: stdout)\n"
+		"  --pin-dir DIR         where programs, links and maps are pinned\n"
+		"                        (default " DAEMON_PIN_DIR_DEFAULT ")\n"
+		"  --cgroup-parent DIR   where session cgroups are made (default\n"
+		"                        $BPFBOX_CGROUP_PARENT or <cgroup2>/bpfbox)\n"
+		"  --audit-ring BYTES    ring buffer size when it is first created\n"
+		"  --cleanup             kill the pinned sessions, remove pins, links and\n"
+		"                        session cgroups, then exit (no daemon may run)\n"
+		"Runs in the foreground until SIGTERM or SIGINT; the pins stay so that\n"
+		"sessions stay enforced, and the next start re-adopts them. SIGHUP reopens\n"
+		"the audit file. See docs/daemon.md.\n"
+		"exit: 0 stopped cleanly; 1 could not start or clean up; 2 bad usage\n");
+}
+
+enum { OPT_SOCKET = 256, OPT_GROUP, OPT_AUDIT, OPT_PIN_DIR, OPT_PARENT, OPT_RING, OPT_CLEANUP };
+
+static const struct option daemon_opts_long[] = {
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "group", required_argument, NULL, OPT_GROUP },
+	{ "audit", required_argument, NULL, OPT_AUDIT },
+	{ "pin-dir", required_argument, NULL, OPT_PIN_DIR },
+	{ "cgroup-parent", required_argument, NULL, OPT_PARENT },
+	{ "audit-ring", required_argument, NULL, OPT_RING },
+	{ "cleanup", no_argument, NULL, OPT_CLEANUP },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+int cmd_daemon(int argc, char **argv)
+{
+	struct daemon_opts o = { .socket_path = DAEMON_SOCKET_DEFAULT,
+				 .pin_dir = DAEMON_PIN_DIR_DEFAULT };
+	bool cleanup = false;
+	unsigned long long v;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", daemon_opts_long, NULL)) != -1) {
+		switch (c) {
+		case OPT_SOCKET:
+			o.socket_path = optarg;
+			break;
+		case OPT_GROUP:
+			o.group = optarg;
+			break;
+		case OPT_AUDIT:
+			o.audit_path = optarg;
+			break;
+		case OPT_PIN_DIR:
+			o.pin_dir = optarg;
+			break;
+		case OPT_PARENT:
+			o.cgroup_parent = optarg;
+			break;
+		case OPT_RING:
+			if (parse_u64(optarg, &v) < 0 || v < 4096 || v > (1ULL << 30) || (v & (v - 1))) {
+				fprintf(stderr, "bpfbox daemon: --audit-ring %s: give a power of two "
+						"from 4096 to 1073741824\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.ring_bytes = v;
+			break;
+		case OPT_CLEANUP:
+			cleanup = true;
+			break;
+		case 'h':
+			daemon_usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "bpfbox daemon: unknown or incomplete option '%s'; see "
+					"'bpfbox daemon --help'\n", argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "bpfbox daemon: unexpected argument '%s'; see 'bpfbox daemon "
+				"--help'\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (o.socket_path[0] != '/' || o.pin_dir[0] != '/' ||
+	    (o.cgroup_parent && o.cgroup_parent[0] != '/')) {
+		fprintf(stderr, "bpfbox daemon: --socket, --pin-dir and --cgroup-parent take "
+				"absolute paths\n");
+		return EXIT_USAGE;
+	}
+	log_set_level(LOG_LVL_INFO);
+	if (cleanup)
+		return daemon_cleanup(&o) < 0 ? 1 : 0;
+	return daemon_serve(&o) < 0 ? 1 : 0;
+}

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bpfbox sessions: what the daemon runs, as a table or as JSON. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "cli.h"
+#include "../daemon/client.h"
+#include "../lib/util.h"
+
+static void sessions_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: bpfbox sessions [--json] [--socket PATH]\n"
+		"  --json          a JSON array, one object per session\n"
+		"  --socket PATH   the daemon's socket (default $BPFBOX_SOCKET or\n"
+		"                  " DAEMON_SOCKET_DEFAULT ")\n"
+		"exit: 0 listed; 1 no daemon answers or it refused; 2 bad usage\n");
+}
+
+static const struct option sessions_opts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "socket", required_argument, NULL, 's' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static const char *member_str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && v ? json_object_get_string(v) : "-";
+}
+
+/* The command as one line, cut to width. */
+static void command_line(struct json_object *o, char *buf, size_t size)
+{
+	struct json_object *cmd;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	if (!json_object_object_get_ex(o, "command", &cmd) ||
+	    !json_object_is_type(cmd, json_type_array)) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	for (size_t i = 0; i < json_object_array_length(cmd) && len < size - 1; i++)
+		len += snprintf(buf + len, size - len, "%s%s", i ? " " : "",
+				json_object_get_string(json_object_array_get_idx(cmd, i)));
+	for (char *p = buf; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = '?';
+}
+
+static void print_table(struct json_object *list)
+{
+	size_t n = json_object_array_length(list);
+
+	if (!n) {
+		printf("no sessions\n");
+		return;
+	}
+	printf("%-32s  %-10s  %7s  %5s  %-20s  %8s  %5s  %s\n", "SESSION", "STATE", "PID", "UID",
+	       "STARTED", "RECORDS", "LOST", "COMMAND");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *s = json_object_array_get_idx(list, i);
+		char cmd[64];
+
+		command_line(s, cmd, sizeof(cmd));
+		printf("%-32s  %-10s  %7s  %5s  %-20s  %8s  %5s  %s\n", member_str(s, "session"),
+		       member_str(s, "state"), member_str(s, "pid"), member_str(s, "uid"),
+		       member_str(s, "start_time"), member_str(s, "records"), member_str(s, "lost"),
+		       cmd);
+	}
+}
+
+int cmd_sessions(int argc, char **argv)
+{
+	struct json_object *req, *reply = NULL, *list;
+	const char *socket = NULL, *path;
+	struct daemon_client c;
+	bool json = false;
+	char msg[512];
+	int opt, r;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "h", sessions_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json = true;
+			break;
+		case 's':
+			socket = optarg;
+			break;
+		case 'h':
+			sessions_usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "bpfbox sessions: unknown or incomplete option '%s'; see "
+					"'bpfbox sessions --help'\n", argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	path = daemon_socket_path(socket);
+	r = daemon_client_connect(&c, path, 5000);
+	if (r < 0) {
+		fprintf(stderr, "bpfbox sessions: no daemon answers on %s (%s); start one with "
+				"'bpfbox daemon' or pass --socket\n", path, strerror(-r));
+		return 1;
+	}
+	req = json_object_new_object();
+	json_object_object_add(req, "op", json_object_new_string("list"));
+	r = daemon_client_call(&c, req, &reply, msg, sizeof(msg));
+	json_object_put(req);
+	daemon_client_close(&c);
+	if (r < 0) {
+		fprintf(stderr, "bpfbox sessions: the daemon on %s: %s\n", path, msg);
+		return 1;
+	}
+	if (!json_object_object_get_ex(reply, "sessions", &list) ||
+	    !json_object_is_type(list, json_type_array)) {
+		fprintf(stderr, "bpfbox sessions: the daemon on %s sent no session list\n", path);
+		json_object_put(reply);
+		return 1;
+	}
+	if (json)
+		printf("%s\n", json_object_to_json_string_ext(list, JSON_C_TO_STRING_PLAIN |
+								      JSON_C_TO_STRING_NOSLASHESCAPE));
+	else
+		print_table(list);
+	json_object_put(reply);
+	return 0;
+}

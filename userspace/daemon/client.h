@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The client side of the daemon's socket: what `bpfbox run` and `bpfbox
+ * sessions` use. A missing socket costs one failed connect (a few µs), and
+ * then `bpfbox run` goes on in embedded mode.
+ */
+#ifndef BPFBOX_DAEMON_CLIENT_H
+#define BPFBOX_DAEMON_CLIENT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "proto.h"
+
+struct json_object;
+struct session;
+struct audit_opts;
+
+struct daemon_client {
+	int fd;
+	int timeout_ms;	/* for each reply */
+	bool replied;	/* the last call got a reply (its error is the daemon's) */
+	char *in;	/* what was read; grows up to DAEMON_MAX_REPLY */
+	size_t in_len, cap;
+	size_t taken;	/* bytes of the line handed out last */
+};
+
+/* The socket to use: override, else $BPFBOX_SOCKET, else the default. */
+const char *daemon_socket_path(const char *override);
+
+/*
+ * Connects with replies awaited up to timeout_ms. 0, or -errno: -ENOENT,
+ * -ECONNREFUSED, -EACCES (and the like) mean that no daemon answers here.
+ */
+int daemon_client_connect(struct daemon_client *c, const char *path, int timeout_ms);
+void daemon_client_close(struct daemon_client *c);
+
+/*
+ * Sends req (a JSON object) and reads its reply. 0 with *reply (the caller
+ * puts it) when it says ok; -errno of its "code" with its "error" in msg
+ * when it does not; another -errno (-EPIPE, -ETIMEDOUT, -EPROTO) with msg
+ * set when the daemon could not be talked to.
+ */
+int daemon_client_call(struct daemon_client *c, struct json_object *req,
+		       struct json_object **reply, char *msg, size_t msg_size);
+
+/*
+ * The next line, NUL-terminated without its newline, in *line (valid until
+ * the next read). 1 with a line, 0 at EOF, -EAGAIN when nothing came in
+ * timeout_ms, -EPROTO for a line longer than DAEMON_MAX_REPLY.
+ */
+int daemon_client_read_line(struct daemon_client *c, char **line, size_t *len, int timeout_ms);
+/* Bytes already read past the last line (a subscription's first events). */
+size_t daemon_client_pending(const struct daemon_client *c, const char **data);
+
+/* `bpfbox run` through the daemon: one session registered there. */
+struct daemon_run {
+	struct daemon_client ctl; /* register, attach, unregister */
+	struct daemon_client sub; /* the session's events, for --audit FILE */
+	char socket[PATH_MAX];
+	int audit_fd;
+	int never_fd[2];	  /* a pipe that never turns readable (see on_poll) */
+	bool sub_gone;		  /* the event stream ended */
+	bool finishing;		  /* its end is expected now */
+	const char *session_id;
+};
+
+/*
+ * Registers s with the daemon at socket (NULL: daemon_socket_path(NULL))
+ * and sets s->hooks so that its child is attached before it runs. With
+ * audit->path the session's events are also written there. Returns 1 when
+ * the daemon took the session, 0 when no daemon answers or it refuses this
+ * client (embedded mode then; said on stderr unless quiet), -errno when
+ * registering failed (printed; nothing ran).
+ */
+int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket,
+		     const struct audit_opts *audit, char *const argv[]);
+/* Unregisters with the command's result (s NULL: nothing ran) and closes. */
+void daemon_run_finish(struct daemon_run *r, struct session *s);
+
+#endif

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Where the daemon's events go: the audit sink (a file or stdout, the same
+ * JSON lines as embedded mode) and every matching subscriber. The ring
+ * consumer never blocks on a subscriber: a full queue drops the event and
+ * counts it, and the count is delivered as a "loss" line once there is room.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "internal.h"
+#include "../agent/agent.h"
+#include "../lib/util.h"
+
+#define SINK_FLUSH_AT (64 * 1024)
+
+static const char *const kind_names[EV_KINDS] = {
+	[EV_SESSION_START] = "session.start", [EV_SESSION_END] = "session.end",
+	[EV_LOSS] = "loss", [EV_EXEC] = "exec", [EV_EXIT] = "exit", [EV_FORK] = "fork",
+	[EV_FILE] = "file", [EV_CONNECT] = "connect",
+};
+
+int ev_kind_parse(const char *name)
+{
+	for (int i = 0; i < EV_KINDS; i++)
+		if (streq(kind_names[i], name))
+			return i;
+	return -EINVAL;
+}
+
+static enum ev_kind kind_of_record(uint32_t type)
+{
+	switch (type) {
+	case BPFBOX_EV_EXEC:
+		return EV_EXEC;
+	case BPFBOX_EV_EXIT:
+		return EV_EXIT;
+	case BPFBOX_EV_FORK:
+		return EV_FORK;
+	case BPFBOX_EV_FILE:
+		return EV_FILE;
+	default:
+		return EV_CONNECT;
+	}
+}
+
+void ev_flush(struct daemon *d)
+{
+	while (buf_used(&d->sink)) {
+		ssize_t n = write(d->sink_fd, d->sink.p + d->sink.off, buf_used(&d->sink));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* Said once; the events are lost for the sink only. */
+			if (!d->sink_error)
+				dlog("cannot write the audit stream: %s; events are dropped from it "
+				     "until a write succeeds", strerror(n < 0 ? errno : EIO));
+			d->sink_error = n < 0 ? errno : EIO;
+			d->sink.off = d->sink.len = 0;
+			return;
+		}
+		d->sink_error = 0;
+		buf_consume(&d->sink, n);
+	}
+}
+
+static bool sub_matches(const struct conn *c, const struct dsession *s, enum ev_kind kind)
+{
+	if (!c->subscribed || c->closing || c->dead)
+		return false;
+	if (c->sub_kinds && !(c->sub_kinds & (1U << kind)))
+		return false;
+	if (c->sub_session[0] && (!s || !streq(c->sub_session, s->id)))
+		return false;
+	return c->sub_all_users || (s && s->uid == c->peer.uid);
+}
+
+/* The line that tells a subscriber how many events it missed. */
+static void sub_loss_line(struct daemon *d, const struct conn *c, struct jsonw *w)
+{
+	jsonw_begin(w);
+	jsonw_u64(w, "schema_version", AUDIT_SCHEMA_VERSION);
+	jsonw_str(w, "type", "loss");
+	jsonw_str(w, "session", c->sub_session[0] ? c->sub_session : NULL);
+	jsonw_u64(w, "count", c->sub_lost);
+	jsonw_str(w, "where", "subscriber queue full");
+	jsonw_end(w);
+	jsonw_newline(w);
+	(void)d;
+}
+
+/* Queues the loss line when room for it and then len more bytes is left. */
+static bool sub_report_loss(struct daemon *d, struct conn *c, size_t len)
+{
+	struct jsonw w = { 0 };
+
+	sub_loss_line(d, c, &w);
+	if (!w.oom && buf_used(&c->out) + w.len + len <= DAEMON_SUB_BUF_MAX &&
+	    buf_append(&c->out, w.buf, w.len) == 0)
+		c->sub_lost = 0;
+	jsonw_free(&w);
+	return !c->sub_lost;
+}
+
+void ev_sub_drained(struct daemon *d, struct conn *c)
+{
+	if (c->subscribed && c->sub_lost && buf_used(&c->out) < DAEMON_SUB_BUF_MAX / 2)
+		sub_report_loss(d, c, 0);
+}
+
+static void sub_queue(struct daemon *d, struct conn *c, const char *line, size_t len)
+{
+	if (c->sub_lost && !sub_report_loss(d, c, len)) {
+		c->sub_lost++;
+		return;
+	}
+	if (buf_used(&c->out) + len > DAEMON_SUB_BUF_MAX || buf_append(&c->out, line, len) < 0)
+		c->sub_lost++;
+}
+
+void ev_emit(struct daemon *d, const struct dsession *s, enum ev_kind kind, const char *line,
+	     size_t len)
+{
+	if (buf_append(&d->sink, line, len) == 0 && buf_used(&d->sink) >= SINK_FLUSH_AT)
+		ev_flush(d);
+	for (struct conn *c = d->conns; c; c = c->next)
+		if (sub_matches(c, s, kind))
+			sub_queue(d, c, line, len);
+}
+
+int ev_on_record(void *ctx, void *data, size_t size)
+{
+	const struct bpfbox_event_hdr *h = data;
+	struct daemon *d = ctx;
+	struct dsession *s;
+
+	if (size < sizeof(*h))
+		return 0;
+	s = table_by_index(&d->table, h->session);
+	if (!s) {
+		/* A session forgotten while the daemon was down: no id to give. */
+		d->unknown_records++;
+		return 0;
+	}
+	jsonw_reset(&d->w);
+	if (audit_encode_record(&d->w, &d->clock, data, size, s->id) < 0 || d->w.oom)
+		return 0;
+	ev_emit(d, s, kind_of_record(h->type), d->w.buf, d->w.len);
+	return 0;
+}
+
+static void copy_strings(struct jsonw *w, const char *key, struct json_object *arr)
+{
+	size_t n = arr ? json_object_array_length(arr) : 0;
+
+	jsonw_array_begin(w, key);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *v = json_object_array_get_idx(arr, i);
+
+		if (json_object_is_type(v, json_type_string))
+			jsonw_array_strn(w, json_object_get_string(v), json_object_get_string_len(v));
+	}
+}
+
+void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *req)
+{
+	const struct agent_status *st = agent_status(d->agent);
+	struct json_object *v;
+	struct jsonw *w = &d->w;
+	const char *str;
+	int64_t abi = 0;
+	bool seccomp = false;
+
+	proto_get_int(req, "landlock_abi", &abi);
+	proto_get_bool(req, "seccomp", &seccomp);
+	jsonw_reset(w);
+	audit_begin(w, &d->clock, "session.start", s->id, 0, now_ns());
+	jsonw_u64(w, "pid", s->client_pid);
+	jsonw_u64(w, "uid", s->uid);
+	jsonw_str(w, "mode", "daemon");
+	jsonw_str(w, "cgroup", s->cgroup);
+	if (proto_get_str(req, "level_requested", &str) == 0)
+		jsonw_str(w, "level_requested", str);
+	if (proto_get_str(req, "level_enabled", &str) == 0)
+		jsonw_str(w, "level_enabled", str);
+	jsonw_object_begin(w, "layers");
+	jsonw_u64(w, "landlock_abi", abi > 0 ? abi : 0);
+	jsonw_bool(w, "seccomp", seccomp);
+	jsonw_bool(w, "bpf_audit", st->audit);
+	jsonw_bool(w, "bpf_network", st->net);
+	jsonw_bool(w, "bpf_unix_connect", st->unix_connect);
+	jsonw_bool(w, "bpf_lsm", false);
+	jsonw_end(w);
+	copy_strings(w, "not_enforced", proto_get_array(req, "not_enforced", &v) ? NULL : v);
+	if (st->why_not[0])
+		jsonw_array_strn(w, st->why_not, strlen(st->why_not));
+	jsonw_array_end(w);
+	copy_strings(w, "command", proto_get_array(req, "command", &v) ? NULL : v);
+	jsonw_array_end(w);
+	if (proto_get_object(req, "policy", &v) == 0)
+		jsonw_raw(w, "policy", json_object_to_json_string_ext(
+					       v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	jsonw_end(w);
+	jsonw_newline(w);
+	if (w->oom)
+		return;
+	free(s->start_line);
+	s->start_line = strndup(w->buf, w->len);
+	ev_emit(d, s, EV_SESSION_START, w->buf, w->len);
+	ev_flush(d);
+}
+
+void ev_session_end(struct daemon *d, struct dsession *s, uint64_t seq, uint64_t lost)
+{
+	const struct dsession_end *e = &s->end;
+	/* seq is the next number: records 1..seq-1 were produced, lost among them. */
+	uint64_t records = seq > lost ? seq - 1 - lost : 0;
+	struct jsonw *w = &d->w;
+
+	if (lost) {
+		jsonw_reset(w);
+		audit_begin(w, &d->clock, "loss", s->id, seq++, now_ns());
+		jsonw_u64(w, "count", lost);
+		jsonw_str(w, "where", "ring buffer full");
+		jsonw_end(w);
+		jsonw_newline(w);
+		if (!w->oom)
+			ev_emit(d, s, EV_LOSS, w->buf, w->len);
+	}
+	jsonw_reset(w);
+	audit_begin(w, &d->clock, "session.end", s->id, seq, now_ns());
+	if (e->have_exit)
+		jsonw_i64(w, "exit_code", e->exit_code);
+	else
+		jsonw_null(w, "exit_code");
+	jsonw_bool(w, "timed_out", e->timed_out);
+	jsonw_u64(w, "records", records);
+	jsonw_u64(w, "lost", lost);
+	jsonw_u64(w, "output_bytes", e->output_bytes);
+	jsonw_u64(w, "output_dropped", e->output_dropped);
+	jsonw_str(w, "reason", e->reason);
+	jsonw_end(w);
+	jsonw_newline(w);
+	if (!w->oom)
+		ev_emit(d, s, EV_SESSION_END, w->buf, w->len);
+	ev_flush(d);
+}

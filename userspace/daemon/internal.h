@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What server.c, ops.c and events.c share inside the daemon. */
+#ifndef BPFBOX_DAEMON_INTERNAL_H
+#define BPFBOX_DAEMON_INTERNAL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proto.h"
+#include "server.h"
+#include "table.h"
+#include "../audit/encode.h"
+#include "../lib/jsonw.h"
+
+struct agent;
+struct json_object;
+
+#define DAEMON_MAX_CONNS    1024
+#define DAEMON_MAX_LINGERING 32 /* refused peers beyond this are closed at once */
+#define DAEMON_SUB_BUF_MAX  (1U << 20) /* a subscriber's queue before records drop */
+#define DAEMON_REPLY_BUF_MAX (2 * DAEMON_MAX_REPLY) /* a reader that never reads is closed */
+
+/* Event kinds, for subscription filters (bit = 1 << kind). */
+enum ev_kind {
+	EV_SESSION_START,
+	EV_SESSION_END,
+	EV_LOSS,
+	EV_EXEC,
+	EV_EXIT,
+	EV_FORK,
+	EV_FILE,
+	EV_CONNECT,
+	EV_KINDS,
+};
+
+struct peer {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+};
+
+struct conn {
+	int fd;
+	uint64_t serial;
+	struct peer peer;
+	char *in;		/* DAEMON_MAX_REQUEST bytes */
+	size_t in_len;
+	struct buf out;
+	bool closing;		/* close once out is sent */
+	bool dead;		/* to be closed by the main loop */
+	int refused;		/* -errno: the peer may not talk to us */
+	bool lingering;		/* refused, kept open until it reads the reason */
+	uint64_t created_ns;
+	bool epollout;		/* EPOLLOUT is registered */
+	bool subscribed;	/* the connection now only receives events */
+	char sub_session[33];	/* "" for every session */
+	uint32_t sub_kinds;	/* bit mask of enum ev_kind; 0: all */
+	bool sub_all_users;	/* root: every session; else only the peer's uid */
+	uint64_t sub_lost;	/* events dropped while the queue was full */
+	struct conn *next;
+};
+
+struct daemon {
+	const struct daemon_opts *o;
+	struct agent *agent;
+	int epfd, listen_fd, sig_fd, timer_fd, lock_fd;
+	gid_t gid;		/* the group allowed besides root */
+	char parent[PATH_MAX];	/* cgroup parent, absolute */
+	char parent_rel[PATH_MAX]; /* the same inside the cgroup2 mount, as /proc/PID/cgroup says */
+	struct table table;
+	struct conn *conns;
+	size_t nconns;
+	size_t nlingering;	/* refused connections kept open */
+	uint64_t next_serial;
+	struct audit_clock clock;
+	struct jsonw w;		/* the event being encoded */
+	struct jsonw rw;	/* the reply being built */
+	int sink_fd;
+	struct buf sink;
+	int sink_error;
+	uint64_t unknown_records; /* records of no known session, dropped */
+	bool stop;
+};
+
+/* server.c: one line on stderr, "bpfbox daemon: ..." */
+void dlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* events.c */
+void ev_emit(struct daemon *d, const struct dsession *s, enum ev_kind kind, const char *line,
+	     size_t len);
+int ev_on_record(void *ctx, void *data, size_t size);
+void ev_flush(struct daemon *d);
+/* A subscriber's queue emptied: tells it what it missed, if anything. */
+void ev_sub_drained(struct daemon *d, struct conn *c);
+int ev_kind_parse(const char *name);
+void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *req);
+void ev_session_end(struct daemon *d, struct dsession *s, uint64_t seq, uint64_t lost);
+/* Queues a reply or an event line; closes the connection past its cap. */
+void conn_queue(struct daemon *d, struct conn *c, const char *data, size_t len);
+void conn_flush(struct daemon *d, struct conn *c);
+
+/* ops.c */
+void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len);
+/* Kills and removes the session's cgroup, emits its end, forgets it. */
+int ops_end_session(struct daemon *d, struct dsession *s, const char *reason);
+void ops_tick(struct daemon *d);
+void ops_conn_gone(struct daemon *d, struct conn *c);
+int ops_readopt(struct daemon *d);
+
+#endif

@@ -1,0 +1,832 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The requests of docs/daemon.md and the life of a session in the daemon:
+ * register (cgroup + map entry, no program load), attach (move a child of
+ * the peer into the cgroup), unregister (kill, drain, flush, end), list,
+ * subscribe; and re-adoption of the sessions a previous daemon left.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "internal.h"
+#include "../agent/agent.h"
+#include "../agent/cgroup.h"
+#include "../lib/util.h"
+
+#define META_XATTR "trusted.bpfbox" /* owner of a session cgroup, for re-adoption */
+#define MAX_COMMAND_ARGS 4096
+#define MAX_NET_RULES	 256
+#define END_WAIT_MS	 1000 /* then the end is retried every tick */
+
+static int64_t real_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void reply_error(struct daemon *d, struct conn *c, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void reply_error(struct daemon *d, struct conn *c, int err, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	jsonw_reset(&d->rw);
+	proto_error(&d->rw, err, "%s", msg);
+	if (!d->rw.oom)
+		conn_queue(d, c, d->rw.buf, d->rw.len);
+}
+
+/* Starts {"ok":true in d->rw; the caller adds members and calls reply_send. */
+static struct jsonw *reply_begin(struct daemon *d)
+{
+	jsonw_reset(&d->rw);
+	jsonw_begin(&d->rw);
+	jsonw_bool(&d->rw, "ok", true);
+	return &d->rw;
+}
+
+static void reply_send(struct daemon *d, struct conn *c)
+{
+	jsonw_end(&d->rw);
+	jsonw_newline(&d->rw);
+	if (d->rw.oom) {
+		reply_error(d, c, ENOMEM, "out of memory building the reply");
+		return;
+	}
+	conn_queue(d, c, d->rw.buf, d->rw.len);
+}
+
+/* Type errors name the member, so that a client author sees what to fix. */
+static int bad_member(struct daemon *d, struct conn *c, const char *op, const char *key,
+		      const char *want)
+{
+	reply_error(d, c, EINVAL, "%s: '%s' must be %s", op, key, want);
+	return -EINVAL;
+}
+
+/* The session named by the request's "session", owned by the peer. */
+static struct dsession *request_session(struct daemon *d, struct conn *c, struct json_object *req,
+					const char *op)
+{
+	struct dsession *s;
+	const char *id;
+	int r = proto_get_str(req, "session", &id);
+
+	if (r == -ENOENT) {
+		reply_error(d, c, EINVAL, "%s: 'session' is required", op);
+		return NULL;
+	}
+	if (r || !proto_session_id_valid(id)) {
+		bad_member(d, c, op, "session", "32 lowercase hex digits");
+		return NULL;
+	}
+	s = table_find(&d->table, id);
+	if (!s) {
+		reply_error(d, c, ENOENT, "%s: unknown session %s", op, id);
+		return NULL;
+	}
+	if (c->peer.uid != 0 && c->peer.uid != s->uid) {
+		reply_error(d, c, EPERM, "%s: session %s belongs to another user", op, id);
+		return NULL;
+	}
+	return s;
+}
+
+/* Strings only, at most max of them, each shorter than len_max (0: any). */
+static bool string_array(struct json_object *arr, size_t max, size_t len_max, bool absolute)
+{
+	size_t n = json_object_array_length(arr);
+
+	if (n > max)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *v = json_object_array_get_idx(arr, i);
+
+		if (!json_object_is_type(v, json_type_string))
+			return false;
+		if (len_max && (size_t)json_object_get_string_len(v) >= len_max)
+			return false;
+		if (absolute && json_object_get_string(v)[0] != '/')
+			return false;
+	}
+	return true;
+}
+
+/* Owner and start of a session, kept on its cgroup for the next daemon. */
+static void write_meta(struct dsession *s)
+{
+	struct jsonw w = { 0 };
+
+	jsonw_begin(&w);
+	jsonw_u64(&w, "uid", s->uid);
+	jsonw_u64(&w, "pid", s->client_pid);
+	jsonw_i64(&w, "start_ns", s->start_real_ns);
+	if (s->command && strlen(s->command) < 3000)
+		jsonw_raw(&w, "command", s->command);
+	jsonw_end(&w);
+	if (!w.oom && setxattr(s->cgroup, META_XATTR, w.buf, w.len, 0) < 0)
+		dlog("cannot record the owner of session %s on its cgroup: %s; after a restart "
+		     "only root may manage it", s->id, strerror(errno));
+	jsonw_free(&w);
+}
+
+static void read_meta(struct dsession *s)
+{
+	char buf[4096];
+	struct json_object *o, *v;
+	ssize_t n = getxattr(s->cgroup, META_XATTR, buf, sizeof(buf) - 1);
+	struct stat st;
+	int64_t i;
+
+	s->uid = 0;
+	if (stat(s->cgroup, &st) == 0)
+		s->start_real_ns = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	o = json_tokener_parse(buf);
+	if (!o)
+		return;
+	if (proto_get_int(o, "uid", &i) == 0 && i >= 0)
+		s->uid = i;
+	if (proto_get_int(o, "pid", &i) == 0 && i > 0)
+		s->client_pid = i;
+	if (proto_get_int(o, "start_ns", &i) == 0)
+		s->start_real_ns = i;
+	if (proto_get_array(o, "command", &v) == 0 && string_array(v, MAX_COMMAND_ARGS, 0, false))
+		s->command = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+}
+
+/* The optional connect allow-list: [{"cidr":"10.0.0.0/8","ports":[lo,hi]}]. */
+static int add_net_rules(struct daemon *d, struct conn *c, struct dsession *s,
+			 struct json_object *rules)
+{
+	size_t n = json_object_array_length(rules);
+
+	if (n > MAX_NET_RULES)
+		return bad_member(d, c, "register", "net_allow", "at most 256 rules");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *rule = json_object_array_get_idx(rules, i), *ports;
+		int64_t lo = 0, hi = 65535;
+		const char *cidr;
+		int r;
+
+		if (!json_object_is_type(rule, json_type_object) ||
+		    proto_get_str(rule, "cidr", &cidr))
+			return bad_member(d, c, "register", "net_allow",
+					  "an array of {\"cidr\": \"ADDR/LEN\", \"ports\": [LO, HI]}");
+		if (proto_get_array(rule, "ports", &ports) == 0) {
+			struct json_object *a = json_object_array_get_idx(ports, 0);
+			struct json_object *b = json_object_array_get_idx(ports, 1);
+
+			if (json_object_array_length(ports) != 2 || !json_object_is_type(a, json_type_int) ||
+			    !json_object_is_type(b, json_type_int))
+				return bad_member(d, c, "register", "net_allow[].ports", "[LO, HI]");
+			lo = json_object_get_int64(a);
+			hi = json_object_get_int64(b);
+			if (lo < 0 || hi > 65535 || lo > hi)
+				return bad_member(d, c, "register", "net_allow[].ports",
+						  "a range within 0-65535");
+		}
+		r = agent_net_allow(d->agent, s->index, cidr, lo, hi);
+		if (r == -EINVAL)
+			return bad_member(d, c, "register", "net_allow[].cidr", "ADDR/LEN, v4 or v6");
+		if (r < 0) {
+			reply_error(d, c, -r, "register: cannot add the connect allow-list: %s",
+				    strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+static int parse_flags(struct daemon *d, struct conn *c, struct json_object *req, uint32_t *flags)
+{
+	const char *net = "deny", *mode = "aggregate";
+	bool landlock = false, meta = false;
+	int r;
+
+	if ((r = proto_get_str(req, "net", &net)) == -EINVAL ||
+	    (!r && !streq(net, "deny") && !streq(net, "allow")))
+		return bad_member(d, c, "register", "net", "\"deny\" or \"allow\"");
+	if ((r = proto_get_str(req, "audit_mode", &mode)) == -EINVAL ||
+	    (!r && !streq(mode, "aggregate") && !streq(mode, "all") && !streq(mode, "off")))
+		return bad_member(d, c, "register", "audit_mode", "\"aggregate\", \"all\" or \"off\"");
+	if (proto_get_bool(req, "landlock", &landlock) == -EINVAL)
+		return bad_member(d, c, "register", "landlock", "a boolean");
+	if (proto_get_bool(req, "allow_metadata", &meta) == -EINVAL)
+		return bad_member(d, c, "register", "allow_metadata", "a boolean");
+	*flags = 0;
+	if (streq(net, "deny"))
+		*flags |= BPFBOX_SF_NET_DENY;
+	if (streq(mode, "all"))
+		*flags |= BPFBOX_SF_AUDIT_ALL;
+	if (streq(mode, "off"))
+		*flags |= BPFBOX_SF_AUDIT_OFF;
+	if (landlock)
+		*flags |= BPFBOX_SF_LANDLOCK;
+	if (meta)
+		*flags |= BPFBOX_SF_ALLOW_META;
+	if (agent_status(d->agent)->net)
+		*flags |= BPFBOX_SF_NET_BPF;
+	return 0;
+}
+
+/* Everything but the map entry and cgroup: those are undone by the caller. */
+static int check_register(struct daemon *d, struct conn *c, struct json_object *req,
+			  const char **id)
+{
+	struct json_object *v;
+	const char *str;
+	int64_t i;
+	bool b;
+	int r;
+
+	r = proto_get_str(req, "session", id);
+	if (r == -ENOENT) {
+		reply_error(d, c, EINVAL, "register: 'session' is required");
+		return -EINVAL;
+	}
+	if (r || !proto_session_id_valid(*id))
+		return bad_member(d, c, "register", "session", "32 lowercase hex digits");
+	if ((r = proto_get_array(req, "command", &v)) == -EINVAL ||
+	    (!r && !string_array(v, MAX_COMMAND_ARGS, 0, false)))
+		return bad_member(d, c, "register", "command", "an array of strings");
+	if ((r = proto_get_array(req, "unix_dirs", &v)) == -EINVAL ||
+	    (!r && !string_array(v, BPFBOX_UNIX_PREFIXES, BPFBOX_UNIX_PATH_LEN - 2, true)))
+		return bad_member(d, c, "register", "unix_dirs",
+				  "at most 4 absolute paths shorter than 106 bytes");
+	if ((r = proto_get_array(req, "not_enforced", &v)) == -EINVAL ||
+	    (!r && !string_array(v, 64, 0, false)))
+		return bad_member(d, c, "register", "not_enforced", "an array of strings");
+	if (proto_get_array(req, "net_allow", &v) == -EINVAL)
+		return bad_member(d, c, "register", "net_allow", "an array");
+	if (proto_get_object(req, "policy", &v) == -EINVAL)
+		return bad_member(d, c, "register", "policy", "an object");
+	if (proto_get_str(req, "level_requested", &str) == -EINVAL)
+		return bad_member(d, c, "register", "level_requested", "a string");
+	if (proto_get_str(req, "level_enabled", &str) == -EINVAL)
+		return bad_member(d, c, "register", "level_enabled", "a string");
+	if (proto_get_int(req, "landlock_abi", &i) == -EINVAL)
+		return bad_member(d, c, "register", "landlock_abi", "an integer");
+	if (proto_get_bool(req, "seccomp", &b) == -EINVAL)
+		return bad_member(d, c, "register", "seccomp", "a boolean");
+	if (table_find(&d->table, *id)) {
+		reply_error(d, c, EEXIST, "register: session %s is already registered", *id);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+static void op_register(struct daemon *d, struct conn *c, struct json_object *req)
+{
+	const struct agent_status *st = agent_status(d->agent);
+	struct session_cgroup cg;
+	struct dsession *s = NULL;
+	struct json_object *v;
+	const char *id;
+	uint32_t flags, index;
+	bool in_map = false;
+	int r;
+
+	if (check_register(d, c, req, &id) < 0 || parse_flags(d, c, req, &flags) < 0)
+		return;
+	index = table_free_index(&d->table);
+	if (!index) {
+		reply_error(d, c, ENOSPC, "register: %d sessions are running; end one first",
+			    BPFBOX_MAX_SESSIONS);
+		return;
+	}
+	r = session_cgroup_create(d->parent, id, &cg);
+	if (r < 0) {
+		reply_error(d, c, -r, "register: cannot create the cgroup %s/%s: %s", d->parent, id,
+			    strerror(-r));
+		return;
+	}
+	close(cg.procs_fd);
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	snprintf(s->cgroup, sizeof(s->cgroup), "%s", cg.path);
+	s->index = index;
+	s->cgroup_id = cg.id;
+	s->flags = flags;
+	s->client_pid = c->peer.pid;
+	s->uid = c->peer.uid;
+	s->owner = c->serial;
+	s->state = DS_REGISTERED;
+	s->start_real_ns = real_now_ns();
+	if (proto_get_array(req, "command", &v) == 0)
+		s->command = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+	r = agent_session_add(d->agent, cg.id, index, flags);
+	if (r < 0)
+		goto fail;
+	in_map = true;
+	if (proto_get_array(req, "net_allow", &v) == 0 && add_net_rules(d, c, s, v) < 0)
+		goto undo; /* replied */
+	if (st->net && proto_get_array(req, "unix_dirs", &v) == 0) {
+		const char *dirs[BPFBOX_UNIX_PREFIXES];
+		size_t n = json_object_array_length(v);
+
+		for (size_t i = 0; i < n; i++)
+			dirs[i] = json_object_get_string(json_object_array_get_idx(v, i));
+		r = agent_unix_allow(d->agent, index, dirs, n);
+		if (r < 0)
+			goto fail;
+	}
+	r = table_add(&d->table, s);
+	if (r < 0)
+		goto fail;
+	write_meta(s);
+	ev_session_start(d, s, req);
+	dlog("session %s registered by pid %d uid %u: index %u, cgroup %s", s->id, s->client_pid,
+	     s->uid, s->index, s->cgroup);
+	reply_begin(d);
+	jsonw_str(&d->rw, "session", s->id);
+	jsonw_u64(&d->rw, "index", s->index);
+	jsonw_str(&d->rw, "cgroup", s->cgroup);
+	jsonw_object_begin(&d->rw, "layers");
+	jsonw_bool(&d->rw, "bpf_audit", st->audit);
+	jsonw_bool(&d->rw, "bpf_network", st->net);
+	jsonw_bool(&d->rw, "bpf_unix_connect", st->unix_connect);
+	jsonw_end(&d->rw);
+	reply_send(d, c);
+	return;
+fail:
+	reply_error(d, c, -r, "register: %s", strerror(-r));
+undo:
+	if (in_map) {
+		agent_session_remove(d->agent, cg.id, NULL, NULL);
+		agent_net_clear(d->agent, index);
+	}
+	rmdir(cg.path);
+	if (s) {
+		free(s->command);
+		free(s);
+	}
+}
+
+/* The parent pid of pid from /proc/PID/stat (the name may hold ')'). */
+static int parent_of(pid_t pid, pid_t *ppid)
+{
+	char path[64], buf[1024], *p;
+	int r, pp;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	r = read_file_str(path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &pp) != 1)
+		return -EINVAL;
+	*ppid = pp;
+	return 0;
+}
+
+static void op_attach(struct daemon *d, struct conn *c, struct json_object *req)
+{
+	struct dsession *s = request_session(d, c, req, "attach");
+	char path[PATH_MAX + 32], num[24];
+	pid_t ppid;
+	int64_t pid;
+	int r;
+
+	if (!s)
+		return;
+	r = proto_get_int(req, "pid", &pid);
+	if (r || pid <= 0 || pid > 0x3fffffff) {
+		bad_member(d, c, "attach", "pid", "a process id");
+		return;
+	}
+	if (s->state == DS_ENDING) {
+		reply_error(d, c, ESRCH, "attach: session %s is ending", s->id);
+		return;
+	}
+	r = parent_of(pid, &ppid);
+	if (r < 0 || ppid != c->peer.pid) {
+		reply_error(d, c, EPERM, "attach: pid %lld is not a child of the requesting process",
+			    (long long)pid);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.procs", s->cgroup);
+	snprintf(num, sizeof(num), "%lld", (long long)pid);
+	r = write_file_str(path, num);
+	if (r < 0) {
+		reply_error(d, c, -r, "attach: cannot move pid %lld into %s: %s", (long long)pid,
+			    s->cgroup, strerror(-r));
+		return;
+	}
+	s->child = pid;
+	if (s->state == DS_REGISTERED)
+		s->state = DS_RUNNING;
+	reply_begin(d);
+	jsonw_str(&d->rw, "session", s->id);
+	jsonw_u64(&d->rw, "pid", pid);
+	reply_send(d, c);
+}
+
+/* Kills what is left; 0 once the directory is gone, -EBUSY if it stays. */
+static int kill_cgroup(const char *cgroup, int wait_ms)
+{
+	char path[PATH_MAX + 32];
+	bool have_kill;
+
+	snprintf(path, sizeof(path), "%s/cgroup.kill", cgroup);
+	have_kill = write_file_str(path, "1") == 0;
+	for (int i = 0; i <= wait_ms; i++) {
+		if (rmdir(cgroup) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			return -errno;
+		/* No cgroup.kill (kernel < 5.14): signal each member. */
+		if (!have_kill && i % 50 == 0) {
+			char procs[PATH_MAX + 32];
+			FILE *f;
+			int pid;
+
+			snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
+			f = fopen(procs, "re");
+			while (f && fscanf(f, "%d", &pid) == 1)
+				kill(pid, SIGKILL);
+			if (f)
+				fclose(f);
+		}
+		usleep(1000);
+	}
+	return -EBUSY;
+}
+
+static int discard_record(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
+int ops_end_session(struct daemon *d, struct dsession *s, const char *reason)
+{
+	uint64_t seq = 1, lost = 0;
+	int r;
+
+	if (!s->end.reason)
+		s->end.reason = reason;
+	/* Fail closed: the map entry stays while any process of it lives. */
+	r = kill_cgroup(s->cgroup, s->state == DS_ENDING ? 0 : END_WAIT_MS);
+	if (r < 0) {
+		if (s->state != DS_ENDING)
+			dlog("session %s: its cgroup %s does not go away (%s); retrying every "
+			     "second", s->id, s->cgroup, strerror(-r));
+		s->state = DS_ENDING;
+		return r;
+	}
+	agent_consume(d->agent);
+	agent_session_remove(d->agent, s->cgroup_id, &seq, &lost);
+	agent_flush_session(d->agent, s->index, &seq, ev_on_record, d);
+	agent_net_clear(d->agent, s->index);
+	ev_session_end(d, s, seq, lost);
+	/* A subscription to this session ends with it. */
+	for (struct conn *c = d->conns; c; c = c->next) {
+		if (c->subscribed && streq(c->sub_session, s->id)) {
+			c->closing = true;
+			conn_flush(d, c);
+		}
+	}
+	dlog("session %s ended (%s): %llu records, %llu lost", s->id, s->end.reason,
+	     (unsigned long long)(seq > lost ? seq - 1 - lost : 0), (unsigned long long)lost);
+	table_remove(&d->table, s);
+	return 0;
+}
+
+static void op_unregister(struct daemon *d, struct conn *c, struct json_object *req)
+{
+	struct dsession *s = request_session(d, c, req, "unregister");
+	struct dsession_end e = { .reason = "unregister" };
+	char id[33];
+	int64_t i;
+	int r;
+
+	if (!s)
+		return;
+	r = proto_get_int(req, "exit_code", &e.exit_code);
+	if (r == -EINVAL) {
+		bad_member(d, c, "unregister", "exit_code", "an integer");
+		return;
+	}
+	e.have_exit = r == 0;
+	if (proto_get_bool(req, "timed_out", &e.timed_out) == -EINVAL) {
+		bad_member(d, c, "unregister", "timed_out", "a boolean");
+		return;
+	}
+	r = proto_get_int(req, "output_bytes", &i);
+	if (r == -EINVAL || (!r && i < 0)) {
+		bad_member(d, c, "unregister", "output_bytes", "a count");
+		return;
+	}
+	e.output_bytes = r ? 0 : i;
+	r = proto_get_int(req, "output_dropped", &i);
+	if (r == -EINVAL || (!r && i < 0)) {
+		bad_member(d, c, "unregister", "output_dropped", "a count");
+		return;
+	}
+	e.output_dropped = r ? 0 : i;
+	if (s->state != DS_ENDING)
+		s->end = e;
+	snprintf(id, sizeof(id), "%s", s->id);
+	r = ops_end_session(d, s, "unregister");
+	reply_begin(d);
+	jsonw_str(&d->rw, "session", id);
+	jsonw_str(&d->rw, "state", r < 0 ? "ending" : "ended");
+	reply_send(d, c);
+}
+
+static void put_time(struct jsonw *w, const char *key, int64_t ns)
+{
+	time_t sec = ns / 1000000000LL;
+	struct tm tm;
+	char buf[40];
+
+	gmtime_r(&sec, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	jsonw_str(w, key, buf);
+}
+
+static void op_list(struct daemon *d, struct conn *c)
+{
+	struct jsonw *w = reply_begin(d);
+
+	jsonw_array_begin(w, "sessions");
+	for (struct dsession *s = d->table.head; s; s = s->next) {
+		uint64_t seq = 1, lost = 0;
+
+		if (c->peer.uid != 0 && c->peer.uid != s->uid)
+			continue;
+		agent_session_stats(d->agent, s->cgroup_id, &seq, &lost);
+		jsonw_begin(w);
+		jsonw_str(w, "session", s->id);
+		jsonw_u64(w, "index", s->index);
+		jsonw_str(w, "state", dsession_state_name(s->state));
+		jsonw_str(w, "cgroup", s->cgroup);
+		jsonw_u64(w, "pid", s->client_pid);
+		jsonw_u64(w, "uid", s->uid);
+		jsonw_u64(w, "child", s->child);
+		put_time(w, "start_time", s->start_real_ns);
+		jsonw_u64(w, "records", seq > lost ? seq - 1 - lost : 0);
+		jsonw_u64(w, "lost", lost);
+		jsonw_bool(w, "client_connected", s->owner != 0);
+		if (s->command)
+			jsonw_raw(w, "command", s->command);
+		else
+			jsonw_null(w, "command");
+		jsonw_end(w);
+	}
+	jsonw_array_end(w);
+	reply_send(d, c);
+}
+
+static void op_subscribe(struct daemon *d, struct conn *c, struct json_object *req)
+{
+	struct dsession *s = NULL;
+	struct json_object *types, *v;
+	uint32_t kinds = 0;
+
+	if (json_object_object_get_ex(req, "session", &v)) {
+		s = request_session(d, c, req, "subscribe");
+		if (!s)
+			return;
+	}
+	if (proto_get_array(req, "types", &types) == 0) {
+		for (size_t i = 0; i < json_object_array_length(types); i++) {
+			struct json_object *t = json_object_array_get_idx(types, i);
+			int k = json_object_is_type(t, json_type_string)
+					? ev_kind_parse(json_object_get_string(t))
+					: -EINVAL;
+
+			if (k < 0) {
+				bad_member(d, c, "subscribe", "types",
+					   "an array of event types (session.start, session.end, "
+					   "loss, exec, exit, fork, file, connect)");
+				return;
+			}
+			kinds |= 1U << k;
+		}
+	} else if (json_object_object_get_ex(req, "types", &v)) {
+		bad_member(d, c, "subscribe", "types", "an array");
+		return;
+	}
+	reply_begin(d);
+	reply_send(d, c);
+	c->subscribed = true;
+	c->sub_kinds = kinds;
+	c->sub_all_users = c->peer.uid == 0;
+	snprintf(c->sub_session, sizeof(c->sub_session), "%s", s ? s->id : "");
+	/* A subscriber of one session gets its start, even if it came late. */
+	if (s && s->start_line && (!kinds || (kinds & (1U << EV_SESSION_START))))
+		conn_queue(d, c, s->start_line, strlen(s->start_line));
+}
+
+static void op_ping(struct daemon *d, struct conn *c)
+{
+	const struct agent_status *st = agent_status(d->agent);
+	struct jsonw *w = reply_begin(d);
+
+	jsonw_u64(w, "pid", getpid());
+	jsonw_u64(w, "sessions", d->table.count);
+	jsonw_str(w, "cgroup_parent", d->parent);
+	jsonw_str(w, "pin_dir", d->o->pin_dir);
+	jsonw_bool(w, "bpf_audit", st->audit);
+	jsonw_bool(w, "bpf_network", st->net);
+	jsonw_bool(w, "bpf_unix_connect", st->unix_connect);
+	reply_send(d, c);
+}
+
+void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
+{
+	struct json_tokener *tok;
+	struct json_object *req;
+	const char *op;
+	size_t end;
+
+	if (memchr(line, '\0', len)) {
+		reply_error(d, c, EINVAL, "the request holds a NUL byte; send one JSON object per line");
+		return;
+	}
+	tok = json_tokener_new();
+	if (!tok) {
+		reply_error(d, c, ENOMEM, "out of memory");
+		return;
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	req = json_tokener_parse_ex(tok, line, len);
+	end = json_tokener_get_parse_end(tok);
+	while (req && end < len && (line[end] == ' ' || line[end] == '\t' || line[end] == '\r'))
+		end++;
+	if (!req || end != len) {
+		enum json_tokener_error e = json_tokener_get_error(tok);
+
+		reply_error(d, c, EINVAL, "malformed JSON: %s; send one JSON object per line",
+			    req ? "trailing bytes after the object"
+				: e == json_tokener_continue ? "incomplete object"
+							     : json_tokener_error_desc(e));
+		goto out;
+	}
+	if (!json_object_is_type(req, json_type_object)) {
+		reply_error(d, c, EINVAL, "the request must be a JSON object with an \"op\"");
+		goto out;
+	}
+	if (proto_get_str(req, "op", &op)) {
+		reply_error(d, c, EINVAL, "the request needs an \"op\" string: register, attach, "
+					  "unregister, list, subscribe or ping");
+		goto out;
+	}
+	if (streq(op, "register"))
+		op_register(d, c, req);
+	else if (streq(op, "attach"))
+		op_attach(d, c, req);
+	else if (streq(op, "unregister"))
+		op_unregister(d, c, req);
+	else if (streq(op, "list"))
+		op_list(d, c);
+	else if (streq(op, "subscribe"))
+		op_subscribe(d, c, req);
+	else if (streq(op, "ping"))
+		op_ping(d, c);
+	else
+		reply_error(d, c, EOPNOTSUPP, "unknown op '%.64s': use register, attach, unregister, "
+					      "list, subscribe or ping", op);
+out:
+	json_object_put(req);
+	json_tokener_free(tok);
+}
+
+static bool cgroup_populated(const char *cgroup)
+{
+	char path[PATH_MAX + 32], buf[256];
+
+	snprintf(path, sizeof(path), "%s/cgroup.events", cgroup);
+	if (read_file_str(path, buf, sizeof(buf)) < 0)
+		return access(cgroup, F_OK) == 0; /* unreadable: assume it lives */
+	return !strstr(buf, "populated 0");
+}
+
+void ops_tick(struct daemon *d)
+{
+	struct dsession *s = d->table.head, *next;
+
+	for (; s; s = next) {
+		next = s->next;
+		if (s->state == DS_ENDING)
+			ops_end_session(d, s, s->end.reason);
+		else if (!s->owner && !cgroup_populated(s->cgroup))
+			ops_end_session(d, s, "processes exited");
+	}
+}
+
+void ops_conn_gone(struct daemon *d, struct conn *c)
+{
+	struct dsession *s = d->table.head, *next;
+
+	for (; s; s = next) {
+		next = s->next;
+		if (s->owner != c->serial)
+			continue;
+		s->owner = 0;
+		if (s->state != DS_ENDING)
+			ops_end_session(d, s, "client gone");
+	}
+}
+
+/* The cgroup directory under the parent whose id (inode) is cgroup_id. */
+static int find_cgroup(struct daemon *d, uint64_t cgroup_id, char *name, size_t size)
+{
+	DIR *dir = opendir(d->parent);
+	struct dirent *de;
+	int r = -ENOENT;
+
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		struct stat st;
+
+		if (!proto_session_id_valid(de->d_name) ||
+		    fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode) || st.st_ino != cgroup_id)
+			continue;
+		r = snprintf(name, size, "%s", de->d_name) < (int)size ? 0 : -ENAMETOOLONG;
+		break;
+	}
+	closedir(dir);
+	return r;
+}
+
+static int readopt_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t flags)
+{
+	struct daemon *d = ctx;
+	struct dsession *s;
+	char name[DAEMON_SESSION_ID_LEN + 1];
+	uint64_t seq = 1;
+
+	if (table_by_index(&d->table, index)) {
+		dlog("session index %u appears twice in the sessions map; cgroup id %llu is left "
+		     "as it is", index, (unsigned long long)cgroup_id);
+		return 0;
+	}
+	if (find_cgroup(d, cgroup_id, name, sizeof(name)) < 0) {
+		/* Its cgroup is gone (or not ours): nothing can run in it any more. */
+		agent_session_remove(d->agent, cgroup_id, &seq, NULL);
+		agent_flush_session(d->agent, index, &seq, discard_record, NULL);
+		agent_net_clear(d->agent, index);
+		dlog("forgot session index %u: no session cgroup with id %llu under %s", index,
+		     (unsigned long long)cgroup_id, d->parent);
+		return 0;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	if (snprintf(s->id, sizeof(s->id), "%s", name) >= (int)sizeof(s->id) ||
+	    snprintf(s->cgroup, sizeof(s->cgroup), "%s/%s", d->parent, name) >=
+		    (int)sizeof(s->cgroup)) {
+		free(s);
+		return 0;
+	}
+	s->index = index;
+	s->cgroup_id = cgroup_id;
+	s->flags = flags;
+	s->state = DS_ADOPTED;
+	read_meta(s);
+	if (table_add(&d->table, s) < 0) {
+		free(s->command);
+		free(s);
+		return 0;
+	}
+	dlog("re-adopted session %s (index %u, uid %u, cgroup %s)", s->id, s->index, s->uid,
+	     s->cgroup);
+	return 0;
+}
+
+int ops_readopt(struct daemon *d)
+{
+	return agent_session_foreach(d->agent, readopt_one, d);
+}

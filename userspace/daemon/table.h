@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The daemon's sessions: the 32-hex id a client chose, the index the BPF
+ * programs put in every record (bpfbox_session.id), the cgroup, who owns
+ * it and in which state it is. Also rebuilt from the kernel and the cgroup
+ * tree when the daemon starts again (re-adoption, docs/daemon.md).
+ */
+#ifndef BPFBOX_DAEMON_TABLE_H
+#define BPFBOX_DAEMON_TABLE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpfbox/events.h"
+
+enum dsession_state {
+	DS_REGISTERED, /* cgroup made, no process attached yet */
+	DS_RUNNING,    /* a process was attached */
+	DS_ADOPTED,    /* found at start; ends when its cgroup is empty */
+	DS_ENDING,     /* killed, waiting for its cgroup to go */
+};
+
+/* What session.end says; kept while the end is deferred. */
+struct dsession_end {
+	const char *reason;	/* "unregister", "client gone", "processes exited" */
+	bool have_exit;		/* the client told how the command ended */
+	int64_t exit_code;
+	bool timed_out;
+	uint64_t output_bytes, output_dropped;
+};
+
+struct dsession {
+	char id[33];
+	uint32_t index;		/* 1-based, the value of the sessions map */
+	uint64_t cgroup_id;
+	char cgroup[PATH_MAX];
+	uint32_t flags;		/* BPFBOX_SF_* */
+	pid_t client_pid;	/* the peer that registered it; 0 unknown */
+	uid_t uid;		/* that peer's uid */
+	pid_t child;		/* the attached process, 0 none */
+	int64_t start_real_ns;	/* CLOCK_REALTIME */
+	uint64_t owner;		/* serial of the registering connection, 0 none */
+	enum dsession_state state;
+	char *start_line;	/* session.start, replayed to its subscribers */
+	char *command;		/* a JSON array, or NULL */
+	struct dsession_end end;
+	struct dsession *next;
+};
+
+struct table {
+	struct dsession *head;
+	struct dsession *by_index[BPFBOX_MAX_SESSIONS + 1];
+	size_t count;
+	uint32_t hint; /* where the search for a free index starts */
+};
+
+struct dsession *table_find(const struct table *t, const char *id);
+struct dsession *table_by_index(const struct table *t, uint32_t index);
+/* A free index, not one freed just before when possible; 0 when full. */
+uint32_t table_free_index(struct table *t);
+/* Takes s (calloc'ed, index set); -EEXIST if its id or index is taken. */
+int table_add(struct table *t, struct dsession *s);
+/* Unlinks and frees s. */
+void table_remove(struct table *t, struct dsession *s);
+const char *dsession_state_name(enum dsession_state st);
+
+#endif
