@@ -60,6 +60,31 @@ import socket; socket.create_connection(('127.0.0.1', $PORT), 2)"
 kill $LPID 2>/dev/null
 check "any(e['type'] == 'connect' and e['address'] == '127.0.0.1' and e['port'] == $PORT and e['decision'] == 'allow' and e['errno'] in (None, 'EINPROGRESS') for e in ev)" "allowed connect recorded with address and port"
 
+# A connect allow-list with --net deny: only the listed address and port.
+python3 -c 'import socket, time
+a = socket.socket(); a.bind(("127.0.0.1", 0)); a.listen()
+b = socket.socket(); b.bind(("127.0.0.2", 0)); b.listen()
+print(a.getsockname()[1], b.getsockname()[1], flush=True); time.sleep(30)' >"$TMPD/ports" &
+LPID=$!
+sleep 0.5
+read -r P1 P2 <"$TMPD/ports"
+: >"$A"
+expect_rc 0 "--net-allow 127.0.0.1:PORT: that connect works, 127.0.0.2 is refused" \
+	"$BPFBOX" run -q --net-allow "127.0.0.1:$P1" --audit "$A" -w "$TMPD/ws" -- python3 -c "
+import socket, sys
+socket.create_connection(('127.0.0.1', $P1), 2)
+try: socket.create_connection(('127.0.0.2', $P2), 2)
+except PermissionError: sys.exit(0)
+sys.exit(1)"
+kill $LPID 2>/dev/null
+check "any(e['type'] == 'connect' and e['address'] == '127.0.0.2' and e['port'] == $P2 and e['decision'] == 'deny' and e['layer'] == 'cgroup-bpf' for e in ev)" "the refused connect is a cgroup-bpf denial"
+expect_rc 125 "--net-allow without the BPF agent is refused, nothing runs" \
+	"$BPFBOX" run -q --no-daemon --net-allow "127.0.0.1:$P1" -w "$TMPD/ws" -- touch "$TMPD/ws/ran2"
+[ -e "$TMPD/ws/ran2" ] && fail "the command ran despite the refused allow-list" || ok "nothing ran without the BPF agent"
+expect_rc 125 "a malformed --net-allow rule is refused" \
+	"$BPFBOX" run -q --net-allow "300.1.1.1:80" -w "$TMPD/ws" -- true
+expect_grep "invalid network rule '300.1.1.1:80'" "$TMPD/err" "the error names the rule"
+
 # Outside any session nothing is denied by our programs, and nothing is left behind.
 python3 -c 'import socket, sys
 s = socket.socket(); s.settimeout(0.3)
@@ -72,7 +97,13 @@ EOF2
 )
 left=$(find "$cg/bpfbox" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
 [ -z "$left" ] && ok "no session cgroup left" || fail "session cgroups left: $left"
-bpftool prog show 2>/dev/null | grep -qE 'net_connect4|handle_exec' && fail "BPF programs left loaded" || ok "no BPF program left loaded"
+# Programs an embedded session loads must be gone after it (a daemon that
+# runs meanwhile may hold its own: compare the ids before and after).
+ours() { bpftool prog show 2>/dev/null | grep -E 'name (net_connect4|handle_exec) ' | cut -d: -f1 | sort; }
+before=$(ours)
+"$BPFBOX" run -q --no-daemon --audit /dev/null -w "$TMPD/ws" -- true
+after=$(ours)
+[ "$before" = "$after" ] && ok "no BPF program left loaded" || fail "BPF programs left loaded: before [$before] after [$after]"
 
 # Loss: a flood through a deliberately tiny ring; every lost record is counted
 # and the sequence gaps add up to exactly that count.

@@ -554,6 +554,37 @@ static void test_deny_patterns(void **state)
 }
 
 /* Every bad layer: -EINVAL, the right file and JSON path, p unchanged. */
+/* The rule syntax of net_allow, shared by the policy, embedded mode and the daemon client. */
+static void test_net_rules(void **state)
+{
+	static const struct {
+		const char *rule, *cidr;
+		int lo, hi;
+	} good[] = {
+		{"10.0.0.0/8", "10.0.0.0/8", 0, 65535},
+		{"127.0.0.1:8080", "127.0.0.1/32", 8080, 8080},
+		{"127.0.0.1/32:8000-8100", "127.0.0.1/32", 8000, 8100},
+		{"::1", "::1/128", 0, 65535},
+		{"fd00::/8:443", "fd00::/8", 443, 443},
+	};
+	static const char *const bad[] = {
+		"", "10.0.0.0/33", "1.2.3.4:", "1.2.3.4:70000", "1.2.3.4:9-8", "host:80",
+		"300.1.1.1", "::1/129", "1.2.3.4/8x",
+	};
+	char cidr[64];
+	uint16_t lo, hi;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(net_rule_parse(good[i].rule, cidr, sizeof(cidr), &lo, &hi), 0);
+		assert_string_equal(cidr, good[i].cidr);
+		assert_int_equal(lo, good[i].lo);
+		assert_int_equal(hi, good[i].hi);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(net_rule_parse(bad[i], cidr, sizeof(cidr), &lo, &hi), -EINVAL);
+}
+
 static void test_merge_errors(void **state)
 {
 	static const struct {
@@ -585,6 +616,12 @@ static void test_merge_errors(void **state)
 		 "command line", "limits.timeout_s", "at most"},
 		{"flags", "{\"limits\": [1]}", "command line", "limits",
 		 "must be an object"},
+		{"flags", "{\"extra\": {\"net_allow\": [\"10.0.0.0/33\"]}}", "command line",
+		 "extra.net_allow[0]", "invalid network rule '10.0.0.0/33'"},
+		{"flags", "{\"extra\": {\"net_allow\": [\"127.0.0.1:80-79\"]}}", "command line",
+		 "extra.net_allow[0]", "invalid network rule"},
+		{"flags", "{\"extra\": {\"exec_deny\": [\"bin/sh\"]}}", "command line",
+		 "extra.exec_deny[0]", "must be an absolute path"},
 		{"flags", "{\"mode\": \"yolo\"}", "command line", "mode",
 		 "unknown mode 'yolo'"},
 		{"flags", "{\"mode\": 1}", "command line", "mode",
@@ -610,7 +647,7 @@ static void test_merge_errors(void **state)
 		{"flags", "{\"extra\": {\"rw\": [\"\"]}}", "command line",
 		 "extra.rw[0]", "must not be empty"},
 		{"flags", "{\"extra\": {\"rx\": []}}", "command line",
-		 "extra.rx", "unknown key 'rx'; valid keys: ro, rw, deny, env"},
+		 "extra.rx", "unknown key 'rx'; valid keys: ro, rw, deny, net_allow, exec_deny, env"},
 		{"flags", "{\"extra\": []}", "command line", "extra",
 		 "must be an object"},
 		{"flags", "{\"extra\": {\"env\": {\"1A\": \"x\"}}}",
@@ -1377,6 +1414,7 @@ int main(void)
 		T(test_deny_list_protection),
 		T(test_extra_deny_appends),
 		T(test_deny_patterns),
+		T(test_net_rules),
 		T(test_merge_errors),
 		T(test_merge_atomic),
 		T(test_mode_layer_same_mode),

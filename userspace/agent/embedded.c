@@ -165,6 +165,19 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 		log_error_errno(r, "cannot register the session");
 		goto fail;
 	}
+	for (size_t i = 0; !r && i < p->net_allow.n; i++) {
+		char cidr[64];
+		uint16_t lo, hi;
+
+		r = net_rule_parse(p->net_allow.v[i], cidr, sizeof(cidr), &lo, &hi);
+		if (!r)
+			r = agent_net_allow(e->agent, 1, cidr, lo, hi);
+		if (r < 0) {
+			log_error_errno(r, "cannot add the connect allow-list rule '%s'",
+					p->net_allow.v[i]);
+			goto fail;
+		}
+	}
 	r = allow_unix_dirs(e, s);
 	if (r < 0) {
 		log_error_errno(r, "cannot set the session's unix socket directories");

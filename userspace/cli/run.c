@@ -22,6 +22,10 @@ static void run_usage(FILE *out)
 		"  -w, --workspace DIR   the session's read-write tree (default: cwd)\n"
 		"  --ro PATH, --rw PATH  extra read-only / read-write paths (repeatable)\n"
 		"  --net deny|allow      network policy (default: deny)\n"
+		"  --net-allow RULE      with --net deny, still allow ADDR[/LEN][:PORT[-PORT]]\n"
+		"                        (needs the BPF agent: --audit as root, or a daemon)\n"
+		"  --exec-deny NAME      never execute NAME (a file name or absolute path;\n"
+		"                        enforced by BPF LSM where it loads)\n"
 		"  --env NAME[=VALUE]    add a variable (NAME alone passes the caller's)\n"
 		"  --timeout SECONDS     stop the session after this (default 120, 0: none)\n"
 		"  --output-limit BYTES  cap on stdout+stderr (default 1048576, 0: none)\n"
@@ -50,6 +54,7 @@ enum {
 	OPT_MODE = 256, OPT_RO, OPT_RW, OPT_NET, OPT_ENV, OPT_TIMEOUT, OPT_OUTPUT,
 	OPT_MEMORY, OPT_PIDS, OPT_CPU, OPT_DISK, OPT_USER, OPT_UNCONFINED,
 	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT, OPT_AUDIT_MODE, OPT_AUDIT_RING,
+	OPT_NET_ALLOW, OPT_EXEC_DENY,
 	OPT_DAEMON_SOCKET, OPT_NO_DAEMON,
 };
 
@@ -74,6 +79,8 @@ static const struct option run_opts[] = {
 	{ "audit", required_argument, NULL, OPT_AUDIT },
 	{ "audit-mode", required_argument, NULL, OPT_AUDIT_MODE },
 	{ "audit-ring", required_argument, NULL, OPT_AUDIT_RING },
+	{ "net-allow", required_argument, NULL, OPT_NET_ALLOW },
+	{ "exec-deny", required_argument, NULL, OPT_EXEC_DENY },
 	{ "daemon-socket", required_argument, NULL, OPT_DAEMON_SOCKET },
 	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -196,6 +203,12 @@ int cmd_run(int argc, char **argv)
 			break;
 		case OPT_RW:
 			append_string(sub_object(flags, "extra"), "rw", optarg);
+			break;
+		case OPT_NET_ALLOW:
+			append_string(sub_object(flags, "extra"), "net_allow", optarg);
+			break;
+		case OPT_EXEC_DENY:
+			append_string(sub_object(flags, "extra"), "exec_deny", optarg);
 			break;
 		case OPT_NET:
 			json_object_object_add(flags, "network", json_object_new_string(optarg));
@@ -326,6 +339,15 @@ int cmd_run(int argc, char **argv)
 		if (embedded_start(&emb, &s, &aopts, argv + optind) < 0)
 			goto out_policy;
 		audit = true;
+	}
+	/* An allow-list opens inet sockets: without BPF to judge them, refuse. */
+	if (policy.net == NET_DENY && policy.net_allow.n && !use_daemon &&
+	    !(audit && agent_status(emb.agent)->net)) {
+		log_error("--net-allow needs the BPF network layer, which is not loaded: run as root "
+			  "with --audit FILE, or through bpfbox daemon; nothing ran");
+		if (audit)
+			embedded_finish(&emb, NULL);
+		goto out_policy;
 	}
 	if (verbose)
 		print_verbose(&s, &policy);

@@ -267,6 +267,26 @@ static struct json_object *register_request(struct session *s, const struct audi
 		if (unix_dir_fits(p->rw_paths.v[i]))
 			dirs[n++] = p->rw_paths.v[i];
 	json_object_object_add(req, "unix_dirs", str_array(dirs, n));
+	if (p->net_allow.n) {
+		struct json_object *rules = json_object_new_array();
+
+		for (size_t i = 0; i < p->net_allow.n; i++) {
+			struct json_object *rule = json_object_new_object();
+			struct json_object *ports = json_object_new_array();
+			char cidr[64];
+			uint16_t lo, hi;
+
+			/* The policy validated every rule already. */
+			if (net_rule_parse(p->net_allow.v[i], cidr, sizeof(cidr), &lo, &hi) < 0)
+				continue;
+			add_str(rule, "cidr", cidr);
+			json_object_array_add(ports, json_object_new_int(lo));
+			json_object_array_add(ports, json_object_new_int(hi));
+			json_object_object_add(rule, "ports", ports);
+			json_object_array_add(rules, rule);
+		}
+		json_object_object_add(req, "net_allow", rules);
+	}
 	add_str(req, "level_requested", level_name(l->requested));
 	add_str(req, "level_enabled", level_name(l->enabled));
 	json_object_object_add(req, "landlock_abi",

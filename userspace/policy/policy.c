@@ -5,6 +5,7 @@
  * are in load.c, the final checks in validate.c; docs/config.md has the
  * format.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -296,6 +297,8 @@ void policy_free(struct bpfbox_policy *p)
 	strv_clear(&p->ro_paths);
 	strv_clear(&p->rw_paths);
 	strv_clear(&p->deny_paths);
+	strv_clear(&p->net_allow);
+	strv_clear(&p->exec_deny);
 	strv_clear(&p->env);
 	strv_clear(&p->origins);
 	memset(p, 0, sizeof(*p));
@@ -317,6 +320,8 @@ static int policy_dup(struct bpfbox_policy *dst,
 	if (strv_copy(&dst->ro_paths, &src->ro_paths) < 0 ||
 	    strv_copy(&dst->rw_paths, &src->rw_paths) < 0 ||
 	    strv_copy(&dst->deny_paths, &src->deny_paths) < 0 ||
+	    strv_copy(&dst->net_allow, &src->net_allow) < 0 ||
+	    strv_copy(&dst->exec_deny, &src->exec_deny) < 0 ||
 	    strv_copy(&dst->env, &src->env) < 0 ||
 	    strv_copy(&dst->origins, &src->origins) < 0)
 		goto fail;
@@ -501,7 +506,79 @@ static int merge_limits(struct bpfbox_policy *p, struct json_object *o,
 }
 
 /* A JSON array of paths (ro, rw) or deny patterns into *out. */
-static int parse_list(struct json_object *a, const char *sub, bool deny,
+enum list_kind {
+	LIST_PATH,
+	LIST_DENY,
+	LIST_NET,
+	LIST_EXEC,
+};
+
+int net_rule_parse(const char *rule, char *cidr, size_t size, uint16_t *lo, uint16_t *hi)
+{
+	char addr[INET6_ADDRSTRLEN + 8], bin[16];
+	const char *ports = NULL, *slash;
+	unsigned long plen, a, b;
+	size_t alen;
+	char *end;
+	bool v6;
+
+	/* IPv6 has colons of its own: ports follow the last "]:" or the prefix. */
+	slash = strchr(rule, '/');
+	if (slash)
+		ports = strchr(slash, ':');
+	else if (strchr(rule, '.'))
+		ports = strchr(rule, ':');
+	alen = (slash ? slash : ports ? ports : rule + strlen(rule)) - rule;
+	if (alen == 0 || alen >= INET6_ADDRSTRLEN)
+		return -EINVAL;
+	memcpy(addr, rule, alen);
+	addr[alen] = '\0';
+	v6 = strchr(addr, ':') != NULL;
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, addr, bin) != 1)
+		return -EINVAL;
+	plen = v6 ? 128 : 32;
+	if (slash) {
+		errno = 0;
+		plen = strtoul(slash + 1, &end, 10);
+		if (errno || end == slash + 1 || (*end && *end != ':') || plen > (v6 ? 128UL : 32UL))
+			return -EINVAL;
+	}
+	a = 0;
+	b = 65535;
+	if (ports) {
+		errno = 0;
+		a = b = strtoul(ports + 1, &end, 10);
+		if (end == ports + 1)
+			return -EINVAL;
+		if (*end == '-') {
+			const char *p2 = end + 1;
+
+			b = strtoul(p2, &end, 10);
+			if (end == p2)
+				return -EINVAL;
+		}
+		if (errno || *end || a > b || b > 65535)
+			return -EINVAL;
+	}
+	snprintf(cidr, size, "%s/%lu", addr, plen);
+	*lo = a;
+	*hi = b;
+	return 0;
+}
+
+/* An exec deny entry: an absolute path or a bare file name. */
+static const char *exec_deny_problem(const char *s)
+{
+	if (!*s)
+		return "empty";
+	if (strlen(s) >= 256)
+		return "longer than 255 bytes";
+	if (s[0] != '/' && strchr(s, '/'))
+		return "a name with a '/' must be an absolute path";
+	return NULL;
+}
+
+static int parse_list(struct json_object *a, const char *sub, enum list_kind kind,
 		      struct strv *out, const struct layer_ctx *lc,
 		      struct policy_error *err)
 {
@@ -520,7 +597,21 @@ static int parse_list(struct json_object *a, const char *sub, bool deny,
 		r = get_string(lc, err, esub, v, &s);
 		if (r < 0)
 			return r;
-		if (deny) {
+		if (kind == LIST_NET) {
+			char cidr[64];
+			uint16_t lo, hi;
+
+			if (net_rule_parse(s, cidr, sizeof(cidr), &lo, &hi) < 0)
+				return lerr(lc, err, esub,
+					    "invalid network rule '%.80s'; use ADDR[/LEN][:PORT[-PORT]], "
+					    "e.g. 10.0.0.0/8:443 or ::1:8080",
+					    s);
+		} else if (kind == LIST_EXEC) {
+			why = exec_deny_problem(s);
+			if (why)
+				return lerr(lc, err, esub, "invalid exec_deny entry '%.80s': %s", s,
+					    why);
+		} else if (kind == LIST_DENY) {
 			why = deny_pattern_problem(s);
 			if (why && strlen(s) > 80)
 				return lerr(lc, err, esub,
@@ -576,8 +667,11 @@ static int merge_lists(struct bpfbox_policy *p, struct json_object *o,
 		       const char *sect, bool replace,
 		       const struct layer_ctx *lc, struct policy_error *err)
 {
-	static const char *const keys[] = {"ro", "rw", "deny", "env"};
-	struct strv *lists[] = {&p->ro_paths, &p->rw_paths, &p->deny_paths};
+	static const char *const keys[] = {"ro", "rw", "deny", "net_allow", "exec_deny", "env"};
+	static const enum list_kind kinds[] = {LIST_PATH, LIST_PATH, LIST_DENY, LIST_NET,
+					       LIST_EXEC};
+	struct strv *lists[] = {&p->ro_paths, &p->rw_paths, &p->deny_paths, &p->net_allow,
+				&p->exec_deny};
 	struct json_object *v;
 	char sub[128];
 	int r;
@@ -590,7 +684,7 @@ static int merge_lists(struct bpfbox_policy *p, struct json_object *o,
 			path_join(sub, sizeof(sub), sect, key);
 			return lerr(lc, err, sub,
 				    "unknown key '%s'; valid keys: ro, rw, "
-				    "deny, env",
+				    "deny, net_allow, exec_deny, env",
 				    key);
 		}
 	}
@@ -607,8 +701,7 @@ static int merge_lists(struct bpfbox_policy *p, struct json_object *o,
 		if (!json_object_object_get_ex(o, keys[i], &v))
 			continue;
 		path_join(sub, sizeof(sub), sect, keys[i]);
-		r = parse_list(v, sub, lists[i] == &p->deny_paths, &parsed, lc,
-			       err);
+		r = parse_list(v, sub, kinds[i], &parsed, lc, err);
 		if (r < 0) {
 			strv_clear(&parsed);
 			return r;
@@ -871,6 +964,8 @@ struct json_object *policy_to_json(const struct bpfbox_policy *p)
 	json_object_object_add(o, "ro", strv_json(&p->ro_paths));
 	json_object_object_add(o, "rw", strv_json(&p->rw_paths));
 	json_object_object_add(o, "deny", strv_json(&p->deny_paths));
+	json_object_object_add(o, "net_allow", strv_json(&p->net_allow));
+	json_object_object_add(o, "exec_deny", strv_json(&p->exec_deny));
 	for (size_t i = 0; i < p->env.n; i++) {
 		const char *e = p->env.v[i], *eq = strchr(e, '=');
 		_cleanup_free_ char *name = NULL;

@@ -51,6 +51,8 @@ struct bpfbox_policy {
 	struct strv ro_paths; /* read-only (and exec) besides the system dirs */
 	struct strv rw_paths; /* read-write besides workspace and private tmp */
 	struct strv deny_paths; /* credential patterns (BPF LSM layer) */
+	struct strv net_allow;	/* "CIDR[:PORT[-PORT]]" reachable even when network is deny */
+	struct strv exec_deny;	/* names or absolute paths never executed (BPF LSM) */
 	enum net_policy net;
 	struct strv env;      /* NAME=value added to the allowlisted environment */
 	struct policy_limits limits;
@@ -113,6 +115,13 @@ const char *policy_error_format(const struct policy_error *err, char *buf,
 
 /* The effective policy as JSON (what `policy check` and --verbose print). */
 struct json_object *policy_to_json(const struct bpfbox_policy *p);
+
+/*
+ * Parses one net_allow rule: "10.0.0.0/8", "127.0.0.1:8080",
+ * "::1/128:8000-8100". A bare address is a /32 or /128; no port means all.
+ * cidr gets "ADDR/LEN". -EINVAL with nothing written on a bad rule.
+ */
+int net_rule_parse(const char *rule, char *cidr, size_t size, uint16_t *lo, uint16_t *hi);
 
 const char *sandbox_mode_name(enum sandbox_mode m);
 int sandbox_mode_parse(const char *s, enum sandbox_mode *out);

@@ -193,9 +193,13 @@ int landlock_build_ruleset(const struct bpfbox_policy *p,
 
 	if (fs)
 		attr.handled_access_fs = rights->fs;
-	/* No TCP rule at all means every TCP bind and connect is denied. */
+	/*
+	 * No TCP rule at all means every TCP bind and connect is denied. With
+	 * an allow-list, BPF decides connects by address; binds stay denied.
+	 */
 	if (p->net == NET_DENY)
-		attr.handled_access_net = rights->net;
+		attr.handled_access_net = p->net_allow.n ? rights->net & LANDLOCK_ACCESS_NET_BIND_TCP
+							 : rights->net;
 	attr.scoped = rights->scoped;
 	c.fd = landlock_create_ruleset(&attr, 0);
 	if (c.fd < 0) {

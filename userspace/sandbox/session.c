@@ -494,8 +494,13 @@ int session_run(struct session *s, char *const argv[])
 		}
 		c.landlock_flags = landlock_restrict_flags(&s->layers.rights);
 	}
+	/*
+	 * An allow-list needs inet sockets; the BPF network layer (required
+	 * for it, see cmd_run) then decides each connect, and sock_create
+	 * refuses raw and packet sockets.
+	 */
 	if (s->layers.seccomp)
-		c.filter = seccomp_program(p->net == NET_DENY);
+		c.filter = seccomp_program(p->net == NET_DENY && !p->net_allow.n);
 	if ((r = build_env(s, &env)) < 0)
 		goto out;
 	c.envp = env.v;
