@@ -28,10 +28,9 @@ struct {
 	__type(value, struct bpfbox_unix_allow);
 } unix_allow SEC(".maps");
 
-extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+/* Weak: kernels before 6.2 lack it, and the program that calls it is off there. */
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
 
-/* fd00:ec2::254, the IPv6 metadata address. */
-static const __u8 meta6[16] = { 0xfd, 0x00, 0x0e, 0xc2, [15] = 0x54, [14] = 0x02 };
 
 static __always_inline bool allowed_by_rule(__u32 session, const __u8 addr[16], __u16 port)
 {
@@ -49,8 +48,15 @@ static __always_inline bool is_metadata(const __u8 a[16])
 	if (a[10] == 0xff && a[11] == 0xff && a[12] == 169 && a[13] == 254 && a[14] == 169 &&
 	    a[15] == 254)
 		return true;
-	for (int i = 0; i < 16; i++)
-		if (a[i] != meta6[i])
+	/*
+	 * fd00:ec2::254, spelled out: a static const array lands in
+	 * .rodata.cst16, whose BTF the 6.1 kernel rejects.
+	 */
+	if (a[0] != 0xfd || a[1] != 0x00 || a[2] != 0x0e || a[3] != 0xc2 || a[14] != 0x02 ||
+	    a[15] != 0x54)
+		return false;
+	for (int i = 4; i < 14; i++)
+		if (a[i])
 			return false;
 	return true;
 }

@@ -44,7 +44,9 @@ except PermissionError: sys.exit(1)'
 	exit $?
 fi
 
-for suite in tests/host/test_escape.sh tests/host/test_work.sh tests/host/test_selftest.sh; do
+suites="tests/host/test_escape.sh tests/host/test_work.sh tests/host/test_selftest.sh"
+[ "$want" = Full ] && suites="$suites tests/vm/full.sh"
+for suite in $suites; do
 	[ -f "$suite" ] && sh "$suite"
 	[ $? -eq 0 ] || FAILS=$((FAILS + 1))
 done

@@ -22,12 +22,17 @@
 #include "cgroup.h"
 #include "audit.skel.h"
 #include "net.skel.h"
+#include "lsm.skel.h"
+#include "lsm_policy.h"
 #include "bpfbox/events.h"
 #include "../lib/util.h"
+#include "../policy/policy.h"
 
 struct agent {
 	struct audit_bpf *audit;
 	struct net_bpf *net;
+	struct lsm_bpf *lsm;
+	struct lsm_maps lsm_maps; /* fds, also when the programs were adopted */
 	struct ring_buffer *rb;
 	int parent_fd;
 	int sessions_fd, events_fd, lost_fd, net_allow_fd, unix_allow_fd, agg_fd;
@@ -38,7 +43,7 @@ struct agent {
 
 /* The maps a daemon shares with its next incarnation (pinned as map_NAME). */
 static const char *const pinned_maps[] = { "sessions", "events", "lost", "net_allow",
-					   "unix_allow", "agg", "pending" };
+					   "unix_allow", "agg", "pending", "names", "abs_paths" };
 
 static char libbpf_last[256];
 
@@ -370,6 +375,78 @@ out:
 	return r;
 }
 
+/* Whether bpf is in the active LSM list: else LSM programs attach but never run. */
+static bool bpf_lsm_active(void)
+{
+	char list[256];
+
+	if (read_file_str("/sys/kernel/security/lsm", list, sizeof(list)) < 0 &&
+	    (mount("securityfs", "/sys/kernel/security", "securityfs", 0, NULL) < 0 ||
+	     read_file_str("/sys/kernel/security/lsm", list, sizeof(list)) < 0))
+		return false;
+	return word_list_has(list, "bpf", ",");
+}
+
+/*
+ * BPF LSM skeleton (bpf/lsm.bpf.c): the file, exec and connect policy that
+ * Landlock cannot express. Shares the session, ring and loss maps, and
+ * the connect allow-list with the network programs.
+ */
+static int load_lsm(struct agent *a, const struct agent_opts *o)
+{
+	struct lsm_bpf *l;
+	int r;
+
+	if (!bpf_lsm_active())
+		return -ENOPKG;
+	l = a->lsm = lsm_bpf__open();
+	if (!l)
+		return -errno;
+	snprintf((char *)l->rodata->daemon_socket, sizeof(l->rodata->daemon_socket), "%s",
+		 o->daemon_socket ? o->daemon_socket : "/run/bpfbox/bpfbox.sock");
+	if (a->pin_dir[0]) {
+		if (links_pinned(a, l->skeleton)) {
+			a->st.lsm_adopted = true;
+			lsm_bpf__destroy(l);
+			a->lsm = NULL;
+			return 0;
+		}
+		unpin_links(a, l->skeleton);
+		r = set_map_pins(a, l->obj);
+		if (r)
+			goto out;
+	} else {
+		struct bpf_object *shared = a->audit ? a->audit->obj : a->net ? a->net->obj : NULL;
+
+		if (shared) {
+			bpf_map__reuse_fd(l->maps.sessions,
+					  bpf_object__find_map_fd_by_name(shared, "sessions"));
+			bpf_map__reuse_fd(l->maps.events,
+					  bpf_object__find_map_fd_by_name(shared, "events"));
+			bpf_map__reuse_fd(l->maps.lost,
+					  bpf_object__find_map_fd_by_name(shared, "lost"));
+		} else {
+			bpf_map__set_max_entries(l->maps.events, o->ring_bytes);
+		}
+		if (a->net)
+			bpf_map__reuse_fd(l->maps.net_allow, bpf_map__fd(a->net->maps.net_allow));
+	}
+	r = lsm_bpf__load(l);
+	if (!r)
+		r = lsm_bpf__attach(l);
+	if (!r && a->pin_dir[0]) {
+		r = pin_links(a, l->skeleton);
+		if (r)
+			unpin_links(a, l->skeleton);
+	}
+out:
+	if (r) {
+		lsm_bpf__destroy(l);
+		a->lsm = NULL;
+	}
+	return r;
+}
+
 /* Pin mode: the agent's map fds come from the pins, whatever was loaded. */
 static int open_pinned_maps(struct agent *a)
 {
@@ -384,6 +461,8 @@ static int open_pinned_maps(struct agent *a)
 		{ "net_allow", &a->net_allow_fd, a->st.net },
 		{ "unix_allow", &a->unix_allow_fd, a->st.net },
 		{ "agg", &a->agg_fd, a->st.audit },
+		{ "names", &a->lsm_maps.names, a->st.lsm },
+		{ "abs_paths", &a->lsm_maps.abs_paths, a->st.lsm },
 	};
 	char path[PATH_MAX + 64];
 
@@ -408,6 +487,7 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 	if (!a)
 		return -ENOMEM;
 	a->sessions_fd = a->events_fd = a->lost_fd = a->net_allow_fd = a->agg_fd = -1;
+	a->lsm_maps.names = a->lsm_maps.abs_paths = a->lsm_maps.net_allow = -1;
 	a->unix_allow_fd = -1;
 	a->parent_fd = cgroup_parent_open(o->cgroup_parent);
 	if (a->parent_fd < 0) {
@@ -430,9 +510,15 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 	rn = load_net(a, o);
 	if (rn)
 		why_not(a, "cgroup network programs", rn);
+	r = load_lsm(a, o);
+	if (r == -ENOPKG)
+		why_not(a, "BPF LSM (bpf is not in the active LSM list)", ENOPKG);
+	else if (r)
+		why_not(a, "BPF LSM programs", r);
 	libbpf_set_print(old);
 	a->st.audit = a->audit || a->st.audit_adopted;
 	a->st.net = a->net || a->st.net_adopted;
+	a->st.lsm = a->lsm || a->st.lsm_adopted;
 	if (rn == -EXDEV || (!a->st.audit && !a->st.net)) {
 		agent_close(a);
 		return rn == -EXDEV ? -EXDEV : -ENOTSUP;
@@ -457,6 +543,12 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 		a->net_allow_fd = bpf_map__fd(a->net->maps.net_allow);
 		a->unix_allow_fd = bpf_map__fd(a->net->maps.unix_allow);
 	}
+	if (!a->pin_dir[0] && a->lsm) {
+		a->lsm_maps = lsm_maps_of(a->lsm);
+		if (a->net_allow_fd < 0)
+			a->net_allow_fd = a->lsm_maps.net_allow;
+	}
+	a->lsm_maps.net_allow = a->net_allow_fd;
 	a->rb = ring_buffer__new(a->events_fd, o->on_record, o->ctx, NULL);
 	if (!a->rb) {
 		r = -errno;
@@ -477,12 +569,16 @@ void agent_close(struct agent *a)
 			disconnect_pinned_links(a->net->skeleton);
 		if (a->audit)
 			disconnect_pinned_links(a->audit->skeleton);
+		if (a->lsm)
+			disconnect_pinned_links(a->lsm->skeleton);
 	}
+	lsm_bpf__destroy(a->lsm);
 	net_bpf__destroy(a->net);
 	audit_bpf__destroy(a->audit);
 	if (a->own_fds) {
 		int fds[] = { a->sessions_fd, a->events_fd, a->lost_fd, a->net_allow_fd,
-			      a->unix_allow_fd, a->agg_fd };
+			      a->unix_allow_fd, a->agg_fd, a->lsm_maps.names,
+			      a->lsm_maps.abs_paths };
 
 		for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 			if (fds[i] >= 0)
@@ -526,33 +622,19 @@ int agent_session_remove(struct agent *a, uint64_t cgroup_id, uint64_t *seq, uin
 
 int agent_net_allow(struct agent *a, uint32_t id, const char *cidr, uint16_t lo, uint16_t hi)
 {
-	struct bpfbox_net_key key = { .session = id };
-	struct bpfbox_net_rule rule = { .port_lo = lo, .port_hi = hi };
-	char addr[64];
-	const char *slash = strchr(cidr, '/');
-	unsigned long plen;
-	char *end;
+	struct lsm_maps m = { .names = -1, .abs_paths = -1, .net_allow = a->net_allow_fd };
 
 	if (a->net_allow_fd < 0)
 		return -ENOTSUP;
-	if (!slash || (size_t)(slash - cidr) >= sizeof(addr) || lo > hi)
-		return -EINVAL;
-	snprintf(addr, sizeof(addr), "%.*s", (int)(slash - cidr), cidr);
-	plen = strtoul(slash + 1, &end, 10);
-	if (*end || end == slash + 1)
-		return -EINVAL;
-	if (inet_pton(AF_INET, addr, key.addr + 12) == 1) {
-		if (plen > 32)
-			return -EINVAL;
-		key.addr[10] = key.addr[11] = 0xff;
-		plen += 96;
-	} else if (inet_pton(AF_INET6, addr, key.addr) != 1 || plen > 128) {
-		return -EINVAL;
-	}
-	key.prefixlen = 32 + plen;
-	if (bpf_map_update_elem(a->net_allow_fd, &key, &rule, BPF_ANY) < 0)
-		return -errno;
-	return 0;
+	/* One map for the cgroup and the LSM programs; metadata stays a hole. */
+	return lsm_net_add_rule(m, id, cidr, lo, hi);
+}
+
+int agent_session_policy(struct agent *a, uint32_t id, const struct bpfbox_policy *p)
+{
+	if (!a->st.lsm)
+		return 0;
+	return lsm_policy_add(a->lsm_maps, id, p, (const char *const *)p->exec_deny.v);
 }
 
 int agent_unix_allow(struct agent *a, uint32_t id, const char *const *dirs, size_t n)

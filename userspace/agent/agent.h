@@ -30,6 +30,7 @@ struct agent_opts {
 	 * again (daemon mode, docs/daemon.md).
 	 */
 	const char *pin_dir;
+	const char *daemon_socket; /* the BPF LSM refuses sessions' connects to it */
 	agent_record_fn on_record;
 	void *ctx;
 };
@@ -38,6 +39,8 @@ struct agent_status {
 	bool audit;	/* tracepoints attached */
 	bool net;	/* cgroup network programs attached */
 	bool unix_connect; /* pathname unix connects mediated (kernel >= 6.7) */
+	bool lsm;	/* BPF LSM programs attached (or adopted from pins) */
+	bool lsm_adopted;
 	char why_not[512]; /* what did not load, and why */
 	bool audit_adopted; /* pin_dir: the audit links were found pinned */
 	bool net_adopted;   /* pin_dir: the network links were found pinned */
@@ -78,6 +81,10 @@ int agent_unpin(const char *pin_dir);
 int agent_net_allow(struct agent *a, uint32_t id, const char *cidr, uint16_t lo, uint16_t hi);
 /* Forgets a session's allow-list, so that its index can be reused. */
 int agent_net_clear(struct agent *a, uint32_t id);
+
+struct bpfbox_policy;
+/* The session's file and exec deny lists into the BPF LSM maps (if loaded). */
+int agent_session_policy(struct agent *a, uint32_t id, const struct bpfbox_policy *p);
 
 /* The directories under which a session may connect to unix sockets (<= 4). */
 int agent_unix_allow(struct agent *a, uint32_t id, const char *const *dirs, size_t n);

@@ -73,7 +73,7 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 	jsonw_bool(&e->w, "bpf_audit", st->audit);
 	jsonw_bool(&e->w, "bpf_network", st->net);
 	jsonw_bool(&e->w, "bpf_unix_connect", st->unix_connect);
-	jsonw_bool(&e->w, "bpf_lsm", false);
+	jsonw_bool(&e->w, "bpf_lsm", st->lsm);
 	jsonw_end(&e->w);
 	jsonw_array_begin(&e->w, "not_enforced");
 	if (l->not_enforced[0])
@@ -178,11 +178,20 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 			goto fail;
 		}
 	}
+	r = agent_session_policy(e->agent, 1, p);
+	if (r < 0) {
+		log_error_errno(r, "cannot compile the deny and exec_deny lists into BPF LSM maps");
+		goto fail;
+	}
 	r = allow_unix_dirs(e, s);
 	if (r < 0) {
 		log_error_errno(r, "cannot set the session's unix socket directories");
 		goto fail;
 	}
+	/* BPF LSM, Landlock, seccomp and a cgroup v2 session: the Full level. */
+	s->layers.requested = LEVEL_FULL;
+	s->layers.enabled = level_from(agent_status(e->agent)->lsm, s->layers.landlock,
+				       s->layers.seccomp, true);
 	audit_clock_init(&e->clock);
 	s->hooks.cgroup_procs_fd = e->cg.procs_fd;
 	s->hooks.poll_fd = agent_ring_fd(e->agent);

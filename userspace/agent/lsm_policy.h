@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The file, exec and connect policy of one session as entries of the maps
+ * of bpf/lsm.bpf.c: deny patterns become name keys (`names`) and a trie of
+ * absolute paths (`abs_paths`), CIDRs become LPM keys (`net_allow`).
+ * docs/lsm.md has the encoding and what it approximates.
+ */
+#ifndef BPFBOX_LSM_POLICY_H
+#define BPFBOX_LSM_POLICY_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "bpfbox/events.h"
+
+struct lsm_bpf;
+struct bpfbox_policy;
+
+/* The policy maps, by fd: from a loaded skeleton or from pins (a daemon). */
+struct lsm_maps {
+	int names;
+	int abs_paths;
+	int net_allow; /* shared with bpf/net.bpf.c */
+};
+
+struct lsm_maps lsm_maps_of(struct lsm_bpf *skel);
+
+/*
+ * Name kinds beyond enum bpfbox_name_kind; bpf/lsm.bpf.c has the same
+ * numbers. Pair keys hold DIR at name[0] and NAME at name[LSM_PAIR_HALF],
+ * each NUL-terminated and zero padded.
+ */
+#define LSM_NAME_PREFIX		16 /* pattern NAME.*: key "NAME." */
+#define LSM_NAME_PAIR_EXACT	17 /* pattern DIR/NAME: the file NAME in DIR */
+#define LSM_NAME_PAIR_COMPONENT 18 /* ... a directory NAME in DIR */
+#define LSM_NAME_PAIR_DIR	19 /* ... DIR (key "DIR"): not to be renamed */
+#define LSM_PAIR_HALF		32
+
+/* Deepest absolute pattern, in components (the BPF walk's bound). */
+#define LSM_MAX_DEPTH 32
+
+/* Key and value of abs_paths; the same layout as in bpf/lsm.bpf.c. */
+struct lsm_abs_key {
+	__u32 session;
+	__u32 pad;
+	__u64 parent; /* id of the parent node, 0 for the root */
+	char name[BPFBOX_NAME_LEN];
+};
+
+struct lsm_abs_node {
+	__u64 id;   /* FNV-1a of the path up to here ("/etc"), never 0 */
+	__u32 deny; /* LSM_DENY_*: for this path and all below it */
+	__u32 pad;
+};
+
+#define LSM_DENY_OPEN 1 /* a deny pattern: no open, rename, link */
+#define LSM_DENY_EXEC 2 /* an exec_deny path: no exec, no executable map */
+
+enum lsm_map {
+	LSM_MAP_NAMES,
+	LSM_MAP_ABS,
+};
+
+/* One map entry: a names key (value 1) or an abs_paths key and node. */
+struct lsm_entry {
+	enum lsm_map map;
+	union {
+		struct bpfbox_name_key name;
+		struct {
+			struct lsm_abs_key abs;
+			struct lsm_abs_node node;
+		};
+	};
+};
+
+struct lsm_entries {
+	struct lsm_entry *v;
+	size_t n, cap;
+};
+
+void lsm_entries_free(struct lsm_entries *e);
+
+/*
+ * Appends the entries of one deny pattern (docs/config.md) to *out.
+ * -EINVAL for a pattern of no known form, -ENAMETOOLONG for a name longer
+ * than BPFBOX_NAME_LEN - 1 (a pair's halves: LSM_PAIR_HALF - 1), a path
+ * longer than BPFBOX_PATH_LEN - 1 or deeper than LSM_MAX_DEPTH, -ENOMEM.
+ * On error *out is as it was.
+ */
+int lsm_compile_deny(const char *pattern, __u32 session,
+		     struct lsm_entries *out);
+/*
+ * The entries of one binary that may not be executed: a name (any binary
+ * called so) or an absolute path (that file, or every file below that
+ * directory). Errors as lsm_compile_deny.
+ */
+int lsm_compile_exec(const char *name, __u32 session, struct lsm_entries *out);
+
+/*
+ * "10.0.0.0/8", "::1/128" or a bare address (a host) into a net_allow key
+ * (session 0, host bits cleared, IPv4 as ::ffff:a.b.c.d). -EINVAL if bad.
+ */
+int lsm_parse_cidr(const char *cidr, struct bpfbox_net_key *key);
+
+/*
+ * Adds p->deny_paths and the NULL-terminated exec_deny names or paths (may
+ * be NULL) to the session's entries. All or nothing: on error what this call added
+ * or changed is undone. -errno.
+ */
+int lsm_policy_add(struct lsm_maps m, __u32 session,
+		   const struct bpfbox_policy *p, const char *const *exec_deny);
+
+/* Deletes every names, abs_paths and net_allow entry of the session. */
+int lsm_policy_remove(struct lsm_maps m, __u32 session);
+
+/*
+ * Allows connects from the session to cidr on ports lo..hi (one range per
+ * CIDR: adding the same CIDR again replaces it). A cloud metadata address
+ * inside a wider CIDR stays denied: only a rule for exactly that address
+ * allows it. -EINVAL for a bad CIDR or lo > hi.
+ */
+int lsm_net_allow_add(struct lsm_maps m, __u32 session, const char *cidr,
+		      __u16 lo, __u16 hi);
+
+/* lsm_net_allow_add on net_allow alone (the cgroup programs' view). */
+int lsm_net_add_rule(struct lsm_maps m, __u32 session, const char *cidr, __u16 lo, __u16 hi);
+
+#endif
