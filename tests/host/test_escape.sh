@@ -449,7 +449,7 @@ if wait_file "$TMPD/unix.ready"; then
 		verdict "connect to a pathname unix socket outside the allowed dirs (docker.sock-like), BPF agent" 0 \
 			"$([ "$ctl" -ge 1 ] || echo "control connect outside the sandbox did not reach the listener; ")$([ "$now" = "$ctl" ] || echo "the listener saw the connection")"
 	else
-		skip "connect to a pathname unix socket outside with the BPF agent: needs root and cgroup/connect_unix (kernel >= 6.7); the Full VM covers it with BPF LSM"
+		skip "connect to a pathname unix socket outside with the BPF agent: needs root and cgroup/connect_unix (kernel >= 6.7); on older kernels a documented gap (SECURITY.md)"
 	fi
 else
 	fail "connect to a pathname unix socket outside: the listener did not start"
