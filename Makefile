@@ -42,7 +42,7 @@ HELPER_BINS := $(patsubst %.c,$(BUILD)/tests/bin/%,$(notdir $(HELPER_SRCS)))
 VMLINUX_H := $(BUILD)/vmlinux.h
 GEN_HDRS  := $(SKELS) $(BUILD)/seccomp_filters.h
 
-.PHONY: all deps run test test-unit test-host test-vm test-asan bench clean format
+.PHONY: all deps run test test-unit test-host test-vm test-asan bench clean format fuzz
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -125,6 +125,11 @@ test-asan: deps
 		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		LDFLAGS="-fsanitize=address,undefined" all
 	@ASAN_OPTIONS=detect_leaks=1 tests/run.sh --build build-asan --only unit,host
+
+# libFuzzer targets (clang, ASan+UBSan) of the redactor and the JSON writer.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@BUILD=$(BUILD) tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 bench: deps all
 	@bench/run.sh $(BUILD)

@@ -3,6 +3,8 @@
 # silent when everything is present; runs apt-get update only when needed.
 set -euo pipefail
 
+"$(dirname "$0")/npm-deps.sh"	# ajv for tests/host/test_schema.sh
+
 PACKAGES=(
 	# build
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libseccomp-dev

@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 
 #include "embedded.h"
+#include "../audit/redact.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../sandbox/session.h"
@@ -57,11 +58,39 @@ static uint64_t mono_now(void)
 	return now_ns();
 }
 
+static void put_arg(void *ctx, const char *arg, size_t len)
+{
+	jsonw_array_strn(ctx, arg, len);
+}
+
+/* The values of the policy's env, redacted (whole when the name names a secret). */
+static void redact_env(struct json_object *pol)
+{
+	struct json_object *env;
+
+	if (!pol || !json_object_object_get_ex(pol, "env", &env))
+		return;
+	json_object_object_foreach(env, name, val) {
+		size_t len = json_object_get_string_len(val), n = 0;
+		char *out = malloc(REDACT_MAX(len));
+
+		if (out)
+			n = redact_value(name, json_object_get_string(val), len, out,
+					 REDACT_MAX(len), 0);
+		/* Replaces val in place: the walk goes on with the next entry. */
+		json_object_object_add(env, name, out ? json_object_new_string_len(out, n)
+						      : json_object_new_string(REDACT_MARKER));
+		free(out);
+	}
+}
+
 static void emit_start(struct embedded *e, struct session *s, char *const argv[])
 {
 	const struct session_layers *l = &s->layers;
 	const struct agent_status *st = agent_status(e->agent);
 	struct json_object *pol = policy_to_json(s->policy);
+
+	redact_env(pol);
 
 	audit_begin(&e->w, &e->clock, "session.start", s->id, 0, mono_now());
 	jsonw_u64(&e->w, "pid", getpid());
@@ -82,8 +111,8 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 		jsonw_array_strn(&e->w, st->why_not, strlen(st->why_not));
 	jsonw_array_end(&e->w);
 	jsonw_array_begin(&e->w, "command");
-	for (int i = 0; argv[i]; i++)
-		jsonw_array_strn(&e->w, argv[i], strlen(argv[i]));
+	if (redact_argv(argv, put_arg, &e->w, 0) < 0)
+		jsonw_array_strn(&e->w, REDACT_MARKER, REDACT_MARKER_LEN);
 	jsonw_array_end(&e->w);
 	jsonw_raw(&e->w, "policy", json_object_to_json_string_ext(pol, JSON_C_TO_STRING_PLAIN |
 									JSON_C_TO_STRING_NOSLASHESCAPE));

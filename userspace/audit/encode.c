@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "encode.h"
+#include "redact.h"
 #include "bpfbox/events.h"
 
 void audit_clock_init(struct audit_clock *c)
@@ -66,22 +67,27 @@ static void put_header(struct jsonw *w, const struct bpfbox_event_hdr *h)
 	jsonw_strn(w, "comm", h->comm, strnlen(h->comm, sizeof(h->comm)));
 	jsonw_str(w, "decision", h->decision == BPFBOX_DENY ? "deny" : "allow");
 	jsonw_str(w, "layer", layer);
-	if (h->err)
+	if (h->err > -4096 && h->err < 0)
 		jsonw_str(w, "errno", strerrorname_np(-h->err) ? strerrorname_np(-h->err) : "?");
+	else if (h->err)
+		jsonw_str(w, "errno", "?");
 	else
 		jsonw_null(w, "errno");
 }
 
 static void put_exec(struct jsonw *w, const struct bpfbox_exec_event *e)
 {
-	uint32_t len = e->argv_len < sizeof(e->argv) ? e->argv_len : sizeof(e->argv);
+	uint32_t raw = e->argv_len < sizeof(e->argv) ? e->argv_len : sizeof(e->argv);
+	char argv[REDACT_MAX(sizeof(e->argv))];
+	size_t len = redact(e->argv, raw, argv, sizeof(argv),
+			    e->argv_truncated ? REDACT_TAIL_CUT : 0);
 
 	jsonw_strn(w, "filename", e->filename, strnlen(e->filename, sizeof(e->filename)));
 	jsonw_array_begin(w, "argv");
-	for (uint32_t i = 0; i < len;) {
-		size_t n = strnlen(e->argv + i, len - i);
+	for (size_t i = 0; i < len;) {
+		size_t n = strnlen(argv + i, len - i);
 
-		jsonw_array_strn(w, e->argv + i, n);
+		jsonw_array_strn(w, argv + i, n);
 		i += n + 1;
 	}
 	jsonw_array_end(w);

@@ -206,8 +206,34 @@ void jsonw_null(struct jsonw *w, const char *key)
 
 void jsonw_raw(struct jsonw *w, const char *key, const char *json)
 {
+	const unsigned char *s = (const unsigned char *)json;
+	size_t n = strlen(json), i = 0;
+
 	jsonw_key(w, key);
-	put(w, json, strlen(json));
+	/*
+	 * Trusted JSON, but json-c copies string bytes that are not UTF-8 as
+	 * they are: those become \u00XX, as put_escaped() writes them.
+	 */
+	while (i < n) {
+		size_t run = i, ulen;
+		char esc[8];
+
+		while (run < n && s[run] < 0x80)
+			run++;
+		put(w, json + i, run - i);
+		i = run;
+		if (i >= n)
+			break;
+		ulen = utf8_len(s + i, n - i);
+		if (ulen) {
+			put(w, json + i, ulen);
+			i += ulen;
+		} else {
+			snprintf(esc, sizeof(esc), "\\u%04x", s[i]);
+			put(w, esc, 6);
+			i++;
+		}
+	}
 }
 
 void jsonw_array_begin(struct jsonw *w, const char *key)

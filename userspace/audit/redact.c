@@ -1,0 +1,628 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The audit redactor: one pass over the input, a byte-class table, and a
+ * few rules tried only where they can start:
+ *
+ *   '=' or ':'     KEY=value, KEY: value, "KEY": "value" (key kept), the
+ *                  password of scheme://user:password@host, --auth=value
+ *   NUL, space     --token VALUE (the next argument), Bearer TOKEN
+ *   token chars    well-known prefixes (ghp_, AKIA, sk-, ...; prefix kept)
+ *                  and bare opaque tokens of 32+ characters
+ *
+ * A rule yields one span of the input [a, b) that becomes "[REDACTED]";
+ * spans start after everything already copied, so the output is the input
+ * with disjoint spans replaced. NULs, quotes and the separators around a
+ * secret are never part of a span.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "redact.h"
+
+enum {
+	C_TOK = 1 << 0, /* [A-Za-z0-9_+/=.-]: a bare token's characters */
+	C_DIGIT = 1 << 1,
+	C_UPPER = 1 << 2,
+	C_LOWER = 1 << 3,
+	C_HEX = 1 << 4,
+	C_B64 = 1 << 5,	  /* [A-Za-z0-9+/=]: standard base64 */
+	C_BTOK = 1 << 6,  /* [A-Za-z0-9._~+/=-]: RFC 6750 b64token */
+	C_WS = 1 << 7,	  /* NUL, control characters, space, DEL */
+	C_QUOTE = 1 << 8, /* " ' ` */
+	C_TERM = 1 << 9,  /* ends an unquoted value: WS, quotes, & , ; */
+	C_DASH = 1 << 10,
+	C_UNDER = 1 << 11,
+	C_STRETCH = 1 << 12, /* [A-Za-z0-9+/]: inside one stretch of a token */
+};
+#define C_ALPHA (C_UPPER | C_LOWER)
+#define C_ALNUM (C_ALPHA | C_DIGIT)
+
+#define WS_  (C_WS | C_TERM)
+#define DIG_ (C_TOK | C_DIGIT | C_HEX | C_B64 | C_BTOK | C_STRETCH)
+#define UPH_ (C_TOK | C_UPPER | C_HEX | C_B64 | C_BTOK | C_STRETCH)
+#define UP_  (C_TOK | C_UPPER | C_B64 | C_BTOK | C_STRETCH)
+#define LOH_ (C_TOK | C_LOWER | C_HEX | C_B64 | C_BTOK | C_STRETCH)
+#define LO_  (C_TOK | C_LOWER | C_B64 | C_BTOK | C_STRETCH)
+
+static const unsigned short cls[256] = {
+	[0x00 ... 0x1f] = WS_,
+	[' '] = WS_,
+	['"'] = C_QUOTE | C_TERM,
+	['\''] = C_QUOTE | C_TERM,
+	['`'] = C_QUOTE | C_TERM,
+	['&'] = C_TERM,
+	[','] = C_TERM,
+	[';'] = C_TERM,
+	['+'] = C_TOK | C_B64 | C_BTOK | C_STRETCH,
+	['-'] = C_TOK | C_BTOK | C_DASH,
+	['.'] = C_TOK | C_BTOK,
+	['/'] = C_TOK | C_B64 | C_BTOK | C_STRETCH,
+	['0' ... '9'] = DIG_,
+	['='] = C_TOK | C_B64 | C_BTOK,
+	['A' ... 'F'] = UPH_,
+	['G' ... 'Z'] = UP_,
+	['_'] = C_TOK | C_BTOK | C_UNDER,
+	['a' ... 'f'] = LOH_,
+	['g' ... 'z'] = LO_,
+	['~'] = C_BTOK,
+	[0x7f] = WS_,
+};
+
+#define OPAQUE_MIN  32 /* a bare token's length */
+#define STRETCH_MIN 16 /* its longest separator-free stretch */
+#define TAIL_MIN    8  /* both, for a token cut by the end of a cut input */
+#define BEARER_MIN  8
+
+/* Key words, matched (any case) as the end of a key: GITHUB_TOKEN=, x-api-key: */
+static const struct {
+	const char *word;
+	unsigned char len;
+} keys[] = {
+	{"api_key", 7},	       {"api-key", 7},	   {"apikey", 6},
+	{"access_key", 10},    {"access-key", 10}, {"secret_key", 10},
+	{"private_key", 11},   {"token", 5},	   {"password", 8},
+	{"passwd", 6},	       {"secret", 6},	   {"bearer", 6},
+	{"authorization", 13},
+};
+#define KEY_AUTHORIZATION 12
+
+/* Well-known token prefixes (case-sensitive) and the body that must follow. */
+static const struct {
+	const char *prefix;
+	unsigned char len, min; /* prefix length, minimal body length */
+	unsigned short body;	/* classes of the body's characters */
+	bool digit;		/* the body must hold a digit */
+} prefixes[] = {
+	{"ghp_", 4, 16, C_ALNUM, false},
+	{"gho_", 4, 16, C_ALNUM, false},
+	{"ghu_", 4, 16, C_ALNUM, false},
+	{"ghs_", 4, 16, C_ALNUM, false},
+	{"ghr_", 4, 16, C_ALNUM, false},
+	{"github_pat_", 11, 16, C_ALNUM | C_UNDER, false},
+	{"glpat-", 6, 16, C_ALNUM | C_UNDER | C_DASH, false},
+	{"AKIA", 4, 16, C_UPPER | C_DIGIT, false},
+	{"ASIA", 4, 16, C_UPPER | C_DIGIT, false},
+	{"xoxb-", 5, 10, C_ALNUM | C_DASH, false},
+	{"xoxp-", 5, 10, C_ALNUM | C_DASH, false},
+	{"xoxa-", 5, 10, C_ALNUM | C_DASH, false},
+	{"xoxs-", 5, 10, C_ALNUM | C_DASH, false},
+	{"sk-", 3, 20, C_ALNUM | C_DASH | C_UNDER, true},
+	{"sk_live_", 8, 16, C_ALNUM, false},
+	{"sk_test_", 8, 16, C_ALNUM, false},
+	{"npm_", 4, 30, C_ALNUM, false},
+};
+
+struct scan {
+	const unsigned char *in;
+	size_t len;
+	unsigned int flags;
+	char *out;     /* NULL: count spans only */
+	size_t cap, o; /* output room and length */
+	size_t done;   /* input copied (or replaced) up to here */
+	size_t nspans;
+	size_t zone_end; /* the current token zone (a run, split at an inner '=') */
+	bool path; /* the zone is a path: its '/' segments are judged alone */
+};
+
+static inline unsigned int cl(const struct scan *s, size_t i)
+{
+	return cls[s->in[i]];
+}
+
+static void emit(struct scan *s, const void *p, size_t n)
+{
+	if (!s->out)
+		return;
+	if (n > s->cap - s->o)
+		n = s->cap - s->o;
+	memcpy(s->out + s->o, p, n);
+	s->o += n;
+}
+
+static bool is_marker(const struct scan *s, size_t a, size_t b)
+{
+	return b - a == REDACT_MARKER_LEN &&
+	       !memcmp(s->in + a, REDACT_MARKER, REDACT_MARKER_LEN);
+}
+
+/* Whether the input is cut at b: the relaxed thresholds apply there. */
+static bool cut_at(const struct scan *s, size_t b)
+{
+	return (s->flags & REDACT_TAIL_CUT) && b == s->len;
+}
+
+/* Index + 1 of the key word that p[0..n) ends with (any case), or 0. */
+static int key_suffix(const unsigned char *p, size_t n)
+{
+	unsigned char last = n ? p[n - 1] | 0x20 : 0;
+
+	/* Every key word ends with one of these: most separators stop here. */
+	if (last != 'y' && last != 'n' && last != 'd' && last != 't' &&
+	    last != 'r')
+		return 0;
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		if (keys[k].len <= n &&
+		    !strncasecmp((const char *)p + n - keys[k].len,
+				 keys[k].word, keys[k].len))
+			return k + 1;
+	return 0;
+}
+
+/*
+ * The value starting at v (after a separator and blanks): quoted up to its
+ * closing quote, else up to a terminator. scheme: "Bearer abc" keeps its
+ * first word (Authorization headers).
+ */
+static bool value_span(const struct scan *s, size_t v, bool scheme, size_t *a,
+		       size_t *b)
+{
+	unsigned char q = 0;
+	size_t e;
+
+	if (v < s->len && (cl(s, v) & C_QUOTE))
+		q = s->in[v++];
+	if (scheme) {
+		size_t w = v;
+
+		while (w < s->len && (cl(s, w) & C_ALPHA))
+			w++;
+		if (w > v && w < s->len && s->in[w] == ' ') {
+			while (w < s->len && s->in[w] == ' ')
+				w++;
+			if (w < s->len &&
+			    (q ? s->in[w] != q : !(cl(s, w) & C_TERM)))
+				v = w;
+		}
+	}
+	e = v;
+	if (q)
+		while (e < s->len && s->in[e] != q && s->in[e] &&
+		       s->in[e] != '\n')
+			e++;
+	else
+		while (e < s->len && !(cl(s, e) & C_TERM))
+			e++;
+	if (e == v || is_marker(s, v, e))
+		return false;
+	*a = v;
+	*b = e;
+	return true;
+}
+
+/* KEY=value, KEY: value, "KEY": "value"; i is at the '=' or ':'. */
+static bool try_key(const struct scan *s, size_t i, size_t *a, size_t *b)
+{
+	size_t j = i, v = i + 1;
+	int k;
+
+	if (s->in[i] == ':' && v < s->len && s->in[v] == ':')
+		return false; /* C++ scope, IPv6 */
+	while (j > 0 && (s->in[j - 1] == ' ' || s->in[j - 1] == '\t'))
+		j--;
+	if (j > 0 && (s->in[j - 1] == '"' || s->in[j - 1] == '\''))
+		j--;
+	k = key_suffix(s->in, j);
+	if (!k)
+		return false;
+	/* "token= x" has an empty value; "password = x" and "token: x" do not */
+	if (s->in[i] == ':' || j < i)
+		while (v < s->len && (s->in[v] == ' ' || s->in[v] == '\t'))
+			v++;
+	return value_span(s, v, k - 1 == KEY_AUTHORIZATION, a, b);
+}
+
+/* The word that ends at i: back to a blank, a NUL or a quote. */
+static size_t word_start(const struct scan *s, size_t i)
+{
+	while (i > 0 && !(cl(s, i - 1) & (C_WS | C_QUOTE)))
+		i--;
+	return i;
+}
+
+/* A flag whose value may follow: --token, --api-key, --auth, --auth-token... */
+static bool is_secret_flag(const struct scan *s, size_t w, size_t i)
+{
+	const char *p = (const char *)s->in + w;
+	size_t n = i - w;
+
+	if (n < 3 || p[0] != '-' || p[1] != '-')
+		return false;
+	if (n == 6 && !strncasecmp(p, "--auth", 6))
+		return true;
+	if (n >= 5 && !strncasecmp(p, "--no-", 5))
+		return false;
+	return key_suffix(s->in + w + 2, n - 2) != 0;
+}
+
+/* --auth=value (the key rule has the others). */
+static bool try_flag_eq(const struct scan *s, size_t i, size_t *a, size_t *b)
+{
+	size_t w = word_start(s, i);
+
+	return i - w == 6 &&
+	       !strncasecmp((const char *)s->in + w, "--auth", 6) &&
+	       value_span(s, i + 1, false, a, b);
+}
+
+/* --token VALUE: i is at the NUL or blank after the flag. */
+static bool try_flag_next(const struct scan *s, size_t i, size_t *a, size_t *b)
+{
+	size_t v = i;
+
+	if (!is_secret_flag(s, word_start(s, i), i))
+		return false;
+	while (v < s->len &&
+	       (s->in[v] == ' ' || s->in[v] == '\t' || s->in[v] == '\0'))
+		v++;
+	if (v >= s->len || s->in[v] == '-')
+		return false; /* no value, or the next flag */
+	return value_span(s, v, false, a, b);
+}
+
+/* Bearer TOKEN (any case): i is at the blank after the word. */
+static bool try_bearer(const struct scan *s, size_t i, size_t *a, size_t *b)
+{
+	size_t v = i, e;
+
+	if (i < 6 || strncasecmp((const char *)s->in + i - 6, "bearer", 6) ||
+	    (i > 6 && (cl(s, i - 7) & C_ALNUM)))
+		return false;
+	while (v < s->len && (s->in[v] == ' ' || s->in[v] == '\t'))
+		v++;
+	for (e = v; e < s->len && (cl(s, e) & C_BTOK);)
+		e++;
+	if (e - v < (cut_at(s, e) ? 1 : BEARER_MIN) || is_marker(s, v, e))
+		return false;
+	*a = v;
+	*b = e;
+	return true;
+}
+
+/* scheme://user:PASSWORD@host: i is at the scheme's ':'. */
+static bool try_url(const struct scan *s, size_t i, size_t *a, size_t *b)
+{
+	size_t h = i + 3, e, at = 0, colon = 0;
+
+	if (i == 0 || !(cl(s, i - 1) & C_ALNUM) || h > s->len ||
+	    s->in[i + 1] != '/' || s->in[i + 2] != '/')
+		return false;
+	for (e = h; e < s->len && !(cl(s, e) & (C_WS | C_QUOTE)); e++) {
+		unsigned char c = s->in[e];
+
+		if (c == '/' || c == '?' || c == '#')
+			break;
+		if (c == '@')
+			at = e;
+		else if (c == ':' && !colon && !at)
+			colon = e;
+	}
+	if (!at && cut_at(s, e))
+		at = e; /* cut inside user:pass */
+	if (!colon || colon > at || colon + 1 == at ||
+	    is_marker(s, colon + 1, at))
+		return false;
+	*a = colon + 1;
+	*b = at;
+	return true;
+}
+
+/* A well-known prefix at i: the body after it is the span. */
+static bool try_prefix(const struct scan *s, size_t i, size_t *a, size_t *b)
+{
+	const unsigned char c = s->in[i];
+
+	if (c != 'g' && c != 'A' && c != 'x' && c != 's' && c != 'n')
+		return false;
+	for (size_t k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++) {
+		size_t p = i + prefixes[k].len, e;
+		bool digit = false, cut;
+
+		if (prefixes[k].prefix[0] != c || p > s->len ||
+		    memcmp(s->in + i, prefixes[k].prefix, prefixes[k].len))
+			continue;
+		for (e = p; e < s->len && (cl(s, e) & prefixes[k].body); e++)
+			digit |= cl(s, e) & C_DIGIT;
+		cut = cut_at(s, e);
+		if (e - p < (cut ? 1 : prefixes[k].min) ||
+		    (prefixes[k].digit && !digit && !cut))
+			continue;
+		*a = p;
+		*b = e;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Whether the characters of p[a..b) look random rather than like words:
+ * letters and digits mixed, the class (lower, upper, digit) changing at
+ * least every fourth character, and not mostly Capitalized words
+ * (xmlSecTransformSha256GetKlass). Only letters and digits are looked at.
+ */
+static bool randomish(const struct scan *s, size_t a, size_t b)
+{
+	unsigned int digits = 0, letters = 0, camel = 0, trans = 0, n = 0,
+		     prev = 0;
+
+	for (size_t i = a; i < b; i++) {
+		unsigned int c = cl(s, i) & C_ALNUM;
+
+		if (!c)
+			continue;
+		if (c == C_DIGIT) {
+			digits++;
+		} else {
+			letters++;
+			if (c == C_UPPER) {
+				size_t j = i + 1;
+
+				while (j < b && (cl(s, j) & C_LOWER))
+					j++;
+				if (j - i >= 4)
+					camel += j - i;
+			}
+		}
+		if (n++ && c != prev)
+			trans++;
+		prev = c;
+	}
+	return digits && letters && 2 * camel < letters && 4 * trans >= n - 1;
+}
+
+/*
+ * Hex digits that are an id rather than a secret: 40 or 64 (a git object
+ * id, a sha256 checksum), or fewer than 32 (build and cache suffixes).
+ */
+static bool hex_id(const struct scan *s, size_t a, size_t b)
+{
+	if (b - a >= OPAQUE_MIN && b - a != 40 && b - a != 64)
+		return false;
+	for (size_t i = a; i < b; i++)
+		if (!(cl(s, i) & C_HEX))
+			return false;
+	return true;
+}
+
+/* An npm integrity string, sha512-<base64>: a checksum, not a secret. */
+static bool integrity(const struct scan *s, size_t a, size_t b)
+{
+	size_t d = a + 3;
+
+	if (b - a < 5 || strncmp((const char *)s->in + a, "sha", 3))
+		return false;
+	while (d < b && (cl(s, d) & C_DIGIT))
+		d++;
+	return d > a + 3 && d < b && s->in[d] == '-';
+}
+
+/* A bare token: p[a..b) is a whole zone or a path segment. */
+static bool opaque(const struct scan *s, size_t a, size_t b)
+{
+	size_t n = b - a, longest = 0, seps = 0,
+	       min = cut_at(s, b) ? TAIL_MIN : OPAQUE_MIN;
+	size_t stretch_min = min == TAIL_MIN ? TAIL_MIN : STRETCH_MIN;
+	bool hex = true, digit = false, alpha = false;
+
+	if (n < min)
+		return false;
+	if (integrity(s, a, b))
+		return false;
+	for (size_t i = a; i < b; i++) {
+		unsigned int c = cl(s, i);
+
+		hex &= !!(c & C_HEX);
+		digit |= c & C_DIGIT;
+		alpha |= c & C_ALPHA;
+	}
+	/* git object ids and sha256 checksums stay: 40 or 64 hex digits */
+	if (hex)
+		return digit && alpha && (cut_at(s, b) || (n != 40 && n != 64));
+	for (size_t i = a; i < b;) {
+		size_t j = i;
+
+		while (j < b && (cl(s, j) & C_STRETCH))
+			j++;
+		if (j - i >= stretch_min && !hex_id(s, i, j) &&
+		    randomish(s, i, j))
+			return true;
+		if (j - i > longest)
+			longest = j - i;
+		if (j < b)
+			seps++;
+		i = j + 1;
+	}
+	/* base64url cut into short stretches by - and _ (not a UUID: 4 dashes in 36) */
+	return longest < stretch_min && seps * 12 <= n && randomish(s, a, b);
+}
+
+/* Rules that start at a token character: prefixes, then bare tokens. */
+static bool try_token(struct scan *s, size_t i, size_t *a, size_t *b)
+{
+	const unsigned char *in = s->in;
+	bool zone_start = i == 0 || !(cl(s, i - 1) & C_TOK) ||
+			  (in[i - 1] == '=' && in[i] != '=');
+	size_t c0 = i, c1 = 0;
+
+	if (zone_start) {
+		bool slash = false, nonb64 = false;
+		size_t z = i;
+
+		while (z < s->len && (cl(s, z) & C_TOK) &&
+		       !(z > i && in[z] == '=' && z + 1 < s->len &&
+			 in[z + 1] != '=' && (cl(s, z + 1) & C_TOK))) {
+			slash |= in[z] == '/';
+			nonb64 |= !(cl(s, z) & C_B64);
+			z++;
+		}
+		s->zone_end = z;
+		s->path = slash &&
+			  (in[i] == '/' || in[i] == '.' || in[i] == '~' ||
+			   nonb64) &&
+			  !integrity(s, i, z);
+		c1 = z;
+	} else if (s->path && i < s->zone_end && in[i - 1] == '/') {
+		c1 = s->zone_end;
+	}
+	if ((cl(s, i) & C_ALNUM) && (i == 0 || !(cl(s, i - 1) & C_ALNUM)) &&
+	    try_prefix(s, i, a, b))
+		return true;
+	if (!c1 || (s->flags & REDACT_NO_OPAQUE))
+		return false;
+	if (s->path) {
+		const void *slash = memchr(in + c0, '/', c1 - c0);
+
+		if (slash)
+			c1 = (const unsigned char *)slash - in;
+	}
+	if (!opaque(s, c0, c1))
+		return false;
+	*a = c0;
+	*b = c1;
+	return true;
+}
+
+static void scan(struct scan *s)
+{
+	const unsigned char *in = s->in;
+	size_t i = 0;
+
+	while (i < s->len) {
+		unsigned int c = in[i], k = cls[c];
+		size_t a, b;
+		bool hit = false;
+
+		if (c == ':')
+			hit = try_url(s, i, &a, &b) || try_key(s, i, &a, &b);
+		else if (c == '=')
+			hit = try_key(s, i, &a, &b) ||
+			      try_flag_eq(s, i, &a, &b);
+		else if (k & C_WS)
+			hit = try_flag_next(s, i, &a, &b) ||
+			      try_bearer(s, i, &a, &b);
+		if (!hit && (k & C_TOK))
+			hit = try_token(s, i, &a, &b);
+		if (hit) {
+			emit(s, in + s->done, a - s->done);
+			emit(s, REDACT_MARKER, REDACT_MARKER_LEN);
+			s->done = i = b;
+			s->nspans++;
+			continue;
+		}
+		/* Inside a word nothing can start: skip to its end. */
+		i++;
+		while (i < s->len && (cls[in[i]] & C_ALNUM) &&
+		       (cls[in[i - 1]] & C_ALNUM))
+			i++;
+	}
+	emit(s, in + s->done, s->len - s->done);
+}
+
+size_t redact(const char *in, size_t len, char *out, size_t cap,
+	      unsigned int flags)
+{
+	struct scan s = {.in = (const unsigned char *)in,
+			 .len = len,
+			 .flags = flags,
+			 .out = out,
+			 .cap = out ? cap : 0};
+
+	scan(&s);
+	return s.o;
+}
+
+size_t redact_inplace(char *buf, size_t len, size_t cap, unsigned int flags)
+{
+	struct scan dry = {
+		.in = (const unsigned char *)buf, .len = len, .flags = flags};
+	char stack[4096], *copy = stack;
+	size_t n;
+
+	scan(&dry);
+	if (!dry.nspans)
+		return len;
+	if (len > sizeof(stack)) {
+		copy = malloc(len);
+		if (!copy) {
+			/* Never leak: without room to work, nothing is kept. */
+			n = cap < REDACT_MARKER_LEN ? cap : REDACT_MARKER_LEN;
+			memcpy(buf, REDACT_MARKER, n);
+			return n;
+		}
+	}
+	memcpy(copy, buf, len);
+	n = redact(copy, len, buf, cap, flags);
+	if (copy != stack)
+		free(copy);
+	return n;
+}
+
+int redact_argv(char *const argv[],
+		void (*fn)(void *ctx, const char *arg, size_t len), void *ctx,
+		unsigned int flags)
+{
+	size_t total = 0, off = 0, n;
+	char *buf, *out;
+	int argc = 0;
+
+	for (; argv[argc]; argc++)
+		total += strlen(argv[argc]) + 1;
+	buf = malloc(total + REDACT_MAX(total) + 1);
+	if (!buf)
+		return -ENOMEM;
+	out = buf + total + 1;
+	for (int i = 0; i < argc; i++) {
+		n = strlen(argv[i]);
+		memcpy(buf + off, argv[i], n + 1);
+		off += n + 1;
+	}
+	/* The last NUL ends the buffer, it separates nothing. */
+	n = redact(buf, total ? total - 1 : 0, out, REDACT_MAX(total), flags);
+	for (size_t i = 0; argc > 0 && i <= n;) {
+		const char *nul = memchr(out + i, '\0', n - i);
+		size_t e = nul ? (size_t)(nul - out) : n;
+
+		fn(ctx, out + i, e - i);
+		i = e + 1;
+	}
+	free(buf);
+	return 0;
+}
+
+bool redact_is_secret_name(const char *name, size_t len)
+{
+	return key_suffix((const unsigned char *)name, len) != 0;
+}
+
+size_t redact_value(const char *name, const char *val, size_t len, char *out,
+		    size_t cap, unsigned int flags)
+{
+	if (len && redact_is_secret_name(name, strlen(name))) {
+		size_t n = cap < REDACT_MARKER_LEN ? cap : REDACT_MARKER_LEN;
+
+		memcpy(out, REDACT_MARKER, n);
+		return n;
+	}
+	return redact(val, len, out, cap, flags);
+}
