@@ -40,25 +40,33 @@ struct rules_ctx {
 	const char **bad;
 };
 
-static int add_rule(struct rules_ctx *c, const char *path, uint64_t access,
-		    bool optional)
+/*
+ * Adds a rule for name, relative to dirfd (AT_FDCWD with an absolute
+ * path). type is a readdir d_type; DT_UNKNOWN (or a symlink) costs an
+ * fstat to learn whether the rule is for a directory.
+ */
+static int add_rule_at(struct rules_ctx *c, int dirfd, const char *name, const char *path,
+		       unsigned char type, uint64_t access, bool optional)
 {
 	struct landlock_path_beneath_attr attr = { 0 };
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 
-	fd = open(path, O_PATH | O_CLOEXEC);
+	fd = openat(dirfd, name, O_PATH | O_CLOEXEC);
 	if (fd < 0) {
 		if (optional && (errno == ENOENT || errno == EACCES))
 			return 0;
 		*c->bad = path;
 		return -errno;
 	}
-	if (fstat(fd, &st) < 0) {
-		*c->bad = path;
-		return -errno;
+	if (type == DT_UNKNOWN || type == DT_LNK) {
+		if (fstat(fd, &st) < 0) {
+			*c->bad = path;
+			return -errno;
+		}
+		type = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
 	}
-	if (!S_ISDIR(st.st_mode))
+	if (type != DT_DIR)
 		access &= ~LANDLOCK_FS_DIR_ONLY;
 	attr.parent_fd = fd;
 	attr.allowed_access = access & c->handled;
@@ -69,6 +77,11 @@ static int add_rule(struct rules_ctx *c, const char *path, uint64_t access,
 		return -errno;
 	}
 	return 0;
+}
+
+static int add_rule(struct rules_ctx *c, const char *path, uint64_t access, bool optional)
+{
+	return add_rule_at(c, AT_FDCWD, path, path, DT_UNKNOWN, access, optional);
 }
 
 /* Whether a hidden path lies strictly below dir. */
@@ -115,7 +128,13 @@ static int add_tree(struct rules_ctx *c, const char *path, uint64_t access,
 			continue;
 		snprintf(child, sizeof(child), "%s/%s", streq(path, "/") ? "" : path,
 			 e->d_name);
-		r = add_tree(c, child, access, true);
+		/* Only directories on the way to a hidden path need a walk. */
+		if (strv_contains(c->hidden, child))
+			continue;
+		if (e->d_type == DT_DIR && hides_below(c->hidden, child))
+			r = add_tree(c, child, access, true);
+		else
+			r = add_rule_at(c, dirfd(d), e->d_name, child, e->d_type, access, true);
 	}
 	closedir(d);
 	return r;
