@@ -9,8 +9,8 @@ PACKAGES=(
 	# build
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libseccomp-dev
 	libjson-c-dev pkg-config make gcc
-	# unit tests
-	libcmocka-dev
+	# unit tests, sanitizers and fuzzing (make test-asan, make fuzz)
+	libcmocka-dev libclang-rt-14-dev
 	# VM harness
 	qemu-system-x86 busybox-static cpio
 	# integration tests: the sandbox's normal-work suite
