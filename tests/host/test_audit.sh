@@ -7,6 +7,11 @@ if [ "$(id -u)" != 0 ]; then
 	exit $?
 fi
 mkdir -p "$TMPD/ws" "$TMPD/outside"
+# A private parent for the session cgroups, so that the leak checks at the
+# end see only this test's sessions, whatever else runs on the host.
+CG2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+export BPFBOX_CGROUP_PARENT="$CG2/bpfbox-test-$$"
+trap 'rmdir "$BPFBOX_CGROUP_PARENT" 2>/dev/null; rm -rf "$TMPD"' EXIT INT TERM
 A="$TMPD/audit.jsonl"
 cd "$TMPD/ws"
 
@@ -91,39 +96,13 @@ s = socket.socket(); s.settimeout(0.3)
 try: s.connect(("169.254.169.254", 80))
 except PermissionError: sys.exit(1)
 except OSError: pass' && ok "outside a session the cgroup program does not interfere" || fail "outside a session connect got EPERM"
-cg=$(python3 -c "import json; d=json.load(open('/dev/stdin')); print(d['cgroup']['v2_mount'] or '')" <<EOF2
-$("$BPFBOX" status --json)
-EOF2
-)
-left=$(find "$cg/bpfbox" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
+left=$(find "$BPFBOX_CGROUP_PARENT" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
 [ -z "$left" ] && ok "no session cgroup left" || fail "session cgroups left: $left"
-# Programs an embedded session loads must be gone after it (a daemon that
-# runs meanwhile may hold its own: compare the ids before and after).
-ours() { bpftool prog show 2>/dev/null | grep -E 'name (net_connect4|handle_exec) ' | cut -d: -f1 | sort; }
-before=$(ours)
+# The network programs attach to the parent: none may stay attached.
 "$BPFBOX" run -q --no-daemon --audit /dev/null -w "$TMPD/ws" -- true
-after=$(ours)
-[ "$before" = "$after" ] && ok "no BPF program left loaded" || fail "BPF programs left loaded: before [$before] after [$after]"
-
-# Loss: a flood through a deliberately tiny ring; every lost record is counted
-# and the sequence gaps add up to exactly that count.
-: >"$A"
-expect_rc 0 "a flood through a 4 KiB ring completes" \
-	"$BPFBOX" run -q --audit "$A" --audit-mode all --audit-ring 4096 -w "$TMPD/ws" -- \
-	python3 -c 'for i in range(20000): open("/etc/hostname").close()'
-check "ev[-1]['lost'] > 0" "the tiny ring lost records"
-check "ev[-1]['lost'] == ev[-1]['seq'] + 1 - len(ev) - 0" "sequence gaps equal the reported loss"
-check "[e['count'] for e in ev if e['type'] == 'loss'] == [ev[-1]['lost']]" "one loss event with the exact count"
-check "sorted(e['seq'] for e in ev) == [e['seq'] for e in ev] and len({e['seq'] for e in ev}) == len(ev)" "sequence numbers are unique and increasing"
-
-# Aggregation (the default): 1000 identical opens by one process are
-# reported once at once and once more with the rest of the count.
-: >"$A"
-expect_rc 0 "1000 identical opens in aggregate mode" \
-	"$BPFBOX" run -q --audit "$A" -w "$TMPD/ws" -- \
-	python3 -c 'for i in range(1000): open("/etc/hostname").close()'
-check "sum(e['count'] for e in ev if e['type'] == 'file' and e['path'] == '/etc/hostname') == 1000" "aggregated counts add up to 1000 opens"
-check "len([e for e in ev if e['type'] == 'file' and e['path'] == '/etc/hostname']) <= 3" "aggregated into a few records"
+attached=$(bpftool cgroup show "$BPFBOX_CGROUP_PARENT" 2>/dev/null | grep -c .)
+[ "$attached" = 0 ] && ok "no BPF program left attached after the sessions" ||
+	fail "BPF programs left attached to $BPFBOX_CGROUP_PARENT: $(bpftool cgroup show "$BPFBOX_CGROUP_PARENT")"
 
 expect_rc 125 "--audit to an unwritable path fails before anything runs" \
 	"$BPFBOX" run --audit /proc/nope/audit.jsonl -w "$TMPD/ws" -- touch "$TMPD/ws/ran"
