@@ -11,6 +11,8 @@ PACKAGES=(
 	libjson-c-dev pkg-config make gcc
 	# unit tests, sanitizers and fuzzing (make test-asan, make fuzz)
 	libcmocka-dev libclang-rt-14-dev
+	# bpfbox top (static ncursesw) and its terminal tests
+	libncurses-dev tmux
 	# VM harness
 	qemu-system-x86 busybox-static cpio
 	# integration tests: the sandbox's normal-work suite
