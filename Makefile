@@ -7,6 +7,7 @@ CLANG     ?= clang
 BPFTOOL   ?= bpftool
 ARCH      := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 VERSION   := 0.1.0
+PREFIX    ?= /usr/local
 GIT_REV   := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 WARN      := -Wall -Wextra -Werror
@@ -42,7 +43,8 @@ HELPER_BINS := $(patsubst %.c,$(BUILD)/tests/bin/%,$(notdir $(HELPER_SRCS)))
 VMLINUX_H := $(BUILD)/vmlinux.h
 GEN_HDRS  := $(SKELS) $(BUILD)/seccomp_filters.h
 
-.PHONY: all deps run test test-unit test-host test-vm test-asan bench clean format fuzz
+.PHONY: all deps run test test-unit test-host test-vm test-asan bench clean format fuzz \
+	install uninstall
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -135,6 +137,12 @@ fuzz:
 
 bench: deps all
 	@bench/run.sh $(BUILD)
+
+install: $(BIN)
+	@tools/install.sh install BIN=$(BIN) PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+
+uninstall:
+	@tools/install.sh uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^vmlinux/')

@@ -13,6 +13,10 @@ PACKAGES=(
 	libcmocka-dev libclang-rt-14-dev
 	# bpfbox top (static ncursesw) and its terminal tests
 	libncurses-dev tmux
+	# audit sinks: a real syslog collector
+	rsyslog
+	# packaging: the Debian package, man pages, the systemd unit
+	debhelper dpkg-dev lintian mandoc scdoc systemd man-db
 	# VM harness
 	qemu-system-x86 busybox-static cpio
 	# integration tests: the sandbox's normal-work suite

@@ -8,30 +8,57 @@
 
 #include "embedded.h"
 #include "../audit/redact.h"
+#include "../audit/sink.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../sandbox/session.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
+/*
+ * The audit stream goes through the sink of userspace/audit/sink.c, as in
+ * the daemon: whole lines, a disk full counted as loss and said once. An
+ * embedded run has one session per process, so its sink set lives here.
+ */
+static struct sinks *emb_sinks;
+
+static void sink_log(void *ctx, const char *msg)
+{
+	(void)ctx;
+	log_warn("%s", msg);
+}
+
+static int sink_open(const char *path)
+{
+	struct sinks_opts so = { .blocking = true, .log = sink_log };
+	struct sink_config cfg;
+	char err[PATH_MAX + 512];
+	int r;
+
+	sink_config_parse("stdout", &cfg, err, sizeof(err));
+	if (!streq(path, "-")) {
+		cfg.kind = SINK_FILE;
+		snprintf(cfg.path, sizeof(cfg.path), "%s", path);
+		snprintf(cfg.name, sizeof(cfg.name), "file:%.*s", (int)sizeof(cfg.name) - 6, path);
+	}
+	r = sinks_open(&emb_sinks, &cfg, 1, &so, err, sizeof(err));
+	if (r < 0)
+		log_error("%s", err);
+	return r;
+}
+
 static void sink_flush(struct embedded *e)
 {
-	size_t off = 0;
+	const char *p = e->w.buf, *end = e->w.buf + e->w.len;
 
-	while (off < e->w.len) {
-		ssize_t n = write(e->out_fd, e->w.buf + off, e->w.len - off);
+	while (p && p < end) {
+		const char *nl = memchr(p, '\n', end - p);
+		size_t len = nl ? (size_t)(nl - p + 1) : (size_t)(end - p);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			/* Report once; the session goes on, the loss is counted at the end. */
-			if (!e->write_error)
-				log_error_errno(errno ? errno : EIO, "cannot write the audit stream");
-			e->write_error = errno ? errno : EIO;
-			break;
-		}
-		off += n;
+		sinks_emit(emb_sinks, NULL, p, len);
+		p += len;
 	}
+	sinks_flush(emb_sinks);
 	jsonw_reset(&e->w);
 }
 
@@ -50,6 +77,15 @@ static void on_poll(void *ctx)
 	struct embedded *e = ctx;
 
 	agent_consume(e->agent);
+	sink_flush(e);
+}
+
+/* session.paused, session.resumed, session.killed, in order with the records. */
+static void on_lifecycle(void *ctx, const struct session_event *ev)
+{
+	struct embedded *e = ctx;
+
+	session_event_json(&e->w, &e->clock, e->session_id, ev);
 	sink_flush(e);
 }
 
@@ -104,9 +140,12 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 	jsonw_bool(&e->w, "bpf_unix_connect", st->unix_connect);
 	jsonw_bool(&e->w, "bpf_lsm", st->lsm);
 	jsonw_end(&e->w);
+	limits_json(&s->lim, &e->w, "limits");
 	jsonw_array_begin(&e->w, "not_enforced");
 	if (l->not_enforced[0])
 		jsonw_array_strn(&e->w, l->not_enforced, strlen(l->not_enforced));
+	if (s->lim.not_enforced[0])
+		jsonw_array_strn(&e->w, s->lim.not_enforced, strlen(s->lim.not_enforced));
 	if (st->why_not[0])
 		jsonw_array_strn(&e->w, st->why_not, strlen(st->why_not));
 	jsonw_array_end(&e->w);
@@ -152,15 +191,13 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 
 	memset(e, 0, sizeof(*e));
 	e->out_fd = -1;
+	e->cg.procs_fd = -1;
 	e->session_id = s->id;
 	if (geteuid() != 0)
 		return log_error_errno(EPERM, "--audit loads BPF programs and needs root");
-	if (streq(opts->path, "-"))
-		e->out_fd = dup(STDOUT_FILENO);
-	else
-		e->out_fd = open(opts->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-	if (e->out_fd < 0)
-		return log_error_errno(errno, "cannot open the audit file %s", opts->path);
+	r = sink_open(opts->path);
+	if (r < 0)
+		return r;
 	r = cgroup_parent(parent, sizeof(parent));
 	if (r < 0) {
 		log_error_errno(r, "no cgroup v2 hierarchy for session cgroups");
@@ -174,11 +211,14 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 	}
 	if (agent_status(e->agent)->why_not[0])
 		log_warn("not loaded: %s", agent_status(e->agent)->why_not);
-	r = session_cgroup_create(parent, s->id, &e->cg);
+	/* The session's own cgroup (limits, pause, kill): its id keys the maps. */
+	r = session_prepare_cgroup(s);
 	if (r < 0) {
-		log_error_errno(r, "cannot create the session cgroup in %s", parent);
+		log_error_errno(r, "cannot create the session cgroup in %s; --audit needs one",
+				parent);
 		goto fail;
 	}
+	e->cg.id = s->lim.cg_id;
 	if (p->net == NET_DENY)
 		flags |= BPFBOX_SF_NET_DENY;
 	if (s->layers.landlock && p->mode != MODE_FULL_ACCESS)
@@ -222,7 +262,7 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 	s->layers.enabled = level_from(agent_status(e->agent)->lsm, s->layers.landlock,
 				       s->layers.seccomp, true);
 	audit_clock_init(&e->clock);
-	s->hooks.cgroup_procs_fd = e->cg.procs_fd;
+	s->hooks.on_event = on_lifecycle;
 	s->hooks.poll_fd = agent_ring_fd(e->agent);
 	s->hooks.on_poll = on_poll;
 	s->hooks.ctx = e;
@@ -269,5 +309,7 @@ void embedded_finish(struct embedded *e, struct session *s)
 	if (e->out_fd >= 0)
 		close(e->out_fd);
 	e->out_fd = -1;
+	sinks_close(emb_sinks);
+	emb_sinks = NULL;
 	jsonw_free(&e->w);
 }

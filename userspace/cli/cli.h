@@ -12,6 +12,11 @@ int cmd_policy(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 int cmd_sessions(int argc, char **argv);
+int cmd_pause(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
+int cmd_kill(int argc, char **argv);
+int cmd_events(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_probe(int argc, char **argv); /* hidden: run inside `bpfbox test` */
 
 #endif

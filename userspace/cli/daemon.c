@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* bpfbox daemon: serve sessions over a unix socket, or clean up after it. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli.h"
+#include "../audit/sink.h"
 #include "../daemon/proto.h"
 #include "../daemon/server.h"
 #include "../lib/log.h"
@@ -16,7 +19,12 @@ static void daemon_usage(FILE *out)
 		"  --socket PATH         where to listen (default " DAEMON_SOCKET_DEFAULT ")\n"
 		"  --group NAME          a group allowed to use the socket besides root\n"
 		"  --audit FILE|-        append the events of every session to FILE\n"
-		"                        (default: stdout)\n"
+		"                        (default: stdout, unless --sink or --config names sinks)\n"
+		"  --sink SPEC           one more sink (repeatable), e.g.\n"
+		"                          file:/var/log/bpfbox/audit.jsonl?rotate=100M&keep=5\n"
+		"                          syslog+tcp://127.0.0.1:5514?format=ocsf\n"
+		"                          syslog+udp://HOST:PORT, stdout?format=text\n"
+		"  --config FILE         a JSON file whose \"sinks\" array lists more specs\n"
 		"  --pin-dir DIR         where programs, links and maps are pinned\n"
 		"                        (default " DAEMON_PIN_DIR_DEFAULT ")\n"
 		"  --cgroup-parent DIR   where session cgroups are made (default\n"
@@ -26,11 +34,15 @@ static void daemon_usage(FILE *out)
 		"                        session cgroups, then exit (no daemon may run)\n"
 		"Runs in the foreground until SIGTERM or SIGINT; the pins stay so that\n"
 		"sessions stay enforced, and the next start re-adopts them. SIGHUP reopens\n"
-		"the audit file. See docs/daemon.md.\n"
-		"exit: 0 stopped cleanly; 1 could not start or clean up; 2 bad usage\n");
+		"the audit files. See docs/daemon.md and docs/sinks.md.\n"
+		"exit: 0 stopped cleanly; 1 could not start or clean up; 2 bad usage or sink\n"
+		"      configuration\n");
 }
 
-enum { OPT_SOCKET = 256, OPT_GROUP, OPT_AUDIT, OPT_PIN_DIR, OPT_PARENT, OPT_RING, OPT_CLEANUP };
+enum {
+	OPT_SOCKET = 256, OPT_GROUP, OPT_AUDIT, OPT_PIN_DIR, OPT_PARENT, OPT_RING, OPT_CLEANUP,
+	OPT_SINK, OPT_CONFIG,
+};
 
 static const struct option daemon_opts_long[] = {
 	{ "socket", required_argument, NULL, OPT_SOCKET },
@@ -40,17 +52,49 @@ static const struct option daemon_opts_long[] = {
 	{ "cgroup-parent", required_argument, NULL, OPT_PARENT },
 	{ "audit-ring", required_argument, NULL, OPT_RING },
 	{ "cleanup", no_argument, NULL, OPT_CLEANUP },
+	{ "sink", required_argument, NULL, OPT_SINK },
+	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
+
+/* --sink SPEC: one more entry of *sinks; 0 or -errno (printed). */
+static int add_sink(struct sink_config **sinks, size_t *n, const char *spec)
+{
+	struct sink_config *nv = realloc(*sinks, (*n + 1) * sizeof(**sinks));
+	char err[PATH_MAX + 512];
+
+	if (!nv) {
+		fprintf(stderr, "bpfbox daemon: out of memory\n");
+		return -ENOMEM;
+	}
+	*sinks = nv;
+	if (sink_config_parse(spec, &nv[*n], err, sizeof(err)) < 0) {
+		fprintf(stderr, "bpfbox daemon: --sink '%s': %s; see docs/sinks.md\n", spec, err);
+		return -EINVAL;
+	}
+	(*n)++;
+	return 0;
+}
+
+static int serve(struct daemon_opts *o, bool cleanup)
+{
+	log_set_level(LOG_LVL_INFO);
+	if (cleanup)
+		return daemon_cleanup(o) < 0 ? 1 : 0;
+	return daemon_serve(o) < 0 ? 1 : 0;
+}
 
 int cmd_daemon(int argc, char **argv)
 {
 	struct daemon_opts o = { .socket_path = DAEMON_SOCKET_DEFAULT,
 				 .pin_dir = DAEMON_PIN_DIR_DEFAULT };
+	struct sink_config *sinks = NULL;
+	size_t nsinks = 0;
 	bool cleanup = false;
+	char err[PATH_MAX + 1024];
 	unsigned long long v;
-	int c;
+	int c, code = EXIT_USAGE;
 
 	optind = 1;
 	opterr = 0;
@@ -75,35 +119,48 @@ int cmd_daemon(int argc, char **argv)
 			if (parse_u64(optarg, &v) < 0 || v < 4096 || v > (1ULL << 30) || (v & (v - 1))) {
 				fprintf(stderr, "bpfbox daemon: --audit-ring %s: give a power of two "
 						"from 4096 to 1073741824\n", optarg);
-				return EXIT_USAGE;
+				goto out;
 			}
 			o.ring_bytes = v;
 			break;
 		case OPT_CLEANUP:
 			cleanup = true;
 			break;
+		case OPT_SINK:
+			if (add_sink(&sinks, &nsinks, optarg) < 0)
+				goto out;
+			break;
+		case OPT_CONFIG:
+			if (sink_config_load(optarg, &sinks, &nsinks, err, sizeof(err)) < 0) {
+				fprintf(stderr, "bpfbox daemon: --config %s; see docs/sinks.md\n", err);
+				goto out;
+			}
+			break;
 		case 'h':
 			daemon_usage(stdout);
-			return 0;
+			code = 0;
+			goto out;
 		default:
 			fprintf(stderr, "bpfbox daemon: unknown or incomplete option '%s'; see "
 					"'bpfbox daemon --help'\n", argv[optind - 1]);
-			return EXIT_USAGE;
+			goto out;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "bpfbox daemon: unexpected argument '%s'; see 'bpfbox daemon "
 				"--help'\n", argv[optind]);
-		return EXIT_USAGE;
+		goto out;
 	}
 	if (o.socket_path[0] != '/' || o.pin_dir[0] != '/' ||
 	    (o.cgroup_parent && o.cgroup_parent[0] != '/')) {
 		fprintf(stderr, "bpfbox daemon: --socket, --pin-dir and --cgroup-parent take "
 				"absolute paths\n");
-		return EXIT_USAGE;
+		goto out;
 	}
-	log_set_level(LOG_LVL_INFO);
-	if (cleanup)
-		return daemon_cleanup(&o) < 0 ? 1 : 0;
-	return daemon_serve(&o) < 0 ? 1 : 0;
+	o.sinks = sinks;
+	o.nsinks = nsinks;
+	code = serve(&o, cleanup);
+out:
+	free(sinks);
+	return code;
 }

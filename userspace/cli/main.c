@@ -27,6 +27,11 @@ static const struct {
 	{ "test", cmd_selftest, "smoke-test the sandbox on this host" },
 	{ "daemon", cmd_daemon, "serve sessions over a unix socket (BPF loaded once)" },
 	{ "sessions", cmd_sessions, "list the sessions a daemon runs" },
+	{ "pause", cmd_pause, "freeze a running session" },
+	{ "resume", cmd_resume, "thaw a paused session, raising its limits first" },
+	{ "kill", cmd_kill, "kill every process of a session" },
+	{ "events", cmd_events, "print a daemon's live events (json, ocsf, text)" },
+	{ "top", cmd_top, "watch a daemon's sessions live (ncurses)" },
 };
 
 static void usage(FILE *out)

@@ -30,6 +30,9 @@ static void run_usage(FILE *out)
 		"  --timeout SECONDS     stop the session after this (default 120, 0: none)\n"
 		"  --output-limit BYTES  cap on stdout+stderr (default 1048576, 0: none)\n"
 		"  --memory MB, --pids N, --cpu PERCENT, --disk MB   resource limits\n"
+		"  --limits-via auto|cgroup|rlimit   how they hold (default auto: cgroup v2,\n"
+		"                        else v1 as root, else rlimit; cgroup: refuse to run\n"
+		"                        without; rlimit: no cgroup controllers, docs/limits.md)\n"
 		"  --user USER           run the command as USER (root only)\n"
 		"  --allow-unconfined    run even if neither Landlock nor seccomp holds\n"
 		"  --config FILE         global config (default /etc/bpfbox/config.json)\n"
@@ -55,7 +58,7 @@ enum {
 	OPT_MEMORY, OPT_PIDS, OPT_CPU, OPT_DISK, OPT_USER, OPT_UNCONFINED,
 	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT, OPT_AUDIT_MODE, OPT_AUDIT_RING,
 	OPT_NET_ALLOW, OPT_EXEC_DENY,
-	OPT_DAEMON_SOCKET, OPT_NO_DAEMON,
+	OPT_DAEMON_SOCKET, OPT_NO_DAEMON, OPT_LIMITS_VIA,
 };
 
 static const struct option run_opts[] = {
@@ -83,6 +86,7 @@ static const struct option run_opts[] = {
 	{ "exec-deny", required_argument, NULL, OPT_EXEC_DENY },
 	{ "daemon-socket", required_argument, NULL, OPT_DAEMON_SOCKET },
 	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
+	{ "limits-via", required_argument, NULL, OPT_LIMITS_VIA },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -158,6 +162,37 @@ static const char *const limit_keys[] = {
 	[OPT_DISK - OPT_TIMEOUT] = "disk_mb",
 };
 
+/*
+ * A monitor (OOM, disk) wants the session paused: the daemon freezes its
+ * cgroup and writes session.paused; its reply names the OOM victim.
+ */
+static int daemon_pause(void *ctx, struct session_event *ev)
+{
+	struct daemon_run *r = ctx;
+	struct json_object *req = json_object_new_object(), *reply = NULL, *v;
+	char msg[512];
+	int rc;
+
+	json_object_object_add(req, "op", json_object_new_string("pause"));
+	json_object_object_add(req, "session", json_object_new_string(r->session_id));
+	json_object_object_add(req, "reason", json_object_new_string(ev->reason));
+	json_object_object_add(req, "oom_kills", json_object_new_int64(ev->oom_kills));
+	json_object_object_add(req, "disk_used_mb", json_object_new_int64(ev->disk_used_mb));
+	rc = daemon_client_call(&r->ctl, req, &reply, msg, sizeof(msg));
+	json_object_put(req);
+	if (rc < 0) {
+		log_warn("the daemon did not pause session %s (%s); pausing it here", r->session_id,
+			 msg);
+		return rc;
+	}
+	if (json_object_object_get_ex(reply, "pid", &v) && json_object_is_type(v, json_type_int))
+		ev->pid = json_object_get_int(v);
+	if (json_object_object_get_ex(reply, "comm", &v) && json_object_is_type(v, json_type_string))
+		snprintf(ev->comm, sizeof(ev->comm), "%s", json_object_get_string(v));
+	json_object_put(reply);
+	return 0;
+}
+
 static void print_verbose(const struct session *s, const struct bpfbox_policy *p)
 {
 	struct json_object *o = policy_to_json(p);
@@ -184,8 +219,9 @@ int cmd_run(int argc, char **argv)
 	struct embedded emb = { .out_fd = -1 };
 	struct daemon_run drun;
 	const char *daemon_socket = NULL;
-	bool no_daemon = false, use_daemon = false;
+	bool no_daemon = false, use_daemon = false, planned = false;
 	bool verbose = false, quiet = false, audit = false;
+	enum limits_via via = LIMITS_VIA_AUTO;
 	int c, r, code = EXIT_SETUP;
 
 	optind = 1;
@@ -280,6 +316,12 @@ int cmd_run(int argc, char **argv)
 		case OPT_NO_DAEMON:
 			no_daemon = true;
 			break;
+		case OPT_LIMITS_VIA:
+			if (limits_via_parse(optarg, &via) < 0) {
+				code = bad_usage("--limits-via '%s': use auto, cgroup or rlimit", optarg);
+				goto out_flags;
+			}
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -314,6 +356,9 @@ int cmd_run(int argc, char **argv)
 	}
 	if (session_plan(&s, &policy) < 0)
 		goto out_policy;
+	planned = true;
+	if (via != LIMITS_VIA_AUTO)
+		session_plan_limits(&s, via);
 	if (s.layers.not_enforced[0])
 		log_warn("not enforced on this host: %s", s.layers.not_enforced);
 	if (s.layers.enabled == LEVEL_NONE && !policy.allow_unconfined) {
@@ -335,6 +380,15 @@ int cmd_run(int argc, char **argv)
 		use_daemon = r > 0;
 	}
 	/* End of the daemon-mode block. */
+	if (use_daemon) {
+		/* The daemon makes and limits the cgroups; a monitor's pause goes through it. */
+		s.hooks.request_pause = daemon_pause;
+	} else if (via == LIMITS_VIA_CGROUP && !session_limits_by_cgroup(&s)) {
+		log_error("--limits-via cgroup: %s; nothing ran", s.lim.not_enforced);
+		goto out_policy;
+	} else if (s.lim.not_enforced[0]) {
+		log_warn("not enforced on this host: %s", s.lim.not_enforced);
+	}
 	if (aopts.path && !use_daemon) {
 		if (embedded_start(&emb, &s, &aopts, argv + optind) < 0)
 			goto out_policy;
@@ -363,6 +417,8 @@ int cmd_run(int argc, char **argv)
 		log_warn("session %s stopped: timeout of %llu s", s.id,
 			 (unsigned long long)(policy.limits.timeout_ms / 1000));
 out_policy:
+	if (planned)
+		session_cleanup(&s);
 	policy_free(&policy);
 out_flags:
 	json_object_put(flags);

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "../probe/probe.h"
+#include "../monitor/limits.h"
 #include "../lib/util.h"
 
 #define STATUS_SCHEMA_VERSION 1
@@ -68,6 +69,17 @@ static struct json_object *status_json(const struct host_caps *caps)
 	json_object_object_add(cg, "v1_controllers", word_array(caps->cgroup1_controllers));
 	json_object_object_add(cg, "hybrid", json_object_new_boolean(caps->cgroup1_controllers[0]));
 	json_object_object_add(o, "cgroup", cg);
+	if (caps->limits_probed) {
+		struct json_object *lim = json_object_new_object();
+
+		for (int r = 0; r < RES__COUNT; r++)
+			json_object_object_add(lim, limit_res_name(r),
+					       json_object_new_string(limit_how_name(caps->limits_how[r])));
+		json_object_object_add(lim, "pause", json_object_new_string(caps->limits_pause ?
+									     "cgroup2" : "none"));
+		json_object_object_add(lim, "disk", json_object_new_string("inotify"));
+		json_object_object_add(o, "limits", lim);
+	}
 	return o;
 }
 

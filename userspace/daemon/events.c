@@ -1,26 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Where the daemon's events go: the audit sink (a file or stdout, the same
- * JSON lines as embedded mode) and every matching subscriber. The ring
- * consumer never blocks on a subscriber: a full queue drops the event and
- * counts it, and the count is delivered as a "loss" line once there is room.
+ * Where the daemon's events go: the sinks (--audit, --sink, --config:
+ * files, stdout, syslog collectors; docs/sinks.md) and every matching
+ * subscriber. The ring consumer never blocks on either: the sinks queue and
+ * spool on their own, and a subscriber's full queue drops the event and
+ * counts it, the count delivered as a "loss" line once there is room.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <json-c/json.h>
 
 #include "internal.h"
 #include "../agent/agent.h"
+#include "../audit/sink.h"
+#include "../lib/log.h"
 #include "../lib/util.h"
-
-#define SINK_FLUSH_AT (64 * 1024)
 
 static const char *const kind_names[EV_KINDS] = {
 	[EV_SESSION_START] = "session.start", [EV_SESSION_END] = "session.end",
 	[EV_LOSS] = "loss", [EV_EXEC] = "exec", [EV_EXIT] = "exit", [EV_FORK] = "fork",
-	[EV_FILE] = "file", [EV_CONNECT] = "connect",
+	[EV_FILE] = "file", [EV_CONNECT] = "connect", [EV_SINK_ERROR] = "sink.error",
 };
 
 int ev_kind_parse(const char *name)
@@ -49,23 +51,7 @@ static enum ev_kind kind_of_record(uint32_t type)
 
 void ev_flush(struct daemon *d)
 {
-	while (buf_used(&d->sink)) {
-		ssize_t n = write(d->sink_fd, d->sink.p + d->sink.off, buf_used(&d->sink));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			/* Said once; the events are lost for the sink only. */
-			if (!d->sink_error)
-				dlog("cannot write the audit stream: %s; events are dropped from it "
-				     "until a write succeeds", strerror(n < 0 ? errno : EIO));
-			d->sink_error = n < 0 ? errno : EIO;
-			d->sink.off = d->sink.len = 0;
-			return;
-		}
-		d->sink_error = 0;
-		buf_consume(&d->sink, n);
-	}
+	sinks_flush(d->sinks);
 }
 
 static bool sub_matches(const struct conn *c, const struct dsession *s, enum ev_kind kind)
@@ -125,11 +111,62 @@ static void sub_queue(struct daemon *d, struct conn *c, const char *line, size_t
 void ev_emit(struct daemon *d, const struct dsession *s, enum ev_kind kind, const char *line,
 	     size_t len)
 {
-	if (buf_append(&d->sink, line, len) == 0 && buf_used(&d->sink) >= SINK_FLUSH_AT)
-		ev_flush(d);
+	sinks_emit(d->sinks, kind_names[kind], line, len);
 	for (struct conn *c = d->conns; c; c = c->next)
 		if (sub_matches(c, s, kind))
 			sub_queue(d, c, line, len);
+}
+
+static void sink_log(void *ctx, const char *msg)
+{
+	(void)ctx;
+	dlog("%s", msg);
+}
+
+/* An event the sinks made (sink.error): to the subscribers that want it. */
+static void sink_event(void *ctx, const char *type, const char *line, size_t len)
+{
+	struct daemon *d = ctx;
+	int kind = ev_kind_parse(type);
+
+	if (kind < 0)
+		return;
+	for (struct conn *c = d->conns; c; c = c->next)
+		if (sub_matches(c, NULL, kind))
+			sub_queue(d, c, line, len);
+}
+
+int ev_sinks_open(struct daemon *d)
+{
+	const struct daemon_opts *o = d->o;
+	struct sinks_opts so = { .log = sink_log, .on_event = sink_event, .ctx = d };
+	struct sink_config *v = calloc(o->nsinks + 1, sizeof(*v));
+	char err[PATH_MAX + 512];
+	size_t n = 0;
+	int r;
+
+	if (!v)
+		return log_error_errno(ENOMEM, "out of memory");
+	/* --audit FILE|-, or stdout when no sink is named at all. */
+	if (o->audit_path || !o->nsinks) {
+		sink_config_parse("stdout", &v[0], err, sizeof(err));
+		if (o->audit_path && !streq(o->audit_path, "-")) {
+			v[0].kind = SINK_FILE;
+			snprintf(v[0].path, sizeof(v[0].path), "%s", o->audit_path);
+			snprintf(v[0].name, sizeof(v[0].name), "file:%s", o->audit_path);
+		}
+		n = 1;
+	}
+	if (o->nsinks)
+		memcpy(v + n, o->sinks, o->nsinks * sizeof(*v));
+	n += o->nsinks;
+	r = sinks_open(&d->sinks, v, n, &so, err, sizeof(err));
+	free(v);
+	if (r < 0) {
+		log_error("%s", err);
+		return r;
+	}
+	return 0;
 }
 
 int ev_on_record(void *ctx, void *data, size_t size)

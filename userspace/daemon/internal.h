@@ -16,6 +16,7 @@
 
 struct agent;
 struct json_object;
+struct sinks;
 
 #define DAEMON_MAX_CONNS    1024
 #define DAEMON_MAX_LINGERING 32 /* refused peers beyond this are closed at once */
@@ -32,6 +33,7 @@ enum ev_kind {
 	EV_FORK,
 	EV_FILE,
 	EV_CONNECT,
+	EV_SINK_ERROR, /* a sink started failing (docs/sinks.md) */
 	EV_KINDS,
 };
 
@@ -77,9 +79,7 @@ struct daemon {
 	struct audit_clock clock;
 	struct jsonw w;		/* the event being encoded */
 	struct jsonw rw;	/* the reply being built */
-	int sink_fd;
-	struct buf sink;
-	int sink_error;
+	struct sinks *sinks;	/* --audit, --sink, --config (docs/sinks.md) */
 	uint64_t unknown_records; /* records of no known session, dropped */
 	bool stop;
 };
@@ -88,6 +88,8 @@ struct daemon {
 void dlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* events.c */
+/* Opens the sinks of the options; -errno, printed. */
+int ev_sinks_open(struct daemon *d);
 void ev_emit(struct daemon *d, const struct dsession *s, enum ev_kind kind, const char *line,
 	     size_t len);
 int ev_on_record(void *ctx, void *data, size_t size);

@@ -22,12 +22,31 @@
 #include "internal.h"
 #include "../agent/agent.h"
 #include "../agent/cgroup.h"
+#include "../audit/sink.h"
+#include "../monitor/control.h"
+#include "../monitor/monitor.h"
+#include "../monitor/oom.h"
+#include "../policy/policy.h"
 #include "../lib/util.h"
 
 #define META_XATTR "trusted.bpfbox" /* owner of a session cgroup, for re-adoption */
 #define MAX_COMMAND_ARGS 4096
 #define MAX_NET_RULES	 256
 #define END_WAIT_MS	 1000 /* then the end is retried every tick */
+#define ENDED_KEPT	 256  /* ended session ids remembered, for clear errors */
+/* Subscription bit of session.paused, session.resumed, session.killed. */
+#define SUB_LIFECYCLE (1U << 31)
+
+static char ended_ids[ENDED_KEPT][DAEMON_SESSION_ID_LEN + 1];
+static unsigned int ended_next;
+
+static bool ended_recently(const char *id)
+{
+	for (unsigned int i = 0; i < ENDED_KEPT; i++)
+		if (streq(ended_ids[i], id))
+			return true;
+	return false;
+}
 
 static int64_t real_now_ns(void)
 {
@@ -100,7 +119,10 @@ static struct dsession *request_session(struct daemon *d, struct conn *c, struct
 	}
 	s = table_find(&d->table, id);
 	if (!s) {
-		reply_error(d, c, ENOENT, "%s: unknown session %s", op, id);
+		if (ended_recently(id))
+			reply_error(d, c, ENOENT, "%s: session %s has already ended", op, id);
+		else
+			reply_error(d, c, ENOENT, "%s: unknown session %s", op, id);
 		return NULL;
 	}
 	if (c->peer.uid != 0 && c->peer.uid != s->uid) {
@@ -297,6 +319,51 @@ static int check_register(struct daemon *d, struct conn *c, struct json_object *
 	return 0;
 }
 
+/* A limit of the request's policy, when present and sane. */
+static void limit_from(struct json_object *lim, const char *key, int64_t min, uint64_t *out)
+{
+	int64_t v;
+
+	if (lim && proto_get_int(lim, key, &v) == 0 && v >= min)
+		*out = v;
+}
+
+/*
+ * The session's memory, pids and cpu limits (from the request's policy, the
+ * built-in defaults else) on the cgroup just made; v1 cgroups on hybrid
+ * hosts, joined at attach. What does not hold goes into session.start.
+ */
+static void apply_limits(struct daemon *d, struct dsession *s, struct json_object *req)
+{
+	struct policy_limits pl = { .memory_mb = 2048, .pids = 64, .cpu_percent = 100,
+				    .disk_mb = 1024 };
+	struct json_object *pol, *lim = NULL, *ne;
+
+	if (proto_get_object(req, "policy", &pol) == 0)
+		proto_get_object(pol, "limits", &lim);
+	limit_from(lim, "memory_mb", CTL_MIN_MEMORY_MB, &pl.memory_mb);
+	limit_from(lim, "pids", 4, &pl.pids);
+	limit_from(lim, "cpu_percent", 1, &pl.cpu_percent);
+	limit_from(lim, "disk_mb", CTL_MIN_DISK_MB, &pl.disk_mb);
+	limits_plan(&s->lim, &pl, d->parent, LIMITS_VIA_AUTO);
+	if (snprintf(s->lim.cg, sizeof(s->lim.cg), "%s", s->cgroup) >= (int)sizeof(s->lim.cg)) {
+		dlog("session %s: cgroup path too long for limits; none applied", s->id);
+		return;
+	}
+	s->lim.cg_id = s->cgroup_id;
+	s->lim.cgroup = s->lim.pause = true;
+	limits_apply(&s->lim, s->id);
+	limits_close_fds(&s->lim);
+	s->has_lim = true;
+	if (!s->lim.not_enforced[0])
+		return;
+	if (proto_get_array(req, "not_enforced", &ne) < 0) {
+		ne = json_object_new_array();
+		json_object_object_add(req, "not_enforced", ne);
+	}
+	json_object_array_add(ne, json_object_new_string(s->lim.not_enforced));
+}
+
 static void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 {
 	const struct agent_status *st = agent_status(d->agent);
@@ -360,6 +427,7 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 	if (r < 0)
 		goto fail;
 	write_meta(s);
+	apply_limits(d, s, req);
 	ev_session_start(d, s, req);
 	dlog("session %s registered by pid %d uid %u: index %u, cgroup %s", s->id, s->client_pid,
 	     s->uid, s->index, s->cgroup);
@@ -372,6 +440,7 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 	jsonw_bool(&d->rw, "bpf_network", st->net);
 	jsonw_bool(&d->rw, "bpf_unix_connect", st->unix_connect);
 	jsonw_end(&d->rw);
+	limits_json(&s->lim, &d->rw, "limits");
 	reply_send(d, c);
 	return;
 fail:
@@ -438,6 +507,11 @@ static void op_attach(struct daemon *d, struct conn *c, struct json_object *req)
 			    s->cgroup, strerror(-r));
 		return;
 	}
+	if (s->has_lim && (r = limits_attach_pid(&s->lim, pid)) < 0) {
+		reply_error(d, c, -r, "attach: cannot move pid %lld into the v1 cgroups of its "
+				      "limits: %s", (long long)pid, strerror(-r));
+		return;
+	}
 	s->child = pid;
 	if (s->state == DS_REGISTERED)
 		s->state = DS_RUNNING;
@@ -502,6 +576,9 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason)
 		s->state = DS_ENDING;
 		return r;
 	}
+	if (s->has_lim)
+		limits_destroy(&s->lim); /* the v1 cgroups; the v2 one is gone */
+	snprintf(ended_ids[ended_next++ % ENDED_KEPT], sizeof(ended_ids[0]), "%s", s->id);
 	agent_consume(d->agent);
 	agent_session_remove(d->agent, s->cgroup_id, &seq, &lost);
 	agent_flush_session(d->agent, s->index, &seq, ev_on_record, d);
@@ -588,6 +665,8 @@ static void op_list(struct daemon *d, struct conn *c)
 		jsonw_str(w, "session", s->id);
 		jsonw_u64(w, "index", s->index);
 		jsonw_str(w, "state", dsession_state_name(s->state));
+		if (s->state == DS_PAUSED)
+			jsonw_str(w, "pause_reason", s->pause_reason);
 		jsonw_str(w, "cgroup", s->cgroup);
 		jsonw_u64(w, "pid", s->client_pid);
 		jsonw_u64(w, "uid", s->uid);
@@ -620,14 +699,20 @@ static void op_subscribe(struct daemon *d, struct conn *c, struct json_object *r
 	if (proto_get_array(req, "types", &types) == 0) {
 		for (size_t i = 0; i < json_object_array_length(types); i++) {
 			struct json_object *t = json_object_array_get_idx(types, i);
-			int k = json_object_is_type(t, json_type_string)
-					? ev_kind_parse(json_object_get_string(t))
-					: -EINVAL;
+			const char *name = json_object_get_string(t);
+			int k = json_object_is_type(t, json_type_string) ? ev_kind_parse(name) : -EINVAL;
 
+			if (k < 0 && json_object_is_type(t, json_type_string) &&
+			    (streq(name, "session.paused") || streq(name, "session.resumed") ||
+			     streq(name, "session.killed"))) {
+				kinds |= SUB_LIFECYCLE;
+				continue;
+			}
 			if (k < 0) {
 				bad_member(d, c, "subscribe", "types",
 					   "an array of event types (session.start, session.end, "
-					   "loss, exec, exit, fork, file, connect)");
+					   "loss, exec, exit, fork, file, connect, session.paused, "
+					   "session.resumed, session.killed)");
 				return;
 			}
 			kinds |= 1U << k;
@@ -659,6 +744,191 @@ static void op_ping(struct daemon *d, struct conn *c)
 	jsonw_bool(w, "bpf_audit", st->audit);
 	jsonw_bool(w, "bpf_network", st->net);
 	jsonw_bool(w, "bpf_unix_connect", st->unix_connect);
+	reply_send(d, c);
+}
+
+/*
+ * session.paused, session.resumed, session.killed to the sinks and to the
+ * subscribers of the session (or of every session) that want them.
+ */
+static void emit_lifecycle(struct daemon *d, struct dsession *s, const struct session_event *ev)
+{
+	struct jsonw *w = &d->w;
+
+	jsonw_reset(w);
+	session_event_json(w, &d->clock, s->id, ev);
+	if (w->oom)
+		return;
+	sinks_emit(d->sinks, session_event_type_name(ev->type), w->buf, w->len);
+	for (struct conn *c = d->conns; c; c = c->next) {
+		if (!c->subscribed || c->closing || c->dead)
+			continue;
+		if ((c->sub_kinds && !(c->sub_kinds & SUB_LIFECYCLE)) ||
+		    (c->sub_session[0] && !streq(c->sub_session, s->id)) ||
+		    (!c->sub_all_users && s->uid != c->peer.uid))
+			continue;
+		/* A full queue drops it and counts it, as for every event (events.c). */
+		if (buf_used(&c->out) + w->len > DAEMON_SUB_BUF_MAX ||
+		    buf_append(&c->out, w->buf, w->len) < 0)
+			c->sub_lost++;
+	}
+	ev_flush(d);
+}
+
+/* An optional count member; -EINVAL replied when mistyped. */
+static int opt_count(struct daemon *d, struct conn *c, struct json_object *req, const char *op,
+		     const char *key, int64_t min, int64_t *out)
+{
+	int r = proto_get_int(req, key, out);
+
+	if (r == -ENOENT) {
+		*out = 0;
+		return 0;
+	}
+	if (r || *out < min) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "an integer of at least %lld", (long long)min);
+		return bad_member(d, c, op, key, want);
+	}
+	return 0;
+}
+
+static void op_pause(struct daemon *d, struct conn *c, struct json_object *req)
+{
+	struct dsession *s = request_session(d, c, req, "pause");
+	struct session_event ev = { .type = SEV_PAUSED, .reason = "manual" };
+	const char *reason;
+	int64_t kills, used, pid;
+	int r;
+
+	if (!s)
+		return;
+	r = proto_get_str(req, "reason", &reason);
+	if (r == -EINVAL || (!r && !streq(reason, "manual") && !streq(reason, "oom") &&
+			     !streq(reason, "disk"))) {
+		bad_member(d, c, "pause", "reason", "\"manual\", \"oom\" or \"disk\"");
+		return;
+	}
+	if (!r)
+		ev.reason = reason;
+	if (opt_count(d, c, req, "pause", "oom_kills", 0, &kills) < 0 ||
+	    opt_count(d, c, req, "pause", "disk_used_mb", -1, &used) < 0 ||
+	    opt_count(d, c, req, "pause", "pid", 0, &pid) < 0)
+		return;
+	if (s->state == DS_PAUSED) {
+		reply_error(d, c, EALREADY, "pause: session %s is already paused (%s)", s->id,
+			    s->pause_reason);
+		return;
+	}
+	if (s->state == DS_ENDING || s->state == DS_REGISTERED) {
+		reply_error(d, c, s->state == DS_ENDING ? ESRCH : EINVAL,
+			    "pause: session %s %s", s->id,
+			    s->state == DS_ENDING ? "is ending" : "has no process yet");
+		return;
+	}
+	r = ctl_pause(s->cgroup, ev.reason);
+	if (r < 0 && r != -EALREADY) {
+		reply_error(d, c, -r, "pause: cannot freeze %s: %s", s->cgroup, strerror(-r));
+		return;
+	}
+	ev.pid = pid;
+	ev.oom_kills = kills;
+	ev.disk_used_mb = proto_get_int(req, "disk_used_mb", &used) == 0 ? used : -1;
+	if (streq(ev.reason, "oom") && !ev.pid)
+		oom_find_victim(s->id, &ev.pid, ev.comm, sizeof(ev.comm));
+	ev.memory_mb = s->lim.memory_mb;
+	ev.disk_mb = s->lim.disk_mb;
+	s->resume_state = s->state;
+	s->state = DS_PAUSED;
+	s->paused_at_ns = now_ns();
+	snprintf(s->pause_reason, sizeof(s->pause_reason), "%s", ev.reason);
+	emit_lifecycle(d, s, &ev);
+	dlog("session %s paused (%s)", s->id, ev.reason);
+	reply_begin(d);
+	jsonw_str(&d->rw, "session", s->id);
+	jsonw_str(&d->rw, "state", "paused");
+	jsonw_str(&d->rw, "reason", ev.reason);
+	if (ev.pid)
+		jsonw_u64(&d->rw, "pid", ev.pid);
+	else
+		jsonw_null(&d->rw, "pid");
+	jsonw_str(&d->rw, "comm", ev.comm[0] ? ev.comm : NULL);
+	reply_send(d, c);
+}
+
+static void op_resume(struct daemon *d, struct conn *c, struct json_object *req)
+{
+	struct dsession *s = request_session(d, c, req, "resume");
+	struct session_event ev = { .type = SEV_RESUMED };
+	int64_t mem, disk;
+	int r;
+
+	if (!s)
+		return;
+	if (opt_count(d, c, req, "resume", "memory_mb", CTL_MIN_MEMORY_MB, &mem) < 0 ||
+	    opt_count(d, c, req, "resume", "disk_mb", CTL_MIN_DISK_MB, &disk) < 0)
+		return;
+	if (s->state == DS_ENDING) {
+		reply_error(d, c, ESRCH, "resume: session %s is ending", s->id);
+		return;
+	}
+	r = ctl_resume(s->cgroup, mem, disk, &ev.memory_mb, &ev.disk_mb);
+	if (r == -EINVAL) {
+		if (s->state == DS_PAUSED)
+			s->state = s->resume_state; /* thawed behind our back */
+		reply_error(d, c, EINVAL, "resume: session %s is running, not paused", s->id);
+		return;
+	}
+	if (r < 0) {
+		reply_error(d, c, -r, "resume: cannot %s %s: %s",
+			    mem ? "raise the memory limit of" : "thaw", s->cgroup, strerror(-r));
+		return;
+	}
+	if (s->state == DS_PAUSED) {
+		ev.paused_ms = (now_ns() - s->paused_at_ns) / 1000000ULL;
+		s->state = s->resume_state;
+	}
+	s->lim.memory_mb = ev.memory_mb;
+	s->lim.disk_mb = ev.disk_mb;
+	emit_lifecycle(d, s, &ev);
+	dlog("session %s resumed (memory %llu MB, disk %llu MB)", s->id,
+	     (unsigned long long)ev.memory_mb, (unsigned long long)ev.disk_mb);
+	reply_begin(d);
+	jsonw_str(&d->rw, "session", s->id);
+	jsonw_str(&d->rw, "state", "running");
+	jsonw_u64(&d->rw, "memory_mb", ev.memory_mb);
+	jsonw_u64(&d->rw, "disk_mb", ev.disk_mb);
+	reply_send(d, c);
+}
+
+static void op_kill(struct daemon *d, struct conn *c, struct json_object *req)
+{
+	struct session_event ev = { .type = SEV_KILLED, .reason = "manual" };
+	struct dsession *s = request_session(d, c, req, "kill");
+	int r;
+
+	if (!s)
+		return;
+	if (s->state == DS_ENDING) {
+		reply_error(d, c, ESRCH, "kill: session %s is ending already", s->id);
+		return;
+	}
+	r = ctl_kill(s->cgroup);
+	if (r < 0) {
+		reply_error(d, c, -r, "kill: cannot kill the processes of %s: %s", s->cgroup,
+			    strerror(-r));
+		return;
+	}
+	ev.was_paused = s->state == DS_PAUSED;
+	if (s->state == DS_PAUSED)
+		s->state = s->resume_state;
+	s->killed = true;
+	emit_lifecycle(d, s, &ev);
+	dlog("session %s killed", s->id);
+	reply_begin(d);
+	jsonw_str(&d->rw, "session", s->id);
+	jsonw_str(&d->rw, "state", "killed");
 	reply_send(d, c);
 }
 
@@ -698,7 +968,7 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 	}
 	if (proto_get_str(req, "op", &op)) {
 		reply_error(d, c, EINVAL, "the request needs an \"op\" string: register, attach, "
-					  "unregister, list, subscribe or ping");
+					  "unregister, list, subscribe, ping, pause, resume or kill");
 		goto out;
 	}
 	if (streq(op, "register"))
@@ -713,9 +983,15 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 		op_subscribe(d, c, req);
 	else if (streq(op, "ping"))
 		op_ping(d, c);
+	else if (streq(op, "pause"))
+		op_pause(d, c, req);
+	else if (streq(op, "resume"))
+		op_resume(d, c, req);
+	else if (streq(op, "kill"))
+		op_kill(d, c, req);
 	else
 		reply_error(d, c, EOPNOTSUPP, "unknown op '%.64s': use register, attach, unregister, "
-					      "list, subscribe or ping", op);
+					      "list, subscribe, ping, pause, resume or kill", op);
 out:
 	json_object_put(req);
 	json_tokener_free(tok);
@@ -816,6 +1092,25 @@ static int readopt_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 	s->flags = flags;
 	s->state = DS_ADOPTED;
 	read_meta(s);
+	/* Its v1 cgroups, if any, go with it. */
+	limits_plan(&s->lim, &(struct policy_limits){ .memory_mb = 2048, .pids = 64,
+						      .cpu_percent = 100, .disk_mb = 1024 },
+		    d->parent, LIMITS_VIA_AUTO);
+	snprintf(s->lim.cg, sizeof(s->lim.cg), "%.*s", (int)sizeof(s->lim.cg) - 1, s->cgroup);
+	limits_v1_read(s->cgroup, &s->lim);
+	ctl_limits(s->cgroup, &s->lim.memory_mb, &s->lim.disk_mb);
+	s->has_lim = true;
+	if (ctl_paused(s->cgroup)) {
+		char st[48] = "";
+		ssize_t n = getxattr(s->cgroup, LIMITS_XATTR_STATE, st, sizeof(st) - 1);
+
+		st[n > 0 ? n : 0] = '\0';
+		s->resume_state = DS_ADOPTED;
+		s->state = DS_PAUSED;
+		s->paused_at_ns = now_ns();
+		snprintf(s->pause_reason, sizeof(s->pause_reason), "%.15s",
+			 startswith(st, "paused ") ? st + 7 : "manual");
+	}
 	if (table_add(&d->table, s) < 0) {
 		free(s->command);
 		free(s);

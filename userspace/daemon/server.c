@@ -27,6 +27,7 @@
 #include "client.h"
 #include "../agent/agent.h"
 #include "../agent/cgroup.h"
+#include "../audit/sink.h"
 #include "../probe/probe.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
@@ -317,23 +318,6 @@ static void conn_read(struct daemon *d, struct conn *c)
 	}
 }
 
-static int open_sink(struct daemon *d)
-{
-	const char *path = d->o->audit_path;
-	int fd;
-
-	if (!path || streq(path, "-"))
-		fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-	else
-		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-	if (fd < 0)
-		return -errno;
-	if (d->sink_fd >= 0)
-		close(d->sink_fd);
-	d->sink_fd = fd;
-	return 0;
-}
-
 /* systemd Type=notify: READY=1 or STOPPING=1 to $NOTIFY_SOCKET. */
 static bool sd_notify(const char *msg)
 {
@@ -551,6 +535,9 @@ static int setup_loop(struct daemon *d)
 	ev.data.ptr = d->agent;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, agent_ring_fd(d->agent), &ev) < 0)
 		return -errno;
+	ev.data.ptr = d->sinks;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, sinks_fd(d->sinks), &ev) < 0)
+		return -errno;
 	return 0;
 }
 
@@ -560,13 +547,9 @@ static void on_signal(struct daemon *d)
 
 	while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
-			/* logrotate: the audit file is opened again. */
+			/* logrotate: the audit files are opened again. */
 			ev_flush(d);
-			if (open_sink(d) < 0)
-				dlog("cannot reopen the audit file %s: %s; still writing the old one",
-				     d->o->audit_path, strerror(errno));
-			else
-				dlog("audit file reopened");
+			sinks_reopen(d->sinks);
 			continue;
 		}
 		dlog("%s: stopping; pins stay in %s, sessions stay enforced",
@@ -610,6 +593,8 @@ static void loop(struct daemon *d)
 				on_tick(d);
 			} else if (p == d->agent) {
 				agent_consume(d->agent);
+			} else if (p == d->sinks) {
+				sinks_dispatch(d->sinks);
 			} else {
 				struct conn *c = p;
 
@@ -632,7 +617,7 @@ static void loop(struct daemon *d)
 
 static void daemon_free(struct daemon *d)
 {
-	int fds[] = { d->epfd, d->listen_fd, d->sig_fd, d->timer_fd, d->lock_fd, d->sink_fd };
+	int fds[] = { d->epfd, d->listen_fd, d->sig_fd, d->timer_fd, d->lock_fd };
 
 	while (d->conns) {
 		struct conn *c = d->conns;
@@ -651,10 +636,12 @@ static void daemon_free(struct daemon *d)
 		free(s);
 	}
 	ev_flush(d);
+	/* Network sinks keep what they could not deliver in their spools. */
+	sinks_close(d->sinks);
+	d->sinks = NULL;
 	agent_close(d->agent);
 	jsonw_free(&d->w);
 	jsonw_free(&d->rw);
-	buf_free(&d->sink);
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -670,7 +657,7 @@ int daemon_serve(const struct daemon_opts *o)
 	if (!d)
 		return log_error_errno(ENOMEM, "out of memory");
 	d->o = o;
-	d->epfd = d->listen_fd = d->sig_fd = d->timer_fd = d->lock_fd = d->sink_fd = -1;
+	d->epfd = d->listen_fd = d->sig_fd = d->timer_fd = d->lock_fd = -1;
 	if (geteuid() != 0) {
 		r = log_error_errno(EPERM, "the daemon loads BPF programs; run it as root");
 		goto out;
@@ -684,11 +671,8 @@ int daemon_serve(const struct daemon_opts *o)
 	}
 	if ((r = lock_pins(d)) < 0)
 		goto out;
-	r = open_sink(d);
-	if (r < 0) {
-		log_error_errno(r, "cannot open the audit file %s", o->audit_path);
+	if ((r = ev_sinks_open(d)) < 0)
 		goto out;
-	}
 	audit_clock_init(&d->clock);
 	if ((r = open_agent(d)) < 0)
 		goto out;

@@ -8,7 +8,10 @@
 #ifndef BPFBOX_DAEMON_SERVER_H
 #define BPFBOX_DAEMON_SERVER_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+struct sink_config;
 
 struct daemon_opts {
 	const char *socket_path;   /* DAEMON_SOCKET_DEFAULT */
@@ -17,6 +20,8 @@ struct daemon_opts {
 	const char *pin_dir;	   /* DAEMON_PIN_DIR_DEFAULT */
 	const char *cgroup_parent; /* NULL: cgroup_parent() */
 	uint32_t ring_bytes;	   /* used when the ring is created, not re-adopted */
+	const struct sink_config *sinks; /* --sink and --config (docs/sinks.md) */
+	size_t nsinks;
 };
 
 /* Serves until SIGTERM or SIGINT (pins stay). 0, or -errno already printed. */

@@ -68,6 +68,7 @@ const char *dsession_state_name(enum dsession_state st)
 		[DS_RUNNING] = "running",
 		[DS_ADOPTED] = "adopted",
 		[DS_ENDING] = "ending",
+		[DS_PAUSED] = "paused",
 	};
 
 	return st < ARRAY_SIZE(names) ? names[st] : "?";

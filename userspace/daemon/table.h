@@ -14,12 +14,14 @@
 #include <sys/types.h>
 
 #include "bpfbox/events.h"
+#include "../monitor/limits.h"
 
 enum dsession_state {
 	DS_REGISTERED, /* cgroup made, no process attached yet */
 	DS_RUNNING,    /* a process was attached */
 	DS_ADOPTED,    /* found at start; ends when its cgroup is empty */
 	DS_ENDING,     /* killed, waiting for its cgroup to go */
+	DS_PAUSED,     /* frozen: OOM, disk limit or `bpfbox pause` (docs/limits.md) */
 };
 
 /* What session.end says; kept while the end is deferred. */
@@ -46,6 +48,12 @@ struct dsession {
 	char *start_line;	/* session.start, replayed to its subscribers */
 	char *command;		/* a JSON array, or NULL */
 	struct dsession_end end;
+	bool has_lim;		/* lim was planned and applied at register */
+	struct session_limits lim; /* memory, pids, cpu; the v1 cgroups to remove */
+	enum dsession_state resume_state; /* what a resume returns to */
+	uint64_t paused_at_ns;	/* CLOCK_MONOTONIC */
+	char pause_reason[16];
+	bool killed;		/* by the kill op */
 	struct dsession *next;
 };
 

@@ -22,6 +22,7 @@
 #include "probe.skel.h"
 #include "../lib/util.h"
 #include "../sandbox/seccomp.h"
+#include "../monitor/limits.h"
 
 #define SECURITYFS_DIR "/sys/kernel/security"
 #define TRACEFS_DIR    "/sys/kernel/tracing"
@@ -44,6 +45,7 @@ static const struct {
 	[FEAT_CGROUP_KILL] = { "cgroup_kill", "cgroup.kill" },
 	[FEAT_BTF] = { "btf", "kernel BTF" },
 	[FEAT_USERNS] = { "unprivileged_userns", "unprivileged user namespaces" },
+	[FEAT_CGROUP_LIMITS] = { "cgroup_limits", "session limits by cgroup" },
 };
 
 const char *feature_key(enum feature_id id)
@@ -579,6 +581,26 @@ static void probe_bpf_features(struct host_caps *caps)
 	}
 }
 
+/* What a session of this user gets for memory, pids and cpu (limits_plan, nothing made). */
+static void probe_limits(struct host_caps *caps)
+{
+	struct feature *f = &caps->feat[FEAT_CGROUP_LIMITS];
+	struct session_limits l;
+	char detail[320];
+	bool cgroup;
+
+	limits_describe_host(detail, sizeof(detail), &cgroup, &l);
+	for (int r = 0; r < RES__COUNT; r++)
+		caps->limits_how[r] = l.how[r];
+	caps->limits_pause = l.pause;
+	caps->limits_probed = true;
+	cgroup = cgroup && (l.how[RES_PIDS] == LIMIT_CGROUP2 || l.how[RES_PIDS] == LIMIT_CGROUP1);
+	if (cgroup)
+		set_feat(f, FEAT_YES, 0, "%s", detail);
+	else
+		set_feat(f, caps->root ? FEAT_NO : FEAT_NEEDS_ROOT, 0, "%s", detail);
+}
+
 static void mark_not_probed(struct host_caps *caps)
 {
 	for (int id = FEAT_BPF_LSM_ACTIVE; id < FEAT__COUNT; id++)
@@ -601,6 +623,7 @@ int probe_host(struct host_caps *caps, unsigned int flags)
 		probe_bpf_features(caps);
 		probe_btf(caps);
 		probe_userns(caps);
+		probe_limits(caps);
 	} else {
 		mark_not_probed(caps);
 	}

@@ -40,6 +40,7 @@ enum feature_id {
 	FEAT_CGROUP_KILL,
 	FEAT_BTF,
 	FEAT_USERNS,
+	FEAT_CGROUP_LIMITS, /* memory, pids, cpu of a session by cgroup controllers */
 	FEAT__COUNT,
 };
 
@@ -58,6 +59,10 @@ struct host_caps {
 	char cgroup2_mount[256];
 	char cgroup2_controllers[256];
 	char cgroup1_controllers[256]; /* non-empty: hybrid hierarchy */
+	/* How a session's limits hold for this user (enum limit_how, docs/limits.md). */
+	unsigned char limits_how[3]; /* memory, pids, cpu */
+	bool limits_pause;
+	bool limits_probed;
 	enum bpfbox_level level;
 };
 

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "session.h"
+#include "../monitor/oom.h"
 #include "landlock.h"
 #include "seccomp.h"
 #include "reaper.h"
@@ -32,6 +34,16 @@
 
 /* Time between SIGTERM and SIGKILL when a session is stopped. */
 #define KILL_GRACE_MS 2000
+/* How often a paused session's cgroup.freeze is read. */
+#define PAUSED_RECHECK_MS 200
+
+/* clone3(2) with CLONE_INTO_CGROUP (Linux 5.7), without <linux/sched.h>'s clashes. */
+#define BPFBOX_CLONE_INTO_CGROUP 0x200000000ULL
+
+struct bpfbox_clone_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	uint64_t set_tid, set_tid_size, cgroup;
+};
 
 extern char **environ;
 
@@ -75,6 +87,8 @@ struct child_plan {
 	gid_t gid;
 	int out_fd, err_fd; /* -1: inherit */
 	int cgroup_procs_fd; /* -1: stay in bpfbox's cgroup */
+	const struct session_limits *lim; /* v1 cgroups to join, rlimit fallback */
+	bool join_v2;	     /* clone3 could not place the child in its v2 cgroup */
 	int release_fd, release_wfd; /* -1: no hooks.before_release to wait for */
 	int report_fd;
 	const struct policy_limits *limits;
@@ -109,6 +123,8 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 
 	memset(s, 0, sizeof(*s));
 	s->policy = p;
+	/* First: it sets the fds session_cleanup() closes. */
+	limits_plan(&s->lim, &p->limits, NULL, LIMITS_VIA_AUTO);
 	s->hooks.cgroup_procs_fd = -1;
 	s->hooks.poll_fd = -1;
 	s->result.wait_status = -1;
@@ -135,15 +151,39 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 		add_not_enforced(l, "abstract unix socket and signal isolation (Landlock ABI < 6)");
 	if (l->landlock && p->net == NET_DENY && !l->rights.net && !l->seccomp)
 		add_not_enforced(l, "network deny");
-	/* Only rlimits hold today: file size, open files, no core dumps. */
-	add_not_enforced(l, "memory, pids, cpu and disk limits (no per-session cgroup "
-			    "controllers yet)");
+	/* What holds of memory, pids, cpu and disk is in s->lim.not_enforced. */
 
 	name_private_tmp(s);
 	/* Embedded mode without BPF asks for what Landlock and seccomp give. */
 	l->requested = LEVEL_STANDARD;
 	l->enabled = level_from(false, l->landlock, l->seccomp, false);
 	return 0;
+}
+
+void session_plan_limits(struct session *s, enum limits_via via)
+{
+	limits_plan(&s->lim, &s->policy->limits, NULL, via);
+}
+
+bool session_limits_by_cgroup(const struct session *s)
+{
+	for (int r = 0; r < RES__COUNT; r++)
+		if (s->lim.how[r] != LIMIT_CGROUP2 && s->lim.how[r] != LIMIT_CGROUP1)
+			return false;
+	return true;
+}
+
+int session_prepare_cgroup(struct session *s)
+{
+	if (s->lim_made)
+		return s->lim.cg[0] ? 0 : -ENOENT;
+	s->lim_made = true;
+	return limits_create(&s->lim, s->id);
+}
+
+void session_cleanup(struct session *s)
+{
+	limits_destroy(&s->lim);
 }
 
 static void child_fail(const struct child_plan *c, enum child_step step)
@@ -199,8 +239,10 @@ static void child_exec(const struct child_plan *c, pid_t parent)
 		close(c->release_fd);
 	}
 	sigprocmask(SIG_SETMASK, &c->saved_mask, NULL);
-	/* Join the session cgroup before anything else, so it sees all. */
+	/* Join the session cgroups before anything else, so they see all. */
 	if (c->cgroup_procs_fd >= 0 && write(c->cgroup_procs_fd, "0", 1) != 1)
+		child_fail(c, STEP_CGROUP);
+	if (limits_child_join(c->lim, c->join_v2) < 0)
 		child_fail(c, STEP_CGROUP);
 	if (setsid() < 0)
 		child_fail(c, STEP_SESSION);
@@ -359,17 +401,220 @@ static int exit_code_of(int status)
 	return EXIT_SETUP;
 }
 
+/* Lifecycle state of the supervision loop (docs/limits.md). */
+struct life {
+	struct monitor *mon; /* NULL: nothing watched */
+	pid_t child;
+	bool paused;
+	bool ending;	/* killed by us: no more lifecycle transitions */
+	bool oom_early;	/* frozen when the OOM killer was invoked; its kill not counted yet */
+	uint64_t oom_early_until;
+	uint64_t paused_at;
+	char reason[48];
+};
+
+/* How long an early OOM freeze waits for the kill before it thaws again. */
+#define OOM_KILL_WAIT_NS (1000ULL * 1000000ULL)
+
+/* Kills the whole session: its cgroup (daemonized descendants too), then every descendant. */
+static void kill_session(struct session *s, pid_t leader)
+{
+	limits_kill(&s->lim);
+	reaper_kill_all(leader, SIGKILL);
+}
+
+static void emit(struct session *s, const struct session_event *ev)
+{
+	if (s->hooks.on_event)
+		s->hooks.on_event(s->hooks.ctx, ev);
+}
+
+/* One line on stderr even with -q: it says why the command stopped. */
+static void notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void notice(const char *fmt, ...)
+{
+	char buf[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	dprintf(STDERR_FILENO, "bpfbox: %s\n", buf);
+}
+
+static void fill_limits(const struct session *s, const struct life *lf, struct session_event *ev)
+{
+	int64_t used = lf->mon ? monitor_disk_used(lf->mon) : -1;
+
+	ev->memory_mb = s->lim.memory_mb;
+	ev->disk_mb = s->lim.disk_mb;
+	ev->disk_used_mb = used < 0 ? -1 : (used + (1 << 20) - 1) >> 20;
+}
+
+/*
+ * The OOM killer was invoked: the session is frozen now, before the kill, so
+ * that none of its processes acts on the kill (a shell going on, a build
+ * failing) before the pause. Said once the kill is counted; thawed again if
+ * no kill follows (OOM_KILL_WAIT_NS). Where the cgroup is not ours to
+ * freeze (daemon mode, not root), the pause comes with the kill instead.
+ */
+static void oom_invoked(struct session *s, struct life *lf)
+{
+	if (lf->paused || !s->lim.cg[0] || !s->lim.pause)
+		return;
+	session_cgroup_set_state(s->lim.cg, "paused oom");
+	if (limits_freeze(&s->lim, true) < 0)
+		return;
+	lf->paused = lf->oom_early = true;
+	lf->paused_at = now_ns();
+	lf->oom_early_until = lf->paused_at + OOM_KILL_WAIT_NS;
+	snprintf(lf->reason, sizeof(lf->reason), "oom");
+}
+
+/* An early OOM freeze that no kill followed: back to running, nothing said. */
+static void oom_thaw(struct session *s, struct life *lf, uint64_t *deadline)
+{
+	lf->oom_early = lf->paused = false;
+	session_cgroup_set_state(s->lim.cg, "running");
+	limits_freeze(&s->lim, false);
+	if (*deadline)
+		*deadline += now_ns() - lf->paused_at;
+}
+
+/* A monitor asks for a pause: freeze (here or through the daemon) and say so. */
+static void pause_for(struct session *s, struct life *lf, const char *reason)
+{
+	struct session_event ev = { .type = SEV_PAUSED, .reason = reason };
+	bool early = lf->oom_early && streq(reason, "oom"), frozen = early;
+	char state[48];
+	int r = -EOPNOTSUPP;
+
+	fill_limits(s, lf, &ev);
+	ev.oom_kills = lf->mon->new_kills;
+	lf->mon->new_kills = 0;
+	lf->oom_early = false;
+	if (s->hooks.request_pause) {
+		/* Frozen first when we may (root), the daemon's round trip after. */
+		if (!frozen && s->lim.cg[0]) {
+			snprintf(state, sizeof(state), "paused %s", reason);
+			session_cgroup_set_state(s->lim.cg, state);
+			frozen = limits_freeze(&s->lim, true) == 0;
+		}
+		r = s->hooks.request_pause(s->hooks.ctx, &ev);
+	}
+	if (r < 0 && s->lim.cg[0] && s->lim.pause) {
+		snprintf(state, sizeof(state), "paused %s", reason);
+		session_cgroup_set_state(s->lim.cg, state);
+		r = frozen ? 0 : limits_freeze(&s->lim, true);
+		if (r == 0 && streq(reason, "oom") && !ev.pid)
+			oom_find_victim(s->id, &ev.pid, ev.comm, sizeof(ev.comm));
+		if (r == 0)
+			emit(s, &ev);
+	}
+	if (r < 0) {
+		if (streq(reason, "disk")) {
+			/* Fail closed: what cannot be paused is stopped. */
+			notice("session %s killed: the workspace grew by %.1f MB, over its disk limit "
+			       "of %llu MB, and it cannot be paused here (no cgroup freezer)", s->id,
+			       monitor_disk_used(lf->mon) / 1048576.0, (unsigned long long)ev.disk_mb);
+			s->result.killed = true;
+			lf->ending = true;
+			ev.type = SEV_KILLED;
+			emit(s, &ev);
+			kill_session(s, lf->child);
+		} else {
+			notice("session %s: the kernel killed a process out of memory at the %llu MB "
+			       "limit; the session cannot be paused here and goes on", s->id,
+			       (unsigned long long)ev.memory_mb);
+		}
+		return;
+	}
+	if (!early)
+		lf->paused_at = now_ns();
+	lf->paused = true;
+	snprintf(lf->reason, sizeof(lf->reason), "%s", reason);
+	if (streq(reason, "oom"))
+		notice("session %s paused: out of memory at its %llu MB limit, the kernel killed "
+		       "pid %d (%s); resume it with 'bpfbox resume %s [--memory MB]' or end it "
+		       "with 'bpfbox kill %s'", s->id, (unsigned long long)ev.memory_mb, ev.pid,
+		       ev.comm[0] ? ev.comm : "?", s->id, s->id);
+	else
+		notice("session %s paused: the workspace grew by %.1f MB, over its disk limit of "
+		       "%llu MB; free space or resume it with 'bpfbox resume %s --disk MB', or end "
+		       "it with 'bpfbox kill %s'", s->id, monitor_disk_used(lf->mon) / 1048576.0,
+		       (unsigned long long)ev.disk_mb, s->id, s->id);
+}
+
+/* cgroup.events changed: a pause or resume made outside (bpfbox pause/resume, the daemon). */
+static void frozen_changed(struct session *s, struct life *lf, uint64_t *deadline)
+{
+	struct session_event ev = { 0 };
+	char state[48];
+	uint64_t now = now_ns();
+
+	if (lf->mon->frozen && !lf->paused) {
+		monitor_read_state(lf->mon, state, sizeof(state));
+		lf->paused = true;
+		lf->paused_at = now;
+		snprintf(lf->reason, sizeof(lf->reason), "%s",
+			 startswith(state, "paused ") ? state + 7 : "manual");
+		ev.type = SEV_PAUSED;
+		ev.reason = lf->reason;
+		fill_limits(s, lf, &ev);
+		notice("session %s paused (%s); 'bpfbox resume %s' goes on, 'bpfbox kill %s' ends it",
+		       s->id, lf->reason, s->id, s->id);
+		emit(s, &ev);
+	} else if (!lf->mon->frozen && lf->paused) {
+		uint64_t paused = now - lf->paused_at;
+
+		monitor_reload_limits(lf->mon);
+		lf->paused = false;
+		/* The timeout counts running time only. */
+		if (*deadline)
+			*deadline += paused;
+		s->result.paused_ms += paused / 1000000ULL;
+		ev.type = SEV_RESUMED;
+		ev.paused_ms = paused / 1000000ULL;
+		fill_limits(s, lf, &ev);
+		notice("session %s resumed after %llu ms (memory %llu MB, disk %llu MB)", s->id,
+		       (unsigned long long)ev.paused_ms, (unsigned long long)ev.memory_mb,
+		       (unsigned long long)ev.disk_mb);
+		emit(s, &ev);
+	}
+}
+
+/* The command ended: was it `bpfbox kill`? Said before the cgroup goes. */
+static void check_killed(struct session *s, struct life *lf, int status)
+{
+	struct session_event ev = { .type = SEV_KILLED, .reason = "manual" };
+	char state[48];
+
+	if (!lf->mon || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL || s->result.killed)
+		return;
+	monitor_read_state(lf->mon, state, sizeof(state));
+	if (!streq(state, "killed manual"))
+		return;
+	s->result.killed = true;
+	ev.was_paused = lf->paused;
+	notice("session %s killed by 'bpfbox kill'", s->id);
+	emit(s, &ev);
+}
+
 /*
  * The supervision loop: relay output, watch the child and the deadline,
- * forward SIGINT/SIGTERM/SIGHUP to the session, stop it on timeout.
+ * forward SIGINT/SIGTERM/SIGHUP to the session, stop it on timeout, pause
+ * it when a monitor says so and wait while it is paused.
  */
-static void supervise(struct session *s, pid_t child, int out_r, int err_r, int sig_fd)
+static void supervise(struct session *s, pid_t child, int out_r, int err_r, int sig_fd,
+		      struct monitor *mon)
 {
 	const uint64_t timeout_ns = s->policy->limits.timeout_ms * 1000000ULL;
 	uint64_t deadline = timeout_ns ? now_ns() + timeout_ns : 0;
 	uint64_t kill_at = 0;
 	bool marker_done = false, child_done = false;
-	struct pollfd pfd[4] = {
+	struct life lf = { .mon = mon, .child = child };
+	struct pollfd pfd[4 + MONITOR_MAX_FDS] = {
 		{ .fd = out_r, .events = POLLIN },
 		{ .fd = err_r, .events = POLLIN },
 		{ .fd = sig_fd, .events = POLLIN },
@@ -379,22 +624,24 @@ static void supervise(struct session *s, pid_t child, int out_r, int err_r, int 
 	uint64_t drain_until = 0;
 
 	while (!child_done || pfd[0].fd >= 0 || pfd[1].fd >= 0) {
-		uint64_t now = now_ns(), next = kill_at ? kill_at : deadline;
-		int wait_ms = -1, status = 0;
+		uint64_t now = now_ns(), next = kill_at ? kill_at : lf.paused ? 0 : deadline;
+		int wait_ms = -1, status = 0, nmon = 0, mt;
+		unsigned int trig;
 
 		if (!child_done) {
 			reaper_reap(child, &status, &child_done);
 			if (child_done) {
 				s->result.wait_status = status;
+				check_killed(s, &lf, status);
 				/* The session ends with its first process. */
-				reaper_kill_all(child, SIGKILL);
+				kill_session(s, child);
 				drain_until = now + 5000000000ULL;
 				kill_at = deadline = 0;
 				continue;
 			}
 		} else {
 			/* Output still open: a descendant holds it; kill again. */
-			reaper_kill_all(0, SIGKILL);
+			kill_session(s, 0);
 			reaper_reap(child, &status, &child_done);
 			if (now >= drain_until)
 				break;
@@ -406,15 +653,32 @@ static void supervise(struct session *s, pid_t child, int out_r, int err_r, int 
 				reaper_kill_all(child, SIGTERM);
 				kill_at = now + KILL_GRACE_MS * 1000000ULL;
 			} else {
-				reaper_kill_all(child, SIGKILL);
+				kill_session(s, child);
 				kill_at = deadline = 0;
 			}
 			continue;
 		}
 		if (next)
 			wait_ms = (next - now) / 1000000ULL + 1;
+		if (mon && !child_done) {
+			nmon = monitor_pollfds(mon, pfd + 4);
+			mt = monitor_timeout(mon);
+			/* Paused: cgroup.freeze is read again, a thaw may not show in cgroup.events. */
+			if (lf.paused && (mt < 0 || mt > PAUSED_RECHECK_MS))
+				mt = PAUSED_RECHECK_MS;
+			if (lf.oom_early) {
+				int ow = now >= lf.oom_early_until
+						 ? 0
+						 : (int)((lf.oom_early_until - now) / 1000000) + 1;
+
+				if (mt < 0 || ow < mt)
+					mt = ow;
+			}
+			if (mt >= 0 && (wait_ms < 0 || mt < wait_ms))
+				wait_ms = mt;
+		}
 		/* SIGCHLD arrives through the signalfd; poll it for the child. */
-		if (poll(pfd, 4, wait_ms) < 0 && errno != EINTR)
+		if (poll(pfd, 4 + nmon, wait_ms) < 0 && errno != EINTR)
 			break;
 		if (pfd[3].revents & POLLIN)
 			s->hooks.on_poll(s->hooks.ctx);
@@ -429,13 +693,41 @@ static void supervise(struct session *s, pid_t child, int out_r, int err_r, int 
 			struct signalfd_siginfo si;
 
 			if (read(sig_fd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGCHLD &&
-			    !child_done)
-				kill(-child, si.ssi_signo);
+			    !child_done) {
+				if (lf.paused) {
+					/* A frozen session cannot handle it: ^C on a paused run ends it. */
+					notice("session %s killed: %s while paused", s->id,
+					       strsignal(si.ssi_signo));
+					lf.ending = true;
+					kill_session(s, child);
+				} else {
+					kill(-child, si.ssi_signo);
+				}
+			}
 		}
+		if (!mon || child_done || lf.ending)
+			continue;
+		trig = monitor_dispatch(mon, pfd + 4);
+		if ((trig & MON_OOM_INVOKED) && !(trig & MON_OOM))
+			oom_invoked(s, &lf);
+		if (lf.oom_early && !(trig & MON_OOM) && now_ns() >= lf.oom_early_until)
+			oom_thaw(s, &lf, &deadline);
+		if (lf.paused && s->lim.cg[0] && !monitor_freeze_requested(mon)) {
+			mon->frozen = false;
+			trig |= MON_FROZEN;
+		}
+		if (trig & MON_FROZEN)
+			frozen_changed(s, &lf, &deadline);
+		if ((trig & MON_OOM) && (!lf.paused || lf.oom_early))
+			pause_for(s, &lf, "oom");
+		else if (monitor_disk_over(mon) && !lf.paused && !s->result.killed)
+			pause_for(s, &lf, "disk");
 	}
 	for (int i = 0; i < 2; i++)
 		if (pfd[i].fd >= 0)
 			close(pfd[i].fd);
+	if (lf.paused)
+		s->result.paused_ms += (now_ns() - lf.paused_at) / 1000000ULL;
 	reaper_reap_all();
 	s->result.exit_code = s->result.timed_out ? EXIT_TIMEOUT : exit_code_of(s->result.wait_status);
 }
@@ -459,12 +751,42 @@ static void report_setup_failure(const struct child_error *e)
 		  step_names[e->step], strerror(e->err));
 }
 
+/*
+ * fork(), or clone3(CLONE_INTO_CGROUP) straight into the session cgroup:
+ * no migration afterwards, which would cost an RCU grace period (~10 ms).
+ * *placed tells the child whether it still has to join (old kernels).
+ */
+static pid_t spawn(const struct session_limits *l, bool *placed)
+{
+	*placed = false;
+	if (l->cg_fd >= 0) {
+		struct bpfbox_clone_args a = { .flags = BPFBOX_CLONE_INTO_CGROUP,
+					       .exit_signal = SIGCHLD, .cgroup = l->cg_fd };
+		pid_t pid = syscall(SYS_clone3, &a, sizeof(a));
+
+		if (pid >= 0) {
+			*placed = true;
+			return pid;
+		}
+	}
+	return fork();
+}
+
+/* The trees whose growth counts against the disk limit. */
+static int start_monitor(struct session *s, struct monitor *mon)
+{
+	const struct bpfbox_policy *p = s->policy;
+
+	return monitor_open(mon, &s->lim, s->id, p->mode == MODE_READ_ONLY ? NULL : p->workspace,
+			    s->private_tmp[0] ? s->private_tmp : NULL);
+}
+
 int session_run(struct session *s, char *const argv[])
 {
 	const struct bpfbox_policy *p = s->policy;
 	struct child_plan c = { .argv = argv, .workspace = p->workspace, .ruleset_fd = -1,
 				.out_fd = -1, .err_fd = -1, .limits = &p->limits,
-				.cgroup_procs_fd = s->hooks.cgroup_procs_fd,
+				.cgroup_procs_fd = s->hooks.cgroup_procs_fd, .lim = &s->lim,
 				.release_fd = -1, .release_wfd = -1 };
 	struct strv env = { 0 };
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, rep[2] = { -1, -1 };
@@ -472,7 +794,8 @@ int session_run(struct session *s, char *const argv[])
 	int sig_fd = -1, r;
 	struct child_error ce;
 	const char *bad = NULL;
-	bool relaying = p->limits.output_bytes > 0;
+	bool relaying = p->limits.output_bytes > 0, placed, mon_on = false;
+	struct monitor mon;
 	sigset_t mask;
 	pid_t child;
 	ssize_t n;
@@ -519,6 +842,13 @@ int session_run(struct session *s, char *const argv[])
 		}
 		c.release_fd = rel[0];
 		c.release_wfd = rel[1];
+		/* The daemon makes and limits the session's cgroups (docs/limits.md). */
+		for (int i = 0; i < RES__COUNT; i++)
+			if (s->lim.how[i] == LIMIT_RLIMIT)
+				s->lim.how[i] = LIMIT_NONE;
+	} else {
+		session_prepare_cgroup(s);
+		mon_on = start_monitor(s, &mon) == 0;
 	}
 
 	/* Signals for the session are read from a signalfd, not handlers. */
@@ -537,13 +867,15 @@ int session_run(struct session *s, char *const argv[])
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
 	fflush(NULL);
-	child = fork();
+	child = spawn(&s->lim, &placed);
 	if (child < 0) {
 		r = log_error_errno(errno, "cannot fork");
 		goto out_mask;
 	}
-	if (child == 0)
+	if (child == 0) {
+		c.join_v2 = !placed;
 		child_exec(&c, getppid());
+	}
 
 	close(rep[1]);
 	rep[1] = -1;
@@ -551,6 +883,9 @@ int session_run(struct session *s, char *const argv[])
 		close(rel[0]);
 		rel[0] = -1;
 		r = s->hooks.before_release(s->hooks.ctx, child);
+		/* Where the daemon put it: watched, not owned. */
+		if (r == 0 && limits_adopt(&s->lim, child, s->id) == 0)
+			mon_on = start_monitor(s, &mon) == 0;
 		if (r < 0 || write(rel[1], "", 1) != 1) {
 			if (r >= 0)
 				r = log_error_errno(errno, "cannot release the session's child");
@@ -577,7 +912,7 @@ int session_run(struct session *s, char *const argv[])
 		r = -ce.err;
 		goto out_mask;
 	}
-	supervise(s, child, out[0], err[0], sig_fd);
+	supervise(s, child, out[0], err[0], sig_fd, mon_on ? &mon : NULL);
 	out[0] = err[0] = -1; /* closed by supervise */
 	if (n == sizeof(ce))
 		log_error("cannot execute '%s': %s", argv[0], strerror(ce.err));
@@ -600,6 +935,10 @@ out:
 	if (c.ruleset_fd >= 0)
 		close(c.ruleset_fd);
 	strv_clear(&env);
+	if (mon_on)
+		monitor_close(&mon);
+	/* What is left in the cgroups is killed (daemonized descendants too). */
+	limits_destroy(&s->lim);
 	remove_private_tmp(s);
 	return r;
 }

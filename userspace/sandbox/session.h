@@ -13,6 +13,8 @@
 #include <sys/types.h>
 
 #include "../probe/probe.h"
+#include "../monitor/limits.h"
+#include "../monitor/monitor.h"
 
 struct bpfbox_policy;
 
@@ -37,6 +39,8 @@ struct session_result {
 	int exit_code;	      /* what `bpfbox run` exits with */
 	int wait_status;      /* the command's raw status, -1 if it never ran */
 	bool timed_out;
+	bool killed;	      /* by `bpfbox kill`, or over its disk limit when it cannot pause */
+	uint64_t paused_ms;   /* time spent paused (not counted by the timeout) */
 	uint64_t output_bytes;	/* relayed to stdout and stderr */
 	uint64_t output_dropped; /* cut by the output cap */
 };
@@ -55,6 +59,15 @@ struct session_hooks {
 	 * prints the error). NULL: the child does not wait.
 	 */
 	int (*before_release)(void *ctx, pid_t child);
+	/*
+	 * Daemon mode: asks the daemon to pause the session for a monitor (it
+	 * freezes the cgroup, finds the OOM victim, writes session.paused) and
+	 * fills ev->pid and ev->comm from its reply. 0, or -errno: then the
+	 * session is frozen here if it can be. NULL: frozen here.
+	 */
+	int (*request_pause)(void *ctx, struct session_event *ev);
+	/* Each lifecycle transition made or seen here (embedded: the audit stream). */
+	void (*on_event)(void *ctx, const struct session_event *ev);
 	void *ctx;
 };
 
@@ -64,11 +77,30 @@ struct session {
 	struct session_layers layers;
 	struct session_hooks hooks;
 	char private_tmp[4096];
+	struct session_limits lim; /* memory, pids, cpu, disk (docs/limits.md) */
+	bool lim_made;		   /* limits_create() ran */
 	struct session_result result;
 };
 
-/* Decides the layers for p on this host without running anything. */
+/*
+ * Decides the layers for p on this host without running anything; the
+ * limits with --limits-via auto (session_plan_limits() for another).
+ */
 int session_plan(struct session *s, const struct bpfbox_policy *p);
+void session_plan_limits(struct session *s, enum limits_via via);
+
+/* Whether every limit holds through cgroup controllers (--limits-via cgroup). */
+bool session_limits_by_cgroup(const struct session *s);
+
+/*
+ * Makes the session cgroup and applies the limits now (embedded mode needs
+ * the cgroup's id before the command runs); session_run() does it else.
+ * 0, or -errno when no session cgroup could be made (printed).
+ */
+int session_prepare_cgroup(struct session *s);
+
+/* Kills and removes what the session made, if session_run() did not. */
+void session_cleanup(struct session *s);
 
 /*
  * Runs argv in the planned session and fills s->result. Returns 0 when the

@@ -1,0 +1,424 @@
+# Resource limits, the OOM and disk monitors, pause, resume and kill
+# (docs/limits.md), checked by what the kernel did: an OOM kill, frozen
+# tasks, fork failures at pids.max, cpu time under cpu.max, a workspace that
+# stops growing. On a hybrid host through cgroup v1 controllers, on a pure
+# v2 host (tests/vm/limits.sh) through v2 ones; the rlimit fallback as an
+# unprivileged user. LIMITS_LAT=FILE appends the measured pause latencies.
+. "$(dirname "$0")/../lib.sh"
+
+case "$BPFBOX" in /*) ;; */*) BPFBOX="$(pwd)/$BPFBOX" ;; esac
+if [ "$(id -u)" != 0 ]; then
+	skip "limits: session cgroups need root (or the daemon); CI runs as root"
+	finish
+	exit $?
+fi
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -z "$CG2" ]; then
+	skip "limits: no cgroup2 mount here; the VM covers a pure v2 host"
+	finish
+	exit $?
+fi
+
+# Everything is named after our pid: no clash with a daemon or another test.
+export BPFBOX_CGROUP_PARENT="$CG2/bpfbox-limits-$$"
+SOCK="$TMPD/sock/s.sock"
+PIN=/sys/fs/bpf/bpfbox-limits-$$
+DPARENT="$CG2/bpfbox-limits-d$$"
+DPID=
+chmod 755 "$TMPD"
+cleanup() {
+	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
+	if [ -n "$DPID" ]; then
+		"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" \
+			--cgroup-parent "$DPARENT" >/dev/null 2>&1
+	fi
+	for p in $(jobs -p); do kill -9 "$p" 2>/dev/null; done
+	rmdir "$BPFBOX_CGROUP_PARENT"/* "$BPFBOX_CGROUP_PARENT" 2>/dev/null
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT INT TERM
+
+json() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+
+# The programs the sessions run (read-only in them), and the latency arithmetic.
+mkdir -p "$TMPD/bin"
+cat >"$TMPD/bin/h.py" <<'PY'
+import json, os, sys, time
+what = sys.argv[1]
+if what == "ticker":            # CLOCK_MONOTONIC ns into FILE every ms, for SECONDS of running time
+    path = sys.argv[2]
+    while True:
+        with open(path + ".tmp", "w") as f:
+            f.write("%d\n" % time.monotonic_ns())
+        os.replace(path + ".tmp", path)
+        time.sleep(0.001)
+elif what == "runfor":          # stays busy-sleeping for SECONDS of its own running time
+    secs, left, last = float(sys.argv[2]), float(sys.argv[2]), time.monotonic()
+    while left > 0:
+        time.sleep(0.01)
+        now = time.monotonic()
+        left -= min(now - last, 0.05)  # a long gap is a pause, not running time
+        last = now
+elif what == "hog":             # allocates until the OOM killer stops it
+    x = []
+    while True:
+        x.append(bytearray(1 << 20))
+elif what == "writer":          # N MiB into FILE, logging "mono_ns bytes-after" before each MiB
+    path, n, log = sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    buf = b"x" * (1 << 20)
+    with open(path, "wb") as f, open(log, "a") as lg:
+        for i in range(n):
+            lg.write("%d %d\n" % (time.monotonic_ns(), (i + 1) << 20)); lg.flush()
+            f.write(buf); f.flush(); os.fsync(f.fileno())
+elif what == "busy":            # a busy loop for SECONDS of wall time: cpu share
+    t0, c0 = time.monotonic(), time.process_time()
+    while time.monotonic() - t0 < float(sys.argv[2]):
+        pass
+    print("%.3f" % ((time.process_time() - c0) / (time.monotonic() - t0)))
+elif what == "pausewatch":      # polls every 0.5 ms: when OOMFILE's oom_kill moves ("-": no),
+    oomf, cg, out = sys.argv[2], sys.argv[3], sys.argv[4]  # cgroup.freeze is set, frozen 1 said
+    def kills():
+        for l in open(oomf):
+            if l.startswith("oom_kill "):
+                return int(l.split()[1])
+        return 0
+    k0 = kills() if oomf != "-" else 0
+    kill = asked = frozen = 0
+    end = time.monotonic() + 120
+    while not frozen and time.monotonic() < end:
+        now = time.monotonic_ns()
+        if oomf != "-" and not kill and kills() != k0:
+            kill = now
+        if not asked and open(cg + "/cgroup.freeze").read().startswith("1"):
+            asked = now
+        if "frozen 1" in open(cg + "/cgroup.events").read():
+            frozen = now
+        time.sleep(0.0005)
+    open(out, "w").write("%d %d %d\n" % (kill, asked, frozen))
+elif what == "oom_latency":     # ms from the OOM kill to cgroup.freeze set, and to frozen
+    kill, asked, frozen = map(int, open(sys.argv[2]).read().split())
+    print("%.1f %.1f" % ((asked - kill) / 1e6, (frozen - kill) / 1e6) if kill and asked and frozen else "")
+elif what == "disk_latency":    # ms from the start of the write that crossed LIMIT MiB to frozen
+    log, limit, watch = sys.argv[2], int(sys.argv[3]) << 20, sys.argv[4]
+    rows = [tuple(map(int, l.split())) for l in open(log)]
+    frozen = int(open(watch).read().split()[2])
+    # The first write that can end past the limit (small files add a little).
+    cross = next(t for t, b in rows if b > limit - (256 << 10))
+    print("%.1f" % ((frozen - cross) / 1e6) if frozen else "")
+PY
+H="$PY $TMPD/bin/h.py"
+RO="--ro $TMPD/bin"
+
+# bg NAME BPFBOX-RUN-ARGS...: a session in the background; NAME.out, .err, .rc.
+bg() {
+	name=$1
+	shift
+	("$BPFBOX" run $RO "$@" >"$TMPD/$name.out" 2>"$TMPD/$name.err"; echo $? >"$TMPD/$name.rc") &
+}
+# wait_for FILE ERE SECONDS
+wait_for() {
+	n=$(($3 * 20))
+	while [ $n -gt 0 ]; do
+		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+		n=$((n - 1))
+	done
+	return 1
+}
+# rc_of NAME SECONDS: the exit code of a bg session, "none" if still running.
+rc_of() {
+	wait_for "$TMPD/$1.rc" . "$2" && cat "$TMPD/$1.rc" || echo none
+}
+# event FILE PY_EXPR: the last matching event of an audit stream, as Python dict e.
+event_ok() {
+	"$PY" - "$1" "$2" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+sys.exit(0 if any(eval(sys.argv[2]) for e in ev) else 1)
+PY
+}
+lat() {
+	[ -n "$LIMITS_LAT" ] && echo "$1 $2" >>"$LIMITS_LAT"
+	return 0
+}
+# v1 or v2 cgroup dir of controller CTRL for the session whose /proc/self/cgroup is in FILE.
+cg_of() {
+	if [ "$1" = "$MECH" ] && [ "$MECH" = cgroup2 ]; then
+		echo "$CG2$(awk -F: '$1 == "0" { print $3 }' "$3")"
+	else
+		mnt=$(awk -v c="$2" '$3 == "cgroup" && ("," $4 ",") ~ ("," c ",") { print $2; exit }' /proc/mounts)
+		echo "$mnt$(awk -F: -v c="$2" '("," $2 ",") ~ ("," c ",") { print $3 }' "$3")"
+	fi
+}
+
+"$BPFBOX" status --json >"$TMPD/s.json" 2>/dev/null
+MECH=$(json "$TMPD/s.json" "d['limits']['memory']")
+V1=$(json "$TMPD/s.json" "','.join(d['cgroup']['v1_controllers'])")
+if [ -n "$(echo "$V1" | grep -w memory)" ]; then WANT=cgroup1; else WANT=cgroup2; fi
+[ "$MECH" = "$WANT" ] && [ "$(json "$TMPD/s.json" "d['limits']['pids']")" = "$WANT" ] &&
+	ok "status: limits by $MECH, as the hierarchy has its controllers" ||
+	fail "status says memory by $MECH, the host has memory on $WANT"
+[ "$(json "$TMPD/s.json" "d['features']['cgroup_limits']['available']")" = True ] &&
+	ok "status: cgroup_limits available" || fail "status: cgroup_limits not available"
+
+WS="$TMPD/ws"
+mkdir -p "$WS" "$TMPD/log"
+
+# --- the limits are where the kernel enforces them -------------------------
+bg cfg -q -w "$WS" --memory 48 --pids 20 --cpu 30 -- \
+	sh -c 'cat /proc/self/cgroup > cg; echo $BPFBOX_SESSION_ID > id; sleep 3'
+wait_for "$WS/id" . 10
+ID=$(cat "$WS/id")
+sleep 0.2
+MEMCG=$(cg_of cgroup2 memory "$WS/cg")
+PIDCG=$(cg_of cgroup2 pids "$WS/cg")
+CPUCG=$(cg_of cgroup2 cpu "$WS/cg")
+case "$MEMCG" in */"$ID") ok "the command runs in the session's memory cgroup ($MECH)" ;;
+*) fail "memory cgroup of the session: $MEMCG" ;; esac
+if [ "$MECH" = cgroup2 ]; then
+	m=$(cat "$MEMCG/memory.max") p=$(cat "$PIDCG/pids.max") c=$(cat "$CPUCG/cpu.max")
+	s=$(cat "$MEMCG/memory.swap.max" 2>/dev/null || echo 0)
+else
+	m=$(cat "$MEMCG/memory.limit_in_bytes") p=$(cat "$PIDCG/pids.max")
+	c="$(cat "$CPUCG/cpu.cfs_quota_us") $(cat "$CPUCG/cpu.cfs_period_us")"
+	s=$(($(cat "$MEMCG/memory.memsw.limit_in_bytes" 2>/dev/null || echo "$m") - m))
+fi
+[ "$m" = $((48 << 20)) ] && [ "$s" = 0 ] && ok "memory limit 48 MiB, no swap" ||
+	fail "memory limit $m, swap $s"
+[ "$p" = 20 ] && ok "pids.max 20" || fail "pids.max $p"
+[ "$c" = "30000 100000" ] && ok "cpu quota 30 ms per 100 ms" || fail "cpu quota '$c'"
+[ "$(rc_of cfg 10)" = 0 ] && ok "the session ends normally" || fail "cfg session: $(cat "$TMPD/cfg.err")"
+[ ! -e "$MEMCG" ] && [ ! -e "$PIDCG" ] && [ ! -e "$BPFBOX_CGROUP_PARENT/$ID" ] &&
+	ok "its cgroups are removed when it ends" || fail "cgroups left: $MEMCG $PIDCG"
+
+# --- limits below the minimum are refused ----------------------------------
+expect_rc 125 "--memory 8 is refused" "$BPFBOX" run -q -w "$WS" --memory 8 -- true
+expect_grep 'memory_mb: must be at least 16' "$TMPD/err" "the refusal names the minimum"
+expect_rc 125 "--pids 3 is refused" "$BPFBOX" run -q -w "$WS" --pids 3 -- true
+expect_rc 2 "resume --memory 8 is refused" "$BPFBOX" resume "$ID" --memory 8
+expect_rc 2 "pause of a malformed id" "$BPFBOX" pause not-a-session
+
+# --- OOM: killed by the kernel, the session frozen, another one runs on ----
+rm -f "$WS"/*
+bg other -q -w "$TMPD/log" -- $H ticker "$TMPD/log/tick2"
+bg oom -q -w "$WS" --memory 48 --audit "$TMPD/oom.jsonl" -- sh -c \
+	"cat /proc/self/cgroup > cg; echo \$BPFBOX_SESSION_ID > id; $H ticker tick & t=\$!; sleep 1; $H hog; sleep 1; echo after-oom; kill \$t"
+# An observer outside: when the kernel counts the OOM kill, and when it says
+# every task of the session is frozen (cgroup.events), to 0.5 ms.
+wait_for "$WS/cg" . 10
+MEMCG=$(cg_of cgroup2 memory "$WS/cg")
+V2CG="$CG2$(awk -F: '$1 == "0" { print $3 }' "$WS/cg")"
+if [ "$MECH" = cgroup2 ]; then EVF="$MEMCG/memory.events"; else EVF="$MEMCG/memory.oom_control"; fi
+$H pausewatch "$EVF" "$V2CG" "$TMPD/oomwatch" &
+if wait_for "$TMPD/oom.err" 'paused: out of memory' 30; then
+	ok "an OOM kill pauses the session"
+	sleep 0.3
+	ID=$(cat "$WS/id")
+	event_ok "$TMPD/oom.jsonl" "e['type'] == 'session.paused' and e['reason'] == 'oom' and e['comm'] == 'python3' and e['pid'] > 0 and e['memory_mb'] == 48" &&
+		ok "session.paused: reason oom, the victim's pid and comm" ||
+		fail "no session.paused oom event: $(grep paused "$TMPD/oom.jsonl")"
+	t1=$(cat "$WS/tick") o1=$(cat "$TMPD/log/tick2")
+	sleep 0.5
+	[ "$t1" = "$(cat "$WS/tick")" ] && ok "the paused session's processes are frozen" ||
+		fail "the ticker of the paused session still runs"
+	[ "$o1" != "$(cat "$TMPD/log/tick2")" ] && ok "another session keeps running" ||
+		fail "the other session stopped too"
+	[ "$(cat "$BPFBOX_CGROUP_PARENT/$ID/cgroup.freeze")" = 1 ] &&
+		ok "cgroup.freeze is set" || fail "cgroup.freeze not set"
+	wait_for "$TMPD/oomwatch" . 5
+	L=$($H oom_latency "$TMPD/oomwatch")
+	A=${L% *} F=${L#* }
+	lat oom "$A $F"
+	# The pause is ours; "frozen 1" also waits for the victim to finish exiting.
+	if [ -n "$L" ] && [ "$("$PY" -c "print(int($A < 100 and $F < 1000))")" = 1 ]; then
+		ok "cgroup.freeze set $A ms after the OOM kill (under 100 ms), all frozen after $F ms"
+	else
+		fail "cgroup.freeze set '$A' ms, all frozen '$F' ms after the OOM kill"
+	fi
+	expect_rc 0 "bpfbox resume --memory 96" "$BPFBOX" resume "$ID" --memory 96
+	[ "$(rc_of oom 20)" = 0 ] && grep -q after-oom "$TMPD/oom.out" &&
+		ok "after resume the session goes on and ends with its code" ||
+		fail "oom session: rc $(cat "$TMPD/oom.rc" 2>/dev/null) $(tail -c 300 "$TMPD/oom.err")"
+	event_ok "$TMPD/oom.jsonl" "e['type'] == 'session.resumed' and e['memory_mb'] == 96 and e['paused_ms'] > 0" &&
+		ok "session.resumed with the raised limit" || fail "no session.resumed event"
+else
+	fail "no pause after the OOM kill: $(tail -c 400 "$TMPD/oom.err")"
+fi
+pkill -f "ticker $TMPD/log/tick2" 2>/dev/null
+
+# --- disk: the workspace passes its limit ----------------------------------
+rm -f "$WS"/* "$TMPD/log/dl"
+bg disk -q -w "$WS" --rw "$TMPD/log" --disk 8 --audit "$TMPD/disk.jsonl" -- sh -c \
+	"cat /proc/self/cgroup > cg; echo \$BPFBOX_SESSION_ID > id; sleep 1; $H writer big 24 $TMPD/log/dl; echo wrote"
+wait_for "$WS/cg" . 10
+$H pausewatch - "$CG2$(awk -F: '$1 == "0" { print $3 }' "$WS/cg")" "$TMPD/diskwatch" &
+if wait_for "$TMPD/disk.err" 'paused: the workspace grew' 30; then
+	ok "a full disk limit pauses the session"
+	sleep 0.5
+	ID=$(cat "$WS/id")
+	n1=$(wc -l <"$TMPD/log/dl")
+	sleep 0.5
+	[ "$n1" = "$(wc -l <"$TMPD/log/dl")" ] && [ "$n1" -lt 24 ] &&
+		ok "the writer is stopped in its MiB number $n1" || fail "the writer goes on: $n1 MiB"
+	wait_for "$TMPD/diskwatch" . 5
+	L=$($H disk_latency "$TMPD/log/dl" 8 "$TMPD/diskwatch")
+	lat disk "$L"
+	[ -n "$L" ] && [ "$("$PY" -c "print(int($L < 1000))")" = 1 ] &&
+		ok "frozen $L ms after the write that crossed the limit began (under 1 s)" ||
+		fail "paused $L ms after the crossing write"
+	event_ok "$TMPD/disk.jsonl" "e['type'] == 'session.paused' and e['reason'] == 'disk' and e['disk_used_mb'] > 8 and e['disk_mb'] == 8" &&
+		ok "session.paused: reason disk with the growth" || fail "no session.paused disk event"
+	expect_rc 1 "pause of a paused session" "$BPFBOX" pause "$ID"
+	expect_grep 'already paused' "$TMPD/err" "it says it is already paused"
+	expect_rc 0 "bpfbox resume --disk 64" "$BPFBOX" resume "$ID" --disk 64
+	[ "$(rc_of disk 30)" = 0 ] && grep -q wrote "$TMPD/disk.out" &&
+		ok "after resume the writer finishes" || fail "disk session: $(tail -c 300 "$TMPD/disk.err")"
+else
+	fail "no pause past the disk limit: $(tail -c 400 "$TMPD/disk.err")"
+fi
+
+# --- manual pause; the timeout counts running time only --------------------
+rm -f "$WS"/*
+TO=${LIMITS_TIMEOUT:-2} # a slow VM starts python in seconds
+bg slow -q -w "$WS" --timeout "$TO" -- sh -c "echo \$BPFBOX_SESSION_ID > id; $H runfor 1.5; echo ran"
+wait_for "$WS/id" . 10
+ID=$(cat "$WS/id")
+expect_rc 0 "bpfbox pause" "$BPFBOX" pause "$ID"
+expect_rc 1 "pause of a paused session" "$BPFBOX" pause "$ID"
+sleep $((TO + 1))
+[ "$(cat "$TMPD/slow.rc" 2>/dev/null)" = "" ] && ok "a paused session outlives its timeout" ||
+	fail "the paused session ended: rc $(cat "$TMPD/slow.rc")"
+expect_rc 0 "bpfbox resume" "$BPFBOX" resume "$ID"
+expect_rc 1 "resume of a running session" "$BPFBOX" resume "$ID"
+expect_grep 'running, not paused' "$TMPD/err" "it says it is running"
+[ "$(rc_of slow 10)" = 0 ] && grep -q ran "$TMPD/slow.out" &&
+	ok "after resume it finishes within its $TO s of running time" ||
+	fail "slow session: rc $(cat "$TMPD/slow.rc" 2>/dev/null) $(cat "$TMPD/slow.err")"
+grep -q 'paused (manual)' "$TMPD/slow.err" && grep -q 'resumed after' "$TMPD/slow.err" &&
+	ok "bpfbox run says paused and resumed" || fail "notices: $(cat "$TMPD/slow.err")"
+
+# --- kill: the whole session, daemonized descendants too -------------------
+SLP1=$((40000 + $$ % 10000)) SLP2=$((50000 + $$ % 10000))
+# gone PATTERN: no process matches within 2 s (a killed one may still be on its way out).
+gone() {
+	n=40
+	while pgrep -f "$1" >/dev/null && [ $n -gt 0 ]; do sleep 0.05; n=$((n - 1)); done
+	! pgrep -f "$1" >/dev/null
+}
+rm -f "$WS"/*
+bg kill -q -w "$WS" --audit "$TMPD/kill.jsonl" -- sh -c \
+	"echo \$BPFBOX_SESSION_ID > id; setsid sleep $SLP1 </dev/null >/dev/null 2>&1 & sleep 60"
+wait_for "$WS/id" . 10
+ID=$(cat "$WS/id")
+sleep 0.3
+expect_rc 0 "bpfbox kill" "$BPFBOX" kill "$ID"
+[ "$(rc_of kill 10)" = 137 ] && ok "bpfbox run exits 137 when its session is killed" ||
+	fail "killed session: rc $(cat "$TMPD/kill.rc" 2>/dev/null)"
+gone "sleep $SLP1" && ok "no process of the session survives, daemonized ones included" ||
+	fail "a daemonized process survived the kill: $(pgrep -af "sleep $SLP1")"
+event_ok "$TMPD/kill.jsonl" "e['type'] == 'session.killed' and e['reason'] == 'manual'" &&
+	ok "session.killed in the stream" || fail "no session.killed event"
+expect_rc 1 "kill of an ended session" "$BPFBOX" kill "$ID"
+expect_grep 'has ended or never ran' "$TMPD/err" "it says the session has ended"
+expect_rc 1 "resume of an unknown session" "$BPFBOX" resume 0123456789abcdef0123456789abcdef
+# The end of a session (its first process exits) kills what it left behind.
+expect_rc 0 "a session that leaves a daemon behind" "$BPFBOX" run -q -w "$WS" $RO -- \
+	sh -c "setsid sleep $SLP2 </dev/null >/dev/null 2>&1 & exit 0"
+gone "sleep $SLP2" && ok "the session's end kills daemonized descendants (cgroup.kill)" ||
+	fail "the daemonized sleep outlived its session: $(pgrep -af "sleep $SLP2")"
+
+# --- pids: a fork bomb stops at pids.max, the host stays responsive ---------
+# execs_ms: how long 5 execs of /bin/true take here, in ms.
+execs_ms() {
+	t0=$(date +%s%N)
+	sh -c 'for i in 1 2 3 4 5; do /bin/true; done'
+	echo $((($(date +%s%N) - t0) / 1000000))
+}
+base=$(execs_ms)
+rm -f "$WS"/*
+bg bomb -q -w "$WS" --pids 16 -- sh -c \
+	'echo $BPFBOX_SESSION_ID > id; cat /proc/self/cgroup > cg; i=0; while [ $i -lt 200 ]; do (sleep 3 &) 2>>forkerr; i=$((i + 1)); done; sleep 2'
+wait_for "$WS/cg" . 10
+sleep 1
+PIDCG=$(cg_of cgroup2 pids "$WS/cg")
+cur=$(cat "$PIDCG/pids.current" 2>/dev/null || echo 999)
+[ "$cur" -le 16 ] && ok "pids.current $cur <= pids.max 16" || fail "pids.current $cur"
+grep -qi 'resource temporarily unavailable\|cannot fork\|fork' "$WS/forkerr" 2>/dev/null &&
+	ok "forks past the limit fail" || fail "no fork failure: $(head -c 200 "$WS/forkerr" 2>/dev/null)"
+dt=$(execs_ms)
+[ "$dt" -lt $((3 * base + 500)) ] &&
+	ok "the host stays responsive during the fork bomb (5 execs: $dt ms, $base ms before)" ||
+	fail "5 execs took $dt ms during the fork bomb, $base ms before"
+rc_of bomb 15 >/dev/null
+
+# --- cpu: a busy loop held near its quota ----------------------------------
+share=$("$BPFBOX" run -q -w "$WS" $RO --cpu 20 -- $H busy 2 2>/dev/null)
+[ -n "$share" ] && [ "$("$PY" -c "print(int(0.1 <= $share <= 0.3))")" = 1 ] &&
+	ok "a busy loop under --cpu 20 gets $share of a cpu" || fail "cpu share under --cpu 20: '$share'"
+
+# --- an unprivileged user: the rlimit fallback, said out loud --------------
+mkdir -p "$TMPD/uws"
+chmod 777 "$TMPD/uws"
+cd /
+setpriv --reuid=65534 --regid=65534 --clear-groups "$BPFBOX" run -w "$TMPD/uws" $RO --disk 4 -- \
+	$H writer big 12 /dev/null >"$TMPD/u.out" 2>"$TMPD/u.err"
+rc=$?
+[ "$rc" = 137 ] && grep -q 'cannot be paused here' "$TMPD/u.err" &&
+	ok "unprivileged: over the disk limit the session is killed (no freezer)" ||
+	fail "unprivileged disk limit: rc $rc $(tail -c 300 "$TMPD/u.err")"
+grep -q 'RLIMIT_DATA' "$TMPD/u.err" && ok "unprivileged: the fallback is named in the warning" ||
+	fail "no fallback warning: $(head -c 300 "$TMPD/u.err")"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$BPFBOX" run -q -w "$TMPD/uws" \
+	--limits-via cgroup -- true >/dev/null 2>"$TMPD/u.err"
+rc=$?
+[ "$rc" = 125 ] && grep -q 'limits-via cgroup' "$TMPD/u.err" &&
+	ok "unprivileged: --limits-via cgroup refuses to run" || fail "--limits-via cgroup: rc $rc"
+cd "$TMPD"
+
+# --- through the daemon: ops pause, resume, kill ---------------------------
+mkdir -p "$TMPD/sock"
+"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$DPARENT" \
+	--audit "$TMPD/d.jsonl" 2>"$TMPD/d.err" &
+DPID=$!
+if wait_for "$TMPD/d.err" ready 20; then
+	rm -f "$WS"/*
+	bg doom -q -w "$WS" --daemon-socket "$SOCK" --memory 48 -- sh -c \
+		"echo \$BPFBOX_SESSION_ID > id; $H hog; sleep 1; echo after-oom"
+	if wait_for "$TMPD/doom.err" 'paused: out of memory' 30; then
+		ID=$(cat "$WS/id")
+		ok "daemon mode: an OOM kill pauses the session"
+		"$BPFBOX" sessions --json --socket "$SOCK" >"$TMPD/ls.json"
+		[ "$(json "$TMPD/ls.json" "[s['state'] for s in d if s['session'] == '$ID'][0]")" = paused ] &&
+			ok "daemon mode: bpfbox sessions says paused" ||
+			fail "sessions: $(cat "$TMPD/ls.json"); daemon: $(tail -n 5 "$TMPD/d.err"); run: $(tail -c 600 "$TMPD/doom.err")"
+		event_ok "$TMPD/d.jsonl" "e['type'] == 'session.paused' and e['reason'] == 'oom' and e['comm'] == 'python3'" &&
+			ok "daemon mode: session.paused in the daemon's stream" || fail "no daemon session.paused"
+		expect_rc 0 "daemon mode: resume" "$BPFBOX" resume --socket "$SOCK" "$ID" --memory 96
+		[ "$(rc_of doom 20)" = 0 ] && grep -q after-oom "$TMPD/doom.out" &&
+			ok "daemon mode: the session goes on after resume" ||
+			fail "daemon session: $(tail -c 300 "$TMPD/doom.err")"
+	else
+		fail "daemon mode: no pause after the OOM kill: $(tail -c 300 "$TMPD/doom.err")"
+	fi
+	rm -f "$WS"/*
+	bg dkill -q -w "$WS" --daemon-socket "$SOCK" -- sh -c "echo \$BPFBOX_SESSION_ID > id; sleep 60"
+	wait_for "$WS/id" . 10
+	ID=$(cat "$WS/id")
+	expect_rc 0 "daemon mode: pause" "$BPFBOX" pause --socket "$SOCK" "$ID"
+	expect_rc 0 "daemon mode: kill of a paused session" "$BPFBOX" kill --socket "$SOCK" "$ID"
+	[ "$(rc_of dkill 10)" = 137 ] && ok "daemon mode: bpfbox run exits 137" ||
+		fail "daemon kill: rc $(cat "$TMPD/dkill.rc" 2>/dev/null)"
+	event_ok "$TMPD/d.jsonl" "e['type'] == 'session.killed' and e['session'] == '$ID' and e['paused']" &&
+		ok "daemon mode: session.killed in the daemon's stream" || fail "no daemon session.killed"
+	sleep 0.3
+	expect_rc 1 "daemon mode: kill of an ended session" "$BPFBOX" kill --socket "$SOCK" "$ID"
+	expect_grep 'has already ended' "$TMPD/err" "daemon mode: it says the session has ended"
+	expect_rc 1 "daemon mode: resume of an unknown session" "$BPFBOX" resume --socket "$SOCK" \
+		0123456789abcdef0123456789abcdef
+	expect_grep 'unknown session' "$TMPD/err" "daemon mode: it says unknown session"
+else
+	fail "the daemon did not start: $(cat "$TMPD/d.err")"
+fi
+finish

@@ -1,0 +1,492 @@
+# bpfbox top: the live view of a private daemon's sessions, driven in tmux
+# (rows, counts, denials, sort, filter, the event tail, pause/resume, resize,
+# quit), and its --once / --json snapshots; no daemon: a message and exit 1.
+. "$(dirname "$0")/../lib.sh"
+
+if [ "$(id -u)" != 0 ]; then
+	skip "top: it needs a daemon, which loads BPF programs as root; CI runs as root"
+	finish
+	exit $?
+fi
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -z "$CG2" ]; then
+	skip "top: no cgroup2 mount on this host; the VM matrix covers the daemon"
+	finish
+	exit $?
+fi
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
+
+SOCK="$TMPD/sock/bpfbox.sock"
+PIN=/sys/fs/bpf/bpfbox-top-$$
+PARENT="$CG2/bpfbox-top-$$"
+DERR="$TMPD/daemon.err"
+WS="$TMPD/ws"
+OUTSIDE="$TMPD/outside"
+TS="bpfbox-top-$$" # our own tmux server
+mkdir -p "$WS" "$OUTSIDE" "$TMPD/sock"
+: >"$DERR"
+DPID=
+
+tm() { tmux -L "$TS" -f /dev/null "$@"; }
+
+cleanup() {
+	touch "$WS/stop"
+	tm kill-server >/dev/null 2>&1
+	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
+	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
+		>/dev/null 2>&1
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT INT TERM
+
+start_daemon() {
+	before=$(grep -c 'ready' "$DERR")
+	"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
+		--audit "$TMPD/audit.jsonl" 2>>"$DERR" &
+	DPID=$!
+	i=0
+	while [ "$(grep -c 'ready' "$DERR")" = "$before" ] && [ $i -lt 100 ]; do
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+		i=$((i + 1))
+	done
+	[ "$(grep -c 'ready' "$DERR")" != "$before" ]
+}
+
+# screen: the pane's text in $TMPD/screen (with colours in $TMPD/screen.e).
+screen() {
+	tm capture-pane -p -t top >"$TMPD/screen" 2>/dev/null
+	tm capture-pane -p -e -t top >"$TMPD/screen.e" 2>/dev/null
+}
+
+# wait_screen ERE [SECONDS]: until the pane shows ERE (default 6 s).
+wait_screen() {
+	n=$((${2:-6} * 10))
+	while [ $n -gt 0 ]; do
+		screen
+		grep -Eq -- "$1" "$TMPD/screen" && return 0
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+
+# shown NAME ERE: a check on the pane.
+shown() {
+	if wait_screen "$2"; then ok "$1"; else fail "$1: '$2' not on the screen:
+$(cat "$TMPD/screen")"; fi
+}
+
+# alive PID: the process runs (a zombie does not).
+alive() {
+	[ -r "/proc/$1/stat" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -c1)" != Z ]
+}
+
+# row SID: the pane's row of a session (its first 12 hex digits start it).
+row() {
+	grep "^$(echo "$1" | cut -c1-12) " "$TMPD/screen"
+}
+
+# field SID N: the Nth word of its row (1 id, 2 state, 3 level, 4 pids, 5 mem,
+# 6 cpu, 7 opens/s, 8 execs/s, 9 connects/s, 10 denied, then the command).
+field() {
+	row "$1" | awk -v n="$2" '{ print $n }'
+}
+
+# top_start NAME COLS ROWS: bpfbox top in a new tmux session NAME (one
+# server for the whole test); its exit code lands in $TMPD/NAME.rc, its
+# stderr in $TMPD/NAME.err.
+top_start() {
+	tm new-session -d -s "$1" -x "$2" -y "$3" \
+		"env LANG=C.UTF-8 '$BPFBOX' top --socket '$SOCK' 2>'$TMPD/$1.err'; echo \$? >'$TMPD/$1.rc'; sleep 120"
+}
+
+# ---- no daemon ----
+expect_rc 1 "--once without a daemon exits 1" "$BPFBOX" top --once --socket "$SOCK"
+expect_grep "no daemon answers on $SOCK" "$TMPD/err" "and says that no daemon answers on the socket"
+expect_rc 1 "--json without a daemon exits 1" "$BPFBOX" top --json --socket "$SOCK"
+if ! command -v tmux >/dev/null 2>&1; then
+	skip "top: tmux is missing ('make deps' installs it); the screen is not tested here"
+	NOTMUX=1
+fi
+if [ -z "$NOTMUX" ]; then
+	top_start nodaemon 160 40
+	n=50
+	while [ ! -s "$TMPD/nodaemon.rc" ] && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+	[ "$(cat "$TMPD/nodaemon.rc" 2>/dev/null)" = 1 ] &&
+		grep -q "no daemon answers on $SOCK" "$TMPD/nodaemon.err" &&
+		ok "the full-screen view without a daemon: a message and exit 1, no blank screen" ||
+		fail "top without a daemon: exit '$(cat "$TMPD/nodaemon.rc" 2>/dev/null)', stderr '$(cat "$TMPD/nodaemon.err")'"
+fi
+
+# ---- a daemon and sessions doing real work ----
+if start_daemon; then ok "a private daemon starts"; else
+	fail "the daemon did not get ready: $(cat "$DERR")"
+	finish
+	exit 1
+fi
+# run NAME [OPTIONS...] -- SCRIPT: a session in the background, its id in $WS/NAME.sid.
+run() {
+	name=$1
+	shift
+	opts=
+	while [ "$1" != -- ]; do
+		opts="$opts $1"
+		shift
+	done
+	shift
+	# shellcheck disable=SC2086
+	"$BPFBOX" run -q --timeout 600 --daemon-socket "$SOCK" -w "$WS" $opts -- sh -c \
+		": $name; echo \$BPFBOX_SESSION_ID > $name.sid; exec 2>/dev/null; $1" \
+		>"$TMPD/$name.out" 2>&1 &
+}
+run top-cat -- 'while [ ! -e stop ]; do cat /etc/hostname >/dev/null; sleep 0.05; done'
+PID_CAT=$!
+run top-deny -- "while [ ! -e stop ]; do echo x > $OUTSIDE/f; sleep 0.2; done"
+PID_DENY=$!
+run top-meta --net allow -- "while [ ! -e stop ]; do $PY -c '
+import socket
+s = socket.socket(); s.settimeout(1)
+try: s.connect((\"169.254.169.254\", 80))
+except OSError: pass'; sleep 0.3; done"
+PID_META=$!
+n=100
+while [ $n -gt 0 ] && ! { [ -s "$WS/top-cat.sid" ] && [ -s "$WS/top-deny.sid" ] && [ -s "$WS/top-meta.sid" ]; }; do
+	sleep 0.1
+	n=$((n - 1))
+done
+CAT=$(cat "$WS/top-cat.sid" 2>/dev/null)
+DENY=$(cat "$WS/top-deny.sid" 2>/dev/null)
+META=$(cat "$WS/top-meta.sid" 2>/dev/null)
+[ -n "$CAT" ] && [ -n "$DENY" ] && [ -n "$META" ] && ok "three sessions run through the daemon" ||
+	fail "sessions did not start: $(cat "$TMPD"/top-*.out)"
+sleep 1 # some work to count
+
+# ---- --json and --once ----
+# jcheck FILE PY_EXPR NAME: a Python expression over the JSON snapshot d.
+jcheck() {
+	if "$PY" - "$1" "$2" "$CAT" "$DENY" "$META" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+cat, deny, meta = sys.argv[3:6]
+by = {s["session"]: s for s in d["sessions"]}
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+	then ok "$3"; else fail "$3: $(head -c 1500 "$1")"; fi
+}
+"$BPFBOX" top --json --socket "$SOCK" >"$TMPD/top.json" 2>"$TMPD/top.json.err"
+rc=$?
+[ $rc = 0 ] && ok "--json exits 0" || fail "--json exit $rc: $(cat "$TMPD/top.json.err")"
+jcheck "$TMPD/top.json" "d['schema_version'] == 1 and d['daemon']['socket'] == '$SOCK' and d['daemon']['pid'] == $DPID and d['level'] in ('None', 'Minimal', 'Standard', 'Full')" \
+	"--json: the header (level, the daemon's socket and pid)"
+jcheck "$TMPD/top.json" "d['events_per_s'] > 0 and d['drops'] == 0 and d['daemon']['uptime_s'] is not None" \
+	"--json: events per second, drops, daemon uptime"
+jcheck "$TMPD/top.json" "all(by[s]['state'] == 'running' and by[s]['pids'] >= 1 and by[s]['cpu_percent'] is not None and by[s]['level'] for s in (cat, deny, meta))" \
+	"--json: the three sessions run, with pids, cpu and level"
+jcheck "$TMPD/top.json" "': top-cat;' in by[cat]['command'] and ': top-deny;' in by[deny]['command'] and ': top-meta;' in by[meta]['command']" \
+	"--json: each session's command"
+jcheck "$TMPD/top.json" "by[cat]['execs_per_s'] >= 2 and by[cat]['opens_per_s'] > 0 and by[cat]['denials'] == 0" \
+	"--json: the cat loop's exec and open rates"
+jcheck "$TMPD/top.json" "by[deny]['denials'] >= 1 and '$OUTSIDE/f' in by[deny]['last_denial'] and 'landlock' in by[deny]['last_denial']" \
+	"--json: the write outside the workspace is a counted landlock denial"
+jcheck "$TMPD/top.json" "by[meta]['connects'] >= 1 and by[meta]['denials'] >= 1 and 'connect 169.254.169.254:80' in by[meta]['last_denial'] and 'cgroup-bpf' in by[meta]['last_denial']" \
+	"--json: the metadata connect is counted and is a cgroup-bpf denial"
+"$BPFBOX" top --json --socket "$SOCK" --filter top-deny --delay 0.3 >"$TMPD/f.json" 2>&1
+jcheck "$TMPD/f.json" "[s['session'] for s in d['sessions']] == [deny] and d['filter'] == 'top-deny'" \
+	"--json --filter keeps only the matching session"
+"$BPFBOX" top --json --socket "$SOCK" --sort command --delay 0.3 >"$TMPD/s.json" 2>&1
+jcheck "$TMPD/s.json" "[s['session'] for s in d['sessions'] if s['session'] in (cat, deny, meta)] == [cat, deny, meta]" \
+	"--json --sort command orders by command"
+"$BPFBOX" top --json --socket "$SOCK" --sort command --reverse --delay 0.3 >"$TMPD/s.json" 2>&1
+jcheck "$TMPD/s.json" "[s['session'] for s in d['sessions'] if s['session'] in (cat, deny, meta)] == [meta, deny, cat]" \
+	"--reverse reverses it"
+expect_rc 0 "--once exits 0" "$BPFBOX" top --once --socket "$SOCK"
+cp "$TMPD/out" "$TMPD/once.txt"
+expect_grep "^host .* level [A-Za-z]+ .*daemon pid $DPID up " "$TMPD/once.txt" "--once: the header line"
+expect_grep "^SESSION +STATE +LEVEL +PIDS +MEM +CPU% +OPEN/s +EXEC/s +CONN/s +DENIED +COMMAND +LAST DENIAL$" \
+	"$TMPD/once.txt" "--once: the column titles"
+expect_grep "^$DENY +running .*: top-deny; .*open $OUTSIDE/f \(write\) \(landlock EACCES\)$" "$TMPD/once.txt" \
+	"--once: the denying session's row ends with its last denial"
+awk -v id="$CAT" '$1 == id && $8 + 0 >= 2 { found = 1 } END { exit !found }' "$TMPD/once.txt" &&
+	ok "--once: the cat loop's row counts execs per second" ||
+	fail "--once: no exec rate for $CAT: $(cat "$TMPD/once.txt")"
+"$BPFBOX" top --socket "$SOCK" -d 0.3 </dev/null | cat >"$TMPD/pipe.txt"
+grep -q "^$META " "$TMPD/pipe.txt" && ok "without a terminal, top prints one snapshot" ||
+	fail "top | cat: $(cat "$TMPD/pipe.txt")"
+expect_rc 2 "a bad --sort is a usage error" "$BPFBOX" top --once --socket "$SOCK" --sort nope
+expect_rc 2 "a bad --delay is a usage error" "$BPFBOX" top --once --socket "$SOCK" -d 0
+
+# ---- the full-screen view ----
+if [ -n "$NOTMUX" ]; then
+	touch "$WS/stop"
+	wait $PID_CAT $PID_DENY $PID_META
+	finish
+	exit $?
+fi
+top_start top 160 40
+shown "the header: host, level, BPF layers, daemon uptime" "^bpfbox top  host .* level [A-Za-z]+ .*BPF .*daemon pid $DPID up "
+shown "the second header line: sessions, events/s, drops, sort" "^sessions 3/3  events/s [0-9.k]+  drops 0  sort CPU% desc"
+shown "the column titles" "^SESSION +STATE +LEVEL +PIDS +MEM +CPU%[^ ]* +OPEN/s +EXEC/s +CONN/s +DENIED COMMAND +LAST DENIAL"
+wait_screen "^$(echo "$CAT" | cut -c1-12) +running .*: top-cat"
+row "$CAT" | grep -q ": top-cat;" && row "$DENY" | grep -q ": top-deny;" && row "$META" | grep -q ": top-meta;" &&
+	ok "a row per session with its command" || fail "rows: $(cat "$TMPD/screen")"
+sleep 1.2
+screen
+[ "$(field "$CAT" 2)" = running ] && [ "$(field "$CAT" 8 | tr -d k)" != 0 ] && [ "$(field "$CAT" 4)" -ge 1 ] &&
+	ok "the cat loop's row: running, pids and execs per second" ||
+	fail "cat row: $(row "$CAT")"
+wait_screen "^$(echo "$DENY" | cut -c1-12) .*open $OUTSIDE/f" &&
+	[ "$(field "$DENY" 10)" -ge 1 ] && ok "the denial shows up: count and last denial" ||
+	fail "deny row: $(row "$DENY")"
+wait_screen "^$(echo "$META" | cut -c1-12) .*connect 169.254.169.254:80" &&
+	ok "the metadata connect shows up as the last denial of its session" || fail "meta row: $(row "$META")"
+grep -F "$(echo "$DENY" | cut -c1-12)" "$TMPD/screen.e" | grep -q "$(printf '\033')\[[0-9;]*31m" &&
+	ok "denials are drawn in red" || fail "no red in the deny row: $(grep -F "$(echo "$DENY" | cut -c1-12)" "$TMPD/screen.e" | od -c | head -5)"
+
+# Sort: four times s goes CPU% -> DENIED; S reverses.
+tm send-keys -t top s s s s
+shown "s cycles the sort column" "^sessions 3/3 .* sort DENIED desc"
+shown "the sorted column is marked" "DENIED[^ ]+ COMMAND"
+last=$(grep -E '^[0-9a-f]{12} ' "$TMPD/screen" | tail -1 | cut -c1-12)
+[ "$last" = "$(echo "$CAT" | cut -c1-12)" ] && ok "sorted by denials, most first: the cat loop (none) is last" ||
+	fail "last row $last, want the cat loop: $(cat "$TMPD/screen")"
+tm send-keys -t top S
+shown "S reverses the order" "^sessions 3/3 .* sort DENIED asc"
+first=$(grep -E '^[0-9a-f]{12} ' "$TMPD/screen" | head -1 | cut -c1-12)
+[ "$first" = "$(echo "$CAT" | cut -c1-12)" ] && ok "reversed: the cat loop comes first" ||
+	fail "first row $first, want the cat loop: $(cat "$TMPD/screen")"
+
+# Filter.
+tm send-keys -t top / t o p - c a t
+shown "/ edits a filter on the status line" "^filter: top-cat_"
+tm send-keys -t top Enter
+shown "the filter applies: 1 of 3 shown" "^sessions 1/3 .*filter \"top-cat\""
+screen
+[ -n "$(row "$CAT")" ] && [ -z "$(row "$DENY")" ] && [ -z "$(row "$META")" ] &&
+	ok "only the matching row is left" || fail "filtered rows: $(cat "$TMPD/screen")"
+
+# Enter: the event tail of the selected (only) session.
+tm send-keys -t top Escape
+shown "Esc clears the filter" "^sessions 3/3 "
+tm send-keys -t top / t o p - d e n y Enter
+wait_screen "^sessions 1/3 "
+tm send-keys -t top Enter
+shown "Enter shows the session's events" "^SESSION $DENY  running  level "
+shown "the tail holds its denied writes" "DENY open $OUTSIDE/f \(write\)  landlock EACCES"
+grep "DENY open" "$TMPD/screen.e" | tail -1 | grep -q "$(printf '\033')\[[0-9;]*31m" &&
+	ok "denied events are highlighted in red" || fail "tail colours: $(grep "DENY open" "$TMPD/screen.e" | tail -1 | od -c | head -3)"
+grep -Eq "exec /usr/bin/cat|python3" "$TMPD/screen" && fail "the tail mixes sessions: $(cat "$TMPD/screen")" ||
+	ok "the tail holds only that session's events"
+tm send-keys -t top Escape
+shown "Esc goes back to the list" "^SESSION +STATE +LEVEL"
+
+# Help.
+tm send-keys -t top '?'
+shown "? shows the keys" "Any key closes this help"
+tm send-keys -t top x
+wait_screen "^Enter events  s/S sort"
+grep -q "Any key closes" "$TMPD/screen" && fail "help still shown" || ok "any key closes the help"
+
+# A cancelled kill does nothing.
+tm send-keys -t top Escape
+wait_screen "^sessions 3/3 "
+tm send-keys -t top / t o p - c a t Enter
+wait_screen "^sessions 1/3 "
+tm send-keys -t top k
+shown "k asks before killing" "^Kill session $(echo "$CAT" | cut -c1-12)\? \[y/N\]  sh -c : top-cat;"
+tm send-keys -t top n
+shown "n cancels" "kill cancelled"
+alive $PID_CAT && ok "the session still runs" || fail "the cancelled kill killed it"
+
+# Pause and resume (the daemon's pause/resume ops). When the daemon does not
+# have them, the status line must show its error reply.
+state_of() {
+	"$BPFBOX" sessions --json --socket "$SOCK" 2>/dev/null |
+		"$PY" -c "import json,sys; print(''.join(s['state'] for s in json.load(sys.stdin) if s['session'] == '$1'))"
+}
+# wait_state SID STATE: up to 5 s.
+wait_state() {
+	n=50
+	while [ $n -gt 0 ] && [ "$(state_of "$1")" != "$2" ]; do sleep 0.1; n=$((n - 1)); done
+	[ "$(state_of "$1")" = "$2" ]
+}
+SHORT=$(echo "$CAT" | cut -c1-12)
+tm send-keys -t top p
+shown "p asks before pausing" "^Pause session $SHORT\? \[y/N\]"
+tm send-keys -t top y
+if wait_screen "^pause $SHORT: (done|.*(unknown op|EOPNOTSUPP|not supported).*)"; then
+	if grep -q "^pause $SHORT: done" "$TMPD/screen"; then
+		wait_state "$CAT" paused && ok "p y pauses the session (bpfbox sessions says paused)" ||
+			fail "pause: the daemon says '$(state_of "$CAT")'"
+		shown "the row shows it paused" "^$SHORT +paused "
+		sleep 1.2
+		screen
+		[ "$(field "$CAT" 8)" = 0 ] && ok "a paused session execs nothing" || fail "paused row: $(row "$CAT")"
+		tm send-keys -t top r
+		shown "r asks before resuming" "^Resume session $SHORT\? \[y/N\]"
+		tm send-keys -t top y
+		shown "r y: done" "^resume $SHORT: done"
+		wait_state "$CAT" running && ok "r y resumes the session (bpfbox sessions says running)" ||
+			fail "resume: the daemon says '$(state_of "$CAT")'"
+		shown "the row shows it running again" "^$SHORT +running "
+	else
+		ok "pause: this daemon has no pause op yet; the status line shows its error ($(grep "^pause" "$TMPD/screen"))"
+		tm send-keys -t top r
+		wait_screen "^Resume session $SHORT"
+		tm send-keys -t top y
+		shown "resume: the daemon's error is shown too" "^resume $SHORT: "
+		[ "$(state_of "$CAT")" = running ] && ok "and the session runs on" || fail "state $(state_of "$CAT")"
+	fi
+else
+	fail "p y: no result on the status line: $(cat "$TMPD/screen")"
+fi
+tm send-keys -t top Escape
+
+# Resizing keeps the layout: header, titles, rows, status; nothing wider than the pane.
+cat >"$TMPD/layout.py" <<'PY'
+import re, sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+cols, rows = int(sys.argv[2]), int(sys.argv[3])
+ids = [s[:12] for s in sys.argv[4:7]]
+bad = []
+if len(lines) < rows:
+    lines += [""] * (rows - len(lines))
+# The clock ends the first line at the right edge: the screen has the new size.
+if not lines[0].startswith("bpfbox top  host") or len(lines[0]) != cols: bad.append("line 1")
+if not lines[1].startswith("sessions 3/3"): bad.append("line 2")
+if not re.match(r"^SESSION +STATE +", lines[2]): bad.append("line 3")
+rows_seen = [l[:12] for l in lines[3:rows - 1] if re.match(r"^[0-9a-f]{12} ", l)]
+if sorted(rows_seen) != sorted(ids): bad.append("rows %s" % rows_seen)
+# Besides the rows, only the status line, on the last line.
+others = [l for l in lines[3:rows - 1] if l.strip() and not re.match(r"^[0-9a-f]{12} ", l)]
+if others: bad.append("extra lines %s" % others)
+if not lines[rows - 1].strip(): bad.append("no status line at the bottom")
+if any(l.strip() for l in lines[rows:]): bad.append("lines below the pane")
+if any(len(l) > cols for l in lines): bad.append("a line wider than %d" % cols)
+if bad: print(bad)
+sys.exit(1 if bad else 0)
+PY
+# layout_ok COLS ROWS NAME: up to 3 s for the screen to settle.
+layout_ok() {
+	n=30
+	while [ $n -gt 0 ]; do
+		screen
+		"$PY" "$TMPD/layout.py" "$TMPD/screen" "$1" "$2" "$CAT" "$DENY" "$META" >"$TMPD/layout.out" &&
+			break
+		sleep 0.1
+		n=$((n - 1))
+	done
+	[ $n -gt 0 ] && ok "$3" || fail "$3: $(cat "$TMPD/layout.out" "$TMPD/screen")"
+}
+tm resize-window -t top -x 100 -y 25
+layout_ok 100 25 "resized to 100x25: header, titles, the three rows, the status line and nothing else"
+tm resize-window -t top -x 70 -y 12
+layout_ok 70 12 "resized to 70x12: the same, lower-priority columns dropped"
+tm resize-window -t top -x 160 -y 40
+layout_ok 160 40 "back to 160x40: the same"
+shown "and every column is back" "LEVEL +PIDS +MEM .*LAST DENIAL"
+
+# ---- 1,000 sessions more (registered over the socket, no process) ----
+cat >"$TMPD/many.py" <<'PY'
+import json, os, socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f = s.makefile("rb")
+for i in range(int(sys.argv[2])):
+    s.sendall(json.dumps({"op": "register", "session": os.urandom(16).hex(),
+                          "command": ["fake-load", str(i)], "level_enabled": "Standard"}).encode() + b"\n")
+    r = json.loads(f.readline())
+    if not r.get("ok"):
+        print(r, flush=True); sys.exit(1)
+print("registered", flush=True)
+while not os.path.exists(sys.argv[3]):  # they live as long as this connection
+    time.sleep(0.1)
+PY
+"$PY" "$TMPD/many.py" "$SOCK" 1000 "$TMPD/many.stop" >"$TMPD/many.out" 2>&1 &
+MANY=$!
+n=200
+while ! grep -q registered "$TMPD/many.out" && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+shown "1,003 sessions listed" "^sessions 1003/1003 "
+# The sort is DENIED ascending: End shows the sessions with denials, last.
+t0=$(date +%s%N)
+tm send-keys -t top End
+if wait_screen "^$(echo "$DENY" | cut -c1-12) "; then
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	echo "# End with 1,003 sessions: on the screen in $ms ms (informational)"
+	[ $ms -lt 3000 ] && ok "End scrolls to the last of 1,003 rows at once" || fail "End took $ms ms"
+else
+	fail "End: the last rows are not shown: $(cat "$TMPD/screen")"
+fi
+tm send-keys -t top Home
+shown "Home goes back to the first row" "^[0-9a-f]{12} +(running|registered) "
+tm send-keys -t top / f a k e - l o a d ' ' 9 9 9 Enter
+shown "a filter among 1,003 sessions" "^sessions 1/1003 "
+screen
+grep -Eq "^[0-9a-f]{12} +registered +Standard .*fake-load 999" "$TMPD/screen" &&
+	ok "the one match: registered, its level, its command" || fail "filtered: $(cat "$TMPD/screen")"
+tm send-keys -t top Escape
+PANE=$(tm display-message -p -t top '#{pane_pid}')
+TOPPID=$(pgrep -P "$PANE" | head -1)
+t1=$(awk '{ print $14 + $15 }' "/proc/$TOPPID/stat" 2>/dev/null)
+sleep 3
+t2=$(awk '{ print $14 + $15 }' "/proc/$TOPPID/stat" 2>/dev/null)
+if [ -n "$t1" ] && [ -n "$t2" ]; then
+	pct=$(((t2 - t1) * 100 / (3 * $(getconf CLK_TCK))))
+	echo "# top with 1,003 sessions: ${pct}% of a cpu (informational)"
+	[ $pct -lt 50 ] && ok "refreshing 1,003 sessions every second costs under half a cpu" ||
+		fail "top uses ${pct}% cpu with 1,003 sessions"
+else
+	fail "cannot find top's process under pane $PANE"
+fi
+touch "$TMPD/many.stop"
+wait $MANY
+t0=$(date +%s)
+if wait_screen "^sessions 3/3 " 60; then
+	echo "# the daemon ended 1,000 sessions and top dropped their rows in $(($(date +%s) - t0)) s (informational)"
+	ok "when they end, their rows go (shown as ended for 5 s)"
+else
+	fail "the 1,000 rows stay: $(head -5 "$TMPD/screen")"
+fi
+kill -0 "$DPID" 2>/dev/null && ok "the daemon lives on" || fail "the daemon died: $(tail -5 "$DERR")"
+
+# Kill (the daemon's kill op): as pause, tolerant of a daemon without it.
+tm send-keys -t top / t o p - m e t a Enter
+wait_screen "^sessions 1/3 "
+SHORT=$(echo "$META" | cut -c1-12)
+tm send-keys -t top k
+shown "k asks before killing the selected session" "^Kill session $SHORT\? \[y/N\]"
+tm send-keys -t top y
+if wait_screen "^kill $SHORT: (done|.*(unknown op|EOPNOTSUPP|not supported).*)"; then
+	if grep -q "^kill $SHORT: done" "$TMPD/screen"; then
+		n=300
+		while alive $PID_META && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+		echo "# the killed session's bpfbox run exited after $(((300 - n) / 10)) s (informational)"
+		alive $PID_META && fail "k y: its bpfbox run still runs after 30 s: $(tail -3 "$DERR")" ||
+			ok "k y kills the session (its bpfbox run ends)"
+		shown "its row says so" "^$SHORT +(killed|ended) "
+	else
+		ok "kill: this daemon has no kill op yet; the status line shows its error ($(grep "^kill" "$TMPD/screen"))"
+	fi
+else
+	fail "k y: no result on the status line: $(cat "$TMPD/screen")"
+fi
+tm send-keys -t top Escape
+
+# The daemon goes away: top says so and stays; a new daemon is found again.
+kill -TERM "$DPID"
+wait "$DPID"
+DPID=
+shown "a stopped daemon is reported on the screen" "daemon on $SOCK not connected: "
+start_daemon && shown "a daemon that comes back is reconnected" "^sessions [23]/[23] " ||
+	fail "the daemon did not restart: $(tail -3 "$DERR")"
+
+tm send-keys -t top q
+n=50
+while [ ! -s "$TMPD/top.rc" ] && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+[ "$(cat "$TMPD/top.rc" 2>/dev/null)" = 0 ] && ok "q quits with exit 0" ||
+	fail "q: exit '$(cat "$TMPD/top.rc" 2>/dev/null)', stderr: $(cat "$TMPD/top.err")"
+grep -Eq "AddressSanitizer|LeakSanitizer|runtime error" "$TMPD/top.err" &&
+	fail "sanitizer report: $(head -c 2000 "$TMPD/top.err")" || ok "no sanitizer report from the screen session"
+
+touch "$WS/stop"
+wait $PID_CAT $PID_DENY $PID_META
+finish

@@ -1,0 +1,599 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sink specs (docs/sinks.md): KIND[:TARGET][?KEY=VALUE&...], and the
+ * "sinks" section of the daemon's config file. Every error names the key
+ * and what it takes, so that the daemon refuses to start with one line.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <json-c/json.h>
+
+#include "sink_internal.h"
+#include "../lib/util.h"
+
+#define CONFIG_FILE_MAX (1U << 20)
+
+static const char *const type_names[] = {
+	"session.start", "session.end", "loss", "exec", "exit", "fork", "file", "connect",
+	"sink.error",
+};
+
+int sink_type_index(const char *type)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(type_names); i++)
+		if (streq(type_names[i], type))
+			return i;
+	return -1;
+}
+
+const char *sink_type_list(void)
+{
+	return "session.start, session.end, loss, exec, exit, fork, file, connect, sink.error";
+}
+
+static int fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, size, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* %XX escapes of a URL component; -EINVAL on a bad escape, a NUL or no room. */
+static int unescape(const char *in, size_t len, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = in[i];
+
+		if (c == '%') {
+			char hex[3] = { 0 };
+			char *end;
+
+			if (i + 2 >= len || !isxdigit((unsigned char)in[i + 1]) ||
+			    !isxdigit((unsigned char)in[i + 2]))
+				return -EINVAL;
+			hex[0] = in[i + 1];
+			hex[1] = in[i + 2];
+			c = (char)strtoul(hex, &end, 16);
+			if (!c)
+				return -EINVAL;
+			i += 2;
+		}
+		if (o + 1 >= size)
+			return -EINVAL;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* 100, 4K, 100M, 1G, 16MiB (powers of 1024). */
+static int parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (toupper((unsigned char)*end)) {
+	case 'K':
+		v <<= 10;
+		end++;
+		break;
+	case 'M':
+		v <<= 20;
+		end++;
+		break;
+	case 'G':
+		v <<= 30;
+		end++;
+		break;
+	}
+	if (end[0] == 'i' && end[1] == 'B')
+		end += 2;
+	else if (end[0] == 'B')
+		end++;
+	if (*end || v > (1ULL << 50))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* 500ms, 2s, 1m, 1h; a bare number is seconds. */
+static int parse_duration(const char *s, uint64_t *ns)
+{
+	unsigned long long v;
+	uint64_t unit = 1000000000ULL;
+	char *end;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || v > 1000000000ULL)
+		return -EINVAL;
+	if (streq(end, "ms"))
+		unit = 1000000ULL;
+	else if (streq(end, "m"))
+		unit = 60ULL * 1000000000ULL;
+	else if (streq(end, "h"))
+		unit = 3600ULL * 1000000000ULL;
+	else if (*end && !streq(end, "s"))
+		return -EINVAL;
+	*ns = v * unit;
+	return 0;
+}
+
+static int parse_facility(const char *s)
+{
+	static const char *const names[] = {
+		"kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news",
+		"uucp", "cron", "authpriv", "ftp", "ntp", "audit", "alert", "clock",
+		"local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
+	};
+	unsigned long long v;
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (streq(names[i], s))
+			return i;
+	if (parse_u64(s, &v) == 0 && v < ARRAY_SIZE(names))
+		return v;
+	return -EINVAL;
+}
+
+int sink_format_parse(const char *name, enum sink_format *f)
+{
+	if (streq(name, "json"))
+		*f = SINK_FMT_JSON;
+	else if (streq(name, "ocsf"))
+		*f = SINK_FMT_OCSF;
+	else if (streq(name, "text"))
+		*f = SINK_FMT_TEXT;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static bool printable(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < 33 || s[i] > 126)
+			return false;
+	return true;
+}
+
+static int parse_types(const char *v, uint32_t *mask, char *err, size_t size)
+{
+	char buf[256], *save = NULL, *tok;
+
+	if (strlen(v) >= sizeof(buf))
+		return fail(err, size, "types: the list is too long; give some of: %s",
+			    sink_type_list());
+	snprintf(buf, sizeof(buf), "%s", v);
+	*mask = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int i = sink_type_index(tok);
+
+		if (i < 0)
+			return fail(err, size, "types: unknown event type '%s'; use some of: %s",
+				    tok, sink_type_list());
+		*mask |= 1U << i;
+	}
+	if (!*mask)
+		return fail(err, size, "types: give a comma-separated list of: %s",
+			    sink_type_list());
+	return 0;
+}
+
+static int parse_fsync(struct sink_config *c, const char *v, char *err, size_t size)
+{
+	unsigned long long n;
+
+	if (streq(v, "never")) {
+		c->fsync = SINK_FSYNC_NEVER;
+	} else if (streq(v, "rotate")) {
+		c->fsync = SINK_FSYNC_ROTATE;
+	} else if (streq(v, "always")) {
+		c->fsync = SINK_FSYNC_EVENTS;
+		c->fsync_events = 1;
+	} else if (startswith(v, "events:")) {
+		if (parse_u64(v + 7, &n) < 0 || n < 1 || n > 1000000000ULL)
+			return fail(err, size, "fsync: '%s': give events:N with N from 1", v);
+		c->fsync = SINK_FSYNC_EVENTS;
+		c->fsync_events = n;
+	} else if (startswith(v, "interval:")) {
+		if (parse_duration(v + 9, &c->fsync_interval_ns) < 0 ||
+		    c->fsync_interval_ns < 1000000ULL)
+			return fail(err, size, "fsync: '%s': give interval:DURATION of at least "
+					       "1ms (500ms, 2s)", v);
+		c->fsync = SINK_FSYNC_INTERVAL;
+	} else {
+		return fail(err, size, "fsync: '%s': use never, rotate, always, events:N or "
+				       "interval:DURATION", v);
+	}
+	return 0;
+}
+
+static const char *kind_keys(enum sink_kind k)
+{
+	switch (k) {
+	case SINK_FILE:
+		return "format, types, name, queue, rotate, keep, fsync";
+	case SINK_STDOUT:
+		return "format, types, name, queue";
+	default:
+		return "format, types, name, queue, facility, hostname, app, spool, spool_max, "
+		       "confirm";
+	}
+}
+
+static const char *kind_name(enum sink_kind k)
+{
+	switch (k) {
+	case SINK_FILE:
+		return "a file sink";
+	case SINK_STDOUT:
+		return "the stdout sink";
+	case SINK_SYSLOG_TCP:
+		return "a syslog+tcp sink";
+	default:
+		return "a syslog+udp sink";
+	}
+}
+
+static int parse_key(struct sink_config *c, const char *key, const char *v, char *err,
+		     size_t size)
+{
+	bool file = c->kind == SINK_FILE;
+	bool net = c->kind == SINK_SYSLOG_TCP || c->kind == SINK_SYSLOG_UDP;
+	unsigned long long n;
+
+	if (streq(key, "format")) {
+		if (sink_format_parse(v, &c->format) < 0)
+			return fail(err, size, "format: '%s': use json, ocsf or text", v);
+	} else if (streq(key, "types")) {
+		return parse_types(v, &c->types, err, size);
+	} else if (streq(key, "name")) {
+		if (!printable(v, SINK_NAME_MAX - 1))
+			return fail(err, size, "name: '%s': give printable ASCII without spaces", v);
+		snprintf(c->name, sizeof(c->name), "%s", v);
+	} else if (streq(key, "queue")) {
+		if (parse_size(v, &c->queue_bytes) < 0 || c->queue_bytes < (64U << 10) ||
+		    c->queue_bytes > (1ULL << 30))
+			return fail(err, size, "queue: '%s': give a size from 64K to 1G", v);
+	} else if (file && streq(key, "rotate")) {
+		if (parse_size(v, &c->rotate_bytes) < 0 ||
+		    (c->rotate_bytes && c->rotate_bytes < 4096))
+			return fail(err, size, "rotate: '%s': give a size of at least 4K (100M, 1G) "
+					       "or 0 for none", v);
+	} else if (file && streq(key, "keep")) {
+		if (parse_u64(v, &n) < 0 || n < 1 || n > 999)
+			return fail(err, size, "keep: '%s': give a number of files from 1 to 999", v);
+		c->keep = n;
+	} else if (file && streq(key, "fsync")) {
+		return parse_fsync(c, v, err, size);
+	} else if (net && streq(key, "facility")) {
+		c->facility = parse_facility(v);
+		if (c->facility < 0)
+			return fail(err, size, "facility: '%s': use a name (daemon, auth, authpriv, "
+					       "local0..local7, ...) or 0-23", v);
+	} else if (net && streq(key, "hostname")) {
+		if (!printable(v, 255))
+			return fail(err, size, "hostname: '%s': give 1-255 printable ASCII bytes", v);
+		snprintf(c->hostname, sizeof(c->hostname), "%s", v);
+	} else if (net && streq(key, "app")) {
+		if (!printable(v, 48))
+			return fail(err, size, "app: '%s': give 1-48 printable ASCII bytes", v);
+		snprintf(c->app, sizeof(c->app), "%s", v);
+	} else if (net && streq(key, "spool")) {
+		if (v[0] != '/' || strlen(v) >= sizeof(c->spool_dir) - 32)
+			return fail(err, size, "spool: '%s': give an absolute directory", v);
+		snprintf(c->spool_dir, sizeof(c->spool_dir), "%s", v);
+	} else if (net && streq(key, "spool_max")) {
+		if (parse_size(v, &c->spool_bytes) < 0 || c->spool_bytes < (1U << 20))
+			return fail(err, size, "spool_max: '%s': give a size of at least 1M", v);
+	} else if (net && streq(key, "confirm")) {
+		if (parse_duration(v, &c->confirm_ns) < 0 || c->confirm_ns > 60000000000ULL)
+			return fail(err, size, "confirm: '%s': give a duration up to 60s (0, 500ms, "
+					       "2s)", v);
+	} else {
+		return fail(err, size, "unknown key '%s'; valid keys for %s: %s", key,
+			    kind_name(c->kind), kind_keys(c->kind));
+	}
+	return 0;
+}
+
+static int parse_query(struct sink_config *c, const char *q, char *err, size_t size)
+{
+	char seen[16][32];
+	size_t nseen = 0;
+
+	while (*q) {
+		const char *amp = strchrnul(q, '&');
+		const char *eq = memchr(q, '=', amp - q);
+		char key[32], val[PATH_MAX];
+		int r;
+
+		if (!eq || eq == q || (size_t)(eq - q) >= sizeof(key))
+			return fail(err, size, "'%.*s' is not KEY=VALUE; separate keys with '&'",
+				    (int)(amp - q), q);
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - q), q);
+		/* A key given twice is a mistake, not an override. */
+		for (size_t i = 0; i < nseen; i++)
+			if (streq(seen[i], key))
+				return fail(err, size, "%s: given twice; keep one", key);
+		if (nseen < ARRAY_SIZE(seen))
+			snprintf(seen[nseen++], sizeof(seen[0]), "%s", key);
+		if (unescape(eq + 1, amp - eq - 1, val, sizeof(val)) < 0 || !val[0])
+			return fail(err, size, "%s: give a value (%%XX escapes allowed, not %%00)",
+				    key);
+		r = parse_key(c, key, val, err, size);
+		if (r < 0)
+			return r;
+		q = *amp ? amp + 1 : amp;
+	}
+	return 0;
+}
+
+static void sanitize(char *out, size_t size, const char *in)
+{
+	size_t o = 0;
+
+	for (; *in && o + 1 < size; in++)
+		out[o++] = isalnum((unsigned char)*in) || *in == '.' || *in == '-' ? *in : '_';
+	out[o] = '\0';
+}
+
+/* HOST:PORT, [V6]:PORT or HOST (port 514). */
+static int parse_hostport(struct sink_config *c, const char *s, size_t len, char *err,
+			  size_t size)
+{
+	const char *port = NULL, *host = s;
+	size_t hlen;
+	unsigned long long p = 514;
+	char buf[16];
+
+	if (len && s[0] == '[') {
+		const char *close = memchr(s, ']', len);
+
+		if (!close)
+			return fail(err, size, "'%.*s': an IPv6 address needs its closing ']'",
+				    (int)len, s);
+		host = s + 1;
+		hlen = close - host;
+		if (close + 1 < s + len) {
+			if (close[1] != ':')
+				return fail(err, size, "'%.*s': put ':PORT' after ']'", (int)len, s);
+			port = close + 2;
+		}
+	} else {
+		const char *colon = memchr(s, ':', len);
+
+		hlen = colon ? (size_t)(colon - s) : len;
+		if (colon)
+			port = colon + 1;
+	}
+	if (!hlen || hlen >= sizeof(c->host))
+		return fail(err, size, "give the collector as HOST:PORT (127.0.0.1:514, "
+				       "[::1]:514, logs.example.com:6514)");
+	memcpy(c->host, host, hlen);
+	c->host[hlen] = '\0';
+	for (size_t i = 0; i < hlen; i++)
+		if (!isalnum((unsigned char)host[i]) && !strchr(".-:_", host[i]))
+			return fail(err, size, "host '%s': not an address or a host name", c->host);
+	if (port) {
+		size_t plen = s + len - port;
+
+		if (!plen || plen >= sizeof(buf))
+			return fail(err, size, "port: give a number from 1 to 65535");
+		memcpy(buf, port, plen);
+		buf[plen] = '\0';
+		if (parse_u64(buf, &p) < 0 || p < 1 || p > 65535)
+			return fail(err, size, "port '%s': give a number from 1 to 65535", buf);
+	}
+	snprintf(c->port, sizeof(c->port), "%llu", p);
+	return 0;
+}
+
+int sink_config_parse(const char *spec, struct sink_config *c, char *err, size_t size)
+{
+	const char *q = strchr(spec, '?');
+	size_t head = q ? (size_t)(q - spec) : strlen(spec);
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	c->queue_bytes = SINK_QUEUE_DEFAULT;
+	c->keep = SINK_KEEP_DEFAULT;
+	c->spool_bytes = SINK_SPOOL_DEFAULT;
+	c->confirm_ns = SINK_CONFIRM_DEFAULT;
+	c->facility = 16; /* local0 */
+	snprintf(c->app, sizeof(c->app), "bpfbox");
+	if (strlen(spec) >= sizeof(c->spec))
+		return fail(err, size, "the spec is too long");
+	snprintf(c->spec, sizeof(c->spec), "%s", spec);
+	if (head == 6 && !strncmp(spec, "stdout", 6)) {
+		c->kind = SINK_STDOUT;
+	} else if (!strncmp(spec, "file:", 5)) {
+		c->kind = SINK_FILE;
+		if (unescape(spec + 5, head - 5, c->path, sizeof(c->path)) < 0 || c->path[0] != '/')
+			return fail(err, size, "file: give an absolute path (file:/var/log/bpfbox/"
+					       "audit.jsonl)");
+	} else if (!strncmp(spec, "syslog+tcp://", 13) || !strncmp(spec, "syslog+udp://", 13)) {
+		c->kind = spec[7] == 't' ? SINK_SYSLOG_TCP : SINK_SYSLOG_UDP;
+		r = parse_hostport(c, spec + 13, head - 13, err, size);
+		if (r < 0)
+			return r;
+	} else {
+		return fail(err, size, "unknown sink '%.*s'; use stdout, file:PATH, "
+				       "syslog+tcp://HOST:PORT or syslog+udp://HOST:PORT",
+			    (int)(head > 40 ? 40 : head), spec);
+	}
+	snprintf(c->name, sizeof(c->name), "%.*s", (int)(head < SINK_NAME_MAX - 1 ? head
+										 : SINK_NAME_MAX - 1),
+		 spec);
+	if (q && (r = parse_query(c, q + 1, err, size)) < 0)
+		return r;
+	if (c->kind == SINK_SYSLOG_TCP || c->kind == SINK_SYSLOG_UDP) {
+		if (!c->spool_dir[0]) {
+			char host[SINK_HOST_MAX];
+
+			sanitize(host, sizeof(host), c->host);
+			snprintf(c->spool_dir, sizeof(c->spool_dir), "%s/%s-%s-%s", SINK_SPOOL_ROOT,
+				 c->kind == SINK_SYSLOG_TCP ? "tcp" : "udp", host, c->port);
+		}
+	}
+	return 0;
+}
+
+static int read_all(const char *file, char **out, size_t *len)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	size_t cap = 4096, n = 0;
+	char *buf;
+
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap);
+	for (;;) {
+		ssize_t r;
+
+		if (!buf) {
+			close(fd);
+			return -ENOMEM;
+		}
+		if (n + 1 >= cap) {
+			char *nb;
+
+			if (cap >= CONFIG_FILE_MAX) {
+				free(buf);
+				close(fd);
+				return -EFBIG;
+			}
+			cap *= 2;
+			nb = realloc(buf, cap);
+			if (!nb)
+				free(buf);
+			buf = nb;
+			continue;
+		}
+		r = read(fd, buf + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			r = -errno;
+			free(buf);
+			close(fd);
+			return r;
+		}
+		if (r == 0)
+			break;
+		n += r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+int sink_config_load(const char *file, struct sink_config **v, size_t *n, char *err,
+		     size_t size)
+{
+	struct json_tokener *tok = NULL;
+	struct json_object *root = NULL, *sinks;
+	char *text = NULL, why[512];
+	size_t len = 0, count;
+	int r;
+
+	r = read_all(file, &text, &len);
+	if (r < 0) {
+		snprintf(err, size, "%s: cannot read it: %s", file, strerror(-r));
+		return r;
+	}
+	tok = json_tokener_new();
+	if (!tok) {
+		r = -ENOMEM;
+		snprintf(err, size, "%s: out of memory", file);
+		goto out;
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	root = json_tokener_parse_ex(tok, text, len);
+	if (!root || !json_object_is_type(root, json_type_object)) {
+		r = -EINVAL;
+		snprintf(err, size, "%s: not a JSON object (%s)", file,
+			 root ? "another JSON value" : json_tokener_error_desc(json_tokener_get_error(tok)));
+		goto out;
+	}
+	json_object_object_foreach(root, key, val)
+	{
+		(void)val;
+		if (!streq(key, "sinks")) {
+			r = -EINVAL;
+			snprintf(err, size, "%s: unknown key '%s'; valid keys: sinks", file, key);
+			goto out;
+		}
+	}
+	if (!json_object_object_get_ex(root, "sinks", &sinks)) {
+		r = 0;
+		goto out;
+	}
+	if (!json_object_is_type(sinks, json_type_array)) {
+		r = -EINVAL;
+		snprintf(err, size, "%s: sinks: give an array of sink specs", file);
+		goto out;
+	}
+	count = json_object_array_length(sinks);
+	for (size_t i = 0; i < count; i++) {
+		struct json_object *s = json_object_array_get_idx(sinks, i);
+		struct sink_config *nv;
+
+		if (!json_object_is_type(s, json_type_string)) {
+			r = -EINVAL;
+			snprintf(err, size, "%s: sinks[%zu]: give a spec string (file:PATH?..., "
+					    "syslog+tcp://HOST:PORT)", file, i);
+			goto out;
+		}
+		nv = realloc(*v, (*n + 1) * sizeof(**v));
+		if (!nv) {
+			r = -ENOMEM;
+			snprintf(err, size, "%s: out of memory", file);
+			goto out;
+		}
+		*v = nv;
+		r = sink_config_parse(json_object_get_string(s), &nv[*n], why, sizeof(why));
+		if (r < 0) {
+			snprintf(err, size, "%s: sinks[%zu] '%s': %s", file, i,
+				 json_object_get_string(s), why);
+			goto out;
+		}
+		(*n)++;
+	}
+	r = 0;
+out:
+	json_object_put(root);
+	if (tok)
+		json_tokener_free(tok);
+	free(text);
+	return r;
+}

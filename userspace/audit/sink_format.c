@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The three formats of a sink: json (the line as it is), ocsf (ocsf.c) and
+ * text, one line for a human in which every control byte is escaped, so
+ * that a path cannot drive the terminal that shows it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "ocsf.h"
+#include "sink_internal.h"
+#include "../lib/util.h"
+
+static const char *str_of(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static bool int_of(struct json_object *o, const char *key, int64_t *out)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+		return false;
+	*out = json_object_get_int64(v);
+	return true;
+}
+
+/* s with control bytes, DEL and C1 controls (U+0080..U+009F) as \xNN. */
+static void put_safe(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "?");
+
+	for (; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f || *p == '\\') {
+			fprintf(f, *p == '\\' ? "\\\\" : "\\x%02x", *p);
+		} else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			fprintf(f, "\\u%04x", p[1]);
+			p++;
+		} else {
+			fputc(*p, f);
+		}
+	}
+}
+
+static void put_field(FILE *f, const char *key, const char *value)
+{
+	fprintf(f, " %s=", key);
+	put_safe(f, value);
+}
+
+static void put_int(FILE *f, struct json_object *o, const char *key, const char *label)
+{
+	int64_t v;
+
+	if (int_of(o, key, &v))
+		fprintf(f, " %s=%" PRId64, label, v);
+}
+
+static void put_strings(FILE *f, struct json_object *o, const char *key)
+{
+	struct json_object *a;
+
+	if (!json_object_object_get_ex(o, key, &a) || !json_object_is_type(a, json_type_array))
+		return;
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		fputc(' ', f);
+		put_safe(f, json_object_get_string(json_object_array_get_idx(a, i)));
+	}
+}
+
+static void put_decision(FILE *f, struct json_object *o)
+{
+	const char *d = str_of(o, "decision");
+
+	if (!d)
+		return;
+	fprintf(f, " %s", d);
+	if (streq(d, "deny")) {
+		fputc('(', f);
+		put_safe(f, str_of(o, "layer"));
+		fputc(',', f);
+		put_safe(f, str_of(o, "errno"));
+		fputc(')', f);
+	} else if (str_of(o, "errno")) {
+		fputs(" (", f);
+		put_safe(f, str_of(o, "errno"));
+		fputc(')', f);
+	}
+}
+
+/* TIME SESSION8 #SEQ TYPE DETAILS */
+static int text_line(struct json_object *o, char **out, size_t *len)
+{
+	const char *type = str_of(o, "type"), *time = str_of(o, "time");
+	const char *session = str_of(o, "session");
+	FILE *f = open_memstream(out, len);
+	int64_t seq;
+
+	if (!f)
+		return -ENOMEM;
+	if (time && strlen(time) >= 23)
+		fprintf(f, "%.23sZ", time); /* milliseconds */
+	else
+		fputs("-", f);
+	fprintf(f, " %.8s", session ? session : "-");
+	if (int_of(o, "seq", &seq))
+		fprintf(f, " #%" PRId64, seq);
+	else
+		fputs(" -", f);
+	fputc(' ', f);
+	put_safe(f, type);
+	if (!type) {
+		/* nothing more to say */
+	} else if (streq(type, "exec")) {
+		put_decision(f, o);
+		put_int(f, o, "pid", "pid");
+		put_int(f, o, "ppid", "ppid");
+		put_int(f, o, "uid", "uid");
+		fputc(' ', f);
+		put_safe(f, str_of(o, "filename"));
+		fputs(" argv:", f);
+		put_strings(f, o, "argv");
+	} else if (streq(type, "exit")) {
+		put_int(f, o, "pid", "pid");
+		put_int(f, o, "exit_code", "code");
+		put_int(f, o, "signal", "signal");
+	} else if (streq(type, "fork")) {
+		put_int(f, o, "pid", "pid");
+		put_int(f, o, "child_pid", "child");
+	} else if (streq(type, "file")) {
+		put_decision(f, o);
+		put_int(f, o, "pid", "pid");
+		fputc(' ', f);
+		put_safe(f, str_of(o, "path"));
+		put_int(f, o, "flags", "flags");
+		put_int(f, o, "count", "count");
+	} else if (streq(type, "connect")) {
+		put_decision(f, o);
+		put_int(f, o, "pid", "pid");
+		if (str_of(o, "path")) {
+			fputs(" unix:", f);
+			put_safe(f, str_of(o, "path"));
+		} else {
+			fputc(' ', f);
+			put_safe(f, str_of(o, "address"));
+			put_int(f, o, "port", "port");
+		}
+	} else if (streq(type, "session.start")) {
+		put_int(f, o, "pid", "pid");
+		put_int(f, o, "uid", "uid");
+		if (str_of(o, "level_enabled"))
+			put_field(f, "level", str_of(o, "level_enabled"));
+		fputs(" command:", f);
+		put_strings(f, o, "command");
+	} else if (streq(type, "session.end")) {
+		put_int(f, o, "exit_code", "exit");
+		put_int(f, o, "records", "records");
+		put_int(f, o, "lost", "lost");
+		if (str_of(o, "reason"))
+			put_field(f, "reason", str_of(o, "reason"));
+	} else if (streq(type, "loss")) {
+		put_int(f, o, "count", "count");
+		put_field(f, "where", str_of(o, "where"));
+		if (str_of(o, "sink"))
+			put_field(f, "sink", str_of(o, "sink"));
+	} else if (streq(type, "sink.error")) {
+		put_field(f, "sink", str_of(o, "sink"));
+		put_field(f, "error", str_of(o, "error"));
+		fputs(": ", f);
+		put_safe(f, str_of(o, "message"));
+	}
+	fputc('\n', f);
+	if (fclose(f) != 0) {
+		free(*out);
+		*out = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int sink_format_event(enum sink_format f, struct json_object *ev, const char *hostname,
+		      struct jsonw *w)
+{
+	char *text = NULL;
+	size_t len;
+	int r;
+
+	if (!ev || !json_object_is_type(ev, json_type_object) || !str_of(ev, "type"))
+		return -EINVAL;
+	switch (f) {
+	case SINK_FMT_OCSF:
+		return ocsf_encode(w, ev, hostname);
+	case SINK_FMT_TEXT:
+		r = text_line(ev, &text, &len);
+		if (r < 0)
+			return r;
+		/* The text holds no NUL (escaped), so it goes in whole. */
+		jsonw_raw(w, NULL, text);
+		w->need_comma = false;
+		free(text);
+		return 0;
+	default:
+		jsonw_raw(w, NULL, json_object_to_json_string_ext(
+					   ev, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		jsonw_newline(w);
+		return 0;
+	}
+}
+
+int sink_render(struct sink *sk, const char *line, size_t len, struct json_object **parsed,
+		const char **out, size_t *out_len)
+{
+	struct jsonw *w = &sk->set->fw;
+
+	if (sk->cfg.format == SINK_FMT_JSON) {
+		*out = line;
+		*out_len = len && line[len - 1] == '\n' ? len - 1 : len;
+		return 0;
+	}
+	if (!*parsed) {
+		struct json_tokener *tok = json_tokener_new();
+
+		if (!tok)
+			return -ENOMEM;
+		*parsed = json_tokener_parse_ex(tok, line, len);
+		json_tokener_free(tok);
+		if (!*parsed)
+			return -EINVAL;
+	}
+	jsonw_reset(w);
+	if (sink_format_event(sk->cfg.format, *parsed, sk->set->hostname, w) < 0 || w->oom)
+		return -EINVAL;
+	*out = w->buf;
+	*out_len = w->len && w->buf[w->len - 1] == '\n' ? w->len - 1 : w->len;
+	return 0;
+}

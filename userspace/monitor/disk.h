@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The disk monitor: how much a session's workspace (and private tmp) grew
+ * since it started, kept up to date without rescanning. One scan at the
+ * start (done in slices by the supervision loop, after the command runs)
+ * records each entry's allocated blocks and puts an inotify watch on each
+ * directory; then every create, write, delete and rename updates the sum by
+ * the entry's st_blocks delta. Blind spots: docs/limits.md.
+ */
+#ifndef BPFBOX_DISK_H
+#define BPFBOX_DISK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct disk_dir;
+struct disk_ent;
+
+struct disk_scan_item {
+	int wd;
+	bool initial; /* found by the initial scan: counts to the baseline */
+};
+
+struct disk_monitor {
+	int fd;			/* inotify, non-blocking */
+	int64_t usage;		/* bytes allocated by every tracked entry */
+	int64_t baseline;	/* what the tracked entries held when first seen */
+	struct disk_dir *dirs;	/* indexed by watch descriptor */
+	size_t ndirs;
+	struct disk_ent *ents;	/* open addressing on (wd, name) */
+	size_t cap, count;
+	struct disk_scan_item *queue; /* directories still to read */
+	size_t qhead, qtail, qcap;
+	uint32_t moved_cookie;	/* a pending IN_MOVED_FROM */
+	int moved_wd;
+	uint64_t moved_base, moved_hash;
+	char moved_name[256];
+	bool moved_pending, moved_isdir;
+	uint64_t scanned;	/* entries read by scans */
+	uint64_t events;	/* inotify events handled */
+	uint64_t rescans;	/* full rescans after an event queue overflow */
+	bool watch_limit;	/* a watch could not be added (warned once) */
+	bool roots_pending;	/* the roots are watched by the first scan slice */
+	const char *const *roots;
+	size_t nroots;
+};
+
+/*
+ * Makes the inotify instance for roots (the workspace, the private tmp).
+ * Nothing is watched or read yet: a watch on a directory costs time in
+ * proportion to its cached entries (the kernel flags each child dentry),
+ * so that happens in the disk_monitor_scan() slices too. 0 or -errno.
+ */
+int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n);
+void disk_monitor_close(struct disk_monitor *m);
+
+static inline bool disk_monitor_scanning(const struct disk_monitor *m)
+{
+	return m->roots_pending || m->qhead < m->qtail;
+}
+
+/* Reads directories of the initial scan until about budget entries are read. */
+void disk_monitor_scan(struct disk_monitor *m, size_t budget);
+/* Handles what inotify queued (the fd polls readable). */
+void disk_monitor_read(struct disk_monitor *m);
+
+/* Bytes the tracked trees grew by since the session started (may be < 0). */
+static inline int64_t disk_monitor_growth(const struct disk_monitor *m)
+{
+	return m->usage - m->baseline;
+}
+
+#endif

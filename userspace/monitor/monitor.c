@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "monitor.h"
+#include "../audit/encode.h"
+#include "../lib/jsonw.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+
+#define SCAN_SLICE 256 /* entries read per loop turn by the initial disk scan */
+/*
+ * The initial scan starts this long after the command: a short command
+ * (most tool calls) ends before it and pays nothing for a big workspace.
+ */
+#define SCAN_DELAY_NS (10ULL * 1000000ULL)
+
+enum { SLOT_OOM, SLOT_EVENTS, SLOT_DISK };
+
+static bool read_frozen(int fd)
+{
+	char buf[256];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, "frozen 1") != NULL;
+}
+
+int monitor_open(struct monitor *m, struct session_limits *l, const char *id,
+		 const char *workspace, const char *tmp)
+{
+	char path[LIMITS_PATH_MAX + 32];
+	size_t n = 0;
+	int r;
+
+	memset(m, 0, sizeof(*m));
+	m->lim = l;
+	m->id = id;
+	m->events_fd = -1;
+	m->oom.fd = m->oom.ctl_fd = -1;
+	m->disk.fd = -1;
+	if (l->how[RES_MEMORY] == LIMIT_CGROUP2 || l->how[RES_MEMORY] == LIMIT_CGROUP1 ||
+	    (l->cg[0] && !l->cg_own)) {
+		r = oom_watch_open(&m->oom, l);
+		if (r < 0 && r != -ENOENT)
+			log_warn_errno(r, "cannot watch the session's OOM kills; an OOM kill will not "
+					  "pause it");
+	}
+	if (l->cg[0]) {
+		snprintf(path, sizeof(path), "%s/cgroup.events", l->cg);
+		m->events_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (m->events_fd >= 0)
+			m->frozen = read_frozen(m->events_fd);
+	}
+	if (l->disk) {
+		if (workspace)
+			m->roots[n++] = workspace;
+		if (tmp)
+			m->roots[n++] = tmp;
+		m->disk_limit = l->disk_mb << 20;
+		m->scan_after = now_ns() + SCAN_DELAY_NS;
+		r = disk_monitor_open(&m->disk, m->roots, n);
+		if (r < 0)
+			log_warn_errno(r, "cannot watch the workspace's disk use; the disk limit is not "
+					  "enforced");
+		else
+			m->disk_on = true;
+	}
+	return 0;
+}
+
+void monitor_close(struct monitor *m)
+{
+	oom_watch_close(&m->oom);
+	if (m->events_fd >= 0)
+		close(m->events_fd);
+	m->events_fd = -1;
+	if (m->disk_on)
+		disk_monitor_close(&m->disk);
+	m->disk_on = false;
+}
+
+int monitor_pollfds(struct monitor *m, struct pollfd *p)
+{
+	int n = 0;
+
+	for (int i = 0; i < MONITOR_MAX_FDS; i++)
+		m->idx[i] = -1;
+	if (m->oom.fd >= 0) {
+		m->idx[SLOT_OOM] = n;
+		p[n++] = (struct pollfd){ .fd = m->oom.fd, .events = oom_watch_events(&m->oom) };
+	}
+	if (m->events_fd >= 0) {
+		m->idx[SLOT_EVENTS] = n;
+		p[n++] = (struct pollfd){ .fd = m->events_fd, .events = POLLPRI };
+	}
+	if (m->disk_on) {
+		m->idx[SLOT_DISK] = n;
+		p[n++] = (struct pollfd){ .fd = m->disk.fd, .events = POLLIN };
+	}
+	return n;
+}
+
+int monitor_timeout(const struct monitor *m)
+{
+	int t = oom_watch_timeout(&m->oom);
+
+	if (m->disk_on && disk_monitor_scanning(&m->disk)) {
+		uint64_t now = now_ns();
+		int s = now >= m->scan_after ? 0 : (int)((m->scan_after - now) / 1000000) + 1;
+
+		if (t < 0 || s < t)
+			t = s;
+	}
+	return t;
+}
+
+int64_t monitor_disk_used(const struct monitor *m)
+{
+	return m->disk_on ? disk_monitor_growth(&m->disk) : -1;
+}
+
+unsigned int monitor_dispatch(struct monitor *m, const struct pollfd *p)
+{
+	unsigned int t = 0;
+	int i;
+
+	if ((i = m->idx[SLOT_OOM]) >= 0 || m->oom.recheck_until) {
+		bool ready = i >= 0 && p[i].revents, invoked = false;
+		uint64_t k = ready || m->oom.recheck_until ? oom_watch_check(&m->oom, ready, &invoked)
+							   : 0;
+
+		if (invoked)
+			t |= MON_OOM_INVOKED;
+		if (k) {
+			m->new_kills += k;
+			t |= MON_OOM;
+		}
+	}
+	if ((i = m->idx[SLOT_EVENTS]) >= 0 && p[i].revents) {
+		bool frozen = read_frozen(m->events_fd);
+
+		if (frozen != m->frozen) {
+			m->frozen = frozen;
+			t |= MON_FROZEN;
+		}
+	}
+	if (m->disk_on) {
+		if ((i = m->idx[SLOT_DISK]) >= 0 && p[i].revents)
+			disk_monitor_read(&m->disk);
+		if (disk_monitor_scanning(&m->disk) && now_ns() >= m->scan_after)
+			disk_monitor_scan(&m->disk, SCAN_SLICE);
+		if (monitor_disk_over(m))
+			t |= MON_DISK;
+	}
+	return t;
+}
+
+bool monitor_disk_over(const struct monitor *m)
+{
+	return m->disk_on && disk_monitor_growth(&m->disk) > (int64_t)m->disk_limit;
+}
+
+void monitor_reload_limits(struct monitor *m)
+{
+	char buf[128];
+	unsigned long long mem, disk;
+	ssize_t n;
+
+	if (!m->lim->cg[0])
+		return;
+	n = getxattr(m->lim->cg, LIMITS_XATTR_LIMITS, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if (sscanf(buf, "memory_mb=%llu disk_mb=%llu", &mem, &disk) != 2)
+		return;
+	m->lim->memory_mb = mem;
+	m->lim->disk_mb = disk;
+	m->disk_limit = (uint64_t)disk << 20;
+}
+
+bool monitor_freeze_requested(const struct monitor *m)
+{
+	char path[LIMITS_PATH_MAX + 32], buf[8];
+
+	snprintf(path, sizeof(path), "%s/cgroup.freeze", m->lim->cg);
+	return read_file_str(path, buf, sizeof(buf)) > 0 && buf[0] == '1';
+}
+
+void monitor_read_state(const struct monitor *m, char *buf, size_t size)
+{
+	ssize_t n = m->lim->cg[0] ? getxattr(m->lim->cg, LIMITS_XATTR_STATE, buf, size - 1) : -1;
+
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+int session_cgroup_set_state(const char *cg, const char *state)
+{
+	return setxattr(cg, LIMITS_XATTR_STATE, state, strlen(state), 0) < 0 ? -errno : 0;
+}
+
+const char *session_event_type_name(enum session_event_type t)
+{
+	switch (t) {
+	case SEV_PAUSED:
+		return "session.paused";
+	case SEV_RESUMED:
+		return "session.resumed";
+	default:
+		return "session.killed";
+	}
+}
+
+static void put_time(struct jsonw *w, const struct audit_clock *c)
+{
+	int64_t ns = (int64_t)now_ns() + (c ? c->mono_to_real_ns : 0);
+	time_t sec = ns / 1000000000LL;
+	struct tm tm;
+	char buf[48];
+	size_t n;
+
+	if (!c) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+		sec = ts.tv_sec;
+	}
+	gmtime_r(&sec, &tm);
+	n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, sizeof(buf) - n, ".%09lldZ", (long long)(ns % 1000000000LL));
+	jsonw_str(w, "time", buf);
+}
+
+void session_event_json(struct jsonw *w, const struct audit_clock *clock, const char *id,
+			const struct session_event *ev)
+{
+	jsonw_begin(w);
+	jsonw_u64(w, "schema_version", AUDIT_SCHEMA_VERSION);
+	jsonw_str(w, "type", session_event_type_name(ev->type));
+	put_time(w, clock);
+	jsonw_str(w, "session", id);
+	switch (ev->type) {
+	case SEV_PAUSED:
+		jsonw_str(w, "reason", ev->reason);
+		if (ev->pid)
+			jsonw_u64(w, "pid", ev->pid);
+		else
+			jsonw_null(w, "pid");
+		if (ev->comm[0])
+			jsonw_strn(w, "comm", ev->comm, strnlen(ev->comm, sizeof(ev->comm)));
+		else
+			jsonw_null(w, "comm");
+		jsonw_u64(w, "oom_kills", ev->oom_kills);
+		jsonw_u64(w, "memory_mb", ev->memory_mb);
+		jsonw_u64(w, "disk_mb", ev->disk_mb);
+		if (ev->disk_used_mb >= 0)
+			jsonw_i64(w, "disk_used_mb", ev->disk_used_mb);
+		else
+			jsonw_null(w, "disk_used_mb");
+		break;
+	case SEV_RESUMED:
+		jsonw_u64(w, "paused_ms", ev->paused_ms);
+		jsonw_u64(w, "memory_mb", ev->memory_mb);
+		jsonw_u64(w, "disk_mb", ev->disk_mb);
+		break;
+	case SEV_KILLED:
+		jsonw_str(w, "reason", ev->reason);
+		jsonw_bool(w, "paused", ev->was_paused);
+		break;
+	}
+	jsonw_end(w);
+	jsonw_newline(w);
+}

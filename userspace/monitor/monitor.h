@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the supervision loop watches besides the command's output: the OOM
+ * kills of the session (oom.h), its disk growth (disk.h) and the frozen
+ * state of its cgroup (cgroup.events: a pause or resume made by `bpfbox
+ * pause/resume` or the daemon). It reports triggers; session.c decides.
+ */
+#ifndef BPFBOX_MONITOR_H
+#define BPFBOX_MONITOR_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "disk.h"
+#include "limits.h"
+#include "oom.h"
+
+struct jsonw;
+struct audit_clock;
+
+/* A lifecycle transition (docs/limits.md, docs/events.md). */
+enum session_event_type {
+	SEV_PAUSED,
+	SEV_RESUMED,
+	SEV_KILLED,
+};
+
+struct session_event {
+	enum session_event_type type;
+	const char *reason;	/* paused: oom, disk, manual; killed: manual, disk */
+	pid_t pid;		/* the OOM victim, 0 when unknown */
+	char comm[16];
+	uint64_t memory_mb, disk_mb;
+	int64_t disk_used_mb;	/* growth of the workspace; < 0: unknown */
+	uint64_t oom_kills;
+	uint64_t paused_ms;	/* resumed: time spent paused */
+	bool was_paused;	/* killed: while paused */
+};
+
+#define MONITOR_MAX_FDS 3
+
+/* Triggers returned by monitor_dispatch(). */
+#define MON_OOM	   (1U << 0) /* the OOM killer killed in the session */
+#define MON_DISK   (1U << 1) /* the disk growth passed the limit */
+#define MON_FROZEN (1U << 2) /* cgroup.events changed its frozen state */
+#define MON_OOM_INVOKED (1U << 3) /* the OOM killer was invoked: it kills a moment later */
+
+struct monitor {
+	struct session_limits *lim;
+	const char *id;
+	struct oom_watch oom;
+	int events_fd;		/* the v2 session cgroup's cgroup.events */
+	bool frozen;		/* as cgroup.events said last */
+	bool disk_on;
+	struct disk_monitor disk;
+	uint64_t disk_limit;	/* bytes */
+	uint64_t scan_after;	/* the initial disk scan starts then (CLOCK_MONOTONIC ns) */
+	const char *roots[2];
+	uint64_t new_kills;	/* since the last MON_OOM */
+	int idx[MONITOR_MAX_FDS]; /* which pollfd slot is which (-1: none) */
+};
+
+/*
+ * Starts watching the session of l (its cgroup must exist and hold the
+ * command, or be about to) and the disk growth of workspace and tmp (either
+ * may be NULL). What cannot be watched is said on stderr; 0 always.
+ */
+int monitor_open(struct monitor *m, struct session_limits *l, const char *id,
+		 const char *workspace, const char *tmp);
+void monitor_close(struct monitor *m);
+
+/* Fills up to MONITOR_MAX_FDS pollfds; returns how many. */
+int monitor_pollfds(struct monitor *m, struct pollfd *p);
+/* The poll timeout the monitor needs (0 while scanning), -1: none. */
+int monitor_timeout(const struct monitor *m);
+/* Handles readiness of the slots monitor_pollfds() filled; MON_* bits. */
+unsigned int monitor_dispatch(struct monitor *m, const struct pollfd *p);
+
+/* Whether the disk growth is over the limit now (after a resume raised it, not). */
+bool monitor_disk_over(const struct monitor *m);
+
+/* Bytes the workspace and private tmp grew by, -1 when not watched. */
+int64_t monitor_disk_used(const struct monitor *m);
+
+/*
+ * Reads what `bpfbox resume` changed (LIMITS_XATTR_LIMITS): the memory and
+ * disk limits. Updates l and the disk limit.
+ */
+void monitor_reload_limits(struct monitor *m);
+
+/* Whether cgroup.freeze is set (a pause asked for, frozen yet or not). */
+bool monitor_freeze_requested(const struct monitor *m);
+
+/* LIMITS_XATTR_STATE of the session cgroup, "" when unset. */
+void monitor_read_state(const struct monitor *m, char *buf, size_t size);
+/* Sets LIMITS_XATTR_STATE ("paused oom", "running", "killed manual"). */
+int session_cgroup_set_state(const char *cg, const char *state);
+
+/*
+ * A lifecycle event as one JSON line of the audit stream (docs/events.md):
+ * no seq, the time it was written. clock converts CLOCK_MONOTONIC.
+ */
+void session_event_json(struct jsonw *w, const struct audit_clock *clock, const char *id,
+			const struct session_event *ev);
+const char *session_event_type_name(enum session_event_type t);
+
+#endif

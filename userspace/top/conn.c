@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `bpfbox top` and the daemon: two connections made with the client
+ * library (daemon/client.c). The control connection sends `list`, `pause`,
+ * `resume` and `kill` and reads their replies, in order, without blocking;
+ * the other subscribes once to every event. Both are read only when poll
+ * says so, so a daemon that is slow to reply (one busy ending a session)
+ * shows as a late refresh, not as a frozen screen.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "internal.h"
+#include "../lib/util.h"
+
+#define LINES_MAX	 (DAEMON_MAX_REPLY + 1) /* a list of 4096 sessions fits */
+#define LEVEL_TIMEOUT_MS 200
+#define LEVEL_TRIES	 3
+
+static double boottime_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Start of pid in seconds after boot, if it is the daemon we talk to. */
+static double process_start(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	if (read_file_str(path, buf, sizeof(buf)) < 0 || !streq(buf, "bpfbox"))
+		return -1; /* another pid namespace, or not the daemon */
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_file_str(path, buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')))
+		return -1;
+	/* Field 22, starttime; p is at the end of field 2 (the name may hold ')'). */
+	if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+			  "%*d %*d %llu", &start) != 1)
+		return -1;
+	return (double)start / sysconf(_SC_CLK_TCK);
+}
+
+double top_daemon_uptime(const struct top *t)
+{
+	return t->connected && t->daemon_start >= 0 ? boottime_s() - t->daemon_start : -1;
+}
+
+uint64_t top_drops(const struct top *t)
+{
+	uint64_t ring = t->removed_lost;
+
+	for (size_t i = 0; i < t->n; i++)
+		ring += t->all[i]->lost;
+	return ring + t->view_lost;
+}
+
+int top_event_fd(const struct top *t)
+{
+	return t->connected ? t->sub.fd : -1;
+}
+
+int top_ctl_fd(const struct top *t)
+{
+	return t->connected ? t->ctl.fd : -1;
+}
+
+static void lines_free(struct top_lines *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+static int lines_append(struct top_lines *b, const char *data, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 65536;
+		char *p;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	return 0;
+}
+
+/*
+ * Reads what fd has, at most max bytes, and calls fn for each whole line
+ * (NUL-terminated in place). The number of lines, or -errno: -ECONNRESET
+ * when the daemon closed the connection, -EPROTO for a line longer than
+ * LINES_MAX.
+ */
+static int lines_read(struct top *t, struct top_lines *b, int fd, size_t max,
+		      void (*fn)(struct top *t, char *line, size_t len))
+{
+	size_t got = 0, start = 0, scanned = 0;
+	int lines = 0;
+
+	while (got < max) {
+		char buf[65536];
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n <= 0)
+			return n < 0 ? -errno : -ECONNRESET;
+		if (lines_append(b, buf, n) < 0)
+			return -ENOMEM;
+		got += n;
+		for (char *nl; (nl = memchr(b->p + scanned, '\n', b->len - scanned));) {
+			*nl = '\0';
+			fn(t, b->p + start, nl - (b->p + start));
+			lines++;
+			start = scanned = nl - b->p + 1;
+		}
+		scanned = b->len;
+		if (b->len - start > LINES_MAX)
+			return -EPROTO;
+	}
+	if (start) {
+		memmove(b->p, b->p + start, b->len - start);
+		b->len -= start;
+	}
+	return lines;
+}
+
+int top_read_events(struct top *t, size_t max_bytes)
+{
+	int r;
+
+	if (!t->connected)
+		return -ENOTCONN;
+	r = lines_read(t, &t->sub_in, t->sub.fd, max_bytes, top_handle_line);
+	if (r < 0) {
+		snprintf(t->why, sizeof(t->why), "%s",
+			 r == -ECONNRESET ? "the daemon closed the event stream" : strerror(-r));
+		top_disconnect(t);
+	}
+	return r;
+}
+
+static struct json_object *op_request(const char *op, const char *id)
+{
+	struct json_object *req = json_object_new_object();
+
+	json_object_object_add(req, "op", json_object_new_string(op));
+	if (id)
+		json_object_object_add(req, "session", json_object_new_string(id));
+	return req;
+}
+
+static int send_request(struct top *t, enum top_req_kind kind, const char *op, const char *id)
+{
+	struct json_object *req;
+	struct top_req *q;
+	const char *text;
+	size_t len, off = 0;
+	int r = 0;
+
+	if (!t->connected)
+		return -ENOTCONN;
+	if (t->pend_n == TOP_MAX_PENDING)
+		return -EBUSY;
+	req = op_request(op, id);
+	text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+	len = strlen(text);
+	/* A few dozen bytes: the socket buffer takes them whole. */
+	while (off <= len) {
+		ssize_t n = off < len ? send(t->ctl.fd, text + off, len - off, MSG_NOSIGNAL)
+				      : send(t->ctl.fd, "\n", 1, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EPIPE;
+			break;
+		}
+		off += n;
+	}
+	json_object_put(req);
+	if (r < 0) {
+		snprintf(t->why, sizeof(t->why), "cannot send to the daemon: %s", strerror(-r));
+		top_disconnect(t);
+		return r;
+	}
+	q = &t->pend[(t->pend_head + t->pend_n++) % TOP_MAX_PENDING];
+	q->kind = kind;
+	snprintf(q->op, sizeof(q->op), "%s", op);
+	snprintf(q->id, sizeof(q->id), "%s", id ? id : "");
+	q->sent_ns = now_ns();
+	return 0;
+}
+
+int top_request_sample(struct top *t)
+{
+	for (unsigned int i = 0; i < t->pend_n; i++)
+		if (t->pend[(t->pend_head + i) % TOP_MAX_PENDING].kind == TOP_REQ_LIST)
+			return 0; /* one is under way */
+	return send_request(t, TOP_REQ_LIST, "list", NULL);
+}
+
+int top_request_op(struct top *t, const char *op, const char *id)
+{
+	return send_request(t, TOP_REQ_OP, op, id);
+}
+
+/* One reply of the control connection: the answer to the oldest request. */
+static void on_reply(struct top *t, char *line, size_t len)
+{
+	struct json_object *o, *v, *list;
+	struct top_req q;
+	const char *err;
+	bool ok;
+	int code;
+
+	if (!t->pend_n) {
+		t->bad_lines++;
+		return;
+	}
+	q = t->pend[t->pend_head];
+	t->pend_head = (t->pend_head + 1) % TOP_MAX_PENDING;
+	t->pend_n--;
+	o = json_tokener_parse(line);
+	(void)len;
+	ok = o && json_object_object_get_ex(o, "ok", &v) && json_object_get_boolean(v);
+	err = o ? top_json_str(o, "error") : NULL;
+	code = o && top_json_str(o, "code") ? -proto_errno_from_name(top_json_str(o, "code"))
+					     : -EPROTO;
+	if (q.kind == TOP_REQ_OP) {
+		snprintf(t->op.op, sizeof(t->op.op), "%s", q.op);
+		snprintf(t->op.id, sizeof(t->op.id), "%s", q.id);
+		t->op.err = ok ? 0 : code;
+		snprintf(t->op.msg, sizeof(t->op.msg), "%s",
+			 ok ? "" : err ? err : "the daemon's reply is not valid");
+		t->op_results++;
+	} else if (ok && json_object_object_get_ex(o, "sessions", &list) &&
+		   json_object_is_type(list, json_type_array)) {
+		t->sample_err = 0;
+		t->sample_msg[0] = '\0';
+		top_apply_list(t, list);
+	} else {
+		t->sample_err = ok ? -EPROTO : code;
+		snprintf(t->sample_msg, sizeof(t->sample_msg), "list: %s",
+			 ok ? "the daemon sent no session list" : err ? err : "not a valid reply");
+		t->samples++;
+	}
+	json_object_put(o);
+}
+
+int top_read_replies(struct top *t)
+{
+	uint64_t samples = t->samples, ops = t->op_results;
+	int r;
+
+	if (!t->connected)
+		return -ENOTCONN;
+	r = lines_read(t, &t->ctl_in, t->ctl.fd, SIZE_MAX, on_reply);
+	if (r < 0) {
+		snprintf(t->why, sizeof(t->why), "%s",
+			 r == -ECONNRESET ? "the daemon closed the connection" : strerror(-r));
+		top_disconnect(t);
+		return r;
+	}
+	if (t->pend_n && now_ns() - t->pend[t->pend_head].sent_ns >
+				 (uint64_t)TOP_REPLY_TIMEOUT_MS * 1000000ULL) {
+		snprintf(t->why, sizeof(t->why), "no reply to '%s' in %d s",
+			 t->pend[t->pend_head].op, TOP_REPLY_TIMEOUT_MS / 1000);
+		top_disconnect(t);
+		return -ETIMEDOUT;
+	}
+	return (t->samples != samples ? TOP_GOT_SAMPLE : 0) |
+	       (t->op_results != ops ? TOP_GOT_OP : 0);
+}
+
+int top_sample(struct top *t, char *msg, size_t size)
+{
+	uint64_t seen = t->samples;
+	int r = top_request_sample(t);
+
+	while (r >= 0 && t->samples == seen) {
+		struct pollfd pfd[2] = { { .fd = t->ctl.fd, .events = POLLIN },
+					 { .fd = t->sub.fd, .events = POLLIN } };
+
+		/* The events go on meanwhile: read them so the daemon drops none. */
+		if (poll(pfd, 2, 100) < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
+		if (pfd[1].revents && (r = top_read_events(t, SIZE_MAX)) < 0)
+			break;
+		r = top_read_replies(t);
+	}
+	if (r < 0) {
+		snprintf(msg, size, "the daemon on %s: %s", t->socket, t->why);
+		return r;
+	}
+	if (t->sample_err) {
+		snprintf(msg, size, "the daemon on %s: %s", t->socket, t->sample_msg);
+		return t->sample_err;
+	}
+	return 0;
+}
+
+static void on_ping(struct top *t, struct json_object *reply)
+{
+	struct json_object *v;
+	const char *str;
+	int64_t pid;
+
+	if (top_json_int(reply, "pid", &pid) && pid > 0) {
+		t->daemon_pid = pid;
+		t->daemon_start = process_start(pid);
+	}
+	if ((str = top_json_str(reply, "cgroup_parent")))
+		snprintf(t->cgroup_parent, sizeof(t->cgroup_parent), "%s", str);
+	t->bpf_audit = json_object_object_get_ex(reply, "bpf_audit", &v) &&
+		       json_object_get_boolean(v);
+	t->bpf_network = json_object_object_get_ex(reply, "bpf_network", &v) &&
+			 json_object_get_boolean(v);
+	t->bpf_unix = json_object_object_get_ex(reply, "bpf_unix_connect", &v) &&
+		      json_object_get_boolean(v);
+}
+
+void top_disconnect(struct top *t)
+{
+	daemon_client_close(&t->ctl);
+	daemon_client_close(&t->sub);
+	lines_free(&t->ctl_in);
+	lines_free(&t->sub_in);
+	t->pend_head = t->pend_n = 0;
+	t->connected = false;
+}
+
+/* A call on c, waiting for its reply; msg says what failed. */
+static int call(struct daemon_client *c, const char *op, char *msg, size_t size,
+		struct json_object **reply)
+{
+	struct json_object *req = op_request(op, NULL);
+	int r = daemon_client_call(c, req, reply, msg, size);
+
+	json_object_put(req);
+	return r;
+}
+
+int top_connect(struct top *t, char *msg, size_t size)
+{
+	struct json_object *reply = NULL;
+	const char *pending;
+	char why[512];
+	size_t n;
+	int r;
+
+	top_disconnect(t);
+	r = daemon_client_connect(&t->ctl, t->socket, TOP_REPLY_TIMEOUT_MS);
+	if (!r)
+		r = daemon_client_connect(&t->sub, t->socket, TOP_REPLY_TIMEOUT_MS);
+	if (r < 0) {
+		snprintf(t->why, sizeof(t->why), "no daemon answers (%s)", strerror(-r));
+		snprintf(msg, size, "no daemon answers on %s (%s)", t->socket, strerror(-r));
+		top_disconnect(t);
+		return r;
+	}
+	r = call(&t->ctl, "ping", why, sizeof(why), &reply);
+	if (!r) {
+		on_ping(t, reply);
+		json_object_put(reply);
+		r = call(&t->sub, "subscribe", why, sizeof(why), &reply);
+		json_object_put(reply);
+	}
+	if (r < 0) {
+		snprintf(t->why, sizeof(t->why), "%s", why);
+		snprintf(msg, size, "the daemon on %s: %s", t->socket, why);
+		top_disconnect(t);
+		return r;
+	}
+	t->connected = true;
+	/* What came after the replies is ours to split into lines. */
+	n = daemon_client_pending(&t->ctl, &pending);
+	if (n && lines_append(&t->ctl_in, pending, n) < 0)
+		r = -ENOMEM;
+	n = daemon_client_pending(&t->sub, &pending);
+	if (!r && n && lines_append(&t->sub_in, pending, n) < 0)
+		r = -ENOMEM;
+	if (r < 0) {
+		snprintf(msg, size, "out of memory");
+		top_disconnect(t);
+		return r;
+	}
+	t->why[0] = '\0';
+	return top_sample(t, msg, size);
+}
+
+/* The level of one session that started before us, from its session.start. */
+static void fetch_level(struct top *t, struct top_session *s)
+{
+	struct daemon_client c;
+	struct json_object *req, *types, *reply = NULL;
+	char msg[256], *line;
+	size_t len;
+	int r;
+
+	s->level_tries++;
+	if (daemon_client_connect(&c, t->socket, LEVEL_TIMEOUT_MS) < 0)
+		return;
+	req = op_request("subscribe", s->id);
+	types = json_object_new_array();
+	json_object_array_add(types, json_object_new_string("session.start"));
+	json_object_object_add(req, "types", types);
+	r = daemon_client_call(&c, req, &reply, msg, sizeof(msg));
+	json_object_put(req);
+	json_object_put(reply);
+	/* The replayed session.start, maybe read already with the reply. */
+	if (r == 0 && daemon_client_read_line(&c, &line, &len, LEVEL_TIMEOUT_MS) == 1) {
+		struct json_object *o = json_tokener_parse(line);
+		const char *lvl = o ? top_json_str(o, "level_enabled") : NULL;
+
+		if (lvl)
+			snprintf(s->level, sizeof(s->level), "%s", lvl);
+		json_object_put(o);
+		s->level_tries = LEVEL_TRIES;
+	} else if (r < 0 && c.replied) {
+		s->level_tries = LEVEL_TRIES; /* refused: asking again will not help */
+	}
+	daemon_client_close(&c);
+}
+
+void top_fetch_levels(struct top *t, int budget_ms)
+{
+	uint64_t end = now_ns() + (uint64_t)budget_ms * 1000000ULL;
+
+	if (!t->connected)
+		return;
+	for (size_t i = 0; i < t->n && now_ns() < end; i++) {
+		struct top_session *s = t->all[i];
+
+		/* Adopted sessions have no session.start any more. */
+		if (s->level[0] || s->level_tries >= LEVEL_TRIES || s->gone_ns || !s->listed ||
+		    streq(s->state, "adopted"))
+			continue;
+		fetch_level(t, s);
+	}
+}
