@@ -395,6 +395,13 @@ rc=$?
 [ ! -e "$PIN" ] && ok "no pins left" || fail "pins left: $(ls "$PIN")"
 [ ! -e "$PARENT" ] && ok "no session cgroups left" || fail "cgroups left: $(find "$PARENT")"
 if [ -n "$LINKPROG" ]; then
+	# The kernel frees a program after its last link is gone, not at once
+	# (tracepoint detach waits for grace periods): allow it 5 s.
+	i=0
+	while bpftool prog show id "$LINKPROG" >/dev/null 2>&1 && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 	bpftool prog show id "$LINKPROG" >/dev/null 2>&1 && fail "program $LINKPROG still loaded" ||
 		ok "the pinned programs are unloaded"
 else
