@@ -203,6 +203,10 @@ int cmd_selftest(int argc, char **argv)
 	uint64_t start;
 	int code;
 
+	if (argc > 1 && (streq(argv[1], "--help") || streq(argv[1], "-h"))) {
+		printf("usage: bpfbox test\n  smoke checks of the sandbox on this host; exit 1 if one fails\n");
+		return 0;
+	}
 	if (argc > 1) {
 		fprintf(stderr, "bpfbox test: unexpected argument '%s'; usage: bpfbox test\n",
 			argv[1]);
