@@ -53,7 +53,7 @@ DOC=$ROOT/docs/benchmarks.md
 
 if [ "$QUICK" = 1 ]; then
 	# Enough to run every code path once or twice, in well under 30 s.
-	RUNS=10 ROUNDS=2 WARMUP=2 REPS=1 TRACE_REPS=1 E_RUNS=2
+	RUNS=6 ROUNDS=2 WARMUP=1 REPS=1 TRACE_REPS=1 E_RUNS=2
 	N_OPEN=20000 N_EXEC=200 N_CONNECT=500 N_FILES=1000
 	SCALE_NS="1 10" PROBES=10 PIPE_EVENTS=200000 PIPE_RUNS=1 SETTLE=1
 	DOC=$OUT/benchmarks-quick.md
@@ -504,14 +504,22 @@ start_tracer() { # binary outfile links
 }
 tracer_attached() { kill -0 "$1" 2>/dev/null && [ "$(bpf_links "$1")" -ge "$2" ]; }
 
+# SIGINT makes each write out what it holds and exit. A SIGINT can get
+# lost (bpftrace 0.17 was seen asleep in epoll_wait after one): it is sent
+# again, then SIGTERM, then SIGKILL, 5 s apart.
 stop_tracers() {
-	local p
+	local p sig
 	for p in ${TRACER_PIDS[@]+"${TRACER_PIDS[@]}"}; do
-		kill -INT "$p" 2>/dev/null || true
+		for sig in INT INT TERM KILL; do
+			kill -"$sig" "$p" 2>/dev/null || break
+			wait_until 5 gone "$p" && break
+			say "  tracer $p still runs 5 s after SIG$sig"
+		done
 		wait "$p" 2>/dev/null || true
 	done
 	TRACER_PIDS=()
 }
+gone() { ! kill -0 "$1" 2>/dev/null || [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 
 snoop_start() {
 	[ -n "$SNOOP_WHY" ] && return 1
@@ -1499,13 +1507,13 @@ interpret_startup() {
 		-v d0="$(med scaling "0 deny patterns")" -v dn="$(med scaling "$N_DENY deny patterns")" \
 		-v p0="$(med scaling "policy check, 0 deny patterns")" \
 		-v pn="$(med scaling "policy check, $N_DENY deny patterns")" \
-		-v nfiles="$N_FILES" -v ndeny="$N_DENY" \
+		-v nfiles="$N_FILES" -v ndeny="$N_DENY" -v limits="${BPFBOX_LIMITS:-}" \
 		-v level="$(echo "$BPFBOX_LEVEL" | sed -n 's/.*enabled \([A-Za-z]*\).*/\1/p')" '
 	function pct(a, b) { return sprintf("%+.0f%%", (a / b - 1) * 100) }
 	function met(c) { return c ? "met" : "missed" }
 	BEGIN {
 		if (bare == "" || bp == "") { print "bpfbox or the bare baseline did not run; no interpretation."; exit }
-		printf "**Startup.** Every tool call of an agent pays this once. `bpfbox run` adds %.2f ms to a bare `/bin/true` (median %.2f ms against %.3f ms): loading and merging the policy, building the Landlock ruleset and the seccomp filter, one fork, and the child restricting itself before exec; no namespaces, mounts or helper processes. ", bp - bare, bp, bare
+		printf "**Startup.** Every tool call of an agent pays this once. `bpfbox run` adds %.2f ms to a bare `/bin/true` (median %.2f ms against %.3f ms): loading and merging the policy, building the Landlock ruleset and the seccomp filter, one fork%s, and the child restricting itself before exec; no namespaces, mounts or helper processes. ", bp - bare, bp, bare, (limits != "" ? sprintf(", the session'"'"'s resource-limit cgroups (`bpfbox status` here: %s)", limits) : "")
 		if (bd != "")
 			printf "Through the daemon it adds %.2f ms (median %.2f ms): the same, plus a register, an attach and an unregister round trip on the unix socket and the cgroup the daemon makes and removes; the daemon records the session meanwhile. ", bd - bare, bd
 		if (bw != "") {
@@ -1534,10 +1542,11 @@ interpret_embedded() {
 	awk -v pa="$(emb_val plain 3)" -v pb="$(emb_val plain 4)" -v pt="$(emb_val plain 6)" \
 		-v ea="$(emb_val embedded 3)" -v eb="$(emb_val embedded 4)" -v et="$(emb_val embedded 6)" \
 		-v da="$(emb_val daemon 3)" -v db="$(emb_val daemon 4)" -v dt="$(emb_val daemon 6)" -v n="$E_RUNS" '
+	function ms(v) { return sprintf(v < 10 && v > -10 ? "%.2f ms" : "%.0f ms", v) }
 	BEGIN {
 		if (pa == "" || ea == "") { print "**Embedded mode with BPF** did not run; no interpretation."; exit }
-		printf "**Embedded mode with BPF.** Without a daemon, `--audit` as root loads the audit and network programs for the one session: %.0f ms from the shell to the command against %.1f ms without BPF, so loading costs %.0f ms; after the command exits bpfbox needs %.0f ms against %.1f ms, so draining the ring and unloading cost %.0f ms. ", ea, pa, ea - pa, eb, pb, eb - pb
-		printf "In all, %.0f ms per session (median of %d runs). ", et, n
+		printf "**Embedded mode with BPF.** Without a daemon, `--audit` as root loads the audit and network programs for the one session: %s from the shell to the command against %s without BPF, so loading costs %s; after the command exits bpfbox needs %s against %s, so draining the ring and unloading cost %s. ", ms(ea), ms(pa), ms(ea - pa), ms(eb), ms(pb), ms(eb - pb)
+		printf "In all, %s per session (median of %d runs). ", ms(et), n
 		if (da != "")
 			printf "Through a daemon, which loaded the programs once, the same session takes %.2f ms to the command and %.2f ms after it (%.2f ms in all): the load and unload are not part of the session.", da, db, dt
 		printf "\n"
@@ -1637,12 +1646,15 @@ interpret_scale() {
 			printf "A process outside every session still runs the tracepoint programs, which return after one map lookup of its cgroup: its open+close took "
 			for (i = 1; i <= NR; i++) if (m[n[i]] != "") printf "%+.1f%% with %s%s", (m[n[i]] / none - 1) * 100, ses(n[i]), (i < NR ? ", " : "")
 			worst = 0; for (i = 1; i <= NR; i++) if (m[n[i]] != "" && m[n[i]] / none > worst) worst = m[n[i]] / none
-			printf " against the median of the runs with no agent of ours (%.1f ns); target within 5%%: %s (at most %+.1f%%). ", none, (worst <= 1.05 ? "met" : "missed"), (worst - 1) * 100
-			if (before != "" && after != "") {
-				d = (before > after ? before / after : after / before) - 1
-				printf "The no-agent runs alone gave %.1f ns before the daemon and %.1f ns after its cleanup, %.1f%% apart", before, after, d * 100
-				printf (d > 0.05 ? ": more than the 5%% the target allows, so the loop cannot resolve an overhead that small here. " : ". ")
-			}
+			d = 0
+			if (before != "" && after != "") d = (before > after ? before / after : after / before) - 1
+			printf " against the median of the runs with no agent of ours (%.1f ns), at most %+.1f%%. ", none, (worst - 1) * 100
+			if (before != "" && after != "")
+				printf "The no-agent runs alone gave %.1f ns before the daemon and %.1f ns after its cleanup, %.1f%% apart. ", before, after, d * 100
+			if (d > 0.05)
+				printf "Target within 5%%: not resolved by the loop, whose noise in this run is larger than that. "
+			else
+				printf "Target within 5%%: %s. ", (worst <= 1.05 ? "met" : "missed")
 			hk = ""; hmax = 0
 			for (i = 1; i <= NR; i++) if (hook[i] != "-" && hook[i] != "") { hk = hk sprintf("%s%s ns with %s", (hk == "" ? "" : ", "), hook[i], ses(n[i])); if (hook[i] + 0 > hmax) hmax = hook[i] + 0 }
 			if (hk != "")
@@ -1665,7 +1677,7 @@ machine_info() {
 	echo "- command: $COMMAND_LINE$([ "$QUICK" = 1 ] && echo ' (quick: a smoke test, not for reading)')"
 	echo "- suite runtime: ${SECONDS} s"
 	echo "- machine: nproc $(nproc), ${model:-unknown model}, $(awk '$1 == "MemTotal:" { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo), kernel $kernel, Debian $(cat /etc/debian_version 2>/dev/null || echo '?')"
-	echo "- bpfbox: ${BPFBOX_VERSION:-?} (a copy of ${BIN_SRC#"$BTREE"/} taken at the start; built from $BTREE at $(git -C "$BTREE" describe --always --dirty 2>/dev/null || echo '?')), $BPFBOX_LEVEL"
+	echo "- bpfbox: ${BPFBOX_VERSION:-?} (a copy of ${BIN_SRC#"$BTREE"/} taken at the start; built from $BTREE at $(git -C "$BTREE" describe --always --dirty 2>/dev/null || echo '?')), $BPFBOX_LEVEL${BPFBOX_LIMITS:+; session limits by cgroup: $BPFBOX_LIMITS}"
 	echo "- peers: bwrap $(bwrap --version 2>/dev/null | awk '{print $2}' || true), firejail $(firejail --version 2>/dev/null | awk 'NR==1 {print $3}' || true), srt ${SRT_VERSION:-not installed} (node $(node --version 2>/dev/null || echo none)), $(hyperfine --version 2>/dev/null || true)"
 	echo "- audit tools: auditd ${AUDITD_VERSION:-?}, libbpf-tools $(dpkg-query -W -f='${Version}' libbpf-tools 2>/dev/null || echo '?'), bpftrace $(bpftrace --version 2>/dev/null | awk '{print $2}' || echo '?')"
 	echo "- other BPF on this host (not ours, not stoppable): $FOREIGN_BPF at the start, $(foreign_bpf) at the end"
@@ -1874,8 +1886,10 @@ write_report() {
 		echo "## Not yet measured"
 		echo
 		echo "- BPF LSM enforcement (the \`**/\` deny patterns inside the workspace,"
-		echo "  level Full) and cgroup resource limits: this host cannot load BPF LSM"
-		echo "  programs, and sessions do not yet get cgroup controllers;"
+		echo "  level Full): this host cannot load BPF LSM programs;"
+		echo "- the resource limits under pressure (a session at its memory, pids or"
+		echo "  disk limit: the OOM pause, the disk monitor); their cgroups are in every"
+		echo "  session above, their enforcement is not;"
 		echo "- the audit sinks beyond a local file (syslog, spool, OCSF) and the cost"
 		echo "  of a slow sink;"
 		echo "- libbpf-tools tcpconnect, where the kernel has no kprobes (this one)."
@@ -1917,6 +1931,9 @@ main() {
 	[ -n "$DAEMON_WHY" ] && say "daemon: not used: $DAEMON_WHY"
 	[ -n "$AUDITD_WHY" ] && say "auditd: not used: $AUDITD_WHY"
 	[ -n "$TCPC_WHY" ] && say "tcpconnect: not used: $TCPC_WHY"
+	# How the sessions' resource limits hold here (one status probe line,
+	# "session limits by cgroup"; empty with a bpfbox that has none).
+	BPFBOX_LIMITS=$("$BIN" status 2>/dev/null | sed -n 's/^ *session limits by cgroup *//p' | sed 's/  */ /g; s/^available //' || true)
 	BPFBOX_LEVEL=$("$BIN" run -v -w "$WS" -- /bin/true 2>&1 >/dev/null |
 		sed -n 's/^bpfbox: session [0-9a-f]*, //p; s/^bpfbox: \(landlock.*\)/\1/p' | paste -sd';' | sed 's/;/; /')
 
