@@ -329,6 +329,33 @@ expect_rc 0 "a session that leaves a daemon behind" "$BPFBOX" run -q -w "$WS" $R
 gone "sleep $SLP2" && ok "the session's end kills daemonized descendants (cgroup.kill)" ||
 	fail "the daemonized sleep outlived its session: $(pgrep -af "sleep $SLP2")"
 
+# --- a bpfbox run killed with SIGKILL: its cgroups stay, contained; swept later
+rm -f "$WS"/*
+"$BPFBOX" run -q -w "$WS" -- sh -c 'cat /proc/self/cgroup > cg; echo $BPFBOX_SESSION_ID > id; sleep 30' &
+RPID=$!
+wait_for "$WS/cg" . 10
+ID=$(cat "$WS/id")
+PIDCG=$(cg_of cgroup2 pids "$WS/cg")
+kill -9 "$RPID"
+wait "$RPID" 2>/dev/null
+sleep 0.3
+[ -d "$BPFBOX_CGROUP_PARENT/$ID" ] && [ -d "$PIDCG" ] &&
+	ok "a killed bpfbox run leaves its session cgroups" || fail "no cgroup left to sweep"
+expect_rc 0 "bpfbox kill still ends what it left" "$BPFBOX" kill "$ID"
+sleep 0.3
+BPFBOX_CGROUP_STALE_S=0 "$BPFBOX" daemon --socket "$TMPD/sweep.sock" --pin-dir "$PIN-s" \
+	--cgroup-parent "$BPFBOX_CGROUP_PARENT" --audit /dev/null 2>"$TMPD/sweep.err" &
+SPID=$!
+wait_for "$TMPD/sweep.err" ready 20
+kill "$SPID"
+wait "$SPID" 2>/dev/null
+"$BPFBOX" daemon --cleanup --socket "$TMPD/sweep.sock" --pin-dir "$PIN-s" \
+	--cgroup-parent "$BPFBOX_CGROUP_PARENT" >/dev/null 2>&1
+mkdir -p "$BPFBOX_CGROUP_PARENT"
+[ ! -e "$BPFBOX_CGROUP_PARENT/$ID" ] && [ ! -e "$PIDCG" ] &&
+	ok "a daemon that starts sweeps the stale empty session cgroups (v2 and v1)" ||
+	fail "stale cgroups not swept: $(ls -d "$BPFBOX_CGROUP_PARENT/$ID" "$PIDCG" 2>&1)"
+
 # --- pids: a fork bomb stops at pids.max, the host stays responsive ---------
 # execs_ms: how long 5 execs of /bin/true take here, in ms.
 execs_ms() {

@@ -1123,5 +1123,12 @@ static int readopt_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 
 int ops_readopt(struct daemon *d)
 {
-	return agent_session_foreach(d->agent, readopt_one, d);
+	struct session_limits l;
+	struct policy_limits pl = { .memory_mb = 2048, .pids = 64, .cpu_percent = 100 };
+	int r = agent_session_foreach(d->agent, readopt_one, d);
+
+	/* What a killed daemon or killed runs left: empty, stale session cgroups. */
+	limits_plan(&l, &pl, d->parent, LIMITS_VIA_AUTO);
+	limits_sweep(&l);
+	return r;
 }

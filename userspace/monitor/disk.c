@@ -349,24 +349,35 @@ int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n
 }
 
 /*
- * The helper of close_async(): holds the last reference until the parent let
- * go. It shares the parent's memory and TLS, so raw syscalls only, nothing
- * instrumented.
+ * The helper of close_async(): drops every fd but the inotify one and the
+ * pipes, tells the parent, then holds that last reference until the parent
+ * let go. It shares the parent's memory and TLS, so raw syscalls only,
+ * nothing instrumented.
  */
 __attribute__((no_sanitize("address"), no_sanitize("undefined")))
 static int closer(void *arg)
 {
-	const int *fds = arg; /* the pipe's read end, the inotify fd */
-	unsigned int lo = fds[0] < fds[1] ? fds[0] : fds[1];
-	unsigned int hi = fds[0] < fds[1] ? fds[1] : fds[0];
-	char b;
+	const int *fds = arg; /* go (read end), ready (write end), the inotify fd */
+	unsigned int keep[3], t;
+	char b = 0;
 
-	/* Nothing else is held: a reader of bpfbox's stdout sees EOF when bpfbox exits. */
-	if (lo > 0)
-		syscall(SYS_close_range, 0U, lo - 1, 0U);
-	if (hi > lo + 1)
-		syscall(SYS_close_range, lo + 1, hi - 1, 0U);
-	syscall(SYS_close_range, hi + 1, ~0U, 0U);
+	for (int i = 0; i < 3; i++)
+		keep[i] = fds[i];
+	for (int i = 0; i < 3; i++)
+		for (int k = i + 1; k < 3; k++)
+			if (keep[k] < keep[i]) {
+				t = keep[i];
+				keep[i] = keep[k];
+				keep[k] = t;
+			}
+	/* No copy of another fd outlives this: a BPF link, a pipe, bpfbox's stdout. */
+	if (keep[0] > 0)
+		syscall(SYS_close_range, 0U, keep[0] - 1, 0U);
+	for (int i = 0; i < 2; i++)
+		if (keep[i + 1] > keep[i] + 1)
+			syscall(SYS_close_range, keep[i] + 1, keep[i + 1] - 1, 0U);
+	syscall(SYS_close_range, keep[2] + 1, ~0U, 0U);
+	syscall(SYS_write, fds[1], &b, 1);
 	syscall(SYS_read, fds[0], &b, 1);
 	syscall(SYS_exit, 0);
 	return 0;
@@ -376,25 +387,42 @@ static int closer(void *arg)
  * Closing an inotify instance that has watches waits for an SRCU grace
  * period (fsnotify_destroy_group), 5-10 ms, also when the process exits.
  * A helper sharing our memory (clone(CLONE_VM) without SIGCHLD, so that
- * waitpid(-1) never sees it) takes the last reference and pays for it.
+ * waitpid(-1) never sees it) takes the last reference and pays for it. We
+ * wait until it dropped its copies of our other fds (a few µs).
  */
 static void close_async(int fd)
 {
 	static char stack[16384] __attribute__((aligned(16)));
-	static int fds[2];
-	int p[2];
+	static int fds[3];
+	int go[2], ready[2];
+	char b;
 
-	if (pipe2(p, O_CLOEXEC) < 0) {
+	if (pipe2(go, O_CLOEXEC) < 0) {
 		close(fd);
 		return;
 	}
-	fds[0] = p[0];
-	fds[1] = fd;
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		close(go[0]);
+		close(go[1]);
+		close(fd);
+		return;
+	}
+	fds[0] = go[0];
+	fds[1] = ready[1];
+	fds[2] = fd;
 	/* On failure the close below pays the wait itself. */
-	clone(closer, stack + sizeof(stack), CLONE_VM, fds);
+	if (clone(closer, stack + sizeof(stack), CLONE_VM, fds) > 0) {
+		close(ready[1]);
+		ready[1] = -1;
+		while (read(ready[0], &b, 1) < 0 && errno == EINTR)
+			;
+	}
 	close(fd);
-	close(p[1]); /* the helper's read returns: it exits, the last reference goes */
-	close(p[0]);
+	close(go[1]); /* the helper's read returns: it exits, the last reference goes */
+	close(go[0]);
+	close(ready[0]);
+	if (ready[1] >= 0)
+		close(ready[1]);
 }
 
 void disk_monitor_close(struct disk_monitor *m)

@@ -6,6 +6,7 @@
  * cgroups can only be joined by writing cgroup.procs, which costs one RCU
  * grace period (~10 ms) on kernels without favordynmods.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "limits.h"
@@ -462,6 +464,10 @@ int limits_create(struct session_limits *l, const char *id)
 	struct stat st;
 	int e;
 
+	/* One start in 64 (the id is random) removes what killed runs left. */
+	if (id[0] == '0' && id[1] >= '0' && id[1] <= '3' && geteuid() == 0)
+		limits_sweep(l);
+
 	if (!l->cgroup)
 		return limits_apply(l, id);
 	if (l->cg[0])
@@ -660,6 +666,60 @@ void limits_destroy(struct session_limits *l)
 			rmdir(dir);
 		}
 		dir[0] = '\0';
+	}
+}
+
+static bool is_session_name(const char *name)
+{
+	size_t n = 0;
+
+	for (; name[n]; n++)
+		if (!((name[n] >= '0' && name[n] <= '9') || (name[n] >= 'a' && name[n] <= 'f')))
+			return false;
+	return n == 32;
+}
+
+static void sweep_dir(const char *dir, time_t before)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (de->d_type != DT_DIR || !is_session_name(de->d_name) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    st.st_ctime > before)
+			continue;
+		/* EBUSY when it holds a process: a live session. */
+		unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
+void limits_sweep(const struct session_limits *l)
+{
+	const char *env = getenv("BPFBOX_CGROUP_STALE_S");
+	unsigned long long age = LIMITS_STALE_S;
+	time_t before;
+
+	if (env)
+		parse_u64(env, &age);
+	before = time(NULL) - (time_t)age;
+
+	if (l->v2_parent[0])
+		sweep_dir(l->v2_parent, before);
+	for (int r = 0; r < RES__COUNT; r++) {
+		char own[LIMITS_PATH_MAX], base[2 * LIMITS_PATH_MAX];
+
+		if (!l->v1_mount[r][0] || own_v1_path(ctrl_names[r], own, sizeof(own)) < 0)
+			continue;
+		snprintf(base, sizeof(base), "%s%s/bpfbox", l->v1_mount[r], own);
+		sweep_dir(base, before);
+		/* An empty level would keep whoever owns our v1 cgroup from removing it. */
+		rmdir(base);
 	}
 }
 

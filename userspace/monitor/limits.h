@@ -131,6 +131,17 @@ int limits_freeze(const struct session_limits *l, bool frozen);
  */
 void limits_destroy(struct session_limits *l);
 
+/*
+ * Removes empty session cgroups (32 hex digits) older than LIMITS_STALE_S
+ * under the v2 parent and under the v1 "bpfbox" levels of this process:
+ * those of sessions whose bpfbox was killed (SIGKILL) before it could remove
+ * them, or that a daemon left. rmdir fails on a cgroup that holds a process,
+ * so a live session stays; the age spares one being set up
+ * ($BPFBOX_CGROUP_STALE_S overrides it).
+ */
+#define LIMITS_STALE_S 600
+void limits_sweep(const struct session_limits *l);
+
 /* "limits": {...} of session.start and status: how each limit holds. */
 void limits_json(const struct session_limits *l, struct jsonw *w, const char *key);
 
