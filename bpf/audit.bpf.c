@@ -144,7 +144,10 @@ static __always_inline int remember(__u64 ptr, __u32 flags, __u32 kind)
 	struct pending p = { .ptr = ptr, .flags = flags, .kind = kind };
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
-	if (!current_session())
+	struct bpfbox_session *s = current_session();
+
+	/* A session with audit off records nothing at syscall exit either. */
+	if (!s || (s->flags & BPFBOX_SF_AUDIT_OFF))
 		return 0;
 	bpf_map_update_elem(&pending, &tid, &p, BPF_ANY);
 	return 0;

@@ -65,6 +65,17 @@ import socket; socket.create_connection(('127.0.0.1', $PORT), 2)"
 kill $LPID 2>/dev/null
 check "any(e['type'] == 'connect' and e['address'] == '127.0.0.1' and e['port'] == $PORT and e['decision'] == 'allow' and e['errno'] in (None, 'EINPROGRESS') for e in ev)" "allowed connect recorded with address and port"
 
+# Mode off: decisions only. Opens and execs leave nothing; a denial by our
+# own cgroup program still does.
+: >"$A"
+"$BPFBOX" run -q --net allow --audit "$A" --audit-mode off -w "$TMPD/ws" -- python3 -c '
+import socket
+open("/etc/hostname").close()
+try: socket.create_connection(("169.254.169.254", 80), 1)
+except OSError: pass' >/dev/null 2>&1
+check "not any(e['type'] in ('file', 'exec', 'fork') for e in ev)" "--audit-mode off records no opens, execs or forks"
+check "any(e['type'] == 'connect' and e['decision'] == 'deny' and e['layer'] == 'cgroup-bpf' for e in ev)" "--audit-mode off still records the cgroup-bpf denial"
+
 # A connect allow-list with --net deny: only the listed address and port.
 python3 -c 'import socket, time
 a = socket.socket(); a.bind(("127.0.0.1", 0)); a.listen()

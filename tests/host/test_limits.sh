@@ -5,6 +5,7 @@
 # v2 host (tests/vm/limits.sh) through v2 ones; the rlimit fallback as an
 # unprivileged user. LIMITS_LAT=FILE appends the measured pause latencies.
 . "$(dirname "$0")/../lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 case "$BPFBOX" in /*) ;; */*) BPFBOX="$(pwd)/$BPFBOX" ;; esac
 if [ "$(id -u)" != 0 ]; then
@@ -447,5 +448,17 @@ if wait_for "$TMPD/d.err" ready 20; then
 	expect_grep 'unknown session' "$TMPD/err" "daemon mode: it says unknown session"
 else
 	fail "the daemon did not start: $(cat "$TMPD/d.err")"
+fi
+
+# The life-cycle lines (no seq) are part of the schema, as the streams above
+# really carried them.
+V="$ROOT/tools/validate-events.js"
+streams=$(ls "$TMPD"/oom.jsonl "$TMPD"/disk.jsonl "$TMPD"/d.jsonl 2>/dev/null)
+if [ -z "$streams" ]; then
+	fail "no audit stream to validate"
+elif grep -qh '"session.paused"' $streams && node "$V" $streams >"$TMPD/v.out" 2>&1; then
+	ok "the streams with session.paused/resumed/killed validate against the schema"
+else
+	fail "schema: $(head -c 400 "$TMPD/v.out")"
 fi
 finish

@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <sys/resource.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -648,6 +649,22 @@ static void daemon_free(struct daemon *d)
 	free(d);
 }
 
+/*
+ * Each session costs the daemon a few descriptors (its cgroup, a client
+ * connection, monitor fds): the usual soft limit of 1024 stalls it near
+ * 900 sessions with misleading errors, so take the hard limit.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_warn_errno(errno, "cannot raise the open files limit");
+	}
+}
+
 int daemon_serve(const struct daemon_opts *o)
 {
 	struct daemon *d = calloc(1, sizeof(*d));
@@ -662,6 +679,7 @@ int daemon_serve(const struct daemon_opts *o)
 		r = log_error_errno(EPERM, "the daemon loads BPF programs; run it as root");
 		goto out;
 	}
+	raise_fd_limit();
 	if ((r = resolve_group(d)) < 0 || (r = resolve_parent(d)) < 0)
 		goto out;
 	if (daemon_answers(o->socket_path)) {

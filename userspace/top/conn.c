@@ -75,46 +75,23 @@ int top_ctl_fd(const struct top *t)
 	return t->connected ? t->ctl.fd : -1;
 }
 
-static void lines_free(struct top_lines *b)
-{
-	free(b->p);
-	memset(b, 0, sizeof(*b));
-}
-
-static int lines_append(struct top_lines *b, const char *data, size_t n)
-{
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 65536;
-		char *p;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p)
-			return -ENOMEM;
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-	return 0;
-}
-
 /*
  * Reads what fd has, at most max bytes, and calls fn for each whole line
  * (NUL-terminated in place). The number of lines, or -errno: -ECONNRESET
  * when the daemon closed the connection, -EPROTO for a line longer than
  * LINES_MAX.
  */
-static int lines_read(struct top *t, struct top_lines *b, int fd, size_t max,
+static int lines_read(struct top *t, struct buf *b, int fd, size_t max,
 		      void (*fn)(struct top *t, char *line, size_t len))
 {
-	size_t got = 0, start = 0, scanned = 0;
+	size_t got = 0;
 	int lines = 0;
 
 	while (got < max) {
-		char buf[65536];
-		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		char chunk[65536];
+		ssize_t n = recv(fd, chunk, sizeof(chunk), MSG_DONTWAIT);
+		size_t scan;
+		char *nl;
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -122,22 +99,22 @@ static int lines_read(struct top *t, struct top_lines *b, int fd, size_t max,
 			break;
 		if (n <= 0)
 			return n < 0 ? -errno : -ECONNRESET;
-		if (lines_append(b, buf, n) < 0)
+		if (buf_append(b, chunk, n) < 0)
 			return -ENOMEM;
 		got += n;
-		for (char *nl; (nl = memchr(b->p + scanned, '\n', b->len - scanned));) {
+		/* Only the new bytes can hold a newline not seen before. */
+		scan = b->len - n;
+		while ((nl = memchr(b->p + scan, '\n', b->len - scan))) {
+			char *line = b->p + b->off;
+
 			*nl = '\0';
-			fn(t, b->p + start, nl - (b->p + start));
+			fn(t, line, nl - line);
 			lines++;
-			start = scanned = nl - b->p + 1;
+			buf_consume(b, nl - line + 1);
+			scan = b->off;
 		}
-		scanned = b->len;
-		if (b->len - start > LINES_MAX)
+		if (buf_used(b) > LINES_MAX)
 			return -EPROTO;
-	}
-	if (start) {
-		memmove(b->p, b->p + start, b->len - start);
-		b->len -= start;
 	}
 	return lines;
 }
@@ -343,8 +320,8 @@ void top_disconnect(struct top *t)
 {
 	daemon_client_close(&t->ctl);
 	daemon_client_close(&t->sub);
-	lines_free(&t->ctl_in);
-	lines_free(&t->sub_in);
+	buf_free(&t->ctl_in);
+	buf_free(&t->sub_in);
 	t->pend_head = t->pend_n = 0;
 	t->connected = false;
 }
@@ -394,10 +371,10 @@ int top_connect(struct top *t, char *msg, size_t size)
 	t->connected = true;
 	/* What came after the replies is ours to split into lines. */
 	n = daemon_client_pending(&t->ctl, &pending);
-	if (n && lines_append(&t->ctl_in, pending, n) < 0)
+	if (n && buf_append(&t->ctl_in, pending, n) < 0)
 		r = -ENOMEM;
 	n = daemon_client_pending(&t->sub, &pending);
-	if (!r && n && lines_append(&t->sub_in, pending, n) < 0)
+	if (!r && n && buf_append(&t->sub_in, pending, n) < 0)
 		r = -ENOMEM;
 	if (r < 0) {
 		snprintf(msg, size, "out of memory");

@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "../daemon/client.h"
+#include "../daemon/proto.h"
 
 #define TOP_TAIL_MAX	    128	 /* event lines kept per session */
 #define TOP_HASH_SIZE	    4096 /* buckets of the session index (power of 2) */
@@ -90,11 +91,6 @@ struct top_session {
 };
 
 /* Bytes read from a connection, not yet split into lines. */
-struct top_lines {
-	char *p;
-	size_t len, cap;
-};
-
 enum top_req_kind { TOP_REQ_LIST, TOP_REQ_OP };
 
 struct top_req {
@@ -116,7 +112,7 @@ struct top {
 	char socket[PATH_MAX];
 	struct daemon_client ctl; /* list, pause, resume, kill; ping at connect */
 	struct daemon_client sub; /* every event */
-	struct top_lines ctl_in, sub_in;
+	struct buf ctl_in, sub_in; /* the daemon's growable buffer (proto.h) */
 	struct top_req pend[TOP_MAX_PENDING];
 	unsigned int pend_head, pend_n;
 	bool connected;
