@@ -44,73 +44,8 @@ trap cleanup EXIT INT TERM
 json() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 
 # The programs the sessions run (read-only in them), and the latency arithmetic.
-mkdir -p "$TMPD/bin"
-cat >"$TMPD/bin/h.py" <<'PY'
-import json, os, sys, time
-what = sys.argv[1]
-if what == "ticker":            # CLOCK_MONOTONIC ns into FILE every ms, for SECONDS of running time
-    path = sys.argv[2]
-    while True:
-        with open(path + ".tmp", "w") as f:
-            f.write("%d\n" % time.monotonic_ns())
-        os.replace(path + ".tmp", path)
-        time.sleep(0.001)
-elif what == "runfor":          # stays busy-sleeping for SECONDS of its own running time
-    secs, left, last = float(sys.argv[2]), float(sys.argv[2]), time.monotonic()
-    while left > 0:
-        time.sleep(0.01)
-        now = time.monotonic()
-        left -= min(now - last, 0.05)  # a long gap is a pause, not running time
-        last = now
-elif what == "hog":             # allocates until the OOM killer stops it
-    x = []
-    while True:
-        x.append(bytearray(1 << 20))
-elif what == "writer":          # N MiB into FILE, logging "mono_ns bytes-after" before each MiB
-    path, n, log = sys.argv[2], int(sys.argv[3]), sys.argv[4]
-    buf = b"x" * (1 << 20)
-    with open(path, "wb") as f, open(log, "a") as lg:
-        for i in range(n):
-            lg.write("%d %d\n" % (time.monotonic_ns(), (i + 1) << 20)); lg.flush()
-            f.write(buf); f.flush(); os.fsync(f.fileno())
-elif what == "busy":            # a busy loop for SECONDS of wall time: cpu share
-    t0, c0 = time.monotonic(), time.process_time()
-    while time.monotonic() - t0 < float(sys.argv[2]):
-        pass
-    print("%.3f" % ((time.process_time() - c0) / (time.monotonic() - t0)))
-elif what == "pausewatch":      # polls every 0.5 ms: when OOMFILE's oom_kill moves ("-": no),
-    oomf, cg, out = sys.argv[2], sys.argv[3], sys.argv[4]  # cgroup.freeze is set, frozen 1 said
-    def kills():
-        for l in open(oomf):
-            if l.startswith("oom_kill "):
-                return int(l.split()[1])
-        return 0
-    k0 = kills() if oomf != "-" else 0
-    kill = asked = frozen = 0
-    end = time.monotonic() + 120
-    while not frozen and time.monotonic() < end:
-        now = time.monotonic_ns()
-        if oomf != "-" and not kill and kills() != k0:
-            kill = now
-        if not asked and open(cg + "/cgroup.freeze").read().startswith("1"):
-            asked = now
-        if "frozen 1" in open(cg + "/cgroup.events").read():
-            frozen = now
-        time.sleep(0.0005)
-    open(out, "w").write("%d %d %d\n" % (kill, asked, frozen))
-elif what == "oom_latency":     # ms from the OOM kill to cgroup.freeze set, and to frozen
-    kill, asked, frozen = map(int, open(sys.argv[2]).read().split())
-    print("%.1f %.1f" % ((asked - kill) / 1e6, (frozen - kill) / 1e6) if kill and asked and frozen else "")
-elif what == "disk_latency":    # ms from the start of the write that crossed LIMIT MiB to frozen
-    log, limit, watch = sys.argv[2], int(sys.argv[3]) << 20, sys.argv[4]
-    rows = [tuple(map(int, l.split())) for l in open(log)]
-    frozen = int(open(watch).read().split()[2])
-    # The first write that can end past the limit (small files add a little).
-    cross = next(t for t, b in rows if b > limit - (256 << 10))
-    print("%.1f" % ((frozen - cross) / 1e6) if frozen else "")
-PY
-H="$PY $TMPD/bin/h.py"
-RO="--ro $TMPD/bin"
+H="$PY $ROOT/tests/helpers/limits.py"
+RO="--ro $ROOT/tests/helpers"
 
 # bg NAME BPFBOX-RUN-ARGS...: a session in the background; NAME.out, .err, .rc.
 bg() {
