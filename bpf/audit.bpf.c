@@ -51,6 +51,14 @@ struct {
 	__type(value, struct pending);
 } pending SEC(".maps");
 
+/* The OOM killer's last victim per session, for session.paused. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BPFBOX_MAX_SESSIONS);
+	__type(key, __u32); /* session index */
+	__type(value, struct bpfbox_oom_victim);
+} oom_victims SEC(".maps");
+
 /* Which layer a failed syscall's error comes from in a session. */
 static __always_inline void set_outcome(struct bpfbox_event_hdr *h, struct bpfbox_session *s,
 					long ret, __u8 eperm_layer)
@@ -340,6 +348,36 @@ SEC("tracepoint/syscalls/sys_exit_connect")
 int exit_connect(struct trace_event_raw_sys_exit *ctx)
 {
 	return finish(ctx->ret);
+}
+
+/*
+ * The OOM killer chose a victim. A memory cgroup OOM is invoked by a process
+ * charging that cgroup, so for a session's own limit the invoker is in the
+ * session. The tracepoint has the victim's comm since Linux 6.8; before,
+ * only its pid (then the comm is the invoker's when it chose itself, else
+ * userspace reads /proc/PID/comm of the zombie, whose parent is frozen).
+ */
+SEC("tracepoint/oom/mark_victim")
+int handle_oom_victim(struct trace_event_raw_mark_victim *ctx)
+{
+	struct bpfbox_session *s = current_session();
+	struct bpfbox_oom_victim v = { 0 };
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!s)
+		return 0;
+	v.ts_ns = bpf_ktime_get_ns();
+	v.pid = BPF_CORE_READ(ctx, pid);
+	v.invoker = id >> 32;
+	if (bpf_core_field_exists(ctx->__data_loc_comm)) {
+		__u32 loc = BPF_CORE_READ(ctx, __data_loc_comm);
+
+		bpf_probe_read_kernel_str(v.comm, sizeof(v.comm), (void *)ctx + (loc & 0xffff));
+	} else if (v.pid == v.invoker) {
+		bpf_get_current_comm(v.comm, sizeof(v.comm));
+	}
+	bpf_map_update_elem(&oom_victims, &s->id, &v, BPF_ANY);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -112,6 +112,17 @@ struct bpfbox_agg_val {
 	char comm[BPFBOX_COMM_LEN];
 };
 
+/*
+ * Value of the oom_victims map (key: session index): the process the OOM
+ * killer last chose while a process of the session invoked it.
+ */
+struct bpfbox_oom_victim {
+	__u64 ts_ns;	/* CLOCK_MONOTONIC */
+	__u32 pid;	/* the victim */
+	__u32 invoker;	/* the process that invoked the OOM killer */
+	char comm[BPFBOX_COMM_LEN]; /* "" when the kernel's tracepoint has none */
+};
+
 /* Value of the sessions map (key: the session cgroup's id). */
 struct bpfbox_session {
 	__u32 id;	/* session index, 1-based */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <fcntl.h>
 #include <dirent.h>
 #include <limits.h>
@@ -35,7 +36,7 @@ struct agent {
 	struct lsm_maps lsm_maps; /* fds, also when the programs were adopted */
 	struct ring_buffer *rb;
 	int parent_fd;
-	int sessions_fd, events_fd, lost_fd, net_allow_fd, unix_allow_fd, agg_fd;
+	int sessions_fd, events_fd, lost_fd, net_allow_fd, unix_allow_fd, agg_fd, oom_fd;
 	char pin_dir[PATH_MAX]; /* "" when nothing is pinned */
 	bool own_fds;		/* the map fds come from pins: ours to close */
 	struct agent_status st;
@@ -43,7 +44,8 @@ struct agent {
 
 /* The maps a daemon shares with its next incarnation (pinned as map_NAME). */
 static const char *const pinned_maps[] = { "sessions", "events", "lost", "net_allow",
-					   "unix_allow", "agg", "pending", "names", "abs_paths" };
+					   "unix_allow", "agg", "pending", "names", "abs_paths",
+					   "oom_victims" };
 
 static char libbpf_last[256];
 
@@ -453,7 +455,7 @@ static int open_pinned_maps(struct agent *a)
 	struct {
 		const char *name;
 		int *fd;
-		bool need;
+		bool need, optional; /* optional: pins of an older daemon lack it */
 	} m[] = {
 		{ "sessions", &a->sessions_fd, true },
 		{ "events", &a->events_fd, true },
@@ -461,6 +463,7 @@ static int open_pinned_maps(struct agent *a)
 		{ "net_allow", &a->net_allow_fd, a->st.net },
 		{ "unix_allow", &a->unix_allow_fd, a->st.net },
 		{ "agg", &a->agg_fd, a->st.audit },
+		{ "oom_victims", &a->oom_fd, a->st.audit, true },
 		{ "names", &a->lsm_maps.names, a->st.lsm },
 		{ "abs_paths", &a->lsm_maps.abs_paths, a->st.lsm },
 	};
@@ -472,7 +475,7 @@ static int open_pinned_maps(struct agent *a)
 			continue;
 		pin_path(a->pin_dir, path, sizeof(path), "map", m[i].name);
 		*m[i].fd = bpf_obj_get(path);
-		if (*m[i].fd < 0)
+		if (*m[i].fd < 0 && !m[i].optional)
 			return -errno;
 	}
 	return 0;
@@ -486,7 +489,7 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 
 	if (!a)
 		return -ENOMEM;
-	a->sessions_fd = a->events_fd = a->lost_fd = a->net_allow_fd = a->agg_fd = -1;
+	a->sessions_fd = a->events_fd = a->lost_fd = a->net_allow_fd = a->agg_fd = a->oom_fd = -1;
 	a->lsm_maps.names = a->lsm_maps.abs_paths = a->lsm_maps.net_allow = -1;
 	a->unix_allow_fd = -1;
 	a->parent_fd = cgroup_parent_open(o->cgroup_parent);
@@ -534,6 +537,7 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 		a->events_fd = bpf_map__fd(a->audit->maps.events);
 		a->lost_fd = bpf_map__fd(a->audit->maps.lost);
 		a->agg_fd = bpf_map__fd(a->audit->maps.agg);
+		a->oom_fd = bpf_map__fd(a->audit->maps.oom_victims);
 	} else {
 		a->sessions_fd = bpf_map__fd(a->net->maps.sessions);
 		a->events_fd = bpf_map__fd(a->net->maps.events);
@@ -578,7 +582,7 @@ void agent_close(struct agent *a)
 	if (a->own_fds) {
 		int fds[] = { a->sessions_fd, a->events_fd, a->lost_fd, a->net_allow_fd,
 			      a->unix_allow_fd, a->agg_fd, a->lsm_maps.names,
-			      a->lsm_maps.abs_paths };
+			      a->lsm_maps.abs_paths, a->oom_fd };
 
 		for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 			if (fds[i] >= 0)
@@ -684,6 +688,25 @@ uint64_t agent_lost_total(const struct agent *a)
 			total += v[i];
 	free(v);
 	return total;
+}
+
+int agent_oom_victim(struct agent *a, uint32_t id, uint64_t max_age_ns, pid_t *pid, char *comm,
+		     size_t size)
+{
+	struct bpfbox_oom_victim v;
+	struct timespec ts;
+	uint64_t now;
+
+	if (!a || a->oom_fd < 0 || bpf_map_lookup_elem(a->oom_fd, &id, &v) < 0)
+		return -ENOENT;
+	bpf_map_delete_elem(a->oom_fd, &id);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	if (!v.pid || v.ts_ns > now || now - v.ts_ns > max_age_ns)
+		return -ENOENT;
+	*pid = v.pid;
+	snprintf(comm, size, "%.*s", (int)sizeof(v.comm), v.comm);
+	return 0;
 }
 
 int agent_flush_session(struct agent *a, uint32_t id, uint64_t *seq, agent_record_fn fn,

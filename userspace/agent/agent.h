@@ -100,6 +100,15 @@ int agent_consume(struct agent *a);
 int agent_flush_session(struct agent *a, uint32_t id, uint64_t *seq, agent_record_fn fn,
 			void *ctx);
 
+/*
+ * The process the OOM killer chose while session id was at its memory
+ * limit, if that happened within max_age_ns (the oom/mark_victim
+ * tracepoint; no kernel log needed). comm is "" when the kernel did not say
+ * (then /proc/PID/comm may). The entry is consumed. 0, or -ENOENT.
+ */
+int agent_oom_victim(struct agent *a, uint32_t id, uint64_t max_age_ns, pid_t *pid, char *comm,
+		     size_t size);
+
 /* Records lost because the ring was full, summed over CPUs. */
 uint64_t agent_lost_total(const struct agent *a);
 

@@ -794,6 +794,22 @@ static int opt_count(struct daemon *d, struct conn *c, struct json_object *req, 
 	return 0;
 }
 
+/*
+ * Who the OOM killer chose: the agent's oom/mark_victim record (kept when
+ * its pid is still in the session or already reaped), else the kernel log,
+ * which a daemon under its systemd unit cannot read (ProtectKernelLogs).
+ */
+static void find_oom_victim(struct daemon *d, const struct dsession *s, struct session_event *ev)
+{
+	if (agent_oom_victim(d->agent, s->index, 5000000000ull, &ev->pid, ev->comm,
+			     sizeof(ev->comm)) == 0 &&
+	    oom_victim_check(s->id, ev->pid, ev->comm, sizeof(ev->comm)) == 0)
+		return;
+	ev->pid = 0;
+	ev->comm[0] = '\0';
+	oom_find_victim(s->id, &ev->pid, ev->comm, sizeof(ev->comm));
+}
+
 static void op_pause(struct daemon *d, struct conn *c, struct json_object *req)
 {
 	struct dsession *s = request_session(d, c, req, "pause");
@@ -836,7 +852,7 @@ static void op_pause(struct daemon *d, struct conn *c, struct json_object *req)
 	ev.oom_kills = kills;
 	ev.disk_used_mb = proto_get_int(req, "disk_used_mb", &used) == 0 ? used : -1;
 	if (streq(ev.reason, "oom") && !ev.pid)
-		oom_find_victim(s->id, &ev.pid, ev.comm, sizeof(ev.comm));
+		find_oom_victim(d, s, &ev);
 	ev.memory_mb = s->lim.memory_mb;
 	ev.disk_mb = s->lim.disk_mb;
 	s->resume_state = s->state;

@@ -176,3 +176,37 @@ int oom_find_victim(const char *id, pid_t *pid, char *comm, size_t size)
 	}
 	return found ? 0 : -ENOENT;
 }
+
+int oom_victim_check(const char *id, pid_t pid, char *comm, size_t size)
+{
+	char path[64], buf[4096];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* reaped already: nothing to check against */
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* An exited task has its cgroup lines still; the id is a path component. */
+	for (const char *p = buf; (p = strstr(p, id)); p++)
+		if (p > buf && p[-1] == '/' && (p[strlen(id)] == '\n' || p[strlen(id)] == '/'))
+			goto ours;
+	return -EXDEV;
+ours:
+	if (!comm[0]) {
+		_cleanup_close_ int cfd = -1;
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		cfd = open(path, O_RDONLY | O_CLOEXEC);
+		n = cfd < 0 ? -1 : read(cfd, buf, sizeof(buf) - 1);
+		if (n > 0) {
+			buf[strcspn(buf, "\n")] = '\0';
+			snprintf(comm, size, "%s", buf);
+		}
+	}
+	return 0;
+}

@@ -47,4 +47,12 @@ int oom_watch_timeout(const struct oom_watch *w);
  */
 int oom_find_victim(const char *id, pid_t *pid, char *comm, size_t size);
 
+/*
+ * Checks a victim pid reported by the agent (oom/mark_victim) against
+ * session id while /proc/PID is still there (a zombie whose parent is
+ * frozen): -EXDEV when it is in another cgroup, else 0, with comm filled
+ * from /proc/PID/comm if it was empty and can still be read.
+ */
+int oom_victim_check(const char *id, pid_t pid, char *comm, size_t size);
+
 #endif
