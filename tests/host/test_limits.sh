@@ -325,8 +325,9 @@ share=$("$BPFBOX" run -q -w "$WS" $RO --cpu 20 -- $H busy 2 2>/dev/null)
 mkdir -p "$TMPD/uws"
 chmod 777 "$TMPD/uws"
 cd /
+# (after a moment: what is written before the initial scan counts as baseline)
 setpriv --reuid=65534 --regid=65534 --clear-groups "$BPFBOX" run -w "$TMPD/uws" $RO --disk 4 -- \
-	$H writer big 12 /dev/null >"$TMPD/u.out" 2>"$TMPD/u.err"
+	sh -c "sleep 0.5; exec $H writer big 12 /dev/null" >"$TMPD/u.out" 2>"$TMPD/u.err"
 rc=$?
 [ "$rc" = 137 ] && grep -q 'cannot be paused here' "$TMPD/u.err" &&
 	ok "unprivileged: over the disk limit the session is killed (no freezer)" ||
@@ -363,6 +364,9 @@ if wait_for "$TMPD/d.err" ready 20; then
 		event_ok "$TMPD/d.jsonl" "e['type'] == 'session.paused' and e['reason'] == 'oom' and e['comm'] == 'python3' and e['pid'] > 0" &&
 			ok "daemon mode: session.paused names the victim (pid, python3) without the kernel log" ||
 			fail "no daemon session.paused with the victim: $(grep paused "$TMPD/d.jsonl")"
+		event_ok "$TMPD/d.jsonl" "e['type'] == 'session.start' and e['session'] == '$ID' and e['limits']['memory'] == '$MECH' and e['limits']['pause'] == 'cgroup2'" &&
+			ok "daemon mode: session.start says the memory limit holds by $MECH" ||
+			fail "daemon session.start limits: $(grep session.start "$TMPD/d.jsonl" | head -c 600)"
 		expect_rc 0 "daemon mode: resume" "$BPFBOX" resume --socket "$SOCK" "$ID" --memory 96
 		[ "$(rc_of doom 20)" = 0 ] && grep -q after-oom "$TMPD/doom.out" &&
 			ok "daemon mode: the session goes on after resume" ||

@@ -232,6 +232,8 @@ void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *
 	jsonw_bool(w, "bpf_unix_connect", st->unix_connect);
 	jsonw_bool(w, "bpf_lsm", false);
 	jsonw_end(w);
+	if (s->has_lim)
+		limits_json(&s->lim, w, "limits");
 	copy_strings(w, "not_enforced", proto_get_array(req, "not_enforced", &v) ? NULL : v);
 	if (st->why_not[0])
 		jsonw_array_strn(w, st->why_not, strlen(st->why_not));
