@@ -77,53 +77,43 @@ end_session() { # id pid
 }
 
 # --- pause latency after an OOM kill and after the disk limit ---------------
+# pause_run KIND NOTICE OOMFILE|- LATENCY-ARGS -- RUN-ARGS...: one session
+# (its command writes cg and id first) until bpfbox run prints NOTICE; an
+# observer polls its cgroup; `limits.py KIND_latency` makes the row.
+pause_run() {
+	local kind=$1 notice=$2 oomf=$3 lat=$4 pid wpid L
+	shift 5
+	rm -rf "${WS:?}"/* "$T"/w.*
+	"$BIN" run -q -w "$WS" --ro "$ROOT/tests/helpers" "$@" >/dev/null 2>"$T/$kind.err" &
+	pid=$!
+	if ! wait_file "$WS/id" 20; then
+		echo "$kind run $i: no session: $(head -c 200 "$T/$kind.err")" >>"$OUT/limits.log"
+		kill -9 $pid 2>/dev/null
+		return
+	fi
+	[ "$oomf" = - ] || oomf=$(memfile "$WS/cg")
+	$H pausewatch "$oomf" "$(v2cg "$WS/cg")" "$T/w.$kind" &
+	wpid=$!
+	if wait_file "$T/$kind.err" 30 "$notice"; then
+		wait $wpid
+		L=$($H "${kind}_latency" $lat "$T/w.$kind")
+		if [ -n "$L" ]; then echo "$kind $L" >>"$TSV"; else echo "$kind run $i: not timed" >>"$OUT/limits.log"; fi
+	else
+		echo "$kind run $i: no pause: $(tail -c 300 "$T/$kind.err")" >>"$OUT/limits.log"
+		kill $wpid 2>/dev/null
+	fi
+	end_session "$(cat "$WS/id")" $pid
+}
 WS=$T/ws
+START='cat /proc/self/cgroup > cg; echo $BPFBOX_SESSION_ID > id; sleep 0.5'
 mkdir -p "$WS" "$T/log"
 for i in $(seq 1 "$RUNS"); do
-	rm -rf "${WS:?}"/* "$T"/w.*
-	"$BIN" run -q -w "$WS" --ro "$ROOT/tests/helpers" --memory 48 -- sh -c \
-		"cat /proc/self/cgroup > cg; echo \$BPFBOX_SESSION_ID > id; sleep 0.5; $H hog" \
-		>/dev/null 2>"$T/oom.err" &
-	pid=$!
-	if ! wait_file "$WS/id" 20; then
-		echo "oom run $i: no session: $(head -c 200 "$T/oom.err")" >>"$OUT/limits.log"
-		kill -9 $pid 2>/dev/null
-		continue
-	fi
-	$H pausewatch "$(memfile "$WS/cg")" "$(v2cg "$WS/cg")" "$T/w.oom" &
-	wpid=$!
-	if wait_file "$T/oom.err" 30 'paused: out of memory'; then
-		wait $wpid
-		L=$($H oom_latency "$T/w.oom")
-		if [ -n "$L" ]; then echo "oom $L" >>"$TSV"; else echo "oom run $i: not timed: $(cat "$T/w.oom")" >>"$OUT/limits.log"; fi
-	else
-		echo "oom run $i: no pause: $(tail -c 300 "$T/oom.err")" >>"$OUT/limits.log"
-		kill $wpid 2>/dev/null
-	fi
-	end_session "$(cat "$WS/id")" $pid
+	pause_run oom 'paused: out of memory' memory "" -- --memory 48 -- sh -c "$START; $H hog"
 done
 for i in $(seq 1 "$RUNS"); do
-	rm -rf "${WS:?}"/* "$T"/w.* "$T/log/dl"
-	"$BIN" run -q -w "$WS" --ro "$ROOT/tests/helpers" --rw "$T/log" --disk 8 -- sh -c \
-		"cat /proc/self/cgroup > cg; echo \$BPFBOX_SESSION_ID > id; sleep 0.5; $H writer big 24 $T/log/dl" \
-		>/dev/null 2>"$T/disk.err" &
-	pid=$!
-	if ! wait_file "$WS/id" 20; then
-		echo "disk run $i: no session: $(head -c 200 "$T/disk.err")" >>"$OUT/limits.log"
-		kill -9 $pid 2>/dev/null
-		continue
-	fi
-	$H pausewatch - "$(v2cg "$WS/cg")" "$T/w.disk" &
-	wpid=$!
-	if wait_file "$T/disk.err" 30 'paused: the workspace grew'; then
-		wait $wpid
-		L=$($H disk_latency "$T/log/dl" 8 "$T/w.disk")
-		if [ -n "$L" ]; then echo "disk $L" >>"$TSV"; else echo "disk run $i: not timed" >>"$OUT/limits.log"; fi
-	else
-		echo "disk run $i: no pause: $(tail -c 300 "$T/disk.err")" >>"$OUT/limits.log"
-		kill $wpid 2>/dev/null
-	fi
-	end_session "$(cat "$WS/id")" $pid
+	rm -f "$T/log/dl"
+	pause_run disk 'paused: the workspace grew' - "$T/log/dl 8" -- --rw "$T/log" --disk 8 -- \
+		sh -c "$START; $H writer big 24 $T/log/dl"
 done
 
 # --- the disk monitor's CPU under steady writes -----------------------------

@@ -36,6 +36,45 @@ expect_grep() {
 TMPD=$(mktemp -d /tmp/bpfbox-test.XXXXXX)
 trap 'rm -rf "$TMPD"' EXIT INT TERM
 
+# need_root_cgroup2 WHAT WHY: the preamble of the tests that run a daemon or
+# make session cgroups. Skips the whole file, saying why, when not root (WHY
+# says what needs root) or without a cgroup2 mount (the VM matrix has both);
+# else sets PY (python3) and CG2 (the cgroup2 mount point).
+need_root_cgroup2() {
+	if [ "$(id -u)" != 0 ]; then
+		skip "$1: $2 needs root; CI runs as root"
+		finish
+		exit $?
+	fi
+	CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	if [ -z "$CG2" ]; then
+		skip "$1: no cgroup2 mount on this host; the VM matrix covers it"
+		finish
+		exit $?
+	fi
+	PY=/usr/bin/python3
+	[ -x "$PY" ] || PY=$(command -v python3)
+}
+
+# start_daemon AUDIT [OPTIONS...]: a private daemon in the background on
+# $SOCK, $PIN and $PARENT, its stderr appended to $DERR, its pid in DPID;
+# waits up to 5 s for a new "ready" line.
+start_daemon() {
+	audit=$1
+	shift
+	before=$(grep -c 'ready' "$DERR")
+	"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
+		--audit "$audit" "$@" 2>>"$DERR" &
+	DPID=$!
+	i=0
+	while [ "$(grep -c 'ready' "$DERR")" = "$before" ] && [ $i -lt 100 ]; do
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+		i=$((i + 1))
+	done
+	[ "$(grep -c 'ready' "$DERR")" != "$before" ]
+}
+
 # finish: the status of the test file.
 finish() {
 	[ "$FAILS" -eq 0 ]

@@ -3,19 +3,7 @@
 # a restart, peer checks and a protocol that survives garbage.
 . "$(dirname "$0")/../lib.sh"
 
-if [ "$(id -u)" != 0 ]; then
-	skip "daemon: it loads and pins BPF programs and needs root; CI runs as root"
-	finish
-	exit $?
-fi
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=$(command -v python3)
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-if [ -z "$CG2" ]; then
-	skip "daemon: no cgroup2 mount on this host; the VM matrix covers it"
-	finish
-	exit $?
-fi
+need_root_cgroup2 daemon "loading and pinning BPF programs"
 
 # Everything the test makes is named after its pid: no clash with a real daemon.
 chmod 755 "$TMPD" # the unprivileged client below must reach the socket
@@ -36,23 +24,6 @@ cleanup() {
 	rm -rf "$TMPD"
 }
 trap cleanup EXIT INT TERM
-
-# start_daemon AUDIT [OPTIONS...]: starts it in the background, waits for "ready".
-start_daemon() {
-	audit=$1
-	shift
-	before=$(grep -c 'ready' "$DERR")
-	"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
-		--audit "$audit" "$@" 2>>"$DERR" &
-	DPID=$!
-	i=0
-	while [ "$(grep -c 'ready' "$DERR")" = "$before" ] && [ $i -lt 100 ]; do
-		kill -0 "$DPID" 2>/dev/null || break
-		sleep 0.05
-		i=$((i + 1))
-	done
-	[ "$(grep -c 'ready' "$DERR")" != "$before" ]
-}
 
 # A small client: each argument is one request line; prints one reply per line.
 cat >"$TMPD/client.py" <<'PY'

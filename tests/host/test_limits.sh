@@ -8,19 +8,7 @@
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 case "$BPFBOX" in /*) ;; */*) BPFBOX="$(pwd)/$BPFBOX" ;; esac
-if [ "$(id -u)" != 0 ]; then
-	skip "limits: session cgroups need root (or the daemon); CI runs as root"
-	finish
-	exit $?
-fi
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=$(command -v python3)
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-if [ -z "$CG2" ]; then
-	skip "limits: no cgroup2 mount here; the VM covers a pure v2 host"
-	finish
-	exit $?
-fi
+need_root_cgroup2 limits "making session cgroups (without the daemon)"
 
 # Everything is named after our pid: no clash with a daemon or another test.
 export BPFBOX_CGROUP_PARENT="$CG2/bpfbox-limits-$$"
@@ -395,9 +383,8 @@ else
 fi
 
 # The life-cycle lines (no seq) are part of the schema, as the streams above
-# really carried them. In the VM (tests/vm/limits.sh) the validator and its
-# npm packages are read from the host's tree through the shared host root.
-V="${BPFBOX_VM_HOST_REPO:-$ROOT}/tools/validate-events.js"
+# really carried them (tools/vmtest ships the validator into the VM).
+V="$ROOT/tools/validate-events.js"
 streams=$(ls "$TMPD"/oom.jsonl "$TMPD"/disk.jsonl "$TMPD"/d.jsonl 2>/dev/null)
 if [ -z "$streams" ]; then
 	fail "no audit stream to validate"

@@ -4,19 +4,7 @@
 # disk (a tiny tmpfs); OCSF output (docs/ocsf.md); bpfbox events.
 . "$(dirname "$0")/../lib.sh"
 
-if [ "$(id -u)" != 0 ]; then
-	skip "sinks: the daemon loads BPF programs and needs root; CI runs as root"
-	finish
-	exit $?
-fi
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=$(command -v python3)
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-if [ -z "$CG2" ]; then
-	skip "sinks: no cgroup2 mount on this host; the VM matrix covers the daemon"
-	finish
-	exit $?
-fi
+need_root_cgroup2 sinks "the daemon, which loads BPF programs,"
 RSYSLOGD=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
 if [ ! -x "$RSYSLOGD" ]; then
 	fail "sinks: rsyslogd is not installed; run 'make deps' (tools/deps.sh installs rsyslog)"

@@ -3,19 +3,7 @@
 # quit), and its --once / --json snapshots; no daemon: a message and exit 1.
 . "$(dirname "$0")/../lib.sh"
 
-if [ "$(id -u)" != 0 ]; then
-	skip "top: it needs a daemon, which loads BPF programs as root; CI runs as root"
-	finish
-	exit $?
-fi
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-if [ -z "$CG2" ]; then
-	skip "top: no cgroup2 mount on this host; the VM matrix covers the daemon"
-	finish
-	exit $?
-fi
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=$(command -v python3)
+need_root_cgroup2 top "the daemon top reads from"
 
 SOCK="$TMPD/sock/bpfbox.sock"
 PIN=/sys/fs/bpf/bpfbox-top-$$
@@ -39,20 +27,6 @@ cleanup() {
 	rm -rf "$TMPD"
 }
 trap cleanup EXIT INT TERM
-
-start_daemon() {
-	before=$(grep -c 'ready' "$DERR")
-	"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
-		--audit "$TMPD/audit.jsonl" 2>>"$DERR" &
-	DPID=$!
-	i=0
-	while [ "$(grep -c 'ready' "$DERR")" = "$before" ] && [ $i -lt 100 ]; do
-		kill -0 "$DPID" 2>/dev/null || break
-		sleep 0.05
-		i=$((i + 1))
-	done
-	[ "$(grep -c 'ready' "$DERR")" != "$before" ]
-}
 
 # screen: the pane's text in $TMPD/screen (with colours in $TMPD/screen.e).
 screen() {
@@ -121,7 +95,7 @@ if [ -z "$NOTMUX" ]; then
 fi
 
 # ---- a daemon and sessions doing real work ----
-if start_daemon; then ok "a private daemon starts"; else
+if start_daemon "$TMPD/audit.jsonl"; then ok "a private daemon starts"; else
 	fail "the daemon did not get ready: $(cat "$DERR")"
 	finish
 	exit 1
@@ -476,7 +450,7 @@ kill -TERM "$DPID"
 wait "$DPID"
 DPID=
 shown "a stopped daemon is reported on the screen" "daemon on $SOCK not connected: "
-start_daemon && shown "a daemon that comes back is reconnected" "^sessions [23]/[23] " ||
+start_daemon "$TMPD/audit.jsonl" && shown "a daemon that comes back is reconnected" "^sessions [23]/[23] " ||
 	fail "the daemon did not restart: $(tail -3 "$DERR")"
 
 tm send-keys -t top q
