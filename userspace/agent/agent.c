@@ -563,6 +563,15 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 	return 0;
 }
 
+void agent_detach_cgroup_links(struct agent *a)
+{
+	const struct bpf_object_skeleton *sk = a && a->net && !a->pin_dir[0] ? a->net->skeleton : NULL;
+
+	for (int i = 0; sk && i < sk->prog_cnt; i++)
+		if (*sk->progs[i].link)
+			bpf_link__detach(*sk->progs[i].link);
+}
+
 void agent_close(struct agent *a)
 {
 	if (!a)

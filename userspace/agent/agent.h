@@ -48,6 +48,12 @@ struct agent_status {
 
 int agent_open(struct agent **out, const struct agent_opts *o);
 void agent_close(struct agent *a);
+/*
+ * Detaches the cgroup programs of an agent that pinned nothing, whoever
+ * else holds their link fds (BPF_LINK_DETACH, Linux 5.9+): before handing
+ * the fds to a closer, so that the cgroup parent is left bare at once.
+ */
+void agent_detach_cgroup_links(struct agent *a);
 const struct agent_status *agent_status(const struct agent *a);
 
 int agent_session_add(struct agent *a, uint64_t cgroup_id, uint32_t id, uint32_t flags);

@@ -12,6 +12,7 @@
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../sandbox/session.h"
+#include "../lib/closer.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -273,6 +274,28 @@ fail:
 	return r;
 }
 
+/*
+ * Closing a tracepoint program's link waits for the tracepoint's
+ * unregistration (a grace period, tens of ms each, about 0.4 s in all): a
+ * closer (lib/closer.h) holds copies of the BPF fds and pays for their last
+ * close after bpfbox has exited. The tracepoint programs stay attached that
+ * long (their sessions map is empty by then, so they only return); the
+ * cgroup programs are detached at once.
+ */
+static void close_agent(struct agent *a)
+{
+	static struct closer c;
+	int fds[CLOSER_MAX_FDS];
+	size_t n = a ? closer_bpf_fds(fds, CLOSER_MAX_FDS) : 0;
+	int r;
+
+	agent_detach_cgroup_links(a);
+	r = n ? closer_begin(&c, fds, n) : -1;
+	agent_close(a);
+	if (!r)
+		closer_end(&c);
+}
+
 void embedded_finish(struct embedded *e, struct session *s)
 {
 	uint64_t seq = 0, lost = 0;
@@ -304,7 +327,7 @@ void embedded_finish(struct embedded *e, struct session *s)
 		sink_flush(e);
 	}
 	session_cgroup_destroy(&e->cg);
-	agent_close(e->agent);
+	close_agent(e->agent);
 	e->agent = NULL;
 	if (e->out_fd >= 0)
 		close(e->out_fd);

@@ -10,16 +10,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "disk.h"
+#include "../lib/closer.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -349,80 +348,18 @@ int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n
 }
 
 /*
- * The helper of close_async(): drops every fd but the inotify one and the
- * pipes, tells the parent, then holds that last reference until the parent
- * let go. It shares the parent's memory and TLS, so raw syscalls only,
- * nothing instrumented.
- */
-__attribute__((no_sanitize("address"), no_sanitize("undefined")))
-static int closer(void *arg)
-{
-	const int *fds = arg; /* go (read end), ready (write end), the inotify fd */
-	unsigned int keep[3], t;
-	char b = 0;
-
-	for (int i = 0; i < 3; i++)
-		keep[i] = fds[i];
-	for (int i = 0; i < 3; i++)
-		for (int k = i + 1; k < 3; k++)
-			if (keep[k] < keep[i]) {
-				t = keep[i];
-				keep[i] = keep[k];
-				keep[k] = t;
-			}
-	/* No copy of another fd outlives this: a BPF link, a pipe, bpfbox's stdout. */
-	if (keep[0] > 0)
-		syscall(SYS_close_range, 0U, keep[0] - 1, 0U);
-	for (int i = 0; i < 2; i++)
-		if (keep[i + 1] > keep[i] + 1)
-			syscall(SYS_close_range, keep[i] + 1, keep[i + 1] - 1, 0U);
-	syscall(SYS_close_range, keep[2] + 1, ~0U, 0U);
-	syscall(SYS_write, fds[1], &b, 1);
-	syscall(SYS_read, fds[0], &b, 1);
-	syscall(SYS_exit, 0);
-	return 0;
-}
-
-/*
  * Closing an inotify instance that has watches waits for an SRCU grace
- * period (fsnotify_destroy_group), 5-10 ms, also when the process exits.
- * A helper sharing our memory (clone(CLONE_VM) without SIGCHLD, so that
- * waitpid(-1) never sees it) takes the last reference and pays for it. We
- * wait until it dropped its copies of our other fds (a few µs).
+ * period (fsnotify_destroy_group), 5-10 ms, also when the process exits: a
+ * closer (lib/closer.h) takes the last reference and pays for it.
  */
 static void close_async(int fd)
 {
-	static char stack[16384] __attribute__((aligned(16)));
-	static int fds[3];
-	int go[2], ready[2];
-	char b;
+	static struct closer c;
+	int r = closer_begin(&c, &fd, 1);
 
-	if (pipe2(go, O_CLOEXEC) < 0) {
-		close(fd);
-		return;
-	}
-	if (pipe2(ready, O_CLOEXEC) < 0) {
-		close(go[0]);
-		close(go[1]);
-		close(fd);
-		return;
-	}
-	fds[0] = go[0];
-	fds[1] = ready[1];
-	fds[2] = fd;
-	/* On failure the close below pays the wait itself. */
-	if (clone(closer, stack + sizeof(stack), CLONE_VM, fds) > 0) {
-		close(ready[1]);
-		ready[1] = -1;
-		while (read(ready[0], &b, 1) < 0 && errno == EINTR)
-			;
-	}
 	close(fd);
-	close(go[1]); /* the helper's read returns: it exits, the last reference goes */
-	close(go[0]);
-	close(ready[0]);
-	if (ready[1] >= 0)
-		close(ready[1]);
+	if (!r)
+		closer_end(&c);
 }
 
 void disk_monitor_close(struct disk_monitor *m)

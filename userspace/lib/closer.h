@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Closing some fds costs a grace period in the kernel: an inotify instance
+ * with watches (fsnotify_destroy_group, an SRCU grace period) or a BPF
+ * tracepoint link (the tracepoint's unregistration), tens of ms each, also
+ * when the process exits. A closer is a helper that shares our memory
+ * (clone(CLONE_VM) without SIGCHLD, so that waitpid(-1) never sees it) and
+ * keeps copies of just those fds: after closer_begin() our own closes are
+ * not the last references and return at once; after closer_end() the
+ * helper exits and pays for the last ones, after bpfbox is gone. Every
+ * other fd (a pipe, bpfbox's stdout) is closed in the helper first, so
+ * nobody waits on it for an EOF.
+ */
+#ifndef BPFBOX_CLOSER_H
+#define BPFBOX_CLOSER_H
+
+#include <stddef.h>
+
+#define CLOSER_MAX_FDS 256
+
+struct closer {
+	char stack[16384] __attribute__((aligned(16))); /* the helper's; one per user */
+	int keep[CLOSER_MAX_FDS + 2]; /* sorted: the fds it holds and its two pipe ends */
+	int nkeep;
+	int go[2], ready[2];
+	int go_read, ready_write; /* the ends the helper uses */
+	int started;
+};
+
+/*
+ * Starts the helper holding copies of fds[0..n) (at most CLOSER_MAX_FDS).
+ * 0 once it holds them; -errno when it could not start (then the caller's
+ * closes pay the wait themselves, nothing else changes).
+ */
+int closer_begin(struct closer *c, const int *fds, size_t n);
+/* Lets the helper go (it exits and drops the last references). */
+void closer_end(struct closer *c);
+/*
+ * The fds of this process that refer to BPF objects or perf events (the
+ * links of tracepoint programs), up to max; their number.
+ */
+size_t closer_bpf_fds(int *fds, size_t max);
+
+#endif
