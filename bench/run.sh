@@ -1612,7 +1612,7 @@ interpret_embedded() {
 	function ms(v) { return sprintf(v < 10 && v > -10 ? "%.2f ms" : "%.0f ms", v) }
 	BEGIN {
 		if (pa == "" || ea == "") { print "**Embedded mode with BPF** did not run; no interpretation."; exit }
-		printf "**Embedded mode with BPF.** Without a daemon, `--audit` as root loads the audit and network programs for the one session: %s from the shell to the command against %s without BPF, so loading costs %s; after the command exits bpfbox needs %s against %s, so draining the ring and unloading cost %s. ", ms(ea), ms(pa), ms(ea - pa), ms(eb), ms(pb), ms(eb - pb)
+		printf "**Embedded mode with BPF.** Without a daemon, `--audit` as root loads the audit and network programs for the one session: %s from the shell to the command against %s without BPF, so loading costs %s; after the command exits bpfbox needs %s against %s, so draining the ring, writing session.end and detaching the cgroup programs cost %s (the tracepoint links, whose last close waits for grace periods, are closed by a helper after bpfbox exits, `userspace/lib/closer.c`). ", ms(ea), ms(pa), ms(ea - pa), ms(eb), ms(pb), ms(eb - pb)
 		printf "In all, %s per session (median of %d runs). ", ms(et), n
 		if (da != "")
 			printf "Through a daemon, which loaded the programs once, the same session takes %.2f ms to the command and %.2f ms after it (%.2f ms in all): the load and unload are not part of the session.", da, db, dt
