@@ -38,6 +38,22 @@ check "ev[0]['level_enabled'] == 'Standard' and ev[0]['layers']['bpf_audit']" "s
 check "any(e['type'] == 'exec' and e['filename'] == '/bin/true' and e['argv'] == ['/bin/true', 'one', 'two'] for e in ev)" "exec of /bin/true with its argv"
 check "any(e['type'] == 'exit' and e['comm'] == 'true' and e['exit_code'] == 0 for e in ev)" "exit event of /bin/true"
 check "any(e['type'] == 'fork' for e in ev)" "fork events"
+
+# Aggregation: 1000 opens of one file are one record at once, the rest
+# counted in the kernel and flushed when the session ends: exactly 1000.
+echo x >"$TMPD/ws/target"
+"$BPFBOX" run -q --no-daemon --audit "$TMPD/agg.jsonl" -w "$TMPD/ws" -- python3 -c '
+import sys
+for i in range(1000):
+    open(sys.argv[1]).close()' "$TMPD/ws/target"
+if python3 - "$TMPD/agg.jsonl" "$TMPD/ws/target" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+f = [e for e in ev if e["type"] == "file" and e["path"] == sys.argv[2]]
+sys.exit(0 if sum(e["count"] for e in f) == 1000 and 1 < len(f) <= 4 else 1)
+PY
+then ok "1000 opens of one file: a few records whose counts add up to exactly 1000"
+else fail "aggregated opens: $(grep -F "$TMPD/ws/target" "$TMPD/agg.jsonl" | head -c 600)"; fi
 check "any(e['type'] == 'file' and e['path'] == 'inside' and e['decision'] == 'allow' and e['errno'] is None for e in ev)" "allowed open in the workspace"
 check "any(e['type'] == 'file' and e['path'].endswith('/outside/f') and e['decision'] == 'deny' and e['layer'] == 'landlock' and e['errno'] == 'EACCES' for e in ev)" "write outside is a landlock denial event"
 # pid/ppid: the exec of true has the shell as parent, which has the bpfbox child's pid.
