@@ -309,6 +309,14 @@ share=$("$BPFBOX" run -q -w "$WS" $RO --cpu 20 -- $H busy 2 2>/dev/null)
 [ -n "$share" ] && [ "$("$PY" -c "print(int(0.1 <= $share <= 0.3))")" = 1 ] &&
 	ok "a busy loop under --cpu 20 gets $share of a cpu" || fail "cpu share under --cpu 20: '$share'"
 
+# --- --limits-via cgroup fails closed when the cgroups cannot be made ------
+BPFBOX_CGROUP_PARENT="$CG2/cgroup.procs/x" "$BPFBOX" run -q -w "$WS" --limits-via cgroup -- \
+	touch "$WS/ran" >/dev/null 2>"$TMPD/lv.err"
+rc=$?
+[ "$rc" = 125 ] && [ ! -e "$WS/ran" ] && grep -q "cannot make the session's cgroups" "$TMPD/lv.err" &&
+	ok "--limits-via cgroup: a cgroup that cannot be made stops the run (125, nothing ran)" ||
+	fail "--limits-via cgroup with an unmakeable cgroup: rc $rc $(cat "$TMPD/lv.err")"
+
 # --- an unprivileged user: the rlimit fallback, said out loud --------------
 mkdir -p "$TMPD/uws"
 chmod 777 "$TMPD/uws"
@@ -367,6 +375,18 @@ if wait_for "$TMPD/d.err" ready 20; then
 	wait_for "$WS/id" . 10
 	ID=$(cat "$WS/id")
 	expect_rc 0 "daemon mode: pause" "$BPFBOX" pause --socket "$SOCK" "$ID"
+	# A limit past 2^40 MB is refused by the daemon itself, not wrapped around.
+	"$PY" - "$SOCK" "$ID" >"$TMPD/big.out" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+s.sendall(json.dumps({"op": "resume", "session": sys.argv[2], "memory_mb": 1 << 50}).encode() + b"\n")
+print(s.makefile("rb").readline().decode().strip())
+PY
+	grep -q '"ok":false' "$TMPD/big.out" && grep -q 'memory_mb' "$TMPD/big.out" &&
+		ok "daemon mode: a memory limit of 2^50 MB is refused" ||
+		fail "daemon mode: resume with 2^50 MB: $(cat "$TMPD/big.out")"
 	expect_rc 0 "daemon mode: kill of a paused session" "$BPFBOX" kill --socket "$SOCK" "$ID"
 	[ "$(rc_of dkill 10)" = 137 ] && ok "daemon mode: bpfbox run exits 137" ||
 		fail "daemon kill: rc $(cat "$TMPD/dkill.rc" 2>/dev/null)"

@@ -29,6 +29,9 @@
 #include "../policy/policy.h"
 #include "../lib/util.h"
 
+/* The largest limit or count a request may carry (as policy files: 2^40). */
+#define DAEMON_COUNT_MAX (1LL << 40)
+
 #define META_XATTR "trusted.bpfbox" /* owner of a session cgroup, for re-adoption */
 #define MAX_COMMAND_ARGS 4096
 #define MAX_NET_RULES	 256
@@ -324,7 +327,7 @@ static void limit_from(struct json_object *lim, const char *key, int64_t min, ui
 {
 	int64_t v;
 
-	if (lim && proto_get_int(lim, key, &v) == 0 && v >= min)
+	if (lim && proto_get_int(lim, key, &v) == 0 && v >= min && v <= DAEMON_COUNT_MAX)
 		*out = v;
 }
 
@@ -345,7 +348,11 @@ static void apply_limits(struct daemon *d, struct dsession *s, struct json_objec
 	limit_from(lim, "pids", 4, &pl.pids);
 	limit_from(lim, "cpu_percent", 1, &pl.cpu_percent);
 	limit_from(lim, "disk_mb", CTL_MIN_DISK_MB, &pl.disk_mb);
-	limits_plan(&s->lim, &pl, d->parent, LIMITS_VIA_AUTO);
+	/*
+	 * Cgroups only: an rlimit fallback would be the client's to set, in
+	 * the child, and it is not; what cannot hold by cgroup says "none".
+	 */
+	limits_plan(&s->lim, &pl, d->parent, LIMITS_VIA_CGROUP);
 	if (snprintf(s->lim.cg, sizeof(s->lim.cg), "%s", s->cgroup) >= (int)sizeof(s->lim.cg)) {
 		dlog("session %s: cgroup path too long for limits; none applied", s->id);
 		return;
@@ -785,10 +792,11 @@ static int opt_count(struct daemon *d, struct conn *c, struct json_object *req, 
 		*out = 0;
 		return 0;
 	}
-	if (r || *out < min) {
-		char want[64];
+	if (r || *out < min || *out > DAEMON_COUNT_MAX) {
+		char want[80];
 
-		snprintf(want, sizeof(want), "an integer of at least %lld", (long long)min);
+		snprintf(want, sizeof(want), "an integer from %lld to %lld", (long long)min,
+			 (long long)DAEMON_COUNT_MAX);
 		return bad_member(d, c, op, key, want);
 	}
 	return 0;

@@ -197,7 +197,7 @@ static int dir_path(struct disk_monitor *m, int wd, char *buf, size_t size)
 	return 0;
 }
 
-static void queue_push(struct disk_monitor *m, int wd, bool initial)
+static void queue_push(struct disk_monitor *m, int wd, bool initial, unsigned int tries)
 {
 	if (m->qtail == m->qcap) {
 		size_t live = m->qtail - m->qhead;
@@ -217,7 +217,8 @@ static void queue_push(struct disk_monitor *m, int wd, bool initial)
 			m->qcap = cap;
 		}
 	}
-	m->queue[m->qtail++] = (struct disk_scan_item){ .wd = wd, .initial = initial };
+	m->queue[m->qtail++] = (struct disk_scan_item){ .wd = wd, .initial = initial,
+							 .tries = tries };
 }
 
 /* Watches a directory found under parent and queues it for reading. */
@@ -238,7 +239,7 @@ static void watch_dir(struct disk_monitor *m, int parent, const char *path, cons
 	if (dir_get(m, wd))
 		return; /* already watched (a bind mount of a watched tree) */
 	if (dir_add(m, wd, parent, name, dev) == 0)
-		queue_push(m, wd, initial);
+		queue_push(m, wd, initial, 0);
 }
 
 static uint64_t blocks_of(const struct stat *st)
@@ -259,8 +260,16 @@ static size_t scan_dir(struct disk_monitor *m, const struct disk_scan_item *it)
 	if (!d || dir_path(m, it->wd, path, sizeof(path)) < 0)
 		return 1;
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
+	if (dfd < 0) {
+		/*
+		 * Renamed (an ancestor too) since the names were last updated:
+		 * the events not read yet will fix them. Read it again later,
+		 * a few times, rather than never watch what is below it.
+		 */
+		if (errno == ENOENT && it->tries < DISK_SCAN_TRIES)
+			queue_push(m, it->wd, it->initial, it->tries + 1);
 		return 1;
+	}
 	dir = fdopendir(dfd);
 	if (!dir) {
 		close(dfd);
@@ -328,7 +337,7 @@ static int add_roots(struct disk_monitor *m)
 		if (wd < 0)
 			return -errno;
 		if (!dir_get(m, wd) && dir_add(m, wd, -1, m->roots[i], st.st_dev) == 0) {
-			queue_push(m, wd, true);
+			queue_push(m, wd, true, 0);
 			added++;
 		}
 	}
@@ -387,6 +396,15 @@ static void rescan(struct disk_monitor *m)
 {
 	int64_t baseline = m->baseline;
 	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	/*
+	 * During the initial scan the baseline covers only what was read so
+	 * far: then the scan starts again and the baseline with it (what the
+	 * session wrote meanwhile counts as baseline, as it would have).
+	 */
+	bool initial = m->roots_pending;
+
+	for (size_t i = m->qhead; i < m->qtail; i++)
+		initial |= m->queue[i].initial;
 
 	if (fd < 0)
 		return;
@@ -404,12 +422,14 @@ static void rescan(struct disk_monitor *m)
 	m->qhead = m->qtail = 0;
 	m->moved_pending = false;
 	m->roots_pending = false;
+	m->baseline = 0;
 	add_roots(m);
 	for (size_t i = m->qhead; i < m->qtail; i++)
-		m->queue[i].initial = false;
+		m->queue[i].initial = initial;
 	while (disk_monitor_scanning(m))
 		disk_monitor_scan(m, SIZE_MAX);
-	m->baseline = baseline;
+	if (!initial)
+		m->baseline = baseline;
 	m->rescans++;
 }
 

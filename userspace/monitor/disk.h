@@ -21,7 +21,11 @@ struct disk_ent;
 struct disk_scan_item {
 	int wd;
 	bool initial; /* found by the initial scan: counts to the baseline */
+	unsigned int tries; /* reads that found its path gone (renamed meanwhile) */
 };
+
+/* How often a directory whose path went stale is read again. */
+#define DISK_SCAN_TRIES 3
 
 struct disk_monitor {
 	int fd;			/* inotify, non-blocking */

@@ -459,9 +459,20 @@ static void fill_limits(const struct session *s, const struct life *lf, struct s
  * no kill follows (OOM_KILL_WAIT_NS). Where the cgroup is not ours to
  * freeze (daemon mode, not root), the pause comes with the kill instead.
  */
+/* bpfbox kill came first: its "killed" state must not become "paused". */
+static bool killed_outside(const struct life *lf)
+{
+	char state[48];
+
+	if (!lf->mon)
+		return false;
+	monitor_read_state(lf->mon, state, sizeof(state));
+	return !strncmp(state, "killed", 6);
+}
+
 static void oom_invoked(struct session *s, struct life *lf)
 {
-	if (lf->paused || !s->lim.cg[0] || !s->lim.pause)
+	if (lf->paused || !s->lim.cg[0] || !s->lim.pause || killed_outside(lf))
 		return;
 	session_cgroup_set_state(s->lim.cg, "paused oom");
 	if (limits_freeze(&s->lim, true) < 0)
@@ -490,6 +501,8 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 	char state[48];
 	int r = -EOPNOTSUPP;
 
+	if (killed_outside(lf))
+		return;
 	fill_limits(s, lf, &ev);
 	ev.oom_kills = lf->mon->new_kills;
 	lf->mon->new_kills = 0;
@@ -502,6 +515,9 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 			frozen = limits_freeze(&s->lim, true) == 0;
 		}
 		r = s->hooks.request_pause(s->hooks.ctx, &ev);
+		/* Paused already (bpfbox pause came first): paused is what we wanted. */
+		if (r == -EALREADY)
+			r = 0;
 	}
 	if (r < 0 && s->lim.cg[0] && s->lim.pause) {
 		snprintf(state, sizeof(state), "paused %s", reason);
@@ -648,6 +664,14 @@ static void supervise(struct session *s, pid_t child, int out_r, int err_r, int 
 			next = now + 100000000ULL;
 		}
 		if (next && now >= next) {
+			/*
+			 * A pause asked for but not complete (a task in D state holds
+			 * off "frozen 1"): not running time, and not ours to kill.
+			 */
+			if (!kill_at && lf.mon && lf.mon->lim->cg[0] && monitor_freeze_requested(lf.mon)) {
+				deadline = now + 200000000ULL;
+				continue;
+			}
 			if (!kill_at) {
 				s->result.timed_out = true;
 				reaper_kill_all(child, SIGTERM);
@@ -797,7 +821,7 @@ int session_run(struct session *s, char *const argv[])
 	bool relaying = p->limits.output_bytes > 0, placed, mon_on = false;
 	struct monitor mon;
 	sigset_t mask;
-	pid_t child;
+	pid_t child, self;
 	ssize_t n;
 
 	if (p->user && (r = lookup_user(p->user, &c.uid, &c.gid)) < 0)
@@ -847,7 +871,18 @@ int session_run(struct session *s, char *const argv[])
 			if (s->lim.how[i] == LIMIT_RLIMIT)
 				s->lim.how[i] = LIMIT_NONE;
 	} else {
-		session_prepare_cgroup(s);
+		r = session_prepare_cgroup(s);
+		/* --limits-via cgroup fails closed: no cgroup, or one a limit could not be set on. */
+		if (s->lim.via == LIMITS_VIA_CGROUP && (r < 0 || !session_limits_by_cgroup(s))) {
+			if (r < 0)
+				log_error("--limits-via cgroup: cannot make the session's cgroups "
+					  "(%s); nothing ran", strerror(-r));
+			else
+				log_error("--limits-via cgroup: not enforced by cgroup: %s; nothing "
+					  "ran", s->lim.not_enforced);
+			r = r < 0 ? r : -EPERM;
+			goto out;
+		}
 		mon_on = start_monitor(s, &mon) == 0;
 	}
 
@@ -867,6 +902,7 @@ int session_run(struct session *s, char *const argv[])
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
 	fflush(NULL);
+	self = getpid(); /* the child's getppid() would already be a reaper if we died */
 	child = spawn(&s->lim, &placed);
 	if (child < 0) {
 		r = log_error_errno(errno, "cannot fork");
@@ -874,7 +910,7 @@ int session_run(struct session *s, char *const argv[])
 	}
 	if (child == 0) {
 		c.join_v2 = !placed;
-		child_exec(&c, getppid());
+		child_exec(&c, self);
 	}
 
 	close(rep[1]);
