@@ -31,6 +31,7 @@ struct disk_dir {
 	char *name;	/* name in the parent; a root's full path */
 	dev_t dev;
 	bool live;
+	bool unread;	/* queued for the initial scan, not read yet */
 };
 
 struct disk_ent {
@@ -217,6 +218,8 @@ static void queue_push(struct disk_monitor *m, int wd, bool initial, unsigned in
 			m->qcap = cap;
 		}
 	}
+	if (initial && dir_get(m, wd))
+		dir_get(m, wd)->unread = true;
 	m->queue[m->qtail++] = (struct disk_scan_item){ .wd = wd, .initial = initial,
 							 .tries = tries };
 }
@@ -259,6 +262,7 @@ static size_t scan_dir(struct disk_monitor *m, const struct disk_scan_item *it)
 
 	if (!d || dir_path(m, it->wd, path, sizeof(path)) < 0)
 		return 1;
+	d->unread = false;
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0) {
 		/*
@@ -551,6 +555,15 @@ static void on_event(struct disk_monitor *m, const struct inotify_event *ev)
 				m->dirs[wd].parent = ev->wd;
 			}
 		}
+		return;
+	}
+	if (d->unread && !(ev->mask & (IN_CREATE | IN_MOVED_TO)) && !ent_find(m, h)) {
+		/*
+		 * A write to an entry the initial scan has not read yet: it was
+		 * there before, and what it holds counts as baseline (as for
+		 * what the session writes before the scan gets there).
+		 */
+		ent_set(m, ev->wd, h, blocks_of(&st), blocks_of(&st));
 		return;
 	}
 	e = ent_set(m, ev->wd, h, blocks_of(&st), 0);
