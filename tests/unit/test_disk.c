@@ -19,30 +19,22 @@
 #include <cmocka.h>
 
 #include "monitor/disk.h"
+#include "scratch.h"
 
 #define MiB (1 << 20)
 
 static char root[64];
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(root, sizeof(root), "/tmp/bpfbox-disk.XXXXXX");
-	return mkdtemp(root) ? 0 : -1;
+	return scratch_make(root, sizeof(root), "disk");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	return nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return scratch_remove(root);
 }
 
 /* Writes size bytes at the end of path (created if need be), synced. */

@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 
 #include "policy/policy.h"
+#include "scratch.h"
 
 static char tmp[PATH_MAX]; /* the scratch dir, symlinks resolved */
 static char oldcwd[PATH_MAX];
@@ -66,21 +67,12 @@ static int group_setup(void **state)
 	return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int group_teardown(void **state)
 {
 	(void)state;
 	if (chdir(oldcwd) < 0)
 		return -1;
-	nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	scratch_remove(tmp);
 	free(old_home);
 	return 0;
 }

@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "audit/sink.h"
+#include "scratch.h"
 
 #define SID "0123456789abcdef0123456789abcdef"
 
@@ -34,27 +35,18 @@ static char dir[64];
 static char logbuf[8192];
 static int sink_errors; /* sink.error events through the hook */
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int setup(void **state)
 {
 	(void)state;
 	logbuf[0] = '\0';
 	sink_errors = 0;
-	snprintf(dir, sizeof(dir), "/tmp/bpfbox-sink.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return scratch_make(dir, sizeof(dir), "sink");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	scratch_remove(dir);
 	return 0;
 }
 

@@ -19,28 +19,20 @@
 #include <cmocka.h>
 
 #include "audit/spool.h"
+#include "scratch.h"
 
 static char dir[64];
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/bpfbox-spool.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return scratch_make(dir, sizeof(dir), "spool");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	scratch_remove(dir);
 	return 0;
 }
 
