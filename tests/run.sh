@@ -57,17 +57,19 @@ if want host; then
 fi
 
 if want vm; then
-	while IFS='|' read -r name append script; do
+	while IFS='|' read -r name append script cpus; do
 		case "$name" in '#'* | '') continue ;; esac
 		echo "== vm: $name ($append)"
-		tools/vmtest --build "$BUILD" --hostroot --append "$append" -- $script 2>&1 | tee "$LOG"
+		BPFBOX_VM_SMP=${cpus:-2} tools/vmtest --build "$BUILD" --hostroot --append "$append" \
+			-- $script 2>&1 | tee "$LOG"
 		rc=${PIPESTATUS[0]}
 		# A guest kernel that locked up (TCG on a loaded host; the matrix
 		# panics on a soft lockup rather than hang) boots once more: the
 		# lockup stays in the log, the second boot's results count.
 		if [ "$rc" -ne 0 ] && grep -Eq 'soft lockup - CPU|self-detected stall on CPU' "$LOG"; then
 			echo "# vm: $name: the guest kernel locked up (above); booting it once more"
-			tools/vmtest --build "$BUILD" --hostroot --append "$append" -- $script 2>&1 | tee "$LOG"
+			BPFBOX_VM_SMP=${cpus:-2} tools/vmtest --build "$BUILD" --hostroot \
+				--append "$append" -- $script 2>&1 | tee "$LOG"
 			rc=${PIPESTATUS[0]}
 		fi
 		count vm "$name" "$rc"
