@@ -3,7 +3,8 @@
  * The disk monitor (monitor/disk.h) on a real tree and real inotify events,
  * in the moments the initial scan has not finished: a write to a file the
  * scan has not read yet is baseline, not growth; a directory renamed while
- * it waits to be read is still read, and what is written below it counts.
+ * it waits to be read is still read, and what is written below it counts;
+ * an event queue overflow restarts the scan, baseline included.
  */
 #include <fcntl.h>
 #include <ftw.h>
@@ -113,11 +114,68 @@ static void renamed_while_queued_is_read(void **state)
 	disk_monitor_close(&m);
 }
 
+/* Sets fs.inotify.max_queued_events; the old value, or -1. */
+static long set_max_queued(long v)
+{
+	const char *path = "/proc/sys/fs/inotify/max_queued_events";
+	FILE *f = fopen(path, "r");
+	long old = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &old) != 1)
+		old = -1;
+	fclose(f);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%ld\n", v);
+	return fclose(f) == 0 ? old : -1;
+}
+
+static void overflow_during_scan_restarts_it(void **state)
+{
+	const char *roots[] = { root };
+	struct disk_monitor m;
+	char a[128], big[128], f[160];
+	long old;
+	int r;
+
+	(void)state;
+	sub(a, sizeof(a), "a");
+	sub(big, sizeof(big), "a/big");
+	assert_int_equal(mkdir(a, 0755), 0);
+	append(big, 8 * MiB);
+	/* An instance whose queue holds 16 events (the limit is read at its creation). */
+	old = set_max_queued(16);
+	if (old < 0) {
+		print_message("skip - disk overflow: fs.inotify.max_queued_events is not writable "
+			      "(not root); the host suite runs as root\n");
+		skip();
+	}
+	r = disk_monitor_open(&m, roots, 1);
+	set_max_queued(old);
+	assert_int_equal(r, 0);
+	disk_monitor_scan(&m, 1); /* the root is read; "a" and its 8 MiB wait */
+	for (int i = 0; i < 64; i++) {
+		snprintf(f, sizeof(f), "%s/n%d", root, i);
+		close(open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	}
+	disk_monitor_read(&m); /* IN_Q_OVERFLOW: a rescan */
+	assert_true(m.rescans >= 1);
+	while (disk_monitor_scanning(&m))
+		disk_monitor_scan(&m, SIZE_MAX);
+	/* 64 empty files of growth at most, not the 8 MiB that were there. */
+	assert_true(disk_monitor_growth(&m) < MiB);
+	disk_monitor_close(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(write_before_scan_is_baseline, setup, teardown),
 		cmocka_unit_test_setup_teardown(renamed_while_queued_is_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(overflow_during_scan_restarts_it, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
