@@ -129,6 +129,7 @@ left=$(find "$BPFBOX_CGROUP_PARENT" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
 # tracepoint programs' links are closed by a helper after bpfbox exits
 # (their unregistration waits for grace periods): gone within seconds.
 progs() { bpftool prog show 2>/dev/null | grep -c ' name enter_openat '; }
+bpftool prog show >/dev/null 2>&1 || fail "bpftool cannot list programs; run 'make deps'"
 before=$(progs)
 "$BPFBOX" run -q --no-daemon --audit /dev/null -w "$TMPD/ws" -- true
 attached=$(bpftool cgroup show "$BPFBOX_CGROUP_PARENT" 2>/dev/null | grep -c .)

@@ -145,7 +145,7 @@ if wait_for "$TMPD/oom.err" 'paused: out of memory' 30; then
 		fail "no session.paused oom event: $(grep paused "$TMPD/oom.jsonl")"
 	t1=$(cat "$WS/tick") o1=$(cat "$TMPD/log/tick2")
 	sleep 0.5
-	[ "$t1" = "$(cat "$WS/tick")" ] && ok "the paused session's processes are frozen" ||
+	[ -n "$t1" ] && [ "$t1" = "$(cat "$WS/tick")" ] && ok "the paused session's processes are frozen" ||
 		fail "the ticker of the paused session still runs"
 	[ "$o1" != "$(cat "$TMPD/log/tick2")" ] && ok "another session keeps running" ||
 		fail "the other session stopped too"
@@ -357,6 +357,9 @@ if wait_for "$TMPD/d.err" ready 20; then
 		[ "$(json "$TMPD/ls.json" "[s['state'] for s in d if s['session'] == '$ID'][0]")" = paused ] &&
 			ok "daemon mode: bpfbox sessions says paused" ||
 			fail "sessions: $(cat "$TMPD/ls.json"); daemon: $(tail -n 5 "$TMPD/d.err"); run: $(tail -c 600 "$TMPD/doom.err")"
+		grep -q 'frozen 1' "$DPARENT/$ID/cgroup.events" && ! grep -q after-oom "$TMPD/doom.out" &&
+			ok "daemon mode: the kernel says every task of the session is frozen" ||
+			fail "daemon mode: $(cat "$DPARENT/$ID/cgroup.events" 2>&1); out: $(cat "$TMPD/doom.out")"
 		event_ok "$TMPD/d.jsonl" "e['type'] == 'session.paused' and e['reason'] == 'oom' and e['comm'] == 'python3' and e['pid'] > 0" &&
 			ok "daemon mode: session.paused names the victim (pid, python3) without the kernel log" ||
 			fail "no daemon session.paused with the victim: $(grep paused "$TMPD/d.jsonl")"
@@ -374,7 +377,29 @@ if wait_for "$TMPD/d.err" ready 20; then
 	bg dkill -q -w "$WS" --daemon-socket "$SOCK" -- sh -c "echo \$BPFBOX_SESSION_ID > id; sleep 60"
 	wait_for "$WS/id" . 10
 	ID=$(cat "$WS/id")
+	# A subscriber of session.killed alone gets that, not the pause before it.
+	"$PY" - "$SOCK" "$ID" >"$TMPD/sub.out" <<'PY' &
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(15)
+s.connect(sys.argv[1])
+s.sendall(json.dumps({"op": "subscribe", "session": sys.argv[2], "types": ["session.killed"]}).encode() + b"\n")
+f = s.makefile("rb")
+f.readline()  # the reply
+try:
+    for line in f:
+        t = json.loads(line)["type"]
+        print(t, flush=True)
+        if t == "session.killed":
+            break
+except OSError:
+    pass
+PY
+	SUBPID=$!
+	sleep 0.3
 	expect_rc 0 "daemon mode: pause" "$BPFBOX" pause --socket "$SOCK" "$ID"
+	[ "$(cat "$DPARENT/$ID/cgroup.freeze" 2>&1)" = 1 ] && ok "daemon mode: pause sets cgroup.freeze" ||
+		fail "daemon mode: cgroup.freeze after pause: $(cat "$DPARENT/$ID/cgroup.freeze" 2>&1)"
 	# A limit past 2^40 MB is refused by the daemon itself, not wrapped around.
 	"$PY" - "$SOCK" "$ID" >"$TMPD/big.out" <<'PY'
 import json, socket, sys
@@ -390,6 +415,10 @@ PY
 	expect_rc 0 "daemon mode: kill of a paused session" "$BPFBOX" kill --socket "$SOCK" "$ID"
 	[ "$(rc_of dkill 10)" = 137 ] && ok "daemon mode: bpfbox run exits 137" ||
 		fail "daemon kill: rc $(cat "$TMPD/dkill.rc" 2>/dev/null)"
+	wait "$SUBPID"
+	[ "$(cat "$TMPD/sub.out")" = session.killed ] &&
+		ok "daemon mode: a subscriber of session.killed gets only that" ||
+		fail "daemon mode: subscriber of session.killed got: $(cat "$TMPD/sub.out")"
 	event_ok "$TMPD/d.jsonl" "e['type'] == 'session.killed' and e['session'] == '$ID' and e['paused']" &&
 		ok "daemon mode: session.killed in the daemon's stream" || fail "no daemon session.killed"
 	sleep 0.3

@@ -187,7 +187,8 @@ GEN=$!
 sleep 1
 kill -9 "$RPID"
 wait "$RPID" 2>/dev/null
-ok "rsyslog killed with SIGKILL while sessions run"
+kill -0 "$RPID" 2>/dev/null && fail "rsyslog survived SIGKILL" ||
+	ok "rsyslog killed with SIGKILL while sessions run"
 sleep 2.5
 start_rsyslog && ok "rsyslog started again" || fail "rsyslog did not restart: $(tail -3 "$RS/rsyslog.log")"
 wait $GEN

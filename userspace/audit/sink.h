@@ -111,6 +111,8 @@ int sink_format_event(enum sink_format f, struct json_object *ev, const char *ho
 
 /* The index of an event type among the known ones (types filter), or -1. */
 int sink_type_index(const char *type);
+/* The name of type index, NULL past the last. */
+const char *sink_type_name(int index);
 /* "exec, file, ..." for messages. */
 const char *sink_type_list(void);
 

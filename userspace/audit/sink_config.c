@@ -20,10 +20,16 @@
 
 #define CONFIG_FILE_MAX (1U << 20)
 
+/* Every type of the audit stream, in the order of the daemon's enum ev_kind. */
 static const char *const type_names[] = {
 	"session.start", "session.end", "loss", "exec", "exit", "fork", "file", "connect",
-	"sink.error",
+	"sink.error", "session.paused", "session.resumed", "session.killed",
 };
+
+const char *sink_type_name(int index)
+{
+	return index >= 0 && (size_t)index < ARRAY_SIZE(type_names) ? type_names[index] : NULL;
+}
 
 int sink_type_index(const char *type)
 {
@@ -35,7 +41,13 @@ int sink_type_index(const char *type)
 
 const char *sink_type_list(void)
 {
-	return "session.start, session.end, loss, exec, exit, fork, file, connect, sink.error";
+	static char list[256];
+
+	if (!list[0])
+		for (size_t i = 0; i < ARRAY_SIZE(type_names); i++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 i ? ", " : "", type_names[i]);
+	return list;
 }
 
 static int fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -25,7 +25,6 @@
 #include "../lib/util.h"
 
 #define READ_BUDGET	  (4U << 20) /* event bytes read between two looks at the keys */
-#define LEVEL_BUDGET_MS	  50	     /* asking for levels, per refresh */
 #define TAIL_REDRAW_NS	  (100ULL * 1000000ULL)
 #define STATUS_KEEP_NS	  (6ULL * 1000000000ULL)
 #define HEADER_ROWS	  3 /* two header lines, then the column titles */
@@ -675,7 +674,6 @@ static void tick(struct ui *u)
 	} else if (top_request_sample(t) < 0) {
 		status_set(u, true, "the daemon went away: %s", t->why);
 	}
-	top_fetch_levels(t, LEVEL_BUDGET_MS);
 	u->dirty = true;
 }
 
@@ -1060,7 +1058,6 @@ static int snapshot(struct top *t, double interval, bool json)
 		if (poll(&pfd, 1, (int)((end - now) / 1000000ULL) + 1) > 0)
 			top_read_events(t, SIZE_MAX);
 	}
-	top_fetch_levels(t, 1000);
 	r = top_sample(t, msg, sizeof(msg));
 	if (r < 0) {
 		fprintf(stderr, "bpfbox top: %s\n", msg);

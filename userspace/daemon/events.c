@@ -19,18 +19,11 @@
 #include "../lib/log.h"
 #include "../lib/util.h"
 
-static const char *const kind_names[EV_KINDS] = {
-	[EV_SESSION_START] = "session.start", [EV_SESSION_END] = "session.end",
-	[EV_LOSS] = "loss", [EV_EXEC] = "exec", [EV_EXIT] = "exit", [EV_FORK] = "fork",
-	[EV_FILE] = "file", [EV_CONNECT] = "connect", [EV_SINK_ERROR] = "sink.error",
-};
-
 int ev_kind_parse(const char *name)
 {
-	for (int i = 0; i < EV_KINDS; i++)
-		if (streq(kind_names[i], name))
-			return i;
-	return -EINVAL;
+	int i = sink_type_index(name);
+
+	return i >= 0 && i < EV_KINDS ? i : -EINVAL;
 }
 
 static enum ev_kind kind_of_record(uint32_t type)
@@ -111,7 +104,7 @@ static void sub_queue(struct daemon *d, struct conn *c, const char *line, size_t
 void ev_emit(struct daemon *d, const struct dsession *s, enum ev_kind kind, const char *line,
 	     size_t len)
 {
-	sinks_emit(d->sinks, kind_names[kind], line, len);
+	sinks_emit(d->sinks, sink_type_name(kind), line, len);
 	for (struct conn *c = d->conns; c; c = c->next)
 		if (sub_matches(c, s, kind))
 			sub_queue(d, c, line, len);

@@ -34,7 +34,10 @@ enum ev_kind {
 	EV_FILE,
 	EV_CONNECT,
 	EV_SINK_ERROR, /* a sink started failing (docs/sinks.md) */
-	EV_KINDS,
+	EV_SESSION_PAUSED,
+	EV_SESSION_RESUMED,
+	EV_SESSION_KILLED,
+	EV_KINDS,	/* the same order as the sinks' types: sink_type_name(kind) */
 };
 
 struct peer {

@@ -38,7 +38,6 @@
 #define END_WAIT_MS	 1000 /* then the end is retried every tick */
 #define ENDED_KEPT	 256  /* ended session ids remembered, for clear errors */
 /* Subscription bit of session.paused, session.resumed, session.killed. */
-#define SUB_LIFECYCLE (1U << 31)
 
 static char ended_ids[ENDED_KEPT][DAEMON_SESSION_ID_LEN + 1];
 static unsigned int ended_next;
@@ -377,7 +376,7 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 	struct session_cgroup cg;
 	struct dsession *s = NULL;
 	struct json_object *v;
-	const char *id;
+	const char *id, *str;
 	uint32_t flags, index;
 	bool in_map = false;
 	int r;
@@ -412,6 +411,8 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 	s->owner = c->serial;
 	s->state = DS_REGISTERED;
 	s->start_real_ns = real_now_ns();
+	if (proto_get_str(req, "level_enabled", &str) == 0)
+		snprintf(s->level, sizeof(s->level), "%s", str);
 	if (proto_get_array(req, "command", &v) == 0)
 		s->command = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 	r = agent_session_add(d->agent, cg.id, index, flags);
@@ -675,6 +676,8 @@ static void op_list(struct daemon *d, struct conn *c)
 		if (s->state == DS_PAUSED)
 			jsonw_str(w, "pause_reason", s->pause_reason);
 		jsonw_str(w, "cgroup", s->cgroup);
+		if (s->level[0])
+			jsonw_str(w, "level_enabled", s->level);
 		jsonw_u64(w, "pid", s->client_pid);
 		jsonw_u64(w, "uid", s->uid);
 		jsonw_u64(w, "child", s->child);
@@ -709,17 +712,12 @@ static void op_subscribe(struct daemon *d, struct conn *c, struct json_object *r
 			const char *name = json_object_get_string(t);
 			int k = json_object_is_type(t, json_type_string) ? ev_kind_parse(name) : -EINVAL;
 
-			if (k < 0 && json_object_is_type(t, json_type_string) &&
-			    (streq(name, "session.paused") || streq(name, "session.resumed") ||
-			     streq(name, "session.killed"))) {
-				kinds |= SUB_LIFECYCLE;
-				continue;
-			}
 			if (k < 0) {
-				bad_member(d, c, "subscribe", "types",
-					   "an array of event types (session.start, session.end, "
-					   "loss, exec, exit, fork, file, connect, session.paused, "
-					   "session.resumed, session.killed)");
+				char want[320];
+
+				snprintf(want, sizeof(want), "an array of event types (%s)",
+					 sink_type_list());
+				bad_member(d, c, "subscribe", "types", want);
 				return;
 			}
 			kinds |= 1U << k;
@@ -761,24 +759,13 @@ static void op_ping(struct daemon *d, struct conn *c)
 static void emit_lifecycle(struct daemon *d, struct dsession *s, const struct session_event *ev)
 {
 	struct jsonw *w = &d->w;
+	int kind = ev_kind_parse(session_event_type_name(ev->type));
 
 	jsonw_reset(w);
 	session_event_json(w, &d->clock, s->id, ev);
-	if (w->oom)
+	if (w->oom || kind < 0)
 		return;
-	sinks_emit(d->sinks, session_event_type_name(ev->type), w->buf, w->len);
-	for (struct conn *c = d->conns; c; c = c->next) {
-		if (!c->subscribed || c->closing || c->dead)
-			continue;
-		if ((c->sub_kinds && !(c->sub_kinds & SUB_LIFECYCLE)) ||
-		    (c->sub_session[0] && !streq(c->sub_session, s->id)) ||
-		    (!c->sub_all_users && s->uid != c->peer.uid))
-			continue;
-		/* A full queue drops it and counts it, as for every event (events.c). */
-		if (buf_used(&c->out) + w->len > DAEMON_SUB_BUF_MAX ||
-		    buf_append(&c->out, w->buf, w->len) < 0)
-			c->sub_lost++;
-	}
+	ev_emit(d, s, kind, w->buf, w->len);
 	ev_flush(d);
 }
 

@@ -53,6 +53,7 @@ struct dsession {
 	enum dsession_state resume_state; /* what a resume returns to */
 	uint64_t paused_at_ns;	/* CLOCK_MONOTONIC */
 	char pause_reason[16];
+	char level[16];		/* level_enabled of its register, "" unknown (adopted) */
 	bool killed;		/* by the kill op */
 	struct dsession *next;
 };

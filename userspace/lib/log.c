@@ -37,7 +37,7 @@ static void log_vmsg(enum log_level level, int err, const char *fmt,
 	char buf[1024];
 	int saved = errno;
 
-	if (level > max_level)
+	if (level > max_level && level != LOG_LVL_NOTICE)
 		return;
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	/* One write per line so concurrent writers never interleave. */
@@ -47,6 +47,15 @@ static void log_vmsg(enum log_level level, int err, const char *fmt,
 	else
 		fprintf(stderr, "bpfbox: %s%s\n", level_prefix(level), buf);
 	errno = saved;
+}
+
+void log_notice(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(LOG_LVL_NOTICE, 0, fmt, ap);
+	va_end(ap);
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)

@@ -10,6 +10,7 @@ enum log_level {
 	LOG_LVL_WARN,
 	LOG_LVL_INFO,
 	LOG_LVL_DEBUG,
+	LOG_LVL_NOTICE, /* log_notice(): printed at every level */
 };
 
 void log_set_level(enum log_level level);
@@ -17,6 +18,12 @@ enum log_level log_get_level(void);
 
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * "bpfbox: <msg>" whatever the level (also with -q): why a command stopped
+ * or was paused, which the caller of bpfbox must always see.
+ */
+void log_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Prints "bpfbox: <msg>: <strerror(err)>" and returns -abs(err). */
 int log_errno(enum log_level level, int err, const char *fmt, ...)

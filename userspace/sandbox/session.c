@@ -429,20 +429,6 @@ static void emit(struct session *s, const struct session_event *ev)
 		s->hooks.on_event(s->hooks.ctx, ev);
 }
 
-/* One line on stderr even with -q: it says why the command stopped. */
-static void notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void notice(const char *fmt, ...)
-{
-	char buf[768];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	dprintf(STDERR_FILENO, "bpfbox: %s\n", buf);
-}
-
 static void fill_limits(const struct session *s, const struct life *lf, struct session_event *ev)
 {
 	int64_t used = lf->mon ? monitor_disk_used(lf->mon) : -1;
@@ -531,7 +517,7 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 	if (r < 0) {
 		if (streq(reason, "disk")) {
 			/* Fail closed: what cannot be paused is stopped. */
-			notice("session %s killed: the workspace grew by %.1f MB, over its disk limit "
+			log_notice("session %s killed: the workspace grew by %.1f MB, over its disk limit "
 			       "of %llu MB, and it cannot be paused here (no cgroup freezer)", s->id,
 			       monitor_disk_used(lf->mon) / 1048576.0, (unsigned long long)ev.disk_mb);
 			s->result.killed = true;
@@ -540,7 +526,7 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 			emit(s, &ev);
 			kill_session(s, lf->child);
 		} else {
-			notice("session %s: the kernel killed a process out of memory at the %llu MB "
+			log_notice("session %s: the kernel killed a process out of memory at the %llu MB "
 			       "limit; the session cannot be paused here and goes on", s->id,
 			       (unsigned long long)ev.memory_mb);
 		}
@@ -551,12 +537,12 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 	lf->paused = true;
 	snprintf(lf->reason, sizeof(lf->reason), "%s", reason);
 	if (streq(reason, "oom"))
-		notice("session %s paused: out of memory at its %llu MB limit, the kernel killed "
+		log_notice("session %s paused: out of memory at its %llu MB limit, the kernel killed "
 		       "pid %d (%s); resume it with 'bpfbox resume %s [--memory MB]' or end it "
 		       "with 'bpfbox kill %s'", s->id, (unsigned long long)ev.memory_mb, ev.pid,
 		       ev.comm[0] ? ev.comm : "?", s->id, s->id);
 	else
-		notice("session %s paused: the workspace grew by %.1f MB, over its disk limit of "
+		log_notice("session %s paused: the workspace grew by %.1f MB, over its disk limit of "
 		       "%llu MB; free space or resume it with 'bpfbox resume %s --disk MB', or end "
 		       "it with 'bpfbox kill %s'", s->id, monitor_disk_used(lf->mon) / 1048576.0,
 		       (unsigned long long)ev.disk_mb, s->id, s->id);
@@ -578,7 +564,7 @@ static void frozen_changed(struct session *s, struct life *lf, uint64_t *deadlin
 		ev.type = SEV_PAUSED;
 		ev.reason = lf->reason;
 		fill_limits(s, lf, &ev);
-		notice("session %s paused (%s); 'bpfbox resume %s' goes on, 'bpfbox kill %s' ends it",
+		log_notice("session %s paused (%s); 'bpfbox resume %s' goes on, 'bpfbox kill %s' ends it",
 		       s->id, lf->reason, s->id, s->id);
 		emit(s, &ev);
 	} else if (!lf->mon->frozen && lf->paused) {
@@ -593,7 +579,7 @@ static void frozen_changed(struct session *s, struct life *lf, uint64_t *deadlin
 		ev.type = SEV_RESUMED;
 		ev.paused_ms = paused / 1000000ULL;
 		fill_limits(s, lf, &ev);
-		notice("session %s resumed after %llu ms (memory %llu MB, disk %llu MB)", s->id,
+		log_notice("session %s resumed after %llu ms (memory %llu MB, disk %llu MB)", s->id,
 		       (unsigned long long)ev.paused_ms, (unsigned long long)ev.memory_mb,
 		       (unsigned long long)ev.disk_mb);
 		emit(s, &ev);
@@ -613,7 +599,7 @@ static void check_killed(struct session *s, struct life *lf, int status)
 		return;
 	s->result.killed = true;
 	ev.was_paused = lf->paused;
-	notice("session %s killed by 'bpfbox kill'", s->id);
+	log_notice("session %s killed by 'bpfbox kill'", s->id);
 	emit(s, &ev);
 }
 
@@ -720,7 +706,7 @@ static void supervise(struct session *s, pid_t child, int out_r, int err_r, int 
 			    !child_done) {
 				if (lf.paused) {
 					/* A frozen session cannot handle it: ^C on a paused run ends it. */
-					notice("session %s killed: %s while paused", s->id,
+					log_notice("session %s killed: %s while paused", s->id,
 					       strsignal(si.ssi_signo));
 					lf.ending = true;
 					kill_session(s, child);

@@ -21,8 +21,6 @@
 #include "../lib/util.h"
 
 #define LINES_MAX	 (DAEMON_MAX_REPLY + 1) /* a list of 4096 sessions fits */
-#define LEVEL_TIMEOUT_MS 200
-#define LEVEL_TRIES	 3
 
 static double boottime_s(void)
 {
@@ -383,55 +381,4 @@ int top_connect(struct top *t, char *msg, size_t size)
 	}
 	t->why[0] = '\0';
 	return top_sample(t, msg, size);
-}
-
-/* The level of one session that started before us, from its session.start. */
-static void fetch_level(struct top *t, struct top_session *s)
-{
-	struct daemon_client c;
-	struct json_object *req, *types, *reply = NULL;
-	char msg[256], *line;
-	size_t len;
-	int r;
-
-	s->level_tries++;
-	if (daemon_client_connect(&c, t->socket, LEVEL_TIMEOUT_MS) < 0)
-		return;
-	req = op_request("subscribe", s->id);
-	types = json_object_new_array();
-	json_object_array_add(types, json_object_new_string("session.start"));
-	json_object_object_add(req, "types", types);
-	r = daemon_client_call(&c, req, &reply, msg, sizeof(msg));
-	json_object_put(req);
-	json_object_put(reply);
-	/* The replayed session.start, maybe read already with the reply. */
-	if (r == 0 && daemon_client_read_line(&c, &line, &len, LEVEL_TIMEOUT_MS) == 1) {
-		struct json_object *o = json_tokener_parse(line);
-		const char *lvl = o ? top_json_str(o, "level_enabled") : NULL;
-
-		if (lvl)
-			snprintf(s->level, sizeof(s->level), "%s", lvl);
-		json_object_put(o);
-		s->level_tries = LEVEL_TRIES;
-	} else if (r < 0 && c.replied) {
-		s->level_tries = LEVEL_TRIES; /* refused: asking again will not help */
-	}
-	daemon_client_close(&c);
-}
-
-void top_fetch_levels(struct top *t, int budget_ms)
-{
-	uint64_t end = now_ns() + (uint64_t)budget_ms * 1000000ULL;
-
-	if (!t->connected)
-		return;
-	for (size_t i = 0; i < t->n && now_ns() < end; i++) {
-		struct top_session *s = t->all[i];
-
-		/* Adopted sessions have no session.start any more. */
-		if (s->level[0] || s->level_tries >= LEVEL_TRIES || s->gone_ns || !s->listed ||
-		    streq(s->state, "adopted"))
-			continue;
-		fetch_level(t, s);
-	}
 }

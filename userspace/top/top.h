@@ -85,7 +85,6 @@ struct top_session {
 	bool killed;		/* session.killed seen */
 	uint64_t gone_ns;	/* when it left the list or ended; 0 while it runs */
 	bool pinned;		/* kept while it is looked at */
-	int level_tries;	/* asks for its session.start */
 	size_t slot;		/* index in top.all */
 	struct top_session *hnext;
 };
@@ -191,12 +190,6 @@ int top_read_replies(struct top *t);
 
 /* A sample, waiting for it (--once, --json). 0, or -errno with msg set. */
 int top_sample(struct top *t, char *msg, size_t size);
-
-/*
- * Asks the daemon for the session.start of sessions whose level is not
- * known yet (they started before top did), for at most budget_ms.
- */
-void top_fetch_levels(struct top *t, int budget_ms);
 
 /* Filters by t->filter and sorts by t->sort into t->view (each sample does it too). */
 void top_build_view(struct top *t);
