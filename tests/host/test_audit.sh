@@ -15,6 +15,20 @@ trap 'rmdir "$BPFBOX_CGROUP_PARENT" 2>/dev/null; rm -rf "$TMPD"' EXIT INT TERM
 A="$TMPD/audit.jsonl"
 cd "$TMPD/ws"
 
+# wait_nonempty FILE: until a listener wrote its port(s) to FILE (10 s at
+# most: a Python start-up under TCG in the VM matrix takes seconds).
+wait_nonempty() {
+	n=0
+	while [ ! -s "$1" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
+	[ -s "$1" ]
+}
+
+# The level this kernel gives (Standard on the hosts; Full, Standard or
+# Minimal in the VM matrix) and whether Landlock is there: the events name
+# the layer that really decided.
+LEVEL=$("$BPFBOX" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["level"])')
+LL_ABI=$("$BPFBOX" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["landlock"]["abi"])')
+
 # check PY_EXPR NAME: evaluates a Python expression over the parsed events.
 check() {
 	if python3 - "$A" "$1" <<'PY'
@@ -34,7 +48,7 @@ check "ev[0]['type'] == 'session.start' and ev[-1]['type'] == 'session.end'" "st
 check "len({e['session'] for e in ev}) == 1" "one session id throughout"
 check "[e['seq'] for e in ev] == list(range(len(ev)))" "sequence numbers 0..N without gaps"
 check "ev[-1]['exit_code'] == 3 and ev[-1]['lost'] == 0" "session.end carries exit code 3 and no loss"
-check "ev[0]['level_enabled'] == 'Standard' and ev[0]['layers']['bpf_audit']" "session.start reports levels and layers"
+check "ev[0]['level_enabled'] == '$LEVEL' and ev[0]['layers']['bpf_audit']" "session.start reports level $LEVEL and its layers"
 check "any(e['type'] == 'exec' and e['filename'] == '/bin/true' and e['argv'] == ['/bin/true', 'one', 'two'] for e in ev)" "exec of /bin/true with its argv"
 check "any(e['type'] == 'exit' and e['comm'] == 'true' and e['exit_code'] == 0 for e in ev)" "exit event of /bin/true"
 check "any(e['type'] == 'fork' for e in ev)" "fork events"
@@ -55,7 +69,13 @@ PY
 then ok "1000 opens of one file: a few records whose counts add up to exactly 1000"
 else fail "aggregated opens: $(grep -F "$TMPD/ws/target" "$TMPD/agg.jsonl" | head -c 600)"; fi
 check "any(e['type'] == 'file' and e['path'] == 'inside' and e['decision'] == 'allow' and e['errno'] is None for e in ev)" "allowed open in the workspace"
-check "any(e['type'] == 'file' and e['path'].endswith('/outside/f') and e['decision'] == 'deny' and e['layer'] == 'landlock' and e['errno'] == 'EACCES' for e in ev)" "write outside is a landlock denial event"
+if [ "$LL_ABI" = 0 ]; then
+	# Minimal: nothing stops the write; the stream must say it was allowed.
+	skip "write outside is a landlock denial event: not promised at level $LEVEL (no Landlock on this kernel)"
+	check "any(e['type'] == 'file' and e['path'].endswith('/outside/f') and e['decision'] == 'allow' for e in ev)" "write outside recorded as allowed at level $LEVEL"
+else
+	check "any(e['type'] == 'file' and e['path'].endswith('/outside/f') and e['decision'] == 'deny' and e['layer'] == 'landlock' and e['errno'] == 'EACCES' for e in ev)" "write outside is a landlock denial event"
+fi
 # pid/ppid: the exec of true has the shell as parent, which has the bpfbox child's pid.
 check "(lambda sh: any(e['type'] == 'exec' and e['filename'] == '/bin/true' and e['ppid'] == sh for e in ev))(next(e['pid'] for e in ev if e['type'] == 'exec' and e['comm'] == 'sh'))" "exec ppid is the shell's pid"
 
@@ -72,7 +92,7 @@ sys.exit(0)'
 check "any(e['type'] == 'connect' and e['address'] == '169.254.169.254' and e['port'] == 80 and e['decision'] == 'deny' and e['layer'] == 'cgroup-bpf' for e in ev)" "metadata connect is a cgroup-bpf denial event"
 python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1]); import time; time.sleep(30)' >"$TMPD/port" &
 LPID=$!
-sleep 0.5
+wait_nonempty "$TMPD/port" || fail "the loopback listener did not start"
 PORT=$(cat "$TMPD/port")
 : >"$A"
 expect_rc 0 "connect to a loopback listener is allowed with --net allow" \
@@ -98,7 +118,7 @@ a = socket.socket(); a.bind(("127.0.0.1", 0)); a.listen()
 b = socket.socket(); b.bind(("127.0.0.2", 0)); b.listen()
 print(a.getsockname()[1], b.getsockname()[1], flush=True); time.sleep(30)' >"$TMPD/ports" &
 LPID=$!
-sleep 0.5
+wait_nonempty "$TMPD/ports" || fail "the loopback listeners did not start"
 read -r P1 P2 <"$TMPD/ports"
 : >"$A"
 expect_rc 0 "--net-allow 127.0.0.1:PORT: that connect works, 127.0.0.2 is refused" \
