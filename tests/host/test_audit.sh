@@ -90,7 +90,7 @@ except PermissionError: sys.exit(1)
 except OSError: sys.exit(2)
 sys.exit(0)'
 check "any(e['type'] == 'connect' and e['address'] == '169.254.169.254' and e['port'] == 80 and e['decision'] == 'deny' and e['layer'] == 'cgroup-bpf' for e in ev)" "metadata connect is a cgroup-bpf denial event"
-python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1]); import time; time.sleep(30)' >"$TMPD/port" &
+python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); import time; time.sleep(30)' >"$TMPD/port" &
 LPID=$!
 wait_nonempty "$TMPD/port" || fail "the loopback listener did not start"
 PORT=$(cat "$TMPD/port")

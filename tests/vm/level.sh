@@ -6,7 +6,7 @@
 #   tests/vm/level.sh LEVEL ABI      LEVEL Full|Standard|Minimal,
 #                                    ABI the kernel's Landlock ABI, "N+" for
 #                                    at least N (Minimal expects 0)
-want=$1
+LEVEL_WANT=$1  # not "want": lib.sh's expect_rc sets that
 want_abi=${2:-}
 cd /opt/bpfbox || exit 1
 export BPFBOX=bpfbox BPFBOX_BUILD=/opt/bpfbox/build
@@ -15,7 +15,7 @@ export BPFBOX=bpfbox BPFBOX_BUILD=/opt/bpfbox/build
 # The suites of one boot, in order: every level runs the escape, normal-work,
 # audit and self-test suites; a level adds its own. Add suites here.
 SUITES="tests/host/test_escape.sh tests/host/test_work.sh tests/host/test_audit.sh tests/host/test_selftest.sh"
-case "$want" in
+case "$LEVEL_WANT" in
 Full) SUITES="$SUITES tests/vm/full.sh" ;;
 # Last: it turns unprivileged user namespaces off for its second half.
 Standard) SUITES="$SUITES tests/vm/unpriv.sh" ;;
@@ -23,13 +23,13 @@ esac
 
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 
-echo "# vm: kernel $(uname -r) (${BPFBOX_VM_KERNEL:-?}), level $want, lsm $(cat /sys/kernel/security/lsm)"
+echo "# vm: kernel $(uname -r) (${BPFBOX_VM_KERNEL:-?}), level $LEVEL_WANT, lsm $(cat /sys/kernel/security/lsm)"
 bpfbox status | tee "$TMPD/status.txt"
 bpfbox status --json >"$TMPD/s.json"
 level=$(json "$TMPD/s.json" "d['level']")
-[ "$level" = "$want" ] && ok "vm: status reports $want" || fail "vm: status reports $level, want $want"
+[ "$level" = "$LEVEL_WANT" ] && ok "vm: status reports $LEVEL_WANT" || fail "vm: status reports $level, want $LEVEL_WANT"
 
-case "$want" in
+case "$LEVEL_WANT" in
 Full)
 	[ "$(json "$TMPD/s.json" "d['features']['bpf_lsm']['available']")" = True ] &&
 		ok "vm: a BPF LSM program loaded and attached" || fail "vm: BPF LSM not available"
@@ -49,11 +49,11 @@ abi=$(json "$TMPD/s.json" "d['landlock']['abi']")
 case "$want_abi" in
 *+) [ "$abi" -ge "${want_abi%+}" ] 2>/dev/null ;;
 *) [ "$abi" = "$want_abi" ] ;;
-esac && ok "vm: Landlock ABI $abi, as kernel $(uname -r) has it at $want" ||
+esac && ok "vm: Landlock ABI $abi, as kernel $(uname -r) has it at $LEVEL_WANT" ||
 	fail "vm: Landlock ABI '$abi', want $want_abi"
 ls -d /sys/fs/cgroup/bpfbox-probe-* >/dev/null 2>&1 && fail "vm: scratch cgroup left" || ok "vm: no scratch cgroup left"
 
-if [ "$want" = Minimal ]; then
+if [ "$LEVEL_WANT" = Minimal ]; then
 	# Without Landlock: seccomp still holds, and the gap is said out loud.
 	mkdir -p "$TMPD/ws"
 	expect_rc 0 "vm: run at Minimal still runs" bpfbox run -w "$TMPD/ws" -- true
@@ -65,7 +65,7 @@ except PermissionError: sys.exit(1)'
 fi
 
 for suite in $SUITES; do
-	echo "# vm: suite $suite (kernel $(uname -r), level $want)"
+	echo "# vm: suite $suite (kernel $(uname -r), level $LEVEL_WANT)"
 	if [ -f "$suite" ]; then
 		sh "$suite" || FAILS=$((FAILS + 1))
 	else
