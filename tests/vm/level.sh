@@ -45,12 +45,18 @@ Minimal)
 	want_abi=0
 	;;
 esac
+# The kernel's ABI (the probe's detail, "ABI N...") and the one bpfbox
+# uses (landlock.abi: at most the newest it knows).
 abi=$(json "$TMPD/s.json" "d['landlock']['abi']")
+kabi=$(json "$TMPD/s.json" "(__import__('re').match(r'ABI (\\d+)', d['features']['landlock']['detail'] or '') or [0, 0])[1]")
 case "$want_abi" in
-*+) [ "$abi" -ge "${want_abi%+}" ] 2>/dev/null ;;
-*) [ "$abi" = "$want_abi" ] ;;
-esac && ok "vm: Landlock ABI $abi, as kernel $(uname -r) has it at $LEVEL_WANT" ||
-	fail "vm: Landlock ABI '$abi', want $want_abi"
+*+) [ "$kabi" -ge "${want_abi%+}" ] 2>/dev/null ;;
+*) [ "$kabi" = "$want_abi" ] ;;
+esac && ok "vm: Landlock ABI $kabi, as kernel $(uname -r) has it at $LEVEL_WANT" ||
+	fail "vm: Landlock ABI '$kabi', want $want_abi"
+if [ "$abi" != "$kabi" ]; then
+	skip "vm: Landlock ABI $((abi + 1))..$kabi rights of this kernel: bpfbox uses ABI $abi, the newest it knows; their cases run as ABI $abi"
+fi
 ls -d /sys/fs/cgroup/bpfbox-probe-* >/dev/null 2>&1 && fail "vm: scratch cgroup left" || ok "vm: no scratch cgroup left"
 
 if [ "$LEVEL_WANT" = Minimal ]; then
