@@ -28,6 +28,10 @@ wait_nonempty() {
 # the layer that really decided.
 LEVEL=$("$BPFBOX" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["level"])')
 LL_ABI=$("$BPFBOX" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["landlock"]["abi"])')
+# The layer that refuses a connect: the BPF LSM's socket_connect program at
+# Full (it runs before the cgroup connect4 hook), the cgroup program below.
+NET_LAYER=cgroup-bpf
+[ "$LEVEL" = Full ] && NET_LAYER=bpf-lsm
 
 # check PY_EXPR NAME: evaluates a Python expression over the parsed events.
 check() {
@@ -89,7 +93,7 @@ try: s.connect(("169.254.169.254", 80))
 except PermissionError: sys.exit(1)
 except OSError: sys.exit(2)
 sys.exit(0)'
-check "any(e['type'] == 'connect' and e['address'] == '169.254.169.254' and e['port'] == 80 and e['decision'] == 'deny' and e['layer'] == 'cgroup-bpf' for e in ev)" "metadata connect is a cgroup-bpf denial event"
+check "any(e['type'] == 'connect' and e['address'] == '169.254.169.254' and e['port'] == 80 and e['decision'] == 'deny' and e['layer'] == '$NET_LAYER' for e in ev)" "metadata connect is a $NET_LAYER denial event"
 python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); import time; time.sleep(30)' >"$TMPD/port" &
 LPID=$!
 wait_nonempty "$TMPD/port" || fail "the loopback listener did not start"
@@ -110,7 +114,7 @@ open("/etc/hostname").close()
 try: socket.create_connection(("169.254.169.254", 80), 1)
 except OSError: pass' >/dev/null 2>&1
 check "not any(e['type'] in ('file', 'exec', 'fork') for e in ev)" "--audit-mode off records no opens, execs or forks"
-check "any(e['type'] == 'connect' and e['decision'] == 'deny' and e['layer'] == 'cgroup-bpf' for e in ev)" "--audit-mode off still records the cgroup-bpf denial"
+check "any(e['type'] == 'connect' and e['decision'] == 'deny' and e['layer'] == '$NET_LAYER' for e in ev)" "--audit-mode off still records the $NET_LAYER denial"
 
 # A connect allow-list with --net deny: only the listed address and port.
 python3 -c 'import socket, time
@@ -129,7 +133,7 @@ try: socket.create_connection(('127.0.0.2', $P2), 2)
 except PermissionError: sys.exit(0)
 sys.exit(1)"
 kill $LPID 2>/dev/null
-check "any(e['type'] == 'connect' and e['address'] == '127.0.0.2' and e['port'] == $P2 and e['decision'] == 'deny' and e['layer'] == 'cgroup-bpf' for e in ev)" "the refused connect is a cgroup-bpf denial"
+check "any(e['type'] == 'connect' and e['address'] == '127.0.0.2' and e['port'] == $P2 and e['decision'] == 'deny' and e['layer'] == '$NET_LAYER' for e in ev)" "the refused connect is a $NET_LAYER denial"
 expect_rc 125 "--net-allow without the BPF agent is refused, nothing runs" \
 	"$BPFBOX" run -q --no-daemon --net-allow "127.0.0.1:$P1" -w "$TMPD/ws" -- touch "$TMPD/ws/ran2"
 [ -e "$TMPD/ws/ran2" ] && fail "the command ran despite the refused allow-list" || ok "nothing ran without the BPF agent"
