@@ -1,3 +1,4 @@
+#!/bin/sh
 # Runs inside one VM of the matrix (tools/vmtest --hostroot, see
 # tests/vm/matrix): one boot is one kernel x level. `bpfbox status` must
 # report the level the boot's lsm= list allows and the Landlock ABI the

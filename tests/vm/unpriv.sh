@@ -1,3 +1,4 @@
+#!/bin/sh
 # Runs inside the Standard VM of each kernel (tests/vm/level.sh), as root:
 # bpfbox used by an unprivileged test user, first with unprivileged user
 # namespaces allowed, then with them refused by sysctl. Both times the
