@@ -17,8 +17,9 @@ PACKAGES=(
 	rsyslog
 	# packaging: the Debian package, man pages, the systemd unit
 	debhelper dpkg-dev lintian mandoc scdoc systemd man-db
-	# VM harness
-	qemu-system-x86 busybox-static cpio
+	# VM harness (xz-utils: the 6.12 and 7.x kernels ship .ko.xz modules;
+	# debian-archive-keyring: the harness's own apt sources are signed by it)
+	qemu-system-x86 busybox-static cpio xz-utils debian-archive-keyring
 	# integration tests: the sandbox's normal-work suite
 	git python3 tar util-linux iproute2
 )
