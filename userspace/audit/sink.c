@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
+#include "encode.h"
 #include "sink_internal.h"
 #include "../lib/util.h"
 
@@ -127,6 +128,7 @@ static void begin_own_event(struct jsonw *w, const char *type)
 	jsonw_u64(w, "schema_version", 1);
 	jsonw_str(w, "type", type);
 	jsonw_str(w, "time", time);
+	audit_put_host(w);
 	jsonw_null(w, "session");
 }
 

@@ -64,6 +64,7 @@ static void sub_loss_line(struct daemon *d, const struct conn *c, struct jsonw *
 	jsonw_begin(w);
 	jsonw_u64(w, "schema_version", AUDIT_SCHEMA_VERSION);
 	jsonw_str(w, "type", "loss");
+	audit_put_host(w);
 	jsonw_str(w, "session", c->sub_session[0] ? c->sub_session : NULL);
 	jsonw_u64(w, "count", c->sub_lost);
 	jsonw_str(w, "where", "subscriber queue full");
@@ -202,6 +203,7 @@ void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *
 	struct json_object *v;
 	struct jsonw *w = &d->w;
 	const char *str;
+	char *labels;
 	int64_t abi = 0;
 	bool seccomp = false;
 
@@ -233,9 +235,15 @@ void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *
 	jsonw_array_end(w);
 	copy_strings(w, "command", proto_get_array(req, "command", &v) ? NULL : v);
 	jsonw_array_end(w);
+	/* The runtime's labels (session.start "labels", bpfbox run --label). */
+	labels = proto_get_object(req, "labels", &v) ? NULL : strdup(
+		json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+						      JSON_C_TO_STRING_NOSLASHESCAPE));
 	if (proto_get_object(req, "policy", &v) == 0)
-		jsonw_raw(w, "policy", json_object_to_json_string_ext(
-					       v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		audit_put_policy(w, labels,
+				 json_object_to_json_string_ext(
+					 v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	free(labels);
 	jsonw_end(w);
 	jsonw_newline(w);
 	if (w->oom)
