@@ -182,6 +182,7 @@ void sink_lost(struct sink *sk, uint64_t n, const char *where)
 	if (!n)
 		return;
 	sk->lost_pending += n;
+	sk->st_dropped += n;
 	sk->lost_where = where;
 }
 
@@ -362,6 +363,7 @@ static void stream_fail(struct sink *sk, int err)
 	sk->failing = true;
 	sk->fail_err = err;
 	sk->retry_ns = now_ns() + RETRY_NS;
+	sk->st_retries++;
 	stream_watch_out(sk, false);
 	if (first) {
 		snprintf(what, sizeof(what), "cannot write: %s; events are counted as lost until a "
@@ -895,4 +897,43 @@ void sinks_close(struct sinks *set)
 	jsonw_free(&set->iw);
 	free(set->v);
 	free(set);
+}
+
+const char *sink_kind_name(enum sink_kind k)
+{
+	switch (k) {
+	case SINK_STDOUT:
+		return "stdout";
+	case SINK_FILE:
+		return "file";
+	case SINK_SYSLOG_TCP:
+		return "syslog+tcp";
+	case SINK_SYSLOG_UDP:
+		return "syslog+udp";
+	}
+	return "?";
+}
+
+size_t sinks_stats(const struct sinks *s, struct sink_stats *v, size_t n)
+{
+	if (!s)
+		return 0;
+	for (size_t i = 0; i < s->n && i < n; i++) {
+		const struct sink *sk = &s->v[i];
+		struct sink_stats *st = &v[i];
+
+		memset(st, 0, sizeof(*st));
+		st->name = sk->cfg.name;
+		st->kind = sink_kind_name(sk->cfg.kind);
+		st->dropped = sk->st_dropped;
+		st->retries = sk->st_retries;
+		if (sk->net) {
+			netsink_stats(sk, st);
+		} else {
+			st->queued = sk->q.count;
+			st->queued_bytes = sk->q.bytes;
+			st->up = !sk->failing;
+		}
+	}
+	return s->n;
 }

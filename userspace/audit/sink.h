@@ -33,7 +33,7 @@ enum sink_kind {
 
 enum sink_format {
 	SINK_FMT_JSON, /* the lines of docs/events.md, as they are */
-	SINK_FMT_OCSF, /* one OCSF 1.3.0 event per line (docs/ocsf.md) */
+	SINK_FMT_OCSF, /* one OCSF event per line (docs/ocsf.md) */
 	SINK_FMT_TEXT, /* one line for a human, control bytes escaped */
 };
 
@@ -149,6 +149,24 @@ void sinks_flush(struct sinks *s);
 /* Readable when sinks_dispatch() has work: sockets, retries, fsync timers. */
 int sinks_fd(const struct sinks *s);
 void sinks_dispatch(struct sinks *s);
+
+/* What a sink holds and has lost, for the daemon's metrics (docs/operating.md). */
+struct sink_stats {
+	const char *name;	/* sink_config.name */
+	const char *kind;	/* "file", "stdout", "syslog+tcp", "syslog+udp", "syslog+tls" */
+	uint64_t queued;	/* events held in memory, not yet written or confirmed */
+	uint64_t queued_bytes;
+	uint64_t dropped;	/* events lost by this sink since it opened */
+	uint64_t retries;	/* failed writes or connections that will be tried again */
+	uint64_t spool_bytes;	/* on disk, waiting for the collector */
+	uint64_t spool_records;
+	bool up;		/* writing (a network sink: connected) */
+};
+
+/* Fills up to n entries (one per sink, in order); returns the number of sinks. */
+size_t sinks_stats(const struct sinks *s, struct sink_stats *v, size_t n);
+
+const char *sink_kind_name(enum sink_kind k);
 
 /* SIGHUP: every file sink opens its path again (after logrotate moved it). */
 void sinks_reopen(struct sinks *s);

@@ -164,6 +164,7 @@ static void ns_down(struct netsink *ns, int err, const char *what)
 
 	ns_close_fd(ns);
 	ns->state = NS_DOWN;
+	ns->sk->st_retries++;
 	for (struct rec *r = ns->inflight.head; r; r = r->next)
 		r->sent_ns = 0;
 	ns->unsent = ns->inflight.head;
@@ -783,4 +784,17 @@ void netsink_close(struct sink *sk)
 		freeaddrinfo(ns->gai.ar_result);
 	free(ns);
 	sk->net = NULL;
+}
+
+void netsink_stats(const struct sink *sk, struct sink_stats *st)
+{
+	const struct netsink *ns = sk->net;
+
+	if (!ns)
+		return;
+	st->queued = ns->inflight.count + ns->mem.count;
+	st->queued_bytes = ns->inflight.bytes + ns->mem.bytes;
+	st->spool_bytes = ns->spool.bytes;
+	st->spool_records = ns->spool.records;
+	st->up = ns->state == NS_UP && !ns->outage;
 }

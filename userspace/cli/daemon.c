@@ -30,6 +30,12 @@ static void daemon_usage(FILE *out)
 		"  --cgroup-parent DIR   where session cgroups are made (default\n"
 		"                        $BPFBOX_CGROUP_PARENT or <cgroup2>/bpfbox)\n"
 		"  --audit-ring BYTES    ring buffer size when it is first created\n"
+		"  --metrics ADDR        serve Prometheus metrics on http://ADDR/metrics and a\n"
+		"                        health check on /healthz (HOST:PORT, [IPV6]:PORT or\n"
+		"                        :PORT; docs/operating.md)\n"
+		"  --bpf-stats           have the kernel count the programs' run time while\n"
+		"                        the daemon runs (bpfbox_bpf_program_*; costs a few\n"
+		"                        ns per program run)\n"
 		"  --cleanup             kill the pinned sessions, remove pins, links and\n"
 		"                        session cgroups, then exit (no daemon may run)\n"
 		"Runs in the foreground until SIGTERM or SIGINT; the pins stay so that\n"
@@ -41,7 +47,7 @@ static void daemon_usage(FILE *out)
 
 enum {
 	OPT_SOCKET = 256, OPT_GROUP, OPT_AUDIT, OPT_PIN_DIR, OPT_PARENT, OPT_RING, OPT_CLEANUP,
-	OPT_SINK, OPT_CONFIG,
+	OPT_SINK, OPT_CONFIG, OPT_METRICS, OPT_BPF_STATS,
 };
 
 static const struct option daemon_opts_long[] = {
@@ -54,6 +60,8 @@ static const struct option daemon_opts_long[] = {
 	{ "cleanup", no_argument, NULL, OPT_CLEANUP },
 	{ "sink", required_argument, NULL, OPT_SINK },
 	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -126,6 +134,12 @@ int cmd_daemon(int argc, char **argv)
 		case OPT_CLEANUP:
 			cleanup = true;
 			break;
+		case OPT_METRICS:
+			o.metrics_addr = optarg;
+			break;
+		case OPT_BPF_STATS:
+			o.bpf_stats = true;
+			break;
 		case OPT_SINK:
 			if (add_sink(&sinks, &nsinks, optarg) < 0)
 				goto out;
@@ -149,6 +163,11 @@ int cmd_daemon(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "bpfbox daemon: unexpected argument '%s'; see 'bpfbox daemon "
 				"--help'\n", argv[optind]);
+		goto out;
+	}
+	if (o.bpf_stats && !o.metrics_addr) {
+		fprintf(stderr, "bpfbox daemon: --bpf-stats counts program run time for the "
+				"metrics; give --metrics ADDR too\n");
 		goto out;
 	}
 	if (o.socket_path[0] != '/' || o.pin_dir[0] != '/' ||

@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "internal.h"
+#include "metrics.h"
 #include "../agent/agent.h"
 #include "../audit/sink.h"
 #include "../lib/log.h"
@@ -106,6 +107,7 @@ void ev_emit(struct daemon *d, const struct dsession *s, enum ev_kind kind, cons
 	     size_t len)
 {
 	sinks_emit(d->sinks, sink_type_name(kind), line, len);
+	metrics_count_event(d->metrics, kind, line, len);
 	for (struct conn *c = d->conns; c; c = c->next)
 		if (sub_matches(c, s, kind))
 			sub_queue(d, c, line, len);
@@ -180,6 +182,8 @@ int ev_on_record(void *ctx, void *data, size_t size)
 	jsonw_reset(&d->w);
 	if (audit_encode_record(&d->w, &d->clock, data, size, s->id) < 0 || d->w.oom)
 		return 0;
+	if (h->decision == BPFBOX_DENY)
+		metrics_count_denial(d->metrics, audit_layer_name(h->layer));
 	ev_emit(d, s, kind_of_record(h->type), d->w.buf, d->w.len);
 	return 0;
 }

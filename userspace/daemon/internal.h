@@ -84,6 +84,7 @@ struct daemon {
 	struct jsonw rw;	/* the reply being built */
 	struct sinks *sinks;	/* --audit, --sink, --config (docs/sinks.md) */
 	uint64_t unknown_records; /* records of no known session, dropped */
+	struct metrics *metrics; /* --metrics; NULL: none (metrics.h) */
 	bool stop;
 };
 

@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 
 #include "internal.h"
+#include "metrics.h"
 #include "../agent/agent.h"
 #include "../agent/cgroup.h"
 #include "../audit/sink.h"
@@ -948,6 +949,7 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 	struct json_tokener *tok;
 	struct json_object *req;
 	const char *op;
+	uint64_t t0;
 	size_t end;
 
 	if (memchr(line, '\0', len)) {
@@ -982,6 +984,7 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 					  "unregister, list, subscribe, ping, pause, resume or kill");
 		goto out;
 	}
+	t0 = now_ns();
 	if (streq(op, "register"))
 		op_register(d, c, req);
 	else if (streq(op, "attach"))
@@ -1003,6 +1006,7 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 	else
 		reply_error(d, c, EOPNOTSUPP, "unknown op '%.64s': use register, attach, unregister, "
 					      "list, subscribe, ping, pause, resume or kill", op);
+	metrics_observe_request(d->metrics, op, now_ns() - t0);
 out:
 	json_object_put(req);
 	json_tokener_free(tok);

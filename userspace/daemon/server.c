@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "metrics.h"
 #include "client.h"
 #include "../agent/agent.h"
 #include "../agent/cgroup.h"
@@ -596,6 +597,8 @@ static void loop(struct daemon *d)
 				agent_consume(d->agent);
 			} else if (p == d->sinks) {
 				sinks_dispatch(d->sinks);
+			} else if (metrics_owns(d->metrics, p)) {
+				metrics_on_event(d, p, evs[i].events);
 			} else {
 				struct conn *c = p;
 
@@ -637,6 +640,8 @@ static void daemon_free(struct daemon *d)
 		free(s);
 	}
 	ev_flush(d);
+	metrics_close(d->metrics);
+	d->metrics = NULL;
 	/* Network sinks keep what they could not deliver in their spools. */
 	sinks_close(d->sinks);
 	d->sinks = NULL;
@@ -704,6 +709,8 @@ int daemon_serve(const struct daemon_opts *o)
 		goto out;
 	listening = true;
 	if ((r = setup_loop(d)) < 0)
+		goto out;
+	if (o->metrics_addr && (r = metrics_open(d, o->metrics_addr)) < 0)
 		goto out;
 	agent_consume(d->agent);
 	ev_flush(d);
