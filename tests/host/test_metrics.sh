@@ -149,6 +149,34 @@ PY
 cat "$TMPD/prom.check"
 grep -q '^FAIL' "$TMPD/prom.check" && FAILS=$((FAILS + 1)) && tail -5 "$TMPD/prom/log"
 
+# The Grafana dashboard (packaging/grafana): Prometheus accepts each of its
+# queries, and each bpfbox series it names is one the daemon serves.
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+"$PY" - "$PPORT" "$ROOT/packaging/grafana/bpfbox-fleet.json" "$TMPD/metrics.txt" \
+	>"$TMPD/dash.check" 2>&1 <<'PY'
+import json, re, sys, urllib.parse, urllib.request
+port, dash, expo = sys.argv[1:4]
+served = set(re.findall(r"^(bpfbox_[a-z_]+)", open(expo).read(), re.M))
+bad = []
+for p in json.load(open(dash))["panels"]:
+    for t in p["targets"]:
+        e = t["expr"].replace("$__rate_interval", "1m").replace("$instance", ".*").replace("$job", ".*")
+        for n in re.findall(r"bpfbox_[a-z_]+", e):
+            if n not in served:
+                bad.append("%s: %s is not served" % (p["title"], n))
+        u = "http://127.0.0.1:%s/api/v1/query?query=%s" % (port, urllib.parse.quote(e))
+        try:
+            d = json.load(urllib.request.urlopen(u, timeout=5))
+            if d.get("status") != "success":
+                bad.append("%s: %s" % (p["title"], d))
+        except Exception as ex:
+            bad.append("%s: %s: %s" % (p["title"], e, ex))
+print("ok - the Grafana dashboard's queries run in Prometheus on served series" if not bad
+      else "FAIL - dashboard: " + "; ".join(bad[:5]))
+PY
+cat "$TMPD/dash.check"
+grep -q '^ok' "$TMPD/dash.check" || FAILS=$((FAILS + 1))
+
 # The scrape target is healthy in Prometheus's own view.
 get "http://127.0.0.1:$PPORT/api/v1/targets" | sed 1s/^200\ // >"$TMPD/targets.json"
 "$PY" -c 'import json,sys; t=json.load(open(sys.argv[1]))["data"]["activeTargets"]
