@@ -584,7 +584,8 @@ static void stream_close(struct sink *sk)
 
 static bool is_net(const struct sink *sk)
 {
-	return sk->cfg.kind == SINK_SYSLOG_TCP || sk->cfg.kind == SINK_SYSLOG_UDP;
+	return sk->cfg.kind == SINK_SYSLOG_TCP || sk->cfg.kind == SINK_SYSLOG_UDP ||
+	       sk->cfg.kind == SINK_SYSLOG_TLS;
 }
 
 static void push_event(struct sink *sk, const char *type, const char *line, size_t len,
@@ -910,6 +911,8 @@ const char *sink_kind_name(enum sink_kind k)
 		return "syslog+tcp";
 	case SINK_SYSLOG_UDP:
 		return "syslog+udp";
+	case SINK_SYSLOG_TLS:
+		return "syslog+tls";
 	}
 	return "?";
 }

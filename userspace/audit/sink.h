@@ -7,6 +7,7 @@
  *   file:/var/log/bpfbox/audit.jsonl?rotate=100M&keep=5&fsync=rotate
  *   syslog+tcp://127.0.0.1:5514?spool=/var/lib/bpfbox/spool/siem
  *   syslog+udp://[::1]:514?facility=authpriv
+ *   syslog+tls://siem.example.com:6514?ca=/etc/bpfbox/siem-ca.pem
  *
  * The caller hands every event line to sinks_emit(); nothing in it blocks
  * on a slow consumer. A file or stdout sink queues and writes; a network
@@ -29,6 +30,7 @@ enum sink_kind {
 	SINK_FILE,
 	SINK_SYSLOG_TCP,
 	SINK_SYSLOG_UDP,
+	SINK_SYSLOG_TLS, /* RFC 5425: syslog over TLS (GnuTLS), octet-counted */
 };
 
 enum sink_format {
@@ -79,6 +81,12 @@ struct sink_config {
 	char spool_dir[PATH_MAX];
 	uint64_t spool_bytes;
 	uint64_t confirm_ns;
+
+	/* syslog+tls: the collector's certificate is always verified */
+	char tls_ca[PATH_MAX];	 /* CA certificates (PEM); "": the system's trust store */
+	char tls_cert[PATH_MAX]; /* our client certificate (PEM), with tls_key */
+	char tls_key[PATH_MAX];
+	char tls_name[SINK_HOST_MAX]; /* the name the certificate must carry; "": host */
 };
 
 /*
