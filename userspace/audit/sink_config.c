@@ -471,8 +471,9 @@ int sink_config_parse(const char *spec, struct sink_config *c, char *err, size_t
 					       "audit.jsonl)");
 	} else if (!strncmp(spec, "syslog+tcp://", 13) || !strncmp(spec, "syslog+udp://", 13) ||
 		   !strncmp(spec, "syslog+tls://", 13)) {
-		c->kind = spec[9] == 'p' ? SINK_SYSLOG_TCP : spec[7] == 'u' ? SINK_SYSLOG_UDP
-									  : SINK_SYSLOG_TLS;
+		c->kind = !strncmp(spec + 7, "tcp", 3)	 ? SINK_SYSLOG_TCP
+			  : !strncmp(spec + 7, "udp", 3) ? SINK_SYSLOG_UDP
+							 : SINK_SYSLOG_TLS;
 		r = parse_hostport(c, spec + 13, head - 13, err, size);
 		if (r < 0)
 			return r;
