@@ -234,4 +234,105 @@ expect_grep "^lines [1-9][0-9]* bad 0 events [1-9][0-9]* missing 0 order 0" "$TM
 wait_grep "sink $TLSNAME: connected again" "$DERR" 10 &&
 	ok "the sink reconnected over TLS" || fail "no reconnect: $(grep sink "$DERR" | tail -3)"
 kill -0 "$DPID" 2>/dev/null && ok "the daemon lived through it" || fail "the daemon died: $(tail -3 "$DERR")"
+stop_rsyslog
+kill -TERM "$DPID"
+wait "$DPID"
+DPID=
+
+# --- 4. journald priorities, reload, ceilings ---------------------------------
+A2="$TMPD/audit2.jsonl" S1="$TMPD/s1.jsonl" S2="$TMPD/s2.jsonl" CFG="$TMPD/daemon.json"
+DERR2="$TMPD/daemon2.err"
+: >"$DERR2"
+printf '{"sinks": ["file:%s"]}\n' "$S1" >"$CFG"
+# systemd names the journal's stream in $JOURNAL_STREAM (device:inode): here
+# the daemon's stderr file plays the journal.
+JOURNAL_STREAM=$(stat -c %d:%i "$DERR2") "$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" \
+	--cgroup-parent "$PARENT" --audit "$A2" --config "$CFG" 2>>"$DERR2" &
+DPID=$!
+wait_grep 'ready' "$DERR2" 10 || fail "the daemon with --config did not start: $(cat "$DERR2")"
+expect_grep '^<6>bpfbox daemon: ready' "$DERR2" "on the journal's stream, lines carry <N> priorities (ready: <6> info)"
+grep -v '^<[0-7]>' "$DERR2" | grep -q . && fail "a line without a priority: $(grep -v '^<[0-7]>' "$DERR2" | head -1)" ||
+	ok "every daemon line has its priority"
+grep -q '^<' "$DERR" && fail "a priority prefix on a plain stderr file" || ok "no prefix when stderr is not the journal"
+
+# A session that runs across the reload.
+SID_FILE="$WS/r.sid" "$BPFBOX" run -q --env SID_FILE --daemon-socket "$SOCK" -w "$WS" -- sh -c \
+	'echo $BPFBOX_SESSION_ID > "$SID_FILE"; while [ ! -e go ]; do sleep 0.05; done; /bin/true after-reload; cat /etc/hostname >/dev/null' \
+	>/dev/null 2>&1 &
+RUNPID=$!
+wait_grep . "$WS/r.sid" 10
+R=$(cat "$WS/r.sid")
+wait_grep "\"type\":\"session.start\".*\"session\":\"$R\"" "$S1" 5 || true
+printf '%s\n' '{"sinks": ["file:'"$S2"'"],' \
+	' "ceilings": {"rules": [{"name": "root-box", "uid": 0, "modes": ["workspace-write", "read-only"],' \
+	'   "network": "allow-list", "limits": {"memory_mb": 256}, "action": "clamp"}]}}' >"$CFG"
+expect_rc 0 "bpfbox daemon reload: a sink removed, another added, ceilings set" \
+	"$BPFBOX" daemon reload --socket "$SOCK"
+expect_grep '^reloaded: 2 sinks, 1 ceiling rules' "$TMPD/out" "reload says what it loaded"
+touch "$WS/go"
+wait $RUNPID
+wait_grep "\"type\":\"session.end\".*\"session\":\"$R\"" "$S2" 5 &&
+	ok "the running session went on; its end went to the new sink" ||
+	fail "no session.end in the new sink: $(tail -c 300 "$S2")"
+cat >"$TMPD/r.py" <<'PY'
+import json, sys
+a, s1, s2, sid = sys.argv[1:5]
+def seqs(f):
+    return {json.loads(l)["seq"] for l in open(f) if '"%s"' % sid in l and '"seq"' in l}
+ref, one, two = seqs(a), seqs(s1), seqs(s2)
+print("ok" if ref and ref == one | two and ref == set(range(len(ref))) else "bad",
+      "ref %d old %d new %d" % (len(ref), len(one), len(two)))
+PY
+"$PY" "$TMPD/r.py" "$A2" "$S1" "$S2" "$R" >"$TMPD/r.check"
+expect_grep '^ok' "$TMPD/r.check" "no event of the running session lost across the reload ($(cat "$TMPD/r.check"))"
+grep -q '"argv":\["/bin/true","after-reload"\]' "$S2" &&
+	! grep -q '"argv":\["/bin/true","after-reload"\]' "$S1" &&
+	ok "the exec after the reload went to the new sink only" ||
+	fail "the exec after the reload: in the old sink or not in the new"
+
+# Ceilings: above the rule is refused, in one line; limits are clamped.
+expect_rc 125 "a mode above the ceiling is refused (exit 125)" "$BPFBOX" run -q --mode full-access \
+	--daemon-socket "$SOCK" -w "$WS" -- touch "$WS/ran-full"
+expect_grep "refused by ceiling 'root-box': mode full-access is not allowed" "$TMPD/err" \
+	"the refusal names the rule and what is above it"
+[ ! -e "$WS/ran-full" ] && ok "nothing ran" || fail "the command ran despite the refusal"
+expect_rc 125 "network allow above an allow-list ceiling is refused" "$BPFBOX" run -q --net allow \
+	--daemon-socket "$SOCK" -w "$WS" -- true
+expect_grep "network allow is above allow-list" "$TMPD/err" "and says which"
+wait_grep '"type":"ceiling".*"action":"refuse"' "$A2" 5 &&
+	ok "each refusal is a ceiling event in the audit stream" || fail "no ceiling event"
+SID_FILE="$WS/c.sid" "$BPFBOX" run -q --env SID_FILE --daemon-socket "$SOCK" -w "$WS" -- sh -c \
+	'echo $BPFBOX_SESSION_ID > "$SID_FILE"; echo $$ > pid; while [ ! -e go2 ]; do sleep 0.05; done' \
+	>/dev/null 2>"$TMPD/c.err" &
+RUNPID=$!
+wait_grep . "$WS/pid" 10
+CPID=$(cat "$WS/pid")
+MEMCG=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3 }' "/proc/$CPID/cgroup")
+LIMIT=$(cat "/sys/fs/cgroup/memory$MEMCG/memory.limit_in_bytes" 2>/dev/null ||
+	cat "$CG2$(awk -F: '$1 == 0 { print $3 }' "/proc/$CPID/cgroup")/memory.max" 2>/dev/null)
+[ "$LIMIT" = $((256 * 1024 * 1024)) ] &&
+	ok "the memory limit asked for (2048 MB) is clamped to 256 MB in the kernel" ||
+	fail "memory limit of the session: '$LIMIT'"
+touch "$WS/go2"
+wait $RUNPID && ok "the clamped session ran" || fail "the clamped session failed: $(cat "$TMPD/c.err")"
+C=$(cat "$WS/c.sid")
+expect_grep "\"type\":\"ceiling\".*\"session\":\"$C\".*\"action\":\"clamp\",\"reason\":\"ceiling 'root-box': lowered memory_mb 256\"" \
+	"$A2" "the clamp is a ceiling event naming what was lowered"
+expect_grep "\"type\":\"session.start\".*\"session\":\"$C\".*\"memory_mb\":256" "$A2" \
+	"session.start carries the clamped policy (and its hash)"
+
+# A bad config is refused and the running one stays.
+echo '{"sinks": ["file:relative"]' >"$CFG"
+kill -HUP "$DPID"
+wait_grep 'reload refused: .*; the running configuration stays' "$DERR2" 5 &&
+	ok "SIGHUP with a bad config: refused in one line, the running configuration stays" ||
+	fail "no refusal: $(tail -3 "$DERR2")"
+expect_grep '^<3>bpfbox: error: reload refused' "$DERR2" "the refusal is an error for the journal (<3>)"
+echo '{"sinks": [], "ceilings": {"rules": [{"name": "x", "modes": ["nope"]}]}}' >"$CFG"
+expect_rc 1 "bpfbox daemon reload with a bad ceiling is refused (exit 1)" \
+	"$BPFBOX" daemon reload --socket "$SOCK"
+expect_grep "ceilings.rules\[0\].modes: 'nope' is not a mode" "$TMPD/err" "and names the bad key"
+expect_rc 125 "the old ceilings still hold after the refused reloads" "$BPFBOX" run -q \
+	--mode full-access --daemon-socket "$SOCK" -w "$WS" -- true
+kill -0 "$DPID" 2>/dev/null && ok "the daemon runs on" || fail "the daemon died: $(tail -3 "$DERR2")"
 finish

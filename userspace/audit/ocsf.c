@@ -775,6 +775,41 @@ static void enc_log(struct jsonw *w, const struct ev *e, const char *hostname)
 	jsonw_end(w);
 }
 
+/*
+ * ceiling: a session request held to the operator's policy ceiling, as a
+ * Process Activity Launch with the security_control outcome: Denied and
+ * Blocked (refuse) or Modified and Corrected (clamp).
+ */
+static void enc_ceiling(struct jsonw *w, const struct ev *e, const char *hostname)
+{
+	const char *action = get_str(e->o, "action"), *reason = get_str(e->o, "reason");
+	bool refuse = !action || streq(action, "refuse");
+	struct obs_list obs = { 0 };
+	char msg[600];
+
+	snprintf(msg, sizeof(msg), "session %s: %s", refuse ? "refused" : "clamped",
+		 reason ? reason : "?");
+	begin_common(w, e, &PROCESS, 1, "Launch", refuse ? SEV_MEDIUM : SEV_INFORMATIONAL,
+		     hostname, msg, true);
+	jsonw_u64(w, "action_id", refuse ? 2 : 4);
+	jsonw_str(w, "action", refuse ? "Denied" : "Modified");
+	jsonw_u64(w, "disposition_id", refuse ? 2 : 11);
+	jsonw_str(w, "disposition", refuse ? "Blocked" : "Corrected");
+	jsonw_u64(w, "status_id", refuse ? 2 : 1);
+	jsonw_str(w, "status", refuse ? "Failure" : "Success");
+	if (reason)
+		jsonw_str(w, "status_detail", reason);
+	put_lifecycle_actor(w, e);
+	jsonw_object_begin(w, "process");
+	if (e->session)
+		jsonw_str(w, "uid", e->session);
+	jsonw_end(w);
+	obs_common(&obs, e, hostname);
+	put_observables(w, &obs);
+	put_unmapped_rest(w, e);
+	jsonw_end(w);
+}
+
 int ocsf_encode(struct jsonw *w, struct json_object *o, const char *hostname)
 {
 	struct ev e = { .o = o };
@@ -811,6 +846,8 @@ int ocsf_encode(struct jsonw *w, struct json_object *o, const char *hostname)
 		enc_connect(w, &e, hostname);
 	else if (streq(e.type, "loss") || streq(e.type, "sink.error"))
 		enc_log(w, &e, hostname);
+	else if (streq(e.type, "ceiling"))
+		enc_ceiling(w, &e, hostname);
 	else
 		enc_session(w, &e, hostname);
 	jsonw_newline(w);

@@ -23,7 +23,7 @@
 /* Every type of the audit stream, in the order of the daemon's enum ev_kind. */
 static const char *const type_names[] = {
 	"session.start", "session.end", "loss", "exec", "exit", "fork", "file", "connect",
-	"sink.error", "session.paused", "session.resumed", "session.killed",
+	"sink.error", "session.paused", "session.resumed", "session.killed", "ceiling",
 };
 
 const char *sink_type_name(int index)
@@ -588,9 +588,11 @@ int sink_config_load(const char *file, struct sink_config **v, size_t *n, char *
 	json_object_object_foreach(root, key, val)
 	{
 		(void)val;
-		if (!streq(key, "sinks")) {
+		/* "ceilings": the daemon's (userspace/policy/ceiling.c). */
+		if (!streq(key, "sinks") && !streq(key, "ceilings")) {
 			r = -EINVAL;
-			snprintf(err, size, "%s: unknown key '%s'; valid keys: sinks", file, key);
+			snprintf(err, size, "%s: unknown key '%s'; valid keys: sinks, ceilings", file,
+				 key);
 			goto out;
 		}
 	}

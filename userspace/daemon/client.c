@@ -438,6 +438,10 @@ int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket
 		bool refused = r->ctl.replied && (rc == -EACCES || rc == -EPERM);
 
 		daemon_client_close(&r->ctl);
+		/* Above the operator's ceiling: nothing runs, not even without the daemon. */
+		if (r->ctl.replied && rc == -EDQUOT)
+			return log_error_errno(rc, "the daemon at %s refused the session: %s", path,
+					       msg);
 		if (socket || (r->ctl.replied && !refused))
 			return log_error_errno(rc, "the daemon at %s did not take the session: %s",
 					       path, msg);

@@ -132,36 +132,42 @@ static void sink_event(void *ctx, const char *type, const char *line, size_t len
 			sub_queue(d, c, line, len);
 }
 
+int ev_sinks_open_list(struct daemon *d, const struct sink_config *v, size_t n, char *err,
+		       size_t size, struct sinks **out)
+{
+	struct sinks_opts so = { .log = sink_log, .on_event = sink_event, .ctx = d };
+
+	return sinks_open(out, v, n, &so, err, size);
+}
+
 int ev_sinks_open(struct daemon *d)
 {
 	const struct daemon_opts *o = d->o;
-	struct sinks_opts so = { .log = sink_log, .on_event = sink_event, .ctx = d };
-	struct sink_config *v = calloc(o->nsinks + 1, sizeof(*v));
-	char err[PATH_MAX + 512];
-	size_t n = 0;
+	struct sink_config *file_sinks = NULL, *v = NULL;
+	size_t nfile = 0, n = 0;
+	char err[PATH_MAX + 1024];
 	int r;
 
-	if (!v)
-		return log_error_errno(ENOMEM, "out of memory");
-	/* --audit FILE|-, or stdout when no sink is named at all. */
-	if (o->audit_path || !o->nsinks) {
-		sink_config_parse("stdout", &v[0], err, sizeof(err));
-		if (o->audit_path && !streq(o->audit_path, "-")) {
-			v[0].kind = SINK_FILE;
-			snprintf(v[0].path, sizeof(v[0].path), "%s", o->audit_path);
-			snprintf(v[0].name, sizeof(v[0].name), "file:%s", o->audit_path);
+	if (o->config_path) {
+		r = daemon_config_load(o->config_path, &file_sinks, &nfile, &d->ceilings, err,
+				       sizeof(err));
+		if (r < 0) {
+			log_error("--config %s", err);
+			return r;
 		}
-		n = 1;
 	}
-	if (o->nsinks)
-		memcpy(v + n, o->sinks, o->nsinks * sizeof(*v));
-	n += o->nsinks;
-	r = sinks_open(&d->sinks, v, n, &so, err, sizeof(err));
-	free(v);
+	r = daemon_sink_list(o, file_sinks, nfile, &v, &n);
+	free(file_sinks);
+	if (r < 0)
+		return log_error_errno(r, "out of memory");
+	r = ev_sinks_open_list(d, v, n, err, sizeof(err), &d->sinks);
 	if (r < 0) {
+		free(v);
 		log_error("%s", err);
 		return r;
 	}
+	d->sink_cfg = v;
+	d->nsink_cfg = n;
 	return 0;
 }
 

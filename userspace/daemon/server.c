@@ -49,7 +49,7 @@ void dlog(const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	/* One write per line: lines of concurrent writers never mix. */
-	dprintf(STDERR_FILENO, "bpfbox daemon: %s\n", buf);
+	dprintf(STDERR_FILENO, "%sbpfbox daemon: %s\n", log_prefix(LOG_LVL_INFO), buf);
 }
 
 static void epoll_set(struct daemon *d, struct conn *c, bool out)
@@ -549,9 +549,10 @@ static void on_signal(struct daemon *d)
 
 	while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
-			/* logrotate: the audit files are opened again. */
-			ev_flush(d);
-			sinks_reopen(d->sinks);
+			char why[PATH_MAX + 1024];
+
+			/* The config again; the same sinks (logrotate): files reopened. */
+			daemon_reload(d, why, sizeof(why));
 			continue;
 		}
 		dlog("%s: stopping; pins stay in %s, sessions stay enforced",
@@ -642,6 +643,8 @@ static void daemon_free(struct daemon *d)
 	ev_flush(d);
 	metrics_close(d->metrics);
 	d->metrics = NULL;
+	free(d->sink_cfg);
+	ceilings_free(&d->ceilings);
 	/* Network sinks keep what they could not deliver in their spools. */
 	sinks_close(d->sinks);
 	d->sinks = NULL;

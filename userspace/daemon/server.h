@@ -24,6 +24,7 @@ struct daemon_opts {
 	const struct sink_config *sinks; /* --sink and --config (docs/sinks.md) */
 	size_t nsinks;
 	const char *metrics_addr;  /* --metrics HOST:PORT; NULL: none */
+	const char *config_path;   /* --config: sinks and ceilings, read again on reload */
 	bool bpf_stats;		   /* --bpf-stats: the kernel counts program run time */
 };
 

@@ -71,6 +71,13 @@ static const char *level_prefix(enum log_level level)
 	}
 }
 
+const char *log_prefix(enum log_level level)
+{
+	static const char *const p[] = { "<3>", "<4>", "<6>", "<7>", "<5>" };
+
+	return stderr_is_journal() && (unsigned int)level < 5 ? p[level] : "";
+}
+
 static void log_vmsg(enum log_level level, int err, const char *fmt,
 		     va_list ap)
 {
