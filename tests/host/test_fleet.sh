@@ -321,6 +321,13 @@ expect_grep "\"type\":\"ceiling\".*\"session\":\"$C\".*\"action\":\"clamp\",\"re
 expect_grep "\"type\":\"session.start\".*\"session\":\"$C\".*\"memory_mb\":256" "$A2" \
 	"session.start carries the clamped policy (and its hash)"
 
+# The rule does not allow --no-daemon: a run that would bypass the daemon is refused.
+BPFBOX_SOCKET="$SOCK" expect_rc 125 "--no-daemon is refused where the ceiling does not allow it" \
+	"$BPFBOX" run -q --no-daemon -w "$WS" -- touch "$WS/ran-nd"
+expect_grep "does not allow --no-daemon for this user \(ceiling root-box\)" "$TMPD/err" \
+	"and says which ceiling"
+[ ! -e "$WS/ran-nd" ] && ok "nothing ran without the daemon" || fail "--no-daemon ran"
+
 # A bad config is refused and the running one stays.
 echo '{"sinks": ["file:relative"]' >"$CFG"
 kill -HUP "$DPID"

@@ -833,6 +833,13 @@ static void op_ping(struct daemon *d, struct conn *c)
 	jsonw_bool(w, "bpf_audit", st->audit);
 	jsonw_bool(w, "bpf_network", st->net);
 	jsonw_bool(w, "bpf_unix_connect", st->unix_connect);
+	/* Whether this peer may run sessions without the daemon (its ceiling). */
+	if (d->ceilings.set && !(c->peer.uid == 0 && d->ceilings.exempt_root)) {
+		const struct ceiling_rule *r = ceilings_match(&d->ceilings, c->peer.uid, c->peer.gid);
+
+		jsonw_bool(w, "no_daemon", r && r->no_daemon);
+		jsonw_str(w, "ceiling", r ? r->name : NULL);
+	}
 	reply_send(d, c);
 }
 
