@@ -286,6 +286,21 @@ int ceiling_check(const struct ceiling_rule *r, struct json_object *policy, char
 			return -EPERM;
 		}
 	}
+	/* The workspace is writable too: it is held like the rw paths. */
+	if (r->rw_set && json_object_object_get_ex(policy, "workspace", &v) &&
+	    json_object_is_type(v, json_type_string)) {
+		const char *p = json_object_get_string(v);
+		bool okp = false;
+
+		for (size_t j = 0; j < r->nrw && !okp; j++)
+			okp = under(p, r->rw[j]);
+		if (!okp) {
+			snprintf(why, why_size, "ceiling '%s': the workspace %s is outside %s%s",
+				 r->name, p, r->nrw ? r->rw[0] : "(none allowed)",
+				 r->nrw > 1 ? " and the rule's other paths" : "");
+			return -EPERM;
+		}
+	}
 	if (r->rw_set && json_object_object_get_ex(policy, "rw", &rw) &&
 	    json_object_is_type(rw, json_type_array)) {
 		for (size_t i = 0; i < json_object_array_length(rw); i++) {
