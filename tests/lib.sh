@@ -97,6 +97,19 @@ start_daemon() {
 	[ "$(grep -c 'ready' "$DERR")" != "$before" ]
 }
 
+# poll_until SECONDS CMD...: runs CMD every 50 ms until it succeeds or
+# SECONDS pass; the status is CMD's last. The one way a test waits for an
+# event (a file, a line, a state) instead of sleeping a fixed time.
+poll_until() {
+	_pu_n=$(($1 * 20))
+	shift
+	while ! "$@"; do
+		[ "$_pu_n" -le 0 ] && return 1
+		_pu_n=$((_pu_n - 1))
+		sleep 0.05
+	done
+}
+
 # finish: the status of the test file.
 finish() {
 	[ "$FAILS" -eq 0 ]
