@@ -21,7 +21,8 @@ export BPFBOX="$BUILD/bin/bpfbox" BPFBOX_BUILD="$BUILD" PATH="$BUILD/bin:$PATH"
 
 passed=0 failed=0 skipped=0 broken=()
 LOG=$(mktemp)
-trap 'rm -f "$LOG"' EXIT
+VMDIR=$(mktemp -d) # the VM boots' logs and statuses
+trap 'rm -f "$LOG"; rm -rf "$VMDIR"' EXIT
 
 # count SUITE NAME: tallies the result lines of one test from $LOG.
 count() {
@@ -50,6 +51,15 @@ if want unit; then
 fi
 
 if want host; then
+	# Sessions run embedded by the tests get a cgroup parent of this run's
+	# own, not the <cgroup2>/bpfbox a production daemon on this host uses
+	# (tests that need their own set it themselves; lib.sh keeps the
+	# tests off the default daemon socket).
+	CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	if [ -z "${BPFBOX_CGROUP_PARENT:-}" ] && [ -n "$CG2" ] && [ "$(id -u)" = 0 ]; then
+		export BPFBOX_CGROUP_PARENT="$CG2/bpfbox-run-$$"
+		trap 'rm -f "$LOG"; rm -rf "$VMDIR"; rmdir "$BPFBOX_CGROUP_PARENT" 2>/dev/null' EXIT
+	fi
 	for t in tests/host/test_*.sh; do
 		echo "== host: $(basename "$t")"
 		sh "$t" 2>&1 | tee "$LOG"
@@ -94,8 +104,6 @@ if want vm; then
 	# all the boots before it have ended.
 	jobs=${BPFBOX_VM_JOBS:-2}
 	[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "BPFBOX_VM_JOBS wants a number >= 1, got '$jobs'" >&2; exit 2; }
-	VMDIR=$(mktemp -d)
-	trap 'rm -f "$LOG"; rm -rf "$VMDIR"' EXIT
 	# BPFBOX_VM_CELLS="6.12-* limits": only the boots whose names match.
 	cells=${BPFBOX_VM_CELLS:-*}
 	names=() shown=0

@@ -15,14 +15,6 @@ trap 'rmdir "$BPFBOX_CGROUP_PARENT" 2>/dev/null; rm -rf "$TMPD"' EXIT INT TERM
 A="$TMPD/audit.jsonl"
 cd "$TMPD/ws"
 
-# wait_nonempty FILE: until a listener wrote its port(s) to FILE (10 s at
-# most: a Python start-up under TCG in the VM matrix takes seconds).
-wait_nonempty() {
-	n=0
-	while [ ! -s "$1" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
-	[ -s "$1" ]
-}
-
 # The level this kernel gives (Standard on the hosts; Full, Standard or
 # Minimal in the VM matrix) and whether Landlock is there: the events name
 # the layer that really decided.
@@ -96,7 +88,7 @@ sys.exit(0)'
 check "any(e['type'] == 'connect' and e['address'] == '169.254.169.254' and e['port'] == 80 and e['decision'] == 'deny' and e['layer'] == '$NET_LAYER' for e in ev)" "metadata connect is a $NET_LAYER denial event"
 python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); import time; time.sleep(30)' >"$TMPD/port" &
 LPID=$!
-wait_nonempty "$TMPD/port" || fail "the loopback listener did not start"
+poll_until 10 test -s "$TMPD/port" || fail "the loopback listener did not start"
 PORT=$(cat "$TMPD/port")
 : >"$A"
 expect_rc 0 "connect to a loopback listener is allowed with --net allow" \
@@ -122,7 +114,7 @@ a = socket.socket(); a.bind(("127.0.0.1", 0)); a.listen()
 b = socket.socket(); b.bind(("127.0.0.2", 0)); b.listen()
 print(a.getsockname()[1], b.getsockname()[1], flush=True); time.sleep(30)' >"$TMPD/ports" &
 LPID=$!
-wait_nonempty "$TMPD/ports" || fail "the loopback listeners did not start"
+poll_until 10 test -s "$TMPD/ports" || fail "the loopback listeners did not start"
 read -r P1 P2 <"$TMPD/ports"
 : >"$A"
 expect_rc 0 "--net-allow 127.0.0.1:PORT: that connect works, 127.0.0.2 is refused" \
@@ -152,17 +144,19 @@ left=$(find "$BPFBOX_CGROUP_PARENT" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
 # The network programs attach to the parent: none may stay attached. The
 # tracepoint programs' links are closed by a helper after bpfbox exits
 # (their unregistration waits for grace periods): gone within seconds.
-progs() { bpftool prog show 2>/dev/null | grep -c ' name enter_openat '; }
+# (by program id: a production daemon's own enter_openat stays loaded)
+progs() { bpftool prog show 2>/dev/null | grep ' name enter_openat ' | cut -d: -f1; }
 bpftool prog show >/dev/null 2>&1 || fail "bpftool cannot list programs; run 'make deps'"
-before=$(progs)
+snapshot progs progs
 "$BPFBOX" run -q --no-daemon --audit /dev/null -w "$TMPD/ws" -- true
 attached=$(bpftool cgroup show "$BPFBOX_CGROUP_PARENT" 2>/dev/null | grep -c .)
 [ "$attached" = 0 ] && ok "no BPF program left attached after the sessions" ||
 	fail "BPF programs left attached to $BPFBOX_CGROUP_PARENT: $(bpftool cgroup show "$BPFBOX_CGROUP_PARENT")"
 n=0
-while [ "$(progs)" != "$before" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
-[ "$(progs)" = "$before" ] && ok "the embedded agent's tracepoint programs are unloaded after it exits" ||
-	fail "enter_openat programs: $(progs) after the run, $before before"
+while [ -n "$(new_since progs progs)" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+left=$(new_since progs progs)
+[ -z "$left" ] && ok "the embedded agent's tracepoint programs are unloaded after it exits" ||
+	fail "enter_openat programs loaded by the run still there: ids $left"
 
 expect_rc 125 "--audit to an unwritable path fails before anything runs" \
 	"$BPFBOX" run --audit /proc/nope/audit.jsonl -w "$TMPD/ws" -- touch "$TMPD/ws/ran"
