@@ -73,7 +73,7 @@ vm_boot() {
 	local name=$1 kernel=$2 append=$3 cpus=$4 log=$VMDIR/$1.log rc
 	shift 4
 	BPFBOX_VM_SMP=$cpus tools/vmtest --build "$BUILD" --kernel "$kernel" --hostroot \
-		--append "$append" -- "$@" >"$log" 2>&1
+		--timeout "$VM_TIMEOUT" --append "$append" -- "$@" >"$log" 2>&1
 	rc=$?
 	# A guest kernel that locked up (TCG on a loaded host; the matrix
 	# panics on a soft lockup rather than hang) boots once more: the
@@ -84,7 +84,7 @@ vm_boot() {
 		! grep -q '^vmtest: kernel .* running ' "$log"; }; then
 		mv "$log" "$log.lockup"
 		BPFBOX_VM_SMP=$cpus tools/vmtest --build "$BUILD" --kernel "$kernel" --hostroot \
-			--append "$append" -- "$@" >"$log" 2>&1
+			--timeout "$VM_TIMEOUT" --append "$append" -- "$@" >"$log" 2>&1
 		rc=$?
 		{
 			cat "$log.lockup"
@@ -103,6 +103,9 @@ if want vm; then
 	# Their logs are printed whole, in matrix order, as soon as a boot and
 	# all the boots before it have ended.
 	jobs=${BPFBOX_VM_JOBS:-2}
+	# A boot takes 90 to 300 s on a loaded 2-core machine (docs/vmtest.md);
+	# vmtest's default of 300 s cut a 6.1 Standard boot at load 12.
+	VM_TIMEOUT=${BPFBOX_VM_TIMEOUT:-1200}
 	[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "BPFBOX_VM_JOBS wants a number >= 1, got '$jobs'" >&2; exit 2; }
 	# BPFBOX_VM_CELLS="6.12-* limits": only the boots whose names match.
 	cells=${BPFBOX_VM_CELLS:-*}
