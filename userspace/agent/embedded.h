@@ -25,8 +25,11 @@ struct audit_opts {
 	bool off;	       /* mode off: decisions only, nothing observed */
 };
 
+struct egress;
+
 struct embedded {
 	struct agent *agent;
+	struct egress *egress; /* name rules: the session's proxy and resolver */
 	struct session_cgroup cg;
 	struct audit_clock clock;
 	struct jsonw w;
