@@ -58,6 +58,14 @@ struct {
 	__type(value, __u64);
 } net_resolved SEC(".maps");
 
+/* Session -> the last of its processes that sent DNS (the resolver's events). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BPFBOX_MAX_SESSIONS);
+	__type(key, __u32);
+	__type(value, struct bpfbox_net_orig);
+} net_dns_client SEC(".maps");
+
 /* Weak: kernels before 6.2 lack it, and the program that calls it is off there. */
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
 
@@ -150,6 +158,8 @@ static __always_inline int redirect(struct bpf_sock_addr *ctx, struct bpfbox_ses
 	o->uid = (__u32)bpf_get_current_uid_gid();
 	o->session = s->id;
 	bpf_get_current_comm(o->comm, sizeof(o->comm));
+	if (kind == BPFBOX_ORIG_DNS)
+		bpf_map_update_elem(&net_dns_client, &s->id, o, BPF_ANY);
 	if (kind == BPFBOX_ORIG_EXPLICIT)
 		return 1;
 	if (family == 2) {

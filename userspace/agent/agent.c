@@ -710,14 +710,16 @@ int agent_unix_allow(struct agent *a, uint32_t id, const char *const *dirs, size
 	return 0;
 }
 
-int agent_egress_fds(const struct agent *a, int *orig_fd, int *resolved_fd, int *emit_fd)
+int agent_egress_fds(const struct agent *a, struct agent_egress_fds *f)
 {
 	if (!a->net)
 		return -ENOTSUP;
-	*orig_fd = bpf_map__fd(a->net->maps.net_orig);
-	*resolved_fd = bpf_map__fd(a->net->maps.net_resolved);
-	*emit_fd = bpf_program__fd(a->net->progs.net_emit);
-	return *orig_fd >= 0 && *resolved_fd >= 0 && *emit_fd >= 0 ? 0 : -ENOTSUP;
+	f->orig = bpf_map__fd(a->net->maps.net_orig);
+	f->resolved = bpf_map__fd(a->net->maps.net_resolved);
+	f->dns_client = bpf_map__fd(a->net->maps.net_dns_client);
+	f->emit = bpf_program__fd(a->net->progs.net_emit);
+	return f->orig >= 0 && f->resolved >= 0 && f->dns_client >= 0 && f->emit >= 0 ? 0
+											: -ENOTSUP;
 }
 
 int agent_ring_fd(const struct agent *a)

@@ -61,11 +61,13 @@ int agent_session_add(struct agent *a, uint64_t cgroup_id, uint32_t id, uint32_t
 int agent_session_add_egress(struct agent *a, uint64_t cgroup_id, uint32_t id, uint32_t flags,
 			     uint16_t proxy_port, uint16_t dns_port);
 /*
- * The maps and program the egress proxy uses: net_orig, net_resolved and
- * net_emit. -ENOTSUP when the network programs were adopted from pins or
- * did not load.
+ * The maps and program the egress proxy uses (bpf/net.bpf.c). -ENOTSUP
+ * when the network programs were adopted from pins or did not load.
  */
-int agent_egress_fds(const struct agent *a, int *orig_fd, int *resolved_fd, int *emit_fd);
+struct agent_egress_fds {
+	int orig, resolved, dns_client, emit;
+};
+int agent_egress_fds(const struct agent *a, struct agent_egress_fds *f);
 /* Removes the session; *seq is the next sequence number it would have had. */
 int agent_session_remove(struct agent *a, uint64_t cgroup_id, uint64_t *seq,
 			 uint64_t *lost);

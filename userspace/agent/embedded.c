@@ -186,14 +186,19 @@ static int start_egress(struct embedded *e, const struct bpfbox_policy *p)
 {
 	struct egress_opts o = { .cgroup_id = e->cg.id, .session = 1, .allow = &p->net_allow,
 				 .deny = &p->net_deny, .resolver = p->net_resolver };
+	struct agent_egress_fds f;
 	char err[256];
 	int r;
 
 	if (!egress_has_names(&p->net_allow))
 		return 0;
-	r = agent_egress_fds(e->agent, &o.orig_fd, &o.resolved_fd, &o.emit_fd);
+	r = agent_egress_fds(e->agent, &f);
 	if (r < 0)
 		return log_error_errno(r, "name rules in --net-allow need the BPF network layer");
+	o.orig_fd = f.orig;
+	o.resolved_fd = f.resolved;
+	o.dns_client_fd = f.dns_client;
+	o.emit_fd = f.emit;
 	r = egress_start(&e->egress, &o, err, sizeof(err));
 	if (r < 0)
 		log_error("%s", err);

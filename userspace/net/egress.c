@@ -271,7 +271,7 @@ static void emit(struct egress *e, const struct bpfbox_net_orig *o, bool allow, 
 		memcpy(m.ev.hdr.comm, o->comm, sizeof(m.ev.hdr.comm));
 	}
 	m.ev.hdr.decision = allow ? BPFBOX_ALLOW : BPFBOX_DENY;
-	m.ev.hdr.layer = BPFBOX_LAYER_EGRESS;
+	m.ev.hdr.layer = allow ? BPFBOX_LAYER_NONE : BPFBOX_LAYER_EGRESS;
 	m.ev.hdr.err = allow ? 0 : -ECONNREFUSED;
 	m.ev.family = o && o->family == AF_INET6 ? AF_INET6 : AF_INET;
 	m.ev.port = port;
@@ -459,11 +459,16 @@ static void *query_thread(void *arg)
 	struct egress *e = q->e;
 	char name[BPFBOX_NET_NAME_LEN], rule[BPFBOX_NET_RULE_LEN], why[BPFBOX_NET_RULE_LEN];
 	uint8_t ans[1500], addrs[32][16];
+	struct bpfbox_net_orig client, *o;
 	size_t n = 0;
 	uint16_t qtype;
+	bool have;
 	ssize_t alen;
 	int end, rcode;
 
+	/* The last process of the session that sent DNS: close enough to name it. */
+	have = bpf_map_lookup_elem(e->o.dns_client_fd, &e->o.session, &client) == 0;
+	o = have ? &client : NULL;
 	end = dns_question(q->buf, q->len, name, sizeof(name), &qtype);
 	if (end < 0) {
 		refuse_query(q, 1); /* FORMERR */
@@ -472,13 +477,13 @@ static void *query_thread(void *arg)
 	if (!judge(e, name, NULL, 0, true, rule)) {
 		snprintf(why, sizeof(why), "%s", rule[0] ? "net_deny" : "no net_allow rule");
 		refuse_query(q, 5);
-		emit(e, NULL, false, BPFBOX_NET_DNS, HOW_QUERY, name, NULL, 53, rule, why, 0, 0);
+		emit(e, o, false, BPFBOX_NET_DNS, HOW_QUERY, name, NULL, 53, rule, why, 0, 0);
 		goto out;
 	}
 	alen = dns_upstream(e, q->buf, q->len, ans, sizeof(ans));
 	if (alen < 0 || dns_answers(ans, alen, addrs, 32, &n, &rcode) < 0) {
 		refuse_query(q, 2); /* SERVFAIL */
-		emit(e, NULL, false, BPFBOX_NET_DNS, HOW_QUERY, name, NULL, 53, rule,
+		emit(e, o, false, BPFBOX_NET_DNS, HOW_QUERY, name, NULL, 53, rule,
 		     "upstream resolver failed", 0, 0);
 		goto out;
 	}
@@ -490,7 +495,7 @@ static void *query_thread(void *arg)
 			snprintf(why, sizeof(why), "rebinding: answer %s is not reachable by name",
 				 a);
 			refuse_query(q, 5);
-			emit(e, NULL, false, BPFBOX_NET_DNS, HOW_QUERY, name, addrs[i], 53, rule,
+			emit(e, o, false, BPFBOX_NET_DNS, HOW_QUERY, name, addrs[i], 53, rule,
 			     why, 0, 0);
 			goto out;
 		}
@@ -499,7 +504,7 @@ static void *query_thread(void *arg)
 	for (size_t i = 0; i < n; i++)
 		cache_put(e, name, addrs[i]);
 	sendto(e->udp_fd, ans, alen, 0, (struct sockaddr *)&q->from, q->fromlen);
-	emit(e, NULL, true, BPFBOX_NET_DNS, HOW_QUERY, name, n ? addrs[0] : NULL, 53, rule, "",
+	emit(e, o, true, BPFBOX_NET_DNS, HOW_QUERY, name, n ? addrs[0] : NULL, 53, rule, "",
 	     0, 0);
 out:
 	free(q);

@@ -29,7 +29,8 @@ struct egress_opts {
 	/* "ADDR[:PORT]" of the upstream resolver; NULL: the first nameserver
 	 * of /etc/resolv.conf. */
 	const char *resolver;
-	int orig_fd, resolved_fd, emit_fd; /* agent_egress_fds() */
+	/* bpf/net.bpf.c: net_orig, net_resolved, net_dns_client, net_emit */
+	int orig_fd, resolved_fd, dns_client_fd, emit_fd;
 };
 
 /* Whether any rule of the list is a name (so the session needs a proxy). */

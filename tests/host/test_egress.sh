@@ -1,0 +1,223 @@
+# Egress by name (docs/network.md): the test's own resolver, HTTP and HTTPS
+# servers (a test CA) and a raw TCP server in a network namespace of its
+# own, reached over a veth pair; sessions with name rules through the
+# embedded agent. Each case checks what the tool got and the net.allow /
+# net.deny records, and every line validates against the schema.
+. "$(dirname "$0")/../lib.sh"
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+need_root_cgroup2 egress "network namespaces and the BPF redirect"
+for t in curl openssl ip; do
+	if ! command -v $t >/dev/null; then
+		fail "egress: $t is missing (make deps installs it)"
+		finish
+		exit $?
+	fi
+done
+
+NS=bbx-eg-$$
+N=$(($$ % 200 + 20))
+HOSTIF=bbe$$h
+SRV=10.201.$N.2
+WS="$TMPD/ws"
+mkdir -p "$WS"
+chmod 755 "$TMPD"
+
+cleanup() {
+	for p in $(ip netns pids "$NS" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	ip netns del "$NS" 2>/dev/null
+	ip link del "$HOSTIF" 2>/dev/null
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT INT TERM
+
+if ! ip netns add "$NS" || ! ip link add "$HOSTIF" type veth peer name bbe$$n ||
+	! ip link set bbe$$n netns "$NS" || ! ip addr add 10.201.$N.1/24 dev "$HOSTIF" ||
+	! ip link set "$HOSTIF" up || ! ip -n "$NS" addr add $SRV/24 dev bbe$$n ||
+	! ip -n "$NS" link set bbe$$n up || ! ip -n "$NS" link set lo up; then
+	fail "egress: cannot make the test's network namespace $NS"
+	finish
+	exit $?
+fi
+
+# A test CA and a server certificate for every name the servers answer.
+cd "$TMPD" || exit 1
+openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out "$WS/ca.pem" -days 1 \
+	-subj /CN=bpfbox-test-ca 2>/dev/null &&
+	openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=allowed.test \
+		2>/dev/null &&
+	printf 'subjectAltName=DNS:allowed.test,DNS:other.test,DNS:a.wild.test,DNS:loop.test\n' >ext &&
+	openssl x509 -req -in srv.csr -CA "$WS/ca.pem" -CAkey ca.key -CAcreateserial -out srv.pem \
+		-days 1 -extfile ext 2>/dev/null || fail "egress: cannot make the test CA"
+
+ip netns exec "$NS" "$PY" "$ROOT/tests/helpers/netsrv.py" $SRV 80,8080 443 7000 srv.pem srv.key \
+	"$TMPD/ready" allowed.test=$SRV other.test=$SRV a.wild.test=$SRV wild.test=$SRV \
+	loop.test=127.0.0.1 meta.test=169.254.169.254 >"$TMPD/srv.log" 2>&1 &
+i=0
+while [ ! -s "$TMPD/ready" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+if [ ! -s "$TMPD/ready" ]; then
+	fail "egress: the test servers did not start: $(head -c 300 "$TMPD/srv.log")"
+	finish
+	exit $?
+fi
+# Positive control, outside any session: the servers answer.
+if curl -sS --max-time 5 --noproxy '*' --cacert "$WS/ca.pem" \
+	--resolve allowed.test:443:$SRV https://allowed.test/ 2>&1 | grep -q 'hello from allowed.test'; then
+	ok "egress: the test's HTTPS server answers outside a session"
+else
+	fail "egress: the test's HTTPS server does not answer"
+fi
+cd "$WS" || exit 1
+
+# box AUDIT RULES... -- CMD: one embedded session against the test resolver.
+box() {
+	audit=$1
+	shift
+	"$BPFBOX" run --audit "$audit" -w "$WS" --net-resolver $SRV --timeout 30 "$@"
+}
+
+# check FILE PY_EXPR NAME: a Python expression over the records of FILE
+# (ev: every line; net: the net.* lines).
+check() {
+	if "$PY" - "$1" "$2" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+net = [e for e in ev if e['type'] in ('net.allow', 'net.deny')]
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+	then ok "$3"; else fail "$3: $(grep '"net\.' "$1" | tail -c 600)"; fi
+}
+
+# A tool that ignores HTTP_PROXY: curl with the proxy variables unset.
+cat >"$WS/nocurl" <<'EOF'
+#!/bin/sh
+unset HTTP_PROXY HTTPS_PROXY http_proxy https_proxy
+exec curl --cacert ca.pem -sS --max-time 10 "$@"
+EOF
+chmod +x "$WS/nocurl"
+
+# 1. An allowed name over TLS, by a tool that ignores HTTP_PROXY: the SNI decides.
+A="$TMPD/a.jsonl"
+box "$A" --net-allow allowed.test:443 -- ./nocurl https://allowed.test/ >"$TMPD/out" 2>"$TMPD/err"
+expect_grep 'hello from allowed.test' "$TMPD/out" "egress: an allowed name is reached over TLS without HTTP_PROXY"
+check "$A" "any(e['type'] == 'net.allow' and e['protocol'] == 'tcp' and e['name_from'] == 'sni' and e['name'] == 'allowed.test' and e['address'] == '$SRV' and e['port'] == 443 and e['rule'] == 'allowed.test:443' and e['bytes_in'] > 0 and e['bytes_out'] > 0 and e['comm'] == 'curl' and e['pid'] > 0 for e in net)" \
+	"egress: net.allow names the SNI, the address, the rule and the bytes both ways"
+check "$A" "any(e['type'] == 'net.allow' and e['protocol'] == 'dns' and e['name'] == 'allowed.test' and e['address'] == '$SRV' for e in net)" \
+	"egress: the allowed query is a net.allow record with its answer"
+
+# 2. Another name: the resolver refuses it, the tool cannot even resolve it.
+B="$TMPD/b.jsonl"
+box "$B" --net-allow allowed.test:443 -- ./nocurl https://other.test/ >"$TMPD/out" 2>"$TMPD/err"
+rc=$?
+if [ $rc -ne 0 ] && ! grep -q hello "$TMPD/out"; then
+	ok "egress: another name is refused (curl exit $rc)"
+else
+	fail "egress: another name was reached: $(cat "$TMPD/out")"
+fi
+check "$B" "any(e['type'] == 'net.deny' and e['protocol'] == 'dns' and e['name'] == 'other.test' and e['rule'] is None and e['layer'] == 'egress-proxy' for e in net)" \
+	"egress: the refused query is a net.deny record"
+
+# 3. A wildcard matches a subdomain, not the bare domain.
+C="$TMPD/c.jsonl"
+box "$C" --net-allow '*.wild.test:443' -- sh -c "./nocurl https://a.wild.test/; ./nocurl --resolve wild.test:443:$SRV https://wild.test/" >"$TMPD/out" 2>"$TMPD/err"
+expect_grep 'hello from a.wild.test' "$TMPD/out" "egress: *.wild.test reaches a.wild.test"
+if ! grep -q 'hello from wild.test' "$TMPD/out"; then
+	ok "egress: *.wild.test does not reach wild.test"
+else
+	fail "egress: *.wild.test reached wild.test"
+fi
+
+# 4. Port ranges: 8000-8100 allows 8080, not 80 (an HTTP 403 naming the rule to add).
+D="$TMPD/d.jsonl"
+box "$D" --net-allow allowed.test:8000-8100 -- sh -c "./nocurl http://allowed.test:8080/; ./nocurl http://allowed.test:80/" >"$TMPD/out" 2>"$TMPD/err"
+expect_grep 'hello from allowed.test' "$TMPD/out" "egress: a port inside the range is reached"
+expect_grep '^bpfbox: egress to allowed.test port 80 denied .*--net-allow allowed.test:80' "$TMPD/out" \
+	"egress: a port outside the range gets a 403 that names the rule to add"
+check "$D" "any(e['type'] == 'net.deny' and e['name_from'] == 'host' and e['name'] == 'allowed.test' and e['port'] == 80 for e in net)" \
+	"egress: the denied port is a net.deny record from the Host header"
+
+# 5. Tools that honour HTTP_PROXY (set by bpfbox) go through CONNECT.
+E="$TMPD/e.jsonl"
+box "$E" --net-allow allowed.test:443 -- sh -c 'echo "proxy=$HTTPS_PROXY"; curl --cacert ca.pem -sS --max-time 10 https://allowed.test/; curl -sS --max-time 10 http://other.test/' >"$TMPD/out" 2>"$TMPD/err"
+expect_grep '^proxy=http://127.0.0.1:[0-9]+$' "$TMPD/out" "egress: the session gets HTTP_PROXY and HTTPS_PROXY"
+expect_grep 'hello from allowed.test' "$TMPD/out" "egress: an allowed name is reached through HTTP CONNECT"
+expect_grep 'egress to other.test port 80 denied' "$TMPD/out" "egress: a proxied request to another name gets a 403"
+check "$E" "any(e['type'] == 'net.allow' and e['protocol'] == 'proxy' and e['name'] == 'allowed.test' and e['bytes_in'] > 0 for e in net) and any(e['type'] == 'net.deny' and e['protocol'] == 'proxy' and e['name'] == 'other.test' for e in net)" \
+	"egress: CONNECT and absolute-URI requests are net.allow / net.deny records"
+
+# 6. DNS rebinding: allowed names that resolve to loopback or the metadata address.
+F="$TMPD/f.jsonl"
+box "$F" --net-allow loop.test --net-allow meta.test -- sh -c "./nocurl http://loop.test/; echo rc=\$?; ./nocurl http://meta.test/; echo rc=\$?" >"$TMPD/out" 2>"$TMPD/err"
+if grep -q '^rc=6' "$TMPD/out" && [ "$(grep -c '^rc=6' "$TMPD/out")" = 2 ]; then
+	ok "egress: names resolving to 127.0.0.1 and 169.254.169.254 do not resolve in the session"
+else
+	fail "egress: rebinding: $(cat "$TMPD/out") $(head -c 300 "$TMPD/err")"
+fi
+check "$F" "sum(1 for e in net if e['type'] == 'net.deny' and e['protocol'] == 'dns' and e['reason'].startswith('rebinding') and e['address'] in ('127.0.0.1', '169.254.169.254')) >= 2" \
+	"egress: each rebinding answer is a net.deny record naming the address"
+
+# 7. Literal addresses: one the resolver answered for an allowed name is
+# judged by that name; one it never answered is refused at connect().
+cat >"$WS/raw.py" <<EOF
+import socket, sys
+def talk(addr, port):
+    s = socket.socket()
+    s.settimeout(10)
+    try:
+        s.connect((addr, port))
+        print("peer", s.getpeername()[0], s.getpeername()[1])
+        print("got", s.recv(100).decode().strip() or "eof")
+    except OSError as e:
+        print("error", e.errno)
+if sys.argv[1] == "resolve":
+    socket.getaddrinfo("allowed.test", 7000, socket.AF_INET)
+talk("$SRV", int(sys.argv[2]))
+EOF
+G="$TMPD/g.jsonl"
+box "$G" --net-allow allowed.test -- "$PY" raw.py noresolve 7000 >"$TMPD/out" 2>"$TMPD/err"
+expect_grep '^error 1$' "$TMPD/out" "egress: a raw connect to an address no allowed name resolved to is refused (EPERM)"
+check "$G" "any(e['type'] == 'connect' and e['decision'] == 'deny' and e['address'] == '$SRV' and e['port'] == 7000 for e in ev)" \
+	"egress: the refused raw connect is a connect deny record"
+H="$TMPD/h.jsonl"
+box "$H" --net-allow allowed.test -- "$PY" raw.py resolve 7000 >"$TMPD/out" 2>"$TMPD/err"
+expect_grep '^got raw hello$' "$TMPD/out" "egress: an allowed name used by its literal address is reached"
+expect_grep "^peer $SRV 7000\$" "$TMPD/out" "egress: getpeername shows the original destination, not the proxy"
+check "$H" "any(e['type'] == 'net.allow' and e['name_from'] == 'address' and e['name'] == 'allowed.test' and e['port'] == 7000 for e in net)" \
+	"egress: the literal-address connect is judged by the name the resolver gave it"
+I="$TMPD/i.jsonl"
+box "$I" --net-allow allowed.test:443 -- "$PY" raw.py resolve 7000 >"$TMPD/out" 2>"$TMPD/err"
+if grep -q '^got raw hello' "$TMPD/out"; then
+	fail "egress: a literal address reached a port its name's rule does not allow"
+else
+	ok "egress: a literal address is held to its name's ports"
+fi
+
+# 8. net_deny carves an exception out of a wildcard.
+J="$TMPD/j.jsonl"
+box "$J" --net-allow '*.test:443' --net-deny other.test -- sh -c "./nocurl https://allowed.test/; ./nocurl https://other.test/" >"$TMPD/out" 2>"$TMPD/err"
+expect_grep 'hello from allowed.test' "$TMPD/out" "egress: *.test reaches allowed.test"
+check "$J" "any(e['type'] == 'net.deny' and e['name'] == 'other.test' and e['rule'] == 'other.test' for e in net) and not any(e['type'] == 'net.allow' and e['name'] == 'other.test' for e in net)" \
+	"egress: --net-deny other.test refuses it and names the rule"
+
+# 9. Without the BPF network layer (no --audit, no daemon) name rules are refused.
+expect_rc 125 "egress: name rules without BPF are refused with exit 125" \
+	"$BPFBOX" run --no-daemon -w "$WS" --net-allow allowed.test:443 -- true
+expect_rc 125 "egress: a malformed name rule is refused with exit 125" \
+	"$BPFBOX" run --no-daemon -w "$WS" --net-allow 'bad..name:443' -- true
+expect_grep "invalid network rule 'bad..name:443'" "$TMPD/err" "egress: the error names the rule and the form"
+
+# 10. Every record validates against the schema.
+VALIDATE="$ROOT/tools/validate-events.js"
+node "$VALIDATE" /dev/null >/dev/null 2>&1 || "$ROOT/tools/npm-deps.sh" >/dev/null 2>&1
+if node "$VALIDATE" /dev/null >/dev/null 2>&1; then
+	if cat "$A" "$B" "$D" "$E" "$F" "$G" "$H" "$J" >"$TMPD/all.jsonl" &&
+		node "$VALIDATE" "$TMPD/all.jsonl" >"$TMPD/v.out" 2>&1; then
+		ok "egress: every record validates against the schema"
+	else
+		fail "egress: schema: $(head -c 600 "$TMPD/v.out")"
+	fi
+else
+	fail "egress: the schema validator does not run (make deps installs ajv)"
+fi
+
+finish
