@@ -23,7 +23,17 @@ WS="$TMPD/ws"
 mkdir -p "$WS"
 chmod 755 "$TMPD"
 
+SOCK="$TMPD/sock/bpfbox.sock"
+PIN=/sys/fs/bpf/bpfbox-egress-test-$$
+PARENT="$CG2/bpfbox-egress-test-$$"
+DERR="$TMPD/daemon.err"
+: >"$DERR"
+DPID=
+
 cleanup() {
+	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
+	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
+		>/dev/null 2>&1
 	for p in $(ip netns pids "$NS" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
 	ip netns del "$NS" 2>/dev/null
 	ip link del "$HOSTIF" 2>/dev/null
@@ -206,11 +216,46 @@ expect_rc 125 "egress: a malformed name rule is refused with exit 125" \
 	"$BPFBOX" run --no-daemon -w "$WS" --net-allow 'bad..name:443' -- true
 expect_grep "invalid network rule 'bad..name:443'" "$TMPD/err" "egress: the error names the rule and the form"
 
-# 10. Every record validates against the schema.
+# 10. Daemon mode: the daemon runs the proxy; an operator approves a domain
+# of a running session (op net, `bpfbox net`).
+K="$TMPD/k.jsonl"
+if start_daemon "$K"; then
+	rm -f "$WS/sid" "$WS/go"
+	cat >"$WS/approve.sh" <<'EOF'
+echo "$BPFBOX_SESSION_ID" > sid
+./nocurl https://allowed.test/
+./nocurl https://other.test/ || echo "other refused"
+i=0
+while [ ! -e go ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+./nocurl https://other.test/
+EOF
+	"$BPFBOX" run --daemon-socket "$SOCK" -w "$WS" --net-resolver $SRV --timeout 30 \
+		--net-allow allowed.test:443 -- sh approve.sh >"$TMPD/out" 2>"$TMPD/err" &
+	RUNPID=$!
+	i=0
+	while ! grep -q 'other refused' "$TMPD/out" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	SID=$(cat "$WS/sid" 2>/dev/null)
+	"$BPFBOX" net "$SID" allow other.test:443 --socket "$SOCK" >"$TMPD/net.out" 2>&1 &&
+		ok "egress: bpfbox net adds a rule to a running session of the daemon" ||
+		fail "egress: bpfbox net: $(cat "$TMPD/net.out")"
+	touch "$WS/go"
+	wait $RUNPID
+	expect_grep 'hello from allowed.test' "$TMPD/out" "egress: daemon mode reaches an allowed name"
+	expect_grep 'other refused' "$TMPD/out" "egress: daemon mode refuses another name"
+	expect_grep 'hello from other.test' "$TMPD/out" "egress: the approved name is reached while the session runs"
+	check "$K" "any(e['type'] == 'net.allow' and e['session'] == '$SID' and e['name'] == 'other.test' and e['rule'] == 'other.test:443' and e['protocol'] == 'tcp' for e in net) and any(e['type'] == 'net.deny' and e['session'] == '$SID' and e['name'] == 'other.test' for e in net)" \
+		"egress: the daemon's stream has the denial, then the allow by the added rule"
+	expect_rc 1 "egress: bpfbox net refuses an unknown session" \
+		"$BPFBOX" net 0123456789abcdef0123456789abcdef allow x.test --socket "$SOCK"
+else
+	fail "egress: the daemon did not get ready: $(cat "$DERR")"
+fi
+
+# 11. Every record validates against the schema.
 VALIDATE="$ROOT/tools/validate-events.js"
 node "$VALIDATE" /dev/null >/dev/null 2>&1 || "$ROOT/tools/npm-deps.sh" >/dev/null 2>&1
 if node "$VALIDATE" /dev/null >/dev/null 2>&1; then
-	if cat "$A" "$B" "$D" "$E" "$F" "$G" "$H" "$J" >"$TMPD/all.jsonl" &&
+	if cat "$A" "$B" "$D" "$E" "$F" "$G" "$H" "$J" "$K" >"$TMPD/all.jsonl" &&
 		node "$VALIDATE" "$TMPD/all.jsonl" >"$TMPD/v.out" 2>&1; then
 		ok "egress: every record validates against the schema"
 	else

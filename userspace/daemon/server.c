@@ -32,6 +32,7 @@
 #include "../probe/probe.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
+#include "../net/egress.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
@@ -632,6 +633,8 @@ static void daemon_free(struct daemon *d)
 		struct dsession *s = d->table.head;
 
 		d->table.head = s->next;
+		/* Its connections end with us; new ones find no proxy (refused). */
+		egress_stop(s->egress);
 		free(s->start_line);
 		free(s->command);
 		free(s);

@@ -373,14 +373,14 @@ static ssize_t dns_upstream(struct egress *e, const uint8_t *q, size_t qlen, uin
 			    size_t size)
 {
 	_cleanup_close_ int fd = socket(e->upstream.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	struct pollfd pfd = { .events = POLLIN };
+	struct pollfd pfd[2] = { { .events = POLLIN }, { .fd = e->stop_pipe[0], .events = POLLIN } };
 	ssize_t n;
 
 	if (fd < 0 || connect(fd, (struct sockaddr *)&e->upstream, e->upstream_len) < 0 ||
 	    send(fd, q, qlen, 0) < 0)
 		return -1;
-	pfd.fd = fd;
-	while (poll(&pfd, 1, UPSTREAM_MS) == 1) {
+	pfd[0].fd = fd;
+	while (poll(pfd, 2, UPSTREAM_MS) >= 1 && !pfd[1].revents) {
 		n = recv(fd, ans, size, 0);
 		if (n >= 12 && ans[0] == q[0] && ans[1] == q[1])
 			return n;
