@@ -37,6 +37,8 @@ enum ev_kind {
 	EV_SESSION_PAUSED,
 	EV_SESSION_RESUMED,
 	EV_SESSION_KILLED,
+	EV_NET_ALLOW, /* the egress proxy's decisions (docs/network.md) */
+	EV_NET_DENY,
 	EV_KINDS,	/* the same order as the sinks' types: sink_type_name(kind) */
 };
 
