@@ -3,7 +3,8 @@
 a DNS server answering A records from NAME=ADDR arguments (REFUSED else),
 an HTTP server and an HTTPS server (certificate and key given) that answer
 every GET with "hello from NAME" where NAME is the request's Host, and a
-plain TCP server that greets with "raw hello".
+plain TCP server that greets with "raw hello". GET /big=N answers N bytes
+(the benchmark's transfers).
 
 usage: netsrv.py ADDR HTTP_PORTS HTTPS_PORTS RAW_PORT CERT KEY READY NAME=ADDR...
 HTTP_PORTS and HTTPS_PORTS are comma-separated. READY is a file written when
@@ -49,11 +50,15 @@ def dns_server(addr, records):
     return s
 
 
+BIG = {}
+
+
 class Hello(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         body = ("hello from %s\n" % self.headers.get("Host", "?").split(":")[0]).encode()
-        if self.path.startswith("/big"):
-            body = b"x" * int(self.path.split("=")[1])
+        if self.path.startswith("/big="):
+            n = int(self.path.split("=")[1])
+            body = BIG.setdefault(n, b"x" * n)
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()

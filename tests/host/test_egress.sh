@@ -202,6 +202,25 @@ else
 	ok "egress: a literal address is held to its name's ports"
 fi
 
+# A tool that drops a connection while the proxy still writes to it: the
+# session goes on (the proxy gets EPIPE, not SIGPIPE), and so does the proxy.
+cat >"$WS/drop.py" <<EOF
+import socket
+socket.getaddrinfo("allowed.test", 80, socket.AF_INET)
+for i in range(3):
+    s = socket.create_connection(("$SRV", 80), timeout=10)
+    s.sendall(b"GET /big=20000000 HTTP/1.1\\r\\nHost: allowed.test\\r\\n\\r\\n")
+    s.recv(1)
+    s.close()
+s = socket.create_connection(("$SRV", 80), timeout=10)
+s.sendall(b"GET / HTTP/1.1\\r\\nHost: allowed.test\\r\\nConnection: close\\r\\n\\r\\n")
+print(s.makefile().read().splitlines()[-1])
+EOF
+L="$TMPD/l.jsonl"
+expect_rc 0 "egress: a tool dropping proxied connections mid-transfer does not end the session" \
+	box "$L" --net-allow allowed.test:80 -- "$PY" drop.py
+expect_grep '^hello from allowed.test$' "$TMPD/out" "egress: the proxy serves the next connection after dropped ones"
+
 # 8. net_deny carves an exception out of a wildcard.
 J="$TMPD/j.jsonl"
 box "$J" --net-allow '*.test:443' --net-deny other.test -- sh -c "./nocurl https://allowed.test/; ./nocurl https://other.test/" >"$TMPD/out" 2>"$TMPD/err"

@@ -8,6 +8,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -685,37 +686,81 @@ fail:
 	return err;
 }
 
+/*
+ * One direction's step: socket -> pipe when the pipe is empty, pipe ->
+ * socket while it holds bytes. false when the direction has ended.
+ */
+struct dir {
+	int src, dst, pipe[2];
+	size_t pending;
+	bool eof, done;
+	uint64_t *count;
+};
+
+static bool step(struct dir *d, bool *broken)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (!d->pending && !d->eof) {
+			n = splice(d->src, NULL, d->pipe[1], NULL, 1 << 20,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n > 0)
+				d->pending += n;
+			else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+				d->eof = true;
+			else if (errno == EAGAIN)
+				break;
+		}
+		if (d->pending) {
+			n = splice(d->pipe[0], NULL, d->dst, NULL, d->pending,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n > 0) {
+				d->pending -= n;
+				*d->count += n;
+			} else if (n < 0 && errno == EAGAIN) {
+				break;
+			} else if (n < 0 && errno != EINTR) {
+				/* The reader is gone: both directions end. */
+				*broken = true;
+				return false;
+			}
+		}
+		if (d->eof && !d->pending) {
+			shutdown(d->dst, SHUT_WR);
+			d->done = true;
+			return false;
+		}
+	}
+	return true;
+}
+
 /* Both directions through pipes until both ends closed; bytes counted. */
 static void splice_both(struct egress *e, int a, int b, uint64_t *a2b, uint64_t *b2a)
 {
-	int pipes[2][2] = { { -1, -1 }, { -1, -1 } };
-	size_t pending[2] = { 0, 0 };
-	bool eof[2] = { false, false }, done[2] = { false, false };
-	int src[2] = { a, b }, dst[2] = { b, a };
-	uint64_t *count[2] = { a2b, b2a };
+	struct dir dirs[2] = { { .src = a, .dst = b, .pipe = { -1, -1 }, .count = a2b },
+			       { .src = b, .dst = a, .pipe = { -1, -1 }, .count = b2a } };
+	bool broken = false;
 
-	if (pipe2(pipes[0], O_CLOEXEC | O_NONBLOCK) < 0 ||
-	    pipe2(pipes[1], O_CLOEXEC | O_NONBLOCK) < 0)
+	if (pipe2(dirs[0].pipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    pipe2(dirs[1].pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		goto out;
-	fcntl(pipes[0][0], F_SETPIPE_SZ, 1 << 20);
-	fcntl(pipes[1][0], F_SETPIPE_SZ, 1 << 20);
 	fcntl(a, F_SETFL, fcntl(a, F_GETFL) | O_NONBLOCK);
 	fcntl(b, F_SETFL, fcntl(b, F_GETFL) | O_NONBLOCK);
-	while (!done[0] || !done[1]) {
-		struct pollfd p[5];
-		int np = 0, idx[2][2] = { { -1, -1 }, { -1, -1 } };
+	while (!broken && (!dirs[0].done || !dirs[1].done)) {
+		struct pollfd p[3];
+		int np = 0;
 
-		for (int d = 0; d < 2; d++) {
-			if (done[d])
+		for (int i = 0; i < 2; i++) {
+			struct dir *d = &dirs[i];
+
+			if (d->done)
 				continue;
-			if (!eof[d]) {
-				idx[d][0] = np;
-				p[np++] = (struct pollfd){ .fd = src[d], .events = POLLIN };
-			}
-			if (pending[d]) {
-				idx[d][1] = np;
-				p[np++] = (struct pollfd){ .fd = dst[d], .events = POLLOUT };
-			}
+			/* Read only into an empty pipe: a full one would spin. */
+			if (d->pending)
+				p[np++] = (struct pollfd){ .fd = d->dst, .events = POLLOUT };
+			else
+				p[np++] = (struct pollfd){ .fd = d->src, .events = POLLIN };
 		}
 		p[np++] = (struct pollfd){ .fd = e->stop_pipe[0], .events = POLLIN };
 		if (poll(p, np, -1) < 0) {
@@ -725,42 +770,15 @@ static void splice_both(struct egress *e, int a, int b, uint64_t *a2b, uint64_t 
 		}
 		if (p[np - 1].revents)
 			break;
-		for (int d = 0; d < 2; d++) {
-			ssize_t n;
-
-			if (done[d])
-				continue;
-			if (idx[d][0] >= 0 && p[idx[d][0]].revents) {
-				n = splice(src[d], NULL, pipes[d][1], NULL, 1 << 20,
-					   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-				if (n > 0)
-					pending[d] += n;
-				else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-					eof[d] = true;
-			}
-			if (pending[d]) {
-				n = splice(pipes[d][0], NULL, dst[d], NULL, pending[d],
-					   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-				if (n > 0) {
-					pending[d] -= n;
-					*count[d] += n;
-				} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-					/* The reader is gone: both directions end. */
-					done[0] = done[1] = true;
-					break;
-				}
-			}
-			if (eof[d] && !pending[d]) {
-				shutdown(dst[d], SHUT_WR);
-				done[d] = true;
-			}
-		}
+		for (int i = 0; i < 2 && !broken; i++)
+			if (!dirs[i].done)
+				step(&dirs[i], &broken);
 	}
 out:
 	for (int i = 0; i < 2; i++)
 		for (int j = 0; j < 2; j++)
-			if (pipes[i][j] >= 0)
-				close(pipes[i][j]);
+			if (dirs[i].pipe[j] >= 0)
+				close(dirs[i].pipe[j]);
 }
 
 /* Waits until the client sent something (or the wait ends); bytes peeked. */
@@ -1202,6 +1220,7 @@ int egress_rule_remove(struct egress *e, const char *rule, bool deny)
 int egress_start(struct egress **out, const struct egress_opts *o, char *err, size_t size)
 {
 	struct egress *e = calloc(1, sizeof(*e));
+	sigset_t pipe_set, old_set;
 	int r;
 
 	*out = NULL;
@@ -1236,7 +1255,16 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 		snprintf(err, size, "cannot open the egress proxy on 127.0.0.1: %s", strerror(-r));
 		goto fail;
 	}
+	/*
+	 * A tool that closes its end makes splice() raise SIGPIPE: the proxy's
+	 * threads (which inherit this mask) keep it blocked and get EPIPE, and
+	 * the process's own handling of SIGPIPE is left as it was.
+	 */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
 	r = -pthread_create(&e->main, NULL, main_thread, e);
+	pthread_sigmask(SIG_SETMASK, &old_set, NULL);
 	if (r < 0) {
 		snprintf(err, size, "cannot start the egress proxy: %s", strerror(-r));
 		goto fail;
