@@ -45,7 +45,7 @@ struct agent {
 /* The maps a daemon shares with its next incarnation (pinned as map_NAME). */
 static const char *const pinned_maps[] = { "sessions", "events", "lost", "net_allow",
 					   "unix_allow", "agg", "pending", "names", "abs_paths",
-					   "oom_victims" };
+					   "oom_victims", "net_resolved" };
 
 static char libbpf_last[256];
 
@@ -443,8 +443,11 @@ static int load_lsm(struct agent *a, const struct agent_opts *o)
 		} else {
 			bpf_map__set_max_entries(l->maps.events, o->ring_bytes);
 		}
-		if (a->net)
+		if (a->net) {
 			bpf_map__reuse_fd(l->maps.net_allow, bpf_map__fd(a->net->maps.net_allow));
+			bpf_map__reuse_fd(l->maps.net_resolved,
+					  bpf_map__fd(a->net->maps.net_resolved));
+		}
 	}
 	r = lsm_bpf__load(l);
 	if (!r)
