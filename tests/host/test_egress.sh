@@ -51,13 +51,15 @@ if ! ip netns add "$NS" || ! ip link add "$HOSTIF" type veth peer name bbe$$n ||
 fi
 
 # A test CA and a server certificate for every name the servers answer.
+# The session reads the CA as ca.crt: **/*.pem is a credential pattern the
+# BPF LSM denies (the Full level, tests/vm/egress.sh).
 cd "$TMPD" || exit 1
-openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out "$WS/ca.pem" -days 1 \
+openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out "$WS/ca.crt" -days 1 \
 	-subj /CN=bpfbox-test-ca 2>/dev/null &&
 	openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=allowed.test \
 		2>/dev/null &&
 	printf 'subjectAltName=DNS:allowed.test,DNS:other.test,DNS:a.wild.test,DNS:loop.test\n' >ext &&
-	openssl x509 -req -in srv.csr -CA "$WS/ca.pem" -CAkey ca.key -CAcreateserial -out srv.pem \
+	openssl x509 -req -in srv.csr -CA "$WS/ca.crt" -CAkey ca.key -CAcreateserial -out srv.pem \
 		-days 1 -extfile ext 2>/dev/null || fail "egress: cannot make the test CA"
 
 ip netns exec "$NS" "$PY" "$ROOT/tests/helpers/netsrv.py" $SRV 80,8080 443 7000 srv.pem srv.key \
@@ -71,7 +73,7 @@ if [ ! -s "$TMPD/ready" ]; then
 	exit $?
 fi
 # Positive control, outside any session: the servers answer.
-if curl -sS --max-time 5 --noproxy '*' --cacert "$WS/ca.pem" \
+if curl -sS --max-time 5 --noproxy '*' --cacert "$WS/ca.crt" \
 	--resolve allowed.test:443:$SRV https://allowed.test/ 2>&1 | grep -q 'hello from allowed.test'; then
 	ok "egress: the test's HTTPS server answers outside a session"
 else
@@ -102,7 +104,7 @@ PY
 cat >"$WS/nocurl" <<'EOF'
 #!/bin/sh
 unset HTTP_PROXY HTTPS_PROXY http_proxy https_proxy
-exec curl --cacert ca.pem -sS --max-time 10 "$@"
+exec curl --cacert ca.crt -sS --max-time 10 "$@"
 EOF
 chmod +x "$WS/nocurl"
 
@@ -150,7 +152,7 @@ check "$D" "any(e['type'] == 'net.deny' and e['name_from'] == 'host' and e['name
 
 # 5. Tools that honour HTTP_PROXY (set by bpfbox) go through CONNECT.
 E="$TMPD/e.jsonl"
-box "$E" --net-allow allowed.test:443 -- sh -c 'echo "proxy=$HTTPS_PROXY"; curl --cacert ca.pem -sS --max-time 10 https://allowed.test/; curl -sS --max-time 10 http://other.test/' >"$TMPD/out" 2>"$TMPD/err"
+box "$E" --net-allow allowed.test:443 -- sh -c 'echo "proxy=$HTTPS_PROXY"; curl --cacert ca.crt -sS --max-time 10 https://allowed.test/; curl -sS --max-time 10 http://other.test/' >"$TMPD/out" 2>"$TMPD/err"
 expect_grep '^proxy=http://127.0.0.1:[0-9]+$' "$TMPD/out" "egress: the session gets HTTP_PROXY and HTTPS_PROXY"
 expect_grep 'hello from allowed.test' "$TMPD/out" "egress: an allowed name is reached through HTTP CONNECT"
 expect_grep 'egress to other.test port 80 denied' "$TMPD/out" "egress: a proxied request to another name gets a 403"
@@ -181,9 +183,18 @@ def talk(addr, port):
         print("got", s.recv(100).decode().strip() or "eof")
     except OSError as e:
         print("error", e.errno)
-if sys.argv[1] == "resolve":
+def talk6(addr, port):
+    s = socket.socket(socket.AF_INET6)
+    s.settimeout(10)
+    s.connect((addr, port))
+    print("peer6", s.getpeername()[0], s.getpeername()[1])
+    print("got6", s.recv(100).decode().strip() or "eof")
+if sys.argv[1] != "noresolve":
     socket.getaddrinfo("allowed.test", 7000, socket.AF_INET)
-talk("$SRV", int(sys.argv[2]))
+if sys.argv[1] == "resolve6":
+    talk6("::ffff:$SRV", int(sys.argv[2]))
+else:
+    talk("$SRV", int(sys.argv[2]))
 EOF
 G="$TMPD/g.jsonl"
 box "$G" --net-allow allowed.test -- "$PY" raw.py noresolve 7000 >"$TMPD/out" 2>"$TMPD/err"
@@ -196,6 +207,10 @@ expect_grep '^got raw hello$' "$TMPD/out" "egress: an allowed name used by its l
 expect_grep "^peer $SRV 7000\$" "$TMPD/out" "egress: getpeername shows the original destination, not the proxy"
 check "$H" "any(e['type'] == 'net.allow' and e['name_from'] == 'address' and e['name'] == 'allowed.test' and e['port'] == 7000 for e in net)" \
 	"egress: the literal-address connect is judged by the name the resolver gave it"
+# The same through an IPv6 socket (connect6, the mapped address).
+box "$TMPD/h6.jsonl" --net-allow allowed.test -- "$PY" raw.py resolve6 7000 >"$TMPD/out" 2>"$TMPD/err"
+expect_grep '^got6 raw hello$' "$TMPD/out" "egress: an IPv6 socket to the mapped address goes through the proxy"
+expect_grep "^peer6 ::ffff:$SRV 7000\$" "$TMPD/out" "egress: getpeername6 shows the original destination"
 I="$TMPD/i.jsonl"
 box "$I" --net-allow allowed.test:443 -- "$PY" raw.py resolve 7000 >"$TMPD/out" 2>"$TMPD/err"
 if grep -q '^got raw hello' "$TMPD/out"; then
@@ -230,6 +245,10 @@ box "$J" --net-allow '*.test:443' --net-deny other.test -- sh -c "./nocurl https
 expect_grep 'hello from allowed.test' "$TMPD/out" "egress: *.test reaches allowed.test"
 check "$J" "any(e['type'] == 'net.deny' and e['name'] == 'other.test' and e['rule'] == 'other.test' for e in net) and not any(e['type'] == 'net.allow' and e['name'] == 'other.test' for e in net)" \
 	"egress: --net-deny other.test refuses it and names the rule"
+
+# With --net allow everything is open: name rules start no proxy.
+box "$TMPD/m.jsonl" --net allow --net-allow allowed.test -- sh -c 'echo "proxy=${HTTP_PROXY:-none}"' >"$TMPD/out" 2>"$TMPD/err"
+expect_grep '^proxy=none$' "$TMPD/out" "egress: --net allow with a name rule sets no proxy"
 
 # 9. Without the BPF network layer (no --audit, no daemon) name rules are refused.
 expect_rc 125 "egress: name rules without BPF are refused with exit 125" \

@@ -190,7 +190,8 @@ static int start_egress(struct embedded *e, const struct bpfbox_policy *p)
 	char err[256];
 	int r;
 
-	if (!egress_has_names(&p->net_allow))
+	/* With --net allow every destination is open: nothing to proxy. */
+	if (p->net != NET_DENY || !egress_has_names(&p->net_allow))
 		return 0;
 	r = agent_egress_fds(e->agent, &f);
 	if (r < 0)

@@ -289,7 +289,7 @@ static struct json_object *register_request(struct session *s, const struct audi
 		json_object_object_add(req, "net_allow", rules);
 	}
 	/* Egress by name: the daemon runs the session's proxy and resolver. */
-	if (egress_has_names(&p->net_allow)) {
+	if (p->net == NET_DENY && egress_has_names(&p->net_allow)) {
 		struct json_object *hosts = json_object_new_array();
 
 		for (size_t i = 0; i < p->net_allow.n; i++) {
@@ -456,7 +456,7 @@ int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket
 	req = register_request(s, audit, argv);
 	rc = daemon_client_call(&r->ctl, req, &reply, msg, sizeof(msg));
 	json_object_put(req);
-	if (rc >= 0 && egress_has_names(&s->policy->net_allow)) {
+	if (rc >= 0 && s->policy->net == NET_DENY && egress_has_names(&s->policy->net_allow)) {
 		struct json_object *port;
 
 		/* A daemon without egress would leave every name unreachable: say so. */
