@@ -20,22 +20,25 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: bpfbox net ID allow|deny|remove RULE [--socket PATH]\n"
-		"  changes the network rules of a running session of the daemon\n"
-		"  RULE: HOST[:PORT[-PORT]], HOST a name (pypi.org), *.wildcard, ADDR or ADDR/LEN\n"
-		"  allow   add RULE to net_allow (names need a session started with one)\n"
+		"  changes the network rules of a running session of the "
+		"daemon\n"
+		"  RULE: HOST[:PORT[-PORT]], HOST a name (pypi.org), "
+		"*.wildcard, ADDR or ADDR/LEN\n"
+		"  allow   add RULE to net_allow (names need a session started "
+		"with one)\n"
 		"  deny    add RULE to net_deny\n"
 		"  remove  drop a name rule added before (address rules stay)\n"
-		"  --socket PATH  the daemon's socket (default $BPFBOX_SOCKET or " DAEMON_SOCKET_DEFAULT
-		")\n"
+		"  --socket PATH  the daemon's socket (default $BPFBOX_SOCKET "
+		"or " DAEMON_SOCKET_DEFAULT ")\n"
 		"exit: 0 done; 1 refused or no daemon; 2 bad usage\n");
 }
 
 int cmd_net(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		{"socket", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	struct json_object *req, *reply = NULL;
 	struct daemon_client c;
@@ -54,14 +57,17 @@ int cmd_net(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "bpfbox net: unknown or incomplete option '%s'\n",
+			fprintf(stderr,
+				"bpfbox net: unknown or incomplete option "
+				"'%s'\n",
 				argv[optind - 1]);
 			usage(stderr);
 			return EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 3) {
-		fprintf(stderr, "bpfbox net: give a session id, an action and a rule\n");
+		fprintf(stderr, "bpfbox net: give a session id, an action and "
+				"a rule\n");
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -69,20 +75,29 @@ int cmd_net(int argc, char **argv)
 	action = argv[optind + 1];
 	rule = argv[optind + 2];
 	if (!proto_session_id_valid(id)) {
-		fprintf(stderr, "bpfbox net: '%s' is not a session id (32 lowercase hex digits, as "
-				"'bpfbox sessions' lists them)\n", id);
+		fprintf(stderr,
+			"bpfbox net: '%s' is not a session id (32 lowercase "
+			"hex digits, as "
+			"'bpfbox sessions' lists them)\n",
+			id);
 		return EXIT_USAGE;
 	}
-	if (!streq(action, "allow") && !streq(action, "deny") && !streq(action, "remove")) {
-		fprintf(stderr, "bpfbox net: unknown action '%s'; use allow, deny or remove\n",
+	if (!streq(action, "allow") && !streq(action, "deny") &&
+	    !streq(action, "remove")) {
+		fprintf(stderr,
+			"bpfbox net: unknown action '%s'; use allow, deny or "
+			"remove\n",
 			action);
 		return EXIT_USAGE;
 	}
-	r = daemon_client_connect(&c, daemon_socket_path(sock), CALL_TIMEOUT_MS);
+	r = daemon_client_connect(&c, daemon_socket_path(sock),
+				  CALL_TIMEOUT_MS);
 	if (r < 0) {
-		fprintf(stderr, "bpfbox net: no daemon answers on %s: %s; rules of an embedded "
-				"session are fixed when it starts\n", daemon_socket_path(sock),
-			strerror(-r));
+		fprintf(stderr,
+			"bpfbox net: no daemon answers on %s: %s; rules of an "
+			"embedded "
+			"session are fixed when it starts\n",
+			daemon_socket_path(sock), strerror(-r));
 		return 1;
 	}
 	req = json_object_new_object();

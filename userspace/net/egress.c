@@ -31,9 +31,9 @@
 enum { HOW_ADDR, HOW_SNI, HOW_HOST, HOW_CONNECT, HOW_QUERY };
 
 struct rule {
-	bool name;	 /* else CIDR */
-	char host[256];	 /* lower case, "*.x" for a wildcard */
-	uint8_t addr[16]; /* mapped IPv4 */
+	bool name;	   /* else CIDR */
+	char host[256];	   /* lower case, "*.x" for a wildcard */
+	uint8_t addr[16];  /* mapped IPv4 */
 	unsigned int plen; /* of the 128 bits */
 	uint16_t lo, hi;
 	char text[BPFBOX_NET_RULE_LEN];
@@ -68,7 +68,8 @@ bool egress_has_names(const struct strv *rules)
 	uint16_t lo, hi;
 
 	for (size_t i = 0; rules && i < rules->n; i++)
-		if (net_name_rule_parse(rules->v[i], host, sizeof(host), &lo, &hi) == 0)
+		if (net_name_rule_parse(rules->v[i], host, sizeof(host), &lo,
+					&hi) == 0)
 			return true;
 	return false;
 }
@@ -82,7 +83,7 @@ static void map4(uint8_t out[16], const void *v4)
 
 static bool is_mapped(const uint8_t a[16])
 {
-	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
+	static const uint8_t pfx[12] = {[10] = 0xff, [11] = 0xff};
 
 	return !memcmp(a, pfx, 12);
 }
@@ -102,7 +103,8 @@ static int parse_rule(const char *text, struct rule *r)
 
 	memset(r, 0, sizeof(*r));
 	snprintf(r->text, sizeof(r->text), "%s", text);
-	if (net_name_rule_parse(text, r->host, sizeof(r->host), &r->lo, &r->hi) == 0) {
+	if (net_name_rule_parse(text, r->host, sizeof(r->host), &r->lo,
+				&r->hi) == 0) {
 		r->name = true;
 		return 0;
 	}
@@ -120,7 +122,8 @@ static int parse_rule(const char *text, struct rule *r)
 	return 0;
 }
 
-static bool prefix_match(const uint8_t a[16], const uint8_t b[16], unsigned int plen)
+static bool prefix_match(const uint8_t a[16], const uint8_t b[16],
+			 unsigned int plen)
 {
 	unsigned int bytes = plen / 8, bits = plen % 8;
 
@@ -136,13 +139,15 @@ static bool prefix_match(const uint8_t a[16], const uint8_t b[16], unsigned int 
  */
 static bool forbidden(const struct egress *e, const uint8_t a[16])
 {
-	static const uint8_t meta6[16] = { 0xfd, 0x00, 0x0e, 0xc2, [15] = 0x54, [14] = 0x02 };
+	static const uint8_t meta6[16] = {0xfd, 0x00,	     0x0e,
+					  0xc2, [15] = 0x54, [14] = 0x02};
 	static const uint8_t zero[16];
 
 	if (is_mapped(a)) {
 		const uint8_t *v = a + 12;
 
-		if (v[0] == 0 || v[0] == 127 || (v[0] == 169 && v[1] == 254) || v[0] >= 224)
+		if (v[0] == 0 || v[0] == 127 || (v[0] == 169 && v[1] == 254) ||
+		    v[0] >= 224)
 			return true;
 	} else {
 		if (!memcmp(a, zero, 15) && (a[15] == 0 || a[15] == 1))
@@ -167,9 +172,11 @@ static void own_addresses(struct egress *e)
 		if (!i->ifa_addr)
 			continue;
 		if (i->ifa_addr->sa_family == AF_INET)
-			map4(e->own[e->n_own++], &((struct sockaddr_in *)i->ifa_addr)->sin_addr);
+			map4(e->own[e->n_own++],
+			     &((struct sockaddr_in *)i->ifa_addr)->sin_addr);
 		else if (i->ifa_addr->sa_family == AF_INET6)
-			memcpy(e->own[e->n_own++], &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+			memcpy(e->own[e->n_own++],
+			       &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
 			       16);
 	}
 	freeifaddrs(ifa);
@@ -180,8 +187,8 @@ static void own_addresses(struct egress *e)
  * first. A name is judged by name rules; an address by CIDR rules. Returns
  * true to allow; *rule gets the deciding rule's text or "".
  */
-static bool judge(struct egress *e, const char *name, const uint8_t *addr, uint16_t port,
-		  bool any_port, char rule[BPFBOX_NET_RULE_LEN])
+static bool judge(struct egress *e, const char *name, const uint8_t *addr,
+		  uint16_t port, bool any_port, char rule[BPFBOX_NET_RULE_LEN])
 {
 	bool ok = false;
 
@@ -189,8 +196,9 @@ static bool judge(struct egress *e, const char *name, const uint8_t *addr, uint1
 	pthread_mutex_lock(&e->lock);
 	for (size_t i = 0; i < e->n_deny; i++) {
 		const struct rule *r = &e->deny[i];
-		bool hit = r->name ? name && net_name_match(r->host, name)
-				   : addr && prefix_match(r->addr, addr, r->plen);
+		bool hit =
+			r->name ? name && net_name_match(r->host, name)
+				: addr && prefix_match(r->addr, addr, r->plen);
 
 		/* A query is refused only when every port is denied. */
 		if (hit && (any_port ? r->lo == 0 && r->hi == 65535
@@ -201,8 +209,9 @@ static bool judge(struct egress *e, const char *name, const uint8_t *addr, uint1
 	}
 	for (size_t i = 0; i < e->n_allow; i++) {
 		const struct rule *r = &e->allow[i];
-		bool hit = r->name ? name && net_name_match(r->host, name)
-				   : addr && prefix_match(r->addr, addr, r->plen);
+		bool hit =
+			r->name ? name && net_name_match(r->host, name)
+				: addr && prefix_match(r->addr, addr, r->plen);
 
 		if (hit && (any_port || (port >= r->lo && port <= r->hi))) {
 			snprintf(rule, BPFBOX_NET_RULE_LEN, "%s", r->text);
@@ -215,16 +224,18 @@ out:
 	return ok;
 }
 
-static void cache_put(struct egress *e, const char *name, const uint8_t addr[16])
+static void cache_put(struct egress *e, const char *name,
+		      const uint8_t addr[16])
 {
-	struct bpfbox_resolved_key key = { .session = e->o.session };
+	struct bpfbox_resolved_key key = {.session = e->o.session};
 	uint64_t one = 1;
 
 	memcpy(key.addr, addr, 16);
 	bpf_map_update_elem(e->o.resolved_fd, &key, &one, BPF_ANY);
 	pthread_mutex_lock(&e->lock);
 	for (size_t i = 0; i < CACHE_SIZE; i++)
-		if (!memcmp(e->cache[i].addr, addr, 16) && !strcasecmp(e->cache[i].name, name))
+		if (!memcmp(e->cache[i].addr, addr, 16) &&
+		    !strcasecmp(e->cache[i].name, name))
 			goto out;
 	snprintf(e->cache[e->cache_next].name, BPFBOX_NET_NAME_LEN, "%s", name);
 	memcpy(e->cache[e->cache_next].addr, addr, 16);
@@ -234,8 +245,8 @@ out:
 }
 
 /* Whether the resolver answered addr for name (name NULL: for any name, into out). */
-static bool cache_has(struct egress *e, const char *name, const uint8_t addr[16], char *out,
-		      size_t size)
+static bool cache_has(struct egress *e, const char *name,
+		      const uint8_t addr[16], char *out, size_t size)
 {
 	bool found = false;
 
@@ -256,12 +267,14 @@ static bool cache_has(struct egress *e, const char *name, const uint8_t addr[16]
 }
 
 /* One record in the session's stream: net.allow or net.deny. */
-static void emit(struct egress *e, const struct bpfbox_net_orig *o, bool allow, int kind,
-		 int how, const char *name, const uint8_t addr[16], uint16_t port,
-		 const char *rule, const char *reason, uint64_t out_bytes, uint64_t in_bytes)
+static void emit(struct egress *e, const struct bpfbox_net_orig *o, bool allow,
+		 int kind, int how, const char *name, const uint8_t addr[16],
+		 uint16_t port, const char *rule, const char *reason,
+		 uint64_t out_bytes, uint64_t in_bytes)
 {
 	struct bpfbox_net_emit m;
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &m, .ctx_size_in = sizeof(m));
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &m,
+		    .ctx_size_in = sizeof(m));
 
 	memset(&m, 0, sizeof(m));
 	m.cgroup_id = e->o.cgroup_id;
@@ -291,7 +304,8 @@ static void emit(struct egress *e, const struct bpfbox_net_orig *o, bool allow, 
 /* ---- DNS ---------------------------------------------------------------- */
 
 /* The question's name (lower case, dotted) and type; its end offset or -1. */
-static int dns_question(const uint8_t *p, size_t len, char *name, size_t size, uint16_t *qtype)
+static int dns_question(const uint8_t *p, size_t len, char *name, size_t size,
+			uint16_t *qtype)
 {
 	size_t off = 12, n = 0;
 
@@ -331,8 +345,8 @@ static int dns_skip_name(const uint8_t *p, size_t len, size_t off)
 }
 
 /* The A and AAAA addresses of an answer (mapped); -1 if malformed. */
-static int dns_answers(const uint8_t *p, size_t len, uint8_t out[][16], size_t max,
-		       size_t *n, int *rcode)
+static int dns_answers(const uint8_t *p, size_t len, uint8_t out[][16],
+		       size_t max, size_t *n, int *rcode)
 {
 	unsigned int qd, an;
 	int off = 12;
@@ -370,14 +384,17 @@ static int dns_answers(const uint8_t *p, size_t len, uint8_t out[][16], size_t m
 }
 
 /* Sends q to the upstream resolver and waits for its answer. */
-static ssize_t dns_upstream(struct egress *e, const uint8_t *q, size_t qlen, uint8_t *ans,
-			    size_t size)
+static ssize_t dns_upstream(struct egress *e, const uint8_t *q, size_t qlen,
+			    uint8_t *ans, size_t size)
 {
-	_cleanup_close_ int fd = socket(e->upstream.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	struct pollfd pfd[2] = { { .events = POLLIN }, { .fd = e->stop_pipe[0], .events = POLLIN } };
+	_cleanup_close_ int fd =
+		socket(e->upstream.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct pollfd pfd[2] = {{.events = POLLIN},
+				{.fd = e->stop_pipe[0], .events = POLLIN}};
 	ssize_t n;
 
-	if (fd < 0 || connect(fd, (struct sockaddr *)&e->upstream, e->upstream_len) < 0 ||
+	if (fd < 0 ||
+	    connect(fd, (struct sockaddr *)&e->upstream, e->upstream_len) < 0 ||
 	    send(fd, q, qlen, 0) < 0)
 		return -1;
 	pfd[0].fd = fd;
@@ -392,8 +409,8 @@ static ssize_t dns_upstream(struct egress *e, const uint8_t *q, size_t qlen, uin
 }
 
 /* Resolves name through the upstream (A records) for the CONNECT path. */
-static int resolve(struct egress *e, const char *name, uint8_t out[][16], size_t max,
-		   size_t *n)
+static int resolve(struct egress *e, const char *name, uint8_t out[][16],
+		   size_t max, size_t *n)
 {
 	uint8_t q[300], ans[1500];
 	size_t off = 12, len = strlen(name);
@@ -425,7 +442,8 @@ static int resolve(struct egress *e, const char *name, uint8_t out[][16], size_t
 	q[off++] = 0;
 	q[off++] = 1; /* IN */
 	alen = dns_upstream(e, q, off, ans, sizeof(ans));
-	if (alen < 0 || dns_answers(ans, alen, out, max, n, &rcode) < 0 || rcode || !*n)
+	if (alen < 0 || dns_answers(ans, alen, out, max, n, &rcode) < 0 ||
+	    rcode || !*n)
 		return -1;
 	return 0;
 }
@@ -442,8 +460,10 @@ static void refuse_query(struct query *q, uint8_t rcode)
 {
 	q->buf[2] |= 0x80; /* response */
 	q->buf[3] = (q->buf[3] & 0xf0) | rcode;
-	q->buf[6] = q->buf[7] = q->buf[8] = q->buf[9] = q->buf[10] = q->buf[11] = 0;
-	sendto(q->e->udp_fd, q->buf, q->len, 0, (struct sockaddr *)&q->from, q->fromlen);
+	q->buf[6] = q->buf[7] = q->buf[8] = q->buf[9] = q->buf[10] =
+		q->buf[11] = 0;
+	sendto(q->e->udp_fd, q->buf, q->len, 0, (struct sockaddr *)&q->from,
+	       q->fromlen);
 }
 
 static void worker_done(struct egress *e)
@@ -458,7 +478,8 @@ static void *query_thread(void *arg)
 {
 	struct query *q = arg;
 	struct egress *e = q->e;
-	char name[BPFBOX_NET_NAME_LEN], rule[BPFBOX_NET_RULE_LEN], why[BPFBOX_NET_RULE_LEN];
+	char name[BPFBOX_NET_NAME_LEN], rule[BPFBOX_NET_RULE_LEN],
+		why[BPFBOX_NET_RULE_LEN];
 	uint8_t ans[1500], addrs[32][16];
 	struct bpfbox_net_orig client, *o;
 	size_t n = 0;
@@ -468,7 +489,8 @@ static void *query_thread(void *arg)
 	int end, rcode;
 
 	/* The last process of the session that sent DNS: close enough to name it. */
-	have = bpf_map_lookup_elem(e->o.dns_client_fd, &e->o.session, &client) == 0;
+	have = bpf_map_lookup_elem(e->o.dns_client_fd, &e->o.session,
+				   &client) == 0;
 	o = have ? &client : NULL;
 	end = dns_question(q->buf, q->len, name, sizeof(name), &qtype);
 	if (end < 0) {
@@ -476,16 +498,18 @@ static void *query_thread(void *arg)
 		goto out;
 	}
 	if (!judge(e, name, NULL, 0, true, rule)) {
-		snprintf(why, sizeof(why), "%s", rule[0] ? "net_deny" : "no net_allow rule");
+		snprintf(why, sizeof(why), "%s",
+			 rule[0] ? "net_deny" : "no net_allow rule");
 		refuse_query(q, 5);
-		emit(e, o, false, BPFBOX_NET_DNS, HOW_QUERY, name, NULL, 53, rule, why, 0, 0);
+		emit(e, o, false, BPFBOX_NET_DNS, HOW_QUERY, name, NULL, 53,
+		     rule, why, 0, 0);
 		goto out;
 	}
 	alen = dns_upstream(e, q->buf, q->len, ans, sizeof(ans));
 	if (alen < 0 || dns_answers(ans, alen, addrs, 32, &n, &rcode) < 0) {
 		refuse_query(q, 2); /* SERVFAIL */
-		emit(e, o, false, BPFBOX_NET_DNS, HOW_QUERY, name, NULL, 53, rule,
-		     "upstream resolver failed", 0, 0);
+		emit(e, o, false, BPFBOX_NET_DNS, HOW_QUERY, name, NULL, 53,
+		     rule, "upstream resolver failed", 0, 0);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -493,20 +517,23 @@ static void *query_thread(void *arg)
 			char a[INET6_ADDRSTRLEN];
 
 			addr_str(addrs[i], a, sizeof(a));
-			snprintf(why, sizeof(why), "rebinding: answer %s is not reachable by name",
-				 a);
+			snprintf(
+				why, sizeof(why),
+				"rebinding: answer %s is not reachable by name",
+				a);
 			refuse_query(q, 5);
-			emit(e, o, false, BPFBOX_NET_DNS, HOW_QUERY, name, addrs[i], 53, rule,
-			     why, 0, 0);
+			emit(e, o, false, BPFBOX_NET_DNS, HOW_QUERY, name,
+			     addrs[i], 53, rule, why, 0, 0);
 			goto out;
 		}
 	}
 	/* Known before the tool can connect to them. */
 	for (size_t i = 0; i < n; i++)
 		cache_put(e, name, addrs[i]);
-	sendto(e->udp_fd, ans, alen, 0, (struct sockaddr *)&q->from, q->fromlen);
-	emit(e, o, true, BPFBOX_NET_DNS, HOW_QUERY, name, n ? addrs[0] : NULL, 53, rule, "",
-	     0, 0);
+	sendto(e->udp_fd, ans, alen, 0, (struct sockaddr *)&q->from,
+	       q->fromlen);
+	emit(e, o, true, BPFBOX_NET_DNS, HOW_QUERY, name, n ? addrs[0] : NULL,
+	     53, rule, "", 0, 0);
 out:
 	free(q);
 	worker_done(e);
@@ -568,8 +595,9 @@ static int tls_sni(const uint8_t *p, size_t len, char *out, size_t size)
 
 static bool http_method(const uint8_t *p, size_t len)
 {
-	static const char *const m[] = { "GET ",     "POST ",  "PUT ",	  "HEAD ", "DELETE ",
-					 "OPTIONS ", "PATCH ", "CONNECT " };
+	static const char *const m[] = {"GET ",	  "POST ",   "PUT ",
+					"HEAD ",  "DELETE ", "OPTIONS ",
+					"PATCH ", "CONNECT "};
 
 	for (size_t i = 0; i < ARRAY_SIZE(m); i++) {
 		size_t ml = strlen(m[i]);
@@ -583,7 +611,8 @@ static bool http_method(const uint8_t *p, size_t len)
 /* The Host header's name (no port) of a request head; 1, 0 none, -1 incomplete. */
 static int http_host(const uint8_t *p, size_t len, char *out, size_t size)
 {
-	const char *s = (const char *)p, *end = memmem(p, len, "\r\n\r\n", 4), *line;
+	const char *s = (const char *)p, *end = memmem(p, len, "\r\n\r\n", 4),
+		   *line;
 
 	if (!end)
 		return len >= PEEK_MAX ? 0 : -1;
@@ -597,7 +626,8 @@ static int http_host(const uint8_t *p, size_t len, char *out, size_t size)
 		v += 5;
 		while (v < end && (*v == ' ' || *v == '\t'))
 			v++;
-		while (v + n < end && v[n] != '\r' && v[n] != ':' && n + 1 < size) {
+		while (v + n < end && v[n] != '\r' && v[n] != ':' &&
+		       n + 1 < size) {
 			out[n] = tolower((unsigned char)v[n]);
 			n++;
 		}
@@ -619,10 +649,11 @@ static void send_403(int fd, const char *name, uint16_t port, const char *why)
 	char body[512], head[256];
 	int bl, hl;
 
-	bl = snprintf(body, sizeof(body),
-		      "bpfbox: egress to %s port %u denied (%s). To allow it, add "
-		      "--net-allow %s:%u to the session.\n",
-		      name, port, why, name, port);
+	bl = snprintf(
+		body, sizeof(body),
+		"bpfbox: egress to %s port %u denied (%s). To allow it, add "
+		"--net-allow %s:%u to the session.\n",
+		name, port, why, name, port);
 	hl = snprintf(head, sizeof(head),
 		      "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
 		      "Content-Length: %d\r\nConnection: close\r\n\r\n",
@@ -634,15 +665,16 @@ static void send_403(int fd, const char *name, uint16_t port, const char *why)
 /* Closes with a reset: the tool sees a refused connection. */
 static void reset(int fd)
 {
-	struct linger l = { .l_onoff = 1, .l_linger = 0 };
+	struct linger l = {.l_onoff = 1, .l_linger = 0};
 
 	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
 }
 
-static int connect_upstream(struct egress *e, const uint8_t addr[16], uint16_t port)
+static int connect_upstream(struct egress *e, const uint8_t addr[16],
+			    uint16_t port)
 {
-	struct sockaddr_storage ss = { 0 };
-	struct pollfd pfd = { .events = POLLOUT };
+	struct sockaddr_storage ss = {0};
+	struct pollfd pfd = {.events = POLLOUT};
 	socklen_t len;
 	int fd, err = 0, one = 1;
 
@@ -661,11 +693,13 @@ static int connect_upstream(struct egress *e, const uint8_t addr[16], uint16_t p
 		memcpy(&s6->sin6_addr, addr, 16);
 		len = sizeof(*s6);
 	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+		    0);
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(fd, (struct sockaddr *)&ss, len) < 0 && errno != EINPROGRESS)
+	if (connect(fd, (struct sockaddr *)&ss, len) < 0 &&
+	    errno != EINPROGRESS)
 		goto fail;
 	pfd.fd = fd;
 	if (poll(&pfd, 1, UPSTREAM_MS) != 1) {
@@ -723,7 +757,8 @@ static bool step(struct dir *d, bool *broken)
 				d->pending -= n;
 				*d->count += n;
 				if (!d->grown && *d->count > GROW_AFTER) {
-					fcntl(d->pipe[1], F_SETPIPE_SZ, 1 << 20);
+					fcntl(d->pipe[1], F_SETPIPE_SZ,
+					      1 << 20);
 					d->grown = true;
 				}
 			} else if (n < 0 && errno == EAGAIN) {
@@ -744,10 +779,12 @@ static bool step(struct dir *d, bool *broken)
 }
 
 /* Both directions through pipes until both ends closed; bytes counted. */
-static void splice_both(struct egress *e, int a, int b, uint64_t *a2b, uint64_t *b2a)
+static void splice_both(struct egress *e, int a, int b, uint64_t *a2b,
+			uint64_t *b2a)
 {
-	struct dir dirs[2] = { { .src = a, .dst = b, .pipe = { -1, -1 }, .count = a2b },
-			       { .src = b, .dst = a, .pipe = { -1, -1 }, .count = b2a } };
+	struct dir dirs[2] = {
+		{.src = a, .dst = b, .pipe = {-1, -1}, .count = a2b},
+		{.src = b, .dst = a, .pipe = {-1, -1}, .count = b2a}};
 	bool broken = false;
 
 	if (pipe2(dirs[0].pipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
@@ -766,11 +803,14 @@ static void splice_both(struct egress *e, int a, int b, uint64_t *a2b, uint64_t 
 				continue;
 			/* Read only into an empty pipe: a full one would spin. */
 			if (d->pending)
-				p[np++] = (struct pollfd){ .fd = d->dst, .events = POLLOUT };
+				p[np++] = (struct pollfd){.fd = d->dst,
+							  .events = POLLOUT};
 			else
-				p[np++] = (struct pollfd){ .fd = d->src, .events = POLLIN };
+				p[np++] = (struct pollfd){.fd = d->src,
+							  .events = POLLIN};
 		}
-		p[np++] = (struct pollfd){ .fd = e->stop_pipe[0], .events = POLLIN };
+		p[np++] = (struct pollfd){.fd = e->stop_pipe[0],
+					  .events = POLLIN};
 		if (poll(p, np, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -792,8 +832,8 @@ out:
 /* Waits until the client sent something (or the wait ends); bytes peeked. */
 static ssize_t peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms)
 {
-	struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
-			       { .fd = e->stop_pipe[0], .events = POLLIN } };
+	struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
+			      {.fd = e->stop_pipe[0], .events = POLLIN}};
 
 	if (poll(p, 2, ms) <= 0 || p[1].revents)
 		return 0;
@@ -804,7 +844,8 @@ static ssize_t peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms)
 static void serve_transparent(struct conn *c)
 {
 	struct egress *e = c->e;
-	char name[BPFBOX_NET_NAME_LEN] = "", rule[BPFBOX_NET_RULE_LEN], why[BPFBOX_NET_RULE_LEN];
+	char name[BPFBOX_NET_NAME_LEN] = "", rule[BPFBOX_NET_RULE_LEN],
+	     why[BPFBOX_NET_RULE_LEN];
 	_cleanup_free_ uint8_t *buf = malloc(PEEK_MAX);
 	uint64_t out = 0, in = 0;
 	uint16_t port = c->o.port;
@@ -842,22 +883,27 @@ static void serve_transparent(struct conn *c)
 	if (how != HOW_ADDR) {
 		/* The name asked for must be one the resolver gave this address for. */
 		if (!judge(e, name, NULL, port, false, rule)) {
-			snprintf(why, sizeof(why), "%s", rule[0] ? "net_deny" : "no net_allow rule");
+			snprintf(why, sizeof(why), "%s",
+				 rule[0] ? "net_deny" : "no net_allow rule");
 			goto deny;
 		}
 		if (!cache_has(e, name, c->o.addr, NULL, 0)) {
-			snprintf(why, sizeof(why), "address not resolved for %s by the session", name);
+			snprintf(why, sizeof(why),
+				 "address not resolved for %s by the session",
+				 name);
 			goto deny;
 		}
 	} else {
 		/* No name on the wire: one the resolver answered this address for. */
 		if (!cache_has(e, NULL, c->o.addr, name, sizeof(name))) {
-			snprintf(why, sizeof(why), "address not resolved by the session");
+			snprintf(why, sizeof(why),
+				 "address not resolved by the session");
 			rule[0] = '\0';
 			goto deny;
 		}
 		if (!judge(e, name, NULL, port, false, rule)) {
-			snprintf(why, sizeof(why), "%s", rule[0] ? "net_deny" : "no net_allow rule");
+			snprintf(why, sizeof(why), "%s",
+				 rule[0] ? "net_deny" : "no net_allow rule");
 			goto deny;
 		}
 	}
@@ -868,15 +914,18 @@ static void serve_transparent(struct conn *c)
 	c->up = connect_upstream(e, c->o.addr, port);
 	if (c->up < 0) {
 		snprintf(why, sizeof(why), "upstream: %s", strerror(-c->up));
-		emit(e, &c->o, false, BPFBOX_NET_TCP, how, name, c->o.addr, port, rule, why, 0, 0);
+		emit(e, &c->o, false, BPFBOX_NET_TCP, how, name, c->o.addr,
+		     port, rule, why, 0, 0);
 		reset(c->fd);
 		return;
 	}
 	splice_both(e, c->fd, c->up, &out, &in);
-	emit(e, &c->o, true, BPFBOX_NET_TCP, how, name, c->o.addr, port, rule, "", out, in);
+	emit(e, &c->o, true, BPFBOX_NET_TCP, how, name, c->o.addr, port, rule,
+	     "", out, in);
 	return;
 deny:
-	emit(e, &c->o, false, BPFBOX_NET_TCP, how, name, c->o.addr, port, rule, why, 0, 0);
+	emit(e, &c->o, false, BPFBOX_NET_TCP, how, name, c->o.addr, port, rule,
+	     why, 0, 0);
 	if (http)
 		send_403(c->fd, name[0] ? name : "this host", port, why);
 	else
@@ -889,7 +938,8 @@ static ssize_t read_head(struct egress *e, int fd, char *buf, size_t size)
 	size_t len = 0;
 
 	while (len + 1 < size) {
-		ssize_t n = peek(e, fd, (uint8_t *)buf + len, size - 1 - len, UPSTREAM_MS);
+		ssize_t n = peek(e, fd, (uint8_t *)buf + len, size - 1 - len,
+				 UPSTREAM_MS);
 		char *end;
 
 		if (n <= 0)
@@ -900,7 +950,8 @@ static ssize_t read_head(struct egress *e, int fd, char *buf, size_t size)
 			/* Consume exactly the head; the body stays in the socket. */
 			size_t want = end + 4 - buf;
 
-			if (recv(fd, buf + len, want - len, 0) != (ssize_t)(want - len))
+			if (recv(fd, buf + len, want - len, 0) !=
+			    (ssize_t)(want - len))
 				return -1;
 			buf[want] = '\0';
 			return want;
@@ -916,7 +967,8 @@ static ssize_t read_head(struct egress *e, int fd, char *buf, size_t size)
 static void serve_explicit(struct conn *c)
 {
 	struct egress *e = c->e;
-	char head[8192], name[BPFBOX_NET_NAME_LEN] = "", rule[BPFBOX_NET_RULE_LEN] = "";
+	char head[8192], name[BPFBOX_NET_NAME_LEN] = "",
+			 rule[BPFBOX_NET_RULE_LEN] = "";
 	char why[BPFBOX_NET_RULE_LEN], method[16], target[2048], version[16];
 	uint8_t addrs[16][16], *addr = NULL;
 	uint64_t out = 0, in = 0;
@@ -926,7 +978,8 @@ static void serve_explicit(struct conn *c)
 	char *h, *colon, *path = NULL;
 	size_t n = 0;
 
-	if (len < 0 || sscanf(head, "%15s %2047s %15s", method, target, version) != 3) {
+	if (len < 0 ||
+	    sscanf(head, "%15s %2047s %15s", method, target, version) != 3) {
 		reset(c->fd);
 		return;
 	}
@@ -940,7 +993,8 @@ static void serve_explicit(struct conn *c)
 	} else {
 		snprintf(why, sizeof(why), "not a proxy request");
 		send_403(c->fd, "this host", 0, why);
-		emit(e, &c->o, false, BPFBOX_NET_CONNECT, HOW_CONNECT, "", NULL, 0, "", why, 0, 0);
+		emit(e, &c->o, false, BPFBOX_NET_CONNECT, HOW_CONNECT, "", NULL,
+		     0, "", why, 0, 0);
 		return;
 	}
 	if (path)
@@ -959,7 +1013,8 @@ static void serve_explicit(struct conn *c)
 		goto deny;
 	}
 	if (!judge(e, name, NULL, port, false, rule)) {
-		snprintf(why, sizeof(why), "%s", rule[0] ? "net_deny" : "no net_allow rule");
+		snprintf(why, sizeof(why), "%s",
+			 rule[0] ? "net_deny" : "no net_allow rule");
 		goto deny;
 	}
 	if (resolve(e, name, addrs, 16, &n) < 0) {
@@ -968,7 +1023,10 @@ static void serve_explicit(struct conn *c)
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (forbidden(e, addrs[i])) {
-			snprintf(why, sizeof(why), "rebinding: %s resolves to an address not reachable by name", name);
+			snprintf(why, sizeof(why),
+				 "rebinding: %s resolves to an address not "
+				 "reachable by name",
+				 name);
 			addr = addrs[i];
 			goto deny;
 		}
@@ -980,28 +1038,32 @@ static void serve_explicit(struct conn *c)
 		goto deny;
 	}
 	if (tunnel) {
-		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+		static const char ok[] =
+			"HTTP/1.1 200 Connection established\r\n\r\n";
 
 		(void)!write(c->fd, ok, sizeof(ok) - 1);
 	} else {
 		/* The request again in origin form: METHOD /path VERSION, then the rest. */
 		char *rest = strstr(head, "\r\n");
 		char line[2100];
-		int ll = snprintf(line, sizeof(line), "%s %s%s %s", method, path ? "/" : "/",
-				  path ? path + 1 : "", version);
+		int ll = snprintf(line, sizeof(line), "%s %s%s %s", method,
+				  path ? "/" : "/", path ? path + 1 : "",
+				  version);
 
 		if (write(c->up, line, ll) != ll ||
-		    (rest && write(c->up, rest, strlen(rest)) != (ssize_t)strlen(rest))) {
+		    (rest && write(c->up, rest, strlen(rest)) !=
+				     (ssize_t)strlen(rest))) {
 			reset(c->fd);
 			return;
 		}
 	}
 	splice_both(e, c->fd, c->up, &out, &in);
-	emit(e, &c->o, true, BPFBOX_NET_CONNECT, HOW_CONNECT, name, addr, port, rule, "", out,
-	     in);
+	emit(e, &c->o, true, BPFBOX_NET_CONNECT, HOW_CONNECT, name, addr, port,
+	     rule, "", out, in);
 	return;
 deny:
-	emit(e, &c->o, false, BPFBOX_NET_CONNECT, HOW_CONNECT, name, addr, port, rule, why, 0, 0);
+	emit(e, &c->o, false, BPFBOX_NET_CONNECT, HOW_CONNECT, name, addr, port,
+	     rule, why, 0, 0);
 	send_403(c->fd, name[0] ? name : "this host", port, why);
 }
 
@@ -1045,7 +1107,7 @@ static void accept_one(struct egress *e)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
-	struct bpfbox_orig_key key = { .proxy_port = e->tcp_port };
+	struct bpfbox_orig_key key = {.proxy_port = e->tcp_port};
 	struct conn *c;
 	int fd = accept4(e->tcp_fd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
 
@@ -1081,8 +1143,8 @@ static void receive_query(struct egress *e)
 		return;
 	q->e = e;
 	q->fromlen = sizeof(q->from);
-	n = recvfrom(e->udp_fd, q->buf, sizeof(q->buf), MSG_DONTWAIT, (struct sockaddr *)&q->from,
-		     &q->fromlen);
+	n = recvfrom(e->udp_fd, q->buf, sizeof(q->buf), MSG_DONTWAIT,
+		     (struct sockaddr *)&q->from, &q->fromlen);
 	if (n < 12) {
 		free(q);
 		return;
@@ -1095,9 +1157,9 @@ static void receive_query(struct egress *e)
 static void *main_thread(void *arg)
 {
 	struct egress *e = arg;
-	struct pollfd p[3] = { { .fd = e->tcp_fd, .events = POLLIN },
-			       { .fd = e->udp_fd, .events = POLLIN },
-			       { .fd = e->stop_pipe[0], .events = POLLIN } };
+	struct pollfd p[3] = {{.fd = e->tcp_fd, .events = POLLIN},
+			      {.fd = e->udp_fd, .events = POLLIN},
+			      {.fd = e->stop_pipe[0], .events = POLLIN}};
 
 	for (;;) {
 		if (poll(p, 3, -1) < 0) {
@@ -1116,7 +1178,8 @@ static void *main_thread(void *arg)
 }
 
 /* The upstream resolver: ADDR[:PORT], or the first nameserver of resolv.conf. */
-static int upstream_parse(struct egress *e, const char *spec, char *err, size_t size)
+static int upstream_parse(struct egress *e, const char *spec, char *err,
+			  size_t size)
 {
 	char host[INET6_ADDRSTRLEN + 8] = "", line[256];
 	unsigned long port = 53;
@@ -1127,7 +1190,8 @@ static int upstream_parse(struct egress *e, const char *spec, char *err, size_t 
 		const char *colon = strrchr(spec, ':');
 
 		if (colon && strchr(spec, '.')) {
-			snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
+			snprintf(host, sizeof(host), "%.*s",
+				 (int)(colon - spec), spec);
 			port = strtoul(colon + 1, NULL, 10);
 		} else {
 			snprintf(host, sizeof(host), "%s", spec);
@@ -1142,26 +1206,30 @@ static int upstream_parse(struct egress *e, const char *spec, char *err, size_t 
 			snprintf(host, sizeof(host), "127.0.0.1");
 	}
 	memset(&e->upstream, 0, sizeof(e->upstream));
-	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1 && port && port <= 65535) {
+	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1 && port &&
+	    port <= 65535) {
 		s4->sin_family = AF_INET;
 		s4->sin_port = htons(port);
 		e->upstream_len = sizeof(*s4);
 		return 0;
 	}
-	if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1 && port && port <= 65535) {
+	if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1 && port &&
+	    port <= 65535) {
 		s6->sin6_family = AF_INET6;
 		s6->sin6_port = htons(port);
 		e->upstream_len = sizeof(*s6);
 		return 0;
 	}
-	snprintf(err, size, "invalid net_resolver '%s'; use ADDR[:PORT], e.g. 10.0.0.2:53",
+	snprintf(err, size,
+		 "invalid net_resolver '%s'; use ADDR[:PORT], e.g. 10.0.0.2:53",
 		 spec ? spec : host);
 	return -EINVAL;
 }
 
 static int bind_local(int type, uint16_t *port)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t len = sizeof(a);
 	int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
 
@@ -1225,7 +1293,8 @@ int egress_rule_remove(struct egress *e, const char *rule, bool deny)
 	return r;
 }
 
-int egress_start(struct egress **out, const struct egress_opts *o, char *err, size_t size)
+int egress_start(struct egress **out, const struct egress_opts *o, char *err,
+		 size_t size)
 {
 	struct egress *e = calloc(1, sizeof(*e));
 	sigset_t pipe_set, old_set;
@@ -1241,14 +1310,16 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 	for (size_t i = 0; o->allow && i < o->allow->n; i++) {
 		r = add_rule(e, o->allow->v[i], false);
 		if (r < 0) {
-			snprintf(err, size, "invalid net_allow rule '%s'", o->allow->v[i]);
+			snprintf(err, size, "invalid net_allow rule '%s'",
+				 o->allow->v[i]);
 			goto fail;
 		}
 	}
 	for (size_t i = 0; o->deny && i < o->deny->n; i++) {
 		r = add_rule(e, o->deny->v[i], true);
 		if (r < 0) {
-			snprintf(err, size, "invalid net_deny rule '%s'", o->deny->v[i]);
+			snprintf(err, size, "invalid net_deny rule '%s'",
+				 o->deny->v[i]);
 			goto fail;
 		}
 	}
@@ -1258,9 +1329,14 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 	own_addresses(e);
 	e->tcp_fd = bind_local(SOCK_STREAM, &e->tcp_port);
 	e->udp_fd = bind_local(SOCK_DGRAM, &e->udp_port);
-	if (e->tcp_fd < 0 || e->udp_fd < 0 || pipe2(e->stop_pipe, O_CLOEXEC) < 0) {
-		r = e->tcp_fd < 0 ? e->tcp_fd : e->udp_fd < 0 ? e->udp_fd : -errno;
-		snprintf(err, size, "cannot open the egress proxy on 127.0.0.1: %s", strerror(-r));
+	if (e->tcp_fd < 0 || e->udp_fd < 0 ||
+	    pipe2(e->stop_pipe, O_CLOEXEC) < 0) {
+		r = e->tcp_fd < 0   ? e->tcp_fd
+		    : e->udp_fd < 0 ? e->udp_fd
+				    : -errno;
+		snprintf(err, size,
+			 "cannot open the egress proxy on 127.0.0.1: %s",
+			 strerror(-r));
 		goto fail;
 	}
 	/*
@@ -1274,7 +1350,8 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 	r = -pthread_create(&e->main, NULL, main_thread, e);
 	pthread_sigmask(SIG_SETMASK, &old_set, NULL);
 	if (r < 0) {
-		snprintf(err, size, "cannot start the egress proxy: %s", strerror(-r));
+		snprintf(err, size, "cannot start the egress proxy: %s",
+			 strerror(-r));
 		goto fail;
 	}
 	*out = e;
