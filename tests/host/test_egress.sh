@@ -193,6 +193,13 @@ if sys.argv[1] != "noresolve":
     socket.getaddrinfo("allowed.test", 7000, socket.AF_INET)
 if sys.argv[1] == "resolve6":
     talk6("::ffff:$SRV", int(sys.argv[2]))
+elif sys.argv[1] == "udp":
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        u.sendto(b"x", ("$SRV", int(sys.argv[2])))
+        print("udp sent")
+    except OSError as e:
+        print("udp error", e.errno)
 else:
     talk("$SRV", int(sys.argv[2]))
 EOF
@@ -211,6 +218,9 @@ check "$H" "any(e['type'] == 'net.allow' and e['name_from'] == 'address' and e['
 box "$TMPD/h6.jsonl" --net-allow allowed.test -- "$PY" raw.py resolve6 7000 >"$TMPD/out" 2>"$TMPD/err"
 expect_grep '^got6 raw hello$' "$TMPD/out" "egress: an IPv6 socket to the mapped address goes through the proxy"
 expect_grep "^peer6 ::ffff:$SRV 7000\$" "$TMPD/out" "egress: getpeername6 shows the original destination"
+# UDP other than DNS (QUIC) to an allowed name's address stays denied.
+box "$TMPD/u.jsonl" --net-allow allowed.test -- "$PY" raw.py udp 443 >"$TMPD/out" 2>"$TMPD/err"
+expect_grep '^udp error 1$' "$TMPD/out" "egress: UDP to an allowed name's address (QUIC) is refused (EPERM)"
 I="$TMPD/i.jsonl"
 box "$I" --net-allow allowed.test:443 -- "$PY" raw.py resolve 7000 >"$TMPD/out" 2>"$TMPD/err"
 if grep -q '^got raw hello' "$TMPD/out"; then
