@@ -1171,6 +1171,13 @@ static void op_net(struct daemon *d, struct conn *c, struct json_object *req)
 		return;
 	}
 	deny = streq(action, "deny");
+	/* Widening is the operator's: the owner is held to its ceiling (register). */
+	if (!deny && c->peer.uid != 0) {
+		reply_error(d, c, EPERM, "net: only root may %s a rule of a running session; "
+					 "deny is open to its owner",
+			    action);
+		return;
+	}
 	if (proto_get_str(req, "rule", &rule)) {
 		bad_member(d, c, "net", "rule", "HOST[:PORT[-PORT]]");
 		return;
