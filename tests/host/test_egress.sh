@@ -270,7 +270,7 @@ expect_grep "invalid network rule 'bad..name:443'" "$TMPD/err" "egress: the erro
 # 10. Daemon mode: the daemon runs the proxy; an operator approves a domain
 # of a running session (op net, `bpfbox net`).
 K="$TMPD/k.jsonl"
-if start_daemon "$K"; then
+if start_daemon "$K" --group nogroup; then
 	rm -f "$WS/sid" "$WS/go"
 	cat >"$WS/approve.sh" <<'EOF'
 echo "$BPFBOX_SESSION_ID" > sid
@@ -298,6 +298,25 @@ EOF
 		"egress: the daemon's stream has the denial, then the allow by the added rule"
 	expect_rc 1 "egress: bpfbox net refuses an unknown session" \
 		"$BPFBOX" net 0123456789abcdef0123456789abcdef allow x.test --socket "$SOCK"
+	# A session's owner (not root) may deny a destination, not widen.
+	WSN="$TMPD/ws-nobody"
+	mkdir -p "$WSN"
+	chown 65534:65534 "$WSN"
+	setpriv --reuid 65534 --regid 65534 --clear-groups "$BPFBOX" run -q --daemon-socket "$SOCK" \
+		-w "$WSN" --net-resolver $SRV --net-allow allowed.test:443 -- sh -c \
+		'echo $BPFBOX_SESSION_ID > sid; i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done' \
+		>"$TMPD/nobody.out" 2>&1 &
+	RUNPID=$!
+	i=0
+	while [ ! -s "$WSN/sid" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	NSID=$(cat "$WSN/sid" 2>/dev/null)
+	expect_rc 0 "egress: the owner may add a net_deny rule to its running session" \
+		setpriv --reuid 65534 --regid 65534 --clear-groups "$BPFBOX" net "$NSID" deny other.test --socket "$SOCK"
+	expect_rc 1 "egress: the owner may not widen its running session's egress" \
+		setpriv --reuid 65534 --regid 65534 --clear-groups "$BPFBOX" net "$NSID" allow other.test --socket "$SOCK"
+	expect_grep 'only root may allow' "$TMPD/err" "egress: the refusal says who may"
+	touch "$WSN/go"
+	wait $RUNPID
 else
 	fail "egress: the daemon did not get ready: $(cat "$DERR")"
 fi
