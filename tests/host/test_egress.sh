@@ -249,6 +249,23 @@ expect_rc 0 "egress: a tool dropping proxied connections mid-transfer does not e
 	box "$L" --net-allow allowed.test:80 -- "$PY" drop.py
 expect_grep '^hello from allowed.test$' "$TMPD/out" "egress: the proxy serves the next connection after dropped ones"
 
+# A request head split over two segments is read whole: judged by its Host.
+cat >"$WS/split.py" <<EOF
+import socket, time
+socket.getaddrinfo("allowed.test", 80, socket.AF_INET)
+s = socket.create_connection(("$SRV", 80), timeout=10)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+s.sendall(b"GET / HTTP/1.1\\r\\nHo")
+time.sleep(0.2)
+s.sendall(b"st: allowed.test\\r\\nConnection: close\\r\\n\\r\\n")
+print(s.makefile().read().splitlines()[-1])
+EOF
+SP="$TMPD/sp.jsonl"
+box "$SP" --net-allow allowed.test:80 -- "$PY" split.py >"$TMPD/out" 2>"$TMPD/err"
+expect_grep '^hello from allowed.test$' "$TMPD/out" "egress: a request head in two segments is served"
+check "$SP" "any(e['type'] == 'net.allow' and e['name_from'] == 'host' and e['name'] == 'allowed.test' for e in net)" \
+	"egress: a request head in two segments is judged by its Host, not by its address"
+
 # 8. net_deny carves an exception out of a wildcard.
 J="$TMPD/j.jsonl"
 box "$J" --net-allow '*.test:443' --net-deny other.test -- sh -c "./nocurl https://allowed.test/; ./nocurl https://other.test/" >"$TMPD/out" 2>"$TMPD/err"

@@ -849,18 +849,42 @@ static void serve_transparent(struct conn *c)
 	_cleanup_free_ uint8_t *buf = malloc(PEEK_MAX);
 	uint64_t out = 0, in = 0;
 	uint16_t port = c->o.port;
-	int how = HOW_ADDR, r = 0, waited = 0;
+	int how = HOW_ADDR, r = 0;
+	unsigned long long deadline;
 	ssize_t n = 0;
 	bool http = false;
 
 	if (!buf)
 		return;
-	/* A ClientHello may take more than one segment: peek until whole. */
-	while (waited < FIRST_DATA_MS) {
-		n = peek(e, c->fd, buf, PEEK_MAX, waited ? 50 : FIRST_DATA_MS);
-		waited += waited ? 50 : FIRST_DATA_MS;
-		if (n <= 0)
+	/*
+	 * A ClientHello or a request head may take more than one segment:
+	 * peek again, a little later, while it is incomplete and the budget
+	 * lasts. A silent tool (a server speaks first) is judged by address.
+	 */
+	deadline = now_ns() + FIRST_DATA_MS * 1000000ULL;
+	for (;;) {
+		unsigned long long t = now_ns();
+		int left = t < deadline ? (int)((deadline - t) / 1000000) + 1 : 0;
+		ssize_t got;
+
+		if (!left)
 			break;
+		if (n == 0) {
+			got = peek(e, c->fd, buf, PEEK_MAX, left);
+		} else {
+			struct pollfd sp = { .fd = e->stop_pipe[0], .events = POLLIN };
+
+			/* Data is there already (poll would return at once): wait a bit. */
+			if (poll(&sp, 1, left < 5 ? left : 5) != 0)
+				break;
+			got = recv(c->fd, buf, PEEK_MAX, MSG_PEEK | MSG_DONTWAIT);
+		}
+		if (got <= 0 || got == n) {
+			if (got <= 0 && n == 0)
+				break;
+			continue;
+		}
+		n = got;
 		r = tls_sni(buf, n, name, sizeof(name));
 		if (r > 0) {
 			how = HOW_SNI;
@@ -878,7 +902,6 @@ static void serve_transparent(struct conn *c)
 		}
 		if ((size_t)n >= PEEK_MAX)
 			break;
-		waited = waited ? waited : 1;
 	}
 	if (how != HOW_ADDR) {
 		/* The name asked for must be one the resolver gave this address for. */
