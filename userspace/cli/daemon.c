@@ -30,6 +30,10 @@ static void daemon_usage(FILE *out)
 		"  --cgroup-parent DIR   where session cgroups are made (default\n"
 		"                        $BPFBOX_CGROUP_PARENT or <cgroup2>/bpfbox)\n"
 		"  --audit-ring BYTES    ring buffer size when it is first created\n"
+		"  --max-conns-per-uid N connections one uid (not root) may hold (default 256);\n"
+		"                        past it, and past 960 in all, a client is told busy\n"
+		"  --max-sessions-per-uid N\n"
+		"                        sessions one uid (not root) may run (default 256)\n"
 		"  --cleanup             kill the pinned sessions, remove pins, links and\n"
 		"                        session cgroups, then exit (no daemon may run)\n"
 		"Runs in the foreground until SIGTERM or SIGINT; the pins stay so that\n"
@@ -41,7 +45,7 @@ static void daemon_usage(FILE *out)
 
 enum {
 	OPT_SOCKET = 256, OPT_GROUP, OPT_AUDIT, OPT_PIN_DIR, OPT_PARENT, OPT_RING, OPT_CLEANUP,
-	OPT_SINK, OPT_CONFIG,
+	OPT_SINK, OPT_CONFIG, OPT_MAX_CONNS, OPT_MAX_SESSIONS,
 };
 
 static const struct option daemon_opts_long[] = {
@@ -54,6 +58,8 @@ static const struct option daemon_opts_long[] = {
 	{ "cleanup", no_argument, NULL, OPT_CLEANUP },
 	{ "sink", required_argument, NULL, OPT_SINK },
 	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "max-conns-per-uid", required_argument, NULL, OPT_MAX_CONNS },
+	{ "max-sessions-per-uid", required_argument, NULL, OPT_MAX_SESSIONS },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -125,6 +131,20 @@ int cmd_daemon(int argc, char **argv)
 			break;
 		case OPT_CLEANUP:
 			cleanup = true;
+			break;
+		case OPT_MAX_CONNS:
+		case OPT_MAX_SESSIONS:
+			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 4096) {
+				fprintf(stderr, "bpfbox daemon: --%s %s: give a number from 1 to "
+						"4096\n", c == OPT_MAX_CONNS ? "max-conns-per-uid"
+									: "max-sessions-per-uid",
+					optarg);
+				goto out;
+			}
+			if (c == OPT_MAX_CONNS)
+				o.max_conns_per_uid = v;
+			else
+				o.max_sessions_per_uid = v;
 			break;
 		case OPT_SINK:
 			if (add_sink(&sinks, &nsinks, optarg) < 0)

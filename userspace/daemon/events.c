@@ -233,6 +233,8 @@ void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *
 	jsonw_array_end(w);
 	copy_strings(w, "command", proto_get_array(req, "command", &v) ? NULL : v);
 	jsonw_array_end(w);
+	if (json_object_object_get_ex(req, "command_truncated", NULL))
+		jsonw_bool(w, "command_truncated", true);
 	if (proto_get_object(req, "policy", &v) == 0)
 		jsonw_raw(w, "policy", json_object_to_json_string_ext(
 					       v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));

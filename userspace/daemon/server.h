@@ -22,6 +22,8 @@ struct daemon_opts {
 	uint32_t ring_bytes;	   /* used when the ring is created, not re-adopted */
 	const struct sink_config *sinks; /* --sink and --config (docs/sinks.md) */
 	size_t nsinks;
+	unsigned int max_conns_per_uid;	   /* 0: DAEMON_CONNS_PER_UID; root exempt */
+	unsigned int max_sessions_per_uid; /* 0: DAEMON_SESSIONS_PER_UID; root exempt */
 };
 
 /* Serves until SIGTERM or SIGINT (pins stay). 0, or -errno already printed. */

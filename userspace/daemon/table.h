@@ -47,6 +47,7 @@ struct dsession {
 	enum dsession_state state;
 	char *start_line;	/* session.start, replayed to its subscribers */
 	char *command;		/* a JSON array, or NULL */
+	bool command_truncated;	/* cut at DAEMON_COMMAND_MAX */
 	struct dsession_end end;
 	bool has_lim;		/* lim was planned and applied at register */
 	struct session_limits lim; /* memory, pids, cpu; the v1 cgroups to remove */
