@@ -933,8 +933,9 @@ static void op_pause(struct daemon *d, struct conn *c, struct json_object *req)
 		return;
 	r = proto_get_str(req, "reason", &reason);
 	if (r == -EINVAL || (!r && !streq(reason, "manual") && !streq(reason, "oom") &&
-			     !streq(reason, "disk"))) {
-		bad_member(d, c, "pause", "reason", "\"manual\", \"oom\" or \"disk\"");
+			     !streq(reason, "disk") && !streq(reason, "disk_unwatched"))) {
+		bad_member(d, c, "pause", "reason",
+			   "\"manual\", \"oom\", \"disk\" or \"disk_unwatched\"");
 		return;
 	}
 	if (!r)
