@@ -41,8 +41,8 @@ wait_for() {
 }
 
 if start_daemon "$TMPD/audit.jsonl" --group nogroup --max-conns-per-uid 4 \
-	--max-sessions-per-uid 3; then
-	ok "the daemon starts with --max-conns-per-uid 4 --max-sessions-per-uid 3"
+	--max-sessions-per-uid 3 --audit-rate 200/400; then
+	ok "the daemon starts with --max-conns-per-uid 4 --max-sessions-per-uid 3 --audit-rate 200/400"
 else
 	fail "the daemon did not get ready: $(cat "$DERR")"
 	finish
@@ -253,5 +253,53 @@ expect_grep "no daemon answers on \\\$BPFBOX_SOCKET $TMPD/none.sock.*--no-daemon
 [ ! -e "$WS/ran" ] && ok "nothing ran without the named daemon" || fail "it ran embedded"
 expect_rc 0 "--no-daemon still runs embedded with \$BPFBOX_SOCKET set" \
 	env BPFBOX_SOCKET="$TMPD/none.sock" "$BPFBOX" run -q --no-daemon -w "$WS" -- true
+
+# --- 7. audit floods: a per-session rate limit with exact counts ----------
+# 5,000 opens of distinct missing files: each a record in aggregate mode.
+rm -f "$WS/id"
+expect_rc 0 "a session opens 5,000 distinct missing files through the daemon" \
+	"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- sh -c "echo \$BPFBOX_SESSION_ID > id
+	$PY -c \"
+for i in range(5000):
+    try: open('/nonexistent-flood/%d' % i)
+    except OSError: pass\""
+SID=$(cat "$WS/id")
+"$PY" - "$TMPD/audit.jsonl" "$SID" >"$TMPD/flood.out" 2>&1 <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+mine = [e for e in ev if e.get("session") == sys.argv[2]]
+end = mine[-1]
+rec = [e for e in mine if e["type"] in ("exec", "exit", "fork", "file", "connect")]
+rl = [e for e in mine if e["type"] == "loss" and e.get("where") == "rate limit"]
+ring = [e for e in mine if e["type"] == "loss" and e.get("where") == "ring buffer full"]
+flood = sum(1 for e in rec if e["type"] == "file" and e["path"].startswith("/nonexistent-flood/"))
+supp_file = sum(e["types"].get("file", 0) for e in rl)
+print("type", end["type"], "lines", len(rl), "written", flood,
+      "exact", flood + supp_file >= 5000 and sum(e["count"] for e in rl) == end["suppressed"]
+      and end["records"] == len(rec)
+      and end["seq"] - 1 - len(ring) == len(rec) + end["suppressed"] + end["lost"],
+      "bounded", flood <= 400 + 200 * 30,
+      "detail", supp_file, end["suppressed"], end["records"], len(rec), end["seq"], len(ring), end["lost"],
+      [e["count"] for e in rl])
+PY
+expect_grep "^type session.end lines [1-9][0-9]* written [0-9]+ exact True bounded True" "$TMPD/flood.out" \
+	"the flood is cut to the rate; loss lines (rate limit) count by type exactly what was not written"
+
+# --- 8. the daemon's own log is rate limited ---------------------------------
+# A connect loop from inside a session: each connection is refused and logged.
+before=$(grep -c "refused pid" "$DERR")
+"$BPFBOX" run -q --net allow --rw "$SOCKDIR" --daemon-socket "$SOCK" -w "$WS" -- "$PY" -c "
+import socket, sys
+for i in range(3000):
+    s = socket.socket(socket.AF_UNIX)
+    try: s.connect(sys.argv[1])
+    except OSError: pass
+    s.close()" "$SOCK" >/dev/null 2>&1
+after=$(grep -c "refused pid" "$DERR")
+expect_rc 0 "a later session through the daemon" "$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- true
+n=$((after - before))
+[ "$n" -gt 0 ] && [ "$n" -lt 1500 ] && ok "3,000 refused connections logged $n lines (rate limited)" ||
+	fail "3,000 refused connections logged $n lines"
+expect_grep "lines not logged: more than 20 a second" "$DERR" "the next line says how many were not logged"
 
 finish

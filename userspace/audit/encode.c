@@ -169,3 +169,58 @@ int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void
 	jsonw_newline(w);
 	return 0;
 }
+
+void audit_flood_init(struct audit_flood *f, uint64_t rate, uint64_t burst)
+{
+	memset(f, 0, sizeof(*f));
+	ratelimit_init(&f->rl, rate, burst);
+}
+
+bool audit_flood_pass(struct audit_flood *f, const void *data, size_t size, uint64_t now)
+{
+	const struct bpfbox_event_hdr *h = data;
+
+	if (ratelimit_take(&f->rl, now))
+		return true;
+	if (size >= sizeof(*h) && h->type < AUDIT_TYPES)
+		f->suppressed[h->type]++;
+	else
+		f->suppressed[0]++;
+	f->total++;
+	f->all++;
+	return false;
+}
+
+static const char *const flood_type_names[AUDIT_TYPES] = {
+	[0] = "other",
+	[BPFBOX_EV_EXEC] = "exec",
+	[BPFBOX_EV_EXIT] = "exit",
+	[BPFBOX_EV_FORK] = "fork",
+	[BPFBOX_EV_FILE] = "file",
+	[BPFBOX_EV_CONNECT] = "connect",
+};
+
+int audit_flood_line(struct audit_flood *f, struct jsonw *w, const struct audit_clock *c,
+		     const char *session, uint64_t now, bool force)
+{
+	if (!f->total || (!force && now < f->said_ns + 1000000000ULL))
+		return 0;
+	jsonw_begin(w);
+	jsonw_u64(w, "schema_version", AUDIT_SCHEMA_VERSION);
+	jsonw_str(w, "type", "loss");
+	put_time(w, (int64_t)now + c->mono_to_real_ns);
+	jsonw_str(w, "session", session);
+	jsonw_u64(w, "count", f->total);
+	jsonw_str(w, "where", "rate limit");
+	jsonw_object_begin(w, "types");
+	for (size_t i = 0; i < AUDIT_TYPES; i++)
+		if (f->suppressed[i])
+			jsonw_u64(w, flood_type_names[i], f->suppressed[i]);
+	jsonw_end(w);
+	jsonw_end(w);
+	jsonw_newline(w);
+	memset(f->suppressed, 0, sizeof(f->suppressed));
+	f->total = 0;
+	f->said_ns = now;
+	return 1;
+}

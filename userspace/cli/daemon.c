@@ -10,6 +10,7 @@
 #include "../daemon/proto.h"
 #include "../daemon/server.h"
 #include "../lib/log.h"
+#include "../lib/ratelimit.h"
 #include "../lib/util.h"
 
 static void daemon_usage(FILE *out)
@@ -34,6 +35,8 @@ static void daemon_usage(FILE *out)
 		"                        past it, and past 960 in all, a client is told busy\n"
 		"  --max-sessions-per-uid N\n"
 		"                        sessions one uid (not root) may run (default 256)\n"
+		"  --audit-rate N[/BURST] records a second one session may write (default\n"
+		"                        5000/20000; 0: no limit); the rest are counted\n"
 		"  --cleanup             kill the pinned sessions, remove pins, links and\n"
 		"                        session cgroups, then exit (no daemon may run)\n"
 		"Runs in the foreground until SIGTERM or SIGINT; the pins stay so that\n"
@@ -45,7 +48,7 @@ static void daemon_usage(FILE *out)
 
 enum {
 	OPT_SOCKET = 256, OPT_GROUP, OPT_AUDIT, OPT_PIN_DIR, OPT_PARENT, OPT_RING, OPT_CLEANUP,
-	OPT_SINK, OPT_CONFIG, OPT_MAX_CONNS, OPT_MAX_SESSIONS,
+	OPT_SINK, OPT_CONFIG, OPT_MAX_CONNS, OPT_MAX_SESSIONS, OPT_AUDIT_RATE,
 };
 
 static const struct option daemon_opts_long[] = {
@@ -60,6 +63,7 @@ static const struct option daemon_opts_long[] = {
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "max-conns-per-uid", required_argument, NULL, OPT_MAX_CONNS },
 	{ "max-sessions-per-uid", required_argument, NULL, OPT_MAX_SESSIONS },
+	{ "audit-rate", required_argument, NULL, OPT_AUDIT_RATE },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -131,6 +135,14 @@ int cmd_daemon(int argc, char **argv)
 			break;
 		case OPT_CLEANUP:
 			cleanup = true;
+			break;
+		case OPT_AUDIT_RATE:
+			if (ratelimit_parse(optarg, &o.audit_rate, &o.audit_burst) < 0) {
+				fprintf(stderr, "bpfbox daemon: --audit-rate %s: give records a "
+						"second, N or N/BURST (0: no limit)\n", optarg);
+				goto out;
+			}
+			o.audit_rate_set = true;
 			break;
 		case OPT_MAX_CONNS:
 		case OPT_MAX_SESSIONS:

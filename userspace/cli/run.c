@@ -12,6 +12,7 @@
 #include "../agent/embedded.h"
 #include "../daemon/client.h"
 #include "../lib/log.h"
+#include "../lib/ratelimit.h"
 #include "../lib/util.h"
 
 static void run_usage(FILE *out)
@@ -44,6 +45,9 @@ static void run_usage(FILE *out)
 		"                        into one record with a count), all, off\n"
 		"  --audit-ring BYTES    ring buffer size, a power of two >= 4096\n"
 		"                        (default 4194304)\n"
+		"  --audit-rate N[/BURST] records a second the session may write with\n"
+		"                        --audit (default 5000/20000; 0: no limit); the\n"
+		"                        rest are counted in loss lines\n"
 		"  --daemon-socket PATH  use the daemon on PATH (default $BPFBOX_SOCKET or\n"
 		"                        " DAEMON_SOCKET_DEFAULT "; used when it answers)\n"
 		"  --no-daemon           embedded mode even when a daemon answers\n"
@@ -58,7 +62,7 @@ enum {
 	OPT_MEMORY, OPT_PIDS, OPT_CPU, OPT_DISK, OPT_USER, OPT_UNCONFINED,
 	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT, OPT_AUDIT_MODE, OPT_AUDIT_RING,
 	OPT_NET_ALLOW, OPT_EXEC_DENY,
-	OPT_DAEMON_SOCKET, OPT_NO_DAEMON, OPT_LIMITS_VIA,
+	OPT_DAEMON_SOCKET, OPT_NO_DAEMON, OPT_LIMITS_VIA, OPT_AUDIT_RATE,
 };
 
 static const struct option run_opts[] = {
@@ -82,6 +86,7 @@ static const struct option run_opts[] = {
 	{ "audit", required_argument, NULL, OPT_AUDIT },
 	{ "audit-mode", required_argument, NULL, OPT_AUDIT_MODE },
 	{ "audit-ring", required_argument, NULL, OPT_AUDIT_RING },
+	{ "audit-rate", required_argument, NULL, OPT_AUDIT_RATE },
 	{ "net-allow", required_argument, NULL, OPT_NET_ALLOW },
 	{ "exec-deny", required_argument, NULL, OPT_EXEC_DENY },
 	{ "daemon-socket", required_argument, NULL, OPT_DAEMON_SOCKET },
@@ -310,6 +315,14 @@ int cmd_run(int argc, char **argv)
 			aopts.ring_bytes = v;
 			break;
 		}
+		case OPT_AUDIT_RATE:
+			if (ratelimit_parse(optarg, &aopts.rate, &aopts.burst) < 0) {
+				code = bad_usage("--audit-rate %s: give records a second, N or "
+						 "N/BURST (0: no limit)", optarg);
+				goto out_flags;
+			}
+			aopts.rate_set = true;
+			break;
 		case OPT_DAEMON_SOCKET:
 			daemon_socket = optarg;
 			break;

@@ -119,6 +119,11 @@ void conn_flush(struct daemon *d, struct conn *c);
 /* server.c: 0 while the peer that connected still runs, else -ESRCH. */
 int peer_alive(const struct peer *p);
 
+/* events.c: a new session's record rate limit, as the options say. */
+void ev_flood_init(struct daemon *d, struct dsession *s);
+/* Says what a session's rate limit suppressed (force: now, else once a second). */
+void ev_flood_say(struct daemon *d, struct dsession *s, bool force);
+
 /* ops.c */
 void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len);
 /* Kills and removes the session's cgroup, emits its end, forgets it. */

@@ -468,6 +468,7 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 		r = -ENOMEM;
 		goto fail;
 	}
+	ev_flood_init(d, s);
 	snprintf(s->id, sizeof(s->id), "%s", id);
 	snprintf(s->cgroup, sizeof(s->cgroup), "%s", cg.path);
 	s->index = index;
@@ -686,6 +687,7 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason)
 	agent_session_remove(d->agent, s->cgroup_id, &seq, &lost);
 	agent_flush_session(d->agent, s->index, &seq, ev_on_record, d);
 	agent_net_clear(d->agent, s->index);
+	ev_flood_say(d, s, true);
 	ev_session_end(d, s, seq, lost);
 	/* A subscription to this session ends with it. */
 	for (struct conn *c = d->conns; c; c = c->next) {
@@ -1141,6 +1143,7 @@ void ops_tick(struct daemon *d)
 
 	for (; s; s = next) {
 		next = s->next;
+		ev_flood_say(d, s, false);
 		if (s->state == DS_ENDING)
 			ops_end_session(d, s, s->end.reason);
 		else if (!s->owner && !cgroup_populated(s->cgroup))
@@ -1209,6 +1212,7 @@ static int readopt_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	ev_flood_init(d, s);
 	if (snprintf(s->id, sizeof(s->id), "%s", name) >= (int)sizeof(s->id) ||
 	    snprintf(s->cgroup, sizeof(s->cgroup), "%s/%s", d->parent, name) >=
 		    (int)sizeof(s->cgroup)) {

@@ -31,6 +31,7 @@
 #include "../audit/sink.h"
 #include "../probe/probe.h"
 #include "../lib/log.h"
+#include "../lib/ratelimit.h"
 #include "../lib/util.h"
 
 #ifndef SO_PEERPIDFD
@@ -39,16 +40,36 @@
 
 #define REFUSED_LINGER_NS (5ULL * 1000000000ULL)
 
+#define DLOG_RATE  20  /* lines a second, after a burst of DLOG_BURST */
+#define DLOG_BURST 200
+
+/*
+ * The daemon's own log is rate limited like the audit stream: a connect
+ * loop from a session once wrote 412,000 lines. What is dropped is
+ * counted, and the next line that passes says how many.
+ */
 void dlog(const char *fmt, ...)
 {
+	static struct ratelimit rl = { .rate = DLOG_RATE, .burst = DLOG_BURST,
+				       .level = DLOG_BURST * 1000000000ULL };
+	static unsigned long long dropped;
 	char buf[1024];
 	va_list ap;
 
+	if (!ratelimit_take(&rl, now_ns())) {
+		dropped++;
+		return;
+	}
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	/* One write per line: lines of concurrent writers never mix. */
-	dprintf(STDERR_FILENO, "bpfbox daemon: %s\n", buf);
+	if (dropped)
+		dprintf(STDERR_FILENO, "bpfbox daemon: (%llu lines not logged: more than %d a "
+			"second) %s\n", dropped, DLOG_RATE, buf);
+	else
+		dprintf(STDERR_FILENO, "bpfbox daemon: %s\n", buf);
+	dropped = 0;
 }
 
 static void epoll_set(struct daemon *d, struct conn *c, bool out)

@@ -24,6 +24,8 @@ struct daemon_opts {
 	size_t nsinks;
 	unsigned int max_conns_per_uid;	   /* 0: DAEMON_CONNS_PER_UID; root exempt */
 	unsigned int max_sessions_per_uid; /* 0: DAEMON_SESSIONS_PER_UID; root exempt */
+	bool audit_rate_set;		   /* else AUDIT_RATE_DEFAULT, AUDIT_BURST_DEFAULT */
+	uint64_t audit_rate, audit_burst;  /* records a second per session; 0: unlimited */
 };
 
 /* Serves until SIGTERM or SIGINT (pins stay). 0, or -errno already printed. */
