@@ -25,6 +25,7 @@ struct audit_opts {
 	bool off;	       /* mode off: decisions only, nothing observed */
 	bool rate_set;	       /* else AUDIT_RATE_DEFAULT, AUDIT_BURST_DEFAULT */
 	uint64_t rate, burst;  /* records a second (0: no limit), burst */
+	uint32_t argv_max;     /* argv bytes kept per exec; 0: BPFBOX_ARGV_LEN */
 };
 
 struct embedded {

@@ -80,7 +80,7 @@ static void put_exec(struct jsonw *w, const struct bpfbox_exec_event *e)
 	uint32_t raw = e->argv_len < sizeof(e->argv) ? e->argv_len : sizeof(e->argv);
 	char argv[REDACT_MAX(sizeof(e->argv))];
 	size_t len = redact(e->argv, raw, argv, sizeof(argv),
-			    e->argv_truncated ? REDACT_TAIL_CUT : 0);
+			    (e->argv_truncated & BPFBOX_EXEC_TRUNCATED) ? REDACT_TAIL_CUT : 0);
 
 	jsonw_strn(w, "filename", e->filename, strnlen(e->filename, sizeof(e->filename)));
 	jsonw_array_begin(w, "argv");
@@ -91,7 +91,9 @@ static void put_exec(struct jsonw *w, const struct bpfbox_exec_event *e)
 		i += n + 1;
 	}
 	jsonw_array_end(w);
-	jsonw_bool(w, "argv_truncated", e->argv_truncated);
+	jsonw_bool(w, "argv_truncated", e->argv_truncated & BPFBOX_EXEC_TRUNCATED);
+	if (e->argv_truncated & BPFBOX_EXEC_VIA_FD)
+		jsonw_strn(w, "via_fd", e->via, strnlen(e->via, sizeof(e->via)));
 }
 
 static void put_connect(struct jsonw *w, const struct bpfbox_connect_event *e)

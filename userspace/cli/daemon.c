@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "bpfbox/events.h"
 #include "../audit/sink.h"
 #include "../daemon/proto.h"
 #include "../daemon/server.h"
@@ -35,6 +36,8 @@ static void daemon_usage(FILE *out)
 		"                        past it, and past 960 in all, a client is told busy\n"
 		"  --max-sessions-per-uid N\n"
 		"                        sessions one uid (not root) may run (default 256)\n"
+		"  --audit-argv BYTES    argv bytes kept per exec, 64 to 4096 (default 4096;\n"
+		"                        fixed once the programs are pinned)\n"
 		"  --audit-rate N[/BURST] records a second one session may write (default\n"
 		"                        5000/20000; 0: no limit); the rest are counted\n"
 		"  --cleanup             kill the pinned sessions, remove pins, links and\n"
@@ -48,7 +51,7 @@ static void daemon_usage(FILE *out)
 
 enum {
 	OPT_SOCKET = 256, OPT_GROUP, OPT_AUDIT, OPT_PIN_DIR, OPT_PARENT, OPT_RING, OPT_CLEANUP,
-	OPT_SINK, OPT_CONFIG, OPT_MAX_CONNS, OPT_MAX_SESSIONS, OPT_AUDIT_RATE,
+	OPT_SINK, OPT_CONFIG, OPT_MAX_CONNS, OPT_MAX_SESSIONS, OPT_AUDIT_RATE, OPT_AUDIT_ARGV,
 };
 
 static const struct option daemon_opts_long[] = {
@@ -64,6 +67,7 @@ static const struct option daemon_opts_long[] = {
 	{ "max-conns-per-uid", required_argument, NULL, OPT_MAX_CONNS },
 	{ "max-sessions-per-uid", required_argument, NULL, OPT_MAX_SESSIONS },
 	{ "audit-rate", required_argument, NULL, OPT_AUDIT_RATE },
+	{ "audit-argv", required_argument, NULL, OPT_AUDIT_ARGV },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -135,6 +139,14 @@ int cmd_daemon(int argc, char **argv)
 			break;
 		case OPT_CLEANUP:
 			cleanup = true;
+			break;
+		case OPT_AUDIT_ARGV:
+			if (parse_u64(optarg, &v) < 0 || v < 64 || v > BPFBOX_ARGV_LEN) {
+				fprintf(stderr, "bpfbox daemon: --audit-argv %s: give bytes from 64 "
+						"to %d\n", optarg, BPFBOX_ARGV_LEN);
+				goto out;
+			}
+			o.argv_max = v;
 			break;
 		case OPT_AUDIT_RATE:
 			if (ratelimit_parse(optarg, &o.audit_rate, &o.audit_burst) < 0) {

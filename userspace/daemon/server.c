@@ -615,6 +615,7 @@ static int open_agent(struct daemon *d)
 {
 	struct agent_opts ao = { .ring_bytes = d->o->ring_bytes ? d->o->ring_bytes : 4U << 20,
 				 .audit_opens = true, .aggregate_ns = 1000000000ULL,
+				 .argv_max = d->o->argv_max,
 				 .cgroup_parent = d->parent, .pin_dir = d->o->pin_dir,
 				 .on_record = ev_on_record, .ctx = d };
 	const struct agent_status *st;

@@ -26,6 +26,7 @@ struct daemon_opts {
 	unsigned int max_sessions_per_uid; /* 0: DAEMON_SESSIONS_PER_UID; root exempt */
 	bool audit_rate_set;		   /* else AUDIT_RATE_DEFAULT, AUDIT_BURST_DEFAULT */
 	uint64_t audit_rate, audit_burst;  /* records a second per session; 0: unlimited */
+	uint32_t argv_max;		   /* argv bytes kept per exec; 0: BPFBOX_ARGV_LEN */
 };
 
 /* Serves until SIGTERM or SIGINT (pins stay). 0, or -errno already printed. */
