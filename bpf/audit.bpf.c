@@ -204,6 +204,32 @@ int enter_openat(struct trace_event_raw_sys_enter *ctx)
 	return audit_opens ? remember(ctx->args[1], ctx->args[2], BPFBOX_EV_FILE) : 0;
 }
 
+#define PR_SET_NAME 15
+
+/*
+ * A thread renames itself (prctl PR_SET_NAME): every later record has the
+ * new comm, so the change is a record of its own, old name in its header.
+ */
+SEC("tracepoint/syscalls/sys_enter_prctl")
+int enter_prctl(struct trace_event_raw_sys_enter *ctx)
+{
+	struct bpfbox_session *s;
+	struct bpfbox_comm_event *e;
+
+	if (ctx->args[0] != PR_SET_NAME)
+		return 0;
+	s = current_session();
+	if (!s || (s->flags & BPFBOX_SF_AUDIT_OFF))
+		return 0;
+	e = event_reserve(s, sizeof(*e), BPFBOX_EV_COMM);
+	if (!e)
+		return 0;
+	__builtin_memset(e->new_comm, 0, sizeof(e->new_comm));
+	bpf_probe_read_user_str(e->new_comm, sizeof(e->new_comm), (void *)ctx->args[1]);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
 /* The legacy open(2) and creat(2) (x86_64 and other ABIs that have them). */
 SEC("tracepoint/syscalls/sys_enter_open")
 int enter_open(struct trace_event_raw_sys_enter *ctx)

@@ -24,6 +24,7 @@ enum bpfbox_event_type {
 	BPFBOX_EV_FORK = 3,
 	BPFBOX_EV_FILE = 4,
 	BPFBOX_EV_CONNECT = 5,
+	BPFBOX_EV_COMM = 6, /* prctl(PR_SET_NAME): the header has the old comm */
 };
 
 /* Who decided. */
@@ -79,6 +80,11 @@ struct bpfbox_fork_event {
 	struct bpfbox_event_hdr hdr;
 	__u32 child_pid;
 	__u32 pad;
+};
+
+struct bpfbox_comm_event {
+	struct bpfbox_event_hdr hdr; /* comm: the name before the change */
+	char new_comm[BPFBOX_COMM_LEN];
 };
 
 struct bpfbox_file_event {

@@ -24,12 +24,12 @@ python3 - "$F" >"$TMPD/check.out" 2>&1 <<'PY'
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 end = ev[-1]
-rec = [e for e in ev if e["type"] in ("exec", "exit", "fork", "file", "connect")]
+rec = [e for e in ev if e["type"] in ("exec", "exit", "fork", "file", "connect", "rename")]
 rl = [e for e in ev if e["type"] == "loss" and e.get("where") == "rate limit"]
 ring = [e for e in ev if e["type"] == "loss" and e.get("where") == "ring buffer full"]
 flood = sum(1 for e in rec if e["type"] == "file" and e["path"].startswith("/nonexistent-flood/"))
 print("end", end["type"], "limited", len(rl) > 0, "cut", flood < 20000,
-      "types", all(set(e["types"]) <= {"exec", "exit", "fork", "file", "connect", "other"} for e in rl),
+      "types", all(set(e["types"]) <= {"exec", "exit", "fork", "file", "connect", "rename", "other"} for e in rl),
       "counts", sum(e["count"] for e in rl) == end["suppressed"] == sum(sum(e["types"].values()) for e in rl),
       "gaps", end["seq"] - 1 - len(ring) == len(rec) + end["suppressed"] + end["lost"],
       "records", end["records"] == len(rec),

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Audit gaps found by an attacker's review (issue 17), embedded mode on the
 # real kernel: the legacy open(2) and creat(2) leave records, an exec
-# through a memfd or /dev/fd says what it ran, and argv keeps 4 KiB (a
+# through a memfd or /dev/fd says what it ran, a thread that renames itself
+# leaves a "rename" record with both names, and argv keeps 4 KiB (a
 # configurable bound) with the cut flagged.
 . "$(dirname "$0")/../lib.sh"
 
@@ -32,6 +33,8 @@ libc = ctypes.CDLL(None, use_errno=True)
 if '$OPEN':
     libc.syscall($OPEN or 0, b'$WS/legacy-open-missing', 0)
     libc.syscall($CREAT or 0, b'$WS/made-by-creat', 0o644)
+libc.prctl(15, b'kworker/0:1', 0, 0, 0)
+open('$WS/after-rename', 'w').close()
 fd = os.memfd_create('payload', 0)
 os.write(fd, open('/bin/true', 'rb').read())
 pid = os.fork()
@@ -47,6 +50,10 @@ if [ -n "$OPEN" ]; then
 else
 	skip "open(2) and creat(2)" "this architecture has no such syscalls; x86_64 CI covers them"
 fi
+check "$A" "any(e['type'] == 'rename' and e['comm'] == 'python3' and e['new_comm'] == 'kworker/0:1' for e in ev)" \
+	"prctl(PR_SET_NAME) leaves a rename record with the old and the new name"
+check "$A" "any(e['type'] == 'file' and e['path'].endswith('/after-rename') and e['comm'] == 'kworker/0:1' for e in ev)" \
+	"later records carry the new name (the rename record says where it came from)"
 check "$A" "any(e['type'] == 'exec' and e['filename'].startswith('/proc/self/fd/') and e.get('via_fd') == 'memfd:payload' for e in ev)" \
 	"an exec of a memfd through /proc/self/fd is marked with the memfd's name"
 check "$A" "all('via_fd' not in e for e in ev if e['type'] == 'exec' and e['filename'] == '/bin/echo')" \

@@ -269,7 +269,7 @@ import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 mine = [e for e in ev if e.get("session") == sys.argv[2]]
 end = mine[-1]
-rec = [e for e in mine if e["type"] in ("exec", "exit", "fork", "file", "connect")]
+rec = [e for e in mine if e["type"] in ("exec", "exit", "fork", "file", "connect", "rename")]
 rl = [e for e in mine if e["type"] == "loss" and e.get("where") == "rate limit"]
 ring = [e for e in mine if e["type"] == "loss" and e.get("where") == "ring buffer full"]
 flood = sum(1 for e in rec if e["type"] == "file" and e["path"].startswith("/nonexistent-flood/"))

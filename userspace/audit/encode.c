@@ -130,6 +130,7 @@ int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void
 		[BPFBOX_EV_FORK] = { "fork", sizeof(struct bpfbox_fork_event) },
 		[BPFBOX_EV_FILE] = { "file", sizeof(struct bpfbox_file_event) },
 		[BPFBOX_EV_CONNECT] = { "connect", sizeof(struct bpfbox_connect_event) },
+		[BPFBOX_EV_COMM] = { "rename", sizeof(struct bpfbox_comm_event) },
 	};
 	const struct bpfbox_event_hdr *h = data;
 
@@ -166,6 +167,12 @@ int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void
 	case BPFBOX_EV_CONNECT:
 		put_connect(w, data);
 		break;
+	case BPFBOX_EV_COMM: {
+		const struct bpfbox_comm_event *e = data;
+
+		jsonw_strn(w, "new_comm", e->new_comm, strnlen(e->new_comm, sizeof(e->new_comm)));
+		break;
+	}
 	}
 	jsonw_end(w);
 	jsonw_newline(w);
@@ -200,6 +207,7 @@ static const char *const flood_type_names[AUDIT_TYPES] = {
 	[BPFBOX_EV_FORK] = "fork",
 	[BPFBOX_EV_FILE] = "file",
 	[BPFBOX_EV_CONNECT] = "connect",
+	[BPFBOX_EV_COMM] = "rename",
 };
 
 int audit_flood_line(struct audit_flood *f, struct jsonw *w, const struct audit_clock *c,

@@ -37,6 +37,8 @@ static enum ev_kind kind_of_record(uint32_t type)
 		return EV_FORK;
 	case BPFBOX_EV_FILE:
 		return EV_FILE;
+	case BPFBOX_EV_COMM:
+		return EV_RENAME;
 	default:
 		return EV_CONNECT;
 	}

@@ -43,6 +43,7 @@ enum ev_kind {
 	EV_SESSION_PAUSED,
 	EV_SESSION_RESUMED,
 	EV_SESSION_KILLED,
+	EV_RENAME,	/* a thread renamed itself (prctl PR_SET_NAME): "rename" */
 	EV_KINDS,	/* the same order as the sinks' types: sink_type_name(kind) */
 };
 
