@@ -355,12 +355,13 @@ DPID=
 	fail "after SIGTERM: pins $(ls "$PIN" 2>&1 | wc -l), socket $(ls "$SOCK" 2>&1)"
 expect_rc 1 "bpfbox sessions without a daemon exits 1" "$BPFBOX" sessions --socket "$SOCK"
 expect_grep "no daemon answers on" "$TMPD/err" "and says so"
-# A daemon named by $BPFBOX_SOCKET is required: no silent embedded mode.
-expect_rc 125 "bpfbox run with \$BPFBOX_SOCKET and no daemon answering exits 125" \
+expect_rc 0 "bpfbox run falls back to embedded mode when no daemon answers" \
 	env BPFBOX_SOCKET="$SOCK" "$BPFBOX" run -w "$WS" -- true
-expect_grep "no daemon answers on .BPFBOX_SOCKET" "$TMPD/err" "and says so"
-expect_rc 0 "with --no-daemon it runs embedded" \
-	env BPFBOX_SOCKET="$SOCK" "$BPFBOX" run --no-daemon -w "$WS" -- true
+grep -qi daemon "$TMPD/err" && fail "the fallback is not silent: $(cat "$TMPD/err")" || ok "silently"
+# BPFBOX_REQUIRE_DAEMON=1: no run without the daemon.
+expect_rc 125 "BPFBOX_REQUIRE_DAEMON=1 and no daemon answering: exit 125" \
+	env BPFBOX_SOCKET="$SOCK" BPFBOX_REQUIRE_DAEMON=1 "$BPFBOX" run -w "$WS" -- true
+expect_grep "no daemon answers on .* BPFBOX_REQUIRE_DAEMON=1 requires one" "$TMPD/err" "and says so"
 expect_rc 0 "bpfbox daemon --cleanup" \
 	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT"
 wait $RUNPID

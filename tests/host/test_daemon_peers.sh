@@ -131,13 +131,22 @@ expect_grep '"ok":false,"error":"busy: uid 65534 has 4 connections open.*--max-c
 	"$NB/held" "the 5th connection of one uid is answered busy (EBUSY, says why)"
 expect_rc 0 "root is still served while that uid holds its connections" \
 	"$BPFBOX" sessions --socket "$SOCK"
-$NOBODY env BPFBOX_SOCKET="$SOCK" "$BPFBOX" run -q -w "$NB" -- touch "$NB/ran" \
-	>"$TMPD/out" 2>"$TMPD/err"
+# Required (BPFBOX_REQUIRE_DAEMON=1): exit 125, nothing runs.
+$NOBODY env BPFBOX_SOCKET="$SOCK" BPFBOX_REQUIRE_DAEMON=1 "$BPFBOX" run -q -w "$NB" -- \
+	touch "$NB/ran" >"$TMPD/out" 2>"$TMPD/err"
 rc=$?
-[ $rc = 125 ] && ok "bpfbox run with \$BPFBOX_SOCKET and a busy daemon exits 125" ||
+[ $rc = 125 ] && ok "bpfbox run with BPFBOX_REQUIRE_DAEMON=1 and a busy daemon exits 125" ||
 	fail "bpfbox run against a busy daemon: exit $rc, want 125: $(cat "$TMPD/err")"
 expect_grep "busy" "$TMPD/err" "and says the daemon is busy"
 [ ! -e "$NB/ran" ] && ok "and nothing ran" || fail "the command ran without the daemon"
+# Not required: embedded mode, never silently (not even with -q).
+$NOBODY env BPFBOX_SOCKET="$SOCK" "$BPFBOX" run -q -w "$NB" -- touch "$NB/ran" \
+	>"$TMPD/out" 2>"$TMPD/err"
+rc=$?
+[ $rc = 0 ] && [ -e "$NB/ran" ] && ok "not required: the command runs in embedded mode" ||
+	fail "not required: exit $rc: $(cat "$TMPD/err")"
+expect_grep "the daemon at $SOCK is busy .*busy: uid 65534 has 4 connections.*running without it" \
+	"$TMPD/err" "and a line says the daemon was busy, even with -q"
 kill "$HOLD" 2>/dev/null
 wait "$HOLD" 2>/dev/null
 HOLD=
@@ -244,15 +253,17 @@ wait_for "$TMPD/fake/got"
 kill "$FAKE" 2>/dev/null
 FAKE=
 
-# --- 6. no silent fallback when the daemon is named ---
+# --- 6. BPFBOX_REQUIRE_DAEMON=1: no run without the daemon ---
 rm -f "$WS/ran"
-expect_rc 125 "bpfbox run with \$BPFBOX_SOCKET and no daemon there exits 125" \
-	env BPFBOX_SOCKET="$TMPD/none.sock" "$BPFBOX" run -q -w "$WS" -- touch "$WS/ran"
-expect_grep "no daemon answers on \\\$BPFBOX_SOCKET $TMPD/none.sock.*--no-daemon" "$TMPD/err" \
-	"and says so, with the way out"
-[ ! -e "$WS/ran" ] && ok "nothing ran without the named daemon" || fail "it ran embedded"
-expect_rc 0 "--no-daemon still runs embedded with \$BPFBOX_SOCKET set" \
-	env BPFBOX_SOCKET="$TMPD/none.sock" "$BPFBOX" run -q --no-daemon -w "$WS" -- true
+expect_rc 125 "BPFBOX_REQUIRE_DAEMON=1 and no daemon there: exit 125" \
+	env BPFBOX_SOCKET="$TMPD/none.sock" BPFBOX_REQUIRE_DAEMON=1 "$BPFBOX" run -q -w "$WS" -- \
+	touch "$WS/ran"
+expect_grep "no daemon answers on $TMPD/none.sock and BPFBOX_REQUIRE_DAEMON=1 requires one.*--no-daemon" \
+	"$TMPD/err" "and says so, with the way out"
+[ ! -e "$WS/ran" ] && ok "nothing ran without the required daemon" || fail "it ran embedded"
+expect_rc 0 "--no-daemon still runs embedded" \
+	env BPFBOX_SOCKET="$TMPD/none.sock" BPFBOX_REQUIRE_DAEMON=1 "$BPFBOX" run -q --no-daemon \
+	-w "$WS" -- true
 
 # --- 7. audit floods: a per-session rate limit with exact counts ----------
 # 5,000 opens of distinct missing files: each a record in aggregate mode.

@@ -454,9 +454,9 @@ int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket
 {
 	struct json_object *req, *reply = NULL;
 	const char *path = daemon_socket_path(socket);
-	const char *env = getenv("BPFBOX_SOCKET");
-	/* A socket named by --daemon-socket or $BPFBOX_SOCKET is required. */
-	bool named = socket || (env && env[0]);
+	const char *req_env = getenv("BPFBOX_REQUIRE_DAEMON");
+	/* --daemon-socket, or BPFBOX_REQUIRE_DAEMON=1: no run without the daemon. */
+	bool named = socket || (req_env && streq(req_env, "1"));
 	char msg[512];
 	int rc;
 
@@ -471,9 +471,9 @@ int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket
 	if (rc < 0) {
 		/* No daemon here: embedded mode, unless one was asked for by name. */
 		if (named)
-			return log_error_errno(rc, "no daemon answers on %s %s; nothing ran (pass "
-						   "--no-daemon for embedded mode)", socket ?
-						   "--daemon-socket" : "$BPFBOX_SOCKET", path);
+			return log_error_errno(rc, "no daemon answers on %s%s; nothing ran (%s)", path,
+					       socket ? "" : " and BPFBOX_REQUIRE_DAEMON=1 requires one",
+					       "pass --no-daemon for embedded mode");
 		/* No socket at all: no daemon on this host, the laptop case. */
 		if (rc != -ENOENT)
 			log_notice("the daemon at %s does not answer (%s); running without it "
@@ -489,6 +489,13 @@ int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket
 		bool busy = r->ctl.replied && rc == -EBUSY;
 
 		daemon_client_close(&r->ctl);
+		/*
+		 * Above the operator's ceiling or the uid's session quota: nothing
+		 * runs, not even without the daemon.
+		 */
+		if (r->ctl.replied && rc == -EDQUOT)
+			return log_error_errno(rc, "the daemon at %s refused the session: %s", path,
+					       msg);
 		if (named || (r->ctl.replied && !refused && !busy))
 			return log_error_errno(rc, "the daemon at %s did not take the session: %s",
 					       path, msg);
@@ -583,4 +590,32 @@ void daemon_run_finish(struct daemon_run *r, struct session *s)
 	if (r->audit_fd >= 0)
 		close(r->audit_fd);
 	r->audit_fd = -1;
+}
+
+int daemon_no_daemon_allowed(const char *socket, char *why, size_t size)
+{
+	const char *path = daemon_socket_path(socket);
+	struct json_object *req, *reply = NULL, *v;
+	struct daemon_client c;
+	char msg[512];
+	int r;
+
+	if (daemon_client_connect(&c, path, CALL_TIMEOUT_MS) < 0)
+		return 0; /* no daemon here: nothing to bypass */
+	req = json_object_new_object();
+	json_object_object_add(req, "op", json_object_new_string("ping"));
+	r = daemon_client_call(&c, req, &reply, msg, sizeof(msg));
+	json_object_put(req);
+	daemon_client_close(&c);
+	if (r == 0 && json_object_object_get_ex(reply, "no_daemon", &v) &&
+	    !json_object_get_boolean(v)) {
+		snprintf(why, size, "the daemon on %s does not allow --no-daemon for this user "
+				    "(ceiling %s); run through it, or ask the operator", path,
+			 json_object_object_get_ex(reply, "ceiling", &v) && json_object_get_string(v)
+				 ? json_object_get_string(v) : "(none matches)");
+		json_object_put(reply);
+		return -EPERM;
+	}
+	json_object_put(reply);
+	return 0;
 }

@@ -8,6 +8,7 @@
 #ifndef BPFBOX_DAEMON_SERVER_H
 #define BPFBOX_DAEMON_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,9 @@ struct daemon_opts {
 	bool audit_rate_set;		   /* else AUDIT_RATE_DEFAULT, AUDIT_BURST_DEFAULT */
 	uint64_t audit_rate, audit_burst;  /* records a second per session; 0: unlimited */
 	uint32_t argv_max;		   /* argv bytes kept per exec; 0: BPFBOX_ARGV_LEN */
+	const char *metrics_addr;  /* --metrics HOST:PORT; NULL: none */
+	const char *config_path;   /* --config: sinks and ceilings, read again on reload */
+	bool bpf_stats;		   /* --bpf-stats: the kernel counts program run time */
 };
 
 /* Serves until SIGTERM or SIGINT (pins stay). 0, or -errno already printed. */
