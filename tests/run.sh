@@ -67,12 +67,12 @@ if want host; then
 	done
 fi
 
-# vm_boot NAME KERNEL APPEND CPUS SCRIPT...: one boot of the matrix, its
-# output in $VMDIR/NAME.log and its status in $VMDIR/NAME.rc.
+# vm_boot NAME KERNEL APPEND CPUS MODULES SCRIPT...: one boot of the matrix,
+# its output in $VMDIR/NAME.log and its status in $VMDIR/NAME.rc.
 vm_boot() {
-	local name=$1 kernel=$2 append=$3 cpus=$4 log=$VMDIR/$1.log rc
-	shift 4
-	BPFBOX_VM_SMP=$cpus tools/vmtest --build "$BUILD" --kernel "$kernel" --hostroot \
+	local name=$1 kernel=$2 append=$3 cpus=$4 modules=$5 log=$VMDIR/$1.log rc
+	shift 5
+	BPFBOX_VM_SMP=$cpus BPFBOX_VM_MODULES=$modules tools/vmtest --build "$BUILD" --kernel "$kernel" --hostroot \
 		--timeout "$VM_TIMEOUT" --append "$append" -- "$@" >"$log" 2>&1
 	rc=$?
 	# A guest kernel that locked up (TCG on a loaded host; the matrix
@@ -83,7 +83,7 @@ vm_boot() {
 	if [ "$rc" -ne 0 ] && { grep -Eq 'soft lockup - CPU|self-detected stall on CPU' "$log" ||
 		! grep -q '^vmtest: kernel .* running ' "$log"; }; then
 		mv "$log" "$log.lockup"
-		BPFBOX_VM_SMP=$cpus tools/vmtest --build "$BUILD" --kernel "$kernel" --hostroot \
+		BPFBOX_VM_SMP=$cpus BPFBOX_VM_MODULES=$modules tools/vmtest --build "$BUILD" --kernel "$kernel" --hostroot \
 			--timeout "$VM_TIMEOUT" --append "$append" -- "$@" >"$log" 2>&1
 		rc=$?
 		{
@@ -125,7 +125,7 @@ if want vm; then
 	}
 	descs=()
 	vm_start=$(date +%s)
-	while IFS='|' read -r name kernel append script cpus; do
+	while IFS='|' read -r name kernel append script cpus modules; do
 		case "$name" in '#'* | '') continue ;; esac
 		hit=0
 		read -ra cellv <<<"$cells"  # no pathname expansion of the globs
@@ -142,7 +142,7 @@ if want vm; then
 			show_done
 		done
 		# shellcheck disable=SC2086  # the script and its arguments
-		vm_boot "$name" "$kernel" "$append" "$cpus" $script &
+		vm_boot "$name" "$kernel" "$append" "$cpus" "${modules:-}" $script &
 		names+=("$name") descs+=("kernel $kernel, $append, $cpus vCPU")
 	done < tests/vm/matrix
 	while [ "$shown" -lt "${#names[@]}" ]; do

@@ -577,6 +577,84 @@ static void test_net_rules(void **state)
 		assert_int_equal(net_rule_parse(bad[i], cidr, sizeof(cidr), &lo, &hi), -EINVAL);
 }
 
+/* Name rules (egress by name): names, wildcards, ports; whole-label matching. */
+static void test_net_name_rules(void **state)
+{
+	static const struct {
+		const char *rule, *host;
+		int lo, hi;
+	} good[] = {
+		{"pypi.org", "pypi.org", 0, 65535},
+		{"PyPI.Org:443", "pypi.org", 443, 443},
+		{"*.githubusercontent.com:443", "*.githubusercontent.com", 443, 443},
+		{"example.com:8000-8100", "example.com", 8000, 8100},
+		{"localhost", "localhost", 0, 65535},
+		{"a-b_c.example.", "a-b_c.example", 0, 65535},
+		{"1a.example", "1a.example", 0, 65535},
+	};
+	static const char *const bad[] = {
+		"",	       "bad..name", ".example.com", "*.",	      "*example.com",
+		"a.*.com",     "ex ample.com", "example.com:", "example.com:70000",
+		"example.com:9-8", "10.0.0.1", "1.2.3.4:80", "::1",	      "x:1:2",
+		"exa/mple.com",
+	};
+	static const struct {
+		const char *pattern, *name;
+		bool match;
+	} m[] = {
+		{"pypi.org", "pypi.org", true},
+		{"pypi.org", "PYPI.ORG.", true},
+		{"pypi.org", "files.pypi.org", false},
+		{"pypi.org", "pypi.org.evil", false},
+		{"*.example.com", "a.example.com", true},
+		{"*.example.com", "a.b.example.com", true},
+		{"*.example.com", "example.com", false},
+		{"*.example.com", "badexample.com", false},
+		{"*.example.com", "A.EXAMPLE.COM", true},
+	};
+	char host[256];
+	uint16_t lo, hi;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(net_name_rule_parse(good[i].rule, host, sizeof(host), &lo, &hi), 0);
+		assert_string_equal(host, good[i].host);
+		assert_int_equal(lo, good[i].lo);
+		assert_int_equal(hi, good[i].hi);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (net_name_rule_parse(bad[i], host, sizeof(host), &lo, &hi) != -EINVAL)
+			fail_msg("'%s' parsed as a name rule", bad[i]);
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (net_name_match(m[i].pattern, m[i].name) != m[i].match)
+			fail_msg("%s vs %s: want %d", m[i].pattern, m[i].name, m[i].match);
+}
+
+/* A layer with name rules and net_deny loads; a bad one names its path. */
+static void test_net_layers(void **state)
+{
+	struct json_object *ok = json_tokener_parse(
+		"{\"net_resolver\": \"10.0.0.2:53\", \"extra\": {\"net_allow\": [\"pypi.org:443\", "
+		"\"*.example.com\", \"10.0.0.0/8\"], \"net_deny\": [\"bad.example.com\"]}}");
+	struct json_object *bad = json_tokener_parse("{\"extra\": {\"net_deny\": [\"a..b\"]}}");
+	struct bpfbox_policy p;
+	struct policy_error err;
+
+	(void)state;
+	policy_init(&p);
+	assert_int_equal(policy_merge_layer(&p, ok, "task", &err), 0);
+	assert_int_equal(p.net_allow.n, 3);
+	assert_int_equal(p.net_deny.n, 1);
+	assert_string_equal(p.net_deny.v[0], "bad.example.com");
+	assert_string_equal(p.net_resolver, "10.0.0.2:53");
+	assert_int_equal(policy_merge_layer(&p, bad, "task", &err), -EINVAL);
+	assert_string_equal(err.path, "extra.net_deny[0]");
+	assert_non_null(strstr(err.message, "invalid network rule 'a..b'"));
+	policy_free(&p);
+	json_object_put(ok);
+	json_object_put(bad);
+}
+
 static void test_merge_errors(void **state)
 {
 	static const struct {
@@ -639,7 +717,7 @@ static void test_merge_errors(void **state)
 		{"flags", "{\"extra\": {\"rw\": [\"\"]}}", "command line",
 		 "extra.rw[0]", "must not be empty"},
 		{"flags", "{\"extra\": {\"rx\": []}}", "command line",
-		 "extra.rx", "unknown key 'rx'; valid keys: ro, rw, deny, net_allow, exec_deny, env"},
+		 "extra.rx", "unknown key 'rx'; valid keys: ro, rw, deny, net_allow, net_deny, exec_deny, env"},
 		{"flags", "{\"extra\": []}", "command line", "extra",
 		 "must be an object"},
 		{"flags", "{\"extra\": {\"env\": {\"1A\": \"x\"}}}",
@@ -1390,6 +1468,119 @@ static void test_validate(void **state)
 	}
 }
 
+/*
+ * Writable grants and workspaces that would hand the session a kernel
+ * interface, bpfbox's state or a shared root: each is refused with one
+ * line naming the path and the rule, through the whole loader.
+ */
+static void test_writable_rules(void **state)
+{
+	static const struct {
+		const char *path; /* relative: under the scratch dir */
+		const char *rule; /* NULL: granted */
+	} cases[] = {
+		{"/sys/fs/cgroup", "a kernel interface (/sys"},
+		{"/sys/fs/bpf", "a kernel interface (/sys"},
+		{"/sys/kernel", "a kernel interface (/sys"},
+		{"/sys", "a kernel interface (/sys"},
+		{"/proc/sys", "a kernel interface (/proc"},
+		{"/proc/self", "a kernel interface (/proc"},
+		{"/proc", "a kernel interface (/proc"},
+		{"/dev", "a device node (/dev"},
+		{"/dev/pts", "a device node (/dev"},
+		{"/dev/shm", "(/dev/shm itself)"},
+		{"/dev/null", NULL},
+		{"/dev/urandom", NULL},
+		{"/tmp", "(/tmp itself)"},
+		{"/var/tmp", "(/var/tmp itself)"},
+		{"/home", "(/home itself)"},
+		{"/etc", "a system directory"},
+		{"/usr", "a system directory"},
+		{"/", "the whole file system"},
+		{"to-sys", "a kernel interface (/sys"},
+		{"to-tmp", "(/tmp itself)"},
+		{"rw", NULL},
+	};
+
+	(void)state;
+	setenv("HOME", "/nonexistent-home", 1);
+	unlink("to-sys");
+	unlink("to-tmp");
+	assert_int_equal(symlink("/sys/fs/cgroup", "to-sys"), 0);
+	assert_int_equal(symlink("/tmp", "to-tmp"), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct srcs s = {.task = "task.json"};
+		struct policy_error err = {0};
+		struct bpfbox_policy p;
+		char json[512];
+		int r;
+
+		if (access(cases[i].path, F_OK) < 0) {
+			print_message("skip - %s: absent on this host (the "
+				      "VM matrix has it)\n",
+				      cases[i].path);
+			continue;
+		}
+		snprintf(json, sizeof(json),
+			 "{\"workspace\": \"ws\", \"extra\": {\"rw\":"
+			 " [\"%s\"]}}",
+			 cases[i].path);
+		write_file("task.json", json);
+		r = load(&p, &s, &err);
+		if (!cases[i].rule) {
+			if (r != 0)
+				fail_msg("--rw %s refused: %s", cases[i].path,
+					 err.message);
+			policy_free(&p);
+			continue;
+		}
+		if (r != -EINVAL)
+			fail_msg("--rw %s: rc %d, want -EINVAL", cases[i].path,
+				 r);
+		assert_err(&err, "task.json", "extra.rw[0]", cases[i].rule);
+		assert_non_null(strstr(err.message, "it is "));
+		assert_non_null(strstr(err.message, "write access to '"));
+		assert_null(strchr(err.message, '\n'));
+		policy_free(&p);
+
+		/* The same path as a workspace, where it is one. */
+		if (cases[i].path[0] != '/' || strlen(cases[i].path) <= 5)
+			continue; /* "/sys" and the like: "a system directory" */
+		snprintf(json, sizeof(json), "{\"workspace\": \"%s\"}",
+			 cases[i].path);
+		write_file("task.json", json);
+		r = load(&p, &s, &err);
+		if (r != -EINVAL)
+			fail_msg("-w %s: rc %d, want -EINVAL", cases[i].path,
+				 r);
+		assert_err(&err, "task.json", "workspace", cases[i].rule);
+		policy_free(&p);
+	}
+	/* policy_validate on a hand-built policy says the same. */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct policy_error err = {0};
+		struct bpfbox_policy p;
+		char buf[PATH_MAX];
+		int r;
+
+		if (cases[i].path[0] != '/' || access(cases[i].path, F_OK) < 0)
+			continue;
+		policy_init(&p);
+		p.workspace = strdup(in_tmp(buf, sizeof(buf), "ws"));
+		assert_non_null(p.workspace);
+		assert_int_equal(strv_push(&p.rw_paths, cases[i].path), 0);
+		r = policy_validate(&p, &err);
+		if ((r == 0) != !cases[i].rule)
+			fail_msg("validate --rw %s: rc %d (%s)", cases[i].path,
+				 r, err.message);
+		if (r < 0) {
+			assert_string_equal(err.path, "rw[0]");
+			assert_non_null(strstr(err.message, cases[i].rule));
+		}
+		policy_free(&p);
+	}
+}
+
 #define T(f) cmocka_unit_test_teardown(f, reset_env)
 
 int main(void)
@@ -1407,6 +1598,8 @@ int main(void)
 		T(test_extra_deny_appends),
 		T(test_deny_patterns),
 		T(test_net_rules),
+		T(test_net_name_rules),
+		T(test_net_layers),
 		T(test_merge_errors),
 		T(test_merge_atomic),
 		T(test_mode_layer_same_mode),
@@ -1425,6 +1618,7 @@ int main(void)
 		T(test_load_workspace_home),
 		T(test_load_user),
 		T(test_validate),
+		T(test_writable_rules),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "bpfbox/events.h"
+#include "../audit/encode.h"
 #include "../monitor/limits.h"
 
 enum dsession_state {
@@ -33,6 +34,8 @@ struct dsession_end {
 	uint64_t output_bytes, output_dropped;
 };
 
+struct egress;
+
 struct dsession {
 	char id[33];
 	uint32_t index;		/* 1-based, the value of the sessions map */
@@ -47,6 +50,8 @@ struct dsession {
 	enum dsession_state state;
 	char *start_line;	/* session.start, replayed to its subscribers */
 	char *command;		/* a JSON array, or NULL */
+	bool command_truncated;	/* cut at DAEMON_COMMAND_MAX */
+	struct audit_flood flood; /* --audit-rate: its records' token bucket */
 	struct dsession_end end;
 	bool has_lim;		/* lim was planned and applied at register */
 	struct session_limits lim; /* memory, pids, cpu; the v1 cgroups to remove */
@@ -55,6 +60,7 @@ struct dsession {
 	char pause_reason[16];
 	char level[16];		/* level_enabled of its register, "" unknown (adopted) */
 	bool killed;		/* by the kill op */
+	struct egress *egress;	/* name rules: its proxy and resolver, NULL none */
 	struct dsession *next;
 };
 
