@@ -59,6 +59,7 @@ struct bpfbox_policy {
 	char *user;           /* run as this user (root only), NULL: same */
 	bool allow_unconfined; /* run even when neither Landlock nor seccomp holds */
 	bool private_tmp;     /* a fresh rw /tmp dir inside the session */
+	bool namespaces;      /* mount, PID, IPC (and user) namespaces (docs/SECURITY.md) */
 	struct strv origins;  /* where each layer came from, for --verbose */
 };
 

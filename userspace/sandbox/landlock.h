@@ -102,14 +102,14 @@ struct bpfbox_policy;
  * Builds the session's ruleset in the calling (parent) process so that any
  * error surfaces before a child exists: rw on the workspace (ro in
  * read-only mode) and the private tmp dir, ro on the system directories
- * minus the absolute deny paths, a few device nodes, TCP denied when the
- * network is, scopes on. Returns the ruleset fd or -errno; *bad names the
+ * minus the absolute deny paths (masked: a mount namespace covers them, no
+ * carve-out), a few device nodes, TCP denied when the network is, scopes on. Returns the ruleset fd or -errno; *bad names the
  * path that failed.
  */
 int landlock_build_ruleset(const struct bpfbox_policy *p,
 			   const struct landlock_rights *rights,
 			   const char *private_tmp, uid_t uid, gid_t gid,
-			   const char **bad);
+			   bool masked, const char **bad);
 
 /* The restrict_self flags for this ABI (audit logging of denials on). */
 uint32_t landlock_restrict_flags(const struct landlock_rights *rights);
