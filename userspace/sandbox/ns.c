@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -94,6 +95,17 @@ void ns_tmp_limits(uint64_t disk_mb, uint64_t *bytes, uint64_t *inodes)
 		*inodes = 4096;
 }
 
+/* Root in a container may lack CAP_SYS_ADMIN: then it needs a user namespace too. */
+static bool has_sys_admin(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = { { 0 } };
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return false;
+	return data[CAP_SYS_ADMIN / 32].effective & (1U << (CAP_SYS_ADMIN % 32));
+}
+
 int ns_plan(struct ns_plan *n, bool want)
 {
 	uint64_t flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
@@ -107,29 +119,35 @@ int ns_plan(struct ns_plan *n, bool want)
 		snprintf(n->why_not, sizeof(n->why_not), "turned off (--no-namespaces)");
 		return 0;
 	}
-	if (n->uid != 0) {
-		flags |= CLONE_NEWUSER;
-		n->user = true;
-	}
+	n->clone_flags = flags;
 	/*
-	 * Ask the kernel: sysctls, an AppArmor restriction, a chroot and a
-	 * container's seccomp all answer here. CLONE_VM|CLONE_VFORK: no copy
-	 * of our memory, the child exits at once.
+	 * Root may make them (a container that forbids it is caught when the
+	 * child is cloned, ns_spawn_failed). Another user needs a user
+	 * namespace: sysctls, an AppArmor restriction and a chroot all answer
+	 * this probe. CLONE_VM|CLONE_VFORK: no copy of our memory, the child
+	 * exits at once.
 	 */
+	if (n->uid == 0 && has_sys_admin())
+		return 0;
+	n->clone_flags |= CLONE_NEWUSER;
+	n->user = true;
 	pid = clone(probe_child, probe_stack + sizeof(probe_stack),
-		    (int)flags | CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
+		    CLONE_NEWUSER | CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
 	if (pid < 0) {
-		int e = errno;
-
-		snprintf(n->why_not, sizeof(n->why_not), "%s namespaces cannot be made here (%s%s)",
-			 n->user ? "user, mount, PID and IPC" : "mount, PID and IPC",
-			 n->user ? "unshare(CLONE_NEWUSER): " : "", strerror(e));
-		n->user = false;
+		ns_spawn_failed(n, errno);
 		return 0;
 	}
 	waitpid(pid, &status, __WALL);
-	n->clone_flags = flags;
 	return 0;
+}
+
+void ns_spawn_failed(struct ns_plan *n, int err)
+{
+	snprintf(n->why_not, sizeof(n->why_not), "%s namespaces cannot be made here (%s%s)",
+		 n->user ? "user, mount, PID and IPC" : "mount, PID and IPC",
+		 n->user ? "unshare(CLONE_NEWUSER): " : "", strerror(err));
+	n->clone_flags = 0;
+	n->user = false;
 }
 
 /* ---- child ---- */
@@ -218,6 +236,7 @@ struct view {
 	size_t n;
 	const char *covered[ARRAY_SIZE(hidden_dirs) + 3];
 	size_t ncovered;
+	bool tmpfs[ARRAY_SIZE(hidden_dirs)]; /* hidden by a tmpfs holding grants */
 	char resolv[PATH_MAX];
 };
 
@@ -333,7 +352,7 @@ static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
 	/* The mask sources: empty, mode 0 (EACCES even to a root without capabilities). */
 	*step = "make /dev's masks";
 	if (mkdir("/dev/pts", 0755) < 0 || mkdir("/dev/shm", 0755) < 0 ||
-	    mkdir("/dev/.bpfbox-mask-d", 0) < 0 ||
+	    mkdir("/dev/.bpfbox-mask-d", 0) < 0 || mkdir("/dev/.bpfbox-empty", 0755) < 0 ||
 	    (fd = open("/dev/.bpfbox-mask-f", O_WRONLY | O_CREAT | O_CLOEXEC, 0)) < 0 || close(fd) < 0) {
 		r = -errno;
 		goto out;
@@ -362,6 +381,27 @@ out:
 	return r;
 }
 
+/* Whether a grant must be put back below dir (then dir gets a tmpfs of its own). */
+static bool grants_below(const struct view *v, const char *dir)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->g[i].fd >= 0 && is_under(v->g[i].path, dir))
+			return true;
+	return false;
+}
+
+/*
+ * A hidden dir: an empty read-only dir bound over it (no new superblock),
+ * or a tmpfs to put grants into, made read-only after (hide_done).
+ */
+static int hide(const struct view *v, const char *dir)
+{
+	if (grants_below(v, dir))
+		return mount_tmpfs(dir, MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				   "mode=0755,size=64k,nr_inodes=256");
+	return mount("/dev/.bpfbox-empty", dir, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
+}
+
 /* Absolute deny paths: an empty mode-0 file or directory bound over each. */
 static int mask_deny_paths(const struct bpfbox_policy *p, const char **step)
 {
@@ -376,9 +416,7 @@ static int mask_deny_paths(const struct bpfbox_policy *p, const char **step)
 		if (mount(S_ISDIR(st.st_mode) ? "/dev/.bpfbox-mask-d" : "/dev/.bpfbox-mask-f", path,
 			  NULL, MS_BIND, NULL) < 0)
 			return -errno;
-		/* The bind keeps /dev's read-only flag; said again for old kernels. */
-		if (remount_ro(path) < 0)
-			return -errno;
+		/* A bind keeps its source's read-only flag: /dev is read-only by now. */
 	}
 	return 0;
 }
@@ -490,8 +528,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 		if (!covered(v, hidden_dirs[i]))
 			continue;
 		*step = hidden_dirs[i];
-		if ((r = mount_tmpfs(hidden_dirs[i], MS_NOSUID | MS_NODEV | MS_NOEXEC,
-				     "mode=0755,size=64k,nr_inodes=256")) < 0)
+		if ((r = hide(v, hidden_dirs[i])) < 0)
 			goto out;
 	}
 	if (tmp) {
@@ -510,10 +547,12 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 		r = -errno;
 		goto out;
 	}
+	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++)
+		v->tmpfs[i] = covered(v, hidden_dirs[i]) && grants_below(v, hidden_dirs[i]);
 	if ((r = attach_grants(v, step)) < 0)
 		goto out;
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++) {
-		if (!covered(v, hidden_dirs[i]))
+		if (!v->tmpfs[i])
 			continue;
 		*step = hidden_dirs[i];
 		if ((r = remount_ro(hidden_dirs[i])) < 0)
@@ -533,26 +572,30 @@ out:
 	return r;
 }
 
-int ns_become_init(void)
+int ns_run_as_init(void (*exec_fn)(void *), void *arg)
 {
-	pid_t cmd = fork(), pid;
 	int status = 0;
+	pid_t pid;
 
-	if (cmd < 0)
+	/* The parent waits until the command has exec'd (or _exit'ed): no copy of memory. */
+	pid = vfork();
+	if (pid < 0)
 		return -errno;
-	if (cmd == 0)
-		return 0;
+	if (pid == 0) {
+		exec_fn(arg);
+		_exit(EXIT_FAILURE);
+	}
 	/* Hold nothing of the session's: its output pipes end with the command. */
 	syscall(SYS_close_range, 0U, ~0U, 0U);
 	for (;;) {
 		int st;
+		pid_t w = waitpid(-1, &st, 0);
 
-		pid = waitpid(-1, &st, 0);
-		if (pid == cmd) {
+		if (w == pid) {
 			status = st;
 			break;
 		}
-		if (pid < 0 && errno != EINTR)
+		if (w < 0 && errno != EINTR)
 			_exit(EXIT_FAILURE);
 	}
 	/* A PID namespace's init cannot die of its own signal: 128+N says the same. */

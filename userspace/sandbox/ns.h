@@ -34,6 +34,9 @@ struct ns_plan {
  */
 int ns_plan(struct ns_plan *n, bool want);
 
+/* The clone with n's flags failed with err: no namespaces, why_not says why. */
+void ns_spawn_failed(struct ns_plan *n, int err);
+
 /* The private /tmp's tmpfs limits for a session's disk limit in MB. */
 void ns_tmp_limits(uint64_t disk_mb, uint64_t *bytes, uint64_t *inodes);
 
@@ -48,13 +51,12 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p,
 		   const char **step);
 
 /*
- * Runs in the child after every restriction, instead of exec: forks the
- * command (which returns 0 here and goes on to exec), and in the parent
- * stays as the PID namespace's init: reaps everything, and exits with the
- * command's status (128+N for signal N) when the command ends; the kernel
- * then kills whatever is left in the namespace. Returns -errno if the fork
- * failed.
+ * Runs in the child after every restriction, instead of exec: vforks
+ * exec_fn(arg) (which must exec or _exit), and stays as the PID
+ * namespace's init: reaps everything, and exits with the command's status
+ * (128+N for signal N) when the command ends; the kernel then kills
+ * whatever is left in the namespace. Returns -errno if the fork failed.
  */
-int ns_become_init(void);
+int ns_run_as_init(void (*exec_fn)(void *), void *arg);
 
 #endif

@@ -262,6 +262,16 @@ static int drop_capabilities(void)
 	return syscall(SYS_capset, &hdr, data);
 }
 
+/* The last step: exec, or report why not. Never returns. */
+static void exec_command(void *arg)
+{
+	const struct child_plan *c = arg;
+
+	environ = c->envp;
+	execvp(c->argv[0], c->argv);
+	child_fail(c, STEP_EXEC);
+}
+
 /* Runs in the child: restrict, then exec. Never returns. */
 static void child_exec(const struct child_plan *c, pid_t parent)
 {
@@ -324,12 +334,11 @@ static void child_exec(const struct child_plan *c, pid_t parent)
 	/* Every inherited descriptor above stderr closes at exec. */
 	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		child_fail(c, STEP_SESSION);
-	/* pid 1 of the session's PID namespace stays its init; the command is forked. */
-	if (c->ns && (c->ns->clone_flags & CLONE_NEWPID) && ns_become_init() < 0)
+	/* pid 1 of the session's PID namespace stays its init; the command is vforked. */
+	if (c->ns && (c->ns->clone_flags & CLONE_NEWPID) &&
+	    ns_run_as_init(exec_command, (void *)c) < 0)
 		child_fail(c, STEP_NAMESPACES);
-	environ = c->envp;
-	execvp(c->argv[0], c->argv);
-	child_fail(c, STEP_EXEC);
+	exec_command((void *)c);
 }
 
 static int env_push(struct strv *env, const char *name, const char *value)
@@ -953,6 +962,15 @@ int session_run(struct session *s, char *const argv[])
 	if (s->layers.ns.clone_flags)
 		c.ns = &s->layers.ns;
 	child = spawn(&s->lim, s->layers.ns.clone_flags, &placed);
+	if (child < 0 && s->layers.ns.clone_flags) {
+		/*
+		 * The plan said they could be made (the ruleset relies on the masks):
+		 * fail closed rather than run without them.
+		 */
+		r = log_error_errno(errno, "cannot create the session's namespaces; nothing ran "
+				    "(--no-namespaces runs without them, docs/SECURITY.md)");
+		goto out_mask;
+	}
 	if (child < 0) {
 		r = log_error_errno(errno, "cannot fork");
 		goto out_mask;
