@@ -774,7 +774,37 @@ else
 		[ "$int80_ctl" = 1 ] || [ "$rc" = 1 ] || [ "$rc" = 159 ] || rc="$rc (no i386 emulation?)"
 		verdict "unprivileged: i386 syscall through int \$0x80 is killed (SIGSYS)" 159
 	fi
+	# No user namespaces for this caller: inside a chroot (a private mount
+	# namespace of this test, the host's / bound at $NB/root) the kernel
+	# refuses CLONE_NEWUSER. The run must say what is missing and still
+	# hold at its level (Landlock's own errnos).
+	mkdir -p "$NB/root"
+	cat >"$TMPD/chroot.sh" <<-'EOF2'
+		r=$1
+		shift
+		mount --make-rprivate / && mount --rbind / "$r" && exec chroot "$r" "$@"
+	EOF2
+	if command -v unshare >/dev/null 2>&1 && command -v chroot >/dev/null 2>&1; then
+		AS="unshare -m sh $TMPD/chroot.sh $NB/root setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups"
+		NSOPT=""
+		rc=0
+		sb -- /bin/true >"$TMPD/out" 2>"$TMPD/err" || rc=$?
+		verdict "no user namespaces (chroot): runs and names the missing namespaces" 0 \
+			"$(grep -q "not enforced on this host: read-only host.*(namespaces: .*CLONE_NEWUSER" "$TMPD/err" || echo "no not-enforced line for the namespaces")"
+		attack create "$OUT/new-nouserns"
+		verdict "no user namespaces (chroot): create a file outside the workspace (Landlock)" 0 \
+			"$([ -e "$OUT/new-nouserns" ] && echo "it was created")"
+		attack read "$OUT/id_rsa"
+		verdict "no user namespaces (chroot): read the user's own file outside (Landlock)" 0
+		for a in keyctl unshare sockets; do
+			attack "$a"
+			verdict "no user namespaces (chroot): $a" 0
+		done
+	else
+		skip "no user namespaces (chroot): needs unshare and chroot"
+	fi
 	AS=""
+	NSOPT=$([ $NS_ON = 1 ] && echo "$NS_ENV")
 fi
 
 finish
