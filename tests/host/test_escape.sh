@@ -150,7 +150,7 @@ fi
 
 # The session's namespaces (docs/SECURITY.md): on unless this host refuses them.
 NS_ON=1
-grep -q "(namespaces: " "$TMPD/err" && NS_ON=0
+grep -q "(no namespaces: " "$TMPD/err" && NS_ON=0
 echo "# namespaces: $([ $NS_ON = 1 ] && echo on || echo "off: $(oneline "$TMPD/err" 200)")"
 NS_ENV="--env BPFBOX_ESCAPE_NS=1"
 
@@ -790,7 +790,7 @@ else
 		rc=0
 		sb -- /bin/true >"$TMPD/out" 2>"$TMPD/err" || rc=$?
 		verdict "no user namespaces (chroot): runs and names the missing namespaces" 0 \
-			"$(grep -q "not enforced on this host: read-only host.*(namespaces: .*CLONE_NEWUSER" "$TMPD/err" || echo "no not-enforced line for the namespaces")"
+			"$(grep -q "not enforced on this host: read-only host.*(no namespaces: unshare(CLONE_NEWUSER)" "$TMPD/err" || echo "no not-enforced line for the namespaces")"
 		attack create "$OUT/new-nouserns"
 		verdict "no user namespaces (chroot): create a file outside the workspace (Landlock)" 0 \
 			"$([ -e "$OUT/new-nouserns" ] && echo "it was created")"

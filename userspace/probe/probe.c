@@ -19,6 +19,7 @@
 #include <bpf/btf.h>
 
 #include "probe.h"
+#include "../sandbox/ns.h"
 #include "probe.skel.h"
 #include "../lib/util.h"
 #include "../sandbox/seccomp.h"
@@ -46,6 +47,7 @@ static const struct {
 	[FEAT_BTF] = { "btf", "kernel BTF" },
 	[FEAT_USERNS] = { "unprivileged_userns", "unprivileged user namespaces" },
 	[FEAT_CGROUP_LIMITS] = { "cgroup_limits", "session limits by cgroup" },
+	[FEAT_NAMESPACES] = { "session_namespaces", "session namespaces" },
 };
 
 const char *feature_key(enum feature_id id)
@@ -185,8 +187,11 @@ static void probe_landlock(struct host_caps *caps)
 		return;
 	}
 	landlock_rights_describe(&caps->landlock, rights, sizeof(rights));
-	set_feat(f, FEAT_YES, 0, "ABI %d%s: %s", abi,
-		 abi > BPFBOX_LANDLOCK_ABI_MAX ? " (used as 7)" : "", rights);
+	if (abi > BPFBOX_LANDLOCK_ABI_MAX)
+		set_feat(f, FEAT_YES, 0, "ABI %d (used as %d): %s", abi, BPFBOX_LANDLOCK_ABI_MAX,
+			 rights);
+	else
+		set_feat(f, FEAT_YES, 0, "ABI %d: %s", abi, rights);
 }
 
 /* Child: the sessions' own filter must turn personality(PER_LINUX32) away. */
@@ -236,6 +241,17 @@ static void probe_userns(struct host_caps *caps)
 			 strerror(-r));
 	else
 		set_feat(f, FEAT_YES, 0, "unprivileged users can create user namespaces");
+}
+
+/* What a session of this caller gets (ns.c makes them the same way). */
+static void probe_namespaces(struct host_caps *caps)
+{
+	struct feature *f = &caps->feat[FEAT_NAMESPACES];
+	struct ns_plan n;
+	char detail[200];
+	int r = ns_probe(&n, detail, sizeof(detail));
+
+	set_feat(f, r ? FEAT_NO : FEAT_YES, r ? -r : 0, "%s", detail);
 }
 
 static void probe_btf(struct host_caps *caps)
@@ -627,6 +643,7 @@ int probe_host(struct host_caps *caps, unsigned int flags)
 	} else {
 		mark_not_probed(caps);
 	}
+	probe_namespaces(caps);
 
 	cg = caps->feat[FEAT_CGROUP_V2].state == FEAT_YES &&
 	     caps->feat[FEAT_CGROUP_KILL].state == FEAT_YES;

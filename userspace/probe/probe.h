@@ -41,6 +41,7 @@ enum feature_id {
 	FEAT_BTF,
 	FEAT_USERNS,
 	FEAT_CGROUP_LIMITS, /* memory, pids, cpu of a session by cgroup controllers */
+	FEAT_NAMESPACES,    /* a session's mount, PID, IPC (and user) namespaces for this caller */
 	FEAT__COUNT,
 };
 

@@ -116,7 +116,7 @@ int ns_plan(struct ns_plan *n, bool want)
 	n->uid = geteuid();
 	n->gid = getegid();
 	if (!want) {
-		snprintf(n->why_not, sizeof(n->why_not), "turned off (--no-namespaces)");
+		snprintf(n->why_not, sizeof(n->why_not), "turned off by --no-namespaces or the namespaces key");
 		return 0;
 	}
 	n->clone_flags = flags;
@@ -143,9 +143,9 @@ int ns_plan(struct ns_plan *n, bool want)
 
 void ns_spawn_failed(struct ns_plan *n, int err)
 {
-	snprintf(n->why_not, sizeof(n->why_not), "%s namespaces cannot be made here (%s%s)",
-		 n->user ? "user, mount, PID and IPC" : "mount, PID and IPC",
-		 n->user ? "unshare(CLONE_NEWUSER): " : "", strerror(err));
+	snprintf(n->why_not, sizeof(n->why_not), "%s: %s",
+		 n->user ? "unshare(CLONE_NEWUSER)" : "clone(CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC)",
+		 strerror(err));
 	n->clone_flags = 0;
 	n->user = false;
 }
@@ -179,6 +179,70 @@ static int map_ids(const struct ns_plan *n, const char **step)
 	*step = "write the user namespace's gid_map";
 	snprintf(line, sizeof(line), "%u %u 1\n", n->gid, n->gid);
 	return write_str("/proc/self/gid_map", line);
+}
+
+/*
+ * ns_probe's child: make the namespaces as a session would (unshare then
+ * fork, not clone3, to share code with no session), then a private mount
+ * tree, a tmpfs, and a /proc of the new PID namespace. Exits with the step
+ * that failed (1-5) * 256 + errno, folded into 8 bits as step.
+ */
+static int probe_steps(const struct ns_plan *n)
+{
+	struct ns_mount_attr priv = { .propagation = MS_PRIVATE };
+	const char *step;
+	pid_t pid;
+	int status;
+
+	if (unshare((int)n->clone_flags) < 0)
+		return 1;
+	if (n->user && map_ids(n, &step) < 0)
+		return 2;
+	if (sys_mount_setattr(AT_FDCWD, "/", NS_AT_RECURSIVE, &priv) < 0 ||
+	    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=4k") < 0)
+		return 3;
+	pid = fork();
+	if (pid < 0)
+		return 4;
+	if (pid == 0)
+		_exit(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ? 5
+		      : getpid() == 1					      ? 0
+										      : 6);
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		return 4;
+	return WEXITSTATUS(status);
+}
+
+int ns_probe(struct ns_plan *n, char *detail, size_t size)
+{
+	static const char *const steps[] = {
+		"", "unshare", "the user namespace's id maps", "a private mount tree and a tmpfs",
+		"fork into the PID namespace", "a /proc of the PID namespace", "pid 1 in the PID namespace",
+	};
+	int status, r;
+	pid_t pid;
+
+	ns_plan(n, true);
+	if (!n->clone_flags) {
+		snprintf(detail, size, "%s", n->why_not);
+		return -EPERM;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(probe_steps(n));
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	r = WIFEXITED(status) ? WEXITSTATUS(status) : 4;
+	if (r) {
+		snprintf(detail, size, "%s failed", r < (int)ARRAY_SIZE(steps) ? steps[r] : "a step");
+		return -EPERM;
+	}
+	snprintf(detail, size, "%s namespaces, a read-only host view, /proc, /tmp and /dev/shm of its own",
+		 n->user ? "user, mount, PID and IPC" : "mount, PID and IPC");
+	return 0;
 }
 
 /* Whether path is dir or below it. */

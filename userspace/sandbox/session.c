@@ -166,7 +166,7 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 
 		snprintf(what, sizeof(what),
 			 "read-only host, private /proc /tmp /dev/shm, process and IPC isolation "
-			 "(namespaces: %s)", l->ns.why_not);
+			 "(no namespaces: %s)", l->ns.why_not);
 		add_not_enforced(l, what);
 	}
 
