@@ -217,6 +217,7 @@ int landlock_build_ruleset(const struct bpfbox_policy *p,
 	 * an allow-list, BPF decides connects by address; binds stay denied.
 	 */
 	if (p->net == NET_DENY)
+		/* UDP too (ABI 10): no bind, connect or send to any port. */
 		attr.handled_access_net = p->net_allow.n ? rights->net & LANDLOCK_ACCESS_NET_BIND_TCP
 							 : rights->net;
 	attr.scoped = rights->scoped;

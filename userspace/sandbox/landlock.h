@@ -34,12 +34,25 @@
 #define LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON	  (1U << 1)
 #define LANDLOCK_RESTRICT_SELF_LOG_SUBDOMAINS_OFF (1U << 2)
 #endif
+#ifndef LANDLOCK_ACCESS_FS_RESOLVE_UNIX
+#define LANDLOCK_ACCESS_FS_RESOLVE_UNIX (1ULL << 16)
+#endif
+#ifndef LANDLOCK_ACCESS_NET_BIND_UDP
+#define LANDLOCK_ACCESS_NET_BIND_UDP	     (1ULL << 2)
+#define LANDLOCK_ACCESS_NET_CONNECT_SEND_UDP (1ULL << 3)
+#endif
+#ifndef LANDLOCK_RESTRICT_SELF_TSYNC
+#define LANDLOCK_RESTRICT_SELF_TSYNC (1U << 3)
+#endif
+#ifndef LANDLOCK_RESTRICT_SELF_NO_NEW_PRIVS
+#define LANDLOCK_RESTRICT_SELF_NO_NEW_PRIVS (1U << 4)
+#endif
 #ifndef LANDLOCK_RULE_NET_PORT
 #define LANDLOCK_RULE_NET_PORT 2
 #endif
 
 /* Newest ABI this code knows; newer kernels are used at this level. */
-#define BPFBOX_LANDLOCK_ABI_MAX 7
+#define BPFBOX_LANDLOCK_ABI_MAX 11
 
 /* The full ruleset attribute of ABI 6+, zeroed fields for older ABIs. */
 struct bpfbox_ruleset_attr {
