@@ -18,7 +18,8 @@ static const char *const system_ro[] = {
 
 /* Readable without exec: process info and CPU topology that tools query. */
 static const char *const system_read[] = {
-	"/proc", "/sys/devices/system/cpu",
+	"/proc", /* first: a mount namespace has its own (see masked) */
+	"/sys/devices/system/cpu",
 };
 
 /*
@@ -238,12 +239,18 @@ int landlock_build_ruleset(const struct bpfbox_policy *p,
 
 	for (size_t i = 0; !r && i < ARRAY_SIZE(system_ro); i++)
 		r = add_tree(&c, system_ro[i], ro, true);
-	for (size_t i = 0; !r && i < ARRAY_SIZE(system_read); i++)
+	/*
+	 * Masked (a mount namespace): /proc, /dev/shm and /dev/pts are new
+	 * mounts there, and ns.c adds their rules in the child; /dev/ptmx is a
+	 * link into that /dev/pts.
+	 */
+	for (size_t i = masked ? 1 : 0; !r && i < ARRAY_SIZE(system_read); i++)
 		r = add_tree(&c, system_read[i], read, true);
 	for (size_t i = 0; !r && i < ARRAY_SIZE(dev_rw); i++)
-		r = add_rule(&c, dev_rw[i], dev | LANDLOCK_ACCESS_FS_READ_DIR, true);
+		if (!masked || !streq(dev_rw[i], "/dev/shm"))
+			r = add_rule(&c, dev_rw[i], dev | LANDLOCK_ACCESS_FS_READ_DIR, true);
 	/* The terminal(s) bpfbox itself was given, so `bpfbox run -- vim` works. */
-	for (int fd = 0; !r && fd <= 2; fd++) {
+	for (int fd = 0; !masked && !r && fd <= 2; fd++) {
 		char tty[64];
 
 		if (ttyname_r(fd, tty, sizeof(tty)) == 0 && startswith(tty, "/dev/pts/"))
