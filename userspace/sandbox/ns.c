@@ -95,6 +95,15 @@ void ns_tmp_limits(uint64_t disk_mb, uint64_t *bytes, uint64_t *inodes)
 		*inodes = 4096;
 }
 
+static bool root_is_mount(void)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, "/", 0, 0, &stx) < 0 || !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+		return true; /* cannot tell (before 5.8): let the clone say */
+	return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
+}
+
 /* Root in a container may lack CAP_SYS_ADMIN: then it needs a user namespace too. */
 static bool has_sys_admin(void)
 {
@@ -117,6 +126,15 @@ int ns_plan(struct ns_plan *n, bool want)
 	n->gid = getegid();
 	if (!want) {
 		snprintf(n->why_not, sizeof(n->why_not), "turned off by --no-namespaces or the namespaces key");
+		return 0;
+	}
+	/*
+	 * The view is built by flags on the mount at "/": a caller chrooted
+	 * into a plain directory has none (mount_setattr needs a mount root).
+	 */
+	if (!root_is_mount()) {
+		snprintf(n->why_not, sizeof(n->why_not),
+			 "the root directory is not a mount point (a chroot)");
 		return 0;
 	}
 	n->clone_flags = flags;
