@@ -31,6 +31,35 @@ esac
 	ok "vm: Landlock ABI as the 6.1 kernel has it" || fail "vm: Landlock ABI $(json "$TMPD/s.json" "d['landlock']['abi']")"
 ls -d /sys/fs/cgroup/bpfbox-probe-* >/dev/null 2>&1 && fail "vm: scratch cgroup left" || ok "vm: no scratch cgroup left"
 
+# --- namespaces (issue 14): at every level, they do not need Landlock ------
+# The session's own PID namespace, read-only host and private /tmp, as root
+# and as an unprivileged user (a user namespace: the guest runs the suites
+# after pivot_root, so CLONE_NEWUSER is allowed; docs/vmtest.md).
+if [ "$(json "$TMPD/s.json" "d['features']['session_namespaces']['available']")" = True ]; then
+	ok "vm: status reports the session namespaces available"
+	mkdir -p "$TMPD/nsws"
+	chmod 777 "$TMPD" "$TMPD/nsws"
+	for as in "" "setpriv --reuid=65534 --regid=65534 --clear-groups"; do
+		who=${as:+unprivileged: }
+		rc=0
+		$as bpfbox run -q -w "$TMPD/nsws" -- sh -c 'cat /proc/1/cmdline | tr "\0" " "; echo; ps -e -o pid= | wc -l;
+			stat -f -c %T /tmp; chmod 4755 /bin/sh 2>&1; cat /proc/self/uid_map' \
+			>"$TMPD/out" 2>"$TMPD/err" || rc=$?
+		problem=""
+		grep -q '^bpfbox run' "$TMPD/out" || problem="pid 1 is not the session's init;"
+		[ "$(sed -n 2p "$TMPD/out" | tr -d ' ')" -le 6 ] 2>/dev/null || problem="$problem more than the session's processes;"
+		grep -q '^tmpfs$' "$TMPD/out" || problem="$problem /tmp is not a tmpfs;"
+		grep -q 'Read-only file system' "$TMPD/out" || problem="$problem chmod outside did not fail with EROFS;"
+		if [ "$rc" = 0 ] && [ -z "$problem" ]; then
+			ok "vm: ${who}own PID namespace, private /tmp, read-only host"
+		else
+			fail "vm: ${who}namespaces: exit $rc; $problem $(head -c 300 "$TMPD/out") $(head -c 200 "$TMPD/err")"
+		fi
+	done
+else
+	skip "vm: session namespaces: $(json "$TMPD/s.json" "d['features']['session_namespaces']['detail']"); the host suites cover them"
+fi
+
 if [ "$want" = Minimal ]; then
 	# Without Landlock: seccomp still holds, and the gap is said out loud.
 	mkdir -p "$TMPD/ws"
