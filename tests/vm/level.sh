@@ -34,7 +34,8 @@ ls -d /sys/fs/cgroup/bpfbox-probe-* >/dev/null 2>&1 && fail "vm: scratch cgroup 
 # --- namespaces (issue 14): at every level, they do not need Landlock ------
 # The session's own PID namespace, read-only host and private /tmp, as root
 # and as an unprivileged user (a user namespace: the guest runs the suites
-# after pivot_root, so CLONE_NEWUSER is allowed; docs/vmtest.md).
+# after pivot_root, so CLONE_NEWUSER is allowed; docs/vmtest.md). The chmod
+# sets /bin/sh's own mode: a no-op should the read-only view be missing.
 if [ "$(json "$TMPD/s.json" "d['features']['session_namespaces']['available']")" = True ]; then
 	ok "vm: status reports the session namespaces available"
 	mkdir -p "$TMPD/nsws"
@@ -43,7 +44,7 @@ if [ "$(json "$TMPD/s.json" "d['features']['session_namespaces']['available']")"
 		who=${as:+unprivileged: }
 		rc=0
 		$as bpfbox run -q -w "$TMPD/nsws" -- sh -c 'cat /proc/1/cmdline | tr "\0" " "; echo; ps -e -o pid= | wc -l;
-			stat -f -c %T /tmp; chmod 4755 /bin/sh 2>&1; cat /proc/self/uid_map' \
+			stat -f -c %T /tmp; chmod "$(stat -c %a /bin/sh)" /bin/sh 2>&1; cat /proc/self/uid_map' \
 			>"$TMPD/out" 2>"$TMPD/err" || rc=$?
 		problem=""
 		grep -q '^bpfbox run' "$TMPD/out" || problem="pid 1 is not the session's init;"
