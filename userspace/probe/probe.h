@@ -72,6 +72,11 @@ struct host_caps {
 
 int probe_host(struct host_caps *caps, unsigned int flags);
 
+/* CAP_SYS_ADMIN in the effective set (root in a container may lack it). */
+bool probe_has_sys_admin(void);
+/* Whether "/" is a mount root (not a chroot into a plain directory). */
+bool probe_root_is_mount(void);
+
 const char *feature_key(enum feature_id id);   /* "bpf_lsm" */
 const char *feature_label(enum feature_id id); /* "BPF LSM (load+attach)" */
 const char *feat_state_name(enum feat_state s);

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 
 #include "ns.h"
 #include "landlock.h"
+#include "../probe/probe.h"
 #include "../policy/policy.h"
 #include "../lib/util.h"
 
@@ -95,26 +95,6 @@ void ns_tmp_limits(uint64_t disk_mb, uint64_t *bytes, uint64_t *inodes)
 		*inodes = 4096;
 }
 
-static bool root_is_mount(void)
-{
-	struct statx stx;
-
-	if (statx(AT_FDCWD, "/", 0, 0, &stx) < 0 || !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
-		return true; /* cannot tell (before 5.8): let the clone say */
-	return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
-}
-
-/* Root in a container may lack CAP_SYS_ADMIN: then it needs a user namespace too. */
-static bool has_sys_admin(void)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2] = { { 0 } };
-
-	if (syscall(SYS_capget, &hdr, data) < 0)
-		return false;
-	return data[CAP_SYS_ADMIN / 32].effective & (1U << (CAP_SYS_ADMIN % 32));
-}
-
 int ns_plan(struct ns_plan *n, bool want)
 {
 	uint64_t flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC;
@@ -132,7 +112,7 @@ int ns_plan(struct ns_plan *n, bool want)
 	 * The view is built by flags on the mount at "/": a caller chrooted
 	 * into a plain directory has none (mount_setattr needs a mount root).
 	 */
-	if (!root_is_mount()) {
+	if (!probe_root_is_mount()) {
 		snprintf(n->why_not, sizeof(n->why_not),
 			 "the root directory is not a mount point (a chroot)");
 		return 0;
@@ -145,7 +125,7 @@ int ns_plan(struct ns_plan *n, bool want)
 	 * this probe. CLONE_VM|CLONE_VFORK: no copy of our memory, the child
 	 * exits at once.
 	 */
-	if (n->uid == 0 && has_sys_admin())
+	if (n->uid == 0 && probe_has_sys_admin())
 		return 0;
 	n->clone_flags |= CLONE_NEWUSER;
 	n->user = true;
@@ -170,18 +150,6 @@ void ns_spawn_failed(struct ns_plan *n, int err)
 
 /* ---- child ---- */
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t len = strlen(s), w;
-
-	if (fd < 0)
-		return -errno;
-	w = write(fd, s, len);
-	close(fd);
-	return w == len ? 0 : (w < 0 ? -errno : -EIO);
-}
-
 static int map_ids(const struct ns_plan *n, const char **step)
 {
 	char line[64];
@@ -189,78 +157,14 @@ static int map_ids(const struct ns_plan *n, const char **step)
 
 	*step = "write the user namespace's uid_map";
 	snprintf(line, sizeof(line), "%u %u 1\n", n->uid, n->uid);
-	if ((r = write_str("/proc/self/uid_map", line)) < 0)
+	if ((r = write_file_str("/proc/self/uid_map", line)) < 0)
 		return r;
 	*step = "deny setgroups in the user namespace";
-	if ((r = write_str("/proc/self/setgroups", "deny")) < 0)
+	if ((r = write_file_str("/proc/self/setgroups", "deny")) < 0)
 		return r;
 	*step = "write the user namespace's gid_map";
 	snprintf(line, sizeof(line), "%u %u 1\n", n->gid, n->gid);
-	return write_str("/proc/self/gid_map", line);
-}
-
-/*
- * ns_probe's child: make the namespaces as a session would (unshare then
- * fork, not clone3, to share code with no session), then a private mount
- * tree, a tmpfs, and a /proc of the new PID namespace. Exits with the step
- * that failed (1-5) * 256 + errno, folded into 8 bits as step.
- */
-static int probe_steps(const struct ns_plan *n)
-{
-	struct ns_mount_attr priv = { .propagation = MS_PRIVATE };
-	const char *step;
-	pid_t pid;
-	int status;
-
-	if (unshare((int)n->clone_flags) < 0)
-		return 1;
-	if (n->user && map_ids(n, &step) < 0)
-		return 2;
-	if (sys_mount_setattr(AT_FDCWD, "/", NS_AT_RECURSIVE, &priv) < 0 ||
-	    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=4k") < 0)
-		return 3;
-	pid = fork();
-	if (pid < 0)
-		return 4;
-	if (pid == 0)
-		_exit(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ? 5
-		      : getpid() == 1					      ? 0
-										      : 6);
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
-		return 4;
-	return WEXITSTATUS(status);
-}
-
-int ns_probe(struct ns_plan *n, char *detail, size_t size)
-{
-	static const char *const steps[] = {
-		"", "unshare", "the user namespace's id maps", "a private mount tree and a tmpfs",
-		"fork into the PID namespace", "a /proc of the PID namespace", "pid 1 in the PID namespace",
-	};
-	int status, r;
-	pid_t pid;
-
-	ns_plan(n, true);
-	if (!n->clone_flags) {
-		snprintf(detail, size, "%s", n->why_not);
-		return -EPERM;
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0)
-		_exit(probe_steps(n));
-	if (waitpid(pid, &status, 0) < 0)
-		return -errno;
-	r = WIFEXITED(status) ? WEXITSTATUS(status) : 4;
-	if (r) {
-		snprintf(detail, size, "%s failed", r < (int)ARRAY_SIZE(steps) ? steps[r] : "a step");
-		return -EPERM;
-	}
-	snprintf(detail, size, "%s namespaces, a read-only host view, /proc, /tmp and /dev/shm of its own",
-		 n->user ? "user, mount, PID and IPC" : "mount, PID and IPC");
-	return 0;
+	return write_file_str("/proc/self/gid_map", line);
 }
 
 /* Whether path is dir or below it. */

@@ -34,13 +34,6 @@ struct ns_plan {
  */
 int ns_plan(struct ns_plan *n, bool want);
 
-/*
- * What `bpfbox status` reports: plans and really makes the namespaces in a
- * child (mount tree, tmpfs, /proc of the PID namespace). 0, or -EPERM with
- * detail saying what failed.
- */
-int ns_probe(struct ns_plan *n, char *detail, size_t size);
-
 /* The clone with n's flags failed with err: no namespaces, why_not says why. */
 void ns_spawn_failed(struct ns_plan *n, int err);
 
