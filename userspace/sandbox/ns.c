@@ -467,6 +467,16 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 		r = -errno;
 		goto out;
 	}
+	/*
+	 * full-access: the host stays writable as the mode says; the session
+	 * still gets its own processes, IPC and /proc.
+	 */
+	if (p->mode == MODE_FULL_ACCESS) {
+		*step = "mount a fresh /proc";
+		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+			r = -errno;
+		goto out;
+	}
 
 	/* What is mounted over: the hidden dirs, /tmp, /dev. */
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++) {

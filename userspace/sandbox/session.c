@@ -116,7 +116,8 @@ static void name_private_tmp(struct session *s)
 	const char *base = getenv("TMPDIR");
 
 	/* With a mount namespace, /tmp itself is the session's tmpfs (ns.c). */
-	if (!s->policy->private_tmp || s->layers.ns.clone_flags)
+	if (!s->policy->private_tmp ||
+	    (s->layers.ns.clone_flags && s->policy->mode != MODE_FULL_ACCESS))
 		return;
 	if (!base || base[0] != '/')
 		base = "/tmp";
@@ -371,7 +372,7 @@ static int build_env(const struct session *s, struct strv *env)
 		r = env_push(env, "TERM", getenv("TERM"));
 	if (!r && s->private_tmp[0])
 		r = env_push(env, "TMPDIR", s->private_tmp);
-	else if (!r && p->private_tmp && s->layers.ns.clone_flags)
+	else if (!r && p->private_tmp && s->layers.ns.clone_flags && p->mode != MODE_FULL_ACCESS)
 		r = env_push(env, "TMPDIR", "/tmp");
 	for (size_t i = 0; !r && i < p->env.n; i++) {
 		const char *e = p->env.v[i];
@@ -653,7 +654,11 @@ static void check_killed(struct session *s, struct life *lf, int status)
 	struct session_event ev = { .type = SEV_KILLED, .reason = "manual" };
 	char state[48];
 
-	if (!lf->mon || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL || s->result.killed)
+	/* 128+9: the PID namespace's init saw the command killed before it was itself. */
+	if (!lf->mon || s->result.killed ||
+	    !((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ||
+	      (s->layers.ns.clone_flags & CLONE_NEWPID && WIFEXITED(status) &&
+	       WEXITSTATUS(status) == 128 + SIGKILL)))
 		return;
 	monitor_read_state(lf->mon, state, sizeof(state));
 	if (!streq(state, "killed manual"))
