@@ -604,6 +604,32 @@ if [ $NS_ON = 1 ]; then
 	verdict "a SysV shm segment made in a session is gone after it" 0 \
 		"$(grep -q "segment .* made" "$TMPD/out" || echo "control: the session made no segment")$([ -z "$left" ] || echo "segment $left is left on the host")"
 
+	# The private /tmp is a tmpfs bounded by the disk limit, in bytes and in
+	# inodes (empty files cost no blocks): both end in ENOSPC. (Without it
+	# the disk monitor pauses the session: timeout(1) bounds that case.)
+	rc=0
+	timeout 60 $AS "$BPFBOX" run -w "$WS" $NSOPT --disk 2 -- python3 -c '
+import errno, os
+t = os.environ["TMPDIR"]
+n = 0
+try:
+    for i in range(6000):
+        open("%s/e%d" % (t, i), "w").close()
+        n += 1
+except OSError as e:
+    print("inodes", n, errno.errorcode[e.errno])
+try:
+    with open(t + "/big", "wb") as f:
+        for i in range(48):
+            f.write(b"x" * 65536)
+            f.flush()
+except OSError as e:
+    print("bytes", errno.errorcode[e.errno])
+' </dev/null >"$TMPD/out" 2>"$TMPD/err" || rc=$?
+	n=$(sed -n 's/^inodes \([0-9]*\) ENOSPC$/\1/p' "$TMPD/out")
+	verdict "fill the private /tmp under --disk 2: inodes and bytes end in ENOSPC" 0 \
+		"$([ -n "$n" ] && [ "$n" -ge 1000 ] || echo "no ENOSPC after thousands of empty files (or too few: '$n')")$(grep -q '^bytes ENOSPC$' "$TMPD/out" || echo "; 6.4 MB written past a 2 MB limit")"
+
 	# A file in the host's /dev/shm.
 	echo "devshm-secret-$$" >"/dev/shm/bpfbox-test-$$"
 	attack read "/dev/shm/bpfbox-test-$$"
