@@ -20,21 +20,15 @@
 #include "../policy/policy.h"
 #include "../lib/util.h"
 
-#ifndef CLONE_NEWCGROUP
-#define CLONE_NEWCGROUP 0x02000000
-#endif
-
 /* The new mount API (5.2, mount_setattr 5.12), without <linux/mount.h>'s clashes. */
-#define NS_OPEN_TREE_CLONE	     1
-#define NS_OPEN_TREE_CLOEXEC	     O_CLOEXEC
-#define NS_AT_RECURSIVE		     0x8000
-#define NS_MOVE_MOUNT_F_EMPTY_PATH   0x00000004
-#define NS_MOUNT_ATTR_RDONLY	     0x00000001
-#define NS_MOUNT_ATTR_NOSUID	     0x00000002
-#define NS_MOUNT_ATTR_NODEV	     0x00000004
+#define NS_OPEN_TREE_CLONE	   1
+#define NS_OPEN_TREE_CLOEXEC	   O_CLOEXEC
+#define NS_AT_RECURSIVE		   0x8000
+#define NS_MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#define NS_MOUNT_ATTR_RDONLY	   0x00000001
 
 #ifndef __NR_open_tree
-#define __NR_open_tree 428
+#define __NR_open_tree	428
 #define __NR_move_mount 429
 #endif
 #ifndef __NR_mount_setattr
@@ -50,8 +44,8 @@ static int sys_open_tree(int dfd, const char *path, unsigned int flags)
 	return syscall(__NR_open_tree, dfd, path, flags);
 }
 
-static int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to,
-			  unsigned int flags)
+static int sys_move_mount(int from_dfd, const char *from, int to_dfd,
+			  const char *to, unsigned int flags)
 {
 	return syscall(__NR_move_mount, from_dfd, from, to_dfd, to, flags);
 }
@@ -59,7 +53,8 @@ static int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char
 static int sys_mount_setattr(int dfd, const char *path, unsigned int flags,
 			     struct ns_mount_attr *attr)
 {
-	return syscall(__NR_mount_setattr, dfd, path, flags, attr, sizeof(*attr));
+	return syscall(__NR_mount_setattr, dfd, path, flags, attr,
+		       sizeof(*attr));
 }
 
 /*
@@ -105,7 +100,8 @@ int ns_plan(struct ns_plan *n, bool want)
 	n->uid = geteuid();
 	n->gid = getegid();
 	if (!want) {
-		snprintf(n->why_not, sizeof(n->why_not), "turned off by --no-namespaces or the namespaces key");
+		snprintf(n->why_not, sizeof(n->why_not),
+			 "turned off by --no-namespaces or the namespaces key");
 		return 0;
 	}
 	/*
@@ -142,7 +138,8 @@ int ns_plan(struct ns_plan *n, bool want)
 void ns_spawn_failed(struct ns_plan *n, int err)
 {
 	snprintf(n->why_not, sizeof(n->why_not), "%s: %s",
-		 n->user ? "unshare(CLONE_NEWUSER)" : "clone(CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC)",
+		 n->user ? "unshare(CLONE_NEWUSER)"
+			 : "clone(CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC)",
 		 strerror(err));
 	n->clone_flags = 0;
 	n->user = false;
@@ -172,7 +169,8 @@ static bool is_under(const char *path, const char *dir)
 {
 	size_t len = strlen(dir);
 
-	return strncmp(path, dir, len) == 0 && (path[len] == '\0' || path[len] == '/');
+	return strncmp(path, dir, len) == 0 &&
+	       (path[len] == '\0' || path[len] == '/');
 }
 
 /* mkdir -p for a mount point inside a fresh tmpfs; the last one a file if !dir. */
@@ -196,7 +194,8 @@ static int make_mountpoint(const char *path, bool dir)
 		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
 			return -errno;
 	} else {
-		int fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
+		int fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+			      0444);
 
 		if (fd < 0 && errno != EEXIST && errno != EROFS)
 			return -errno;
@@ -222,7 +221,8 @@ struct view {
 	size_t n;
 	const char *covered[ARRAY_SIZE(hidden_dirs) + 3];
 	size_t ncovered;
-	bool tmpfs[ARRAY_SIZE(hidden_dirs)]; /* hidden by a tmpfs holding grants */
+	bool tmpfs[ARRAY_SIZE(
+		hidden_dirs)]; /* hidden by a tmpfs holding grants */
 	char resolv[PATH_MAX];
 };
 
@@ -252,14 +252,16 @@ static int add_grant(struct view *v, const char *path, bool rw)
 	/* A read-only grant outside a covered dir is already visible read-only. */
 	if (!rw && !g->covered)
 		return 0;
-	g->fd = sys_open_tree(AT_FDCWD, path, NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC |
-						      NS_AT_RECURSIVE);
+	g->fd = sys_open_tree(AT_FDCWD, path,
+			      NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC |
+				      NS_AT_RECURSIVE);
 	if (g->fd < 0)
 		return -errno;
 	if (!rw) {
-		struct ns_mount_attr a = { .attr_set = NS_MOUNT_ATTR_RDONLY };
+		struct ns_mount_attr a = {.attr_set = NS_MOUNT_ATTR_RDONLY};
 
-		if (sys_mount_setattr(g->fd, "", AT_EMPTY_PATH | NS_AT_RECURSIVE, &a) < 0)
+		if (sys_mount_setattr(g->fd, "",
+				      AT_EMPTY_PATH | NS_AT_RECURSIVE, &a) < 0)
 			return -errno;
 	}
 	v->n++;
@@ -278,7 +280,8 @@ static int attach_grants(struct view *v, const char **step)
 		*step = g->path;
 		if (g->covered && (r = make_mountpoint(g->path, g->dir)) < 0)
 			return r;
-		if (sys_move_mount(g->fd, "", AT_FDCWD, g->path, NS_MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		if (sys_move_mount(g->fd, "", AT_FDCWD, g->path,
+				   NS_MOVE_MOUNT_F_EMPTY_PATH) < 0)
 			return -errno;
 		close(g->fd);
 		g->fd = -1;
@@ -293,7 +296,9 @@ static int mount_tmpfs(const char *dir, unsigned long flags, const char *opts)
 
 static int remount_ro(const char *dir)
 {
-	return mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0
+	return mount(NULL, dir, NULL,
+		     MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+		     NULL) < 0
 		       ? -errno
 		       : 0;
 }
@@ -302,9 +307,11 @@ static int remount_ro(const char *dir)
 static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
 {
 	static const char *const links[][2] = {
-		{ "/proc/self/fd", "/dev/fd" },	   { "/proc/self/fd/0", "/dev/stdin" },
-		{ "/proc/self/fd/1", "/dev/stdout" }, { "/proc/self/fd/2", "/dev/stderr" },
-		{ "pts/ptmx", "/dev/ptmx" },
+		{"/proc/self/fd", "/dev/fd"},
+		{"/proc/self/fd/0", "/dev/stdin"},
+		{"/proc/self/fd/1", "/dev/stdout"},
+		{"/proc/self/fd/2", "/dev/stderr"},
+		{"pts/ptmx", "/dev/ptmx"},
 	};
 	int fds[ARRAY_SIZE(dev_nodes)];
 	char path[64], opts[96];
@@ -312,10 +319,13 @@ static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
 
 	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
 		snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
-		fds[i] = sys_open_tree(AT_FDCWD, path, NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC);
+		fds[i] = sys_open_tree(AT_FDCWD, path,
+				       NS_OPEN_TREE_CLONE |
+					       NS_OPEN_TREE_CLOEXEC);
 	}
 	*step = "mount a tmpfs at /dev";
-	if ((r = mount_tmpfs("/dev", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64")) < 0)
+	if ((r = mount_tmpfs("/dev", MS_NOSUID | MS_NOEXEC,
+			     "mode=0755,size=64k,nr_inodes=64")) < 0)
 		goto out;
 	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
 		if (fds[i] < 0)
@@ -324,7 +334,8 @@ static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
 		*step = "bind a device node into /dev";
 		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
 		if (fd < 0 || close(fd) < 0 ||
-		    sys_move_mount(fds[i], "", AT_FDCWD, path, NS_MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+		    sys_move_mount(fds[i], "", AT_FDCWD, path,
+				   NS_MOVE_MOUNT_F_EMPTY_PATH) < 0) {
 			r = -errno;
 			goto out;
 		}
@@ -338,8 +349,11 @@ static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
 	/* The mask sources: empty, mode 0 (EACCES even to a root without capabilities). */
 	*step = "make /dev's masks";
 	if (mkdir("/dev/pts", 0755) < 0 || mkdir("/dev/shm", 0755) < 0 ||
-	    mkdir("/dev/.bpfbox-mask-d", 0) < 0 || mkdir("/dev/.bpfbox-empty", 0755) < 0 ||
-	    (fd = open("/dev/.bpfbox-mask-f", O_WRONLY | O_CREAT | O_CLOEXEC, 0)) < 0 || close(fd) < 0) {
+	    mkdir("/dev/.bpfbox-mask-d", 0) < 0 ||
+	    mkdir("/dev/.bpfbox-empty", 0755) < 0 ||
+	    (fd = open("/dev/.bpfbox-mask-f", O_WRONLY | O_CREAT | O_CLOEXEC,
+		       0)) < 0 ||
+	    close(fd) < 0) {
 		r = -errno;
 		goto out;
 	}
@@ -352,8 +366,10 @@ static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
 	}
 	*step = "mount a tmpfs at /dev/shm";
 	if (shm_bytes)
-		snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
-			 (unsigned long long)shm_bytes, (unsigned long long)shm_inodes);
+		snprintf(opts, sizeof(opts),
+			 "mode=1777,size=%llu,nr_inodes=%llu",
+			 (unsigned long long)shm_bytes,
+			 (unsigned long long)shm_inodes);
 	else
 		snprintf(opts, sizeof(opts), "mode=1777");
 	if ((r = mount_tmpfs("/dev/shm", MS_NOSUID | MS_NODEV, opts)) < 0)
@@ -385,7 +401,9 @@ static int hide(const struct view *v, const char *dir)
 	if (grants_below(v, dir))
 		return mount_tmpfs(dir, MS_NOSUID | MS_NODEV | MS_NOEXEC,
 				   "mode=0755,size=64k,nr_inodes=256");
-	return mount("/dev/.bpfbox-empty", dir, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
+	return mount("/dev/.bpfbox-empty", dir, NULL, MS_BIND, NULL) < 0
+		       ? -errno
+		       : 0;
 }
 
 /* Absolute deny paths: an empty mode-0 file or directory bound over each. */
@@ -395,21 +413,23 @@ static int mask_deny_paths(const struct bpfbox_policy *p, const char **step)
 		const char *path = p->deny_paths.v[i];
 		struct stat st;
 
-		if (path[0] != '/' || strchr(path, '*') || lstat(path, &st) < 0 ||
-		    S_ISLNK(st.st_mode))
+		if (path[0] != '/' || strchr(path, '*') ||
+		    lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
 			continue;
 		*step = path;
-		if (mount(S_ISDIR(st.st_mode) ? "/dev/.bpfbox-mask-d" : "/dev/.bpfbox-mask-f", path,
-			  NULL, MS_BIND, NULL) < 0)
+		if (mount(S_ISDIR(st.st_mode) ? "/dev/.bpfbox-mask-d"
+					      : "/dev/.bpfbox-mask-f",
+			  path, NULL, MS_BIND, NULL) < 0)
 			return -errno;
 		/* A bind keeps its source's read-only flag: /dev is read-only by now. */
 	}
 	return 0;
 }
 
-static int add_ll_rule(int ruleset_fd, const char *path, uint64_t access, uint64_t handled)
+static int add_ll_rule(int ruleset_fd, const char *path, uint64_t access,
+		       uint64_t handled)
 {
-	struct landlock_path_beneath_attr attr = { 0 };
+	struct landlock_path_beneath_attr attr = {0};
 	int fd = open(path, O_PATH | O_CLOEXEC), r = 0;
 
 	if (fd < 0)
@@ -417,7 +437,8 @@ static int add_ll_rule(int ruleset_fd, const char *path, uint64_t access, uint64
 	attr.parent_fd = fd;
 	attr.allowed_access = access & handled;
 	if (attr.allowed_access &&
-	    landlock_add_rule(ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) < 0)
+	    landlock_add_rule(ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &attr,
+			      0) < 0)
 		r = -errno;
 	close(fd);
 	return r;
@@ -427,8 +448,10 @@ static int add_ll_rule(int ruleset_fd, const char *path, uint64_t access, uint64
 static int landlock_rules(int ruleset_fd, const struct landlock_rights *rights,
 			  const struct bpfbox_policy *p, bool tmp)
 {
-	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
-	const uint64_t dev = read | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |
+	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE |
+			      LANDLOCK_ACCESS_FS_READ_DIR;
+	const uint64_t dev = read | LANDLOCK_ACCESS_FS_WRITE_FILE |
+			     LANDLOCK_ACCESS_FS_TRUNCATE |
 			     LANDLOCK_ACCESS_FS_IOCTL_DEV;
 	uint64_t handled = rights->fs;
 	int r;
@@ -436,19 +459,22 @@ static int landlock_rules(int ruleset_fd, const struct landlock_rights *rights,
 	if (p->mode == MODE_FULL_ACCESS)
 		return 0;
 	if ((r = add_ll_rule(ruleset_fd, "/proc", read, handled)) < 0 ||
-	    (r = add_ll_rule(ruleset_fd, "/dev/shm", rights->fs, handled)) < 0 ||
+	    (r = add_ll_rule(ruleset_fd, "/dev/shm", rights->fs, handled)) <
+		    0 ||
 	    (r = add_ll_rule(ruleset_fd, "/dev/pts", dev, handled)) < 0)
 		return r;
-	if (tmp && (r = add_ll_rule(ruleset_fd, "/tmp", rights->fs, handled)) < 0)
+	if (tmp &&
+	    (r = add_ll_rule(ruleset_fd, "/tmp", rights->fs, handled)) < 0)
 		return r;
 	return 0;
 }
 
-int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int ruleset_fd,
-		   const struct landlock_rights *rights, const char **step)
+int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p,
+		   int ruleset_fd, const struct landlock_rights *rights,
+		   const char **step)
 {
-	struct ns_mount_attr priv = { .propagation = MS_PRIVATE };
-	struct ns_mount_attr ro = { .attr_set = NS_MOUNT_ATTR_RDONLY };
+	struct ns_mount_attr priv = {.propagation = MS_PRIVATE};
+	struct ns_mount_attr ro = {.attr_set = NS_MOUNT_ATTR_RDONLY};
 	bool tmp = p->private_tmp;
 	struct view *v;
 	char opts[96];
@@ -473,7 +499,8 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 	 */
 	if (p->mode == MODE_FULL_ACCESS) {
 		*step = "mount a fresh /proc";
-		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		if (mount("proc", "/proc", "proc",
+			  MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 			r = -errno;
 		goto out;
 	}
@@ -504,8 +531,8 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 			goto out;
 	}
 	/* Name resolution: /etc/resolv.conf may point into /run (systemd-resolved). */
-	if (realpath("/etc/resolv.conf", v->resolv) && !streq(v->resolv, "/etc/resolv.conf") &&
-	    covered(v, v->resolv)) {
+	if (realpath("/etc/resolv.conf", v->resolv) &&
+	    !streq(v->resolv, "/etc/resolv.conf") && covered(v, v->resolv)) {
 		*step = v->resolv;
 		if ((r = add_grant(v, v->resolv, false)) < 0)
 			goto out;
@@ -530,8 +557,10 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 	if (tmp) {
 		*step = "mount the private /tmp";
 		if (bytes)
-			snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
-				 (unsigned long long)bytes, (unsigned long long)inodes);
+			snprintf(opts, sizeof(opts),
+				 "mode=1777,size=%llu,nr_inodes=%llu",
+				 (unsigned long long)bytes,
+				 (unsigned long long)inodes);
 		else
 			snprintf(opts, sizeof(opts), "mode=1777");
 		if ((r = mount_tmpfs("/tmp", MS_NOSUID | MS_NODEV, opts)) < 0)
@@ -539,12 +568,14 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 	}
 	/* A /proc of the session's PID namespace: only its own processes. */
 	*step = "mount a fresh /proc";
-	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) < 0) {
 		r = -errno;
 		goto out;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++)
-		v->tmpfs[i] = covered(v, hidden_dirs[i]) && grants_below(v, hidden_dirs[i]);
+		v->tmpfs[i] = covered(v, hidden_dirs[i]) &&
+			      grants_below(v, hidden_dirs[i]);
 	if ((r = attach_grants(v, step)) < 0)
 		goto out;
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++) {

@@ -21,8 +21,8 @@ struct landlock_rights;
 /* What namespaces a session gets on this host, decided before the fork. */
 struct ns_plan {
 	uint64_t clone_flags; /* CLONE_NEW* for clone3; 0: no namespace layer */
-	bool user;	      /* a user namespace mapping uid/gid to themselves */
-	uid_t uid;	      /* the caller's ids, mapped in the user namespace */
+	bool user; /* a user namespace mapping uid/gid to themselves */
+	uid_t uid; /* the caller's ids, mapped in the user namespace */
 	gid_t gid;
 	char why_not[160]; /* non-empty: the layer is missing, and why */
 };
