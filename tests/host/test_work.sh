@@ -291,6 +291,29 @@ fi
 sbw -- sh -c 'echo x >"$TMPDIR/t" && cat "$TMPDIR/t" && df -P "$TMPDIR" | tail -1 | cut -d" " -f1'
 verdict "\$TMPDIR is writable" 0
 
+# The same as an unprivileged user (a user namespace makes the others).
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
+	NWS=$TMPD/nws
+	mkdir -p "$NWS"
+	chmod 755 "$TMPD"
+	chown 65534:65534 "$NWS"
+	rc=0
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$BPFBOX" run -q -w "$NWS" -- python3 -c '
+import multiprocessing as mp, os, subprocess
+def sq(x): return x * x
+if __name__ == "__main__":
+    with mp.Pool(2) as p:
+        print(sum(p.map(sq, range(10))))
+    open(os.environ["TMPDIR"] + "/t", "w").write("x")
+    os.chmod("f", 0o755) if os.path.exists("f") else open("f", "w").close()
+    print(len(subprocess.run(["ps", "-e", "-o", "pid="], capture_output=True, text=True).stdout.split()) <= 6)
+' </dev/null >"$TMPD/out" 2>"$TMPD/err" || rc=$?
+	verdict "unprivileged: multiprocessing.Pool, \$TMPDIR, a workspace file, ps of its own" 0 "$(out_is "285
+True")"
+else
+	skip "unprivileged work: needs root (to drop to uid 65534), setpriv and python3"
+fi
+
 if [ "$(id -u)" = 0 ] && getent passwd nobody >/dev/null 2>&1; then
 	UWS=$TMPD/uws
 	mkdir -p "$UWS"
