@@ -179,6 +179,7 @@ static void probe_landlock(struct host_caps *caps)
 		set_feat(f, FEAT_NO, -abi, "not supported by this kernel (%s)", strerror(-abi));
 		return;
 	}
+	caps->landlock_kernel_abi = abi;
 	landlock_rights_for_abi(abi, &caps->landlock);
 	r = run_in_child(landlock_child, NULL);
 	if (r) {

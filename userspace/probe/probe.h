@@ -55,7 +55,8 @@ struct host_caps {
 	char kernel_release[128];
 	bool root;
 	struct feature feat[FEAT__COUNT];
-	struct landlock_rights landlock;
+	struct landlock_rights landlock; /* what bpfbox uses (landlock.abi: the ABI used) */
+	int landlock_kernel_abi;	 /* what the kernel has; 0: none */
 	char lsm_list[256];
 	char cgroup2_mount[256];
 	char cgroup2_controllers[256];
