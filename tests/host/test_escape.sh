@@ -245,8 +245,12 @@ verdict "${PFX}read a private key planted outside the workspace" 0
 attack read "$OUT/home/.ssh"
 verdict "${PFX}list a directory outside the workspace" 0
 
-attack read /etc/shadow
-verdict "${PFX}read /etc/shadow (root's DAC allows it)" 0
+if [ -e /etc/shadow ]; then
+	attack read /etc/shadow
+	verdict "${PFX}read /etc/shadow (root's DAC allows it)" 0
+else
+	skip "${PFX}read /etc/shadow: this system has none"
+fi
 
 home=$(getent passwd "$(id -u)" | cut -d: -f6)
 if [ -n "$home" ] && [ "$home" != / ] && [ -d "$home" ]; then
@@ -608,6 +612,8 @@ if [ $NS_ON = 1 ]; then
 	# inodes (empty files cost no blocks): both end in ENOSPC. (Without it
 	# the disk monitor pauses the session: timeout(1) bounds that case.)
 	rc=0
+	command -v python3 >/dev/null 2>&1 || skip "fill the private /tmp: no python3 here"
+	command -v python3 >/dev/null 2>&1 &&
 	timeout 60 $AS "$BPFBOX" run -w "$WS" $NSOPT --disk 2 -- python3 -c '
 import errno, os
 t = os.environ["TMPDIR"]
@@ -627,8 +633,9 @@ except OSError as e:
     print("bytes", errno.errorcode[e.errno])
 ' </dev/null >"$TMPD/out" 2>"$TMPD/err" || rc=$?
 	n=$(sed -n 's/^inodes \([0-9]*\) ENOSPC$/\1/p' "$TMPD/out")
+	command -v python3 >/dev/null 2>&1 &&
 	verdict "fill the private /tmp under --disk 2: inodes and bytes end in ENOSPC" 0 \
-		"$([ -n "$n" ] && [ "$n" -ge 1000 ] || echo "no ENOSPC after thousands of empty files (or too few: '$n')")$(grep -q '^bytes ENOSPC$' "$TMPD/out" || echo "; 6.4 MB written past a 2 MB limit")"
+		"$([ -n "$n" ] && [ "$n" -ge 1000 ] || echo "no ENOSPC after thousands of empty files (or too few: '$n')")$(grep -q '^bytes ENOSPC$' "$TMPD/out" || echo "; 3 MB written past a 2 MB limit")"
 
 	# A file in the host's /dev/shm.
 	echo "devshm-secret-$$" >"/dev/shm/bpfbox-test-$$"
@@ -812,7 +819,9 @@ else
 		shift
 		mount --make-rprivate / && mount --rbind / "$r" && exec chroot "$r" "$@"
 	EOF2
-	if command -v unshare >/dev/null 2>&1 && command -v chroot >/dev/null 2>&1; then
+	if ! sb -- /bin/true >/dev/null 2>&1; then
+		skip "no user namespaces (chroot): the unprivileged run does not work here (see above)"
+	elif command -v unshare >/dev/null 2>&1 && command -v chroot >/dev/null 2>&1; then
 		AS="unshare -m sh $TMPD/chroot.sh $NB/root setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups"
 		NSOPT=""
 		rc=0
