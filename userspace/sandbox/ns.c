@@ -80,12 +80,13 @@ static int probe_child(void *arg)
 	return 0;
 }
 
-void ns_tmp_limits(uint64_t disk_mb, uint64_t *bytes, uint64_t *inodes)
+void ns_tmp_limits(uint64_t disk_mb, uint64_t inodes_per_mb, uint64_t *bytes,
+		   uint64_t *inodes)
 {
 	/* No disk limit: tmpfs's own default (half of RAM) still bounds it. */
 	*bytes = disk_mb << 20;
-	/* One inode per 16 KiB of the limit, at least 4096: empty files count too. */
-	*inodes = disk_mb ? disk_mb * 64 : 0;
+	/* Entries count as the disk monitor counts them: empty files too. */
+	*inodes = disk_mb * (inodes_per_mb ? inodes_per_mb : 1024);
 	if (*inodes && *inodes < 4096)
 		*inodes = 4096;
 }
@@ -544,7 +545,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p,
 		r = -errno;
 		goto out;
 	}
-	ns_tmp_limits(p->limits.disk_mb, &bytes, &inodes);
+	ns_tmp_limits(p->limits.disk_mb, n->inodes_per_mb, &bytes, &inodes);
 	if ((r = build_dev(bytes, inodes, step)) < 0)
 		goto out;
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++) {

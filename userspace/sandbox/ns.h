@@ -25,6 +25,7 @@ struct ns_plan {
 	uid_t uid; /* the caller's ids, mapped in the user namespace */
 	gid_t gid;
 	char why_not[160]; /* non-empty: the layer is missing, and why */
+	uint64_t inodes_per_mb; /* the private /tmp's nr_inodes per MB of the disk limit */
 };
 
 /*
@@ -38,7 +39,8 @@ int ns_plan(struct ns_plan *n, bool want);
 void ns_spawn_failed(struct ns_plan *n, int err);
 
 /* The private /tmp's tmpfs limits for a session's disk limit in MB. */
-void ns_tmp_limits(uint64_t disk_mb, uint64_t *bytes, uint64_t *inodes);
+void ns_tmp_limits(uint64_t disk_mb, uint64_t inodes_per_mb, uint64_t *bytes,
+		   uint64_t *inodes);
 
 /*
  * Runs in the child (pid 1 of the new PID namespace): maps the user
