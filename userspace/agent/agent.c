@@ -460,7 +460,7 @@ static int open_pinned_maps(struct agent *a)
 		{ "sessions", &a->sessions_fd, true },
 		{ "events", &a->events_fd, true },
 		{ "lost", &a->lost_fd, true },
-		{ "net_allow", &a->net_allow_fd, a->st.net },
+		{ "net_allow", &a->net_allow_fd, a->st.net || a->st.lsm },
 		{ "unix_allow", &a->unix_allow_fd, a->st.net },
 		{ "agg", &a->agg_fd, a->st.audit },
 		{ "oom_victims", &a->oom_fd, a->st.audit, true },
@@ -648,6 +648,66 @@ int agent_session_policy(struct agent *a, uint32_t id, const struct bpfbox_polic
 	if (!a->st.lsm)
 		return 0;
 	return lsm_policy_add(a->lsm_maps, id, p, (const char *const *)p->exec_deny.v);
+}
+
+int agent_session_lsm(struct agent *a, uint32_t id, const char *const *deny, size_t ndeny,
+		      const char *const *exec_deny, size_t nexec, const char **bad)
+{
+	if (bad)
+		*bad = NULL;
+	if (!a->st.lsm || (!ndeny && !nexec))
+		return 0;
+	return lsm_policy_add_lists(a->lsm_maps, id, deny, ndeny, exec_deny, nexec, bad);
+}
+
+int agent_session_lsm_clear(struct agent *a, uint32_t id)
+{
+	if (!a->st.lsm)
+		return 0;
+	return lsm_policy_remove(a->lsm_maps, id);
+}
+
+int agent_policy_sweep(struct agent *a, bool (*keep)(void *ctx, uint32_t id), void *ctx)
+{
+	uint32_t key, next;
+	bool first = true;
+	int n = 0, r;
+
+	if (a->st.lsm) {
+		r = lsm_policy_sweep(a->lsm_maps, keep, ctx);
+		if (r < 0)
+			return r;
+		n += r;
+	}
+	if (a->net_allow_fd >= 0) {
+		struct bpfbox_net_key k, nk;
+
+		first = true;
+		while (bpf_map_get_next_key(a->net_allow_fd, first ? NULL : &k, &nk) == 0) {
+			k = nk;
+			first = false;
+			if (keep(ctx, k.session))
+				continue;
+			if (bpf_map_delete_elem(a->net_allow_fd, &k) < 0 && errno != ENOENT)
+				return -errno;
+			n++;
+			first = true;
+		}
+	}
+	if (a->unix_allow_fd >= 0) {
+		first = true;
+		while (bpf_map_get_next_key(a->unix_allow_fd, first ? NULL : &key, &next) == 0) {
+			key = next;
+			first = false;
+			if (keep(ctx, key))
+				continue;
+			if (bpf_map_delete_elem(a->unix_allow_fd, &key) < 0 && errno != ENOENT)
+				return -errno;
+			n++;
+			first = true;
+		}
+	}
+	return n;
 }
 
 int agent_unix_allow(struct agent *a, uint32_t id, const char *const *dirs, size_t n)

@@ -92,6 +92,23 @@ struct bpfbox_policy;
 /* The session's file and exec deny lists into the BPF LSM maps (if loaded). */
 int agent_session_policy(struct agent *a, uint32_t id, const struct bpfbox_policy *p);
 
+/*
+ * The same from lists (a daemon's register): deny patterns and exec_deny
+ * names or paths into the BPF LSM maps, all or nothing. 0 when the BPF LSM
+ * is not loaded (nothing to write); -EINVAL or -ENAMETOOLONG with *bad the
+ * entry at fault.
+ */
+int agent_session_lsm(struct agent *a, uint32_t id, const char *const *deny, size_t ndeny,
+		      const char *const *exec_deny, size_t nexec, const char **bad);
+/* Removes the session's BPF LSM file and exec policy (its index may be reused). */
+int agent_session_lsm_clear(struct agent *a, uint32_t id);
+/*
+ * Removes the BPF LSM policy entries, connect and unix allow-lists of every
+ * session index keep() refuses: what a killed daemon's sessions left that
+ * no re-adopted session owns. The number of entries removed, or -errno.
+ */
+int agent_policy_sweep(struct agent *a, bool (*keep)(void *ctx, uint32_t id), void *ctx);
+
 /* The directories under which a session may connect to unix sockets (<= 4). */
 int agent_unix_allow(struct agent *a, uint32_t id, const char *const *dirs, size_t n);
 

@@ -372,18 +372,39 @@ static int check_layout(struct lsm_maps m)
 int lsm_policy_add(struct lsm_maps skel, __u32 session,
 		   const struct bpfbox_policy *p, const char *const *exec_deny)
 {
+	size_t nexec = 0;
+
+	while (exec_deny && exec_deny[nexec])
+		nexec++;
+	return lsm_policy_add_lists(skel, session,
+				    p ? (const char *const *)p->deny_paths.v : NULL,
+				    p ? p->deny_paths.n : 0, exec_deny, nexec, NULL);
+}
+
+int lsm_policy_add_lists(struct lsm_maps skel, __u32 session, const char *const *deny,
+			 size_t ndeny, const char *const *exec_deny, size_t nexec,
+			 const char **bad)
+{
 	struct lsm_entries es = {};
 	struct undo *undo = NULL;
 	size_t done = 0;
 	int r;
 
+	if (bad)
+		*bad = NULL;
 	r = check_layout(skel);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; p && i < p->deny_paths.n && r == 0; i++)
-		r = lsm_compile_deny(p->deny_paths.v[i], session, &es);
-	for (size_t i = 0; exec_deny && exec_deny[i] && r == 0; i++)
+	for (size_t i = 0; i < ndeny && r == 0; i++) {
+		r = lsm_compile_deny(deny[i], session, &es);
+		if (r < 0 && bad)
+			*bad = deny[i];
+	}
+	for (size_t i = 0; i < nexec && r == 0; i++) {
 		r = lsm_compile_exec(exec_deny[i], session, &es);
+		if (r < 0 && bad)
+			*bad = exec_deny[i];
+	}
 	if (r == 0 && es.n) {
 		undo = calloc(es.n, sizeof(*undo));
 		if (!undo)
@@ -468,6 +489,53 @@ static int remove_session_keys(int fd, size_t key_size, size_t session_off,
 			first = -errno;
 	free(keys);
 	return first;
+}
+
+/* Deletes the entries of fd whose session (at session_off) keep() refuses. */
+static int sweep_keys(int fd, size_t key_size, size_t session_off,
+		      bool (*keep)(void *ctx, __u32 session), void *ctx)
+{
+	char *cur = malloc(key_size), *next = malloc(key_size);
+	bool first = true;
+	int n = 0;
+
+	if (!cur || !next) {
+		free(cur);
+		free(next);
+		return -ENOMEM;
+	}
+	/* Deleting while walking restarts the walk (as agent_net_clear). */
+	while (bpf_map_get_next_key(fd, first ? NULL : cur, next) == 0) {
+		__u32 s;
+
+		memcpy(cur, next, key_size);
+		first = false;
+		memcpy(&s, next + session_off, sizeof(s));
+		if (keep(ctx, s))
+			continue;
+		if (bpf_map_delete_elem(fd, next) < 0 && errno != ENOENT)
+			break;
+		n++;
+		first = true;
+	}
+	free(cur);
+	free(next);
+	return n;
+}
+
+int lsm_policy_sweep(struct lsm_maps m, bool (*keep)(void *ctx, __u32 session), void *ctx)
+{
+	int r = check_layout(m), n = 0;
+
+	if (r < 0)
+		return r;
+	r = sweep_keys(m.names, sizeof(struct bpfbox_name_key),
+		       offsetof(struct bpfbox_name_key, session), keep, ctx);
+	n += r > 0 ? r : 0;
+	r = sweep_keys(m.abs_paths, sizeof(struct lsm_abs_key),
+		       offsetof(struct lsm_abs_key, session), keep, ctx);
+	n += r > 0 ? r : 0;
+	return n;
 }
 
 int lsm_policy_remove(struct lsm_maps m, __u32 session)

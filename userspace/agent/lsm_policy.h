@@ -8,6 +8,7 @@
 #ifndef BPFBOX_LSM_POLICY_H
 #define BPFBOX_LSM_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -109,6 +110,21 @@ int lsm_parse_cidr(const char *cidr, struct bpfbox_net_key *key);
  */
 int lsm_policy_add(struct lsm_maps m, __u32 session,
 		   const struct bpfbox_policy *p, const char *const *exec_deny);
+
+/*
+ * The same from lists of strings (a daemon's register request): ndeny
+ * deny patterns and nexec exec_deny names or paths. On -EINVAL or
+ * -ENAMETOOLONG *bad (may be NULL) is the entry at fault.
+ */
+int lsm_policy_add_lists(struct lsm_maps m, __u32 session, const char *const *deny,
+			 size_t ndeny, const char *const *exec_deny, size_t nexec,
+			 const char **bad);
+
+/*
+ * Deletes the names and abs_paths entries of every session keep() says no
+ * to (a daemon's orphans after re-adoption). The number deleted, or -errno.
+ */
+int lsm_policy_sweep(struct lsm_maps m, bool (*keep)(void *ctx, __u32 session), void *ctx);
 
 /* Deletes every names, abs_paths and net_allow entry of the session. */
 int lsm_policy_remove(struct lsm_maps m, __u32 session);

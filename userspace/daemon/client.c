@@ -433,6 +433,16 @@ int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket
 	req = register_request(s, audit, argv);
 	rc = daemon_client_call(&r->ctl, req, &reply, msg, sizeof(msg));
 	json_object_put(req);
+	if (rc == 0) {
+		/* The daemon's BPF LSM raises what the client planned (Full). */
+		struct json_object *v;
+		enum bpfbox_level lvl;
+
+		if (json_object_object_get_ex(reply, "level_enabled", &v) &&
+		    json_object_is_type(v, json_type_string) &&
+		    level_parse(json_object_get_string(v), &lvl) == 0 && lvl <= s->layers.requested)
+			s->layers.enabled = lvl;
+	}
 	json_object_put(reply);
 	if (rc < 0) {
 		bool refused = r->ctl.replied && (rc == -EACCES || rc == -EPERM);

@@ -55,6 +55,7 @@ struct dsession {
 	char pause_reason[16];
 	char level[16];		/* level_enabled of its register, "" unknown (adopted) */
 	bool killed;		/* by the kill op */
+	bool lsm;		/* its deny and exec_deny lists are in the BPF LSM maps */
 	struct dsession *next;
 };
 
