@@ -139,7 +139,7 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 	jsonw_bool(&e->w, "bpf_audit", st->audit);
 	jsonw_bool(&e->w, "bpf_network", st->net);
 	jsonw_bool(&e->w, "bpf_unix_connect", st->unix_connect);
-	jsonw_bool(&e->w, "bpf_lsm", st->lsm);
+	jsonw_bool(&e->w, "bpf_lsm", e->lsm);
 	jsonw_end(&e->w);
 	limits_json(&s->lim, &e->w, "limits");
 	jsonw_array_begin(&e->w, "not_enforced");
@@ -196,7 +196,8 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 	e->session_id = s->id;
 	if (geteuid() != 0)
 		return log_error_errno(EPERM, "--audit loads BPF programs and needs root");
-	r = sink_open(opts->path);
+	/* No path: Full without --audit; the records are consumed and dropped. */
+	r = opts->path ? sink_open(opts->path) : 0;
 	if (r < 0)
 		return r;
 	r = cgroup_parent(parent, sizeof(parent));
@@ -248,7 +249,8 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 			goto fail;
 		}
 	}
-	r = agent_session_policy(e->agent, 1, p);
+	/* --level standard: the user asked for less than the BPF LSM policy. */
+	r = s->layers.requested == LEVEL_FULL ? agent_session_policy(e->agent, 1, p) : 0;
 	if (r < 0) {
 		log_error_errno(r, "cannot compile the deny and exec_deny lists into BPF LSM maps");
 		goto fail;
@@ -259,9 +261,8 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 		goto fail;
 	}
 	/* BPF LSM, Landlock, seccomp and a cgroup v2 session: the Full level. */
-	s->layers.requested = LEVEL_FULL;
-	s->layers.enabled = level_from(agent_status(e->agent)->lsm, s->layers.landlock,
-				       s->layers.seccomp, true);
+	e->lsm = agent_status(e->agent)->lsm && s->layers.requested == LEVEL_FULL;
+	s->layers.enabled = level_from(e->lsm, s->layers.landlock, s->layers.seccomp, true);
 	audit_clock_init(&e->clock);
 	s->hooks.on_event = on_lifecycle;
 	s->hooks.poll_fd = agent_ring_fd(e->agent);

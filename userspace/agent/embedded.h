@@ -33,6 +33,7 @@ struct embedded {
 	int out_fd;
 	const char *session_id;
 	int write_error; /* first errno writing the audit sink */
+	bool lsm;	 /* the session's policy is in the BPF LSM maps */
 };
 
 /* Opens the sink (path or "-" for stdout), loads, registers, emits the start. */

@@ -47,6 +47,9 @@ static void run_usage(FILE *out)
 		"  --daemon-socket PATH  use the daemon on PATH (default $BPFBOX_SOCKET or\n"
 		"                        " DAEMON_SOCKET_DEFAULT "; used when it answers)\n"
 		"  --no-daemon           embedded mode even when a daemon answers\n"
+		"  --level full|standard the level asked for (default full: BPF LSM through\n"
+		"                        a daemon, or loaded here as root where it loads);\n"
+		"                        an explicit full that cannot hold is exit 125\n"
 		"  -v, --verbose         print the effective policy and level to stderr\n"
 		"  -q, --quiet           no warnings about unenforced layers\n"
 		"exit: the command's code; 124 timeout; 125 setup failed (nothing ran);\n"
@@ -58,7 +61,7 @@ enum {
 	OPT_MEMORY, OPT_PIDS, OPT_CPU, OPT_DISK, OPT_USER, OPT_UNCONFINED,
 	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT, OPT_AUDIT_MODE, OPT_AUDIT_RING,
 	OPT_NET_ALLOW, OPT_EXEC_DENY,
-	OPT_DAEMON_SOCKET, OPT_NO_DAEMON, OPT_LIMITS_VIA,
+	OPT_DAEMON_SOCKET, OPT_NO_DAEMON, OPT_LIMITS_VIA, OPT_LEVEL,
 };
 
 static const struct option run_opts[] = {
@@ -87,6 +90,7 @@ static const struct option run_opts[] = {
 	{ "daemon-socket", required_argument, NULL, OPT_DAEMON_SOCKET },
 	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
 	{ "limits-via", required_argument, NULL, OPT_LIMITS_VIA },
+	{ "level", required_argument, NULL, OPT_LEVEL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -222,6 +226,9 @@ int cmd_run(int argc, char **argv)
 	bool no_daemon = false, use_daemon = false, planned = false;
 	bool verbose = false, quiet = false, audit = false;
 	enum limits_via via = LIMITS_VIA_AUTO;
+	enum bpfbox_level want = LEVEL_FULL;
+	bool level_given = false, auto_full = false;
+	char why[320] = "";
 	int c, r, code = EXIT_SETUP;
 
 	optind = 1;
@@ -316,6 +323,14 @@ int cmd_run(int argc, char **argv)
 		case OPT_NO_DAEMON:
 			no_daemon = true;
 			break;
+		case OPT_LEVEL:
+			if (level_parse(optarg, &want) < 0 ||
+			    (want != LEVEL_FULL && want != LEVEL_STANDARD)) {
+				code = bad_usage("--level '%s': use full or standard", optarg);
+				goto out_flags;
+			}
+			level_given = true;
+			break;
 		case OPT_LIMITS_VIA:
 			if (limits_via_parse(optarg, &via) < 0) {
 				code = bad_usage("--limits-via '%s': use auto, cgroup or rlimit", optarg);
@@ -357,6 +372,7 @@ int cmd_run(int argc, char **argv)
 	if (session_plan(&s, &policy) < 0)
 		goto out_policy;
 	planned = true;
+	s.layers.requested = want;
 	if (via != LIMITS_VIA_AUTO)
 		session_plan_limits(&s, via);
 	if (s.layers.not_enforced[0])
@@ -389,10 +405,32 @@ int cmd_run(int argc, char **argv)
 	} else if (s.lim.not_enforced[0]) {
 		log_warn("not enforced on this host: %s", s.lim.not_enforced);
 	}
-	if (aopts.path && !use_daemon) {
+	/*
+	 * Full without a daemon: as root where a BPF LSM program loads, the
+	 * agent is loaded for this one session even without --audit (its
+	 * records then go nowhere; docs/benchmarks.md has the cost).
+	 */
+	if (!aopts.path && !use_daemon && want == LEVEL_FULL &&
+	    s.layers.enabled == LEVEL_STANDARD && probe_bpf_lsm(why, sizeof(why))) {
+		auto_full = true;
+		aopts.off = true; /* decisions only: nobody reads the opens */
+	}
+	if ((aopts.path || auto_full) && !use_daemon) {
 		if (embedded_start(&emb, &s, &aopts, argv + optind) < 0)
 			goto out_policy;
 		audit = true;
+	}
+	/* Never silently less: an explicit --level full that cannot hold refuses. */
+	if (level_given && s.layers.enabled < s.layers.requested) {
+		log_error("--level %s: this session reaches only %s (%s); run as root where the "
+			  "BPF LSM loads, or through a daemon that has it; nothing ran",
+			  level_name(s.layers.requested), level_name(s.layers.enabled),
+			  why[0] ? why : "the BPF LSM is not loaded for it");
+		if (audit)
+			embedded_finish(&emb, NULL);
+		if (use_daemon)
+			daemon_run_finish(&drun, NULL);
+		goto out_policy;
 	}
 	/* An allow-list opens inet sockets: without BPF to judge them, refuse. */
 	if (policy.net == NET_DENY && policy.net_allow.n && !use_daemon &&

@@ -522,6 +522,32 @@ static void probe_cgroup_v2(struct host_caps *caps, const char *scratch)
 		set_feat(fkill, FEAT_NO, -errno, "absent (kernel < 5.14)");
 }
 
+bool probe_bpf_lsm(char *why, size_t size)
+{
+	struct host_caps caps = { .root = geteuid() == 0 };
+	libbpf_print_fn_t old;
+	const char *step;
+	int r;
+
+	snprintf(why, size, "%s", "loading BPF LSM programs needs root");
+	if (!caps.root)
+		return false;
+	probe_lsm_list(&caps);
+	if (caps.feat[FEAT_BPF_LSM_ACTIVE].state != FEAT_YES) {
+		snprintf(why, size, "BPF LSM: %s", caps.feat[FEAT_BPF_LSM_ACTIVE].detail);
+		return false;
+	}
+	old = libbpf_set_print(libbpf_quiet);
+	r = probe_program("probe_lsm_file_open", attach_plain, -1, &step);
+	libbpf_set_print(old);
+	if (r) {
+		snprintf(why, size, "BPF LSM: %s failed: %s", step, bpf_errno_meaning(-r));
+		return false;
+	}
+	why[0] = '\0';
+	return true;
+}
+
 static void probe_bpf_features(struct host_caps *caps)
 {
 	char scratch[512];
