@@ -43,7 +43,7 @@ wait_for "$TMPD/ports"
 read -r P1 P2 <"$TMPD/ports"
 
 # The attack program: every Full case, each a real syscall.
-cat >"$TMPD/attack.py" <<PY
+cat >"$WS/attack.py" <<PY
 import os, socket, subprocess, sys
 def denied(f):
     try: f()
@@ -70,7 +70,7 @@ full_case() {
 	shift 2
 	rm -f "$WS/sid"
 	bpfbox run -q --audit "$A" -w "$WS" --net-allow "127.0.0.1:$P1" \
-		--exec-deny forbidden-tool "$@" -- python3 "$TMPD/attack.py" >"$TMPD/out" 2>"$TMPD/err"
+		--exec-deny forbidden-tool "$@" -- python3 attack.py >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	SID=$(cat "$WS/sid" 2>/dev/null)
 	[ $rc = 0 ] &&
@@ -92,6 +92,18 @@ full_case() {
 }
 
 full_case embedded "$TMPD/emb.jsonl" --no-daemon
+
+# Full without a daemon and without --audit: root on a Full host loads the
+# BPF LSM for the one session; --level standard asks for less (the control).
+bpfbox run -q --no-daemon --level standard -w "$WS" -- cat .env >"$TMPD/std.out" 2>&1
+expect_grep 'SECRET=1' "$TMPD/std.out" "vm plain: --level standard reads .env (Landlock allows the workspace)"
+bpfbox run -v --no-daemon -w "$WS" -- cat .env >"$TMPD/plain.out" 2>&1
+rc=$?
+[ $rc != 0 ] && ! grep -q SECRET "$TMPD/plain.out" && grep -q 'Operation not permitted' "$TMPD/plain.out" &&
+	ok "vm plain: bpfbox run as root (no daemon, no --audit) denies .env by BPF LSM" ||
+	fail "vm plain: exit $rc: $(head -c 400 "$TMPD/plain.out")"
+expect_grep 'level requested Full, enabled Full' "$TMPD/plain.out" "vm plain: -v says requested and enabled Full"
+expect_rc 0 "vm plain: --level full holds here" bpfbox run -q --no-daemon --level full -w "$WS" -- true
 
 # The same through a daemon, with pins and a cgroup parent of its own.
 SOCK="$TMPD/sock/bpfbox.sock"
