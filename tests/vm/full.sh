@@ -34,13 +34,29 @@ wait_for() {
 	[ -s "$1" ]
 }
 
-python3 -c 'import socket, time
+# Listeners outside every session: TCP, abstract and pathname unix sockets
+# (stream and datagram), one pathname socket inside the workspace.
+echo outside >"$TMPD/outside.txt"
+echo inside >"$WS/inside.txt"
+python3 - "$TMPD" "$WS" "$$" >"$TMPD/ports" <<'PY' &
+import socket, sys, time
+tmpd, ws, tag = sys.argv[1:4]
 a = socket.socket(); a.bind(("127.0.0.1", 0)); a.listen()
 b = socket.socket(); b.bind(("127.0.0.2", 0)); b.listen()
-print(a.getsockname()[1], b.getsockname()[1], flush=True); time.sleep(600)' >"$TMPD/ports" &
+keep = []
+for kind, addr in ((socket.SOCK_STREAM, "\0bpfbox-full-" + tag), (socket.SOCK_DGRAM, "\0bpfbox-full-dg-" + tag),
+                   (socket.SOCK_STREAM, tmpd + "/out.sock"), (socket.SOCK_DGRAM, tmpd + "/dg.sock"),
+                   (socket.SOCK_STREAM, ws + "/in.sock")):
+    u = socket.socket(socket.AF_UNIX, kind); u.bind(addr)
+    if kind == socket.SOCK_STREAM: u.listen(64)
+    keep.append(u)
+print(a.getsockname()[1], b.getsockname()[1], flush=True)
+time.sleep(900)
+PY
 LPID=$!
 wait_for "$TMPD/ports"
 read -r P1 P2 <"$TMPD/ports"
+ln -s "$TMPD/out.sock" "$WS/link.sock"
 
 # The attack program: every Full case, each a real syscall.
 cat >"$WS/attack.py" <<PY
@@ -60,6 +76,25 @@ r['exec'] = denied(lambda: subprocess.run(['./forbidden-tool']))
 r['allowed'] = not denied(lambda: socket.create_connection(('127.0.0.1', $P1), 2))
 r['other'] = denied(lambda: socket.create_connection(('127.0.0.2', $P2), 2))
 r['meta'] = denied(lambda: socket.create_connection(('169.254.169.254', 80), 2))
+# What Landlock ABI 2 lacks, filled by the BPF LSM.
+def ux(addr, kind=socket.SOCK_STREAM):
+    u = socket.socket(socket.AF_UNIX, kind)
+    if kind == socket.SOCK_DGRAM: u.sendto(b'x', addr)
+    else: u.connect(addr)
+r['abstract'] = denied(lambda: ux('\\0bpfbox-full-$$'))
+r['abstract_dgram'] = denied(lambda: ux('\\0bpfbox-full-dg-$$', socket.SOCK_DGRAM))
+own = socket.socket(socket.AF_UNIX); own.bind('\\0bpfbox-own-%d' % os.getpid()); own.listen()
+r['abstract_own'] = not denied(lambda: ux('\\0bpfbox-own-%d' % os.getpid()))
+r['unix_out'] = denied(lambda: ux('$TMPD/out.sock'))
+r['unix_dotdot'] = denied(lambda: ux('$WS/../out.sock'))
+r['unix_symlink'] = denied(lambda: ux('link.sock'))
+r['unix_dgram_out'] = denied(lambda: ux('$TMPD/dg.sock', socket.SOCK_DGRAM))
+r['unix_in'] = not denied(lambda: ux('in.sock'))
+r['signal_out'] = denied(lambda: os.kill($LPID, 0))
+r['signal_own'] = not denied(lambda: os.kill(os.getpid(), 0))
+r['chmod_out'] = denied(lambda: os.chmod('$TMPD/outside.txt', 0o600))
+r['chown_out'] = denied(lambda: os.chown('$TMPD/outside.txt', 0, 0))
+r['chmod_in'] = not denied(lambda: os.chmod('inside.txt', 0o600))
 print(r)
 sys.exit(0 if all(r.values()) else 1)
 PY
@@ -88,6 +123,12 @@ full_case() {
 		"vm $name: metadata connect denial recorded"
 	check "$A" "any(e['type'] == 'connect' and e['decision'] == 'deny' and e.get('address') == '127.0.0.2' for e in mine)" \
 		"vm $name: connect outside the allow-list recorded"
+	check "$A" "any(e['type'] == 'connect' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm' and e.get('path', '').startswith('@bpfbox-full') for e in mine)" \
+		"vm $name: abstract unix denial recorded"
+	check "$A" "any(e['type'] == 'connect' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm' and e.get('path', '').endswith('out.sock') for e in mine)" \
+		"vm $name: pathname unix denial recorded with the listener's own path"
+	check "$A" "any(e['type'] == 'file' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm' and e['path'].endswith('outside.txt') for e in mine)" \
+		"vm $name: metadata denial recorded"
 	check "$A" "mine[-1]['type'] == 'session.end' and mine[-1]['exit_code'] == 0" "vm $name: session.end closes it"
 }
 

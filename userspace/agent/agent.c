@@ -45,7 +45,7 @@ struct agent {
 /* The maps a daemon shares with its next incarnation (pinned as map_NAME). */
 static const char *const pinned_maps[] = { "sessions", "events", "lost", "net_allow",
 					   "unix_allow", "agg", "pending", "names", "abs_paths",
-					   "oom_victims" };
+					   "oom_victims", "writable" };
 
 static char libbpf_last[256];
 
@@ -466,6 +466,7 @@ static int open_pinned_maps(struct agent *a)
 		{ "oom_victims", &a->oom_fd, a->st.audit, true },
 		{ "names", &a->lsm_maps.names, a->st.lsm },
 		{ "abs_paths", &a->lsm_maps.abs_paths, a->st.lsm },
+		{ "writable", &a->lsm_maps.writable, a->st.lsm, true },
 	};
 	char path[PATH_MAX + 64];
 
@@ -491,6 +492,7 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 		return -ENOMEM;
 	a->sessions_fd = a->events_fd = a->lost_fd = a->net_allow_fd = a->agg_fd = a->oom_fd = -1;
 	a->lsm_maps.names = a->lsm_maps.abs_paths = a->lsm_maps.net_allow = -1;
+	a->lsm_maps.writable = -1;
 	a->unix_allow_fd = -1;
 	a->parent_fd = cgroup_parent_open(o->cgroup_parent);
 	if (a->parent_fd < 0) {
@@ -591,7 +593,7 @@ void agent_close(struct agent *a)
 	if (a->own_fds) {
 		int fds[] = { a->sessions_fd, a->events_fd, a->lost_fd, a->net_allow_fd,
 			      a->unix_allow_fd, a->agg_fd, a->lsm_maps.names,
-			      a->lsm_maps.abs_paths, a->oom_fd };
+			      a->lsm_maps.abs_paths, a->oom_fd, a->lsm_maps.writable };
 
 		for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 			if (fds[i] >= 0)
@@ -658,6 +660,21 @@ int agent_session_lsm(struct agent *a, uint32_t id, const char *const *deny, siz
 	if (!a->st.lsm || (!ndeny && !nexec))
 		return 0;
 	return lsm_policy_add_lists(a->lsm_maps, id, deny, ndeny, exec_deny, nexec, bad);
+}
+
+int agent_session_writable(struct agent *a, uint32_t id, const char *const *dirs, size_t n)
+{
+	if (!a->st.lsm)
+		return 0;
+	return lsm_writable_add(a->lsm_maps, id, dirs, n);
+}
+
+uint32_t agent_gap_flags(const struct agent *a, int landlock_abi)
+{
+	if (!a->st.lsm)
+		return 0;
+	return BPFBOX_SF_GAP_META | (landlock_abi < 6 ? BPFBOX_SF_GAP_SCOPE : 0) |
+	       (landlock_abi < 9 ? BPFBOX_SF_GAP_UNIX : 0);
 }
 
 int agent_session_lsm_clear(struct agent *a, uint32_t id)

@@ -100,6 +100,16 @@ int agent_session_policy(struct agent *a, uint32_t id, const struct bpfbox_polic
  */
 int agent_session_lsm(struct agent *a, uint32_t id, const char *const *deny, size_t ndeny,
 		      const char *const *exec_deny, size_t nexec, const char **bad);
+/*
+ * The session's writable set (workspace, private tmp, rw paths) into the
+ * BPF LSM's map, by inode (0 when the BPF LSM is not loaded).
+ */
+int agent_session_writable(struct agent *a, uint32_t id, const char *const *dirs, size_t n);
+/*
+ * The BPFBOX_SF_GAP_* flags of a session whose Landlock has landlock_abi
+ * (0: none): what the BPF LSM, when loaded, enforces in Landlock's stead.
+ */
+uint32_t agent_gap_flags(const struct agent *a, int landlock_abi);
 /* Removes the session's BPF LSM file and exec policy (its index may be reused). */
 int agent_session_lsm_clear(struct agent *a, uint32_t id);
 /*

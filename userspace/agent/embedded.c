@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <json-c/json.h>
@@ -180,6 +181,27 @@ static int allow_unix_dirs(struct embedded *e, struct session *s)
 	return agent_unix_allow(e->agent, 1, dirs, n);
 }
 
+/* The writable set by inode: the workspace, the private tmp, every rw path. */
+static int writable_dirs(struct embedded *e, struct session *s)
+{
+	const struct bpfbox_policy *p = s->policy;
+	const char **dirs = calloc(p->rw_paths.n + 2, sizeof(*dirs));
+	size_t n = 0;
+	int r;
+
+	if (!dirs)
+		return -ENOMEM;
+	if (p->mode != MODE_READ_ONLY)
+		dirs[n++] = p->workspace;
+	if (s->private_tmp[0])
+		dirs[n++] = s->private_tmp;
+	for (size_t i = 0; i < p->rw_paths.n; i++)
+		dirs[n++] = p->rw_paths.v[i];
+	r = agent_session_writable(e->agent, 1, dirs, n);
+	free(dirs);
+	return r;
+}
+
 int embedded_start(struct embedded *e, struct session *s, const struct audit_opts *opts,
 		   char *const argv[])
 {
@@ -231,6 +253,16 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 		flags |= BPFBOX_SF_AUDIT_ALL;
 	if (opts->off)
 		flags |= BPFBOX_SF_AUDIT_OFF;
+	/* What the BPF LSM enforces in the stead of this Landlock ABI. */
+	if (s->layers.requested == LEVEL_FULL && p->mode != MODE_FULL_ACCESS) {
+		flags |= agent_gap_flags(e->agent, s->layers.landlock ? s->layers.landlock_abi : 0);
+		r = writable_dirs(e, s);
+		if (r < 0) {
+			log_error_errno(r, "cannot write the session's writable set into the BPF "
+					   "LSM map");
+			goto fail;
+		}
+	}
 	r = agent_session_add(e->agent, e->cg.id, 1, flags);
 	if (r < 0) {
 		log_error_errno(r, "cannot register the session");

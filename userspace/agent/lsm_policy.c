@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -273,6 +275,7 @@ struct lsm_maps lsm_maps_of(struct lsm_bpf *skel)
 		.names = bpf_map__fd(skel->maps.names),
 		.abs_paths = bpf_map__fd(skel->maps.abs_paths),
 		.net_allow = bpf_map__fd(skel->maps.net_allow),
+		.writable = bpf_map__fd(skel->maps.writable),
 	};
 
 	return m;
@@ -535,7 +538,33 @@ int lsm_policy_sweep(struct lsm_maps m, bool (*keep)(void *ctx, __u32 session), 
 	r = sweep_keys(m.abs_paths, sizeof(struct lsm_abs_key),
 		       offsetof(struct lsm_abs_key, session), keep, ctx);
 	n += r > 0 ? r : 0;
+	if (m.writable >= 0) {
+		r = sweep_keys(m.writable, sizeof(struct bpfbox_inode_key),
+			       offsetof(struct bpfbox_inode_key, session), keep, ctx);
+		n += r > 0 ? r : 0;
+	}
 	return n;
+}
+
+int lsm_writable_add(struct lsm_maps m, __u32 session, const char *const *dirs, size_t n)
+{
+	__u8 one = 1;
+
+	if (m.writable < 0)
+		return -ENOTSUP;
+	for (size_t i = 0; i < n; i++) {
+		struct bpfbox_inode_key k = { .session = session };
+		struct stat st;
+
+		if (stat(dirs[i], &st) < 0)
+			continue;
+		/* The kernel's dev_t, as super_block.s_dev holds it. */
+		k.dev = ((__u64)major(st.st_dev) << 20) | minor(st.st_dev);
+		k.ino = st.st_ino;
+		if (bpf_map_update_elem(m.writable, &k, &one, BPF_ANY) < 0)
+			return -errno;
+	}
+	return 0;
 }
 
 int lsm_policy_remove(struct lsm_maps m, __u32 session)
@@ -555,6 +584,12 @@ int lsm_policy_remove(struct lsm_maps m, __u32 session)
 				offsetof(struct bpfbox_net_key, session), session);
 	if (r < 0 && !first)
 		first = r;
+	if (m.writable >= 0) {
+		r = remove_session_keys(m.writable, sizeof(struct bpfbox_inode_key),
+					offsetof(struct bpfbox_inode_key, session), session);
+		if (r < 0 && !first)
+			first = r;
+	}
 	return first;
 }
 

@@ -22,6 +22,7 @@ struct lsm_maps {
 	int names;
 	int abs_paths;
 	int net_allow; /* shared with bpf/net.bpf.c */
+	int writable;  /* the writable set by inode (-1: an older pin without it) */
 };
 
 struct lsm_maps lsm_maps_of(struct lsm_bpf *skel);
@@ -126,7 +127,15 @@ int lsm_policy_add_lists(struct lsm_maps m, __u32 session, const char *const *de
  */
 int lsm_policy_sweep(struct lsm_maps m, bool (*keep)(void *ctx, __u32 session), void *ctx);
 
-/* Deletes every names, abs_paths and net_allow entry of the session. */
+/*
+ * The session's writable set: each directory of dirs (n of them) by device
+ * and inode, for the BPF LSM's metadata and pathname unix checks. A
+ * directory that cannot be stat'ed is left out (nothing below it is then
+ * writable for these checks: fail closed). -errno of a map update.
+ */
+int lsm_writable_add(struct lsm_maps m, __u32 session, const char *const *dirs, size_t n);
+
+/* Deletes every names, abs_paths, writable and net_allow entry of the session. */
 int lsm_policy_remove(struct lsm_maps m, __u32 session);
 
 /*

@@ -267,6 +267,18 @@ static struct json_object *register_request(struct session *s, const struct audi
 		if (unix_dir_fits(p->rw_paths.v[i]))
 			dirs[n++] = p->rw_paths.v[i];
 	json_object_object_add(req, "unix_dirs", str_array(dirs, n));
+	/* The whole writable set, for the BPF LSM's checks by inode. */
+	{
+		struct json_object *wr = json_object_new_array();
+
+		if (p->mode != MODE_READ_ONLY)
+			json_object_array_add(wr, json_object_new_string(p->workspace));
+		if (s->private_tmp[0])
+			json_object_array_add(wr, json_object_new_string(s->private_tmp));
+		for (size_t i = 0; i < p->rw_paths.n; i++)
+			json_object_array_add(wr, json_object_new_string(p->rw_paths.v[i]));
+		json_object_object_add(req, "writable", wr);
+	}
 	if (p->net_allow.n) {
 		struct json_object *rules = json_object_new_array();
 

@@ -36,6 +36,7 @@
 #define MAX_COMMAND_ARGS 4096
 #define MAX_NET_RULES	 256
 #define MAX_LSM_RULES	 1024 /* deny patterns, and exec_deny entries */
+#define MAX_WRITABLE	 256  /* directories of the writable set */
 #define META_MAX	 65536 /* the trusted.bpfbox xattr */
 #define END_WAIT_MS	 1000 /* then the end is retried every tick */
 #define ENDED_KEPT	 256  /* ended session ids remembered, for clear errors */
@@ -233,6 +234,33 @@ static int apply_lsm(struct daemon *d, uint32_t index, struct json_object *lsm, 
 	return r;
 }
 
+static bool full_access(struct json_object *req)
+{
+	struct json_object *pol;
+	const char *mode;
+
+	return proto_get_object(req, "policy", &pol) == 0 &&
+	       proto_get_str(pol, "mode", &mode) == 0 && streq(mode, "full-access");
+}
+
+/* The writable set ("writable", else "unix_dirs") into the BPF LSM by inode. */
+static int apply_writable(struct daemon *d, uint32_t index, struct json_object *req)
+{
+	struct json_object *v = NULL;
+	const char **dirs;
+	size_t n;
+	int r;
+
+	if (proto_get_array(req, "writable", &v) != 0 && proto_get_array(req, "unix_dirs", &v) != 0)
+		return 0;
+	dirs = strings_of(v, &n);
+	if (n && !dirs)
+		return -ENOMEM;
+	r = agent_session_writable(d->agent, index, dirs, n);
+	free(dirs);
+	return r;
+}
+
 static void read_meta(struct daemon *d, struct dsession *s)
 {
 	char *buf = malloc(META_MAX);
@@ -264,6 +292,8 @@ static void read_meta(struct daemon *d, struct dsession *s)
 	 */
 	if (proto_get_object(o, "lsm", &v) == 0 && agent_status(d->agent)->lsm) {
 		r = apply_lsm(d, s->index, v, &bad);
+		if (!r && (s->flags & BPFBOX_SF_GAP_META))
+			r = apply_writable(d, s->index, v);
 		if (r < 0)
 			dlog("session %s: cannot restore its BPF LSM policy%s%s: %s", s->id,
 			     bad ? " at " : "", bad ? bad : "", strerror(-r));
@@ -379,6 +409,10 @@ static int check_register(struct daemon *d, struct conn *c, struct json_object *
 	    (!r && !string_array(v, BPFBOX_UNIX_PREFIXES, BPFBOX_UNIX_PATH_LEN - 2, true)))
 		return bad_member(d, c, "register", "unix_dirs",
 				  "at most 4 absolute paths shorter than 106 bytes");
+	if ((r = proto_get_array(req, "writable", &v)) == -EINVAL ||
+	    (!r && !string_array(v, MAX_WRITABLE, PATH_MAX, true)))
+		return bad_member(d, c, "register", "writable",
+				  "at most 256 absolute paths");
 	if ((r = proto_get_array(req, "not_enforced", &v)) == -EINVAL ||
 	    (!r && !string_array(v, 64, 0, false)))
 		return bad_member(d, c, "register", "not_enforced", "an array of strings");
@@ -467,12 +501,17 @@ static struct json_object *lsm_lists(struct json_object *req, struct json_object
 	struct json_object *pol, *v;
 
 	*out = json_object_new_object();
-	if (!*out || proto_get_object(req, "policy", &pol) != 0)
-		return *out;
-	if (json_object_object_get_ex(pol, "deny", &v))
+	if (!*out)
+		return NULL;
+	if (proto_get_object(req, "policy", &pol) != 0)
+		pol = NULL;
+	if (pol && json_object_object_get_ex(pol, "deny", &v))
 		json_object_object_add(*out, "deny", json_object_get(v));
-	if (json_object_object_get_ex(pol, "exec_deny", &v))
+	if (pol && json_object_object_get_ex(pol, "exec_deny", &v))
 		json_object_object_add(*out, "exec_deny", json_object_get(v));
+	if (json_object_object_get_ex(req, "writable", &v) ||
+	    json_object_object_get_ex(req, "unix_dirs", &v))
+		json_object_object_add(*out, "writable", json_object_get(v));
 	return *out;
 }
 
@@ -538,6 +577,17 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 		if (r < 0)
 			goto fail;
 		s->lsm = st->lsm;
+		if (s->lsm && !full_access(req)) {
+			int64_t abi = 0;
+
+			proto_get_int(req, "landlock_abi", &abi);
+			if (!(flags & BPFBOX_SF_LANDLOCK))
+				abi = 0;
+			s->flags = flags |= agent_gap_flags(d->agent, abi);
+			r = apply_writable(d, index, req);
+			if (r < 0)
+				goto fail;
+		}
 	}
 	if (proto_get_str(req, "level_enabled", &str) == 0) {
 		/* What the client could do alone, and the BPF LSM of the daemon. */
