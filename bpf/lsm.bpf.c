@@ -921,7 +921,8 @@ static __always_inline int check_unix_peer(struct bpfbox_session *s, struct sock
 {
 	struct unix_address *a = BPF_CORE_READ((struct unix_sock *)other, addr);
 	struct dentry *d = BPF_CORE_READ((struct unix_sock *)other, path.dentry);
-	char path[UNIX_PATH_LEN];
+	char path[128] = {}; /* UNIX_PATH_LEN, rounded to a mask for the verifier */
+	__u32 n;
 	int len;
 
 	if (!a)
@@ -929,13 +930,14 @@ static __always_inline int check_unix_peer(struct bpfbox_session *s, struct sock
 	len = BPF_CORE_READ(a, len);
 	if (len <= SUN_PATH_OFF)
 		return 0;
-	bpf_probe_read_kernel(
-		path, sizeof(path),
-		(void *)a + bpf_core_field_offset(struct unix_address, name) + SUN_PATH_OFF);
 	/* The name has len - 2 bytes; an abstract one holds no NUL of its own. */
-	for (int i = 0; i < UNIX_PATH_LEN; i++)
-		if (i >= len - SUN_PATH_OFF)
-			path[i] = 0;
+	n = len - SUN_PATH_OFF;
+	if (n > UNIX_PATH_LEN - 1)
+		n = UNIX_PATH_LEN - 1;
+	/* A bound the compiler cannot drop (it knows n < 108; 6.1 must see it). */
+	asm volatile("%[n] &= 127" : [n] "+r"(n));
+	bpf_probe_read_kernel(
+		path, n, (void *)a + bpf_core_field_offset(struct unix_address, name) + SUN_PATH_OFF);
 	if (daemon_socket[0] && is_daemon_socket(path, len - SUN_PATH_OFF))
 		goto deny;
 	if (!path[0]) {
