@@ -677,6 +677,22 @@ uint32_t agent_gap_flags(const struct agent *a, int landlock_abi)
 	       (landlock_abi < 9 ? BPFBOX_SF_GAP_UNIX : 0);
 }
 
+void agent_gaps_filled(char *ne, uint32_t flags)
+{
+	const char *what = AGENT_GAP_SCOPE_TEXT;
+	size_t wlen = strlen(what);
+	char *p;
+
+	if (!(flags & BPFBOX_SF_GAP_SCOPE) || !(p = strstr(ne, what)))
+		return;
+	if (p[wlen] == ';')
+		memmove(p, p + wlen + 2, strlen(p + wlen + 2) + 1); /* and its "; " */
+	else if (p > ne)
+		p[-2] = '\0'; /* the last item: drop the "; " before it */
+	else
+		p[0] = '\0';
+}
+
 int agent_session_lsm_clear(struct agent *a, uint32_t id)
 {
 	if (!a->st.lsm)

@@ -110,6 +110,12 @@ int agent_session_writable(struct agent *a, uint32_t id, const char *const *dirs
  * (0: none): what the BPF LSM, when loaded, enforces in Landlock's stead.
  */
 uint32_t agent_gap_flags(const struct agent *a, int landlock_abi);
+/*
+ * Removes from not_enforced (items separated by "; ", as session_plan
+ * writes them) what the BPF LSM fills for a session with these gap flags.
+ */
+void agent_gaps_filled(char *not_enforced, uint32_t flags);
+#define AGENT_GAP_SCOPE_TEXT "abstract unix socket and signal isolation (Landlock ABI < 6)"
 /* Removes the session's BPF LSM file and exec policy (its index may be reused). */
 int agent_session_lsm_clear(struct agent *a, uint32_t id);
 /*

@@ -256,6 +256,7 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 	/* What the BPF LSM enforces in the stead of this Landlock ABI. */
 	if (s->layers.requested == LEVEL_FULL && p->mode != MODE_FULL_ACCESS) {
 		flags |= agent_gap_flags(e->agent, s->layers.landlock ? s->layers.landlock_abi : 0);
+		agent_gaps_filled(s->layers.not_enforced, flags);
 		r = writable_dirs(e, s);
 		if (r < 0) {
 			log_error_errno(r, "cannot write the session's writable set into the BPF "

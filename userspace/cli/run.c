@@ -375,8 +375,6 @@ int cmd_run(int argc, char **argv)
 	s.layers.requested = want;
 	if (via != LIMITS_VIA_AUTO)
 		session_plan_limits(&s, via);
-	if (s.layers.not_enforced[0])
-		log_warn("not enforced on this host: %s", s.layers.not_enforced);
 	if (s.layers.enabled == LEVEL_NONE && !policy.allow_unconfined) {
 		log_error("neither Landlock nor seccomp is available, so nothing would confine the "
 			  "command; refusing (pass --allow-unconfined to run it anyway)");
@@ -420,6 +418,9 @@ int cmd_run(int argc, char **argv)
 			goto out_policy;
 		audit = true;
 	}
+	/* After the BPF LSM had its say: it fills some of Landlock's gaps. */
+	if (s.layers.not_enforced[0])
+		log_warn("not enforced on this host: %s", s.layers.not_enforced);
 	/* Never silently less: an explicit --level full that cannot hold refuses. */
 	if (level_given && s.layers.enabled < s.layers.requested) {
 		log_error("--level %s: this session reaches only %s (%s); run as root where the "

@@ -234,6 +234,27 @@ static int apply_lsm(struct daemon *d, uint32_t index, struct json_object *lsm, 
 	return r;
 }
 
+/* The request's not_enforced without what the BPF LSM fills (gap flags). */
+static void drop_filled(struct json_object *req, uint32_t flags)
+{
+	struct json_object *ne, *kept;
+
+	if (!(flags & BPFBOX_SF_GAP_SCOPE) || proto_get_array(req, "not_enforced", &ne) != 0)
+		return;
+	kept = json_object_new_array();
+	for (size_t i = 0; kept && i < json_object_array_length(ne); i++) {
+		struct json_object *v = json_object_array_get_idx(ne, i);
+		char buf[512];
+
+		snprintf(buf, sizeof(buf), "%s", json_object_get_string(v));
+		agent_gaps_filled(buf, flags);
+		if (buf[0])
+			json_object_array_add(kept, json_object_new_string(buf));
+	}
+	if (kept)
+		json_object_object_add(req, "not_enforced", kept);
+}
+
 static bool full_access(struct json_object *req)
 {
 	struct json_object *pol;
@@ -584,6 +605,7 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 			if (!(flags & BPFBOX_SF_LANDLOCK))
 				abi = 0;
 			s->flags = flags |= agent_gap_flags(d->agent, abi);
+			drop_filled(req, flags);
 			r = apply_writable(d, index, req);
 			if (r < 0)
 				goto fail;
