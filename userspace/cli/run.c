@@ -170,30 +170,22 @@ static const char *const limit_keys[] = {
  * A monitor (OOM, disk) wants the session paused: the daemon freezes its
  * cgroup and writes session.paused; its reply names the OOM victim.
  */
-static int daemon_pause(void *ctx, struct session_event *ev)
+static int pause_via_daemon(void *ctx, struct session_event *ev)
 {
 	struct daemon_run *r = ctx;
-	struct json_object *req = json_object_new_object(), *reply = NULL, *v;
 	char msg[512];
+	pid_t pid;
 	int rc;
 
-	json_object_object_add(req, "op", json_object_new_string("pause"));
-	json_object_object_add(req, "session", json_object_new_string(r->session_id));
-	json_object_object_add(req, "reason", json_object_new_string(ev->reason));
-	json_object_object_add(req, "oom_kills", json_object_new_int64(ev->oom_kills));
-	json_object_object_add(req, "disk_used_mb", json_object_new_int64(ev->disk_used_mb));
-	rc = daemon_client_call(&r->ctl, req, &reply, msg, sizeof(msg));
-	json_object_put(req);
+	rc = daemon_pause(&r->ctl, r->session_id, ev->reason, ev->oom_kills, ev->disk_used_mb, &pid,
+			  ev->comm, sizeof(ev->comm), msg, sizeof(msg));
 	if (rc < 0) {
 		log_warn("the daemon did not pause session %s (%s); pausing it here", r->session_id,
 			 msg);
 		return rc;
 	}
-	if (json_object_object_get_ex(reply, "pid", &v) && json_object_is_type(v, json_type_int))
-		ev->pid = json_object_get_int(v);
-	if (json_object_object_get_ex(reply, "comm", &v) && json_object_is_type(v, json_type_string))
-		snprintf(ev->comm, sizeof(ev->comm), "%s", json_object_get_string(v));
-	json_object_put(reply);
+	if (pid)
+		ev->pid = pid;
 	return 0;
 }
 
@@ -396,7 +388,7 @@ int cmd_run(int argc, char **argv)
 	/* End of the daemon-mode block. */
 	if (use_daemon) {
 		/* The daemon makes and limits the cgroups; a monitor's pause goes through it. */
-		s.hooks.request_pause = daemon_pause;
+		s.hooks.request_pause = pause_via_daemon;
 	} else if (via == LIMITS_VIA_CGROUP && !session_limits_by_cgroup(&s)) {
 		log_error("--limits-via cgroup: %s; nothing ran", s.lim.not_enforced);
 		goto out_policy;

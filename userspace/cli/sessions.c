@@ -78,7 +78,7 @@ static void print_table(struct json_object *list)
 
 int cmd_sessions(int argc, char **argv)
 {
-	struct json_object *req, *reply = NULL, *list;
+	struct json_object *list;
 	const char *socket = NULL, *path;
 	struct daemon_client c;
 	bool json = false;
@@ -111,19 +111,10 @@ int cmd_sessions(int argc, char **argv)
 				"'bpfbox daemon' or pass --socket\n", path, strerror(-r));
 		return 1;
 	}
-	req = json_object_new_object();
-	json_object_object_add(req, "op", json_object_new_string("list"));
-	r = daemon_client_call(&c, req, &reply, msg, sizeof(msg));
-	json_object_put(req);
+	r = daemon_list(&c, &list, msg, sizeof(msg));
 	daemon_client_close(&c);
 	if (r < 0) {
 		fprintf(stderr, "bpfbox sessions: the daemon on %s: %s\n", path, msg);
-		return 1;
-	}
-	if (!json_object_object_get_ex(reply, "sessions", &list) ||
-	    !json_object_is_type(list, json_type_array)) {
-		fprintf(stderr, "bpfbox sessions: the daemon on %s sent no session list\n", path);
-		json_object_put(reply);
 		return 1;
 	}
 	if (json)
@@ -131,6 +122,6 @@ int cmd_sessions(int argc, char **argv)
 								      JSON_C_TO_STRING_NOSLASHESCAPE));
 	else
 		print_table(list);
-	json_object_put(reply);
+	json_object_put(list);
 	return 0;
 }

@@ -78,6 +78,24 @@ static void reply_error(struct daemon *d, struct conn *c, int err, const char *f
 		conn_queue(d, c, d->rw.buf, d->rw.len);
 }
 
+/* ENOENT with "ended": true, which the client API tells apart (DAEMON_ENDED). */
+static void reply_ended(struct daemon *d, struct conn *c, const char *op, const char *id)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "%s: session %s has already ended", op, id);
+	jsonw_reset(&d->rw);
+	jsonw_begin(&d->rw);
+	jsonw_bool(&d->rw, "ok", false);
+	jsonw_str(&d->rw, "error", msg);
+	jsonw_str(&d->rw, "code", "ENOENT");
+	jsonw_bool(&d->rw, "ended", true);
+	jsonw_end(&d->rw);
+	jsonw_newline(&d->rw);
+	if (!d->rw.oom)
+		conn_queue(d, c, d->rw.buf, d->rw.len);
+}
+
 /* Starts {"ok":true in d->rw; the caller adds members and calls reply_send. */
 static struct jsonw *reply_begin(struct daemon *d)
 {
@@ -125,7 +143,7 @@ static struct dsession *request_session(struct daemon *d, struct conn *c, struct
 	s = table_find(&d->table, id);
 	if (!s) {
 		if (ended_recently(id))
-			reply_error(d, c, ENOENT, "%s: session %s has already ended", op, id);
+			reply_ended(d, c, op, id);
 		else
 			reply_error(d, c, ENOENT, "%s: unknown session %s", op, id);
 		return NULL;
