@@ -662,11 +662,27 @@ int agent_session_lsm(struct agent *a, uint32_t id, const char *const *deny, siz
 	return lsm_policy_add_lists(a->lsm_maps, id, deny, ndeny, exec_deny, nexec, bad);
 }
 
-int agent_session_writable(struct agent *a, uint32_t id, const char *const *dirs, size_t n)
+int agent_session_writable(struct agent *a, uint32_t id, const char *const *dirs, size_t n,
+			   struct bpfbox_inode_key *added, size_t *nadded)
 {
+	if (nadded)
+		*nadded = 0;
 	if (!a->st.lsm)
 		return 0;
-	return lsm_writable_add(a->lsm_maps, id, dirs, n);
+	return lsm_writable_add(a->lsm_maps, id, dirs, n, added, nadded);
+}
+
+int agent_session_lsm_remove(struct agent *a, uint32_t id, const char *const *deny, size_t ndeny,
+			     const char *const *exec_deny, size_t nexec,
+			     const struct bpfbox_inode_key *wkeys, size_t nw)
+{
+	int r, r2;
+
+	if (!a->st.lsm)
+		return 0;
+	r = lsm_policy_remove_lists(a->lsm_maps, id, deny, ndeny, exec_deny, nexec);
+	r2 = lsm_writable_remove(a->lsm_maps, wkeys, nw);
+	return r ? r : r2;
 }
 
 uint32_t agent_gap_flags(const struct agent *a, int landlock_abi)

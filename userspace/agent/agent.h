@@ -104,7 +104,17 @@ int agent_session_lsm(struct agent *a, uint32_t id, const char *const *deny, siz
  * The session's writable set (workspace, private tmp, rw paths) into the
  * BPF LSM's map, by inode (0 when the BPF LSM is not loaded).
  */
-int agent_session_writable(struct agent *a, uint32_t id, const char *const *dirs, size_t n);
+struct bpfbox_inode_key;
+int agent_session_writable(struct agent *a, uint32_t id, const char *const *dirs, size_t n,
+			   struct bpfbox_inode_key *added, size_t *nadded);
+/*
+ * Removes what agent_session_lsm and agent_session_writable wrote, key by
+ * key (the same lists; wkeys: the keys agent_session_writable gave back).
+ * agent_session_lsm_clear does the same by walking the maps.
+ */
+int agent_session_lsm_remove(struct agent *a, uint32_t id, const char *const *deny, size_t ndeny,
+			     const char *const *exec_deny, size_t nexec,
+			     const struct bpfbox_inode_key *wkeys, size_t nw);
 /*
  * The BPFBOX_SF_GAP_* flags of a session whose Landlock has landlock_abi
  * (0: none): what the BPF LSM, when loaded, enforces in Landlock's stead.

@@ -197,7 +197,7 @@ static int writable_dirs(struct embedded *e, struct session *s)
 		dirs[n++] = s->private_tmp;
 	for (size_t i = 0; i < p->rw_paths.n; i++)
 		dirs[n++] = p->rw_paths.v[i];
-	r = agent_session_writable(e->agent, 1, dirs, n);
+	r = agent_session_writable(e->agent, 1, dirs, n, NULL, NULL);
 	free(dirs);
 	return r;
 }

@@ -546,10 +546,13 @@ int lsm_policy_sweep(struct lsm_maps m, bool (*keep)(void *ctx, __u32 session), 
 	return n;
 }
 
-int lsm_writable_add(struct lsm_maps m, __u32 session, const char *const *dirs, size_t n)
+int lsm_writable_add(struct lsm_maps m, __u32 session, const char *const *dirs, size_t n,
+		     struct bpfbox_inode_key *added, size_t *nadded)
 {
 	__u8 one = 1;
 
+	if (nadded)
+		*nadded = 0;
 	if (m.writable < 0)
 		return -ENOTSUP;
 	for (size_t i = 0; i < n; i++) {
@@ -563,8 +566,39 @@ int lsm_writable_add(struct lsm_maps m, __u32 session, const char *const *dirs, 
 		k.ino = st.st_ino;
 		if (bpf_map_update_elem(m.writable, &k, &one, BPF_ANY) < 0)
 			return -errno;
+		if (added && nadded)
+			added[(*nadded)++] = k;
 	}
 	return 0;
+}
+
+int lsm_writable_remove(struct lsm_maps m, const struct bpfbox_inode_key *keys, size_t n)
+{
+	int first = 0;
+
+	for (size_t i = 0; m.writable >= 0 && i < n; i++)
+		if (bpf_map_delete_elem(m.writable, &keys[i]) < 0 && errno != ENOENT && !first)
+			first = -errno;
+	return first;
+}
+
+int lsm_policy_remove_lists(struct lsm_maps m, __u32 session, const char *const *deny,
+			    size_t ndeny, const char *const *exec_deny, size_t nexec)
+{
+	struct lsm_entries es = {};
+	int first = 0;
+
+	/* What compiled at add compiles again; what did not was never written. */
+	for (size_t i = 0; i < ndeny; i++)
+		lsm_compile_deny(deny[i], session, &es);
+	for (size_t i = 0; i < nexec; i++)
+		lsm_compile_exec(exec_deny[i], session, &es);
+	for (size_t i = 0; i < es.n; i++)
+		if (bpf_map_delete_elem(entry_fd(m, &es.v[i]), entry_key(&es.v[i])) < 0 &&
+		    errno != ENOENT && !first)
+			first = -errno;
+	lsm_entries_free(&es);
+	return first;
 }
 
 int lsm_policy_remove(struct lsm_maps m, __u32 session)

@@ -131,9 +131,20 @@ int lsm_policy_sweep(struct lsm_maps m, bool (*keep)(void *ctx, __u32 session), 
  * The session's writable set: each directory of dirs (n of them) by device
  * and inode, for the BPF LSM's metadata and pathname unix checks. A
  * directory that cannot be stat'ed is left out (nothing below it is then
- * writable for these checks: fail closed). -errno of a map update.
+ * writable for these checks: fail closed). added (n slots, may be NULL)
+ * gets the keys written, *nadded their number. -errno of a map update.
  */
-int lsm_writable_add(struct lsm_maps m, __u32 session, const char *const *dirs, size_t n);
+int lsm_writable_add(struct lsm_maps m, __u32 session, const char *const *dirs, size_t n,
+		     struct bpfbox_inode_key *added, size_t *nadded);
+/* Deletes those keys again (added by lsm_writable_add; n of them). */
+int lsm_writable_remove(struct lsm_maps m, const struct bpfbox_inode_key *keys, size_t n);
+/*
+ * Deletes the entries that lsm_policy_add_lists wrote for these lists, key
+ * by key: the cost of the session's own entries, not of the whole maps
+ * (lsm_policy_remove walks them). The connect allow-list is not touched.
+ */
+int lsm_policy_remove_lists(struct lsm_maps m, __u32 session, const char *const *deny,
+			    size_t ndeny, const char *const *exec_deny, size_t nexec);
 
 /* Deletes every names, abs_paths, writable and net_allow entry of the session. */
 int lsm_policy_remove(struct lsm_maps m, __u32 session);

@@ -282,8 +282,12 @@ static bool full_access(struct json_object *req)
 	       proto_get_str(pol, "mode", &mode) == 0 && streq(mode, "full-access");
 }
 
-/* The writable set ("writable", else "unix_dirs") into the BPF LSM by inode. */
-static int apply_writable(struct daemon *d, uint32_t index, struct json_object *req)
+/*
+ * The writable set ("writable", else "unix_dirs") into the BPF LSM by inode;
+ * the keys written are kept in s, to delete them at the end.
+ */
+static int apply_writable(struct daemon *d, struct dsession *s, uint32_t index,
+			  struct json_object *req)
 {
 	struct json_object *v = NULL;
 	const char **dirs;
@@ -295,9 +299,41 @@ static int apply_writable(struct daemon *d, uint32_t index, struct json_object *
 	dirs = strings_of(v, &n);
 	if (n && !dirs)
 		return -ENOMEM;
-	r = agent_session_writable(d->agent, index, dirs, n);
+	free(s->wkeys);
+	s->nwkeys = 0;
+	s->wkeys = n ? calloc(n, sizeof(*s->wkeys)) : NULL;
+	r = n && !s->wkeys ? -ENOMEM
+			   : agent_session_writable(d->agent, index, dirs, n, s->wkeys, &s->nwkeys);
 	free(dirs);
 	return r;
+}
+
+/*
+ * Removes the session's BPF LSM entries: key by key from the lists it was
+ * given (a daemon with many sessions ends each at the cost of its own
+ * entries), else by walking the maps (an adopted session of an older
+ * daemon, whose lists were not kept).
+ */
+static void remove_lsm(struct daemon *d, struct dsession *s)
+{
+	struct json_object *deny = NULL, *exec = NULL;
+	const char **dv, **ev;
+	size_t nd, ne;
+
+	if (!s->lsm_lists) {
+		agent_session_lsm_clear(d->agent, s->index);
+		return;
+	}
+	proto_get_array(s->lsm_lists, "deny", &deny);
+	proto_get_array(s->lsm_lists, "exec_deny", &exec);
+	dv = strings_of(deny, &nd);
+	ev = strings_of(exec, &ne);
+	if ((nd && !dv) || (ne && !ev))
+		agent_session_lsm_clear(d->agent, s->index);
+	else
+		agent_session_lsm_remove(d->agent, s->index, dv, nd, ev, ne, s->wkeys, s->nwkeys);
+	free(dv);
+	free(ev);
 }
 
 static void read_meta(struct daemon *d, struct dsession *s)
@@ -332,7 +368,9 @@ static void read_meta(struct daemon *d, struct dsession *s)
 	if (proto_get_object(o, "lsm", &v) == 0 && agent_status(d->agent)->lsm) {
 		r = apply_lsm(d, s->index, v, &bad);
 		if (!r && (s->flags & BPFBOX_SF_GAP_META))
-			r = apply_writable(d, s->index, v);
+			r = apply_writable(d, s, s->index, v);
+		if (!r)
+			s->lsm_lists = json_object_get(v);
 		if (r < 0)
 			dlog("session %s: cannot restore its BPF LSM policy%s%s: %s", s->id,
 			     bad ? " at " : "", bad ? bad : "", strerror(-r));
@@ -616,6 +654,8 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 		if (r < 0)
 			goto fail;
 		s->lsm = st->lsm;
+		if (s->lsm)
+			s->lsm_lists = json_object_get(lsm);
 		if (s->lsm && !full_access(req)) {
 			int64_t abi = 0;
 
@@ -624,7 +664,7 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 				abi = 0;
 			s->flags = flags |= agent_gap_flags(d->agent, abi);
 			drop_filled(req, flags);
-			r = apply_writable(d, index, req);
+			r = apply_writable(d, s, index, req);
 			if (r < 0)
 				goto fail;
 		}
@@ -688,6 +728,8 @@ undo:
 	rmdir(cg.path);
 	if (s) {
 		free(s->command);
+		json_object_put(s->lsm_lists);
+		free(s->wkeys);
 		free(s);
 	}
 	json_object_put(lsm);
@@ -819,7 +861,7 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason)
 	agent_session_remove(d->agent, s->cgroup_id, &seq, &lost);
 	agent_flush_session(d->agent, s->index, &seq, ev_on_record, d);
 	agent_net_clear(d->agent, s->index);
-	agent_session_lsm_clear(d->agent, s->index);
+	remove_lsm(d, s);
 	ev_session_end(d, s, seq, lost);
 	/* A subscription to this session ends with it. */
 	for (struct conn *c = d->conns; c; c = c->next) {
@@ -1355,6 +1397,8 @@ static int readopt_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 	}
 	if (table_add(&d->table, s) < 0) {
 		free(s->command);
+		json_object_put(s->lsm_lists);
+		free(s->wkeys);
 		free(s);
 		return 0;
 	}

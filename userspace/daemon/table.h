@@ -14,6 +14,8 @@
 #include <sys/types.h>
 
 #include "bpfbox/events.h"
+
+struct json_object;
 #include "../monitor/limits.h"
 
 enum dsession_state {
@@ -56,6 +58,9 @@ struct dsession {
 	char level[16];		/* level_enabled of its register, "" unknown (adopted) */
 	bool killed;		/* by the kill op */
 	bool lsm;		/* its deny and exec_deny lists are in the BPF LSM maps */
+	struct json_object *lsm_lists; /* {"deny","exec_deny","writable"} written there */
+	struct bpfbox_inode_key *wkeys; /* its writable set's keys, to delete them */
+	size_t nwkeys;
 	struct dsession *next;
 };
 
