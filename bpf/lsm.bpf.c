@@ -15,6 +15,7 @@
  *                         outside the writable set, by inode (ABI < 9)
  *   task_kill             signals to tasks outside the session (ABI < 6)
  *   path_chmod/path_chown metadata changes outside the writable set
+ *   inode_setattr         utimes (and mode, owner) outside it
  *   inode_setxattr/inode_removexattr  the same for extended attributes
  *
  * A denial returns -EPERM and leaves one record (layer BPF_LSM). The maps
@@ -1045,6 +1046,40 @@ int BPF_PROG(bpfbox_path_chown, const struct path *path, unsigned long long uid,
 	if (ret)
 		return ret;
 	return check_meta(BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt));
+}
+
+/* utimes (and chmod/chown once more): what changes a file's metadata. */
+#define META_ATTRS                                                                   \
+	(1U << 0 /* ATTR_MODE */ | 1U << 1 /* UID */ | 1U << 2 /* GID */ |            \
+	 1U << 4 /* ATIME */ | 1U << 5 /* MTIME */ | 1U << 7 /* ATIME_SET */ |        \
+	 1U << 8 /* MTIME_SET */ | 1U << 16 /* TIMES_SET */)
+
+static __always_inline int check_setattr(struct dentry *d, struct iattr *attr)
+{
+	if (!(BPF_CORE_READ(attr, ia_valid) & META_ATTRS))
+		return 0; /* a truncate: Landlock's right */
+	return check_meta(d, NULL);
+}
+
+/*
+ * inode_setattr took (dentry, attr) before 6.3 and (idmap, dentry, attr)
+ * since: one program per layout, the agent loads the one the kernel's BTF
+ * has (mnt_idmap exists from 6.3 on).
+ */
+SEC("lsm/inode_setattr")
+int BPF_PROG(bpfbox_inode_setattr, void *idmap, struct dentry *dentry, struct iattr *attr, int ret)
+{
+	if (ret)
+		return ret;
+	return check_setattr(dentry, attr);
+}
+
+SEC("lsm/inode_setattr")
+int BPF_PROG(bpfbox_inode_setattr_61, struct dentry *dentry, struct iattr *attr, int ret)
+{
+	if (ret)
+		return ret;
+	return check_setattr(dentry, attr);
 }
 
 /* The dentry is the second argument before and after 6.3 (mnt_idmap). */

@@ -95,6 +95,8 @@ r['signal_own'] = not denied(lambda: os.kill(os.getpid(), 0))
 r['chmod_out'] = denied(lambda: os.chmod('$TMPD/outside.txt', 0o600))
 r['chown_out'] = denied(lambda: os.chown('$TMPD/outside.txt', 0, 0))
 r['chmod_in'] = not denied(lambda: os.chmod('inside.txt', 0o600))
+r['utime_out'] = denied(lambda: os.utime('$TMPD/outside.txt'))
+r['utime_in'] = not denied(lambda: os.utime('inside.txt'))
 print(r)
 sys.exit(0 if all(r.values()) else 1)
 PY

@@ -406,6 +406,11 @@ static int load_lsm(struct agent *a, const struct agent_opts *o)
 		return -errno;
 	snprintf((char *)l->rodata->daemon_socket, sizeof(l->rodata->daemon_socket), "%s",
 		 o->daemon_socket ? o->daemon_socket : "/run/bpfbox/bpfbox.sock");
+	/* inode_setattr's arguments: (idmap, dentry, attr) since 6.3, else (dentry, attr). */
+	if (kernel_btf_has("mnt_idmap"))
+		bpf_program__set_autoload(l->progs.bpfbox_inode_setattr_61, false);
+	else
+		bpf_program__set_autoload(l->progs.bpfbox_inode_setattr, false);
 	if (a->pin_dir[0]) {
 		if (links_pinned(a, l->skeleton)) {
 			a->st.lsm_adopted = true;
