@@ -1250,6 +1250,12 @@ static void test_sweep(void **state)
 			 -EINVAL);
 	assert_string_equal(at, "**/b*d");
 	assert_int_equal(session_entries(skel, 11), 0);
+	/* Removal by the same lists, key by key, leaves nothing of session 12. */
+	assert_int_equal(lsm_policy_add_lists(lsm_maps_of(skel), 12, deny, 2, exec, 1, &at), 0);
+	assert_true(session_entries(skel, 12) > 0);
+	assert_int_equal(lsm_policy_remove_lists(lsm_maps_of(skel), 12, deny, 2, exec, 1), 0);
+	assert_int_equal(session_entries(skel, 12), 0);
+	assert_true(session_entries(skel, 9) > 0);
 	assert_true(lsm_policy_sweep(lsm_maps_of(skel), keep_policy_session, NULL) > 0);
 	assert_int_equal(session_entries(skel, 9), 0);
 	assert_int_equal(session_entries(skel, SESSION_POLICY), kept);
