@@ -469,6 +469,7 @@ static int lsm_load(void)
 		return -errno;
 	snprintf((char *)skel->rodata->daemon_socket,
 		 sizeof(skel->rodata->daemon_socket), "%s", daemon_path);
+	agent_lsm_select(skel);
 	r = lsm_bpf__load(skel);
 	if (!r)
 		r = lsm_bpf__attach(skel);

@@ -306,6 +306,15 @@ static bool kernel_btf_has(const char *name)
 	return found;
 }
 
+void agent_lsm_select(struct lsm_bpf *l)
+{
+	/* inode_setattr's arguments: (idmap, dentry, attr) since 6.3, else (dentry, attr). */
+	if (kernel_btf_has("mnt_idmap"))
+		bpf_program__set_autoload(l->progs.bpfbox_inode_setattr_61, false);
+	else
+		bpf_program__set_autoload(l->progs.bpfbox_inode_setattr, false);
+}
+
 #define ATTACH_CGROUP_UNIX_CONNECT 49 /* enum bpf_attach_type, kernel 6.7 */
 
 /* Network skeleton: shares the audit maps when they exist; attaches to the parent. */
@@ -406,11 +415,7 @@ static int load_lsm(struct agent *a, const struct agent_opts *o)
 		return -errno;
 	snprintf((char *)l->rodata->daemon_socket, sizeof(l->rodata->daemon_socket), "%s",
 		 o->daemon_socket ? o->daemon_socket : "/run/bpfbox/bpfbox.sock");
-	/* inode_setattr's arguments: (idmap, dentry, attr) since 6.3, else (dentry, attr). */
-	if (kernel_btf_has("mnt_idmap"))
-		bpf_program__set_autoload(l->progs.bpfbox_inode_setattr_61, false);
-	else
-		bpf_program__set_autoload(l->progs.bpfbox_inode_setattr, false);
+	agent_lsm_select(l);
 	if (a->pin_dir[0]) {
 		if (links_pinned(a, l->skeleton)) {
 			a->st.lsm_adopted = true;
@@ -672,7 +677,8 @@ int agent_session_writable(struct agent *a, uint32_t id, const char *const *dirs
 {
 	if (nadded)
 		*nadded = 0;
-	if (!a->st.lsm)
+	/* Adopted programs of an older daemon have no writable map, nor check it. */
+	if (!a->st.lsm || a->lsm_maps.writable < 0)
 		return 0;
 	return lsm_writable_add(a->lsm_maps, id, dirs, n, added, nadded);
 }

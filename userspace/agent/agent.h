@@ -47,6 +47,13 @@ struct agent_status {
 };
 
 int agent_open(struct agent **out, const struct agent_opts *o);
+/*
+ * Switches off the programs of bpf/lsm.bpf.c that the running kernel's
+ * layout cannot take (one of the two inode_setattr programs), before load:
+ * agent_open does it; a test that loads the skeleton itself calls it.
+ */
+struct lsm_bpf;
+void agent_lsm_select(struct lsm_bpf *l);
 void agent_close(struct agent *a);
 /*
  * Detaches the cgroup programs of an agent that pinned nothing, whoever
