@@ -155,8 +155,9 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 	if (redact_argv(argv, put_arg, &e->w, 0) < 0)
 		jsonw_array_strn(&e->w, REDACT_MARKER, REDACT_MARKER_LEN);
 	jsonw_array_end(&e->w);
-	jsonw_raw(&e->w, "policy", json_object_to_json_string_ext(pol, JSON_C_TO_STRING_PLAIN |
-									JSON_C_TO_STRING_NOSLASHESCAPE));
+	audit_put_policy(&e->w, NULL,
+			 json_object_to_json_string_ext(pol, JSON_C_TO_STRING_PLAIN |
+								     JSON_C_TO_STRING_NOSLASHESCAPE));
 	jsonw_end(&e->w);
 	jsonw_newline(&e->w);
 	json_object_put(pol);

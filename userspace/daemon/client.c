@@ -313,6 +313,27 @@ int daemon_kill(struct daemon_client *c, const char *id, char *msg, size_t size)
 	return call_put(c, daemon_request("kill", id), NULL, msg, size);
 }
 
+int daemon_ping(struct daemon_client *c, struct json_object **reply, char *msg, size_t size)
+{
+	return call_put(c, daemon_request("ping", NULL), reply, msg, size);
+}
+
+int daemon_call_reload(struct daemon_client *c, int *sinks, int *rules, char *msg, size_t size)
+{
+	struct json_object *reply, *v;
+	int r = call_put(c, daemon_request("reload", NULL), &reply, msg, size);
+
+	*sinks = *rules = 0;
+	if (r < 0)
+		return r;
+	if (json_object_object_get_ex(reply, "sinks", &v))
+		*sinks = json_object_get_int(v);
+	if (json_object_object_get_ex(reply, "ceiling_rules", &v))
+		*rules = json_object_get_int(v);
+	json_object_put(reply);
+	return 0;
+}
+
 /* A call whose reply is not needed beyond ok or not. */
 static int call_simple(struct daemon_client *c, struct json_object *req, char *msg,
 		       size_t msg_size)
@@ -564,6 +585,10 @@ int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket
 		bool refused = r->ctl.replied && (rc == -EACCES || rc == -EPERM);
 
 		daemon_client_close(&r->ctl);
+		/* Above the operator's ceiling: nothing runs, not even without the daemon. */
+		if (r->ctl.replied && rc == -EDQUOT)
+			return log_error_errno(rc, "the daemon at %s refused the session: %s", path,
+					       msg);
 		if (socket || (r->ctl.replied && !refused))
 			return log_error_errno(rc, "the daemon at %s did not take the session: %s",
 					       path, msg);
@@ -656,4 +681,29 @@ void daemon_run_finish(struct daemon_run *r, struct session *s)
 	if (r->audit_fd >= 0)
 		close(r->audit_fd);
 	r->audit_fd = -1;
+}
+
+int daemon_no_daemon_allowed(const char *socket, char *why, size_t size)
+{
+	const char *path = daemon_socket_path(socket);
+	struct json_object *reply = NULL, *v;
+	struct daemon_client c;
+	char msg[512];
+	int r;
+
+	if (daemon_client_connect(&c, path, CALL_TIMEOUT_MS) < 0)
+		return 0; /* no daemon here: nothing to bypass */
+	r = daemon_ping(&c, &reply, msg, sizeof(msg));
+	daemon_client_close(&c);
+	if (r == 0 && json_object_object_get_ex(reply, "no_daemon", &v) &&
+	    !json_object_get_boolean(v)) {
+		snprintf(why, size, "the daemon on %s does not allow --no-daemon for this user "
+				    "(ceiling %s); run through it, or ask the operator", path,
+			 json_object_object_get_ex(reply, "ceiling", &v) && json_object_get_string(v)
+				 ? json_object_get_string(v) : "(none matches)");
+		json_object_put(reply);
+		return -EPERM;
+	}
+	json_object_put(reply);
+	return 0;
 }

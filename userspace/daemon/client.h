@@ -88,6 +88,16 @@ int daemon_pause(struct daemon_client *c, const char *id, const char *reason, in
 int daemon_resume(struct daemon_client *c, const char *id, int64_t memory_mb, int64_t disk_mb,
 		  int64_t *memory_out, int64_t *disk_out, char *msg, size_t size);
 int daemon_kill(struct daemon_client *c, const char *id, char *msg, size_t size);
+/* The daemon's ping reply (the caller puts *reply): pid, layers, this peer's ceiling. */
+int daemon_ping(struct daemon_client *c, struct json_object **reply, char *msg, size_t size);
+/* Has the daemon read its --config again; *sinks and *rules: what it holds now. */
+int daemon_call_reload(struct daemon_client *c, int *sinks, int *rules, char *msg, size_t size);
+
+/*
+ * --no-daemon while a daemon answers on socket: 0 when its ceilings let this
+ * user run without it (or no daemon answers), -EPERM with why when not.
+ */
+int daemon_no_daemon_allowed(const char *socket, char *why, size_t size);
 
 /* `bpfbox run` through the daemon: one session registered there. */
 struct daemon_run {
