@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
 
@@ -49,7 +50,8 @@ static void run_usage(FILE *out)
 		"  --no-daemon           embedded mode even when a daemon answers\n"
 		"  --level full|standard the level asked for (default full: BPF LSM through\n"
 		"                        a daemon, or loaded here as root where it loads);\n"
-		"                        an explicit full that cannot hold is exit 125\n"
+		"                        an explicit full that cannot hold is exit 125;\n"
+		"                        $BPFBOX_LEVEL sets the default\n"
 		"  -v, --verbose         print the effective policy and level to stderr\n"
 		"  -q, --quiet           no warnings about unenforced layers\n"
 		"exit: the command's code; 124 timeout; 125 setup failed (nothing ran);\n"
@@ -223,6 +225,15 @@ int cmd_run(int argc, char **argv)
 	char why[320] = "";
 	int c, r, code = EXIT_SETUP;
 
+	/* $BPFBOX_LEVEL is the default of --level (a runtime that wants less everywhere). */
+	if (getenv("BPFBOX_LEVEL")) {
+		const char *e = getenv("BPFBOX_LEVEL");
+
+		if (level_parse(e, &want) < 0 || (want != LEVEL_FULL && want != LEVEL_STANDARD)) {
+			code = bad_usage("BPFBOX_LEVEL='%s': use full or standard", e);
+			goto out_flags;
+		}
+	}
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+w:vqh", run_opts, NULL)) != -1) {
