@@ -57,6 +57,9 @@ expect_rc 0 "run --level standard runs" "$BPFBOX" run --no-daemon --level standa
 expect_rc 125 "run --level with an unknown level is a usage error" \
 	"$BPFBOX" run --level bogus -w "$TMPD/ws" -- true
 expect_grep "level 'bogus': use full or standard" "$TMPD/err" "the usage error names the choices"
+BPFBOX_LEVEL=standard "$BPFBOX" run -v --no-daemon -w "$TMPD/ws" -- true >"$TMPD/out" 2>&1
+expect_grep 'level requested Standard' "$TMPD/out" "BPFBOX_LEVEL=standard sets the level asked for"
+expect_rc 125 "a bad BPFBOX_LEVEL is a usage error" env BPFBOX_LEVEL=bogus "$BPFBOX" run -w "$TMPD/ws" -- true
 
 # A seccomp probe that lied would let this through: check the kernel's view.
 [ "$sc" = True ] && grep -q '^Seccomp_filters' /proc/self/status && ok "seccomp filters supported by the kernel" || fail "seccomp state"
