@@ -55,4 +55,13 @@ unsigned long long now_ns(void);
 /* Parses a decimal unsigned value; -EINVAL on junk or overflow. */
 int parse_u64(const char *s, unsigned long long *out);
 
+/*
+ * Removes path and everything below it, at any depth: openat and unlinkat
+ * one name at a time, never a path longer than a name (nftw and rm -r give
+ * up past PATH_MAX). Symlinks are removed, never followed; other mounts
+ * inside are not entered (EXDEV). 0, or the first -errno met (what could be
+ * removed is removed).
+ */
+int rm_tree(const char *path);
+
 #endif

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <poll.h>
@@ -327,16 +326,6 @@ static int build_env(const struct session *s, struct strv *env)
 	return r;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 static int make_private_tmp(struct session *s)
 {
 	if (!s->private_tmp[0])
@@ -353,8 +342,9 @@ static int make_private_tmp(struct session *s)
 
 static void remove_private_tmp(struct session *s)
 {
-	if (s->private_tmp[0])
-		nftw(s->private_tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	/* Any depth: a tree deeper than PATH_MAX is removed too. */
+	if (s->private_tmp[0] && rm_tree(s->private_tmp) < 0)
+		log_warn("cannot remove all of the session's private tmp %s", s->private_tmp);
 }
 
 /* Relays one chunk from a command's pipe to ours, under the output cap. */
@@ -515,7 +505,7 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 			emit(s, &ev);
 	}
 	if (r < 0) {
-		if (streq(reason, "disk")) {
+		if (startswith(reason, "disk")) {
 			/* Fail closed: what cannot be paused is stopped. */
 			log_notice("session %s killed: the workspace grew by %.1f MB, over its disk limit "
 			       "of %llu MB, and it cannot be paused here (no cgroup freezer)", s->id,
@@ -541,11 +531,17 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 		       "pid %d (%s); resume it with 'bpfbox resume %s [--memory MB]' or end it "
 		       "with 'bpfbox kill %s'", s->id, (unsigned long long)ev.memory_mb, ev.pid,
 		       ev.comm[0] ? ev.comm : "?", s->id, s->id);
+	else if (streq(reason, "disk_unwatched"))
+		log_notice("session %s paused: a directory of its workspace cannot be watched (the "
+		       "inotify watch limit is reached), so its disk limit cannot be enforced; raise "
+		       "fs.inotify.max_user_watches or end it with 'bpfbox kill %s'", s->id, s->id);
 	else
-		log_notice("session %s paused: the workspace grew by %.1f MB, over its disk limit of "
-		       "%llu MB; free space or resume it with 'bpfbox resume %s --disk MB', or end "
-		       "it with 'bpfbox kill %s'", s->id, monitor_disk_used(lf->mon) / 1048576.0,
-		       (unsigned long long)ev.disk_mb, s->id, s->id);
+		log_notice("session %s paused: the workspace grew by %.1f MB and %lld entries, over "
+		       "its disk limit of %llu MB (%llu entries); free space or resume it with "
+		       "'bpfbox resume %s --disk MB', or end it with 'bpfbox kill %s'", s->id,
+		       monitor_disk_used(lf->mon) / 1048576.0,
+		       (long long)monitor_disk_entries(lf->mon), (unsigned long long)ev.disk_mb,
+		       (unsigned long long)ev.disk_mb * MONITOR_ENTRIES_PER_MB, s->id, s->id);
 }
 
 /* cgroup.events changed: a pause or resume made outside (bpfbox pause/resume, the daemon). */
@@ -731,7 +727,7 @@ static void supervise(struct session *s, pid_t child, int out_r, int err_r, int 
 		if ((trig & MON_OOM) && (!lf.paused || lf.oom_early))
 			pause_for(s, &lf, "oom");
 		else if (monitor_disk_over(mon) && !lf.paused && !s->result.killed)
-			pause_for(s, &lf, "disk");
+			pause_for(s, &lf, monitor_disk_reason(mon));
 	}
 	for (int i = 0; i < 2; i++)
 		if (pfd[i].fd >= 0)
