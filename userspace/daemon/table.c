@@ -6,6 +6,7 @@
 #include <json-c/json.h>
 
 #include "table.h"
+#include "../net/egress.h"
 #include "../lib/util.h"
 
 struct dsession *table_find(const struct table *t, const char *id)
@@ -58,6 +59,7 @@ void table_remove(struct table *t, struct dsession *s)
 	if (table_by_index(t, s->index) == s)
 		t->by_index[s->index] = NULL;
 	t->count--;
+	egress_stop(s->egress);
 	free(s->start_line);
 	free(s->command);
 	json_object_put(s->lsm_lists);

@@ -36,6 +36,8 @@ struct dsession_end {
 	uint64_t output_bytes, output_dropped;
 };
 
+struct egress;
+
 struct dsession {
 	char id[33];
 	uint32_t index;		/* 1-based, the value of the sessions map */
@@ -64,6 +66,7 @@ struct dsession {
 	struct json_object *lsm_lists; /* {"deny","exec_deny","writable"} written there */
 	struct bpfbox_inode_key *wkeys; /* its writable set's keys, to delete them */
 	size_t nwkeys;
+	struct egress *egress;	/* name rules: its proxy and resolver, NULL none */
 	struct dsession *next;
 };
 
