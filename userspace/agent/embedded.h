@@ -39,6 +39,7 @@ struct embedded {
 	int out_fd;
 	const char *session_id;
 	int write_error; /* first errno writing the audit sink */
+	bool lsm;	 /* the session's policy is in the BPF LSM maps */
 	struct audit_flood flood; /* the records' rate limit */
 };
 

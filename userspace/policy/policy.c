@@ -57,10 +57,10 @@ const size_t policy_n_limit_defs = ARRAY_SIZE(policy_limit_defs);
 
 static const char *const layer_keys[] = {
 	"mode",	       "workspace", "network",	    "user",  "allow_unconfined",
-	"private_tmp", "limits",    "restrictions", "extra", "net_resolver",
+	"private_tmp", "namespaces", "limits",    "restrictions", "extra", "net_resolver",
 };
 #define LAYER_KEYS                                                        \
-	"mode, workspace, network, user, allow_unconfined, private_tmp, " \
+	"mode, workspace, network, user, allow_unconfined, private_tmp, namespaces, " \
 	"limits, restrictions, extra, net_resolver"
 #define LIMIT_KEYS                                                         \
 	"timeout_s, output_bytes, memory_mb, pids, cpu_percent, disk_mb, " \
@@ -266,6 +266,7 @@ void policy_init(struct bpfbox_policy *p)
 	p->mode = MODE_WORKSPACE_WRITE;
 	p->net = NET_DENY;
 	p->private_tmp = true;
+	p->namespaces = true;
 	p->allow_unconfined = false;
 	p->limits = (struct policy_limits){
 		.timeout_ms = 120 * 1000,
@@ -316,6 +317,7 @@ static int policy_dup(struct bpfbox_policy *dst,
 	dst->limits = src->limits;
 	dst->allow_unconfined = src->allow_unconfined;
 	dst->private_tmp = src->private_tmp;
+	dst->namespaces = src->namespaces;
 	if (src->workspace && !(dst->workspace = strdup(src->workspace)))
 		goto fail;
 	if (src->user && !(dst->user = strdup(src->user)))
@@ -919,6 +921,11 @@ static int merge_scalars(struct bpfbox_policy *p, struct json_object *layer,
 		if (r < 0)
 			return r;
 	}
+	if (json_object_object_get_ex(layer, "namespaces", &v)) {
+		r = get_bool(lc, err, "namespaces", v, &p->namespaces);
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 
@@ -1060,6 +1067,8 @@ struct json_object *policy_to_json(const struct bpfbox_policy *p)
 			       json_object_new_boolean(p->allow_unconfined));
 	json_object_object_add(o, "private_tmp",
 			       json_object_new_boolean(p->private_tmp));
+	json_object_object_add(o, "namespaces",
+			       json_object_new_boolean(p->namespaces));
 	json_object_object_add(o, "ro", strv_json(&p->ro_paths));
 	json_object_object_add(o, "rw", strv_json(&p->rw_paths));
 	json_object_object_add(o, "deny", strv_json(&p->deny_paths));

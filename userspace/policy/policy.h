@@ -61,6 +61,7 @@ struct bpfbox_policy {
 	char *net_resolver;   /* upstream of the egress resolver, NULL: resolv.conf */
 	bool allow_unconfined; /* run even when neither Landlock nor seccomp holds */
 	bool private_tmp;     /* a fresh rw /tmp dir inside the session */
+	bool namespaces;      /* mount, PID, IPC (and user) namespaces (docs/SECURITY.md) */
 	struct strv origins;  /* where each layer came from, for --verbose */
 };
 

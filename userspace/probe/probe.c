@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@ static const struct {
 	[FEAT_BTF] = { "btf", "kernel BTF" },
 	[FEAT_USERNS] = { "unprivileged_userns", "unprivileged user namespaces" },
 	[FEAT_CGROUP_LIMITS] = { "cgroup_limits", "session limits by cgroup" },
+	[FEAT_NAMESPACES] = { "session_namespaces", "session namespaces" },
 };
 
 const char *feature_key(enum feature_id id)
@@ -177,6 +179,7 @@ static void probe_landlock(struct host_caps *caps)
 		set_feat(f, FEAT_NO, -abi, "not supported by this kernel (%s)", strerror(-abi));
 		return;
 	}
+	caps->landlock_kernel_abi = abi;
 	landlock_rights_for_abi(abi, &caps->landlock);
 	r = run_in_child(landlock_child, NULL);
 	if (r) {
@@ -185,8 +188,11 @@ static void probe_landlock(struct host_caps *caps)
 		return;
 	}
 	landlock_rights_describe(&caps->landlock, rights, sizeof(rights));
-	set_feat(f, FEAT_YES, 0, "ABI %d%s: %s", abi,
-		 abi > BPFBOX_LANDLOCK_ABI_MAX ? " (used as 7)" : "", rights);
+	if (abi > BPFBOX_LANDLOCK_ABI_MAX)
+		set_feat(f, FEAT_YES, 0, "ABI %d (used as %d): %s", abi, BPFBOX_LANDLOCK_ABI_MAX,
+			 rights);
+	else
+		set_feat(f, FEAT_YES, 0, "ABI %d: %s", abi, rights);
 }
 
 /* Child: the sessions' own filter must turn personality(PER_LINUX32) away. */
@@ -236,6 +242,93 @@ static void probe_userns(struct host_caps *caps)
 			 strerror(-r));
 	else
 		set_feat(f, FEAT_YES, 0, "unprivileged users can create user namespaces");
+}
+
+bool probe_has_sys_admin(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = { { 0 } };
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return false;
+	return data[CAP_SYS_ADMIN / 32].effective & (1U << (CAP_SYS_ADMIN % 32));
+}
+
+bool probe_root_is_mount(void)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, "/", 0, 0, &stx) < 0 || !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+		return true; /* cannot tell (before 5.8): let the clone say */
+	return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
+}
+
+/*
+ * Child of probe_namespaces: makes the namespaces a session of this caller
+ * gets (sandbox/ns.c: mount, PID, IPC, and user when not root), the user
+ * namespace's id maps, a private mount tree with a tmpfs, and a /proc of
+ * the PID namespace from its pid 1. Exits with the failed step (1-6).
+ */
+static int namespaces_child(void *arg)
+{
+	bool user = geteuid() != 0 || !probe_has_sys_admin();
+	int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (user ? CLONE_NEWUSER : 0);
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	char line[64];
+	int status;
+	pid_t pid;
+
+	(void)arg;
+	if (unshare(flags) < 0)
+		return 1;
+	if (user) {
+		snprintf(line, sizeof(line), "%u %u 1\n", uid, uid);
+		if (write_file_str("/proc/self/uid_map", line) ||
+		    write_file_str("/proc/self/setgroups", "deny"))
+			return 2;
+		snprintf(line, sizeof(line), "%u %u 1\n", gid, gid);
+		if (write_file_str("/proc/self/gid_map", line))
+			return 2;
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=4k") < 0)
+		return 3;
+	pid = fork();
+	if (pid < 0)
+		return 4;
+	if (pid == 0)
+		_exit(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ? 5
+		      : getpid() == 1 ? 0 : 6);
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		return 4;
+	return WEXITSTATUS(status);
+}
+
+static void probe_namespaces(struct host_caps *caps)
+{
+	static const char *const steps[] = {
+		"", "unshare", "the user namespace's id maps", "a private mount tree and a tmpfs",
+		"a fork into the PID namespace", "a /proc of the PID namespace",
+		"pid 1 in the PID namespace",
+	};
+	struct feature *f = &caps->feat[FEAT_NAMESPACES];
+	bool user = geteuid() != 0 || !probe_has_sys_admin();
+	int r;
+
+	if (!probe_root_is_mount()) {
+		set_feat(f, FEAT_NO, EPERM, "the root directory is not a mount point (a chroot)");
+		return;
+	}
+	r = -run_in_child(namespaces_child, NULL);
+	if (r > 0 && r < (int)ARRAY_SIZE(steps))
+		set_feat(f, FEAT_NO, EPERM, "%s namespaces: %s failed", user ? "user, mount, PID and IPC" :
+			 "mount, PID and IPC", steps[r]);
+	else if (r)
+		set_feat(f, FEAT_NO, -r, "the probe failed (%s)", strerror(-r));
+	else
+		set_feat(f, FEAT_YES, 0, "%s namespaces, a read-only host view, /proc, /tmp and /dev/shm of its own",
+			 user ? "user, mount, PID and IPC" : "mount, PID and IPC");
 }
 
 static void probe_btf(struct host_caps *caps)
@@ -522,6 +615,94 @@ static void probe_cgroup_v2(struct host_caps *caps, const char *scratch)
 		set_feat(fkill, FEAT_NO, -errno, "absent (kernel < 5.14)");
 }
 
+/*
+ * The answer of probe_bpf_lsm for this boot: "<boot id> yes" or "<boot id>
+ * no <why>". What the LSM list and the kernel allow does not change before
+ * a reboot, and /run is emptied by one.
+ */
+#define LSM_PROBE_CACHE "/run/bpfbox.lsm-probe"
+
+static int lsm_probe_cached(const char *boot, char *why, size_t size)
+{
+	_cleanup_close_ int fd = open(LSM_PROBE_CACHE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char buf[512];
+	struct stat st;
+	size_t blen = strlen(boot);
+	ssize_t n;
+
+	/* Only a root-owned file nobody else may write is believed. */
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022) ||
+	    !S_ISREG(st.st_mode))
+		return -ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (strncmp(buf, boot, blen) || buf[blen] != ' ')
+		return -ENOENT;
+	if (streq(buf + blen + 1, "yes")) {
+		why[0] = '\0';
+		return 1;
+	}
+	if (strncmp(buf + blen + 1, "no ", 3))
+		return -ENOENT;
+	snprintf(why, size, "%s", buf + blen + 4);
+	return 0;
+}
+
+static void lsm_probe_save(const char *boot, bool yes, const char *why)
+{
+	char tmp[64], buf[512];
+	int fd, len;
+
+	snprintf(tmp, sizeof(tmp), "%s.%d", LSM_PROBE_CACHE, getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return;
+	len = snprintf(buf, sizeof(buf), "%s %s%s\n", boot, yes ? "yes" : "no ", yes ? "" : why);
+	if (len > 0 && (size_t)len < sizeof(buf) && write(fd, buf, len) == len && close(fd) == 0)
+		rename(tmp, LSM_PROBE_CACHE);
+	else
+		close(fd);
+	unlink(tmp);
+}
+
+bool probe_bpf_lsm(char *why, size_t size)
+{
+	struct host_caps caps = { .root = geteuid() == 0 };
+	libbpf_print_fn_t old;
+	char boot[64] = "";
+	const char *step;
+	int r;
+
+	snprintf(why, size, "%s", "loading BPF LSM programs needs root");
+	if (!caps.root)
+		return false;
+	if (read_file_str("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) >= 0) {
+		boot[strcspn(boot, "\n")] = '\0';
+		r = boot[0] ? lsm_probe_cached(boot, why, size) : -ENOENT;
+		if (r >= 0)
+			return r;
+	}
+	probe_lsm_list(&caps);
+	if (caps.feat[FEAT_BPF_LSM_ACTIVE].state != FEAT_YES) {
+		snprintf(why, size, "BPF LSM: %s", caps.feat[FEAT_BPF_LSM_ACTIVE].detail);
+		r = -ENOPKG;
+	} else {
+		old = libbpf_set_print(libbpf_quiet);
+		r = probe_program("probe_lsm_file_open", attach_plain, -1, &step);
+		libbpf_set_print(old);
+		if (r)
+			snprintf(why, size, "BPF LSM: %s failed: %s", step, bpf_errno_meaning(-r));
+		else
+			why[0] = '\0';
+	}
+	if (boot[0])
+		lsm_probe_save(boot, !r, why);
+	return !r;
+}
+
 static void probe_bpf_features(struct host_caps *caps)
 {
 	char scratch[512];
@@ -627,6 +808,7 @@ int probe_host(struct host_caps *caps, unsigned int flags)
 	} else {
 		mark_not_probed(caps);
 	}
+	probe_namespaces(caps);
 
 	cg = caps->feat[FEAT_CGROUP_V2].state == FEAT_YES &&
 	     caps->feat[FEAT_CGROUP_KILL].state == FEAT_YES;

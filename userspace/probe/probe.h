@@ -9,6 +9,7 @@
 #define BPFBOX_PROBE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "../sandbox/landlock.h"
 
@@ -41,6 +42,7 @@ enum feature_id {
 	FEAT_BTF,
 	FEAT_USERNS,
 	FEAT_CGROUP_LIMITS, /* memory, pids, cpu of a session by cgroup controllers */
+	FEAT_NAMESPACES,    /* a session's mount, PID, IPC (and user) namespaces for this caller */
 	FEAT__COUNT,
 };
 
@@ -54,7 +56,8 @@ struct host_caps {
 	char kernel_release[128];
 	bool root;
 	struct feature feat[FEAT__COUNT];
-	struct landlock_rights landlock;
+	struct landlock_rights landlock; /* what bpfbox uses (landlock.abi: the ABI used) */
+	int landlock_kernel_abi;	 /* what the kernel has; 0: none */
 	char lsm_list[256];
 	char cgroup2_mount[256];
 	char cgroup2_controllers[256];
@@ -71,6 +74,11 @@ struct host_caps {
 
 int probe_host(struct host_caps *caps, unsigned int flags);
 
+/* CAP_SYS_ADMIN in the effective set (root in a container may lack it). */
+bool probe_has_sys_admin(void);
+/* Whether "/" is a mount root (not a chroot into a plain directory). */
+bool probe_root_is_mount(void);
+
 const char *feature_key(enum feature_id id);   /* "bpf_lsm" */
 const char *feature_label(enum feature_id id); /* "BPF LSM (load+attach)" */
 const char *feat_state_name(enum feat_state s);
@@ -81,6 +89,13 @@ int level_parse(const char *name, enum bpfbox_level *out);
 /* The level a set of enforcing features reaches (BRIEF.md's table). */
 enum bpfbox_level level_from(bool bpf_lsm, bool landlock, bool seccomp,
 			     bool cgroup_v2);
+
+/*
+ * Whether a BPF LSM program loads and attaches here (bpf in the active LSM
+ * list, root): the one probe `bpfbox run` pays to choose Full. why: the
+ * reason when not.
+ */
+bool probe_bpf_lsm(char *why, size_t size);
 
 /* Finds the cgroup v2 mount point; -ENOENT when there is none. */
 int cgroup2_mount_point(char *buf, size_t size);

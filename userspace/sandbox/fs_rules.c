@@ -18,7 +18,8 @@ static const char *const system_ro[] = {
 
 /* Readable without exec: process info and CPU topology that tools query. */
 static const char *const system_read[] = {
-	"/proc", "/sys/devices/system/cpu",
+	"/proc", /* first: a mount namespace has its own (see masked) */
+	"/sys/devices/system/cpu",
 };
 
 /*
@@ -197,7 +198,7 @@ uint32_t landlock_restrict_flags(const struct landlock_rights *rights)
 int landlock_build_ruleset(const struct bpfbox_policy *p,
 			   const struct landlock_rights *rights,
 			   const char *private_tmp, uid_t uid, gid_t gid,
-			   const char **bad)
+			   bool masked, const char **bad)
 {
 	const uint64_t ro = LANDLOCK_FS_READ;
 	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
@@ -217,6 +218,7 @@ int landlock_build_ruleset(const struct bpfbox_policy *p,
 	 * an allow-list, BPF decides connects by address; binds stay denied.
 	 */
 	if (p->net == NET_DENY)
+		/* UDP too (ABI 10): no bind, connect or send to any port. */
 		attr.handled_access_net = p->net_allow.n ? rights->net & LANDLOCK_ACCESS_NET_BIND_TCP
 							 : rights->net;
 	attr.scoped = rights->scoped;
@@ -229,19 +231,26 @@ int landlock_build_ruleset(const struct bpfbox_policy *p,
 		return c.fd;
 	c.handled = attr.handled_access_fs;
 
-	r = readable_deny_paths(p, uid, gid, &hidden);
+	/* Masked by the mount namespace in O(1): no carve-out of /etc (ns.c). */
+	r = masked ? 0 : readable_deny_paths(p, uid, gid, &hidden);
 	if (r)
 		goto fail;
 	c.hidden = &hidden;
 
 	for (size_t i = 0; !r && i < ARRAY_SIZE(system_ro); i++)
 		r = add_tree(&c, system_ro[i], ro, true);
-	for (size_t i = 0; !r && i < ARRAY_SIZE(system_read); i++)
+	/*
+	 * Masked (a mount namespace): /proc, /dev/shm and /dev/pts are new
+	 * mounts there, and ns.c adds their rules in the child; /dev/ptmx is a
+	 * link into that /dev/pts.
+	 */
+	for (size_t i = masked ? 1 : 0; !r && i < ARRAY_SIZE(system_read); i++)
 		r = add_tree(&c, system_read[i], read, true);
 	for (size_t i = 0; !r && i < ARRAY_SIZE(dev_rw); i++)
-		r = add_rule(&c, dev_rw[i], dev | LANDLOCK_ACCESS_FS_READ_DIR, true);
+		if (!masked || !streq(dev_rw[i], "/dev/shm"))
+			r = add_rule(&c, dev_rw[i], dev | LANDLOCK_ACCESS_FS_READ_DIR, true);
 	/* The terminal(s) bpfbox itself was given, so `bpfbox run -- vim` works. */
-	for (int fd = 0; !r && fd <= 2; fd++) {
+	for (int fd = 0; !masked && !r && fd <= 2; fd++) {
 		char tty[64];
 
 		if (ttyname_r(fd, tty, sizeof(tty)) == 0 && startswith(tty, "/dev/pts/"))
