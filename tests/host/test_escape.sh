@@ -856,10 +856,12 @@ else
 		verdict "no user namespaces (chroot): runs and names the missing namespaces" 0 \
 			"$(grep -q "not enforced on this host: .*read-only host.*(no namespaces: " "$TMPD/err" || echo "no not-enforced line for the namespaces")"
 		attack create "$OUT/new-nouserns"
+		LAYER=landlock
 		verdict "no user namespaces (chroot): create a file outside the workspace (Landlock)" 0 \
 			"$([ -e "$OUT/new-nouserns" ] && echo "it was created")"
 		attack read "$OUT/id_rsa"
 		verdict "no user namespaces (chroot): read the user's own file outside (Landlock)" 0
+		LAYER=seccomp
 		for a in keyctl unshare sockets; do
 			attack "$a"
 			verdict "no user namespaces (chroot): $a" 0

@@ -8,15 +8,16 @@ snapshot ssh ls "$HOME"/.ssh/bpfbox-selftest-*
 abi=$("$BPFBOX" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["landlock"]["abi"])')
 fs_checks="write outside the workspace denied|read of a planted file under ~/.ssh denied|children inherit the restrictions"
 if [ "$abi" = 0 ]; then
-	expect_rc 1 "bpfbox test fails at level Minimal (no Landlock on this kernel)" "$BPFBOX" test
+	# Without Landlock only the namespaces can hold the filesystem checks.
+	"$BPFBOX" test >"$TMPD/out" 2>"$TMPD/err" && ok "bpfbox test passes at level Minimal (the namespaces hold)" ||
+		skip "bpfbox test passes: not promised at level Minimal (no Landlock on this kernel): $(grep '^FAIL' "$TMPD/out" | head -c 300)"
 else
 	expect_rc 0 "bpfbox test passes on this host" "$BPFBOX" test
 fi
 for c in "write in the workspace allowed" "write outside the workspace denied" \
 	"read of a planted file under ~/.ssh denied" "network denied" \
 	"children inherit the restrictions" "timeout enforced"; do
-	if [ "$abi" = 0 ] && echo "$c" | grep -Eqx "$fs_checks"; then
-		expect_grep "^FAIL +$c" "$TMPD/out" "bpfbox test reports at level Minimal: $c failed"
+	if [ "$abi" = 0 ] && echo "$c" | grep -Eqx "$fs_checks" && ! grep -Eq "^ok +$c" "$TMPD/out"; then
 		skip "bpfbox test reports: $c: not promised at level Minimal (no Landlock on this kernel)"
 	else
 		expect_grep "^ok +$c" "$TMPD/out" "bpfbox test reports: $c"
