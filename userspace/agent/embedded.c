@@ -150,6 +150,17 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 	if (st->why_not[0])
 		jsonw_array_strn(&e->w, st->why_not, strlen(st->why_not));
 	jsonw_array_end(&e->w);
+	jsonw_object_begin(&e->w, "labels");
+	for (size_t i = 0; s->labels && i < s->labels->n; i++) {
+		const char *lb = s->labels->v[i], *eq = strchr(lb, '=');
+		char key[128];
+
+		if (!eq || (size_t)(eq - lb) >= sizeof(key))
+			continue;
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - lb), lb);
+		jsonw_str(&e->w, key, eq + 1);
+	}
+	jsonw_end(&e->w);
 	jsonw_array_begin(&e->w, "command");
 	if (redact_argv(argv, put_arg, &e->w, 0) < 0)
 		jsonw_array_strn(&e->w, REDACT_MARKER, REDACT_MARKER_LEN);
@@ -267,6 +278,7 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 	s->hooks.poll_fd = agent_ring_fd(e->agent);
 	s->hooks.on_poll = on_poll;
 	s->hooks.ctx = e;
+	session_note_bpf_lsm(s, agent_status(e->agent)->lsm);
 	emit_start(e, s, argv);
 	return 0;
 fail:
