@@ -113,6 +113,17 @@ static void flush_tail(struct session *s, struct stream *st)
 	char marker[160];
 	int len;
 
+	/* The tail starts at a line: the partial line before it counts as cut. */
+	for (size_t i = 0; st->cut && i < st->ring_len && i < 4096; i++) {
+		if (st->ring[(st->ring_start + i) % st->ring_cap] != '\n')
+			continue;
+		if (i + 1 < st->ring_len) {
+			st->ring_start = (st->ring_start + i + 1) % st->ring_cap;
+			st->ring_len -= i + 1;
+			st->cut += i + 1;
+		}
+		break;
+	}
 	if (st->cut) {
 		len = snprintf(marker, sizeof(marker),
 			       "%s[bpfbox: %llu bytes cut here by the output limit of %llu bytes]\n",
@@ -224,8 +235,7 @@ static bool killed_outside(const struct life *lf)
 
 static void oom_invoked(struct session *s, struct life *lf)
 {
-	if (lf->paused || !s->lim.cg[0] || !s->lim.pause || killed_outside(lf) ||
-	    s->policy->limits.on_oom == ON_LIMIT_KILL)
+	if (lf->paused || !s->lim.cg[0] || !s->lim.pause || killed_outside(lf))
 		return;
 	session_cgroup_set_state(s->lim.cg, "paused oom");
 	if (limits_freeze(&s->lim, true) < 0)
@@ -275,8 +285,10 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 		kill_for_limit(s, lf, reason, streq(reason, "oom") ? CAUSE_OOM : CAUSE_DISK);
 		return;
 	}
+	if (streq(reason, "oom") && !s->hooks.request_pause)
+		oom_find_victim(s->id, &ev.pid, ev.comm, sizeof(ev.comm));
 	/* The first process was the victim: the session ends, there is nothing to resume. */
-	if (streq(reason, "oom") && leader_gone(lf)) {
+	if (streq(reason, "oom") && ((ev.pid && ev.pid == lf->child) || leader_gone(lf))) {
 		log_notice("session %s ends: out of memory at its %llu MB limit, the kernel killed "
 			   "its first process; raise the limit with --memory", s->id,
 			   (unsigned long long)ev.memory_mb);
