@@ -101,9 +101,6 @@ int parse_size(const char *s, uint64_t *out)
 	case 'G':
 		shift = 30;
 		break;
-	case 'T':
-		shift = 40;
-		break;
 	}
 	if (shift)
 		end++;
