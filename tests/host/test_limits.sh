@@ -325,8 +325,8 @@ cd /
 setpriv --reuid=65534 --regid=65534 --clear-groups "$BPFBOX" run -w "$TMPD/uws" $RO --disk 4 -- \
 	sh -c "sleep 0.5; exec $H writer big 12 /dev/null" >"$TMPD/u.out" 2>"$TMPD/u.err"
 rc=$?
-[ "$rc" = 137 ] && grep -q 'cannot be paused here' "$TMPD/u.err" &&
-	ok "unprivileged: over the disk limit the session is killed (no freezer)" ||
+[ "$rc" = 123 ] && grep -q 'cannot be paused here' "$TMPD/u.err" &&
+	ok "unprivileged: over the disk limit the session is killed (no freezer, exit 123)" ||
 	fail "unprivileged disk limit: rc $rc $(tail -c 300 "$TMPD/u.err")"
 grep -q 'RLIMIT_DATA' "$TMPD/u.err" && ok "unprivileged: the fallback is named in the warning" ||
 	fail "no fallback warning: $(head -c 300 "$TMPD/u.err")"

@@ -504,7 +504,7 @@ int cmd_run(int argc, char **argv)
 	}
 	/* What the policy asks and nothing here enforces: said even with -q, once. */
 	if (s.layers.not_enforced[0])
-		log_notice("not enforced on this host: %s", s.layers.not_enforced);
+		log_warn_always("not enforced on this host: %s", s.layers.not_enforced);
 	/* An allow-list opens inet sockets: without BPF to judge them, refuse. */
 	if (policy.net == NET_DENY && policy.net_allow.n && !use_daemon &&
 	    !(audit && agent_status(emb.agent)->net)) {
