@@ -203,10 +203,10 @@ else
 	fail "no pause past the disk limit: $(tail -c 400 "$TMPD/disk.err")"
 fi
 
-# --- manual pause; the timeout counts running time only --------------------
+# --- manual pause; --timeout-counts running: the timeout counts running time only
 rm -f "$WS"/*
 TO=${LIMITS_TIMEOUT:-2} # a slow VM starts python in seconds
-bg slow -q -w "$WS" --timeout "$TO" -- sh -c "echo \$BPFBOX_SESSION_ID > id; $H runfor 1.5; echo ran"
+bg slow -q -w "$WS" --timeout "$TO" --timeout-counts running -- sh -c "echo \$BPFBOX_SESSION_ID > id; $H runfor 1.5; echo ran"
 wait_for "$WS/id" . 10
 ID=$(cat "$WS/id")
 expect_rc 0 "bpfbox pause" "$BPFBOX" pause "$ID"

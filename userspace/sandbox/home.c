@@ -48,23 +48,21 @@ const char *session_caller_home(void)
 static bool secret_line(const char *line, bool *in_secret_section)
 {
 	const char *t = line + strspn(line, " \t");
+	bool secret = strcasestr(t, "extraheader") || strcasestr(t, "token") ||
+		      strcasestr(t, "password");
 
+	for (const char *u = strstr(t, "://"); u && !secret; u = strstr(u + 3, "://")) {
+		const char *at = strchr(u + 3, '@'), *sl = strchr(u + 3, '/');
+
+		secret = at && (!sl || at < sl);
+	}
+	/* A section that names a secret ([url "https://user:pw@..."]) goes whole. */
 	if (*t == '[') {
-		*in_secret_section = !strncasecmp(t, "[credential", 11) ||
+		*in_secret_section = secret || !strncasecmp(t, "[credential", 11) ||
 				     !strncasecmp(t, "[http", 5);
 		return *in_secret_section;
 	}
-	if (*in_secret_section)
-		return true;
-	if (strcasestr(t, "extraheader") || strcasestr(t, "token") || strcasestr(t, "password"))
-		return true;
-	for (const char *u = strstr(t, "://"); u; u = strstr(u + 3, "://")) {
-		const char *at = strchr(u + 3, '@'), *sl = strchr(u + 3, '/');
-
-		if (at && (!sl || at < sl))
-			return true;
-	}
-	return false;
+	return *in_secret_section || secret;
 }
 
 static int mkdirs(char *path, mode_t mode)
@@ -260,6 +258,6 @@ int session_home_path(const struct session *s, struct strv *ro, char *path_env, 
 	}
 	strv_clear(&cred);
 	if (dropped[0])
-		log_warn("PATH entries dropped, a credential rule covers them: %s", dropped);
+		log_warn_always("PATH entries dropped, a credential rule covers them: %s", dropped);
 	return r;
 }

@@ -692,10 +692,9 @@ int session_run(struct session *s, char *const argv[])
 		r = -ce.err;
 		goto out_mask;
 	}
+	status_started(s, child);
 	if (n == sizeof(ce))
 		s->result.cause = CAUSE_NOT_FOUND;
-	else
-		status_started(s, child);
 	if (ntf[0] >= 0)
 		io.notify_fd = recv_fd(ntf[0]);
 	if (relaying) {
