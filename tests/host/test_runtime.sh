@@ -247,6 +247,26 @@ else
 	expect_rc 2 "a prefix shorter than 4 digits is refused (2)" "$BPFBOX" kill abc
 fi
 
+# --- labels in the audit stream (embedded mode, root) -----------------------------
+if $IS_ROOT; then
+	"$BPFBOX" run -q --no-daemon -w "$WS" --audit "$TMPD/audit.jsonl" --label tool_call=t-9 -- true \
+		2>"$TMPD/audit.err"
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		grep -q '"type":"session.start".*"labels":{"tool_call":"t-9"}' "$TMPD/audit.jsonl" &&
+			ok "--label is carried in session.start of the audit stream" ||
+			fail "labels in session.start: $(head -c 400 "$TMPD/audit.jsonl")"
+		if [ -f "$BPFBOX_BUILD/npm/node_modules/ajv/package.json" ] && command -v node >/dev/null; then
+			node "$ROOT/tools/validate-events.js" --schema "$ROOT/schema/events.schema.json" \
+				"$TMPD/audit.jsonl" >"$TMPD/val.out" 2>&1 &&
+				ok "a stream with labels validates against the schema" ||
+				fail "schema: $(head -c 300 "$TMPD/val.out")"
+		fi
+	else
+		skip "labels in the audit stream" "the BPF agent does not load here: $(head -c 200 "$TMPD/audit.err")"
+	fi
+fi
+
 # --- the agent-style driver: a dozen typical tool calls ---------------------------
 if [ -n "$PY" ]; then
 	mkdir -p "$TMPD/driver"

@@ -251,6 +251,17 @@ static void test_base_events(void **state)
 	json_object_put(o);
 	o = ocsf("{" HDR "\"type\":\"session.end\",\"seq\":41,\"exit_code\":0,\"records\":3}");
 	assert_string_equal(str(o, "message"), "session ended, exit code 0");
+	json_object_put(o);	/* --label pairs of session.start become OCSF metadata.labels (issue 18). */
+	o = ocsf("{" HDR "\"type\":\"session.start\",\"seq\":0,\"labels\":{\"tool_call\":\"t-1\","
+		 "\"agent\":\"a b\"}}");
+	assert_int_equal(json_object_array_length(at(o, "metadata.labels")), 2);
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(at(o, "metadata.labels"), 0)),
+			    "tool_call=t-1");
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(at(o, "metadata.labels"), 1)),
+			    "agent=a b");
+	json_object_put(o);
+	o = ocsf("{" HDR "\"type\":\"session.start\",\"seq\":0,\"labels\":{}}");
+	assert_null(at(o, "metadata.labels"));
 	json_object_put(o);
 }
 

@@ -123,6 +123,8 @@ static void put_severity(struct jsonw *w, int sev)
 
 static void put_metadata(struct jsonw *w, const struct ev *e, bool profiles)
 {
+	struct json_object *labels;
+
 	jsonw_object_begin(w, "metadata");
 	jsonw_str(w, "version", OCSF_VERSION);
 	jsonw_object_begin(w, "product");
@@ -138,6 +140,19 @@ static void put_metadata(struct jsonw *w, const struct ev *e, bool profiles)
 	}
 	if (e->type)
 		jsonw_str(w, "event_code", e->type);
+	/* --label KEY=VALUE of session.start: OCSF's metadata.labels, "KEY=VALUE" each. */
+	if (json_object_object_get_ex(e->o, "labels", &labels) &&
+	    json_object_is_type(labels, json_type_object) && json_object_object_length(labels)) {
+		jsonw_array_begin(w, "labels");
+		json_object_object_foreach(labels, key, val) {
+			char kv[512];
+			int n = snprintf(kv, sizeof(kv), "%s=%s", key,
+					 json_object_get_string(val) ?: "");
+
+			jsonw_array_strn(w, kv, n < (int)sizeof(kv) ? (size_t)n : sizeof(kv) - 1);
+		}
+		jsonw_array_end(w);
+	}
 	if (e->time)
 		jsonw_str(w, "original_time", e->time);
 	if (e->session) {
