@@ -312,6 +312,9 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 		/* Paused already (bpfbox pause came first): paused is what we wanted. */
 		if (r == -EALREADY)
 			r = 0;
+		/* The daemon wrote session.paused; the status channel is ours. */
+		if (r == 0)
+			status_lifecycle(s, &ev);
 	}
 	if (r < 0 && s->lim.cg[0] && s->lim.pause) {
 		snprintf(state, sizeof(state), "paused %s", reason);
