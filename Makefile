@@ -43,7 +43,7 @@ HELPER_BINS := $(patsubst %.c,$(BUILD)/tests/bin/%,$(notdir $(HELPER_SRCS)))
 VMLINUX_H := $(BUILD)/vmlinux.h
 GEN_HDRS  := $(SKELS) $(BUILD)/seccomp_filters.h
 
-.PHONY: all deps run test test-unit test-host test-vm test-asan bench clean format fuzz \
+.PHONY: check all deps run test test-unit test-host test-vm test-asan bench clean format fuzz \
 	install uninstall
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -110,6 +110,10 @@ $(BUILD)/tests/bin/%: tests/helpers/%.c
 # The main job: a sandboxed session and what the host can enforce.
 run: deps all
 	@tools/demo.sh $(BIN)
+
+# Static checks CI runs first: includes point down the layers, no cycles.
+check:
+	@tools/check-layers
 
 test: deps all
 	@tests/run.sh --build $(BUILD)
