@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "home.h"
+#include "session_internal.h"
 #include "landlock.h"
 #include "../policy/policy.h"
 #include "../lib/log.h"

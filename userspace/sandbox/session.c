@@ -23,9 +23,7 @@
 #include <unistd.h>
 
 #include "session.h"
-#include "home.h"
-#include "supervise.h"
-#include "../monitor/oom.h"
+#include "session_internal.h"
 #include "landlock.h"
 #include "seccomp.h"
 #include "reaper.h"

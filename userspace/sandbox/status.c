@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "supervise.h"
+#include "session_internal.h"
 #include "../policy/policy.h"
 #include "../lib/jsonw.h"
 #include "../lib/log.h"

@@ -20,7 +20,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "supervise.h"
+#include "session_internal.h"
 #include "seccomp.h"
 #include "reaper.h"
 #include "../monitor/oom.h"

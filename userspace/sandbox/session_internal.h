@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Inside the session layer: the supervision loop (supervise.c) and the
- * status channel and denial summary (status.c) that session.c drives.
+ * Inside the session module, private to userspace/sandbox/: the supervision
+ * loop (supervise.c), the status channel and denial summary (status.c) and
+ * the private home (home.c) that session.c drives.
  */
-#ifndef BPFBOX_SUPERVISE_H
-#define BPFBOX_SUPERVISE_H
+#ifndef BPFBOX_SESSION_INTERNAL_H
+#define BPFBOX_SESSION_INTERNAL_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "session.h"
@@ -35,5 +37,19 @@ void session_denial_add(struct session *s, const char *layer, const char *op, co
 			int err);
 /* The denial summary at the end: stderr and the status channel. */
 void session_denials_report(const struct session *s);
+
+/* $HOME of the caller, else its passwd entry; NULL when neither is absolute. */
+const char *session_caller_home(void);
+
+/* Makes s->home with the config copies, owned by uid/gid; 0 or -errno (printed). */
+int session_home_make(struct session *s, uid_t uid, gid_t gid);
+void session_home_remove(struct session *s);
+
+/*
+ * The caller's PATH for the session into path_env: the entries that resolve
+ * under the caller's home go to ro (read and exec), those a credential
+ * rule covers are dropped, with one warning. 0 or -ENOMEM.
+ */
+int session_home_path(const struct session *s, struct strv *ro, char *path_env, size_t size);
 
 #endif
