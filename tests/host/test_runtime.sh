@@ -265,6 +265,26 @@ if $IS_ROOT; then
 		grep -q '"type":"session.start".*"labels":{"tool_call":"t-9"}' "$TMPD/audit.jsonl" &&
 			ok "--label is carried in session.start of the audit stream" ||
 			fail "labels in session.start: $(head -c 400 "$TMPD/audit.jsonl")"
+		# Refused changes of the file system are recorded (op, layer, errno) and explained.
+		OUT=$TMPD/outside
+		mkdir -p "$OUT/d"
+		echo x >"$OUT/f"
+		"$BPFBOX" run -q --no-daemon -w "$WS" --audit "$TMPD/ops.jsonl" --status-fd 3 -- sh -c \
+			"rm -f $OUT/f; rmdir $OUT/d; mkdir $OUT/n; mv $OUT/f $OUT/g; ln -s f $OUT/s; ln $OUT/f $OUT/h; true" \
+			>/dev/null 2>"$TMPD/ops.err" 3>"$TMPD/ops.st"
+		problem=""
+		for op in unlink rmdir mkdir rename symlink link; do
+			grep -q "\"type\":\"file\".*\"decision\":\"deny\",\"layer\":\"landlock\",\"errno\":\"EACCES\",\"path\":\"$OUT/[a-z]*\".*\"op\":\"$op\"" \
+				"$TMPD/ops.jsonl" || problem="$problem no $op record;"
+		done
+		grep -q "denied 1 time: mkdir $OUT/n (landlock, EACCES); write outside the workspace: $OUT/n; grant it with --rw $OUT" \
+			"$TMPD/ops.err" || problem="$problem no summary line with a --rw hint;"
+		grep -q '"type":"denied","[^}]*"op":"unlink"' "$TMPD/ops.st" || problem="$problem no denied status line;"
+		[ -f "$OUT/f" ] && [ -d "$OUT/d" ] || problem="$problem a change went through;"
+		[ -z "$problem" ] &&
+			ok "--audit: refused unlink, rmdir, mkdir, rename, symlink, link are recorded and summarised with a hint" ||
+			fail "file changes:$problem $(grep '"op"' "$TMPD/ops.jsonl" | head -c 300) $(head -c 300 "$TMPD/ops.err")"
+		cat "$TMPD/ops.jsonl" >>"$TMPD/audit.jsonl"
 		if [ -f "$BPFBOX_BUILD/npm/node_modules/ajv/package.json" ] && command -v node >/dev/null; then
 			node "$ROOT/tools/validate-events.js" --schema "$ROOT/schema/events.schema.json" \
 				"$TMPD/audit.jsonl" >"$TMPD/val.out" 2>&1 &&

@@ -63,10 +63,55 @@ static void sink_flush(struct embedded *e)
 	jsonw_reset(&e->w);
 }
 
+/* A denial of our layers, for the end-of-run summary (docs/runtime.md). */
+static void count_denial(struct embedded *e, const void *data, size_t size)
+{
+	static const char *const layers[] = {
+		[BPFBOX_LAYER_LANDLOCK] = "landlock", [BPFBOX_LAYER_SECCOMP] = "seccomp",
+		[BPFBOX_LAYER_CGROUP_BPF] = "cgroup_bpf", [BPFBOX_LAYER_BPF_LSM] = "bpf_lsm",
+	};
+	static const char *const ops[] = {
+		[BPFBOX_FILE_OPEN] = "open",	 [BPFBOX_FILE_UNLINK] = "unlink",
+		[BPFBOX_FILE_RMDIR] = "rmdir",	 [BPFBOX_FILE_RENAME] = "rename",
+		[BPFBOX_FILE_MKDIR] = "mkdir",	 [BPFBOX_FILE_LINK] = "link",
+		[BPFBOX_FILE_SYMLINK] = "symlink", [BPFBOX_FILE_CHMOD] = "chmod",
+		[BPFBOX_FILE_UTIMES] = "utimes",
+	};
+	const struct bpfbox_event_hdr *h = data;
+	const char *layer;
+
+	if (!e->session || size < sizeof(*h) || h->decision != BPFBOX_DENY ||
+	    h->layer >= ARRAY_SIZE(layers) || !layers[h->layer])
+		return; /* the kernel's own refusals (DAC) are not ours to explain */
+	layer = layers[h->layer];
+	if (h->type == BPFBOX_EV_FILE && size >= sizeof(struct bpfbox_file_event)) {
+		const struct bpfbox_file_event *f = data;
+		char path[sizeof(f->path) + 1];
+		const char *op = f->op < ARRAY_SIZE(ops) && ops[f->op] ? ops[f->op] : "file";
+
+		snprintf(path, sizeof(path), "%.*s", (int)strnlen(f->path, sizeof(f->path)), f->path);
+		/* An open for writing is a write. */
+		if (f->op == BPFBOX_FILE_OPEN &&
+		    ((f->flags & O_ACCMODE) != O_RDONLY || (f->flags & (O_CREAT | O_TRUNC))))
+			op = "write";
+		session_denial_add(e->session, layer, op, path, -h->err);
+	} else if (h->type == BPFBOX_EV_CONNECT) {
+		session_denial_add(e->session, layer, "connect", "a network address", -h->err);
+	} else if (h->type == BPFBOX_EV_EXEC && size >= sizeof(struct bpfbox_exec_event)) {
+		const struct bpfbox_exec_event *x = data;
+		char path[sizeof(x->filename) + 1];
+
+		snprintf(path, sizeof(path), "%.*s",
+			 (int)strnlen(x->filename, sizeof(x->filename)), x->filename);
+		session_denial_add(e->session, layer, "exec", path, -h->err);
+	}
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct embedded *e = ctx;
 
+	count_denial(e, data, size);
 	if (audit_encode_record(&e->w, &e->clock, data, size, e->session_id) == 0 &&
 	    e->w.len >= 64 * 1024)
 		sink_flush(e);
@@ -278,6 +323,7 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 	s->hooks.poll_fd = agent_ring_fd(e->agent);
 	s->hooks.on_poll = on_poll;
 	s->hooks.ctx = e;
+	e->session = s;
 	session_note_bpf_lsm(s, agent_status(e->agent)->lsm);
 	emit_start(e, s, argv);
 	return 0;

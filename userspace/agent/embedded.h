@@ -32,6 +32,7 @@ struct embedded {
 	struct jsonw w;
 	int out_fd;
 	const char *session_id;
+	struct session *session; /* denials go to its summary */
 	int write_error; /* first errno writing the audit sink */
 };
 

@@ -712,6 +712,9 @@ int session_run(struct session *s, char *const argv[])
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
 	if (n == sizeof(ce))
 		log_error("cannot execute '%s': %s", argv[0], strerror(ce.err));
+	/* The last records of the BPF layer, for the summary. */
+	if (s->hooks.on_poll)
+		s->hooks.on_poll(s->hooks.ctx);
 	session_denials_report(s);
 	status_ended(s);
 	r = 0;

@@ -152,4 +152,13 @@ int session_run(struct session *s, char *const argv[]);
  */
 void session_note_bpf_lsm(struct session *s, bool lsm);
 
+/*
+ * Counts one denial for the end-of-run summary and the status channel:
+ * layer ("seccomp", "landlock", "bpf_lsm", "cgroup_bpf"), op ("socket",
+ * "open", "write", "unlink", "connect", ...), what (a path, an address),
+ * err the errno the command saw.
+ */
+void session_denial_add(struct session *s, const char *layer, const char *op, const char *what,
+			int err);
+
 #endif

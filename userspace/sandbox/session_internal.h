@@ -32,9 +32,6 @@ void status_started(const struct session *s, pid_t pid);
 void status_lifecycle(const struct session *s, const struct session_event *ev);
 void status_ended(const struct session *s);
 
-/* Counts one denial seen by the supervisor. */
-void session_denial_add(struct session *s, const char *layer, const char *op, const char *what,
-			int err);
 /* The denial summary at the end: stderr and the status channel. */
 void session_denials_report(const struct session *s);
 

@@ -188,12 +188,29 @@ void session_denial_add(struct session *s, const char *layer, const char *op, co
 /* What to do about one denial, in words a model can act on. */
 static void hint_of(const struct session_denial *d, char *buf, size_t size)
 {
-	if (streq(d->op, "socket"))
+	char dir[sizeof(d->what)];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", d->what);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	if (streq(d->op, "socket") || streq(d->op, "connect"))
 		snprintf(buf, size, "network is denied by policy; allow a host with --net-allow "
 				    "ADDR[:PORT] (needs root or the daemon), or all of it with "
 				    "--net allow");
+	else if (streq(d->layer, "bpf_lsm"))
+		snprintf(buf, size, "%s matches a credential or exec rule of the policy; it stays "
+				    "denied", d->what);
+	else if (streq(d->op, "exec"))
+		snprintf(buf, size, "%s is outside the granted paths; grant it with --ro %s",
+			 d->what, dir);
+	else if (streq(d->op, "open"))
+		snprintf(buf, size, "read outside the granted paths: %s; grant it with --ro %s, "
+				    "or the host with --read-host", d->what, d->what);
 	else
-		snprintf(buf, size, "denied by the %s layer", d->layer);
+		snprintf(buf, size, "write outside the workspace: %s; grant it with --rw %s",
+			 d->what, dir);
 }
 
 void session_denials_report(const struct session *s)
