@@ -113,7 +113,7 @@ except PermissionError: sys.exit(1)
 except OSError: sys.exit(2)
 sys.exit(0)"'
 SID=$(cat "$WS/sid")
-check "$A1" "any(e['type'] == 'connect' and e['address'] == '169.254.169.254' and e['decision'] == 'deny' and e['layer'] == 'cgroup-bpf' for e in mine)" \
+check "$A1" "any(e['type'] == 'connect' and e.get('address') == '169.254.169.254' and e['decision'] == 'deny' and e['layer'] == 'cgroup-bpf' for e in mine)" \
 	"the metadata connect is a cgroup-bpf denial in the daemon's stream"
 
 # Listed while it runs.
