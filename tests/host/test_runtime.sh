@@ -233,6 +233,10 @@ else
 		ok "--on-limit disk=kill: over the disk limit the session is killed (123)" ||
 		fail "--on-limit disk=kill: rc $rc $(cat "$TMPD/dk.st")"
 	rm -f "$WS/big"
+	st_run hk --disk 4M --on-limit disk=kill -- sh -c 'sleep 0.5; head -c 12000000 /dev/zero > "$HOME/big"; sleep 20'
+	[ "$rc" = 123 ] && st_has hk '"type":"killed",.*"reason":"disk"' &&
+		ok "what the private home grows by counts against the disk limit" ||
+		fail "disk limit and the home: rc $rc $(cat "$TMPD/hk.st")"
 
 	# Wall-clock timeout while paused; pause by an id prefix.
 	("$BPFBOX" run -w "$WS" --status-fd 3 --timeout 3s --pause-timeout 60s -- sleep 30 \

@@ -470,7 +470,7 @@ static int start_monitor(struct session *s, struct monitor *mon)
 	const struct bpfbox_policy *p = s->policy;
 
 	return monitor_open(mon, &s->lim, s->id, p->mode == MODE_READ_ONLY ? NULL : p->workspace,
-			    s->private_tmp[0] ? s->private_tmp : NULL);
+			    s->private_tmp[0] ? s->private_tmp : NULL, s->home[0] ? s->home : NULL);
 }
 
 int session_run(struct session *s, char *const argv[])
