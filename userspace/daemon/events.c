@@ -231,6 +231,12 @@ void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *
 	if (st->why_not[0])
 		jsonw_array_strn(w, st->why_not, strlen(st->why_not));
 	jsonw_array_end(w);
+	if (proto_get_object(req, "labels", &v) == 0) {
+		jsonw_object_begin(w, "labels");
+		json_object_object_foreach(v, key, val)
+			jsonw_str(w, key, json_object_get_string(val));
+		jsonw_end(w);
+	}
 	copy_strings(w, "command", proto_get_array(req, "command", &v) ? NULL : v);
 	jsonw_array_end(w);
 	if (proto_get_object(req, "policy", &v) == 0)
