@@ -492,8 +492,6 @@ int cmd_run(int argc, char **argv)
 	} else if (via == LIMITS_VIA_CGROUP && !session_limits_by_cgroup(&s)) {
 		log_error("--limits-via cgroup: %s; nothing ran", s.lim.not_enforced);
 		goto out_policy;
-	} else if (s.lim.not_enforced[0]) {
-		log_warn("not enforced on this host: %s", s.lim.not_enforced);
 	}
 	if (aopts.path && !use_daemon) {
 		if (embedded_start(&emb, &s, &aopts, argv + optind) < 0)
@@ -502,9 +500,12 @@ int cmd_run(int argc, char **argv)
 	} else if (!use_daemon) {
 		session_note_bpf_lsm(&s, false);
 	}
-	/* What the policy asks and nothing here enforces: said even with -q, once. */
-	if (s.layers.not_enforced[0])
-		log_warn_always("not enforced on this host: %s", s.layers.not_enforced);
+	/* What the policy asks and nothing here enforces: said even with -q, once, one line. */
+	if (s.layers.not_enforced[0] || (!use_daemon && s.lim.not_enforced[0]))
+		log_warn_always("not enforced on this host: %s%s%s", s.layers.not_enforced,
+				s.layers.not_enforced[0] && !use_daemon && s.lim.not_enforced[0] ? "; "
+												   : "",
+				use_daemon ? "" : s.lim.not_enforced);
 	/* An allow-list opens inet sockets: without BPF to judge them, refuse. */
 	if (policy.net == NET_DENY && policy.net_allow.n && !use_daemon &&
 	    !(audit && agent_status(emb.agent)->net)) {
