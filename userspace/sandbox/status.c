@@ -99,7 +99,18 @@ void status_started(const struct session *s, pid_t pid)
 	jsonw_u64(&w, "pid", pid);
 	jsonw_str(&w, "level_requested", level_name(s->layers.requested));
 	jsonw_str(&w, "level_enabled", level_name(s->layers.enabled));
-	jsonw_str(&w, "not_enforced", s->layers.not_enforced);
+	/* One sentence each, as session.start has them. */
+	jsonw_array_begin(&w, "not_enforced");
+	for (const char *t = s->layers.not_enforced; *t;) {
+		const char *end = strstr(t, "; ");
+		size_t n = end ? (size_t)(end - t) : strlen(t);
+
+		jsonw_array_strn(&w, t, n);
+		t += n + (end ? 2 : 0);
+	}
+	if (s->lim.not_enforced[0])
+		jsonw_array_strn(&w, s->lim.not_enforced, strlen(s->lim.not_enforced));
+	jsonw_array_end(&w);
 	jsonw_str(&w, "workspace", s->policy->workspace);
 	if (s->home[0])
 		jsonw_str(&w, "home", s->home);
