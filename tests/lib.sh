@@ -36,6 +36,28 @@ expect_grep() {
 TMPD=$(mktemp -d /tmp/bpfbox-test.XXXXXX)
 trap 'rm -rf "$TMPD"' EXIT INT TERM
 
+# A production daemon may run on this host (its socket at the default path,
+# its pins and cgroups in place): a test talks to the daemons it starts
+# itself, never to that one. A test that starts one passes its socket
+# explicitly; everything else finds no daemon here and runs embedded.
+export BPFBOX_SOCKET="${BPFBOX_TEST_SOCKET:-$TMPD/no-daemon.sock}"
+
+# snapshot NAME CMD...: CMD's sorted output kept as $TMPD/snap.NAME, so that a
+# test checks what it added itself, not the host's state (new_since).
+snapshot() {
+	n=$1
+	shift
+	"$@" 2>/dev/null | sort >"$TMPD/snap.$n"
+}
+
+# new_since NAME CMD...: the lines of CMD's output that were not in the
+# snapshot NAME (empty when CMD added nothing).
+new_since() {
+	n=$1
+	shift
+	"$@" 2>/dev/null | sort | comm -13 "$TMPD/snap.$n" -
+}
+
 # need_root_cgroup2 WHAT WHY: the preamble of the tests that run a daemon or
 # make session cgroups. Skips the whole file, saying why, when not root (WHY
 # says what needs root) or without a cgroup2 mount (the VM matrix has both);
@@ -73,6 +95,19 @@ start_daemon() {
 		i=$((i + 1))
 	done
 	[ "$(grep -c 'ready' "$DERR")" != "$before" ]
+}
+
+# poll_until SECONDS CMD...: runs CMD every 50 ms until it succeeds or
+# SECONDS pass; the status is CMD's last. The one way a test waits for an
+# event (a file, a line, a state) instead of sleeping a fixed time.
+poll_until() {
+	_pu_n=$(($1 * 20))
+	shift
+	while ! "$@"; do
+		[ "$_pu_n" -le 0 ] && return 1
+		_pu_n=$((_pu_n - 1))
+		sleep 0.05
+	done
 }
 
 # finish: the status of the test file.

@@ -49,6 +49,15 @@ if want unit; then
 fi
 
 if want host; then
+	# Sessions run embedded by the tests get a cgroup parent of this run's
+	# own, not the <cgroup2>/bpfbox a production daemon on this host uses
+	# (tests that need their own set it themselves; lib.sh keeps the
+	# tests off the default daemon socket).
+	CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	if [ -z "${BPFBOX_CGROUP_PARENT:-}" ] && [ -n "$CG2" ] && [ "$(id -u)" = 0 ]; then
+		export BPFBOX_CGROUP_PARENT="$CG2/bpfbox-run-$$"
+		trap 'rm -f "$LOG"; rmdir "$BPFBOX_CGROUP_PARENT" 2>/dev/null' EXIT
+	fi
 	for t in tests/host/test_*.sh; do
 		echo "== host: $(basename "$t")"
 		sh "$t" 2>&1 | tee "$LOG"

@@ -13,8 +13,9 @@ PACKAGES=(
 	libcmocka-dev libclang-rt-14-dev
 	# bpfbox top (static ncursesw) and its terminal tests
 	libncurses-dev tmux
-	# audit sinks: a real syslog collector
-	rsyslog
+	# audit sinks: TLS syslog (RFC 5425) and host ids through GnuTLS; a real
+	# syslog collector with TLS, a test CA (certtool), a real Prometheus
+	libgnutls28-dev rsyslog rsyslog-gnutls gnutls-bin prometheus
 	# packaging: the Debian package, man pages, the systemd unit
 	debhelper dpkg-dev lintian mandoc scdoc systemd man-db
 	# VM harness

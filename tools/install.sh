@@ -188,6 +188,7 @@ if [ "$ACTION" = install ]; then
 		put 0644 "$src" "$dest"
 	done
 	put 0644 "$ROOT/packaging/completion/bpfbox" "$COMPLETIONDIR/bpfbox"
+	put 0644 "$ROOT/packaging/grafana/bpfbox-fleet.json" "$DATADIR/bpfbox/grafana/bpfbox-fleet.json"
 	sed "s|/usr/bin/bpfbox|$BINDIR/bpfbox|g" "$ROOT/packaging/systemd/bpfbox.service" \
 		>"$TMP/bpfbox.service"
 	put 0644 "$TMP/bpfbox.service" "$UNITDIR/bpfbox.service"
@@ -209,6 +210,7 @@ else
 		drop "$dest"
 	done
 	drop "$COMPLETIONDIR/bpfbox"
+	drop "$DATADIR/bpfbox/grafana/bpfbox-fleet.json"
 	drop "$UNITDIR/bpfbox.service"
 	drop "$SYSUSERSDIR/bpfbox.conf"
 	drop_config "$ROOT/packaging/config.json" "$SYSCONFDIR/bpfbox/config.json"

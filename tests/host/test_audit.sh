@@ -128,17 +128,19 @@ left=$(find "$BPFBOX_CGROUP_PARENT" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
 # The network programs attach to the parent: none may stay attached. The
 # tracepoint programs' links are closed by a helper after bpfbox exits
 # (their unregistration waits for grace periods): gone within seconds.
-progs() { bpftool prog show 2>/dev/null | grep -c ' name enter_openat '; }
+# (by program id: a production daemon's own enter_openat stays loaded)
+progs() { bpftool prog show 2>/dev/null | grep ' name enter_openat ' | cut -d: -f1; }
 bpftool prog show >/dev/null 2>&1 || fail "bpftool cannot list programs; run 'make deps'"
-before=$(progs)
+snapshot progs progs
 "$BPFBOX" run -q --no-daemon --audit /dev/null -w "$TMPD/ws" -- true
 attached=$(bpftool cgroup show "$BPFBOX_CGROUP_PARENT" 2>/dev/null | grep -c .)
 [ "$attached" = 0 ] && ok "no BPF program left attached after the sessions" ||
 	fail "BPF programs left attached to $BPFBOX_CGROUP_PARENT: $(bpftool cgroup show "$BPFBOX_CGROUP_PARENT")"
 n=0
-while [ "$(progs)" != "$before" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
-[ "$(progs)" = "$before" ] && ok "the embedded agent's tracepoint programs are unloaded after it exits" ||
-	fail "enter_openat programs: $(progs) after the run, $before before"
+while [ -n "$(new_since progs progs)" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+left=$(new_since progs progs)
+[ -z "$left" ] && ok "the embedded agent's tracepoint programs are unloaded after it exits" ||
+	fail "enter_openat programs loaded by the run still there: ids $left"
 
 expect_rc 125 "--audit to an unwritable path fails before anything runs" \
 	"$BPFBOX" run --audit /proc/nope/audit.jsonl -w "$TMPD/ws" -- touch "$TMPD/ws/ran"

@@ -352,7 +352,7 @@ PY
 		[ $rc = 0 ] && ok "the session outlived the crash (exit 0)" ||
 			fail "the session across the crash exited $rc"
 		stop_daemon && ok "SIGTERM: exit 0" || fail "SIGTERM: exit $?"
-		grep -q STOPPING=1 "$D/notified" && ok "STOPPING=1 sent" || fail "no STOPPING=1"
+		poll_until 5 grep -q STOPPING=1 "$D/notified" && ok "STOPPING=1 sent" || fail "no STOPPING=1"
 		# What it complains about that it does not with every capability.
 		bad='error|cannot|not loaded|refused|Operation not permitted|Permission denied'
 		grep -E "$bad" "$D/full.log" | sort -u >"$D/full.bad"

@@ -3,6 +3,14 @@
 
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 
+# What this host had before: a production daemon's pins, programs and
+# cgroups may be there and must not count against status.
+pins() { find /sys/fs/bpf -maxdepth 2 2>/dev/null; }
+probes() { bpftool prog show 2>/dev/null | grep ' name probe_' | cut -d: -f1; }
+cgs() { ls -d "$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)"/bpfbox-probe-* 2>/dev/null; }
+snapshot pins pins
+snapshot probes probes
+snapshot cgs cgs
 expect_rc 0 "status runs" "$BPFBOX" status
 expect_grep '^level: (Full|Standard|Minimal|None)' "$TMPD/out" "status prints a level line"
 
@@ -37,13 +45,16 @@ fi
 # A seccomp probe that lied would let this through: check the kernel's view.
 [ "$sc" = True ] && grep -q '^Seccomp_filters' /proc/self/status && ok "seccomp filters supported by the kernel" || fail "seccomp state"
 
-# Probing leaves nothing behind: no scratch cgroup, program or pin.
-cg2=$(json "$TMPD/s.json" "d['cgroup']['v2_mount'] or ''")
-if [ -n "$cg2" ] && ls -d "$cg2"/bpfbox-probe-* >/dev/null 2>&1; then fail "scratch cgroup left in $cg2"; else ok "no scratch cgroup left"; fi
+# Probing leaves nothing behind: no scratch cgroup, program or pin that
+# was not there before these runs (a daemon's pins stay by design).
+left=$(new_since cgs cgs)
+[ -z "$left" ] && ok "no scratch cgroup left" || fail "scratch cgroup left: $left"
 if command -v bpftool >/dev/null; then
-	bpftool prog show 2>/dev/null | grep -q 'name probe_' && fail "probe program still loaded" || ok "no probe program left loaded"
+	left=$(new_since probes probes)
+	[ -z "$left" ] && ok "no probe program left loaded" || fail "probe programs still loaded: $left"
 fi
-[ -e /sys/fs/bpf/bpfbox ] && fail "pins left in /sys/fs/bpf/bpfbox" || ok "no pins left"
+left=$(new_since pins pins)
+[ -z "$left" ] && ok "no pins left" || fail "status left pins: $left"
 
 # --require compares levels; an unknown level is a usage error.
 expect_rc 0 "--require None passes" "$BPFBOX" status --require none

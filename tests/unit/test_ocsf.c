@@ -85,11 +85,15 @@ static void common(struct json_object *o, int class_uid, int category, int activ
 	assert_string_equal(str(o, "metadata.product.name"), "bpfbox");
 	assert_string_equal(str(o, "metadata.original_time"), "2026-01-02T03:04:05.123456789Z");
 	assert_non_null(at(o, "severity_id"));
-	if (class_uid) {
+	assert_non_null(at(o, "metadata.uid")); /* every event, with or without a session */
+	assert_int_equal(num(o, "device.type_id"), 0);
+	assert_int_equal(num(o, "device.os.type_id"), 200);
+	assert_non_null(at(o, "timezone_offset"));
+	assert_non_null(at(o, "observables"));
+	if (at(o, "metadata.correlation_uid")) {
 		assert_string_equal(str(o, "metadata.correlation_uid"), SID);
 		assert_string_equal(str(o, "actor.session.uid"), SID);
 		assert_string_equal(str(o, "device.hostname"), "host1");
-		assert_int_equal(num(o, "device.type_id"), 0);
 	}
 }
 
@@ -164,7 +168,8 @@ static void test_file(void **state)
 	assert_int_equal(num(o, "access_mask"), 0);
 	assert_int_equal(num(o, "count"), 1);
 	assert_int_equal(num(o, "disposition_id"), 2);
-	assert_int_equal(num(o, "actor.process.tid"), 11);
+	assert_int_equal(num(o, "actor.process.ptid"), 11); /* tid: deprecated in OCSF 1.6 */
+	assert_null(at(o, "actor.process.tid"));
 	assert_string_equal(str(o, "actor.process.name"), "cat");
 	assert_string_equal(str(o, "unmapped.layer"), "landlock");
 	assert_string_equal(str(o, "message"), "open /etc/shadow denied by landlock (EACCES)");
@@ -192,7 +197,8 @@ static void test_connect(void **state)
 		 "\"family\":\"inet6\",\"address\":\"2001:db8::1\",\"port\":443}");
 	assert_int_equal(num(o, "connection_info.protocol_ver_id"), 6);
 	assert_int_equal(num(o, "disposition_id"), 1);
-	assert_int_equal(num(o, "status_id"), 2); /* EINPROGRESS: not (yet) a success */
+	assert_int_equal(num(o, "status_id"), 99); /* EINPROGRESS: under way, not a failure */
+	assert_string_equal(str(o, "status"), "In Progress");
 	json_object_put(o);
 
 	o = ocsf("{" HDR "\"type\":\"connect\",\"seq\":2,\"pid\":1,\"tid\":1,\"ppid\":0,\"uid\":0,"
@@ -229,39 +235,65 @@ static void test_fork_exit(void **state)
 	json_object_put(o);
 }
 
-/* No class fits: a Base Event that carries the whole original. */
-static void test_base_events(void **state)
+/* loss and sink.error: Event Log Activity (1008) failures of the audit log. */
+static void test_log_events(void **state)
 {
 	struct json_object *o = ocsf("{" HDR "\"type\":\"loss\",\"seq\":40,\"count\":12,"
 				     "\"where\":\"ring buffer full\"}");
 
 	(void)state;
-	common(o, 0, 0, 99);
-	assert_int_equal(num(o, "type_uid"), 99);
+	common(o, 1008, 1, 99);
+	assert_int_equal(num(o, "type_uid"), 100899);
+	assert_string_equal(str(o, "activity_name"), "Drop");
 	assert_int_equal(num(o, "severity_id"), 4);
-	assert_int_equal(num(o, "unmapped.count"), 12);
+	assert_int_equal(num(o, "status_id"), 2);
+	assert_int_equal(num(o, "count"), 12);
 	assert_string_equal(str(o, "message"), "12 events lost: ring buffer full");
-	assert_null(at(o, "device")); /* not an attribute of the base event */
+	assert_string_equal(str(o, "metadata.uid"), SID ":40");
 	json_object_put(o);
 	o = ocsf("{\"schema_version\":1,\"type\":\"sink.error\",\"time\":\"2026-01-02T03:04:05.123456789Z\","
+		 "\"host\":\"h\",\"host_id\":\"95cfac43660b474080b2affdc9f95cdc\",\"boot_id\":null,"
 		 "\"session\":null,\"sink\":\"file:/x\",\"error\":\"ENOSPC\",\"message\":\"full\"}");
-	common(o, 0, 0, 99);
-	assert_null(at(o, "metadata.uid"));
-	assert_string_equal(str(o, "unmapped.error"), "ENOSPC");
+	common(o, 1008, 1, 3);
+	assert_string_equal(str(o, "activity_name"), "Export");
+	assert_string_equal(str(o, "status_code"), "ENOSPC");
+	assert_string_equal(str(o, "log_name"), "file:/x");
+	/* no session: host id, type and time name the event */
+	assert_string_equal(str(o, "metadata.uid"),
+			    "95cfac43660b474080b2affdc9f95cdc:sink.error:2026-01-02T03:04:05.123456789Z");
+	assert_string_equal(str(o, "device.uid"), "95cfac43660b474080b2affdc9f95cdc");
+	assert_string_equal(str(o, "device.hostname"), "h");
+	json_object_put(o);
+}
+
+/* The session's lifecycle: Process Activity of the session's process. */
+static void test_session_events(void **state)
+{
+	struct json_object *o = ocsf(
+		"{" HDR "\"type\":\"session.start\",\"seq\":0,\"pid\":77,\"uid\":0,"
+		"\"command\":[\"/usr/bin/make\",\"test\"],\"labels\":{\"agent\":\"a1\"},"
+		"\"policy_hash\":\"sha256:00\"}");
+
+	(void)state;
+	common(o, 1007, 1, 1);
+	assert_string_equal(str(o, "process.uid"), SID);
+	assert_string_equal(str(o, "process.name"), "make");
+	assert_string_equal(str(o, "process.cmd_line"), "/usr/bin/make test");
+	assert_int_equal(num(o, "actor.process.pid"), 77);
+	assert_string_equal(str(o, "actor.user.name"), "root");
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(at(o, "metadata.labels"), 0)),
+			    "agent=a1");
+	assert_string_equal(str(o, "unmapped.policy_hash"), "sha256:00");
+	assert_null(at(o, "unmapped.labels"));
 	json_object_put(o);
 	o = ocsf("{" HDR "\"type\":\"session.end\",\"seq\":41,\"exit_code\":0,\"records\":3}");
+	common(o, 1007, 1, 2);
 	assert_string_equal(str(o, "message"), "session ended, exit code 0");
-	json_object_put(o);	/* --label pairs of session.start become OCSF metadata.labels (issue 18). */
-	o = ocsf("{" HDR "\"type\":\"session.start\",\"seq\":0,\"labels\":{\"tool_call\":\"t-1\","
-		 "\"agent\":\"a b\"}}");
-	assert_int_equal(json_object_array_length(at(o, "metadata.labels")), 2);
-	assert_string_equal(json_object_get_string(json_object_array_get_idx(at(o, "metadata.labels"), 0)),
-			    "tool_call=t-1");
-	assert_string_equal(json_object_get_string(json_object_array_get_idx(at(o, "metadata.labels"), 1)),
-			    "agent=a b");
+	assert_int_equal(num(o, "exit_code"), 0);
 	json_object_put(o);
-	o = ocsf("{" HDR "\"type\":\"session.start\",\"seq\":0,\"labels\":{}}");
-	assert_null(at(o, "metadata.labels"));
+	o = ocsf("{" HDR "\"type\":\"session.paused\",\"reason\":\"oom\"}");
+	common(o, 1007, 1, 99);
+	assert_string_equal(str(o, "activity_name"), "Suspend");
 	json_object_put(o);
 }
 
@@ -303,7 +335,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exec),	    cmocka_unit_test(test_exec_denied),
 		cmocka_unit_test(test_file),	    cmocka_unit_test(test_connect),
-		cmocka_unit_test(test_fork_exit),   cmocka_unit_test(test_base_events),
+		cmocka_unit_test(test_fork_exit),   cmocka_unit_test(test_log_events),
+		cmocka_unit_test(test_session_events),
 		cmocka_unit_test(test_not_events),  cmocka_unit_test(test_text_escapes),
 	};
 

@@ -146,6 +146,24 @@ static void test_parse(void **state)
 	assert_int_equal(c.fsync, SINK_FSYNC_INTERVAL);
 	assert_int_equal(c.fsync_interval_ns, 250000000ULL);
 
+	assert_int_equal(sink_config_parse("syslog+tls://siem.example.com:6514?ca=/etc/ca.pem&"
+					   "cert=/etc/c.pem&key=/etc/c.key&peer=collector",
+					   &c, err, sizeof(err)), 0);
+	assert_int_equal(c.kind, SINK_SYSLOG_TLS);
+	assert_string_equal(c.host, "siem.example.com");
+	assert_string_equal(c.tls_ca, "/etc/ca.pem");
+	assert_string_equal(c.tls_cert, "/etc/c.pem");
+	assert_string_equal(c.tls_key, "/etc/c.key");
+	assert_string_equal(c.tls_name, "collector");
+	assert_string_equal(c.spool_dir, SINK_SPOOL_ROOT "/tls-siem.example.com-6514");
+	assert_int_equal(sink_config_parse("syslog+tls://h:1?cert=/c.pem", &c, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "cert and key go together"));
+	assert_int_equal(sink_config_parse("syslog+tls://h:1?ca=rel.pem", &c, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(sink_config_parse("syslog+tcp://h:1?ca=/ca.pem", &c, err, sizeof(err)),
+			 -EINVAL); /* a TLS key on a plain TCP sink */
+
 	assert_int_equal(sink_config_parse("syslog+udp://[::1]:6514?facility=authpriv&queue=1M&"
 					   "confirm=2s&hostname=h1&name=siem",
 					   &c, err, sizeof(err)), 0);

@@ -932,3 +932,47 @@ int agent_net_clear(struct agent *a, uint32_t id)
 	}
 	return 0;
 }
+
+int agent_prog_stats(const struct agent *a, agent_prog_fn fn, void *ctx)
+{
+	DIR *dir;
+	struct dirent *de;
+
+	if (!a->pin_dir[0])
+		return -ENOENT;
+	dir = opendir(a->pin_dir);
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		struct bpf_link_info li = { 0 };
+		struct bpf_prog_info pi = { 0 };
+		struct agent_prog_stat st = { 0 };
+		uint32_t ll = sizeof(li), pl = sizeof(pi);
+		char path[PATH_MAX + 256];
+		int lfd, pfd;
+
+		if (strncmp(de->d_name, "link_", 5))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", a->pin_dir, de->d_name);
+		lfd = bpf_obj_get(path);
+		if (lfd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(lfd, &li, &ll) == 0) {
+			pfd = bpf_prog_get_fd_by_id(li.prog_id);
+			if (pfd >= 0 && bpf_obj_get_info_by_fd(pfd, &pi, &pl) == 0) {
+				/* the program's name in the skeleton (the kernel keeps 15 bytes) */
+				snprintf(st.name, sizeof(st.name), "%s", de->d_name + 5);
+				st.id = pi.id;
+				st.run_time_ns = pi.run_time_ns;
+				st.run_cnt = pi.run_cnt;
+				st.recursion_misses = pi.recursion_misses;
+				fn(ctx, &st);
+			}
+			if (pfd >= 0)
+				close(pfd);
+		}
+		close(lfd);
+	}
+	closedir(dir);
+	return 0;
+}

@@ -118,4 +118,17 @@ int agent_oom_victim(struct agent *a, uint32_t id, uint64_t max_age_ns, pid_t *p
 /* Records lost because the ring was full, summed over CPUs. */
 uint64_t agent_lost_total(const struct agent *a);
 
+/* One attached program's counters from the kernel (bpf_stats, docs/operating.md). */
+struct agent_prog_stat {
+	char name[64];
+	uint32_t id;
+	uint64_t run_time_ns, run_cnt; /* 0 unless kernel.bpf_stats_enabled=1 */
+	uint64_t recursion_misses;
+};
+
+typedef void (*agent_prog_fn)(void *ctx, const struct agent_prog_stat *st);
+
+/* Calls fn for each program attached through a pinned link. 0, or -errno. */
+int agent_prog_stats(const struct agent *a, agent_prog_fn fn, void *ctx);
+
 #endif

@@ -170,7 +170,7 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 {
 	const struct session_layers *l = &s->layers;
 	const struct agent_status *st = agent_status(e->agent);
-	struct json_object *pol = policy_to_json(s->policy);
+	struct json_object *pol = policy_to_json(s->policy), *labels = NULL;
 
 	redact_env(pol);
 
@@ -195,23 +195,29 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 	if (st->why_not[0])
 		jsonw_array_strn(&e->w, st->why_not, strlen(st->why_not));
 	jsonw_array_end(&e->w);
-	jsonw_object_begin(&e->w, "labels");
+	jsonw_array_begin(&e->w, "command");
+	if (redact_argv(argv, put_arg, &e->w, 0) < 0)
+		jsonw_array_strn(&e->w, REDACT_MARKER, REDACT_MARKER_LEN);
+	jsonw_array_end(&e->w);
+	/* --label KEY=VALUE pairs as an object (the daemon gets the same in register). */
 	for (size_t i = 0; s->labels && i < s->labels->n; i++) {
 		const char *lb = s->labels->v[i], *eq = strchr(lb, '=');
 		char key[128];
 
 		if (!eq || (size_t)(eq - lb) >= sizeof(key))
 			continue;
+		if (!labels)
+			labels = json_object_new_object();
 		snprintf(key, sizeof(key), "%.*s", (int)(eq - lb), lb);
-		jsonw_str(&e->w, key, eq + 1);
+		json_object_object_add(labels, key, json_object_new_string(eq + 1));
 	}
-	jsonw_end(&e->w);
-	jsonw_array_begin(&e->w, "command");
-	if (redact_argv(argv, put_arg, &e->w, 0) < 0)
-		jsonw_array_strn(&e->w, REDACT_MARKER, REDACT_MARKER_LEN);
-	jsonw_array_end(&e->w);
-	jsonw_raw(&e->w, "policy", json_object_to_json_string_ext(pol, JSON_C_TO_STRING_PLAIN |
-									JSON_C_TO_STRING_NOSLASHESCAPE));
+	audit_put_policy(&e->w,
+			 labels ? json_object_to_json_string_ext(labels, JSON_C_TO_STRING_PLAIN |
+								      JSON_C_TO_STRING_NOSLASHESCAPE)
+				: NULL,
+			 json_object_to_json_string_ext(pol, JSON_C_TO_STRING_PLAIN |
+								     JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(labels);
 	jsonw_end(&e->w);
 	jsonw_newline(&e->w);
 	json_object_put(pol);

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
+#include <gnutls/crypto.h>
 
 #include "encode.h"
 #include "redact.h"
@@ -31,6 +33,135 @@ const char *audit_layer_name(unsigned int layer)
 	return layer < sizeof(names) / sizeof(names[0]) ? names[layer] : NULL;
 }
 
+static struct audit_host host;
+static bool host_read;
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* 32 hex digits (a machine id, an app id) -> 16 bytes. */
+static int id128_parse(const char *s, uint8_t out[16])
+{
+	for (int i = 0; i < 16; i++) {
+		int hi = hex_value(s[2 * i]), lo = hi < 0 ? -1 : hex_value(s[2 * i + 1]);
+
+		if (lo < 0)
+			return -EINVAL;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+static int read_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	int r = -ENOENT;
+
+	if (!f)
+		return -errno;
+	if (fgets(buf, (int)size, f)) {
+		buf[strcspn(buf, "\n")] = 0;
+		r = 0;
+	}
+	fclose(f);
+	return r;
+}
+
+/* sd_id128_get_machine_app_specific(): HMAC-SHA256(machine id, app id), as a v4 UUID. */
+static void read_host_id(char out[33])
+{
+	uint8_t key[16], app[16], mac[32];
+	char line[64];
+
+	out[0] = 0;
+	if ((read_line("/etc/machine-id", line, sizeof(line)) < 0 &&
+	     read_line("/var/lib/dbus/machine-id", line, sizeof(line)) < 0) ||
+	    strlen(line) != 32 || id128_parse(line, key) < 0 ||
+	    id128_parse(AUDIT_HOST_APP_ID, app) < 0 ||
+	    gnutls_hmac_fast(GNUTLS_MAC_SHA256, key, sizeof(key), app, sizeof(app), mac) < 0)
+		return;
+	mac[6] = (mac[6] & 0x0f) | 0x40;
+	mac[8] = (mac[8] & 0x3f) | 0x80;
+	for (int i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", mac[i]);
+}
+
+void audit_host_refresh(void)
+{
+	struct audit_host h = { 0 };
+
+	if (gethostname(h.name, sizeof(h.name) - 1) < 0)
+		h.name[0] = 0;
+	read_host_id(h.id);
+	if (read_line("/proc/sys/kernel/random/boot_id", h.boot_id, sizeof(h.boot_id)) < 0)
+		h.boot_id[0] = 0;
+	host = h;
+	host_read = true;
+}
+
+const struct audit_host *audit_host(void)
+{
+	if (!host_read)
+		audit_host_refresh();
+	return &host;
+}
+
+static void put_or_null(struct jsonw *w, const char *key, const char *v)
+{
+	if (v[0])
+		jsonw_str(w, key, v);
+	else
+		jsonw_null(w, key);
+}
+
+void audit_put_host(struct jsonw *w)
+{
+	const struct audit_host *h = audit_host();
+
+	put_or_null(w, "host", h->name);
+	put_or_null(w, "host_id", h->id);
+	put_or_null(w, "boot_id", h->boot_id);
+}
+
+int audit_sha256(const void *data, size_t len, char *out, size_t size)
+{
+	uint8_t d[32];
+	size_t n;
+
+	if (size < sizeof("sha256:") + 64 ||
+	    gnutls_hash_fast(GNUTLS_DIG_SHA256, data, len, d) < 0)
+		return -EINVAL;
+	n = (size_t)snprintf(out, size, "sha256:");
+	for (int i = 0; i < 32; i++)
+		n += (size_t)snprintf(out + n, size - n, "%02x", d[i]);
+	return 0;
+}
+
+#ifndef BPFBOX_VERSION
+#define BPFBOX_VERSION "0.0.0"
+#endif
+
+void audit_put_policy(struct jsonw *w, const char *labels_json, const char *policy_json)
+{
+	char hash[80];
+
+	jsonw_raw(w, "labels", labels_json ? labels_json : "{}");
+	jsonw_str(w, "bpfbox_version", BPFBOX_VERSION);
+	if (audit_sha256(policy_json, strlen(policy_json), hash, sizeof(hash)) == 0)
+		jsonw_str(w, "policy_hash", hash);
+	else
+		jsonw_null(w, "policy_hash");
+	jsonw_raw(w, "policy", policy_json);
+}
+
 /* RFC 3339 UTC with nanoseconds: sortable and unambiguous for a SIEM. */
 static void put_time(struct jsonw *w, int64_t real_ns)
 {
@@ -52,6 +183,7 @@ void audit_begin(struct jsonw *w, const struct audit_clock *c, const char *type,
 	jsonw_u64(w, "schema_version", AUDIT_SCHEMA_VERSION);
 	jsonw_str(w, "type", type);
 	put_time(w, (int64_t)ts_ns + c->mono_to_real_ns);
+	audit_put_host(w);
 	jsonw_str(w, "session", session);
 	jsonw_u64(w, "seq", seq);
 }

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bpfbox event -> OCSF 1.3.0 event. The table of docs/ocsf.md, field by
- * field; what OCSF has no place for goes in "unmapped".
+ * bpfbox event -> OCSF event (OCSF_VERSION). The table of docs/ocsf.md,
+ * field by field; what OCSF has no place for goes in "unmapped". Checked
+ * against the schema's own class definitions by tools/validate-ocsf.py
+ * (tests/fixtures/ocsf-<version>.json).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/utsname.h>
 #include <json-c/json.h>
 
 #include "ocsf.h"
@@ -33,12 +37,13 @@ struct ocsf_class {
 static const struct ocsf_class PROCESS = { 1007, 1, "Process Activity", "System Activity" };
 static const struct ocsf_class FILESYS = { 1001, 1, "File System Activity", "System Activity" };
 static const struct ocsf_class NETWORK = { 4001, 4, "Network Activity", "Network Activity" };
-static const struct ocsf_class BASE = { 0, 0, "Base Event", "Uncategorized" };
+static const struct ocsf_class EVENTLOG = { 1008, 1, "Event Log Activity", "System Activity" };
 
 /* The event's members, read once. */
 struct ev {
 	struct json_object *o;
 	const char *type, *time, *session, *comm, *decision, *layer, *err;
+	const char *host, *host_id, *boot_id;
 	int64_t seq, pid, tid, ppid, uid;
 	bool has_seq, has_pid, has_tid, has_ppid, has_uid;
 	bool deny;
@@ -86,14 +91,37 @@ static int64_t time_ms(const char *s)
 	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
+/* The user name of a uid, from the host's passwd (NSS); the last one kept. */
+static const char *user_name(int64_t uid)
+{
+	static int64_t last = -1;
+	static char name[64];
+	struct passwd pw, *res = NULL;
+	char buf[1024];
+
+	if (uid == last)
+		return name[0] ? name : NULL;
+	last = uid;
+	name[0] = 0;
+	if (uid >= 0 && uid <= UINT32_MAX && getpwuid_r((uid_t)uid, &pw, buf, sizeof(buf), &res) == 0 &&
+	    res)
+		snprintf(name, sizeof(name), "%s", res->pw_name);
+	return name[0] ? name : NULL;
+}
+
 static void put_uid(struct jsonw *w, const char *key, int64_t uid)
 {
+	const char *name = user_name(uid);
 	char buf[24];
 
-	/* OCSF user.uid is a string. */
+	/* OCSF user.uid is a string; type_id 1 User, 2 Admin (root), 3 System. */
 	snprintf(buf, sizeof(buf), "%" PRId64, uid);
 	jsonw_object_begin(w, key);
 	jsonw_str(w, "uid", buf);
+	if (name)
+		jsonw_str(w, "name", name);
+	jsonw_u64(w, "type_id", uid == 0 ? 2 : uid < 1000 ? 3 : 1);
+	jsonw_str(w, "type", uid == 0 ? "Admin" : uid < 1000 ? "System" : "User");
 	jsonw_end(w);
 }
 
@@ -121,9 +149,10 @@ static void put_severity(struct jsonw *w, int sev)
 	jsonw_str(w, "severity", names[sev]);
 }
 
-static void put_metadata(struct jsonw *w, const struct ev *e, bool profiles)
+static void put_metadata(struct jsonw *w, const struct ev *e, bool control)
 {
 	struct json_object *labels;
+	char uid[160];
 
 	jsonw_object_begin(w, "metadata");
 	jsonw_str(w, "version", OCSF_VERSION);
@@ -132,50 +161,88 @@ static void put_metadata(struct jsonw *w, const struct ev *e, bool profiles)
 	jsonw_str(w, "vendor_name", "bpfbox");
 	jsonw_str(w, "version", BPFBOX_VERSION);
 	jsonw_end(w);
-	if (profiles) {
-		jsonw_array_begin(w, "profiles");
-		jsonw_array_strn(w, "host", 4);
+	jsonw_array_begin(w, "profiles");
+	jsonw_array_strn(w, "host", 4);
+	if (control)
 		jsonw_array_strn(w, "security_control", 16);
-		jsonw_array_end(w);
-	}
+	jsonw_array_end(w);
+	jsonw_str(w, "log_name", "bpfbox audit");
+	jsonw_str(w, "log_provider", "bpfbox");
 	if (e->type)
 		jsonw_str(w, "event_code", e->type);
-	/* --label KEY=VALUE of session.start: OCSF's metadata.labels, "KEY=VALUE" each. */
+	if (e->time)
+		jsonw_str(w, "original_time", e->time);
+	/*
+	 * (session, seq) names an event: a receiver drops duplicates by it.
+	 * The daemon's own lines (a sink's loss, sink.error) have no session:
+	 * host id, type and time name them.
+	 */
+	if (e->session && e->has_seq)
+		snprintf(uid, sizeof(uid), "%s:%" PRId64, e->session, e->seq);
+	else
+		snprintf(uid, sizeof(uid), "%s:%s:%s", e->host_id ? e->host_id : "-",
+			 e->type ? e->type : "-", e->time ? e->time : "-");
+	jsonw_str(w, "uid", uid);
+	if (e->session) {
+		jsonw_str(w, "correlation_uid", e->session);
+		if (e->has_seq)
+			jsonw_i64(w, "sequence", e->seq);
+	}
+	/* session.start's labels, "name=value" (metadata.labels is a string array). */
 	if (json_object_object_get_ex(e->o, "labels", &labels) &&
 	    json_object_is_type(labels, json_type_object) && json_object_object_length(labels)) {
 		jsonw_array_begin(w, "labels");
-		json_object_object_foreach(labels, key, val) {
-			char kv[512];
-			int n = snprintf(kv, sizeof(kv), "%s=%s", key,
-					 json_object_get_string(val) ?: "");
+		json_object_object_foreach(labels, k, v)
+		{
+			char *kv = NULL;
 
-			jsonw_array_strn(w, kv, n < (int)sizeof(kv) ? (size_t)n : sizeof(kv) - 1);
+			if (json_object_is_type(v, json_type_string) &&
+			    asprintf(&kv, "%s=%s", k, json_object_get_string(v)) >= 0) {
+				jsonw_array_strn(w, kv, strlen(kv));
+				free(kv);
+			}
 		}
 		jsonw_array_end(w);
-	}
-	if (e->time)
-		jsonw_str(w, "original_time", e->time);
-	if (e->session) {
-		/* (session, seq) names an event: a receiver drops duplicates by it. */
-		jsonw_str(w, "correlation_uid", e->session);
-		if (e->has_seq) {
-			char uid[64];
-
-			snprintf(uid, sizeof(uid), "%s:%" PRId64, e->session, e->seq);
-			jsonw_str(w, "uid", uid);
-			jsonw_i64(w, "sequence", e->seq);
-		}
 	}
 	jsonw_end(w);
 }
 
-static void put_device(struct jsonw *w, const char *hostname)
+static void put_device(struct jsonw *w, const struct ev *e, const char *hostname)
 {
+	static struct utsname uts;
+	const char *name = e->host ? e->host : hostname;
+
+	if (!uts.sysname[0] && uname(&uts) < 0)
+		snprintf(uts.sysname, sizeof(uts.sysname), "Linux");
 	jsonw_object_begin(w, "device");
-	jsonw_str(w, "hostname", hostname);
+	if (name) {
+		jsonw_str(w, "hostname", name);
+		jsonw_str(w, "name", name);
+	}
+	if (e->host_id)
+		jsonw_str(w, "uid", e->host_id);
+	if (e->boot_id)
+		jsonw_str(w, "boot_uid", e->boot_id);
 	jsonw_u64(w, "type_id", 0);
 	jsonw_str(w, "type", "Unknown");
+	jsonw_object_begin(w, "os");
+	jsonw_str(w, "name", uts.sysname);
+	jsonw_u64(w, "type_id", 200);
+	jsonw_str(w, "type", "Linux");
+	if (uts.release[0])
+		jsonw_str(w, "version", uts.release);
 	jsonw_end(w);
+	jsonw_end(w);
+}
+
+/* Minutes the host's local time is ahead of UTC (time itself is UTC). */
+static void put_timezone(struct jsonw *w, int64_t ms)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (localtime_r(&t, &tm))
+		jsonw_i64(w, "timezone_offset", tm.tm_gmtoff / 60);
 }
 
 /* The security_control profile and the status of a record. */
@@ -190,6 +257,14 @@ static void put_outcome(struct jsonw *w, const struct ev *e)
 	if (!e->err) {
 		jsonw_u64(w, "status_id", 1);
 		jsonw_str(w, "status", "Success");
+		return;
+	}
+	/* A non-blocking connect that was allowed and is under way: not a failure. */
+	if (!e->deny && streq(e->err, "EINPROGRESS")) {
+		jsonw_u64(w, "status_id", 99);
+		jsonw_str(w, "status", "In Progress");
+		jsonw_str(w, "status_code", e->err);
+		jsonw_str(w, "status_detail", "non-blocking connect under way");
 		return;
 	}
 	jsonw_u64(w, "status_id", 2);
@@ -208,7 +283,7 @@ static void put_process_body(struct jsonw *w, const struct ev *e, bool parent)
 	if (e->has_pid)
 		jsonw_i64(w, "pid", e->pid);
 	if (e->has_tid)
-		jsonw_i64(w, "tid", e->tid);
+		jsonw_i64(w, "ptid", e->tid);
 	if (e->comm)
 		jsonw_str(w, "name", e->comm);
 	if (e->has_uid)
@@ -276,18 +351,87 @@ static void put_unmapped(struct jsonw *w, const struct ev *e, const char *const 
 	jsonw_end(w);
 }
 
+/* observables: the values a SIEM indexes for search, each naming its attribute. */
+struct obs {
+	const char *name, *type, *value;
+	int type_id;
+};
+
+#define OBS_MAX 10
+
+struct obs_list {
+	struct obs o[OBS_MAX];
+	char num[3][24];
+	int n, nums;
+};
+
+static void obs_add(struct obs_list *l, const char *name, int type_id, const char *type,
+		    const char *value)
+{
+	if (value && value[0] && l->n < OBS_MAX)
+		l->o[l->n++] = (struct obs){ name, type, value, type_id };
+}
+
+static void obs_add_int(struct obs_list *l, const char *name, int type_id, const char *type,
+			int64_t v)
+{
+	if (l->nums < 3) {
+		snprintf(l->num[l->nums], sizeof(l->num[0]), "%" PRId64, v);
+		obs_add(l, name, type_id, type, l->num[l->nums++]);
+	}
+}
+
+static void put_observables(struct jsonw *w, const struct obs_list *l)
+{
+	jsonw_array_begin(w, "observables");
+	for (int i = 0; i < l->n; i++) {
+		jsonw_begin(w); /* an element */
+		jsonw_str(w, "name", l->o[i].name);
+		jsonw_u64(w, "type_id", l->o[i].type_id);
+		jsonw_str(w, "type", l->o[i].type);
+		jsonw_str(w, "value", l->o[i].value);
+		jsonw_end(w);
+	}
+	jsonw_array_end(w);
+}
+
+/* The observables every record has: the host, the acting process and user. */
+static void obs_common(struct obs_list *l, const struct ev *e, const char *hostname)
+{
+	const char *host = e->host ? e->host : hostname;
+
+	obs_add(l, "device.hostname", 1, "Hostname", host);
+	if (e->has_pid && e->comm)
+		obs_add(l, "actor.process.name", 9, "Process Name", e->comm);
+	if (e->has_pid)
+		obs_add_int(l, "actor.process.pid", 15, "Process ID", e->pid);
+	if (e->has_uid)
+		obs_add(l, "actor.user.name", 4, "User Name", user_name(e->uid));
+}
+
+static void begin_common(struct jsonw *w, const struct ev *e, const struct ocsf_class *c,
+			 int activity, const char *activity_name, int sev, const char *hostname,
+			 const char *message, bool control)
+{
+	int64_t ms = time_ms(e->time);
+
+	jsonw_begin(w);
+	put_classification(w, c, activity, activity_name);
+	jsonw_i64(w, "time", ms);
+	put_timezone(w, ms);
+	put_severity(w, sev);
+	jsonw_str(w, "message", message);
+	put_metadata(w, e, control);
+	put_device(w, e, hostname);
+}
+
 static void begin_record(struct jsonw *w, const struct ev *e, const struct ocsf_class *c,
 			 int activity, const char *activity_name, const char *hostname,
 			 const char *message)
 {
-	jsonw_begin(w);
-	put_classification(w, c, activity, activity_name);
-	jsonw_i64(w, "time", time_ms(e->time));
-	put_severity(w, e->deny ? SEV_MEDIUM : SEV_INFORMATIONAL);
+	begin_common(w, e, c, activity, activity_name, e->deny ? SEV_MEDIUM : SEV_INFORMATIONAL,
+		     hostname, message, true);
 	put_outcome(w, e);
-	jsonw_str(w, "message", message);
-	put_metadata(w, e, true);
-	put_device(w, hostname);
 	put_actor(w, e);
 }
 
@@ -331,6 +475,7 @@ static void enc_exec(struct jsonw *w, const struct ev *e, const char *hostname)
 	static const char *const extra[] = { "argv", "argv_truncated", NULL };
 	const char *filename = get_str(e->o, "filename");
 	char what[PATH_MAX + 16], msg[PATH_MAX + 64];
+	struct obs_list obs = { 0 };
 	struct json_object *argv;
 
 	snprintf(what, sizeof(what), "exec %s", filename ? filename : "?");
@@ -344,12 +489,16 @@ static void enc_exec(struct jsonw *w, const struct ev *e, const char *hostname)
 	if (filename)
 		put_file(w, filename, !e->err);
 	jsonw_end(w);
+	obs_common(&obs, e, hostname);
+	obs_add(&obs, "process.file.path", 45, "File Path", filename);
+	put_observables(w, &obs);
 	put_unmapped(w, e, extra);
 	jsonw_end(w);
 }
 
 static void enc_fork(struct jsonw *w, const struct ev *e, const char *hostname)
 {
+	struct obs_list obs = { 0 };
 	int64_t child = 0;
 	char msg[96];
 
@@ -363,9 +512,12 @@ static void enc_fork(struct jsonw *w, const struct ev *e, const char *hostname)
 	if (e->has_uid)
 		put_uid(w, "user", e->uid);
 	jsonw_object_begin(w, "parent_process");
-	jsonw_i64(w, "pid", e->pid);
+	put_process_body(w, e, true);
 	jsonw_end(w);
 	jsonw_end(w);
+	obs_common(&obs, e, hostname);
+	obs_add_int(&obs, "process.pid", 15, "Process ID", child);
+	put_observables(w, &obs);
 	put_unmapped(w, e, NULL);
 	jsonw_end(w);
 }
@@ -375,6 +527,7 @@ static void enc_exit(struct jsonw *w, const struct ev *e, const char *hostname)
 	static const char *const extra[] = { "signal", NULL };
 	int64_t code = 0, sig = 0;
 	bool have_code = get_int(e->o, "exit_code", &code);
+	struct obs_list obs = { 0 };
 	char msg[96];
 
 	get_int(e->o, "signal", &sig);
@@ -390,6 +543,8 @@ static void enc_exit(struct jsonw *w, const struct ev *e, const char *hostname)
 	jsonw_end(w);
 	if (have_code)
 		jsonw_i64(w, "exit_code", code);
+	obs_common(&obs, e, hostname);
+	put_observables(w, &obs);
 	put_unmapped(w, e, extra);
 	jsonw_end(w);
 }
@@ -399,6 +554,7 @@ static void enc_file(struct jsonw *w, const struct ev *e, const char *hostname)
 	static const char *const extra[] = { "flags", "op", NULL };
 	const char *path = get_str(e->o, "path");
 	char what[PATH_MAX + 16], msg[PATH_MAX + 64];
+	struct obs_list obs = { 0 };
 	int64_t flags = 0, count = 0;
 
 	snprintf(what, sizeof(what), "open %s", path ? path : "?");
@@ -410,6 +566,10 @@ static void enc_file(struct jsonw *w, const struct ev *e, const char *hostname)
 	/* Identical allowed opens folded into this one (aggregate mode). */
 	if (get_int(e->o, "count", &count))
 		jsonw_i64(w, "count", count);
+	obs_common(&obs, e, hostname);
+	obs_add(&obs, "file.path", 45, "File Path", path);
+	obs_add(&obs, "file.name", 7, "File Name", path ? base_name(path) : NULL);
+	put_observables(w, &obs);
 	put_unmapped(w, e, extra);
 	jsonw_end(w);
 }
@@ -421,6 +581,7 @@ static void enc_connect(struct jsonw *w, const struct ev *e, const char *hostnam
 	const char *addr = get_str(e->o, "address"), *path = get_str(e->o, "path");
 	bool unix_ = family && streq(family, "unix");
 	char what[PATH_MAX + 64], msg[PATH_MAX + 128];
+	struct obs_list obs = { 0 };
 	int64_t port = 0;
 
 	get_int(e->o, "port", &port);
@@ -429,6 +590,8 @@ static void enc_connect(struct jsonw *w, const struct ev *e, const char *hostnam
 	else
 		snprintf(what, sizeof(what), "connect to %s port %" PRId64, addr ? addr : "?", port);
 	message(msg, sizeof(msg), e, what);
+	if (!e->deny && e->err && streq(e->err, "EINPROGRESS"))
+		snprintf(msg, sizeof(msg), "%s (in progress)", what);
 	begin_record(w, e, &NETWORK, 1, "Open", hostname, msg);
 	jsonw_object_begin(w, "dst_endpoint");
 	if (unix_) {
@@ -449,46 +612,201 @@ static void enc_connect(struct jsonw *w, const struct ev *e, const char *hostnam
 						: "Internet Protocol version 4 (IPv4)");
 	}
 	jsonw_end(w);
+	obs_common(&obs, e, hostname);
+	if (!unix_) {
+		obs_add(&obs, "dst_endpoint.ip", 2, "IP Address", addr);
+		obs_add_int(&obs, "dst_endpoint.port", 11, "Port", port);
+	}
+	put_observables(w, &obs);
 	put_unmapped(w, e, extra);
 	jsonw_end(w);
 }
 
-/* session.start, session.end, loss, sink.error: no OCSF class fits; the
- * original event rides along whole. */
-static void enc_base(struct jsonw *w, const struct ev *e)
+/* The whole original event in unmapped, but for what the class already says. */
+static void put_unmapped_rest(struct jsonw *w, const struct ev *e)
 {
-	char msg[512];
-	int64_t n = 0, code = 0;
-	int sev = SEV_INFORMATIONAL;
+	static const char *const mapped[] = { "schema_version", "time", "session", "seq",
+					      "host", "host_id", "boot_id", "labels", NULL };
 
-	if (streq(e->type, "loss")) {
-		get_int(e->o, "count", &n);
-		snprintf(msg, sizeof(msg), "%" PRId64 " events lost: %s", n,
-			 get_str(e->o, "where") ? get_str(e->o, "where") : "?");
-		sev = SEV_HIGH;
-	} else if (streq(e->type, "sink.error")) {
-		snprintf(msg, sizeof(msg), "sink %s: %s",
-			 get_str(e->o, "sink") ? get_str(e->o, "sink") : "?",
-			 get_str(e->o, "message") ? get_str(e->o, "message") : "?");
-		sev = SEV_HIGH;
+	jsonw_object_begin(w, "unmapped");
+	json_object_object_foreach(e->o, k, v)
+	{
+		const char *const *m = mapped;
+
+		while (*m && !streq(*m, k))
+			m++;
+		if (!*m)
+			jsonw_raw(w, k, json_object_to_json_string_ext(
+						v, JSON_C_TO_STRING_PLAIN |
+							   JSON_C_TO_STRING_NOSLASHESCAPE));
+	}
+	jsonw_end(w);
+}
+
+/* The actor of a lifecycle event: who asked (session.start) or bpfbox itself. */
+static void put_lifecycle_actor(struct jsonw *w, const struct ev *e)
+{
+	jsonw_object_begin(w, "actor");
+	if (e->has_pid) {
+		jsonw_object_begin(w, "process");
+		jsonw_i64(w, "pid", e->pid);
+		if (e->has_uid)
+			put_uid(w, "user", e->uid);
+		jsonw_end(w);
+	}
+	if (e->has_uid)
+		put_uid(w, "user", e->uid);
+	if (e->session) {
+		jsonw_object_begin(w, "session");
+		jsonw_str(w, "uid", e->session);
+		jsonw_end(w);
+	}
+	jsonw_str(w, "app_name", "bpfbox");
+	jsonw_end(w);
+}
+
+/*
+ * session.start, .end, .paused, .resumed, .killed: Process Activity of the
+ * session's process (process.uid is the session id): Launch, Terminate, or
+ * Other ("Suspend", "Resume").
+ */
+static void enc_session(struct jsonw *w, const struct ev *e, const char *hostname)
+{
+	struct json_object *cmd;
+	struct obs_list obs = { 0 };
+	int64_t code = 0;
+	const char *reason = get_str(e->o, "reason");
+	char msg[512];
+	int activity = 99, sev = SEV_INFORMATIONAL;
+	const char *aname = "Other";
+	bool have_code = get_int(e->o, "exit_code", &code);
+
+	if (streq(e->type, "session.start")) {
+		activity = 1;
+		aname = "Launch";
+		snprintf(msg, sizeof(msg), "session started");
 	} else if (streq(e->type, "session.end")) {
-		if (get_int(e->o, "exit_code", &code))
+		activity = 2;
+		aname = "Terminate";
+		if (have_code)
 			snprintf(msg, sizeof(msg), "session ended, exit code %" PRId64, code);
 		else
 			snprintf(msg, sizeof(msg), "session ended");
-	} else if (streq(e->type, "session.start")) {
-		snprintf(msg, sizeof(msg), "session started");
+	} else if (streq(e->type, "session.killed")) {
+		activity = 2;
+		aname = "Terminate";
+		sev = SEV_MEDIUM;
+		snprintf(msg, sizeof(msg), "session killed: %s", reason ? reason : "?");
+	} else if (streq(e->type, "session.paused")) {
+		aname = "Suspend";
+		sev = SEV_MEDIUM;
+		snprintf(msg, sizeof(msg), "session paused: %s", reason ? reason : "?");
+	} else if (streq(e->type, "session.resumed")) {
+		aname = "Resume";
+		snprintf(msg, sizeof(msg), "session resumed");
 	} else {
 		snprintf(msg, sizeof(msg), "bpfbox event %s", e->type);
 	}
-	jsonw_begin(w);
-	put_classification(w, &BASE, 99, "Other");
-	jsonw_i64(w, "time", time_ms(e->time));
-	put_severity(w, sev);
-	jsonw_str(w, "message", msg);
-	put_metadata(w, e, false);
-	jsonw_raw(w, "unmapped", json_object_to_json_string_ext(
-					 e->o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	begin_common(w, e, &PROCESS, activity, aname, sev, hostname, msg, false);
+	jsonw_u64(w, "status_id", 1);
+	jsonw_str(w, "status", "Success");
+	put_lifecycle_actor(w, e);
+	jsonw_object_begin(w, "process");
+	if (e->session)
+		jsonw_str(w, "uid", e->session);
+	if (json_object_object_get_ex(e->o, "command", &cmd) &&
+	    json_object_is_type(cmd, json_type_array) && json_object_array_length(cmd)) {
+		const char *argv0 = json_object_get_string(json_object_array_get_idx(cmd, 0));
+
+		jsonw_str(w, "name", base_name(argv0 ? argv0 : "?"));
+		put_cmd_line(w, cmd);
+	}
+	if (e->session) {
+		jsonw_object_begin(w, "session");
+		jsonw_str(w, "uid", e->session);
+		jsonw_end(w);
+	}
+	jsonw_end(w);
+	if (activity == 2 && have_code)
+		jsonw_i64(w, "exit_code", code);
+	obs_common(&obs, e, hostname);
+	put_observables(w, &obs);
+	put_unmapped_rest(w, e);
+	jsonw_end(w);
+}
+
+/*
+ * loss and sink.error: Event Log Activity (1008) of the audit log itself, a
+ * failure: events lost (Other, "Drop") or a sink that failed to export
+ * (Export).
+ */
+static void enc_log(struct jsonw *w, const struct ev *e, const char *hostname)
+{
+	const char *where = get_str(e->o, "where"), *sink = get_str(e->o, "sink");
+	const char *error = get_str(e->o, "error"), *text = get_str(e->o, "message");
+	struct obs_list obs = { 0 };
+	bool loss = streq(e->type, "loss");
+	char msg[512];
+	int64_t n = 0;
+
+	if (loss) {
+		get_int(e->o, "count", &n);
+		snprintf(msg, sizeof(msg), "%" PRId64 " events lost: %s", n, where ? where : "?");
+	} else {
+		snprintf(msg, sizeof(msg), "sink %s: %s", sink ? sink : "?", text ? text : "?");
+	}
+	begin_common(w, e, &EVENTLOG, loss ? 99 : 3, loss ? "Drop" : "Export", SEV_HIGH, hostname,
+		     msg, false);
+	jsonw_u64(w, "status_id", 2);
+	jsonw_str(w, "status", "Failure");
+	if (error)
+		jsonw_str(w, "status_code", error);
+	jsonw_str(w, "status_detail", loss ? (where ? where : "events lost") : (text ? text : "?"));
+	jsonw_str(w, "log_name", sink ? sink : "bpfbox audit");
+	jsonw_str(w, "log_provider", "bpfbox");
+	jsonw_u64(w, "log_type_id", 99);
+	jsonw_str(w, "log_type", "bpfbox audit stream");
+	if (loss && n)
+		jsonw_i64(w, "count", n);
+	put_lifecycle_actor(w, e);
+	obs_common(&obs, e, hostname);
+	put_observables(w, &obs);
+	put_unmapped_rest(w, e);
+	jsonw_end(w);
+}
+
+/*
+ * ceiling: a session request held to the operator's policy ceiling, as a
+ * Process Activity Launch with the security_control outcome: Denied and
+ * Blocked (refuse) or Modified and Corrected (clamp).
+ */
+static void enc_ceiling(struct jsonw *w, const struct ev *e, const char *hostname)
+{
+	const char *action = get_str(e->o, "action"), *reason = get_str(e->o, "reason");
+	bool refuse = !action || streq(action, "refuse");
+	struct obs_list obs = { 0 };
+	char msg[600];
+
+	snprintf(msg, sizeof(msg), "session %s: %s", refuse ? "refused" : "clamped",
+		 reason ? reason : "?");
+	begin_common(w, e, &PROCESS, 1, "Launch", refuse ? SEV_MEDIUM : SEV_INFORMATIONAL,
+		     hostname, msg, true);
+	jsonw_u64(w, "action_id", refuse ? 2 : 4);
+	jsonw_str(w, "action", refuse ? "Denied" : "Modified");
+	jsonw_u64(w, "disposition_id", refuse ? 2 : 11);
+	jsonw_str(w, "disposition", refuse ? "Blocked" : "Corrected");
+	jsonw_u64(w, "status_id", refuse ? 2 : 1);
+	jsonw_str(w, "status", refuse ? "Failure" : "Success");
+	if (reason)
+		jsonw_str(w, "status_detail", reason);
+	put_lifecycle_actor(w, e);
+	jsonw_object_begin(w, "process");
+	if (e->session)
+		jsonw_str(w, "uid", e->session);
+	jsonw_end(w);
+	obs_common(&obs, e, hostname);
+	put_observables(w, &obs);
+	put_unmapped_rest(w, e);
 	jsonw_end(w);
 }
 
@@ -507,6 +825,9 @@ int ocsf_encode(struct jsonw *w, struct json_object *o, const char *hostname)
 	e.decision = get_str(o, "decision");
 	e.layer = get_str(o, "layer");
 	e.err = get_str(o, "errno");
+	e.host = get_str(o, "host");
+	e.host_id = get_str(o, "host_id");
+	e.boot_id = get_str(o, "boot_id");
 	e.has_seq = get_int(o, "seq", &e.seq);
 	e.has_pid = get_int(o, "pid", &e.pid);
 	e.has_tid = get_int(o, "tid", &e.tid);
@@ -523,8 +844,12 @@ int ocsf_encode(struct jsonw *w, struct json_object *o, const char *hostname)
 		enc_file(w, &e, hostname);
 	else if (streq(e.type, "connect"))
 		enc_connect(w, &e, hostname);
+	else if (streq(e.type, "loss") || streq(e.type, "sink.error"))
+		enc_log(w, &e, hostname);
+	else if (streq(e.type, "ceiling"))
+		enc_ceiling(w, &e, hostname);
 	else
-		enc_base(w, &e);
+		enc_session(w, &e, hostname);
 	jsonw_newline(w);
 	return 0;
 }

@@ -12,7 +12,7 @@
 
 #include "../lib/jsonw.h"
 
-#define OCSF_VERSION "1.3.0"
+#define OCSF_VERSION "1.8.0"
 
 struct json_object;
 

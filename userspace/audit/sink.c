@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
+#include "encode.h"
 #include "sink_internal.h"
 #include "../lib/util.h"
 
@@ -127,6 +128,7 @@ static void begin_own_event(struct jsonw *w, const char *type)
 	jsonw_u64(w, "schema_version", 1);
 	jsonw_str(w, "type", type);
 	jsonw_str(w, "time", time);
+	audit_put_host(w);
 	jsonw_null(w, "session");
 }
 
@@ -180,6 +182,7 @@ void sink_lost(struct sink *sk, uint64_t n, const char *where)
 	if (!n)
 		return;
 	sk->lost_pending += n;
+	sk->st_dropped += n;
 	sk->lost_where = where;
 }
 
@@ -360,6 +363,7 @@ static void stream_fail(struct sink *sk, int err)
 	sk->failing = true;
 	sk->fail_err = err;
 	sk->retry_ns = now_ns() + RETRY_NS;
+	sk->st_retries++;
 	stream_watch_out(sk, false);
 	if (first) {
 		snprintf(what, sizeof(what), "cannot write: %s; events are counted as lost until a "
@@ -580,7 +584,8 @@ static void stream_close(struct sink *sk)
 
 static bool is_net(const struct sink *sk)
 {
-	return sk->cfg.kind == SINK_SYSLOG_TCP || sk->cfg.kind == SINK_SYSLOG_UDP;
+	return sk->cfg.kind == SINK_SYSLOG_TCP || sk->cfg.kind == SINK_SYSLOG_UDP ||
+	       sk->cfg.kind == SINK_SYSLOG_TLS;
 }
 
 static void push_event(struct sink *sk, const char *type, const char *line, size_t len,
@@ -893,4 +898,45 @@ void sinks_close(struct sinks *set)
 	jsonw_free(&set->iw);
 	free(set->v);
 	free(set);
+}
+
+const char *sink_kind_name(enum sink_kind k)
+{
+	switch (k) {
+	case SINK_STDOUT:
+		return "stdout";
+	case SINK_FILE:
+		return "file";
+	case SINK_SYSLOG_TCP:
+		return "syslog+tcp";
+	case SINK_SYSLOG_UDP:
+		return "syslog+udp";
+	case SINK_SYSLOG_TLS:
+		return "syslog+tls";
+	}
+	return "?";
+}
+
+size_t sinks_stats(const struct sinks *s, struct sink_stats *v, size_t n)
+{
+	if (!s)
+		return 0;
+	for (size_t i = 0; i < s->n && i < n; i++) {
+		const struct sink *sk = &s->v[i];
+		struct sink_stats *st = &v[i];
+
+		memset(st, 0, sizeof(*st));
+		st->name = sk->cfg.name;
+		st->kind = sink_kind_name(sk->cfg.kind);
+		st->dropped = sk->st_dropped;
+		st->retries = sk->st_retries;
+		if (sk->net) {
+			netsink_stats(sk, st);
+		} else {
+			st->queued = sk->q.count;
+			st->queued_bytes = sk->q.bytes;
+			st->up = !sk->failing;
+		}
+	}
+	return s->n;
 }

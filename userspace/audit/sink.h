@@ -7,6 +7,7 @@
  *   file:/var/log/bpfbox/audit.jsonl?rotate=100M&keep=5&fsync=rotate
  *   syslog+tcp://127.0.0.1:5514?spool=/var/lib/bpfbox/spool/siem
  *   syslog+udp://[::1]:514?facility=authpriv
+ *   syslog+tls://siem.example.com:6514?ca=/etc/bpfbox/siem-ca.pem
  *
  * The caller hands every event line to sinks_emit(); nothing in it blocks
  * on a slow consumer. A file or stdout sink queues and writes; a network
@@ -29,11 +30,12 @@ enum sink_kind {
 	SINK_FILE,
 	SINK_SYSLOG_TCP,
 	SINK_SYSLOG_UDP,
+	SINK_SYSLOG_TLS, /* RFC 5425: syslog over TLS (GnuTLS), octet-counted */
 };
 
 enum sink_format {
 	SINK_FMT_JSON, /* the lines of docs/events.md, as they are */
-	SINK_FMT_OCSF, /* one OCSF 1.3.0 event per line (docs/ocsf.md) */
+	SINK_FMT_OCSF, /* one OCSF event per line (docs/ocsf.md) */
 	SINK_FMT_TEXT, /* one line for a human, control bytes escaped */
 };
 
@@ -79,6 +81,12 @@ struct sink_config {
 	char spool_dir[PATH_MAX];
 	uint64_t spool_bytes;
 	uint64_t confirm_ns;
+
+	/* syslog+tls: the collector's certificate is always verified */
+	char tls_ca[PATH_MAX];	 /* CA certificates (PEM); "": the system's trust store */
+	char tls_cert[PATH_MAX]; /* our client certificate (PEM), with tls_key */
+	char tls_key[PATH_MAX];
+	char tls_name[SINK_HOST_MAX]; /* the name the certificate must carry; "": host */
 };
 
 /*
@@ -149,6 +157,24 @@ void sinks_flush(struct sinks *s);
 /* Readable when sinks_dispatch() has work: sockets, retries, fsync timers. */
 int sinks_fd(const struct sinks *s);
 void sinks_dispatch(struct sinks *s);
+
+/* What a sink holds and has lost, for the daemon's metrics (docs/operating.md). */
+struct sink_stats {
+	const char *name;	/* sink_config.name */
+	const char *kind;	/* "file", "stdout", "syslog+tcp", "syslog+udp", "syslog+tls" */
+	uint64_t queued;	/* events held in memory, not yet written or confirmed */
+	uint64_t queued_bytes;
+	uint64_t dropped;	/* events lost by this sink since it opened */
+	uint64_t retries;	/* failed writes or connections that will be tried again */
+	uint64_t spool_bytes;	/* on disk, waiting for the collector */
+	uint64_t spool_records;
+	bool up;		/* writing (a network sink: connected) */
+};
+
+/* Fills up to n entries (one per sink, in order); returns the number of sinks. */
+size_t sinks_stats(const struct sinks *s, struct sink_stats *v, size_t n);
+
+const char *sink_kind_name(enum sink_kind k);
 
 /* SIGHUP: every file sink opens its path again (after logrotate moved it). */
 void sinks_reopen(struct sinks *s);

@@ -23,7 +23,7 @@
 /* Every type of the audit stream, in the order of the daemon's enum ev_kind. */
 static const char *const type_names[] = {
 	"session.start", "session.end", "loss", "exec", "exit", "fork", "file", "connect",
-	"sink.error", "session.paused", "session.resumed", "session.killed",
+	"sink.error", "session.paused", "session.resumed", "session.killed", "ceiling",
 };
 
 const char *sink_type_name(int index)
@@ -193,6 +193,9 @@ static const char *kind_keys(enum sink_kind k)
 		return "format, types, name, queue, rotate, keep, fsync";
 	case SINK_STDOUT:
 		return "format, types, name, queue";
+	case SINK_SYSLOG_TLS:
+		return "format, types, name, queue, facility, hostname, app, spool, spool_max, "
+		       "confirm, ca, cert, key, peer";
 	default:
 		return "format, types, name, queue, facility, hostname, app, spool, spool_max, "
 		       "confirm";
@@ -208,6 +211,8 @@ static const char *kind_name(enum sink_kind k)
 		return "the stdout sink";
 	case SINK_SYSLOG_TCP:
 		return "a syslog+tcp sink";
+	case SINK_SYSLOG_TLS:
+		return "a syslog+tls sink";
 	default:
 		return "a syslog+udp sink";
 	}
@@ -217,7 +222,8 @@ static int parse_key(struct sink_config *c, const char *key, const char *v, char
 		     size_t size)
 {
 	bool file = c->kind == SINK_FILE;
-	bool net = c->kind == SINK_SYSLOG_TCP || c->kind == SINK_SYSLOG_UDP;
+	bool tls = c->kind == SINK_SYSLOG_TLS;
+	bool net = c->kind == SINK_SYSLOG_TCP || c->kind == SINK_SYSLOG_UDP || tls;
 	unsigned long long n;
 
 	if (streq(key, "format")) {
@@ -264,6 +270,18 @@ static int parse_key(struct sink_config *c, const char *key, const char *v, char
 	} else if (net && streq(key, "spool_max")) {
 		if (parse_size(v, &c->spool_bytes) < 0 || c->spool_bytes < (1U << 20))
 			return fail(err, size, "spool_max: '%s': give a size of at least 1M", v);
+	} else if (tls && (streq(key, "ca") || streq(key, "cert") || streq(key, "key"))) {
+		char *dst = streq(key, "ca") ? c->tls_ca : streq(key, "cert") ? c->tls_cert
+									   : c->tls_key;
+
+		if (v[0] != '/' || strlen(v) >= PATH_MAX)
+			return fail(err, size, "%s: '%s': give an absolute path to a PEM file", key, v);
+		snprintf(dst, PATH_MAX, "%s", v);
+	} else if (tls && streq(key, "peer")) {
+		if (!printable(v, SINK_HOST_MAX - 1))
+			return fail(err, size, "peer: '%s': give the name the collector's certificate "
+					       "carries", v);
+		snprintf(c->tls_name, sizeof(c->tls_name), "%s", v);
 	} else if (net && streq(key, "confirm")) {
 		if (parse_duration_ns(v, &c->confirm_ns) < 0 || c->confirm_ns > 60000000000ULL)
 			return fail(err, size, "confirm: '%s': give a duration up to 60s (0, 500ms, "
@@ -390,14 +408,18 @@ int sink_config_parse(const char *spec, struct sink_config *c, char *err, size_t
 		if (unescape(spec + 5, head - 5, c->path, sizeof(c->path)) < 0 || c->path[0] != '/')
 			return fail(err, size, "file: give an absolute path (file:/var/log/bpfbox/"
 					       "audit.jsonl)");
-	} else if (!strncmp(spec, "syslog+tcp://", 13) || !strncmp(spec, "syslog+udp://", 13)) {
-		c->kind = spec[7] == 't' ? SINK_SYSLOG_TCP : SINK_SYSLOG_UDP;
+	} else if (!strncmp(spec, "syslog+tcp://", 13) || !strncmp(spec, "syslog+udp://", 13) ||
+		   !strncmp(spec, "syslog+tls://", 13)) {
+		c->kind = !strncmp(spec + 7, "tcp", 3)	 ? SINK_SYSLOG_TCP
+			  : !strncmp(spec + 7, "udp", 3) ? SINK_SYSLOG_UDP
+							 : SINK_SYSLOG_TLS;
 		r = parse_hostport(c, spec + 13, head - 13, err, size);
 		if (r < 0)
 			return r;
 	} else {
 		return fail(err, size, "unknown sink '%.*s'; use stdout, file:PATH, "
-				       "syslog+tcp://HOST:PORT or syslog+udp://HOST:PORT",
+				       "syslog+tcp://HOST:PORT, syslog+tls://HOST:PORT or "
+				       "syslog+udp://HOST:PORT",
 			    (int)(head > 40 ? 40 : head), spec);
 	}
 	snprintf(c->name, sizeof(c->name), "%.*s", (int)(head < SINK_NAME_MAX - 1 ? head
@@ -405,13 +427,19 @@ int sink_config_parse(const char *spec, struct sink_config *c, char *err, size_t
 		 spec);
 	if (q && (r = parse_query(c, q + 1, err, size)) < 0)
 		return r;
-	if (c->kind == SINK_SYSLOG_TCP || c->kind == SINK_SYSLOG_UDP) {
+	if (c->kind == SINK_SYSLOG_TLS && !c->tls_cert[0] != !c->tls_key[0])
+		return fail(err, size, "cert and key go together: give both for a client "
+				       "certificate, or neither");
+	if (c->kind == SINK_SYSLOG_TCP || c->kind == SINK_SYSLOG_UDP ||
+	    c->kind == SINK_SYSLOG_TLS) {
 		if (!c->spool_dir[0]) {
 			char host[SINK_HOST_MAX];
 
 			sanitize(host, sizeof(host), c->host);
 			snprintf(c->spool_dir, sizeof(c->spool_dir), "%s/%s-%s-%s", SINK_SPOOL_ROOT,
-				 c->kind == SINK_SYSLOG_TCP ? "tcp" : "udp", host, c->port);
+				 c->kind == SINK_SYSLOG_TCP ? "tcp" : c->kind == SINK_SYSLOG_TLS ? "tls"
+												  : "udp",
+				 host, c->port);
 		}
 	}
 	return 0;
@@ -499,9 +527,11 @@ int sink_config_load(const char *file, struct sink_config **v, size_t *n, char *
 	json_object_object_foreach(root, key, val)
 	{
 		(void)val;
-		if (!streq(key, "sinks")) {
+		/* "ceilings": the daemon's (userspace/policy/ceiling.c). */
+		if (!streq(key, "sinks") && !streq(key, "ceilings")) {
 			r = -EINVAL;
-			snprintf(err, size, "%s: unknown key '%s'; valid keys: sinks", file, key);
+			snprintf(err, size, "%s: unknown key '%s'; valid keys: sinks, ceilings", file,
+				 key);
 			goto out;
 		}
 	}

@@ -60,6 +60,7 @@ struct sink {
 	bool failing;	   /* writes fail: events are counted, not queued */
 	int fail_err;
 	uint64_t retry_ns; /* next attempt while failing */
+	uint64_t st_dropped, st_retries; /* since open, for sinks_stats() */
 
 	struct netsink *net;
 };
@@ -114,5 +115,7 @@ void netsink_tick(struct sink *sk, uint64_t now);
 /* When netsink_tick() wants to run next (monotonic ns), 0: never. */
 uint64_t netsink_deadline(const struct sink *sk);
 void netsink_close(struct sink *sk);
+/* Queue, spool and connection state for sinks_stats(). */
+void netsink_stats(const struct sink *sk, struct sink_stats *st);
 
 #endif

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The network sinks (docs/sinks.md): syslog over TCP or UDP to one
- * collector, never blocking the caller.
+ * The network sinks (docs/sinks.md): syslog over TCP, TLS (RFC 5425, through
+ * GnuTLS, the collector's certificate verified) or UDP to one collector,
+ * never blocking the caller.
  *
  * Every event is framed once, when it arrives, and then moves through
  *
@@ -33,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/sockios.h>
+#include <gnutls/gnutls.h>
 
 #include "sink_internal.h"
 #include "spool.h"
@@ -53,6 +55,7 @@
 enum ns_state {
 	NS_DOWN,
 	NS_CONNECTING,
+	NS_HANDSHAKE, /* TLS: TCP is up, the handshake is under way */
 	NS_UP,
 };
 
@@ -81,6 +84,11 @@ struct netsink {
 	bool draining;	    /* shutdown: nothing more is pulled into inflight */
 	pid_t pid;
 	char hostname[SINK_HOST_MAX];
+	/* syslog+tls */
+	bool tls;
+	gnutls_certificate_credentials_t cred;
+	gnutls_session_t ses;	/* NULL without a connection */
+	uint64_t wire_bytes;	/* TLS bytes written on this connection (for SIOCOUTQ) */
 };
 
 /* --- message format ----------------------------------------------------- */
@@ -149,6 +157,10 @@ static void ns_flush(struct netsink *ns);
 
 static void ns_close_fd(struct netsink *ns)
 {
+	if (ns->ses) {
+		gnutls_deinit(ns->ses);
+		ns->ses = NULL;
+	}
 	if (ns->fd < 0)
 		return;
 	sink_watch(ns->sk, ns->fd, 0, false);
@@ -164,11 +176,13 @@ static void ns_down(struct netsink *ns, int err, const char *what)
 
 	ns_close_fd(ns);
 	ns->state = NS_DOWN;
+	ns->sk->st_retries++;
 	for (struct rec *r = ns->inflight.head; r; r = r->next)
 		r->sent_ns = 0;
 	ns->unsent = ns->inflight.head;
 	ns->unsent_off = 0;
 	ns->stream_bytes = 0;
+	ns->wire_bytes = 0;
 	ns->backoff_ns = ns->backoff_ns ? ns->backoff_ns * 2 : BACKOFF_MIN_NS;
 	if (ns->backoff_ns > BACKOFF_MAX_NS)
 		ns->backoff_ns = BACKOFF_MAX_NS;
@@ -199,14 +213,149 @@ static void ns_recovered(struct netsink *ns)
 	ns->ever_up = true;
 }
 
+static void ns_tls_start(struct netsink *ns);
+
 static void ns_up(struct netsink *ns)
 {
+	/* TLS: TCP is up; the collector has to prove who it is first. */
+	if (ns->tls && ns->state != NS_HANDSHAKE) {
+		ns_tls_start(ns);
+		return;
+	}
 	ns->state = NS_UP;
 	ns->stream_bytes = 0;
 	if (ns->tcp)
 		ns_recovered(ns);
 	sink_watch(ns->sk, ns->fd, EPOLLIN | (ns->tcp ? EPOLLRDHUP : 0), false);
 	ns_flush(ns);
+}
+
+/* --- TLS (RFC 5425) ------------------------------------------------------ */
+
+/* GnuTLS writes through here: the bytes on the wire, for the ack check. */
+static ssize_t tls_push(gnutls_transport_ptr_t p, const void *data, size_t len)
+{
+	struct netsink *ns = p;
+	ssize_t n = send(ns->fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+	if (n > 0)
+		ns->wire_bytes += n;
+	else if (n < 0)
+		gnutls_transport_set_errno(ns->ses, errno);
+	return n;
+}
+
+static ssize_t tls_pull(gnutls_transport_ptr_t p, void *data, size_t len)
+{
+	struct netsink *ns = p;
+	ssize_t n = recv(ns->fd, data, len, MSG_DONTWAIT);
+
+	if (n < 0)
+		gnutls_transport_set_errno(ns->ses, errno);
+	return n;
+}
+
+static const char *tls_peer_name(const struct netsink *ns)
+{
+	const struct sink_config *c = &ns->sk->cfg;
+
+	return c->tls_name[0] ? c->tls_name : c->host;
+}
+
+static void ns_tls_handshake(struct netsink *ns)
+{
+	char msg[1024];
+	int r = gnutls_handshake(ns->ses);
+
+	if (r == GNUTLS_E_SUCCESS) {
+		ns_up(ns);
+		return;
+	}
+	if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED || !gnutls_error_is_fatal(r)) {
+		sink_watch(ns->sk, ns->fd, gnutls_record_get_direction(ns->ses) ? EPOLLOUT : EPOLLIN,
+			   false);
+		return;
+	}
+	if (r == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR) {
+		gnutls_datum_t out = { 0 };
+		unsigned int status = gnutls_session_get_verify_cert_status(ns->ses);
+
+		if (gnutls_certificate_verification_status_print(
+			    status, gnutls_certificate_type_get(ns->ses), &out, 0) < 0)
+			out.data = NULL;
+		snprintf(msg, sizeof(msg), "the collector's certificate is refused for %s: %s",
+			 tls_peer_name(ns), out.data ? (char *)out.data : "not trusted");
+		for (size_t n = strlen(msg); n && msg[n - 1] == ' '; n--)
+			msg[n - 1] = 0;
+		gnutls_free(out.data);
+		ns_down(ns, EKEYREJECTED, msg);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "the TLS handshake failed: %s", gnutls_strerror(r));
+	ns_down(ns, EPROTO, msg);
+}
+
+/* TCP is connected: a TLS session that verifies the collector's certificate. */
+static void ns_tls_start(struct netsink *ns)
+{
+	const char *name = tls_peer_name(ns);
+	struct in6_addr a6;
+	int r;
+
+	r = gnutls_init(&ns->ses, GNUTLS_CLIENT | GNUTLS_NONBLOCK);
+	if (r < 0) {
+		ns->ses = NULL;
+		ns_down(ns, ENOMEM, "cannot start TLS");
+		return;
+	}
+	if ((r = gnutls_set_default_priority(ns->ses)) < 0 ||
+	    (r = gnutls_credentials_set(ns->ses, GNUTLS_CRD_CERTIFICATE, ns->cred)) < 0) {
+		ns_down(ns, EPROTO, "cannot set up TLS");
+		return;
+	}
+	/* SNI for a name; the certificate must carry the name (or the IP address). */
+	if (inet_pton(AF_INET, name, &a6) != 1 && inet_pton(AF_INET6, name, &a6) != 1)
+		gnutls_server_name_set(ns->ses, GNUTLS_NAME_DNS, name, strlen(name));
+	gnutls_session_set_verify_cert(ns->ses, name, 0);
+	gnutls_transport_set_ptr(ns->ses, ns);
+	gnutls_transport_set_push_function(ns->ses, tls_push);
+	gnutls_transport_set_pull_function(ns->ses, tls_pull);
+	ns->wire_bytes = 0;
+	ns->state = NS_HANDSHAKE;
+	ns->connect_deadline = now_ns() + CONNECT_TIMEOUT_NS;
+	ns_tls_handshake(ns);
+}
+
+/* The CA, and our certificate if any: read once, at open. 0, or -errno with err. */
+static int tls_credentials(struct netsink *ns, char *err, size_t size)
+{
+	const struct sink_config *c = &ns->sk->cfg;
+	int r = gnutls_certificate_allocate_credentials(&ns->cred);
+
+	if (r < 0) {
+		snprintf(err, size, "sink %s: cannot set up TLS: %s", c->name, gnutls_strerror(r));
+		return -ENOMEM;
+	}
+	if (c->tls_ca[0])
+		r = gnutls_certificate_set_x509_trust_file(ns->cred, c->tls_ca, GNUTLS_X509_FMT_PEM);
+	else
+		r = gnutls_certificate_set_x509_system_trust(ns->cred);
+	if (r <= 0) {
+		snprintf(err, size, "sink %s: %s%s: %s", c->name, c->tls_ca[0] ? "ca=" : "",
+			 c->tls_ca[0] ? c->tls_ca : "the system's trust store",
+			 r < 0 ? gnutls_strerror(r) : "no CA certificate in it");
+		return -EINVAL;
+	}
+	if (c->tls_cert[0]) {
+		r = gnutls_certificate_set_x509_key_file(ns->cred, c->tls_cert, c->tls_key,
+							 GNUTLS_X509_FMT_PEM);
+		if (r < 0) {
+			snprintf(err, size, "sink %s: cert=%s key=%s: %s", c->name, c->tls_cert,
+				 c->tls_key, gnutls_strerror(r));
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 static void ns_resolve_start(struct netsink *ns)
@@ -380,7 +529,7 @@ static void ns_pull(struct netsink *ns)
 /* Frames acknowledged by the peer's TCP and older than confirm= are done. */
 static void ns_confirm(struct netsink *ns, uint64_t now)
 {
-	uint64_t acked = ns->stream_bytes;
+	uint64_t acked = ns->tls ? ns->wire_bytes : ns->stream_bytes;
 	int outq = 0;
 
 	if (ns->state != NS_UP)
@@ -417,7 +566,8 @@ static void advance(struct netsink *ns, size_t n, uint64_t now)
 		n -= take;
 		if (ns->unsent_off == ns->unsent->len) {
 			ns->unsent->sent_ns = now;
-			ns->unsent->stream_end = ns->stream_bytes;
+			/* TLS: GnuTLS returned after writing the whole record to the wire. */
+			ns->unsent->stream_end = ns->tls ? ns->wire_bytes : ns->stream_bytes;
 			ns->unsent = ns->unsent->next;
 			ns->unsent_off = 0;
 		}
@@ -436,7 +586,22 @@ static void ns_send(struct netsink *ns)
 			if (!ns->unsent)
 				break;
 		}
-		if (ns->tcp) {
+		if (ns->tls) {
+			/* After GNUTLS_E_AGAIN, the same data again (it is: unsent stays). */
+			n = gnutls_record_send(ns->ses, ns->unsent->data + ns->unsent_off,
+					       ns->unsent->len - ns->unsent_off);
+			if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED) {
+				ns_watch_out(ns, true);
+				return;
+			}
+			if (n < 0) {
+				char msg[256];
+
+				snprintf(msg, sizeof(msg), "sending failed: %s", gnutls_strerror(n));
+				ns_down(ns, EPROTO, msg);
+				return;
+			}
+		} else if (ns->tcp) {
 			struct iovec iov[IOV_BATCH];
 			struct msghdr mh = { .msg_iov = iov };
 			struct rec *r = ns->unsent;
@@ -533,13 +698,18 @@ int netsink_open(struct sink *sk, char *err, size_t size)
 	sk->net = ns;
 	ns->sk = sk;
 	ns->fd = -1;
-	ns->tcp = c->kind == SINK_SYSLOG_TCP;
+	ns->tls = c->kind == SINK_SYSLOG_TLS;
+	ns->tcp = c->kind == SINK_SYSLOG_TCP || ns->tls;
 	ns->pid = getpid();
 	snprintf(ns->hostname, sizeof(ns->hostname), "%s",
 		 c->hostname[0] ? c->hostname : sk->set->hostname);
 	for (char *p = ns->hostname; *p; p++)
 		if (*p < 33 || *p > 126)
 			*p = '-';
+	/* Unreadable CA or client certificate: a setup error, nothing starts. */
+	ns->spool.dir_fd = -1;
+	if (ns->tls && (r = tls_credentials(ns, err, size)) < 0)
+		return r;
 	r = spool_open(&ns->spool, c->spool_dir, c->spool_bytes, why, sizeof(why));
 	if (r < 0) {
 		snprintf(err, size, "sink %s: spool=%s: %s", c->name, c->spool_dir, why);
@@ -615,6 +785,12 @@ void netsink_event(struct sink *sk, uint32_t events)
 
 	if (ns->fd < 0)
 		return;
+	if (ns->state == NS_HANDSHAKE) {
+		ns_tls_handshake(ns);
+		if (ns->state == NS_UP)
+			ns_flush(ns);
+		return;
+	}
 	if (ns->state == NS_CONNECTING) {
 		if (!(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
 			return;
@@ -639,7 +815,21 @@ void netsink_event(struct sink *sk, uint32_t events)
 		char buf[512];
 
 		for (;;) {
-			ssize_t n = recv(ns->fd, buf, sizeof(buf), MSG_DONTWAIT);
+			ssize_t n = ns->tls ? gnutls_record_recv(ns->ses, buf, sizeof(buf))
+					    : recv(ns->fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+			if (ns->tls && n < 0) {
+				char msg[256];
+
+				if (n == GNUTLS_E_AGAIN)
+					break;
+				if (n == GNUTLS_E_INTERRUPTED || !gnutls_error_is_fatal(n))
+					continue;
+				snprintf(msg, sizeof(msg), "the TLS connection failed: %s",
+					 gnutls_strerror(n));
+				ns_down(ns, EPROTO, msg);
+				return;
+			}
 
 			if (n > 0)
 				continue;
@@ -672,6 +862,10 @@ void netsink_tick(struct sink *sk, uint64_t now)
 		if (now >= ns->connect_deadline)
 			ns_down(ns, ETIMEDOUT, "cannot connect");
 		break;
+	case NS_HANDSHAKE:
+		if (now >= ns->connect_deadline)
+			ns_down(ns, ETIMEDOUT, "the TLS handshake did not finish");
+		break;
 	case NS_UP:
 		ns_flush(ns);
 		break;
@@ -690,6 +884,7 @@ uint64_t netsink_deadline(const struct sink *sk)
 	case NS_DOWN:
 		return ns->retry_at;
 	case NS_CONNECTING:
+	case NS_HANDSHAKE:
 		return ns->connect_deadline;
 	case NS_UP:
 		if (!head || head == ns->unsent || !head->sent_ns)
@@ -781,6 +976,21 @@ void netsink_close(struct sink *sk)
 	}
 	if (ns->gai.ar_result)
 		freeaddrinfo(ns->gai.ar_result);
+	if (ns->cred)
+		gnutls_certificate_free_credentials(ns->cred);
 	free(ns);
 	sk->net = NULL;
+}
+
+void netsink_stats(const struct sink *sk, struct sink_stats *st)
+{
+	const struct netsink *ns = sk->net;
+
+	if (!ns)
+		return;
+	st->queued = ns->inflight.count + ns->mem.count;
+	st->queued_bytes = ns->inflight.bytes + ns->mem.bytes;
+	st->spool_bytes = ns->spool.bytes;
+	st->spool_records = ns->spool.records;
+	st->up = ns->state == NS_UP && !ns->outage;
 }

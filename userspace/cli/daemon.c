@@ -4,10 +4,14 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
 
 #include "cli.h"
 #include "../audit/sink.h"
 #include "../daemon/proto.h"
+#include "../daemon/client.h"
+#include "../daemon/config.h"
 #include "../daemon/server.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
@@ -30,18 +34,26 @@ static void daemon_usage(FILE *out)
 		"  --cgroup-parent DIR   where session cgroups are made (default\n"
 		"                        $BPFBOX_CGROUP_PARENT or <cgroup2>/bpfbox)\n"
 		"  --audit-ring BYTES    ring buffer size when it is first created\n"
+		"  --metrics ADDR        serve Prometheus metrics on http://ADDR/metrics and a\n"
+		"                        health check on /healthz (HOST:PORT, [IPV6]:PORT or\n"
+		"                        :PORT; docs/operating.md)\n"
+		"  --bpf-stats           have the kernel count the programs' run time while\n"
+		"                        the daemon runs (bpfbox_bpf_program_*; costs a few\n"
+		"                        ns per program run)\n"
 		"  --cleanup             kill the pinned sessions, remove pins, links and\n"
 		"                        session cgroups, then exit (no daemon may run)\n"
+		"  --config FILE also takes \"ceilings\" (docs/operating.md)\n"
 		"Runs in the foreground until SIGTERM or SIGINT; the pins stay so that\n"
-		"sessions stay enforced, and the next start re-adopts them. SIGHUP reopens\n"
-		"the audit files. See docs/daemon.md and docs/sinks.md.\n"
+		"sessions stay enforced, and the next start re-adopts them. SIGHUP, or\n"
+		"'bpfbox daemon reload', reads --config again (sinks, ceilings; the audit\n"
+		"files are opened again). See docs/daemon.md, docs/sinks.md, docs/operating.md.\n"
 		"exit: 0 stopped cleanly; 1 could not start or clean up; 2 bad usage or sink\n"
 		"      configuration\n");
 }
 
 enum {
 	OPT_SOCKET = 256, OPT_GROUP, OPT_AUDIT, OPT_PIN_DIR, OPT_PARENT, OPT_RING, OPT_CLEANUP,
-	OPT_SINK, OPT_CONFIG,
+	OPT_SINK, OPT_CONFIG, OPT_METRICS, OPT_BPF_STATS,
 };
 
 static const struct option daemon_opts_long[] = {
@@ -54,6 +66,8 @@ static const struct option daemon_opts_long[] = {
 	{ "cleanup", no_argument, NULL, OPT_CLEANUP },
 	{ "sink", required_argument, NULL, OPT_SINK },
 	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -85,6 +99,55 @@ static int serve(struct daemon_opts *o, bool cleanup)
 	return daemon_serve(o) < 0 ? 1 : 0;
 }
 
+/* bpfbox daemon reload [--socket PATH]: the running daemon reads --config again. */
+static int daemon_reload_cmd(int argc, char **argv)
+{
+	const char *sock = NULL;
+	struct daemon_client c;
+	struct json_object *req, *reply = NULL, *v;
+	char msg[PATH_MAX + 1024];
+	int r;
+
+	for (int i = 2; i < argc; i++) {
+		if (streq(argv[i], "--socket") && i + 1 < argc) {
+			sock = argv[++i];
+		} else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
+			printf("usage: bpfbox daemon reload [--socket PATH]\n"
+			       "Has the running daemon read its --config again (like SIGHUP): sinks\n"
+			       "and ceilings. A config that does not parse or whose sinks do not open\n"
+			       "is refused and the running one stays.\n"
+			       "exit: 0 reloaded; 1 refused or no daemon answers; 2 bad usage\n");
+			return 0;
+		} else {
+			fprintf(stderr, "bpfbox daemon reload: unexpected argument '%s'; see 'bpfbox "
+					"daemon reload --help'\n", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	sock = daemon_socket_path(sock);
+	r = daemon_client_connect(&c, sock, 5000);
+	if (r < 0) {
+		fprintf(stderr, "bpfbox daemon reload: no daemon answers on %s: %s\n", sock,
+			strerror(-r));
+		return 1;
+	}
+	req = json_object_new_object();
+	json_object_object_add(req, "op", json_object_new_string("reload"));
+	r = daemon_client_call(&c, req, &reply, msg, sizeof(msg));
+	json_object_put(req);
+	daemon_client_close(&c);
+	if (r < 0) {
+		fprintf(stderr, "bpfbox daemon reload: %s\n", msg);
+		json_object_put(reply);
+		return 1;
+	}
+	printf("reloaded: %d sinks, %d ceiling rules\n",
+	       json_object_object_get_ex(reply, "sinks", &v) ? json_object_get_int(v) : 0,
+	       json_object_object_get_ex(reply, "ceiling_rules", &v) ? json_object_get_int(v) : 0);
+	json_object_put(reply);
+	return 0;
+}
+
 int cmd_daemon(int argc, char **argv)
 {
 	struct daemon_opts o = { .socket_path = DAEMON_SOCKET_DEFAULT,
@@ -96,6 +159,8 @@ int cmd_daemon(int argc, char **argv)
 	unsigned long long v;
 	int c, code = EXIT_USAGE;
 
+	if (argc > 1 && streq(argv[1], "reload"))
+		return daemon_reload_cmd(argc, argv);
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", daemon_opts_long, NULL)) != -1) {
@@ -126,16 +191,33 @@ int cmd_daemon(int argc, char **argv)
 		case OPT_CLEANUP:
 			cleanup = true;
 			break;
+		case OPT_METRICS:
+			o.metrics_addr = optarg;
+			break;
+		case OPT_BPF_STATS:
+			o.bpf_stats = true;
+			break;
 		case OPT_SINK:
 			if (add_sink(&sinks, &nsinks, optarg) < 0)
 				goto out;
 			break;
-		case OPT_CONFIG:
-			if (sink_config_load(optarg, &sinks, &nsinks, err, sizeof(err)) < 0) {
-				fprintf(stderr, "bpfbox daemon: --config %s; see docs/sinks.md\n", err);
+		case OPT_CONFIG: {
+			/* Checked here (bad usage); the daemon reads it, and again on reload. */
+			struct sink_config *cs = NULL;
+			struct ceilings ceil;
+			size_t ncs = 0;
+			int r = daemon_config_load(optarg, &cs, &ncs, &ceil, err, sizeof(err));
+
+			free(cs);
+			ceilings_free(&ceil);
+			if (r < 0) {
+				fprintf(stderr, "bpfbox daemon: --config %s; see docs/operating.md\n",
+					err);
 				goto out;
 			}
+			o.config_path = optarg;
 			break;
+		}
 		case 'h':
 			daemon_usage(stdout);
 			code = 0;
@@ -149,6 +231,11 @@ int cmd_daemon(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "bpfbox daemon: unexpected argument '%s'; see 'bpfbox daemon "
 				"--help'\n", argv[optind]);
+		goto out;
+	}
+	if (o.bpf_stats && !o.metrics_addr) {
+		fprintf(stderr, "bpfbox daemon: --bpf-stats counts program run time for the "
+				"metrics; give --metrics ADDR too\n");
 		goto out;
 	}
 	if (o.socket_path[0] != '/' || o.pin_dir[0] != '/' ||

@@ -479,7 +479,15 @@ int cmd_run(int argc, char **argv)
 	 * session's cgroup and BPF state and writes the audit stream; else
 	 * embedded mode below, as before.
 	 */
-	if (!no_daemon) {
+	if (no_daemon) {
+		char why[PATH_MAX + 256];
+
+		/* The operator's ceilings may say no (docs/operating.md). */
+		if (daemon_no_daemon_allowed(daemon_socket, why, sizeof(why)) < 0) {
+			log_error("%s; nothing ran", why);
+			goto out_policy;
+		}
+	} else {
 		r = daemon_run_begin(&drun, &s, daemon_socket, &aopts, argv + optind);
 		if (r < 0)
 			goto out_policy;

@@ -452,6 +452,10 @@ int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket
 		bool refused = r->ctl.replied && (rc == -EACCES || rc == -EPERM);
 
 		daemon_client_close(&r->ctl);
+		/* Above the operator's ceiling: nothing runs, not even without the daemon. */
+		if (r->ctl.replied && rc == -EDQUOT)
+			return log_error_errno(rc, "the daemon at %s refused the session: %s", path,
+					       msg);
 		if (socket || (r->ctl.replied && !refused))
 			return log_error_errno(rc, "the daemon at %s did not take the session: %s",
 					       path, msg);
@@ -544,4 +548,32 @@ void daemon_run_finish(struct daemon_run *r, struct session *s)
 	if (r->audit_fd >= 0)
 		close(r->audit_fd);
 	r->audit_fd = -1;
+}
+
+int daemon_no_daemon_allowed(const char *socket, char *why, size_t size)
+{
+	const char *path = daemon_socket_path(socket);
+	struct json_object *req, *reply = NULL, *v;
+	struct daemon_client c;
+	char msg[512];
+	int r;
+
+	if (daemon_client_connect(&c, path, CALL_TIMEOUT_MS) < 0)
+		return 0; /* no daemon here: nothing to bypass */
+	req = json_object_new_object();
+	json_object_object_add(req, "op", json_object_new_string("ping"));
+	r = daemon_client_call(&c, req, &reply, msg, sizeof(msg));
+	json_object_put(req);
+	daemon_client_close(&c);
+	if (r == 0 && json_object_object_get_ex(reply, "no_daemon", &v) &&
+	    !json_object_get_boolean(v)) {
+		snprintf(why, size, "the daemon on %s does not allow --no-daemon for this user "
+				    "(ceiling %s); run through it, or ask the operator", path,
+			 json_object_object_get_ex(reply, "ceiling", &v) && json_object_get_string(v)
+				 ? json_object_get_string(v) : "(none matches)");
+		json_object_put(reply);
+		return -EPERM;
+	}
+	json_object_put(reply);
+	return 0;
 }

@@ -55,6 +55,12 @@ int daemon_client_read_line(struct daemon_client *c, char **line, size_t *len, i
 /* Bytes already read past the last line (a subscription's first events). */
 size_t daemon_client_pending(const struct daemon_client *c, const char **data);
 
+/*
+ * --no-daemon while a daemon answers on socket: 0 when its ceilings let this
+ * user run without it (or no daemon answers), -EPERM with why when not.
+ */
+int daemon_no_daemon_allowed(const char *socket, char *why, size_t size);
+
 /* `bpfbox run` through the daemon: one session registered there. */
 struct daemon_run {
 	struct daemon_client ctl; /* register, attach, unregister */

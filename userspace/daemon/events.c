@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "internal.h"
+#include "metrics.h"
 #include "../agent/agent.h"
 #include "../audit/sink.h"
 #include "../lib/log.h"
@@ -64,6 +65,7 @@ static void sub_loss_line(struct daemon *d, const struct conn *c, struct jsonw *
 	jsonw_begin(w);
 	jsonw_u64(w, "schema_version", AUDIT_SCHEMA_VERSION);
 	jsonw_str(w, "type", "loss");
+	audit_put_host(w);
 	jsonw_str(w, "session", c->sub_session[0] ? c->sub_session : NULL);
 	jsonw_u64(w, "count", c->sub_lost);
 	jsonw_str(w, "where", "subscriber queue full");
@@ -105,6 +107,7 @@ void ev_emit(struct daemon *d, const struct dsession *s, enum ev_kind kind, cons
 	     size_t len)
 {
 	sinks_emit(d->sinks, sink_type_name(kind), line, len);
+	metrics_count_event(d->metrics, kind, line, len);
 	for (struct conn *c = d->conns; c; c = c->next)
 		if (sub_matches(c, s, kind))
 			sub_queue(d, c, line, len);
@@ -129,36 +132,42 @@ static void sink_event(void *ctx, const char *type, const char *line, size_t len
 			sub_queue(d, c, line, len);
 }
 
+int ev_sinks_open_list(struct daemon *d, const struct sink_config *v, size_t n, char *err,
+		       size_t size, struct sinks **out)
+{
+	struct sinks_opts so = { .log = sink_log, .on_event = sink_event, .ctx = d };
+
+	return sinks_open(out, v, n, &so, err, size);
+}
+
 int ev_sinks_open(struct daemon *d)
 {
 	const struct daemon_opts *o = d->o;
-	struct sinks_opts so = { .log = sink_log, .on_event = sink_event, .ctx = d };
-	struct sink_config *v = calloc(o->nsinks + 1, sizeof(*v));
-	char err[PATH_MAX + 512];
-	size_t n = 0;
+	struct sink_config *file_sinks = NULL, *v = NULL;
+	size_t nfile = 0, n = 0;
+	char err[PATH_MAX + 1024];
 	int r;
 
-	if (!v)
-		return log_error_errno(ENOMEM, "out of memory");
-	/* --audit FILE|-, or stdout when no sink is named at all. */
-	if (o->audit_path || !o->nsinks) {
-		sink_config_parse("stdout", &v[0], err, sizeof(err));
-		if (o->audit_path && !streq(o->audit_path, "-")) {
-			v[0].kind = SINK_FILE;
-			snprintf(v[0].path, sizeof(v[0].path), "%s", o->audit_path);
-			snprintf(v[0].name, sizeof(v[0].name), "file:%s", o->audit_path);
+	if (o->config_path) {
+		r = daemon_config_load(o->config_path, &file_sinks, &nfile, &d->ceilings, err,
+				       sizeof(err));
+		if (r < 0) {
+			log_error("--config %s", err);
+			return r;
 		}
-		n = 1;
 	}
-	if (o->nsinks)
-		memcpy(v + n, o->sinks, o->nsinks * sizeof(*v));
-	n += o->nsinks;
-	r = sinks_open(&d->sinks, v, n, &so, err, sizeof(err));
-	free(v);
+	r = daemon_sink_list(o, file_sinks, nfile, &v, &n);
+	free(file_sinks);
+	if (r < 0)
+		return log_error_errno(r, "out of memory");
+	r = ev_sinks_open_list(d, v, n, err, sizeof(err), &d->sinks);
 	if (r < 0) {
+		free(v);
 		log_error("%s", err);
 		return r;
 	}
+	d->sink_cfg = v;
+	d->nsink_cfg = n;
 	return 0;
 }
 
@@ -179,6 +188,8 @@ int ev_on_record(void *ctx, void *data, size_t size)
 	jsonw_reset(&d->w);
 	if (audit_encode_record(&d->w, &d->clock, data, size, s->id) < 0 || d->w.oom)
 		return 0;
+	if (h->decision == BPFBOX_DENY)
+		metrics_count_denial(d->metrics, audit_layer_name(h->layer));
 	ev_emit(d, s, kind_of_record(h->type), d->w.buf, d->w.len);
 	return 0;
 }
@@ -202,6 +213,7 @@ void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *
 	struct json_object *v;
 	struct jsonw *w = &d->w;
 	const char *str;
+	char *labels;
 	int64_t abi = 0;
 	bool seccomp = false;
 
@@ -231,17 +243,17 @@ void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *
 	if (st->why_not[0])
 		jsonw_array_strn(w, st->why_not, strlen(st->why_not));
 	jsonw_array_end(w);
-	if (proto_get_object(req, "labels", &v) == 0) {
-		jsonw_object_begin(w, "labels");
-		json_object_object_foreach(v, key, val)
-			jsonw_str(w, key, json_object_get_string(val));
-		jsonw_end(w);
-	}
 	copy_strings(w, "command", proto_get_array(req, "command", &v) ? NULL : v);
 	jsonw_array_end(w);
+	/* The runtime's labels (session.start "labels", bpfbox run --label). */
+	labels = proto_get_object(req, "labels", &v) ? NULL : strdup(
+		json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+						      JSON_C_TO_STRING_NOSLASHESCAPE));
 	if (proto_get_object(req, "policy", &v) == 0)
-		jsonw_raw(w, "policy", json_object_to_json_string_ext(
-					       v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		audit_put_policy(w, labels,
+				 json_object_to_json_string_ext(
+					 v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	free(labels);
 	jsonw_end(w);
 	jsonw_newline(w);
 	if (w->oom)

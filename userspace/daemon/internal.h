@@ -11,6 +11,7 @@
 #include "proto.h"
 #include "server.h"
 #include "table.h"
+#include "config.h"
 #include "../audit/encode.h"
 #include "../lib/jsonw.h"
 
@@ -37,6 +38,7 @@ enum ev_kind {
 	EV_SESSION_PAUSED,
 	EV_SESSION_RESUMED,
 	EV_SESSION_KILLED,
+	EV_CEILING,	/* a request held to a policy ceiling: refused or clamped */
 	EV_KINDS,	/* the same order as the sinks' types: sink_type_name(kind) */
 };
 
@@ -84,6 +86,10 @@ struct daemon {
 	struct jsonw rw;	/* the reply being built */
 	struct sinks *sinks;	/* --audit, --sink, --config (docs/sinks.md) */
 	uint64_t unknown_records; /* records of no known session, dropped */
+	struct metrics *metrics; /* --metrics; NULL: none (metrics.h) */
+	struct sink_config *sink_cfg; /* the sinks open now (config.c) */
+	size_t nsink_cfg;
+	struct ceilings ceilings; /* of --config; reloaded */
 	bool stop;
 };
 
@@ -93,6 +99,9 @@ void dlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* events.c */
 /* Opens the sinks of the options; -errno, printed. */
 int ev_sinks_open(struct daemon *d);
+/* Opens the sinks of v into *out; -errno with a line in err. */
+int ev_sinks_open_list(struct daemon *d, const struct sink_config *v, size_t n, char *err,
+		       size_t size, struct sinks **out);
 void ev_emit(struct daemon *d, const struct dsession *s, enum ev_kind kind, const char *line,
 	     size_t len);
 int ev_on_record(void *ctx, void *data, size_t size);

@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 
 #include "internal.h"
+#include "metrics.h"
 #include "../agent/agent.h"
 #include "../agent/cgroup.h"
 #include "../audit/sink.h"
@@ -386,6 +387,88 @@ static void apply_limits(struct daemon *d, struct dsession *s, struct json_objec
 	json_object_array_add(ne, json_object_new_string(s->lim.not_enforced));
 }
 
+/* The ceiling event: what was asked, by whom, which rule, what it did. */
+static void ceiling_event(struct daemon *d, struct conn *c, const char *id,
+			  const struct ceiling_rule *r, const char *action, const char *what)
+{
+	struct jsonw *w = &d->w;
+
+	jsonw_reset(w);
+	audit_begin(w, &d->clock, "ceiling", id, 0, now_ns());
+	jsonw_u64(w, "pid", c->peer.pid);
+	jsonw_u64(w, "uid", c->peer.uid);
+	jsonw_str(w, "rule", r->name);
+	jsonw_str(w, "action", action);
+	jsonw_str(w, "reason", what);
+	jsonw_end(w);
+	jsonw_newline(w);
+	if (!w->oom)
+		ev_emit(d, NULL, EV_CEILING, w->buf, w->len);
+	ev_flush(d);
+}
+
+/*
+ * The operator's ceilings (docs/operating.md): a request above its rule is
+ * refused, or its limits lowered when the rule clamps. No rule for a uid
+ * while ceilings are set: refused (fail closed). -EPERM replied.
+ */
+static int hold_to_ceiling(struct daemon *d, struct conn *c, struct json_object *req,
+			   const char *id)
+{
+	const struct ceiling_rule *r;
+	struct json_object *pol;
+	char what[256], why[512];
+	int k;
+
+	if (!d->ceilings.set || (c->peer.uid == 0 && d->ceilings.exempt_root))
+		return 0;
+	r = ceilings_match(&d->ceilings, c->peer.uid, c->peer.gid);
+	if (!r) {
+		reply_error(d, c, EDQUOT, "register: refused: no ceiling rule of the daemon covers "
+					 "uid %u; ask the operator", c->peer.uid);
+		dlog("session %s of uid %u refused: no ceiling rule covers it", id, c->peer.uid);
+		return -EPERM;
+	}
+	if (proto_get_object(req, "policy", &pol) < 0) {
+		reply_error(d, c, EDQUOT, "register: refused by ceiling '%s': the request carries "
+					 "no policy to hold to it", r->name);
+		return -EPERM;
+	}
+	k = ceiling_check(r, pol, what, sizeof(what), why, sizeof(why));
+	if (k < 0) {
+		ceiling_event(d, c, id, r, "refuse", why);
+		dlog("session %s of uid %u refused: %s", id, c->peer.uid, why);
+		reply_error(d, c, EDQUOT, "register: refused by %s; ask for less or ask the operator",
+			    why);
+		return -EPERM;
+	}
+	if (k > 0) {
+		snprintf(why, sizeof(why), "ceiling '%s': lowered %s", r->name, what);
+		ceiling_event(d, c, id, r, "clamp", why);
+		dlog("session %s of uid %u: %s", id, c->peer.uid, why);
+	}
+	return 0;
+}
+
+/* `bpfbox daemon reload`: root only, like SIGHUP. */
+static void op_reload(struct daemon *d, struct conn *c)
+{
+	char why[PATH_MAX + 1024];
+
+	if (c->peer.uid != 0) {
+		reply_error(d, c, EPERM, "reload: only root may reload the daemon's configuration");
+		return;
+	}
+	if (daemon_reload(d, why, sizeof(why)) < 0) {
+		reply_error(d, c, EINVAL, "reload refused: %s", why);
+		return;
+	}
+	reply_begin(d);
+	jsonw_u64(&d->rw, "sinks", d->nsink_cfg);
+	jsonw_u64(&d->rw, "ceiling_rules", d->ceilings.n);
+	reply_send(d, c);
+}
+
 static void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 {
 	const struct agent_status *st = agent_status(d->agent);
@@ -397,7 +480,8 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 	bool in_map = false;
 	int r;
 
-	if (check_register(d, c, req, &id) < 0 || parse_flags(d, c, req, &flags) < 0)
+	if (check_register(d, c, req, &id) < 0 || parse_flags(d, c, req, &flags) < 0 ||
+	    hold_to_ceiling(d, c, req, id) < 0)
 		return;
 	index = table_free_index(&d->table);
 	if (!index) {
@@ -765,6 +849,13 @@ static void op_ping(struct daemon *d, struct conn *c)
 	jsonw_bool(w, "bpf_audit", st->audit);
 	jsonw_bool(w, "bpf_network", st->net);
 	jsonw_bool(w, "bpf_unix_connect", st->unix_connect);
+	/* Whether this peer may run sessions without the daemon (its ceiling). */
+	if (d->ceilings.set && !(c->peer.uid == 0 && d->ceilings.exempt_root)) {
+		const struct ceiling_rule *r = ceilings_match(&d->ceilings, c->peer.uid, c->peer.gid);
+
+		jsonw_bool(w, "no_daemon", r && r->no_daemon);
+		jsonw_str(w, "ceiling", r ? r->name : NULL);
+	}
 	reply_send(d, c);
 }
 
@@ -964,6 +1055,7 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 	struct json_tokener *tok;
 	struct json_object *req;
 	const char *op;
+	uint64_t t0;
 	size_t end;
 
 	if (memchr(line, '\0', len)) {
@@ -998,6 +1090,7 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 					  "unregister, list, subscribe, ping, pause, resume or kill");
 		goto out;
 	}
+	t0 = now_ns();
 	if (streq(op, "register"))
 		op_register(d, c, req);
 	else if (streq(op, "attach"))
@@ -1016,9 +1109,12 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 		op_resume(d, c, req);
 	else if (streq(op, "kill"))
 		op_kill(d, c, req);
+	else if (streq(op, "reload"))
+		op_reload(d, c);
 	else
 		reply_error(d, c, EOPNOTSUPP, "unknown op '%.64s': use register, attach, unregister, "
 					      "list, subscribe, ping, pause, resume or kill", op);
+	metrics_observe_request(d->metrics, op, now_ns() - t0);
 out:
 	json_object_put(req);
 	json_tokener_free(tok);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "metrics.h"
 #include "client.h"
 #include "../agent/agent.h"
 #include "../agent/cgroup.h"
@@ -48,7 +49,7 @@ void dlog(const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	/* One write per line: lines of concurrent writers never mix. */
-	dprintf(STDERR_FILENO, "bpfbox daemon: %s\n", buf);
+	dprintf(STDERR_FILENO, "%sbpfbox daemon: %s\n", log_prefix(LOG_LVL_INFO), buf);
 }
 
 static void epoll_set(struct daemon *d, struct conn *c, bool out)
@@ -548,9 +549,10 @@ static void on_signal(struct daemon *d)
 
 	while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
-			/* logrotate: the audit files are opened again. */
-			ev_flush(d);
-			sinks_reopen(d->sinks);
+			char why[PATH_MAX + 1024];
+
+			/* The config again; the same sinks (logrotate): files reopened. */
+			daemon_reload(d, why, sizeof(why));
 			continue;
 		}
 		dlog("%s: stopping; pins stay in %s, sessions stay enforced",
@@ -596,6 +598,8 @@ static void loop(struct daemon *d)
 				agent_consume(d->agent);
 			} else if (p == d->sinks) {
 				sinks_dispatch(d->sinks);
+			} else if (metrics_owns(d->metrics, p)) {
+				metrics_on_event(d, p, evs[i].events);
 			} else {
 				struct conn *c = p;
 
@@ -637,6 +641,10 @@ static void daemon_free(struct daemon *d)
 		free(s);
 	}
 	ev_flush(d);
+	metrics_close(d->metrics);
+	d->metrics = NULL;
+	free(d->sink_cfg);
+	ceilings_free(&d->ceilings);
 	/* Network sinks keep what they could not deliver in their spools. */
 	sinks_close(d->sinks);
 	d->sinks = NULL;
@@ -704,6 +712,8 @@ int daemon_serve(const struct daemon_opts *o)
 		goto out;
 	listening = true;
 	if ((r = setup_loop(d)) < 0)
+		goto out;
+	if (o->metrics_addr && (r = metrics_open(d, o->metrics_addr)) < 0)
 		goto out;
 	agent_consume(d->agent);
 	ev_flush(d);

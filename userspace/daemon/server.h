@@ -8,6 +8,7 @@
 #ifndef BPFBOX_DAEMON_SERVER_H
 #define BPFBOX_DAEMON_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,9 @@ struct daemon_opts {
 	uint32_t ring_bytes;	   /* used when the ring is created, not re-adopted */
 	const struct sink_config *sinks; /* --sink and --config (docs/sinks.md) */
 	size_t nsinks;
+	const char *metrics_addr;  /* --metrics HOST:PORT; NULL: none */
+	const char *config_path;   /* --config: sinks and ceilings, read again on reload */
+	bool bpf_stats;		   /* --bpf-stats: the kernel counts program run time */
 };
 
 /* Serves until SIGTERM or SIGINT (pins stay). 0, or -errno already printed. */

@@ -5,10 +5,50 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "log.h"
 
 static enum log_level max_level = LOG_LVL_WARN;
+static int journal = -1; /* stderr is the journal's stream: -1 not checked yet */
+
+/*
+ * systemd sets $JOURNAL_STREAM to "DEV:INODE" of the stream it gave the
+ * service (systemd.exec(5)); when stderr is that stream, each line starts
+ * with its syslog priority "<N>" (sd-daemon(3)), which journald strips and
+ * keeps, so that `journalctl -p err` finds errors. A redirected stderr is
+ * another file and gets no prefix.
+ */
+static bool stderr_is_journal(void)
+{
+	const char *env;
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (journal >= 0)
+		return journal;
+	env = getenv("JOURNAL_STREAM");
+	journal = env && sscanf(env, "%llu:%llu", &dev, &ino) == 2 && fstat(2, &st) == 0 &&
+		  st.st_dev == dev && st.st_ino == ino;
+	return journal;
+}
+
+/* The syslog priority of a level: err, warning, notice, info, debug. */
+static int level_priority(enum log_level level)
+{
+	switch (level) {
+	case LOG_LVL_ERROR:
+		return 3;
+	case LOG_LVL_WARN:
+		return 4;
+	case LOG_LVL_NOTICE:
+		return 5;
+	case LOG_LVL_INFO:
+		return 6;
+	default:
+		return 7;
+	}
+}
 
 void log_set_level(enum log_level level)
 {
@@ -34,21 +74,30 @@ static const char *level_prefix(enum log_level level)
 
 static bool always;
 
+const char *log_prefix(enum log_level level)
+{
+	static const char *const p[] = { "<3>", "<4>", "<6>", "<7>", "<5>" };
+
+	return stderr_is_journal() && (unsigned int)level < 5 ? p[level] : "";
+}
+
 static void log_vmsg(enum log_level level, int err, const char *fmt,
 		     va_list ap)
 {
-	char buf[1024];
+	char buf[1024], prio[8] = "";
 	int saved = errno;
 
 	if (level > max_level && level != LOG_LVL_NOTICE && !(level == LOG_LVL_WARN && always))
 		return;
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (stderr_is_journal())
+		snprintf(prio, sizeof(prio), "<%d>", level_priority(level));
 	/* One write per line so concurrent writers never interleave. */
 	if (err)
-		fprintf(stderr, "bpfbox: %s%s: %s\n", level_prefix(level), buf,
+		fprintf(stderr, "%sbpfbox: %s%s: %s\n", prio, level_prefix(level), buf,
 			strerror(abs(err)));
 	else
-		fprintf(stderr, "bpfbox: %s%s\n", level_prefix(level), buf);
+		fprintf(stderr, "%sbpfbox: %s%s\n", prio, level_prefix(level), buf);
 	errno = saved;
 }
 

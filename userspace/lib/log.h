@@ -14,6 +14,12 @@ enum log_level {
 };
 
 void log_set_level(enum log_level level);
+
+/*
+ * "<N>" (the syslog priority of level) when stderr is the journal's stream
+ * ($JOURNAL_STREAM), else "": for lines written without log_msg().
+ */
+const char *log_prefix(enum log_level level);
 enum log_level log_get_level(void);
 
 void log_msg(enum log_level level, const char *fmt, ...)

@@ -249,6 +249,7 @@ void session_event_json(struct jsonw *w, const struct audit_clock *clock, const 
 	jsonw_u64(w, "schema_version", AUDIT_SCHEMA_VERSION);
 	jsonw_str(w, "type", session_event_type_name(ev->type));
 	put_time(w, clock);
+	audit_put_host(w);
 	jsonw_str(w, "session", id);
 	switch (ev->type) {
 	case SEV_PAUSED:
