@@ -289,6 +289,20 @@ if $IS_ROOT; then
 			ok "--audit: refused unlink, rmdir, mkdir, rename, symlink, link are recorded and summarised with a hint" ||
 			fail "file changes:$problem $(grep '"op"' "$TMPD/ops.jsonl" | head -c 300) $(head -c 300 "$TMPD/ops.err")"
 		cat "$TMPD/ops.jsonl" >>"$TMPD/audit.jsonl"
+		if [ -n "$PY" ]; then
+			"$BPFBOX" run -q --no-daemon -w "$WS" --net allow --audit /dev/null -- "$PY" -c '
+import socket
+s = socket.socket()
+s.settimeout(2)
+try:
+    s.connect(("169.254.169.254", 80))
+except OSError:
+    pass' >/dev/null 2>"$TMPD/md.err"
+			grep -q 'denied 1 time: connect 169.254.169.254:80 (cgroup_bpf, EPERM); the cloud metadata address is denied' \
+				"$TMPD/md.err" &&
+				ok "--audit: a refused connect is summarised with its address and a hint" ||
+				fail "connect summary: $(cat "$TMPD/md.err")"
+		fi
 		if [ -f "$BPFBOX_BUILD/npm/node_modules/ajv/package.json" ] && command -v node >/dev/null; then
 			node "$ROOT/tools/validate-events.js" --schema "$ROOT/schema/events.schema.json" \
 				"$TMPD/audit.jsonl" >"$TMPD/val.out" 2>&1 &&

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <json-c/json.h>
 
@@ -95,8 +97,20 @@ static void count_denial(struct embedded *e, const void *data, size_t size)
 		    ((f->flags & O_ACCMODE) != O_RDONLY || (f->flags & (O_CREAT | O_TRUNC))))
 			op = "write";
 		session_denial_add(e->session, layer, op, path, -h->err);
-	} else if (h->type == BPFBOX_EV_CONNECT) {
-		session_denial_add(e->session, layer, "connect", "a network address", -h->err);
+	} else if (h->type == BPFBOX_EV_CONNECT && size >= sizeof(struct bpfbox_connect_event)) {
+		const struct bpfbox_connect_event *c = data;
+		char addr[INET6_ADDRSTRLEN] = "?", what[INET6_ADDRSTRLEN + 112];
+
+		if (c->family == AF_UNIX)
+			snprintf(what, sizeof(what), "unix:%.*s",
+				 (int)strnlen(c->unix_path, sizeof(c->unix_path)), c->unix_path);
+		else {
+			inet_ntop(c->family == AF_INET6 ? AF_INET6 : AF_INET, c->addr, addr,
+				  sizeof(addr));
+			snprintf(what, sizeof(what), c->family == AF_INET6 ? "[%s]:%u" : "%s:%u",
+				 addr, c->port);
+		}
+		session_denial_add(e->session, layer, "connect", what, -h->err);
 	} else if (h->type == BPFBOX_EV_EXEC && size >= sizeof(struct bpfbox_exec_event)) {
 		const struct bpfbox_exec_event *x = data;
 		char path[sizeof(x->filename) + 1];

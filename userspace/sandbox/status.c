@@ -206,7 +206,14 @@ static void hint_of(const struct session_denial *d, char *buf, size_t size)
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir)
 		*slash = '\0';
-	if (streq(d->op, "socket") || streq(d->op, "connect"))
+	if (streq(d->op, "connect") && startswith(d->what, "unix:"))
+		snprintf(buf, size, "the unix socket %s is outside the writable paths; grant its "
+				    "directory with --rw", d->what + 5);
+	else if (streq(d->op, "connect") && (startswith(d->what, "169.254.169.254:") ||
+					     startswith(d->what, "[fd00:ec2::254]:")))
+		snprintf(buf, size, "the cloud metadata address is denied to every session; it "
+				    "holds the host's credentials");
+	else if (streq(d->op, "socket") || streq(d->op, "connect"))
 		snprintf(buf, size, "network is denied by policy; allow a host with --net-allow "
 				    "ADDR[:PORT] (needs root or the daemon), or all of it with "
 				    "--net allow");
