@@ -15,6 +15,12 @@
 const volatile bool audit_opens = true;
 /* Identical allowed opens within this window fold into one record. */
 const volatile __u64 aggregate_window_ns = 1000000000ULL;
+/* argv bytes kept per exec (64 to BPFBOX_ARGV_LEN), cut and flagged past it. */
+const volatile __u32 argv_max = BPFBOX_ARGV_LEN;
+
+#define O_WRONLY 01
+#define O_CREAT	 0100
+#define O_TRUNC	 01000
 
 /*
  * Aggregation of allowed opens: the first open of (session, pid, flags,
@@ -76,6 +82,15 @@ static __always_inline void set_outcome(struct bpfbox_event_hdr *h, struct bpfbo
 	}
 }
 
+/* Whether s starts with the n bytes of prefix (n a constant: unrolled). */
+static __always_inline bool has_prefix(const char *s, const char *prefix, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (s[i] != prefix[i])
+			return false;
+	return true;
+}
+
 /* remember the exec: filename and bounded argv of the new program */
 SEC("tracepoint/sched/sched_process_exec")
 int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
@@ -98,10 +113,32 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 	end = BPF_CORE_READ(task, mm, arg_end);
 	len = end - start;
 	/* The mask keeps the verifier sure of the bound; one byte is lost. */
-	e->argv_truncated = len >= sizeof(e->argv);
-	if (len >= sizeof(e->argv))
-		len = sizeof(e->argv) - 1;
+	e->argv_truncated = len >= argv_max ? BPFBOX_EXEC_TRUNCATED : 0;
+	if (len >= argv_max)
+		len = argv_max - 1;
 	len &= sizeof(e->argv) - 1;
+	/*
+	 * fexecve, a memfd, /dev/fd/N: the file name says nothing of what
+	 * ran. The executable's own name (memfd:NAME for a memfd) goes along.
+	 */
+	e->via[0] = '\0';
+	if (has_prefix(e->filename, "/dev/fd/", 8) ||
+	    has_prefix(e->filename, "/proc/self/fd/", 14)) {
+		e->argv_truncated |= BPFBOX_EXEC_VIA_FD;
+		bpf_probe_read_kernel_str(e->via, sizeof(e->via),
+					  BPF_CORE_READ(task, mm, exe_file, f_path.dentry, d_name.name));
+	} else {
+		char head[8] = {};
+
+		bpf_probe_read_kernel_str(head, sizeof(head),
+					  BPF_CORE_READ(task, mm, exe_file, f_path.dentry, d_name.name));
+		if (has_prefix(head, "memfd:", 6)) {
+			e->argv_truncated |= BPFBOX_EXEC_VIA_FD;
+			bpf_probe_read_kernel_str(e->via, sizeof(e->via),
+						  BPF_CORE_READ(task, mm, exe_file, f_path.dentry,
+								d_name.name));
+		}
+	}
 	e->argv_len = 0;
 	if (len > 0 && bpf_probe_read_user(e->argv, len, (void *)start) == 0)
 		e->argv_len = len;
@@ -172,6 +209,46 @@ SEC("tracepoint/syscalls/sys_enter_openat")
 int enter_openat(struct trace_event_raw_sys_enter *ctx)
 {
 	return audit_opens ? remember(ctx->args[1], ctx->args[2], BPFBOX_EV_FILE) : 0;
+}
+
+#define PR_SET_NAME 15
+
+/*
+ * A thread renames itself (prctl PR_SET_NAME): every later record has the
+ * new comm, so the change is a record of its own, old name in its header.
+ */
+SEC("tracepoint/syscalls/sys_enter_prctl")
+int enter_prctl(struct trace_event_raw_sys_enter *ctx)
+{
+	struct bpfbox_session *s;
+	struct bpfbox_comm_event *e;
+
+	if (ctx->args[0] != PR_SET_NAME)
+		return 0;
+	s = current_session();
+	if (!s || (s->flags & BPFBOX_SF_AUDIT_OFF))
+		return 0;
+	e = event_reserve(s, sizeof(*e), BPFBOX_EV_COMM);
+	if (!e)
+		return 0;
+	__builtin_memset(e->new_comm, 0, sizeof(e->new_comm));
+	bpf_probe_read_user_str(e->new_comm, sizeof(e->new_comm), (void *)ctx->args[1]);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* The legacy open(2) and creat(2) (x86_64 and other ABIs that have them). */
+SEC("tracepoint/syscalls/sys_enter_open")
+int enter_open(struct trace_event_raw_sys_enter *ctx)
+{
+	return audit_opens ? remember(ctx->args[0], ctx->args[1], BPFBOX_EV_FILE) : 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_creat")
+int enter_creat(struct trace_event_raw_sys_enter *ctx)
+{
+	return audit_opens ? remember(ctx->args[0], O_CREAT | O_WRONLY | O_TRUNC, BPFBOX_EV_FILE)
+			   : 0;
 }
 
 SEC("tracepoint/syscalls/sys_enter_openat2")
@@ -347,6 +424,18 @@ static __always_inline int finish(long ret)
 
 SEC("tracepoint/syscalls/sys_exit_openat")
 int exit_openat(struct trace_event_raw_sys_exit *ctx)
+{
+	return finish(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_open")
+int exit_open(struct trace_event_raw_sys_exit *ctx)
+{
+	return finish(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_creat")
+int exit_creat(struct trace_event_raw_sys_exit *ctx)
 {
 	return finish(ctx->ret);
 }

@@ -14,7 +14,7 @@
 
 #define BPFBOX_COMM_LEN	 16
 #define BPFBOX_PATH_LEN	 256
-#define BPFBOX_ARGV_LEN	 512 /* argv bytes kept, NUL separated */
+#define BPFBOX_ARGV_LEN	 4096 /* argv bytes kept at most, NUL separated (a power of two) */
 #define BPFBOX_NAME_LEN	 64  /* one path component in a deny rule */
 #define BPFBOX_MAX_SESSIONS 4096
 
@@ -24,6 +24,7 @@ enum bpfbox_event_type {
 	BPFBOX_EV_FORK = 3,
 	BPFBOX_EV_FILE = 4,
 	BPFBOX_EV_CONNECT = 5,
+	BPFBOX_EV_COMM = 6, /* prctl(PR_SET_NAME): the header has the old comm */
 };
 
 /* Who decided. */
@@ -60,10 +61,14 @@ struct bpfbox_event_hdr {
 struct bpfbox_exec_event {
 	struct bpfbox_event_hdr hdr;
 	__u32 argv_len;	/* bytes used in argv */
-	__u32 argv_truncated;
+	__u32 argv_truncated; /* BPFBOX_EXEC_* bits (historical name) */
 	char filename[BPFBOX_PATH_LEN];
 	char argv[BPFBOX_ARGV_LEN];
+	char via[64];	/* BPFBOX_EXEC_VIA_FD: the name of the file the fd held */
 };
+
+#define BPFBOX_EXEC_TRUNCATED 1 /* argv was cut at the bound */
+#define BPFBOX_EXEC_VIA_FD    2 /* run through a file descriptor (fexecve, memfd) */
 
 struct bpfbox_exit_event {
 	struct bpfbox_event_hdr hdr;
@@ -88,6 +93,11 @@ enum bpfbox_file_op {
 	BPFBOX_FILE_SYMLINK = 6,
 	BPFBOX_FILE_CHMOD = 7,
 	BPFBOX_FILE_UTIMES = 8,
+};
+
+struct bpfbox_comm_event {
+	struct bpfbox_event_hdr hdr; /* comm: the name before the change */
+	char new_comm[BPFBOX_COMM_LEN];
 };
 
 struct bpfbox_file_event {

@@ -359,6 +359,10 @@ expect_grep "no daemon answers on" "$TMPD/err" "and says so"
 expect_rc 0 "bpfbox run falls back to embedded mode when no daemon answers" \
 	env BPFBOX_SOCKET="$SOCK" "$BPFBOX" run -w "$WS" -- true
 grep -qi daemon "$TMPD/err" && fail "the fallback is not silent: $(cat "$TMPD/err")" || ok "silently"
+# BPFBOX_REQUIRE_DAEMON=1: no run without the daemon.
+expect_rc 125 "BPFBOX_REQUIRE_DAEMON=1 and no daemon answering: exit 125" \
+	env BPFBOX_SOCKET="$SOCK" BPFBOX_REQUIRE_DAEMON=1 "$BPFBOX" run -w "$WS" -- true
+expect_grep "no daemon answers on .* BPFBOX_REQUIRE_DAEMON=1 requires one" "$TMPD/err" "and says so"
 expect_rc 0 "bpfbox daemon --cleanup" \
 	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT"
 wait $RUNPID

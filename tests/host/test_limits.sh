@@ -203,6 +203,60 @@ else
 	fail "no pause past the disk limit: $(tail -c 400 "$TMPD/disk.err")"
 fi
 
+# --- disk: a tree deeper than PATH_MAX is watched (issue 17) ---------------
+# 250 levels of 20 characters: 5,250 bytes of path. Before, nothing below
+# PATH_MAX was watched and 24 MiB there never paused the session.
+rm -rf "$WS"/* "$WS/id"
+D20=dddddddddddddddddddd
+# deep DIR: chdir 250 levels down from DIR (relative, as a shell's cd cannot).
+DEEP="import os, sys
+os.chdir(sys.argv[1])
+for i in range(250): os.mkdir('$D20'); os.chdir('$D20')
+"
+bg deep -q -w "$WS" --disk 8 -- sh -c "echo \$BPFBOX_SESSION_ID > id; mkdir deep; $PY -c \"$DEEP
+import time; time.sleep(1)
+with open('big', 'wb') as f:
+    for i in range(24): f.write(bytes(1 << 20)); f.flush(); os.fsync(f.fileno())
+print('wrote')\" deep"
+wait_for "$WS/id" . 10
+if wait_for "$TMPD/deep.err" 'paused: the workspace grew' 30; then
+	ok "24 MiB written 5,250 bytes deep pass --disk 8 and pause the session"
+	expect_rc 0 "bpfbox kill of the deep writer" "$BPFBOX" kill "$(cat "$WS/id")"
+	rc_of deep 10 >/dev/null
+else
+	fail "no pause for a write below PATH_MAX: $(tail -c 300 "$TMPD/deep.err")"
+	"$BPFBOX" kill "$(cat "$WS/id")" >/dev/null 2>&1
+fi
+rm -rf "$WS/deep"
+
+# --- disk: entries count, not only bytes (issue 17) -------------------------
+# --disk 1 allows 1,024 new entries; 3,000 empty files cost no blocks.
+rm -rf "$WS"/* "$WS/id"
+bg ents -q -w "$WS" --disk 1 -- sh -c 'echo $BPFBOX_SESSION_ID > id; mkdir many; cd many
+	i=0; while [ $i -lt 3000 ]; do : > f$i; i=$((i + 1)); done; echo made'
+wait_for "$WS/id" . 10
+if wait_for "$TMPD/ents.err" 'paused: the workspace grew by [0-9.]+ MB and [0-9]+ entries' 30; then
+	ok "3,000 empty files pass --disk 1 (1,024 entries) and pause the session"
+	expect_rc 0 "bpfbox kill of the file maker" "$BPFBOX" kill "$(cat "$WS/id")"
+	rc_of ents 10 >/dev/null
+else
+	fail "no pause for 3,000 empty files under --disk 1: $(tail -c 300 "$TMPD/ents.err")"
+	"$BPFBOX" kill "$(cat "$WS/id")" >/dev/null 2>&1
+fi
+rm -rf "$WS/many"
+
+# --- the private tmp is removed at any depth (issue 17) ---------------------
+mkdir -p "$TMPD/ptmp"
+rm -f "$WS/id"
+TMPDIR="$TMPD/ptmp" "$BPFBOX" run -q -w "$WS" -- sh -c "echo \$BPFBOX_SESSION_ID > id
+	$PY -c \"$DEEP
+open('leaf', 'w').write('x')\" \"\$TMPDIR\"" >"$TMPD/ptmp.out" 2>&1
+rc=$?
+ID=$(cat "$WS/id" 2>/dev/null)
+[ $rc = 0 ] && [ -n "$ID" ] && [ ! -e "$TMPD/ptmp/bpfbox-$ID" ] &&
+	ok "a private tmp 5,250 bytes deep is removed when the session ends" ||
+	fail "private tmp after a deep session: rc $rc, $(ls "$TMPD/ptmp" 2>&1) $(cat "$TMPD/ptmp.out")"
+
 # --- manual pause; --timeout-counts running: the timeout counts running time only
 rm -f "$WS"/*
 TO=${LIMITS_TIMEOUT:-2} # a slow VM starts python in seconds

@@ -168,4 +168,25 @@ echo '{ "user": "no-such-user-bpfbox" }' >"$D/user.json"
 expect_rc 2 "unknown user" "$BPFBOX" policy check $C -w ws user.json
 expect_grep "at user: unknown user 'no-such-user-bpfbox'" "$TMPD/err" "unknown user named"
 
+# --- writable grants that reach the kernel, bpfbox or a shared root ---
+# (finding 3 of issue 17: --rw /sys/fs/cgroup let a session leave its cgroup)
+ln -sf /sys/fs/cgroup "$D/cg-link"
+for g in /sys/fs/cgroup /sys/fs/bpf /proc/sys /dev /tmp "$D/cg-link"; do
+	[ -e "$g" ] || { skip "rw $g refused" "absent on this host"; continue; }
+	printf '{ "extra": { "rw": ["%s"] } }\n' "$g" >"$D/grant.json"
+	expect_rc 2 "rw $g refused" "$BPFBOX" policy check $C -w ws grant.json
+	expect_grep "^bpfbox policy: grant.json: at extra.rw\[0\]: write access to '.*' would undo the sandbox: it is " \
+		"$TMPD/err" "rw $g: one line names the path and the rule"
+done
+expect_rc 2 "workspace /tmp refused" "$BPFBOX" policy check $C -w /tmp
+expect_grep "'/tmp' is a directory every user shares" "$TMPD/err" "workspace /tmp: the rule is named"
+printf '{ "extra": { "rw": ["%s"] } }\n' "$D/rw" >"$D/grant.json"
+expect_rc 0 "rw below /tmp still granted" "$BPFBOX" policy check $C -w ws grant.json
+rm -f "$D/ran"
+expect_rc 125 "run --rw /sys/fs/cgroup: nothing runs" "$BPFBOX" run -q $C -w "$D/ws" --rw /sys/fs/cgroup -- touch "$D/ran"
+expect_grep "write access to '/sys/fs/cgroup' would undo the sandbox: it is a kernel interface" \
+	"$TMPD/err" "run --rw /sys/fs/cgroup: the rule is named"
+[ ! -e "$D/ran" ] && ok "run --rw /sys/fs/cgroup: the command did not run" ||
+	fail "run --rw /sys/fs/cgroup: the command did not run" "$D/ran exists"
+
 finish

@@ -62,7 +62,7 @@ echo hi > inside; cat inside >/dev/null
 : > "$odd"; cat "$odd"; : > "$sur"
 echo x > '"$TMPD"'/outside/f
 /bin/echo "$odd" "$(printf "tab\tbell\007quote\"back\\\\caf\303\251")" >/dev/null
-/bin/true $(seq 1 200)
+/bin/true $(seq 1 1200)
 sh -c "kill -9 \$\$"
 /nonexistent/prog 2>/dev/null
 python3 net.py '"$PORT"'
@@ -124,8 +124,8 @@ check "$A" "b'\"odd\\\\u0001name\\\\u00ffx\"]' in raw[0] and ev[0]['command'][-1
 	"session.start command escapes the same way"
 
 # argv bound: 511 bytes kept, the marker set, the kept part a prefix.
-check "$A" "any(e['argv_truncated'] and len('\0'.join(e['argv'])) == 511 and '\0'.join(['/bin/true'] + [str(i) for i in range(1, 201)]).startswith('\0'.join(e['argv'])) for e in ev if e['type'] == 'exec' and e['filename'] == '/bin/true')" \
-	"argv past 512 bytes: 511 bytes kept, argv_truncated"
+check "$A" "any(e['argv_truncated'] and len('\0'.join(e['argv'])) == 4095 and '\0'.join(['/bin/true'] + [str(i) for i in range(1, 1201)]).startswith('\0'.join(e['argv'])) for e in ev if e['type'] == 'exec' and e['filename'] == '/bin/true')" \
+	"argv past 4096 bytes: 4095 bytes kept, argv_truncated"
 check "$A" "all(not e['argv_truncated'] for e in ev if e['type'] == 'exec' and e['filename'] == '/bin/echo')" \
 	"a short argv is not marked truncated"
 

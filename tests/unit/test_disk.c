@@ -4,7 +4,10 @@
  * in the moments the initial scan has not finished: a write to a file the
  * scan has not read yet is baseline, not growth; a directory renamed while
  * it waits to be read is still read, and what is written below it counts;
- * an event queue overflow restarts the scan, baseline included.
+ * an event queue overflow restarts the scan, baseline included. And from an
+ * attacker's review (issue 17): a tree deeper than PATH_MAX is watched and
+ * removed, empty files count as entries, and running out of inotify
+ * watches fails closed.
  */
 #include <fcntl.h>
 #include <ftw.h>
@@ -19,7 +22,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <sched.h>
+#include <sys/wait.h>
+
 #include "monitor/disk.h"
+#include "monitor/monitor.h"
+#include "lib/util.h"
 #include "scratch.h"
 
 #define MiB (1 << 20)
@@ -35,7 +43,163 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	return scratch_remove(root);
+	return rm_tree(root);
+}
+
+#define D20 "dddddddddddddddddddd"
+#define DEPTH 250 /* 21 * 250 = 5,250 bytes of path, past PATH_MAX */
+
+/* A chain of DEPTH directories under dir; the fd of the deepest. */
+static int make_deep(const char *dir)
+{
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	for (int i = 0; i < DEPTH; i++) {
+		int nfd;
+
+		assert_int_equal(mkdirat(fd, D20, 0755), 0);
+		nfd = openat(fd, D20, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		assert_true(nfd >= 0);
+		close(fd);
+		fd = nfd;
+	}
+	return fd;
+}
+
+/* size bytes into name under the directory fd dfd, synced. */
+static void write_at(int dfd, const char *name, size_t size)
+{
+	static char buf[MiB];
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	assert_true(fd >= 0);
+	while (size) {
+		size_t n = size < sizeof(buf) ? size : sizeof(buf);
+
+		assert_int_equal(write(fd, buf, n), (ssize_t)n);
+		size -= n;
+	}
+	assert_int_equal(fsync(fd), 0);
+	close(fd);
+}
+
+/* Before, nothing below PATH_MAX was watched: 8 MiB there were never counted. */
+static void deep_tree_is_watched_and_removed(void **state)
+{
+	const char *roots[] = { root };
+	struct disk_monitor m;
+	char top[128];
+	int deep;
+
+	(void)state;
+	snprintf(top, sizeof(top), "%s/deep", root);
+	assert_int_equal(mkdir(top, 0755), 0);
+	assert_int_equal(disk_monitor_open(&m, roots, 1), 0);
+	while (disk_monitor_scanning(&m))
+		disk_monitor_scan(&m, SIZE_MAX);
+	deep = make_deep(top);
+	disk_monitor_read(&m);
+	while (disk_monitor_scanning(&m))
+		disk_monitor_scan(&m, SIZE_MAX);
+	write_at(deep, "big", 8 * MiB);
+	disk_monitor_read(&m);
+	assert_true(disk_monitor_growth(&m) >= 8 * MiB);
+	assert_true(disk_monitor_entries(&m) >= DEPTH + 1);
+	assert_false(disk_monitor_blind(&m));
+	disk_monitor_close(&m);
+	close(deep);
+	/* The cleanup before (nftw, remove) left it; rm_tree removes it all. */
+	assert_int_equal(rm_tree(top), 0);
+	assert_int_equal(access(top, F_OK), -1);
+}
+
+/* Empty files cost no blocks: they count as entries. */
+static void empty_files_count_as_entries(void **state)
+{
+	const char *roots[] = { root };
+	struct disk_monitor m;
+	char f[160];
+
+	(void)state;
+	for (int i = 0; i < 10; i++) { /* baseline: not growth */
+		snprintf(f, sizeof(f), "%s/old%d", root, i);
+		close(open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	}
+	assert_int_equal(disk_monitor_open(&m, roots, 1), 0);
+	while (disk_monitor_scanning(&m))
+		disk_monitor_scan(&m, SIZE_MAX);
+	for (int i = 0; i < 2000; i++) {
+		snprintf(f, sizeof(f), "%s/n%d", root, i);
+		close(open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+		if (i % 200 == 0)
+			disk_monitor_read(&m);
+	}
+	disk_monitor_read(&m);
+	disk_monitor_read(&m);
+	assert_true(disk_monitor_growth(&m) < MiB);
+	assert_int_equal(disk_monitor_entries(&m), 2000);
+	disk_monitor_close(&m);
+}
+
+/*
+ * In a user namespace of its own whose inotify watches are capped at
+ * limit, watches a tree of 20 directories: whether the monitor says the
+ * disk limit is over (the status of the child: 0 over, 1 not, 2 setup).
+ */
+static int blind_child(long limit)
+{
+	const char *roots[] = { root };
+	struct disk_monitor dm;
+	struct monitor mon;
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		FILE *f;
+
+		if (unshare(CLONE_NEWUSER) < 0)
+			_exit(2);
+		f = fopen("/proc/self/uid_map", "w");
+		if (!f || fprintf(f, "0 0 1\n") < 0 || fclose(f) != 0)
+			_exit(2);
+		f = fopen("/proc/sys/user/max_inotify_watches", "w");
+		if (!f || fprintf(f, "%ld\n", limit) < 0 || fclose(f) != 0)
+			_exit(2);
+		if (disk_monitor_open(&dm, roots, 1) < 0)
+			_exit(2);
+		while (disk_monitor_scanning(&dm))
+			disk_monitor_scan(&dm, SIZE_MAX);
+		memset(&mon, 0, sizeof(mon));
+		mon.disk = dm;
+		mon.disk_on = true;
+		mon.disk_limit = 1ULL << 30;
+		_exit(monitor_disk_over(&mon) ? 0 : 1);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 3;
+}
+
+/* Before, the watches a uid exhausted turned its sessions' disk limits off. */
+static void watch_exhaustion_fails_closed(void **state)
+{
+	char d[160];
+	int r;
+
+	(void)state;
+	for (int i = 0; i < 20; i++) {
+		snprintf(d, sizeof(d), "%s/d%d", root, i);
+		assert_int_equal(mkdir(d, 0755), 0);
+	}
+	r = blind_child(64);
+	if (r == 2) {
+		print_message("skip - inotify exhaustion: no user namespace to cap the watches "
+			      "in; the VM matrix runs it\n");
+		skip();
+	}
+	assert_int_equal(r, 1); /* control: 21 watches fit in 64, not over */
+	assert_int_equal(blind_child(8), 0); /* 21 do not fit in 8: over, closed */
 }
 
 /* Writes size bytes at the end of path (created if need be), synced. */
@@ -176,6 +340,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(write_before_scan_is_baseline, setup, teardown),
 		cmocka_unit_test_setup_teardown(renamed_while_queued_is_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(overflow_during_scan_restarts_it, setup, teardown),
+		cmocka_unit_test_setup_teardown(deep_tree_is_watched_and_removed, setup, teardown),
+		cmocka_unit_test_setup_teardown(empty_files_count_as_entries, setup, teardown),
+		cmocka_unit_test_setup_teardown(watch_exhaustion_fails_closed, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

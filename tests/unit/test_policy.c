@@ -1435,6 +1435,119 @@ static void test_validate(void **state)
 	}
 }
 
+/*
+ * Writable grants and workspaces that would hand the session a kernel
+ * interface, bpfbox's state or a shared root: each is refused with one
+ * line naming the path and the rule, through the whole loader.
+ */
+static void test_writable_rules(void **state)
+{
+	static const struct {
+		const char *path; /* relative: under the scratch dir */
+		const char *rule; /* NULL: granted */
+	} cases[] = {
+		{"/sys/fs/cgroup", "a kernel interface (/sys"},
+		{"/sys/fs/bpf", "a kernel interface (/sys"},
+		{"/sys/kernel", "a kernel interface (/sys"},
+		{"/sys", "a kernel interface (/sys"},
+		{"/proc/sys", "a kernel interface (/proc"},
+		{"/proc/self", "a kernel interface (/proc"},
+		{"/proc", "a kernel interface (/proc"},
+		{"/dev", "a device node (/dev"},
+		{"/dev/pts", "a device node (/dev"},
+		{"/dev/shm", "(/dev/shm itself)"},
+		{"/dev/null", NULL},
+		{"/dev/urandom", NULL},
+		{"/tmp", "(/tmp itself)"},
+		{"/var/tmp", "(/var/tmp itself)"},
+		{"/home", "(/home itself)"},
+		{"/etc", "a system directory"},
+		{"/usr", "a system directory"},
+		{"/", "the whole file system"},
+		{"to-sys", "a kernel interface (/sys"},
+		{"to-tmp", "(/tmp itself)"},
+		{"rw", NULL},
+	};
+
+	(void)state;
+	setenv("HOME", "/nonexistent-home", 1);
+	unlink("to-sys");
+	unlink("to-tmp");
+	assert_int_equal(symlink("/sys/fs/cgroup", "to-sys"), 0);
+	assert_int_equal(symlink("/tmp", "to-tmp"), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct srcs s = {.task = "task.json"};
+		struct policy_error err = {0};
+		struct bpfbox_policy p;
+		char json[512];
+		int r;
+
+		if (access(cases[i].path, F_OK) < 0) {
+			print_message("skip - %s: absent on this host (the "
+				      "VM matrix has it)\n",
+				      cases[i].path);
+			continue;
+		}
+		snprintf(json, sizeof(json),
+			 "{\"workspace\": \"ws\", \"extra\": {\"rw\":"
+			 " [\"%s\"]}}",
+			 cases[i].path);
+		write_file("task.json", json);
+		r = load(&p, &s, &err);
+		if (!cases[i].rule) {
+			if (r != 0)
+				fail_msg("--rw %s refused: %s", cases[i].path,
+					 err.message);
+			policy_free(&p);
+			continue;
+		}
+		if (r != -EINVAL)
+			fail_msg("--rw %s: rc %d, want -EINVAL", cases[i].path,
+				 r);
+		assert_err(&err, "task.json", "extra.rw[0]", cases[i].rule);
+		assert_non_null(strstr(err.message, "it is "));
+		assert_non_null(strstr(err.message, "write access to '"));
+		assert_null(strchr(err.message, '\n'));
+		policy_free(&p);
+
+		/* The same path as a workspace, where it is one. */
+		if (cases[i].path[0] != '/' || strlen(cases[i].path) <= 5)
+			continue; /* "/sys" and the like: "a system directory" */
+		snprintf(json, sizeof(json), "{\"workspace\": \"%s\"}",
+			 cases[i].path);
+		write_file("task.json", json);
+		r = load(&p, &s, &err);
+		if (r != -EINVAL)
+			fail_msg("-w %s: rc %d, want -EINVAL", cases[i].path,
+				 r);
+		assert_err(&err, "task.json", "workspace", cases[i].rule);
+		policy_free(&p);
+	}
+	/* policy_validate on a hand-built policy says the same. */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct policy_error err = {0};
+		struct bpfbox_policy p;
+		char buf[PATH_MAX];
+		int r;
+
+		if (cases[i].path[0] != '/' || access(cases[i].path, F_OK) < 0)
+			continue;
+		policy_init(&p);
+		p.workspace = strdup(in_tmp(buf, sizeof(buf), "ws"));
+		assert_non_null(p.workspace);
+		assert_int_equal(strv_push(&p.rw_paths, cases[i].path), 0);
+		r = policy_validate(&p, &err);
+		if ((r == 0) != !cases[i].rule)
+			fail_msg("validate --rw %s: rc %d (%s)", cases[i].path,
+				 r, err.message);
+		if (r < 0) {
+			assert_string_equal(err.path, "rw[0]");
+			assert_non_null(strstr(err.message, cases[i].rule));
+		}
+		policy_free(&p);
+	}
+}
+
 #define T(f) cmocka_unit_test_teardown(f, reset_env)
 
 int main(void)
@@ -1471,6 +1584,7 @@ int main(void)
 		T(test_load_workspace_home),
 		T(test_load_user),
 		T(test_validate),
+		T(test_writable_rules),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

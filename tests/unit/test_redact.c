@@ -236,6 +236,56 @@ static const struct row rows[] = {
 	SAME("python dir",
 	     "/usr/lib/python3.11/site-packages/numpy/core/include/numpy"),
 
+	/* forms an attacker's review found unredacted (issue 17) */
+	RED("mysql -pSECRET", "mysql\0-u\0root\0-pS3cr3tPw\0app",
+	    "mysql\0-u\0root\0-p[REDACTED]\0app"),
+	RED("mysql -p SECRET", "mysql\0-p\0S3cr3tPw\0app",
+	    "mysql\0-p\0[REDACTED]\0app"),
+	RED("mysqldump -pSECRET in a shell string",
+	    "sh\0-c\0/usr/bin/mysqldump -pS3cr3t app > d.sql",
+	    "sh\0-c\0/usr/bin/mysqldump -p[REDACTED] app > d.sql"),
+	RED("mariadb -p'SECRET'", "mariadb -p'pa ss' db",
+	    "mariadb -p'[REDACTED]' db"),
+	RED("curl -u user:SECRET", "curl\0-u\0deploy:S3cr3t\0https://h/",
+	    "curl\0-u\0deploy:[REDACTED]\0https://h/"),
+	RED("curl -uuser:SECRET", "curl -udeploy:S3cr3t https://h/",
+	    "curl -udeploy:[REDACTED] https://h/"),
+	RED("curl --user user:SECRET", "curl\0--user\0me:S3cr3t",
+	    "curl\0--user\0me:[REDACTED]"),
+	RED("curl --user=user:SECRET", "curl --user=me:S3cr3t x",
+	    "curl --user=me:[REDACTED] x"),
+	RED("MYSQL_PWD=", "MYSQL_PWD=S3cr3t", "MYSQL_PWD=[REDACTED]"),
+	RED("PGPASSWORD=", "env\0PGPASSWORD=S3cr3t\0psql",
+	    "env\0PGPASSWORD=[REDACTED]\0psql"),
+	RED("Cookie: header, every cookie",
+	    "-H\0Cookie: session=abc; csrf=def",
+	    "-H\0Cookie: [REDACTED]"),
+	RED("Cookie: header in a quoted shell argument",
+	    "curl -H \"Cookie: session=abc; csrf=def\" https://h/",
+	    "curl -H \"Cookie: [REDACTED]\" https://h/"),
+	RED("--cookie next argument", "curl\0--cookie\0session=abc",
+	    "curl\0--cookie\0[REDACTED]"),
+	RED("X-Auth-Token: header", "-H\0X-Auth-Token: abc123",
+	    "-H\0X-Auth-Token: [REDACTED]"),
+	RED("&sig= in a URL", "https://acct.blob/c/b?sv=2022&sig=abc%2Fdef&se=1",
+	    "https://acct.blob/c/b?sv=2022&sig=[REDACTED]&se=1"),
+	RED("&signature= in a URL", "https://h/o?Expires=1&Signature=abcdef",
+	    "https://h/o?Expires=1&Signature=[REDACTED]"),
+	RED("X-Amz-Signature=", "?X-Amz-Signature=0a1b2c",
+	    "?X-Amz-Signature=[REDACTED]"),
+	RED("Slack webhook path",
+	    "https://hooks.slack.com/services/T01ABCDEF/B02GHIJKL/"
+	    "aBcDeFgHiJkLmNoPqRsTuVwX",
+	    "https://hooks.slack.com/services/[REDACTED]"),
+	RED("URL-encoded token=", "state=token%3DS3cr3t%26x",
+	    "state=token%3D[REDACTED]"),
+	RED("URL-encoded JSON password",
+	    "d=%7B%22password%22%3A%22hunter2%22%7D",
+	    "d=%7B%22password%22%3A%22[REDACTED]"),
+	RED("URL-encoded base64 token",
+	    "cb?code=Z3aWZkSBvrjn9Wvg%2Bfygw2wMqZcUDIh7yfJs1ON43%3D",
+	    "cb?code=[REDACTED]"),
+
 	/* flags */
 	REDF("a token cut by the end of a truncated argv",
 	     "curl\0-d\0aB3xK9mQ2z", "curl\0-d\0[REDACTED]", REDACT_TAIL_CUT),
@@ -269,6 +319,64 @@ static void print_bytes(const char *what, const char *p, size_t n)
 	for (size_t i = 0; i < n; i++)
 		printf(p[i] ? "%c" : "\\0", p[i]);
 	printf("\"\n");
+}
+
+/*
+ * What must stay readable: ids, paths, versions and branch names an
+ * operator reads in an audit line, and the flags the new rules look like.
+ */
+static const struct bytes readable[] = {
+	B(SHA1),
+	B("3f2a9c1"),
+	B("git\0cherry-pick\0" SHA1 "\0e3b0c44"),
+	B(SHA256),
+	B(UUID),
+	B("F47AC10B-58CC-4372-A567-0E02B2C3D479"),
+	B("/srv/app/releases/20241123T215500Z/current"),
+	B("/home/dev/src/bpfbox/userspace/audit/redact.c"),
+	B("/usr/lib/x86_64-linux-gnu/libssl.so.3"),
+	B("./node_modules/.pnpm/@babel+core@7.24.0/node_modules"),
+	B("1.2.3-rc.1+build.20241123"),
+	B("v20.11.0"),
+	B("linux-image-6.18.44-fc-v669"),
+	B("python3.12"),
+	B("go1.22.5.linux-amd64.tar.gz"),
+	B("feature/add-user-auth-token-refresh"),
+	B("release/2024.11"),
+	B("dependabot/npm_and_yarn/lodash-4.17.21"),
+	B("git\0push\0-u\0origin\0fix/password-reset-email"),
+	B("refs/heads/main"),
+	B("mkdir\0-p\0build/out"),
+	B("ssh\0-p\02222\0host"),
+	B("git\0add\0-p"),
+	B("sort\0-u\0words.txt"),
+	B("cp -p a b; mysql -e 'select 1'"),
+	B("curl\0-u\0deploy\0https://h/"),
+	B("PWD=/home/dev OLDPWD=/tmp"),
+	B("git\0log\0--show-signature\0-1"),
+	B("--cookie-jar\0/tmp/jar.txt"),
+	B("https://hooks.slack.com/"),
+	B("https://example.com/search?q=hello%20world%20again&page=2"),
+	B("/home/dev/My%20Documents/report%202024.pdf"),
+};
+
+static void test_readable(void **state)
+{
+	char out[REDACT_MAX(512)];
+	int bad = 0;
+
+	(void)state;
+	for (size_t r = 0; r < sizeof(readable) / sizeof(readable[0]); r++) {
+		const struct bytes *t = &readable[r];
+		size_t n = redact(t->p, t->n, out, sizeof(out), 0);
+
+		if (n != t->n || memcmp(out, t->p, n)) {
+			print_bytes("readable", t->p, t->n);
+			print_bytes("got     ", out, n);
+			bad++;
+		}
+	}
+	assert_int_equal(bad, 0);
 }
 
 static void test_table(void **state)
@@ -583,6 +691,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_readable),
 		cmocka_unit_test(test_properties),
 		cmocka_unit_test(test_small_cap_never_leaks),
 		cmocka_unit_test(test_bound),

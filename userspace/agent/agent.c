@@ -244,6 +244,8 @@ static int load_audit(struct agent *a, const struct agent_opts *o)
 	bpf_map__set_max_entries(a->audit->maps.events, o->ring_bytes);
 	a->audit->rodata->audit_opens = o->audit_opens;
 	a->audit->rodata->aggregate_window_ns = o->aggregate_ns;
+	if (o->argv_max >= 64 && o->argv_max <= BPFBOX_ARGV_LEN)
+		a->audit->rodata->argv_max = o->argv_max;
 	disable_missing_tracepoints(a->audit);
 	if (a->pin_dir[0]) {
 		if (links_pinned(a, a->audit->skeleton)) {

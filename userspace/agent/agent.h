@@ -20,6 +20,7 @@ struct agent_opts {
 	uint32_t ring_bytes;	  /* a power of two, >= 4096 */
 	bool audit_opens;	  /* observe openat/openat2 */
 	uint64_t aggregate_ns;	  /* window folding identical allowed opens */
+	uint32_t argv_max;	  /* argv bytes kept per exec, 64..4096; 0: 4096 */
 	const char *cgroup_parent; /* where session cgroups live */
 	/*
 	 * NULL: everything lives as long as the agent (embedded mode). Else a

@@ -124,8 +124,13 @@ static void count_denial(struct embedded *e, const void *data, size_t size)
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct embedded *e = ctx;
+	uint64_t now = now_ns();
 
 	count_denial(e, data, size);
+	/* A flood is counted, not written: exact counts by type, once a second. */
+	if (!audit_flood_pass(&e->flood, data, size, now))
+		return 0;
+	audit_flood_line(&e->flood, &e->w, &e->clock, e->session_id, now, false);
 	if (audit_encode_record(&e->w, &e->clock, data, size, e->session_id) == 0 &&
 	    e->w.len >= 64 * 1024)
 		sink_flush(e);
@@ -137,6 +142,7 @@ static void on_poll(void *ctx)
 	struct embedded *e = ctx;
 
 	agent_consume(e->agent);
+	audit_flood_line(&e->flood, &e->w, &e->clock, e->session_id, now_ns(), false);
 	sink_flush(e);
 }
 
@@ -260,7 +266,8 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 		   char *const argv[])
 {
 	struct agent_opts o = { .ring_bytes = opts->ring_bytes, .audit_opens = !opts->off,
-				.aggregate_ns = opts->aggregate_ns, .on_record = on_record, .ctx = e };
+				.aggregate_ns = opts->aggregate_ns, .on_record = on_record, .ctx = e,
+				.argv_max = opts->argv_max };
 	const struct bpfbox_policy *p = s->policy;
 	char parent[PATH_MAX];
 	uint32_t flags = 0;
@@ -270,6 +277,10 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 	e->out_fd = -1;
 	e->cg.procs_fd = -1;
 	e->session_id = s->id;
+	if (opts->rate_set)
+		audit_flood_init(&e->flood, opts->rate, opts->burst);
+	else
+		audit_flood_init(&e->flood, AUDIT_RATE_DEFAULT, AUDIT_BURST_DEFAULT);
 	if (geteuid() != 0)
 		return log_error_errno(EPERM, "--audit loads BPF programs and needs root");
 	r = sink_open(opts->path);
@@ -385,6 +396,7 @@ void embedded_finish(struct embedded *e, struct session *s)
 		sink_flush(e);
 		agent_session_remove(e->agent, e->cg.id, &seq, &lost);
 		agent_flush_session(e->agent, 1, &seq, on_record, e);
+		audit_flood_line(&e->flood, &e->w, &e->clock, s->id, mono_now(), true);
 		if (lost) {
 			audit_begin(&e->w, &e->clock, "loss", s->id, seq++, mono_now());
 			jsonw_u64(&e->w, "count", lost);
@@ -396,8 +408,9 @@ void embedded_finish(struct embedded *e, struct session *s)
 		jsonw_i64(&e->w, "exit_code", s->result.exit_code);
 		jsonw_bool(&e->w, "timed_out", s->result.timed_out);
 		/* Numbers 1..seq-1 went to records, lost ones and the loss line. */
-		jsonw_u64(&e->w, "records", seq - 1 - lost - (lost ? 1 : 0));
+		jsonw_u64(&e->w, "records", seq - 1 - lost - (lost ? 1 : 0) - e->flood.all);
 		jsonw_u64(&e->w, "lost", lost);
+		jsonw_u64(&e->w, "suppressed", e->flood.all);
 		jsonw_u64(&e->w, "output_bytes", s->result.output_bytes);
 		jsonw_u64(&e->w, "output_dropped", s->result.output_dropped);
 		jsonw_end(&e->w);

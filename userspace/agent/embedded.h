@@ -23,6 +23,9 @@ struct audit_opts {
 	uint64_t aggregate_ns; /* window of the aggregate mode */
 	bool all;	       /* mode all: every open is its own record */
 	bool off;	       /* mode off: decisions only, nothing observed */
+	bool rate_set;	       /* else AUDIT_RATE_DEFAULT, AUDIT_BURST_DEFAULT */
+	uint64_t rate, burst;  /* records a second (0: no limit), burst */
+	uint32_t argv_max;     /* argv bytes kept per exec; 0: BPFBOX_ARGV_LEN */
 };
 
 struct embedded {
@@ -34,6 +37,7 @@ struct embedded {
 	const char *session_id;
 	struct session *session; /* denials go to its summary */
 	int write_error; /* first errno writing the audit sink */
+	struct audit_flood flood; /* the records' rate limit */
 };
 
 /* Opens the sink (path or "-" for stdout), loads, registers, emits the start. */

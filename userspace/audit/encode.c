@@ -212,7 +212,7 @@ static void put_exec(struct jsonw *w, const struct bpfbox_exec_event *e)
 	uint32_t raw = e->argv_len < sizeof(e->argv) ? e->argv_len : sizeof(e->argv);
 	char argv[REDACT_MAX(sizeof(e->argv))];
 	size_t len = redact(e->argv, raw, argv, sizeof(argv),
-			    e->argv_truncated ? REDACT_TAIL_CUT : 0);
+			    (e->argv_truncated & BPFBOX_EXEC_TRUNCATED) ? REDACT_TAIL_CUT : 0);
 
 	jsonw_strn(w, "filename", e->filename, strnlen(e->filename, sizeof(e->filename)));
 	jsonw_array_begin(w, "argv");
@@ -223,7 +223,9 @@ static void put_exec(struct jsonw *w, const struct bpfbox_exec_event *e)
 		i += n + 1;
 	}
 	jsonw_array_end(w);
-	jsonw_bool(w, "argv_truncated", e->argv_truncated);
+	jsonw_bool(w, "argv_truncated", e->argv_truncated & BPFBOX_EXEC_TRUNCATED);
+	if (e->argv_truncated & BPFBOX_EXEC_VIA_FD)
+		jsonw_strn(w, "via_fd", e->via, strnlen(e->via, sizeof(e->via)));
 }
 
 static void put_connect(struct jsonw *w, const struct bpfbox_connect_event *e)
@@ -260,6 +262,7 @@ int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void
 		[BPFBOX_EV_FORK] = { "fork", sizeof(struct bpfbox_fork_event) },
 		[BPFBOX_EV_FILE] = { "file", sizeof(struct bpfbox_file_event) },
 		[BPFBOX_EV_CONNECT] = { "connect", sizeof(struct bpfbox_connect_event) },
+		[BPFBOX_EV_COMM] = { "rename", sizeof(struct bpfbox_comm_event) },
 	};
 	const struct bpfbox_event_hdr *h = data;
 
@@ -306,8 +309,70 @@ int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void
 	case BPFBOX_EV_CONNECT:
 		put_connect(w, data);
 		break;
+	case BPFBOX_EV_COMM: {
+		const struct bpfbox_comm_event *e = data;
+
+		jsonw_strn(w, "new_comm", e->new_comm, strnlen(e->new_comm, sizeof(e->new_comm)));
+		break;
+	}
 	}
 	jsonw_end(w);
 	jsonw_newline(w);
 	return 0;
+}
+
+void audit_flood_init(struct audit_flood *f, uint64_t rate, uint64_t burst)
+{
+	memset(f, 0, sizeof(*f));
+	ratelimit_init(&f->rl, rate, burst);
+}
+
+bool audit_flood_pass(struct audit_flood *f, const void *data, size_t size, uint64_t now)
+{
+	const struct bpfbox_event_hdr *h = data;
+
+	if (ratelimit_take(&f->rl, now))
+		return true;
+	if (size >= sizeof(*h) && h->type < AUDIT_TYPES)
+		f->suppressed[h->type]++;
+	else
+		f->suppressed[0]++;
+	f->total++;
+	f->all++;
+	return false;
+}
+
+static const char *const flood_type_names[AUDIT_TYPES] = {
+	[0] = "other",
+	[BPFBOX_EV_EXEC] = "exec",
+	[BPFBOX_EV_EXIT] = "exit",
+	[BPFBOX_EV_FORK] = "fork",
+	[BPFBOX_EV_FILE] = "file",
+	[BPFBOX_EV_CONNECT] = "connect",
+	[BPFBOX_EV_COMM] = "rename",
+};
+
+int audit_flood_line(struct audit_flood *f, struct jsonw *w, const struct audit_clock *c,
+		     const char *session, uint64_t now, bool force)
+{
+	if (!f->total || (!force && now < f->said_ns + 1000000000ULL))
+		return 0;
+	jsonw_begin(w);
+	jsonw_u64(w, "schema_version", AUDIT_SCHEMA_VERSION);
+	jsonw_str(w, "type", "loss");
+	put_time(w, (int64_t)now + c->mono_to_real_ns);
+	jsonw_str(w, "session", session);
+	jsonw_u64(w, "count", f->total);
+	jsonw_str(w, "where", "rate limit");
+	jsonw_object_begin(w, "types");
+	for (size_t i = 0; i < AUDIT_TYPES; i++)
+		if (f->suppressed[i])
+			jsonw_u64(w, flood_type_names[i], f->suppressed[i]);
+	jsonw_end(w);
+	jsonw_end(w);
+	jsonw_newline(w);
+	memset(f->suppressed, 0, sizeof(f->suppressed));
+	f->total = 0;
+	f->said_ns = now;
+	return 1;
 }

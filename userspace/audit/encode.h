@@ -71,4 +71,37 @@ int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void
 
 const char *audit_layer_name(unsigned int layer);
 
+#include "../lib/ratelimit.h"
+
+/* Default per-session record rate: --audit-rate 5000/20000. */
+#define AUDIT_RATE_DEFAULT  5000
+#define AUDIT_BURST_DEFAULT 20000
+#define AUDIT_TYPES 7 /* record types are 1..6 (BPFBOX_EV_*) */
+
+/*
+ * A session's audit flood control: a token bucket over its records, and
+ * the exact count of what it suppressed, by type, until said.
+ */
+struct audit_flood {
+	struct ratelimit rl;
+	uint64_t suppressed[AUDIT_TYPES];
+	uint64_t total;	   /* suppressed since the last line */
+	uint64_t all;	   /* suppressed over the session (session.end "suppressed") */
+	uint64_t said_ns;  /* when the last line was written */
+};
+
+void audit_flood_init(struct audit_flood *f, uint64_t rate, uint64_t burst);
+
+/* Whether the record may be written (else it is counted as suppressed). */
+bool audit_flood_pass(struct audit_flood *f, const void *data, size_t size, uint64_t now_ns);
+
+/*
+ * When something was suppressed and force or a second has passed since the
+ * last line: appends {"type":"loss","where":"rate limit","count":N,
+ * "types":{"file":N,...}} (no seq: the records it counts took theirs) and
+ * resets the counts; 1 when a line was written, else 0.
+ */
+int audit_flood_line(struct audit_flood *f, struct jsonw *w, const struct audit_clock *c,
+		     const char *session, uint64_t now_ns, bool force);
+
 #endif

@@ -4,10 +4,15 @@
  * few rules tried only where they can start:
  *
  *   '=' or ':'     KEY=value, KEY: value, "KEY": "value" (key kept), the
- *                  password of scheme://user:password@host, --auth=value
- *   NUL, space     --token VALUE (the next argument), Bearer TOKEN
- *   token chars    well-known prefixes (ghp_, AKIA, sk-, ...; prefix kept)
- *                  and bare opaque tokens of 32+ characters
+ *                  password of scheme://user:password@host, --auth=value;
+ *                  a Cookie: header up to the end of its line
+ *   '%'            the same URL-encoded: token%3Dvalue, %22key%22%3A...
+ *   NUL, space     --token VALUE (the next argument), Bearer TOKEN, and
+ *                  after a mysql/mariadb command -pSECRET and -p SECRET,
+ *                  after curl -u/--user user:SECRET
+ *   token chars    well-known prefixes (ghp_, AKIA, sk-, ...; prefix kept),
+ *                  Slack webhook paths, and bare opaque tokens of 32+
+ *                  characters (%XX escapes inside count as token characters)
  *
  * A rule yields one span of the input [a, b) that becomes "[REDACTED]";
  * spans start after everything already copied, so the output is the input
@@ -84,9 +89,12 @@ static const struct {
 	{"access_key", 10},    {"access-key", 10}, {"secret_key", 10},
 	{"private_key", 11},   {"token", 5},	   {"password", 8},
 	{"passwd", 6},	       {"secret", 6},	   {"bearer", 6},
-	{"authorization", 13},
+	{"authorization", 13}, {"cookie", 6},	   {"_pwd", 4},
+	{"sig", 3},	       {"signature", 9},
 };
 #define KEY_AUTHORIZATION 12
+#define KEY_COOKIE	  13
+#define KEY_SIG		  15 /* this one and the next: keys, never flags */
 
 /* Well-known token prefixes (case-sensitive) and the body that must follow. */
 static const struct {
@@ -160,7 +168,7 @@ static int key_suffix(const unsigned char *p, size_t n)
 
 	/* Every key word ends with one of these: most separators stop here. */
 	if (last != 'y' && last != 'n' && last != 'd' && last != 't' &&
-	    last != 'r')
+	    last != 'r' && last != 'e' && last != 'g')
 		return 0;
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 		if (keys[k].len <= n &&
@@ -173,10 +181,11 @@ static int key_suffix(const unsigned char *p, size_t n)
 /*
  * The value starting at v (after a separator and blanks): quoted up to its
  * closing quote, else up to a terminator. scheme: "Bearer abc" keeps its
- * first word (Authorization headers).
+ * first word (Authorization headers). line: up to the end of the argument
+ * or line, or a quote (a Cookie header: "a=1; b=2" is one secret).
  */
-static bool value_span(const struct scan *s, size_t v, bool scheme, size_t *a,
-		       size_t *b)
+static bool value_span_ex(const struct scan *s, size_t v, bool scheme,
+			  bool line, size_t *a, size_t *b)
 {
 	unsigned char q = 0;
 	size_t e;
@@ -201,6 +210,10 @@ static bool value_span(const struct scan *s, size_t v, bool scheme, size_t *a,
 		while (e < s->len && s->in[e] != q && s->in[e] &&
 		       s->in[e] != '\n')
 			e++;
+	else if (line)
+		while (e < s->len && s->in[e] && s->in[e] != '\n' &&
+		       s->in[e] != '\r' && !(cl(s, e) & C_QUOTE))
+			e++;
 	else
 		while (e < s->len && !(cl(s, e) & C_TERM))
 			e++;
@@ -211,10 +224,28 @@ static bool value_span(const struct scan *s, size_t v, bool scheme, size_t *a,
 	return true;
 }
 
-/* KEY=value, KEY: value, "KEY": "value"; i is at the '=' or ':'. */
+static bool value_span(const struct scan *s, size_t v, bool scheme, size_t *a,
+		       size_t *b)
+{
+	return value_span_ex(s, v, scheme, false, a, b);
+}
+
+/* %XX at i, any case of the hex digits. */
+static bool pct_is(const struct scan *s, size_t i, const char *xx)
+{
+	return i + 3 <= s->len && s->in[i] == '%' &&
+	       !strncasecmp((const char *)s->in + i + 1, xx, 2);
+}
+
+/*
+ * KEY=value, KEY: value, "KEY": "value"; i is at the '=' or ':', or at the
+ * '%' of its URL encoding (%3D, %3A; %22 for the quote, %20 and + blanks).
+ */
 static bool try_key(const struct scan *s, size_t i, size_t *a, size_t *b)
 {
-	size_t j = i, v = i + 1;
+	bool enc = s->in[i] == '%', colon = s->in[i] == ':' ||
+					    (enc && pct_is(s, i, "3a"));
+	size_t j = i, v = i + (enc ? 3 : 1);
 	int k;
 
 	if (s->in[i] == ':' && v < s->len && s->in[v] == ':')
@@ -223,14 +254,26 @@ static bool try_key(const struct scan *s, size_t i, size_t *a, size_t *b)
 		j--;
 	if (j > 0 && (s->in[j - 1] == '"' || s->in[j - 1] == '\''))
 		j--;
+	else if (enc && j >= 3 && pct_is(s, j - 3, "22"))
+		j -= 3;
 	k = key_suffix(s->in, j);
 	if (!k)
 		return false;
 	/* "token= x" has an empty value; "password = x" and "token: x" do not */
-	if (s->in[i] == ':' || j < i)
-		while (v < s->len && (s->in[v] == ' ' || s->in[v] == '\t'))
-			v++;
-	return value_span(s, v, k - 1 == KEY_AUTHORIZATION, a, b);
+	if (colon || j < i)
+		while (v < s->len) {
+			if (s->in[v] == ' ' || s->in[v] == '\t' ||
+			    (enc && s->in[v] == '+'))
+				v++;
+			else if (enc && pct_is(s, v, "20"))
+				v += 3;
+			else
+				break;
+		}
+	if (enc && pct_is(s, v, "22"))
+		v += 3;
+	return value_span_ex(s, v, k - 1 == KEY_AUTHORIZATION,
+			     k - 1 == KEY_COOKIE && !enc, a, b);
 }
 
 /* The word that ends at i: back to a blank, a NUL or a quote. */
@@ -253,7 +296,139 @@ static bool is_secret_flag(const struct scan *s, size_t w, size_t i)
 		return true;
 	if (n >= 5 && !strncasecmp(p, "--no-", 5))
 		return false;
-	return key_suffix(s->in + w + 2, n - 2) != 0;
+	/* --show-signature, --sig: switches, not a key with a value */
+	return key_suffix(s->in + w + 2, n - 2) - 1U < KEY_SIG;
+}
+
+/* The end of the word starting at w: a blank, a NUL or a quote. */
+static size_t word_end(const struct scan *s, size_t w)
+{
+	while (w < s->len && !(cl(s, w) & (C_WS | C_QUOTE)))
+		w++;
+	return w;
+}
+
+/*
+ * Whether a word before i, in the same command (not across ; | & or a
+ * newline), is a program whose base name starts with one of names.
+ */
+static bool after_command(const struct scan *s, size_t i,
+			  const char *const *names)
+{
+	while (i > 0) {
+		size_t e = i, w, base;
+
+		while (e > 0 && (cl(s, e - 1) & (C_WS | C_QUOTE))) {
+			if (s->in[e - 1] == '\n')
+				return false;
+			e--;
+		}
+		w = e;
+		while (w > 0 && !(cl(s, w - 1) & (C_WS | C_QUOTE))) {
+			unsigned char c = s->in[w - 1];
+
+			if (c == ';' || c == '|' || c == '&')
+				return false;
+			w--;
+		}
+		base = w;
+		for (size_t k = w; k < e; k++)
+			if (s->in[k] == '/')
+				base = k + 1;
+		for (const char *const *n = names; *n; n++) {
+			size_t len = strlen(*n);
+
+			if (e - base >= len &&
+			    !memcmp(s->in + base, *n, len))
+				return true;
+		}
+		i = w;
+	}
+	return false;
+}
+
+static const char *const mysql_cmds[] = {"mysql", "mariadb", NULL};
+static const char *const curl_cmds[] = {"curl", NULL};
+
+/* What follows user: in user:SECRET from w to e, if anything. */
+static bool after_colon(const struct scan *s, size_t w, size_t e, size_t *a,
+			size_t *b)
+{
+	const void *c = memchr(s->in + w, ':', e - w);
+	size_t v = c ? (size_t)((const unsigned char *)c - s->in) + 1 : e;
+
+	if (v >= e || is_marker(s, v, e))
+		return false;
+	*a = v;
+	*b = e;
+	return true;
+}
+
+/*
+ * i is at the blank before a word. After mysql/mariadb: -pSECRET and
+ * -p SECRET (its next argument). After curl: -u user:SECRET, -uuser:SECRET,
+ * --user user:SECRET, --user=user:SECRET.
+ */
+static bool try_cmd_flag(const struct scan *s, size_t i, size_t *a, size_t *b)
+{
+	size_t w = i + 1, e, v;
+	bool next;
+
+	if (w + 2 > s->len || s->in[w] != '-')
+		return false;
+	e = word_end(s, w);
+	if (s->in[w + 1] == 'p' && after_command(s, i, mysql_cmds)) {
+		if (e > w + 2)
+			return value_span(s, w + 2, false, a, b);
+		v = e;
+		while (v < s->len && (s->in[v] == ' ' || s->in[v] == '\0'))
+			v++;
+		if (v >= s->len || s->in[v] == '-')
+			return false;
+		return value_span(s, v, false, a, b);
+	}
+	if (s->in[w + 1] == 'u' && e > w + 2) {
+		v = w + 2; /* -uuser:SECRET */
+		next = false;
+	} else if (e - w == 2 && s->in[w + 1] == 'u') {
+		v = e;
+		next = true;
+	} else if (e - w >= 6 && !memcmp(s->in + w, "--user", 6) &&
+		   (e - w == 6 || s->in[w + 6] == '=')) {
+		v = e - w == 6 ? e : w + 7;
+		next = e - w == 6;
+	} else {
+		return false;
+	}
+	if (!after_command(s, i, curl_cmds))
+		return false;
+	if (next) {
+		while (v < s->len && (s->in[v] == ' ' || s->in[v] == '\0'))
+			v++;
+		if (v < s->len && (cl(s, v) & C_QUOTE))
+			v++;
+	}
+	return after_colon(s, v, word_end(s, v), a, b);
+}
+
+/* A Slack webhook: the path after hooks.slack.com/services/ is the secret. */
+static bool try_webhook(const struct scan *s, size_t i, size_t *a, size_t *b)
+{
+	static const char host[] = "hooks.slack.com/services/";
+	size_t v = i + sizeof(host) - 1, e;
+
+	if (s->in[i] != 'h' || v > s->len ||
+	    memcmp(s->in + i, host, sizeof(host) - 1))
+		return false;
+	for (e = v; e < s->len && !(cl(s, e) & (C_WS | C_QUOTE)) &&
+		    s->in[e] != '?' && s->in[e] != '#';
+	     e++)
+		;
+	if (e == v || is_marker(s, v, e))
+		return false;
+	*a = v;
+	*b = e;
+	return true;
 }
 
 /* --auth=value (the key rule has the others). */
@@ -457,6 +632,13 @@ static bool opaque(const struct scan *s, size_t a, size_t b)
 	return longest < stretch_min && seps * 12 <= n && randomish(s, a, b);
 }
 
+/* A %XX escape (URL encoding) at i: part of a token, like its bytes. */
+static bool pct(const struct scan *s, size_t i)
+{
+	return i + 3 <= s->len && s->in[i] == '%' &&
+	       (cl(s, i + 1) & C_HEX) && (cl(s, i + 2) & C_HEX);
+}
+
 /* Rules that start at a token character: prefixes, then bare tokens. */
 static bool try_token(struct scan *s, size_t i, size_t *a, size_t *b)
 {
@@ -469,7 +651,7 @@ static bool try_token(struct scan *s, size_t i, size_t *a, size_t *b)
 		bool slash = false, nonb64 = false;
 		size_t z = i;
 
-		while (z < s->len && (cl(s, z) & C_TOK) &&
+		while (z < s->len && ((cl(s, z) & C_TOK) || pct(s, z)) &&
 		       !(z > i && in[z] == '=' && z + 1 < s->len &&
 			 in[z + 1] != '=' && (cl(s, z + 1) & C_TOK))) {
 			slash |= in[z] == '/';
@@ -520,7 +702,12 @@ static void scan(struct scan *s)
 			      try_flag_eq(s, i, &a, &b);
 		else if (k & C_WS)
 			hit = try_flag_next(s, i, &a, &b) ||
-			      try_bearer(s, i, &a, &b);
+			      try_bearer(s, i, &a, &b) ||
+			      try_cmd_flag(s, i, &a, &b);
+		else if (c == '%' && (pct_is(s, i, "3d") || pct_is(s, i, "3a")))
+			hit = try_key(s, i, &a, &b);
+		else if (c == 'h' && (i == 0 || !(cl(s, i - 1) & C_ALNUM)))
+			hit = try_webhook(s, i, &a, &b);
 		if (!hit && (k & C_TOK))
 			hit = try_token(s, i, &a, &b);
 		if (hit) {

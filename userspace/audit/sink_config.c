@@ -23,7 +23,7 @@
 /* Every type of the audit stream, in the order of the daemon's enum ev_kind. */
 static const char *const type_names[] = {
 	"session.start", "session.end", "loss", "exec", "exit", "fork", "file", "connect",
-	"sink.error", "session.paused", "session.resumed", "session.killed", "ceiling",
+	"sink.error", "session.paused", "session.resumed", "session.killed", "ceiling", "rename",
 };
 
 const char *sink_type_name(int index)

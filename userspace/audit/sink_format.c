@@ -172,6 +172,8 @@ static int text_line(struct json_object *o, char **out, size_t *len)
 		put_field(f, "where", str_of(o, "where"));
 		if (str_of(o, "sink"))
 			put_field(f, "sink", str_of(o, "sink"));
+	} else if (streq(type, "rename")) {
+		put_field(f, "new_comm", str_of(o, "new_comm"));
 	} else if (streq(type, "sink.error")) {
 		put_field(f, "sink", str_of(o, "sink"));
 		put_field(f, "error", str_of(o, "error"));

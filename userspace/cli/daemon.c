@@ -8,12 +8,14 @@
 #include <json-c/json.h>
 
 #include "cli.h"
+#include "bpfbox/events.h"
 #include "../audit/sink.h"
 #include "../daemon/proto.h"
 #include "../daemon/client.h"
 #include "../daemon/config.h"
 #include "../daemon/server.h"
 #include "../lib/log.h"
+#include "../lib/ratelimit.h"
 #include "../lib/util.h"
 
 static void daemon_usage(FILE *out)
@@ -34,6 +36,14 @@ static void daemon_usage(FILE *out)
 		"  --cgroup-parent DIR   where session cgroups are made (default\n"
 		"                        $BPFBOX_CGROUP_PARENT or <cgroup2>/bpfbox)\n"
 		"  --audit-ring BYTES    ring buffer size when it is first created\n"
+		"  --max-conns-per-uid N connections one uid (not root) may hold (default 256);\n"
+		"                        past it, and past 960 in all, a client is told busy\n"
+		"  --max-sessions-per-uid N\n"
+		"                        sessions one uid (not root) may run (default 256)\n"
+		"  --audit-argv BYTES    argv bytes kept per exec, 64 to 4096 (default 4096;\n"
+		"                        fixed once the programs are pinned)\n"
+		"  --audit-rate N[/BURST] records a second one session may write (default\n"
+		"                        5000/20000; 0: no limit); the rest are counted\n"
 		"  --metrics ADDR        serve Prometheus metrics on http://ADDR/metrics and a\n"
 		"                        health check on /healthz (HOST:PORT, [IPV6]:PORT or\n"
 		"                        :PORT; docs/operating.md)\n"
@@ -53,7 +63,8 @@ static void daemon_usage(FILE *out)
 
 enum {
 	OPT_SOCKET = 256, OPT_GROUP, OPT_AUDIT, OPT_PIN_DIR, OPT_PARENT, OPT_RING, OPT_CLEANUP,
-	OPT_SINK, OPT_CONFIG, OPT_METRICS, OPT_BPF_STATS,
+	OPT_SINK, OPT_CONFIG, OPT_MAX_CONNS, OPT_MAX_SESSIONS, OPT_AUDIT_RATE, OPT_AUDIT_ARGV,
+	OPT_METRICS, OPT_BPF_STATS,
 };
 
 static const struct option daemon_opts_long[] = {
@@ -66,6 +77,10 @@ static const struct option daemon_opts_long[] = {
 	{ "cleanup", no_argument, NULL, OPT_CLEANUP },
 	{ "sink", required_argument, NULL, OPT_SINK },
 	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "max-conns-per-uid", required_argument, NULL, OPT_MAX_CONNS },
+	{ "max-sessions-per-uid", required_argument, NULL, OPT_MAX_SESSIONS },
+	{ "audit-rate", required_argument, NULL, OPT_AUDIT_RATE },
+	{ "audit-argv", required_argument, NULL, OPT_AUDIT_ARGV },
 	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
 	{ "help", no_argument, NULL, 'h' },
@@ -190,6 +205,36 @@ int cmd_daemon(int argc, char **argv)
 			break;
 		case OPT_CLEANUP:
 			cleanup = true;
+			break;
+		case OPT_AUDIT_ARGV:
+			if (parse_u64(optarg, &v) < 0 || v < 64 || v > BPFBOX_ARGV_LEN) {
+				fprintf(stderr, "bpfbox daemon: --audit-argv %s: give bytes from 64 "
+						"to %d\n", optarg, BPFBOX_ARGV_LEN);
+				goto out;
+			}
+			o.argv_max = v;
+			break;
+		case OPT_AUDIT_RATE:
+			if (ratelimit_parse(optarg, &o.audit_rate, &o.audit_burst) < 0) {
+				fprintf(stderr, "bpfbox daemon: --audit-rate %s: give records a "
+						"second, N or N/BURST (0: no limit)\n", optarg);
+				goto out;
+			}
+			o.audit_rate_set = true;
+			break;
+		case OPT_MAX_CONNS:
+		case OPT_MAX_SESSIONS:
+			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 4096) {
+				fprintf(stderr, "bpfbox daemon: --%s %s: give a number from 1 to "
+						"4096\n", c == OPT_MAX_CONNS ? "max-conns-per-uid"
+									: "max-sessions-per-uid",
+					optarg);
+				goto out;
+			}
+			if (c == OPT_MAX_CONNS)
+				o.max_conns_per_uid = v;
+			else
+				o.max_sessions_per_uid = v;
 			break;
 		case OPT_METRICS:
 			o.metrics_addr = optarg;

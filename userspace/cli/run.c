@@ -9,11 +9,13 @@
 #include <json-c/json.h>
 
 #include "cli.h"
+#include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../sandbox/session.h"
 #include "../agent/embedded.h"
 #include "../daemon/client.h"
 #include "../lib/log.h"
+#include "../lib/ratelimit.h"
 #include "../lib/util.h"
 
 static void run_usage(FILE *out)
@@ -59,6 +61,10 @@ static void run_usage(FILE *out)
 		"                        into one record with a count), all, off\n"
 		"  --audit-ring BYTES    ring buffer size, a power of two >= 4096\n"
 		"                        (default 4194304)\n"
+		"  --audit-argv BYTES    argv bytes kept per exec, 64 to 4096 (default 4096)\n"
+		"  --audit-rate N[/BURST] records a second the session may write with\n"
+		"                        --audit (default 5000/20000; 0: no limit); the\n"
+		"                        rest are counted in loss lines\n"
 		"  --daemon-socket PATH  use the daemon on PATH (default $BPFBOX_SOCKET or\n"
 		"                        " DAEMON_SOCKET_DEFAULT "; used when it answers)\n"
 		"  --no-daemon           embedded mode even when a daemon answers\n"
@@ -75,7 +81,7 @@ enum {
 	OPT_ON_LIMIT, OPT_STATUS_FD, OPT_LABEL, OPT_READ_HOST, OPT_USER, OPT_UNCONFINED,
 	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT, OPT_AUDIT_MODE, OPT_AUDIT_RING,
 	OPT_NET_ALLOW, OPT_EXEC_DENY,
-	OPT_DAEMON_SOCKET, OPT_NO_DAEMON, OPT_LIMITS_VIA,
+	OPT_DAEMON_SOCKET, OPT_NO_DAEMON, OPT_LIMITS_VIA, OPT_AUDIT_RATE, OPT_AUDIT_ARGV,
 };
 
 static const struct option run_opts[] = {
@@ -105,6 +111,8 @@ static const struct option run_opts[] = {
 	{ "audit", required_argument, NULL, OPT_AUDIT },
 	{ "audit-mode", required_argument, NULL, OPT_AUDIT_MODE },
 	{ "audit-ring", required_argument, NULL, OPT_AUDIT_RING },
+	{ "audit-rate", required_argument, NULL, OPT_AUDIT_RATE },
+	{ "audit-argv", required_argument, NULL, OPT_AUDIT_ARGV },
 	{ "net-allow", required_argument, NULL, OPT_NET_ALLOW },
 	{ "exec-deny", required_argument, NULL, OPT_EXEC_DENY },
 	{ "daemon-socket", required_argument, NULL, OPT_DAEMON_SOCKET },
@@ -414,6 +422,24 @@ int cmd_run(int argc, char **argv)
 				goto out_flags;
 			}
 			aopts.ring_bytes = v;
+			break;
+		}
+		case OPT_AUDIT_RATE:
+			if (ratelimit_parse(optarg, &aopts.rate, &aopts.burst) < 0) {
+				code = bad_usage("--audit-rate %s: give records a second, N or "
+						 "N/BURST (0: no limit)", optarg);
+				goto out_flags;
+			}
+			aopts.rate_set = true;
+			break;
+		case OPT_AUDIT_ARGV: {
+			unsigned long long v;
+
+			if (parse_u64(optarg, &v) < 0 || v < 64 || v > BPFBOX_ARGV_LEN) {
+				code = bad_usage("--audit-argv %s: give bytes from 64 to 4096", optarg);
+				goto out_flags;
+			}
+			aopts.argv_max = v;
 			break;
 		}
 		case OPT_DAEMON_SOCKET:

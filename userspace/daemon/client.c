@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <json-c/json.h>
@@ -51,6 +52,37 @@ int daemon_client_connect(struct daemon_client *c, const char *path, int timeout
 		r = errno == EAGAIN || errno == EINPROGRESS ? -ETIMEDOUT : -errno;
 		daemon_client_close(c);
 		return r;
+	}
+	r = daemon_peer_trusted(c->fd, path);
+	if (r < 0)
+		daemon_client_close(c);
+	return r;
+}
+
+/*
+ * Nothing is sent to a socket that is not the daemon's: the file must be a
+ * socket owned by root, and the process that listens on it must run as
+ * root (SO_PEERCRED, taken by the kernel at listen time). Anyone can bind a
+ * socket at a path they can write, and a fake daemon would get the whole
+ * register request and let the session run with no limits and no BPF.
+ */
+int daemon_peer_trusted(int fd, const char *path)
+{
+	struct ucred uc;
+	socklen_t len = sizeof(uc);
+	struct stat st;
+
+	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != 0) {
+		log_error("%s is not a socket owned by root (%s); it is not bpfbox's daemon, "
+			  "nothing was sent to it", path,
+			  lstat(path, &st) < 0 ? strerror(errno)
+			  : !S_ISSOCK(st.st_mode) ? "not a socket" : "owned by another user");
+		return -EKEYREJECTED;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0 || uc.uid != 0) {
+		log_error("the process listening on %s runs as uid %d, not root; it is not "
+			  "bpfbox's daemon, nothing was sent to it", path, (int)uc.uid);
+		return -EKEYREJECTED;
 	}
 	return 0;
 }
@@ -172,11 +204,18 @@ int daemon_client_call(struct daemon_client *c, struct json_object *req,
 	if (!r)
 		r = send_all(c->fd, "\n", 1);
 	if (r < 0) {
-		snprintf(msg, msg_size, "cannot send the request: %s", strerror(-r));
-		return r;
+		/* A daemon that said "busy" and closed: its reason may be waiting. */
+		int rr = daemon_client_read_line(c, &line, &len, 100);
+
+		if (rr <= 0) {
+			snprintf(msg, msg_size, "cannot send the request: %s", strerror(-r));
+			return r;
+		}
+		r = rr;
+	} else {
+		r = daemon_client_read_line(c, &line, &len, c->timeout_ms > 0 ? c->timeout_ms
+									   : CALL_TIMEOUT_MS);
 	}
-	r = daemon_client_read_line(c, &line, &len, c->timeout_ms > 0 ? c->timeout_ms
-								    : CALL_TIMEOUT_MS);
 	if (r <= 0) {
 		snprintf(msg, msg_size, "%s", r == 0 ? "the daemon closed the connection"
 					      : r == -EAGAIN ? "no reply in time"
@@ -429,6 +468,9 @@ int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket
 {
 	struct json_object *req, *reply = NULL;
 	const char *path = daemon_socket_path(socket);
+	const char *req_env = getenv("BPFBOX_REQUIRE_DAEMON");
+	/* --daemon-socket, or BPFBOX_REQUIRE_DAEMON=1: no run without the daemon. */
+	bool named = socket || (req_env && streq(req_env, "1"));
 	char msg[512];
 	int rc;
 
@@ -438,10 +480,18 @@ int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket
 	r->session_id = s->id;
 	snprintf(r->socket, sizeof(r->socket), "%s", path);
 	rc = daemon_client_connect(&r->ctl, path, CALL_TIMEOUT_MS);
+	if (rc == -EKEYREJECTED)
+		return rc; /* not the daemon: said, and never a reason to run without it */
 	if (rc < 0) {
 		/* No daemon here: embedded mode, unless one was asked for by name. */
-		if (socket)
-			return log_error_errno(rc, "no daemon answers on --daemon-socket %s", path);
+		if (named)
+			return log_error_errno(rc, "no daemon answers on %s%s; nothing ran (%s)", path,
+					       socket ? "" : " and BPFBOX_REQUIRE_DAEMON=1 requires one",
+					       "pass --no-daemon for embedded mode");
+		/* No socket at all: no daemon on this host, the laptop case. */
+		if (rc != -ENOENT)
+			log_notice("the daemon at %s does not answer (%s); running without it "
+				   "(embedded mode)", path, strerror(-rc));
 		return 0;
 	}
 	req = register_request(s, audit, argv);
@@ -450,17 +500,23 @@ int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket
 	json_object_put(reply);
 	if (rc < 0) {
 		bool refused = r->ctl.replied && (rc == -EACCES || rc == -EPERM);
+		bool busy = r->ctl.replied && rc == -EBUSY;
 
 		daemon_client_close(&r->ctl);
-		/* Above the operator's ceiling: nothing runs, not even without the daemon. */
+		/*
+		 * Above the operator's ceiling or the uid's session quota: nothing
+		 * runs, not even without the daemon.
+		 */
 		if (r->ctl.replied && rc == -EDQUOT)
 			return log_error_errno(rc, "the daemon at %s refused the session: %s", path,
 					       msg);
-		if (socket || (r->ctl.replied && !refused))
+		if (named || (r->ctl.replied && !refused && !busy))
 			return log_error_errno(rc, "the daemon at %s did not take the session: %s",
 					       path, msg);
-		log_warn("the daemon at %s %s (%s); running without it", path,
-			 refused ? "refuses this client" : "does not answer", msg);
+		/* Never silent, not even with -q: the session runs without the daemon. */
+		log_notice("the daemon at %s %s (%s); running without it (embedded mode)", path,
+			   busy ? "is busy" : refused ? "refuses this client" : "does not answer",
+			   msg);
 		return 0;
 	}
 	if (audit->path && ((rc = open_audit(r, audit)) < 0 || (rc = subscribe(r)) < 0)) {

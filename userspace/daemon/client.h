@@ -32,9 +32,18 @@ const char *daemon_socket_path(const char *override);
 
 /*
  * Connects with replies awaited up to timeout_ms. 0, or -errno: -ENOENT,
- * -ECONNREFUSED, -EACCES (and the like) mean that no daemon answers here.
+ * -ECONNREFUSED, -EACCES (and the like) mean that no daemon answers here;
+ * -EKEYREJECTED that what answers is not the daemon (daemon_peer_trusted).
  */
 int daemon_client_connect(struct daemon_client *c, const char *path, int timeout_ms);
+
+/*
+ * 0 when path is a socket owned by root and the peer of fd runs as root;
+ * else -EKEYREJECTED, printed (daemon_client_connect calls it before
+ * anything is sent).
+ */
+int daemon_peer_trusted(int fd, const char *path);
+
 void daemon_client_close(struct daemon_client *c);
 
 /*

@@ -38,6 +38,8 @@ static enum ev_kind kind_of_record(uint32_t type)
 		return EV_FORK;
 	case BPFBOX_EV_FILE:
 		return EV_FILE;
+	case BPFBOX_EV_COMM:
+		return EV_RENAME;
 	default:
 		return EV_CONNECT;
 	}
@@ -185,6 +187,10 @@ int ev_on_record(void *ctx, void *data, size_t size)
 		d->unknown_records++;
 		return 0;
 	}
+	/* A flood is counted, not written: exact counts by type, once a second. */
+	if (!audit_flood_pass(&s->flood, data, size, now_ns()))
+		return 0;
+	ev_flood_say(d, s, false);
 	jsonw_reset(&d->w);
 	if (audit_encode_record(&d->w, &d->clock, data, size, s->id) < 0 || d->w.oom)
 		return 0;
@@ -245,6 +251,8 @@ void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *
 	jsonw_array_end(w);
 	copy_strings(w, "command", proto_get_array(req, "command", &v) ? NULL : v);
 	jsonw_array_end(w);
+	if (json_object_object_get_ex(req, "command_truncated", NULL))
+		jsonw_bool(w, "command_truncated", true);
 	/* The runtime's labels (session.start "labels", bpfbox run --label). */
 	labels = proto_get_object(req, "labels", &v) ? NULL : strdup(
 		json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
@@ -264,11 +272,31 @@ void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *
 	ev_flush(d);
 }
 
+void ev_flood_init(struct daemon *d, struct dsession *s)
+{
+	if (d->o->audit_rate_set)
+		audit_flood_init(&s->flood, d->o->audit_rate, d->o->audit_burst);
+	else
+		audit_flood_init(&s->flood, AUDIT_RATE_DEFAULT, AUDIT_BURST_DEFAULT);
+}
+
+void ev_flood_say(struct daemon *d, struct dsession *s, bool force)
+{
+	if (!s->flood.total)
+		return;
+	jsonw_reset(&d->w);
+	if (audit_flood_line(&s->flood, &d->w, &d->clock, s->id, now_ns(), force) && !d->w.oom)
+		ev_emit(d, s, EV_LOSS, d->w.buf, d->w.len);
+}
+
 void ev_session_end(struct daemon *d, struct dsession *s, uint64_t seq, uint64_t lost)
 {
 	const struct dsession_end *e = &s->end;
 	/* seq is the next number: records 1..seq-1 were produced, lost among them. */
 	uint64_t records = seq > lost ? seq - 1 - lost : 0;
+
+	/* Those the rate limit counted instead of writing are not record lines. */
+	records = records > s->flood.all ? records - s->flood.all : 0;
 	struct jsonw *w = &d->w;
 
 	if (lost) {
@@ -290,6 +318,7 @@ void ev_session_end(struct daemon *d, struct dsession *s, uint64_t seq, uint64_t
 	jsonw_bool(w, "timed_out", e->timed_out);
 	jsonw_u64(w, "records", records);
 	jsonw_u64(w, "lost", lost);
+	jsonw_u64(w, "suppressed", s->flood.all);
 	jsonw_u64(w, "output_bytes", e->output_bytes);
 	jsonw_u64(w, "output_dropped", e->output_dropped);
 	jsonw_str(w, "reason", e->reason);

@@ -20,6 +20,12 @@ struct json_object;
 struct sinks;
 
 #define DAEMON_MAX_CONNS    1024
+#define DAEMON_ROOT_CONNS   64	/* of those, kept for root: others get "busy" first */
+#define DAEMON_CONNS_PER_UID 256 /* default --max-conns-per-uid */
+#define DAEMON_SESSIONS_PER_UID 256 /* default --max-sessions-per-uid */
+#define DAEMON_ROOT_SESSIONS 256 /* session slots kept for root */
+#define DAEMON_COMMAND_MAX  8192 /* bytes of a session's command kept (strings) */
+#define DAEMON_LIST_PAGE    (1U << 20) /* a list reply stops past this; next_offset */
 #define DAEMON_MAX_LINGERING 32 /* refused peers beyond this are closed at once */
 #define DAEMON_SUB_BUF_MAX  (1U << 20) /* a subscriber's queue before records drop */
 #define DAEMON_REPLY_BUF_MAX (2 * DAEMON_MAX_REPLY) /* a reader that never reads is closed */
@@ -39,6 +45,7 @@ enum ev_kind {
 	EV_SESSION_RESUMED,
 	EV_SESSION_KILLED,
 	EV_CEILING,	/* a request held to a policy ceiling: refused or clamped */
+	EV_RENAME,	/* a thread renamed itself (prctl PR_SET_NAME): "rename" */
 	EV_KINDS,	/* the same order as the sinks' types: sink_type_name(kind) */
 };
 
@@ -46,6 +53,8 @@ struct peer {
 	pid_t pid;
 	uid_t uid;
 	gid_t gid;
+	int pidfd;		/* SO_PEERPIDFD, else pidfd_open at accept; -1: none */
+	unsigned long long start; /* start time of pid at accept, when pidfd < 0 */
 };
 
 struct conn {
@@ -90,6 +99,8 @@ struct daemon {
 	struct sink_config *sink_cfg; /* the sinks open now (config.c) */
 	size_t nsink_cfg;
 	struct ceilings ceilings; /* of --config; reloaded */
+	uint64_t busy_refused;	/* connections answered "busy" */
+	uint64_t busy_logged_ns; /* when the last "busy" line was logged */
 	bool stop;
 };
 
@@ -114,6 +125,14 @@ void ev_session_end(struct daemon *d, struct dsession *s, uint64_t seq, uint64_t
 /* Queues a reply or an event line; closes the connection past its cap. */
 void conn_queue(struct daemon *d, struct conn *c, const char *data, size_t len);
 void conn_flush(struct daemon *d, struct conn *c);
+
+/* server.c: 0 while the peer that connected still runs, else -ESRCH. */
+int peer_alive(const struct peer *p);
+
+/* events.c: a new session's record rate limit, as the options say. */
+void ev_flood_init(struct daemon *d, struct dsession *s);
+/* Says what a session's rate limit suppressed (force: now, else once a second). */
+void ev_flood_say(struct daemon *d, struct dsession *s, bool force);
 
 /* ops.c */
 void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len);

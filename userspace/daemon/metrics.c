@@ -234,7 +234,7 @@ static void render_events(struct out *o, struct metrics *m, struct daemon *d)
 	for (int k = 0; k < EV_KINDS; k++)
 		for (int dec = 0; dec < NDEC; dec++) {
 			bool rec = k == EV_EXEC || k == EV_EXIT || k == EV_FORK || k == EV_FILE ||
-				   k == EV_CONNECT;
+				   k == EV_CONNECT || k == EV_RENAME;
 
 			if (rec == (dec == DEC_NONE))
 				continue;

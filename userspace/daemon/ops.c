@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -387,6 +388,36 @@ static void apply_limits(struct daemon *d, struct dsession *s, struct json_objec
 	json_object_array_add(ne, json_object_new_string(s->lim.not_enforced));
 }
 
+/*
+ * Sessions per uid (--max-sessions-per-uid, root exempt) and the last
+ * DAEMON_ROOT_SESSIONS slots kept for root: one user cannot block the others
+ * or root. 0, or replied.
+ */
+static int session_quota(struct daemon *d, struct conn *c)
+{
+	unsigned int per_uid = d->o->max_sessions_per_uid ? d->o->max_sessions_per_uid
+							  : DAEMON_SESSIONS_PER_UID;
+	size_t mine = 0;
+
+	if (c->peer.uid == 0)
+		return 0;
+	if (d->table.count >= BPFBOX_MAX_SESSIONS - DAEMON_ROOT_SESSIONS) {
+		reply_error(d, c, EBUSY, "busy: register: %zu sessions are running; the last %d "
+			    "are kept for root; end one first", d->table.count,
+			    DAEMON_ROOT_SESSIONS);
+		return -EBUSY;
+	}
+	for (struct dsession *s = d->table.head; s; s = s->next)
+		mine += s->uid == c->peer.uid;
+	if (mine >= per_uid) {
+		reply_error(d, c, EDQUOT, "register: uid %u has %zu sessions, the daemon's "
+			    "--max-sessions-per-uid; end one first or raise it", c->peer.uid,
+			    mine);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
 /* The ceiling event: what was asked, by whom, which rule, what it did. */
 static void ceiling_event(struct daemon *d, struct conn *c, const char *id,
 			  const struct ceiling_rule *r, const char *action, const char *what)
@@ -450,6 +481,40 @@ static int hold_to_ceiling(struct daemon *d, struct conn *c, struct json_object 
 	return 0;
 }
 
+/*
+ * What a session keeps of its command (in session.start, its replay and
+ * list): DAEMON_COMMAND_MAX bytes of strings; past that the arguments are
+ * cut and "command_truncated" says so. A request may be 64 KiB; 4096 of
+ * them would hold the daemon's memory and make list too long to answer.
+ */
+static void bound_command(struct json_object *req)
+{
+	struct json_object *cmd, *cut;
+	size_t n, used = 0;
+
+	if (proto_get_array(req, "command", &cmd) < 0)
+		return;
+	n = json_object_array_length(cmd);
+	for (size_t i = 0; i < n; i++)
+		used += json_object_get_string_len(json_object_array_get_idx(cmd, i)) + 1;
+	if (used <= DAEMON_COMMAND_MAX)
+		return;
+	cut = json_object_new_array();
+	used = 0;
+	for (size_t i = 0; i < n && used < DAEMON_COMMAND_MAX; i++) {
+		struct json_object *v = json_object_array_get_idx(cmd, i);
+		size_t len = json_object_get_string_len(v);
+
+		if (len > DAEMON_COMMAND_MAX - used)
+			len = DAEMON_COMMAND_MAX - used;
+		json_object_array_add(cut, json_object_new_string_len(json_object_get_string(v),
+								      len));
+		used += len + 1;
+	}
+	json_object_object_add(req, "command", cut);
+	json_object_object_add(req, "command_truncated", json_object_new_boolean(1));
+}
+
 /* `bpfbox daemon reload`: root only, like SIGHUP. */
 static void op_reload(struct daemon *d, struct conn *c)
 {
@@ -481,8 +546,9 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 	int r;
 
 	if (check_register(d, c, req, &id) < 0 || parse_flags(d, c, req, &flags) < 0 ||
-	    hold_to_ceiling(d, c, req, id) < 0)
+	    session_quota(d, c) < 0 || hold_to_ceiling(d, c, req, id) < 0)
 		return;
+	bound_command(req);
 	index = table_free_index(&d->table);
 	if (!index) {
 		reply_error(d, c, ENOSPC, "register: %d sessions are running; end one first",
@@ -501,6 +567,7 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 		r = -ENOMEM;
 		goto fail;
 	}
+	ev_flood_init(d, s);
 	snprintf(s->id, sizeof(s->id), "%s", id);
 	snprintf(s->cgroup, sizeof(s->cgroup), "%s", cg.path);
 	s->index = index;
@@ -515,6 +582,7 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 		snprintf(s->level, sizeof(s->level), "%s", str);
 	if (proto_get_array(req, "command", &v) == 0)
 		s->command = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+	s->command_truncated = json_object_object_get_ex(req, "command_truncated", NULL);
 	r = agent_session_add(d->agent, cg.id, index, flags);
 	if (r < 0)
 		goto fail;
@@ -582,10 +650,18 @@ static int parent_of(pid_t pid, pid_t *ppid)
 	return 0;
 }
 
+/* Whether the process of a pidfd is not reaped yet (-1: no pidfd support, true). */
+static bool pidfd_runs(int pidfd)
+{
+	return pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 ||
+	       errno != ESRCH;
+}
+
 static void op_attach(struct daemon *d, struct conn *c, struct json_object *req)
 {
 	struct dsession *s = request_session(d, c, req, "attach");
 	char path[PATH_MAX + 32], num[24];
+	int target = -1;
 	pid_t ppid;
 	int64_t pid;
 	int r;
@@ -601,24 +677,40 @@ static void op_attach(struct daemon *d, struct conn *c, struct json_object *req)
 		reply_error(d, c, ESRCH, "attach: session %s is ending", s->id);
 		return;
 	}
+	/*
+	 * The target is held by a pidfd before its parent is read, and both
+	 * it and the requester are checked to still run after: neither pid
+	 * number can have been reused in between (a zombie keeps its pid).
+	 */
+	target = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (target < 0 && errno != ENOSYS) {
+		reply_error(d, c, ESRCH, "attach: no process %lld", (long long)pid);
+		return;
+	}
 	r = parent_of(pid, &ppid);
-	if (r < 0 || ppid != c->peer.pid) {
+	if (r < 0 || ppid != c->peer.pid || peer_alive(&c->peer) < 0 ||
+	    !pidfd_runs(target)) {
 		reply_error(d, c, EPERM, "attach: pid %lld is not a child of the requesting process",
 			    (long long)pid);
-		return;
+		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/cgroup.procs", s->cgroup);
 	snprintf(num, sizeof(num), "%lld", (long long)pid);
 	r = write_file_str(path, num);
+	if (r == 0 && !pidfd_runs(target)) {
+		dlog("attach: pid %lld of session %s was reaped while it was moved", (long long)pid,
+		     s->id);
+		r = -ESRCH;
+	}
 	if (r < 0) {
 		reply_error(d, c, -r, "attach: cannot move pid %lld into %s: %s", (long long)pid,
 			    s->cgroup, strerror(-r));
-		return;
+		goto out;
 	}
 	if (s->has_lim && (r = limits_attach_pid(&s->lim, pid)) < 0) {
 		reply_error(d, c, -r, "attach: cannot move pid %lld into the v1 cgroups of its "
 				      "limits: %s", (long long)pid, strerror(-r));
-		return;
+		goto out;
 	}
 	s->child = pid;
 	if (s->state == DS_REGISTERED)
@@ -627,6 +719,9 @@ static void op_attach(struct daemon *d, struct conn *c, struct json_object *req)
 	jsonw_str(&d->rw, "session", s->id);
 	jsonw_u64(&d->rw, "pid", pid);
 	reply_send(d, c);
+out:
+	if (target >= 0)
+		close(target);
 }
 
 /* Kills what is left; 0 once the directory is gone, -EBUSY if it stays. */
@@ -691,6 +786,7 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason)
 	agent_session_remove(d->agent, s->cgroup_id, &seq, &lost);
 	agent_flush_session(d->agent, s->index, &seq, ev_on_record, d);
 	agent_net_clear(d->agent, s->index);
+	ev_flood_say(d, s, true);
 	ev_session_end(d, s, seq, lost);
 	/* A subscription to this session ends with it. */
 	for (struct conn *c = d->conns; c; c = c->next) {
@@ -758,16 +854,35 @@ static void put_time(struct jsonw *w, const char *key, int64_t ns)
 	jsonw_str(w, key, buf);
 }
 
-static void op_list(struct daemon *d, struct conn *c)
+/*
+ * One page of sessions: from "offset" (default 0, counted among the ones the
+ * peer may see) until the reply passes DAEMON_LIST_PAGE; then "next_offset"
+ * says where the next page starts. Without it, the list is complete.
+ */
+static void op_list(struct daemon *d, struct conn *c, struct json_object *req)
 {
-	struct jsonw *w = reply_begin(d);
+	struct jsonw *w;
+	int64_t offset = 0, seen = 0;
 
+	if (proto_get_int(req, "offset", &offset) == -EINVAL || offset < 0) {
+		bad_member(d, c, "list", "offset", "a count of sessions, 0 or more");
+		return;
+	}
+	w = reply_begin(d);
 	jsonw_array_begin(w, "sessions");
 	for (struct dsession *s = d->table.head; s; s = s->next) {
 		uint64_t seq = 1, lost = 0;
 
 		if (c->peer.uid != 0 && c->peer.uid != s->uid)
 			continue;
+		if (seen++ < offset)
+			continue;
+		if (w->len > DAEMON_LIST_PAGE) {
+			jsonw_array_end(w);
+			jsonw_u64(w, "next_offset", seen - 1);
+			reply_send(d, c);
+			return;
+		}
 		agent_session_stats(d->agent, s->cgroup_id, &seq, &lost);
 		jsonw_begin(w);
 		jsonw_str(w, "session", s->id);
@@ -789,6 +904,8 @@ static void op_list(struct daemon *d, struct conn *c)
 			jsonw_raw(w, "command", s->command);
 		else
 			jsonw_null(w, "command");
+		if (s->command_truncated)
+			jsonw_bool(w, "command_truncated", true);
 		jsonw_end(w);
 	}
 	jsonw_array_end(w);
@@ -924,8 +1041,9 @@ static void op_pause(struct daemon *d, struct conn *c, struct json_object *req)
 		return;
 	r = proto_get_str(req, "reason", &reason);
 	if (r == -EINVAL || (!r && !streq(reason, "manual") && !streq(reason, "oom") &&
-			     !streq(reason, "disk"))) {
-		bad_member(d, c, "pause", "reason", "\"manual\", \"oom\" or \"disk\"");
+			     !streq(reason, "disk") && !streq(reason, "disk_unwatched"))) {
+		bad_member(d, c, "pause", "reason",
+			   "\"manual\", \"oom\", \"disk\" or \"disk_unwatched\"");
 		return;
 	}
 	if (!r)
@@ -1098,7 +1216,7 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 	else if (streq(op, "unregister"))
 		op_unregister(d, c, req);
 	else if (streq(op, "list"))
-		op_list(d, c);
+		op_list(d, c, req);
 	else if (streq(op, "subscribe"))
 		op_subscribe(d, c, req);
 	else if (streq(op, "ping"))
@@ -1136,6 +1254,7 @@ void ops_tick(struct daemon *d)
 
 	for (; s; s = next) {
 		next = s->next;
+		ev_flood_say(d, s, false);
 		if (s->state == DS_ENDING)
 			ops_end_session(d, s, s->end.reason);
 		else if (!s->owner && !cgroup_populated(s->cgroup))
@@ -1204,6 +1323,7 @@ static int readopt_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	ev_flood_init(d, s);
 	if (snprintf(s->id, sizeof(s->id), "%s", name) >= (int)sizeof(s->id) ||
 	    snprintf(s->cgroup, sizeof(s->cgroup), "%s/%s", d->parent, name) >=
 		    (int)sizeof(s->cgroup)) {

@@ -32,6 +32,7 @@
 #include "../audit/sink.h"
 #include "../probe/probe.h"
 #include "../lib/log.h"
+#include "../lib/ratelimit.h"
 #include "../lib/util.h"
 
 #ifndef SO_PEERPIDFD
@@ -40,16 +41,36 @@
 
 #define REFUSED_LINGER_NS (5ULL * 1000000000ULL)
 
+#define DLOG_RATE  20  /* lines a second, after a burst of DLOG_BURST */
+#define DLOG_BURST 200
+
+/*
+ * The daemon's own log is rate limited like the audit stream: a connect
+ * loop from a session once wrote 412,000 lines. What is dropped is
+ * counted, and the next line that passes says how many.
+ */
 void dlog(const char *fmt, ...)
 {
+	static struct ratelimit rl = { .rate = DLOG_RATE, .burst = DLOG_BURST,
+				       .level = DLOG_BURST * 1000000000ULL };
+	static unsigned long long dropped;
 	char buf[1024];
 	va_list ap;
 
+	if (!ratelimit_take(&rl, now_ns())) {
+		dropped++;
+		return;
+	}
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	/* One write per line: lines of concurrent writers never mix. */
-	dprintf(STDERR_FILENO, "%sbpfbox daemon: %s\n", log_prefix(LOG_LVL_INFO), buf);
+	if (dropped)
+		dprintf(STDERR_FILENO, "%sbpfbox daemon: (%llu lines not logged: more than %d a "
+			"second) %s\n", log_prefix(LOG_LVL_INFO), dropped, DLOG_RATE, buf);
+	else
+		dprintf(STDERR_FILENO, "%sbpfbox daemon: %s\n", log_prefix(LOG_LVL_INFO), buf);
+	dropped = 0;
 }
 
 static void epoll_set(struct daemon *d, struct conn *c, bool out)
@@ -139,10 +160,41 @@ static bool in_group(int fd, gid_t primary, gid_t want)
 	return false;
 }
 
+/* Field 22 of /proc/PID/stat (the start time in ticks), or 0. */
+static unsigned long long start_time_of(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_file_str(path, buf, sizeof(buf)) < 0)
+		return 0;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+				"%*d %*d %*d %*d %llu", &t) != 1)
+		return 0;
+	return t;
+}
+
+int peer_alive(const struct peer *p)
+{
+	unsigned long long t;
+
+	if (p->pidfd >= 0)
+		/* A zombie still answers: its pid cannot be reused before it is reaped. */
+		return syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) < 0 &&
+			       errno == ESRCH ? -ESRCH : 0;
+	/* No pidfd at all (kernel < 5.3): the same pid with the same start time. */
+	t = start_time_of(p->pid);
+	return t && t == p->start ? 0 : -ESRCH;
+}
+
 /*
  * Who may talk to us: never a process inside a session (whatever its uid),
- * then root or a member of --group. With SO_PEERPIDFD, the pid read in
- * /proc is checked to still be the peer's (no reuse in between).
+ * then root or a member of --group. The peer is held by a pidfd
+ * (SO_PEERPIDFD, else pidfd_open right after accept) and every request
+ * checks that it still runs (peer_alive): a socket handed to a child that
+ * outlives its parent speaks for nobody, so a reused pid cannot lie.
  */
 static int peer_check(struct daemon *d, struct conn *c, char *why, size_t size)
 {
@@ -150,6 +202,7 @@ static int peer_check(struct daemon *d, struct conn *c, char *why, size_t size)
 	socklen_t len = sizeof(uc);
 	int pidfd = -1, r;
 
+	c->peer.pidfd = -1;
 	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0) {
 		snprintf(why, size, "cannot read the peer's credentials");
 		return -EACCES;
@@ -159,13 +212,17 @@ static int peer_check(struct daemon *d, struct conn *c, char *why, size_t size)
 	c->peer.gid = uc.gid;
 	len = sizeof(pidfd);
 	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0)
-		pidfd = -1;
-	r = uc.pid > 0 ? inside_parent(d, uc.pid) : -ESRCH;
-	if (pidfd >= 0) {
-		if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
-			r = -ESRCH;
+		pidfd = uc.pid > 0 ? (int)syscall(SYS_pidfd_open, uc.pid, 0) : -1;
+	if (pidfd >= 0 && fcntl(pidfd, F_SETFD, FD_CLOEXEC) < 0) {
 		close(pidfd);
+		pidfd = -1;
 	}
+	c->peer.pidfd = pidfd;
+	if (pidfd < 0)
+		c->peer.start = uc.pid > 0 ? start_time_of(uc.pid) : 0;
+	r = uc.pid > 0 ? inside_parent(d, uc.pid) : -ESRCH;
+	if (peer_alive(&c->peer) < 0)
+		r = -ESRCH;
 	if (r != 0) {
 		snprintf(why, size, "%s", r > 0 ? DAEMON_INSIDE_SESSION
 					     : "cannot tell where the requesting process runs");
@@ -178,6 +235,70 @@ static int peer_check(struct daemon *d, struct conn *c, char *why, size_t size)
 	return -EACCES;
 }
 
+/* Says "busy" (EBUSY) and why on a connection that is not kept. */
+static void say_busy(struct daemon *d, int fd, uid_t uid, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void say_busy(struct daemon *d, int fd, uid_t uid, const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	jsonw_reset(&d->rw);
+	proto_error(&d->rw, EBUSY, "busy: %s", why);
+	/* A few dozen bytes fit in any socket buffer: sent before the close. */
+	if (send(fd, d->rw.buf, d->rw.len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* the peer is gone or never reads; nothing more to do */
+	}
+	close(fd);
+	d->busy_refused++;
+	/* One line per second at most: a connect loop must not flood our log. */
+	if (d->busy_logged_ns + 1000000000ULL <= now_ns()) {
+		dlog("busy: refused uid %u: %s (%llu refused so far)", uid, why,
+		     (unsigned long long)d->busy_refused);
+		d->busy_logged_ns = now_ns();
+	}
+}
+
+/*
+ * Connection limits: --max-conns-per-uid for every uid but root, and the
+ * last DAEMON_ROOT_CONNS of DAEMON_MAX_CONNS kept for root. 0, or the
+ * connection was answered "busy" and closed.
+ */
+static int conn_limits(struct daemon *d, int fd)
+{
+	unsigned int per_uid = d->o->max_conns_per_uid ? d->o->max_conns_per_uid
+						       : DAEMON_CONNS_PER_UID;
+	struct ucred uc = { .uid = (uid_t)-1 };
+	socklen_t len = sizeof(uc);
+	size_t mine = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
+		uc.uid = (uid_t)-1;
+	if (d->nconns >= DAEMON_MAX_CONNS) {
+		say_busy(d, fd, uc.uid, "%d connections are open, the daemon's limit; retry later",
+			 DAEMON_MAX_CONNS);
+		return -EBUSY;
+	}
+	if (uc.uid == 0)
+		return 0;
+	if (d->nconns >= DAEMON_MAX_CONNS - DAEMON_ROOT_CONNS) {
+		say_busy(d, fd, uc.uid, "%zu connections are open; the last %d are kept for root; "
+			 "retry later", d->nconns, DAEMON_ROOT_CONNS);
+		return -EBUSY;
+	}
+	for (struct conn *c = d->conns; c; c = c->next)
+		mine += c->peer.uid == uc.uid;
+	if (mine >= per_uid) {
+		say_busy(d, fd, uc.uid, "uid %u has %zu connections open, the daemon's "
+			 "--max-conns-per-uid; close some or raise it", uc.uid, mine);
+		return -EBUSY;
+	}
+	return 0;
+}
+
 static void conn_accept(struct daemon *d)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -188,10 +309,8 @@ static void conn_accept(struct daemon *d)
 	fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	if (d->nconns >= DAEMON_MAX_CONNS) {
-		close(fd);
+	if (conn_limits(d, fd) < 0)
 		return;
-	}
 	c = calloc(1, sizeof(*c));
 	if (c)
 		c->in = malloc(DAEMON_MAX_REQUEST);
@@ -202,6 +321,7 @@ static void conn_accept(struct daemon *d)
 		return;
 	}
 	c->fd = fd;
+	c->peer.pidfd = -1;
 	c->serial = ++d->next_serial;
 	c->created_ns = now_ns();
 	ev.data.ptr = c;
@@ -236,6 +356,8 @@ static void conn_free(struct daemon *d, struct conn *c)
 {
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
+	if (c->peer.pidfd >= 0)
+		close(c->peer.pidfd);
 	buf_free(&c->out);
 	free(c->in);
 	if (c->lingering)
@@ -312,6 +434,18 @@ static void conn_read(struct daemon *d, struct conn *c)
 
 			if (len && c->in[len - 1] == '\r')
 				len--;
+			if (len && peer_alive(&c->peer) < 0) {
+				/* Whoever holds the socket now is not who connected. */
+				jsonw_reset(&d->rw);
+				proto_error(&d->rw, EPERM,
+					    "the process that opened this connection (pid %d) has "
+					    "exited; connect again from the process that sends the "
+					    "requests", c->peer.pid);
+				conn_queue(d, c, d->rw.buf, d->rw.len);
+				c->closing = true;
+				conn_flush(d, c);
+				return;
+			}
 			if (len)
 				ops_handle(d, c, c->in, len);
 			c->in_len -= nl + 1 - c->in;
@@ -482,6 +616,7 @@ static int open_agent(struct daemon *d)
 {
 	struct agent_opts ao = { .ring_bytes = d->o->ring_bytes ? d->o->ring_bytes : 4U << 20,
 				 .audit_opens = true, .aggregate_ns = 1000000000ULL,
+				 .argv_max = d->o->argv_max,
 				 .cgroup_parent = d->parent, .pin_dir = d->o->pin_dir,
 				 .on_record = ev_on_record, .ctx = d };
 	const struct agent_status *st;

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "bpfbox/events.h"
+#include "../audit/encode.h"
 #include "../monitor/limits.h"
 
 enum dsession_state {
@@ -47,6 +48,8 @@ struct dsession {
 	enum dsession_state state;
 	char *start_line;	/* session.start, replayed to its subscribers */
 	char *command;		/* a JSON array, or NULL */
+	bool command_truncated;	/* cut at DAEMON_COMMAND_MAX */
+	struct audit_flood flood; /* --audit-rate: its records' token bucket */
 	struct dsession_end end;
 	bool has_lim;		/* lim was planned and applied at register */
 	struct session_limits lim; /* memory, pids, cpu; the v1 cgroups to remove */

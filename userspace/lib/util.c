@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -155,4 +160,119 @@ int parse_duration_ns(const char *s, uint64_t *ns)
 		return -EINVAL;
 	*ns = v * unit;
 	return 0;
+}
+
+/* The first entry of the directory fd other than . and .., into name; 1, 0 or -errno. */
+static int first_entry(int fd, char **name, bool *isdir, dev_t *dev)
+{
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	if (dfd < 0)
+		return -errno;
+	d = fdopendir(dfd);
+	if (!d) {
+		r = -errno;
+		close(dfd);
+		return r;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+			continue;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		*name = strdup(de->d_name);
+		*isdir = S_ISDIR(st.st_mode);
+		*dev = st.st_dev;
+		r = *name ? 1 : -ENOMEM;
+		break;
+	}
+	closedir(d);
+	return r;
+}
+
+int rm_tree(const char *path)
+{
+	char **stack = NULL;
+	size_t depth = 0, cap = 0;
+	struct stat st;
+	int fd, r = 0;
+
+	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		if (errno != ENOTDIR && errno != ELOOP)
+			return -errno;
+		return unlink(path) < 0 ? -errno : 0;
+	}
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	while (!r) {
+		char *name = NULL, *child;
+		bool isdir = false;
+		dev_t dev = 0;
+		int e = first_entry(fd, &name, &isdir, &dev), pfd;
+
+		if (e > 0 && isdir && dev == st.st_dev) {
+			int nfd = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			e = nfd < 0 ? -errno : 0;
+			if (!e && depth == cap) {
+				char **ns = realloc(stack, (cap ? cap * 2 : 64) * sizeof(*ns));
+
+				if (ns) {
+					stack = ns;
+					cap = cap ? cap * 2 : 64;
+				} else {
+					e = -ENOMEM;
+				}
+			}
+			if (!e) {
+				close(fd);
+				fd = nfd;
+				stack[depth++] = name;
+				continue;
+			}
+			if (nfd >= 0)
+				close(nfd);
+		} else if (e > 0 && !isdir) {
+			e = unlinkat(fd, name, 0) < 0 ? -errno : 1;
+		} else if (e > 0) {
+			e = -EXDEV; /* another file system mounted here: left alone */
+		}
+		free(name);
+		if (e == 1)
+			continue;
+		if (e < 0) {
+			r = e; /* what cannot be removed stops the walk, never loops */
+			break;
+		}
+		/* Empty: removed from its parent, one level up. */
+		if (depth == 0)
+			break;
+		pfd = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		child = stack[--depth];
+		if (pfd < 0) {
+			r = -errno;
+			free(child);
+			break;
+		}
+		close(fd);
+		fd = pfd;
+		if (unlinkat(fd, child, AT_REMOVEDIR) < 0)
+			r = -errno;
+		free(child);
+	}
+	close(fd);
+	while (depth)
+		free(stack[--depth]);
+	free(stack);
+	if (!r && rmdir(path) < 0 && errno != ENOENT)
+		r = -errno;
+	return r;
 }

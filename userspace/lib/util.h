@@ -62,4 +62,13 @@ int parse_size_mb(const char *s, uint64_t *mb);
 /* A duration: 500ms, 5s, 2m, 1h; a bare number is seconds. */
 int parse_duration_ns(const char *s, uint64_t *ns);
 
+/*
+ * Removes path and everything below it, at any depth: openat and unlinkat
+ * one name at a time, never a path longer than a name (nftw and rm -r give
+ * up past PATH_MAX). Symlinks are removed, never followed; other mounts
+ * inside are not entered (EXDEV). 0, or the first -errno met (what could be
+ * removed is removed).
+ */
+int rm_tree(const char *path);
+
 #endif

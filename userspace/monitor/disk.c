@@ -25,6 +25,8 @@
 #define WATCH_MASK                                                                           \
 	(IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | \
 	 IN_ONLYDIR | IN_DONT_FOLLOW)
+/* A watch through /proc/self/fd/N of an O_PATH fd opened O_NOFOLLOW: follow that link. */
+#define WATCH_MASK_FD (WATCH_MASK & ~IN_DONT_FOLLOW)
 
 struct disk_dir {
 	int parent;	/* watch descriptor of the parent, -1 for a root */
@@ -39,6 +41,7 @@ struct disk_ent {
 	uint64_t blocks; /* bytes allocated (st_blocks * 512) */
 	uint64_t base;	/* what this entry added to the baseline */
 	int wd;
+	bool in_base;	/* counted in base_count (found by the initial scan) */
 };
 
 static uint64_t ent_hash(int wd, const char *name)
@@ -90,9 +93,9 @@ static int ent_grow(struct disk_monitor *m)
 	return 0;
 }
 
-/* Sets an entry's size; a new one adds base to the baseline. */
-static struct disk_ent *ent_set(struct disk_monitor *m, int wd, uint64_t h, uint64_t blocks,
-				uint64_t base)
+/* Sets an entry's size; a new one adds base to the baseline (initial: its count too). */
+static struct disk_ent *ent_set_ex(struct disk_monitor *m, int wd, uint64_t h, uint64_t blocks,
+				   uint64_t base, bool initial)
 {
 	struct disk_ent *e = ent_find(m, h);
 	size_t i;
@@ -106,11 +109,19 @@ static struct disk_ent *ent_set(struct disk_monitor *m, int wd, uint64_t h, uint
 		return NULL; /* out of memory: this entry is not counted */
 	for (i = h & (m->cap - 1); m->ents[i].h; i = (i + 1) & (m->cap - 1))
 		;
-	m->ents[i] = (struct disk_ent){ .h = h, .blocks = blocks, .base = base, .wd = wd };
+	m->ents[i] = (struct disk_ent){ .h = h, .blocks = blocks, .base = base, .wd = wd,
+					.in_base = initial };
 	m->count++;
+	m->base_count += initial;
 	m->usage += blocks;
 	m->baseline += base;
 	return &m->ents[i];
+}
+
+static struct disk_ent *ent_set(struct disk_monitor *m, int wd, uint64_t h, uint64_t blocks,
+				uint64_t base)
+{
+	return ent_set_ex(m, wd, h, blocks, base, base > 0);
 }
 
 /* Removes slot i (backward shift, so no tombstones). */
@@ -171,31 +182,66 @@ static struct disk_dir *dir_get(struct disk_monitor *m, int wd)
 	return wd >= 0 && (size_t)wd < m->ndirs && m->dirs[wd].live ? &m->dirs[wd] : NULL;
 }
 
-/* The path of a watched directory, rebuilt from the parent chain (renames move it). */
-static int dir_path(struct disk_monitor *m, int wd, char *buf, size_t size)
+/*
+ * An O_PATH fd of a watched directory, opened from its root one name at a
+ * time (openat, O_NOFOLLOW): no path is ever built, so no depth is too deep
+ * (a tree below PATH_MAX would otherwise go unwatched). The last one is
+ * kept (m->fd_wd): events and scans come in runs on one directory. The
+ * caller does not close it. -errno when a name on the way is gone (renamed
+ * since the names were last updated: the events not read yet fix them).
+ */
+static int dir_open(struct disk_monitor *m, int wd)
 {
-	const char *parts[PATH_MAX / 2];
-	size_t n = 0, len = 0;
 	struct disk_dir *d;
+	size_t n = 0;
+	int fd, r = 0;
 
-	for (; (d = dir_get(m, wd)); wd = d->parent) {
-		if (n == ARRAY_SIZE(parts))
-			return -ENAMETOOLONG;
-		parts[n++] = d->name;
+	if (m->fd_wd == wd && m->dir_fd >= 0)
+		return m->dir_fd;
+	for (int w = wd; (d = dir_get(m, w)); w = d->parent) {
+		if (n == m->chain_cap) {
+			size_t cap = m->chain_cap ? m->chain_cap * 2 : 64;
+			int *c = realloc(m->chain, cap * sizeof(*c));
+
+			if (!c)
+				return -ENOMEM;
+			m->chain = c;
+			m->chain_cap = cap;
+		}
+		m->chain[n++] = w;
 		if (d->parent < 0)
 			break;
 	}
-	if (!d)
+	if (!n || !d)
 		return -ENOENT;
-	buf[0] = '\0';
-	while (n--) {
-		int w = snprintf(buf + len, size - len, "%s%s", len ? "/" : "", parts[n]);
+	fd = open(m->dirs[m->chain[n - 1]].name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (size_t i = n - 1; i-- > 0;) {
+		int nfd = openat(fd, m->dirs[m->chain[i]].name,
+				 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-		if (w < 0 || (size_t)w >= size - len)
-			return -ENAMETOOLONG;
-		len += w;
+		if (nfd < 0)
+			r = -errno;
+		close(fd);
+		if (r < 0)
+			return r;
+		fd = nfd;
 	}
-	return 0;
+	if (m->dir_fd >= 0)
+		close(m->dir_fd);
+	m->dir_fd = fd;
+	m->fd_wd = wd;
+	return fd;
+}
+
+/* The kept fd no longer names wd's directory (a watch gone, a rescan). */
+static void dir_fd_drop(struct disk_monitor *m)
+{
+	if (m->dir_fd >= 0)
+		close(m->dir_fd);
+	m->dir_fd = -1;
+	m->fd_wd = -1;
 }
 
 static void queue_push(struct disk_monitor *m, int wd, bool initial, unsigned int tries)
@@ -224,18 +270,34 @@ static void queue_push(struct disk_monitor *m, int wd, bool initial, unsigned in
 							 .tries = tries };
 }
 
-/* Watches a directory found under parent and queues it for reading. */
-static void watch_dir(struct disk_monitor *m, int parent, const char *path, const char *name,
-		      dev_t dev, bool initial)
+/*
+ * Watches the directory name under parent (its fd pfd) and queues it for
+ * reading. Through /proc/self/fd: a path relative to nothing, any depth.
+ */
+static void watch_dir(struct disk_monitor *m, int parent, int pfd, const char *name, dev_t dev,
+		      bool initial)
 {
-	int wd = inotify_add_watch(m->fd, path, WATCH_MASK);
+	int cfd = openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char link[64];
+	int wd, e;
 
+	if (cfd < 0)
+		return; /* gone, or replaced by a non-directory: its events follow */
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", cfd);
+	wd = inotify_add_watch(m->fd, link, WATCH_MASK_FD);
+	e = errno;
+	close(cfd);
 	if (wd < 0) {
-		if (errno == ENOSPC && !m->watch_limit) {
+		/*
+		 * Fail closed: writes below a directory we cannot watch would
+		 * not be counted, so the monitor says the limit cannot hold
+		 * (disk_monitor_blind) and the session is paused.
+		 */
+		if (e == ENOSPC && !m->watch_limit) {
 			m->watch_limit = true;
-			log_warn("disk monitor: the inotify watch limit is reached at %s; writes in "
-				 "directories not watched are not counted (raise "
-				 "fs.inotify.max_user_watches)", path);
+			log_warn("disk monitor: the inotify watch limit is reached at %s; the disk "
+				 "limit cannot be enforced (raise fs.inotify.max_user_watches)",
+				 name);
 		}
 		return;
 	}
@@ -253,17 +315,19 @@ static uint64_t blocks_of(const struct stat *st)
 /* Reads one directory: its entries' sizes, and watches for its subdirectories. */
 static size_t scan_dir(struct disk_monitor *m, const struct disk_scan_item *it)
 {
-	char path[PATH_MAX], sub[PATH_MAX];
 	struct disk_dir *d = dir_get(m, it->wd);
 	struct dirent *de;
 	size_t n = 0;
 	DIR *dir;
-	int dfd;
+	int dfd, pfd;
 
-	if (!d || dir_path(m, it->wd, path, sizeof(path)) < 0)
+	if (!d)
 		return 1;
 	d->unread = false;
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	pfd = dir_open(m, it->wd);
+	dfd = pfd < 0 ? pfd : openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0 && pfd != -ENOMEM)
+		errno = -pfd;
 	if (dfd < 0) {
 		/*
 		 * Renamed (an ancestor too) since the names were last updated:
@@ -292,11 +356,10 @@ static size_t scan_dir(struct disk_monitor *m, const struct disk_scan_item *it)
 		b = blocks_of(&st);
 		/* An event may have counted it already: then it is not in the baseline. */
 		if (!ent_find(m, h))
-			ent_set(m, it->wd, h, b, it->initial ? b : 0);
+			ent_set_ex(m, it->wd, h, b, it->initial ? b : 0, it->initial);
 		/* Other file systems mounted inside are not followed. */
-		if (S_ISDIR(st.st_mode) && st.st_dev == d->dev &&
-		    snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) < (int)sizeof(sub)) {
-			watch_dir(m, it->wd, sub, de->d_name, st.st_dev, it->initial);
+		if (S_ISDIR(st.st_mode) && st.st_dev == d->dev) {
+			watch_dir(m, it->wd, dfd, de->d_name, st.st_dev, it->initial);
 			d = dir_get(m, it->wd); /* dirs may have moved */
 		}
 	}
@@ -351,6 +414,7 @@ static int add_roots(struct disk_monitor *m)
 int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n)
 {
 	memset(m, 0, sizeof(*m));
+	m->dir_fd = m->fd_wd = -1;
 	m->roots = roots;
 	m->nroots = n;
 	m->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -380,6 +444,10 @@ void disk_monitor_close(struct disk_monitor *m)
 	if (m->fd >= 0)
 		close_async(m->fd);
 	m->fd = -1;
+	dir_fd_drop(m);
+	free(m->chain);
+	m->chain = NULL;
+	m->chain_cap = 0;
 	for (size_t i = 0; i < m->ndirs; i++)
 		free(m->dirs[i].name);
 	free(m->dirs);
@@ -399,6 +467,7 @@ void disk_monitor_close(struct disk_monitor *m)
 static void rescan(struct disk_monitor *m)
 {
 	int64_t baseline = m->baseline;
+	size_t base_count = m->base_count;
 	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	/*
 	 * During the initial scan the baseline covers only what was read so
@@ -422,8 +491,10 @@ static void rescan(struct disk_monitor *m)
 	if (m->ents)
 		memset(m->ents, 0, m->cap * sizeof(*m->ents));
 	m->count = 0;
+	m->base_count = 0;
 	m->usage = 0;
 	m->qhead = m->qtail = 0;
+	dir_fd_drop(m);
 	m->moved_pending = false;
 	m->roots_pending = false;
 	m->baseline = 0;
@@ -432,8 +503,10 @@ static void rescan(struct disk_monitor *m)
 		m->queue[i].initial = initial;
 	while (disk_monitor_scanning(m))
 		disk_monitor_scan(m, SIZE_MAX);
-	if (!initial)
+	if (!initial) {
 		m->baseline = baseline;
+		m->base_count = base_count;
+	}
 	m->rescans++;
 }
 
@@ -467,6 +540,7 @@ static void forget_subtree(struct disk_monitor *m, int top)
 	inotify_rm_watch(m->fd, top);
 	if (dir_get(m, top))
 		m->dirs[top].live = false;
+	dir_fd_drop(m);
 }
 
 /* The watch of the subdirectory name of parent, -1 if none. */
@@ -496,17 +570,19 @@ static void flush_moved(struct disk_monitor *m)
 static void on_event(struct disk_monitor *m, const struct inotify_event *ev)
 {
 	bool isdir = ev->mask & IN_ISDIR;
-	char path[PATH_MAX];
 	struct disk_dir *d;
 	struct disk_ent *e;
 	struct stat st;
 	uint64_t h;
+	int pfd;
 
 	m->events++;
 	if (ev->mask & IN_IGNORED) {
 		flush_moved(m);
 		if ((d = dir_get(m, ev->wd)))
 			d->live = false;
+		if (m->fd_wd == ev->wd)
+			dir_fd_drop(m);
 		return;
 	}
 	if (m->moved_pending && !((ev->mask & IN_MOVED_TO) && ev->cookie == m->moved_cookie))
@@ -525,17 +601,14 @@ static void on_event(struct disk_monitor *m, const struct inotify_event *ev)
 		m->moved_wd = ev->wd;
 		m->moved_cookie = ev->cookie;
 		m->moved_isdir = isdir;
+		m->moved_in_base = e && e->in_base;
 		snprintf(m->moved_name, sizeof(m->moved_name), "%s", ev->name);
 		m->moved_pending = true;
 		ent_remove(m, h);
 		return;
 	}
-	if (dir_path(m, ev->wd, path, sizeof(path)) < 0 ||
-	    strlen(path) + 1 + strlen(ev->name) >= sizeof(path))
-		return;
-	strcat(path, "/");
-	strcat(path, ev->name);
-	if (lstat(path, &st) < 0)
+	pfd = dir_open(m, ev->wd);
+	if (pfd < 0 || fstatat(pfd, ev->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return; /* gone already: its IN_DELETE follows */
 	if ((ev->mask & IN_MOVED_TO) && m->moved_pending) {
 		/* A rename inside the tree: the entry keeps its share of the baseline. */
@@ -544,8 +617,11 @@ static void on_event(struct disk_monitor *m, const struct inotify_event *ev)
 		m->moved_pending = false;
 		/* Its old slot left the baseline as it was: only the share moves. */
 		e = ent_set(m, ev->wd, h, blocks_of(&st), 0);
-		if (e)
+		if (e) {
+			/* Its old slot stays in base_count too: only the flag moves. */
 			e->base = m->moved_base;
+			e->in_base = m->moved_in_base;
+		}
 		if (wd >= 0) {
 			char *name = strdup(ev->name);
 
@@ -563,17 +639,19 @@ static void on_event(struct disk_monitor *m, const struct inotify_event *ev)
 		 * there before, and what it holds counts as baseline (as for
 		 * what the session writes before the scan gets there).
 		 */
-		ent_set(m, ev->wd, h, blocks_of(&st), blocks_of(&st));
+		ent_set_ex(m, ev->wd, h, blocks_of(&st), blocks_of(&st), true);
 		return;
 	}
 	e = ent_set(m, ev->wd, h, blocks_of(&st), 0);
-	if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && e && e->base) {
+	if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && e && (e->base || e->in_base)) {
 		/* Created after the watch: the scan's count of it was growth, not baseline. */
 		m->baseline -= e->base;
 		e->base = 0;
+		m->base_count -= e->in_base;
+		e->in_base = false;
 	}
 	if (isdir && (ev->mask & (IN_CREATE | IN_MOVED_TO)) && st.st_dev == d->dev)
-		watch_dir(m, ev->wd, path, ev->name, st.st_dev, false);
+		watch_dir(m, ev->wd, pfd, ev->name, st.st_dev, false);
 }
 
 void disk_monitor_read(struct disk_monitor *m)

@@ -41,11 +41,15 @@ struct disk_monitor {
 	int moved_wd;
 	uint64_t moved_base, moved_hash;
 	char moved_name[256];
-	bool moved_pending, moved_isdir;
+	bool moved_pending, moved_isdir, moved_in_base;
 	uint64_t scanned;	/* entries read by scans */
 	uint64_t events;	/* inotify events handled */
 	uint64_t rescans;	/* full rescans after an event queue overflow */
-	bool watch_limit;	/* a watch could not be added (warned once) */
+	bool watch_limit;	/* a watch could not be added: blind (warned once) */
+	size_t base_count;	/* entries the initial scan found */
+	int dir_fd, fd_wd;	/* the last directory opened (dir_open) and its watch */
+	int *chain;		/* dir_open's walk from a root */
+	size_t chain_cap;
 	bool roots_pending;	/* the roots are watched by the first scan slice */
 	const char *const *roots;
 	size_t nroots;
@@ -74,6 +78,21 @@ void disk_monitor_read(struct disk_monitor *m);
 static inline int64_t disk_monitor_growth(const struct disk_monitor *m)
 {
 	return m->usage - m->baseline;
+}
+
+/* Entries (files, directories, links: inodes) the session added. */
+static inline int64_t disk_monitor_entries(const struct disk_monitor *m)
+{
+	return (int64_t)m->count - (int64_t)m->base_count;
+}
+
+/*
+ * Whether a directory could not be watched (the uid's inotify watches are
+ * exhausted): writes there are not counted, so the limit cannot hold.
+ */
+static inline bool disk_monitor_blind(const struct disk_monitor *m)
+{
+	return m->watch_limit;
 }
 
 #endif

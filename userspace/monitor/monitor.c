@@ -165,9 +165,28 @@ unsigned int monitor_dispatch(struct monitor *m, const struct pollfd *p)
 	return t;
 }
 
+/*
+ * Over the limit in bytes, or in entries (MONITOR_ENTRIES_PER_MB per MB), or
+ * blind: a directory could not be watched (inotify watches exhausted), so
+ * writes below it are not counted. That fails closed, as a pause.
+ */
 bool monitor_disk_over(const struct monitor *m)
 {
-	return m->disk_on && disk_monitor_growth(&m->disk) > (int64_t)m->disk_limit;
+	return m->disk_on &&
+	       (disk_monitor_growth(&m->disk) > (int64_t)m->disk_limit ||
+		disk_monitor_entries(&m->disk) >
+			(int64_t)((m->disk_limit >> 20) * MONITOR_ENTRIES_PER_MB) ||
+		disk_monitor_blind(&m->disk));
+}
+
+const char *monitor_disk_reason(const struct monitor *m)
+{
+	return m->disk_on && disk_monitor_blind(&m->disk) ? "disk_unwatched" : "disk";
+}
+
+int64_t monitor_disk_entries(const struct monitor *m)
+{
+	return m->disk_on ? disk_monitor_entries(&m->disk) : -1;
 }
 
 void monitor_reload_limits(struct monitor *m)

@@ -81,6 +81,18 @@ unsigned int monitor_dispatch(struct monitor *m, const struct pollfd *p);
 /* Whether the disk growth is over the limit now (after a resume raised it, not). */
 bool monitor_disk_over(const struct monitor *m);
 
+/*
+ * Entries (inodes) a session may add per MB of its disk limit: empty files
+ * cost no blocks, and 600,000 of them never reached --disk 50 in bytes.
+ */
+#define MONITOR_ENTRIES_PER_MB 1024
+
+/* Why monitor_disk_over: "disk" (bytes or entries), "disk_unwatched" (blind). */
+const char *monitor_disk_reason(const struct monitor *m);
+
+/* Entries the session added, -1 without a disk monitor. */
+int64_t monitor_disk_entries(const struct monitor *m);
+
 /* Bytes the workspace and private tmp grew by, -1 when not watched. */
 int64_t monitor_disk_used(const struct monitor *m);
 

@@ -733,6 +733,7 @@ static int expand_list(struct strv *list, const char *key, bool writable,
 	for (size_t i = 0; i < list->n; i++) {
 		_cleanup_free_ char *abs = NULL, *real = NULL;
 		const char *raw = list->v[i];
+		const char *rule;
 
 		r = expand_path(raw, l->cwd, &abs, why, sizeof(why));
 		if (r == -ENOMEM)
@@ -759,13 +760,14 @@ static int expand_list(struct strv *list, const char *key, bool writable,
 					abs, strerror(-r));
 			goto fail;
 		}
-		if (writable && policy_is_system_dir(real)) {
+		rule = writable ? policy_writable_rule(real) : NULL;
+		if (rule) {
 			r = policy_error_set(
 				err, file, path, -EINVAL,
 				"write access to '%s' would undo the "
-				"sandbox; grant a narrower "
+				"sandbox: it is %s; grant a narrower "
 				"directory",
-				real);
+				real, rule);
 			goto fail;
 		}
 		r = strv_push_unique(&out, real);

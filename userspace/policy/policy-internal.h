@@ -64,4 +64,10 @@ int strv_push_unique(struct strv *s, const char *str);
 /* "/" or one of the system directories (or what one resolves to). */
 bool policy_is_system_dir(const char *path);
 
+/*
+ * Why path may not be writable in a session (a kernel interface, bpfbox's
+ * own state, a shared root), as a phrase for "it is ..."; NULL when it may.
+ */
+const char *policy_writable_rule(const char *path);
+
 #endif

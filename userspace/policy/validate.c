@@ -42,6 +42,80 @@ static bool path_below(const char *child, const char *parent)
 	return strncmp(child, parent, n) == 0 && child[n] == '/';
 }
 
+/*
+ * Where a writable grant (or the workspace) would hand the session a kernel
+ * interface, bpfbox's own state or a directory every user shares. A tree
+ * rule covers the root and everything below it; an exact rule only the
+ * root (a subdirectory of /tmp is a fine grant, /tmp itself is not).
+ */
+static const struct {
+	const char *root;
+	bool tree;
+	const char *rule;
+} writable_rules[] = {
+	{"/proc", true, "a kernel interface (/proc: sysctls, other processes)"},
+	{"/sys", true,
+	 "a kernel interface (/sys: cgroups, BPF pins, kernel settings)"},
+	{"/dev/shm", false, "a directory every user shares (/dev/shm itself)"},
+	{"/dev", true,
+	 "a device node (/dev: only the nodes bpfbox grants itself are writable)"},
+	{"/boot", true, "the boot loader and kernels (/boot)"},
+	{"/run/bpfbox", true, "bpfbox's own state (/run/bpfbox: the daemon socket)"},
+	{"/var/lib/bpfbox", true, "bpfbox's own state (/var/lib/bpfbox)"},
+	{"/var/log/bpfbox", true, "bpfbox's audit log (/var/log/bpfbox)"},
+	{"/tmp", false, "a directory every user shares (/tmp itself)"},
+	{"/var/tmp", false, "a directory every user shares (/var/tmp itself)"},
+	{"/home", false, "the root of every user's home (/home itself)"},
+	{"/root", false, "root's home directory"},
+	{"/run/user", false, "the root of every user's runtime directory"},
+	{"/mnt", false, "a shared mount root (/mnt itself)"},
+	{"/media", false, "a shared mount root (/media itself)"},
+	{"/srv", false, "a shared data root (/srv itself)"},
+	{"/opt", false, "a shared software root (/opt itself)"},
+	{"/usr/local", false, "a shared software root (/usr/local itself)"},
+	{"/var/lib", false, "the state of every service (/var/lib itself)"},
+	{"/var/log", false, "the log of every service (/var/log itself)"},
+};
+
+/* Device nodes that stay grantable by name (the sandbox grants them anyway). */
+static const char *const writable_devs[] = {
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+	"/dev/tty",
+};
+
+static bool rule_matches(const char *path, const char *root, bool tree)
+{
+	char real[PATH_MAX];
+
+	if (streq(path, root) || (tree && path_below(path, root)))
+		return true;
+	/* /var/run is /run, /lib is /usr/lib: match what the root resolves to. */
+	if (!realpath(root, real) || streq(real, root))
+		return false;
+	return streq(path, real) || (tree && path_below(path, real));
+}
+
+const char *policy_writable_rule(const char *path)
+{
+	char real[PATH_MAX];
+
+	/* A link in the grant (/tmp/x -> /sys) is judged by its target. */
+	if (realpath(path, real))
+		path = real;
+	if (streq(path, "/"))
+		return "the whole file system";
+	for (size_t i = 0; i < ARRAY_SIZE(writable_devs); i++)
+		if (streq(path, writable_devs[i]))
+			return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(writable_rules); i++)
+		if (rule_matches(path, writable_rules[i].root,
+				 writable_rules[i].tree))
+			return writable_rules[i].rule;
+	if (policy_is_system_dir(path))
+		return "a system directory";
+	return NULL;
+}
+
 static const char *home_of_uid(uid_t uid)
 {
 	struct passwd *pw = getpwuid(uid);
@@ -105,6 +179,7 @@ static int check_workspace(const struct bpfbox_policy *p,
 			   struct policy_error *err)
 {
 	char ws[PATH_MAX];
+	const char *rule;
 	struct stat st;
 
 	if (!p->workspace)
@@ -138,6 +213,13 @@ static int check_workspace(const struct bpfbox_policy *p,
 					"'%s' is a system directory; choose a "
 					"project directory with -w DIR",
 					ws);
+	rule = policy_writable_rule(ws);
+	if (rule)
+		return policy_error_set(err, WHERE, "workspace", -EINVAL,
+					"'%s' is %s, the session may not write "
+					"there; choose a project directory "
+					"with -w DIR",
+					ws, rule);
 	return check_home(ws, err);
 }
 
@@ -146,6 +228,7 @@ static int check_paths(const struct strv *list, const char *key, bool writable,
 {
 	for (size_t i = 0; i < list->n; i++) {
 		const char *s = list->v[i];
+		const char *rule;
 		char sub[64];
 
 		path_index(sub, sizeof(sub), key, i);
@@ -153,13 +236,14 @@ static int check_paths(const struct strv *list, const char *key, bool writable,
 			return policy_error_set(err, WHERE, sub, -EINVAL,
 						"'%s' is not an absolute path",
 						s);
-		if (writable && policy_is_system_dir(s))
+		rule = writable ? policy_writable_rule(s) : NULL;
+		if (rule)
 			return policy_error_set(
 				err, WHERE, sub, -EINVAL,
 				"write access to '%s' would undo "
-				"the sandbox; grant a narrower "
-				"directory",
-				s);
+				"the sandbox: it is %s; grant a "
+				"narrower directory",
+				s, rule);
 	}
 	return 0;
 }

@@ -155,19 +155,11 @@ int session_home_make(struct session *s, uid_t uid, gid_t gid)
 	return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 void session_home_remove(struct session *s)
 {
-	if (s->home[0])
-		nftw(s->home, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	/* Any depth, as the private tmp (rm_tree). */
+	if (s->home[0] && rm_tree(s->home) < 0)
+		log_warn("cannot remove all of the session's private home %s", s->home);
 }
 
 /*

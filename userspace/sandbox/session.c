@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <poll.h>
@@ -394,16 +393,6 @@ static int build_env(const struct session *s, const char *path_env, struct strv 
 	return r;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 static int make_private_tmp(struct session *s)
 {
 	if (!s->private_tmp[0])
@@ -420,8 +409,9 @@ static int make_private_tmp(struct session *s)
 
 static void remove_private_tmp(struct session *s)
 {
-	if (s->private_tmp[0])
-		nftw(s->private_tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	/* Any depth: a tree deeper than PATH_MAX is removed too. */
+	if (s->private_tmp[0] && rm_tree(s->private_tmp) < 0)
+		log_warn("cannot remove all of the session's private tmp %s", s->private_tmp);
 }
 
 static int lookup_user(const char *name, uid_t *uid, gid_t *gid)

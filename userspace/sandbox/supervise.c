@@ -269,6 +269,7 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 	fill_limits(s, lf, &ev);
 	ev.oom_kills = lf->mon->new_kills;
 	lf->mon->new_kills = 0;
+	/* disk_unwatched is a disk limit that cannot hold: --on-limit disk=kill kills too. */
 	if (streq(reason, "oom") ? s->policy->limits.on_oom == ON_LIMIT_KILL
 				 : s->policy->limits.on_disk == ON_LIMIT_KILL) {
 		if (streq(reason, "oom"))
@@ -326,7 +327,7 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 			emit(s, &ev);
 	}
 	if (r < 0) {
-		if (streq(reason, "disk")) {
+		if (startswith(reason, "disk")) {
 			/* Fail closed: what cannot be paused is stopped. */
 			log_notice("session %s killed: the workspace grew by %.1f MB, over its disk limit "
 			       "of %llu MB, and it cannot be paused here (no cgroup freezer)", s->id,
@@ -349,11 +350,18 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 		       "killed (exit %d)", s->id, (unsigned long long)ev.memory_mb, ev.pid,
 		       ev.comm[0] ? ev.comm : "?", s->id,
 		       (unsigned long long)(s->policy->limits.pause_timeout_ms / 1000), EXIT_LIMIT);
+	else if (streq(reason, "disk_unwatched"))
+		log_notice("session %s paused: a directory of its workspace cannot be watched (the "
+		       "inotify watch limit is reached), so its disk limit cannot be enforced; raise "
+		       "fs.inotify.max_user_watches; it is killed in %llu s (exit %d)", s->id,
+		       (unsigned long long)(s->policy->limits.pause_timeout_ms / 1000), EXIT_LIMIT);
 	else
-		log_notice("session %s paused: the workspace grew by %.1f MB, over its disk limit of "
-		       "%llu MB; free space or 'bpfbox resume %s --disk MB' within %llu s, else "
-		       "it is killed (exit %d)", s->id, monitor_disk_used(lf->mon) / 1048576.0,
-		       (unsigned long long)ev.disk_mb, s->id,
+		log_notice("session %s paused: the workspace grew by %.1f MB and %lld entries, over "
+		       "its disk limit of %llu MB (%llu entries); free space or 'bpfbox resume %s "
+		       "--disk MB' within %llu s, else it is killed (exit %d)", s->id,
+		       monitor_disk_used(lf->mon) / 1048576.0,
+		       (long long)monitor_disk_entries(lf->mon), (unsigned long long)ev.disk_mb,
+		       (unsigned long long)ev.disk_mb * MONITOR_ENTRIES_PER_MB, s->id,
 		       (unsigned long long)(s->policy->limits.pause_timeout_ms / 1000), EXIT_LIMIT);
 }
 
@@ -624,7 +632,7 @@ void supervise(struct session *s, pid_t child, struct supervise_io *io, int sig_
 		if ((trig & MON_OOM) && (!lf.paused || lf.oom_early))
 			pause_for(s, &lf, "oom");
 		else if (monitor_disk_over(mon) && !lf.paused && !s->result.killed)
-			pause_for(s, &lf, "disk");
+			pause_for(s, &lf, monitor_disk_reason(mon));
 	}
 	for (int i = 0; i < 2; i++) {
 		if (pfd[i].fd >= 0)
