@@ -170,14 +170,17 @@ def main():
     # 3. npm / node
     ws = workspace("npm")
     if shutil.which("node") and shutil.which("npm"):
-        check("npm init and node, state in the private home",
-              run(["--", "sh", "-c", "npm init -y >/dev/null && node -e "
-                   "'console.log(require(\"./package.json\").name)'"], ws, env=env),
-              0, "exit", extra=lambda o, e: None if "npm" in o else f"stdout {o!r}")
-        if os.path.exists(os.path.join(ws, ".npm")):
-            fail("npm keeps its cache out of the workspace", "a .npm appeared in the workspace")
+        res = run(["--", "sh", "-c", "npm init -y >/dev/null && node -e "
+                   "'console.log(require(\"./package.json\").name)' && npm config get cache"],
+                  ws, env=env)
+        check("npm init and node", res, 0, "exit",
+              extra=lambda o, e: None if "npm" in o else f"stdout {o!r}")
+        cache = res[2].strip().splitlines()[-1] if res[2].strip() else ""
+        home = res[1][0].get("home", "") if res[1] else ""
+        if home and cache.startswith(home + "/") and not cache.startswith(ws):
+            ok("npm's cache is in the private home, not the workspace")
         else:
-            ok("npm keeps its cache out of the workspace")
+            fail("npm's cache is in the private home", f"cache {cache!r}, home {home!r}")
     else:
         skip("npm init and node", "no node/npm here")
 
