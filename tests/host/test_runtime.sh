@@ -137,7 +137,7 @@ printf '[user]\n\tname = Test User\n[credential]\n\thelper = store\n[url "https:
 printf '#!/bin/sh\necho local-tool\n' >"$FH/.local/bin/ltool"
 printf '#!/bin/sh\necho ssh-tool\n' >"$FH/.ssh/bin/stool"
 chmod 755 "$FH/.local/bin/ltool" "$FH/.ssh/bin/stool"
-HOME=$FH PATH="$FH/.ssh/bin:$FH/.local/bin:$PATH" "$BPFBOX" run -q -w "$WS" -- \
+HOME=$FH PATH="$FH/.ssh/bin:$FH/.local/bin:$FH:$PATH" "$BPFBOX" run -q -w "$WS" -- \
 	sh -c 'echo "HOME=$HOME"; cat "$HOME/.gitconfig"; ltool; echo "PATH=$PATH"' \
 	>"$TMPD/home.out" 2>"$TMPD/home.err"
 rc=$?
@@ -148,6 +148,8 @@ grep -q 'name = Test User' "$TMPD/home.out" || problem="$problem; no user.name i
 grep -q 'x-secret\|helper' "$TMPD/home.out" && problem="$problem; a credential line was copied"
 grep -qx local-tool "$TMPD/home.out" || problem="$problem; ~/.local/bin/ltool did not run"
 grep -q "$FH/.ssh/bin" "$TMPD/home.out" && problem="$problem; the .ssh PATH entry was kept"
+sed -n 's/^PATH=//p' "$TMPD/home.out" | tr ':' '\n' | grep -qx "$FH" &&
+	problem="$problem; the home itself stayed on PATH"
 [ "$(grep -c 'PATH entries dropped' "$TMPD/home.err")" = 1 ] || problem="$problem; no one-line warning"
 [ -n "$hm" ] && [ -e "$hm" ] && problem="$problem; the private home $hm was left behind"
 [ "$rc" = 0 ] && [ -z "$problem" ] &&

@@ -233,6 +233,9 @@ int session_home_path(const struct session *s, struct strv *ro, char *path_env, 
 			continue;
 		if (home && entry[0] == '/' && realpath(entry, real) && below(real, home) &&
 		    !below(real, p->workspace)) {
+			/* The home itself on PATH would grant all of it: not that. */
+			if (streq(real, home))
+				keep = false;
 			for (size_t i = 0; i < cred.n; i++)
 				if (below(real, cred.v[i]))
 					keep = false;
@@ -250,6 +253,6 @@ int session_home_path(const struct session *s, struct strv *ro, char *path_env, 
 	}
 	strv_clear(&cred);
 	if (dropped[0])
-		log_warn_always("PATH entries dropped, a credential rule covers them: %s", dropped);
+		log_warn_always("PATH entries dropped (a credential rule covers them, or the whole home): %s", dropped);
 	return r;
 }
