@@ -84,6 +84,14 @@ struct {
 	__type(value, struct bpfbox_net_rule);
 } net_allow SEC(".maps");
 
+/* Addresses the session's egress resolver answered (net.bpf.c's map, shared). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct bpfbox_resolved_key);
+	__type(value, __u64);
+} net_resolved SEC(".maps");
+
 /*
  * Working memory of one check: too big for the stack. A program may be
  * preempted mid-check (migration is off, preemption is not), so each
@@ -756,6 +764,29 @@ static __always_inline void report_connect(struct bpfbox_session *s,
 	bpf_ringbuf_submit(e, 0);
 }
 
+/*
+ * Name rules (docs/network.md): what the cgroup programs send to the
+ * session's resolver or proxy, which decide. The LSM hook sees the address
+ * before the redirect: DNS, the proxy itself, addresses the resolver gave.
+ */
+static __always_inline bool proxied(struct bpfbox_session *s, const __u8 *addr, __u16 port,
+				    __u16 protocol)
+{
+	struct bpfbox_resolved_key key = {.session = s->id};
+
+	if (!(s->flags & BPFBOX_SF_NET_PROXY))
+		return false;
+	if (protocol == IPPROTO_UDP && port == 53)
+		return true;
+	if (protocol != IPPROTO_TCP || is_metadata(addr))
+		return false;
+	if (addr[10] == 0xff && addr[11] == 0xff && addr[12] == 127 && addr[13] == 0 &&
+	    addr[14] == 0 && addr[15] == 1 && port == s->proxy_port)
+		return true;
+	__builtin_memcpy(key.addr, addr, 16);
+	return bpf_map_lookup_elem(&net_resolved, &key) != NULL;
+}
+
 /* An AF_INET or AF_INET6 destination; 0 or -EPERM. */
 static __always_inline int
 check_inet(struct bpfbox_session *s, struct socket *sock, void *sa, int addrlen)
@@ -786,7 +817,8 @@ check_inet(struct bpfbox_session *s, struct socket *sock, void *sa, int addrlen)
 	} else {
 		return 0; /* AF_UNSPEC disconnects; others are EAFNOSUPPORT */
 	}
-	if (!inet_denied(s, addr, port))
+	if (!inet_denied(s, addr, port) ||
+	    proxied(s, addr, port, BPF_CORE_READ(sock, sk, sk_protocol)))
 		return 0;
 	report_connect(s, family, addr, port,
 		       BPF_CORE_READ(sock, sk, sk_protocol), NULL);

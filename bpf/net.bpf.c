@@ -10,6 +10,9 @@
 #define AF_INET6 10
 #define SOCK_RAW 3
 #define SOCK_PACKET 10
+#define IPPROTO_TCP 6
+#define IPPROTO_UDP 17
+#define LOOPBACK4 0x7f000001
 
 /* Allowed destinations per session: CIDR -> port range. */
 struct {
@@ -27,6 +30,41 @@ struct {
 	__type(key, __u32);
 	__type(value, struct bpfbox_unix_allow);
 } unix_allow SEC(".maps");
+
+/*
+ * Egress by name (docs/network.md). The original destination of a socket
+ * that connect4/6 or sendmsg4/6 sent to the session's proxy or resolver.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bpfbox_net_orig);
+} net_sk SEC(".maps");
+
+/* (tool's port, proxy port) -> original destination, read by the proxy. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct bpfbox_orig_key);
+	__type(value, struct bpfbox_net_orig);
+} net_orig SEC(".maps");
+
+/* Addresses the session's resolver answered for allowed names. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct bpfbox_resolved_key);
+	__type(value, __u64);
+} net_resolved SEC(".maps");
+
+/* Session -> the last of its processes that sent DNS (the resolver's events). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BPFBOX_MAX_SESSIONS);
+	__type(key, __u32);
+	__type(value, struct bpfbox_net_orig);
+} net_dns_client SEC(".maps");
 
 /* Weak: kernels before 6.2 lack it, and the program that calls it is off there. */
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
@@ -84,9 +122,62 @@ static __always_inline void report(struct bpfbox_session *s, __u16 family, const
 	bpf_ringbuf_submit(e, 0);
 }
 
+static __always_inline bool is_loopback4(const __u8 a[16])
+{
+	return a[10] == 0xff && a[11] == 0xff && a[12] == 127;
+}
+
+static __always_inline bool was_resolved(__u32 session, const __u8 addr[16])
+{
+	struct bpfbox_resolved_key key = { .session = session };
+
+	__builtin_memcpy(key.addr, addr, 16);
+	return bpf_map_lookup_elem(&net_resolved, &key) != NULL;
+}
+
+/* Keeps the original destination in the socket's storage and, unless it
+ * is the proxy itself, points the call at 127.0.0.1:to. */
+static __always_inline int redirect(struct bpf_sock_addr *ctx, struct bpfbox_session *s,
+				    __u16 family, const __u8 addr[16], __u16 port, __u32 kind,
+				    __u16 to)
+{
+	struct bpfbox_net_orig *o;
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!ctx->sk)
+		return 0;
+	o = bpf_sk_storage_get(&net_sk, ctx->sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!o)
+		return 0;
+	__builtin_memcpy(o->addr, addr, 16);
+	o->port = port;
+	o->family = family;
+	o->kind = kind;
+	o->pid = id >> 32;
+	o->tid = (__u32)id;
+	o->uid = (__u32)bpf_get_current_uid_gid();
+	o->session = s->id;
+	bpf_get_current_comm(o->comm, sizeof(o->comm));
+	if (kind == BPFBOX_ORIG_DNS)
+		bpf_map_update_elem(&net_dns_client, &s->id, o, BPF_ANY);
+	if (kind == BPFBOX_ORIG_EXPLICIT)
+		return 1;
+	if (family == 2) {
+		ctx->user_ip4 = bpf_htonl(LOOPBACK4);
+	} else {
+		/* ::ffff:127.0.0.1: tcp_v6_connect hands a mapped address to IPv4. */
+		ctx->user_ip6[0] = 0;
+		ctx->user_ip6[1] = 0;
+		ctx->user_ip6[2] = bpf_htonl(0xffff);
+		ctx->user_ip6[3] = bpf_htonl(LOOPBACK4);
+	}
+	ctx->user_port = bpf_htons(to);
+	return 1;
+}
+
 /* 1 allows, 0 denies: the kernel turns 0 into EPERM for the caller. */
-static __always_inline int decide(__u16 family, const __u8 addr[16], __u16 port,
-				  __u32 protocol)
+static __always_inline int decide(struct bpf_sock_addr *ctx, __u16 family, const __u8 addr[16],
+				  __u16 port, __u32 protocol, bool datagram)
 {
 	struct bpfbox_session *s = current_session();
 	bool allow;
@@ -94,8 +185,25 @@ static __always_inline int decide(__u16 family, const __u8 addr[16], __u16 port,
 	if (!s)
 		return 1;
 	if (allowed_by_rule(s->id, addr, port))
-		allow = true;
-	else if (is_metadata(addr))
+		return 1;
+	/*
+	 * Name rules: DNS goes to the session's resolver (IPv4: the kernel
+	 * cannot send an IPv6 datagram to a mapped address), TCP to addresses
+	 * that resolver answered goes to the proxy, which reads the name the
+	 * tool asks for; the proxy itself is reachable for HTTP_PROXY.
+	 */
+	if ((s->flags & BPFBOX_SF_NET_PROXY) && s->proxy_port && s->dns_port) {
+		if (protocol == IPPROTO_UDP && port == 53 && (family == 2 || !datagram))
+			return redirect(ctx, s, family, addr, port, BPFBOX_ORIG_DNS, s->dns_port);
+		if (protocol == IPPROTO_TCP && !datagram && is_loopback4(addr) &&
+		    addr[15] == 1 && port == s->proxy_port)
+			return redirect(ctx, s, family, addr, port, BPFBOX_ORIG_EXPLICIT, 0);
+		if (protocol == IPPROTO_TCP && !datagram && !is_metadata(addr) &&
+		    was_resolved(s->id, addr))
+			return redirect(ctx, s, family, addr, port, BPFBOX_ORIG_PROXY,
+					s->proxy_port);
+	}
+	if (is_metadata(addr))
 		allow = s->flags & BPFBOX_SF_ALLOW_META;
 	else
 		allow = !(s->flags & BPFBOX_SF_NET_DENY);
@@ -104,16 +212,16 @@ static __always_inline int decide(__u16 family, const __u8 addr[16], __u16 port,
 	return allow;
 }
 
-static __always_inline int decide4(struct bpf_sock_addr *ctx)
+static __always_inline int decide4(struct bpf_sock_addr *ctx, bool datagram)
 {
 	__u8 addr[16] = { [10] = 0xff, [11] = 0xff };
 	__u32 ip = ctx->user_ip4;
 
 	__builtin_memcpy(&addr[12], &ip, 4);
-	return decide(2, addr, bpf_ntohs(ctx->user_port), ctx->protocol);
+	return decide(ctx, 2, addr, bpf_ntohs(ctx->user_port), ctx->protocol, datagram);
 }
 
-static __always_inline int decide6(struct bpf_sock_addr *ctx)
+static __always_inline int decide6(struct bpf_sock_addr *ctx, bool datagram)
 {
 	__u8 addr[16];
 	__u32 w[4];
@@ -123,32 +231,141 @@ static __always_inline int decide6(struct bpf_sock_addr *ctx)
 	w[2] = ctx->user_ip6[2];
 	w[3] = ctx->user_ip6[3];
 	__builtin_memcpy(addr, w, 16);
-	return decide(AF_INET6, addr, bpf_ntohs(ctx->user_port), ctx->protocol);
+	return decide(ctx, AF_INET6, addr, bpf_ntohs(ctx->user_port), ctx->protocol, datagram);
 }
 
 SEC("cgroup/connect4")
 int net_connect4(struct bpf_sock_addr *ctx)
 {
-	return decide4(ctx);
+	return decide4(ctx, false);
 }
 
 SEC("cgroup/connect6")
 int net_connect6(struct bpf_sock_addr *ctx)
 {
-	return decide6(ctx);
+	return decide6(ctx, false);
 }
 
 /* UDP and other datagrams name their destination per message. */
 SEC("cgroup/sendmsg4")
 int net_sendmsg4(struct bpf_sock_addr *ctx)
 {
-	return decide4(ctx);
+	return decide4(ctx, true);
 }
 
 SEC("cgroup/sendmsg6")
 int net_sendmsg6(struct bpf_sock_addr *ctx)
 {
-	return decide6(ctx);
+	return decide6(ctx, true);
+}
+
+/*
+ * Replies of the resolver seem to come from the server the tool asked
+ * (resolvers compare the source), and a redirected TCP peer is the
+ * original destination for getpeername().
+ */
+static __always_inline void restore4(struct bpf_sock_addr *ctx, __u32 kind)
+{
+	struct bpfbox_net_orig *o;
+	__u32 ip;
+
+	if (!ctx->sk)
+		return;
+	o = bpf_sk_storage_get(&net_sk, ctx->sk, 0, 0);
+	if (!o || o->kind != kind || ctx->user_ip4 != bpf_htonl(LOOPBACK4))
+		return;
+	if (o->addr[10] != 0xff || o->addr[11] != 0xff)
+		return;
+	__builtin_memcpy(&ip, &o->addr[12], 4);
+	ctx->user_ip4 = ip;
+	ctx->user_port = bpf_htons(o->port);
+}
+
+SEC("cgroup/recvmsg4")
+int net_recvmsg4(struct bpf_sock_addr *ctx)
+{
+	restore4(ctx, BPFBOX_ORIG_DNS);
+	return 1;
+}
+
+SEC("cgroup/getpeername4")
+int net_getpeername4(struct bpf_sock_addr *ctx)
+{
+	restore4(ctx, BPFBOX_ORIG_PROXY);
+	return 1;
+}
+
+SEC("cgroup/getpeername6")
+int net_getpeername6(struct bpf_sock_addr *ctx)
+{
+	struct bpfbox_net_orig *o;
+	__u32 w[4];
+
+	if (!ctx->sk)
+		return 1;
+	o = bpf_sk_storage_get(&net_sk, ctx->sk, 0, 0);
+	if (!o || o->kind != BPFBOX_ORIG_PROXY)
+		return 1;
+	__builtin_memcpy(w, o->addr, 16);
+	ctx->user_ip6[0] = w[0];
+	ctx->user_ip6[1] = w[1];
+	ctx->user_ip6[2] = w[2];
+	ctx->user_ip6[3] = w[3];
+	ctx->user_port = bpf_htons(o->port);
+	return 1;
+}
+
+/* Once the local port is chosen, the proxy's key for the original. */
+SEC("sockops")
+int net_sockops(struct bpf_sock_ops *ctx)
+{
+	struct bpfbox_orig_key key;
+	struct bpfbox_net_orig *o;
+	struct bpf_sock *sk;
+	__u32 rp;
+
+	if (ctx->op != BPF_SOCK_OPS_TCP_CONNECT_CB)
+		return 1;
+	sk = ctx->sk;
+	if (!sk)
+		return 1;
+	o = bpf_sk_storage_get(&net_sk, sk, 0, 0);
+	if (!o || (o->kind != BPFBOX_ORIG_PROXY && o->kind != BPFBOX_ORIG_EXPLICIT))
+		return 1;
+	rp = ctx->remote_port;
+	key.client_port = ctx->local_port;
+	key.proxy_port = rp > 0xffff ? bpf_ntohl(rp) : bpf_ntohs((__u16)rp);
+	bpf_map_update_elem(&net_orig, &key, o, BPF_ANY);
+	return 1;
+}
+
+/*
+ * The proxy's decisions enter the session's stream here, with the
+ * session's sequence numbers (run by BPF_PROG_TEST_RUN, attached nowhere).
+ */
+SEC("syscall")
+int net_emit(struct bpfbox_net_emit *ctx)
+{
+	__u64 cgid = ctx->cgroup_id;
+	struct bpfbox_session *s = bpf_map_lookup_elem(&sessions, &cgid);
+	struct bpfbox_net_event *e;
+	__u64 seq;
+
+	if (!s)
+		return -2;
+	seq = __sync_fetch_and_add(&s->seq, 1);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_lost(s);
+		return -28;
+	}
+	__builtin_memcpy(e, &ctx->ev, sizeof(*e));
+	e->hdr.type = BPFBOX_EV_NET;
+	e->hdr.session = s->id;
+	e->hdr.seq = seq;
+	e->hdr.ts_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, 0);
+	return 0;
 }
 
 /* Raw and packet sockets bypass addresses altogether: none in a session. */

@@ -66,10 +66,10 @@ if want host; then
 fi
 
 if want vm; then
-	while IFS='|' read -r name append script cpus; do
+	while IFS='|' read -r name append script cpus modules; do
 		case "$name" in '#'* | '') continue ;; esac
 		echo "== vm: $name ($append)"
-		BPFBOX_VM_SMP=${cpus:-2} tools/vmtest --build "$BUILD" --hostroot --append "$append" \
+		BPFBOX_VM_SMP=${cpus:-2} BPFBOX_VM_MODULES=${modules:-} tools/vmtest --build "$BUILD" --hostroot --append "$append" \
 			-- $script 2>&1 | tee "$LOG"
 		rc=${PIPESTATUS[0]}
 		# A guest kernel that locked up (TCG on a loaded host; the matrix
@@ -77,7 +77,7 @@ if want vm; then
 		# lockup stays in the log, the second boot's results count.
 		if [ "$rc" -ne 0 ] && grep -Eq 'soft lockup - CPU|self-detected stall on CPU' "$LOG"; then
 			echo "# vm: $name: the guest kernel locked up (above); booting it once more"
-			BPFBOX_VM_SMP=${cpus:-2} tools/vmtest --build "$BUILD" --hostroot \
+			BPFBOX_VM_SMP=${cpus:-2} BPFBOX_VM_MODULES=${modules:-} tools/vmtest --build "$BUILD" --hostroot \
 				--append "$append" -- $script 2>&1 | tee "$LOG"
 			rc=${PIPESTATUS[0]}
 		fi

@@ -22,6 +22,8 @@ PACKAGES=(
 	qemu-system-x86 busybox-static cpio
 	# integration tests: the sandbox's normal-work suite
 	git python3 tar util-linux iproute2
+	# egress by name: the tool in sessions and the test CA (tests/host/test_egress.sh)
+	curl openssl
 )
 
 missing=()

@@ -25,6 +25,7 @@ enum bpfbox_event_type {
 	BPFBOX_EV_FILE = 4,
 	BPFBOX_EV_CONNECT = 5,
 	BPFBOX_EV_COMM = 6, /* prctl(PR_SET_NAME): the header has the old comm */
+	BPFBOX_EV_NET = 7, /* a decision of the egress proxy or resolver */
 };
 
 /* Who decided. */
@@ -35,6 +36,7 @@ enum bpfbox_layer {
 	BPFBOX_LAYER_CGROUP_BPF = 3,
 	BPFBOX_LAYER_BPF_LSM = 4,
 	BPFBOX_LAYER_KERNEL = 5, /* denied, but by none of ours (DAC, ...) */
+	BPFBOX_LAYER_EGRESS = 6, /* the egress proxy or resolver (userspace/net/) */
 };
 
 enum bpfbox_decision {
@@ -154,6 +156,9 @@ struct bpfbox_session {
 	__u32 flags;	/* BPFBOX_SF_* */
 	__u64 seq;	/* next sequence number (atomically incremented) */
 	__u64 lost;	/* records that found the ring full */
+	__u16 proxy_port; /* egress proxy on 127.0.0.1, host order (BPFBOX_SF_NET_PROXY) */
+	__u16 dns_port;	  /* egress resolver on 127.0.0.1, host order */
+	__u32 pad;
 };
 
 #define BPFBOX_SF_NET_DENY     (1U << 0) /* only the allow-list may connect */
@@ -162,6 +167,7 @@ struct bpfbox_session {
 #define BPFBOX_SF_ALLOW_META   (1U << 3) /* cloud metadata address allowed */
 #define BPFBOX_SF_LANDLOCK     (1U << 4) /* Landlock holds: EACCES is its denial */
 #define BPFBOX_SF_NET_BPF      (1U << 5) /* our cgroup programs report their denials */
+#define BPFBOX_SF_NET_PROXY    (1U << 6) /* name rules: TCP and DNS go to the egress proxy */
 
 /* Key of the network allow-list (LPM trie): session, then address bits. */
 struct bpfbox_net_key {
@@ -173,6 +179,69 @@ struct bpfbox_net_key {
 struct bpfbox_net_rule {
 	__u16 port_lo; /* inclusive, host byte order; 0-65535 means any */
 	__u16 port_hi;
+};
+
+/*
+ * Egress by name (userspace/net/, docs/network.md). connect4/6 keep the
+ * original destination of a redirected socket in its storage; sockops
+ * copies it to net_orig under the 4-tuple's ports once the local port is
+ * known, where the proxy finds it after accept().
+ */
+#define BPFBOX_ORIG_PROXY   1 /* a TCP connect sent to the proxy */
+#define BPFBOX_ORIG_DNS     2 /* a DNS datagram socket sent to the resolver */
+#define BPFBOX_ORIG_EXPLICIT 3 /* a connect to the proxy itself (HTTP_PROXY) */
+
+struct bpfbox_net_orig {
+	__u8 addr[16];	/* IPv4 mapped as ::ffff:a.b.c.d */
+	__u16 port;	/* host byte order */
+	__u16 family;	/* of the tool's socket */
+	__u32 kind;	/* BPFBOX_ORIG_* */
+	__u32 pid;
+	__u32 tid;
+	__u32 uid;
+	__u32 session;
+	char comm[BPFBOX_COMM_LEN];
+};
+
+struct bpfbox_orig_key {
+	__u16 client_port; /* the tool's local port, host order */
+	__u16 proxy_port;  /* the listener it reached, host order */
+};
+
+/* Addresses the resolver answered for a session's allowed names. */
+struct bpfbox_resolved_key {
+	__u32 session;
+	__u8 addr[16];
+};
+
+#define BPFBOX_NET_NAME_LEN 128
+#define BPFBOX_NET_RULE_LEN 96
+
+enum bpfbox_net_kind {
+	BPFBOX_NET_TCP = 0,	/* TLS SNI, HTTP Host or the address alone */
+	BPFBOX_NET_DNS = 1,	/* a query to the resolver */
+	BPFBOX_NET_CONNECT = 2, /* HTTP CONNECT or an absolute URI (HTTP_PROXY) */
+};
+
+struct bpfbox_net_event {
+	struct bpfbox_event_hdr hdr;
+	__u16 family;
+	__u16 port;
+	__u8 kind;	/* enum bpfbox_net_kind */
+	__u8 how;	/* 0 address, 1 sni, 2 host, 3 connect, 4 query */
+	__u16 pad;
+	__u8 addr[16];	/* IPv4 mapped */
+	__u64 bytes_out; /* tool -> destination, at close */
+	__u64 bytes_in;
+	char name[BPFBOX_NET_NAME_LEN];
+	char rule[BPFBOX_NET_RULE_LEN];
+	char reason[BPFBOX_NET_RULE_LEN];
+};
+
+/* What the proxy hands the net_emit syscall program. */
+struct bpfbox_net_emit {
+	__u64 cgroup_id;
+	struct bpfbox_net_event ev;
 };
 
 /*

@@ -70,9 +70,9 @@ except PermissionError: sys.exit(1)
 except OSError: sys.exit(2)
 sys.exit(0)'
 check "any(e['type'] == 'connect' and e.get('address') == '169.254.169.254' and e['port'] == 80 and e['decision'] == 'deny' and e['layer'] == 'cgroup-bpf' for e in ev)" "metadata connect is a cgroup-bpf denial event"
-python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1]); import time; time.sleep(30)' >"$TMPD/port" &
+python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); import time; time.sleep(30)' >"$TMPD/port" &
 LPID=$!
-sleep 0.5
+poll_until 20 test -s "$TMPD/port"
 PORT=$(cat "$TMPD/port")
 : >"$A"
 expect_rc 0 "connect to a loopback listener is allowed with --net allow" \
@@ -98,7 +98,7 @@ a = socket.socket(); a.bind(("127.0.0.1", 0)); a.listen()
 b = socket.socket(); b.bind(("127.0.0.2", 0)); b.listen()
 print(a.getsockname()[1], b.getsockname()[1], flush=True); time.sleep(30)' >"$TMPD/ports" &
 LPID=$!
-sleep 0.5
+poll_until 20 test -s "$TMPD/ports"
 read -r P1 P2 <"$TMPD/ports"
 : >"$A"
 expect_rc 0 "--net-allow 127.0.0.1:PORT: that connect works, 127.0.0.2 is refused" \

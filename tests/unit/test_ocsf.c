@@ -210,6 +210,55 @@ static void test_connect(void **state)
 	json_object_put(o);
 }
 
+/* The egress proxy's decisions: DNS Activity for queries, Network Activity else. */
+static void test_net(void **state)
+{
+	struct json_object *o = ocsf(
+		"{" HDR "\"type\":\"net.deny\",\"seq\":3,\"pid\":7,\"tid\":7,\"ppid\":0,\"uid\":0,"
+		"\"comm\":\"curl\",\"decision\":\"deny\",\"layer\":\"egress-proxy\","
+		"\"errno\":\"ECONNREFUSED\",\"protocol\":\"dns\",\"name_from\":\"query\","
+		"\"name\":\"evil.test\",\"address\":\"127.0.0.1\",\"port\":53,\"rule\":\"*.test\","
+		"\"reason\":\"rebinding\",\"bytes_out\":0,\"bytes_in\":0}");
+
+	(void)state;
+	assert_int_equal(num(o, "class_uid"), 4003);
+	assert_int_equal(num(o, "category_uid"), 4);
+	assert_int_equal(num(o, "type_uid"), 400301);
+	assert_string_equal(str(o, "query.hostname"), "evil.test");
+	assert_string_equal(json_object_get_string(json_object_object_get(
+				    json_object_array_get_idx(at(o, "answers"), 0), "rdata")),
+			    "127.0.0.1");
+	assert_int_equal(num(o, "rcode_id"), 5);
+	assert_int_equal(num(o, "disposition_id"), 2);
+	assert_string_equal(str(o, "unmapped.rule"), "*.test");
+	json_object_put(o);
+
+	o = ocsf("{" HDR "\"type\":\"net.allow\",\"seq\":4,\"pid\":7,\"tid\":7,\"ppid\":0,"
+		 "\"uid\":0,\"comm\":\"curl\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,"
+		 "\"protocol\":\"tcp\",\"name_from\":\"sni\",\"name\":\"pypi.org\","
+		 "\"address\":\"10.0.0.2\",\"port\":443,\"rule\":\"pypi.org:443\",\"bytes_out\":10,"
+		 "\"bytes_in\":20}");
+	assert_int_equal(num(o, "class_uid"), 4001);
+	assert_int_equal(num(o, "activity_id"), 2); /* Close: counted at close */
+	assert_string_equal(str(o, "dst_endpoint.hostname"), "pypi.org");
+	assert_string_equal(str(o, "dst_endpoint.ip"), "10.0.0.2");
+	assert_int_equal(num(o, "traffic.bytes_out"), 10);
+	assert_int_equal(num(o, "traffic.bytes_in"), 20);
+	assert_int_equal(num(o, "disposition_id"), 1);
+	assert_string_equal(str(o, "unmapped.name_from"), "sni");
+	json_object_put(o);
+
+	o = ocsf("{" HDR "\"type\":\"net.deny\",\"seq\":5,\"pid\":7,\"tid\":7,\"ppid\":0,"
+		 "\"uid\":0,\"comm\":\"curl\",\"decision\":\"deny\",\"layer\":\"egress-proxy\","
+		 "\"errno\":\"ECONNREFUSED\",\"protocol\":\"proxy\",\"name_from\":\"connect\","
+		 "\"name\":\"other.test\",\"address\":null,\"port\":443,\"rule\":null,"
+		 "\"reason\":\"no net_allow rule\",\"bytes_out\":0,\"bytes_in\":0}");
+	assert_int_equal(num(o, "class_uid"), 4001);
+	assert_int_equal(num(o, "activity_id"), 5); /* Refuse */
+	assert_null(at(o, "dst_endpoint.ip"));
+	json_object_put(o);
+}
+
 static void test_fork_exit(void **state)
 {
 	struct json_object *o = ocsf(
@@ -335,6 +384,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exec),	    cmocka_unit_test(test_exec_denied),
 		cmocka_unit_test(test_file),	    cmocka_unit_test(test_connect),
+		cmocka_unit_test(test_net),
 		cmocka_unit_test(test_fork_exit),   cmocka_unit_test(test_log_events),
 		cmocka_unit_test(test_session_events),
 		cmocka_unit_test(test_not_events),  cmocka_unit_test(test_text_escapes),

@@ -622,6 +622,84 @@ static void test_net_rules(void **state)
 		assert_int_equal(net_rule_parse(bad[i], cidr, sizeof(cidr), &lo, &hi), -EINVAL);
 }
 
+/* Name rules (egress by name): names, wildcards, ports; whole-label matching. */
+static void test_net_name_rules(void **state)
+{
+	static const struct {
+		const char *rule, *host;
+		int lo, hi;
+	} good[] = {
+		{"pypi.org", "pypi.org", 0, 65535},
+		{"PyPI.Org:443", "pypi.org", 443, 443},
+		{"*.githubusercontent.com:443", "*.githubusercontent.com", 443, 443},
+		{"example.com:8000-8100", "example.com", 8000, 8100},
+		{"localhost", "localhost", 0, 65535},
+		{"a-b_c.example.", "a-b_c.example", 0, 65535},
+		{"1a.example", "1a.example", 0, 65535},
+	};
+	static const char *const bad[] = {
+		"",	       "bad..name", ".example.com", "*.",	      "*example.com",
+		"a.*.com",     "ex ample.com", "example.com:", "example.com:70000",
+		"example.com:9-8", "10.0.0.1", "1.2.3.4:80", "::1",	      "x:1:2",
+		"exa/mple.com",
+	};
+	static const struct {
+		const char *pattern, *name;
+		bool match;
+	} m[] = {
+		{"pypi.org", "pypi.org", true},
+		{"pypi.org", "PYPI.ORG.", true},
+		{"pypi.org", "files.pypi.org", false},
+		{"pypi.org", "pypi.org.evil", false},
+		{"*.example.com", "a.example.com", true},
+		{"*.example.com", "a.b.example.com", true},
+		{"*.example.com", "example.com", false},
+		{"*.example.com", "badexample.com", false},
+		{"*.example.com", "A.EXAMPLE.COM", true},
+	};
+	char host[256];
+	uint16_t lo, hi;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(net_name_rule_parse(good[i].rule, host, sizeof(host), &lo, &hi), 0);
+		assert_string_equal(host, good[i].host);
+		assert_int_equal(lo, good[i].lo);
+		assert_int_equal(hi, good[i].hi);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (net_name_rule_parse(bad[i], host, sizeof(host), &lo, &hi) != -EINVAL)
+			fail_msg("'%s' parsed as a name rule", bad[i]);
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (net_name_match(m[i].pattern, m[i].name) != m[i].match)
+			fail_msg("%s vs %s: want %d", m[i].pattern, m[i].name, m[i].match);
+}
+
+/* A layer with name rules and net_deny loads; a bad one names its path. */
+static void test_net_layers(void **state)
+{
+	struct json_object *ok = json_tokener_parse(
+		"{\"net_resolver\": \"10.0.0.2:53\", \"extra\": {\"net_allow\": [\"pypi.org:443\", "
+		"\"*.example.com\", \"10.0.0.0/8\"], \"net_deny\": [\"bad.example.com\"]}}");
+	struct json_object *bad = json_tokener_parse("{\"extra\": {\"net_deny\": [\"a..b\"]}}");
+	struct bpfbox_policy p;
+	struct policy_error err;
+
+	(void)state;
+	policy_init(&p);
+	assert_int_equal(policy_merge_layer(&p, ok, "task", &err), 0);
+	assert_int_equal(p.net_allow.n, 3);
+	assert_int_equal(p.net_deny.n, 1);
+	assert_string_equal(p.net_deny.v[0], "bad.example.com");
+	assert_string_equal(p.net_resolver, "10.0.0.2:53");
+	assert_int_equal(policy_merge_layer(&p, bad, "task", &err), -EINVAL);
+	assert_string_equal(err.path, "extra.net_deny[0]");
+	assert_non_null(strstr(err.message, "invalid network rule 'a..b'"));
+	policy_free(&p);
+	json_object_put(ok);
+	json_object_put(bad);
+}
+
 static void test_merge_errors(void **state)
 {
 	static const struct {
@@ -684,7 +762,7 @@ static void test_merge_errors(void **state)
 		{"flags", "{\"extra\": {\"rw\": [\"\"]}}", "command line",
 		 "extra.rw[0]", "must not be empty"},
 		{"flags", "{\"extra\": {\"rx\": []}}", "command line",
-		 "extra.rx", "unknown key 'rx'; valid keys: ro, rw, deny, net_allow, exec_deny, env"},
+		 "extra.rx", "unknown key 'rx'; valid keys: ro, rw, deny, net_allow, net_deny, exec_deny, env"},
 		{"flags", "{\"extra\": []}", "command line", "extra",
 		 "must be an object"},
 		{"flags", "{\"extra\": {\"env\": {\"1A\": \"x\"}}}",
@@ -1566,6 +1644,8 @@ int main(void)
 		T(test_extra_deny_appends),
 		T(test_deny_patterns),
 		T(test_net_rules),
+		T(test_net_name_rules),
+		T(test_net_layers),
 		T(test_merge_errors),
 		T(test_merge_atomic),
 		T(test_mode_layer_same_mode),

@@ -45,7 +45,7 @@ struct agent {
 /* The maps a daemon shares with its next incarnation (pinned as map_NAME). */
 static const char *const pinned_maps[] = { "sessions", "events", "lost", "net_allow",
 					   "unix_allow", "agg", "pending", "names", "abs_paths",
-					   "oom_victims" };
+					   "oom_victims", "net_resolved" };
 
 static char libbpf_last[256];
 
@@ -110,7 +110,9 @@ static bool links_pinned(const struct agent *a, const struct bpf_object_skeleton
 	int n = 0;
 
 	for (int i = 0; i < sk->prog_cnt; i++) {
-		if (!bpf_program__autoload(*sk->progs[i].prog))
+		/* net_emit is run, never attached: it has no link. */
+		if (!bpf_program__autoload(*sk->progs[i].prog) ||
+		    bpf_program__type(*sk->progs[i].prog) == BPF_PROG_TYPE_SYSCALL)
 			continue;
 		pin_path(a->pin_dir, path, sizeof(path), "link", sk->progs[i].name);
 		if (access(path, F_OK) < 0)
@@ -360,6 +362,17 @@ static int load_net(struct agent *a, const struct agent_opts *o)
 	if (!r)
 		r = attach_cgroup(n->progs.net_sock_create, a->parent_fd,
 				  &n->links.net_sock_create);
+	/* Egress by name (userspace/net/): replies, peers, the proxy's keys. */
+	if (!r)
+		r = attach_cgroup(n->progs.net_recvmsg4, a->parent_fd, &n->links.net_recvmsg4);
+	if (!r)
+		r = attach_cgroup(n->progs.net_getpeername4, a->parent_fd,
+				  &n->links.net_getpeername4);
+	if (!r)
+		r = attach_cgroup(n->progs.net_getpeername6, a->parent_fd,
+				  &n->links.net_getpeername6);
+	if (!r)
+		r = attach_cgroup(n->progs.net_sockops, a->parent_fd, &n->links.net_sockops);
 	if (!r && bpf_program__autoload(n->progs.net_connect_unix)) {
 		r = attach_cgroup(n->progs.net_connect_unix, a->parent_fd,
 				  &n->links.net_connect_unix);
@@ -432,8 +445,11 @@ static int load_lsm(struct agent *a, const struct agent_opts *o)
 		} else {
 			bpf_map__set_max_entries(l->maps.events, o->ring_bytes);
 		}
-		if (a->net)
+		if (a->net) {
 			bpf_map__reuse_fd(l->maps.net_allow, bpf_map__fd(a->net->maps.net_allow));
+			bpf_map__reuse_fd(l->maps.net_resolved,
+					  bpf_map__fd(a->net->maps.net_resolved));
+		}
 	}
 	r = lsm_bpf__load(l);
 	if (!r)
@@ -611,7 +627,17 @@ const struct agent_status *agent_status(const struct agent *a)
 
 int agent_session_add(struct agent *a, uint64_t cgroup_id, uint32_t id, uint32_t flags)
 {
-	struct bpfbox_session s = { .id = id, .flags = flags, .seq = 1 };
+	return agent_session_add_egress(a, cgroup_id, id, flags, 0, 0);
+}
+
+int agent_session_add_egress(struct agent *a, uint64_t cgroup_id, uint32_t id, uint32_t flags,
+			     uint16_t proxy_port, uint16_t dns_port)
+{
+	struct bpfbox_session s = { .id = id, .flags = flags, .seq = 1,
+				    .proxy_port = proxy_port, .dns_port = dns_port };
+
+	if (proxy_port && dns_port)
+		s.flags |= BPFBOX_SF_NET_PROXY;
 
 	if (bpf_map_update_elem(a->sessions_fd, &cgroup_id, &s, BPF_NOEXIST) < 0)
 		return -errno;
@@ -645,6 +671,22 @@ int agent_net_allow(struct agent *a, uint32_t id, const char *cidr, uint16_t lo,
 	return lsm_net_add_rule(m, id, cidr, lo, hi);
 }
 
+int agent_net_hole(struct agent *a, uint32_t id, const char *cidr)
+{
+	/* An empty port range never allows, and the longest prefix wins. */
+	struct bpfbox_net_rule hole = { .port_lo = 1, .port_hi = 0 };
+	struct bpfbox_net_key key;
+
+	if (a->net_allow_fd < 0)
+		return -ENOTSUP;
+	if (lsm_parse_cidr(cidr, &key) < 0)
+		return -EINVAL;
+	key.session = id;
+	if (bpf_map_update_elem(a->net_allow_fd, &key, &hole, BPF_ANY) < 0)
+		return -errno;
+	return 0;
+}
+
 int agent_session_policy(struct agent *a, uint32_t id, const struct bpfbox_policy *p)
 {
 	if (!a->st.lsm)
@@ -671,6 +713,18 @@ int agent_unix_allow(struct agent *a, uint32_t id, const char *const *dirs, size
 	if (bpf_map_update_elem(a->unix_allow_fd, &id, &allow, BPF_ANY) < 0)
 		return -errno;
 	return 0;
+}
+
+int agent_egress_fds(const struct agent *a, struct agent_egress_fds *f)
+{
+	if (!a->net)
+		return -ENOTSUP;
+	f->orig = bpf_map__fd(a->net->maps.net_orig);
+	f->resolved = bpf_map__fd(a->net->maps.net_resolved);
+	f->dns_client = bpf_map__fd(a->net->maps.net_dns_client);
+	f->emit = bpf_program__fd(a->net->progs.net_emit);
+	return f->orig >= 0 && f->resolved >= 0 && f->dns_client >= 0 && f->emit >= 0 ? 0
+											: -ENOTSUP;
 }
 
 int agent_ring_fd(const struct agent *a)

@@ -58,6 +58,17 @@ void agent_detach_cgroup_links(struct agent *a);
 const struct agent_status *agent_status(const struct agent *a);
 
 int agent_session_add(struct agent *a, uint64_t cgroup_id, uint32_t id, uint32_t flags);
+/* The same, with the session's egress proxy and resolver (userspace/net/). */
+int agent_session_add_egress(struct agent *a, uint64_t cgroup_id, uint32_t id, uint32_t flags,
+			     uint16_t proxy_port, uint16_t dns_port);
+/*
+ * The maps and program the egress proxy uses (bpf/net.bpf.c). -ENOTSUP
+ * when the network programs were adopted from pins or did not load.
+ */
+struct agent_egress_fds {
+	int orig, resolved, dns_client, emit;
+};
+int agent_egress_fds(const struct agent *a, struct agent_egress_fds *f);
 /* Removes the session; *seq is the next sequence number it would have had. */
 int agent_session_remove(struct agent *a, uint64_t cgroup_id, uint64_t *seq,
 			 uint64_t *lost);
@@ -86,6 +97,8 @@ int agent_unpin(const char *pin_dir);
 
 /* Adds CIDR (v4 or v6) with a port range to a session's connect allow-list. */
 int agent_net_allow(struct agent *a, uint32_t id, const char *cidr, uint16_t lo, uint16_t hi);
+/* A net_deny address or CIDR: never reached directly, whatever allows around it. */
+int agent_net_hole(struct agent *a, uint32_t id, const char *cidr);
 /* Forgets a session's allow-list, so that its index can be reused. */
 int agent_net_clear(struct agent *a, uint32_t id);
 

@@ -17,6 +17,7 @@
 #include "../lib/closer.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
+#include "../net/egress.h"
 
 /*
  * The audit stream goes through the sink of userspace/audit/sink.c, as in
@@ -262,6 +263,31 @@ static int allow_unix_dirs(struct embedded *e, struct session *s)
 	return agent_unix_allow(e->agent, 1, dirs, n);
 }
 
+/* With name rules, the session's proxy and resolver (userspace/net/). */
+static int start_egress(struct embedded *e, const struct bpfbox_policy *p)
+{
+	struct egress_opts o = { .cgroup_id = e->cg.id, .session = 1, .allow = &p->net_allow,
+				 .deny = &p->net_deny, .resolver = p->net_resolver };
+	struct agent_egress_fds f;
+	char err[256];
+	int r;
+
+	/* With --net allow every destination is open: nothing to proxy. */
+	if (p->net != NET_DENY || !egress_has_names(&p->net_allow))
+		return 0;
+	r = agent_egress_fds(e->agent, &f);
+	if (r < 0)
+		return log_error_errno(r, "name rules in --net-allow need the BPF network layer");
+	o.orig_fd = f.orig;
+	o.resolved_fd = f.resolved;
+	o.dns_client_fd = f.dns_client;
+	o.emit_fd = f.emit;
+	r = egress_start(&e->egress, &o, err, sizeof(err));
+	if (r < 0)
+		log_error("%s", err);
+	return r;
+}
+
 int embedded_start(struct embedded *e, struct session *s, const struct audit_opts *opts,
 		   char *const argv[])
 {
@@ -317,21 +343,31 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 		flags |= BPFBOX_SF_AUDIT_ALL;
 	if (opts->off)
 		flags |= BPFBOX_SF_AUDIT_OFF;
-	r = agent_session_add(e->agent, e->cg.id, 1, flags);
+	r = start_egress(e, p);
+	if (r < 0)
+		goto fail;
+	r = agent_session_add_egress(e->agent, e->cg.id, 1, flags,
+				     e->egress ? egress_proxy_port(e->egress) : 0,
+				     e->egress ? egress_dns_port(e->egress) : 0);
 	if (r < 0) {
 		log_error_errno(r, "cannot register the session");
 		goto fail;
 	}
-	for (size_t i = 0; !r && i < p->net_allow.n; i++) {
+	if (e->egress)
+		snprintf(s->proxy_url, sizeof(s->proxy_url), "http://127.0.0.1:%u",
+			 egress_proxy_port(e->egress));
+	for (size_t i = 0; !r && i < p->net_allow.n + p->net_deny.n; i++) {
+		bool deny = i >= p->net_allow.n;
+		const char *rule = deny ? p->net_deny.v[i - p->net_allow.n] : p->net_allow.v[i];
 		char cidr[64];
 		uint16_t lo, hi;
 
-		r = net_rule_parse(p->net_allow.v[i], cidr, sizeof(cidr), &lo, &hi);
-		if (!r)
-			r = agent_net_allow(e->agent, 1, cidr, lo, hi);
+		/* Names are the proxy's; addresses and CIDRs go to the BPF map. */
+		if (net_rule_parse(rule, cidr, sizeof(cidr), &lo, &hi) < 0)
+			continue;
+		r = deny ? agent_net_hole(e->agent, 1, cidr) : agent_net_allow(e->agent, 1, cidr, lo, hi);
 		if (r < 0) {
-			log_error_errno(r, "cannot add the connect allow-list rule '%s'",
-					p->net_allow.v[i]);
+			log_error_errno(r, "cannot add the network rule '%s'", rule);
 			goto fail;
 		}
 	}
@@ -392,6 +428,9 @@ void embedded_finish(struct embedded *e, struct session *s)
 	if (e->agent && s) {
 		/* Kill stragglers first so that no record arrives after the end. */
 		session_cgroup_destroy(&e->cg);
+		/* The proxy's last records (bytes at close) reach the ring first. */
+		egress_stop(e->egress);
+		e->egress = NULL;
 		agent_consume(e->agent);
 		sink_flush(e);
 		agent_session_remove(e->agent, e->cg.id, &seq, &lost);
@@ -418,6 +457,8 @@ void embedded_finish(struct embedded *e, struct session *s)
 		sink_flush(e);
 	}
 	session_cgroup_destroy(&e->cg);
+	egress_stop(e->egress);
+	e->egress = NULL;
 	close_agent(e->agent);
 	e->agent = NULL;
 	if (e->out_fd >= 0)

@@ -28,8 +28,11 @@ struct audit_opts {
 	uint32_t argv_max;     /* argv bytes kept per exec; 0: BPFBOX_ARGV_LEN */
 };
 
+struct egress;
+
 struct embedded {
 	struct agent *agent;
+	struct egress *egress; /* name rules: the session's proxy and resolver */
 	struct session_cgroup cg;
 	struct audit_clock clock;
 	struct jsonw w;

@@ -27,7 +27,7 @@ const char *audit_layer_name(unsigned int layer)
 	static const char *const names[] = {
 		[BPFBOX_LAYER_LANDLOCK] = "landlock", [BPFBOX_LAYER_SECCOMP] = "seccomp",
 		[BPFBOX_LAYER_CGROUP_BPF] = "cgroup-bpf", [BPFBOX_LAYER_BPF_LSM] = "bpf-lsm",
-		[BPFBOX_LAYER_KERNEL] = "kernel",
+		[BPFBOX_LAYER_KERNEL] = "kernel", [BPFBOX_LAYER_EGRESS] = "egress-proxy",
 	};
 
 	return layer < sizeof(names) / sizeof(names[0]) ? names[layer] : NULL;
@@ -250,6 +250,37 @@ static void put_connect(struct jsonw *w, const struct bpfbox_connect_event *e)
 	jsonw_u64(w, "port", e->port);
 }
 
+static void put_net(struct jsonw *w, const struct bpfbox_net_event *e)
+{
+	static const char *const kinds[] = { "tcp", "dns", "proxy" };
+	static const char *const hows[] = { "address", "sni", "host", "connect", "query" };
+	static const uint8_t zero[16];
+	char addr[INET6_ADDRSTRLEN] = "";
+
+	if (memcmp(e->addr, zero, 16)) {
+		if (e->addr[10] == 0xff && e->addr[11] == 0xff && !memcmp(e->addr, zero, 10))
+			inet_ntop(AF_INET, e->addr + 12, addr, sizeof(addr));
+		else
+			inet_ntop(AF_INET6, e->addr, addr, sizeof(addr));
+	}
+	jsonw_str(w, "protocol", e->kind < 3 ? kinds[e->kind] : "?");
+	jsonw_str(w, "name_from", e->how < 5 ? hows[e->how] : "?");
+	jsonw_strn(w, "name", e->name, strnlen(e->name, sizeof(e->name)));
+	if (addr[0])
+		jsonw_str(w, "address", addr);
+	else
+		jsonw_null(w, "address");
+	jsonw_u64(w, "port", e->port);
+	if (e->rule[0])
+		jsonw_strn(w, "rule", e->rule, strnlen(e->rule, sizeof(e->rule)));
+	else
+		jsonw_null(w, "rule");
+	if (e->reason[0])
+		jsonw_strn(w, "reason", e->reason, strnlen(e->reason, sizeof(e->reason)));
+	jsonw_u64(w, "bytes_out", e->bytes_out);
+	jsonw_u64(w, "bytes_in", e->bytes_in);
+}
+
 int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void *data,
 			size_t size, const char *session)
 {
@@ -263,13 +294,18 @@ int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void
 		[BPFBOX_EV_FILE] = { "file", sizeof(struct bpfbox_file_event) },
 		[BPFBOX_EV_CONNECT] = { "connect", sizeof(struct bpfbox_connect_event) },
 		[BPFBOX_EV_COMM] = { "rename", sizeof(struct bpfbox_comm_event) },
+		[BPFBOX_EV_NET] = { "net", sizeof(struct bpfbox_net_event) },
 	};
 	const struct bpfbox_event_hdr *h = data;
 
 	if (size < sizeof(*h) || h->type == 0 || h->type >= sizeof(types) / sizeof(types[0]) ||
 	    size < types[h->type].size)
 		return -EINVAL;
-	audit_begin(w, c, types[h->type].name, session, h->seq, h->ts_ns);
+	if (h->type == BPFBOX_EV_NET)
+		audit_begin(w, c, h->decision == BPFBOX_DENY ? "net.deny" : "net.allow", session,
+			    h->seq, h->ts_ns);
+	else
+		audit_begin(w, c, types[h->type].name, session, h->seq, h->ts_ns);
 	put_header(w, h);
 	switch (h->type) {
 	case BPFBOX_EV_EXEC:
@@ -315,6 +351,9 @@ int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void
 		jsonw_strn(w, "new_comm", e->new_comm, strnlen(e->new_comm, sizeof(e->new_comm)));
 		break;
 	}
+	case BPFBOX_EV_NET:
+		put_net(w, data);
+		break;
 	}
 	jsonw_end(w);
 	jsonw_newline(w);
@@ -350,6 +389,7 @@ static const char *const flood_type_names[AUDIT_TYPES] = {
 	[BPFBOX_EV_FILE] = "file",
 	[BPFBOX_EV_CONNECT] = "connect",
 	[BPFBOX_EV_COMM] = "rename",
+	[BPFBOX_EV_NET] = "net",
 };
 
 int audit_flood_line(struct audit_flood *f, struct jsonw *w, const struct audit_clock *c,

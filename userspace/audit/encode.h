@@ -76,7 +76,7 @@ const char *audit_layer_name(unsigned int layer);
 /* Default per-session record rate: --audit-rate 5000/20000. */
 #define AUDIT_RATE_DEFAULT  5000
 #define AUDIT_BURST_DEFAULT 20000
-#define AUDIT_TYPES 7 /* record types are 1..6 (BPFBOX_EV_*) */
+#define AUDIT_TYPES 8 /* record types are 1..7 (BPFBOX_EV_*) */
 
 /*
  * A session's audit flood control: a token bucket over its records, and

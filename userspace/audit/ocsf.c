@@ -37,6 +37,7 @@ struct ocsf_class {
 static const struct ocsf_class PROCESS = { 1007, 1, "Process Activity", "System Activity" };
 static const struct ocsf_class FILESYS = { 1001, 1, "File System Activity", "System Activity" };
 static const struct ocsf_class NETWORK = { 4001, 4, "Network Activity", "Network Activity" };
+static const struct ocsf_class DNS = { 4003, 4, "DNS Activity", "Network Activity" };
 static const struct ocsf_class EVENTLOG = { 1008, 1, "Event Log Activity", "System Activity" };
 
 /* The event's members, read once. */
@@ -622,6 +623,79 @@ static void enc_connect(struct jsonw *w, const struct ev *e, const char *hostnam
 	jsonw_end(w);
 }
 
+/*
+ * net.allow / net.deny of the egress proxy: a query is DNS Activity (4003)
+ * Query with its rcode; a connection is Network Activity (4001), Close with
+ * its traffic when allowed (counted at close), Refuse when denied.
+ */
+static void enc_net(struct jsonw *w, const struct ev *e, const char *hostname)
+{
+	static const char *const extra[] = { "protocol", "name_from", "rule", "reason", NULL };
+	const char *proto = get_str(e->o, "protocol"), *name = get_str(e->o, "name");
+	const char *addr = get_str(e->o, "address"), *reason = get_str(e->o, "reason");
+	const char *rule = get_str(e->o, "rule");
+	struct obs_list obs = { 0 };
+	char what[512], msg[640];
+	int64_t port = 0, out = 0, in = 0;
+
+	get_int(e->o, "port", &port);
+	get_int(e->o, "bytes_out", &out);
+	get_int(e->o, "bytes_in", &in);
+	if (proto && streq(proto, "dns")) {
+		snprintf(what, sizeof(what), "DNS query %s %s%s%s", name ? name : "?",
+			 e->deny ? "refused" : "answered", reason && *reason ? ": " : "",
+			 reason ? reason : "");
+		begin_record(w, e, &DNS, 1, "Query", hostname, what);
+		jsonw_object_begin(w, "query");
+		jsonw_str(w, "hostname", name ? name : "");
+		jsonw_end(w);
+		/* An address is hex digits, dots and colons: safe to splice in. */
+		if (addr && *addr && strlen(addr) < 64 &&
+		    strspn(addr, "0123456789abcdefABCDEF.:") == strlen(addr)) {
+			char answers[96];
+
+			snprintf(answers, sizeof(answers), "[{\"rdata\":\"%s\"}]", addr);
+			jsonw_raw(w, "answers", answers);
+		}
+		jsonw_u64(w, "rcode_id", e->deny ? 5 : 0);
+		jsonw_str(w, "rcode", e->deny ? "Refused" : "NoError");
+	} else {
+		snprintf(what, sizeof(what), "egress to %s (%s) port %" PRId64 " %s%s%s",
+			 name && *name ? name : "?", addr ? addr : "?", port,
+			 e->deny ? "refused" : "by ", e->deny ? (reason ? reason : "") : "",
+			 e->deny ? "" : (rule ? rule : "?"));
+		message(msg, sizeof(msg), e, what);
+		begin_record(w, e, &NETWORK, e->deny ? 5 : 2, e->deny ? "Refuse" : "Close", hostname,
+			     msg);
+		jsonw_object_begin(w, "dst_endpoint");
+		if (name && *name)
+			jsonw_str(w, "hostname", name);
+		if (addr)
+			jsonw_str(w, "ip", addr);
+		jsonw_i64(w, "port", port);
+		jsonw_end(w);
+		jsonw_object_begin(w, "connection_info");
+		jsonw_u64(w, "direction_id", 2);
+		jsonw_str(w, "direction", "Outbound");
+		jsonw_end(w);
+		jsonw_object_begin(w, "traffic");
+		jsonw_i64(w, "bytes_out", out);
+		jsonw_i64(w, "bytes_in", in);
+		jsonw_end(w);
+	}
+	obs_common(&obs, e, hostname);
+	if (name && *name)
+		obs_add(&obs, proto && streq(proto, "dns") ? "query.hostname" : "dst_endpoint.hostname",
+			1, "Hostname", name);
+	if (addr && !(proto && streq(proto, "dns"))) {
+		obs_add(&obs, "dst_endpoint.ip", 2, "IP Address", addr);
+		obs_add_int(&obs, "dst_endpoint.port", 11, "Port", port);
+	}
+	put_observables(w, &obs);
+	put_unmapped(w, e, extra);
+	jsonw_end(w);
+}
+
 /* The whole original event in unmapped, but for what the class already says. */
 static void put_unmapped_rest(struct jsonw *w, const struct ev *e)
 {
@@ -848,6 +922,8 @@ int ocsf_encode(struct jsonw *w, struct json_object *o, const char *hostname)
 		enc_log(w, &e, hostname);
 	else if (streq(e.type, "ceiling"))
 		enc_ceiling(w, &e, hostname);
+	else if (streq(e.type, "net.allow") || streq(e.type, "net.deny"))
+		enc_net(w, &e, hostname);
 	else
 		enc_session(w, &e, hostname);
 	jsonw_newline(w);

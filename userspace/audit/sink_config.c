@@ -24,6 +24,7 @@
 static const char *const type_names[] = {
 	"session.start", "session.end", "loss", "exec", "exit", "fork", "file", "connect",
 	"sink.error", "session.paused", "session.resumed", "session.killed", "ceiling", "rename",
+	"net.allow", "net.deny",
 };
 
 const char *sink_type_name(int index)

@@ -154,6 +154,22 @@ static int text_line(struct json_object *o, char **out, size_t *len)
 			put_safe(f, str_of(o, "address"));
 			put_int(f, o, "port", "port");
 		}
+	} else if (startswith(type, "net.")) {
+		put_int(f, o, "pid", "pid");
+		put_field(f, "proto", str_of(o, "protocol"));
+		fputc(' ', f);
+		put_safe(f, str_of(o, "name"));
+		if (str_of(o, "address")) {
+			fputc(' ', f);
+			put_safe(f, str_of(o, "address"));
+		}
+		put_int(f, o, "port", "port");
+		if (str_of(o, "rule"))
+			put_field(f, "rule", str_of(o, "rule"));
+		if (str_of(o, "reason"))
+			put_field(f, "reason", str_of(o, "reason"));
+		put_int(f, o, "bytes_out", "out");
+		put_int(f, o, "bytes_in", "in");
 	} else if (streq(type, "session.start")) {
 		put_int(f, o, "pid", "pid");
 		put_int(f, o, "uid", "uid");

@@ -17,6 +17,7 @@ int cmd_resume(int argc, char **argv);
 int cmd_kill(int argc, char **argv);
 int cmd_events(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_net(int argc, char **argv);
 int cmd_probe(int argc, char **argv); /* hidden: run inside `bpfbox test` */
 
 #endif

@@ -30,7 +30,7 @@ static void events_usage(FILE *out)
 		"  --session ID          only that session's events, its session.start first\n"
 		"  --type T[,T...]       only these types (repeatable): session.start,\n"
 		"                        session.end, loss, exec, exit, fork, file, connect,\n"
-		"                        sink.error\n"
+		"                        net.allow, net.deny, sink.error\n"
 		"  --format F            json (default: the lines of docs/events.md), ocsf\n"
 		"                        (docs/ocsf.md) or text\n"
 		"  --idle SECONDS        without --follow: stop once no event came for this\n"

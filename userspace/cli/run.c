@@ -26,7 +26,10 @@ static void run_usage(FILE *out)
 		"  -w, --workspace DIR   the session's read-write tree (default: cwd)\n"
 		"  --ro PATH, --rw PATH  extra read-only / read-write paths (repeatable)\n"
 		"  --net deny|allow      network policy (default: deny)\n"
-		"  --net-allow RULE      with --net deny, still allow ADDR[/LEN][:PORT[-PORT]]\n"
+		"  --net-allow RULE      with --net deny, still allow HOST[:PORT[-PORT]]: a name\n"
+		"                        (pypi.org), *.wildcard, ADDR or ADDR/LEN (docs/network.md)\n"
+		"  --net-deny RULE       exceptions to --net-allow, same form\n"
+		"  --net-resolver ADDR[:PORT]  upstream DNS of the egress resolver (default: resolv.conf)\n"
 		"                        (needs the BPF agent: --audit as root, or a daemon)\n"
 		"  --exec-deny NAME      never execute NAME (a file name or absolute path;\n"
 		"                        enforced by BPF LSM where it loads)\n"
@@ -80,7 +83,7 @@ enum {
 	OPT_MEMORY, OPT_PIDS, OPT_CPU, OPT_DISK, OPT_PAUSE_TIMEOUT, OPT_TIMEOUT_COUNTS,
 	OPT_ON_LIMIT, OPT_STATUS_FD, OPT_LABEL, OPT_READ_HOST, OPT_USER, OPT_UNCONFINED,
 	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT, OPT_AUDIT_MODE, OPT_AUDIT_RING,
-	OPT_NET_ALLOW, OPT_EXEC_DENY,
+	OPT_NET_ALLOW, OPT_NET_DENY, OPT_NET_RESOLVER, OPT_EXEC_DENY,
 	OPT_DAEMON_SOCKET, OPT_NO_DAEMON, OPT_LIMITS_VIA, OPT_AUDIT_RATE, OPT_AUDIT_ARGV,
 };
 
@@ -114,6 +117,8 @@ static const struct option run_opts[] = {
 	{ "audit-rate", required_argument, NULL, OPT_AUDIT_RATE },
 	{ "audit-argv", required_argument, NULL, OPT_AUDIT_ARGV },
 	{ "net-allow", required_argument, NULL, OPT_NET_ALLOW },
+	{ "net-deny", required_argument, NULL, OPT_NET_DENY },
+	{ "net-resolver", required_argument, NULL, OPT_NET_RESOLVER },
 	{ "exec-deny", required_argument, NULL, OPT_EXEC_DENY },
 	{ "daemon-socket", required_argument, NULL, OPT_DAEMON_SOCKET },
 	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
@@ -323,6 +328,12 @@ int cmd_run(int argc, char **argv)
 			break;
 		case OPT_NET_ALLOW:
 			append_string(sub_object(flags, "extra"), "net_allow", optarg);
+			break;
+		case OPT_NET_DENY:
+			append_string(sub_object(flags, "extra"), "net_deny", optarg);
+			break;
+		case OPT_NET_RESOLVER:
+			json_object_object_add(flags, "net_resolver", json_object_new_string(optarg));
 			break;
 		case OPT_EXEC_DENY:
 			append_string(sub_object(flags, "extra"), "exec_deny", optarg);

@@ -18,6 +18,7 @@
 #include "../sandbox/session.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
+#include "../net/egress.h"
 
 #define CALL_TIMEOUT_MS	  5000
 #define DRAIN_TIMEOUT_MS  5000
@@ -340,6 +341,25 @@ static struct json_object *register_request(struct session *s, const struct audi
 		}
 		json_object_object_add(req, "net_allow", rules);
 	}
+	/* Egress by name: the daemon runs the session's proxy and resolver. */
+	if (p->net == NET_DENY && egress_has_names(&p->net_allow)) {
+		struct json_object *hosts = json_object_new_array();
+
+		for (size_t i = 0; i < p->net_allow.n; i++) {
+			char host[256];
+			uint16_t lo, hi;
+
+			if (net_name_rule_parse(p->net_allow.v[i], host, sizeof(host), &lo, &hi) == 0)
+				json_object_array_add(hosts,
+						      json_object_new_string(p->net_allow.v[i]));
+		}
+		json_object_object_add(req, "net_hosts", hosts);
+		if (p->net_resolver)
+			add_str(req, "net_resolver", p->net_resolver);
+	}
+	if (p->net_deny.n)
+		json_object_object_add(req, "net_deny", str_array((const char *const *)p->net_deny.v,
+								  p->net_deny.n));
 	add_str(req, "level_requested", level_name(l->requested));
 	add_str(req, "level_enabled", level_name(l->enabled));
 	json_object_object_add(req, "landlock_abi",
@@ -463,6 +483,9 @@ static int subscribe(struct daemon_run *r)
 	return 0;
 }
 
+static int unregister(struct daemon_run *r, struct daemon_client *c, struct session *s,
+		      char *msg, size_t size);
+
 int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket,
 		     const struct audit_opts *audit, char *const argv[])
 {
@@ -497,6 +520,20 @@ int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket
 	req = register_request(s, audit, argv);
 	rc = daemon_client_call(&r->ctl, req, &reply, msg, sizeof(msg));
 	json_object_put(req);
+	if (rc >= 0 && s->policy->net == NET_DENY && egress_has_names(&s->policy->net_allow)) {
+		struct json_object *port;
+
+		/* A daemon without egress would leave every name unreachable: say so. */
+		if (!json_object_object_get_ex(reply, "proxy_port", &port)) {
+			json_object_put(reply);
+			unregister(r, &r->ctl, NULL, msg, sizeof(msg));
+			daemon_client_close(&r->ctl);
+			return log_error_errno(-EOPNOTSUPP, "the daemon at %s runs no egress proxy "
+					       "for name rules (an older bpfbox?)", path);
+		}
+		snprintf(s->proxy_url, sizeof(s->proxy_url), "http://127.0.0.1:%d",
+			 json_object_get_int(port));
+	}
 	json_object_put(reply);
 	if (rc < 0) {
 		bool refused = r->ctl.replied && (rc == -EACCES || rc == -EPERM);

@@ -27,9 +27,11 @@ int ev_kind_parse(const char *name)
 	return i >= 0 && i < EV_KINDS ? i : -EINVAL;
 }
 
-static enum ev_kind kind_of_record(uint32_t type)
+static enum ev_kind kind_of_record(const struct bpfbox_event_hdr *h)
 {
-	switch (type) {
+	switch (h->type) {
+	case BPFBOX_EV_NET:
+		return h->decision == BPFBOX_DENY ? EV_NET_DENY : EV_NET_ALLOW;
 	case BPFBOX_EV_EXEC:
 		return EV_EXEC;
 	case BPFBOX_EV_EXIT:
@@ -196,7 +198,7 @@ int ev_on_record(void *ctx, void *data, size_t size)
 		return 0;
 	if (h->decision == BPFBOX_DENY)
 		metrics_count_denial(d->metrics, audit_layer_name(h->layer));
-	ev_emit(d, s, kind_of_record(h->type), d->w.buf, d->w.len);
+	ev_emit(d, s, kind_of_record(h), d->w.buf, d->w.len);
 	return 0;
 }
 

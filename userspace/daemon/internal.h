@@ -46,6 +46,8 @@ enum ev_kind {
 	EV_SESSION_KILLED,
 	EV_CEILING,	/* a request held to a policy ceiling: refused or clamped */
 	EV_RENAME,	/* a thread renamed itself (prctl PR_SET_NAME): "rename" */
+	EV_NET_ALLOW,	/* the egress proxy's decisions (docs/network.md) */
+	EV_NET_DENY,
 	EV_KINDS,	/* the same order as the sinks' types: sink_type_name(kind) */
 };
 

@@ -30,6 +30,7 @@
 #include "../monitor/oom.h"
 #include "../policy/policy.h"
 #include "../lib/util.h"
+#include "../net/egress.h"
 
 /* The largest limit or count a request may carry (as policy files: 2^40). */
 #define DAEMON_COUNT_MAX (1LL << 40)
@@ -251,6 +252,107 @@ static int add_net_rules(struct daemon *d, struct conn *c, struct dsession *s,
 			return bad_member(d, c, "register", "net_allow[].cidr", "ADDR/LEN, v4 or v6");
 		if (r < 0) {
 			reply_error(d, c, -r, "register: cannot add the connect allow-list: %s",
+				    strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* A JSON array of strings into a strv (rules checked by their users). */
+static int strv_of(struct json_object *a, struct strv *out)
+{
+	size_t n = json_object_array_length(a);
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *v = json_object_array_get_idx(a, i);
+
+		if (!json_object_is_type(v, json_type_string) ||
+		    strv_push(out, json_object_get_string(v)) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Egress by name (docs/network.md): "net_hosts" (allow rules with names),
+ * "net_deny" (exceptions: names, addresses, CIDRs) and "net_resolver" start
+ * the session's proxy and resolver; *proxy and *dns get their ports.
+ */
+static int start_egress(struct daemon *d, struct conn *c, struct dsession *s,
+			struct json_object *req, uint16_t *proxy, uint16_t *dns)
+{
+	struct strv allow = { 0 }, deny = { 0 };
+	struct egress_opts o = { .cgroup_id = s->cgroup_id, .session = s->index,
+				 .allow = &allow, .deny = &deny };
+	struct agent_egress_fds f;
+	struct json_object *v;
+	char err[256];
+	int r = 0;
+
+	*proxy = *dns = 0;
+	r = proto_get_array(req, "net_hosts", &v);
+	if (r == -EINVAL || (r == 0 && strv_of(v, &allow) < 0)) {
+		r = bad_member(d, c, "register", "net_hosts", "an array of HOST[:PORT[-PORT]]");
+		goto out;
+	}
+	r = proto_get_array(req, "net_deny", &v);
+	if (r == -EINVAL || (r == 0 && strv_of(v, &deny) < 0)) {
+		r = bad_member(d, c, "register", "net_deny", "an array of HOST[:PORT[-PORT]]");
+		goto out;
+	}
+	r = 0;
+	if (proto_get_str(req, "net_resolver", &o.resolver) == -EINVAL) {
+		r = bad_member(d, c, "register", "net_resolver", "ADDR[:PORT]");
+		goto out;
+	}
+	if (!egress_has_names(&allow))
+		goto out;
+	if (agent_egress_fds(d->agent, &f) < 0) {
+		reply_error(d, c, ENOTSUP, "register: name rules need the daemon's own network "
+					   "programs (adopted ones have no proxy maps); restart it "
+					   "with --cleanup first");
+		r = -ENOTSUP;
+		goto out;
+	}
+	o.orig_fd = f.orig;
+	o.resolved_fd = f.resolved;
+	o.dns_client_fd = f.dns_client;
+	o.emit_fd = f.emit;
+	r = egress_start(&s->egress, &o, err, sizeof(err));
+	if (r < 0) {
+		reply_error(d, c, r == -EINVAL ? EINVAL : -r, "register: %s", err);
+		goto out;
+	}
+	*proxy = egress_proxy_port(s->egress);
+	*dns = egress_dns_port(s->egress);
+out:
+	strv_clear(&allow);
+	strv_clear(&deny);
+	return r;
+}
+
+/* The net_deny addresses and CIDRs: holes in the BPF allow-list. */
+static int add_net_holes(struct daemon *d, struct conn *c, struct dsession *s,
+			 struct json_object *req)
+{
+	struct json_object *v;
+	size_t n;
+
+	if (proto_get_array(req, "net_deny", &v) < 0)
+		return 0;
+	n = json_object_array_length(v);
+	for (size_t i = 0; i < n; i++) {
+		const char *rule = json_object_get_string(json_object_array_get_idx(v, i));
+		char cidr[64];
+		uint16_t lo, hi;
+		int r;
+
+		if (!rule || net_rule_parse(rule, cidr, sizeof(cidr), &lo, &hi) < 0)
+			continue;
+		r = agent_net_hole(d->agent, s->index, cidr);
+		if (r < 0) {
+			reply_error(d, c, -r, "register: cannot add the net_deny rule '%s': %s", rule,
 				    strerror(-r));
 			return r;
 		}
@@ -542,6 +644,7 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 	struct json_object *v;
 	const char *id, *str;
 	uint32_t flags, index;
+	uint16_t proxy = 0, dns = 0;
 	bool in_map = false;
 	int r;
 
@@ -583,11 +686,15 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 	if (proto_get_array(req, "command", &v) == 0)
 		s->command = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 	s->command_truncated = json_object_object_get_ex(req, "command_truncated", NULL);
-	r = agent_session_add(d->agent, cg.id, index, flags);
+	if (start_egress(d, c, s, req, &proxy, &dns) < 0)
+		goto undo; /* replied */
+	r = agent_session_add_egress(d->agent, cg.id, index, flags, proxy, dns);
 	if (r < 0)
 		goto fail;
 	in_map = true;
 	if (proto_get_array(req, "net_allow", &v) == 0 && add_net_rules(d, c, s, v) < 0)
+		goto undo; /* replied */
+	if (add_net_holes(d, c, s, req) < 0)
 		goto undo; /* replied */
 	if (st->net && proto_get_array(req, "unix_dirs", &v) == 0) {
 		const char *dirs[BPFBOX_UNIX_PREFIXES];
@@ -616,6 +723,8 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 	jsonw_bool(&d->rw, "bpf_network", st->net);
 	jsonw_bool(&d->rw, "bpf_unix_connect", st->unix_connect);
 	jsonw_end(&d->rw);
+	if (proxy)
+		jsonw_u64(&d->rw, "proxy_port", proxy);
 	limits_json(&s->lim, &d->rw, "limits");
 	reply_send(d, c);
 	return;
@@ -628,6 +737,7 @@ undo:
 	}
 	rmdir(cg.path);
 	if (s) {
+		egress_stop(s->egress);
 		free(s->command);
 		free(s);
 	}
@@ -782,6 +892,9 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason)
 	if (s->has_lim)
 		limits_destroy(&s->lim); /* the v1 cgroups; the v2 one is gone */
 	snprintf(ended_ids[ended_next++ % ENDED_KEPT], sizeof(ended_ids[0]), "%s", s->id);
+	/* The proxy's last records (bytes at close) reach the ring first. */
+	egress_stop(s->egress);
+	s->egress = NULL;
 	agent_consume(d->agent);
 	agent_session_remove(d->agent, s->cgroup_id, &seq, &lost);
 	agent_flush_session(d->agent, s->index, &seq, ev_on_record, d);
@@ -1168,6 +1281,80 @@ static void op_kill(struct daemon *d, struct conn *c, struct json_object *req)
 	reply_send(d, c);
 }
 
+/*
+ * A rule added to or removed from a running session (an operator approving
+ * a domain): {"op":"net","session":ID,"action":"allow"|"deny"|"remove",
+ * "rule":"HOST[:PORT[-PORT]]"}. Names go to the session's proxy, which
+ * judges every new connection and query by the rules of the moment;
+ * addresses and CIDRs to the BPF allow-list (added, not removed).
+ */
+static void op_net(struct daemon *d, struct conn *c, struct json_object *req)
+{
+	struct dsession *s = request_session(d, c, req, "net");
+	const char *action, *rule;
+	char cidr[64], host[256];
+	uint16_t lo, hi;
+	bool name, deny;
+	int r = 0;
+
+	if (!s)
+		return;
+	if (proto_get_str(req, "action", &action) ||
+	    (!streq(action, "allow") && !streq(action, "deny") && !streq(action, "remove"))) {
+		bad_member(d, c, "net", "action", "\"allow\", \"deny\" or \"remove\"");
+		return;
+	}
+	deny = streq(action, "deny");
+	/* Widening is the operator's: the owner is held to its ceiling (register). */
+	if (!deny && c->peer.uid != 0) {
+		reply_error(d, c, EPERM, "net: only root may %s a rule of a running session; "
+					 "deny is open to its owner",
+			    action);
+		return;
+	}
+	if (proto_get_str(req, "rule", &rule)) {
+		bad_member(d, c, "net", "rule", "HOST[:PORT[-PORT]]");
+		return;
+	}
+	name = net_name_rule_parse(rule, host, sizeof(host), &lo, &hi) == 0;
+	if (!name && net_rule_parse(rule, cidr, sizeof(cidr), &lo, &hi) < 0) {
+		bad_member(d, c, "net", "rule",
+			   "HOST[:PORT[-PORT]] with HOST a name, *.wildcard, ADDR or ADDR/LEN");
+		return;
+	}
+	if (streq(action, "remove")) {
+		if (!s->egress || (egress_rule_remove(s->egress, rule, false) < 0 &&
+				   egress_rule_remove(s->egress, rule, true) < 0)) {
+			reply_error(d, c, ENOENT, "net: session %s has no name rule '%s' to remove "
+						  "(address rules stay while it runs)", s->id, rule);
+			return;
+		}
+	} else if (name && !s->egress) {
+		reply_error(d, c, EOPNOTSUPP, "net: session %s started without name rules and has "
+					      "no egress proxy; start it with one", s->id);
+		return;
+	} else if (name) {
+		r = egress_rule_add(s->egress, rule, deny);
+	} else {
+		r = deny ? agent_net_hole(d->agent, s->index, cidr)
+			 : agent_net_allow(d->agent, s->index, cidr, lo, hi);
+		if (!r && deny && s->egress)
+			r = egress_rule_add(s->egress, rule, true);
+	}
+	if (r < 0) {
+		reply_error(d, c, -r, "net: cannot %s '%s' for session %s: %s", action, rule, s->id,
+			    strerror(-r));
+		return;
+	}
+	dlog("session %s: net %s %s (by pid %d uid %u)", s->id, action, rule, c->peer.pid,
+	     c->peer.uid);
+	reply_begin(d);
+	jsonw_str(&d->rw, "session", s->id);
+	jsonw_str(&d->rw, "action", action);
+	jsonw_str(&d->rw, "rule", rule);
+	reply_send(d, c);
+}
+
 void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 {
 	struct json_tokener *tok;
@@ -1205,7 +1392,7 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 	}
 	if (proto_get_str(req, "op", &op)) {
 		reply_error(d, c, EINVAL, "the request needs an \"op\" string: register, attach, "
-					  "unregister, list, subscribe, ping, pause, resume or kill");
+					  "unregister, list, subscribe, ping, pause, resume, kill, net or reload");
 		goto out;
 	}
 	t0 = now_ns();
@@ -1227,11 +1414,13 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 		op_resume(d, c, req);
 	else if (streq(op, "kill"))
 		op_kill(d, c, req);
+	else if (streq(op, "net"))
+		op_net(d, c, req);
 	else if (streq(op, "reload"))
 		op_reload(d, c);
 	else
 		reply_error(d, c, EOPNOTSUPP, "unknown op '%.64s': use register, attach, unregister, "
-					      "list, subscribe, ping, pause, resume or kill", op);
+					      "list, subscribe, ping, pause, resume, kill, net or reload", op);
 	metrics_observe_request(d->metrics, op, now_ns() - t0);
 out:
 	json_object_put(req);

@@ -34,6 +34,7 @@
 #include "../lib/log.h"
 #include "../lib/ratelimit.h"
 #include "../lib/util.h"
+#include "../net/egress.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
@@ -771,6 +772,8 @@ static void daemon_free(struct daemon *d)
 		struct dsession *s = d->table.head;
 
 		d->table.head = s->next;
+		/* Its connections end with us; new ones find no proxy (refused). */
+		egress_stop(s->egress);
 		free(s->start_line);
 		free(s->command);
 		free(s);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "table.h"
+#include "../net/egress.h"
 #include "../lib/util.h"
 
 struct dsession *table_find(const struct table *t, const char *id)
@@ -56,6 +57,7 @@ void table_remove(struct table *t, struct dsession *s)
 	if (table_by_index(t, s->index) == s)
 		t->by_index[s->index] = NULL;
 	t->count--;
+	egress_stop(s->egress);
 	free(s->start_line);
 	free(s->command);
 	free(s);

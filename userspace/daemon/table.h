@@ -34,6 +34,8 @@ struct dsession_end {
 	uint64_t output_bytes, output_dropped;
 };
 
+struct egress;
+
 struct dsession {
 	char id[33];
 	uint32_t index;		/* 1-based, the value of the sessions map */
@@ -58,6 +60,7 @@ struct dsession {
 	char pause_reason[16];
 	char level[16];		/* level_enabled of its register, "" unknown (adopted) */
 	bool killed;		/* by the kill op */
+	struct egress *egress;	/* name rules: its proxy and resolver, NULL none */
 	struct dsession *next;
 };
 

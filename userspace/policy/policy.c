@@ -6,6 +6,7 @@
  * format.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -68,11 +69,11 @@ const size_t policy_n_limit_defs = ARRAY_SIZE(policy_limit_defs);
 
 static const char *const layer_keys[] = {
 	"mode",	       "workspace", "network",	    "user",  "allow_unconfined",
-	"private_tmp", "limits",    "restrictions", "extra", "read_host",
+	"private_tmp", "limits",    "restrictions", "extra", "read_host", "net_resolver",
 };
 #define LAYER_KEYS                                                        \
 	"mode, workspace, network, user, allow_unconfined, private_tmp, read_host, " \
-	"limits, restrictions, extra"
+	"limits, restrictions, extra, net_resolver"
 #define LIMIT_KEYS                                                         \
 	"timeout_s, output_bytes, memory_mb, pids, cpu_percent, disk_mb, " \
 	"file_size_mb, open_files, pause_timeout_s, timeout_counts, on_oom, " \
@@ -311,10 +312,12 @@ void policy_free(struct bpfbox_policy *p)
 		return;
 	free(p->workspace);
 	free(p->user);
+	free(p->net_resolver);
 	strv_clear(&p->ro_paths);
 	strv_clear(&p->rw_paths);
 	strv_clear(&p->deny_paths);
 	strv_clear(&p->net_allow);
+	strv_clear(&p->net_deny);
 	strv_clear(&p->exec_deny);
 	strv_clear(&p->env);
 	strv_clear(&p->origins);
@@ -335,10 +338,13 @@ static int policy_dup(struct bpfbox_policy *dst,
 		goto fail;
 	if (src->user && !(dst->user = strdup(src->user)))
 		goto fail;
+	if (src->net_resolver && !(dst->net_resolver = strdup(src->net_resolver)))
+		goto fail;
 	if (strv_copy(&dst->ro_paths, &src->ro_paths) < 0 ||
 	    strv_copy(&dst->rw_paths, &src->rw_paths) < 0 ||
 	    strv_copy(&dst->deny_paths, &src->deny_paths) < 0 ||
 	    strv_copy(&dst->net_allow, &src->net_allow) < 0 ||
+	    strv_copy(&dst->net_deny, &src->net_deny) < 0 ||
 	    strv_copy(&dst->exec_deny, &src->exec_deny) < 0 ||
 	    strv_copy(&dst->env, &src->env) < 0 ||
 	    strv_copy(&dst->origins, &src->origins) < 0)
@@ -624,6 +630,84 @@ int net_rule_parse(const char *rule, char *cidr, size_t size, uint16_t *lo, uint
 	return 0;
 }
 
+/* Ports after the host: "" (all), ":N" or ":N-M". */
+static int parse_ports(const char *ports, uint16_t *lo, uint16_t *hi)
+{
+	unsigned long a = 0, b = 65535;
+	char *end;
+
+	if (*ports) {
+		if (*ports != ':' || !isdigit((unsigned char)ports[1]))
+			return -EINVAL;
+		errno = 0;
+		a = b = strtoul(ports + 1, &end, 10);
+		if (*end == '-') {
+			const char *p2 = end + 1;
+
+			if (!isdigit((unsigned char)*p2))
+				return -EINVAL;
+			b = strtoul(p2, &end, 10);
+		}
+		if (errno || *end || a > b || b > 65535)
+			return -EINVAL;
+	}
+	*lo = a;
+	*hi = b;
+	return 0;
+}
+
+int net_name_rule_parse(const char *rule, char *host, size_t size, uint16_t *lo, uint16_t *hi)
+{
+	const char *colon = strchr(rule, ':'), *p = rule;
+	size_t len = colon ? (size_t)(colon - rule) : strlen(rule), label = 0;
+	bool alpha = false;
+
+	if (strncmp(rule, "*.", 2) == 0)
+		p += 2;
+	if (p == rule + len || len > 253 || len + 1 > size)
+		return -EINVAL;
+	/* Whole labels of letters, digits, '-' and '_', none empty or > 63. */
+	for (; p < rule + len; p++) {
+		if (*p == '.') {
+			if (label == 0)
+				return -EINVAL;
+			label = 0;
+			continue;
+		}
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_')
+			return -EINVAL;
+		if (isalpha((unsigned char)*p) || *p == '-' || *p == '_')
+			alpha = true;
+		if (++label > 63)
+			return -EINVAL;
+	}
+	/* A trailing dot is allowed; all digits would be an address. */
+	if (!alpha)
+		return -EINVAL;
+	if (parse_ports(colon ? colon : "", lo, hi) < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++)
+		host[i] = tolower((unsigned char)rule[i]);
+	if (len > 1 && host[len - 1] == '.')
+		len--;
+	host[len] = '\0';
+	return 0;
+}
+
+bool net_name_match(const char *pattern, const char *name)
+{
+	size_t pl, nl = strlen(name);
+
+	if (nl && name[nl - 1] == '.')
+		nl--;
+	if (strncmp(pattern, "*.", 2) == 0) {
+		pl = strlen(pattern + 1); /* ".example.com" */
+		return nl > pl && strncasecmp(name + nl - pl, pattern + 1, pl) == 0;
+	}
+	pl = strlen(pattern);
+	return nl == pl && strncasecmp(name, pattern, pl) == 0;
+}
+
 /* An exec deny entry: an absolute path or a bare file name. */
 static const char *exec_deny_problem(const char *s)
 {
@@ -659,10 +743,12 @@ static int parse_list(struct json_object *a, const char *sub, enum list_kind kin
 			char cidr[64];
 			uint16_t lo, hi;
 
-			if (net_rule_parse(s, cidr, sizeof(cidr), &lo, &hi) < 0)
+			if (net_rule_parse(s, cidr, sizeof(cidr), &lo, &hi) < 0 &&
+			    net_name_rule_parse(s, cidr, sizeof(cidr), &lo, &hi) < 0)
 				return lerr(lc, err, esub,
-					    "invalid network rule '%.80s'; use ADDR[/LEN][:PORT[-PORT]], "
-					    "e.g. 10.0.0.0/8:443 or ::1:8080",
+					    "invalid network rule '%.80s'; use HOST[:PORT[-PORT]] with "
+					    "HOST a name (pypi.org), a wildcard (*.example.com), an "
+					    "address or a CIDR, e.g. pypi.org:443 or 10.0.0.0/8:443",
 					    s);
 		} else if (kind == LIST_EXEC) {
 			why = exec_deny_problem(s);
@@ -725,11 +811,12 @@ static int merge_lists(struct bpfbox_policy *p, struct json_object *o,
 		       const char *sect, bool replace,
 		       const struct layer_ctx *lc, struct policy_error *err)
 {
-	static const char *const keys[] = {"ro", "rw", "deny", "net_allow", "exec_deny", "env"};
+	static const char *const keys[] = {"ro",	"rw",	     "deny",	  "net_allow",
+					   "net_deny", "exec_deny", "env"};
 	static const enum list_kind kinds[] = {LIST_PATH, LIST_PATH, LIST_DENY, LIST_NET,
-					       LIST_EXEC};
-	struct strv *lists[] = {&p->ro_paths, &p->rw_paths, &p->deny_paths, &p->net_allow,
-				&p->exec_deny};
+					       LIST_NET,  LIST_EXEC};
+	struct strv *lists[] = {&p->ro_paths, &p->rw_paths,  &p->deny_paths, &p->net_allow,
+				&p->net_deny, &p->exec_deny};
 	struct json_object *v;
 	char sub[128];
 	int r;
@@ -742,7 +829,7 @@ static int merge_lists(struct bpfbox_policy *p, struct json_object *o,
 			path_join(sub, sizeof(sub), sect, key);
 			return lerr(lc, err, sub,
 				    "unknown key '%s'; valid keys: ro, rw, "
-				    "deny, net_allow, exec_deny, env",
+				    "deny, net_allow, net_deny, exec_deny, env",
 				    key);
 		}
 	}
@@ -866,6 +953,18 @@ static int merge_scalars(struct bpfbox_policy *p, struct json_object *layer,
 		}
 		free(p->user);
 		p->user = dup;
+	}
+	if (json_object_object_get_ex(layer, "net_resolver", &v)) {
+		char *dup;
+
+		r = get_string(lc, err, "net_resolver", v, &s);
+		if (r < 0)
+			return r;
+		dup = strdup(s);
+		if (!dup)
+			return oom(lc, err);
+		free(p->net_resolver);
+		p->net_resolver = dup;
 	}
 	if (json_object_object_get_ex(layer, "allow_unconfined", &v)) {
 		r = get_bool(lc, err, "allow_unconfined", v,
@@ -1030,6 +1129,9 @@ struct json_object *policy_to_json(const struct bpfbox_policy *p)
 	json_object_object_add(o, "rw", strv_json(&p->rw_paths));
 	json_object_object_add(o, "deny", strv_json(&p->deny_paths));
 	json_object_object_add(o, "net_allow", strv_json(&p->net_allow));
+	json_object_object_add(o, "net_deny", strv_json(&p->net_deny));
+	if (p->net_resolver)
+		json_object_object_add(o, "net_resolver", json_object_new_string(p->net_resolver));
 	json_object_object_add(o, "exec_deny", strv_json(&p->exec_deny));
 	for (size_t i = 0; i < p->env.n; i++) {
 		const char *e = p->env.v[i], *eq = strchr(e, '=');

@@ -65,12 +65,14 @@ struct bpfbox_policy {
 	struct strv ro_paths; /* read-only (and exec) besides the system dirs */
 	struct strv rw_paths; /* read-write besides workspace and private tmp */
 	struct strv deny_paths; /* credential patterns (BPF LSM layer) */
-	struct strv net_allow;	/* "CIDR[:PORT[-PORT]]" reachable even when network is deny */
+	struct strv net_allow;	/* "HOST[:PORT[-PORT]]" reachable even when network is deny */
+	struct strv net_deny;	/* exceptions to net_allow, same form */
 	struct strv exec_deny;	/* names or absolute paths never executed (BPF LSM) */
 	enum net_policy net;
 	struct strv env;      /* NAME=value added to the allowlisted environment */
 	struct policy_limits limits;
 	char *user;           /* run as this user (root only), NULL: same */
+	char *net_resolver;   /* upstream of the egress resolver, NULL: resolv.conf */
 	bool allow_unconfined; /* run even when neither Landlock nor seccomp holds */
 	bool read_host;	       /* read the whole host but the credential paths (--read-host) */
 	bool private_tmp;     /* a fresh rw /tmp dir inside the session */
@@ -137,6 +139,20 @@ struct json_object *policy_to_json(const struct bpfbox_policy *p);
  * cidr gets "ADDR/LEN". -EINVAL with nothing written on a bad rule.
  */
 int net_rule_parse(const char *rule, char *cidr, size_t size, uint16_t *lo, uint16_t *hi);
+
+/*
+ * Parses a name rule: "pypi.org", "*.githubusercontent.com:443",
+ * "example.com:8000-8100". host gets the name in lower case (a wildcard
+ * keeps its "*." prefix). -EINVAL on anything else (addresses included).
+ */
+int net_name_rule_parse(const char *rule, char *host, size_t size, uint16_t *lo, uint16_t *hi);
+
+/*
+ * Whether name matches pattern (a name or "*.suffix"), case-insensitively
+ * on whole labels: "*.example.com" matches a.example.com and a.b.example.com,
+ * not example.com nor badexample.com.
+ */
+bool net_name_match(const char *pattern, const char *name);
 
 const char *sandbox_mode_name(enum sandbox_mode m);
 int sandbox_mode_parse(const char *s, enum sandbox_mode *out);

@@ -390,6 +390,13 @@ static int build_env(const struct session *s, const char *path_env, struct strv 
 		r = env_push(env, "BPFBOX_SESSION_ID", s->id);
 	if (!r)
 		r = env_push(env, "BPFBOX_WORKSPACE", p->workspace);
+	/* Egress by name: tools that honour a proxy use ours (docs/network.md). */
+	for (size_t i = 0; !r && s->proxy_url[0] && i < 4; i++) {
+		static const char *const names[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+						     "https_proxy" };
+
+		r = env_push(env, names[i], s->proxy_url);
+	}
 	return r;
 }
 

@@ -107,6 +107,7 @@ struct session {
 	struct session_layers layers;
 	struct session_hooks hooks;
 	char private_tmp[4096];
+	char proxy_url[64];	   /* HTTP_PROXY for the command, "" none (egress by name) */
 	struct session_limits lim; /* memory, pids, cpu, disk (docs/limits.md) */
 	bool lim_made;		   /* limits_create() ran */
 	struct session_result result;

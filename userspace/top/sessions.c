@@ -313,6 +313,19 @@ static void event_what(const char *type, struct json_object *o, char *buf, size_
 								    : "connect %s:%lld",
 				 path, (long long)i);
 		}
+	} else if (startswith(type, "net.")) {
+		char name[140], rule[100];
+
+		top_json_int(o, "port", &i);
+		str = top_json_str(o, "name");
+		top_put_clean(name, sizeof(name), str && *str ? str : "?");
+		str = top_json_str(o, "address");
+		top_put_clean(path, sizeof(path), str ? str : "-");
+		str = top_json_str(o, streq(type, "net.deny") ? "reason" : "rule");
+		top_put_clean(rule, sizeof(rule), str ? str : "");
+		snprintf(buf, size, "%s %s %s (%s):%lld  %s", type,
+			 top_json_str(o, "protocol") ? top_json_str(o, "protocol") : "?", name, path,
+			 (long long)i, rule);
 	} else if (streq(type, "fork")) {
 		top_json_int(o, "child_pid", &i);
 		snprintf(buf, size, "fork -> pid %lld", (long long)i);
@@ -325,6 +338,39 @@ static void event_what(const char *type, struct json_object *o, char *buf, size_
 	} else {
 		snprintf(buf, size, "%s", type);
 	}
+}
+
+/* "name:port" first in s->dests (once), the oldest dropped when full. */
+static void add_dest(struct top_session *s, struct json_object *o)
+{
+	const char *name = top_json_str(o, "name"), *proto = top_json_str(o, "protocol");
+	char one[140], clean[128], rest[sizeof(s->dests)], all[320], *p;
+	int64_t port = 0;
+
+	if (!name || !*name || (proto && streq(proto, "dns")))
+		return;
+	top_json_int(o, "port", &port);
+	top_put_clean(clean, sizeof(clean), name);
+	snprintf(one, sizeof(one), "%s:%lld", clean, (long long)port);
+	/* Drop an earlier mention, then put it first. */
+	snprintf(rest, sizeof(rest), "%s", s->dests);
+	for (p = rest; (p = strstr(p, one));) {
+		size_t l = strlen(one);
+
+		if ((p == rest || p[-1] == ' ') && (p[l] == ' ' || p[l] == '\0')) {
+			memmove(p, p + l + (p[l] == ' '), strlen(p + l + (p[l] == ' ')) + 1);
+			continue;
+		}
+		p += l;
+	}
+	while (rest[0] && rest[strlen(rest) - 1] == ' ')
+		rest[strlen(rest) - 1] = '\0';
+	snprintf(all, sizeof(all), "%s%s%s", one, rest[0] ? " " : "", rest);
+	/* Whole entries only. */
+	while (strlen(all) >= sizeof(s->dests) && (p = strrchr(all, ' ')))
+		*p = '\0';
+	if (strlen(all) < sizeof(s->dests))
+		memcpy(s->dests, all, strlen(all) + 1);
 }
 
 static void on_session_start(struct top_session *s, struct json_object *o)
@@ -447,6 +493,8 @@ static void handle_event(struct top *t, struct json_object *o)
 		s->opens += top_json_int(o, "count", &i) && i > 1 ? (uint64_t)i : 1;
 	else if (streq(type, "connect"))
 		s->connects++;
+	else if (streq(type, "net.allow"))
+		add_dest(s, o);
 	event_what(type, o, what, sizeof(what));
 	top_json_int(o, "pid", &pid);
 	if (deny) {

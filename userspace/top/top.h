@@ -74,6 +74,7 @@ struct top_session {
 	uint64_t opens_prev, execs_prev, connects_prev;
 	double opens_rate, execs_rate, connects_rate;
 	char *last_denial;
+	char dests[160];	/* recent allowed destinations of the egress proxy, newest first */
 
 	/* The last TOP_TAIL_MAX event lines, a ring; allocated on first use. */
 	struct top_line *tail;

@@ -1,0 +1,69 @@
+#!/bin/bash
+# Egress by name (docs/network.md): what the proxy costs a tool, against
+# the same tool reaching the same server directly (an address rule, no
+# proxy), both inside an embedded bpfbox session with BPF loaded.
+#
+#   bench/egress.sh BIN OUTDIR SETUPS RUNS BYTES
+#
+# The server (tests/helpers/netsrv.py) runs in a network namespace of this
+# script's own, over a veth pair: a name rule never reaches the host's own
+# or loopback addresses, so "loopback" here is a veth inside this host.
+# tests/helpers/egress_bench.py times SETUPS connections (connect, GET /,
+# first byte) and RUNS transfers of BYTES. Root only. Writes
+# OUTDIR/egress.tsv, one row per path:
+#   PATH SETUP_MEDIAN_US SETUP_P90_US MBPS_MEDIAN MBPS_MIN MBPS_MAX
+# (PATH: direct or proxy) and OUTDIR/egress.why when it could not run.
+set -uo pipefail
+export LC_ALL=C
+
+BIN=$1 OUT=$2 SETUPS=$3 RUNS=$4 BYTES=$5
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TSV=$OUT/egress.tsv
+WHY=$OUT/egress.why
+: >"$TSV"
+rm -f "$WHY"
+NS=bbx-bench-$$
+N=$(($$ % 200 + 20))
+HOSTIF=bbb$$h
+SRV=10.202.$N.2
+T=$(mktemp -d /tmp/bpfbox-begress.XXXXXX)
+chmod 755 "$T"
+cleanup() {
+	local p
+	for p in $(ip netns pids "$NS" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	ip netns del "$NS" 2>/dev/null
+	ip link del "$HOSTIF" 2>/dev/null
+	[ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+why() {
+	echo "$*" >"$WHY"
+	exit 0
+}
+
+[ "$(id -u)" = 0 ] || why "needs root (network namespace, BPF redirect)"
+ip netns add "$NS" && ip link add "$HOSTIF" type veth peer name bbb$$n &&
+	ip link set bbb$$n netns "$NS" && ip addr add 10.202.$N.1/24 dev "$HOSTIF" &&
+	ip link set "$HOSTIF" up && ip -n "$NS" addr add $SRV/24 dev bbb$$n &&
+	ip -n "$NS" link set bbb$$n up && ip -n "$NS" link set lo up ||
+	why "cannot make a network namespace with a veth pair"
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/k.pem" -out "$T/c.pem" -days 1 \
+	-subj /CN=bench.test >/dev/null 2>&1 || why "openssl cannot make a certificate"
+ip netns exec "$NS" python3 "$ROOT/tests/helpers/netsrv.py" $SRV 80 443 7000 "$T/c.pem" \
+	"$T/k.pem" "$T/ready" bench.test=$SRV >"$T/srv.log" 2>&1 &
+i=0
+while [ ! -s "$T/ready" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+[ -s "$T/ready" ] || why "the test server did not start: $(head -c 200 "$T/srv.log")"
+mkdir -p "$T/ws"
+cp "$ROOT/tests/helpers/egress_bench.py" "$T/ws/"
+
+run() { # path rule [noresolve]
+	"$BIN" run --audit "$T/$1.jsonl" --audit-mode off -w "$T/ws" --net-resolver $SRV \
+		--timeout 600 --net-allow "$2" -- python3 egress_bench.py bench.test $SRV 80 \
+		"$SETUPS" "$BYTES" "$RUNS" ${3:-} >"$T/$1.out" 2>"$T/$1.err" ||
+		why "the $1 session failed: $(grep -v warning "$T/$1.err" | head -c 200)"
+	awk -v p="$1" '$1 == "setup_us" { s = $2 " " $3 } $1 == "mbps" { m = $2 " " $3 " " $4 }
+		END { print p, s, m }' "$T/$1.out" >>"$TSV"
+}
+run direct "$SRV:80" noresolve
+run proxy "bench.test:80"

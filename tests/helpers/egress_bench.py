@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Egress benchmark client, run inside a bpfbox session (bench/egress.sh).
+
+usage: egress_bench.py HOST ADDR PORT SETUPS BYTES RUNS [noresolve]
+
+Resolves HOST once (through the session's resolver when it has name
+rules; not with noresolve), then against ADDR:PORT: SETUPS times a fresh connection, a GET /
+and its first response byte (connection setup as a tool sees it); RUNS
+times a GET of BYTES bytes read to the end (throughput). Prints
+"setup_us MEDIAN P90" and "mbps MEDIAN MIN MAX".
+"""
+import socket
+import statistics
+import sys
+import time
+
+
+def request(addr, port, host, path):
+    s = socket.create_connection((addr, port), timeout=30)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (path, host)).encode())
+    return s
+
+
+def main():
+    host, addr, port, setups, size, runs = sys.argv[1:7]
+    port, setups, size, runs = int(port), int(setups), int(size), int(runs)
+    if sys.argv[7:] != ["noresolve"]:
+        socket.getaddrinfo(host, port, socket.AF_INET)
+    times = []
+    for _ in range(setups):
+        t0 = time.perf_counter()
+        s = request(addr, port, host, "/")
+        if not s.recv(1):
+            raise SystemExit("no response")
+        times.append((time.perf_counter() - t0) * 1e6)
+        s.close()
+    times.sort()
+    print("setup_us %.1f %.1f" % (statistics.median(times), times[int(len(times) * 0.9)]))
+    rates = []
+    buf = bytearray(1 << 20)
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        s = request(addr, port, host, "/big=%d" % size)
+        got = 0
+        while True:
+            n = s.recv_into(buf)
+            if not n:
+                break
+            got += n
+        dt = time.perf_counter() - t0
+        s.close()
+        if got < size:
+            raise SystemExit("short read: %d of %d" % (got, size))
+        rates.append(got / dt / 1e6)
+    print("mbps %.0f %.0f %.0f" % (statistics.median(rates), min(rates), max(rates)))
+
+
+main()

@@ -1,0 +1,355 @@
+# Egress by name (docs/network.md): the test's own resolver, HTTP and HTTPS
+# servers (a test CA) and a raw TCP server in a network namespace of its
+# own, reached over a veth pair; sessions with name rules through the
+# embedded agent. Each case checks what the tool got and the net.allow /
+# net.deny records, and every line validates against the schema.
+. "$(dirname "$0")/../lib.sh"
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+need_root_cgroup2 egress "network namespaces and the BPF redirect"
+for t in curl openssl ip; do
+	if ! command -v $t >/dev/null; then
+		fail "egress: $t is missing (make deps installs it)"
+		finish
+		exit $?
+	fi
+done
+
+NS=bbx-eg-$$
+N=$(($$ % 200 + 20))
+HOSTIF=bbe$$h
+SRV=10.201.$N.2
+WS="$TMPD/ws"
+mkdir -p "$WS"
+chmod 755 "$TMPD"
+
+SOCK="$TMPD/sock/bpfbox.sock"
+PIN=/sys/fs/bpf/bpfbox-egress-test-$$
+PARENT="$CG2/bpfbox-egress-test-$$"
+DERR="$TMPD/daemon.err"
+: >"$DERR"
+DPID=
+
+cleanup() {
+	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
+	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
+		>/dev/null 2>&1
+	for p in $(ip netns pids "$NS" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	ip netns del "$NS" 2>/dev/null
+	ip link del "$HOSTIF" 2>/dev/null
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT INT TERM
+
+if ! ip netns add "$NS" || ! ip link add "$HOSTIF" type veth peer name bbe$$n ||
+	! ip link set bbe$$n netns "$NS" || ! ip addr add 10.201.$N.1/24 dev "$HOSTIF" ||
+	! ip link set "$HOSTIF" up || ! ip -n "$NS" addr add $SRV/24 dev bbe$$n ||
+	! ip -n "$NS" link set bbe$$n up || ! ip -n "$NS" link set lo up; then
+	fail "egress: cannot make the test's network namespace $NS"
+	finish
+	exit $?
+fi
+
+# A test CA and a server certificate for every name the servers answer.
+# The session reads the CA as ca.crt: **/*.pem is a credential pattern the
+# BPF LSM denies (the Full level, tests/vm/egress.sh).
+cd "$TMPD" || exit 1
+openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out "$WS/ca.crt" -days 1 \
+	-subj /CN=bpfbox-test-ca 2>/dev/null &&
+	openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=allowed.test \
+		2>/dev/null &&
+	printf 'subjectAltName=DNS:allowed.test,DNS:other.test,DNS:a.wild.test,DNS:loop.test\n' >ext &&
+	openssl x509 -req -in srv.csr -CA "$WS/ca.crt" -CAkey ca.key -CAcreateserial -out srv.pem \
+		-days 1 -extfile ext 2>/dev/null || fail "egress: cannot make the test CA"
+
+ip netns exec "$NS" "$PY" "$ROOT/tests/helpers/netsrv.py" $SRV 80,8080 443 7000 srv.pem srv.key \
+	"$TMPD/ready" allowed.test=$SRV other.test=$SRV a.wild.test=$SRV wild.test=$SRV \
+	loop.test=127.0.0.1 meta.test=169.254.169.254 >"$TMPD/srv.log" 2>&1 &
+i=0
+while [ ! -s "$TMPD/ready" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+if [ ! -s "$TMPD/ready" ]; then
+	fail "egress: the test servers did not start: $(head -c 300 "$TMPD/srv.log")"
+	finish
+	exit $?
+fi
+# Positive control, outside any session: the servers answer.
+if curl -sS --max-time 5 --noproxy '*' --cacert "$WS/ca.crt" \
+	--resolve allowed.test:443:$SRV https://allowed.test/ 2>&1 | grep -q 'hello from allowed.test'; then
+	ok "egress: the test's HTTPS server answers outside a session"
+else
+	fail "egress: the test's HTTPS server does not answer"
+fi
+cd "$WS" || exit 1
+
+# box AUDIT RULES... -- CMD: one embedded session against the test resolver.
+box() {
+	audit=$1
+	shift
+	"$BPFBOX" run --audit "$audit" -w "$WS" --net-resolver $SRV --timeout 30 "$@"
+}
+
+# check FILE PY_EXPR NAME: a Python expression over the records of FILE
+# (ev: every line; net: the net.* lines).
+check() {
+	if "$PY" - "$1" "$2" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+net = [e for e in ev if e['type'] in ('net.allow', 'net.deny')]
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+	then ok "$3"; else fail "$3: $(grep '"net\.' "$1" | tail -c 600)"; fi
+}
+
+# A tool that ignores HTTP_PROXY: curl with the proxy variables unset.
+cat >"$WS/nocurl" <<'EOF'
+#!/bin/sh
+unset HTTP_PROXY HTTPS_PROXY http_proxy https_proxy
+exec curl --cacert ca.crt -sS --max-time 10 "$@"
+EOF
+chmod +x "$WS/nocurl"
+
+# 1. An allowed name over TLS, by a tool that ignores HTTP_PROXY: the SNI decides.
+A="$TMPD/a.jsonl"
+box "$A" --net-allow allowed.test:443 -- ./nocurl https://allowed.test/ >"$TMPD/out" 2>"$TMPD/err"
+expect_grep 'hello from allowed.test' "$TMPD/out" "egress: an allowed name is reached over TLS without HTTP_PROXY"
+check "$A" "any(e['type'] == 'net.allow' and e['protocol'] == 'tcp' and e['name_from'] == 'sni' and e['name'] == 'allowed.test' and e['address'] == '$SRV' and e['port'] == 443 and e['rule'] == 'allowed.test:443' and e['bytes_in'] > 0 and e['bytes_out'] > 0 and e['comm'] == 'curl' and e['pid'] > 0 for e in net)" \
+	"egress: net.allow names the SNI, the address, the rule and the bytes both ways"
+check "$A" "any(e['type'] == 'net.allow' and e['protocol'] == 'dns' and e['name'] == 'allowed.test' and e['address'] == '$SRV' for e in net)" \
+	"egress: the allowed query is a net.allow record with its answer"
+
+# 2. Another name: the resolver refuses it, the tool cannot even resolve it.
+B="$TMPD/b.jsonl"
+box "$B" --net-allow allowed.test:443 -- ./nocurl https://other.test/ >"$TMPD/out" 2>"$TMPD/err"
+rc=$?
+# curl 6: could not resolve the host (the resolver's REFUSED).
+if [ $rc -eq 6 ] && ! grep -q hello "$TMPD/out"; then
+	ok "egress: another name is refused (curl exit $rc)"
+else
+	fail "egress: another name was reached: $(cat "$TMPD/out")"
+fi
+check "$B" "any(e['type'] == 'net.deny' and e['protocol'] == 'dns' and e['name'] == 'other.test' and e['rule'] is None and e['layer'] == 'egress-proxy' for e in net)" \
+	"egress: the refused query is a net.deny record"
+
+# 3. A wildcard matches a subdomain, not the bare domain.
+C="$TMPD/c.jsonl"
+box "$C" --net-allow '*.wild.test:443' -- sh -c "./nocurl https://a.wild.test/; ./nocurl --resolve wild.test:443:$SRV https://wild.test/" >"$TMPD/out" 2>"$TMPD/err"
+expect_grep 'hello from a.wild.test' "$TMPD/out" "egress: *.wild.test reaches a.wild.test"
+# A negative check, after its positive control in the same session.
+if grep -q 'hello from a.wild.test' "$TMPD/out" && ! grep -q 'hello from wild.test' "$TMPD/out"; then
+	ok "egress: *.wild.test does not reach wild.test"
+else
+	fail "egress: *.wild.test reached wild.test"
+fi
+
+# 4. Port ranges: 8000-8100 allows 8080, not 80 (an HTTP 403 naming the rule to add).
+D="$TMPD/d.jsonl"
+box "$D" --net-allow allowed.test:8000-8100 -- sh -c "./nocurl http://allowed.test:8080/; ./nocurl http://allowed.test:80/" >"$TMPD/out" 2>"$TMPD/err"
+expect_grep 'hello from allowed.test' "$TMPD/out" "egress: a port inside the range is reached"
+expect_grep '^bpfbox: egress to allowed.test port 80 denied .*--net-allow allowed.test:80' "$TMPD/out" \
+	"egress: a port outside the range gets a 403 that names the rule to add"
+check "$D" "any(e['type'] == 'net.deny' and e['name_from'] == 'host' and e['name'] == 'allowed.test' and e['port'] == 80 for e in net)" \
+	"egress: the denied port is a net.deny record from the Host header"
+
+# 5. Tools that honour HTTP_PROXY (set by bpfbox) go through CONNECT.
+E="$TMPD/e.jsonl"
+box "$E" --net-allow allowed.test:443 -- sh -c 'echo "proxy=$HTTPS_PROXY"; curl --cacert ca.crt -sS --max-time 10 https://allowed.test/; curl -sS --max-time 10 http://other.test/' >"$TMPD/out" 2>"$TMPD/err"
+expect_grep '^proxy=http://127.0.0.1:[0-9]+$' "$TMPD/out" "egress: the session gets HTTP_PROXY and HTTPS_PROXY"
+expect_grep 'hello from allowed.test' "$TMPD/out" "egress: an allowed name is reached through HTTP CONNECT"
+expect_grep 'egress to other.test port 80 denied' "$TMPD/out" "egress: a proxied request to another name gets a 403"
+check "$E" "any(e['type'] == 'net.allow' and e['protocol'] == 'proxy' and e['name'] == 'allowed.test' and e['bytes_in'] > 0 for e in net) and any(e['type'] == 'net.deny' and e['protocol'] == 'proxy' and e['name'] == 'other.test' for e in net)" \
+	"egress: CONNECT and absolute-URI requests are net.allow / net.deny records"
+
+# 6. DNS rebinding: allowed names that resolve to loopback or the metadata address.
+F="$TMPD/f.jsonl"
+box "$F" --net-allow loop.test --net-allow meta.test -- sh -c "./nocurl http://loop.test/; echo rc=\$?; ./nocurl http://meta.test/; echo rc=\$?" >"$TMPD/out" 2>"$TMPD/err"
+if grep -q '^rc=6' "$TMPD/out" && [ "$(grep -c '^rc=6' "$TMPD/out")" = 2 ]; then
+	ok "egress: names resolving to 127.0.0.1 and 169.254.169.254 do not resolve in the session"
+else
+	fail "egress: rebinding: $(cat "$TMPD/out") $(head -c 300 "$TMPD/err")"
+fi
+check "$F" "sum(1 for e in net if e['type'] == 'net.deny' and e['protocol'] == 'dns' and e['reason'].startswith('rebinding') and e['address'] in ('127.0.0.1', '169.254.169.254')) >= 2" \
+	"egress: each rebinding answer is a net.deny record naming the address"
+
+# 7. Literal addresses: one the resolver answered for an allowed name is
+# judged by that name; one it never answered is refused at connect().
+cat >"$WS/raw.py" <<EOF
+import socket, sys
+def talk(addr, port):
+    s = socket.socket()
+    s.settimeout(10)
+    try:
+        s.connect((addr, port))
+        print("peer", s.getpeername()[0], s.getpeername()[1])
+        print("got", s.recv(100).decode().strip() or "eof")
+    except OSError as e:
+        print("error", e.errno)
+def talk6(addr, port):
+    s = socket.socket(socket.AF_INET6)
+    s.settimeout(10)
+    s.connect((addr, port))
+    print("peer6", s.getpeername()[0], s.getpeername()[1])
+    print("got6", s.recv(100).decode().strip() or "eof")
+if sys.argv[1] != "noresolve":
+    socket.getaddrinfo("allowed.test", 7000, socket.AF_INET)
+if sys.argv[1] == "resolve6":
+    talk6("::ffff:$SRV", int(sys.argv[2]))
+elif sys.argv[1] == "udp":
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        u.sendto(b"x", ("$SRV", int(sys.argv[2])))
+        print("udp sent")
+    except OSError as e:
+        print("udp error", e.errno)
+else:
+    talk("$SRV", int(sys.argv[2]))
+EOF
+G="$TMPD/g.jsonl"
+box "$G" --net-allow allowed.test -- "$PY" raw.py noresolve 7000 >"$TMPD/out" 2>"$TMPD/err"
+expect_grep '^error 1$' "$TMPD/out" "egress: a raw connect to an address no allowed name resolved to is refused (EPERM)"
+check "$G" "any(e['type'] == 'connect' and e['decision'] == 'deny' and e['address'] == '$SRV' and e['port'] == 7000 for e in ev)" \
+	"egress: the refused raw connect is a connect deny record"
+H="$TMPD/h.jsonl"
+box "$H" --net-allow allowed.test -- "$PY" raw.py resolve 7000 >"$TMPD/out" 2>"$TMPD/err"
+expect_grep '^got raw hello$' "$TMPD/out" "egress: an allowed name used by its literal address is reached"
+expect_grep "^peer $SRV 7000\$" "$TMPD/out" "egress: getpeername shows the original destination, not the proxy"
+check "$H" "any(e['type'] == 'net.allow' and e['name_from'] == 'address' and e['name'] == 'allowed.test' and e['port'] == 7000 for e in net)" \
+	"egress: the literal-address connect is judged by the name the resolver gave it"
+# The same through an IPv6 socket (connect6, the mapped address).
+box "$TMPD/h6.jsonl" --net-allow allowed.test -- "$PY" raw.py resolve6 7000 >"$TMPD/out" 2>"$TMPD/err"
+expect_grep '^got6 raw hello$' "$TMPD/out" "egress: an IPv6 socket to the mapped address goes through the proxy"
+expect_grep "^peer6 ::ffff:$SRV 7000\$" "$TMPD/out" "egress: getpeername6 shows the original destination"
+# UDP other than DNS (QUIC) to an allowed name's address stays denied.
+box "$TMPD/u.jsonl" --net-allow allowed.test -- "$PY" raw.py udp 443 >"$TMPD/out" 2>"$TMPD/err"
+expect_grep '^udp error 1$' "$TMPD/out" "egress: UDP to an allowed name's address (QUIC) is refused (EPERM)"
+I="$TMPD/i.jsonl"
+box "$I" --net-allow allowed.test:443 -- "$PY" raw.py resolve 7000 >"$TMPD/out" 2>"$TMPD/err"
+if grep -q '^got raw hello' "$TMPD/out"; then
+	fail "egress: a literal address reached a port its name's rule does not allow"
+else
+	check "$I" "any(e['type'] == 'net.deny' and e['name_from'] == 'address' and e['name'] == 'allowed.test' and e['port'] == 7000 for e in net)" \
+		"egress: a literal address is held to its name's ports (net.deny by address)"
+fi
+
+# A tool that drops a connection while the proxy still writes to it: the
+# session goes on (the proxy gets EPIPE, not SIGPIPE), and so does the proxy.
+cat >"$WS/drop.py" <<EOF
+import socket
+socket.getaddrinfo("allowed.test", 80, socket.AF_INET)
+for i in range(3):
+    s = socket.create_connection(("$SRV", 80), timeout=10)
+    s.sendall(b"GET /big=20000000 HTTP/1.1\\r\\nHost: allowed.test\\r\\n\\r\\n")
+    s.recv(1)
+    s.close()
+s = socket.create_connection(("$SRV", 80), timeout=10)
+s.sendall(b"GET / HTTP/1.1\\r\\nHost: allowed.test\\r\\nConnection: close\\r\\n\\r\\n")
+print(s.makefile().read().splitlines()[-1])
+EOF
+L="$TMPD/l.jsonl"
+expect_rc 0 "egress: a tool dropping proxied connections mid-transfer does not end the session" \
+	box "$L" --net-allow allowed.test:80 -- "$PY" drop.py
+expect_grep '^hello from allowed.test$' "$TMPD/out" "egress: the proxy serves the next connection after dropped ones"
+
+# A request head split over two segments is read whole: judged by its Host.
+cat >"$WS/split.py" <<EOF
+import socket, time
+socket.getaddrinfo("allowed.test", 80, socket.AF_INET)
+s = socket.create_connection(("$SRV", 80), timeout=10)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+s.sendall(b"GET / HTTP/1.1\\r\\nHo")
+time.sleep(0.2)
+s.sendall(b"st: allowed.test\\r\\nConnection: close\\r\\n\\r\\n")
+print(s.makefile().read().splitlines()[-1])
+EOF
+SP="$TMPD/sp.jsonl"
+box "$SP" --net-allow allowed.test:80 -- "$PY" split.py >"$TMPD/out" 2>"$TMPD/err"
+expect_grep '^hello from allowed.test$' "$TMPD/out" "egress: a request head in two segments is served"
+check "$SP" "any(e['type'] == 'net.allow' and e['name_from'] == 'host' and e['name'] == 'allowed.test' for e in net)" \
+	"egress: a request head in two segments is judged by its Host, not by its address"
+
+# 8. net_deny carves an exception out of a wildcard.
+J="$TMPD/j.jsonl"
+box "$J" --net-allow '*.test:443' --net-deny other.test -- sh -c "./nocurl https://allowed.test/; ./nocurl https://other.test/" >"$TMPD/out" 2>"$TMPD/err"
+expect_grep 'hello from allowed.test' "$TMPD/out" "egress: *.test reaches allowed.test"
+check "$J" "any(e['type'] == 'net.deny' and e['name'] == 'other.test' and e['rule'] == 'other.test' for e in net) and not any(e['type'] == 'net.allow' and e['name'] == 'other.test' for e in net)" \
+	"egress: --net-deny other.test refuses it and names the rule"
+
+# With --net allow everything is open: name rules start no proxy.
+box "$TMPD/m.jsonl" --net allow --net-allow allowed.test -- sh -c 'echo "proxy=${HTTP_PROXY:-none}"' >"$TMPD/out" 2>"$TMPD/err"
+expect_grep '^proxy=none$' "$TMPD/out" "egress: --net allow with a name rule sets no proxy"
+
+# 9. Without the BPF network layer (no --audit, no daemon) name rules are refused.
+expect_rc 125 "egress: name rules without BPF are refused with exit 125" \
+	"$BPFBOX" run --no-daemon -w "$WS" --net-allow allowed.test:443 -- true
+expect_rc 125 "egress: a malformed name rule is refused with exit 125" \
+	"$BPFBOX" run --no-daemon -w "$WS" --net-allow 'bad..name:443' -- true
+expect_grep "invalid network rule 'bad..name:443'" "$TMPD/err" "egress: the error names the rule and the form"
+
+# 10. Daemon mode: the daemon runs the proxy; an operator approves a domain
+# of a running session (op net, `bpfbox net`).
+K="$TMPD/k.jsonl"
+if start_daemon "$K" --group nogroup; then
+	rm -f "$WS/sid" "$WS/go"
+	cat >"$WS/approve.sh" <<'EOF'
+echo "$BPFBOX_SESSION_ID" > sid
+./nocurl https://allowed.test/
+./nocurl https://other.test/ || echo "other refused"
+i=0
+while [ ! -e go ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+./nocurl https://other.test/
+EOF
+	"$BPFBOX" run --daemon-socket "$SOCK" -w "$WS" --net-resolver $SRV --timeout 30 \
+		--net-allow allowed.test:443 -- sh approve.sh >"$TMPD/out" 2>"$TMPD/err" &
+	RUNPID=$!
+	i=0
+	while ! grep -q 'other refused' "$TMPD/out" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	SID=$(cat "$WS/sid" 2>/dev/null)
+	"$BPFBOX" net "$SID" allow other.test:443 --socket "$SOCK" >"$TMPD/net.out" 2>&1 &&
+		ok "egress: bpfbox net adds a rule to a running session of the daemon" ||
+		fail "egress: bpfbox net: $(cat "$TMPD/net.out")"
+	touch "$WS/go"
+	wait $RUNPID
+	expect_grep 'hello from allowed.test' "$TMPD/out" "egress: daemon mode reaches an allowed name"
+	expect_grep 'other refused' "$TMPD/out" "egress: daemon mode refuses another name"
+	expect_grep 'hello from other.test' "$TMPD/out" "egress: the approved name is reached while the session runs"
+	check "$K" "any(e['type'] == 'net.allow' and e['session'] == '$SID' and e['name'] == 'other.test' and e['rule'] == 'other.test:443' and e['protocol'] == 'tcp' for e in net) and any(e['type'] == 'net.deny' and e['session'] == '$SID' and e['name'] == 'other.test' for e in net)" \
+		"egress: the daemon's stream has the denial, then the allow by the added rule"
+	expect_rc 1 "egress: bpfbox net refuses an unknown session" \
+		"$BPFBOX" net 0123456789abcdef0123456789abcdef allow x.test --socket "$SOCK"
+	# A session's owner (not root) may deny a destination, not widen.
+	WSN="$TMPD/ws-nobody"
+	mkdir -p "$WSN"
+	chown 65534:65534 "$WSN"
+	setpriv --reuid 65534 --regid 65534 --clear-groups "$BPFBOX" run -q --daemon-socket "$SOCK" \
+		-w "$WSN" --net-resolver $SRV --net-allow allowed.test:443 -- sh -c \
+		'echo $BPFBOX_SESSION_ID > sid; i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done' \
+		>"$TMPD/nobody.out" 2>&1 &
+	RUNPID=$!
+	i=0
+	while [ ! -s "$WSN/sid" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	NSID=$(cat "$WSN/sid" 2>/dev/null)
+	expect_rc 0 "egress: the owner may add a net_deny rule to its running session" \
+		setpriv --reuid 65534 --regid 65534 --clear-groups "$BPFBOX" net "$NSID" deny other.test --socket "$SOCK"
+	expect_rc 1 "egress: the owner may not widen its running session's egress" \
+		setpriv --reuid 65534 --regid 65534 --clear-groups "$BPFBOX" net "$NSID" allow other.test --socket "$SOCK"
+	expect_grep 'only root may allow' "$TMPD/err" "egress: the refusal says who may"
+	touch "$WSN/go"
+	wait $RUNPID
+else
+	fail "egress: the daemon did not get ready: $(cat "$DERR")"
+fi
+
+# 11. Every record validates against the schema.
+VALIDATE="$ROOT/tools/validate-events.js"
+node "$VALIDATE" /dev/null >/dev/null 2>&1 || "$ROOT/tools/npm-deps.sh" >/dev/null 2>&1
+if node "$VALIDATE" /dev/null >/dev/null 2>&1; then
+	if cat "$A" "$B" "$D" "$E" "$F" "$G" "$H" "$J" "$K" >"$TMPD/all.jsonl" &&
+		node "$VALIDATE" "$TMPD/all.jsonl" >"$TMPD/v.out" 2>&1; then
+		ok "egress: every record validates against the schema"
+	else
+		fail "egress: schema: $(head -c 600 "$TMPD/v.out")"
+	fi
+else
+	fail "egress: the schema validator does not run (make deps installs ajv)"
+fi
+
+finish

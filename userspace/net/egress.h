@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Egress by domain name (docs/network.md): one session's proxy and
+ * resolver. bpf/net.bpf.c sends the session's TCP connects to addresses
+ * the resolver answered, and its DNS, to the two sockets made here on
+ * 127.0.0.1; the proxy reads the name the tool asks for (TLS SNI, HTTP
+ * Host, HTTP CONNECT), checks it against the rules, connects to the
+ * original destination and splices. Every decision becomes a net.allow or
+ * net.deny record in the session's stream through the net_emit program.
+ *
+ * Threads: one that accepts and receives queries, one per connection and
+ * per query being forwarded. egress_stop() ends them all.
+ */
+#ifndef BPFBOX_EGRESS_H
+#define BPFBOX_EGRESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct egress;
+struct strv;
+
+struct egress_opts {
+	uint64_t cgroup_id;	  /* the session's cgroup: keys its events */
+	uint32_t session;	  /* the session's index in the BPF maps */
+	const struct strv *allow; /* HOST[:PORT[-PORT]] rules (names and CIDRs) */
+	const struct strv *deny; /* exceptions, same form */
+	/* "ADDR[:PORT]" of the upstream resolver; NULL: the first nameserver
+	 * of /etc/resolv.conf. */
+	const char *resolver;
+	/* bpf/net.bpf.c: net_orig, net_resolved, net_dns_client, net_emit */
+	int orig_fd, resolved_fd, dns_client_fd, emit_fd;
+};
+
+/* Whether any rule of the list is a name (so the session needs a proxy). */
+bool egress_has_names(const struct strv *rules);
+
+/* Binds the two sockets and starts the threads. -errno, err filled. */
+int egress_start(struct egress **out, const struct egress_opts *o, char *err,
+		 size_t size);
+uint16_t egress_proxy_port(const struct egress *e);
+uint16_t egress_dns_port(const struct egress *e);
+
+/* A rule added to (or removed from) a running session; -EINVAL, -ENOENT. */
+int egress_rule_add(struct egress *e, const char *rule, bool deny);
+int egress_rule_remove(struct egress *e, const char *rule, bool deny);
+
+/* Stops accepting, ends every connection and waits for the threads. */
+void egress_stop(struct egress *e);
+
+#endif
