@@ -241,7 +241,9 @@ def main():
         ws = workspace("disk")
         check("a disk overflow ends (paused, killed after --pause-timeout, exit 123)",
               run(["--disk", "4M", "--pause-timeout", "2s", "--", "sh", "-c",
-                   "sleep 0.5; head -c 16000000 /dev/zero > big; sleep 30"], ws, env=env),
+                   # Growth after the monitor's first scan (a slow host scans late).
+                   "sleep 0.5; i=0; while [ $i -lt 60 ]; do head -c 1000000 /dev/zero >> big; "
+                   "i=$((i + 1)); sleep 0.1; done; sleep 30"], ws, env=env),
               123, "pause_timeout")
     else:
         skip("an OOM and a disk overflow end", "the memory and disk monitors need root; CI runs as root")
