@@ -703,6 +703,18 @@ scaling_rows() {
 	# validate, print; no session): where a deny-list cost comes from.
 	row scaling base "policy check, 0 deny patterns" "$BIN" policy check --config "$DENY0" -w "$WS"
 	row scaling var "policy check, $N_DENY deny patterns" "$BIN" policy check --config "$DENYN" -w "$WS"
+	# The namespace layer (docs/SECURITY.md): bpfbox without and with it,
+	# then what each namespace costs the kernel alone (util-linux unshare,
+	# against unshare making none), the network namespace included: the
+	# numbers behind not making one for --net deny.
+	row scaling base "bpfbox run --no-namespaces" "$BIN" run --no-namespaces -w "$WS" -- /bin/true
+	row scaling var "bpfbox run (with namespaces)" "$BIN" run -w "$WS" -- /bin/true
+	row scaling base "unshare, no namespace" unshare /bin/true
+	row scaling var "unshare -m (mount)" unshare -m /bin/true
+	row scaling var "unshare -p -f (PID, with its fork)" unshare -p -f /bin/true
+	row scaling var "unshare -i (IPC)" unshare -i /bin/true
+	row scaling var "unshare -U (user)" unshare -U /bin/true
+	row scaling var "unshare -n (network)" unshare -n /bin/true
 }
 
 bench_startup() {
@@ -1603,13 +1615,17 @@ interpret_startup() {
 		-v d0="$(med scaling "0 deny patterns")" -v dn="$(med scaling "$N_DENY deny patterns")" \
 		-v p0="$(med scaling "policy check, 0 deny patterns")" \
 		-v pn="$(med scaling "policy check, $N_DENY deny patterns")" \
+		-v nn="$(med scaling "bpfbox run --no-namespaces")" -v nw="$(med scaling "bpfbox run (with namespaces)")" \
+		-v u0="$(med scaling "unshare, no namespace")" -v um="$(med scaling "unshare -m (mount)")" \
+		-v up="$(med scaling "unshare -p -f (PID, with its fork)")" -v ui="$(med scaling "unshare -i (IPC)")" \
+		-v uu="$(med scaling "unshare -U (user)")" -v un="$(med scaling "unshare -n (network)")" \
 		-v nfiles="$N_FILES" -v ndeny="$N_DENY" -v limits="${BPFBOX_LIMITS:-}" \
 		-v level="$(echo "$BPFBOX_LEVEL" | sed -n 's/.*enabled \([A-Za-z]*\).*/\1/p')" '
 	function pct(a, b) { return sprintf("%+.0f%%", (a / b - 1) * 100) }
 	function met(c) { return c ? "met" : "missed" }
 	BEGIN {
 		if (bare == "" || bp == "") { print "bpfbox or the bare baseline did not run; no interpretation."; exit }
-		printf "**Startup.** Every tool call of an agent pays this once. `bpfbox run` adds %.2f ms to a bare `/bin/true` (median %.2f ms against %.3f ms): loading and merging the policy, building the Landlock ruleset and the seccomp filter, one fork%s, and the child restricting itself before exec; no namespaces, mounts or helper processes. ", bp - bare, bp, bare, (limits != "" ? sprintf(", the session'"'"'s resource-limit cgroups (`bpfbox status` here: %s)", limits) : "")
+		printf "**Startup.** Every tool call of an agent pays this once. `bpfbox run` adds %.2f ms to a bare `/bin/true` (median %.2f ms against %.3f ms): loading and merging the policy, building the Landlock ruleset and the seccomp filter, one clone into new mount, PID and IPC namespaces%s, the child building its view of the host (a recursive read-only flag, a minimal /dev, tmpfs /tmp and /dev/shm, a fresh /proc, binds over the hidden dirs and deny paths) and restricting itself, and the vfork of the command by the namespace'"'"'s init. ", bp - bare, bp, bare, (limits != "" ? sprintf(", the session'"'"'s resource-limit cgroups (`bpfbox status` here: %s)", limits) : "")
 		if (bd != "")
 			printf "Through the daemon it adds %.2f ms (median %.2f ms): the same, plus a register, an attach and an unregister round trip on the unix socket and the cgroup the daemon makes and removes; the daemon records the session meanwhile. ", bd - bare, bd
 		if (bw != "") {
@@ -1626,6 +1642,8 @@ interpret_startup() {
 				printf "; `bpfbox policy check` alone, with the same two configs, moves by %+.3f ms", pn - p0
 			printf ". "
 		}
+		if (nn != "" && nw != "")
+			printf "The namespace layer costs %+.3f ms (median with it %.2f ms, %.2f ms with --no-namespaces); the kernel alone, against `unshare` making none (%.2f ms): mount %+.3f ms, PID with its fork %+.3f ms, IPC %+.3f ms, user %+.3f ms, network %+.3f ms. ", nw - nn, nw, nn, u0, um - u0, up - u0, ui - u0, uu - u0, un - u0
 		if (level != "" && level != "Full")
 			printf "The sessions ran at level %s: there `**/` patterns are kept in the policy but make no kernel rule (docs/SECURITY.md: the BPF LSM layer enforces them, at level Full), so the deny pair must be measured again where that layer loads. ", level
 		if (ws1 != "")

@@ -55,7 +55,9 @@
 #include <sys/syscall.h>
 #include <sys/timex.h>
 #include <sys/types.h>
+#include <sys/shm.h>
 #include <sys/uio.h>
+#include <sys/xattr.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -82,6 +84,24 @@ int __lsan_is_turned_off(void)
 /* The verdict so far: 0 stopped, 2 other reason, 1 escaped (wins). */
 static int verdict;
 
+/*
+ * BPFBOX_ESCAPE_NS=1 (the test passes it with --env when the session has its
+ * namespaces): a path outside is not there (ENOENT) or read-only (EROFS)
+ * before Landlock is asked, and a process outside is not visible (ESRCH).
+ * Only Landlock's own answers (EACCES, EXDEV, the signal scope's EPERM) may
+ * be replaced so; seccomp's EPERM must stay EPERM.
+ */
+static bool ns_answer(int err, int want, const char *layer)
+{
+	const char *ns = getenv("BPFBOX_ESCAPE_NS");
+
+	if (!ns || strcmp(ns, "1"))
+		return false;
+	if (want == EACCES || want == EXDEV)
+		return err == ENOENT || err == EROFS;
+	return want == EPERM && strstr(layer, "scope_signal") && err == ESRCH;
+}
+
 static const char *ename(int e)
 {
 	const char *n = strerrorname_np(e);
@@ -106,6 +126,8 @@ static void probe(const char *what, long rc, int err, int want, const char *laye
 		note(1);
 	} else if (want == 0 || err == want) {
 		printf("stopped: %s: %s (%s)\n", what, ename(err), layer);
+	} else if (ns_answer(err, want, layer)) {
+		printf("stopped: %s: %s (namespaces, before %s)\n", what, ename(err), layer);
 	} else {
 		printf("OTHER: %s failed with %s (%s), expected %s from %s\n", what, ename(err),
 		       strerror(err), ename(want), layer);
@@ -1087,6 +1109,121 @@ static int a_creds(int argc, char **argv)
 	return verdict;
 }
 
+/* --- what the session's namespaces close ---------------------------------- */
+
+/*
+ * meta PATH: file metadata outside the writable dirs, which Landlock has no
+ * right for: chmod u+s, chmod 777, utimes, setxattr. The mount namespace's
+ * read-only host answers EROFS.
+ */
+static int a_meta(int argc, char **argv)
+{
+	need_args(argc, 3, "meta PATH");
+	const char *p = argv[2];
+	struct timespec ts[2] = { { 1, 0 }, { 1, 0 } };
+
+	PROBE("chmod 4755 (setuid) of a file outside", chmod(p, 04755), EROFS, "read-only mount");
+	PROBE("chmod 777 of a file outside", chmod(p, 0777), EROFS, "read-only mount");
+	PROBE("utimensat of a file outside", utimensat(AT_FDCWD, p, ts, 0), EROFS,
+	      "read-only mount");
+	PROBE("setxattr user.bpfbox on a file outside", setxattr(p, "user.bpfbox", "x", 1, 0), EROFS,
+	      "read-only mount");
+	return verdict;
+}
+
+/*
+ * proc-scan PREFIX SUFFIX PID: no process outside may be seen: no cmdline
+ * under /proc holds PREFIX SUFFIX joined (so that our own argv does not),
+ * and PID (a process outside) is not there (ESRCH).
+ */
+static int a_proc_scan(int argc, char **argv)
+{
+	need_args(argc, 5, "proc-scan PREFIX SUFFIX PID");
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	char secret[256];
+	int seen = 0;
+
+	snprintf(secret, sizeof(secret), "%s%s", argv[2], argv[3]);
+	if (!d)
+		return setup_error("opendir /proc");
+	while ((e = readdir(d))) {
+		char path[300], buf[4096];
+		ssize_t n;
+		int fd;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		seen++;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		for (ssize_t i = 0; i < n; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		if (n > 0 && (buf[n] = 0, strstr(buf, secret))) {
+			printf("ESCAPED: /proc/%s/cmdline shows the secret: %.60s\n", e->d_name, buf);
+			note(1);
+		}
+	}
+	closedir(d);
+	printf("%d processes visible\n", seen);
+	PROBE("kill(0) of a process outside", kill((pid_t)atoi(argv[4]), 0), ESRCH, "PID namespace");
+	return verdict;
+}
+
+/* shm-plant KEY SECRET: outside the sandbox, a SysV segment holding SECRET; prints its id. */
+static int a_shm_plant(int argc, char **argv)
+{
+	need_args(argc, 4, "shm-plant KEY SECRET");
+	int id = shmget((key_t)strtol(argv[2], NULL, 0), 4096, IPC_CREAT | 0666);
+	char *m;
+
+	if (id < 0)
+		return setup_error("shmget");
+	m = shmat(id, NULL, 0);
+	if (m == (void *)-1)
+		return setup_error("shmat");
+	snprintf(m, 4096, "%s", argv[3]);
+	shmdt(m);
+	printf("%d\n", id);
+	return 0;
+}
+
+/* shm-read KEY ID: the host's segment by key (ENOENT) and by id (EINVAL). */
+static int a_shm_read(int argc, char **argv)
+{
+	need_args(argc, 4, "shm-read KEY ID");
+	void *m;
+
+	PROBE("shmget of the host's SysV segment by key",
+	      shmget((key_t)strtol(argv[2], NULL, 0), 0, 0), ENOENT, "IPC namespace");
+	errno = 0;
+	m = shmat(atoi(argv[3]), NULL, SHM_RDONLY);
+	if (m != (void *)-1) {
+		printf("ESCAPED: shmat of the host's segment: %.40s\n", (char *)m);
+		note(1);
+	} else {
+		probe("shmat of the host's SysV segment by id", -1, errno, EINVAL, "IPC namespace");
+	}
+	return verdict;
+}
+
+/* shm-leave KEY: a SysV segment made inside; it must not outlive the session. */
+static int a_shm_leave(int argc, char **argv)
+{
+	need_args(argc, 3, "shm-leave KEY");
+	int id = shmget((key_t)strtol(argv[2], NULL, 0), 4096, IPC_CREAT | 0600);
+
+	if (id < 0)
+		return setup_error("shmget inside");
+	printf("segment %d made\n", id);
+	return 0;
+}
+
 /* --- dispatch ----------------------------------------------------------- */
 
 static const struct {
@@ -1130,6 +1267,11 @@ static const struct {
 	{ "daemon", a_daemon },
 	{ "fds", a_fds },
 	{ "creds", a_creds },
+	{ "meta", a_meta },
+	{ "proc-scan", a_proc_scan },
+	{ "shm-plant", a_shm_plant },
+	{ "shm-read", a_shm_read },
+	{ "shm-leave", a_shm_leave },
 };
 
 int main(int argc, char **argv)

@@ -306,7 +306,9 @@ SID_FILE="$WS/c.sid" "$BPFBOX" run -q --env SID_FILE --daemon-socket "$SOCK" -w 
 	>/dev/null 2>"$TMPD/c.err" &
 RUNPID=$!
 wait_grep . "$WS/pid" 10
-CPID=$(cat "$WS/pid")
+# $$ inside is a pid of the session's PID namespace: take bpfbox's child
+# (the namespace's init, in the same cgroups) as the host sees it.
+CPID=$(cut -d' ' -f1 "/proc/$RUNPID/task/$RUNPID/children")
 MEMCG=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3 }' "/proc/$CPID/cgroup")
 LIMIT=$(cat "/sys/fs/cgroup/memory$MEMCG/memory.limit_in_bytes" 2>/dev/null ||
 	cat "$CG2$(awk -F: '$1 == 0 { print $3 }' "/proc/$CPID/cgroup")/memory.max" 2>/dev/null)

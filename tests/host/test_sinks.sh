@@ -254,7 +254,9 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()
 LPID=$!
 wait_grep . "$TMPD/lport" 5
 LPORT=$(cat "$TMPD/lport")
-SID_FILE="$WS/ocsf.sid" "$BPFBOX" run -q --env SID_FILE --net allow --daemon-socket "$SOCK" -w "$WS" -- \
+# --no-namespaces: the write outside must be a Landlock denial (with the
+# namespaces the outside dir is not in the session's view).
+SID_FILE="$WS/ocsf.sid" "$BPFBOX" run -q --no-namespaces --env SID_FILE --net allow --daemon-socket "$SOCK" -w "$WS" -- \
 	sh -c 'echo $BPFBOX_SESSION_ID > "$SID_FILE"; /bin/true ocsf; cat /etc/hostname >/dev/null
 	echo x > '"$TMPD"'/outside/o 2>/dev/null
 	'"$PY"' -c "

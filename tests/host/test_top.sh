@@ -117,7 +117,9 @@ run() {
 }
 run top-cat -- 'while [ ! -e stop ]; do cat /etc/hostname >/dev/null; sleep 0.05; done'
 PID_CAT=$!
-run top-deny -- "while [ ! -e stop ]; do echo x > $OUTSIDE/f; sleep 0.2; done"
+# --no-namespaces: the write must reach Landlock (with the namespaces the
+# outside dir is not in the session's view, ENOENT, no denial to count).
+run top-deny --no-namespaces -- "while [ ! -e stop ]; do echo x > $OUTSIDE/f; sleep 0.2; done"
 PID_DENY=$!
 run top-meta --net allow -- "while [ ! -e stop ]; do $PY -c '
 import socket

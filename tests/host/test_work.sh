@@ -157,9 +157,11 @@ sbw -- sh -c 'f=$(mktemp) && echo hi >"$f" && d=$(mktemp -d) && echo x >"$d/x" &
 	echo "$TMPDIR"; echo "$f"; echo "$d"'
 tmpdir=$(sed -n 1p "$TMPD/out")
 problem=""
-[ -n "$tmpdir" ] && [ "$tmpdir" != /tmp ] || problem="TMPDIR is '$tmpdir', want a private dir"
+[ -n "$tmpdir" ] || problem="TMPDIR is empty"
 for f in $(sed -n '2,3p' "$TMPD/out"); do
 	case $f in "$tmpdir"/?*) ;; *) problem="$problem; $f is not under \$TMPDIR" ;; esac
+	# With namespaces TMPDIR is /tmp, the session's own tmpfs: not the host's.
+	[ "$tmpdir" = /tmp ] && [ -e "$f" ] && problem="$problem; $f is on the host's /tmp"
 done
 verdict "mktemp and mktemp -d in the private \$TMPDIR" 0 "$problem"
 
@@ -238,6 +240,85 @@ if [ -x "$BIN/escape" ] && [ -x "$BIN/helper" ]; then
 	fi
 else
 	fail "--net allow: $BIN/escape or $BIN/helper missing (run make all)"
+fi
+
+# --- what the session's namespaces must not break ------------------------------
+
+# Python's multiprocessing needs a /dev/shm of the session's own (semaphores).
+if command -v python3 >/dev/null 2>&1; then
+	sbw -- python3 -c '
+import multiprocessing as mp
+from multiprocessing import shared_memory
+def sq(x): return x * x
+if __name__ == "__main__":
+    with mp.Pool(2) as p:
+        print(sum(p.map(sq, range(10))))
+    m = shared_memory.SharedMemory(create=True, size=16)
+    m.buf[0] = 42
+    n = shared_memory.SharedMemory(name=m.name)
+    print(n.buf[0])
+    n.close(); m.close(); m.unlink()
+'
+	verdict "python multiprocessing.Pool and shared_memory" 0 "$(out_is "285
+42")"
+else
+	skip "python multiprocessing: no python3 here; the VM image has none either (covered where python3 exists)"
+fi
+
+echo 'echo made' >"$WS/tool.sh"
+sbw -- sh -c 'chmod +x tool.sh && touch -d "2001-01-01 00:00:00" tool.sh && ./tool.sh'
+verdict "chmod +x and touch -d inside the workspace" 0 \
+	"$(out_is made)$([ "$(stat -c %Y "$WS/tool.sh")" = "$(date -d "2001-01-01 00:00:00" +%s)" ] || echo "; mtime not set")"
+
+# ps shows the session's own processes (and only those: pid 1 is its init).
+sbw -- sh -c 'ps -e -o pid=,comm='
+n=$(grep -c . "$TMPD/out")
+verdict "ps lists the session's own processes" 0 \
+	"$(grep -Eq '^ *1 ' "$TMPD/out" || echo "no pid 1")$(grep -q 'ps$' "$TMPD/out" || echo "; ps does not list itself")$([ "$n" -le 6 ] || echo "; $n processes listed")"
+
+sbw -- sh -c 'mkfifo f && (echo through-fifo >f &) && cat f && rm f'
+verdict "a fifo in the workspace" 0 "$(out_is through-fifo)"
+
+if command -v git >/dev/null 2>&1; then
+	rm -rf "$WS/src.git" "$WS/clone"
+	git init -q --bare "$WS/src.git" && git -C "$WS/src.git" symbolic-ref HEAD refs/heads/main
+	sbw -- sh -c 'git init -q seed && cd seed && echo hi >f && git add f &&
+		git -c user.name=t -c user.email=t@t commit -qm one && git push -q ../src.git HEAD:main &&
+		cd .. && git clone -q src.git clone && cat clone/f'
+	verdict "git clone of a local repository" 0 "$(out_is hi)"
+else
+	skip "git clone: no git here"
+fi
+
+sbw -- sh -c 'echo x >"$TMPDIR/t" && cat "$TMPDIR/t" && df -P "$TMPDIR" | tail -1 | cut -d" " -f1'
+verdict "\$TMPDIR is writable" 0
+
+# The same as an unprivileged user (a user namespace makes the others).
+NB_NS=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$BPFBOX" status --json 2>/dev/null |
+	python3 -c 'import json, sys; print(json.load(sys.stdin)["features"]["session_namespaces"]["available"])' 2>/dev/null)
+if [ "$(id -u)" = 0 ] && [ "$NB_NS" != True ]; then
+	# Without a user namespace there is no /dev/shm of its own: the documented degrade.
+	skip "unprivileged work: no session namespaces for uid 65534 here (a chroot refuses user namespaces); the host run covers it"
+elif [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
+	NWS=$TMPD/nws
+	mkdir -p "$NWS"
+	chmod 755 "$TMPD"
+	chown 65534:65534 "$NWS"
+	rc=0
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$BPFBOX" run -q -w "$NWS" -- python3 -c '
+import multiprocessing as mp, os, subprocess
+def sq(x): return x * x
+if __name__ == "__main__":
+    with mp.Pool(2) as p:
+        print(sum(p.map(sq, range(10))))
+    open(os.environ["TMPDIR"] + "/t", "w").write("x")
+    os.chmod("f", 0o755) if os.path.exists("f") else open("f", "w").close()
+    print(len(subprocess.run(["ps", "-e", "-o", "pid="], capture_output=True, text=True).stdout.split()) <= 6)
+' </dev/null >"$TMPD/out" 2>"$TMPD/err" || rc=$?
+	verdict "unprivileged: multiprocessing.Pool, \$TMPDIR, a workspace file, ps of its own" 0 "$(out_is "285
+True")"
+else
+	skip "unprivileged work: needs root (to drop to uid 65534), setpriv and python3"
 fi
 
 if [ "$(id -u)" = 0 ] && getent passwd nobody >/dev/null 2>&1; then

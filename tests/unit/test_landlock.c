@@ -15,16 +15,20 @@ static void test_rights_by_abi(void **state)
 {
 	static const struct {
 		int abi;
-		bool refer, truncate, net, ioctl_dev, scoped, log;
+		bool refer, truncate, net, ioctl_dev, scoped, log, unix_path, udp;
 	} rows[] = {
-		{ 1, false, false, false, false, false, false },
-		{ 2, true, false, false, false, false, false },
-		{ 3, true, true, false, false, false, false },
-		{ 4, true, true, true, false, false, false },
-		{ 5, true, true, true, true, false, false },
-		{ 6, true, true, true, true, true, false },
-		{ 7, true, true, true, true, true, true },
-		{ 9, true, true, true, true, true, true },
+		{ 1, false, false, false, false, false, false, false, false },
+		{ 2, true, false, false, false, false, false, false, false },
+		{ 3, true, true, false, false, false, false, false, false },
+		{ 4, true, true, true, false, false, false, false, false },
+		{ 5, true, true, true, true, false, false, false, false },
+		{ 6, true, true, true, true, true, false, false, false },
+		{ 7, true, true, true, true, true, true, false, false },
+		{ 8, true, true, true, true, true, true, false, false },
+		{ 9, true, true, true, true, true, true, true, false },
+		{ 10, true, true, true, true, true, true, true, true },
+		{ 11, true, true, true, true, true, true, true, true },
+		{ 12, true, true, true, true, true, true, true, true },
 	};
 	struct landlock_rights r;
 
@@ -37,6 +41,9 @@ static void test_rights_by_abi(void **state)
 		assert_int_equal(!!(r.fs & LANDLOCK_ACCESS_FS_IOCTL_DEV), rows[i].ioctl_dev);
 		assert_int_equal(!!r.scoped, rows[i].scoped);
 		assert_int_equal(!!r.restrict_flags, rows[i].log);
+		assert_int_equal(!!(r.fs & LANDLOCK_ACCESS_FS_RESOLVE_UNIX), rows[i].unix_path);
+		assert_int_equal(!!(r.net & LANDLOCK_ACCESS_NET_BIND_UDP), rows[i].udp);
+		assert_int_equal(!!(r.net & LANDLOCK_ACCESS_NET_CONNECT_SEND_UDP), rows[i].udp);
 		/* Every ABI keeps the 13 rights of ABI 1. */
 		assert_int_equal(r.fs & 0x1fff, 0x1fff);
 		assert_true(r.abi <= BPFBOX_LANDLOCK_ABI_MAX);
@@ -59,6 +66,10 @@ static void test_rights_describe(void **state)
 	landlock_rights_describe(&r, buf, sizeof(buf));
 	assert_string_equal(buf, "fs,refer,truncate,tcp_bind,tcp_connect,ioctl_dev,"
 				 "scope_abstract_unix,scope_signal,log_flags");
+	landlock_rights_for_abi(11, &r);
+	landlock_rights_describe(&r, buf, sizeof(buf));
+	assert_string_equal(buf, "fs,refer,truncate,tcp_bind,tcp_connect,ioctl_dev,resolve_unix,"
+				 "udp_bind,udp_connect_send,scope_abstract_unix,scope_signal,log_flags");
 }
 
 static void test_levels(void **state)

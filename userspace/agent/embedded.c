@@ -258,6 +258,9 @@ static int allow_unix_dirs(struct embedded *e, struct session *s)
 		dirs[n++] = p->workspace;
 	if (s->private_tmp[0])
 		dirs[n++] = s->private_tmp;
+	/* With namespaces /tmp is the session's own tmpfs; the host's is not in its view. */
+	else if (p->private_tmp && s->layers.ns.clone_flags)
+		dirs[n++] = "/tmp";
 	for (size_t i = 0; i < p->rw_paths.n && n < BPFBOX_UNIX_PREFIXES; i++)
 		dirs[n++] = p->rw_paths.v[i];
 	return agent_unix_allow(e->agent, 1, dirs, n);

@@ -55,6 +55,8 @@ static void run_usage(FILE *out)
 		"                        without; rlimit: no cgroup controllers, docs/limits.md)\n"
 		"  --user USER           run the command as USER (root only)\n"
 		"  --allow-unconfined    run even if neither Landlock nor seccomp holds\n"
+		"  --no-namespaces       no mount, PID, IPC or user namespace (reported as\n"
+		"                        not enforced; docs/SECURITY.md)\n"
 		"  --config FILE         global config (default /etc/bpfbox/config.json)\n"
 		"  --agent NAME          apply the config's agents.NAME layer\n"
 		"  --task FILE           apply a task layer file\n"
@@ -82,6 +84,7 @@ enum {
 	OPT_MODE = 256, OPT_RO, OPT_RW, OPT_NET, OPT_ENV, OPT_TIMEOUT, OPT_OUTPUT,
 	OPT_MEMORY, OPT_PIDS, OPT_CPU, OPT_DISK, OPT_PAUSE_TIMEOUT, OPT_TIMEOUT_COUNTS,
 	OPT_ON_LIMIT, OPT_STATUS_FD, OPT_LABEL, OPT_READ_HOST, OPT_USER, OPT_UNCONFINED,
+	OPT_NO_NAMESPACES,
 	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT, OPT_AUDIT_MODE, OPT_AUDIT_RING,
 	OPT_NET_ALLOW, OPT_NET_DENY, OPT_NET_RESOLVER, OPT_EXEC_DENY,
 	OPT_DAEMON_SOCKET, OPT_NO_DAEMON, OPT_LIMITS_VIA, OPT_AUDIT_RATE, OPT_AUDIT_ARGV,
@@ -108,6 +111,7 @@ static const struct option run_opts[] = {
 	{ "read-host", no_argument, NULL, OPT_READ_HOST },
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "allow-unconfined", no_argument, NULL, OPT_UNCONFINED },
+	{ "no-namespaces", no_argument, NULL, OPT_NO_NAMESPACES },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "agent", required_argument, NULL, OPT_AGENT },
 	{ "task", required_argument, NULL, OPT_TASK },
@@ -402,6 +406,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case OPT_UNCONFINED:
 			json_object_object_add(flags, "allow_unconfined", json_object_new_boolean(1));
+			break;
+		case OPT_NO_NAMESPACES:
+			json_object_object_add(flags, "namespaces", json_object_new_boolean(0));
 			break;
 		case OPT_CONFIG:
 			src.global_file = optarg;

@@ -3,7 +3,10 @@
  * bpfbox test: smoke checks of the sandbox on this host. Each check runs a
  * real session whose command is this binary's hidden `__probe` mode, which
  * tries one action and reports through its exit code whether the kernel
- * allowed it (0), denied it with EACCES/EPERM (1) or failed otherwise (2).
+ * allowed it (0), denied it (1) or failed otherwise (2). Denied: EACCES or
+ * EPERM (Landlock, seccomp), or with the session's namespaces EROFS (a
+ * read-only mount) and ENOENT (the path is not in the session's view; the
+ * probed paths are planted by the test, so they exist outside).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -32,7 +35,8 @@ enum probe_result {
 
 static int result_of_errno(int err)
 {
-	return err == EACCES || err == EPERM ? PROBE_DENIED : PROBE_OTHER;
+	return err == EACCES || err == EPERM || err == EROFS || err == ENOENT ? PROBE_DENIED
+										: PROBE_OTHER;
 }
 
 static int probe_write(const char *path)

@@ -59,6 +59,7 @@ static struct json_object *status_json(const struct host_caps *caps)
 
 	landlock_rights_describe(&caps->landlock, rights, sizeof(rights));
 	json_object_object_add(ll, "abi", json_object_new_int(caps->landlock.abi));
+	json_object_object_add(ll, "kernel_abi", json_object_new_int(caps->landlock_kernel_abi));
 	json_object_object_add(ll, "rights", word_array(rights));
 	json_object_object_add(o, "landlock", ll);
 

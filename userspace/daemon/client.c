@@ -317,6 +317,9 @@ static struct json_object *register_request(struct session *s, const struct audi
 		dirs[n++] = p->workspace;
 	if (s->private_tmp[0] && unix_dir_fits(s->private_tmp))
 		dirs[n++] = s->private_tmp;
+	/* With namespaces /tmp is the session's own tmpfs; the host's is not in its view. */
+	else if (p->private_tmp && s->layers.ns.clone_flags)
+		dirs[n++] = "/tmp";
 	for (size_t i = 0; i < p->rw_paths.n && n < BPFBOX_UNIX_PREFIXES; i++)
 		if (unix_dir_fits(p->rw_paths.v[i]))
 			dirs[n++] = p->rw_paths.v[i];

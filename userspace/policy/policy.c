@@ -69,10 +69,10 @@ const size_t policy_n_limit_defs = ARRAY_SIZE(policy_limit_defs);
 
 static const char *const layer_keys[] = {
 	"mode",	       "workspace", "network",	    "user",  "allow_unconfined",
-	"private_tmp", "limits",    "restrictions", "extra", "read_host", "net_resolver",
+	"private_tmp", "namespaces", "limits",    "restrictions", "extra", "read_host", "net_resolver",
 };
 #define LAYER_KEYS                                                        \
-	"mode, workspace, network, user, allow_unconfined, private_tmp, read_host, " \
+	"mode, workspace, network, user, allow_unconfined, private_tmp, namespaces, read_host, " \
 	"limits, restrictions, extra, net_resolver"
 #define LIMIT_KEYS                                                         \
 	"timeout_s, output_bytes, memory_mb, pids, cpu_percent, disk_mb, " \
@@ -279,6 +279,7 @@ void policy_init(struct bpfbox_policy *p)
 	p->mode = MODE_WORKSPACE_WRITE;
 	p->net = NET_DENY;
 	p->private_tmp = true;
+	p->namespaces = true;
 	p->allow_unconfined = false;
 	p->limits = (struct policy_limits){
 		.timeout_ms = 120 * 1000,
@@ -324,8 +325,7 @@ void policy_free(struct bpfbox_policy *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static int policy_dup(struct bpfbox_policy *dst,
-		      const struct bpfbox_policy *src)
+int policy_dup(struct bpfbox_policy *dst, const struct bpfbox_policy *src)
 {
 	memset(dst, 0, sizeof(*dst));
 	dst->mode = src->mode;
@@ -334,6 +334,7 @@ static int policy_dup(struct bpfbox_policy *dst,
 	dst->allow_unconfined = src->allow_unconfined;
 	dst->private_tmp = src->private_tmp;
 	dst->read_host = src->read_host;
+	dst->namespaces = src->namespaces;
 	if (src->workspace && !(dst->workspace = strdup(src->workspace)))
 		goto fail;
 	if (src->user && !(dst->user = strdup(src->user)))
@@ -982,6 +983,11 @@ static int merge_scalars(struct bpfbox_policy *p, struct json_object *layer,
 		if (r < 0)
 			return r;
 	}
+	if (json_object_object_get_ex(layer, "namespaces", &v)) {
+		r = get_bool(lc, err, "namespaces", v, &p->namespaces);
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 
@@ -1125,6 +1131,8 @@ struct json_object *policy_to_json(const struct bpfbox_policy *p)
 			       json_object_new_boolean(p->private_tmp));
 	json_object_object_add(o, "read_host",
 			       json_object_new_boolean(p->read_host));
+	json_object_object_add(o, "namespaces",
+			       json_object_new_boolean(p->namespaces));
 	json_object_object_add(o, "ro", strv_json(&p->ro_paths));
 	json_object_object_add(o, "rw", strv_json(&p->rw_paths));
 	json_object_object_add(o, "deny", strv_json(&p->deny_paths));

@@ -76,6 +76,7 @@ struct bpfbox_policy {
 	bool allow_unconfined; /* run even when neither Landlock nor seccomp holds */
 	bool read_host;	       /* read the whole host but the credential paths (--read-host) */
 	bool private_tmp;     /* a fresh rw /tmp dir inside the session */
+	bool namespaces;      /* mount, PID, IPC (and user) namespaces (docs/SECURITY.md) */
 	struct strv origins;  /* where each layer came from, for --verbose */
 };
 
@@ -89,6 +90,8 @@ struct policy_error {
 /* The built-in defaults of BRIEF.md. workspace is left NULL (cwd later). */
 void policy_init(struct bpfbox_policy *p);
 void policy_free(struct bpfbox_policy *p);
+/* A deep copy of src into dst (policy_free() it); 0 or -ENOMEM. */
+int policy_dup(struct bpfbox_policy *dst, const struct bpfbox_policy *src);
 
 /*
  * Merges one layer (a JSON object in the format of docs/config.md) into p:

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@ static const struct {
 	[FEAT_BTF] = { "btf", "kernel BTF" },
 	[FEAT_USERNS] = { "unprivileged_userns", "unprivileged user namespaces" },
 	[FEAT_CGROUP_LIMITS] = { "cgroup_limits", "session limits by cgroup" },
+	[FEAT_NAMESPACES] = { "session_namespaces", "session namespaces" },
 };
 
 const char *feature_key(enum feature_id id)
@@ -177,6 +179,7 @@ static void probe_landlock(struct host_caps *caps)
 		set_feat(f, FEAT_NO, -abi, "not supported by this kernel (%s)", strerror(-abi));
 		return;
 	}
+	caps->landlock_kernel_abi = abi;
 	landlock_rights_for_abi(abi, &caps->landlock);
 	r = run_in_child(landlock_child, NULL);
 	if (r) {
@@ -185,8 +188,11 @@ static void probe_landlock(struct host_caps *caps)
 		return;
 	}
 	landlock_rights_describe(&caps->landlock, rights, sizeof(rights));
-	set_feat(f, FEAT_YES, 0, "ABI %d%s: %s", abi,
-		 abi > BPFBOX_LANDLOCK_ABI_MAX ? " (used as 7)" : "", rights);
+	if (abi > BPFBOX_LANDLOCK_ABI_MAX)
+		set_feat(f, FEAT_YES, 0, "ABI %d (used as %d): %s", abi, BPFBOX_LANDLOCK_ABI_MAX,
+			 rights);
+	else
+		set_feat(f, FEAT_YES, 0, "ABI %d: %s", abi, rights);
 }
 
 /* Child: the sessions' own filter must turn personality(PER_LINUX32) away. */
@@ -236,6 +242,93 @@ static void probe_userns(struct host_caps *caps)
 			 strerror(-r));
 	else
 		set_feat(f, FEAT_YES, 0, "unprivileged users can create user namespaces");
+}
+
+bool probe_has_sys_admin(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = { { 0 } };
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return false;
+	return data[CAP_SYS_ADMIN / 32].effective & (1U << (CAP_SYS_ADMIN % 32));
+}
+
+bool probe_root_is_mount(void)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, "/", 0, 0, &stx) < 0 || !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+		return true; /* cannot tell (before 5.8): let the clone say */
+	return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
+}
+
+/*
+ * Child of probe_namespaces: makes the namespaces a session of this caller
+ * gets (sandbox/ns.c: mount, PID, IPC, and user when not root), the user
+ * namespace's id maps, a private mount tree with a tmpfs, and a /proc of
+ * the PID namespace from its pid 1. Exits with the failed step (1-6).
+ */
+static int namespaces_child(void *arg)
+{
+	bool user = geteuid() != 0 || !probe_has_sys_admin();
+	int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (user ? CLONE_NEWUSER : 0);
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	char line[64];
+	int status;
+	pid_t pid;
+
+	(void)arg;
+	if (unshare(flags) < 0)
+		return 1;
+	if (user) {
+		snprintf(line, sizeof(line), "%u %u 1\n", uid, uid);
+		if (write_file_str("/proc/self/uid_map", line) ||
+		    write_file_str("/proc/self/setgroups", "deny"))
+			return 2;
+		snprintf(line, sizeof(line), "%u %u 1\n", gid, gid);
+		if (write_file_str("/proc/self/gid_map", line))
+			return 2;
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=4k") < 0)
+		return 3;
+	pid = fork();
+	if (pid < 0)
+		return 4;
+	if (pid == 0)
+		_exit(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ? 5
+		      : getpid() == 1 ? 0 : 6);
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		return 4;
+	return WEXITSTATUS(status);
+}
+
+static void probe_namespaces(struct host_caps *caps)
+{
+	static const char *const steps[] = {
+		"", "unshare", "the user namespace's id maps", "a private mount tree and a tmpfs",
+		"a fork into the PID namespace", "a /proc of the PID namespace",
+		"pid 1 in the PID namespace",
+	};
+	struct feature *f = &caps->feat[FEAT_NAMESPACES];
+	bool user = geteuid() != 0 || !probe_has_sys_admin();
+	int r;
+
+	if (!probe_root_is_mount()) {
+		set_feat(f, FEAT_NO, EPERM, "the root directory is not a mount point (a chroot)");
+		return;
+	}
+	r = -run_in_child(namespaces_child, NULL);
+	if (r > 0 && r < (int)ARRAY_SIZE(steps))
+		set_feat(f, FEAT_NO, EPERM, "%s namespaces: %s failed", user ? "user, mount, PID and IPC" :
+			 "mount, PID and IPC", steps[r]);
+	else if (r)
+		set_feat(f, FEAT_NO, -r, "the probe failed (%s)", strerror(-r));
+	else
+		set_feat(f, FEAT_YES, 0, "%s namespaces, a read-only host view, /proc, /tmp and /dev/shm of its own",
+			 user ? "user, mount, PID and IPC" : "mount, PID and IPC");
 }
 
 static void probe_btf(struct host_caps *caps)
@@ -627,6 +720,7 @@ int probe_host(struct host_caps *caps, unsigned int flags)
 	} else {
 		mark_not_probed(caps);
 	}
+	probe_namespaces(caps);
 
 	cg = caps->feat[FEAT_CGROUP_V2].state == FEAT_YES &&
 	     caps->feat[FEAT_CGROUP_KILL].state == FEAT_YES;

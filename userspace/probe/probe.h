@@ -41,6 +41,7 @@ enum feature_id {
 	FEAT_BTF,
 	FEAT_USERNS,
 	FEAT_CGROUP_LIMITS, /* memory, pids, cpu of a session by cgroup controllers */
+	FEAT_NAMESPACES,    /* a session's mount, PID, IPC (and user) namespaces for this caller */
 	FEAT__COUNT,
 };
 
@@ -54,7 +55,8 @@ struct host_caps {
 	char kernel_release[128];
 	bool root;
 	struct feature feat[FEAT__COUNT];
-	struct landlock_rights landlock;
+	struct landlock_rights landlock; /* what bpfbox uses (landlock.abi: the ABI used) */
+	int landlock_kernel_abi;	 /* what the kernel has; 0: none */
 	char lsm_list[256];
 	char cgroup2_mount[256];
 	char cgroup2_controllers[256];
@@ -70,6 +72,11 @@ struct host_caps {
 #define PROBE_ALL  (1U << 0)
 
 int probe_host(struct host_caps *caps, unsigned int flags);
+
+/* CAP_SYS_ADMIN in the effective set (root in a container may lack it). */
+bool probe_has_sys_admin(void);
+/* Whether "/" is a mount root (not a chroot into a plain directory). */
+bool probe_root_is_mount(void);
 
 const char *feature_key(enum feature_id id);   /* "bpf_lsm" */
 const char *feature_label(enum feature_id id); /* "BPF LSM (load+attach)" */

@@ -18,7 +18,8 @@ static const char *const system_ro[] = {
 
 /* Readable without exec: process info and CPU topology that tools query. */
 static const char *const system_read[] = {
-	"/proc", "/sys/devices/system/cpu",
+	"/proc", /* first: a mount namespace has its own (see masked) */
+	"/sys/devices/system/cpu",
 };
 
 /*
@@ -229,6 +230,7 @@ int landlock_build_ruleset(const struct bpfbox_policy *p,
 	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
 	const uint64_t dev = read | LANDLOCK_ACCESS_FS_WRITE_FILE |
 			     LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	const bool masked = x->masked;
 	struct bpfbox_ruleset_attr attr = { 0 };
 	struct strv hidden = { 0 };
 	struct rules_ctx c = { .bad = bad };
@@ -243,6 +245,7 @@ int landlock_build_ruleset(const struct bpfbox_policy *p,
 	 * an allow-list, BPF decides connects by address; binds stay denied.
 	 */
 	if (p->net == NET_DENY)
+		/* UDP too (ABI 10): no bind, connect or send to any port. */
 		attr.handled_access_net = p->net_allow.n ? rights->net & LANDLOCK_ACCESS_NET_BIND_TCP
 							 : rights->net;
 	attr.scoped = rights->scoped;
@@ -255,7 +258,8 @@ int landlock_build_ruleset(const struct bpfbox_policy *p,
 		return c.fd;
 	c.handled = attr.handled_access_fs;
 
-	r = readable_deny_paths(p, uid, gid, &hidden);
+	/* Masked by the mount namespace in O(1): no carve-out of /etc (ns.c). */
+	r = x->masked ? 0 : readable_deny_paths(p, uid, gid, &hidden);
 	/*
 	 * The credential entries at the top of each granted tree and of the
 	 * caller's home (.ssh, .aws, .env, ...): carved out here, at the cost
@@ -275,12 +279,18 @@ int landlock_build_ruleset(const struct bpfbox_policy *p,
 
 	for (size_t i = 0; !r && i < ARRAY_SIZE(system_ro); i++)
 		r = add_tree(&c, system_ro[i], ro, true);
-	for (size_t i = 0; !r && i < ARRAY_SIZE(system_read); i++)
+	/*
+	 * Masked (a mount namespace): /proc, /dev/shm and /dev/pts are new
+	 * mounts there, and ns.c adds their rules in the child; /dev/ptmx is a
+	 * link into that /dev/pts.
+	 */
+	for (size_t i = masked ? 1 : 0; !r && i < ARRAY_SIZE(system_read); i++)
 		r = add_tree(&c, system_read[i], read, true);
 	for (size_t i = 0; !r && i < ARRAY_SIZE(dev_rw); i++)
-		r = add_rule(&c, dev_rw[i], dev | LANDLOCK_ACCESS_FS_READ_DIR, true);
+		if (!masked || !streq(dev_rw[i], "/dev/shm"))
+			r = add_rule(&c, dev_rw[i], dev | LANDLOCK_ACCESS_FS_READ_DIR, true);
 	/* The terminal(s) bpfbox itself was given, so `bpfbox run -- vim` works. */
-	for (int fd = 0; !r && fd <= 2; fd++) {
+	for (int fd = 0; !masked && !r && fd <= 2; fd++) {
 		char tty[64];
 
 		if (ttyname_r(fd, tty, sizeof(tty)) == 0 && startswith(tty, "/dev/pts/"))

@@ -256,3 +256,39 @@ int session_home_path(const struct session *s, struct strv *ro, char *path_env, 
 		log_warn_always("PATH entries dropped (a credential rule covers them, or the whole home): %s", dropped);
 	return r;
 }
+
+int session_view_policy(const struct session *s, const struct strv *path_ro,
+			struct bpfbox_policy *view)
+{
+	const struct bpfbox_policy *p = s->policy;
+	const char *home = session_caller_home();
+	struct strv cred = { 0 };
+	int r = policy_dup(view, p);
+
+	if (!r && s->home[0])
+		r = strv_push(&view->rw_paths, s->home);
+	for (size_t i = 0; !r && i < path_ro->n; i++)
+		if (!strv_contains(&view->ro_paths, path_ro->v[i]))
+			r = strv_push(&view->ro_paths, path_ro->v[i]);
+	/* --read-host: the caller's home too, which the view hides (/home, /root). */
+	if (!r && p->read_host && home && !strv_contains(&view->ro_paths, home))
+		r = strv_push(&view->ro_paths, home);
+	/*
+	 * The credential entries at the top of the granted trees, masked by the
+	 * view as the absolute deny paths are (a grant of a tree under the
+	 * session's /tmp is wider in Landlock than the tree).
+	 */
+	if (!r)
+		r = landlock_credential_paths(p, home, &cred);
+	if (!r)
+		r = landlock_credential_paths(p, p->workspace, &cred);
+	for (size_t i = 0; !r && i < view->ro_paths.n; i++)
+		r = landlock_credential_paths(p, view->ro_paths.v[i], &cred);
+	for (size_t i = 0; !r && i < view->rw_paths.n; i++)
+		r = landlock_credential_paths(p, view->rw_paths.v[i], &cred);
+	for (size_t i = 0; !r && i < cred.n; i++)
+		if (!strv_contains(&view->deny_paths, cred.v[i]))
+			r = strv_push(&view->deny_paths, cred.v[i]);
+	strv_clear(&cred);
+	return r;
+}

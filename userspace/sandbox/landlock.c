@@ -49,8 +49,9 @@ void landlock_rights_for_abi(int abi, struct landlock_rights *r)
 	r->abi = abi;
 	r->fs = ((LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1) |
 		LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_TRUNCATE |
-		LANDLOCK_ACCESS_FS_IOCTL_DEV;
-	r->net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+		LANDLOCK_ACCESS_FS_IOCTL_DEV | LANDLOCK_ACCESS_FS_RESOLVE_UNIX;
+	r->net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP |
+		 LANDLOCK_ACCESS_NET_BIND_UDP | LANDLOCK_ACCESS_NET_CONNECT_SEND_UDP;
 	r->scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
 	r->restrict_flags = LANDLOCK_RESTRICT_SELF_LOG_SAME_EXEC_OFF |
 			    LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON |
@@ -82,6 +83,26 @@ void landlock_rights_for_abi(int abi, struct landlock_rights *r)
 		/* Audit logging flags for restrict_self arrived in ABI 7. */
 		r->restrict_flags = 0;
 		/* fall through */
+	case 7:
+		/*
+		 * ABI 8 adds RESTRICT_SELF_TSYNC: not used, the child that
+		 * restricts itself has one thread.
+		 */
+		/* fall through */
+	case 8:
+		/* connect(2)/sendmsg(2) to pathname unix sockets arrived in ABI 9. */
+		r->fs &= ~LANDLOCK_ACCESS_FS_RESOLVE_UNIX;
+		/* fall through */
+	case 9:
+		/* UDP bind and connect/send rules arrived in ABI 10 (and quiet rules, not used). */
+		r->net &= ~(LANDLOCK_ACCESS_NET_BIND_UDP | LANDLOCK_ACCESS_NET_CONNECT_SEND_UDP);
+		/* fall through */
+	case 10:
+		/*
+		 * ABI 11 adds RESTRICT_SELF_NO_NEW_PRIVS: not used, the child sets
+		 * no_new_privs before Landlock anyway (seccomp needs it too).
+		 */
+		/* fall through */
 	default:
 		break;
 	}
@@ -105,6 +126,9 @@ void landlock_rights_describe(const struct landlock_rights *r, char *buf,
 	ADD(r->net & LANDLOCK_ACCESS_NET_BIND_TCP, "tcp_bind");
 	ADD(r->net & LANDLOCK_ACCESS_NET_CONNECT_TCP, "tcp_connect");
 	ADD(r->fs & LANDLOCK_ACCESS_FS_IOCTL_DEV, "ioctl_dev");
+	ADD(r->fs & LANDLOCK_ACCESS_FS_RESOLVE_UNIX, "resolve_unix");
+	ADD(r->net & LANDLOCK_ACCESS_NET_BIND_UDP, "udp_bind");
+	ADD(r->net & LANDLOCK_ACCESS_NET_CONNECT_SEND_UDP, "udp_connect_send");
 	ADD(r->scoped & LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, "scope_abstract_unix");
 	ADD(r->scoped & LANDLOCK_SCOPE_SIGNAL, "scope_signal");
 	ADD(r->restrict_flags, "log_flags");

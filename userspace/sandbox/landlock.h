@@ -34,12 +34,25 @@
 #define LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON	  (1U << 1)
 #define LANDLOCK_RESTRICT_SELF_LOG_SUBDOMAINS_OFF (1U << 2)
 #endif
+#ifndef LANDLOCK_ACCESS_FS_RESOLVE_UNIX
+#define LANDLOCK_ACCESS_FS_RESOLVE_UNIX (1ULL << 16)
+#endif
+#ifndef LANDLOCK_ACCESS_NET_BIND_UDP
+#define LANDLOCK_ACCESS_NET_BIND_UDP	     (1ULL << 2)
+#define LANDLOCK_ACCESS_NET_CONNECT_SEND_UDP (1ULL << 3)
+#endif
+#ifndef LANDLOCK_RESTRICT_SELF_TSYNC
+#define LANDLOCK_RESTRICT_SELF_TSYNC (1U << 3)
+#endif
+#ifndef LANDLOCK_RESTRICT_SELF_NO_NEW_PRIVS
+#define LANDLOCK_RESTRICT_SELF_NO_NEW_PRIVS (1U << 4)
+#endif
 #ifndef LANDLOCK_RULE_NET_PORT
 #define LANDLOCK_RULE_NET_PORT 2
 #endif
 
 /* Newest ABI this code knows; newer kernels are used at this level. */
-#define BPFBOX_LANDLOCK_ABI_MAX 7
+#define BPFBOX_LANDLOCK_ABI_MAX 11
 
 /* The full ruleset attribute of ABI 6+, zeroed fields for older ABIs. */
 struct bpfbox_ruleset_attr {
@@ -100,8 +113,8 @@ struct bpfbox_policy;
  * Builds the session's ruleset in the calling (parent) process so that any
  * error surfaces before a child exists: rw on the workspace (ro in
  * read-only mode) and the private tmp dir, ro on the system directories
- * minus the absolute deny paths, a few device nodes, TCP denied when the
- * network is, scopes on. Returns the ruleset fd or -errno; *bad names the
+ * minus the absolute deny paths (masked: a mount namespace covers them, no
+ * carve-out), a few device nodes, TCP denied when the network is, scopes on. Returns the ruleset fd or -errno; *bad names the
  * path that failed.
  */
 struct strv;
@@ -113,6 +126,7 @@ struct landlock_extra {
 	const struct strv *ro;	  /* read and exec (PATH entries under the caller's home) */
 	const char *caller_home;  /* the credential names under it are left out of grants */
 	bool read_host;		  /* read and exec of the whole host but the credential paths */
+	bool masked;		  /* a mount namespace masks the absolute deny paths */
 };
 
 int landlock_build_ruleset(const struct bpfbox_policy *p,

@@ -5,6 +5,7 @@
 #include <linux/capability.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,12 +49,14 @@ extern char **environ;
 struct child_error {
 	int step;
 	int err;
+	char detail[200]; /* the sub-step (namespaces) */
 };
 
 enum child_step {
 	STEP_CGROUP,
 	STEP_SESSION,
 	STEP_RLIMIT,
+	STEP_NAMESPACES,
 	STEP_CHDIR,
 	STEP_USER,
 	STEP_CAPS,
@@ -65,6 +68,7 @@ enum child_step {
 
 static const char *const step_names[] = {
 	[STEP_CGROUP] = "join the session cgroup", [STEP_SESSION] = "setsid", [STEP_RLIMIT] = "setrlimit",
+	[STEP_NAMESPACES] = "namespace setup",
 	[STEP_CHDIR] = "chdir to the workspace", [STEP_USER] = "switch user",
 	[STEP_CAPS] = "drop capabilities", [STEP_NO_NEW_PRIVS] = "no_new_privs",
 	[STEP_LANDLOCK] = "Landlock restrict_self", [STEP_SECCOMP] = "seccomp load",
@@ -93,6 +97,9 @@ struct child_plan {
 	int release_fd, release_wfd; /* -1: no hooks.before_release to wait for */
 	int report_fd;
 	const struct policy_limits *limits;
+	const struct bpfbox_policy *policy;
+	const struct ns_plan *ns; /* NULL: no namespaces */
+	const struct landlock_rights *rights;
 	sigset_t saved_mask;
 };
 
@@ -109,7 +116,9 @@ static void name_private_tmp(struct session *s)
 {
 	const char *base = getenv("TMPDIR");
 
-	if (!s->policy->private_tmp)
+	/* With a mount namespace, /tmp itself is the session's tmpfs (ns.c). */
+	if (!s->policy->private_tmp ||
+	    (s->layers.ns.clone_flags && s->policy->mode != MODE_FULL_ACCESS))
 		return;
 	if (!base || base[0] != '/')
 		base = "/tmp";
@@ -154,6 +163,16 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 	if (l->landlock && p->net == NET_DENY && !l->rights.net && !l->seccomp)
 		add_not_enforced(l, "network deny");
 	/* What holds of memory, pids, cpu and disk is in s->lim.not_enforced. */
+	ns_plan(&l->ns, p->namespaces);
+	l->ns.inodes_per_mb = MONITOR_ENTRIES_PER_MB;
+	if (l->ns.why_not[0]) {
+		char what[256];
+
+		snprintf(what, sizeof(what),
+			 "read-only host, private /proc /tmp /dev/shm, process and IPC isolation "
+			 "(no namespaces: %s)", l->ns.why_not);
+		add_not_enforced(l, what);
+	}
 
 	name_private_tmp(s);
 	/* Embedded mode without BPF asks for what Landlock and seccomp give. */
@@ -188,15 +207,36 @@ void session_cleanup(struct session *s)
 	limits_destroy(&s->lim);
 }
 
-static void child_fail(const struct child_plan *c, enum child_step step)
+static void child_fail_detail(const struct child_plan *c, enum child_step step, const char *detail)
 {
 	struct child_error e = { .step = step, .err = errno };
+
+	if (detail)
+		snprintf(e.detail, sizeof(e.detail), "%s", detail);
 
 	if (write(c->report_fd, &e, sizeof(e)) < 0) {
 		/* Nothing left to tell: the exit code says setup failed. */
 	}
 	_exit(step == STEP_EXEC ? (e.err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE)
 				: EXIT_SETUP);
+}
+
+static void child_fail(const struct child_plan *c, enum child_step step)
+{
+	child_fail_detail(c, step, NULL);
+}
+
+/*
+ * Whether bpfbox is still there. In a new PID namespace getppid() is 0:
+ * the error pipe then says it, POLLERR once its reader is gone.
+ */
+static bool parent_alive(const struct child_plan *c, pid_t parent)
+{
+	struct pollfd pfd = { .fd = c->report_fd, .events = POLLOUT };
+
+	if (!(c->ns && (c->ns->clone_flags & CLONE_NEWPID)))
+		return getppid() == parent;
+	return poll(&pfd, 1, 0) >= 0 && !(pfd.revents & POLLERR);
 }
 
 static int set_limit(int resource, rlim_t value)
@@ -271,6 +311,16 @@ static const struct child_plan *with_filter(const struct child_plan *c,
 	return &copy;
 }
 
+/* The last step: exec, or report why not. Never returns. */
+static void exec_command(void *arg)
+{
+	const struct child_plan *c = arg;
+
+	environ = c->envp;
+	execvp(c->argv[0], c->argv);
+	child_fail(c, STEP_EXEC);
+}
+
 /* Runs in the child: restrict, then exec. Never returns. */
 static void child_exec(const struct child_plan *c, pid_t parent)
 {
@@ -294,7 +344,7 @@ static void child_exec(const struct child_plan *c, pid_t parent)
 	if (setsid() < 0)
 		child_fail(c, STEP_SESSION);
 	/* Die with bpfbox; the check closes the race with its exit. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || !parent_alive(c, parent))
 		child_fail(c, STEP_SESSION);
 	if ((c->out_fd >= 0 && dup2(c->out_fd, STDOUT_FILENO) < 0) ||
 	    (c->err_fd >= 0 && dup2(c->err_fd, STDERR_FILENO) < 0) ||
@@ -308,6 +358,15 @@ static void child_exec(const struct child_plan *c, pid_t parent)
 	    (lim->file_size_mb && set_limit(RLIMIT_FSIZE, lim->file_size_mb << 20)) ||
 	    (lim->open_files && set_limit(RLIMIT_NOFILE, lim->open_files)))
 		child_fail(c, STEP_RLIMIT);
+	if (c->ns) {
+		const char *step = NULL;
+		int r = ns_child_setup(c->ns, c->policy, c->ruleset_fd, c->rights, &step);
+
+		if (r < 0) {
+			errno = -r;
+			child_fail_detail(c, STEP_NAMESPACES, step);
+		}
+	}
 	if (chdir(c->workspace) < 0)
 		child_fail(c, STEP_CHDIR);
 	if (c->switch_user && (setgroups(0, NULL) || setgid(c->gid) || setuid(c->uid)))
@@ -341,9 +400,11 @@ static void child_exec(const struct child_plan *c, pid_t parent)
 	/* Every inherited descriptor above stderr closes at exec. */
 	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		child_fail(c, STEP_SESSION);
-	environ = c->envp;
-	execvp(c->argv[0], c->argv);
-	child_fail(c, STEP_EXEC);
+	/* pid 1 of the session's PID namespace stays its init; the command is vforked. */
+	if (c->ns && (c->ns->clone_flags & CLONE_NEWPID) &&
+	    ns_run_as_init(exec_command, (void *)c) < 0)
+		child_fail(c, STEP_NAMESPACES);
+	exec_command((void *)c);
 }
 
 static int env_push(struct strv *env, const char *name, const char *value)
@@ -378,6 +439,8 @@ static int build_env(const struct session *s, const char *path_env, struct strv 
 		r = env_push(env, "TERM", getenv("TERM"));
 	if (!r && s->private_tmp[0])
 		r = env_push(env, "TMPDIR", s->private_tmp);
+	else if (!r && p->private_tmp && s->layers.ns.clone_flags && p->mode != MODE_FULL_ACCESS)
+		r = env_push(env, "TMPDIR", "/tmp");
 	for (size_t i = 0; !r && i < p->env.n; i++) {
 		const char *e = p->env.v[i];
 
@@ -436,8 +499,12 @@ static void report_setup_failure(const struct child_error *e)
 {
 	if (e->step == STEP_EXEC)
 		return;
-	log_error("could not set up the session: %s failed: %s; nothing ran",
-		  step_names[e->step], strerror(e->err));
+	if (e->detail[0])
+		log_error("could not set up the session: %s failed at %.*s: %s; nothing ran",
+			  step_names[e->step], (int)sizeof(e->detail), e->detail, strerror(e->err));
+	else
+		log_error("could not set up the session: %s failed: %s; nothing ran",
+			  step_names[e->step], strerror(e->err));
 }
 
 /*
@@ -445,11 +512,11 @@ static void report_setup_failure(const struct child_error *e)
  * no migration afterwards, which would cost an RCU grace period (~10 ms).
  * *placed tells the child whether it still has to join (old kernels).
  */
-static pid_t spawn(const struct session_limits *l, bool *placed)
+static pid_t spawn(const struct session_limits *l, uint64_t ns_flags, bool *placed)
 {
 	*placed = false;
 	if (l->cg_fd >= 0) {
-		struct bpfbox_clone_args a = { .flags = BPFBOX_CLONE_INTO_CGROUP,
+		struct bpfbox_clone_args a = { .flags = BPFBOX_CLONE_INTO_CGROUP | ns_flags,
 					       .exit_signal = SIGCHLD, .cgroup = l->cg_fd };
 		pid_t pid = syscall(SYS_clone3, &a, sizeof(a));
 
@@ -458,6 +525,9 @@ static pid_t spawn(const struct session_limits *l, bool *placed)
 			return pid;
 		}
 	}
+	/* clone(2) without a stack is fork(2) with namespaces. */
+	if (ns_flags)
+		return syscall(SYS_clone, (unsigned long)ns_flags | SIGCHLD, NULL, NULL, NULL, NULL);
 	return fork();
 }
 
@@ -477,11 +547,12 @@ int session_run(struct session *s, char *const argv[])
 				.out_fd = -1, .err_fd = -1, .limits = &p->limits,
 				.cgroup_procs_fd = s->hooks.cgroup_procs_fd, .lim = &s->lim,
 				.release_fd = -1, .release_wfd = -1, .notify_sock = -1,
-				.in_fd = -1 };
+				.in_fd = -1, .policy = p, .rights = &s->layers.rights };
 	struct supervise_io io = { .out_r = -1, .err_r = -1, .in_w = -1, .notify_fd = -1 };
 	struct landlock_extra lx = { .caller_home = session_caller_home(),
 				     .read_host = p->read_host };
 	struct strv path_ro = { 0 };
+	struct bpfbox_policy view = { 0 };
 	char path_env[8192] = "";
 	int ntf[2] = { -1, -1 }, pty = -1, pts = -1;
 	struct sigaction old_pipe, ign = { .sa_handler = SIG_IGN };
@@ -516,6 +587,7 @@ int session_run(struct session *s, char *const argv[])
 	lx.home = s->home[0] ? s->home : NULL;
 	lx.ro = &path_ro;
 	if (s->layers.landlock) {
+		lx.masked = s->layers.ns.clone_flags != 0;
 		c.ruleset_fd = landlock_build_ruleset(p, &s->layers.rights, &lx,
 						      c.switch_user ? c.uid : getuid(),
 						      c.switch_user ? c.gid : getgid(), &bad);
@@ -633,7 +705,25 @@ int session_run(struct session *s, char *const argv[])
 
 	fflush(NULL);
 	self = getpid(); /* the child's getppid() would already be a reaper if we died */
-	child = spawn(&s->lim, &placed);
+	if (s->layers.ns.clone_flags) {
+		c.ns = &s->layers.ns;
+		/* The mount view shows what Landlock grants: the home, PATH under it (home.c). */
+		if ((r = session_view_policy(s, &path_ro, &view)) < 0) {
+			log_error_errno(r, "cannot prepare the session's mount view");
+			goto out_mask;
+		}
+		c.policy = &view;
+	}
+	child = spawn(&s->lim, s->layers.ns.clone_flags, &placed);
+	if (child < 0 && s->layers.ns.clone_flags) {
+		/*
+		 * The plan said they could be made (the ruleset relies on the masks):
+		 * fail closed rather than run without them.
+		 */
+		r = log_error_errno(errno, "cannot create the session's namespaces; nothing ran "
+				    "(--no-namespaces runs without them, docs/SECURITY.md)");
+		goto out_mask;
+	}
 	if (child < 0) {
 		r = log_error_errno(errno, "cannot fork");
 		goto out_mask;
@@ -734,6 +824,7 @@ out:
 	if (pts >= 0)
 		close(pts);
 	strv_clear(&path_ro);
+	policy_free(&view);
 	for (int i = 0; i < 2; i++) {
 		if (out[i] >= 0)
 			close(out[i]);

@@ -15,6 +15,7 @@
 #include "../probe/probe.h"
 #include "../monitor/limits.h"
 #include "../monitor/monitor.h"
+#include "ns.h"
 
 struct bpfbox_policy;
 struct strv;
@@ -34,6 +35,7 @@ struct session_layers {
 	struct landlock_rights rights;
 	bool landlock;
 	bool seccomp;
+	struct ns_plan ns;	/* the namespace layer; ns.clone_flags 0: none */
 	char not_enforced[1024]; /* what the policy asks but this host cannot do */
 };
 

@@ -49,4 +49,13 @@ void session_home_remove(struct session *s);
  */
 int session_home_path(const struct session *s, struct strv *ro, char *path_env, size_t size);
 
+/*
+ * The policy the mount namespace builds its view from: s's, plus the
+ * private home (read-write), the PATH trees of path_ro and, with
+ * --read-host, the caller's home (read-only); the credential entries at the
+ * top of every granted tree masked. policy_free() it.
+ */
+int session_view_policy(const struct session *s, const struct strv *path_ro,
+			struct bpfbox_policy *view);
+
 #endif

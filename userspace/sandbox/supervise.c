@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -411,7 +412,11 @@ static void check_killed(struct session *s, struct life *lf, int status)
 	struct session_event ev = { .type = SEV_KILLED, .reason = "manual" };
 	char state[48];
 
-	if (!lf->mon || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL || s->result.killed)
+	/* 128+9: the PID namespace's init saw the command killed before it was itself. */
+	if (!lf->mon || s->result.killed ||
+	    !((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ||
+	      (s->layers.ns.clone_flags & CLONE_NEWPID && WIFEXITED(status) &&
+	       WEXITSTATUS(status) == 128 + SIGKILL)))
 		return;
 	monitor_read_state(lf->mon, state, sizeof(state));
 	if (!streq(state, "killed manual"))

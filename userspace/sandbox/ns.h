@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The namespace layer of a session (docs/SECURITY.md, "Namespaces"): the
+ * child is cloned into new mount, PID and IPC namespaces (and a user
+ * namespace that maps the caller to itself when bpfbox is not root), then
+ * builds its view of the host before Landlock and seccomp: the host
+ * read-only, the workspace and --rw paths writable, a private tmpfs at /tmp
+ * and /dev/shm, a minimal /dev, a fresh /proc, the absolute deny paths
+ * masked and the directories of other users and host sockets hidden.
+ */
+#ifndef BPFBOX_NS_H
+#define BPFBOX_NS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct bpfbox_policy;
+struct landlock_rights;
+
+/* What namespaces a session gets on this host, decided before the fork. */
+struct ns_plan {
+	uint64_t clone_flags; /* CLONE_NEW* for clone3; 0: no namespace layer */
+	bool user; /* a user namespace mapping uid/gid to themselves */
+	uid_t uid; /* the caller's ids, mapped in the user namespace */
+	gid_t gid;
+	char why_not[160]; /* non-empty: the layer is missing, and why */
+	uint64_t inodes_per_mb; /* the private /tmp's nr_inodes per MB of the disk limit */
+};
+
+/*
+ * Decides and probes (a cheap clone of the namespaces, CLONE_VM|CLONE_VFORK)
+ * whether the namespaces can be made. want false (--no-namespaces): none,
+ * why_not says so. Returns 0; the plan tells what holds.
+ */
+int ns_plan(struct ns_plan *n, bool want);
+
+/* The clone with n's flags failed with err: no namespaces, why_not says why. */
+void ns_spawn_failed(struct ns_plan *n, int err);
+
+/* The private /tmp's tmpfs limits for a session's disk limit in MB. */
+void ns_tmp_limits(uint64_t disk_mb, uint64_t inodes_per_mb, uint64_t *bytes,
+		   uint64_t *inodes);
+
+/*
+ * Runs in the child (pid 1 of the new PID namespace): maps the user
+ * namespace, then builds the mounts for p. When ruleset_fd >= 0, adds the
+ * Landlock rules for what is new here (/proc, /tmp, /dev/shm, /dev/pts).
+ * Returns 0 or -errno with *step naming what failed.
+ */
+int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p,
+		   int ruleset_fd, const struct landlock_rights *rights,
+		   const char **step);
+
+/*
+ * Runs in the child after every restriction, instead of exec: vforks
+ * exec_fn(arg) (which must exec or _exit), and stays as the PID
+ * namespace's init: reaps everything, and exits with the command's status
+ * (128+N for signal N) when the command ends; the kernel then kills
+ * whatever is left in the namespace. Returns -errno if the fork failed.
+ */
+int ns_run_as_init(void (*exec_fn)(void *), void *arg);
+
+#endif
