@@ -157,7 +157,7 @@ sed -n 's/^PATH=//p' "$TMPD/home.out" | tr ':' '\n' | grep -qx "$FH" &&
 	fail "private home: rc $rc$problem; $(head -c 400 "$TMPD/home.out") $(head -c 300 "$TMPD/home.err")"
 
 # --- --read-host: the host readable, the credential paths not -------------------
-OUTSIDE=/var/tmp/bpfbox-rt-$$
+OUTSIDE=/opt/bpfbox-rt-$$ # neither granted nor hidden by the namespaces' view
 mkdir -p "$OUTSIDE"
 echo visible >"$OUTSIDE/file"
 mkdir -p "$FH/.aws"
@@ -276,7 +276,8 @@ if $IS_ROOT; then
 		OUT=$TMPD/outside
 		mkdir -p "$OUT/d"
 		echo x >"$OUT/f"
-		"$BPFBOX" run -q --no-daemon -w "$WS" --audit "$TMPD/ops.jsonl" --status-fd 3 -- sh -c \
+		# Without namespaces: their view answers EROFS/ENOENT before Landlock.
+		"$BPFBOX" run -q --no-daemon --no-namespaces -w "$WS" --audit "$TMPD/ops.jsonl" --status-fd 3 -- sh -c \
 			"rm -f $OUT/f; rmdir $OUT/d; mkdir $OUT/n; mv $OUT/f $OUT/g; ln -s f $OUT/s; ln $OUT/f $OUT/h; true" \
 			>/dev/null 2>"$TMPD/ops.err" 3>"$TMPD/ops.st"
 		problem=""

@@ -777,6 +777,14 @@ int session_run(struct session *s, char *const argv[])
 		r = -ce.err;
 		goto out_mask;
 	}
+	s->cmd_pid = child;
+	/* With a PID namespace the command is the init's child (ns_run_as_init). */
+	if (s->layers.ns.clone_flags & CLONE_NEWPID) {
+		char path[64], buf[32];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", child, child);
+		s->cmd_pid = read_file_str(path, buf, sizeof(buf)) > 0 ? atoi(buf) : 0;
+	}
 	status_started(s, child);
 	if (n == sizeof(ce))
 		s->result.cause = CAUSE_NOT_FOUND;

@@ -290,7 +290,8 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 	if (streq(reason, "oom") && !s->hooks.request_pause)
 		oom_find_victim(s->id, &ev.pid, ev.comm, sizeof(ev.comm));
 	/* The first process was the victim: the session ends, there is nothing to resume. */
-	if (streq(reason, "oom") && ((ev.pid && ev.pid == lf->child) || leader_gone(lf))) {
+	if (streq(reason, "oom") &&
+	    ((ev.pid && (ev.pid == lf->child || ev.pid == s->cmd_pid)) || leader_gone(lf))) {
 		log_notice("session %s ends: out of memory at its %llu MB limit, the kernel killed "
 			   "its first process; raise the limit with --memory", s->id,
 			   (unsigned long long)ev.memory_mb);
