@@ -753,7 +753,7 @@ stamp_once() { # name command...
 
 emb_cmd() { # name
 	case "$1" in
-	plain) EMB_CMD=("$BIN" run -q -w "$WS" --ro "$OUT" -- "$LOOPS" now) ;;
+	plain) EMB_CMD=("$BIN" run -q --level standard -w "$WS" --ro "$OUT" -- "$LOOPS" now) ;;
 	embedded) EMB_CMD=("$BIN" run -q --no-daemon --audit /dev/null -w "$WS" --ro "$OUT" -- "$LOOPS" now) ;;
 	daemon) EMB_CMD=("$BIN" run -q --daemon-socket "$DSOCK" -w "$WS" --ro "$OUT" -- "$LOOPS" now) ;;
 	esac

@@ -9,7 +9,14 @@
  *   mmap_file             the same binaries mapped executable by hand
  *   socket_connect        connect allow-list, cloud metadata, daemon socket
  *   socket_sendmsg        the same for datagrams and TCP fast open
- *   unix_stream_connect   the daemon socket under any other path to it
+ *   unix_stream_connect   the daemon socket under any other path to it;
+ *   unix_may_send         with what the session's Landlock ABI lacks: abstract
+ *                         sockets of other cgroups (ABI < 6), pathname sockets
+ *                         outside the writable set, by inode (ABI < 9)
+ *   task_kill             signals to tasks outside the session (ABI < 6)
+ *   path_chmod/path_chown metadata changes outside the writable set
+ *   inode_setattr         utimes (and mode, owner) outside it
+ *   inode_setxattr/inode_removexattr  the same for extended attributes
  *
  * A denial returns -EPERM and leaves one record (layer BPF_LSM). The maps
  * and the pattern compilation are in docs/lsm.md and
@@ -91,6 +98,19 @@ struct {
 	__type(key, struct bpfbox_resolved_key);
 	__type(value, __u64);
 } net_resolved SEC(".maps");
+
+/*
+ * The session's writable set (workspace, private tmp, rw paths) by device
+ * and inode of each directory: a file is in it when one of its ancestors
+ * is, whatever name or symlink led to it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct bpfbox_inode_key);
+	__type(value, __u8);
+} writable SEC(".maps");
 
 /*
  * Working memory of one check: too big for the stack. A program may be
@@ -894,37 +914,217 @@ int BPF_PROG(bpfbox_socket_sendmsg, struct socket *sock, struct msghdr *msg,
 }
 
 /*
- * The daemon's socket reached under another path (a symlink, "..", a
- * bind mount, /proc/PID/root): the listener's own bound name decides.
+ * Whether d (a file or directory) lies in the session's writable set: d or
+ * one of its parents, up to the root of its file system, is a directory of
+ * the set. By inode, so ".." and symlinks lead to the same answer.
  */
+static __noinline int under_writable(__u32 session, __u64 dentry)
+{
+	struct bpfbox_inode_key k = {.session = session};
+	struct dentry *d = (struct dentry *)dentry, *p;
+
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < MAX_DEPTH; i++) {
+		if (!d)
+			return 0;
+		k.dev = BPF_CORE_READ(d, d_sb, s_dev);
+		k.ino = BPF_CORE_READ(d, d_inode, i_ino);
+		if (bpf_map_lookup_elem(&writable, &k))
+			return 1;
+		p = BPF_CORE_READ(d, d_parent);
+		if (p == d)
+			return 0;
+		d = p;
+	}
+	return 0;
+}
+
+/* The cgroup (v2) id of the task that created sk. */
+static __always_inline __u64 sock_cgroup_id(struct sock *sk)
+{
+	return BPF_CORE_READ(sk, sk_cgrp_data.cgroup, kn, id);
+}
+
+/*
+ * A connect or send from the session to the unix socket other: the
+ * daemon's socket under any name (the listener's own bound name decides),
+ * and what the session's Landlock ABI cannot mediate: an abstract socket
+ * of another cgroup (ABI < 6), a pathname socket outside the writable set
+ * (ABI < 9). 0 or -EPERM.
+ */
+static __always_inline int check_unix_peer(struct bpfbox_session *s, struct sock *other)
+{
+	struct unix_address *a = BPF_CORE_READ((struct unix_sock *)other, addr);
+	struct dentry *d = BPF_CORE_READ((struct unix_sock *)other, path.dentry);
+	char path[128] = {}; /* UNIX_PATH_LEN, rounded to a mask for the verifier */
+	__u32 n;
+	int len;
+
+	if (!a)
+		return 0; /* unnamed: reached only through a passed fd */
+	len = BPF_CORE_READ(a, len);
+	if (len <= SUN_PATH_OFF)
+		return 0;
+	/* The name has len - 2 bytes; an abstract one holds no NUL of its own. */
+	n = len - SUN_PATH_OFF;
+	if (n > UNIX_PATH_LEN - 1)
+		n = UNIX_PATH_LEN - 1;
+	/* A bound the compiler cannot drop (it knows n < 108; 6.1 must see it). */
+	asm volatile("%[n] &= 127" : [n] "+r"(n));
+	bpf_probe_read_kernel(
+		path, n, (void *)a + bpf_core_field_offset(struct unix_address, name) + SUN_PATH_OFF);
+	if (daemon_socket[0] && is_daemon_socket(path, len - SUN_PATH_OFF))
+		goto deny;
+	if (!path[0]) {
+		if ((s->flags & BPFBOX_SF_GAP_SCOPE) &&
+		    sock_cgroup_id(other) != bpf_get_current_cgroup_id()) {
+			path[0] = '@'; /* abstract: shown as @name */
+			goto deny;
+		}
+		return 0;
+	}
+	if ((s->flags & BPFBOX_SF_GAP_UNIX) && d && !under_writable(s->id, (__u64)d))
+		goto deny;
+	return 0;
+deny:
+	report_connect(s, AF_UNIX, NULL, 0, 0, path);
+	return -EPERM;
+}
+
 SEC("lsm/unix_stream_connect")
 int BPF_PROG(bpfbox_unix_stream_connect, struct sock *sock, struct sock *other,
 	     struct sock *newsk, int ret)
 {
 	struct bpfbox_session *s;
-	struct unix_address *a;
-	char path[UNIX_PATH_LEN];
-	int len;
 
 	if (ret)
 		return ret;
-	if (!daemon_socket[0])
-		return 0;
 	s = current_session();
 	if (!s)
 		return 0;
-	a = BPF_CORE_READ((struct unix_sock *)other, addr);
-	if (!a)
+	return check_unix_peer(s, other);
+}
+
+/* Datagrams: sendto/sendmsg, and connect of a datagram socket. */
+SEC("lsm/unix_may_send")
+int BPF_PROG(bpfbox_unix_may_send, struct socket *sock, struct socket *other, int ret)
+{
+	struct bpfbox_session *s;
+
+	if (ret)
+		return ret;
+	s = current_session();
+	if (!s)
 		return 0;
-	len = BPF_CORE_READ(a, len);
-	if (len <= SUN_PATH_OFF)
+	return check_unix_peer(s, BPF_CORE_READ(other, sk));
+}
+
+/*
+ * Signals to tasks of other cgroups where Landlock has no signal scope.
+ * No record: the audit stream has no signal event yet (docs/lsm.md).
+ */
+SEC("lsm/task_kill")
+int BPF_PROG(bpfbox_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
+	     const struct cred *cred, int ret)
+{
+	struct bpfbox_session *s;
+
+	if (ret)
+		return ret;
+	s = current_session();
+	if (!s || !(s->flags & BPFBOX_SF_GAP_SCOPE))
 		return 0;
-	bpf_probe_read_kernel(
-		path, sizeof(path),
-		(void *)a + bpf_core_field_offset(struct unix_address, name) +
-			SUN_PATH_OFF);
-	if (!is_daemon_socket(path, len - SUN_PATH_OFF))
+	if (BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id) == bpf_get_current_cgroup_id())
 		return 0;
-	report_connect(s, AF_UNIX, NULL, 0, 0, path);
 	return -EPERM;
+}
+
+/*
+ * Metadata (mode, owner, extended attributes) of a file outside the
+ * writable set: Landlock has no right for it, so this is the second wall
+ * behind the read-only mounts. mnt may be NULL (the record's path is then
+ * relative to the file system's root).
+ */
+static __always_inline int check_meta(struct dentry *d, struct vfsmount *mnt)
+{
+	struct bpfbox_session *s = current_session();
+	struct scratch *w;
+
+	if (!s || !(s->flags & BPFBOX_SF_GAP_META) || under_writable(s->id, (__u64)d))
+		return 0;
+	w = scratch_get();
+	if (w) {
+		if (!mnt)
+			mnt = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), fs,
+					    root.mnt);
+		chain_collect(w, (__u64)d, (__u64)mnt);
+	}
+	report_file(s, w, NULL, 0);
+	if (w)
+		scratch_put(w);
+	return -EPERM;
+}
+
+SEC("lsm/path_chmod")
+int BPF_PROG(bpfbox_path_chmod, const struct path *path, umode_t mode, int ret)
+{
+	if (ret)
+		return ret;
+	return check_meta(BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt));
+}
+
+SEC("lsm/path_chown")
+int BPF_PROG(bpfbox_path_chown, const struct path *path, unsigned long long uid,
+	     unsigned long long gid, int ret)
+{
+	if (ret)
+		return ret;
+	return check_meta(BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt));
+}
+
+/* utimes (and chmod/chown once more): what changes a file's metadata. */
+#define META_ATTRS                                                                   \
+	(1U << 0 /* ATTR_MODE */ | 1U << 1 /* UID */ | 1U << 2 /* GID */ |            \
+	 1U << 4 /* ATIME */ | 1U << 5 /* MTIME */ | 1U << 7 /* ATIME_SET */ |        \
+	 1U << 8 /* MTIME_SET */ | 1U << 16 /* TIMES_SET */)
+
+static __always_inline int check_setattr(struct dentry *d, struct iattr *attr)
+{
+	if (!(BPF_CORE_READ(attr, ia_valid) & META_ATTRS))
+		return 0; /* a truncate: Landlock's right */
+	return check_meta(d, NULL);
+}
+
+/*
+ * inode_setattr took (dentry, attr) before 6.3 and (idmap, dentry, attr)
+ * since: one program per layout, the agent loads the one the kernel's BTF
+ * has (mnt_idmap exists from 6.3 on).
+ */
+SEC("lsm/inode_setattr")
+int BPF_PROG(bpfbox_inode_setattr, void *idmap, struct dentry *dentry, struct iattr *attr, int ret)
+{
+	if (ret)
+		return ret;
+	return check_setattr(dentry, attr);
+}
+
+SEC("lsm/inode_setattr")
+int BPF_PROG(bpfbox_inode_setattr_61, struct dentry *dentry, struct iattr *attr, int ret)
+{
+	if (ret)
+		return ret;
+	return check_setattr(dentry, attr);
+}
+
+/* The dentry is the second argument before and after 6.3 (mnt_idmap). */
+SEC("lsm/inode_setxattr")
+int BPF_PROG(bpfbox_inode_setxattr, void *idmap, struct dentry *dentry)
+{
+	return check_meta(dentry, NULL);
+}
+
+SEC("lsm/inode_removexattr")
+int BPF_PROG(bpfbox_inode_removexattr, void *idmap, struct dentry *dentry)
+{
+	return check_meta(dentry, NULL);
 }

@@ -168,6 +168,18 @@ struct bpfbox_session {
 #define BPFBOX_SF_LANDLOCK     (1U << 4) /* Landlock holds: EACCES is its denial */
 #define BPFBOX_SF_NET_BPF      (1U << 5) /* our cgroup programs report their denials */
 #define BPFBOX_SF_NET_PROXY    (1U << 6) /* name rules: TCP and DNS go to the egress proxy */
+/* BPF LSM fills what the session's Landlock ABI lacks (docs/lsm.md): */
+#define BPFBOX_SF_GAP_SCOPE    (1U << 7) /* ABI < 6: abstract unix and signals stay inside */
+#define BPFBOX_SF_GAP_UNIX     (1U << 8) /* ABI < 9: pathname unix only into the writable set */
+#define BPFBOX_SF_GAP_META     (1U << 9) /* chmod, chown, xattrs only in the writable set */
+
+/* Key of the BPF LSM's writable set: a directory by device and inode. */
+struct bpfbox_inode_key {
+	__u32 session;
+	__u32 pad;
+	__u64 dev; /* the kernel's dev_t: major << 20 | minor */
+	__u64 ino;
+};
 
 /* Key of the network allow-list (LPM trie): session, then address bits. */
 struct bpfbox_net_key {

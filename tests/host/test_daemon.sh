@@ -332,6 +332,17 @@ expect_rc 5 "an unprivileged bpfbox run (uid 65534, group nogroup) goes through 
 SID=$(cat "$WSN/sid" 2>/dev/null)
 check "$A2" "mine and mine[0]['uid'] == 65534 and mine[-1]['exit_code'] == 5" \
 	"its session is recorded with its uid"
+# An ended session is told apart from one the daemon never knew ("ended": true,
+# which the client API turns into its own error).
+dreq "{\"op\":\"kill\",\"session\":\"$SID\"}" \
+	'{"op":"kill","session":"0123456789abcdef0123456789abcdef"}' >"$TMPD/ended.out" 2>&1
+sed -n 1p "$TMPD/ended.out" | grep -q '"code":"ENOENT","ended":true' &&
+	sed -n 2p "$TMPD/ended.out" | grep '"code":"ENOENT"' | grep -vq ended &&
+	ok "an ended session's error says ended; an unknown one's does not" ||
+	fail "ended vs unknown: $(cat "$TMPD/ended.out")"
+expect_rc 1 "bpfbox kill of the ended session fails" "$BPFBOX" kill --socket "$SOCK" "$SID"
+expect_grep 'has already ended' "$TMPD/err" "and says it has ended (not 'unknown', not a local attempt)"
+
 # A peer that reaches the socket but is neither root nor in the group is refused.
 chmod 666 "$SOCK"
 chmod 755 "$SOCKDIR"

@@ -42,6 +42,25 @@ if grep -qw bpf /sys/kernel/security/lsm 2>/dev/null && [ "$lsm" = False ]; then
 	expect_grep 'BPF LSM program +unavailable +load failed: .*EPERM' "$TMPD/out" "text output gives the EPERM reason"
 fi
 
+# bpfbox run asks for Full by default; an explicit --level full refuses where
+# it cannot hold (never silently less), --level standard runs.
+mkdir -p "$TMPD/ws"
+if [ "$level" != Full ]; then
+	expect_rc 125 "run --level full refuses where the BPF LSM does not hold" \
+		"$BPFBOX" run --no-daemon --level full -w "$TMPD/ws" -- true
+	expect_grep 'level Full: this session reaches only (Standard|Minimal).*nothing ran' "$TMPD/err" \
+		"the refusal names the level reached and why"
+else
+	skip "run --level full refusal: this host is Full (tests/vm/full.sh covers Full)"
+fi
+expect_rc 0 "run --level standard runs" "$BPFBOX" run --no-daemon --level standard -w "$TMPD/ws" -- true
+expect_rc 125 "run --level with an unknown level is a usage error" \
+	"$BPFBOX" run --level bogus -w "$TMPD/ws" -- true
+expect_grep "level 'bogus': use full or standard" "$TMPD/err" "the usage error names the choices"
+BPFBOX_LEVEL=standard "$BPFBOX" run -v --no-daemon -w "$TMPD/ws" -- true >"$TMPD/out" 2>&1
+expect_grep 'level requested Standard' "$TMPD/out" "BPFBOX_LEVEL=standard sets the level asked for"
+expect_rc 125 "a bad BPFBOX_LEVEL is a usage error" env BPFBOX_LEVEL=bogus "$BPFBOX" run -w "$TMPD/ws" -- true
+
 # A seccomp probe that lied would let this through: check the kernel's view.
 [ "$sc" = True ] && grep -q '^Seccomp_filters' /proc/self/status && ok "seccomp filters supported by the kernel" || fail "seccomp state"
 

@@ -114,6 +114,14 @@ static void test_refuse(void **state)
 	assert_int_equal(check(&c.v[0], "{\"limits\":{\"pids\":3}}", what, why, NULL), -EPERM);
 	assert_string_equal(why, "ceiling 'l': memory_mb unlimited is above 1024");
 	ceilings_free(&c);
+	/* --no-namespaces weakens the session: refused unless the rule allows it. */
+	c = parse("{\"rules\":[{\"name\":\"ns\"},{\"name\":\"off\",\"no_namespaces\":true}]}",
+		  0);
+	assert_int_equal(check(&c.v[0], "{\"namespaces\":true}", what, why, NULL), 0);
+	assert_int_equal(check(&c.v[0], "{\"namespaces\":false}", what, why, NULL), -EPERM);
+	assert_string_equal(why, "ceiling 'ns': sessions without namespaces are not allowed");
+	assert_int_equal(check(&c.v[1], "{\"namespaces\":false}", what, why, NULL), 0);
+	ceilings_free(&c);
 }
 
 static void test_clamp(void **state)

@@ -30,6 +30,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "agent/agent.h"
 #include "agent/lsm_policy.h"
 #include "lib/util.h"
 #include "policy/policy.h"
@@ -468,6 +469,7 @@ static int lsm_load(void)
 		return -errno;
 	snprintf((char *)skel->rodata->daemon_socket,
 		 sizeof(skel->rodata->daemon_socket), "%s", daemon_path);
+	agent_lsm_select(skel);
 	r = lsm_bpf__load(skel);
 	if (!r)
 		r = lsm_bpf__attach(skel);
@@ -1202,6 +1204,64 @@ static void test_add_rollback(void **state)
 	lsm_bpf__destroy(small);
 }
 
+/* What the BPF LSM fills leaves not_enforced; the rest stays, separators too. */
+static void test_gaps_filled(void **state)
+{
+	static const struct {
+		const char *in, *out;
+		uint32_t flags;
+	} cases[] = {
+		{ AGENT_GAP_SCOPE_TEXT, "", BPFBOX_SF_GAP_SCOPE },
+		{ "a; " AGENT_GAP_SCOPE_TEXT, "a", BPFBOX_SF_GAP_SCOPE },
+		{ AGENT_GAP_SCOPE_TEXT "; b", "b", BPFBOX_SF_GAP_SCOPE },
+		{ "a; " AGENT_GAP_SCOPE_TEXT "; b", "a; b", BPFBOX_SF_GAP_SCOPE },
+		{ "a; " AGENT_GAP_SCOPE_TEXT, "a; " AGENT_GAP_SCOPE_TEXT, BPFBOX_SF_GAP_META },
+		{ "a; b", "a; b", BPFBOX_SF_GAP_SCOPE },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[512];
+
+		snprintf(buf, sizeof(buf), "%s", cases[i].in);
+		agent_gaps_filled(buf, cases[i].flags);
+		assert_string_equal(buf, cases[i].out);
+	}
+}
+
+/* Entries of sessions no adopted session owns go; the kept session's stay. */
+static bool keep_policy_session(void *ctx, __u32 session)
+{
+	(void)ctx;
+	return session == SESSION_POLICY;
+}
+
+static void test_sweep(void **state)
+{
+	static const char *const deny[] = { "**/.env", "/etc/shadow" };
+	static const char *const exec[] = { "curl" };
+	static const char *const bad[] = { "**/x", "**/b*d" };
+	size_t kept = session_entries(skel, SESSION_POLICY);
+	const char *at;
+
+	(void)state;
+	assert_int_equal(lsm_policy_add_lists(lsm_maps_of(skel), 9, deny, 2, exec, 1, &at), 0);
+	assert_true(session_entries(skel, 9) > 0);
+	assert_int_equal(lsm_policy_add_lists(lsm_maps_of(skel), 11, bad, 2, NULL, 0, &at),
+			 -EINVAL);
+	assert_string_equal(at, "**/b*d");
+	assert_int_equal(session_entries(skel, 11), 0);
+	/* Removal by the same lists, key by key, leaves nothing of session 12. */
+	assert_int_equal(lsm_policy_add_lists(lsm_maps_of(skel), 12, deny, 2, exec, 1, &at), 0);
+	assert_true(session_entries(skel, 12) > 0);
+	assert_int_equal(lsm_policy_remove_lists(lsm_maps_of(skel), 12, deny, 2, exec, 1), 0);
+	assert_int_equal(session_entries(skel, 12), 0);
+	assert_true(session_entries(skel, 9) > 0);
+	assert_true(lsm_policy_sweep(lsm_maps_of(skel), keep_policy_session, NULL) > 0);
+	assert_int_equal(session_entries(skel, 9), 0);
+	assert_int_equal(session_entries(skel, SESSION_POLICY), kept);
+}
+
 /* Whether bpf is in the active LSM list (securityfs). */
 static bool bpf_lsm_active(void)
 {
@@ -1220,6 +1280,7 @@ int main(void)
 		cmocka_unit_test(test_compile_abs),
 		cmocka_unit_test(test_compile_exec),
 		cmocka_unit_test(test_parse_cidr),
+		cmocka_unit_test(test_gaps_filled),
 	};
 	const struct CMUnitTest vm_tests[] = {
 		cmocka_unit_test(test_session_policy),
@@ -1228,6 +1289,7 @@ int main(void)
 		cmocka_unit_test(test_add_remove),
 		cmocka_unit_test(test_abs_merge),
 		cmocka_unit_test(test_add_rollback),
+		cmocka_unit_test(test_sweep),
 	};
 	char dir[] = "/tmp/bpfbox-lsm-sock.XXXXXX";
 	int failed, r;

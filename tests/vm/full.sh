@@ -1,12 +1,14 @@
-# Runs inside the Full VM: the BPF LSM layer in a real embedded session.
-# Landlock allows the workspace; the LSM programs still deny credential
-# files in it, a listed binary, and connects outside the allow-list.
+# Runs inside the Full VM: the BPF LSM layer in real sessions, embedded
+# (--no-daemon --audit) and through a daemon, with the same cases. Landlock
+# allows the workspace; the LSM programs still deny credential files in it,
+# a listed binary, and connects outside the allow-list. Then the daemon is
+# killed with SIGKILL mid-session: the denials still hold, and a new daemon
+# re-adopts the session with its policy and no sequence gap.
 cd /opt/bpfbox
 export BPFBOX=bpfbox BPFBOX_BUILD=/opt/bpfbox/build
 . tests/lib.sh
 
 WS="$TMPD/ws"
-A="$TMPD/audit.jsonl"
 mkdir -p "$WS/.ssh"
 echo SECRET=1 >"$WS/.env"
 echo key >"$WS/.ssh/id_rsa"
@@ -14,52 +16,234 @@ echo cert >"$WS/x.pem"
 echo fine >"$WS/notes.txt"
 cp /bin/true "$WS/forbidden-tool"
 
+# check FILE PY_EXPR NAME: over the events of FILE (ev) and of session $SID (mine).
 check() {
-	if python3 - "$A" "$1" <<'PY'
+	if python3 - "$1" "$2" "$SID" <<'PY'
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
+mine = [e for e in ev if e.get('session') == sys.argv[3]]
 sys.exit(0 if eval(sys.argv[2]) else 1)
 PY
-	then ok "$2"; else fail "$2"; fi
+	then ok "$3"; else fail "$3: $(tail -c 600 "$1")"; fi
 }
 
-python3 -c 'import socket, time
+# wait_for FILE: up to 20 s for FILE to exist and be non-empty.
+wait_for() {
+	i=0
+	while [ ! -s "$1" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+	[ -s "$1" ]
+}
+
+# Listeners outside every session: TCP, abstract and pathname unix sockets
+# (stream and datagram), one pathname socket inside the workspace.
+echo outside >"$TMPD/outside.txt"
+echo inside >"$WS/inside.txt"
+python3 - "$TMPD" "$WS" "$$" >"$TMPD/ports" <<'PY' &
+import socket, sys, time
+tmpd, ws, tag = sys.argv[1:4]
 a = socket.socket(); a.bind(("127.0.0.1", 0)); a.listen()
 b = socket.socket(); b.bind(("127.0.0.2", 0)); b.listen()
-print(a.getsockname()[1], b.getsockname()[1], flush=True); time.sleep(60)' >"$TMPD/ports" &
-i=0
-while [ ! -s "$TMPD/ports" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+keep = []
+for kind, addr in ((socket.SOCK_STREAM, "\0bpfbox-full-" + tag), (socket.SOCK_DGRAM, "\0bpfbox-full-dg-" + tag),
+                   (socket.SOCK_STREAM, tmpd + "/out.sock"), (socket.SOCK_DGRAM, tmpd + "/dg.sock"),
+                   (socket.SOCK_STREAM, ws + "/in.sock")):
+    u = socket.socket(socket.AF_UNIX, kind); u.bind(addr)
+    if kind == socket.SOCK_STREAM: u.listen(64)
+    keep.append(u)
+print(a.getsockname()[1], b.getsockname()[1], flush=True)
+time.sleep(900)
+PY
+LPID=$!
+wait_for "$TMPD/ports"
 read -r P1 P2 <"$TMPD/ports"
+ln -s "$TMPD/out.sock" "$WS/link.sock"
 
-bpfbox run -q --audit "$A" -w "$WS" --net-allow "127.0.0.1:$P1" --exec-deny forbidden-tool -- \
-	python3 -c "
-import errno, os, socket, subprocess, sys
+# The attack program: every Full case, each a real syscall.
+cat >"$WS/attack.py" <<PY
+import os, socket, subprocess, sys
 def denied(f):
     try: f()
     except PermissionError: return True
     return False
+open('sid', 'w').write(os.environ['BPFBOX_SESSION_ID'])
 r = {}
 r['env'] = denied(lambda: open('.env').read())
 r['id_rsa'] = denied(lambda: open('.ssh/id_rsa').read())
 r['pem'] = denied(lambda: open('x.pem').read())
 r['notes'] = not denied(lambda: open('notes.txt').read())
+r['rename'] = denied(lambda: os.rename('.env', 'plain.txt'))
 r['exec'] = denied(lambda: subprocess.run(['./forbidden-tool']))
 r['allowed'] = not denied(lambda: socket.create_connection(('127.0.0.1', $P1), 2))
 r['other'] = denied(lambda: socket.create_connection(('127.0.0.2', $P2), 2))
 r['meta'] = denied(lambda: socket.create_connection(('169.254.169.254', 80), 2))
+# What Landlock ABI 2 lacks, filled by the BPF LSM.
+def ux(addr, kind=socket.SOCK_STREAM):
+    u = socket.socket(socket.AF_UNIX, kind)
+    if kind == socket.SOCK_DGRAM: u.sendto(b'x', addr)
+    else: u.connect(addr)
+r['abstract'] = denied(lambda: ux('\\0bpfbox-full-$$'))
+r['abstract_dgram'] = denied(lambda: ux('\\0bpfbox-full-dg-$$', socket.SOCK_DGRAM))
+own = socket.socket(socket.AF_UNIX); own.bind('\\0bpfbox-own-%d' % os.getpid()); own.listen()
+r['abstract_own'] = not denied(lambda: ux('\\0bpfbox-own-%d' % os.getpid()))
+r['unix_out'] = denied(lambda: ux('$TMPD/out.sock'))
+r['unix_dotdot'] = denied(lambda: ux('$WS/../out.sock'))
+r['unix_symlink'] = denied(lambda: ux('link.sock'))
+r['unix_dgram_out'] = denied(lambda: ux('$TMPD/dg.sock', socket.SOCK_DGRAM))
+r['unix_in'] = not denied(lambda: ux('in.sock'))
+r['signal_out'] = denied(lambda: os.kill($LPID, 0))
+r['signal_own'] = not denied(lambda: os.kill(os.getpid(), 0))
+r['chmod_out'] = denied(lambda: os.chmod('$TMPD/outside.txt', 0o600))
+r['chown_out'] = denied(lambda: os.chown('$TMPD/outside.txt', 0, 0))
+r['chmod_in'] = not denied(lambda: os.chmod('inside.txt', 0o600))
+r['utime_out'] = denied(lambda: os.utime('$TMPD/outside.txt'))
+r['utime_in'] = not denied(lambda: os.utime('inside.txt'))
 print(r)
 sys.exit(0 if all(r.values()) else 1)
-" >"$TMPD/out" 2>"$TMPD/err"
+PY
+
+# full_case NAME AUDIT BPFBOX-RUN-OPTIONS...: the cases in one session.
+full_case() {
+	name=$1 A=$2
+	shift 2
+	rm -f "$WS/sid"
+	bpfbox run -q --audit "$A" -w "$WS" --net-allow "127.0.0.1:$P1" \
+		--exec-deny forbidden-tool "$@" -- python3 attack.py >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	SID=$(cat "$WS/sid" 2>/dev/null)
+	[ $rc = 0 ] &&
+		ok "vm $name: LSM denies .env, id_rsa, *.pem, a rename of .env and a listed binary in the workspace; allow-list holds" ||
+		fail "vm $name: LSM session: $(cat "$TMPD/out" "$TMPD/err" | head -c 600)"
+	check "$A" "mine[0]['type'] == 'session.start' and mine[0]['level_enabled'] == 'Full' and mine[0]['level_requested'] == 'Full' and mine[0]['layers']['bpf_lsm']" \
+		"vm $name: session.start says Full with the BPF LSM layer"
+	for f in .env id_rsa x.pem; do
+		check "$A" "any(e['type'] == 'file' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm' and e['path'].endswith('$f') for e in mine)" \
+			"vm $name: denial of $f recorded as bpf-lsm"
+	done
+	check "$A" "any(e['type'] == 'exec' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm' and e['filename'].endswith('forbidden-tool') for e in mine)" \
+		"vm $name: exec denial recorded as bpf-lsm"
+	check "$A" "any(e['type'] == 'connect' and e['decision'] == 'deny' and e.get('address') == '169.254.169.254' for e in mine)" \
+		"vm $name: metadata connect denial recorded"
+	check "$A" "any(e['type'] == 'connect' and e['decision'] == 'deny' and e.get('address') == '127.0.0.2' for e in mine)" \
+		"vm $name: connect outside the allow-list recorded"
+	check "$A" "any(e['type'] == 'connect' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm' and e.get('path', '').startswith('@bpfbox-full') for e in mine)" \
+		"vm $name: abstract unix denial recorded"
+	check "$A" "any(e['type'] == 'connect' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm' and e.get('path', '').endswith('out.sock') for e in mine)" \
+		"vm $name: pathname unix denial recorded with the listener's own path"
+	check "$A" "any(e['type'] == 'file' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm' and e['path'].endswith('outside.txt') for e in mine)" \
+		"vm $name: metadata denial recorded"
+	check "$A" "mine[-1]['type'] == 'session.end' and mine[-1]['exit_code'] == 0" "vm $name: session.end closes it"
+}
+
+full_case embedded "$TMPD/emb.jsonl" --no-daemon
+
+# Full without a daemon and without --audit: root on a Full host loads the
+# BPF LSM for the one session; --level standard asks for less (the control).
+bpfbox run -q --no-daemon --level standard -w "$WS" -- cat .env >"$TMPD/std.out" 2>&1
+expect_grep 'SECRET=1' "$TMPD/std.out" "vm plain: --level standard reads .env (Landlock allows the workspace)"
+bpfbox run -v --no-daemon -w "$WS" -- cat .env >"$TMPD/plain.out" 2>&1
 rc=$?
-[ $rc = 0 ] && ok "vm: LSM denies .env, id_rsa, *.pem and a listed binary in the workspace; allow-list holds" ||
-	fail "vm: LSM session: $(cat "$TMPD/out" "$TMPD/err" | head -c 600)"
-check "ev[0]['level_enabled'] == 'Full' and ev[0]['layers']['bpf_lsm']" "vm: session.start says Full with the BPF LSM layer"
-for f in .env id_rsa x.pem; do
-	check "any(e['type'] == 'file' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm' and e['path'].endswith('$f') for e in ev)" "vm: denial of $f recorded as bpf-lsm"
-done
-check "any(e['type'] == 'exec' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm' and e['filename'].endswith('forbidden-tool') for e in ev)" "vm: exec denial recorded as bpf-lsm"
-check "any(e['type'] == 'connect' and e['decision'] == 'deny' and e.get('address') == '169.254.169.254' for e in ev)" "vm: metadata connect denial recorded"
-check "any(e['type'] == 'connect' and e['decision'] == 'deny' and e.get('address') == '127.0.0.2' for e in ev)" "vm: connect outside the allow-list recorded"
+[ $rc != 0 ] && ! grep -q SECRET "$TMPD/plain.out" && grep -q 'Operation not permitted' "$TMPD/plain.out" &&
+	ok "vm plain: bpfbox run as root (no daemon, no --audit) denies .env by BPF LSM" ||
+	fail "vm plain: exit $rc: $(head -c 400 "$TMPD/plain.out")"
+expect_grep 'level requested Full, enabled Full' "$TMPD/plain.out" "vm plain: -v says requested and enabled Full"
+expect_rc 0 "vm plain: --level full holds here" bpfbox run -q --no-daemon --level full -w "$WS" -- true
+
+# The same through a daemon, with pins and a cgroup parent of its own.
+SOCK="$TMPD/sock/bpfbox.sock"
+PIN=/sys/fs/bpf/bpfbox-full-$$
+PARENT=/sys/fs/cgroup/bpfbox-full-$$
+DERR="$TMPD/daemon.err"
+: >"$DERR"
+DPID=
+cleanup() {
+	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
+	bpfbox daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" >/dev/null 2>&1
+	kill "$LPID" 2>/dev/null
+}
+trap cleanup EXIT
+mkdir -p "$TMPD/sock"
+D1="$TMPD/daemon1.jsonl"
+start_daemon "$D1" && ok "vm daemon: starts" || fail "vm daemon: not ready: $(cat "$DERR")"
+expect_grep 'BPF LSM: loaded' "$DERR" "vm daemon: loads the BPF LSM programs"
+[ -e "$PIN/link_bpfbox_file_open" ] && [ -e "$PIN/map_names" ] && [ -e "$PIN/map_abs_paths" ] &&
+	ok "vm daemon: the LSM links and policy maps are pinned" || fail "vm daemon: LSM pins missing: $(ls "$PIN")"
+full_case daemon "$TMPD/daemon-client.jsonl" --daemon-socket "$SOCK"
+check "$D1" "mine and mine[0]['mode'] == 'daemon' and mine[0]['layers']['bpf_lsm'] and mine[0]['level_enabled'] == 'Full'" \
+	"vm daemon: the daemon's own audit file has the Full session.start"
+names_left() { bpftool -j map dump pinned "$PIN/map_names" 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+abs_left() { bpftool -j map dump pinned "$PIN/map_abs_paths" 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'; }
+[ "$(names_left)" = 0 ] && [ "$(abs_left)" = 0 ] &&
+	ok "vm daemon: unregister removed the session's BPF LSM entries" ||
+	fail "vm daemon: entries left after unregister: names $(names_left), abs_paths $(abs_left)"
+
+# --level standard: the user asks for less; the daemon writes no LSM policy.
+rm -f "$WS/sid"
+bpfbox run -q --level standard --audit "$TMPD/std.jsonl" --daemon-socket "$SOCK" -w "$WS" -- \
+	sh -c 'echo $BPFBOX_SESSION_ID > sid; cat .env' >"$TMPD/out" 2>&1
+SID=$(cat "$WS/sid" 2>/dev/null)
+expect_grep 'SECRET=1' "$TMPD/out" "vm daemon: --level standard reads .env (no BPF LSM policy asked for)"
+check "$TMPD/std.jsonl" "mine[0]['level_requested'] == 'Standard' and mine[0]['level_enabled'] == 'Standard' and not mine[0]['layers']['bpf_lsm']" \
+	"vm daemon: --level standard is reported as requested and enabled Standard"
+
+# kill -9 mid-session: the pinned programs and maps keep denying; a new
+# daemon re-adopts the session and its policy, with no sequence gap.
+rm -f "$WS/sid" "$WS/go" "$WS/go2" "$WS/dead.out" "$WS/after.out"
+bpfbox run -q --daemon-socket "$SOCK" -w "$WS" -- python3 -c "
+import os, time
+def attempt(out):
+    try: open('.env').read(); r = 'read'
+    except PermissionError: r = 'denied'
+    open(out, 'w').write(r + '\n')
+open('sid', 'w').write(os.environ['BPFBOX_SESSION_ID'])
+while not os.path.exists('go'): time.sleep(0.05)
+attempt('dead.out')
+while not os.path.exists('go2'): time.sleep(0.05)
+attempt('after.out')
+" >"$TMPD/killed.out" 2>&1 &
+RUNPID=$!
+wait_for "$WS/sid"
+SID=$(cat "$WS/sid")
+[ "$(names_left)" != 0 ] && ok "vm kill -9: the running session's policy is in the pinned map" ||
+	fail "vm kill -9: no names entries for the running session"
+kill -9 "$DPID"
+wait "$DPID" 2>/dev/null
+DPID=
+touch "$WS/go"
+wait_for "$WS/dead.out"
+expect_grep '^denied$' "$WS/dead.out" "vm kill -9: with the daemon dead, .env is still denied by the pinned BPF LSM"
+D2="$TMPD/daemon2.jsonl"
+start_daemon "$D2" && ok "vm kill -9: the daemon starts again over its pins" ||
+	fail "vm kill -9: restart failed: $(tail -5 "$DERR")"
+expect_grep "BPF LSM: re-adopted" "$DERR" "vm kill -9: the LSM programs are re-adopted, not loaded again"
+expect_grep "re-adopted session $SID" "$DERR" "vm kill -9: the running session is re-adopted"
+bpfbox sessions --json --socket "$SOCK" >"$TMPD/list.json" 2>&1
+python3 -c "import json,sys; l=json.load(open('$TMPD/list.json')); s=[x for x in l if x['session']=='$SID']; sys.exit(0 if s and s[0].get('level_enabled') == 'Full' else 1)" &&
+	ok "vm kill -9: the adopted session is listed at level Full" ||
+	fail "vm kill -9: list after restart: $(cat "$TMPD/list.json")"
+touch "$WS/go2"
+wait $RUNPID
+rc=$?
+[ $rc = 0 ] && ok "vm kill -9: the command ends normally" || fail "vm kill -9: exit $rc: $(cat "$TMPD/killed.out")"
+expect_grep '^denied$' "$WS/after.out" "vm kill -9: after re-adoption .env is still denied"
+i=0
+while ! grep -q "\"session.end\".*$SID\|$SID.*\"session.end\"" "$D2" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+check "$D2" "sum(1 for e in mine if e['type'] == 'file' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm') >= 2" \
+	"vm kill -9: both denials (while dead and after) reach the new daemon's file"
+python3 - "$D1" "$D2" "$SID" <<'PY' && ok "vm kill -9: one gap-free sequence across both daemons" || fail "vm kill -9: sequence gap"
+import json, sys
+seqs = []
+for f in sys.argv[1:3]:
+    for l in open(f):
+        e = json.loads(l)
+        if e.get('session') == sys.argv[3]:
+            seqs.append(e['seq'])
+print('seqs', seqs)
+sys.exit(0 if seqs and sorted(seqs) == list(range(0, max(seqs) + 1)) and len(set(seqs)) == len(seqs) else 1)
+PY
+[ "$(names_left)" = 0 ] && [ "$(abs_left)" = 0 ] &&
+	ok "vm kill -9: the end of the adopted session removed its BPF LSM entries" ||
+	fail "vm kill -9: entries left: names $(names_left), abs_paths $(abs_left)"
+
 # Outside any session the same actions succeed.
 cat "$WS/.env" "$WS/.ssh/id_rsa" "$WS/x.pem" >/dev/null 2>&1 && ok "vm: outside a session the files are readable" ||
 	fail "vm: outside a session the files were denied"

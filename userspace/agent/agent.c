@@ -45,7 +45,7 @@ struct agent {
 /* The maps a daemon shares with its next incarnation (pinned as map_NAME). */
 static const char *const pinned_maps[] = { "sessions", "events", "lost", "net_allow",
 					   "unix_allow", "agg", "pending", "names", "abs_paths",
-					   "oom_victims", "net_resolved" };
+					   "oom_victims", "net_resolved", "writable" };
 
 static char libbpf_last[256];
 
@@ -310,6 +310,15 @@ static bool kernel_btf_has(const char *name)
 	return found;
 }
 
+void agent_lsm_select(struct lsm_bpf *l)
+{
+	/* inode_setattr's arguments: (idmap, dentry, attr) since 6.3, else (dentry, attr). */
+	if (kernel_btf_has("mnt_idmap"))
+		bpf_program__set_autoload(l->progs.bpfbox_inode_setattr_61, false);
+	else
+		bpf_program__set_autoload(l->progs.bpfbox_inode_setattr, false);
+}
+
 #define ATTACH_CGROUP_UNIX_CONNECT 49 /* enum bpf_attach_type, kernel 6.7 */
 
 /* Network skeleton: shares the audit maps when they exist; attaches to the parent. */
@@ -421,6 +430,7 @@ static int load_lsm(struct agent *a, const struct agent_opts *o)
 		return -errno;
 	snprintf((char *)l->rodata->daemon_socket, sizeof(l->rodata->daemon_socket), "%s",
 		 o->daemon_socket ? o->daemon_socket : "/run/bpfbox/bpfbox.sock");
+	agent_lsm_select(l);
 	if (a->pin_dir[0]) {
 		if (links_pinned(a, l->skeleton)) {
 			a->st.lsm_adopted = true;
@@ -478,12 +488,13 @@ static int open_pinned_maps(struct agent *a)
 		{ "sessions", &a->sessions_fd, true },
 		{ "events", &a->events_fd, true },
 		{ "lost", &a->lost_fd, true },
-		{ "net_allow", &a->net_allow_fd, a->st.net },
+		{ "net_allow", &a->net_allow_fd, a->st.net || a->st.lsm },
 		{ "unix_allow", &a->unix_allow_fd, a->st.net },
 		{ "agg", &a->agg_fd, a->st.audit },
 		{ "oom_victims", &a->oom_fd, a->st.audit, true },
 		{ "names", &a->lsm_maps.names, a->st.lsm },
 		{ "abs_paths", &a->lsm_maps.abs_paths, a->st.lsm },
+		{ "writable", &a->lsm_maps.writable, a->st.lsm, true },
 	};
 	char path[PATH_MAX + 64];
 
@@ -509,6 +520,7 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 		return -ENOMEM;
 	a->sessions_fd = a->events_fd = a->lost_fd = a->net_allow_fd = a->agg_fd = a->oom_fd = -1;
 	a->lsm_maps.names = a->lsm_maps.abs_paths = a->lsm_maps.net_allow = -1;
+	a->lsm_maps.writable = -1;
 	a->unix_allow_fd = -1;
 	a->parent_fd = cgroup_parent_open(o->cgroup_parent);
 	if (a->parent_fd < 0) {
@@ -609,7 +621,7 @@ void agent_close(struct agent *a)
 	if (a->own_fds) {
 		int fds[] = { a->sessions_fd, a->events_fd, a->lost_fd, a->net_allow_fd,
 			      a->unix_allow_fd, a->agg_fd, a->lsm_maps.names,
-			      a->lsm_maps.abs_paths, a->oom_fd };
+			      a->lsm_maps.abs_paths, a->oom_fd, a->lsm_maps.writable };
 
 		for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 			if (fds[i] >= 0)
@@ -692,6 +704,114 @@ int agent_session_policy(struct agent *a, uint32_t id, const struct bpfbox_polic
 	if (!a->st.lsm)
 		return 0;
 	return lsm_policy_add(a->lsm_maps, id, p, (const char *const *)p->exec_deny.v);
+}
+
+int agent_session_lsm(struct agent *a, uint32_t id, const char *const *deny, size_t ndeny,
+		      const char *const *exec_deny, size_t nexec, const char **bad)
+{
+	if (bad)
+		*bad = NULL;
+	if (!a->st.lsm || (!ndeny && !nexec))
+		return 0;
+	return lsm_policy_add_lists(a->lsm_maps, id, deny, ndeny, exec_deny, nexec, bad);
+}
+
+int agent_session_writable(struct agent *a, uint32_t id, const char *const *dirs, size_t n,
+			   struct bpfbox_inode_key *added, size_t *nadded)
+{
+	if (nadded)
+		*nadded = 0;
+	/* Adopted programs of an older daemon have no writable map, nor check it. */
+	if (!a->st.lsm || a->lsm_maps.writable < 0)
+		return 0;
+	return lsm_writable_add(a->lsm_maps, id, dirs, n, added, nadded);
+}
+
+int agent_session_lsm_remove(struct agent *a, uint32_t id, const char *const *deny, size_t ndeny,
+			     const char *const *exec_deny, size_t nexec,
+			     const struct bpfbox_inode_key *wkeys, size_t nw)
+{
+	int r, r2;
+
+	if (!a->st.lsm)
+		return 0;
+	r = lsm_policy_remove_lists(a->lsm_maps, id, deny, ndeny, exec_deny, nexec);
+	r2 = lsm_writable_remove(a->lsm_maps, wkeys, nw);
+	return r ? r : r2;
+}
+
+uint32_t agent_gap_flags(const struct agent *a, int landlock_abi)
+{
+	if (!a->st.lsm)
+		return 0;
+	return BPFBOX_SF_GAP_META | (landlock_abi < 6 ? BPFBOX_SF_GAP_SCOPE : 0) |
+	       (landlock_abi < 9 ? BPFBOX_SF_GAP_UNIX : 0);
+}
+
+void agent_gaps_filled(char *ne, uint32_t flags)
+{
+	const char *what = AGENT_GAP_SCOPE_TEXT;
+	size_t wlen = strlen(what);
+	char *p;
+
+	if (!(flags & BPFBOX_SF_GAP_SCOPE) || !(p = strstr(ne, what)))
+		return;
+	if (p[wlen] == ';')
+		memmove(p, p + wlen + 2, strlen(p + wlen + 2) + 1); /* and its "; " */
+	else if (p > ne)
+		p[-2] = '\0'; /* the last item: drop the "; " before it */
+	else
+		p[0] = '\0';
+}
+
+int agent_session_lsm_clear(struct agent *a, uint32_t id)
+{
+	if (!a->st.lsm)
+		return 0;
+	return lsm_policy_remove(a->lsm_maps, id);
+}
+
+int agent_policy_sweep(struct agent *a, bool (*keep)(void *ctx, uint32_t id), void *ctx)
+{
+	uint32_t key, next;
+	bool first = true;
+	int n = 0, r;
+
+	if (a->st.lsm) {
+		r = lsm_policy_sweep(a->lsm_maps, keep, ctx);
+		if (r < 0)
+			return r;
+		n += r;
+	}
+	if (a->net_allow_fd >= 0) {
+		struct bpfbox_net_key k, nk;
+
+		first = true;
+		while (bpf_map_get_next_key(a->net_allow_fd, first ? NULL : &k, &nk) == 0) {
+			k = nk;
+			first = false;
+			if (keep(ctx, k.session))
+				continue;
+			if (bpf_map_delete_elem(a->net_allow_fd, &k) < 0 && errno != ENOENT)
+				return -errno;
+			n++;
+			first = true;
+		}
+	}
+	if (a->unix_allow_fd >= 0) {
+		first = true;
+		while (bpf_map_get_next_key(a->unix_allow_fd, first ? NULL : &key, &next) == 0) {
+			key = next;
+			first = false;
+			if (keep(ctx, key))
+				continue;
+			if (bpf_map_delete_elem(a->unix_allow_fd, &key) < 0 && errno != ENOENT)
+				return -errno;
+			n++;
+			first = true;
+		}
+	}
+	return n;
 }
 
 int agent_unix_allow(struct agent *a, uint32_t id, const char *const *dirs, size_t n)

@@ -48,6 +48,13 @@ struct agent_status {
 };
 
 int agent_open(struct agent **out, const struct agent_opts *o);
+/*
+ * Switches off the programs of bpf/lsm.bpf.c that the running kernel's
+ * layout cannot take (one of the two inode_setattr programs), before load:
+ * agent_open does it; a test that loads the skeleton itself calls it.
+ */
+struct lsm_bpf;
+void agent_lsm_select(struct lsm_bpf *l);
 void agent_close(struct agent *a);
 /*
  * Detaches the cgroup programs of an agent that pinned nothing, whoever
@@ -105,6 +112,49 @@ int agent_net_clear(struct agent *a, uint32_t id);
 struct bpfbox_policy;
 /* The session's file and exec deny lists into the BPF LSM maps (if loaded). */
 int agent_session_policy(struct agent *a, uint32_t id, const struct bpfbox_policy *p);
+
+/*
+ * The same from lists (a daemon's register): deny patterns and exec_deny
+ * names or paths into the BPF LSM maps, all or nothing. 0 when the BPF LSM
+ * is not loaded (nothing to write); -EINVAL or -ENAMETOOLONG with *bad the
+ * entry at fault.
+ */
+int agent_session_lsm(struct agent *a, uint32_t id, const char *const *deny, size_t ndeny,
+		      const char *const *exec_deny, size_t nexec, const char **bad);
+/*
+ * The session's writable set (workspace, private tmp, rw paths) into the
+ * BPF LSM's map, by inode (0 when the BPF LSM is not loaded).
+ */
+struct bpfbox_inode_key;
+int agent_session_writable(struct agent *a, uint32_t id, const char *const *dirs, size_t n,
+			   struct bpfbox_inode_key *added, size_t *nadded);
+/*
+ * Removes what agent_session_lsm and agent_session_writable wrote, key by
+ * key (the same lists; wkeys: the keys agent_session_writable gave back).
+ * agent_session_lsm_clear does the same by walking the maps.
+ */
+int agent_session_lsm_remove(struct agent *a, uint32_t id, const char *const *deny, size_t ndeny,
+			     const char *const *exec_deny, size_t nexec,
+			     const struct bpfbox_inode_key *wkeys, size_t nw);
+/*
+ * The BPFBOX_SF_GAP_* flags of a session whose Landlock has landlock_abi
+ * (0: none): what the BPF LSM, when loaded, enforces in Landlock's stead.
+ */
+uint32_t agent_gap_flags(const struct agent *a, int landlock_abi);
+/*
+ * Removes from not_enforced (items separated by "; ", as session_plan
+ * writes them) what the BPF LSM fills for a session with these gap flags.
+ */
+void agent_gaps_filled(char *not_enforced, uint32_t flags);
+#define AGENT_GAP_SCOPE_TEXT "abstract unix socket and signal isolation (Landlock ABI < 6)"
+/* Removes the session's BPF LSM file and exec policy (its index may be reused). */
+int agent_session_lsm_clear(struct agent *a, uint32_t id);
+/*
+ * Removes the BPF LSM policy entries, connect and unix allow-lists of every
+ * session index keep() refuses: what a killed daemon's sessions left that
+ * no re-adopted session owns. The number of entries removed, or -errno.
+ */
+int agent_policy_sweep(struct agent *a, bool (*keep)(void *ctx, uint32_t id), void *ctx);
 
 /* The directories under which a session may connect to unix sockets (<= 4). */
 int agent_unix_allow(struct agent *a, uint32_t id, const char *const *dirs, size_t n);

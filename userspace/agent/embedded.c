@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -205,7 +206,7 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 	jsonw_bool(&e->w, "bpf_audit", st->audit);
 	jsonw_bool(&e->w, "bpf_network", st->net);
 	jsonw_bool(&e->w, "bpf_unix_connect", st->unix_connect);
-	jsonw_bool(&e->w, "bpf_lsm", st->lsm);
+	jsonw_bool(&e->w, "bpf_lsm", e->lsm);
 	jsonw_end(&e->w);
 	limits_json(&s->lim, &e->w, "limits");
 	jsonw_array_begin(&e->w, "not_enforced");
@@ -266,6 +267,27 @@ static int allow_unix_dirs(struct embedded *e, struct session *s)
 	return agent_unix_allow(e->agent, 1, dirs, n);
 }
 
+/* The writable set by inode: the workspace, the private tmp, every rw path. */
+static int writable_dirs(struct embedded *e, struct session *s)
+{
+	const struct bpfbox_policy *p = s->policy;
+	const char **dirs = calloc(p->rw_paths.n + 2, sizeof(*dirs));
+	size_t n = 0;
+	int r;
+
+	if (!dirs)
+		return -ENOMEM;
+	if (p->mode != MODE_READ_ONLY)
+		dirs[n++] = p->workspace;
+	if (s->private_tmp[0])
+		dirs[n++] = s->private_tmp;
+	for (size_t i = 0; i < p->rw_paths.n; i++)
+		dirs[n++] = p->rw_paths.v[i];
+	r = agent_session_writable(e->agent, 1, dirs, n, NULL, NULL);
+	free(dirs);
+	return r;
+}
+
 /* With name rules, the session's proxy and resolver (userspace/net/). */
 static int start_egress(struct embedded *e, const struct bpfbox_policy *p)
 {
@@ -312,7 +334,8 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 		audit_flood_init(&e->flood, AUDIT_RATE_DEFAULT, AUDIT_BURST_DEFAULT);
 	if (geteuid() != 0)
 		return log_error_errno(EPERM, "--audit loads BPF programs and needs root");
-	r = sink_open(opts->path);
+	/* No path: Full without --audit; the records are consumed and dropped. */
+	r = opts->path ? sink_open(opts->path) : 0;
 	if (r < 0)
 		return r;
 	r = cgroup_parent(parent, sizeof(parent));
@@ -346,6 +369,17 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 		flags |= BPFBOX_SF_AUDIT_ALL;
 	if (opts->off)
 		flags |= BPFBOX_SF_AUDIT_OFF;
+	/* What the BPF LSM enforces in the stead of this Landlock ABI. */
+	if (s->layers.requested == LEVEL_FULL && p->mode != MODE_FULL_ACCESS) {
+		flags |= agent_gap_flags(e->agent, s->layers.landlock ? s->layers.landlock_abi : 0);
+		agent_gaps_filled(s->layers.not_enforced, flags);
+		r = writable_dirs(e, s);
+		if (r < 0) {
+			log_error_errno(r, "cannot write the session's writable set into the BPF "
+					   "LSM map");
+			goto fail;
+		}
+	}
 	r = start_egress(e, p);
 	if (r < 0)
 		goto fail;
@@ -374,7 +408,8 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 			goto fail;
 		}
 	}
-	r = agent_session_policy(e->agent, 1, p);
+	/* --level standard: the user asked for less than the BPF LSM policy. */
+	r = s->layers.requested == LEVEL_FULL ? agent_session_policy(e->agent, 1, p) : 0;
 	if (r < 0) {
 		log_error_errno(r, "cannot compile the deny and exec_deny lists into BPF LSM maps");
 		goto fail;
@@ -385,9 +420,8 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 		goto fail;
 	}
 	/* BPF LSM, Landlock, seccomp and a cgroup v2 session: the Full level. */
-	s->layers.requested = LEVEL_FULL;
-	s->layers.enabled = level_from(agent_status(e->agent)->lsm, s->layers.landlock,
-				       s->layers.seccomp, true);
+	e->lsm = agent_status(e->agent)->lsm && s->layers.requested == LEVEL_FULL;
+	s->layers.enabled = level_from(e->lsm, s->layers.landlock, s->layers.seccomp, true);
 	audit_clock_init(&e->clock);
 	s->hooks.on_event = on_lifecycle;
 	s->hooks.poll_fd = agent_ring_fd(e->agent);

@@ -40,6 +40,7 @@ struct embedded {
 	const char *session_id;
 	struct session *session; /* denials go to its summary */
 	int write_error; /* first errno writing the audit sink */
+	bool lsm;	 /* the session's policy is in the BPF LSM maps */
 	struct audit_flood flood; /* the records' rate limit */
 };
 

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -273,6 +275,7 @@ struct lsm_maps lsm_maps_of(struct lsm_bpf *skel)
 		.names = bpf_map__fd(skel->maps.names),
 		.abs_paths = bpf_map__fd(skel->maps.abs_paths),
 		.net_allow = bpf_map__fd(skel->maps.net_allow),
+		.writable = bpf_map__fd(skel->maps.writable),
 	};
 
 	return m;
@@ -372,18 +375,39 @@ static int check_layout(struct lsm_maps m)
 int lsm_policy_add(struct lsm_maps skel, __u32 session,
 		   const struct bpfbox_policy *p, const char *const *exec_deny)
 {
+	size_t nexec = 0;
+
+	while (exec_deny && exec_deny[nexec])
+		nexec++;
+	return lsm_policy_add_lists(skel, session,
+				    p ? (const char *const *)p->deny_paths.v : NULL,
+				    p ? p->deny_paths.n : 0, exec_deny, nexec, NULL);
+}
+
+int lsm_policy_add_lists(struct lsm_maps skel, __u32 session, const char *const *deny,
+			 size_t ndeny, const char *const *exec_deny, size_t nexec,
+			 const char **bad)
+{
 	struct lsm_entries es = {};
 	struct undo *undo = NULL;
 	size_t done = 0;
 	int r;
 
+	if (bad)
+		*bad = NULL;
 	r = check_layout(skel);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; p && i < p->deny_paths.n && r == 0; i++)
-		r = lsm_compile_deny(p->deny_paths.v[i], session, &es);
-	for (size_t i = 0; exec_deny && exec_deny[i] && r == 0; i++)
+	for (size_t i = 0; i < ndeny && r == 0; i++) {
+		r = lsm_compile_deny(deny[i], session, &es);
+		if (r < 0 && bad)
+			*bad = deny[i];
+	}
+	for (size_t i = 0; i < nexec && r == 0; i++) {
 		r = lsm_compile_exec(exec_deny[i], session, &es);
+		if (r < 0 && bad)
+			*bad = exec_deny[i];
+	}
 	if (r == 0 && es.n) {
 		undo = calloc(es.n, sizeof(*undo));
 		if (!undo)
@@ -470,6 +494,113 @@ static int remove_session_keys(int fd, size_t key_size, size_t session_off,
 	return first;
 }
 
+/* Deletes the entries of fd whose session (at session_off) keep() refuses. */
+static int sweep_keys(int fd, size_t key_size, size_t session_off,
+		      bool (*keep)(void *ctx, __u32 session), void *ctx)
+{
+	char *cur = malloc(key_size), *next = malloc(key_size);
+	bool first = true;
+	int n = 0;
+
+	if (!cur || !next) {
+		free(cur);
+		free(next);
+		return -ENOMEM;
+	}
+	/* Deleting while walking restarts the walk (as agent_net_clear). */
+	while (bpf_map_get_next_key(fd, first ? NULL : cur, next) == 0) {
+		__u32 s;
+
+		memcpy(cur, next, key_size);
+		first = false;
+		memcpy(&s, next + session_off, sizeof(s));
+		if (keep(ctx, s))
+			continue;
+		if (bpf_map_delete_elem(fd, next) < 0 && errno != ENOENT)
+			break;
+		n++;
+		first = true;
+	}
+	free(cur);
+	free(next);
+	return n;
+}
+
+int lsm_policy_sweep(struct lsm_maps m, bool (*keep)(void *ctx, __u32 session), void *ctx)
+{
+	int r = check_layout(m), n = 0;
+
+	if (r < 0)
+		return r;
+	r = sweep_keys(m.names, sizeof(struct bpfbox_name_key),
+		       offsetof(struct bpfbox_name_key, session), keep, ctx);
+	n += r > 0 ? r : 0;
+	r = sweep_keys(m.abs_paths, sizeof(struct lsm_abs_key),
+		       offsetof(struct lsm_abs_key, session), keep, ctx);
+	n += r > 0 ? r : 0;
+	if (m.writable >= 0) {
+		r = sweep_keys(m.writable, sizeof(struct bpfbox_inode_key),
+			       offsetof(struct bpfbox_inode_key, session), keep, ctx);
+		n += r > 0 ? r : 0;
+	}
+	return n;
+}
+
+int lsm_writable_add(struct lsm_maps m, __u32 session, const char *const *dirs, size_t n,
+		     struct bpfbox_inode_key *added, size_t *nadded)
+{
+	__u8 one = 1;
+
+	if (nadded)
+		*nadded = 0;
+	if (m.writable < 0)
+		return -ENOTSUP;
+	for (size_t i = 0; i < n; i++) {
+		struct bpfbox_inode_key k = { .session = session };
+		struct stat st;
+
+		if (stat(dirs[i], &st) < 0)
+			continue;
+		/* The kernel's dev_t, as super_block.s_dev holds it. */
+		k.dev = ((__u64)major(st.st_dev) << 20) | minor(st.st_dev);
+		k.ino = st.st_ino;
+		if (bpf_map_update_elem(m.writable, &k, &one, BPF_ANY) < 0)
+			return -errno;
+		if (added && nadded)
+			added[(*nadded)++] = k;
+	}
+	return 0;
+}
+
+int lsm_writable_remove(struct lsm_maps m, const struct bpfbox_inode_key *keys, size_t n)
+{
+	int first = 0;
+
+	for (size_t i = 0; m.writable >= 0 && i < n; i++)
+		if (bpf_map_delete_elem(m.writable, &keys[i]) < 0 && errno != ENOENT && !first)
+			first = -errno;
+	return first;
+}
+
+int lsm_policy_remove_lists(struct lsm_maps m, __u32 session, const char *const *deny,
+			    size_t ndeny, const char *const *exec_deny, size_t nexec)
+{
+	struct lsm_entries es = {};
+	int first = 0;
+
+	/* What compiled at add compiles again; what did not was never written. */
+	for (size_t i = 0; i < ndeny; i++)
+		lsm_compile_deny(deny[i], session, &es);
+	for (size_t i = 0; i < nexec; i++)
+		lsm_compile_exec(exec_deny[i], session, &es);
+	for (size_t i = 0; i < es.n; i++)
+		if (bpf_map_delete_elem(entry_fd(m, &es.v[i]), entry_key(&es.v[i])) < 0 &&
+		    errno != ENOENT && !first)
+			first = -errno;
+	lsm_entries_free(&es);
+	return first;
+}
+
 int lsm_policy_remove(struct lsm_maps m, __u32 session)
 {
 	int r, first;
@@ -487,6 +618,12 @@ int lsm_policy_remove(struct lsm_maps m, __u32 session)
 				offsetof(struct bpfbox_net_key, session), session);
 	if (r < 0 && !first)
 		first = r;
+	if (m.writable >= 0) {
+		r = remove_session_keys(m.writable, sizeof(struct bpfbox_inode_key),
+					offsetof(struct bpfbox_inode_key, session), session);
+		if (r < 0 && !first)
+			first = r;
+	}
 	return first;
 }
 

@@ -8,6 +8,7 @@
 #ifndef BPFBOX_LSM_POLICY_H
 #define BPFBOX_LSM_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -21,6 +22,7 @@ struct lsm_maps {
 	int names;
 	int abs_paths;
 	int net_allow; /* shared with bpf/net.bpf.c */
+	int writable;  /* the writable set by inode (-1: an older pin without it) */
 };
 
 struct lsm_maps lsm_maps_of(struct lsm_bpf *skel);
@@ -110,7 +112,41 @@ int lsm_parse_cidr(const char *cidr, struct bpfbox_net_key *key);
 int lsm_policy_add(struct lsm_maps m, __u32 session,
 		   const struct bpfbox_policy *p, const char *const *exec_deny);
 
-/* Deletes every names, abs_paths and net_allow entry of the session. */
+/*
+ * The same from lists of strings (a daemon's register request): ndeny
+ * deny patterns and nexec exec_deny names or paths. On -EINVAL or
+ * -ENAMETOOLONG *bad (may be NULL) is the entry at fault.
+ */
+int lsm_policy_add_lists(struct lsm_maps m, __u32 session, const char *const *deny,
+			 size_t ndeny, const char *const *exec_deny, size_t nexec,
+			 const char **bad);
+
+/*
+ * Deletes the names and abs_paths entries of every session keep() says no
+ * to (a daemon's orphans after re-adoption). The number deleted, or -errno.
+ */
+int lsm_policy_sweep(struct lsm_maps m, bool (*keep)(void *ctx, __u32 session), void *ctx);
+
+/*
+ * The session's writable set: each directory of dirs (n of them) by device
+ * and inode, for the BPF LSM's metadata and pathname unix checks. A
+ * directory that cannot be stat'ed is left out (nothing below it is then
+ * writable for these checks: fail closed). added (n slots, may be NULL)
+ * gets the keys written, *nadded their number. -errno of a map update.
+ */
+int lsm_writable_add(struct lsm_maps m, __u32 session, const char *const *dirs, size_t n,
+		     struct bpfbox_inode_key *added, size_t *nadded);
+/* Deletes those keys again (added by lsm_writable_add; n of them). */
+int lsm_writable_remove(struct lsm_maps m, const struct bpfbox_inode_key *keys, size_t n);
+/*
+ * Deletes the entries that lsm_policy_add_lists wrote for these lists, key
+ * by key: the cost of the session's own entries, not of the whole maps
+ * (lsm_policy_remove walks them). The connect allow-list is not touched.
+ */
+int lsm_policy_remove_lists(struct lsm_maps m, __u32 session, const char *const *deny,
+			    size_t ndeny, const char *const *exec_deny, size_t nexec);
+
+/* Deletes every names, abs_paths, writable and net_allow entry of the session. */
 int lsm_policy_remove(struct lsm_maps m, __u32 session);
 
 /*

@@ -119,7 +119,7 @@ static int daemon_reload_cmd(int argc, char **argv)
 {
 	const char *sock = NULL;
 	struct daemon_client c;
-	struct json_object *req, *reply = NULL, *v;
+	int sinks, rules;
 	char msg[PATH_MAX + 1024];
 	int r;
 
@@ -146,20 +146,13 @@ static int daemon_reload_cmd(int argc, char **argv)
 			strerror(-r));
 		return 1;
 	}
-	req = json_object_new_object();
-	json_object_object_add(req, "op", json_object_new_string("reload"));
-	r = daemon_client_call(&c, req, &reply, msg, sizeof(msg));
-	json_object_put(req);
+	r = daemon_call_reload(&c, &sinks, &rules, msg, sizeof(msg));
 	daemon_client_close(&c);
 	if (r < 0) {
 		fprintf(stderr, "bpfbox daemon reload: %s\n", msg);
-		json_object_put(reply);
 		return 1;
 	}
-	printf("reloaded: %d sinks, %d ceiling rules\n",
-	       json_object_object_get_ex(reply, "sinks", &v) ? json_object_get_int(v) : 0,
-	       json_object_object_get_ex(reply, "ceiling_rules", &v) ? json_object_get_int(v) : 0);
-	json_object_put(reply);
+	printf("reloaded: %d sinks, %d ceiling rules\n", sinks, rules);
 	return 0;
 }
 

@@ -91,8 +91,7 @@ static void print_event(enum sink_format fmt, const char *line, size_t len,
 
 int cmd_events(int argc, char **argv)
 {
-	struct json_object *req = json_object_new_object(), *types = json_object_new_array();
-	struct json_object *reply = NULL;
+	struct json_object *types = json_object_new_array();
 	const char *socket = NULL, *session = NULL, *path;
 	enum sink_format fmt = SINK_FMT_JSON;
 	unsigned long long idle_s;
@@ -162,13 +161,12 @@ int cmd_events(int argc, char **argv)
 				"'bpfbox daemon' or pass --socket\n", path, strerror(-r));
 		goto out;
 	}
-	json_object_object_add(req, "op", json_object_new_string("subscribe"));
-	if (session)
-		json_object_object_add(req, "session", json_object_new_string(session));
-	if (json_object_array_length(types))
-		json_object_object_add(req, "types", json_object_get(types));
-	r = daemon_client_call(&c, req, &reply, msg, sizeof(msg));
-	json_object_put(reply);
+	r = daemon_subscribe(&c, session, types, msg, sizeof(msg));
+	if (r == -DAEMON_ENDED) {
+		fprintf(stderr, "bpfbox events: session %s has already ended; its events are in "
+				"the daemon's sinks\n", session);
+		goto out;
+	}
 	if (r == -ENOENT && session) {
 		fprintf(stderr, "bpfbox events: the daemon on %s runs no session %s (it ended or "
 				"never started); its events are in the daemon's sinks\n", path, session);
@@ -205,7 +203,6 @@ out:
 	fflush(stdout);
 	daemon_client_close(&c);
 	json_object_put(types);
-	json_object_put(req);
 	jsonw_free(&w);
 	return code;
 }

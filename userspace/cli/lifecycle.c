@@ -167,7 +167,6 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 		{ 0 },
 	};
 	uint64_t mem = 0, disk = 0;
-	struct json_object *req, *reply = NULL, *v;
 	struct daemon_client c;
 	const char *sock = NULL;
 	char msg[512], why[PATH_MAX + 64], id[33];
@@ -224,27 +223,24 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 		snprintf(why, sizeof(why), "no daemon answers on %s", daemon_socket_path(NULL));
 		return act_locally(cmd, id, mem, disk, why);
 	}
-	req = json_object_new_object();
-	json_object_object_add(req, "op", json_object_new_string(cmd));
-	json_object_object_add(req, "session", json_object_new_string(id));
-	if (mem)
-		json_object_object_add(req, "memory_mb", json_object_new_int64(mem));
-	if (disk)
-		json_object_object_add(req, "disk_mb", json_object_new_int64(disk));
-	r = daemon_client_call(&c, req, &reply, msg, sizeof(msg));
-	json_object_put(req);
+	if (streq(cmd, "pause"))
+		r = daemon_pause(&c, id, "manual", 0, -1, NULL, NULL, 0, msg, sizeof(msg));
+	else if (streq(cmd, "resume")) {
+		int64_t m = mem, dk = disk;
+
+		r = daemon_resume(&c, id, m, dk, &m, &dk, msg, sizeof(msg));
+		mem = m;
+		disk = dk;
+	}
+	else
+		r = daemon_kill(&c, id, msg, sizeof(msg));
 	if (r == 0) {
-		if (json_object_object_get_ex(reply, "memory_mb", &v))
-			mem = json_object_get_int64(v);
-		if (json_object_object_get_ex(reply, "disk_mb", &v))
-			disk = json_object_get_int64(v);
-		json_object_put(reply);
 		daemon_client_close(&c);
 		return say_done(cmd, id, mem, disk);
 	}
 	daemon_client_close(&c);
-	/* Unknown to the daemon: maybe a session of embedded mode. */
-	if ((r == -ENOENT && c.replied && !strstr(msg, "already ended")) || !c.replied) {
+	/* Unknown to the daemon (not ended there): maybe a session of embedded mode. */
+	if ((r == -ENOENT && c.replied) || !c.replied) {
 		snprintf(why, sizeof(why), "%s", c.replied ? "the daemon does not know it"
 							   : "the daemon did not answer");
 		return act_locally(cmd, id, mem, disk, why);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
 
@@ -73,6 +74,10 @@ static void run_usage(FILE *out)
 		"  --daemon-socket PATH  use the daemon on PATH (default $BPFBOX_SOCKET or\n"
 		"                        " DAEMON_SOCKET_DEFAULT "; used when it answers)\n"
 		"  --no-daemon           embedded mode even when a daemon answers\n"
+		"  --level full|standard the level asked for (default full: BPF LSM through\n"
+		"                        a daemon, or loaded here as root where it loads);\n"
+		"                        an explicit full that cannot hold is exit 125;\n"
+		"                        $BPFBOX_LEVEL sets the default\n"
 		"  -v, --verbose         print the effective policy and level to stderr\n"
 		"  -q, --quiet           no warnings, but what is not enforced (once)\n"
 		"exit: the command's code; 123 killed by a limit (paused too long, or\n"
@@ -88,6 +93,7 @@ enum {
 	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT, OPT_AUDIT_MODE, OPT_AUDIT_RING,
 	OPT_NET_ALLOW, OPT_NET_DENY, OPT_NET_RESOLVER, OPT_EXEC_DENY,
 	OPT_DAEMON_SOCKET, OPT_NO_DAEMON, OPT_LIMITS_VIA, OPT_AUDIT_RATE, OPT_AUDIT_ARGV,
+	OPT_LEVEL,
 };
 
 static const struct option run_opts[] = {
@@ -127,6 +133,7 @@ static const struct option run_opts[] = {
 	{ "daemon-socket", required_argument, NULL, OPT_DAEMON_SOCKET },
 	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
 	{ "limits-via", required_argument, NULL, OPT_LIMITS_VIA },
+	{ "level", required_argument, NULL, OPT_LEVEL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -240,30 +247,22 @@ static const char *const limit_keys[] = {
  * A monitor (OOM, disk) wants the session paused: the daemon freezes its
  * cgroup and writes session.paused; its reply names the OOM victim.
  */
-static int daemon_pause(void *ctx, struct session_event *ev)
+static int pause_via_daemon(void *ctx, struct session_event *ev)
 {
 	struct daemon_run *r = ctx;
-	struct json_object *req = json_object_new_object(), *reply = NULL, *v;
 	char msg[512];
+	pid_t pid;
 	int rc;
 
-	json_object_object_add(req, "op", json_object_new_string("pause"));
-	json_object_object_add(req, "session", json_object_new_string(r->session_id));
-	json_object_object_add(req, "reason", json_object_new_string(ev->reason));
-	json_object_object_add(req, "oom_kills", json_object_new_int64(ev->oom_kills));
-	json_object_object_add(req, "disk_used_mb", json_object_new_int64(ev->disk_used_mb));
-	rc = daemon_client_call(&r->ctl, req, &reply, msg, sizeof(msg));
-	json_object_put(req);
+	rc = daemon_pause(&r->ctl, r->session_id, ev->reason, ev->oom_kills, ev->disk_used_mb, &pid,
+			  ev->comm, sizeof(ev->comm), msg, sizeof(msg));
 	if (rc < 0) {
 		log_warn("the daemon did not pause session %s (%s); pausing it here", r->session_id,
 			 msg);
 		return rc;
 	}
-	if (json_object_object_get_ex(reply, "pid", &v) && json_object_is_type(v, json_type_int))
-		ev->pid = json_object_get_int(v);
-	if (json_object_object_get_ex(reply, "comm", &v) && json_object_is_type(v, json_type_string))
-		snprintf(ev->comm, sizeof(ev->comm), "%s", json_object_get_string(v));
-	json_object_put(reply);
+	if (pid)
+		ev->pid = pid;
 	return 0;
 }
 
@@ -313,7 +312,19 @@ int cmd_run(int argc, char **argv)
 	struct strv labels = { 0 };
 	int c, r, code = EXIT_SETUP, status_fd = -1;
 	unsigned long long ul;
+	enum bpfbox_level want = LEVEL_FULL;
+	bool level_given = false, auto_full = false;
+	char why[320] = "";
 
+	/* $BPFBOX_LEVEL is the default of --level (a runtime that wants less everywhere). */
+	if (getenv("BPFBOX_LEVEL")) {
+		const char *e = getenv("BPFBOX_LEVEL");
+
+		if (level_parse(e, &want) < 0 || (want != LEVEL_FULL && want != LEVEL_STANDARD)) {
+			code = bad_usage("BPFBOX_LEVEL='%s': use full or standard", e);
+			goto out_flags;
+		}
+	}
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+w:vqh", run_opts, NULL)) != -1) {
@@ -466,6 +477,14 @@ int cmd_run(int argc, char **argv)
 		case OPT_NO_DAEMON:
 			no_daemon = true;
 			break;
+		case OPT_LEVEL:
+			if (level_parse(optarg, &want) < 0 ||
+			    (want != LEVEL_FULL && want != LEVEL_STANDARD)) {
+				code = bad_usage("--level '%s': use full or standard", optarg);
+				goto out_flags;
+			}
+			level_given = true;
+			break;
 		case OPT_LIMITS_VIA:
 			if (limits_via_parse(optarg, &via) < 0) {
 				code = bad_usage("--limits-via '%s': use auto, cgroup or rlimit", optarg);
@@ -509,6 +528,7 @@ int cmd_run(int argc, char **argv)
 	planned = true;
 	s.status_fd = status_fd;
 	s.labels = &labels;
+	s.layers.requested = want;
 	if (via != LIMITS_VIA_AUTO)
 		session_plan_limits(&s, via);
 	if (s.layers.enabled == LEVEL_NONE && !policy.allow_unconfined) {
@@ -540,12 +560,22 @@ int cmd_run(int argc, char **argv)
 	/* End of the daemon-mode block. */
 	if (use_daemon) {
 		/* The daemon makes and limits the cgroups; a monitor's pause goes through it. */
-		s.hooks.request_pause = daemon_pause;
+		s.hooks.request_pause = pause_via_daemon;
 	} else if (via == LIMITS_VIA_CGROUP && !session_limits_by_cgroup(&s)) {
 		log_error("--limits-via cgroup: %s; nothing ran", s.lim.not_enforced);
 		goto out_policy;
 	}
-	if (aopts.path && !use_daemon) {
+	/*
+	 * Full without a daemon: as root where a BPF LSM program loads, the
+	 * agent is loaded for this one session even without --audit (its
+	 * records then go nowhere; docs/benchmarks.md has the cost).
+	 */
+	if (!aopts.path && !use_daemon && want == LEVEL_FULL &&
+	    s.layers.enabled == LEVEL_STANDARD && probe_bpf_lsm(why, sizeof(why))) {
+		auto_full = true;
+		aopts.off = true; /* decisions only: nobody reads the opens */
+	}
+	if ((aopts.path || auto_full) && !use_daemon) {
 		if (embedded_start(&emb, &s, &aopts, argv + optind) < 0)
 			goto out_policy;
 		audit = true;
@@ -558,6 +588,18 @@ int cmd_run(int argc, char **argv)
 				s.layers.not_enforced[0] && !use_daemon && s.lim.not_enforced[0] ? "; "
 												   : "",
 				use_daemon ? "" : s.lim.not_enforced);
+	/* Never silently less: an explicit --level full that cannot hold refuses. */
+	if (level_given && s.layers.enabled < s.layers.requested) {
+		log_error("--level %s: this session reaches only %s (%s); run as root where the "
+			  "BPF LSM loads, or through a daemon that has it; nothing ran",
+			  level_name(s.layers.requested), level_name(s.layers.enabled),
+			  why[0] ? why : "the BPF LSM is not loaded for it");
+		if (audit)
+			embedded_finish(&emb, NULL);
+		if (use_daemon)
+			daemon_run_finish(&drun, NULL);
+		goto out_policy;
+	}
 	/* An allow-list opens inet sockets: without BPF to judge them, refuse. */
 	if (policy.net == NET_DENY && policy.net_allow.n && !use_daemon &&
 	    !(audit && agent_status(emb.agent)->net)) {

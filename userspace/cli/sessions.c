@@ -78,9 +78,8 @@ static void print_table(struct json_object *list)
 
 int cmd_sessions(int argc, char **argv)
 {
-	struct json_object *req, *reply = NULL, *list, *all;
+	struct json_object *list;
 	const char *socket = NULL, *path;
-	int64_t offset = 0;
 	struct daemon_client c;
 	bool json = false;
 	char msg[512];
@@ -112,50 +111,17 @@ int cmd_sessions(int argc, char **argv)
 				"'bpfbox daemon' or pass --socket\n", path, strerror(-r));
 		return 1;
 	}
-	/* The daemon answers in pages of about 1 MiB: ask until none is left. */
-	all = json_object_new_array();
-	for (;;) {
-		struct json_object *next;
-
-		req = json_object_new_object();
-		json_object_object_add(req, "op", json_object_new_string("list"));
-		json_object_object_add(req, "offset", json_object_new_int64(offset));
-		r = daemon_client_call(&c, req, &reply, msg, sizeof(msg));
-		json_object_put(req);
-		if (r < 0) {
-			fprintf(stderr, "bpfbox sessions: the daemon on %s: %s\n", path, msg);
-			goto fail;
-		}
-		if (!json_object_object_get_ex(reply, "sessions", &list) ||
-		    !json_object_is_type(list, json_type_array)) {
-			fprintf(stderr, "bpfbox sessions: the daemon on %s sent no session list\n",
-				path);
-			goto fail;
-		}
-		for (size_t i = 0; i < json_object_array_length(list); i++)
-			json_object_array_add(all, json_object_get(json_object_array_get_idx(list,
-											    i)));
-		if (!json_object_object_get_ex(reply, "next_offset", &next) ||
-		    json_object_get_int64(next) <= offset)
-			break;
-		offset = json_object_get_int64(next);
-		json_object_put(reply);
-		reply = NULL;
-	}
+	r = daemon_list(&c, &list, msg, sizeof(msg));
 	daemon_client_close(&c);
-	json_object_put(reply);
-	reply = all;
-	list = all;
+	if (r < 0) {
+		fprintf(stderr, "bpfbox sessions: the daemon on %s: %s\n", path, msg);
+		return 1;
+	}
 	if (json)
 		printf("%s\n", json_object_to_json_string_ext(list, JSON_C_TO_STRING_PLAIN |
 								      JSON_C_TO_STRING_NOSLASHESCAPE));
 	else
 		print_table(list);
-	json_object_put(reply);
+	json_object_put(list);
 	return 0;
-fail:
-	daemon_client_close(&c);
-	json_object_put(reply);
-	json_object_put(all);
-	return 1;
 }

@@ -240,8 +240,161 @@ int daemon_client_call(struct daemon_client *c, struct json_object *req,
 	r = json_object_object_get_ex(o, "code", &v)
 		    ? -proto_errno_from_name(json_object_get_string(v))
 		    : -EIO;
+	if (json_object_object_get_ex(o, "ended", &v) && json_object_get_boolean(v))
+		r = -DAEMON_ENDED;
 	json_object_put(o);
 	return r;
+}
+
+struct json_object *daemon_request(const char *op, const char *id)
+{
+	struct json_object *req = json_object_new_object();
+
+	json_object_object_add(req, "op", json_object_new_string(op));
+	if (id)
+		json_object_object_add(req, "session", json_object_new_string(id));
+	return req;
+}
+
+/* Sends req (put here) and hands the ok reply to *reply, or puts it. */
+static int call_put(struct daemon_client *c, struct json_object *req, struct json_object **reply,
+		    char *msg, size_t size)
+{
+	struct json_object *o = NULL;
+	int r = daemon_client_call(c, req, &o, msg, size);
+
+	json_object_put(req);
+	if (reply)
+		*reply = o;
+	else
+		json_object_put(o);
+	return r;
+}
+
+int daemon_list(struct daemon_client *c, struct json_object **sessions, char *msg, size_t size)
+{
+	struct json_object *all = json_object_new_array(), *reply, *list, *next;
+	int64_t offset = 0;
+	int r;
+
+	*sessions = NULL;
+	if (!all)
+		return -ENOMEM;
+	/* The daemon answers in pages of about 1 MiB: ask until none is left. */
+	for (;;) {
+		struct json_object *req = daemon_request("list", NULL);
+
+		json_object_object_add(req, "offset", json_object_new_int64(offset));
+		r = call_put(c, req, &reply, msg, size);
+		if (r < 0)
+			break;
+		if (!json_object_object_get_ex(reply, "sessions", &list) ||
+		    !json_object_is_type(list, json_type_array)) {
+			snprintf(msg, size, "the daemon sent no session list");
+			json_object_put(reply);
+			r = -EPROTO;
+			break;
+		}
+		for (size_t i = 0; i < json_object_array_length(list); i++)
+			json_object_array_add(all, json_object_get(json_object_array_get_idx(list, i)));
+		if (!json_object_object_get_ex(reply, "next_offset", &next) ||
+		    json_object_get_int64(next) <= offset) {
+			json_object_put(reply);
+			break;
+		}
+		offset = json_object_get_int64(next);
+		json_object_put(reply);
+	}
+	if (r < 0) {
+		json_object_put(all);
+		return r;
+	}
+	*sessions = all;
+	return 0;
+}
+
+int daemon_subscribe(struct daemon_client *c, const char *id, struct json_object *types,
+		     char *msg, size_t size)
+{
+	struct json_object *req = daemon_request("subscribe", id);
+
+	if (types && json_object_array_length(types))
+		json_object_object_add(req, "types", json_object_get(types));
+	return call_put(c, req, NULL, msg, size);
+}
+
+int daemon_pause(struct daemon_client *c, const char *id, const char *reason, int64_t oom_kills,
+		 int64_t disk_used_mb, pid_t *pid, char *comm, size_t comm_size, char *msg,
+		 size_t size)
+{
+	struct json_object *req = daemon_request("pause", id), *reply, *v;
+	int r;
+
+	json_object_object_add(req, "reason", json_object_new_string(reason));
+	json_object_object_add(req, "oom_kills", json_object_new_int64(oom_kills));
+	json_object_object_add(req, "disk_used_mb", json_object_new_int64(disk_used_mb));
+	r = call_put(c, req, &reply, msg, size);
+	if (pid)
+		*pid = 0;
+	if (comm && comm_size)
+		comm[0] = '\0';
+	if (r < 0)
+		return r;
+	if (pid && json_object_object_get_ex(reply, "pid", &v) &&
+	    json_object_is_type(v, json_type_int))
+		*pid = json_object_get_int(v);
+	if (comm && json_object_object_get_ex(reply, "comm", &v) &&
+	    json_object_is_type(v, json_type_string))
+		snprintf(comm, comm_size, "%s", json_object_get_string(v));
+	json_object_put(reply);
+	return 0;
+}
+
+int daemon_resume(struct daemon_client *c, const char *id, int64_t memory_mb, int64_t disk_mb,
+		  int64_t *memory_out, int64_t *disk_out, char *msg, size_t size)
+{
+	struct json_object *req = daemon_request("resume", id), *reply, *v;
+	int r;
+
+	if (memory_mb)
+		json_object_object_add(req, "memory_mb", json_object_new_int64(memory_mb));
+	if (disk_mb)
+		json_object_object_add(req, "disk_mb", json_object_new_int64(disk_mb));
+	r = call_put(c, req, &reply, msg, size);
+	if (r < 0)
+		return r;
+	if (memory_out && json_object_object_get_ex(reply, "memory_mb", &v))
+		*memory_out = json_object_get_int64(v);
+	if (disk_out && json_object_object_get_ex(reply, "disk_mb", &v))
+		*disk_out = json_object_get_int64(v);
+	json_object_put(reply);
+	return 0;
+}
+
+int daemon_kill(struct daemon_client *c, const char *id, char *msg, size_t size)
+{
+	return call_put(c, daemon_request("kill", id), NULL, msg, size);
+}
+
+int daemon_ping(struct daemon_client *c, struct json_object **reply, char *msg, size_t size)
+{
+	return call_put(c, daemon_request("ping", NULL), reply, msg, size);
+}
+
+int daemon_call_reload(struct daemon_client *c, int *sinks, int *rules, char *msg, size_t size)
+{
+	struct json_object *reply, *v;
+	int r = call_put(c, daemon_request("reload", NULL), &reply, msg, size);
+
+	*sinks = *rules = 0;
+	if (r < 0)
+		return r;
+	if (json_object_object_get_ex(reply, "sinks", &v))
+		*sinks = json_object_get_int(v);
+	if (json_object_object_get_ex(reply, "ceiling_rules", &v))
+		*rules = json_object_get_int(v);
+	json_object_put(reply);
+	return 0;
 }
 
 /* A call whose reply is not needed beyond ok or not. */
@@ -324,6 +477,18 @@ static struct json_object *register_request(struct session *s, const struct audi
 		if (unix_dir_fits(p->rw_paths.v[i]))
 			dirs[n++] = p->rw_paths.v[i];
 	json_object_object_add(req, "unix_dirs", str_array(dirs, n));
+	/* The whole writable set, for the BPF LSM's checks by inode. */
+	{
+		struct json_object *wr = json_object_new_array();
+
+		if (p->mode != MODE_READ_ONLY)
+			json_object_array_add(wr, json_object_new_string(p->workspace));
+		if (s->private_tmp[0])
+			json_object_array_add(wr, json_object_new_string(s->private_tmp));
+		for (size_t i = 0; i < p->rw_paths.n; i++)
+			json_object_array_add(wr, json_object_new_string(p->rw_paths.v[i]));
+		json_object_object_add(req, "writable", wr);
+	}
 	if (p->net_allow.n) {
 		struct json_object *rules = json_object_new_array();
 
@@ -377,19 +542,10 @@ static struct json_object *register_request(struct session *s, const struct audi
 	return req;
 }
 
-static struct json_object *session_request(const char *op, const char *id)
-{
-	struct json_object *req = json_object_new_object();
-
-	add_str(req, "op", op);
-	add_str(req, "session", id);
-	return req;
-}
-
 static int attach_child(void *ctx, pid_t child)
 {
 	struct daemon_run *r = ctx;
-	struct json_object *req = session_request("attach", r->session_id);
+	struct json_object *req = daemon_request("attach", r->session_id);
 	char msg[512];
 	int rc;
 
@@ -462,7 +618,7 @@ static int open_audit(struct daemon_run *r, const struct audit_opts *audit)
 
 static int subscribe(struct daemon_run *r)
 {
-	struct json_object *req = session_request("subscribe", r->session_id);
+	struct json_object *req = daemon_request("subscribe", r->session_id);
 	const char *pending;
 	char msg[512];
 	size_t n;
@@ -523,6 +679,20 @@ int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket
 	req = register_request(s, audit, argv);
 	rc = daemon_client_call(&r->ctl, req, &reply, msg, sizeof(msg));
 	json_object_put(req);
+	if (rc == 0) {
+		/* The daemon's BPF LSM raises what the client planned (Full). */
+		struct json_object *v;
+		enum bpfbox_level lvl;
+
+		if (json_object_object_get_ex(reply, "level_enabled", &v) &&
+		    json_object_is_type(v, json_type_string) &&
+		    level_parse(json_object_get_string(v), &lvl) == 0 && lvl <= s->layers.requested)
+			s->layers.enabled = lvl;
+		/* Its BPF LSM scopes abstract unix sockets and signals (docs/lsm.md). */
+		if (json_object_object_get_ex(reply, "layers", &v) &&
+		    json_object_object_get_ex(v, "bpf_lsm", &v) && json_object_get_boolean(v))
+			agent_gaps_filled(s->layers.not_enforced, BPFBOX_SF_GAP_SCOPE);
+	}
 	if (rc >= 0 && s->policy->net == NET_DENY && egress_has_names(&s->policy->net_allow)) {
 		struct json_object *port;
 
@@ -575,7 +745,7 @@ int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket
 static int unregister(struct daemon_run *r, struct daemon_client *c, struct session *s,
 		      char *msg, size_t size)
 {
-	struct json_object *req = session_request("unregister", r->session_id);
+	struct json_object *req = daemon_request("unregister", r->session_id);
 
 	if (s) {
 		json_object_object_add(req, "exit_code", json_object_new_int(s->result.exit_code));
@@ -621,7 +791,7 @@ void daemon_run_finish(struct daemon_run *r, struct session *s)
 		if (daemon_client_connect(&again, r->socket, CALL_TIMEOUT_MS) == 0) {
 			rc = unregister(r, &again, s, msg, sizeof(msg));
 			replied = again.replied;
-			if (rc == -ENOENT)
+			if (rc == -ENOENT || rc == -DAEMON_ENDED)
 				rc = 0; /* it ended the session already: its cgroup was empty */
 			daemon_client_close(&again);
 		}
@@ -649,17 +819,14 @@ void daemon_run_finish(struct daemon_run *r, struct session *s)
 int daemon_no_daemon_allowed(const char *socket, char *why, size_t size)
 {
 	const char *path = daemon_socket_path(socket);
-	struct json_object *req, *reply = NULL, *v;
+	struct json_object *reply = NULL, *v;
 	struct daemon_client c;
 	char msg[512];
 	int r;
 
 	if (daemon_client_connect(&c, path, CALL_TIMEOUT_MS) < 0)
 		return 0; /* no daemon here: nothing to bypass */
-	req = json_object_new_object();
-	json_object_object_add(req, "op", json_object_new_string("ping"));
-	r = daemon_client_call(&c, req, &reply, msg, sizeof(msg));
-	json_object_put(req);
+	r = daemon_ping(&c, &reply, msg, sizeof(msg));
 	daemon_client_close(&c);
 	if (r == 0 && json_object_object_get_ex(reply, "no_daemon", &v) &&
 	    !json_object_get_boolean(v)) {

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "proto.h"
@@ -63,6 +64,43 @@ int daemon_client_call(struct daemon_client *c, struct json_object *req,
 int daemon_client_read_line(struct daemon_client *c, char **line, size_t *len, int timeout_ms);
 /* Bytes already read past the last line (a subscription's first events). */
 size_t daemon_client_pending(const struct daemon_client *c, const char **data);
+
+/*
+ * The typed calls, one per operation of docs/daemon.md; nobody else builds
+ * a request. Each returns 0, or -errno as daemon_client_call does (msg set),
+ * with one addition: -DAEMON_ENDED when the session named has already
+ * ended (the daemon says so with "ended": true), told apart from -ENOENT,
+ * a session it never knew.
+ */
+#define DAEMON_ENDED ESTALE
+
+/* {"op":op} with "session":id when id is not NULL (for asynchronous senders). */
+struct json_object *daemon_request(const char *op, const char *id);
+/* *sessions: the "sessions" array of the reply (the caller puts it). */
+int daemon_list(struct daemon_client *c, struct json_object **sessions, char *msg, size_t size);
+/*
+ * Subscribes c to the events of session id (NULL: every session) of the
+ * types in the JSON array types (NULL: all); then read with
+ * daemon_client_read_line.
+ */
+int daemon_subscribe(struct daemon_client *c, const char *id, struct json_object *types,
+		     char *msg, size_t size);
+/*
+ * Pauses the session for reason ("manual", "oom", "disk"); oom_kills and
+ * disk_used_mb (-1: unknown) go into session.paused. *pid and comm (may be
+ * NULL) get the OOM victim the daemon names, 0 and "" when none.
+ */
+int daemon_pause(struct daemon_client *c, const char *id, const char *reason, int64_t oom_kills,
+		 int64_t disk_used_mb, pid_t *pid, char *comm, size_t comm_size, char *msg,
+		 size_t size);
+/* Resumes it, raising the memory or disk limit first when not 0; *_out: the limits now. */
+int daemon_resume(struct daemon_client *c, const char *id, int64_t memory_mb, int64_t disk_mb,
+		  int64_t *memory_out, int64_t *disk_out, char *msg, size_t size);
+int daemon_kill(struct daemon_client *c, const char *id, char *msg, size_t size);
+/* The daemon's ping reply (the caller puts *reply): pid, layers, this peer's ceiling. */
+int daemon_ping(struct daemon_client *c, struct json_object **reply, char *msg, size_t size);
+/* Has the daemon read its --config again; *sinks and *rules: what it holds now. */
+int daemon_call_reload(struct daemon_client *c, int *sinks, int *rules, char *msg, size_t size);
 
 /*
  * --no-daemon while a daemon answers on socket: 0 when its ceilings let this

@@ -243,7 +243,7 @@ void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *
 	jsonw_bool(w, "bpf_audit", st->audit);
 	jsonw_bool(w, "bpf_network", st->net);
 	jsonw_bool(w, "bpf_unix_connect", st->unix_connect);
-	jsonw_bool(w, "bpf_lsm", false);
+	jsonw_bool(w, "bpf_lsm", s->lsm);
 	jsonw_end(w);
 	if (s->has_lim)
 		limits_json(&s->lim, w, "limits");

@@ -38,6 +38,9 @@
 #define META_XATTR "trusted.bpfbox" /* owner of a session cgroup, for re-adoption */
 #define MAX_COMMAND_ARGS 4096
 #define MAX_NET_RULES	 256
+#define MAX_LSM_RULES	 1024 /* deny patterns, and exec_deny entries */
+#define MAX_WRITABLE	 256  /* directories of the writable set */
+#define META_MAX	 65536 /* the trusted.bpfbox xattr */
 #define END_WAIT_MS	 1000 /* then the end is retried every tick */
 #define ENDED_KEPT	 256  /* ended session ids remembered, for clear errors */
 /* Subscription bit of session.paused, session.resumed, session.killed. */
@@ -74,6 +77,24 @@ static void reply_error(struct daemon *d, struct conn *c, int err, const char *f
 	va_end(ap);
 	jsonw_reset(&d->rw);
 	proto_error(&d->rw, err, "%s", msg);
+	if (!d->rw.oom)
+		conn_queue(d, c, d->rw.buf, d->rw.len);
+}
+
+/* ENOENT with "ended": true, which the client API tells apart (DAEMON_ENDED). */
+static void reply_ended(struct daemon *d, struct conn *c, const char *op, const char *id)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "%s: session %s has already ended", op, id);
+	jsonw_reset(&d->rw);
+	jsonw_begin(&d->rw);
+	jsonw_bool(&d->rw, "ok", false);
+	jsonw_str(&d->rw, "error", msg);
+	jsonw_str(&d->rw, "code", "ENOENT");
+	jsonw_bool(&d->rw, "ended", true);
+	jsonw_end(&d->rw);
+	jsonw_newline(&d->rw);
 	if (!d->rw.oom)
 		conn_queue(d, c, d->rw.buf, d->rw.len);
 }
@@ -125,7 +146,7 @@ static struct dsession *request_session(struct daemon *d, struct conn *c, struct
 	s = table_find(&d->table, id);
 	if (!s) {
 		if (ended_recently(id))
-			reply_error(d, c, ENOENT, "%s: session %s has already ended", op, id);
+			reply_ended(d, c, op, id);
 		else
 			reply_error(d, c, ENOENT, "%s: unknown session %s", op, id);
 		return NULL;
@@ -170,17 +191,29 @@ static bool labels_valid(struct json_object *o)
 	return true;
 }
 
-/* Owner and start of a session, kept on its cgroup for the next daemon. */
-static void write_meta(struct dsession *s)
+/*
+ * Owner and start of a session, and its BPF LSM lists (lsm: a JSON object
+ * {"deny":[...],"exec_deny":[...]}, may be NULL), kept on its cgroup for
+ * the next daemon, which writes the lists again at re-adoption.
+ */
+static void write_meta(struct dsession *s, struct json_object *lsm)
 {
 	struct jsonw w = { 0 };
+	const char *l = lsm ? json_object_to_json_string_ext(lsm, JSON_C_TO_STRING_PLAIN) : NULL;
 
 	jsonw_begin(&w);
 	jsonw_u64(&w, "uid", s->uid);
 	jsonw_u64(&w, "pid", s->client_pid);
 	jsonw_i64(&w, "start_ns", s->start_real_ns);
+	if (s->level[0])
+		jsonw_str(&w, "level", s->level);
 	if (s->command && strlen(s->command) < 3000)
 		jsonw_raw(&w, "command", s->command);
+	if (l && strlen(l) < META_MAX - 4096)
+		jsonw_raw(&w, "lsm", l);
+	else if (l)
+		dlog("session %s: its BPF LSM lists are too long to keep on its cgroup; a "
+		     "restarted daemon finds them in the pinned maps only", s->id);
 	jsonw_end(&w);
 	if (!w.oom && setxattr(s->cgroup, META_XATTR, w.buf, w.len, 0) < 0)
 		dlog("cannot record the owner of session %s on its cgroup: %s; after a restart "
@@ -188,23 +221,177 @@ static void write_meta(struct dsession *s)
 	jsonw_free(&w);
 }
 
-static void read_meta(struct dsession *s)
+/* The strings of arr (checked by string_array) as a vector; NULL if none. */
+static const char **strings_of(struct json_object *arr, size_t *n)
 {
-	char buf[4096];
+	const char **v;
+
+	*n = arr ? json_object_array_length(arr) : 0;
+	if (!*n)
+		return NULL;
+	v = calloc(*n, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < *n; i++)
+		v[i] = json_object_get_string(json_object_array_get_idx(arr, i));
+	return v;
+}
+
+/*
+ * The deny and exec_deny lists of lsm ({"deny":[...],"exec_deny":[...]})
+ * into the BPF LSM maps for session index. -errno, *bad the entry at fault.
+ */
+static int apply_lsm(struct daemon *d, uint32_t index, struct json_object *lsm, const char **bad)
+{
+	struct json_object *deny = NULL, *exec = NULL;
+	const char **dv = NULL, **ev = NULL;
+	size_t nd = 0, ne = 0;
+	int r;
+
+	*bad = NULL;
+	if (!lsm)
+		return 0;
+	if (proto_get_array(lsm, "deny", &deny) == 0 &&
+	    !string_array(deny, MAX_LSM_RULES, BPFBOX_PATH_LEN, false))
+		return -EINVAL;
+	if (proto_get_array(lsm, "exec_deny", &exec) == 0 &&
+	    !string_array(exec, MAX_LSM_RULES, BPFBOX_PATH_LEN, false))
+		return -EINVAL;
+	dv = strings_of(deny, &nd);
+	ev = strings_of(exec, &ne);
+	if ((nd && !dv) || (ne && !ev))
+		r = -ENOMEM;
+	else
+		r = agent_session_lsm(d->agent, index, dv, nd, ev, ne, bad);
+	free(dv);
+	free(ev);
+	return r;
+}
+
+/* The request's not_enforced without what the BPF LSM fills (gap flags). */
+static void drop_filled(struct json_object *req, uint32_t flags)
+{
+	struct json_object *ne, *kept;
+
+	if (!(flags & BPFBOX_SF_GAP_SCOPE) || proto_get_array(req, "not_enforced", &ne) != 0)
+		return;
+	kept = json_object_new_array();
+	for (size_t i = 0; kept && i < json_object_array_length(ne); i++) {
+		struct json_object *v = json_object_array_get_idx(ne, i);
+		char buf[512];
+
+		snprintf(buf, sizeof(buf), "%s", json_object_get_string(v));
+		agent_gaps_filled(buf, flags);
+		if (buf[0])
+			json_object_array_add(kept, json_object_new_string(buf));
+	}
+	if (kept)
+		json_object_object_add(req, "not_enforced", kept);
+}
+
+static bool full_access(struct json_object *req)
+{
+	struct json_object *pol;
+	const char *mode;
+
+	return proto_get_object(req, "policy", &pol) == 0 &&
+	       proto_get_str(pol, "mode", &mode) == 0 && streq(mode, "full-access");
+}
+
+/*
+ * The writable set ("writable", else "unix_dirs") into the BPF LSM by inode;
+ * the keys written are kept in s, to delete them at the end.
+ */
+static int apply_writable(struct daemon *d, struct dsession *s, uint32_t index,
+			  struct json_object *req)
+{
+	struct json_object *v = NULL;
+	const char **dirs;
+	size_t n;
+	int r;
+
+	if (proto_get_array(req, "writable", &v) != 0 && proto_get_array(req, "unix_dirs", &v) != 0)
+		return 0;
+	dirs = strings_of(v, &n);
+	if (n && !dirs)
+		return -ENOMEM;
+	free(s->wkeys);
+	s->nwkeys = 0;
+	s->wkeys = n ? calloc(n, sizeof(*s->wkeys)) : NULL;
+	r = n && !s->wkeys ? -ENOMEM
+			   : agent_session_writable(d->agent, index, dirs, n, s->wkeys, &s->nwkeys);
+	free(dirs);
+	return r;
+}
+
+/*
+ * Removes the session's BPF LSM entries: key by key from the lists it was
+ * given (a daemon with many sessions ends each at the cost of its own
+ * entries), else by walking the maps (an adopted session of an older
+ * daemon, whose lists were not kept).
+ */
+static void remove_lsm(struct daemon *d, struct dsession *s)
+{
+	struct json_object *deny = NULL, *exec = NULL;
+	const char **dv, **ev;
+	size_t nd, ne;
+
+	if (!s->lsm_lists) {
+		agent_session_lsm_clear(d->agent, s->index);
+		return;
+	}
+	proto_get_array(s->lsm_lists, "deny", &deny);
+	proto_get_array(s->lsm_lists, "exec_deny", &exec);
+	dv = strings_of(deny, &nd);
+	ev = strings_of(exec, &ne);
+	if ((nd && !dv) || (ne && !ev))
+		agent_session_lsm_clear(d->agent, s->index);
+	else
+		agent_session_lsm_remove(d->agent, s->index, dv, nd, ev, ne, s->wkeys, s->nwkeys);
+	free(dv);
+	free(ev);
+}
+
+static void read_meta(struct daemon *d, struct dsession *s)
+{
+	char *buf = malloc(META_MAX);
 	struct json_object *o, *v;
-	ssize_t n = getxattr(s->cgroup, META_XATTR, buf, sizeof(buf) - 1);
+	ssize_t n = buf ? getxattr(s->cgroup, META_XATTR, buf, META_MAX - 1) : -1;
+	const char *str, *bad;
 	struct stat st;
 	int64_t i;
+	int r;
 
 	s->uid = 0;
 	if (stat(s->cgroup, &st) == 0)
 		s->start_real_ns = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
-	if (n <= 0)
+	if (n <= 0) {
+		free(buf);
 		return;
+	}
 	buf[n] = '\0';
 	o = json_tokener_parse(buf);
+	free(buf);
 	if (!o)
 		return;
+	if (proto_get_str(o, "level", &str) == 0)
+		snprintf(s->level, sizeof(s->level), "%s", str);
+	/*
+	 * Its BPF LSM lists again: the pinned maps normally hold them still
+	 * (adding is idempotent), but an earlier daemon that ran without the
+	 * BPF LSM, or lost a pin, left them nowhere else.
+	 */
+	if (proto_get_object(o, "lsm", &v) == 0 && agent_status(d->agent)->lsm) {
+		r = apply_lsm(d, s->index, v, &bad);
+		if (!r && (s->flags & BPFBOX_SF_GAP_META))
+			r = apply_writable(d, s, s->index, v);
+		if (!r)
+			s->lsm_lists = json_object_get(v);
+		if (r < 0)
+			dlog("session %s: cannot restore its BPF LSM policy%s%s: %s", s->id,
+			     bad ? " at " : "", bad ? bad : "", strerror(-r));
+		s->lsm = r == 0;
+	}
 	if (proto_get_int(o, "uid", &i) == 0 && i >= 0)
 		s->uid = i;
 	if (proto_get_int(o, "pid", &i) == 0 && i > 0)
@@ -419,6 +606,10 @@ static int check_register(struct daemon *d, struct conn *c, struct json_object *
 	if ((r = proto_get_object(req, "labels", &v)) == -EINVAL || (!r && !labels_valid(v)))
 		return bad_member(d, c, "register", "labels",
 				  "an object of at most 32 strings, keys up to 64 bytes, values up to 256");
+	if ((r = proto_get_array(req, "writable", &v)) == -EINVAL ||
+	    (!r && !string_array(v, MAX_WRITABLE, PATH_MAX, true)))
+		return bad_member(d, c, "register", "writable",
+				  "at most 256 absolute paths");
 	if ((r = proto_get_array(req, "not_enforced", &v)) == -EINVAL ||
 	    (!r && !string_array(v, 64, 0, false)))
 		return bad_member(d, c, "register", "not_enforced", "an array of strings");
@@ -488,6 +679,37 @@ static void apply_limits(struct daemon *d, struct dsession *s, struct json_objec
 		json_object_object_add(req, "not_enforced", ne);
 	}
 	json_object_array_add(ne, json_object_new_string(s->lim.not_enforced));
+}
+
+/*
+ * Full unless the client asked for less: the daemon's BPF LSM takes the
+ * session's deny and exec_deny lists (docs/lsm.md).
+ */
+static bool want_lsm(struct json_object *req)
+{
+	const char *lvl;
+
+	return proto_get_str(req, "level_requested", &lvl) != 0 || streq(lvl, "Full");
+}
+
+/* {"deny":policy.deny,"exec_deny":policy.exec_deny} in *out (put by the caller). */
+static struct json_object *lsm_lists(struct json_object *req, struct json_object **out)
+{
+	struct json_object *pol, *v;
+
+	*out = json_object_new_object();
+	if (!*out)
+		return NULL;
+	if (proto_get_object(req, "policy", &pol) != 0)
+		pol = NULL;
+	if (pol && json_object_object_get_ex(pol, "deny", &v))
+		json_object_object_add(*out, "deny", json_object_get(v));
+	if (pol && json_object_object_get_ex(pol, "exec_deny", &v))
+		json_object_object_add(*out, "exec_deny", json_object_get(v));
+	if (json_object_object_get_ex(req, "writable", &v) ||
+	    json_object_object_get_ex(req, "unix_dirs", &v))
+		json_object_object_add(*out, "writable", json_object_get(v));
+	return *out;
 }
 
 /*
@@ -641,8 +863,8 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 	const struct agent_status *st = agent_status(d->agent);
 	struct session_cgroup cg;
 	struct dsession *s = NULL;
-	struct json_object *v;
-	const char *id, *str;
+	struct json_object *v, *lsm = NULL;
+	const char *id, *str, *bad;
 	uint32_t flags, index;
 	uint16_t proxy = 0, dns = 0;
 	bool in_map = false;
@@ -681,11 +903,51 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 	s->owner = c->serial;
 	s->state = DS_REGISTERED;
 	s->start_real_ns = real_now_ns();
-	if (proto_get_str(req, "level_enabled", &str) == 0)
-		snprintf(s->level, sizeof(s->level), "%s", str);
 	if (proto_get_array(req, "command", &v) == 0)
 		s->command = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 	s->command_truncated = json_object_object_get_ex(req, "command_truncated", NULL);
+	/*
+	 * The BPF LSM policy goes in before the session's map entry: the
+	 * programs never see the session without it.
+	 */
+	if (want_lsm(req)) {
+		r = apply_lsm(d, index, lsm_lists(req, &lsm), &bad);
+		if (r == -EINVAL || r == -ENAMETOOLONG) {
+			if (bad)
+				reply_error(d, c, EINVAL, "register: the BPF LSM cannot express '%s'%s; "
+					    "see docs/config.md for the forms of deny and exec_deny",
+					    bad, r == -ENAMETOOLONG ? " (too long or too deep)" : "");
+			else
+				bad_member(d, c, "register", "policy.deny and policy.exec_deny",
+					   "arrays of at most 1024 strings shorter than 256 bytes");
+			goto undo;
+		}
+		if (r < 0)
+			goto fail;
+		s->lsm = st->lsm;
+		if (s->lsm)
+			s->lsm_lists = json_object_get(lsm);
+		if (s->lsm && !full_access(req)) {
+			int64_t abi = 0;
+
+			proto_get_int(req, "landlock_abi", &abi);
+			if (!(flags & BPFBOX_SF_LANDLOCK))
+				abi = 0;
+			s->flags = flags |= agent_gap_flags(d->agent, abi);
+			drop_filled(req, flags);
+			r = apply_writable(d, s, index, req);
+			if (r < 0)
+				goto fail;
+		}
+	}
+	if (proto_get_str(req, "level_enabled", &str) == 0) {
+		/* What the client could do alone, and the BPF LSM of the daemon. */
+		if (s->lsm && streq(str, "Standard")) {
+			str = "Full";
+			json_object_object_add(req, "level_enabled", json_object_new_string(str));
+		}
+		snprintf(s->level, sizeof(s->level), "%s", str);
+	}
 	if (start_egress(d, c, s, req, &proxy, &dns) < 0)
 		goto undo; /* replied */
 	r = agent_session_add_egress(d->agent, cg.id, index, flags, proxy, dns);
@@ -709,7 +971,7 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 	r = table_add(&d->table, s);
 	if (r < 0)
 		goto fail;
-	write_meta(s);
+	write_meta(s, s->lsm ? lsm : NULL);
 	apply_limits(d, s, req);
 	ev_session_start(d, s, req);
 	dlog("session %s registered by pid %d uid %u: index %u, cgroup %s", s->id, s->client_pid,
@@ -722,11 +984,15 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 	jsonw_bool(&d->rw, "bpf_audit", st->audit);
 	jsonw_bool(&d->rw, "bpf_network", st->net);
 	jsonw_bool(&d->rw, "bpf_unix_connect", st->unix_connect);
+	jsonw_bool(&d->rw, "bpf_lsm", s->lsm);
 	jsonw_end(&d->rw);
+	if (s->level[0])
+		jsonw_str(&d->rw, "level_enabled", s->level);
 	if (proxy)
 		jsonw_u64(&d->rw, "proxy_port", proxy);
 	limits_json(&s->lim, &d->rw, "limits");
 	reply_send(d, c);
+	json_object_put(lsm);
 	return;
 fail:
 	reply_error(d, c, -r, "register: %s", strerror(-r));
@@ -735,12 +1001,16 @@ undo:
 		agent_session_remove(d->agent, cg.id, NULL, NULL);
 		agent_net_clear(d->agent, index);
 	}
+	agent_session_lsm_clear(d->agent, index);
 	rmdir(cg.path);
 	if (s) {
 		egress_stop(s->egress);
 		free(s->command);
+		json_object_put(s->lsm_lists);
+		free(s->wkeys);
 		free(s);
 	}
+	json_object_put(lsm);
 }
 
 /* The parent pid of pid from /proc/PID/stat (the name may hold ')'). */
@@ -899,6 +1169,7 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason)
 	agent_session_remove(d->agent, s->cgroup_id, &seq, &lost);
 	agent_flush_session(d->agent, s->index, &seq, ev_on_record, d);
 	agent_net_clear(d->agent, s->index);
+	remove_lsm(d, s);
 	ev_flood_say(d, s, true);
 	ev_session_end(d, s, seq, lost);
 	/* A subscription to this session ends with it. */
@@ -1079,6 +1350,7 @@ static void op_ping(struct daemon *d, struct conn *c)
 	jsonw_bool(w, "bpf_audit", st->audit);
 	jsonw_bool(w, "bpf_network", st->net);
 	jsonw_bool(w, "bpf_unix_connect", st->unix_connect);
+	jsonw_bool(w, "bpf_lsm", st->lsm);
 	/* Whether this peer may run sessions without the daemon (its ceiling). */
 	if (d->ceilings.set && !(c->peer.uid == 0 && d->ceilings.exempt_root)) {
 		const struct ceiling_rule *r = ceilings_match(&d->ceilings, c->peer.uid, c->peer.gid);
@@ -1505,6 +1777,7 @@ static int readopt_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 		agent_session_remove(d->agent, cgroup_id, &seq, NULL);
 		agent_flush_session(d->agent, index, &seq, discard_record, NULL);
 		agent_net_clear(d->agent, index);
+		agent_session_lsm_clear(d->agent, index);
 		dlog("forgot session index %u: no session cgroup with id %llu under %s", index,
 		     (unsigned long long)cgroup_id, d->parent);
 		return 0;
@@ -1523,7 +1796,7 @@ static int readopt_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 	s->cgroup_id = cgroup_id;
 	s->flags = flags;
 	s->state = DS_ADOPTED;
-	read_meta(s);
+	read_meta(d, s);
 	/* Its v1 cgroups, if any, go with it. */
 	limits_plan(&s->lim, &(struct policy_limits){ .memory_mb = 2048, .pids = 64,
 						      .cpu_percent = 100, .disk_mb = 1024 },
@@ -1545,6 +1818,8 @@ static int readopt_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 	}
 	if (table_add(&d->table, s) < 0) {
 		free(s->command);
+		json_object_put(s->lsm_lists);
+		free(s->wkeys);
 		free(s);
 		return 0;
 	}
@@ -1553,11 +1828,25 @@ static int readopt_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 	return 0;
 }
 
+static bool index_adopted(void *ctx, uint32_t index)
+{
+	return table_by_index(&((struct daemon *)ctx)->table, index) != NULL;
+}
+
 int ops_readopt(struct daemon *d)
 {
 	struct session_limits l;
 	struct policy_limits pl = { .memory_mb = 2048, .pids = 64, .cpu_percent = 100 };
-	int r = agent_session_foreach(d->agent, readopt_one, d);
+	int r = agent_session_foreach(d->agent, readopt_one, d), n;
+
+	/*
+	 * Policy entries of no adopted session (a daemon killed between a
+	 * register's writes): a later session given that index must not
+	 * inherit them.
+	 */
+	n = r < 0 ? 0 : agent_policy_sweep(d->agent, index_adopted, d);
+	if (n > 0)
+		dlog("removed %d policy map entries of sessions that no longer exist", n);
 
 	/* What a killed daemon or killed runs left: empty, stale session cgroups. */
 	limits_plan(&l, &pl, d->parent, LIMITS_VIA_AUTO);

@@ -619,6 +619,7 @@ static int open_agent(struct daemon *d)
 				 .audit_opens = true, .aggregate_ns = 1000000000ULL,
 				 .argv_max = d->o->argv_max,
 				 .cgroup_parent = d->parent, .pin_dir = d->o->pin_dir,
+				 .daemon_socket = d->o->socket_path,
 				 .on_record = ev_on_record, .ctx = d };
 	const struct agent_status *st;
 	int r;
@@ -634,10 +635,11 @@ static int open_agent(struct daemon *d)
 		return log_error_errno(r, "cannot load the BPF programs (%s); run 'bpfbox status'",
 				       d->o->pin_dir);
 	st = agent_status(d->agent);
-	dlog("audit tracepoints: %s; network programs: %s%s; pins in %s",
+	dlog("audit tracepoints: %s; network programs: %s%s; BPF LSM: %s; pins in %s",
 	     st->audit ? (st->audit_adopted ? "re-adopted" : "loaded") : "off",
 	     st->net ? (st->net_adopted ? "re-adopted" : "loaded") : "off",
-	     st->unix_connect ? " (with unix connect)" : "", d->o->pin_dir);
+	     st->unix_connect ? " (with unix connect)" : "",
+	     st->lsm ? (st->lsm_adopted ? "re-adopted" : "loaded") : "off", d->o->pin_dir);
 	if (st->why_not[0])
 		dlog("not loaded: %s", st->why_not);
 	return 0;

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "table.h"
 #include "../net/egress.h"
 #include "../lib/util.h"
@@ -60,6 +62,8 @@ void table_remove(struct table *t, struct dsession *s)
 	egress_stop(s->egress);
 	free(s->start_line);
 	free(s->command);
+	json_object_put(s->lsm_lists);
+	free(s->wkeys);
 	free(s);
 }
 

@@ -15,6 +15,8 @@
 
 #include "bpfbox/events.h"
 #include "../audit/encode.h"
+
+struct json_object;
 #include "../monitor/limits.h"
 
 enum dsession_state {
@@ -60,6 +62,10 @@ struct dsession {
 	char pause_reason[16];
 	char level[16];		/* level_enabled of its register, "" unknown (adopted) */
 	bool killed;		/* by the kill op */
+	bool lsm;		/* its deny and exec_deny lists are in the BPF LSM maps */
+	struct json_object *lsm_lists; /* {"deny","exec_deny","writable"} written there */
+	struct bpfbox_inode_key *wkeys; /* its writable set's keys, to delete them */
+	size_t nwkeys;
 	struct egress *egress;	/* name rules: its proxy and resolver, NULL none */
 	struct dsession *next;
 };

@@ -166,9 +166,14 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 			if (!json_object_is_type(v, json_type_boolean))
 				return fail(err, size, "%s.no_daemon: give true or false", where);
 			r->no_daemon = json_object_get_boolean(v);
+		} else if (streq(key, "no_namespaces")) {
+			if (!json_object_is_type(v, json_type_boolean))
+				return fail(err, size, "%s.no_namespaces: give true or false", where);
+			r->no_namespaces = json_object_get_boolean(v);
 		} else {
 			return fail(err, size, "%s: unknown key '%s'; valid keys: name, uid, group, "
-					       "modes, network, rw, limits, action, no_daemon",
+					       "modes, network, rw, limits, action, no_daemon, "
+					       "no_namespaces",
 				    where, key);
 		}
 	}
@@ -270,6 +275,13 @@ int ceiling_check(const struct ceiling_rule *r, struct json_object *policy, char
 	if (r->modes && (!mode || sandbox_mode_parse(mode, &m) < 0 || !(r->modes & (1U << m)))) {
 		snprintf(why, why_size, "ceiling '%s': mode %s is not allowed", r->name,
 			 mode ? mode : "?");
+		return -EPERM;
+	}
+	/* The namespace layer off (--no-namespaces) is a weaker session too. */
+	if (!r->no_namespaces && json_object_object_get_ex(policy, "namespaces", &v) &&
+	    json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v)) {
+		snprintf(why, why_size, "ceiling '%s': sessions without namespaces are not allowed",
+			 r->name);
 		return -EPERM;
 	}
 	if (json_object_object_get_ex(policy, "network", &v))

@@ -39,6 +39,7 @@ struct ceiling_rule {
 	uint64_t max[CL__COUNT];	/* 0: no bound */
 	bool clamp;			/* limits above max are lowered, not refused */
 	bool no_daemon;			/* clients may run --no-daemon while the daemon runs */
+	bool no_namespaces;		/* sessions may turn the namespace layer off */
 };
 
 struct ceilings {

@@ -615,6 +615,94 @@ static void probe_cgroup_v2(struct host_caps *caps, const char *scratch)
 		set_feat(fkill, FEAT_NO, -errno, "absent (kernel < 5.14)");
 }
 
+/*
+ * The answer of probe_bpf_lsm for this boot: "<boot id> yes" or "<boot id>
+ * no <why>". What the LSM list and the kernel allow does not change before
+ * a reboot, and /run is emptied by one.
+ */
+#define LSM_PROBE_CACHE "/run/bpfbox.lsm-probe"
+
+static int lsm_probe_cached(const char *boot, char *why, size_t size)
+{
+	_cleanup_close_ int fd = open(LSM_PROBE_CACHE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char buf[512];
+	struct stat st;
+	size_t blen = strlen(boot);
+	ssize_t n;
+
+	/* Only a root-owned file nobody else may write is believed. */
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022) ||
+	    !S_ISREG(st.st_mode))
+		return -ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (strncmp(buf, boot, blen) || buf[blen] != ' ')
+		return -ENOENT;
+	if (streq(buf + blen + 1, "yes")) {
+		why[0] = '\0';
+		return 1;
+	}
+	if (strncmp(buf + blen + 1, "no ", 3))
+		return -ENOENT;
+	snprintf(why, size, "%s", buf + blen + 4);
+	return 0;
+}
+
+static void lsm_probe_save(const char *boot, bool yes, const char *why)
+{
+	char tmp[64], buf[512];
+	int fd, len;
+
+	snprintf(tmp, sizeof(tmp), "%s.%d", LSM_PROBE_CACHE, getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return;
+	len = snprintf(buf, sizeof(buf), "%s %s%s\n", boot, yes ? "yes" : "no ", yes ? "" : why);
+	if (len > 0 && (size_t)len < sizeof(buf) && write(fd, buf, len) == len && close(fd) == 0)
+		rename(tmp, LSM_PROBE_CACHE);
+	else
+		close(fd);
+	unlink(tmp);
+}
+
+bool probe_bpf_lsm(char *why, size_t size)
+{
+	struct host_caps caps = { .root = geteuid() == 0 };
+	libbpf_print_fn_t old;
+	char boot[64] = "";
+	const char *step;
+	int r;
+
+	snprintf(why, size, "%s", "loading BPF LSM programs needs root");
+	if (!caps.root)
+		return false;
+	if (read_file_str("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) >= 0) {
+		boot[strcspn(boot, "\n")] = '\0';
+		r = boot[0] ? lsm_probe_cached(boot, why, size) : -ENOENT;
+		if (r >= 0)
+			return r;
+	}
+	probe_lsm_list(&caps);
+	if (caps.feat[FEAT_BPF_LSM_ACTIVE].state != FEAT_YES) {
+		snprintf(why, size, "BPF LSM: %s", caps.feat[FEAT_BPF_LSM_ACTIVE].detail);
+		r = -ENOPKG;
+	} else {
+		old = libbpf_set_print(libbpf_quiet);
+		r = probe_program("probe_lsm_file_open", attach_plain, -1, &step);
+		libbpf_set_print(old);
+		if (r)
+			snprintf(why, size, "BPF LSM: %s failed: %s", step, bpf_errno_meaning(-r));
+		else
+			why[0] = '\0';
+	}
+	if (boot[0])
+		lsm_probe_save(boot, !r, why);
+	return !r;
+}
+
 static void probe_bpf_features(struct host_caps *caps)
 {
 	char scratch[512];

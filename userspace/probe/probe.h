@@ -9,6 +9,7 @@
 #define BPFBOX_PROBE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "../sandbox/landlock.h"
 
@@ -88,6 +89,13 @@ int level_parse(const char *name, enum bpfbox_level *out);
 /* The level a set of enforcing features reaches (BRIEF.md's table). */
 enum bpfbox_level level_from(bool bpf_lsm, bool landlock, bool seccomp,
 			     bool cgroup_v2);
+
+/*
+ * Whether a BPF LSM program loads and attaches here (bpf in the active LSM
+ * list, root): the one probe `bpfbox run` pays to choose Full. why: the
+ * reason when not.
+ */
+bool probe_bpf_lsm(char *why, size_t size);
 
 /* Finds the cgroup v2 mount point; -ENOENT when there is none. */
 int cgroup2_mount_point(char *buf, size_t size);

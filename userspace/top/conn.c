@@ -132,16 +132,6 @@ int top_read_events(struct top *t, size_t max_bytes)
 	return r;
 }
 
-static struct json_object *op_request(const char *op, const char *id)
-{
-	struct json_object *req = json_object_new_object();
-
-	json_object_object_add(req, "op", json_object_new_string(op));
-	if (id)
-		json_object_object_add(req, "session", json_object_new_string(id));
-	return req;
-}
-
 static int send_request(struct top *t, enum top_req_kind kind, const char *op, const char *id)
 {
 	struct json_object *req;
@@ -154,7 +144,7 @@ static int send_request(struct top *t, enum top_req_kind kind, const char *op, c
 		return -ENOTCONN;
 	if (t->pend_n == TOP_MAX_PENDING)
 		return -EBUSY;
-	req = op_request(op, id);
+	req = daemon_request(op, id);
 	text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
 	len = strlen(text);
 	/* A few dozen bytes: the socket buffer takes them whole. */
@@ -328,7 +318,7 @@ void top_disconnect(struct top *t)
 static int call(struct daemon_client *c, const char *op, char *msg, size_t size,
 		struct json_object **reply)
 {
-	struct json_object *req = op_request(op, NULL);
+	struct json_object *req = daemon_request(op, NULL);
 	int r = daemon_client_call(c, req, reply, msg, size);
 
 	json_object_put(req);
