@@ -48,6 +48,8 @@ struct pending {
 	__u64 ptr;   /* user pointer: file name or sockaddr */
 	__u32 flags; /* open flags, or sockaddr length */
 	__u32 kind;  /* BPFBOX_EV_FILE, BPFBOX_EV_CONNECT or BPFBOX_EV_EXEC */
+	__u32 op;    /* BPFBOX_EV_FILE: enum bpfbox_file_op */
+	__u32 pad;
 };
 
 struct {
@@ -184,9 +186,9 @@ int handle_exit(void *ctx)
 	return 0;
 }
 
-static __always_inline int remember(__u64 ptr, __u32 flags, __u32 kind)
+static __always_inline int remember_op(__u64 ptr, __u32 flags, __u32 kind, __u32 op)
 {
-	struct pending p = { .ptr = ptr, .flags = flags, .kind = kind };
+	struct pending p = { .ptr = ptr, .flags = flags, .kind = kind, .op = op };
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
 	struct bpfbox_session *s = current_session();
@@ -196,6 +198,11 @@ static __always_inline int remember(__u64 ptr, __u32 flags, __u32 kind)
 		return 0;
 	bpf_map_update_elem(&pending, &tid, &p, BPF_ANY);
 	return 0;
+}
+
+static __always_inline int remember(__u64 ptr, __u32 flags, __u32 kind)
+{
+	return remember_op(ptr, flags, kind, BPFBOX_FILE_OPEN);
 }
 
 SEC("tracepoint/syscalls/sys_enter_openat")
@@ -309,7 +316,10 @@ static __always_inline void emit_file(struct bpfbox_session *s, struct pending *
 	struct bpfbox_file_event *e;
 	__u64 count = 1;
 
-	if (ret >= 0 && !(s->flags & BPFBOX_SF_AUDIT_ALL)) {
+	/* Changes (unlink, rename, ...) are recorded when refused, not each success. */
+	if (p->op != BPFBOX_FILE_OPEN && ret != -EACCES && ret != -EPERM)
+		return;
+	if (p->op == BPFBOX_FILE_OPEN && ret >= 0 && !(s->flags & BPFBOX_SF_AUDIT_ALL)) {
 		count = aggregate(s, p);
 		if (!count)
 			return;
@@ -317,11 +327,20 @@ static __always_inline void emit_file(struct bpfbox_session *s, struct pending *
 	e = event_reserve(s, sizeof(*e), BPFBOX_EV_FILE);
 	if (!e)
 		return;
-	e->flags = p->flags;
+	e->flags = p->op == BPFBOX_FILE_OPEN ? p->flags : 0;
 	e->count = count;
-	bpf_probe_read_user_str(e->path, sizeof(e->path), (void *)p->ptr);
-	/* No filter of ours denies open with EPERM but the BPF LSM. */
-	set_outcome(&e->hdr, s, ret, BPFBOX_LAYER_BPF_LSM);
+	e->op = p->op;
+	e->pad = 0;
+	e->path[0] = 0;
+	if (p->ptr)
+		bpf_probe_read_user_str(e->path, sizeof(e->path), (void *)p->ptr);
+	/*
+	 * No filter of ours denies open with EPERM but the BPF LSM; a change
+	 * refused with EPERM is the kernel's (a sticky directory, an immutable
+	 * file), BPF LSM's own path_rename/path_link denials report themselves.
+	 */
+	set_outcome(&e->hdr, s, ret,
+		    p->op == BPFBOX_FILE_OPEN ? BPFBOX_LAYER_BPF_LSM : BPFBOX_LAYER_KERNEL);
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -446,6 +465,39 @@ int exit_connect(struct trace_event_raw_sys_exit *ctx)
  * only its pid (then the comm is the invoker's when it chose itself, else
  * userspace reads /proc/PID/comm of the zombie, whose parent is frozen).
  */
+/*
+ * The changes Landlock refuses without a trace of its own (issue 18): the
+ * name each one is refused on, recorded at exit when it failed with EACCES
+ * or EPERM. Tracepoints this kernel lacks are switched off before load.
+ */
+#define FILE_OP_TP(sys, argn, opcode)                                         \
+	SEC("tracepoint/syscalls/sys_enter_" #sys)                            \
+	int enter_##sys(struct trace_event_raw_sys_enter *ctx)                \
+	{                                                                     \
+		return remember_op(ctx->args[argn], 0, BPFBOX_EV_FILE, opcode); \
+	}                                                                     \
+	SEC("tracepoint/syscalls/sys_exit_" #sys)                             \
+	int exit_##sys(struct trace_event_raw_sys_exit *ctx)                  \
+	{                                                                     \
+		return finish(ctx->ret);                                      \
+	}
+
+FILE_OP_TP(unlinkat, 1, BPFBOX_FILE_UNLINK)
+FILE_OP_TP(unlink, 0, BPFBOX_FILE_UNLINK)
+FILE_OP_TP(rmdir, 0, BPFBOX_FILE_RMDIR)
+FILE_OP_TP(renameat2, 1, BPFBOX_FILE_RENAME)
+FILE_OP_TP(renameat, 1, BPFBOX_FILE_RENAME)
+FILE_OP_TP(rename, 0, BPFBOX_FILE_RENAME)
+FILE_OP_TP(mkdirat, 1, BPFBOX_FILE_MKDIR)
+FILE_OP_TP(mkdir, 0, BPFBOX_FILE_MKDIR)
+FILE_OP_TP(linkat, 3, BPFBOX_FILE_LINK)
+FILE_OP_TP(link, 1, BPFBOX_FILE_LINK)
+FILE_OP_TP(symlinkat, 2, BPFBOX_FILE_SYMLINK)
+FILE_OP_TP(symlink, 1, BPFBOX_FILE_SYMLINK)
+FILE_OP_TP(fchmodat, 1, BPFBOX_FILE_CHMOD)
+FILE_OP_TP(chmod, 0, BPFBOX_FILE_CHMOD)
+FILE_OP_TP(utimensat, 1, BPFBOX_FILE_UTIMES)
+
 SEC("tracepoint/oom/mark_victim")
 int handle_oom_victim(struct trace_event_raw_mark_victim *ctx)
 {

@@ -487,6 +487,8 @@ static __always_inline void report_file(struct bpfbox_session *s,
 	deny_header(&e->hdr);
 	e->flags = flags;
 	e->count = 1;
+	e->op = BPFBOX_FILE_OPEN;
+	e->pad = 0;
 	e->path[0] = 0;
 	if (file && bpf_d_path((struct path *)&file->f_path, e->path,
 			       sizeof(e->path)) > 0) {

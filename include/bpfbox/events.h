@@ -84,6 +84,19 @@ struct bpfbox_fork_event {
 	__u32 pad;
 };
 
+/* What a file record is about: an open, or a refused change (issue 18). */
+enum bpfbox_file_op {
+	BPFBOX_FILE_OPEN = 0,
+	BPFBOX_FILE_UNLINK = 1,
+	BPFBOX_FILE_RMDIR = 2,
+	BPFBOX_FILE_RENAME = 3,
+	BPFBOX_FILE_MKDIR = 4,
+	BPFBOX_FILE_LINK = 5,
+	BPFBOX_FILE_SYMLINK = 6,
+	BPFBOX_FILE_CHMOD = 7,
+	BPFBOX_FILE_UTIMES = 8,
+};
+
 struct bpfbox_comm_event {
 	struct bpfbox_event_hdr hdr; /* comm: the name before the change */
 	char new_comm[BPFBOX_COMM_LEN];
@@ -93,6 +106,8 @@ struct bpfbox_file_event {
 	struct bpfbox_event_hdr hdr;
 	__u32 flags;	/* open(2) flags */
 	__u32 count;	/* identical allowed opens aggregated into this one */
+	__u32 op;	/* enum bpfbox_file_op */
+	__u32 pad;
 	char path[BPFBOX_PATH_LEN];
 };
 

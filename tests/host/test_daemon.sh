@@ -78,9 +78,10 @@ progs_before=$(our_progs)
 
 # A session through the daemon: same exit code, same event stream, in the daemon's file.
 expect_rc 3 "a session through the daemon keeps the command's exit code" \
-	"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- sh -c \
+	"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" --label tool_call=d-1 -- sh -c \
 	'echo $BPFBOX_SESSION_ID > sid; cat sid >/dev/null; /bin/true one two; exit 3'
 SID=$(cat "$WS/sid")
+check "$A1" "mine[0].get('labels') == {'tool_call': 'd-1'}" "session.start carries the client's --label"
 check "$A1" "mine[0]['type'] == 'session.start' and mine[-1]['type'] == 'session.end'" \
 	"the daemon's audit file has session.start ... session.end"
 check "$A1" "mine[0]['mode'] == 'daemon' and mine[0]['layers']['bpf_network'] and mine[0]['command'][0] == 'sh'" \
@@ -113,7 +114,7 @@ except PermissionError: sys.exit(1)
 except OSError: sys.exit(2)
 sys.exit(0)"'
 SID=$(cat "$WS/sid")
-check "$A1" "any(e['type'] == 'connect' and e['address'] == '169.254.169.254' and e['decision'] == 'deny' and e['layer'] == 'cgroup-bpf' for e in mine)" \
+check "$A1" "any(e['type'] == 'connect' and e.get('address') == '169.254.169.254' and e['decision'] == 'deny' and e['layer'] == 'cgroup-bpf' for e in mine)" \
 	"the metadata connect is a cgroup-bpf denial in the daemon's stream"
 
 # Listed while it runs.

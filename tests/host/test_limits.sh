@@ -257,10 +257,10 @@ ID=$(cat "$WS/id" 2>/dev/null)
 	ok "a private tmp 5,250 bytes deep is removed when the session ends" ||
 	fail "private tmp after a deep session: rc $rc, $(ls "$TMPD/ptmp" 2>&1) $(cat "$TMPD/ptmp.out")"
 
-# --- manual pause; the timeout counts running time only --------------------
+# --- manual pause; --timeout-counts running: the timeout counts running time only
 rm -f "$WS"/*
 TO=${LIMITS_TIMEOUT:-2} # a slow VM starts python in seconds
-bg slow -q -w "$WS" --timeout "$TO" -- sh -c "echo \$BPFBOX_SESSION_ID > id; $H runfor 1.5; echo ran"
+bg slow -q -w "$WS" --timeout "$TO" --timeout-counts running -- sh -c "echo \$BPFBOX_SESSION_ID > id; $H runfor 1.5; echo ran"
 wait_for "$WS/id" . 10
 ID=$(cat "$WS/id")
 expect_rc 0 "bpfbox pause" "$BPFBOX" pause "$ID"
@@ -381,8 +381,8 @@ cd /
 setpriv --reuid=65534 --regid=65534 --clear-groups "$BPFBOX" run -w "$TMPD/uws" $RO --disk 4 -- \
 	sh -c "sleep 0.5; exec $H writer big 12 /dev/null" >"$TMPD/u.out" 2>"$TMPD/u.err"
 rc=$?
-[ "$rc" = 137 ] && grep -q 'cannot be paused here' "$TMPD/u.err" &&
-	ok "unprivileged: over the disk limit the session is killed (no freezer)" ||
+[ "$rc" = 123 ] && grep -q 'cannot be paused here' "$TMPD/u.err" &&
+	ok "unprivileged: over the disk limit the session is killed (no freezer, exit 123)" ||
 	fail "unprivileged disk limit: rc $rc $(tail -c 300 "$TMPD/u.err")"
 grep -q 'RLIMIT_DATA' "$TMPD/u.err" && ok "unprivileged: the fallback is named in the warning" ||
 	fail "no fallback warning: $(head -c 300 "$TMPD/u.err")"

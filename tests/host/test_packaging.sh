@@ -242,6 +242,9 @@ expect_comp "--mode --memory" "run --m" "$B" run --m
 expect_comp "workspace-write read-only full-access" "run --mode values" "$B" run --mode ""
 expect_comp "aggregate all off" "run --audit-mode values" "$B" run --audit-mode ""
 expect_comp "deny allow" "run --net values" "$B" run --net ""
+expect_comp "pause kill memory=kill disk=kill" "run --on-limit values" "$B" run --on-limit ""
+expect_comp "wall running" "run --timeout-counts values" "$B" run --timeout-counts ""
+expect_comp "--status-fd --label --pause-timeout --read-host" "run's runtime options" "$B" run --
 expect_comp "check" "policy -> check" "$B" policy ""
 expect_comp "--agent" "policy check --a" "$B" policy check --a
 expect_comp "--cleanup --cgroup-parent" "daemon --c" "$B" daemon --c

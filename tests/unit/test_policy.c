@@ -336,6 +336,51 @@ static void test_merge_limits(void **state)
 	policy_free(&p);
 }
 
+/* Units in limits (issue 18): durations, sizes, MB sizes, choices. */
+static void test_merge_limit_units(void **state)
+{
+	struct policy_error err;
+	struct bpfbox_policy p;
+
+	(void)state;
+	policy_init(&p);
+	assert_int_equal(p.limits.pause_timeout_ms, POLICY_PAUSE_TIMEOUT_S * 1000);
+	assert_int_equal(p.limits.timeout_counts, TIMEOUT_COUNTS_WALL);
+	assert_int_equal(
+		merge(&p,
+		      "{\"limits\": {\"timeout_s\": \"5s\", \"output_bytes\": \"64K\","
+		      " \"memory_mb\": \"2G\", \"disk_mb\": \"512M\","
+		      " \"file_size_mb\": \"1MiB\", \"pause_timeout_s\": \"1500ms\","
+		      " \"timeout_counts\": \"running\", \"on_oom\": \"kill\"}}",
+		      "flags", &err),
+		0);
+	assert_int_equal(p.limits.timeout_ms, 5000);
+	assert_int_equal(p.limits.output_bytes, 65536);
+	assert_int_equal(p.limits.memory_mb, 2048);
+	assert_int_equal(p.limits.disk_mb, 512);
+	assert_int_equal(p.limits.file_size_mb, 1);
+	assert_int_equal(p.limits.pause_timeout_ms, 1500);
+	assert_int_equal(p.limits.timeout_counts, TIMEOUT_COUNTS_RUNNING);
+	assert_int_equal(p.limits.on_oom, ON_LIMIT_KILL);
+	assert_int_equal(p.limits.on_disk, ON_LIMIT_PAUSE);
+	assert_int_equal(merge(&p, "{\"limits\": {\"timeout_s\": \"2m\"}}", "flags", &err), 0);
+	assert_int_equal(p.limits.timeout_ms, 120000);
+	/* Refused: junk units, under the minimum, a unit on a plain count, a bad choice. */
+	assert_int_equal(merge(&p, "{\"limits\": {\"timeout_s\": \"5x\"}}", "flags", &err),
+			 -EINVAL);
+	assert_string_equal(err.path, "limits.timeout_s");
+	assert_int_equal(merge(&p, "{\"limits\": {\"memory_mb\": \"1M\"}}", "flags", &err),
+			 -EINVAL);
+	assert_int_equal(merge(&p, "{\"limits\": {\"pids\": \"5K\"}}", "flags", &err),
+			 -EINVAL);
+	assert_int_equal(merge(&p, "{\"limits\": {\"on_disk\": \"wait\"}}", "flags", &err),
+			 -EINVAL);
+	assert_int_equal(merge(&p, "{\"limits\": {\"pause_timeout_s\": 0}}", "flags", &err),
+			 -EINVAL);
+	assert_int_equal(p.limits.memory_mb, 2048);
+	policy_free(&p);
+}
+
 static void test_restrictions_then_extra(void **state)
 {
 	struct policy_error err;
@@ -841,7 +886,7 @@ static void test_to_json(void **state)
 	assert_int_equal(json_object_get_int64(v), 7);
 	assert_true(json_object_object_get_ex(lim, "open_files", &v));
 	assert_int_equal(json_object_get_int64(v), 1024);
-	assert_int_equal(json_object_object_length(lim), 8);
+	assert_int_equal(json_object_object_length(lim), 12);
 	assert_true(json_object_object_get_ex(o, "layers", &v));
 	assert_int_equal(json_object_array_length(v), 2);
 	assert_string_equal(
@@ -1592,6 +1637,7 @@ int main(void)
 		T(test_error_format),
 		T(test_merge_scalars),
 		T(test_merge_limits),
+		T(test_merge_limit_units),
 		T(test_restrictions_then_extra),
 		T(test_env),
 		T(test_deny_list_protection),

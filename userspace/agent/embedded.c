@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <json-c/json.h>
 
@@ -65,11 +67,68 @@ static void sink_flush(struct embedded *e)
 	jsonw_reset(&e->w);
 }
 
+/* A denial of our layers, for the end-of-run summary (docs/runtime.md). */
+static void count_denial(struct embedded *e, const void *data, size_t size)
+{
+	static const char *const layers[] = {
+		[BPFBOX_LAYER_LANDLOCK] = "landlock", [BPFBOX_LAYER_SECCOMP] = "seccomp",
+		[BPFBOX_LAYER_CGROUP_BPF] = "cgroup_bpf", [BPFBOX_LAYER_BPF_LSM] = "bpf_lsm",
+	};
+	static const char *const ops[] = {
+		[BPFBOX_FILE_OPEN] = "open",	 [BPFBOX_FILE_UNLINK] = "unlink",
+		[BPFBOX_FILE_RMDIR] = "rmdir",	 [BPFBOX_FILE_RENAME] = "rename",
+		[BPFBOX_FILE_MKDIR] = "mkdir",	 [BPFBOX_FILE_LINK] = "link",
+		[BPFBOX_FILE_SYMLINK] = "symlink", [BPFBOX_FILE_CHMOD] = "chmod",
+		[BPFBOX_FILE_UTIMES] = "utimes",
+	};
+	const struct bpfbox_event_hdr *h = data;
+	const char *layer;
+
+	if (!e->session || size < sizeof(*h) || h->decision != BPFBOX_DENY ||
+	    h->layer >= ARRAY_SIZE(layers) || !layers[h->layer])
+		return; /* the kernel's own refusals (DAC) are not ours to explain */
+	layer = layers[h->layer];
+	if (h->type == BPFBOX_EV_FILE && size >= sizeof(struct bpfbox_file_event)) {
+		const struct bpfbox_file_event *f = data;
+		char path[sizeof(f->path) + 1];
+		const char *op = f->op < ARRAY_SIZE(ops) && ops[f->op] ? ops[f->op] : "file";
+
+		snprintf(path, sizeof(path), "%.*s", (int)strnlen(f->path, sizeof(f->path)), f->path);
+		/* An open for writing is a write. */
+		if (f->op == BPFBOX_FILE_OPEN &&
+		    ((f->flags & O_ACCMODE) != O_RDONLY || (f->flags & (O_CREAT | O_TRUNC))))
+			op = "write";
+		session_denial_add(e->session, layer, op, path, -h->err);
+	} else if (h->type == BPFBOX_EV_CONNECT && size >= sizeof(struct bpfbox_connect_event)) {
+		const struct bpfbox_connect_event *c = data;
+		char addr[INET6_ADDRSTRLEN] = "?", what[INET6_ADDRSTRLEN + 112];
+
+		if (c->family == AF_UNIX)
+			snprintf(what, sizeof(what), "unix:%.*s",
+				 (int)strnlen(c->unix_path, sizeof(c->unix_path)), c->unix_path);
+		else {
+			inet_ntop(c->family == AF_INET6 ? AF_INET6 : AF_INET, c->addr, addr,
+				  sizeof(addr));
+			snprintf(what, sizeof(what), c->family == AF_INET6 ? "[%s]:%u" : "%s:%u",
+				 addr, c->port);
+		}
+		session_denial_add(e->session, layer, "connect", what, -h->err);
+	} else if (h->type == BPFBOX_EV_EXEC && size >= sizeof(struct bpfbox_exec_event)) {
+		const struct bpfbox_exec_event *x = data;
+		char path[sizeof(x->filename) + 1];
+
+		snprintf(path, sizeof(path), "%.*s",
+			 (int)strnlen(x->filename, sizeof(x->filename)), x->filename);
+		session_denial_add(e->session, layer, "exec", path, -h->err);
+	}
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct embedded *e = ctx;
 	uint64_t now = now_ns();
 
+	count_denial(e, data, size);
 	/* A flood is counted, not written: exact counts by type, once a second. */
 	if (!audit_flood_pass(&e->flood, data, size, now))
 		return 0;
@@ -133,7 +192,7 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 {
 	const struct session_layers *l = &s->layers;
 	const struct agent_status *st = agent_status(e->agent);
-	struct json_object *pol = policy_to_json(s->policy);
+	struct json_object *pol = policy_to_json(s->policy), *labels = NULL;
 
 	redact_env(pol);
 
@@ -162,9 +221,25 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 	if (redact_argv(argv, put_arg, &e->w, 0) < 0)
 		jsonw_array_strn(&e->w, REDACT_MARKER, REDACT_MARKER_LEN);
 	jsonw_array_end(&e->w);
-	audit_put_policy(&e->w, NULL,
+	/* --label KEY=VALUE pairs as an object (the daemon gets the same in register). */
+	for (size_t i = 0; s->labels && i < s->labels->n; i++) {
+		const char *lb = s->labels->v[i], *eq = strchr(lb, '=');
+		char key[128];
+
+		if (!eq || (size_t)(eq - lb) >= sizeof(key))
+			continue;
+		if (!labels)
+			labels = json_object_new_object();
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - lb), lb);
+		json_object_object_add(labels, key, json_object_new_string(eq + 1));
+	}
+	audit_put_policy(&e->w,
+			 labels ? json_object_to_json_string_ext(labels, JSON_C_TO_STRING_PLAIN |
+								      JSON_C_TO_STRING_NOSLASHESCAPE)
+				: NULL,
 			 json_object_to_json_string_ext(pol, JSON_C_TO_STRING_PLAIN |
 								     JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(labels);
 	jsonw_end(&e->w);
 	jsonw_newline(&e->w);
 	json_object_put(pol);
@@ -352,6 +427,8 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 	s->hooks.poll_fd = agent_ring_fd(e->agent);
 	s->hooks.on_poll = on_poll;
 	s->hooks.ctx = e;
+	e->session = s;
+	session_note_bpf_lsm(s, agent_status(e->agent)->lsm);
 	emit_start(e, s, argv);
 	return 0;
 fail:

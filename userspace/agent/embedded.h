@@ -38,6 +38,7 @@ struct embedded {
 	struct jsonw w;
 	int out_fd;
 	const char *session_id;
+	struct session *session; /* denials go to its summary */
 	int write_error; /* first errno writing the audit sink */
 	bool lsm;	 /* the session's policy is in the BPF LSM maps */
 	struct audit_flood flood; /* the records' rate limit */

@@ -327,9 +327,19 @@ int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void
 	case BPFBOX_EV_FILE: {
 		const struct bpfbox_file_event *e = data;
 
+		static const char *const ops[] = {
+			[BPFBOX_FILE_UNLINK] = "unlink", [BPFBOX_FILE_RMDIR] = "rmdir",
+			[BPFBOX_FILE_RENAME] = "rename", [BPFBOX_FILE_MKDIR] = "mkdir",
+			[BPFBOX_FILE_LINK] = "link",	 [BPFBOX_FILE_SYMLINK] = "symlink",
+			[BPFBOX_FILE_CHMOD] = "chmod",	 [BPFBOX_FILE_UTIMES] = "utimes",
+		};
+
 		jsonw_strn(w, "path", e->path, strnlen(e->path, sizeof(e->path)));
 		jsonw_u64(w, "flags", e->flags);
 		jsonw_u64(w, "count", e->count);
+		/* Opens carry no op: the stream of older versions stays as it was. */
+		if (e->op && e->op < sizeof(ops) / sizeof(ops[0]) && ops[e->op])
+			jsonw_str(w, "op", ops[e->op]);
 		break;
 	}
 	case BPFBOX_EV_CONNECT:

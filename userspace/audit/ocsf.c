@@ -552,7 +552,7 @@ static void enc_exit(struct jsonw *w, const struct ev *e, const char *hostname)
 
 static void enc_file(struct jsonw *w, const struct ev *e, const char *hostname)
 {
-	static const char *const extra[] = { "flags", NULL };
+	static const char *const extra[] = { "flags", "op", NULL };
 	const char *path = get_str(e->o, "path");
 	char what[PATH_MAX + 16], msg[PATH_MAX + 64];
 	struct obs_list obs = { 0 };

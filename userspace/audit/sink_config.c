@@ -93,67 +93,6 @@ static int unescape(const char *in, size_t len, char *out, size_t size)
 	return 0;
 }
 
-/* 100, 4K, 100M, 1G, 16MiB (powers of 1024). */
-static int parse_size(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!isdigit((unsigned char)s[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
-	switch (toupper((unsigned char)*end)) {
-	case 'K':
-		v <<= 10;
-		end++;
-		break;
-	case 'M':
-		v <<= 20;
-		end++;
-		break;
-	case 'G':
-		v <<= 30;
-		end++;
-		break;
-	}
-	if (end[0] == 'i' && end[1] == 'B')
-		end += 2;
-	else if (end[0] == 'B')
-		end++;
-	if (*end || v > (1ULL << 50))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* 500ms, 2s, 1m, 1h; a bare number is seconds. */
-static int parse_duration(const char *s, uint64_t *ns)
-{
-	unsigned long long v;
-	uint64_t unit = 1000000000ULL;
-	char *end;
-
-	if (!isdigit((unsigned char)s[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || v > 1000000000ULL)
-		return -EINVAL;
-	if (streq(end, "ms"))
-		unit = 1000000ULL;
-	else if (streq(end, "m"))
-		unit = 60ULL * 1000000000ULL;
-	else if (streq(end, "h"))
-		unit = 3600ULL * 1000000000ULL;
-	else if (*end && !streq(end, "s"))
-		return -EINVAL;
-	*ns = v * unit;
-	return 0;
-}
-
 static int parse_facility(const char *s)
 {
 	static const char *const names[] = {
@@ -236,7 +175,7 @@ static int parse_fsync(struct sink_config *c, const char *v, char *err, size_t s
 		c->fsync = SINK_FSYNC_EVENTS;
 		c->fsync_events = n;
 	} else if (startswith(v, "interval:")) {
-		if (parse_duration(v + 9, &c->fsync_interval_ns) < 0 ||
+		if (parse_duration_ns(v + 9, &c->fsync_interval_ns) < 0 ||
 		    c->fsync_interval_ns < 1000000ULL)
 			return fail(err, size, "fsync: '%s': give interval:DURATION of at least "
 					       "1ms (500ms, 2s)", v);
@@ -345,7 +284,7 @@ static int parse_key(struct sink_config *c, const char *key, const char *v, char
 					       "carries", v);
 		snprintf(c->tls_name, sizeof(c->tls_name), "%s", v);
 	} else if (net && streq(key, "confirm")) {
-		if (parse_duration(v, &c->confirm_ns) < 0 || c->confirm_ns > 60000000000ULL)
+		if (parse_duration_ns(v, &c->confirm_ns) < 0 || c->confirm_ns > 60000000000ULL)
 			return fail(err, size, "confirm: '%s': give a duration up to 60s (0, 500ms, "
 					       "2s)", v);
 	} else {

@@ -4,6 +4,7 @@
  * resume, kill); for a session no daemon knows (embedded mode), as root on
  * its cgroup directly, where its `bpfbox run` sees the change.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "cli.h"
 #include "../daemon/client.h"
 #include "../monitor/control.h"
+#include "../agent/cgroup.h"
 #include "../lib/util.h"
 
 #define CALL_TIMEOUT_MS 5000
@@ -82,6 +84,79 @@ static int act_locally(const char *cmd, const char *id, uint64_t mem, uint64_t d
 	return say_done(cmd, id, m, dk);
 }
 
+/* Adds id to the candidates when it starts with prefix and is new. */
+static void candidate(const char *id, const char *prefix, char found[][33], int *n)
+{
+	if (!proto_session_id_valid(id) || strncmp(id, prefix, strlen(prefix)))
+		return;
+	for (int i = 0; i < *n && i < 2; i++)
+		if (streq(found[i], id))
+			return;
+	if (*n < 2)
+		snprintf(found[*n], 33, "%s", id);
+	(*n)++;
+}
+
+/*
+ * A unique prefix (4 to 32 hex digits, as 'bpfbox sessions', stderr and the
+ * status channel show them) into the whole id: the daemon's sessions and
+ * the session cgroups of embedded mode. 0, or an exit code (printed).
+ */
+static int resolve_id(const char *cmd, const char *sock, const char *prefix, char *id)
+{
+	struct json_object *req, *reply = NULL, *list, *v;
+	struct daemon_client c;
+	char found[2][33], parent[PATH_MAX], msg[256];
+	int n = 0;
+	size_t len = strlen(prefix);
+	DIR *d;
+
+	for (size_t i = 0; i < len; i++)
+		if (!((prefix[i] >= '0' && prefix[i] <= '9') || (prefix[i] >= 'a' && prefix[i] <= 'f')))
+			len = 0;
+	if (len < 4 || len > 32) {
+		fprintf(stderr, "bpfbox %s: '%s' is not a session id (4 to 32 lowercase hex digits "
+				"of one, as 'bpfbox sessions' lists them)\n", cmd, prefix);
+		return EXIT_USAGE;
+	}
+	if (len == 32) {
+		snprintf(id, 33, "%s", prefix);
+		return 0;
+	}
+	if (daemon_client_connect(&c, daemon_socket_path(sock), CALL_TIMEOUT_MS) == 0) {
+		req = json_object_new_object();
+		json_object_object_add(req, "op", json_object_new_string("list"));
+		if (daemon_client_call(&c, req, &reply, msg, sizeof(msg)) == 0 &&
+		    json_object_object_get_ex(reply, "sessions", &list) &&
+		    json_object_is_type(list, json_type_array)) {
+			for (size_t i = 0; i < json_object_array_length(list); i++)
+				if (json_object_object_get_ex(json_object_array_get_idx(list, i),
+							      "session", &v))
+					candidate(json_object_get_string(v), prefix, found, &n);
+		}
+		json_object_put(req);
+		json_object_put(reply);
+		daemon_client_close(&c);
+	}
+	if (cgroup_parent(parent, sizeof(parent)) == 0 && (d = opendir(parent))) {
+		struct dirent *e;
+
+		while ((e = readdir(d)))
+			candidate(e->d_name, prefix, found, &n);
+		closedir(d);
+	}
+	if (n == 1) {
+		snprintf(id, 33, "%s", found[0]);
+		return 0;
+	}
+	if (n == 0)
+		fprintf(stderr, "bpfbox %s: no running session's id starts with %s\n", cmd, prefix);
+	else
+		fprintf(stderr, "bpfbox %s: %d sessions' ids start with %s (%s, %s%s); give more "
+				"digits\n", cmd, n, prefix, found[0], found[1], n > 2 ? ", ..." : "");
+	return 1;
+}
+
 static int lifecycle(const char *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -91,10 +166,10 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	unsigned long long mem = 0, disk = 0;
+	uint64_t mem = 0, disk = 0;
 	struct daemon_client c;
-	const char *sock = NULL, *id;
-	char msg[512], why[PATH_MAX + 64];
+	const char *sock = NULL;
+	char msg[512], why[PATH_MAX + 64], id[33];
 	int o, r;
 
 	optind = 1;
@@ -108,11 +183,11 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 					o == 'm' ? "memory" : "disk");
 				return EXIT_USAGE;
 			}
-			if (parse_u64(optarg, o == 'm' ? &mem : &disk) < 0 ||
+			if (parse_size_mb(optarg, o == 'm' ? &mem : &disk) < 0 ||
 			    (o == 'm' ? mem < CTL_MIN_MEMORY_MB : disk < CTL_MIN_DISK_MB) ||
 			    (o == 'm' ? mem : disk) > (1ULL << 40)) {
-				fprintf(stderr, "bpfbox resume: --%s %s: give a whole number of MB, "
-						"at least %d\n", o == 'm' ? "memory" : "disk", optarg,
+				fprintf(stderr, "bpfbox resume: --%s %s: give a size in MB (512) "
+						"or with a unit (512M, 2G), at least %d MB\n", o == 'm' ? "memory" : "disk", optarg,
 					o == 'm' ? CTL_MIN_MEMORY_MB : CTL_MIN_DISK_MB);
 				return EXIT_USAGE;
 			}
@@ -135,12 +210,9 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 		usage(stderr, cmd);
 		return EXIT_USAGE;
 	}
-	id = argv[optind];
-	if (!proto_session_id_valid(id)) {
-		fprintf(stderr, "bpfbox %s: '%s' is not a session id (32 lowercase hex digits, "
-				"as 'bpfbox sessions' lists them)\n", cmd, id);
-		return EXIT_USAGE;
-	}
+	r = resolve_id(cmd, sock, argv[optind], id);
+	if (r)
+		return r;
 	r = daemon_client_connect(&c, daemon_socket_path(sock), CALL_TIMEOUT_MS);
 	if (r < 0) {
 		if (sock) {

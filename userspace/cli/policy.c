@@ -5,11 +5,14 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <json-c/json.h>
 
 #include "cli.h"
 #include "../lib/util.h"
 #include "../policy/policy.h"
+#include "../probe/probe.h"
+#include "../sandbox/session.h"
 
 static void policy_usage(FILE *out)
 {
@@ -63,6 +66,35 @@ static int flags_layer(const char *mode, const char *workspace,
 				       json_object_new_string(workspace));
 	*out = o;
 	return 0;
+}
+
+/*
+ * What of p this host would not enforce in a session without a daemon:
+ * the layers session_plan() finds missing and, without BPF LSM, the rules
+ * only it holds. Also said on stderr, one line.
+ */
+static void add_not_enforced(struct json_object *out, const struct bpfbox_policy *p)
+{
+	struct json_object *arr = json_object_new_array();
+	struct host_caps caps;
+	struct session s;
+	char *save = NULL;
+
+	if (session_plan(&s, p) < 0) {
+		json_object_put(arr);
+		return;
+	}
+	/* Loading BPF LSM is the only true test of it; without root it cannot load here. */
+	probe_host(&caps, getuid() == 0 ? PROBE_ALL : 0);
+	session_note_bpf_lsm(&s, caps.feat[FEAT_BPF_LSM].state == FEAT_YES);
+	if (s.layers.not_enforced[0])
+		fprintf(stderr, "bpfbox policy: not enforced on this host: %s\n",
+			s.layers.not_enforced);
+	for (char *t = strtok_r(s.layers.not_enforced, ";", &save); t;
+	     t = strtok_r(NULL, ";", &save))
+		json_object_array_add(arr, json_object_new_string(t + strspn(t, " ")));
+	json_object_object_add(out, "not_enforced", arr);
+	session_cleanup(&s);
 }
 
 static int policy_check(int argc, char **argv)
@@ -143,6 +175,8 @@ static int policy_check(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	out = policy_to_json(&p);
+	if (out)
+		add_not_enforced(out, &p);
 	policy_free(&p);
 	if (!out) {
 		fprintf(stderr, "bpfbox policy: out of memory\n");

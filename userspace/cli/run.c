@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* bpfbox run: the command line becomes the last policy layer, then a session. */
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +35,22 @@ static void run_usage(FILE *out)
 		"  --exec-deny NAME      never execute NAME (a file name or absolute path;\n"
 		"                        enforced by BPF LSM where it loads)\n"
 		"  --env NAME[=VALUE]    add a variable (NAME alone passes the caller's)\n"
-		"  --timeout SECONDS     stop the session after this (default 120, 0: none)\n"
-		"  --output-limit BYTES  cap on stdout+stderr (default 1048576, 0: none)\n"
-		"  --memory MB, --pids N, --cpu PERCENT, --disk MB   resource limits\n"
+		"  --timeout DURATION    stop the session after this much wall-clock time\n"
+		"                        (90, 500ms, 5s, 2m, 1h; default 120 s, 0: none)\n"
+		"  --timeout-counts wall|running   running: time paused is not counted\n"
+		"  --output-limit SIZE   cap on stdout+stderr, head and tail kept\n"
+		"                        (65536, 64K, 1M; default 1M, 0: none)\n"
+		"  --memory SIZE, --pids N, --cpu PERCENT, --disk SIZE   resource limits\n"
+		"                        (a bare SIZE is MB; 512M, 2G)\n"
+		"  --on-limit pause|kill what the memory and disk limits do (default pause);\n"
+		"                        per limit: memory=kill,disk=pause\n"
+		"  --pause-timeout DURATION   a paused session is killed after this\n"
+		"                        (default 60 s; exit 123)\n"
+		"  --status-fd N         write one JSON line per lifecycle event to fd N\n"
+		"                        (started, paused, resumed, denied, ended)\n"
+		"  --label KEY=VALUE     attach a label to the session (repeatable)\n"
+		"  --read-host           read (not write) the whole host but the credential\n"
+		"                        paths\n"
 		"  --limits-via auto|cgroup|rlimit   how they hold (default auto: cgroup v2,\n"
 		"                        else v1 as root, else rlimit; cgroup: refuse to run\n"
 		"                        without; rlimit: no cgroup controllers, docs/limits.md)\n"
@@ -64,14 +79,16 @@ static void run_usage(FILE *out)
 		"                        an explicit full that cannot hold is exit 125;\n"
 		"                        $BPFBOX_LEVEL sets the default\n"
 		"  -v, --verbose         print the effective policy and level to stderr\n"
-		"  -q, --quiet           no warnings about unenforced layers\n"
-		"exit: the command's code; 124 timeout; 125 setup failed (nothing ran);\n"
+		"  -q, --quiet           no warnings, but what is not enforced (once)\n"
+		"exit: the command's code; 123 killed by a limit (paused too long, or\n"
+		"      --on-limit kill); 124 timeout; 125 setup failed (nothing ran);\n"
 		"      126 not executable; 127 not found; 128+N killed by signal N\n");
 }
 
 enum {
 	OPT_MODE = 256, OPT_RO, OPT_RW, OPT_NET, OPT_ENV, OPT_TIMEOUT, OPT_OUTPUT,
-	OPT_MEMORY, OPT_PIDS, OPT_CPU, OPT_DISK, OPT_USER, OPT_UNCONFINED,
+	OPT_MEMORY, OPT_PIDS, OPT_CPU, OPT_DISK, OPT_PAUSE_TIMEOUT, OPT_TIMEOUT_COUNTS,
+	OPT_ON_LIMIT, OPT_STATUS_FD, OPT_LABEL, OPT_READ_HOST, OPT_USER, OPT_UNCONFINED,
 	OPT_NO_NAMESPACES,
 	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT, OPT_AUDIT_MODE, OPT_AUDIT_RING,
 	OPT_NET_ALLOW, OPT_NET_DENY, OPT_NET_RESOLVER, OPT_EXEC_DENY,
@@ -92,6 +109,12 @@ static const struct option run_opts[] = {
 	{ "pids", required_argument, NULL, OPT_PIDS },
 	{ "cpu", required_argument, NULL, OPT_CPU },
 	{ "disk", required_argument, NULL, OPT_DISK },
+	{ "pause-timeout", required_argument, NULL, OPT_PAUSE_TIMEOUT },
+	{ "timeout-counts", required_argument, NULL, OPT_TIMEOUT_COUNTS },
+	{ "on-limit", required_argument, NULL, OPT_ON_LIMIT },
+	{ "status-fd", required_argument, NULL, OPT_STATUS_FD },
+	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "read-host", no_argument, NULL, OPT_READ_HOST },
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "allow-unconfined", no_argument, NULL, OPT_UNCONFINED },
 	{ "no-namespaces", no_argument, NULL, OPT_NO_NAMESPACES },
@@ -167,13 +190,45 @@ static int add_env(struct json_object *flags, const char *arg)
 	return 0;
 }
 
+/* A bare number in the key's unit, or a string with a unit the policy layer reads. */
 static int add_limit(struct json_object *flags, const char *key, const char *arg)
 {
 	unsigned long long v;
 
-	if (parse_u64(arg, &v) < 0 || v > INT64_MAX)
+	if (!*arg)
 		return -EINVAL;
-	json_object_object_add(sub_object(flags, "limits"), key, json_object_new_int64(v));
+	if (parse_u64(arg, &v) == 0 && v <= INT64_MAX)
+		json_object_object_add(sub_object(flags, "limits"), key, json_object_new_int64(v));
+	else
+		json_object_object_add(sub_object(flags, "limits"), key,
+				       json_object_new_string(arg));
+	return 0;
+}
+
+/* --on-limit pause|kill, or memory=pause|kill, disk=pause|kill (comma separated). */
+static int add_on_limit(struct json_object *flags, const char *arg)
+{
+	struct json_object *lim = sub_object(flags, "limits");
+	_cleanup_free_ char *copy = strdup(arg);
+	char *save = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '=');
+		const char *what = eq ? eq + 1 : t;
+
+		if (!streq(what, "pause") && !streq(what, "kill"))
+			return -EINVAL;
+		if (eq)
+			*eq = '\0';
+		if (!eq || streq(t, "memory") || streq(t, "oom"))
+			json_object_object_add(lim, "on_oom", json_object_new_string(what));
+		if (!eq || streq(t, "disk"))
+			json_object_object_add(lim, "on_disk", json_object_new_string(what));
+		if (eq && !streq(t, "memory") && !streq(t, "oom") && !streq(t, "disk"))
+			return -EINVAL;
+	}
 	return 0;
 }
 
@@ -184,6 +239,8 @@ static const char *const limit_keys[] = {
 	[OPT_PIDS - OPT_TIMEOUT] = "pids",
 	[OPT_CPU - OPT_TIMEOUT] = "cpu_percent",
 	[OPT_DISK - OPT_TIMEOUT] = "disk_mb",
+	[OPT_PAUSE_TIMEOUT - OPT_TIMEOUT] = "pause_timeout_s",
+	[OPT_TIMEOUT_COUNTS - OPT_TIMEOUT] = "timeout_counts",
 };
 
 /*
@@ -207,6 +264,20 @@ static int pause_via_daemon(void *ctx, struct session_event *ev)
 	if (pid)
 		ev->pid = pid;
 	return 0;
+}
+
+/* KEY=VALUE with a KEY that is a plain identifier and bounded sizes. */
+static bool label_valid(const char *l)
+{
+	const char *eq = strchr(l, '=');
+	size_t klen = eq ? (size_t)(eq - l) : 0;
+
+	if (!eq || !klen || klen > 64 || strlen(eq + 1) > 256)
+		return false;
+	for (size_t i = 0; i < klen; i++)
+		if (!isalnum((unsigned char)l[i]) && !strchr("_.-", l[i]))
+			return false;
+	return true;
 }
 
 static void print_verbose(const struct session *s, const struct bpfbox_policy *p)
@@ -238,10 +309,12 @@ int cmd_run(int argc, char **argv)
 	bool no_daemon = false, use_daemon = false, planned = false;
 	bool verbose = false, quiet = false, audit = false;
 	enum limits_via via = LIMITS_VIA_AUTO;
+	struct strv labels = { 0 };
+	int c, r, code = EXIT_SETUP, status_fd = -1;
+	unsigned long long ul;
 	enum bpfbox_level want = LEVEL_FULL;
 	bool level_given = false, auto_full = false;
 	char why[320] = "";
-	int c, r, code = EXIT_SETUP;
 
 	/* $BPFBOX_LEVEL is the default of --level (a runtime that wants less everywhere). */
 	if (getenv("BPFBOX_LEVEL")) {
@@ -301,8 +374,41 @@ int cmd_run(int argc, char **argv)
 		case OPT_PIDS:
 		case OPT_CPU:
 		case OPT_DISK:
+		case OPT_PAUSE_TIMEOUT:
+		case OPT_TIMEOUT_COUNTS:
 			if (add_limit(flags, limit_keys[c - OPT_TIMEOUT], optarg) < 0) {
-				code = bad_usage("'%s' is not a whole number", optarg);
+				code = bad_usage("'%s' is empty", optarg);
+				goto out_flags;
+			}
+			break;
+		case OPT_STATUS_FD:
+			if (parse_u64(optarg, &ul) < 0 || ul < 3 || ul > INT32_MAX ||
+			    fcntl((int)ul, F_GETFD) < 0) {
+				code = bad_usage("--status-fd %s: give an open file descriptor above 2 "
+						 "(e.g. 3 with 3>status.jsonl)", optarg);
+				goto out_flags;
+			}
+			status_fd = (int)ul;
+			/* The command must not write to it: closed at its exec. */
+			fcntl(status_fd, F_SETFD, FD_CLOEXEC);
+			break;
+		case OPT_LABEL:
+			if (!label_valid(optarg)) {
+				code = bad_usage("--label '%s': give KEY=VALUE, KEY of letters, digits, "
+						 "'_', '.', '-' (at most 64), VALUE at most 256 bytes",
+						 optarg);
+				goto out_flags;
+			}
+			if (strv_push(&labels, optarg) < 0)
+				goto out_flags;
+			break;
+		case OPT_READ_HOST:
+			json_object_object_add(flags, "read_host", json_object_new_boolean(1));
+			break;
+		case OPT_ON_LIMIT:
+			if (add_on_limit(flags, optarg) < 0) {
+				code = bad_usage("--on-limit '%s': use pause, kill, or "
+						 "memory=pause|kill,disk=pause|kill", optarg);
 				goto out_flags;
 			}
 			break;
@@ -420,6 +526,8 @@ int cmd_run(int argc, char **argv)
 	if (session_plan(&s, &policy) < 0)
 		goto out_policy;
 	planned = true;
+	s.status_fd = status_fd;
+	s.labels = &labels;
 	s.layers.requested = want;
 	if (via != LIMITS_VIA_AUTO)
 		session_plan_limits(&s, via);
@@ -456,8 +564,6 @@ int cmd_run(int argc, char **argv)
 	} else if (via == LIMITS_VIA_CGROUP && !session_limits_by_cgroup(&s)) {
 		log_error("--limits-via cgroup: %s; nothing ran", s.lim.not_enforced);
 		goto out_policy;
-	} else if (s.lim.not_enforced[0]) {
-		log_warn("not enforced on this host: %s", s.lim.not_enforced);
 	}
 	/*
 	 * Full without a daemon: as root where a BPF LSM program loads, the
@@ -473,10 +579,15 @@ int cmd_run(int argc, char **argv)
 		if (embedded_start(&emb, &s, &aopts, argv + optind) < 0)
 			goto out_policy;
 		audit = true;
+	} else if (!use_daemon) {
+		session_note_bpf_lsm(&s, false);
 	}
-	/* After the BPF LSM had its say: it fills some of Landlock's gaps. */
-	if (s.layers.not_enforced[0])
-		log_warn("not enforced on this host: %s", s.layers.not_enforced);
+	/* What the policy asks and nothing here enforces: said even with -q, once, one line. */
+	if (s.layers.not_enforced[0] || (!use_daemon && s.lim.not_enforced[0]))
+		log_warn_always("not enforced on this host: %s%s%s", s.layers.not_enforced,
+				s.layers.not_enforced[0] && !use_daemon && s.lim.not_enforced[0] ? "; "
+												   : "",
+				use_daemon ? "" : s.lim.not_enforced);
 	/* Never silently less: an explicit --level full that cannot hold refuses. */
 	if (level_given && s.layers.enabled < s.layers.requested) {
 		log_error("--level %s: this session reaches only %s (%s); run as root where the "
@@ -516,6 +627,7 @@ out_policy:
 		session_cleanup(&s);
 	policy_free(&policy);
 out_flags:
+	strv_clear(&labels);
 	json_object_put(flags);
 	return code;
 }

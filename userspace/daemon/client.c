@@ -444,6 +444,20 @@ static struct json_object *register_request(struct session *s, const struct audi
 	while (argv[argc])
 		argc++;
 	json_object_object_add(req, "command", str_array((const char *const *)argv, argc));
+	if (s->labels && s->labels->n) {
+		struct json_object *labels = json_object_new_object();
+
+		for (size_t i = 0; i < s->labels->n; i++) {
+			const char *lb = s->labels->v[i], *eq = strchr(lb, '=');
+			char key[128];
+
+			if (!eq || (size_t)(eq - lb) >= sizeof(key))
+				continue;
+			snprintf(key, sizeof(key), "%.*s", (int)(eq - lb), lb);
+			json_object_object_add(labels, key, json_object_new_string(eq + 1));
+		}
+		json_object_object_add(req, "labels", labels);
+	}
 	add_str(req, "net", p->net == NET_DENY ? "deny" : "allow");
 	json_object_object_add(req, "landlock",
 			       json_object_new_boolean(l->landlock && p->mode != MODE_FULL_ACCESS));

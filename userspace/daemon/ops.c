@@ -178,6 +178,19 @@ static bool string_array(struct json_object *arr, size_t max, size_t len_max, bo
 	return true;
 }
 
+/* --label pairs of the client (docs/runtime.md): bounded, strings only. */
+static bool labels_valid(struct json_object *o)
+{
+	if (json_object_object_length(o) > 32)
+		return false;
+	json_object_object_foreach(o, key, val) {
+		if (!*key || strlen(key) > 64 || !json_object_is_type(val, json_type_string) ||
+		    json_object_get_string_len(val) > 256)
+			return false;
+	}
+	return true;
+}
+
 /*
  * Owner and start of a session, and its BPF LSM lists (lsm: a JSON object
  * {"deny":[...],"exec_deny":[...]}, may be NULL), kept on its cgroup for
@@ -590,6 +603,9 @@ static int check_register(struct daemon *d, struct conn *c, struct json_object *
 	    (!r && !string_array(v, BPFBOX_UNIX_PREFIXES, BPFBOX_UNIX_PATH_LEN - 2, true)))
 		return bad_member(d, c, "register", "unix_dirs",
 				  "at most 4 absolute paths shorter than 106 bytes");
+	if ((r = proto_get_object(req, "labels", &v)) == -EINVAL || (!r && !labels_valid(v)))
+		return bad_member(d, c, "register", "labels",
+				  "an object of at most 32 strings, keys up to 64 bytes, values up to 256");
 	if ((r = proto_get_array(req, "writable", &v)) == -EINVAL ||
 	    (!r && !string_array(v, MAX_WRITABLE, PATH_MAX, true)))
 		return bad_member(d, c, "register", "writable",

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,8 @@ static const char *level_prefix(enum log_level level)
 	}
 }
 
+static bool always;
+
 const char *log_prefix(enum log_level level)
 {
 	static const char *const p[] = { "<3>", "<4>", "<6>", "<7>", "<5>" };
@@ -84,7 +87,7 @@ static void log_vmsg(enum log_level level, int err, const char *fmt,
 	char buf[1024], prio[8] = "";
 	int saved = errno;
 
-	if (level > max_level && level != LOG_LVL_NOTICE)
+	if (level > max_level && level != LOG_LVL_NOTICE && !(level == LOG_LVL_WARN && always))
 		return;
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (stderr_is_journal())
@@ -96,6 +99,17 @@ static void log_vmsg(enum log_level level, int err, const char *fmt,
 	else
 		fprintf(stderr, "%sbpfbox: %s%s\n", prio, level_prefix(level), buf);
 	errno = saved;
+}
+
+void log_warn_always(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	always = true;
+	log_vmsg(LOG_LVL_WARN, 0, fmt, ap);
+	always = false;
+	va_end(ap);
 }
 
 void log_notice(const char *fmt, ...)

@@ -30,6 +30,8 @@ void log_msg(enum log_level level, const char *fmt, ...)
  * or was paused, which the caller of bpfbox must always see.
  */
 void log_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A warning printed even with -q (what the policy asks and nothing enforces). */
+void log_warn_always(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Prints "bpfbox: <msg>: <strerror(err)>" and returns -abs(err). */
 int log_errno(enum log_level level, int err, const char *fmt, ...)

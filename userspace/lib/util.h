@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,12 @@ bool word_list_has(const char *list, const char *word, const char *seps);
 unsigned long long now_ns(void);
 /* Parses a decimal unsigned value; -EINVAL on junk or overflow. */
 int parse_u64(const char *s, unsigned long long *out);
+/* A size: bytes, or with a suffix K, M, G (powers of 1024, optional B/iB). */
+int parse_size(const char *s, uint64_t *out);
+/* A size in MB: a bare number is MB, else a size with a suffix, rounded up. */
+int parse_size_mb(const char *s, uint64_t *mb);
+/* A duration: 500ms, 5s, 2m, 1h; a bare number is seconds. */
+int parse_duration_ns(const char *s, uint64_t *ns);
 
 /*
  * Removes path and everything below it, at any depth: openat and unlinkat

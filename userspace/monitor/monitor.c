@@ -34,7 +34,7 @@ static bool read_frozen(int fd)
 }
 
 int monitor_open(struct monitor *m, struct session_limits *l, const char *id,
-		 const char *workspace, const char *tmp)
+		 const char *workspace, const char *tmp, const char *home)
 {
 	char path[LIMITS_PATH_MAX + 32];
 	size_t n = 0;
@@ -64,6 +64,8 @@ int monitor_open(struct monitor *m, struct session_limits *l, const char *id,
 			m->roots[n++] = workspace;
 		if (tmp)
 			m->roots[n++] = tmp;
+		if (home)
+			m->roots[n++] = home;
 		m->disk_limit = l->disk_mb << 20;
 		m->scan_after = now_ns() + SCAN_DELAY_NS;
 		r = disk_monitor_open(&m->disk, m->roots, n);

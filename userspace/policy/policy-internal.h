@@ -11,8 +11,18 @@
 #define POLICY_LIMIT_MAX (1ULL << 40)
 
 /* One key of the "limits" object. */
+enum limit_kind {
+	LK_NUM,	    /* a whole number */
+	LK_SECONDS, /* a number of seconds, or a string with a unit: "500ms", "5s", "2m" */
+	LK_BYTES,   /* a number of bytes, or "512K", "1M" */
+	LK_MB,	    /* a number of MB, or "512M", "2G" */
+	LK_CHOICE,  /* one of names[] */
+};
+
 struct limit_def {
 	const char *key; /* JSON name */
+	enum limit_kind kind;
+	const char *const *names; /* LK_CHOICE: index -> name */
 	size_t offset;	 /* in struct policy_limits */
 	uint64_t min;	 /* in JSON units */
 	uint64_t scale;	 /* JSON unit -> stored unit (timeout_s -> ms: 1000) */

@@ -36,35 +36,48 @@ static const char *const default_deny[] = {
 	"**/.kube/config",
 };
 
-#define LIMIT(k, field, m, s)                                              \
+#define LIMIT(k, field, m, s, kd)                                          \
 	{                                                                  \
 		.key = k, .offset = offsetof(struct policy_limits, field), \
-		.min = m, .scale = s                                       \
+		.min = m, .scale = s, .kind = kd                           \
+	}
+#define CHOICE(k, field, n)                                                \
+	{                                                                  \
+		.key = k, .offset = offsetof(struct policy_limits, field), \
+		.scale = 1, .kind = LK_CHOICE, .names = n                  \
 	}
 
+static const char *const timeout_counts_names[] = { "wall", "running", NULL };
+static const char *const on_limit_names[] = { "pause", "kill", NULL };
+
 const struct limit_def policy_limit_defs[] = {
-	LIMIT("timeout_s", timeout_ms, 0, 1000),
-	LIMIT("output_bytes", output_bytes, 0, 1),
-	LIMIT("memory_mb", memory_mb, 16, 1),
-	LIMIT("pids", pids, 4, 1),
-	LIMIT("cpu_percent", cpu_percent, 1, 1),
-	LIMIT("disk_mb", disk_mb, 1, 1),
-	LIMIT("file_size_mb", file_size_mb, 1, 1),
-	LIMIT("open_files", open_files, 16, 1),
+	LIMIT("timeout_s", timeout_ms, 0, 1000, LK_SECONDS),
+	LIMIT("output_bytes", output_bytes, 0, 1, LK_BYTES),
+	LIMIT("memory_mb", memory_mb, 16, 1, LK_MB),
+	LIMIT("pids", pids, 4, 1, LK_NUM),
+	LIMIT("cpu_percent", cpu_percent, 1, 1, LK_NUM),
+	LIMIT("disk_mb", disk_mb, 1, 1, LK_MB),
+	LIMIT("file_size_mb", file_size_mb, 1, 1, LK_MB),
+	LIMIT("open_files", open_files, 16, 1, LK_NUM),
+	LIMIT("pause_timeout_s", pause_timeout_ms, 1, 1000, LK_SECONDS),
+	CHOICE("timeout_counts", timeout_counts, timeout_counts_names),
+	CHOICE("on_oom", on_oom, on_limit_names),
+	CHOICE("on_disk", on_disk, on_limit_names),
 };
 
 const size_t policy_n_limit_defs = ARRAY_SIZE(policy_limit_defs);
 
 static const char *const layer_keys[] = {
 	"mode",	       "workspace", "network",	    "user",  "allow_unconfined",
-	"private_tmp", "namespaces", "limits",    "restrictions", "extra", "net_resolver",
+	"private_tmp", "namespaces", "limits",    "restrictions", "extra", "read_host", "net_resolver",
 };
 #define LAYER_KEYS                                                        \
-	"mode, workspace, network, user, allow_unconfined, private_tmp, namespaces, " \
+	"mode, workspace, network, user, allow_unconfined, private_tmp, namespaces, read_host, " \
 	"limits, restrictions, extra, net_resolver"
 #define LIMIT_KEYS                                                         \
 	"timeout_s, output_bytes, memory_mb, pids, cpu_percent, disk_mb, " \
-	"file_size_mb, open_files"
+	"file_size_mb, open_files, pause_timeout_s, timeout_counts, on_oom, " \
+	"on_disk"
 #define DENY_FORMS \
 	"an absolute path, **/NAME, **/*.SUFFIX, **/NAME.* or **/DIR/NAME"
 
@@ -277,6 +290,10 @@ void policy_init(struct bpfbox_policy *p)
 		.disk_mb = 1024,
 		.file_size_mb = 50,
 		.open_files = 1024,
+		.pause_timeout_ms = POLICY_PAUSE_TIMEOUT_S * 1000,
+		.timeout_counts = TIMEOUT_COUNTS_WALL,
+		.on_oom = ON_LIMIT_PAUSE,
+		.on_disk = ON_LIMIT_PAUSE,
 	};
 	/*
 	 * Running without the credential patterns is not an option, and the
@@ -308,8 +325,7 @@ void policy_free(struct bpfbox_policy *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static int policy_dup(struct bpfbox_policy *dst,
-		      const struct bpfbox_policy *src)
+int policy_dup(struct bpfbox_policy *dst, const struct bpfbox_policy *src)
 {
 	memset(dst, 0, sizeof(*dst));
 	dst->mode = src->mode;
@@ -317,6 +333,7 @@ static int policy_dup(struct bpfbox_policy *dst,
 	dst->limits = src->limits;
 	dst->allow_unconfined = src->allow_unconfined;
 	dst->private_tmp = src->private_tmp;
+	dst->read_host = src->read_host;
 	dst->namespaces = src->namespaces;
 	if (src->workspace && !(dst->workspace = strdup(src->workspace)))
 		goto fail;
@@ -495,10 +512,50 @@ static int merge_limits(struct bpfbox_policy *p, struct json_object *o,
 				lc, err, sub,
 				"unknown limit '%s'; valid limits: " LIMIT_KEYS,
 				key);
+		if (d->kind == LK_CHOICE) {
+			size_t n;
+
+			for (n = 0; d->names[n]; n++)
+				if (json_object_is_type(v, json_type_string) &&
+				    streq(json_object_get_string(v), d->names[n]))
+					break;
+			if (!d->names[n])
+				return lerr(lc, err, sub, "must be \"%s\" or \"%s\"",
+					    d->names[0], d->names[1]);
+			*(uint64_t *)((char *)&p->limits + d->offset) = n;
+			continue;
+		}
+		if (json_object_is_type(v, json_type_string) && d->kind != LK_NUM) {
+			const char *str = json_object_get_string(v);
+			uint64_t ns;
+			int r;
+
+			/* A unit: stored in the field's own unit, not scaled. */
+			if (d->kind == LK_SECONDS) {
+				r = parse_duration_ns(str, &ns);
+				u = ns / 1000000ULL;
+			} else {
+				r = d->kind == LK_MB ? parse_size_mb(str, &u) : parse_size(str, &u);
+			}
+			if (r < 0)
+				return lerr(lc, err, sub, "'%s' is not %s", str,
+					    d->kind == LK_SECONDS ? "a duration such as 90, 500ms, 5s, 2m or 1h"
+					    : d->kind == LK_MB ? "a size such as 512, 512M or 2G"
+							       : "a size such as 65536, 64K or 1M");
+			if (u < d->min * d->scale)
+				return lerr(lc, err, sub, "must be at least %llu%s",
+					    (unsigned long long)d->min,
+					    d->kind == LK_SECONDS ? " s" : d->kind == LK_MB ? " MB" : "");
+			if (u > POLICY_LIMIT_MAX * d->scale)
+				return lerr(lc, err, sub, "'%s' is too large", str);
+			*(uint64_t *)((char *)&p->limits + d->offset) = u;
+			continue;
+		}
 		if (!json_object_is_type(v, json_type_int) ||
 		    json_object_get_int64(v) < 0)
 			return lerr(lc, err, sub,
-				    "must be a non-negative integer");
+				    d->kind == LK_NUM ? "must be a non-negative integer"
+				    : "must be a non-negative integer or a string with a unit");
 		u = json_object_get_uint64(v);
 		if (u < d->min)
 			return lerr(lc, err, sub,
@@ -916,6 +973,11 @@ static int merge_scalars(struct bpfbox_policy *p, struct json_object *layer,
 		if (r < 0)
 			return r;
 	}
+	if (json_object_object_get_ex(layer, "read_host", &v)) {
+		r = get_bool(lc, err, "read_host", v, &p->read_host);
+		if (r < 0)
+			return r;
+	}
 	if (json_object_object_get_ex(layer, "private_tmp", &v)) {
 		r = get_bool(lc, err, "private_tmp", v, &p->private_tmp);
 		if (r < 0)
@@ -1067,6 +1129,8 @@ struct json_object *policy_to_json(const struct bpfbox_policy *p)
 			       json_object_new_boolean(p->allow_unconfined));
 	json_object_object_add(o, "private_tmp",
 			       json_object_new_boolean(p->private_tmp));
+	json_object_object_add(o, "read_host",
+			       json_object_new_boolean(p->read_host));
 	json_object_object_add(o, "namespaces",
 			       json_object_new_boolean(p->namespaces));
 	json_object_object_add(o, "ro", strv_json(&p->ro_paths));
@@ -1094,8 +1158,12 @@ struct json_object *policy_to_json(const struct bpfbox_policy *p)
 		uint64_t v = *(const uint64_t *)((const char *)&p->limits +
 						 d->offset);
 
-		json_object_object_add(lim, d->key,
-				       json_object_new_uint64(v / d->scale));
+		if (d->kind == LK_CHOICE)
+			json_object_object_add(lim, d->key,
+					       json_object_new_string(d->names[v]));
+		else
+			json_object_object_add(lim, d->key,
+					       json_object_new_uint64(v / d->scale));
 	}
 	json_object_object_add(o, "limits", lim);
 	json_object_object_add(o, "layers", strv_json(&p->origins));

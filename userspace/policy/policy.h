@@ -43,7 +43,21 @@ struct policy_limits {
 	uint64_t disk_mb;
 	uint64_t file_size_mb; /* RLIMIT_FSIZE */
 	uint64_t open_files;   /* RLIMIT_NOFILE */
+	uint64_t pause_timeout_ms; /* a paused session is killed after this */
+	uint64_t timeout_counts;   /* TIMEOUT_COUNTS_*: wall-clock or running time */
+	uint64_t on_oom;	   /* ON_LIMIT_*: what an OOM kill does to the session */
+	uint64_t on_disk;	   /* ON_LIMIT_*: what the disk limit does */
 };
+
+/*
+ * How long a paused session waits (for `bpfbox resume` or a runtime that
+ * raises the limit) before it is killed: an unattended caller's tool call
+ * still ends within timeout + this (docs/limits.md).
+ */
+#define POLICY_PAUSE_TIMEOUT_S 60
+
+enum { TIMEOUT_COUNTS_WALL, TIMEOUT_COUNTS_RUNNING };
+enum { ON_LIMIT_PAUSE, ON_LIMIT_KILL };
 
 struct bpfbox_policy {
 	enum sandbox_mode mode;
@@ -60,6 +74,7 @@ struct bpfbox_policy {
 	char *user;           /* run as this user (root only), NULL: same */
 	char *net_resolver;   /* upstream of the egress resolver, NULL: resolv.conf */
 	bool allow_unconfined; /* run even when neither Landlock nor seccomp holds */
+	bool read_host;	       /* read the whole host but the credential paths (--read-host) */
 	bool private_tmp;     /* a fresh rw /tmp dir inside the session */
 	bool namespaces;      /* mount, PID, IPC (and user) namespaces (docs/SECURITY.md) */
 	struct strv origins;  /* where each layer came from, for --verbose */
@@ -75,6 +90,8 @@ struct policy_error {
 /* The built-in defaults of BRIEF.md. workspace is left NULL (cwd later). */
 void policy_init(struct bpfbox_policy *p);
 void policy_free(struct bpfbox_policy *p);
+/* A deep copy of src into dst (policy_free() it); 0 or -ENOMEM. */
+int policy_dup(struct bpfbox_policy *dst, const struct bpfbox_policy *src);
 
 /*
  * Merges one layer (a JSON object in the format of docs/config.md) into p:

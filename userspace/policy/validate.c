@@ -257,6 +257,10 @@ static int check_limits(const struct policy_limits *lim,
 		char sub[64];
 
 		path_join(sub, sizeof(sub), "limits", d->key);
+		if (d->kind == LK_CHOICE && v > 1)
+			return policy_error_set(err, WHERE, sub, -EINVAL,
+						"must be \"%s\" or \"%s\"",
+						d->names[0], d->names[1]);
 		if (v < d->min * d->scale)
 			return policy_error_set(err, WHERE, sub, -EINVAL,
 						"must be at least %llu",

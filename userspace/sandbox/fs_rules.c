@@ -90,6 +90,8 @@ static bool hides_below(const struct strv *hidden, const char *dir)
 {
 	size_t len = strlen(dir);
 
+	if (streq(dir, "/"))
+		return hidden->n > 0;
 	for (size_t i = 0; i < hidden->n; i++) {
 		const char *h = hidden->v[i];
 
@@ -189,6 +191,30 @@ static int readable_deny_paths(const struct bpfbox_policy *p, uid_t uid, gid_t g
 	return 0;
 }
 
+int landlock_credential_paths(const struct bpfbox_policy *p, const char *root,
+			      struct strv *out)
+{
+	for (size_t i = 0; root && i < p->deny_paths.n; i++) {
+		const char *pat = p->deny_paths.v[i];
+		char path[PATH_MAX];
+		struct stat st;
+		int r;
+
+		/* "**" "/NAME" and "**" "/DIR/NAME"; suffix forms need a walk: BPF's to enforce. */
+		if (!startswith(pat, "**/") || strpbrk(pat + 3, "*?["))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", streq(root, "/") ? "" : root, pat + 3) >=
+		    (int)sizeof(path))
+			continue;
+		if (lstat(path, &st) < 0 || strv_contains(out, path))
+			continue;
+		r = strv_push(out, path);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 uint32_t landlock_restrict_flags(const struct landlock_rights *rights)
 {
 	/* Log denials of the new program too: they are what we audit. */
@@ -197,13 +223,14 @@ uint32_t landlock_restrict_flags(const struct landlock_rights *rights)
 
 int landlock_build_ruleset(const struct bpfbox_policy *p,
 			   const struct landlock_rights *rights,
-			   const char *private_tmp, uid_t uid, gid_t gid,
-			   bool masked, const char **bad)
+			   const struct landlock_extra *x, uid_t uid, gid_t gid,
+			   const char **bad)
 {
 	const uint64_t ro = LANDLOCK_FS_READ;
 	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
 	const uint64_t dev = read | LANDLOCK_ACCESS_FS_WRITE_FILE |
 			     LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	const bool masked = x->masked;
 	struct bpfbox_ruleset_attr attr = { 0 };
 	struct strv hidden = { 0 };
 	struct rules_ctx c = { .bad = bad };
@@ -232,7 +259,20 @@ int landlock_build_ruleset(const struct bpfbox_policy *p,
 	c.handled = attr.handled_access_fs;
 
 	/* Masked by the mount namespace in O(1): no carve-out of /etc (ns.c). */
-	r = masked ? 0 : readable_deny_paths(p, uid, gid, &hidden);
+	r = x->masked ? 0 : readable_deny_paths(p, uid, gid, &hidden);
+	/*
+	 * The credential entries at the top of each granted tree and of the
+	 * caller's home (.ssh, .aws, .env, ...): carved out here, at the cost
+	 * of a stat per pattern and tree, whatever the tree's size.
+	 */
+	if (!r)
+		r = landlock_credential_paths(p, x->caller_home, &hidden);
+	if (!r)
+		r = landlock_credential_paths(p, p->workspace, &hidden);
+	for (size_t i = 0; !r && i < p->ro_paths.n; i++)
+		r = landlock_credential_paths(p, p->ro_paths.v[i], &hidden);
+	for (size_t i = 0; !r && i < p->rw_paths.n; i++)
+		r = landlock_credential_paths(p, p->rw_paths.v[i], &hidden);
 	if (r)
 		goto fail;
 	c.hidden = &hidden;
@@ -256,14 +296,23 @@ int landlock_build_ruleset(const struct bpfbox_policy *p,
 		if (ttyname_r(fd, tty, sizeof(tty)) == 0 && startswith(tty, "/dev/pts/"))
 			r = add_rule(&c, tty, dev, true);
 	}
+	/* Not /dev: its disks and every terminal of the host; dev_rw has what tools need. */
+	if (!r && x->read_host && !strv_contains(&hidden, "/dev"))
+		r = strv_push(&hidden, "/dev");
+	if (!r && x->read_host)
+		r = add_tree(&c, "/", ro, false);
 	for (size_t i = 0; !r && i < p->ro_paths.n; i++)
 		r = add_tree(&c, p->ro_paths.v[i], ro, false);
+	for (size_t i = 0; !r && x->ro && i < x->ro->n; i++)
+		r = add_tree(&c, x->ro->v[i], ro, true);
 	if (!r)
 		r = add_tree(&c, p->workspace, p->mode == MODE_READ_ONLY ? ro : rw, false);
 	for (size_t i = 0; !r && i < p->rw_paths.n; i++)
 		r = add_tree(&c, p->rw_paths.v[i], rw, false);
-	if (!r && private_tmp)
-		r = add_rule(&c, private_tmp, rw, false);
+	if (!r && x->private_tmp)
+		r = add_rule(&c, x->private_tmp, rw, false);
+	if (!r && x->home)
+		r = add_rule(&c, x->home, rw, false);
 	if (r)
 		goto fail;
 	strv_clear(&hidden);

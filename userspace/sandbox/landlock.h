@@ -107,8 +107,6 @@ int landlock_add_rule(int ruleset_fd, int rule_type, const void *attr,
 		      uint32_t flags);
 int landlock_restrict_self(int ruleset_fd, uint32_t flags);
 
-#endif
-
 struct bpfbox_policy;
 
 /*
@@ -119,10 +117,32 @@ struct bpfbox_policy;
  * carve-out), a few device nodes, TCP denied when the network is, scopes on. Returns the ruleset fd or -errno; *bad names the
  * path that failed.
  */
+struct strv;
+
+/* What a session adds to its policy's grants (docs/runtime.md). */
+struct landlock_extra {
+	const char *private_tmp;  /* read-write, NULL: none */
+	const char *home;	  /* the private home, read-write, NULL: none */
+	const struct strv *ro;	  /* read and exec (PATH entries under the caller's home) */
+	const char *caller_home;  /* the credential names under it are left out of grants */
+	bool read_host;		  /* read and exec of the whole host but the credential paths */
+	bool masked;		  /* a mount namespace masks the absolute deny paths */
+};
+
 int landlock_build_ruleset(const struct bpfbox_policy *p,
 			   const struct landlock_rights *rights,
-			   const char *private_tmp, uid_t uid, gid_t gid,
-			   bool masked, const char **bad);
+			   const struct landlock_extra *x, uid_t uid, gid_t gid,
+			   const char **bad);
+
+/*
+ * The credential patterns of p that name a fixed entry ("**" "/.ssh",
+ * "**" "/.config/gcloud") resolved under root, for those that exist:
+ * what a grant of root leaves out. 0 or -ENOMEM.
+ */
+int landlock_credential_paths(const struct bpfbox_policy *p, const char *root,
+			      struct strv *out);
 
 /* The restrict_self flags for this ABI (audit logging of denials on). */
 uint32_t landlock_restrict_flags(const struct landlock_rights *rights);
+
+#endif

@@ -7,6 +7,8 @@
 #define BPFBOX_SECCOMP_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
 #include <linux/filter.h>
 
 /* The filter for a session; deny_network adds the socket() family rule. */
@@ -14,5 +16,23 @@ const struct sock_fprog *seccomp_program(bool deny_network);
 
 /* Installs prog on the calling thread; needs no_new_privs or root. */
 int seccomp_install(const struct sock_fprog *prog);
+
+/*
+ * Network deny with a record (docs/SECURITY.md): installs a filter that
+ * sends socket() of any family but AF_UNIX to a listener, and refuses
+ * seccomp() calls that ask for a listener of their own (one stacked later
+ * would answer for ours). Returns the listener fd, or -errno (then the
+ * compiled network deny must be used instead).
+ */
+int seccomp_install_notify(void);
+
+struct seccomp_denied {
+	pid_t pid;
+	int nr;
+	uint64_t args[3];
+};
+
+/* Takes one pending notification, refuses it with EPERM; 0 or -errno. */
+int seccomp_notify_deny(int listener, struct seccomp_denied *out);
 
 #endif

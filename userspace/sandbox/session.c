@@ -16,11 +16,14 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "session.h"
-#include "../monitor/oom.h"
+#include "session_internal.h"
 #include "landlock.h"
 #include "seccomp.h"
 #include "reaper.h"
@@ -31,11 +34,6 @@
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
-
-/* Time between SIGTERM and SIGKILL when a session is stopped. */
-#define KILL_GRACE_MS 2000
-/* How often a paused session's cgroup.freeze is read. */
-#define PAUSED_RECHECK_MS 200
 
 /* clone3(2) with CLONE_INTO_CGROUP (Linux 5.7), without <linux/sched.h>'s clashes. */
 #define BPFBOX_CLONE_INTO_CGROUP 0x200000000ULL
@@ -85,6 +83,10 @@ struct child_plan {
 	int ruleset_fd; /* -1: no Landlock */
 	uint32_t landlock_flags;
 	const struct sock_fprog *filter; /* NULL: no seccomp */
+	const struct sock_fprog *filter_notified; /* with notify_sock: the filter beside it */
+	int notify_sock;  /* network deny through a listener sent here; -1: none */
+	int in_fd;	  /* the pty for stdin; -1: inherit */
+	bool ctty;	  /* out_fd is a pty to make the controlling terminal */
 	bool switch_user;
 	uid_t uid;
 	gid_t gid;
@@ -136,6 +138,7 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 	s->hooks.cgroup_procs_fd = -1;
 	s->hooks.poll_fd = -1;
 	s->result.wait_status = -1;
+	s->status_fd = -1;
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
 		return log_error_errno(errno, "cannot generate a session id");
 	for (size_t i = 0; i < sizeof(rnd); i++)
@@ -263,6 +266,51 @@ static int drop_capabilities(void)
 	return syscall(SYS_capset, &hdr, data);
 }
 
+/* Passes fd over a unix socket (SCM_RIGHTS). */
+static int send_fd(int sock, int fd)
+{
+	char data = 0, ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { &data, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &m, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+/* The fd send_fd() passed, or -1 when none came. */
+static int recv_fd(int sock)
+{
+	char data, ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { &data, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *cm;
+	int fd = -1;
+
+	if (recvmsg(sock, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&m);
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/* The child's plan with another main filter (its copy: the plan is const). */
+static const struct child_plan *with_filter(const struct child_plan *c,
+					    const struct sock_fprog *filter)
+{
+	static struct child_plan copy;
+
+	copy = *c;
+	copy.filter = filter;
+	return &copy;
+}
+
 /* The last step: exec, or report why not. Never returns. */
 static void exec_command(void *arg)
 {
@@ -299,8 +347,13 @@ static void child_exec(const struct child_plan *c, pid_t parent)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || !parent_alive(c, parent))
 		child_fail(c, STEP_SESSION);
 	if ((c->out_fd >= 0 && dup2(c->out_fd, STDOUT_FILENO) < 0) ||
-	    (c->err_fd >= 0 && dup2(c->err_fd, STDERR_FILENO) < 0))
+	    (c->err_fd >= 0 && dup2(c->err_fd, STDERR_FILENO) < 0) ||
+	    (c->in_fd >= 0 && dup2(c->in_fd, STDIN_FILENO) < 0))
 		child_fail(c, STEP_SESSION);
+	/* A terminal stays a terminal: the session's pty is its controlling tty. */
+	if (c->ctty && ioctl(STDOUT_FILENO, TIOCSCTTY, 0) < 0)
+		child_fail(c, STEP_SESSION);
+	signal(SIGPIPE, SIG_DFL);
 	if (set_limit(RLIMIT_CORE, 0) ||
 	    (lim->file_size_mb && set_limit(RLIMIT_FSIZE, lim->file_size_mb << 20)) ||
 	    (lim->open_files && set_limit(RLIMIT_NOFILE, lim->open_files)))
@@ -324,6 +377,18 @@ static void child_exec(const struct child_plan *c, pid_t parent)
 		child_fail(c, STEP_NO_NEW_PRIVS);
 	if (c->ruleset_fd >= 0 && landlock_restrict_self(c->ruleset_fd, c->landlock_flags) < 0)
 		child_fail(c, STEP_LANDLOCK);
+	if (c->filter && c->notify_sock >= 0) {
+		int fd = seccomp_install_notify();
+
+		/* No listener: the compiled network deny holds, without a record. */
+		if (fd >= 0) {
+			if (send_fd(c->notify_sock, fd) < 0)
+				child_fail(c, STEP_SECCOMP);
+			close(fd);
+			c = with_filter(c, c->filter_notified);
+		}
+		close(c->notify_sock);
+	}
 	if (c->filter) {
 		int r = seccomp_install(c->filter);
 
@@ -357,15 +422,17 @@ static int env_push(struct strv *env, const char *name, const char *value)
 }
 
 /* The allowlisted environment: nothing of the caller's leaks otherwise. */
-static int build_env(const struct session *s, struct strv *env)
+static int build_env(const struct session *s, const char *path_env, struct strv *env)
 {
 	const struct bpfbox_policy *p = s->policy;
 	const char *path = getenv("PATH");
 	int r = 0;
 
-	r = env_push(env, "PATH", path ? path : "/usr/local/bin:/usr/bin:/bin");
+	r = env_push(env, "PATH", path_env[0] ? path_env : path ? path
+						 : "/usr/local/bin:/usr/bin:/bin");
+	/* A private home; the workspace when none could be made. */
 	if (!r)
-		r = env_push(env, "HOME", p->workspace);
+		r = env_push(env, "HOME", s->home[0] ? s->home : p->workspace);
 	if (!r)
 		r = env_push(env, "LANG", getenv("LANG"));
 	if (!r)
@@ -415,401 +482,6 @@ static void remove_private_tmp(struct session *s)
 	/* Any depth: a tree deeper than PATH_MAX is removed too. */
 	if (s->private_tmp[0] && rm_tree(s->private_tmp) < 0)
 		log_warn("cannot remove all of the session's private tmp %s", s->private_tmp);
-}
-
-/* Relays one chunk from a command's pipe to ours, under the output cap. */
-static bool relay(struct session *s, int from, int to, bool *marker_done)
-{
-	uint64_t cap = s->policy->limits.output_bytes;
-	char buf[65536];
-	ssize_t n = read(from, buf, sizeof(buf));
-	size_t keep;
-
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return true;
-	if (n <= 0)
-		return false;
-	keep = n;
-	if (cap && s->result.output_bytes + keep > cap)
-		keep = cap > s->result.output_bytes ? cap - s->result.output_bytes : 0;
-	for (size_t off = 0; off < keep;) {
-		ssize_t w = write(to, buf + off, keep - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break; /* our reader went away; keep draining the command */
-		off += w;
-	}
-	s->result.output_bytes += keep;
-	s->result.output_dropped += n - keep;
-	if (keep < (size_t)n && !*marker_done) {
-		*marker_done = true;
-		dprintf(STDERR_FILENO,
-			"bpfbox: output limit of %llu bytes reached; further output is discarded\n",
-			(unsigned long long)cap);
-	}
-	return true;
-}
-
-static int exit_code_of(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return EXIT_SETUP;
-}
-
-/* Lifecycle state of the supervision loop (docs/limits.md). */
-struct life {
-	struct monitor *mon; /* NULL: nothing watched */
-	pid_t child;
-	bool paused;
-	bool ending;	/* killed by us: no more lifecycle transitions */
-	bool oom_early;	/* frozen when the OOM killer was invoked; its kill not counted yet */
-	uint64_t oom_early_until;
-	uint64_t paused_at;
-	char reason[48];
-};
-
-/* How long an early OOM freeze waits for the kill before it thaws again. */
-#define OOM_KILL_WAIT_NS (1000ULL * 1000000ULL)
-
-/* Kills the whole session: its cgroup (daemonized descendants too), then every descendant. */
-static void kill_session(struct session *s, pid_t leader)
-{
-	limits_kill(&s->lim);
-	reaper_kill_all(leader, SIGKILL);
-}
-
-static void emit(struct session *s, const struct session_event *ev)
-{
-	if (s->hooks.on_event)
-		s->hooks.on_event(s->hooks.ctx, ev);
-}
-
-static void fill_limits(const struct session *s, const struct life *lf, struct session_event *ev)
-{
-	int64_t used = lf->mon ? monitor_disk_used(lf->mon) : -1;
-
-	ev->memory_mb = s->lim.memory_mb;
-	ev->disk_mb = s->lim.disk_mb;
-	ev->disk_used_mb = used < 0 ? -1 : (used + (1 << 20) - 1) >> 20;
-}
-
-/*
- * The OOM killer was invoked: the session is frozen now, before the kill, so
- * that none of its processes acts on the kill (a shell going on, a build
- * failing) before the pause. Said once the kill is counted; thawed again if
- * no kill follows (OOM_KILL_WAIT_NS). Where the cgroup is not ours to
- * freeze (daemon mode, not root), the pause comes with the kill instead.
- */
-/* bpfbox kill came first: its "killed" state must not become "paused". */
-static bool killed_outside(const struct life *lf)
-{
-	char state[48];
-
-	if (!lf->mon)
-		return false;
-	monitor_read_state(lf->mon, state, sizeof(state));
-	return !strncmp(state, "killed", 6);
-}
-
-static void oom_invoked(struct session *s, struct life *lf)
-{
-	if (lf->paused || !s->lim.cg[0] || !s->lim.pause || killed_outside(lf))
-		return;
-	session_cgroup_set_state(s->lim.cg, "paused oom");
-	if (limits_freeze(&s->lim, true) < 0)
-		return;
-	lf->paused = lf->oom_early = true;
-	lf->paused_at = now_ns();
-	lf->oom_early_until = lf->paused_at + OOM_KILL_WAIT_NS;
-	snprintf(lf->reason, sizeof(lf->reason), "oom");
-}
-
-/* An early OOM freeze that no kill followed: back to running, nothing said. */
-static void oom_thaw(struct session *s, struct life *lf, uint64_t *deadline)
-{
-	lf->oom_early = lf->paused = false;
-	session_cgroup_set_state(s->lim.cg, "running");
-	limits_freeze(&s->lim, false);
-	if (*deadline)
-		*deadline += now_ns() - lf->paused_at;
-}
-
-/* A monitor asks for a pause: freeze (here or through the daemon) and say so. */
-static void pause_for(struct session *s, struct life *lf, const char *reason)
-{
-	struct session_event ev = { .type = SEV_PAUSED, .reason = reason };
-	bool early = lf->oom_early && streq(reason, "oom"), frozen = early;
-	char state[48];
-	int r = -EOPNOTSUPP;
-
-	if (killed_outside(lf))
-		return;
-	fill_limits(s, lf, &ev);
-	ev.oom_kills = lf->mon->new_kills;
-	lf->mon->new_kills = 0;
-	lf->oom_early = false;
-	if (s->hooks.request_pause) {
-		/* Frozen first when we may (root), the daemon's round trip after. */
-		if (!frozen && s->lim.cg[0]) {
-			snprintf(state, sizeof(state), "paused %s", reason);
-			session_cgroup_set_state(s->lim.cg, state);
-			frozen = limits_freeze(&s->lim, true) == 0;
-		}
-		r = s->hooks.request_pause(s->hooks.ctx, &ev);
-		/* Paused already (bpfbox pause came first): paused is what we wanted. */
-		if (r == -EALREADY)
-			r = 0;
-	}
-	if (r < 0 && s->lim.cg[0] && s->lim.pause) {
-		snprintf(state, sizeof(state), "paused %s", reason);
-		session_cgroup_set_state(s->lim.cg, state);
-		r = frozen ? 0 : limits_freeze(&s->lim, true);
-		if (r == 0 && streq(reason, "oom") && !ev.pid)
-			oom_find_victim(s->id, &ev.pid, ev.comm, sizeof(ev.comm));
-		if (r == 0)
-			emit(s, &ev);
-	}
-	if (r < 0) {
-		if (startswith(reason, "disk")) {
-			/* Fail closed: what cannot be paused is stopped. */
-			log_notice("session %s killed: the workspace grew by %.1f MB, over its disk limit "
-			       "of %llu MB, and it cannot be paused here (no cgroup freezer)", s->id,
-			       monitor_disk_used(lf->mon) / 1048576.0, (unsigned long long)ev.disk_mb);
-			s->result.killed = true;
-			lf->ending = true;
-			ev.type = SEV_KILLED;
-			emit(s, &ev);
-			kill_session(s, lf->child);
-		} else {
-			log_notice("session %s: the kernel killed a process out of memory at the %llu MB "
-			       "limit; the session cannot be paused here and goes on", s->id,
-			       (unsigned long long)ev.memory_mb);
-		}
-		return;
-	}
-	if (!early)
-		lf->paused_at = now_ns();
-	lf->paused = true;
-	snprintf(lf->reason, sizeof(lf->reason), "%s", reason);
-	if (streq(reason, "oom"))
-		log_notice("session %s paused: out of memory at its %llu MB limit, the kernel killed "
-		       "pid %d (%s); resume it with 'bpfbox resume %s [--memory MB]' or end it "
-		       "with 'bpfbox kill %s'", s->id, (unsigned long long)ev.memory_mb, ev.pid,
-		       ev.comm[0] ? ev.comm : "?", s->id, s->id);
-	else if (streq(reason, "disk_unwatched"))
-		log_notice("session %s paused: a directory of its workspace cannot be watched (the "
-		       "inotify watch limit is reached), so its disk limit cannot be enforced; raise "
-		       "fs.inotify.max_user_watches or end it with 'bpfbox kill %s'", s->id, s->id);
-	else
-		log_notice("session %s paused: the workspace grew by %.1f MB and %lld entries, over "
-		       "its disk limit of %llu MB (%llu entries); free space or resume it with "
-		       "'bpfbox resume %s --disk MB', or end it with 'bpfbox kill %s'", s->id,
-		       monitor_disk_used(lf->mon) / 1048576.0,
-		       (long long)monitor_disk_entries(lf->mon), (unsigned long long)ev.disk_mb,
-		       (unsigned long long)ev.disk_mb * MONITOR_ENTRIES_PER_MB, s->id, s->id);
-}
-
-/* cgroup.events changed: a pause or resume made outside (bpfbox pause/resume, the daemon). */
-static void frozen_changed(struct session *s, struct life *lf, uint64_t *deadline)
-{
-	struct session_event ev = { 0 };
-	char state[48];
-	uint64_t now = now_ns();
-
-	if (lf->mon->frozen && !lf->paused) {
-		monitor_read_state(lf->mon, state, sizeof(state));
-		lf->paused = true;
-		lf->paused_at = now;
-		snprintf(lf->reason, sizeof(lf->reason), "%s",
-			 startswith(state, "paused ") ? state + 7 : "manual");
-		ev.type = SEV_PAUSED;
-		ev.reason = lf->reason;
-		fill_limits(s, lf, &ev);
-		log_notice("session %s paused (%s); 'bpfbox resume %s' goes on, 'bpfbox kill %s' ends it",
-		       s->id, lf->reason, s->id, s->id);
-		emit(s, &ev);
-	} else if (!lf->mon->frozen && lf->paused) {
-		uint64_t paused = now - lf->paused_at;
-
-		monitor_reload_limits(lf->mon);
-		lf->paused = false;
-		/* The timeout counts running time only. */
-		if (*deadline)
-			*deadline += paused;
-		s->result.paused_ms += paused / 1000000ULL;
-		ev.type = SEV_RESUMED;
-		ev.paused_ms = paused / 1000000ULL;
-		fill_limits(s, lf, &ev);
-		log_notice("session %s resumed after %llu ms (memory %llu MB, disk %llu MB)", s->id,
-		       (unsigned long long)ev.paused_ms, (unsigned long long)ev.memory_mb,
-		       (unsigned long long)ev.disk_mb);
-		emit(s, &ev);
-	}
-}
-
-/* The command ended: was it `bpfbox kill`? Said before the cgroup goes. */
-static void check_killed(struct session *s, struct life *lf, int status)
-{
-	struct session_event ev = { .type = SEV_KILLED, .reason = "manual" };
-	char state[48];
-
-	/* 128+9: the PID namespace's init saw the command killed before it was itself. */
-	if (!lf->mon || s->result.killed ||
-	    !((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ||
-	      (s->layers.ns.clone_flags & CLONE_NEWPID && WIFEXITED(status) &&
-	       WEXITSTATUS(status) == 128 + SIGKILL)))
-		return;
-	monitor_read_state(lf->mon, state, sizeof(state));
-	if (!streq(state, "killed manual"))
-		return;
-	s->result.killed = true;
-	ev.was_paused = lf->paused;
-	log_notice("session %s killed by 'bpfbox kill'", s->id);
-	emit(s, &ev);
-}
-
-/*
- * The supervision loop: relay output, watch the child and the deadline,
- * forward SIGINT/SIGTERM/SIGHUP to the session, stop it on timeout, pause
- * it when a monitor says so and wait while it is paused.
- */
-static void supervise(struct session *s, pid_t child, int out_r, int err_r, int sig_fd,
-		      struct monitor *mon)
-{
-	const uint64_t timeout_ns = s->policy->limits.timeout_ms * 1000000ULL;
-	uint64_t deadline = timeout_ns ? now_ns() + timeout_ns : 0;
-	uint64_t kill_at = 0;
-	bool marker_done = false, child_done = false;
-	struct life lf = { .mon = mon, .child = child };
-	struct pollfd pfd[4 + MONITOR_MAX_FDS] = {
-		{ .fd = out_r, .events = POLLIN },
-		{ .fd = err_r, .events = POLLIN },
-		{ .fd = sig_fd, .events = POLLIN },
-		{ .fd = s->hooks.poll_fd, .events = POLLIN },
-	};
-
-	uint64_t drain_until = 0;
-
-	while (!child_done || pfd[0].fd >= 0 || pfd[1].fd >= 0) {
-		uint64_t now = now_ns(), next = kill_at ? kill_at : lf.paused ? 0 : deadline;
-		int wait_ms = -1, status = 0, nmon = 0, mt;
-		unsigned int trig;
-
-		if (!child_done) {
-			reaper_reap(child, &status, &child_done);
-			if (child_done) {
-				s->result.wait_status = status;
-				check_killed(s, &lf, status);
-				/* The session ends with its first process. */
-				kill_session(s, child);
-				drain_until = now + 5000000000ULL;
-				kill_at = deadline = 0;
-				continue;
-			}
-		} else {
-			/* Output still open: a descendant holds it; kill again. */
-			kill_session(s, 0);
-			reaper_reap(child, &status, &child_done);
-			if (now >= drain_until)
-				break;
-			next = now + 100000000ULL;
-		}
-		if (next && now >= next) {
-			/*
-			 * A pause asked for but not complete (a task in D state holds
-			 * off "frozen 1"): not running time, and not ours to kill.
-			 */
-			if (!kill_at && lf.mon && lf.mon->lim->cg[0] && monitor_freeze_requested(lf.mon)) {
-				deadline = now + 200000000ULL;
-				continue;
-			}
-			if (!kill_at) {
-				s->result.timed_out = true;
-				reaper_kill_all(child, SIGTERM);
-				kill_at = now + KILL_GRACE_MS * 1000000ULL;
-			} else {
-				kill_session(s, child);
-				kill_at = deadline = 0;
-			}
-			continue;
-		}
-		if (next)
-			wait_ms = (next - now) / 1000000ULL + 1;
-		if (mon && !child_done) {
-			nmon = monitor_pollfds(mon, pfd + 4);
-			mt = monitor_timeout(mon);
-			/* Paused: cgroup.freeze is read again, a thaw may not show in cgroup.events. */
-			if (lf.paused && (mt < 0 || mt > PAUSED_RECHECK_MS))
-				mt = PAUSED_RECHECK_MS;
-			if (lf.oom_early) {
-				int ow = now >= lf.oom_early_until
-						 ? 0
-						 : (int)((lf.oom_early_until - now) / 1000000) + 1;
-
-				if (mt < 0 || ow < mt)
-					mt = ow;
-			}
-			if (mt >= 0 && (wait_ms < 0 || mt < wait_ms))
-				wait_ms = mt;
-		}
-		/* SIGCHLD arrives through the signalfd; poll it for the child. */
-		if (poll(pfd, 4 + nmon, wait_ms) < 0 && errno != EINTR)
-			break;
-		if (pfd[3].revents & POLLIN)
-			s->hooks.on_poll(s->hooks.ctx);
-		for (int i = 0; i < 2; i++) {
-			if (pfd[i].fd >= 0 && pfd[i].revents &&
-			    !relay(s, pfd[i].fd, i ? STDERR_FILENO : STDOUT_FILENO, &marker_done)) {
-				close(pfd[i].fd);
-				pfd[i].fd = -1;
-			}
-		}
-		if (pfd[2].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			if (read(sig_fd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGCHLD &&
-			    !child_done) {
-				if (lf.paused) {
-					/* A frozen session cannot handle it: ^C on a paused run ends it. */
-					log_notice("session %s killed: %s while paused", s->id,
-					       strsignal(si.ssi_signo));
-					lf.ending = true;
-					kill_session(s, child);
-				} else {
-					kill(-child, si.ssi_signo);
-				}
-			}
-		}
-		if (!mon || child_done || lf.ending)
-			continue;
-		trig = monitor_dispatch(mon, pfd + 4);
-		if ((trig & MON_OOM_INVOKED) && !(trig & MON_OOM))
-			oom_invoked(s, &lf);
-		if (lf.oom_early && !(trig & MON_OOM) && now_ns() >= lf.oom_early_until)
-			oom_thaw(s, &lf, &deadline);
-		if (lf.paused && s->lim.cg[0] && !monitor_freeze_requested(mon)) {
-			mon->frozen = false;
-			trig |= MON_FROZEN;
-		}
-		if (trig & MON_FROZEN)
-			frozen_changed(s, &lf, &deadline);
-		if ((trig & MON_OOM) && (!lf.paused || lf.oom_early))
-			pause_for(s, &lf, "oom");
-		else if (monitor_disk_over(mon) && !lf.paused && !s->result.killed)
-			pause_for(s, &lf, monitor_disk_reason(mon));
-	}
-	for (int i = 0; i < 2; i++)
-		if (pfd[i].fd >= 0)
-			close(pfd[i].fd);
-	if (lf.paused)
-		s->result.paused_ms += (now_ns() - lf.paused_at) / 1000000ULL;
-	reaper_reap_all();
-	s->result.exit_code = s->result.timed_out ? EXIT_TIMEOUT : exit_code_of(s->result.wait_status);
 }
 
 static int lookup_user(const char *name, uid_t *uid, gid_t *gid)
@@ -865,7 +537,7 @@ static int start_monitor(struct session *s, struct monitor *mon)
 	const struct bpfbox_policy *p = s->policy;
 
 	return monitor_open(mon, &s->lim, s->id, p->mode == MODE_READ_ONLY ? NULL : p->workspace,
-			    s->private_tmp[0] ? s->private_tmp : NULL);
+			    s->private_tmp[0] ? s->private_tmp : NULL, s->home[0] ? s->home : NULL);
 }
 
 int session_run(struct session *s, char *const argv[])
@@ -874,15 +546,26 @@ int session_run(struct session *s, char *const argv[])
 	struct child_plan c = { .argv = argv, .workspace = p->workspace, .ruleset_fd = -1,
 				.out_fd = -1, .err_fd = -1, .limits = &p->limits,
 				.cgroup_procs_fd = s->hooks.cgroup_procs_fd, .lim = &s->lim,
-				.release_fd = -1, .release_wfd = -1, .policy = p,
-				.rights = &s->layers.rights };
+				.release_fd = -1, .release_wfd = -1, .notify_sock = -1,
+				.in_fd = -1, .policy = p, .rights = &s->layers.rights };
+	struct supervise_io io = { .out_r = -1, .err_r = -1, .in_w = -1, .notify_fd = -1 };
+	struct landlock_extra lx = { .caller_home = session_caller_home(),
+				     .read_host = p->read_host };
+	struct strv path_ro = { 0 };
+	struct bpfbox_policy view = { 0 };
+	char path_env[8192] = "";
+	int ntf[2] = { -1, -1 }, pty = -1, pts = -1;
+	struct sigaction old_pipe, ign = { .sa_handler = SIG_IGN };
+	struct termios saved_tio;
+	bool raw = false, notify;
 	struct strv env = { 0 };
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, rep[2] = { -1, -1 };
 	int rel[2] = { -1, -1 };
 	int sig_fd = -1, r;
 	struct child_error ce;
 	const char *bad = NULL;
-	bool relaying = p->limits.output_bytes > 0, placed, mon_on = false;
+	bool relaying = p->limits.output_bytes > 0, placed, mon_on = false, merged = false;
+	struct stat so, se;
 	struct monitor mon;
 	sigset_t mask;
 	pid_t child, self;
@@ -893,12 +576,21 @@ int session_run(struct session *s, char *const argv[])
 	c.switch_user = p->user != NULL;
 	if ((r = make_private_tmp(s)) < 0)
 		return r;
+	if ((r = session_home_make(s, c.switch_user ? c.uid : getuid(),
+				   c.switch_user ? c.gid : getgid())) < 0) {
+		remove_private_tmp(s);
+		return r;
+	}
+	if ((r = session_home_path(s, &path_ro, path_env, sizeof(path_env))) < 0)
+		goto out;
+	lx.private_tmp = s->private_tmp[0] ? s->private_tmp : NULL;
+	lx.home = s->home[0] ? s->home : NULL;
+	lx.ro = &path_ro;
 	if (s->layers.landlock) {
-		c.ruleset_fd = landlock_build_ruleset(p, &s->layers.rights,
-						      s->private_tmp[0] ? s->private_tmp : NULL,
+		lx.masked = s->layers.ns.clone_flags != 0;
+		c.ruleset_fd = landlock_build_ruleset(p, &s->layers.rights, &lx,
 						      c.switch_user ? c.uid : getuid(),
-						      c.switch_user ? c.gid : getgid(),
-						      s->layers.ns.clone_flags != 0, &bad);
+						      c.switch_user ? c.gid : getgid(), &bad);
 		if (c.ruleset_fd < 0) {
 			r = log_error_errno(c.ruleset_fd, "cannot build the Landlock ruleset at %s",
 					    bad ? bad : "?");
@@ -911,19 +603,60 @@ int session_run(struct session *s, char *const argv[])
 	 * for it, see cmd_run) then decides each connect, and sock_create
 	 * refuses raw and packet sockets.
 	 */
+	notify = s->layers.seccomp && p->net == NET_DENY && !p->net_allow.n;
 	if (s->layers.seccomp)
-		c.filter = seccomp_program(p->net == NET_DENY && !p->net_allow.n);
-	if ((r = build_env(s, &env)) < 0)
+		c.filter = seccomp_program(notify);
+	/*
+	 * Network deny with a record: socket() goes to our listener, which
+	 * refuses it and counts it for the summary (docs/SECURITY.md).
+	 */
+	if (notify && socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, ntf) == 0) {
+		c.notify_sock = ntf[1];
+		c.filter_notified = seccomp_program(false);
+	}
+	if ((r = build_env(s, path_env, &env)) < 0)
 		goto out;
 	c.envp = env.v;
+	/* A terminal stays a terminal: a pty between it and the command. */
+	if (isatty(STDOUT_FILENO)) {
+		pty = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (pty >= 0 && (grantpt(pty) < 0 || unlockpt(pty) < 0 ||
+				 (pts = open(ptsname(pty), O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)) {
+			close(pty);
+			pty = -1;
+		}
+	}
+	if (pty >= 0) {
+		struct termios t;
+		struct winsize ws;
+
+		if (tcgetattr(STDOUT_FILENO, &t) == 0)
+			tcsetattr(pts, TCSANOW, &t);
+		if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+			ioctl(pts, TIOCSWINSZ, &ws);
+		relaying = false;
+		c.out_fd = c.err_fd = pts;
+		c.ctty = true;
+		io.out_r = pty;
+		if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
+			c.in_fd = pts;
+			io.in_w = pty;
+		}
+	}
+	/* stdout and stderr the same file (2>&1): one pipe keeps their order. */
+	if (relaying && fstat(STDOUT_FILENO, &so) == 0 && fstat(STDERR_FILENO, &se) == 0 &&
+	    so.st_dev == se.st_dev && so.st_ino == se.st_ino)
+		merged = true;
 	if (pipe2(rep, O_CLOEXEC) < 0 ||
-	    (relaying && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0))) {
+	    (relaying && (pipe2(out, O_CLOEXEC) < 0 || (!merged && pipe2(err, O_CLOEXEC) < 0)))) {
 		r = log_error_errno(errno, "cannot create pipes");
 		goto out;
 	}
 	c.report_fd = rep[1];
-	c.out_fd = out[1];
-	c.err_fd = err[1];
+	if (relaying) {
+		c.out_fd = out[1];
+		c.err_fd = merged ? out[1] : err[1];
+	}
 	if (s->hooks.before_release) {
 		if (pipe2(rel, O_CLOEXEC) < 0) {
 			r = log_error_errno(errno, "cannot create pipes");
@@ -957,7 +690,11 @@ int session_run(struct session *s, char *const argv[])
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
+	if (pty >= 0)
+		sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, &c.saved_mask);
+	/* A status reader or an output reader that went away is not our end. */
+	sigaction(SIGPIPE, &ign, &old_pipe);
 	sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sig_fd < 0) {
 		r = log_error_errno(errno, "cannot create a signalfd");
@@ -968,8 +705,15 @@ int session_run(struct session *s, char *const argv[])
 
 	fflush(NULL);
 	self = getpid(); /* the child's getppid() would already be a reaper if we died */
-	if (s->layers.ns.clone_flags)
+	if (s->layers.ns.clone_flags) {
 		c.ns = &s->layers.ns;
+		/* The mount view shows what Landlock grants: the home, PATH under it (home.c). */
+		if ((r = session_view_policy(s, &path_ro, &view)) < 0) {
+			log_error_errno(r, "cannot prepare the session's mount view");
+			goto out_mask;
+		}
+		c.policy = &view;
+	}
 	child = spawn(&s->lim, s->layers.ns.clone_flags, &placed);
 	if (child < 0 && s->layers.ns.clone_flags) {
 		/*
@@ -1010,8 +754,17 @@ int session_run(struct session *s, char *const argv[])
 	}
 	if (relaying) {
 		close(out[1]);
-		close(err[1]);
+		if (err[1] >= 0)
+			close(err[1]);
 		out[1] = err[1] = -1;
+	}
+	if (pts >= 0) {
+		close(pts);
+		pts = -1;
+	}
+	if (ntf[1] >= 0) {
+		close(ntf[1]);
+		ntf[1] = -1;
 	}
 	/* EOF means exec succeeded; a record means a step failed. */
 	do
@@ -1024,14 +777,62 @@ int session_run(struct session *s, char *const argv[])
 		r = -ce.err;
 		goto out_mask;
 	}
-	supervise(s, child, out[0], err[0], sig_fd, mon_on ? &mon : NULL);
+	s->cmd_pid = child;
+	/* With a PID namespace the command is the init's child (ns_run_as_init). */
+	if (s->layers.ns.clone_flags & CLONE_NEWPID) {
+		char path[64], buf[32];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", child, child);
+		s->cmd_pid = read_file_str(path, buf, sizeof(buf)) > 0 ? atoi(buf) : 0;
+	}
+	status_started(s, child);
+	if (n == sizeof(ce))
+		s->result.cause = CAUSE_NOT_FOUND;
+	if (ntf[0] >= 0)
+		io.notify_fd = recv_fd(ntf[0]);
+	if (relaying) {
+		io.out_r = out[0];
+		io.err_r = err[0];
+	}
+	if (io.in_w >= 0) {
+		struct termios t = saved_tio;
+
+		/* Keys go to the command's terminal as typed; ^C reaches it there. */
+		cfmakeraw(&t);
+		raw = tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0;
+	}
+	supervise(s, child, &io, sig_fd, mon_on ? &mon : NULL);
 	out[0] = err[0] = -1; /* closed by supervise */
+	if (raw)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
 	if (n == sizeof(ce))
 		log_error("cannot execute '%s': %s", argv[0], strerror(ce.err));
+	/* The last records of the BPF layer, for the summary. */
+	if (s->hooks.on_poll)
+		s->hooks.on_poll(s->hooks.ctx);
+	session_denials_report(s);
+	status_ended(s);
 	r = 0;
 out_mask:
+	sigaction(SIGPIPE, &old_pipe, NULL);
 	sigprocmask(SIG_SETMASK, &c.saved_mask, NULL);
 out:
+	if (r < 0) {
+		s->result.exit_code = EXIT_SETUP;
+		s->result.cause = CAUSE_SETUP;
+		status_ended(s);
+	}
+	for (int i = 0; i < 2; i++)
+		if (ntf[i] >= 0)
+			close(ntf[i]);
+	if (io.notify_fd >= 0)
+		close(io.notify_fd);
+	if (pty >= 0)
+		close(pty);
+	if (pts >= 0)
+		close(pts);
+	strv_clear(&path_ro);
+	policy_free(&view);
 	for (int i = 0; i < 2; i++) {
 		if (out[i] >= 0)
 			close(out[i]);
@@ -1052,5 +853,6 @@ out:
 	/* What is left in the cgroups is killed (daemonized descendants too). */
 	limits_destroy(&s->lim);
 	remove_private_tmp(s);
+	session_home_remove(s);
 	return r;
 }

@@ -18,8 +18,10 @@
 #include "ns.h"
 
 struct bpfbox_policy;
+struct strv;
 
 /* Exit codes of `bpfbox run` besides the command's own (BRIEF.md). */
+#define EXIT_LIMIT	    123 /* killed by a limit: paused too long, or --on-limit kill */
 #define EXIT_TIMEOUT	    124
 #define EXIT_SETUP	    125
 #define EXIT_NOT_EXECUTABLE 126
@@ -34,12 +36,40 @@ struct session_layers {
 	bool landlock;
 	bool seccomp;
 	struct ns_plan ns;	/* the namespace layer; ns.clone_flags 0: none */
-	char not_enforced[512]; /* what the policy asks but this host cannot do */
+	char not_enforced[1024]; /* what the policy asks but this host cannot do */
 };
+
+/* Why a session ended, as the status channel says it (docs/runtime.md). */
+enum session_cause {
+	CAUSE_EXIT,	     /* the command exited */
+	CAUSE_SIGNAL,	     /* the command was killed by a signal */
+	CAUSE_TIMEOUT,	     /* --timeout */
+	CAUSE_PAUSE_TIMEOUT, /* paused longer than --pause-timeout */
+	CAUSE_OOM,	     /* --on-limit kill, or the OOM victim was the first process */
+	CAUSE_DISK,	     /* --on-limit kill, or over the disk limit where nothing pauses */
+	CAUSE_KILLED,	     /* bpfbox kill */
+	CAUSE_INTERRUPTED,   /* a signal to bpfbox while paused */
+	CAUSE_SETUP,	     /* nothing ran */
+	CAUSE_NOT_FOUND,     /* exec failed */
+};
+
+const char *session_cause_name(enum session_cause c);
+
+/* One kind of denial seen by the supervisor, for the end-of-run summary. */
+struct session_denial {
+	char layer[16];	 /* seccomp, landlock */
+	char op[24];	 /* socket, ... */
+	char what[200];	 /* e.g. "AF_INET SOCK_STREAM" */
+	int err;	 /* the errno the command saw */
+	unsigned int count;
+};
+
+#define SESSION_MAX_DENIALS 16
 
 struct session_result {
 	int exit_code;	      /* what `bpfbox run` exits with */
 	int wait_status;      /* the command's raw status, -1 if it never ran */
+	enum session_cause cause;
 	bool timed_out;
 	bool killed;	      /* by `bpfbox kill`, or over its disk limit when it cannot pause */
 	uint64_t paused_ms;   /* time spent paused (not counted by the timeout) */
@@ -83,6 +113,13 @@ struct session {
 	struct session_limits lim; /* memory, pids, cpu, disk (docs/limits.md) */
 	bool lim_made;		   /* limits_create() ran */
 	struct session_result result;
+	int status_fd;		   /* --status-fd: one JSON line per event; -1: none */
+	pid_t cmd_pid;		   /* the command (the PID namespace's init's child), 0: unknown */
+	const struct strv *labels; /* --label KEY=VALUE, NULL: none */
+	char home[4096];	   /* the private HOME, "" when none */
+	struct session_denial denials[SESSION_MAX_DENIALS];
+	size_t n_denials;
+	uint64_t denials_other;	   /* past SESSION_MAX_DENIALS kinds */
 };
 
 /*
@@ -111,5 +148,21 @@ void session_cleanup(struct session *s);
  * be set up; then nothing ran and the error was printed.
  */
 int session_run(struct session *s, char *const argv[]);
+
+/*
+ * Names in s->layers.not_enforced the rules only BPF LSM enforces when it
+ * is not loaded (lsm false): credential patterns below the top of granted
+ * trees, --exec-deny.
+ */
+void session_note_bpf_lsm(struct session *s, bool lsm);
+
+/*
+ * Counts one denial for the end-of-run summary and the status channel:
+ * layer ("seccomp", "landlock", "bpf_lsm", "cgroup_bpf"), op ("socket",
+ * "open", "write", "unlink", "connect", ...), what (a path, an address),
+ * err the errno the command saw.
+ */
+void session_denial_add(struct session *s, const char *layer, const char *op, const char *what,
+			int err);
 
 #endif

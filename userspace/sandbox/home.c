@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The private home of a session (docs/runtime.md): a fresh directory next
+ * to the private tmp, with copies of the configuration tools need and that
+ * holds no secret, and the PATH entries that resolve under the caller's
+ * home made readable, unless a credential rule covers them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "session_internal.h"
+#include "landlock.h"
+#include "../policy/policy.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+
+/* Copied when present: small, commonly needed, no credentials by design. */
+static const char *const config_files[] = {
+	".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes",
+	".vimrc", ".inputrc", ".editorconfig", ".nanorc", ".selected_editor",
+};
+
+#define CONFIG_MAX_BYTES (64 * 1024)
+
+const char *session_caller_home(void)
+{
+	const char *h = getenv("HOME");
+	struct passwd *pw;
+
+	if (h && h[0] == '/')
+		return h;
+	pw = getpwuid(getuid());
+	return pw && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+}
+
+/*
+ * A line of a git config that can carry a secret: credential sections, HTTP
+ * headers, and URLs with a user:password part.
+ */
+static bool secret_line(const char *line, bool *in_secret_section)
+{
+	const char *t = line + strspn(line, " \t");
+	bool secret = strcasestr(t, "extraheader") || strcasestr(t, "token") ||
+		      strcasestr(t, "password");
+
+	for (const char *u = strstr(t, "://"); u && !secret; u = strstr(u + 3, "://")) {
+		const char *at = strchr(u + 3, '@'), *sl = strchr(u + 3, '/');
+
+		secret = at && (!sl || at < sl);
+	}
+	/* A section that names a secret ([url "https://user:pw@..."]) goes whole. */
+	if (*t == '[') {
+		*in_secret_section = secret || !strncasecmp(t, "[credential", 11) ||
+				     !strncasecmp(t, "[http", 5);
+		return *in_secret_section;
+	}
+	return *in_secret_section || secret;
+}
+
+static int mkdirs(char *path, mode_t mode)
+{
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, mode) < 0 && errno != EEXIST) {
+			*p = '/';
+			return -errno;
+		}
+		*p = '/';
+	}
+	return 0;
+}
+
+/* Copies one config file, read-only, without the lines that may hold a secret. */
+static void copy_config(const char *from_home, const char *to_home, const char *name,
+			uid_t uid, gid_t gid)
+{
+	char src[PATH_MAX], dst[PATH_MAX], line[4096];
+	bool secret_section = false, git = strstr(name, "git") != NULL;
+	struct stat st;
+	FILE *in, *out;
+	int fd;
+
+	if (snprintf(src, sizeof(src), "%s/%s", from_home, name) >= (int)sizeof(src) ||
+	    snprintf(dst, sizeof(dst), "%s/%s", to_home, name) >= (int)sizeof(dst))
+		return;
+	if (stat(src, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CONFIG_MAX_BYTES)
+		return;
+	if (mkdirs(dst, 0700) < 0)
+		return;
+	in = fopen(src, "re");
+	if (!in)
+		return;
+	fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0444);
+	out = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!out) {
+		if (fd >= 0)
+			close(fd);
+		fclose(in);
+		return;
+	}
+	while (fgets(line, sizeof(line), in))
+		if (!git || !secret_line(line, &secret_section))
+			fputs(line, out);
+	if (fchown(fd, uid, gid) < 0) {
+		/* Only root changes owners; the copy is then the caller's already. */
+	}
+	fclose(out);
+	fclose(in);
+}
+
+static uid_t home_uid;
+static gid_t home_gid;
+
+static int chown_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	if (lchown(path, home_uid, home_gid) < 0) {
+		/* Not root: ours already. */
+	}
+	return 0;
+}
+
+int session_home_make(struct session *s, uid_t uid, gid_t gid)
+{
+	const char *base = getenv("TMPDIR"), *from = session_caller_home();
+
+	if (!base || base[0] != '/')
+		base = "/tmp";
+	snprintf(s->home, sizeof(s->home), "%s/bpfbox-%s.home", base, s->id);
+	if (mkdir(s->home, 0700) < 0) {
+		int r = log_error_errno(errno, "cannot create the session's private home %s",
+					s->home);
+
+		s->home[0] = '\0';
+		return r;
+	}
+	for (size_t i = 0; from && i < ARRAY_SIZE(config_files); i++)
+		copy_config(from, s->home, config_files[i], uid, gid);
+	home_uid = uid;
+	home_gid = gid;
+	if (uid != getuid() || gid != getgid())
+		nftw(s->home, chown_entry, 8, FTW_PHYS);
+	return 0;
+}
+
+void session_home_remove(struct session *s)
+{
+	/* Any depth, as the private tmp (rm_tree). */
+	if (s->home[0] && rm_tree(s->home) < 0)
+		log_warn("cannot remove all of the session's private home %s", s->home);
+}
+
+/*
+ * Toolchain managers whose shims run code from their whole tree (pyenv's
+ * libexec, rustup's toolchains): a PATH entry inside one grants the tree.
+ */
+static const char *const toolchain_roots[] = {
+	".pyenv", ".cargo", ".rustup", ".nvm", ".rbenv", ".goenv", ".volta", ".bun",
+	".deno", ".sdkman", ".asdf", ".nodenv", ".jenv", ".local/bin", ".local/lib",
+	".local/share/pnpm", "go", ".go",
+};
+
+/* Whether path is dir or below it. */
+static bool below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+/* The tree to grant for a PATH entry under home (docs/runtime.md). */
+static int grant_entry(struct strv *ro, const char *home, const char *real)
+{
+	char root[PATH_MAX];
+	int r = 0;
+
+	for (size_t i = 0; !r && i < ARRAY_SIZE(toolchain_roots); i++) {
+		snprintf(root, sizeof(root), "%s/%s", home, toolchain_roots[i]);
+		if (!below(real, root))
+			continue;
+		if (!strv_contains(ro, root))
+			r = strv_push(ro, root);
+		/* cargo's proxies run rustup's toolchains; ~/.local/bin scripts import ~/.local/lib. */
+		if (!r && streq(toolchain_roots[i], ".cargo"))
+			snprintf(root, sizeof(root), "%s/.rustup", home);
+		else if (!r && streq(toolchain_roots[i], ".local/bin"))
+			snprintf(root, sizeof(root), "%s/.local/lib", home);
+		else
+			return r;
+		if (access(root, F_OK) == 0 && !strv_contains(ro, root))
+			r = strv_push(ro, root);
+		return r;
+	}
+	return strv_contains(ro, real) ? 0 : strv_push(ro, real);
+}
+
+int session_home_path(const struct session *s, struct strv *ro, char *path_env, size_t size)
+{
+	const struct bpfbox_policy *p = s->policy;
+	const char *path = getenv("PATH"), *home = session_caller_home();
+	struct strv cred = { 0 };
+	char dropped[1024] = "";
+	size_t len = 0;
+	int r = 0;
+
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	if (home)
+		r = landlock_credential_paths(p, home, &cred);
+	path_env[0] = '\0';
+	for (const char *e = path; !r && *e;) {
+		size_t n = strcspn(e, ":");
+		char entry[PATH_MAX], real[PATH_MAX];
+		bool keep = true;
+
+		snprintf(entry, sizeof(entry), "%.*s", (int)(n < sizeof(entry) ? n : 0), e);
+		e += n + (e[n] == ':');
+		if (!entry[0])
+			continue;
+		if (home && entry[0] == '/' && realpath(entry, real) && below(real, home) &&
+		    !below(real, p->workspace)) {
+			/* The home itself on PATH would grant all of it: not that. */
+			if (streq(real, home))
+				keep = false;
+			for (size_t i = 0; i < cred.n; i++)
+				if (below(real, cred.v[i]))
+					keep = false;
+			for (size_t i = 0; keep && i < p->deny_paths.n; i++)
+				if (p->deny_paths.v[i][0] == '/' && below(real, p->deny_paths.v[i]))
+					keep = false;
+			if (keep)
+				r = grant_entry(ro, home, real);
+			if (!keep)
+				snprintf(dropped + strlen(dropped), sizeof(dropped) - strlen(dropped),
+					 "%s%s", dropped[0] ? ", " : "", entry);
+		}
+		if (keep && len + strlen(entry) + 2 < size)
+			len += snprintf(path_env + len, size - len, "%s%s", len ? ":" : "", entry);
+	}
+	strv_clear(&cred);
+	if (dropped[0])
+		log_warn_always("PATH entries dropped (a credential rule covers them, or the whole home): %s", dropped);
+	return r;
+}
+
+int session_view_policy(const struct session *s, const struct strv *path_ro,
+			struct bpfbox_policy *view)
+{
+	const struct bpfbox_policy *p = s->policy;
+	const char *home = session_caller_home();
+	struct strv cred = { 0 };
+	int r = policy_dup(view, p);
+
+	if (!r && s->home[0])
+		r = strv_push(&view->rw_paths, s->home);
+	for (size_t i = 0; !r && i < path_ro->n; i++)
+		if (!strv_contains(&view->ro_paths, path_ro->v[i]))
+			r = strv_push(&view->ro_paths, path_ro->v[i]);
+	/* --read-host: the caller's home too, which the view hides (/home, /root). */
+	if (!r && p->read_host && home && !strv_contains(&view->ro_paths, home))
+		r = strv_push(&view->ro_paths, home);
+	/*
+	 * The credential entries at the top of the granted trees, masked by the
+	 * view as the absolute deny paths are (a grant of a tree under the
+	 * session's /tmp is wider in Landlock than the tree).
+	 */
+	if (!r)
+		r = landlock_credential_paths(p, home, &cred);
+	if (!r)
+		r = landlock_credential_paths(p, p->workspace, &cred);
+	for (size_t i = 0; !r && i < view->ro_paths.n; i++)
+		r = landlock_credential_paths(p, view->ro_paths.v[i], &cred);
+	for (size_t i = 0; !r && i < view->rw_paths.n; i++)
+		r = landlock_credential_paths(p, view->rw_paths.v[i], &cred);
+	for (size_t i = 0; !r && i < cred.n; i++)
+		if (!strv_contains(&view->deny_paths, cred.v[i]))
+			r = strv_push(&view->deny_paths, cred.v[i]);
+	strv_clear(&cred);
+	return r;
+}

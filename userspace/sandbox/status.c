@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The status channel of a session (--status-fd, docs/runtime.md) and the
+ * summary of what was denied, with a hint a model can act on. Written by
+ * bpfbox run itself: no root, no daemon, nothing parsed from stderr.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "session_internal.h"
+#include "../policy/policy.h"
+#include "../lib/jsonw.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+
+#define STATUS_VERSION 1
+
+static const char *const cause_names[] = {
+	[CAUSE_EXIT] = "exit",
+	[CAUSE_SIGNAL] = "signal",
+	[CAUSE_TIMEOUT] = "timeout",
+	[CAUSE_PAUSE_TIMEOUT] = "pause_timeout",
+	[CAUSE_OOM] = "oom",
+	[CAUSE_DISK] = "disk",
+	[CAUSE_KILLED] = "killed",
+	[CAUSE_INTERRUPTED] = "interrupted",
+	[CAUSE_SETUP] = "setup",
+	[CAUSE_NOT_FOUND] = "exec_failed",
+};
+
+const char *session_cause_name(enum session_cause c)
+{
+	return (unsigned int)c < ARRAY_SIZE(cause_names) ? cause_names[c] : "exit";
+}
+
+static void begin(struct jsonw *w, const struct session *s, const char *type)
+{
+	struct timespec ts;
+	struct tm tm;
+	char buf[48];
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, sizeof(buf) - n, ".%03ldZ", ts.tv_nsec / 1000000L);
+	jsonw_begin(w);
+	jsonw_u64(w, "version", STATUS_VERSION);
+	jsonw_str(w, "type", type);
+	jsonw_str(w, "time", buf);
+	jsonw_str(w, "session", s->id);
+}
+
+/* One whole line; a reader that went away costs nothing but the line. */
+static void finish(const struct session *s, struct jsonw *w)
+{
+	size_t off = 0;
+
+	jsonw_end(w);
+	jsonw_newline(w);
+	while (!w->oom && off < w->len) {
+		ssize_t n = write(s->status_fd, w->buf + off, w->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += n;
+	}
+	jsonw_free(w);
+}
+
+static void put_labels(struct jsonw *w, const struct session *s)
+{
+	jsonw_object_begin(w, "labels");
+	for (size_t i = 0; s->labels && i < s->labels->n; i++) {
+		const char *l = s->labels->v[i], *eq = strchr(l, '=');
+		char key[128];
+
+		if (!eq || (size_t)(eq - l) >= sizeof(key))
+			continue;
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - l), l);
+		jsonw_str(w, key, eq + 1);
+	}
+	jsonw_end(w);
+}
+
+void status_started(const struct session *s, pid_t pid)
+{
+	struct jsonw w = { 0 };
+
+	if (s->status_fd < 0)
+		return;
+	begin(&w, s, "started");
+	jsonw_u64(&w, "pid", pid);
+	jsonw_str(&w, "level_requested", level_name(s->layers.requested));
+	jsonw_str(&w, "level_enabled", level_name(s->layers.enabled));
+	/* One sentence each, as session.start has them. */
+	jsonw_array_begin(&w, "not_enforced");
+	for (const char *t = s->layers.not_enforced; *t;) {
+		const char *end = strstr(t, "; ");
+		size_t n = end ? (size_t)(end - t) : strlen(t);
+
+		jsonw_array_strn(&w, t, n);
+		t += n + (end ? 2 : 0);
+	}
+	if (s->lim.not_enforced[0])
+		jsonw_array_strn(&w, s->lim.not_enforced, strlen(s->lim.not_enforced));
+	jsonw_array_end(&w);
+	jsonw_str(&w, "workspace", s->policy->workspace);
+	if (s->home[0])
+		jsonw_str(&w, "home", s->home);
+	put_labels(&w, s);
+	finish(s, &w);
+}
+
+void status_lifecycle(const struct session *s, const struct session_event *ev)
+{
+	struct jsonw w = { 0 };
+
+	if (s->status_fd < 0)
+		return;
+	begin(&w, s, ev->type == SEV_PAUSED ? "paused" : ev->type == SEV_RESUMED ? "resumed"
+										   : "killed");
+	switch (ev->type) {
+	case SEV_PAUSED:
+		jsonw_str(&w, "reason", ev->reason);
+		if (ev->pid)
+			jsonw_u64(&w, "pid", ev->pid);
+		jsonw_u64(&w, "memory_mb", ev->memory_mb);
+		jsonw_u64(&w, "disk_mb", ev->disk_mb);
+		if (ev->disk_used_mb >= 0)
+			jsonw_i64(&w, "disk_used_mb", ev->disk_used_mb);
+		jsonw_u64(&w, "kill_after_ms", s->policy->limits.pause_timeout_ms);
+		break;
+	case SEV_RESUMED:
+		jsonw_u64(&w, "paused_ms", ev->paused_ms);
+		jsonw_u64(&w, "memory_mb", ev->memory_mb);
+		jsonw_u64(&w, "disk_mb", ev->disk_mb);
+		break;
+	case SEV_KILLED:
+		jsonw_str(&w, "reason", ev->reason);
+		jsonw_bool(&w, "paused", ev->was_paused);
+		break;
+	}
+	finish(s, &w);
+}
+
+void status_ended(const struct session *s)
+{
+	const struct session_result *r = &s->result;
+	struct jsonw w = { 0 };
+	unsigned int denied = 0;
+
+	if (s->status_fd < 0)
+		return;
+	for (size_t i = 0; i < s->n_denials; i++)
+		denied += s->denials[i].count;
+	begin(&w, s, "ended");
+	jsonw_i64(&w, "exit_code", r->exit_code);
+	jsonw_str(&w, "cause", session_cause_name(r->cause));
+	if (r->wait_status >= 0 && WIFSIGNALED(r->wait_status))
+		jsonw_u64(&w, "signal", WTERMSIG(r->wait_status));
+	jsonw_u64(&w, "paused_ms", r->paused_ms);
+	jsonw_u64(&w, "output_bytes", r->output_bytes);
+	jsonw_u64(&w, "output_dropped", r->output_dropped);
+	jsonw_u64(&w, "denied", denied + s->denials_other);
+	finish(s, &w);
+}
+
+void session_denial_add(struct session *s, const char *layer, const char *op, const char *what,
+			int err)
+{
+	struct session_denial *d;
+
+	for (size_t i = 0; i < s->n_denials; i++) {
+		d = &s->denials[i];
+		if (streq(d->layer, layer) && streq(d->op, op) && streq(d->what, what)) {
+			d->count++;
+			return;
+		}
+	}
+	if (s->n_denials == SESSION_MAX_DENIALS) {
+		s->denials_other++;
+		return;
+	}
+	d = &s->denials[s->n_denials++];
+	snprintf(d->layer, sizeof(d->layer), "%s", layer);
+	snprintf(d->op, sizeof(d->op), "%s", op);
+	snprintf(d->what, sizeof(d->what), "%s", what);
+	d->err = err;
+	d->count = 1;
+}
+
+/* What to do about one denial, in words a model can act on. */
+static void hint_of(const struct session_denial *d, char *buf, size_t size)
+{
+	char dir[sizeof(d->what)];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", d->what);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	if (streq(d->op, "connect") && startswith(d->what, "unix:"))
+		snprintf(buf, size, "the unix socket %s is outside the writable paths; grant its "
+				    "directory with --rw", d->what + 5);
+	else if (streq(d->op, "connect") && (startswith(d->what, "169.254.169.254:") ||
+					     startswith(d->what, "[fd00:ec2::254]:")))
+		snprintf(buf, size, "the cloud metadata address is denied to every session; it "
+				    "holds the host's credentials");
+	else if (streq(d->op, "socket") || streq(d->op, "connect"))
+		snprintf(buf, size, "network is denied by policy; allow a host with --net-allow "
+				    "ADDR[:PORT] (needs root or the daemon), or all of it with "
+				    "--net allow");
+	else if (streq(d->layer, "bpf_lsm"))
+		snprintf(buf, size, "%s matches a credential or exec rule of the policy; it stays "
+				    "denied", d->what);
+	else if (streq(d->op, "exec"))
+		snprintf(buf, size, "%s is outside the granted paths; grant it with --ro %s",
+			 d->what, dir);
+	else if (streq(d->op, "open"))
+		snprintf(buf, size, "read outside the granted paths: %s; grant it with --ro %s, "
+				    "or the host with --read-host", d->what, d->what);
+	else
+		snprintf(buf, size, "write outside the workspace: %s; grant it with --rw %s",
+			 d->what, dir);
+}
+
+void session_denials_report(const struct session *s)
+{
+	char hint[256];
+
+	for (size_t i = 0; i < s->n_denials; i++) {
+		const struct session_denial *d = &s->denials[i];
+		struct jsonw w = { 0 };
+
+		hint_of(d, hint, sizeof(hint));
+		log_notice("denied %u time%s: %s %s (%s, %s); %s", d->count, d->count == 1 ? "" : "s",
+			   d->op, d->what, d->layer, strerrorname_np(d->err) ?: "?", hint);
+		if (s->status_fd < 0)
+			continue;
+		begin(&w, s, "denied");
+		jsonw_str(&w, "layer", d->layer);
+		jsonw_str(&w, "op", d->op);
+		jsonw_str(&w, "what", d->what);
+		jsonw_str(&w, "errno", strerrorname_np(d->err) ?: "?");
+		jsonw_u64(&w, "count", d->count);
+		jsonw_str(&w, "hint", hint);
+		finish(s, &w);
+	}
+	if (s->denials_other)
+		log_notice("denied %llu more times, of other kinds", (unsigned long long)s->denials_other);
+}
+
+void session_note_bpf_lsm(struct session *s, bool lsm)
+{
+	const struct bpfbox_policy *p = s->policy;
+	char what[512];
+	size_t len, n = 0;
+
+	if (lsm || p->mode == MODE_FULL_ACCESS)
+		return;
+	/* Landlock carves out the top-level entries only (landlock_credential_paths). */
+	snprintf(what, sizeof(what), "credential patterns below the top of granted trees "
+		 "(**/.env, **/*.pem, ... in subdirectories: no BPF LSM)");
+	len = strlen(s->layers.not_enforced);
+	snprintf(s->layers.not_enforced + len, sizeof(s->layers.not_enforced) - len, "%s%s",
+		 len ? "; " : "", what);
+	if (!p->exec_deny.n)
+		return;
+	n = snprintf(what, sizeof(what), "--exec-deny");
+	for (size_t i = 0; i < p->exec_deny.n && n < sizeof(what); i++)
+		n += snprintf(what + n, sizeof(what) - n, " %s", p->exec_deny.v[i]);
+	if (n < sizeof(what))
+		snprintf(what + n, sizeof(what) - n, " (no BPF LSM)");
+	len = strlen(s->layers.not_enforced);
+	snprintf(s->layers.not_enforced + len, sizeof(s->layers.not_enforced) - len, "; %s",
+		 what);
+}
