@@ -79,6 +79,10 @@ static __always_inline void set_outcome(struct bpfbox_event_hdr *h, struct bpfbo
 	} else if (ret == -EPERM) {
 		h->decision = BPFBOX_DENY;
 		h->layer = eperm_layer;
+	} else if (ret == -EROFS && (s->flags & BPFBOX_SF_MOUNT_RO)) {
+		/* The session's mount view: the host is read-only there. */
+		h->decision = BPFBOX_DENY;
+		h->layer = BPFBOX_LAYER_MOUNT;
 	}
 }
 
@@ -317,7 +321,8 @@ static __always_inline void emit_file(struct bpfbox_session *s, struct pending *
 	__u64 count = 1;
 
 	/* Changes (unlink, rename, ...) are recorded when refused, not each success. */
-	if (p->op != BPFBOX_FILE_OPEN && ret != -EACCES && ret != -EPERM)
+	if (p->op != BPFBOX_FILE_OPEN && ret != -EACCES && ret != -EPERM &&
+	    !(ret == -EROFS && (s->flags & BPFBOX_SF_MOUNT_RO)))
 		return;
 	if (p->op == BPFBOX_FILE_OPEN && ret >= 0 && !(s->flags & BPFBOX_SF_AUDIT_ALL)) {
 		count = aggregate(s, p);
@@ -468,7 +473,7 @@ int exit_connect(struct trace_event_raw_sys_exit *ctx)
 /*
  * The changes Landlock refuses without a trace of its own (issue 18): the
  * name each one is refused on, recorded at exit when it failed with EACCES
- * or EPERM. Tracepoints this kernel lacks are switched off before load.
+ * or EPERM (or EROFS in a session's read-only mount view). Tracepoints this kernel lacks are switched off before load.
  */
 #define FILE_OP_TP(sys, argn, opcode)                                         \
 	SEC("tracepoint/syscalls/sys_enter_" #sys)                            \

@@ -17,6 +17,7 @@
 
 #define EPERM  1
 #define EACCES 13
+#define EROFS  30
 
 /* cgroup id of a session's cgroup -> the session. */
 struct {

@@ -37,6 +37,7 @@ enum bpfbox_layer {
 	BPFBOX_LAYER_BPF_LSM = 4,
 	BPFBOX_LAYER_KERNEL = 5, /* denied, but by none of ours (DAC, ...) */
 	BPFBOX_LAYER_EGRESS = 6, /* the egress proxy or resolver (userspace/net/) */
+	BPFBOX_LAYER_MOUNT = 7,	 /* the session's read-only view of the host (EROFS) */
 };
 
 enum bpfbox_decision {
@@ -172,6 +173,7 @@ struct bpfbox_session {
 #define BPFBOX_SF_GAP_SCOPE    (1U << 7) /* ABI < 6: abstract unix and signals stay inside */
 #define BPFBOX_SF_GAP_UNIX     (1U << 8) /* ABI < 9: pathname unix only into the writable set */
 #define BPFBOX_SF_GAP_META     (1U << 9) /* chmod, chown, xattrs only in the writable set */
+#define BPFBOX_SF_MOUNT_RO     (1U << 10) /* mount namespace: EROFS is its denial */
 
 /* Key of the BPF LSM's writable set: a directory by device and inode. */
 struct bpfbox_inode_key {

@@ -51,6 +51,22 @@ check "any(e['type'] == 'exec' and e['filename'] == '/bin/true' and e['argv'] ==
 check "any(e['type'] == 'exit' and e['comm'] == 'true' and e['exit_code'] == 0 for e in ev)" "exit event of /bin/true"
 check "any(e['type'] == 'fork' for e in ev)" "fork events"
 
+# With the namespace layer (the default) the host is read-only in the
+# session: a write to a visible path outside fails with EROFS, and that is a
+# denial of the mount layer, recorded and explained like Landlock's.
+A_MAIN=$A A="$TMPD/mount.jsonl"
+"$BPFBOX" run --audit "$A" -w "$TMPD/ws" -- sh -c \
+	'echo x > /etc/bpfbox-audit-$$; mkdir /usr/bpfbox-audit-$$; exit 0' >"$TMPD/out" 2>"$TMPD/err"
+check "any(e['type'] == 'file' and e['path'].startswith('/etc/bpfbox-audit-') and e['decision'] == 'deny' and e['layer'] == 'mount' and e['errno'] == 'EROFS' for e in ev)" \
+	"a write outside under the namespaces: layer mount, errno EROFS"
+check "any(e['type'] == 'file' and e.get('op') == 'mkdir' and e['layer'] == 'mount' and e['errno'] == 'EROFS' for e in ev)" \
+	"a mkdir outside under the namespaces: layer mount, errno EROFS"
+expect_grep 'read-only in the session\); grant it with --rw /etc' "$TMPD/err" \
+	"the end-of-run summary explains the EROFS and says how to grant it"
+ls /etc/bpfbox-audit-* >/dev/null 2>&1 && fail "a file was written to the host's /etc" ||
+	ok "nothing was written to the host's /etc"
+A=$A_MAIN
+
 # Aggregation: 1000 opens of one file are one record at once, the rest
 # counted in the kernel and flushed when the session ends: exactly 1000.
 echo x >"$TMPD/ws/target"

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -73,6 +75,7 @@ static void count_denial(struct embedded *e, const void *data, size_t size)
 	static const char *const layers[] = {
 		[BPFBOX_LAYER_LANDLOCK] = "landlock", [BPFBOX_LAYER_SECCOMP] = "seccomp",
 		[BPFBOX_LAYER_CGROUP_BPF] = "cgroup_bpf", [BPFBOX_LAYER_BPF_LSM] = "bpf_lsm",
+		[BPFBOX_LAYER_MOUNT] = "mount",
 	};
 	static const char *const ops[] = {
 		[BPFBOX_FILE_OPEN] = "open",	 [BPFBOX_FILE_UNLINK] = "unlink",
@@ -363,6 +366,8 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 		flags |= BPFBOX_SF_NET_DENY;
 	if (s->layers.landlock && p->mode != MODE_FULL_ACCESS)
 		flags |= BPFBOX_SF_LANDLOCK;
+	if ((s->layers.ns.clone_flags & CLONE_NEWNS) && p->mode != MODE_FULL_ACCESS)
+		flags |= BPFBOX_SF_MOUNT_RO;
 	if (agent_status(e->agent)->net)
 		flags |= BPFBOX_SF_NET_BPF;
 	if (opts->all)

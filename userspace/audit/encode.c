@@ -28,6 +28,7 @@ const char *audit_layer_name(unsigned int layer)
 		[BPFBOX_LAYER_LANDLOCK] = "landlock", [BPFBOX_LAYER_SECCOMP] = "seccomp",
 		[BPFBOX_LAYER_CGROUP_BPF] = "cgroup-bpf", [BPFBOX_LAYER_BPF_LSM] = "bpf-lsm",
 		[BPFBOX_LAYER_KERNEL] = "kernel", [BPFBOX_LAYER_EGRESS] = "egress-proxy",
+		[BPFBOX_LAYER_MOUNT] = "mount",
 	};
 
 	return layer < sizeof(names) / sizeof(names[0]) ? names[layer] : NULL;

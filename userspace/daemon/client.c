@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -461,6 +462,9 @@ static struct json_object *register_request(struct session *s, const struct audi
 	add_str(req, "net", p->net == NET_DENY ? "deny" : "allow");
 	json_object_object_add(req, "landlock",
 			       json_object_new_boolean(l->landlock && p->mode != MODE_FULL_ACCESS));
+	json_object_object_add(req, "mount_ro",
+			       json_object_new_boolean((l->ns.clone_flags & CLONE_NEWNS) &&
+						       p->mode != MODE_FULL_ACCESS));
 	add_str(req, "audit_mode", audit->off ? "off" : audit->all ? "all" : "aggregate");
 	/*
 	 * Unix sockets may be reached under the dirs the session can write; a

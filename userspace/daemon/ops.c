@@ -550,7 +550,7 @@ static int add_net_holes(struct daemon *d, struct conn *c, struct dsession *s,
 static int parse_flags(struct daemon *d, struct conn *c, struct json_object *req, uint32_t *flags)
 {
 	const char *net = "deny", *mode = "aggregate";
-	bool landlock = false, meta = false;
+	bool landlock = false, meta = false, mount_ro = false;
 	int r;
 
 	if ((r = proto_get_str(req, "net", &net)) == -EINVAL ||
@@ -563,6 +563,8 @@ static int parse_flags(struct daemon *d, struct conn *c, struct json_object *req
 		return bad_member(d, c, "register", "landlock", "a boolean");
 	if (proto_get_bool(req, "allow_metadata", &meta) == -EINVAL)
 		return bad_member(d, c, "register", "allow_metadata", "a boolean");
+	if (proto_get_bool(req, "mount_ro", &mount_ro) == -EINVAL)
+		return bad_member(d, c, "register", "mount_ro", "a boolean");
 	*flags = 0;
 	if (streq(net, "deny"))
 		*flags |= BPFBOX_SF_NET_DENY;
@@ -574,6 +576,8 @@ static int parse_flags(struct daemon *d, struct conn *c, struct json_object *req
 		*flags |= BPFBOX_SF_LANDLOCK;
 	if (meta)
 		*flags |= BPFBOX_SF_ALLOW_META;
+	if (mount_ro)
+		*flags |= BPFBOX_SF_MOUNT_RO;
 	if (agent_status(d->agent)->net)
 		*flags |= BPFBOX_SF_NET_BPF;
 	return 0;

@@ -217,6 +217,9 @@ static void hint_of(const struct session_denial *d, char *buf, size_t size)
 		snprintf(buf, size, "network is denied by policy; allow a host with --net-allow "
 				    "ADDR[:PORT] (needs root or the daemon), or all of it with "
 				    "--net allow");
+	else if (streq(d->layer, "mount"))
+		snprintf(buf, size, "write outside the writable paths: %s (the host is read-only "
+				    "in the session); grant it with --rw %s", d->what, dir);
 	else if (streq(d->layer, "bpf_lsm"))
 		snprintf(buf, size, "%s matches a credential or exec rule of the policy; it stays "
 				    "denied", d->what);
@@ -233,7 +236,7 @@ static void hint_of(const struct session_denial *d, char *buf, size_t size)
 
 void session_denials_report(const struct session *s)
 {
-	char hint[256];
+	char hint[640];
 
 	for (size_t i = 0; i < s->n_denials; i++) {
 		const struct session_denial *d = &s->denials[i];
