@@ -11,12 +11,12 @@
 #include <dirent.h>
 #include <limits.h>
 #include <linux/magic.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "agent.h"
@@ -52,6 +52,13 @@ static char libbpf_last[256];
 /* libbpf's warnings become the reason we give, not noise on stderr. */
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	if (getenv("BPFBOX_LIBBPF_DEBUG")) {
+		va_list cp;
+
+		va_copy(cp, ap);
+		vfprintf(stderr, fmt, cp);
+		va_end(cp);
+	}
 	if (level != LIBBPF_DEBUG)
 		vsnprintf(libbpf_last, sizeof(libbpf_last), fmt, ap);
 	return 0;
@@ -288,35 +295,74 @@ static int attach_cgroup(struct bpf_program *prog, int cgroup_fd, struct bpf_lin
 }
 
 /*
- * Whether the running kernel's BTF names a symbol (an enum value such as
- * BPF_CGROUP_UNIX_CONNECT): a cheap probe for attach types that libbpf 1.1
- * does not know by name. The string table is searched as bytes.
+ * The running kernel's BTF, parsed by libbpf (which read()s the file):
+ * /sys/kernel/btf/vmlinux can be mmap()ed only from 6.16 on, and a probe
+ * that mapped it answered "no" on every older kernel, so 6.12 got the
+ * pre-6.3 inode_setattr program and the whole LSM object failed to load.
  */
-static bool kernel_btf_has(const char *name)
+static struct btf *kernel_btf(void)
 {
-	_cleanup_close_ int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
-	size_t nlen = strlen(name) + 1; /* with the NUL: a whole name */
-	struct stat st;
-	void *m;
-	bool found;
+	struct btf *btf = btf__load_vmlinux_btf();
 
-	if (fd < 0 || fstat(fd, &st) < 0)
+	return libbpf_get_error(btf) ? NULL : btf;
+}
+
+/*
+ * Whether the kernel's BTF has an enum value of that name (such as
+ * BPF_CGROUP_UNIX_CONNECT): a probe for attach types that libbpf 1.1 does
+ * not know by name.
+ */
+static bool kernel_btf_has_enum_value(const char *name)
+{
+	struct btf *btf = kernel_btf();
+	bool found = false;
+
+	if (!btf)
 		return false;
-	m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (m == MAP_FAILED)
-		return false;
-	found = memmem(m, st.st_size, name, nlen) != NULL;
-	munmap(m, st.st_size);
+	for (__u32 id = 1; id < btf__type_cnt(btf) && !found; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const struct btf_enum *e;
+
+		if (!btf_is_enum(t))
+			continue;
+		e = btf_enum(t);
+		for (__u16 i = 0; i < btf_vlen(t) && !found; i++)
+			found = strcmp(btf__name_by_offset(btf, e[i].name_off), name) == 0;
+	}
+	btf__free(btf);
 	return found;
+}
+
+/* How many arguments the kernel function has (an LSM hook's bpf_lsm_*), or -errno. */
+static int kernel_btf_func_args(const char *func)
+{
+	struct btf *btf = kernel_btf();
+	const struct btf_type *t;
+	int id, r = -ENOENT;
+
+	if (!btf)
+		return -ENOENT;
+	id = btf__find_by_name_kind(btf, func, BTF_KIND_FUNC);
+	if (id > 0) {
+		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+		if (t && btf_is_func_proto(t))
+			r = btf_vlen(t);
+	}
+	btf__free(btf);
+	return r;
 }
 
 void agent_lsm_select(struct lsm_bpf *l)
 {
-	/* inode_setattr's arguments: (idmap, dentry, attr) since 6.3, else (dentry, attr). */
-	if (kernel_btf_has("mnt_idmap"))
-		bpf_program__set_autoload(l->progs.bpfbox_inode_setattr_61, false);
-	else
+	/*
+	 * inode_setattr's arguments: (dentry, attr) before 6.3, (idmap,
+	 * dentry, attr) since. Taken from the hook's own prototype; a kernel
+	 * without it gets the newer layout (and fails to load, not misreads).
+	 */
+	if (kernel_btf_func_args("bpf_lsm_inode_setattr") == 2)
 		bpf_program__set_autoload(l->progs.bpfbox_inode_setattr, false);
+	else
+		bpf_program__set_autoload(l->progs.bpfbox_inode_setattr_61, false);
 }
 
 #define ATTACH_CGROUP_UNIX_CONNECT 49 /* enum bpf_attach_type, kernel 6.7 */
@@ -331,7 +377,7 @@ static int load_net(struct agent *a, const struct agent_opts *o)
 	n = a->net = net_bpf__open();
 	if (!n)
 		return -errno;
-	if (kernel_btf_has("BPF_CGROUP_UNIX_CONNECT"))
+	if (kernel_btf_has_enum_value("BPF_CGROUP_UNIX_CONNECT"))
 		bpf_program__set_expected_attach_type(n->progs.net_connect_unix,
 						      ATTACH_CGROUP_UNIX_CONNECT);
 	else
