@@ -8,11 +8,14 @@ cd /opt/bpfbox
 export BPFBOX=bpfbox BPFBOX_BUILD=/opt/bpfbox/build
 . tests/lib.sh
 
+# The credential files lie one level down, in proj/: at the top of a granted
+# tree Landlock and the mount view already keep them out (issue 18), and
+# these cases are about what only the BPF LSM can deny, inside the tree.
 WS="$TMPD/ws"
-mkdir -p "$WS/.ssh"
-echo SECRET=1 >"$WS/.env"
-echo key >"$WS/.ssh/id_rsa"
-echo cert >"$WS/x.pem"
+mkdir -p "$WS/proj/.ssh"
+echo SECRET=1 >"$WS/proj/.env"
+echo key >"$WS/proj/.ssh/id_rsa"
+echo cert >"$WS/proj/x.pem"
 echo fine >"$WS/notes.txt"
 cp /bin/true "$WS/forbidden-tool"
 
@@ -67,11 +70,11 @@ def denied(f):
     return False
 open('sid', 'w').write(os.environ['BPFBOX_SESSION_ID'])
 r = {}
-r['env'] = denied(lambda: open('.env').read())
-r['id_rsa'] = denied(lambda: open('.ssh/id_rsa').read())
-r['pem'] = denied(lambda: open('x.pem').read())
+r['env'] = denied(lambda: open('proj/.env').read())
+r['id_rsa'] = denied(lambda: open('proj/.ssh/id_rsa').read())
+r['pem'] = denied(lambda: open('proj/x.pem').read())
 r['notes'] = not denied(lambda: open('notes.txt').read())
-r['rename'] = denied(lambda: os.rename('.env', 'plain.txt'))
+r['rename'] = denied(lambda: os.rename('proj/.env', 'plain.txt'))
 r['exec'] = denied(lambda: subprocess.run(['./forbidden-tool']))
 r['allowed'] = not denied(lambda: socket.create_connection(('127.0.0.1', $P1), 2))
 r['other'] = denied(lambda: socket.create_connection(('127.0.0.2', $P2), 2))
@@ -101,12 +104,15 @@ print(r)
 sys.exit(0 if all(r.values()) else 1)
 PY
 
-# full_case NAME AUDIT BPFBOX-RUN-OPTIONS...: the cases in one session.
+# full_case NAME AUDIT BPFBOX-RUN-OPTIONS...: the cases in one session,
+# without the namespace layer: the outside listeners and files live in
+# $TMPD, which the mount view hides (tests/host/test_escape.sh covers the
+# namespaces), so that each case here reaches the BPF LSM.
 full_case() {
 	name=$1 A=$2
 	shift 2
 	rm -f "$WS/sid"
-	bpfbox run -q --audit "$A" -w "$WS" --net-allow "127.0.0.1:$P1" \
+	bpfbox run -q --no-namespaces --audit "$A" -w "$WS" --net-allow "127.0.0.1:$P1" \
 		--exec-deny forbidden-tool "$@" -- python3 attack.py >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	SID=$(cat "$WS/sid" 2>/dev/null)
@@ -138,9 +144,9 @@ full_case embedded "$TMPD/emb.jsonl" --no-daemon
 
 # Full without a daemon and without --audit: root on a Full host loads the
 # BPF LSM for the one session; --level standard asks for less (the control).
-bpfbox run -q --no-daemon --level standard -w "$WS" -- cat .env >"$TMPD/std.out" 2>&1
+bpfbox run -q --no-daemon --level standard -w "$WS" -- cat proj/.env >"$TMPD/std.out" 2>&1
 expect_grep 'SECRET=1' "$TMPD/std.out" "vm plain: --level standard reads .env (Landlock allows the workspace)"
-bpfbox run -v --no-daemon -w "$WS" -- cat .env >"$TMPD/plain.out" 2>&1
+bpfbox run -v --no-daemon -w "$WS" -- cat proj/.env >"$TMPD/plain.out" 2>&1
 rc=$?
 [ $rc != 0 ] && ! grep -q SECRET "$TMPD/plain.out" && grep -q 'Operation not permitted' "$TMPD/plain.out" &&
 	ok "vm plain: bpfbox run as root (no daemon, no --audit) denies .env by BPF LSM" ||
@@ -179,7 +185,7 @@ abs_left() { bpftool -j map dump pinned "$PIN/map_abs_paths" 2>/dev/null | pytho
 # --level standard: the user asks for less; the daemon writes no LSM policy.
 rm -f "$WS/sid"
 bpfbox run -q --level standard --audit "$TMPD/std.jsonl" --daemon-socket "$SOCK" -w "$WS" -- \
-	sh -c 'echo $BPFBOX_SESSION_ID > sid; cat .env' >"$TMPD/out" 2>&1
+	sh -c 'echo $BPFBOX_SESSION_ID > sid; cat proj/.env' >"$TMPD/out" 2>&1
 SID=$(cat "$WS/sid" 2>/dev/null)
 expect_grep 'SECRET=1' "$TMPD/out" "vm daemon: --level standard reads .env (no BPF LSM policy asked for)"
 check "$TMPD/std.jsonl" "mine[0]['level_requested'] == 'Standard' and mine[0]['level_enabled'] == 'Standard' and not mine[0]['layers']['bpf_lsm']" \
@@ -191,7 +197,7 @@ rm -f "$WS/sid" "$WS/go" "$WS/go2" "$WS/dead.out" "$WS/after.out"
 bpfbox run -q --daemon-socket "$SOCK" -w "$WS" -- python3 -c "
 import os, time
 def attempt(out):
-    try: open('.env').read(); r = 'read'
+    try: open('proj/.env').read(); r = 'read'
     except PermissionError: r = 'denied'
     open(out, 'w').write(r + '\n')
 open('sid', 'w').write(os.environ['BPFBOX_SESSION_ID'])
