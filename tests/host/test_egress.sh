@@ -277,9 +277,10 @@ check "$J" "any(e['type'] == 'net.deny' and e['name'] == 'other.test' and e['rul
 box "$TMPD/m.jsonl" --net allow --net-allow allowed.test -- sh -c 'echo "proxy=${HTTP_PROXY:-none}"' >"$TMPD/out" 2>"$TMPD/err"
 expect_grep '^proxy=none$' "$TMPD/out" "egress: --net allow with a name rule sets no proxy"
 
-# 9. Without the BPF network layer (no --audit, no daemon) name rules are refused.
+# 9. Without the BPF network layer (no --audit, no daemon, Standard asked:
+# on a Full host a root run loads the agent by itself) name rules are refused.
 expect_rc 125 "egress: name rules without BPF are refused with exit 125" \
-	"$BPFBOX" run --no-daemon -w "$WS" --net-allow allowed.test:443 -- true
+	"$BPFBOX" run --no-daemon --level standard -w "$WS" --net-allow allowed.test:443 -- true
 expect_rc 125 "egress: a malformed name rule is refused with exit 125" \
 	"$BPFBOX" run --no-daemon -w "$WS" --net-allow 'bad..name:443' -- true
 expect_grep "invalid network rule 'bad..name:443'" "$TMPD/err" "egress: the error names the rule and the form"
