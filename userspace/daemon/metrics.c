@@ -152,7 +152,9 @@ static void put(struct out *o, const char *fmt, ...)
 		return;
 	for (;;) {
 		va_start(ap, fmt);
-		n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+		/* No buffer yet: measure first (NULL + 0 is undefined). */
+		n = o->buf ? vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap)
+			   : vsnprintf(NULL, 0, fmt, ap);
 		va_end(ap);
 		if (n < 0) {
 			o->oom = true;

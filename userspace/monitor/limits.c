@@ -516,7 +516,12 @@ int limits_child_join(const struct session_limits *l, bool join_v2)
 	for (int r = 0; r < RES__COUNT; r++)
 		if (l->cg1_procs_fd[r] >= 0 && write(l->cg1_procs_fd[r], "0", 1) != 1)
 			return -1;
-	if (l->how[RES_MEMORY] == LIMIT_RLIMIT) {
+	return 0;
+}
+
+int limits_child_rlimit(const struct session_limits *l)
+{
+	if (l && l->how[RES_MEMORY] == LIMIT_RLIMIT) {
 		struct rlimit rl = { l->memory_mb << 20, l->memory_mb << 20 };
 
 		return setrlimit(RLIMIT_DATA, &rl);

@@ -98,10 +98,17 @@ int limits_apply(struct session_limits *l, const char *id);
 
 /*
  * In the child, before anything runs: joins the v1 cgroups (and the v2 one
- * when join_v2, i.e. when clone3 could not place it) and sets RLIMIT_DATA
- * for the rlimit fallback. 0 or -1 with errno (async-signal-safe).
+ * when join_v2, i.e. when clone3 could not place it). 0 or -1 with errno
+ * (async-signal-safe).
  */
 int limits_child_join(const struct session_limits *l, bool join_v2);
+
+/*
+ * In the process that execs the command, just before exec: RLIMIT_DATA for
+ * the rlimit fallback (not earlier: the PID namespace's init stays bpfbox
+ * and keeps allocating). 0 or -1 with errno (async-signal-safe).
+ */
+int limits_child_rlimit(const struct session_limits *l);
 
 /* Moves pid into the v1 cgroups (the daemon's attach). */
 int limits_attach_pid(const struct session_limits *l, pid_t pid);

@@ -316,6 +316,8 @@ static void exec_command(void *arg)
 {
 	const struct child_plan *c = arg;
 
+	if (limits_child_rlimit(c->lim) < 0)
+		child_fail(c, STEP_RLIMIT);
 	environ = c->envp;
 	execvp(c->argv[0], c->argv);
 	child_fail(c, STEP_EXEC);
