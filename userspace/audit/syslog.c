@@ -93,61 +93,24 @@ struct netsink {
 
 /* --- message format ----------------------------------------------------- */
 
-int syslog_severity(const char *type, const char *line, size_t len)
+int syslog_severity(enum ev_kind kind, bool deny)
 {
-	if (streq(type, "loss") || streq(type, "sink.error"))
+	if (kind == EV_LOSS || kind == EV_SINK_ERROR)
 		return SYSLOG_SEV_WARNING;
-	/* jsonw escapes quotes inside strings, so this is the member itself. */
-	if (memmem(line, len, "\"decision\":\"deny\"", 17))
-		return SYSLOG_SEV_NOTICE;
-	return SYSLOG_SEV_INFO;
+	return deny ? SYSLOG_SEV_NOTICE : SYSLOG_SEV_INFO;
 }
 
-int syslog_header(char *buf, size_t size, int facility, int severity, const char *time,
-		  size_t time_len, const char *hostname, const char *app, pid_t pid,
-		  const char *msgid)
+int syslog_header(char *buf, size_t size, int facility, int severity, int64_t time_ns,
+		  const char *hostname, const char *app, pid_t pid, const char *msgid)
 {
-	char ts[40];
+	char ts[RFC3339_MAX];
 	int n;
 
 	/* RFC 5424 allows 6 fraction digits: 2026-01-02T03:04:05.123456Z */
-	if (time && time_len >= 20 && time_len < 40 && time[time_len - 1] == 'Z') {
-		const char *dot = memchr(time, '.', time_len);
-
-		if (dot && dot - time == 19)
-			snprintf(ts, sizeof(ts), "%.*s%.*sZ", 20, time,
-				 (int)(time_len - 21 < 6 ? time_len - 21 : 6), dot + 1);
-		else
-			snprintf(ts, sizeof(ts), "%.*s", (int)time_len, time);
-	} else {
-		struct timespec now;
-		struct tm tm;
-		size_t k;
-
-		clock_gettime(CLOCK_REALTIME, &now);
-		gmtime_r(&now.tv_sec, &tm);
-		k = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-		snprintf(ts + k, sizeof(ts) - k, ".%06ldZ", now.tv_nsec / 1000);
-	}
+	rfc3339(ts, sizeof(ts), time_ns ? time_ns : real_now_ns(), 6);
 	n = snprintf(buf, size, "<%d>1 %s %s %s %d %.32s - ", facility * 8 + severity, ts,
 		     hostname, app, (int)pid, msgid && msgid[0] ? msgid : "-");
 	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
-}
-
-/* The "time" member of an event line. */
-static const char *line_time(const char *line, size_t len, size_t *tlen)
-{
-	const char *p = memmem(line, len < 200 ? len : 200, "\"time\":\"", 8);
-	const char *end;
-
-	if (!p)
-		return NULL;
-	p += 8;
-	end = memchr(p, '"', line + len - p);
-	if (!end)
-		return NULL;
-	*tlen = end - p;
-	return p;
 }
 
 /* --- connection ---------------------------------------------------------- */
@@ -729,19 +692,18 @@ int netsink_open(struct sink *sk, char *err, size_t size)
 	return 0;
 }
 
-void netsink_push(struct sink *sk, const char *type, const char *line, size_t line_len,
-		  const char *payload, size_t len)
+void netsink_push(struct sink *sk, const struct audit_event *ev, const char *payload,
+		  size_t len)
 {
 	struct netsink *ns = sk->net;
-	size_t tlen = 0, total;
-	const char *time = line_time(line, line_len, &tlen);
 	char hdr[512], prefix[16];
 	int hlen, plen = 0;
+	size_t total;
 	struct rec *r;
 
 	hlen = syslog_header(hdr, sizeof(hdr), sk->cfg.facility,
-			     syslog_severity(type, line, line_len), time, tlen, ns->hostname,
-			     sk->cfg.app, ns->pid, type);
+			     syslog_severity(ev->kind, ev->deny), ev->time_ns, ns->hostname,
+			     sk->cfg.app, ns->pid, ev_kind_name(ev->kind));
 	if (hlen < 0) {
 		sink_lost(sk, 1, "sink message header too long");
 		return;

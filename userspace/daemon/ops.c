@@ -56,14 +56,6 @@ static bool ended_recently(const char *id)
 	return false;
 }
 
-static int64_t real_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static void reply_error(struct daemon *d, struct conn *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
@@ -753,7 +745,7 @@ static void ceiling_event(struct daemon *d, struct conn *c, const char *id,
 	struct jsonw *w = &d->w;
 
 	jsonw_reset(w);
-	audit_begin(w, &d->clock, "ceiling", id, 0, now_ns());
+	audit_begin(w, &d->clock, EV_CEILING, id, 0, now_ns());
 	jsonw_u64(w, "pid", c->peer.pid);
 	jsonw_u64(w, "uid", c->peer.uid);
 	jsonw_str(w, "rule", r->name);
@@ -1233,12 +1225,9 @@ static void op_unregister(struct daemon *d, struct conn *c, struct json_object *
 
 static void put_time(struct jsonw *w, const char *key, int64_t ns)
 {
-	time_t sec = ns / 1000000000LL;
-	struct tm tm;
-	char buf[40];
+	char buf[RFC3339_MAX];
 
-	gmtime_r(&sec, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	rfc3339(buf, sizeof(buf), ns, 0);
 	jsonw_str(w, key, buf);
 }
 
@@ -1321,7 +1310,7 @@ static void op_subscribe(struct daemon *d, struct conn *c, struct json_object *r
 				char want[320];
 
 				snprintf(want, sizeof(want), "an array of event types (%s)",
-					 sink_type_list());
+					 ev_kind_list());
 				bad_member(d, c, "subscribe", "types", want);
 				return;
 			}
@@ -1372,13 +1361,11 @@ static void op_ping(struct daemon *d, struct conn *c)
 static void emit_lifecycle(struct daemon *d, struct dsession *s, const struct session_event *ev)
 {
 	struct jsonw *w = &d->w;
-	int kind = ev_kind_parse(session_event_type_name(ev->type));
-
 	jsonw_reset(w);
-	session_event_json(w, &d->clock, s->id, ev);
-	if (w->oom || kind < 0)
+	audit_session_lifecycle(w, &d->clock, s->id, ev);
+	if (w->oom)
 		return;
-	ev_emit(d, s, kind, w->buf, w->len);
+	ev_emit(d, s, audit_lifecycle_kind(ev), w->buf, w->len);
 	ev_flush(d);
 }
 

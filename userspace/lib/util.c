@@ -70,6 +70,40 @@ unsigned long long now_ns(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+int64_t real_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+size_t rfc3339(char *buf, size_t size, int64_t real_ns, unsigned int digits)
+{
+	static const long div[] = { 1000000000L, 1000000L, 1000L, 1L };
+	time_t sec = real_ns / 1000000000LL;
+	long frac = real_ns % 1000000000LL;
+	struct tm tm;
+	size_t n;
+	int k;
+
+	if (frac < 0) {
+		frac += 1000000000L;
+		sec--;
+	}
+	if (!size)
+		return 0;
+	digits = digits > 9 ? 9 : digits / 3 * 3;
+	gmtime_r(&sec, &tm);
+	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (digits)
+		k = snprintf(buf + n, size - n, ".%0*ldZ", (int)digits, frac / div[digits / 3]);
+	else
+		k = snprintf(buf + n, size - n, "Z");
+	n += k > 0 ? (size_t)k : 0;
+	return n < size ? n : size - 1;
+}
+
 int parse_u64(const char *s, unsigned long long *out)
 {
 	char *end;
