@@ -19,6 +19,7 @@
 #include "../sandbox/session.h"
 #include "../lib/closer.h"
 #include "../lib/log.h"
+#include "../lib/names.h"
 #include "../lib/util.h"
 #include "../net/egress.h"
 
@@ -83,29 +84,21 @@ static void sink_flush(struct embedded *e)
 /* A denial of our layers, for the end-of-run summary (docs/runtime.md). */
 static void count_denial(struct embedded *e, const void *data, size_t size)
 {
-	static const char *const layers[] = {
-		[BPFBOX_LAYER_LANDLOCK] = "landlock", [BPFBOX_LAYER_SECCOMP] = "seccomp",
-		[BPFBOX_LAYER_CGROUP_BPF] = "cgroup_bpf", [BPFBOX_LAYER_BPF_LSM] = "bpf_lsm",
-		[BPFBOX_LAYER_MOUNT] = "mount",
-	};
-	static const char *const ops[] = {
-		[BPFBOX_FILE_OPEN] = "open",	 [BPFBOX_FILE_UNLINK] = "unlink",
-		[BPFBOX_FILE_RMDIR] = "rmdir",	 [BPFBOX_FILE_RENAME] = "rename",
-		[BPFBOX_FILE_MKDIR] = "mkdir",	 [BPFBOX_FILE_LINK] = "link",
-		[BPFBOX_FILE_SYMLINK] = "symlink", [BPFBOX_FILE_CHMOD] = "chmod",
-		[BPFBOX_FILE_UTIMES] = "utimes",
-	};
 	const struct bpfbox_event_hdr *h = data;
 	const char *layer;
 
-	if (!e->session || size < sizeof(*h) || h->decision != BPFBOX_DENY ||
-	    h->layer >= ARRAY_SIZE(layers) || !layers[h->layer])
-		return; /* the kernel's own refusals (DAC) are not ours to explain */
-	layer = layers[h->layer];
+	if (!e->session || size < sizeof(*h) || h->decision != BPFBOX_DENY)
+		return;
+	/* The kernel's own refusals (DAC) are not ours to explain; the proxy says its own. */
+	layer = h->layer == BPFBOX_LAYER_KERNEL || h->layer == BPFBOX_LAYER_EGRESS
+			? NULL
+			: bpfbox_layer_name(h->layer);
+	if (!layer)
+		return;
 	if (h->type == BPFBOX_EV_FILE && size >= sizeof(struct bpfbox_file_event)) {
 		const struct bpfbox_file_event *f = data;
 		char path[sizeof(f->path) + 1];
-		const char *op = f->op < ARRAY_SIZE(ops) && ops[f->op] ? ops[f->op] : "file";
+		const char *op = bpfbox_file_op_name(f->op) ? bpfbox_file_op_name(f->op) : "file";
 
 		snprintf(path, sizeof(path), "%.*s", (int)strnlen(f->path, sizeof(f->path)), f->path);
 		/* An open for writing is a write. */

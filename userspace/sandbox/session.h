@@ -158,7 +158,8 @@ void session_note_bpf_lsm(struct session *s, bool lsm);
 
 /*
  * Counts one denial for the end-of-run summary and the status channel:
- * layer ("seccomp", "landlock", "bpf_lsm", "cgroup_bpf"), op ("socket",
+ * layer (bpfbox_layer_name(): "seccomp", "landlock", "bpf-lsm", "cgroup-bpf",
+ * "mount"), op ("socket",
  * "open", "write", "unlink", "connect", ...), what (a path, an address),
  * err the errno the command saw.
  */
