@@ -274,15 +274,9 @@ void ocsf_put_process_body(struct jsonw *w, const struct ev *e, bool parent)
 	}
 }
 
-/* The actor: the acting process, its user and the session as context. */
-void ocsf_put_actor(struct jsonw *w, const struct ev *e)
+/* The end of every actor: its user, the session as its context, the app. */
+static void actor_end(struct jsonw *w, const struct ev *e)
 {
-	jsonw_object_begin(w, "actor");
-	if (e->has_pid) {
-		jsonw_object_begin(w, "process");
-		ocsf_put_process_body(w, e, true);
-		jsonw_end(w);
-	}
 	if (e->has_uid)
 		ocsf_put_uid(w, "user", e->uid);
 	if (e->session) {
@@ -292,6 +286,18 @@ void ocsf_put_actor(struct jsonw *w, const struct ev *e)
 	}
 	jsonw_str(w, "app_name", "bpfbox");
 	jsonw_end(w);
+}
+
+/* The actor: the acting process, its user and the session as context. */
+void ocsf_put_actor(struct jsonw *w, const struct ev *e)
+{
+	jsonw_object_begin(w, "actor");
+	if (e->has_pid) {
+		jsonw_object_begin(w, "process");
+		ocsf_put_process_body(w, e, true);
+		jsonw_end(w);
+	}
+	actor_end(w, e);
 }
 
 const char *ocsf_base_name(const char *path)
@@ -467,13 +473,5 @@ void ocsf_put_lifecycle_actor(struct jsonw *w, const struct ev *e)
 			ocsf_put_uid(w, "user", e->uid);
 		jsonw_end(w);
 	}
-	if (e->has_uid)
-		ocsf_put_uid(w, "user", e->uid);
-	if (e->session) {
-		jsonw_object_begin(w, "session");
-		jsonw_str(w, "uid", e->session);
-		jsonw_end(w);
-	}
-	jsonw_str(w, "app_name", "bpfbox");
-	jsonw_end(w);
+	actor_end(w, e);
 }
