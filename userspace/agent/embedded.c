@@ -134,11 +134,10 @@ static int on_record(void *ctx, void *data, size_t size)
 {
 	struct embedded *e = ctx;
 	uint64_t now = now_ns();
+	struct audit_event ev;
 
 	count_denial(e, data, size);
 	/* A flood is counted, not written: exact counts by type, once a second. */
-	struct audit_event ev;
-
 	if (!audit_flood_pass(&e->flood, data, size, now))
 		return 0;
 	if (audit_flood_line(&e->flood, &e->w, &e->clock, e->session_id, now, false))

@@ -221,8 +221,8 @@ void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *
 		.limits = s->has_lim ? &s->lim : NULL,
 		.command_truncated = json_object_object_get_ex(req, "command_truncated", NULL),
 	};
-	/* A command of DAEMON_COMMAND_MAX bytes has at most half as many strings. */
-	size_t ncmd = DAEMON_COMMAND_MAX / 2 + 2;
+	struct json_object *arr;
+	size_t ncmd = proto_get_array(req, "command", &arr) ? 1 : json_object_array_length(arr) + 1;
 	const char **cmd = calloc(ncmd, sizeof(*cmd));
 	char *labels = object_text(req, "labels"), *policy = object_text(req, "policy");
 	struct jsonw *w = &d->w;
