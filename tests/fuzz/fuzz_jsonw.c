@@ -338,7 +338,7 @@ static void check_record(const uint8_t *data, size_t size)
 	if (r >= 0 && (!valid_line(w.buf, w.len) ||
 		       memchr(w.buf, '\n', w.len) != w.buf + w.len - 1))
 		abort();
-	if (r != 0 && w.len != 0)
+	if (r < 0 && w.len != 0)
 		abort();
 	jsonw_free(&w);
 }

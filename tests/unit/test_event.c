@@ -21,6 +21,7 @@
 
 #include "audit/encode.h"
 #include "audit/event.h"
+#include "audit/lifecycle.h"
 #include "bpfbox/events.h"
 #include "lib/jsonw.h"
 #include "lib/names.h"

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "embedded.h"
+#include "../audit/lifecycle.h"
 #include "../audit/redact.h"
 #include "../audit/sink.h"
 #include "bpfbox/events.h"

@@ -13,6 +13,7 @@
 #include "table.h"
 #include "config.h"
 #include "../audit/encode.h"
+#include "../audit/lifecycle.h"
 #include "../lib/jsonw.h"
 
 struct agent;
