@@ -28,16 +28,16 @@ static void events_usage(FILE *out)
 		"  -f, --follow          print events until interrupted (with --session:\n"
 		"                        until that session ends)\n"
 		"  --session ID          only that session's events, its session.start first\n"
-		"  --type T[,T...]       only these types (repeatable): session.start,\n"
-		"                        session.end, loss, exec, exit, fork, file, connect,\n"
-		"                        net.allow, net.deny, sink.error\n"
+		"  --type T[,T...]       only these types (repeatable), of:\n"
+		"                        %s\n"
 		"  --format F            json (default: the lines of docs/events.md), ocsf\n"
 		"                        (docs/ocsf.md) or text\n"
 		"  --idle SECONDS        without --follow: stop once no event came for this\n"
 		"                        long (default 1; the daemon keeps no history)\n"
 		"  --socket PATH         the daemon's socket (default $BPFBOX_SOCKET or\n"
 		"                        " DAEMON_SOCKET_DEFAULT ")\n"
-		"exit: 0 done; 1 no daemon answers, it refused, or no such session; 2 bad usage\n");
+		"exit: 0 done; 1 no daemon answers, it refused, or no such session; 2 bad usage\n",
+		ev_kind_list());
 }
 
 static const struct option events_opts[] = {
