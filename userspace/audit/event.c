@@ -62,14 +62,6 @@ static const struct {
 	[BPFBOX_EV_NET] = { EV_NET_ALLOW, sizeof(struct bpfbox_net_event), "net" },
 };
 
-bool ev_kind_is_record(int kind)
-{
-	for (size_t i = 1; i < ARRAY_SIZE(records); i++)
-		if (records[i].kind == kind || (kind == EV_NET_DENY && records[i].kind == EV_NET_ALLOW))
-			return true;
-	return false;
-}
-
 int ev_kind_of_record(const void *data, size_t size)
 {
 	const struct bpfbox_event_hdr *h = data;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The event model of the audit stream (docs/events.md): the kinds of event
- * with their one name table, what every event starts with, and the
- * builders of the lifecycle events. The encoder (encode.c), the sinks'
- * type filters, the daemon's subscribers and the schema tests all use this
- * one list. lifecycle.h builds the lifecycle events.
+ * with their one name table and what every event starts with. The encoder
+ * (encode.c), the sinks' type filters, the daemon's subscribers, the
+ * metrics and the schema tests all use this one list; lifecycle.h builds
+ * the lifecycle events.
  */
 #ifndef BPFBOX_EVENT_H
 #define BPFBOX_EVENT_H
@@ -53,8 +53,6 @@ const char *ev_kind_name(int kind);
 int ev_kind_parse(const char *name);
 /* "session.start, session.end, ..." for messages. */
 const char *ev_kind_list(void);
-/* Whether the kind is a record of the ring (it has a decision). */
-bool ev_kind_is_record(int kind);
 
 /*
  * The kind of one ring record (include/bpfbox/events.h), or -EINVAL when
