@@ -334,6 +334,49 @@ static void test_rfc3339(void **state)
 	assert_int_equal(strlen(buf), 7);
 }
 
+static void test_rfc3339_parse(void **state)
+{
+	int64_t t = 1767323045LL * 1000000000LL + 123456789, got = 0;
+	char buf[RFC3339_MAX];
+
+	(void)state;
+	for (unsigned int d = 0; d <= 9; d += 3) {
+		size_t n = rfc3339(buf, sizeof(buf), t, d);
+
+		assert_int_equal(rfc3339_parse(buf, n, &got), 0);
+		assert_int_equal(got / 1000000000LL, t / 1000000000LL);
+		assert_true(got <= t && t - got < 1000000000LL);
+	}
+	assert_int_equal(got, t);
+	assert_int_equal(rfc3339_parse("2026-01-02T03:04:05", 19, &got), -EINVAL);
+	assert_int_equal(rfc3339_parse("2026-01-02 03:04:05Z", 20, &got), -EINVAL);
+	assert_int_equal(rfc3339_parse("2026-01-02T03:04:05.1x3Z", 24, &got), -EINVAL);
+}
+
+/* A line that came as text (a relayed subscription) gets its kind from its type. */
+static void test_event_parse(void **state)
+{
+	static const char deny[] =
+		"{\"schema_version\":1,\"type\":\"connect\",\"time\":\"2026-01-02T03:04:05.000000007Z\","
+		"\"decision\":\"deny\"}\n";
+	static const char start[] = "{\"type\":\"session.start\",\"time\":\"bad\"}";
+	struct audit_event ev;
+
+	(void)state;
+	assert_int_equal(audit_event_parse(&ev, deny, strlen(deny)), 0);
+	assert_int_equal(ev.kind, EV_CONNECT);
+	assert_true(ev.deny);
+	assert_int_equal(ev.time_ns, 1767323045LL * 1000000000LL + 7);
+	assert_ptr_equal(ev.line, deny);
+	assert_int_equal(audit_event_parse(&ev, start, strlen(start)), 0);
+	assert_int_equal(ev.kind, EV_SESSION_START);
+	assert_false(ev.deny);
+	assert_int_equal(ev.time_ns, 0); /* unreadable: now */
+	assert_int_equal(audit_event_parse(&ev, "{\"type\":\"nope\"}", 15), -EINVAL);
+	assert_int_equal(audit_event_parse(&ev, "{\"type\":", 8), -EINVAL);
+	assert_int_equal(audit_event_parse(&ev, "", 0), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +387,8 @@ int main(void)
 		cmocka_unit_test(test_session_end_lines),
 		cmocka_unit_test(test_session_start_line),
 		cmocka_unit_test(test_rfc3339),
+		cmocka_unit_test(test_rfc3339_parse),
+		cmocka_unit_test(test_event_parse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

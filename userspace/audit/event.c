@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <gnutls/crypto.h>
+#include <json-c/json.h>
 
 #include "event.h"
 #include "bpfbox/events.h"
@@ -77,6 +78,37 @@ int ev_kind_of_record(const void *data, size_t size)
 const char *ev_record_type_name(unsigned int type)
 {
 	return type < ARRAY_SIZE(records) ? records[type].name : records[0].name;
+}
+
+static const char *member(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int audit_event_parse(struct audit_event *ev, const char *line, size_t len)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *o = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL;
+	const char *t = member(o, "type"), *d = member(o, "decision");
+	int r = -EINVAL;
+
+	*ev = (struct audit_event){ .line = line, .len = len };
+	if (t && ev_kind_parse(t) >= 0) {
+		ev->kind = ev_kind_parse(t);
+		ev->deny = d && streq(d, "deny");
+		t = member(o, "time");
+		if (!t || rfc3339_parse(t, strlen(t), &ev->time_ns) < 0)
+			ev->time_ns = 0;
+		r = 0;
+	}
+	json_object_put(o);
+	if (tok)
+		json_tokener_free(tok);
+	return r;
 }
 
 /* --- time and host ------------------------------------------------------------ */

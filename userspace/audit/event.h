@@ -77,6 +77,13 @@ struct audit_event {
 	size_t len;
 };
 
+/*
+ * An event that arrives as text (a daemon's subscription relayed by its
+ * client): ev gets line, len and what the line says of its kind, decision
+ * and time. 0, or -EINVAL when the line is no event of a known kind.
+ */
+int audit_event_parse(struct audit_event *ev, const char *line, size_t len);
+
 /* Converts bpf_ktime_get_ns() (CLOCK_MONOTONIC) to wall-clock time. */
 struct audit_clock {
 	int64_t mono_to_real_ns;

@@ -104,6 +104,38 @@ size_t rfc3339(char *buf, size_t size, int64_t real_ns, unsigned int digits)
 	return n < size ? n : size - 1;
 }
 
+int rfc3339_parse(const char *s, size_t len, int64_t *ns)
+{
+	struct tm tm = { 0 };
+	int64_t frac = 0, scale = 1000000000LL;
+	size_t i = 19;
+	char buf[40];
+	time_t t;
+
+	if (len < 20 || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	if (sscanf(buf, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6 || buf[4] != '-' || buf[10] != 'T')
+		return -EINVAL;
+	if (buf[i] == '.')
+		for (i++; i < len && buf[i] >= '0' && buf[i] <= '9'; i++)
+			if (scale > 1) {
+				scale /= 10;
+				frac += (buf[i] - '0') * scale;
+			}
+	if (i != len - 1 || buf[i] != 'Z')
+		return -EINVAL;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	t = timegm(&tm);
+	if (t == (time_t)-1)
+		return -EINVAL;
+	*ns = (int64_t)t * 1000000000LL + frac;
+	return 0;
+}
+
 int parse_u64(const char *s, unsigned long long *out)
 {
 	char *end;

@@ -63,6 +63,8 @@ int64_t real_now_ns(void);
  * bytes suffice). Returns the length written.
  */
 size_t rfc3339(char *buf, size_t size, int64_t real_ns, unsigned int digits);
+/* The time of an RFC 3339 UTC string (a Z, 0 to 9 fraction digits) in *ns; -EINVAL. */
+int rfc3339_parse(const char *s, size_t len, int64_t *ns);
 /* Parses a decimal unsigned value; -EINVAL on junk or overflow. */
 int parse_u64(const char *s, unsigned long long *out);
 /* A size: bytes, or with a suffix K, M, G (powers of 1024, optional B/iB). */
