@@ -79,6 +79,8 @@ void audit_session_start(struct jsonw *w, const struct audit_clock *c,
 	jsonw_bool(w, "bpf_network", in->layers.bpf_network);
 	jsonw_bool(w, "bpf_unix_connect", in->layers.bpf_unix_connect);
 	jsonw_bool(w, "bpf_lsm", in->layers.bpf_lsm);
+	if (in->layers.bpf_audit_attach && in->layers.bpf_audit_attach[0])
+		jsonw_str(w, "bpf_audit_attach", in->layers.bpf_audit_attach);
 	jsonw_end(w);
 	if (in->limits)
 		limits_json(in->limits, w, "limits");

@@ -33,6 +33,7 @@ struct audit_start_info {
 	struct {
 		uint64_t landlock_abi;
 		bool seccomp, bpf_audit, bpf_network, bpf_unix_connect, bpf_lsm;
+		const char *bpf_audit_attach; /* how the audit programs attach; NULL, "": not said */
 	} layers;
 	const struct session_limits *limits;
 	const char *not_enforced[8];
