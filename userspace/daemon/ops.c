@@ -862,6 +862,93 @@ static void op_reload(struct daemon *d, struct conn *c)
 	reply_send(d, c);
 }
 
+/* The parent pid of pid from /proc/PID/stat (the name may hold ')'). */
+static int parent_of(pid_t pid, pid_t *ppid)
+{
+	char path[64], buf[1024], *p;
+	int r, pp;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	r = read_file_str(path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &pp) != 1)
+		return -EINVAL;
+	*ppid = pp;
+	return 0;
+}
+
+/* Whether the process of a pidfd is not reaped yet (-1: no pidfd support, true). */
+static bool pidfd_runs(int pidfd)
+{
+	return pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 ||
+	       errno != ESRCH;
+}
+
+/*
+ * Moves pid, a child of the requester, into the session's cgroups. 0, or
+ * -errno with the error replied.
+ */
+static int attach_pid(struct daemon *d, struct conn *c, struct dsession *s, int64_t pid)
+{
+	char path[PATH_MAX + 32], num[24];
+	int target, r;
+	pid_t ppid;
+
+	if (s->state == DS_ENDING) {
+		reply_error(d, c, ESRCH, "attach: session %s is ending", s->id);
+		return -ESRCH;
+	}
+	/*
+	 * The target is held by a pidfd before its parent is read, and both
+	 * it and the requester are checked to still run after: neither pid
+	 * number can have been reused in between (a zombie keeps its pid).
+	 */
+	target = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (target < 0 && errno != ENOSYS) {
+		reply_error(d, c, ESRCH, "attach: no process %lld", (long long)pid);
+		return -ESRCH;
+	}
+	r = parent_of(pid, &ppid);
+	if (r < 0 || ppid != c->peer.pid || peer_alive(&c->peer) < 0 || !pidfd_runs(target)) {
+		reply_error(d, c, EPERM, "attach: pid %lld is not a child of the requesting process",
+			    (long long)pid);
+		r = -EPERM;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.procs", s->cgroup);
+	snprintf(num, sizeof(num), "%lld", (long long)pid);
+	r = write_file_str(path, num);
+	if (r == 0 && !pidfd_runs(target)) {
+		dlog("attach: pid %lld of session %s was reaped while it was moved", (long long)pid,
+		     s->id);
+		r = -ESRCH;
+	}
+	if (r < 0) {
+		reply_error(d, c, -r, "attach: cannot move pid %lld into %s: %s", (long long)pid,
+			    s->cgroup, strerror(-r));
+		goto out;
+	}
+	if (s->has_lim && (r = limits_attach_pid(&s->lim, pid)) < 0) {
+		reply_error(d, c, -r, "attach: cannot move pid %lld into the v1 cgroups of its "
+				      "limits: %s", (long long)pid, strerror(-r));
+		goto out;
+	}
+	s->child = pid;
+	if (s->state == DS_REGISTERED)
+		s->state = DS_RUNNING;
+out:
+	if (target >= 0)
+		close(target);
+	return r;
+}
+
+static bool valid_pid(int64_t pid)
+{
+	return pid > 0 && pid <= 0x3fffffff;
+}
+
 static void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 {
 	const struct agent_status *st = agent_status(d->agent);
@@ -871,12 +958,18 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 	const char *id, *str, *bad;
 	uint32_t flags, index;
 	uint16_t proxy = 0, dns = 0;
-	bool in_map = false;
+	bool in_map = false, has_pid;
+	int64_t pid = 0;
 	int r;
 
 	if (check_register(d, c, req, &id) < 0 || parse_flags(d, c, req, &flags) < 0 ||
 	    session_quota(d, c) < 0 || hold_to_ceiling(d, c, req, id) < 0)
 		return;
+	has_pid = json_object_object_get_ex(req, "pid", NULL);
+	if (has_pid && (proto_get_int(req, "pid", &pid) || !valid_pid(pid))) {
+		bad_member(d, c, "register", "pid", "a process id");
+		return;
+	}
 	bound_command(req);
 	index = table_free_index(&d->table);
 	if (!index) {
@@ -980,7 +1073,15 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 	ev_session_start(d, s, req);
 	dlog("session %s registered by pid %d uid %u: index %u, cgroup %s", s->id, s->client_pid,
 	     s->uid, s->index, s->cgroup);
+	/* Register and attach in one round trip: the child waits for this reply. */
+	if (has_pid && attach_pid(d, c, s, pid) < 0) {
+		ops_end_session(d, s, "attach failed", NULL);
+		json_object_put(lsm);
+		return;
+	}
 	reply_begin(d);
+	if (has_pid)
+		jsonw_u64(&d->rw, "pid", pid);
 	jsonw_str(&d->rw, "session", s->id);
 	jsonw_u64(&d->rw, "index", s->index);
 	jsonw_str(&d->rw, "cgroup", s->cgroup);
@@ -1017,95 +1118,23 @@ undo:
 	json_object_put(lsm);
 }
 
-/* The parent pid of pid from /proc/PID/stat (the name may hold ')'). */
-static int parent_of(pid_t pid, pid_t *ppid)
-{
-	char path[64], buf[1024], *p;
-	int r, pp;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	r = read_file_str(path, buf, sizeof(buf));
-	if (r < 0)
-		return r;
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %d", &pp) != 1)
-		return -EINVAL;
-	*ppid = pp;
-	return 0;
-}
-
-/* Whether the process of a pidfd is not reaped yet (-1: no pidfd support, true). */
-static bool pidfd_runs(int pidfd)
-{
-	return pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 ||
-	       errno != ESRCH;
-}
-
 static void op_attach(struct daemon *d, struct conn *c, struct json_object *req)
 {
 	struct dsession *s = request_session(d, c, req, "attach");
-	char path[PATH_MAX + 32], num[24];
-	int target = -1;
-	pid_t ppid;
 	int64_t pid;
-	int r;
 
 	if (!s)
 		return;
-	r = proto_get_int(req, "pid", &pid);
-	if (r || pid <= 0 || pid > 0x3fffffff) {
+	if (proto_get_int(req, "pid", &pid) || !valid_pid(pid)) {
 		bad_member(d, c, "attach", "pid", "a process id");
 		return;
 	}
-	if (s->state == DS_ENDING) {
-		reply_error(d, c, ESRCH, "attach: session %s is ending", s->id);
+	if (attach_pid(d, c, s, pid) < 0)
 		return;
-	}
-	/*
-	 * The target is held by a pidfd before its parent is read, and both
-	 * it and the requester are checked to still run after: neither pid
-	 * number can have been reused in between (a zombie keeps its pid).
-	 */
-	target = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-	if (target < 0 && errno != ENOSYS) {
-		reply_error(d, c, ESRCH, "attach: no process %lld", (long long)pid);
-		return;
-	}
-	r = parent_of(pid, &ppid);
-	if (r < 0 || ppid != c->peer.pid || peer_alive(&c->peer) < 0 ||
-	    !pidfd_runs(target)) {
-		reply_error(d, c, EPERM, "attach: pid %lld is not a child of the requesting process",
-			    (long long)pid);
-		goto out;
-	}
-	snprintf(path, sizeof(path), "%s/cgroup.procs", s->cgroup);
-	snprintf(num, sizeof(num), "%lld", (long long)pid);
-	r = write_file_str(path, num);
-	if (r == 0 && !pidfd_runs(target)) {
-		dlog("attach: pid %lld of session %s was reaped while it was moved", (long long)pid,
-		     s->id);
-		r = -ESRCH;
-	}
-	if (r < 0) {
-		reply_error(d, c, -r, "attach: cannot move pid %lld into %s: %s", (long long)pid,
-			    s->cgroup, strerror(-r));
-		goto out;
-	}
-	if (s->has_lim && (r = limits_attach_pid(&s->lim, pid)) < 0) {
-		reply_error(d, c, -r, "attach: cannot move pid %lld into the v1 cgroups of its "
-				      "limits: %s", (long long)pid, strerror(-r));
-		goto out;
-	}
-	s->child = pid;
-	if (s->state == DS_REGISTERED)
-		s->state = DS_RUNNING;
 	reply_begin(d);
 	jsonw_str(&d->rw, "session", s->id);
 	jsonw_u64(&d->rw, "pid", pid);
 	reply_send(d, c);
-out:
-	if (target >= 0)
-		close(target);
 }
 
 /* Kills what is left; 0 once the directory is gone, -EBUSY if it stays. */
@@ -1147,13 +1176,16 @@ static int discard_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int ops_end_session(struct daemon *d, struct dsession *s, const char *reason)
+int ops_end_session(struct daemon *d, struct dsession *s, const char *reason,
+		    struct denials *denials)
 {
 	uint64_t seq = 1, lost = 0;
 	int r;
 
 	if (!s->end.reason)
 		s->end.reason = reason;
+	if (denials)
+		*denials = s->denials; /* what an ending session counted so far */
 	/* Fail closed: the map entry stays while any process of it lives. */
 	r = kill_cgroup(s->cgroup, s->state == DS_ENDING ? 0 : END_WAIT_MS);
 	if (r < 0) {
@@ -1176,6 +1208,8 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason)
 	remove_lsm(d, s);
 	ev_flood_say(d, s, true);
 	ev_session_end(d, s, seq, lost);
+	if (denials)
+		*denials = s->denials;
 	/* A subscription to this session ends with it. */
 	for (struct conn *c = d->conns; c; c = c->next) {
 		if (c->subscribed && streq(c->sub_session, s->id)) {
@@ -1189,10 +1223,30 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason)
 	return 0;
 }
 
+/* The denials for the client's end-of-run summary (lib/denial.h). */
+static void put_denials(struct jsonw *w, const struct denials *dn)
+{
+	jsonw_array_begin(w, "denials");
+	for (size_t i = 0; i < dn->n; i++) {
+		const struct denial *x = &dn->v[i];
+
+		jsonw_object_begin(w, NULL);
+		jsonw_str(w, "layer", x->layer);
+		jsonw_str(w, "op", x->op);
+		jsonw_str(w, "what", x->what);
+		jsonw_i64(w, "err", x->err);
+		jsonw_u64(w, "count", x->count);
+		jsonw_end(w);
+	}
+	jsonw_array_end(w);
+	jsonw_u64(w, "denials_other", dn->other);
+}
+
 static void op_unregister(struct daemon *d, struct conn *c, struct json_object *req)
 {
 	struct dsession *s = request_session(d, c, req, "unregister");
 	struct dsession_end e = { .reason = "unregister" };
+	struct denials denials;
 	char id[33];
 	int64_t i;
 	int r;
@@ -1224,10 +1278,12 @@ static void op_unregister(struct daemon *d, struct conn *c, struct json_object *
 	if (s->state != DS_ENDING)
 		s->end = e;
 	snprintf(id, sizeof(id), "%s", s->id);
-	r = ops_end_session(d, s, "unregister");
+	/* Its last records are counted by the end: the summary is whole. */
+	r = ops_end_session(d, s, "unregister", &denials);
 	reply_begin(d);
 	jsonw_str(&d->rw, "session", id);
 	jsonw_str(&d->rw, "state", r < 0 ? "ending" : "ended");
+	put_denials(&d->rw, &denials);
 	reply_send(d, c);
 }
 
@@ -1721,9 +1777,9 @@ void ops_tick(struct daemon *d)
 		next = s->next;
 		ev_flood_say(d, s, false);
 		if (s->state == DS_ENDING)
-			ops_end_session(d, s, s->end.reason);
+			ops_end_session(d, s, s->end.reason, NULL);
 		else if (!s->owner && !cgroup_populated(s->cgroup))
-			ops_end_session(d, s, "processes exited");
+			ops_end_session(d, s, "processes exited", NULL);
 	}
 }
 
@@ -1737,7 +1793,7 @@ void ops_conn_gone(struct daemon *d, struct conn *c)
 			continue;
 		s->owner = 0;
 		if (s->state != DS_ENDING)
-			ops_end_session(d, s, "client gone");
+			ops_end_session(d, s, "client gone", NULL);
 	}
 }
 

@@ -27,6 +27,7 @@
 #include "landlock.h"
 #include "seccomp.h"
 #include "reaper.h"
+#include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
@@ -91,7 +92,6 @@ struct child_plan {
 	uid_t uid;
 	gid_t gid;
 	int out_fd, err_fd; /* -1: inherit */
-	int cgroup_procs_fd; /* -1: stay in bpfbox's cgroup */
 	const struct session_limits *lim; /* v1 cgroups to join, rlimit fallback */
 	bool join_v2;	     /* clone3 could not place the child in its v2 cgroup */
 	int release_fd, release_wfd; /* -1: no hooks.before_release to wait for */
@@ -125,6 +125,33 @@ static void name_private_tmp(struct session *s)
 	snprintf(s->private_tmp, sizeof(s->private_tmp), "%s/bpfbox-%s", base, s->id);
 }
 
+static bool unix_dir_fits(const char *dir)
+{
+	return dir[0] == '/' && strlen(dir) < BPFBOX_UNIX_PATH_LEN - 2;
+}
+
+size_t session_writable_dirs(const struct session *s, bool for_unix, const char **dirs,
+			     size_t max)
+{
+	const struct bpfbox_policy *p = s->policy;
+	size_t n = 0;
+
+	if (for_unix && max > BPFBOX_UNIX_PREFIXES)
+		max = BPFBOX_UNIX_PREFIXES;
+	if (p->mode != MODE_READ_ONLY && n < max && (!for_unix || unix_dir_fits(p->workspace)))
+		dirs[n++] = p->workspace;
+	if (s->private_tmp[0] && n < max && (!for_unix || unix_dir_fits(s->private_tmp)))
+		dirs[n++] = s->private_tmp;
+	/* With namespaces /tmp is the session's own tmpfs; the host's is not in its view. */
+	else if (for_unix && !s->private_tmp[0] && p->private_tmp && s->layers.ns.clone_flags &&
+		 n < max)
+		dirs[n++] = "/tmp";
+	for (size_t i = 0; i < p->rw_paths.n && n < max; i++)
+		if (!for_unix || unix_dir_fits(p->rw_paths.v[i]))
+			dirs[n++] = p->rw_paths.v[i];
+	return n;
+}
+
 int session_plan(struct session *s, const struct bpfbox_policy *p)
 {
 	struct session_layers *l = &s->layers;
@@ -135,7 +162,6 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 	s->policy = p;
 	/* First: it sets the fds session_cleanup() closes. */
 	limits_plan(&s->lim, &p->limits, NULL, LIMITS_VIA_AUTO);
-	s->hooks.cgroup_procs_fd = -1;
 	s->hooks.poll_fd = -1;
 	s->result.wait_status = -1;
 	s->status_fd = -1;
@@ -339,8 +365,6 @@ static void child_exec(const struct child_plan *c, pid_t parent)
 	}
 	sigprocmask(SIG_SETMASK, &c->saved_mask, NULL);
 	/* Join the session cgroups before anything else, so they see all. */
-	if (c->cgroup_procs_fd >= 0 && write(c->cgroup_procs_fd, "0", 1) != 1)
-		child_fail(c, STEP_CGROUP);
 	if (limits_child_join(c->lim, c->join_v2) < 0)
 		child_fail(c, STEP_CGROUP);
 	if (setsid() < 0)
@@ -547,7 +571,7 @@ int session_run(struct session *s, char *const argv[])
 	const struct bpfbox_policy *p = s->policy;
 	struct child_plan c = { .argv = argv, .workspace = p->workspace, .ruleset_fd = -1,
 				.out_fd = -1, .err_fd = -1, .limits = &p->limits,
-				.cgroup_procs_fd = s->hooks.cgroup_procs_fd, .lim = &s->lim,
+				.lim = &s->lim,
 				.release_fd = -1, .release_wfd = -1, .notify_sock = -1,
 				.in_fd = -1, .policy = p, .rights = &s->layers.rights };
 	struct supervise_io io = { .out_r = -1, .err_r = -1, .in_w = -1, .notify_fd = -1 };
@@ -812,6 +836,8 @@ int session_run(struct session *s, char *const argv[])
 	/* The last records of the BPF layer, for the summary. */
 	if (s->hooks.on_poll)
 		s->hooks.on_poll(s->hooks.ctx);
+	if (s->hooks.on_end)
+		s->hooks.on_end(s->hooks.ctx, s);
 	session_denials_report(s);
 	status_ended(s);
 	r = 0;
@@ -819,10 +845,12 @@ out_mask:
 	sigaction(SIGPIPE, &old_pipe, NULL);
 	sigprocmask(SIG_SETMASK, &c.saved_mask, NULL);
 out:
+	/* -EAGAIN from before_release: nothing ran, nothing said; the caller tries again. */
 	if (r < 0) {
 		s->result.exit_code = EXIT_SETUP;
 		s->result.cause = CAUSE_SETUP;
-		status_ended(s);
+		if (r != -EAGAIN)
+			status_ended(s);
 	}
 	for (int i = 0; i < 2; i++)
 		if (ntf[i] >= 0)

@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The daemon path against the embedded one (issue 20 item 3):
+# `bpfbox run -- /bin/true` through a private daemon and with --no-daemon,
+# both at --level standard and at the default, in one hyperfine run (ratios
+# within the run), and the daemon's register round trip (median of N).
+# Root; usage: bench/daemon_path.sh [BUILD_DIR] [RUNS]
+set -eu
+BUILD=${1:-build}
+RUNS=${2:-200}
+B=$(readlink -f "$BUILD/bin/bpfbox")
+[ "$(id -u)" = 0 ] || { echo "bench/daemon_path.sh: needs root (the daemon)" >&2; exit 1; }
+command -v hyperfine >/dev/null || { echo "bench/daemon_path.sh: needs hyperfine (make deps)" >&2; exit 1; }
+T=$(mktemp -d /tmp/bpfbox-dpath.XXXXXX)
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+SOCK=$T/bpfbox.sock PIN=/sys/fs/bpf/bpfbox-dpath-$$ PARENT=$CG2/bpfbox-dpath-$$
+DPID=
+cleanup() {
+	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	"$B" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" >/dev/null 2>&1 || true
+	rm -rf "$T"
+}
+trap cleanup EXIT
+mkdir -p "$T/ws"
+"$B" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" --audit /dev/null 2>"$T/d.err" &
+DPID=$!
+for _ in $(seq 100); do grep -q ready "$T/d.err" && break; sleep 0.1; done
+grep -q ready "$T/d.err" || { echo "bench/daemon_path.sh: no daemon: $(cat "$T/d.err")" >&2; exit 1; }
+cd "$T/ws"
+hyperfine -N -w 20 -r "$RUNS" --export-json "$T/h.json" \
+	-n "embedded --level standard" "$B run -q --no-daemon --level standard -- /bin/true" \
+	-n "daemon --level standard" "$B run -q --daemon-socket $SOCK --level standard -- /bin/true" \
+	-n "embedded (default level)" "$B run -q --no-daemon -- /bin/true" \
+	-n "daemon (default level)" "$B run -q --daemon-socket $SOCK -- /bin/true" >/dev/null
+python3 - "$T/h.json" "$SOCK" "$RUNS" <<'PY'
+import json, os, socket, statistics, subprocess, sys, time
+h = json.load(open(sys.argv[1]))
+print("| command | median ms | min ms |")
+print("|---|---|---|")
+for r in h["results"]:
+    print("| %s | %.2f | %.2f |" % (r["command"], r["median"] * 1e3, r["min"] * 1e3))
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[2])
+f = s.makefile("rb")
+def req(o):
+    t = time.perf_counter_ns()
+    s.sendall(json.dumps(o).encode() + b"\n")
+    r = json.loads(f.readline())
+    if not r.get("ok"):
+        sys.exit("register: %s" % r)
+    return (time.perf_counter_ns() - t) / 1000
+reg, unreg = [], []
+for i in range(int(sys.argv[3])):
+    sid = os.urandom(16).hex()
+    reg.append(req({"op": "register", "session": sid, "command": ["true"]}))
+    unreg.append(req({"op": "unregister", "session": sid, "exit_code": 0}))
+print("\nregister round trip: median %.0f us, unregister %.0f us (%d sessions)" %
+      (statistics.median(reg), statistics.median(unreg), len(reg)))
+PY
