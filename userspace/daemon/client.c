@@ -492,6 +492,7 @@ static void add_layers(struct json_object *req, const struct session *s)
 	const struct session_layers *l = &s->layers;
 	size_t max = p->rw_paths.n + 2, n;
 	const char **dirs = calloc(max, sizeof(*dirs));
+	char what[768];
 
 	json_object_object_add(req, "landlock",
 			       json_object_new_boolean(l->landlock && p->mode != MODE_FULL_ACCESS));
@@ -513,6 +514,12 @@ static void add_layers(struct json_object *req, const struct session *s)
 		const char *ne = l->not_enforced;
 
 		json_object_object_add(req, "not_enforced", str_array(&ne, 1));
+	}
+	/* What only a BPF LSM enforces: not_enforced when the daemon has none. */
+	if (session_lsm_only_rules(s, what, sizeof(what))) {
+		const char *w = what;
+
+		json_object_object_add(req, "lsm_only", str_array(&w, 1));
 	}
 }
 

@@ -949,6 +949,23 @@ static bool valid_pid(int64_t pid)
 	return pid > 0 && pid <= 0x3fffffff;
 }
 
+/* No BPF LSM for the session: the rules only it enforces are not enforced. */
+static void note_lsm_only(struct json_object *req)
+{
+	struct json_object *lsm_only, *ne;
+	size_t n;
+
+	if (proto_get_array(req, "lsm_only", &lsm_only))
+		return;
+	if (proto_get_array(req, "not_enforced", &ne)) {
+		ne = json_object_new_array();
+		json_object_object_add(req, "not_enforced", ne);
+	}
+	n = json_object_array_length(lsm_only);
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(ne, json_object_get(json_object_array_get_idx(lsm_only, i)));
+}
+
 static void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 {
 	const struct agent_status *st = agent_status(d->agent);
@@ -1070,6 +1087,8 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 		goto fail;
 	write_meta(s, s->lsm ? lsm : NULL);
 	apply_limits(d, s, req);
+	if (!s->lsm)
+		note_lsm_only(req);
 	ev_session_start(d, s, req);
 	dlog("session %s registered by pid %d uid %u: index %u, cgroup %s", s->id, s->client_pid,
 	     s->uid, s->index, s->cgroup);

@@ -114,6 +114,10 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 
 	audit_begin(&e->w, &e->clock, "session.start", s->id, 0, mono_now());
 	jsonw_u64(&e->w, "pid", getpid());
+	/* The same keys as the daemon's session.start (run.h: one session path). */
+	jsonw_u64(&e->w, "uid", getuid());
+	jsonw_str(&e->w, "mode", "embedded");
+	jsonw_str(&e->w, "cgroup", s->lim.cg);
 	jsonw_str(&e->w, "level_requested", level_name(l->requested));
 	jsonw_str(&e->w, "level_enabled", level_name(l->enabled));
 	jsonw_object_begin(&e->w, "layers");

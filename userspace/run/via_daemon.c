@@ -67,6 +67,8 @@ static void take_reply(struct daemon_run *r, struct json_object *reply)
 	if (json_object_object_get_ex(reply, "layers", &v) &&
 	    json_object_object_get_ex(v, "bpf_lsm", &v) && json_object_get_boolean(v))
 		agent_gaps_filled(s->layers.not_enforced, BPFBOX_SF_GAP_SCOPE);
+	else
+		session_note_bpf_lsm(s, false); /* as the daemon's session.start says */
 }
 
 /* A refusal: -EAGAIN when the session may run without the daemon, else printed. */

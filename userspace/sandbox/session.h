@@ -149,6 +149,8 @@ int session_run(struct session *s, char *const argv[]);
  * trees, --exec-deny.
  */
 void session_note_bpf_lsm(struct session *s, bool lsm);
+/* Those rules in words, in buf; the length (0: none, full access). */
+size_t session_lsm_only_rules(const struct session *s, char *buf, size_t size);
 
 /*
  * The directories the session may write (its workspace unless read-only,

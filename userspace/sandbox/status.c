@@ -234,28 +234,34 @@ void session_denials_report(const struct session *s)
 			   (unsigned long long)s->denials.other);
 }
 
-void session_note_bpf_lsm(struct session *s, bool lsm)
+size_t session_lsm_only_rules(const struct session *s, char *buf, size_t size)
 {
 	const struct bpfbox_policy *p = s->policy;
-	char what[512];
-	size_t len, n = 0;
+	size_t n;
 
-	if (lsm || p->mode == MODE_FULL_ACCESS)
-		return;
+	if (p->mode == MODE_FULL_ACCESS || !size)
+		return 0;
 	/* Landlock carves out the top-level entries only (landlock_credential_paths). */
-	snprintf(what, sizeof(what), "credential patterns below the top of granted trees "
-		 "(**/.env, **/*.pem, ... in subdirectories: no BPF LSM)");
+	n = snprintf(buf, size, "credential patterns below the top of granted trees "
+		     "(**/.env, **/*.pem, ... in subdirectories: no BPF LSM)");
+	if (!p->exec_deny.n || n >= size)
+		return n < size ? n : size - 1;
+	n += snprintf(buf + n, size - n, "; --exec-deny");
+	for (size_t i = 0; i < p->exec_deny.n && n < size; i++)
+		n += snprintf(buf + n, size - n, " %s", p->exec_deny.v[i]);
+	if (n < size)
+		n += snprintf(buf + n, size - n, " (no BPF LSM)");
+	return n < size ? n : size - 1;
+}
+
+void session_note_bpf_lsm(struct session *s, bool lsm)
+{
+	char what[768];
+	size_t len;
+
+	if (lsm || !session_lsm_only_rules(s, what, sizeof(what)))
+		return;
 	len = strlen(s->layers.not_enforced);
 	snprintf(s->layers.not_enforced + len, sizeof(s->layers.not_enforced) - len, "%s%s",
 		 len ? "; " : "", what);
-	if (!p->exec_deny.n)
-		return;
-	n = snprintf(what, sizeof(what), "--exec-deny");
-	for (size_t i = 0; i < p->exec_deny.n && n < sizeof(what); i++)
-		n += snprintf(what + n, sizeof(what) - n, " %s", p->exec_deny.v[i]);
-	if (n < sizeof(what))
-		snprintf(what + n, sizeof(what) - n, " (no BPF LSM)");
-	len = strlen(s->layers.not_enforced);
-	snprintf(s->layers.not_enforced + len, sizeof(s->layers.not_enforced) - len, "; %s",
-		 what);
 }
