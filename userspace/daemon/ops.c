@@ -24,7 +24,7 @@
 #include "ops_internal.h"
 #include "metrics.h"
 #include "../agent/agent.h"
-#include "../agent/cgroup.h"
+#include "../lib/cgroup.h"
 #include "../audit/sink.h"
 #include "../monitor/control.h"
 #include "../monitor/monitor.h"

@@ -24,7 +24,7 @@
 #include "ops_internal.h"
 #include "metrics.h"
 #include "../agent/agent.h"
-#include "../agent/cgroup.h"
+#include "../lib/cgroup.h"
 #include "../audit/sink.h"
 #include "../monitor/control.h"
 #include "../monitor/monitor.h"
@@ -635,7 +635,7 @@ static void register_undo(struct daemon *d, struct dsession *s, const struct ses
 		agent_net_clear(d->agent, index);
 	}
 	agent_session_lsm_clear(d->agent, index);
-	rmdir(cg->path);
+	cgroup_remove(cg->path, 0); /* empty: nothing ran in it */
 	if (s) {
 		egress_stop(s->egress);
 		free(s->command);
@@ -686,7 +686,7 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 				id, strerror(-r));
 		return;
 	}
-	close(cg.procs_fd);
+	session_cgroup_close(&cg); /* the client's child is moved in by its pid */
 	s = new_session(d, c, req, id, index, &cg);
 	r = s ? 0 : -ENOMEM;
 	if (s)

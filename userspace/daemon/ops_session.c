@@ -23,7 +23,7 @@
 #include "ops_internal.h"
 #include "metrics.h"
 #include "../agent/agent.h"
-#include "../agent/cgroup.h"
+#include "../lib/cgroup.h"
 #include "../audit/sink.h"
 #include "../monitor/control.h"
 #include "../monitor/monitor.h"
@@ -138,37 +138,6 @@ void op_attach(struct daemon *d, struct conn *c, struct json_object *req)
 	ops_reply_send(d, c);
 }
 
-/* Kills what is left; 0 once the directory is gone, -EBUSY if it stays. */
-static int kill_cgroup(const char *cgroup, int wait_ms)
-{
-	char path[PATH_MAX + 32];
-	bool have_kill;
-
-	snprintf(path, sizeof(path), "%s/cgroup.kill", cgroup);
-	have_kill = write_file_str(path, "1") == 0;
-	for (int i = 0; i <= wait_ms; i++) {
-		if (rmdir(cgroup) == 0 || errno == ENOENT)
-			return 0;
-		if (errno != EBUSY)
-			return -errno;
-		/* No cgroup.kill (kernel < 5.14): signal each member. */
-		if (!have_kill && i % 50 == 0) {
-			char procs[PATH_MAX + 32];
-			FILE *f;
-			int pid;
-
-			snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup);
-			f = fopen(procs, "re");
-			while (f && fscanf(f, "%d", &pid) == 1)
-				kill(pid, SIGKILL);
-			if (f)
-				fclose(f);
-		}
-		usleep(1000);
-	}
-	return -EBUSY;
-}
-
 int ops_discard_record(void *ctx, void *data, size_t size)
 {
 	(void)ctx;
@@ -188,7 +157,7 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason,
 	if (denials)
 		*denials = s->denials; /* what an ending session counted so far */
 	/* Fail closed: the map entry stays while any process of it lives. */
-	r = kill_cgroup(s->cgroup, s->state == DS_ENDING ? 0 : END_WAIT_MS);
+	r = cgroup_remove(s->cgroup, s->state == DS_ENDING ? 0 : END_WAIT_MS);
 	if (r < 0) {
 		if (s->state != DS_ENDING)
 			dlog("session %s: its cgroup %s does not go away (%s); retrying every "
