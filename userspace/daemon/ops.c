@@ -373,7 +373,7 @@ out:
 	json_tokener_free(tok);
 }
 
-static bool cgroup_populated(const char *cgroup)
+bool ops_cgroup_populated(const char *cgroup)
 {
 	char path[PATH_MAX + 32], buf[256];
 
@@ -392,7 +392,7 @@ void ops_tick(struct daemon *d)
 		ev_flood_say(d, s, false);
 		if (s->state == DS_ENDING)
 			ops_end_session(d, s, s->end.reason, NULL);
-		else if (!s->owner && !cgroup_populated(s->cgroup))
+		else if (!s->owner && !ops_cgroup_populated(s->cgroup))
 			ops_end_session(d, s, "processes exited", NULL);
 	}
 }

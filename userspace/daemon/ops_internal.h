@@ -58,6 +58,8 @@ void op_kill(struct daemon *d, struct conn *c, struct json_object *req);
 void op_net(struct daemon *d, struct conn *c, struct json_object *req);
 /* ops_session.c: an agent_flush_session callback that drops the records. */
 int ops_discard_record(void *ctx, void *data, size_t size);
+/* ops.c: whether the cgroup holds a process (cgroup.events). */
+bool ops_cgroup_populated(const char *cgroup);
 /* ops.c: an ended session id, remembered for a clear error (ended: true). */
 void ops_ended(const char *id);
 bool ops_ended_recently(const char *id);

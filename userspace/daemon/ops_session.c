@@ -338,6 +338,9 @@ void op_pause(struct daemon *d, struct conn *c, struct json_object *req)
 			    s->pause_reason);
 		return;
 	}
+	/* A child cloned into the cgroup by its client (no attach): it runs. */
+	if (s->state == DS_REGISTERED && ops_cgroup_populated(s->cgroup))
+		s->state = DS_RUNNING;
 	if (s->state == DS_ENDING || s->state == DS_REGISTERED) {
 		ops_reply_error(d, c, s->state == DS_ENDING ? ESRCH : EINVAL,
 			    "pause: session %s %s", s->id,

@@ -224,7 +224,9 @@ int run_session(const struct run_plan *plan)
 		rc = open_sinks(&r);
 	if (!rc)
 		rc = choose_mode(&r);
-	if (!rc && !r.daemon)
+	if (rc == -EAGAIN && r.daemon)
+		rc = fall_back(&r); /* refused at a register before the fork */
+	else if (!rc && !r.daemon)
 		rc = start_embedded(&r);
 	if (!rc)
 		rc = session_run(&r.s, plan->argv);

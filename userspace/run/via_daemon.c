@@ -105,6 +105,17 @@ static int do_register(struct daemon_run *r, pid_t pid)
 	}
 	r->registered = true;
 	take_reply(r, reply);
+	if (json_object_object_get_ex(reply, "cgroup", &port))
+		snprintf(r->cgroup, sizeof(r->cgroup), "%s", json_object_get_string(port));
+	/* Limits in v1 cgroups are joined by the daemon's attach (a migration). */
+	if (json_object_object_get_ex(reply, "limits", &port)) {
+		json_object_object_foreach(port, key, val) {
+			(void)key;
+			if (json_object_is_type(val, json_type_string) &&
+			    streq(json_object_get_string(val), "cgroup1"))
+				r->cgroup[0] = '\0';
+		}
+	}
 	if (s->policy->net == NET_DENY && egress_has_names(&s->policy->net_allow)) {
 		/* A daemon without egress would leave every name unreachable: say so. */
 		if (!json_object_object_get_ex(reply, "proxy_port", &port)) {
@@ -225,12 +236,12 @@ static int release_child(void *ctx, pid_t child)
 	char msg[512];
 	int rc;
 
-	if (r->registered) {
+	if (r->registered && !s->child_placed) {
 		rc = daemon_attach(&r->ctl, s->id, child, msg, sizeof(msg));
 		if (rc < 0)
 			return log_error_errno(rc, "the daemon at %s could not move the command "
 					       "into its session cgroup: %s", r->socket, msg);
-	} else if ((rc = do_register(r, child)) < 0) {
+	} else if (!r->registered && (rc = do_register(r, child)) < 0) {
 		return rc;
 	}
 	if (r->sinks && (rc = subscribe(r)) < 0)
@@ -357,6 +368,31 @@ static int pause_via_daemon(void *ctx, struct session_event *ev)
 	return 0;
 }
 
+/* Whether the session's limits use cgroup v1 (a hybrid host): joined by a migration anyway. */
+static bool uses_v1(const struct session *s)
+{
+	for (int i = 0; i < RES__COUNT; i++)
+		if (s->lim.how[i] == LIMIT_CGROUP1)
+			return true;
+	return false;
+}
+
+/*
+ * Registered before the fork, the child is cloned into the session's cgroup
+ * (session.c spawn) and needs no attach: no migration, no grace period.
+ */
+static int register_ahead(struct daemon_run *r)
+{
+	int rc = do_register(r, 0), fd;
+
+	if (rc < 0 || !r->cgroup[0])
+		return rc;
+	fd = open(r->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0)
+		r->s->lim.cg_fd = fd; /* closed with the session's limits */
+	return 0;
+}
+
 int daemon_run_prepare(struct daemon_run *r, struct session *s, const struct audit_opts *audit,
 		       struct sinks *sinks, char *const argv[])
 {
@@ -372,6 +408,8 @@ int daemon_run_prepare(struct daemon_run *r, struct session *s, const struct aud
 	/* The proxy's port goes into the command's environment: known before the fork. */
 	if (s->policy->net == NET_DENY && egress_has_names(&s->policy->net_allow))
 		return do_register(r, 0);
+	if (geteuid() == 0 && !uses_v1(s))
+		return register_ahead(r);
 	return 0;
 }
 

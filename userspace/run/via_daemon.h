@@ -34,6 +34,7 @@ struct daemon_run {
 	bool finishing;		  /* its end is expected now */
 	bool registered;	  /* the daemon holds the session */
 	bool ended;		  /* unregistered */
+	char cgroup[PATH_MAX];	  /* the session's cgroup, from the register reply */
 	const char *audit_mode;
 	char *const *argv;
 	struct session *s;
@@ -46,12 +47,15 @@ struct daemon_run {
  */
 int daemon_run_connect(struct daemon_run *r, const char *socket);
 /*
- * Prepares s to run through the daemon: with name rules (the proxy's port
- * goes into the command's environment) the session is registered now,
- * else together with its child when it is forked (s->hooks). 0, or -errno
- * (printed; nothing ran). The child's release returns -EAGAIN when the
- * daemon refuses this client or is busy and none was required: the caller
- * then runs the session in embedded mode.
+ * Prepares s to run through the daemon. As root on a host without cgroup
+ * v1 limits, the session is registered now and its child cloned straight
+ * into the cgroup the daemon made (CLONE_INTO_CGROUP: no migration, which
+ * costs an RCU grace period); with name rules (the proxy's port goes into
+ * the command's environment) it is registered now too; else together with
+ * its child when that is forked (register with pid, one round trip). 0,
+ * or -errno (printed; nothing ran); -EAGAIN, here or from the child's
+ * release, when the daemon refuses this client or is busy and none was
+ * required: the caller then runs the session in embedded mode.
  */
 int daemon_run_prepare(struct daemon_run *r, struct session *s, const struct audit_opts *audit,
 		       struct sinks *sinks, char *const argv[]);

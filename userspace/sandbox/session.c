@@ -758,6 +758,7 @@ int session_run(struct session *s, char *const argv[])
 		c.join_v2 = !placed;
 		child_exec(&c, self);
 	}
+	s->child_placed = placed;
 
 	close(rep[1]);
 	rep[1] = -1;

@@ -111,6 +111,7 @@ struct session {
 	struct session_result result;
 	int status_fd;		   /* --status-fd: one JSON line per event; -1: none */
 	pid_t cmd_pid;		   /* the command (the PID namespace's init's child), 0: unknown */
+	bool child_placed;	   /* cloned into the v2 cgroup of lim.cg_fd (CLONE_INTO_CGROUP) */
 	const struct strv *labels; /* --label KEY=VALUE, NULL: none */
 	char home[4096];	   /* the private HOME, "" when none */
 	struct denials denials;	   /* for the end-of-run summary (lib/denial.h) */
