@@ -55,9 +55,16 @@ void op_unregister(struct daemon *d, struct conn *c, struct json_object *req);
 void op_pause(struct daemon *d, struct conn *c, struct json_object *req);
 void op_resume(struct daemon *d, struct conn *c, struct json_object *req);
 void op_kill(struct daemon *d, struct conn *c, struct json_object *req);
-void op_net(struct daemon *d, struct conn *c, struct json_object *req);
 /* ops_session.c: an agent_flush_session callback that drops the records. */
 int ops_discard_record(void *ctx, void *data, size_t size);
+/* ops_net.c */
+int ops_add_net_rules(struct daemon *d, struct conn *c, struct dsession *s,
+			 struct json_object *rules);
+int ops_start_egress(struct daemon *d, struct conn *c, struct dsession *s,
+			struct json_object *req, uint16_t *proxy, uint16_t *dns);
+int ops_add_net_holes(struct daemon *d, struct conn *c, struct dsession *s,
+			 struct json_object *req);
+void op_net(struct daemon *d, struct conn *c, struct json_object *req);
 /* ops.c: whether the cgroup holds a process (cgroup.events). */
 bool ops_cgroup_populated(const char *cgroup);
 /* ops.c: an ended session id, remembered for a clear error (ended: true). */

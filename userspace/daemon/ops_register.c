@@ -66,150 +66,6 @@ static bool labels_valid(struct json_object *o)
 	return true;
 }
 
-/* The optional connect allow-list: [{"cidr":"10.0.0.0/8","ports":[lo,hi]}]. */
-static int add_net_rules(struct daemon *d, struct conn *c, struct dsession *s,
-			 struct json_object *rules)
-{
-	size_t n = json_object_array_length(rules);
-
-	if (n > MAX_NET_RULES)
-		return ops_bad_member(d, c, "register", "net_allow", "at most 256 rules");
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *rule = json_object_array_get_idx(rules, i), *ports;
-		int64_t lo = 0, hi = 65535;
-		const char *cidr;
-		int r;
-
-		if (!json_object_is_type(rule, json_type_object) ||
-		    proto_get_str(rule, "cidr", &cidr))
-			return ops_bad_member(d, c, "register", "net_allow",
-					  "an array of {\"cidr\": \"ADDR/LEN\", \"ports\": [LO, HI]}");
-		if (proto_get_array(rule, "ports", &ports) == 0) {
-			struct json_object *a = json_object_array_get_idx(ports, 0);
-			struct json_object *b = json_object_array_get_idx(ports, 1);
-
-			if (json_object_array_length(ports) != 2 || !json_object_is_type(a, json_type_int) ||
-			    !json_object_is_type(b, json_type_int))
-				return ops_bad_member(d, c, "register", "net_allow[].ports", "[LO, HI]");
-			lo = json_object_get_int64(a);
-			hi = json_object_get_int64(b);
-			if (lo < 0 || hi > 65535 || lo > hi)
-				return ops_bad_member(d, c, "register", "net_allow[].ports",
-						  "a range within 0-65535");
-		}
-		r = agent_net_allow(d->agent, s->index, cidr, lo, hi);
-		if (r == -EINVAL)
-			return ops_bad_member(d, c, "register", "net_allow[].cidr", "ADDR/LEN, v4 or v6");
-		if (r < 0) {
-			ops_reply_error(d, c, -r, "register: cannot add the connect allow-list: %s",
-				    strerror(-r));
-			return r;
-		}
-	}
-	return 0;
-}
-
-/* A JSON array of strings into a strv (rules checked by their users). */
-static int strv_of(struct json_object *a, struct strv *out)
-{
-	size_t n = json_object_array_length(a);
-
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *v = json_object_array_get_idx(a, i);
-
-		if (!json_object_is_type(v, json_type_string) ||
-		    strv_push(out, json_object_get_string(v)) < 0)
-			return -EINVAL;
-	}
-	return 0;
-}
-
-/*
- * Egress by name (docs/network.md): "net_hosts" (allow rules with names),
- * "net_deny" (exceptions: names, addresses, CIDRs) and "net_resolver" start
- * the session's proxy and resolver; *proxy and *dns get their ports.
- */
-static int start_egress(struct daemon *d, struct conn *c, struct dsession *s,
-			struct json_object *req, uint16_t *proxy, uint16_t *dns)
-{
-	struct strv allow = { 0 }, deny = { 0 };
-	struct egress_opts o = { .cgroup_id = s->cgroup_id, .session = s->index,
-				 .allow = &allow, .deny = &deny };
-	struct agent_egress_fds f;
-	struct json_object *v;
-	char err[256];
-	int r = 0;
-
-	*proxy = *dns = 0;
-	r = proto_get_array(req, "net_hosts", &v);
-	if (r == -EINVAL || (r == 0 && strv_of(v, &allow) < 0)) {
-		r = ops_bad_member(d, c, "register", "net_hosts", "an array of HOST[:PORT[-PORT]]");
-		goto out;
-	}
-	r = proto_get_array(req, "net_deny", &v);
-	if (r == -EINVAL || (r == 0 && strv_of(v, &deny) < 0)) {
-		r = ops_bad_member(d, c, "register", "net_deny", "an array of HOST[:PORT[-PORT]]");
-		goto out;
-	}
-	r = 0;
-	if (proto_get_str(req, "net_resolver", &o.resolver) == -EINVAL) {
-		r = ops_bad_member(d, c, "register", "net_resolver", "ADDR[:PORT]");
-		goto out;
-	}
-	if (!egress_has_names(&allow))
-		goto out;
-	if (agent_egress_fds(d->agent, &f) < 0) {
-		ops_reply_error(d, c, ENOTSUP, "register: name rules need the daemon's own network "
-					   "programs (adopted ones have no proxy maps); restart it "
-					   "with --cleanup first");
-		r = -ENOTSUP;
-		goto out;
-	}
-	o.orig_fd = f.orig;
-	o.resolved_fd = f.resolved;
-	o.dns_client_fd = f.dns_client;
-	o.emit_fd = f.emit;
-	r = egress_start(&s->egress, &o, err, sizeof(err));
-	if (r < 0) {
-		ops_reply_error(d, c, r == -EINVAL ? EINVAL : -r, "register: %s", err);
-		goto out;
-	}
-	*proxy = egress_proxy_port(s->egress);
-	*dns = egress_dns_port(s->egress);
-out:
-	strv_clear(&allow);
-	strv_clear(&deny);
-	return r;
-}
-
-/* The net_deny addresses and CIDRs: holes in the BPF allow-list. */
-static int add_net_holes(struct daemon *d, struct conn *c, struct dsession *s,
-			 struct json_object *req)
-{
-	struct json_object *v;
-	size_t n;
-
-	if (proto_get_array(req, "net_deny", &v) < 0)
-		return 0;
-	n = json_object_array_length(v);
-	for (size_t i = 0; i < n; i++) {
-		const char *rule = json_object_get_string(json_object_array_get_idx(v, i));
-		char cidr[64];
-		uint16_t lo, hi;
-		int r;
-
-		if (!rule || net_rule_parse(rule, cidr, sizeof(cidr), &lo, &hi) < 0)
-			continue;
-		r = agent_net_hole(d->agent, s->index, cidr);
-		if (r < 0) {
-			ops_reply_error(d, c, -r, "register: cannot add the net_deny rule '%s': %s", rule,
-				    strerror(-r));
-			return r;
-		}
-	}
-	return 0;
-}
-
 static int parse_flags(struct daemon *d, struct conn *c, struct json_object *req, uint32_t *flags)
 {
 	const char *net = "deny", *mode = "aggregate";
@@ -580,15 +436,15 @@ static int register_net(struct daemon *d, struct conn *c, struct dsession *s,
 	uint16_t dns = 0;
 	int r;
 
-	if (start_egress(d, c, s, req, proxy, &dns) < 0)
+	if (ops_start_egress(d, c, s, req, proxy, &dns) < 0)
 		return -ECANCELED;
 	r = agent_session_add_egress(d->agent, s->cgroup_id, s->index, s->flags, *proxy, dns);
 	if (r < 0)
 		return r;
 	*in_map = true;
-	if (proto_get_array(req, "net_allow", &v) == 0 && add_net_rules(d, c, s, v) < 0)
+	if (proto_get_array(req, "net_allow", &v) == 0 && ops_add_net_rules(d, c, s, v) < 0)
 		return -ECANCELED;
-	if (add_net_holes(d, c, s, req) < 0)
+	if (ops_add_net_holes(d, c, s, req) < 0)
 		return -ECANCELED;
 	if (agent_status(d->agent)->net && proto_get_array(req, "unix_dirs", &v) == 0) {
 		const char *dirs[BPFBOX_UNIX_PREFIXES];
