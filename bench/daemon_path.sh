@@ -4,10 +4,19 @@
 # `bpfbox run -- /bin/true` through a private daemon and with --no-daemon,
 # both at --level standard and at the default, in one hyperfine run (ratios
 # within the run), and the daemon's register round trip (median of N).
-# Root; usage: bench/daemon_path.sh [BUILD_DIR] [RUNS]
+# Root; usage: bench/daemon_path.sh [BUILD_DIR] [RUNS] [v2only]
+# v2only: in a private mount namespace whose cgroup v1 hierarchies are
+# unmounted, so that a hybrid host measures what a pure cgroup v2 host
+# does (no v1 limits: the daemon path clones its child straight into the
+# session cgroup, no migration).
 set -eu
 BUILD=${1:-build}
 RUNS=${2:-200}
+if [ "${3:-}" = v2only ] && [ -z "${BPFBOX_BENCH_V2ONLY:-}" ]; then
+	export BPFBOX_BENCH_V2ONLY=1
+	exec unshare -m sh -c 'for m in $(awk '"'"'$3 == "cgroup" { print $2 }'"'"' /proc/mounts); do
+		umount "$m"; done; exec "$0" "$@"' "$0" "$@"
+fi
 B=$(readlink -f "$BUILD/bin/bpfbox")
 [ "$(id -u)" = 0 ] || { echo "bench/daemon_path.sh: needs root (the daemon)" >&2; exit 1; }
 command -v hyperfine >/dev/null || { echo "bench/daemon_path.sh: needs hyperfine (make deps)" >&2; exit 1; }

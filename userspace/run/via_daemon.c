@@ -104,6 +104,16 @@ static int do_register(struct daemon_run *r, pid_t pid)
 		return refused(r, rc, msg);
 	}
 	r->registered = true;
+	/*
+	 * A daemon from before register+attach ignores "pid": no "pid" in its
+	 * reply, and the child is attached by a request of its own.
+	 */
+	if (pid > 0 && !json_object_object_get_ex(reply, "pid", NULL) &&
+	    (rc = daemon_attach(&r->ctl, s->id, pid, msg, sizeof(msg))) < 0) {
+		json_object_put(reply);
+		return log_error_errno(rc, "the daemon at %s could not move the command into its "
+				       "session cgroup: %s", r->socket, msg);
+	}
 	take_reply(r, reply);
 	if (json_object_object_get_ex(reply, "cgroup", &port))
 		snprintf(r->cgroup, sizeof(r->cgroup), "%s", json_object_get_string(port));
