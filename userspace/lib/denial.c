@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "denial.h"
+#include "names.h"
+#include "util.h"
+#include "bpfbox/events.h"
+
+void denials_add(struct denials *d, const char *layer, const char *op, const char *what, int err,
+		 unsigned int count)
+{
+	struct denial *x;
+
+	for (size_t i = 0; i < d->n; i++) {
+		x = &d->v[i];
+		if (streq(x->layer, layer) && streq(x->op, op) && streq(x->what, what)) {
+			x->count += count;
+			return;
+		}
+	}
+	if (d->n == DENIALS_MAX) {
+		d->other += count;
+		return;
+	}
+	x = &d->v[d->n++];
+	snprintf(x->layer, sizeof(x->layer), "%s", layer);
+	snprintf(x->op, sizeof(x->op), "%s", op);
+	snprintf(x->what, sizeof(x->what), "%s", what);
+	x->err = err;
+	x->count = count;
+}
+
+uint64_t denials_total(const struct denials *d)
+{
+	uint64_t n = d->other;
+
+	for (size_t i = 0; i < d->n; i++)
+		n += d->v[i].count;
+	return n;
+}
+
+static void file_denial(struct denials *d, const char *layer, const void *data, int err)
+{
+	const struct bpfbox_file_event *f = data;
+	char path[sizeof(f->path) + 1];
+	const char *op = bpfbox_file_op_name(f->op) ? bpfbox_file_op_name(f->op) : "file";
+
+	snprintf(path, sizeof(path), "%.*s", (int)strnlen(f->path, sizeof(f->path)), f->path);
+	/* An open for writing is a write. */
+	if (f->op == BPFBOX_FILE_OPEN &&
+	    ((f->flags & O_ACCMODE) != O_RDONLY || (f->flags & (O_CREAT | O_TRUNC))))
+		op = "write";
+	denials_add(d, layer, op, path, err, 1);
+}
+
+static void connect_denial(struct denials *d, const char *layer, const void *data, int err)
+{
+	const struct bpfbox_connect_event *c = data;
+	char addr[INET6_ADDRSTRLEN] = "?", what[INET6_ADDRSTRLEN + 112];
+
+	if (c->family == AF_UNIX) {
+		snprintf(what, sizeof(what), "unix:%.*s",
+			 (int)strnlen(c->unix_path, sizeof(c->unix_path)), c->unix_path);
+	} else {
+		inet_ntop(c->family == AF_INET6 ? AF_INET6 : AF_INET, c->addr, addr, sizeof(addr));
+		snprintf(what, sizeof(what), c->family == AF_INET6 ? "[%s]:%u" : "%s:%u", addr,
+			 c->port);
+	}
+	denials_add(d, layer, "connect", what, err, 1);
+}
+
+bool denials_add_record(struct denials *d, const void *data, size_t size)
+{
+	const struct bpfbox_event_hdr *h = data;
+	const char *layer;
+
+	if (size < sizeof(*h) || h->decision != BPFBOX_DENY)
+		return false;
+	/* The kernel's own refusals (DAC) are not ours to explain; the proxy says its own. */
+	layer = h->layer == BPFBOX_LAYER_KERNEL || h->layer == BPFBOX_LAYER_EGRESS
+			? NULL
+			: bpfbox_layer_name(h->layer);
+	if (!layer)
+		return false;
+	if (h->type == BPFBOX_EV_FILE && size >= sizeof(struct bpfbox_file_event)) {
+		file_denial(d, layer, data, -h->err);
+	} else if (h->type == BPFBOX_EV_CONNECT && size >= sizeof(struct bpfbox_connect_event)) {
+		connect_denial(d, layer, data, -h->err);
+	} else if (h->type == BPFBOX_EV_EXEC && size >= sizeof(struct bpfbox_exec_event)) {
+		const struct bpfbox_exec_event *x = data;
+		char path[sizeof(x->filename) + 1];
+
+		snprintf(path, sizeof(path), "%.*s",
+			 (int)strnlen(x->filename, sizeof(x->filename)), x->filename);
+		denials_add(d, layer, "exec", path, -h->err, 1);
+	} else {
+		return false;
+	}
+	return true;
+}
