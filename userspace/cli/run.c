@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
+#include "../policy/rules.h"
 #include "../sandbox/session.h"
 #include "../agent/embedded.h"
 #include "../daemon/client.h"
@@ -34,6 +35,8 @@ static void run_usage(FILE *out)
 		"                        (needs the BPF agent: --audit as root, or a daemon)\n"
 		"  --exec-deny NAME      never execute NAME (a file name or absolute path;\n"
 		"                        enforced by BPF LSM where it loads)\n"
+		"  --deny-command PAT    deny every exec whose argv, joined with spaces,\n"
+		"                        contains PAT (added to the defaults; docs/config.md)\n"
 		"  --env NAME[=VALUE]    add a variable (NAME alone passes the caller's)\n"
 		"  --timeout DURATION    stop the session after this much wall-clock time\n"
 		"                        (90, 500ms, 5s, 2m, 1h; default 120 s, 0: none)\n"
@@ -93,7 +96,7 @@ enum {
 	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT, OPT_AUDIT_MODE, OPT_AUDIT_RING,
 	OPT_NET_ALLOW, OPT_NET_DENY, OPT_NET_RESOLVER, OPT_EXEC_DENY,
 	OPT_DAEMON_SOCKET, OPT_NO_DAEMON, OPT_LIMITS_VIA, OPT_AUDIT_RATE, OPT_AUDIT_ARGV,
-	OPT_LEVEL,
+	OPT_LEVEL, OPT_DENY_COMMAND,
 };
 
 static const struct option run_opts[] = {
@@ -118,6 +121,7 @@ static const struct option run_opts[] = {
 	{ "user", required_argument, NULL, OPT_USER },
 	{ "allow-unconfined", no_argument, NULL, OPT_UNCONFINED },
 	{ "no-namespaces", no_argument, NULL, OPT_NO_NAMESPACES },
+	{ "deny-command", required_argument, NULL, OPT_DENY_COMMAND },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "agent", required_argument, NULL, OPT_AGENT },
 	{ "task", required_argument, NULL, OPT_TASK },
@@ -315,6 +319,7 @@ int cmd_run(int argc, char **argv)
 	enum bpfbox_level want = LEVEL_FULL;
 	bool level_given = false, auto_full = false;
 	char why[320] = "";
+	struct rules_verdict verdict;
 
 	/* $BPFBOX_LEVEL is the default of --level (a runtime that wants less everywhere). */
 	if (getenv("BPFBOX_LEVEL")) {
@@ -352,6 +357,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case OPT_EXEC_DENY:
 			append_string(sub_object(flags, "extra"), "exec_deny", optarg);
+			break;
+		case OPT_DENY_COMMAND:
+			append_string(sub_object(flags, "extra"), "deny_commands", optarg);
 			break;
 		case OPT_NET:
 			json_object_object_add(flags, "network", json_object_new_string(optarg));
@@ -521,6 +529,14 @@ int cmd_run(int argc, char **argv)
 	if (r < 0) {
 		fprintf(stderr, "bpfbox run: %s%s%s: %s\n", perr.file, perr.path[0] ? ": at " : "",
 			perr.path, perr.message);
+		goto out_policy;
+	}
+	/* Command rules, before anything runs (docs/config.md): deny and ask are 125. */
+	rules_check_command(&policy, argv + optind, &verdict);
+	if (verdict.action != CMD_ALLOW) {
+		log_error("command %s by rule '%s'%s; nothing ran",
+			  verdict.action == CMD_DENY ? "denied" : "needs approval", verdict.rule,
+			  verdict.action == CMD_ASK ? " and nobody can answer before it starts" : "");
 		goto out_policy;
 	}
 	if (session_plan(&s, &policy) < 0)

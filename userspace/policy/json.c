@@ -10,6 +10,7 @@
 
 #include "policy.h"
 #include "policy-internal.h"
+#include "rules.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -65,6 +66,8 @@ struct json_object *policy_to_json(const struct bpfbox_policy *p)
 	if (p->net_resolver)
 		json_object_object_add(o, "net_resolver", json_object_new_string(p->net_resolver));
 	json_object_object_add(o, "exec_deny", strv_json(&p->exec_deny));
+	json_object_object_add(o, "deny_commands", strv_json(&p->deny_commands));
+	json_object_object_add(o, "commands", rules_to_json(&p->cmd_rules));
 	for (size_t i = 0; i < p->env.n; i++) {
 		const char *e = p->env.v[i], *eq = strchr(e, '=');
 		_cleanup_free_ char *name = NULL;

@@ -14,6 +14,7 @@
 
 #include "policy.h"
 #include "policy-internal.h"
+#include "rules.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -279,6 +280,7 @@ enum list_kind {
 	LIST_DENY,
 	LIST_NET,
 	LIST_EXEC,
+	LIST_CMD,
 };
 
 static const char *exec_deny_problem(const char *s)
@@ -327,6 +329,10 @@ static int parse_list(struct json_object *a, const char *sub, enum list_kind kin
 			if (why)
 				return lerr(lc, err, esub, "invalid exec_deny entry '%.80s': %s", s,
 					    why);
+		} else if (kind == LIST_CMD) {
+			why = rules_pattern_problem(s);
+			if (why)
+				return lerr(lc, err, esub, "invalid command pattern: %s", why);
 		} else if (kind == LIST_DENY) {
 			why = deny_pattern_problem(s);
 			if (why && strlen(s) > 80)
@@ -380,15 +386,16 @@ static int parse_env(struct json_object *o, const char *sub, struct strv *env,
 
 /* restrictions (replace) or extra (append) of one layer. */
 static int merge_lists(struct bpfbox_policy *p, struct json_object *o,
-		       const char *sect, bool replace,
+		       const char *sect, bool replace, const char *origin,
 		       const struct layer_ctx *lc, struct policy_error *err)
 {
 	static const char *const keys[] = {"ro",	"rw",	     "deny",	  "net_allow",
-					   "net_deny", "exec_deny", "env"};
+					   "net_deny", "exec_deny", "deny_commands", "env",
+					   "commands"};
 	static const enum list_kind kinds[] = {LIST_PATH, LIST_PATH, LIST_DENY, LIST_NET,
-					       LIST_NET,  LIST_EXEC};
+					       LIST_NET,  LIST_EXEC, LIST_CMD};
 	struct strv *lists[] = {&p->ro_paths, &p->rw_paths,  &p->deny_paths, &p->net_allow,
-				&p->net_deny, &p->exec_deny};
+				&p->net_deny, &p->exec_deny, &p->deny_commands};
 	struct json_object *v;
 	char sub[128];
 	int r;
@@ -401,7 +408,8 @@ static int merge_lists(struct bpfbox_policy *p, struct json_object *o,
 			path_join(sub, sizeof(sub), sect, key);
 			return lerr(lc, err, sub,
 				    "unknown key '%s'; valid keys: ro, rw, "
-				    "deny, net_allow, net_deny, exec_deny, env",
+				    "deny, net_allow, net_deny, exec_deny, deny_commands, "
+				    "commands, env",
 				    key);
 		}
 	}
@@ -411,6 +419,36 @@ static int merge_lists(struct bpfbox_policy *p, struct json_object *o,
 		return lerr(lc, err, sub,
 			    "deny list can only be replaced in the global or "
 			    "agent config; use extra.deny");
+	}
+	/* The command denials are protected the same way (docs/config.md). */
+	for (size_t i = 0; i < 2; i++) {
+		static const char *const prot[] = {"deny_commands", "commands"};
+
+		if (replace && json_object_object_get_ex(o, prot[i], NULL) &&
+		    !lc->may_replace_deny) {
+			path_join(sub, sizeof(sub), sect, prot[i]);
+			return lerr(lc, err, sub,
+				    "%s can only be replaced in the global or agent config; "
+				    "use extra.%s",
+				    prot[i], prot[i]);
+		}
+	}
+	if (json_object_object_get_ex(o, "commands", &v)) {
+		struct cmd_rules parsed = {0};
+
+		path_join(sub, sizeof(sub), sect, "commands");
+		if (!replace) {
+			r = cmd_rules_copy(&parsed, &p->cmd_rules);
+			if (r < 0)
+				return oom(lc, err);
+		}
+		r = rules_parse(v, sub, origin, &parsed, lc, err);
+		if (r < 0) {
+			cmd_rules_clear(&parsed);
+			return r;
+		}
+		cmd_rules_clear(&p->cmd_rules);
+		p->cmd_rules = parsed;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
 		struct strv parsed = {0};
@@ -579,12 +617,12 @@ static int merge_into(struct bpfbox_policy *p, struct json_object *layer,
 	}
 	/* restrictions before extra, whatever the order in the file */
 	if (json_object_object_get_ex(layer, "restrictions", &v)) {
-		r = merge_lists(p, v, "restrictions", true, lc, err);
+		r = merge_lists(p, v, "restrictions", true, origin, lc, err);
 		if (r < 0)
 			return r;
 	}
 	if (json_object_object_get_ex(layer, "extra", &v)) {
-		r = merge_lists(p, v, "extra", false, lc, err);
+		r = merge_lists(p, v, "extra", false, origin, lc, err);
 		if (r < 0)
 			return r;
 	}

@@ -16,6 +16,7 @@
 
 #include "policy.h"
 #include "policy-internal.h"
+#include "rules.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -245,6 +246,9 @@ void policy_init(struct bpfbox_policy *p)
 	for (size_t i = 0; i < ARRAY_SIZE(default_deny); i++)
 		if (strv_push(&p->deny_paths, default_deny[i]) < 0)
 			oom_abort();
+	for (size_t i = 0; i < rules_n_default_deny; i++)
+		if (strv_push(&p->deny_commands, rules_default_deny[i]) < 0)
+			oom_abort();
 	if (strv_push(&p->origins, "defaults") < 0)
 		oom_abort();
 }
@@ -262,6 +266,8 @@ void policy_free(struct bpfbox_policy *p)
 	strv_clear(&p->net_allow);
 	strv_clear(&p->net_deny);
 	strv_clear(&p->exec_deny);
+	strv_clear(&p->deny_commands);
+	cmd_rules_clear(&p->cmd_rules);
 	strv_clear(&p->env);
 	strv_clear(&p->origins);
 	memset(p, 0, sizeof(*p));
@@ -289,6 +295,8 @@ int policy_dup(struct bpfbox_policy *dst, const struct bpfbox_policy *src)
 	    strv_copy(&dst->net_allow, &src->net_allow) < 0 ||
 	    strv_copy(&dst->net_deny, &src->net_deny) < 0 ||
 	    strv_copy(&dst->exec_deny, &src->exec_deny) < 0 ||
+	    strv_copy(&dst->deny_commands, &src->deny_commands) < 0 ||
+	    cmd_rules_copy(&dst->cmd_rules, &src->cmd_rules) < 0 ||
 	    strv_copy(&dst->env, &src->env) < 0 ||
 	    strv_copy(&dst->origins, &src->origins) < 0)
 		goto fail;
