@@ -25,6 +25,7 @@
 #include "audit.skel.h"
 #include "net.skel.h"
 #include "lsm.skel.h"
+#include "cmd.skel.h"
 #include "lsm_policy.h"
 #include "bpfbox/events.h"
 #include "../lib/util.h"
@@ -34,6 +35,7 @@ struct agent {
 	struct audit_bpf *audit;
 	struct net_bpf *net;
 	struct lsm_bpf *lsm;
+	struct cmd_bpf *cmd; /* command rules on every exec (embedded mode) */
 	struct lsm_maps lsm_maps; /* fds, also when the programs were adopted */
 	struct ring_buffer *rb;
 	int parent_fd;
@@ -452,6 +454,47 @@ out:
 	return r;
 }
 
+/*
+ * Command rules skeleton (bpf/cmd.bpf.c): its own exec tracepoint program
+ * and rule table, sharing the audit maps. Embedded mode only for now: a
+ * daemon's sessions get the top-level check alone (docs/config.md).
+ */
+static int load_cmd(struct agent *a)
+{
+	int r;
+
+	if (a->pin_dir[0] || !a->audit)
+		return -ENOTSUP;
+	a->cmd = cmd_bpf__open();
+	if (!a->cmd)
+		return -errno;
+	bpf_map__reuse_fd(a->cmd->maps.sessions, bpf_map__fd(a->audit->maps.sessions));
+	bpf_map__reuse_fd(a->cmd->maps.events, bpf_map__fd(a->audit->maps.events));
+	bpf_map__reuse_fd(a->cmd->maps.lost, bpf_map__fd(a->audit->maps.lost));
+	r = cmd_bpf__load(a->cmd);
+	if (!r)
+		r = cmd_bpf__attach(a->cmd);
+	if (r) {
+		cmd_bpf__destroy(a->cmd);
+		a->cmd = NULL;
+	}
+	return r;
+}
+
+int agent_session_cmd_rules(struct agent *a, uint32_t id, const struct bpfbox_cmd_table *t)
+{
+	if (!a->cmd)
+		return -ENOTSUP;
+	if (!t)
+		return bpf_map_delete_elem(bpf_map__fd(a->cmd->maps.cmd_rules), &id) < 0 &&
+			       errno != ENOENT
+		       ? -errno
+		       : 0;
+	return bpf_map_update_elem(bpf_map__fd(a->cmd->maps.cmd_rules), &id, t, BPF_ANY) < 0
+		       ? -errno
+		       : 0;
+}
+
 /* Whether bpf is in the active LSM list: else LSM programs attach but never run. */
 static bool bpf_lsm_active(void)
 {
@@ -594,6 +637,11 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 	rn = load_net(a, o);
 	if (rn)
 		why_not(a, "cgroup network programs", rn);
+	if (!a->pin_dir[0] && a->audit) {
+		r = load_cmd(a);
+		if (r)
+			why_not(a, "command rules (exec tracepoint)", r);
+	}
 	r = load_lsm(a, o);
 	if (r == -ENOPKG)
 		why_not(a, "BPF LSM (bpf is not in the active LSM list)", ENOPKG);
@@ -603,6 +651,7 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 	a->st.audit = a->audit || a->st.audit_adopted;
 	a->st.net = a->net || a->st.net_adopted;
 	a->st.lsm = a->lsm || a->st.lsm_adopted;
+	a->st.cmd = a->cmd != NULL;
 	if (rn == -EXDEV || (!a->st.audit && !a->st.net)) {
 		agent_close(a);
 		return rn == -EXDEV ? -EXDEV : -ENOTSUP;
@@ -666,6 +715,7 @@ void agent_close(struct agent *a)
 		if (a->lsm)
 			disconnect_pinned_links(a->lsm->skeleton);
 	}
+	cmd_bpf__destroy(a->cmd);
 	lsm_bpf__destroy(a->lsm);
 	net_bpf__destroy(a->net);
 	audit_bpf__destroy(a->audit);

@@ -16,6 +16,7 @@
 #include "../audit/sink.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
+#include "../policy/rules.h"
 #include "../sandbox/session.h"
 #include "../lib/closer.h"
 #include "../lib/log.h"
@@ -292,6 +293,38 @@ static int writable_dirs(struct embedded *e, struct session *s)
 }
 
 /* With name rules, the session's proxy and resolver (userspace/net/). */
+/*
+ * The command rules into the kernel's table before the session is
+ * registered: 1 when every exec is checked, 0 when there are none, or
+ * when the program is not loaded (then said in not_enforced), -errno.
+ */
+static int start_cmd_rules(struct embedded *e, struct session *s)
+{
+	struct bpfbox_cmd_table *t;
+	int r;
+
+	if (!rules_any(s->policy))
+		return 0;
+	if (!agent_status(e->agent)->cmd) {
+		session_not_enforced(s, "command rules on the execs inside the session (the exec "
+					"tracepoint program did not load; the top-level command "
+					"was checked)");
+		return 0;
+	}
+	t = malloc(sizeof(*t));
+	if (!t)
+		return log_error_errno(ENOMEM, "cannot compile the command rules");
+	r = rules_compile(s->policy, t);
+	if (!r)
+		r = agent_session_cmd_rules(e->agent, 1, t);
+	free(t);
+	if (r < 0)
+		return log_error_errno(r, "cannot compile the command rules into the kernel's "
+					  "table (at most %d rules)",
+				       BPFBOX_CMD_RULES_MAX);
+	return 1;
+}
+
 static int start_egress(struct embedded *e, const struct bpfbox_policy *p)
 {
 	struct egress_opts o = { .cgroup_id = e->cg.id, .session = 1, .allow = &p->net_allow,
@@ -385,6 +418,11 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 			goto fail;
 		}
 	}
+	r = start_cmd_rules(e, s);
+	if (r < 0)
+		goto fail;
+	if (r > 0)
+		flags |= BPFBOX_SF_CMD_RULES;
 	r = start_egress(e, p);
 	if (r < 0)
 		goto fail;

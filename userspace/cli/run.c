@@ -598,6 +598,10 @@ int cmd_run(int argc, char **argv)
 	} else if (!use_daemon) {
 		session_note_bpf_lsm(&s, false);
 	}
+	/* Every exec is checked only by the embedded agent's program (docs/config.md). */
+	if (rules_any(&policy) && !audit)
+		session_not_enforced(&s, "command rules on the execs inside the session (only the "
+					 "top-level command was checked: no BPF agent here)");
 	/* What the policy asks and nothing here enforces: said even with -q, once, one line. */
 	if (s.layers.not_enforced[0] || (!use_daemon && s.lim.not_enforced[0]))
 		log_warn_always("not enforced on this host: %s%s%s", s.layers.not_enforced,

@@ -156,6 +156,9 @@ int session_run(struct session *s, char *const argv[]);
  */
 void session_note_bpf_lsm(struct session *s, bool lsm);
 
+/* Appends what to s->layers.not_enforced ("; "-separated). */
+void session_not_enforced(struct session *s, const char *what);
+
 /*
  * Counts one denial for the end-of-run summary and the status channel:
  * layer ("seccomp", "landlock", "bpf_lsm", "cgroup_bpf"), op ("socket",
