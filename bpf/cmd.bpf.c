@@ -123,6 +123,8 @@ static __always_inline void report(struct bpfbox_session *ss, struct cmd_scratch
 		return;
 	e->hdr.decision = BPFBOX_DENY;
 	e->hdr.layer = BPFBOX_LAYER_EXEC_TP;
+	/* What the BPF LSM would have returned; here the process is killed. */
+	e->hdr.err = -EPERM;
 	e->argv_truncated = BPFBOX_EXEC_RULE | (r->action == BPFBOX_CMD_ASK ? BPFBOX_EXEC_ASK : 0);
 	if (raw >= SCAN)
 		e->argv_truncated |= BPFBOX_EXEC_TRUNCATED;

@@ -3,6 +3,7 @@
 # is checked in the kernel and a denied one is killed before it runs.
 . "$(dirname "$0")/../lib.sh"
 
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$TMPD/ws"
 cd "$TMPD/ws" || exit 1
 RAN="$TMPD/ws/ran"
@@ -129,6 +130,12 @@ check "[e['rule'] for e in denied] == ['deny_commands: ' + next(q for q in pats 
 	"script: one deny record per pattern, naming the first that matches"
 check "all(e['layer'] == 'exec-tracepoint' and e['action'] == 'deny' and e['filename'] == '/bin/echo' for e in denied)" \
 	"script: the records say the exec tracepoint killed it"
+# The records against the schema (ajv: make deps).
+if node "$ROOT/tools/validate-events.js" "$A" >"$TMPD/v.out" 2>&1; then
+	ok "script: the stream validates against schema/events.schema.json"
+else
+	fail "script: schema: $(head -c 400 "$TMPD/v.out")"
+fi
 
 # Through sh -c "$(... | base64 -d)": the command line holds no pattern.
 B64=$(base64 -w0 <"$TMPD/ws/s.sh")
