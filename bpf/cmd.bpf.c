@@ -39,8 +39,8 @@ struct {
 
 struct find_ctx {
 	struct cmd_scratch *s;
-	struct bpfbox_cmd_rule *r;
-	__u32 found;
+	struct bpfbox_cmd_table *t;
+	__u64 found; /* bit i: rule i's pattern is in argv */
 };
 
 static __always_inline __u64 fnv_step(__u64 h, char c)
@@ -58,24 +58,59 @@ static long join_cb(__u32 i, void *data)
 	return 0;
 }
 
-/* Whether the rule's pattern starts at argv position pos. */
+/*
+ * Position pos of argv: one bit test of the pair of bytes there against
+ * the first two bytes of every pattern (the table's pairs set); only on a
+ * hit are the patterns compared. One pass over argv for all rules.
+ */
+struct cmp_ctx {
+	struct find_ctx *c;
+	__u32 pos;
+};
+
+/* Whether rule i's pattern starts at argv position pos. */
+static long cmp_cb(__u32 i, void *data)
+{
+	struct cmp_ctx *m = data;
+	struct find_ctx *c = m->c;
+	struct cmd_scratch *s = c->s;
+	struct bpfbox_cmd_rule *r;
+	__u32 pos = m->pos, n, j;
+
+	if (i >= BPFBOX_CMD_RULES_MAX)
+		return 1;
+	r = &c->t->r[i];
+	n = r->pat_len;
+	if (!n || (c->found & (1ULL << i)) || pos + n > s->alen)
+		return 0;
+	for (j = 0; j < BPFBOX_CMD_PAT_LEN; j++) {
+		if (j >= n)
+			break;
+		if (s->argv[(pos + j) & (SCAN - 1)] != r->pat[j])
+			return 0;
+	}
+	c->found |= 1ULL << i;
+	return 0;
+}
+
+/*
+ * Position pos of argv: one bit test of the pair of bytes there against
+ * the first two bytes of every pattern (the table's pairs set); only on a
+ * hit are the patterns compared. One pass over argv for all rules.
+ */
 static long find_cb(__u32 pos, void *data)
 {
 	struct find_ctx *c = data;
 	struct cmd_scratch *s = c->s;
-	struct bpfbox_cmd_rule *r = c->r;
-	__u32 n = r->pat_len;
+	struct bpfbox_cmd_table *t = c->t;
+	unsigned char c0 = s->argv[pos & (SCAN - 1)];
+	unsigned char c1 = s->argv[(pos + 1) & (SCAN - 1)];
+	__u32 pair = (__u32)c0 << 8 | c1;
+	struct cmp_ctx m = { .c = c, .pos = pos };
 
-	if (s->argv[pos & (SCAN - 1)] != r->pat[0])
+	if (!(t->pairs[(pair >> 6) & (BPFBOX_CMD_PAIR_WORDS - 1)] & (1ULL << (pair & 63))))
 		return 0;
-	for (__u32 j = 1; j < BPFBOX_CMD_PAT_LEN; j++) {
-		if (j >= n) {
-			c->found = 1;
-			return 1;
-		}
-		if (s->argv[(pos + j) & (SCAN - 1)] != r->pat[j])
-			return 0;
-	}
+	bpf_loop(t->n < BPFBOX_CMD_RULES_MAX ? t->n : BPFBOX_CMD_RULES_MAX, cmp_cb, &m, 0);
 	return 0;
 }
 
@@ -142,32 +177,23 @@ struct rule_ctx {
 	struct cmd_scratch *s;
 	struct bpfbox_cmd_table *t;
 	__u64 h_name, h_target, h_path;
-	__s32 hit; /* the first rule that matched, -1: none */
+	__u64 found; /* from find_cb */
+	__s32 hit;   /* the first rule that matched, -1: none */
 };
 
 /* Rule i: exe, then argv; the first match stops the walk. */
 static long rule_cb(__u32 i, void *data)
 {
 	struct rule_ctx *c = data;
-	struct cmd_scratch *s = c->s;
 	struct bpfbox_cmd_rule *r;
-	struct find_ctx fc;
 
 	if (i >= BPFBOX_CMD_RULES_MAX)
 		return 1;
 	r = &c->t->r[i];
-	if (!exe_matches(r, s, c->h_name, c->h_target, c->h_path))
+	if (r->pat_len && !(c->found & (1ULL << i)))
 		return 0;
-	if (r->pat_len) {
-		if (r->pat_len > s->alen)
-			return 0;
-		fc.s = s;
-		fc.r = r;
-		fc.found = 0;
-		bpf_loop(s->alen - r->pat_len + 1, find_cb, &fc, 0);
-		if (!fc.found)
-			return 0;
-	}
+	if (!exe_matches(r, c->s, c->h_name, c->h_target, c->h_path))
+		return 0;
 	c->hit = i;
 	return 1;
 }
@@ -225,13 +251,18 @@ int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 	len = len > SCAN - 1 ? SCAN - 1 : len;
 	len &= SCAN - 1;
 	s->alen = 0;
+	rc.found = 0;
 	if (len > 0 && bpf_probe_read_user(s->argv, len, (void *)start) == 0) {
 		if (raw <= SCAN - 1 && s->argv[(len - 1) & (SCAN - 1)] == '\0')
 			len--;
-		struct find_ctx jc = { .s = s };
+		struct find_ctx jc = { .s = s, .t = t };
 
 		s->alen = len;
 		bpf_loop(len, join_cb, &jc, 0);
+		/* the byte after the last: the pair test at the end reads it */
+		s->argv[len & (SCAN - 1)] = '\0';
+		bpf_loop(len, find_cb, &jc, 0);
+		rc.found = jc.found;
 	}
 	rc.s = s;
 	rc.t = t;

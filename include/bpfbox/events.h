@@ -114,10 +114,18 @@ struct bpfbox_cmd_rule {
 	char label[BPFBOX_CMD_LABEL_LEN];
 };
 
+#define BPFBOX_CMD_PAIR_WORDS 1024 /* 65536 bits: one per pair of bytes */
+
 struct bpfbox_cmd_table {
 	__u32 n;
 	__u32 pad;
 	struct bpfbox_cmd_rule r[BPFBOX_CMD_RULES_MAX];
+	/*
+	 * Bit (a << 8 | b): some pattern starts with the bytes a, b (a
+	 * one-byte pattern a sets every (a, b)). The kernel compares patterns
+	 * only where argv has such a pair.
+	 */
+	__u64 pairs[BPFBOX_CMD_PAIR_WORDS];
 };
 
 struct bpfbox_exit_event {

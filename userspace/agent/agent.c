@@ -637,7 +637,7 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 	rn = load_net(a, o);
 	if (rn)
 		why_not(a, "cgroup network programs", rn);
-	if (!a->pin_dir[0] && a->audit) {
+	if (o->cmd_rules && !a->pin_dir[0] && a->audit) {
 		r = load_cmd(a);
 		if (r)
 			why_not(a, "command rules (exec tracepoint)", r);

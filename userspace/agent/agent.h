@@ -32,6 +32,7 @@ struct agent_opts {
 	 */
 	const char *pin_dir;
 	const char *daemon_socket; /* the BPF LSM refuses sessions' connects to it */
+	bool cmd_rules;		   /* load bpf/cmd.bpf.c (embedded mode, a session with rules) */
 	agent_record_fn on_record;
 	void *ctx;
 };

@@ -354,7 +354,9 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 {
 	struct agent_opts o = { .ring_bytes = opts->ring_bytes, .audit_opens = !opts->off,
 				.aggregate_ns = opts->aggregate_ns, .on_record = on_record, .ctx = e,
-				.argv_max = opts->argv_max };
+				.argv_max = opts->argv_max,
+				/* a session without command rules gets no exec program */
+				.cmd_rules = rules_any(s->policy) };
 	const struct bpfbox_policy *p = s->policy;
 	char parent[PATH_MAX];
 	uint32_t flags = 0;

@@ -349,6 +349,25 @@ static void fill(struct bpfbox_cmd_rule *k, const char *exe, const char *pat,
 	cut(k->label, sizeof(k->label), label);
 }
 
+static void set_pair(struct bpfbox_cmd_table *t, unsigned char a, unsigned char b)
+{
+	unsigned int pair = (unsigned int)a << 8 | b;
+
+	t->pairs[pair >> 6] |= 1ULL << (pair & 63);
+}
+
+static void add_pairs(struct bpfbox_cmd_table *t, const char *pat)
+{
+	if (!pat)
+		return;
+	if (pat[1]) {
+		set_pair(t, pat[0], pat[1]);
+		return;
+	}
+	for (unsigned int b = 0; b < 256; b++)
+		set_pair(t, pat[0], b);
+}
+
 int rules_compile(const struct bpfbox_policy *p, struct bpfbox_cmd_table *t)
 {
 	char label[BPFBOX_CMD_LABEL_LEN];
@@ -363,6 +382,7 @@ int rules_compile(const struct bpfbox_policy *p, struct bpfbox_cmd_table *t)
 			return -EINVAL;
 		label_pattern(label, sizeof(label), pat);
 		fill(&t->r[t->n++], NULL, pat, CMD_DENY, label);
+		add_pairs(t, pat);
 	}
 	for (size_t i = 0; i < p->cmd_rules.n; i++) {
 		const struct cmd_rule *r = &p->cmd_rules.v[i];
@@ -371,6 +391,7 @@ int rules_compile(const struct bpfbox_policy *p, struct bpfbox_cmd_table *t)
 			return -EINVAL;
 		label_rule(label, sizeof(label), p, i);
 		fill(&t->r[t->n++], r->exe, r->argv, r->action, label);
+		add_pairs(t, r->argv);
 	}
 	return 0;
 }
