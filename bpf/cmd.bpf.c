@@ -11,6 +11,7 @@
 #include "common.bpf.h"
 
 #define SIGKILL 9
+#define SIGSTOP 19
 #define SCAN	BPFBOX_CMD_ARGV_SCAN /* a power of two */
 
 /* Session index -> the session's rules, first match wins. */
@@ -150,7 +151,8 @@ static __always_inline bool exe_matches(struct bpfbox_cmd_rule *r, struct cmd_sc
 }
 
 static __always_inline void report(struct bpfbox_session *ss, struct cmd_scratch *s,
-				   struct bpfbox_cmd_rule *r, unsigned long start, __u32 raw)
+				   struct bpfbox_cmd_rule *r, unsigned long start, __u32 raw,
+				   __u32 pending)
 {
 	struct bpfbox_exec_event *e = event_reserve(ss, sizeof(*e), BPFBOX_EV_EXEC);
 
@@ -160,7 +162,8 @@ static __always_inline void report(struct bpfbox_session *ss, struct cmd_scratch
 	e->hdr.layer = BPFBOX_LAYER_EXEC_TP;
 	/* What the BPF LSM would have returned; here the process is killed. */
 	e->hdr.err = -EPERM;
-	e->argv_truncated = BPFBOX_EXEC_RULE | (r->action == BPFBOX_CMD_ASK ? BPFBOX_EXEC_ASK : 0);
+	e->argv_truncated = BPFBOX_EXEC_RULE | (r->action == BPFBOX_CMD_ASK ? BPFBOX_EXEC_ASK : 0) |
+			    pending;
 	if (raw >= SCAN)
 		e->argv_truncated |= BPFBOX_EXEC_TRUNCATED;
 	__builtin_memcpy(e->filename, s->path, sizeof(e->filename));
@@ -276,8 +279,18 @@ int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 	r = &t->r[rc.hit & (BPFBOX_CMD_RULES_MAX - 1)];
 	if (r->action == BPFBOX_CMD_ALLOW)
 		return 0;
+	/*
+	 * ask with someone to answer: stopped here, before its first
+	 * instruction; the agent freezes the session's cgroup and waits for
+	 * the runtime (userspace/agent/ask.c). Else killed.
+	 */
+	if (r->action == BPFBOX_CMD_ASK && (ss->flags & BPFBOX_SF_CMD_ASK)) {
+		bpf_send_signal(SIGSTOP);
+		report(ss, s, r, start, raw, BPFBOX_EXEC_PENDING);
+		return 0;
+	}
 	bpf_send_signal(SIGKILL);
-	report(ss, s, r, start, raw);
+	report(ss, s, r, start, raw, 0);
 	return 0;
 }
 

@@ -76,6 +76,7 @@ struct bpfbox_exec_event {
 #define BPFBOX_EXEC_VIA_FD    2 /* run through a file descriptor (fexecve, memfd) */
 #define BPFBOX_EXEC_RULE      4 /* a command rule decided (rule, action in err's place) */
 #define BPFBOX_EXEC_ASK	      8 /* the rule's action was ask (no answer: denied) */
+#define BPFBOX_EXEC_PENDING   16 /* ask: stopped (SIGSTOP) for the runtime's answer */
 
 /*
  * Command rules (userspace/policy/rules.c compiles them, bpf/cmd.bpf.c
@@ -230,6 +231,7 @@ struct bpfbox_session {
 #define BPFBOX_SF_GAP_META     (1U << 9) /* chmod, chown, xattrs only in the writable set */
 #define BPFBOX_SF_MOUNT_RO     (1U << 10) /* mount namespace: EROFS is its denial */
 #define BPFBOX_SF_CMD_RULES    (1U << 11) /* command rules in cmd_rules (bpf/cmd.bpf.c) */
+#define BPFBOX_SF_CMD_ASK      (1U << 12) /* someone answers asks: stop, do not kill */
 
 /* Key of the BPF LSM's writable set: a directory by device and inode. */
 struct bpfbox_inode_key {

@@ -164,6 +164,57 @@ rm -f "$A"
 check "'asked' not in out and 'rc=137' in out and [e['action'] for e in denied] == ['ask']" \
 	"session: an unanswered ask is denied and recorded as ask"
 
+# ask with a runtime answering (--status-fd, --ask-fd): the exec is stopped
+# and the session frozen until the answer. ask_run ANSWERS...: two asked
+# execs; the runtime's answers in order.
+ask_run() {
+	rm -f "$A" "$TMPD/st" "$TMPD/an" "$TMPD/asklog"
+	mkfifo "$TMPD/st" "$TMPD/an"
+	python3 "$ROOT/tests/helpers/ask_responder.py" "$TMPD/st" "$TMPD/an" "$TMPD/asklog" "$@" &
+	rp=$!
+	"$BPFBOX" run -q -w "$TMPD/ws" --audit "$A" --task "$TMPD/ask.json" --pause-timeout 2s \
+		--status-fd 4 --ask-fd 3 4>"$TMPD/st" 3<"$TMPD/an" -- \
+		sh -c '/usr/bin/env echo first; echo "rc=$?"; /usr/bin/env echo second; echo "rc=$?"' \
+		>"$TMPD/out" 2>"$TMPD/err"
+	wait "$rp"
+}
+# checks over the status lines (st) too
+acheck() {
+	if python3 - "$A" "$TMPD/out" "$TMPD/asklog" "$1" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+out = open(sys.argv[2]).read()
+st = [json.loads(l) for l in open(sys.argv[3])]
+asks = [e for e in ev if e["type"] == "session.ask"]
+qs = [e for e in st if e["type"] == "ask"]
+ans = [e["answer"] for e in st if e["type"] == "answered"]
+ok = eval(sys.argv[4])
+sys.exit(0 if ok else 1)
+PY
+	then ok "$2"; else fail "$2: $(cat "$TMPD/out" "$TMPD/err" "$TMPD/asklog" | tail -c 700)"; fi
+}
+ask_run approve deny
+acheck "'first' in out and 'rc=0' in out and 'second' not in out and 'rc=137' in out" \
+	"ask: approved once runs, denied is killed before it runs"
+acheck "ans == ['approve', 'deny'] and [q['argv'][1:] for q in qs] == [['echo', 'first'], ['echo', 'second']] and [a['answer'] for a in asks] == ['approve', 'deny'] and all(a['frozen'] for a in asks)" \
+	"ask: the status channel asked twice; session.ask records answer and freeze"
+ask_run always
+acheck "'first' in out and 'second' in out and out.count('rc=0') == 2 and len(qs) == 1 and ans == ['always']" \
+	"ask: approve always lets the rule's next exec run unasked"
+ask_run none
+acheck "'first' not in out and 'rc=137' in out and ans[:1] == ['timeout'] and asks[0]['waited_ms'] >= 2000" \
+	"ask: no answer within the pause timeout is deny"
+check "ev[-1]['type'] == 'session.end'" "ask: the stream still ends"
+# The top-level command itself asks at its exec when someone answers.
+rm -f "$A" "$TMPD/st" "$TMPD/an" "$TMPD/asklog"
+mkfifo "$TMPD/st" "$TMPD/an"
+python3 "$ROOT/tests/helpers/ask_responder.py" "$TMPD/st" "$TMPD/an" "$TMPD/asklog" approve &
+rp=$!
+"$BPFBOX" run -q -w "$TMPD/ws" --audit "$A" --task "$TMPD/ask.json" --status-fd 4 --ask-fd 3 \
+	4>"$TMPD/st" 3<"$TMPD/an" -- /usr/bin/env echo toplevel >"$TMPD/out" 2>"$TMPD/err"
+wait "$rp"
+acheck "out.strip() == 'toplevel' and ans == ['approve']" "ask: the top-level command asked at its exec"
+
 # The operator (global config) may replace the patterns: then nothing is
 # compiled and the session pays no rule table.
 cat >"$TMPD/global.json" <<'EOF'

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +77,7 @@ static void count_denial(struct embedded *e, const void *data, size_t size)
 	static const char *const layers[] = {
 		[BPFBOX_LAYER_LANDLOCK] = "landlock", [BPFBOX_LAYER_SECCOMP] = "seccomp",
 		[BPFBOX_LAYER_CGROUP_BPF] = "cgroup_bpf", [BPFBOX_LAYER_BPF_LSM] = "bpf_lsm",
-		[BPFBOX_LAYER_MOUNT] = "mount",
+		[BPFBOX_LAYER_MOUNT] = "mount", [BPFBOX_LAYER_EXEC_TP] = "command_rule",
 	};
 	static const char *const ops[] = {
 		[BPFBOX_FILE_OPEN] = "open",	 [BPFBOX_FILE_UNLINK] = "unlink",
@@ -127,10 +128,79 @@ static void count_denial(struct embedded *e, const void *data, size_t size)
 	}
 }
 
+/*
+ * A command rule's ask (ask.h): the process is stopped at its exec. The
+ * session is frozen, the status channel says "ask", the runtime's answer
+ * is awaited within the pause timeout, the process continued or killed,
+ * the session thawed; then session.ask, with the answer, takes the
+ * record's place (and sequence number) in the audit stream.
+ */
+static void on_ask(struct embedded *e, const struct bpfbox_exec_event *x)
+{
+	struct session *s = e->session;
+	uint64_t id = x->hdr.seq, timeout = s->policy->limits.pause_timeout_ms;
+	uint64_t t0 = now_ns();
+	uint32_t raw = x->argv_len < sizeof(x->argv) ? x->argv_len : sizeof(x->argv);
+	char argv[REDACT_MAX(sizeof(x->argv))], rule[sizeof(x->rule) + 1];
+	char file[sizeof(x->filename) + 1];
+	size_t len = redact(x->argv, raw, argv, sizeof(argv), 0);
+	enum ask_answer ans;
+	int r;
+
+	snprintf(rule, sizeof(rule), "%.*s", (int)strnlen(x->rule, sizeof(x->rule)), x->rule);
+	snprintf(file, sizeof(file), "%.*s", (int)strnlen(x->filename, sizeof(x->filename)),
+		 x->filename);
+	/* Frozen, no sibling can SIGCONT it; without a v2 cgroup the SIGSTOP holds alone. */
+	r = limits_freeze(&s->lim, true);
+	sink_flush(e);
+	status_ask(s, id, x->hdr.pid, rule, file, argv, len, timeout);
+	e->ask.asked++;
+	ans = ask_wait(&e->ask, id, timeout);
+	if (ans == ASK_ALWAYS && ask_always(&e->ask, e->agent, rule) < 0)
+		log_warn("approve always: the rule '%s' could not be switched to allow; "
+			 "approved once", rule);
+	if (ans == ASK_APPROVE || ans == ASK_ALWAYS) {
+		kill(x->hdr.pid, SIGCONT);
+		e->ask.approved++;
+	} else {
+		kill(x->hdr.pid, SIGKILL);
+		e->ask.denied++;
+		session_denial_add(s, "command_rule", "exec", file, EPERM);
+	}
+	if (r == 0)
+		limits_freeze(&s->lim, false);
+	status_answered(s, id, ask_answer_name(ans));
+	audit_begin(&e->w, &e->clock, "session.ask", e->session_id, id, x->hdr.ts_ns);
+	jsonw_u64(&e->w, "pid", x->hdr.pid);
+	jsonw_str(&e->w, "rule", rule);
+	jsonw_str(&e->w, "filename", file);
+	jsonw_array_begin(&e->w, "argv");
+	for (size_t i = 0; i < len;) {
+		size_t n = strnlen(argv + i, len - i);
+
+		jsonw_array_strn(&e->w, argv + i, n);
+		i += n + 1;
+	}
+	jsonw_array_end(&e->w);
+	jsonw_bool(&e->w, "frozen", r == 0);
+	jsonw_str(&e->w, "answer", ask_answer_name(ans));
+	jsonw_u64(&e->w, "waited_ms", (now_ns() - t0) / 1000000);
+	jsonw_end(&e->w);
+	jsonw_newline(&e->w);
+	sink_flush(e);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct embedded *e = ctx;
 	uint64_t now = now_ns();
+	const struct bpfbox_exec_event *x = data;
+
+	if (size >= sizeof(*x) && x->hdr.type == BPFBOX_EV_EXEC &&
+	    (x->argv_truncated & BPFBOX_EXEC_PENDING) && e->session) {
+		on_ask(e, x);
+		return 0;
+	}
 
 	count_denial(e, data, size);
 	/* A flood is counted, not written: exact counts by type, once a second. */
@@ -317,7 +387,9 @@ static int start_cmd_rules(struct embedded *e, struct session *s)
 	r = rules_compile(s->policy, t);
 	if (!r)
 		r = agent_session_cmd_rules(e->agent, 1, t);
-	free(t);
+	/* The ask flow keeps the table: approve always rewrites it. */
+	e->ask.table = t;
+	e->ask.session_index = 1;
 	if (r < 0)
 		return log_error_errno(r, "cannot compile the command rules into the kernel's "
 					  "table (at most %d rules)",
@@ -364,6 +436,7 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 
 	memset(e, 0, sizeof(*e));
 	e->out_fd = -1;
+	e->ask.fd = -1;
 	e->cg.procs_fd = -1;
 	e->session_id = s->id;
 	if (opts->rate_set)
@@ -420,11 +493,12 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 			goto fail;
 		}
 	}
+	e->ask.fd = opts->ask_fd > 2 ? opts->ask_fd : -1;
 	r = start_cmd_rules(e, s);
 	if (r < 0)
 		goto fail;
 	if (r > 0)
-		flags |= BPFBOX_SF_CMD_RULES;
+		flags |= BPFBOX_SF_CMD_RULES | (e->ask.fd >= 0 ? BPFBOX_SF_CMD_ASK : 0);
 	r = start_egress(e, p);
 	if (r < 0)
 		goto fail;
@@ -543,6 +617,8 @@ void embedded_finish(struct embedded *e, struct session *s)
 	e->egress = NULL;
 	close_agent(e->agent);
 	e->agent = NULL;
+	free(e->ask.table);
+	e->ask.table = NULL;
 	if (e->out_fd >= 0)
 		close(e->out_fd);
 	e->out_fd = -1;

@@ -37,6 +37,10 @@ static void run_usage(FILE *out)
 		"                        enforced by BPF LSM where it loads)\n"
 		"  --deny-command PAT    deny every exec whose argv, joined with spaces,\n"
 		"                        contains PAT (added to the defaults; docs/config.md)\n"
+		"  --ask-fd N            answers to the command rules' asks, one line each\n"
+		"                        (ID approve|always|deny); with --audit as root an\n"
+		"                        ask stops the exec and waits (--pause-timeout, then\n"
+		"                        deny); the questions go to --status-fd\n"
 		"  --env NAME[=VALUE]    add a variable (NAME alone passes the caller's)\n"
 		"  --timeout DURATION    stop the session after this much wall-clock time\n"
 		"                        (90, 500ms, 5s, 2m, 1h; default 120 s, 0: none)\n"
@@ -96,7 +100,7 @@ enum {
 	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT, OPT_AUDIT_MODE, OPT_AUDIT_RING,
 	OPT_NET_ALLOW, OPT_NET_DENY, OPT_NET_RESOLVER, OPT_EXEC_DENY,
 	OPT_DAEMON_SOCKET, OPT_NO_DAEMON, OPT_LIMITS_VIA, OPT_AUDIT_RATE, OPT_AUDIT_ARGV,
-	OPT_LEVEL, OPT_DENY_COMMAND,
+	OPT_LEVEL, OPT_DENY_COMMAND, OPT_ASK_FD,
 };
 
 static const struct option run_opts[] = {
@@ -122,6 +126,7 @@ static const struct option run_opts[] = {
 	{ "allow-unconfined", no_argument, NULL, OPT_UNCONFINED },
 	{ "no-namespaces", no_argument, NULL, OPT_NO_NAMESPACES },
 	{ "deny-command", required_argument, NULL, OPT_DENY_COMMAND },
+	{ "ask-fd", required_argument, NULL, OPT_ASK_FD },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "agent", required_argument, NULL, OPT_AGENT },
 	{ "task", required_argument, NULL, OPT_TASK },
@@ -320,6 +325,7 @@ int cmd_run(int argc, char **argv)
 	bool level_given = false, auto_full = false;
 	char why[320] = "";
 	struct rules_verdict verdict;
+	bool ask_at_exec = false;
 
 	/* $BPFBOX_LEVEL is the default of --level (a runtime that wants less everywhere). */
 	if (getenv("BPFBOX_LEVEL")) {
@@ -357,6 +363,18 @@ int cmd_run(int argc, char **argv)
 			break;
 		case OPT_EXEC_DENY:
 			append_string(sub_object(flags, "extra"), "exec_deny", optarg);
+			break;
+		case OPT_ASK_FD:
+			if (parse_u64(optarg, &ul) < 0 || ul < 3 || ul > INT32_MAX ||
+			    fcntl((int)ul, F_GETFD) < 0) {
+				code = bad_usage("--ask-fd %s: give an open file descriptor above 2 "
+						 "to read the answers from (e.g. 3 with 3<answers)",
+						 optarg);
+				goto out_flags;
+			}
+			aopts.ask_fd = (int)ul;
+			/* The command must not read the answers: closed at its exec. */
+			fcntl(aopts.ask_fd, F_SETFD, FD_CLOEXEC);
 			break;
 		case OPT_DENY_COMMAND:
 			append_string(sub_object(flags, "extra"), "deny_commands", optarg);
@@ -533,7 +551,14 @@ int cmd_run(int argc, char **argv)
 	}
 	/* Command rules, before anything runs (docs/config.md): deny and ask are 125. */
 	rules_check_command(&policy, argv + optind, &verdict);
-	if (verdict.action != CMD_ALLOW) {
+	/*
+	 * An ask with someone to answer (--ask-fd) and the BPF agent (--audit)
+	 * is asked at the command's exec in the session, like any other; the
+	 * agent must then hold the rules, else it is refused below.
+	 */
+	if (verdict.action == CMD_ASK && aopts.ask_fd > 2 && aopts.path)
+		ask_at_exec = true;
+	else if (verdict.action != CMD_ALLOW) {
 		log_error("command %s by rule '%s'%s; nothing ran",
 			  verdict.action == CMD_DENY ? "denied" : "needs approval", verdict.rule,
 			  verdict.action == CMD_ASK ? " and nobody can answer before it starts" : "");
@@ -602,6 +627,13 @@ int cmd_run(int argc, char **argv)
 	if (rules_any(&policy) && !audit)
 		session_not_enforced(&s, "command rules on the execs inside the session (only the "
 					 "top-level command was checked: no BPF agent here)");
+	if (ask_at_exec && !(audit && agent_status(emb.agent)->cmd)) {
+		log_error("command needs approval by rule '%s', and the exec program that would ask "
+			  "did not load; nothing ran", verdict.rule);
+		if (audit)
+			embedded_finish(&emb, NULL);
+		goto out_policy;
+	}
 	/* What the policy asks and nothing here enforces: said even with -q, once, one line. */
 	if (s.layers.not_enforced[0] || (!use_daemon && s.lim.not_enforced[0]))
 		log_warn_always("not enforced on this host: %s%s%s", s.layers.not_enforced,

@@ -16,7 +16,6 @@
 
 #include "policy.h"
 #include "policy-internal.h"
-#include "rules.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 

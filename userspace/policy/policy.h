@@ -53,6 +53,14 @@ struct cmd_rules {
 	size_t n;
 };
 
+/* The seed's denied command patterns (the defaults of deny_commands; rules.c). */
+extern const char *const rules_default_deny[];
+extern const size_t rules_n_default_deny;
+
+/* A deep copy of src into dst; 0 or -ENOMEM (dst is then empty). */
+int cmd_rules_copy(struct cmd_rules *dst, const struct cmd_rules *src);
+void cmd_rules_clear(struct cmd_rules *r);
+
 struct policy_limits {
 	uint64_t timeout_ms;   /* 0: none */
 	uint64_t output_bytes; /* cap on stdout+stderr, 0: none */

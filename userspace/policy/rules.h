@@ -19,15 +19,8 @@ struct json_object;
 struct layer_ctx;
 struct policy_error;
 
-/* The seed's denied command patterns (the defaults of deny_commands). */
-extern const char *const rules_default_deny[];
-extern const size_t rules_n_default_deny;
-
 const char *cmd_action_name(enum cmd_action a);
 
-/* A deep copy of src into dst; 0 or -ENOMEM (dst is then empty). */
-int cmd_rules_copy(struct cmd_rules *dst, const struct cmd_rules *src);
-void cmd_rules_clear(struct cmd_rules *r);
 
 /*
  * Parses a JSON array of rule objects into out (appended), naming the

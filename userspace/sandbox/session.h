@@ -156,6 +156,15 @@ int session_run(struct session *s, char *const argv[]);
  */
 void session_note_bpf_lsm(struct session *s, bool lsm);
 
+/*
+ * The status channel's "ask" (a command rule stopped an exec for an
+ * answer; argv NUL-separated, argv_len bytes, redacted by the caller) and
+ * "answered" (approve, always, deny, timeout). docs/runtime.md.
+ */
+void status_ask(const struct session *s, uint64_t id, pid_t pid, const char *rule,
+		const char *filename, const char *argv, size_t argv_len, uint64_t timeout_ms);
+void status_answered(const struct session *s, uint64_t id, const char *answer);
+
 /* Appends what to s->layers.not_enforced ("; "-separated). */
 void session_not_enforced(struct session *s, const char *what);
 
