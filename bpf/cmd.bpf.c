@@ -106,10 +106,13 @@ static long find_cb(__u32 pos, void *data)
 	struct bpfbox_cmd_table *t = c->t;
 	unsigned char c0 = s->argv[pos & (SCAN - 1)];
 	unsigned char c1 = s->argv[(pos + 1) & (SCAN - 1)];
-	__u32 pair = (__u32)c0 << 8 | c1;
+	__u32 word = (__u32)c0 << 2 | c1 >> 6;
 	struct cmp_ctx m = { .c = c, .pos = pos };
 
-	if (!(t->pairs[(pair >> 6) & (BPFBOX_CMD_PAIR_WORDS - 1)] & (1ULL << (pair & 63))))
+	/* Older verifiers (6.1) lose the bound through the OR: the mask stays. */
+	asm volatile("" : "+r"(word));
+	word &= BPFBOX_CMD_PAIR_WORDS - 1;
+	if (!(t->pairs[word] & (1ULL << (c1 & 63))))
 		return 0;
 	bpf_loop(t->n < BPFBOX_CMD_RULES_MAX ? t->n : BPFBOX_CMD_RULES_MAX, cmp_cb, &m, 0);
 	return 0;
@@ -263,7 +266,9 @@ int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 		s->alen = len;
 		bpf_loop(len, join_cb, &jc, 0);
 		/* the byte after the last: the pair test at the end reads it */
-		s->argv[len & (SCAN - 1)] = '\0';
+		end = len;
+		asm volatile("" : "+r"(end)); /* keep the mask for 6.1's verifier */
+		s->argv[end & (SCAN - 1)] = '\0';
 		bpf_loop(len, find_cb, &jc, 0);
 		rc.found = jc.found;
 	}

@@ -198,6 +198,11 @@ acheck "'first' in out and 'rc=0' in out and 'second' not in out and 'rc=137' in
 	"ask: approved once runs, denied is killed before it runs"
 acheck "ans == ['approve', 'deny'] and [q['argv'][1:] for q in qs] == [['echo', 'first'], ['echo', 'second']] and [a['answer'] for a in asks] == ['approve', 'deny'] and all(a['frozen'] for a in asks)" \
 	"ask: the status channel asked twice; session.ask records answer and freeze"
+if node "$ROOT/tools/validate-events.js" "$A" >"$TMPD/v.out" 2>&1; then
+	ok "ask: the stream validates against the schema"
+else
+	fail "ask: schema: $(head -c 400 "$TMPD/v.out")"
+fi
 ask_run always
 acheck "'first' in out and 'second' in out and out.count('rc=0') == 2 and len(qs) == 1 and ans == ['always']" \
 	"ask: approve always lets the rule's next exec run unasked"
