@@ -377,7 +377,7 @@ static int start_cmd_rules(struct embedded *e, struct session *s)
 		return 0;
 	if (!agent_status(e->agent)->cmd) {
 		session_not_enforced(s, "command rules on the execs inside the session (the exec "
-					"tracepoint program did not load; the top-level command "
+					"tracepoint program did not load, only the top-level command "
 					"was checked)");
 		return 0;
 	}
