@@ -146,23 +146,30 @@ check "out.count('rc=137') == len(pats) and 'OUT' not in out" \
 	"base64: every default pattern killed before it printed"
 check "len(denied) == len(pats)" "base64: one deny record per pattern"
 
+# In the VM matrix (tests/vm/level.sh, 6.1-full: the oldest verifier) each
+# session costs seconds under TCG: there the kernel side runs once more
+# through the script, base64 and ask cases; the rest is covered here.
+QUICK=${BPFBOX_CMDRULES_QUICK:-0}
+
 # First match wins inside the session too; a symlink is judged by its
 # target's name as well.
-ln -sf /bin/echo "$TMPD/ws/alias"
-rm -f "$A"
-"$BPFBOX" run -q -w "$TMPD/ws" --audit "$A" --task "$TMPD/order1.json" -- \
-	sh -c '/bin/echo fine; /bin/echo other; echo "rc=$?"; ./alias viasymlink; echo "rc=$?"' \
-	>"$TMPD/out" 2>"$TMPD/err"
-check "'fine' in out and 'other' not in out and 'viasymlink' not in out and out.count('rc=137') == 2" \
-	"session: allow then deny, first match wins; a symlink to echo is echo"
-check "[e['rule'] for e in denied] == ['commands[1] exe=echo'] * 2" "session: records name commands[1]"
+if [ "$QUICK" != 1 ]; then
+	ln -sf /bin/echo "$TMPD/ws/alias"
+	rm -f "$A"
+	"$BPFBOX" run -q -w "$TMPD/ws" --audit "$A" --task "$TMPD/order1.json" -- \
+		sh -c '/bin/echo fine; /bin/echo other; echo "rc=$?"; ./alias viasymlink; echo "rc=$?"' \
+		>"$TMPD/out" 2>"$TMPD/err"
+	check "'fine' in out and 'other' not in out and 'viasymlink' not in out and out.count('rc=137') == 2" \
+		"session: allow then deny, first match wins; a symlink to echo is echo"
+	check "[e['rule'] for e in denied] == ['commands[1] exe=echo'] * 2" "session: records name commands[1]"
 
-# ask: nobody can answer, so the exec is denied (killed) and says ask.
-rm -f "$A"
-"$BPFBOX" run -q -w "$TMPD/ws" --audit "$A" --task "$TMPD/ask.json" -- \
-	sh -c '/usr/bin/env echo asked; echo "rc=$?"' >"$TMPD/out" 2>"$TMPD/err"
-check "'asked' not in out and 'rc=137' in out and [e['action'] for e in denied] == ['ask']" \
-	"session: an unanswered ask is denied and recorded as ask"
+	# ask: nobody can answer, so the exec is denied (killed) and says ask.
+	rm -f "$A"
+	"$BPFBOX" run -q -w "$TMPD/ws" --audit "$A" --task "$TMPD/ask.json" -- \
+		sh -c '/usr/bin/env echo asked; echo "rc=$?"' >"$TMPD/out" 2>"$TMPD/err"
+	check "'asked' not in out and 'rc=137' in out and [e['action'] for e in denied] == ['ask']" \
+		"session: an unanswered ask is denied and recorded as ask"
+fi
 
 # ask with a runtime answering (--status-fd, --ask-fd): the exec is stopped
 # and the session frozen until the answer. ask_run ANSWERS...: two asked
@@ -202,6 +209,10 @@ if node "$ROOT/tools/validate-events.js" "$A" >"$TMPD/v.out" 2>&1; then
 	ok "ask: the stream validates against the schema"
 else
 	fail "ask: schema: $(head -c 400 "$TMPD/v.out")"
+fi
+if [ "$QUICK" = 1 ]; then
+	finish
+	exit $?
 fi
 ask_run always
 acheck "'first' in out and 'second' in out and out.count('rc=0') == 2 and len(qs) == 1 and ans == ['always']" \

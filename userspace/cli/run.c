@@ -625,8 +625,12 @@ int cmd_run(int argc, char **argv)
 	}
 	/* Every exec is checked only by the embedded agent's program (docs/config.md). */
 	if (rules_any(&policy) && !audit)
-		session_not_enforced(&s, "command rules on the execs inside the session (only the "
-					 "top-level command was checked: no BPF agent here)");
+		session_not_enforced(&s, use_daemon ? "command rules on the execs inside the session "
+						      "(only the top-level command was checked: the "
+						      "daemon does not load the exec program yet)"
+						    : "command rules on the execs inside the session "
+						      "(only the top-level command was checked: no BPF "
+						      "agent here, it needs --audit as root)");
 	if (ask_at_exec && !(audit && agent_status(emb.agent)->cmd)) {
 		log_error("command needs approval by rule '%s', and the exec program that would ask "
 			  "did not load; nothing ran", verdict.rule);
