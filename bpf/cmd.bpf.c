@@ -24,11 +24,11 @@ struct {
 } cmd_rules SEC(".maps");
 
 struct cmd_scratch {
-	char argv[SCAN];		  /* joined with spaces */
-	char path[BPFBOX_PATH_LEN];	  /* the file the exec named */
-	char target[BPFBOX_CMD_EXE_LEN];  /* the name of what ran (a symlink's target) */
+	char argv[SCAN];	    /* joined with spaces */
+	char path[BPFBOX_PATH_LEN]; /* the file the exec named */
+	char target[BPFBOX_CMD_EXE_LEN]; /* the name of what ran (a symlink's target) */
 	__u32 alen;
-	__u32 base;			  /* offset of the last component of path */
+	__u32 base; /* offset of the last component of path */
 };
 
 struct {
@@ -107,14 +107,15 @@ static long find_cb(__u32 pos, void *data)
 	unsigned char c0 = s->argv[pos & (SCAN - 1)];
 	unsigned char c1 = s->argv[(pos + 1) & (SCAN - 1)];
 	__u32 word = (__u32)c0 << 2 | c1 >> 6;
-	struct cmp_ctx m = { .c = c, .pos = pos };
+	struct cmp_ctx m = {.c = c, .pos = pos};
 
 	/* Older verifiers (6.1) lose the bound through the OR: the mask stays. */
 	asm volatile("" : "+r"(word));
 	word &= BPFBOX_CMD_PAIR_WORDS - 1;
 	if (!(t->pairs[word] & (1ULL << (c1 & 63))))
 		return 0;
-	bpf_loop(t->n < BPFBOX_CMD_RULES_MAX ? t->n : BPFBOX_CMD_RULES_MAX, cmp_cb, &m, 0);
+	bpf_loop(t->n < BPFBOX_CMD_RULES_MAX ? t->n : BPFBOX_CMD_RULES_MAX,
+		 cmp_cb, &m, 0);
 	return 0;
 }
 
@@ -130,8 +131,9 @@ static __always_inline bool starts(const char *str, const char *prefix, __u32 n)
 	return true;
 }
 
-static __always_inline bool exe_matches(struct bpfbox_cmd_rule *r, struct cmd_scratch *s,
-					__u64 h_name, __u64 h_target, __u64 h_path)
+static __always_inline bool exe_matches(struct bpfbox_cmd_rule *r,
+					struct cmd_scratch *s, __u64 h_name,
+					__u64 h_target, __u64 h_path)
 {
 	__u32 base = s->base & (BPFBOX_PATH_LEN - 1);
 
@@ -153,11 +155,12 @@ static __always_inline bool exe_matches(struct bpfbox_cmd_rule *r, struct cmd_sc
 	return false;
 }
 
-static __always_inline void report(struct bpfbox_session *ss, struct cmd_scratch *s,
-				   struct bpfbox_cmd_rule *r, unsigned long start, __u32 raw,
-				   __u32 pending)
+static __always_inline void
+report(struct bpfbox_session *ss, struct cmd_scratch *s,
+       struct bpfbox_cmd_rule *r, unsigned long start, __u32 raw, __u32 pending)
 {
-	struct bpfbox_exec_event *e = event_reserve(ss, sizeof(*e), BPFBOX_EV_EXEC);
+	struct bpfbox_exec_event *e =
+		event_reserve(ss, sizeof(*e), BPFBOX_EV_EXEC);
 
 	if (!e)
 		return;
@@ -165,8 +168,9 @@ static __always_inline void report(struct bpfbox_session *ss, struct cmd_scratch
 	e->hdr.layer = BPFBOX_LAYER_EXEC_TP;
 	/* What the BPF LSM would have returned; here the process is killed. */
 	e->hdr.err = -EPERM;
-	e->argv_truncated = BPFBOX_EXEC_RULE | (r->action == BPFBOX_CMD_ASK ? BPFBOX_EXEC_ASK : 0) |
-			    pending;
+	e->argv_truncated =
+		BPFBOX_EXEC_RULE |
+		(r->action == BPFBOX_CMD_ASK ? BPFBOX_EXEC_ASK : 0) | pending;
 	if (raw >= SCAN)
 		e->argv_truncated |= BPFBOX_EXEC_TRUNCATED;
 	__builtin_memcpy(e->filename, s->path, sizeof(e->filename));
@@ -212,7 +216,8 @@ int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 	struct cmd_scratch *s;
 	struct task_struct *task;
 	unsigned long start, end, len;
-	__u64 h_name = 0xcbf29ce484222325ULL, h_target = h_name, h_path = h_name;
+	__u64 h_name = 0xcbf29ce484222325ULL, h_target = h_name,
+	      h_path = h_name;
 	__u32 zero = 0, raw;
 	unsigned int off;
 	struct rule_ctx rc;
@@ -229,7 +234,8 @@ int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 	task = (struct task_struct *)bpf_get_current_task();
 	s->target[0] = '\0';
 	bpf_probe_read_kernel_str(s->target, sizeof(s->target),
-				  BPF_CORE_READ(task, mm, exe_file, f_path.dentry, d_name.name));
+				  BPF_CORE_READ(task, mm, exe_file,
+						f_path.dentry, d_name.name));
 	s->base = 0;
 	for (__u32 i = 0; i < BPFBOX_PATH_LEN; i++) {
 		char c = s->path[i];
@@ -261,13 +267,15 @@ int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 	if (len > 0 && bpf_probe_read_user(s->argv, len, (void *)start) == 0) {
 		if (raw <= SCAN - 1 && s->argv[(len - 1) & (SCAN - 1)] == '\0')
 			len--;
-		struct find_ctx jc = { .s = s, .t = t };
+		struct find_ctx jc = {.s = s, .t = t};
 
 		s->alen = len;
 		bpf_loop(len, join_cb, &jc, 0);
 		/* the byte after the last: the pair test at the end reads it */
 		end = len;
-		asm volatile("" : "+r"(end)); /* keep the mask for 6.1's verifier */
+		asm volatile(
+			""
+			: "+r"(end)); /* keep the mask for 6.1's verifier */
 		s->argv[end & (SCAN - 1)] = '\0';
 		bpf_loop(len, find_cb, &jc, 0);
 		rc.found = jc.found;
@@ -278,7 +286,8 @@ int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 	rc.h_target = h_target;
 	rc.h_path = h_path;
 	rc.hit = -1;
-	bpf_loop(t->n < BPFBOX_CMD_RULES_MAX ? t->n : BPFBOX_CMD_RULES_MAX, rule_cb, &rc, 0);
+	bpf_loop(t->n < BPFBOX_CMD_RULES_MAX ? t->n : BPFBOX_CMD_RULES_MAX,
+		 rule_cb, &rc, 0);
 	if (rc.hit < 0)
 		return 0;
 	r = &t->r[rc.hit & (BPFBOX_CMD_RULES_MAX - 1)];

@@ -23,11 +23,11 @@
  * trees, a download piped into a shell, a reverse shell, history wiped.
  */
 const char *const rules_default_deny[] = {
-	"rm -rf /",   "rm -rf /*",   "rm -rf ~",   "mkfs",	   "dd if=",
-	"> /dev/sda", "shutdown",    "reboot",	   "halt",	   "poweroff",
-	"init 0",     "init 6",	     ":(){:|:&};:", "chmod 777",   "chmod -R 777",
-	"curl|sh",    "curl | sh",   "curl|bash",  "curl | bash", "wget|sh",
-	"wget | sh",  "wget|bash",   "wget | bash", "nc -e",	   "ncat -e",
+	"rm -rf /",   "rm -rf /*", "rm -rf ~",	  "mkfs",	 "dd if=",
+	"> /dev/sda", "shutdown",  "reboot",	  "halt",	 "poweroff",
+	"init 0",     "init 6",	   ":(){:|:&};:", "chmod 777",	 "chmod -R 777",
+	"curl|sh",    "curl | sh", "curl|bash",	  "curl | bash", "wget|sh",
+	"wget | sh",  "wget|bash", "wget | bash", "nc -e",	 "ncat -e",
 	"history -c",
 };
 const size_t rules_n_default_deny = ARRAY_SIZE(rules_default_deny);
@@ -40,7 +40,8 @@ static const char *const action_names[] = {
 
 const char *cmd_action_name(enum cmd_action a)
 {
-	return (unsigned int)a < ARRAY_SIZE(action_names) ? action_names[a] : "?";
+	return (unsigned int)a < ARRAY_SIZE(action_names) ? action_names[a]
+							  : "?";
 }
 
 void cmd_rules_clear(struct cmd_rules *r)
@@ -67,7 +68,8 @@ static int rule_push(struct cmd_rules *r, const char *exe, const char *argv,
 	n = &v[r->n];
 	memset(n, 0, sizeof(*n));
 	n->action = action;
-	if ((exe && !(n->exe = strdup(exe))) || (argv && !(n->argv = strdup(argv))) ||
+	if ((exe && !(n->exe = strdup(exe))) ||
+	    (argv && !(n->argv = strdup(argv))) ||
 	    (origin && !(n->origin = strdup(origin)))) {
 		free(n->exe);
 		free(n->argv);
@@ -121,13 +123,15 @@ static const char *exe_problem(const char *s)
 }
 
 int rules_parse(struct json_object *a, const char *sub, const char *origin,
-		struct cmd_rules *out, const struct layer_ctx *lc, struct policy_error *err)
+		struct cmd_rules *out, const struct layer_ctx *lc,
+		struct policy_error *err)
 {
 	size_t n;
 
 	if (!json_object_is_type(a, json_type_array))
 		return lerr(lc, err, sub,
-			    "must be an array of {\"exe\", \"argv\", \"action\"} objects");
+			    "must be an array of {\"exe\", \"argv\", "
+			    "\"action\"} objects");
 	n = json_object_array_length(a);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *o = json_object_array_get_idx(a, i);
@@ -139,27 +143,33 @@ int rules_parse(struct json_object *a, const char *sub, const char *origin,
 		path_index(esub, sizeof(esub), sub, i);
 		if (!json_object_is_type(o, json_type_object))
 			return lerr(lc, err, esub,
-				    "must be an object {\"exe\": NAME, \"argv\": PATTERN, "
+				    "must be an object {\"exe\": NAME, "
+				    "\"argv\": PATTERN, "
 				    "\"action\": \"allow\"|\"deny\"|\"ask\"}");
 		json_object_object_foreach (o, key, val) {
-			const char **dst = streq(key, "exe")	? &exe
-					   : streq(key, "argv")	? &argv
+			const char **dst = streq(key, "exe")	  ? &exe
+					   : streq(key, "argv")	  ? &argv
 					   : streq(key, "action") ? &act
 								  : NULL;
 
 			path_join(ksub, sizeof(ksub), esub, key);
 			if (!dst)
 				return lerr(lc, err, ksub,
-					    "unknown key '%s'; valid keys: exe, argv, action", key);
+					    "unknown key '%s'; valid keys: "
+					    "exe, argv, action",
+					    key);
 			if (!json_object_is_type(val, json_type_string) ||
 			    strlen(json_object_get_string(val)) !=
 				    (size_t)json_object_get_string_len(val))
-				return lerr(lc, err, ksub, "must be a string without NUL");
+				return lerr(lc, err, ksub,
+					    "must be a string without NUL");
 			*dst = json_object_get_string(val);
 		}
 		if (!act) {
 			path_join(ksub, sizeof(ksub), esub, "action");
-			return lerr(lc, err, ksub, "missing; use \"allow\", \"deny\" or \"ask\"");
+			return lerr(
+				lc, err, ksub,
+				"missing; use \"allow\", \"deny\" or \"ask\"");
 		}
 		for (size_t k = 0; k < ARRAY_SIZE(action_names); k++) {
 			if (streq(act, action_names[k])) {
@@ -169,23 +179,28 @@ int rules_parse(struct json_object *a, const char *sub, const char *origin,
 		}
 		if (!found) {
 			path_join(ksub, sizeof(ksub), esub, "action");
-			return lerr(lc, err, ksub, "unknown action '%.40s'; use allow, deny or ask",
+			return lerr(lc, err, ksub,
+				    "unknown action '%.40s'; use allow, deny "
+				    "or ask",
 				    act);
 		}
 		if (!exe && !argv)
 			return lerr(lc, err, esub,
-				    "matches nothing: give \"exe\" and/or \"argv\" (\"exe\": \"*\" "
+				    "matches nothing: give \"exe\" and/or "
+				    "\"argv\" (\"exe\": \"*\" "
 				    "for every command)");
 		if (exe && (why = exe_problem(exe))) {
 			path_join(ksub, sizeof(ksub), esub, "exe");
 			return lerr(lc, err, ksub,
-				    "invalid exe '%.80s': %s; use NAME, NAME*, /ABS/PATH or "
+				    "invalid exe '%.80s': %s; use NAME, NAME*, "
+				    "/ABS/PATH or "
 				    "/ABS/DIR/*",
 				    exe, why);
 		}
 		if (argv && (why = rules_pattern_problem(argv))) {
 			path_join(ksub, sizeof(ksub), esub, "argv");
-			return lerr(lc, err, ksub, "invalid argv pattern: %s", why);
+			return lerr(lc, err, ksub, "invalid argv pattern: %s",
+				    why);
 		}
 		if (exe && streq(exe, "*"))
 			exe = NULL;
@@ -242,13 +257,15 @@ static void cut(char *dst, size_t size, const char *src)
 	dst[n] = '\0';
 }
 
-static void label_rule(char *buf, size_t size, const struct bpfbox_policy *p, size_t i)
+static void label_rule(char *buf, size_t size, const struct bpfbox_policy *p,
+		       size_t i)
 {
 	const struct cmd_rule *r = &p->cmd_rules.v[i];
 	char full[256];
 
-	snprintf(full, sizeof(full), "commands[%zu]%s%s%s%s", i, r->exe ? " exe=" : "",
-		 r->exe ? r->exe : "", r->argv ? " argv=" : "", r->argv ? r->argv : "");
+	snprintf(full, sizeof(full), "commands[%zu]%s%s%s%s", i,
+		 r->exe ? " exe=" : "", r->exe ? r->exe : "",
+		 r->argv ? " argv=" : "", r->argv ? r->argv : "");
 	cut(buf, size, full);
 }
 
@@ -260,8 +277,8 @@ static void label_pattern(char *buf, size_t size, const char *pat)
 	cut(buf, size, full);
 }
 
-void rules_check(const struct bpfbox_policy *p, const char *path, char *const *argv,
-		 struct rules_verdict *v)
+void rules_check(const struct bpfbox_policy *p, const char *path,
+		 char *const *argv, struct rules_verdict *v)
 {
 	char joined[BPFBOX_CMD_ARGV_SCAN], real[PATH_MAX];
 	const char *target = NULL;
@@ -270,7 +287,8 @@ void rules_check(const struct bpfbox_policy *p, const char *path, char *const *a
 	memset(v, 0, sizeof(*v));
 	v->action = CMD_ALLOW;
 	for (size_t i = 0; argv[i]; i++) {
-		for (const char *c = argv[i]; *c && len < sizeof(joined) - 1; c++)
+		for (const char *c = argv[i]; *c && len < sizeof(joined) - 1;
+		     c++)
 			joined[len++] = *c;
 		if (argv[i + 1] && len < sizeof(joined) - 1)
 			joined[len++] = ' ';
@@ -283,7 +301,8 @@ void rules_check(const struct bpfbox_policy *p, const char *path, char *const *a
 		if (strstr(joined, p->deny_commands.v[i])) {
 			v->action = CMD_DENY;
 			v->matched = true;
-			label_pattern(v->rule, sizeof(v->rule), p->deny_commands.v[i]);
+			label_pattern(v->rule, sizeof(v->rule),
+				      p->deny_commands.v[i]);
 			return;
 		}
 	}
@@ -311,9 +330,11 @@ void rules_check_command(const struct bpfbox_policy *p, char *const *argv,
 	if (!strchr(argv[0], '/') && env) {
 		for (const char *d = env; *d;) {
 			size_t n = strcspn(d, ":");
-			int len = snprintf(found, sizeof(found), "%.*s/%s", (int)n, d, argv[0]);
+			int len = snprintf(found, sizeof(found), "%.*s/%s",
+					   (int)n, d, argv[0]);
 
-			if (n && len > 0 && (size_t)len < sizeof(found) && access(found, X_OK) == 0) {
+			if (n && len > 0 && (size_t)len < sizeof(found) &&
+			    access(found, X_OK) == 0) {
 				path = found;
 				break;
 			}
@@ -334,10 +355,11 @@ static void fill(struct bpfbox_cmd_rule *k, const char *exe, const char *pat,
 
 		if (prefix)
 			len--;
-		k->exe_kind = exe[0] == '/' ? (prefix ? BPFBOX_CMD_EXE_PATH_PREFIX
-						      : BPFBOX_CMD_EXE_PATH)
-					    : (prefix ? BPFBOX_CMD_EXE_NAME_PREFIX
-						      : BPFBOX_CMD_EXE_NAME);
+		k->exe_kind = exe[0] == '/'
+				      ? (prefix ? BPFBOX_CMD_EXE_PATH_PREFIX
+						: BPFBOX_CMD_EXE_PATH)
+				      : (prefix ? BPFBOX_CMD_EXE_NAME_PREFIX
+						: BPFBOX_CMD_EXE_NAME);
 		memcpy(k->exe, exe, len);
 		k->exe_len = len;
 		k->exe_hash = rules_hash(exe, len);
@@ -349,7 +371,8 @@ static void fill(struct bpfbox_cmd_rule *k, const char *exe, const char *pat,
 	cut(k->label, sizeof(k->label), label);
 }
 
-static void set_pair(struct bpfbox_cmd_table *t, unsigned char a, unsigned char b)
+static void set_pair(struct bpfbox_cmd_table *t, unsigned char a,
+		     unsigned char b)
 {
 	unsigned int pair = (unsigned int)a << 8 | b;
 
@@ -387,7 +410,8 @@ int rules_compile(const struct bpfbox_policy *p, struct bpfbox_cmd_table *t)
 	for (size_t i = 0; i < p->cmd_rules.n; i++) {
 		const struct cmd_rule *r = &p->cmd_rules.v[i];
 
-		if ((r->exe && exe_problem(r->exe)) || (r->argv && rules_pattern_problem(r->argv)))
+		if ((r->exe && exe_problem(r->exe)) ||
+		    (r->argv && rules_pattern_problem(r->argv)))
 			return -EINVAL;
 		label_rule(label, sizeof(label), p, i);
 		fill(&t->r[t->n++], r->exe, r->argv, r->action, label);
@@ -406,13 +430,19 @@ struct json_object *rules_to_json(const struct cmd_rules *r)
 		if (!o)
 			break;
 		if (r->v[i].exe)
-			json_object_object_add(o, "exe", json_object_new_string(r->v[i].exe));
+			json_object_object_add(
+				o, "exe", json_object_new_string(r->v[i].exe));
 		if (r->v[i].argv)
-			json_object_object_add(o, "argv", json_object_new_string(r->v[i].argv));
+			json_object_object_add(
+				o, "argv",
+				json_object_new_string(r->v[i].argv));
 		json_object_object_add(o, "action",
-				       json_object_new_string(cmd_action_name(r->v[i].action)));
+				       json_object_new_string(cmd_action_name(
+					       r->v[i].action)));
 		if (r->v[i].origin)
-			json_object_object_add(o, "layer", json_object_new_string(r->v[i].origin));
+			json_object_object_add(
+				o, "layer",
+				json_object_new_string(r->v[i].origin));
 		json_object_array_add(a, o);
 	}
 	return a;

@@ -21,19 +21,19 @@ struct policy_error;
 
 const char *cmd_action_name(enum cmd_action a);
 
-
 /*
  * Parses a JSON array of rule objects into out (appended), naming the
  * layer origin in each rule. -EINVAL with *err filled (merge.c's lerr).
  */
 int rules_parse(struct json_object *a, const char *sub, const char *origin,
-		struct cmd_rules *out, const struct layer_ctx *lc, struct policy_error *err);
+		struct cmd_rules *out, const struct layer_ctx *lc,
+		struct policy_error *err);
 /* NULL when s is a valid deny_commands pattern, else why not. */
 const char *rules_pattern_problem(const char *s);
 
 /* The decision for one exec. */
 struct rules_verdict {
-	enum cmd_action action;	/* CMD_ALLOW when nothing matched */
+	enum cmd_action action; /* CMD_ALLOW when nothing matched */
 	bool matched;
 	char rule[BPFBOX_CMD_LABEL_LEN]; /* "deny_commands: mkfs", "commands[2]" */
 };
@@ -44,8 +44,8 @@ struct rules_verdict {
  * order. The same semantics as the kernel's (bpf/cmd.bpf.c), bounded the
  * same way (the first BPFBOX_CMD_ARGV_SCAN bytes of argv).
  */
-void rules_check(const struct bpfbox_policy *p, const char *path, char *const *argv,
-		 struct rules_verdict *v);
+void rules_check(const struct bpfbox_policy *p, const char *path,
+		 char *const *argv, struct rules_verdict *v);
 
 /* rules_check for a command line, its file looked up on $PATH as execvp would. */
 void rules_check_command(const struct bpfbox_policy *p, char *const *argv,
