@@ -155,7 +155,7 @@ static void on_ask(struct embedded *e, const struct bpfbox_exec_event *x)
 	sink_flush(e);
 	status_ask(s, id, x->hdr.pid, rule, file, argv, len, timeout);
 	e->ask.asked++;
-	ans = ask_wait(&e->ask, id, timeout);
+	ans = e->ask.fd >= 0 ? ask_wait(&e->ask, id, timeout) : ASK_DENY;
 	if (ans == ASK_ALWAYS && ask_always(&e->ask, e->agent, rule) < 0)
 		log_warn("approve always: the rule '%s' could not be switched to allow; "
 			 "approved once", rule);
@@ -581,6 +581,8 @@ void embedded_finish(struct embedded *e, struct session *s)
 {
 	uint64_t seq = 0, lost = 0;
 
+	/* An ask still in the ring belongs to a process that is gone: no wait. */
+	e->ask.fd = -1;
 	if (e->agent && s) {
 		/* Kill stragglers first so that no record arrives after the end. */
 		session_cgroup_destroy(&e->cg);
