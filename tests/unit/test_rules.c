@@ -18,6 +18,7 @@
 
 #include "policy/policy.h"
 #include "policy/rules.h"
+#include "agent/ask.h"
 
 static int merge(struct bpfbox_policy *p, const char *json, const char *origin,
 		 struct policy_error *err)
@@ -283,6 +284,43 @@ static void test_command_lookup(void **state)
 	policy_free(&p);
 }
 
+/* The runtime's answers (agent/ask.c), over a real pipe. */
+static void test_ask_answers(void **state)
+{
+	struct ask a = {.fd = -1};
+	enum ask_answer ans = ASK_TIMEOUT;
+	int p[2];
+
+	(void)state;
+	assert_int_equal(ask_parse("12 approve", 12, &ans), 0);
+	assert_int_equal(ans, ASK_APPROVE);
+	assert_int_equal(ask_parse("always", 12, &ans), 0);
+	assert_int_equal(ans, ASK_ALWAYS);
+	assert_int_equal(ask_parse(" 12 deny ", 12, &ans), 0);
+	assert_int_equal(ans, ASK_DENY);
+	assert_int_equal(ask_parse("11 approve", 12, &ans), -ESTALE);
+	assert_int_equal(ask_parse("12 maybe", 12, &ans), -EINVAL);
+	assert_int_equal(ask_parse("12 approve now", 12, &ans), -EINVAL);
+	assert_int_equal(ask_parse("", 12, &ans), -EINVAL);
+
+	assert_int_equal(pipe(p), 0);
+	a.fd = p[0];
+	/* an answer to an earlier question is skipped */
+	assert_int_equal(write(p[1], "5 deny\n3 approve\n", 17), 17);
+	assert_int_equal(ask_wait(&a, 3, 1000), ASK_APPROVE);
+	/* nothing written: the bound holds */
+	assert_int_equal(ask_wait(&a, 4, 50), ASK_TIMEOUT);
+	/* a line split over two writes */
+	assert_int_equal(write(p[1], "4 alw", 5), 5);
+	assert_int_equal(write(p[1], "ays\n", 4), 4);
+	assert_int_equal(ask_wait(&a, 4, 1000), ASK_ALWAYS);
+	/* the runtime went away: nobody will answer */
+	close(p[1]);
+	assert_int_equal(ask_wait(&a, 6, 1000), ASK_DENY);
+	close(p[0]);
+	assert_string_equal(ask_answer_name(ASK_TIMEOUT), "timeout");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_first_match),
 		cmocka_unit_test(test_compile),
 		cmocka_unit_test(test_command_lookup),
+		cmocka_unit_test(test_ask_answers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
