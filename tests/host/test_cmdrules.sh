@@ -233,6 +233,33 @@ rp=$!
 wait "$rp"
 acheck "out.strip() == 'toplevel' and ans == ['approve']" "ask: the top-level command asked at its exec"
 
+# Daemon mode: the top-level command is checked the same way; the daemon
+# does not load the exec program yet, and the run says so.
+SOCK="$TMPD/sock/bpfbox.sock"
+PIN=/sys/fs/bpf/bpfbox-cmdrules-$$
+PARENT="$CG2/bpfbox-cmdrules-$$"
+DERR="$TMPD/daemon.err"
+mkdir -p "$TMPD/sock"
+: >"$DERR"
+DPID=
+trap '[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
+	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" >/dev/null 2>&1
+	rmdir "$BPFBOX_CGROUP_PARENT" 2>/dev/null; rm -rf "$TMPD"' EXIT INT TERM
+if start_daemon "$TMPD/daemon.jsonl"; then
+	expect_rc 125 "daemon: a denied top-level command is 125" \
+		"$BPFBOX" run --daemon-socket "$SOCK" -w "$TMPD/ws" -- sh -c ': mkfs'
+	expect_grep "rule 'deny_commands: mkfs'; nothing ran" "$TMPD/err" "daemon: ... naming the rule"
+	expect_rc 0 "daemon: an allowed command runs" \
+		"$BPFBOX" run --daemon-socket "$SOCK" -w "$TMPD/ws" -- sh -c 'echo ran'
+	expect_grep "command rules on the execs inside the session .*daemon does not load" \
+		"$TMPD/err" "daemon: the per-exec check is said not enforced"
+	kill "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	DPID=
+else
+	fail "daemon: it did not start: $(tail -c 300 "$DERR")"
+fi
+
 # The operator (global config) may replace the patterns: then nothing is
 # compiled and the session pays no rule table.
 cat >"$TMPD/global.json" <<'EOF'
