@@ -235,26 +235,40 @@ rp=$!
 wait "$rp"
 acheck "out.strip() == 'toplevel' and ans == ['approve']" "ask: the top-level command asked at its exec"
 
-# Daemon mode: the top-level command is checked the same way; the daemon
-# does not load the exec program yet, and the run says so.
+# Daemon mode: the top-level command is checked the same way, and the
+# daemon's exec program (pinned) checks every exec of its sessions.
 SOCK="$TMPD/sock/bpfbox.sock"
 PIN=/sys/fs/bpf/bpfbox-cmdrules-$$
 PARENT="$CG2/bpfbox-cmdrules-$$"
 DERR="$TMPD/daemon.err"
+DA="$TMPD/daemon.jsonl"
 mkdir -p "$TMPD/sock"
 : >"$DERR"
 DPID=
 trap '[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
 	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" >/dev/null 2>&1
 	rmdir "$BPFBOX_CGROUP_PARENT" 2>/dev/null; rm -rf "$TMPD"' EXIT INT TERM
-if start_daemon "$TMPD/daemon.jsonl"; then
+if start_daemon "$DA"; then
 	expect_rc 125 "daemon: a denied top-level command is 125" \
 		"$BPFBOX" run --daemon-socket "$SOCK" -w "$TMPD/ws" -- sh -c ': mkfs'
 	expect_grep "rule 'deny_commands: mkfs'; nothing ran" "$TMPD/err" "daemon: ... naming the rule"
-	expect_rc 0 "daemon: an allowed command runs" \
-		"$BPFBOX" run --daemon-socket "$SOCK" -w "$TMPD/ws" -- sh -c 'echo ran'
-	expect_grep "command rules on the execs inside the session .*daemon does not load" \
-		"$TMPD/err" "daemon: the per-exec check is said not enforced"
+	printf '/bin/echo OUT mkfs; echo "rc=$?"; echo after\n' >"$TMPD/ws/d.sh"
+	"$BPFBOX" run --daemon-socket "$SOCK" -w "$TMPD/ws" -- sh d.sh >"$TMPD/out" 2>"$TMPD/err"
+	if grep -q '^rc=137$' "$TMPD/out" && grep -q '^after$' "$TMPD/out" &&
+		! grep -q 'OUT' "$TMPD/out"; then
+		ok "daemon: an exec inside the session is killed before it runs"
+	else
+		fail "daemon: inside the session: $(cat "$TMPD/out" "$TMPD/err" | head -c 400)"
+	fi
+	if grep -q 'command rules on the execs' "$TMPD/err"; then
+		fail "daemon: says the per-exec check is not enforced: $(head -c 300 "$TMPD/err")"
+	else
+		ok "daemon: no not-enforced line for the command rules"
+	fi
+	# the record reaches the daemon's audit stream (written as it arrives)
+	poll_until 5 grep -q '"rule":"deny_commands: mkfs"' "$DA" &&
+		ok "daemon: its audit stream has the deny record" ||
+		fail "daemon: no deny record in $DA: $(tail -c 300 "$DA")"
 	kill "$DPID" 2>/dev/null
 	wait "$DPID" 2>/dev/null
 	DPID=

@@ -624,10 +624,10 @@ int cmd_run(int argc, char **argv)
 		session_note_bpf_lsm(&s, false);
 	}
 	/* Every exec is checked only by the embedded agent's program (docs/config.md). */
-	if (rules_any(&policy) && !audit)
+	if (rules_any(&policy) && !audit && !(use_daemon && s.exec_rules))
 		session_not_enforced(&s, use_daemon ? "command rules on the execs inside the session "
 						      "(only the top-level command was checked: the "
-						      "daemon does not load the exec program yet)"
+						      "daemon's exec program is not loaded)"
 						    : "command rules on the execs inside the session "
 						      "(only the top-level command was checked: no BPF "
 						      "agent here, it needs --audit as root)");

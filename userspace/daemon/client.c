@@ -692,6 +692,10 @@ int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket
 		    json_object_is_type(v, json_type_string) &&
 		    level_parse(json_object_get_string(v), &lvl) == 0 && lvl <= s->layers.requested)
 			s->layers.enabled = lvl;
+		/* Its exec program holds the command rules (docs/config.md). */
+		if (json_object_object_get_ex(reply, "layers", &v) &&
+		    json_object_object_get_ex(v, "cmd_rules", &v) && json_object_get_boolean(v))
+			s->exec_rules = true;
 		/* Its BPF LSM scopes abstract unix sockets and signals (docs/lsm.md). */
 		if (json_object_object_get_ex(reply, "layers", &v) &&
 		    json_object_object_get_ex(v, "bpf_lsm", &v) && json_object_get_boolean(v))

@@ -29,6 +29,7 @@
 #include "../monitor/monitor.h"
 #include "../monitor/oom.h"
 #include "../policy/policy.h"
+#include "../policy/rules.h"
 #include "../lib/util.h"
 #include "../net/egress.h"
 
@@ -336,6 +337,7 @@ static void remove_lsm(struct daemon *d, struct dsession *s)
 	const char **dv, **ev;
 	size_t nd, ne;
 
+	agent_session_cmd_rules(d->agent, s->index, NULL); /* -ENOTSUP without it */
 	if (!s->lsm_lists) {
 		agent_session_lsm_clear(d->agent, s->index);
 		return;
@@ -952,6 +954,24 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 		}
 		snprintf(s->level, sizeof(s->level), "%s", str);
 	}
+	/* The command rules (bpf/cmd.bpf.c) go in before the session's map entry too. */
+	if (st->cmd && json_object_object_get_ex(req, "policy", &v)) {
+		struct bpfbox_cmd_table *t = malloc(sizeof(*t));
+
+		r = t ? rules_compile_json(v, t) : -ENOMEM;
+		if (!r && t->n)
+			r = agent_session_cmd_rules(d->agent, index, t);
+		if (!r && t->n)
+			s->flags = flags |= BPFBOX_SF_CMD_RULES;
+		free(t);
+		if (r == -EINVAL || r == -E2BIG) {
+			bad_member(d, c, "register", "policy.deny_commands and policy.commands",
+				   "at most 64 patterns and rules of the forms of docs/config.md");
+			goto undo;
+		}
+		if (r < 0)
+			goto fail;
+	}
 	if (start_egress(d, c, s, req, &proxy, &dns) < 0)
 		goto undo; /* replied */
 	r = agent_session_add_egress(d->agent, cg.id, index, flags, proxy, dns);
@@ -989,6 +1009,7 @@ static void op_register(struct daemon *d, struct conn *c, struct json_object *re
 	jsonw_bool(&d->rw, "bpf_network", st->net);
 	jsonw_bool(&d->rw, "bpf_unix_connect", st->unix_connect);
 	jsonw_bool(&d->rw, "bpf_lsm", s->lsm);
+	jsonw_bool(&d->rw, "cmd_rules", s->flags & BPFBOX_SF_CMD_RULES);
 	jsonw_end(&d->rw);
 	if (s->level[0])
 		jsonw_str(&d->rw, "level_enabled", s->level);
@@ -1006,6 +1027,7 @@ undo:
 		agent_net_clear(d->agent, index);
 	}
 	agent_session_lsm_clear(d->agent, index);
+	agent_session_cmd_rules(d->agent, index, NULL);
 	rmdir(cg.path);
 	if (s) {
 		egress_stop(s->egress);

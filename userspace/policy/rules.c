@@ -447,3 +447,49 @@ struct json_object *rules_to_json(const struct cmd_rules *r)
 	}
 	return a;
 }
+
+int rules_compile_json(struct json_object *policy, struct bpfbox_cmd_table *t)
+{
+	struct bpfbox_policy p;
+	struct json_object *a;
+	int r = 0;
+
+	memset(&p, 0, sizeof(p));
+	memset(t, 0, sizeof(*t));
+	if (json_object_object_get_ex(policy, "deny_commands", &a)) {
+		if (!json_object_is_type(a, json_type_array))
+			return -EINVAL;
+		for (size_t i = 0; !r && i < json_object_array_length(a); i++) {
+			const char *pat = json_object_get_string(json_object_array_get_idx(a, i));
+
+			r = pat ? strv_push(&p.deny_commands, pat) : -EINVAL;
+		}
+	}
+	if (!r && json_object_object_get_ex(policy, "commands", &a)) {
+		if (!json_object_is_type(a, json_type_array))
+			r = -EINVAL;
+		for (size_t i = 0; !r && i < json_object_array_length(a); i++) {
+			struct json_object *o = json_object_array_get_idx(a, i), *v;
+			const char *exe = NULL, *argv = NULL, *act = NULL;
+			int action = -1;
+
+			if (json_object_object_get_ex(o, "exe", &v))
+				exe = json_object_get_string(v);
+			if (json_object_object_get_ex(o, "argv", &v))
+				argv = json_object_get_string(v);
+			if (json_object_object_get_ex(o, "action", &v))
+				act = json_object_get_string(v);
+			for (size_t k = 0; act && k < ARRAY_SIZE(action_names); k++)
+				if (streq(act, action_names[k]))
+					action = (int)k;
+			r = action < 0 ? -EINVAL
+				       : rule_push(&p.cmd_rules, exe, argv, (enum cmd_action)action,
+						   NULL);
+		}
+	}
+	if (!r)
+		r = rules_compile(&p, t);
+	strv_clear(&p.deny_commands);
+	cmd_rules_clear(&p.cmd_rules);
+	return r;
+}

@@ -61,6 +61,13 @@ bool rules_any(const struct bpfbox_policy *p);
  */
 int rules_compile(const struct bpfbox_policy *p, struct bpfbox_cmd_table *t);
 
+/*
+ * The same from the policy as JSON (policy_to_json: "deny_commands",
+ * "commands"), as a daemon receives it at register. No keys: an empty
+ * table (t->n 0). -EINVAL for a malformed list, else as rules_compile.
+ */
+int rules_compile_json(struct json_object *policy, struct bpfbox_cmd_table *t);
+
 /* FNV-1a 64 of n bytes, as bpf/cmd.bpf.c computes it. */
 __u64 rules_hash(const char *s, size_t n);
 

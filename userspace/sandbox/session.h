@@ -115,6 +115,7 @@ struct session {
 	struct session_result result;
 	int status_fd;		   /* --status-fd: one JSON line per event; -1: none */
 	pid_t cmd_pid;		   /* the command (the PID namespace's init's child), 0: unknown */
+	bool exec_rules;	   /* a daemon checks the command rules on every exec */
 	const struct strv *labels; /* --label KEY=VALUE, NULL: none */
 	char home[4096];	   /* the private HOME, "" when none */
 	struct session_denial denials[SESSION_MAX_DENIALS];
