@@ -49,6 +49,11 @@ static void put_exec(struct jsonw *w, const struct bpfbox_exec_event *e)
 	jsonw_bool(w, "argv_truncated", e->argv_truncated & BPFBOX_EXEC_TRUNCATED);
 	if (e->argv_truncated & BPFBOX_EXEC_VIA_FD)
 		jsonw_strn(w, "via_fd", e->via, strnlen(e->via, sizeof(e->via)));
+	/* A command rule stopped it (bpf/cmd.bpf.c): which, and what it said. */
+	if (e->argv_truncated & BPFBOX_EXEC_RULE) {
+		jsonw_strn(w, "rule", e->rule, strnlen(e->rule, sizeof(e->rule)));
+		jsonw_str(w, "action", e->argv_truncated & BPFBOX_EXEC_ASK ? "ask" : "deny");
+	}
 }
 
 static void put_connect(struct jsonw *w, const struct bpfbox_connect_event *e)

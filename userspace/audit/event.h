@@ -38,7 +38,8 @@
 	X(EV_CEILING, "ceiling")                        \
 	X(EV_RENAME, "rename")                          \
 	X(EV_NET_ALLOW, "net.allow")                    \
-	X(EV_NET_DENY, "net.deny")
+	X(EV_NET_DENY, "net.deny")                      \
+	X(EV_SESSION_ASK, "session.ask")
 
 enum ev_kind {
 #define EV_KIND_ENUM(id, name) id,

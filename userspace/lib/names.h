@@ -18,7 +18,8 @@
 	X(BPFBOX_LAYER_BPF_LSM, "bpf-lsm")             \
 	X(BPFBOX_LAYER_KERNEL, "kernel")               \
 	X(BPFBOX_LAYER_EGRESS, "egress-proxy")         \
-	X(BPFBOX_LAYER_MOUNT, "mount")
+	X(BPFBOX_LAYER_MOUNT, "mount")                 \
+	X(BPFBOX_LAYER_EXEC_TP, "exec-tracepoint")
 
 /* enum bpfbox_file_op: what a file record did ("op"; an open has none). */
 #define BPFBOX_FILE_OP_NAMES(X)                \
