@@ -37,7 +37,7 @@ struct agent_opts {
 };
 
 struct agent_status {
-	bool audit;	/* tracepoints attached */
+	bool audit;	/* audit programs attached (attach: how) */
 	bool net;	/* cgroup network programs attached */
 	bool unix_connect; /* pathname unix connects mediated (kernel >= 6.7) */
 	bool lsm;	/* BPF LSM programs attached (or adopted from pins) */
@@ -45,6 +45,13 @@ struct agent_status {
 	char why_not[512]; /* what did not load, and why */
 	bool audit_adopted; /* pin_dir: the audit links were found pinned */
 	bool net_adopted;   /* pin_dir: the network links were found pinned */
+	/*
+	 * How the audit programs see syscalls: "fexit" (BPF trampolines on
+	 * the syscalls audited, nothing else of the host pays) or
+	 * "tracepoint" (syscall tracepoints, the fallback); "" without audit.
+	 */
+	char attach[16];
+	char attach_why[160]; /* why not fexit, when the fallback is in use */
 };
 
 int agent_open(struct agent **out, const struct agent_opts *o);

@@ -210,6 +210,8 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 	jsonw_bool(&e->w, "bpf_network", st->net);
 	jsonw_bool(&e->w, "bpf_unix_connect", st->unix_connect);
 	jsonw_bool(&e->w, "bpf_lsm", e->lsm);
+	if (st->attach[0])
+		jsonw_str(&e->w, "bpf_audit_attach", st->attach);
 	jsonw_end(&e->w);
 	limits_json(&s->lim, &e->w, "limits");
 	jsonw_array_begin(&e->w, "not_enforced");

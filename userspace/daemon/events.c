@@ -244,6 +244,8 @@ void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *
 	jsonw_bool(w, "bpf_network", st->net);
 	jsonw_bool(w, "bpf_unix_connect", st->unix_connect);
 	jsonw_bool(w, "bpf_lsm", s->lsm);
+	if (st->attach[0])
+		jsonw_str(w, "bpf_audit_attach", st->attach);
 	jsonw_end(w);
 	if (s->has_lim)
 		limits_json(&s->lim, w, "limits");

@@ -39,7 +39,8 @@ static const struct {
 	[FEAT_LSM_CGROUP] = { "lsm_cgroup", "BPF LSM per cgroup" },
 	[FEAT_RINGBUF] = { "ringbuf", "BPF ring buffer" },
 	[FEAT_TP_EXEC] = { "tracepoint_exec", "tracepoint sched_process_exec" },
-	[FEAT_TP_OPENAT] = { "tracepoint_openat", "tracepoint sys_enter_openat" },
+	[FEAT_TP_OPENAT] = { "tracepoint_openat", "tracepoint sys_exit_openat" },
+	[FEAT_FEXIT] = { "fexit", "BPF trampoline (fexit)" },
 	[FEAT_CGROUP_BPF] = { "cgroup_bpf", "cgroup BPF connect4" },
 	[FEAT_CGROUP_V2] = { "cgroup_v2", "cgroup v2" },
 	[FEAT_CGROUP_FREEZE] = { "cgroup_freeze", "cgroup.freeze" },
@@ -668,6 +669,19 @@ static void lsm_probe_save(const char *boot, bool yes, const char *why)
 	unlink(tmp);
 }
 
+const char *probe_audit_attach(const struct host_caps *caps)
+{
+	enum feat_state fx = caps->feat[FEAT_FEXIT].state, tp = caps->feat[FEAT_TP_OPENAT].state;
+
+	if (fx == FEAT_YES)
+		return "fexit";
+	if (tp == FEAT_YES)
+		return "tracepoint";
+	if (fx == FEAT_NEEDS_ROOT || tp == FEAT_NEEDS_ROOT || !caps->root)
+		return "unknown";
+	return "none";
+}
+
 bool probe_bpf_lsm(char *why, size_t size)
 {
 	struct host_caps caps = { .root = geteuid() == 0 };
@@ -746,6 +760,8 @@ static void probe_bpf_features(struct host_caps *caps)
 			  "attached");
 	probe_one_program(caps, FEAT_TP_OPENAT, "probe_tp_openat", attach_plain, -1,
 			  "attached");
+	probe_one_program(caps, FEAT_FEXIT, "probe_fexit_openat", attach_plain, -1,
+			  "attached to __x64_sys_openat");
 	probe_one_program(caps, FEAT_CGROUP_BPF, "probe_cgroup_connect4", attach_cgroup,
 			  cgfd, "cgroup/connect4 attached to a scratch cgroup");
 	libbpf_set_print(old);
