@@ -1218,6 +1218,7 @@ scale_loops() { # name
 	local _
 	for _ in $(seq 1 "$REPS"); do
 		(cd "$WS" && "$LOOPS" open "$WS/file" "$N_OPEN") >>"$TMP/sc.$1" 2>>"$LOG"
+		"$LOOPS" getppid "$((N_OPEN * 10))" >>"$TMP/sg.$1" 2>>"$LOG"
 	done
 }
 
@@ -1238,16 +1239,17 @@ scale_point() { # n bring-up-seconds
 # one more open loop: the loop's timing is too noisy on a shared machine
 # to resolve a few percent. bpf_stats is enabled only for that loop (it
 # adds clock reads to every BPF program on the host) and put back.
-# Prints ns per openat, enter and exit program together, or -.
+# Prints ns per openat of the program of the attach mode in use (exit_openat
+# on the tracepoint, fx_openat on the trampoline), or -.
 BPF_STATS0=''
 hook_cost() {
 	local ids=() id l t0=0 c0=0 t1=0 c1=0 t c
 	command -v bpftool >/dev/null || { echo -; return; }
-	for l in enter_openat exit_openat; do
+	for l in exit_openat fx_openat; do
 		id=$(bpftool -j link show pinned "$DPIN/link_$l" 2>/dev/null | jq -r .prog_id 2>/dev/null) || true
-		[[ "$id" =~ ^[0-9]+$ ]] || { echo -; return; }
-		ids+=("$id")
+		[[ "$id" =~ ^[0-9]+$ ]] && ids+=("$id")
 	done
+	[ ${#ids[@]} -gt 0 ] || { echo -; return; }
 	BPF_STATS0=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null) || { echo -; return; }
 	sysctl -qw kernel.bpf_stats_enabled=1 || { BPF_STATS0=''; echo -; return; }
 	read -r t0 c0 < <(prog_stats "${ids[@]}")
@@ -1302,10 +1304,11 @@ all_gone() {
 bench_scale() {
 	local n cur=0 t0 up p
 	: >"$SCALE"
-	rm -f "$TMP"/sc.*
+	rm -f "$TMP"/sc.* "$TMP"/sg.*
 	say "scale: sessions $SCALE_NS, $PROBES registration probes and $REPS open loops at each"
 	scale_loops none
 	cp "$TMP/sc.none" "$TMP/sc.before"
+	cp "$TMP/sg.none" "$TMP/sg.before"
 	if ! command -v python3 >/dev/null; then
 		SCALE_WHY="python3 is not installed (the registration probe)"
 		return
@@ -1356,14 +1359,17 @@ bench_scale() {
 		sed -n 's/.*"reason":"\([^"]*\)".*/\1/p' | sort | uniq -c | awk '{ $1 = $1; print }' | paste -sd, | sed 's/,/, /g' || true)
 	SCALE_WARNED=$(grep -c 'went away\|could not end' "$TMP/scale.err" || true)
 	SCALE_END_RSS=$(daemon_rss_kb)
+	SCALE_ATTACH=$(grep -m1 -o '"bpf_audit_attach":"[a-z]*"' "$DAUDIT" | cut -d'"' -f4 || true)
 	daemon_stop
 	# The kernel frees the removed cgroups after they go; let that pass.
 	sleep "$SETTLE"
 	: >"$TMP/sc.after"
+	: >"$TMP/sg.after"
 	scale_loops after
 	cat "$TMP/sc.after" >>"$TMP/sc.none"
+	cat "$TMP/sg.after" >>"$TMP/sg.none"
 }
-SCALE_WHY='' SCALE_WARNED=0 SCALE_CLIENTS_S='' SCALE_END_S='' SCALE_REASONS='' SCALE_END_RSS='' prev_n=''
+SCALE_WHY='' SCALE_ATTACH='' SCALE_WARNED=0 SCALE_CLIENTS_S='' SCALE_END_S='' SCALE_REASONS='' SCALE_END_RSS='' prev_n=''
 
 # ---------------------------------------------------------------- limits
 
@@ -1564,32 +1570,37 @@ render_pipeline() {
 	} | md_table
 }
 
-scale_med() { # name -> median ns of the outside loop
-	[ -s "$TMP/sc.$1" ] && median <"$TMP/sc.$1"
+scale_med() { # name [sc|sg] -> median ns of the outside open (or getppid) loop
+	[ -s "$TMP/${2:-sc}.$1" ] && median <"$TMP/${2:-sc}.$1"
 }
 
 render_scale() {
 	local none
 	none=$(scale_med none)
 	{
-		printf 'sessions\tup in s\tregister µs (median)\tregister µs (p90)\tattach µs\tunregister µs\tdaemon VmRSS MB\toutside open+close ns (median)\t× no agent\topenat hooks ns/call\n'
-		local which
+		printf 'sessions\tup in s\tregister µs (median)\tregister µs (p90)\tattach µs\tunregister µs\tdaemon VmRSS MB\toutside open+close ns (median)\t× no agent\toutside getppid ns (median)\t× no agent\topenat hook ns/call\n'
+		local which gnone
+		gnone=$(scale_med none sg)
 		for which in before after; do
 			[ -s "$TMP/sc.$which" ] || continue
-			printf 'no agent of ours, %s\t–\t–\t–\t–\t–\t–\t%s\t%s\t–\n' \
+			printf 'no agent of ours, %s\t–\t–\t–\t–\t–\t–\t%s\t%s\t%s\t%s\t–\n' \
 				"$([ "$which" = before ] && echo "before the daemon" || echo "after its cleanup")" \
 				"$(scale_med "$which" | awk '{ printf "%.1f", $1 }')" \
-				"$(awk -v m="$(scale_med "$which")" -v n="$none" 'BEGIN { printf "%.2f×", m / n }')"
+				"$(awk -v m="$(scale_med "$which")" -v n="$none" 'BEGIN { printf "%.2f×", m / n }')" \
+				"$(scale_med "$which" sg | awk '{ printf "%.1f", $1 }')" \
+				"$(awk -v m="$(scale_med "$which" sg)" -v n="$gnone" 'BEGIN { if (m != "" && n != "") printf "%.2f×", m / n; else printf "–" }')"
 		done
-		local n up reg p90 att unreg rss m hook
+		local n up reg p90 att unreg rss m g hook
 		while IFS=$'\t' read -r n up probe rss hook; do
 			read -r reg p90 att unreg <<<"$probe"
 			m=$(scale_med "$n")
+			g=$(scale_med "$n" sg)
 			awk -v n="$n" -v up="$up" -v reg="$reg" -v p90="$p90" -v att="$att" -v un="$unreg" \
-				-v rss="$rss" -v m="$m" -v none="$none" -v hook="$hook" 'BEGIN {
-				printf "%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\n", (n == 0 ? "daemon, 0 sessions" : n),
+				-v rss="$rss" -v m="$m" -v none="$none" -v g="$g" -v gnone="$gnone" -v hook="$hook" 'BEGIN {
+				printf "%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\n", (n == 0 ? "daemon, 0 sessions" : n),
 					(n == 0 ? "–" : up), reg, p90, att, un, rss / 1024,
 					(m == "" ? "–" : sprintf("%.1f", m)), (m == "" || none == "" ? "–" : sprintf("%.2f×", m / none)),
+					(g == "" ? "–" : sprintf("%.1f", g)), (g == "" || gnone == "" ? "–" : sprintf("%.2f×", g / gnone)),
 					(hook == "-" || hook == "" ? "–" : hook)
 			}'
 		done <"$SCALE"
@@ -1745,11 +1756,14 @@ interpret_scale() {
 	none=$(scale_med none)
 	awk -F'\t' -v none="$none" -v before="$(scale_med before)" -v after="$(scale_med after)" -v end_rss="$SCALE_END_RSS" -v cl_s="$SCALE_CLIENTS_S" -v end_s="$SCALE_END_S" \
 		-v reasons="$SCALE_REASONS" -v warned="$SCALE_WARNED" \
-		-v meds="$(for n in $(cut -f1 "$SCALE"); do printf '%s=%s ' "$n" "$(scale_med "$n")"; done)" '
+		-v meds="$(for n in $(cut -f1 "$SCALE"); do printf '%s=%s ' "$n" "$(scale_med "$n")"; done)" \
+		-v gmeds="$(for n in $(cut -f1 "$SCALE"); do printf '%s=%s ' "$n" "$(scale_med "$n" sg)"; done)" \
+		-v gnone="$(scale_med none sg)" -v attach="${SCALE_ATTACH:-unknown}" '
 	function ses(k) { return k == 1 ? "1 session" : k " sessions" }
 	{ n[NR] = $1; up[NR] = $2; split($3, p, " "); reg[NR] = p[1]; p90[NR] = p[2]; rss[NR] = $4; hook[NR] = $5 }
 	END {
 		split(meds, mm, " "); for (i in mm) { split(mm[i], kv, "="); m[kv[1]] = kv[2] }
+		split(gmeds, gg, " "); for (i in gg) { split(gg[i], kv, "="); g[kv[1]] = kv[2] }
 		last = NR
 		printf "**Scale.** The median register round trip took "
 		for (i = 1; i <= NR; i++) printf "%s µs with %s%s", reg[i], ses(n[i]), (i < NR ? ", " : "")
@@ -1757,12 +1771,23 @@ interpret_scale() {
 		printf " (target under 1 ms: %s; p90 at most %s µs). ", (maxr < 1000 ? "met" : "missed"), p90[last]
 		if (NR > 1) printf "The daemon'"'"'s RSS goes from %.1f MB with no session to %.1f MB with %s (%.1f KB per session). ", rss[1] / 1024, rss[last] / 1024, n[last], (rss[last] - rss[1]) / (n[last] > 0 ? n[last] : 1)
 		if (none != "") {
-			printf "A process outside every session still runs the tracepoint programs, which return after one map lookup of its cgroup: its open+close took "
+			if (attach == "tracepoint")
+				printf "The audit programs were attached to syscall tracepoints (`bpfbox status`: audit attach tracepoint; this kernel refuses BPF trampolines). Enabling a syscall tracepoint sets the syscall-tracepoint work flag on every task of the host, so each syscall of every process takes the slow path (syscall_trace_enter and syscall_exit_work), and each openat of every process runs our exit_openat program, which returns after one map lookup of its cgroup. "
+			else
+				printf "The audit programs were attached as %s (`bpfbox status`: audit attach %s): a BPF trampoline on each audited syscall only; other syscalls keep their fast path, and each openat of every process runs fx_openat, which returns after one map lookup of its cgroup. ", attach, attach
+			printf "A process outside every session: its open+close took "
 			for (i = 1; i <= NR; i++) if (m[n[i]] != "") printf "%+.1f%% with %s%s", (m[n[i]] / none - 1) * 100, ses(n[i]), (i < NR ? ", " : "")
 			worst = 0; for (i = 1; i <= NR; i++) if (m[n[i]] != "" && m[n[i]] / none > worst) worst = m[n[i]] / none
 			d = 0
 			if (before != "" && after != "") d = (before > after ? before / after : after / before) - 1
 			printf " against the median of the runs with no agent of ours (%.1f ns), at most %+.1f%%. ", none, (worst - 1) * 100
+			gworst = 0
+			if (gnone != "") {
+				printf "Its getppid loop (a syscall we never audit) took "
+				for (i = 1; i <= NR; i++) if (g[n[i]] != "") { printf "%+.1f%% with %s%s", (g[n[i]] / gnone - 1) * 100, ses(n[i]), (i < NR ? ", " : ""); if (g[n[i]] / gnone > gworst) gworst = g[n[i]] / gnone }
+				printf " against no agent (%.1f ns), at most %+.1f%%. ", gnone, (gworst - 1) * 100
+				if (gworst > worst) worst = gworst
+			}
 			if (before != "" && after != "")
 				printf "The no-agent runs alone gave %.1f ns before the daemon and %.1f ns after its cleanup, %.1f%% apart. ", before, after, d * 100
 			if (d > 0.05)
@@ -1873,11 +1898,9 @@ write_report() {
 		echo "seccomp); \`--mode full-access\` keeps the seccomp filter and gives"
 		echo "Landlock no file-system rights to handle, which isolates what the"
 		echo "Landlock file-system rules cost; the daemon session is Standard plus the"
-		echo "session cgroup with the BPF network programs and the audit tracepoints"
-		echo "(\`--audit-mode off\`: nothing is recorded, but the open, execve and"
-		echo "connect entry hooks still store each call in the \`pending\` map, which"
-		echo "the exit hooks look up and delete: \`remember()\` in bpf/audit.bpf.c"
-		echo "checks for a session, not for its audit mode)."
+		echo "session cgroup with the BPF network programs and the audit programs"
+		echo "(\`--audit-mode off\`: nothing is recorded; each audited syscall's"
+		echo "program returns after one map lookup of the caller's cgroup)."
 		echo
 		echo "### open + close of a workspace file, $N_OPEN times (ns per open+close)"
 		echo
@@ -1967,16 +1990,17 @@ write_report() {
 		echo "registered, attached (a \`sleep\` child) and unregistered one at a time by"
 		echo "a probe on one connection (\`bench\` writes it to build/bench/regprobe.py),"
 		echo "round trips in µs as seen by the probe (Python, so a few µs of its own);"
-		echo "the daemon's VmRSS; and the open/close loop ($N_OPEN times, $REPS runs) of a"
-		echo "process outside every session, against the same loop with no daemon of"
-		echo "ours (before it started and after its cleanup, $((REPS * 2)) runs). \"openat"
-		echo "hooks ns/call\" is what the kernel counted for our \`enter_openat\` and"
-		echo "\`exit_openat\` programs (\`kernel.bpf_stats_enabled\`, on for one more"
-		echo "loop at each step, then put back): their run time over the enter"
-		echo "program's run count, for every openat on the host during that loop (the"
-		echo "loop's own are nearly all of them). It includes bpf_stats' own clock"
-		echo "reads around each run, and leaves out the tracepoint dispatch, which"
-		echo "other agents on this host keep enabled anyway."
+		echo "the daemon's VmRSS; and the open/close loop ($N_OPEN times, $REPS runs) and"
+		echo "the getppid loop ($((N_OPEN * 10)) times: a syscall we never audit) of a"
+		echo "process outside every session, against the same loops with no daemon of"
+		echo "ours (before it started and after its cleanup, $((REPS * 2)) runs). The"
+		echo "daemon's audit attach mode: ${SCALE_ATTACH:-unknown} (docs/ARCHITECTURE.md)."
+		echo "\"openat hook ns/call\" is what the kernel counted for our openat program"
+		echo "(\`exit_openat\` or \`fx_openat\`; \`kernel.bpf_stats_enabled\`, on for"
+		echo "one more loop at each step, then put back): its run time over its run"
+		echo "count, for every openat on the host during that loop (the loop's own are"
+		echo "nearly all of them). It includes bpf_stats' own clock reads around each"
+		echo "run, and leaves out the dispatch to it (the tracepoint or trampoline)."
 		echo
 		if [ -s "$SCALE" ]; then
 			render_scale

@@ -45,7 +45,7 @@ struct agent {
 
 /* The maps a daemon shares with its next incarnation (pinned as map_NAME). */
 static const char *const pinned_maps[] = { "sessions", "events", "lost", "net_allow",
-					   "unix_allow", "agg", "pending", "names", "abs_paths",
+					   "unix_allow", "agg", "names", "abs_paths",
 					   "oom_victims", "net_resolved", "writable" };
 
 static char libbpf_last[256];
