@@ -29,6 +29,7 @@
 #include "bpfbox/events.h"
 #include "../lib/util.h"
 #include "../policy/policy.h"
+#include "../probe/probe.h"
 
 struct agent {
 	struct audit_bpf *audit;
@@ -338,6 +339,11 @@ static int load_audit(struct agent *a, const struct agent_opts *o)
 	}
 	if (a->pin_dir[0] && audit_adopt(a))
 		return 0; /* already attached by an earlier agent: nothing to load */
+	/* Auto: a host that refuses trampolines is known from the probe, kept per boot. */
+	if (fexit && tp && !probe_fexit(a->st.attach_why + 7, sizeof(a->st.attach_why) - 7)) {
+		memcpy(a->st.attach_why, "fexit: ", 7);
+		fexit = false;
+	}
 	if (fexit) {
 		r = load_audit_as(a, o, true);
 		if (!r || !tp)

@@ -621,11 +621,12 @@ static void probe_cgroup_v2(struct host_caps *caps, const char *scratch)
  * no <why>". What the LSM list and the kernel allow does not change before
  * a reboot, and /run is emptied by one.
  */
-#define LSM_PROBE_CACHE "/run/bpfbox.lsm-probe"
+#define LSM_PROBE_CACHE	  "/run/bpfbox.lsm-probe"
+#define FEXIT_PROBE_CACHE "/run/bpfbox.fexit-probe"
 
-static int lsm_probe_cached(const char *boot, char *why, size_t size)
+static int probe_cached(const char *cache, const char *boot, char *why, size_t size)
 {
-	_cleanup_close_ int fd = open(LSM_PROBE_CACHE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_close_ int fd = open(cache, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	char buf[512];
 	struct stat st;
 	size_t blen = strlen(boot);
@@ -652,18 +653,18 @@ static int lsm_probe_cached(const char *boot, char *why, size_t size)
 	return 0;
 }
 
-static void lsm_probe_save(const char *boot, bool yes, const char *why)
+static void probe_save(const char *cache, const char *boot, bool yes, const char *why)
 {
 	char tmp[64], buf[512];
 	int fd, len;
 
-	snprintf(tmp, sizeof(tmp), "%s.%d", LSM_PROBE_CACHE, getpid());
+	snprintf(tmp, sizeof(tmp), "%s.%d", cache, getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return;
 	len = snprintf(buf, sizeof(buf), "%s %s%s\n", boot, yes ? "yes" : "no ", yes ? "" : why);
 	if (len > 0 && (size_t)len < sizeof(buf) && write(fd, buf, len) == len && close(fd) == 0)
-		rename(tmp, LSM_PROBE_CACHE);
+		rename(tmp, cache);
 	else
 		close(fd);
 	unlink(tmp);
@@ -695,7 +696,7 @@ bool probe_bpf_lsm(char *why, size_t size)
 		return false;
 	if (read_file_str("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) >= 0) {
 		boot[strcspn(boot, "\n")] = '\0';
-		r = boot[0] ? lsm_probe_cached(boot, why, size) : -ENOENT;
+		r = boot[0] ? probe_cached(LSM_PROBE_CACHE, boot, why, size) : -ENOENT;
 		if (r >= 0)
 			return r;
 	}
@@ -713,7 +714,35 @@ bool probe_bpf_lsm(char *why, size_t size)
 			why[0] = '\0';
 	}
 	if (boot[0])
-		lsm_probe_save(boot, !r, why);
+		probe_save(LSM_PROBE_CACHE, boot, !r, why);
+	return !r;
+}
+
+bool probe_fexit(char *why, size_t size)
+{
+	libbpf_print_fn_t old;
+	char boot[64] = "";
+	const char *step;
+	int r;
+
+	snprintf(why, size, "%s", "loading BPF programs needs root");
+	if (geteuid() != 0)
+		return false;
+	if (read_file_str("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) >= 0) {
+		boot[strcspn(boot, "\n")] = '\0';
+		r = boot[0] ? probe_cached(FEXIT_PROBE_CACHE, boot, why, size) : -ENOENT;
+		if (r >= 0)
+			return r;
+	}
+	old = libbpf_set_print(libbpf_quiet);
+	r = probe_program("probe_fexit_openat", attach_plain, -1, &step);
+	libbpf_set_print(old);
+	if (r)
+		snprintf(why, size, "%s failed: %s", step, bpf_errno_meaning(-r));
+	else
+		why[0] = '\0';
+	if (boot[0])
+		probe_save(FEXIT_PROBE_CACHE, boot, !r, why);
 	return !r;
 }
 

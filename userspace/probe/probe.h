@@ -81,6 +81,13 @@ int probe_host(struct host_caps *caps, unsigned int flags);
  * the syscall slow path while attached), else "none"; "unknown" unprobed.
  */
 const char *probe_audit_attach(const struct host_caps *caps);
+/*
+ * Whether a BPF trampoline (fexit on __x64_sys_openat) loads and attaches
+ * here; the answer is kept per boot in /run like probe_bpf_lsm's, so that
+ * an agent on a host that refuses them does not try its whole audit
+ * object in that mode first. why: the reason when not.
+ */
+bool probe_fexit(char *why, size_t size);
 
 /* CAP_SYS_ADMIN in the effective set (root in a container may lack it). */
 bool probe_has_sys_admin(void);
