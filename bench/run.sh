@@ -15,7 +15,8 @@
 #    daemon, auditd, libbpf-tools and bpftrace; events recorded vs done.
 # 4. Pipeline: redact + encode events per second on one core.
 # 5. Scale: 1 to 1000 sessions in the daemon: registration, daemon RSS,
-#    and the cost to a process outside every session.
+#    the cost to a process outside every session (in each audit attach
+#    mode: bench/attach.sh), and the record rate where loss begins.
 # 6. Limits under pressure (bench/limits.sh): pause latency after an OOM
 #    kill and after the disk limit, the disk monitor's CPU under writes.
 # 7. Egress by name (bench/egress.sh): 100 MB transfers and connection
@@ -35,7 +36,7 @@ for arg in "$@"; do
 	case "$arg" in
 	--quick) QUICK=1 ;;
 	-h | --help)
-		sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	-*)
@@ -62,6 +63,7 @@ if [ "$QUICK" = 1 ]; then
 	SCALE_NS="1 10" PROBES=10 PIPE_EVENTS=200000 PIPE_RUNS=1 SETTLE=1
 	LIM_RUNS=2 LIM_SECS=1
 	EG_SETUPS=20 EG_RUNS=1 EG_BYTES=10485760
+	ATT_NS=10 LOSS_RATES="50000 200000" LOSS_SECS=1
 	DOC=$OUT/benchmarks-quick.md
 else
 	RUNS=200 ROUNDS=4 WARMUP=5 REPS=5 TRACE_REPS=5 E_RUNS=10
@@ -69,6 +71,7 @@ else
 	SCALE_NS="1 10 100 1000" PROBES=100 PIPE_EVENTS=2000000 PIPE_RUNS=5 SETTLE=5
 	LIM_RUNS=20 LIM_SECS=10
 	EG_SETUPS=500 EG_RUNS=5 EG_BYTES=104857600
+	ATT_NS=100 LOSS_RATES="50000 100000 150000 200000 300000 400000 600000 800000" LOSS_SECS=5
 fi
 N_DENY=100
 
@@ -89,6 +92,7 @@ DSOCK=$TMP/daemon/bpfbox.sock
 DPIN=/sys/fs/bpf/bpfbox-bench-$$
 DCG=${CG2:+$CG2/bpfbox-bench-$$}
 DPID='' DAUDIT='' DAEMON_WHY=''
+DAEMON_EXTRA=()
 DAEMON_STARTS=0
 AUDITD_PID='' AUDIT_RULE_ON=0 AUDIT_ENABLED0='' AUDIT_BACKLOG0=''
 TRACER_PIDS=()
@@ -329,7 +333,7 @@ daemon_start() { # audit-file
 	local before
 	before=$(grep -c 'ready' "$TMP/daemon.err" || true)
 	"$BIN" daemon --socket "$DSOCK" --pin-dir "$DPIN" --cgroup-parent "$DCG" \
-		--audit "$DAUDIT" 2>>"$TMP/daemon.err" </dev/null &
+		--audit "$DAUDIT" ${DAEMON_EXTRA[@]+"${DAEMON_EXTRA[@]}"} 2>>"$TMP/daemon.err" </dev/null &
 	DPID=$!
 	DAEMON_STARTS=$((DAEMON_STARTS + 1))
 	if wait_until 10 daemon_ready "$before"; then
@@ -1371,6 +1375,117 @@ bench_scale() {
 }
 SCALE_WHY='' SCALE_ATTACH='' SCALE_WARNED=0 SCALE_CLIENTS_S='' SCALE_END_S='' SCALE_REASONS='' SCALE_END_RSS='' prev_n=''
 
+# ------------------------------------------------------- attach modes
+
+# bench/attach.sh: the outside loops with no agent, then with a private
+# daemon forced into each audit attach mode and ATT_NS sessions open.
+ATT=$TMP/attach.tsv ATT_WHY=''
+bench_attach() {
+	: >"$ATT"
+	if [ -n "$DAEMON_WHY" ]; then
+		ATT_WHY=$DAEMON_WHY
+		return
+	fi
+	say "attach modes: outside loops with no agent and with $ATT_NS sessions in each mode"
+	mark attach
+	"$ROOT/bench/attach.sh" "$BIN" "$LOOPS" "$WS/file" "$N_OPEN" "$REPS" "$ATT_NS" \
+		>"$ATT" 2>>"$LOG" || ATT_WHY="bench/attach.sh failed (see $LOG)"
+}
+att_med() { # mode loop -> median, or nothing when there is no row
+	awk -F'\t' -v m="$1" -v l="$2" '$1 == m && $2 == l { print $3 }' "$ATT" | median || true
+}
+render_attach() {
+	local none_o none_g m o g why
+	none_o=$(att_med none open) none_g=$(att_med none getppid)
+	{
+		printf 'outside every session\topen+close ns (median)\t× no agent\tgetppid ns (median)\t× no agent\n'
+		printf 'no agent of ours\t%s\t1.00×\t%s\t1.00×\n' "$none_o" "$none_g"
+		for m in fexit tracepoint; do
+			why=$(awk -F'\t' -v m="$m" '$1 == m && $2 == "why" { print $3; exit }' "$ATT")
+			if [ -n "$why" ]; then
+				printf 'daemon, attach %s\tnot loaded here: %s\t–\t–\t–\n' "$m" "$why"
+				continue
+			fi
+			o=$(att_med "$m" open) g=$(att_med "$m" getppid)
+			[ -z "$o" ] && continue
+			printf 'daemon, attach %s\t%s\t%s\t%s\t%s\n' "$m" "$o" \
+				"$(awk -v a="$o" -v b="$none_o" 'BEGIN { printf "%.2f×", a / b }')" "$g" \
+				"$(awk -v a="$g" -v b="$none_g" 'BEGIN { printf "%.2f×", a / b }')"
+		done
+	} | md_table
+}
+interpret_attach() {
+	[ -s "$ATT" ] || return 0
+	local none_o none_g m o g worst=''
+	none_o=$(att_med none open) none_g=$(att_med none getppid)
+	for m in fexit tracepoint; do
+		o=$(att_med "$m" open) g=$(att_med "$m" getppid)
+		[ -z "$o" ] && continue
+		worst="$worst$m $(awk -v a="$o" -v b="$none_o" -v c="$g" -v d="$none_g" 'BEGIN { x = a / b; y = c / d; printf "%.2f %.2f", x, y }');"
+	done
+	awk -v w="$worst" -v n="$ATT_NS" 'BEGIN {
+		printf "**Attach modes.** With the daemon up and %d sessions open, a process outside every session ran ", n
+		k = split(w, r, ";"); said = 0
+		for (i = 1; i <= k; i++) {
+			if (split(r[i], f, " ") < 3) continue
+			printf "%sopen+close at %.2fx and getppid at %.2fx of no agent with attach %s (target at most 1.05x: %s)", (said ? "; " : ""), f[2], f[3], f[1], (f[2] <= 1.05 && f[3] <= 1.05 ? "met" : "missed")
+			said = 1
+		}
+		if (!said) printf "no loop with a daemon of ours (see the rows)"
+		printf ". Where the kernel refuses BPF trampolines (a row says so), the syscall tracepoints are the only attach point for opens left (this host has no kprobes either): enabling one sets the syscall-tracepoint work flag on every task, so every syscall of the host pays the slow path while the daemon runs, and every openat pays our program'"'"'s cgroup lookup.\n"
+	}' | para
+}
+
+# ------------------------------------------------------- loss onset
+
+# The sustained record rate at which the default ring (4 MiB) starts to
+# lose records: one daemon session with --audit-mode all (one record per
+# open) running `loops openrate` at each rate of LOSS_RATES for LOSS_SECS
+# seconds, the daemon's own rate limit lifted (--audit-rate) so that the
+# ring and the consumer are all that is measured.
+LOSSF=$TMP/loss.tsv LOSS_WHY=''
+bench_loss() {
+	: >"$LOSSF"
+	[ -n "$DAEMON_WHY" ] && { LOSS_WHY=$DAEMON_WHY; return; }
+	say "loss onset: record rates $LOSS_RATES, $LOSS_SECS s each"
+	mark loss
+	local r got lost rec
+	DAEMON_EXTRA=(--audit-rate 1000000000/1000000000)
+	if ! daemon_start "$TMP/daemon-loss.jsonl"; then
+		DAEMON_EXTRA=()
+		LOSS_WHY=$DAEMON_WHY
+		return
+	fi
+	DAEMON_EXTRA=()
+	for r in $LOSS_RATES; do
+		got=$("$BIN" run -q --daemon-socket "$DSOCK" --audit-mode all -w "$WS" --ro "$OUT" -- \
+			"$LOOPS" openrate "$WS/file" "$r" "$LOSS_SECS" 2>>"$LOG") || continue
+		wait_until 10 session_ended "$r" || true
+		lost=$(grep -F '"type":"session.end"' "$DAUDIT" | tail -n1 | sed -n 's/.*"lost":\([0-9]*\).*/\1/p')
+		rec=$(grep -F '"type":"session.end"' "$DAUDIT" | tail -n1 | sed -n 's/.*"records":\([0-9]*\).*/\1/p')
+		printf '%s\t%s\t%s\t%s\n' "$r" "$got" "${rec:-?}" "${lost:-?}" >>"$LOSSF"
+	done
+	daemon_stop
+}
+session_ended() { [ "$(grep -cF '"type":"session.end"' "$DAUDIT")" -ge "$(($(wc -l <"$LOSSF") + 1))" ]; }
+render_loss() {
+	[ -s "$LOSSF" ] || return 0
+	{
+		printf 'opens a second asked\treached\trecords written\trecords lost\n'
+		awk -F'\t' '{ printf "%s\t%.0f\t%s\t%s\n", $1, $2, $3, $4 }' "$LOSSF"
+	} | md_table
+}
+interpret_loss() {
+	[ -s "$LOSSF" ] || return 0
+	awk -F'\t' '{ if ($4 + 0 == 0 && $2 + 0 > ok) ok = $2 + 0; if ($4 + 0 > 0 && (first == "" || $2 + 0 < first)) first = $2 + 0 }
+	END {
+		printf "**Loss onset.** With one record per open and the default ring, no record was lost up to %.0f records a second", ok
+		if (first != "") printf "; loss began at %.0f records a second, where the daemon (one thread: ring, redaction, encoding, the file write) no longer kept up with the session on this 2-core machine", first
+		else printf "; no rate tried lost records"
+		printf ". The audit-all open loop above writes one record per open+close, at the rate its row shows.\n"
+	}' "$LOSSF" | para
+}
+
 # ---------------------------------------------------------------- limits
 
 # bench/limits.sh does the work (its header says what each row is).
@@ -2007,6 +2122,28 @@ write_report() {
 		fi
 		[ -n "$SCALE_WHY" ] && printf '\n- not (fully) run: %s\n' "$SCALE_WHY"
 		echo
+		echo "### Host tax per audit attach mode"
+		echo
+		echo "\`bench/attach.sh\`: the same two loops of a process outside every session"
+		echo "($REPS runs each) with no agent of ours, then with a private daemon forced"
+		echo "into each audit attach mode (\`BPFBOX_AUDIT_ATTACH\`, docs/ARCHITECTURE.md)"
+		echo "and $ATT_NS sessions open, then with no agent again. The no-agent rows are"
+		echo "the median of all three no-agent blocks."
+		echo
+		[ -s "$ATT" ] && render_attach
+		[ -n "$ATT_WHY" ] && printf '\n- not (fully) run: %s\n' "$ATT_WHY"
+		echo
+		echo "### Loss onset"
+		echo
+		echo "One daemon session with \`--audit-mode all\` (one record per open) runs"
+		echo "\`loops openrate WS/file R $LOSS_SECS\` (opens paced at R a second) for each R;"
+		echo "the daemon's rate limit is lifted (\`--audit-rate 1000000000/1000000000\`)"
+		echo "so that only the ring (default size, 4 MiB) and its reader are measured."
+		echo "\"reached\" is the rate the loop kept; the counts are session.end's."
+		echo
+		render_loss
+		[ -n "$LOSS_WHY" ] && printf '\n- not run: %s\n' "$LOSS_WHY"
+		echo
 		echo "## 6. Limits under pressure"
 		echo
 		echo "\`bench/limits.sh\` (root; the sessions are paused through their cgroups,"
@@ -2049,6 +2186,10 @@ write_report() {
 		interpret_pipeline
 		echo
 		interpret_scale
+		echo
+		interpret_attach
+		echo
+		interpret_loss
 		echo
 		interpret_limits
 		echo
@@ -2110,6 +2251,8 @@ main() {
 	bench_loops
 	bench_pipeline
 	bench_scale
+	bench_attach
+	bench_loss
 	bench_limits
 	bench_egress
 
