@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The BPF agent: loads the programs once (audit tracepoints, cgroup network
+ * The BPF agent: loads the programs once (audit programs, cgroup network
  * policy), shares their maps, and turns ring records into callbacks.
  * Sessions are registered as map entries keyed by their cgroup id, so a
  * session costs a mkdir and a map update, never a program load.
