@@ -97,9 +97,13 @@ static bool have_tracepoint(const char *category, const char *name)
 static void select_audit_programs(struct audit_bpf *skel, bool fexit)
 {
 	struct bpf_program *prog;
+	bool tracefs;
 
 	if (access("/sys/kernel/tracing/events", F_OK) < 0)
 		mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	/* Without tracefs a trampoline still loads: then only its load says. */
+	tracefs = access("/sys/kernel/tracing/events/syscalls", F_OK) == 0 ||
+		  access("/sys/kernel/debug/tracing/events/syscalls", F_OK) == 0;
 	bpf_object__for_each_program(prog, skel->obj) {
 		const char *sec = bpf_program__section_name(prog);
 		char cat[64], name[128];
@@ -110,7 +114,7 @@ static void select_audit_programs(struct audit_bpf *skel, bool fexit)
 			char tp[160];
 
 			snprintf(tp, sizeof(tp), "sys_exit_%s", name);
-			on = fexit && have_tracepoint("syscalls", tp);
+			on = fexit && (!tracefs || have_tracepoint("syscalls", tp));
 		} else if (sscanf(sec, "tracepoint/%63[^/]/%127s", cat, name) == 2) {
 			on = (!fexit || !streq(cat, "syscalls")) && have_tracepoint(cat, name);
 		} else {
