@@ -262,7 +262,7 @@ static int check_cgroup_link(const struct agent *a, const char *prog)
 	return r;
 }
 
-/* Audit skeleton in one attach mode: open, size the ring, load, attach. It owns the shared maps. */
+/* Audit skeleton in one attach mode: open, size the ring, load, attach; owns the shared maps. */
 static int load_audit_as(struct agent *a, const struct agent_opts *o, bool fexit)
 {
 	int r;
