@@ -179,6 +179,31 @@ for m in fexit tracepoint; do
 	fi
 done
 A=$A_MAIN
+# What the kernel holds while a session runs: the openat program is a
+# tracing program (a trampoline) in fexit mode and a tracepoint program in
+# tracepoint mode; in fexit mode the run attached no syscall tracepoint, the
+# thing that puts every task of the host on the syscall slow path.
+audit_progs() { bpftool prog show 2>/dev/null | grep -E '^[0-9]+: [a-z_]+ +name (exit_|enter_|fx_)' | awk '{ print $1, $2, $4 }'; }
+snapshot aprogs audit_progs
+"$BPFBOX" run -q --audit /dev/null -w "$TMPD/ws" -- sleep 30 >/dev/null 2>&1 &
+RUNPID=$!
+has_openat_prog() { new_since aprogs audit_progs | grep -Eq ' (exit|fx)_openat$'; }
+if poll_until 20 has_openat_prog; then
+	new_since aprogs audit_progs >"$TMPD/aprogs"
+	if [ "$MODE" = fexit ]; then
+		grep -q ' tracing fx_openat$' "$TMPD/aprogs" && ! grep -q ' tracepoint ' "$TMPD/aprogs" &&
+			ok "attach fexit: fx_openat is a trampoline and the run attached no syscall tracepoint" ||
+			fail "attach fexit: programs of the run: $(tr '\n' ' ' <"$TMPD/aprogs")"
+	else
+		grep -q ' tracepoint exit_openat$' "$TMPD/aprogs" && ! grep -q ' fx_' "$TMPD/aprogs" &&
+			ok "attach tracepoint: exit_openat is a tracepoint program, no trampoline loaded" ||
+			fail "attach tracepoint: programs of the run: $(tr '\n' ' ' <"$TMPD/aprogs")"
+	fi
+else
+	fail "no openat program of the run appeared within 20 s"
+fi
+kill -TERM "$RUNPID" 2>/dev/null
+wait "$RUNPID" 2>/dev/null
 
 # Outside any session nothing is denied by our programs, and nothing is left behind.
 python3 -c 'import socket, sys
