@@ -62,7 +62,7 @@ struct pending {
 	__u32 flags; /* open flags, or sockaddr length */
 	__u32 kind;  /* BPFBOX_EV_FILE, BPFBOX_EV_CONNECT or BPFBOX_EV_EXEC */
 	__u32 op;    /* BPFBOX_EV_FILE: enum bpfbox_file_op */
-	__u32 pad;
+	__s32 dirfd; /* what a relative name is relative to (AT_FDCWD: the cwd) */
 };
 
 /* The OOM killer's last victim per session, for session.paused. */
@@ -401,11 +401,11 @@ static __always_inline int finish(struct bpfbox_session *s, struct pending *p, l
 
 /*
  * One audited syscall, in both attach modes: audit_SYS(regs, ret) reads
- * the arguments (ptr_, flags_: expressions of r) once the caller is known
+ * the arguments (dfd_, ptr_, flags_: expressions of r) once the caller is known
  * to be in an audited session; fx_SYS is its trampoline, exit_SYS its
  * tracepoint. opens_: one of the open family (off when audit_opens is).
  */
-#define AUDIT_SYSCALL(sys, kind_, op_, ptr_, flags_, opens_)                          \
+#define AUDIT_SYSCALL(sys, kind_, op_, dfd_, ptr_, flags_, opens_)                    \
 	static __always_inline int audit_##sys(const struct pt_regs *r, long ret)    \
 	{                                                                             \
 		struct pending p = { .kind = kind_, .op = op_ };                      \
@@ -418,6 +418,7 @@ static __always_inline int finish(struct bpfbox_session *s, struct pending *p, l
 			return 0;                                                     \
 		p.ptr = ptr_;                                                         \
 		p.flags = flags_;                                                     \
+		p.dirfd = dfd_;                                                       \
 		return finish(s, &p, ret);                                            \
 	}                                                                             \
 	SEC("fexit/__x64_sys_" #sys)                                                  \
@@ -440,16 +441,20 @@ static __always_inline __u32 open_how_flags(__u64 uhow)
 	return (__u32)how.flags;
 }
 
-AUDIT_SYSCALL(openat, BPFBOX_EV_FILE, BPFBOX_FILE_OPEN, SYSARG1(r), SYSARG2(r), true)
-/* The legacy open(2) and creat(2) (x86_64 and other ABIs that have them). */
-AUDIT_SYSCALL(open, BPFBOX_EV_FILE, BPFBOX_FILE_OPEN, SYSARG0(r), SYSARG1(r), true)
-AUDIT_SYSCALL(creat, BPFBOX_EV_FILE, BPFBOX_FILE_OPEN, SYSARG0(r), O_CREAT | O_WRONLY | O_TRUNC,
+#define AT_FDCWD -100
+#define DIRFD(x) ((__s32)(x))
+
+AUDIT_SYSCALL(openat, BPFBOX_EV_FILE, BPFBOX_FILE_OPEN, DIRFD(SYSARG0(r)), SYSARG1(r), SYSARG2(r),
 	      true)
-AUDIT_SYSCALL(openat2, BPFBOX_EV_FILE, BPFBOX_FILE_OPEN, SYSARG1(r),
+/* The legacy open(2) and creat(2) (x86_64 and other ABIs that have them). */
+AUDIT_SYSCALL(open, BPFBOX_EV_FILE, BPFBOX_FILE_OPEN, AT_FDCWD, SYSARG0(r), SYSARG1(r), true)
+AUDIT_SYSCALL(creat, BPFBOX_EV_FILE, BPFBOX_FILE_OPEN, AT_FDCWD, SYSARG0(r),
+	      O_CREAT | O_WRONLY | O_TRUNC, true)
+AUDIT_SYSCALL(openat2, BPFBOX_EV_FILE, BPFBOX_FILE_OPEN, DIRFD(SYSARG0(r)), SYSARG1(r),
 	      open_how_flags(SYSARG2(r)), true)
 /* A failed execve; a successful one is the sched_process_exec record. */
-AUDIT_SYSCALL(execve, BPFBOX_EV_EXEC, 0, SYSARG0(r), 0, false)
-AUDIT_SYSCALL(connect, BPFBOX_EV_CONNECT, 0, SYSARG1(r), SYSARG2(r), false)
+AUDIT_SYSCALL(execve, BPFBOX_EV_EXEC, 0, AT_FDCWD, SYSARG0(r), 0, false)
+AUDIT_SYSCALL(connect, BPFBOX_EV_CONNECT, 0, AT_FDCWD, SYSARG1(r), SYSARG2(r), false)
 
 /*
  * The changes Landlock refuses without a trace of its own (issue 18): the
@@ -457,24 +462,29 @@ AUDIT_SYSCALL(connect, BPFBOX_EV_CONNECT, 0, SYSARG1(r), SYSARG2(r), false)
  * or EPERM (or EROFS in a session's read-only mount view). Syscalls this
  * kernel lacks are switched off before load.
  */
-#define FILE_OP(sys, argn, opcode) \
-	AUDIT_SYSCALL(sys, BPFBOX_EV_FILE, opcode, SYSARG##argn(r), 0, false)
+/* dfd: the dirfd's argument (AT: none, the name is relative to the cwd). */
+#define FILE_OP(sys, dfd, argn, opcode) \
+	AUDIT_SYSCALL(sys, BPFBOX_EV_FILE, opcode, DFD_##dfd(r), SYSARG##argn(r), 0, false)
+#define DFD_AT(r) AT_FDCWD
+#define DFD_0(r)  DIRFD(SYSARG0(r))
+#define DFD_1(r)  DIRFD(SYSARG1(r))
+#define DFD_2(r)  DIRFD(SYSARG2(r))
 
-FILE_OP(unlinkat, 1, BPFBOX_FILE_UNLINK)
-FILE_OP(unlink, 0, BPFBOX_FILE_UNLINK)
-FILE_OP(rmdir, 0, BPFBOX_FILE_RMDIR)
-FILE_OP(renameat2, 1, BPFBOX_FILE_RENAME)
-FILE_OP(renameat, 1, BPFBOX_FILE_RENAME)
-FILE_OP(rename, 0, BPFBOX_FILE_RENAME)
-FILE_OP(mkdirat, 1, BPFBOX_FILE_MKDIR)
-FILE_OP(mkdir, 0, BPFBOX_FILE_MKDIR)
-FILE_OP(linkat, 3, BPFBOX_FILE_LINK)
-FILE_OP(link, 1, BPFBOX_FILE_LINK)
-FILE_OP(symlinkat, 2, BPFBOX_FILE_SYMLINK)
-FILE_OP(symlink, 1, BPFBOX_FILE_SYMLINK)
-FILE_OP(fchmodat, 1, BPFBOX_FILE_CHMOD)
-FILE_OP(chmod, 0, BPFBOX_FILE_CHMOD)
-FILE_OP(utimensat, 1, BPFBOX_FILE_UTIMES)
+FILE_OP(unlinkat, 0, 1, BPFBOX_FILE_UNLINK)
+FILE_OP(unlink, AT, 0, BPFBOX_FILE_UNLINK)
+FILE_OP(rmdir, AT, 0, BPFBOX_FILE_RMDIR)
+FILE_OP(renameat2, 0, 1, BPFBOX_FILE_RENAME)
+FILE_OP(renameat, 0, 1, BPFBOX_FILE_RENAME)
+FILE_OP(rename, AT, 0, BPFBOX_FILE_RENAME)
+FILE_OP(mkdirat, 0, 1, BPFBOX_FILE_MKDIR)
+FILE_OP(mkdir, AT, 0, BPFBOX_FILE_MKDIR)
+FILE_OP(linkat, 2, 3, BPFBOX_FILE_LINK)
+FILE_OP(link, AT, 1, BPFBOX_FILE_LINK)
+FILE_OP(symlinkat, 1, 2, BPFBOX_FILE_SYMLINK)
+FILE_OP(symlink, AT, 1, BPFBOX_FILE_SYMLINK)
+FILE_OP(fchmodat, 0, 1, BPFBOX_FILE_CHMOD)
+FILE_OP(chmod, AT, 0, BPFBOX_FILE_CHMOD)
+FILE_OP(utimensat, 0, 1, BPFBOX_FILE_UTIMES)
 
 /*
  * The OOM killer chose a victim. A memory cgroup OOM is invoked by a process
