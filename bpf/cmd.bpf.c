@@ -90,6 +90,12 @@ static long cmp_cb(__u32 i, void *data)
 		if (s->argv[(pos + j) & (SCAN - 1)] != r->pat[j])
 			return 0;
 	}
+	/* Whole words only (include/bpfbox/events.h); argv[alen] is NUL. */
+	if (!bpfbox_cmd_starts_ok(pos ? s->argv[(pos - 1) & (SCAN - 1)] : 0,
+				  r->pat[0]) ||
+	    !bpfbox_cmd_ends_ok(s->argv[(pos + n) & (SCAN - 1)],
+				r->pat[(n - 1) & (BPFBOX_CMD_PAT_LEN - 1)]))
+		return 0;
 	c->found |= 1ULL << i;
 	return 0;
 }

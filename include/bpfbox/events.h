@@ -10,6 +10,10 @@
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
 #endif
 
 #define BPFBOX_COMM_LEN	 16
@@ -111,9 +115,47 @@ struct bpfbox_cmd_rule {
 	__u8 pat_len;	/* 0: any argv */
 	__u32 pad;
 	char exe[BPFBOX_CMD_EXE_LEN];
-	char pat[BPFBOX_CMD_PAT_LEN]; /* a substring of argv joined with spaces */
+	char pat[BPFBOX_CMD_PAT_LEN]; /* words of argv joined with spaces */
 	char label[BPFBOX_CMD_LABEL_LEN];
 };
+
+/*
+ * A pattern matches argv (joined with spaces) at whole words: where its
+ * first byte is a word byte (letter, digit, '_', '-', '.'), the byte
+ * before the match is none, a separator (space, tab, newline, ';', '|',
+ * '&', a quote or a backquote), '(' or '/'; unless its last byte opens it
+ * ('=', '.', ' '), the byte after is none, a separator or ')'.
+ * So "rm -rf /" refuses "rm -rf /" and "/bin/rm -rf / x" but not
+ * "rm -rf /tmp/x", and "halt" not "asphalt". One definition for the
+ * kernel's test (bpf/cmd.bpf.c) and userspace's (policy/rules.c).
+ */
+static __always_inline int bpfbox_cmd_word(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+}
+
+static __always_inline int bpfbox_cmd_sep(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '|' ||
+	       c == '&' || c == '\'' || c == '"' || c == '`';
+}
+
+/* prev: the byte before the match (0: none); first: the pattern's first. */
+static __always_inline int bpfbox_cmd_starts_ok(unsigned char prev,
+						unsigned char first)
+{
+	return !prev || !bpfbox_cmd_word(first) || bpfbox_cmd_sep(prev) ||
+	       prev == '(' || prev == '/';
+}
+
+/* next: the byte after the match (0: none); last: the pattern's last. */
+static __always_inline int bpfbox_cmd_ends_ok(unsigned char next,
+					      unsigned char last)
+{
+	return !next || last == '=' || last == '.' || last == ' ' ||
+	       bpfbox_cmd_sep(next) || next == ')';
+}
 
 #define BPFBOX_CMD_PAIR_WORDS 1024 /* 65536 bits: one per pair of bytes */
 

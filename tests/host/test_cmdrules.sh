@@ -15,11 +15,27 @@ RAN="$TMPD/ws/ran"
 n=$(wc -l <"$TMPD/patterns")
 # The rule that names each: the first pattern the line contains (rm -rf /
 # comes before rm -rf /*, which it is part of).
-python3 - "$TMPD/patterns" >"$TMPD/first" <<'PY'
+# The kernel's matching in Python (whole words, include/bpfbox/events.h).
+cat >"$TMPD/cmdmatch.py" <<'PY'
+word = lambda c: c.isalnum() or c in "_-."
+sep = lambda c: c in " \t\n;|&'\"`"
+def found(q, line):
+    i = line.find(q)
+    while i >= 0:
+        prev = line[i - 1] if i else ""
+        nxt = line[i + len(q)] if i + len(q) < len(line) else ""
+        if ((not prev or not word(q[0]) or sep(prev) or prev in "(/") and
+                (not nxt or q[-1] in "=. " or sep(nxt) or nxt == ")")):
+            return True
+        i = line.find(q, i + 1)
+    return False
+PY
+PYTHONPATH=$TMPD python3 - "$TMPD/patterns" >"$TMPD/first" <<'PY'
 import sys
+from cmdmatch import found
 pats = [l.rstrip("\n") for l in open(sys.argv[1]) if l.strip()]
 for p in pats:
-    print(next(q for q in pats if q in p))
+    print(next(q for q in pats if found(q, p)))
 PY
 if [ "$n" -ge 26 ]; then ok "defaults: $n denied command patterns"; else fail "defaults: $n patterns"; fi
 
@@ -90,6 +106,19 @@ EOF
 	expect_rc 125 "first match wins: deny before allow denies" \
 		"$BPFBOX" run -q -w "$TMPD/ws" --task "$TMPD/order2.json" -- echo fine
 	expect_grep "rule 'commands\[0\] exe=echo'" "$TMPD/err" "... naming the first rule"
+	# Whole words: a longer path, a word that holds a pattern, a method
+	# call and another command's option are not the patterns.
+	mkdir -p "$TMPD/ws/build/sub"
+	expect_rc 0 "top level: rm -rf of a path under / is not 'rm -rf /'" \
+		"$BPFBOX" run -q -w "$TMPD/ws" -- rm -rf "$TMPD/ws/build"
+	[ ! -e "$TMPD/ws/build" ] && ok "... and it ran: the tree is gone" ||
+		fail "... the tree is still there"
+	expect_rc 0 "top level: asphalt, sock.shutdown(), rsync -e, mkfsx are not patterns" \
+		"$BPFBOX" run -q -w "$TMPD/ws" -- echo asphalt 'sock.shutdown()' rsync -e ssh mkfsx
+	expect_rc 125 "top level: /sbin/mkfs.ext4 is 'mkfs.'" \
+		"$BPFBOX" run -q -w "$TMPD/ws" -- sh -c ': /sbin/mkfs.ext4 /dev/null'
+	expect_rc 125 "top level: a quoted 'rm -rf /' inside sh -c is still one" \
+		"$BPFBOX" run -q -w "$TMPD/ws" -- sh -c "echo 'rm -rf /'"
 	expect_rc 125 "top level: ask with nobody to answer is 125" \
 		"$BPFBOX" run -q -w "$TMPD/ws" --task "$TMPD/ask.json" -- /usr/bin/env true
 	expect_grep "needs approval by rule 'commands\[0\] exe=/usr/bin/env'" "$TMPD/err" "... saying so"
@@ -108,8 +137,9 @@ A="$TMPD/audit.jsonl"
 
 # check PY_EXPR NAME: a Python expression over the events (ev) and $TMPD/out (out).
 check() {
-	if python3 - "$A" "$TMPD/out" "$TMPD/patterns" "$1" <<'PY'
+	if PYTHONPATH=$TMPD python3 - "$A" "$TMPD/out" "$TMPD/patterns" "$1" <<'PY'
 import json, sys
+from cmdmatch import found
 ev = [json.loads(l) for l in open(sys.argv[1])]
 out = open(sys.argv[2]).read()
 pats = [l.rstrip("\n") for l in open(sys.argv[3]) if l.strip()]
@@ -133,7 +163,7 @@ rm -f "$A"
 "$BPFBOX" run -q -w "$TMPD/ws" --audit "$A" -- sh s.sh >"$TMPD/out" 2>"$TMPD/err"
 check "out.count('rc=137') == len(pats) and 'OUT' not in out" \
 	"script: every default pattern killed before it printed"
-check "[e['rule'] for e in denied] == ['deny_commands: ' + next(q for q in pats if q in p) for p in pats]" \
+check "[e['rule'] for e in denied] == ['deny_commands: ' + next(q for q in pats if found(q, p)) for p in pats]" \
 	"script: one deny record per pattern, naming the first that matches"
 check "all(e['layer'] == 'exec-tracepoint' and e['action'] == 'deny' and e['filename'] == '/bin/echo' for e in denied)" \
 	"script: the records say the exec tracepoint killed it"
@@ -143,6 +173,15 @@ if node "$ROOT/tools/validate-events.js" "$A" >"$TMPD/v.out" 2>&1; then
 else
 	fail "script: schema: $(head -c 400 "$TMPD/v.out")"
 fi
+
+# Whole words inside the session too: none of these is killed.
+printf '%s\n' "/bin/echo 'OUT rm -rf /tmp/build'; echo \"rc=\$?\"" \
+	"/bin/echo asphalt; echo \"rc=\$?\"" "/bin/echo 'sock.shutdown()'; echo \"rc=\$?\"" \
+	"/bin/echo rsync -e ssh; echo \"rc=\$?\"" >"$TMPD/ws/words.sh"
+rm -f "$A"
+"$BPFBOX" run -q -w "$TMPD/ws" --audit "$A" -- sh words.sh >"$TMPD/out" 2>"$TMPD/err"
+check "out.count('rc=0') == 4 and not denied and out.count('asphalt') == 1" \
+	"script: a longer path, asphalt, a method call, rsync -e run (whole words only)"
 
 if [ "$QUICK" != 1 ]; then
 	# Through sh -c "$(... | base64 -d)": the command line holds no pattern.

@@ -18,12 +18,14 @@
 #include "../lib/util.h"
 
 /*
- * Dangerous command lines, as substrings of argv joined with spaces: the
+ * Dangerous command lines, as words of argv joined with spaces (matched
+ * at word boundaries: include/bpfbox/events.h, bpfbox_cmd_starts_ok): the
  * filesystem destroyed, the host stopped, a fork bomb, world-writable
  * trees, a download piped into a shell, a reverse shell, history wiped.
  */
 const char *const rules_default_deny[] = {
-	"rm -rf /",   "rm -rf /*", "rm -rf ~",	  "mkfs",	 "dd if=",
+	"rm -rf /",   "rm -rf /*", "rm -rf ~",	  "rm -rf ~/", "mkfs",
+	"mkfs.",	      "dd if=",
 	"> /dev/sda", "shutdown",  "reboot",	  "halt",	 "poweroff",
 	"init 0",     "init 6",	   ":(){:|:&};:", "chmod 777",	 "chmod -R 777",
 	"curl|sh",    "curl | sh", "curl|bash",	  "curl | bash", "wget|sh",
@@ -92,6 +94,24 @@ int cmd_rules_copy(struct cmd_rules *dst, const struct cmd_rules *src)
 		}
 	}
 	return 0;
+}
+
+/* Whether pat occurs in line at word boundaries (events.h has the rule). */
+bool rules_pattern_in(const char *line, const char *pat)
+{
+	size_t n = strlen(pat);
+
+	if (!n)
+		return false;
+	for (const char *at = strstr(line, pat); at; at = strstr(at + 1, pat)) {
+		unsigned char prev = at > line ? (unsigned char)at[-1] : 0;
+
+		if (bpfbox_cmd_starts_ok(prev, (unsigned char)pat[0]) &&
+		    bpfbox_cmd_ends_ok((unsigned char)at[n],
+				       (unsigned char)pat[n - 1]))
+			return true;
+	}
+	return false;
 }
 
 const char *rules_pattern_problem(const char *s)
@@ -298,7 +318,7 @@ void rules_check(const struct bpfbox_policy *p, const char *path,
 	if (realpath(path, real))
 		target = base_name(real);
 	for (size_t i = 0; i < p->deny_commands.n; i++) {
-		if (strstr(joined, p->deny_commands.v[i])) {
+		if (rules_pattern_in(joined, p->deny_commands.v[i])) {
 			v->action = CMD_DENY;
 			v->matched = true;
 			label_pattern(v->rule, sizeof(v->rule),
@@ -311,7 +331,7 @@ void rules_check(const struct bpfbox_policy *p, const char *path,
 
 		if (r->exe && !exe_match(r->exe, path, target))
 			continue;
-		if (r->argv && !strstr(joined, r->argv))
+		if (r->argv && !rules_pattern_in(joined, r->argv))
 			continue;
 		v->action = r->action;
 		v->matched = true;

@@ -29,6 +29,8 @@ int rules_parse(struct json_object *a, const char *sub, const char *origin,
 		struct cmd_rules *out, const struct layer_ctx *lc,
 		struct policy_error *err);
 /* NULL when s is a valid deny_commands pattern, else why not. */
+/* Whether pat occurs in line at word boundaries (bpfbox/events.h). */
+bool rules_pattern_in(const char *line, const char *pat);
 const char *rules_pattern_problem(const char *s);
 
 /* The decision for one exec. */
