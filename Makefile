@@ -111,9 +111,11 @@ $(BUILD)/tests/bin/%: tests/helpers/%.c
 run: deps all
 	@tools/demo.sh $(BIN)
 
-# Static checks CI runs first: includes point down the layers, no cycles.
+# Static checks CI runs first: includes point down the layers, no cycles;
+# every file a doc, man page or comment names exists.
 check:
 	@tools/check-layers
+	@tools/check-doc-refs
 
 test: deps all
 	@tests/run.sh --build $(BUILD)

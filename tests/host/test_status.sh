@@ -24,7 +24,7 @@ kabi=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); r=l.sysca
 sabi=$(json "$TMPD/s.json" "d['landlock']['abi']")
 [ "$kabi" = "$sabi" ] && ok "landlock ABI $sabi matches the kernel" || fail "landlock ABI: status $sabi, kernel $kabi"
 
-# The level follows from the probed features (BRIEF.md's table).
+# The level follows from the probed features (docs/status.md, Levels).
 ll=$(json "$TMPD/s.json" "d['features']['landlock']['available']")
 sc=$(json "$TMPD/s.json" "d['features']['seccomp']['available']")
 lsm=$(json "$TMPD/s.json" "d['features']['bpf_lsm']['available']")
