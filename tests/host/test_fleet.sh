@@ -13,46 +13,11 @@ if [ ! -x "$RSYSLOGD" ] || ! ls /usr/lib/*/rsyslog/lmnsd_gtls.so >/dev/null 2>&1
 	exit 1
 fi
 
-SOCK="$TMPD/sock/bpfbox.sock"
-PIN=/sys/fs/bpf/bpfbox-fleet-$$
-PARENT="$CG2/bpfbox-fleet-$$"
-DERR="$TMPD/daemon.err"
-WS="$TMPD/ws"
+daemon_scratch fleet
 RS="$TMPD/rsyslog"
 C="$TMPD/certs"
 A="$TMPD/audit.jsonl"
-mkdir -p "$WS" "$TMPD/sock" "$RS/work" "$C"
-: >"$DERR"
-DPID=
-RPID=
-
-cleanup() {
-	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-	[ -n "$RPID" ] && kill -9 "$RPID" 2>/dev/null
-	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
-		>/dev/null 2>&1
-	rm -rf "$TMPD"
-}
-trap cleanup EXIT INT TERM
-
-# wait_grep PATTERN FILE [SECONDS]: waits until FILE holds PATTERN.
-wait_grep() {
-	i=0
-	while ! grep -Eq -- "$1" "$2" 2>/dev/null && [ $i -lt $((${3:-10} * 20)) ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-	grep -Eq -- "$1" "$2" 2>/dev/null
-}
-# wait_count N PATTERN FILE [SECONDS]: until FILE holds PATTERN N times.
-wait_count() {
-	i=0
-	while [ "$(grep -Ec -- "$2" "$3" 2>/dev/null)" -lt "$1" ] && [ $i -lt $((${4:-10} * 20)) ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-	[ "$(grep -Ec -- "$2" "$3" 2>/dev/null)" -ge "$1" ]
-}
+mkdir -p "$SOCKDIR" "$RS/work" "$C"
 
 # --- a test CA, the collector's certificates (right and wrong), ours --------
 cert() { # NAME CA EKU SAN: a P-256 key and a certificate signed by CA
@@ -85,24 +50,6 @@ template(name="msgonly" type="string" string="%msg%\n")
 ruleset(name="tls") { action(type="omfile" file="$RS/tls.out" template="msgonly") }
 input(type="imtcp" port="$TPORT" address="127.0.0.1" ruleset="tls")
 EOF
-}
-start_rsyslog() {
-	rm -f "$RS/rsyslog.pid"
-	"$RSYSLOGD" -n -f "$RS/rsyslog.conf" -i "$RS/rsyslog.pid" >>"$RS/rsyslog.log" 2>&1 &
-	RPID=$!
-	i=0
-	while ! "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $TPORT), 1).close()" \
-		2>/dev/null; do
-		i=$((i + 1))
-		[ $i -gt 100 ] && return 1
-		kill -0 "$RPID" 2>/dev/null || return 1
-		sleep 0.05
-	done
-}
-stop_rsyslog() {
-	kill -9 "$RPID" 2>/dev/null
-	wait "$RPID" 2>/dev/null
-	RPID=
 }
 
 WORK='echo $BPFBOX_SESSION_ID > "$SID_FILE"; for i in 1 2 3 4 5 6; do /bin/true work $i; cat /etc/hostname >/dev/null; done; cat /etc/shadow 2>/dev/null; exit 0'

@@ -14,24 +14,10 @@ if [ ! -x "$PROM" ]; then
 	exit 1
 fi
 
-SOCK="$TMPD/sock/bpfbox.sock"
-PIN=/sys/fs/bpf/bpfbox-metrics-$$
-PARENT="$CG2/bpfbox-metrics-$$"
-DERR="$TMPD/daemon.err"
-WS="$TMPD/ws"
-mkdir -p "$WS" "$TMPD/sock" "$TMPD/prom"
-: >"$DERR"
-DPID=
+daemon_scratch metrics
+mkdir -p "$SOCKDIR" "$TMPD/prom"
 PPID_=
-
-cleanup() {
-	[ -n "$PPID_" ] && kill -9 "$PPID_" 2>/dev/null
-	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
-		>/dev/null 2>&1
-	rm -rf "$TMPD"
-}
-trap cleanup EXIT INT TERM
+cleanup_extra() { [ -n "$PPID_" ] && kill -9 "$PPID_" 2>/dev/null; }
 
 # Two free loopback ports, picked by the kernel.
 set -- $("$PY" -c '
