@@ -163,19 +163,31 @@ left=$(find "$BPFBOX_CGROUP_PARENT" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
 # The network programs attach to the parent: none may stay attached. The
 # tracepoint programs' links are closed by a helper after bpfbox exits
 # (their unregistration waits for grace periods): gone within seconds.
-# (by program id: a production daemon's own enter_openat stays loaded)
-progs() { bpftool prog show 2>/dev/null | grep ' name enter_openat ' | cut -d: -f1; }
+# Scoped to this run: the ids of the programs its own bpfbox process holds
+# (the prog_id lines of its fds), read while the session waits; other tests
+# and a production daemon load programs of the same names meanwhile.
 bpftool prog show >/dev/null 2>&1 || fail "bpftool cannot list programs; run 'make deps'"
-snapshot progs progs
-"$BPFBOX" run -q --no-daemon --audit /dev/null -w "$TMPD/ws" -- true
+rm -f "$TMPD/ws/go"
+"$BPFBOX" run -q --no-daemon --audit /dev/null -w "$TMPD/ws" -- sh -c \
+	'while [ ! -e go ]; do sleep 0.05; done' &
+RUNPID=$!
+held() { cat /proc/$RUNPID/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:space:]]*//p' | sort -u; }
+have_progs() { [ -n "$(held)" ]; }
+poll_until 10 have_progs
+mine=$(held)
+[ -n "$mine" ] && ok "the embedded agent holds its programs while the session runs ($(echo $mine | wc -w))" ||
+	fail "no BPF program held by bpfbox run $RUNPID"
+touch "$TMPD/ws/go"
+wait $RUNPID
 attached=$(bpftool cgroup show "$BPFBOX_CGROUP_PARENT" 2>/dev/null | grep -c .)
 [ "$attached" = 0 ] && ok "no BPF program left attached after the sessions" ||
 	fail "BPF programs left attached to $BPFBOX_CGROUP_PARENT: $(bpftool cgroup show "$BPFBOX_CGROUP_PARENT")"
-n=0
-while [ -n "$(new_since progs progs)" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
-left=$(new_since progs progs)
+loaded() { for id in $mine; do bpftool prog show id "$id" >/dev/null 2>&1 && echo "$id"; done; }
+any_loaded() { [ -n "$(loaded)" ]; }
+wait_gone 10 any_loaded
+left=$(loaded)
 [ -z "$left" ] && ok "the embedded agent's tracepoint programs are unloaded after it exits" ||
-	fail "enter_openat programs loaded by the run still there: ids $left"
+	fail "programs loaded by the run still there: ids $left"
 
 expect_rc 125 "--audit to an unwritable path fails before anything runs" \
 	"$BPFBOX" run --audit /proc/nope/audit.jsonl -w "$TMPD/ws" -- touch "$TMPD/ws/ran"
