@@ -235,7 +235,8 @@ expect_rc 125 "bpfbox run refuses a socket served by a non-root process" \
 	env BPFBOX_SOCKET="$TMPD/fake/bpfbox.sock" "$BPFBOX" run -q -w "$WS" -- touch "$WS/ran"
 expect_grep "not a socket owned by root|runs as uid 65534, not root" "$TMPD/err" "and says why"
 [ ! -e "$WS/ran" ] && ok "nothing ran" || fail "the command ran under a fake daemon"
-sleep 0.2 # (the fake writes after the client is gone; a positive control follows)
+# The positive control: a connect after bpfbox run's; the fake serves them
+# in order, so its first line is bpfbox run's, written before the control's.
 "$PY" -c "
 import socket, sys
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b'probe\n'); s.recv(100)" \

@@ -333,7 +333,7 @@ PY
 			sh -c 'exit 5'
 		expect_rc 0 "bpfbox sessions" "$B" sessions --socket "$SOCK"
 		kill -HUP "$DPID"
-		sleep 0.3
+		poll_until 10 grep -q "audit file reopened" "$D/caps.log"
 		expect_grep "audit file reopened" "$D/caps.log" "SIGHUP reopens the audit file"
 		# A session alive across a crash and a restart: re-adopted.
 		"$B" run -q --daemon-socket "$SOCK" -w "$D/ws" -- sleep 2 >/dev/null 2>&1 &

@@ -71,4 +71,13 @@ int parse_duration_ns(const char *s, uint64_t *ns);
  */
 int rm_tree(const char *path);
 
+/*
+ * Copies src into dst (size bytes with the NUL) so that a terminal shows
+ * it as text: C0 controls, DEL, C1 controls (U+0080..U+009F, as UTF-8 or as
+ * raw 8-bit bytes) and bytes that are not UTF-8 each become '?'; a
+ * well-formed UTF-8 character is kept whole or not at all (the cut never
+ * splits one). dst may be src. Returns the length written.
+ */
+size_t term_clean(char *dst, size_t size, const char *src);
+
 #endif

@@ -11,12 +11,9 @@
 
 struct json_object;
 
-/* A string or integer member; NULL / false when absent or of another type. */
-const char *top_json_str(struct json_object *o, const char *key);
-bool top_json_int(struct json_object *o, const char *key, int64_t *out);
-
-/* Copies src, control bytes as '?', cut at size - 1 bytes on a character boundary. */
-size_t top_put_clean(char *dst, size_t size, const char *src);
+/* JSON members: lib/json.h; text for the terminal: term_clean() in lib/util.h. */
+#include "../lib/json.h"
+#include "../lib/util.h"
 
 /* One event line of the subscription (a JSON object). */
 void top_handle_line(struct top *t, char *line, size_t len);

@@ -157,48 +157,6 @@ static void session_remove(struct top *t, struct top_session *s)
 	session_free(s);
 }
 
-const char *top_json_str(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-bool top_json_int(struct json_object *o, const char *key, int64_t *out)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-		return false;
-	*out = json_object_get_int64(v);
-	return true;
-}
-
-/* Copies src, control bytes as '?', at most size - 1 bytes (UTF-8 kept whole). */
-size_t top_put_clean(char *dst, size_t size, const char *src)
-{
-	size_t n = 0;
-
-	for (; *src && n + 1 < size; src++) {
-		unsigned char c = (unsigned char)*src;
-
-		dst[n++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
-	}
-	/* Do not leave half a UTF-8 sequence at the cut. */
-	if (*src && n) {
-		size_t k = n;
-
-		while (k > 0 && ((unsigned char)dst[k - 1] & 0xc0) == 0x80)
-			k--;
-		if (k > 0 && ((unsigned char)dst[k - 1] & 0xc0) == 0xc0)
-			n = k - 1;
-	}
-	dst[n] = '\0';
-	return n;
-}
-
 /* A JSON array of strings as one line. */
 static char *join_argv(struct json_object *arr)
 {
@@ -214,7 +172,7 @@ static char *join_argv(struct json_object *arr)
 
 		if (i)
 			buf[len++] = ' ';
-		len += top_put_clean(buf + len, sizeof(buf) - len, a ? a : "");
+		len += term_clean(buf + len, sizeof(buf) - len, a ? a : "");
 	}
 	buf[len] = '\0';
 	return strdup(buf);
@@ -265,7 +223,7 @@ const struct top_line *top_tail_line(const struct top_session *s, size_t i)
 /* "02:39:45.962" out of "2026-11-22T02:39:45.962973449Z". */
 static void event_clock(struct json_object *o, char *buf, size_t size)
 {
-	const char *time = top_json_str(o, "time");
+	const char *time = json_member_str(o, "time");
 
 	if (time && strlen(time) >= 23)
 		snprintf(buf, size, "%.12s", time + 11);
@@ -286,29 +244,29 @@ static void event_what(const char *type, struct json_object *o, char *buf, size_
 
 		if (json_object_object_get_ex(o, "argv", &a))
 			joined = join_argv(a);
-		top_put_clean(path, sizeof(path), (str = top_json_str(o, "filename")) ? str : "?");
+		term_clean(path, sizeof(path), (str = json_member_str(o, "filename")) ? str : "?");
 		snprintf(argv, sizeof(argv), "%s", joined ? joined : "");
 		free(joined);
 		snprintf(buf, size, "exec %s%s%s", path, argv[0] ? "  " : "", argv);
 	} else if (streq(type, "file")) {
-		str = top_json_str(o, "path");
-		top_put_clean(path, sizeof(path), str ? str : "?");
-		top_json_int(o, "count", &i);
-		top_json_int(o, "flags", &j);
+		str = json_member_str(o, "path");
+		term_clean(path, sizeof(path), str ? str : "?");
+		json_member_int(o, "count", &i);
+		json_member_int(o, "flags", &j);
 		snprintf(buf, size, "open %s%s", path,
 			 (j & 3) == 0 ? "" : (j & 3) == 1 ? " (write)" : " (read-write)");
 		if (i > 1)
 			snprintf(buf + strlen(buf), size - strlen(buf), " x%lld", (long long)i);
 	} else if (streq(type, "connect")) {
-		str = top_json_str(o, "family");
+		str = json_member_str(o, "family");
 		if (str && streq(str, "unix")) {
-			str = top_json_str(o, "path");
-			top_put_clean(path, sizeof(path), str ? str : "?");
+			str = json_member_str(o, "path");
+			term_clean(path, sizeof(path), str ? str : "?");
 			snprintf(buf, size, "connect unix:%s", path);
 		} else {
-			top_json_int(o, "port", &i);
-			str = top_json_str(o, "address");
-			top_put_clean(path, sizeof(path), str ? str : "?");
+			json_member_int(o, "port", &i);
+			str = json_member_str(o, "address");
+			term_clean(path, sizeof(path), str ? str : "?");
 			snprintf(buf, size, str && strchr(str, ':') ? "connect [%s]:%lld"
 								    : "connect %s:%lld",
 				 path, (long long)i);
@@ -316,25 +274,25 @@ static void event_what(const char *type, struct json_object *o, char *buf, size_
 	} else if (startswith(type, "net.")) {
 		char name[140], rule[100];
 
-		top_json_int(o, "port", &i);
-		str = top_json_str(o, "name");
-		top_put_clean(name, sizeof(name), str && *str ? str : "?");
-		str = top_json_str(o, "address");
-		top_put_clean(path, sizeof(path), str ? str : "-");
-		str = top_json_str(o, streq(type, "net.deny") ? "reason" : "rule");
-		top_put_clean(rule, sizeof(rule), str ? str : "");
+		json_member_int(o, "port", &i);
+		str = json_member_str(o, "name");
+		term_clean(name, sizeof(name), str && *str ? str : "?");
+		str = json_member_str(o, "address");
+		term_clean(path, sizeof(path), str ? str : "-");
+		str = json_member_str(o, streq(type, "net.deny") ? "reason" : "rule");
+		term_clean(rule, sizeof(rule), str ? str : "");
 		snprintf(buf, size, "%s %s %s (%s):%lld  %s", type,
-			 top_json_str(o, "protocol") ? top_json_str(o, "protocol") : "?", name, path,
+			 json_member_str(o, "protocol") ? json_member_str(o, "protocol") : "?", name, path,
 			 (long long)i, rule);
 	} else if (streq(type, "fork")) {
-		top_json_int(o, "child_pid", &i);
+		json_member_int(o, "child_pid", &i);
 		snprintf(buf, size, "fork -> pid %lld", (long long)i);
 	} else if (streq(type, "exit")) {
-		if (top_json_int(o, "exit_code", &i))
+		if (json_member_int(o, "exit_code", &i))
 			snprintf(buf, size, "exit %lld", (long long)i);
 		else
 			snprintf(buf, size, "exit, signal %lld",
-				 top_json_int(o, "signal", &j) ? (long long)j : 0LL);
+				 json_member_int(o, "signal", &j) ? (long long)j : 0LL);
 	} else {
 		snprintf(buf, size, "%s", type);
 	}
@@ -343,14 +301,14 @@ static void event_what(const char *type, struct json_object *o, char *buf, size_
 /* "name:port" first in s->dests (once), the oldest dropped when full. */
 static void add_dest(struct top_session *s, struct json_object *o)
 {
-	const char *name = top_json_str(o, "name"), *proto = top_json_str(o, "protocol");
+	const char *name = json_member_str(o, "name"), *proto = json_member_str(o, "protocol");
 	char one[140], clean[128], rest[sizeof(s->dests)], all[320], *p;
 	int64_t port = 0;
 
 	if (!name || !*name || (proto && streq(proto, "dns")))
 		return;
-	top_json_int(o, "port", &port);
-	top_put_clean(clean, sizeof(clean), name);
+	json_member_int(o, "port", &port);
+	term_clean(clean, sizeof(clean), name);
 	snprintf(one, sizeof(one), "%s:%lld", clean, (long long)port);
 	/* Drop an earlier mention, then put it first. */
 	snprintf(rest, sizeof(rest), "%s", s->dests);
@@ -379,13 +337,13 @@ static void on_session_start(struct top_session *s, struct json_object *o)
 	const char *str;
 	int64_t i;
 
-	if ((str = top_json_str(o, "level_enabled")))
+	if ((str = json_member_str(o, "level_enabled")))
 		snprintf(s->level, sizeof(s->level), "%s", str);
-	if (!s->cgroup && (str = top_json_str(o, "cgroup")))
+	if (!s->cgroup && (str = json_member_str(o, "cgroup")))
 		set_str(&s->cgroup, str);
 	if (!s->command && json_object_object_get_ex(o, "command", &cmd))
 		s->command = join_argv(cmd);
-	if (s->uid < 0 && top_json_int(o, "uid", &i))
+	if (s->uid < 0 && json_member_int(o, "uid", &i))
 		s->uid = i;
 	if (!s->state[0])
 		snprintf(s->state, sizeof(s->state), "registered");
@@ -395,7 +353,7 @@ static void on_session_start(struct top_session *s, struct json_object *o)
 static void on_lifecycle(struct top_session *s, const char *type, struct json_object *o,
 			 const char *when)
 {
-	const char *reason = top_json_str(o, "reason"), *comm = top_json_str(o, "comm");
+	const char *reason = json_member_str(o, "reason"), *comm = json_member_str(o, "comm");
 	char line[512];
 	int64_t i = 0;
 
@@ -407,7 +365,7 @@ static void on_lifecycle(struct top_session *s, const char *type, struct json_ob
 	} else if (streq(type, "session.resumed")) {
 		snprintf(s->state, sizeof(s->state), "running");
 		s->pause_reason[0] = '\0';
-		top_json_int(o, "paused_ms", &i);
+		json_member_int(o, "paused_ms", &i);
 		snprintf(line, sizeof(line), "%s  resumed  after %lld ms paused", when,
 			 (long long)i);
 	} else {
@@ -420,9 +378,9 @@ static void on_lifecycle(struct top_session *s, const char *type, struct json_ob
 
 static void handle_event(struct top *t, struct json_object *o)
 {
-	const char *type = top_json_str(o, "type"), *id = top_json_str(o, "session");
-	const char *decision = top_json_str(o, "decision"), *layer = top_json_str(o, "layer");
-	const char *err = top_json_str(o, "errno");
+	const char *type = json_member_str(o, "type"), *id = json_member_str(o, "session");
+	const char *decision = json_member_str(o, "decision"), *layer = json_member_str(o, "layer");
+	const char *err = json_member_str(o, "errno");
 	char when[16], what[640], line[768];
 	struct top_session *s;
 	bool deny = decision && streq(decision, "deny");
@@ -432,9 +390,9 @@ static void handle_event(struct top *t, struct json_object *o)
 		return;
 	t->events++;
 	if (streq(type, "loss")) {
-		const char *where = top_json_str(o, "where");
+		const char *where = json_member_str(o, "where");
 
-		top_json_int(o, "count", &i);
+		json_member_int(o, "count", &i);
 		if (!id || (where && streq(where, "subscriber queue full")))
 			t->view_lost += i > 0 ? i : 0;
 		if (!id)
@@ -462,17 +420,17 @@ static void handle_event(struct top *t, struct json_object *o)
 		return;
 	}
 	if (streq(type, "session.end")) {
-		const char *reason = top_json_str(o, "reason");
+		const char *reason = json_member_str(o, "reason");
 		int64_t records = 0, lost = 0;
 
-		top_json_int(o, "records", &records);
-		top_json_int(o, "lost", &lost);
+		json_member_int(o, "records", &records);
+		json_member_int(o, "lost", &lost);
 		s->ended = true;
 		s->lost = lost > 0 ? lost : 0;
 		snprintf(s->state, sizeof(s->state), "ended");
 		if (!s->gone_ns)
 			s->gone_ns = now_ns();
-		if (top_json_int(o, "exit_code", &i))
+		if (json_member_int(o, "exit_code", &i))
 			snprintf(what, sizeof(what), "exit code %lld", (long long)i);
 		else
 			snprintf(what, sizeof(what), "no exit code");
@@ -483,20 +441,20 @@ static void handle_event(struct top *t, struct json_object *o)
 	}
 	if (streq(type, "loss")) {
 		snprintf(line, sizeof(line), "%s  loss     %lld events (%s)", when, (long long)i,
-			 top_json_str(o, "where") ? top_json_str(o, "where") : "?");
+			 json_member_str(o, "where") ? json_member_str(o, "where") : "?");
 		tail_add(s, line, false);
 		return;
 	}
 	if (streq(type, "exec") && !err)
 		s->execs++;
 	else if (streq(type, "file"))
-		s->opens += top_json_int(o, "count", &i) && i > 1 ? (uint64_t)i : 1;
+		s->opens += json_member_int(o, "count", &i) && i > 1 ? (uint64_t)i : 1;
 	else if (streq(type, "connect"))
 		s->connects++;
 	else if (streq(type, "net.allow"))
 		add_dest(s, o);
 	event_what(type, o, what, sizeof(what));
-	top_json_int(o, "pid", &pid);
+	json_member_int(o, "pid", &pid);
 	if (deny) {
 		char last[768];
 
@@ -532,7 +490,7 @@ void top_handle_line(struct top *t, char *line, size_t len)
 
 static void on_list_entry(struct top *t, struct json_object *e)
 {
-	const char *id = top_json_str(e, "session"), *str;
+	const char *id = json_member_str(e, "session"), *str;
 	struct json_object *cmd;
 	struct top_session *s;
 	int64_t i;
@@ -546,28 +504,28 @@ static void on_list_entry(struct top *t, struct json_object *e)
 	if (!s->ended) {
 		s->gone_ns = 0;
 		/* A killed session runs until its client unregisters it: say killed. */
-		if ((str = top_json_str(e, "state")) && !s->killed)
+		if ((str = json_member_str(e, "state")) && !s->killed)
 			snprintf(s->state, sizeof(s->state), "%s", str);
-		if ((str = top_json_str(e, "pause_reason")))
+		if ((str = json_member_str(e, "pause_reason")))
 			snprintf(s->pause_reason, sizeof(s->pause_reason), "%s", str);
 		else
 			s->pause_reason[0] = '\0';
 	}
-	if ((str = top_json_str(e, "cgroup")) && (!s->cgroup || !streq(s->cgroup, str)))
+	if ((str = json_member_str(e, "cgroup")) && (!s->cgroup || !streq(s->cgroup, str)))
 		set_str(&s->cgroup, str);
-	if ((str = top_json_str(e, "level_enabled")) || (str = top_json_str(e, "level")))
+	if ((str = json_member_str(e, "level_enabled")) || (str = json_member_str(e, "level")))
 		snprintf(s->level, sizeof(s->level), "%s", str);
-	if ((str = top_json_str(e, "start_time")))
+	if ((str = json_member_str(e, "start_time")))
 		snprintf(s->start_time, sizeof(s->start_time), "%s", str);
-	if (top_json_int(e, "uid", &i))
+	if (json_member_int(e, "uid", &i))
 		s->uid = i;
-	if (top_json_int(e, "pid", &i))
+	if (json_member_int(e, "pid", &i))
 		s->client_pid = i;
-	if (top_json_int(e, "child", &i))
+	if (json_member_int(e, "child", &i))
 		s->child = i;
-	if (top_json_int(e, "records", &i) && i >= 0)
+	if (json_member_int(e, "records", &i) && i >= 0)
 		s->records = i;
-	if (top_json_int(e, "lost", &i) && i >= 0)
+	if (json_member_int(e, "lost", &i) && i >= 0)
 		s->lost = i;
 	if (!s->command && json_object_object_get_ex(e, "command", &cmd))
 		s->command = join_argv(cmd);
