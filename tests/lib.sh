@@ -3,7 +3,12 @@
 #   "ok - NAME", "FAIL - NAME: why", "skip - NAME: why".
 # A skip must say why, and the case must be covered elsewhere (the VM).
 
-BPFBOX=${BPFBOX:-bpfbox}
+# BPFBOX: the binary under test (tests/run.sh sets it); else bpfbox from
+# PATH, else the build tree's. BPFBOX_BUILD: the build tree (test programs).
+BPFBOX_BUILD=${BPFBOX_BUILD:-$(cd "$(dirname "$0")/../../build" 2>/dev/null && pwd)}
+if [ -z "${BPFBOX:-}" ]; then
+	BPFBOX=$(command -v bpfbox 2>/dev/null || echo "$BPFBOX_BUILD/bin/bpfbox")
+fi
 FAILS=0
 
 ok() { echo "ok - $*"; }
@@ -217,6 +222,47 @@ check_events() {
 	else
 		fail "$3: $(tail -c "${CHECK_TAIL:-400}" "$1")"
 	fi
+}
+
+# seqcheck FILE SIDS...: what a sink delivered to FILE against the reference
+# stream $A: every seq of each session is in FILE at least once, first
+# occurrences in order; every line is JSON. Prints "lines N bad N events N
+# missing N order N dups N" (dups: seqs delivered again, after a reconnect).
+seqcheck() {
+	"$PY" - "$A" "$@" <<'PY'
+import json, sys
+ref_file, got_file, sids = sys.argv[1], sys.argv[2], sys.argv[3:]
+ref = {}
+for l in open(ref_file):
+    e = json.loads(l)
+    if e.get("session") in sids and "seq" in e:
+        ref.setdefault(e["session"], []).append(e["seq"])
+got, bad, lines = {}, 0, 0
+for l in open(got_file, encoding="utf-8"):
+    lines += 1
+    try:
+        e = json.loads(l)
+    except ValueError:
+        bad += 1
+        continue
+    if e.get("session") in sids and "seq" in e:
+        got.setdefault(e["session"], []).append(e["seq"])
+missing = order = dups = 0
+for s in sids:
+    firsts, seen = [], set()
+    for q in got.get(s, []):
+        if q in seen:
+            dups += 1
+        else:
+            seen.add(q)
+            firsts.append(q)
+    missing += len(set(ref.get(s, [])) - seen)
+    order += firsts != sorted(firsts)
+    if not ref.get(s) or ref[s] != list(range(len(ref[s]))):
+        missing += 1  # the reference itself must be whole
+total = sum(len(v) for v in ref.values())
+print("lines %d bad %d events %d missing %d order %d dups %d" % (lines, bad, total, missing, order, dups))
+PY
 }
 
 # oneline FILE [BYTES]: FILE on one line ('|' for newlines), its first BYTES (600).

@@ -15,10 +15,6 @@
 # unprivileged user (uid 65534) through setpriv.
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-BPFBOX_BUILD=${BPFBOX_BUILD:-$(cd "$HERE/../../build" 2>/dev/null && pwd)}
-if [ -z "${BPFBOX:-}" ]; then
-	BPFBOX=$(command -v bpfbox 2>/dev/null || echo "$BPFBOX_BUILD/bin/bpfbox")
-fi
 . "$HERE/../lib.sh"
 BIN=$BPFBOX_BUILD/tests/bin
 PIDS=""

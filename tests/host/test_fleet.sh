@@ -57,41 +57,6 @@ work() {
 	SID_FILE="$WS/$1.sid" "$BPFBOX" run -q --env SID_FILE --daemon-socket "$SOCK" -w "$WS" -- \
 		sh -c "$WORK" >/dev/null 2>&1
 }
-# seqcheck FILE SIDS...: every seq of each session (per the reference A) is in
-# FILE at least once, first occurrences in order; every line is JSON.
-seqcheck() {
-	"$PY" - "$A" "$@" <<'PY'
-import json, sys
-ref_file, got_file, sids = sys.argv[1], sys.argv[2], sys.argv[3:]
-ref, got, bad, lines = {}, {}, 0, 0
-for l in open(ref_file):
-    e = json.loads(l)
-    if e.get("session") in sids and "seq" in e:
-        ref.setdefault(e["session"], []).append(e["seq"])
-for l in open(got_file, encoding="utf-8"):
-    lines += 1
-    try:
-        e = json.loads(l)
-    except ValueError:
-        bad += 1
-        continue
-    if e.get("session") in sids and "seq" in e:
-        got.setdefault(e["session"], []).append(e["seq"])
-missing = order = 0
-for s in sids:
-    firsts, seen = [], set()
-    for q in got.get(s, []):
-        if q not in seen:
-            seen.add(q)
-            firsts.append(q)
-    missing += len(set(ref.get(s, [])) - seen)
-    order += firsts != sorted(firsts)
-    if not ref.get(s) or ref[s] != list(range(len(ref[s]))):
-        missing += 1
-print("lines %d bad %d events %d missing %d order %d" % (lines, bad, sum(map(len, ref.values())), missing, order))
-PY
-}
-
 TLS="syslog+tls://127.0.0.1:$TPORT?ca=$C/ca.pem&cert=$C/client.pem&key=$C/client.key&spool=$TMPD/spool&confirm=200ms"
 TLSNAME="syslog\+tls://127.0.0.1:$TPORT" # as a regular expression
 

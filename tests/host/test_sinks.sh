@@ -88,44 +88,6 @@ wait_grep "\"session\":\"$SID\".*\"type\":\"session.end\"|\"type\":\"session.end
 	"$RS/tcp.out" 10 || true
 wait_grep "\"type\":\"session.end\",.*\"session\":\"$SID\"" "$RS/udp.out" 10 || true
 
-# seqcheck FILE SIDS...: every seq of each session (per the reference A) is
-# in FILE at least once, first occurrences in order; every line is JSON.
-seqcheck() {
-	"$PY" - "$A" "$@" <<'PY'
-import json, sys
-ref_file, got_file, sids = sys.argv[1], sys.argv[2], sys.argv[3:]
-ref = {}
-for l in open(ref_file):
-    e = json.loads(l)
-    if e.get("session") in sids and "seq" in e:
-        ref.setdefault(e["session"], []).append(e["seq"])
-got, bad, lines = {}, 0, 0
-for l in open(got_file, encoding="utf-8"):
-    lines += 1
-    try:
-        e = json.loads(l)
-    except ValueError:
-        bad += 1
-        continue
-    if e.get("session") in sids and "seq" in e:
-        got.setdefault(e["session"], []).append(e["seq"])
-missing = order = dups = 0
-for s in sids:
-    firsts, seen = [], set()
-    for q in got.get(s, []):
-        if q in seen:
-            dups += 1
-        else:
-            seen.add(q)
-            firsts.append(q)
-    missing += len(set(ref.get(s, [])) - seen)
-    order += firsts != sorted(firsts)
-    if not ref.get(s) or ref[s] != list(range(len(ref[s]))):
-        missing += 1  # the reference itself must be whole
-total = sum(len(v) for v in ref.values())
-print("lines %d bad %d events %d missing %d order %d dups %d" % (lines, bad, total, missing, order, dups))
-PY
-}
 P1="$(cat "$WS/p1a.sid") $(cat "$WS/p1b.sid") $(cat "$WS/p1c.sid")"
 seqcheck "$RS/tcp.out" $P1 >"$TMPD/p1.tcp"
 expect_grep "^lines [1-9][0-9]* bad 0 events [1-9][0-9]* missing 0 order 0" "$TMPD/p1.tcp" \

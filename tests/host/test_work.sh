@@ -7,10 +7,6 @@
 # Runs on the host and unmodified in the test VM (root, /opt/bpfbox).
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-BPFBOX_BUILD=${BPFBOX_BUILD:-$(cd "$HERE/../../build" 2>/dev/null && pwd)}
-if [ -z "${BPFBOX:-}" ]; then
-	BPFBOX=$(command -v bpfbox 2>/dev/null || echo "$BPFBOX_BUILD/bin/bpfbox")
-fi
 . "$HERE/../lib.sh"
 BIN=$BPFBOX_BUILD/tests/bin
 PIDS=""
