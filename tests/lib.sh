@@ -270,19 +270,20 @@ oneline() { tr '\n' '|' <"$1" 2>/dev/null | head -c "${2:-600}"; }
 
 # verdict NAME WANT [PROBLEM]: ok if $rc is WANT and PROBLEM is empty. A
 # test that runs where a promise does not hold defines not_promised (then a
-# miss is a skip saying so) and verdict_note (text appended to the ok line).
+# miss is a skip saying so, "not promised $(promise_why)") and verdict_note
+# (text appended to the ok line).
 not_promised() { false; }
 verdict_note() { :; }
 verdict() {
 	if [ "$rc" = "$2" ] && [ -z "${3:-}" ]; then
 		ok "$1$(verdict_note)"
 	elif not_promised; then
-		skip "$1: not promised here ($(promise_why)): exit $rc${3:+; $3}; stdout: $(oneline "$TMPD/out" 300)"
+		skip "$1: not promised $(promise_why): exit $rc${3:+; $3}; stdout: $(oneline "$TMPD/out" 300)"
 	else
 		fail "$1: exit $rc, want $2${3:+; $3}; stdout: $(oneline "$TMPD/out"); stderr: $(oneline "$TMPD/err" 400)"
 	fi
 }
-promise_why() { :; }
+promise_why() { echo here; }
 
 # finish: the status of the test file.
 finish() {

@@ -65,8 +65,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out "$WS/ca.crt" -days
 ip netns exec "$NS" "$PY" "$ROOT/tests/helpers/netsrv.py" $SRV 80,8080 443 7000 srv.pem srv.key \
 	"$TMPD/ready" allowed.test=$SRV other.test=$SRV a.wild.test=$SRV wild.test=$SRV \
 	loop.test=127.0.0.1 meta.test=169.254.169.254 >"$TMPD/srv.log" 2>&1 &
-i=0
-while [ ! -s "$TMPD/ready" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+wait_file "$TMPD/ready" 10
 if [ ! -s "$TMPD/ready" ]; then
 	fail "egress: the test servers did not start: $(head -c 300 "$TMPD/srv.log")"
 	finish
@@ -289,8 +288,7 @@ EOF
 	"$BPFBOX" run --daemon-socket "$SOCK" -w "$WS" --net-resolver $SRV --timeout 30 \
 		--net-allow allowed.test:443 -- sh approve.sh >"$TMPD/out" 2>"$TMPD/err" &
 	RUNPID=$!
-	i=0
-	while ! grep -q 'other refused' "$TMPD/out" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	wait_grep 'other refused' "$TMPD/out" 10
 	SID=$(cat "$WS/sid" 2>/dev/null)
 	"$BPFBOX" net "$SID" allow other.test:443 --socket "$SOCK" >"$TMPD/net.out" 2>&1 &&
 		ok "egress: bpfbox net adds a rule to a running session of the daemon" ||
@@ -313,8 +311,7 @@ EOF
 		'echo $BPFBOX_SESSION_ID > sid; i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done' \
 		>"$TMPD/nobody.out" 2>&1 &
 	RUNPID=$!
-	i=0
-	while [ ! -s "$WSN/sid" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	wait_file "$WSN/sid" 10
 	NSID=$(cat "$WSN/sid" 2>/dev/null)
 	expect_rc 0 "egress: the owner may add a net_deny rule to its running session" \
 		setpriv --reuid 65534 --regid 65534 --clear-groups "$BPFBOX" net "$NSID" deny other.test --socket "$SOCK"

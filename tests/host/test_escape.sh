@@ -70,7 +70,7 @@ attack() {
 # with what happened, instead of a FAIL; one that holds anyway stays ok.
 LAYER=landlock
 not_promised() { [ "$ABI" = 0 ] && [ "$LAYER" = landlock ]; }
-promise_why() { echo "level Minimal, no Landlock on this kernel"; }
+promise_why() { echo "at level Minimal (no Landlock on this kernel)"; }
 
 # lines FILE: the number of lines of FILE, 0 if it does not exist.
 lines() { if [ -e "$1" ]; then wc -l <"$1"; else echo 0; fi; }

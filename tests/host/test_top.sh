@@ -35,16 +35,8 @@ screen() {
 }
 
 # wait_screen ERE [SECONDS]: until the pane shows ERE (default 6 s).
-wait_screen() {
-	n=$((${2:-6} * 10))
-	while [ $n -gt 0 ]; do
-		screen
-		grep -Eq -- "$1" "$TMPD/screen" && return 0
-		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
-}
+wait_screen() { poll_until "${2:-6}" screen_has "$1"; }
+screen_has() { screen && grep -Eq -- "$1" "$TMPD/screen"; }
 
 # shown NAME ERE: a check on the pane.
 shown() {
@@ -86,8 +78,7 @@ if ! command -v tmux >/dev/null 2>&1; then
 fi
 if [ -z "$NOTMUX" ]; then
 	top_start nodaemon 160 40
-	n=50
-	while [ ! -s "$TMPD/nodaemon.rc" ] && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+	wait_file "$TMPD/nodaemon.rc" 5
 	[ "$(cat "$TMPD/nodaemon.rc" 2>/dev/null)" = 1 ] &&
 		grep -q "no daemon answers on $SOCK" "$TMPD/nodaemon.err" &&
 		ok "the full-screen view without a daemon: a message and exit 1, no blank screen" ||
@@ -127,11 +118,7 @@ s = socket.socket(); s.settimeout(1)
 try: s.connect((\"169.254.169.254\", 80))
 except OSError: pass'; sleep 0.3; done"
 PID_META=$!
-n=100
-while [ $n -gt 0 ] && ! { [ -s "$WS/top-cat.sid" ] && [ -s "$WS/top-deny.sid" ] && [ -s "$WS/top-meta.sid" ]; }; do
-	sleep 0.1
-	n=$((n - 1))
-done
+wait_file "$WS/top-cat.sid" && wait_file "$WS/top-deny.sid" && wait_file "$WS/top-meta.sid"
 CAT=$(cat "$WS/top-cat.sid" 2>/dev/null)
 DENY=$(cat "$WS/top-deny.sid" 2>/dev/null)
 META=$(cat "$WS/top-meta.sid" 2>/dev/null)
@@ -292,11 +279,8 @@ state_of() {
 		"$PY" -c "import json,sys; print(''.join(s['state'] for s in json.load(sys.stdin) if s['session'] == '$1'))"
 }
 # wait_state SID STATE: up to 5 s.
-wait_state() {
-	n=50
-	while [ $n -gt 0 ] && [ "$(state_of "$1")" != "$2" ]; do sleep 0.1; n=$((n - 1)); done
-	[ "$(state_of "$1")" = "$2" ]
-}
+wait_state() { poll_until 5 state_is "$1" "$2"; }
+state_is() { [ "$(state_of "$1")" = "$2" ]; }
 SHORT=$(echo "$CAT" | cut -c1-12)
 tm send-keys -t top p
 shown "p asks before pausing" "^Pause session $SHORT\? \[y/N\]"
@@ -352,15 +336,10 @@ sys.exit(1 if bad else 0)
 PY
 # layout_ok COLS ROWS NAME: up to 3 s for the screen to settle.
 layout_ok() {
-	n=30
-	while [ $n -gt 0 ]; do
-		screen
-		"$PY" "$TMPD/layout.py" "$TMPD/screen" "$1" "$2" "$CAT" "$DENY" "$META" >"$TMPD/layout.out" &&
-			break
-		sleep 0.1
-		n=$((n - 1))
-	done
-	[ $n -gt 0 ] && ok "$3" || fail "$3: $(cat "$TMPD/layout.out" "$TMPD/screen")"
+	poll_until 3 layout_is "$1" "$2" && ok "$3" || fail "$3: $(cat "$TMPD/layout.out" "$TMPD/screen")"
+}
+layout_is() {
+	screen && "$PY" "$TMPD/layout.py" "$TMPD/screen" "$1" "$2" "$CAT" "$DENY" "$META" >"$TMPD/layout.out"
 }
 tm resize-window -t top -x 100 -y 25
 layout_ok 100 25 "resized to 100x25: header, titles, the three rows, the status line and nothing else"
@@ -386,8 +365,7 @@ while not os.path.exists(sys.argv[3]):  # they live as long as this connection
 PY
 "$PY" "$TMPD/many.py" "$SOCK" 1000 "$TMPD/many.stop" >"$TMPD/many.out" 2>&1 &
 MANY=$!
-n=200
-while ! grep -q registered "$TMPD/many.out" && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+wait_grep registered "$TMPD/many.out" 20
 shown "1,003 sessions listed" "^sessions 1003/1003 "
 # The sort is DENIED ascending: End shows the sessions with denials, last.
 t0=$(date +%s%N)
@@ -441,9 +419,7 @@ shown "k asks before killing the selected session" "^Kill session $SHORT\? \[y/N
 tm send-keys -t top y
 if wait_screen "^kill $SHORT: (done|.*(unknown op|EOPNOTSUPP|not supported).*)"; then
 	if grep -q "^kill $SHORT: done" "$TMPD/screen"; then
-		n=300
-		while alive $PID_META && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
-		echo "# the killed session's bpfbox run exited after $(((300 - n) / 10)) s (informational)"
+		wait_gone 30 alive $PID_META
 		alive $PID_META && fail "k y: its bpfbox run still runs after 30 s: $(tail -3 "$DERR")" ||
 			ok "k y kills the session (its bpfbox run ends)"
 		shown "its row says so" "^$SHORT +(killed|ended) "
@@ -464,8 +440,7 @@ start_daemon "$TMPD/audit.jsonl" && shown "a daemon that comes back is reconnect
 	fail "the daemon did not restart: $(tail -3 "$DERR")"
 
 tm send-keys -t top q
-n=50
-while [ ! -s "$TMPD/top.rc" ] && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+wait_file "$TMPD/top.rc" 5
 [ "$(cat "$TMPD/top.rc" 2>/dev/null)" = 0 ] && ok "q quits with exit 0" ||
 	fail "q: exit '$(cat "$TMPD/top.rc" 2>/dev/null)', stderr: $(cat "$TMPD/top.err")"
 grep -Eq "AddressSanitizer|LeakSanitizer|runtime error" "$TMPD/top.err" &&
