@@ -73,6 +73,8 @@ static int parse_sort(const char *name, enum top_col *out)
 	return -EINVAL;
 }
 
+/* Long (98 lines): a case per option, then the checks and the one call to
+ * the view or the snapshot; nothing in it is more than parsing. */
 int cmd_top(int argc, char **argv)
 {
 	const char *socket = NULL, *filter = NULL;

@@ -286,7 +286,12 @@ static ssize_t peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms)
 	return recv(fd, buf, size, MSG_PEEK);
 }
 
-/* A transparent connection: the tool connected to the address it wanted. */
+/*
+ * A transparent connection: the tool connected to the address it wanted.
+ * Long (106 lines) because it is one sequence told in order: the original
+ * destination, the first bytes (SNI or Host), the verdict and its record,
+ * the upstream connect, the splice; each step ends the connection on error.
+ */
 static void serve_transparent(struct conn *c)
 {
 	struct egress *e = c->e;
@@ -425,7 +430,11 @@ static ssize_t read_head(struct egress *e, int fd, char *buf, size_t size)
 	return -1;
 }
 
-/* The tool used HTTP_PROXY: CONNECT host:port, or METHOD http://host[:port]/... */
+/*
+ * The tool used HTTP_PROXY: CONNECT host:port, or METHOD http://host[:port]/...
+ * Long (94 lines) for the same reason as serve_transparent: one sequence in
+ * order (the request head, the name, the verdict, resolve, connect, splice).
+ */
 static void serve_explicit(struct conn *c)
 {
 	struct egress *e = c->e;

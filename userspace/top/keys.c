@@ -215,6 +215,10 @@ static void sort_by(struct ui *u, int delta)
 	rebuild(u);
 }
 
+/*
+ * The keys of the list and the events view (docs/top.md), one case each:
+ * long (88 lines) but flat, and read as the table of the keys it is.
+ */
 static void normal_key(struct ui *u, int kind, wint_t wc)
 {
 	if (kind == KEY_CODE_YES) {

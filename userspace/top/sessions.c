@@ -376,6 +376,11 @@ static void on_lifecycle(struct top_session *s, const char *type, struct json_ob
 	tail_add(s, line, false);
 }
 
+/*
+ * One event line into its session's counters and tail: a case per event
+ * type, each a few lines; long (90 lines) because the types are many, and
+ * kept whole so that one place says what top makes of each type.
+ */
 static void handle_event(struct top *t, struct json_object *o)
 {
 	const char *type = json_member_str(o, "type"), *id = json_member_str(o, "session");
