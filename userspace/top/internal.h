@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What sessions.c, conn.c and print.c of `bpfbox top` share. */
+/* What sessions.c, events.c, conn.c and print.c of `bpfbox top` share. */
 #ifndef BPFBOX_TOP_INTERNAL_H
 #define BPFBOX_TOP_INTERNAL_H
 
@@ -15,7 +15,13 @@ struct json_object;
 #include "../lib/json.h"
 #include "../lib/util.h"
 
-/* One event line of the subscription (a JSON object). */
+/* sessions.c: the table of sessions, for events.c. */
+struct top_session *top_session_add(struct top *t, const char *id); /* found or added */
+char *top_join_argv(struct json_object *arr); /* an array of strings as one line */
+void top_set_str(char **dst, const char *src);	/* replaces *dst with a copy */
+void top_tail_add(struct top_session *s, const char *text, bool deny); /* a line of its tail */
+
+/* events.c: one event line of the subscription (a JSON object). */
 void top_handle_line(struct top *t, char *line, size_t len);
 /* A `list` reply's sessions: the sample (cgroups, rates, view). */
 void top_apply_list(struct top *t, struct json_object *list);
