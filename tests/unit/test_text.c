@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include <json-c/json.h>
@@ -70,6 +71,35 @@ static void cut_and_in_place(void **state)
 	assert_int_equal(term_clean(buf, 0, "x"), 0);
 }
 
+/* Any bytes in: what comes out is UTF-8 without a control character. */
+static void any_bytes(void **state)
+{
+	unsigned int seed = 16;
+
+	(void)state;
+	for (int round = 0; round < 20000; round++) {
+		char in[24], out[17];
+		size_t n = (size_t)(rand_r(&seed) % (sizeof(in) - 1)), len;
+
+		for (size_t i = 0; i < n; i++)
+			in[i] = (char)(1 + rand_r(&seed) % 255);
+		in[n] = '\0';
+		len = term_clean(out, sizeof(out), in);
+		assert_true(len < sizeof(out));
+		assert_int_equal(strlen(out), len);
+		for (size_t i = 0; i < len;) {
+			const unsigned char *p = (const unsigned char *)out + i;
+			size_t k = *p < 0x80 ? 1 : *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : 2;
+
+			assert_true(*p >= 0x20 && *p != 0x7f && !(*p >= 0x80 && *p < 0xc2));
+			assert_false(p[0] == 0xc2 && p[1] <= 0x9f);
+			for (size_t j = 1; j < k; j++)
+				assert_int_equal(p[j] & 0xc0, 0x80);
+			i += k;
+		}
+	}
+}
+
 static void members(void **state)
 {
 	struct json_object *o = json_tokener_parse(
@@ -97,9 +127,8 @@ static void members(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(controls),
-		cmocka_unit_test(utf8),
-		cmocka_unit_test(cut_and_in_place),
+		cmocka_unit_test(controls),	    cmocka_unit_test(utf8),
+		cmocka_unit_test(cut_and_in_place), cmocka_unit_test(any_bytes),
 		cmocka_unit_test(members),
 	};
 
