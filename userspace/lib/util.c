@@ -277,29 +277,6 @@ int rm_tree(const char *path)
 	return r;
 }
 
-/* The length of the well-formed UTF-8 character at s (1..4), 0 if none. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* Overlong forms, surrogates and code points past U+10FFFF. */
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
-		return 0;
-	return n;
-}
-
 size_t term_clean(char *dst, size_t size, const char *src)
 {
 	const unsigned char *p = (const unsigned char *)src;
@@ -314,7 +291,7 @@ size_t term_clean(char *dst, size_t size, const char *src)
 		if (*p < 0x80) {
 			keep = *p >= 0x20 && *p != 0x7f;
 		} else {
-			size_t n = utf8_len(p);
+			size_t n = utf8_char_len(p, strnlen((const char *)p, 4));
 
 			/* A C1 control written as UTF-8 is one '?', like a raw one. */
 			keep = n && !(n == 2 && p[0] == 0xc2 && p[1] <= 0x9f);
