@@ -110,7 +110,6 @@ static inline size_t utf8_char_len(const unsigned char *s, size_t n)
 	return len;
 }
 
-
 /*
  * Copies src into dst (size bytes with the NUL) so that a terminal shows
  * it as text: C0 controls, DEL, C1 controls (U+0080..U+009F, as UTF-8 or as
