@@ -83,6 +83,18 @@ need_root_cgroup2() {
 	[ -x "$PY" ] || PY=$(command -v python3)
 }
 
+# need_prog NAME DEFAULT WHAT: PROG, the path of program NAME (from PATH,
+# else DEFAULT); without it the whole file fails with WHAT, which says how to
+# get it (make deps installs what the tests use: a missing one is no skip).
+need_prog() {
+	PROG=$(command -v "$1" || echo "$2")
+	if [ ! -x "$PROG" ]; then
+		fail "$3"
+		finish
+		exit 1
+	fi
+}
+
 # daemon_scratch NAME: the names a test that runs its own daemon uses, all
 # private to this run: SOCKDIR (not made: the daemon makes it), SOCK, PIN (bpffs), PARENT (cgroup), DERR (its
 # stderr, emptied), WS (a workspace); DPID and RPID (a daemon, an rsyslog)

@@ -7,12 +7,9 @@
 . "$(dirname "$0")/../lib.sh"
 
 need_root_cgroup2 metrics "the daemon, which loads BPF programs,"
-PROM=$(command -v prometheus || echo /usr/bin/prometheus)
-if [ ! -x "$PROM" ]; then
-	fail "metrics: prometheus is not installed; run 'make deps' (tools/deps.sh installs it)"
-	finish
-	exit 1
-fi
+need_prog prometheus /usr/bin/prometheus \
+	"metrics: prometheus is not installed; run 'make deps' (tools/deps.sh installs it)"
+PROM=$PROG
 
 daemon_scratch metrics
 mkdir -p "$SOCKDIR" "$TMPD/prom"

@@ -5,12 +5,9 @@
 . "$(dirname "$0")/../lib.sh"
 
 need_root_cgroup2 sinks "the daemon, which loads BPF programs,"
-RSYSLOGD=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
-if [ ! -x "$RSYSLOGD" ]; then
-	fail "sinks: rsyslogd is not installed; run 'make deps' (tools/deps.sh installs rsyslog)"
-	finish
-	exit 1
-fi
+need_prog rsyslogd /usr/sbin/rsyslogd \
+	"sinks: rsyslogd is not installed; run 'make deps' (tools/deps.sh installs rsyslog)"
+RSYSLOGD=$PROG
 
 daemon_scratch sinks
 RS="$TMPD/rsyslog"
