@@ -150,16 +150,49 @@ void status_lifecycle(const struct session *s, const struct session_event *ev)
 	finish(s, &w);
 }
 
+void status_ask(const struct session *s, uint64_t id, pid_t pid, const char *rule,
+		const char *filename, const char *argv, size_t argv_len, uint64_t timeout_ms)
+{
+	struct jsonw w = { 0 };
+
+	if (s->status_fd < 0)
+		return;
+	begin(&w, s, "ask");
+	jsonw_u64(&w, "id", id);
+	jsonw_u64(&w, "pid", pid);
+	jsonw_str(&w, "rule", rule);
+	jsonw_str(&w, "filename", filename);
+	jsonw_array_begin(&w, "argv");
+	for (size_t i = 0; i < argv_len;) {
+		size_t n = strnlen(argv + i, argv_len - i);
+
+		jsonw_array_strn(&w, argv + i, n);
+		i += n + 1;
+	}
+	jsonw_array_end(&w);
+	jsonw_u64(&w, "deny_after_ms", timeout_ms);
+	finish(s, &w);
+}
+
+void status_answered(const struct session *s, uint64_t id, const char *answer)
+{
+	struct jsonw w = { 0 };
+
+	if (s->status_fd < 0)
+		return;
+	begin(&w, s, "answered");
+	jsonw_u64(&w, "id", id);
+	jsonw_str(&w, "answer", answer);
+	finish(s, &w);
+}
+
 void status_ended(const struct session *s)
 {
 	const struct session_result *r = &s->result;
 	struct jsonw w = { 0 };
-	unsigned int denied = 0;
 
 	if (s->status_fd < 0)
 		return;
-	for (size_t i = 0; i < s->n_denials; i++)
-		denied += s->denials[i].count;
 	begin(&w, s, "ended");
 	jsonw_i64(&w, "exit_code", r->exit_code);
 	jsonw_str(&w, "cause", session_cause_name(r->cause));
@@ -168,36 +201,12 @@ void status_ended(const struct session *s)
 	jsonw_u64(&w, "paused_ms", r->paused_ms);
 	jsonw_u64(&w, "output_bytes", r->output_bytes);
 	jsonw_u64(&w, "output_dropped", r->output_dropped);
-	jsonw_u64(&w, "denied", denied + s->denials_other);
+	jsonw_u64(&w, "denied", denials_total(&s->denials));
 	finish(s, &w);
 }
 
-void session_denial_add(struct session *s, const char *layer, const char *op, const char *what,
-			int err)
-{
-	struct session_denial *d;
-
-	for (size_t i = 0; i < s->n_denials; i++) {
-		d = &s->denials[i];
-		if (streq(d->layer, layer) && streq(d->op, op) && streq(d->what, what)) {
-			d->count++;
-			return;
-		}
-	}
-	if (s->n_denials == SESSION_MAX_DENIALS) {
-		s->denials_other++;
-		return;
-	}
-	d = &s->denials[s->n_denials++];
-	snprintf(d->layer, sizeof(d->layer), "%s", layer);
-	snprintf(d->op, sizeof(d->op), "%s", op);
-	snprintf(d->what, sizeof(d->what), "%s", what);
-	d->err = err;
-	d->count = 1;
-}
-
 /* What to do about one denial, in words a model can act on. */
-static void hint_of(const struct session_denial *d, char *buf, size_t size)
+static void hint_of(const struct denial *d, char *buf, size_t size)
 {
 	char dir[sizeof(d->what)];
 	char *slash;
@@ -220,6 +229,10 @@ static void hint_of(const struct session_denial *d, char *buf, size_t size)
 	else if (streq(d->layer, "mount"))
 		snprintf(buf, size, "write outside the writable paths: %s (the host is read-only "
 				    "in the session); grant it with --rw %s", d->what, dir);
+	else if (streq(d->layer, "command_rule"))
+		snprintf(buf, size, "%s was stopped by a command rule of the policy (docs/config.md, "
+				    "the audit record names it); do it another way or ask the operator",
+			 d->what);
 	else if (streq(d->layer, "bpf_lsm"))
 		snprintf(buf, size, "%s matches a credential or exec rule of the policy; it stays "
 				    "denied", d->what);
@@ -238,8 +251,8 @@ void session_denials_report(const struct session *s)
 {
 	char hint[640];
 
-	for (size_t i = 0; i < s->n_denials; i++) {
-		const struct session_denial *d = &s->denials[i];
+	for (size_t i = 0; i < s->denials.n; i++) {
+		const struct denial *d = &s->denials.v[i];
 		struct jsonw w = { 0 };
 
 		hint_of(d, hint, sizeof(hint));
@@ -256,32 +269,39 @@ void session_denials_report(const struct session *s)
 		jsonw_str(&w, "hint", hint);
 		finish(s, &w);
 	}
-	if (s->denials_other)
-		log_notice("denied %llu more times, of other kinds", (unsigned long long)s->denials_other);
+	if (s->denials.other)
+		log_notice("denied %llu more times, of other kinds",
+			   (unsigned long long)s->denials.other);
+}
+
+size_t session_lsm_only_rules(const struct session *s, char *buf, size_t size)
+{
+	const struct bpfbox_policy *p = s->policy;
+	size_t n;
+
+	if (p->mode == MODE_FULL_ACCESS || !size)
+		return 0;
+	/* Landlock carves out the top-level entries only (landlock_credential_paths). */
+	n = snprintf(buf, size, "credential patterns below the top of granted trees "
+		     "(**/.env, **/*.pem, ... in subdirectories: no BPF LSM)");
+	if (!p->exec_deny.n || n >= size)
+		return n < size ? n : size - 1;
+	n += snprintf(buf + n, size - n, "; --exec-deny");
+	for (size_t i = 0; i < p->exec_deny.n && n < size; i++)
+		n += snprintf(buf + n, size - n, " %s", p->exec_deny.v[i]);
+	if (n < size)
+		n += snprintf(buf + n, size - n, " (no BPF LSM)");
+	return n < size ? n : size - 1;
 }
 
 void session_note_bpf_lsm(struct session *s, bool lsm)
 {
-	const struct bpfbox_policy *p = s->policy;
-	char what[512];
-	size_t len, n = 0;
+	char what[768];
+	size_t len;
 
-	if (lsm || p->mode == MODE_FULL_ACCESS)
+	if (lsm || !session_lsm_only_rules(s, what, sizeof(what)))
 		return;
-	/* Landlock carves out the top-level entries only (landlock_credential_paths). */
-	snprintf(what, sizeof(what), "credential patterns below the top of granted trees "
-		 "(**/.env, **/*.pem, ... in subdirectories: no BPF LSM)");
 	len = strlen(s->layers.not_enforced);
 	snprintf(s->layers.not_enforced + len, sizeof(s->layers.not_enforced) - len, "%s%s",
 		 len ? "; " : "", what);
-	if (!p->exec_deny.n)
-		return;
-	n = snprintf(what, sizeof(what), "--exec-deny");
-	for (size_t i = 0; i < p->exec_deny.n && n < sizeof(what); i++)
-		n += snprintf(what + n, sizeof(what) - n, " %s", p->exec_deny.v[i]);
-	if (n < sizeof(what))
-		snprintf(what + n, sizeof(what) - n, " (no BPF LSM)");
-	len = strlen(s->layers.not_enforced);
-	snprintf(s->layers.not_enforced + len, sizeof(s->layers.not_enforced) - len, "; %s",
-		 what);
 }
