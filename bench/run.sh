@@ -1569,9 +1569,14 @@ render_limits() {
 		sz = ($3 >= 1000 ? "4 KiB" : "64 KiB")
 		printf "| %s | %s | %d | %.3f | %.1f |\n", ws, ($3 == 0 ? "0 (idle)" : $3 " (" sz ")"), $4, $5 / $6 * 100, $7 / 1e6
 	}' "$LIM"
-	local du
+	local du b0 b1
 	du=$(awk '$1 == "du" { print $2 / 1e6 }' "$LIM" | median)
 	[ -n "$du" ] && printf '\n`du -s WS_BIG` (%s files, warm cache, 5 runs): median %.1f ms.\n' "$N_FILES" "$du"
+	b0=$(awk '$1 == "bomb" { print $2 }' "$LIM" | median)
+	b1=$(awk '$1 == "bomb" { print $3 }' "$LIM" | median)
+	[ -n "$b0" ] && [ -n "$b1" ] &&
+		printf '\nThe host during a fork bomb held at `--pids 16` (%d runs): 5 execs of /bin/true took %s ms (median) before it and %s ms during it.\n' \
+			"$(lim_n bomb)" "$b0" "$b1"
 }
 interpret_limits() {
 	[ -s "$OUT/limits.why" ] && return 0

@@ -342,3 +342,37 @@ int rm_tree(const char *path)
 		r = -errno;
 	return r;
 }
+
+size_t term_clean(char *dst, size_t size, const char *src)
+{
+	const unsigned char *p = (const unsigned char *)src;
+	size_t o = 0;
+
+	if (!size)
+		return 0;
+	while (*p) {
+		size_t adv = 1, w;
+		bool keep;
+
+		if (*p < 0x80) {
+			keep = *p >= 0x20 && *p != 0x7f;
+		} else {
+			size_t n = utf8_char_len(p, strnlen((const char *)p, 4));
+
+			/* A C1 control written as UTF-8 is one '?', like a raw one. */
+			keep = n && !(n == 2 && p[0] == 0xc2 && p[1] <= 0x9f);
+			adv = n ? n : 1;
+		}
+		w = keep ? adv : 1; /* never more than read: dst may be src */
+		if (o + w >= size)
+			break;
+		if (keep)
+			memmove(dst + o, p, adv);
+		else
+			dst[o] = '?';
+		o += w;
+		p += adv;
+	}
+	dst[o] = '\0';
+	return o;
+}

@@ -102,7 +102,7 @@ const char *feat_state_name(enum feat_state s);
 const char *level_name(enum bpfbox_level level);
 /* Case-insensitive; -EINVAL for an unknown name. */
 int level_parse(const char *name, enum bpfbox_level *out);
-/* The level a set of enforcing features reaches (BRIEF.md's table). */
+/* The level a set of enforcing features reaches (docs/status.md, Levels). */
 enum bpfbox_level level_from(bool bpf_lsm, bool landlock, bool seccomp,
 			     bool cgroup_v2);
 
