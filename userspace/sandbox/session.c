@@ -85,6 +85,8 @@ struct child_plan {
 	const struct sock_fprog *filter; /* NULL: no seccomp */
 	const struct sock_fprog *filter_notified; /* with notify_sock: the filter beside it */
 	int notify_sock;  /* network deny through a listener sent here; -1: none */
+	bool notify_net;  /* the listener takes socket() */
+	bool notify_files; /* ... and the file changes, for the summary (fileops.c) */
 	int in_fd;	  /* the pty for stdin; -1: inherit */
 	bool ctty;	  /* out_fd is a pty to make the controlling terminal */
 	bool switch_user;
@@ -380,7 +382,7 @@ static void child_exec(const struct child_plan *c, pid_t parent)
 	if (c->ruleset_fd >= 0 && landlock_restrict_self(c->ruleset_fd, c->landlock_flags) < 0)
 		child_fail(c, STEP_LANDLOCK);
 	if (c->filter && c->notify_sock >= 0) {
-		int fd = seccomp_install_notify();
+		int fd = seccomp_install_notify(c->notify_net, c->notify_files);
 
 		/* No listener: the compiled network deny holds, without a record. */
 		if (fd >= 0) {
@@ -612,7 +614,14 @@ int session_run(struct session *s, char *const argv[])
 	 * Network deny with a record: socket() goes to our listener, which
 	 * refuses it and counts it for the summary (docs/SECURITY.md).
 	 */
-	if (notify && socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, ntf) == 0) {
+	/*
+	 * Refused file changes with a record where no BPF program reports
+	 * them: the listener sees each and counts those bound to fail.
+	 */
+	c.notify_files = s->layers.seccomp && p->mode != MODE_FULL_ACCESS && s->hooks.poll_fd < 0;
+	c.notify_net = notify;
+	if ((notify || c.notify_files) &&
+	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, ntf) == 0) {
 		c.notify_sock = ntf[1];
 		c.filter_notified = seccomp_program(false);
 	}
