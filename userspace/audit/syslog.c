@@ -16,7 +16,9 @@
  * (SIOCOUTQ) and confirm= passed without the connection failing; when the
  * connection fails, every frame not yet delivered is sent again after the
  * reconnect. So delivery is at least once, in order; (session, seq) lets a
- * receiver drop the duplicates.
+ * receiver drop the duplicates. RELP (relp:// and relp+tls://, relp.c)
+ * replaces the TCP acknowledgement and confirm= with the collector's own
+ * answer to each frame.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,6 +38,7 @@
 #include <linux/sockios.h>
 #include <gnutls/gnutls.h>
 
+#include "relp.h"
 #include "sink_internal.h"
 #include "spool.h"
 #include "syslog.h"
@@ -51,6 +54,7 @@
 #define CLOSE_WAIT_MS	  1000
 #define IOV_BATCH	  64
 #define INFLIGHT_MIN	  (8U << 20) /* bytes sent and awaiting confirmation, at least */
+#define RELP_RSP_TIMEOUT_NS (30ULL * 1000000000ULL) /* no RELP answer this long: reconnect */
 
 enum ns_state {
 	NS_DOWN,
@@ -89,6 +93,17 @@ struct netsink {
 	gnutls_certificate_credentials_t cred;
 	gnutls_session_t ses;	/* NULL without a connection */
 	uint64_t wire_bytes;	/* TLS bytes written on this connection (for SIOCOUTQ) */
+	/*
+	 * relp:// and relp+tls:// (relp.c): frames are bare messages; each is
+	 * sent as a RELP frame built in frame (its txnr kept in stream_end)
+	 * and delivered when the collector's answer names its txnr.
+	 */
+	bool relp;
+	struct relp rp;
+	char *frame;
+	size_t frame_cap, frame_len, frame_off;
+	struct rec *frame_rec; /* the record frame carries; NULL: the open */
+	int relp_bad;	       /* an answer that is not 200 for the oldest frame: its code */
 };
 
 /* --- message format ----------------------------------------------------- */
@@ -183,6 +198,8 @@ static void ns_down(struct netsink *ns, int err, const char *what)
 	ns->unsent_off = 0;
 	ns->stream_bytes = 0;
 	ns->wire_bytes = 0;
+	ns->frame_len = ns->frame_off = 0;
+	ns->frame_rec = NULL;
 	ns->backoff_ns = ns->backoff_ns ? ns->backoff_ns * 2 : BACKOFF_MIN_NS;
 	if (ns->backoff_ns > BACKOFF_MAX_NS)
 		ns->backoff_ns = BACKOFF_MAX_NS;
@@ -224,6 +241,14 @@ static void ns_up(struct netsink *ns)
 	}
 	ns->state = NS_UP;
 	ns->stream_bytes = 0;
+	if (ns->relp) {
+		/* Nothing but the open until the collector answers it. */
+		relp_reset(&ns->rp);
+		ns->frame_rec = NULL;
+		ns->frame_off = 0;
+		ns->frame_len = ns->frame_cap ? relp_open_frame(&ns->rp, ns->frame, ns->frame_cap)
+					      : 0;
+	}
 	if (ns->tcp)
 		ns_recovered(ns);
 	sink_watch(ns->sk, ns->fd, EPOLLIN | (ns->tcp ? EPOLLRDHUP : 0), false);
@@ -534,6 +559,14 @@ static void ns_confirm(struct netsink *ns, uint64_t now)
 
 	if (ns->state != NS_UP)
 		return;
+	/* RELP: the collector's answers confirm (relp_answer); a silent one is left. */
+	if (ns->relp) {
+		struct rec *r = ns->inflight.head;
+
+		if (r && r->sent_ns && now >= r->sent_ns + RELP_RSP_TIMEOUT_NS)
+			ns_down(ns, ETIMEDOUT, "the collector did not answer a RELP frame");
+		return;
+	}
 	if (ns->tcp && ioctl(ns->fd, SIOCOUTQ, &outq) == 0 && outq > 0)
 		acked = (uint64_t)outq <= acked ? acked - outq : 0;
 	while (ns->inflight.head && ns->inflight.head != ns->unsent) {
@@ -574,10 +607,130 @@ static void advance(struct netsink *ns, size_t n, uint64_t now)
 	}
 }
 
+/* The next record as one RELP frame in ns->frame; false when none is ready. */
+static bool relp_next_frame(struct netsink *ns)
+{
+	struct rec *r;
+	uint32_t txnr;
+	size_t need, h;
+
+	if (!ns->rp.opened)
+		return false;
+	if (!ns->unsent)
+		ns_pull(ns);
+	r = ns->unsent;
+	if (!r)
+		return false;
+	need = RELP_HEAD_MAX + r->len + 1;
+	if (need > ns->frame_cap) {
+		char *f = realloc(ns->frame, need);
+
+		if (!f)
+			return false;
+		ns->frame = f;
+		ns->frame_cap = need;
+	}
+	h = relp_syslog_head(&ns->rp, r->len, ns->frame, ns->frame_cap, &txnr);
+	memcpy(ns->frame + h, r->data, r->len);
+	ns->frame[h + r->len] = '\n';
+	ns->frame_len = h + r->len + 1;
+	ns->frame_off = 0;
+	ns->frame_rec = r;
+	r->stream_end = txnr;
+	return true;
+}
+
+/* RELP: whole frames, one record each, until the socket is full or nothing is left. */
+static void relp_send(struct netsink *ns, uint64_t now)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (ns->frame_off == ns->frame_len && !relp_next_frame(ns))
+			break;
+		if (ns->tls) {
+			n = gnutls_record_send(ns->ses, ns->frame + ns->frame_off,
+					       ns->frame_len - ns->frame_off);
+			if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED) {
+				ns_watch_out(ns, true);
+				return;
+			}
+			if (n < 0) {
+				char msg[256];
+
+				snprintf(msg, sizeof(msg), "sending failed: %s", gnutls_strerror(n));
+				ns_down(ns, EPROTO, msg);
+				return;
+			}
+		} else {
+			n = send(ns->fd, ns->frame + ns->frame_off, ns->frame_len - ns->frame_off,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+				ns_watch_out(ns, true);
+				return;
+			}
+			if (n < 0) {
+				ns_down(ns, errno, "sending failed");
+				return;
+			}
+		}
+		ns->frame_off += n;
+		if (ns->frame_off == ns->frame_len && ns->frame_rec) {
+			ns->frame_rec->sent_ns = now;
+			ns->unsent = ns->frame_rec->next;
+			ns->frame_rec = NULL;
+		}
+	}
+	ns_watch_out(ns, false);
+}
+
+/* The collector's answer to txnr: the oldest frame in flight is delivered. */
+static void relp_answer(void *ctx, uint32_t txnr, int code)
+{
+	struct netsink *ns = ctx;
+	struct rec *r = ns->inflight.head;
+
+	if (ns->relp_bad)
+		return;
+	if (!r || !r->sent_ns || r->stream_end != txnr || code != 200) {
+		ns->relp_bad = code ? code : -1;
+		return;
+	}
+	free(recq_pop(&ns->inflight));
+}
+
+/* Bytes from a RELP collector; false when the connection went down. */
+static bool relp_received(struct netsink *ns, const char *buf, size_t n)
+{
+	char msg[128];
+	int r;
+
+	ns->relp_bad = 0;
+	r = relp_input(&ns->rp, buf, n, relp_answer, ns);
+	if (r == 1) {
+		ns_down(ns, ECONNRESET, "the collector closed the RELP session");
+		return false;
+	}
+	if (r < 0 || ns->relp_bad) {
+		snprintf(msg, sizeof(msg), ns->relp_bad > 0 ? "the collector refused a frame (RELP %d)"
+							    : "the collector's RELP answer does not match",
+			 ns->relp_bad);
+		ns_down(ns, EPROTO, r < 0 ? "the collector does not speak RELP" : msg);
+		return false;
+	}
+	return true;
+}
+
 static void ns_send(struct netsink *ns)
 {
 	uint64_t now = now_ns();
 
+	if (ns->relp) {
+		relp_send(ns, now);
+		return;
+	}
 	for (;;) {
 		ssize_t n;
 
@@ -700,6 +853,15 @@ int netsink_open(struct sink *sk, char *err, size_t size)
 	ns->fd = -1;
 	ns->tls = c->kind == SINK_SYSLOG_TLS;
 	ns->tcp = c->kind == SINK_SYSLOG_TCP || ns->tls;
+	ns->relp = c->relp;
+	if (ns->relp) {
+		ns->frame_cap = 4096;
+		ns->frame = malloc(ns->frame_cap);
+		if (!ns->frame) {
+			snprintf(err, size, "out of memory");
+			return -ENOMEM;
+		}
+	}
 	ns->pid = getpid();
 	snprintf(ns->hostname, sizeof(ns->hostname), "%s",
 		 c->hostname[0] ? c->hostname : sk->set->hostname);
@@ -747,7 +909,7 @@ void netsink_push(struct sink *sk, const char *type, const char *line, size_t li
 		return;
 	}
 	total = hlen + len;
-	if (ns->tcp)
+	if (ns->tcp && !ns->relp)
 		plen = snprintf(prefix, sizeof(prefix), "%zu ", total);
 	else if (total > SYSLOG_UDP_MAX) {
 		sink_lost(sk, 1, "sink message too large for UDP");
@@ -811,7 +973,7 @@ void netsink_event(struct sink *sk, uint32_t events)
 		}
 	}
 	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)) {
-		/* A collector says nothing; what it sends is read and dropped. */
+		/* A syslog collector says nothing (what it sends is dropped); RELP answers. */
 		char buf[512];
 
 		for (;;) {
@@ -831,6 +993,8 @@ void netsink_event(struct sink *sk, uint32_t events)
 				return;
 			}
 
+			if (n > 0 && ns->relp && !relp_received(ns, buf, n))
+				return;
 			if (n > 0)
 				continue;
 			if (n < 0 && errno == EINTR)
@@ -889,6 +1053,8 @@ uint64_t netsink_deadline(const struct sink *sk)
 	case NS_UP:
 		if (!head || head == ns->unsent || !head->sent_ns)
 			return 0;
+		if (ns->relp)
+			return head->sent_ns + RELP_RSP_TIMEOUT_NS;
 		d = head->sent_ns + sk->cfg.confirm_ns;
 		/* Due but not yet acknowledged: look again shortly. */
 		return d > now ? d : now + ACK_POLL_NS;
@@ -903,7 +1069,19 @@ static void ns_drain(struct netsink *ns)
 
 	/* Only inflight: memory and spool wait for the next start anyway. */
 	ns->draining = true;
-	while (ns->state == NS_UP && now_ns() < deadline) {
+	/* RELP: delivered is what the collector answered. */
+	while (ns->relp && ns->state == NS_UP && ns->inflight.head && now_ns() < deadline) {
+		struct pollfd p = { .fd = ns->fd, .events = POLLIN };
+
+		ns_send(ns);
+		if (ns->state != NS_UP)
+			break;
+		if (ns->frame_off != ns->frame_len)
+			p.events |= POLLOUT;
+		if (poll(&p, 1, 20) > 0)
+			netsink_event(ns->sk, p.revents & POLLIN ? EPOLLIN : 0);
+	}
+	while (!ns->relp && ns->state == NS_UP && now_ns() < deadline) {
 		struct pollfd p = { .fd = ns->fd, .events = POLLOUT };
 		int outq = 0;
 
@@ -978,6 +1156,7 @@ void netsink_close(struct sink *sk)
 		freeaddrinfo(ns->gai.ar_result);
 	if (ns->cred)
 		gnutls_certificate_free_credentials(ns->cred);
+	free(ns->frame);
 	free(ns);
 	sk->net = NULL;
 }
