@@ -6,6 +6,7 @@
  * denial, attributed to the layer that can produce that error there.
  */
 #include "common.bpf.h"
+#include "path.bpf.h"
 
 #define AF_UNIX	 1
 #define AF_INET	 2
@@ -49,7 +50,7 @@ struct pending {
 	__u32 flags; /* open flags, or sockaddr length */
 	__u32 kind;  /* BPFBOX_EV_FILE, BPFBOX_EV_CONNECT or BPFBOX_EV_EXEC */
 	__u32 op;    /* BPFBOX_EV_FILE: enum bpfbox_file_op */
-	__u32 pad;
+	__s32 dirfd; /* what a relative name is relative to (path.bpf.h) */
 };
 
 struct {
@@ -190,9 +191,9 @@ int handle_exit(void *ctx)
 	return 0;
 }
 
-static __always_inline int remember_op(__u64 ptr, __u32 flags, __u32 kind, __u32 op)
+static __always_inline int remember_at(__s32 dirfd, __u64 ptr, __u32 flags, __u32 kind, __u32 op)
 {
-	struct pending p = { .ptr = ptr, .flags = flags, .kind = kind, .op = op };
+	struct pending p = { .ptr = ptr, .flags = flags, .kind = kind, .op = op, .dirfd = dirfd };
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
 	struct bpfbox_session *s = current_session();
@@ -206,13 +207,15 @@ static __always_inline int remember_op(__u64 ptr, __u32 flags, __u32 kind, __u32
 
 static __always_inline int remember(__u64 ptr, __u32 flags, __u32 kind)
 {
-	return remember_op(ptr, flags, kind, BPFBOX_FILE_OPEN);
+	return remember_at(PATH_AT_FDCWD, ptr, flags, kind, BPFBOX_FILE_OPEN);
 }
 
 SEC("tracepoint/syscalls/sys_enter_openat")
 int enter_openat(struct trace_event_raw_sys_enter *ctx)
 {
-	return audit_opens ? remember(ctx->args[1], ctx->args[2], BPFBOX_EV_FILE) : 0;
+	return audit_opens ? remember_at((__s32)ctx->args[0], ctx->args[1], ctx->args[2],
+					 BPFBOX_EV_FILE, BPFBOX_FILE_OPEN)
+			   : 0;
 }
 
 #define PR_SET_NAME 15
@@ -263,7 +266,8 @@ int enter_openat2(struct trace_event_raw_sys_enter *ctx)
 	if (!audit_opens)
 		return 0;
 	bpf_probe_read_user(&how, sizeof(how), (void *)ctx->args[2]);
-	return remember(ctx->args[1], (__u32)how.flags, BPFBOX_EV_FILE);
+	return remember_at((__s32)ctx->args[0], ctx->args[1], (__u32)how.flags, BPFBOX_EV_FILE,
+			   BPFBOX_FILE_OPEN);
 }
 
 SEC("tracepoint/syscalls/sys_enter_execve")
@@ -279,7 +283,8 @@ int enter_connect(struct trace_event_raw_sys_enter *ctx)
 }
 
 /* Returns the count to report, or 0 when this open folds into an earlier one. */
-static __always_inline __u64 aggregate(struct bpfbox_session *s, struct pending *p)
+static __always_inline __u64 aggregate(struct bpfbox_session *s, struct pending *p,
+					const char *abs)
 {
 	struct bpfbox_agg_val *v, fresh = { .first_ns = bpf_ktime_get_ns() };
 	struct bpfbox_agg_key *k;
@@ -293,7 +298,10 @@ static __always_inline __u64 aggregate(struct bpfbox_session *s, struct pending 
 	k->pid = bpf_get_current_pid_tgid() >> 32;
 	k->flags = p->flags;
 	__builtin_memset(k->path, 0, sizeof(k->path));
-	bpf_probe_read_user_str(k->path, sizeof(k->path), (void *)p->ptr);
+	if (abs)
+		bpf_probe_read_kernel_str(k->path, sizeof(k->path), abs);
+	else
+		bpf_probe_read_user_str(k->path, sizeof(k->path), (void *)p->ptr);
 	v = bpf_map_lookup_elem(&agg, k);
 	if (!v) {
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
@@ -318,14 +326,21 @@ static __always_inline __u64 aggregate(struct bpfbox_session *s, struct pending 
 static __always_inline void emit_file(struct bpfbox_session *s, struct pending *p, long ret)
 {
 	struct bpfbox_file_event *e;
+	const char *abs = NULL;
 	__u64 count = 1;
+	char first = 0;
 
 	/* Changes (unlink, rename, ...) are recorded when refused, not each success. */
 	if (p->op != BPFBOX_FILE_OPEN && ret != -EACCES && ret != -EPERM &&
 	    !(ret == -EROFS && (s->flags & BPFBOX_SF_MOUNT_RO)))
 		return;
+	/* A relative name (or a dirfd's own file) gets its directory. */
+	if (p->ptr)
+		bpf_probe_read_user(&first, 1, (void *)p->ptr);
+	if (first != '/' && (p->ptr || p->dirfd >= 0))
+		abs = path_absolute(first ? p->ptr : 0, p->dirfd);
 	if (p->op == BPFBOX_FILE_OPEN && ret >= 0 && !(s->flags & BPFBOX_SF_AUDIT_ALL)) {
-		count = aggregate(s, p);
+		count = aggregate(s, p, abs);
 		if (!count)
 			return;
 	}
@@ -337,7 +352,9 @@ static __always_inline void emit_file(struct bpfbox_session *s, struct pending *
 	e->op = p->op;
 	e->pad = 0;
 	e->path[0] = 0;
-	if (p->ptr)
+	if (abs)
+		bpf_probe_read_kernel_str(e->path, sizeof(e->path), abs);
+	else if (p->ptr)
 		bpf_probe_read_user_str(e->path, sizeof(e->path), (void *)p->ptr);
 	/*
 	 * No filter of ours denies open with EPERM but the BPF LSM; a change
@@ -475,11 +492,13 @@ int exit_connect(struct trace_event_raw_sys_exit *ctx)
  * name each one is refused on, recorded at exit when it failed with EACCES
  * or EPERM (or EROFS in a session's read-only mount view). Tracepoints this kernel lacks are switched off before load.
  */
-#define FILE_OP_TP(sys, argn, opcode)                                         \
+#define FILE_OP_TP(sys, dfdn, argn, opcode)                                   \
 	SEC("tracepoint/syscalls/sys_enter_" #sys)                            \
 	int enter_##sys(struct trace_event_raw_sys_enter *ctx)                \
 	{                                                                     \
-		return remember_op(ctx->args[argn], 0, BPFBOX_EV_FILE, opcode); \
+		return remember_at((dfdn) < 0 ? PATH_AT_FDCWD                \
+					      : (__s32)ctx->args[(dfdn) < 0 ? 0 : (dfdn)], \
+				   ctx->args[argn], 0, BPFBOX_EV_FILE, opcode);  \
 	}                                                                     \
 	SEC("tracepoint/syscalls/sys_exit_" #sys)                             \
 	int exit_##sys(struct trace_event_raw_sys_exit *ctx)                  \
@@ -487,21 +506,21 @@ int exit_connect(struct trace_event_raw_sys_exit *ctx)
 		return finish(ctx->ret);                                      \
 	}
 
-FILE_OP_TP(unlinkat, 1, BPFBOX_FILE_UNLINK)
-FILE_OP_TP(unlink, 0, BPFBOX_FILE_UNLINK)
-FILE_OP_TP(rmdir, 0, BPFBOX_FILE_RMDIR)
-FILE_OP_TP(renameat2, 1, BPFBOX_FILE_RENAME)
-FILE_OP_TP(renameat, 1, BPFBOX_FILE_RENAME)
-FILE_OP_TP(rename, 0, BPFBOX_FILE_RENAME)
-FILE_OP_TP(mkdirat, 1, BPFBOX_FILE_MKDIR)
-FILE_OP_TP(mkdir, 0, BPFBOX_FILE_MKDIR)
-FILE_OP_TP(linkat, 3, BPFBOX_FILE_LINK)
-FILE_OP_TP(link, 1, BPFBOX_FILE_LINK)
-FILE_OP_TP(symlinkat, 2, BPFBOX_FILE_SYMLINK)
-FILE_OP_TP(symlink, 1, BPFBOX_FILE_SYMLINK)
-FILE_OP_TP(fchmodat, 1, BPFBOX_FILE_CHMOD)
-FILE_OP_TP(chmod, 0, BPFBOX_FILE_CHMOD)
-FILE_OP_TP(utimensat, 1, BPFBOX_FILE_UTIMES)
+FILE_OP_TP(unlinkat, 0, 1, BPFBOX_FILE_UNLINK)
+FILE_OP_TP(unlink, -1, 0, BPFBOX_FILE_UNLINK)
+FILE_OP_TP(rmdir, -1, 0, BPFBOX_FILE_RMDIR)
+FILE_OP_TP(renameat2, 0, 1, BPFBOX_FILE_RENAME)
+FILE_OP_TP(renameat, 0, 1, BPFBOX_FILE_RENAME)
+FILE_OP_TP(rename, -1, 0, BPFBOX_FILE_RENAME)
+FILE_OP_TP(mkdirat, 0, 1, BPFBOX_FILE_MKDIR)
+FILE_OP_TP(mkdir, -1, 0, BPFBOX_FILE_MKDIR)
+FILE_OP_TP(linkat, 2, 3, BPFBOX_FILE_LINK)
+FILE_OP_TP(link, -1, 1, BPFBOX_FILE_LINK)
+FILE_OP_TP(symlinkat, 1, 2, BPFBOX_FILE_SYMLINK)
+FILE_OP_TP(symlink, -1, 1, BPFBOX_FILE_SYMLINK)
+FILE_OP_TP(fchmodat, 0, 1, BPFBOX_FILE_CHMOD)
+FILE_OP_TP(chmod, -1, 0, BPFBOX_FILE_CHMOD)
+FILE_OP_TP(utimensat, 0, 1, BPFBOX_FILE_UTIMES)
 
 SEC("tracepoint/oom/mark_victim")
 int handle_oom_victim(struct trace_event_raw_mark_victim *ctx)

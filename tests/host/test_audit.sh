@@ -82,7 +82,7 @@ sys.exit(0 if sum(e["count"] for e in f) == 1000 and 1 < len(f) <= 4 else 1)
 PY
 then ok "1000 opens of one file: a few records whose counts add up to exactly 1000"
 else fail "aggregated opens: $(grep -F "$TMPD/ws/target" "$TMPD/agg.jsonl" | head -c 600)"; fi
-check "any(e['type'] == 'file' and e['path'] == 'inside' and e['decision'] == 'allow' and e['errno'] is None for e in ev)" "allowed open in the workspace"
+check "any(e['type'] == 'file' and e['path'] == '$TMPD/ws/inside' and e['decision'] == 'allow' and e['errno'] is None for e in ev)" "allowed open in the workspace (by a relative name, recorded absolute)"
 if [ "$LL_ABI" = 0 ]; then
 	# Minimal: nothing stops the write; the stream must say it was allowed.
 	skip "write outside is a landlock denial event: not promised at level $LEVEL (no Landlock on this kernel)"
@@ -176,6 +176,36 @@ while [ -n "$(new_since progs progs)" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n
 left=$(new_since progs progs)
 [ -z "$left" ] && ok "the embedded agent's tracepoint programs are unloaded after it exits" ||
 	fail "enter_openat programs loaded by the run still there: ids $left"
+
+# Relative names are recorded absolute (path.bpf.h): against the cwd, after a
+# chdir, with ".." folded, against a dirfd, and a denied change by a relative name.
+A_MAIN=$A A="$TMPD/rel.jsonl"
+mkdir -p "$TMPD/ws/rel/deep"
+echo r >"$TMPD/ws/rel/f"
+"$BPFBOX" run -q --audit "$A" -w "$TMPD/ws" -- python3 -c '
+import os
+open("rel/f").read()
+os.chdir("rel/deep")
+open("../f.rel2", "w").close()
+fd = os.open("'"$TMPD/ws"'/rel", os.O_RDONLY)
+open("f", opener=lambda p, fl: os.open(p, fl, dir_fd=fd)).read()
+os.chdir("/usr")
+try:
+    os.mkdir("bpfbox-rel-'"$$"'")
+except OSError:
+    pass
+' >"$TMPD/out" 2>"$TMPD/err"
+check "any(e['type'] == 'file' and e['path'] == '$TMPD/ws/rel/f' for e in ev)" \
+	"a relative open is recorded with the cwd: $TMPD/ws/rel/f"
+check "any(e['type'] == 'file' and e['path'] == '$TMPD/ws/rel/f.rel2' for e in ev)" \
+	"after a chdir, '../f.rel2' is recorded as $TMPD/ws/rel/f.rel2 ('..' folded)"
+check "sum(1 for e in ev if e['type'] == 'file' and e['path'] == '$TMPD/ws/rel/f') >= 2 or any(e['type'] == 'file' and e['path'] == '$TMPD/ws/rel/f' and e.get('count', 1) >= 2 for e in ev)" \
+	"an open relative to a dirfd is recorded with the dirfd's directory"
+check "any(e['type'] == 'file' and e['path'] == '/usr/bpfbox-rel-$$' and e['decision'] == 'deny' and e.get('op') == 'mkdir' for e in ev)" \
+	"a denied mkdir of a relative name is recorded absolute (/usr/bpfbox-rel-$$)"
+check "not any(e['type'] == 'file' and e['path'] and not e['path'].startswith('/') for e in ev)" \
+	"no file record has a relative path"
+A=$A_MAIN
 
 expect_rc 125 "--audit to an unwritable path fails before anything runs" \
 	"$BPFBOX" run --audit /proc/nope/audit.jsonl -w "$TMPD/ws" -- touch "$TMPD/ws/ran"

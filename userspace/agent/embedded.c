@@ -97,6 +97,7 @@ static void count_denial(struct embedded *e, const void *data, size_t size)
 		const char *op = f->op < ARRAY_SIZE(ops) && ops[f->op] ? ops[f->op] : "file";
 
 		snprintf(path, sizeof(path), "%.*s", (int)strnlen(f->path, sizeof(f->path)), f->path);
+		path_fold(path);
 		/* An open for writing is a write. */
 		if (f->op == BPFBOX_FILE_OPEN &&
 		    ((f->flags & O_ACCMODE) != O_RDONLY || (f->flags & (O_CREAT | O_TRUNC))))

@@ -71,4 +71,12 @@ int parse_duration_ns(const char *s, uint64_t *ns);
  */
 int rm_tree(const char *path);
 
+/*
+ * Folds "." and ".." out of an absolute path in place ("//" too), lexically:
+ * exact when no component before a ".." is a symlink (the directory part
+ * of a name the BPF programs resolved has none). A relative path is left
+ * as it is.
+ */
+void path_fold(char *path);
+
 #endif

@@ -95,35 +95,6 @@ static int read_str(pid_t pid, uint64_t addr, char *buf, size_t size)
 	return -ENAMETOOLONG;
 }
 
-/* "." and ".." taken out, "//" folded; path is absolute. */
-static void clean(char *path)
-{
-	char *out = path, *in = path;
-
-	while (*in) {
-		while (*in == '/')
-			in++;
-		if (!*in)
-			break;
-		if (in[0] == '.' && (in[1] == '/' || !in[1])) {
-			in++;
-			continue;
-		}
-		if (in[0] == '.' && in[1] == '.' && (in[2] == '/' || !in[2])) {
-			in += 2;
-			while (out > path && *--out != '/')
-				;
-			continue;
-		}
-		*out++ = '/';
-		while (*in && *in != '/')
-			*out++ = *in++;
-	}
-	if (out == path)
-		*out++ = '/';
-	*out = '\0';
-}
-
 static bool under(const char *path, const char *dir)
 {
 	size_t len = strlen(dir);
@@ -231,7 +202,7 @@ void session_file_op_notified(struct session *s, int listener, const struct secc
 		snprintf(full + strlen(full), sizeof(full) - strlen(full), "/%s", name);
 	}
 	if (c)
-		clean(full);
+		path_fold(full);
 	/* The common case, a change where the session may write: run at once. */
 	if (!c || writable(s, full) ||
 	    /* Landlock has no right for metadata: without the read-only view, chmod and utimes pass. */
