@@ -326,19 +326,15 @@ static __always_inline __u64 aggregate(struct bpfbox_session *s, struct pending 
 static __always_inline void emit_file(struct bpfbox_session *s, struct pending *p, long ret)
 {
 	struct bpfbox_file_event *e;
-	const char *abs = NULL;
+	const char *abs;
 	__u64 count = 1;
-	char first = 0;
 
 	/* Changes (unlink, rename, ...) are recorded when refused, not each success. */
 	if (p->op != BPFBOX_FILE_OPEN && ret != -EACCES && ret != -EPERM &&
 	    !(ret == -EROFS && (s->flags & BPFBOX_SF_MOUNT_RO)))
 		return;
 	/* A relative name (or a dirfd's own file) gets its directory. */
-	if (p->ptr)
-		bpf_probe_read_user(&first, 1, (void *)p->ptr);
-	if (first != '/' && (p->ptr || p->dirfd >= 0))
-		abs = path_absolute(first ? p->ptr : 0, p->dirfd);
+	abs = path_at(path_resolve(p->ptr, p->dirfd));
 	if (p->op == BPFBOX_FILE_OPEN && ret >= 0 && !(s->flags & BPFBOX_SF_AUDIT_ALL)) {
 		count = aggregate(s, p, abs);
 		if (!count)

@@ -17,13 +17,32 @@
 
 #define PATH_AT_FDCWD -100
 #define PATH_HALF     BPFBOX_PATH_LEN /* the directory ends here in the buffer */
-#define PATH_DEPTH    32	      /* components walked at most; deeper: cut at the top */
+#define PATH_DEPTH    64	      /* steps (components and mounts) at most; deeper: cut at the top */
 #define PATH_NAME_MAX 255
 
-/* [0, PATH_HALF): the directory, written backwards; then "/" and the name. */
+/*
+ * [0, PATH_HALF): the directory, written backwards; then "/" and the name.
+ * Twice that: every write is at an offset masked to PATH_MASK, which older
+ * verifiers (6.1) need to see in the register itself, plus at most
+ * PATH_NAME_MAX bytes.
+ */
+#define PATH_MASK (PATH_HALF * 2 - 1)
 struct path_buf {
-	char b[PATH_HALF * 2];
+	/*
+	 * The walk's state between bpf_loop's steps lives here, not on the
+	 * stack: what is read back from a map is a plain unknown value to the
+	 * verifier, so its checks of the steps converge at once (on the stack
+	 * it tracked each step's exact range: 40x the instructions to verify).
+	 */
+	__u64 d;    /* struct dentry * */
+	__u64 vmnt; /* struct vfsmount * */
+	__u64 root_d, root_mnt;
+	__u64 pos;  /* where the directory starts in b */
+	char b[PATH_HALF * 4];
 };
+
+/* Keeps the compiler from dropping a mask it knows to be a no-op. */
+#define path_opaque(x) asm volatile("" : "+r"(x))
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -56,66 +75,98 @@ static __always_inline bool path_base(int dirfd, struct path *out)
 }
 
 /*
- * The absolute name of the relative name at user address name (0: the
- * dirfd's own file), in a per-CPU buffer that holds it until the next
- * call on this CPU; NULL when it cannot be made.
+ * One component, from the deepest up: 0 on to the next, 1 done. A
+ * bpf_loop callback is verified once; a loop or an unrolled walk is
+ * verified along every path through it, which took seconds at each load.
  */
-static __always_inline const char *path_absolute(__u64 name, int dirfd)
+static long path_step(__u64 i, void *arg)
+{
+	struct dentry *d, *parent;
+	struct vfsmount *vmnt;
+	struct path_buf *w;
+	struct qstr q;
+	__u32 zero = 0;
+	__u64 len, off;
+
+	w = bpf_map_lookup_elem(&path_scratch, &zero);
+	if (!w || (w->d == w->root_d && w->vmnt == w->root_mnt))
+		return 1;
+	d = (struct dentry *)w->d;
+	vmnt = (struct vfsmount *)w->vmnt;
+	if (d == BPF_CORE_READ(vmnt, mnt_root)) {
+		/* The top of a mount: on to where it is mounted. */
+		struct mount *m = container_of(vmnt, struct mount, mnt);
+		struct mount *mp = BPF_CORE_READ(m, mnt_parent);
+
+		if (mp == m)
+			return 1;
+		w->d = (__u64)BPF_CORE_READ(m, mnt_mountpoint);
+		w->vmnt = (__u64)&mp->mnt;
+		return 0;
+	}
+	parent = BPF_CORE_READ(d, d_parent);
+	if (parent == d)
+		return 1;
+	bpf_probe_read_kernel(&q, sizeof(q), &d->d_name);
+	len = q.len & PATH_NAME_MAX;
+	if (len + 1 > w->pos)
+		return 1; /* too long: the name keeps its deepest part */
+	off = w->pos - len;
+	path_opaque(off);
+	bpf_probe_read_kernel(w->b + (off & PATH_MASK), len, q.name);
+	off -= 1;
+	path_opaque(off);
+	w->b[off & PATH_MASK] = '/';
+	w->pos = off;
+	w->d = (__u64)parent;
+	return 0;
+}
+
+/*
+ * The name at user address name (0: the dirfd's own file) made absolute,
+ * into path_scratch: returns the offset in its buffer where the
+ * NUL-terminated name starts (an absolute name is copied as it is), or -1.
+ * A global function: the verifier checks it once per program, apart from
+ * the paths of its caller (inlined, every exit program paid for it twice).
+ */
+__attribute__((noinline)) int path_resolve(__u64 name, int dirfd)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct fs_struct *fs;
 	struct path base, root;
-	struct dentry *d, *parent, *mnt_root;
-	struct vfsmount *vmnt;
-	struct mount *m, *mp;
 	struct path_buf *pb;
-	__u32 zero = 0, pos = PATH_HALF;
+	__u32 zero = 0;
+	__u64 pos;
+	char first = 0;
 
 	pb = bpf_map_lookup_elem(&path_scratch, &zero);
-	if (!pb || !path_base(dirfd, &base))
-		return NULL;
+	if (!pb)
+		return -1;
+	if (name)
+		bpf_probe_read_user(&first, 1, (void *)name);
+	if (first == '/') {
+		bpf_probe_read_user_str(pb->b + PATH_HALF, BPFBOX_PATH_LEN, (void *)name);
+		return PATH_HALF;
+	}
+	if (!first)
+		name = 0; /* "" with AT_EMPTY_PATH, or none: the dirfd's own file */
+	if (!name && dirfd < 0)
+		return -1;
+	if (!path_base(dirfd, &base))
+		return -1;
 	fs = BPF_CORE_READ(task, fs);
 	bpf_probe_read_kernel(&root, sizeof(root), &fs->root);
-	d = base.dentry;
-	vmnt = base.mnt;
-	for (int i = 0; i < PATH_DEPTH; i++) {
-		struct qstr q;
-		__u32 len;
-
-		if (d == root.dentry && vmnt == root.mnt)
-			break;
-		mnt_root = BPF_CORE_READ(vmnt, mnt_root);
-		if (d == mnt_root) {
-			/* The top of a mount: on to where it is mounted. */
-			m = container_of(vmnt, struct mount, mnt);
-			mp = BPF_CORE_READ(m, mnt_parent);
-			if (mp == m)
-				break;
-			d = BPF_CORE_READ(m, mnt_mountpoint);
-			vmnt = &mp->mnt;
-			continue;
-		}
-		parent = BPF_CORE_READ(d, d_parent);
-		if (parent == d)
-			break;
-		bpf_probe_read_kernel(&q, sizeof(q), &d->d_name);
-		len = q.len & PATH_NAME_MAX;
-		if (len + 1 > pos)
-			break; /* too long: the name keeps its deepest part */
-		pos -= len;
-		if (pos > PATH_HALF)
-			break;
-		bpf_probe_read_kernel(pb->b + pos, len, q.name);
-		pos -= 1;
-		if (pos >= PATH_HALF)
-			break;
-		pb->b[pos] = '/';
-		d = parent;
-	}
+	pb->d = (__u64)base.dentry;
+	pb->vmnt = (__u64)base.mnt;
+	pb->root_d = (__u64)root.dentry;
+	pb->root_mnt = (__u64)root.mnt;
+	pb->pos = PATH_HALF;
+	bpf_loop(PATH_DEPTH, path_step, NULL, 0);
+	pos = pb->pos;
 	/* The root itself: "/" then the name. */
 	if (pos == PATH_HALF) {
 		pos -= 1;
-		pb->b[pos] = '/';
+		pb->b[PATH_HALF - 1] = '/';
 	}
 	pb->b[PATH_HALF] = '\0';
 	if (name) {
@@ -125,8 +176,20 @@ static __always_inline const char *path_absolute(__u64 name, int dirfd)
 			pos++; /* "/" + "/name": one slash */
 	}
 	if (pos > PATH_HALF)
+		return -1;
+	return (int)pos;
+}
+
+/* The name path_resolve() put at off, for bpf_probe_read_kernel_str(). */
+static __always_inline const char *path_at(int off)
+{
+	struct path_buf *pb;
+	__u32 zero = 0;
+
+	if (off < 0)
 		return NULL;
-	return pb->b + pos;
+	pb = bpf_map_lookup_elem(&path_scratch, &zero);
+	return pb ? pb->b + (off & PATH_MASK) : NULL;
 }
 
 #endif
