@@ -17,7 +17,8 @@
 
 #define PATH_AT_FDCWD -100
 #define PATH_HALF     BPFBOX_PATH_LEN /* the directory ends here in the buffer */
-#define PATH_DEPTH    64	      /* steps (components and mounts) at most; deeper: cut at the top */
+#define PATH_DEPTH \
+	64 /* steps (components and mounts) at most; deeper: cut at the top */
 #define PATH_NAME_MAX 255
 
 /*
@@ -37,7 +38,7 @@ struct path_buf {
 	__u64 d;    /* struct dentry * */
 	__u64 vmnt; /* struct vfsmount * */
 	__u64 root_d, root_mnt;
-	__u64 pos;  /* where the directory starts in b */
+	__u64 pos; /* where the directory starts in b */
 	char b[PATH_HALF * 4];
 };
 
@@ -145,7 +146,8 @@ __attribute__((noinline)) int path_resolve(__u64 name, int dirfd)
 	if (name)
 		bpf_probe_read_user(&first, 1, (void *)name);
 	if (first == '/') {
-		bpf_probe_read_user_str(pb->b + PATH_HALF, BPFBOX_PATH_LEN, (void *)name);
+		bpf_probe_read_user_str(pb->b + PATH_HALF, BPFBOX_PATH_LEN,
+					(void *)name);
 		return PATH_HALF;
 	}
 	if (!first)
@@ -171,7 +173,8 @@ __attribute__((noinline)) int path_resolve(__u64 name, int dirfd)
 	pb->b[PATH_HALF] = '\0';
 	if (name) {
 		pb->b[PATH_HALF] = '/';
-		bpf_probe_read_user_str(pb->b + PATH_HALF + 1, PATH_NAME_MAX, (void *)name);
+		bpf_probe_read_user_str(pb->b + PATH_HALF + 1, PATH_NAME_MAX,
+					(void *)name);
 		if (pos == PATH_HALF - 1)
 			pos++; /* "/" + "/name": one slash */
 	}

@@ -23,8 +23,8 @@
 #define RELP_RX_MAX   4096
 
 struct relp {
-	uint32_t txnr;	  /* the last one used on this connection */
-	bool opened;	  /* the server answered our open with 200 */
+	uint32_t txnr; /* the last one used on this connection */
+	bool opened;   /* the server answered our open with 200 */
 	char rx[RELP_RX_MAX];
 	size_t rx_len;
 };
@@ -36,7 +36,8 @@ void relp_reset(struct relp *r);
 size_t relp_open_frame(struct relp *r, char *buf, size_t size);
 
 /* "TXNR syslog LEN " of the next message of len bytes into buf; its length. *txnr: taken. */
-size_t relp_syslog_head(struct relp *r, size_t len, char *buf, size_t size, uint32_t *txnr);
+size_t relp_syslog_head(struct relp *r, size_t len, char *buf, size_t size,
+			uint32_t *txnr);
 
 /*
  * Received bytes. Calls on_rsp(ctx, txnr, code) for every complete answer
