@@ -126,7 +126,7 @@ start_rsyslog && ok "rsyslog listens with imrelp on 127.0.0.1:$PORT" ||
 "$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" --audit "$A" \
 	--sink "relp://127.0.0.1:$PORT?spool=$TMPD/spool&queue=256K" 2>>"$DERR" &
 DPID=$!
-poll_until 10 grep -q ready "$DERR" && ok "the daemon starts with a relp:// sink" || {
+poll_until 10 grep -qs ready "$DERR" && ok "the daemon starts with a relp:// sink" || {
 	fail "the daemon did not get ready: $(cat "$DERR")"
 	finish
 	exit 1
@@ -136,7 +136,7 @@ poll_until 10 grep -q ready "$DERR" && ok "the daemon starts with a relp:// sink
 work p1a
 work p1b
 SID=$(cat "$WS/p1b.sid")
-poll_until 10 grep -q "\"type\":\"session.end\",.*\"session\":\"$SID\"" "$RS/relp.out"
+poll_until 10 grep -qs "\"type\":\"session.end\",.*\"session\":\"$SID\"" "$RS/relp.out"
 P1="$(cat "$WS/p1a.sid") $(cat "$WS/p1b.sid")"
 seqcheck "$RS/relp.out" $P1 >"$TMPD/p1"
 expect_grep "^lines [1-9][0-9]* bad 0 events [1-9][0-9]* missing 0 order 0 dups 0$" "$TMPD/p1" \
@@ -154,14 +154,14 @@ poll_until 10 test -s "$WS/p2-2.sid"
 kill -TERM "$RPID"
 wait "$RPID" 2>/dev/null
 RPID=
-poll_until 10 grep -q "sink relp://127.0.0.1:$PORT: .*events are kept" "$DERR" &&
+poll_until 10 grep -qs "sink relp://127.0.0.1:$PORT: .*events are kept" "$DERR" &&
 	ok "the daemon saw the collector go" ||
 	fail "the daemon did not see the collector go: $(grep sink "$DERR")"
 poll_until 20 test -s "$WS/p2-5.sid"
 start_rsyslog && ok "rsyslog started again" || fail "rsyslog did not restart: $(tail -3 "$RS/rsyslog.log")"
 wait $GEN
 LAST=$(cat "$WS/p2-8.sid")
-poll_until 30 grep -q "\"type\":\"session.end\",.*\"session\":\"$LAST\"" "$RS/relp.out"
+poll_until 30 grep -qs "\"type\":\"session.end\",.*\"session\":\"$LAST\"" "$RS/relp.out"
 P2=""
 for i in 1 2 3 4 5 6 7 8; do P2="$P2 $(cat "$WS/p2-$i.sid")"; done
 seqcheck "$RS/relp.out" $P2 >"$TMPD/p2"
@@ -184,10 +184,10 @@ wait "$DPID" 2>/dev/null
 	--sink "relp+tls://127.0.0.1:$TLSPORT?ca=$C/ca.pem&cert=$C/client.pem&key=$C/client.key&spool=$TMPD/spool-tls" \
 	2>>"$DERR" &
 DPID=$!
-poll_until 10 grep -q "relp+tls.*connected" "$DERR"
+poll_until 10 grep -qs "relp+tls.*connected" "$DERR"
 work tls
 SID=$(cat "$WS/tls.sid")
-poll_until 10 grep -q "\"type\":\"session.end\",.*\"session\":\"$SID\"" "$RS/relptls.out"
+poll_until 10 grep -qs "\"type\":\"session.end\",.*\"session\":\"$SID\"" "$RS/relptls.out"
 seqcheck "$RS/relptls.out" "$SID" >"$TMPD/tls"
 expect_grep "^lines [1-9][0-9]* bad 0 events [1-9][0-9]* missing 0 order 0 dups 0$" "$TMPD/tls" \
 	"relp+tls: every event of a session once, through TLS with certificates ($(cat "$TMPD/tls"))"
@@ -208,7 +208,7 @@ DPID=
 "$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" --audit "$A" \
 	--sink "relp://127.0.0.1:$GPORT?spool=$TMPD/spool2" 2>>"$DERR" &
 DPID=$!
-poll_until 10 grep -q "sink relp://127.0.0.1:$GPORT: .*does not speak RELP" "$DERR" &&
+poll_until 10 grep -qs "sink relp://127.0.0.1:$GPORT: .*does not speak RELP" "$DERR" &&
 	ok "a collector that does not speak RELP is an outage, said in one line" ||
 	fail "no RELP error: $(grep sink "$DERR")"
 kill "$GPID" 2>/dev/null
