@@ -21,7 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent.h"
-#include "cgroup.h"
+#include "../lib/cgroup.h"
 #include "audit.skel.h"
 #include "net.skel.h"
 #include "lsm.skel.h"

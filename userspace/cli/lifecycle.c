@@ -14,7 +14,7 @@
 #include "cli.h"
 #include "../daemon/client.h"
 #include "../monitor/control.h"
-#include "../agent/cgroup.h"
+#include "../lib/cgroup.h"
 #include "../lib/util.h"
 
 #define CALL_TIMEOUT_MS 5000

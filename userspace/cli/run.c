@@ -12,8 +12,8 @@
 #include "cli.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
+#include "../run/run.h"
 #include "../sandbox/session.h"
-#include "../agent/embedded.h"
 #include "../daemon/client.h"
 #include "../lib/log.h"
 #include "../lib/ratelimit.h"
@@ -243,29 +243,6 @@ static const char *const limit_keys[] = {
 	[OPT_TIMEOUT_COUNTS - OPT_TIMEOUT] = "timeout_counts",
 };
 
-/*
- * A monitor (OOM, disk) wants the session paused: the daemon freezes its
- * cgroup and writes session.paused; its reply names the OOM victim.
- */
-static int pause_via_daemon(void *ctx, struct session_event *ev)
-{
-	struct daemon_run *r = ctx;
-	char msg[512];
-	pid_t pid;
-	int rc;
-
-	rc = daemon_pause(&r->ctl, r->session_id, ev->reason, ev->oom_kills, ev->disk_used_mb, &pid,
-			  ev->comm, sizeof(ev->comm), msg, sizeof(msg));
-	if (rc < 0) {
-		log_warn("the daemon did not pause session %s (%s); pausing it here", r->session_id,
-			 msg);
-		return rc;
-	}
-	if (pid)
-		ev->pid = pid;
-	return 0;
-}
-
 /* KEY=VALUE with a KEY that is a plain identifier and bounded sizes. */
 static bool label_valid(const char *l)
 {
@@ -280,354 +257,210 @@ static bool label_valid(const char *l)
 	return true;
 }
 
-static void print_verbose(const struct session *s, const struct bpfbox_policy *p)
+/* The options that become the command line's policy layer (src.flags). */
+static int policy_opt(struct json_object *flags, int c, const char *arg)
 {
-	struct json_object *o = policy_to_json(p);
+	switch (c) {
+	case OPT_MODE:
+		json_object_object_add(flags, "mode", json_object_new_string(arg));
+		return 0;
+	case 'w':
+		json_object_object_add(flags, "workspace", json_object_new_string(arg));
+		return 0;
+	case OPT_RO:
+	case OPT_RW:
+	case OPT_NET_ALLOW:
+	case OPT_NET_DENY:
+	case OPT_EXEC_DENY:
+		append_string(sub_object(flags, "extra"),
+			      c == OPT_RO ? "ro" : c == OPT_RW ? "rw" : c == OPT_NET_ALLOW ? "net_allow"
+			      : c == OPT_NET_DENY ? "net_deny" : "exec_deny", arg);
+		return 0;
+	case OPT_NET_RESOLVER:
+		json_object_object_add(flags, "net_resolver", json_object_new_string(arg));
+		return 0;
+	case OPT_NET:
+		json_object_object_add(flags, "network", json_object_new_string(arg));
+		return 0;
+	case OPT_ENV: {
+		int r = add_env(flags, arg);
 
-	fprintf(stderr, "bpfbox: session %s, level requested %s, enabled %s\n", s->id,
-		level_name(s->layers.requested), level_name(s->layers.enabled));
-	fprintf(stderr, "bpfbox: landlock %s (ABI %d), seccomp %s\n",
-		s->layers.landlock ? "on" : "off", s->layers.landlock_abi,
-		s->layers.seccomp ? "on" : "off");
-	fprintf(stderr, "bpfbox: policy %s\n",
-		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-						  JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(o);
+		if (r == -ENOENT)
+			return bad_usage("--env %s: the variable is not set here; use --env "
+					 "NAME=VALUE", arg);
+		return r < 0 ? bad_usage("--env '%s' is not NAME=VALUE", arg) : 0;
+	}
+	case OPT_TIMEOUT:
+	case OPT_OUTPUT:
+	case OPT_MEMORY:
+	case OPT_PIDS:
+	case OPT_CPU:
+	case OPT_DISK:
+	case OPT_PAUSE_TIMEOUT:
+	case OPT_TIMEOUT_COUNTS:
+		return add_limit(flags, limit_keys[c - OPT_TIMEOUT], arg) < 0
+			       ? bad_usage("'%s' is empty", arg) : 0;
+	case OPT_ON_LIMIT:
+		return add_on_limit(flags, arg) < 0
+			       ? bad_usage("--on-limit '%s': use pause, kill, or "
+					   "memory=pause|kill,disk=pause|kill", arg) : 0;
+	case OPT_READ_HOST:
+		json_object_object_add(flags, "read_host", json_object_new_boolean(1));
+		return 0;
+	case OPT_USER:
+		json_object_object_add(flags, "user", json_object_new_string(arg));
+		return 0;
+	case OPT_UNCONFINED:
+		json_object_object_add(flags, "allow_unconfined", json_object_new_boolean(1));
+		return 0;
+	case OPT_NO_NAMESPACES:
+		json_object_object_add(flags, "namespaces", json_object_new_boolean(0));
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* --audit and its tuning. */
+static int audit_opt(struct audit_opts *a, int c, const char *arg)
+{
+	unsigned long long v;
+
+	switch (c) {
+	case OPT_AUDIT:
+		a->path = arg;
+		return 0;
+	case OPT_AUDIT_MODE:
+		if (!streq(arg, "all") && !streq(arg, "off") && !streq(arg, "aggregate"))
+			return bad_usage("--audit-mode '%s': use aggregate, all or off", arg);
+		a->all = streq(arg, "all");
+		a->off = streq(arg, "off");
+		return 0;
+	case OPT_AUDIT_RING:
+		if (parse_u64(arg, &v) < 0 || v < 4096 || v > (1ULL << 30) || (v & (v - 1)))
+			return bad_usage("--audit-ring %s: give a power of two from 4096 to "
+					 "1073741824", arg);
+		a->ring_bytes = v;
+		return 0;
+	case OPT_AUDIT_RATE:
+		if (ratelimit_parse(arg, &a->rate, &a->burst) < 0)
+			return bad_usage("--audit-rate %s: give records a second, N or N/BURST (0: "
+					 "no limit)", arg);
+		a->rate_set = true;
+		return 0;
+	case OPT_AUDIT_ARGV:
+		if (parse_u64(arg, &v) < 0 || v < 64 || v > BPFBOX_ARGV_LEN)
+			return bad_usage("--audit-argv %s: give bytes from 64 to 4096", arg);
+		a->argv_max = v;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* How the session runs: the daemon, the level, the status channel, labels. */
+static int run_opt(struct run_plan *p, struct strv *labels, int c, const char *arg)
+{
+	unsigned long long ul;
+
+	switch (c) {
+	case OPT_STATUS_FD:
+		if (parse_u64(arg, &ul) < 0 || ul < 3 || ul > INT32_MAX ||
+		    fcntl((int)ul, F_GETFD) < 0)
+			return bad_usage("--status-fd %s: give an open file descriptor above 2 "
+					 "(e.g. 3 with 3>status.jsonl)", arg);
+		p->status_fd = (int)ul;
+		/* The command must not write to it: closed at its exec. */
+		fcntl(p->status_fd, F_SETFD, FD_CLOEXEC);
+		return 0;
+	case OPT_LABEL:
+		if (!label_valid(arg))
+			return bad_usage("--label '%s': give KEY=VALUE, KEY of letters, digits, "
+					 "'_', '.', '-' (at most 64), VALUE at most 256 bytes", arg);
+		return strv_push(labels, arg) < 0 ? EXIT_SETUP : 0;
+	case OPT_CONFIG:
+		p->src.global_file = arg;
+		return 0;
+	case OPT_AGENT:
+		p->src.agent = arg;
+		return 0;
+	case OPT_TASK:
+		p->src.task_file = arg;
+		return 0;
+	case OPT_DAEMON_SOCKET:
+		p->daemon_socket = arg;
+		return 0;
+	case OPT_NO_DAEMON:
+		p->no_daemon = true;
+		return 0;
+	case OPT_LEVEL:
+		if (level_parse(arg, &p->want) < 0 ||
+		    (p->want != LEVEL_FULL && p->want != LEVEL_STANDARD))
+			return bad_usage("--level '%s': use full or standard", arg);
+		p->level_given = true;
+		return 0;
+	case OPT_LIMITS_VIA:
+		return limits_via_parse(arg, &p->via) < 0
+			       ? bad_usage("--limits-via '%s': use auto, cgroup or rlimit", arg) : 0;
+	case 'v':
+		p->verbose = true;
+		return 0;
+	}
+	return audit_opt(&p->audit, c, arg);
+}
+
+/* The command line into plan; 0, or the exit code (-1: --help, printed). */
+static int parse_run(int argc, char **argv, struct run_plan *p, struct strv *labels, bool *quiet)
+{
+	const char *e = getenv("BPFBOX_LEVEL");
+	int c, r;
+
+	/* $BPFBOX_LEVEL is the default of --level (a runtime that wants less everywhere). */
+	if (e && (level_parse(e, &p->want) < 0 ||
+		  (p->want != LEVEL_FULL && p->want != LEVEL_STANDARD)))
+		return bad_usage("BPFBOX_LEVEL='%s': use full or standard", e);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+w:vqh", run_opts, NULL)) != -1) {
+		if (c == 'q') {
+			*quiet = true;
+			continue;
+		}
+		if (c == 'h') {
+			run_usage(stdout);
+			return -1;
+		}
+		r = policy_opt(p->src.flags, c, optarg);
+		if (r == -ENOENT)
+			r = run_opt(p, labels, c, optarg);
+		if (r == -ENOENT)
+			return bad_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+		if (r)
+			return r;
+	}
+	if (optind >= argc || !streq(argv[optind - 1], "--"))
+		return bad_usage("%s", optind >= argc ? "no command given: put it after '--'"
+					 : "missing '--' before the command");
+	if (!argv[optind][0])
+		return bad_usage("%s", "empty command");
+	p->argv = argv + optind;
+	return 0;
 }
 
 int cmd_run(int argc, char **argv)
 {
-	struct json_object *flags = json_object_new_object();
-	struct policy_sources src = { .flags = flags };
-	struct policy_error perr = { 0 };
-	struct bpfbox_policy policy;
-	struct session s;
-	struct audit_opts aopts = { .ring_bytes = 4U << 20, .aggregate_ns = 1000000000ULL };
-	struct embedded emb = { .out_fd = -1 };
-	struct daemon_run drun;
-	const char *daemon_socket = NULL;
-	bool no_daemon = false, use_daemon = false, planned = false;
-	bool verbose = false, quiet = false, audit = false;
-	enum limits_via via = LIMITS_VIA_AUTO;
+	struct run_plan plan;
 	struct strv labels = { 0 };
-	int c, r, code = EXIT_SETUP, status_fd = -1;
-	unsigned long long ul;
-	enum bpfbox_level want = LEVEL_FULL;
-	bool level_given = false, auto_full = false;
-	char why[320] = "";
+	bool quiet = false;
+	int code;
 
-	/* $BPFBOX_LEVEL is the default of --level (a runtime that wants less everywhere). */
-	if (getenv("BPFBOX_LEVEL")) {
-		const char *e = getenv("BPFBOX_LEVEL");
-
-		if (level_parse(e, &want) < 0 || (want != LEVEL_FULL && want != LEVEL_STANDARD)) {
-			code = bad_usage("BPFBOX_LEVEL='%s': use full or standard", e);
-			goto out_flags;
-		}
+	run_plan_init(&plan);
+	plan.src.flags = json_object_new_object();
+	plan.labels = &labels;
+	code = parse_run(argc, argv, &plan, &labels, &quiet);
+	if (code == 0) {
+		log_set_level(plan.verbose ? LOG_LVL_INFO : quiet ? LOG_LVL_ERROR : LOG_LVL_WARN);
+		code = run_session(&plan);
 	}
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+w:vqh", run_opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_MODE:
-			json_object_object_add(flags, "mode", json_object_new_string(optarg));
-			break;
-		case 'w':
-			json_object_object_add(flags, "workspace", json_object_new_string(optarg));
-			break;
-		case OPT_RO:
-			append_string(sub_object(flags, "extra"), "ro", optarg);
-			break;
-		case OPT_RW:
-			append_string(sub_object(flags, "extra"), "rw", optarg);
-			break;
-		case OPT_NET_ALLOW:
-			append_string(sub_object(flags, "extra"), "net_allow", optarg);
-			break;
-		case OPT_NET_DENY:
-			append_string(sub_object(flags, "extra"), "net_deny", optarg);
-			break;
-		case OPT_NET_RESOLVER:
-			json_object_object_add(flags, "net_resolver", json_object_new_string(optarg));
-			break;
-		case OPT_EXEC_DENY:
-			append_string(sub_object(flags, "extra"), "exec_deny", optarg);
-			break;
-		case OPT_NET:
-			json_object_object_add(flags, "network", json_object_new_string(optarg));
-			break;
-		case OPT_ENV:
-			r = add_env(flags, optarg);
-			if (r == -ENOENT) {
-				code = bad_usage("--env %s: the variable is not set here; "
-						 "use --env NAME=VALUE", optarg);
-				goto out_flags;
-			}
-			if (r < 0) {
-				code = bad_usage("--env '%s' is not NAME=VALUE", optarg);
-				goto out_flags;
-			}
-			break;
-		case OPT_TIMEOUT:
-		case OPT_OUTPUT:
-		case OPT_MEMORY:
-		case OPT_PIDS:
-		case OPT_CPU:
-		case OPT_DISK:
-		case OPT_PAUSE_TIMEOUT:
-		case OPT_TIMEOUT_COUNTS:
-			if (add_limit(flags, limit_keys[c - OPT_TIMEOUT], optarg) < 0) {
-				code = bad_usage("'%s' is empty", optarg);
-				goto out_flags;
-			}
-			break;
-		case OPT_STATUS_FD:
-			if (parse_u64(optarg, &ul) < 0 || ul < 3 || ul > INT32_MAX ||
-			    fcntl((int)ul, F_GETFD) < 0) {
-				code = bad_usage("--status-fd %s: give an open file descriptor above 2 "
-						 "(e.g. 3 with 3>status.jsonl)", optarg);
-				goto out_flags;
-			}
-			status_fd = (int)ul;
-			/* The command must not write to it: closed at its exec. */
-			fcntl(status_fd, F_SETFD, FD_CLOEXEC);
-			break;
-		case OPT_LABEL:
-			if (!label_valid(optarg)) {
-				code = bad_usage("--label '%s': give KEY=VALUE, KEY of letters, digits, "
-						 "'_', '.', '-' (at most 64), VALUE at most 256 bytes",
-						 optarg);
-				goto out_flags;
-			}
-			if (strv_push(&labels, optarg) < 0)
-				goto out_flags;
-			break;
-		case OPT_READ_HOST:
-			json_object_object_add(flags, "read_host", json_object_new_boolean(1));
-			break;
-		case OPT_ON_LIMIT:
-			if (add_on_limit(flags, optarg) < 0) {
-				code = bad_usage("--on-limit '%s': use pause, kill, or "
-						 "memory=pause|kill,disk=pause|kill", optarg);
-				goto out_flags;
-			}
-			break;
-		case OPT_USER:
-			json_object_object_add(flags, "user", json_object_new_string(optarg));
-			break;
-		case OPT_UNCONFINED:
-			json_object_object_add(flags, "allow_unconfined", json_object_new_boolean(1));
-			break;
-		case OPT_NO_NAMESPACES:
-			json_object_object_add(flags, "namespaces", json_object_new_boolean(0));
-			break;
-		case OPT_CONFIG:
-			src.global_file = optarg;
-			break;
-		case OPT_AGENT:
-			src.agent = optarg;
-			break;
-		case OPT_TASK:
-			src.task_file = optarg;
-			break;
-		case OPT_AUDIT:
-			aopts.path = optarg;
-			break;
-		case OPT_AUDIT_MODE:
-			if (streq(optarg, "all") || streq(optarg, "off") || streq(optarg, "aggregate")) {
-				aopts.all = streq(optarg, "all");
-				aopts.off = streq(optarg, "off");
-				break;
-			}
-			code = bad_usage("--audit-mode '%s': use aggregate, all or off", optarg);
-			goto out_flags;
-		case OPT_AUDIT_RING: {
-			unsigned long long v;
-
-			if (parse_u64(optarg, &v) < 0 || v < 4096 || v > (1ULL << 30) ||
-			    (v & (v - 1))) {
-				code = bad_usage("--audit-ring %s: give a power of two from 4096 to "
-						 "1073741824", optarg);
-				goto out_flags;
-			}
-			aopts.ring_bytes = v;
-			break;
-		}
-		case OPT_AUDIT_RATE:
-			if (ratelimit_parse(optarg, &aopts.rate, &aopts.burst) < 0) {
-				code = bad_usage("--audit-rate %s: give records a second, N or "
-						 "N/BURST (0: no limit)", optarg);
-				goto out_flags;
-			}
-			aopts.rate_set = true;
-			break;
-		case OPT_AUDIT_ARGV: {
-			unsigned long long v;
-
-			if (parse_u64(optarg, &v) < 0 || v < 64 || v > BPFBOX_ARGV_LEN) {
-				code = bad_usage("--audit-argv %s: give bytes from 64 to 4096", optarg);
-				goto out_flags;
-			}
-			aopts.argv_max = v;
-			break;
-		}
-		case OPT_DAEMON_SOCKET:
-			daemon_socket = optarg;
-			break;
-		case OPT_NO_DAEMON:
-			no_daemon = true;
-			break;
-		case OPT_LEVEL:
-			if (level_parse(optarg, &want) < 0 ||
-			    (want != LEVEL_FULL && want != LEVEL_STANDARD)) {
-				code = bad_usage("--level '%s': use full or standard", optarg);
-				goto out_flags;
-			}
-			level_given = true;
-			break;
-		case OPT_LIMITS_VIA:
-			if (limits_via_parse(optarg, &via) < 0) {
-				code = bad_usage("--limits-via '%s': use auto, cgroup or rlimit", optarg);
-				goto out_flags;
-			}
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			run_usage(stdout);
-			code = 0;
-			goto out_flags;
-		default:
-			code = bad_usage("unknown or incomplete option '%s'", argv[optind - 1]);
-			goto out_flags;
-		}
-	}
-	if (optind >= argc || !streq(argv[optind - 1], "--")) {
-		code = bad_usage("%s", optind >= argc ? "no command given: put it after '--'"
-					 : "missing '--' before the command");
-		goto out_flags;
-	}
-	if (!argv[optind][0]) {
-		code = bad_usage("%s", "empty command");
-		goto out_flags;
-	}
-	log_set_level(verbose ? LOG_LVL_INFO : quiet ? LOG_LVL_ERROR : LOG_LVL_WARN);
-
-	r = policy_load(&policy, &src, &perr);
-	if (r < 0) {
-		fprintf(stderr, "bpfbox run: %s%s%s: %s\n", perr.file, perr.path[0] ? ": at " : "",
-			perr.path, perr.message);
-		goto out_policy;
-	}
-	if (session_plan(&s, &policy) < 0)
-		goto out_policy;
-	planned = true;
-	s.status_fd = status_fd;
-	s.labels = &labels;
-	s.layers.requested = want;
-	if (via != LIMITS_VIA_AUTO)
-		session_plan_limits(&s, via);
-	if (s.layers.enabled == LEVEL_NONE && !policy.allow_unconfined) {
-		log_error("neither Landlock nor seccomp is available, so nothing would confine the "
-			  "command; refusing (pass --allow-unconfined to run it anyway)");
-		goto out_policy;
-	}
-	if (s.layers.enabled == LEVEL_MINIMAL)
-		log_warn("running at level Minimal: no filesystem isolation");
-	/*
-	 * Daemon mode (docs/daemon.md): when a daemon answers, it holds the
-	 * session's cgroup and BPF state and writes the audit stream; else
-	 * embedded mode below, as before.
-	 */
-	if (no_daemon) {
-		char why[PATH_MAX + 256];
-
-		/* The operator's ceilings may say no (docs/operating.md). */
-		if (daemon_no_daemon_allowed(daemon_socket, why, sizeof(why)) < 0) {
-			log_error("%s; nothing ran", why);
-			goto out_policy;
-		}
-	} else {
-		r = daemon_run_begin(&drun, &s, daemon_socket, &aopts, argv + optind);
-		if (r < 0)
-			goto out_policy;
-		use_daemon = r > 0;
-	}
-	/* End of the daemon-mode block. */
-	if (use_daemon) {
-		/* The daemon makes and limits the cgroups; a monitor's pause goes through it. */
-		s.hooks.request_pause = pause_via_daemon;
-	} else if (via == LIMITS_VIA_CGROUP && !session_limits_by_cgroup(&s)) {
-		log_error("--limits-via cgroup: %s; nothing ran", s.lim.not_enforced);
-		goto out_policy;
-	}
-	/*
-	 * Full without a daemon: as root where a BPF LSM program loads, the
-	 * agent is loaded for this one session even without --audit (its
-	 * records then go nowhere; docs/benchmarks.md has the cost).
-	 */
-	if (!aopts.path && !use_daemon && want == LEVEL_FULL &&
-	    s.layers.enabled == LEVEL_STANDARD && probe_bpf_lsm(why, sizeof(why))) {
-		auto_full = true;
-		aopts.off = true; /* decisions only: nobody reads the opens */
-	}
-	if ((aopts.path || auto_full) && !use_daemon) {
-		if (embedded_start(&emb, &s, &aopts, argv + optind) < 0)
-			goto out_policy;
-		audit = true;
-	} else if (!use_daemon) {
-		session_note_bpf_lsm(&s, false);
-	}
-	/* What the policy asks and nothing here enforces: said even with -q, once, one line. */
-	if (s.layers.not_enforced[0] || (!use_daemon && s.lim.not_enforced[0]))
-		log_warn_always("not enforced on this host: %s%s%s", s.layers.not_enforced,
-				s.layers.not_enforced[0] && !use_daemon && s.lim.not_enforced[0] ? "; "
-												   : "",
-				use_daemon ? "" : s.lim.not_enforced);
-	/* Never silently less: an explicit --level full that cannot hold refuses. */
-	if (level_given && s.layers.enabled < s.layers.requested) {
-		log_error("--level %s: this session reaches only %s (%s); run as root where the "
-			  "BPF LSM loads, or through a daemon that has it; nothing ran",
-			  level_name(s.layers.requested), level_name(s.layers.enabled),
-			  why[0] ? why : "the BPF LSM is not loaded for it");
-		if (audit)
-			embedded_finish(&emb, NULL);
-		if (use_daemon)
-			daemon_run_finish(&drun, NULL);
-		goto out_policy;
-	}
-	/* An allow-list opens inet sockets: without BPF to judge them, refuse. */
-	if (policy.net == NET_DENY && policy.net_allow.n && !use_daemon &&
-	    !(audit && agent_status(emb.agent)->net)) {
-		log_error("--net-allow needs the BPF network layer, which is not loaded: run as root "
-			  "with --audit FILE, or through bpfbox daemon; nothing ran");
-		if (audit)
-			embedded_finish(&emb, NULL);
-		goto out_policy;
-	}
-	if (verbose)
-		print_verbose(&s, &policy);
-	r = session_run(&s, argv + optind);
-	if (use_daemon)
-		daemon_run_finish(&drun, r < 0 ? NULL : &s);
-	if (audit)
-		embedded_finish(&emb, r < 0 ? NULL : &s);
-	if (r < 0)
-		goto out_policy;
-	code = s.result.exit_code;
-	if (s.result.timed_out)
-		log_warn("session %s stopped: timeout of %llu s", s.id,
-			 (unsigned long long)(policy.limits.timeout_ms / 1000));
-out_policy:
-	if (planned)
-		session_cleanup(&s);
-	policy_free(&policy);
-out_flags:
 	strv_clear(&labels);
-	json_object_put(flags);
-	return code;
+	json_object_put(plan.src.flags);
+	return code < 0 ? 0 : code;
 }

@@ -14,15 +14,13 @@
 
 #include "client.h"
 #include "bpfbox/events.h"
-#include "../agent/embedded.h"
 #include "../policy/policy.h"
 #include "../sandbox/session.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 #include "../net/egress.h"
 
-#define CALL_TIMEOUT_MS	  5000
-#define DRAIN_TIMEOUT_MS  5000
+#define CALL_TIMEOUT_MS	  DAEMON_CALL_TIMEOUT_MS
 
 const char *daemon_socket_path(const char *override)
 {
@@ -424,87 +422,40 @@ static struct json_object *str_array(const char *const *v, size_t n)
 	return a;
 }
 
-static bool unix_dir_fits(const char *dir)
+/* --label KEY=VALUE pairs as an object. */
+static struct json_object *labels_object(const struct strv *labels)
 {
-	size_t len = strlen(dir);
+	struct json_object *o = json_object_new_object();
 
-	return dir[0] == '/' && len < BPFBOX_UNIX_PATH_LEN - 2;
+	for (size_t i = 0; labels && i < labels->n; i++) {
+		const char *lb = labels->v[i], *eq = strchr(lb, '=');
+		char key[128];
+
+		if (!eq || (size_t)(eq - lb) >= sizeof(key))
+			continue;
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - lb), lb);
+		json_object_object_add(o, key, json_object_new_string(eq + 1));
+	}
+	return o;
 }
 
-static struct json_object *register_request(struct session *s, const struct audit_opts *audit,
-					    char *const argv[])
+/* The network part: the allow-list's addresses, its names, the holes. */
+static void add_net(struct json_object *req, const struct bpfbox_policy *p)
 {
-	const struct bpfbox_policy *p = s->policy;
-	const struct session_layers *l = &s->layers;
-	struct json_object *req = json_object_new_object();
-	const char *dirs[BPFBOX_UNIX_PREFIXES];
-	size_t argc = 0, n = 0;
-
-	add_str(req, "op", "register");
-	add_str(req, "session", s->id);
-	while (argv[argc])
-		argc++;
-	json_object_object_add(req, "command", str_array((const char *const *)argv, argc));
-	if (s->labels && s->labels->n) {
-		struct json_object *labels = json_object_new_object();
-
-		for (size_t i = 0; i < s->labels->n; i++) {
-			const char *lb = s->labels->v[i], *eq = strchr(lb, '=');
-			char key[128];
-
-			if (!eq || (size_t)(eq - lb) >= sizeof(key))
-				continue;
-			snprintf(key, sizeof(key), "%.*s", (int)(eq - lb), lb);
-			json_object_object_add(labels, key, json_object_new_string(eq + 1));
-		}
-		json_object_object_add(req, "labels", labels);
-	}
 	add_str(req, "net", p->net == NET_DENY ? "deny" : "allow");
-	json_object_object_add(req, "landlock",
-			       json_object_new_boolean(l->landlock && p->mode != MODE_FULL_ACCESS));
-	json_object_object_add(req, "mount_ro",
-			       json_object_new_boolean((l->ns.clone_flags & CLONE_NEWNS) &&
-						       p->mode != MODE_FULL_ACCESS));
-	add_str(req, "audit_mode", audit->off ? "off" : audit->all ? "all" : "aggregate");
-	/*
-	 * Unix sockets may be reached under the dirs the session can write; a
-	 * longer directory cannot hold a socket path anyway (as in embedded mode).
-	 */
-	if (p->mode != MODE_READ_ONLY && unix_dir_fits(p->workspace))
-		dirs[n++] = p->workspace;
-	if (s->private_tmp[0] && unix_dir_fits(s->private_tmp))
-		dirs[n++] = s->private_tmp;
-	/* With namespaces /tmp is the session's own tmpfs; the host's is not in its view. */
-	else if (p->private_tmp && s->layers.ns.clone_flags)
-		dirs[n++] = "/tmp";
-	for (size_t i = 0; i < p->rw_paths.n && n < BPFBOX_UNIX_PREFIXES; i++)
-		if (unix_dir_fits(p->rw_paths.v[i]))
-			dirs[n++] = p->rw_paths.v[i];
-	json_object_object_add(req, "unix_dirs", str_array(dirs, n));
-	/* The whole writable set, for the BPF LSM's checks by inode. */
-	{
-		struct json_object *wr = json_object_new_array();
-
-		if (p->mode != MODE_READ_ONLY)
-			json_object_array_add(wr, json_object_new_string(p->workspace));
-		if (s->private_tmp[0])
-			json_object_array_add(wr, json_object_new_string(s->private_tmp));
-		for (size_t i = 0; i < p->rw_paths.n; i++)
-			json_object_array_add(wr, json_object_new_string(p->rw_paths.v[i]));
-		json_object_object_add(req, "writable", wr);
-	}
 	if (p->net_allow.n) {
 		struct json_object *rules = json_object_new_array();
 
 		for (size_t i = 0; i < p->net_allow.n; i++) {
-			struct json_object *rule = json_object_new_object();
-			struct json_object *ports = json_object_new_array();
+			struct json_object *rule, *ports;
 			char cidr[64];
 			uint16_t lo, hi;
 
-			/* The policy validated every rule already. */
+			/* The policy validated every rule already; names are the proxy's. */
 			if (net_rule_parse(p->net_allow.v[i], cidr, sizeof(cidr), &lo, &hi) < 0)
 				continue;
+			rule = json_object_new_object();
+			ports = json_object_new_array();
 			add_str(rule, "cidr", cidr);
 			json_object_array_add(ports, json_object_new_int(lo));
 			json_object_array_add(ports, json_object_new_int(hi));
@@ -532,6 +483,28 @@ static struct json_object *register_request(struct session *s, const struct audi
 	if (p->net_deny.n)
 		json_object_object_add(req, "net_deny", str_array((const char *const *)p->net_deny.v,
 								  p->net_deny.n));
+}
+
+/* The layers the client planned, and the directories the BPF maps get. */
+static void add_layers(struct json_object *req, const struct session *s)
+{
+	const struct bpfbox_policy *p = s->policy;
+	const struct session_layers *l = &s->layers;
+	size_t max = p->rw_paths.n + 2, n;
+	const char **dirs = calloc(max, sizeof(*dirs));
+	char what[768];
+
+	json_object_object_add(req, "landlock",
+			       json_object_new_boolean(l->landlock && p->mode != MODE_FULL_ACCESS));
+	json_object_object_add(req, "mount_ro",
+			       json_object_new_boolean((l->ns.clone_flags & CLONE_NEWNS) &&
+						       p->mode != MODE_FULL_ACCESS));
+	/* The same sets as an embedded run writes (session_writable_dirs). */
+	n = dirs ? session_writable_dirs(s, true, dirs, max) : 0;
+	json_object_object_add(req, "unix_dirs", str_array(dirs, n));
+	n = dirs ? session_writable_dirs(s, false, dirs, max) : 0;
+	json_object_object_add(req, "writable", str_array(dirs, n));
+	free(dirs);
 	add_str(req, "level_requested", level_name(l->requested));
 	add_str(req, "level_enabled", level_name(l->enabled));
 	json_object_object_add(req, "landlock_abi",
@@ -542,282 +515,58 @@ static struct json_object *register_request(struct session *s, const struct audi
 
 		json_object_object_add(req, "not_enforced", str_array(&ne, 1));
 	}
-	json_object_object_add(req, "policy", policy_to_json(p));
-	return req;
-}
+	/* What only a BPF LSM enforces: not_enforced when the daemon has none. */
+	if (session_lsm_only_rules(s, what, sizeof(what))) {
+		const char *w = what;
 
-static int attach_child(void *ctx, pid_t child)
-{
-	struct daemon_run *r = ctx;
-	struct json_object *req = daemon_request("attach", r->session_id);
-	char msg[512];
-	int rc;
-
-	json_object_object_add(req, "pid", json_object_new_int64(child));
-	rc = call_simple(&r->ctl, req, msg, sizeof(msg));
-	if (rc < 0)
-		return log_error_errno(rc, "the daemon at %s could not move the command into its "
-					   "session cgroup: %s", r->socket, msg);
-	return 0;
-}
-
-static void write_audit(struct daemon_run *r, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(r->audit_fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return; /* the file says what it lacks; the session goes on */
-		p += n;
-		len -= n;
+		json_object_object_add(req, "lsm_only", str_array(&w, 1));
 	}
 }
 
-/* The subscription is done: poll must never see it readable again. */
-static void sub_done(struct daemon_run *r)
+int daemon_register(struct daemon_client *c, const struct session *s, const char *audit_mode,
+		    char *const argv[], pid_t pid, struct json_object **reply, char *msg,
+		    size_t size)
 {
-	if (r->sub_gone)
-		return;
-	r->sub_gone = true;
-	if (!r->finishing)
-		log_warn("the daemon's event stream ended during the session; the rest of its "
-			 "events go to the daemon's own audit log once it runs again");
-	if (r->never_fd[0] >= 0)
-		dup2(r->never_fd[0], r->sub.fd);
+	struct json_object *req = daemon_request("register", s->id);
+	size_t argc = 0;
+
+	while (argv[argc])
+		argc++;
+	json_object_object_add(req, "command", str_array((const char *const *)argv, argc));
+	if (s->labels && s->labels->n)
+		json_object_object_add(req, "labels", labels_object(s->labels));
+	add_net(req, s->policy);
+	add_str(req, "audit_mode", audit_mode);
+	add_layers(req, s);
+	json_object_object_add(req, "policy", policy_to_json(s->policy));
+	/* Register and attach in one round trip (docs/daemon.md). */
+	if (pid > 0)
+		json_object_object_add(req, "pid", json_object_new_int64(pid));
+	return call_put(c, req, reply, msg, size);
 }
 
-/* Copies the session's events as they come; polled with the command's output. */
-static void on_sub_poll(void *ctx)
+int daemon_attach(struct daemon_client *c, const char *id, pid_t pid, char *msg, size_t size)
 {
-	struct daemon_run *r = ctx;
-	char buf[65536];
+	struct json_object *req = daemon_request("attach", id);
 
-	for (;;) {
-		ssize_t n = recv(r->sub.fd, buf, sizeof(buf), MSG_DONTWAIT);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n <= 0) {
-			sub_done(r);
-			return;
-		}
-		write_audit(r, buf, n);
-	}
-}
-
-static int open_audit(struct daemon_run *r, const struct audit_opts *audit)
-{
-	if (streq(audit->path, "-"))
-		r->audit_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-	else
-		r->audit_fd = open(audit->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-	if (r->audit_fd < 0)
-		return log_error_errno(errno, "cannot open the audit file %s", audit->path);
-	return 0;
-}
-
-static int subscribe(struct daemon_run *r)
-{
-	struct json_object *req = daemon_request("subscribe", r->session_id);
-	const char *pending;
-	char msg[512];
-	size_t n;
-	int rc;
-
-	if (pipe2(r->never_fd, O_CLOEXEC) < 0)
-		return log_error_errno(errno, "cannot create a pipe");
-	rc = daemon_client_connect(&r->sub, r->socket, CALL_TIMEOUT_MS);
-	if (rc < 0) {
-		json_object_put(req);
-		return log_error_errno(rc, "cannot connect to the daemon at %s for the audit stream",
-				       r->socket);
-	}
-	rc = call_simple(&r->sub, req, msg, sizeof(msg));
-	if (rc < 0)
-		return log_error_errno(rc, "the daemon refused the audit stream: %s", msg);
-	/* What came with the reply (the replayed session.start) goes first. */
-	n = daemon_client_pending(&r->sub, &pending);
-	write_audit(r, pending, n);
-	r->sub.in_len = r->sub.taken = 0;
-	return 0;
-}
-
-static int unregister(struct daemon_run *r, struct daemon_client *c, struct session *s,
-		      char *msg, size_t size);
-
-int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket,
-		     const struct audit_opts *audit, char *const argv[])
-{
-	struct json_object *req, *reply = NULL;
-	const char *path = daemon_socket_path(socket);
-	const char *req_env = getenv("BPFBOX_REQUIRE_DAEMON");
-	/* --daemon-socket, or BPFBOX_REQUIRE_DAEMON=1: no run without the daemon. */
-	bool named = socket || (req_env && streq(req_env, "1"));
-	char msg[512];
-	int rc;
-
-	memset(r, 0, sizeof(*r));
-	r->ctl.fd = r->sub.fd = r->audit_fd = -1;
-	r->never_fd[0] = r->never_fd[1] = -1;
-	r->session_id = s->id;
-	snprintf(r->socket, sizeof(r->socket), "%s", path);
-	rc = daemon_client_connect(&r->ctl, path, CALL_TIMEOUT_MS);
-	if (rc == -EKEYREJECTED)
-		return rc; /* not the daemon: said, and never a reason to run without it */
-	if (rc < 0) {
-		/* No daemon here: embedded mode, unless one was asked for by name. */
-		if (named)
-			return log_error_errno(rc, "no daemon answers on %s%s; nothing ran (%s)", path,
-					       socket ? "" : " and BPFBOX_REQUIRE_DAEMON=1 requires one",
-					       "pass --no-daemon for embedded mode");
-		/* No socket at all: no daemon on this host, the laptop case. */
-		if (rc != -ENOENT)
-			log_notice("the daemon at %s does not answer (%s); running without it "
-				   "(embedded mode)", path, strerror(-rc));
-		return 0;
-	}
-	req = register_request(s, audit, argv);
-	rc = daemon_client_call(&r->ctl, req, &reply, msg, sizeof(msg));
-	json_object_put(req);
-	if (rc == 0) {
-		/* The daemon's BPF LSM raises what the client planned (Full). */
-		struct json_object *v;
-		enum bpfbox_level lvl;
-
-		if (json_object_object_get_ex(reply, "level_enabled", &v) &&
-		    json_object_is_type(v, json_type_string) &&
-		    level_parse(json_object_get_string(v), &lvl) == 0 && lvl <= s->layers.requested)
-			s->layers.enabled = lvl;
-		/* Its BPF LSM scopes abstract unix sockets and signals (docs/lsm.md). */
-		if (json_object_object_get_ex(reply, "layers", &v) &&
-		    json_object_object_get_ex(v, "bpf_lsm", &v) && json_object_get_boolean(v))
-			agent_gaps_filled(s->layers.not_enforced, BPFBOX_SF_GAP_SCOPE);
-	}
-	if (rc >= 0 && s->policy->net == NET_DENY && egress_has_names(&s->policy->net_allow)) {
-		struct json_object *port;
-
-		/* A daemon without egress would leave every name unreachable: say so. */
-		if (!json_object_object_get_ex(reply, "proxy_port", &port)) {
-			json_object_put(reply);
-			unregister(r, &r->ctl, NULL, msg, sizeof(msg));
-			daemon_client_close(&r->ctl);
-			return log_error_errno(-EOPNOTSUPP, "the daemon at %s runs no egress proxy "
-					       "for name rules (an older bpfbox?)", path);
-		}
-		snprintf(s->proxy_url, sizeof(s->proxy_url), "http://127.0.0.1:%d",
-			 json_object_get_int(port));
-	}
-	json_object_put(reply);
-	if (rc < 0) {
-		bool refused = r->ctl.replied && (rc == -EACCES || rc == -EPERM);
-		bool busy = r->ctl.replied && rc == -EBUSY;
-
-		daemon_client_close(&r->ctl);
-		/*
-		 * Above the operator's ceiling or the uid's session quota: nothing
-		 * runs, not even without the daemon.
-		 */
-		if (r->ctl.replied && rc == -EDQUOT)
-			return log_error_errno(rc, "the daemon at %s refused the session: %s", path,
-					       msg);
-		if (named || (r->ctl.replied && !refused && !busy))
-			return log_error_errno(rc, "the daemon at %s did not take the session: %s",
-					       path, msg);
-		/* Never silent, not even with -q: the session runs without the daemon. */
-		log_notice("the daemon at %s %s (%s); running without it (embedded mode)", path,
-			   busy ? "is busy" : refused ? "refuses this client" : "does not answer",
-			   msg);
-		return 0;
-	}
-	if (audit->path && ((rc = open_audit(r, audit)) < 0 || (rc = subscribe(r)) < 0)) {
-		daemon_run_finish(r, NULL);
-		return rc;
-	}
-	s->hooks.before_release = attach_child;
-	s->hooks.ctx = r;
-	if (r->sub.fd >= 0) {
-		s->hooks.poll_fd = r->sub.fd;
-		s->hooks.on_poll = on_sub_poll;
-	}
-	return 1;
-}
-
-static int unregister(struct daemon_run *r, struct daemon_client *c, struct session *s,
-		      char *msg, size_t size)
-{
-	struct json_object *req = daemon_request("unregister", r->session_id);
-
-	if (s) {
-		json_object_object_add(req, "exit_code", json_object_new_int(s->result.exit_code));
-		json_object_object_add(req, "timed_out", json_object_new_boolean(s->result.timed_out));
-		json_object_object_add(req, "output_bytes",
-				       json_object_new_int64(s->result.output_bytes));
-		json_object_object_add(req, "output_dropped",
-				       json_object_new_int64(s->result.output_dropped));
-	}
+	json_object_object_add(req, "pid", json_object_new_int64(pid));
 	return call_simple(c, req, msg, size);
 }
 
-/* After the end, the subscription carries the last records and session.end. */
-static void drain_sub(struct daemon_run *r)
+int daemon_unregister(struct daemon_client *c, const char *id, const struct session_result *res,
+		      struct json_object **reply, char *msg, size_t size)
 {
-	uint64_t deadline = now_ns() + DRAIN_TIMEOUT_MS * 1000000ULL;
+	struct json_object *req = daemon_request("unregister", id);
 
-	while (!r->sub_gone) {
-		struct pollfd pfd = { .fd = r->sub.fd, .events = POLLIN };
-		uint64_t now = now_ns();
-
-		if (now >= deadline || poll(&pfd, 1, (deadline - now) / 1000000ULL + 1) <= 0)
-			break;
-		on_sub_poll(r);
+	if (res) {
+		json_object_object_add(req, "exit_code", json_object_new_int(res->exit_code));
+		json_object_object_add(req, "timed_out", json_object_new_boolean(res->timed_out));
+		json_object_object_add(req, "output_bytes",
+				       json_object_new_int64(res->output_bytes));
+		json_object_object_add(req, "output_dropped",
+				       json_object_new_int64(res->output_dropped));
 	}
-}
-
-void daemon_run_finish(struct daemon_run *r, struct session *s)
-{
-	bool replied = false;
-	char msg[512];
-	int rc = -ENOTCONN;
-
-	r->finishing = true;
-	if (r->ctl.fd >= 0) {
-		rc = unregister(r, &r->ctl, s, msg, sizeof(msg));
-		replied = r->ctl.replied;
-	}
-	if (rc < 0 && rc != -ENOTCONN && !replied) {
-		/* The daemon went away; one that runs again re-adopted the session. */
-		struct daemon_client again;
-
-		if (daemon_client_connect(&again, r->socket, CALL_TIMEOUT_MS) == 0) {
-			rc = unregister(r, &again, s, msg, sizeof(msg));
-			replied = again.replied;
-			if (rc == -ENOENT || rc == -DAEMON_ENDED)
-				rc = 0; /* it ended the session already: its cgroup was empty */
-			daemon_client_close(&again);
-		}
-	}
-	if (rc < 0 && rc != -ENOTCONN && replied)
-		log_warn("the daemon at %s could not end session %s: %s", r->socket, r->session_id,
-			 msg);
-	else if (rc < 0 && rc != -ENOTCONN)
-		log_warn("the daemon at %s went away (%s); when it runs again it ends session %s "
-			 "once its processes are gone", r->socket, msg, r->session_id);
-	if (r->sub.fd >= 0) {
-		if (rc == 0)
-			drain_sub(r);
-		daemon_client_close(&r->sub);
-	}
-	daemon_client_close(&r->ctl);
-	for (int i = 0; i < 2; i++)
-		if (r->never_fd[i] >= 0)
-			close(r->never_fd[i]);
-	if (r->audit_fd >= 0)
-		close(r->audit_fd);
-	r->audit_fd = -1;
+	return call_put(c, req, reply, msg, size);
 }
 
 int daemon_no_daemon_allowed(const char *socket, char *why, size_t size)

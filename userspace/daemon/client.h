@@ -15,9 +15,12 @@
 
 #include "proto.h"
 
+/* How long a call waits for its reply. */
+#define DAEMON_CALL_TIMEOUT_MS 5000
+
 struct json_object;
 struct session;
-struct audit_opts;
+struct session_result;
 
 struct daemon_client {
 	int fd;
@@ -108,29 +111,22 @@ int daemon_call_reload(struct daemon_client *c, int *sinks, int *rules, char *ms
  */
 int daemon_no_daemon_allowed(const char *socket, char *why, size_t size);
 
-/* `bpfbox run` through the daemon: one session registered there. */
-struct daemon_run {
-	struct daemon_client ctl; /* register, attach, unregister */
-	struct daemon_client sub; /* the session's events, for --audit FILE */
-	char socket[PATH_MAX];
-	int audit_fd;
-	int never_fd[2];	  /* a pipe that never turns readable (see on_poll) */
-	bool sub_gone;		  /* the event stream ended */
-	bool finishing;		  /* its end is expected now */
-	const char *session_id;
-};
-
 /*
- * Registers s with the daemon at socket (NULL: daemon_socket_path(NULL))
- * and sets s->hooks so that its child is attached before it runs. With
- * audit->path the session's events are also written there. Returns 1 when
- * the daemon took the session, 0 when no daemon answers or it refuses this
- * client (embedded mode then; said on stderr unless quiet), -errno when
- * registering failed (printed; nothing ran).
+ * Registers s (its layers, policy, labels and command argv) with audit
+ * mode "aggregate", "all" or "off". pid > 0: attaches that child of the
+ * caller in the same request (one round trip). *reply (the caller puts
+ * it): level_enabled, layers, proxy_port, limits.
  */
-int daemon_run_begin(struct daemon_run *r, struct session *s, const char *socket,
-		     const struct audit_opts *audit, char *const argv[]);
-/* Unregisters with the command's result (s NULL: nothing ran) and closes. */
-void daemon_run_finish(struct daemon_run *r, struct session *s);
+int daemon_register(struct daemon_client *c, const struct session *s, const char *audit_mode,
+		    char *const argv[], pid_t pid, struct json_object **reply, char *msg,
+		    size_t size);
+/* Moves pid, a child of the caller, into the session's cgroup. */
+int daemon_attach(struct daemon_client *c, const char *id, pid_t pid, char *msg, size_t size);
+/*
+ * Ends the session with the command's result (res NULL: nothing ran);
+ * *reply (may be NULL; the caller puts it) carries its "denials".
+ */
+int daemon_unregister(struct daemon_client *c, const char *id, const struct session_result *res,
+		      struct json_object **reply, char *msg, size_t size);
 
 #endif

@@ -17,6 +17,7 @@
 #include "metrics.h"
 #include "../agent/agent.h"
 #include "../audit/sink.h"
+#include "../lib/denial.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -189,6 +190,8 @@ int ev_on_record(void *ctx, void *data, size_t size)
 		d->unknown_records++;
 		return 0;
 	}
+	/* Every denial counts for the end-of-run summary, flood or not. */
+	denials_add_record(&s->denials, data, size);
 	/* A flood is counted, not written: exact counts by type, once a second. */
 	if (!audit_flood_pass(&s->flood, data, size, now_ns()))
 		return 0;

@@ -18,6 +18,7 @@
 struct agent;
 struct json_object;
 struct sinks;
+struct denials;
 
 #define DAEMON_MAX_CONNS    1024
 #define DAEMON_ROOT_CONNS   64	/* of those, kept for root: others get "busy" first */
@@ -138,8 +139,12 @@ void ev_flood_say(struct daemon *d, struct dsession *s, bool force);
 
 /* ops.c */
 void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len);
-/* Kills and removes the session's cgroup, emits its end, forgets it. */
-int ops_end_session(struct daemon *d, struct dsession *s, const char *reason);
+/*
+ * Kills and removes the session's cgroup, emits its end, forgets it;
+ * *denials (may be NULL): what its records denied, for the client's summary.
+ */
+int ops_end_session(struct daemon *d, struct dsession *s, const char *reason,
+		    struct denials *denials);
 void ops_tick(struct daemon *d);
 void ops_conn_gone(struct daemon *d, struct conn *c);
 int ops_readopt(struct daemon *d);

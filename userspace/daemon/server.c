@@ -28,7 +28,7 @@
 #include "metrics.h"
 #include "client.h"
 #include "../agent/agent.h"
-#include "../agent/cgroup.h"
+#include "../lib/cgroup.h"
 #include "../audit/sink.h"
 #include "../probe/probe.h"
 #include "../lib/log.h"
@@ -890,18 +890,14 @@ static int cleanup_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 	if (!dir)
 		return 0;
 	while ((de = readdir(dir))) {
-		char path[PATH_MAX], kill_path[PATH_MAX + 16];
+		char path[PATH_MAX];
 		struct stat st;
 
 		if (!proto_session_id_valid(de->d_name) ||
 		    fstatat(dirfd(dir), de->d_name, &st, 0) < 0 || st.st_ino != cgroup_id)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", x->parent, de->d_name);
-		snprintf(kill_path, sizeof(kill_path), "%s/cgroup.kill", path);
-		write_file_str(kill_path, "1");
-		for (int i = 0; i < 2000 && rmdir(path) < 0 && errno == EBUSY; i++)
-			usleep(1000);
-		if (access(path, F_OK) == 0) {
+		if (cgroup_remove(path, 2000) < 0) {
 			log_error("cannot remove the session cgroup %s; kill its processes and "
 				  "run --cleanup again", path);
 			x->failed++;

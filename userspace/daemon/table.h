@@ -18,6 +18,7 @@
 
 struct json_object;
 #include "../monitor/limits.h"
+#include "../lib/denial.h"
 
 enum dsession_state {
 	DS_REGISTERED, /* cgroup made, no process attached yet */
@@ -67,6 +68,7 @@ struct dsession {
 	struct bpfbox_inode_key *wkeys; /* its writable set's keys, to delete them */
 	size_t nwkeys;
 	struct egress *egress;	/* name rules: its proxy and resolver, NULL none */
+	struct denials denials;	/* what its records denied, for the client's summary */
 	struct dsession *next;
 };
 

@@ -9,7 +9,7 @@
 #include "control.h"
 #include "limits.h"
 #include "monitor.h"
-#include "../agent/cgroup.h"
+#include "../lib/cgroup.h"
 #include "../lib/util.h"
 
 static int knob(const char *dir, const char *file, const char *value)
@@ -105,17 +105,8 @@ int ctl_resume(const char *cg, uint64_t memory_mb, uint64_t disk_mb, uint64_t *m
 
 int ctl_kill(const char *cg)
 {
-	int r;
-
 	session_cgroup_set_state(cg, "killed manual");
-	r = knob(cg, "cgroup.kill", "1");
-	if (r == -ENOENT) {
-		struct session_limits l = { 0 };
-
-		snprintf(l.cg, sizeof(l.cg), "%s", cg);
-		r = limits_kill(&l);
-	}
-	return r;
+	return cgroup_kill(cg);
 }
 
 int ctl_session_cgroup(const char *id, char *buf, size_t size)

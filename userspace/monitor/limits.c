@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "limits.h"
+#include "../lib/cgroup.h"
 #include "../policy/policy.h"
 #include "../lib/jsonw.h"
 #include "../lib/log.h"
@@ -460,8 +461,7 @@ int limits_apply(struct session_limits *l, const char *id)
 
 int limits_create(struct session_limits *l, const char *id)
 {
-	char procs[LIMITS_PATH_MAX + 16];
-	struct stat st;
+	struct session_cgroup cg;
 	int e;
 
 	/* One start in 64 (the id is random) removes what killed runs left. */
@@ -477,25 +477,16 @@ int limits_create(struct session_limits *l, const char *id)
 		goto fail;
 	}
 	enable_v2(l);
-	if (snprintf(l->cg, sizeof(l->cg), "%s/%s", l->v2_parent, id) >= (int)sizeof(l->cg))
-		errno = ENAMETOOLONG;
-	else if (mkdir(l->cg, 0755) == 0)
-		errno = 0;
-	if (errno) {
-		e = -errno;
-		l->cg[0] = '\0';
+	/* The one cgroup module makes it (lib/cgroup.h), as the daemon's register does. */
+	e = strlen(l->v2_parent) + 1 + strlen(id) < sizeof(l->cg)
+		    ? session_cgroup_create(l->v2_parent, id, &cg) : -ENAMETOOLONG;
+	if (e < 0)
 		goto fail;
-	}
+	snprintf(l->cg, sizeof(l->cg), "%.*s", (int)sizeof(l->cg) - 1, cg.path);
 	l->cg_own = true;
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", l->cg);
-	l->cg_fd = open(l->cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	l->cg_procs_fd = open(procs, O_WRONLY | O_CLOEXEC);
-	if (l->cg_fd < 0 || l->cg_procs_fd < 0 || fstat(l->cg_fd, &st) < 0) {
-		e = -errno;
-		limits_destroy(l);
-		goto fail;
-	}
-	l->cg_id = st.st_ino;
+	l->cg_fd = cg.dir_fd;
+	l->cg_procs_fd = cg.procs_fd;
+	l->cg_id = cg.id;
 	return limits_apply(l, id);
 fail:
 	log_warn_errno(e, "cannot create the session cgroup in %s", l->v2_parent);
@@ -596,34 +587,9 @@ int limits_adopt(struct session_limits *l, pid_t pid, const char *id)
 	return l->cgroup ? 0 : -ENOENT;
 }
 
-/* SIGKILL to each process listed in dir/cgroup.procs (v1, or v2 before cgroup.kill). */
-static int kill_members(const char *dir)
-{
-	char path[LIMITS_PATH_MAX + 32];
-	FILE *f;
-	int pid;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fscanf(f, "%d", &pid) == 1)
-		kill(pid, SIGKILL);
-	fclose(f);
-	return 0;
-}
-
 int limits_kill(const struct session_limits *l)
 {
-	char path[LIMITS_PATH_MAX + 32];
-	int e;
-
-	if (!l->cg[0])
-		return -ENOENT;
-	snprintf(path, sizeof(path), "%s/cgroup.kill", l->cg);
-	e = write_file_str(path, "1");
-	/* Kernels before 5.14: signal each member instead. */
-	return e == -ENOENT ? kill_members(l->cg) : e;
+	return l->cg[0] ? cgroup_kill(l->cg) : -ENOENT;
 }
 
 int limits_freeze(const struct session_limits *l, bool frozen)
@@ -636,22 +602,17 @@ int limits_freeze(const struct session_limits *l, bool frozen)
 	return write_file_str(path, frozen ? "1" : "0");
 }
 
-/* rmdir, waiting up to 2 s for the killed members to go (EBUSY). */
+/* Kills its members and removes it, waiting up to 2 s for them to go. */
 static void remove_cgroup(const char *dir)
 {
-	for (int i = 0; i < 2000; i++) {
-		if (rmdir(dir) == 0 || errno != EBUSY)
-			return;
-		usleep(1000);
-	}
-	log_warn("the cgroup %s stays: its processes did not exit in 2 s", dir);
+	if (cgroup_remove(dir, 2000) == -EBUSY)
+		log_warn("the cgroup %s stays: its processes did not exit in 2 s", dir);
 }
 
 void limits_destroy(struct session_limits *l)
 {
 	limits_close_fds(l);
 	if (l->cg_own && l->cg[0]) {
-		limits_kill(l);
 		remove_cgroup(l->cg);
 		l->cg[0] = '\0';
 		l->cg_own = false;
@@ -661,8 +622,7 @@ void limits_destroy(struct session_limits *l)
 
 		if (!dir[0])
 			continue;
-		if (!l->cg[0])
-			kill_members(dir); /* no v2 cgroup killed them (a pure v1 host) */
+		/* Killed by the v2 cgroup, or here on a pure v1 host (its members). */
 		remove_cgroup(dir);
 		/* The bpfbox level under our own v1 cgroup goes with its last session. */
 		slash = strrchr(dir, '/');

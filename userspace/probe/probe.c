@@ -20,6 +20,7 @@
 #include <bpf/btf.h>
 
 #include "probe.h"
+#include "../lib/cgroup.h"
 #include "probe.skel.h"
 #include "../lib/util.h"
 #include "../sandbox/seccomp.h"
@@ -502,27 +503,6 @@ static void probe_ringbuf(struct host_caps *caps)
 	}
 	close(fd);
 	set_feat(f, FEAT_YES, 0, "ring buffer map created");
-}
-
-int cgroup2_mount_point(char *buf, size_t size)
-{
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[1024];
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char mnt[512], fstype[64];
-		const char *sep = strstr(line, " - ");
-
-		if (!sep || sscanf(sep, " - %63s", fstype) != 1 || !streq(fstype, "cgroup2"))
-			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %511s", mnt) != 1)
-			continue;
-		snprintf(buf, size, "%s", mnt);
-		return 0;
-	}
-	return -ENOENT;
 }
 
 /* Lists controllers bound to cgroup v1 hierarchies (a hybrid host). */

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "../sandbox/landlock.h"
+#include "../lib/cgroup.h"
 
 enum bpfbox_level {
 	LEVEL_NONE,
@@ -97,7 +98,6 @@ enum bpfbox_level level_from(bool bpf_lsm, bool landlock, bool seccomp,
  */
 bool probe_bpf_lsm(char *why, size_t size);
 
-/* Finds the cgroup v2 mount point; -ENOENT when there is none. */
-int cgroup2_mount_point(char *buf, size_t size);
+/* cgroup2_mount_point() is lib/cgroup.h's. */
 
 #endif

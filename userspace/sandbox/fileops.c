@@ -230,7 +230,7 @@ void session_file_op_notified(struct session *s, int listener,
 		return;
 	/* With namespaces the host is a read-only mount: EROFS; else Landlock's EACCES. */
 	if (s->layers.ns.clone_flags)
-		session_denial_add(s, "mount", c->op, full, EROFS);
+		denials_add(&s->denials, "mount", c->op, full, EROFS, 1);
 	else
-		session_denial_add(s, "landlock", c->op, full, EACCES);
+		denials_add(&s->denials, "landlock", c->op, full, EACCES, 1);
 }

@@ -16,9 +16,11 @@
 #include "../monitor/limits.h"
 #include "../monitor/monitor.h"
 #include "ns.h"
+#include "../lib/denial.h"
 
 struct bpfbox_policy;
 struct strv;
+struct session;
 
 /* Exit codes of `bpfbox run` besides the command's own (BRIEF.md). */
 #define EXIT_LIMIT	    123 /* killed by a limit: paused too long, or --on-limit kill */
@@ -55,17 +57,6 @@ enum session_cause {
 
 const char *session_cause_name(enum session_cause c);
 
-/* One kind of denial seen by the supervisor, for the end-of-run summary. */
-struct session_denial {
-	char layer[16];	 /* seccomp, landlock */
-	char op[24];	 /* socket, ... */
-	char what[200];	 /* e.g. "AF_INET SOCK_STREAM" */
-	int err;	 /* the errno the command saw */
-	unsigned int count;
-};
-
-#define SESSION_MAX_DENIALS 16
-
 struct session_result {
 	int exit_code;	      /* what `bpfbox run` exits with */
 	int wait_status;      /* the command's raw status, -1 if it never ran */
@@ -79,16 +70,15 @@ struct session_result {
 
 /* Optional ties to the BPF agent, set after session_plan(). */
 struct session_hooks {
-	int cgroup_procs_fd;	/* the child joins this cgroup first; -1: none */
 	int poll_fd;		/* polled with the command's output; -1: none */
 	void (*on_poll)(void *ctx); /* called when poll_fd is readable */
 	/*
 	 * Called in the parent right after fork, while the child waits on a
-	 * pipe before its first step (before it joins cgroup_procs_fd or
-	 * calls setsid): the daemon moves the child into the session cgroup
+	 * pipe before its first step (before it calls setsid): the daemon moves the child into the session cgroup
 	 * here. The child goes on when it returns 0; otherwise the child is
 	 * killed, nothing runs and session_run returns its -errno (the hook
-	 * prints the error). NULL: the child does not wait.
+	 * prints the error; -EAGAIN: the caller runs the session another way,
+	 * and no status line says it ended). NULL: the child does not wait.
 	 */
 	int (*before_release)(void *ctx, pid_t child);
 	/*
@@ -98,6 +88,12 @@ struct session_hooks {
 	 * session is frozen here if it can be. NULL: frozen here.
 	 */
 	int (*request_pause)(void *ctx, struct session_event *ev);
+	/*
+	 * Called once the command has ended, before the denial summary is
+	 * printed: the daemon's end of the session, whose reply carries the
+	 * denials its BPF records showed (s->denials). NULL: none.
+	 */
+	void (*on_end)(void *ctx, struct session *s);
 	/* Each lifecycle transition made or seen here (embedded: the audit stream). */
 	void (*on_event)(void *ctx, const struct session_event *ev);
 	void *ctx;
@@ -115,11 +111,10 @@ struct session {
 	struct session_result result;
 	int status_fd;		   /* --status-fd: one JSON line per event; -1: none */
 	pid_t cmd_pid;		   /* the command (the PID namespace's init's child), 0: unknown */
+	bool child_placed;	   /* cloned into the v2 cgroup of lim.cg_fd (CLONE_INTO_CGROUP) */
 	const struct strv *labels; /* --label KEY=VALUE, NULL: none */
 	char home[4096];	   /* the private HOME, "" when none */
-	struct session_denial denials[SESSION_MAX_DENIALS];
-	size_t n_denials;
-	uint64_t denials_other;	   /* past SESSION_MAX_DENIALS kinds */
+	struct denials denials;	   /* for the end-of-run summary (lib/denial.h) */
 };
 
 /*
@@ -155,14 +150,17 @@ int session_run(struct session *s, char *const argv[]);
  * trees, --exec-deny.
  */
 void session_note_bpf_lsm(struct session *s, bool lsm);
+/* Those rules in words, in buf; the length (0: none, full access). */
+size_t session_lsm_only_rules(const struct session *s, char *buf, size_t size);
 
 /*
- * Counts one denial for the end-of-run summary and the status channel:
- * layer ("seccomp", "landlock", "bpf_lsm", "cgroup_bpf"), op ("socket",
- * "open", "write", "unlink", "connect", ...), what (a path, an address),
- * err the errno the command saw.
+ * The directories the session may write (its workspace unless read-only,
+ * its private tmp, every rw path), in dirs (at most max); for_unix: those
+ * where it may also reach unix sockets (a name short enough for a socket
+ * path, and /tmp when it is the session's own tmpfs). Both modes write
+ * these into the BPF maps (docs/lsm.md). Returns the count.
  */
-void session_denial_add(struct session *s, const char *layer, const char *op, const char *what,
-			int err);
+size_t session_writable_dirs(const struct session *s, bool for_unix, const char **dirs,
+			     size_t max);
 
 #endif

@@ -12,6 +12,84 @@
 
 #include "session.h"
 
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct sock_fprog;
+struct policy_limits;
+
+/* clone3(2) with CLONE_INTO_CGROUP (Linux 5.7), without <linux/sched.h>'s clashes. */
+#define BPFBOX_CLONE_INTO_CGROUP 0x200000000ULL
+
+struct bpfbox_clone_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	uint64_t set_tid, set_tid_size, cgroup;
+};
+
+/* What the child reports through the error pipe when a step fails. */
+struct child_error {
+	int step;
+	int err;
+	char detail[200]; /* the sub-step (namespaces) */
+};
+
+enum child_step {
+	STEP_CGROUP,
+	STEP_SESSION,
+	STEP_RLIMIT,
+	STEP_NAMESPACES,
+	STEP_CHDIR,
+	STEP_USER,
+	STEP_CAPS,
+	STEP_NO_NEW_PRIVS,
+	STEP_LANDLOCK,
+	STEP_SECCOMP,
+	STEP_EXEC,
+};
+
+
+/* Everything the child needs, prepared by the parent before fork. */
+struct child_plan {
+	char *const *argv;
+	char **envp;
+	const char *workspace;
+	int ruleset_fd; /* -1: no Landlock */
+	uint32_t landlock_flags;
+	const struct sock_fprog *filter; /* NULL: no seccomp */
+	const struct sock_fprog *filter_notified; /* with notify_sock: the filter beside it */
+	int notify_sock;  /* network deny through a listener sent here; -1: none */
+	bool notify_net;  /* the listener takes socket() */
+	bool notify_files; /* ... and the file changes, for the summary (fileops.c) */
+	int in_fd;	  /* the pty for stdin; -1: inherit */
+	bool ctty;	  /* out_fd is a pty to make the controlling terminal */
+	bool switch_user;
+	uid_t uid;
+	gid_t gid;
+	int out_fd, err_fd; /* -1: inherit */
+	const struct session_limits *lim; /* v1 cgroups to join, rlimit fallback */
+	bool join_v2;	     /* clone3 could not place the child in its v2 cgroup */
+	int release_fd, release_wfd; /* -1: no hooks.before_release to wait for */
+	int report_fd;
+	const struct policy_limits *limits;
+	const struct bpfbox_policy *policy;
+	const struct ns_plan *ns; /* NULL: no namespaces */
+	const struct landlock_rights *rights;
+	sigset_t saved_mask;
+};
+
+/* child.c: the child's side; it execs or exits. */
+void child_exec(const struct child_plan *c, pid_t parent);
+/* child.c: the listener fd the child sent on sock; -1 when none came. */
+int recv_fd(int sock);
+/* child.c: the step that failed and why, on stderr (nothing for exec: said later). */
+void report_setup_failure(const struct child_error *e);
+/*
+ * child.c: fork(), or clone3(CLONE_INTO_CGROUP) straight into the session
+ * cgroup of l->cg_fd; *placed tells whether it is there already.
+ */
+pid_t spawn(const struct session_limits *l, uint64_t ns_flags, bool *placed);
+
 /* The command's side of the loop. */
 struct supervise_io {
 	int out_r;	/* stdout (and stderr when merged, or the pty master); -1: none */

@@ -154,12 +154,9 @@ void status_ended(const struct session *s)
 {
 	const struct session_result *r = &s->result;
 	struct jsonw w = { 0 };
-	unsigned int denied = 0;
 
 	if (s->status_fd < 0)
 		return;
-	for (size_t i = 0; i < s->n_denials; i++)
-		denied += s->denials[i].count;
 	begin(&w, s, "ended");
 	jsonw_i64(&w, "exit_code", r->exit_code);
 	jsonw_str(&w, "cause", session_cause_name(r->cause));
@@ -168,36 +165,12 @@ void status_ended(const struct session *s)
 	jsonw_u64(&w, "paused_ms", r->paused_ms);
 	jsonw_u64(&w, "output_bytes", r->output_bytes);
 	jsonw_u64(&w, "output_dropped", r->output_dropped);
-	jsonw_u64(&w, "denied", denied + s->denials_other);
+	jsonw_u64(&w, "denied", denials_total(&s->denials));
 	finish(s, &w);
 }
 
-void session_denial_add(struct session *s, const char *layer, const char *op, const char *what,
-			int err)
-{
-	struct session_denial *d;
-
-	for (size_t i = 0; i < s->n_denials; i++) {
-		d = &s->denials[i];
-		if (streq(d->layer, layer) && streq(d->op, op) && streq(d->what, what)) {
-			d->count++;
-			return;
-		}
-	}
-	if (s->n_denials == SESSION_MAX_DENIALS) {
-		s->denials_other++;
-		return;
-	}
-	d = &s->denials[s->n_denials++];
-	snprintf(d->layer, sizeof(d->layer), "%s", layer);
-	snprintf(d->op, sizeof(d->op), "%s", op);
-	snprintf(d->what, sizeof(d->what), "%s", what);
-	d->err = err;
-	d->count = 1;
-}
-
 /* What to do about one denial, in words a model can act on. */
-static void hint_of(const struct session_denial *d, char *buf, size_t size)
+static void hint_of(const struct denial *d, char *buf, size_t size)
 {
 	char dir[sizeof(d->what)];
 	char *slash;
@@ -238,8 +211,8 @@ void session_denials_report(const struct session *s)
 {
 	char hint[640];
 
-	for (size_t i = 0; i < s->n_denials; i++) {
-		const struct session_denial *d = &s->denials[i];
+	for (size_t i = 0; i < s->denials.n; i++) {
+		const struct denial *d = &s->denials.v[i];
 		struct jsonw w = { 0 };
 
 		hint_of(d, hint, sizeof(hint));
@@ -256,32 +229,39 @@ void session_denials_report(const struct session *s)
 		jsonw_str(&w, "hint", hint);
 		finish(s, &w);
 	}
-	if (s->denials_other)
-		log_notice("denied %llu more times, of other kinds", (unsigned long long)s->denials_other);
+	if (s->denials.other)
+		log_notice("denied %llu more times, of other kinds",
+			   (unsigned long long)s->denials.other);
+}
+
+size_t session_lsm_only_rules(const struct session *s, char *buf, size_t size)
+{
+	const struct bpfbox_policy *p = s->policy;
+	size_t n;
+
+	if (p->mode == MODE_FULL_ACCESS || !size)
+		return 0;
+	/* Landlock carves out the top-level entries only (landlock_credential_paths). */
+	n = snprintf(buf, size, "credential patterns below the top of granted trees "
+		     "(**/.env, **/*.pem, ... in subdirectories: no BPF LSM)");
+	if (!p->exec_deny.n || n >= size)
+		return n < size ? n : size - 1;
+	n += snprintf(buf + n, size - n, "; --exec-deny");
+	for (size_t i = 0; i < p->exec_deny.n && n < size; i++)
+		n += snprintf(buf + n, size - n, " %s", p->exec_deny.v[i]);
+	if (n < size)
+		n += snprintf(buf + n, size - n, " (no BPF LSM)");
+	return n < size ? n : size - 1;
 }
 
 void session_note_bpf_lsm(struct session *s, bool lsm)
 {
-	const struct bpfbox_policy *p = s->policy;
-	char what[512];
-	size_t len, n = 0;
+	char what[768];
+	size_t len;
 
-	if (lsm || p->mode == MODE_FULL_ACCESS)
+	if (lsm || !session_lsm_only_rules(s, what, sizeof(what)))
 		return;
-	/* Landlock carves out the top-level entries only (landlock_credential_paths). */
-	snprintf(what, sizeof(what), "credential patterns below the top of granted trees "
-		 "(**/.env, **/*.pem, ... in subdirectories: no BPF LSM)");
 	len = strlen(s->layers.not_enforced);
 	snprintf(s->layers.not_enforced + len, sizeof(s->layers.not_enforced) - len, "%s%s",
 		 len ? "; " : "", what);
-	if (!p->exec_deny.n)
-		return;
-	n = snprintf(what, sizeof(what), "--exec-deny");
-	for (size_t i = 0; i < p->exec_deny.n && n < sizeof(what); i++)
-		n += snprintf(what + n, sizeof(what) - n, " %s", p->exec_deny.v[i]);
-	if (n < sizeof(what))
-		snprintf(what + n, sizeof(what) - n, " (no BPF LSM)");
-	len = strlen(s->layers.not_enforced);
-	snprintf(s->layers.not_enforced + len, sizeof(s->layers.not_enforced) - len, "; %s",
-		 what);
 }

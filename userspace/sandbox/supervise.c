@@ -457,7 +457,7 @@ static void network_denied(struct session *s, int fd)
 	snprintf(what + strlen(what), sizeof(what) - strlen(what), " %s",
 		 type == SOCK_STREAM ? "stream" : type == SOCK_DGRAM ? "datagram"
 		 : type == SOCK_RAW ? "raw" : "other");
-	session_denial_add(s, "seccomp", "socket", what, EPERM);
+	denials_add(&s->denials, "seccomp", "socket", what, EPERM, 1);
 }
 
 enum { P_OUT, P_ERR, P_SIG, P_HOOK, P_IN, P_NOTIFY, P_MON };

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Embedded mode: `bpfbox run --audit FILE` as root with no daemon loads the
- * BPF programs for its one session, writes its events as JSON lines, and
- * removes everything it created (cgroup, links, maps) when it ends.
+ * Embedded mode (run.c chooses it): bpfbox run as root with no daemon loads
+ * the BPF programs for its one session, writes its events as JSON lines to
+ * the run's sinks, and removes everything it created (links, maps) when it
+ * ends. The session's cgroup is the session's own (monitor/limits.c).
  */
 #ifndef BPFBOX_EMBEDDED_H
 #define BPFBOX_EMBEDDED_H
@@ -10,8 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent.h"
-#include "cgroup.h"
+#include "../agent/agent.h"
 #include "../audit/encode.h"
 
 struct session;
@@ -29,24 +29,29 @@ struct audit_opts {
 };
 
 struct egress;
+struct sinks;
 
 struct embedded {
 	struct agent *agent;
 	struct egress *egress; /* name rules: the session's proxy and resolver */
-	struct session_cgroup cg;
+	struct sinks *sinks;	/* the run's (--audit), NULL: records dropped */
+	uint64_t cg_id;		/* the session cgroup's id: it keys the maps */
 	struct audit_clock clock;
 	struct jsonw w;
-	int out_fd;
 	const char *session_id;
 	struct session *session; /* denials go to its summary */
-	int write_error; /* first errno writing the audit sink */
 	bool lsm;	 /* the session's policy is in the BPF LSM maps */
 	struct audit_flood flood; /* the records' rate limit */
 };
 
-/* Opens the sink (path or "-" for stdout), loads, registers, emits the start. */
+/*
+ * Loads the programs, makes the session cgroup, writes the session into the
+ * maps; its records go to sinks (NULL: dropped, Full without --audit).
+ */
 int embedded_start(struct embedded *e, struct session *s, const struct audit_opts *opts,
-		   char *const argv[]);
+		   struct sinks *sinks);
+/* Writes session.start (run.c calls it once the level is final). */
+void embedded_session_start(struct embedded *e, struct session *s, char *const argv[]);
 /* Drains the ring, emits loss and end events, unregisters, cleans up. */
 void embedded_finish(struct embedded *e, struct session *s);
 

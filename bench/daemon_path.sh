@@ -1,0 +1,85 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The daemon path against the embedded one (issue 20 item 3):
+# `bpfbox run -- /bin/true` through a private daemon and with --no-daemon,
+# both at --level standard and at the default, interleaved in one run
+# (ratios within the run), and the daemon's register round trip (median of
+# N). OLD_BPFBOX and OLD_SOCK: also an older bpfbox through its own daemon.
+# Root; usage: bench/daemon_path.sh [BUILD_DIR] [RUNS] [v2only]
+# v2only: in a private mount namespace whose cgroup v1 hierarchies are
+# unmounted, so that a hybrid host measures what a pure cgroup v2 host
+# does (no v1 limits: the daemon path clones its child straight into the
+# session cgroup, no migration).
+set -eu
+BUILD=${1:-build}
+RUNS=${2:-200}
+if [ "${3:-}" = v2only ] && [ -z "${BPFBOX_BENCH_V2ONLY:-}" ]; then
+	export BPFBOX_BENCH_V2ONLY=1
+	exec unshare -m sh -c 'for m in $(awk '"'"'$3 == "cgroup" { print $2 }'"'"' /proc/mounts); do
+		umount "$m"; done; exec "$0" "$@"' "$0" "$@"
+fi
+B=$(readlink -f "$BUILD/bin/bpfbox")
+[ "$(id -u)" = 0 ] || { echo "bench/daemon_path.sh: needs root (the daemon)" >&2; exit 1; }
+T=$(mktemp -d /tmp/bpfbox-dpath.XXXXXX)
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+SOCK=$T/bpfbox.sock PIN=/sys/fs/bpf/bpfbox-dpath-$$ PARENT=$CG2/bpfbox-dpath-$$
+DPID=
+cleanup() {
+	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	"$B" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" >/dev/null 2>&1 || true
+	rm -rf "$T"
+}
+trap cleanup EXIT
+mkdir -p "$T/ws"
+"$B" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" --audit /dev/null 2>"$T/d.err" &
+DPID=$!
+for _ in $(seq 100); do grep -q ready "$T/d.err" && break; sleep 0.1; done
+grep -q ready "$T/d.err" || { echo "bench/daemon_path.sh: no daemon: $(cat "$T/d.err")" >&2; exit 1; }
+cd "$T/ws"
+# Interleaved: each round runs every command once, so that the load of a
+# shared machine falls on all of them alike; medians of RUNS rounds.
+python3 - "$B" "$SOCK" "$RUNS" "${OLD_BPFBOX:-}" "${OLD_SOCK:-}" >"$T/h.txt" <<'PY'
+import os, statistics, subprocess, sys, time
+b, sock, runs, old, osock = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+cmds = [
+    ("embedded --level standard", [b, "run", "-q", "--no-daemon", "--level", "standard", "--", "/bin/true"]),
+    ("daemon --level standard", [b, "run", "-q", "--daemon-socket", sock, "--level", "standard", "--", "/bin/true"]),
+    ("embedded (default level)", [b, "run", "-q", "--no-daemon", "--", "/bin/true"]),
+    ("daemon (default level)", [b, "run", "-q", "--daemon-socket", sock, "--", "/bin/true"]),
+]
+if old and osock:
+    cmds.append(("before: daemon --level standard", [old, "run", "-q", "--daemon-socket", osock, "--level", "standard", "--", "/bin/true"]))
+t = {n: [] for n, _ in cmds}
+for i in range(runs + 10):
+    for n, c in cmds:
+        s = time.perf_counter()
+        subprocess.run(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        if i >= 10:
+            t[n].append((time.perf_counter() - s) * 1e3)
+print("| command | p25 ms | median ms | min ms |")
+print("|---|---|---|---|")
+for n, _ in cmds:
+    v = sorted(t[n])
+    print("| %s | %.2f | %.2f | %.2f |" % (n, v[len(v) // 4], statistics.median(v), v[0]))
+PY
+cat "$T/h.txt"
+python3 - "" "$SOCK" "$RUNS" <<'PY'
+import json, os, socket, statistics, subprocess, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[2])
+f = s.makefile("rb")
+def req(o):
+    t = time.perf_counter_ns()
+    s.sendall(json.dumps(o).encode() + b"\n")
+    r = json.loads(f.readline())
+    if not r.get("ok"):
+        sys.exit("register: %s" % r)
+    return (time.perf_counter_ns() - t) / 1000
+reg, unreg = [], []
+for i in range(int(sys.argv[3])):
+    sid = os.urandom(16).hex()
+    reg.append(req({"op": "register", "session": sid, "command": ["true"]}))
+    unreg.append(req({"op": "unregister", "session": sid, "exit_code": 0}))
+print("\nregister round trip: median %.0f us, unregister %.0f us (%d sessions)" %
+      (statistics.median(reg), statistics.median(unreg), len(reg)))
+PY

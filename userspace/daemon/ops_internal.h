@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What ops.c, ops_lsm.c, ops_register.c and ops_session.c share. */
+#ifndef BPFBOX_DAEMON_OPS_INTERNAL_H
+#define BPFBOX_DAEMON_OPS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+struct json_object;
+
+/* The largest limit or count a request may carry (as policy files: 2^40). */
+#define DAEMON_COUNT_MAX (1LL << 40)
+
+#define META_XATTR "trusted.bpfbox" /* owner of a session cgroup, for re-adoption */
+#define MAX_COMMAND_ARGS 4096
+#define MAX_NET_RULES	 256
+#define MAX_LSM_RULES	 1024 /* deny patterns, and exec_deny entries */
+#define MAX_WRITABLE	 256  /* directories of the writable set */
+#define META_MAX	 65536 /* the trusted.bpfbox xattr */
+#define END_WAIT_MS	 1000 /* then the end is retried every tick */
+#define ENDED_KEPT	 256  /* ended session ids remembered, for clear errors */
+/* Subscription bit of session.paused, session.resumed, session.killed. */
+
+/* ops.c */
+int64_t ops_real_now_ns(void);
+void ops_reply_error(struct daemon *d, struct conn *c, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+struct jsonw *ops_reply_begin(struct daemon *d);
+void ops_reply_send(struct daemon *d, struct conn *c);
+int ops_bad_member(struct daemon *d, struct conn *c, const char *op, const char *key,
+		      const char *want);
+struct dsession *ops_request_session(struct daemon *d, struct conn *c, struct json_object *req,
+					const char *op);
+/* ops_lsm.c */
+void ops_write_meta(struct dsession *s, struct json_object *lsm);
+int ops_apply_lsm(struct daemon *d, uint32_t index, struct json_object *lsm, const char **bad);
+void ops_drop_filled(struct json_object *req, uint32_t flags);
+bool ops_full_access(struct json_object *req);
+int ops_apply_writable(struct daemon *d, struct dsession *s, uint32_t index,
+			  struct json_object *req);
+void ops_remove_lsm(struct daemon *d, struct dsession *s);
+void ops_read_meta(struct daemon *d, struct dsession *s);
+bool ops_want_lsm(struct json_object *req);
+struct json_object *ops_lsm_lists(struct json_object *req, struct json_object **out);
+/* ops_register.c */
+bool ops_string_array(struct json_object *arr, size_t max, size_t len_max, bool absolute);
+void op_register(struct daemon *d, struct conn *c, struct json_object *req);
+/* ops_session.c */
+int ops_attach_pid(struct daemon *d, struct conn *c, struct dsession *s, int64_t pid);
+bool ops_valid_pid(int64_t pid);
+void op_attach(struct daemon *d, struct conn *c, struct json_object *req);
+void op_unregister(struct daemon *d, struct conn *c, struct json_object *req);
+void op_pause(struct daemon *d, struct conn *c, struct json_object *req);
+void op_resume(struct daemon *d, struct conn *c, struct json_object *req);
+void op_kill(struct daemon *d, struct conn *c, struct json_object *req);
+/* ops_session.c: an agent_flush_session callback that drops the records. */
+int ops_discard_record(void *ctx, void *data, size_t size);
+/* ops_net.c */
+int ops_add_net_rules(struct daemon *d, struct conn *c, struct dsession *s,
+			 struct json_object *rules);
+int ops_start_egress(struct daemon *d, struct conn *c, struct dsession *s,
+			struct json_object *req, uint16_t *proxy, uint16_t *dns);
+int ops_add_net_holes(struct daemon *d, struct conn *c, struct dsession *s,
+			 struct json_object *req);
+void op_net(struct daemon *d, struct conn *c, struct json_object *req);
+/* ops.c: whether the cgroup holds a process (cgroup.events). */
+bool ops_cgroup_populated(const char *cgroup);
+/* ops.c: an ended session id, remembered for a clear error (ended: true). */
+void ops_ended(const char *id);
+bool ops_ended_recently(const char *id);
+
+#endif

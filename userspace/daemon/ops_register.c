@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * register: the request checked and held to the operator's ceilings, the
+ * session's cgroup and map entry, its network rules and egress proxy, its
+ * limits, its session.start; with "pid", the child attached in the same
+ * request (one round trip, docs/daemon.md).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "internal.h"
+#include "ops_internal.h"
+#include "metrics.h"
+#include "../agent/agent.h"
+#include "../lib/cgroup.h"
+#include "../audit/sink.h"
+#include "../monitor/control.h"
+#include "../monitor/monitor.h"
+#include "../monitor/oom.h"
+#include "../policy/policy.h"
+#include "../lib/util.h"
+#include "../net/egress.h"
+
+/* Strings only, at most max of them, each shorter than len_max (0: any). */
+bool ops_string_array(struct json_object *arr, size_t max, size_t len_max, bool absolute)
+{
+	size_t n = json_object_array_length(arr);
+
+	if (n > max)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *v = json_object_array_get_idx(arr, i);
+
+		if (!json_object_is_type(v, json_type_string))
+			return false;
+		if (len_max && (size_t)json_object_get_string_len(v) >= len_max)
+			return false;
+		if (absolute && json_object_get_string(v)[0] != '/')
+			return false;
+	}
+	return true;
+}
+
+/* --label pairs of the client (docs/runtime.md): bounded, strings only. */
+static bool labels_valid(struct json_object *o)
+{
+	if (json_object_object_length(o) > 32)
+		return false;
+	json_object_object_foreach(o, key, val) {
+		if (!*key || strlen(key) > 64 || !json_object_is_type(val, json_type_string) ||
+		    json_object_get_string_len(val) > 256)
+			return false;
+	}
+	return true;
+}
+
+static int parse_flags(struct daemon *d, struct conn *c, struct json_object *req, uint32_t *flags)
+{
+	const char *net = "deny", *mode = "aggregate";
+	bool landlock = false, meta = false, mount_ro = false;
+	int r;
+
+	if ((r = proto_get_str(req, "net", &net)) == -EINVAL ||
+	    (!r && !streq(net, "deny") && !streq(net, "allow")))
+		return ops_bad_member(d, c, "register", "net", "\"deny\" or \"allow\"");
+	if ((r = proto_get_str(req, "audit_mode", &mode)) == -EINVAL ||
+	    (!r && !streq(mode, "aggregate") && !streq(mode, "all") && !streq(mode, "off")))
+		return ops_bad_member(d, c, "register", "audit_mode", "\"aggregate\", \"all\" or \"off\"");
+	if (proto_get_bool(req, "landlock", &landlock) == -EINVAL)
+		return ops_bad_member(d, c, "register", "landlock", "a boolean");
+	if (proto_get_bool(req, "allow_metadata", &meta) == -EINVAL)
+		return ops_bad_member(d, c, "register", "allow_metadata", "a boolean");
+	if (proto_get_bool(req, "mount_ro", &mount_ro) == -EINVAL)
+		return ops_bad_member(d, c, "register", "mount_ro", "a boolean");
+	*flags = 0;
+	if (streq(net, "deny"))
+		*flags |= BPFBOX_SF_NET_DENY;
+	if (streq(mode, "all"))
+		*flags |= BPFBOX_SF_AUDIT_ALL;
+	if (streq(mode, "off"))
+		*flags |= BPFBOX_SF_AUDIT_OFF;
+	if (landlock)
+		*flags |= BPFBOX_SF_LANDLOCK;
+	if (meta)
+		*flags |= BPFBOX_SF_ALLOW_META;
+	if (mount_ro)
+		*flags |= BPFBOX_SF_MOUNT_RO;
+	if (agent_status(d->agent)->net)
+		*flags |= BPFBOX_SF_NET_BPF;
+	return 0;
+}
+
+/* Everything but the map entry and cgroup: those are undone by the caller. */
+static int check_register(struct daemon *d, struct conn *c, struct json_object *req,
+			  const char **id)
+{
+	struct json_object *v;
+	const char *str;
+	int64_t i;
+	bool b;
+	int r;
+
+	r = proto_get_str(req, "session", id);
+	if (r == -ENOENT) {
+		ops_reply_error(d, c, EINVAL, "register: 'session' is required");
+		return -EINVAL;
+	}
+	if (r || !proto_session_id_valid(*id))
+		return ops_bad_member(d, c, "register", "session", "32 lowercase hex digits");
+	if ((r = proto_get_array(req, "command", &v)) == -EINVAL ||
+	    (!r && !ops_string_array(v, MAX_COMMAND_ARGS, 0, false)))
+		return ops_bad_member(d, c, "register", "command", "an array of strings");
+	if ((r = proto_get_array(req, "unix_dirs", &v)) == -EINVAL ||
+	    (!r && !ops_string_array(v, BPFBOX_UNIX_PREFIXES, BPFBOX_UNIX_PATH_LEN - 2, true)))
+		return ops_bad_member(d, c, "register", "unix_dirs",
+				  "at most 4 absolute paths shorter than 106 bytes");
+	if ((r = proto_get_object(req, "labels", &v)) == -EINVAL || (!r && !labels_valid(v)))
+		return ops_bad_member(d, c, "register", "labels",
+				  "an object of at most 32 strings, keys up to 64 bytes, values up to 256");
+	if ((r = proto_get_array(req, "writable", &v)) == -EINVAL ||
+	    (!r && !ops_string_array(v, MAX_WRITABLE, PATH_MAX, true)))
+		return ops_bad_member(d, c, "register", "writable",
+				  "at most 256 absolute paths");
+	if ((r = proto_get_array(req, "not_enforced", &v)) == -EINVAL ||
+	    (!r && !ops_string_array(v, 64, 0, false)))
+		return ops_bad_member(d, c, "register", "not_enforced", "an array of strings");
+	if (proto_get_array(req, "net_allow", &v) == -EINVAL)
+		return ops_bad_member(d, c, "register", "net_allow", "an array");
+	if (proto_get_object(req, "policy", &v) == -EINVAL)
+		return ops_bad_member(d, c, "register", "policy", "an object");
+	if (proto_get_str(req, "level_requested", &str) == -EINVAL)
+		return ops_bad_member(d, c, "register", "level_requested", "a string");
+	if (proto_get_str(req, "level_enabled", &str) == -EINVAL)
+		return ops_bad_member(d, c, "register", "level_enabled", "a string");
+	if (proto_get_int(req, "landlock_abi", &i) == -EINVAL)
+		return ops_bad_member(d, c, "register", "landlock_abi", "an integer");
+	if (proto_get_bool(req, "seccomp", &b) == -EINVAL)
+		return ops_bad_member(d, c, "register", "seccomp", "a boolean");
+	if (table_find(&d->table, *id)) {
+		ops_reply_error(d, c, EEXIST, "register: session %s is already registered", *id);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+/* A limit of the request's policy, when present and sane. */
+static void limit_from(struct json_object *lim, const char *key, int64_t min, uint64_t *out)
+{
+	int64_t v;
+
+	if (lim && proto_get_int(lim, key, &v) == 0 && v >= min && v <= DAEMON_COUNT_MAX)
+		*out = v;
+}
+
+/*
+ * The session's memory, pids and cpu limits (from the request's policy, the
+ * built-in defaults else) on the cgroup just made; v1 cgroups on hybrid
+ * hosts, joined at attach. What does not hold goes into session.start.
+ */
+static void apply_limits(struct daemon *d, struct dsession *s, struct json_object *req)
+{
+	struct policy_limits pl = { .memory_mb = 2048, .pids = 64, .cpu_percent = 100,
+				    .disk_mb = 1024 };
+	struct json_object *pol, *lim = NULL, *ne;
+
+	if (proto_get_object(req, "policy", &pol) == 0)
+		proto_get_object(pol, "limits", &lim);
+	limit_from(lim, "memory_mb", CTL_MIN_MEMORY_MB, &pl.memory_mb);
+	limit_from(lim, "pids", 4, &pl.pids);
+	limit_from(lim, "cpu_percent", 1, &pl.cpu_percent);
+	limit_from(lim, "disk_mb", CTL_MIN_DISK_MB, &pl.disk_mb);
+	/*
+	 * Cgroups only: an rlimit fallback would be the client's to set, in
+	 * the child, and it is not; what cannot hold by cgroup says "none".
+	 */
+	limits_plan(&s->lim, &pl, d->parent, LIMITS_VIA_CGROUP);
+	if (snprintf(s->lim.cg, sizeof(s->lim.cg), "%s", s->cgroup) >= (int)sizeof(s->lim.cg)) {
+		dlog("session %s: cgroup path too long for limits; none applied", s->id);
+		return;
+	}
+	s->lim.cg_id = s->cgroup_id;
+	s->lim.cgroup = s->lim.pause = true;
+	limits_apply(&s->lim, s->id);
+	limits_close_fds(&s->lim);
+	s->has_lim = true;
+	if (!s->lim.not_enforced[0])
+		return;
+	if (proto_get_array(req, "not_enforced", &ne) < 0) {
+		ne = json_object_new_array();
+		json_object_object_add(req, "not_enforced", ne);
+	}
+	json_object_array_add(ne, json_object_new_string(s->lim.not_enforced));
+}
+
+/*
+ * Sessions per uid (--max-sessions-per-uid, root exempt) and the last
+ * DAEMON_ROOT_SESSIONS slots kept for root: one user cannot block the others
+ * or root. 0, or replied.
+ */
+static int session_quota(struct daemon *d, struct conn *c)
+{
+	unsigned int per_uid = d->o->max_sessions_per_uid ? d->o->max_sessions_per_uid
+							  : DAEMON_SESSIONS_PER_UID;
+	size_t mine = 0;
+
+	if (c->peer.uid == 0)
+		return 0;
+	if (d->table.count >= BPFBOX_MAX_SESSIONS - DAEMON_ROOT_SESSIONS) {
+		ops_reply_error(d, c, EBUSY, "busy: register: %zu sessions are running; the last %d "
+			    "are kept for root; end one first", d->table.count,
+			    DAEMON_ROOT_SESSIONS);
+		return -EBUSY;
+	}
+	for (struct dsession *s = d->table.head; s; s = s->next)
+		mine += s->uid == c->peer.uid;
+	if (mine >= per_uid) {
+		ops_reply_error(d, c, EDQUOT, "register: uid %u has %zu sessions, the daemon's "
+			    "--max-sessions-per-uid; end one first or raise it", c->peer.uid,
+			    mine);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
+/* The ceiling event: what was asked, by whom, which rule, what it did. */
+static void ceiling_event(struct daemon *d, struct conn *c, const char *id,
+			  const struct ceiling_rule *r, const char *action, const char *what)
+{
+	struct jsonw *w = &d->w;
+
+	jsonw_reset(w);
+	audit_begin(w, &d->clock, "ceiling", id, 0, now_ns());
+	jsonw_u64(w, "pid", c->peer.pid);
+	jsonw_u64(w, "uid", c->peer.uid);
+	jsonw_str(w, "rule", r->name);
+	jsonw_str(w, "action", action);
+	jsonw_str(w, "reason", what);
+	jsonw_end(w);
+	jsonw_newline(w);
+	if (!w->oom)
+		ev_emit(d, NULL, EV_CEILING, w->buf, w->len);
+	ev_flush(d);
+}
+
+/*
+ * The operator's ceilings (docs/operating.md): a request above its rule is
+ * refused, or its limits lowered when the rule clamps. No rule for a uid
+ * while ceilings are set: refused (fail closed). -EPERM replied.
+ */
+static int hold_to_ceiling(struct daemon *d, struct conn *c, struct json_object *req,
+			   const char *id)
+{
+	const struct ceiling_rule *r;
+	struct json_object *pol;
+	char what[256], why[512];
+	int k;
+
+	if (!d->ceilings.set || (c->peer.uid == 0 && d->ceilings.exempt_root))
+		return 0;
+	r = ceilings_match(&d->ceilings, c->peer.uid, c->peer.gid);
+	if (!r) {
+		ops_reply_error(d, c, EDQUOT, "register: refused: no ceiling rule of the daemon covers "
+					 "uid %u; ask the operator", c->peer.uid);
+		dlog("session %s of uid %u refused: no ceiling rule covers it", id, c->peer.uid);
+		return -EPERM;
+	}
+	if (proto_get_object(req, "policy", &pol) < 0) {
+		ops_reply_error(d, c, EDQUOT, "register: refused by ceiling '%s': the request carries "
+					 "no policy to hold to it", r->name);
+		return -EPERM;
+	}
+	k = ceiling_check(r, pol, what, sizeof(what), why, sizeof(why));
+	if (k < 0) {
+		ceiling_event(d, c, id, r, "refuse", why);
+		dlog("session %s of uid %u refused: %s", id, c->peer.uid, why);
+		ops_reply_error(d, c, EDQUOT, "register: refused by %s; ask for less or ask the operator",
+			    why);
+		return -EPERM;
+	}
+	if (k > 0) {
+		snprintf(why, sizeof(why), "ceiling '%s': lowered %s", r->name, what);
+		ceiling_event(d, c, id, r, "clamp", why);
+		dlog("session %s of uid %u: %s", id, c->peer.uid, why);
+	}
+	return 0;
+}
+
+/*
+ * What a session keeps of its command (in session.start, its replay and
+ * list): DAEMON_COMMAND_MAX bytes of strings; past that the arguments are
+ * cut and "command_truncated" says so. A request may be 64 KiB; 4096 of
+ * them would hold the daemon's memory and make list too long to answer.
+ */
+static void bound_command(struct json_object *req)
+{
+	struct json_object *cmd, *cut;
+	size_t n, used = 0;
+
+	if (proto_get_array(req, "command", &cmd) < 0)
+		return;
+	n = json_object_array_length(cmd);
+	for (size_t i = 0; i < n; i++)
+		used += json_object_get_string_len(json_object_array_get_idx(cmd, i)) + 1;
+	if (used <= DAEMON_COMMAND_MAX)
+		return;
+	cut = json_object_new_array();
+	used = 0;
+	for (size_t i = 0; i < n && used < DAEMON_COMMAND_MAX; i++) {
+		struct json_object *v = json_object_array_get_idx(cmd, i);
+		size_t len = json_object_get_string_len(v);
+
+		if (len > DAEMON_COMMAND_MAX - used)
+			len = DAEMON_COMMAND_MAX - used;
+		json_object_array_add(cut, json_object_new_string_len(json_object_get_string(v),
+								      len));
+		used += len + 1;
+	}
+	json_object_object_add(req, "command", cut);
+	json_object_object_add(req, "command_truncated", json_object_new_boolean(1));
+}
+
+/* No BPF LSM for the session: the rules only it enforces are not enforced. */
+static void note_lsm_only(struct json_object *req)
+{
+	struct json_object *lsm_only, *ne;
+	size_t n;
+
+	if (proto_get_array(req, "lsm_only", &lsm_only))
+		return;
+	if (proto_get_array(req, "not_enforced", &ne)) {
+		ne = json_object_new_array();
+		json_object_object_add(req, "not_enforced", ne);
+	}
+	n = json_object_array_length(lsm_only);
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(ne, json_object_get(json_object_array_get_idx(lsm_only, i)));
+}
+
+/* A new session of the table, not in it yet; NULL when out of memory. */
+static struct dsession *new_session(struct daemon *d, struct conn *c, struct json_object *req,
+				    const char *id, uint32_t index, const struct session_cgroup *cg)
+{
+	struct dsession *s = calloc(1, sizeof(*s));
+	struct json_object *v;
+
+	if (!s)
+		return NULL;
+	ev_flood_init(d, s);
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	snprintf(s->cgroup, sizeof(s->cgroup), "%s", cg->path);
+	s->index = index;
+	s->cgroup_id = cg->id;
+	s->client_pid = c->peer.pid;
+	s->uid = c->peer.uid;
+	s->owner = c->serial;
+	s->state = DS_REGISTERED;
+	s->start_real_ns = ops_real_now_ns();
+	if (proto_get_array(req, "command", &v) == 0)
+		s->command = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+	s->command_truncated = json_object_object_get_ex(req, "command_truncated", NULL);
+	return s;
+}
+
+/*
+ * The BPF LSM policy, before the session's map entry: the programs never
+ * see the session without it. 0, -ECANCELED when replied, else -errno.
+ */
+static int register_lsm(struct daemon *d, struct conn *c, struct dsession *s,
+			struct json_object *req, struct json_object **lsm)
+{
+	const char *bad, *str;
+	int r;
+
+	if (ops_want_lsm(req)) {
+		r = ops_apply_lsm(d, s->index, ops_lsm_lists(req, lsm), &bad);
+		if ((r == -EINVAL || r == -ENAMETOOLONG) && bad) {
+			ops_reply_error(d, c, EINVAL, "register: the BPF LSM cannot express '%s'%s; "
+					"see docs/config.md for the forms of deny and exec_deny",
+					bad, r == -ENAMETOOLONG ? " (too long or too deep)" : "");
+			return -ECANCELED;
+		}
+		if (r == -EINVAL || r == -ENAMETOOLONG) {
+			ops_bad_member(d, c, "register", "policy.deny and policy.exec_deny",
+				       "arrays of at most 1024 strings shorter than 256 bytes");
+			return -ECANCELED;
+		}
+		if (r < 0)
+			return r;
+		s->lsm = agent_status(d->agent)->lsm;
+		if (s->lsm)
+			s->lsm_lists = json_object_get(*lsm);
+		if (s->lsm && !ops_full_access(req)) {
+			int64_t abi = 0;
+
+			proto_get_int(req, "landlock_abi", &abi);
+			if (!(s->flags & BPFBOX_SF_LANDLOCK))
+				abi = 0;
+			s->flags |= agent_gap_flags(d->agent, abi);
+			ops_drop_filled(req, s->flags);
+			r = ops_apply_writable(d, s, s->index, req);
+			if (r < 0)
+				return r;
+		}
+	}
+	if (proto_get_str(req, "level_enabled", &str) == 0) {
+		/* What the client could do alone, and the BPF LSM of the daemon. */
+		if (s->lsm && streq(str, "Standard")) {
+			str = "Full";
+			json_object_object_add(req, "level_enabled", json_object_new_string(str));
+		}
+		snprintf(s->level, sizeof(s->level), "%s", str);
+	}
+	return 0;
+}
+
+/*
+ * The map entry, the egress proxy, the network rules and the unix dirs.
+ * 0, -ECANCELED when replied, else -errno; *in_map: the entry was made.
+ */
+static int register_net(struct daemon *d, struct conn *c, struct dsession *s,
+			struct json_object *req, uint16_t *proxy, bool *in_map)
+{
+	struct json_object *v;
+	uint16_t dns = 0;
+	int r;
+
+	if (ops_start_egress(d, c, s, req, proxy, &dns) < 0)
+		return -ECANCELED;
+	r = agent_session_add_egress(d->agent, s->cgroup_id, s->index, s->flags, *proxy, dns);
+	if (r < 0)
+		return r;
+	*in_map = true;
+	if (proto_get_array(req, "net_allow", &v) == 0 && ops_add_net_rules(d, c, s, v) < 0)
+		return -ECANCELED;
+	if (ops_add_net_holes(d, c, s, req) < 0)
+		return -ECANCELED;
+	if (agent_status(d->agent)->net && proto_get_array(req, "unix_dirs", &v) == 0) {
+		const char *dirs[BPFBOX_UNIX_PREFIXES];
+		size_t n = json_object_array_length(v);
+
+		for (size_t i = 0; i < n; i++)
+			dirs[i] = json_object_get_string(json_object_array_get_idx(v, i));
+		return agent_unix_allow(d->agent, s->index, dirs, n);
+	}
+	return 0;
+}
+
+static void register_reply(struct daemon *d, struct conn *c, struct dsession *s, uint16_t proxy,
+			   int64_t pid)
+{
+	const struct agent_status *st = agent_status(d->agent);
+
+	ops_reply_begin(d);
+	if (pid)
+		jsonw_u64(&d->rw, "pid", pid);
+	jsonw_str(&d->rw, "session", s->id);
+	jsonw_u64(&d->rw, "index", s->index);
+	jsonw_str(&d->rw, "cgroup", s->cgroup);
+	jsonw_object_begin(&d->rw, "layers");
+	jsonw_bool(&d->rw, "bpf_audit", st->audit);
+	jsonw_bool(&d->rw, "bpf_network", st->net);
+	jsonw_bool(&d->rw, "bpf_unix_connect", st->unix_connect);
+	jsonw_bool(&d->rw, "bpf_lsm", s->lsm);
+	jsonw_end(&d->rw);
+	if (s->level[0])
+		jsonw_str(&d->rw, "level_enabled", s->level);
+	if (proxy)
+		jsonw_u64(&d->rw, "proxy_port", proxy);
+	limits_json(&s->lim, &d->rw, "limits");
+	ops_reply_send(d, c);
+}
+
+/* What a register that failed half-way made, undone (s may be NULL). */
+static void register_undo(struct daemon *d, struct dsession *s, const struct session_cgroup *cg,
+			  uint32_t index, bool in_map)
+{
+	if (in_map) {
+		agent_session_remove(d->agent, cg->id, NULL, NULL);
+		agent_net_clear(d->agent, index);
+	}
+	agent_session_lsm_clear(d->agent, index);
+	cgroup_remove(cg->path, 0); /* empty: nothing ran in it */
+	if (s) {
+		egress_stop(s->egress);
+		free(s->command);
+		json_object_put(s->lsm_lists);
+		free(s->wkeys);
+		free(s);
+	}
+}
+
+/* The checks before anything is made; 0, or -1 when replied. */
+static int register_check(struct daemon *d, struct conn *c, struct json_object *req,
+			  const char **id, uint32_t *flags, int64_t *pid)
+{
+	*pid = 0;
+	if (check_register(d, c, req, id) < 0 || parse_flags(d, c, req, flags) < 0 ||
+	    session_quota(d, c) < 0 || hold_to_ceiling(d, c, req, *id) < 0)
+		return -1;
+	if (json_object_object_get_ex(req, "pid", NULL) &&
+	    (proto_get_int(req, "pid", pid) || !ops_valid_pid(*pid)))
+		return ops_bad_member(d, c, "register", "pid", "a process id");
+	bound_command(req);
+	return 0;
+}
+
+void op_register(struct daemon *d, struct conn *c, struct json_object *req)
+{
+	struct session_cgroup cg;
+	struct dsession *s = NULL;
+	struct json_object *lsm = NULL;
+	const char *id;
+	uint32_t flags = 0, index;
+	uint16_t proxy = 0;
+	bool in_map = false;
+	int64_t pid;
+	int r;
+
+	if (register_check(d, c, req, &id, &flags, &pid) < 0)
+		return;
+	index = table_free_index(&d->table);
+	if (!index) {
+		ops_reply_error(d, c, ENOSPC, "register: %d sessions are running; end one first",
+				BPFBOX_MAX_SESSIONS);
+		return;
+	}
+	r = session_cgroup_create(d->parent, id, &cg);
+	if (r < 0) {
+		ops_reply_error(d, c, -r, "register: cannot create the cgroup %s/%s: %s", d->parent,
+				id, strerror(-r));
+		return;
+	}
+	session_cgroup_close(&cg); /* the client's child is moved in by its pid */
+	s = new_session(d, c, req, id, index, &cg);
+	r = s ? 0 : -ENOMEM;
+	if (s)
+		s->flags = flags;
+	if (!r)
+		r = register_lsm(d, c, s, req, &lsm);
+	if (!r)
+		r = register_net(d, c, s, req, &proxy, &in_map);
+	if (!r)
+		r = table_add(&d->table, s);
+	if (r < 0) {
+		if (r != -ECANCELED)
+			ops_reply_error(d, c, -r, "register: %s", strerror(-r));
+		register_undo(d, s, &cg, index, in_map);
+		json_object_put(lsm);
+		return;
+	}
+	ops_write_meta(s, s->lsm ? lsm : NULL);
+	json_object_put(lsm);
+	apply_limits(d, s, req);
+	if (!s->lsm)
+		note_lsm_only(req);
+	dlog("session %s registered by pid %d uid %u: index %u, cgroup %s", s->id, s->client_pid,
+	     s->uid, s->index, s->cgroup);
+	/* Register and attach in one round trip: the child waits for this reply. */
+	if (pid && ops_attach_pid(d, c, s, pid) < 0) {
+		ev_session_start(d, s, req);
+		ops_end_session(d, s, "attach failed", NULL);
+		return;
+	}
+	register_reply(d, c, s, proxy, pid);
+	/* After the reply, before any record of the session: it waits for the reply. */
+	ev_session_start(d, s, req);
+}

@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A session's life after register: attach, pause, resume, kill, net, and
+ * its end (unregister, or its processes gone, or its client gone): kill,
+ * drain, flush, session.end, and the denials for the client's summary.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "internal.h"
+#include "ops_internal.h"
+#include "metrics.h"
+#include "../agent/agent.h"
+#include "../lib/cgroup.h"
+#include "../audit/sink.h"
+#include "../monitor/control.h"
+#include "../monitor/monitor.h"
+#include "../monitor/oom.h"
+#include "../policy/policy.h"
+#include "../lib/util.h"
+#include "../net/egress.h"
+
+/* The parent pid of pid from /proc/PID/stat (the name may hold ')'). */
+static int parent_of(pid_t pid, pid_t *ppid)
+{
+	char path[64], buf[1024], *p;
+	int r, pp;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	r = read_file_str(path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &pp) != 1)
+		return -EINVAL;
+	*ppid = pp;
+	return 0;
+}
+
+/* Whether the process of a pidfd is not reaped yet (-1: no pidfd support, true). */
+static bool pidfd_runs(int pidfd)
+{
+	return pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 ||
+	       errno != ESRCH;
+}
+
+/*
+ * Moves pid, a child of the requester, into the session's cgroups. 0, or
+ * -errno with the error replied.
+ */
+int ops_attach_pid(struct daemon *d, struct conn *c, struct dsession *s, int64_t pid)
+{
+	char path[PATH_MAX + 32], num[24];
+	int target, r;
+	pid_t ppid;
+
+	if (s->state == DS_ENDING) {
+		ops_reply_error(d, c, ESRCH, "attach: session %s is ending", s->id);
+		return -ESRCH;
+	}
+	/*
+	 * The target is held by a pidfd before its parent is read, and both
+	 * it and the requester are checked to still run after: neither pid
+	 * number can have been reused in between (a zombie keeps its pid).
+	 */
+	target = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (target < 0 && errno != ENOSYS) {
+		ops_reply_error(d, c, ESRCH, "attach: no process %lld", (long long)pid);
+		return -ESRCH;
+	}
+	r = parent_of(pid, &ppid);
+	if (r < 0 || ppid != c->peer.pid || peer_alive(&c->peer) < 0 || !pidfd_runs(target)) {
+		ops_reply_error(d, c, EPERM, "attach: pid %lld is not a child of the requesting process",
+			    (long long)pid);
+		r = -EPERM;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.procs", s->cgroup);
+	snprintf(num, sizeof(num), "%lld", (long long)pid);
+	r = write_file_str(path, num);
+	if (r == 0 && !pidfd_runs(target)) {
+		dlog("attach: pid %lld of session %s was reaped while it was moved", (long long)pid,
+		     s->id);
+		r = -ESRCH;
+	}
+	if (r < 0) {
+		ops_reply_error(d, c, -r, "attach: cannot move pid %lld into %s: %s", (long long)pid,
+			    s->cgroup, strerror(-r));
+		goto out;
+	}
+	if (s->has_lim && (r = limits_attach_pid(&s->lim, pid)) < 0) {
+		ops_reply_error(d, c, -r, "attach: cannot move pid %lld into the v1 cgroups of its "
+				      "limits: %s", (long long)pid, strerror(-r));
+		goto out;
+	}
+	s->child = pid;
+	if (s->state == DS_REGISTERED)
+		s->state = DS_RUNNING;
+out:
+	if (target >= 0)
+		close(target);
+	return r;
+}
+
+bool ops_valid_pid(int64_t pid)
+{
+	return pid > 0 && pid <= 0x3fffffff;
+}
+
+void op_attach(struct daemon *d, struct conn *c, struct json_object *req)
+{
+	struct dsession *s = ops_request_session(d, c, req, "attach");
+	int64_t pid;
+
+	if (!s)
+		return;
+	if (proto_get_int(req, "pid", &pid) || !ops_valid_pid(pid)) {
+		ops_bad_member(d, c, "attach", "pid", "a process id");
+		return;
+	}
+	if (ops_attach_pid(d, c, s, pid) < 0)
+		return;
+	ops_reply_begin(d);
+	jsonw_str(&d->rw, "session", s->id);
+	jsonw_u64(&d->rw, "pid", pid);
+	ops_reply_send(d, c);
+}
+
+int ops_discard_record(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
+int ops_end_session(struct daemon *d, struct dsession *s, const char *reason,
+		    struct denials *denials)
+{
+	uint64_t seq = 1, lost = 0;
+	int r;
+
+	if (!s->end.reason)
+		s->end.reason = reason;
+	if (denials)
+		*denials = s->denials; /* what an ending session counted so far */
+	/* Fail closed: the map entry stays while any process of it lives. */
+	r = cgroup_remove(s->cgroup, s->state == DS_ENDING ? 0 : END_WAIT_MS);
+	if (r < 0) {
+		if (s->state != DS_ENDING)
+			dlog("session %s: its cgroup %s does not go away (%s); retrying every "
+			     "second", s->id, s->cgroup, strerror(-r));
+		s->state = DS_ENDING;
+		return r;
+	}
+	if (s->has_lim)
+		limits_destroy(&s->lim); /* the v1 cgroups; the v2 one is gone */
+	ops_ended(s->id);
+	/* The proxy's last records (bytes at close) reach the ring first. */
+	egress_stop(s->egress);
+	s->egress = NULL;
+	agent_consume(d->agent);
+	agent_session_remove(d->agent, s->cgroup_id, &seq, &lost);
+	agent_flush_session(d->agent, s->index, &seq, ev_on_record, d);
+	agent_net_clear(d->agent, s->index);
+	ops_remove_lsm(d, s);
+	ev_flood_say(d, s, true);
+	ev_session_end(d, s, seq, lost);
+	if (denials)
+		*denials = s->denials;
+	/* A subscription to this session ends with it. */
+	for (struct conn *c = d->conns; c; c = c->next) {
+		if (c->subscribed && streq(c->sub_session, s->id)) {
+			c->closing = true;
+			conn_flush(d, c);
+		}
+	}
+	dlog("session %s ended (%s): %llu records, %llu lost", s->id, s->end.reason,
+	     (unsigned long long)(seq > lost ? seq - 1 - lost : 0), (unsigned long long)lost);
+	table_remove(&d->table, s);
+	return 0;
+}
+
+/* The denials for the client's end-of-run summary (lib/denial.h). */
+static void put_denials(struct jsonw *w, const struct denials *dn)
+{
+	jsonw_array_begin(w, "denials");
+	for (size_t i = 0; i < dn->n; i++) {
+		const struct denial *x = &dn->v[i];
+
+		jsonw_object_begin(w, NULL);
+		jsonw_str(w, "layer", x->layer);
+		jsonw_str(w, "op", x->op);
+		jsonw_str(w, "what", x->what);
+		jsonw_i64(w, "err", x->err);
+		jsonw_u64(w, "count", x->count);
+		jsonw_end(w);
+	}
+	jsonw_array_end(w);
+	jsonw_u64(w, "denials_other", dn->other);
+}
+
+void op_unregister(struct daemon *d, struct conn *c, struct json_object *req)
+{
+	struct dsession *s = ops_request_session(d, c, req, "unregister");
+	struct dsession_end e = { .reason = "unregister" };
+	struct denials denials;
+	char id[33];
+	int64_t i;
+	int r;
+
+	if (!s)
+		return;
+	r = proto_get_int(req, "exit_code", &e.exit_code);
+	if (r == -EINVAL) {
+		ops_bad_member(d, c, "unregister", "exit_code", "an integer");
+		return;
+	}
+	e.have_exit = r == 0;
+	if (proto_get_bool(req, "timed_out", &e.timed_out) == -EINVAL) {
+		ops_bad_member(d, c, "unregister", "timed_out", "a boolean");
+		return;
+	}
+	r = proto_get_int(req, "output_bytes", &i);
+	if (r == -EINVAL || (!r && i < 0)) {
+		ops_bad_member(d, c, "unregister", "output_bytes", "a count");
+		return;
+	}
+	e.output_bytes = r ? 0 : i;
+	r = proto_get_int(req, "output_dropped", &i);
+	if (r == -EINVAL || (!r && i < 0)) {
+		ops_bad_member(d, c, "unregister", "output_dropped", "a count");
+		return;
+	}
+	e.output_dropped = r ? 0 : i;
+	if (s->state != DS_ENDING)
+		s->end = e;
+	snprintf(id, sizeof(id), "%s", s->id);
+	/* Its last records are counted by the end: the summary is whole. */
+	r = ops_end_session(d, s, "unregister", &denials);
+	ops_reply_begin(d);
+	jsonw_str(&d->rw, "session", id);
+	jsonw_str(&d->rw, "state", r < 0 ? "ending" : "ended");
+	put_denials(&d->rw, &denials);
+	ops_reply_send(d, c);
+}
+
+/*
+ * session.paused, session.resumed, session.killed to the sinks and to the
+ * subscribers of the session (or of every session) that want them.
+ */
+static void emit_lifecycle(struct daemon *d, struct dsession *s, const struct session_event *ev)
+{
+	struct jsonw *w = &d->w;
+	int kind = ev_kind_parse(session_event_type_name(ev->type));
+
+	jsonw_reset(w);
+	session_event_json(w, &d->clock, s->id, ev);
+	if (w->oom || kind < 0)
+		return;
+	ev_emit(d, s, kind, w->buf, w->len);
+	ev_flush(d);
+}
+
+/* An optional count member; -EINVAL replied when mistyped. */
+static int opt_count(struct daemon *d, struct conn *c, struct json_object *req, const char *op,
+		     const char *key, int64_t min, int64_t *out)
+{
+	int r = proto_get_int(req, key, out);
+
+	if (r == -ENOENT) {
+		*out = 0;
+		return 0;
+	}
+	if (r || *out < min || *out > DAEMON_COUNT_MAX) {
+		char want[80];
+
+		snprintf(want, sizeof(want), "an integer from %lld to %lld", (long long)min,
+			 (long long)DAEMON_COUNT_MAX);
+		return ops_bad_member(d, c, op, key, want);
+	}
+	return 0;
+}
+
+/*
+ * Who the OOM killer chose: the agent's oom/mark_victim record (kept when
+ * its pid is still in the session or already reaped), else the kernel log,
+ * which a daemon under its systemd unit cannot read (ProtectKernelLogs).
+ */
+static void find_oom_victim(struct daemon *d, const struct dsession *s, struct session_event *ev)
+{
+	if (agent_oom_victim(d->agent, s->index, 5000000000ull, &ev->pid, ev->comm,
+			     sizeof(ev->comm)) == 0 &&
+	    oom_victim_check(s->id, ev->pid, ev->comm, sizeof(ev->comm)) == 0)
+		return;
+	ev->pid = 0;
+	ev->comm[0] = '\0';
+	oom_find_victim(s->id, &ev->pid, ev->comm, sizeof(ev->comm));
+}
+
+void op_pause(struct daemon *d, struct conn *c, struct json_object *req)
+{
+	struct dsession *s = ops_request_session(d, c, req, "pause");
+	struct session_event ev = { .type = SEV_PAUSED, .reason = "manual" };
+	const char *reason;
+	int64_t kills, used, pid;
+	int r;
+
+	if (!s)
+		return;
+	r = proto_get_str(req, "reason", &reason);
+	if (r == -EINVAL || (!r && !streq(reason, "manual") && !streq(reason, "oom") &&
+			     !streq(reason, "disk") && !streq(reason, "disk_unwatched"))) {
+		ops_bad_member(d, c, "pause", "reason",
+			   "\"manual\", \"oom\", \"disk\" or \"disk_unwatched\"");
+		return;
+	}
+	if (!r)
+		ev.reason = reason;
+	if (opt_count(d, c, req, "pause", "oom_kills", 0, &kills) < 0 ||
+	    opt_count(d, c, req, "pause", "disk_used_mb", -1, &used) < 0 ||
+	    opt_count(d, c, req, "pause", "pid", 0, &pid) < 0)
+		return;
+	if (s->state == DS_PAUSED) {
+		ops_reply_error(d, c, EALREADY, "pause: session %s is already paused (%s)", s->id,
+			    s->pause_reason);
+		return;
+	}
+	/* A child cloned into the cgroup by its client (no attach): it runs. */
+	if (s->state == DS_REGISTERED && ops_cgroup_populated(s->cgroup))
+		s->state = DS_RUNNING;
+	if (s->state == DS_ENDING || s->state == DS_REGISTERED) {
+		ops_reply_error(d, c, s->state == DS_ENDING ? ESRCH : EINVAL,
+			    "pause: session %s %s", s->id,
+			    s->state == DS_ENDING ? "is ending" : "has no process yet");
+		return;
+	}
+	r = ctl_pause(s->cgroup, ev.reason);
+	if (r < 0 && r != -EALREADY) {
+		ops_reply_error(d, c, -r, "pause: cannot freeze %s: %s", s->cgroup, strerror(-r));
+		return;
+	}
+	ev.pid = pid;
+	ev.oom_kills = kills;
+	ev.disk_used_mb = proto_get_int(req, "disk_used_mb", &used) == 0 ? used : -1;
+	if (streq(ev.reason, "oom") && !ev.pid)
+		find_oom_victim(d, s, &ev);
+	ev.memory_mb = s->lim.memory_mb;
+	ev.disk_mb = s->lim.disk_mb;
+	s->resume_state = s->state;
+	s->state = DS_PAUSED;
+	s->paused_at_ns = now_ns();
+	snprintf(s->pause_reason, sizeof(s->pause_reason), "%s", ev.reason);
+	emit_lifecycle(d, s, &ev);
+	dlog("session %s paused (%s)", s->id, ev.reason);
+	ops_reply_begin(d);
+	jsonw_str(&d->rw, "session", s->id);
+	jsonw_str(&d->rw, "state", "paused");
+	jsonw_str(&d->rw, "reason", ev.reason);
+	if (ev.pid)
+		jsonw_u64(&d->rw, "pid", ev.pid);
+	else
+		jsonw_null(&d->rw, "pid");
+	jsonw_str(&d->rw, "comm", ev.comm[0] ? ev.comm : NULL);
+	ops_reply_send(d, c);
+}
+
+void op_resume(struct daemon *d, struct conn *c, struct json_object *req)
+{
+	struct dsession *s = ops_request_session(d, c, req, "resume");
+	struct session_event ev = { .type = SEV_RESUMED };
+	int64_t mem, disk;
+	int r;
+
+	if (!s)
+		return;
+	if (opt_count(d, c, req, "resume", "memory_mb", CTL_MIN_MEMORY_MB, &mem) < 0 ||
+	    opt_count(d, c, req, "resume", "disk_mb", CTL_MIN_DISK_MB, &disk) < 0)
+		return;
+	if (s->state == DS_ENDING) {
+		ops_reply_error(d, c, ESRCH, "resume: session %s is ending", s->id);
+		return;
+	}
+	r = ctl_resume(s->cgroup, mem, disk, &ev.memory_mb, &ev.disk_mb);
+	if (r == -EINVAL) {
+		if (s->state == DS_PAUSED)
+			s->state = s->resume_state; /* thawed behind our back */
+		ops_reply_error(d, c, EINVAL, "resume: session %s is running, not paused", s->id);
+		return;
+	}
+	if (r < 0) {
+		ops_reply_error(d, c, -r, "resume: cannot %s %s: %s",
+			    mem ? "raise the memory limit of" : "thaw", s->cgroup, strerror(-r));
+		return;
+	}
+	if (s->state == DS_PAUSED) {
+		ev.paused_ms = (now_ns() - s->paused_at_ns) / 1000000ULL;
+		s->state = s->resume_state;
+	}
+	s->lim.memory_mb = ev.memory_mb;
+	s->lim.disk_mb = ev.disk_mb;
+	emit_lifecycle(d, s, &ev);
+	dlog("session %s resumed (memory %llu MB, disk %llu MB)", s->id,
+	     (unsigned long long)ev.memory_mb, (unsigned long long)ev.disk_mb);
+	ops_reply_begin(d);
+	jsonw_str(&d->rw, "session", s->id);
+	jsonw_str(&d->rw, "state", "running");
+	jsonw_u64(&d->rw, "memory_mb", ev.memory_mb);
+	jsonw_u64(&d->rw, "disk_mb", ev.disk_mb);
+	ops_reply_send(d, c);
+}
+
+void op_kill(struct daemon *d, struct conn *c, struct json_object *req)
+{
+	struct session_event ev = { .type = SEV_KILLED, .reason = "manual" };
+	struct dsession *s = ops_request_session(d, c, req, "kill");
+	int r;
+
+	if (!s)
+		return;
+	if (s->state == DS_ENDING) {
+		ops_reply_error(d, c, ESRCH, "kill: session %s is ending already", s->id);
+		return;
+	}
+	r = ctl_kill(s->cgroup);
+	if (r < 0) {
+		ops_reply_error(d, c, -r, "kill: cannot kill the processes of %s: %s", s->cgroup,
+			    strerror(-r));
+		return;
+	}
+	ev.was_paused = s->state == DS_PAUSED;
+	if (s->state == DS_PAUSED)
+		s->state = s->resume_state;
+	s->killed = true;
+	emit_lifecycle(d, s, &ev);
+	dlog("session %s killed", s->id);
+	ops_reply_begin(d);
+	jsonw_str(&d->rw, "session", s->id);
+	jsonw_str(&d->rw, "state", "killed");
+	ops_reply_send(d, c);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The denials of one session, counted by kind for the end-of-run summary
+ * (docs/runtime.md). The same tally is kept by the supervisor (seccomp's
+ * socket refusals), by an embedded run and by the daemon from the BPF
+ * records (denials_add_record), so that both modes print one summary.
+ */
+#ifndef BPFBOX_DENIAL_H
+#define BPFBOX_DENIAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One kind of denial: same layer, op and object. */
+struct denial {
+	char layer[16];	 /* seccomp, landlock, bpf_lsm, cgroup_bpf, mount */
+	char op[24];	 /* socket, open, write, unlink, connect, exec, ... */
+	char what[200];	 /* a path, an address, e.g. "AF_INET SOCK_STREAM" */
+	int err;	 /* the errno the command saw */
+	unsigned int count;
+};
+
+#define DENIALS_MAX 16
+
+struct denials {
+	struct denial v[DENIALS_MAX];
+	size_t n;
+	uint64_t other; /* past DENIALS_MAX kinds */
+};
+
+/* Counts count denials of one kind. */
+void denials_add(struct denials *d, const char *layer, const char *op, const char *what, int err,
+		 unsigned int count);
+/*
+ * Counts a BPF record (include/bpfbox/events.h) when it is a denial of one
+ * of our layers; the kernel's own refusals (DAC) are not ours to explain.
+ * Returns whether it counted.
+ */
+bool denials_add_record(struct denials *d, const void *data, size_t size);
+/* Every denial counted, of every kind. */
+uint64_t denials_total(const struct denials *d);
+
+#endif

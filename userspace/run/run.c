@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The one path of a session, for both modes (run.h). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "run.h"
+#include "run_internal.h"
+#include "embedded.h"
+#include "via_daemon.h"
+#include "../agent/agent.h"
+#include "../audit/sink.h"
+#include "../sandbox/session.h"
+#include "../lib/log.h"
+
+/* One run: the plan, the policy, the session and whoever holds the programs. */
+struct run {
+	const struct run_plan *plan;
+	struct bpfbox_policy policy;
+	struct session s;
+	struct sinks *sinks;	/* --audit: the one set of sinks of either mode */
+	struct embedded emb;
+	struct daemon_run drun;
+	bool loaded, planned, daemon, embedded;
+	char why[320];		/* why the BPF LSM is not loaded, for --level */
+};
+
+void run_plan_init(struct run_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->audit.ring_bytes = 4U << 20;
+	p->audit.aggregate_ns = 1000000000ULL;
+	p->via = LIMITS_VIA_AUTO;
+	p->status_fd = -1;
+	p->want = LEVEL_FULL;
+}
+
+static void print_verbose(const struct session *s)
+{
+	struct json_object *o = policy_to_json(s->policy);
+
+	fprintf(stderr, "bpfbox: session %s, level requested %s, enabled %s\n", s->id,
+		level_name(s->layers.requested), level_name(s->layers.enabled));
+	fprintf(stderr, "bpfbox: landlock %s (ABI %d), seccomp %s\n",
+		s->layers.landlock ? "on" : "off", s->layers.landlock_abi,
+		s->layers.seccomp ? "on" : "off");
+	fprintf(stderr, "bpfbox: policy %s\n",
+		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+						  JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+void run_level_final(const struct session *s, bool daemon, bool verbose)
+{
+	const char *ne = s->layers.not_enforced;
+	/* The daemon makes and limits the cgroups: what it cannot, it says. */
+	const char *lim = daemon ? "" : s->lim.not_enforced;
+
+	/* What the policy asks and nothing here enforces: said even with -q, once, one line. */
+	if (ne[0] || lim[0])
+		log_warn_always("not enforced on this host: %s%s%s", ne, ne[0] && lim[0] ? "; " : "",
+				lim);
+	if (verbose)
+		print_verbose(s);
+}
+
+/* The policy of every layer and the session's plan on this host. */
+static int plan_session(struct run *r)
+{
+	const struct run_plan *p = r->plan;
+	struct policy_error perr = { 0 };
+
+	r->loaded = true; /* policy_free() frees what a failed load left */
+	if (policy_load(&r->policy, &p->src, &perr) < 0) {
+		fprintf(stderr, "bpfbox run: %s%s%s: %s\n", perr.file, perr.path[0] ? ": at " : "",
+			perr.path, perr.message);
+		return -EINVAL;
+	}
+	if (session_plan(&r->s, &r->policy) < 0)
+		return -EINVAL;
+	r->planned = true;
+	r->s.status_fd = p->status_fd;
+	r->s.labels = p->labels;
+	r->s.layers.requested = p->want;
+	if (p->via != LIMITS_VIA_AUTO)
+		session_plan_limits(&r->s, p->via);
+	if (r->s.layers.enabled == LEVEL_NONE && !r->policy.allow_unconfined)
+		return log_error_errno(EPERM, "neither Landlock nor seccomp is available, so nothing "
+				       "would confine the command; refusing (pass "
+				       "--allow-unconfined to run it anyway)");
+	if (r->s.layers.enabled == LEVEL_MINIMAL)
+		log_warn("running at level Minimal: no filesystem isolation");
+	return 0;
+}
+
+/* --audit FILE or "-": the sinks both modes write the session's events to. */
+static void sink_log(void *ctx, const char *msg)
+{
+	(void)ctx;
+	log_warn("%s", msg);
+}
+
+static int open_sinks(struct run *r)
+{
+	const char *path = r->plan->audit.path;
+	struct sinks_opts so = { .blocking = true, .log = sink_log };
+	struct sink_config cfg;
+	char err[PATH_MAX + 512];
+
+	if (!path)
+		return 0;
+	sink_config_parse("stdout", &cfg, err, sizeof(err));
+	if (!streq(path, "-")) {
+		cfg.kind = SINK_FILE;
+		snprintf(cfg.path, sizeof(cfg.path), "%s", path);
+		snprintf(cfg.name, sizeof(cfg.name), "file:%.*s", (int)sizeof(cfg.name) - 6, path);
+	}
+	if (sinks_open(&r->sinks, &cfg, 1, &so, err, sizeof(err)) < 0)
+		return log_error_errno(EINVAL, "%s", err);
+	return 0;
+}
+
+/* Daemon mode when a daemon answers (docs/daemon.md), else embedded. */
+static int choose_mode(struct run *r)
+{
+	const struct run_plan *p = r->plan;
+	char why[PATH_MAX + 256];
+	int rc;
+
+	if (p->no_daemon) {
+		/* The operator's ceilings may say no (docs/operating.md). */
+		if (daemon_no_daemon_allowed(p->daemon_socket, why, sizeof(why)) < 0)
+			return log_error_errno(EPERM, "%s; nothing ran", why);
+		return 0;
+	}
+	rc = daemon_run_connect(&r->drun, p->daemon_socket);
+	if (rc < 0)
+		return rc;
+	r->daemon = rc > 0;
+	if (!r->daemon)
+		return 0;
+	r->drun.level_given = p->level_given;
+	r->drun.verbose = p->verbose;
+	return daemon_run_prepare(&r->drun, &r->s, &p->audit, r->sinks, p->argv);
+}
+
+/*
+ * Embedded mode: the BPF agent is loaded here with --audit, or for Full
+ * without it as root where a BPF LSM program loads (its records then go
+ * nowhere; docs/benchmarks.md has the cost).
+ */
+static int start_embedded(struct run *r)
+{
+	const struct run_plan *p = r->plan;
+	struct audit_opts a = p->audit;
+	struct session *s = &r->s;
+	bool auto_full = !a.path && p->want == LEVEL_FULL && s->layers.enabled == LEVEL_STANDARD &&
+			 probe_bpf_lsm(r->why, sizeof(r->why));
+
+	if (p->via == LIMITS_VIA_CGROUP && !session_limits_by_cgroup(s))
+		return log_error_errno(EPERM, "--limits-via cgroup: %s; nothing ran",
+				       s->lim.not_enforced);
+	if (auto_full)
+		a.off = true; /* decisions only: nobody reads the opens */
+	if (!a.path && !auto_full) {
+		session_note_bpf_lsm(s, false);
+	} else {
+		int rc = embedded_start(&r->emb, s, &a, r->sinks);
+
+		if (rc < 0)
+			return rc;
+		r->embedded = true;
+	}
+	run_level_final(s, false, p->verbose);
+	/* Never silently less: an explicit --level full that cannot hold refuses. */
+	if (p->level_given && s->layers.enabled < s->layers.requested)
+		return log_error_errno(EPERM, "--level %s: this session reaches only %s (%s); run "
+				       "as root where the BPF LSM loads, or through a daemon that "
+				       "has it; nothing ran", level_name(s->layers.requested),
+				       level_name(s->layers.enabled),
+				       r->why[0] ? r->why : "the BPF LSM is not loaded for it");
+	/* An allow-list opens inet sockets: without BPF to judge them, refuse. */
+	if (r->policy.net == NET_DENY && r->policy.net_allow.n &&
+	    !(r->embedded && agent_status(r->emb.agent)->net))
+		return log_error_errno(EPERM, "--net-allow needs the BPF network layer, which is "
+				       "not loaded: run as root with --audit FILE, or through "
+				       "bpfbox daemon; nothing ran");
+	/* The one session.start of embedded mode (the daemon writes its own at register). */
+	if (r->embedded)
+		embedded_session_start(&r->emb, s, p->argv);
+	return 0;
+}
+
+/* The daemon refused this client at register: the same session, embedded. */
+static int fall_back(struct run *r)
+{
+	daemon_run_finish(&r->drun);
+	r->daemon = false;
+	memset(&r->s.hooks, 0, sizeof(r->s.hooks));
+	r->s.hooks.poll_fd = -1;
+	/* Its limits were left to the daemon: planned again for this process. */
+	session_plan_limits(&r->s, r->plan->via);
+	return start_embedded(r);
+}
+
+static void finish(struct run *r, bool ran)
+{
+	if (r->daemon)
+		daemon_run_finish(&r->drun);
+	if (r->embedded)
+		embedded_finish(&r->emb, ran ? &r->s : NULL);
+	r->daemon = r->embedded = false;
+}
+
+int run_session(const struct run_plan *plan)
+{
+	struct run r = { .plan = plan };
+	int code = EXIT_SETUP, rc;
+
+	rc = plan_session(&r);
+	if (!rc)
+		rc = open_sinks(&r);
+	if (!rc)
+		rc = choose_mode(&r);
+	if (rc == -EAGAIN && r.daemon)
+		rc = fall_back(&r); /* refused at a register before the fork */
+	else if (!rc && !r.daemon)
+		rc = start_embedded(&r);
+	if (!rc)
+		rc = session_run(&r.s, plan->argv);
+	if (rc == -EAGAIN && r.daemon && !(rc = fall_back(&r)))
+		rc = session_run(&r.s, plan->argv);
+	finish(&r, rc == 0);
+	if (!rc) {
+		code = r.s.result.exit_code;
+		if (r.s.result.timed_out)
+			log_warn("session %s stopped: timeout of %llu s", r.s.id,
+				 (unsigned long long)(r.policy.limits.timeout_ms / 1000));
+	}
+	if (r.planned)
+		session_cleanup(&r.s);
+	if (r.loaded)
+		policy_free(&r.policy);
+	sinks_close(r.sinks);
+	return code;
+}

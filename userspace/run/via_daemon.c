@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "via_daemon.h"
+#include "embedded.h"
+#include "run_internal.h"
+#include "bpfbox/events.h"
+#include "../agent/agent.h"
+#include "../audit/sink.h"
+#include "../net/egress.h"
+#include "../policy/policy.h"
+#include "../sandbox/session.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+
+#define DRAIN_TIMEOUT_MS 5000
+
+int daemon_run_connect(struct daemon_run *r, const char *socket)
+{
+	const char *path = daemon_socket_path(socket);
+	const char *req_env = getenv("BPFBOX_REQUIRE_DAEMON");
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->ctl.fd = r->sub.fd = -1;
+	r->never_fd[0] = r->never_fd[1] = -1;
+	/* --daemon-socket, or BPFBOX_REQUIRE_DAEMON=1: no run without the daemon. */
+	r->named = socket || (req_env && streq(req_env, "1"));
+	snprintf(r->socket, sizeof(r->socket), "%s", path);
+	rc = daemon_client_connect(&r->ctl, path, DAEMON_CALL_TIMEOUT_MS);
+	if (rc == -EKEYREJECTED)
+		return rc; /* not the daemon: said, and never a reason to run without it */
+	if (rc == 0)
+		return 1;
+	/* No daemon here: embedded mode, unless one was asked for by name. */
+	if (r->named)
+		return log_error_errno(rc, "no daemon answers on %s%s; nothing ran (%s)", path,
+				       socket ? "" : " and BPFBOX_REQUIRE_DAEMON=1 requires one",
+				       "pass --no-daemon for embedded mode");
+	/* No socket at all: no daemon on this host, the laptop case. */
+	if (rc != -ENOENT)
+		log_notice("the daemon at %s does not answer (%s); running without it "
+			   "(embedded mode)", path, strerror(-rc));
+	return 0;
+}
+
+/* What the daemon's reply raises: its BPF LSM makes the level Full. */
+static void take_reply(struct daemon_run *r, struct json_object *reply)
+{
+	struct session *s = r->s;
+	struct json_object *v;
+	enum bpfbox_level lvl;
+
+	if (json_object_object_get_ex(reply, "level_enabled", &v) &&
+	    json_object_is_type(v, json_type_string) &&
+	    level_parse(json_object_get_string(v), &lvl) == 0 && lvl <= s->layers.requested)
+		s->layers.enabled = lvl;
+	/* Its BPF LSM scopes abstract unix sockets and signals (docs/lsm.md). */
+	if (json_object_object_get_ex(reply, "layers", &v) &&
+	    json_object_object_get_ex(v, "bpf_lsm", &v) && json_object_get_boolean(v))
+		agent_gaps_filled(s->layers.not_enforced, BPFBOX_SF_GAP_SCOPE);
+	else
+		session_note_bpf_lsm(s, false); /* as the daemon's session.start says */
+}
+
+/* A refusal: -EAGAIN when the session may run without the daemon, else printed. */
+static int refused(struct daemon_run *r, int rc, const char *msg)
+{
+	bool no = r->ctl.replied && (rc == -EACCES || rc == -EPERM);
+	bool busy = r->ctl.replied && rc == -EBUSY;
+
+	daemon_client_close(&r->ctl);
+	/* Above the operator's ceiling or the uid's quota: nothing runs, not even alone. */
+	if (r->ctl.replied && rc == -EDQUOT)
+		return log_error_errno(rc, "the daemon at %s refused the session: %s", r->socket,
+				       msg);
+	if (r->named || (r->ctl.replied && !no && !busy))
+		return log_error_errno(rc, "the daemon at %s did not take the session: %s",
+				       r->socket, msg);
+	/* Never silent, not even with -q: the session runs without the daemon. */
+	log_notice("the daemon at %s %s (%s); running without it (embedded mode)", r->socket,
+		   busy ? "is busy" : no ? "refuses this client" : "does not answer", msg);
+	return -EAGAIN;
+}
+
+static int do_register(struct daemon_run *r, pid_t pid)
+{
+	struct session *s = r->s;
+	struct json_object *reply = NULL, *port;
+	char msg[512];
+	int rc;
+
+	rc = daemon_register(&r->ctl, s, r->audit_mode, r->argv, pid, &reply, msg, sizeof(msg));
+	if (rc < 0) {
+		json_object_put(reply);
+		return refused(r, rc, msg);
+	}
+	r->registered = true;
+	/*
+	 * A daemon from before register+attach ignores "pid": no "pid" in its
+	 * reply, and the child is attached by a request of its own.
+	 */
+	if (pid > 0 && !json_object_object_get_ex(reply, "pid", NULL) &&
+	    (rc = daemon_attach(&r->ctl, s->id, pid, msg, sizeof(msg))) < 0) {
+		json_object_put(reply);
+		return log_error_errno(rc, "the daemon at %s could not move the command into its "
+				       "session cgroup: %s", r->socket, msg);
+	}
+	take_reply(r, reply);
+	if (json_object_object_get_ex(reply, "cgroup", &port))
+		snprintf(r->cgroup, sizeof(r->cgroup), "%s", json_object_get_string(port));
+	/* Limits in v1 cgroups are joined by the daemon's attach (a migration). */
+	if (json_object_object_get_ex(reply, "limits", &port)) {
+		json_object_object_foreach(port, key, val) {
+			(void)key;
+			if (json_object_is_type(val, json_type_string) &&
+			    streq(json_object_get_string(val), "cgroup1"))
+				r->cgroup[0] = '\0';
+		}
+	}
+	if (s->policy->net == NET_DENY && egress_has_names(&s->policy->net_allow)) {
+		/* A daemon without egress would leave every name unreachable: say so. */
+		if (!json_object_object_get_ex(reply, "proxy_port", &port)) {
+			json_object_put(reply);
+			return log_error_errno(-EOPNOTSUPP, "the daemon at %s runs no egress proxy "
+					       "for name rules (an older bpfbox?)", r->socket);
+		}
+		snprintf(s->proxy_url, sizeof(s->proxy_url), "http://127.0.0.1:%d",
+			 json_object_get_int(port));
+	}
+	json_object_put(reply);
+	return 0;
+}
+
+/* The subscription is done: poll must never see it readable again. */
+static void sub_done(struct daemon_run *r)
+{
+	if (r->sub_gone)
+		return;
+	r->sub_gone = true;
+	if (!r->finishing)
+		log_warn("the daemon's event stream ended during the session; the rest of its "
+			 "events go to the daemon's own audit log once it runs again");
+	if (r->never_fd[0] >= 0)
+		dup2(r->never_fd[0], r->sub.fd);
+}
+
+/* Whole lines of data to the run's sinks; the rest waits for its newline. */
+static void copy_lines(struct daemon_run *r, const char *data, size_t n)
+{
+	while (n) {
+		const char *nl = memchr(data, '\n', n);
+		size_t take = nl ? (size_t)(nl - data + 1) : n;
+
+		if (r->line_len + take > r->line_cap) {
+			size_t cap = (r->line_len + take) * 2;
+			char *p = realloc(r->line, cap);
+
+			if (!p)
+				return; /* the line is lost; the daemon's own log has it */
+			r->line = p;
+			r->line_cap = cap;
+		}
+		memcpy(r->line + r->line_len, data, take);
+		r->line_len += take;
+		data += take;
+		n -= take;
+		if (nl) {
+			sinks_emit(r->sinks, NULL, r->line, r->line_len);
+			r->line_len = 0;
+		}
+	}
+	sinks_flush(r->sinks);
+}
+
+/* Copies the session's events as they come; polled with the command's output. */
+static void on_sub_poll(void *ctx)
+{
+	struct daemon_run *r = ctx;
+	char buf[65536];
+
+	for (;;) {
+		ssize_t n = recv(r->sub.fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			sub_done(r);
+			return;
+		}
+		copy_lines(r, buf, n);
+	}
+}
+
+static int subscribe(struct daemon_run *r)
+{
+	struct json_object *req = daemon_request("subscribe", r->s->id);
+	struct json_object *reply = NULL;
+	const char *pending;
+	char msg[512];
+	size_t n;
+	int rc;
+
+	if (pipe2(r->never_fd, O_CLOEXEC) < 0) {
+		json_object_put(req);
+		return log_error_errno(errno, "cannot create a pipe");
+	}
+	rc = daemon_client_connect(&r->sub, r->socket, DAEMON_CALL_TIMEOUT_MS);
+	if (rc < 0) {
+		json_object_put(req);
+		return log_error_errno(rc, "cannot connect to the daemon at %s for the audit stream",
+				       r->socket);
+	}
+	rc = daemon_client_call(&r->sub, req, &reply, msg, sizeof(msg));
+	json_object_put(req);
+	json_object_put(reply);
+	if (rc < 0)
+		return log_error_errno(rc, "the daemon refused the audit stream: %s", msg);
+	/* What came with the reply (the replayed session.start) goes first. */
+	n = daemon_client_pending(&r->sub, &pending);
+	copy_lines(r, pending, n);
+	r->sub.in_len = r->sub.taken = 0;
+	r->s->hooks.poll_fd = r->sub.fd;
+	r->s->hooks.on_poll = on_sub_poll;
+	return 0;
+}
+
+/*
+ * The child waits: register and attach it in one request (or attach it to
+ * the session registered before), then the audit stream, then the level.
+ */
+static int release_child(void *ctx, pid_t child)
+{
+	struct daemon_run *r = ctx;
+	struct session *s = r->s;
+	char msg[512];
+	int rc;
+
+	if (r->registered && !s->child_placed) {
+		rc = daemon_attach(&r->ctl, s->id, child, msg, sizeof(msg));
+		if (rc < 0)
+			return log_error_errno(rc, "the daemon at %s could not move the command "
+					       "into its session cgroup: %s", r->socket, msg);
+	} else if (!r->registered && (rc = do_register(r, child)) < 0) {
+		return rc;
+	}
+	if (r->sinks && (rc = subscribe(r)) < 0)
+		return rc;
+	run_level_final(s, true, r->verbose);
+	/* Never silently less: an explicit --level full that cannot hold refuses. */
+	if (r->level_given && s->layers.enabled < s->layers.requested)
+		return log_error_errno(EPERM, "--level %s: this session reaches only %s through "
+				       "the daemon at %s; nothing ran",
+				       level_name(s->layers.requested),
+				       level_name(s->layers.enabled), r->socket);
+	return 0;
+}
+
+/* The denials the daemon's BPF records showed, into the session's summary. */
+static void take_denials(struct session *s, struct json_object *reply)
+{
+	struct json_object *arr, *v;
+	size_t n;
+
+	if (!reply || !json_object_object_get_ex(reply, "denials", &arr) ||
+	    !json_object_is_type(arr, json_type_array))
+		return;
+	n = json_object_array_length(arr);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *d = json_object_array_get_idx(arr, i), *f[5];
+		static const char *const keys[] = { "layer", "op", "what", "err", "count" };
+		bool ok = true;
+
+		for (size_t k = 0; k < 5; k++)
+			ok = ok && json_object_object_get_ex(d, keys[k], &f[k]);
+		if (ok)
+			denials_add(&s->denials, json_object_get_string(f[0]),
+				    json_object_get_string(f[1]), json_object_get_string(f[2]),
+				    json_object_get_int(f[3]), json_object_get_int(f[4]));
+	}
+	if (json_object_object_get_ex(reply, "denials_other", &v))
+		s->denials.other += json_object_get_int64(v);
+}
+
+static int unregister(struct daemon_run *r, const struct session_result *res,
+		      struct json_object **reply, char *msg, size_t size)
+{
+	bool replied = false;
+	int rc = -ENOTCONN;
+
+	r->finishing = true;
+	if (r->ctl.fd >= 0) {
+		rc = daemon_unregister(&r->ctl, r->s->id, res, reply, msg, size);
+		replied = r->ctl.replied;
+	}
+	if (rc < 0 && rc != -ENOTCONN && !replied) {
+		/* The daemon went away; one that runs again re-adopted the session. */
+		struct daemon_client again;
+
+		if (daemon_client_connect(&again, r->socket, DAEMON_CALL_TIMEOUT_MS) == 0) {
+			rc = daemon_unregister(&again, r->s->id, res, reply, msg, size);
+			replied = again.replied;
+			if (rc == -ENOENT || rc == -DAEMON_ENDED)
+				rc = 0; /* it ended the session already: its cgroup was empty */
+			daemon_client_close(&again);
+		}
+	}
+	if (rc < 0 && rc != -ENOTCONN && replied)
+		log_warn("the daemon at %s could not end session %s: %s", r->socket, r->s->id, msg);
+	else if (rc < 0 && rc != -ENOTCONN)
+		log_warn("the daemon at %s went away (%s); when it runs again it ends session %s "
+			 "once its processes are gone", r->socket, msg, r->s->id);
+	r->ended = true;
+	return rc;
+}
+
+/* After the end, the subscription carries the last records and session.end. */
+static void drain_sub(struct daemon_run *r)
+{
+	uint64_t deadline = now_ns() + DRAIN_TIMEOUT_MS * 1000000ULL;
+
+	while (!r->sub_gone) {
+		struct pollfd pfd = { .fd = r->sub.fd, .events = POLLIN };
+		uint64_t now = now_ns();
+
+		if (now >= deadline || poll(&pfd, 1, (deadline - now) / 1000000ULL + 1) <= 0)
+			break;
+		on_sub_poll(r);
+	}
+}
+
+/* The command ended: unregister with its result; the reply has the denials. */
+static void on_end(void *ctx, struct session *s)
+{
+	struct daemon_run *r = ctx;
+	struct json_object *reply = NULL;
+	char msg[512];
+
+	if (!r->registered)
+		return;
+	if (unregister(r, &s->result, &reply, msg, sizeof(msg)) == 0)
+		take_denials(s, reply);
+	json_object_put(reply);
+	if (r->sub.fd >= 0)
+		drain_sub(r);
+}
+
+/*
+ * A monitor (OOM, disk) wants the session paused: the daemon freezes its
+ * cgroup and writes session.paused; its reply names the OOM victim.
+ */
+static int pause_via_daemon(void *ctx, struct session_event *ev)
+{
+	struct daemon_run *r = ctx;
+	char msg[512];
+	pid_t pid;
+	int rc;
+
+	rc = daemon_pause(&r->ctl, r->s->id, ev->reason, ev->oom_kills, ev->disk_used_mb, &pid,
+			  ev->comm, sizeof(ev->comm), msg, sizeof(msg));
+	if (rc < 0) {
+		log_warn("the daemon did not pause session %s (%s); pausing it here", r->s->id,
+			 msg);
+		return rc;
+	}
+	if (pid)
+		ev->pid = pid;
+	return 0;
+}
+
+/* Whether the session's limits use cgroup v1 (a hybrid host): joined by a migration anyway. */
+static bool uses_v1(const struct session *s)
+{
+	for (int i = 0; i < RES__COUNT; i++)
+		if (s->lim.how[i] == LIMIT_CGROUP1)
+			return true;
+	return false;
+}
+
+/*
+ * Registered before the fork, the child is cloned into the session's cgroup
+ * (session.c spawn) and needs no attach: no migration, no grace period.
+ */
+static int register_ahead(struct daemon_run *r)
+{
+	int rc = do_register(r, 0), fd;
+
+	if (rc < 0 || !r->cgroup[0])
+		return rc;
+	fd = open(r->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0)
+		r->s->lim.cg_fd = fd; /* closed with the session's limits */
+	return 0;
+}
+
+int daemon_run_prepare(struct daemon_run *r, struct session *s, const struct audit_opts *audit,
+		       struct sinks *sinks, char *const argv[])
+{
+	r->s = s;
+	r->argv = argv;
+	r->sinks = sinks;
+	r->audit_mode = audit->off ? "off" : audit->all ? "all" : "aggregate";
+	s->hooks.before_release = release_child;
+	s->hooks.on_end = on_end;
+	/* The daemon makes and limits the cgroups; a monitor's pause goes through it. */
+	s->hooks.request_pause = pause_via_daemon;
+	s->hooks.ctx = r;
+	/* The proxy's port goes into the command's environment: known before the fork. */
+	if (s->policy->net == NET_DENY && egress_has_names(&s->policy->net_allow))
+		return do_register(r, 0);
+	if (geteuid() == 0 && !uses_v1(s))
+		return register_ahead(r);
+	return 0;
+}
+
+void daemon_run_finish(struct daemon_run *r)
+{
+	char msg[512];
+
+	if (r->registered && !r->ended)
+		unregister(r, NULL, NULL, msg, sizeof(msg));
+	if (r->sub.fd >= 0)
+		daemon_client_close(&r->sub);
+	daemon_client_close(&r->ctl);
+	for (int i = 0; i < 2; i++)
+		if (r->never_fd[i] >= 0)
+			close(r->never_fd[i]);
+	r->never_fd[0] = r->never_fd[1] = -1;
+	free(r->line);
+	r->line = NULL;
+}

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The session's child: it joins its cgroups, restricts itself in the order
+ * of docs/SECURITY.md and execs; a step that fails is reported to the
+ * parent through a close-on-exec pipe (exit 125, nothing ran). And how the
+ * parent makes it (spawn) and reads its report.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "session_internal.h"
+#include "landlock.h"
+#include "seccomp.h"
+#include "reaper.h"
+#include "bpfbox/events.h"
+#include "../policy/policy.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+static const char *const step_names[] = {
+	[STEP_CGROUP] = "join the session cgroup", [STEP_SESSION] = "setsid", [STEP_RLIMIT] = "setrlimit",
+	[STEP_NAMESPACES] = "namespace setup",
+	[STEP_CHDIR] = "chdir to the workspace", [STEP_USER] = "switch user",
+	[STEP_CAPS] = "drop capabilities", [STEP_NO_NEW_PRIVS] = "no_new_privs",
+	[STEP_LANDLOCK] = "Landlock restrict_self", [STEP_SECCOMP] = "seccomp load",
+	[STEP_EXEC] = "exec",
+};
+
+static void child_fail_detail(const struct child_plan *c, enum child_step step, const char *detail)
+{
+	struct child_error e = { .step = step, .err = errno };
+
+	if (detail)
+		snprintf(e.detail, sizeof(e.detail), "%s", detail);
+
+	if (write(c->report_fd, &e, sizeof(e)) < 0) {
+		/* Nothing left to tell: the exit code says setup failed. */
+	}
+	_exit(step == STEP_EXEC ? (e.err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE)
+				: EXIT_SETUP);
+}
+
+static void child_fail(const struct child_plan *c, enum child_step step)
+{
+	child_fail_detail(c, step, NULL);
+}
+
+/*
+ * Whether bpfbox is still there. In a new PID namespace getppid() is 0:
+ * the error pipe then says it, POLLERR once its reader is gone.
+ */
+static bool parent_alive(const struct child_plan *c, pid_t parent)
+{
+	struct pollfd pfd = { .fd = c->report_fd, .events = POLLOUT };
+
+	if (!(c->ns && (c->ns->clone_flags & CLONE_NEWPID)))
+		return getppid() == parent;
+	return poll(&pfd, 1, 0) >= 0 && !(pfd.revents & POLLERR);
+}
+
+static int set_limit(int resource, rlim_t value)
+{
+	struct rlimit rl = { value, value };
+
+	return setrlimit(resource, &rl);
+}
+
+static int drop_capabilities(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = { { 0 } };
+	int last = 40;
+	char buf[16];
+
+	if (read_file_str("/proc/sys/kernel/cap_last_cap", buf, sizeof(buf)) > 0)
+		last = atoi(buf);
+	for (int cap = 0; cap <= last; cap++) {
+		/* Without CAP_SETPCAP there is nothing in the set to drop. */
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EPERM &&
+		    errno != EINVAL)
+			return -1;
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -1;
+	return syscall(SYS_capset, &hdr, data);
+}
+
+/* Passes fd over a unix socket (SCM_RIGHTS). */
+static int send_fd(int sock, int fd)
+{
+	char data = 0, ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { &data, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &m, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+/* The fd send_fd() passed, or -1 when none came. */
+int recv_fd(int sock)
+{
+	char data, ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { &data, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *cm;
+	int fd = -1;
+
+	if (recvmsg(sock, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&m);
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/* The child's plan with another main filter (its copy: the plan is const). */
+static const struct child_plan *with_filter(const struct child_plan *c,
+					    const struct sock_fprog *filter)
+{
+	static struct child_plan copy;
+
+	copy = *c;
+	copy.filter = filter;
+	return &copy;
+}
+
+/* The last step: exec, or report why not. Never returns. */
+static void exec_command(void *arg)
+{
+	const struct child_plan *c = arg;
+
+	if (limits_child_rlimit(c->lim) < 0)
+		child_fail(c, STEP_RLIMIT);
+	environ = c->envp;
+	execvp(c->argv[0], c->argv);
+	child_fail(c, STEP_EXEC);
+}
+
+/* Runs in the child: restrict, then exec. Never returns. */
+void child_exec(const struct child_plan *c, pid_t parent)
+{
+	const struct policy_limits *lim = c->limits;
+
+	if (c->release_fd >= 0) {
+		char b;
+
+		/* EOF: the hook failed or bpfbox died; the parent reports. */
+		close(c->release_wfd);
+		if (read(c->release_fd, &b, 1) != 1)
+			_exit(EXIT_SETUP);
+		close(c->release_fd);
+	}
+	sigprocmask(SIG_SETMASK, &c->saved_mask, NULL);
+	/* Join the session cgroups before anything else, so they see all. */
+	if (limits_child_join(c->lim, c->join_v2) < 0)
+		child_fail(c, STEP_CGROUP);
+	if (setsid() < 0)
+		child_fail(c, STEP_SESSION);
+	/* Die with bpfbox; the check closes the race with its exit. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || !parent_alive(c, parent))
+		child_fail(c, STEP_SESSION);
+	if ((c->out_fd >= 0 && dup2(c->out_fd, STDOUT_FILENO) < 0) ||
+	    (c->err_fd >= 0 && dup2(c->err_fd, STDERR_FILENO) < 0) ||
+	    (c->in_fd >= 0 && dup2(c->in_fd, STDIN_FILENO) < 0))
+		child_fail(c, STEP_SESSION);
+	/* A terminal stays a terminal: the session's pty is its controlling tty. */
+	if (c->ctty && ioctl(STDOUT_FILENO, TIOCSCTTY, 0) < 0)
+		child_fail(c, STEP_SESSION);
+	signal(SIGPIPE, SIG_DFL);
+	if (set_limit(RLIMIT_CORE, 0) ||
+	    (lim->file_size_mb && set_limit(RLIMIT_FSIZE, lim->file_size_mb << 20)) ||
+	    (lim->open_files && set_limit(RLIMIT_NOFILE, lim->open_files)))
+		child_fail(c, STEP_RLIMIT);
+	if (c->ns) {
+		const char *step = NULL;
+		int r = ns_child_setup(c->ns, c->policy, c->ruleset_fd, c->rights, &step);
+
+		if (r < 0) {
+			errno = -r;
+			child_fail_detail(c, STEP_NAMESPACES, step);
+		}
+	}
+	if (chdir(c->workspace) < 0)
+		child_fail(c, STEP_CHDIR);
+	if (c->switch_user && (setgroups(0, NULL) || setgid(c->gid) || setuid(c->uid)))
+		child_fail(c, STEP_USER);
+	if (drop_capabilities() < 0)
+		child_fail(c, STEP_CAPS);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(c, STEP_NO_NEW_PRIVS);
+	if (c->ruleset_fd >= 0 && landlock_restrict_self(c->ruleset_fd, c->landlock_flags) < 0)
+		child_fail(c, STEP_LANDLOCK);
+	if (c->filter && c->notify_sock >= 0) {
+		int fd = seccomp_install_notify(c->notify_net, c->notify_files);
+
+		/* No listener: the compiled network deny holds, without a record. */
+		if (fd >= 0) {
+			if (send_fd(c->notify_sock, fd) < 0)
+				child_fail(c, STEP_SECCOMP);
+			close(fd);
+			c = with_filter(c, c->filter_notified);
+		}
+		close(c->notify_sock);
+	}
+	if (c->filter) {
+		int r = seccomp_install(c->filter);
+
+		if (r) {
+			errno = -r;
+			child_fail(c, STEP_SECCOMP);
+		}
+	}
+	/* Every inherited descriptor above stderr closes at exec. */
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		child_fail(c, STEP_SESSION);
+	/* pid 1 of the session's PID namespace stays its init; the command is vforked. */
+	if (c->ns && (c->ns->clone_flags & CLONE_NEWPID) &&
+	    ns_run_as_init(exec_command, (void *)c) < 0)
+		child_fail(c, STEP_NAMESPACES);
+	exec_command((void *)c);
+}
+
+void report_setup_failure(const struct child_error *e)
+{
+	if (e->step == STEP_EXEC)
+		return;
+	if (e->detail[0])
+		log_error("could not set up the session: %s failed at %.*s: %s; nothing ran",
+			  step_names[e->step], (int)sizeof(e->detail), e->detail, strerror(e->err));
+	else
+		log_error("could not set up the session: %s failed: %s; nothing ran",
+			  step_names[e->step], strerror(e->err));
+}
+
+/*
+ * fork(), or clone3(CLONE_INTO_CGROUP) straight into the session cgroup:
+ * no migration afterwards, which would cost an RCU grace period (~10 ms).
+ * *placed tells the child whether it still has to join (old kernels).
+ */
+pid_t spawn(const struct session_limits *l, uint64_t ns_flags, bool *placed)
+{
+	*placed = false;
+	if (l->cg_fd >= 0) {
+		struct bpfbox_clone_args a = { .flags = BPFBOX_CLONE_INTO_CGROUP | ns_flags,
+					       .exit_signal = SIGCHLD, .cgroup = l->cg_fd };
+		pid_t pid = syscall(SYS_clone3, &a, sizeof(a));
+
+		if (pid >= 0) {
+			*placed = true;
+			return pid;
+		}
+	}
+	/* clone(2) without a stack is fork(2) with namespaces. */
+	if (ns_flags)
+		return syscall(SYS_clone, (unsigned long)ns_flags | SIGCHLD, NULL, NULL, NULL, NULL);
+	return fork();
+}
+
