@@ -20,6 +20,8 @@
 #    kill and after the disk limit, the disk monitor's CPU under writes.
 # 7. Egress by name (bench/egress.sh): 100 MB transfers and connection
 #    setup through the session's proxy against a direct connection.
+# 9. Command rules (bench/cmdrules.sh; 8 is bench/full.sh, run on its own): the exec program's time per exec
+#    without rules, with the defaults, 64 rules, long and adverse argv.
 #
 # Root is needed for the daemon, auditd and the tracers; without it those
 # rows say why they did not run. A full run writes docs/benchmarks.md;
@@ -35,7 +37,7 @@ for arg in "$@"; do
 	case "$arg" in
 	--quick) QUICK=1 ;;
 	-h | --help)
-		sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	-*)
@@ -61,14 +63,14 @@ if [ "$QUICK" = 1 ]; then
 	N_OPEN=20000 N_EXEC=200 N_CONNECT=500 N_FILES=1000
 	SCALE_NS="1 10" PROBES=10 PIPE_EVENTS=200000 PIPE_RUNS=1 SETTLE=1
 	LIM_RUNS=2 LIM_SECS=1
-	EG_SETUPS=20 EG_RUNS=1 EG_BYTES=10485760
+	EG_SETUPS=20 EG_RUNS=1 EG_BYTES=10485760 CMD_EXECS=200
 	DOC=$OUT/benchmarks-quick.md
 else
 	RUNS=200 ROUNDS=4 WARMUP=5 REPS=5 TRACE_REPS=5 E_RUNS=10
 	N_OPEN=200000 N_EXEC=2000 N_CONNECT=5000 N_FILES=100000
 	SCALE_NS="1 10 100 1000" PROBES=100 PIPE_EVENTS=2000000 PIPE_RUNS=5 SETTLE=5
 	LIM_RUNS=20 LIM_SECS=10
-	EG_SETUPS=500 EG_RUNS=5 EG_BYTES=104857600
+	EG_SETUPS=500 EG_RUNS=5 EG_BYTES=104857600 CMD_EXECS=2000
 fi
 N_DENY=100
 
@@ -1381,6 +1383,22 @@ bench_egress() {
 	"$ROOT/bench/egress.sh" "$BIN" "$OUT" "$EG_SETUPS" "$EG_RUNS" "$EG_BYTES" >>"$LOG" 2>&1 ||
 		echo "bench/egress.sh failed (see $LOG)" >"$OUT/egress.why"
 }
+# bench/cmdrules.sh: the command rules' cost per exec (its header says how).
+bench_cmdrules() {
+	say "command rules: $CMD_EXECS execs per case"
+	mark cmdrules
+	"$ROOT/bench/cmdrules.sh" "$BIN" "$OUT" "$CMD_EXECS" >>"$LOG" 2>&1 ||
+		echo "bench/cmdrules.sh failed (see $LOG)" >"$OUT/cmdrules.why"
+}
+render_cmdrules() {
+	if [ -s "$OUT/cmdrules.why" ] || [ ! -s "$OUT/cmdrules.tsv" ]; then
+		echo "Not run: $(cat "$OUT/cmdrules.why" 2>/dev/null || echo 'no results')."
+		return
+	fi
+	echo "| case | program ns / exec | wall us / exec (fork+exec+wait) |"
+	echo "|---|---|---|"
+	awk -F'\t' '{ printf "| %s | %s | %s |\n", $1, $2, $4 }' "$OUT/cmdrules.tsv"
+}
 EG=$OUT/egress.tsv
 eg_col() { awk -v p="$1" -v c="$2" '$1 == p { print $c }' "$EG"; }
 render_egress() {
@@ -2012,6 +2030,19 @@ write_report() {
 		echo
 		render_egress
 		echo
+		echo "## 9. Command rules"
+		echo
+		echo "\`bench/cmdrules.sh\` (root): one embedded session per case runs"
+		echo "$CMD_EXECS execs of \`/bin/true ARG\`; the program's own time comes from the"
+		echo "kernel (\`kernel.bpf_stats_enabled\`, run time over the session's execs;"
+		echo "the host's other execs add their early return to it). \`none\`: the"
+		echo "operator emptied \`deny_commands\`, no program is loaded; \`defaults\`: the"
+		echo "26 patterns; \`max\`: 64 rules; \`longargv\`: the defaults against a"
+		echo "4000-byte argument; \`adverse\`: against 4000 bytes of \`rm -r\`, which"
+		echo "starts a pattern every fifth byte."
+		echo
+		render_cmdrules
+		echo
 		echo "## What the numbers mean"
 		echo
 		interpret_startup
@@ -2088,6 +2119,7 @@ main() {
 	bench_scale
 	bench_limits
 	bench_egress
+	bench_cmdrules
 
 	write_report
 	echo

@@ -10,6 +10,10 @@
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
 #endif
 
 #define BPFBOX_COMM_LEN	 16
@@ -38,6 +42,7 @@ enum bpfbox_layer {
 	BPFBOX_LAYER_KERNEL = 5, /* denied, but by none of ours (DAC, ...) */
 	BPFBOX_LAYER_EGRESS = 6, /* the egress proxy or resolver (userspace/net/) */
 	BPFBOX_LAYER_MOUNT = 7,	 /* the session's read-only view of the host (EROFS) */
+	BPFBOX_LAYER_EXEC_TP = 8, /* a command rule: SIGKILL at sched_process_exec (bpf/cmd.bpf.c) */
 };
 
 enum bpfbox_decision {
@@ -68,10 +73,103 @@ struct bpfbox_exec_event {
 	char filename[BPFBOX_PATH_LEN];
 	char argv[BPFBOX_ARGV_LEN];
 	char via[64];	/* BPFBOX_EXEC_VIA_FD: the name of the file the fd held */
+	char rule[48];	/* BPFBOX_EXEC_RULE: the command rule's label */
 };
 
 #define BPFBOX_EXEC_TRUNCATED 1 /* argv was cut at the bound */
 #define BPFBOX_EXEC_VIA_FD    2 /* run through a file descriptor (fexecve, memfd) */
+#define BPFBOX_EXEC_RULE      4 /* a command rule decided (rule, action in err's place) */
+#define BPFBOX_EXEC_ASK	      8 /* the rule's action was ask (no answer: denied) */
+#define BPFBOX_EXEC_PENDING   16 /* ask: stopped (SIGSTOP) for the runtime's answer */
+
+/*
+ * Command rules (userspace/policy/rules.c compiles them, bpf/cmd.bpf.c
+ * checks every exec of a session that has them): the value of cmd_rules,
+ * keyed by the session index. First match wins.
+ */
+#define BPFBOX_CMD_RULES_MAX 64
+#define BPFBOX_CMD_EXE_LEN   64
+#define BPFBOX_CMD_PAT_LEN   64
+#define BPFBOX_CMD_LABEL_LEN 48
+#define BPFBOX_CMD_ARGV_SCAN BPFBOX_ARGV_LEN /* argv bytes (joined) a pattern is sought in */
+
+enum bpfbox_cmd_exe {
+	BPFBOX_CMD_EXE_ANY = 0,
+	BPFBOX_CMD_EXE_NAME = 1,	/* exe_hash: the file's name or its target's */
+	BPFBOX_CMD_EXE_PATH = 2,	/* exe_hash: the path the exec named */
+	BPFBOX_CMD_EXE_NAME_PREFIX = 3, /* exe[0..exe_len): a prefix of either name */
+	BPFBOX_CMD_EXE_PATH_PREFIX = 4, /* ... of the path */
+};
+
+enum bpfbox_cmd_action {
+	BPFBOX_CMD_ALLOW = 0,
+	BPFBOX_CMD_DENY = 1,
+	BPFBOX_CMD_ASK = 2,
+};
+
+struct bpfbox_cmd_rule {
+	__u64 exe_hash;	/* FNV-1a 64 */
+	__u8 action;	/* enum bpfbox_cmd_action */
+	__u8 exe_kind;	/* enum bpfbox_cmd_exe */
+	__u8 exe_len;
+	__u8 pat_len;	/* 0: any argv */
+	__u32 pad;
+	char exe[BPFBOX_CMD_EXE_LEN];
+	char pat[BPFBOX_CMD_PAT_LEN]; /* words of argv joined with spaces */
+	char label[BPFBOX_CMD_LABEL_LEN];
+};
+
+/*
+ * A pattern matches argv (joined with spaces) at whole words: where its
+ * first byte is a word byte (letter, digit, '_', '-', '.'), the byte
+ * before the match is none, a separator (space, tab, newline, ';', '|',
+ * '&', a quote or a backquote), '(' or '/'; unless its last byte opens it
+ * ('=', '.', ' '), the byte after is none, a separator or ')'.
+ * So "rm -rf /" refuses "rm -rf /" and "/bin/rm -rf / x" but not
+ * "rm -rf /tmp/x", and "halt" not "asphalt". One definition for the
+ * kernel's test (bpf/cmd.bpf.c) and userspace's (policy/rules.c).
+ */
+static __always_inline int bpfbox_cmd_word(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+}
+
+static __always_inline int bpfbox_cmd_sep(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '|' ||
+	       c == '&' || c == '\'' || c == '"' || c == '`';
+}
+
+/* prev: the byte before the match (0: none); first: the pattern's first. */
+static __always_inline int bpfbox_cmd_starts_ok(unsigned char prev,
+						unsigned char first)
+{
+	return !prev || !bpfbox_cmd_word(first) || bpfbox_cmd_sep(prev) ||
+	       prev == '(' || prev == '/';
+}
+
+/* next: the byte after the match (0: none); last: the pattern's last. */
+static __always_inline int bpfbox_cmd_ends_ok(unsigned char next,
+					      unsigned char last)
+{
+	return !next || last == '=' || last == '.' || last == ' ' ||
+	       bpfbox_cmd_sep(next) || next == ')';
+}
+
+#define BPFBOX_CMD_PAIR_WORDS 1024 /* 65536 bits: one per pair of bytes */
+
+struct bpfbox_cmd_table {
+	__u32 n;
+	__u32 pad;
+	struct bpfbox_cmd_rule r[BPFBOX_CMD_RULES_MAX];
+	/*
+	 * Bit (a << 8 | b): some pattern starts with the bytes a, b (a
+	 * one-byte pattern a sets every (a, b)). The kernel compares patterns
+	 * only where argv has such a pair.
+	 */
+	__u64 pairs[BPFBOX_CMD_PAIR_WORDS];
+};
 
 struct bpfbox_exit_event {
 	struct bpfbox_event_hdr hdr;
@@ -174,6 +272,8 @@ struct bpfbox_session {
 #define BPFBOX_SF_GAP_UNIX     (1U << 8) /* ABI < 9: pathname unix only into the writable set */
 #define BPFBOX_SF_GAP_META     (1U << 9) /* chmod, chown, xattrs only in the writable set */
 #define BPFBOX_SF_MOUNT_RO     (1U << 10) /* mount namespace: EROFS is its denial */
+#define BPFBOX_SF_CMD_RULES    (1U << 11) /* command rules in cmd_rules (bpf/cmd.bpf.c) */
+#define BPFBOX_SF_CMD_ASK      (1U << 12) /* someone answers asks: stop, do not kill */
 
 /* Key of the BPF LSM's writable set: a directory by device and inode. */
 struct bpfbox_inode_key {

@@ -762,7 +762,7 @@ static void test_merge_errors(void **state)
 		{"flags", "{\"extra\": {\"rw\": [\"\"]}}", "command line",
 		 "extra.rw[0]", "must not be empty"},
 		{"flags", "{\"extra\": {\"rx\": []}}", "command line",
-		 "extra.rx", "unknown key 'rx'; valid keys: ro, rw, deny, net_allow, net_deny, exec_deny, env"},
+		 "extra.rx", "unknown key 'rx'; valid keys: ro, rw, deny, net_allow, net_deny, exec_deny, deny_commands, commands, env"},
 		{"flags", "{\"extra\": []}", "command line", "extra",
 		 "must be an object"},
 		{"flags", "{\"extra\": {\"env\": {\"1A\": \"x\"}}}",

@@ -25,6 +25,7 @@
 #include "audit.skel.h"
 #include "net.skel.h"
 #include "lsm.skel.h"
+#include "cmd.skel.h"
 #include "lsm_policy.h"
 #include "bpfbox/events.h"
 #include "../lib/util.h"
@@ -34,6 +35,9 @@ struct agent {
 	struct audit_bpf *audit;
 	struct net_bpf *net;
 	struct lsm_bpf *lsm;
+	struct cmd_bpf *cmd; /* command rules on every exec */
+	int cmd_rules_fd;    /* its table (from the skeleton or the pin) */
+	bool cmd_adopted;    /* pin_dir: its link was found pinned */
 	struct lsm_maps lsm_maps; /* fds, also when the programs were adopted */
 	struct ring_buffer *rb;
 	int parent_fd;
@@ -46,7 +50,7 @@ struct agent {
 /* The maps a daemon shares with its next incarnation (pinned as map_NAME). */
 static const char *const pinned_maps[] = { "sessions", "events", "lost", "net_allow",
 					   "unix_allow", "agg", "pending", "names", "abs_paths",
-					   "oom_victims", "net_resolved", "writable" };
+					   "oom_victims", "net_resolved", "writable", "cmd_rules" };
 
 static char libbpf_last[256];
 
@@ -452,6 +456,62 @@ out:
 	return r;
 }
 
+/*
+ * Command rules skeleton (bpf/cmd.bpf.c): its own exec tracepoint program
+ * and rule table, sharing the audit maps; loaded only when asked for (a
+ * session with rules, a daemon). With pin_dir, the link and the table are
+ * pinned like the others, so the rules outlive a daemon crash.
+ */
+static int load_cmd(struct agent *a)
+{
+	int r;
+
+	if (!a->pin_dir[0] && !a->audit)
+		return -ENOTSUP;
+	a->cmd = cmd_bpf__open();
+	if (!a->cmd)
+		return -errno;
+	if (a->pin_dir[0]) {
+		if (links_pinned(a, a->cmd->skeleton)) {
+			cmd_bpf__destroy(a->cmd);
+			a->cmd = NULL;
+			a->cmd_adopted = true;
+			return 0;
+		}
+		unpin_links(a, a->cmd->skeleton);
+		r = set_map_pins(a, a->cmd->obj);
+		if (r)
+			goto out;
+	} else {
+		bpf_map__reuse_fd(a->cmd->maps.sessions, bpf_map__fd(a->audit->maps.sessions));
+		bpf_map__reuse_fd(a->cmd->maps.events, bpf_map__fd(a->audit->maps.events));
+		bpf_map__reuse_fd(a->cmd->maps.lost, bpf_map__fd(a->audit->maps.lost));
+	}
+	r = cmd_bpf__load(a->cmd);
+	if (!r)
+		r = cmd_bpf__attach(a->cmd);
+	if (!r && a->pin_dir[0]) {
+		r = pin_links(a, a->cmd->skeleton);
+		if (r)
+			unpin_links(a, a->cmd->skeleton);
+	}
+out:
+	if (r) {
+		cmd_bpf__destroy(a->cmd);
+		a->cmd = NULL;
+	}
+	return r;
+}
+
+int agent_session_cmd_rules(struct agent *a, uint32_t id, const struct bpfbox_cmd_table *t)
+{
+	if (a->cmd_rules_fd < 0)
+		return -ENOTSUP;
+	if (!t)
+		return bpf_map_delete_elem(a->cmd_rules_fd, &id) < 0 && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(a->cmd_rules_fd, &id, t, BPF_ANY) < 0 ? -errno : 0;
+}
+
 /* Whether bpf is in the active LSM list: else LSM programs attach but never run. */
 static bool bpf_lsm_active(void)
 {
@@ -546,6 +606,7 @@ static int open_pinned_maps(struct agent *a)
 		{ "names", &a->lsm_maps.names, a->st.lsm },
 		{ "abs_paths", &a->lsm_maps.abs_paths, a->st.lsm },
 		{ "writable", &a->lsm_maps.writable, a->st.lsm, true },
+		{ "cmd_rules", &a->cmd_rules_fd, a->st.cmd, true },
 	};
 	char path[PATH_MAX + 64];
 
@@ -573,6 +634,7 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 	a->lsm_maps.names = a->lsm_maps.abs_paths = a->lsm_maps.net_allow = -1;
 	a->lsm_maps.writable = -1;
 	a->unix_allow_fd = -1;
+	a->cmd_rules_fd = -1;
 	a->parent_fd = cgroup_parent_open(o->cgroup_parent);
 	if (a->parent_fd < 0) {
 		r = a->parent_fd;
@@ -594,6 +656,11 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 	rn = load_net(a, o);
 	if (rn)
 		why_not(a, "cgroup network programs", rn);
+	if (o->cmd_rules) {
+		r = load_cmd(a);
+		if (r)
+			why_not(a, "command rules (exec tracepoint)", r);
+	}
 	r = load_lsm(a, o);
 	if (r == -ENOPKG)
 		why_not(a, "BPF LSM (bpf is not in the active LSM list)", ENOPKG);
@@ -603,6 +670,7 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 	a->st.audit = a->audit || a->st.audit_adopted;
 	a->st.net = a->net || a->st.net_adopted;
 	a->st.lsm = a->lsm || a->st.lsm_adopted;
+	a->st.cmd = a->cmd || a->cmd_adopted;
 	if (rn == -EXDEV || (!a->st.audit && !a->st.net)) {
 		agent_close(a);
 		return rn == -EXDEV ? -EXDEV : -ENOTSUP;
@@ -628,6 +696,8 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 		a->net_allow_fd = bpf_map__fd(a->net->maps.net_allow);
 		a->unix_allow_fd = bpf_map__fd(a->net->maps.unix_allow);
 	}
+	if (!a->pin_dir[0] && a->cmd)
+		a->cmd_rules_fd = bpf_map__fd(a->cmd->maps.cmd_rules);
 	if (!a->pin_dir[0] && a->lsm) {
 		a->lsm_maps = lsm_maps_of(a->lsm);
 		if (a->net_allow_fd < 0)
@@ -665,14 +735,18 @@ void agent_close(struct agent *a)
 			disconnect_pinned_links(a->audit->skeleton);
 		if (a->lsm)
 			disconnect_pinned_links(a->lsm->skeleton);
+		if (a->cmd)
+			disconnect_pinned_links(a->cmd->skeleton);
 	}
+	cmd_bpf__destroy(a->cmd);
 	lsm_bpf__destroy(a->lsm);
 	net_bpf__destroy(a->net);
 	audit_bpf__destroy(a->audit);
 	if (a->own_fds) {
 		int fds[] = { a->sessions_fd, a->events_fd, a->lost_fd, a->net_allow_fd,
 			      a->unix_allow_fd, a->agg_fd, a->lsm_maps.names,
-			      a->lsm_maps.abs_paths, a->oom_fd, a->lsm_maps.writable };
+			      a->lsm_maps.abs_paths, a->oom_fd, a->lsm_maps.writable,
+			      a->cmd_rules_fd };
 
 		for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 			if (fds[i] >= 0)

@@ -32,6 +32,7 @@ struct agent_opts {
 	 */
 	const char *pin_dir;
 	const char *daemon_socket; /* the BPF LSM refuses sessions' connects to it */
+	bool cmd_rules;		   /* load bpf/cmd.bpf.c (embedded mode, a session with rules) */
 	agent_record_fn on_record;
 	void *ctx;
 };
@@ -41,6 +42,7 @@ struct agent_status {
 	bool net;	/* cgroup network programs attached */
 	bool unix_connect; /* pathname unix connects mediated (kernel >= 6.7) */
 	bool lsm;	/* BPF LSM programs attached (or adopted from pins) */
+	bool cmd;	/* command rules checked on every exec (bpf/cmd.bpf.c) */
 	bool lsm_adopted;
 	char why_not[512]; /* what did not load, and why */
 	bool audit_adopted; /* pin_dir: the audit links were found pinned */
@@ -108,6 +110,13 @@ int agent_net_allow(struct agent *a, uint32_t id, const char *cidr, uint16_t lo,
 int agent_net_hole(struct agent *a, uint32_t id, const char *cidr);
 /* Forgets a session's allow-list, so that its index can be reused. */
 int agent_net_clear(struct agent *a, uint32_t id);
+
+/*
+ * The session's command rules (rules_compile) into bpf/cmd.bpf.c's table;
+ * t NULL removes them. -ENOTSUP when the program is not loaded.
+ */
+struct bpfbox_cmd_table;
+int agent_session_cmd_rules(struct agent *a, uint32_t id, const struct bpfbox_cmd_table *t);
 
 struct bpfbox_policy;
 /* The session's file and exec deny lists into the BPF LSM maps (if loaded). */

@@ -29,7 +29,7 @@ const char *audit_layer_name(unsigned int layer)
 		[BPFBOX_LAYER_LANDLOCK] = "landlock", [BPFBOX_LAYER_SECCOMP] = "seccomp",
 		[BPFBOX_LAYER_CGROUP_BPF] = "cgroup-bpf", [BPFBOX_LAYER_BPF_LSM] = "bpf-lsm",
 		[BPFBOX_LAYER_KERNEL] = "kernel", [BPFBOX_LAYER_EGRESS] = "egress-proxy",
-		[BPFBOX_LAYER_MOUNT] = "mount",
+		[BPFBOX_LAYER_MOUNT] = "mount", [BPFBOX_LAYER_EXEC_TP] = "exec-tracepoint",
 	};
 
 	return layer < sizeof(names) / sizeof(names[0]) ? names[layer] : NULL;
@@ -228,6 +228,11 @@ static void put_exec(struct jsonw *w, const struct bpfbox_exec_event *e)
 	jsonw_bool(w, "argv_truncated", e->argv_truncated & BPFBOX_EXEC_TRUNCATED);
 	if (e->argv_truncated & BPFBOX_EXEC_VIA_FD)
 		jsonw_strn(w, "via_fd", e->via, strnlen(e->via, sizeof(e->via)));
+	/* A command rule stopped it (bpf/cmd.bpf.c): which, and what it said. */
+	if (e->argv_truncated & BPFBOX_EXEC_RULE) {
+		jsonw_strn(w, "rule", e->rule, strnlen(e->rule, sizeof(e->rule)));
+		jsonw_str(w, "action", e->argv_truncated & BPFBOX_EXEC_ASK ? "ask" : "deny");
+	}
 }
 
 static void put_connect(struct jsonw *w, const struct bpfbox_connect_event *e)

@@ -34,6 +34,12 @@ static void run_usage(FILE *out)
 		"                        (needs the BPF agent: --audit as root, or a daemon)\n"
 		"  --exec-deny NAME      never execute NAME (a file name or absolute path;\n"
 		"                        enforced by BPF LSM where it loads)\n"
+		"  --deny-command PAT    deny every exec whose argv, joined with spaces,\n"
+		"                        contains PAT (added to the defaults; docs/config.md)\n"
+		"  --ask-fd N            answers to the command rules' asks, one line each\n"
+		"                        (ID approve|always|deny); with --audit as root an\n"
+		"                        ask stops the exec and waits (--pause-timeout, then\n"
+		"                        deny); the questions go to --status-fd\n"
 		"  --env NAME[=VALUE]    add a variable (NAME alone passes the caller's)\n"
 		"  --timeout DURATION    stop the session after this much wall-clock time\n"
 		"                        (90, 500ms, 5s, 2m, 1h; default 120 s, 0: none)\n"
@@ -93,7 +99,7 @@ enum {
 	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT, OPT_AUDIT_MODE, OPT_AUDIT_RING,
 	OPT_NET_ALLOW, OPT_NET_DENY, OPT_NET_RESOLVER, OPT_EXEC_DENY,
 	OPT_DAEMON_SOCKET, OPT_NO_DAEMON, OPT_LIMITS_VIA, OPT_AUDIT_RATE, OPT_AUDIT_ARGV,
-	OPT_LEVEL,
+	OPT_LEVEL, OPT_DENY_COMMAND, OPT_ASK_FD,
 };
 
 static const struct option run_opts[] = {
@@ -130,6 +136,8 @@ static const struct option run_opts[] = {
 	{ "net-deny", required_argument, NULL, OPT_NET_DENY },
 	{ "net-resolver", required_argument, NULL, OPT_NET_RESOLVER },
 	{ "exec-deny", required_argument, NULL, OPT_EXEC_DENY },
+	{ "deny-command", required_argument, NULL, OPT_DENY_COMMAND },
+	{ "ask-fd", required_argument, NULL, OPT_ASK_FD },
 	{ "daemon-socket", required_argument, NULL, OPT_DAEMON_SOCKET },
 	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
 	{ "limits-via", required_argument, NULL, OPT_LIMITS_VIA },
@@ -279,6 +287,9 @@ static int policy_opt(struct json_object *flags, int c, const char *arg)
 	case OPT_NET_RESOLVER:
 		json_object_object_add(flags, "net_resolver", json_object_new_string(arg));
 		return 0;
+	case OPT_DENY_COMMAND:
+		append_string(sub_object(flags, "extra"), "deny_commands", arg);
+		return 0;
 	case OPT_NET:
 		json_object_object_add(flags, "network", json_object_new_string(arg));
 		return 0;
@@ -370,6 +381,15 @@ static int run_opt(struct run_plan *p, struct strv *labels, int c, const char *a
 		p->status_fd = (int)ul;
 		/* The command must not write to it: closed at its exec. */
 		fcntl(p->status_fd, F_SETFD, FD_CLOEXEC);
+		return 0;
+	case OPT_ASK_FD:
+		if (parse_u64(arg, &ul) < 0 || ul < 3 || ul > INT32_MAX ||
+		    fcntl((int)ul, F_GETFD) < 0)
+			return bad_usage("--ask-fd %s: give an open file descriptor above 2 to read "
+					 "the answers from (e.g. 3 with 3<answers)", arg);
+		p->audit.ask_fd = (int)ul;
+		/* The command must not read the answers: closed at its exec. */
+		fcntl(p->audit.ask_fd, F_SETFD, FD_CLOEXEC);
 		return 0;
 	case OPT_LABEL:
 		if (!label_valid(arg))

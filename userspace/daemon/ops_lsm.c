@@ -177,6 +177,7 @@ void ops_remove_lsm(struct daemon *d, struct dsession *s)
 	const char **dv, **ev;
 	size_t nd, ne;
 
+	agent_session_cmd_rules(d->agent, s->index, NULL); /* -ENOTSUP without it */
 	if (!s->lsm_lists) {
 		agent_session_lsm_clear(d->agent, s->index);
 		return;

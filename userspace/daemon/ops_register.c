@@ -23,6 +23,7 @@
 #include "internal.h"
 #include "ops_internal.h"
 #include "metrics.h"
+#include "../policy/rules.h"
 #include "../agent/agent.h"
 #include "../lib/cgroup.h"
 #include "../audit/sink.h"
@@ -426,6 +427,35 @@ static int register_lsm(struct daemon *d, struct conn *c, struct dsession *s,
 }
 
 /*
+ * The command rules (bpf/cmd.bpf.c) of the session's policy into the exec
+ * program's table, before the session's map entry. 0, -ECANCELED when
+ * replied (a list the table cannot hold), else -errno.
+ */
+static int register_cmd(struct daemon *d, struct conn *c, struct dsession *s,
+			struct json_object *req)
+{
+	struct bpfbox_cmd_table *t;
+	struct json_object *pol;
+	int r;
+
+	if (!agent_status(d->agent)->cmd || !json_object_object_get_ex(req, "policy", &pol))
+		return 0;
+	t = malloc(sizeof(*t));
+	r = t ? rules_compile_json(pol, t) : -ENOMEM;
+	if (!r && t->n)
+		r = agent_session_cmd_rules(d->agent, s->index, t);
+	if (!r && t->n)
+		s->flags |= BPFBOX_SF_CMD_RULES;
+	free(t);
+	if (r == -EINVAL || r == -E2BIG) {
+		ops_bad_member(d, c, "register", "policy.deny_commands and policy.commands",
+			       "at most 64 patterns and rules of the forms of docs/config.md");
+		return -ECANCELED;
+	}
+	return r;
+}
+
+/*
  * The map entry, the egress proxy, the network rules and the unix dirs.
  * 0, -ECANCELED when replied, else -errno; *in_map: the entry was made.
  */
@@ -473,6 +503,7 @@ static void register_reply(struct daemon *d, struct conn *c, struct dsession *s,
 	jsonw_bool(&d->rw, "bpf_network", st->net);
 	jsonw_bool(&d->rw, "bpf_unix_connect", st->unix_connect);
 	jsonw_bool(&d->rw, "bpf_lsm", s->lsm);
+	jsonw_bool(&d->rw, "cmd_rules", s->flags & BPFBOX_SF_CMD_RULES);
 	jsonw_end(&d->rw);
 	if (s->level[0])
 		jsonw_str(&d->rw, "level_enabled", s->level);
@@ -491,6 +522,7 @@ static void register_undo(struct daemon *d, struct dsession *s, const struct ses
 		agent_net_clear(d->agent, index);
 	}
 	agent_session_lsm_clear(d->agent, index);
+	agent_session_cmd_rules(d->agent, index, NULL);
 	cgroup_remove(cg->path, 0); /* empty: nothing ran in it */
 	if (s) {
 		egress_stop(s->egress);
@@ -549,6 +581,8 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 		s->flags = flags;
 	if (!r)
 		r = register_lsm(d, c, s, req, &lsm);
+	if (!r)
+		r = register_cmd(d, c, s, req);
 	if (!r)
 		r = register_net(d, c, s, req, &proxy, &in_map);
 	if (!r)

@@ -620,6 +620,7 @@ static int open_agent(struct daemon *d)
 				 .argv_max = d->o->argv_max,
 				 .cgroup_parent = d->parent, .pin_dir = d->o->pin_dir,
 				 .daemon_socket = d->o->socket_path,
+				 .cmd_rules = true, /* every session's command rules (bpf/cmd.bpf.c) */
 				 .on_record = ev_on_record, .ctx = d };
 	const struct agent_status *st;
 	int r;

@@ -45,7 +45,7 @@ uint64_t denials_total(const struct denials *d)
 static const char *const layers[] = {
 	[BPFBOX_LAYER_LANDLOCK] = "landlock", [BPFBOX_LAYER_SECCOMP] = "seccomp",
 	[BPFBOX_LAYER_CGROUP_BPF] = "cgroup_bpf", [BPFBOX_LAYER_BPF_LSM] = "bpf_lsm",
-	[BPFBOX_LAYER_MOUNT] = "mount",
+	[BPFBOX_LAYER_MOUNT] = "mount", [BPFBOX_LAYER_EXEC_TP] = "command_rule",
 };
 
 static const char *const file_ops[] = {

@@ -52,6 +52,12 @@ int policy_error_vset(struct policy_error *err, const char *file,
 		      const char *path, int r, const char *fmt, va_list ap)
 	__attribute__((format(printf, 5, 0)));
 
+/* An error at sub (a path inside the layer, merge.c); always -EINVAL. */
+int lerr(const struct layer_ctx *lc, struct policy_error *err, const char *sub,
+	 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* -ENOMEM, named after the layer. */
+int oom(const struct layer_ctx *lc, struct policy_error *err);
+
 /* prefix.key into buf (just key when prefix is empty), cut to size. */
 void path_join(char *buf, size_t size, const char *prefix, const char *key);
 

@@ -34,6 +34,33 @@ int strv_push(struct strv *s, const char *str);
 void strv_clear(struct strv *s);
 bool strv_contains(const struct strv *s, const char *str);
 
+enum cmd_action {
+	CMD_ALLOW = 0, /* the values of enum bpfbox_cmd_action */
+	CMD_DENY = 1,
+	CMD_ASK = 2,
+};
+
+/* One command rule (userspace/policy/rules.h): first match wins. */
+struct cmd_rule {
+	char *exe;    /* name or absolute path, a trailing '*' a prefix; NULL: any */
+	char *argv;   /* substring of argv joined with spaces; NULL: any */
+	enum cmd_action action;
+	char *origin; /* the layer that added it */
+};
+
+struct cmd_rules {
+	struct cmd_rule *v;
+	size_t n;
+};
+
+/* The seed's denied command patterns (the defaults of deny_commands; rules.c). */
+extern const char *const rules_default_deny[];
+extern const size_t rules_n_default_deny;
+
+/* A deep copy of src into dst; 0 or -ENOMEM (dst is then empty). */
+int cmd_rules_copy(struct cmd_rules *dst, const struct cmd_rules *src);
+void cmd_rules_clear(struct cmd_rules *r);
+
 struct policy_limits {
 	uint64_t timeout_ms;   /* 0: none */
 	uint64_t output_bytes; /* cap on stdout+stderr, 0: none */
@@ -68,6 +95,8 @@ struct bpfbox_policy {
 	struct strv net_allow;	/* "HOST[:PORT[-PORT]]" reachable even when network is deny */
 	struct strv net_deny;	/* exceptions to net_allow, same form */
 	struct strv exec_deny;	/* names or absolute paths never executed (BPF LSM) */
+	struct strv deny_commands; /* substrings of argv that deny an exec (rules.c) */
+	struct cmd_rules cmd_rules; /* after deny_commands, first match wins */
 	enum net_policy net;
 	struct strv env;      /* NAME=value added to the allowlisted environment */
 	struct policy_limits limits;

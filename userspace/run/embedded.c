@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "../audit/sink.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
+#include "../policy/rules.h"
 #include "../sandbox/session.h"
 #include "../lib/closer.h"
 #include "../lib/log.h"
@@ -37,10 +39,79 @@ static void sink_flush(struct embedded *e)
 	jsonw_reset(&e->w);
 }
 
+/*
+ * A command rule's ask (agent/ask.h): the process is stopped at its exec.
+ * The session is frozen, the status channel says "ask", the runtime's
+ * answer is awaited within the pause timeout, the process continued or
+ * killed, the session thawed; then session.ask, with the answer, takes the
+ * record's place (and sequence number) in the audit stream.
+ */
+static void on_ask(struct embedded *e, const struct bpfbox_exec_event *x)
+{
+	struct session *s = e->session;
+	uint64_t id = x->hdr.seq, timeout = s->policy->limits.pause_timeout_ms;
+	uint64_t t0 = now_ns();
+	uint32_t raw = x->argv_len < sizeof(x->argv) ? x->argv_len : sizeof(x->argv);
+	char argv[REDACT_MAX(sizeof(x->argv))], rule[sizeof(x->rule) + 1];
+	char file[sizeof(x->filename) + 1];
+	size_t len = redact(x->argv, raw, argv, sizeof(argv), 0);
+	enum ask_answer ans;
+	int r;
+
+	snprintf(rule, sizeof(rule), "%.*s", (int)strnlen(x->rule, sizeof(x->rule)), x->rule);
+	snprintf(file, sizeof(file), "%.*s", (int)strnlen(x->filename, sizeof(x->filename)),
+		 x->filename);
+	/* Frozen, no sibling can SIGCONT it; without a v2 cgroup the SIGSTOP holds alone. */
+	r = limits_freeze(&s->lim, true);
+	sink_flush(e);
+	status_ask(s, id, x->hdr.pid, rule, file, argv, len, timeout);
+	e->ask.asked++;
+	ans = e->ask.fd >= 0 ? ask_wait(&e->ask, id, timeout) : ASK_DENY;
+	if (ans == ASK_ALWAYS && ask_always(&e->ask, e->agent, rule) < 0)
+		log_warn("approve always: the rule '%s' could not be switched to allow; "
+			 "approved once", rule);
+	if (ans == ASK_APPROVE || ans == ASK_ALWAYS) {
+		kill(x->hdr.pid, SIGCONT);
+		e->ask.approved++;
+	} else {
+		kill(x->hdr.pid, SIGKILL);
+		e->ask.denied++;
+		denials_add(&s->denials, "command_rule", "exec", file, EPERM, 1);
+	}
+	if (r == 0)
+		limits_freeze(&s->lim, false);
+	status_answered(s, id, ask_answer_name(ans));
+	audit_begin(&e->w, &e->clock, "session.ask", e->session_id, id, x->hdr.ts_ns);
+	jsonw_u64(&e->w, "pid", x->hdr.pid);
+	jsonw_str(&e->w, "rule", rule);
+	jsonw_str(&e->w, "filename", file);
+	jsonw_array_begin(&e->w, "argv");
+	for (size_t i = 0; i < len;) {
+		size_t n = strnlen(argv + i, len - i);
+
+		jsonw_array_strn(&e->w, argv + i, n);
+		i += n + 1;
+	}
+	jsonw_array_end(&e->w);
+	jsonw_bool(&e->w, "frozen", r == 0);
+	jsonw_str(&e->w, "answer", ask_answer_name(ans));
+	jsonw_u64(&e->w, "waited_ms", (now_ns() - t0) / 1000000);
+	jsonw_end(&e->w);
+	jsonw_newline(&e->w);
+	sink_flush(e);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct embedded *e = ctx;
 	uint64_t now = now_ns();
+	const struct bpfbox_exec_event *x = data;
+
+	if (size >= sizeof(*x) && x->hdr.type == BPFBOX_EV_EXEC &&
+	    (x->argv_truncated & BPFBOX_EXEC_PENDING) && e->session) {
+		on_ask(e, x);
+		return 0;
+	}
 
 	/* A denial of our layers, for the end-of-run summary (docs/runtime.md). */
 	if (e->session)
@@ -217,6 +288,40 @@ static int start_egress(struct embedded *e, const struct bpfbox_policy *p)
 	return r;
 }
 
+/*
+ * The command rules into the kernel's table before the session is
+ * registered: 1 when every exec is checked, 0 when there are none, or
+ * when the program is not loaded (then said in not_enforced), -errno.
+ */
+static int start_cmd_rules(struct embedded *e, struct session *s)
+{
+	struct bpfbox_cmd_table *t;
+	int r;
+
+	if (!rules_any(s->policy))
+		return 0;
+	if (!agent_status(e->agent)->cmd) {
+		session_not_enforced(s, "command rules on the execs inside the session (the exec "
+					"tracepoint program did not load, only the top-level command "
+					"was checked)");
+		return 0;
+	}
+	t = malloc(sizeof(*t));
+	if (!t)
+		return log_error_errno(ENOMEM, "cannot compile the command rules");
+	r = rules_compile(s->policy, t);
+	if (!r)
+		r = agent_session_cmd_rules(e->agent, 1, t);
+	/* The ask flow keeps the table: approve always rewrites it. */
+	e->ask.table = t;
+	e->ask.session_index = 1;
+	if (r < 0)
+		return log_error_errno(r, "cannot compile the command rules into the kernel's "
+					  "table (at most %d rules)",
+				       BPFBOX_CMD_RULES_MAX);
+	return 1;
+}
+
 /* The session's flags in the sessions map (BPFBOX_SF_*). */
 static uint32_t session_flags(struct embedded *e, struct session *s, const struct audit_opts *opts)
 {
@@ -274,6 +379,11 @@ static int add_session(struct embedded *e, struct session *s, uint32_t flags)
 	    (r = writable_dirs(e, s)) < 0)
 		return log_error_errno(r, "cannot write the session's writable set into the BPF "
 				       "LSM map");
+	r = start_cmd_rules(e, s);
+	if (r < 0)
+		return r;
+	if (r > 0)
+		flags |= BPFBOX_SF_CMD_RULES | (e->ask.fd >= 0 ? BPFBOX_SF_CMD_ASK : 0);
 	r = start_egress(e, p);
 	if (r < 0)
 		return r;
@@ -299,11 +409,14 @@ static int add_session(struct embedded *e, struct session *s, uint32_t flags)
 	return 0;
 }
 
-static int load_agent(struct embedded *e, const struct audit_opts *opts, const char *parent)
+static int load_agent(struct embedded *e, const struct audit_opts *opts, const char *parent,
+		      bool cmd_rules)
 {
 	struct agent_opts o = { .ring_bytes = opts->ring_bytes, .audit_opens = !opts->off,
 				.aggregate_ns = opts->aggregate_ns, .on_record = on_record, .ctx = e,
-				.argv_max = opts->argv_max, .cgroup_parent = parent };
+				.argv_max = opts->argv_max, .cgroup_parent = parent,
+				/* a session without command rules gets no exec program */
+				.cmd_rules = cmd_rules };
 	int r = agent_open(&e->agent, &o);
 
 	if (r < 0)
@@ -319,6 +432,7 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 	int r;
 
 	memset(e, 0, sizeof(*e));
+	e->ask.fd = opts->ask_fd > 2 ? opts->ask_fd : -1;
 	e->session_id = s->id;
 	e->sinks = sinks;
 	if (opts->rate_set)
@@ -329,7 +443,7 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 		return log_error_errno(EPERM, "--audit loads BPF programs and needs root");
 	if (!s->lim.v2_parent[0])
 		return log_error_errno(ENOENT, "no cgroup v2 hierarchy for session cgroups");
-	r = load_agent(e, opts, s->lim.v2_parent);
+	r = load_agent(e, opts, s->lim.v2_parent, rules_any(s->policy));
 	if (r < 0)
 		goto fail;
 	/* The session's one cgroup (limits, pause, kill): its id keys the maps. */
@@ -422,6 +536,8 @@ static void emit_end(struct embedded *e, struct session *s)
 
 void embedded_finish(struct embedded *e, struct session *s)
 {
+	/* An ask still in the ring belongs to a process that is gone: no wait. */
+	e->ask.fd = -1;
 	/* The session's cgroup was killed and removed at the end of session_run. */
 	if (e->agent && s)
 		emit_end(e, s);
@@ -429,5 +545,7 @@ void embedded_finish(struct embedded *e, struct session *s)
 	e->egress = NULL;
 	close_agent(e->agent);
 	e->agent = NULL;
+	free(e->ask.table);
+	e->ask.table = NULL;
 	jsonw_free(&e->w);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "../agent/agent.h"
+#include "../agent/ask.h"
 #include "../audit/encode.h"
 
 struct session;
@@ -26,6 +27,7 @@ struct audit_opts {
 	bool rate_set;	       /* else AUDIT_RATE_DEFAULT, AUDIT_BURST_DEFAULT */
 	uint64_t rate, burst;  /* records a second (0: no limit), burst */
 	uint32_t argv_max;     /* argv bytes kept per exec; 0: BPFBOX_ARGV_LEN */
+	int ask_fd;	       /* --ask-fd: answers to the command rules' asks; <= 2: none */
 };
 
 struct egress;
@@ -42,6 +44,7 @@ struct embedded {
 	struct session *session; /* denials go to its summary */
 	bool lsm;	 /* the session's policy is in the BPF LSM maps */
 	struct audit_flood flood; /* the records' rate limit */
+	struct ask ask;		  /* the command rules' asks (ask.h) */
 };
 
 /*

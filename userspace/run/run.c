@@ -12,6 +12,7 @@
 #include "via_daemon.h"
 #include "../agent/agent.h"
 #include "../audit/sink.h"
+#include "../policy/rules.h"
 #include "../sandbox/session.h"
 #include "../lib/log.h"
 
@@ -24,6 +25,7 @@ struct run {
 	struct embedded emb;
 	struct daemon_run drun;
 	bool loaded, planned, daemon, embedded;
+	bool ask_at_exec;	/* the top-level command's ask is asked at its exec */
 	char why[320];		/* why the BPF LSM is not loaded, for --level */
 };
 
@@ -71,6 +73,7 @@ static int plan_session(struct run *r)
 {
 	const struct run_plan *p = r->plan;
 	struct policy_error perr = { 0 };
+	struct rules_verdict verdict;
 
 	r->loaded = true; /* policy_free() frees what a failed load left */
 	if (policy_load(&r->policy, &p->src, &perr) < 0) {
@@ -78,6 +81,22 @@ static int plan_session(struct run *r)
 			perr.path, perr.message);
 		return -EINVAL;
 	}
+	/* Command rules, before anything runs (docs/config.md): deny and ask are 125. */
+	rules_check_command(&r->policy, p->argv, &verdict);
+	/*
+	 * An ask with someone to answer (--ask-fd) and the BPF agent (--audit)
+	 * is asked at the command's exec in the session, like any other; the
+	 * agent must then hold the rules (start_embedded), else it is refused.
+	 */
+	if (verdict.action == CMD_ASK && p->audit.ask_fd > 2 && p->audit.path)
+		r->ask_at_exec = true;
+	else if (verdict.action != CMD_ALLOW)
+		return log_error_errno(EPERM, "command %s by rule '%s'%s; nothing ran",
+				       verdict.action == CMD_DENY ? "denied" : "needs approval",
+				       verdict.rule,
+				       verdict.action == CMD_ASK
+					       ? " and nobody can answer before it starts"
+					       : "");
 	if (session_plan(&r->s, &r->policy) < 0)
 		return -EINVAL;
 	r->planned = true;
@@ -166,6 +185,11 @@ static int start_embedded(struct run *r)
 		a.off = true; /* decisions only: nobody reads the opens */
 	if (!a.path && !auto_full) {
 		session_note_bpf_lsm(s, false);
+		/* Every exec is checked only where an agent holds the rules (docs/config.md). */
+		if (rules_any(&r->policy))
+			session_not_enforced(s, "command rules on the execs inside the session (only "
+						"the top-level command was checked: no BPF agent here, "
+						"it needs --audit as root)");
 	} else {
 		int rc = embedded_start(&r->emb, s, &a, r->sinks);
 
@@ -173,6 +197,9 @@ static int start_embedded(struct run *r)
 			return rc;
 		r->embedded = true;
 	}
+	if (r->ask_at_exec && !(r->embedded && agent_status(r->emb.agent)->cmd))
+		return log_error_errno(EPERM, "the command needs approval, and the exec program "
+				       "that would ask did not load; nothing ran");
 	run_level_final(s, false, p->verbose);
 	/* Never silently less: an explicit --level full that cannot hold refuses. */
 	if (p->level_given && s->layers.enabled < s->layers.requested)
@@ -224,10 +251,15 @@ int run_session(const struct run_plan *plan)
 		rc = open_sinks(&r);
 	if (!rc)
 		rc = choose_mode(&r);
-	if (rc == -EAGAIN && r.daemon)
+	if (!rc && r.daemon && r.ask_at_exec) {
+		/* A daemon's sessions take no asks (docs/runtime.md): never unasked. */
+		rc = log_error_errno(EPERM, "the command needs approval, and asks are taken in "
+				     "embedded mode only (--no-daemon); nothing ran");
+	} else if (rc == -EAGAIN && r.daemon) {
 		rc = fall_back(&r); /* refused at a register before the fork */
-	else if (!rc && !r.daemon)
+	} else if (!rc && !r.daemon) {
 		rc = start_embedded(&r);
+	}
 	if (!rc)
 		rc = session_run(&r.s, plan->argv);
 	if (rc == -EAGAIN && r.daemon && !(rc = fall_back(&r)))

@@ -13,6 +13,7 @@
 #include "embedded.h"
 #include "run_internal.h"
 #include "bpfbox/events.h"
+#include "../policy/rules.h"
 #include "../agent/agent.h"
 #include "../audit/sink.h"
 #include "../net/egress.h"
@@ -69,6 +70,13 @@ static void take_reply(struct daemon_run *r, struct json_object *reply)
 		agent_gaps_filled(s->layers.not_enforced, BPFBOX_SF_GAP_SCOPE);
 	else
 		session_note_bpf_lsm(s, false); /* as the daemon's session.start says */
+	/* Its exec program holds the command rules (docs/config.md). */
+	if (rules_any(s->policy) &&
+	    !(json_object_object_get_ex(reply, "layers", &v) &&
+	      json_object_object_get_ex(v, "cmd_rules", &v) && json_object_get_boolean(v)))
+		session_not_enforced(s, "command rules on the execs inside the session (only the "
+					"top-level command was checked: the daemon's exec program "
+					"is not loaded)");
 }
 
 /* A refusal: -EAGAIN when the session may run without the daemon, else printed. */

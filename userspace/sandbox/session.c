@@ -42,6 +42,11 @@ static void add_not_enforced(struct session_layers *l, const char *what)
 		 len ? "; " : "", what);
 }
 
+void session_not_enforced(struct session *s, const char *what)
+{
+	add_not_enforced(&s->layers, what);
+}
+
 /* The session id is 128 random bits: the name is unique and unguessable. */
 static void name_private_tmp(struct session *s)
 {

@@ -111,6 +111,7 @@ struct session {
 	struct session_result result;
 	int status_fd;		   /* --status-fd: one JSON line per event; -1: none */
 	pid_t cmd_pid;		   /* the command (the PID namespace's init's child), 0: unknown */
+	bool exec_rules;	   /* a daemon checks the command rules on every exec */
 	bool child_placed;	   /* cloned into the v2 cgroup of lim.cg_fd (CLONE_INTO_CGROUP) */
 	const struct strv *labels; /* --label KEY=VALUE, NULL: none */
 	char home[4096];	   /* the private HOME, "" when none */
@@ -152,6 +153,18 @@ int session_run(struct session *s, char *const argv[]);
 void session_note_bpf_lsm(struct session *s, bool lsm);
 /* Those rules in words, in buf; the length (0: none, full access). */
 size_t session_lsm_only_rules(const struct session *s, char *buf, size_t size);
+
+/*
+ * The status channel's "ask" (a command rule stopped an exec for an
+ * answer; argv NUL-separated, argv_len bytes, redacted by the caller) and
+ * "answered" (approve, always, deny, timeout). docs/runtime.md.
+ */
+void status_ask(const struct session *s, uint64_t id, pid_t pid, const char *rule,
+		const char *filename, const char *argv, size_t argv_len, uint64_t timeout_ms);
+void status_answered(const struct session *s, uint64_t id, const char *answer);
+
+/* Appends what to s->layers.not_enforced ("; "-separated). */
+void session_not_enforced(struct session *s, const char *what);
 
 /*
  * The directories the session may write (its workspace unless read-only,

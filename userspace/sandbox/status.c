@@ -150,6 +150,42 @@ void status_lifecycle(const struct session *s, const struct session_event *ev)
 	finish(s, &w);
 }
 
+void status_ask(const struct session *s, uint64_t id, pid_t pid, const char *rule,
+		const char *filename, const char *argv, size_t argv_len, uint64_t timeout_ms)
+{
+	struct jsonw w = { 0 };
+
+	if (s->status_fd < 0)
+		return;
+	begin(&w, s, "ask");
+	jsonw_u64(&w, "id", id);
+	jsonw_u64(&w, "pid", pid);
+	jsonw_str(&w, "rule", rule);
+	jsonw_str(&w, "filename", filename);
+	jsonw_array_begin(&w, "argv");
+	for (size_t i = 0; i < argv_len;) {
+		size_t n = strnlen(argv + i, argv_len - i);
+
+		jsonw_array_strn(&w, argv + i, n);
+		i += n + 1;
+	}
+	jsonw_array_end(&w);
+	jsonw_u64(&w, "deny_after_ms", timeout_ms);
+	finish(s, &w);
+}
+
+void status_answered(const struct session *s, uint64_t id, const char *answer)
+{
+	struct jsonw w = { 0 };
+
+	if (s->status_fd < 0)
+		return;
+	begin(&w, s, "answered");
+	jsonw_u64(&w, "id", id);
+	jsonw_str(&w, "answer", answer);
+	finish(s, &w);
+}
+
 void status_ended(const struct session *s)
 {
 	const struct session_result *r = &s->result;
@@ -193,6 +229,10 @@ static void hint_of(const struct denial *d, char *buf, size_t size)
 	else if (streq(d->layer, "mount"))
 		snprintf(buf, size, "write outside the writable paths: %s (the host is read-only "
 				    "in the session); grant it with --rw %s", d->what, dir);
+	else if (streq(d->layer, "command_rule"))
+		snprintf(buf, size, "%s was stopped by a command rule of the policy (docs/config.md, "
+				    "the audit record names it); do it another way or ask the operator",
+			 d->what);
 	else if (streq(d->layer, "bpf_lsm"))
 		snprintf(buf, size, "%s matches a credential or exec rule of the policy; it stays "
 				    "denied", d->what);

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The network rules of a policy: HOST[:PORT[-PORT]] by address or by name. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <json-c/json.h>
+
+#include "policy.h"
+#include "policy-internal.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+
+int net_rule_parse(const char *rule, char *cidr, size_t size, uint16_t *lo, uint16_t *hi)
+{
+	char addr[INET6_ADDRSTRLEN + 8], bin[16];
+	const char *ports = NULL, *slash;
+	unsigned long plen, a, b;
+	size_t alen;
+	char *end;
+	bool v6;
+
+	/* IPv6 has colons of its own: ports follow the last "]:" or the prefix. */
+	slash = strchr(rule, '/');
+	if (slash)
+		ports = strchr(slash, ':');
+	else if (strchr(rule, '.'))
+		ports = strchr(rule, ':');
+	alen = (slash ? slash : ports ? ports : rule + strlen(rule)) - rule;
+	if (alen == 0 || alen >= INET6_ADDRSTRLEN)
+		return -EINVAL;
+	memcpy(addr, rule, alen);
+	addr[alen] = '\0';
+	v6 = strchr(addr, ':') != NULL;
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, addr, bin) != 1)
+		return -EINVAL;
+	plen = v6 ? 128 : 32;
+	if (slash) {
+		errno = 0;
+		plen = strtoul(slash + 1, &end, 10);
+		if (errno || end == slash + 1 || (*end && *end != ':') || plen > (v6 ? 128UL : 32UL))
+			return -EINVAL;
+	}
+	a = 0;
+	b = 65535;
+	if (ports) {
+		errno = 0;
+		a = b = strtoul(ports + 1, &end, 10);
+		if (end == ports + 1)
+			return -EINVAL;
+		if (*end == '-') {
+			const char *p2 = end + 1;
+
+			b = strtoul(p2, &end, 10);
+			if (end == p2)
+				return -EINVAL;
+		}
+		if (errno || *end || a > b || b > 65535)
+			return -EINVAL;
+	}
+	snprintf(cidr, size, "%s/%lu", addr, plen);
+	*lo = a;
+	*hi = b;
+	return 0;
+}
+
+/* Ports after the host: "" (all), ":N" or ":N-M". */
+static int parse_ports(const char *ports, uint16_t *lo, uint16_t *hi)
+{
+	unsigned long a = 0, b = 65535;
+	char *end;
+
+	if (*ports) {
+		if (*ports != ':' || !isdigit((unsigned char)ports[1]))
+			return -EINVAL;
+		errno = 0;
+		a = b = strtoul(ports + 1, &end, 10);
+		if (*end == '-') {
+			const char *p2 = end + 1;
+
+			if (!isdigit((unsigned char)*p2))
+				return -EINVAL;
+			b = strtoul(p2, &end, 10);
+		}
+		if (errno || *end || a > b || b > 65535)
+			return -EINVAL;
+	}
+	*lo = a;
+	*hi = b;
+	return 0;
+}
+
+int net_name_rule_parse(const char *rule, char *host, size_t size, uint16_t *lo, uint16_t *hi)
+{
+	const char *colon = strchr(rule, ':'), *p = rule;
+	size_t len = colon ? (size_t)(colon - rule) : strlen(rule), label = 0;
+	bool alpha = false;
+
+	if (strncmp(rule, "*.", 2) == 0)
+		p += 2;
+	if (p == rule + len || len > 253 || len + 1 > size)
+		return -EINVAL;
+	/* Whole labels of letters, digits, '-' and '_', none empty or > 63. */
+	for (; p < rule + len; p++) {
+		if (*p == '.') {
+			if (label == 0)
+				return -EINVAL;
+			label = 0;
+			continue;
+		}
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_')
+			return -EINVAL;
+		if (isalpha((unsigned char)*p) || *p == '-' || *p == '_')
+			alpha = true;
+		if (++label > 63)
+			return -EINVAL;
+	}
+	/* A trailing dot is allowed; all digits would be an address. */
+	if (!alpha)
+		return -EINVAL;
+	if (parse_ports(colon ? colon : "", lo, hi) < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++)
+		host[i] = tolower((unsigned char)rule[i]);
+	if (len > 1 && host[len - 1] == '.')
+		len--;
+	host[len] = '\0';
+	return 0;
+}
+
+bool net_name_match(const char *pattern, const char *name)
+{
+	size_t pl, nl = strlen(name);
+
+	if (nl && name[nl - 1] == '.')
+		nl--;
+	if (strncmp(pattern, "*.", 2) == 0) {
+		pl = strlen(pattern + 1); /* ".example.com" */
+		return nl > pl && strncasecmp(name + nl - pl, pattern + 1, pl) == 0;
+	}
+	pl = strlen(pattern);
+	return nl == pl && strncasecmp(name, pattern, pl) == 0;
+}
+
+/* An exec deny entry: an absolute path or a bare file name. */
