@@ -12,6 +12,8 @@
 #   disk   FROZEN_MS              (from the start of the crossing write)
 #   cpu    WS RATE WRITES CPU_NS WALL_NS SCAN_CPU_NS
 #   du     NS                     (one `du -s` of WS_BIG)
+#   bomb   BEFORE_MS DURING_MS    (5 execs of /bin/true on the host, before
+#                                 and during a fork bomb held at --pids 16)
 # and OUTDIR/limits.why when something could not run. bench/run.sh makes
 # section 6 of docs/benchmarks.md from it.
 set -uo pipefail
@@ -156,4 +158,26 @@ for i in 1 2 3 4 5; do
 	t0=$(date +%s%N)
 	du -s "$WS_BIG" >/dev/null
 	echo "du $(($(date +%s%N) - t0))" >>"$TSV"
+done
+
+# --- the host during a fork bomb held at pids.max ---------------------------
+# (was a pass/fail threshold in tests/host/test_limits.sh; a measurement here)
+execs_ms() {
+	local t0
+	t0=$(date +%s%N)
+	sh -c 'for i in 1 2 3 4 5; do /bin/true; done'
+	echo $((($(date +%s%N) - t0) / 1000000))
+}
+for i in $(seq 1 "$RUNS"); do
+	rm -rf "${WS:?}"/*
+	before=$(execs_ms)
+	"$BIN" run -q -w "$WS" --pids 16 -- sh -c 'echo x > id; i=0; while [ $i -lt 200 ]; do
+		(sleep 3 &) 2>>forkerr; i=$((i + 1)); done; sleep 2' >/dev/null 2>&1 &
+	pid=$!
+	if wait_file "$WS/forkerr" 30 'fork|unavailable'; then
+		echo "bomb $before $(execs_ms)" >>"$TSV"
+	else
+		echo "bomb run $i: the bomb never reached its limit" >>"$OUT/limits.log"
+	fi
+	wait $pid 2>/dev/null
 done

@@ -3,7 +3,12 @@
 #   "ok - NAME", "FAIL - NAME: why", "skip - NAME: why".
 # A skip must say why, and the case must be covered elsewhere (the VM).
 
-BPFBOX=${BPFBOX:-bpfbox}
+# BPFBOX: the binary under test (tests/run.sh sets it); else bpfbox from
+# PATH, else the build tree's. BPFBOX_BUILD: the build tree (test programs).
+BPFBOX_BUILD=${BPFBOX_BUILD:-$(cd "$(dirname "$0")/../../build" 2>/dev/null && pwd)}
+if [ -z "${BPFBOX:-}" ]; then
+	BPFBOX=$(command -v bpfbox 2>/dev/null || echo "$BPFBOX_BUILD/bin/bpfbox")
+fi
 FAILS=0
 
 ok() { echo "ok - $*"; }
@@ -78,28 +83,95 @@ need_root_cgroup2() {
 	[ -x "$PY" ] || PY=$(command -v python3)
 }
 
+# need_prog NAME DEFAULT WHAT: PROG, the path of program NAME (from PATH,
+# else DEFAULT); without it the whole file fails with WHAT, which says how to
+# get it (make deps installs what the tests use: a missing one is no skip).
+need_prog() {
+	PROG=$(command -v "$1" || echo "$2")
+	if [ ! -x "$PROG" ]; then
+		fail "$3"
+		finish
+		exit 1
+	fi
+}
+
+# daemon_scratch NAME: the names a test that runs its own daemon uses, all
+# private to this run: SOCKDIR (not made: the daemon makes it), SOCK, PIN (bpffs), PARENT (cgroup), DERR (its
+# stderr, emptied), WS (a workspace); DPID and RPID (a daemon, an rsyslog)
+# empty. Installs daemon_cleanup at exit. Call after need_root_cgroup2.
+daemon_scratch() {
+	SOCKDIR="$TMPD/sock"
+	SOCK="$SOCKDIR/bpfbox.sock"
+	PIN=/sys/fs/bpf/bpfbox-$1-$$
+	PARENT="$CG2/bpfbox-$1-$$"
+	DERR="$TMPD/daemon.err"
+	WS="$TMPD/ws"
+	mkdir -p "$WS"
+	: >"$DERR"
+	DPID= RPID=
+	trap daemon_cleanup EXIT INT TERM
+}
+
+# cleanup_extra: a test's own teardown, run by daemon_cleanup first.
+cleanup_extra() { :; }
+
+# daemon_cleanup: kills the daemon and rsyslog the test started, removes the
+# daemon's pins and cgroups and the scratch dir.
+daemon_cleanup() {
+	cleanup_extra
+	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
+	[ -n "$RPID" ] && kill -9 "$RPID" 2>/dev/null
+	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
+		>/dev/null 2>&1
+	rm -rf "$TMPD"
+}
+
 # start_daemon AUDIT [OPTIONS...]: a private daemon in the background on
 # $SOCK, $PIN and $PARENT, its stderr appended to $DERR, its pid in DPID;
-# waits up to 5 s for a new "ready" line.
+# waits up to 5 s for a new "ready" line (or for the daemon to die).
 start_daemon() {
 	audit=$1
 	shift
-	before=$(grep -c 'ready' "$DERR")
+	_sd_before=$(grep -c 'ready' "$DERR")
 	"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
 		--audit "$audit" "$@" 2>>"$DERR" &
 	DPID=$!
-	i=0
-	while [ "$(grep -c 'ready' "$DERR")" = "$before" ] && [ $i -lt 100 ]; do
-		kill -0 "$DPID" 2>/dev/null || break
-		sleep 0.05
-		i=$((i + 1))
-	done
-	[ "$(grep -c 'ready' "$DERR")" != "$before" ]
+	poll_until 5 _sd_ready
+	[ "$(grep -c 'ready' "$DERR")" != "$_sd_before" ]
+}
+_sd_ready() {
+	[ "$(grep -c 'ready' "$DERR")" != "$_sd_before" ] || ! kill -0 "$DPID" 2>/dev/null
+}
+
+# start_rsyslog: $RSYSLOGD in the foreground with $RS/rsyslog.conf, its work
+# dir and pid file under $RS, its pid in RPID; waits up to 5 s until it
+# accepts on 127.0.0.1:$TPORT (fails at once if it died).
+start_rsyslog() {
+	rm -f "$RS/rsyslog.pid" # a SIGKILL leaves it, and its pid may be reused
+	"$RSYSLOGD" -n -f "$RS/rsyslog.conf" -i "$RS/rsyslog.pid" >>"$RS/rsyslog.log" 2>&1 &
+	RPID=$!
+	poll_until 5 _rs_up
+	kill -0 "$RPID" 2>/dev/null && tcp_accepts "$TPORT"
+}
+_rs_up() { tcp_accepts "$TPORT" || ! kill -0 "$RPID" 2>/dev/null; }
+
+# stop_rsyslog: SIGKILL, as a crash would.
+stop_rsyslog() {
+	kill -9 "$RPID" 2>/dev/null
+	wait "$RPID" 2>/dev/null
+	RPID=
+}
+
+# tcp_accepts PORT: something accepts a TCP connection on 127.0.0.1:PORT.
+tcp_accepts() {
+	"${PY:-python3}" -c "import socket; socket.create_connection(('127.0.0.1', $1), 1).close()" \
+		2>/dev/null
 }
 
 # poll_until SECONDS CMD...: runs CMD every 50 ms until it succeeds or
-# SECONDS pass; the status is CMD's last. The one way a test waits for an
-# event (a file, a line, a state) instead of sleeping a fixed time.
+# SECONDS (an integer) pass; the status is CMD's last. The one way a test
+# waits for an event (a file, a line, a state) instead of sleeping a fixed
+# time; the wait_* below are its common cases.
 poll_until() {
 	_pu_n=$(($1 * 20))
 	shift
@@ -109,6 +181,121 @@ poll_until() {
 		sleep 0.05
 	done
 }
+
+# wait_file FILE [SECONDS]: until FILE exists and is not empty (10 s).
+wait_file() { poll_until "${2:-10}" test -s "$1"; }
+
+# wait_grep ERE FILE [SECONDS]: until a line of FILE matches ERE (10 s).
+wait_grep() { poll_until "${3:-10}" grep -Eq -- "$1" "$2" 2>/dev/null; }
+
+# wait_count N ERE FILE [SECONDS]: until N lines of FILE match ERE (10 s).
+wait_count() { poll_until "${4:-10}" _wc_enough "$@"; }
+_wc_enough() { [ "$(grep -Ec -- "$2" "$3" 2>/dev/null)" -ge "$1" ]; }
+
+# wait_gone SECONDS CMD...: until CMD fails (a process gone, a file removed).
+wait_gone() {
+	_wg_s=$1
+	shift
+	poll_until "$_wg_s" _wg_not "$@"
+}
+_wg_not() { ! "$@"; }
+
+# wait_events FILE PY_EXPR [SECONDS]: until the Python expression PY_EXPR
+# is true over the complete JSON lines of FILE (10 s; 0: look once). It sees
+# ev (every event), raw (the lines as bytes), mine (the events of session
+# $SID, when SID is set), net (the net.allow/net.deny events) and env (the
+# environment). An expression that raises (mine[-1] of no events) is false.
+wait_events() {
+	SID="${SID:-}" "${PY:-python3}" - "$1" "$2" "${3:-10}" <<'PY'
+import json, os, sys, time
+end = time.monotonic() + float(sys.argv[3])
+env = os.environ
+while True:
+    try:
+        raw = [l for l in open(sys.argv[1], "rb").read().split(b"\n")[:-1] if l.strip()]
+        ev = [json.loads(l) for l in raw]
+        mine = [e for e in ev if e.get("session") == env["SID"]]
+        net = [e for e in ev if e.get("type") in ("net.allow", "net.deny")]
+        if eval(sys.argv[2]):
+            sys.exit(0)
+    except Exception:
+        pass
+    if time.monotonic() >= end:
+        sys.exit(1)
+    time.sleep(0.05)
+PY
+}
+
+# check_events FILE PY_EXPR NAME: ok when PY_EXPR (as in wait_events) is true
+# over FILE now; the FAIL line shows FILE's last CHECK_TAIL bytes (400).
+check_events() {
+	if wait_events "$1" "$2" 0; then
+		ok "$3"
+	else
+		fail "$3: $(tail -c "${CHECK_TAIL:-400}" "$1")"
+	fi
+}
+
+# seqcheck FILE SIDS...: what a sink delivered to FILE against the reference
+# stream $A: every seq of each session is in FILE at least once, first
+# occurrences in order; every line is JSON. Prints "lines N bad N events N
+# missing N order N dups N" (dups: seqs delivered again, after a reconnect).
+seqcheck() {
+	"$PY" - "$A" "$@" <<'PY'
+import json, sys
+ref_file, got_file, sids = sys.argv[1], sys.argv[2], sys.argv[3:]
+ref = {}
+for l in open(ref_file):
+    e = json.loads(l)
+    if e.get("session") in sids and "seq" in e:
+        ref.setdefault(e["session"], []).append(e["seq"])
+got, bad, lines = {}, 0, 0
+for l in open(got_file, encoding="utf-8"):
+    lines += 1
+    try:
+        e = json.loads(l)
+    except ValueError:
+        bad += 1
+        continue
+    if e.get("session") in sids and "seq" in e:
+        got.setdefault(e["session"], []).append(e["seq"])
+missing = order = dups = 0
+for s in sids:
+    firsts, seen = [], set()
+    for q in got.get(s, []):
+        if q in seen:
+            dups += 1
+        else:
+            seen.add(q)
+            firsts.append(q)
+    missing += len(set(ref.get(s, [])) - seen)
+    order += firsts != sorted(firsts)
+    if not ref.get(s) or ref[s] != list(range(len(ref[s]))):
+        missing += 1  # the reference itself must be whole
+total = sum(len(v) for v in ref.values())
+print("lines %d bad %d events %d missing %d order %d dups %d" % (lines, bad, total, missing, order, dups))
+PY
+}
+
+# oneline FILE [BYTES]: FILE on one line ('|' for newlines), its first BYTES (600).
+oneline() { tr '\n' '|' <"$1" 2>/dev/null | head -c "${2:-600}"; }
+
+# verdict NAME WANT [PROBLEM]: ok if $rc is WANT and PROBLEM is empty. A
+# test that runs where a promise does not hold defines not_promised (then a
+# miss is a skip saying so, "not promised $(promise_why)") and verdict_note
+# (text appended to the ok line).
+not_promised() { false; }
+verdict_note() { :; }
+verdict() {
+	if [ "$rc" = "$2" ] && [ -z "${3:-}" ]; then
+		ok "$1$(verdict_note)"
+	elif not_promised; then
+		skip "$1: not promised $(promise_why): exit $rc${3:+; $3}; stdout: $(oneline "$TMPD/out" 300)"
+	else
+		fail "$1: exit $rc, want $2${3:+; $3}; stdout: $(oneline "$TMPD/out"); stderr: $(oneline "$TMPD/err" 400)"
+	fi
+}
+promise_why() { echo here; }
 
 # finish: the status of the test file.
 finish() {

@@ -2,7 +2,8 @@
 /*
  * helper: processes the escape tests start OUTSIDE the sandbox, one binary.
  *
- *   helper target READYFILE          a process to ptrace, read or signal
+ *   helper target READYFILE          a process to ptrace, read or signal; it
+ *                                    appends a line to READYFILE.winch on SIGWINCH
  *   helper abstract NAME READYFILE MARKFILE   abstract unix listener
  *   helper unix PATH READYFILE MARKFILE       pathname unix listener
  *   helper tcp READYFILE MARKFILE    TCP listener on 127.0.0.1 (port in READYFILE)
@@ -66,13 +67,37 @@ static void mark(const char *path, const char *text)
 	}
 }
 
-/* target READYFILE: "PID ADDR LEN SECRET" in READYFILE, then sleeps. */
+static char winch_file[4096];
+
+/* Async-signal-safe: open, write, close. */
+static void on_winch(int sig)
+{
+	int fd = open(winch_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+	(void)sig;
+	if (fd >= 0) {
+		if (write(fd, "winch\n", 6) < 0) {
+			/* nothing to do in a handler */
+		}
+		close(fd);
+	}
+}
+
+/*
+ * target READYFILE: "PID ADDR LEN SECRET" in READYFILE, then sleeps. A
+ * SIGWINCH (28) appends a line to READYFILE.winch: the positive control of
+ * a signal attack. The kernel delivers the lowest-numbered pending signal
+ * first, so when the test's SIGWINCH, sent after the attack's SIGTERM (15),
+ * has been handled, a delivered SIGTERM would have ended the process first.
+ */
 static int h_target(int argc, char **argv)
 {
 	char text[256];
 
 	if (argc < 3)
 		return 2;
+	snprintf(winch_file, sizeof(winch_file), "%s.winch", argv[2]);
+	signal(SIGWINCH, on_winch);
 	snprintf(secret, sizeof(secret), "bpfbox-secret-%d", (int)getpid());
 	snprintf(text, sizeof(text), "%d %p %zu %s\n", (int)getpid(), (void *)secret,
 		 strlen(secret), secret);

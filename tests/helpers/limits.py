@@ -74,7 +74,7 @@ elif what == "busy":            # a busy loop for SECONDS of wall time: cpu shar
     while time.monotonic() - t0 < float(sys.argv[2]):
         pass
     print("%.3f" % ((time.process_time() - c0) / (time.monotonic() - t0)))
-elif what == "pausewatch":      # polls every 0.5 ms: when OOMFILE's oom_kill moves ("-": no),
+elif what == "pausewatch":      # OOMFILE CG OUT [READY]: polls every 0.5 ms: when OOMFILE's oom_kill moves ("-": no),
     oomf, cg, out = sys.argv[2], sys.argv[3], sys.argv[4]  # cgroup.freeze is set, frozen 1 said
 
     def kills():
@@ -83,6 +83,8 @@ elif what == "pausewatch":      # polls every 0.5 ms: when OOMFILE's oom_kill mo
                 return int(line.split()[1])
         return 0
     k0 = kills() if oomf != "-" else 0
+    if len(sys.argv) > 5:                      # READY: written once it watches
+        open(sys.argv[5], "w").write("watching\n")
     kill = asked = frozen = 0
     end = time.monotonic() + 120
     while not frozen and time.monotonic() < end:

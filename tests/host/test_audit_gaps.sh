@@ -16,16 +16,6 @@ x86_64) OPEN=2 CREAT=85 ;;
 *) OPEN= CREAT= ;;
 esac
 
-# check FILE PY_EXPR NAME
-check() {
-	if "$PY" - "$1" "$2" <<'PY'
-import json, sys
-ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-sys.exit(0 if eval(sys.argv[2]) else 1)
-PY
-	then ok "$3"; else fail "$3: $(tail -c 300 "$1")"; fi
-}
-
 expect_rc 0 "a session that opens with open(2) and creat(2), execs a memfd and a long argv" \
 	"$BPFBOX" run -q --audit "$A" -w "$WS" -- "$PY" -c "
 import ctypes, os, subprocess
@@ -43,26 +33,26 @@ if pid == 0:
 os.waitpid(pid, 0)
 subprocess.run(['/bin/echo'] + [str(i) for i in range(1200)], stdout=subprocess.DEVNULL)"
 if [ -n "$OPEN" ]; then
-	check "$A" "any(e['type'] == 'file' and e['path'].endswith('/legacy-open-missing') and e['errno'] == 'ENOENT' for e in ev)" \
+	check_events "$A" "any(e['type'] == 'file' and e['path'].endswith('/legacy-open-missing') and e['errno'] == 'ENOENT' for e in ev)" \
 		"open(2) leaves a file record"
-	check "$A" "any(e['type'] == 'file' and e['path'].endswith('/made-by-creat') and e['flags'] == 577 for e in ev)" \
+	check_events "$A" "any(e['type'] == 'file' and e['path'].endswith('/made-by-creat') and e['flags'] == 577 for e in ev)" \
 		"creat(2) leaves a file record with O_CREAT|O_WRONLY|O_TRUNC"
 else
 	skip "open(2) and creat(2)" "this architecture has no such syscalls; x86_64 CI covers them"
 fi
-check "$A" "any(e['type'] == 'rename' and e['comm'] == 'python3' and e['new_comm'] == 'kworker/0:1' for e in ev)" \
+check_events "$A" "any(e['type'] == 'rename' and e['comm'] == 'python3' and e['new_comm'] == 'kworker/0:1' for e in ev)" \
 	"prctl(PR_SET_NAME) leaves a rename record with the old and the new name"
-check "$A" "any(e['type'] == 'file' and e['path'].endswith('/after-rename') and e['comm'] == 'kworker/0:1' for e in ev)" \
+check_events "$A" "any(e['type'] == 'file' and e['path'].endswith('/after-rename') and e['comm'] == 'kworker/0:1' for e in ev)" \
 	"later records carry the new name (the rename record says where it came from)"
-check "$A" "any(e['type'] == 'exec' and e['filename'].startswith('/proc/self/fd/') and e.get('via_fd') == 'memfd:payload' for e in ev)" \
+check_events "$A" "any(e['type'] == 'exec' and e['filename'].startswith('/proc/self/fd/') and e.get('via_fd') == 'memfd:payload' for e in ev)" \
 	"an exec of a memfd through /proc/self/fd is marked with the memfd's name"
-check "$A" "all('via_fd' not in e for e in ev if e['type'] == 'exec' and e['filename'] == '/bin/echo')" \
+check_events "$A" "all('via_fd' not in e for e in ev if e['type'] == 'exec' and e['filename'] == '/bin/echo')" \
 	"an ordinary exec is not marked"
-check "$A" "any(e['type'] == 'exec' and e['filename'] == '/bin/echo' and e['argv_truncated'] and len('\0'.join(e['argv'])) in (4094, 4095) for e in ev)" \
+check_events "$A" "any(e['type'] == 'exec' and e['filename'] == '/bin/echo' and e['argv_truncated'] and len('\0'.join(e['argv'])) in (4094, 4095) for e in ev)" \
 	"argv keeps 4095 bytes by default, the cut flagged"
 expect_rc 0 "--audit-argv 1024" \
 	"$BPFBOX" run -q --audit "$B" --audit-argv 1024 -w "$WS" -- /bin/echo $(seq 1 1200)
-check "$B" "any(e['type'] == 'exec' and e['filename'] == '/bin/echo' and e['argv_truncated'] and len('\0'.join(e['argv'])) in (1022, 1023) for e in ev)" \
+check_events "$B" "any(e['type'] == 'exec' and e['filename'] == '/bin/echo' and e['argv_truncated'] and len('\0'.join(e['argv'])) in (1022, 1023) for e in ev)" \
 	"--audit-argv 1024 keeps 1023 bytes, the cut flagged"
 expect_rc 125 "--audit-argv 10 is refused" "$BPFBOX" run -q --audit-argv 10 -w "$WS" -- true
 expect_grep "give bytes from 64 to 4096" "$TMPD/err" "and says the range"

@@ -7,23 +7,7 @@ need_root_cgroup2 daemon "loading and pinning BPF programs"
 
 # Everything the test makes is named after its pid: no clash with a real daemon.
 chmod 755 "$TMPD" # the unprivileged client below must reach the socket
-SOCKDIR="$TMPD/sock"
-SOCK="$SOCKDIR/bpfbox.sock"
-PIN=/sys/fs/bpf/bpfbox-test-$$
-PARENT="$CG2/bpfbox-test-$$"
-DERR="$TMPD/daemon.err"
-WS="$TMPD/ws"
-mkdir -p "$WS"
-: >"$DERR"
-DPID=
-
-cleanup() {
-	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
-		>/dev/null 2>&1
-	rm -rf "$TMPD"
-}
-trap cleanup EXIT INT TERM
+daemon_scratch test
 
 # A small client: each argument is one request line; prints one reply per line.
 cat >"$TMPD/client.py" <<'PY'
@@ -37,25 +21,6 @@ for req in sys.argv[2:]:
     print(f.readline().decode().rstrip("\n"))
 PY
 dreq() { "$PY" "$TMPD/client.py" "$SOCK" "$@"; }
-
-# check FILE PY_EXPR NAME: a Python expression over the parsed events of FILE.
-check() {
-	if "$PY" - "$1" "$2" "$SID" <<'PY'
-import json, sys
-ev = [json.loads(l) for l in open(sys.argv[1])]
-sid = sys.argv[3]
-mine = [e for e in ev if e.get('session') == sid]
-sys.exit(0 if eval(sys.argv[2]) else 1)
-PY
-	then ok "$3"; else fail "$3: $(tail -c 400 "$1")"; fi
-}
-
-# wait_for FILE: waits up to 10 s for FILE to exist and be non-empty.
-wait_for() {
-	i=0
-	while [ ! -s "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-	[ -s "$1" ]
-}
 
 A1="$TMPD/audit1.jsonl"
 if start_daemon "$A1"; then ok "the daemon starts and says it is ready"; else
@@ -81,15 +46,15 @@ expect_rc 3 "a session through the daemon keeps the command's exit code" \
 	"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" --label tool_call=d-1 -- sh -c \
 	'echo $BPFBOX_SESSION_ID > sid; cat sid >/dev/null; /bin/true one two; exit 3'
 SID=$(cat "$WS/sid")
-check "$A1" "mine[0].get('labels') == {'tool_call': 'd-1'}" "session.start carries the client's --label"
-check "$A1" "mine[0]['type'] == 'session.start' and mine[-1]['type'] == 'session.end'" \
+check_events "$A1" "mine[0].get('labels') == {'tool_call': 'd-1'}" "session.start carries the client's --label"
+check_events "$A1" "mine[0]['type'] == 'session.start' and mine[-1]['type'] == 'session.end'" \
 	"the daemon's audit file has session.start ... session.end"
-check "$A1" "mine[0]['mode'] == 'daemon' and mine[0]['layers']['bpf_network'] and mine[0]['command'][0] == 'sh'" \
+check_events "$A1" "mine[0]['mode'] == 'daemon' and mine[0]['layers']['bpf_network'] and mine[0]['command'][0] == 'sh'" \
 	"session.start says daemon mode, its layers and its command"
-check "$A1" "[e['seq'] for e in mine] == list(range(len(mine)))" "sequence numbers 0..N without gaps"
-check "$A1" "mine[-1]['exit_code'] == 3 and mine[-1]['reason'] == 'unregister' and mine[-1]['lost'] == 0" \
+check_events "$A1" "[e['seq'] for e in mine] == list(range(len(mine)))" "sequence numbers 0..N without gaps"
+check_events "$A1" "mine[-1]['exit_code'] == 3 and mine[-1]['reason'] == 'unregister' and mine[-1]['lost'] == 0" \
 	"session.end carries exit code 3 from unregister"
-check "$A1" "any(e['type'] == 'exec' and e['filename'] == '/bin/true' and e['argv'] == ['/bin/true', 'one', 'two'] for e in mine)" \
+check_events "$A1" "any(e['type'] == 'exec' and e['filename'] == '/bin/true' and e['argv'] == ['/bin/true', 'one', 'two'] for e in mine)" \
 	"exec of /bin/true recorded by the daemon"
 [ -z "$(find "$PARENT" -mindepth 1 -maxdepth 1 -type d)" ] && ok "the session's cgroup is gone after it" ||
 	fail "cgroups left: $(find "$PARENT" -mindepth 1 -maxdepth 1 -type d)"
@@ -100,9 +65,9 @@ expect_rc 0 "run --audit FILE while a daemon runs" \
 	"$BPFBOX" run -q --daemon-socket "$SOCK" --audit "$A_CLIENT" -w "$WS" -- sh -c \
 	'echo $BPFBOX_SESSION_ID > sid; ls >/dev/null'
 SID=$(cat "$WS/sid")
-check "$A_CLIENT" "len(mine) == len(ev) and ev[0]['type'] == 'session.start' and ev[-1]['type'] == 'session.end'" \
+check_events "$A_CLIENT" "len(mine) == len(ev) and ev[0]['type'] == 'session.start' and ev[-1]['type'] == 'session.end'" \
 	"the client's audit file holds its session from start to end, and only it"
-check "$A_CLIENT" "[e['seq'] for e in ev] == list(range(len(ev)))" "the subscribed stream has no gaps"
+check_events "$A_CLIENT" "[e['seq'] for e in ev] == list(range(len(ev)))" "the subscribed stream has no gaps"
 
 # Metadata connect: denied by the pinned cgroup program, reported as such.
 expect_rc 1 "connect to 169.254.169.254 is denied through the daemon (--net allow)" \
@@ -114,14 +79,14 @@ except PermissionError: sys.exit(1)
 except OSError: sys.exit(2)
 sys.exit(0)"'
 SID=$(cat "$WS/sid")
-check "$A1" "any(e['type'] == 'connect' and e.get('address') == '169.254.169.254' and e['decision'] == 'deny' and e['layer'] == 'cgroup-bpf' for e in mine)" \
+check_events "$A1" "any(e['type'] == 'connect' and e.get('address') == '169.254.169.254' and e['decision'] == 'deny' and e['layer'] == 'cgroup-bpf' for e in mine)" \
 	"the metadata connect is a cgroup-bpf denial in the daemon's stream"
 
 # Listed while it runs.
 rm -f "$WS/sid"
 "$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- sh -c 'echo $BPFBOX_SESSION_ID > sid; sleep 2' &
 RUNPID=$!
-wait_for "$WS/sid"
+wait_file "$WS/sid"
 SID=$(cat "$WS/sid")
 "$BPFBOX" sessions --json --socket "$SOCK" >"$TMPD/list.json" 2>&1
 "$PY" -c "import json,sys; l=json.load(open('$TMPD/list.json')); s=[x for x in l if x['session']=='$SID']; sys.exit(0 if s and s[0]['state']=='running' and s[0]['child'] > 0 else 1)" &&
@@ -220,9 +185,9 @@ print("bad", bad)
 PY
 expect_grep "^bad 0$" "$TMPD/fuzz.out" "malformed, unknown, mistyped and oversized requests get error replies"
 kill -0 "$DPID" 2>/dev/null && ok "the daemon survives the garbage" || fail "the daemon died: $(tail -5 "$DERR")"
-sleep 0.3
 SID=0123456789abcdef0123456789abcde0
-check "$A1" "mine and mine[-1]['type'] == 'session.end' and mine[-1]['reason'] == 'client gone' and mine[-1]['exit_code'] is None" \
+wait_events "$A1" "mine and mine[-1]['type'] == 'session.end'"
+check_events "$A1" "mine and mine[-1]['type'] == 'session.end' and mine[-1]['reason'] == 'client gone' and mine[-1]['exit_code'] is None" \
 	"a client that goes without unregister ends its session"
 [ ! -e "$PARENT/$SID" ] && ok "and its cgroup is removed" || fail "$PARENT/$SID is left"
 
@@ -292,13 +257,13 @@ except OSError as e: print(\"error\", e)" > meta.out
 	while [ ! -e go2 ]; do sleep 0.05; done
 	/bin/true after-restart; exit 7' >"$TMPD/killed.out" 2>&1 &
 RUNPID=$!
-wait_for "$WS/sid"
+wait_file "$WS/sid"
 SID=$(cat "$WS/sid")
 kill -9 "$DPID"
 wait "$DPID" 2>/dev/null
 kill -0 "$DPID" 2>/dev/null && fail "the daemon still runs" || ok "the daemon is killed with SIGKILL"
 touch "$WS/go"
-wait_for "$WS/meta.out"
+wait_file "$WS/meta.out"
 expect_grep "^denied$" "$WS/meta.out" "with no daemon running, the session's metadata connect is still denied"
 A2="$TMPD/audit2.jsonl"
 # The socket's directory exists (only /run/bpfbox is regrouped by the daemon).
@@ -314,12 +279,12 @@ touch "$WS/go2"
 wait $RUNPID
 rc=$?
 [ $rc = 7 ] && ok "the command's exit code survives the daemon restart" || fail "exit $rc, want 7: $(cat "$TMPD/killed.out")"
-sleep 0.2
-check "$A2" "any(e['type'] == 'exec' and e['argv'] == ['/bin/true', 'after-restart'] for e in mine)" \
+wait_events "$A2" "mine and mine[-1]['type'] == 'session.end'"
+check_events "$A2" "any(e['type'] == 'exec' and e['argv'] == ['/bin/true', 'after-restart'] for e in mine)" \
 	"events after the restart reach the new daemon's audit file"
-check "$A2" "any(e['type'] == 'connect' and e['decision'] == 'deny' for e in mine)" \
+check_events "$A2" "any(e['type'] == 'connect' and e['decision'] == 'deny' for e in mine)" \
 	"events from while the daemon was dead were kept in the ring and delivered"
-check "$A2" "mine[-1]['type'] == 'session.end' and mine[-1]['exit_code'] == 7" \
+check_events "$A2" "mine[-1]['type'] == 'session.end' and mine[-1]['exit_code'] == 7" \
 	"the restarted daemon ends the session with its exit code"
 
 # An unprivileged client in --group runs through the daemon.
@@ -330,7 +295,7 @@ expect_rc 5 "an unprivileged bpfbox run (uid 65534, group nogroup) goes through 
 	setpriv --reuid 65534 --regid 65534 --clear-groups "$BPFBOX" run -q --daemon-socket "$SOCK" \
 	-w "$WSN" -- sh -c 'echo $BPFBOX_SESSION_ID > sid; exit 5'
 SID=$(cat "$WSN/sid" 2>/dev/null)
-check "$A2" "mine and mine[0]['uid'] == 65534 and mine[-1]['exit_code'] == 5" \
+check_events "$A2" "mine and mine[0]['uid'] == 65534 and mine[-1]['exit_code'] == 5" \
 	"its session is recorded with its uid"
 # An ended session is told apart from one the daemon never knew ("ended": true,
 # which the client API turns into its own error).
@@ -357,7 +322,7 @@ chmod 750 "$SOCKDIR"
 	>/dev/null 2>&1 &
 RUNPID=$!
 rm -f "$WS/sid"
-wait_for "$WS/sid"
+wait_file "$WS/sid"
 LINKPROG=$(bpftool link show pinned "$PIN/link_net_connect4" 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "prog") print $(i + 1) }')
 expect_rc 1 "--cleanup refuses while a daemon answers" \
 	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT"
@@ -387,11 +352,7 @@ rc=$?
 if [ -n "$LINKPROG" ]; then
 	# The kernel frees a program after its last link is gone, not at once
 	# (tracepoint detach waits for grace periods): allow it 5 s.
-	i=0
-	while bpftool prog show id "$LINKPROG" >/dev/null 2>&1 && [ $i -lt 50 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_gone 5 bpftool prog show id "$LINKPROG" >/dev/null 2>&1
 	bpftool prog show id "$LINKPROG" >/dev/null 2>&1 && fail "program $LINKPROG still loaded" ||
 		ok "the pinned programs are unloaded"
 else

@@ -33,13 +33,6 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# wait_for FILE: up to 10 s for FILE to exist and be non-empty.
-wait_for() {
-	i=0
-	while [ ! -s "$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-	[ -s "$1" ]
-}
-
 if start_daemon "$TMPD/audit.jsonl" --group nogroup --max-conns-per-uid 4 \
 	--max-sessions-per-uid 3 --audit-rate 200/400; then
 	ok "the daemon starts with --max-conns-per-uid 4 --max-sessions-per-uid 3 --audit-rate 200/400"
@@ -126,7 +119,7 @@ open(sys.argv[2], "w").write(line + "\n")
 time.sleep(60)
 PY
 HOLD=$!
-wait_for "$NB/held"
+wait_file "$NB/held"
 expect_grep '"ok":false,"error":"busy: uid 65534 has 4 connections open.*--max-conns-per-uid.*"code":"EBUSY"' \
 	"$NB/held" "the 5th connection of one uid is answered busy (EBUSY, says why)"
 expect_rc 0 "root is still served while that uid holds its connections" \
@@ -195,7 +188,7 @@ open(sys.argv[2], "w").write("\n".join(ids) + "\n")
 time.sleep(60)
 PY
 BIG=$!
-wait_for "$TMPD/big.ids"
+wait_file "$TMPD/big.ids"
 "$BPFBOX" sessions --json --socket "$SOCK" >"$TMPD/list.json" 2>"$TMPD/list.err"
 "$PY" - "$TMPD/list.json" "$TMPD/big.ids" >"$TMPD/list.check" 2>&1 <<'PY'
 import json, sys
@@ -236,18 +229,19 @@ while True:
     c.close()
 PY
 FAKE=$!
-wait_for "$TMPD/fake/got.ready"
+wait_file "$TMPD/fake/got.ready"
 rm -f "$WS/ran"
 expect_rc 125 "bpfbox run refuses a socket served by a non-root process" \
 	env BPFBOX_SOCKET="$TMPD/fake/bpfbox.sock" "$BPFBOX" run -q -w "$WS" -- touch "$WS/ran"
 expect_grep "not a socket owned by root|runs as uid 65534, not root" "$TMPD/err" "and says why"
 [ ! -e "$WS/ran" ] && ok "nothing ran" || fail "the command ran under a fake daemon"
-sleep 0.2 # (the fake writes after the client is gone; a positive control follows)
+# The positive control: a connect after bpfbox run's; the fake serves them
+# in order, so its first line is bpfbox run's, written before the control's.
 "$PY" -c "
 import socket, sys
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b'probe\n'); s.recv(100)" \
 	"$TMPD/fake/bpfbox.sock"
-wait_for "$TMPD/fake/got"
+wait_file "$TMPD/fake/got"
 [ "$(head -n 1 "$TMPD/fake/got")" = 0 ] && ok "the fake daemon received nothing from bpfbox run" ||
 	fail "the fake daemon got bytes: $(cat "$TMPD/fake/got" | tr '\n' ' ')"
 kill "$FAKE" 2>/dev/null

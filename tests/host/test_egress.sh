@@ -65,8 +65,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out "$WS/ca.crt" -days
 ip netns exec "$NS" "$PY" "$ROOT/tests/helpers/netsrv.py" $SRV 80,8080 443 7000 srv.pem srv.key \
 	"$TMPD/ready" allowed.test=$SRV other.test=$SRV a.wild.test=$SRV wild.test=$SRV \
 	loop.test=127.0.0.1 meta.test=169.254.169.254 >"$TMPD/srv.log" 2>&1 &
-i=0
-while [ ! -s "$TMPD/ready" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+wait_file "$TMPD/ready" 10
 if [ ! -s "$TMPD/ready" ]; then
 	fail "egress: the test servers did not start: $(head -c 300 "$TMPD/srv.log")"
 	finish
@@ -88,18 +87,6 @@ box() {
 	"$BPFBOX" run --audit "$audit" -w "$WS" --net-resolver $SRV --timeout 30 "$@"
 }
 
-# check FILE PY_EXPR NAME: a Python expression over the records of FILE
-# (ev: every line; net: the net.* lines).
-check() {
-	if "$PY" - "$1" "$2" <<'PY'
-import json, sys
-ev = [json.loads(l) for l in open(sys.argv[1])]
-net = [e for e in ev if e['type'] in ('net.allow', 'net.deny')]
-sys.exit(0 if eval(sys.argv[2]) else 1)
-PY
-	then ok "$3"; else fail "$3: $(grep '"net\.' "$1" | tail -c 600)"; fi
-}
-
 # A tool that ignores HTTP_PROXY: curl with the proxy variables unset.
 cat >"$WS/nocurl" <<'EOF'
 #!/bin/sh
@@ -112,9 +99,9 @@ chmod +x "$WS/nocurl"
 A="$TMPD/a.jsonl"
 box "$A" --net-allow allowed.test:443 -- ./nocurl https://allowed.test/ >"$TMPD/out" 2>"$TMPD/err"
 expect_grep 'hello from allowed.test' "$TMPD/out" "egress: an allowed name is reached over TLS without HTTP_PROXY"
-check "$A" "any(e['type'] == 'net.allow' and e['protocol'] == 'tcp' and e['name_from'] == 'sni' and e['name'] == 'allowed.test' and e['address'] == '$SRV' and e['port'] == 443 and e['rule'] == 'allowed.test:443' and e['bytes_in'] > 0 and e['bytes_out'] > 0 and e['comm'] == 'curl' and e['pid'] > 0 for e in net)" \
+check_events "$A" "any(e['type'] == 'net.allow' and e['protocol'] == 'tcp' and e['name_from'] == 'sni' and e['name'] == 'allowed.test' and e['address'] == '$SRV' and e['port'] == 443 and e['rule'] == 'allowed.test:443' and e['bytes_in'] > 0 and e['bytes_out'] > 0 and e['comm'] == 'curl' and e['pid'] > 0 for e in net)" \
 	"egress: net.allow names the SNI, the address, the rule and the bytes both ways"
-check "$A" "any(e['type'] == 'net.allow' and e['protocol'] == 'dns' and e['name'] == 'allowed.test' and e['address'] == '$SRV' for e in net)" \
+check_events "$A" "any(e['type'] == 'net.allow' and e['protocol'] == 'dns' and e['name'] == 'allowed.test' and e['address'] == '$SRV' for e in net)" \
 	"egress: the allowed query is a net.allow record with its answer"
 
 # 2. Another name: the resolver refuses it, the tool cannot even resolve it.
@@ -127,7 +114,7 @@ if [ $rc -eq 6 ] && ! grep -q hello "$TMPD/out"; then
 else
 	fail "egress: another name was reached: $(cat "$TMPD/out")"
 fi
-check "$B" "any(e['type'] == 'net.deny' and e['protocol'] == 'dns' and e['name'] == 'other.test' and e['rule'] is None and e['layer'] == 'egress-proxy' for e in net)" \
+check_events "$B" "any(e['type'] == 'net.deny' and e['protocol'] == 'dns' and e['name'] == 'other.test' and e['rule'] is None and e['layer'] == 'egress-proxy' for e in net)" \
 	"egress: the refused query is a net.deny record"
 
 # 3. A wildcard matches a subdomain, not the bare domain.
@@ -147,7 +134,7 @@ box "$D" --net-allow allowed.test:8000-8100 -- sh -c "./nocurl http://allowed.te
 expect_grep 'hello from allowed.test' "$TMPD/out" "egress: a port inside the range is reached"
 expect_grep '^bpfbox: egress to allowed.test port 80 denied .*--net-allow allowed.test:80' "$TMPD/out" \
 	"egress: a port outside the range gets a 403 that names the rule to add"
-check "$D" "any(e['type'] == 'net.deny' and e['name_from'] == 'host' and e['name'] == 'allowed.test' and e['port'] == 80 for e in net)" \
+check_events "$D" "any(e['type'] == 'net.deny' and e['name_from'] == 'host' and e['name'] == 'allowed.test' and e['port'] == 80 for e in net)" \
 	"egress: the denied port is a net.deny record from the Host header"
 
 # 5. Tools that honour HTTP_PROXY (set by bpfbox) go through CONNECT.
@@ -156,7 +143,7 @@ box "$E" --net-allow allowed.test:443 -- sh -c 'echo "proxy=$HTTPS_PROXY"; curl 
 expect_grep '^proxy=http://127.0.0.1:[0-9]+$' "$TMPD/out" "egress: the session gets HTTP_PROXY and HTTPS_PROXY"
 expect_grep 'hello from allowed.test' "$TMPD/out" "egress: an allowed name is reached through HTTP CONNECT"
 expect_grep 'egress to other.test port 80 denied' "$TMPD/out" "egress: a proxied request to another name gets a 403"
-check "$E" "any(e['type'] == 'net.allow' and e['protocol'] == 'proxy' and e['name'] == 'allowed.test' and e['bytes_in'] > 0 for e in net) and any(e['type'] == 'net.deny' and e['protocol'] == 'proxy' and e['name'] == 'other.test' for e in net)" \
+check_events "$E" "any(e['type'] == 'net.allow' and e['protocol'] == 'proxy' and e['name'] == 'allowed.test' and e['bytes_in'] > 0 for e in net) and any(e['type'] == 'net.deny' and e['protocol'] == 'proxy' and e['name'] == 'other.test' for e in net)" \
 	"egress: CONNECT and absolute-URI requests are net.allow / net.deny records"
 
 # 6. DNS rebinding: allowed names that resolve to loopback or the metadata address.
@@ -167,7 +154,7 @@ if grep -q '^rc=6' "$TMPD/out" && [ "$(grep -c '^rc=6' "$TMPD/out")" = 2 ]; then
 else
 	fail "egress: rebinding: $(cat "$TMPD/out") $(head -c 300 "$TMPD/err")"
 fi
-check "$F" "sum(1 for e in net if e['type'] == 'net.deny' and e['protocol'] == 'dns' and e['reason'].startswith('rebinding') and e['address'] in ('127.0.0.1', '169.254.169.254')) >= 2" \
+check_events "$F" "sum(1 for e in net if e['type'] == 'net.deny' and e['protocol'] == 'dns' and e['reason'].startswith('rebinding') and e['address'] in ('127.0.0.1', '169.254.169.254')) >= 2" \
 	"egress: each rebinding answer is a net.deny record naming the address"
 
 # 7. Literal addresses: one the resolver answered for an allowed name is
@@ -206,13 +193,13 @@ EOF
 G="$TMPD/g.jsonl"
 box "$G" --net-allow allowed.test -- "$PY" raw.py noresolve 7000 >"$TMPD/out" 2>"$TMPD/err"
 expect_grep '^error 1$' "$TMPD/out" "egress: a raw connect to an address no allowed name resolved to is refused (EPERM)"
-check "$G" "any(e['type'] == 'connect' and e['decision'] == 'deny' and e['address'] == '$SRV' and e['port'] == 7000 for e in ev)" \
+check_events "$G" "any(e['type'] == 'connect' and e['decision'] == 'deny' and e['address'] == '$SRV' and e['port'] == 7000 for e in ev)" \
 	"egress: the refused raw connect is a connect deny record"
 H="$TMPD/h.jsonl"
 box "$H" --net-allow allowed.test -- "$PY" raw.py resolve 7000 >"$TMPD/out" 2>"$TMPD/err"
 expect_grep '^got raw hello$' "$TMPD/out" "egress: an allowed name used by its literal address is reached"
 expect_grep "^peer $SRV 7000\$" "$TMPD/out" "egress: getpeername shows the original destination, not the proxy"
-check "$H" "any(e['type'] == 'net.allow' and e['name_from'] == 'address' and e['name'] == 'allowed.test' and e['port'] == 7000 for e in net)" \
+check_events "$H" "any(e['type'] == 'net.allow' and e['name_from'] == 'address' and e['name'] == 'allowed.test' and e['port'] == 7000 for e in net)" \
 	"egress: the literal-address connect is judged by the name the resolver gave it"
 # The same through an IPv6 socket (connect6, the mapped address).
 box "$TMPD/h6.jsonl" --net-allow allowed.test -- "$PY" raw.py resolve6 7000 >"$TMPD/out" 2>"$TMPD/err"
@@ -226,7 +213,7 @@ box "$I" --net-allow allowed.test:443 -- "$PY" raw.py resolve 7000 >"$TMPD/out" 
 if grep -q '^got raw hello' "$TMPD/out"; then
 	fail "egress: a literal address reached a port its name's rule does not allow"
 else
-	check "$I" "any(e['type'] == 'net.deny' and e['name_from'] == 'address' and e['name'] == 'allowed.test' and e['port'] == 7000 for e in net)" \
+	check_events "$I" "any(e['type'] == 'net.deny' and e['name_from'] == 'address' and e['name'] == 'allowed.test' and e['port'] == 7000 for e in net)" \
 		"egress: a literal address is held to its name's ports (net.deny by address)"
 fi
 
@@ -263,14 +250,14 @@ EOF
 SP="$TMPD/sp.jsonl"
 box "$SP" --net-allow allowed.test:80 -- "$PY" split.py >"$TMPD/out" 2>"$TMPD/err"
 expect_grep '^hello from allowed.test$' "$TMPD/out" "egress: a request head in two segments is served"
-check "$SP" "any(e['type'] == 'net.allow' and e['name_from'] == 'host' and e['name'] == 'allowed.test' for e in net)" \
+check_events "$SP" "any(e['type'] == 'net.allow' and e['name_from'] == 'host' and e['name'] == 'allowed.test' for e in net)" \
 	"egress: a request head in two segments is judged by its Host, not by its address"
 
 # 8. net_deny carves an exception out of a wildcard.
 J="$TMPD/j.jsonl"
 box "$J" --net-allow '*.test:443' --net-deny other.test -- sh -c "./nocurl https://allowed.test/; ./nocurl https://other.test/" >"$TMPD/out" 2>"$TMPD/err"
 expect_grep 'hello from allowed.test' "$TMPD/out" "egress: *.test reaches allowed.test"
-check "$J" "any(e['type'] == 'net.deny' and e['name'] == 'other.test' and e['rule'] == 'other.test' for e in net) and not any(e['type'] == 'net.allow' and e['name'] == 'other.test' for e in net)" \
+check_events "$J" "any(e['type'] == 'net.deny' and e['name'] == 'other.test' and e['rule'] == 'other.test' for e in net) and not any(e['type'] == 'net.allow' and e['name'] == 'other.test' for e in net)" \
 	"egress: --net-deny other.test refuses it and names the rule"
 
 # With --net allow everything is open: name rules start no proxy.
@@ -301,8 +288,7 @@ EOF
 	"$BPFBOX" run --daemon-socket "$SOCK" -w "$WS" --net-resolver $SRV --timeout 30 \
 		--net-allow allowed.test:443 -- sh approve.sh >"$TMPD/out" 2>"$TMPD/err" &
 	RUNPID=$!
-	i=0
-	while ! grep -q 'other refused' "$TMPD/out" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	wait_grep 'other refused' "$TMPD/out" 10
 	SID=$(cat "$WS/sid" 2>/dev/null)
 	"$BPFBOX" net "$SID" allow other.test:443 --socket "$SOCK" >"$TMPD/net.out" 2>&1 &&
 		ok "egress: bpfbox net adds a rule to a running session of the daemon" ||
@@ -312,7 +298,7 @@ EOF
 	expect_grep 'hello from allowed.test' "$TMPD/out" "egress: daemon mode reaches an allowed name"
 	expect_grep 'other refused' "$TMPD/out" "egress: daemon mode refuses another name"
 	expect_grep 'hello from other.test' "$TMPD/out" "egress: the approved name is reached while the session runs"
-	check "$K" "any(e['type'] == 'net.allow' and e['session'] == '$SID' and e['name'] == 'other.test' and e['rule'] == 'other.test:443' and e['protocol'] == 'tcp' for e in net) and any(e['type'] == 'net.deny' and e['session'] == '$SID' and e['name'] == 'other.test' for e in net)" \
+	check_events "$K" "any(e['type'] == 'net.allow' and e['session'] == '$SID' and e['name'] == 'other.test' and e['rule'] == 'other.test:443' and e['protocol'] == 'tcp' for e in net) and any(e['type'] == 'net.deny' and e['session'] == '$SID' and e['name'] == 'other.test' for e in net)" \
 		"egress: the daemon's stream has the denial, then the allow by the added rule"
 	expect_rc 1 "egress: bpfbox net refuses an unknown session" \
 		"$BPFBOX" net 0123456789abcdef0123456789abcdef allow x.test --socket "$SOCK"
@@ -325,8 +311,7 @@ EOF
 		'echo $BPFBOX_SESSION_ID > sid; i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done' \
 		>"$TMPD/nobody.out" 2>&1 &
 	RUNPID=$!
-	i=0
-	while [ ! -s "$WSN/sid" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	wait_file "$WSN/sid" 10
 	NSID=$(cat "$WSN/sid" 2>/dev/null)
 	expect_rc 0 "egress: the owner may add a net_deny rule to its running session" \
 		setpriv --reuid 65534 --regid 65534 --clear-groups "$BPFBOX" net "$NSID" deny other.test --socket "$SOCK"

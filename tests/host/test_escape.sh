@@ -15,10 +15,6 @@
 # unprivileged user (uid 65534) through setpriv.
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-BPFBOX_BUILD=${BPFBOX_BUILD:-$(cd "$HERE/../../build" 2>/dev/null && pwd)}
-if [ -z "${BPFBOX:-}" ]; then
-	BPFBOX=$(command -v bpfbox 2>/dev/null || echo "$BPFBOX_BUILD/bin/bpfbox")
-fi
 . "$HERE/../lib.sh"
 BIN=$BPFBOX_BUILD/tests/bin
 PIDS=""
@@ -35,11 +31,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'cleanup; exit 1' INT TERM
 
-# One line of a file, for FAIL messages.
-oneline() { tr '\n' '|' <"$1" | head -c "${2:-600}"; }
-
-# The errnos of the attack's "stopped:" lines, e.g. " (EACCES)".
-reasons() {
+# The errnos of the attack's "stopped:" lines, e.g. " (EACCES)", appended to
+# a verdict's ok line (lib.sh).
+verdict_note() {
 	r=$(sed -n 's/^stopped: .*: \(E[A-Z0-9]*\) (.*/\1/p' "$TMPD/out" | sort -u | tr '\n' ' ')
 	[ -n "$r" ] && echo " (${r% })"
 }
@@ -76,27 +70,7 @@ attack() {
 # with what happened, instead of a FAIL; one that holds anyway stays ok.
 LAYER=landlock
 not_promised() { [ "$ABI" = 0 ] && [ "$LAYER" = landlock ]; }
-
-# verdict NAME WANT [PROBLEM]: ok if $rc is WANT and PROBLEM is empty.
-verdict() {
-	if [ "$rc" = "$2" ] && [ -z "${3:-}" ]; then
-		ok "$1$(reasons)"
-	elif not_promised; then
-		skip "$1: not promised at level Minimal (no Landlock on this kernel): exit $rc${3:+; $3}; stdout: $(oneline "$TMPD/out" 300)"
-	else
-		fail "$1: exit $rc, want $2${3:+; $3}; stdout: $(oneline "$TMPD/out"); stderr: $(oneline "$TMPD/err" 300)"
-	fi
-}
-
-# wait_file FILE: until FILE is non-empty (5 s at most).
-wait_file() {
-	i=0
-	while [ ! -s "$1" ]; do
-		i=$((i + 1))
-		[ $i -le 100 ] || return 1
-		sleep 0.05
-	done
-}
+promise_why() { echo "at level Minimal (no Landlock on this kernel)"; }
 
 # lines FILE: the number of lines of FILE, 0 if it does not exist.
 lines() { if [ -e "$1" ]; then wc -l <"$1"; else echo 0; fi; }
@@ -134,6 +108,34 @@ start_target() {
 	PIDS="$PIDS $!"
 	wait_file "$OUT/.$n.ready" || return 1
 	read -r tpid taddr tlen tsecret <"$OUT/.$n.ready"
+}
+
+# listener_problem MARKFILE BEFORE CONTROL...: after an attack that must not
+# reach a listener, "" when it did not, else what went wrong. BEFORE is the
+# mark count before the attack. CONTROL, a connect from outside, must be
+# marked first (a bounded wait): the listener accepts in order, so by then an
+# attack's connection that got through is marked too. No fixed sleep.
+listener_problem() {
+	_lp_f=$1 _lp_n=$2
+	shift 2
+	"$@" >/dev/null 2>&1
+	if [ "$_lp_n" -lt 1 ]; then
+		echo "control connect outside the sandbox did not reach the listener"
+	elif ! wait_count $((_lp_n + 1)) . "$_lp_f" 10; then
+		echo "the control connect after the attack did not reach the listener"
+	elif [ "$(lines "$_lp_f")" -gt $((_lp_n + 1)) ]; then
+		echo "the listener saw the connection"
+	fi
+}
+
+# signal_problem NAME: after a signal attack on target NAME ($tpid), "" when
+# the target lives on, else what happened. The positive control: SIGWINCH
+# from outside, handled (a line in its .winch file) only after a pending
+# SIGTERM would have ended it (lower signals are delivered first).
+signal_problem() {
+	kill -WINCH "$tpid" 2>/dev/null
+	wait_file "$OUT/.$1.ready.winch" 10
+	alive "$tpid" || echo "the target died"
 }
 
 # writable PATH: the host lets root write PATH at all (not a read-only
@@ -443,10 +445,8 @@ if wait_file "$TMPD/tcp.ready"; then
 	wait_file "$TMPD/tcp.mark"
 	ctl=$(lines "$TMPD/tcp.mark")
 	attack tcp-connect "$port"
-	sleep 0.2 # the listener marks a connection asynchronously
-	now=$(lines "$TMPD/tcp.mark")
 	verdict "connect to a TCP listener on 127.0.0.1 outside" 0 \
-		"$([ "$ctl" -ge 1 ] || echo "control connect outside the sandbox did not reach the listener; ")$([ "$now" = "$ctl" ] || echo "the listener saw the connection")"
+		"$(listener_problem "$TMPD/tcp.mark" "$ctl" "$BIN/escape" tcp-connect "$port")"
 else
 	fail "connect to a TCP listener on 127.0.0.1 outside: the listener did not start"
 fi
@@ -459,11 +459,9 @@ if wait_file "$TMPD/abs.ready"; then
 	wait_file "$TMPD/abs.mark"
 	ctl=$(lines "$TMPD/abs.mark")
 	attack abstract "$aname"
-	sleep 0.2 # the listener marks a connection asynchronously
-	now=$(lines "$TMPD/abs.mark")
+	problem=$(listener_problem "$TMPD/abs.mark" "$ctl" "$BIN/escape" abstract "$aname")
 	if has_right scope_abstract_unix || [ "$rc" != 1 ]; then
-		verdict "connect to an abstract unix socket outside" 0 \
-			"$([ "$ctl" -ge 1 ] || echo "control connect outside the sandbox did not reach the listener; ")$([ "$now" = "$ctl" ] || echo "the listener saw the connection")"
+		verdict "connect to an abstract unix socket outside" 0 "$problem"
 	else
 		gap "connect to an abstract unix socket outside" scope_abstract_unix 6 "the connect reached the listener"
 	fi
@@ -481,9 +479,11 @@ if wait_file "$TMPD/unix.ready"; then
 	# sockets; the BPF agent's cgroup/connect_unix program does (kernel >=
 	# 6.7, root). Without the agent this is a documented gap (SECURITY.md).
 	attack unix-path "$OUT/agent.sock"
-	sleep 0.2
+	# What the attack reached is marked before the next control's line.
+	"$BIN/escape" unix-path "$OUT/agent.sock" >/dev/null 2>&1
+	wait_count $((ctl + 1)) . "$TMPD/unix.mark" 10
 	if [ "$rc" = 0 ]; then
-		ok "connect to a pathname unix socket outside, without the BPF agent$(reasons)"
+		ok "connect to a pathname unix socket outside, without the BPF agent$(verdict_note)"
 	elif has_right resolve_unix; then
 		verdict "connect to a pathname unix socket outside, without the BPF agent (Landlock resolve_unix)" 0
 	else
@@ -493,10 +493,8 @@ if wait_file "$TMPD/unix.ready"; then
 	if [ "$(id -u)" = 0 ] && "$BPFBOX" run -q --audit "$TMPD/unix.audit" -w "$WS" -- true 2>/dev/null &&
 		grep -q '"bpf_unix_connect":true' "$TMPD/unix.audit"; then
 		attack --audit "$TMPD/unix.audit" -- unix-path "$OUT/agent.sock"
-		sleep 0.2 # the listener marks a connection asynchronously
-		now=$(lines "$TMPD/unix.mark")
 		verdict "connect to a pathname unix socket outside the allowed dirs (docker.sock-like), BPF agent" 0 \
-			"$([ "$ctl" -ge 1 ] || echo "control connect outside the sandbox did not reach the listener; ")$([ "$now" = "$ctl" ] || echo "the listener saw the connection")"
+			"$(listener_problem "$TMPD/unix.mark" "$ctl" "$BIN/escape" unix-path "$OUT/agent.sock")"
 	else
 		skip "connect to a pathname unix socket outside with the BPF agent: needs root and cgroup/connect_unix (kernel >= 6.7); on older kernels a documented gap (SECURITY.md)"
 	fi
@@ -508,9 +506,9 @@ fi
 
 if start_target target3; then
 	attack kill "$tpid"
-	sleep 0.1
+	problem=$(signal_problem target3)
 	if has_right scope_signal || [ "$rc" != 1 ]; then
-		verdict "kill(SIGTERM) a process outside" 0 "$(alive "$tpid" || echo "the target died")"
+		verdict "kill(SIGTERM) a process outside" 0 "$problem"
 	else
 		gap "kill(SIGTERM) a process outside" scope_signal 6 \
 			"the signal was delivered ($(alive "$tpid" && echo "target alive" || echo "target died"))"
@@ -535,8 +533,10 @@ rc=$(cat "$TMPD/sup.rc")
 if has_right scope_signal || [ "$rc" != 137 ]; then
 	verdict "kill(SIGKILL) the bpfbox supervisor from inside" 0
 else
-	sleep 1.5
-	if [ -e "$WS/survived" ]; then
+	# The attack makes $WS/survived a second after its kill if it lives on:
+	# wait for it to be gone (it dies with its supervisor), then look.
+	wait_gone 10 pgrep -f "$WS/escape kill-file" >/dev/null
+	if [ -e "$WS/survived" ] || pgrep -f "$WS/escape kill-file" >/dev/null; then
 		fail "kill(SIGKILL) the bpfbox supervisor from inside: it was killed (no Landlock scope_signal on ABI ${ABI:-?}) and the session outlived it, free of its timeout and output cap"
 	else
 		gap "kill(SIGKILL) the bpfbox supervisor from inside" scope_signal 6 \
@@ -732,7 +732,12 @@ attack --timeout 1 -- daemon "$HB" "$WS/daemon.pid"
 t1=$(date +%s)
 s1=$(wc -c <"$HB" 2>/dev/null || echo 0)
 left=$(marked_pids)
-sleep 0.5
+# The window to see the heartbeat grow ends on an event, not a time: a
+# writer outside at the daemon's pace (100 ms) beats 3 more times.
+(while :; do printf . >>"$TMPD/beat.ctl"; sleep 0.1; done) &
+beat=$!
+poll_until 10 sh -c '[ "$(wc -c <"$1" 2>/dev/null || echo 0)" -ge 3 ]' sh "$TMPD/beat.ctl"
+kill "$beat"
 s2=$(wc -c <"$HB" 2>/dev/null || echo 0)
 problem=""
 [ "$s1" -gt 0 ] || problem="$problem the daemon never wrote its heartbeat;"
@@ -805,9 +810,9 @@ else
 			verdict "unprivileged: process_vm_readv a same-uid process outside" 0 \
 				"$(grep -q "$tsecret" "$TMPD/out" && echo "the secret was read")"
 			attack kill "$tpid"
-			sleep 0.1
+			problem=$(signal_problem nbtarget)
 			if has_right scope_signal || [ "$rc" != 1 ]; then
-				verdict "unprivileged: kill(SIGTERM) a same-uid process outside" 0 "$(alive "$tpid" || echo "the target died")"
+				verdict "unprivileged: kill(SIGTERM) a same-uid process outside" 0 "$problem"
 			else
 				gap "unprivileged: kill(SIGTERM) a same-uid process outside" scope_signal 6 "the signal was delivered"
 			fi

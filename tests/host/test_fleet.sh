@@ -13,46 +13,11 @@ if [ ! -x "$RSYSLOGD" ] || ! ls /usr/lib/*/rsyslog/lmnsd_gtls.so >/dev/null 2>&1
 	exit 1
 fi
 
-SOCK="$TMPD/sock/bpfbox.sock"
-PIN=/sys/fs/bpf/bpfbox-fleet-$$
-PARENT="$CG2/bpfbox-fleet-$$"
-DERR="$TMPD/daemon.err"
-WS="$TMPD/ws"
+daemon_scratch fleet
 RS="$TMPD/rsyslog"
 C="$TMPD/certs"
 A="$TMPD/audit.jsonl"
-mkdir -p "$WS" "$TMPD/sock" "$RS/work" "$C"
-: >"$DERR"
-DPID=
-RPID=
-
-cleanup() {
-	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-	[ -n "$RPID" ] && kill -9 "$RPID" 2>/dev/null
-	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
-		>/dev/null 2>&1
-	rm -rf "$TMPD"
-}
-trap cleanup EXIT INT TERM
-
-# wait_grep PATTERN FILE [SECONDS]: waits until FILE holds PATTERN.
-wait_grep() {
-	i=0
-	while ! grep -Eq -- "$1" "$2" 2>/dev/null && [ $i -lt $((${3:-10} * 20)) ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-	grep -Eq -- "$1" "$2" 2>/dev/null
-}
-# wait_count N PATTERN FILE [SECONDS]: until FILE holds PATTERN N times.
-wait_count() {
-	i=0
-	while [ "$(grep -Ec -- "$2" "$3" 2>/dev/null)" -lt "$1" ] && [ $i -lt $((${4:-10} * 20)) ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-	[ "$(grep -Ec -- "$2" "$3" 2>/dev/null)" -ge "$1" ]
-}
+mkdir -p "$SOCKDIR" "$RS/work" "$C"
 
 # --- a test CA, the collector's certificates (right and wrong), ours --------
 cert() { # NAME CA EKU SAN: a P-256 key and a certificate signed by CA
@@ -86,65 +51,12 @@ ruleset(name="tls") { action(type="omfile" file="$RS/tls.out" template="msgonly"
 input(type="imtcp" port="$TPORT" address="127.0.0.1" ruleset="tls")
 EOF
 }
-start_rsyslog() {
-	rm -f "$RS/rsyslog.pid"
-	"$RSYSLOGD" -n -f "$RS/rsyslog.conf" -i "$RS/rsyslog.pid" >>"$RS/rsyslog.log" 2>&1 &
-	RPID=$!
-	i=0
-	while ! "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $TPORT), 1).close()" \
-		2>/dev/null; do
-		i=$((i + 1))
-		[ $i -gt 100 ] && return 1
-		kill -0 "$RPID" 2>/dev/null || return 1
-		sleep 0.05
-	done
-}
-stop_rsyslog() {
-	kill -9 "$RPID" 2>/dev/null
-	wait "$RPID" 2>/dev/null
-	RPID=
-}
 
 WORK='echo $BPFBOX_SESSION_ID > "$SID_FILE"; for i in 1 2 3 4 5 6; do /bin/true work $i; cat /etc/hostname >/dev/null; done; cat /etc/shadow 2>/dev/null; exit 0'
 work() {
 	SID_FILE="$WS/$1.sid" "$BPFBOX" run -q --env SID_FILE --daemon-socket "$SOCK" -w "$WS" -- \
 		sh -c "$WORK" >/dev/null 2>&1
 }
-# seqcheck FILE SIDS...: every seq of each session (per the reference A) is in
-# FILE at least once, first occurrences in order; every line is JSON.
-seqcheck() {
-	"$PY" - "$A" "$@" <<'PY'
-import json, sys
-ref_file, got_file, sids = sys.argv[1], sys.argv[2], sys.argv[3:]
-ref, got, bad, lines = {}, {}, 0, 0
-for l in open(ref_file):
-    e = json.loads(l)
-    if e.get("session") in sids and "seq" in e:
-        ref.setdefault(e["session"], []).append(e["seq"])
-for l in open(got_file, encoding="utf-8"):
-    lines += 1
-    try:
-        e = json.loads(l)
-    except ValueError:
-        bad += 1
-        continue
-    if e.get("session") in sids and "seq" in e:
-        got.setdefault(e["session"], []).append(e["seq"])
-missing = order = 0
-for s in sids:
-    firsts, seen = [], set()
-    for q in got.get(s, []):
-        if q not in seen:
-            seen.add(q)
-            firsts.append(q)
-    missing += len(set(ref.get(s, [])) - seen)
-    order += firsts != sorted(firsts)
-    if not ref.get(s) or ref[s] != list(range(len(ref[s]))):
-        missing += 1
-print("lines %d bad %d events %d missing %d order %d" % (lines, bad, sum(map(len, ref.values())), missing, order))
-PY
-}
-
 TLS="syslog+tls://127.0.0.1:$TPORT?ca=$C/ca.pem&cert=$C/client.pem&key=$C/client.key&spool=$TMPD/spool&confirm=200ms"
 TLSNAME="syslog\+tls://127.0.0.1:$TPORT" # as a regular expression
 

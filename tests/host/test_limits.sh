@@ -41,19 +41,9 @@ bg() {
 	shift
 	("$BPFBOX" run $RO "$@" >"$TMPD/$name.out" 2>"$TMPD/$name.err"; echo $? >"$TMPD/$name.rc") &
 }
-# wait_for FILE ERE SECONDS
-wait_for() {
-	n=$(($3 * 20))
-	while [ $n -gt 0 ]; do
-		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-		n=$((n - 1))
-	done
-	return 1
-}
 # rc_of NAME SECONDS: the exit code of a bg session, "none" if still running.
 rc_of() {
-	wait_for "$TMPD/$1.rc" . "$2" && cat "$TMPD/$1.rc" || echo none
+	wait_grep . "$TMPD/$1.rc" "$2" && cat "$TMPD/$1.rc" || echo none
 }
 # event FILE PY_EXPR: the last matching event of an audit stream, as Python dict e.
 event_ok() {
@@ -93,9 +83,8 @@ mkdir -p "$WS" "$TMPD/log"
 # --- the limits are where the kernel enforces them -------------------------
 bg cfg -q -w "$WS" --memory 48 --pids 20 --cpu 30 -- \
 	sh -c 'cat /proc/self/cgroup > cg; echo $BPFBOX_SESSION_ID > id; sleep 3'
-wait_for "$WS/id" . 10
+wait_grep . "$WS/id" 10
 ID=$(cat "$WS/id")
-sleep 0.2
 MEMCG=$(cg_of cgroup2 memory "$WS/cg")
 PIDCG=$(cg_of cgroup2 pids "$WS/cg")
 CPUCG=$(cg_of cgroup2 cpu "$WS/cg")
@@ -130,38 +119,48 @@ bg other -q -w "$TMPD/log" -- $H ticker "$TMPD/log/tick2"
 # 128 MB: the session's PID namespace init (bpfbox itself) is in the memory
 # cgroup too; under ASan it holds tens of MB and, at 48, was the OOM victim.
 bg oom -q -w "$WS" --memory 128 --audit "$TMPD/oom.jsonl" -- sh -c \
-	"cat /proc/self/cgroup > cg; echo \$BPFBOX_SESSION_ID > id; $H ticker tick & t=\$!; sleep 1; $H hog; sleep 1; echo after-oom; kill \$t"
+	"cat /proc/self/cgroup > cg; echo \$BPFBOX_SESSION_ID > id; $H ticker tick & t=\$!; while [ ! -e go ]; do sleep 0.05; done; $H hog; sleep 1; echo after-oom; kill \$t"
 # An observer outside: when the kernel counts the OOM kill, and when it says
 # every task of the session is frozen (cgroup.events), to 0.5 ms.
-wait_for "$WS/cg" . 10
+wait_grep . "$WS/cg" 10
 MEMCG=$(cg_of cgroup2 memory "$WS/cg")
 V2CG="$CG2$(awk -F: '$1 == "0" { print $3 }' "$WS/cg")"
 if [ "$MECH" = cgroup2 ]; then EVF="$MEMCG/memory.events"; else EVF="$MEMCG/memory.oom_control"; fi
-$H pausewatch "$EVF" "$V2CG" "$TMPD/oomwatch" &
-if wait_for "$TMPD/oom.err" 'paused: out of memory' 30; then
+$H pausewatch "$EVF" "$V2CG" "$TMPD/oomwatch" "$TMPD/oomwatch.ready" &
+# The hog starts once the watcher watches and the ticker ticks (file "go").
+wait_file "$TMPD/oomwatch.ready" 10
+wait_file "$WS/tick" 10
+touch "$WS/go"
+if wait_grep 'paused: out of memory' "$TMPD/oom.err" 30; then
 	ok "an OOM kill pauses the session"
-	sleep 0.3
+	wait_grep '"session.paused"' "$TMPD/oom.jsonl" 5
 	ID=$(cat "$WS/id")
 	event_ok "$TMPD/oom.jsonl" "e['type'] == 'session.paused' and e['reason'] == 'oom' and e['comm'] == 'python3' and e['pid'] > 0 and e['memory_mb'] == 128" &&
 		ok "session.paused: reason oom, the victim's pid and comm" ||
 		fail "no session.paused oom event: $(grep paused "$TMPD/oom.jsonl")"
+	# The window ends on an event: the other session's ticker (one line a
+	# ms) moves on 200 ms while this one's must not move at all.
 	t1=$(cat "$WS/tick") o1=$(cat "$TMPD/log/tick2")
-	sleep 0.5
+	poll_until 10 "$PY" -c 'import sys; sys.exit(int(open(sys.argv[1]).read() or 0) - int(sys.argv[2]) < 200e6)' \
+		"$TMPD/log/tick2" "$o1"
 	[ -n "$t1" ] && [ "$t1" = "$(cat "$WS/tick")" ] && ok "the paused session's processes are frozen" ||
 		fail "the ticker of the paused session still runs"
 	[ "$o1" != "$(cat "$TMPD/log/tick2")" ] && ok "another session keeps running" ||
 		fail "the other session stopped too"
 	[ "$(cat "$BPFBOX_CGROUP_PARENT/$ID/cgroup.freeze")" = 1 ] &&
 		ok "cgroup.freeze is set" || fail "cgroup.freeze not set"
-	wait_for "$TMPD/oomwatch" . 5
+	wait_grep . "$TMPD/oomwatch" 5
 	L=$($H oom_latency "$TMPD/oomwatch")
 	A=${L% *} F=${L#* }
 	lat oom "$A $F"
-	# The pause is ours; "frozen 1" also waits for the victim to finish exiting.
-	if [ -n "$L" ] && [ "$("$PY" -c "print(int($A < 100 and $F < 1000))")" = 1 ]; then
-		ok "cgroup.freeze set $A ms after the OOM kill (under 100 ms), all frozen after $F ms"
+	# The watcher saw the kill counted, cgroup.freeze set (bpfbox may ask
+	# before the kill is counted: a negative time) and every
+	# task frozen ("frozen 1" also waits for the victim to finish exiting).
+	# How fast is measured by make bench (bench/limits.sh), not judged here.
+	if [ -n "$L" ] && [ -n "$A" ] && [ -n "$F" ]; then
+		ok "the watcher outside saw the OOM kill, cgroup.freeze set ($A ms from the kill) and all frozen ($F ms)"
 	else
-		fail "cgroup.freeze set '$A' ms, all frozen '$F' ms after the OOM kill"
+		fail "the watcher did not see the OOM kill and the freeze: $(tail -c 300 "$TMPD/oomwatch")"
 	fi
 	expect_rc 0 "bpfbox resume --memory 192" "$BPFBOX" resume "$ID" --memory 192
 	[ "$(rc_of oom 20)" = 0 ] && grep -q after-oom "$TMPD/oom.out" &&
@@ -178,22 +177,24 @@ pkill -f "ticker $TMPD/log/tick2" 2>/dev/null
 rm -f "$WS"/* "$TMPD/log/dl"
 bg disk -q -w "$WS" --rw "$TMPD/log" --disk 8 --audit "$TMPD/disk.jsonl" -- sh -c \
 	"cat /proc/self/cgroup > cg; echo \$BPFBOX_SESSION_ID > id; sleep 1; $H writer big 24 $TMPD/log/dl; echo wrote"
-wait_for "$WS/cg" . 10
+wait_grep . "$WS/cg" 10
 $H pausewatch - "$CG2$(awk -F: '$1 == "0" { print $3 }' "$WS/cg")" "$TMPD/diskwatch" &
-if wait_for "$TMPD/disk.err" 'paused: the workspace grew' 30; then
+if wait_grep 'paused: the workspace grew' "$TMPD/disk.err" 30; then
 	ok "a full disk limit pauses the session"
-	sleep 0.5
 	ID=$(cat "$WS/id")
+	# The kernel's word that every task is frozen (the watcher saw "frozen 1"
+	# in cgroup.events), not a pause of our own: then the writer is stuck.
+	wait_grep . "$TMPD/diskwatch" 5
 	n1=$(wc -l <"$TMPD/log/dl")
-	sleep 0.5
-	[ "$n1" = "$(wc -l <"$TMPD/log/dl")" ] && [ "$n1" -lt 24 ] &&
-		ok "the writer is stopped in its MiB number $n1" || fail "the writer goes on: $n1 MiB"
-	wait_for "$TMPD/diskwatch" . 5
+	grep -q 'frozen 1' "$BPFBOX_CGROUP_PARENT/$ID/cgroup.events" && [ "$n1" -lt 24 ] &&
+		ok "the writer is frozen in its MiB number $n1" ||
+		fail "the writer goes on: $n1 MiB; $(cat "$BPFBOX_CGROUP_PARENT/$ID/cgroup.events" 2>&1)"
 	L=$($H disk_latency "$TMPD/log/dl" 8 "$TMPD/diskwatch")
 	lat disk "$L"
-	[ -n "$L" ] && [ "$("$PY" -c "print(int($L < 1000))")" = 1 ] &&
-		ok "frozen $L ms after the write that crossed the limit began (under 1 s)" ||
-		fail "paused $L ms after the crossing write"
+	# How fast: make bench (bench/limits.sh); here that the freeze came.
+	[ -n "$L" ] &&
+		ok "the watcher saw the session frozen after the crossing write ($L ms)" ||
+		fail "the watcher did not see the freeze after the crossing write: $(tail -c 300 "$TMPD/diskwatch")"
 	event_ok "$TMPD/disk.jsonl" "e['type'] == 'session.paused' and e['reason'] == 'disk' and e['disk_used_mb'] > 8 and e['disk_mb'] == 8" &&
 		ok "session.paused: reason disk with the growth" || fail "no session.paused disk event"
 	expect_rc 1 "pause of a paused session" "$BPFBOX" pause "$ID"
@@ -220,8 +221,8 @@ import time; time.sleep(1)
 with open('big', 'wb') as f:
     for i in range(24): f.write(bytes(1 << 20)); f.flush(); os.fsync(f.fileno())
 print('wrote')\" deep"
-wait_for "$WS/id" . 10
-if wait_for "$TMPD/deep.err" 'paused: the workspace grew' 30; then
+wait_grep . "$WS/id" 10
+if wait_grep 'paused: the workspace grew' "$TMPD/deep.err" 30; then
 	ok "24 MiB written 5,250 bytes deep pass --disk 8 and pause the session"
 	if [ -n "${LIMITS_TIMEOUT:-}" ]; then
 		# The 6.1 VM (pure cgroup v2, TCG): there the session was seen gone
@@ -245,8 +246,8 @@ rm -rf "$WS/deep"
 rm -rf "$WS"/* "$WS/id"
 bg ents -q -w "$WS" --disk 1 -- sh -c 'echo $BPFBOX_SESSION_ID > id; mkdir many; cd many
 	i=0; while [ $i -lt 3000 ]; do : > f$i; i=$((i + 1)); done; echo made'
-wait_for "$WS/id" . 10
-if wait_for "$TMPD/ents.err" 'paused: the workspace grew by [0-9.]+ MB and [0-9]+ entries' 30; then
+wait_grep . "$WS/id" 10
+if wait_grep 'paused: the workspace grew by [0-9.]+ MB and [0-9]+ entries' "$TMPD/ents.err" 30; then
 	ok "3,000 empty files pass --disk 1 (1,024 entries) and pause the session"
 	expect_rc 0 "bpfbox kill of the file maker" "$BPFBOX" kill "$(cat "$WS/id")"
 	rc_of ents 10 >/dev/null
@@ -272,11 +273,14 @@ ID=$(cat "$WS/id" 2>/dev/null)
 rm -f "$WS"/*
 TO=${LIMITS_TIMEOUT:-2} # a slow VM starts python in seconds
 bg slow -q -w "$WS" --timeout "$TO" --timeout-counts running -- sh -c "echo \$BPFBOX_SESSION_ID > id; $H runfor 1.5; echo ran"
-wait_for "$WS/id" . 10
+wait_grep . "$WS/id" 10
 ID=$(cat "$WS/id")
 expect_rc 0 "bpfbox pause" "$BPFBOX" pause "$ID"
 expect_rc 1 "pause of a paused session" "$BPFBOX" pause "$ID"
-sleep $((TO + 1))
+# Positive control: the same timeout on a session started after the pause,
+# not paused, ends with 124; the paused one must still run then.
+bg slowctl -q -w "$TMPD/log" --timeout "$TO" --timeout-counts running -- sleep 60
+[ "$(rc_of slowctl $((TO + 20)))" = 124 ] || fail "control: an unpaused session did not time out: $(cat "$TMPD/slowctl.err")"
 [ "$(cat "$TMPD/slow.rc" 2>/dev/null)" = "" ] && ok "a paused session outlives its timeout" ||
 	fail "the paused session ended: rc $(cat "$TMPD/slow.rc")"
 expect_rc 0 "bpfbox resume" "$BPFBOX" resume "$ID"
@@ -290,18 +294,14 @@ grep -q 'paused (manual)' "$TMPD/slow.err" && grep -q 'resumed after' "$TMPD/slo
 
 # --- kill: the whole session, daemonized descendants too -------------------
 SLP1=$((40000 + $$ % 10000)) SLP2=$((50000 + $$ % 10000))
-# gone PATTERN: no process matches within 2 s (a killed one may still be on its way out).
-gone() {
-	n=40
-	while pgrep -f "$1" >/dev/null && [ $n -gt 0 ]; do sleep 0.05; n=$((n - 1)); done
-	! pgrep -f "$1" >/dev/null
-}
+# gone PATTERN: no process matches within 5 s (a killed one may still be on its way out).
+gone() { wait_gone 5 pgrep -f "$1" >/dev/null; }
 rm -f "$WS"/*
 bg kill -q -w "$WS" --audit "$TMPD/kill.jsonl" -- sh -c \
 	"echo \$BPFBOX_SESSION_ID > id; setsid sleep $SLP1 </dev/null >/dev/null 2>&1 & sleep 60"
-wait_for "$WS/id" . 10
+wait_grep . "$WS/id" 10
 ID=$(cat "$WS/id")
-sleep 0.3
+poll_until 10 pgrep -f "sleep $SLP1" >/dev/null # the daemonized one runs
 expect_rc 0 "bpfbox kill" "$BPFBOX" kill "$ID"
 [ "$(rc_of kill 10)" = 137 ] && ok "bpfbox run exits 137 when its session is killed" ||
 	fail "killed session: rc $(cat "$TMPD/kill.rc" 2>/dev/null)"
@@ -322,20 +322,21 @@ gone "sleep $SLP2" && ok "the session's end kills daemonized descendants (cgroup
 rm -f "$WS"/*
 "$BPFBOX" run -q -w "$WS" -- sh -c 'cat /proc/self/cgroup > cg; echo $BPFBOX_SESSION_ID > id; sleep 30' &
 RPID=$!
-wait_for "$WS/cg" . 10
+wait_grep . "$WS/cg" 10
 ID=$(cat "$WS/id")
 PIDCG=$(cg_of cgroup2 pids "$WS/cg")
 kill -9 "$RPID"
 wait "$RPID" 2>/dev/null
-sleep 0.3
 [ -d "$BPFBOX_CGROUP_PARENT/$ID" ] && [ -d "$PIDCG" ] &&
 	ok "a killed bpfbox run leaves its session cgroups" || fail "no cgroup left to sweep"
 expect_rc 0 "bpfbox kill still ends what it left" "$BPFBOX" kill "$ID"
-sleep 0.3
+# The sweep takes empty cgroups only: until the killed tasks are out.
+poll_until 10 sh -c '! [ -s "$1/cgroup.procs" ] && ! [ -s "$2/cgroup.procs" ]' sh \
+	"$BPFBOX_CGROUP_PARENT/$ID" "$PIDCG"
 BPFBOX_CGROUP_STALE_S=0 "$BPFBOX" daemon --socket "$TMPD/sweep.sock" --pin-dir "$PIN-s" \
 	--cgroup-parent "$BPFBOX_CGROUP_PARENT" --audit /dev/null 2>"$TMPD/sweep.err" &
 SPID=$!
-wait_for "$TMPD/sweep.err" ready 20
+wait_grep ready "$TMPD/sweep.err" 20
 kill "$SPID"
 wait "$SPID" 2>/dev/null
 "$BPFBOX" daemon --cleanup --socket "$TMPD/sweep.sock" --pin-dir "$PIN-s" \
@@ -345,30 +346,20 @@ mkdir -p "$BPFBOX_CGROUP_PARENT"
 	ok "a daemon that starts sweeps the stale empty session cgroups (v2 and v1)" ||
 	fail "stale cgroups not swept: $(ls -d "$BPFBOX_CGROUP_PARENT/$ID" "$PIDCG" 2>&1)"
 
-# --- pids: a fork bomb stops at pids.max, the host stays responsive ---------
-# execs_ms: how long 5 execs of /bin/true take here, in ms.
-execs_ms() {
-	t0=$(date +%s%N)
-	sh -c 'for i in 1 2 3 4 5; do /bin/true; done'
-	echo $((($(date +%s%N) - t0) / 1000000))
-}
-base=$(execs_ms)
+# --- pids: a fork bomb stops at pids.max -----------------------------------
+# (How responsive the host stays meanwhile is a measurement: bench/limits.sh.)
 rm -f "$WS"/*
 bg bomb -q -w "$WS" --pids 16 -- sh -c \
 	'echo $BPFBOX_SESSION_ID > id; cat /proc/self/cgroup > cg; i=0; while [ $i -lt 200 ]; do (sleep 3 &) 2>>forkerr; i=$((i + 1)); done; sleep 2'
-wait_for "$WS/cg" . 10
+wait_grep . "$WS/cg" 10
 # Until the first fork has failed (not a fixed second: in a one-vCPU TCG
 # guest on a loaded host the bomb took longer than that to reach the limit).
-wait_for "$WS/forkerr" 'resource temporarily unavailable|cannot fork|fork' 30
+wait_grep 'resource temporarily unavailable|cannot fork|fork' "$WS/forkerr" 30
 PIDCG=$(cg_of cgroup2 pids "$WS/cg")
 cur=$(cat "$PIDCG/pids.current" 2>/dev/null || echo 999)
 [ "$cur" -le 16 ] && ok "pids.current $cur <= pids.max 16" || fail "pids.current $cur"
 grep -Eqi 'resource temporarily unavailable|cannot fork|fork' "$WS/forkerr" 2>/dev/null &&
 	ok "forks past the limit fail" || fail "no fork failure: $(head -c 200 "$WS/forkerr" 2>/dev/null)"
-dt=$(execs_ms)
-[ "$dt" -lt $((3 * base + 500)) ] &&
-	ok "the host stays responsive during the fork bomb (5 execs: $dt ms, $base ms before)" ||
-	fail "5 execs took $dt ms during the fork bomb, $base ms before"
 rc_of bomb 15 >/dev/null
 
 # --- cpu: a busy loop held near its quota ----------------------------------
@@ -413,11 +404,11 @@ unshare -m sh -c 'mount --bind /dev/null /dev/kmsg && exec "$@"' sh \
 	"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$DPARENT" \
 	--audit "$TMPD/d.jsonl" 2>"$TMPD/d.err" &
 DPID=$!
-if wait_for "$TMPD/d.err" ready 20; then
+if wait_grep ready "$TMPD/d.err" 20; then
 	rm -f "$WS"/*
 	bg doom -q -w "$WS" --daemon-socket "$SOCK" --memory 48 -- sh -c \
 		"echo \$BPFBOX_SESSION_ID > id; $H hog; sleep 1; echo after-oom"
-	if wait_for "$TMPD/doom.err" 'paused: out of memory' 30; then
+	if wait_grep 'paused: out of memory' "$TMPD/doom.err" 30; then
 		ID=$(cat "$WS/id")
 		ok "daemon mode: an OOM kill pauses the session"
 		"$BPFBOX" sessions --json --socket "$SOCK" >"$TMPD/ls.json"
@@ -442,10 +433,10 @@ if wait_for "$TMPD/d.err" ready 20; then
 	fi
 	rm -f "$WS"/*
 	bg dkill -q -w "$WS" --daemon-socket "$SOCK" -- sh -c "echo \$BPFBOX_SESSION_ID > id; sleep 60"
-	wait_for "$WS/id" . 10
+	wait_grep . "$WS/id" 10
 	ID=$(cat "$WS/id")
 	# A subscriber of session.killed alone gets that, not the pause before it.
-	"$PY" - "$SOCK" "$ID" >"$TMPD/sub.out" <<'PY' &
+	"$PY" - "$SOCK" "$ID" "$TMPD/sub.ready" >"$TMPD/sub.out" <<'PY' &
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.settimeout(15)
@@ -453,6 +444,7 @@ s.connect(sys.argv[1])
 s.sendall(json.dumps({"op": "subscribe", "session": sys.argv[2], "types": ["session.killed"]}).encode() + b"\n")
 f = s.makefile("rb")
 f.readline()  # the reply
+open(sys.argv[3], "w").write("subscribed\n")
 try:
     for line in f:
         t = json.loads(line)["type"]
@@ -463,7 +455,7 @@ except OSError:
     pass
 PY
 	SUBPID=$!
-	sleep 0.3
+	wait_file "$TMPD/sub.ready" 10
 	expect_rc 0 "daemon mode: pause" "$BPFBOX" pause --socket "$SOCK" "$ID"
 	[ "$(cat "$DPARENT/$ID/cgroup.freeze" 2>&1)" = 1 ] && ok "daemon mode: pause sets cgroup.freeze" ||
 		fail "daemon mode: cgroup.freeze after pause: $(cat "$DPARENT/$ID/cgroup.freeze" 2>&1)"
@@ -488,7 +480,7 @@ PY
 		fail "daemon mode: subscriber of session.killed got: $(cat "$TMPD/sub.out")"
 	event_ok "$TMPD/d.jsonl" "e['type'] == 'session.killed' and e['session'] == '$ID' and e['paused']" &&
 		ok "daemon mode: session.killed in the daemon's stream" || fail "no daemon session.killed"
-	sleep 0.3
+	SID=$ID wait_events "$TMPD/d.jsonl" "mine and mine[-1]['type'] == 'session.end'"
 	expect_rc 1 "daemon mode: kill of an ended session" "$BPFBOX" kill --socket "$SOCK" "$ID"
 	expect_grep 'has already ended' "$TMPD/err" "daemon mode: it says the session has ended"
 	expect_rc 1 "daemon mode: resume of an unknown session" "$BPFBOX" resume --socket "$SOCK" \

@@ -7,31 +7,14 @@
 . "$(dirname "$0")/../lib.sh"
 
 need_root_cgroup2 metrics "the daemon, which loads BPF programs,"
-PROM=$(command -v prometheus || echo /usr/bin/prometheus)
-if [ ! -x "$PROM" ]; then
-	fail "metrics: prometheus is not installed; run 'make deps' (tools/deps.sh installs it)"
-	finish
-	exit 1
-fi
+need_prog prometheus /usr/bin/prometheus \
+	"metrics: prometheus is not installed; run 'make deps' (tools/deps.sh installs it)"
+PROM=$PROG
 
-SOCK="$TMPD/sock/bpfbox.sock"
-PIN=/sys/fs/bpf/bpfbox-metrics-$$
-PARENT="$CG2/bpfbox-metrics-$$"
-DERR="$TMPD/daemon.err"
-WS="$TMPD/ws"
-mkdir -p "$WS" "$TMPD/sock" "$TMPD/prom"
-: >"$DERR"
-DPID=
+daemon_scratch metrics
+mkdir -p "$SOCKDIR" "$TMPD/prom"
 PPID_=
-
-cleanup() {
-	[ -n "$PPID_" ] && kill -9 "$PPID_" 2>/dev/null
-	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
-		>/dev/null 2>&1
-	rm -rf "$TMPD"
-}
-trap cleanup EXIT INT TERM
+cleanup_extra() { [ -n "$PPID_" ] && kill -9 "$PPID_" 2>/dev/null; }
 
 # Two free loopback ports, picked by the kernel.
 set -- $("$PY" -c '

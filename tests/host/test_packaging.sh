@@ -279,11 +279,7 @@ while True:
 PY
 	python3 "$D/notify.py" "$NOTIFY" "$D/notified" &
 	NPID=$!
-	i=0
-	while [ ! -S "$NOTIFY" ] && [ $i -lt 100 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
+	poll_until 5 test -S "$NOTIFY"
 	# start_daemon LOG [setpriv ARGS]: starts it, waits for READY=1.
 	start_daemon() {
 		log=$1
@@ -292,14 +288,10 @@ PY
 		NOTIFY_SOCKET=$NOTIFY "$@" "$B" daemon --group nogroup --socket "$SOCK" \
 			--pin-dir "$PIN" --cgroup-parent "$PARENT" --audit "$D/audit.jsonl" 2>>"$log" &
 		DPID=$!
-		i=0
-		while ! grep -q READY=1 "$D/notified" 2>/dev/null && [ $i -lt 300 ]; do
-			kill -0 "$DPID" 2>/dev/null || break
-			sleep 0.05
-			i=$((i + 1))
-		done
+		poll_until 15 ready_or_dead
 		grep -q READY=1 "$D/notified"
 	}
+	ready_or_dead() { grep -q READY=1 "$D/notified" 2>/dev/null || ! kill -0 "$DPID" 2>/dev/null; }
 	stop_daemon() {
 		kill -TERM "$DPID"
 		wait "$DPID"
@@ -307,7 +299,7 @@ PY
 		DPID=
 		return $rc
 	}
-	loaded() { grep -o 'audit tracepoints: .*; network programs: [^;]*' "$1" | head -1; }
+	loaded() { grep -o 'audit programs: .*; network programs: [^;]*' "$1" | head -1; }
 
 	# With every capability: what this kernel loads.
 	if start_daemon "$D/full.log"; then
@@ -333,16 +325,13 @@ PY
 			sh -c 'exit 5'
 		expect_rc 0 "bpfbox sessions" "$B" sessions --socket "$SOCK"
 		kill -HUP "$DPID"
-		sleep 0.3
+		poll_until 10 grep -q "audit file reopened" "$D/caps.log"
 		expect_grep "audit file reopened" "$D/caps.log" "SIGHUP reopens the audit file"
 		# A session alive across a crash and a restart: re-adopted.
 		"$B" run -q --daemon-socket "$SOCK" -w "$D/ws" -- sleep 2 >/dev/null 2>&1 &
 		RPID=$!
-		i=0
-		until "$B" sessions --socket "$SOCK" 2>/dev/null | grep -q running || [ $i -ge 50 ]; do
-			sleep 0.1
-			i=$((i + 1))
-		done
+		listed_running() { "$B" sessions --socket "$SOCK" 2>/dev/null | grep -q running; }
+		poll_until 5 listed_running
 		kill -9 "$DPID"
 		wait "$DPID" 2>/dev/null
 		if start_daemon "$D/caps.log" $AS && grep -q "re-adopted session" "$D/caps.log"; then

@@ -20,17 +20,6 @@ mkdir -p "$WS"
 IS_ROOT=false
 [ "$(id -u)" = 0 ] && IS_ROOT=true
 
-# wait_for FILE ERE SECONDS: polls FILE for a line matching ERE.
-wait_for() {
-	n=$(($3 * 20))
-	while [ $n -gt 0 ]; do
-		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-		n=$((n - 1))
-	done
-	return 1
-}
-
 # st_run NAME [RUN OPTIONS] -- CMD: a session with --status-fd 3 into NAME.st;
 # NAME.out, NAME.err; sets rc.
 st_run() {
@@ -294,12 +283,12 @@ else
 	# Wall-clock timeout while paused; pause by an id prefix.
 	("$BPFBOX" run -w "$WS" --status-fd 3 --timeout 3s --pause-timeout 60s -- sleep 30 \
 		>/dev/null 2>"$TMPD/wc.err" 3>"$TMPD/wc.st"; echo $? >"$TMPD/wc.rc") &
-	if wait_for "$TMPD/wc.st" '"type":"started"' 10; then
+	if wait_grep '"type":"started"' "$TMPD/wc.st" 10; then
 		id=$(sed -n 's/.*"type":"started".*"session":"\([0-9a-f]*\)".*/\1/p' "$TMPD/wc.st")
 		pre=$(echo "$id" | cut -c1-8)
 		"$BPFBOX" pause "$pre" >"$TMPD/pp.out" 2>&1
 		prc=$?
-		wait_for "$TMPD/wc.rc" . 15
+		wait_grep . "$TMPD/wc.rc" 15
 		[ "$prc" = 0 ] && grep -q "session $id paused" "$TMPD/pp.out" &&
 			ok "bpfbox pause takes an 8-digit id prefix" || fail "pause by prefix: $prc $(cat "$TMPD/pp.out")"
 		[ "$(cat "$TMPD/wc.rc" 2>/dev/null)" = 124 ] && st_has wc '"type":"paused"' &&
@@ -352,7 +341,7 @@ try:
     s.connect(("169.254.169.254", 80))
 except OSError:
     pass' >/dev/null 2>"$TMPD/md.err"
-			grep -q 'denied 1 time: connect 169.254.169.254:80 (cgroup_bpf, EPERM); the cloud metadata address is denied' \
+			grep -q 'denied 1 time: connect 169.254.169.254:80 (cgroup-bpf, EPERM); the cloud metadata address is denied' \
 				"$TMPD/md.err" &&
 				ok "--audit: a refused connect is summarised with its address and a hint" ||
 				fail "connect summary: $(cat "$TMPD/md.err")"

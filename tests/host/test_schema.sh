@@ -32,8 +32,7 @@ python3 -c 'import socket, time
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
 print(s.getsockname()[1], flush=True); time.sleep(30)' >"$TMPD/port" &
 LPID=$!
-i=0
-while [ ! -s "$TMPD/port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+wait_file "$TMPD/port" 5
 PORT=$(cat "$TMPD/port")
 
 cat >net.py <<'EOF'

@@ -4,8 +4,11 @@
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 
 # What this host had before: a production daemon's pins, programs and
-# cgroups may be there and must not count against status.
-pins() { find /sys/fs/bpf -maxdepth 2 2>/dev/null; }
+# cgroups may be there and must not count against status. Other tests run
+# meanwhile: their daemons' pin dirs (bpfbox-NAME-PID, lib.sh) are theirs,
+# and their probes' programs and scratch cgroups (bpfbox-probe-PID) come and
+# go; what is new must be gone within a bound (left_after), not at once.
+pins() { find /sys/fs/bpf -maxdepth 2 2>/dev/null | grep -Ev '/bpfbox-[a-z0-9-]+-[0-9]+(/|$)'; }
 probes() { bpftool prog show 2>/dev/null | grep ' name probe_' | cut -d: -f1; }
 cgs() { ls -d "$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)"/bpfbox-probe-* 2>/dev/null; }
 snapshot pins pins
@@ -24,7 +27,7 @@ kabi=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); r=l.sysca
 sabi=$(json "$TMPD/s.json" "d['landlock']['abi']")
 [ "$kabi" = "$sabi" ] && ok "landlock ABI $sabi matches the kernel" || fail "landlock ABI: status $sabi, kernel $kabi"
 
-# The level follows from the probed features (BRIEF.md's table).
+# The level follows from the probed features (docs/status.md, Levels).
 ll=$(json "$TMPD/s.json" "d['features']['landlock']['available']")
 sc=$(json "$TMPD/s.json" "d['features']['seccomp']['available']")
 lsm=$(json "$TMPD/s.json" "d['features']['bpf_lsm']['available']")
@@ -66,13 +69,20 @@ expect_rc 125 "a bad BPFBOX_LEVEL is a usage error" env BPFBOX_LEVEL=bogus "$BPF
 
 # Probing leaves nothing behind: no scratch cgroup, program or pin that
 # was not there before these runs (a daemon's pins stay by design).
-left=$(new_since cgs cgs)
+# left_after NAME: what is new since snapshot NAME, once it stops changing
+# for the worse: up to 10 s for other tests' transient probes to end.
+none_new() { [ -z "$(new_since "$1" "$1")" ]; }
+left_after() {
+	poll_until 10 none_new "$1"
+	new_since "$1" "$1"
+}
+left=$(left_after cgs)
 [ -z "$left" ] && ok "no scratch cgroup left" || fail "scratch cgroup left: $left"
 if command -v bpftool >/dev/null; then
-	left=$(new_since probes probes)
+	left=$(left_after probes)
 	[ -z "$left" ] && ok "no probe program left loaded" || fail "probe programs still loaded: $left"
 fi
-left=$(new_since pins pins)
+left=$(left_after pins)
 [ -z "$left" ] && ok "no pins left" || fail "status left pins: $left"
 
 # --require compares levels; an unknown level is a usage error.

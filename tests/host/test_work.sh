@@ -7,10 +7,6 @@
 # Runs on the host and unmodified in the test VM (root, /opt/bpfbox).
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-BPFBOX_BUILD=${BPFBOX_BUILD:-$(cd "$HERE/../../build" 2>/dev/null && pwd)}
-if [ -z "${BPFBOX:-}" ]; then
-	BPFBOX=$(command -v bpfbox 2>/dev/null || echo "$BPFBOX_BUILD/bin/bpfbox")
-fi
 . "$HERE/../lib.sh"
 BIN=$BPFBOX_BUILD/tests/bin
 PIDS=""
@@ -24,8 +20,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'cleanup; exit 1' INT TERM
 
-oneline() { tr '\n' '|' <"$1" | head -c "${2:-600}"; }
-
 # sbw [RUN OPTIONS] -- CMD...: CMD in a session on $WS; sets $rc and
 # $TMPD/out, $TMPD/err.
 sbw() {
@@ -33,28 +27,10 @@ sbw() {
 	rc=$?
 }
 
-# verdict NAME WANT [PROBLEM]: ok if $rc is WANT and PROBLEM is empty.
-verdict() {
-	if [ "$rc" = "$2" ] && [ -z "${3:-}" ]; then
-		ok "$1"
-	else
-		fail "$1: exit $rc, want $2${3:+; $3}; stdout: $(oneline "$TMPD/out"); stderr: $(oneline "$TMPD/err" 400)"
-	fi
-}
-
 # out_is TEXT: "" if the command's stdout is exactly TEXT, else why not.
 out_is() {
 	got=$(cat "$TMPD/out")
 	[ "$got" = "$1" ] || echo "stdout is '$(oneline "$TMPD/out" 200)', want '$1'"
-}
-
-wait_file() {
-	i=0
-	while [ ! -s "$1" ]; do
-		i=$((i + 1))
-		[ $i -le 100 ] || return 1
-		sleep 0.05
-	done
 }
 
 WS=$TMPD/ws

@@ -918,8 +918,13 @@ static void test_load_default_config(void **state)
 	struct bpfbox_policy p;
 
 	(void)state;
-	if (access(POLICY_DEFAULT_CONFIG, F_OK) == 0 || errno != ENOENT)
-		skip(); /* this host has one: its content is not ours */
+	if (access(POLICY_DEFAULT_CONFIG, F_OK) == 0 || errno != ENOENT) {
+		/* This host has one: its content is not ours. The runner counts
+		 * cmocka's "[  SKIPPED ]" line; the VM matrix has no such file. */
+		print_message("skipped below: %s exists on this host (the VM has none)\n",
+			      POLICY_DEFAULT_CONFIG);
+		skip();
+	}
 	assert_int_equal(policy_load(&p, NULL, &err), 0);
 	assert_int_equal(p.origins.n, 1);
 	policy_free(&p);

@@ -3,7 +3,7 @@
 #ifndef BPFBOX_CLI_H
 #define BPFBOX_CLI_H
 
-/* Exit codes shared by every subcommand (docs/exit-codes.md). */
+/* Exit codes shared by every subcommand (man/bpfbox.1.scd EXIT STATUS; docs/runtime.md for run). */
 #define EXIT_USAGE 2 /* bad command line for status, policy, ... */
 
 int cmd_status(int argc, char **argv);

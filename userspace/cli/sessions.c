@@ -49,9 +49,7 @@ static void command_line(struct json_object *o, char *buf, size_t size)
 	for (size_t i = 0; i < json_object_array_length(cmd) && len < size - 1; i++)
 		len += snprintf(buf + len, size - len, "%s%s", i ? " " : "",
 				json_object_get_string(json_object_array_get_idx(cmd, i)));
-	for (char *p = buf; *p; p++)
-		if ((unsigned char)*p < 0x20)
-			*p = '?';
+	term_clean(buf, size, buf);
 }
 
 static void print_table(struct json_object *list)

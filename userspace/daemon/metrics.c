@@ -18,62 +18,20 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "internal.h"
-#include "metrics.h"
+#include "metrics_internal.h"
 #include "../agent/agent.h"
 #include "../audit/sink.h"
 #include "../probe/probe.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
-#ifndef BPFBOX_VERSION
-#define BPFBOX_VERSION "0.0.0"
-#endif
-
-#define MCONN_MAX	16
-#define REQ_MAX		2048
-#define REQ_TIMEOUT_NS	(5ULL * 1000000000ULL)
-
-/* Request durations by op; seconds. */
-static const double buckets[] = { 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
-				  0.01,	  0.025,   0.05,   0.1,	  0.25,	  1.0 };
-#define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
-
-static const char *const ops[] = { "register", "attach", "unregister", "list", "subscribe",
-				   "ping", "pause", "resume", "kill", "other" };
-#define NOPS (sizeof(ops) / sizeof(ops[0]))
-
-static const char *const layers[] = { "landlock", "seccomp", "cgroup-bpf", "bpf-lsm", "kernel",
-				      "unknown" };
-#define NLAYERS (sizeof(layers) / sizeof(layers[0]))
-
-enum { DEC_ALLOW, DEC_DENY, DEC_NONE, NDEC };
-static const char *const decisions[NDEC] = { "allow", "deny", "none" };
-
-struct mconn {
-	int fd;		/* -1: free */
-	uint64_t since;
-	char req[REQ_MAX];
-	size_t req_len;
-	char *out;
-	size_t out_len, out_off;
-};
-
-struct metrics {
-	int listen_fd;
-	struct daemon *d;
-	char addr[128];
-	struct mconn c[MCONN_MAX];
-	uint64_t events[EV_KINDS][NDEC];
-	uint64_t denials[NLAYERS];
-	uint64_t req_count[NOPS], req_bucket[NOPS][NBUCKETS];
-	double req_sum[NOPS];
-	uint64_t reloads_ok, reloads_failed;
-	uint64_t scrapes;
-	bool probed;
-	struct host_caps caps;
-	int stats_fd;	/* BPF_ENABLE_STATS: run time counted while open; -1 */
-};
+const double metrics_buckets[NBUCKETS] = { 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+					   0.01,   0.025,   0.05,   0.1,   0.25,   1.0 };
+const char *const metrics_ops[NOPS] = { "register", "attach", "unregister", "list", "subscribe",
+					"ping",	    "pause",  "resume",	    "kill", "other" };
+const char *const metrics_layers[NLAYERS] = { "landlock", "seccomp", "cgroup-bpf",
+					      "bpf-lsm",  "kernel",  "unknown" };
+const char *const metrics_decisions[NDEC] = { "allow", "deny", "none" };
 
 /* --- counters ----------------------------------------------------------- */
 
@@ -96,7 +54,7 @@ void metrics_count_denial(struct metrics *m, const char *layer)
 
 	if (!m)
 		return;
-	while (i < NLAYERS - 1 && (!layer || !streq(layers[i], layer)))
+	while (i < NLAYERS - 1 && (!layer || !streq(metrics_layers[i], layer)))
 		i++;
 	m->denials[i]++;
 }
@@ -108,12 +66,12 @@ void metrics_observe_request(struct metrics *m, const char *op, uint64_t ns)
 
 	if (!m)
 		return;
-	while (i < NOPS - 1 && (!op || !streq(ops[i], op)))
+	while (i < NOPS - 1 && (!op || !streq(metrics_ops[i], op)))
 		i++;
 	m->req_count[i]++;
 	m->req_sum[i] += s;
 	for (size_t b = 0; b < NBUCKETS; b++)
-		if (s <= buckets[b])
+		if (s <= metrics_buckets[b])
 			m->req_bucket[i][b]++;
 }
 
@@ -131,288 +89,6 @@ void metrics_probe(struct metrics *m)
 {
 	if (m)
 		m->probed = probe_host(&m->caps, PROBE_ALL) == 0;
-}
-
-/* --- rendering ---------------------------------------------------------- */
-
-struct out {
-	char *buf;
-	size_t len, cap;
-	bool oom;
-};
-
-static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(struct out *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (o->oom)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		/* No buffer yet: measure first (NULL + 0 is undefined). */
-		n = o->buf ? vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap)
-			   : vsnprintf(NULL, 0, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			o->oom = true;
-			return;
-		}
-		if ((size_t)n < o->cap - o->len) {
-			o->len += n;
-			return;
-		}
-		size_t cap = o->cap ? o->cap * 2 : 16384;
-		char *b;
-
-		while (cap - o->len <= (size_t)n)
-			cap *= 2;
-		b = realloc(o->buf, cap);
-		if (!b) {
-			o->oom = true;
-			return;
-		}
-		o->buf = b;
-		o->cap = cap;
-	}
-}
-
-/* A label value: backslash, quote and newline escaped (exposition format). */
-static const char *lv(const char *s, char *buf, size_t size)
-{
-	size_t j = 0;
-
-	for (; s && *s && j + 3 < size; s++) {
-		if (*s == '\\' || *s == '"') {
-			buf[j++] = '\\';
-			buf[j++] = *s;
-		} else if (*s == '\n') {
-			buf[j++] = '\\';
-			buf[j++] = 'n';
-		} else {
-			buf[j++] = *s;
-		}
-	}
-	buf[j] = 0;
-	return buf;
-}
-
-static void head(struct out *o, const char *name, const char *type, const char *help)
-{
-	put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-static void render_sessions(struct out *o, struct daemon *d)
-{
-	static const enum dsession_state states[] = { DS_REGISTERED, DS_RUNNING, DS_ADOPTED,
-						      DS_ENDING, DS_PAUSED };
-	static const char *const levels[] = { "None", "Minimal", "Standard", "Full", "" };
-	uint64_t n[5][5] = { { 0 } };
-
-	for (struct dsession *s = d->table.head; s; s = s->next) {
-		size_t l = 0;
-
-		while (l < 4 && !streq(levels[l], s->level))
-			l++;
-		for (size_t i = 0; i < 5; i++)
-			if (states[i] == s->state)
-				n[i][l]++;
-	}
-	head(o, "bpfbox_sessions", "gauge",
-	     "Sessions the daemon holds, by state and enabled level (\"unknown\": re-adopted).");
-	for (size_t i = 0; i < 5; i++)
-		for (size_t l = 0; l < 5; l++)
-			put(o, "bpfbox_sessions{state=\"%s\",level=\"%s\"} %llu\n",
-			    dsession_state_name(states[i]), l < 4 ? levels[l] : "unknown",
-			    (unsigned long long)n[i][l]);
-}
-
-static void render_events(struct out *o, struct metrics *m, struct daemon *d)
-{
-	head(o, "bpfbox_events_total", "counter",
-	     "Audit events the daemon emitted, by type and decision (\"none\": no decision).");
-	for (int k = 0; k < EV_KINDS; k++)
-		for (int dec = 0; dec < NDEC; dec++) {
-			bool rec = k == EV_EXEC || k == EV_EXIT || k == EV_FORK || k == EV_FILE ||
-				   k == EV_CONNECT || k == EV_RENAME;
-
-			if (rec == (dec == DEC_NONE))
-				continue;
-			put(o, "bpfbox_events_total{type=\"%s\",decision=\"%s\"} %llu\n",
-			    sink_type_name(k), decisions[dec], (unsigned long long)m->events[k][dec]);
-		}
-	head(o, "bpfbox_denials_total", "counter", "Denied operations, by the layer that denied.");
-	for (size_t i = 0; i < NLAYERS; i++)
-		put(o, "bpfbox_denials_total{layer=\"%s\"} %llu\n", layers[i],
-		    (unsigned long long)m->denials[i]);
-	head(o, "bpfbox_ring_lost_events_total", "counter",
-	     "Records the kernel could not put in the ring buffer (every session).");
-	put(o, "bpfbox_ring_lost_events_total %llu\n",
-	    (unsigned long long)agent_lost_total(d->agent));
-	head(o, "bpfbox_unknown_records_total", "counter",
-	     "Records of no session the daemon knows, dropped.");
-	put(o, "bpfbox_unknown_records_total %llu\n", (unsigned long long)d->unknown_records);
-}
-
-static void render_sinks(struct out *o, struct daemon *d)
-{
-	struct sink_stats st[64];
-	size_t n = sinks_stats(d->sinks, st, 64);
-	char a[SINK_NAME_MAX * 2], b[32];
-	static const struct {
-		const char *name, *type, *help;
-	} series[] = {
-		{ "bpfbox_sink_up", "gauge", "1 when the sink writes (a network sink: connected)." },
-		{ "bpfbox_sink_queue_events", "gauge", "Events held in memory by the sink." },
-		{ "bpfbox_sink_queue_bytes", "gauge", "Bytes held in memory by the sink." },
-		{ "bpfbox_sink_dropped_events_total", "counter",
-		  "Events the sink lost (bounds, write failures) since the daemon started." },
-		{ "bpfbox_sink_retries_total", "counter",
-		  "Failed writes or connections of the sink that are tried again." },
-		{ "bpfbox_sink_spool_bytes", "gauge", "Bytes in the sink's spool on disk." },
-		{ "bpfbox_sink_spool_events", "gauge", "Events in the sink's spool on disk." },
-	};
-
-	if (n > 64)
-		n = 64;
-	for (size_t k = 0; k < ARRAY_SIZE(series); k++) {
-		head(o, series[k].name, series[k].type, series[k].help);
-		for (size_t i = 0; i < n; i++) {
-			uint64_t v[] = { st[i].up, st[i].queued, st[i].queued_bytes, st[i].dropped,
-					 st[i].retries, st[i].spool_bytes, st[i].spool_records };
-
-			put(o, "%s{sink=\"%s\",kind=\"%s\"} %llu\n", series[k].name,
-			    lv(st[i].name, a, sizeof(a)), lv(st[i].kind, b, sizeof(b)),
-			    (unsigned long long)v[k]);
-		}
-	}
-}
-
-static void render_requests(struct out *o, struct metrics *m)
-{
-	head(o, "bpfbox_request_duration_seconds", "histogram",
-	     "Time the daemon took to answer a request on its socket, by op (register: the "
-	     "session's setup).");
-	for (size_t i = 0; i < NOPS; i++) {
-		for (size_t b = 0; b < NBUCKETS; b++)
-			put(o, "bpfbox_request_duration_seconds_bucket{op=\"%s\",le=\"%g\"} %llu\n",
-			    ops[i], buckets[b], (unsigned long long)m->req_bucket[i][b]);
-		put(o, "bpfbox_request_duration_seconds_bucket{op=\"%s\",le=\"+Inf\"} %llu\n", ops[i],
-		    (unsigned long long)m->req_count[i]);
-		put(o, "bpfbox_request_duration_seconds_sum{op=\"%s\"} %.9f\n", ops[i], m->req_sum[i]);
-		put(o, "bpfbox_request_duration_seconds_count{op=\"%s\"} %llu\n", ops[i],
-		    (unsigned long long)m->req_count[i]);
-	}
-}
-
-struct prog_render {
-	struct out *o;
-	int pass;
-};
-
-static void prog_line(void *ctx, const struct agent_prog_stat *st)
-{
-	struct prog_render *r = ctx;
-	char a[160];
-
-	if (r->pass == 0)
-		put(r->o, "bpfbox_bpf_program_run_seconds_total{program=\"%s\"} %.9f\n",
-		    lv(st->name, a, sizeof(a)), st->run_time_ns / 1e9);
-	else if (r->pass == 1)
-		put(r->o, "bpfbox_bpf_program_runs_total{program=\"%s\"} %llu\n",
-		    lv(st->name, a, sizeof(a)), (unsigned long long)st->run_cnt);
-	else
-		put(r->o, "bpfbox_bpf_program_recursion_misses_total{program=\"%s\"} %llu\n",
-		    lv(st->name, a, sizeof(a)), (unsigned long long)st->recursion_misses);
-}
-
-static void render_programs(struct out *o, struct metrics *m, struct daemon *d)
-{
-	static const char *const names[][2] = {
-		{ "bpfbox_bpf_program_run_seconds_total",
-		  "Time the kernel spent in each attached program (bpf_stats; 0 unless "
-		  "kernel.bpf_stats_enabled=1)." },
-		{ "bpfbox_bpf_program_runs_total",
-		  "Runs of each attached program (bpf_stats; 0 unless kernel.bpf_stats_enabled=1)." },
-		{ "bpfbox_bpf_program_recursion_misses_total",
-		  "Runs of each program the kernel skipped because it was already running." },
-	};
-	struct prog_render r = { .o = o };
-	char buf[8] = "0";
-	FILE *f;
-
-	for (r.pass = 0; r.pass < 3; r.pass++) {
-		head(o, names[r.pass][0], "counter", names[r.pass][1]);
-		agent_prog_stats(d->agent, prog_line, &r);
-	}
-	f = fopen("/proc/sys/kernel/bpf_stats_enabled", "re");
-	if (f) {
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = '0';
-		fclose(f);
-	}
-	head(o, "bpfbox_bpf_stats_enabled", "gauge",
-	     "1 when the kernel counts program run time (--bpf-stats, or sysctl "
-	     "kernel.bpf_stats_enabled).");
-	put(o, "bpfbox_bpf_stats_enabled %d\n", buf[0] == '1' || m->stats_fd >= 0);
-}
-
-static void render_host(struct out *o, struct metrics *m, struct daemon *d)
-{
-	const struct agent_status *st = agent_status(d->agent);
-	char a[600], b[300];
-
-	head(o, "bpfbox_build_info", "gauge", "The daemon's version.");
-	put(o, "bpfbox_build_info{version=\"%s\"} 1\n", BPFBOX_VERSION);
-	head(o, "bpfbox_host_info", "gauge",
-	     "The host's capability level (bpfbox status) and kernel, as labels; value 1.");
-	if (m->probed) {
-		put(o, "bpfbox_host_info{level=\"%s\",kernel=\"%s\"} 1\n", level_name(m->caps.level),
-		    lv(m->caps.kernel_release, a, sizeof(a)));
-		head(o, "bpfbox_probe_info", "gauge",
-		     "Each capability probe's result (bpfbox status --json), as labels; value 1.");
-		for (int i = 0; i < FEAT__COUNT; i++)
-			put(o, "bpfbox_probe_info{feature=\"%s\",state=\"%s\",detail=\"%s\"} 1\n",
-			    feature_key(i), feat_state_name(m->caps.feat[i].state),
-			    lv(m->caps.feat[i].detail, b, sizeof(b)));
-	}
-	head(o, "bpfbox_agent_info", "gauge",
-	     "What the daemon's BPF agent holds (1 in force, 0 not), by part.");
-	put(o, "bpfbox_agent_info{part=\"audit\"} %d\n", st->audit);
-	put(o, "bpfbox_agent_info{part=\"network\"} %d\n", st->net);
-	put(o, "bpfbox_agent_info{part=\"unix_connect\"} %d\n", st->unix_connect);
-	put(o, "bpfbox_agent_info{part=\"lsm\"} %d\n", st->lsm);
-	head(o, "bpfbox_connections", "gauge", "Connections to the daemon's socket.");
-	put(o, "bpfbox_connections %zu\n", d->nconns);
-	head(o, "bpfbox_config_reloads_total", "counter",
-	     "Configuration reloads (SIGHUP, bpfbox daemon reload), by result.");
-	put(o, "bpfbox_config_reloads_total{result=\"ok\"} %llu\n",
-	    (unsigned long long)m->reloads_ok);
-	put(o, "bpfbox_config_reloads_total{result=\"refused\"} %llu\n",
-	    (unsigned long long)m->reloads_failed);
-	head(o, "bpfbox_metrics_scrapes_total", "counter", "Scrapes of this endpoint.");
-	put(o, "bpfbox_metrics_scrapes_total %llu\n", (unsigned long long)m->scrapes);
-}
-
-static char *render(struct metrics *m, size_t *len)
-{
-	struct out o = { 0 };
-
-	m->scrapes++;
-	render_host(&o, m, m->d);
-	render_sessions(&o, m->d);
-	render_events(&o, m, m->d);
-	render_sinks(&o, m->d);
-	render_requests(&o, m);
-	render_programs(&o, m, m->d);
-	if (o.oom) {
-		free(o.buf);
-		return NULL;
-	}
-	*len = o.len;
-	return o.buf;
 }
 
 /* --- HTTP --------------------------------------------------------------- */
@@ -433,7 +109,7 @@ static void respond(struct metrics *m, struct mconn *c, int code, const char *re
 {
 	struct out o = { 0 };
 
-	put(&o, "HTTP/1.0 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+	metrics_put(&o, "HTTP/1.0 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
 		"Connection: close\r\n\r\n",
 	    code, reason, type, len);
 	if (!o.oom && o.len + len + 1 > o.cap) {
@@ -474,7 +150,7 @@ static void handle_request(struct metrics *m, struct mconn *c)
 		/* Served from the event loop: an answer means the loop runs. */
 		respond(m, c, 200, "OK", "text/plain", "ok\n", 3);
 	} else if (streq(path, "/metrics")) {
-		body = render(m, &len);
+		body = metrics_render(m, &len);
 		if (!body) {
 			respond(m, c, 500, "Internal Server Error", "text/plain", "out of memory\n", 14);
 			return;

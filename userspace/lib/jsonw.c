@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "jsonw.h"
+#include "util.h"
 
 static void grow(struct jsonw *w, size_t more)
 {
@@ -55,40 +56,6 @@ void jsonw_free(struct jsonw *w)
 	memset(w, 0, sizeof(*w));
 }
 
-/* Length of the valid UTF-8 sequence at s (max n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and values past U+10FFFF are invalid. */
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
 static void put_escaped(struct jsonw *w, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -118,7 +85,7 @@ static void put_escaped(struct jsonw *w, const char *str, size_t n)
 		} else if (s[i] == '\t') {
 			put(w, "\\t", 2);
 			i++;
-		} else if (s[i] < 0x20 || !(ulen = utf8_len(s + i, n - i))) {
+		} else if (s[i] < 0x20 || !(ulen = utf8_char_len(s + i, n - i))) {
 			snprintf(esc, sizeof(esc), "\\u%04x", s[i]);
 			put(w, esc, 6);
 			i++;
@@ -224,7 +191,7 @@ void jsonw_raw(struct jsonw *w, const char *key, const char *json)
 		i = run;
 		if (i >= n)
 			break;
-		ulen = utf8_len(s + i, n - i);
+		ulen = utf8_char_len(s + i, n - i);
 		if (ulen) {
 			put(w, json + i, ulen);
 			i += ulen;

@@ -55,11 +55,6 @@ void log_set_level(enum log_level level)
 	max_level = level;
 }
 
-enum log_level log_get_level(void)
-{
-	return max_level;
-}
-
 static const char *level_prefix(enum log_level level)
 {
 	switch (level) {

@@ -20,7 +20,6 @@ void log_set_level(enum log_level level);
  * ($JOURNAL_STREAM), else "": for lines written without log_msg().
  */
 const char *log_prefix(enum log_level level);
-enum log_level log_get_level(void);
 
 void log_msg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

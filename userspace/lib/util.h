@@ -53,6 +53,18 @@ int write_file_str(const char *path, const char *str);
 bool word_list_has(const char *list, const char *word, const char *seps);
 /* Monotonic clock in nanoseconds. */
 unsigned long long now_ns(void);
+/* CLOCK_REALTIME in nanoseconds. */
+int64_t real_now_ns(void);
+
+#define RFC3339_MAX 40 /* 2026-01-02T03:04:05.123456789Z and its NUL */
+/*
+ * The one RFC 3339 formatter: UTC time real_ns (CLOCK_REALTIME ns) with
+ * digits (0, 3, 6 or 9) fraction digits and a Z, into buf (RFC3339_MAX
+ * bytes suffice). Returns the length written.
+ */
+size_t rfc3339(char *buf, size_t size, int64_t real_ns, unsigned int digits);
+/* The time of an RFC 3339 UTC string (a Z, 0 to 9 fraction digits) in *ns; -EINVAL. */
+int rfc3339_parse(const char *s, size_t len, int64_t *ns);
 /* Parses a decimal unsigned value; -EINVAL on junk or overflow. */
 int parse_u64(const char *s, unsigned long long *out);
 /* A size: bytes, or with a suffix K, M, G (powers of 1024, optional B/iB). */
@@ -78,5 +90,53 @@ int rm_tree(const char *path);
  * as it is.
  */
 void path_fold(char *path);
+
+/*
+ * The length of the well-formed UTF-8 character at s (at most n bytes
+ * read): 1 for ASCII, 2..4, or 0 when the bytes are not UTF-8 (overlong
+ * forms, surrogates and code points past U+10FFFF are not). Inline: the
+ * JSON writer calls it for every byte of the audit stream.
+ */
+static inline size_t utf8_char_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0) {
+		len = 2;
+		cp = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		len = 3;
+		cp = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		len = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values past U+10FFFF are invalid. */
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+/*
+ * Copies src into dst (size bytes with the NUL) so that a terminal shows
+ * it as text: C0 controls, DEL, C1 controls (U+0080..U+009F, as UTF-8 or as
+ * raw 8-bit bytes) and bytes that are not UTF-8 each become '?'; a
+ * well-formed UTF-8 character is kept whole or not at all (the cut never
+ * splits one). dst may be src. Returns the length written.
+ */
+size_t term_clean(char *dst, size_t size, const char *src);
 
 #endif

@@ -116,7 +116,7 @@ struct policy_error {
 	char message[256];
 };
 
-/* The built-in defaults of BRIEF.md. workspace is left NULL (cwd later). */
+/* The built-in defaults (docs/config.md). workspace is left NULL (cwd later). */
 void policy_init(struct bpfbox_policy *p);
 void policy_free(struct bpfbox_policy *p);
 /* A deep copy of src into dst (policy_free() it); 0 or -ENOMEM. */

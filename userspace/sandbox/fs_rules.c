@@ -11,7 +11,7 @@
 #include "../policy/policy.h"
 #include "../lib/util.h"
 
-/* Read-only and executable for every session (BRIEF.md). */
+/* Read-only and executable for every session (docs/SECURITY.md). */
 static const char *const system_ro[] = {
 	"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc",
 };

@@ -22,7 +22,7 @@ struct bpfbox_policy;
 struct strv;
 struct session;
 
-/* Exit codes of `bpfbox run` besides the command's own (BRIEF.md). */
+/* Exit codes of `bpfbox run` besides the command's own (docs/runtime.md). */
 #define EXIT_LIMIT	    123 /* killed by a limit: paused too long, or --on-limit kill */
 #define EXIT_TIMEOUT	    124
 #define EXIT_SETUP	    125

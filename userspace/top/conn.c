@@ -206,8 +206,8 @@ static void on_reply(struct top *t, char *line, size_t len)
 	o = json_tokener_parse(line);
 	(void)len;
 	ok = o && json_object_object_get_ex(o, "ok", &v) && json_object_get_boolean(v);
-	err = o ? top_json_str(o, "error") : NULL;
-	code = o && top_json_str(o, "code") ? -proto_errno_from_name(top_json_str(o, "code"))
+	err = o ? json_member_str(o, "error") : NULL;
+	code = o && json_member_str(o, "code") ? -proto_errno_from_name(json_member_str(o, "code"))
 					     : -EPROTO;
 	if (q.kind == TOP_REQ_OP) {
 		snprintf(t->op.op, sizeof(t->op.op), "%s", q.op);
@@ -290,11 +290,11 @@ static void on_ping(struct top *t, struct json_object *reply)
 	const char *str;
 	int64_t pid;
 
-	if (top_json_int(reply, "pid", &pid) && pid > 0) {
+	if (json_member_int(reply, "pid", &pid) && pid > 0) {
 		t->daemon_pid = pid;
 		t->daemon_start = process_start(pid);
 	}
-	if ((str = top_json_str(reply, "cgroup_parent")))
+	if ((str = json_member_str(reply, "cgroup_parent")))
 		snprintf(t->cgroup_parent, sizeof(t->cgroup_parent), "%s", str);
 	t->bpf_audit = json_object_object_get_ex(reply, "bpf_audit", &v) &&
 		       json_object_get_boolean(v);

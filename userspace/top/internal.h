@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What sessions.c, conn.c and print.c of `bpfbox top` share. */
+/* What sessions.c, events.c, conn.c and print.c of `bpfbox top` share. */
 #ifndef BPFBOX_TOP_INTERNAL_H
 #define BPFBOX_TOP_INTERNAL_H
 
@@ -11,14 +11,17 @@
 
 struct json_object;
 
-/* A string or integer member; NULL / false when absent or of another type. */
-const char *top_json_str(struct json_object *o, const char *key);
-bool top_json_int(struct json_object *o, const char *key, int64_t *out);
+/* JSON members: lib/json.h; text for the terminal: term_clean() in lib/util.h. */
+#include "../lib/json.h"
+#include "../lib/util.h"
 
-/* Copies src, control bytes as '?', cut at size - 1 bytes on a character boundary. */
-size_t top_put_clean(char *dst, size_t size, const char *src);
+/* sessions.c: the table of sessions, for events.c. */
+struct top_session *top_session_add(struct top *t, const char *id); /* found or added */
+char *top_join_argv(struct json_object *arr); /* an array of strings as one line */
+void top_set_str(char **dst, const char *src);	/* replaces *dst with a copy */
+void top_tail_add(struct top_session *s, const char *text, bool deny); /* a line of its tail */
 
-/* One event line of the subscription (a JSON object). */
+/* events.c: one event line of the subscription (a JSON object). */
 void top_handle_line(struct top *t, char *line, size_t len);
 /* A `list` reply's sessions: the sample (cgroups, rates, view). */
 void top_apply_list(struct top *t, struct json_object *list);

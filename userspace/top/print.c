@@ -98,7 +98,7 @@ void top_print_text(const struct top *t, FILE *out)
 			snprintf(pids, sizeof(pids), "%lld", (long long)s->pids);
 		else
 			snprintf(pids, sizeof(pids), "-");
-		top_put_clean(cmd, 41, s->command ? s->command : "-");
+		term_clean(cmd, 41, s->command ? s->command : "-");
 		fprintf(out, "%-32s  %-10s  %-8s  %4s  %6s  %5s  %6s  %6s  %6s  %6llu  %-40s  %s\n",
 			s->id, s->state[0] ? s->state : "-", s->level[0] ? s->level : "-", pids,
 			mem, cpu, o, e, c, (unsigned long long)s->denials, cmd,

@@ -107,7 +107,7 @@ struct top_session *top_find(const struct top *t, const char *id)
 	return NULL;
 }
 
-static struct top_session *session_add(struct top *t, const char *id)
+struct top_session *top_session_add(struct top *t, const char *id)
 {
 	struct top_session *s;
 	size_t b;
@@ -157,50 +157,8 @@ static void session_remove(struct top *t, struct top_session *s)
 	session_free(s);
 }
 
-const char *top_json_str(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-bool top_json_int(struct json_object *o, const char *key, int64_t *out)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-		return false;
-	*out = json_object_get_int64(v);
-	return true;
-}
-
-/* Copies src, control bytes as '?', at most size - 1 bytes (UTF-8 kept whole). */
-size_t top_put_clean(char *dst, size_t size, const char *src)
-{
-	size_t n = 0;
-
-	for (; *src && n + 1 < size; src++) {
-		unsigned char c = (unsigned char)*src;
-
-		dst[n++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
-	}
-	/* Do not leave half a UTF-8 sequence at the cut. */
-	if (*src && n) {
-		size_t k = n;
-
-		while (k > 0 && ((unsigned char)dst[k - 1] & 0xc0) == 0x80)
-			k--;
-		if (k > 0 && ((unsigned char)dst[k - 1] & 0xc0) == 0xc0)
-			n = k - 1;
-	}
-	dst[n] = '\0';
-	return n;
-}
-
 /* A JSON array of strings as one line. */
-static char *join_argv(struct json_object *arr)
+char *top_join_argv(struct json_object *arr)
 {
 	char buf[COMMAND_MAX];
 	size_t len = 0, n;
@@ -214,13 +172,13 @@ static char *join_argv(struct json_object *arr)
 
 		if (i)
 			buf[len++] = ' ';
-		len += top_put_clean(buf + len, sizeof(buf) - len, a ? a : "");
+		len += term_clean(buf + len, sizeof(buf) - len, a ? a : "");
 	}
 	buf[len] = '\0';
 	return strdup(buf);
 }
 
-static void set_str(char **dst, const char *src)
+void top_set_str(char **dst, const char *src)
 {
 	char *p = src ? strdup(src) : NULL;
 
@@ -230,7 +188,7 @@ static void set_str(char **dst, const char *src)
 	*dst = p;
 }
 
-static void tail_add(struct top_session *s, const char *text, bool deny)
+void top_tail_add(struct top_session *s, const char *text, bool deny)
 {
 	struct top_line *l;
 	char *p;
@@ -262,277 +220,9 @@ const struct top_line *top_tail_line(const struct top_session *s, size_t i)
 	return &s->tail[(s->tail_head + i) % TOP_TAIL_MAX];
 }
 
-/* "02:39:45.962" out of "2026-11-22T02:39:45.962973449Z". */
-static void event_clock(struct json_object *o, char *buf, size_t size)
-{
-	const char *time = top_json_str(o, "time");
-
-	if (time && strlen(time) >= 23)
-		snprintf(buf, size, "%.12s", time + 11);
-	else
-		snprintf(buf, size, "%12s", "");
-}
-
-/* What an event did, in one line: "open /etc/x", "connect 1.2.3.4:80". */
-static void event_what(const char *type, struct json_object *o, char *buf, size_t size)
-{
-	char argv[512] = "", path[300];
-	const char *str;
-	int64_t i = 0, j = 0;
-
-	if (streq(type, "exec")) {
-		struct json_object *a;
-		char *joined = NULL;
-
-		if (json_object_object_get_ex(o, "argv", &a))
-			joined = join_argv(a);
-		top_put_clean(path, sizeof(path), (str = top_json_str(o, "filename")) ? str : "?");
-		snprintf(argv, sizeof(argv), "%s", joined ? joined : "");
-		free(joined);
-		snprintf(buf, size, "exec %s%s%s", path, argv[0] ? "  " : "", argv);
-	} else if (streq(type, "file")) {
-		str = top_json_str(o, "path");
-		top_put_clean(path, sizeof(path), str ? str : "?");
-		top_json_int(o, "count", &i);
-		top_json_int(o, "flags", &j);
-		snprintf(buf, size, "open %s%s", path,
-			 (j & 3) == 0 ? "" : (j & 3) == 1 ? " (write)" : " (read-write)");
-		if (i > 1)
-			snprintf(buf + strlen(buf), size - strlen(buf), " x%lld", (long long)i);
-	} else if (streq(type, "connect")) {
-		str = top_json_str(o, "family");
-		if (str && streq(str, "unix")) {
-			str = top_json_str(o, "path");
-			top_put_clean(path, sizeof(path), str ? str : "?");
-			snprintf(buf, size, "connect unix:%s", path);
-		} else {
-			top_json_int(o, "port", &i);
-			str = top_json_str(o, "address");
-			top_put_clean(path, sizeof(path), str ? str : "?");
-			snprintf(buf, size, str && strchr(str, ':') ? "connect [%s]:%lld"
-								    : "connect %s:%lld",
-				 path, (long long)i);
-		}
-	} else if (startswith(type, "net.")) {
-		char name[140], rule[100];
-
-		top_json_int(o, "port", &i);
-		str = top_json_str(o, "name");
-		top_put_clean(name, sizeof(name), str && *str ? str : "?");
-		str = top_json_str(o, "address");
-		top_put_clean(path, sizeof(path), str ? str : "-");
-		str = top_json_str(o, streq(type, "net.deny") ? "reason" : "rule");
-		top_put_clean(rule, sizeof(rule), str ? str : "");
-		snprintf(buf, size, "%s %s %s (%s):%lld  %s", type,
-			 top_json_str(o, "protocol") ? top_json_str(o, "protocol") : "?", name, path,
-			 (long long)i, rule);
-	} else if (streq(type, "fork")) {
-		top_json_int(o, "child_pid", &i);
-		snprintf(buf, size, "fork -> pid %lld", (long long)i);
-	} else if (streq(type, "exit")) {
-		if (top_json_int(o, "exit_code", &i))
-			snprintf(buf, size, "exit %lld", (long long)i);
-		else
-			snprintf(buf, size, "exit, signal %lld",
-				 top_json_int(o, "signal", &j) ? (long long)j : 0LL);
-	} else {
-		snprintf(buf, size, "%s", type);
-	}
-}
-
-/* "name:port" first in s->dests (once), the oldest dropped when full. */
-static void add_dest(struct top_session *s, struct json_object *o)
-{
-	const char *name = top_json_str(o, "name"), *proto = top_json_str(o, "protocol");
-	char one[140], clean[128], rest[sizeof(s->dests)], all[320], *p;
-	int64_t port = 0;
-
-	if (!name || !*name || (proto && streq(proto, "dns")))
-		return;
-	top_json_int(o, "port", &port);
-	top_put_clean(clean, sizeof(clean), name);
-	snprintf(one, sizeof(one), "%s:%lld", clean, (long long)port);
-	/* Drop an earlier mention, then put it first. */
-	snprintf(rest, sizeof(rest), "%s", s->dests);
-	for (p = rest; (p = strstr(p, one));) {
-		size_t l = strlen(one);
-
-		if ((p == rest || p[-1] == ' ') && (p[l] == ' ' || p[l] == '\0')) {
-			memmove(p, p + l + (p[l] == ' '), strlen(p + l + (p[l] == ' ')) + 1);
-			continue;
-		}
-		p += l;
-	}
-	while (rest[0] && rest[strlen(rest) - 1] == ' ')
-		rest[strlen(rest) - 1] = '\0';
-	snprintf(all, sizeof(all), "%s%s%s", one, rest[0] ? " " : "", rest);
-	/* Whole entries only. */
-	while (strlen(all) >= sizeof(s->dests) && (p = strrchr(all, ' ')))
-		*p = '\0';
-	if (strlen(all) < sizeof(s->dests))
-		memcpy(s->dests, all, strlen(all) + 1);
-}
-
-static void on_session_start(struct top_session *s, struct json_object *o)
-{
-	struct json_object *cmd;
-	const char *str;
-	int64_t i;
-
-	if ((str = top_json_str(o, "level_enabled")))
-		snprintf(s->level, sizeof(s->level), "%s", str);
-	if (!s->cgroup && (str = top_json_str(o, "cgroup")))
-		set_str(&s->cgroup, str);
-	if (!s->command && json_object_object_get_ex(o, "command", &cmd))
-		s->command = join_argv(cmd);
-	if (s->uid < 0 && top_json_int(o, "uid", &i))
-		s->uid = i;
-	if (!s->state[0])
-		snprintf(s->state, sizeof(s->state), "registered");
-}
-
-/* session.paused, session.resumed, session.killed (bpfbox pause/resume/kill, limits). */
-static void on_lifecycle(struct top_session *s, const char *type, struct json_object *o,
-			 const char *when)
-{
-	const char *reason = top_json_str(o, "reason"), *comm = top_json_str(o, "comm");
-	char line[512];
-	int64_t i = 0;
-
-	if (streq(type, "session.paused")) {
-		snprintf(s->state, sizeof(s->state), "paused");
-		snprintf(s->pause_reason, sizeof(s->pause_reason), "%s", reason ? reason : "");
-		snprintf(line, sizeof(line), "%s  paused   %s%s%s", when, reason ? reason : "?",
-			 comm ? ", by " : "", comm ? comm : "");
-	} else if (streq(type, "session.resumed")) {
-		snprintf(s->state, sizeof(s->state), "running");
-		s->pause_reason[0] = '\0';
-		top_json_int(o, "paused_ms", &i);
-		snprintf(line, sizeof(line), "%s  resumed  after %lld ms paused", when,
-			 (long long)i);
-	} else {
-		s->killed = true;
-		snprintf(s->state, sizeof(s->state), "killed");
-		snprintf(line, sizeof(line), "%s  killed   %s", when, reason ? reason : "?");
-	}
-	tail_add(s, line, false);
-}
-
-static void handle_event(struct top *t, struct json_object *o)
-{
-	const char *type = top_json_str(o, "type"), *id = top_json_str(o, "session");
-	const char *decision = top_json_str(o, "decision"), *layer = top_json_str(o, "layer");
-	const char *err = top_json_str(o, "errno");
-	char when[16], what[640], line[768];
-	struct top_session *s;
-	bool deny = decision && streq(decision, "deny");
-	int64_t i = 0, pid = 0;
-
-	if (!type)
-		return;
-	t->events++;
-	if (streq(type, "loss")) {
-		const char *where = top_json_str(o, "where");
-
-		top_json_int(o, "count", &i);
-		if (!id || (where && streq(where, "subscriber queue full")))
-			t->view_lost += i > 0 ? i : 0;
-		if (!id)
-			return;
-	}
-	if (!id || !proto_session_id_valid(id))
-		return;
-	s = top_find(t, id);
-	if (!s && streq(type, "session.end"))
-		return; /* it ended before we knew it */
-	if (!s && !(s = session_add(t, id)))
-		return;
-	s->events++;
-	event_clock(o, when, sizeof(when));
-	if (streq(type, "session.start")) {
-		on_session_start(s, o);
-		snprintf(line, sizeof(line), "%s  start    level %s  %s", when,
-			 s->level[0] ? s->level : "?", s->command ? s->command : "");
-		tail_add(s, line, false);
-		return;
-	}
-	if (streq(type, "session.paused") || streq(type, "session.resumed") ||
-	    streq(type, "session.killed")) {
-		on_lifecycle(s, type, o, when);
-		return;
-	}
-	if (streq(type, "session.end")) {
-		const char *reason = top_json_str(o, "reason");
-		int64_t records = 0, lost = 0;
-
-		top_json_int(o, "records", &records);
-		top_json_int(o, "lost", &lost);
-		s->ended = true;
-		s->lost = lost > 0 ? lost : 0;
-		snprintf(s->state, sizeof(s->state), "ended");
-		if (!s->gone_ns)
-			s->gone_ns = now_ns();
-		if (top_json_int(o, "exit_code", &i))
-			snprintf(what, sizeof(what), "exit code %lld", (long long)i);
-		else
-			snprintf(what, sizeof(what), "no exit code");
-		snprintf(line, sizeof(line), "%s  end      %s, %s; %lld records, %lld lost", when,
-			 what, reason ? reason : "?", (long long)records, (long long)lost);
-		tail_add(s, line, false);
-		return;
-	}
-	if (streq(type, "loss")) {
-		snprintf(line, sizeof(line), "%s  loss     %lld events (%s)", when, (long long)i,
-			 top_json_str(o, "where") ? top_json_str(o, "where") : "?");
-		tail_add(s, line, false);
-		return;
-	}
-	if (streq(type, "exec") && !err)
-		s->execs++;
-	else if (streq(type, "file"))
-		s->opens += top_json_int(o, "count", &i) && i > 1 ? (uint64_t)i : 1;
-	else if (streq(type, "connect"))
-		s->connects++;
-	else if (streq(type, "net.allow"))
-		add_dest(s, o);
-	event_what(type, o, what, sizeof(what));
-	top_json_int(o, "pid", &pid);
-	if (deny) {
-		char last[768];
-
-		s->denials++;
-		snprintf(last, sizeof(last), "%s (%s%s%s)", what, layer ? layer : "?",
-			 err ? " " : "", err ? err : "");
-		set_str(&s->last_denial, last);
-	}
-	snprintf(line, sizeof(line), "%s  %-7lld  %s%s%s%s%s%s", when, (long long)pid,
-		 deny ? "DENY " : "", what, err || deny ? "  " : "", deny && layer ? layer : "",
-		 deny && layer && err ? " " : "", err ? err : "");
-	tail_add(s, line, deny);
-}
-
-void top_handle_line(struct top *t, char *line, size_t len)
-{
-	struct json_tokener *tok;
-	struct json_object *o;
-
-	if (!len)
-		return;
-	tok = json_tokener_new();
-	if (!tok)
-		return;
-	o = json_tokener_parse_ex(tok, line, len);
-	if (o && json_object_is_type(o, json_type_object))
-		handle_event(t, o);
-	else
-		t->bad_lines++;
-	json_object_put(o);
-	json_tokener_free(tok);
-}
-
 static void on_list_entry(struct top *t, struct json_object *e)
 {
-	const char *id = top_json_str(e, "session"), *str;
+	const char *id = json_member_str(e, "session"), *str;
 	struct json_object *cmd;
 	struct top_session *s;
 	int64_t i;
@@ -540,37 +230,37 @@ static void on_list_entry(struct top *t, struct json_object *e)
 	if (!id || !proto_session_id_valid(id))
 		return;
 	s = top_find(t, id);
-	if (!s && !(s = session_add(t, id)))
+	if (!s && !(s = top_session_add(t, id)))
 		return;
 	s->listed = true;
 	if (!s->ended) {
 		s->gone_ns = 0;
 		/* A killed session runs until its client unregisters it: say killed. */
-		if ((str = top_json_str(e, "state")) && !s->killed)
+		if ((str = json_member_str(e, "state")) && !s->killed)
 			snprintf(s->state, sizeof(s->state), "%s", str);
-		if ((str = top_json_str(e, "pause_reason")))
+		if ((str = json_member_str(e, "pause_reason")))
 			snprintf(s->pause_reason, sizeof(s->pause_reason), "%s", str);
 		else
 			s->pause_reason[0] = '\0';
 	}
-	if ((str = top_json_str(e, "cgroup")) && (!s->cgroup || !streq(s->cgroup, str)))
-		set_str(&s->cgroup, str);
-	if ((str = top_json_str(e, "level_enabled")) || (str = top_json_str(e, "level")))
+	if ((str = json_member_str(e, "cgroup")) && (!s->cgroup || !streq(s->cgroup, str)))
+		top_set_str(&s->cgroup, str);
+	if ((str = json_member_str(e, "level_enabled")) || (str = json_member_str(e, "level")))
 		snprintf(s->level, sizeof(s->level), "%s", str);
-	if ((str = top_json_str(e, "start_time")))
+	if ((str = json_member_str(e, "start_time")))
 		snprintf(s->start_time, sizeof(s->start_time), "%s", str);
-	if (top_json_int(e, "uid", &i))
+	if (json_member_int(e, "uid", &i))
 		s->uid = i;
-	if (top_json_int(e, "pid", &i))
+	if (json_member_int(e, "pid", &i))
 		s->client_pid = i;
-	if (top_json_int(e, "child", &i))
+	if (json_member_int(e, "child", &i))
 		s->child = i;
-	if (top_json_int(e, "records", &i) && i >= 0)
+	if (json_member_int(e, "records", &i) && i >= 0)
 		s->records = i;
-	if (top_json_int(e, "lost", &i) && i >= 0)
+	if (json_member_int(e, "lost", &i) && i >= 0)
 		s->lost = i;
 	if (!s->command && json_object_object_get_ex(e, "command", &cmd))
-		s->command = join_argv(cmd);
+		s->command = top_join_argv(cmd);
 }
 
 /* Lines of cgroup.procs: the processes of the session. */

@@ -219,4 +219,11 @@ uint64_t top_drops(const struct top *t);
 void top_print_text(const struct top *t, FILE *out);
 void top_print_json(const struct top *t, FILE *out);
 
+/* The full-screen view until q or a stop signal (ui.c); -ENOTTY when the
+ * terminal cannot place the cursor. */
+int top_run_ui(struct top *t, double interval);
+/* Reads events for one interval, samples and prints one snapshot (text or
+ * JSON) to stdout; 0, or 1 with the reason on stderr. */
+int top_snapshot(struct top *t, double interval, bool json);
+
 #endif

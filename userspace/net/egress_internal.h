@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the parts of egress by name share (docs/network.md): egress.c (rules,
+ * the verdict, the name cache, records, the threads, start and stop),
+ * dns.c (the resolver: DNS on the wire, upstream, one thread a query) and
+ * proxy.c (the TCP proxy: SNI, Host, CONNECT, splice).
+ */
+#ifndef BPFBOX_NET_EGRESS_INTERNAL_H
+#define BPFBOX_NET_EGRESS_INTERNAL_H
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "egress.h"
+#include "bpfbox/events.h"
+#include "../lib/util.h"
+#include "../policy/policy.h"
+
+#define MAX_RULES     256
+#define CACHE_SIZE    1024
+#define MAX_OWN	      64
+#define PEEK_MAX      16384
+#define FIRST_DATA_MS 1000 /* a silent tool is judged by its address alone */
+#define UPSTREAM_MS   5000
+
+enum { HOW_ADDR, HOW_SNI, HOW_HOST, HOW_CONNECT, HOW_QUERY };
+
+struct rule {
+	bool name;	   /* else CIDR */
+	char host[256];	   /* lower case, "*.x" for a wildcard */
+	uint8_t addr[16];  /* mapped IPv4 */
+	unsigned int plen; /* of the 128 bits */
+	uint16_t lo, hi;
+	char text[BPFBOX_NET_RULE_LEN];
+};
+
+struct cached {
+	char name[BPFBOX_NET_NAME_LEN];
+	uint8_t addr[16];
+};
+
+struct egress {
+	struct egress_opts o;
+	int tcp_fd, udp_fd, stop_pipe[2];
+	uint16_t tcp_port, udp_port;
+	struct sockaddr_storage upstream;
+	socklen_t upstream_len;
+	pthread_t main;
+	pthread_mutex_t lock;
+	pthread_cond_t idle;
+	unsigned int active; /* worker threads alive */
+	struct rule allow[MAX_RULES], deny[MAX_RULES];
+	size_t n_allow, n_deny;
+	struct cached cache[CACHE_SIZE];
+	size_t cache_next;
+	uint8_t own[MAX_OWN][16];
+	size_t n_own;
+};
+
+struct query {
+	struct egress *e;
+	struct sockaddr_storage from;
+	socklen_t fromlen;
+	size_t len;
+	uint8_t buf[1500];
+};
+
+struct conn {
+	struct egress *e;
+	int fd, up;
+	struct bpfbox_net_orig o;
+	bool have_orig;
+};
+
+/* egress.c: addresses, the verdict, the name cache, records, threads. */
+void eg_map4(uint8_t out[16], const void *v4);
+bool eg_is_mapped(const uint8_t a[16]);
+void eg_addr_str(const uint8_t a[16], char *buf, size_t size);
+/* An address no name may reach: the host's own, loopback, metadata. */
+bool eg_forbidden(const struct egress *e, const uint8_t a[16]);
+/* The verdict for a name (or an address) and port; rule: the rule that decided. */
+bool eg_judge(struct egress *e, const char *name, const uint8_t *addr, uint16_t port, bool any_port,
+	      char rule[BPFBOX_NET_RULE_LEN]);
+void eg_cache_put(struct egress *e, const char *name, const uint8_t addr[16]);
+bool eg_cache_has(struct egress *e, const char *name, const uint8_t addr[16], char *out,
+		  size_t size);
+/* One net.allow / net.deny record. */
+void eg_emit(struct egress *e, const struct bpfbox_net_orig *o, bool allow, int kind, int how,
+	     const char *name, const uint8_t addr[16], uint16_t port, const char *rule,
+	     const char *reason, uint64_t out_bytes, uint64_t in_bytes);
+/* A worker thread (a query, a connection) ends. */
+void eg_worker_done(struct egress *e);
+
+/* dns.c */
+int eg_resolve(struct egress *e, const char *name, uint8_t out[][16], size_t max, size_t *n);
+void *eg_query_thread(void *arg); /* a struct query, freed */
+
+/* proxy.c */
+void *eg_conn_thread(void *arg); /* a struct conn, freed */
+void eg_reset(int fd);		 /* closes fd with a TCP RST */
+
+#endif

@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The session's TCP proxy (docs/network.md): the original destination from
+ * net_orig, the name from the TLS SNI, the HTTP Host or an HTTP CONNECT,
+ * the verdict, then both directions spliced.
+ */
+#include "egress_internal.h"
+
+/* ---- TCP ---------------------------------------------------------------- */
+
+/* The SNI of a TLS ClientHello in p; 1 found, 0 none, -1 incomplete. */
+static int tls_sni(const uint8_t *p, size_t len, char *out, size_t size)
+{
+	size_t rec, off, end, l;
+
+	if (len < 5)
+		return -1;
+	if (p[0] != 0x16 || p[1] != 3)
+		return 0;
+	rec = (p[3] << 8) | p[4];
+	if (len < 5 + rec)
+		return -1;
+	end = 5 + rec;
+	off = 5;
+	if (off + 4 > end || p[off] != 1)
+		return 0;
+	off += 4 + 2 + 32; /* handshake header, version, random */
+	if (off + 1 > end)
+		return 0;
+	off += 1 + p[off]; /* session id */
+	if (off + 2 > end)
+		return 0;
+	off += 2 + ((p[off] << 8) | p[off + 1]); /* cipher suites */
+	if (off + 1 > end)
+		return 0;
+	off += 1 + p[off]; /* compression */
+	if (off + 2 > end)
+		return 0;
+	off += 2;
+	while (off + 4 <= end) {
+		unsigned int type = (p[off] << 8) | p[off + 1];
+
+		l = (p[off + 2] << 8) | p[off + 3];
+		off += 4;
+		if (off + l > end)
+			return 0;
+		if (type == 0 && l >= 5 && p[off + 2] == 0) {
+			size_t nl = (p[off + 3] << 8) | p[off + 4];
+
+			if (nl == 0 || nl >= size || off + 5 + nl > end)
+				return 0;
+			for (size_t i = 0; i < nl; i++)
+				out[i] = tolower(p[off + 5 + i]);
+			out[nl] = '\0';
+			return 1;
+		}
+		off += l;
+	}
+	return 0;
+}
+
+static bool http_method(const uint8_t *p, size_t len)
+{
+	static const char *const m[] = {"GET ",	   "POST ",    "PUT ",	 "HEAD ",
+					"DELETE ", "OPTIONS ", "PATCH ", "CONNECT "};
+
+	for (size_t i = 0; i < ARRAY_SIZE(m); i++) {
+		size_t ml = strlen(m[i]);
+
+		if (!memcmp(p, m[i], len < ml ? len : ml))
+			return true;
+	}
+	return false;
+}
+
+/* The Host header's name (no port) of a request head; 1, 0 none, -1 incomplete. */
+static int http_host(const uint8_t *p, size_t len, char *out, size_t size)
+{
+	const char *s = (const char *)p, *end = memmem(p, len, "\r\n\r\n", 4), *line;
+
+	if (!end)
+		return len >= PEEK_MAX ? 0 : -1;
+	for (line = memchr(s, '\n', end - s); line && line < end;
+	     line = memchr(line + 1, '\n', end - line - 1)) {
+		const char *v = line + 1;
+		size_t n = 0;
+
+		if (end - v < 5 || strncasecmp(v, "host:", 5))
+			continue;
+		v += 5;
+		while (v < end && (*v == ' ' || *v == '\t'))
+			v++;
+		while (v + n < end && v[n] != '\r' && v[n] != ':' && n + 1 < size) {
+			out[n] = tolower((unsigned char)v[n]);
+			n++;
+		}
+		out[n] = '\0';
+		return n > 0;
+	}
+	return 0;
+}
+
+static void send_403(int fd, const char *name, uint16_t port, const char *why)
+{
+	char body[512], head[256];
+	int bl, hl;
+
+	bl = snprintf(body, sizeof(body),
+		      "bpfbox: egress to %s port %u denied (%s). To allow it, add "
+		      "--net-allow %s:%u to the session.\n",
+		      name, port, why, name, port);
+	hl = snprintf(head, sizeof(head),
+		      "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
+		      "Content-Length: %d\r\nConnection: close\r\n\r\n",
+		      bl);
+	(void)!write(fd, head, hl);
+	(void)!write(fd, body, bl);
+}
+
+/* Closes with a reset: the tool sees a refused connection. */
+void eg_reset(int fd)
+{
+	struct linger l = {.l_onoff = 1, .l_linger = 0};
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+}
+
+static int connect_upstream(struct egress *e, const uint8_t addr[16], uint16_t port)
+{
+	struct sockaddr_storage ss = {0};
+	struct pollfd pfd = {.events = POLLOUT};
+	socklen_t len;
+	int fd, err = 0, one = 1;
+
+	if (eg_is_mapped(addr)) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		memcpy(&s4->sin_addr, addr + 12, 4);
+		len = sizeof(*s4);
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		memcpy(&s6->sin6_addr, addr, 16);
+		len = sizeof(*s6);
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)&ss, len) < 0 && errno != EINPROGRESS)
+		goto fail;
+	pfd.fd = fd;
+	if (poll(&pfd, 1, UPSTREAM_MS) != 1) {
+		errno = ETIMEDOUT;
+		goto fail;
+	}
+	len = sizeof(err);
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+	if (err) {
+		errno = err;
+		goto fail;
+	}
+	(void)e;
+	return fd;
+fail:
+	err = -errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * One direction's step: socket -> pipe when the pipe is empty, pipe ->
+ * socket while it holds bytes. false when the direction has ended.
+ */
+struct dir {
+	int src, dst, pipe[2];
+	size_t pending;
+	bool eof, done, grown;
+	uint64_t *count;
+};
+
+/* A bulk transfer gets a 1 MiB pipe: fewer wakeups per byte. Not at once:
+ * most connections are small, and the pages cost setup time. */
+#define GROW_AFTER (256 * 1024)
+
+static bool step(struct dir *d, bool *broken)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (!d->pending && !d->eof) {
+			n = splice(d->src, NULL, d->pipe[1], NULL, 1 << 20,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n > 0)
+				d->pending += n;
+			else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+				d->eof = true;
+			else if (errno == EAGAIN)
+				break;
+		}
+		if (d->pending) {
+			n = splice(d->pipe[0], NULL, d->dst, NULL, d->pending,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n > 0) {
+				d->pending -= n;
+				*d->count += n;
+				if (!d->grown && *d->count > GROW_AFTER) {
+					fcntl(d->pipe[1], F_SETPIPE_SZ, 1 << 20);
+					d->grown = true;
+				}
+			} else if (n < 0 && errno == EAGAIN) {
+				break;
+			} else if (n < 0 && errno != EINTR) {
+				/* The reader is gone: both directions end. */
+				*broken = true;
+				return false;
+			}
+		}
+		if (d->eof && !d->pending) {
+			shutdown(d->dst, SHUT_WR);
+			d->done = true;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Both directions through pipes until both ends closed; bytes counted. */
+static void splice_both(struct egress *e, int a, int b, uint64_t *a2b, uint64_t *b2a)
+{
+	struct dir dirs[2] = {{.src = a, .dst = b, .pipe = {-1, -1}, .count = a2b},
+			      {.src = b, .dst = a, .pipe = {-1, -1}, .count = b2a}};
+	bool broken = false;
+
+	if (pipe2(dirs[0].pipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    pipe2(dirs[1].pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		goto out;
+	fcntl(a, F_SETFL, fcntl(a, F_GETFL) | O_NONBLOCK);
+	fcntl(b, F_SETFL, fcntl(b, F_GETFL) | O_NONBLOCK);
+	while (!broken && (!dirs[0].done || !dirs[1].done)) {
+		struct pollfd p[3];
+		int np = 0;
+
+		for (int i = 0; i < 2; i++) {
+			struct dir *d = &dirs[i];
+
+			if (d->done)
+				continue;
+			/* Read only into an empty pipe: a full one would spin. */
+			if (d->pending)
+				p[np++] = (struct pollfd){.fd = d->dst, .events = POLLOUT};
+			else
+				p[np++] = (struct pollfd){.fd = d->src, .events = POLLIN};
+		}
+		p[np++] = (struct pollfd){.fd = e->stop_pipe[0], .events = POLLIN};
+		if (poll(p, np, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[np - 1].revents)
+			break;
+		for (int i = 0; i < 2 && !broken; i++)
+			if (!dirs[i].done)
+				step(&dirs[i], &broken);
+	}
+out:
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 2; j++)
+			if (dirs[i].pipe[j] >= 0)
+				close(dirs[i].pipe[j]);
+}
+
+/* Waits until the client sent something (or the wait ends); bytes peeked. */
+static ssize_t peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms)
+{
+	struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
+			      {.fd = e->stop_pipe[0], .events = POLLIN}};
+
+	if (poll(p, 2, ms) <= 0 || p[1].revents)
+		return 0;
+	return recv(fd, buf, size, MSG_PEEK);
+}
+
+/*
+ * A transparent connection: the tool connected to the address it wanted.
+ * Long (106 lines) because it is one sequence told in order: the original
+ * destination, the first bytes (SNI or Host), the verdict and its record,
+ * the upstream connect, the splice; each step ends the connection on error.
+ */
+static void serve_transparent(struct conn *c)
+{
+	struct egress *e = c->e;
+	char name[BPFBOX_NET_NAME_LEN] = "", rule[BPFBOX_NET_RULE_LEN], why[BPFBOX_NET_RULE_LEN];
+	_cleanup_free_ uint8_t *buf = malloc(PEEK_MAX);
+	uint64_t out = 0, in = 0;
+	uint16_t port = c->o.port;
+	int how = HOW_ADDR, r = 0;
+	unsigned long long deadline;
+	ssize_t n = 0;
+	bool http = false;
+
+	if (!buf)
+		return;
+	/*
+	 * A ClientHello or a request head may take more than one segment:
+	 * peek again, a little later, while it is incomplete and the budget
+	 * lasts. A silent tool (a server speaks first) is judged by address.
+	 */
+	deadline = now_ns() + FIRST_DATA_MS * 1000000ULL;
+	for (;;) {
+		unsigned long long t = now_ns();
+		int left = t < deadline ? (int)((deadline - t) / 1000000) + 1 : 0;
+		ssize_t got;
+
+		if (!left)
+			break;
+		if (n == 0) {
+			got = peek(e, c->fd, buf, PEEK_MAX, left);
+		} else {
+			struct pollfd sp = {.fd = e->stop_pipe[0], .events = POLLIN};
+
+			/* Data is there already (poll would return at once): wait a bit. */
+			if (poll(&sp, 1, left < 5 ? left : 5) != 0)
+				break;
+			got = recv(c->fd, buf, PEEK_MAX, MSG_PEEK | MSG_DONTWAIT);
+		}
+		if (got <= 0 || got == n) {
+			if (got <= 0 && n == 0)
+				break;
+			continue;
+		}
+		n = got;
+		r = tls_sni(buf, n, name, sizeof(name));
+		if (r > 0) {
+			how = HOW_SNI;
+			break;
+		}
+		if (r == 0 && http_method(buf, n)) {
+			http = true;
+			r = http_host(buf, n, name, sizeof(name));
+			if (r > 0)
+				how = HOW_HOST;
+			if (r >= 0)
+				break;
+		} else if (r == 0) {
+			break;
+		}
+		if ((size_t)n >= PEEK_MAX)
+			break;
+	}
+	if (how != HOW_ADDR) {
+		/* The name asked for must be one the resolver gave this address for. */
+		if (!eg_judge(e, name, NULL, port, false, rule)) {
+			snprintf(why, sizeof(why), "%s",
+				 rule[0] ? "net_deny" : "no net_allow rule");
+			goto deny;
+		}
+		if (!eg_cache_has(e, name, c->o.addr, NULL, 0)) {
+			snprintf(why, sizeof(why), "address not resolved for %s by the session",
+				 name);
+			goto deny;
+		}
+	} else {
+		/* No name on the wire: one the resolver answered this address for. */
+		if (!eg_cache_has(e, NULL, c->o.addr, name, sizeof(name))) {
+			snprintf(why, sizeof(why), "address not resolved by the session");
+			rule[0] = '\0';
+			goto deny;
+		}
+		if (!eg_judge(e, name, NULL, port, false, rule)) {
+			snprintf(why, sizeof(why), "%s",
+				 rule[0] ? "net_deny" : "no net_allow rule");
+			goto deny;
+		}
+	}
+	if (eg_forbidden(e, c->o.addr)) {
+		snprintf(why, sizeof(why), "address not reachable by name");
+		goto deny;
+	}
+	c->up = connect_upstream(e, c->o.addr, port);
+	if (c->up < 0) {
+		snprintf(why, sizeof(why), "upstream: %s", strerror(-c->up));
+		eg_emit(e, &c->o, false, BPFBOX_NET_TCP, how, name, c->o.addr, port, rule, why, 0,
+			0);
+		eg_reset(c->fd);
+		return;
+	}
+	splice_both(e, c->fd, c->up, &out, &in);
+	eg_emit(e, &c->o, true, BPFBOX_NET_TCP, how, name, c->o.addr, port, rule, "", out, in);
+	return;
+deny:
+	eg_emit(e, &c->o, false, BPFBOX_NET_TCP, how, name, c->o.addr, port, rule, why, 0, 0);
+	if (http)
+		send_403(c->fd, name[0] ? name : "this host", port, why);
+	else
+		eg_reset(c->fd);
+}
+
+/* Reads one request head (consumed) into buf; its length or -1. */
+static ssize_t read_head(struct egress *e, int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	while (len + 1 < size) {
+		ssize_t n = peek(e, fd, (uint8_t *)buf + len, size - 1 - len, UPSTREAM_MS);
+		char *end;
+
+		if (n <= 0)
+			return -1;
+		buf[len + n] = '\0';
+		end = strstr(buf, "\r\n\r\n");
+		if (end) {
+			/* Consume exactly the head; the body stays in the socket. */
+			size_t want = end + 4 - buf;
+
+			if (recv(fd, buf + len, want - len, 0) != (ssize_t)(want - len))
+				return -1;
+			buf[want] = '\0';
+			return want;
+		}
+		if (recv(fd, buf + len, n, 0) != n)
+			return -1;
+		len += n;
+	}
+	return -1;
+}
+
+/*
+ * The tool used HTTP_PROXY: CONNECT host:port, or METHOD http://host[:port]/...
+ * Long (94 lines) for the same reason as serve_transparent: one sequence in
+ * order (the request head, the name, the verdict, resolve, connect, splice).
+ */
+static void serve_explicit(struct conn *c)
+{
+	struct egress *e = c->e;
+	char head[8192], name[BPFBOX_NET_NAME_LEN] = "", rule[BPFBOX_NET_RULE_LEN] = "";
+	char why[BPFBOX_NET_RULE_LEN], method[16], target[2048], version[16];
+	uint8_t addrs[16][16], *addr = NULL;
+	uint64_t out = 0, in = 0;
+	unsigned long port = 80;
+	ssize_t len = read_head(e, c->fd, head, sizeof(head));
+	bool tunnel;
+	char *h, *colon, *path = NULL;
+	size_t n = 0;
+
+	if (len < 0 || sscanf(head, "%15s %2047s %15s", method, target, version) != 3) {
+		eg_reset(c->fd);
+		return;
+	}
+	tunnel = streq(method, "CONNECT");
+	if (tunnel) {
+		h = target;
+		port = 443;
+	} else if (!strncasecmp(target, "http://", 7)) {
+		h = target + 7;
+		path = strchr(h, '/');
+	} else {
+		snprintf(why, sizeof(why), "not a proxy request");
+		send_403(c->fd, "this host", 0, why);
+		eg_emit(e, &c->o, false, BPFBOX_NET_CONNECT, HOW_CONNECT, "", NULL, 0, "", why, 0,
+			0);
+		return;
+	}
+	if (path)
+		*path = '\0';
+	colon = strrchr(h, ':');
+	if (colon) {
+		*colon = '\0';
+		port = strtoul(colon + 1, NULL, 10);
+	}
+	for (size_t i = 0; h[i] && i + 1 < sizeof(name); i++) {
+		name[i] = tolower((unsigned char)h[i]);
+		name[i + 1] = '\0';
+	}
+	if (port == 0 || port > 65535) {
+		snprintf(why, sizeof(why), "bad port");
+		goto deny;
+	}
+	if (!eg_judge(e, name, NULL, port, false, rule)) {
+		snprintf(why, sizeof(why), "%s", rule[0] ? "net_deny" : "no net_allow rule");
+		goto deny;
+	}
+	if (eg_resolve(e, name, addrs, 16, &n) < 0) {
+		snprintf(why, sizeof(why), "%s does not resolve", name);
+		goto deny;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (eg_forbidden(e, addrs[i])) {
+			snprintf(why, sizeof(why),
+				 "rebinding: %s resolves to an address not "
+				 "reachable by name",
+				 name);
+			addr = addrs[i];
+			goto deny;
+		}
+	}
+	addr = addrs[0];
+	c->up = connect_upstream(e, addr, port);
+	if (c->up < 0) {
+		snprintf(why, sizeof(why), "upstream: %s", strerror(-c->up));
+		goto deny;
+	}
+	if (tunnel) {
+		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+		(void)!write(c->fd, ok, sizeof(ok) - 1);
+	} else {
+		/* The request again in origin form: METHOD /path VERSION, then the rest. */
+		char *rest = strstr(head, "\r\n");
+		char line[2100];
+		int ll = snprintf(line, sizeof(line), "%s %s%s %s", method, path ? "/" : "/",
+				  path ? path + 1 : "", version);
+
+		if (write(c->up, line, ll) != ll ||
+		    (rest && write(c->up, rest, strlen(rest)) != (ssize_t)strlen(rest))) {
+			eg_reset(c->fd);
+			return;
+		}
+	}
+	splice_both(e, c->fd, c->up, &out, &in);
+	eg_emit(e, &c->o, true, BPFBOX_NET_CONNECT, HOW_CONNECT, name, addr, port, rule, "", out,
+		in);
+	return;
+deny:
+	eg_emit(e, &c->o, false, BPFBOX_NET_CONNECT, HOW_CONNECT, name, addr, port, rule, why, 0,
+		0);
+	send_403(c->fd, name[0] ? name : "this host", port, why);
+}
+
+void *eg_conn_thread(void *arg)
+{
+	struct conn *c = arg;
+	struct egress *e = c->e;
+
+	if (c->o.kind == BPFBOX_ORIG_EXPLICIT)
+		serve_explicit(c);
+	else
+		serve_transparent(c);
+	close(c->fd);
+	if (c->up >= 0)
+		close(c->up);
+	free(c);
+	eg_worker_done(e);
+	return NULL;
+}
