@@ -291,7 +291,7 @@ try:
     s.connect(("169.254.169.254", 80))
 except OSError:
     pass' >/dev/null 2>"$TMPD/md.err"
-			grep -q 'denied 1 time: connect 169.254.169.254:80 (cgroup_bpf, EPERM); the cloud metadata address is denied' \
+			grep -q 'denied 1 time: connect 169.254.169.254:80 (cgroup-bpf, EPERM); the cloud metadata address is denied' \
 				"$TMPD/md.err" &&
 				ok "--audit: a refused connect is summarised with its address and a hint" ||
 				fail "connect summary: $(cat "$TMPD/md.err")"

@@ -83,11 +83,11 @@ compare "and says which mode held the programs" \
 compare "and the same level and not_enforced" \
 	'all(start(d)[k] == start(e)[k] for k in ("level_requested", "level_enabled", "not_enforced"))'
 compare "the status channel says the same denials in both modes" \
-	'denied(ds) == denied(es) and ("cgroup_bpf", "connect", "127.0.0.1:1", "EPERM", 1) in denied(ds)'
+	'denied(ds) == denied(es) and ("cgroup-bpf", "connect", "127.0.0.1:1", "EPERM", 1) in denied(ds)'
 # The summary on stderr: the same lines, the daemon's from its records.
 grep '^bpfbox: denied' "$TMPD/daemon.err" >"$TMPD/daemon.sum"
 grep '^bpfbox: denied' "$TMPD/embedded.err" >"$TMPD/embedded.sum"
-grep -q 'denied 1 time: connect 127.0.0.1:1 (cgroup_bpf, EPERM); network is denied' \
+grep -q 'denied 1 time: connect 127.0.0.1:1 (cgroup-bpf, EPERM); network is denied' \
 	"$TMPD/daemon.sum" && cmp -s "$TMPD/daemon.sum" "$TMPD/embedded.sum" &&
 	ok "the end-of-run summary is the same in both modes, with its hint" ||
 	fail "summaries differ: daemon: $(cat "$TMPD/daemon.sum"); embedded: $(cat "$TMPD/embedded.sum")"

@@ -333,6 +333,18 @@ PY
 expect_grep "^ok [1-9]" "$TMPD/full.check" \
 	"a full disk: sink.error ENOSPC to the other sinks, the exact loss count once space is back ($(tail -1 "$TMPD/full.check"))"
 
+# The streams with the sinks' own events (sink.error in the others, the full
+# sink's loss lines in its own) validate against the schema like the rest.
+VALIDATE="$ROOT/tools/validate-events.js"
+node "$VALIDATE" /dev/null >/dev/null 2>&1 || "$ROOT/tools/npm-deps.sh" >/dev/null 2>&1
+if ! grep -q '"type":"sink.error"' "$A" || ! grep -q '"where":"sink write failed"' "$FULL/audit.jsonl"; then
+	fail "no sink.error in the reference stream or no loss line in the full sink's"
+elif node "$VALIDATE" "$A" "$FULL/audit.jsonl" >"$TMPD/schema.out" 2>&1; then
+	ok "the streams with sink.error and a sink's loss lines validate against the schema ($(tr '\n' ' ' <"$TMPD/schema.out" | head -c 200))"
+else
+	fail "the sinks' streams do not validate: $(head -c 600 "$TMPD/schema.out")"
+fi
+
 # A bad sink configuration stops the start, naming the key.
 expect_rc 2 "a bad sink key is an error at start" "$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" \
 	--cgroup-parent "$PARENT" --sink "file:$TMPD/x.jsonl?rotat=1M"

@@ -372,7 +372,7 @@ static void test_text_escapes(void **state)
 
 	(void)state;
 	assert_non_null(ev);
-	assert_int_equal(sink_format_event(SINK_FMT_TEXT, ev, "h", &w), 0);
+	assert_int_equal(sink_format_event(SINK_FMT_TEXT, -1, ev, "h", &w), 0);
 	assert_string_equal(w.buf, "2026-01-02T03:04:05.123Z 01234567 #1 file deny(landlock,EACCES) "
 				   "pid=2 /tmp/\\x1b[31mred\\x0a\\u009b\\\\x flags=1 count=1\n");
 	json_object_put(ev);

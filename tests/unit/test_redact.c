@@ -640,18 +640,18 @@ static void test_throughput(void **state)
 		ex.argv_len = alen;
 		sink += redact(ex.argv, ex.argv_len, red, sizeof(red), 0);
 		audit_encode_record(&w, &clk, &ex, sizeof(ex),
-				    "d6ef155bf14692eed2df1868c7421bfe");
+				    "d6ef155bf14692eed2df1868c7421bfe", NULL);
 		for (int i = 0; i < 2; i++) {
 			audit_encode_record(&w, &clk, &fk, sizeof(fk),
-					    "d6ef155bf14692eed2df1868c7421bfe");
+					    "d6ef155bf14692eed2df1868c7421bfe", NULL);
 			audit_encode_record(&w, &clk, &xe, sizeof(xe),
-					    "d6ef155bf14692eed2df1868c7421bfe");
+					    "d6ef155bf14692eed2df1868c7421bfe", NULL);
 		}
 		for (int i = 0; i < 8; i++)
 			audit_encode_record(&w, &clk, &fe[i], sizeof(fe[i]),
-					    "d6ef155bf14692eed2df1868c7421bfe");
+					    "d6ef155bf14692eed2df1868c7421bfe", NULL);
 		audit_encode_record(&w, &clk, &ce, sizeof(ce),
-				    "d6ef155bf14692eed2df1868c7421bfe");
+				    "d6ef155bf14692eed2df1868c7421bfe", NULL);
 		events += 14;
 		if (w.len >= 64 * 1024) {
 			bytes += w.len;

@@ -57,12 +57,10 @@ static void on_log(void *ctx, const char *msg)
 	strcat(logbuf, "\n");
 }
 
-static void on_event(void *ctx, const char *type, const char *line, size_t len)
+static void on_event(void *ctx, const struct audit_event *ev)
 {
 	(void)ctx;
-	(void)line;
-	(void)len;
-	if (!strcmp(type, "sink.error"))
+	if (ev->kind == EV_SINK_ERROR)
 		sink_errors++;
 }
 
@@ -103,6 +101,25 @@ static size_t event(char *buf, size_t size, const char *type, int seq, size_t pa
 	return event_d(buf, size, type, seq, pad, "allow");
 }
 
+/*
+ * Hands a line of event_d() to the sinks as its producer would: with its
+ * kind, decision and time (2026-01-02T03:04:05.123456789Z) beside it.
+ */
+static void emit(struct sinks *s, const char *line, size_t len)
+{
+	struct tm tm = { .tm_year = 126, .tm_mon = 0, .tm_mday = 2, .tm_hour = 3, .tm_min = 4,
+			 .tm_sec = 5 };
+	struct audit_event ev = { .line = line, .len = len };
+	char type[32];
+
+	assert_int_equal(sscanf(line, "{\"schema_version\":1,\"type\":\"%31[^\"]", type), 1);
+	assert_true(ev_kind_parse(type) >= 0);
+	ev.kind = ev_kind_parse(type);
+	ev.deny = strstr(line, "\"decision\":\"deny\"") != NULL;
+	ev.time_ns = (int64_t)timegm(&tm) * 1000000000LL + 123456789;
+	sinks_emit(s, &ev);
+}
+
 static char *slurp(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -139,7 +156,7 @@ static void test_parse(void **state)
 	assert_int_equal(c.fsync, SINK_FSYNC_EVENTS);
 	assert_int_equal(c.fsync_events, 50);
 	assert_int_equal(c.format, SINK_FMT_OCSF);
-	assert_int_equal(c.types, (1U << sink_type_index("exec")) | (1U << sink_type_index("loss")));
+	assert_int_equal(c.types, (1U << EV_EXEC) | (1U << EV_LOSS));
 
 	assert_int_equal(sink_config_parse("file:/a%20b?fsync=interval:250ms", &c, err, sizeof(err)), 0);
 	assert_string_equal(c.path, "/a b");
@@ -289,7 +306,7 @@ static void test_rotation(void **state)
 		size_t n = event(line, sizeof(line), "file", i, 150);
 
 		strncat(all, line, n);
-		sinks_emit(s, NULL, line, n);
+		emit(s, line, n);
 		if (i % 7 == 0)
 			sinks_flush(s);
 	}
@@ -328,10 +345,10 @@ static void test_full_device(void **state)
 	snprintf(spec, sizeof(spec), "file:%s", path);
 	s = open_sinks(specs, 2);
 	for (int i = 0; i < 10; i++)
-		sinks_emit(s, NULL, line, event(line, sizeof(line), "exec", i, 0));
+		emit(s, line, event(line, sizeof(line), "exec", i, 0));
 	sinks_flush(s);
 	for (int i = 10; i < 20; i++)
-		sinks_emit(s, NULL, line, event(line, sizeof(line), "exec", i, 0));
+		emit(s, line, event(line, sizeof(line), "exec", i, 0));
 	sinks_close(s);
 	/* Said once in the log and once as an event to the other sink. */
 	assert_non_null(strstr(logbuf, "sink file:/dev/full: cannot write: No space left on device"));
@@ -356,9 +373,9 @@ static void test_types_and_text(void **state)
 	snprintf(path, sizeof(path), "%s/t.txt", dir);
 	snprintf(spec, sizeof(spec), "file:%s?format=text&types=exec", path);
 	s = open_sinks(specs, 1);
-	sinks_emit(s, "exec", line, event(line, sizeof(line), "exec", 1, 0));
-	sinks_emit(s, NULL, line, event(line, sizeof(line), "file", 2, 0));
-	sinks_emit(s, NULL, line, event(line, sizeof(line), "exec", 3, 0));
+	emit(s, line, event(line, sizeof(line), "exec", 1, 0));
+	emit(s, line, event(line, sizeof(line), "file", 2, 0));
+	emit(s, line, event(line, sizeof(line), "exec", 3, 0));
 	sinks_close(s);
 	text = slurp(path);
 	assert_string_equal(text, "2026-01-02T03:04:05.123Z 01234567 #1 exec allow ? argv:\n"
@@ -508,7 +525,7 @@ static void test_syslog_tcp_outage(void **state)
 		 dir);
 	s = open_sinks(specs, 1);
 	for (; n < 100; n++)
-		sinks_emit(s, NULL, line, event(line, sizeof(line), "exec", n, 200));
+		emit(s, line, event(line, sizeof(line), "exec", n, 200));
 	seen = pump_until(s, &c, 100, 5);
 	assert_int_equal(seen->nfirst, 100);
 	/* <local0.info>1 TIMESTAMP(µs) HOSTNAME APP PROCID MSGID - MSG */
@@ -528,7 +545,7 @@ static void test_syslog_tcp_outage(void **state)
 	collector_pump(&c);
 	collector_stop(&c);
 	for (; n < 2100; n++) {
-		sinks_emit(s, NULL, line, event(line, sizeof(line), "file", n, 200));
+		emit(s, line, event(line, sizeof(line), "file", n, 200));
 		if (n % 100 == 0)
 			sinks_dispatch(s);
 	}
@@ -577,7 +594,7 @@ static void test_syslog_spool_across_restart(void **state)
 	snprintf(spec, sizeof(spec), "syslog+tcp://127.0.0.1:%d?spool=%s/spool2", port, dir);
 	s = open_sinks(specs, 1);
 	for (int i = 0; i < 300; i++)
-		sinks_emit(s, NULL, line, event(line, sizeof(line), "exec", i, 100));
+		emit(s, line, event(line, sizeof(line), "exec", i, 100));
 	sinks_close(s);
 	assert_non_null(strstr(logbuf, "300 events kept in the spool"));
 
@@ -613,7 +630,7 @@ static void test_syslog_udp(void **state)
 		 ntohs(sa.sin_port), dir);
 	s = open_sinks(specs, 1);
 	for (int i = 0; i < 50; i++) {
-		sinks_emit(s, NULL, line, event_d(line, sizeof(line), "connect", i, 100, "deny"));
+		emit(s, line, event_d(line, sizeof(line), "connect", i, 100, "deny"));
 	}
 	sinks_flush(s);
 	while (got < 50 && time(NULL) < until) {

@@ -9,67 +9,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "event.h"
 #include "../lib/jsonw.h"
-
-#define AUDIT_SCHEMA_VERSION 1
-
-/* Converts bpf_ktime_get_ns() (CLOCK_MONOTONIC) to wall-clock time. */
-struct audit_clock {
-	int64_t mono_to_real_ns;
-};
-
-void audit_clock_init(struct audit_clock *c);
-
-/*
- * What names this host in every event, so that a SIEM can join events of
- * many hosts: the hostname, a stable host id and the boot id.
- *
- * id is systemd's application-specific machine id for AUDIT_HOST_APP_ID
- * (HMAC-SHA256 keyed by /etc/machine-id, docs/events.md): stable across
- * boots and reinstalls of bpfbox, reproducible with `systemd-id128
- * machine-id --app-specific=AUDIT_HOST_APP_ID`, and not the machine id
- * itself (which must not leave the host). Empty when unknown (null).
- */
-#define AUDIT_HOST_APP_ID "72c2ee943bc940289a7204cefb72ab60"
-
-struct audit_host {
-	char name[256];
-	char id[33];
-	char boot_id[37];
-};
-
-/* The host's names, read on first use; audit_host_refresh() reads them again. */
-const struct audit_host *audit_host(void);
-void audit_host_refresh(void);
-
-/* Adds "host", "host_id", "boot_id" to the object being written. */
-void audit_put_host(struct jsonw *w);
-
-/*
- * The end of session.start that names what ran it: "labels" (the runtime's
- * labels, a JSON object text, or NULL: {}), "bpfbox_version",
- * "policy_hash" (sha256 of exactly the bytes of "policy") and "policy".
- */
-void audit_put_policy(struct jsonw *w, const char *labels_json, const char *policy_json);
-
-/* "sha256:<hex>" of len bytes (the policy hash of session.start). */
-int audit_sha256(const void *data, size_t len, char *out, size_t size);
-
-/*
- * Starts an event object with the fields every event has. ts_ns is
- * monotonic; session is the session's id string.
- */
-void audit_begin(struct jsonw *w, const struct audit_clock *c, const char *type,
-		 const char *session, uint64_t seq, uint64_t ts_ns);
 
 /*
  * Encodes one ring record as a complete JSON line (newline included).
- * Returns 0, or -EINVAL for a record too short or of an unknown type.
+ * Returns its kind (enum ev_kind), or -EINVAL for a record too short or of
+ * an unknown type. ev, when not NULL, gets the kind, the decision and the
+ * time (its line and len are the caller's: w may hold more than one line).
  */
 int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void *data,
-			size_t size, const char *session);
-
-const char *audit_layer_name(unsigned int layer);
+			size_t size, const char *session, struct audit_event *ev);
 
 #include "../lib/ratelimit.h"
 

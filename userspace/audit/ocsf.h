@@ -22,5 +22,7 @@ struct json_object;
  * Returns 0, or -EINVAL when ev is not an event object.
  */
 int ocsf_encode(struct jsonw *w, struct json_object *ev, const char *hostname);
+/* The same for an event of a known kind (enum ev_kind): its "type" is not looked up. */
+int ocsf_encode_kind(struct jsonw *w, int kind, struct json_object *ev, const char *hostname);
 
 #endif

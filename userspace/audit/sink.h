@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "event.h"
+
 enum sink_kind {
 	SINK_STDOUT,
 	SINK_FILE,
@@ -61,7 +63,7 @@ struct sink_config {
 	char name[SINK_NAME_MAX];  /* in logs, sink.error and loss events */
 	enum sink_kind kind;
 	enum sink_format format;
-	uint32_t types; /* bit (1 << sink_type_index()) per type; 0: all */
+	uint32_t types; /* bit (1 << enum ev_kind) per kind; 0: all */
 	uint64_t queue_bytes;
 
 	/* file */
@@ -110,19 +112,13 @@ struct jsonw;
 /* json, ocsf or text; -EINVAL for another name. */
 int sink_format_parse(const char *name, enum sink_format *f);
 /*
- * Appends the line of format f for ev (one parsed event, as docs/events.md
- * has it; JSON: as it was) to w, newline included. hostname is the OCSF
- * device.hostname. 0, or -EINVAL when ev is not an event.
+ * Appends the line of format f for ev (one parsed event of kind kind, as
+ * docs/events.md has it; JSON: as it was) to w, newline included. kind < 0:
+ * read from ev's "type". hostname is the OCSF device.hostname. 0, or
+ * -EINVAL when ev is not an event.
  */
-int sink_format_event(enum sink_format f, struct json_object *ev, const char *hostname,
-		      struct jsonw *w);
-
-/* The index of an event type among the known ones (types filter), or -1. */
-int sink_type_index(const char *type);
-/* The name of type index, NULL past the last. */
-const char *sink_type_name(int index);
-/* "exec, file, ..." for messages. */
-const char *sink_type_list(void);
+int sink_format_event(enum sink_format f, int kind, struct json_object *ev,
+		      const char *hostname, struct jsonw *w);
 
 struct sinks;
 
@@ -132,7 +128,7 @@ struct sinks_opts {
 	/* One line without newline: a sink failed, recovered, rotated badly. */
 	void (*log)(void *ctx, const char *msg);
 	/* An event made by the sinks (sink.error), once they had it. */
-	void (*on_event)(void *ctx, const char *type, const char *line, size_t len);
+	void (*on_event)(void *ctx, const struct audit_event *ev);
 	void *ctx;
 };
 
@@ -145,11 +141,11 @@ int sinks_open(struct sinks **out, const struct sink_config *cfg, size_t n,
 	       const struct sinks_opts *o, char *err, size_t err_size);
 
 /*
- * Hands one event line (JSON, newline included) to every sink whose types
- * filter takes it. type may be NULL: it is read from the line. Never
- * blocks on a sink (except a file's own write in blocking mode).
+ * Hands one event (its JSON line, newline included, and its kind) to
+ * every sink whose types filter takes it. Never blocks on a sink (except a
+ * file's own write in blocking mode).
  */
-void sinks_emit(struct sinks *s, const char *type, const char *line, size_t len);
+void sinks_emit(struct sinks *s, const struct audit_event *ev);
 
 /* Writes and sends what is queued, as far as it goes without blocking. */
 void sinks_flush(struct sinks *s);

@@ -20,37 +20,6 @@
 
 #define CONFIG_FILE_MAX (1U << 20)
 
-/* Every type of the audit stream, in the order of the daemon's enum ev_kind. */
-static const char *const type_names[] = {
-	"session.start", "session.end", "loss", "exec", "exit", "fork", "file", "connect",
-	"sink.error", "session.paused", "session.resumed", "session.killed", "ceiling", "rename",
-	"net.allow", "net.deny",
-};
-
-const char *sink_type_name(int index)
-{
-	return index >= 0 && (size_t)index < ARRAY_SIZE(type_names) ? type_names[index] : NULL;
-}
-
-int sink_type_index(const char *type)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(type_names); i++)
-		if (streq(type_names[i], type))
-			return i;
-	return -1;
-}
-
-const char *sink_type_list(void)
-{
-	static char list[256];
-
-	if (!list[0])
-		for (size_t i = 0; i < ARRAY_SIZE(type_names); i++)
-			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-				 i ? ", " : "", type_names[i]);
-	return list;
-}
-
 static int fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static int fail(char *err, size_t size, const char *fmt, ...)
@@ -141,20 +110,20 @@ static int parse_types(const char *v, uint32_t *mask, char *err, size_t size)
 
 	if (strlen(v) >= sizeof(buf))
 		return fail(err, size, "types: the list is too long; give some of: %s",
-			    sink_type_list());
+			    ev_kind_list());
 	snprintf(buf, sizeof(buf), "%s", v);
 	*mask = 0;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int i = sink_type_index(tok);
+		int i = ev_kind_parse(tok);
 
 		if (i < 0)
 			return fail(err, size, "types: unknown event type '%s'; use some of: %s",
-				    tok, sink_type_list());
+				    tok, ev_kind_list());
 		*mask |= 1U << i;
 	}
 	if (!*mask)
 		return fail(err, size, "types: give a comma-separated list of: %s",
-			    sink_type_list());
+			    ev_kind_list());
 	return 0;
 }
 

@@ -98,7 +98,7 @@ static void put_decision(FILE *f, struct json_object *o)
 }
 
 /* TIME SESSION8 #SEQ TYPE DETAILS */
-static int text_line(struct json_object *o, char **out, size_t *len)
+static int text_line(struct json_object *o, int kind, char **out, size_t *len)
 {
 	const char *type = str_of(o, "type"), *time = str_of(o, "time");
 	const char *session = str_of(o, "session");
@@ -118,9 +118,8 @@ static int text_line(struct json_object *o, char **out, size_t *len)
 		fputs(" -", f);
 	fputc(' ', f);
 	put_safe(f, type);
-	if (!type) {
-		/* nothing more to say */
-	} else if (streq(type, "exec")) {
+	switch (kind) {
+	case EV_EXEC:
 		put_decision(f, o);
 		put_int(f, o, "pid", "pid");
 		put_int(f, o, "ppid", "ppid");
@@ -129,21 +128,25 @@ static int text_line(struct json_object *o, char **out, size_t *len)
 		put_safe(f, str_of(o, "filename"));
 		fputs(" argv:", f);
 		put_strings(f, o, "argv");
-	} else if (streq(type, "exit")) {
+		break;
+	case EV_EXIT:
 		put_int(f, o, "pid", "pid");
 		put_int(f, o, "exit_code", "code");
 		put_int(f, o, "signal", "signal");
-	} else if (streq(type, "fork")) {
+		break;
+	case EV_FORK:
 		put_int(f, o, "pid", "pid");
 		put_int(f, o, "child_pid", "child");
-	} else if (streq(type, "file")) {
+		break;
+	case EV_FILE:
 		put_decision(f, o);
 		put_int(f, o, "pid", "pid");
 		fputc(' ', f);
 		put_safe(f, str_of(o, "path"));
 		put_int(f, o, "flags", "flags");
 		put_int(f, o, "count", "count");
-	} else if (streq(type, "connect")) {
+		break;
+	case EV_CONNECT:
 		put_decision(f, o);
 		put_int(f, o, "pid", "pid");
 		if (str_of(o, "path")) {
@@ -154,7 +157,9 @@ static int text_line(struct json_object *o, char **out, size_t *len)
 			put_safe(f, str_of(o, "address"));
 			put_int(f, o, "port", "port");
 		}
-	} else if (startswith(type, "net.")) {
+		break;
+	case EV_NET_ALLOW:
+	case EV_NET_DENY:
 		put_int(f, o, "pid", "pid");
 		put_field(f, "proto", str_of(o, "protocol"));
 		fputc(' ', f);
@@ -170,31 +175,39 @@ static int text_line(struct json_object *o, char **out, size_t *len)
 			put_field(f, "reason", str_of(o, "reason"));
 		put_int(f, o, "bytes_out", "out");
 		put_int(f, o, "bytes_in", "in");
-	} else if (streq(type, "session.start")) {
+		break;
+	case EV_SESSION_START:
 		put_int(f, o, "pid", "pid");
 		put_int(f, o, "uid", "uid");
 		if (str_of(o, "level_enabled"))
 			put_field(f, "level", str_of(o, "level_enabled"));
 		fputs(" command:", f);
 		put_strings(f, o, "command");
-	} else if (streq(type, "session.end")) {
+		break;
+	case EV_SESSION_END:
 		put_int(f, o, "exit_code", "exit");
 		put_int(f, o, "records", "records");
 		put_int(f, o, "lost", "lost");
 		if (str_of(o, "reason"))
 			put_field(f, "reason", str_of(o, "reason"));
-	} else if (streq(type, "loss")) {
+		break;
+	case EV_LOSS:
 		put_int(f, o, "count", "count");
 		put_field(f, "where", str_of(o, "where"));
 		if (str_of(o, "sink"))
 			put_field(f, "sink", str_of(o, "sink"));
-	} else if (streq(type, "rename")) {
+		break;
+	case EV_RENAME:
 		put_field(f, "new_comm", str_of(o, "new_comm"));
-	} else if (streq(type, "sink.error")) {
+		break;
+	case EV_SINK_ERROR:
 		put_field(f, "sink", str_of(o, "sink"));
 		put_field(f, "error", str_of(o, "error"));
 		fputs(": ", f);
 		put_safe(f, str_of(o, "message"));
+		break;
+	default:
+		break; /* nothing more to say */
 	}
 	fputc('\n', f);
 	if (fclose(f) != 0) {
@@ -205,8 +218,8 @@ static int text_line(struct json_object *o, char **out, size_t *len)
 	return 0;
 }
 
-int sink_format_event(enum sink_format f, struct json_object *ev, const char *hostname,
-		      struct jsonw *w)
+int sink_format_event(enum sink_format f, int kind, struct json_object *ev,
+		      const char *hostname, struct jsonw *w)
 {
 	char *text = NULL;
 	size_t len;
@@ -214,11 +227,13 @@ int sink_format_event(enum sink_format f, struct json_object *ev, const char *ho
 
 	if (!ev || !json_object_is_type(ev, json_type_object) || !str_of(ev, "type"))
 		return -EINVAL;
+	if (kind < 0)
+		kind = ev_kind_parse(str_of(ev, "type"));
 	switch (f) {
 	case SINK_FMT_OCSF:
-		return ocsf_encode(w, ev, hostname);
+		return ocsf_encode_kind(w, kind, ev, hostname);
 	case SINK_FMT_TEXT:
-		r = text_line(ev, &text, &len);
+		r = text_line(ev, kind, &text, &len);
 		if (r < 0)
 			return r;
 		/* The text holds no NUL (escaped), so it goes in whole. */
@@ -234,28 +249,30 @@ int sink_format_event(enum sink_format f, struct json_object *ev, const char *ho
 	}
 }
 
-int sink_render(struct sink *sk, const char *line, size_t len, struct json_object **parsed,
+int sink_render(struct sink *sk, const struct audit_event *ev, struct json_object **parsed,
 		const char **out, size_t *out_len)
 {
 	struct jsonw *w = &sk->set->fw;
 
 	if (sk->cfg.format == SINK_FMT_JSON) {
-		*out = line;
-		*out_len = len && line[len - 1] == '\n' ? len - 1 : len;
+		*out = ev->line;
+		*out_len = ev->len && ev->line[ev->len - 1] == '\n' ? ev->len - 1 : ev->len;
 		return 0;
 	}
+	/* OCSF and text take the event's members: its line parsed once for all sinks. */
 	if (!*parsed) {
 		struct json_tokener *tok = json_tokener_new();
 
 		if (!tok)
 			return -ENOMEM;
-		*parsed = json_tokener_parse_ex(tok, line, len);
+		*parsed = json_tokener_parse_ex(tok, ev->line, ev->len);
 		json_tokener_free(tok);
 		if (!*parsed)
 			return -EINVAL;
 	}
 	jsonw_reset(w);
-	if (sink_format_event(sk->cfg.format, *parsed, sk->set->hostname, w) < 0 || w->oom)
+	if (sink_format_event(sk->cfg.format, ev->kind, *parsed, sk->set->hostname, w) < 0 ||
+	    w->oom)
 		return -EINVAL;
 	*out = w->buf;
 	*out_len = w->len && w->buf[w->len - 1] == '\n' ? w->len - 1 : w->len;

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What sink.c, sink_config.c, sink_format.c and syslog.c share. */
+/*
+ * What the sink files share. Calls point one way: sink.c (the set) ->
+ * sink_stream.c (file, stdout) and syslog.c (network) -> sink_format.c and
+ * sink_core.c (records, messages, the sinks' own events).
+ */
 #ifndef BPFBOX_SINK_INTERNAL_H
 #define BPFBOX_SINK_INTERNAL_H
 
@@ -68,7 +72,7 @@ struct sink {
 struct pending_event {
 	struct pending_event *next;
 	int origin;	/* the sink it is about: it does not get it */
-	char type[16];
+	enum ev_kind kind;
 	size_t len;
 	char line[];
 };
@@ -86,7 +90,7 @@ struct sinks {
 	char hostname[SINK_HOST_MAX];
 };
 
-/* sink.c */
+/* sink_core.c */
 void sink_log(struct sink *sk, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Records n events this sink dropped; its stream gets a loss line. */
 void sink_lost(struct sink *sk, uint64_t n, const char *where);
@@ -96,19 +100,27 @@ void sink_error_event(struct sink *sk, int err, const char *what);
 int sink_watch(struct sink *sk, int fd, uint32_t events, bool add);
 /* The JSON loss line (newline included) in w. */
 void sink_loss_line(struct sink *sk, struct jsonw *w, uint64_t count, const char *where);
-/* RFC 3339 UTC with nanoseconds for CLOCK_REALTIME now, into buf (>= 40). */
-void sink_time_now(char *buf, size_t size);
 
-/* sink_format.c: the payload for sk of one JSON event line (no newline
- * in the result). parsed is parsed on first need and kept for the other
- * sinks of the same event (the caller puts it). */
-int sink_render(struct sink *sk, const char *line, size_t len, struct json_object **parsed,
+/* sink_format.c: the payload for sk of one event (no newline in the
+ * result). parsed is parsed on first need and kept for the other sinks of
+ * the same event (the caller puts it). */
+int sink_render(struct sink *sk, const struct audit_event *ev, struct json_object **parsed,
 		const char **out, size_t *out_len);
+
+/* sink_stream.c: the file and stdout sinks. */
+int stream_open(struct sink *sk, char *err, size_t size);
+void stream_push(struct sink *sk, const char *payload, size_t len);
+void stream_flush(struct sink *sk);
+void stream_tick(struct sink *sk, uint64_t now);
+/* When stream_tick() wants to run next (monotonic ns), 0: never. */
+uint64_t stream_deadline(const struct sink *sk);
+void stream_reopen(struct sink *sk);
+void stream_close(struct sink *sk);
 
 /* syslog.c: the network sinks. */
 int netsink_open(struct sink *sk, char *err, size_t err_size);
-void netsink_push(struct sink *sk, const char *type, const char *line, size_t line_len,
-		  const char *payload, size_t len);
+void netsink_push(struct sink *sk, const struct audit_event *ev, const char *payload,
+		  size_t len);
 void netsink_flush(struct sink *sk);
 void netsink_event(struct sink *sk, uint32_t events);
 void netsink_tick(struct sink *sk, uint64_t now);

@@ -36,410 +36,31 @@
 #include <linux/sockios.h>
 #include <gnutls/gnutls.h>
 
-#include "sink_internal.h"
-#include "spool.h"
 #include "syslog.h"
+#include "syslog_internal.h"
 #include "../lib/util.h"
-
-#define BACKOFF_MIN_NS	  (200ULL * 1000000ULL)
-#define BACKOFF_MAX_NS	  (5ULL * 1000000000ULL)
-#define CONNECT_TIMEOUT_NS (5ULL * 1000000000ULL)
-#define ACK_POLL_NS	  (50ULL * 1000000ULL)
-#define RESOLVE_POLL_NS	  (100ULL * 1000000ULL)
-#define UDP_SETTLE_NS	  (500ULL * 1000000ULL) /* no ICMP error this long: a UDP collector is back */
-#define USER_TIMEOUT_MS	  20000 /* unacknowledged data this long: the connection is dead */
-#define CLOSE_WAIT_MS	  1000
-#define IOV_BATCH	  64
-#define INFLIGHT_MIN	  (8U << 20) /* bytes sent and awaiting confirmation, at least */
-
-enum ns_state {
-	NS_DOWN,
-	NS_CONNECTING,
-	NS_HANDSHAKE, /* TLS: TCP is up, the handshake is under way */
-	NS_UP,
-};
-
-struct netsink {
-	struct sink *sk;
-	bool tcp;
-	int fd;
-	enum ns_state state;
-	struct sockaddr_storage addr;
-	socklen_t addrlen;
-	bool have_addr;
-	/* getaddrinfo_a: a name is resolved again without blocking */
-	struct gaicb gai, *gaiv[1];
-	struct addrinfo hints;
-	bool resolving;
-	uint64_t retry_at, backoff_ns, connect_deadline;
-	struct recq inflight;
-	struct rec *unsent; /* first frame of inflight not wholly sent */
-	size_t unsent_off;
-	uint64_t stream_bytes; /* written on this connection */
-	struct recq mem;
-	struct spool spool;
-	bool outage;	    /* reported; cleared when connected again */
-	bool spool_failing; /* a spool write failed; reported */
-	bool ever_up;
-	bool draining;	    /* shutdown: nothing more is pulled into inflight */
-	pid_t pid;
-	char hostname[SINK_HOST_MAX];
-	/* syslog+tls */
-	bool tls;
-	gnutls_certificate_credentials_t cred;
-	gnutls_session_t ses;	/* NULL without a connection */
-	uint64_t wire_bytes;	/* TLS bytes written on this connection (for SIOCOUTQ) */
-};
 
 /* --- message format ----------------------------------------------------- */
 
-int syslog_severity(const char *type, const char *line, size_t len)
+int syslog_severity(enum ev_kind kind, bool deny)
 {
-	if (streq(type, "loss") || streq(type, "sink.error"))
+	if (kind == EV_LOSS || kind == EV_SINK_ERROR)
 		return SYSLOG_SEV_WARNING;
-	/* jsonw escapes quotes inside strings, so this is the member itself. */
-	if (memmem(line, len, "\"decision\":\"deny\"", 17))
-		return SYSLOG_SEV_NOTICE;
-	return SYSLOG_SEV_INFO;
+	return deny ? SYSLOG_SEV_NOTICE : SYSLOG_SEV_INFO;
 }
 
-int syslog_header(char *buf, size_t size, int facility, int severity, const char *time,
-		  size_t time_len, const char *hostname, const char *app, pid_t pid,
-		  const char *msgid)
+int syslog_header(char *buf, size_t size, int facility, int severity, int64_t time_ns,
+		  const char *hostname, const char *app, pid_t pid, const char *msgid)
 {
-	char ts[40];
+	char ts[RFC3339_MAX];
 	int n;
 
 	/* RFC 5424 allows 6 fraction digits: 2026-01-02T03:04:05.123456Z */
-	if (time && time_len >= 20 && time_len < 40 && time[time_len - 1] == 'Z') {
-		const char *dot = memchr(time, '.', time_len);
-
-		if (dot && dot - time == 19)
-			snprintf(ts, sizeof(ts), "%.*s%.*sZ", 20, time,
-				 (int)(time_len - 21 < 6 ? time_len - 21 : 6), dot + 1);
-		else
-			snprintf(ts, sizeof(ts), "%.*s", (int)time_len, time);
-	} else {
-		struct timespec now;
-		struct tm tm;
-		size_t k;
-
-		clock_gettime(CLOCK_REALTIME, &now);
-		gmtime_r(&now.tv_sec, &tm);
-		k = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-		snprintf(ts + k, sizeof(ts) - k, ".%06ldZ", now.tv_nsec / 1000);
-	}
+	rfc3339(ts, sizeof(ts), time_ns ? time_ns : real_now_ns(), 6);
 	n = snprintf(buf, size, "<%d>1 %s %s %s %d %.32s - ", facility * 8 + severity, ts,
 		     hostname, app, (int)pid, msgid && msgid[0] ? msgid : "-");
 	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
 }
-
-/* The "time" member of an event line. */
-static const char *line_time(const char *line, size_t len, size_t *tlen)
-{
-	const char *p = memmem(line, len < 200 ? len : 200, "\"time\":\"", 8);
-	const char *end;
-
-	if (!p)
-		return NULL;
-	p += 8;
-	end = memchr(p, '"', line + len - p);
-	if (!end)
-		return NULL;
-	*tlen = end - p;
-	return p;
-}
-
-/* --- connection ---------------------------------------------------------- */
-
-static void ns_flush(struct netsink *ns);
-
-
-static void ns_close_fd(struct netsink *ns)
-{
-	if (ns->ses) {
-		gnutls_deinit(ns->ses);
-		ns->ses = NULL;
-	}
-	if (ns->fd < 0)
-		return;
-	sink_watch(ns->sk, ns->fd, 0, false);
-	close(ns->fd);
-	ns->fd = -1;
-}
-
-/* The connection is gone: what was not delivered goes again later. */
-static void ns_down(struct netsink *ns, int err, const char *what)
-{
-	uint64_t now = now_ns();
-	char msg[PATH_MAX + SINK_NAME_MAX + 512];
-
-	ns_close_fd(ns);
-	ns->state = NS_DOWN;
-	ns->sk->st_retries++;
-	for (struct rec *r = ns->inflight.head; r; r = r->next)
-		r->sent_ns = 0;
-	ns->unsent = ns->inflight.head;
-	ns->unsent_off = 0;
-	ns->stream_bytes = 0;
-	ns->wire_bytes = 0;
-	ns->backoff_ns = ns->backoff_ns ? ns->backoff_ns * 2 : BACKOFF_MIN_NS;
-	if (ns->backoff_ns > BACKOFF_MAX_NS)
-		ns->backoff_ns = BACKOFF_MAX_NS;
-	ns->retry_at = now + ns->backoff_ns;
-	if (!ns->outage) {
-		ns->outage = true;
-		snprintf(msg, sizeof(msg), "%s (%s); events are kept (spool %s) and sent when the "
-					   "collector is back", what, strerror(err), ns->sk->cfg.spool_dir);
-		sink_error_event(ns->sk, err, msg);
-	}
-}
-
-/*
- * The collector takes events again: a TCP connection is up, or a UDP
- * datagram was confirmed (a UDP "connect" proves nothing: a closed port
- * answers the first datagram with an ICMP error).
- */
-static void ns_recovered(struct netsink *ns)
-{
-	ns->backoff_ns = 0;
-	if (ns->outage)
-		sink_log(ns->sk, "%s again; %zu events in memory and %llu in the spool go first",
-			 ns->tcp ? "connected" : "sending", ns->inflight.count + ns->mem.count,
-			 (unsigned long long)ns->spool.records);
-	else if (!ns->ever_up)
-		sink_log(ns->sk, "%s", ns->tcp ? "connected" : "sending");
-	ns->outage = false;
-	ns->ever_up = true;
-}
-
-static void ns_tls_start(struct netsink *ns);
-
-static void ns_up(struct netsink *ns)
-{
-	/* TLS: TCP is up; the collector has to prove who it is first. */
-	if (ns->tls && ns->state != NS_HANDSHAKE) {
-		ns_tls_start(ns);
-		return;
-	}
-	ns->state = NS_UP;
-	ns->stream_bytes = 0;
-	if (ns->tcp)
-		ns_recovered(ns);
-	sink_watch(ns->sk, ns->fd, EPOLLIN | (ns->tcp ? EPOLLRDHUP : 0), false);
-	ns_flush(ns);
-}
-
-/* --- TLS (RFC 5425) ------------------------------------------------------ */
-
-/* GnuTLS writes through here: the bytes on the wire, for the ack check. */
-static ssize_t tls_push(gnutls_transport_ptr_t p, const void *data, size_t len)
-{
-	struct netsink *ns = p;
-	ssize_t n = send(ns->fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-
-	if (n > 0)
-		ns->wire_bytes += n;
-	else if (n < 0)
-		gnutls_transport_set_errno(ns->ses, errno);
-	return n;
-}
-
-static ssize_t tls_pull(gnutls_transport_ptr_t p, void *data, size_t len)
-{
-	struct netsink *ns = p;
-	ssize_t n = recv(ns->fd, data, len, MSG_DONTWAIT);
-
-	if (n < 0)
-		gnutls_transport_set_errno(ns->ses, errno);
-	return n;
-}
-
-static const char *tls_peer_name(const struct netsink *ns)
-{
-	const struct sink_config *c = &ns->sk->cfg;
-
-	return c->tls_name[0] ? c->tls_name : c->host;
-}
-
-static void ns_tls_handshake(struct netsink *ns)
-{
-	char msg[1024];
-	int r = gnutls_handshake(ns->ses);
-
-	if (r == GNUTLS_E_SUCCESS) {
-		ns_up(ns);
-		return;
-	}
-	if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED || !gnutls_error_is_fatal(r)) {
-		sink_watch(ns->sk, ns->fd, gnutls_record_get_direction(ns->ses) ? EPOLLOUT : EPOLLIN,
-			   false);
-		return;
-	}
-	if (r == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR) {
-		gnutls_datum_t out = { 0 };
-		unsigned int status = gnutls_session_get_verify_cert_status(ns->ses);
-
-		if (gnutls_certificate_verification_status_print(
-			    status, gnutls_certificate_type_get(ns->ses), &out, 0) < 0)
-			out.data = NULL;
-		snprintf(msg, sizeof(msg), "the collector's certificate is refused for %s: %s",
-			 tls_peer_name(ns), out.data ? (char *)out.data : "not trusted");
-		for (size_t n = strlen(msg); n && msg[n - 1] == ' '; n--)
-			msg[n - 1] = 0;
-		gnutls_free(out.data);
-		ns_down(ns, EKEYREJECTED, msg);
-		return;
-	}
-	snprintf(msg, sizeof(msg), "the TLS handshake failed: %s", gnutls_strerror(r));
-	ns_down(ns, EPROTO, msg);
-}
-
-/* TCP is connected: a TLS session that verifies the collector's certificate. */
-static void ns_tls_start(struct netsink *ns)
-{
-	const char *name = tls_peer_name(ns);
-	struct in6_addr a6;
-	int r;
-
-	r = gnutls_init(&ns->ses, GNUTLS_CLIENT | GNUTLS_NONBLOCK);
-	if (r < 0) {
-		ns->ses = NULL;
-		ns_down(ns, ENOMEM, "cannot start TLS");
-		return;
-	}
-	if ((r = gnutls_set_default_priority(ns->ses)) < 0 ||
-	    (r = gnutls_credentials_set(ns->ses, GNUTLS_CRD_CERTIFICATE, ns->cred)) < 0) {
-		ns_down(ns, EPROTO, "cannot set up TLS");
-		return;
-	}
-	/* SNI for a name; the certificate must carry the name (or the IP address). */
-	if (inet_pton(AF_INET, name, &a6) != 1 && inet_pton(AF_INET6, name, &a6) != 1)
-		gnutls_server_name_set(ns->ses, GNUTLS_NAME_DNS, name, strlen(name));
-	gnutls_session_set_verify_cert(ns->ses, name, 0);
-	gnutls_transport_set_ptr(ns->ses, ns);
-	gnutls_transport_set_push_function(ns->ses, tls_push);
-	gnutls_transport_set_pull_function(ns->ses, tls_pull);
-	ns->wire_bytes = 0;
-	ns->state = NS_HANDSHAKE;
-	ns->connect_deadline = now_ns() + CONNECT_TIMEOUT_NS;
-	ns_tls_handshake(ns);
-}
-
-/* The CA, and our certificate if any: read once, at open. 0, or -errno with err. */
-static int tls_credentials(struct netsink *ns, char *err, size_t size)
-{
-	const struct sink_config *c = &ns->sk->cfg;
-	int r = gnutls_certificate_allocate_credentials(&ns->cred);
-
-	if (r < 0) {
-		snprintf(err, size, "sink %s: cannot set up TLS: %s", c->name, gnutls_strerror(r));
-		return -ENOMEM;
-	}
-	if (c->tls_ca[0])
-		r = gnutls_certificate_set_x509_trust_file(ns->cred, c->tls_ca, GNUTLS_X509_FMT_PEM);
-	else
-		r = gnutls_certificate_set_x509_system_trust(ns->cred);
-	if (r <= 0) {
-		snprintf(err, size, "sink %s: %s%s: %s", c->name, c->tls_ca[0] ? "ca=" : "",
-			 c->tls_ca[0] ? c->tls_ca : "the system's trust store",
-			 r < 0 ? gnutls_strerror(r) : "no CA certificate in it");
-		return -EINVAL;
-	}
-	if (c->tls_cert[0]) {
-		r = gnutls_certificate_set_x509_key_file(ns->cred, c->tls_cert, c->tls_key,
-							 GNUTLS_X509_FMT_PEM);
-		if (r < 0) {
-			snprintf(err, size, "sink %s: cert=%s key=%s: %s", c->name, c->tls_cert,
-				 c->tls_key, gnutls_strerror(r));
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-static void ns_resolve_start(struct netsink *ns)
-{
-	const struct sink_config *c = &ns->sk->cfg;
-
-	memset(&ns->gai, 0, sizeof(ns->gai));
-	memset(&ns->hints, 0, sizeof(ns->hints));
-	ns->hints.ai_socktype = ns->tcp ? SOCK_STREAM : SOCK_DGRAM;
-	ns->gai.ar_name = c->host;
-	ns->gai.ar_service = c->port;
-	ns->gai.ar_request = &ns->hints;
-	ns->gaiv[0] = &ns->gai;
-	if (getaddrinfo_a(GAI_NOWAIT, ns->gaiv, 1, NULL) == 0)
-		ns->resolving = true;
-	else
-		ns->retry_at = now_ns() + BACKOFF_MAX_NS;
-}
-
-static void take_addr(struct netsink *ns, const struct addrinfo *ai)
-{
-	memcpy(&ns->addr, ai->ai_addr, ai->ai_addrlen);
-	ns->addrlen = ai->ai_addrlen;
-	ns->have_addr = true;
-}
-
-/* Done resolving? Then the address is taken, or the next try planned. */
-static void ns_resolve_poll(struct netsink *ns)
-{
-	int r = gai_error(&ns->gai);
-
-	if (r == EAI_INPROGRESS)
-		return;
-	ns->resolving = false;
-	if (r == 0 && ns->gai.ar_result) {
-		take_addr(ns, ns->gai.ar_result);
-		ns->retry_at = now_ns();
-	} else {
-		ns->retry_at = now_ns() + BACKOFF_MAX_NS;
-		if (!ns->outage)
-			ns_down(ns, EHOSTUNREACH, "cannot resolve the host name");
-	}
-	if (ns->gai.ar_result)
-		freeaddrinfo(ns->gai.ar_result);
-	ns->gai.ar_result = NULL;
-}
-
-static void ns_connect(struct netsink *ns)
-{
-	int one = 1, timeout = USER_TIMEOUT_MS, r;
-
-	if (!ns->have_addr) {
-		if (!ns->resolving)
-			ns_resolve_start(ns);
-		return;
-	}
-	ns->fd = socket(ns->addr.ss_family,
-			(ns->tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (ns->fd < 0) {
-		ns_down(ns, errno, "cannot create a socket");
-		return;
-	}
-	if (ns->tcp) {
-		setsockopt(ns->fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-		setsockopt(ns->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &timeout, sizeof(timeout));
-	}
-	r = connect(ns->fd, (struct sockaddr *)&ns->addr, ns->addrlen);
-	if (r < 0 && errno != EINPROGRESS) {
-		ns_down(ns, errno, "cannot connect");
-		return;
-	}
-	if (sink_watch(ns->sk, ns->fd, EPOLLOUT | EPOLLIN, true) < 0) {
-		ns_down(ns, errno, "cannot watch the socket");
-		return;
-	}
-	if (r == 0) {
-		ns_up(ns);
-		return;
-	}
-	ns->state = NS_CONNECTING;
-	ns->connect_deadline = now_ns() + CONNECT_TIMEOUT_NS;
-}
-
-/* --- queues ------------------------------------------------------------- */
 
 /* Memory over its bound: its oldest half goes to the end of the spool. */
 static void ns_spill(struct netsink *ns)
@@ -543,7 +164,7 @@ static void ns_confirm(struct netsink *ns, uint64_t now)
 		    now < r->sent_ns + ns->sk->cfg.confirm_ns)
 			break;
 		if (!ns->tcp && (ns->outage || !ns->ever_up) && now >= r->sent_ns + UDP_SETTLE_NS)
-			ns_recovered(ns);
+			netconn_recovered(ns);
 		free(recq_pop(&ns->inflight));
 	}
 }
@@ -598,7 +219,7 @@ static void ns_send(struct netsink *ns)
 				char msg[256];
 
 				snprintf(msg, sizeof(msg), "sending failed: %s", gnutls_strerror(n));
-				ns_down(ns, EPROTO, msg);
+				netconn_down(ns, EPROTO, msg);
 				return;
 			}
 		} else if (ns->tcp) {
@@ -630,7 +251,7 @@ static void ns_send(struct netsink *ns)
 			return;
 		}
 		if (n < 0) {
-			ns_down(ns, errno, "sending failed");
+			netconn_down(ns, errno, "sending failed");
 			return;
 		}
 		advance(ns, n, now);
@@ -638,7 +259,7 @@ static void ns_send(struct netsink *ns)
 	ns_watch_out(ns, false);
 }
 
-static void ns_flush(struct netsink *ns)
+void netq_flush(struct netsink *ns)
 {
 	uint64_t now = now_ns();
 
@@ -651,38 +272,6 @@ static void ns_flush(struct netsink *ns)
 }
 
 /* --- the sink interface ------------------------------------------------- */
-
-static int resolve_now(struct netsink *ns)
-{
-	const struct sink_config *c = &ns->sk->cfg;
-	struct addrinfo hints = { .ai_socktype = ns->tcp ? SOCK_STREAM : SOCK_DGRAM };
-	struct addrinfo *res = NULL;
-	struct sockaddr_in *v4 = (struct sockaddr_in *)&ns->addr;
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ns->addr;
-	int port = atoi(c->port);
-
-	/* Literal addresses never touch the resolver. */
-	memset(&ns->addr, 0, sizeof(ns->addr));
-	if (inet_pton(AF_INET, c->host, &v4->sin_addr) == 1) {
-		v4->sin_family = AF_INET;
-		v4->sin_port = htons(port);
-		ns->addrlen = sizeof(*v4);
-		ns->have_addr = true;
-		return 0;
-	}
-	if (inet_pton(AF_INET6, c->host, &v6->sin6_addr) == 1) {
-		v6->sin6_family = AF_INET6;
-		v6->sin6_port = htons(port);
-		ns->addrlen = sizeof(*v6);
-		ns->have_addr = true;
-		return 0;
-	}
-	if (getaddrinfo(c->host, c->port, &hints, &res) != 0 || !res)
-		return -EHOSTUNREACH;
-	take_addr(ns, res);
-	freeaddrinfo(res);
-	return 0;
-}
 
 int netsink_open(struct sink *sk, char *err, size_t size)
 {
@@ -708,7 +297,7 @@ int netsink_open(struct sink *sk, char *err, size_t size)
 			*p = '-';
 	/* Unreadable CA or client certificate: a setup error, nothing starts. */
 	ns->spool.dir_fd = -1;
-	if (ns->tls && (r = tls_credentials(ns, err, size)) < 0)
+	if (ns->tls && (r = netconn_tls_credentials(ns, err, size)) < 0)
 		return r;
 	r = spool_open(&ns->spool, c->spool_dir, c->spool_bytes, why, sizeof(why));
 	if (r < 0) {
@@ -722,26 +311,25 @@ int netsink_open(struct sink *sk, char *err, size_t size)
 	if (ns->spool.records)
 		sink_log(sk, "%llu events from the spool %s are sent first",
 			 (unsigned long long)ns->spool.records, c->spool_dir);
-	if (resolve_now(ns) < 0)
-		ns_down(ns, EHOSTUNREACH, "cannot resolve the host name");
+	if (netconn_resolve_now(ns) < 0)
+		netconn_down(ns, EHOSTUNREACH, "cannot resolve the host name");
 	else
-		ns_connect(ns);
+		netconn_connect(ns);
 	return 0;
 }
 
-void netsink_push(struct sink *sk, const char *type, const char *line, size_t line_len,
-		  const char *payload, size_t len)
+void netsink_push(struct sink *sk, const struct audit_event *ev, const char *payload,
+		  size_t len)
 {
 	struct netsink *ns = sk->net;
-	size_t tlen = 0, total;
-	const char *time = line_time(line, line_len, &tlen);
 	char hdr[512], prefix[16];
 	int hlen, plen = 0;
+	size_t total;
 	struct rec *r;
 
 	hlen = syslog_header(hdr, sizeof(hdr), sk->cfg.facility,
-			     syslog_severity(type, line, line_len), time, tlen, ns->hostname,
-			     sk->cfg.app, ns->pid, type);
+			     syslog_severity(ev->kind, ev->deny), ev->time_ns, ns->hostname,
+			     sk->cfg.app, ns->pid, ev_kind_name(ev->kind));
 	if (hlen < 0) {
 		sink_lost(sk, 1, "sink message header too long");
 		return;
@@ -774,7 +362,7 @@ void netsink_push(struct sink *sk, const char *type, const char *line, size_t li
 
 void netsink_flush(struct sink *sk)
 {
-	ns_flush(sk->net);
+	netq_flush(sk->net);
 }
 
 void netsink_event(struct sink *sk, uint32_t events)
@@ -786,9 +374,9 @@ void netsink_event(struct sink *sk, uint32_t events)
 	if (ns->fd < 0)
 		return;
 	if (ns->state == NS_HANDSHAKE) {
-		ns_tls_handshake(ns);
+		netconn_tls_handshake(ns);
 		if (ns->state == NS_UP)
-			ns_flush(ns);
+			netq_flush(ns);
 		return;
 	}
 	if (ns->state == NS_CONNECTING) {
@@ -797,16 +385,16 @@ void netsink_event(struct sink *sk, uint32_t events)
 		if (getsockopt(ns->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0)
 			soerr = errno;
 		if (soerr)
-			ns_down(ns, soerr, "cannot connect");
+			netconn_down(ns, soerr, "cannot connect");
 		else
-			ns_up(ns);
+			netconn_up(ns);
 		return;
 	}
 	if (events & EPOLLERR) {
 		if (getsockopt(ns->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0)
 			soerr = errno;
 		if (soerr) {
-			ns_down(ns, soerr, "the connection failed");
+			netconn_down(ns, soerr, "the connection failed");
 			return;
 		}
 	}
@@ -827,7 +415,7 @@ void netsink_event(struct sink *sk, uint32_t events)
 					continue;
 				snprintf(msg, sizeof(msg), "the TLS connection failed: %s",
 					 gnutls_strerror(n));
-				ns_down(ns, EPROTO, msg);
+				netconn_down(ns, EPROTO, msg);
 				return;
 			}
 
@@ -839,12 +427,12 @@ void netsink_event(struct sink *sk, uint32_t events)
 				break;
 			if (n == 0 && !ns->tcp)
 				break;
-			ns_down(ns, n < 0 ? errno : ECONNRESET,
+			netconn_down(ns, n < 0 ? errno : ECONNRESET,
 				n < 0 ? "the connection failed" : "the collector closed the connection");
 			return;
 		}
 	}
-	ns_flush(ns);
+	netq_flush(ns);
 }
 
 void netsink_tick(struct sink *sk, uint64_t now)
@@ -852,22 +440,22 @@ void netsink_tick(struct sink *sk, uint64_t now)
 	struct netsink *ns = sk->net;
 
 	if (ns->resolving)
-		ns_resolve_poll(ns);
+		netconn_resolve_poll(ns);
 	switch (ns->state) {
 	case NS_DOWN:
 		if (now >= ns->retry_at && !ns->resolving)
-			ns_connect(ns);
+			netconn_connect(ns);
 		break;
 	case NS_CONNECTING:
 		if (now >= ns->connect_deadline)
-			ns_down(ns, ETIMEDOUT, "cannot connect");
+			netconn_down(ns, ETIMEDOUT, "cannot connect");
 		break;
 	case NS_HANDSHAKE:
 		if (now >= ns->connect_deadline)
-			ns_down(ns, ETIMEDOUT, "the TLS handshake did not finish");
+			netconn_down(ns, ETIMEDOUT, "the TLS handshake did not finish");
 		break;
 	case NS_UP:
-		ns_flush(ns);
+		netq_flush(ns);
 		break;
 	}
 }
@@ -960,7 +548,7 @@ void netsink_close(struct sink *sk)
 				 (unsigned long long)kept, ns->spool.dir);
 		spool_close(&ns->spool);
 	}
-	ns_close_fd(ns);
+	netconn_close_fd(ns);
 	recq_free(&ns->inflight);
 	recq_free(&ns->mem);
 	if (ns->resolving && gai_cancel(&ns->gai) != EAI_CANCELED) {

@@ -15,7 +15,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+#include "event.h"
 
 #define SYSLOG_UDP_MAX 65507 /* payload of one IPv4 datagram */
 
@@ -25,16 +28,15 @@ enum {
 	SYSLOG_SEV_INFO = 6,
 };
 
-/* The severity of an event: line is its JSON, type its type. */
-int syslog_severity(const char *type, const char *line, size_t len);
+/* The severity of an event of kind kind; deny: it reports a denial. */
+int syslog_severity(enum ev_kind kind, bool deny);
 
 /*
  * Writes the header (up to and with the space before MSG) into buf and
- * returns its length, or -ENOSPC. time is the event's RFC 3339 time (may
- * be NULL: now).
+ * returns its length, or -ENOSPC. time_ns is the event's time
+ * (CLOCK_REALTIME ns; 0: now).
  */
-int syslog_header(char *buf, size_t size, int facility, int severity, const char *time,
-		  size_t time_len, const char *hostname, const char *app, pid_t pid,
-		  const char *msgid);
+int syslog_header(char *buf, size_t size, int facility, int severity, int64_t time_ns,
+		  const char *hostname, const char *app, pid_t pid, const char *msgid);
 
 #endif

@@ -28,16 +28,16 @@ static void events_usage(FILE *out)
 		"  -f, --follow          print events until interrupted (with --session:\n"
 		"                        until that session ends)\n"
 		"  --session ID          only that session's events, its session.start first\n"
-		"  --type T[,T...]       only these types (repeatable): session.start,\n"
-		"                        session.end, loss, exec, exit, fork, file, connect,\n"
-		"                        net.allow, net.deny, sink.error\n"
+		"  --type T[,T...]       only these types (repeatable), of:\n"
+		"                        %s\n"
 		"  --format F            json (default: the lines of docs/events.md), ocsf\n"
 		"                        (docs/ocsf.md) or text\n"
 		"  --idle SECONDS        without --follow: stop once no event came for this\n"
 		"                        long (default 1; the daemon keeps no history)\n"
 		"  --socket PATH         the daemon's socket (default $BPFBOX_SOCKET or\n"
 		"                        " DAEMON_SOCKET_DEFAULT ")\n"
-		"exit: 0 done; 1 no daemon answers, it refused, or no such session; 2 bad usage\n");
+		"exit: 0 done; 1 no daemon answers, it refused, or no such session; 2 bad usage\n",
+		ev_kind_list());
 }
 
 static const struct option events_opts[] = {
@@ -60,9 +60,9 @@ static int add_types(struct json_object *types, const char *arg)
 		return -EINVAL;
 	snprintf(buf, sizeof(buf), "%s", arg);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (sink_type_index(tok) < 0) {
+		if (ev_kind_parse(tok) < 0) {
 			fprintf(stderr, "bpfbox events: --type %s: unknown event type; use some of: "
-					"%s\n", tok, sink_type_list());
+					"%s\n", tok, ev_kind_list());
 			return -EINVAL;
 		}
 		json_object_array_add(types, json_object_new_string(tok));
@@ -82,7 +82,7 @@ static void print_event(enum sink_format fmt, const char *line, size_t len,
 	}
 	o = json_tokener_parse(line);
 	jsonw_reset(w);
-	if (o && sink_format_event(fmt, o, hostname, w) == 0 && !w->oom)
+	if (o && sink_format_event(fmt, -1, o, hostname, w) == 0 && !w->oom)
 		fwrite(w->buf, 1, w->len, stdout);
 	else
 		fprintf(stderr, "bpfbox events: the daemon sent a line that is not an event\n");

@@ -18,35 +18,9 @@
 #include "../agent/agent.h"
 #include "../audit/sink.h"
 #include "../lib/denial.h"
+#include "../lib/names.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
-
-int ev_kind_parse(const char *name)
-{
-	int i = sink_type_index(name);
-
-	return i >= 0 && i < EV_KINDS ? i : -EINVAL;
-}
-
-static enum ev_kind kind_of_record(const struct bpfbox_event_hdr *h)
-{
-	switch (h->type) {
-	case BPFBOX_EV_NET:
-		return h->decision == BPFBOX_DENY ? EV_NET_DENY : EV_NET_ALLOW;
-	case BPFBOX_EV_EXEC:
-		return EV_EXEC;
-	case BPFBOX_EV_EXIT:
-		return EV_EXIT;
-	case BPFBOX_EV_FORK:
-		return EV_FORK;
-	case BPFBOX_EV_FILE:
-		return EV_FILE;
-	case BPFBOX_EV_COMM:
-		return EV_RENAME;
-	default:
-		return EV_CONNECT;
-	}
-}
 
 void ev_flush(struct daemon *d)
 {
@@ -69,7 +43,7 @@ static void sub_loss_line(struct daemon *d, const struct conn *c, struct jsonw *
 {
 	jsonw_begin(w);
 	jsonw_u64(w, "schema_version", AUDIT_SCHEMA_VERSION);
-	jsonw_str(w, "type", "loss");
+	jsonw_str(w, "type", ev_kind_name(EV_LOSS));
 	audit_put_host(w);
 	jsonw_str(w, "session", c->sub_session[0] ? c->sub_session : NULL);
 	jsonw_u64(w, "count", c->sub_lost);
@@ -108,14 +82,21 @@ static void sub_queue(struct daemon *d, struct conn *c, const char *line, size_t
 		c->sub_lost++;
 }
 
+void ev_emit_event(struct daemon *d, const struct dsession *s, const struct audit_event *ev)
+{
+	sinks_emit(d->sinks, ev);
+	metrics_count_event(d->metrics, ev->kind, ev->line, ev->len);
+	for (struct conn *c = d->conns; c; c = c->next)
+		if (sub_matches(c, s, ev->kind))
+			sub_queue(d, c, ev->line, ev->len);
+}
+
 void ev_emit(struct daemon *d, const struct dsession *s, enum ev_kind kind, const char *line,
 	     size_t len)
 {
-	sinks_emit(d->sinks, sink_type_name(kind), line, len);
-	metrics_count_event(d->metrics, kind, line, len);
-	for (struct conn *c = d->conns; c; c = c->next)
-		if (sub_matches(c, s, kind))
-			sub_queue(d, c, line, len);
+	struct audit_event ev = { .kind = kind, .line = line, .len = len };
+
+	ev_emit_event(d, s, &ev);
 }
 
 static void sink_log(void *ctx, const char *msg)
@@ -125,16 +106,13 @@ static void sink_log(void *ctx, const char *msg)
 }
 
 /* An event the sinks made (sink.error): to the subscribers that want it. */
-static void sink_event(void *ctx, const char *type, const char *line, size_t len)
+static void sink_event(void *ctx, const struct audit_event *ev)
 {
 	struct daemon *d = ctx;
-	int kind = ev_kind_parse(type);
 
-	if (kind < 0)
-		return;
 	for (struct conn *c = d->conns; c; c = c->next)
-		if (sub_matches(c, NULL, kind))
-			sub_queue(d, c, line, len);
+		if (sub_matches(c, NULL, ev->kind))
+			sub_queue(d, c, ev->line, ev->len);
 }
 
 int ev_sinks_open_list(struct daemon *d, const struct sink_config *v, size_t n, char *err,
@@ -179,6 +157,7 @@ int ev_sinks_open(struct daemon *d)
 int ev_on_record(void *ctx, void *data, size_t size)
 {
 	const struct bpfbox_event_hdr *h = data;
+	struct audit_event ev;
 	struct daemon *d = ctx;
 	struct dsession *s;
 
@@ -197,78 +176,81 @@ int ev_on_record(void *ctx, void *data, size_t size)
 		return 0;
 	ev_flood_say(d, s, false);
 	jsonw_reset(&d->w);
-	if (audit_encode_record(&d->w, &d->clock, data, size, s->id) < 0 || d->w.oom)
+	if (audit_encode_record(&d->w, &d->clock, data, size, s->id, &ev) < 0 || d->w.oom)
 		return 0;
 	if (h->decision == BPFBOX_DENY)
-		metrics_count_denial(d->metrics, audit_layer_name(h->layer));
-	ev_emit(d, s, kind_of_record(h), d->w.buf, d->w.len);
+		metrics_count_denial(d->metrics, bpfbox_layer_name(h->layer));
+	ev.line = d->w.buf;
+	ev.len = d->w.len;
+	ev_emit_event(d, s, &ev);
 	return 0;
 }
 
-static void copy_strings(struct jsonw *w, const char *key, struct json_object *arr)
+/* The strings of a request's array member, at most n - 1 of them, NULL-terminated. */
+static size_t request_strings(struct json_object *req, const char *key, const char **v, size_t n)
 {
-	size_t n = arr ? json_object_array_length(arr) : 0;
+	struct json_object *arr;
+	size_t k = 0;
 
-	jsonw_array_begin(w, key);
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *v = json_object_array_get_idx(arr, i);
+	if (proto_get_array(req, key, &arr) == 0)
+		for (size_t i = 0; i < json_object_array_length(arr) && k + 1 < n; i++) {
+			struct json_object *e = json_object_array_get_idx(arr, i);
 
-		if (json_object_is_type(v, json_type_string))
-			jsonw_array_strn(w, json_object_get_string(v), json_object_get_string_len(v));
-	}
+			if (json_object_is_type(e, json_type_string))
+				v[k++] = json_object_get_string(e);
+		}
+	v[k] = NULL;
+	return k;
+}
+
+static char *object_text(struct json_object *req, const char *key)
+{
+	struct json_object *v;
+
+	if (proto_get_object(req, key, &v))
+		return NULL;
+	return strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+								JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
 void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *req)
 {
 	const struct agent_status *st = agent_status(d->agent);
-	struct json_object *v;
+	struct audit_start_info in = {
+		.session = s->id, .ts_ns = now_ns(), .pid = s->client_pid, .has_uid = true,
+		.uid = s->uid, .mode = "daemon", .cgroup = s->cgroup,
+		.layers = { .bpf_audit = st->audit, .bpf_network = st->net,
+			    .bpf_unix_connect = st->unix_connect, .bpf_lsm = s->lsm },
+		.limits = s->has_lim ? &s->lim : NULL,
+		.command_truncated = json_object_object_get_ex(req, "command_truncated", NULL),
+	};
+	struct json_object *arr;
+	size_t ncmd = proto_get_array(req, "command", &arr) ? 1 : json_object_array_length(arr) + 1;
+	const char **cmd = calloc(ncmd, sizeof(*cmd));
+	char *labels = object_text(req, "labels"), *policy = object_text(req, "policy");
 	struct jsonw *w = &d->w;
-	const char *str;
-	char *labels;
 	int64_t abi = 0;
-	bool seccomp = false;
 
 	proto_get_int(req, "landlock_abi", &abi);
-	proto_get_bool(req, "seccomp", &seccomp);
-	jsonw_reset(w);
-	audit_begin(w, &d->clock, "session.start", s->id, 0, now_ns());
-	jsonw_u64(w, "pid", s->client_pid);
-	jsonw_u64(w, "uid", s->uid);
-	jsonw_str(w, "mode", "daemon");
-	jsonw_str(w, "cgroup", s->cgroup);
-	if (proto_get_str(req, "level_requested", &str) == 0)
-		jsonw_str(w, "level_requested", str);
-	if (proto_get_str(req, "level_enabled", &str) == 0)
-		jsonw_str(w, "level_enabled", str);
-	jsonw_object_begin(w, "layers");
-	jsonw_u64(w, "landlock_abi", abi > 0 ? abi : 0);
-	jsonw_bool(w, "seccomp", seccomp);
-	jsonw_bool(w, "bpf_audit", st->audit);
-	jsonw_bool(w, "bpf_network", st->net);
-	jsonw_bool(w, "bpf_unix_connect", st->unix_connect);
-	jsonw_bool(w, "bpf_lsm", s->lsm);
-	jsonw_end(w);
-	if (s->has_lim)
-		limits_json(&s->lim, w, "limits");
-	copy_strings(w, "not_enforced", proto_get_array(req, "not_enforced", &v) ? NULL : v);
+	proto_get_bool(req, "seccomp", &in.layers.seccomp);
+	in.layers.landlock_abi = abi > 0 ? abi : 0;
+	proto_get_str(req, "level_requested", &in.level_requested);
+	proto_get_str(req, "level_enabled", &in.level_enabled);
+	in.n_not_enforced = request_strings(req, "not_enforced", in.not_enforced,
+					    ARRAY_SIZE(in.not_enforced) - 1);
 	if (st->why_not[0])
-		jsonw_array_strn(w, st->why_not, strlen(st->why_not));
-	jsonw_array_end(w);
-	copy_strings(w, "command", proto_get_array(req, "command", &v) ? NULL : v);
-	jsonw_array_end(w);
-	if (json_object_object_get_ex(req, "command_truncated", NULL))
-		jsonw_bool(w, "command_truncated", true);
+		in.not_enforced[in.n_not_enforced++] = st->why_not;
+	if (cmd)
+		request_strings(req, "command", cmd, ncmd);
+	in.command = (char *const *)cmd;
 	/* The runtime's labels (session.start "labels", bpfbox run --label). */
-	labels = proto_get_object(req, "labels", &v) ? NULL : strdup(
-		json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
-						      JSON_C_TO_STRING_NOSLASHESCAPE));
-	if (proto_get_object(req, "policy", &v) == 0)
-		audit_put_policy(w, labels,
-				 json_object_to_json_string_ext(
-					 v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	in.labels_json = labels;
+	in.policy_json = policy;
+	jsonw_reset(w);
+	audit_session_start(w, &d->clock, &in);
 	free(labels);
-	jsonw_end(w);
-	jsonw_newline(w);
+	free(policy);
+	free(cmd);
 	if (w->oom)
 		return;
 	free(s->start_line);
@@ -294,42 +276,29 @@ void ev_flood_say(struct daemon *d, struct dsession *s, bool force)
 		ev_emit(d, s, EV_LOSS, d->w.buf, d->w.len);
 }
 
+struct emit_ctx {
+	struct daemon *d;
+	const struct dsession *s;
+};
+
+static void emit_to(void *ctx, const struct audit_event *ev)
+{
+	const struct emit_ctx *x = ctx;
+
+	ev_emit_event(x->d, x->s, ev);
+}
+
 void ev_session_end(struct daemon *d, struct dsession *s, uint64_t seq, uint64_t lost)
 {
 	const struct dsession_end *e = &s->end;
-	/* seq is the next number: records 1..seq-1 were produced, lost among them. */
-	uint64_t records = seq > lost ? seq - 1 - lost : 0;
+	struct audit_end_info end = {
+		.session = s->id, .seq = seq, .ts_ns = now_ns(), .has_exit = e->have_exit,
+		.exit_code = e->exit_code, .timed_out = e->timed_out, .lost = lost,
+		.suppressed = s->flood.all, .output_bytes = e->output_bytes,
+		.output_dropped = e->output_dropped, .reason = e->reason,
+	};
+	struct emit_ctx x = { d, s };
 
-	/* Those the rate limit counted instead of writing are not record lines. */
-	records = records > s->flood.all ? records - s->flood.all : 0;
-	struct jsonw *w = &d->w;
-
-	if (lost) {
-		jsonw_reset(w);
-		audit_begin(w, &d->clock, "loss", s->id, seq++, now_ns());
-		jsonw_u64(w, "count", lost);
-		jsonw_str(w, "where", "ring buffer full");
-		jsonw_end(w);
-		jsonw_newline(w);
-		if (!w->oom)
-			ev_emit(d, s, EV_LOSS, w->buf, w->len);
-	}
-	jsonw_reset(w);
-	audit_begin(w, &d->clock, "session.end", s->id, seq, now_ns());
-	if (e->have_exit)
-		jsonw_i64(w, "exit_code", e->exit_code);
-	else
-		jsonw_null(w, "exit_code");
-	jsonw_bool(w, "timed_out", e->timed_out);
-	jsonw_u64(w, "records", records);
-	jsonw_u64(w, "lost", lost);
-	jsonw_u64(w, "suppressed", s->flood.all);
-	jsonw_u64(w, "output_bytes", e->output_bytes);
-	jsonw_u64(w, "output_dropped", e->output_dropped);
-	jsonw_str(w, "reason", e->reason);
-	jsonw_end(w);
-	jsonw_newline(w);
-	if (!w->oom)
-		ev_emit(d, s, EV_SESSION_END, w->buf, w->len);
+	audit_session_end(&d->w, &d->clock, &end, emit_to, &x);
 	ev_flush(d);
 }

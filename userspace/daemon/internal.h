@@ -13,6 +13,7 @@
 #include "table.h"
 #include "config.h"
 #include "../audit/encode.h"
+#include "../audit/lifecycle.h"
 #include "../lib/jsonw.h"
 
 struct agent;
@@ -31,26 +32,7 @@ struct denials;
 #define DAEMON_SUB_BUF_MAX  (1U << 20) /* a subscriber's queue before records drop */
 #define DAEMON_REPLY_BUF_MAX (2 * DAEMON_MAX_REPLY) /* a reader that never reads is closed */
 
-/* Event kinds, for subscription filters (bit = 1 << kind). */
-enum ev_kind {
-	EV_SESSION_START,
-	EV_SESSION_END,
-	EV_LOSS,
-	EV_EXEC,
-	EV_EXIT,
-	EV_FORK,
-	EV_FILE,
-	EV_CONNECT,
-	EV_SINK_ERROR, /* a sink started failing (docs/sinks.md) */
-	EV_SESSION_PAUSED,
-	EV_SESSION_RESUMED,
-	EV_SESSION_KILLED,
-	EV_CEILING,	/* a request held to a policy ceiling: refused or clamped */
-	EV_RENAME,	/* a thread renamed itself (prctl PR_SET_NAME): "rename" */
-	EV_NET_ALLOW,	/* the egress proxy's decisions (docs/network.md) */
-	EV_NET_DENY,
-	EV_KINDS,	/* the same order as the sinks' types: sink_type_name(kind) */
-};
+/* Event kinds (subscription filters: bit = 1 << kind) are enum ev_kind of audit/event.h. */
 
 struct peer {
 	pid_t pid;
@@ -118,11 +100,12 @@ int ev_sinks_open_list(struct daemon *d, const struct sink_config *v, size_t n, 
 		       size_t size, struct sinks **out);
 void ev_emit(struct daemon *d, const struct dsession *s, enum ev_kind kind, const char *line,
 	     size_t len);
+/* The same with what the sinks file an event by (a record: its decision and time). */
+void ev_emit_event(struct daemon *d, const struct dsession *s, const struct audit_event *ev);
 int ev_on_record(void *ctx, void *data, size_t size);
 void ev_flush(struct daemon *d);
 /* A subscriber's queue emptied: tells it what it missed, if anything. */
 void ev_sub_drained(struct daemon *d, struct conn *c);
-int ev_kind_parse(const char *name);
 void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *req);
 void ev_session_end(struct daemon *d, struct dsession *s, uint64_t seq, uint64_t lost);
 /* Queues a reply or an event line; closes the connection past its cap. */

@@ -114,7 +114,7 @@ static void render_events(struct out *o, struct metrics *m, struct daemon *d)
 			if (rec == (dec == DEC_NONE))
 				continue;
 			metrics_put(o, "bpfbox_events_total{type=\"%s\",decision=\"%s\"} %llu\n",
-				    sink_type_name(k), metrics_decisions[dec],
+				    ev_kind_name(k), metrics_decisions[dec],
 				    (unsigned long long)m->events[k][dec]);
 		}
 	head(o, "bpfbox_denials_total", "counter", "Denied operations, by the layer that denied.");

@@ -49,14 +49,6 @@ bool ops_ended_recently(const char *id)
 	return false;
 }
 
-int64_t ops_real_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 void ops_reply_error(struct daemon *d, struct conn *c, int err, const char *fmt, ...)
 {
 	char msg[512];
@@ -169,12 +161,9 @@ static void op_reload(struct daemon *d, struct conn *c)
 
 static void put_time(struct jsonw *w, const char *key, int64_t ns)
 {
-	time_t sec = ns / 1000000000LL;
-	struct tm tm;
-	char buf[40];
+	char buf[RFC3339_MAX];
 
-	gmtime_r(&sec, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	rfc3339(buf, sizeof(buf), ns, 0);
 	jsonw_str(w, key, buf);
 }
 
@@ -257,7 +246,7 @@ static void op_subscribe(struct daemon *d, struct conn *c, struct json_object *r
 				char want[320];
 
 				snprintf(want, sizeof(want), "an array of event types (%s)",
-					 sink_type_list());
+					 ev_kind_list());
 				ops_bad_member(d, c, "subscribe", "types", want);
 				return;
 			}

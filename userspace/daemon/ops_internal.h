@@ -24,7 +24,6 @@ struct json_object;
 /* Subscription bit of session.paused, session.resumed, session.killed. */
 
 /* ops.c */
-int64_t ops_real_now_ns(void);
 void ops_reply_error(struct daemon *d, struct conn *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 struct jsonw *ops_reply_begin(struct daemon *d);

@@ -242,7 +242,7 @@ static void ceiling_event(struct daemon *d, struct conn *c, const char *id,
 	struct jsonw *w = &d->w;
 
 	jsonw_reset(w);
-	audit_begin(w, &d->clock, "ceiling", id, 0, now_ns());
+	audit_begin(w, &d->clock, EV_CEILING, id, 0, now_ns());
 	jsonw_u64(w, "pid", c->peer.pid);
 	jsonw_u64(w, "uid", c->peer.uid);
 	jsonw_str(w, "rule", r->name);
@@ -367,7 +367,7 @@ static struct dsession *new_session(struct daemon *d, struct conn *c, struct jso
 	s->uid = c->peer.uid;
 	s->owner = c->serial;
 	s->state = DS_REGISTERED;
-	s->start_real_ns = ops_real_now_ns();
+	s->start_real_ns = real_now_ns();
 	if (proto_get_array(req, "command", &v) == 0)
 		s->command = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 	s->command_truncated = json_object_object_get_ex(req, "command_truncated", NULL);

@@ -264,13 +264,11 @@ void op_unregister(struct daemon *d, struct conn *c, struct json_object *req)
 static void emit_lifecycle(struct daemon *d, struct dsession *s, const struct session_event *ev)
 {
 	struct jsonw *w = &d->w;
-	int kind = ev_kind_parse(session_event_type_name(ev->type));
-
 	jsonw_reset(w);
-	session_event_json(w, &d->clock, s->id, ev);
-	if (w->oom || kind < 0)
+	audit_session_lifecycle(w, &d->clock, s->id, ev);
+	if (w->oom)
 		return;
-	ev_emit(d, s, kind, w->buf, w->len);
+	ev_emit(d, s, audit_lifecycle_kind(ev), w->buf, w->len);
 	ev_flush(d);
 }
 

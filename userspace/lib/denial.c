@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include "denial.h"
+#include "names.h"
 #include "util.h"
 #include "bpfbox/events.h"
 
@@ -42,25 +43,11 @@ uint64_t denials_total(const struct denials *d)
 	return n;
 }
 
-static const char *const layers[] = {
-	[BPFBOX_LAYER_LANDLOCK] = "landlock", [BPFBOX_LAYER_SECCOMP] = "seccomp",
-	[BPFBOX_LAYER_CGROUP_BPF] = "cgroup_bpf", [BPFBOX_LAYER_BPF_LSM] = "bpf_lsm",
-	[BPFBOX_LAYER_MOUNT] = "mount", [BPFBOX_LAYER_EXEC_TP] = "command_rule",
-};
-
-static const char *const file_ops[] = {
-	[BPFBOX_FILE_OPEN] = "open",	 [BPFBOX_FILE_UNLINK] = "unlink",
-	[BPFBOX_FILE_RMDIR] = "rmdir",	 [BPFBOX_FILE_RENAME] = "rename",
-	[BPFBOX_FILE_MKDIR] = "mkdir",	 [BPFBOX_FILE_LINK] = "link",
-	[BPFBOX_FILE_SYMLINK] = "symlink", [BPFBOX_FILE_CHMOD] = "chmod",
-	[BPFBOX_FILE_UTIMES] = "utimes",
-};
-
 static void file_denial(struct denials *d, const char *layer, const void *data, int err)
 {
 	const struct bpfbox_file_event *f = data;
 	char path[sizeof(f->path) + 1];
-	const char *op = f->op < ARRAY_SIZE(file_ops) && file_ops[f->op] ? file_ops[f->op] : "file";
+	const char *op = bpfbox_file_op_name(f->op) ? bpfbox_file_op_name(f->op) : "file";
 
 	snprintf(path, sizeof(path), "%.*s", (int)strnlen(f->path, sizeof(f->path)), f->path);
 	/* An open for writing is a write. */
@@ -91,10 +78,14 @@ bool denials_add_record(struct denials *d, const void *data, size_t size)
 	const struct bpfbox_event_hdr *h = data;
 	const char *layer;
 
-	if (size < sizeof(*h) || h->decision != BPFBOX_DENY || h->layer >= ARRAY_SIZE(layers) ||
-	    !layers[h->layer])
+	if (size < sizeof(*h) || h->decision != BPFBOX_DENY)
 		return false;
-	layer = layers[h->layer];
+	/* The kernel's own refusals (DAC) are not ours to explain; the proxy says its own. */
+	layer = h->layer == BPFBOX_LAYER_KERNEL || h->layer == BPFBOX_LAYER_EGRESS
+			? NULL
+			: bpfbox_layer_name(h->layer);
+	if (!layer)
+		return false;
 	if (h->type == BPFBOX_EV_FILE && size >= sizeof(struct bpfbox_file_event)) {
 		file_denial(d, layer, data, -h->err);
 	} else if (h->type == BPFBOX_EV_CONNECT && size >= sizeof(struct bpfbox_connect_event)) {

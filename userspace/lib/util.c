@@ -70,6 +70,72 @@ unsigned long long now_ns(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+int64_t real_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+size_t rfc3339(char *buf, size_t size, int64_t real_ns, unsigned int digits)
+{
+	static const long div[] = { 1000000000L, 1000000L, 1000L, 1L };
+	time_t sec = real_ns / 1000000000LL;
+	long frac = real_ns % 1000000000LL;
+	struct tm tm;
+	size_t n;
+	int k;
+
+	if (frac < 0) {
+		frac += 1000000000L;
+		sec--;
+	}
+	if (!size)
+		return 0;
+	digits = digits > 9 ? 9 : digits / 3 * 3;
+	gmtime_r(&sec, &tm);
+	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (digits)
+		k = snprintf(buf + n, size - n, ".%0*ldZ", (int)digits, frac / div[digits / 3]);
+	else
+		k = snprintf(buf + n, size - n, "Z");
+	n += k > 0 ? (size_t)k : 0;
+	return n < size ? n : size - 1;
+}
+
+int rfc3339_parse(const char *s, size_t len, int64_t *ns)
+{
+	struct tm tm = { 0 };
+	int64_t frac = 0, scale = 1000000000LL;
+	size_t i = 19;
+	char buf[40];
+	time_t t;
+
+	if (len < 20 || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	if (sscanf(buf, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6 || buf[4] != '-' || buf[10] != 'T')
+		return -EINVAL;
+	if (buf[i] == '.')
+		for (i++; i < len && buf[i] >= '0' && buf[i] <= '9'; i++)
+			if (scale > 1) {
+				scale /= 10;
+				frac += (buf[i] - '0') * scale;
+			}
+	if (i != len - 1 || buf[i] != 'Z')
+		return -EINVAL;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	t = timegm(&tm);
+	if (t == (time_t)-1)
+		return -EINVAL;
+	*ns = (int64_t)t * 1000000000LL + frac;
+	return 0;
+}
+
 int parse_u64(const char *s, unsigned long long *out)
 {
 	char *end;

@@ -53,6 +53,18 @@ int write_file_str(const char *path, const char *str);
 bool word_list_has(const char *list, const char *word, const char *seps);
 /* Monotonic clock in nanoseconds. */
 unsigned long long now_ns(void);
+/* CLOCK_REALTIME in nanoseconds. */
+int64_t real_now_ns(void);
+
+#define RFC3339_MAX 40 /* 2026-01-02T03:04:05.123456789Z and its NUL */
+/*
+ * The one RFC 3339 formatter: UTC time real_ns (CLOCK_REALTIME ns) with
+ * digits (0, 3, 6 or 9) fraction digits and a Z, into buf (RFC3339_MAX
+ * bytes suffice). Returns the length written.
+ */
+size_t rfc3339(char *buf, size_t size, int64_t real_ns, unsigned int digits);
+/* The time of an RFC 3339 UTC string (a Z, 0 to 9 fraction digits) in *ns; -EINVAL. */
+int rfc3339_parse(const char *s, size_t len, int64_t *ns);
 /* Parses a decimal unsigned value; -EINVAL on junk or overflow. */
 int parse_u64(const char *s, unsigned long long *out);
 /* A size: bytes, or with a suffix K, M, G (powers of 1024, optional B/iB). */

@@ -8,8 +8,6 @@
 #include <unistd.h>
 
 #include "monitor.h"
-#include "../audit/encode.h"
-#include "../lib/jsonw.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -226,79 +224,4 @@ void monitor_read_state(const struct monitor *m, char *buf, size_t size)
 int session_cgroup_set_state(const char *cg, const char *state)
 {
 	return setxattr(cg, LIMITS_XATTR_STATE, state, strlen(state), 0) < 0 ? -errno : 0;
-}
-
-const char *session_event_type_name(enum session_event_type t)
-{
-	switch (t) {
-	case SEV_PAUSED:
-		return "session.paused";
-	case SEV_RESUMED:
-		return "session.resumed";
-	default:
-		return "session.killed";
-	}
-}
-
-static void put_time(struct jsonw *w, const struct audit_clock *c)
-{
-	int64_t ns = (int64_t)now_ns() + (c ? c->mono_to_real_ns : 0);
-	time_t sec = ns / 1000000000LL;
-	struct tm tm;
-	char buf[48];
-	size_t n;
-
-	if (!c) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-		sec = ts.tv_sec;
-	}
-	gmtime_r(&sec, &tm);
-	n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, sizeof(buf) - n, ".%09lldZ", (long long)(ns % 1000000000LL));
-	jsonw_str(w, "time", buf);
-}
-
-void session_event_json(struct jsonw *w, const struct audit_clock *clock, const char *id,
-			const struct session_event *ev)
-{
-	jsonw_begin(w);
-	jsonw_u64(w, "schema_version", AUDIT_SCHEMA_VERSION);
-	jsonw_str(w, "type", session_event_type_name(ev->type));
-	put_time(w, clock);
-	audit_put_host(w);
-	jsonw_str(w, "session", id);
-	switch (ev->type) {
-	case SEV_PAUSED:
-		jsonw_str(w, "reason", ev->reason);
-		if (ev->pid)
-			jsonw_u64(w, "pid", ev->pid);
-		else
-			jsonw_null(w, "pid");
-		if (ev->comm[0])
-			jsonw_strn(w, "comm", ev->comm, strnlen(ev->comm, sizeof(ev->comm)));
-		else
-			jsonw_null(w, "comm");
-		jsonw_u64(w, "oom_kills", ev->oom_kills);
-		jsonw_u64(w, "memory_mb", ev->memory_mb);
-		jsonw_u64(w, "disk_mb", ev->disk_mb);
-		if (ev->disk_used_mb >= 0)
-			jsonw_i64(w, "disk_used_mb", ev->disk_used_mb);
-		else
-			jsonw_null(w, "disk_used_mb");
-		break;
-	case SEV_RESUMED:
-		jsonw_u64(w, "paused_ms", ev->paused_ms);
-		jsonw_u64(w, "memory_mb", ev->memory_mb);
-		jsonw_u64(w, "disk_mb", ev->disk_mb);
-		break;
-	case SEV_KILLED:
-		jsonw_str(w, "reason", ev->reason);
-		jsonw_bool(w, "paused", ev->was_paused);
-		break;
-	}
-	jsonw_end(w);
-	jsonw_newline(w);
 }

@@ -17,10 +17,11 @@
 #include "limits.h"
 #include "oom.h"
 
-struct jsonw;
-struct audit_clock;
 
-/* A lifecycle transition (docs/limits.md, docs/events.md). */
+/*
+ * A lifecycle transition (docs/limits.md); its event is built by
+ * audit_session_lifecycle() (audit/event.h).
+ */
 enum session_event_type {
 	SEV_PAUSED,
 	SEV_RESUMED,
@@ -109,13 +110,5 @@ bool monitor_freeze_requested(const struct monitor *m);
 void monitor_read_state(const struct monitor *m, char *buf, size_t size);
 /* Sets LIMITS_XATTR_STATE ("paused oom", "running", "killed manual"). */
 int session_cgroup_set_state(const char *cg, const char *state);
-
-/*
- * A lifecycle event as one JSON line of the audit stream (docs/events.md):
- * no seq, the time it was written. clock converts CLOCK_MONOTONIC.
- */
-void session_event_json(struct jsonw *w, const struct audit_clock *clock, const char *id,
-			const struct session_event *ev);
-const char *session_event_type_name(enum session_event_type t);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "embedded.h"
 #include "../agent/agent.h"
+#include "../audit/lifecycle.h"
 #include "../audit/redact.h"
 #include "../audit/sink.h"
 #include "bpfbox/events.h"
@@ -21,20 +22,32 @@
 #include "../sandbox/session.h"
 #include "../lib/closer.h"
 #include "../lib/log.h"
+#include "../lib/names.h"
 #include "../lib/util.h"
 #include "../net/egress.h"
 
+/* The event in e->w to the sinks; e->w is reset. */
+static void emit(void *ctx, const struct audit_event *ev)
+{
+	struct embedded *e = ctx;
+	struct audit_event out = *ev;
+
+	out.line = e->w.buf;
+	out.len = e->w.len;
+	if (!e->w.oom)
+		sinks_emit(e->sinks, &out);
+	jsonw_reset(&e->w);
+}
+
+static void emit_kind(struct embedded *e, enum ev_kind kind)
+{
+	struct audit_event ev = { .kind = kind };
+
+	emit(e, &ev);
+}
+
 static void sink_flush(struct embedded *e)
 {
-	const char *p = e->w.buf, *end = e->w.buf + e->w.len;
-
-	while (p && p < end) {
-		const char *nl = memchr(p, '\n', end - p);
-		size_t len = nl ? (size_t)(nl - p + 1) : (size_t)(end - p);
-
-		sinks_emit(e->sinks, NULL, p, len);
-		p += len;
-	}
 	sinks_flush(e->sinks);
 	jsonw_reset(&e->w);
 }
@@ -76,12 +89,12 @@ static void on_ask(struct embedded *e, const struct bpfbox_exec_event *x)
 	} else {
 		kill(x->hdr.pid, SIGKILL);
 		e->ask.denied++;
-		denials_add(&s->denials, "command_rule", "exec", file, EPERM, 1);
+		denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec", file, EPERM, 1);
 	}
 	if (r == 0)
 		limits_freeze(&s->lim, false);
 	status_answered(s, id, ask_answer_name(ans));
-	audit_begin(&e->w, &e->clock, "session.ask", e->session_id, id, x->hdr.ts_ns);
+	audit_begin(&e->w, &e->clock, EV_SESSION_ASK, e->session_id, id, x->hdr.ts_ns);
 	jsonw_u64(&e->w, "pid", x->hdr.pid);
 	jsonw_str(&e->w, "rule", rule);
 	jsonw_str(&e->w, "filename", file);
@@ -98,6 +111,7 @@ static void on_ask(struct embedded *e, const struct bpfbox_exec_event *x)
 	jsonw_u64(&e->w, "waited_ms", (now_ns() - t0) / 1000000);
 	jsonw_end(&e->w);
 	jsonw_newline(&e->w);
+	emit_kind(e, EV_SESSION_ASK);
 	sink_flush(e);
 }
 
@@ -105,6 +119,7 @@ static int on_record(void *ctx, void *data, size_t size)
 {
 	struct embedded *e = ctx;
 	uint64_t now = now_ns();
+	struct audit_event ev;
 	const struct bpfbox_exec_event *x = data;
 
 	if (size >= sizeof(*x) && x->hdr.type == BPFBOX_EV_EXEC &&
@@ -119,10 +134,10 @@ static int on_record(void *ctx, void *data, size_t size)
 	/* A flood is counted, not written: exact counts by type, once a second. */
 	if (!audit_flood_pass(&e->flood, data, size, now))
 		return 0;
-	audit_flood_line(&e->flood, &e->w, &e->clock, e->session_id, now, false);
-	if (audit_encode_record(&e->w, &e->clock, data, size, e->session_id) == 0 &&
-	    e->w.len >= 64 * 1024)
-		sink_flush(e);
+	if (audit_flood_line(&e->flood, &e->w, &e->clock, e->session_id, now, false))
+		emit_kind(e, EV_LOSS);
+	if (audit_encode_record(&e->w, &e->clock, data, size, e->session_id, &ev) >= 0)
+		emit(e, &ev);
 	return 0;
 }
 
@@ -131,7 +146,8 @@ static void on_poll(void *ctx)
 	struct embedded *e = ctx;
 
 	agent_consume(e->agent);
-	audit_flood_line(&e->flood, &e->w, &e->clock, e->session_id, now_ns(), false);
+	if (audit_flood_line(&e->flood, &e->w, &e->clock, e->session_id, now_ns(), false))
+		emit_kind(e, EV_LOSS);
 	sink_flush(e);
 }
 
@@ -140,18 +156,14 @@ static void on_lifecycle(void *ctx, const struct session_event *ev)
 {
 	struct embedded *e = ctx;
 
-	session_event_json(&e->w, &e->clock, e->session_id, ev);
+	audit_session_lifecycle(&e->w, &e->clock, e->session_id, ev);
+	emit_kind(e, audit_lifecycle_kind(ev));
 	sink_flush(e);
 }
 
 static uint64_t mono_now(void)
 {
 	return now_ns();
-}
-
-static void put_arg(void *ctx, const char *arg, size_t len)
-{
-	jsonw_array_strn(ctx, arg, len);
 }
 
 /* The values of the policy's env, redacted (whole when the name names a secret). */
@@ -180,38 +192,21 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 	const struct session_layers *l = &s->layers;
 	const struct agent_status *st = agent_status(e->agent);
 	struct json_object *pol = policy_to_json(s->policy), *labels = NULL;
+	/* The same keys as the daemon's session.start (run.h: one session path). */
+	struct audit_start_info in = {
+		.session = s->id, .ts_ns = mono_now(), .pid = getpid(), .has_uid = true,
+		.uid = getuid(), .mode = "embedded", .cgroup = s->lim.cg,
+		.level_requested = level_name(l->requested), .level_enabled = level_name(l->enabled),
+		.layers = { .landlock_abi = l->landlock ? l->landlock_abi : 0, .seccomp = l->seccomp,
+			    .bpf_audit = st->audit, .bpf_network = st->net,
+			    .bpf_unix_connect = st->unix_connect, .bpf_lsm = e->lsm },
+		.limits = &s->lim,
+		.not_enforced = { l->not_enforced, s->lim.not_enforced, st->why_not },
+		.n_not_enforced = 3,
+		.command = argv, .redact_command = true,
+	};
 
 	redact_env(pol);
-
-	audit_begin(&e->w, &e->clock, "session.start", s->id, 0, mono_now());
-	jsonw_u64(&e->w, "pid", getpid());
-	/* The same keys as the daemon's session.start (run.h: one session path). */
-	jsonw_u64(&e->w, "uid", getuid());
-	jsonw_str(&e->w, "mode", "embedded");
-	jsonw_str(&e->w, "cgroup", s->lim.cg);
-	jsonw_str(&e->w, "level_requested", level_name(l->requested));
-	jsonw_str(&e->w, "level_enabled", level_name(l->enabled));
-	jsonw_object_begin(&e->w, "layers");
-	jsonw_u64(&e->w, "landlock_abi", l->landlock ? l->landlock_abi : 0);
-	jsonw_bool(&e->w, "seccomp", l->seccomp);
-	jsonw_bool(&e->w, "bpf_audit", st->audit);
-	jsonw_bool(&e->w, "bpf_network", st->net);
-	jsonw_bool(&e->w, "bpf_unix_connect", st->unix_connect);
-	jsonw_bool(&e->w, "bpf_lsm", e->lsm);
-	jsonw_end(&e->w);
-	limits_json(&s->lim, &e->w, "limits");
-	jsonw_array_begin(&e->w, "not_enforced");
-	if (l->not_enforced[0])
-		jsonw_array_strn(&e->w, l->not_enforced, strlen(l->not_enforced));
-	if (s->lim.not_enforced[0])
-		jsonw_array_strn(&e->w, s->lim.not_enforced, strlen(s->lim.not_enforced));
-	if (st->why_not[0])
-		jsonw_array_strn(&e->w, st->why_not, strlen(st->why_not));
-	jsonw_array_end(&e->w);
-	jsonw_array_begin(&e->w, "command");
-	if (redact_argv(argv, put_arg, &e->w, 0) < 0)
-		jsonw_array_strn(&e->w, REDACT_MARKER, REDACT_MARKER_LEN);
-	jsonw_array_end(&e->w);
 	/* --label KEY=VALUE pairs as an object (the daemon gets the same in register). */
 	for (size_t i = 0; s->labels && i < s->labels->n; i++) {
 		const char *lb = s->labels->v[i], *eq = strchr(lb, '=');
@@ -224,15 +219,14 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 		snprintf(key, sizeof(key), "%.*s", (int)(eq - lb), lb);
 		json_object_object_add(labels, key, json_object_new_string(eq + 1));
 	}
-	audit_put_policy(&e->w,
-			 labels ? json_object_to_json_string_ext(labels, JSON_C_TO_STRING_PLAIN |
-								      JSON_C_TO_STRING_NOSLASHESCAPE)
-				: NULL,
-			 json_object_to_json_string_ext(pol, JSON_C_TO_STRING_PLAIN |
-								     JSON_C_TO_STRING_NOSLASHESCAPE));
+	if (labels)
+		in.labels_json = json_object_to_json_string_ext(labels, JSON_C_TO_STRING_PLAIN |
+									JSON_C_TO_STRING_NOSLASHESCAPE);
+	in.policy_json = json_object_to_json_string_ext(pol, JSON_C_TO_STRING_PLAIN |
+								     JSON_C_TO_STRING_NOSLASHESCAPE);
+	audit_session_start(&e->w, &e->clock, &in);
+	emit_kind(e, EV_SESSION_START);
 	json_object_put(labels);
-	jsonw_end(&e->w);
-	jsonw_newline(&e->w);
 	json_object_put(pol);
 	sink_flush(e);
 }
@@ -512,25 +506,16 @@ static void emit_end(struct embedded *e, struct session *s)
 	sink_flush(e);
 	agent_session_remove(e->agent, e->cg_id, &seq, &lost);
 	agent_flush_session(e->agent, 1, &seq, on_record, e);
-	audit_flood_line(&e->flood, &e->w, &e->clock, s->id, mono_now(), true);
-	if (lost) {
-		audit_begin(&e->w, &e->clock, "loss", s->id, seq++, mono_now());
-		jsonw_u64(&e->w, "count", lost);
-		jsonw_str(&e->w, "where", "ring buffer full");
-		jsonw_end(&e->w);
-		jsonw_newline(&e->w);
-	}
-	audit_begin(&e->w, &e->clock, "session.end", s->id, seq, mono_now());
-	jsonw_i64(&e->w, "exit_code", s->result.exit_code);
-	jsonw_bool(&e->w, "timed_out", s->result.timed_out);
-	/* Numbers 1..seq-1 went to records, lost ones and the loss line. */
-	jsonw_u64(&e->w, "records", seq - 1 - lost - (lost ? 1 : 0) - e->flood.all);
-	jsonw_u64(&e->w, "lost", lost);
-	jsonw_u64(&e->w, "suppressed", e->flood.all);
-	jsonw_u64(&e->w, "output_bytes", s->result.output_bytes);
-	jsonw_u64(&e->w, "output_dropped", s->result.output_dropped);
-	jsonw_end(&e->w);
-	jsonw_newline(&e->w);
+	if (audit_flood_line(&e->flood, &e->w, &e->clock, s->id, mono_now(), true))
+		emit_kind(e, EV_LOSS);
+	audit_session_end(&e->w, &e->clock,
+			  &(struct audit_end_info){
+				  .session = s->id, .seq = seq, .ts_ns = mono_now(), .has_exit = true,
+				  .exit_code = s->result.exit_code, .timed_out = s->result.timed_out,
+				  .lost = lost, .suppressed = e->flood.all,
+				  .output_bytes = s->result.output_bytes,
+				  .output_dropped = s->result.output_dropped },
+			  emit, e);
 	sink_flush(e);
 }
 

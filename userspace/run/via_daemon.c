@@ -182,7 +182,12 @@ static void copy_lines(struct daemon_run *r, const char *data, size_t n)
 		data += take;
 		n -= take;
 		if (nl) {
-			sinks_emit(r->sinks, NULL, r->line, r->line_len);
+			struct audit_event ev;
+
+			if (audit_event_parse(&ev, r->line, r->line_len) == 0)
+				sinks_emit(r->sinks, &ev);
+			else
+				log_warn("the daemon sent a line that is no event; it is not kept");
 			r->line_len = 0;
 		}
 	}

@@ -15,6 +15,7 @@
 #include "../policy/policy.h"
 #include "../lib/jsonw.h"
 #include "../lib/log.h"
+#include "../lib/names.h"
 #include "../lib/util.h"
 
 #define STATUS_VERSION 1
@@ -39,15 +40,9 @@ const char *session_cause_name(enum session_cause c)
 
 static void begin(struct jsonw *w, const struct session *s, const char *type)
 {
-	struct timespec ts;
-	struct tm tm;
-	char buf[48];
-	size_t n;
+	char buf[RFC3339_MAX];
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, sizeof(buf) - n, ".%03ldZ", ts.tv_nsec / 1000000L);
+	rfc3339(buf, sizeof(buf), real_now_ns(), 3);
 	jsonw_begin(w);
 	jsonw_u64(w, "version", STATUS_VERSION);
 	jsonw_str(w, "type", type);
@@ -226,14 +221,14 @@ static void hint_of(const struct denial *d, char *buf, size_t size)
 		snprintf(buf, size, "network is denied by policy; allow a host with --net-allow "
 				    "ADDR[:PORT] (needs root or the daemon), or all of it with "
 				    "--net allow");
-	else if (streq(d->layer, "mount"))
+	else if (streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_MOUNT)))
 		snprintf(buf, size, "write outside the writable paths: %s (the host is read-only "
 				    "in the session); grant it with --rw %s", d->what, dir);
-	else if (streq(d->layer, "command_rule"))
+	else if (streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP)))
 		snprintf(buf, size, "%s was stopped by a command rule of the policy (docs/config.md, "
 				    "the audit record names it); do it another way or ask the operator",
 			 d->what);
-	else if (streq(d->layer, "bpf_lsm"))
+	else if (streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_BPF_LSM)))
 		snprintf(buf, size, "%s matches a credential or exec rule of the policy; it stays "
 				    "denied", d->what);
 	else if (streq(d->op, "exec"))

@@ -27,6 +27,7 @@
 #include "../monitor/oom.h"
 #include "../policy/policy.h"
 #include "../lib/log.h"
+#include "../lib/names.h"
 #include "../lib/util.h"
 
 /* Time between SIGTERM and SIGKILL when a session is stopped. */
@@ -449,7 +450,7 @@ static void network_denied(struct session *s, int fd)
 	snprintf(what + strlen(what), sizeof(what) - strlen(what), " %s",
 		 type == SOCK_STREAM ? "stream" : type == SOCK_DGRAM ? "datagram"
 		 : type == SOCK_RAW ? "raw" : "other");
-	denials_add(&s->denials, "seccomp", "socket", what, EPERM, 1);
+	denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_SECCOMP), "socket", what, EPERM, 1);
 }
 
 enum { P_OUT, P_ERR, P_SIG, P_HOOK, P_IN, P_NOTIFY, P_MON };

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The lifecycle events of a session (docs/events.md): session.start,
+ * session.end with the loss line before it, session.paused, .resumed and
+ * .killed, built here for the daemon and the embedded mode alike.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <gnutls/crypto.h>
+
+#include "lifecycle.h"
+#include "redact.h"
+#include "../monitor/monitor.h"
+#include "../lib/util.h"
+
+#ifndef BPFBOX_VERSION
+#define BPFBOX_VERSION "0.0.0"
+#endif
+
+/* --- session.start ------------------------------------------------------------ */
+
+int audit_sha256(const void *data, size_t len, char *out, size_t size)
+{
+	uint8_t d[32];
+	size_t n;
+
+	if (size < sizeof("sha256:") + 64 ||
+	    gnutls_hash_fast(GNUTLS_DIG_SHA256, data, len, d) < 0)
+		return -EINVAL;
+	n = (size_t)snprintf(out, size, "sha256:");
+	for (int i = 0; i < 32; i++)
+		n += (size_t)snprintf(out + n, size - n, "%02x", d[i]);
+	return 0;
+}
+
+/*
+ * The end of session.start that names what ran it: "labels" (the runtime's
+ * labels), "bpfbox_version", "policy_hash" (sha256 of exactly the bytes of
+ * "policy") and "policy".
+ */
+static void put_policy(struct jsonw *w, const char *labels_json, const char *policy_json)
+{
+	char hash[80];
+
+	jsonw_raw(w, "labels", labels_json ? labels_json : "{}");
+	jsonw_str(w, "bpfbox_version", BPFBOX_VERSION);
+	if (audit_sha256(policy_json, strlen(policy_json), hash, sizeof(hash)) == 0)
+		jsonw_str(w, "policy_hash", hash);
+	else
+		jsonw_null(w, "policy_hash");
+	jsonw_raw(w, "policy", policy_json);
+}
+
+static void put_arg(void *ctx, const char *arg, size_t len)
+{
+	jsonw_array_strn(ctx, arg, len);
+}
+
+void audit_session_start(struct jsonw *w, const struct audit_clock *c,
+			 const struct audit_start_info *in)
+{
+	audit_begin(w, c, EV_SESSION_START, in->session, 0, in->ts_ns);
+	jsonw_u64(w, "pid", in->pid);
+	if (in->has_uid)
+		jsonw_u64(w, "uid", in->uid);
+	if (in->mode)
+		jsonw_str(w, "mode", in->mode);
+	if (in->cgroup)
+		jsonw_str(w, "cgroup", in->cgroup);
+	if (in->level_requested)
+		jsonw_str(w, "level_requested", in->level_requested);
+	if (in->level_enabled)
+		jsonw_str(w, "level_enabled", in->level_enabled);
+	jsonw_object_begin(w, "layers");
+	jsonw_u64(w, "landlock_abi", in->layers.landlock_abi);
+	jsonw_bool(w, "seccomp", in->layers.seccomp);
+	jsonw_bool(w, "bpf_audit", in->layers.bpf_audit);
+	jsonw_bool(w, "bpf_network", in->layers.bpf_network);
+	jsonw_bool(w, "bpf_unix_connect", in->layers.bpf_unix_connect);
+	jsonw_bool(w, "bpf_lsm", in->layers.bpf_lsm);
+	if (in->layers.bpf_audit_attach && in->layers.bpf_audit_attach[0])
+		jsonw_str(w, "bpf_audit_attach", in->layers.bpf_audit_attach);
+	jsonw_end(w);
+	if (in->limits)
+		limits_json(in->limits, w, "limits");
+	jsonw_array_begin(w, "not_enforced");
+	for (size_t i = 0; i < in->n_not_enforced && i < ARRAY_SIZE(in->not_enforced); i++)
+		if (in->not_enforced[i] && in->not_enforced[i][0])
+			jsonw_array_strn(w, in->not_enforced[i], strlen(in->not_enforced[i]));
+	jsonw_array_end(w);
+	jsonw_array_begin(w, "command");
+	if (in->redact_command) {
+		if (redact_argv(in->command, put_arg, w, 0) < 0)
+			jsonw_array_strn(w, REDACT_MARKER, REDACT_MARKER_LEN);
+	} else {
+		for (size_t i = 0; in->command && in->command[i]; i++)
+			jsonw_array_strn(w, in->command[i], strlen(in->command[i]));
+	}
+	jsonw_array_end(w);
+	if (in->command_truncated)
+		jsonw_bool(w, "command_truncated", true);
+	if (in->policy_json)
+		put_policy(w, in->labels_json, in->policy_json);
+	jsonw_end(w);
+	jsonw_newline(w);
+}
+
+/* --- session.end -------------------------------------------------------------- */
+
+/* Ends the object in w, hands it to emit as an event of kind, and resets w. */
+static void hand_over(struct jsonw *w, enum ev_kind kind, int64_t time_ns, audit_emit_fn emit,
+		      void *ctx)
+{
+	struct audit_event ev = { .kind = kind, .time_ns = time_ns };
+
+	jsonw_end(w);
+	jsonw_newline(w);
+	ev.line = w->buf;
+	ev.len = w->len;
+	if (!w->oom)
+		emit(ctx, &ev);
+	jsonw_reset(w);
+}
+
+void audit_session_end(struct jsonw *w, const struct audit_clock *c,
+		       const struct audit_end_info *e, audit_emit_fn emit, void *ctx)
+{
+	uint64_t seq = e->seq, records = seq > e->lost ? seq - 1 - e->lost : 0;
+	int64_t time_ns = audit_real_ns(c, e->ts_ns);
+
+	records = records > e->suppressed ? records - e->suppressed : 0;
+	jsonw_reset(w);
+	if (e->lost) {
+		audit_begin(w, c, EV_LOSS, e->session, seq++, e->ts_ns);
+		jsonw_u64(w, "count", e->lost);
+		jsonw_str(w, "where", "ring buffer full");
+		hand_over(w, EV_LOSS, time_ns, emit, ctx);
+	}
+	audit_begin(w, c, EV_SESSION_END, e->session, seq, e->ts_ns);
+	if (e->has_exit)
+		jsonw_i64(w, "exit_code", e->exit_code);
+	else
+		jsonw_null(w, "exit_code");
+	jsonw_bool(w, "timed_out", e->timed_out);
+	jsonw_u64(w, "records", records);
+	jsonw_u64(w, "lost", e->lost);
+	jsonw_u64(w, "suppressed", e->suppressed);
+	jsonw_u64(w, "output_bytes", e->output_bytes);
+	jsonw_u64(w, "output_dropped", e->output_dropped);
+	if (e->reason)
+		jsonw_str(w, "reason", e->reason);
+	hand_over(w, EV_SESSION_END, time_ns, emit, ctx);
+}
+
+/* --- session.paused, .resumed, .killed ------------------------------------------ */
+
+enum ev_kind audit_lifecycle_kind(const struct session_event *ev)
+{
+	switch (ev->type) {
+	case SEV_PAUSED:
+		return EV_SESSION_PAUSED;
+	case SEV_RESUMED:
+		return EV_SESSION_RESUMED;
+	default:
+		return EV_SESSION_KILLED;
+	}
+}
+
+void audit_session_lifecycle(struct jsonw *w, const struct audit_clock *c, const char *id,
+			     const struct session_event *ev)
+{
+	audit_begin(w, c, audit_lifecycle_kind(ev), id, AUDIT_NO_SEQ, now_ns());
+	switch (ev->type) {
+	case SEV_PAUSED:
+		jsonw_str(w, "reason", ev->reason);
+		if (ev->pid)
+			jsonw_u64(w, "pid", ev->pid);
+		else
+			jsonw_null(w, "pid");
+		if (ev->comm[0])
+			jsonw_strn(w, "comm", ev->comm, strnlen(ev->comm, sizeof(ev->comm)));
+		else
+			jsonw_null(w, "comm");
+		jsonw_u64(w, "oom_kills", ev->oom_kills);
+		jsonw_u64(w, "memory_mb", ev->memory_mb);
+		jsonw_u64(w, "disk_mb", ev->disk_mb);
+		if (ev->disk_used_mb >= 0)
+			jsonw_i64(w, "disk_used_mb", ev->disk_used_mb);
+		else
+			jsonw_null(w, "disk_used_mb");
+		break;
+	case SEV_RESUMED:
+		jsonw_u64(w, "paused_ms", ev->paused_ms);
+		jsonw_u64(w, "memory_mb", ev->memory_mb);
+		jsonw_u64(w, "disk_mb", ev->disk_mb);
+		break;
+	case SEV_KILLED:
+		jsonw_str(w, "reason", ev->reason);
+		jsonw_bool(w, "paused", ev->was_paused);
+		break;
+	}
+	jsonw_end(w);
+	jsonw_newline(w);
+}
