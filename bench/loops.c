@@ -11,6 +11,10 @@
  *   loops open FILE N       N x open(FILE, O_RDONLY) + close
  *   loops exec N            N x fork + execve("/bin/true") + waitpid
  *   loops connect PORT N    N x socket + connect(127.0.0.1:PORT) + close
+ *   loops openrate FILE R S open+close at R per second for S seconds (paced in
+ *                           steps of 1 ms); prints the rate reached per second
+ *   loops getppid N         N x getppid(): a syscall no tool of ours audits,
+ *                           what every syscall of the host pays for ours
  *   loops listen PORTFILE   accept-and-close server on 127.0.0.1, port
  *                           written to PORTFILE; runs until killed
  *   loops now               prints CLOCK_REALTIME in seconds (6 decimals):
@@ -33,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,6 +93,35 @@ static double loop_open(const char *path, long n)
 	t0 = now_ns();
 	for (long i = 0; i < n; i++)
 		open_once(path);
+	return (now_ns() - t0) / (double)n;
+}
+
+/* Paced opens: the sustained record rate an audit must keep up with. */
+static double loop_openrate(const char *path, long rate, long secs)
+{
+	double t0 = now_ns(), end = t0 + secs * 1e9, t;
+	long done = 0;
+
+	while ((t = now_ns()) < end) {
+		long due = (long)((t - t0) / 1e9 * rate) + 1;
+
+		if (done >= due)
+			continue; /* ahead of the pace: spin until it is due */
+		for (long i = 0; i < rate / 1000 + 1 && done < due; i++, done++)
+			open_once(path);
+	}
+	return done / ((now_ns() - t0) / 1e9);
+}
+
+static double loop_getppid(long n)
+{
+	double t0;
+
+	for (long i = 0; i < warmup_of(n); i++)
+		syscall(SYS_getppid);
+	t0 = now_ns();
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid); /* not the libc wrapper: one real syscall each */
 	return (now_ns() - t0) / (double)n;
 }
 
@@ -201,6 +235,10 @@ int main(int argc, char **argv)
 
 	if (argc == 4 && !strcmp(argv[1], "open"))
 		ns = loop_open(argv[2], parse_n(argv[3]));
+	else if (argc == 5 && !strcmp(argv[1], "openrate"))
+		ns = loop_openrate(argv[2], parse_n(argv[3]), parse_n(argv[4]));
+	else if (argc == 3 && !strcmp(argv[1], "getppid"))
+		ns = loop_getppid(parse_n(argv[2]));
 	else if (argc == 3 && !strcmp(argv[1], "exec"))
 		ns = loop_exec(parse_n(argv[2]));
 	else if (argc == 4 && !strcmp(argv[1], "connect"))
@@ -214,7 +252,7 @@ int main(int argc, char **argv)
 		printf("%lld.%06ld\n", (long long)ts.tv_sec, ts.tv_nsec / 1000);
 		return 0;
 	} else {
-		fprintf(stderr, "usage: loops open FILE N | exec N | connect PORT N | listen PORTFILE | now\n");
+		fprintf(stderr, "usage: loops open FILE N | openrate FILE R S | getppid N | exec N | connect PORT N | listen PORTFILE | now\n");
 		return 2;
 	}
 	printf("%.1f\n", ns);

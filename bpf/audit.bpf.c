@@ -1,9 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Observation through tracepoints: what every process of a session ran,
- * opened and connected to, and how each attempt ended. Works where BPF LSM
- * cannot load. A syscall that fails with EACCES or EPERM is recorded as a
- * denial, attributed to the layer that can produce that error there.
+ * Observation of what every process of a session ran, opened and connected
+ * to, and how each attempt ended. Works where BPF LSM cannot load. A
+ * syscall that fails with EACCES or EPERM is recorded as a denial,
+ * attributed to the layer that can produce that error there.
+ *
+ * Attach modes (docs/ARCHITECTURE.md, "Audit attach modes"): each audited
+ * syscall is seen once, at its end, where its arguments are still in the
+ * caller's saved user registers and its result is known:
+ *   fexit       a BPF trampoline on the syscall's own entry point
+ *               (__x64_sys_openat ...): runs only for that syscall, and
+ *               leaves every other syscall of the host on its fast path;
+ *   tracepoint  the syscalls/sys_exit_* tracepoints: the fallback where
+ *               trampolines cannot load (fentry refused, no BTF). Enabling
+ *               any syscall tracepoint puts every task of the host on the
+ *               syscall slow path.
+ * Userspace switches one set's programs off before load. The sched and
+ * oom tracepoints are not syscall tracepoints and serve both.
  */
 #include "common.bpf.h"
 
@@ -43,21 +56,14 @@ struct {
 	__type(value, struct bpfbox_agg_key);
 } agg_scratch SEC(".maps");
 
-/* Arguments of an open or connect, kept from syscall entry to exit. */
+/* Arguments of an audited syscall, read from its saved registers at its end. */
 struct pending {
 	__u64 ptr;   /* user pointer: file name or sockaddr */
 	__u32 flags; /* open flags, or sockaddr length */
 	__u32 kind;  /* BPFBOX_EV_FILE, BPFBOX_EV_CONNECT or BPFBOX_EV_EXEC */
 	__u32 op;    /* BPFBOX_EV_FILE: enum bpfbox_file_op */
-	__u32 pad;
+	__s32 dirfd; /* what a relative name is relative to (AT_FDCWD: the cwd) */
 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32); /* thread id */
-	__type(value, struct pending);
-} pending SEC(".maps");
 
 /* The OOM killer's last victim per session, for session.paused. */
 struct {
@@ -190,92 +196,68 @@ int handle_exit(void *ctx)
 	return 0;
 }
 
-static __always_inline int remember_op(__u64 ptr, __u32 flags, __u32 kind, __u32 op)
+/*
+ * The session of the caller when it is audited, else NULL: the first test
+ * of every program, and the whole cost for a process outside every session.
+ */
+static __always_inline struct bpfbox_session *audited(void)
 {
-	struct pending p = { .ptr = ptr, .flags = flags, .kind = kind, .op = op };
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-
 	struct bpfbox_session *s = current_session();
 
-	/* A session with audit off records nothing at syscall exit either. */
-	if (!s || (s->flags & BPFBOX_SF_AUDIT_OFF))
-		return 0;
-	bpf_map_update_elem(&pending, &tid, &p, BPF_ANY);
-	return 0;
+	return s && !(s->flags & BPFBOX_SF_AUDIT_OFF) ? s : NULL;
 }
 
-static __always_inline int remember(__u64 ptr, __u32 flags, __u32 kind)
-{
-	return remember_op(ptr, flags, kind, BPFBOX_FILE_OPEN);
-}
+/*
+ * The caller's saved user registers, where a syscall's arguments stay until
+ * it returns (the x86_64 syscall ABI: di, si, dx, r10, r8, r9). An execve
+ * that succeeded has new ones, but only a failed execve is read here.
+ */
+#define SYSARG0(r) ((r)->di)
+#define SYSARG1(r) ((r)->si)
+#define SYSARG2(r) ((r)->dx)
+#define SYSARG3(r) ((r)->r10)
 
-SEC("tracepoint/syscalls/sys_enter_openat")
-int enter_openat(struct trace_event_raw_sys_enter *ctx)
+static __always_inline const struct pt_regs *user_regs(void)
 {
-	return audit_opens ? remember(ctx->args[1], ctx->args[2], BPFBOX_EV_FILE) : 0;
+	return (const struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 }
 
 #define PR_SET_NAME 15
 
 /*
  * A thread renames itself (prctl PR_SET_NAME): every later record has the
- * new comm, so the change is a record of its own, old name in its header.
+ * new comm, so the change is a record of its own, old name in its header:
+ * taken at the call's entry, before the rename.
  */
-SEC("tracepoint/syscalls/sys_enter_prctl")
-int enter_prctl(struct trace_event_raw_sys_enter *ctx)
+static __always_inline int audit_prctl(__u64 option, __u64 name)
 {
 	struct bpfbox_session *s;
 	struct bpfbox_comm_event *e;
 
-	if (ctx->args[0] != PR_SET_NAME)
+	if (option != PR_SET_NAME)
 		return 0;
-	s = current_session();
-	if (!s || (s->flags & BPFBOX_SF_AUDIT_OFF))
+	s = audited();
+	if (!s)
 		return 0;
 	e = event_reserve(s, sizeof(*e), BPFBOX_EV_COMM);
 	if (!e)
 		return 0;
 	__builtin_memset(e->new_comm, 0, sizeof(e->new_comm));
-	bpf_probe_read_user_str(e->new_comm, sizeof(e->new_comm), (void *)ctx->args[1]);
+	bpf_probe_read_user_str(e->new_comm, sizeof(e->new_comm), (void *)name);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
 
-/* The legacy open(2) and creat(2) (x86_64 and other ABIs that have them). */
-SEC("tracepoint/syscalls/sys_enter_open")
-int enter_open(struct trace_event_raw_sys_enter *ctx)
+SEC("fentry/__x64_sys_prctl")
+int BPF_PROG(fx_prctl, const struct pt_regs *regs)
 {
-	return audit_opens ? remember(ctx->args[0], ctx->args[1], BPFBOX_EV_FILE) : 0;
+	return audit_prctl(SYSARG0(regs), SYSARG1(regs));
 }
 
-SEC("tracepoint/syscalls/sys_enter_creat")
-int enter_creat(struct trace_event_raw_sys_enter *ctx)
+SEC("tracepoint/syscalls/sys_enter_prctl")
+int enter_prctl(struct trace_event_raw_sys_enter *ctx)
 {
-	return audit_opens ? remember(ctx->args[0], O_CREAT | O_WRONLY | O_TRUNC, BPFBOX_EV_FILE)
-			   : 0;
-}
-
-SEC("tracepoint/syscalls/sys_enter_openat2")
-int enter_openat2(struct trace_event_raw_sys_enter *ctx)
-{
-	struct open_how how = {};
-
-	if (!audit_opens)
-		return 0;
-	bpf_probe_read_user(&how, sizeof(how), (void *)ctx->args[2]);
-	return remember(ctx->args[1], (__u32)how.flags, BPFBOX_EV_FILE);
-}
-
-SEC("tracepoint/syscalls/sys_enter_execve")
-int enter_execve(struct trace_event_raw_sys_enter *ctx)
-{
-	return remember(ctx->args[0], 0, BPFBOX_EV_EXEC);
-}
-
-SEC("tracepoint/syscalls/sys_enter_connect")
-int enter_connect(struct trace_event_raw_sys_enter *ctx)
-{
-	return remember(ctx->args[1], ctx->args[2], BPFBOX_EV_CONNECT);
+	return audit_prctl(ctx->args[0], ctx->args[1]);
 }
 
 /* Returns the count to report, or 0 when this open folds into an earlier one. */
@@ -405,63 +387,104 @@ static __always_inline void emit_connect(struct bpfbox_session *s, struct pendin
 	bpf_ringbuf_submit(e, 0);
 }
 
-static __always_inline int finish(long ret)
+/* Records one audited syscall of session s at its end. */
+static __always_inline int finish(struct bpfbox_session *s, struct pending *p, long ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct bpfbox_session *s;
-	struct pending *p;
-
-	p = bpf_map_lookup_elem(&pending, &tid);
-	if (!p)
-		return 0;
-	s = current_session();
-	if (s && !(s->flags & BPFBOX_SF_AUDIT_OFF)) {
-		if (p->kind == BPFBOX_EV_FILE)
-			emit_file(s, p, ret);
-		else if (p->kind == BPFBOX_EV_EXEC)
-			emit_failed_exec(s, p, ret);
-		else
-			emit_connect(s, p, ret);
-	}
-	bpf_map_delete_elem(&pending, &tid);
+	if (p->kind == BPFBOX_EV_FILE)
+		emit_file(s, p, ret);
+	else if (p->kind == BPFBOX_EV_EXEC)
+		emit_failed_exec(s, p, ret);
+	else
+		emit_connect(s, p, ret);
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_openat")
-int exit_openat(struct trace_event_raw_sys_exit *ctx)
+/*
+ * One audited syscall, in both attach modes: audit_SYS(regs, ret) reads
+ * the arguments (dfd_, ptr_, flags_: expressions of r) once the caller is known
+ * to be in an audited session; fx_SYS is its trampoline, exit_SYS its
+ * tracepoint. opens_: one of the open family (off when audit_opens is).
+ */
+#define AUDIT_SYSCALL(sys, kind_, op_, dfd_, ptr_, flags_, opens_)                    \
+	static __always_inline int audit_##sys(const struct pt_regs *r, long ret)    \
+	{                                                                             \
+		struct pending p = { .kind = kind_, .op = op_ };                      \
+		struct bpfbox_session *s;                                             \
+                                                                                      \
+		if (opens_ && !audit_opens)                                           \
+			return 0;                                                     \
+		s = audited();                                                        \
+		if (!s)                                                               \
+			return 0;                                                     \
+		p.ptr = ptr_;                                                         \
+		p.flags = flags_;                                                     \
+		p.dirfd = dfd_;                                                       \
+		return finish(s, &p, ret);                                            \
+	}                                                                             \
+	SEC("fexit/__x64_sys_" #sys)                                                  \
+	int BPF_PROG(fx_##sys, const struct pt_regs *regs, long ret)                  \
+	{                                                                             \
+		return audit_##sys(regs, ret);                                        \
+	}                                                                             \
+	SEC("tracepoint/syscalls/sys_exit_" #sys)                                     \
+	int exit_##sys(struct trace_event_raw_sys_exit *ctx)                          \
+	{                                                                             \
+		return audit_##sys(user_regs(), ctx->ret);                            \
+	}
+
+/* openat2's flags are in the struct open_how it points to. */
+static __always_inline __u32 open_how_flags(__u64 uhow)
 {
-	return finish(ctx->ret);
+	struct open_how how = {};
+
+	bpf_probe_read_user(&how, sizeof(how), (void *)uhow);
+	return (__u32)how.flags;
 }
 
-SEC("tracepoint/syscalls/sys_exit_open")
-int exit_open(struct trace_event_raw_sys_exit *ctx)
-{
-	return finish(ctx->ret);
-}
+#define AT_FDCWD -100
+#define DIRFD(x) ((__s32)(x))
 
-SEC("tracepoint/syscalls/sys_exit_creat")
-int exit_creat(struct trace_event_raw_sys_exit *ctx)
-{
-	return finish(ctx->ret);
-}
+AUDIT_SYSCALL(openat, BPFBOX_EV_FILE, BPFBOX_FILE_OPEN, DIRFD(SYSARG0(r)), SYSARG1(r), SYSARG2(r),
+	      true)
+/* The legacy open(2) and creat(2) (x86_64 and other ABIs that have them). */
+AUDIT_SYSCALL(open, BPFBOX_EV_FILE, BPFBOX_FILE_OPEN, AT_FDCWD, SYSARG0(r), SYSARG1(r), true)
+AUDIT_SYSCALL(creat, BPFBOX_EV_FILE, BPFBOX_FILE_OPEN, AT_FDCWD, SYSARG0(r),
+	      O_CREAT | O_WRONLY | O_TRUNC, true)
+AUDIT_SYSCALL(openat2, BPFBOX_EV_FILE, BPFBOX_FILE_OPEN, DIRFD(SYSARG0(r)), SYSARG1(r),
+	      open_how_flags(SYSARG2(r)), true)
+/* A failed execve; a successful one is the sched_process_exec record. */
+AUDIT_SYSCALL(execve, BPFBOX_EV_EXEC, 0, AT_FDCWD, SYSARG0(r), 0, false)
+AUDIT_SYSCALL(connect, BPFBOX_EV_CONNECT, 0, AT_FDCWD, SYSARG1(r), SYSARG2(r), false)
 
-SEC("tracepoint/syscalls/sys_exit_openat2")
-int exit_openat2(struct trace_event_raw_sys_exit *ctx)
-{
-	return finish(ctx->ret);
-}
+/*
+ * The changes Landlock refuses without a trace of its own (issue 18): the
+ * name each one is refused on, recorded at exit when it failed with EACCES
+ * or EPERM (or EROFS in a session's read-only mount view). Syscalls this
+ * kernel lacks are switched off before load.
+ */
+/* dfd: the dirfd's argument (AT: none, the name is relative to the cwd). */
+#define FILE_OP(sys, dfd, argn, opcode) \
+	AUDIT_SYSCALL(sys, BPFBOX_EV_FILE, opcode, DFD_##dfd(r), SYSARG##argn(r), 0, false)
+#define DFD_AT(r) AT_FDCWD
+#define DFD_0(r)  DIRFD(SYSARG0(r))
+#define DFD_1(r)  DIRFD(SYSARG1(r))
+#define DFD_2(r)  DIRFD(SYSARG2(r))
 
-SEC("tracepoint/syscalls/sys_exit_execve")
-int exit_execve(struct trace_event_raw_sys_exit *ctx)
-{
-	return finish(ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_exit_connect")
-int exit_connect(struct trace_event_raw_sys_exit *ctx)
-{
-	return finish(ctx->ret);
-}
+FILE_OP(unlinkat, 0, 1, BPFBOX_FILE_UNLINK)
+FILE_OP(unlink, AT, 0, BPFBOX_FILE_UNLINK)
+FILE_OP(rmdir, AT, 0, BPFBOX_FILE_RMDIR)
+FILE_OP(renameat2, 0, 1, BPFBOX_FILE_RENAME)
+FILE_OP(renameat, 0, 1, BPFBOX_FILE_RENAME)
+FILE_OP(rename, AT, 0, BPFBOX_FILE_RENAME)
+FILE_OP(mkdirat, 0, 1, BPFBOX_FILE_MKDIR)
+FILE_OP(mkdir, AT, 0, BPFBOX_FILE_MKDIR)
+FILE_OP(linkat, 2, 3, BPFBOX_FILE_LINK)
+FILE_OP(link, AT, 1, BPFBOX_FILE_LINK)
+FILE_OP(symlinkat, 1, 2, BPFBOX_FILE_SYMLINK)
+FILE_OP(symlink, AT, 1, BPFBOX_FILE_SYMLINK)
+FILE_OP(fchmodat, 0, 1, BPFBOX_FILE_CHMOD)
+FILE_OP(chmod, AT, 0, BPFBOX_FILE_CHMOD)
+FILE_OP(utimensat, 0, 1, BPFBOX_FILE_UTIMES)
 
 /*
  * The OOM killer chose a victim. A memory cgroup OOM is invoked by a process
@@ -470,39 +493,6 @@ int exit_connect(struct trace_event_raw_sys_exit *ctx)
  * only its pid (then the comm is the invoker's when it chose itself, else
  * userspace reads /proc/PID/comm of the zombie, whose parent is frozen).
  */
-/*
- * The changes Landlock refuses without a trace of its own (issue 18): the
- * name each one is refused on, recorded at exit when it failed with EACCES
- * or EPERM (or EROFS in a session's read-only mount view). Tracepoints this kernel lacks are switched off before load.
- */
-#define FILE_OP_TP(sys, argn, opcode)                                         \
-	SEC("tracepoint/syscalls/sys_enter_" #sys)                            \
-	int enter_##sys(struct trace_event_raw_sys_enter *ctx)                \
-	{                                                                     \
-		return remember_op(ctx->args[argn], 0, BPFBOX_EV_FILE, opcode); \
-	}                                                                     \
-	SEC("tracepoint/syscalls/sys_exit_" #sys)                             \
-	int exit_##sys(struct trace_event_raw_sys_exit *ctx)                  \
-	{                                                                     \
-		return finish(ctx->ret);                                      \
-	}
-
-FILE_OP_TP(unlinkat, 1, BPFBOX_FILE_UNLINK)
-FILE_OP_TP(unlink, 0, BPFBOX_FILE_UNLINK)
-FILE_OP_TP(rmdir, 0, BPFBOX_FILE_RMDIR)
-FILE_OP_TP(renameat2, 1, BPFBOX_FILE_RENAME)
-FILE_OP_TP(renameat, 1, BPFBOX_FILE_RENAME)
-FILE_OP_TP(rename, 0, BPFBOX_FILE_RENAME)
-FILE_OP_TP(mkdirat, 1, BPFBOX_FILE_MKDIR)
-FILE_OP_TP(mkdir, 0, BPFBOX_FILE_MKDIR)
-FILE_OP_TP(linkat, 3, BPFBOX_FILE_LINK)
-FILE_OP_TP(link, 1, BPFBOX_FILE_LINK)
-FILE_OP_TP(symlinkat, 2, BPFBOX_FILE_SYMLINK)
-FILE_OP_TP(symlink, 1, BPFBOX_FILE_SYMLINK)
-FILE_OP_TP(fchmodat, 1, BPFBOX_FILE_CHMOD)
-FILE_OP_TP(chmod, 0, BPFBOX_FILE_CHMOD)
-FILE_OP_TP(utimensat, 1, BPFBOX_FILE_UTIMES)
-
 SEC("tracepoint/oom/mark_victim")
 int handle_oom_victim(struct trace_event_raw_mark_victim *ctx)
 {

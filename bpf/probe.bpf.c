@@ -32,8 +32,15 @@ int probe_tp_exec(void *ctx)
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_enter_openat")
+SEC("tracepoint/syscalls/sys_exit_openat")
 int probe_tp_openat(void *ctx)
+{
+	return 0;
+}
+
+/* A BPF trampoline on a syscall's entry point: the audit's fexit mode. */
+SEC("fexit/__x64_sys_openat")
+int BPF_PROG(probe_fexit_openat, const struct pt_regs *regs, long ret)
 {
 	return 0;
 }

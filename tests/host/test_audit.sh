@@ -141,6 +141,59 @@ expect_rc 125 "a malformed --net-allow rule is refused" \
 	"$BPFBOX" run -q --net-allow "300.1.1.1:80" -w "$TMPD/ws" -- true
 expect_grep "invalid network rule '300.1.1.1:80'" "$TMPD/err" "the error names the rule"
 
+# Audit attach modes (docs/ARCHITECTURE.md): a session gets the mode that
+# status probes (fexit where BPF trampolines load, else tracepoint), and
+# each mode this kernel loads records the same; a forced mode the kernel
+# refuses leaves the audit off and says so in session.start.
+MODE=$("$BPFBOX" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["audit_attach"])')
+A="$TMPD/attach.jsonl"
+"$BPFBOX" run -q --audit "$A" -w "$TMPD/ws" -- true >/dev/null 2>&1
+check "ev[0]['layers'].get('bpf_audit_attach') == '$MODE'" "session.start names the audit attach mode status probed ($MODE)"
+echo in >"$TMPD/ws/inside"
+touch "$TMPD/outside/h"
+for m in fexit tracepoint; do
+	A="$TMPD/attach-$m.jsonl"
+	BPFBOX_AUDIT_ATTACH=$m "$BPFBOX" run -q --no-namespaces --audit "$A" -w "$TMPD/ws" -- sh -c \
+		'cat inside >/dev/null; echo x > '"$TMPD/outside/g"'; rm -f '"$TMPD/outside/h"'; exit 0' >/dev/null 2>&1
+	if [ "$m" = tracepoint ] || [ "$MODE" = fexit ]; then
+		check "ev[0]['layers'].get('bpf_audit_attach') == '$m' and any(e['type'] == 'file' and e['path'] in ('inside', '$TMPD/ws/inside') and e['decision'] == 'allow' for e in ev)" \
+			"attach $m: session.start says $m, the allowed open is recorded"
+		if [ "$LL_ABI" -gt 0 ]; then
+			check "any(e['type'] == 'file' and e['path'] == '$TMPD/outside/g' and e['decision'] == 'deny' and e['layer'] == 'landlock' for e in ev) and any(e['type'] == 'file' and e.get('op') == 'unlink' and e['path'] == '$TMPD/outside/h' and e['decision'] == 'deny' for e in ev)" \
+				"attach $m: the open and the unlink Landlock refused are recorded as its denials"
+		fi
+	else
+		check "not ev[0]['layers']['bpf_audit'] and 'bpf_audit_attach' not in ev[0]['layers'] and any('audit programs' in n for n in ev[0]['not_enforced'])" \
+			"attach fexit forced where trampolines are refused: no audit, and session.start says why"
+	fi
+done
+A=$A_MAIN
+# What the kernel holds while a session runs: the openat program is a
+# tracing program (a trampoline) in fexit mode and a tracepoint program in
+# tracepoint mode; in fexit mode the run attached no syscall tracepoint, the
+# thing that puts every task of the host on the syscall slow path.
+audit_progs() { bpftool prog show 2>/dev/null | grep -E '^[0-9]+: [a-z_]+ +name (exit_|enter_|fx_)' | awk '{ print $1, $2, $4 }'; }
+snapshot aprogs audit_progs
+"$BPFBOX" run -q --audit /dev/null -w "$TMPD/ws" -- sleep 30 >/dev/null 2>&1 &
+RUNPID=$!
+has_openat_prog() { new_since aprogs audit_progs | grep -Eq ' (exit|fx)_openat$'; }
+if poll_until 20 has_openat_prog; then
+	new_since aprogs audit_progs >"$TMPD/aprogs"
+	if [ "$MODE" = fexit ]; then
+		grep -q ' tracing fx_openat$' "$TMPD/aprogs" && ! grep -q ' tracepoint ' "$TMPD/aprogs" &&
+			ok "attach fexit: fx_openat is a trampoline and the run attached no syscall tracepoint" ||
+			fail "attach fexit: programs of the run: $(tr '\n' ' ' <"$TMPD/aprogs")"
+	else
+		grep -q ' tracepoint exit_openat$' "$TMPD/aprogs" && ! grep -q ' fx_' "$TMPD/aprogs" &&
+			ok "attach tracepoint: exit_openat is a tracepoint program, no trampoline loaded" ||
+			fail "attach tracepoint: programs of the run: $(tr '\n' ' ' <"$TMPD/aprogs")"
+	fi
+else
+	fail "no openat program of the run appeared within 20 s"
+fi
+kill -TERM "$RUNPID" 2>/dev/null
+wait "$RUNPID" 2>/dev/null
+
 # Outside any session nothing is denied by our programs, and nothing is left behind.
 python3 -c 'import socket, sys
 s = socket.socket(); s.settimeout(0.3)
@@ -173,7 +226,7 @@ attached=$(bpftool cgroup show "$BPFBOX_CGROUP_PARENT" 2>/dev/null | grep -c .)
 	fail "BPF programs left attached to $BPFBOX_CGROUP_PARENT: $(bpftool cgroup show "$BPFBOX_CGROUP_PARENT")"
 loaded() { for id in $mine; do bpftool prog show id "$id" >/dev/null 2>&1 && echo "$id"; done; }
 any_loaded() { [ -n "$(loaded)" ]; }
-wait_gone 10 any_loaded
+wait_gone 30 any_loaded
 left=$(loaded)
 [ -z "$left" ] && ok "the embedded agent's tracepoint programs are unloaded after it exits" ||
 	fail "programs loaded by the run still there: ids $left"

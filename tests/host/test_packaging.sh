@@ -299,7 +299,7 @@ PY
 		DPID=
 		return $rc
 	}
-	loaded() { grep -o 'audit tracepoints: .*; network programs: [^;]*' "$1" | head -1; }
+	loaded() { grep -o 'audit programs: .*; network programs: [^;]*' "$1" | head -1; }
 
 	# With every capability: what this kernel loads.
 	if start_daemon "$D/full.log"; then

@@ -30,6 +30,7 @@
 #include "bpfbox/events.h"
 #include "../lib/util.h"
 #include "../policy/policy.h"
+#include "../probe/probe.h"
 
 struct agent {
 	struct audit_bpf *audit;
@@ -49,7 +50,7 @@ struct agent {
 
 /* The maps a daemon shares with its next incarnation (pinned as map_NAME). */
 static const char *const pinned_maps[] = { "sessions", "events", "lost", "net_allow",
-					   "unix_allow", "agg", "pending", "names", "abs_paths",
+					   "unix_allow", "agg", "names", "abs_paths",
 					   "oom_victims", "net_resolved", "writable", "cmd_rules" };
 
 static char libbpf_last[256];
@@ -90,22 +91,40 @@ static bool have_tracepoint(const char *category, const char *name)
 }
 
 /*
- * Programs for tracepoints a kernel lacks (openat2 before 5.6) are switched
- * off before load instead of failing it; the rest still observe.
+ * The audit programs of one attach mode (bpf/audit.bpf.c): the BPF
+ * trampolines (fexit/__x64_sys_X, fentry for prctl) or the syscall
+ * tracepoints; the sched and oom tracepoints serve both. Programs for
+ * syscalls or tracepoints a kernel lacks (openat2 before 5.6) are switched
+ * off instead of failing the load; the rest still observe. A syscall has a
+ * trampoline target exactly where it has its syscalls/sys_exit_X event.
  */
-static void disable_missing_tracepoints(struct audit_bpf *skel)
+static void select_audit_programs(struct audit_bpf *skel, bool fexit)
 {
 	struct bpf_program *prog;
+	bool tracefs;
 
 	if (access("/sys/kernel/tracing/events", F_OK) < 0)
 		mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	/* Without tracefs a trampoline still loads: then only its load says. */
+	tracefs = access("/sys/kernel/tracing/events/syscalls", F_OK) == 0 ||
+		  access("/sys/kernel/debug/tracing/events/syscalls", F_OK) == 0;
 	bpf_object__for_each_program(prog, skel->obj) {
 		const char *sec = bpf_program__section_name(prog);
 		char cat[64], name[128];
+		bool on;
 
-		if (sscanf(sec, "tracepoint/%63[^/]/%127s", cat, name) == 2 &&
-		    !have_tracepoint(cat, name))
-			bpf_program__set_autoload(prog, false);
+		if (sscanf(sec, "fexit/__x64_sys_%127s", name) == 1 ||
+		    sscanf(sec, "fentry/__x64_sys_%127s", name) == 1) {
+			char tp[160];
+
+			snprintf(tp, sizeof(tp), "sys_exit_%s", name);
+			on = fexit && (!tracefs || have_tracepoint("syscalls", tp));
+		} else if (sscanf(sec, "tracepoint/%63[^/]/%127s", cat, name) == 2) {
+			on = (!fexit || !streq(cat, "syscalls")) && have_tracepoint(cat, name);
+		} else {
+			on = true;
+		}
+		bpf_program__set_autoload(prog, on);
 	}
 }
 
@@ -247,8 +266,8 @@ static int check_cgroup_link(const struct agent *a, const char *prog)
 	return r;
 }
 
-/* Audit skeleton: open, size the ring, load, attach. It owns the shared maps. */
-static int load_audit(struct agent *a, const struct agent_opts *o)
+/* Audit skeleton in one attach mode: open, size the ring, load, attach; owns the shared maps. */
+static int load_audit_as(struct agent *a, const struct agent_opts *o, bool fexit)
 {
 	int r;
 
@@ -260,15 +279,8 @@ static int load_audit(struct agent *a, const struct agent_opts *o)
 	a->audit->rodata->aggregate_window_ns = o->aggregate_ns;
 	if (o->argv_max >= 64 && o->argv_max <= BPFBOX_ARGV_LEN)
 		a->audit->rodata->argv_max = o->argv_max;
-	disable_missing_tracepoints(a->audit);
+	select_audit_programs(a->audit, fexit);
 	if (a->pin_dir[0]) {
-		if (links_pinned(a, a->audit->skeleton)) {
-			/* Already attached by an earlier agent: nothing to load. */
-			a->st.audit_adopted = true;
-			audit_bpf__destroy(a->audit);
-			a->audit = NULL;
-			return 0;
-		}
 		unpin_links(a, a->audit->skeleton);
 		r = set_map_pins(a, a->audit->obj);
 		if (r)
@@ -286,8 +298,68 @@ out:
 	if (r) {
 		audit_bpf__destroy(a->audit);
 		a->audit = NULL;
+	} else {
+		snprintf(a->st.attach, sizeof(a->st.attach), "%s", fexit ? "fexit" : "tracepoint");
 	}
 	return r;
+}
+
+/* Pin mode: whether an earlier agent left every link of one mode pinned. */
+static bool audit_adopt(struct agent *a)
+{
+	struct audit_bpf *skel = audit_bpf__open();
+	bool fexit;
+
+	if (!skel)
+		return false;
+	for (int i = 0; i < 2 && !a->st.audit_adopted; i++) {
+		fexit = i == 0;
+		select_audit_programs(skel, fexit);
+		if (links_pinned(a, skel->skeleton)) {
+			a->st.audit_adopted = true;
+			snprintf(a->st.attach, sizeof(a->st.attach), "%s",
+				 fexit ? "fexit" : "tracepoint");
+		}
+	}
+	audit_bpf__destroy(skel);
+	return a->st.audit_adopted;
+}
+
+/*
+ * The audit programs, by BPF trampolines where this kernel loads them (no
+ * syscall slow path for the host), else by syscall tracepoints.
+ * BPFBOX_AUDIT_ATTACH=fexit or =tracepoint forces one mode (no fallback):
+ * for measuring and testing each.
+ */
+static int load_audit(struct agent *a, const struct agent_opts *o)
+{
+	const char *want = getenv("BPFBOX_AUDIT_ATTACH");
+	bool fexit = true, tp = true;
+	int r = 0;
+
+	if (want && *want && !streq(want, "auto")) {
+		fexit = streq(want, "fexit");
+		tp = streq(want, "tracepoint");
+		if (!fexit && !tp) {
+			why_not(a, "BPFBOX_AUDIT_ATTACH (auto, fexit or tracepoint)", EINVAL);
+			return -EINVAL;
+		}
+	}
+	if (a->pin_dir[0] && audit_adopt(a))
+		return 0; /* already attached by an earlier agent: nothing to load */
+	/* Auto: a host that refuses trampolines is known from the probe, kept per boot. */
+	if (fexit && tp && !probe_fexit(a->st.attach_why + 7, sizeof(a->st.attach_why) - 7)) {
+		memcpy(a->st.attach_why, "fexit: ", 7);
+		fexit = false;
+	}
+	if (fexit) {
+		r = load_audit_as(a, o, true);
+		if (!r || !tp)
+			return r;
+		snprintf(a->st.attach_why, sizeof(a->st.attach_why), "fexit: %s",
+			 strerror(abs(r)));
+	}
+	return load_audit_as(a, o, false);
 }
 
 static int attach_cgroup(struct bpf_program *prog, int cgroup_fd, struct bpf_link **link)
@@ -652,7 +724,7 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 	old = libbpf_set_print(libbpf_quiet);
 	r = load_audit(a, o);
 	if (r)
-		why_not(a, "audit tracepoints", r);
+		why_not(a, "audit programs", r);
 	rn = load_net(a, o);
 	if (rn)
 		why_not(a, "cgroup network programs", rn);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The BPF agent: loads the programs once (audit tracepoints, cgroup network
+ * The BPF agent: loads the programs once (audit programs, cgroup network
  * policy), shares their maps, and turns ring records into callbacks.
  * Sessions are registered as map entries keyed by their cgroup id, so a
  * session costs a mkdir and a map update, never a program load.
@@ -38,7 +38,7 @@ struct agent_opts {
 };
 
 struct agent_status {
-	bool audit;	/* tracepoints attached */
+	bool audit;	/* audit programs attached (attach: how) */
 	bool net;	/* cgroup network programs attached */
 	bool unix_connect; /* pathname unix connects mediated (kernel >= 6.7) */
 	bool lsm;	/* BPF LSM programs attached (or adopted from pins) */
@@ -47,6 +47,13 @@ struct agent_status {
 	char why_not[512]; /* what did not load, and why */
 	bool audit_adopted; /* pin_dir: the audit links were found pinned */
 	bool net_adopted;   /* pin_dir: the network links were found pinned */
+	/*
+	 * How the audit programs see syscalls: "fexit" (BPF trampolines on
+	 * the syscalls audited, nothing else of the host pays) or
+	 * "tracepoint" (syscall tracepoints, the fallback); "" without audit.
+	 */
+	char attach[16];
+	char attach_why[160]; /* why not fexit, when the fallback is in use */
 };
 
 int agent_open(struct agent **out, const struct agent_opts *o);

@@ -63,6 +63,7 @@ static struct json_object *status_json(const struct host_caps *caps)
 	json_object_object_add(ll, "rights", word_array(rights));
 	json_object_object_add(o, "landlock", ll);
 
+	json_object_object_add(o, "audit_attach", json_object_new_string(probe_audit_attach(caps)));
 	json_object_object_add(o, "lsm_list", word_array(caps->lsm_list));
 	json_object_object_add(cg, "v2_mount", caps->cgroup2_mount[0] ?
 				       json_object_new_string(caps->cgroup2_mount) : NULL);
@@ -96,6 +97,11 @@ static void status_text(const struct host_caps *caps)
 		printf("  %-30s %-12s %s\n", feature_label(id), feat_state_name(f->state),
 		       f->detail);
 	}
+	printf("audit attach: %s", probe_audit_attach(caps));
+	if (streq(probe_audit_attach(caps), "tracepoint"))
+		printf(" (fexit: %s; syscall tracepoints put every task on the syscall slow path)",
+		       caps->feat[FEAT_FEXIT].detail);
+	printf("\n");
 	printf("level: %s", level_name(caps->level));
 	if (caps->level < LEVEL_FULL && lsm->state != FEAT_YES)
 		printf(" (no BPF LSM: %s)", lsm->detail);

@@ -220,7 +220,8 @@ void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *
 		.session = s->id, .ts_ns = now_ns(), .pid = s->client_pid, .has_uid = true,
 		.uid = s->uid, .mode = "daemon", .cgroup = s->cgroup,
 		.layers = { .bpf_audit = st->audit, .bpf_network = st->net,
-			    .bpf_unix_connect = st->unix_connect, .bpf_lsm = s->lsm },
+			    .bpf_unix_connect = st->unix_connect, .bpf_lsm = s->lsm,
+			    .bpf_audit_attach = st->attach },
 		.limits = s->has_lim ? &s->lim : NULL,
 		.command_truncated = json_object_object_get_ex(req, "command_truncated", NULL),
 	};

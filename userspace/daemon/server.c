@@ -636,8 +636,9 @@ static int open_agent(struct daemon *d)
 		return log_error_errno(r, "cannot load the BPF programs (%s); run 'bpfbox status'",
 				       d->o->pin_dir);
 	st = agent_status(d->agent);
-	dlog("audit tracepoints: %s; network programs: %s%s; BPF LSM: %s; pins in %s",
+	dlog("audit programs: %s%s%s%s; network programs: %s%s; BPF LSM: %s; pins in %s",
 	     st->audit ? (st->audit_adopted ? "re-adopted" : "loaded") : "off",
+	     st->audit ? " (attach " : "", st->audit ? st->attach : "", st->audit ? ")" : "",
 	     st->net ? (st->net_adopted ? "re-adopted" : "loaded") : "off",
 	     st->unix_connect ? " (with unix connect)" : "",
 	     st->lsm ? (st->lsm_adopted ? "re-adopted" : "loaded") : "off", d->o->pin_dir);

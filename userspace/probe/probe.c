@@ -40,7 +40,8 @@ static const struct {
 	[FEAT_LSM_CGROUP] = { "lsm_cgroup", "BPF LSM per cgroup" },
 	[FEAT_RINGBUF] = { "ringbuf", "BPF ring buffer" },
 	[FEAT_TP_EXEC] = { "tracepoint_exec", "tracepoint sched_process_exec" },
-	[FEAT_TP_OPENAT] = { "tracepoint_openat", "tracepoint sys_enter_openat" },
+	[FEAT_TP_OPENAT] = { "tracepoint_openat", "tracepoint sys_exit_openat" },
+	[FEAT_FEXIT] = { "fexit", "BPF trampoline (fexit)" },
 	[FEAT_CGROUP_BPF] = { "cgroup_bpf", "cgroup BPF connect4" },
 	[FEAT_CGROUP_V2] = { "cgroup_v2", "cgroup v2" },
 	[FEAT_CGROUP_FREEZE] = { "cgroup_freeze", "cgroup.freeze" },
@@ -600,11 +601,12 @@ static void probe_cgroup_v2(struct host_caps *caps, const char *scratch)
  * no <why>". What the LSM list and the kernel allow does not change before
  * a reboot, and /run is emptied by one.
  */
-#define LSM_PROBE_CACHE "/run/bpfbox.lsm-probe"
+#define LSM_PROBE_CACHE	  "/run/bpfbox.lsm-probe"
+#define FEXIT_PROBE_CACHE "/run/bpfbox.fexit-probe"
 
-static int lsm_probe_cached(const char *boot, char *why, size_t size)
+static int probe_cached(const char *cache, const char *boot, char *why, size_t size)
 {
-	_cleanup_close_ int fd = open(LSM_PROBE_CACHE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_close_ int fd = open(cache, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	char buf[512];
 	struct stat st;
 	size_t blen = strlen(boot);
@@ -631,21 +633,34 @@ static int lsm_probe_cached(const char *boot, char *why, size_t size)
 	return 0;
 }
 
-static void lsm_probe_save(const char *boot, bool yes, const char *why)
+static void probe_save(const char *cache, const char *boot, bool yes, const char *why)
 {
 	char tmp[64], buf[512];
 	int fd, len;
 
-	snprintf(tmp, sizeof(tmp), "%s.%d", LSM_PROBE_CACHE, getpid());
+	snprintf(tmp, sizeof(tmp), "%s.%d", cache, getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return;
 	len = snprintf(buf, sizeof(buf), "%s %s%s\n", boot, yes ? "yes" : "no ", yes ? "" : why);
 	if (len > 0 && (size_t)len < sizeof(buf) && write(fd, buf, len) == len && close(fd) == 0)
-		rename(tmp, LSM_PROBE_CACHE);
+		rename(tmp, cache);
 	else
 		close(fd);
 	unlink(tmp);
+}
+
+const char *probe_audit_attach(const struct host_caps *caps)
+{
+	enum feat_state fx = caps->feat[FEAT_FEXIT].state, tp = caps->feat[FEAT_TP_OPENAT].state;
+
+	if (fx == FEAT_YES)
+		return "fexit";
+	if (tp == FEAT_YES)
+		return "tracepoint";
+	if (fx == FEAT_NEEDS_ROOT || tp == FEAT_NEEDS_ROOT || !caps->root)
+		return "unknown";
+	return "none";
 }
 
 bool probe_bpf_lsm(char *why, size_t size)
@@ -661,7 +676,7 @@ bool probe_bpf_lsm(char *why, size_t size)
 		return false;
 	if (read_file_str("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) >= 0) {
 		boot[strcspn(boot, "\n")] = '\0';
-		r = boot[0] ? lsm_probe_cached(boot, why, size) : -ENOENT;
+		r = boot[0] ? probe_cached(LSM_PROBE_CACHE, boot, why, size) : -ENOENT;
 		if (r >= 0)
 			return r;
 	}
@@ -679,7 +694,35 @@ bool probe_bpf_lsm(char *why, size_t size)
 			why[0] = '\0';
 	}
 	if (boot[0])
-		lsm_probe_save(boot, !r, why);
+		probe_save(LSM_PROBE_CACHE, boot, !r, why);
+	return !r;
+}
+
+bool probe_fexit(char *why, size_t size)
+{
+	libbpf_print_fn_t old;
+	char boot[64] = "";
+	const char *step;
+	int r;
+
+	snprintf(why, size, "%s", "loading BPF programs needs root");
+	if (geteuid() != 0)
+		return false;
+	if (read_file_str("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) >= 0) {
+		boot[strcspn(boot, "\n")] = '\0';
+		r = boot[0] ? probe_cached(FEXIT_PROBE_CACHE, boot, why, size) : -ENOENT;
+		if (r >= 0)
+			return r;
+	}
+	old = libbpf_set_print(libbpf_quiet);
+	r = probe_program("probe_fexit_openat", attach_plain, -1, &step);
+	libbpf_set_print(old);
+	if (r)
+		snprintf(why, size, "%s failed: %s", step, bpf_errno_meaning(-r));
+	else
+		why[0] = '\0';
+	if (boot[0])
+		probe_save(FEXIT_PROBE_CACHE, boot, !r, why);
 	return !r;
 }
 
@@ -726,6 +769,8 @@ static void probe_bpf_features(struct host_caps *caps)
 			  "attached");
 	probe_one_program(caps, FEAT_TP_OPENAT, "probe_tp_openat", attach_plain, -1,
 			  "attached");
+	probe_one_program(caps, FEAT_FEXIT, "probe_fexit_openat", attach_plain, -1,
+			  "attached to __x64_sys_openat");
 	probe_one_program(caps, FEAT_CGROUP_BPF, "probe_cgroup_connect4", attach_cgroup,
 			  cgfd, "cgroup/connect4 attached to a scratch cgroup");
 	libbpf_set_print(old);

@@ -36,6 +36,7 @@ enum feature_id {
 	FEAT_RINGBUF,
 	FEAT_TP_EXEC,
 	FEAT_TP_OPENAT,
+	FEAT_FEXIT,	    /* a BPF trampoline on a syscall: the audit's fexit attach mode */
 	FEAT_CGROUP_BPF,
 	FEAT_CGROUP_V2,
 	FEAT_CGROUP_FREEZE,
@@ -74,6 +75,20 @@ struct host_caps {
 #define PROBE_ALL  (1U << 0)
 
 int probe_host(struct host_caps *caps, unsigned int flags);
+/*
+ * How the audit programs would see syscalls here (the agent's choice,
+ * userspace/agent/agent.c): "fexit" where a BPF trampoline loads (no cost
+ * to syscalls not audited), else "tracepoint" (every task of the host on
+ * the syscall slow path while attached), else "none"; "unknown" unprobed.
+ */
+const char *probe_audit_attach(const struct host_caps *caps);
+/*
+ * Whether a BPF trampoline (fexit on __x64_sys_openat) loads and attaches
+ * here; the answer is kept per boot in /run like probe_bpf_lsm's, so that
+ * an agent on a host that refuses them does not try its whole audit
+ * object in that mode first. why: the reason when not.
+ */
+bool probe_fexit(char *why, size_t size);
 
 /* CAP_SYS_ADMIN in the effective set (root in a container may lack it). */
 bool probe_has_sys_admin(void);
