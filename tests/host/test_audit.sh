@@ -156,14 +156,14 @@ for m in fexit tracepoint; do
 	BPFBOX_AUDIT_ATTACH=$m "$BPFBOX" run -q --no-namespaces --audit "$A" -w "$TMPD/ws" -- sh -c \
 		'cat inside >/dev/null; echo x > '"$TMPD/outside/g"'; rm -f '"$TMPD/outside/h"'; exit 0' >/dev/null 2>&1
 	if [ "$m" = tracepoint ] || [ "$MODE" = fexit ]; then
-		check "ev[0]['layers'].get('bpf_audit_attach') == '$m' and any(e['type'] == 'file' and e['path'] in ('inside', '$TMPD/ws/inside') and e['decision'] == 'allow' for e in ev)" \
+		check_events "$A" "ev[0]['layers'].get('bpf_audit_attach') == '$m' and any(e['type'] == 'file' and e['path'] in ('inside', '$TMPD/ws/inside') and e['decision'] == 'allow' for e in ev)" \
 			"attach $m: session.start says $m, the allowed open is recorded"
 		if [ "$LL_ABI" -gt 0 ]; then
-			check "any(e['type'] == 'file' and e['path'] == '$TMPD/outside/g' and e['decision'] == 'deny' and e['layer'] == 'landlock' for e in ev) and any(e['type'] == 'file' and e.get('op') == 'unlink' and e['path'] == '$TMPD/outside/h' and e['decision'] == 'deny' for e in ev)" \
+			check_events "$A" "any(e['type'] == 'file' and e['path'] == '$TMPD/outside/g' and e['decision'] == 'deny' and e['layer'] == 'landlock' for e in ev) and any(e['type'] == 'file' and e.get('op') == 'unlink' and e['path'] == '$TMPD/outside/h' and e['decision'] == 'deny' for e in ev)" \
 				"attach $m: the open and the unlink Landlock refused are recorded as its denials"
 		fi
 	else
-		check "not ev[0]['layers']['bpf_audit'] and 'bpf_audit_attach' not in ev[0]['layers'] and any('audit programs' in n for n in ev[0]['not_enforced'])" \
+		check_events "$A" "not ev[0]['layers']['bpf_audit'] and 'bpf_audit_attach' not in ev[0]['layers'] and any('audit programs' in n for n in ev[0]['not_enforced'])" \
 			"attach fexit forced where trampolines are refused: no audit, and session.start says why"
 	fi
 done
