@@ -63,7 +63,7 @@ $(VMLINUX_H):
 		cp vmlinux/vmlinux.h $@; \
 	fi
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard include/bpfbox/*.h)
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard include/bpfbox/*.h bpf/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	llvm-strip -g $@

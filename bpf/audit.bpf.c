@@ -19,6 +19,7 @@
  * oom tracepoints are not syscall tracepoints and serve both.
  */
 #include "common.bpf.h"
+#include "path.bpf.h"
 
 #define AF_UNIX	 1
 #define AF_INET	 2
@@ -62,7 +63,7 @@ struct pending {
 	__u32 flags; /* open flags, or sockaddr length */
 	__u32 kind;  /* BPFBOX_EV_FILE, BPFBOX_EV_CONNECT or BPFBOX_EV_EXEC */
 	__u32 op;    /* BPFBOX_EV_FILE: enum bpfbox_file_op */
-	__s32 dirfd; /* what a relative name is relative to (AT_FDCWD: the cwd) */
+	__s32 dirfd; /* what a relative name is relative to (AT_FDCWD: the cwd; path.bpf.h) */
 };
 
 /* The OOM killer's last victim per session, for session.paused. */
@@ -261,7 +262,8 @@ int enter_prctl(struct trace_event_raw_sys_enter *ctx)
 }
 
 /* Returns the count to report, or 0 when this open folds into an earlier one. */
-static __always_inline __u64 aggregate(struct bpfbox_session *s, struct pending *p)
+static __always_inline __u64 aggregate(struct bpfbox_session *s, struct pending *p,
+					const char *abs)
 {
 	struct bpfbox_agg_val *v, fresh = { .first_ns = bpf_ktime_get_ns() };
 	struct bpfbox_agg_key *k;
@@ -275,7 +277,10 @@ static __always_inline __u64 aggregate(struct bpfbox_session *s, struct pending 
 	k->pid = bpf_get_current_pid_tgid() >> 32;
 	k->flags = p->flags;
 	__builtin_memset(k->path, 0, sizeof(k->path));
-	bpf_probe_read_user_str(k->path, sizeof(k->path), (void *)p->ptr);
+	if (abs)
+		bpf_probe_read_kernel_str(k->path, sizeof(k->path), abs);
+	else
+		bpf_probe_read_user_str(k->path, sizeof(k->path), (void *)p->ptr);
 	v = bpf_map_lookup_elem(&agg, k);
 	if (!v) {
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
@@ -300,14 +305,17 @@ static __always_inline __u64 aggregate(struct bpfbox_session *s, struct pending 
 static __always_inline void emit_file(struct bpfbox_session *s, struct pending *p, long ret)
 {
 	struct bpfbox_file_event *e;
+	const char *abs;
 	__u64 count = 1;
 
 	/* Changes (unlink, rename, ...) are recorded when refused, not each success. */
 	if (p->op != BPFBOX_FILE_OPEN && ret != -EACCES && ret != -EPERM &&
 	    !(ret == -EROFS && (s->flags & BPFBOX_SF_MOUNT_RO)))
 		return;
+	/* A relative name (or a dirfd's own file) gets its directory. */
+	abs = path_at(path_resolve(p->ptr, p->dirfd));
 	if (p->op == BPFBOX_FILE_OPEN && ret >= 0 && !(s->flags & BPFBOX_SF_AUDIT_ALL)) {
-		count = aggregate(s, p);
+		count = aggregate(s, p, abs);
 		if (!count)
 			return;
 	}
@@ -319,7 +327,9 @@ static __always_inline void emit_file(struct bpfbox_session *s, struct pending *
 	e->op = p->op;
 	e->pad = 0;
 	e->path[0] = 0;
-	if (p->ptr)
+	if (abs)
+		bpf_probe_read_kernel_str(e->path, sizeof(e->path), abs);
+	else if (p->ptr)
 		bpf_probe_read_user_str(e->path, sizeof(e->path), (void *)p->ptr);
 	/*
 	 * No filter of ours denies open with EPERM but the BPF LSM; a change

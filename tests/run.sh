@@ -1,6 +1,7 @@
 #!/bin/bash
 # Runs the test suites and prints one closing line "N passed, N failed, N
-# skipped". Suites: unit (cmocka binaries), host (tests/host/*.sh on this
+# skipped". BPFBOX_HOST_SUITES="tests/host/test_x.sh ..." runs only those host
+# suites. Suites: unit (cmocka binaries), host (tests/host/*.sh on this
 # kernel), vm (tests/vm/matrix: one VM boot per kernel x level, each running
 # several suites).
 set -uo pipefail
@@ -33,6 +34,14 @@ count() {
 	# with a number and is not counted again).
 	s=$(grep -Ec '^(skip - |\[  SKIPPED \] [^0-9])' "$LOG")
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	# A suite that calls a helper that does not exist (dash: "tests/...sh:
+	# 12: check: not found") checks nothing there: a failure, not silence.
+	nf=$(grep -Ec '^(/opt/bpfbox/)?tests/[^:]*\.sh: [0-9]+: .*: not found$' "$LOG")
+	if [ "$nf" -gt 0 ]; then
+		failed=$((failed + nf)) f=$((f + nf))
+		echo "FAIL - $1/$2 ran $nf command(s) that do not exist:"
+		grep -E '^(/opt/bpfbox/)?tests/[^:]*\.sh: [0-9]+: .*: not found$' "$LOG" | head -5
+	fi
 	# A test that exits non-zero without a FAIL line still fails.
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		failed=$((failed + 1))
@@ -62,7 +71,7 @@ if want host; then
 		export BPFBOX_CGROUP_PARENT="$CG2/bpfbox-run-$$"
 		trap 'rm -f "$LOG"; rm -rf "$VMDIR"; rmdir "$BPFBOX_CGROUP_PARENT" 2>/dev/null' EXIT
 	fi
-	for t in tests/host/test_*.sh; do
+	for t in ${BPFBOX_HOST_SUITES:-tests/host/test_*.sh}; do
 		echo "== host: $(basename "$t")"
 		sh "$t" 2>&1 | tee "$LOG"
 		count host "$(basename "$t")" "${PIPESTATUS[0]}"

@@ -14,8 +14,9 @@ PACKAGES=(
 	# bpfbox top (static ncursesw) and its terminal tests
 	libncurses-dev tmux
 	# audit sinks: TLS syslog (RFC 5425) and host ids through GnuTLS; a real
-	# syslog collector with TLS, a test CA (certtool), a real Prometheus
-	libgnutls28-dev rsyslog rsyslog-gnutls gnutls-bin prometheus
+	# syslog collector with TLS and RELP (imrelp), a test CA (certtool), a
+	# real Prometheus
+	libgnutls28-dev rsyslog rsyslog-gnutls rsyslog-relp gnutls-bin prometheus
 	# packaging: the Debian package, man pages, the systemd unit
 	debhelper dpkg-dev lintian mandoc scdoc systemd man-db
 	# VM harness (xz-utils: the 6.12 and 7.x kernels ship .ko.xz modules;

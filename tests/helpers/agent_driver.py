@@ -248,6 +248,33 @@ def main():
     else:
         skip("an OOM and a disk overflow end", "the memory and disk monitors need root; CI runs as root")
 
+    # 13. file changes outside the workspace: refused by the kernel, summarised
+    # without BPF (the seccomp listener, docs/SECURITY.md)
+    ws = workspace("changes")
+    out = workspace("outside")
+    for name in ("f", "g"):
+        with open(os.path.join(out, name), "w") as f:
+            f.write("keep\n")
+    ops = {"unlink": "f", "rename": "moved", "mkdir": "d", "symlink": "l", "chmod": "g",
+           "utimes": "g"}
+    rel = os.path.relpath(out, ws)
+
+    def changes(o, e):
+        why = []
+        for op, name in ops.items():
+            if f"denied 1 time: {op} {os.path.join(out, name)} " not in e:
+                why.append(f"no {op} {name} in the summary")
+        if not os.path.exists(os.path.join(out, "f")) or os.path.exists(os.path.join(out, "d")):
+            why.append("a change went through")
+        if "denied" in e.split("utimes", 1)[-1] and f"mkdir {os.path.join(out, 'f')}" in e:
+            why.append("an existing name counted for mkdir")
+        return "; ".join(why) or None
+    check("file changes outside the workspace are summarised (no BPF), relative names resolved",
+          run(["--ro", out, "--", "sh", "-c",
+               f"rm {out}/f; cd {rel} && mv f moved; mkdir d; mkdir -p ../outside; "
+               f"mkdir f; ln -s x l; chmod 600 g; touch g; exit 0"], ws, env=env),
+          0, "exit", denied="unlink", extra=changes)
+
     # 11. a timeout, 12. a command that does not exist
     ws = workspace("misc")
     check("a hanging call ends at --timeout (124)", run(["--timeout", "1s", "--", "sleep", "30"], ws, env=env),

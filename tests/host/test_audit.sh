@@ -30,7 +30,7 @@ NET_LAYER=cgroup-bpf
 expect_rc 3 "an audited session keeps the command's exit code" \
 	"$BPFBOX" run -q --no-namespaces --audit "$A" -w "$TMPD/ws" -- sh -c \
 	'echo hi > inside; cat inside >/dev/null; echo x > '"$TMPD/outside/f"'; /bin/true one two; exit 3'
-check_events "$A" "all(e['schema_version'] == 1 for e in ev)" "every line is a JSON event of schema 1"
+check_events "$A" "all(e['schema_version'] == 2 for e in ev)" "every line is a JSON event of schema 2"
 check_events "$A" "ev[0]['type'] == 'session.start' and ev[-1]['type'] == 'session.end'" "stream starts with session.start and ends with session.end"
 check_events "$A" "len({e['session'] for e in ev}) == 1" "one session id throughout"
 check_events "$A" "[e['seq'] for e in ev] == list(range(len(ev)))" "sequence numbers 0..N without gaps"
@@ -71,7 +71,7 @@ sys.exit(0 if sum(e["count"] for e in f) == 1000 and 1 < len(f) <= 4 else 1)
 PY
 then ok "1000 opens of one file: a few records whose counts add up to exactly 1000"
 else fail "aggregated opens: $(grep -F "$TMPD/ws/target" "$TMPD/agg.jsonl" | head -c 600)"; fi
-check_events "$A" "any(e['type'] == 'file' and e['path'] == 'inside' and e['decision'] == 'allow' and e['errno'] is None for e in ev)" "allowed open in the workspace"
+check_events "$A" "any(e['type'] == 'file' and e['path'] == '$TMPD/ws/inside' and e['decision'] == 'allow' and e['errno'] is None for e in ev)" "allowed open in the workspace (by a relative name, recorded absolute)"
 if [ "$LL_ABI" = 0 ]; then
 	# Minimal: nothing stops the write; the stream must say it was allowed.
 	skip "write outside is a landlock denial event: not promised at level $LEVEL (no Landlock on this kernel)"
@@ -230,6 +230,36 @@ wait_gone 30 any_loaded
 left=$(loaded)
 [ -z "$left" ] && ok "the embedded agent's tracepoint programs are unloaded after it exits" ||
 	fail "programs loaded by the run still there: ids $left"
+
+# Relative names are recorded absolute (path.bpf.h): against the cwd, after a
+# chdir, with ".." folded, against a dirfd, and a denied change by a relative name.
+A_MAIN=$A A="$TMPD/rel.jsonl"
+mkdir -p "$TMPD/ws/rel/deep"
+echo r >"$TMPD/ws/rel/f"
+"$BPFBOX" run -q --audit "$A" -w "$TMPD/ws" -- python3 -c '
+import os
+open("rel/f").read()
+os.chdir("rel/deep")
+open("../f.rel2", "w").close()
+fd = os.open("'"$TMPD/ws"'/rel", os.O_RDONLY)
+open("f", opener=lambda p, fl: os.open(p, fl, dir_fd=fd)).read()
+os.chdir("/usr")
+try:
+    os.mkdir("bpfbox-rel-'"$$"'")
+except OSError:
+    pass
+' >"$TMPD/out" 2>"$TMPD/err"
+check_events "$A" "any(e['type'] == 'file' and e['path'] == '$TMPD/ws/rel/f' for e in ev)" \
+	"a relative open is recorded with the cwd: $TMPD/ws/rel/f"
+check_events "$A" "any(e['type'] == 'file' and e['path'] == '$TMPD/ws/rel/f.rel2' for e in ev)" \
+	"after a chdir, '../f.rel2' is recorded as $TMPD/ws/rel/f.rel2 ('..' folded)"
+check_events "$A" "sum(1 for e in ev if e['type'] == 'file' and e['path'] == '$TMPD/ws/rel/f') >= 2 or any(e['type'] == 'file' and e['path'] == '$TMPD/ws/rel/f' and e.get('count', 1) >= 2 for e in ev)" \
+	"an open relative to a dirfd is recorded with the dirfd's directory"
+check_events "$A" "any(e['type'] == 'file' and e['path'] == '/usr/bpfbox-rel-$$' and e['decision'] == 'deny' and e.get('op') == 'mkdir' for e in ev)" \
+	"a denied mkdir of a relative name is recorded absolute (/usr/bpfbox-rel-$$)"
+check_events "$A" "not any(e['type'] == 'file' and e['path'] and not e['path'].startswith('/') for e in ev)" \
+	"no file record has a relative path"
+A=$A_MAIN
 
 expect_rc 125 "--audit to an unwritable path fails before anything runs" \
 	"$BPFBOX" run --audit /proc/nope/audit.jsonl -w "$TMPD/ws" -- touch "$TMPD/ws/ran"

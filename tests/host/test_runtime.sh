@@ -160,6 +160,56 @@ HOME=$FH "$BPFBOX" run -q -w "$WS" --read-host -- sh -c "cat $OUTSIDE/file; cat 
 	fail "--read-host: rc0 $rc0 $(cat "$TMPD/rh.out")"
 rm -rf "$OUTSIDE"
 
+# --- refused file changes summarised by an unprivileged run (no BPF, a user namespace)
+if $IS_ROOT && command -v setpriv >/dev/null 2>&1; then
+	U=/tmp/bpfbox-rt-user-$$ # outside $TMPD (0700), reachable by the unprivileged user
+	mkdir -p "$U/ws" "$U/ro"
+	echo keep >"$U/ro/f"
+	chown -R 65534:65534 "$U/ws"
+	chmod 755 "$U" "$U/ro"
+	setpriv --reuid 65534 --regid 65534 --clear-groups env HOME="$U" \
+		"$BPFBOX" run -q -w "$U/ws" --ro "$U/ro" --status-fd 3 -- \
+		sh -c "cd $U/ro && rm f; mkdir ../ro/d; exit 0" 3>"$U/st" >/dev/null 2>"$U/err"
+	problem=
+	grep -q "\"type\":\"denied\".*\"op\":\"unlink\",\"what\":\"$U/ro/f\"" "$U/st" || problem="$problem; no unlink line"
+	grep -q "\"type\":\"denied\".*\"op\":\"mkdir\",\"what\":\"$U/ro/d\"" "$U/st" || problem="$problem; no mkdir line"
+	grep -q "denied 1 time: unlink $U/ro/f" "$U/err" || problem="$problem; no summary on stderr"
+	[ -e "$U/ro/f" ] || problem="$problem; the file went"
+	[ -z "$problem" ] &&
+		ok "an unprivileged run without BPF summarises refused unlink and mkdir (status channel and stderr)" ||
+		fail "unprivileged file-change summary$problem: $(cat "$U/st" "$U/err" | head -c 600)"
+	rm -rf "$U"
+else
+	skip "unprivileged file-change summary: needs root to switch to an unprivileged user, and setpriv"
+fi
+
+# --- --read-host under namespaces: the dirs the view hides come back, minus credentials
+if $IS_ROOT && [ -d /srv ] && [ -d /mnt ] && [ -d /home ]; then
+	SRV=/srv/bpfbox-rt-$$ MNT=/mnt/bpfbox-rt-$$ OH=/home/bpfbox-rt-$$ RUN=/run/bpfbox-rt-$$
+	mkdir -p "$SRV" "$MNT" "$OH/.ssh" "$OH/proj" "$RUN"
+	echo run-data >"$RUN/file"
+	echo srv-data >"$SRV/file"
+	echo mnt-data >"$MNT/file"
+	echo proj-data >"$OH/proj/file"
+	echo PRIVATE-KEY >"$OH/.ssh/id_ed25519"
+	rhcmd="cat $SRV/file $MNT/file $OH/proj/file; cat $OH/.ssh/id_ed25519; cat $RUN/file"
+	"$BPFBOX" run -q -w "$WS" -- sh -c "$rhcmd" >"$TMPD/rhn0.out" 2>&1
+	HOME=$FH "$BPFBOX" run -q -w "$WS" --read-host -- sh -c "$rhcmd" >"$TMPD/rhn.out" 2>&1
+	problem=
+	grep -q srv-data "$TMPD/rhn0.out" && problem="$problem; /srv readable without --read-host"
+	for w in srv-data mnt-data proj-data; do
+		grep -qx "$w" "$TMPD/rhn.out" || problem="$problem; $w not read"
+	done
+	grep -q PRIVATE-KEY "$TMPD/rhn.out" && problem="$problem; another home's .ssh was read"
+	grep -q run-data "$TMPD/rhn.out" && problem="$problem; /run is not hidden"
+	[ -z "$problem" ] &&
+		ok "--read-host with namespaces: /srv, /mnt, /home read; another home's .ssh and /run hidden" ||
+		fail "--read-host with namespaces$problem: $(head -c 400 "$TMPD/rhn.out")"
+	rm -rf "$SRV" "$MNT" "$OH" "$RUN"
+else
+	skip "--read-host with namespaces: needs root and /srv, /mnt, /home"
+fi
+
 # --- output: 2>&1 keeps the order; a terminal stays a terminal -----------------
 "$BPFBOX" run -q -w "$WS" -- sh -c 'for i in 1 2 3 4 5; do echo o$i; echo e$i >&2; done' \
 	>"$TMPD/mix" 2>&1

@@ -357,7 +357,7 @@ static void test_rfc3339_parse(void **state)
 static void test_event_parse(void **state)
 {
 	static const char deny[] =
-		"{\"schema_version\":1,\"type\":\"connect\",\"time\":\"2026-01-02T03:04:05.000000007Z\","
+		"{\"schema_version\":2,\"type\":\"connect\",\"time\":\"2026-01-02T03:04:05.000000007Z\","
 		"\"decision\":\"deny\"}\n";
 	static const char start[] = "{\"type\":\"session.start\",\"time\":\"bad\"}";
 	struct audit_event ev;

@@ -20,7 +20,7 @@
 #include "lib/jsonw.h"
 
 #define SID "0123456789abcdef0123456789abcdef"
-#define HDR "\"schema_version\":1,\"time\":\"2026-01-02T03:04:05.123456789Z\",\"session\":\"" SID "\","
+#define HDR "\"schema_version\":2,\"time\":\"2026-01-02T03:04:05.123456789Z\",\"session\":\"" SID "\","
 
 /* The OCSF object for one bpfbox line (the caller puts it). */
 static struct json_object *ocsf(const char *line)
@@ -300,7 +300,7 @@ static void test_log_events(void **state)
 	assert_string_equal(str(o, "message"), "12 events lost: ring buffer full");
 	assert_string_equal(str(o, "metadata.uid"), SID ":40");
 	json_object_put(o);
-	o = ocsf("{\"schema_version\":1,\"type\":\"sink.error\",\"time\":\"2026-01-02T03:04:05.123456789Z\","
+	o = ocsf("{\"schema_version\":2,\"type\":\"sink.error\",\"time\":\"2026-01-02T03:04:05.123456789Z\","
 		 "\"host\":\"h\",\"host_id\":\"95cfac43660b474080b2affdc9f95cdc\",\"boot_id\":null,"
 		 "\"session\":null,\"sink\":\"file:/x\",\"error\":\"ENOSPC\",\"message\":\"full\"}");
 	common(o, 1008, 1, 3);

@@ -144,7 +144,12 @@ int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void
 	case BPFBOX_EV_FILE: {
 		const struct bpfbox_file_event *e = data;
 
-		jsonw_strn(w, "path", e->path, strnlen(e->path, sizeof(e->path)));
+		char path[sizeof(e->path) + 1];
+
+		/* A relative name got its directory in BPF (path.bpf.h); ".." folded here. */
+		snprintf(path, sizeof(path), "%.*s", (int)strnlen(e->path, sizeof(e->path)), e->path);
+		path_fold(path);
+		jsonw_str(w, "path", path);
 		jsonw_u64(w, "flags", e->flags);
 		jsonw_u64(w, "count", e->count);
 		/* Opens carry no op: the stream of older versions stays as it was. */

@@ -83,6 +83,7 @@ struct sink_config {
 	char spool_dir[PATH_MAX];
 	uint64_t spool_bytes;
 	uint64_t confirm_ns;
+	bool relp;			/* relp:// (kind TCP), relp+tls:// (kind TLS): relp.c */
 
 	/* syslog+tls: the collector's certificate is always verified */
 	char tls_ca[PATH_MAX];	 /* CA certificates (PEM); "": the system's trust store */

@@ -310,7 +310,7 @@ static int parse_hostport(struct sink_config *c, const char *s, size_t len, char
 {
 	const char *port = NULL, *host = s;
 	size_t hlen;
-	unsigned long long p = 514;
+	unsigned long long p = c->relp ? 2514 : 514; /* RELP has no registered port: rsyslog's usual */
 	char buf[16];
 
 	if (len && s[0] == '[') {
@@ -386,10 +386,18 @@ int sink_config_parse(const char *spec, struct sink_config *c, char *err, size_t
 		r = parse_hostport(c, spec + 13, head - 13, err, size);
 		if (r < 0)
 			return r;
+	} else if (!strncmp(spec, "relp://", 7) || !strncmp(spec, "relp+tls://", 11)) {
+		size_t skip = spec[4] == ':' ? 7 : 11;
+
+		c->relp = true;
+		c->kind = skip == 7 ? SINK_SYSLOG_TCP : SINK_SYSLOG_TLS;
+		r = parse_hostport(c, spec + skip, head - skip, err, size);
+		if (r < 0)
+			return r;
 	} else {
 		return fail(err, size, "unknown sink '%.*s'; use stdout, file:PATH, "
-				       "syslog+tcp://HOST:PORT, syslog+tls://HOST:PORT or "
-				       "syslog+udp://HOST:PORT",
+				       "syslog+tcp://HOST:PORT, syslog+tls://HOST:PORT, "
+				       "syslog+udp://HOST:PORT, relp://HOST:PORT or relp+tls://HOST:PORT",
 			    (int)(head > 40 ? 40 : head), spec);
 	}
 	snprintf(c->name, sizeof(c->name), "%.*s", (int)(head < SINK_NAME_MAX - 1 ? head
@@ -406,7 +414,8 @@ int sink_config_parse(const char *spec, struct sink_config *c, char *err, size_t
 			char host[SINK_HOST_MAX];
 
 			sanitize(host, sizeof(host), c->host);
-			snprintf(c->spool_dir, sizeof(c->spool_dir), "%s/%s-%s-%s", SINK_SPOOL_ROOT,
+			snprintf(c->spool_dir, sizeof(c->spool_dir), "%s/%s%s-%s-%s", SINK_SPOOL_ROOT,
+				 c->relp ? "relp-" : "",
 				 c->kind == SINK_SYSLOG_TCP ? "tcp" : c->kind == SINK_SYSLOG_TLS ? "tls"
 												  : "udp",
 				 host, c->port);

@@ -16,7 +16,9 @@
  * (SIOCOUTQ) and confirm= passed without the connection failing; when the
  * connection fails, every frame not yet delivered is sent again after the
  * reconnect. So delivery is at least once, in order; (session, seq) lets a
- * receiver drop the duplicates.
+ * receiver drop the duplicates. RELP (relp:// and relp+tls://, relp.c,
+ * syslog_relp.c) replaces the TCP acknowledgement and confirm= with the
+ * collector's own answer to each frame.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -112,7 +114,7 @@ static uint64_t inflight_max(const struct netsink *ns)
 }
 
 /* Fills inflight up to its bound: the spool first, then memory. */
-static void ns_pull(struct netsink *ns)
+void netq_pull(struct netsink *ns)
 {
 	while (!ns->draining && ns->inflight.bytes < inflight_max(ns)) {
 		uint64_t dropped = 0;
@@ -155,6 +157,14 @@ static void ns_confirm(struct netsink *ns, uint64_t now)
 
 	if (ns->state != NS_UP)
 		return;
+	/* RELP: the collector's answers confirm (netrelp_received); a silent one is left. */
+	if (ns->relp) {
+		struct rec *r = ns->inflight.head;
+
+		if (r && r->sent_ns && now >= r->sent_ns + RELP_RSP_TIMEOUT_NS)
+			netconn_down(ns, ETIMEDOUT, "the collector did not answer a RELP frame");
+		return;
+	}
 	if (ns->tcp && ioctl(ns->fd, SIOCOUTQ, &outq) == 0 && outq > 0)
 		acked = (uint64_t)outq <= acked ? acked - outq : 0;
 	while (ns->inflight.head && ns->inflight.head != ns->unsent) {
@@ -169,7 +179,7 @@ static void ns_confirm(struct netsink *ns, uint64_t now)
 	}
 }
 
-static void ns_watch_out(struct netsink *ns, bool out)
+void netq_watch_out(struct netsink *ns, bool out)
 {
 	sink_watch(ns->sk, ns->fd, EPOLLIN | (ns->tcp ? EPOLLRDHUP : 0) | (out ? EPOLLOUT : 0),
 		   false);
@@ -199,11 +209,16 @@ static void ns_send(struct netsink *ns)
 {
 	uint64_t now = now_ns();
 
+	if (ns->relp) {
+		netrelp_send(ns, now);
+		return;
+	}
+
 	for (;;) {
 		ssize_t n;
 
 		if (!ns->unsent) {
-			ns_pull(ns);
+			netq_pull(ns);
 			if (!ns->unsent)
 				break;
 		}
@@ -212,7 +227,7 @@ static void ns_send(struct netsink *ns)
 			n = gnutls_record_send(ns->ses, ns->unsent->data + ns->unsent_off,
 					       ns->unsent->len - ns->unsent_off);
 			if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED) {
-				ns_watch_out(ns, true);
+				netq_watch_out(ns, true);
 				return;
 			}
 			if (n < 0) {
@@ -247,7 +262,7 @@ static void ns_send(struct netsink *ns)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			ns_watch_out(ns, true);
+			netq_watch_out(ns, true);
 			return;
 		}
 		if (n < 0) {
@@ -256,7 +271,7 @@ static void ns_send(struct netsink *ns)
 		}
 		advance(ns, n, now);
 	}
-	ns_watch_out(ns, false);
+	netq_watch_out(ns, false);
 }
 
 void netq_flush(struct netsink *ns)
@@ -289,6 +304,15 @@ int netsink_open(struct sink *sk, char *err, size_t size)
 	ns->fd = -1;
 	ns->tls = c->kind == SINK_SYSLOG_TLS;
 	ns->tcp = c->kind == SINK_SYSLOG_TCP || ns->tls;
+	ns->relp = c->relp;
+	if (ns->relp) {
+		ns->frame_cap = 4096;
+		ns->frame = malloc(ns->frame_cap);
+		if (!ns->frame) {
+			snprintf(err, size, "out of memory");
+			return -ENOMEM;
+		}
+	}
 	ns->pid = getpid();
 	snprintf(ns->hostname, sizeof(ns->hostname), "%s",
 		 c->hostname[0] ? c->hostname : sk->set->hostname);
@@ -335,7 +359,7 @@ void netsink_push(struct sink *sk, const struct audit_event *ev, const char *pay
 		return;
 	}
 	total = hlen + len;
-	if (ns->tcp)
+	if (ns->tcp && !ns->relp)
 		plen = snprintf(prefix, sizeof(prefix), "%zu ", total);
 	else if (total > SYSLOG_UDP_MAX) {
 		sink_lost(sk, 1, "sink message too large for UDP");
@@ -399,7 +423,7 @@ void netsink_event(struct sink *sk, uint32_t events)
 		}
 	}
 	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP)) {
-		/* A collector says nothing; what it sends is read and dropped. */
+		/* A syslog collector says nothing (what it sends is dropped); RELP answers. */
 		char buf[512];
 
 		for (;;) {
@@ -419,6 +443,8 @@ void netsink_event(struct sink *sk, uint32_t events)
 				return;
 			}
 
+			if (n > 0 && ns->relp && !netrelp_received(ns, buf, n))
+				return;
 			if (n > 0)
 				continue;
 			if (n < 0 && errno == EINTR)
@@ -477,6 +503,8 @@ uint64_t netsink_deadline(const struct sink *sk)
 	case NS_UP:
 		if (!head || head == ns->unsent || !head->sent_ns)
 			return 0;
+		if (ns->relp)
+			return head->sent_ns + RELP_RSP_TIMEOUT_NS;
 		d = head->sent_ns + sk->cfg.confirm_ns;
 		/* Due but not yet acknowledged: look again shortly. */
 		return d > now ? d : now + ACK_POLL_NS;
@@ -491,7 +519,19 @@ static void ns_drain(struct netsink *ns)
 
 	/* Only inflight: memory and spool wait for the next start anyway. */
 	ns->draining = true;
-	while (ns->state == NS_UP && now_ns() < deadline) {
+	/* RELP: delivered is what the collector answered. */
+	while (ns->relp && ns->state == NS_UP && ns->inflight.head && now_ns() < deadline) {
+		struct pollfd p = { .fd = ns->fd, .events = POLLIN };
+
+		ns_send(ns);
+		if (ns->state != NS_UP)
+			break;
+		if (ns->frame_off != ns->frame_len)
+			p.events |= POLLOUT;
+		if (poll(&p, 1, 20) > 0)
+			netsink_event(ns->sk, p.revents & POLLIN ? EPOLLIN : 0);
+	}
+	while (!ns->relp && ns->state == NS_UP && now_ns() < deadline) {
 		struct pollfd p = { .fd = ns->fd, .events = POLLOUT };
 		int outq = 0;
 
@@ -566,6 +606,7 @@ void netsink_close(struct sink *sk)
 		freeaddrinfo(ns->gai.ar_result);
 	if (ns->cred)
 		gnutls_certificate_free_credentials(ns->cred);
+	free(ns->frame);
 	free(ns);
 	sk->net = NULL;
 }

@@ -53,6 +53,8 @@ void netconn_down(struct netsink *ns, int err, const char *what)
 	ns->unsent_off = 0;
 	ns->stream_bytes = 0;
 	ns->wire_bytes = 0;
+	ns->frame_len = ns->frame_off = 0;
+	ns->frame_rec = NULL;
 	ns->backoff_ns = ns->backoff_ns ? ns->backoff_ns * 2 : BACKOFF_MIN_NS;
 	if (ns->backoff_ns > BACKOFF_MAX_NS)
 		ns->backoff_ns = BACKOFF_MAX_NS;
@@ -94,6 +96,8 @@ void netconn_up(struct netsink *ns)
 	}
 	ns->state = NS_UP;
 	ns->stream_bytes = 0;
+	if (ns->relp)
+		netrelp_open(ns);
 	if (ns->tcp)
 		netconn_recovered(ns);
 	sink_watch(ns->sk, ns->fd, EPOLLIN | (ns->tcp ? EPOLLRDHUP : 0), false);

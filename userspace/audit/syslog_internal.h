@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <gnutls/gnutls.h>
 
+#include "relp.h"
 #include "sink_internal.h"
 #include "spool.h"
 
@@ -23,6 +24,7 @@
 #define CLOSE_WAIT_MS	  1000
 #define IOV_BATCH	  64
 #define INFLIGHT_MIN	  (8U << 20) /* bytes sent and awaiting confirmation, at least */
+#define RELP_RSP_TIMEOUT_NS (30ULL * 1000000000ULL) /* no RELP answer this long: reconnect */
 
 enum ns_state {
 	NS_DOWN,
@@ -61,10 +63,29 @@ struct netsink {
 	gnutls_certificate_credentials_t cred;
 	gnutls_session_t ses;	/* NULL without a connection */
 	uint64_t wire_bytes;	/* TLS bytes written on this connection (for SIOCOUTQ) */
+	/*
+	 * relp:// and relp+tls:// (relp.c, syslog_relp.c): frames are bare
+	 * messages; each is sent as a RELP frame built in frame (its txnr kept
+	 * in stream_end) and delivered when the collector's answer names its txnr.
+	 */
+	bool relp;
+	struct relp rp;
+	char *frame;
+	size_t frame_cap, frame_len, frame_off;
+	struct rec *frame_rec; /* the record frame carries; NULL: the open */
+	int relp_bad;	       /* an answer that is not 200 for the oldest frame: its code */
 };
 
 /* syslog.c */
 void netq_flush(struct netsink *ns);
+void netq_pull(struct netsink *ns);
+void netq_watch_out(struct netsink *ns, bool out);
+
+/* syslog_relp.c */
+void netrelp_open(struct netsink *ns);
+void netrelp_send(struct netsink *ns, uint64_t now);
+/* Bytes from a RELP collector; false when the connection went down. */
+bool netrelp_received(struct netsink *ns, const char *buf, size_t n);
 
 /* syslog_conn.c */
 void netconn_close_fd(struct netsink *ns);

@@ -50,6 +50,7 @@ static void file_denial(struct denials *d, const char *layer, const void *data, 
 	const char *op = bpfbox_file_op_name(f->op) ? bpfbox_file_op_name(f->op) : "file";
 
 	snprintf(path, sizeof(path), "%.*s", (int)strnlen(f->path, sizeof(f->path)), f->path);
+	path_fold(path);
 	/* An open for writing is a write. */
 	if (f->op == BPFBOX_FILE_OPEN &&
 	    ((f->flags & O_ACCMODE) != O_RDONLY || (f->flags & (O_CREAT | O_TRUNC))))

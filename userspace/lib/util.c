@@ -343,6 +343,36 @@ int rm_tree(const char *path)
 	return r;
 }
 
+void path_fold(char *path)
+{
+	char *out = path, *in = path;
+
+	if (path[0] != '/')
+		return;
+	while (*in) {
+		while (*in == '/')
+			in++;
+		if (!*in)
+			break;
+		if (in[0] == '.' && (in[1] == '/' || !in[1])) {
+			in++;
+			continue;
+		}
+		if (in[0] == '.' && in[1] == '.' && (in[2] == '/' || !in[2])) {
+			in += 2;
+			while (out > path && *--out != '/')
+				;
+			continue;
+		}
+		*out++ = '/';
+		while (*in && *in != '/')
+			*out++ = *in++;
+	}
+	if (out == path)
+		*out++ = '/';
+	*out = '\0';
+}
+
 size_t term_clean(char *dst, size_t size, const char *src)
 {
 	const unsigned char *p = (const unsigned char *)src;

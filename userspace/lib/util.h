@@ -84,6 +84,14 @@ int parse_duration_ns(const char *s, uint64_t *ns);
 int rm_tree(const char *path);
 
 /*
+ * Folds "." and ".." out of an absolute path in place ("//" too), lexically:
+ * exact when no component before a ".." is a symlink (the directory part
+ * of a name the BPF programs resolved has none). A relative path is left
+ * as it is.
+ */
+void path_fold(char *path);
+
+/*
  * The length of the well-formed UTF-8 character at s (at most n bytes
  * read): 1 for ASCII, 2..4, or 0 when the bytes are not UTF-8 (overlong
  * forms, surrogates and code points past U+10FFFF are not). Inline: the

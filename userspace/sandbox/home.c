@@ -5,6 +5,7 @@
  * holds no secret, and the PATH entries that resolve under the caller's
  * home made readable, unless a credential rule covers them.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -257,6 +258,29 @@ int session_home_path(const struct session *s, struct strv *ro, char *path_env, 
 	return r;
 }
 
+/*
+ * --read-host shows /home and /root (ns.c): the credential entries of every
+ * home there are masked like the caller's, a stat per pattern and home.
+ */
+static int other_homes_credentials(const struct bpfbox_policy *p, struct strv *cred)
+{
+	DIR *d = opendir("/home");
+	struct dirent *e;
+	int r = landlock_credential_paths(p, "/root", cred);
+
+	while (!r && d && (e = readdir(d))) {
+		char dir[PATH_MAX];
+
+		if (e->d_name[0] == '.' ||
+		    snprintf(dir, sizeof(dir), "/home/%s", e->d_name) >= (int)sizeof(dir))
+			continue;
+		r = landlock_credential_paths(p, dir, cred);
+	}
+	if (d)
+		closedir(d);
+	return r;
+}
+
 int session_view_policy(const struct session *s, const struct strv *path_ro,
 			struct bpfbox_policy *view)
 {
@@ -282,6 +306,8 @@ int session_view_policy(const struct session *s, const struct strv *path_ro,
 		r = landlock_credential_paths(p, home, &cred);
 	if (!r)
 		r = landlock_credential_paths(p, p->workspace, &cred);
+	if (!r && p->read_host)
+		r = other_homes_credentials(p, &cred);
 	for (size_t i = 0; !r && i < view->ro_paths.n; i++)
 		r = landlock_credential_paths(p, view->ro_paths.v[i], &cred);
 	for (size_t i = 0; !r && i < view->rw_paths.n; i++)

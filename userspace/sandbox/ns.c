@@ -65,6 +65,17 @@ static const char *const hidden_dirs[] = {
 	"/run", "/var/tmp", "/home", "/root", "/mnt", "/media", "/srv",
 };
 
+/*
+ * Whether the view hides dir. --read-host shows all but /run: its sockets
+ * (a container engine's, the user's bus and agents) are not "reading",
+ * and a read-only mount does not stop a connect. The credential entries
+ * of the homes stay masked as deny paths (session_view_policy).
+ */
+static bool hides(const struct bpfbox_policy *p, const char *dir)
+{
+	return !p->read_host || streq(dir, "/run");
+}
+
 /* Device nodes of the minimal /dev, bound from the host's. */
 static const char *const dev_nodes[] = {
 	"null", "zero", "full", "random", "urandom", "tty",
@@ -510,7 +521,8 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p,
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++) {
 		struct stat st;
 
-		if (lstat(hidden_dirs[i], &st) == 0 && S_ISDIR(st.st_mode))
+		if (hides(p, hidden_dirs[i]) && lstat(hidden_dirs[i], &st) == 0 &&
+		    S_ISDIR(st.st_mode))
 			v->covered[v->ncovered++] = hidden_dirs[i];
 	}
 	if (tmp)

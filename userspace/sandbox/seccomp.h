@@ -19,20 +19,31 @@ int seccomp_install(const struct sock_fprog *prog);
 
 /*
  * Network deny with a record (docs/SECURITY.md): installs a filter that
- * sends socket() of any family but AF_UNIX to a listener, and refuses
- * seccomp() calls that ask for a listener of their own (one stacked later
- * would answer for ours). Returns the listener fd, or -errno (then the
- * compiled network deny must be used instead).
+ * sends socket() of any family but AF_UNIX (net) and the file changes of
+ * seccomp_notify_file_nr (files) to a listener, and refuses seccomp()
+ * calls that ask for a listener of their own (one stacked later would
+ * answer for ours). Returns the listener fd, or -errno (then the compiled
+ * network deny must be used instead).
  */
-int seccomp_install_notify(void);
+int seccomp_install_notify(bool net, bool files);
+
+/* unlinkat, renameat2, mkdirat, linkat, symlinkat, fchmodat, utimensat and the legacy forms. */
+bool seccomp_notify_file_nr(int nr);
 
 struct seccomp_denied {
+	uint64_t id;
 	pid_t pid;
 	int nr;
-	uint64_t args[3];
+	uint64_t args[6];
 };
 
-/* Takes one pending notification, refuses it with EPERM; 0 or -errno. */
-int seccomp_notify_deny(int listener, struct seccomp_denied *out);
+/* Takes one pending notification; 0 or -errno. */
+int seccomp_notify_recv(int listener, struct seccomp_denied *out);
+
+/* Whether notification id still waits (its memory read before was the caller's). */
+bool seccomp_notify_valid(int listener, uint64_t id);
+
+/* Answers id: refused with err, or err 0: the kernel runs the call (and decides). */
+int seccomp_notify_answer(int listener, uint64_t id, int err);
 
 #endif

@@ -332,7 +332,15 @@ static int prepare_restrictions(struct run_state *t)
 	 * Network deny with a record: socket() goes to our listener, which
 	 * refuses it and counts it for the summary (docs/SECURITY.md).
 	 */
-	if (notify && socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, t->ntf) == 0) {
+	/*
+	 * Refused file changes with a record where no BPF program reports
+	 * them: the listener sees each and counts those bound to fail.
+	 */
+	c->notify_files = s->layers.seccomp && p->mode != MODE_FULL_ACCESS &&
+			  s->hooks.poll_fd < 0 && !s->hooks.on_end;
+	c->notify_net = notify;
+	if ((notify || c->notify_files) &&
+	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, t->ntf) == 0) {
 		c->notify_sock = t->ntf[1];
 		c->filter_notified = seccomp_program(false);
 	}

@@ -59,6 +59,8 @@ struct child_plan {
 	const struct sock_fprog *filter; /* NULL: no seccomp */
 	const struct sock_fprog *filter_notified; /* with notify_sock: the filter beside it */
 	int notify_sock;  /* network deny through a listener sent here; -1: none */
+	bool notify_net;  /* the listener takes socket() */
+	bool notify_files; /* ... and the file changes, for the summary (fileops.c) */
 	int in_fd;	  /* the pty for stdin; -1: inherit */
 	bool ctty;	  /* out_fd is a pty to make the controlling terminal */
 	bool switch_user;
@@ -93,7 +95,7 @@ struct supervise_io {
 	int out_r;	/* stdout (and stderr when merged, or the pty master); -1: none */
 	int err_r;	/* stderr; -1: merged into out_r or not relayed */
 	int in_w;	/* the pty master for our stdin; -1: stdin is not relayed */
-	int notify_fd;	/* the seccomp listener of network deny; -1: none */
+	int notify_fd;	/* the seccomp listener (socket(), file changes); -1: none */
 };
 
 /*
@@ -110,6 +112,14 @@ void status_ended(const struct session *s);
 
 /* The denial summary at the end: stderr and the status channel. */
 void session_denials_report(const struct session *s);
+
+struct seccomp_denied;
+
+/*
+ * A file change the seccomp listener holds: counted as a denial when it is
+ * bound to fail outside the writable paths, then run by the kernel.
+ */
+void session_file_op_notified(struct session *s, int listener, const struct seccomp_denied *d);
 
 /* $HOME of the caller, else its passwd entry; NULL when neither is absolute. */
 const char *session_caller_home(void);

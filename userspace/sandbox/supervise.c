@@ -430,7 +430,10 @@ static void check_killed(struct session *s, struct life *lf, int status)
 	emit(s, &ev);
 }
 
-/* A denied socket() the seccomp listener holds: refused with EPERM and counted. */
+/*
+ * A call the seccomp listener holds: socket() refused with EPERM and
+ * counted; a file change passed on (fileops.c).
+ */
 static void network_denied(struct session *s, int fd)
 {
 	static const char *const families[] = { [AF_INET] = "AF_INET", [AF_INET6] = "AF_INET6",
@@ -439,8 +442,13 @@ static void network_denied(struct session *s, int fd)
 	char what[64];
 	int fam, type;
 
-	if (seccomp_notify_deny(fd, &d) < 0)
+	if (seccomp_notify_recv(fd, &d) < 0)
 		return;
+	if (d.nr != __NR_socket) {
+		session_file_op_notified(s, fd, &d);
+		return;
+	}
+	seccomp_notify_answer(fd, d.id, EPERM);
 	fam = (int)d.args[0];
 	type = (int)d.args[1] & 0xf;
 	if (fam >= 0 && (size_t)fam < ARRAY_SIZE(families) && families[fam])

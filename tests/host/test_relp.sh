@@ -1,0 +1,215 @@
+# The RELP sink (docs/sinks.md): a real daemon running real sessions, a
+# real rsyslog receiving with imrelp on loopback, stopped mid-stream and
+# started again. Every event arrives; what was sent and not answered when
+# the collector went is sent again (RELP's at-least-once), nothing else twice.
+. "$(dirname "$0")/../lib.sh"
+
+need_root_cgroup2 relp "the daemon, which loads BPF programs,"
+RSYSLOGD=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
+if [ ! -x "$RSYSLOGD" ] || ! ls /usr/lib/*/rsyslog/imrelp.so >/dev/null 2>&1; then
+	fail "relp: rsyslogd with imrelp is not installed; run 'make deps' (tools/deps.sh installs rsyslog-relp)"
+	finish
+	exit 1
+fi
+
+SOCKDIR="$TMPD/sock"
+SOCK="$SOCKDIR/bpfbox.sock"
+PIN=/sys/fs/bpf/bpfbox-relp-$$
+PARENT="$CG2/bpfbox-relp-$$"
+DERR="$TMPD/daemon.err"
+WS="$TMPD/ws"
+RS="$TMPD/rsyslog"
+A="$TMPD/audit.jsonl" # the reference: --audit, every event
+mkdir -p "$WS" "$RS/work" "$SOCKDIR"
+: >"$DERR"
+DPID=
+RPID=
+
+cleanup() {
+	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
+	[ -n "$RPID" ] && kill -9 "$RPID" 2>/dev/null
+	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
+		>/dev/null 2>&1
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT INT TERM
+
+set -- $("$PY" -c '
+import socket
+t = socket.socket(); t.bind(("127.0.0.1", 0))
+u = socket.socket(); u.bind(("127.0.0.1", 0))
+print(t.getsockname()[1], u.getsockname()[1])')
+PORT=$1 TLSPORT=$2
+
+# relp+tls: a test CA, the collector's certificate and ours.
+C="$TMPD/ca"
+mkdir -p "$C"
+cert() { # NAME EKU SAN: a P-256 key and a certificate signed by the test CA
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$C/$1.key" \
+		-out "$C/$1.csr" -subj "/CN=$1" 2>/dev/null &&
+		printf 'extendedKeyUsage=%s\n%s\n' "$2" "${3:+subjectAltName=$3}" >"$C/$1.ext" &&
+		openssl x509 -req -in "$C/$1.csr" -CA "$C/ca.pem" -CAkey "$C/ca.key" -CAcreateserial \
+			-days 2 -extfile "$C/$1.ext" -out "$C/$1.pem" 2>/dev/null
+}
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+	-keyout "$C/ca.key" -out "$C/ca.pem" -subj "/CN=bpfbox relp test $$" 2>/dev/null &&
+	cert server serverAuth "IP:127.0.0.1" && cert client clientAuth "" ||
+	fail "cannot make the test certificates with openssl"
+
+cat >"$RS/rsyslog.conf" <<EOF
+global(workDirectory="$RS/work" maxMessageSize="64k")
+module(load="imrelp")
+template(name="msgonly" type="string" string="%msg%\n")
+ruleset(name="relp") { action(type="omfile" file="$RS/relp.out" template="msgonly") }
+input(type="imrelp" port="$PORT" address="127.0.0.1" ruleset="relp")
+ruleset(name="relptls") { action(type="omfile" file="$RS/relptls.out" template="msgonly") }
+input(type="imrelp" port="$TLSPORT" address="127.0.0.1" ruleset="relptls" tls="on"
+      tls.caCert="$C/ca.pem" tls.myCert="$C/server.pem" tls.myPrivKey="$C/server.key"
+      tls.authMode="certvalid")
+EOF
+
+start_rsyslog() {
+	rm -f "$RS/rsyslog.pid"
+	"$RSYSLOGD" -n -f "$RS/rsyslog.conf" -i "$RS/rsyslog.pid" >>"$RS/rsyslog.log" 2>&1 &
+	RPID=$!
+	poll_until 5 "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $PORT), 1).close()" \
+		2>/dev/null
+}
+
+WORK='echo $BPFBOX_SESSION_ID > "$SID_FILE"; for i in 1 2 3 4 5 6; do /bin/true work $i; cat /etc/hostname >/dev/null; done; exit 0'
+work() {
+	SID_FILE="$WS/$1.sid" "$BPFBOX" run -q --env SID_FILE --daemon-socket "$SOCK" -w "$WS" -- \
+		sh -c "$WORK" >/dev/null 2>&1
+}
+
+# seqcheck FILE SIDS...: every seq of each session (per the reference A)
+# in FILE, first occurrences in order; duplicates counted; every line JSON.
+seqcheck() {
+	"$PY" - "$A" "$@" <<'PY'
+import json, sys
+ref_file, got_file, sids = sys.argv[1], sys.argv[2], sys.argv[3:]
+ref = {}
+for l in open(ref_file):
+    e = json.loads(l)
+    if e.get("session") in sids and "seq" in e:
+        ref.setdefault(e["session"], []).append(e["seq"])
+got, bad, lines = {}, 0, 0
+for l in open(got_file, encoding="utf-8"):
+    lines += 1
+    try:
+        e = json.loads(l)
+    except ValueError:
+        bad += 1
+        continue
+    if e.get("session") in sids and "seq" in e:
+        got.setdefault(e["session"], []).append(e["seq"])
+missing = order = dups = 0
+for s in sids:
+    firsts, seen = [], set()
+    for q in got.get(s, []):
+        if q in seen:
+            dups += 1
+        else:
+            seen.add(q)
+            firsts.append(q)
+    missing += len(set(ref.get(s, [])) - seen)
+    order += firsts != sorted(firsts)
+    if not ref.get(s) or ref[s] != list(range(len(ref[s]))):
+        missing += 1
+total = sum(len(v) for v in ref.values())
+print("lines %d bad %d events %d missing %d order %d dups %d" % (lines, bad, total, missing, order, dups))
+PY
+}
+
+start_rsyslog && ok "rsyslog listens with imrelp on 127.0.0.1:$PORT" ||
+	fail "rsyslog did not start: $(cat "$RS/rsyslog.log")"
+"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" --audit "$A" \
+	--sink "relp://127.0.0.1:$PORT?spool=$TMPD/spool&queue=256K" 2>>"$DERR" &
+DPID=$!
+poll_until 10 grep -qs ready "$DERR" && ok "the daemon starts with a relp:// sink" || {
+	fail "the daemon did not get ready: $(cat "$DERR")"
+	finish
+	exit 1
+}
+
+# Phase 1: the collector is up; every event once.
+work p1a
+work p1b
+SID=$(cat "$WS/p1b.sid")
+poll_until 10 grep -qs "\"type\":\"session.end\",.*\"session\":\"$SID\"" "$RS/relp.out"
+P1="$(cat "$WS/p1a.sid") $(cat "$WS/p1b.sid")"
+seqcheck "$RS/relp.out" $P1 >"$TMPD/p1"
+expect_grep "^lines [1-9][0-9]* bad 0 events [1-9][0-9]* missing 0 order 0 dups 0$" "$TMPD/p1" \
+	"RELP: rsyslog got every event of 2 sessions once, each line JSON ($(cat "$TMPD/p1"))"
+
+# Phase 2: rsyslog stops (SIGTERM: it writes what it answered) while
+# sessions go on, and starts again.
+(
+	for i in 1 2 3 4 5 6 7 8; do
+		work p2-$i
+	done
+) &
+GEN=$!
+poll_until 10 test -s "$WS/p2-2.sid"
+kill -TERM "$RPID"
+wait "$RPID" 2>/dev/null
+RPID=
+poll_until 10 grep -qs "sink relp://127.0.0.1:$PORT: .*events are kept" "$DERR" &&
+	ok "the daemon saw the collector go" ||
+	fail "the daemon did not see the collector go: $(grep sink "$DERR")"
+poll_until 20 test -s "$WS/p2-5.sid"
+start_rsyslog && ok "rsyslog started again" || fail "rsyslog did not restart: $(tail -3 "$RS/rsyslog.log")"
+wait $GEN
+LAST=$(cat "$WS/p2-8.sid")
+poll_until 30 grep -qs "\"type\":\"session.end\",.*\"session\":\"$LAST\"" "$RS/relp.out"
+P2=""
+for i in 1 2 3 4 5 6 7 8; do P2="$P2 $(cat "$WS/p2-$i.sid")"; done
+seqcheck "$RS/relp.out" $P2 >"$TMPD/p2"
+expect_grep "^lines [1-9][0-9]* bad 0 events [1-9][0-9]* missing 0 order 0 " "$TMPD/p2" \
+	"RELP across a restart: every seq of 8 sessions arrived, in order ($(cat "$TMPD/p2"))"
+# Twice only what was sent and not answered when the collector went: the
+# frames of one connection's window, never a replay of what it answered.
+DUPS=$(sed -n 's/.* dups \([0-9]*\)$/\1/p' "$TMPD/p2")
+SENT=$(grep -c . "$A")
+[ -n "$DUPS" ] && [ "$DUPS" -lt "$SENT" ] && [ "$DUPS" -le 64 ] &&
+	ok "duplicates only of unanswered frames ($DUPS)" ||
+	fail "duplicates: $DUPS of $SENT events"
+expect_grep "sink relp://127.0.0.1:$PORT: connected again" "$DERR" "the sink reconnected"
+kill -0 "$DPID" 2>/dev/null && ok "the daemon lived through it" || fail "the daemon died: $(tail -3 "$DERR")"
+
+# relp+tls: the collector's certificate verified, ours presented.
+kill "$DPID"
+wait "$DPID" 2>/dev/null
+"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" --audit "$A" \
+	--sink "relp+tls://127.0.0.1:$TLSPORT?ca=$C/ca.pem&cert=$C/client.pem&key=$C/client.key&spool=$TMPD/spool-tls" \
+	2>>"$DERR" &
+DPID=$!
+poll_until 10 grep -qs "relp+tls.*connected" "$DERR"
+work tls
+SID=$(cat "$WS/tls.sid")
+poll_until 10 grep -qs "\"type\":\"session.end\",.*\"session\":\"$SID\"" "$RS/relptls.out"
+seqcheck "$RS/relptls.out" "$SID" >"$TMPD/tls"
+expect_grep "^lines [1-9][0-9]* bad 0 events [1-9][0-9]* missing 0 order 0 dups 0$" "$TMPD/tls" \
+	"relp+tls: every event of a session once, through TLS with certificates ($(cat "$TMPD/tls"))"
+
+# A collector that does not speak RELP (a plain TCP listener that answers garbage).
+"$PY" -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+print(s.getsockname()[1], flush=True)
+c, _ = s.accept(); c.recv(4096); c.sendall(b"hello there\n"); c.recv(4096)' >"$TMPD/gport" &
+GPID=$!
+poll_until 5 test -s "$TMPD/gport"
+GPORT=$(cat "$TMPD/gport")
+kill "$DPID"
+wait "$DPID" 2>/dev/null
+DPID=
+: >"$DERR"
+"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" --audit "$A" \
+	--sink "relp://127.0.0.1:$GPORT?spool=$TMPD/spool2" 2>>"$DERR" &
+DPID=$!
+poll_until 10 grep -qs "sink relp://127.0.0.1:$GPORT: .*does not speak RELP" "$DERR" &&
+	ok "a collector that does not speak RELP is an outage, said in one line" ||
+	fail "no RELP error: $(grep sink "$DERR")"
+kill "$GPID" 2>/dev/null
+finish
