@@ -84,7 +84,7 @@ if [ "$(json "$TMPD/s.json" "d['features']['session_namespaces']['available']")"
 		rc=0
 		$as bpfbox run -q -w "$TMPD/nsws" -- sh -c 'echo "init=$(tr "\0" " " </proc/1/cmdline | cut -c1-10)";
 			echo "n=$(ps -e -o pid= | wc -l)"; echo "tmp=$(stat -f -c %T /tmp)";
-			chmod "$(stat -c %a /bin/sh)" /bin/sh 2>&1; exit 0' \
+			chmod "$(stat -L -c %a /bin/sh)" /bin/sh 2>&1; exit 0' \
 			>"$TMPD/out" 2>"$TMPD/err" || rc=$?
 		problem=""
 		grep -q '^init=bpfbox run' "$TMPD/out" || problem="pid 1 is not the session's init;"
