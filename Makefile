@@ -112,10 +112,14 @@ run: deps all
 	@tools/demo.sh $(BIN)
 
 # Static checks CI runs first: includes point down the layers, no cycles;
-# every file a doc, man page or comment names exists.
+# every file a doc, man page or comment names exists; the C sources are as
+# .clang-format writes them (make format).
 check:
 	@tools/check-layers
 	@tools/check-doc-refs
+	@command -v clang-format >/dev/null || { echo "check: clang-format is missing; run 'make deps'" >&2; exit 1; }
+	@clang-format --dry-run -Werror $(FORMAT_SRCS) || { echo "check: sources not formatted; run 'make format'" >&2; exit 1; }
+	@echo "check-format: $(words $(FORMAT_SRCS)) files as .clang-format writes them"
 
 test: deps all
 	@tests/run.sh --build $(BUILD)

@@ -137,12 +137,14 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 	    has_prefix(e->filename, "/proc/self/fd/", 14)) {
 		e->argv_truncated |= BPFBOX_EXEC_VIA_FD;
 		bpf_probe_read_kernel_str(e->via, sizeof(e->via),
-					  BPF_CORE_READ(task, mm, exe_file, f_path.dentry, d_name.name));
+					  BPF_CORE_READ(task, mm, exe_file, f_path.dentry,
+							d_name.name));
 	} else {
 		char head[8] = {};
 
 		bpf_probe_read_kernel_str(head, sizeof(head),
-					  BPF_CORE_READ(task, mm, exe_file, f_path.dentry, d_name.name));
+					  BPF_CORE_READ(task, mm, exe_file, f_path.dentry,
+							d_name.name));
 		if (has_prefix(head, "memfd:", 6)) {
 			e->argv_truncated |= BPFBOX_EXEC_VIA_FD;
 			bpf_probe_read_kernel_str(e->via, sizeof(e->via),
@@ -262,10 +264,9 @@ int enter_prctl(struct trace_event_raw_sys_enter *ctx)
 }
 
 /* Returns the count to report, or 0 when this open folds into an earlier one. */
-static __always_inline __u64 aggregate(struct bpfbox_session *s, struct pending *p,
-					const char *abs)
+static __always_inline __u64 aggregate(struct bpfbox_session *s, struct pending *p, const char *abs)
 {
-	struct bpfbox_agg_val *v, fresh = { .first_ns = bpf_ktime_get_ns() };
+	struct bpfbox_agg_val *v, fresh = {.first_ns = bpf_ktime_get_ns()};
 	struct bpfbox_agg_key *k;
 	__u32 zero = 0;
 	__u64 n;
@@ -342,8 +343,7 @@ static __always_inline void emit_file(struct bpfbox_session *s, struct pending *
 }
 
 /* A failed execve; a successful one is the sched_process_exec record. */
-static __always_inline void emit_failed_exec(struct bpfbox_session *s, struct pending *p,
-					     long ret)
+static __always_inline void emit_failed_exec(struct bpfbox_session *s, struct pending *p, long ret)
 {
 	struct bpfbox_exec_event *e;
 
@@ -415,31 +415,31 @@ static __always_inline int finish(struct bpfbox_session *s, struct pending *p, l
  * to be in an audited session; fx_SYS is its trampoline, exit_SYS its
  * tracepoint. opens_: one of the open family (off when audit_opens is).
  */
-#define AUDIT_SYSCALL(sys, kind_, op_, dfd_, ptr_, flags_, opens_)                    \
-	static __always_inline int audit_##sys(const struct pt_regs *r, long ret)    \
-	{                                                                             \
-		struct pending p = { .kind = kind_, .op = op_ };                      \
-		struct bpfbox_session *s;                                             \
-                                                                                      \
-		if (opens_ && !audit_opens)                                           \
-			return 0;                                                     \
-		s = audited();                                                        \
-		if (!s)                                                               \
-			return 0;                                                     \
-		p.ptr = ptr_;                                                         \
-		p.flags = flags_;                                                     \
-		p.dirfd = dfd_;                                                       \
-		return finish(s, &p, ret);                                            \
-	}                                                                             \
-	SEC("fexit/__x64_sys_" #sys)                                                  \
-	int BPF_PROG(fx_##sys, const struct pt_regs *regs, long ret)                  \
-	{                                                                             \
-		return audit_##sys(regs, ret);                                        \
-	}                                                                             \
-	SEC("tracepoint/syscalls/sys_exit_" #sys)                                     \
-	int exit_##sys(struct trace_event_raw_sys_exit *ctx)                          \
-	{                                                                             \
-		return audit_##sys(user_regs(), ctx->ret);                            \
+#define AUDIT_SYSCALL(sys, kind_, op_, dfd_, ptr_, flags_, opens_)                \
+	static __always_inline int audit_##sys(const struct pt_regs *r, long ret) \
+	{                                                                         \
+		struct pending p = {.kind = kind_, .op = op_};                    \
+		struct bpfbox_session *s;                                         \
+                                                                                  \
+		if (opens_ && !audit_opens)                                       \
+			return 0;                                                 \
+		s = audited();                                                    \
+		if (!s)                                                           \
+			return 0;                                                 \
+		p.ptr = ptr_;                                                     \
+		p.flags = flags_;                                                 \
+		p.dirfd = dfd_;                                                   \
+		return finish(s, &p, ret);                                        \
+	}                                                                         \
+	SEC("fexit/__x64_sys_" #sys)                                              \
+	int BPF_PROG(fx_##sys, const struct pt_regs *regs, long ret)              \
+	{                                                                         \
+		return audit_##sys(regs, ret);                                    \
+	}                                                                         \
+	SEC("tracepoint/syscalls/sys_exit_" #sys)                                 \
+	int exit_##sys(struct trace_event_raw_sys_exit *ctx)                      \
+	{                                                                         \
+		return audit_##sys(user_regs(), ctx->ret);                        \
 	}
 
 /* openat2's flags are in the struct open_how it points to. */
@@ -507,7 +507,7 @@ SEC("tracepoint/oom/mark_victim")
 int handle_oom_victim(struct trace_event_raw_mark_victim *ctx)
 {
 	struct bpfbox_session *s = current_session();
-	struct bpfbox_oom_victim v = { 0 };
+	struct bpfbox_oom_victim v = {0};
 	__u64 id = bpf_get_current_pid_tgid();
 
 	if (!s)

@@ -24,8 +24,8 @@ struct {
 } cmd_rules SEC(".maps");
 
 struct cmd_scratch {
-	char argv[SCAN];	    /* joined with spaces */
-	char path[BPFBOX_PATH_LEN]; /* the file the exec named */
+	char argv[SCAN];		 /* joined with spaces */
+	char path[BPFBOX_PATH_LEN];	 /* the file the exec named */
 	char target[BPFBOX_CMD_EXE_LEN]; /* the name of what ran (a symlink's target) */
 	__u32 alen;
 	__u32 base; /* offset of the last component of path */
@@ -91,8 +91,7 @@ static long cmp_cb(__u32 i, void *data)
 			return 0;
 	}
 	/* Whole words only (include/bpfbox/events.h); argv[alen] is NUL. */
-	if (!bpfbox_cmd_starts_ok(pos ? s->argv[(pos - 1) & (SCAN - 1)] : 0,
-				  r->pat[0]) ||
+	if (!bpfbox_cmd_starts_ok(pos ? s->argv[(pos - 1) & (SCAN - 1)] : 0, r->pat[0]) ||
 	    !bpfbox_cmd_ends_ok(s->argv[(pos + n) & (SCAN - 1)],
 				r->pat[(n - 1) & (BPFBOX_CMD_PAT_LEN - 1)]))
 		return 0;
@@ -120,8 +119,7 @@ static long find_cb(__u32 pos, void *data)
 	word &= BPFBOX_CMD_PAIR_WORDS - 1;
 	if (!(t->pairs[word] & (1ULL << (c1 & 63))))
 		return 0;
-	bpf_loop(t->n < BPFBOX_CMD_RULES_MAX ? t->n : BPFBOX_CMD_RULES_MAX,
-		 cmp_cb, &m, 0);
+	bpf_loop(t->n < BPFBOX_CMD_RULES_MAX ? t->n : BPFBOX_CMD_RULES_MAX, cmp_cb, &m, 0);
 	return 0;
 }
 
@@ -137,9 +135,8 @@ static __always_inline bool starts(const char *str, const char *prefix, __u32 n)
 	return true;
 }
 
-static __always_inline bool exe_matches(struct bpfbox_cmd_rule *r,
-					struct cmd_scratch *s, __u64 h_name,
-					__u64 h_target, __u64 h_path)
+static __always_inline bool exe_matches(struct bpfbox_cmd_rule *r, struct cmd_scratch *s,
+					__u64 h_name, __u64 h_target, __u64 h_path)
 {
 	__u32 base = s->base & (BPFBOX_PATH_LEN - 1);
 
@@ -161,12 +158,11 @@ static __always_inline bool exe_matches(struct bpfbox_cmd_rule *r,
 	return false;
 }
 
-static __always_inline void
-report(struct bpfbox_session *ss, struct cmd_scratch *s,
-       struct bpfbox_cmd_rule *r, unsigned long start, __u32 raw, __u32 pending)
+static __always_inline void report(struct bpfbox_session *ss, struct cmd_scratch *s,
+				   struct bpfbox_cmd_rule *r, unsigned long start, __u32 raw,
+				   __u32 pending)
 {
-	struct bpfbox_exec_event *e =
-		event_reserve(ss, sizeof(*e), BPFBOX_EV_EXEC);
+	struct bpfbox_exec_event *e = event_reserve(ss, sizeof(*e), BPFBOX_EV_EXEC);
 
 	if (!e)
 		return;
@@ -174,9 +170,8 @@ report(struct bpfbox_session *ss, struct cmd_scratch *s,
 	e->hdr.layer = BPFBOX_LAYER_EXEC_TP;
 	/* What the BPF LSM would have returned; here the process is killed. */
 	e->hdr.err = -EPERM;
-	e->argv_truncated =
-		BPFBOX_EXEC_RULE |
-		(r->action == BPFBOX_CMD_ASK ? BPFBOX_EXEC_ASK : 0) | pending;
+	e->argv_truncated = BPFBOX_EXEC_RULE | (r->action == BPFBOX_CMD_ASK ? BPFBOX_EXEC_ASK : 0) |
+			    pending;
 	if (raw >= SCAN)
 		e->argv_truncated |= BPFBOX_EXEC_TRUNCATED;
 	__builtin_memcpy(e->filename, s->path, sizeof(e->filename));
@@ -222,8 +217,7 @@ int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 	struct cmd_scratch *s;
 	struct task_struct *task;
 	unsigned long start, end, len;
-	__u64 h_name = 0xcbf29ce484222325ULL, h_target = h_name,
-	      h_path = h_name;
+	__u64 h_name = 0xcbf29ce484222325ULL, h_target = h_name, h_path = h_name;
 	__u32 zero = 0, raw;
 	unsigned int off;
 	struct rule_ctx rc;
@@ -240,8 +234,7 @@ int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 	task = (struct task_struct *)bpf_get_current_task();
 	s->target[0] = '\0';
 	bpf_probe_read_kernel_str(s->target, sizeof(s->target),
-				  BPF_CORE_READ(task, mm, exe_file,
-						f_path.dentry, d_name.name));
+				  BPF_CORE_READ(task, mm, exe_file, f_path.dentry, d_name.name));
 	s->base = 0;
 	for (__u32 i = 0; i < BPFBOX_PATH_LEN; i++) {
 		char c = s->path[i];
@@ -279,9 +272,7 @@ int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 		bpf_loop(len, join_cb, &jc, 0);
 		/* the byte after the last: the pair test at the end reads it */
 		end = len;
-		asm volatile(
-			""
-			: "+r"(end)); /* keep the mask for 6.1's verifier */
+		asm volatile("" : "+r"(end)); /* keep the mask for 6.1's verifier */
 		s->argv[end & (SCAN - 1)] = '\0';
 		bpf_loop(len, find_cb, &jc, 0);
 		rc.found = jc.found;
@@ -292,8 +283,7 @@ int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 	rc.h_target = h_target;
 	rc.h_path = h_path;
 	rc.hit = -1;
-	bpf_loop(t->n < BPFBOX_CMD_RULES_MAX ? t->n : BPFBOX_CMD_RULES_MAX,
-		 rule_cb, &rc, 0);
+	bpf_loop(t->n < BPFBOX_CMD_RULES_MAX ? t->n : BPFBOX_CMD_RULES_MAX, rule_cb, &rc, 0);
 	if (rc.hit < 0)
 		return 0;
 	r = &t->r[rc.hit & (BPFBOX_CMD_RULES_MAX - 1)];

@@ -63,8 +63,7 @@ static __always_inline void count_lost(struct bpfbox_session *s)
  * Reserves a record of size bytes and fills its header. The sequence
  * number is taken even when the ring is full, so a reader sees the gap.
  */
-static __always_inline void *event_reserve(struct bpfbox_session *s, __u32 size,
-					   __u32 type)
+static __always_inline void *event_reserve(struct bpfbox_session *s, __u32 size, __u32 type)
 {
 	struct bpfbox_event_hdr *h;
 	struct task_struct *task;

@@ -175,28 +175,24 @@ static __always_inline bool read_name(char *dst, struct dentry *d)
 	if (BPF_CORE_READ(d, d_name.len) >= BPFBOX_NAME_LEN)
 		return false;
 	zero_name(dst);
-	bpf_probe_read_kernel_str(dst, BPFBOX_NAME_LEN,
-				  BPF_CORE_READ(d, d_name.name));
+	bpf_probe_read_kernel_str(dst, BPFBOX_NAME_LEN, BPF_CORE_READ(d, d_name.name));
 	return true;
 }
 
 /* dst = the pair key of d inside dir. */
-static __always_inline bool read_pair(char *dst, struct dentry *dir,
-				      struct dentry *d)
+static __always_inline bool read_pair(char *dst, struct dentry *dir, struct dentry *d)
 {
 	if (BPF_CORE_READ(dir, d_name.len) >= LSM_PAIR_HALF ||
 	    BPF_CORE_READ(d, d_name.len) >= LSM_PAIR_HALF)
 		return false;
 	zero_name(dst);
-	bpf_probe_read_kernel_str(dst, LSM_PAIR_HALF,
-				  BPF_CORE_READ(dir, d_name.name));
+	bpf_probe_read_kernel_str(dst, LSM_PAIR_HALF, BPF_CORE_READ(dir, d_name.name));
 	bpf_probe_read_kernel_str(dst + LSM_PAIR_HALF, LSM_PAIR_HALF,
 				  BPF_CORE_READ(d, d_name.name));
 	return true;
 }
 
-static __always_inline bool name_denied(struct scratch *w, __u32 session,
-					__u32 kind)
+static __always_inline bool name_denied(struct scratch *w, __u32 session, __u32 kind)
 {
 	w->key.session = session;
 	w->key.kind = kind;
@@ -215,8 +211,7 @@ static __always_inline bool name_denied(struct scratch *w, __u32 session,
  * the mount tree), crossing mounts the way d_path does, at most MAX_DEPTH
  * of them. Returns their number.
  */
-static __noinline int chain_collect(struct scratch *w, __u64 dentry,
-				    __u64 vfsmount)
+static __noinline int chain_collect(struct scratch *w, __u64 dentry, __u64 vfsmount)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct dentry *root_d = BPF_CORE_READ(task, fs, root.dentry);
@@ -256,8 +251,7 @@ static __noinline int chain_collect(struct scratch *w, __u64 dentry,
 		if (d == root_d && vm == root_m)
 			goto rooted;
 		parent = BPF_CORE_READ(d, d_parent);
-		if (i == MAX_DEPTH ||
-		    parent == d) /* too deep, or disconnected */
+		if (i == MAX_DEPTH || parent == d) /* too deep, or disconnected */
 			break;
 		w->chain[i & (MAX_DEPTH - 1)] = (__u64)d;
 		d = parent;
@@ -271,8 +265,7 @@ rooted:
 }
 
 /* Pattern *.SUFFIX: the name after each dot of its last 64 bytes. */
-static __noinline int suffix_denied(struct scratch *w, __u32 session,
-				    __u64 dentry)
+static __noinline int suffix_denied(struct scratch *w, __u32 session, __u64 dentry)
 {
 	struct dentry *d = (struct dentry *)dentry;
 	const unsigned char *name = BPF_CORE_READ(d, d_name.name);
@@ -289,8 +282,7 @@ static __noinline int suffix_denied(struct scratch *w, __u32 session,
 		if (w->win[i] != '.')
 			continue;
 		zero_name(w->key.name);
-		bpf_probe_read_kernel_str(w->key.name, BPFBOX_NAME_LEN,
-					  name + tail + i + 1);
+		bpf_probe_read_kernel_str(w->key.name, BPFBOX_NAME_LEN, name + tail + i + 1);
 		if (name_denied(w, session, BPFBOX_NAME_SUFFIX))
 			return 1;
 	}
@@ -298,8 +290,7 @@ static __noinline int suffix_denied(struct scratch *w, __u32 session,
 }
 
 /* Pattern NAME.*: the name up to and including each of its dots. */
-static __noinline int prefix_denied(struct scratch *w, __u32 session,
-				    __u64 dentry)
+static __noinline int prefix_denied(struct scratch *w, __u32 session, __u64 dentry)
 {
 	struct dentry *d = (struct dentry *)dentry;
 	const unsigned char *name = BPF_CORE_READ(d, d_name.name);
@@ -336,8 +327,7 @@ static __noinline int leaf_denied(struct scratch *w, __u32 session, int moving)
 	if (w->depth > 1 && read_pair(w->key.name, chain_at(w, 1), leaf) &&
 	    name_denied(w, session, LSM_NAME_PAIR_EXACT))
 		return 1;
-	return suffix_denied(w, session, (__u64)leaf) ||
-	       prefix_denied(w, session, (__u64)leaf);
+	return suffix_denied(w, session, (__u64)leaf) || prefix_denied(w, session, (__u64)leaf);
 }
 
 /* The directories on the path (chain[1..]). */
@@ -354,11 +344,9 @@ static __noinline int components_denied(struct scratch *w, __u32 session)
 		if (i >= n)
 			break;
 		d = chain_at(w, i);
-		if (read_name(w->key.name, d) &&
-		    name_denied(w, session, BPFBOX_NAME_COMPONENT))
+		if (read_name(w->key.name, d) && name_denied(w, session, BPFBOX_NAME_COMPONENT))
 			return 1;
-		if (i + 1 < n &&
-		    read_pair(w->key.name, chain_at(w, i + 1), d) &&
+		if (i + 1 < n && read_pair(w->key.name, chain_at(w, i + 1), d) &&
 		    name_denied(w, session, LSM_NAME_PAIR_COMPONENT))
 			return 1;
 	}
@@ -430,9 +418,8 @@ static __noinline int chain_path(struct scratch *w)
 			break;
 		w->path[at & (BPFBOX_PATH_LEN - 1)] = '/';
 		at++;
-		r = bpf_probe_read_kernel_str(
-			&w->path[at & (BPFBOX_PATH_LEN - 1)], BPFBOX_NAME_LEN,
-			BPF_CORE_READ(chain_at(w, n - 1 - i), d_name.name));
+		r = bpf_probe_read_kernel_str(&w->path[at & (BPFBOX_PATH_LEN - 1)], BPFBOX_NAME_LEN,
+					      BPF_CORE_READ(chain_at(w, n - 1 - i), d_name.name));
 		*pos = r > 0 ? at + r - 1 : at;
 	}
 	at = *pos;
@@ -447,9 +434,8 @@ static __noinline int chain_path(struct scratch *w)
  * the caller renames or links it, which may not happen either to the
  * directories that absolute and pair rules name on the way.
  */
-static __always_inline bool dentry_denied(struct scratch *w, __u32 session,
-					  struct dentry *d, struct vfsmount *vm,
-					  bool moving)
+static __always_inline bool dentry_denied(struct scratch *w, __u32 session, struct dentry *d,
+					  struct vfsmount *vm, bool moving)
 {
 	int abs;
 
@@ -475,9 +461,8 @@ static __always_inline void deny_header(struct bpfbox_event_hdr *h)
  * A file record: the path from d_path when file is given (file_open),
  * else from the chain (w may be NULL when no scratch slot was free).
  */
-static __always_inline void report_file(struct bpfbox_session *s,
-					struct scratch *w, struct file *file,
-					__u32 flags)
+static __always_inline void report_file(struct bpfbox_session *s, struct scratch *w,
+					struct file *file, __u32 flags)
 {
 	struct bpfbox_file_event *e;
 
@@ -490,8 +475,7 @@ static __always_inline void report_file(struct bpfbox_session *s,
 	e->op = BPFBOX_FILE_OPEN;
 	e->pad = 0;
 	e->path[0] = 0;
-	if (file && bpf_d_path((struct path *)&file->f_path, e->path,
-			       sizeof(e->path)) > 0) {
+	if (file && bpf_d_path((struct path *)&file->f_path, e->path, sizeof(e->path)) > 0) {
 		bpf_ringbuf_submit(e, 0);
 		return;
 	}
@@ -529,8 +513,8 @@ int BPF_PROG(bpfbox_file_open, struct file *file, int ret)
 }
 
 /* A rename or link of d on mnt: denied when d matches a rule. */
-static __always_inline int check_move(struct dentry *d, struct vfsmount *vm,
-				      struct dentry *d2, struct vfsmount *vm2)
+static __always_inline int check_move(struct dentry *d, struct vfsmount *vm, struct dentry *d2,
+				      struct vfsmount *vm2)
 {
 	struct bpfbox_session *s = current_session();
 	struct scratch *w;
@@ -559,9 +543,8 @@ static __always_inline int check_move(struct dentry *d, struct vfsmount *vm,
  * hook twice).
  */
 SEC("lsm/path_rename")
-int BPF_PROG(bpfbox_path_rename, const struct path *old_dir,
-	     struct dentry *old_dentry, const struct path *new_dir,
-	     struct dentry *new_dentry)
+int BPF_PROG(bpfbox_path_rename, const struct path *old_dir, struct dentry *old_dentry,
+	     const struct path *new_dir, struct dentry *new_dentry)
 {
 	struct vfsmount *old_mnt = BPF_CORE_READ(old_dir, mnt);
 	struct vfsmount *new_mnt = BPF_CORE_READ(new_dir, mnt);
@@ -571,8 +554,8 @@ int BPF_PROG(bpfbox_path_rename, const struct path *old_dir,
 
 /* A hard link is a second name for a denied file. */
 SEC("lsm/path_link")
-int BPF_PROG(bpfbox_path_link, struct dentry *old_dentry,
-	     const struct path *new_dir, struct dentry *new_dentry, int ret)
+int BPF_PROG(bpfbox_path_link, struct dentry *old_dentry, const struct path *new_dir,
+	     struct dentry *new_dentry, int ret)
 {
 	struct vfsmount *vm = BPF_CORE_READ(new_dir, mnt);
 
@@ -589,8 +572,7 @@ static __noinline int interp_name(struct scratch *w, __u64 interp)
 
 	if (!w)
 		return 0;
-	len = bpf_probe_read_kernel_str(w->path, BPFBOX_PATH_LEN,
-					(const char *)interp);
+	len = bpf_probe_read_kernel_str(w->path, BPFBOX_PATH_LEN, (const char *)interp);
 	if (len <= 1 || len >= BPFBOX_PATH_LEN) /* none, or cut short */
 		return 0;
 	/* In memory, not a register: the verifier does not track it. */
@@ -612,8 +594,7 @@ static __noinline int interp_name(struct scratch *w, __u64 interp)
 }
 
 /* The binary (d on vm) is an exec_deny path. */
-static __always_inline bool exec_path_denied(struct scratch *w, __u32 session,
-					     struct dentry *d,
+static __always_inline bool exec_path_denied(struct scratch *w, __u32 session, struct dentry *d,
 					     struct vfsmount *vm)
 {
 	return chain_collect(w, (__u64)d, (__u64)vm) > 0 &&
@@ -644,12 +625,10 @@ int BPF_PROG(bpfbox_bprm_check, struct linux_binprm *bprm, int ret)
 	} else {
 		struct dentry *d = BPF_CORE_READ(bprm, file, f_path.dentry);
 
-		deny = (read_name(w->key.name, d) &&
-			name_denied(w, s->id, BPFBOX_NAME_EXEC)) ||
+		deny = (read_name(w->key.name, d) && name_denied(w, s->id, BPFBOX_NAME_EXEC)) ||
 		       (interp_name(w, (__u64)BPF_CORE_READ(bprm, interp)) &&
 			name_denied(w, s->id, BPFBOX_NAME_EXEC)) ||
-		       exec_path_denied(w, s->id, d,
-					BPF_CORE_READ(bprm, file, f_path.mnt));
+		       exec_path_denied(w, s->id, d, BPF_CORE_READ(bprm, file, f_path.mnt));
 		scratch_put(w);
 	}
 	if (!deny)
@@ -675,8 +654,8 @@ int BPF_PROG(bpfbox_bprm_check, struct linux_binprm *bprm, int ret)
  * bprm_check_security.
  */
 SEC("lsm/mmap_file")
-int BPF_PROG(bpfbox_mmap_file, struct file *file, unsigned long reqprot,
-	     unsigned long prot, unsigned long flags, int ret)
+int BPF_PROG(bpfbox_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot,
+	     unsigned long flags, int ret)
 {
 	struct bpfbox_exec_event *e;
 	struct bpfbox_session *s;
@@ -696,10 +675,8 @@ int BPF_PROG(bpfbox_mmap_file, struct file *file, unsigned long reqprot,
 	if (!w) {
 		deny = true;
 	} else {
-		deny = (read_name(w->key.name, d) &&
-			name_denied(w, s->id, BPFBOX_NAME_EXEC)) ||
-		       exec_path_denied(w, s->id, d,
-					BPF_CORE_READ(file, f_path.mnt));
+		deny = (read_name(w->key.name, d) && name_denied(w, s->id, BPFBOX_NAME_EXEC)) ||
+		       exec_path_denied(w, s->id, d, BPF_CORE_READ(file, f_path.mnt));
 		scratch_put(w);
 	}
 	if (!deny)
@@ -731,11 +708,9 @@ static __always_inline bool is_metadata(const __u8 *a)
 	if (!zero)
 		return false;
 	if (!a[0] && !a[1] && !a[2] && !a[3] && a[10] == 0xff && a[11] == 0xff)
-		return a[12] == 169 && a[13] == 254 && a[14] == 169 &&
-		       a[15] == 254;
-	return a[0] == 0xfd && a[1] == 0x00 && a[2] == 0x0e && a[3] == 0xc2 &&
-	       !a[10] && !a[11] && !a[12] && !a[13] && a[14] == 0x02 &&
-	       a[15] == 0x54;
+		return a[12] == 169 && a[13] == 254 && a[14] == 169 && a[15] == 254;
+	return a[0] == 0xfd && a[1] == 0x00 && a[2] == 0x0e && a[3] == 0xc2 && !a[10] && !a[11] &&
+	       !a[12] && !a[13] && a[14] == 0x02 && a[15] == 0x54;
 }
 
 /*
@@ -743,8 +718,7 @@ static __always_inline bool is_metadata(const __u8 *a)
  * exactly that address: userspace puts a hole there under wider rules),
  * then the metadata deny, then the session's network flag.
  */
-static __always_inline bool inet_denied(struct bpfbox_session *s,
-					const __u8 *addr, __u16 port)
+static __always_inline bool inet_denied(struct bpfbox_session *s, const __u8 *addr, __u16 port)
 {
 	struct bpfbox_net_key key = {.prefixlen = 32 + 128, .session = s->id};
 	struct bpfbox_net_rule *rule;
@@ -758,10 +732,8 @@ static __always_inline bool inet_denied(struct bpfbox_session *s,
 	return s->flags & BPFBOX_SF_NET_DENY;
 }
 
-static __always_inline void report_connect(struct bpfbox_session *s,
-					   __u16 family, const __u8 *addr,
-					   __u16 port, __u32 protocol,
-					   const char *unix_path)
+static __always_inline void report_connect(struct bpfbox_session *s, __u16 family, const __u8 *addr,
+					   __u16 port, __u32 protocol, const char *unix_path)
 {
 	struct bpfbox_connect_event *e;
 
@@ -779,8 +751,7 @@ static __always_inline void report_connect(struct bpfbox_session *s,
 	else if (addr)
 		__builtin_memcpy(e->addr, addr, 16);
 	if (unix_path)
-		bpf_probe_read_kernel_str(e->unix_path, sizeof(e->unix_path),
-					  unix_path);
+		bpf_probe_read_kernel_str(e->unix_path, sizeof(e->unix_path), unix_path);
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -808,8 +779,8 @@ static __always_inline bool proxied(struct bpfbox_session *s, const __u8 *addr, 
 }
 
 /* An AF_INET or AF_INET6 destination; 0 or -EPERM. */
-static __always_inline int
-check_inet(struct bpfbox_session *s, struct socket *sock, void *sa, int addrlen)
+static __always_inline int check_inet(struct bpfbox_session *s, struct socket *sock, void *sa,
+				      int addrlen)
 {
 	__u16 family = BPF_CORE_READ((struct sockaddr *)sa, sa_family);
 	__u8 addr[16] = {};
@@ -840,8 +811,7 @@ check_inet(struct bpfbox_session *s, struct socket *sock, void *sa, int addrlen)
 	if (!inet_denied(s, addr, port) ||
 	    proxied(s, addr, port, BPF_CORE_READ(sock, sk, sk_protocol)))
 		return 0;
-	report_connect(s, family, addr, port,
-		       BPF_CORE_READ(sock, sk, sk_protocol), NULL);
+	report_connect(s, family, addr, port, BPF_CORE_READ(sock, sk, sk_protocol), NULL);
 	return -EPERM;
 }
 
@@ -865,8 +835,8 @@ static __always_inline __u16 sock_family(struct socket *sock)
 }
 
 SEC("lsm/socket_connect")
-int BPF_PROG(bpfbox_socket_connect, struct socket *sock,
-	     struct sockaddr *address, int addrlen, int ret)
+int BPF_PROG(bpfbox_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen,
+	     int ret)
 {
 	struct bpfbox_session *s;
 	__u16 family;
@@ -882,8 +852,7 @@ int BPF_PROG(bpfbox_socket_connect, struct socket *sock,
 	if (family == AF_UNIX && daemon_socket[0] && addrlen > SUN_PATH_OFF) {
 		char path[UNIX_PATH_LEN];
 
-		bpf_probe_read_kernel(path, sizeof(path),
-				      (void *)address + SUN_PATH_OFF);
+		bpf_probe_read_kernel(path, sizeof(path), (void *)address + SUN_PATH_OFF);
 		if (is_daemon_socket(path, addrlen - SUN_PATH_OFF)) {
 			report_connect(s, AF_UNIX, NULL, 0, 0, path);
 			return -EPERM;
@@ -894,8 +863,7 @@ int BPF_PROG(bpfbox_socket_connect, struct socket *sock,
 
 /* sendto/sendmsg with a destination: UDP, and TCP fast open. */
 SEC("lsm/socket_sendmsg")
-int BPF_PROG(bpfbox_socket_sendmsg, struct socket *sock, struct msghdr *msg,
-	     int size, int ret)
+int BPF_PROG(bpfbox_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
 {
 	struct bpfbox_session *s;
 	void *name;
@@ -971,8 +939,9 @@ static __always_inline int check_unix_peer(struct bpfbox_session *s, struct sock
 		n = UNIX_PATH_LEN - 1;
 	/* A bound the compiler cannot drop (it knows n < 108; 6.1 must see it). */
 	asm volatile("%[n] &= 127" : [n] "+r"(n));
-	bpf_probe_read_kernel(
-		path, n, (void *)a + bpf_core_field_offset(struct unix_address, name) + SUN_PATH_OFF);
+	bpf_probe_read_kernel(path, n,
+			      (void *)a + bpf_core_field_offset(struct unix_address, name) +
+				      SUN_PATH_OFF);
 	if (daemon_socket[0] && is_daemon_socket(path, len - SUN_PATH_OFF))
 		goto deny;
 	if (!path[0]) {
@@ -992,8 +961,8 @@ deny:
 }
 
 SEC("lsm/unix_stream_connect")
-int BPF_PROG(bpfbox_unix_stream_connect, struct sock *sock, struct sock *other,
-	     struct sock *newsk, int ret)
+int BPF_PROG(bpfbox_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk,
+	     int ret)
 {
 	struct bpfbox_session *s;
 
@@ -1083,10 +1052,10 @@ int BPF_PROG(bpfbox_path_chown, const struct path *path, unsigned long long uid,
 }
 
 /* utimes (and chmod/chown once more): what changes a file's metadata. */
-#define META_ATTRS                                                                   \
-	(1U << 0 /* ATTR_MODE */ | 1U << 1 /* UID */ | 1U << 2 /* GID */ |            \
-	 1U << 4 /* ATIME */ | 1U << 5 /* MTIME */ | 1U << 7 /* ATIME_SET */ |        \
-	 1U << 8 /* MTIME_SET */ | 1U << 16 /* TIMES_SET */)
+#define META_ATTRS                                                                               \
+	(1U << 0 /* ATTR_MODE */ | 1U << 1 /* UID */ | 1U << 2 /* GID */ | 1U << 4 /* ATIME */ | \
+	 1U << 5 /* MTIME */ | 1U << 7 /* ATIME_SET */ | 1U << 8 /* MTIME_SET */ |               \
+	 1U << 16 /* TIMES_SET */)
 
 static __always_inline int check_setattr(struct dentry *d, struct iattr *attr)
 {

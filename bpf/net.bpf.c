@@ -7,12 +7,12 @@
  */
 #include "common.bpf.h"
 
-#define AF_INET6 10
-#define SOCK_RAW 3
+#define AF_INET6    10
+#define SOCK_RAW    3
 #define SOCK_PACKET 10
 #define IPPROTO_TCP 6
 #define IPPROTO_UDP 17
-#define LOOPBACK4 0x7f000001
+#define LOOPBACK4   0x7f000001
 
 /* Allowed destinations per session: CIDR -> port range. */
 struct {
@@ -69,10 +69,9 @@ struct {
 /* Weak: kernels before 6.2 lack it, and the program that calls it is off there. */
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
 
-
 static __always_inline bool allowed_by_rule(__u32 session, const __u8 addr[16], __u16 port)
 {
-	struct bpfbox_net_key key = { .prefixlen = 32 + 128, .session = session };
+	struct bpfbox_net_key key = {.prefixlen = 32 + 128, .session = session};
 	struct bpfbox_net_rule *rule;
 
 	__builtin_memcpy(key.addr, addr, 16);
@@ -129,7 +128,7 @@ static __always_inline bool is_loopback4(const __u8 a[16])
 
 static __always_inline bool was_resolved(__u32 session, const __u8 addr[16])
 {
-	struct bpfbox_resolved_key key = { .session = session };
+	struct bpfbox_resolved_key key = {.session = session};
 
 	__builtin_memcpy(key.addr, addr, 16);
 	return bpf_map_lookup_elem(&net_resolved, &key) != NULL;
@@ -195,8 +194,8 @@ static __always_inline int decide(struct bpf_sock_addr *ctx, __u16 family, const
 	if ((s->flags & BPFBOX_SF_NET_PROXY) && s->proxy_port && s->dns_port) {
 		if (protocol == IPPROTO_UDP && port == 53 && (family == 2 || !datagram))
 			return redirect(ctx, s, family, addr, port, BPFBOX_ORIG_DNS, s->dns_port);
-		if (protocol == IPPROTO_TCP && !datagram && is_loopback4(addr) &&
-		    addr[15] == 1 && port == s->proxy_port)
+		if (protocol == IPPROTO_TCP && !datagram && is_loopback4(addr) && addr[15] == 1 &&
+		    port == s->proxy_port)
 			return redirect(ctx, s, family, addr, port, BPFBOX_ORIG_EXPLICIT, 0);
 		if (protocol == IPPROTO_TCP && !datagram && !is_metadata(addr) &&
 		    was_resolved(s->id, addr))
@@ -214,7 +213,7 @@ static __always_inline int decide(struct bpf_sock_addr *ctx, __u16 family, const
 
 static __always_inline int decide4(struct bpf_sock_addr *ctx, bool datagram)
 {
-	__u8 addr[16] = { [10] = 0xff, [11] = 0xff };
+	__u8 addr[16] = {[10] = 0xff, [11] = 0xff};
 	__u32 ip = ctx->user_ip4;
 
 	__builtin_memcpy(&addr[12], &ip, 4);

@@ -17,8 +17,7 @@
 
 #define PATH_AT_FDCWD -100
 #define PATH_HALF     BPFBOX_PATH_LEN /* the directory ends here in the buffer */
-#define PATH_DEPTH \
-	64 /* steps (components and mounts) at most; deeper: cut at the top */
+#define PATH_DEPTH    64 /* steps (components and mounts) at most; deeper: cut at the top */
 #define PATH_NAME_MAX 255
 
 /*
@@ -146,8 +145,7 @@ __attribute__((noinline)) int path_resolve(__u64 name, int dirfd)
 	if (name)
 		bpf_probe_read_user(&first, 1, (void *)name);
 	if (first == '/') {
-		bpf_probe_read_user_str(pb->b + PATH_HALF, BPFBOX_PATH_LEN,
-					(void *)name);
+		bpf_probe_read_user_str(pb->b + PATH_HALF, BPFBOX_PATH_LEN, (void *)name);
 		return PATH_HALF;
 	}
 	if (!first)
@@ -173,8 +171,7 @@ __attribute__((noinline)) int path_resolve(__u64 name, int dirfd)
 	pb->b[PATH_HALF] = '\0';
 	if (name) {
 		pb->b[PATH_HALF] = '/';
-		bpf_probe_read_user_str(pb->b + PATH_HALF + 1, PATH_NAME_MAX,
-					(void *)name);
+		bpf_probe_read_user_str(pb->b + PATH_HALF + 1, PATH_NAME_MAX, (void *)name);
 		if (pos == PATH_HALF - 1)
 			pos++; /* "/" + "/name": one slash */
 	}

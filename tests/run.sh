@@ -1,6 +1,6 @@
 #!/bin/bash
 # Runs the test suites and prints one closing line "N passed, N failed, N
-# skipped". BPFBOX_HOST_SUITES="tests/host/test_x.sh ..." runs only those host
+# skipped". BPFBOX_HOST_SUITES (paths of host suites, space-separated) runs only those host
 # suites. Suites: unit (cmocka binaries), host (tests/host/*.sh on this
 # kernel), vm (tests/vm/matrix: one VM boot per kernel x level, each running
 # several suites).
@@ -34,8 +34,8 @@ count() {
 	# with a number and is not counted again).
 	s=$(grep -Ec '^(skip - |\[  SKIPPED \] [^0-9])' "$LOG")
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
-	# A suite that calls a helper that does not exist (dash: "tests/...sh:
-	# 12: check: not found") checks nothing there: a failure, not silence.
+	# A suite that calls a helper that does not exist (dash prints the suite,
+	# its line and "check: not found") checks nothing there: a failure.
 	nf=$(grep -Ec '^(/opt/bpfbox/)?tests/[^:]*\.sh: [0-9]+: .*: not found$' "$LOG")
 	if [ "$nf" -gt 0 ]; then
 		failed=$((failed + nf)) f=$((f + nf))

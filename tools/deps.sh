@@ -8,6 +8,8 @@ set -euo pipefail
 PACKAGES=(
 	# build
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libseccomp-dev
+	# make check: the format check
+	clang-format
 	libjson-c-dev pkg-config make gcc
 	# unit tests, sanitizers and fuzzing (make test-asan, make fuzz)
 	libcmocka-dev libclang-rt-14-dev

@@ -16,10 +16,10 @@
 #endif
 #endif
 
-#define BPFBOX_COMM_LEN	 16
-#define BPFBOX_PATH_LEN	 256
-#define BPFBOX_ARGV_LEN	 4096 /* argv bytes kept at most, NUL separated (a power of two) */
-#define BPFBOX_NAME_LEN	 64  /* one path component in a deny rule */
+#define BPFBOX_COMM_LEN	    16
+#define BPFBOX_PATH_LEN	    256
+#define BPFBOX_ARGV_LEN	    4096 /* argv bytes kept at most, NUL separated (a power of two) */
+#define BPFBOX_NAME_LEN	    64	 /* one path component in a deny rule */
 #define BPFBOX_MAX_SESSIONS 4096
 
 enum bpfbox_event_type {
@@ -29,7 +29,7 @@ enum bpfbox_event_type {
 	BPFBOX_EV_FILE = 4,
 	BPFBOX_EV_CONNECT = 5,
 	BPFBOX_EV_COMM = 6, /* prctl(PR_SET_NAME): the header has the old comm */
-	BPFBOX_EV_NET = 7, /* a decision of the egress proxy or resolver */
+	BPFBOX_EV_NET = 7,  /* a decision of the egress proxy or resolver */
 };
 
 /* Who decided. */
@@ -42,7 +42,8 @@ enum bpfbox_layer {
 	BPFBOX_LAYER_KERNEL = 5, /* denied, but by none of ours (DAC, ...) */
 	BPFBOX_LAYER_EGRESS = 6, /* the egress proxy or resolver (userspace/net/) */
 	BPFBOX_LAYER_MOUNT = 7,	 /* the session's read-only view of the host (EROFS) */
-	BPFBOX_LAYER_EXEC_TP = 8, /* a command rule: SIGKILL at sched_process_exec (bpf/cmd.bpf.c) */
+	BPFBOX_LAYER_EXEC_TP =
+		8, /* a command rule: SIGKILL at sched_process_exec (bpf/cmd.bpf.c) */
 };
 
 enum bpfbox_decision {
@@ -51,35 +52,35 @@ enum bpfbox_decision {
 };
 
 struct bpfbox_event_hdr {
-	__u32 type;	/* enum bpfbox_event_type */
-	__u32 session;	/* session index, the value of the sessions map */
-	__u64 seq;	/* per-session sequence number; gaps are losses */
-	__u64 ts_ns;	/* bpf_ktime_get_ns() */
-	__u32 pid;	/* thread group id */
+	__u32 type;    /* enum bpfbox_event_type */
+	__u32 session; /* session index, the value of the sessions map */
+	__u64 seq;     /* per-session sequence number; gaps are losses */
+	__u64 ts_ns;   /* bpf_ktime_get_ns() */
+	__u32 pid;     /* thread group id */
 	__u32 tid;
 	__u32 ppid;
 	__u32 uid;
 	char comm[BPFBOX_COMM_LEN];
-	__u8 decision;	/* enum bpfbox_decision */
-	__u8 layer;	/* enum bpfbox_layer */
+	__u8 decision; /* enum bpfbox_decision */
+	__u8 layer;    /* enum bpfbox_layer */
 	__u16 pad;
-	__s32 err;	/* the syscall's -errno, 0 if it succeeded */
+	__s32 err; /* the syscall's -errno, 0 if it succeeded */
 };
 
 struct bpfbox_exec_event {
 	struct bpfbox_event_hdr hdr;
-	__u32 argv_len;	/* bytes used in argv */
+	__u32 argv_len;	      /* bytes used in argv */
 	__u32 argv_truncated; /* BPFBOX_EXEC_* bits (historical name) */
 	char filename[BPFBOX_PATH_LEN];
 	char argv[BPFBOX_ARGV_LEN];
-	char via[64];	/* BPFBOX_EXEC_VIA_FD: the name of the file the fd held */
-	char rule[48];	/* BPFBOX_EXEC_RULE: the command rule's label */
+	char via[64];  /* BPFBOX_EXEC_VIA_FD: the name of the file the fd held */
+	char rule[48]; /* BPFBOX_EXEC_RULE: the command rule's label */
 };
 
-#define BPFBOX_EXEC_TRUNCATED 1 /* argv was cut at the bound */
-#define BPFBOX_EXEC_VIA_FD    2 /* run through a file descriptor (fexecve, memfd) */
-#define BPFBOX_EXEC_RULE      4 /* a command rule decided (rule, action in err's place) */
-#define BPFBOX_EXEC_ASK	      8 /* the rule's action was ask (no answer: denied) */
+#define BPFBOX_EXEC_TRUNCATED 1	 /* argv was cut at the bound */
+#define BPFBOX_EXEC_VIA_FD    2	 /* run through a file descriptor (fexecve, memfd) */
+#define BPFBOX_EXEC_RULE      4	 /* a command rule decided (rule, action in err's place) */
+#define BPFBOX_EXEC_ASK	      8	 /* the rule's action was ask (no answer: denied) */
 #define BPFBOX_EXEC_PENDING   16 /* ask: stopped (SIGSTOP) for the runtime's answer */
 
 /*
@@ -108,11 +109,11 @@ enum bpfbox_cmd_action {
 };
 
 struct bpfbox_cmd_rule {
-	__u64 exe_hash;	/* FNV-1a 64 */
+	__u64 exe_hash; /* FNV-1a 64 */
 	__u8 action;	/* enum bpfbox_cmd_action */
 	__u8 exe_kind;	/* enum bpfbox_cmd_exe */
 	__u8 exe_len;
-	__u8 pat_len;	/* 0: any argv */
+	__u8 pat_len; /* 0: any argv */
 	__u32 pad;
 	char exe[BPFBOX_CMD_EXE_LEN];
 	char pat[BPFBOX_CMD_PAT_LEN]; /* words of argv joined with spaces */
@@ -131,30 +132,28 @@ struct bpfbox_cmd_rule {
  */
 static __always_inline int bpfbox_cmd_word(unsigned char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '-' || c == '.';
 }
 
 static __always_inline int bpfbox_cmd_sep(unsigned char c)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '|' ||
-	       c == '&' || c == '\'' || c == '"' || c == '`';
+	return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '|' || c == '&' ||
+	       c == '\'' || c == '"' || c == '`';
 }
 
 /* prev: the byte before the match (0: none); first: the pattern's first. */
-static __always_inline int bpfbox_cmd_starts_ok(unsigned char prev,
-						unsigned char first)
+static __always_inline int bpfbox_cmd_starts_ok(unsigned char prev, unsigned char first)
 {
-	return !prev || !bpfbox_cmd_word(first) || bpfbox_cmd_sep(prev) ||
-	       prev == '(' || prev == '/';
+	return !prev || !bpfbox_cmd_word(first) || bpfbox_cmd_sep(prev) || prev == '(' ||
+	       prev == '/';
 }
 
 /* next: the byte after the match (0: none); last: the pattern's last. */
-static __always_inline int bpfbox_cmd_ends_ok(unsigned char next,
-					      unsigned char last)
+static __always_inline int bpfbox_cmd_ends_ok(unsigned char next, unsigned char last)
 {
-	return !next || last == '=' || last == '.' || last == ' ' ||
-	       bpfbox_cmd_sep(next) || next == ')';
+	return !next || last == '=' || last == '.' || last == ' ' || bpfbox_cmd_sep(next) ||
+	       next == ')';
 }
 
 #define BPFBOX_CMD_PAIR_WORDS 1024 /* 65536 bits: one per pair of bytes */
@@ -203,19 +202,19 @@ struct bpfbox_comm_event {
 
 struct bpfbox_file_event {
 	struct bpfbox_event_hdr hdr;
-	__u32 flags;	/* open(2) flags */
-	__u32 count;	/* identical allowed opens aggregated into this one */
-	__u32 op;	/* enum bpfbox_file_op */
+	__u32 flags; /* open(2) flags */
+	__u32 count; /* identical allowed opens aggregated into this one */
+	__u32 op;    /* enum bpfbox_file_op */
 	__u32 pad;
 	char path[BPFBOX_PATH_LEN];
 };
 
 struct bpfbox_connect_event {
 	struct bpfbox_event_hdr hdr;
-	__u16 family;	/* AF_INET, AF_INET6, AF_UNIX */
-	__u16 port;	/* host byte order */
+	__u16 family; /* AF_INET, AF_INET6, AF_UNIX */
+	__u16 port;   /* host byte order */
 	__u32 protocol;
-	__u8 addr[16];	/* IPv4 in the first 4 bytes */
+	__u8 addr[16]; /* IPv4 in the first 4 bytes */
 	char unix_path[108];
 };
 
@@ -230,8 +229,8 @@ struct bpfbox_agg_key {
 
 struct bpfbox_agg_val {
 	__u64 first_ns;
-	__u64 count;	/* opens folded since first_ns, not yet reported */
-	__u32 tid;	/* the first opener */
+	__u64 count; /* opens folded since first_ns, not yet reported */
+	__u32 tid;   /* the first opener */
 	__u32 ppid;
 	__u32 uid;
 	__u32 pad;
@@ -243,37 +242,37 @@ struct bpfbox_agg_val {
  * killer last chose while a process of the session invoked it.
  */
 struct bpfbox_oom_victim {
-	__u64 ts_ns;	/* CLOCK_MONOTONIC */
-	__u32 pid;	/* the victim */
-	__u32 invoker;	/* the process that invoked the OOM killer */
+	__u64 ts_ns;		    /* CLOCK_MONOTONIC */
+	__u32 pid;		    /* the victim */
+	__u32 invoker;		    /* the process that invoked the OOM killer */
 	char comm[BPFBOX_COMM_LEN]; /* "" when the kernel's tracepoint has none */
 };
 
 /* Value of the sessions map (key: the session cgroup's id). */
 struct bpfbox_session {
-	__u32 id;	/* session index, 1-based */
-	__u32 flags;	/* BPFBOX_SF_* */
-	__u64 seq;	/* next sequence number (atomically incremented) */
-	__u64 lost;	/* records that found the ring full */
+	__u32 id;	  /* session index, 1-based */
+	__u32 flags;	  /* BPFBOX_SF_* */
+	__u64 seq;	  /* next sequence number (atomically incremented) */
+	__u64 lost;	  /* records that found the ring full */
 	__u16 proxy_port; /* egress proxy on 127.0.0.1, host order (BPFBOX_SF_NET_PROXY) */
 	__u16 dns_port;	  /* egress resolver on 127.0.0.1, host order */
 	__u32 pad;
 };
 
-#define BPFBOX_SF_NET_DENY     (1U << 0) /* only the allow-list may connect */
-#define BPFBOX_SF_AUDIT_ALL    (1U << 1) /* no aggregation of allowed opens */
-#define BPFBOX_SF_AUDIT_OFF    (1U << 2) /* decisions only, no observation */
-#define BPFBOX_SF_ALLOW_META   (1U << 3) /* cloud metadata address allowed */
-#define BPFBOX_SF_LANDLOCK     (1U << 4) /* Landlock holds: EACCES is its denial */
-#define BPFBOX_SF_NET_BPF      (1U << 5) /* our cgroup programs report their denials */
-#define BPFBOX_SF_NET_PROXY    (1U << 6) /* name rules: TCP and DNS go to the egress proxy */
+#define BPFBOX_SF_NET_DENY   (1U << 0) /* only the allow-list may connect */
+#define BPFBOX_SF_AUDIT_ALL  (1U << 1) /* no aggregation of allowed opens */
+#define BPFBOX_SF_AUDIT_OFF  (1U << 2) /* decisions only, no observation */
+#define BPFBOX_SF_ALLOW_META (1U << 3) /* cloud metadata address allowed */
+#define BPFBOX_SF_LANDLOCK   (1U << 4) /* Landlock holds: EACCES is its denial */
+#define BPFBOX_SF_NET_BPF    (1U << 5) /* our cgroup programs report their denials */
+#define BPFBOX_SF_NET_PROXY  (1U << 6) /* name rules: TCP and DNS go to the egress proxy */
 /* BPF LSM fills what the session's Landlock ABI lacks (docs/lsm.md): */
-#define BPFBOX_SF_GAP_SCOPE    (1U << 7) /* ABI < 6: abstract unix and signals stay inside */
-#define BPFBOX_SF_GAP_UNIX     (1U << 8) /* ABI < 9: pathname unix only into the writable set */
-#define BPFBOX_SF_GAP_META     (1U << 9) /* chmod, chown, xattrs only in the writable set */
-#define BPFBOX_SF_MOUNT_RO     (1U << 10) /* mount namespace: EROFS is its denial */
-#define BPFBOX_SF_CMD_RULES    (1U << 11) /* command rules in cmd_rules (bpf/cmd.bpf.c) */
-#define BPFBOX_SF_CMD_ASK      (1U << 12) /* someone answers asks: stop, do not kill */
+#define BPFBOX_SF_GAP_SCOPE (1U << 7)  /* ABI < 6: abstract unix and signals stay inside */
+#define BPFBOX_SF_GAP_UNIX  (1U << 8)  /* ABI < 9: pathname unix only into the writable set */
+#define BPFBOX_SF_GAP_META  (1U << 9)  /* chmod, chown, xattrs only in the writable set */
+#define BPFBOX_SF_MOUNT_RO  (1U << 10) /* mount namespace: EROFS is its denial */
+#define BPFBOX_SF_CMD_RULES (1U << 11) /* command rules in cmd_rules (bpf/cmd.bpf.c) */
+#define BPFBOX_SF_CMD_ASK   (1U << 12) /* someone answers asks: stop, do not kill */
 
 /* Key of the BPF LSM's writable set: a directory by device and inode. */
 struct bpfbox_inode_key {
@@ -287,7 +286,7 @@ struct bpfbox_inode_key {
 struct bpfbox_net_key {
 	__u32 prefixlen; /* 32 (session) + address prefix length */
 	__u32 session;
-	__u8 addr[16];	/* IPv4 mapped as ::ffff:a.b.c.d */
+	__u8 addr[16]; /* IPv4 mapped as ::ffff:a.b.c.d */
 };
 
 struct bpfbox_net_rule {
@@ -301,15 +300,15 @@ struct bpfbox_net_rule {
  * copies it to net_orig under the 4-tuple's ports once the local port is
  * known, where the proxy finds it after accept().
  */
-#define BPFBOX_ORIG_PROXY   1 /* a TCP connect sent to the proxy */
-#define BPFBOX_ORIG_DNS     2 /* a DNS datagram socket sent to the resolver */
+#define BPFBOX_ORIG_PROXY    1 /* a TCP connect sent to the proxy */
+#define BPFBOX_ORIG_DNS	     2 /* a DNS datagram socket sent to the resolver */
 #define BPFBOX_ORIG_EXPLICIT 3 /* a connect to the proxy itself (HTTP_PROXY) */
 
 struct bpfbox_net_orig {
-	__u8 addr[16];	/* IPv4 mapped as ::ffff:a.b.c.d */
-	__u16 port;	/* host byte order */
-	__u16 family;	/* of the tool's socket */
-	__u32 kind;	/* BPFBOX_ORIG_* */
+	__u8 addr[16]; /* IPv4 mapped as ::ffff:a.b.c.d */
+	__u16 port;    /* host byte order */
+	__u16 family;  /* of the tool's socket */
+	__u32 kind;    /* BPFBOX_ORIG_* */
 	__u32 pid;
 	__u32 tid;
 	__u32 uid;
@@ -341,10 +340,10 @@ struct bpfbox_net_event {
 	struct bpfbox_event_hdr hdr;
 	__u16 family;
 	__u16 port;
-	__u8 kind;	/* enum bpfbox_net_kind */
-	__u8 how;	/* 0 address, 1 sni, 2 host, 3 connect, 4 query */
+	__u8 kind; /* enum bpfbox_net_kind */
+	__u8 how;  /* 0 address, 1 sni, 2 host, 3 connect, 4 query */
 	__u16 pad;
-	__u8 addr[16];	/* IPv4 mapped */
+	__u8 addr[16];	 /* IPv4 mapped */
 	__u64 bytes_out; /* tool -> destination, at close */
 	__u64 bytes_in;
 	char name[BPFBOX_NET_NAME_LEN];
@@ -376,7 +375,7 @@ struct bpfbox_unix_allow {
 /* Key of the name sets of the file policy (BPF LSM). */
 struct bpfbox_name_key {
 	__u32 session;
-	__u32 kind;	/* enum bpfbox_name_kind */
+	__u32 kind; /* enum bpfbox_name_kind */
 	char name[BPFBOX_NAME_LEN];
 };
 

@@ -137,12 +137,12 @@ static void probe(const char *what, long rc, int err, int want, const char *laye
 }
 
 /* Like probe, for raw syscall(2) results. */
-#define PROBE(what, call, want, layer)                                          \
-	do {                                                                    \
-		errno = 0;                                                      \
-		long rc_ = (long)(call);                                        \
-		int e_ = errno;                                                 \
-		probe(what, rc_, e_, want, layer);                              \
+#define PROBE(what, call, want, layer)             \
+	do {                                       \
+		errno = 0;                         \
+		long rc_ = (long)(call);           \
+		int e_ = errno;                    \
+		probe(what, rc_, e_, want, layer); \
 	} while (0)
 
 static int setup_error(const char *what)
@@ -186,8 +186,7 @@ static int a_open_w(int argc, char **argv)
 
 	if (fd >= 0)
 		close(fd);
-	probe("open(O_WRONLY) of a file outside the writable dirs", fd, e, EACCES,
-	      "Landlock fs");
+	probe("open(O_WRONLY) of a file outside the writable dirs", fd, e, EACCES, "Landlock fs");
 	return verdict;
 }
 
@@ -244,8 +243,7 @@ static int a_symlink_write(int argc, char **argv)
 		dprintf(fd, "ESCAPED through a symlink\n");
 		close(fd);
 	}
-	probe("write through a workspace symlink to an outside file", fd, e, EACCES,
-	      "Landlock fs");
+	probe("write through a workspace symlink to an outside file", fd, e, EACCES, "Landlock fs");
 	return verdict;
 }
 
@@ -271,8 +269,7 @@ static int a_hardlink(int argc, char **argv)
 			printf("wrote the outside file through the hard link\n");
 		}
 	}
-	probe("link() of an outside file into the workspace", rc, e, EXDEV,
-	      "Landlock refer rule");
+	probe("link() of an outside file into the workspace", rc, e, EXDEV, "Landlock refer rule");
 	return verdict;
 }
 
@@ -300,7 +297,7 @@ static int a_truncate(int argc, char **argv)
 static int a_exec(int argc, char **argv)
 {
 	need_args(argc, 3, "exec PATH");
-	char *args[] = { argv[2], (char *)"exec-landed", NULL };
+	char *args[] = {argv[2], (char *)"exec-landed", NULL};
 
 	execv(argv[2], args);
 	probe("execve() of a program outside the allowed dirs", -1, errno, EACCES,
@@ -377,12 +374,13 @@ static int a_tiocsti(int argc, char **argv)
 			printf("note: setsid: %s\n", ename(errno));
 		if (ioctl(0, TIOCSCTTY, 0) < 0)
 			printf("note: TIOCSCTTY failed (%s): the EPERM below is not "
-			       "discriminating\n", ename(errno));
+			       "discriminating\n",
+			       ename(errno));
 		PROBE("ioctl(TIOCSTI) on the terminal", ioctl(0, TIOCSTI, &inject), EPERM,
 		      "seccomp");
 		PROBE("ioctl(TIOCSTI | 1<<32) on the terminal",
-		      syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | (1UL << 32), &inject),
-		      EPERM, "seccomp");
+		      syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | (1UL << 32), &inject), EPERM,
+		      "seccomp");
 		fflush(stdout);
 		_exit(verdict);
 	}
@@ -401,13 +399,13 @@ static int a_tiocsti(int argc, char **argv)
 static int a_tioclinux(int argc, char **argv)
 {
 	(void)argc, (void)argv;
-	char sub[2] = { 7 /* TIOCL_GETMOUSEREPORTING */, 0 };
+	char sub[2] = {7 /* TIOCL_GETMOUSEREPORTING */, 0};
 
 	inject = sub[0];
 	tty_ioctl_filter_probes(TIOCLINUX, "TIOCLINUX");
 	if (isatty(0)) {
-		PROBE("ioctl(TIOCLINUX) on the terminal (discriminating)",
-		      ioctl(0, TIOCLINUX, sub), EPERM, "seccomp");
+		PROBE("ioctl(TIOCLINUX) on the terminal (discriminating)", ioctl(0, TIOCLINUX, sub),
+		      EPERM, "seccomp");
 	}
 	return verdict;
 }
@@ -426,15 +424,14 @@ static int a_io_uring(int argc, char **argv)
 
 	if (fd >= 0)
 		close((int)fd);
-	probe("io_uring_setup(4) (discriminating: kernel.io_uring_disabled=0 allows it)",
-	      fd, e, EPERM, "seccomp");
+	probe("io_uring_setup(4) (discriminating: kernel.io_uring_disabled=0 allows it)", fd, e,
+	      EPERM, "seccomp");
 	PROBE("io_uring_enter(-1) (discriminating: kernel says EBADF)",
 	      syscall(SYS_io_uring_enter, -1, 1, 0, 0, NULL, 0), EPERM, "seccomp");
 	PROBE("io_uring_register(-1) (discriminating: kernel says EBADF or EINVAL)",
 	      syscall(SYS_io_uring_register, -1, 0, NULL, 0), EPERM, "seccomp");
 	return verdict;
 }
-
 
 /* ptrace PID: attaches to a process outside the sandbox. */
 static int a_ptrace(int argc, char **argv)
@@ -486,7 +483,7 @@ static int a_vmread(int argc, char **argv)
 
 	if (len >= sizeof(buf))
 		len = sizeof(buf) - 1;
-	struct iovec l = { buf, len }, r = { (void *)addr, len };
+	struct iovec l = {buf, len}, r = {(void *)addr, len};
 
 	errno = 0;
 	ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
@@ -498,7 +495,7 @@ static int a_vmread(int argc, char **argv)
 	      "seccomp (Landlock refuses it too)");
 
 	char mine[16] = "self", copy[16];
-	struct iovec ml = { copy, sizeof(copy) }, mr = { mine, sizeof(mine) };
+	struct iovec ml = {copy, sizeof(copy)}, mr = {mine, sizeof(mine)};
 
 	PROBE("process_vm_readv(self) (discriminating: the kernel allows it)",
 	      process_vm_readv(getpid(), &ml, 1, &mr, 1, 0), EPERM, "seccomp");
@@ -513,14 +510,14 @@ static int a_keyctl(int argc, char **argv)
 	(void)argc, (void)argv;
 	PROBE("keyctl(KEYCTL_JOIN_SESSION_KEYRING) (discriminating: the kernel allows it)",
 	      syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL), EPERM, "seccomp");
-	PROBE("keyctl(KEYCTL_SESSION_TO_PARENT)",
-	      syscall(SYS_keyctl, KEYCTL_SESSION_TO_PARENT), EPERM, "seccomp");
+	PROBE("keyctl(KEYCTL_SESSION_TO_PARENT)", syscall(SYS_keyctl, KEYCTL_SESSION_TO_PARENT),
+	      EPERM, "seccomp");
 	PROBE("keyctl(KEYCTL_GET_KEYRING_ID, user keyring) (discriminating)",
 	      syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 0), EPERM,
 	      "seccomp");
 	PROBE("add_key(\"user\") (discriminating: the kernel allows it)",
-	      syscall(SYS_add_key, "user", "bpfbox-test", "x", 1, KEY_SPEC_PROCESS_KEYRING),
-	      EPERM, "seccomp");
+	      syscall(SYS_add_key, "user", "bpfbox-test", "x", 1, KEY_SPEC_PROCESS_KEYRING), EPERM,
+	      "seccomp");
 	PROBE("request_key(\"user\") (discriminating: kernel says ENOKEY)",
 	      syscall(SYS_request_key, "user", "bpfbox-test-none", NULL, 0), EPERM, "seccomp");
 	return verdict;
@@ -572,7 +569,8 @@ static int a_perf(int argc, char **argv)
 	if (fd >= 0)
 		close((int)fd);
 	probe("perf_event_open(cpu-clock, self, user only) (discriminating: the kernel "
-	      "allows it or says EACCES)", fd, e, EPERM, "seccomp");
+	      "allows it or says EACCES)",
+	      fd, e, EPERM, "seccomp");
 	return verdict;
 }
 
@@ -598,7 +596,8 @@ static int a_userfaultfd(int argc, char **argv)
 		e = errno;
 		if (dfd >= 0)
 			close(dfd);
-		probe("open(/dev/userfaultfd)", dfd, e, EACCES, "Landlock fs (not an allowed /dev node)");
+		probe("open(/dev/userfaultfd)", dfd, e, EACCES,
+		      "Landlock fs (not an allowed /dev node)");
 	}
 	return verdict;
 }
@@ -614,12 +613,14 @@ static int a_unshare(int argc, char **argv)
 
 	if (rc == 0) {
 		if (unshare(CLONE_NEWNS) == 0 && mount("none", dir, "tmpfs", 0, NULL) == 0)
-			printf("ESCAPED: mounted a tmpfs on %s in a new user+mount namespace\n", dir);
+			printf("ESCAPED: mounted a tmpfs on %s in a new user+mount namespace\n",
+			       dir);
 		else
 			printf("in a new user namespace; the mount failed: %s\n", ename(errno));
 	}
 	probe("unshare(CLONE_NEWUSER) (discriminating where unprivileged user namespaces "
-	      "are enabled)", rc, e, EPERM, "seccomp");
+	      "are enabled)",
+	      rc, e, EPERM, "seccomp");
 	PROBE("unshare(CLONE_NEWNS)", unshare(CLONE_NEWNS), EPERM, "seccomp");
 	PROBE("unshare(CLONE_NEWNET)", unshare(CLONE_NEWNET), EPERM, "seccomp");
 
@@ -648,8 +649,8 @@ static int a_unshare(int argc, char **argv)
 		waitpid((pid_t)pid, NULL, 0);
 	probe("clone3(CLONE_NEWUSER) (discriminating)", pid, e, ENOSYS,
 	      "seccomp (ENOSYS so that libc falls back to clone)");
-	PROBE("clone3(NULL, 0) (discriminating: kernel says EINVAL)",
-	      syscall(SYS_clone3, NULL, 0), ENOSYS, "seccomp");
+	PROBE("clone3(NULL, 0) (discriminating: kernel says EINVAL)", syscall(SYS_clone3, NULL, 0),
+	      ENOSYS, "seccomp");
 	PROBE("setns(-1) (discriminating: kernel says EBADF)", syscall(SYS_setns, -1, 0), EPERM,
 	      "seccomp");
 	return verdict;
@@ -665,7 +666,8 @@ static int a_mount(int argc, char **argv)
 
 	if (rc == 0)
 		umount2(argv[2], MNT_DETACH); /* do not leave it behind */
-	probe("mount(tmpfs) on a workspace dir", rc, e, EPERM, "seccomp (also needs CAP_SYS_ADMIN)");
+	probe("mount(tmpfs) on a workspace dir", rc, e, EPERM,
+	      "seccomp (also needs CAP_SYS_ADMIN)");
 	PROBE("mount() on a missing dir (discriminating: kernel says ENOENT)",
 	      mount("none", "/bpfbox-no-such-dir", "tmpfs", 0, NULL), EPERM, "seccomp");
 	PROBE("umount2() of a missing dir (discriminating: kernel says ENOENT)",
@@ -741,8 +743,10 @@ static int a_int80(int argc, char **argv)
 	long ret;
 
 	fflush(stdout);
-	__asm__ volatile("int $0x80" : "=a"(ret) : "0"(20L) : "rcx", "r8", "r9", "r10", "r11",
-			 "memory");
+	__asm__ volatile("int $0x80"
+			 : "=a"(ret)
+			 : "0"(20L)
+			 : "rcx", "r8", "r9", "r10", "r11", "memory");
 	if (ret == getpid()) {
 		printf("ESCAPED: i386 getpid through int $0x80 returned %ld\n", ret);
 		return 1;
@@ -777,14 +781,14 @@ static int a_sockets(int argc, char **argv)
 		int family, type, proto;
 		const char *what;
 	} socks[] = {
-		{ AF_INET, SOCK_STREAM, 0, "socket(AF_INET, SOCK_STREAM) (TCP, discriminating)" },
-		{ AF_INET, SOCK_DGRAM, 0, "socket(AF_INET, SOCK_DGRAM) (UDP, discriminating)" },
-		{ AF_INET6, SOCK_STREAM, 0, "socket(AF_INET6, SOCK_STREAM) (discriminating)" },
-		{ AF_INET6, SOCK_DGRAM, 0, "socket(AF_INET6, SOCK_DGRAM) (discriminating)" },
-		{ AF_INET, SOCK_DGRAM, IPPROTO_ICMP, "socket(AF_INET, SOCK_DGRAM, ICMP) (ping)" },
-		{ AF_INET, SOCK_RAW, IPPROTO_RAW, "socket(AF_INET, SOCK_RAW)" },
-		{ AF_PACKET, SOCK_RAW, 0, "socket(AF_PACKET, SOCK_RAW)" },
-		{ AF_NETLINK, SOCK_RAW, 0, "socket(AF_NETLINK, NETLINK_ROUTE) (discriminating)" },
+		{AF_INET, SOCK_STREAM, 0, "socket(AF_INET, SOCK_STREAM) (TCP, discriminating)"},
+		{AF_INET, SOCK_DGRAM, 0, "socket(AF_INET, SOCK_DGRAM) (UDP, discriminating)"},
+		{AF_INET6, SOCK_STREAM, 0, "socket(AF_INET6, SOCK_STREAM) (discriminating)"},
+		{AF_INET6, SOCK_DGRAM, 0, "socket(AF_INET6, SOCK_DGRAM) (discriminating)"},
+		{AF_INET, SOCK_DGRAM, IPPROTO_ICMP, "socket(AF_INET, SOCK_DGRAM, ICMP) (ping)"},
+		{AF_INET, SOCK_RAW, IPPROTO_RAW, "socket(AF_INET, SOCK_RAW)"},
+		{AF_PACKET, SOCK_RAW, 0, "socket(AF_PACKET, SOCK_RAW)"},
+		{AF_NETLINK, SOCK_RAW, 0, "socket(AF_NETLINK, NETLINK_ROUTE) (discriminating)"},
 	};
 	char what[96];
 	int others = 0;
@@ -840,7 +844,7 @@ static int a_tcp_connect(int argc, char **argv)
 		probe("socket(AF_INET) for the connect", fd, errno, EPERM, "seccomp net deny");
 		return verdict;
 	}
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(atoi(argv[2])) };
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(atoi(argv[2]))};
 
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	errno = 0;
@@ -854,7 +858,7 @@ static int a_tcp_connect(int argc, char **argv)
 
 static int unix_connect(const char *path, bool abstract, int *err)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	size_t len = strlen(path);
 	socklen_t sl;
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -1066,12 +1070,16 @@ static int a_creds(int argc, char **argv)
 {
 	bool unpriv = argc > 2 && !strcmp(argv[2], "unprivileged-caller");
 	static const char *const want[] = {
-		"NoNewPrivs:\t1", "Seccomp:\t2", "CapInh:\t0000000000000000",
-		"CapPrm:\t0000000000000000", "CapEff:\t0000000000000000",
-		"CapBnd:\t0000000000000000", "CapAmb:\t0000000000000000",
+		"NoNewPrivs:\t1",
+		"Seccomp:\t2",
+		"CapInh:\t0000000000000000",
+		"CapPrm:\t0000000000000000",
+		"CapEff:\t0000000000000000",
+		"CapBnd:\t0000000000000000",
+		"CapAmb:\t0000000000000000",
 	};
 	char line[256];
-	bool seen[sizeof(want) / sizeof(want[0])] = { 0 };
+	bool seen[sizeof(want) / sizeof(want[0])] = {0};
 	FILE *f = fopen("/proc/self/status", "re");
 
 	if (!f)
@@ -1120,14 +1128,14 @@ static int a_meta(int argc, char **argv)
 {
 	need_args(argc, 3, "meta PATH");
 	const char *p = argv[2];
-	struct timespec ts[2] = { { 1, 0 }, { 1, 0 } };
+	struct timespec ts[2] = {{1, 0}, {1, 0}};
 
 	PROBE("chmod 4755 (setuid) of a file outside", chmod(p, 04755), EROFS, "read-only mount");
 	PROBE("chmod 777 of a file outside", chmod(p, 0777), EROFS, "read-only mount");
 	PROBE("utimensat of a file outside", utimensat(AT_FDCWD, p, ts, 0), EROFS,
 	      "read-only mount");
-	PROBE("setxattr user.bpfbox on a file outside", setxattr(p, "user.bpfbox", "x", 1, 0), EROFS,
-	      "read-only mount");
+	PROBE("setxattr user.bpfbox on a file outside", setxattr(p, "user.bpfbox", "x", 1, 0),
+	      EROFS, "read-only mount");
 	return verdict;
 }
 
@@ -1165,13 +1173,15 @@ static int a_proc_scan(int argc, char **argv)
 			if (!buf[i])
 				buf[i] = ' ';
 		if (n > 0 && (buf[n] = 0, strstr(buf, secret))) {
-			printf("ESCAPED: /proc/%s/cmdline shows the secret: %.60s\n", e->d_name, buf);
+			printf("ESCAPED: /proc/%s/cmdline shows the secret: %.60s\n", e->d_name,
+			       buf);
 			note(1);
 		}
 	}
 	closedir(d);
 	printf("%d processes visible\n", seen);
-	PROBE("kill(0) of a process outside", kill((pid_t)atoi(argv[4]), 0), ESRCH, "PID namespace");
+	PROBE("kill(0) of a process outside", kill((pid_t)atoi(argv[4]), 0), ESRCH,
+	      "PID namespace");
 	return verdict;
 }
 
@@ -1230,48 +1240,48 @@ static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 } attacks[] = {
-	{ "create", a_create },
-	{ "open-w", a_open_w },
-	{ "append", a_append },
-	{ "read", a_read },
-	{ "symlink-write", a_symlink_write },
-	{ "hardlink", a_hardlink },
-	{ "rename", a_rename },
-	{ "truncate", a_truncate },
-	{ "exec", a_exec },
-	{ "exec-landed", a_exec_landed },
-	{ "tiocsti", a_tiocsti },
-	{ "tiocsti-notty", a_tiocsti_notty },
-	{ "tioclinux", a_tioclinux },
-	{ "io_uring", a_io_uring },
-	{ "ptrace", a_ptrace },
-	{ "vmread", a_vmread },
-	{ "keyctl", a_keyctl },
-	{ "bpf", a_bpf },
-	{ "perf", a_perf },
-	{ "userfaultfd", a_userfaultfd },
-	{ "unshare", a_unshare },
-	{ "mount", a_mount },
-	{ "privileged", a_privileged },
-	{ "clock", a_clock },
-	{ "personality", a_personality },
-	{ "int80", a_int80 },
-	{ "x32", a_x32 },
-	{ "sockets", a_sockets },
-	{ "tcp-connect", a_tcp_connect },
-	{ "abstract", a_abstract },
-	{ "unix-path", a_unix_path },
-	{ "kill", a_kill },
-	{ "kill-file", a_kill_file },
-	{ "pts", a_pts },
-	{ "daemon", a_daemon },
-	{ "fds", a_fds },
-	{ "creds", a_creds },
-	{ "meta", a_meta },
-	{ "proc-scan", a_proc_scan },
-	{ "shm-plant", a_shm_plant },
-	{ "shm-read", a_shm_read },
-	{ "shm-leave", a_shm_leave },
+	{"create", a_create},
+	{"open-w", a_open_w},
+	{"append", a_append},
+	{"read", a_read},
+	{"symlink-write", a_symlink_write},
+	{"hardlink", a_hardlink},
+	{"rename", a_rename},
+	{"truncate", a_truncate},
+	{"exec", a_exec},
+	{"exec-landed", a_exec_landed},
+	{"tiocsti", a_tiocsti},
+	{"tiocsti-notty", a_tiocsti_notty},
+	{"tioclinux", a_tioclinux},
+	{"io_uring", a_io_uring},
+	{"ptrace", a_ptrace},
+	{"vmread", a_vmread},
+	{"keyctl", a_keyctl},
+	{"bpf", a_bpf},
+	{"perf", a_perf},
+	{"userfaultfd", a_userfaultfd},
+	{"unshare", a_unshare},
+	{"mount", a_mount},
+	{"privileged", a_privileged},
+	{"clock", a_clock},
+	{"personality", a_personality},
+	{"int80", a_int80},
+	{"x32", a_x32},
+	{"sockets", a_sockets},
+	{"tcp-connect", a_tcp_connect},
+	{"abstract", a_abstract},
+	{"unix-path", a_unix_path},
+	{"kill", a_kill},
+	{"kill-file", a_kill_file},
+	{"pts", a_pts},
+	{"daemon", a_daemon},
+	{"fds", a_fds},
+	{"creds", a_creds},
+	{"meta", a_meta},
+	{"proc-scan", a_proc_scan},
+	{"shm-plant", a_shm_plant},
+	{"shm-read", a_shm_read},
+	{"shm-leave", a_shm_leave},
 };
 
 int main(int argc, char **argv)

@@ -71,7 +71,8 @@ static void test_parse_errors(void **state)
 static void test_match(void **state)
 {
 	struct ceilings c = parse("{\"rules\":[{\"name\":\"u1\",\"uid\":1001},"
-				  "{\"name\":\"rootgrp\",\"group\":0},{\"name\":\"rest\"}]}", 0);
+				  "{\"name\":\"rootgrp\",\"group\":0},{\"name\":\"rest\"}]}",
+				  0);
 
 	(void)state;
 	assert_string_equal(ceilings_match(&c, 1001, 1001)->name, "u1");
@@ -79,8 +80,8 @@ static void test_match(void **state)
 	assert_string_equal(ceilings_match(&c, 4242, 4242)->name, "rest");
 	ceilings_free(&c);
 	c = parse("{\"exempt_root\":true,\"rules\":[{\"uid\":5}]}", 0);
-	assert_null(ceilings_match(&c, 0, 0));	  /* exempt */
-	assert_null(ceilings_match(&c, 6, 6));	  /* no rule: the caller refuses */
+	assert_null(ceilings_match(&c, 0, 0)); /* exempt */
+	assert_null(ceilings_match(&c, 6, 6)); /* no rule: the caller refuses */
 	assert_non_null(ceilings_match(&c, 5, 5));
 	ceilings_free(&c);
 }
@@ -97,7 +98,8 @@ static void test_refuse(void **state)
 	c = parse("{\"rules\":[{\"name\":\"n\",\"network\":\"deny\"}]}", 0);
 	assert_int_equal(check(&c.v[0], POLICY, what, why, NULL), 0);
 	assert_int_equal(check(&c.v[0], "{\"network\":\"deny\",\"net_allow\":[\"10.0.0.0/8\"]}",
-			       what, why, NULL), -EPERM);
+			       what, why, NULL),
+			 -EPERM);
 	assert_string_equal(why, "ceiling 'n': network allow-list is above deny");
 	ceilings_free(&c);
 	c = parse("{\"rules\":[{\"name\":\"w\",\"rw\":[\"/srv/work\",\"/tmp\"]}]}", 0);
@@ -105,7 +107,8 @@ static void test_refuse(void **state)
 	assert_int_equal(check(&c.v[0], "{\"workspace\":\"/srv/workshop\"}", what, why, NULL),
 			 -EPERM); /* a prefix of the name is not under it */
 	assert_int_equal(check(&c.v[0], "{\"workspace\":\"/srv/work\",\"rw\":[\"/etc\"]}", what,
-			       why, NULL), -EPERM);
+			       why, NULL),
+			 -EPERM);
 	assert_non_null(strstr(why, "writable path /etc is outside /srv/work"));
 	ceilings_free(&c);
 	c = parse("{\"rules\":[{\"name\":\"l\",\"limits\":{\"memory_mb\":1024}}]}", 0);
@@ -115,8 +118,7 @@ static void test_refuse(void **state)
 	assert_string_equal(why, "ceiling 'l': memory_mb unlimited is above 1024");
 	ceilings_free(&c);
 	/* --no-namespaces weakens the session: refused unless the rule allows it. */
-	c = parse("{\"rules\":[{\"name\":\"ns\"},{\"name\":\"off\",\"no_namespaces\":true}]}",
-		  0);
+	c = parse("{\"rules\":[{\"name\":\"ns\"},{\"name\":\"off\",\"no_namespaces\":true}]}", 0);
 	assert_int_equal(check(&c.v[0], "{\"namespaces\":true}", what, why, NULL), 0);
 	assert_int_equal(check(&c.v[0], "{\"namespaces\":false}", what, why, NULL), -EPERM);
 	assert_string_equal(why, "ceiling 'ns': sessions without namespaces are not allowed");
@@ -127,7 +129,8 @@ static void test_refuse(void **state)
 static void test_clamp(void **state)
 {
 	struct ceilings c = parse("{\"rules\":[{\"name\":\"c\",\"action\":\"clamp\",\"limits\":"
-				  "{\"memory_mb\":512,\"pids\":64,\"timeout_s\":60}}]}", 0);
+				  "{\"memory_mb\":512,\"pids\":64,\"timeout_s\":60}}]}",
+				  0);
 	struct json_object *p, *lim, *v;
 	char what[256], why[512];
 

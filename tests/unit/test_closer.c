@@ -22,7 +22,7 @@
 /* Whether the read end sees EOF (every write end closed) within ms. */
 static int eof_within(int rfd, int ms)
 {
-	struct pollfd p = { .fd = rfd, .events = POLLIN };
+	struct pollfd p = {.fd = rfd, .events = POLLIN};
 	char b;
 
 	if (poll(&p, 1, ms) != 1)
@@ -55,7 +55,7 @@ static void held_until_end(void **state)
 
 static void nothing_to_hold(void **state)
 {
-	int p[2] = { -1, -1 };
+	int p[2] = {-1, -1};
 
 	(void)state;
 	/* Only its own pipes: it still starts and ends. */
@@ -66,7 +66,7 @@ static void nothing_to_hold(void **state)
 
 static void finds_bpf_fds(void **state)
 {
-	union bpf_attr attr = { 0 };
+	union bpf_attr attr = {0};
 	int fds[CLOSER_MAX_FDS], map, pipefd[2];
 	size_t n;
 	int found = 0;

@@ -46,7 +46,7 @@ static int teardown(void **state)
 	return rm_tree(root);
 }
 
-#define D20 "dddddddddddddddddddd"
+#define D20   "dddddddddddddddddddd"
 #define DEPTH 250 /* 21 * 250 = 5,250 bytes of path, past PATH_MAX */
 
 /* A chain of DEPTH directories under dir; the fd of the deepest. */
@@ -87,7 +87,7 @@ static void write_at(int dfd, const char *name, size_t size)
 /* Before, nothing below PATH_MAX was watched: 8 MiB there were never counted. */
 static void deep_tree_is_watched_and_removed(void **state)
 {
-	const char *roots[] = { root };
+	const char *roots[] = {root};
 	struct disk_monitor m;
 	char top[128];
 	int deep;
@@ -117,7 +117,7 @@ static void deep_tree_is_watched_and_removed(void **state)
 /* Empty files cost no blocks: they count as entries. */
 static void empty_files_count_as_entries(void **state)
 {
-	const char *roots[] = { root };
+	const char *roots[] = {root};
 	struct disk_monitor m;
 	char f[160];
 
@@ -149,7 +149,7 @@ static void empty_files_count_as_entries(void **state)
  */
 static int blind_child(long limit)
 {
-	const char *roots[] = { root };
+	const char *roots[] = {root};
 	struct disk_monitor dm;
 	struct monitor mon;
 	pid_t pid = fork();
@@ -198,7 +198,7 @@ static void watch_exhaustion_fails_closed(void **state)
 			      "in; the VM matrix runs it\n");
 		skip();
 	}
-	assert_int_equal(r, 1); /* control: 21 watches fit in 64, not over */
+	assert_int_equal(r, 1);		     /* control: 21 watches fit in 64, not over */
 	assert_int_equal(blind_child(8), 0); /* 21 do not fit in 8: over, closed */
 }
 
@@ -227,7 +227,7 @@ static void sub(char *buf, size_t size, const char *rel)
 
 static void write_before_scan_is_baseline(void **state)
 {
-	const char *roots[] = { root };
+	const char *roots[] = {root};
 	struct disk_monitor m;
 	char a[128], big[128];
 
@@ -252,7 +252,7 @@ static void write_before_scan_is_baseline(void **state)
 
 static void renamed_while_queued_is_read(void **state)
 {
-	const char *roots[] = { root };
+	const char *roots[] = {root};
 	struct disk_monitor m;
 	char a[128], a2[128], s[128], f[128];
 
@@ -299,7 +299,7 @@ static long set_max_queued(long v)
 
 static void overflow_during_scan_restarts_it(void **state)
 {
-	const char *roots[] = { root };
+	const char *roots[] = {root};
 	struct disk_monitor m;
 	char a[128], big[128], f[160];
 	long old;

@@ -53,8 +53,9 @@ static struct json_object *schema(void)
 	}
 	s = json_object_from_file(path);
 	if (!s)
-		fail_msg("cannot read the schema %s (run from the source tree or set BPFBOX_SCHEMA)",
-			 path);
+		fail_msg(
+			"cannot read the schema %s (run from the source tree or set BPFBOX_SCHEMA)",
+			path);
 	return s;
 }
 
@@ -71,7 +72,8 @@ static bool in_array(struct json_object *a, const char *name)
 	for (size_t i = 0; i < json_object_array_length(a); i++) {
 		const char *v = json_object_get_string(json_object_array_get_idx(a, i));
 
-		if (v && json_object_get_type(json_object_array_get_idx(a, i)) == json_type_string &&
+		if (v &&
+		    json_object_get_type(json_object_array_get_idx(a, i)) == json_type_string &&
 		    streq(v, name))
 			return true;
 	}
@@ -105,10 +107,10 @@ static void test_kind_names_round_trip(void **state)
 
 static void test_schema_types_are_kinds(void **state)
 {
-	static const char *const type_enum[] = { "properties", "type", "enum", NULL };
+	static const char *const type_enum[] = {"properties", "type", "enum", NULL};
 	struct json_object *s = schema(), *types = at(s, type_enum), *defs, *oneof;
-	static const char *const defs_path[] = { "$defs", NULL };
-	static const char *const oneof_path[] = { "oneOf", NULL };
+	static const char *const defs_path[] = {"$defs", NULL};
+	static const char *const oneof_path[] = {"oneOf", NULL};
 
 	(void)state;
 	for (size_t i = 0; i < json_object_array_length(types); i++) {
@@ -133,7 +135,8 @@ static void test_schema_types_are_kinds(void **state)
 		for (size_t i = 0; i < json_object_array_length(oneof); i++) {
 			struct json_object *r;
 
-			if (json_object_object_get_ex(json_object_array_get_idx(oneof, i), "$ref", &r) &&
+			if (json_object_object_get_ex(json_object_array_get_idx(oneof, i), "$ref",
+						      &r) &&
 			    streq(json_object_get_string(r), ref))
 				found = true;
 		}
@@ -145,8 +148,8 @@ static void test_schema_types_are_kinds(void **state)
 
 static void test_layer_and_op_names(void **state)
 {
-	static const char *const layer_enum[] = { "$defs", "layer", "enum", NULL };
-	static const char *const op_enum[] = { "$defs", "file", "properties", "op", "enum", NULL };
+	static const char *const layer_enum[] = {"$defs", "layer", "enum", NULL};
+	static const char *const op_enum[] = {"$defs", "file", "properties", "op", "enum", NULL};
 	struct json_object *s = schema(), *layers = at(s, layer_enum), *ops = at(s, op_enum);
 	int named = 0;
 
@@ -187,13 +190,15 @@ static void assert_type(const struct jsonw *w, const char *want)
 
 static void test_records_get_their_kind(void **state)
 {
-	struct audit_clock c = { 0 };
-	struct bpfbox_net_event net = { .hdr = { .type = BPFBOX_EV_NET, .ts_ns = 1 } };
-	struct bpfbox_file_event file = { .hdr = { .type = BPFBOX_EV_FILE, .ts_ns = 7000000000ULL,
-						   .decision = BPFBOX_DENY,
-						   .layer = BPFBOX_LAYER_BPF_LSM, .err = -13 } };
-	struct audit_event ev = { 0 };
-	struct jsonw w = { 0 };
+	struct audit_clock c = {0};
+	struct bpfbox_net_event net = {.hdr = {.type = BPFBOX_EV_NET, .ts_ns = 1}};
+	struct bpfbox_file_event file = {.hdr = {.type = BPFBOX_EV_FILE,
+						 .ts_ns = 7000000000ULL,
+						 .decision = BPFBOX_DENY,
+						 .layer = BPFBOX_LAYER_BPF_LSM,
+						 .err = -13}};
+	struct audit_event ev = {0};
+	struct jsonw w = {0};
 
 	(void)state;
 	audit_clock_init(&c);
@@ -245,12 +250,17 @@ static int64_t member(struct json_object *o, const char *key)
 
 static void test_session_end_lines(void **state)
 {
-	struct audit_end_info end = { .session = SID, .seq = 11, .ts_ns = now_ns(),
-				      .has_exit = true, .exit_code = 3, .lost = 2,
-				      .suppressed = 4, .reason = "processes exited" };
+	struct audit_end_info end = {.session = SID,
+				     .seq = 11,
+				     .ts_ns = now_ns(),
+				     .has_exit = true,
+				     .exit_code = 3,
+				     .lost = 2,
+				     .suppressed = 4,
+				     .reason = "processes exited"};
 	struct audit_clock c;
-	struct got g = { 0 };
-	struct jsonw w = { 0 };
+	struct got g = {0};
+	struct jsonw w = {0};
 
 	(void)state;
 	audit_clock_init(&c);
@@ -283,17 +293,24 @@ static void test_session_end_lines(void **state)
 
 static void test_session_start_line(void **state)
 {
-	char *argv[] = { "curl", "-H", "Authorization: Bearer abcdefghijklmnop", NULL };
+	char *argv[] = {"curl", "-H", "Authorization: Bearer abcdefghijklmnop", NULL};
 	struct audit_start_info in = {
-		.session = SID, .ts_ns = now_ns(), .pid = 42, .mode = "daemon",
-		.level_requested = "Full", .level_enabled = "Standard",
-		.layers = { .landlock_abi = 6, .seccomp = true },
-		.not_enforced = { "", "bpf_lsm: not loaded" }, .n_not_enforced = 2,
-		.command = argv, .redact_command = true,
-		.labels_json = "{\"tool\":\"x\"}", .policy_json = "{\"mode\":\"read-only\"}",
+		.session = SID,
+		.ts_ns = now_ns(),
+		.pid = 42,
+		.mode = "daemon",
+		.level_requested = "Full",
+		.level_enabled = "Standard",
+		.layers = {.landlock_abi = 6, .seccomp = true},
+		.not_enforced = {"", "bpf_lsm: not loaded"},
+		.n_not_enforced = 2,
+		.command = argv,
+		.redact_command = true,
+		.labels_json = "{\"tool\":\"x\"}",
+		.policy_json = "{\"mode\":\"read-only\"}",
 	};
 	struct audit_clock c;
-	struct jsonw w = { 0 };
+	struct jsonw w = {0};
 	struct json_object *o, *v;
 
 	(void)state;
@@ -356,9 +373,9 @@ static void test_rfc3339_parse(void **state)
 /* A line that came as text (a relayed subscription) gets its kind from its type. */
 static void test_event_parse(void **state)
 {
-	static const char deny[] =
-		"{\"schema_version\":2,\"type\":\"connect\",\"time\":\"2026-01-02T03:04:05.000000007Z\","
-		"\"decision\":\"deny\"}\n";
+	static const char deny[] = "{\"schema_version\":2,\"type\":\"connect\",\"time\":\"2026-01-"
+				   "02T03:04:05.000000007Z\","
+				   "\"decision\":\"deny\"}\n";
 	static const char start[] = "{\"type\":\"session.start\",\"time\":\"bad\"}";
 	struct audit_event ev;
 

@@ -17,18 +17,18 @@ static void test_rights_by_abi(void **state)
 		int abi;
 		bool refer, truncate, net, ioctl_dev, scoped, log, unix_path, udp;
 	} rows[] = {
-		{ 1, false, false, false, false, false, false, false, false },
-		{ 2, true, false, false, false, false, false, false, false },
-		{ 3, true, true, false, false, false, false, false, false },
-		{ 4, true, true, true, false, false, false, false, false },
-		{ 5, true, true, true, true, false, false, false, false },
-		{ 6, true, true, true, true, true, false, false, false },
-		{ 7, true, true, true, true, true, true, false, false },
-		{ 8, true, true, true, true, true, true, false, false },
-		{ 9, true, true, true, true, true, true, true, false },
-		{ 10, true, true, true, true, true, true, true, true },
-		{ 11, true, true, true, true, true, true, true, true },
-		{ 12, true, true, true, true, true, true, true, true },
+		{1, false, false, false, false, false, false, false, false},
+		{2, true, false, false, false, false, false, false, false},
+		{3, true, true, false, false, false, false, false, false},
+		{4, true, true, true, false, false, false, false, false},
+		{5, true, true, true, true, false, false, false, false},
+		{6, true, true, true, true, true, false, false, false},
+		{7, true, true, true, true, true, true, false, false},
+		{8, true, true, true, true, true, true, false, false},
+		{9, true, true, true, true, true, true, true, false},
+		{10, true, true, true, true, true, true, true, true},
+		{11, true, true, true, true, true, true, true, true},
+		{12, true, true, true, true, true, true, true, true},
 	};
 	struct landlock_rights r;
 
@@ -68,8 +68,9 @@ static void test_rights_describe(void **state)
 				 "scope_abstract_unix,scope_signal,log_flags");
 	landlock_rights_for_abi(11, &r);
 	landlock_rights_describe(&r, buf, sizeof(buf));
-	assert_string_equal(buf, "fs,refer,truncate,tcp_bind,tcp_connect,ioctl_dev,resolve_unix,"
-				 "udp_bind,udp_connect_send,scope_abstract_unix,scope_signal,log_flags");
+	assert_string_equal(buf,
+			    "fs,refer,truncate,tcp_bind,tcp_connect,ioctl_dev,resolve_unix,"
+			    "udp_bind,udp_connect_send,scope_abstract_unix,scope_signal,log_flags");
 }
 
 static void test_levels(void **state)

@@ -56,12 +56,8 @@ struct name_case {
 };
 
 static const struct name_case name_cases[] = {
-	{"**/.env",
-	 0,
-	 {{BPFBOX_NAME_EXACT, ".env"}, {BPFBOX_NAME_COMPONENT, ".env"}}},
-	{"**/.ssh",
-	 0,
-	 {{BPFBOX_NAME_EXACT, ".ssh"}, {BPFBOX_NAME_COMPONENT, ".ssh"}}},
+	{"**/.env", 0, {{BPFBOX_NAME_EXACT, ".env"}, {BPFBOX_NAME_COMPONENT, ".env"}}},
+	{"**/.ssh", 0, {{BPFBOX_NAME_EXACT, ".ssh"}, {BPFBOX_NAME_COMPONENT, ".ssh"}}},
 	{"**/*.pem", 0, {{BPFBOX_NAME_SUFFIX, "pem"}}},
 	{"**/*.tar.gz", 0, {{BPFBOX_NAME_SUFFIX, "tar.gz"}}},
 	{"**/.env.*", 0, {{LSM_NAME_PREFIX, ".env."}}},
@@ -346,18 +342,9 @@ static void copy_file(const char *from, const char *rel)
 static void make_tree(void)
 {
 	static const char *const dirs[] = {
-		"ws",
-		"ws/.ssh",
-		"ws/.ssh/a",
-		"ws/.ssh/a/b",
-		"ws/.kube",
-		"ws/.config",
-		"ws/.config/gcloud",
-		"absdir",
-		"absdir/inner",
-		"bin",
-		"lnk",
-		"absexec",
+		"ws",	      "ws/.ssh",	   "ws/.ssh/a", "ws/.ssh/a/b",	"ws/.kube",
+		"ws/.config", "ws/.config/gcloud", "absdir",	"absdir/inner", "bin",
+		"lnk",	      "absexec",
 	};
 	static const char *const files[] = {
 		"ws/.env",
@@ -397,8 +384,7 @@ static void make_tree(void)
 	put_file("bin/denied-tool", "#!/bin/sh\nexit 0\n", 0755);
 	put_file("bin/ok-tool", "#!/bin/sh\nexit 0\n", 0755);
 	assert_int_equal(symlink("denied-tool", tpath("bin/alias")), 0);
-	assert_int_equal(symlink("../bin/ok-tool", tpath("lnk/denied-tool")),
-			 0);
+	assert_int_equal(symlink("../bin/ok-tool", tpath("lnk/denied-tool")), 0);
 }
 
 static int listen_unix(const char *path)
@@ -441,16 +427,14 @@ static void make_session(const char *name, __u32 id, __u32 flags, char *path)
 	snprintf(cgroups[n_cgroups++], PATH_MAX, "%s", path);
 	assert_int_equal(stat(path, &st), 0);
 	cgid = st.st_ino; /* a cgroup's id is its directory's inode */
-	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.sessions),
-					     &cgid, &s, BPF_NOEXIST),
-			 0);
+	assert_int_equal(
+		bpf_map_update_elem(bpf_map__fd(skel->maps.sessions), &cgid, &s, BPF_NOEXIST), 0);
 }
 
 /* libbpf's warnings, shown only when the load fails for another reason. */
 static char libbpf_log[65536];
 
-static int libbpf_keep(enum libbpf_print_level level, const char *fmt,
-		       va_list ap)
+static int libbpf_keep(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	size_t n = strlen(libbpf_log);
 
@@ -467,8 +451,8 @@ static int lsm_load(void)
 	skel = lsm_bpf__open();
 	if (!skel)
 		return -errno;
-	snprintf((char *)skel->rodata->daemon_socket,
-		 sizeof(skel->rodata->daemon_socket), "%s", daemon_path);
+	snprintf((char *)skel->rodata->daemon_socket, sizeof(skel->rodata->daemon_socket), "%s",
+		 daemon_path);
 	agent_lsm_select(skel);
 	r = lsm_bpf__load(skel);
 	if (!r)
@@ -480,8 +464,7 @@ static int lsm_load(void)
 	return r;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
 	(void)flag;
@@ -493,8 +476,7 @@ static int vm_setup(void **state)
 {
 	struct bpfbox_policy p;
 	char abs_tool[PATH_MAX], abs_dir[PATH_MAX];
-	const char *exec_deny[] = {"denied-tool", "denied-elf", abs_tool,
-				   abs_dir, NULL};
+	const char *exec_deny[] = {"denied-tool", "denied-elf", abs_tool, abs_dir, NULL};
 	char dir[] = "/tmp/bpfbox-lsm.XXXXXX";
 	char *real;
 	int r;
@@ -525,10 +507,9 @@ static int vm_setup(void **state)
 		fprintf(stderr, "lsm_policy_add: %s\n", strerror(-r));
 		return -1;
 	}
-	if (lsm_net_allow_add(lsm_maps_of(skel), SESSION_POLICY, "127.0.0.1/32", port_ok,
-			      port_ok) < 0 ||
-	    lsm_net_allow_add(lsm_maps_of(skel), SESSION_POLICY, "169.254.0.0/16", 0,
-			      65535) < 0)
+	if (lsm_net_allow_add(lsm_maps_of(skel), SESSION_POLICY, "127.0.0.1/32", port_ok, port_ok) <
+		    0 ||
+	    lsm_net_allow_add(lsm_maps_of(skel), SESSION_POLICY, "169.254.0.0/16", 0, 65535) < 0)
 		return -1;
 	return 0;
 }
@@ -597,8 +578,8 @@ static void op_net(enum op_kind kind, const char *addr, int port, int want)
 	op_add(kind, addr, want)->port = port;
 }
 
-static void op_move(enum op_kind kind, const char *from, const char *to,
-		    int want, const char *record)
+static void op_move(enum op_kind kind, const char *from, const char *to, int want,
+		    const char *record)
 {
 	struct op *o = op_add(kind, from, want);
 
@@ -606,8 +587,7 @@ static void op_move(enum op_kind kind, const char *from, const char *to,
 	snprintf(o->record, sizeof(o->record), "%s", record);
 }
 
-static int inet_addr_of(const char *text, int port, struct sockaddr_in6 *a6,
-			socklen_t *len)
+static int inet_addr_of(const char *text, int port, struct sockaddr_in6 *a6, socklen_t *len)
 {
 	struct sockaddr_in *a4 = (struct sockaddr_in *)a6;
 
@@ -655,9 +635,8 @@ static int op_run(const struct op *o)
 		}
 		if (pid < 0 || waitpid(pid, &status, 0) != pid)
 			return ECHILD;
-		return WIFEXITED(status) && WEXITSTATUS(status) >= 100
-			       ? WEXITSTATUS(status) - 100
-			       : (status ? ECHILD : 0);
+		return WIFEXITED(status) && WEXITSTATUS(status) >= 100 ? WEXITSTATUS(status) - 100
+								       : (status ? ECHILD : 0);
 	case OP_LDSO:
 		pid = fork();
 		if (pid == 0) {
@@ -674,19 +653,14 @@ static int op_run(const struct op *o)
 		family = inet_addr_of(o->path, o->port, &a6, &len);
 		if (family < 0)
 			return EINVAL;
-		fd = socket(family,
-			    (o->kind == OP_TCP ? SOCK_STREAM : SOCK_DGRAM) |
-				    SOCK_NONBLOCK,
+		fd = socket(family, (o->kind == OP_TCP ? SOCK_STREAM : SOCK_DGRAM) | SOCK_NONBLOCK,
 			    0);
 		if (fd < 0)
 			return errno;
 		if (o->kind == OP_TCP)
 			r = connect(fd, (struct sockaddr *)&a6, len);
 		else
-			r = sendto(fd, "x", 1, 0, (struct sockaddr *)&a6, len) <
-					    0
-				    ? -1
-				    : 0;
+			r = sendto(fd, "x", 1, 0, (struct sockaddr *)&a6, len) < 0 ? -1 : 0;
 		r = r < 0 && errno != EINPROGRESS ? errno : 0;
 		close(fd);
 		return r;
@@ -738,8 +712,7 @@ static pid_t run_child(const char *cg, int *results)
 	close(pipefd[1]);
 	for (size_t i = 0; i < n_ops; i++)
 		if (read(pipefd[0], &results[i], sizeof(int)) != sizeof(int))
-			fail_msg("child stopped before op %zu (%s)", i,
-				 ops[i].path);
+			fail_msg("child stopped before op %zu (%s)", i, ops[i].path);
 	close(pipefd[0]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_int_equal(status, 0);
@@ -778,11 +751,9 @@ static void check_results(const int *results, const char *who)
 		const struct op *o = &ops[i];
 
 		if (!want_met(o->want, results[i])) {
-			print_error("%s: op %zu (%d %s%s%s): %s, want %s\n",
-				    who, i, o->kind, o->path,
-				    o->path2[0] ? " -> " : "", o->path2,
-				    results[i] ? strerror(results[i]) : "ok",
-				    want_text(o->want));
+			print_error("%s: op %zu (%d %s%s%s): %s, want %s\n", who, i, o->kind,
+				    o->path, o->path2[0] ? " -> " : "", o->path2,
+				    results[i] ? strerror(results[i]) : "ok", want_text(o->want));
 			bad++;
 		}
 	}
@@ -811,8 +782,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (n_recs < ARRAY_SIZE(recs)) {
 		recs[n_recs].size = size;
 		memcpy(&recs[n_recs].hdr, data,
-		       size < sizeof(recs[0].exec) ? size
-						   : sizeof(recs[0].exec));
+		       size < sizeof(recs[0].exec) ? size : sizeof(recs[0].exec));
 		n_recs++;
 	}
 	return 0;
@@ -823,16 +793,14 @@ static void drain_records(void)
 	struct ring_buffer *rb;
 
 	n_recs = 0;
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, NULL,
-			      NULL);
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_record, NULL, NULL);
 	assert_non_null(rb);
 	while (ring_buffer__poll(rb, 200) > 0)
 		;
 	ring_buffer__free(rb);
 }
 
-static bool record_matches(const struct rec *r, const struct op *o, pid_t pid,
-			   __u32 session)
+static bool record_matches(const struct rec *r, const struct op *o, pid_t pid, __u32 session)
 {
 	struct sockaddr_in6 a6;
 	const struct sockaddr_in *a4 = (const struct sockaddr_in *)&a6;
@@ -840,31 +808,27 @@ static bool record_matches(const struct rec *r, const struct op *o, pid_t pid,
 	int family;
 
 	if (r->hdr.pid != (__u32)pid || r->hdr.session != session ||
-	    r->hdr.decision != BPFBOX_DENY ||
-	    r->hdr.layer != BPFBOX_LAYER_BPF_LSM || r->hdr.err != -EPERM)
+	    r->hdr.decision != BPFBOX_DENY || r->hdr.layer != BPFBOX_LAYER_BPF_LSM ||
+	    r->hdr.err != -EPERM)
 		return false;
 	switch (o->kind) {
 	case OP_OPEN:
 	case OP_RENAME:
 	case OP_LINK:
-		return r->hdr.type == BPFBOX_EV_FILE &&
-		       streq(r->file.path, o->record) &&
-		       (o->kind != OP_OPEN ||
-			(r->file.flags & O_ACCMODE) == O_RDONLY);
+		return r->hdr.type == BPFBOX_EV_FILE && streq(r->file.path, o->record) &&
+		       (o->kind != OP_OPEN || (r->file.flags & O_ACCMODE) == O_RDONLY);
 	case OP_EXEC:
 	case OP_EXEC_OK:
 	case OP_LDSO:
-		return r->hdr.type == BPFBOX_EV_EXEC &&
-		       streq(r->exec.filename, o->record);
+		return r->hdr.type == BPFBOX_EV_EXEC && streq(r->exec.filename, o->record);
 	case OP_UNIX:
-		return r->hdr.type == BPFBOX_EV_CONNECT &&
-		       r->conn.family == AF_UNIX &&
+		return r->hdr.type == BPFBOX_EV_CONNECT && r->conn.family == AF_UNIX &&
 		       streq(r->conn.unix_path, o->record);
 	case OP_TCP:
 	case OP_UDP:
 		family = inet_addr_of(o->path, o->port, &a6, &len);
-		if (r->hdr.type != BPFBOX_EV_CONNECT ||
-		    r->conn.family != family || r->conn.port != o->port)
+		if (r->hdr.type != BPFBOX_EV_CONNECT || r->conn.family != family ||
+		    r->conn.port != o->port)
 			return false;
 		if (family == AF_INET)
 			return !memcmp(r->conn.addr, &a4->sin_addr, 4);
@@ -880,13 +844,11 @@ static void dump_records(pid_t pid)
 
 		if (r->hdr.pid != (__u32)pid)
 			continue;
-		print_error("record: type %u session %u layer %u err %d: %s\n",
-			    r->hdr.type, r->hdr.session, r->hdr.layer,
-			    r->hdr.err,
-			    r->hdr.type == BPFBOX_EV_FILE ? r->file.path
-			    : r->hdr.type == BPFBOX_EV_EXEC
-				    ? r->exec.filename
-				    : r->conn.unix_path);
+		print_error("record: type %u session %u layer %u err %d: %s\n", r->hdr.type,
+			    r->hdr.session, r->hdr.layer, r->hdr.err,
+			    r->hdr.type == BPFBOX_EV_FILE   ? r->file.path
+			    : r->hdr.type == BPFBOX_EV_EXEC ? r->exec.filename
+							    : r->conn.unix_path);
 	}
 }
 
@@ -906,12 +868,10 @@ static void check_records(pid_t pid, __u32 session)
 			continue;
 		want++;
 		for (; next < n_recs && !found; next++)
-			found = record_matches(&recs[next], &ops[i], pid,
-					       session);
+			found = record_matches(&recs[next], &ops[i], pid, session);
 		if (!found) {
 			dump_records(pid);
-			fail_msg("no deny record for op %zu (%s)", i,
-				 ops[i].path);
+			fail_msg("no deny record for op %zu (%s)", i, ops[i].path);
 		}
 	}
 	for (size_t j = 0; j < n_recs; j++)
@@ -962,8 +922,8 @@ static void add_open_ops(void)
 	if (access("/etc/shadow", F_OK) == 0)
 		op_add(OP_OPEN, "/etc/shadow", EPERM);
 	/* The same file through a symlink: the record names the file. */
-	snprintf(op_add(OP_OPEN, tpath("env-link"), EPERM)->record, PATH_MAX,
-		 "%s", tpath("ws/.env"));
+	snprintf(op_add(OP_OPEN, tpath("env-link"), EPERM)->record, PATH_MAX, "%s",
+		 tpath("ws/.env"));
 }
 
 static void test_session_policy(void **state)
@@ -991,8 +951,7 @@ static void test_session_policy(void **state)
 		op_add(OP_LDSO, tpath("absexec/tool-elf"), REFUSED);
 	op_move(OP_RENAME, tpath("bin/abs-tool"), tpath("bin/free-tool"), EPERM,
 		tpath("bin/abs-tool"));
-	op_move(OP_RENAME, tpath("absexec"), tpath("free"), EPERM,
-		tpath("absexec"));
+	op_move(OP_RENAME, tpath("absexec"), tpath("free"), EPERM, tpath("absexec"));
 	op_net(OP_TCP, "127.0.0.1", port_ok, 0);
 	op_net(OP_TCP, "127.0.0.2", port_other, EPERM);
 	op_net(OP_TCP, "127.0.0.1", port_other, EPERM); /* port not allowed */
@@ -1003,23 +962,18 @@ static void test_session_policy(void **state)
 	op_net(OP_UDP, "127.0.0.1", port_ok, 0);
 	op_net(OP_UDP, "127.0.0.2", port_other, EPERM);
 	op_add(OP_UNIX, daemon_path, EPERM);
-	snprintf(op_add(OP_UNIX, tpath("alias.sock"), EPERM)->record, PATH_MAX,
-		 "%s", daemon_path); /* the listener's own name */
+	snprintf(op_add(OP_UNIX, tpath("alias.sock"), EPERM)->record, PATH_MAX, "%s",
+		 daemon_path); /* the listener's own name */
 	op_add(OP_UNIX, tpath("other.sock"), 0);
-	op_move(OP_RENAME, tpath("ws/.env"), tpath("ws/env.txt"), EPERM,
-		tpath("ws/.env"));
-	op_move(OP_LINK, tpath("ws/.env"), tpath("ws/env2"), EPERM,
-		tpath("ws/.env"));
-	op_move(OP_RENAME, tpath("ws/ok.txt"), tpath("ws/.env.new"), EPERM,
-		tpath("ws/.env.new"));
-	op_move(OP_RENAME, tpath("ws/.kube"), tpath("ws/kube2"), EPERM,
-		tpath("ws/.kube"));
+	op_move(OP_RENAME, tpath("ws/.env"), tpath("ws/env.txt"), EPERM, tpath("ws/.env"));
+	op_move(OP_LINK, tpath("ws/.env"), tpath("ws/env2"), EPERM, tpath("ws/.env"));
+	op_move(OP_RENAME, tpath("ws/ok.txt"), tpath("ws/.env.new"), EPERM, tpath("ws/.env.new"));
+	op_move(OP_RENAME, tpath("ws/.kube"), tpath("ws/kube2"), EPERM, tpath("ws/.kube"));
 	op_move(OP_RENAME, tpath("ws/ok.txt"), tpath("ws/ok2.txt"), 0, "");
 	op_move(OP_RENAME, tpath("ws/ok2.txt"), tpath("ws/ok.txt"), 0, "");
 	op_move(OP_RENAME, tmp, tpath("../moved"), EPERM, tmp);
 
-	make_session("bpfbox-lsm-policy", SESSION_POLICY, BPFBOX_SF_NET_DENY,
-		     cg);
+	make_session("bpfbox-lsm-policy", SESSION_POLICY, BPFBOX_SF_NET_DENY, cg);
 	pid = run_child(cg, results);
 	check_results(results, "in the session");
 	check_records(pid, SESSION_POLICY);
@@ -1122,19 +1076,15 @@ static void test_add_remove(void **state)
 	assert_true(before > 0);
 	assert_int_equal(strv_push(&p.deny_paths, "**/new-name"), 0);
 	assert_int_equal(strv_push(&p.deny_paths, "**/bad*"), 0);
-	assert_int_equal(lsm_policy_add(lsm_maps_of(skel), SESSION_POLICY, &p, NULL),
-			 -EINVAL);
+	assert_int_equal(lsm_policy_add(lsm_maps_of(skel), SESSION_POLICY, &p, NULL), -EINVAL);
 	assert_int_equal(session_entries(skel, SESSION_POLICY), before);
 	strv_clear(&p.deny_paths);
 	assert_int_equal(strv_push(&p.deny_paths, "**/new-name"), 0);
-	assert_int_equal(lsm_policy_add(lsm_maps_of(skel), SESSION_POLICY, &p, bad_exec),
-			 -EINVAL);
+	assert_int_equal(lsm_policy_add(lsm_maps_of(skel), SESSION_POLICY, &p, bad_exec), -EINVAL);
 	assert_int_equal(session_entries(skel, SESSION_POLICY), before);
-	assert_int_equal(lsm_net_allow_add(lsm_maps_of(skel), SESSION_POLICY, "10.0.0.0/33",
-					   1, 2),
+	assert_int_equal(lsm_net_allow_add(lsm_maps_of(skel), SESSION_POLICY, "10.0.0.0/33", 1, 2),
 			 -EINVAL);
-	assert_int_equal(lsm_net_allow_add(lsm_maps_of(skel), SESSION_POLICY, "10.0.0.0/8",
-					   2, 1),
+	assert_int_equal(lsm_net_allow_add(lsm_maps_of(skel), SESSION_POLICY, "10.0.0.0/8", 2, 1),
 			 -EINVAL);
 	/* Adding the same policy again changes nothing. */
 	policy_free(&p);
@@ -1166,14 +1116,12 @@ static void test_abs_merge(void **state)
 	assert_int_equal(strv_push(&p.deny_paths, "/m/n"), 0);
 	assert_int_equal(lsm_compile_deny("/m/n", 9, &es), 0);
 	assert_int_equal(lsm_policy_add(lsm_maps_of(skel), 9, NULL, exec_deny), 0);
-	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.abs_paths),
-					     &es.v[1].abs, &node),
-			 0);
+	assert_int_equal(
+		bpf_map_lookup_elem(bpf_map__fd(skel->maps.abs_paths), &es.v[1].abs, &node), 0);
 	assert_int_equal(node.deny, LSM_DENY_EXEC);
 	assert_int_equal(lsm_policy_add(lsm_maps_of(skel), 9, &p, NULL), 0);
-	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.abs_paths),
-					     &es.v[1].abs, &node),
-			 0);
+	assert_int_equal(
+		bpf_map_lookup_elem(bpf_map__fd(skel->maps.abs_paths), &es.v[1].abs, &node), 0);
 	assert_int_equal(node.deny, LSM_DENY_EXEC | LSM_DENY_OPEN);
 	assert_int_equal(node.id, es.v[1].node.id);
 	assert_int_equal(session_entries(skel, 9), 2);
@@ -1192,8 +1140,7 @@ static void test_add_rollback(void **state)
 
 	(void)state;
 	assert_non_null(small);
-	bpf_object__for_each_program(prog, small->obj)
-		bpf_program__set_autoload(prog, false);
+	bpf_object__for_each_program(prog, small->obj) bpf_program__set_autoload(prog, false);
 	assert_int_equal(bpf_map__set_max_entries(small->maps.names, 5), 0);
 	assert_int_equal(lsm_bpf__load(small), 0);
 	policy_init(&p);
@@ -1211,12 +1158,12 @@ static void test_gaps_filled(void **state)
 		const char *in, *out;
 		uint32_t flags;
 	} cases[] = {
-		{ AGENT_GAP_SCOPE_TEXT, "", BPFBOX_SF_GAP_SCOPE },
-		{ "a; " AGENT_GAP_SCOPE_TEXT, "a", BPFBOX_SF_GAP_SCOPE },
-		{ AGENT_GAP_SCOPE_TEXT "; b", "b", BPFBOX_SF_GAP_SCOPE },
-		{ "a; " AGENT_GAP_SCOPE_TEXT "; b", "a; b", BPFBOX_SF_GAP_SCOPE },
-		{ "a; " AGENT_GAP_SCOPE_TEXT, "a; " AGENT_GAP_SCOPE_TEXT, BPFBOX_SF_GAP_META },
-		{ "a; b", "a; b", BPFBOX_SF_GAP_SCOPE },
+		{AGENT_GAP_SCOPE_TEXT, "", BPFBOX_SF_GAP_SCOPE},
+		{"a; " AGENT_GAP_SCOPE_TEXT, "a", BPFBOX_SF_GAP_SCOPE},
+		{AGENT_GAP_SCOPE_TEXT "; b", "b", BPFBOX_SF_GAP_SCOPE},
+		{"a; " AGENT_GAP_SCOPE_TEXT "; b", "a; b", BPFBOX_SF_GAP_SCOPE},
+		{"a; " AGENT_GAP_SCOPE_TEXT, "a; " AGENT_GAP_SCOPE_TEXT, BPFBOX_SF_GAP_META},
+		{"a; b", "a; b", BPFBOX_SF_GAP_SCOPE},
 	};
 
 	(void)state;
@@ -1238,9 +1185,9 @@ static bool keep_policy_session(void *ctx, __u32 session)
 
 static void test_sweep(void **state)
 {
-	static const char *const deny[] = { "**/.env", "/etc/shadow" };
-	static const char *const exec[] = { "curl" };
-	static const char *const bad[] = { "**/x", "**/b*d" };
+	static const char *const deny[] = {"**/.env", "/etc/shadow"};
+	static const char *const exec[] = {"curl"};
+	static const char *const bad[] = {"**/x", "**/b*d"};
 	size_t kept = session_entries(skel, SESSION_POLICY);
 	const char *at;
 
@@ -1275,27 +1222,20 @@ static bool bpf_lsm_active(void)
 int main(void)
 {
 	const struct CMUnitTest compile_tests[] = {
-		cmocka_unit_test(test_compile_table),
-		cmocka_unit_test(test_compile_lengths),
-		cmocka_unit_test(test_compile_abs),
-		cmocka_unit_test(test_compile_exec),
-		cmocka_unit_test(test_parse_cidr),
-		cmocka_unit_test(test_gaps_filled),
+		cmocka_unit_test(test_compile_table), cmocka_unit_test(test_compile_lengths),
+		cmocka_unit_test(test_compile_abs),   cmocka_unit_test(test_compile_exec),
+		cmocka_unit_test(test_parse_cidr),    cmocka_unit_test(test_gaps_filled),
 	};
 	const struct CMUnitTest vm_tests[] = {
-		cmocka_unit_test(test_session_policy),
-		cmocka_unit_test(test_outside),
-		cmocka_unit_test(test_session_scoping),
-		cmocka_unit_test(test_add_remove),
-		cmocka_unit_test(test_abs_merge),
-		cmocka_unit_test(test_add_rollback),
+		cmocka_unit_test(test_session_policy),	cmocka_unit_test(test_outside),
+		cmocka_unit_test(test_session_scoping), cmocka_unit_test(test_add_remove),
+		cmocka_unit_test(test_abs_merge),	cmocka_unit_test(test_add_rollback),
 		cmocka_unit_test(test_sweep),
 	};
 	char dir[] = "/tmp/bpfbox-lsm-sock.XXXXXX";
 	int failed, r;
 
-	failed = cmocka_run_group_tests_name("lsm policy compilation",
-					     compile_tests, NULL, NULL);
+	failed = cmocka_run_group_tests_name("lsm policy compilation", compile_tests, NULL, NULL);
 	libbpf_set_print(libbpf_keep);
 	if (!bpf_lsm_active()) {
 		printf("skip - BPF LSM is not in the active LSM list; "
@@ -1315,16 +1255,15 @@ int main(void)
 	if (r < 0) {
 		rmdir(dir);
 		fputs(libbpf_log, stderr);
-		printf("FAIL - lsm: the programs do not load: %s\n",
-		       strerror(-r));
+		printf("FAIL - lsm: the programs do not load: %s\n", strerror(-r));
 		return 1;
 	}
 	if (cgroup2_mount_point(cg_root, sizeof(cg_root)) < 0) {
 		printf("FAIL - lsm: no cgroup2 mount\n");
 		failed++;
 	} else {
-		failed += cmocka_run_group_tests_name("lsm programs", vm_tests,
-						      vm_setup, vm_teardown);
+		failed += cmocka_run_group_tests_name("lsm programs", vm_tests, vm_setup,
+						      vm_teardown);
 	}
 	lsm_bpf__destroy(skel); /* no-op after vm_teardown */
 	unlink(daemon_path);

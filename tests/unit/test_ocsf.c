@@ -20,13 +20,15 @@
 #include "lib/jsonw.h"
 
 #define SID "0123456789abcdef0123456789abcdef"
-#define HDR "\"schema_version\":2,\"time\":\"2026-01-02T03:04:05.123456789Z\",\"session\":\"" SID "\","
+#define HDR                                                                                        \
+	"\"schema_version\":2,\"time\":\"2026-01-02T03:04:05.123456789Z\",\"session\":\"" SID "\"" \
+	","
 
 /* The OCSF object for one bpfbox line (the caller puts it). */
 static struct json_object *ocsf(const char *line)
 {
 	struct json_object *ev = json_tokener_parse(line), *out;
-	struct jsonw w = { 0 };
+	struct jsonw w = {0};
 
 	assert_non_null(ev);
 	assert_int_equal(ocsf_encode(&w, ev, "host1"), 0);
@@ -99,10 +101,12 @@ static void common(struct json_object *o, int class_uid, int category, int activ
 
 static void test_exec(void **state)
 {
-	struct json_object *o = ocsf(
-		"{" HDR "\"type\":\"exec\",\"seq\":7,\"pid\":100,\"tid\":100,\"ppid\":99,\"uid\":1000,"
-		"\"comm\":\"true\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,"
-		"\"filename\":\"/bin/true\",\"argv\":[\"/bin/true\",\"a b\",\"c\"],\"argv_truncated\":false}");
+	struct json_object *o =
+		ocsf("{" HDR
+		     "\"type\":\"exec\",\"seq\":7,\"pid\":100,\"tid\":100,\"ppid\":99,\"uid\":1000,"
+		     "\"comm\":\"true\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,"
+		     "\"filename\":\"/bin/true\",\"argv\":[\"/bin/true\",\"a "
+		     "b\",\"c\"],\"argv_truncated\":false}");
 
 	(void)state;
 	common(o, 1007, 1, 1);
@@ -125,8 +129,9 @@ static void test_exec(void **state)
 	assert_int_equal(num(o, "status_id"), 1);
 	assert_int_equal(num(o, "severity_id"), 1);
 	assert_int_equal(json_object_array_length(at(o, "metadata.profiles")), 2);
-	assert_string_equal(json_object_get_string(json_object_array_get_idx(at(o, "metadata.profiles"), 1)),
-			    "security_control");
+	assert_string_equal(
+		json_object_get_string(json_object_array_get_idx(at(o, "metadata.profiles"), 1)),
+		"security_control");
 	json_object_put(o);
 }
 
@@ -156,7 +161,8 @@ static void test_file(void **state)
 {
 	struct json_object *o = ocsf(
 		"{" HDR "\"type\":\"file\",\"seq\":9,\"pid\":10,\"tid\":11,\"ppid\":1,\"uid\":0,"
-		"\"comm\":\"cat\",\"decision\":\"deny\",\"layer\":\"landlock\",\"errno\":\"EACCES\","
+		"\"comm\":\"cat\",\"decision\":\"deny\",\"layer\":\"landlock\",\"errno\":"
+		"\"EACCES\","
 		"\"path\":\"/etc/shadow\",\"flags\":0,\"count\":1}");
 
 	(void)state;
@@ -180,7 +186,8 @@ static void test_connect(void **state)
 {
 	struct json_object *o = ocsf(
 		"{" HDR "\"type\":\"connect\",\"seq\":2,\"pid\":1,\"tid\":1,\"ppid\":0,\"uid\":0,"
-		"\"comm\":\"curl\",\"decision\":\"deny\",\"layer\":\"cgroup-bpf\",\"errno\":\"EPERM\","
+		"\"comm\":\"curl\",\"decision\":\"deny\",\"layer\":\"cgroup-bpf\",\"errno\":"
+		"\"EPERM\","
 		"\"family\":\"inet\",\"address\":\"169.254.169.254\",\"port\":80}");
 
 	(void)state;
@@ -263,7 +270,8 @@ static void test_fork_exit(void **state)
 {
 	struct json_object *o = ocsf(
 		"{" HDR "\"type\":\"fork\",\"seq\":4,\"pid\":10,\"tid\":10,\"ppid\":9,\"uid\":0,"
-		"\"comm\":\"sh\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,\"child_pid\":12}");
+		"\"comm\":\"sh\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,\"child_"
+		"pid\":12}");
 
 	(void)state;
 	common(o, 1007, 1, 1);
@@ -300,16 +308,19 @@ static void test_log_events(void **state)
 	assert_string_equal(str(o, "message"), "12 events lost: ring buffer full");
 	assert_string_equal(str(o, "metadata.uid"), SID ":40");
 	json_object_put(o);
-	o = ocsf("{\"schema_version\":2,\"type\":\"sink.error\",\"time\":\"2026-01-02T03:04:05.123456789Z\","
-		 "\"host\":\"h\",\"host_id\":\"95cfac43660b474080b2affdc9f95cdc\",\"boot_id\":null,"
-		 "\"session\":null,\"sink\":\"file:/x\",\"error\":\"ENOSPC\",\"message\":\"full\"}");
+	o = ocsf(
+		"{\"schema_version\":2,\"type\":\"sink.error\",\"time\":\"2026-01-02T03:04:05."
+		"123456789Z\","
+		"\"host\":\"h\",\"host_id\":\"95cfac43660b474080b2affdc9f95cdc\",\"boot_id\":null,"
+		"\"session\":null,\"sink\":\"file:/x\",\"error\":\"ENOSPC\",\"message\":\"full\"}");
 	common(o, 1008, 1, 3);
 	assert_string_equal(str(o, "activity_name"), "Export");
 	assert_string_equal(str(o, "status_code"), "ENOSPC");
 	assert_string_equal(str(o, "log_name"), "file:/x");
 	/* no session: host id, type and time name the event */
-	assert_string_equal(str(o, "metadata.uid"),
-			    "95cfac43660b474080b2affdc9f95cdc:sink.error:2026-01-02T03:04:05.123456789Z");
+	assert_string_equal(
+		str(o, "metadata.uid"),
+		"95cfac43660b474080b2affdc9f95cdc:sink.error:2026-01-02T03:04:05.123456789Z");
 	assert_string_equal(str(o, "device.uid"), "95cfac43660b474080b2affdc9f95cdc");
 	assert_string_equal(str(o, "device.hostname"), "h");
 	json_object_put(o);
@@ -318,10 +329,10 @@ static void test_log_events(void **state)
 /* The session's lifecycle: Process Activity of the session's process. */
 static void test_session_events(void **state)
 {
-	struct json_object *o = ocsf(
-		"{" HDR "\"type\":\"session.start\",\"seq\":0,\"pid\":77,\"uid\":0,"
-		"\"command\":[\"/usr/bin/make\",\"test\"],\"labels\":{\"agent\":\"a1\"},"
-		"\"policy_hash\":\"sha256:00\"}");
+	struct json_object *o =
+		ocsf("{" HDR "\"type\":\"session.start\",\"seq\":0,\"pid\":77,\"uid\":0,"
+		     "\"command\":[\"/usr/bin/make\",\"test\"],\"labels\":{\"agent\":\"a1\"},"
+		     "\"policy_hash\":\"sha256:00\"}");
 
 	(void)state;
 	common(o, 1007, 1, 1);
@@ -330,8 +341,9 @@ static void test_session_events(void **state)
 	assert_string_equal(str(o, "process.cmd_line"), "/usr/bin/make test");
 	assert_int_equal(num(o, "actor.process.pid"), 77);
 	assert_string_equal(str(o, "actor.user.name"), "root");
-	assert_string_equal(json_object_get_string(json_object_array_get_idx(at(o, "metadata.labels"), 0)),
-			    "agent=a1");
+	assert_string_equal(
+		json_object_get_string(json_object_array_get_idx(at(o, "metadata.labels"), 0)),
+		"agent=a1");
 	assert_string_equal(str(o, "unmapped.policy_hash"), "sha256:00");
 	assert_null(at(o, "unmapped.labels"));
 	json_object_put(o);
@@ -348,7 +360,7 @@ static void test_session_events(void **state)
 
 static void test_not_events(void **state)
 {
-	struct jsonw w = { 0 };
+	struct jsonw w = {0};
 	struct json_object *a = json_tokener_parse("[1,2]"), *b = json_tokener_parse("{\"x\":1}");
 
 	(void)state;
@@ -368,13 +380,14 @@ static void test_text_escapes(void **state)
 		"{" HDR "\"type\":\"file\",\"seq\":1,\"pid\":2,\"tid\":2,\"ppid\":1,\"uid\":0,"
 		"\"comm\":\"x\",\"decision\":\"deny\",\"layer\":\"landlock\",\"errno\":\"EACCES\","
 		"\"path\":\"/tmp/\\u001b[31mred\\n\\u009b\\\\x\",\"flags\":1,\"count\":1}");
-	struct jsonw w = { 0 };
+	struct jsonw w = {0};
 
 	(void)state;
 	assert_non_null(ev);
 	assert_int_equal(sink_format_event(SINK_FMT_TEXT, -1, ev, "h", &w), 0);
-	assert_string_equal(w.buf, "2026-01-02T03:04:05.123Z 01234567 #1 file deny(landlock,EACCES) "
-				   "pid=2 /tmp/\\x1b[31mred\\x0a\\u009b\\\\x flags=1 count=1\n");
+	assert_string_equal(w.buf,
+			    "2026-01-02T03:04:05.123Z 01234567 #1 file deny(landlock,EACCES) "
+			    "pid=2 /tmp/\\x1b[31mred\\x0a\\u009b\\\\x flags=1 count=1\n");
 	json_object_put(ev);
 	jsonw_free(&w);
 }
@@ -382,12 +395,11 @@ static void test_text_escapes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exec),	    cmocka_unit_test(test_exec_denied),
-		cmocka_unit_test(test_file),	    cmocka_unit_test(test_connect),
-		cmocka_unit_test(test_net),
-		cmocka_unit_test(test_fork_exit),   cmocka_unit_test(test_log_events),
-		cmocka_unit_test(test_session_events),
-		cmocka_unit_test(test_not_events),  cmocka_unit_test(test_text_escapes),
+		cmocka_unit_test(test_exec),	   cmocka_unit_test(test_exec_denied),
+		cmocka_unit_test(test_file),	   cmocka_unit_test(test_connect),
+		cmocka_unit_test(test_net),	   cmocka_unit_test(test_fork_exit),
+		cmocka_unit_test(test_log_events), cmocka_unit_test(test_session_events),
+		cmocka_unit_test(test_not_events), cmocka_unit_test(test_text_escapes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

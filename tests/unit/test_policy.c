@@ -53,12 +53,11 @@ static int group_setup(void **state)
 	const char *home = getenv("HOME");
 
 	(void)state;
-	if (!getcwd(oldcwd, sizeof(oldcwd)) || !mkdtemp(dir) ||
-	    !realpath(dir, tmp) || chdir(tmp) < 0)
+	if (!getcwd(oldcwd, sizeof(oldcwd)) || !mkdtemp(dir) || !realpath(dir, tmp) ||
+	    chdir(tmp) < 0)
 		return -1;
-	if (mkdir("ws", 0755) < 0 || mkdir("ws/sub", 0755) < 0 ||
-	    mkdir("ro", 0755) < 0 || mkdir("rw", 0755) < 0 ||
-	    mkdir("home", 0755) < 0 || mkdir("d$x", 0755) < 0 ||
+	if (mkdir("ws", 0755) < 0 || mkdir("ws/sub", 0755) < 0 || mkdir("ro", 0755) < 0 ||
+	    mkdir("rw", 0755) < 0 || mkdir("home", 0755) < 0 || mkdir("d$x", 0755) < 0 ||
 	    symlink("ws", "link") < 0)
 		return -1;
 	write_file("empty.json", "{}\n");
@@ -110,8 +109,7 @@ struct srcs {
 	const char *const *files;
 };
 
-static int load(struct bpfbox_policy *p, const struct srcs *s,
-		struct policy_error *err)
+static int load(struct bpfbox_policy *p, const struct srcs *s, struct policy_error *err)
 {
 	struct json_object *flags = NULL;
 	struct policy_sources src = {
@@ -138,13 +136,12 @@ static const char *last_origin(const struct bpfbox_policy *p)
 	return p->origins.v[p->origins.n - 1];
 }
 
-#define assert_err(err, want_file, want_path, want_msg)                     \
-	do {                                                                \
-		assert_string_equal((err)->file, want_file);                \
-		assert_string_equal((err)->path, want_path);                \
-		if (!strstr((err)->message, want_msg))                      \
-			fail_msg("message '%s' lacks '%s'", (err)->message, \
-				 want_msg);                                 \
+#define assert_err(err, want_file, want_path, want_msg)                                \
+	do {                                                                           \
+		assert_string_equal((err)->file, want_file);                           \
+		assert_string_equal((err)->path, want_path);                           \
+		if (!strstr((err)->message, want_msg))                                 \
+			fail_msg("message '%s' lacks '%s'", (err)->message, want_msg); \
 	} while (0)
 
 /* ---- defaults and helpers ---- */
@@ -152,20 +149,13 @@ static const char *last_origin(const struct bpfbox_policy *p)
 static void test_defaults(void **state)
 {
 	static const char *const creds[] = {
-		"/etc/shadow",	   "/etc/gshadow",
-		"/etc/sudoers",	   "/etc/sudoers.d",
-		"**/.env",	   "**/.env.*",
-		"**/credentials",  "**/credentials.*",
-		"**/secrets",	   "**/secrets.*",
-		"**/*.pem",	   "**/*.key",
-		"**/*.p12",	   "**/*.pfx",
-		"**/.ssh",	   "**/id_rsa",
-		"**/id_dsa",	   "**/id_ecdsa",
-		"**/id_ed25519",   "**/.aws",
-		"**/.azure",	   "**/.config/gcloud",
-		"**/.gnupg",	   "**/.docker/config.json",
-		"**/.netrc",	   "**/.npmrc",
-		"**/.pypirc",	   "**/.git-credentials",
+		"/etc/shadow",	   "/etc/gshadow",	"/etc/sudoers",	  "/etc/sudoers.d",
+		"**/.env",	   "**/.env.*",		"**/credentials", "**/credentials.*",
+		"**/secrets",	   "**/secrets.*",	"**/*.pem",	  "**/*.key",
+		"**/*.p12",	   "**/*.pfx",		"**/.ssh",	  "**/id_rsa",
+		"**/id_dsa",	   "**/id_ecdsa",	"**/id_ed25519",  "**/.aws",
+		"**/.azure",	   "**/.config/gcloud", "**/.gnupg",	  "**/.docker/config.json",
+		"**/.netrc",	   "**/.npmrc",		"**/.pypirc",	  "**/.git-credentials",
 		"**/.kube/config",
 	};
 	struct bpfbox_policy p;
@@ -239,27 +229,23 @@ static void test_mode_names(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		enum sandbox_mode m = 99;
 
-		assert_int_equal(sandbox_mode_parse(cases[i].name, &m),
-				 cases[i].rc);
+		assert_int_equal(sandbox_mode_parse(cases[i].name, &m), cases[i].rc);
 		if (cases[i].rc == 0) {
 			assert_int_equal(m, cases[i].mode);
-			assert_string_equal(sandbox_mode_name(m),
-					    cases[i].name);
+			assert_string_equal(sandbox_mode_name(m), cases[i].name);
 		}
 	}
 }
 
 static void test_error_format(void **state)
 {
-	struct policy_error e = {.file = "f.json",
-				 .path = "agents.a.limits.pids",
-				 .message = "must be at least 4"};
+	struct policy_error e = {
+		.file = "f.json", .path = "agents.a.limits.pids", .message = "must be at least 4"};
 	char buf[512];
 
 	(void)state;
-	assert_string_equal(
-		policy_error_format(&e, buf, sizeof(buf)),
-		"f.json: at agents.a.limits.pids: must be at least 4");
+	assert_string_equal(policy_error_format(&e, buf, sizeof(buf)),
+			    "f.json: at agents.a.limits.pids: must be at least 4");
 	e.path[0] = '\0';
 	assert_string_equal(policy_error_format(&e, buf, sizeof(buf)),
 			    "f.json: must be at least 4");
@@ -274,14 +260,13 @@ static void test_merge_scalars(void **state)
 
 	(void)state;
 	policy_init(&p);
-	assert_int_equal(
-		merge(&p,
-		      "{\"mode\": \"read-only\", \"workspace\": \"/w\","
-		      " \"network\": \"allow\", \"user\": \"nobody\","
-		      " \"allow_unconfined\": true,"
-		      " \"private_tmp\": false}",
-		      "flags", &err),
-		0);
+	assert_int_equal(merge(&p,
+			       "{\"mode\": \"read-only\", \"workspace\": \"/w\","
+			       " \"network\": \"allow\", \"user\": \"nobody\","
+			       " \"allow_unconfined\": true,"
+			       " \"private_tmp\": false}",
+			       "flags", &err),
+			 0);
 	assert_int_equal(p.mode, MODE_READ_ONLY);
 	assert_string_equal(p.workspace, "/w");
 	assert_int_equal(p.net, NET_ALLOW);
@@ -290,8 +275,7 @@ static void test_merge_scalars(void **state)
 	assert_false(p.private_tmp);
 
 	/* absent keys inherit, present ones replace, user null resets */
-	assert_int_equal(merge(&p, "{\"user\": null, \"network\": \"deny\"}",
-			       "task:t.json", &err),
+	assert_int_equal(merge(&p, "{\"user\": null, \"network\": \"deny\"}", "task:t.json", &err),
 			 0);
 	assert_int_equal(p.mode, MODE_READ_ONLY);
 	assert_string_equal(p.workspace, "/w");
@@ -311,14 +295,13 @@ static void test_merge_limits(void **state)
 
 	(void)state;
 	policy_init(&p);
-	assert_int_equal(
-		merge(&p,
-		      "{\"limits\": {\"timeout_s\": 5, \"output_bytes\": 0,"
-		      " \"memory_mb\": 16, \"pids\": 4,"
-		      " \"cpu_percent\": 250, \"disk_mb\": 1,"
-		      " \"file_size_mb\": 1, \"open_files\": 16}}",
-		      "flags", &err),
-		0);
+	assert_int_equal(merge(&p,
+			       "{\"limits\": {\"timeout_s\": 5, \"output_bytes\": 0,"
+			       " \"memory_mb\": 16, \"pids\": 4,"
+			       " \"cpu_percent\": 250, \"disk_mb\": 1,"
+			       " \"file_size_mb\": 1, \"open_files\": 16}}",
+			       "flags", &err),
+			 0);
 	assert_int_equal(p.limits.timeout_ms, 5000);
 	assert_int_equal(p.limits.output_bytes, 0);
 	assert_int_equal(p.limits.memory_mb, 16);
@@ -328,9 +311,7 @@ static void test_merge_limits(void **state)
 	assert_int_equal(p.limits.file_size_mb, 1);
 	assert_int_equal(p.limits.open_files, 16);
 	/* only the keys given change */
-	assert_int_equal(merge(&p, "{\"limits\": {\"timeout_s\": 0}}", "flags",
-			       &err),
-			 0);
+	assert_int_equal(merge(&p, "{\"limits\": {\"timeout_s\": 0}}", "flags", &err), 0);
 	assert_int_equal(p.limits.timeout_ms, 0);
 	assert_int_equal(p.limits.pids, 4);
 	policy_free(&p);
@@ -346,14 +327,13 @@ static void test_merge_limit_units(void **state)
 	policy_init(&p);
 	assert_int_equal(p.limits.pause_timeout_ms, POLICY_PAUSE_TIMEOUT_S * 1000);
 	assert_int_equal(p.limits.timeout_counts, TIMEOUT_COUNTS_WALL);
-	assert_int_equal(
-		merge(&p,
-		      "{\"limits\": {\"timeout_s\": \"5s\", \"output_bytes\": \"64K\","
-		      " \"memory_mb\": \"2G\", \"disk_mb\": \"512M\","
-		      " \"file_size_mb\": \"1MiB\", \"pause_timeout_s\": \"1500ms\","
-		      " \"timeout_counts\": \"running\", \"on_oom\": \"kill\"}}",
-		      "flags", &err),
-		0);
+	assert_int_equal(merge(&p,
+			       "{\"limits\": {\"timeout_s\": \"5s\", \"output_bytes\": \"64K\","
+			       " \"memory_mb\": \"2G\", \"disk_mb\": \"512M\","
+			       " \"file_size_mb\": \"1MiB\", \"pause_timeout_s\": \"1500ms\","
+			       " \"timeout_counts\": \"running\", \"on_oom\": \"kill\"}}",
+			       "flags", &err),
+			 0);
 	assert_int_equal(p.limits.timeout_ms, 5000);
 	assert_int_equal(p.limits.output_bytes, 65536);
 	assert_int_equal(p.limits.memory_mb, 2048);
@@ -371,8 +351,7 @@ static void test_merge_limit_units(void **state)
 	assert_string_equal(err.path, "limits.timeout_s");
 	assert_int_equal(merge(&p, "{\"limits\": {\"memory_mb\": \"1M\"}}", "flags", &err),
 			 -EINVAL);
-	assert_int_equal(merge(&p, "{\"limits\": {\"pids\": \"5K\"}}", "flags", &err),
-			 -EINVAL);
+	assert_int_equal(merge(&p, "{\"limits\": {\"pids\": \"5K\"}}", "flags", &err), -EINVAL);
 	assert_int_equal(merge(&p, "{\"limits\": {\"on_disk\": \"wait\"}}", "flags", &err),
 			 -EINVAL);
 	assert_int_equal(merge(&p, "{\"limits\": {\"pause_timeout_s\": 0}}", "flags", &err),
@@ -394,10 +373,9 @@ static void test_restrictions_then_extra(void **state)
 			       "g.json:sandbox", &err),
 			 0);
 	/* extra appends without duplicates */
-	assert_int_equal(
-		merge(&p, "{\"extra\": {\"ro\": [\"/b\", \"/c\", \"/c\"]}}",
-		      "task:t.json", &err),
-		0);
+	assert_int_equal(merge(&p, "{\"extra\": {\"ro\": [\"/b\", \"/c\", \"/c\"]}}", "task:t.json",
+			       &err),
+			 0);
 	assert_int_equal(p.ro_paths.n, 3);
 	assert_string_equal(p.ro_paths.v[0], "/a");
 	assert_string_equal(p.ro_paths.v[1], "/b");
@@ -413,9 +391,7 @@ static void test_restrictions_then_extra(void **state)
 	assert_string_equal(p.ro_paths.v[1], "/y");
 	/* other lists untouched; an empty restrictions list empties */
 	assert_int_equal(p.rw_paths.n, 1);
-	assert_int_equal(merge(&p, "{\"restrictions\": {\"rw\": []}}", "flags",
-			       &err),
-			 0);
+	assert_int_equal(merge(&p, "{\"restrictions\": {\"rw\": []}}", "flags", &err), 0);
 	assert_int_equal(p.rw_paths.n, 0);
 	assert_int_equal(p.ro_paths.n, 2);
 	policy_free(&p);
@@ -462,14 +438,11 @@ static void test_deny_list_protection(void **state)
 	} cases[] = {
 		{"g.json:sandbox", 0, NULL, NULL},
 		{"g.json:agents.claude", 0, NULL, NULL},
-		{"g.json:modes.read-only", -EINVAL, "g.json",
-		 "modes.read-only.restrictions.deny"},
-		{"task:/t/task.json", -EINVAL, "/t/task.json",
-		 "restrictions.deny"},
+		{"g.json:modes.read-only", -EINVAL, "g.json", "modes.read-only.restrictions.deny"},
+		{"task:/t/task.json", -EINVAL, "/t/task.json", "restrictions.deny"},
 		{"file:more.json", -EINVAL, "more.json", "restrictions.deny"},
 		{"flags", -EINVAL, "command line", "restrictions.deny"},
-		{"something else", -EINVAL, "something else",
-		 "restrictions.deny"},
+		{"something else", -EINVAL, "something else", "restrictions.deny"},
 	};
 
 	(void)state;
@@ -479,17 +452,15 @@ static void test_deny_list_protection(void **state)
 		int r;
 
 		policy_init(&p);
-		r = merge(&p, "{\"restrictions\": {\"deny\": [\"/x\"]}}",
-			  cases[i].origin, &err);
+		r = merge(&p, "{\"restrictions\": {\"deny\": [\"/x\"]}}", cases[i].origin, &err);
 		assert_int_equal(r, cases[i].rc);
 		if (r == 0) {
 			assert_int_equal(p.deny_paths.n, 1);
 			assert_string_equal(p.deny_paths.v[0], "/x");
 		} else {
-			assert_err(
-				&err, cases[i].file, cases[i].path,
-				"deny list can only be replaced in the global "
-				"or agent config; use extra.deny");
+			assert_err(&err, cases[i].file, cases[i].path,
+				   "deny list can only be replaced in the global "
+				   "or agent config; use extra.deny");
 			/* the credential patterns are still there */
 			assert_true(strv_contains(&p.deny_paths, "**/.ssh"));
 		}
@@ -514,8 +485,7 @@ static void test_extra_deny_appends(void **state)
 	assert_int_equal(p.deny_paths.n, n + 1);
 	assert_string_equal(p.deny_paths.v[n], "**/*.secret");
 	/* the agent may drop them all */
-	assert_int_equal(merge(&p, "{\"restrictions\": {\"deny\": []}}",
-			       "g.json:agents.x", &err),
+	assert_int_equal(merge(&p, "{\"restrictions\": {\"deny\": []}}", "g.json:agents.x", &err),
 			 0);
 	assert_int_equal(p.deny_paths.n, 0);
 	policy_free(&p);
@@ -570,21 +540,18 @@ static void test_deny_patterns(void **state)
 		char json[512];
 		int r;
 
-		snprintf(json, sizeof(json),
-			 "{\"extra\": {\"deny\": [\"/ok\", \"%s\"]}}",
+		snprintf(json, sizeof(json), "{\"extra\": {\"deny\": [\"/ok\", \"%s\"]}}",
 			 cases[i].pat);
 		policy_init(&p);
 		r = merge(&p, json, "task:t.json", &err);
 		if (cases[i].ok != (r == 0))
-			fail_msg("pattern '%s': rc %d (%s)", cases[i].pat, r,
-				 err.message);
+			fail_msg("pattern '%s': rc %d (%s)", cases[i].pat, r, err.message);
 		if (r == 0) {
 			assert_true(strv_contains(&p.deny_paths, cases[i].pat));
 		} else {
 			assert_int_equal(r, -EINVAL);
 			assert_err(&err, "t.json", "extra.deny[1]",
-				   cases[i].pat[0] ? "invalid deny pattern"
-						   : "must not be empty");
+				   cases[i].pat[0] ? "invalid deny pattern" : "must not be empty");
 		}
 		policy_free(&p);
 	}
@@ -605,8 +572,8 @@ static void test_net_rules(void **state)
 		{"fd00::/8:443", "fd00::/8", 443, 443},
 	};
 	static const char *const bad[] = {
-		"", "10.0.0.0/33", "1.2.3.4:", "1.2.3.4:70000", "1.2.3.4:9-8", "host:80",
-		"300.1.1.1", "::1/129", "1.2.3.4/8x",
+		"",	   "10.0.0.0/33", "1.2.3.4:", "1.2.3.4:70000", "1.2.3.4:9-8",
+		"host:80", "300.1.1.1",	  "::1/129",  "1.2.3.4/8x",
 	};
 	char cidr[64];
 	uint16_t lo, hi;
@@ -638,9 +605,20 @@ static void test_net_name_rules(void **state)
 		{"1a.example", "1a.example", 0, 65535},
 	};
 	static const char *const bad[] = {
-		"",	       "bad..name", ".example.com", "*.",	      "*example.com",
-		"a.*.com",     "ex ample.com", "example.com:", "example.com:70000",
-		"example.com:9-8", "10.0.0.1", "1.2.3.4:80", "::1",	      "x:1:2",
+		"",
+		"bad..name",
+		".example.com",
+		"*.",
+		"*example.com",
+		"a.*.com",
+		"ex ample.com",
+		"example.com:",
+		"example.com:70000",
+		"example.com:9-8",
+		"10.0.0.1",
+		"1.2.3.4:80",
+		"::1",
+		"x:1:2",
 		"exa/mple.com",
 	};
 	static const struct {
@@ -662,7 +640,8 @@ static void test_net_name_rules(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		assert_int_equal(net_name_rule_parse(good[i].rule, host, sizeof(host), &lo, &hi), 0);
+		assert_int_equal(net_name_rule_parse(good[i].rule, host, sizeof(host), &lo, &hi),
+				 0);
 		assert_string_equal(host, good[i].host);
 		assert_int_equal(lo, good[i].lo);
 		assert_int_equal(hi, good[i].hi);
@@ -707,80 +686,72 @@ static void test_merge_errors(void **state)
 	} cases[] = {
 		{"task:t.json", "{\"netwrok\": \"allow\"}", "t.json", "netwrok",
 		 "unknown key 'netwrok'; valid keys: mode,"},
-		{"cfg.json:agents.claude", "{\"limits\": {\"pid\": 5}}",
-		 "cfg.json", "agents.claude.limits.pid", "unknown limit 'pid'"},
+		{"cfg.json:agents.claude", "{\"limits\": {\"pid\": 5}}", "cfg.json",
+		 "agents.claude.limits.pid", "unknown limit 'pid'"},
 		{"cfg.json:sandbox", "{\"limits\": {\"pids\": 3}}", "cfg.json",
 		 "sandbox.limits.pids", "at least 4"},
-		{"flags", "{\"limits\": {\"memory_mb\": 15}}", "command line",
-		 "limits.memory_mb", "at least 16"},
+		{"flags", "{\"limits\": {\"memory_mb\": 15}}", "command line", "limits.memory_mb",
+		 "at least 16"},
 		{"flags", "{\"limits\": {\"cpu_percent\": 0}}", "command line",
 		 "limits.cpu_percent", "at least 1"},
-		{"flags", "{\"limits\": {\"open_files\": 15}}", "command line",
-		 "limits.open_files", "at least 16"},
-		{"flags", "{\"limits\": {\"disk_mb\": 0}}", "command line",
-		 "limits.disk_mb", "at least 1"},
+		{"flags", "{\"limits\": {\"open_files\": 15}}", "command line", "limits.open_files",
+		 "at least 16"},
+		{"flags", "{\"limits\": {\"disk_mb\": 0}}", "command line", "limits.disk_mb",
+		 "at least 1"},
 		{"flags", "{\"limits\": {\"file_size_mb\": 0}}", "command line",
 		 "limits.file_size_mb", "at least 1"},
-		{"flags", "{\"limits\": {\"pids\": \"64\"}}", "command line",
-		 "limits.pids", "non-negative integer"},
-		{"flags", "{\"limits\": {\"timeout_s\": -1}}", "command line",
-		 "limits.timeout_s", "non-negative integer"},
-		{"flags", "{\"limits\": {\"timeout_s\": 1.5}}", "command line",
-		 "limits.timeout_s", "non-negative integer"},
-		{"flags", "{\"limits\": {\"timeout_s\": 2000000000000}}",
-		 "command line", "limits.timeout_s", "at most"},
-		{"flags", "{\"limits\": [1]}", "command line", "limits",
-		 "must be an object"},
+		{"flags", "{\"limits\": {\"pids\": \"64\"}}", "command line", "limits.pids",
+		 "non-negative integer"},
+		{"flags", "{\"limits\": {\"timeout_s\": -1}}", "command line", "limits.timeout_s",
+		 "non-negative integer"},
+		{"flags", "{\"limits\": {\"timeout_s\": 1.5}}", "command line", "limits.timeout_s",
+		 "non-negative integer"},
+		{"flags", "{\"limits\": {\"timeout_s\": 2000000000000}}", "command line",
+		 "limits.timeout_s", "at most"},
+		{"flags", "{\"limits\": [1]}", "command line", "limits", "must be an object"},
 		{"flags", "{\"extra\": {\"net_allow\": [\"10.0.0.0/33\"]}}", "command line",
 		 "extra.net_allow[0]", "invalid network rule '10.0.0.0/33'"},
 		{"flags", "{\"extra\": {\"net_allow\": [\"127.0.0.1:80-79\"]}}", "command line",
 		 "extra.net_allow[0]", "invalid network rule"},
 		{"flags", "{\"extra\": {\"exec_deny\": [\"bin/sh\"]}}", "command line",
 		 "extra.exec_deny[0]", "must be an absolute path"},
-		{"flags", "{\"mode\": \"yolo\"}", "command line", "mode",
-		 "unknown mode 'yolo'"},
-		{"flags", "{\"mode\": 1}", "command line", "mode",
-		 "must be a string"},
+		{"flags", "{\"mode\": \"yolo\"}", "command line", "mode", "unknown mode 'yolo'"},
+		{"flags", "{\"mode\": 1}", "command line", "mode", "must be a string"},
 		{"flags", "{\"workspace\": \"\"}", "command line", "workspace",
 		 "must not be empty"},
-		{"flags", "{\"workspace\": null}", "command line", "workspace",
-		 "must be a string"},
+		{"flags", "{\"workspace\": null}", "command line", "workspace", "must be a string"},
 		{"flags", "{\"network\": \"maybe\"}", "command line", "network",
 		 "use \"deny\" or \"allow\""},
-		{"flags", "{\"user\": \"\"}", "command line", "user",
+		{"flags", "{\"user\": \"\"}", "command line", "user", "must not be empty"},
+		{"flags", "{\"user\": 0}", "command line", "user", "user name or null"},
+		{"flags", "{\"private_tmp\": \"yes\"}", "command line", "private_tmp",
+		 "true or false"},
+		{"flags", "{\"allow_unconfined\": 1}", "command line", "allow_unconfined",
+		 "true or false"},
+		{"flags", "{\"restrictions\": {\"ro\": \"/x\"}}", "command line", "restrictions.ro",
+		 "array of strings"},
+		{"flags", "{\"extra\": {\"ro\": [\"/a\", 1]}}", "command line", "extra.ro[1]",
+		 "must be a string"},
+		{"flags", "{\"extra\": {\"rw\": [\"\"]}}", "command line", "extra.rw[0]",
 		 "must not be empty"},
-		{"flags", "{\"user\": 0}", "command line", "user",
-		 "user name or null"},
-		{"flags", "{\"private_tmp\": \"yes\"}", "command line",
-		 "private_tmp", "true or false"},
-		{"flags", "{\"allow_unconfined\": 1}", "command line",
-		 "allow_unconfined", "true or false"},
-		{"flags", "{\"restrictions\": {\"ro\": \"/x\"}}",
-		 "command line", "restrictions.ro", "array of strings"},
-		{"flags", "{\"extra\": {\"ro\": [\"/a\", 1]}}", "command line",
-		 "extra.ro[1]", "must be a string"},
-		{"flags", "{\"extra\": {\"rw\": [\"\"]}}", "command line",
-		 "extra.rw[0]", "must not be empty"},
-		{"flags", "{\"extra\": {\"rx\": []}}", "command line",
-		 "extra.rx", "unknown key 'rx'; valid keys: ro, rw, deny, net_allow, net_deny, exec_deny, deny_commands, commands, env"},
-		{"flags", "{\"extra\": []}", "command line", "extra",
+		{"flags", "{\"extra\": {\"rx\": []}}", "command line", "extra.rx",
+		 "unknown key 'rx'; valid keys: ro, rw, deny, net_allow, net_deny, exec_deny, "
+		 "deny_commands, commands, env"},
+		{"flags", "{\"extra\": []}", "command line", "extra", "must be an object"},
+		{"flags", "{\"extra\": {\"env\": {\"1A\": \"x\"}}}", "command line", "extra.env.1A",
+		 "invalid variable name"},
+		{"flags", "{\"extra\": {\"env\": {\"A-B\": \"x\"}}}", "command line",
+		 "extra.env.A-B", "invalid variable name"},
+		{"flags", "{\"extra\": {\"env\": {\"A\": 1}}}", "command line", "extra.env.A",
+		 "must be a string"},
+		{"flags", "{\"extra\": {\"env\": [\"A=1\"]}}", "command line", "extra.env",
 		 "must be an object"},
-		{"flags", "{\"extra\": {\"env\": {\"1A\": \"x\"}}}",
-		 "command line", "extra.env.1A", "invalid variable name"},
-		{"flags", "{\"extra\": {\"env\": {\"A-B\": \"x\"}}}",
-		 "command line", "extra.env.A-B", "invalid variable name"},
-		{"flags", "{\"extra\": {\"env\": {\"A\": 1}}}", "command line",
-		 "extra.env.A", "must be a string"},
-		{"flags", "{\"extra\": {\"env\": [\"A=1\"]}}", "command line",
-		 "extra.env", "must be an object"},
-		{"g.json:modes.read-only", "{\"mode\": \"full-access\"}",
-		 "g.json", "modes.read-only.mode", "cannot switch"},
+		{"g.json:modes.read-only", "{\"mode\": \"full-access\"}", "g.json",
+		 "modes.read-only.mode", "cannot switch"},
 		{"flags", "[]", "command line", "", "must be a JSON object"},
-		{"flags", "{\"workspace\": \"a\\u0000b\"}", "command line",
-		 "workspace", "NUL"},
+		{"flags", "{\"workspace\": \"a\\u0000b\"}", "command line", "workspace", "NUL"},
 		/* control characters never reach the one-line error */
-		{"flags", "{\"bad\\nkey\": 1}", "command line", "bad?key",
-		 "unknown key 'bad?key'"},
+		{"flags", "{\"bad\\nkey\": 1}", "command line", "bad?key", "unknown key 'bad?key'"},
 	};
 
 	(void)state;
@@ -791,8 +762,7 @@ static void test_merge_errors(void **state)
 
 		policy_init(&p);
 		/* a valid key before the bad one must not stick either */
-		r = merge(&p, "{\"network\": \"allow\"}", "g.json:sandbox",
-			  &err);
+		r = merge(&p, "{\"network\": \"allow\"}", "g.json:sandbox", &err);
 		assert_int_equal(r, 0);
 		r = merge(&p, cases[i].json, cases[i].origin, &err);
 		if (r != -EINVAL)
@@ -833,9 +803,7 @@ static void test_mode_layer_same_mode(void **state)
 
 	(void)state;
 	policy_init(&p);
-	assert_int_equal(merge(&p, "{\"mode\": \"read-only\"}",
-			       "g.json:modes.read-only", &err),
-			 0);
+	assert_int_equal(merge(&p, "{\"mode\": \"read-only\"}", "g.json:modes.read-only", &err), 0);
 	assert_int_equal(p.mode, MODE_READ_ONLY);
 	policy_free(&p);
 }
@@ -872,8 +840,7 @@ static void test_to_json(void **state)
 	assert_true(json_object_get_boolean(v));
 	assert_true(json_object_object_get_ex(o, "ro", &v));
 	assert_int_equal(json_object_array_length(v), 1);
-	assert_string_equal(
-		json_object_get_string(json_object_array_get_idx(v, 0)), "/r");
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 0)), "/r");
 	assert_true(json_object_object_get_ex(o, "rw", &v));
 	assert_int_equal(json_object_array_length(v), 0);
 	assert_true(json_object_object_get_ex(o, "deny", &v));
@@ -889,9 +856,7 @@ static void test_to_json(void **state)
 	assert_int_equal(json_object_object_length(lim), 12);
 	assert_true(json_object_object_get_ex(o, "layers", &v));
 	assert_int_equal(json_object_array_length(v), 2);
-	assert_string_equal(
-		json_object_get_string(json_object_array_get_idx(v, 1)),
-		"task:t.json");
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 1)), "task:t.json");
 	json_object_put(o);
 	policy_free(&p);
 }
@@ -960,8 +925,7 @@ static void test_load_precedence(void **state)
 			.global = "prec.json",
 			.agent = cases[i].agent,
 			.task = cases[i].task ? "task.json" : NULL,
-			.flags = cases[i].flags ? "{\"limits\": {\"pids\": 30}}"
-						: NULL,
+			.flags = cases[i].flags ? "{\"limits\": {\"pids\": 30}}" : NULL,
 		};
 		struct policy_error err;
 		struct bpfbox_policy p;
@@ -1020,28 +984,23 @@ static void test_load_mode_layer(void **state)
 		unsigned int pids;
 		const char *mode_origin;
 	} cases[] = {
-		{"plain", NULL, NULL, MODE_WORKSPACE_WRITE, 7,
-		 "modes.json:modes.workspace-write"},
-		{"ro", NULL, NULL, MODE_READ_ONLY, 8,
-		 "modes.json:modes.read-only"},
+		{"plain", NULL, NULL, MODE_WORKSPACE_WRITE, 7, "modes.json:modes.workspace-write"},
+		{"ro", NULL, NULL, MODE_READ_ONLY, 8, "modes.json:modes.read-only"},
 		{"ro", "{\"mode\": \"full-access\"}", NULL, MODE_FULL_ACCESS, 9,
 		 "modes.json:modes.full-access"},
-		{"ro", "{\"mode\": \"full-access\"}",
-		 "{\"mode\": \"workspace-write\"}", MODE_WORKSPACE_WRITE, 7,
-		 "modes.json:modes.workspace-write"},
+		{"ro", "{\"mode\": \"full-access\"}", "{\"mode\": \"workspace-write\"}",
+		 MODE_WORKSPACE_WRITE, 7, "modes.json:modes.workspace-write"},
 		{"plain", NULL, "{\"mode\": \"read-only\"}", MODE_READ_ONLY, 8,
 		 "modes.json:modes.read-only"},
-		{"ro",
-		 "{\"mode\": \"full-access\", \"limits\": {\"pids\": 40}}",
-		 NULL, MODE_FULL_ACCESS, 40, "modes.json:modes.full-access"},
+		{"ro", "{\"mode\": \"full-access\", \"limits\": {\"pids\": 40}}", NULL,
+		 MODE_FULL_ACCESS, 40, "modes.json:modes.full-access"},
 	};
 
 	(void)state;
 	write_file("modes.json", modes_global);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct srcs s = {.global = "modes.json",
-				 .agent = cases[i].agent,
-				 .flags = cases[i].flags};
+		struct srcs s = {
+			.global = "modes.json", .agent = cases[i].agent, .flags = cases[i].flags};
 		struct policy_error err;
 		struct bpfbox_policy p;
 
@@ -1053,15 +1012,12 @@ static void test_load_mode_layer(void **state)
 			fail_msg("case %zu: %s: %s", i, err.path, err.message);
 		assert_int_equal(p.mode, cases[i].mode);
 		assert_int_equal(p.limits.pids, cases[i].pids);
-		assert_int_equal(p.net, cases[i].mode == MODE_FULL_ACCESS
-						? NET_ALLOW
-						: NET_DENY);
+		assert_int_equal(p.net, cases[i].mode == MODE_FULL_ACCESS ? NET_ALLOW : NET_DENY);
 		assert_true(strv_contains(&p.origins, cases[i].mode_origin));
 		/* only one mode layer */
 		for (size_t j = 0; j < p.origins.n; j++)
 			if (strstr(p.origins.v[j], ":modes."))
-				assert_string_equal(p.origins.v[j],
-						    cases[i].mode_origin);
+				assert_string_equal(p.origins.v[j], cases[i].mode_origin);
 		/* the mode layer comes after the agent, before the task */
 		assert_true(p.origins.n >= 3);
 		assert_non_null(strstr(p.origins.v[1], ":agents."));
@@ -1081,73 +1037,62 @@ static void test_load_errors(void **state)
 		int rc;
 		const char *file, *path, *msg;
 	} cases[] = {
-		{"{\"sandbox\": {}, \"agent\": {}}", NULL, NULL, NULL, -EINVAL,
-		 "g.json", "agent",
+		{"{\"sandbox\": {}, \"agent\": {}}", NULL, NULL, NULL, -EINVAL, "g.json", "agent",
 		 "unknown key 'agent'; valid keys: sandbox, agents, modes"},
 		/* an unused agent is checked too */
-		{"{\"agents\": {\"a\": {}, \"b\": {\"limts\": {}}}}", NULL, "a",
-		 NULL, -EINVAL, "g.json", "agents.b.limts", "unknown key"},
-		{"{\"agents\": {\"a\": {}, \"b\": {}}}", NULL, "c", NULL,
-		 -EINVAL, "g.json", "agents",
-		 "unknown agent 'c'; known agents: a, b"},
-		{"{}", NULL, "c", NULL, -EINVAL, "g.json", "agents",
-		 "no agents are defined"},
-		{"{\"agents\": []}", NULL, NULL, NULL, -EINVAL, "g.json",
-		 "agents", "must be an object"},
-		{"{\"modes\": {\"yolo\": {}}}", NULL, NULL, NULL, -EINVAL,
-		 "g.json", "modes.yolo", "unknown mode 'yolo'"},
+		{"{\"agents\": {\"a\": {}, \"b\": {\"limts\": {}}}}", NULL, "a", NULL, -EINVAL,
+		 "g.json", "agents.b.limts", "unknown key"},
+		{"{\"agents\": {\"a\": {}, \"b\": {}}}", NULL, "c", NULL, -EINVAL, "g.json",
+		 "agents", "unknown agent 'c'; known agents: a, b"},
+		{"{}", NULL, "c", NULL, -EINVAL, "g.json", "agents", "no agents are defined"},
+		{"{\"agents\": []}", NULL, NULL, NULL, -EINVAL, "g.json", "agents",
+		 "must be an object"},
+		{"{\"modes\": {\"yolo\": {}}}", NULL, NULL, NULL, -EINVAL, "g.json", "modes.yolo",
+		 "unknown mode 'yolo'"},
 		{"{\"modes\": {\"read-only\": {\"restrictions\": {\"deny\": "
 		 "[]}}}}",
-		 NULL, NULL, NULL, -EINVAL, "g.json",
-		 "modes.read-only.restrictions.deny", "use extra.deny"},
-		{"{\"sandbox\": {\"limits\": {\"pids\": 1}}}", NULL, NULL, NULL,
-		 -EINVAL, "g.json", "sandbox.limits.pids", "at least 4"},
-		{"{\n  \"sandbox\": {\n    \"mode\": \"read-only\",\n  }\n}",
-		 NULL, NULL, NULL, -EINVAL, "g.json", "",
-		 "invalid JSON at line 4"},
+		 NULL, NULL, NULL, -EINVAL, "g.json", "modes.read-only.restrictions.deny",
+		 "use extra.deny"},
+		{"{\"sandbox\": {\"limits\": {\"pids\": 1}}}", NULL, NULL, NULL, -EINVAL, "g.json",
+		 "sandbox.limits.pids", "at least 4"},
+		{"{\n  \"sandbox\": {\n    \"mode\": \"read-only\",\n  }\n}", NULL, NULL, NULL,
+		 -EINVAL, "g.json", "", "invalid JSON at line 4"},
 		{"{\"sandbox\": {}", NULL, NULL, NULL, -EINVAL, "g.json", "",
 		 "unexpected end of file"},
-		{"{} {}", NULL, NULL, NULL, -EINVAL, "g.json", "",
-		 "invalid JSON at line 1"},
-		{"[]", NULL, NULL, NULL, -EINVAL, "g.json", "",
-		 "top level must be a JSON object"},
-		{"", NULL, NULL, NULL, -EINVAL, "g.json", "",
-		 "unexpected end of file"},
-		{NULL, "{\"restrictions\": {\"deny\": [\"/x\"]}}", NULL, NULL,
-		 -EINVAL, "task.json", "restrictions.deny",
+		{"{} {}", NULL, NULL, NULL, -EINVAL, "g.json", "", "invalid JSON at line 1"},
+		{"[]", NULL, NULL, NULL, -EINVAL, "g.json", "", "top level must be a JSON object"},
+		{"", NULL, NULL, NULL, -EINVAL, "g.json", "", "unexpected end of file"},
+		{NULL, "{\"restrictions\": {\"deny\": [\"/x\"]}}", NULL, NULL, -EINVAL, "task.json",
+		 "restrictions.deny",
 		 "deny list can only be replaced in the global or agent "
 		 "config; use extra.deny"},
-		{NULL, NULL, NULL, "{\"restrictions\": {\"deny\": []}}",
-		 -EINVAL, "command line", "restrictions.deny",
-		 "use extra.deny"},
-		{NULL, "{\"limits\": {\"pids\": 2}}", NULL, NULL, -EINVAL,
-		 "task.json", "limits.pids", "at least 4"},
-		{NULL, "{\"mode\": \"rw\"}", NULL, NULL, -EINVAL, "task.json",
-		 "mode", "unknown mode 'rw'"},
-		{NULL, "{\"user\": \"no-such-user-bpfbox\"}", NULL, NULL,
-		 -EINVAL, "task.json", "user", "unknown user"},
-		{NULL, "{\"extra\": {\"rw\": [\"/etc\"]}}", NULL, NULL, -EINVAL,
-		 "task.json", "extra.rw[0]", "grant a narrower directory"},
-		{NULL, "{\"extra\": {\"rw\": [\"/\"]}}", NULL, NULL, -EINVAL,
-		 "task.json", "extra.rw[0]", "grant a narrower directory"},
-		{NULL, "{\"extra\": {\"ro\": [\"ro\", \"nope\"]}}", NULL, NULL,
-		 -ENOENT, "task.json", "extra.ro[1]", "nope' does not exist"},
-		{"{\"agents\": {\"a\": {\"extra\": {\"rw\": [\"nope\"]}}}}",
-		 NULL, "a", NULL, -ENOENT, "g.json", "agents.a.extra.rw[0]",
+		{NULL, NULL, NULL, "{\"restrictions\": {\"deny\": []}}", -EINVAL, "command line",
+		 "restrictions.deny", "use extra.deny"},
+		{NULL, "{\"limits\": {\"pids\": 2}}", NULL, NULL, -EINVAL, "task.json",
+		 "limits.pids", "at least 4"},
+		{NULL, "{\"mode\": \"rw\"}", NULL, NULL, -EINVAL, "task.json", "mode",
+		 "unknown mode 'rw'"},
+		{NULL, "{\"user\": \"no-such-user-bpfbox\"}", NULL, NULL, -EINVAL, "task.json",
+		 "user", "unknown user"},
+		{NULL, "{\"extra\": {\"rw\": [\"/etc\"]}}", NULL, NULL, -EINVAL, "task.json",
+		 "extra.rw[0]", "grant a narrower directory"},
+		{NULL, "{\"extra\": {\"rw\": [\"/\"]}}", NULL, NULL, -EINVAL, "task.json",
+		 "extra.rw[0]", "grant a narrower directory"},
+		{NULL, "{\"extra\": {\"ro\": [\"ro\", \"nope\"]}}", NULL, NULL, -ENOENT,
+		 "task.json", "extra.ro[1]", "nope' does not exist"},
+		{"{\"agents\": {\"a\": {\"extra\": {\"rw\": [\"nope\"]}}}}", NULL, "a", NULL,
+		 -ENOENT, "g.json", "agents.a.extra.rw[0]",
 		 "does not exist; create it or remove it from the list"},
-		{NULL, "{\"workspace\": \"nope\"}", NULL, NULL, -ENOENT,
-		 "task.json", "workspace",
+		{NULL, "{\"workspace\": \"nope\"}", NULL, NULL, -ENOENT, "task.json", "workspace",
 		 "does not exist; create it or choose a project directory "
 		 "with -w DIR"},
-		{NULL, "{\"workspace\": \"ws\"}", NULL,
-		 "{\"workspace\": \"/\"}", -EINVAL, "command line", "workspace",
-		 "choose a project directory with -w DIR"},
+		{NULL, "{\"workspace\": \"ws\"}", NULL, "{\"workspace\": \"/\"}", -EINVAL,
+		 "command line", "workspace", "choose a project directory with -w DIR"},
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct srcs s = {.agent = cases[i].agent,
-				 .flags = cases[i].flags};
+		struct srcs s = {.agent = cases[i].agent, .flags = cases[i].flags};
 		struct policy_error err;
 		struct bpfbox_policy p;
 		int r;
@@ -1162,8 +1107,8 @@ static void test_load_errors(void **state)
 		}
 		r = load(&p, &s, &err);
 		if (r != cases[i].rc)
-			fail_msg("case %zu: rc %d, want %d (%s: %s)", i, r,
-				 cases[i].rc, err.path, err.message);
+			fail_msg("case %zu: rc %d, want %d (%s: %s)", i, r, cases[i].rc, err.path,
+				 err.message);
 		assert_err(&err, cases[i].file, cases[i].path, cases[i].msg);
 		/* p is left empty */
 		assert_null(p.workspace);
@@ -1211,11 +1156,10 @@ static void test_load_deny(void **state)
 	struct srcs s = {.global = "g.json", .task = "task.json"};
 
 	(void)state;
-	write_file("g.json",
-		   "{\"sandbox\": {\"restrictions\": {\"deny\": "
-		   "[\"/etc/shadow\"]}},"
-		   " \"agents\": {\"a\": {\"restrictions\": {\"deny\":"
-		   " [\"**/.ssh\"]}}, \"b\": {}}}");
+	write_file("g.json", "{\"sandbox\": {\"restrictions\": {\"deny\": "
+			     "[\"/etc/shadow\"]}},"
+			     " \"agents\": {\"a\": {\"restrictions\": {\"deny\":"
+			     " [\"**/.ssh\"]}}, \"b\": {}}}");
 	write_file("task.json", "{\"extra\": {\"deny\": [\"**/*.tok\"]}}");
 	s.agent = "b";
 	assert_int_equal(load(&p, &s, &err), 0);
@@ -1253,14 +1197,10 @@ static void test_load_expansion(void **state)
 		{"link", "ws", 0, NULL},
 		{"file.txt", "file.txt", 0, NULL},
 		{"ro/<cwd>", NULL, -ENOENT, "does not exist"},
-		{"$BPFBOX_T_UNSET/ro", NULL, -EINVAL,
-		 "$BPFBOX_T_UNSET is not set"},
-		{"${BPFBOX_T_UNSET}", NULL, -EINVAL,
-		 "$BPFBOX_T_UNSET is not set"},
-		{"$BPFBOX_T_EMPTY/ro", NULL, -EINVAL,
-		 "$BPFBOX_T_EMPTY is empty"},
-		{"${BPFBOX_T_DIR", NULL, -EINVAL,
-		 "must start $NAME or ${NAME}"},
+		{"$BPFBOX_T_UNSET/ro", NULL, -EINVAL, "$BPFBOX_T_UNSET is not set"},
+		{"${BPFBOX_T_UNSET}", NULL, -EINVAL, "$BPFBOX_T_UNSET is not set"},
+		{"$BPFBOX_T_EMPTY/ro", NULL, -EINVAL, "$BPFBOX_T_EMPTY is empty"},
+		{"${BPFBOX_T_DIR", NULL, -EINVAL, "must start $NAME or ${NAME}"},
 		{"ro$", NULL, -EINVAL, "must start $NAME"},
 		{"$1", NULL, -EINVAL, "must start $NAME"},
 		{"~root/x", NULL, -EINVAL, "'~user' is not supported"},
@@ -1273,21 +1213,19 @@ static void test_load_expansion(void **state)
 	setenv("BPFBOX_T_EMPTY", "", 1);
 	setenv("HOME", tmp, 1);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct srcs s = {.task = "task.json",
-				 .flags = "{\"workspace\": \"ws\"}"};
+		struct srcs s = {.task = "task.json", .flags = "{\"workspace\": \"ws\"}"};
 		struct policy_error err = {0};
 		struct bpfbox_policy p;
 		char json[256], want[PATH_MAX];
 		int r;
 
-		snprintf(json, sizeof(json),
-			 "{\"extra\": {\"ro\": [\"/usr\", \"%s\"]}}",
+		snprintf(json, sizeof(json), "{\"extra\": {\"ro\": [\"/usr\", \"%s\"]}}",
 			 cases[i].entry);
 		write_file("task.json", json);
 		r = load(&p, &s, &err);
 		if (r != cases[i].rc)
-			fail_msg("'%s': rc %d, want %d (%s)", cases[i].entry, r,
-				 cases[i].rc, err.message);
+			fail_msg("'%s': rc %d, want %d (%s)", cases[i].entry, r, cases[i].rc,
+				 err.message);
 		if (r == 0) {
 			assert_int_equal(p.ro_paths.n, 2);
 			assert_string_equal(p.ro_paths.v[0], "/usr");
@@ -1297,8 +1235,7 @@ static void test_load_expansion(void **state)
 				snprintf(want, sizeof(want), "%s", tmp);
 			assert_string_equal(p.ro_paths.v[1], want);
 		} else {
-			assert_err(&err, "task.json", "extra.ro[1]",
-				   cases[i].msg);
+			assert_err(&err, "task.json", "extra.ro[1]", cases[i].msg);
 		}
 		policy_free(&p);
 	}
@@ -1364,14 +1301,13 @@ static void test_load_workspace(void **state)
 		int r;
 
 		if (cases[i].ws) {
-			snprintf(flags, sizeof(flags),
-				 "{\"workspace\": \"%s\"}", cases[i].ws);
+			snprintf(flags, sizeof(flags), "{\"workspace\": \"%s\"}", cases[i].ws);
 			s.flags = flags;
 		}
 		r = load(&p, &s, &err);
 		if (r != cases[i].rc)
-			fail_msg("'%s': rc %d, want %d (%s)", cases[i].ws, r,
-				 cases[i].rc, err.message);
+			fail_msg("'%s': rc %d, want %d (%s)", cases[i].ws, r, cases[i].rc,
+				 err.message);
 		if (r == 0) {
 			if (cases[i].want[0])
 				in_tmp(want, sizeof(want), cases[i].want);
@@ -1379,9 +1315,7 @@ static void test_load_workspace(void **state)
 				snprintf(want, sizeof(want), "%s", tmp);
 			assert_string_equal(p.workspace, want);
 		} else {
-			assert_err(&err,
-				   cases[i].ws ? "command line"
-					       : "current directory",
+			assert_err(&err, cases[i].ws ? "command line" : "current directory",
 				   "workspace", cases[i].msg);
 		}
 		policy_free(&p);
@@ -1414,16 +1348,14 @@ static void test_load_workspace_home(void **state)
 		int r;
 
 		setenv("HOME", in_tmp(buf, sizeof(buf), cases[i].home), 1);
-		snprintf(json, sizeof(json), "{\"workspace\": \"%s\"}",
-			 cases[i].ws);
+		snprintf(json, sizeof(json), "{\"workspace\": \"%s\"}", cases[i].ws);
 		write_file("task.json", json);
 		r = load(&p, &s, &err);
 		if (r != cases[i].rc)
-			fail_msg("home %s, ws %s: rc %d (%s)", cases[i].home,
-				 cases[i].ws, r, err.message);
+			fail_msg("home %s, ws %s: rc %d (%s)", cases[i].home, cases[i].ws, r,
+				 err.message);
 		if (r < 0)
-			assert_err(&err, "task.json", "workspace",
-				   cases[i].msg);
+			assert_err(&err, "task.json", "workspace", cases[i].msg);
 		policy_free(&p);
 	}
 	/* the default workspace is the cwd: the home dir is refused */
@@ -1434,8 +1366,7 @@ static void test_load_workspace_home(void **state)
 		struct bpfbox_policy p;
 
 		assert_int_equal(load(&p, &s, &err), -EINVAL);
-		assert_err(&err, "current directory", "workspace",
-			   "is your home directory");
+		assert_err(&err, "current directory", "workspace", "is your home directory");
 		policy_free(&p);
 	}
 }
@@ -1452,8 +1383,7 @@ static void test_load_user(void **state)
 	policy_free(&p);
 	s.flags = "{\"user\": \"no-such-user-bpfbox\"}";
 	assert_int_equal(load(&p, &s, &err), -EINVAL);
-	assert_err(&err, "command line", "user",
-		   "unknown user 'no-such-user-bpfbox'");
+	assert_err(&err, "command line", "user", "unknown user 'no-such-user-bpfbox'");
 	policy_free(&p);
 }
 
@@ -1493,8 +1423,7 @@ static void test_validate(void **state)
 			if (cases[i].ws[0] == '/' || !cases[i].ws[0])
 				p.workspace = strdup(cases[i].ws);
 			else
-				p.workspace = strdup(
-					in_tmp(buf, sizeof(buf), cases[i].ws));
+				p.workspace = strdup(in_tmp(buf, sizeof(buf), cases[i].ws));
 			assert_non_null(p.workspace);
 		}
 		if (cases[i].rw && cases[i].rw[0] != '/')
@@ -1504,8 +1433,7 @@ static void test_validate(void **state)
 		if (cases[i].rw)
 			assert_int_equal(strv_push(&p.rw_paths, buf), 0);
 		if (cases[i].ro)
-			assert_int_equal(strv_push(&p.ro_paths, cases[i].ro),
-					 0);
+			assert_int_equal(strv_push(&p.ro_paths, cases[i].ro), 0);
 		p.limits.pids = cases[i].pids;
 		if (cases[i].user)
 			p.user = strdup(cases[i].user);
@@ -1579,14 +1507,12 @@ static void test_writable_rules(void **state)
 		r = load(&p, &s, &err);
 		if (!cases[i].rule) {
 			if (r != 0)
-				fail_msg("--rw %s refused: %s", cases[i].path,
-					 err.message);
+				fail_msg("--rw %s refused: %s", cases[i].path, err.message);
 			policy_free(&p);
 			continue;
 		}
 		if (r != -EINVAL)
-			fail_msg("--rw %s: rc %d, want -EINVAL", cases[i].path,
-				 r);
+			fail_msg("--rw %s: rc %d, want -EINVAL", cases[i].path, r);
 		assert_err(&err, "task.json", "extra.rw[0]", cases[i].rule);
 		assert_non_null(strstr(err.message, "it is "));
 		assert_non_null(strstr(err.message, "write access to '"));
@@ -1596,13 +1522,11 @@ static void test_writable_rules(void **state)
 		/* The same path as a workspace, where it is one. */
 		if (cases[i].path[0] != '/' || strlen(cases[i].path) <= 5)
 			continue; /* "/sys" and the like: "a system directory" */
-		snprintf(json, sizeof(json), "{\"workspace\": \"%s\"}",
-			 cases[i].path);
+		snprintf(json, sizeof(json), "{\"workspace\": \"%s\"}", cases[i].path);
 		write_file("task.json", json);
 		r = load(&p, &s, &err);
 		if (r != -EINVAL)
-			fail_msg("-w %s: rc %d, want -EINVAL", cases[i].path,
-				 r);
+			fail_msg("-w %s: rc %d, want -EINVAL", cases[i].path, r);
 		assert_err(&err, "task.json", "workspace", cases[i].rule);
 		policy_free(&p);
 	}
@@ -1621,8 +1545,7 @@ static void test_writable_rules(void **state)
 		assert_int_equal(strv_push(&p.rw_paths, cases[i].path), 0);
 		r = policy_validate(&p, &err);
 		if ((r == 0) != !cases[i].rule)
-			fail_msg("validate --rw %s: rc %d (%s)", cases[i].path,
-				 r, err.message);
+			fail_msg("validate --rw %s: rc %d (%s)", cases[i].path, r, err.message);
 		if (r < 0) {
 			assert_string_equal(err.path, "rw[0]");
 			assert_non_null(strstr(err.message, cases[i].rule));

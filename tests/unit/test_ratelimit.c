@@ -30,7 +30,7 @@ static void bucket(void **state)
 	for (int i = 0; i < 100; i++)
 		n += ratelimit_take(&r, t);
 	assert_int_equal(n, 20); /* the burst */
-	t += S / 2;		  /* half a second: 5 tokens */
+	t += S / 2;		 /* half a second: 5 tokens */
 	n = 0;
 	for (int i = 0; i < 100; i++)
 		n += ratelimit_take(&r, t);
@@ -64,11 +64,11 @@ static void parse(void **state)
 
 static void flood_counts(void **state)
 {
-	struct bpfbox_file_event f = { .hdr.type = BPFBOX_EV_FILE };
-	struct bpfbox_exec_event x = { .hdr.type = BPFBOX_EV_EXEC };
-	struct audit_clock c = { 0 };
+	struct bpfbox_file_event f = {.hdr.type = BPFBOX_EV_FILE};
+	struct bpfbox_exec_event x = {.hdr.type = BPFBOX_EV_EXEC};
+	struct audit_clock c = {0};
 	struct audit_flood fl;
-	struct jsonw w = { 0 };
+	struct jsonw w = {0};
 	struct json_object *o, *types, *v;
 	uint64_t t = 10 * S;
 	int passed = 0;

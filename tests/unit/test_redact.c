@@ -64,10 +64,9 @@ struct row {
 	"eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."               \
 	"eyJzdWIiOiIxMjM0NTY3ODkwIiwiaWF0IjoxNTE2MjM5MDIyfQ." \
 	"SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
-#define SHA1 "3f2a9c1d4e5b6a7980f1e2d3c4b5a69788796a5b"
-#define SHA256 \
-	"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-#define UUID "550e8400-e29b-41d4-a716-446655440000"
+#define SHA1   "3f2a9c1d4e5b6a7980f1e2d3c4b5a69788796a5b"
+#define SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+#define UUID   "550e8400-e29b-41d4-a716-446655440000"
 
 static const struct row rows[] = {
 	/* KEY=value and KEY: value, any case; the key stays */
@@ -79,31 +78,22 @@ static const struct row rows[] = {
 	    "https://h/x?token=[REDACTED]&page=2"),
 	RED("access_token= ends with the key word", "?access_token=abc",
 	    "?access_token=[REDACTED]"),
-	RED("GITHUB_TOKEN= env style", "GITHUB_TOKEN=" GHP,
-	    "GITHUB_TOKEN=[REDACTED]"),
-	RED("password: with a blank", "password: hunter2",
-	    "password: [REDACTED]"),
-	RED("Password = with blanks", "Password = hunter2",
-	    "Password = [REDACTED]"),
-	RED("password in JSON, quoted value with a blank",
-	    "{\"password\": \"hunter 2\"}", "{\"password\": \"[REDACTED]\"}"),
-	RED("token in single quotes", "{'token':'abc'}",
-	    "{'token':'[REDACTED]'}"),
+	RED("GITHUB_TOKEN= env style", "GITHUB_TOKEN=" GHP, "GITHUB_TOKEN=[REDACTED]"),
+	RED("password: with a blank", "password: hunter2", "password: [REDACTED]"),
+	RED("Password = with blanks", "Password = hunter2", "Password = [REDACTED]"),
+	RED("password in JSON, quoted value with a blank", "{\"password\": \"hunter 2\"}",
+	    "{\"password\": \"[REDACTED]\"}"),
+	RED("token in single quotes", "{'token':'abc'}", "{'token':'[REDACTED]'}"),
 	RED("bearer=", "bearer=abc", "bearer=[REDACTED]"),
 	RED("BEARER: any case", "BEARER: abc", "BEARER: [REDACTED]"),
-	RED("authorization= without scheme", "authorization=abc",
-	    "authorization=[REDACTED]"),
-	RED("Authorization: Bearer keeps the scheme",
-	    "Authorization: Bearer abc.def",
+	RED("authorization= without scheme", "authorization=abc", "authorization=[REDACTED]"),
+	RED("Authorization: Bearer keeps the scheme", "Authorization: Bearer abc.def",
 	    "Authorization: Bearer [REDACTED]"),
-	RED("Proxy-Authorization: Basic",
-	    "-H\0Proxy-Authorization: Basic dXNlcjpwYXNz",
+	RED("Proxy-Authorization: Basic", "-H\0Proxy-Authorization: Basic dXNlcjpwYXNz",
 	    "-H\0Proxy-Authorization: Basic [REDACTED]"),
-	RED("authorization in JSON with scheme",
-	    "{\"Authorization\":\"token abc\"}",
+	RED("authorization in JSON with scheme", "{\"Authorization\":\"token abc\"}",
 	    "{\"Authorization\":\"token [REDACTED]\"}"),
-	RED("client_secret=", "client_secret=s3cr3t",
-	    "client_secret=[REDACTED]"),
+	RED("client_secret=", "client_secret=s3cr3t", "client_secret=[REDACTED]"),
 	RED("AWS_SECRET_ACCESS_KEY=", "AWS_SECRET_ACCESS_KEY=abc",
 	    "AWS_SECRET_ACCESS_KEY=[REDACTED]"),
 	RED("the value ends at ; and ,", "token=a;b password=c,d",
@@ -120,18 +110,15 @@ static const struct row rows[] = {
 
 	/* flags, value in the same or the next argument */
 	RED("--token=", "--token=abc", "--token=[REDACTED]"),
-	RED("--token next argument", "gh\0--token\0abc\0repo",
-	    "gh\0--token\0[REDACTED]\0repo"),
+	RED("--token next argument", "gh\0--token\0abc\0repo", "gh\0--token\0[REDACTED]\0repo"),
 	RED("--api-key next argument", "--api-key\0k\0--verbose",
 	    "--api-key\0[REDACTED]\0--verbose"),
-	RED("--password next argument", "--password\0hunter2",
-	    "--password\0[REDACTED]"),
+	RED("--password next argument", "--password\0hunter2", "--password\0[REDACTED]"),
 	RED("--bearer next argument", "--bearer\0abc", "--bearer\0[REDACTED]"),
 	RED("--auth next argument", "--auth\0user:pw", "--auth\0[REDACTED]"),
 	RED("--auth=", "--auth=user:pw", "--auth=[REDACTED]"),
 	RED("--AUTH any case", "--AUTH\0x", "--AUTH\0[REDACTED]"),
-	RED("--auth-token ends with a key word", "--auth-token\0abc",
-	    "--auth-token\0[REDACTED]"),
+	RED("--auth-token ends with a key word", "--auth-token\0abc", "--auth-token\0[REDACTED]"),
 	RED("--token in a shell string", "sh\0-c\0tool --token abc def",
 	    "sh\0-c\0tool --token [REDACTED] def"),
 	RED("--password with a quoted value", "--password \"pa ss\" x",
@@ -139,8 +126,7 @@ static const struct row rows[] = {
 	SAME("--password followed by a flag", "--password\0--verbose"),
 	SAME("--token without value", "x\0--token"),
 	SAME("--no-password", "--no-password\0db"),
-	SAME("--author is not --auth",
-	     "git\0commit\0--author=me\0--author\0me"),
+	SAME("--author is not --auth", "git\0commit\0--author=me\0--author\0me"),
 	SAME("--token-file names a path", "--token-file\0/run/token"),
 	SAME("--tokenizer", "--tokenizer\0bert"),
 
@@ -148,8 +134,7 @@ static const struct row rows[] = {
 	RED("Bearer token", "Bearer abcdefgh12345", "Bearer [REDACTED]"),
 	RED("bearer in a -H argument", "-H\0authorization:  bearer " JWT,
 	    "-H\0authorization:  bearer [REDACTED]"),
-	RED("BEARER upper case",
-	    "x BEARER abcdefgh.ijk~l+m/n=", "x BEARER [REDACTED]"),
+	RED("BEARER upper case", "x BEARER abcdefgh.ijk~l+m/n=", "x BEARER [REDACTED]"),
 	SAME("bearer in prose", "the Bearer of bad news"),
 	SAME("bearer of a shell variable", "Bearer $TOKEN"),
 	SAME("Bearer glued to a word", "xbearer abcdefgh12345"),
@@ -165,8 +150,7 @@ static const struct row rows[] = {
 	    "postgres://app:[REDACTED]@db:5432/app"),
 	RED("an @ in the password: up to the last @", "https://u:p@ss@host/",
 	    "https://u:[REDACTED]@host/"),
-	RED("empty user", "redis://:hunter2@cache:6379",
-	    "redis://:[REDACTED]@cache:6379"),
+	RED("empty user", "redis://:hunter2@cache:6379", "redis://:[REDACTED]@cache:6379"),
 	SAME("user without password", "https://user@example.com/"),
 	SAME("host and port", "https://example.com:8443/path?q=1"),
 	SAME("ssh URL", "ssh://git@github.com:22/org/repo.git"),
@@ -177,14 +161,10 @@ static const struct row rows[] = {
 	RED("github_pat_", PAT, "github_pat_[REDACTED]"),
 	RED("AKIA", "AKIAIOSFODNN7EXAMPLE", "AKIA[REDACTED]"),
 	RED("AKIA after =", "id=AKIAIOSFODNN7EXAMPLE;", "id=AKIA[REDACTED];"),
-	RED("xoxb-", "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
-	    "xoxb-[REDACTED]"),
-	RED("xoxp-", "slack\0xoxp-1234567890-0987654321",
-	    "slack\0xoxp-[REDACTED]"),
-	RED("sk-", "OPENAI=sk-proj-abc123def456ghi789jkl",
-	    "OPENAI=sk-[REDACTED]"),
-	RED("sk- in a path segment", "/tmp/sk-abc123def456ghi789jkl0",
-	    "/tmp/sk-[REDACTED]"),
+	RED("xoxb-", "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "xoxb-[REDACTED]"),
+	RED("xoxp-", "slack\0xoxp-1234567890-0987654321", "slack\0xoxp-[REDACTED]"),
+	RED("sk-", "OPENAI=sk-proj-abc123def456ghi789jkl", "OPENAI=sk-[REDACTED]"),
+	RED("sk- in a path segment", "/tmp/sk-abc123def456ghi789jkl0", "/tmp/sk-[REDACTED]"),
 	SAME("sk-learn", "pip\0install\0sk-learn\0scikit-learn"),
 	SAME("sk- without digits", "sk-this-is-just-a-long-name-here"),
 	SAME("task- is not sk-", "task-abc123def456ghi789jkl0"),
@@ -196,16 +176,12 @@ static const struct row rows[] = {
 	RED("base64 token with / and +", "x " B64 " y", "x [REDACTED] y"),
 	RED("base64url token", B64U, "[REDACTED]"),
 	RED("JWT", "jwt=" JWT, "jwt=[REDACTED]"),
-	RED("a token after an inner =", "--data=key=" B62,
-	    "--data=key=[REDACTED]"),
-	RED("a token as a path segment", "/api/v1/" B62 "/x",
-	    "/api/v1/[REDACTED]/x"),
-	RED("32 hex digits (md5, many API keys)",
-	    "d41d8cd98f00b204e9800998ecf8427e", "[REDACTED]"),
+	RED("a token after an inner =", "--data=key=" B62, "--data=key=[REDACTED]"),
+	RED("a token as a path segment", "/api/v1/" B62 "/x", "/api/v1/[REDACTED]/x"),
+	RED("32 hex digits (md5, many API keys)", "d41d8cd98f00b204e9800998ecf8427e", "[REDACTED]"),
 
 	/* false positives avoided on purpose */
-	SAME("absolute path",
-	     "/usr/lib/x86_64-linux-gnu/gconv/gconv-modules.cache"),
+	SAME("absolute path", "/usr/lib/x86_64-linux-gnu/gconv/gconv-modules.cache"),
 	SAME("path with camel case and digits",
 	     "/home/User/Projects/MyApp2/src/components/Main.java"),
 	SAME("relative path", "src/components/MyComponent2/index.tsx"),
@@ -213,86 +189,67 @@ static const struct row rows[] = {
 	     "/root/.cargo/registry/src/index.crates.io-6f17d22bba15001f/"
 	     "serde-1.0.197/src/lib.rs"),
 	SAME("UUID", UUID),
-	SAME("UUID in a path",
-	     "/var/lib/docker/containers/" UUID "/config.v2.json"),
+	SAME("UUID in a path", "/var/lib/docker/containers/" UUID "/config.v2.json"),
 	SAME("UUID with a prefix", "session-" UUID),
 	SAME("git object id (40 hex)", "git\0checkout\0" SHA1),
 	SAME("sha256 (64 hex)", "sha256sum\0-c\0" SHA256),
 	SAME("docker digest", "docker\0pull\0debian@sha256:" SHA256),
 	SAME("commit URL", "https://github.com/org/repo/commit/" SHA1),
 	SAME("pack file name", ".git/objects/pack/pack-" SHA1 ".pack"),
-	SAME("base64 of a short string",
-	     "echo\0SGVsbG8gd29ybGQ=\0dXNlcjpwYXNz"),
-	SAME("npm integrity",
-	     "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/"
-	     "SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUR4ynalqVxzxeyfhg=="),
+	SAME("base64 of a short string", "echo\0SGVsbG8gd29ybGQ=\0dXNlcjpwYXNz"),
+	SAME("npm integrity", "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/"
+			      "SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUR4ynalqVxzxeyfhg=="),
 	SAME("camel case identifier", "AbstractSingletonProxyFactoryBean2Impl"),
 	SAME("java class name", "org.apache.commons.lang3.StringUtils"),
-	SAME("snake case identifier",
-	     "test_something_really_long_name_here_v2"),
+	SAME("snake case identifier", "test_something_really_long_name_here_v2"),
 	SAME("kebab option", "--experimental-vm-modules-and-loader-v2=true"),
 	SAME("host name", "ec2-54-123-45-67.compute-1.amazonaws.com"),
 	SAME("long number", "17000000001234567890123456789012345"),
-	SAME("python dir",
-	     "/usr/lib/python3.11/site-packages/numpy/core/include/numpy"),
+	SAME("python dir", "/usr/lib/python3.11/site-packages/numpy/core/include/numpy"),
 
 	/* forms an attacker's review found unredacted (issue 17) */
 	RED("mysql -pSECRET", "mysql\0-u\0root\0-pS3cr3tPw\0app",
 	    "mysql\0-u\0root\0-p[REDACTED]\0app"),
-	RED("mysql -p SECRET", "mysql\0-p\0S3cr3tPw\0app",
-	    "mysql\0-p\0[REDACTED]\0app"),
+	RED("mysql -p SECRET", "mysql\0-p\0S3cr3tPw\0app", "mysql\0-p\0[REDACTED]\0app"),
 	RED("mysqldump -pSECRET in a shell string",
 	    "sh\0-c\0/usr/bin/mysqldump -pS3cr3t app > d.sql",
 	    "sh\0-c\0/usr/bin/mysqldump -p[REDACTED] app > d.sql"),
-	RED("mariadb -p'SECRET'", "mariadb -p'pa ss' db",
-	    "mariadb -p'[REDACTED]' db"),
+	RED("mariadb -p'SECRET'", "mariadb -p'pa ss' db", "mariadb -p'[REDACTED]' db"),
 	RED("curl -u user:SECRET", "curl\0-u\0deploy:S3cr3t\0https://h/",
 	    "curl\0-u\0deploy:[REDACTED]\0https://h/"),
 	RED("curl -uuser:SECRET", "curl -udeploy:S3cr3t https://h/",
 	    "curl -udeploy:[REDACTED] https://h/"),
-	RED("curl --user user:SECRET", "curl\0--user\0me:S3cr3t",
-	    "curl\0--user\0me:[REDACTED]"),
-	RED("curl --user=user:SECRET", "curl --user=me:S3cr3t x",
-	    "curl --user=me:[REDACTED] x"),
+	RED("curl --user user:SECRET", "curl\0--user\0me:S3cr3t", "curl\0--user\0me:[REDACTED]"),
+	RED("curl --user=user:SECRET", "curl --user=me:S3cr3t x", "curl --user=me:[REDACTED] x"),
 	RED("MYSQL_PWD=", "MYSQL_PWD=S3cr3t", "MYSQL_PWD=[REDACTED]"),
-	RED("PGPASSWORD=", "env\0PGPASSWORD=S3cr3t\0psql",
-	    "env\0PGPASSWORD=[REDACTED]\0psql"),
-	RED("Cookie: header, every cookie",
-	    "-H\0Cookie: session=abc; csrf=def",
+	RED("PGPASSWORD=", "env\0PGPASSWORD=S3cr3t\0psql", "env\0PGPASSWORD=[REDACTED]\0psql"),
+	RED("Cookie: header, every cookie", "-H\0Cookie: session=abc; csrf=def",
 	    "-H\0Cookie: [REDACTED]"),
 	RED("Cookie: header in a quoted shell argument",
 	    "curl -H \"Cookie: session=abc; csrf=def\" https://h/",
 	    "curl -H \"Cookie: [REDACTED]\" https://h/"),
-	RED("--cookie next argument", "curl\0--cookie\0session=abc",
-	    "curl\0--cookie\0[REDACTED]"),
-	RED("X-Auth-Token: header", "-H\0X-Auth-Token: abc123",
-	    "-H\0X-Auth-Token: [REDACTED]"),
+	RED("--cookie next argument", "curl\0--cookie\0session=abc", "curl\0--cookie\0[REDACTED]"),
+	RED("X-Auth-Token: header", "-H\0X-Auth-Token: abc123", "-H\0X-Auth-Token: [REDACTED]"),
 	RED("&sig= in a URL", "https://acct.blob/c/b?sv=2022&sig=abc%2Fdef&se=1",
 	    "https://acct.blob/c/b?sv=2022&sig=[REDACTED]&se=1"),
 	RED("&signature= in a URL", "https://h/o?Expires=1&Signature=abcdef",
 	    "https://h/o?Expires=1&Signature=[REDACTED]"),
-	RED("X-Amz-Signature=", "?X-Amz-Signature=0a1b2c",
-	    "?X-Amz-Signature=[REDACTED]"),
+	RED("X-Amz-Signature=", "?X-Amz-Signature=0a1b2c", "?X-Amz-Signature=[REDACTED]"),
 	RED("Slack webhook path",
 	    "https://hooks.slack.com/services/T01ABCDEF/B02GHIJKL/"
 	    "aBcDeFgHiJkLmNoPqRsTuVwX",
 	    "https://hooks.slack.com/services/[REDACTED]"),
-	RED("URL-encoded token=", "state=token%3DS3cr3t%26x",
-	    "state=token%3D[REDACTED]"),
-	RED("URL-encoded JSON password",
-	    "d=%7B%22password%22%3A%22hunter2%22%7D",
+	RED("URL-encoded token=", "state=token%3DS3cr3t%26x", "state=token%3D[REDACTED]"),
+	RED("URL-encoded JSON password", "d=%7B%22password%22%3A%22hunter2%22%7D",
 	    "d=%7B%22password%22%3A%22[REDACTED]"),
-	RED("URL-encoded base64 token",
-	    "cb?code=Z3aWZkSBvrjn9Wvg%2Bfygw2wMqZcUDIh7yfJs1ON43%3D",
+	RED("URL-encoded base64 token", "cb?code=Z3aWZkSBvrjn9Wvg%2Bfygw2wMqZcUDIh7yfJs1ON43%3D",
 	    "cb?code=[REDACTED]"),
 
 	/* flags */
-	REDF("a token cut by the end of a truncated argv",
-	     "curl\0-d\0aB3xK9mQ2z", "curl\0-d\0[REDACTED]", REDACT_TAIL_CUT),
-	REDF("a prefix cut by the end", "x\0ghp_abc", "x\0ghp_[REDACTED]",
-	     REDACT_TAIL_CUT),
-	REDF("a password cut by the end", "https://u:pa",
-	     "https://u:[REDACTED]", REDACT_TAIL_CUT),
+	REDF("a token cut by the end of a truncated argv", "curl\0-d\0aB3xK9mQ2z",
+	     "curl\0-d\0[REDACTED]", REDACT_TAIL_CUT),
+	REDF("a prefix cut by the end", "x\0ghp_abc", "x\0ghp_[REDACTED]", REDACT_TAIL_CUT),
+	REDF("a password cut by the end", "https://u:pa", "https://u:[REDACTED]", REDACT_TAIL_CUT),
 	SAME("without REDACT_TAIL_CUT the same stays", "curl\0-d\0aB3xK9mQ2z"),
 	REDF("REDACT_NO_OPAQUE keeps hashed names",
 	     "/root/.npm/_cacache/index-v5/ad/75/"
@@ -300,8 +257,8 @@ static const struct row rows[] = {
 	     "/root/.npm/_cacache/index-v5/ad/75/"
 	     "b5626d32fb337baae1fb7c03d939ea80f506efd763333540d3807dec55bf",
 	     REDACT_NO_OPAQUE),
-	REDF("REDACT_NO_OPAQUE still redacts keys", "/tmp/x?token=abc",
-	     "/tmp/x?token=[REDACTED]", REDACT_NO_OPAQUE),
+	REDF("REDACT_NO_OPAQUE still redacts keys", "/tmp/x?token=abc", "/tmp/x?token=[REDACTED]",
+	     REDACT_NO_OPAQUE),
 };
 
 static size_t count_nul(const char *p, size_t n)
@@ -410,14 +367,11 @@ static void test_properties(void **state)
 	(void)state;
 	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
 		const struct row *t = &rows[r];
-		size_t n = redact(t->in.p, t->in.n, out, sizeof(out), t->flags),
-		       m;
+		size_t n = redact(t->in.p, t->in.n, out, sizeof(out), t->flags), m;
 
 		assert_true(n <= REDACT_MAX(t->in.n));
-		assert_int_equal(count_nul(out, n),
-				 count_nul(t->in.p, t->in.n));
-		m = redact(out, n, again, sizeof(again),
-			   t->flags & ~REDACT_TAIL_CUT);
+		assert_int_equal(count_nul(out, n), count_nul(t->in.p, t->in.n));
+		m = redact(out, n, again, sizeof(again), t->flags & ~REDACT_TAIL_CUT);
 		if (m != n || memcmp(out, again, n))
 			print_bytes(t->name, again, m);
 		assert_memory_equal(out, again, n);
@@ -428,8 +382,7 @@ static void test_properties(void **state)
 /* A cut output holds no byte of the secret, whatever the room. */
 static void test_small_cap_never_leaks(void **state)
 {
-	static const char in[] =
-		"login --password hunter2secret --token=s3cr3tvalue " GHP;
+	static const char in[] = "login --password hunter2secret --token=s3cr3tvalue " GHP;
 	char out[sizeof(in) * 3];
 
 	(void)state;
@@ -562,8 +515,7 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void fill_hdr(struct bpfbox_event_hdr *h, uint32_t type,
-		     const char *comm)
+static void fill_hdr(struct bpfbox_event_hdr *h, uint32_t type, const char *comm)
 {
 	h->type = type;
 	h->session = 1;
@@ -582,9 +534,8 @@ static void fill_hdr(struct bpfbox_event_hdr *h, uint32_t type,
  */
 static void test_throughput(void **state)
 {
-	static const char argv1[] =
-		"git\0-c\0color.ui=never\0log\0--oneline\0-n\0"
-		"20\0origin/main";
+	static const char argv1[] = "git\0-c\0color.ui=never\0log\0--oneline\0-n\0"
+				    "20\0origin/main";
 	static const char argv2[] = "curl\0-sS\0-H\0Authorization: Bearer " JWT
 				    "\0https://api.example.com/v1/items?page=2";
 	static const char *const paths[] = {
@@ -639,8 +590,8 @@ static void test_throughput(void **state)
 		memcpy(ex.argv, argv, alen);
 		ex.argv_len = alen;
 		sink += redact(ex.argv, ex.argv_len, red, sizeof(red), 0);
-		audit_encode_record(&w, &clk, &ex, sizeof(ex),
-				    "d6ef155bf14692eed2df1868c7421bfe", NULL);
+		audit_encode_record(&w, &clk, &ex, sizeof(ex), "d6ef155bf14692eed2df1868c7421bfe",
+				    NULL);
 		for (int i = 0; i < 2; i++) {
 			audit_encode_record(&w, &clk, &fk, sizeof(fk),
 					    "d6ef155bf14692eed2df1868c7421bfe", NULL);
@@ -650,8 +601,8 @@ static void test_throughput(void **state)
 		for (int i = 0; i < 8; i++)
 			audit_encode_record(&w, &clk, &fe[i], sizeof(fe[i]),
 					    "d6ef155bf14692eed2df1868c7421bfe", NULL);
-		audit_encode_record(&w, &clk, &ce, sizeof(ce),
-				    "d6ef155bf14692eed2df1868c7421bfe", NULL);
+		audit_encode_record(&w, &clk, &ce, sizeof(ce), "d6ef155bf14692eed2df1868c7421bfe",
+				    NULL);
 		events += 14;
 		if (w.len >= 64 * 1024) {
 			bytes += w.len;
@@ -683,23 +634,18 @@ static void test_throughput_redact(void **state)
 	dt = now_s() - t0;
 	printf("redact: %ld argv of %zu bytes in %.3f s: %.0f/s, %.0f MB/s "
 	       "(%zu)\n",
-	       target, sizeof(argv) - 1, dt, target / dt,
-	       target * (sizeof(argv) - 1) / dt / 1e6, sink % 10);
+	       target, sizeof(argv) - 1, dt, target / dt, target * (sizeof(argv) - 1) / dt / 1e6,
+	       sink % 10);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_table),
-		cmocka_unit_test(test_readable),
-		cmocka_unit_test(test_properties),
-		cmocka_unit_test(test_small_cap_never_leaks),
-		cmocka_unit_test(test_bound),
-		cmocka_unit_test(test_inplace),
-		cmocka_unit_test(test_argv),
-		cmocka_unit_test(test_value),
-		cmocka_unit_test(test_throughput),
-		cmocka_unit_test(test_throughput_redact),
+		cmocka_unit_test(test_table),	   cmocka_unit_test(test_readable),
+		cmocka_unit_test(test_properties), cmocka_unit_test(test_small_cap_never_leaks),
+		cmocka_unit_test(test_bound),	   cmocka_unit_test(test_inplace),
+		cmocka_unit_test(test_argv),	   cmocka_unit_test(test_value),
+		cmocka_unit_test(test_throughput), cmocka_unit_test(test_throughput_redact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

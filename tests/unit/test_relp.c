@@ -38,11 +38,10 @@ static void test_frames(void **state)
 	relp_reset(&r);
 	n = relp_open_frame(&r, buf, sizeof(buf));
 	assert_true(n > 0);
-	assert_memory_equal(
-		buf,
-		"1 open 51 "
-		"relp_version=0\nrelp_software=bpfbox\ncommands=syslog\n",
-		n);
+	assert_memory_equal(buf,
+			    "1 open 51 "
+			    "relp_version=0\nrelp_software=bpfbox\ncommands=syslog\n",
+			    n);
 	n = relp_syslog_head(&r, 12, buf, sizeof(buf), &t);
 	assert_int_equal(t, 2);
 	assert_memory_equal(buf, "2 syslog 12 ", n);
@@ -53,8 +52,7 @@ static void test_frames(void **state)
 
 static void test_answers(void **state)
 {
-	const char in[] =
-		"1 rsp 6 200 OK\n2 rsp 6 200 OK\n3 rsp 16 500 not accepted\n";
+	const char in[] = "1 rsp 6 200 OK\n2 rsp 6 200 OK\n3 rsp 16 500 not accepted\n";
 	struct got g = {0};
 	struct relp r;
 
@@ -69,14 +67,11 @@ static void test_answers(void **state)
 	assert_int_equal(g.code[0], 200);
 	assert_int_equal(g.txnr[1], 3);
 	assert_int_equal(g.code[1], 500);
-	assert_int_equal(relp_input(&r, "0 serverclose 0\n", 16, on_rsp, &g),
-			 1);
+	assert_int_equal(relp_input(&r, "0 serverclose 0\n", 16, on_rsp, &g), 1);
 	relp_reset(&r);
-	assert_int_equal(relp_input(&r, "hello there\n", 12, on_rsp, &g),
-			 -EPROTO);
+	assert_int_equal(relp_input(&r, "hello there\n", 12, on_rsp, &g), -EPROTO);
 	relp_reset(&r);
-	assert_int_equal(relp_input(&r, "4 rsp 6 200 OKX", 15, on_rsp, &g),
-			 -EPROTO);
+	assert_int_equal(relp_input(&r, "4 rsp 6 200 OKX", 15, on_rsp, &g), -EPROTO);
 }
 
 int main(void)

@@ -33,8 +33,7 @@ static int merge(struct bpfbox_policy *p, const char *json, const char *origin,
 	return r;
 }
 
-static struct rules_verdict check(const struct bpfbox_policy *p,
-				  const char *path, ...)
+static struct rules_verdict check(const struct bpfbox_policy *p, const char *path, ...)
 {
 	char *argv[16];
 	struct rules_verdict v;
@@ -87,13 +86,12 @@ static void test_layers(void **state)
 			       "\"push\", \"action\": \"ask\"}]}}",
 			       "g.json:sandbox", &err),
 			 0);
-	assert_int_equal(
-		merge(&p,
-		      "{\"extra\": {\"commands\": [{\"exe\": \"git\", "
-		      "\"action\": "
-		      "\"allow\"}], \"deny_commands\": [\"npm publish\"]}}",
-		      "task:t.json", &err),
-		0);
+	assert_int_equal(merge(&p,
+			       "{\"extra\": {\"commands\": [{\"exe\": \"git\", "
+			       "\"action\": "
+			       "\"allow\"}], \"deny_commands\": [\"npm publish\"]}}",
+			       "task:t.json", &err),
+			 0);
 	/* extra appends: the lower layer's rule stays first */
 	assert_int_equal(p.cmd_rules.n, 2);
 	assert_string_equal(p.cmd_rules.v[0].argv, "push");
@@ -102,12 +100,10 @@ static void test_layers(void **state)
 	assert_int_equal(p.cmd_rules.v[1].action, CMD_ALLOW);
 	assert_int_equal(p.deny_commands.n, rules_n_default_deny + 1);
 	/* a task, a mode layer or the flags cannot replace either list */
-	assert_int_equal(merge(&p, "{\"restrictions\": {\"commands\": []}}",
-			       "flags", &err),
+	assert_int_equal(merge(&p, "{\"restrictions\": {\"commands\": []}}", "flags", &err),
 			 -EINVAL);
 	assert_string_equal(err.path, "restrictions.commands");
-	assert_int_equal(merge(&p,
-			       "{\"restrictions\": {\"deny_commands\": []}}",
+	assert_int_equal(merge(&p, "{\"restrictions\": {\"deny_commands\": []}}",
 			       "g.json:modes.read-only", &err),
 			 -EINVAL);
 	assert_int_equal(p.cmd_rules.n, 2);
@@ -128,18 +124,16 @@ static void test_parse_errors(void **state)
 		const char *json, *path, *msg;
 	} cases[] = {
 		{"[{\"exe\": \"git\"}]", "extra.commands[0].action", "missing"},
-		{"[{\"exe\": \"git\", \"action\": \"maybe\"}]",
-		 "extra.commands[0].action", "unknown action"},
-		{"[{\"action\": \"deny\"}]", "extra.commands[0]",
-		 "matches nothing"},
-		{"[{\"exe\": \"g*t\", \"action\": \"deny\"}]",
-		 "extra.commands[0].exe", "'*' may only end"},
-		{"[{\"exe\": \"bin/git\", \"action\": \"deny\"}]",
-		 "extra.commands[0].exe", "absolute path"},
+		{"[{\"exe\": \"git\", \"action\": \"maybe\"}]", "extra.commands[0].action",
+		 "unknown action"},
+		{"[{\"action\": \"deny\"}]", "extra.commands[0]", "matches nothing"},
+		{"[{\"exe\": \"g*t\", \"action\": \"deny\"}]", "extra.commands[0].exe",
+		 "'*' may only end"},
+		{"[{\"exe\": \"bin/git\", \"action\": \"deny\"}]", "extra.commands[0].exe",
+		 "absolute path"},
 		{"[{\"exe\": \"git\", \"action\": \"deny\", \"name\": \"x\"}]",
 		 "extra.commands[0].name", "unknown key"},
-		{"[{\"argv\": \"\", \"action\": \"deny\"}]",
-		 "extra.commands[0].argv", "empty"},
+		{"[{\"argv\": \"\", \"action\": \"deny\"}]", "extra.commands[0].argv", "empty"},
 		{"[\"git\"]", "extra.commands[0]", "must be an object"},
 	};
 
@@ -149,8 +143,7 @@ static void test_parse_errors(void **state)
 		struct policy_error err;
 		char json[512];
 
-		snprintf(json, sizeof(json), "{\"extra\": {\"commands\": %s}}",
-			 cases[i].json);
+		snprintf(json, sizeof(json), "{\"extra\": {\"commands\": %s}}", cases[i].json);
 		policy_init(&p);
 		assert_int_equal(merge(&p, json, "task:t.json", &err), -EINVAL);
 		assert_string_equal(err.path, cases[i].path);
@@ -168,19 +161,18 @@ static void test_first_match(void **state)
 
 	(void)state;
 	policy_init(&p);
-	assert_int_equal(
-		merge(&p,
-		      "{\"extra\": {\"commands\": ["
-		      "{\"exe\": \"git\", \"argv\": \"push --force\", "
-		      "\"action\": \"deny\"},"
-		      "{\"exe\": \"git\", \"argv\": \"push\", \"action\": "
-		      "\"ask\"},"
-		      "{\"exe\": \"/usr/bin/py*\", \"action\": \"deny\"},"
-		      "{\"exe\": \"*\", \"argv\": \"--allow-me\", \"action\": "
-		      "\"allow\"},"
-		      "{\"exe\": \"node*\", \"action\": \"deny\"}]}}",
-		      "task:t.json", &err),
-		0);
+	assert_int_equal(merge(&p,
+			       "{\"extra\": {\"commands\": ["
+			       "{\"exe\": \"git\", \"argv\": \"push --force\", "
+			       "\"action\": \"deny\"},"
+			       "{\"exe\": \"git\", \"argv\": \"push\", \"action\": "
+			       "\"ask\"},"
+			       "{\"exe\": \"/usr/bin/py*\", \"action\": \"deny\"},"
+			       "{\"exe\": \"*\", \"argv\": \"--allow-me\", \"action\": "
+			       "\"allow\"},"
+			       "{\"exe\": \"node*\", \"action\": \"deny\"}]}}",
+			       "task:t.json", &err),
+			 0);
 	v = check(&p, "/usr/bin/git", "git", "push", "--force", "origin", NULL);
 	assert_int_equal(v.action, CMD_DENY);
 	assert_string_equal(v.rule, "commands[0] exe=git argv=push --force");
@@ -215,22 +207,20 @@ static void test_compile(void **state)
 	(void)state;
 	assert_non_null(t);
 	policy_init(&p);
-	assert_int_equal(
-		merge(&p,
-		      "{\"extra\": {\"commands\": ["
-		      "{\"exe\": \"git\", \"argv\": \"push\", \"action\": "
-		      "\"ask\"},"
-		      "{\"exe\": \"/usr/bin/*\", \"action\": \"allow\"},"
-		      "{\"exe\": \"/bin/sh\", \"action\": \"deny\"}]}}",
-		      "task:t.json", &err),
-		0);
+	assert_int_equal(merge(&p,
+			       "{\"extra\": {\"commands\": ["
+			       "{\"exe\": \"git\", \"argv\": \"push\", \"action\": "
+			       "\"ask\"},"
+			       "{\"exe\": \"/usr/bin/*\", \"action\": \"allow\"},"
+			       "{\"exe\": \"/bin/sh\", \"action\": \"deny\"}]}}",
+			       "task:t.json", &err),
+			 0);
 	assert_int_equal(rules_compile(&p, t), 0);
 	assert_int_equal(t->n, rules_n_default_deny + 3);
 	/* the patterns first, in order, then the rules */
 	assert_int_equal(t->r[0].exe_kind, BPFBOX_CMD_EXE_ANY);
 	assert_int_equal(t->r[0].pat_len, strlen(rules_default_deny[0]));
-	assert_memory_equal(t->r[0].pat, rules_default_deny[0],
-			    t->r[0].pat_len);
+	assert_memory_equal(t->r[0].pat, rules_default_deny[0], t->r[0].pat_len);
 	assert_int_equal(t->r[0].action, BPFBOX_CMD_DENY);
 	len = rules_n_default_deny;
 	assert_int_equal(t->r[len].exe_kind, BPFBOX_CMD_EXE_NAME);
@@ -244,8 +234,7 @@ static void test_compile(void **state)
 	/* more rules than the kernel's table holds: refused, not cut */
 	len = snprintf(json, sizeof(json), "{\"extra\": {\"deny_commands\": [");
 	for (int i = 0; i < BPFBOX_CMD_RULES_MAX; i++)
-		len += snprintf(json + len, sizeof(json) - len, "%s\"p%d\"",
-				i ? "," : "", i);
+		len += snprintf(json + len, sizeof(json) - len, "%s\"p%d\"", i ? "," : "", i);
 	snprintf(json + len, sizeof(json) - len, "]}}");
 	assert_int_equal(merge(&p, json, "task:t.json", &err), 0);
 	assert_int_equal(rules_compile(&p, t), -E2BIG);
@@ -273,12 +262,11 @@ static void test_command_lookup(void **state)
 	rules_check_command(&p, argv, &v);
 	assert_int_equal(v.action, CMD_ALLOW);
 	cmd_rules_clear(&p.cmd_rules);
-	assert_int_equal(
-		merge(&p,
-		      "{\"extra\": {\"commands\": [{\"exe\": \"/bin/sh\", "
-		      "\"action\": \"deny\"}]}}",
-		      "task:t.json", &err),
-		0);
+	assert_int_equal(merge(&p,
+			       "{\"extra\": {\"commands\": [{\"exe\": \"/bin/sh\", "
+			       "\"action\": \"deny\"}]}}",
+			       "task:t.json", &err),
+			 0);
 	rules_check_command(&p, argv, &v);
 	assert_int_equal(v.action, CMD_DENY);
 	policy_free(&p);
@@ -324,12 +312,9 @@ static void test_ask_answers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_layers),
-		cmocka_unit_test(test_parse_errors),
-		cmocka_unit_test(test_first_match),
-		cmocka_unit_test(test_compile),
-		cmocka_unit_test(test_command_lookup),
+		cmocka_unit_test(test_defaults),     cmocka_unit_test(test_layers),
+		cmocka_unit_test(test_parse_errors), cmocka_unit_test(test_first_match),
+		cmocka_unit_test(test_compile),	     cmocka_unit_test(test_command_lookup),
 		cmocka_unit_test(test_ask_answers),
 	};
 

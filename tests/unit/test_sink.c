@@ -66,7 +66,7 @@ static void on_event(void *ctx, const struct audit_event *ev)
 
 static struct sinks *open_sinks(const char *const *specs, size_t n)
 {
-	struct sinks_opts o = { .log = on_log, .on_event = on_event };
+	struct sinks_opts o = {.log = on_log, .on_event = on_event};
 	struct sink_config *cfg = calloc(n, sizeof(*cfg));
 	struct sinks *s = NULL;
 	char err[1024];
@@ -85,10 +85,11 @@ static struct sinks *open_sinks(const char *const *specs, size_t n)
 static size_t event_d(char *buf, size_t size, const char *type, int seq, size_t pad,
 		      const char *decision)
 {
-	int n = snprintf(buf, size,
-			 "{\"schema_version\":2,\"type\":\"%s\",\"time\":\"2026-01-02T03:04:05.123456789Z\","
-			 "\"session\":\"" SID "\",\"seq\":%d,\"decision\":\"%s\",\"pad\":\"",
-			 type, seq, decision);
+	int n = snprintf(
+		buf, size,
+		"{\"schema_version\":2,\"type\":\"%s\",\"time\":\"2026-01-02T03:04:05.123456789Z\","
+		"\"session\":\"" SID "\",\"seq\":%d,\"decision\":\"%s\",\"pad\":\"",
+		type, seq, decision);
 
 	while ((size_t)n < pad && (size_t)n < size - 4)
 		buf[n++] = 'p';
@@ -107,9 +108,9 @@ static size_t event(char *buf, size_t size, const char *type, int seq, size_t pa
  */
 static void emit(struct sinks *s, const char *line, size_t len)
 {
-	struct tm tm = { .tm_year = 126, .tm_mon = 0, .tm_mday = 2, .tm_hour = 3, .tm_min = 4,
-			 .tm_sec = 5 };
-	struct audit_event ev = { .line = line, .len = len };
+	struct tm tm = {
+		.tm_year = 126, .tm_mon = 0, .tm_mday = 2, .tm_hour = 3, .tm_min = 4, .tm_sec = 5};
+	struct audit_event ev = {.line = line, .len = len};
 	char type[32];
 
 	assert_int_equal(sscanf(line, "{\"schema_version\":2,\"type\":\"%31[^\"]", type), 1);
@@ -147,7 +148,8 @@ static void test_parse(void **state)
 	(void)state;
 	assert_int_equal(sink_config_parse("file:/var/log/bpfbox/audit.jsonl?rotate=100M&keep=7&"
 					   "fsync=events:50&format=ocsf&types=exec,loss",
-					   &c, err, sizeof(err)), 0);
+					   &c, err, sizeof(err)),
+			 0);
 	assert_int_equal(c.kind, SINK_FILE);
 	assert_string_equal(c.path, "/var/log/bpfbox/audit.jsonl");
 	assert_string_equal(c.name, "file:/var/log/bpfbox/audit.jsonl");
@@ -158,14 +160,16 @@ static void test_parse(void **state)
 	assert_int_equal(c.format, SINK_FMT_OCSF);
 	assert_int_equal(c.types, (1U << EV_EXEC) | (1U << EV_LOSS));
 
-	assert_int_equal(sink_config_parse("file:/a%20b?fsync=interval:250ms", &c, err, sizeof(err)), 0);
+	assert_int_equal(
+		sink_config_parse("file:/a%20b?fsync=interval:250ms", &c, err, sizeof(err)), 0);
 	assert_string_equal(c.path, "/a b");
 	assert_int_equal(c.fsync, SINK_FSYNC_INTERVAL);
 	assert_int_equal(c.fsync_interval_ns, 250000000ULL);
 
 	assert_int_equal(sink_config_parse("syslog+tls://siem.example.com:6514?ca=/etc/ca.pem&"
 					   "cert=/etc/c.pem&key=/etc/c.key&peer=collector",
-					   &c, err, sizeof(err)), 0);
+					   &c, err, sizeof(err)),
+			 0);
 	assert_int_equal(c.kind, SINK_SYSLOG_TLS);
 	assert_string_equal(c.host, "siem.example.com");
 	assert_string_equal(c.tls_ca, "/etc/ca.pem");
@@ -183,7 +187,8 @@ static void test_parse(void **state)
 
 	assert_int_equal(sink_config_parse("syslog+udp://[::1]:6514?facility=authpriv&queue=1M&"
 					   "confirm=2s&hostname=h1&name=siem",
-					   &c, err, sizeof(err)), 0);
+					   &c, err, sizeof(err)),
+			 0);
 	assert_int_equal(c.kind, SINK_SYSLOG_UDP);
 	assert_string_equal(c.host, "::1");
 	assert_string_equal(c.port, "6514");
@@ -194,7 +199,8 @@ static void test_parse(void **state)
 	assert_string_equal(c.name, "siem");
 	assert_string_equal(c.spool_dir, SINK_SPOOL_ROOT "/udp-__1-6514");
 
-	assert_int_equal(sink_config_parse("syslog+tcp://logs.example.com", &c, err, sizeof(err)), 0);
+	assert_int_equal(sink_config_parse("syslog+tcp://logs.example.com", &c, err, sizeof(err)),
+			 0);
 	assert_string_equal(c.port, "514");
 	assert_int_equal(c.facility, 16);
 	assert_int_equal(c.confirm_ns, SINK_CONFIRM_DEFAULT);
@@ -210,33 +216,34 @@ static void test_parse_errors(void **state)
 	static const struct {
 		const char *spec, *want;
 	} rows[] = {
-		{ "file:/x?rotat=1M", "unknown key 'rotat'; valid keys for a file sink: format, types, "
-				      "name, queue, rotate, keep, fsync" },
-		{ "stdout?rotate=1M", "unknown key 'rotate'; valid keys for the stdout sink" },
-		{ "syslog+tcp://h:1?keep=2", "unknown key 'keep'; valid keys for a syslog+tcp sink" },
-		{ "file:x", "file: give an absolute path" },
-		{ "file:/x?rotate=100", "rotate: '100': give a size of at least 4K" },
-		{ "file:/x?rotate=1T", "rotate: '1T'" },
-		{ "file:/x?keep=0", "keep: '0': give a number of files from 1 to 999" },
-		{ "file:/x?fsync=sometimes", "fsync: 'sometimes': use never, rotate, always" },
-		{ "file:/x?fsync=events:0", "fsync: 'events:0'" },
-		{ "file:/x?keep=1&keep=2", "keep: given twice" },
-		{ "file:/x?keep", "'keep' is not KEY=VALUE" },
-		{ "file:/x?keep=", "keep: give a value" },
-		{ "file:/x?format=xml", "format: 'xml': use json, ocsf or text" },
-		{ "file:/x?types=exec,bogus", "types: unknown event type 'bogus'" },
-		{ "file:/x%zz", "file: give an absolute path" },
-		{ "syslog+tcp://h:0", "port '0': give a number from 1 to 65535" },
-		{ "syslog+tcp://h:99999", "port '99999'" },
-		{ "syslog+tcp://[::1", "needs its closing ']'" },
-		{ "syslog+tcp://h/x:1", "not an address or a host name" },
-		{ "syslog+udp://h:1?facility=nope", "facility: 'nope'" },
-		{ "syslog+udp://h:1?spool=rel", "spool: 'rel': give an absolute directory" },
-		{ "syslog+udp://h:1?spool_max=10K", "spool_max: '10K': give a size of at least 1M" },
-		{ "syslog+udp://h:1?confirm=2m", "confirm: '2m': give a duration up to 60s" },
-		{ "syslog+udp://h:1?queue=1K", "queue: '1K': give a size from 64K to 1G" },
-		{ "syslog+udp://h:1?hostname=a%20b", "hostname: 'a b'" },
-		{ "kafka://h", "unknown sink 'kafka://h'; use stdout, file:PATH" },
+		{"file:/x?rotat=1M",
+		 "unknown key 'rotat'; valid keys for a file sink: format, types, "
+		 "name, queue, rotate, keep, fsync"},
+		{"stdout?rotate=1M", "unknown key 'rotate'; valid keys for the stdout sink"},
+		{"syslog+tcp://h:1?keep=2", "unknown key 'keep'; valid keys for a syslog+tcp sink"},
+		{"file:x", "file: give an absolute path"},
+		{"file:/x?rotate=100", "rotate: '100': give a size of at least 4K"},
+		{"file:/x?rotate=1T", "rotate: '1T'"},
+		{"file:/x?keep=0", "keep: '0': give a number of files from 1 to 999"},
+		{"file:/x?fsync=sometimes", "fsync: 'sometimes': use never, rotate, always"},
+		{"file:/x?fsync=events:0", "fsync: 'events:0'"},
+		{"file:/x?keep=1&keep=2", "keep: given twice"},
+		{"file:/x?keep", "'keep' is not KEY=VALUE"},
+		{"file:/x?keep=", "keep: give a value"},
+		{"file:/x?format=xml", "format: 'xml': use json, ocsf or text"},
+		{"file:/x?types=exec,bogus", "types: unknown event type 'bogus'"},
+		{"file:/x%zz", "file: give an absolute path"},
+		{"syslog+tcp://h:0", "port '0': give a number from 1 to 65535"},
+		{"syslog+tcp://h:99999", "port '99999'"},
+		{"syslog+tcp://[::1", "needs its closing ']'"},
+		{"syslog+tcp://h/x:1", "not an address or a host name"},
+		{"syslog+udp://h:1?facility=nope", "facility: 'nope'"},
+		{"syslog+udp://h:1?spool=rel", "spool: 'rel': give an absolute directory"},
+		{"syslog+udp://h:1?spool_max=10K", "spool_max: '10K': give a size of at least 1M"},
+		{"syslog+udp://h:1?confirm=2m", "confirm: '2m': give a duration up to 60s"},
+		{"syslog+udp://h:1?queue=1K", "queue: '1K': give a size from 64K to 1G"},
+		{"syslog+udp://h:1?hostname=a%20b", "hostname: 'a b'"},
+		{"kafka://h", "unknown sink 'kafka://h'; use stdout, file:PATH"},
 	};
 	struct sink_config c;
 	char err[512];
@@ -293,7 +300,7 @@ static void test_config_file(void **state)
 static void test_rotation(void **state)
 {
 	char spec[256], path[128], name[160], line[256];
-	const char *specs[1] = { spec };
+	const char *specs[1] = {spec};
 	struct sinks *s;
 	char *all = calloc(1, 200 * 256), *kept = calloc(1, 200 * 256);
 	struct stat st;
@@ -336,7 +343,7 @@ static void test_rotation(void **state)
 static void test_full_device(void **state)
 {
 	char spec[160], path[128], line[256];
-	const char *specs[2] = { "file:/dev/full", spec };
+	const char *specs[2] = {"file:/dev/full", spec};
 	struct sinks *s;
 	char *text;
 
@@ -351,7 +358,8 @@ static void test_full_device(void **state)
 		emit(s, line, event(line, sizeof(line), "exec", i, 0));
 	sinks_close(s);
 	/* Said once in the log and once as an event to the other sink. */
-	assert_non_null(strstr(logbuf, "sink file:/dev/full: cannot write: No space left on device"));
+	assert_non_null(
+		strstr(logbuf, "sink file:/dev/full: cannot write: No space left on device"));
 	assert_null(strstr(strstr(logbuf, "cannot write") + 1, "cannot write"));
 	assert_non_null(strstr(logbuf, "20 events could not be written before closing"));
 	assert_int_equal(sink_errors, 1);
@@ -365,7 +373,7 @@ static void test_full_device(void **state)
 static void test_types_and_text(void **state)
 {
 	char spec[160], path[128], line[256];
-	const char *specs[1] = { spec };
+	const char *specs[1] = {spec};
 	struct sinks *s;
 	char *text;
 
@@ -395,8 +403,9 @@ struct collector {
 
 static void collector_listen(struct collector *c, int port)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-				  .sin_port = htons(port) };
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				 .sin_port = htons(port)};
 	socklen_t len = sizeof(sa);
 	int one = 1;
 
@@ -497,7 +506,7 @@ static struct seen *pump_until(struct sinks *s, struct collector *c, int want, i
 	time_t until = time(NULL) + secs;
 
 	do {
-		struct pollfd p = { .fd = sinks_fd(s), .events = POLLIN };
+		struct pollfd p = {.fd = sinks_fd(s), .events = POLLIN};
 
 		poll(&p, 1, 10);
 		sinks_dispatch(s);
@@ -510,9 +519,9 @@ static struct seen *pump_until(struct sinks *s, struct collector *c, int want, i
 
 static void test_syslog_tcp_outage(void **state)
 {
-	struct collector c = { 0 };
+	struct collector c = {0};
 	char spec[256], line[512];
-	const char *specs[1] = { spec };
+	const char *specs[1] = {spec};
 	struct sinks *s;
 	struct seen *seen;
 	char *hdr_end;
@@ -521,8 +530,8 @@ static void test_syslog_tcp_outage(void **state)
 	(void)state;
 	collector_listen(&c, 0);
 	snprintf(spec, sizeof(spec),
-		 "syslog+tcp://127.0.0.1:%d?spool=%s/spool&queue=64K&confirm=300ms&hostname=h1", c.port,
-		 dir);
+		 "syslog+tcp://127.0.0.1:%d?spool=%s/spool&queue=64K&confirm=300ms&hostname=h1",
+		 c.port, dir);
 	s = open_sinks(specs, 1);
 	for (; n < 100; n++)
 		emit(s, line, event(line, sizeof(line), "exec", n, 200));
@@ -566,8 +575,10 @@ static void test_syslog_tcp_outage(void **state)
 		unsigned long mem = 0, spooled = 0;
 
 		assert_non_null(p);
-		assert_int_equal(sscanf(p, "connected again; %lu events in memory and %lu in the spool",
-					&mem, &spooled), 2);
+		assert_int_equal(
+			sscanf(p, "connected again; %lu events in memory and %lu in the spool",
+			       &mem, &spooled),
+			2);
 		assert_true(spooled > 0); /* the 64 KiB queue spilled */
 	}
 	free(seen);
@@ -580,9 +591,9 @@ static void test_syslog_tcp_outage(void **state)
 /* Shutdown with the collector gone: the next start sends what was kept. */
 static void test_syslog_spool_across_restart(void **state)
 {
-	struct collector c = { 0 };
+	struct collector c = {0};
 	char spec[256], line[512];
-	const char *specs[1] = { spec };
+	const char *specs[1] = {spec};
 	struct sinks *s;
 	struct seen *seen;
 	int port;
@@ -614,10 +625,10 @@ static void test_syslog_spool_across_restart(void **state)
 
 static void test_syslog_udp(void **state)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t len = sizeof(sa);
 	char spec[256], line[512], dgram[2048];
-	const char *specs[1] = { spec };
+	const char *specs[1] = {spec};
 	int fd = socket(AF_INET, SOCK_DGRAM, 0), got = 0, rcv = 1 << 20;
 	struct sinks *s;
 	time_t until = time(NULL) + 5;
@@ -634,7 +645,7 @@ static void test_syslog_udp(void **state)
 	}
 	sinks_flush(s);
 	while (got < 50 && time(NULL) < until) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		ssize_t n;
 
 		if (poll(&p, 1, 100) <= 0) {

@@ -190,7 +190,7 @@ static void test_prepend(void **state)
 {
 	struct spool sp;
 	char buf[256], p0[32], p1[32];
-	const void *data[2] = { p0, p1 };
+	const void *data[2] = {p0, p1};
 	size_t len[2];
 	uint64_t dropped = 0;
 
@@ -215,8 +215,12 @@ static void test_prepend(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_fifo),	    T(test_bound_drops_oldest), T(test_persist_and_position),
-		T(test_torn_tail), T(test_lock),		T(test_prepend),
+		T(test_fifo),
+		T(test_bound_drops_oldest),
+		T(test_persist_and_position),
+		T(test_torn_tail),
+		T(test_lock),
+		T(test_prepend),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

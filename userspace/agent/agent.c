@@ -36,9 +36,9 @@ struct agent {
 	struct audit_bpf *audit;
 	struct net_bpf *net;
 	struct lsm_bpf *lsm;
-	struct cmd_bpf *cmd; /* command rules on every exec */
-	int cmd_rules_fd;    /* its table (from the skeleton or the pin) */
-	bool cmd_adopted;    /* pin_dir: its link was found pinned */
+	struct cmd_bpf *cmd;	  /* command rules on every exec */
+	int cmd_rules_fd;	  /* its table (from the skeleton or the pin) */
+	bool cmd_adopted;	  /* pin_dir: its link was found pinned */
 	struct lsm_maps lsm_maps; /* fds, also when the programs were adopted */
 	struct ring_buffer *rb;
 	int parent_fd;
@@ -49,9 +49,9 @@ struct agent {
 };
 
 /* The maps a daemon shares with its next incarnation (pinned as map_NAME). */
-static const char *const pinned_maps[] = { "sessions", "events", "lost", "net_allow",
-					   "unix_allow", "agg", "names", "abs_paths",
-					   "oom_victims", "net_resolved", "writable", "cmd_rules" };
+static const char *const pinned_maps[] = {"sessions",	 "events",	 "lost",     "net_allow",
+					  "unix_allow",	 "agg",		 "names",    "abs_paths",
+					  "oom_victims", "net_resolved", "writable", "cmd_rules"};
 
 static char libbpf_last[256];
 
@@ -108,7 +108,8 @@ static void select_audit_programs(struct audit_bpf *skel, bool fexit)
 	/* Without tracefs a trampoline still loads: then only its load says. */
 	tracefs = access("/sys/kernel/tracing/events/syscalls", F_OK) == 0 ||
 		  access("/sys/kernel/debug/tracing/events/syscalls", F_OK) == 0;
-	bpf_object__for_each_program(prog, skel->obj) {
+	bpf_object__for_each_program(prog, skel->obj)
+	{
 		const char *sec = bpf_program__section_name(prog);
 		char cat[64], name[128];
 		bool on;
@@ -128,8 +129,7 @@ static void select_audit_programs(struct audit_bpf *skel, bool fexit)
 	}
 }
 
-static void pin_path(const char *dir, char *buf, size_t size, const char *kind,
-		     const char *name)
+static void pin_path(const char *dir, char *buf, size_t size, const char *kind, const char *name)
 {
 	snprintf(buf, size, "%s/%s_%s", dir, kind, name);
 }
@@ -211,7 +211,7 @@ static int set_map_pins(const struct agent *a, struct bpf_object *obj)
 		/* A pinned map keeps its size (the ring of an earlier --audit-ring). */
 		fd = bpf_obj_get(path);
 		if (fd >= 0) {
-			struct bpf_map_info info = { 0 };
+			struct bpf_map_info info = {0};
 			__u32 len = sizeof(info);
 
 			if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
@@ -248,7 +248,7 @@ int agent_pin_dir_prepare(const char *dir)
 /* Pinned cgroup links must be those of this cgroup parent, not another's. */
 static int check_cgroup_link(const struct agent *a, const char *prog)
 {
-	struct bpf_link_info info = { 0 };
+	struct bpf_link_info info = {0};
 	__u32 len = sizeof(info);
 	char path[PATH_MAX + 64];
 	struct stat st;
@@ -356,8 +356,7 @@ static int load_audit(struct agent *a, const struct agent_opts *o)
 		r = load_audit_as(a, o, true);
 		if (!r || !tp)
 			return r;
-		snprintf(a->st.attach_why, sizeof(a->st.attach_why), "fexit: %s",
-			 strerror(abs(r)));
+		snprintf(a->st.attach_why, sizeof(a->st.attach_why), "fexit: %s", strerror(abs(r)));
 	}
 	return load_audit_as(a, o, false);
 }
@@ -580,7 +579,8 @@ int agent_session_cmd_rules(struct agent *a, uint32_t id, const struct bpfbox_cm
 	if (a->cmd_rules_fd < 0)
 		return -ENOTSUP;
 	if (!t)
-		return bpf_map_delete_elem(a->cmd_rules_fd, &id) < 0 && errno != ENOENT ? -errno : 0;
+		return bpf_map_delete_elem(a->cmd_rules_fd, &id) < 0 && errno != ENOENT ? -errno
+											: 0;
 	return bpf_map_update_elem(a->cmd_rules_fd, &id, t, BPF_ANY) < 0 ? -errno : 0;
 }
 
@@ -668,17 +668,17 @@ static int open_pinned_maps(struct agent *a)
 		int *fd;
 		bool need, optional; /* optional: pins of an older daemon lack it */
 	} m[] = {
-		{ "sessions", &a->sessions_fd, true },
-		{ "events", &a->events_fd, true },
-		{ "lost", &a->lost_fd, true },
-		{ "net_allow", &a->net_allow_fd, a->st.net || a->st.lsm },
-		{ "unix_allow", &a->unix_allow_fd, a->st.net },
-		{ "agg", &a->agg_fd, a->st.audit },
-		{ "oom_victims", &a->oom_fd, a->st.audit, true },
-		{ "names", &a->lsm_maps.names, a->st.lsm },
-		{ "abs_paths", &a->lsm_maps.abs_paths, a->st.lsm },
-		{ "writable", &a->lsm_maps.writable, a->st.lsm, true },
-		{ "cmd_rules", &a->cmd_rules_fd, a->st.cmd, true },
+		{"sessions", &a->sessions_fd, true},
+		{"events", &a->events_fd, true},
+		{"lost", &a->lost_fd, true},
+		{"net_allow", &a->net_allow_fd, a->st.net || a->st.lsm},
+		{"unix_allow", &a->unix_allow_fd, a->st.net},
+		{"agg", &a->agg_fd, a->st.audit},
+		{"oom_victims", &a->oom_fd, a->st.audit, true},
+		{"names", &a->lsm_maps.names, a->st.lsm},
+		{"abs_paths", &a->lsm_maps.abs_paths, a->st.lsm},
+		{"writable", &a->lsm_maps.writable, a->st.lsm, true},
+		{"cmd_rules", &a->cmd_rules_fd, a->st.cmd, true},
 	};
 	char path[PATH_MAX + 64];
 
@@ -788,7 +788,8 @@ int agent_open(struct agent **out, const struct agent_opts *o)
 
 void agent_detach_cgroup_links(struct agent *a)
 {
-	const struct bpf_object_skeleton *sk = a && a->net && !a->pin_dir[0] ? a->net->skeleton : NULL;
+	const struct bpf_object_skeleton *sk = a && a->net && !a->pin_dir[0] ? a->net->skeleton
+									     : NULL;
 
 	for (int i = 0; sk && i < sk->prog_cnt; i++)
 		if (*sk->progs[i].link)
@@ -815,10 +816,10 @@ void agent_close(struct agent *a)
 	net_bpf__destroy(a->net);
 	audit_bpf__destroy(a->audit);
 	if (a->own_fds) {
-		int fds[] = { a->sessions_fd, a->events_fd, a->lost_fd, a->net_allow_fd,
-			      a->unix_allow_fd, a->agg_fd, a->lsm_maps.names,
-			      a->lsm_maps.abs_paths, a->oom_fd, a->lsm_maps.writable,
-			      a->cmd_rules_fd };
+		int fds[] = {a->sessions_fd,	   a->events_fd,	  a->lost_fd,
+			     a->net_allow_fd,	   a->unix_allow_fd,	  a->agg_fd,
+			     a->lsm_maps.names,	   a->lsm_maps.abs_paths, a->oom_fd,
+			     a->lsm_maps.writable, a->cmd_rules_fd};
 
 		for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 			if (fds[i] >= 0)
@@ -842,8 +843,8 @@ int agent_session_add(struct agent *a, uint64_t cgroup_id, uint32_t id, uint32_t
 int agent_session_add_egress(struct agent *a, uint64_t cgroup_id, uint32_t id, uint32_t flags,
 			     uint16_t proxy_port, uint16_t dns_port)
 {
-	struct bpfbox_session s = { .id = id, .flags = flags, .seq = 1,
-				    .proxy_port = proxy_port, .dns_port = dns_port };
+	struct bpfbox_session s = {
+		.id = id, .flags = flags, .seq = 1, .proxy_port = proxy_port, .dns_port = dns_port};
 
 	if (proxy_port && dns_port)
 		s.flags |= BPFBOX_SF_NET_PROXY;
@@ -872,7 +873,7 @@ int agent_session_remove(struct agent *a, uint64_t cgroup_id, uint64_t *seq, uin
 
 int agent_net_allow(struct agent *a, uint32_t id, const char *cidr, uint16_t lo, uint16_t hi)
 {
-	struct lsm_maps m = { .names = -1, .abs_paths = -1, .net_allow = a->net_allow_fd };
+	struct lsm_maps m = {.names = -1, .abs_paths = -1, .net_allow = a->net_allow_fd};
 
 	if (a->net_allow_fd < 0)
 		return -ENOTSUP;
@@ -883,7 +884,7 @@ int agent_net_allow(struct agent *a, uint32_t id, const char *cidr, uint16_t lo,
 int agent_net_hole(struct agent *a, uint32_t id, const char *cidr)
 {
 	/* An empty port range never allows, and the longest prefix wins. */
-	struct bpfbox_net_rule hole = { .port_lo = 1, .port_hi = 0 };
+	struct bpfbox_net_rule hole = {.port_lo = 1, .port_hi = 0};
 	struct bpfbox_net_key key;
 
 	if (a->net_allow_fd < 0)
@@ -1013,7 +1014,7 @@ int agent_policy_sweep(struct agent *a, bool (*keep)(void *ctx, uint32_t id), vo
 
 int agent_unix_allow(struct agent *a, uint32_t id, const char *const *dirs, size_t n)
 {
-	struct bpfbox_unix_allow allow = { 0 };
+	struct bpfbox_unix_allow allow = {0};
 
 	if (a->unix_allow_fd < 0)
 		return -ENOTSUP;
@@ -1041,7 +1042,7 @@ int agent_egress_fds(const struct agent *a, struct agent_egress_fds *f)
 	f->dns_client = bpf_map__fd(a->net->maps.net_dns_client);
 	f->emit = bpf_program__fd(a->net->progs.net_emit);
 	return f->orig >= 0 && f->resolved >= 0 && f->dns_client >= 0 && f->emit >= 0 ? 0
-											: -ENOTSUP;
+										      : -ENOTSUP;
 }
 
 int agent_ring_fd(const struct agent *a)
@@ -1097,8 +1098,8 @@ struct agg_entry {
 };
 
 /* Appends one entry of session id to the list; -ENOMEM. */
-static int agg_take(struct agg_entry **list, size_t *n, size_t *cap,
-		    const struct bpfbox_agg_key *k, const struct bpfbox_agg_val *v)
+static int agg_take(struct agg_entry **list, size_t *n, size_t *cap, const struct bpfbox_agg_key *k,
+		    const struct bpfbox_agg_val *v)
 {
 	if (*n == *cap) {
 		size_t c = *cap ? *cap * 2 : 64;
@@ -1147,7 +1148,8 @@ static int agg_collect(int fd, uint32_t id, struct agg_entry **list, size_t *n)
 		}
 		first = false;
 		for (__u32 i = 0; i < count; i++)
-			if (keys[i].session == id && agg_take(list, n, &cap, &keys[i], &vals[i]) < 0) {
+			if (keys[i].session == id &&
+			    agg_take(list, n, &cap, &keys[i], &vals[i]) < 0) {
 				r = -ENOMEM;
 				goto out;
 			}
@@ -1174,8 +1176,7 @@ out:
 	return r;
 }
 
-int agent_flush_session(struct agent *a, uint32_t id, uint64_t *seq, agent_record_fn fn,
-			void *ctx)
+int agent_flush_session(struct agent *a, uint32_t id, uint64_t *seq, agent_record_fn fn, void *ctx)
 {
 	struct agg_entry *list = NULL;
 	size_t count = 0;
@@ -1189,7 +1190,7 @@ int agent_flush_session(struct agent *a, uint32_t id, uint64_t *seq, agent_recor
 		const struct agg_entry *en = &list[i];
 
 		if (en->val.count) {
-			struct bpfbox_file_event e = { 0 };
+			struct bpfbox_file_event e = {0};
 
 			e.hdr.type = BPFBOX_EV_FILE;
 			e.hdr.session = id;
@@ -1232,8 +1233,8 @@ static int sessions_foreach_fd(int fd, agent_session_fn fn, void *ctx)
 	keys = calloc(BPFBOX_MAX_SESSIONS, sizeof(*keys));
 	if (!keys)
 		return -ENOMEM;
-	for (uint64_t *k = NULL; n < BPFBOX_MAX_SESSIONS &&
-				 bpf_map_get_next_key(fd, k, &next) == 0; k = &key) {
+	for (uint64_t *k = NULL; n < BPFBOX_MAX_SESSIONS && bpf_map_get_next_key(fd, k, &next) == 0;
+	     k = &key) {
 		key = next;
 		keys[n++] = key;
 	}
@@ -1317,9 +1318,9 @@ int agent_prog_stats(const struct agent *a, agent_prog_fn fn, void *ctx)
 	if (!dir)
 		return -errno;
 	while ((de = readdir(dir))) {
-		struct bpf_link_info li = { 0 };
-		struct bpf_prog_info pi = { 0 };
-		struct agent_prog_stat st = { 0 };
+		struct bpf_link_info li = {0};
+		struct bpf_prog_info pi = {0};
+		struct agent_prog_stat st = {0};
 		uint32_t ll = sizeof(li), pl = sizeof(pi);
 		char path[PATH_MAX + 256];
 		int lfd, pfd;

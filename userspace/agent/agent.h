@@ -17,10 +17,10 @@ struct agent;
 typedef int (*agent_record_fn)(void *ctx, void *data, size_t size);
 
 struct agent_opts {
-	uint32_t ring_bytes;	  /* a power of two, >= 4096 */
-	bool audit_opens;	  /* observe openat/openat2 */
-	uint64_t aggregate_ns;	  /* window folding identical allowed opens */
-	uint32_t argv_max;	  /* argv bytes kept per exec, 64..4096; 0: 4096 */
+	uint32_t ring_bytes;	   /* a power of two, >= 4096 */
+	bool audit_opens;	   /* observe openat/openat2 */
+	uint64_t aggregate_ns;	   /* window folding identical allowed opens */
+	uint32_t argv_max;	   /* argv bytes kept per exec, 64..4096; 0: 4096 */
 	const char *cgroup_parent; /* where session cgroups live */
 	/*
 	 * NULL: everything lives as long as the agent (embedded mode). Else a
@@ -38,13 +38,13 @@ struct agent_opts {
 };
 
 struct agent_status {
-	bool audit;	/* audit programs attached (attach: how) */
-	bool net;	/* cgroup network programs attached */
+	bool audit;	   /* audit programs attached (attach: how) */
+	bool net;	   /* cgroup network programs attached */
 	bool unix_connect; /* pathname unix connects mediated (kernel >= 6.7) */
-	bool lsm;	/* BPF LSM programs attached (or adopted from pins) */
-	bool cmd;	/* command rules checked on every exec (bpf/cmd.bpf.c) */
+	bool lsm;	   /* BPF LSM programs attached (or adopted from pins) */
+	bool cmd;	   /* command rules checked on every exec (bpf/cmd.bpf.c) */
 	bool lsm_adopted;
-	char why_not[512]; /* what did not load, and why */
+	char why_not[512];  /* what did not load, and why */
 	bool audit_adopted; /* pin_dir: the audit links were found pinned */
 	bool net_adopted;   /* pin_dir: the network links were found pinned */
 	/*
@@ -86,8 +86,7 @@ struct agent_egress_fds {
 };
 int agent_egress_fds(const struct agent *a, struct agent_egress_fds *f);
 /* Removes the session; *seq is the next sequence number it would have had. */
-int agent_session_remove(struct agent *a, uint64_t cgroup_id, uint64_t *seq,
-			 uint64_t *lost);
+int agent_session_remove(struct agent *a, uint64_t cgroup_id, uint64_t *seq, uint64_t *lost);
 /* The session's sequence and loss counters, without removing it. */
 int agent_session_stats(struct agent *a, uint64_t cgroup_id, uint64_t *seq, uint64_t *lost);
 
@@ -183,8 +182,7 @@ int agent_consume(struct agent *a);
  * counted in the kernel's aggregation map to fn as a file record, numbered
  * from *seq on (which advances), and forgets the session's entries.
  */
-int agent_flush_session(struct agent *a, uint32_t id, uint64_t *seq, agent_record_fn fn,
-			void *ctx);
+int agent_flush_session(struct agent *a, uint32_t id, uint64_t *seq, agent_record_fn fn, void *ctx);
 
 /*
  * The process the OOM killer chose while session id was at its memory

@@ -23,8 +23,7 @@ static const char *const answer_names[] = {
 
 const char *ask_answer_name(enum ask_answer a)
 {
-	return (unsigned int)a < ARRAY_SIZE(answer_names) ? answer_names[a]
-							  : "deny";
+	return (unsigned int)a < ARRAY_SIZE(answer_names) ? answer_names[a] : "deny";
 }
 
 int ask_parse(const char *line, uint64_t id, enum ask_answer *out)
@@ -86,9 +85,7 @@ enum ask_answer ask_wait(struct ask *a, uint64_t id, uint64_t timeout_ms)
 				return ans;
 		if (now >= deadline)
 			return ASK_TIMEOUT;
-		r = poll(&p, 1,
-			 (int)(deadline - now > 60000 ? 60000
-						      : deadline - now));
+		r = poll(&p, 1, (int)(deadline - now > 60000 ? 60000 : deadline - now));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -109,8 +106,7 @@ int ask_always(struct ask *a, struct agent *ag, const char *label)
 	for (uint32_t i = 0; a->table && i < a->table->n; i++) {
 		struct bpfbox_cmd_rule *r = &a->table->r[i];
 
-		if (strncmp(r->label, label, sizeof(r->label)) ||
-		    r->action != BPFBOX_CMD_ASK)
+		if (strncmp(r->label, label, sizeof(r->label)) || r->action != BPFBOX_CMD_ASK)
 			continue;
 		r->action = BPFBOX_CMD_ALLOW;
 		return agent_session_cmd_rules(ag, a->session_index, a->table);

@@ -19,11 +19,10 @@
 struct agent;
 
 struct ask {
-	int fd;			/* the runtime's answers; -1: nobody answers */
-	uint32_t session_index; /* the key of the session's rule table */
-	struct bpfbox_cmd_table
-		*table; /* as in the kernel (always rewrites it) */
-	char buf[256];	/* a partial answer line */
+	int fd;				/* the runtime's answers; -1: nobody answers */
+	uint32_t session_index;		/* the key of the session's rule table */
+	struct bpfbox_cmd_table *table; /* as in the kernel (always rewrites it) */
+	char buf[256];			/* a partial answer line */
 	size_t len;
 	uint64_t asked, approved, denied;
 };

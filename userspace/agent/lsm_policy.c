@@ -50,8 +50,7 @@ static struct lsm_entry *entry_add(struct lsm_entries *e, enum lsm_map map)
 /* A name as the patterns allow it: not empty, no '/' or '*', not . or .. */
 static bool plain(const char *s, size_t n)
 {
-	if (!n || (n == 1 && s[0] == '.') ||
-	    (n == 2 && s[0] == '.' && s[1] == '.'))
+	if (!n || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (s[i] == '/' || s[i] == '*' || !s[i])
@@ -60,8 +59,8 @@ static bool plain(const char *s, size_t n)
 }
 
 /* A names entry; b (may be NULL) goes into the second half of a pair. */
-static int add_name(struct lsm_entries *out, __u32 session, __u32 kind,
-		    const char *a, size_t alen, const char *b, size_t blen)
+static int add_name(struct lsm_entries *out, __u32 session, __u32 kind, const char *a, size_t alen,
+		    const char *b, size_t blen)
 {
 	struct lsm_entry *x = entry_add(out, LSM_MAP_NAMES);
 
@@ -149,14 +148,12 @@ static int compile(const char *pat, __u32 session, struct lsm_entries *out)
 			return -EINVAL;
 		if (dlen >= LSM_PAIR_HALF || nlen >= LSM_PAIR_HALF)
 			return -ENAMETOOLONG;
-		r = add_name(out, session, LSM_NAME_PAIR_EXACT, rest, dlen,
-			     slash + 1, nlen);
+		r = add_name(out, session, LSM_NAME_PAIR_EXACT, rest, dlen, slash + 1, nlen);
 		if (!r)
-			r = add_name(out, session, LSM_NAME_PAIR_COMPONENT,
-				     rest, dlen, slash + 1, nlen);
+			r = add_name(out, session, LSM_NAME_PAIR_COMPONENT, rest, dlen, slash + 1,
+				     nlen);
 		if (!r)
-			r = add_name(out, session, LSM_NAME_PAIR_DIR, rest,
-				     dlen, NULL, 0);
+			r = add_name(out, session, LSM_NAME_PAIR_DIR, rest, dlen, NULL, 0);
 		return r;
 	}
 	if (rlen >= 2 && rest[0] == '*' && rest[1] == '.') {
@@ -165,8 +162,7 @@ static int compile(const char *pat, __u32 session, struct lsm_entries *out)
 			return -EINVAL;
 		if (rlen - 2 >= BPFBOX_NAME_LEN)
 			return -ENAMETOOLONG;
-		return add_name(out, session, BPFBOX_NAME_SUFFIX, rest + 2,
-				rlen - 2, NULL, 0);
+		return add_name(out, session, BPFBOX_NAME_SUFFIX, rest + 2, rlen - 2, NULL, 0);
 	}
 	if (rlen >= 2 && rest[rlen - 1] == '*' && rest[rlen - 2] == '.') {
 		/* NAME.*: the name up to and including a dot. */
@@ -174,8 +170,7 @@ static int compile(const char *pat, __u32 session, struct lsm_entries *out)
 			return -EINVAL;
 		if (rlen - 1 >= BPFBOX_NAME_LEN)
 			return -ENAMETOOLONG;
-		return add_name(out, session, LSM_NAME_PREFIX, rest, rlen - 1,
-				NULL, 0);
+		return add_name(out, session, LSM_NAME_PREFIX, rest, rlen - 1, NULL, 0);
 	}
 	/* NAME: a file of that name, or a directory on the path. */
 	if (!plain(rest, rlen))
@@ -184,13 +179,11 @@ static int compile(const char *pat, __u32 session, struct lsm_entries *out)
 		return -ENAMETOOLONG;
 	r = add_name(out, session, BPFBOX_NAME_EXACT, rest, rlen, NULL, 0);
 	if (!r)
-		r = add_name(out, session, BPFBOX_NAME_COMPONENT, rest, rlen,
-			     NULL, 0);
+		r = add_name(out, session, BPFBOX_NAME_COMPONENT, rest, rlen, NULL, 0);
 	return r;
 }
 
-int lsm_compile_deny(const char *pattern, __u32 session,
-		     struct lsm_entries *out)
+int lsm_compile_deny(const char *pattern, __u32 session, struct lsm_entries *out)
 {
 	size_t n = out->n;
 	int r = compile(pattern, session, out);
@@ -288,16 +281,14 @@ static int entry_fd(struct lsm_maps m, const struct lsm_entry *e)
 
 static const void *entry_key(const struct lsm_entry *e)
 {
-	return e->map == LSM_MAP_NAMES ? (const void *)&e->name
-				       : (const void *)&e->abs;
+	return e->map == LSM_MAP_NAMES ? (const void *)&e->name : (const void *)&e->abs;
 }
 
 /*
  * Writes one entry. A name already there stays; a trie node already there
  * only gains deny bits, never loses them. *u says what to undo (u->e NULL: none).
  */
-static int entry_apply(struct lsm_maps skel, const struct lsm_entry *e,
-		       struct undo *u)
+static int entry_apply(struct lsm_maps skel, const struct lsm_entry *e, struct undo *u)
 {
 	int fd = entry_fd(skel, e);
 	const void *key = entry_key(e);
@@ -372,21 +363,19 @@ static int check_layout(struct lsm_maps m)
 	return 0;
 }
 
-int lsm_policy_add(struct lsm_maps skel, __u32 session,
-		   const struct bpfbox_policy *p, const char *const *exec_deny)
+int lsm_policy_add(struct lsm_maps skel, __u32 session, const struct bpfbox_policy *p,
+		   const char *const *exec_deny)
 {
 	size_t nexec = 0;
 
 	while (exec_deny && exec_deny[nexec])
 		nexec++;
-	return lsm_policy_add_lists(skel, session,
-				    p ? (const char *const *)p->deny_paths.v : NULL,
+	return lsm_policy_add_lists(skel, session, p ? (const char *const *)p->deny_paths.v : NULL,
 				    p ? p->deny_paths.n : 0, exec_deny, nexec, NULL);
 }
 
-int lsm_policy_add_lists(struct lsm_maps skel, __u32 session, const char *const *deny,
-			 size_t ndeny, const char *const *exec_deny, size_t nexec,
-			 const char **bad)
+int lsm_policy_add_lists(struct lsm_maps skel, __u32 session, const char *const *deny, size_t ndeny,
+			 const char *const *exec_deny, size_t nexec, const char **bad)
 {
 	struct lsm_entries es = {};
 	struct undo *undo = NULL;
@@ -425,8 +414,8 @@ int lsm_policy_add_lists(struct lsm_maps skel, __u32 session, const char *const 
 }
 
 /* Collects the keys of a map whose session (at session_off) matches. */
-static int session_keys(int fd, size_t key_size, size_t session_off,
-			__u32 session, void **keys, size_t *n)
+static int session_keys(int fd, size_t key_size, size_t session_off, __u32 session, void **keys,
+			size_t *n)
 {
 	size_t cap = 0;
 	char *cur = NULL, *next = malloc(key_size);
@@ -476,8 +465,7 @@ static int session_keys(int fd, size_t key_size, size_t session_off,
 	return r;
 }
 
-static int remove_session_keys(int fd, size_t key_size, size_t session_off,
-			       __u32 session)
+static int remove_session_keys(int fd, size_t key_size, size_t session_off, __u32 session)
 {
 	int r, first = 0;
 	void *keys;
@@ -487,8 +475,8 @@ static int remove_session_keys(int fd, size_t key_size, size_t session_off,
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n; i++)
-		if (bpf_map_delete_elem(fd, (char *)keys + i * key_size) < 0 &&
-		    errno != ENOENT && !first)
+		if (bpf_map_delete_elem(fd, (char *)keys + i * key_size) < 0 && errno != ENOENT &&
+		    !first)
 			first = -errno;
 	free(keys);
 	return first;
@@ -556,7 +544,7 @@ int lsm_writable_add(struct lsm_maps m, __u32 session, const char *const *dirs, 
 	if (m.writable < 0)
 		return -ENOTSUP;
 	for (size_t i = 0; i < n; i++) {
-		struct bpfbox_inode_key k = { .session = session };
+		struct bpfbox_inode_key k = {.session = session};
 		struct stat st;
 
 		if (stat(dirs[i], &st) < 0)
@@ -582,8 +570,8 @@ int lsm_writable_remove(struct lsm_maps m, const struct bpfbox_inode_key *keys, 
 	return first;
 }
 
-int lsm_policy_remove_lists(struct lsm_maps m, __u32 session, const char *const *deny,
-			    size_t ndeny, const char *const *exec_deny, size_t nexec)
+int lsm_policy_remove_lists(struct lsm_maps m, __u32 session, const char *const *deny, size_t ndeny,
+			    const char *const *exec_deny, size_t nexec)
 {
 	struct lsm_entries es = {};
 	int first = 0;
@@ -646,16 +634,14 @@ static bool prefix_covers(const struct bpfbox_net_key *k, const __u8 *addr)
 	return true;
 }
 
-int lsm_net_allow_add(struct lsm_maps skel, __u32 session, const char *cidr,
-		      __u16 lo, __u16 hi)
+int lsm_net_allow_add(struct lsm_maps skel, __u32 session, const char *cidr, __u16 lo, __u16 hi)
 {
 	int r = check_layout(skel);
 
 	return r < 0 ? r : lsm_net_add_rule(skel, session, cidr, lo, hi);
 }
 
-int lsm_net_add_rule(struct lsm_maps skel, __u32 session, const char *cidr, __u16 lo,
-		     __u16 hi)
+int lsm_net_add_rule(struct lsm_maps skel, __u32 session, const char *cidr, __u16 lo, __u16 hi)
 {
 	struct bpfbox_net_rule rule = {.port_lo = lo, .port_hi = hi};
 	/* An empty range: never allows, so the metadata check decides. */
@@ -672,16 +658,12 @@ int lsm_net_add_rule(struct lsm_maps skel, __u32 session, const char *cidr, __u1
 	had_old = bpf_map_lookup_elem(fd, &key, &old) == 0;
 	if (bpf_map_update_elem(fd, &key, &rule, BPF_ANY) < 0)
 		return -errno;
-	for (size_t i = 0;
-	     i < sizeof(metadata_addrs) / sizeof(metadata_addrs[0]); i++) {
-		if (key.prefixlen == 32 + 128 ||
-		    !prefix_covers(&key, metadata_addrs[i]))
+	for (size_t i = 0; i < sizeof(metadata_addrs) / sizeof(metadata_addrs[0]); i++) {
+		if (key.prefixlen == 32 + 128 || !prefix_covers(&key, metadata_addrs[i]))
 			continue;
-		meta = (struct bpfbox_net_key){.prefixlen = 32 + 128,
-					       .session = session};
+		meta = (struct bpfbox_net_key){.prefixlen = 32 + 128, .session = session};
 		memcpy(meta.addr, metadata_addrs[i], 16);
-		if (bpf_map_update_elem(fd, &meta, &hole, BPF_NOEXIST) < 0 &&
-		    errno != EEXIST) {
+		if (bpf_map_update_elem(fd, &meta, &hole, BPF_NOEXIST) < 0 && errno != EEXIST) {
 			r = -errno;
 			if (had_old)
 				bpf_map_update_elem(fd, &key, &old, BPF_EXIST);

@@ -89,8 +89,7 @@ void lsm_entries_free(struct lsm_entries *e);
  * longer than BPFBOX_PATH_LEN - 1 or deeper than LSM_MAX_DEPTH, -ENOMEM.
  * On error *out is as it was.
  */
-int lsm_compile_deny(const char *pattern, __u32 session,
-		     struct lsm_entries *out);
+int lsm_compile_deny(const char *pattern, __u32 session, struct lsm_entries *out);
 /*
  * The entries of one binary that may not be executed: a name (any binary
  * called so) or an absolute path (that file, or every file below that
@@ -109,17 +108,16 @@ int lsm_parse_cidr(const char *cidr, struct bpfbox_net_key *key);
  * be NULL) to the session's entries. All or nothing: on error what this call added
  * or changed is undone. -errno.
  */
-int lsm_policy_add(struct lsm_maps m, __u32 session,
-		   const struct bpfbox_policy *p, const char *const *exec_deny);
+int lsm_policy_add(struct lsm_maps m, __u32 session, const struct bpfbox_policy *p,
+		   const char *const *exec_deny);
 
 /*
  * The same from lists of strings (a daemon's register request): ndeny
  * deny patterns and nexec exec_deny names or paths. On -EINVAL or
  * -ENAMETOOLONG *bad (may be NULL) is the entry at fault.
  */
-int lsm_policy_add_lists(struct lsm_maps m, __u32 session, const char *const *deny,
-			 size_t ndeny, const char *const *exec_deny, size_t nexec,
-			 const char **bad);
+int lsm_policy_add_lists(struct lsm_maps m, __u32 session, const char *const *deny, size_t ndeny,
+			 const char *const *exec_deny, size_t nexec, const char **bad);
 
 /*
  * Deletes the names and abs_paths entries of every session keep() says no
@@ -143,8 +141,8 @@ int lsm_writable_remove(struct lsm_maps m, const struct bpfbox_inode_key *keys, 
  * by key: the cost of the session's own entries, not of the whole maps
  * (lsm_policy_remove walks them). The connect allow-list is not touched.
  */
-int lsm_policy_remove_lists(struct lsm_maps m, __u32 session, const char *const *deny,
-			    size_t ndeny, const char *const *exec_deny, size_t nexec);
+int lsm_policy_remove_lists(struct lsm_maps m, __u32 session, const char *const *deny, size_t ndeny,
+			    const char *const *exec_deny, size_t nexec);
 
 /* Deletes every names, abs_paths, writable and net_allow entry of the session. */
 int lsm_policy_remove(struct lsm_maps m, __u32 session);
@@ -155,8 +153,7 @@ int lsm_policy_remove(struct lsm_maps m, __u32 session);
  * inside a wider CIDR stays denied: only a rule for exactly that address
  * allows it. -EINVAL for a bad CIDR or lo > hi.
  */
-int lsm_net_allow_add(struct lsm_maps m, __u32 session, const char *cidr,
-		      __u16 lo, __u16 hi);
+int lsm_net_allow_add(struct lsm_maps m, __u32 session, const char *cidr, __u16 lo, __u16 hi);
 
 /* lsm_net_allow_add on net_allow alone (the cgroup programs' view). */
 int lsm_net_add_rule(struct lsm_maps m, __u32 session, const char *cidr, __u16 lo, __u16 hi);

@@ -59,7 +59,7 @@ static void put_exec(struct jsonw *w, const struct bpfbox_exec_event *e)
 static void put_connect(struct jsonw *w, const struct bpfbox_connect_event *e)
 {
 	char addr[INET6_ADDRSTRLEN] = "";
-	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+	static const uint8_t v4mapped[12] = {[10] = 0xff, [11] = 0xff};
 	bool v4 = e->family == AF_INET || !memcmp(e->addr, v4mapped, sizeof(v4mapped));
 
 	if (e->family == AF_UNIX) {
@@ -80,8 +80,8 @@ static void put_connect(struct jsonw *w, const struct bpfbox_connect_event *e)
 
 static void put_net(struct jsonw *w, const struct bpfbox_net_event *e)
 {
-	static const char *const kinds[] = { "tcp", "dns", "proxy" };
-	static const char *const hows[] = { "address", "sni", "host", "connect", "query" };
+	static const char *const kinds[] = {"tcp", "dns", "proxy"};
+	static const char *const hows[] = {"address", "sni", "host", "connect", "query"};
 	static const uint8_t zero[16];
 	char addr[INET6_ADDRSTRLEN] = "";
 
@@ -109,8 +109,8 @@ static void put_net(struct jsonw *w, const struct bpfbox_net_event *e)
 	jsonw_u64(w, "bytes_in", e->bytes_in);
 }
 
-int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void *data,
-			size_t size, const char *session, struct audit_event *ev)
+int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void *data, size_t size,
+			const char *session, struct audit_event *ev)
 {
 	const struct bpfbox_event_hdr *h = data;
 	int kind = ev_kind_of_record(data, size);
@@ -147,7 +147,8 @@ int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void
 		char path[sizeof(e->path) + 1];
 
 		/* A relative name got its directory in BPF (path.bpf.h); ".." folded here. */
-		snprintf(path, sizeof(path), "%.*s", (int)strnlen(e->path, sizeof(e->path)), e->path);
+		snprintf(path, sizeof(path), "%.*s", (int)strnlen(e->path, sizeof(e->path)),
+			 e->path);
 		path_fold(path);
 		jsonw_str(w, "path", path);
 		jsonw_u64(w, "flags", e->flags);

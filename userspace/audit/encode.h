@@ -18,15 +18,15 @@
  * an unknown type. ev, when not NULL, gets the kind, the decision and the
  * time (its line and len are the caller's: w may hold more than one line).
  */
-int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void *data,
-			size_t size, const char *session, struct audit_event *ev);
+int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void *data, size_t size,
+			const char *session, struct audit_event *ev);
 
 #include "../lib/ratelimit.h"
 
 /* Default per-session record rate: --audit-rate 5000/20000. */
 #define AUDIT_RATE_DEFAULT  5000
 #define AUDIT_BURST_DEFAULT 20000
-#define AUDIT_TYPES 8 /* record types are 1..7 (BPFBOX_EV_*) */
+#define AUDIT_TYPES	    8 /* record types are 1..7 (BPFBOX_EV_*) */
 
 /*
  * A session's audit flood control: a token bucket over its records, and
@@ -35,9 +35,9 @@ int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void
 struct audit_flood {
 	struct ratelimit rl;
 	uint64_t suppressed[AUDIT_TYPES];
-	uint64_t total;	   /* suppressed since the last line */
-	uint64_t all;	   /* suppressed over the session (session.end "suppressed") */
-	uint64_t said_ns;  /* when the last line was written */
+	uint64_t total;	  /* suppressed since the last line */
+	uint64_t all;	  /* suppressed over the session (session.end "suppressed") */
+	uint64_t said_ns; /* when the last line was written */
 };
 
 void audit_flood_init(struct audit_flood *f, uint64_t rate, uint64_t burst);

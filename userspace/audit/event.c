@@ -53,14 +53,14 @@ static const struct {
 	size_t size;
 	const char *name;
 } records[] = {
-	[0] = { -EINVAL, 0, "other" },
-	[BPFBOX_EV_EXEC] = { EV_EXEC, sizeof(struct bpfbox_exec_event), "exec" },
-	[BPFBOX_EV_EXIT] = { EV_EXIT, sizeof(struct bpfbox_exit_event), "exit" },
-	[BPFBOX_EV_FORK] = { EV_FORK, sizeof(struct bpfbox_fork_event), "fork" },
-	[BPFBOX_EV_FILE] = { EV_FILE, sizeof(struct bpfbox_file_event), "file" },
-	[BPFBOX_EV_CONNECT] = { EV_CONNECT, sizeof(struct bpfbox_connect_event), "connect" },
-	[BPFBOX_EV_COMM] = { EV_RENAME, sizeof(struct bpfbox_comm_event), "rename" },
-	[BPFBOX_EV_NET] = { EV_NET_ALLOW, sizeof(struct bpfbox_net_event), "net" },
+	[0] = {-EINVAL, 0, "other"},
+	[BPFBOX_EV_EXEC] = {EV_EXEC, sizeof(struct bpfbox_exec_event), "exec"},
+	[BPFBOX_EV_EXIT] = {EV_EXIT, sizeof(struct bpfbox_exit_event), "exit"},
+	[BPFBOX_EV_FORK] = {EV_FORK, sizeof(struct bpfbox_fork_event), "fork"},
+	[BPFBOX_EV_FILE] = {EV_FILE, sizeof(struct bpfbox_file_event), "file"},
+	[BPFBOX_EV_CONNECT] = {EV_CONNECT, sizeof(struct bpfbox_connect_event), "connect"},
+	[BPFBOX_EV_COMM] = {EV_RENAME, sizeof(struct bpfbox_comm_event), "rename"},
+	[BPFBOX_EV_NET] = {EV_NET_ALLOW, sizeof(struct bpfbox_net_event), "net"},
 };
 
 int ev_kind_of_record(const void *data, size_t size)
@@ -96,7 +96,7 @@ int audit_event_parse(struct audit_event *ev, const char *line, size_t len)
 	const char *t = member(o, "type"), *d = member(o, "decision");
 	int r = -EINVAL;
 
-	*ev = (struct audit_event){ .line = line, .len = len };
+	*ev = (struct audit_event){.line = line, .len = len};
 	if (t && ev_kind_parse(t) >= 0) {
 		ev->kind = ev_kind_parse(t);
 		ev->deny = d && streq(d, "deny");
@@ -186,7 +186,7 @@ static void read_host_id(char out[33])
 
 void audit_host_refresh(void)
 {
-	struct audit_host h = { 0 };
+	struct audit_host h = {0};
 
 	if (gethostname(h.name, sizeof(h.name) - 1) < 0)
 		h.name[0] = 0;

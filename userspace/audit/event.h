@@ -22,30 +22,30 @@
  * filters (sinks' types=, subscribe "types") and of the metrics: new kinds
  * go at the end.
  */
-#define AUDIT_KINDS(X)                                  \
-	X(EV_SESSION_START, "session.start")            \
-	X(EV_SESSION_END, "session.end")                \
-	X(EV_LOSS, "loss")                              \
-	X(EV_EXEC, "exec")                              \
-	X(EV_EXIT, "exit")                              \
-	X(EV_FORK, "fork")                              \
-	X(EV_FILE, "file")                              \
-	X(EV_CONNECT, "connect")                        \
-	X(EV_SINK_ERROR, "sink.error")                  \
-	X(EV_SESSION_PAUSED, "session.paused")          \
-	X(EV_SESSION_RESUMED, "session.resumed")        \
-	X(EV_SESSION_KILLED, "session.killed")          \
-	X(EV_CEILING, "ceiling")                        \
-	X(EV_RENAME, "rename")                          \
-	X(EV_NET_ALLOW, "net.allow")                    \
-	X(EV_NET_DENY, "net.deny")                      \
+#define AUDIT_KINDS(X)                           \
+	X(EV_SESSION_START, "session.start")     \
+	X(EV_SESSION_END, "session.end")         \
+	X(EV_LOSS, "loss")                       \
+	X(EV_EXEC, "exec")                       \
+	X(EV_EXIT, "exit")                       \
+	X(EV_FORK, "fork")                       \
+	X(EV_FILE, "file")                       \
+	X(EV_CONNECT, "connect")                 \
+	X(EV_SINK_ERROR, "sink.error")           \
+	X(EV_SESSION_PAUSED, "session.paused")   \
+	X(EV_SESSION_RESUMED, "session.resumed") \
+	X(EV_SESSION_KILLED, "session.killed")   \
+	X(EV_CEILING, "ceiling")                 \
+	X(EV_RENAME, "rename")                   \
+	X(EV_NET_ALLOW, "net.allow")             \
+	X(EV_NET_DENY, "net.deny")               \
 	X(EV_SESSION_ASK, "session.ask")
 
 enum ev_kind {
 #define EV_KIND_ENUM(id, name) id,
 	AUDIT_KINDS(EV_KIND_ENUM)
 #undef EV_KIND_ENUM
-	EV_KINDS,
+		EV_KINDS,
 };
 
 /* The kind's "type", NULL for a number that is no kind. */
@@ -72,8 +72,8 @@ const char *ev_record_type_name(unsigned int type);
  */
 struct audit_event {
 	enum ev_kind kind;
-	bool deny;	 /* a denial (syslog: notice) */
-	int64_t time_ns; /* its "time" (CLOCK_REALTIME ns); 0: now */
+	bool deny;	  /* a denial (syslog: notice) */
+	int64_t time_ns;  /* its "time" (CLOCK_REALTIME ns); 0: now */
 	const char *line; /* the JSON line, newline included */
 	size_t len;
 };

@@ -25,8 +25,7 @@ int audit_sha256(const void *data, size_t len, char *out, size_t size)
 	uint8_t d[32];
 	size_t n;
 
-	if (size < sizeof("sha256:") + 64 ||
-	    gnutls_hash_fast(GNUTLS_DIG_SHA256, data, len, d) < 0)
+	if (size < sizeof("sha256:") + 64 || gnutls_hash_fast(GNUTLS_DIG_SHA256, data, len, d) < 0)
 		return -EINVAL;
 	n = (size_t)snprintf(out, size, "sha256:");
 	for (int i = 0; i < 32; i++)
@@ -112,7 +111,7 @@ void audit_session_start(struct jsonw *w, const struct audit_clock *c,
 static void hand_over(struct jsonw *w, enum ev_kind kind, int64_t time_ns, audit_emit_fn emit,
 		      void *ctx)
 {
-	struct audit_event ev = { .kind = kind, .time_ns = time_ns };
+	struct audit_event ev = {.kind = kind, .time_ns = time_ns};
 
 	jsonw_end(w);
 	jsonw_newline(w);
@@ -123,8 +122,8 @@ static void hand_over(struct jsonw *w, enum ev_kind kind, int64_t time_ns, audit
 	jsonw_reset(w);
 }
 
-void audit_session_end(struct jsonw *w, const struct audit_clock *c,
-		       const struct audit_end_info *e, audit_emit_fn emit, void *ctx)
+void audit_session_end(struct jsonw *w, const struct audit_clock *c, const struct audit_end_info *e,
+		       audit_emit_fn emit, void *ctx)
 {
 	uint64_t seq = e->seq, records = seq > e->lost ? seq - 1 - e->lost : 0;
 	int64_t time_ns = audit_real_ns(c, e->ts_ns);

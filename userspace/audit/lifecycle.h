@@ -23,11 +23,11 @@ struct session_event;
 /* What session.start says (docs/events.md); NULL and 0 members are left out. */
 struct audit_start_info {
 	const char *session;
-	uint64_t ts_ns;		/* monotonic */
+	uint64_t ts_ns; /* monotonic */
 	uint64_t pid;
 	bool has_uid;
 	uint64_t uid;
-	const char *mode;	/* "daemon"; NULL: embedded (not said) */
+	const char *mode; /* "daemon"; NULL: embedded (not said) */
 	const char *cgroup;
 	const char *level_requested, *level_enabled;
 	struct {
@@ -38,8 +38,8 @@ struct audit_start_info {
 	const struct session_limits *limits;
 	const char *not_enforced[8];
 	size_t n_not_enforced;
-	char *const *command;	/* NULL-terminated */
-	bool redact_command;	/* command is argv as run: redact its secrets */
+	char *const *command; /* NULL-terminated */
+	bool redact_command;  /* command is argv as run: redact its secrets */
 	bool command_truncated;
 	const char *labels_json; /* a JSON object text, NULL: {} */
 	const char *policy_json; /* the effective policy; NULL: no policy members */

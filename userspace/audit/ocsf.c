@@ -21,10 +21,10 @@
 
 static void enc_exec(struct jsonw *w, const struct ev *e, const char *hostname)
 {
-	static const char *const extra[] = { "argv", "argv_truncated", NULL };
+	static const char *const extra[] = {"argv", "argv_truncated", NULL};
 	const char *filename = ocsf_get_str(e->o, "filename");
 	char what[PATH_MAX + 16], msg[PATH_MAX + 64];
-	struct obs_list obs = { 0 };
+	struct obs_list obs = {0};
 	struct json_object *argv;
 
 	snprintf(what, sizeof(what), "exec %s", filename ? filename : "?");
@@ -47,7 +47,7 @@ static void enc_exec(struct jsonw *w, const struct ev *e, const char *hostname)
 
 static void enc_fork(struct jsonw *w, const struct ev *e, const char *hostname)
 {
-	struct obs_list obs = { 0 };
+	struct obs_list obs = {0};
 	int64_t child = 0;
 	char msg[96];
 
@@ -73,10 +73,10 @@ static void enc_fork(struct jsonw *w, const struct ev *e, const char *hostname)
 
 static void enc_exit(struct jsonw *w, const struct ev *e, const char *hostname)
 {
-	static const char *const extra[] = { "signal", NULL };
+	static const char *const extra[] = {"signal", NULL};
 	int64_t code = 0, sig = 0;
 	bool have_code = ocsf_get_int(e->o, "exit_code", &code);
-	struct obs_list obs = { 0 };
+	struct obs_list obs = {0};
 	char msg[96];
 
 	ocsf_get_int(e->o, "signal", &sig);
@@ -100,10 +100,10 @@ static void enc_exit(struct jsonw *w, const struct ev *e, const char *hostname)
 
 static void enc_file(struct jsonw *w, const struct ev *e, const char *hostname)
 {
-	static const char *const extra[] = { "flags", "op", NULL };
+	static const char *const extra[] = {"flags", "op", NULL};
 	const char *path = ocsf_get_str(e->o, "path");
 	char what[PATH_MAX + 16], msg[PATH_MAX + 64];
-	struct obs_list obs = { 0 };
+	struct obs_list obs = {0};
 	int64_t flags = 0, count = 0;
 
 	snprintf(what, sizeof(what), "open %s", path ? path : "?");
@@ -125,19 +125,20 @@ static void enc_file(struct jsonw *w, const struct ev *e, const char *hostname)
 
 static void enc_connect(struct jsonw *w, const struct ev *e, const char *hostname)
 {
-	static const char *const extra[] = { "family", NULL };
+	static const char *const extra[] = {"family", NULL};
 	const char *family = ocsf_get_str(e->o, "family");
 	const char *addr = ocsf_get_str(e->o, "address"), *path = ocsf_get_str(e->o, "path");
 	bool unix_ = family && streq(family, "unix");
 	char what[PATH_MAX + 64], msg[PATH_MAX + 128];
-	struct obs_list obs = { 0 };
+	struct obs_list obs = {0};
 	int64_t port = 0;
 
 	ocsf_get_int(e->o, "port", &port);
 	if (unix_)
 		snprintf(what, sizeof(what), "connect to unix %s", path ? path : "?");
 	else
-		snprintf(what, sizeof(what), "connect to %s port %" PRId64, addr ? addr : "?", port);
+		snprintf(what, sizeof(what), "connect to %s port %" PRId64, addr ? addr : "?",
+			 port);
 	ocsf_message(msg, sizeof(msg), e, what);
 	if (!e->deny && e->err && streq(e->err, "EINPROGRESS"))
 		snprintf(msg, sizeof(msg), "%s (in progress)", what);
@@ -157,8 +158,9 @@ static void enc_connect(struct jsonw *w, const struct ev *e, const char *hostnam
 		bool v6 = family && streq(family, "inet6") && addr && strchr(addr, ':');
 
 		jsonw_u64(w, "protocol_ver_id", v6 ? 6 : 4);
-		jsonw_str(w, "protocol_ver", v6 ? "Internet Protocol version 6 (IPv6)"
-						: "Internet Protocol version 4 (IPv4)");
+		jsonw_str(w, "protocol_ver",
+			  v6 ? "Internet Protocol version 6 (IPv6)"
+			     : "Internet Protocol version 4 (IPv4)");
 	}
 	jsonw_end(w);
 	ocsf_obs_common(&obs, e, hostname);
@@ -178,11 +180,11 @@ static void enc_connect(struct jsonw *w, const struct ev *e, const char *hostnam
  */
 static void enc_net(struct jsonw *w, const struct ev *e, const char *hostname)
 {
-	static const char *const extra[] = { "protocol", "name_from", "rule", "reason", NULL };
+	static const char *const extra[] = {"protocol", "name_from", "rule", "reason", NULL};
 	const char *proto = ocsf_get_str(e->o, "protocol"), *name = ocsf_get_str(e->o, "name");
 	const char *addr = ocsf_get_str(e->o, "address"), *reason = ocsf_get_str(e->o, "reason");
 	const char *rule = ocsf_get_str(e->o, "rule");
-	struct obs_list obs = { 0 };
+	struct obs_list obs = {0};
 	char what[512], msg[640];
 	int64_t port = 0, out = 0, in = 0;
 
@@ -213,8 +215,8 @@ static void enc_net(struct jsonw *w, const struct ev *e, const char *hostname)
 			 e->deny ? "refused" : "by ", e->deny ? (reason ? reason : "") : "",
 			 e->deny ? "" : (rule ? rule : "?"));
 		ocsf_message(msg, sizeof(msg), e, what);
-		ocsf_begin_record(w, e, &OCSF_NETWORK, e->deny ? 5 : 2, e->deny ? "Refuse" : "Close", hostname,
-			     msg);
+		ocsf_begin_record(w, e, &OCSF_NETWORK, e->deny ? 5 : 2,
+				  e->deny ? "Refuse" : "Close", hostname, msg);
 		jsonw_object_begin(w, "dst_endpoint");
 		if (name && *name)
 			jsonw_str(w, "hostname", name);
@@ -233,8 +235,10 @@ static void enc_net(struct jsonw *w, const struct ev *e, const char *hostname)
 	}
 	ocsf_obs_common(&obs, e, hostname);
 	if (name && *name)
-		ocsf_obs_add(&obs, proto && streq(proto, "dns") ? "query.hostname" : "dst_endpoint.hostname",
-			1, "Hostname", name);
+		ocsf_obs_add(&obs,
+			     proto && streq(proto, "dns") ? "query.hostname"
+							  : "dst_endpoint.hostname",
+			     1, "Hostname", name);
 	if (addr && !(proto && streq(proto, "dns"))) {
 		ocsf_obs_add(&obs, "dst_endpoint.ip", 2, "IP Address", addr);
 		ocsf_obs_add_int(&obs, "dst_endpoint.port", 11, "Port", port);
@@ -246,7 +250,7 @@ static void enc_net(struct jsonw *w, const struct ev *e, const char *hostname)
 
 int ocsf_encode_kind(struct jsonw *w, int kind, struct json_object *o, const char *hostname)
 {
-	struct ev e = { .o = o, .kind = kind };
+	struct ev e = {.o = o, .kind = kind};
 
 	if (!o || !json_object_is_type(o, json_type_object))
 		return -EINVAL;

@@ -22,11 +22,11 @@
 #define BPFBOX_VERSION "0.0.0"
 #endif
 
-const struct ocsf_class OCSF_PROCESS = { 1007, 1, "Process Activity", "System Activity" };
-const struct ocsf_class OCSF_FILESYS = { 1001, 1, "File System Activity", "System Activity" };
-const struct ocsf_class OCSF_NETWORK = { 4001, 4, "Network Activity", "Network Activity" };
-const struct ocsf_class OCSF_DNS = { 4003, 4, "DNS Activity", "Network Activity" };
-const struct ocsf_class OCSF_EVENTLOG = { 1008, 1, "Event Log Activity", "System Activity" };
+const struct ocsf_class OCSF_PROCESS = {1007, 1, "Process Activity", "System Activity"};
+const struct ocsf_class OCSF_FILESYS = {1001, 1, "File System Activity", "System Activity"};
+const struct ocsf_class OCSF_NETWORK = {4001, 4, "Network Activity", "Network Activity"};
+const struct ocsf_class OCSF_DNS = {4003, 4, "DNS Activity", "Network Activity"};
+const struct ocsf_class OCSF_EVENTLOG = {1008, 1, "Event Log Activity", "System Activity"};
 
 const char *ocsf_get_str(struct json_object *o, const char *key)
 {
@@ -50,7 +50,7 @@ bool ocsf_get_int(struct json_object *o, const char *key, int64_t *out)
 /* RFC 3339 UTC ("2026-01-02T03:04:05.123456789Z") -> ms since the epoch. */
 int64_t ocsf_time_ms(const char *s)
 {
-	struct tm tm = { 0 };
+	struct tm tm = {0};
 	unsigned int ms = 0;
 	struct timespec now;
 	int n = 0;
@@ -61,7 +61,8 @@ int64_t ocsf_time_ms(const char *s)
 
 		if (*p == '.')
 			for (int i = 0; i < 3; i++)
-				ms = ms * 10 + (p[1 + i] >= '0' && p[1 + i] <= '9' ? p[1 + i] - '0' : 0);
+				ms = ms * 10 +
+				     (p[1 + i] >= '0' && p[1 + i] <= '9' ? p[1 + i] - '0' : 0);
 		tm.tm_year -= 1900;
 		tm.tm_mon -= 1;
 		return (int64_t)timegm(&tm) * 1000 + ms;
@@ -82,8 +83,8 @@ const char *ocsf_user_name(int64_t uid)
 		return name[0] ? name : NULL;
 	last = uid;
 	name[0] = 0;
-	if (uid >= 0 && uid <= UINT32_MAX && getpwuid_r((uid_t)uid, &pw, buf, sizeof(buf), &res) == 0 &&
-	    res)
+	if (uid >= 0 && uid <= UINT32_MAX &&
+	    getpwuid_r((uid_t)uid, &pw, buf, sizeof(buf), &res) == 0 && res)
 		snprintf(name, sizeof(name), "%s", res->pw_name);
 	return name[0] ? name : NULL;
 }
@@ -105,7 +106,7 @@ void ocsf_put_uid(struct jsonw *w, const char *key, int64_t uid)
 }
 
 void ocsf_put_classification(struct jsonw *w, const struct ocsf_class *c, int activity,
-			       const char *activity_name)
+			     const char *activity_name)
 {
 	char type_name[96];
 
@@ -122,7 +123,7 @@ void ocsf_put_classification(struct jsonw *w, const struct ocsf_class *c, int ac
 
 void ocsf_put_severity(struct jsonw *w, int sev)
 {
-	static const char *const names[] = { "Unknown", "Informational", "Low", "Medium", "High" };
+	static const char *const names[] = {"Unknown", "Informational", "Low", "Medium", "High"};
 
 	jsonw_u64(w, "severity_id", sev);
 	jsonw_str(w, "severity", names[sev]);
@@ -171,8 +172,7 @@ void ocsf_put_metadata(struct jsonw *w, const struct ev *e, bool control)
 	if (json_object_object_get_ex(e->o, "labels", &labels) &&
 	    json_object_is_type(labels, json_type_object) && json_object_object_length(labels)) {
 		jsonw_array_begin(w, "labels");
-		json_object_object_foreach(labels, k, v)
-		{
+		json_object_object_foreach (labels, k, v) {
 			char *kv = NULL;
 
 			if (json_object_is_type(v, json_type_string) &&
@@ -329,22 +329,23 @@ void ocsf_put_unmapped(struct jsonw *w, const struct ev *e, const char *const *k
 		struct json_object *v;
 
 		if (json_object_object_get_ex(e->o, *keys, &v))
-			jsonw_raw(w, *keys, json_object_to_json_string_ext(
-						    v, JSON_C_TO_STRING_PLAIN |
-							       JSON_C_TO_STRING_NOSLASHESCAPE));
+			jsonw_raw(w, *keys,
+				  json_object_to_json_string_ext(
+					  v,
+					  JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	}
 	jsonw_end(w);
 }
 
 void ocsf_obs_add(struct obs_list *l, const char *name, int type_id, const char *type,
-		    const char *value)
+		  const char *value)
 {
 	if (value && value[0] && l->n < OBS_MAX)
-		l->o[l->n++] = (struct obs){ name, type, value, type_id };
+		l->o[l->n++] = (struct obs){name, type, value, type_id};
 }
 
 void ocsf_obs_add_int(struct obs_list *l, const char *name, int type_id, const char *type,
-			int64_t v)
+		      int64_t v)
 {
 	if (l->nums < 3) {
 		snprintf(l->num[l->nums], sizeof(l->num[0]), "%" PRId64, v);
@@ -381,8 +382,8 @@ void ocsf_obs_common(struct obs_list *l, const struct ev *e, const char *hostnam
 }
 
 void ocsf_begin_common(struct jsonw *w, const struct ev *e, const struct ocsf_class *c,
-			 int activity, const char *activity_name, int sev, const char *hostname,
-			 const char *message, bool control)
+		       int activity, const char *activity_name, int sev, const char *hostname,
+		       const char *message, bool control)
 {
 	int64_t ms = ocsf_time_ms(e->time);
 
@@ -397,11 +398,11 @@ void ocsf_begin_common(struct jsonw *w, const struct ev *e, const struct ocsf_cl
 }
 
 void ocsf_begin_record(struct jsonw *w, const struct ev *e, const struct ocsf_class *c,
-			 int activity, const char *activity_name, const char *hostname,
-			 const char *message)
+		       int activity, const char *activity_name, const char *hostname,
+		       const char *message)
 {
-	ocsf_begin_common(w, e, c, activity, activity_name, e->deny ? SEV_MEDIUM : SEV_INFORMATIONAL,
-		     hostname, message, true);
+	ocsf_begin_common(w, e, c, activity, activity_name,
+			  e->deny ? SEV_MEDIUM : SEV_INFORMATIONAL, hostname, message, true);
 	ocsf_put_outcome(w, e);
 	ocsf_put_actor(w, e);
 }
@@ -444,20 +445,20 @@ void ocsf_put_cmd_line(struct jsonw *w, struct json_object *argv)
 /* The whole original event in unmapped, but for what the class already says. */
 void ocsf_put_unmapped_rest(struct jsonw *w, const struct ev *e)
 {
-	static const char *const mapped[] = { "schema_version", "time", "session", "seq",
-					      "host", "host_id", "boot_id", "labels", NULL };
+	static const char *const mapped[] = {"schema_version", "time",	  "session", "seq", "host",
+					     "host_id",	       "boot_id", "labels",  NULL};
 
 	jsonw_object_begin(w, "unmapped");
-	json_object_object_foreach(e->o, k, v)
-	{
+	json_object_object_foreach (e->o, k, v) {
 		const char *const *m = mapped;
 
 		while (*m && !streq(*m, k))
 			m++;
 		if (!*m)
-			jsonw_raw(w, k, json_object_to_json_string_ext(
-						v, JSON_C_TO_STRING_PLAIN |
-							   JSON_C_TO_STRING_NOSLASHESCAPE));
+			jsonw_raw(w, k,
+				  json_object_to_json_string_ext(
+					  v,
+					  JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	}
 	jsonw_end(w);
 }

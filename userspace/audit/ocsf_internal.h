@@ -59,7 +59,7 @@ int64_t ocsf_time_ms(const char *s);
 const char *ocsf_user_name(int64_t uid);
 void ocsf_put_uid(struct jsonw *w, const char *key, int64_t uid);
 void ocsf_put_classification(struct jsonw *w, const struct ocsf_class *c, int activity,
-			       const char *activity_name);
+			     const char *activity_name);
 void ocsf_put_severity(struct jsonw *w, int sev);
 void ocsf_put_metadata(struct jsonw *w, const struct ev *e, bool control);
 void ocsf_put_device(struct jsonw *w, const struct ev *e, const char *hostname);
@@ -71,17 +71,17 @@ const char *ocsf_base_name(const char *path);
 void ocsf_put_file(struct jsonw *w, const char *path, bool regular);
 void ocsf_put_unmapped(struct jsonw *w, const struct ev *e, const char *const *keys);
 void ocsf_obs_add(struct obs_list *l, const char *name, int type_id, const char *type,
-		    const char *value);
+		  const char *value);
 void ocsf_obs_add_int(struct obs_list *l, const char *name, int type_id, const char *type,
-			int64_t v);
+		      int64_t v);
 void ocsf_put_observables(struct jsonw *w, const struct obs_list *l);
 void ocsf_obs_common(struct obs_list *l, const struct ev *e, const char *hostname);
 void ocsf_begin_common(struct jsonw *w, const struct ev *e, const struct ocsf_class *c,
-			 int activity, const char *activity_name, int sev, const char *hostname,
-			 const char *message, bool control);
+		       int activity, const char *activity_name, int sev, const char *hostname,
+		       const char *message, bool control);
 void ocsf_begin_record(struct jsonw *w, const struct ev *e, const struct ocsf_class *c,
-			 int activity, const char *activity_name, const char *hostname,
-			 const char *message);
+		       int activity, const char *activity_name, const char *hostname,
+		       const char *message);
 void ocsf_message(char *buf, size_t size, const struct ev *e, const char *what);
 void ocsf_put_cmd_line(struct jsonw *w, struct json_object *argv);
 void ocsf_put_unmapped_rest(struct jsonw *w, const struct ev *e);

@@ -24,7 +24,7 @@
 /* The end of every event here: observables, the rest of the event in unmapped. */
 static void finish(struct jsonw *w, const struct ev *e, const char *hostname)
 {
-	struct obs_list obs = { 0 };
+	struct obs_list obs = {0};
 
 	ocsf_obs_common(&obs, e, hostname);
 	ocsf_put_observables(w, &obs);
@@ -154,8 +154,8 @@ void ocsf_enc_ceiling(struct jsonw *w, const struct ev *e, const char *hostname)
 
 	snprintf(msg, sizeof(msg), "session %s: %s", refuse ? "refused" : "clamped",
 		 reason ? reason : "?");
-	ocsf_begin_common(w, e, &OCSF_PROCESS, 1, "Launch",
-			  refuse ? SEV_MEDIUM : SEV_INFORMATIONAL, hostname, msg, true);
+	ocsf_begin_common(w, e, &OCSF_PROCESS, 1, "Launch", refuse ? SEV_MEDIUM : SEV_INFORMATIONAL,
+			  hostname, msg, true);
 	jsonw_u64(w, "action_id", refuse ? 2 : 4);
 	jsonw_str(w, "action", refuse ? "Denied" : "Modified");
 	jsonw_u64(w, "disposition_id", refuse ? 2 : 11);

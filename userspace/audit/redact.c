@@ -49,12 +49,10 @@ static void scan(struct scan *s)
 		if (c == ':')
 			hit = redact_try_url(s, i, &a, &b) || redact_try_key(s, i, &a, &b);
 		else if (c == '=')
-			hit = redact_try_key(s, i, &a, &b) ||
-			      redact_try_flag_eq(s, i, &a, &b);
+			hit = redact_try_key(s, i, &a, &b) || redact_try_flag_eq(s, i, &a, &b);
 		else if (k & C_WS)
 			hit = redact_try_flag_next(s, i, &a, &b) ||
-			      redact_try_bearer(s, i, &a, &b) ||
-			      redact_try_cmd_flag(s, i, &a, &b);
+			      redact_try_bearer(s, i, &a, &b) || redact_try_cmd_flag(s, i, &a, &b);
 		else if (c == '%' && (redact_pct_is(s, i, "3d") || redact_pct_is(s, i, "3a")))
 			hit = redact_try_key(s, i, &a, &b);
 		else if (c == 'h' && (i == 0 || !(cl(s, i - 1) & C_ALNUM)))
@@ -77,8 +75,7 @@ static void scan(struct scan *s)
 	emit(s, in + s->done, s->len - s->done);
 }
 
-size_t redact(const char *in, size_t len, char *out, size_t cap,
-	      unsigned int flags)
+size_t redact(const char *in, size_t len, char *out, size_t cap, unsigned int flags)
 {
 	struct scan s = {.in = (const unsigned char *)in,
 			 .len = len,
@@ -92,8 +89,7 @@ size_t redact(const char *in, size_t len, char *out, size_t cap,
 
 size_t redact_inplace(char *buf, size_t len, size_t cap, unsigned int flags)
 {
-	struct scan dry = {
-		.in = (const unsigned char *)buf, .len = len, .flags = flags};
+	struct scan dry = {.in = (const unsigned char *)buf, .len = len, .flags = flags};
 	char stack[4096], *copy = stack;
 	size_t n;
 
@@ -116,8 +112,7 @@ size_t redact_inplace(char *buf, size_t len, size_t cap, unsigned int flags)
 	return n;
 }
 
-int redact_argv(char *const argv[],
-		void (*fn)(void *ctx, const char *arg, size_t len), void *ctx,
+int redact_argv(char *const argv[], void (*fn)(void *ctx, const char *arg, size_t len), void *ctx,
 		unsigned int flags)
 {
 	size_t total = 0, off = 0, n;
@@ -153,8 +148,8 @@ bool redact_is_secret_name(const char *name, size_t len)
 	return redact_key_suffix((const unsigned char *)name, len) != 0;
 }
 
-size_t redact_value(const char *name, const char *val, size_t len, char *out,
-		    size_t cap, unsigned int flags)
+size_t redact_value(const char *name, const char *val, size_t len, char *out, size_t cap,
+		    unsigned int flags)
 {
 	if (len && redact_is_secret_name(name, strlen(name))) {
 		size_t n = cap < REDACT_MARKER_LEN ? cap : REDACT_MARKER_LEN;

@@ -46,8 +46,7 @@ enum redact_flags {
  * cut at cap, never leaking: a secret is either replaced or not copied.
  * out is not NUL-terminated.
  */
-size_t redact(const char *in, size_t len, char *out, size_t cap,
-	      unsigned int flags);
+size_t redact(const char *in, size_t len, char *out, size_t cap, unsigned int flags);
 
 /*
  * In place: buf holds len bytes and has room for cap. Returns the new
@@ -62,8 +61,7 @@ size_t redact_inplace(char *buf, size_t len, size_t cap, unsigned int flags);
  * value in the next argument is seen) and calls fn once per argument, in
  * order, with the redacted bytes. Returns 0 or -ENOMEM.
  */
-int redact_argv(char *const argv[],
-		void (*fn)(void *ctx, const char *arg, size_t len), void *ctx,
+int redact_argv(char *const argv[], void (*fn)(void *ctx, const char *arg, size_t len), void *ctx,
 		unsigned int flags);
 
 /*
@@ -77,7 +75,7 @@ bool redact_is_secret_name(const char *name, size_t len);
  * replaced whole when the name names a secret, else redacted like any
  * text. Same contract as redact().
  */
-size_t redact_value(const char *name, const char *val, size_t len, char *out,
-		    size_t cap, unsigned int flags);
+size_t redact_value(const char *name, const char *val, size_t len, char *out, size_t cap,
+		    unsigned int flags);
 
 #endif

@@ -51,7 +51,7 @@ struct scan {
 	size_t done;   /* input copied (or replaced) up to here */
 	size_t nspans;
 	size_t zone_end; /* the current token zone (a run, split at an inner '=') */
-	bool path; /* the zone is a path: its '/' segments are judged alone */
+	bool path;	 /* the zone is a path: its '/' segments are judged alone */
 };
 
 static inline unsigned int cl(const struct scan *s, size_t i)
@@ -61,8 +61,7 @@ static inline unsigned int cl(const struct scan *s, size_t i)
 
 static inline bool is_marker(const struct scan *s, size_t a, size_t b)
 {
-	return b - a == REDACT_MARKER_LEN &&
-	       !memcmp(s->in + a, REDACT_MARKER, REDACT_MARKER_LEN);
+	return b - a == REDACT_MARKER_LEN && !memcmp(s->in + a, REDACT_MARKER, REDACT_MARKER_LEN);
 }
 
 /* Whether the input is cut at b: the relaxed thresholds apply there. */

@@ -40,12 +40,11 @@ static const struct {
 	const char *word;
 	unsigned char len;
 } keys[] = {
-	{"api_key", 7},	       {"api-key", 7},	   {"apikey", 6},
-	{"access_key", 10},    {"access-key", 10}, {"secret_key", 10},
-	{"private_key", 11},   {"token", 5},	   {"password", 8},
-	{"passwd", 6},	       {"secret", 6},	   {"bearer", 6},
-	{"authorization", 13}, {"cookie", 6},	   {"_pwd", 4},
-	{"sig", 3},	       {"signature", 9},
+	{"api_key", 7},	       {"api-key", 7},	   {"apikey", 6},	{"access_key", 10},
+	{"access-key", 10},    {"secret_key", 10}, {"private_key", 11}, {"token", 5},
+	{"password", 8},       {"passwd", 6},	   {"secret", 6},	{"bearer", 6},
+	{"authorization", 13}, {"cookie", 6},	   {"_pwd", 4},		{"sig", 3},
+	{"signature", 9},
 };
 #define KEY_AUTHORIZATION 12
 #define KEY_COOKIE	  13
@@ -83,13 +82,12 @@ int redact_key_suffix(const unsigned char *p, size_t n)
 	unsigned char last = n ? p[n - 1] | 0x20 : 0;
 
 	/* Every key word ends with one of these: most separators stop here. */
-	if (last != 'y' && last != 'n' && last != 'd' && last != 't' &&
-	    last != 'r' && last != 'e' && last != 'g')
+	if (last != 'y' && last != 'n' && last != 'd' && last != 't' && last != 'r' &&
+	    last != 'e' && last != 'g')
 		return 0;
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 		if (keys[k].len <= n &&
-		    !strncasecmp((const char *)p + n - keys[k].len,
-				 keys[k].word, keys[k].len))
+		    !strncasecmp((const char *)p + n - keys[k].len, keys[k].word, keys[k].len))
 			return k + 1;
 	return 0;
 }
@@ -100,8 +98,8 @@ int redact_key_suffix(const unsigned char *p, size_t n)
  * first word (Authorization headers). line: up to the end of the argument
  * or line, or a quote (a Cookie header: "a=1; b=2" is one secret).
  */
-static bool value_span_ex(const struct scan *s, size_t v, bool scheme,
-			  bool line, size_t *a, size_t *b)
+static bool value_span_ex(const struct scan *s, size_t v, bool scheme, bool line, size_t *a,
+			  size_t *b)
 {
 	unsigned char q = 0;
 	size_t e;
@@ -116,19 +114,17 @@ static bool value_span_ex(const struct scan *s, size_t v, bool scheme,
 		if (w > v && w < s->len && s->in[w] == ' ') {
 			while (w < s->len && s->in[w] == ' ')
 				w++;
-			if (w < s->len &&
-			    (q ? s->in[w] != q : !(cl(s, w) & C_TERM)))
+			if (w < s->len && (q ? s->in[w] != q : !(cl(s, w) & C_TERM)))
 				v = w;
 		}
 	}
 	e = v;
 	if (q)
-		while (e < s->len && s->in[e] != q && s->in[e] &&
-		       s->in[e] != '\n')
+		while (e < s->len && s->in[e] != q && s->in[e] && s->in[e] != '\n')
 			e++;
 	else if (line)
-		while (e < s->len && s->in[e] && s->in[e] != '\n' &&
-		       s->in[e] != '\r' && !(cl(s, e) & C_QUOTE))
+		while (e < s->len && s->in[e] && s->in[e] != '\n' && s->in[e] != '\r' &&
+		       !(cl(s, e) & C_QUOTE))
 			e++;
 	else
 		while (e < s->len && !(cl(s, e) & C_TERM))
@@ -140,8 +136,7 @@ static bool value_span_ex(const struct scan *s, size_t v, bool scheme,
 	return true;
 }
 
-static bool value_span(const struct scan *s, size_t v, bool scheme, size_t *a,
-		       size_t *b)
+static bool value_span(const struct scan *s, size_t v, bool scheme, size_t *a, size_t *b)
 {
 	return value_span_ex(s, v, scheme, false, a, b);
 }
@@ -159,8 +154,7 @@ bool redact_pct_is(const struct scan *s, size_t i, const char *xx)
  */
 bool redact_try_key(const struct scan *s, size_t i, size_t *a, size_t *b)
 {
-	bool enc = s->in[i] == '%', colon = s->in[i] == ':' ||
-					    (enc && redact_pct_is(s, i, "3a"));
+	bool enc = s->in[i] == '%', colon = s->in[i] == ':' || (enc && redact_pct_is(s, i, "3a"));
 	size_t j = i, v = i + (enc ? 3 : 1);
 	int k;
 
@@ -178,8 +172,7 @@ bool redact_try_key(const struct scan *s, size_t i, size_t *a, size_t *b)
 	/* "token= x" has an empty value; "password = x" and "token: x" do not */
 	if (colon || j < i)
 		while (v < s->len) {
-			if (s->in[v] == ' ' || s->in[v] == '\t' ||
-			    (enc && s->in[v] == '+'))
+			if (s->in[v] == ' ' || s->in[v] == '\t' || (enc && s->in[v] == '+'))
 				v++;
 			else if (enc && redact_pct_is(s, v, "20"))
 				v += 3;
@@ -188,8 +181,7 @@ bool redact_try_key(const struct scan *s, size_t i, size_t *a, size_t *b)
 		}
 	if (enc && redact_pct_is(s, v, "22"))
 		v += 3;
-	return value_span_ex(s, v, k - 1 == KEY_AUTHORIZATION,
-			     k - 1 == KEY_COOKIE && !enc, a, b);
+	return value_span_ex(s, v, k - 1 == KEY_AUTHORIZATION, k - 1 == KEY_COOKIE && !enc, a, b);
 }
 
 /* The word that ends at i: back to a blank, a NUL or a quote. */
@@ -228,8 +220,7 @@ static size_t word_end(const struct scan *s, size_t w)
  * Whether a word before i, in the same command (not across ; | & or a
  * newline), is a program whose base name starts with one of names.
  */
-static bool after_command(const struct scan *s, size_t i,
-			  const char *const *names)
+static bool after_command(const struct scan *s, size_t i, const char *const *names)
 {
 	while (i > 0) {
 		size_t e = i, w, base;
@@ -254,8 +245,7 @@ static bool after_command(const struct scan *s, size_t i,
 		for (const char *const *n = names; *n; n++) {
 			size_t len = strlen(*n);
 
-			if (e - base >= len &&
-			    !memcmp(s->in + base, *n, len))
+			if (e - base >= len && !memcmp(s->in + base, *n, len))
 				return true;
 		}
 		i = w;
@@ -267,8 +257,7 @@ static const char *const mysql_cmds[] = {"mysql", "mariadb", NULL};
 static const char *const curl_cmds[] = {"curl", NULL};
 
 /* What follows user: in user:SECRET from w to e, if anything. */
-static bool after_colon(const struct scan *s, size_t w, size_t e, size_t *a,
-			size_t *b)
+static bool after_colon(const struct scan *s, size_t w, size_t e, size_t *a, size_t *b)
 {
 	const void *c = memchr(s->in + w, ':', e - w);
 	size_t v = c ? (size_t)((const unsigned char *)c - s->in) + 1 : e;
@@ -333,11 +322,10 @@ bool redact_try_webhook(const struct scan *s, size_t i, size_t *a, size_t *b)
 	static const char host[] = "hooks.slack.com/services/";
 	size_t v = i + sizeof(host) - 1, e;
 
-	if (s->in[i] != 'h' || v > s->len ||
-	    memcmp(s->in + i, host, sizeof(host) - 1))
+	if (s->in[i] != 'h' || v > s->len || memcmp(s->in + i, host, sizeof(host) - 1))
 		return false;
-	for (e = v; e < s->len && !(cl(s, e) & (C_WS | C_QUOTE)) &&
-		    s->in[e] != '?' && s->in[e] != '#';
+	for (e = v;
+	     e < s->len && !(cl(s, e) & (C_WS | C_QUOTE)) && s->in[e] != '?' && s->in[e] != '#';
 	     e++)
 		;
 	if (e == v || is_marker(s, v, e))
@@ -352,8 +340,7 @@ bool redact_try_flag_eq(const struct scan *s, size_t i, size_t *a, size_t *b)
 {
 	size_t w = word_start(s, i);
 
-	return i - w == 6 &&
-	       !strncasecmp((const char *)s->in + w, "--auth", 6) &&
+	return i - w == 6 && !strncasecmp((const char *)s->in + w, "--auth", 6) &&
 	       value_span(s, i + 1, false, a, b);
 }
 
@@ -364,8 +351,7 @@ bool redact_try_flag_next(const struct scan *s, size_t i, size_t *a, size_t *b)
 
 	if (!is_secret_flag(s, word_start(s, i), i))
 		return false;
-	while (v < s->len &&
-	       (s->in[v] == ' ' || s->in[v] == '\t' || s->in[v] == '\0'))
+	while (v < s->len && (s->in[v] == ' ' || s->in[v] == '\t' || s->in[v] == '\0'))
 		v++;
 	if (v >= s->len || s->in[v] == '-')
 		return false; /* no value, or the next flag */
@@ -396,8 +382,8 @@ bool redact_try_url(const struct scan *s, size_t i, size_t *a, size_t *b)
 {
 	size_t h = i + 3, e, at = 0, colon = 0;
 
-	if (i == 0 || !(cl(s, i - 1) & C_ALNUM) || h > s->len ||
-	    s->in[i + 1] != '/' || s->in[i + 2] != '/')
+	if (i == 0 || !(cl(s, i - 1) & C_ALNUM) || h > s->len || s->in[i + 1] != '/' ||
+	    s->in[i + 2] != '/')
 		return false;
 	for (e = h; e < s->len && !(cl(s, e) & (C_WS | C_QUOTE)); e++) {
 		unsigned char c = s->in[e];
@@ -411,8 +397,7 @@ bool redact_try_url(const struct scan *s, size_t i, size_t *a, size_t *b)
 	}
 	if (!at && cut_at(s, e))
 		at = e; /* cut inside user:pass */
-	if (!colon || colon > at || colon + 1 == at ||
-	    is_marker(s, colon + 1, at))
+	if (!colon || colon > at || colon + 1 == at || is_marker(s, colon + 1, at))
 		return false;
 	*a = colon + 1;
 	*b = at;
@@ -436,8 +421,7 @@ static bool try_prefix(const struct scan *s, size_t i, size_t *a, size_t *b)
 		for (e = p; e < s->len && (cl(s, e) & prefixes[k].body); e++)
 			digit |= cl(s, e) & C_DIGIT;
 		cut = cut_at(s, e);
-		if (e - p < (cut ? 1 : prefixes[k].min) ||
-		    (prefixes[k].digit && !digit && !cut))
+		if (e - p < (cut ? 1 : prefixes[k].min) || (prefixes[k].digit && !digit && !cut))
 			continue;
 		*a = p;
 		*b = e;
@@ -454,8 +438,7 @@ static bool try_prefix(const struct scan *s, size_t i, size_t *a, size_t *b)
  */
 static bool randomish(const struct scan *s, size_t a, size_t b)
 {
-	unsigned int digits = 0, letters = 0, camel = 0, trans = 0, n = 0,
-		     prev = 0;
+	unsigned int digits = 0, letters = 0, camel = 0, trans = 0, n = 0, prev = 0;
 
 	for (size_t i = a; i < b; i++) {
 		unsigned int c = cl(s, i) & C_ALNUM;
@@ -511,8 +494,7 @@ static bool integrity(const struct scan *s, size_t a, size_t b)
 /* A bare token: p[a..b) is a whole zone or a path segment. */
 static bool opaque(const struct scan *s, size_t a, size_t b)
 {
-	size_t n = b - a, longest = 0, seps = 0,
-	       min = cut_at(s, b) ? TAIL_MIN : OPAQUE_MIN;
+	size_t n = b - a, longest = 0, seps = 0, min = cut_at(s, b) ? TAIL_MIN : OPAQUE_MIN;
 	size_t stretch_min = min == TAIL_MIN ? TAIL_MIN : STRETCH_MIN;
 	bool hex = true, digit = false, alpha = false;
 
@@ -535,8 +517,7 @@ static bool opaque(const struct scan *s, size_t a, size_t b)
 
 		while (j < b && (cl(s, j) & C_STRETCH))
 			j++;
-		if (j - i >= stretch_min && !hex_id(s, i, j) &&
-		    randomish(s, i, j))
+		if (j - i >= stretch_min && !hex_id(s, i, j) && randomish(s, i, j))
 			return true;
 		if (j - i > longest)
 			longest = j - i;
@@ -551,16 +532,15 @@ static bool opaque(const struct scan *s, size_t a, size_t b)
 /* A %XX escape (URL encoding) at i: part of a token, like its bytes. */
 static bool pct(const struct scan *s, size_t i)
 {
-	return i + 3 <= s->len && s->in[i] == '%' &&
-	       (cl(s, i + 1) & C_HEX) && (cl(s, i + 2) & C_HEX);
+	return i + 3 <= s->len && s->in[i] == '%' && (cl(s, i + 1) & C_HEX) &&
+	       (cl(s, i + 2) & C_HEX);
 }
 
 /* Rules that start at a token character: prefixes, then bare tokens. */
 bool redact_try_token(struct scan *s, size_t i, size_t *a, size_t *b)
 {
 	const unsigned char *in = s->in;
-	bool zone_start = i == 0 || !(cl(s, i - 1) & C_TOK) ||
-			  (in[i - 1] == '=' && in[i] != '=');
+	bool zone_start = i == 0 || !(cl(s, i - 1) & C_TOK) || (in[i - 1] == '=' && in[i] != '=');
 	size_t c0 = i, c1 = 0;
 
 	if (zone_start) {
@@ -568,23 +548,20 @@ bool redact_try_token(struct scan *s, size_t i, size_t *a, size_t *b)
 		size_t z = i;
 
 		while (z < s->len && ((cl(s, z) & C_TOK) || pct(s, z)) &&
-		       !(z > i && in[z] == '=' && z + 1 < s->len &&
-			 in[z + 1] != '=' && (cl(s, z + 1) & C_TOK))) {
+		       !(z > i && in[z] == '=' && z + 1 < s->len && in[z + 1] != '=' &&
+			 (cl(s, z + 1) & C_TOK))) {
 			slash |= in[z] == '/';
 			nonb64 |= !(cl(s, z) & C_B64);
 			z++;
 		}
 		s->zone_end = z;
-		s->path = slash &&
-			  (in[i] == '/' || in[i] == '.' || in[i] == '~' ||
-			   nonb64) &&
+		s->path = slash && (in[i] == '/' || in[i] == '.' || in[i] == '~' || nonb64) &&
 			  !integrity(s, i, z);
 		c1 = z;
 	} else if (s->path && i < s->zone_end && in[i - 1] == '/') {
 		c1 = s->zone_end;
 	}
-	if ((cl(s, i) & C_ALNUM) && (i == 0 || !(cl(s, i - 1) & C_ALNUM)) &&
-	    try_prefix(s, i, a, b))
+	if ((cl(s, i) & C_ALNUM) && (i == 0 || !(cl(s, i - 1) & C_ALNUM)) && try_prefix(s, i, a, b))
 		return true;
 	if (!c1 || (s->flags & REDACT_NO_OPAQUE))
 		return false;

@@ -7,8 +7,7 @@
 #include "relp.h"
 
 /* What we offer: the version and the one command we send. */
-static const char open_offer[] =
-	"relp_version=0\nrelp_software=bpfbox\ncommands=syslog";
+static const char open_offer[] = "relp_version=0\nrelp_software=bpfbox\ncommands=syslog";
 
 void relp_reset(struct relp *r)
 {
@@ -29,13 +28,12 @@ size_t relp_open_frame(struct relp *r, char *buf, size_t size)
 	int n;
 
 	r->txnr = 0;
-	n = snprintf(buf, size, "%u open %zu %s\n", next_txnr(r),
-		     sizeof(open_offer) - 1, open_offer);
+	n = snprintf(buf, size, "%u open %zu %s\n", next_txnr(r), sizeof(open_offer) - 1,
+		     open_offer);
 	return n > 0 && (size_t)n < size ? (size_t)n : 0;
 }
 
-size_t relp_syslog_head(struct relp *r, size_t len, char *buf, size_t size,
-			uint32_t *txnr)
+size_t relp_syslog_head(struct relp *r, size_t len, char *buf, size_t size, uint32_t *txnr)
 {
 	int n;
 
@@ -45,8 +43,7 @@ size_t relp_syslog_head(struct relp *r, size_t len, char *buf, size_t size,
 }
 
 /* A decimal number of at most max digits at *p, then one space or LF. */
-static int number(const char **p, const char *end, int max,
-		  unsigned long long *out)
+static int number(const char **p, const char *end, int max, unsigned long long *out)
 {
 	int digits = 0;
 
@@ -63,8 +60,7 @@ static int number(const char **p, const char *end, int max,
  * One frame at the start of r->rx: its length when complete, 0 when more
  * is needed, -EPROTO when it is not RELP. *txnr, cmd, *code filled.
  */
-static int frame(const struct relp *r, unsigned long long *txnr, char cmd[33],
-		 int *code)
+static int frame(const struct relp *r, unsigned long long *txnr, char cmd[33], int *code)
 {
 	const char *p = r->rx, *end = r->rx + r->rx_len, *c;
 	unsigned long long len;
@@ -94,14 +90,13 @@ static int frame(const struct relp *r, unsigned long long *txnr, char cmd[33],
 	if (len && *p++ != ' ')
 		return -EPROTO;
 	if ((size_t)(end - p) < len + 1)
-		return (size_t)(p - r->rx) + len + 1 > sizeof(r->rx) ? -EPROTO
-								     : 0;
+		return (size_t)(p - r->rx) + len + 1 > sizeof(r->rx) ? -EPROTO : 0;
 	if (p[len] != '\n')
 		return -EPROTO;
 	/* "200 OK", "500 error text": the status first. */
 	*code = 0;
-	if (len >= 3 && p[0] >= '0' && p[0] <= '9' && p[1] >= '0' &&
-	    p[1] <= '9' && p[2] >= '0' && p[2] <= '9')
+	if (len >= 3 && p[0] >= '0' && p[0] <= '9' && p[1] >= '0' && p[1] <= '9' && p[2] >= '0' &&
+	    p[2] <= '9')
 		*code = (p[0] - '0') * 100 + (p[1] - '0') * 10 + (p[2] - '0');
 	return (int)(p - r->rx + len + 1);
 }

@@ -36,8 +36,7 @@ void relp_reset(struct relp *r);
 size_t relp_open_frame(struct relp *r, char *buf, size_t size);
 
 /* "TXNR syslog LEN " of the next message of len bytes into buf; its length. *txnr: taken. */
-size_t relp_syslog_head(struct relp *r, size_t len, char *buf, size_t size,
-			uint32_t *txnr);
+size_t relp_syslog_head(struct relp *r, size_t len, char *buf, size_t size, uint32_t *txnr);
 
 /*
  * Received bytes. Calls on_rsp(ctx, txnr, code) for every complete answer

@@ -26,8 +26,7 @@ static bool is_net(const struct sink *sk)
 	       sk->cfg.kind == SINK_SYSLOG_TLS;
 }
 
-static void push_event(struct sink *sk, const struct audit_event *ev,
-		       struct json_object **parsed)
+static void push_event(struct sink *sk, const struct audit_event *ev, struct json_object **parsed)
 {
 	const char *out;
 	size_t olen;
@@ -58,7 +57,8 @@ static void deliver(struct sinks *set)
 		bool more = false;
 
 		while ((pe = set->pending)) {
-			struct audit_event ev = { .kind = pe->kind, .line = pe->line, .len = pe->len };
+			struct audit_event ev = {
+				.kind = pe->kind, .line = pe->line, .len = pe->len};
 
 			set->pending = pe->next;
 			if (!set->pending)
@@ -88,8 +88,8 @@ static void deliver(struct sinks *set)
 			if (!set->iw.oom) {
 				/* set->iw is reused by what push_event may report: copy. */
 				char *line = strndup(set->iw.buf, set->iw.len);
-				struct audit_event ev = { .kind = EV_LOSS, .line = line,
-							  .len = set->iw.len };
+				struct audit_event ev = {
+					.kind = EV_LOSS, .line = line, .len = set->iw.len};
 
 				if (line)
 					push_event(sk, &ev, &parsed);
@@ -108,7 +108,7 @@ static void deliver(struct sinks *set)
 
 static void arm_timer(struct sinks *set)
 {
-	struct itimerspec it = { 0 };
+	struct itimerspec it = {0};
 	uint64_t d = 0;
 
 	for (size_t i = 0; i < set->n; i++) {
@@ -147,7 +147,7 @@ static void tick(struct sinks *set)
 int sinks_open(struct sinks **out, const struct sink_config *cfg, size_t n,
 	       const struct sinks_opts *o, char *err, size_t size)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event ev = {.events = EPOLLIN};
 	struct sinks *set = calloc(1, sizeof(*set));
 	int r = -ENOMEM;
 
@@ -291,7 +291,7 @@ void sinks_close(struct sinks *set)
 	while (set->pending) {
 		struct pending_event *pe = set->pending;
 
-		struct audit_event ev = { .kind = pe->kind, .line = pe->line, .len = pe->len };
+		struct audit_event ev = {.kind = pe->kind, .line = pe->line, .len = pe->len};
 
 		set->pending = pe->next;
 		if (set->o.on_event)

@@ -56,7 +56,7 @@ enum sink_fsync {
 #define SINK_SPOOL_DEFAULT   (256ULL << 20) /* bytes of spool per network sink */
 #define SINK_CONFIRM_DEFAULT 1000000000ULL  /* ns before a sent event counts as delivered */
 #define SINK_KEEP_DEFAULT    5
-#define SINK_SPOOL_ROOT      "/var/lib/bpfbox/spool"
+#define SINK_SPOOL_ROOT	     "/var/lib/bpfbox/spool"
 
 struct sink_config {
 	char spec[PATH_MAX + 512]; /* as given, for messages */
@@ -77,13 +77,13 @@ struct sink_config {
 	/* syslog */
 	char host[SINK_HOST_MAX];
 	char port[8];
-	int facility;			/* 0..23 */
-	char hostname[SINK_HOST_MAX];	/* HOSTNAME of the header; "": this host's name */
-	char app[49];			/* APP-NAME */
+	int facility;		      /* 0..23 */
+	char hostname[SINK_HOST_MAX]; /* HOSTNAME of the header; "": this host's name */
+	char app[49];		      /* APP-NAME */
 	char spool_dir[PATH_MAX];
 	uint64_t spool_bytes;
 	uint64_t confirm_ns;
-	bool relp;			/* relp:// (kind TCP), relp+tls:// (kind TLS): relp.c */
+	bool relp; /* relp:// (kind TCP), relp+tls:// (kind TLS): relp.c */
 
 	/* syslog+tls: the collector's certificate is always verified */
 	char tls_ca[PATH_MAX];	 /* CA certificates (PEM); "": the system's trust store */
@@ -118,8 +118,8 @@ int sink_format_parse(const char *name, enum sink_format *f);
  * read from ev's "type". hostname is the OCSF device.hostname. 0, or
  * -EINVAL when ev is not an event.
  */
-int sink_format_event(enum sink_format f, int kind, struct json_object *ev,
-		      const char *hostname, struct jsonw *w);
+int sink_format_event(enum sink_format f, int kind, struct json_object *ev, const char *hostname,
+		      struct jsonw *w);
 
 struct sinks;
 
@@ -157,15 +157,15 @@ void sinks_dispatch(struct sinks *s);
 
 /* What a sink holds and has lost, for the daemon's metrics (docs/operating.md). */
 struct sink_stats {
-	const char *name;	/* sink_config.name */
-	const char *kind;	/* "file", "stdout", "syslog+tcp", "syslog+udp", "syslog+tls" */
-	uint64_t queued;	/* events held in memory, not yet written or confirmed */
+	const char *name; /* sink_config.name */
+	const char *kind; /* "file", "stdout", "syslog+tcp", "syslog+udp", "syslog+tls" */
+	uint64_t queued;  /* events held in memory, not yet written or confirmed */
 	uint64_t queued_bytes;
-	uint64_t dropped;	/* events lost by this sink since it opened */
-	uint64_t retries;	/* failed writes or connections that will be tried again */
-	uint64_t spool_bytes;	/* on disk, waiting for the collector */
+	uint64_t dropped;     /* events lost by this sink since it opened */
+	uint64_t retries;     /* failed writes or connections that will be tried again */
+	uint64_t spool_bytes; /* on disk, waiting for the collector */
 	uint64_t spool_records;
-	bool up;		/* writing (a network sink: connected) */
+	bool up; /* writing (a network sink: connected) */
 };
 
 /* Fills up to n entries (one per sink, in order); returns the number of sinks. */

@@ -41,7 +41,7 @@ static int unescape(const char *in, size_t len, char *out, size_t size)
 		char c = in[i];
 
 		if (c == '%') {
-			char hex[3] = { 0 };
+			char hex[3] = {0};
 			char *end;
 
 			if (i + 2 >= len || !isxdigit((unsigned char)in[i + 1]) ||
@@ -65,9 +65,9 @@ static int unescape(const char *in, size_t len, char *out, size_t size)
 static int parse_facility(const char *s)
 {
 	static const char *const names[] = {
-		"kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news",
-		"uucp", "cron", "authpriv", "ftp", "ntp", "audit", "alert", "clock",
-		"local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
+		"kern",	  "user",   "mail",	"daemon", "auth",   "syslog", "lpr",	"news",
+		"uucp",	  "cron",   "authpriv", "ftp",	  "ntp",    "audit",  "alert",	"clock",
+		"local0", "local1", "local2",	"local3", "local4", "local5", "local6", "local7",
 	};
 	unsigned long long v;
 
@@ -122,8 +122,7 @@ static int parse_types(const char *v, uint32_t *mask, char *err, size_t size)
 		*mask |= 1U << i;
 	}
 	if (!*mask)
-		return fail(err, size, "types: give a comma-separated list of: %s",
-			    ev_kind_list());
+		return fail(err, size, "types: give a comma-separated list of: %s", ev_kind_list());
 	return 0;
 }
 
@@ -146,12 +145,16 @@ static int parse_fsync(struct sink_config *c, const char *v, char *err, size_t s
 	} else if (startswith(v, "interval:")) {
 		if (parse_duration_ns(v + 9, &c->fsync_interval_ns) < 0 ||
 		    c->fsync_interval_ns < 1000000ULL)
-			return fail(err, size, "fsync: '%s': give interval:DURATION of at least "
-					       "1ms (500ms, 2s)", v);
+			return fail(err, size,
+				    "fsync: '%s': give interval:DURATION of at least "
+				    "1ms (500ms, 2s)",
+				    v);
 		c->fsync = SINK_FSYNC_INTERVAL;
 	} else {
-		return fail(err, size, "fsync: '%s': use never, rotate, always, events:N or "
-				       "interval:DURATION", v);
+		return fail(err, size,
+			    "fsync: '%s': use never, rotate, always, events:N or "
+			    "interval:DURATION",
+			    v);
 	}
 	return 0;
 }
@@ -188,8 +191,7 @@ static const char *kind_name(enum sink_kind k)
 	}
 }
 
-static int parse_key(struct sink_config *c, const char *key, const char *v, char *err,
-		     size_t size)
+static int parse_key(struct sink_config *c, const char *key, const char *v, char *err, size_t size)
 {
 	bool file = c->kind == SINK_FILE;
 	bool tls = c->kind == SINK_SYSLOG_TLS;
@@ -203,7 +205,8 @@ static int parse_key(struct sink_config *c, const char *key, const char *v, char
 		return parse_types(v, &c->types, err, size);
 	} else if (streq(key, "name")) {
 		if (!printable(v, SINK_NAME_MAX - 1))
-			return fail(err, size, "name: '%s': give printable ASCII without spaces", v);
+			return fail(err, size, "name: '%s': give printable ASCII without spaces",
+				    v);
 		snprintf(c->name, sizeof(c->name), "%s", v);
 	} else if (streq(key, "queue")) {
 		if (parse_size(v, &c->queue_bytes) < 0 || c->queue_bytes < (64U << 10) ||
@@ -212,22 +215,28 @@ static int parse_key(struct sink_config *c, const char *key, const char *v, char
 	} else if (file && streq(key, "rotate")) {
 		if (parse_size(v, &c->rotate_bytes) < 0 ||
 		    (c->rotate_bytes && c->rotate_bytes < 4096))
-			return fail(err, size, "rotate: '%s': give a size of at least 4K (100M, 1G) "
-					       "or 0 for none", v);
+			return fail(err, size,
+				    "rotate: '%s': give a size of at least 4K (100M, 1G) "
+				    "or 0 for none",
+				    v);
 	} else if (file && streq(key, "keep")) {
 		if (parse_u64(v, &n) < 0 || n < 1 || n > 999)
-			return fail(err, size, "keep: '%s': give a number of files from 1 to 999", v);
+			return fail(err, size, "keep: '%s': give a number of files from 1 to 999",
+				    v);
 		c->keep = n;
 	} else if (file && streq(key, "fsync")) {
 		return parse_fsync(c, v, err, size);
 	} else if (net && streq(key, "facility")) {
 		c->facility = parse_facility(v);
 		if (c->facility < 0)
-			return fail(err, size, "facility: '%s': use a name (daemon, auth, authpriv, "
-					       "local0..local7, ...) or 0-23", v);
+			return fail(err, size,
+				    "facility: '%s': use a name (daemon, auth, authpriv, "
+				    "local0..local7, ...) or 0-23",
+				    v);
 	} else if (net && streq(key, "hostname")) {
 		if (!printable(v, 255))
-			return fail(err, size, "hostname: '%s': give 1-255 printable ASCII bytes", v);
+			return fail(err, size, "hostname: '%s': give 1-255 printable ASCII bytes",
+				    v);
 		snprintf(c->hostname, sizeof(c->hostname), "%s", v);
 	} else if (net && streq(key, "app")) {
 		if (!printable(v, 48))
@@ -241,21 +250,27 @@ static int parse_key(struct sink_config *c, const char *key, const char *v, char
 		if (parse_size(v, &c->spool_bytes) < 0 || c->spool_bytes < (1U << 20))
 			return fail(err, size, "spool_max: '%s': give a size of at least 1M", v);
 	} else if (tls && (streq(key, "ca") || streq(key, "cert") || streq(key, "key"))) {
-		char *dst = streq(key, "ca") ? c->tls_ca : streq(key, "cert") ? c->tls_cert
-									   : c->tls_key;
+		char *dst = streq(key, "ca")	 ? c->tls_ca
+			    : streq(key, "cert") ? c->tls_cert
+						 : c->tls_key;
 
 		if (v[0] != '/' || strlen(v) >= PATH_MAX)
-			return fail(err, size, "%s: '%s': give an absolute path to a PEM file", key, v);
+			return fail(err, size, "%s: '%s': give an absolute path to a PEM file", key,
+				    v);
 		snprintf(dst, PATH_MAX, "%s", v);
 	} else if (tls && streq(key, "peer")) {
 		if (!printable(v, SINK_HOST_MAX - 1))
-			return fail(err, size, "peer: '%s': give the name the collector's certificate "
-					       "carries", v);
+			return fail(err, size,
+				    "peer: '%s': give the name the collector's certificate "
+				    "carries",
+				    v);
 		snprintf(c->tls_name, sizeof(c->tls_name), "%s", v);
 	} else if (net && streq(key, "confirm")) {
 		if (parse_duration_ns(v, &c->confirm_ns) < 0 || c->confirm_ns > 60000000000ULL)
-			return fail(err, size, "confirm: '%s': give a duration up to 60s (0, 500ms, "
-					       "2s)", v);
+			return fail(err, size,
+				    "confirm: '%s': give a duration up to 60s (0, 500ms, "
+				    "2s)",
+				    v);
 	} else {
 		return fail(err, size, "unknown key '%s'; valid keys for %s: %s", key,
 			    kind_name(c->kind), kind_keys(c->kind));
@@ -305,12 +320,12 @@ static void sanitize(char *out, size_t size, const char *in)
 }
 
 /* HOST:PORT, [V6]:PORT or HOST (port 514). */
-static int parse_hostport(struct sink_config *c, const char *s, size_t len, char *err,
-			  size_t size)
+static int parse_hostport(struct sink_config *c, const char *s, size_t len, char *err, size_t size)
 {
 	const char *port = NULL, *host = s;
 	size_t hlen;
-	unsigned long long p = c->relp ? 2514 : 514; /* RELP has no registered port: rsyslog's usual */
+	unsigned long long p = c->relp ? 2514
+				       : 514; /* RELP has no registered port: rsyslog's usual */
 	char buf[16];
 
 	if (len && s[0] == '[') {
@@ -323,7 +338,8 @@ static int parse_hostport(struct sink_config *c, const char *s, size_t len, char
 		hlen = close - host;
 		if (close + 1 < s + len) {
 			if (close[1] != ':')
-				return fail(err, size, "'%.*s': put ':PORT' after ']'", (int)len, s);
+				return fail(err, size, "'%.*s': put ':PORT' after ']'", (int)len,
+					    s);
 			port = close + 2;
 		}
 	} else {
@@ -334,8 +350,9 @@ static int parse_hostport(struct sink_config *c, const char *s, size_t len, char
 			port = colon + 1;
 	}
 	if (!hlen || hlen >= sizeof(c->host))
-		return fail(err, size, "give the collector as HOST:PORT (127.0.0.1:514, "
-				       "[::1]:514, logs.example.com:6514)");
+		return fail(err, size,
+			    "give the collector as HOST:PORT (127.0.0.1:514, "
+			    "[::1]:514, logs.example.com:6514)");
 	memcpy(c->host, host, hlen);
 	c->host[hlen] = '\0';
 	for (size_t i = 0; i < hlen; i++)
@@ -376,8 +393,9 @@ int sink_config_parse(const char *spec, struct sink_config *c, char *err, size_t
 	} else if (!strncmp(spec, "file:", 5)) {
 		c->kind = SINK_FILE;
 		if (unescape(spec + 5, head - 5, c->path, sizeof(c->path)) < 0 || c->path[0] != '/')
-			return fail(err, size, "file: give an absolute path (file:/var/log/bpfbox/"
-					       "audit.jsonl)");
+			return fail(err, size,
+				    "file: give an absolute path (file:/var/log/bpfbox/"
+				    "audit.jsonl)");
 	} else if (!strncmp(spec, "syslog+tcp://", 13) || !strncmp(spec, "syslog+udp://", 13) ||
 		   !strncmp(spec, "syslog+tls://", 13)) {
 		c->kind = !strncmp(spec + 7, "tcp", 3)	 ? SINK_SYSLOG_TCP
@@ -395,29 +413,31 @@ int sink_config_parse(const char *spec, struct sink_config *c, char *err, size_t
 		if (r < 0)
 			return r;
 	} else {
-		return fail(err, size, "unknown sink '%.*s'; use stdout, file:PATH, "
-				       "syslog+tcp://HOST:PORT, syslog+tls://HOST:PORT, "
-				       "syslog+udp://HOST:PORT, relp://HOST:PORT or relp+tls://HOST:PORT",
+		return fail(err, size,
+			    "unknown sink '%.*s'; use stdout, file:PATH, "
+			    "syslog+tcp://HOST:PORT, syslog+tls://HOST:PORT, "
+			    "syslog+udp://HOST:PORT, relp://HOST:PORT or relp+tls://HOST:PORT",
 			    (int)(head > 40 ? 40 : head), spec);
 	}
-	snprintf(c->name, sizeof(c->name), "%.*s", (int)(head < SINK_NAME_MAX - 1 ? head
-										 : SINK_NAME_MAX - 1),
-		 spec);
+	snprintf(c->name, sizeof(c->name), "%.*s",
+		 (int)(head < SINK_NAME_MAX - 1 ? head : SINK_NAME_MAX - 1), spec);
 	if (q && (r = parse_query(c, q + 1, err, size)) < 0)
 		return r;
 	if (c->kind == SINK_SYSLOG_TLS && !c->tls_cert[0] != !c->tls_key[0])
-		return fail(err, size, "cert and key go together: give both for a client "
-				       "certificate, or neither");
+		return fail(err, size,
+			    "cert and key go together: give both for a client "
+			    "certificate, or neither");
 	if (c->kind == SINK_SYSLOG_TCP || c->kind == SINK_SYSLOG_UDP ||
 	    c->kind == SINK_SYSLOG_TLS) {
 		if (!c->spool_dir[0]) {
 			char host[SINK_HOST_MAX];
 
 			sanitize(host, sizeof(host), c->host);
-			snprintf(c->spool_dir, sizeof(c->spool_dir), "%s/%s%s-%s-%s", SINK_SPOOL_ROOT,
-				 c->relp ? "relp-" : "",
-				 c->kind == SINK_SYSLOG_TCP ? "tcp" : c->kind == SINK_SYSLOG_TLS ? "tls"
-												  : "udp",
+			snprintf(c->spool_dir, sizeof(c->spool_dir), "%s/%s%s-%s-%s",
+				 SINK_SPOOL_ROOT, c->relp ? "relp-" : "",
+				 c->kind == SINK_SYSLOG_TCP   ? "tcp"
+				 : c->kind == SINK_SYSLOG_TLS ? "tls"
+							      : "udp",
 				 host, c->port);
 		}
 	}
@@ -475,8 +495,7 @@ static int read_all(const char *file, char **out, size_t *len)
 	return 0;
 }
 
-int sink_config_load(const char *file, struct sink_config **v, size_t *n, char *err,
-		     size_t size)
+int sink_config_load(const char *file, struct sink_config **v, size_t *n, char *err, size_t size)
 {
 	struct json_tokener *tok = NULL;
 	struct json_object *root = NULL, *sinks;
@@ -500,17 +519,17 @@ int sink_config_load(const char *file, struct sink_config **v, size_t *n, char *
 	if (!root || !json_object_is_type(root, json_type_object)) {
 		r = -EINVAL;
 		snprintf(err, size, "%s: not a JSON object (%s)", file,
-			 root ? "another JSON value" : json_tokener_error_desc(json_tokener_get_error(tok)));
+			 root ? "another JSON value"
+			      : json_tokener_error_desc(json_tokener_get_error(tok)));
 		goto out;
 	}
-	json_object_object_foreach(root, key, val)
-	{
+	json_object_object_foreach (root, key, val) {
 		(void)val;
 		/* "ceilings": the daemon's (userspace/policy/ceiling.c). */
 		if (!streq(key, "sinks") && !streq(key, "ceilings")) {
 			r = -EINVAL;
-			snprintf(err, size, "%s: unknown key '%s'; valid keys: sinks, ceilings", file,
-				 key);
+			snprintf(err, size, "%s: unknown key '%s'; valid keys: sinks, ceilings",
+				 file, key);
 			goto out;
 		}
 	}
@@ -530,8 +549,10 @@ int sink_config_load(const char *file, struct sink_config **v, size_t *n, char *
 
 		if (!json_object_is_type(s, json_type_string)) {
 			r = -EINVAL;
-			snprintf(err, size, "%s: sinks[%zu]: give a spec string (file:PATH?..., "
-					    "syslog+tcp://HOST:PORT)", file, i);
+			snprintf(err, size,
+				 "%s: sinks[%zu]: give a spec string (file:PATH?..., "
+				 "syslog+tcp://HOST:PORT)",
+				 file, i);
 			goto out;
 		}
 		nv = realloc(*v, (*n + 1) * sizeof(**v));

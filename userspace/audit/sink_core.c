@@ -104,8 +104,8 @@ void sink_loss_line(struct sink *sk, struct jsonw *w, uint64_t count, const char
 	jsonw_str(w, "where", where ? where : "sink");
 	jsonw_str(w, "sink", sk->cfg.name);
 	if (sk->fail_err)
-		jsonw_str(w, "error", strerrorname_np(sk->fail_err) ? strerrorname_np(sk->fail_err)
-								    : "EIO");
+		jsonw_str(w, "error",
+			  strerrorname_np(sk->fail_err) ? strerrorname_np(sk->fail_err) : "EIO");
 	jsonw_end(w);
 	jsonw_newline(w);
 }
@@ -153,7 +153,7 @@ void sink_lost(struct sink *sk, uint64_t n, const char *where)
 
 int sink_watch(struct sink *sk, int fd, uint32_t events, bool add)
 {
-	struct epoll_event ev = { .events = events, .data.ptr = sk };
+	struct epoll_event ev = {.events = events, .data.ptr = sk};
 
 	if (!events)
 		return epoll_ctl(sk->set->epfd, EPOLL_CTL_DEL, fd, NULL) < 0 ? -errno : 0;

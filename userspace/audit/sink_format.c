@@ -218,8 +218,8 @@ static int text_line(struct json_object *o, int kind, char **out, size_t *len)
 	return 0;
 }
 
-int sink_format_event(enum sink_format f, int kind, struct json_object *ev,
-		      const char *hostname, struct jsonw *w)
+int sink_format_event(enum sink_format f, int kind, struct json_object *ev, const char *hostname,
+		      struct jsonw *w)
 {
 	char *text = NULL;
 	size_t len;
@@ -242,8 +242,9 @@ int sink_format_event(enum sink_format f, int kind, struct json_object *ev,
 		free(text);
 		return 0;
 	default:
-		jsonw_raw(w, NULL, json_object_to_json_string_ext(
-					   ev, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		jsonw_raw(w, NULL,
+			  json_object_to_json_string_ext(
+				  ev, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 		jsonw_newline(w);
 		return 0;
 	}

@@ -47,11 +47,11 @@ struct sink {
 
 	/* file and stdout */
 	int fd;
-	bool is_socket;	   /* stdout is a socket: send(MSG_DONTWAIT) */
-	bool nonblock;	   /* writes may say EAGAIN: EPOLLOUT then */
-	bool regular;	   /* a regular file: a partial line can be cut off again */
-	bool want_out;	   /* EPOLLOUT registered */
-	uint64_t size;	   /* bytes in the current file */
+	bool is_socket; /* stdout is a socket: send(MSG_DONTWAIT) */
+	bool nonblock;	/* writes may say EAGAIN: EPOLLOUT then */
+	bool regular;	/* a regular file: a partial line can be cut off again */
+	bool want_out;	/* EPOLLOUT registered */
+	uint64_t size;	/* bytes in the current file */
 	struct recq q;
 	size_t head_off;   /* bytes of q.head already written */
 	uint64_t unsynced; /* events written since the last fsync */
@@ -61,9 +61,9 @@ struct sink {
 	/* both kinds: what was dropped and not yet reported in this sink */
 	uint64_t lost_pending;
 	const char *lost_where;
-	bool failing;	   /* writes fail: events are counted, not queued */
+	bool failing; /* writes fail: events are counted, not queued */
 	int fail_err;
-	uint64_t retry_ns; /* next attempt while failing */
+	uint64_t retry_ns;		 /* next attempt while failing */
 	uint64_t st_dropped, st_retries; /* since open, for sinks_stats() */
 
 	struct netsink *net;
@@ -71,7 +71,7 @@ struct sink {
 
 struct pending_event {
 	struct pending_event *next;
-	int origin;	/* the sink it is about: it does not get it */
+	int origin; /* the sink it is about: it does not get it */
 	enum ev_kind kind;
 	size_t len;
 	char line[];
@@ -119,8 +119,7 @@ void stream_close(struct sink *sk);
 
 /* syslog.c: the network sinks. */
 int netsink_open(struct sink *sk, char *err, size_t err_size);
-void netsink_push(struct sink *sk, const struct audit_event *ev, const char *payload,
-		  size_t len);
+void netsink_push(struct sink *sk, const struct audit_event *ev, const char *payload, size_t len);
 void netsink_flush(struct sink *sk);
 void netsink_event(struct sink *sk, uint32_t events);
 void netsink_tick(struct sink *sk, uint64_t now);

@@ -21,10 +21,10 @@
 #include "sink_internal.h"
 #include "../lib/util.h"
 
-#define FLUSH_AT     (64U << 10) /* a stream sink writes once this much is queued */
-#define RETRY_NS     1000000000ULL
+#define FLUSH_AT      (64U << 10) /* a stream sink writes once this much is queued */
+#define RETRY_NS      1000000000ULL
 #define CLOSE_WAIT_MS 1000
-#define IOV_BATCH    64
+#define IOV_BATCH     64
 
 /* --- file and stdout ---------------------------------------------------- */
 
@@ -195,8 +195,10 @@ static void stream_fail(struct sink *sk, int err)
 	sk->st_retries++;
 	stream_watch_out(sk, false);
 	if (first) {
-		snprintf(what, sizeof(what), "cannot write: %s; events are counted as lost until a "
-					     "write succeeds", strerror(err));
+		snprintf(what, sizeof(what),
+			 "cannot write: %s; events are counted as lost until a "
+			 "write succeeds",
+			 strerror(err));
 		sink_error_event(sk, err, what);
 	}
 }
@@ -204,7 +206,7 @@ static void stream_fail(struct sink *sk, int err)
 static ssize_t stream_writev(struct sink *sk, struct iovec *iov, int n)
 {
 	if (sk->is_socket) {
-		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n };
+		struct msghdr mh = {.msg_iov = iov, .msg_iovlen = n};
 
 		return sendmsg(sk->fd, &mh, MSG_NOSIGNAL | (sk->nonblock ? MSG_DONTWAIT : 0));
 	}
@@ -221,7 +223,7 @@ static void stream_queue_loss(struct sink *sk)
 	struct rec *r;
 
 	sink_loss_line(sk, w, sk->lost_pending, sk->lost_where);
-	struct audit_event ev = { .kind = EV_LOSS, .line = w->buf, .len = w->len };
+	struct audit_event ev = {.kind = EV_LOSS, .line = w->buf, .len = w->len};
 
 	if (w->oom || sink_render(sk, &ev, &parsed, &out, &len) < 0) {
 		json_object_put(parsed);
@@ -395,7 +397,7 @@ void stream_close(struct sink *sk)
 		sk->retry_ns = 0; /* one last try */
 	stream_flush(sk);
 	while (sk->nonblock && sk->q.head && !sk->failing && now_ns() < deadline) {
-		struct pollfd p = { .fd = sk->fd, .events = POLLOUT };
+		struct pollfd p = {.fd = sk->fd, .events = POLLOUT};
 
 		if (poll(&p, 1, 100) > 0)
 			stream_flush(sk);

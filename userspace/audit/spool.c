@@ -16,7 +16,7 @@
 
 #define SEG_SUFFIX   ".seg"
 #define FIRST_ID     (1ULL << 40) /* room below it for prepended segments */
-#define POS_FILE     "position"   /* read position of the first segment */
+#define POS_FILE     "position"	  /* read position of the first segment */
 #define RBUF_DEFAULT (64U << 10)
 
 struct rec_hdr {
@@ -173,8 +173,10 @@ int spool_open(struct spool *sp, const char *dir, uint64_t max_bytes, char *err,
 	}
 	if (flock(sp->dir_fd, LOCK_EX | LOCK_NB) < 0) {
 		r = -errno;
-		snprintf(err, size, "the spool %s is used by another process; give each daemon "
-				    "its own spool=DIR", dir);
+		snprintf(err, size,
+			 "the spool %s is used by another process; give each daemon "
+			 "its own spool=DIR",
+			 dir);
 		spool_close(sp);
 		return r;
 	}
@@ -194,7 +196,8 @@ int spool_open(struct spool *sp, const char *dir, uint64_t max_bytes, char *err,
 		char tail[8];
 
 		if (strlen(de->d_name) != 20 + strlen(SEG_SUFFIX) ||
-		    sscanf(de->d_name, "%20" SCNu64 "%7s", &id, tail) != 2 || strcmp(tail, SEG_SUFFIX) != 0)
+		    sscanf(de->d_name, "%20" SCNu64 "%7s", &id, tail) != 2 ||
+		    strcmp(tail, SEG_SUFFIX) != 0)
 			continue;
 		s = calloc(1, sizeof(*s));
 		if (!s) {
@@ -310,16 +313,16 @@ static int open_seg(struct spool *sp, uint64_t id, int flags)
 /* Writes one record at the end of fd; a partial write is cut off again. */
 static int write_rec(int fd, uint64_t at, const void *data, size_t len)
 {
-	struct rec_hdr h = { .len = len, .crc = crc_of(data, len) };
-	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)data, len } };
+	struct rec_hdr h = {.len = len, .crc = crc_of(data, len)};
+	struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)data, len}};
 	size_t want = sizeof(h) + len, done = 0;
 
 	while (done < want) {
 		ssize_t n;
 		int i = done < sizeof(h) ? 0 : 1;
 		size_t skip = i ? done - sizeof(h) : done;
-		struct iovec v[2] = { { (char *)iov[i].iov_base + skip, iov[i].iov_len - skip },
-				      iov[1] };
+		struct iovec v[2] = {{(char *)iov[i].iov_base + skip, iov[i].iov_len - skip},
+				     iov[1]};
 
 		n = writev(fd, v, i ? 1 : 2);
 		if (n < 0 && errno == EINTR)
@@ -500,7 +503,7 @@ int spool_read(struct spool *sp, const char **data, size_t *len, uint64_t *dropp
 		s->rd_records++;
 		sp->records--;
 		return 1;
-broken:
+	broken:
 		/* A segment we cannot read is given up, counted, and skipped. */
 		*dropped += drop_head(sp);
 		return -EIO;

@@ -39,7 +39,7 @@ struct spool {
 	int rfd;	  /* head, reading; -1 none */
 	char *rbuf;	  /* read-ahead of the head */
 	size_t rbuf_cap, rbuf_len, rbuf_pos;
-	uint64_t rbuf_at; /* file offset of rbuf[0] */
+	uint64_t rbuf_at;    /* file offset of rbuf[0] */
 	uint64_t torn_bytes; /* cut off when the spool was opened */
 };
 
@@ -47,8 +47,7 @@ struct spool {
  * Makes dir (0700, parents too), locks it, takes its segments. 0, or
  * -errno with a line in err (-EWOULDBLOCK: another process holds it).
  */
-int spool_open(struct spool *sp, const char *dir, uint64_t max_bytes, char *err,
-	       size_t err_size);
+int spool_open(struct spool *sp, const char *dir, uint64_t max_bytes, char *err, size_t err_size);
 /* Saves the read position of the first segment and closes. */
 void spool_close(struct spool *sp);
 

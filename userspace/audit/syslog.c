@@ -59,8 +59,8 @@ int syslog_header(char *buf, size_t size, int facility, int severity, int64_t ti
 
 	/* RFC 5424 allows 6 fraction digits: 2026-01-02T03:04:05.123456Z */
 	rfc3339(ts, sizeof(ts), time_ns ? time_ns : real_now_ns(), 6);
-	n = snprintf(buf, size, "<%d>1 %s %s %s %d %.32s - ", facility * 8 + severity, ts,
-		     hostname, app, (int)pid, msgid && msgid[0] ? msgid : "-");
+	n = snprintf(buf, size, "<%d>1 %s %s %s %d %.32s - ", facility * 8 + severity, ts, hostname,
+		     app, (int)pid, msgid && msgid[0] ? msgid : "-");
 	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
 }
 
@@ -85,8 +85,9 @@ static void ns_spill(struct netsink *ns)
 		if (!ns->spool_failing) {
 			char msg[PATH_MAX + 128];
 
-			snprintf(msg, sizeof(msg), "cannot write the spool %s (%s); events that do not "
-						   "fit in memory are dropped and counted",
+			snprintf(msg, sizeof(msg),
+				 "cannot write the spool %s (%s); events that do not "
+				 "fit in memory are dropped and counted",
 				 ns->spool.dir, strerror(err));
 			sink_error_event(ns->sk, err, msg);
 		}
@@ -128,7 +129,8 @@ void netq_pull(struct netsink *ns)
 			if (dropped)
 				sink_lost(ns->sk, dropped, "sink spool unreadable");
 			if (e < 0) {
-				sink_log(ns->sk, "cannot read the spool %s: %s; its segment is skipped",
+				sink_log(ns->sk,
+					 "cannot read the spool %s: %s; its segment is skipped",
 					 ns->spool.dir, strerror(-e));
 				continue;
 			}
@@ -233,13 +235,14 @@ static void ns_send(struct netsink *ns)
 			if (n < 0) {
 				char msg[256];
 
-				snprintf(msg, sizeof(msg), "sending failed: %s", gnutls_strerror(n));
+				snprintf(msg, sizeof(msg), "sending failed: %s",
+					 gnutls_strerror(n));
 				netconn_down(ns, EPROTO, msg);
 				return;
 			}
 		} else if (ns->tcp) {
 			struct iovec iov[IOV_BATCH];
-			struct msghdr mh = { .msg_iov = iov };
+			struct msghdr mh = {.msg_iov = iov};
 			struct rec *r = ns->unsent;
 			int cnt = 0;
 
@@ -252,7 +255,8 @@ static void ns_send(struct netsink *ns)
 			mh.msg_iovlen = cnt;
 			n = sendmsg(ns->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 		} else {
-			n = send(ns->fd, ns->unsent->data, ns->unsent->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+			n = send(ns->fd, ns->unsent->data, ns->unsent->len,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
 			if (n < 0 && errno == EMSGSIZE) {
 				/* Too large for a datagram: dropped and counted, never resent. */
 				sink_lost(ns->sk, 1, "sink message too large for UDP");
@@ -342,8 +346,7 @@ int netsink_open(struct sink *sk, char *err, size_t size)
 	return 0;
 }
 
-void netsink_push(struct sink *sk, const struct audit_event *ev, const char *payload,
-		  size_t len)
+void netsink_push(struct sink *sk, const struct audit_event *ev, const char *payload, size_t len)
 {
 	struct netsink *ns = sk->net;
 	char hdr[512], prefix[16];
@@ -454,7 +457,8 @@ void netsink_event(struct sink *sk, uint32_t events)
 			if (n == 0 && !ns->tcp)
 				break;
 			netconn_down(ns, n < 0 ? errno : ECONNRESET,
-				n < 0 ? "the connection failed" : "the collector closed the connection");
+				     n < 0 ? "the connection failed"
+					   : "the collector closed the connection");
 			return;
 		}
 	}
@@ -521,7 +525,7 @@ static void ns_drain(struct netsink *ns)
 	ns->draining = true;
 	/* RELP: delivered is what the collector answered. */
 	while (ns->relp && ns->state == NS_UP && ns->inflight.head && now_ns() < deadline) {
-		struct pollfd p = { .fd = ns->fd, .events = POLLIN };
+		struct pollfd p = {.fd = ns->fd, .events = POLLIN};
 
 		ns_send(ns);
 		if (ns->state != NS_UP)
@@ -532,7 +536,7 @@ static void ns_drain(struct netsink *ns)
 			netsink_event(ns->sk, p.revents & POLLIN ? EPOLLIN : 0);
 	}
 	while (!ns->relp && ns->state == NS_UP && now_ns() < deadline) {
-		struct pollfd p = { .fd = ns->fd, .events = POLLOUT };
+		struct pollfd p = {.fd = ns->fd, .events = POLLOUT};
 		int outq = 0;
 
 		if (ns->unsent)
@@ -566,13 +570,16 @@ void netsink_close(struct sink *sk)
 			size_t *len = calloc(n, sizeof(*len));
 			size_t i = 0;
 
-			for (struct rec *r = ns->inflight.head; r && data && len; r = r->next, i++) {
+			for (struct rec *r = ns->inflight.head; r && data && len;
+			     r = r->next, i++) {
 				data[i] = r->data;
 				len[i] = r->len;
 			}
 			if (!data || !len || spool_prepend(&ns->spool, data, len, n) < 0)
-				sink_log(sk, "%zu events sent but not confirmed could not be kept in "
-					     "the spool", n);
+				sink_log(sk,
+					 "%zu events sent but not confirmed could not be kept in "
+					 "the spool",
+					 n);
 			free(data);
 			free(len);
 		}
@@ -592,8 +599,8 @@ void netsink_close(struct sink *sk)
 	recq_free(&ns->inflight);
 	recq_free(&ns->mem);
 	if (ns->resolving && gai_cancel(&ns->gai) != EAI_CANCELED) {
-		const struct gaicb *const list[1] = { &ns->gai };
-		struct timespec ts = { 2, 0 };
+		const struct gaicb *const list[1] = {&ns->gai};
+		struct timespec ts = {2, 0};
 
 		gai_suspend(list, 1, &ts);
 		if (gai_error(&ns->gai) == EAI_INPROGRESS) {

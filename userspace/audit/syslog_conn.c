@@ -23,8 +23,6 @@
 
 /* --- connection ---------------------------------------------------------- */
 
-
-
 void netconn_close_fd(struct netsink *ns)
 {
 	if (ns->ses) {
@@ -61,8 +59,10 @@ void netconn_down(struct netsink *ns, int err, const char *what)
 	ns->retry_at = now + ns->backoff_ns;
 	if (!ns->outage) {
 		ns->outage = true;
-		snprintf(msg, sizeof(msg), "%s (%s); events are kept (spool %s) and sent when the "
-					   "collector is back", what, strerror(err), ns->sk->cfg.spool_dir);
+		snprintf(msg, sizeof(msg),
+			 "%s (%s); events are kept (spool %s) and sent when the "
+			 "collector is back",
+			 what, strerror(err), ns->sk->cfg.spool_dir);
 		sink_error_event(ns->sk, err, msg);
 	}
 }
@@ -146,12 +146,12 @@ void netconn_tls_handshake(struct netsink *ns)
 		return;
 	}
 	if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED || !gnutls_error_is_fatal(r)) {
-		sink_watch(ns->sk, ns->fd, gnutls_record_get_direction(ns->ses) ? EPOLLOUT : EPOLLIN,
-			   false);
+		sink_watch(ns->sk, ns->fd,
+			   gnutls_record_get_direction(ns->ses) ? EPOLLOUT : EPOLLIN, false);
 		return;
 	}
 	if (r == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR) {
-		gnutls_datum_t out = { 0 };
+		gnutls_datum_t out = {0};
 		unsigned int status = gnutls_session_get_verify_cert_status(ns->ses);
 
 		if (gnutls_certificate_verification_status_print(
@@ -211,7 +211,8 @@ int netconn_tls_credentials(struct netsink *ns, char *err, size_t size)
 		return -ENOMEM;
 	}
 	if (c->tls_ca[0])
-		r = gnutls_certificate_set_x509_trust_file(ns->cred, c->tls_ca, GNUTLS_X509_FMT_PEM);
+		r = gnutls_certificate_set_x509_trust_file(ns->cred, c->tls_ca,
+							   GNUTLS_X509_FMT_PEM);
 	else
 		r = gnutls_certificate_set_x509_system_trust(ns->cred);
 	if (r <= 0) {
@@ -315,11 +316,10 @@ void netconn_connect(struct netsink *ns)
 
 /* --- queues ------------------------------------------------------------- */
 
-
 int netconn_resolve_now(struct netsink *ns)
 {
 	const struct sink_config *c = &ns->sk->cfg;
-	struct addrinfo hints = { .ai_socktype = ns->tcp ? SOCK_STREAM : SOCK_DGRAM };
+	struct addrinfo hints = {.ai_socktype = ns->tcp ? SOCK_STREAM : SOCK_DGRAM};
 	struct addrinfo *res = NULL;
 	struct sockaddr_in *v4 = (struct sockaddr_in *)&ns->addr;
 	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ns->addr;

@@ -14,16 +14,16 @@
 #include "sink_internal.h"
 #include "spool.h"
 
-#define BACKOFF_MIN_NS	  (200ULL * 1000000ULL)
-#define BACKOFF_MAX_NS	  (5ULL * 1000000000ULL)
-#define CONNECT_TIMEOUT_NS (5ULL * 1000000000ULL)
-#define ACK_POLL_NS	  (50ULL * 1000000ULL)
-#define RESOLVE_POLL_NS	  (100ULL * 1000000ULL)
-#define UDP_SETTLE_NS	  (500ULL * 1000000ULL) /* no ICMP error this long: a UDP collector is back */
-#define USER_TIMEOUT_MS	  20000 /* unacknowledged data this long: the connection is dead */
-#define CLOSE_WAIT_MS	  1000
-#define IOV_BATCH	  64
-#define INFLIGHT_MIN	  (8U << 20) /* bytes sent and awaiting confirmation, at least */
+#define BACKOFF_MIN_NS	    (200ULL * 1000000ULL)
+#define BACKOFF_MAX_NS	    (5ULL * 1000000000ULL)
+#define CONNECT_TIMEOUT_NS  (5ULL * 1000000000ULL)
+#define ACK_POLL_NS	    (50ULL * 1000000ULL)
+#define RESOLVE_POLL_NS	    (100ULL * 1000000ULL)
+#define UDP_SETTLE_NS	    (500ULL * 1000000ULL) /* no ICMP error this long: a UDP collector is back */
+#define USER_TIMEOUT_MS	    20000 /* unacknowledged data this long: the connection is dead */
+#define CLOSE_WAIT_MS	    1000
+#define IOV_BATCH	    64
+#define INFLIGHT_MIN	    (8U << 20) /* bytes sent and awaiting confirmation, at least */
 #define RELP_RSP_TIMEOUT_NS (30ULL * 1000000000ULL) /* no RELP answer this long: reconnect */
 
 enum ns_state {
@@ -55,14 +55,14 @@ struct netsink {
 	bool outage;	    /* reported; cleared when connected again */
 	bool spool_failing; /* a spool write failed; reported */
 	bool ever_up;
-	bool draining;	    /* shutdown: nothing more is pulled into inflight */
+	bool draining; /* shutdown: nothing more is pulled into inflight */
 	pid_t pid;
 	char hostname[SINK_HOST_MAX];
 	/* syslog+tls */
 	bool tls;
 	gnutls_certificate_credentials_t cred;
-	gnutls_session_t ses;	/* NULL without a connection */
-	uint64_t wire_bytes;	/* TLS bytes written on this connection (for SIOCOUTQ) */
+	gnutls_session_t ses; /* NULL without a connection */
+	uint64_t wire_bytes;  /* TLS bytes written on this connection (for SIOCOUTQ) */
 	/*
 	 * relp:// and relp+tls:// (relp.c, syslog_relp.c): frames are bare
 	 * messages; each is sent as a RELP frame built in frame (its txnr kept

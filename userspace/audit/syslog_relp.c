@@ -74,7 +74,8 @@ void netrelp_send(struct netsink *ns, uint64_t now)
 			if (n < 0) {
 				char msg[256];
 
-				snprintf(msg, sizeof(msg), "sending failed: %s", gnutls_strerror(n));
+				snprintf(msg, sizeof(msg), "sending failed: %s",
+					 gnutls_strerror(n));
 				netconn_down(ns, EPROTO, msg);
 				return;
 			}
@@ -129,12 +130,12 @@ bool netrelp_received(struct netsink *ns, const char *buf, size_t n)
 		return false;
 	}
 	if (r < 0 || ns->relp_bad) {
-		snprintf(msg, sizeof(msg), ns->relp_bad > 0 ? "the collector refused a frame (RELP %d)"
-							    : "the collector's RELP answer does not match",
+		snprintf(msg, sizeof(msg),
+			 ns->relp_bad > 0 ? "the collector refused a frame (RELP %d)"
+					  : "the collector's RELP answer does not match",
 			 ns->relp_bad);
 		netconn_down(ns, EPROTO, r < 0 ? "the collector does not speak RELP" : msg);
 		return false;
 	}
 	return true;
 }
-

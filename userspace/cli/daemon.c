@@ -62,29 +62,41 @@ static void daemon_usage(FILE *out)
 }
 
 enum {
-	OPT_SOCKET = 256, OPT_GROUP, OPT_AUDIT, OPT_PIN_DIR, OPT_PARENT, OPT_RING, OPT_CLEANUP,
-	OPT_SINK, OPT_CONFIG, OPT_MAX_CONNS, OPT_MAX_SESSIONS, OPT_AUDIT_RATE, OPT_AUDIT_ARGV,
-	OPT_METRICS, OPT_BPF_STATS,
+	OPT_SOCKET = 256,
+	OPT_GROUP,
+	OPT_AUDIT,
+	OPT_PIN_DIR,
+	OPT_PARENT,
+	OPT_RING,
+	OPT_CLEANUP,
+	OPT_SINK,
+	OPT_CONFIG,
+	OPT_MAX_CONNS,
+	OPT_MAX_SESSIONS,
+	OPT_AUDIT_RATE,
+	OPT_AUDIT_ARGV,
+	OPT_METRICS,
+	OPT_BPF_STATS,
 };
 
 static const struct option daemon_opts_long[] = {
-	{ "socket", required_argument, NULL, OPT_SOCKET },
-	{ "group", required_argument, NULL, OPT_GROUP },
-	{ "audit", required_argument, NULL, OPT_AUDIT },
-	{ "pin-dir", required_argument, NULL, OPT_PIN_DIR },
-	{ "cgroup-parent", required_argument, NULL, OPT_PARENT },
-	{ "audit-ring", required_argument, NULL, OPT_RING },
-	{ "cleanup", no_argument, NULL, OPT_CLEANUP },
-	{ "sink", required_argument, NULL, OPT_SINK },
-	{ "config", required_argument, NULL, OPT_CONFIG },
-	{ "max-conns-per-uid", required_argument, NULL, OPT_MAX_CONNS },
-	{ "max-sessions-per-uid", required_argument, NULL, OPT_MAX_SESSIONS },
-	{ "audit-rate", required_argument, NULL, OPT_AUDIT_RATE },
-	{ "audit-argv", required_argument, NULL, OPT_AUDIT_ARGV },
-	{ "metrics", required_argument, NULL, OPT_METRICS },
-	{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
+	{"socket", required_argument, NULL, OPT_SOCKET},
+	{"group", required_argument, NULL, OPT_GROUP},
+	{"audit", required_argument, NULL, OPT_AUDIT},
+	{"pin-dir", required_argument, NULL, OPT_PIN_DIR},
+	{"cgroup-parent", required_argument, NULL, OPT_PARENT},
+	{"audit-ring", required_argument, NULL, OPT_RING},
+	{"cleanup", no_argument, NULL, OPT_CLEANUP},
+	{"sink", required_argument, NULL, OPT_SINK},
+	{"config", required_argument, NULL, OPT_CONFIG},
+	{"max-conns-per-uid", required_argument, NULL, OPT_MAX_CONNS},
+	{"max-sessions-per-uid", required_argument, NULL, OPT_MAX_SESSIONS},
+	{"audit-rate", required_argument, NULL, OPT_AUDIT_RATE},
+	{"audit-argv", required_argument, NULL, OPT_AUDIT_ARGV},
+	{"metrics", required_argument, NULL, OPT_METRICS},
+	{"bpf-stats", no_argument, NULL, OPT_BPF_STATS},
+	{"help", no_argument, NULL, 'h'},
+	{0},
 };
 
 /* --sink SPEC: one more entry of *sinks; 0 or -errno (printed). */
@@ -128,14 +140,18 @@ static int daemon_reload_cmd(int argc, char **argv)
 			sock = argv[++i];
 		} else if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
 			printf("usage: bpfbox daemon reload [--socket PATH]\n"
-			       "Has the running daemon read its --config again (like SIGHUP): sinks\n"
-			       "and ceilings. A config that does not parse or whose sinks do not open\n"
+			       "Has the running daemon read its --config again (like SIGHUP): "
+			       "sinks\n"
+			       "and ceilings. A config that does not parse or whose sinks do not "
+			       "open\n"
 			       "is refused and the running one stays.\n"
 			       "exit: 0 reloaded; 1 refused or no daemon answers; 2 bad usage\n");
 			return 0;
 		} else {
-			fprintf(stderr, "bpfbox daemon reload: unexpected argument '%s'; see 'bpfbox "
-					"daemon reload --help'\n", argv[i]);
+			fprintf(stderr,
+				"bpfbox daemon reload: unexpected argument '%s'; see 'bpfbox "
+				"daemon reload --help'\n",
+				argv[i]);
 			return EXIT_USAGE;
 		}
 	}
@@ -158,8 +174,8 @@ static int daemon_reload_cmd(int argc, char **argv)
 
 int cmd_daemon(int argc, char **argv)
 {
-	struct daemon_opts o = { .socket_path = DAEMON_SOCKET_DEFAULT,
-				 .pin_dir = DAEMON_PIN_DIR_DEFAULT };
+	struct daemon_opts o = {.socket_path = DAEMON_SOCKET_DEFAULT,
+				.pin_dir = DAEMON_PIN_DIR_DEFAULT};
 	struct sink_config *sinks = NULL;
 	size_t nsinks = 0;
 	bool cleanup = false;
@@ -189,9 +205,12 @@ int cmd_daemon(int argc, char **argv)
 			o.cgroup_parent = optarg;
 			break;
 		case OPT_RING:
-			if (parse_u64(optarg, &v) < 0 || v < 4096 || v > (1ULL << 30) || (v & (v - 1))) {
-				fprintf(stderr, "bpfbox daemon: --audit-ring %s: give a power of two "
-						"from 4096 to 1073741824\n", optarg);
+			if (parse_u64(optarg, &v) < 0 || v < 4096 || v > (1ULL << 30) ||
+			    (v & (v - 1))) {
+				fprintf(stderr,
+					"bpfbox daemon: --audit-ring %s: give a power of two "
+					"from 4096 to 1073741824\n",
+					optarg);
 				goto out;
 			}
 			o.ring_bytes = v;
@@ -201,16 +220,20 @@ int cmd_daemon(int argc, char **argv)
 			break;
 		case OPT_AUDIT_ARGV:
 			if (parse_u64(optarg, &v) < 0 || v < 64 || v > BPFBOX_ARGV_LEN) {
-				fprintf(stderr, "bpfbox daemon: --audit-argv %s: give bytes from 64 "
-						"to %d\n", optarg, BPFBOX_ARGV_LEN);
+				fprintf(stderr,
+					"bpfbox daemon: --audit-argv %s: give bytes from 64 "
+					"to %d\n",
+					optarg, BPFBOX_ARGV_LEN);
 				goto out;
 			}
 			o.argv_max = v;
 			break;
 		case OPT_AUDIT_RATE:
 			if (ratelimit_parse(optarg, &o.audit_rate, &o.audit_burst) < 0) {
-				fprintf(stderr, "bpfbox daemon: --audit-rate %s: give records a "
-						"second, N or N/BURST (0: no limit)\n", optarg);
+				fprintf(stderr,
+					"bpfbox daemon: --audit-rate %s: give records a "
+					"second, N or N/BURST (0: no limit)\n",
+					optarg);
 				goto out;
 			}
 			o.audit_rate_set = true;
@@ -218,9 +241,11 @@ int cmd_daemon(int argc, char **argv)
 		case OPT_MAX_CONNS:
 		case OPT_MAX_SESSIONS:
 			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 4096) {
-				fprintf(stderr, "bpfbox daemon: --%s %s: give a number from 1 to "
-						"4096\n", c == OPT_MAX_CONNS ? "max-conns-per-uid"
-									: "max-sessions-per-uid",
+				fprintf(stderr,
+					"bpfbox daemon: --%s %s: give a number from 1 to "
+					"4096\n",
+					c == OPT_MAX_CONNS ? "max-conns-per-uid"
+							   : "max-sessions-per-uid",
 					optarg);
 				goto out;
 			}
@@ -249,8 +274,8 @@ int cmd_daemon(int argc, char **argv)
 			free(cs);
 			ceilings_free(&ceil);
 			if (r < 0) {
-				fprintf(stderr, "bpfbox daemon: --config %s; see docs/operating.md\n",
-					err);
+				fprintf(stderr,
+					"bpfbox daemon: --config %s; see docs/operating.md\n", err);
 				goto out;
 			}
 			o.config_path = optarg;
@@ -261,14 +286,18 @@ int cmd_daemon(int argc, char **argv)
 			code = 0;
 			goto out;
 		default:
-			fprintf(stderr, "bpfbox daemon: unknown or incomplete option '%s'; see "
-					"'bpfbox daemon --help'\n", argv[optind - 1]);
+			fprintf(stderr,
+				"bpfbox daemon: unknown or incomplete option '%s'; see "
+				"'bpfbox daemon --help'\n",
+				argv[optind - 1]);
 			goto out;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "bpfbox daemon: unexpected argument '%s'; see 'bpfbox daemon "
-				"--help'\n", argv[optind]);
+		fprintf(stderr,
+			"bpfbox daemon: unexpected argument '%s'; see 'bpfbox daemon "
+			"--help'\n",
+			argv[optind]);
 		goto out;
 	}
 	if (o.bpf_stats && !o.metrics_addr) {

@@ -41,14 +41,10 @@ static void events_usage(FILE *out)
 }
 
 static const struct option events_opts[] = {
-	{ "follow", no_argument, NULL, 'f' },
-	{ "session", required_argument, NULL, 'S' },
-	{ "type", required_argument, NULL, 't' },
-	{ "format", required_argument, NULL, 'F' },
-	{ "idle", required_argument, NULL, 'i' },
-	{ "socket", required_argument, NULL, 's' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
+	{"follow", no_argument, NULL, 'f'},	{"session", required_argument, NULL, 'S'},
+	{"type", required_argument, NULL, 't'}, {"format", required_argument, NULL, 'F'},
+	{"idle", required_argument, NULL, 'i'}, {"socket", required_argument, NULL, 's'},
+	{"help", no_argument, NULL, 'h'},	{0},
 };
 
 /* --type exec,file: each name checked here, so that the error is ours. */
@@ -61,8 +57,10 @@ static int add_types(struct json_object *types, const char *arg)
 	snprintf(buf, sizeof(buf), "%s", arg);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (ev_kind_parse(tok) < 0) {
-			fprintf(stderr, "bpfbox events: --type %s: unknown event type; use some of: "
-					"%s\n", tok, ev_kind_list());
+			fprintf(stderr,
+				"bpfbox events: --type %s: unknown event type; use some of: "
+				"%s\n",
+				tok, ev_kind_list());
 			return -EINVAL;
 		}
 		json_object_array_add(types, json_object_new_string(tok));
@@ -70,8 +68,8 @@ static int add_types(struct json_object *types, const char *arg)
 	return 0;
 }
 
-static void print_event(enum sink_format fmt, const char *line, size_t len,
-			const char *hostname, struct jsonw *w)
+static void print_event(enum sink_format fmt, const char *line, size_t len, const char *hostname,
+			struct jsonw *w)
 {
 	struct json_object *o;
 
@@ -97,8 +95,8 @@ int cmd_events(int argc, char **argv)
 	unsigned long long idle_s;
 	int idle_ms = IDLE_DEFAULT_MS, opt, r, code = EXIT_USAGE;
 	char msg[512], hostname[256] = "localhost";
-	struct daemon_client c = { .fd = -1 };
-	struct jsonw w = { 0 };
+	struct daemon_client c = {.fd = -1};
+	struct jsonw w = {0};
 	bool follow = false;
 
 	optind = 1;
@@ -110,8 +108,10 @@ int cmd_events(int argc, char **argv)
 			break;
 		case 'S':
 			if (!proto_session_id_valid(optarg)) {
-				fprintf(stderr, "bpfbox events: --session %s: give a session id (32 "
-						"lowercase hex digits; see 'bpfbox sessions')\n", optarg);
+				fprintf(stderr,
+					"bpfbox events: --session %s: give a session id (32 "
+					"lowercase hex digits; see 'bpfbox sessions')\n",
+					optarg);
 				goto out;
 			}
 			session = optarg;
@@ -122,15 +122,18 @@ int cmd_events(int argc, char **argv)
 			break;
 		case 'F':
 			if (sink_format_parse(optarg, &fmt) < 0) {
-				fprintf(stderr, "bpfbox events: --format %s: use json, ocsf or text\n",
+				fprintf(stderr,
+					"bpfbox events: --format %s: use json, ocsf or text\n",
 					optarg);
 				goto out;
 			}
 			break;
 		case 'i':
 			if (parse_u64(optarg, &idle_s) < 0 || idle_s < 1 || idle_s > 86400) {
-				fprintf(stderr, "bpfbox events: --idle %s: give whole seconds from 1 "
-						"to 86400\n", optarg);
+				fprintf(stderr,
+					"bpfbox events: --idle %s: give whole seconds from 1 "
+					"to 86400\n",
+					optarg);
 				goto out;
 			}
 			idle_ms = idle_s * 1000;
@@ -143,33 +146,43 @@ int cmd_events(int argc, char **argv)
 			code = 0;
 			goto out;
 		default:
-			fprintf(stderr, "bpfbox events: unknown or incomplete option '%s'; see "
-					"'bpfbox events --help'\n", argv[optind - 1]);
+			fprintf(stderr,
+				"bpfbox events: unknown or incomplete option '%s'; see "
+				"'bpfbox events --help'\n",
+				argv[optind - 1]);
 			goto out;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "bpfbox events: unexpected argument '%s'; see 'bpfbox events "
-				"--help'\n", argv[optind]);
+		fprintf(stderr,
+			"bpfbox events: unexpected argument '%s'; see 'bpfbox events "
+			"--help'\n",
+			argv[optind]);
 		goto out;
 	}
 	code = 1;
 	path = daemon_socket_path(socket);
 	r = daemon_client_connect(&c, path, 5000);
 	if (r < 0) {
-		fprintf(stderr, "bpfbox events: no daemon answers on %s (%s); start one with "
-				"'bpfbox daemon' or pass --socket\n", path, strerror(-r));
+		fprintf(stderr,
+			"bpfbox events: no daemon answers on %s (%s); start one with "
+			"'bpfbox daemon' or pass --socket\n",
+			path, strerror(-r));
 		goto out;
 	}
 	r = daemon_subscribe(&c, session, types, msg, sizeof(msg));
 	if (r == -DAEMON_ENDED) {
-		fprintf(stderr, "bpfbox events: session %s has already ended; its events are in "
-				"the daemon's sinks\n", session);
+		fprintf(stderr,
+			"bpfbox events: session %s has already ended; its events are in "
+			"the daemon's sinks\n",
+			session);
 		goto out;
 	}
 	if (r == -ENOENT && session) {
-		fprintf(stderr, "bpfbox events: the daemon on %s runs no session %s (it ended or "
-				"never started); its events are in the daemon's sinks\n", path, session);
+		fprintf(stderr,
+			"bpfbox events: the daemon on %s runs no session %s (it ended or "
+			"never started); its events are in the daemon's sinks\n",
+			path, session);
 		goto out;
 	}
 	if (r < 0) {

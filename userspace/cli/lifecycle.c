@@ -28,8 +28,8 @@ static void usage(FILE *out, const char *cmd)
 		fprintf(out, "usage: bpfbox %s ID [--socket PATH]\n  %s\n", cmd,
 			streq(cmd, "pause") ? "freezes every process of a running session"
 					    : "kills every process of a session, paused or not");
-	fprintf(out, "  --socket PATH  the daemon's socket (default $BPFBOX_SOCKET or "
-		     DAEMON_SOCKET_DEFAULT ")\n"
+	fprintf(out, "  --socket PATH  the daemon's socket (default $BPFBOX_SOCKET "
+		     "or " DAEMON_SOCKET_DEFAULT ")\n"
 		     "Without a daemon that knows ID, root acts on the session's cgroup.\n"
 		     "exit: 0 done; 1 unknown, ended or not in the right state; 2 bad usage\n");
 }
@@ -53,8 +53,10 @@ static int act_locally(const char *cmd, const char *id, uint64_t mem, uint64_t d
 	int r = ctl_session_cgroup(id, cg, sizeof(cg));
 
 	if (r < 0) {
-		fprintf(stderr, "bpfbox %s: unknown session %s: %s, and no session cgroup of that "
-				"name exists (it has ended or never ran)\n", cmd, id, why_not_daemon);
+		fprintf(stderr,
+			"bpfbox %s: unknown session %s: %s, and no session cgroup of that "
+			"name exists (it has ended or never ran)\n",
+			cmd, id, why_not_daemon);
 		return 1;
 	}
 	if (streq(cmd, "pause"))
@@ -72,8 +74,10 @@ static int act_locally(const char *cmd, const char *id, uint64_t mem, uint64_t d
 		return 1;
 	}
 	if (r == -EACCES || r == -EPERM) {
-		fprintf(stderr, "bpfbox %s: no permission on %s: %s; run it as root or through "
-				"the daemon\n", cmd, cg, strerror(-r));
+		fprintf(stderr,
+			"bpfbox %s: no permission on %s: %s; run it as root or through "
+			"the daemon\n",
+			cmd, cg, strerror(-r));
 		return 1;
 	}
 	if (r < 0) {
@@ -112,11 +116,14 @@ static int resolve_id(const char *cmd, const char *sock, const char *prefix, cha
 	DIR *d;
 
 	for (size_t i = 0; i < len; i++)
-		if (!((prefix[i] >= '0' && prefix[i] <= '9') || (prefix[i] >= 'a' && prefix[i] <= 'f')))
+		if (!((prefix[i] >= '0' && prefix[i] <= '9') ||
+		      (prefix[i] >= 'a' && prefix[i] <= 'f')))
 			len = 0;
 	if (len < 4 || len > 32) {
-		fprintf(stderr, "bpfbox %s: '%s' is not a session id (4 to 32 lowercase hex digits "
-				"of one, as 'bpfbox sessions' lists them)\n", cmd, prefix);
+		fprintf(stderr,
+			"bpfbox %s: '%s' is not a session id (4 to 32 lowercase hex digits "
+			"of one, as 'bpfbox sessions' lists them)\n",
+			cmd, prefix);
 		return EXIT_USAGE;
 	}
 	if (len == 32) {
@@ -152,19 +159,21 @@ static int resolve_id(const char *cmd, const char *sock, const char *prefix, cha
 	if (n == 0)
 		fprintf(stderr, "bpfbox %s: no running session's id starts with %s\n", cmd, prefix);
 	else
-		fprintf(stderr, "bpfbox %s: %d sessions' ids start with %s (%s, %s%s); give more "
-				"digits\n", cmd, n, prefix, found[0], found[1], n > 2 ? ", ..." : "");
+		fprintf(stderr,
+			"bpfbox %s: %d sessions' ids start with %s (%s, %s%s); give more "
+			"digits\n",
+			cmd, n, prefix, found[0], found[1], n > 2 ? ", ..." : "");
 	return 1;
 }
 
 static int lifecycle(const char *cmd, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "memory", required_argument, NULL, 'm' },
-		{ "disk", required_argument, NULL, 'd' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		{"memory", required_argument, NULL, 'm'},
+		{"disk", required_argument, NULL, 'd'},
+		{"socket", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	uint64_t mem = 0, disk = 0;
 	struct daemon_client c;
@@ -186,8 +195,10 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 			if (parse_size_mb(optarg, o == 'm' ? &mem : &disk) < 0 ||
 			    (o == 'm' ? mem < CTL_MIN_MEMORY_MB : disk < CTL_MIN_DISK_MB) ||
 			    (o == 'm' ? mem : disk) > (1ULL << 40)) {
-				fprintf(stderr, "bpfbox resume: --%s %s: give a size in MB (512) "
-						"or with a unit (512M, 2G), at least %d MB\n", o == 'm' ? "memory" : "disk", optarg,
+				fprintf(stderr,
+					"bpfbox resume: --%s %s: give a size in MB (512) "
+					"or with a unit (512M, 2G), at least %d MB\n",
+					o == 'm' ? "memory" : "disk", optarg,
 					o == 'm' ? CTL_MIN_MEMORY_MB : CTL_MIN_DISK_MB);
 				return EXIT_USAGE;
 			}
@@ -231,8 +242,7 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 		r = daemon_resume(&c, id, m, dk, &m, &dk, msg, sizeof(msg));
 		mem = m;
 		disk = dk;
-	}
-	else
+	} else
 		r = daemon_kill(&c, id, msg, sizeof(msg));
 	if (r == 0) {
 		daemon_client_close(&c);
@@ -241,8 +251,8 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 	daemon_client_close(&c);
 	/* Unknown to the daemon (not ended there): maybe a session of embedded mode. */
 	if ((r == -ENOENT && c.replied) || !c.replied) {
-		snprintf(why, sizeof(why), "%s", c.replied ? "the daemon does not know it"
-							   : "the daemon did not answer");
+		snprintf(why, sizeof(why), "%s",
+			 c.replied ? "the daemon does not know it" : "the daemon did not answer");
 		return act_locally(cmd, id, mem, disk, why);
 	}
 	/* The daemon's message starts with the op's name already. */

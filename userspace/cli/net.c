@@ -18,19 +18,18 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: bpfbox net ID allow|deny|remove RULE [--socket PATH]\n"
-		"  changes the network rules of a running session of the "
-		"daemon\n"
-		"  RULE: HOST[:PORT[-PORT]], HOST a name (pypi.org), "
-		"*.wildcard, ADDR or ADDR/LEN\n"
-		"  allow   add RULE to net_allow (names need a session started "
-		"with one)\n"
-		"  deny    add RULE to net_deny\n"
-		"  remove  drop a name rule added before (address rules stay)\n"
-		"  --socket PATH  the daemon's socket (default $BPFBOX_SOCKET "
-		"or " DAEMON_SOCKET_DEFAULT ")\n"
-		"exit: 0 done; 1 refused or no daemon; 2 bad usage\n");
+	fprintf(out, "usage: bpfbox net ID allow|deny|remove RULE [--socket PATH]\n"
+		     "  changes the network rules of a running session of the "
+		     "daemon\n"
+		     "  RULE: HOST[:PORT[-PORT]], HOST a name (pypi.org), "
+		     "*.wildcard, ADDR or ADDR/LEN\n"
+		     "  allow   add RULE to net_allow (names need a session started "
+		     "with one)\n"
+		     "  deny    add RULE to net_deny\n"
+		     "  remove  drop a name rule added before (address rules stay)\n"
+		     "  --socket PATH  the daemon's socket (default $BPFBOX_SOCKET "
+		     "or " DAEMON_SOCKET_DEFAULT ")\n"
+		     "exit: 0 done; 1 refused or no daemon; 2 bad usage\n");
 }
 
 int cmd_net(int argc, char **argv)
@@ -82,16 +81,14 @@ int cmd_net(int argc, char **argv)
 			id);
 		return EXIT_USAGE;
 	}
-	if (!streq(action, "allow") && !streq(action, "deny") &&
-	    !streq(action, "remove")) {
+	if (!streq(action, "allow") && !streq(action, "deny") && !streq(action, "remove")) {
 		fprintf(stderr,
 			"bpfbox net: unknown action '%s'; use allow, deny or "
 			"remove\n",
 			action);
 		return EXIT_USAGE;
 	}
-	r = daemon_client_connect(&c, daemon_socket_path(sock),
-				  CALL_TIMEOUT_MS);
+	r = daemon_client_connect(&c, daemon_socket_path(sock), CALL_TIMEOUT_MS);
 	if (r < 0) {
 		fprintf(stderr,
 			"bpfbox net: no daemon answers on %s: %s; rules of an "

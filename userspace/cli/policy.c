@@ -34,8 +34,7 @@ static void policy_usage(FILE *out)
 		     "See docs/config.md for the format.\n");
 }
 
-__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt,
-							     ...)
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -48,8 +47,7 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt,
 }
 
 /* The command-line options as a layer; NULL when there are none. */
-static int flags_layer(const char *mode, const char *workspace,
-		       struct json_object **out)
+static int flags_layer(const char *mode, const char *workspace, struct json_object **out)
 {
 	struct json_object *o;
 
@@ -62,8 +60,7 @@ static int flags_layer(const char *mode, const char *workspace,
 	if (mode)
 		json_object_object_add(o, "mode", json_object_new_string(mode));
 	if (workspace)
-		json_object_object_add(o, "workspace",
-				       json_object_new_string(workspace));
+		json_object_object_add(o, "workspace", json_object_new_string(workspace));
 	*out = o;
 	return 0;
 }
@@ -145,14 +142,11 @@ static int policy_check(int argc, char **argv)
 			policy_usage(stdout);
 			return 0;
 		case ':':
-			return usage_error("%s needs an argument",
-					   argv[optind - 1]);
+			return usage_error("%s needs an argument", argv[optind - 1]);
 		default:
 			if (optopt)
-				return usage_error("unknown option '-%c'",
-						   optopt);
-			return usage_error("unknown option '%s'",
-					   argv[optind - 1]);
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (src.agent && !*src.agent)
@@ -182,10 +176,9 @@ static int policy_check(int argc, char **argv)
 		fprintf(stderr, "bpfbox policy: out of memory\n");
 		return 1;
 	}
-	printf("%s\n",
-	       json_object_to_json_string_ext(
-		       out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-				    JSON_C_TO_STRING_NOSLASHESCAPE));
+	printf("%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PRETTY |
+								   JSON_C_TO_STRING_SPACED |
+								   JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(out);
 	return 0;
 }

@@ -28,9 +28,11 @@ static void run_usage(FILE *out)
 		"  --ro PATH, --rw PATH  extra read-only / read-write paths (repeatable)\n"
 		"  --net deny|allow      network policy (default: deny)\n"
 		"  --net-allow RULE      with --net deny, still allow HOST[:PORT[-PORT]]: a name\n"
-		"                        (pypi.org), *.wildcard, ADDR or ADDR/LEN (docs/network.md)\n"
+		"                        (pypi.org), *.wildcard, ADDR or ADDR/LEN "
+		"(docs/network.md)\n"
 		"  --net-deny RULE       exceptions to --net-allow, same form\n"
-		"  --net-resolver ADDR[:PORT]  upstream DNS of the egress resolver (default: resolv.conf)\n"
+		"  --net-resolver ADDR[:PORT]  upstream DNS of the egress resolver (default: "
+		"resolv.conf)\n"
 		"                        (needs the BPF agent: --audit as root, or a daemon)\n"
 		"  --exec-deny NAME      never execute NAME (a file name or absolute path;\n"
 		"                        enforced by BPF LSM where it loads)\n"
@@ -92,60 +94,90 @@ static void run_usage(FILE *out)
 }
 
 enum {
-	OPT_MODE = 256, OPT_RO, OPT_RW, OPT_NET, OPT_ENV, OPT_TIMEOUT, OPT_OUTPUT,
-	OPT_MEMORY, OPT_PIDS, OPT_CPU, OPT_DISK, OPT_PAUSE_TIMEOUT, OPT_TIMEOUT_COUNTS,
-	OPT_ON_LIMIT, OPT_STATUS_FD, OPT_LABEL, OPT_READ_HOST, OPT_USER, OPT_UNCONFINED,
+	OPT_MODE = 256,
+	OPT_RO,
+	OPT_RW,
+	OPT_NET,
+	OPT_ENV,
+	OPT_TIMEOUT,
+	OPT_OUTPUT,
+	OPT_MEMORY,
+	OPT_PIDS,
+	OPT_CPU,
+	OPT_DISK,
+	OPT_PAUSE_TIMEOUT,
+	OPT_TIMEOUT_COUNTS,
+	OPT_ON_LIMIT,
+	OPT_STATUS_FD,
+	OPT_LABEL,
+	OPT_READ_HOST,
+	OPT_USER,
+	OPT_UNCONFINED,
 	OPT_NO_NAMESPACES,
-	OPT_CONFIG, OPT_AGENT, OPT_TASK, OPT_AUDIT, OPT_AUDIT_MODE, OPT_AUDIT_RING,
-	OPT_NET_ALLOW, OPT_NET_DENY, OPT_NET_RESOLVER, OPT_EXEC_DENY,
-	OPT_DAEMON_SOCKET, OPT_NO_DAEMON, OPT_LIMITS_VIA, OPT_AUDIT_RATE, OPT_AUDIT_ARGV,
-	OPT_LEVEL, OPT_DENY_COMMAND, OPT_ASK_FD,
+	OPT_CONFIG,
+	OPT_AGENT,
+	OPT_TASK,
+	OPT_AUDIT,
+	OPT_AUDIT_MODE,
+	OPT_AUDIT_RING,
+	OPT_NET_ALLOW,
+	OPT_NET_DENY,
+	OPT_NET_RESOLVER,
+	OPT_EXEC_DENY,
+	OPT_DAEMON_SOCKET,
+	OPT_NO_DAEMON,
+	OPT_LIMITS_VIA,
+	OPT_AUDIT_RATE,
+	OPT_AUDIT_ARGV,
+	OPT_LEVEL,
+	OPT_DENY_COMMAND,
+	OPT_ASK_FD,
 };
 
 static const struct option run_opts[] = {
-	{ "mode", required_argument, NULL, OPT_MODE },
-	{ "workspace", required_argument, NULL, 'w' },
-	{ "ro", required_argument, NULL, OPT_RO },
-	{ "rw", required_argument, NULL, OPT_RW },
-	{ "net", required_argument, NULL, OPT_NET },
-	{ "env", required_argument, NULL, OPT_ENV },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-	{ "output-limit", required_argument, NULL, OPT_OUTPUT },
-	{ "memory", required_argument, NULL, OPT_MEMORY },
-	{ "pids", required_argument, NULL, OPT_PIDS },
-	{ "cpu", required_argument, NULL, OPT_CPU },
-	{ "disk", required_argument, NULL, OPT_DISK },
-	{ "pause-timeout", required_argument, NULL, OPT_PAUSE_TIMEOUT },
-	{ "timeout-counts", required_argument, NULL, OPT_TIMEOUT_COUNTS },
-	{ "on-limit", required_argument, NULL, OPT_ON_LIMIT },
-	{ "status-fd", required_argument, NULL, OPT_STATUS_FD },
-	{ "label", required_argument, NULL, OPT_LABEL },
-	{ "read-host", no_argument, NULL, OPT_READ_HOST },
-	{ "user", required_argument, NULL, OPT_USER },
-	{ "allow-unconfined", no_argument, NULL, OPT_UNCONFINED },
-	{ "no-namespaces", no_argument, NULL, OPT_NO_NAMESPACES },
-	{ "config", required_argument, NULL, OPT_CONFIG },
-	{ "agent", required_argument, NULL, OPT_AGENT },
-	{ "task", required_argument, NULL, OPT_TASK },
-	{ "audit", required_argument, NULL, OPT_AUDIT },
-	{ "audit-mode", required_argument, NULL, OPT_AUDIT_MODE },
-	{ "audit-ring", required_argument, NULL, OPT_AUDIT_RING },
-	{ "audit-rate", required_argument, NULL, OPT_AUDIT_RATE },
-	{ "audit-argv", required_argument, NULL, OPT_AUDIT_ARGV },
-	{ "net-allow", required_argument, NULL, OPT_NET_ALLOW },
-	{ "net-deny", required_argument, NULL, OPT_NET_DENY },
-	{ "net-resolver", required_argument, NULL, OPT_NET_RESOLVER },
-	{ "exec-deny", required_argument, NULL, OPT_EXEC_DENY },
-	{ "deny-command", required_argument, NULL, OPT_DENY_COMMAND },
-	{ "ask-fd", required_argument, NULL, OPT_ASK_FD },
-	{ "daemon-socket", required_argument, NULL, OPT_DAEMON_SOCKET },
-	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
-	{ "limits-via", required_argument, NULL, OPT_LIMITS_VIA },
-	{ "level", required_argument, NULL, OPT_LEVEL },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
+	{"mode", required_argument, NULL, OPT_MODE},
+	{"workspace", required_argument, NULL, 'w'},
+	{"ro", required_argument, NULL, OPT_RO},
+	{"rw", required_argument, NULL, OPT_RW},
+	{"net", required_argument, NULL, OPT_NET},
+	{"env", required_argument, NULL, OPT_ENV},
+	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"output-limit", required_argument, NULL, OPT_OUTPUT},
+	{"memory", required_argument, NULL, OPT_MEMORY},
+	{"pids", required_argument, NULL, OPT_PIDS},
+	{"cpu", required_argument, NULL, OPT_CPU},
+	{"disk", required_argument, NULL, OPT_DISK},
+	{"pause-timeout", required_argument, NULL, OPT_PAUSE_TIMEOUT},
+	{"timeout-counts", required_argument, NULL, OPT_TIMEOUT_COUNTS},
+	{"on-limit", required_argument, NULL, OPT_ON_LIMIT},
+	{"status-fd", required_argument, NULL, OPT_STATUS_FD},
+	{"label", required_argument, NULL, OPT_LABEL},
+	{"read-host", no_argument, NULL, OPT_READ_HOST},
+	{"user", required_argument, NULL, OPT_USER},
+	{"allow-unconfined", no_argument, NULL, OPT_UNCONFINED},
+	{"no-namespaces", no_argument, NULL, OPT_NO_NAMESPACES},
+	{"config", required_argument, NULL, OPT_CONFIG},
+	{"agent", required_argument, NULL, OPT_AGENT},
+	{"task", required_argument, NULL, OPT_TASK},
+	{"audit", required_argument, NULL, OPT_AUDIT},
+	{"audit-mode", required_argument, NULL, OPT_AUDIT_MODE},
+	{"audit-ring", required_argument, NULL, OPT_AUDIT_RING},
+	{"audit-rate", required_argument, NULL, OPT_AUDIT_RATE},
+	{"audit-argv", required_argument, NULL, OPT_AUDIT_ARGV},
+	{"net-allow", required_argument, NULL, OPT_NET_ALLOW},
+	{"net-deny", required_argument, NULL, OPT_NET_DENY},
+	{"net-resolver", required_argument, NULL, OPT_NET_RESOLVER},
+	{"exec-deny", required_argument, NULL, OPT_EXEC_DENY},
+	{"deny-command", required_argument, NULL, OPT_DENY_COMMAND},
+	{"ask-fd", required_argument, NULL, OPT_ASK_FD},
+	{"daemon-socket", required_argument, NULL, OPT_DAEMON_SOCKET},
+	{"no-daemon", no_argument, NULL, OPT_NO_DAEMON},
+	{"limits-via", required_argument, NULL, OPT_LIMITS_VIA},
+	{"level", required_argument, NULL, OPT_LEVEL},
+	{"verbose", no_argument, NULL, 'v'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
+	{0},
 };
 
 static int bad_usage(const char *fmt, const char *arg)
@@ -281,8 +313,12 @@ static int policy_opt(struct json_object *flags, int c, const char *arg)
 	case OPT_NET_DENY:
 	case OPT_EXEC_DENY:
 		append_string(sub_object(flags, "extra"),
-			      c == OPT_RO ? "ro" : c == OPT_RW ? "rw" : c == OPT_NET_ALLOW ? "net_allow"
-			      : c == OPT_NET_DENY ? "net_deny" : "exec_deny", arg);
+			      c == OPT_RO	   ? "ro"
+			      : c == OPT_RW	   ? "rw"
+			      : c == OPT_NET_ALLOW ? "net_allow"
+			      : c == OPT_NET_DENY  ? "net_deny"
+						   : "exec_deny",
+			      arg);
 		return 0;
 	case OPT_NET_RESOLVER:
 		json_object_object_add(flags, "net_resolver", json_object_new_string(arg));
@@ -298,7 +334,8 @@ static int policy_opt(struct json_object *flags, int c, const char *arg)
 
 		if (r == -ENOENT)
 			return bad_usage("--env %s: the variable is not set here; use --env "
-					 "NAME=VALUE", arg);
+					 "NAME=VALUE",
+					 arg);
 		return r < 0 ? bad_usage("--env '%s' is not NAME=VALUE", arg) : 0;
 	}
 	case OPT_TIMEOUT:
@@ -310,11 +347,14 @@ static int policy_opt(struct json_object *flags, int c, const char *arg)
 	case OPT_PAUSE_TIMEOUT:
 	case OPT_TIMEOUT_COUNTS:
 		return add_limit(flags, limit_keys[c - OPT_TIMEOUT], arg) < 0
-			       ? bad_usage("'%s' is empty", arg) : 0;
+			       ? bad_usage("'%s' is empty", arg)
+			       : 0;
 	case OPT_ON_LIMIT:
 		return add_on_limit(flags, arg) < 0
 			       ? bad_usage("--on-limit '%s': use pause, kill, or "
-					   "memory=pause|kill,disk=pause|kill", arg) : 0;
+					   "memory=pause|kill,disk=pause|kill",
+					   arg)
+			       : 0;
 	case OPT_READ_HOST:
 		json_object_object_add(flags, "read_host", json_object_new_boolean(1));
 		return 0;
@@ -349,13 +389,15 @@ static int audit_opt(struct audit_opts *a, int c, const char *arg)
 	case OPT_AUDIT_RING:
 		if (parse_u64(arg, &v) < 0 || v < 4096 || v > (1ULL << 30) || (v & (v - 1)))
 			return bad_usage("--audit-ring %s: give a power of two from 4096 to "
-					 "1073741824", arg);
+					 "1073741824",
+					 arg);
 		a->ring_bytes = v;
 		return 0;
 	case OPT_AUDIT_RATE:
 		if (ratelimit_parse(arg, &a->rate, &a->burst) < 0)
 			return bad_usage("--audit-rate %s: give records a second, N or N/BURST (0: "
-					 "no limit)", arg);
+					 "no limit)",
+					 arg);
 		a->rate_set = true;
 		return 0;
 	case OPT_AUDIT_ARGV:
@@ -377,7 +419,8 @@ static int run_opt(struct run_plan *p, struct strv *labels, int c, const char *a
 		if (parse_u64(arg, &ul) < 0 || ul < 3 || ul > INT32_MAX ||
 		    fcntl((int)ul, F_GETFD) < 0)
 			return bad_usage("--status-fd %s: give an open file descriptor above 2 "
-					 "(e.g. 3 with 3>status.jsonl)", arg);
+					 "(e.g. 3 with 3>status.jsonl)",
+					 arg);
 		p->status_fd = (int)ul;
 		/* The command must not write to it: closed at its exec. */
 		fcntl(p->status_fd, F_SETFD, FD_CLOEXEC);
@@ -385,8 +428,10 @@ static int run_opt(struct run_plan *p, struct strv *labels, int c, const char *a
 	case OPT_ASK_FD:
 		if (parse_u64(arg, &ul) < 0 || ul < 3 || ul > INT32_MAX ||
 		    fcntl((int)ul, F_GETFD) < 0)
-			return bad_usage("--ask-fd %s: give an open file descriptor above 2 to read "
-					 "the answers from (e.g. 3 with 3<answers)", arg);
+			return bad_usage(
+				"--ask-fd %s: give an open file descriptor above 2 to read "
+				"the answers from (e.g. 3 with 3<answers)",
+				arg);
 		p->audit.ask_fd = (int)ul;
 		/* The command must not read the answers: closed at its exec. */
 		fcntl(p->audit.ask_fd, F_SETFD, FD_CLOEXEC);
@@ -394,7 +439,8 @@ static int run_opt(struct run_plan *p, struct strv *labels, int c, const char *a
 	case OPT_LABEL:
 		if (!label_valid(arg))
 			return bad_usage("--label '%s': give KEY=VALUE, KEY of letters, digits, "
-					 "'_', '.', '-' (at most 64), VALUE at most 256 bytes", arg);
+					 "'_', '.', '-' (at most 64), VALUE at most 256 bytes",
+					 arg);
 		return strv_push(labels, arg) < 0 ? EXIT_SETUP : 0;
 	case OPT_CONFIG:
 		p->src.global_file = arg;
@@ -419,7 +465,8 @@ static int run_opt(struct run_plan *p, struct strv *labels, int c, const char *a
 		return 0;
 	case OPT_LIMITS_VIA:
 		return limits_via_parse(arg, &p->via) < 0
-			       ? bad_usage("--limits-via '%s': use auto, cgroup or rlimit", arg) : 0;
+			       ? bad_usage("--limits-via '%s': use auto, cgroup or rlimit", arg)
+			       : 0;
 	case 'v':
 		p->verbose = true;
 		return 0;
@@ -434,8 +481,8 @@ static int parse_run(int argc, char **argv, struct run_plan *p, struct strv *lab
 	int c, r;
 
 	/* $BPFBOX_LEVEL is the default of --level (a runtime that wants less everywhere). */
-	if (e && (level_parse(e, &p->want) < 0 ||
-		  (p->want != LEVEL_FULL && p->want != LEVEL_STANDARD)))
+	if (e &&
+	    (level_parse(e, &p->want) < 0 || (p->want != LEVEL_FULL && p->want != LEVEL_STANDARD)))
 		return bad_usage("BPFBOX_LEVEL='%s': use full or standard", e);
 	optind = 1;
 	opterr = 0;
@@ -458,7 +505,7 @@ static int parse_run(int argc, char **argv, struct run_plan *p, struct strv *lab
 	}
 	if (optind >= argc || !streq(argv[optind - 1], "--"))
 		return bad_usage("%s", optind >= argc ? "no command given: put it after '--'"
-					 : "missing '--' before the command");
+						      : "missing '--' before the command");
 	if (!argv[optind][0])
 		return bad_usage("%s", "empty command");
 	p->argv = argv + optind;
@@ -468,7 +515,7 @@ static int parse_run(int argc, char **argv, struct run_plan *p, struct strv *lab
 int cmd_run(int argc, char **argv)
 {
 	struct run_plan plan;
-	struct strv labels = { 0 };
+	struct strv labels = {0};
 	bool quiet = false;
 	int code;
 

@@ -36,7 +36,7 @@ enum probe_result {
 static int result_of_errno(int err)
 {
 	return err == EACCES || err == EPERM || err == EROFS || err == ENOENT ? PROBE_DENIED
-										: PROBE_OTHER;
+									      : PROBE_OTHER;
 }
 
 static int probe_write(const char *path)
@@ -62,14 +62,14 @@ static int probe_read(const char *path)
 /* Any TCP connect attempt: refused means the network was reachable. */
 static int probe_connect(void)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(9) };
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(9)};
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return result_of_errno(errno);
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 && result_of_errno(errno) ==
-									 PROBE_DENIED) {
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 &&
+	    result_of_errno(errno) == PROBE_DENIED) {
 		close(fd);
 		return PROBE_DENIED;
 	}
@@ -124,11 +124,11 @@ static int run_probe(struct selftest *t, const char *const args[], uint64_t time
 	struct json_object *extra = json_object_new_object();
 	struct json_object *ro = json_object_new_array();
 	struct json_object *limits = json_object_new_object();
-	struct policy_sources src = { .flags = flags };
-	struct policy_error perr = { 0 };
+	struct policy_sources src = {.flags = flags};
+	struct policy_error perr = {0};
 	struct bpfbox_policy p;
 	struct session s;
-	char *argv[8] = { t->exe, "__probe" };
+	char *argv[8] = {t->exe, "__probe"};
 	int code = -1;
 
 	for (int i = 0; args[i] && i < 5; i++)
@@ -160,8 +160,7 @@ static void check(struct selftest *t, const char *what, bool passed, const char 
 		t->failed++;
 }
 
-static void check_probe(struct selftest *t, const char *what, const char *const args[],
-			int want)
+static void check_probe(struct selftest *t, const char *what, const char *const args[], int want)
 {
 	int got = run_probe(t, args, 30);
 	char detail[96];
@@ -190,7 +189,7 @@ static void check_ssh(struct selftest *t)
 	if (fd < 0) {
 		check(t, "read of a planted file under ~/.ssh denied", false, strerror(errno));
 	} else {
-		const char *args[] = { "read", file, NULL };
+		const char *args[] = {"read", file, NULL};
 
 		close(fd);
 		check_probe(t, "read of a planted file under ~/.ssh denied", args, PROBE_DENIED);
@@ -202,13 +201,14 @@ static void check_ssh(struct selftest *t)
 
 int cmd_selftest(int argc, char **argv)
 {
-	struct selftest t = { 0 };
+	struct selftest t = {0};
 	char file[PATH_MAX + 16];
 	uint64_t start;
 	int code;
 
 	if (argc > 1 && (streq(argv[1], "--help") || streq(argv[1], "-h"))) {
-		printf("usage: bpfbox test\n  smoke checks of the sandbox on this host; exit 1 if one fails\n");
+		printf("usage: bpfbox test\n  smoke checks of the sandbox on this host; exit 1 if "
+		       "one fails\n");
 		return 0;
 	}
 	if (argc > 1) {
@@ -224,27 +224,28 @@ int cmd_selftest(int argc, char **argv)
 	snprintf(t.workspace, sizeof(t.workspace), "/tmp/bpfbox-selftest-ws-XXXXXX");
 	snprintf(t.outside, sizeof(t.outside), "/tmp/bpfbox-selftest-out-XXXXXX");
 	if (!mkdtemp(t.workspace) || !mkdtemp(t.outside)) {
-		fprintf(stderr, "bpfbox test: cannot create temp dirs in /tmp: %s\n", strerror(errno));
+		fprintf(stderr, "bpfbox test: cannot create temp dirs in /tmp: %s\n",
+			strerror(errno));
 		return 1;
 	}
 
 	snprintf(file, sizeof(file), "%s/inside", t.workspace);
-	check_probe(&t, "write in the workspace allowed", (const char *[]){ "write", file, NULL },
+	check_probe(&t, "write in the workspace allowed", (const char *[]){"write", file, NULL},
 		    PROBE_ALLOWED);
 	unlink(file);
 	snprintf(file, sizeof(file), "%s/outside", t.outside);
-	check_probe(&t, "write outside the workspace denied",
-		    (const char *[]){ "write", file, NULL }, PROBE_DENIED);
+	check_probe(&t, "write outside the workspace denied", (const char *[]){"write", file, NULL},
+		    PROBE_DENIED);
 	check(&t, "nothing was written outside", access(file, F_OK) < 0, "the file exists");
 	unlink(file);
 	check_ssh(&t);
-	check_probe(&t, "network denied", (const char *[]){ "connect", NULL }, PROBE_DENIED);
+	check_probe(&t, "network denied", (const char *[]){"connect", NULL}, PROBE_DENIED);
 	check_probe(&t, "children inherit the restrictions",
-		    (const char *[]){ "child-write", file, NULL }, PROBE_DENIED);
+		    (const char *[]){"child-write", file, NULL}, PROBE_DENIED);
 	unlink(file);
 
 	start = now_ns();
-	code = run_probe(&t, (const char *[]){ "sleep", NULL }, 1);
+	code = run_probe(&t, (const char *[]){"sleep", NULL}, 1);
 	check(&t, "timeout enforced (exit 124 within 4 s)",
 	      code == EXIT_TIMEOUT && now_ns() - start < 4000000000ULL, NULL);
 

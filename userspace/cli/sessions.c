@@ -12,19 +12,18 @@
 
 static void sessions_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: bpfbox sessions [--json] [--socket PATH]\n"
-		"  --json          a JSON array, one object per session\n"
-		"  --socket PATH   the daemon's socket (default $BPFBOX_SOCKET or\n"
-		"                  " DAEMON_SOCKET_DEFAULT ")\n"
-		"exit: 0 listed; 1 no daemon answers or it refused; 2 bad usage\n");
+	fprintf(out, "usage: bpfbox sessions [--json] [--socket PATH]\n"
+		     "  --json          a JSON array, one object per session\n"
+		     "  --socket PATH   the daemon's socket (default $BPFBOX_SOCKET or\n"
+		     "                  " DAEMON_SOCKET_DEFAULT ")\n"
+		     "exit: 0 listed; 1 no daemon answers or it refused; 2 bad usage\n");
 }
 
 static const struct option sessions_opts[] = {
-	{ "json", no_argument, NULL, 'j' },
-	{ "socket", required_argument, NULL, 's' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
+	{"json", no_argument, NULL, 'j'},
+	{"socket", required_argument, NULL, 's'},
+	{"help", no_argument, NULL, 'h'},
+	{0},
 };
 
 static const char *member_str(struct json_object *o, const char *key)
@@ -97,16 +96,20 @@ int cmd_sessions(int argc, char **argv)
 			sessions_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "bpfbox sessions: unknown or incomplete option '%s'; see "
-					"'bpfbox sessions --help'\n", argv[optind - 1]);
+			fprintf(stderr,
+				"bpfbox sessions: unknown or incomplete option '%s'; see "
+				"'bpfbox sessions --help'\n",
+				argv[optind - 1]);
 			return EXIT_USAGE;
 		}
 	}
 	path = daemon_socket_path(socket);
 	r = daemon_client_connect(&c, path, 5000);
 	if (r < 0) {
-		fprintf(stderr, "bpfbox sessions: no daemon answers on %s (%s); start one with "
-				"'bpfbox daemon' or pass --socket\n", path, strerror(-r));
+		fprintf(stderr,
+			"bpfbox sessions: no daemon answers on %s (%s); start one with "
+			"'bpfbox daemon' or pass --socket\n",
+			path, strerror(-r));
 		return 1;
 	}
 	r = daemon_list(&c, &list, msg, sizeof(msg));
@@ -116,8 +119,9 @@ int cmd_sessions(int argc, char **argv)
 		return 1;
 	}
 	if (json)
-		printf("%s\n", json_object_to_json_string_ext(list, JSON_C_TO_STRING_PLAIN |
-								      JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n",
+		       json_object_to_json_string_ext(
+			       list, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	else
 		print_table(list);
 	json_object_put(list);

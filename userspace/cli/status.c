@@ -48,10 +48,13 @@ static struct json_object *status_json(const struct host_caps *caps)
 		const struct feature *f = &caps->feat[id];
 		struct json_object *fo = json_object_new_object();
 
-		json_object_object_add(fo, "available", json_object_new_boolean(f->state == FEAT_YES));
-		json_object_object_add(fo, "state", json_object_new_string(feat_state_name(f->state)));
-		json_object_object_add(fo, "errno", f->err ? json_object_new_string(strerrorname_np(f->err))
-							   : NULL);
+		json_object_object_add(fo, "available",
+				       json_object_new_boolean(f->state == FEAT_YES));
+		json_object_object_add(fo, "state",
+				       json_object_new_string(feat_state_name(f->state)));
+		json_object_object_add(fo, "errno",
+				       f->err ? json_object_new_string(strerrorname_np(f->err))
+					      : NULL);
 		json_object_object_add(fo, "detail", json_object_new_string(f->detail));
 		json_object_object_add(feats, feature_key(id), fo);
 	}
@@ -65,8 +68,9 @@ static struct json_object *status_json(const struct host_caps *caps)
 
 	json_object_object_add(o, "audit_attach", json_object_new_string(probe_audit_attach(caps)));
 	json_object_object_add(o, "lsm_list", word_array(caps->lsm_list));
-	json_object_object_add(cg, "v2_mount", caps->cgroup2_mount[0] ?
-				       json_object_new_string(caps->cgroup2_mount) : NULL);
+	json_object_object_add(cg, "v2_mount",
+			       caps->cgroup2_mount[0] ? json_object_new_string(caps->cgroup2_mount)
+						      : NULL);
 	json_object_object_add(cg, "v2_controllers", word_array(caps->cgroup2_controllers));
 	json_object_object_add(cg, "v1_controllers", word_array(caps->cgroup1_controllers));
 	json_object_object_add(cg, "hybrid", json_object_new_boolean(caps->cgroup1_controllers[0]));
@@ -75,10 +79,12 @@ static struct json_object *status_json(const struct host_caps *caps)
 		struct json_object *lim = json_object_new_object();
 
 		for (int r = 0; r < RES__COUNT; r++)
-			json_object_object_add(lim, limit_res_name(r),
-					       json_object_new_string(limit_how_name(caps->limits_how[r])));
-		json_object_object_add(lim, "pause", json_object_new_string(caps->limits_pause ?
-									     "cgroup2" : "none"));
+			json_object_object_add(
+				lim, limit_res_name(r),
+				json_object_new_string(limit_how_name(caps->limits_how[r])));
+		json_object_object_add(lim, "pause",
+				       json_object_new_string(caps->limits_pause ? "cgroup2"
+										 : "none"));
 		json_object_object_add(lim, "disk", json_object_new_string("inotify"));
 		json_object_object_add(o, "limits", lim);
 	}
@@ -111,10 +117,10 @@ static void status_text(const struct host_caps *caps)
 int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "require", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+		{"json", no_argument, NULL, 'j'},
+		{"require", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	enum bpfbox_level required = LEVEL_NONE;
 	struct host_caps caps;
@@ -129,8 +135,10 @@ int cmd_status(int argc, char **argv)
 			break;
 		case 'r':
 			if (level_parse(optarg, &required) < 0) {
-				fprintf(stderr, "bpfbox status: unknown level '%s'; valid levels: "
-						"None, Minimal, Standard, Full\n", optarg);
+				fprintf(stderr,
+					"bpfbox status: unknown level '%s'; valid levels: "
+					"None, Minimal, Standard, Full\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -152,8 +160,9 @@ int cmd_status(int argc, char **argv)
 	if (json) {
 		struct json_object *o = status_json(&caps);
 
-		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-							       JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n",
+		       json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else {
 		status_text(&caps);

@@ -21,46 +21,51 @@ static const struct {
 	const char *name;
 	enum top_col col;
 } sort_names[] = {
-	{ "session", TOP_COL_SESSION },	 { "state", TOP_COL_STATE },
-	{ "level", TOP_COL_LEVEL },	 { "pids", TOP_COL_PIDS },
-	{ "mem", TOP_COL_MEM },		 { "memory", TOP_COL_MEM },
-	{ "cpu", TOP_COL_CPU },		 { "opens", TOP_COL_OPENS },
-	{ "execs", TOP_COL_EXECS },	 { "connects", TOP_COL_CONNECTS },
-	{ "denials", TOP_COL_DENIALS },	 { "command", TOP_COL_COMMAND },
-	{ "last-denial", TOP_COL_LAST_DENIAL },
+	{"session", TOP_COL_SESSION},
+	{"state", TOP_COL_STATE},
+	{"level", TOP_COL_LEVEL},
+	{"pids", TOP_COL_PIDS},
+	{"mem", TOP_COL_MEM},
+	{"memory", TOP_COL_MEM},
+	{"cpu", TOP_COL_CPU},
+	{"opens", TOP_COL_OPENS},
+	{"execs", TOP_COL_EXECS},
+	{"connects", TOP_COL_CONNECTS},
+	{"denials", TOP_COL_DENIALS},
+	{"command", TOP_COL_COMMAND},
+	{"last-denial", TOP_COL_LAST_DENIAL},
 };
 
 static void top_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: bpfbox top [--socket PATH] [--once | --json] [-d SECONDS]\n"
-		"                  [--sort COLUMN] [--reverse] [--filter TEXT]\n"
-		"  --socket PATH   the daemon's socket (default $BPFBOX_SOCKET or\n"
-		"                  " DAEMON_SOCKET_DEFAULT ")\n"
-		"  --once          print one snapshot as text (rates over one interval)\n"
-		"  --json          print one snapshot as a JSON object\n"
-		"  -d, --delay S   refresh interval in seconds (default 1, 0.2 to 60)\n"
-		"  --sort COLUMN   session, state, level, pids, mem, cpu (default),\n"
-		"                  opens, execs, connects, denials, command, last-denial\n"
-		"  --reverse       reverse the sort order\n"
-		"  --filter TEXT   only sessions whose id, command, state, level or last\n"
-		"                  denial contains TEXT (case-insensitive)\n"
-		"Without a terminal on stdin and stdout, --once is implied.\n"
-		"exit: 0 done; 1 no daemon answers or it refused; 2 bad usage\n");
+	fprintf(out, "usage: bpfbox top [--socket PATH] [--once | --json] [-d SECONDS]\n"
+		     "                  [--sort COLUMN] [--reverse] [--filter TEXT]\n"
+		     "  --socket PATH   the daemon's socket (default $BPFBOX_SOCKET or\n"
+		     "                  " DAEMON_SOCKET_DEFAULT ")\n"
+		     "  --once          print one snapshot as text (rates over one interval)\n"
+		     "  --json          print one snapshot as a JSON object\n"
+		     "  -d, --delay S   refresh interval in seconds (default 1, 0.2 to 60)\n"
+		     "  --sort COLUMN   session, state, level, pids, mem, cpu (default),\n"
+		     "                  opens, execs, connects, denials, command, last-denial\n"
+		     "  --reverse       reverse the sort order\n"
+		     "  --filter TEXT   only sessions whose id, command, state, level or last\n"
+		     "                  denial contains TEXT (case-insensitive)\n"
+		     "Without a terminal on stdin and stdout, --once is implied.\n"
+		     "exit: 0 done; 1 no daemon answers or it refused; 2 bad usage\n");
 }
 
 enum { OPT_SOCKET = 256, OPT_ONCE, OPT_JSON, OPT_SORT, OPT_REVERSE, OPT_FILTER };
 
 static const struct option top_opts[] = {
-	{ "socket", required_argument, NULL, OPT_SOCKET },
-	{ "once", no_argument, NULL, OPT_ONCE },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "delay", required_argument, NULL, 'd' },
-	{ "sort", required_argument, NULL, OPT_SORT },
-	{ "reverse", no_argument, NULL, OPT_REVERSE },
-	{ "filter", required_argument, NULL, OPT_FILTER },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
+	{"socket", required_argument, NULL, OPT_SOCKET},
+	{"once", no_argument, NULL, OPT_ONCE},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"delay", required_argument, NULL, 'd'},
+	{"sort", required_argument, NULL, OPT_SORT},
+	{"reverse", no_argument, NULL, OPT_REVERSE},
+	{"filter", required_argument, NULL, OPT_FILTER},
+	{"help", no_argument, NULL, 'h'},
+	{0},
 };
 
 static int parse_sort(const char *name, enum top_col *out)
@@ -101,15 +106,19 @@ int cmd_top(int argc, char **argv)
 		case 'd':
 			interval = strtod(optarg, &end);
 			if (*end || !(interval >= 0.2 && interval <= 60)) {
-				fprintf(stderr, "bpfbox top: --delay wants seconds from 0.2 to 60, "
-						"not '%s'\n", optarg);
+				fprintf(stderr,
+					"bpfbox top: --delay wants seconds from 0.2 to 60, "
+					"not '%s'\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case OPT_SORT:
 			if (parse_sort(optarg, &sort) < 0) {
-				fprintf(stderr, "bpfbox top: unknown sort column '%s'; see 'bpfbox "
-						"top --help'\n", optarg);
+				fprintf(stderr,
+					"bpfbox top: unknown sort column '%s'; see 'bpfbox "
+					"top --help'\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -123,8 +132,10 @@ int cmd_top(int argc, char **argv)
 			top_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "bpfbox top: unknown or incomplete option '%s'; see "
-					"'bpfbox top --help'\n", argv[optind - 1]);
+			fprintf(stderr,
+				"bpfbox top: unknown or incomplete option '%s'; see "
+				"'bpfbox top --help'\n",
+				argv[optind - 1]);
 			return EXIT_USAGE;
 		}
 	}
@@ -163,8 +174,9 @@ int cmd_top(int argc, char **argv)
 	if (!once && !json) {
 		r = top_run_ui(t, interval);
 		if (r == -ENOTTY) {
-			fprintf(stderr, "bpfbox top: the terminal (TERM=%s) cannot be drawn on; "
-					"one snapshot instead\n",
+			fprintf(stderr,
+				"bpfbox top: the terminal (TERM=%s) cannot be drawn on; "
+				"one snapshot instead\n",
 				getenv("TERM") ? getenv("TERM") : "");
 			once = true;
 		}

@@ -20,7 +20,7 @@
 #include "../lib/util.h"
 #include "../net/egress.h"
 
-#define CALL_TIMEOUT_MS	  DAEMON_CALL_TIMEOUT_MS
+#define CALL_TIMEOUT_MS DAEMON_CALL_TIMEOUT_MS
 
 const char *daemon_socket_path(const char *override)
 {
@@ -33,8 +33,8 @@ const char *daemon_socket_path(const char *override)
 
 int daemon_client_connect(struct daemon_client *c, const char *path, int timeout_ms)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
 	int r;
 
 	memset(c, 0, sizeof(*c));
@@ -74,14 +74,17 @@ int daemon_peer_trusted(int fd, const char *path)
 
 	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != 0) {
 		log_error("%s is not a socket owned by root (%s); it is not bpfbox's daemon, "
-			  "nothing was sent to it", path,
-			  lstat(path, &st) < 0 ? strerror(errno)
-			  : !S_ISSOCK(st.st_mode) ? "not a socket" : "owned by another user");
+			  "nothing was sent to it",
+			  path,
+			  lstat(path, &st) < 0	  ? strerror(errno)
+			  : !S_ISSOCK(st.st_mode) ? "not a socket"
+						  : "owned by another user");
 		return -EKEYREJECTED;
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0 || uc.uid != 0) {
 		log_error("the process listening on %s runs as uid %d, not root; it is not "
-			  "bpfbox's daemon, nothing was sent to it", path, (int)uc.uid);
+			  "bpfbox's daemon, nothing was sent to it",
+			  path, (int)uc.uid);
 		return -EKEYREJECTED;
 	}
 	return 0;
@@ -132,7 +135,7 @@ int daemon_client_read_line(struct daemon_client *c, char **line, size_t *len, i
 	}
 	for (;;) {
 		char *nl = c->in_len ? memchr(c->in + scanned, '\n', c->in_len - scanned) : NULL;
-		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
 		uint64_t now;
 		ssize_t n;
 		int r;
@@ -183,11 +186,11 @@ static int send_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-int daemon_client_call(struct daemon_client *c, struct json_object *req,
-		       struct json_object **reply, char *msg, size_t msg_size)
+int daemon_client_call(struct daemon_client *c, struct json_object *req, struct json_object **reply,
+		       char *msg, size_t msg_size)
 {
-	const char *text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN |
-								   JSON_C_TO_STRING_NOSLASHESCAPE);
+	const char *text = json_object_to_json_string_ext(
+		req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	struct json_object *o, *v;
 	char *line;
 	size_t len;
@@ -213,13 +216,14 @@ int daemon_client_call(struct daemon_client *c, struct json_object *req,
 		}
 		r = rr;
 	} else {
-		r = daemon_client_read_line(c, &line, &len, c->timeout_ms > 0 ? c->timeout_ms
-									   : CALL_TIMEOUT_MS);
+		r = daemon_client_read_line(c, &line, &len,
+					    c->timeout_ms > 0 ? c->timeout_ms : CALL_TIMEOUT_MS);
 	}
 	if (r <= 0) {
-		snprintf(msg, msg_size, "%s", r == 0 ? "the daemon closed the connection"
-					      : r == -EAGAIN ? "no reply in time"
-							     : strerror(-r));
+		snprintf(msg, msg_size, "%s",
+			 r == 0		? "the daemon closed the connection"
+			 : r == -EAGAIN ? "no reply in time"
+					: strerror(-r));
 		return r == 0 ? -ECONNRESET : r == -EAGAIN ? -ETIMEDOUT : r;
 	}
 	o = json_tokener_parse(line);
@@ -295,7 +299,8 @@ int daemon_list(struct daemon_client *c, struct json_object **sessions, char *ms
 			break;
 		}
 		for (size_t i = 0; i < json_object_array_length(list); i++)
-			json_object_array_add(all, json_object_get(json_object_array_get_idx(list, i)));
+			json_object_array_add(all,
+					      json_object_get(json_object_array_get_idx(list, i)));
 		if (!json_object_object_get_ex(reply, "next_offset", &next) ||
 		    json_object_get_int64(next) <= offset) {
 			json_object_put(reply);
@@ -312,8 +317,8 @@ int daemon_list(struct daemon_client *c, struct json_object **sessions, char *ms
 	return 0;
 }
 
-int daemon_subscribe(struct daemon_client *c, const char *id, struct json_object *types,
-		     char *msg, size_t size)
+int daemon_subscribe(struct daemon_client *c, const char *id, struct json_object *types, char *msg,
+		     size_t size)
 {
 	struct json_object *req = daemon_request("subscribe", id);
 
@@ -397,8 +402,7 @@ int daemon_call_reload(struct daemon_client *c, int *sinks, int *rules, char *ms
 }
 
 /* A call whose reply is not needed beyond ok or not. */
-static int call_simple(struct daemon_client *c, struct json_object *req, char *msg,
-		       size_t msg_size)
+static int call_simple(struct daemon_client *c, struct json_object *req, char *msg, size_t msg_size)
 {
 	struct json_object *reply;
 	int r = daemon_client_call(c, req, &reply, msg, msg_size);
@@ -472,7 +476,8 @@ static void add_net(struct json_object *req, const struct bpfbox_policy *p)
 			char host[256];
 			uint16_t lo, hi;
 
-			if (net_name_rule_parse(p->net_allow.v[i], host, sizeof(host), &lo, &hi) == 0)
+			if (net_name_rule_parse(p->net_allow.v[i], host, sizeof(host), &lo, &hi) ==
+			    0)
 				json_object_array_add(hosts,
 						      json_object_new_string(p->net_allow.v[i]));
 		}
@@ -481,8 +486,9 @@ static void add_net(struct json_object *req, const struct bpfbox_policy *p)
 			add_str(req, "net_resolver", p->net_resolver);
 	}
 	if (p->net_deny.n)
-		json_object_object_add(req, "net_deny", str_array((const char *const *)p->net_deny.v,
-								  p->net_deny.n));
+		json_object_object_add(req, "net_deny",
+				       str_array((const char *const *)p->net_deny.v,
+						 p->net_deny.n));
 }
 
 /* The layers the client planned, and the directories the BPF maps get. */
@@ -583,10 +589,14 @@ int daemon_no_daemon_allowed(const char *socket, char *why, size_t size)
 	daemon_client_close(&c);
 	if (r == 0 && json_object_object_get_ex(reply, "no_daemon", &v) &&
 	    !json_object_get_boolean(v)) {
-		snprintf(why, size, "the daemon on %s does not allow --no-daemon for this user "
-				    "(ceiling %s); run through it, or ask the operator", path,
-			 json_object_object_get_ex(reply, "ceiling", &v) && json_object_get_string(v)
-				 ? json_object_get_string(v) : "(none matches)");
+		snprintf(why, size,
+			 "the daemon on %s does not allow --no-daemon for this user "
+			 "(ceiling %s); run through it, or ask the operator",
+			 path,
+			 json_object_object_get_ex(reply, "ceiling", &v) &&
+					 json_object_get_string(v)
+				 ? json_object_get_string(v)
+				 : "(none matches)");
 		json_object_put(reply);
 		return -EPERM;
 	}

@@ -24,11 +24,11 @@ struct session_result;
 
 struct daemon_client {
 	int fd;
-	int timeout_ms;	/* for each reply */
+	int timeout_ms; /* for each reply */
 	bool replied;	/* the last call got a reply (its error is the daemon's) */
 	char *in;	/* what was read; grows up to DAEMON_MAX_REPLY */
 	size_t in_len, cap;
-	size_t taken;	/* bytes of the line handed out last */
+	size_t taken; /* bytes of the line handed out last */
 };
 
 /* The socket to use: override, else $BPFBOX_SOCKET, else the default. */
@@ -56,8 +56,8 @@ void daemon_client_close(struct daemon_client *c);
  * when it does not; another -errno (-EPIPE, -ETIMEDOUT, -EPROTO) with msg
  * set when the daemon could not be talked to.
  */
-int daemon_client_call(struct daemon_client *c, struct json_object *req,
-		       struct json_object **reply, char *msg, size_t msg_size);
+int daemon_client_call(struct daemon_client *c, struct json_object *req, struct json_object **reply,
+		       char *msg, size_t msg_size);
 
 /*
  * The next line, NUL-terminated without its newline, in *line (valid until
@@ -86,8 +86,8 @@ int daemon_list(struct daemon_client *c, struct json_object **sessions, char *ms
  * types in the JSON array types (NULL: all); then read with
  * daemon_client_read_line.
  */
-int daemon_subscribe(struct daemon_client *c, const char *id, struct json_object *types,
-		     char *msg, size_t size);
+int daemon_subscribe(struct daemon_client *c, const char *id, struct json_object *types, char *msg,
+		     size_t size);
 /*
  * Pauses the session for reason ("manual", "oom", "disk"); oom_kills and
  * disk_used_mb (-1: unknown) go into session.paused. *pid and comm (may be

@@ -87,14 +87,15 @@ int daemon_reload(struct daemon *d, char *why, size_t size)
 {
 	struct sink_config *file_sinks = NULL, *list = NULL;
 	size_t nfile = 0, n = 0;
-	struct ceilings ceil = { 0 };
+	struct ceilings ceil = {0};
 	struct sinks *fresh = NULL;
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event ev = {.events = EPOLLIN};
 	char err[PATH_MAX + 1024];
 	int r = 0;
 
 	if (d->o->config_path) {
-		r = daemon_config_load(d->o->config_path, &file_sinks, &nfile, &ceil, err, sizeof(err));
+		r = daemon_config_load(d->o->config_path, &file_sinks, &nfile, &ceil, err,
+				       sizeof(err));
 		if (r < 0)
 			goto refused;
 	}
@@ -125,7 +126,8 @@ int daemon_reload(struct daemon *d, char *why, size_t size)
 			/* The previous sinks opened before: open them again. */
 			if (ev_sinks_open_list(d, d->sink_cfg, d->nsink_cfg, again, sizeof(again),
 					       &fresh) < 0)
-				dlog("reload: the previous sinks do not open again either: %s", again);
+				dlog("reload: the previous sinks do not open again either: %s",
+				     again);
 			d->sinks = fresh;
 			free(list);
 			if (d->sinks) {

@@ -56,7 +56,7 @@ static void sub_loss_line(struct daemon *d, const struct conn *c, struct jsonw *
 /* Queues the loss line when room for it and then len more bytes is left. */
 static bool sub_report_loss(struct daemon *d, struct conn *c, size_t len)
 {
-	struct jsonw w = { 0 };
+	struct jsonw w = {0};
 
 	sub_loss_line(d, c, &w);
 	if (!w.oom && buf_used(&c->out) + w.len + len <= DAEMON_SUB_BUF_MAX &&
@@ -94,7 +94,7 @@ void ev_emit_event(struct daemon *d, const struct dsession *s, const struct audi
 void ev_emit(struct daemon *d, const struct dsession *s, enum ev_kind kind, const char *line,
 	     size_t len)
 {
-	struct audit_event ev = { .kind = kind, .line = line, .len = len };
+	struct audit_event ev = {.kind = kind, .line = line, .len = len};
 
 	ev_emit_event(d, s, &ev);
 }
@@ -118,7 +118,7 @@ static void sink_event(void *ctx, const struct audit_event *ev)
 int ev_sinks_open_list(struct daemon *d, const struct sink_config *v, size_t n, char *err,
 		       size_t size, struct sinks **out)
 {
-	struct sinks_opts so = { .log = sink_log, .on_event = sink_event, .ctx = d };
+	struct sinks_opts so = {.log = sink_log, .on_event = sink_event, .ctx = d};
 
 	return sinks_open(out, v, n, &so, err, size);
 }
@@ -217,11 +217,18 @@ void ev_session_start(struct daemon *d, struct dsession *s, struct json_object *
 {
 	const struct agent_status *st = agent_status(d->agent);
 	struct audit_start_info in = {
-		.session = s->id, .ts_ns = now_ns(), .pid = s->client_pid, .has_uid = true,
-		.uid = s->uid, .mode = "daemon", .cgroup = s->cgroup,
-		.layers = { .bpf_audit = st->audit, .bpf_network = st->net,
-			    .bpf_unix_connect = st->unix_connect, .bpf_lsm = s->lsm,
-			    .bpf_audit_attach = st->attach },
+		.session = s->id,
+		.ts_ns = now_ns(),
+		.pid = s->client_pid,
+		.has_uid = true,
+		.uid = s->uid,
+		.mode = "daemon",
+		.cgroup = s->cgroup,
+		.layers = {.bpf_audit = st->audit,
+			   .bpf_network = st->net,
+			   .bpf_unix_connect = st->unix_connect,
+			   .bpf_lsm = s->lsm,
+			   .bpf_audit_attach = st->attach},
 		.limits = s->has_lim ? &s->lim : NULL,
 		.command_truncated = json_object_object_get_ex(req, "command_truncated", NULL),
 	};
@@ -293,12 +300,19 @@ void ev_session_end(struct daemon *d, struct dsession *s, uint64_t seq, uint64_t
 {
 	const struct dsession_end *e = &s->end;
 	struct audit_end_info end = {
-		.session = s->id, .seq = seq, .ts_ns = now_ns(), .has_exit = e->have_exit,
-		.exit_code = e->exit_code, .timed_out = e->timed_out, .lost = lost,
-		.suppressed = s->flood.all, .output_bytes = e->output_bytes,
-		.output_dropped = e->output_dropped, .reason = e->reason,
+		.session = s->id,
+		.seq = seq,
+		.ts_ns = now_ns(),
+		.has_exit = e->have_exit,
+		.exit_code = e->exit_code,
+		.timed_out = e->timed_out,
+		.lost = lost,
+		.suppressed = s->flood.all,
+		.output_bytes = e->output_bytes,
+		.output_dropped = e->output_dropped,
+		.reason = e->reason,
 	};
-	struct emit_ctx x = { d, s };
+	struct emit_ctx x = {d, s};
 
 	audit_session_end(&d->w, &d->clock, &end, emit_to, &x);
 	ev_flush(d);

@@ -21,16 +21,16 @@ struct json_object;
 struct sinks;
 struct denials;
 
-#define DAEMON_MAX_CONNS    1024
-#define DAEMON_ROOT_CONNS   64	/* of those, kept for root: others get "busy" first */
-#define DAEMON_CONNS_PER_UID 256 /* default --max-conns-per-uid */
-#define DAEMON_SESSIONS_PER_UID 256 /* default --max-sessions-per-uid */
-#define DAEMON_ROOT_SESSIONS 256 /* session slots kept for root */
-#define DAEMON_COMMAND_MAX  8192 /* bytes of a session's command kept (strings) */
-#define DAEMON_LIST_PAGE    (1U << 20) /* a list reply stops past this; next_offset */
-#define DAEMON_MAX_LINGERING 32 /* refused peers beyond this are closed at once */
-#define DAEMON_SUB_BUF_MAX  (1U << 20) /* a subscriber's queue before records drop */
-#define DAEMON_REPLY_BUF_MAX (2 * DAEMON_MAX_REPLY) /* a reader that never reads is closed */
+#define DAEMON_MAX_CONNS	1024
+#define DAEMON_ROOT_CONNS	64	   /* of those, kept for root: others get "busy" first */
+#define DAEMON_CONNS_PER_UID	256	   /* default --max-conns-per-uid */
+#define DAEMON_SESSIONS_PER_UID 256	   /* default --max-sessions-per-uid */
+#define DAEMON_ROOT_SESSIONS	256	   /* session slots kept for root */
+#define DAEMON_COMMAND_MAX	8192	   /* bytes of a session's command kept (strings) */
+#define DAEMON_LIST_PAGE	(1U << 20) /* a list reply stops past this; next_offset */
+#define DAEMON_MAX_LINGERING	32	   /* refused peers beyond this are closed at once */
+#define DAEMON_SUB_BUF_MAX	(1U << 20) /* a subscriber's queue before records drop */
+#define DAEMON_REPLY_BUF_MAX	(2 * DAEMON_MAX_REPLY) /* a reader that never reads is closed */
 
 /* Event kinds (subscription filters: bit = 1 << kind) are enum ev_kind of audit/event.h. */
 
@@ -38,7 +38,7 @@ struct peer {
 	pid_t pid;
 	uid_t uid;
 	gid_t gid;
-	int pidfd;		/* SO_PEERPIDFD, else pidfd_open at accept; -1: none */
+	int pidfd;		  /* SO_PEERPIDFD, else pidfd_open at accept; -1: none */
 	unsigned long long start; /* start time of pid at accept, when pidfd < 0 */
 };
 
@@ -46,20 +46,20 @@ struct conn {
 	int fd;
 	uint64_t serial;
 	struct peer peer;
-	char *in;		/* DAEMON_MAX_REQUEST bytes */
+	char *in; /* DAEMON_MAX_REQUEST bytes */
 	size_t in_len;
 	struct buf out;
-	bool closing;		/* close once out is sent */
-	bool dead;		/* to be closed by the main loop */
-	int refused;		/* -errno: the peer may not talk to us */
-	bool lingering;		/* refused, kept open until it reads the reason */
+	bool closing;	/* close once out is sent */
+	bool dead;	/* to be closed by the main loop */
+	int refused;	/* -errno: the peer may not talk to us */
+	bool lingering; /* refused, kept open until it reads the reason */
 	uint64_t created_ns;
-	bool epollout;		/* EPOLLOUT is registered */
-	bool subscribed;	/* the connection now only receives events */
-	char sub_session[33];	/* "" for every session */
-	uint32_t sub_kinds;	/* bit mask of enum ev_kind; 0: all */
-	bool sub_all_users;	/* root: every session; else only the peer's uid */
-	uint64_t sub_lost;	/* events dropped while the queue was full */
+	bool epollout;	      /* EPOLLOUT is registered */
+	bool subscribed;      /* the connection now only receives events */
+	char sub_session[33]; /* "" for every session */
+	uint32_t sub_kinds;   /* bit mask of enum ev_kind; 0: all */
+	bool sub_all_users;   /* root: every session; else only the peer's uid */
+	uint64_t sub_lost;    /* events dropped while the queue was full */
 	struct conn *next;
 };
 
@@ -67,25 +67,25 @@ struct daemon {
 	const struct daemon_opts *o;
 	struct agent *agent;
 	int epfd, listen_fd, sig_fd, timer_fd, lock_fd;
-	gid_t gid;		/* the group allowed besides root */
-	char parent[PATH_MAX];	/* cgroup parent, absolute */
+	gid_t gid;		   /* the group allowed besides root */
+	char parent[PATH_MAX];	   /* cgroup parent, absolute */
 	char parent_rel[PATH_MAX]; /* the same inside the cgroup2 mount, as /proc/PID/cgroup says */
 	struct table table;
 	struct conn *conns;
 	size_t nconns;
-	size_t nlingering;	/* refused connections kept open */
+	size_t nlingering; /* refused connections kept open */
 	uint64_t next_serial;
 	struct audit_clock clock;
-	struct jsonw w;		/* the event being encoded */
-	struct jsonw rw;	/* the reply being built */
-	struct sinks *sinks;	/* --audit, --sink, --config (docs/sinks.md) */
-	uint64_t unknown_records; /* records of no known session, dropped */
-	struct metrics *metrics; /* --metrics; NULL: none (metrics.h) */
+	struct jsonw w;		      /* the event being encoded */
+	struct jsonw rw;	      /* the reply being built */
+	struct sinks *sinks;	      /* --audit, --sink, --config (docs/sinks.md) */
+	uint64_t unknown_records;     /* records of no known session, dropped */
+	struct metrics *metrics;      /* --metrics; NULL: none (metrics.h) */
 	struct sink_config *sink_cfg; /* the sinks open now (config.c) */
 	size_t nsink_cfg;
 	struct ceilings ceilings; /* of --config; reloaded */
-	uint64_t busy_refused;	/* connections answered "busy" */
-	uint64_t busy_logged_ns; /* when the last "busy" line was logged */
+	uint64_t busy_refused;	  /* connections answered "busy" */
+	uint64_t busy_logged_ns;  /* when the last "busy" line was logged */
 	bool stop;
 };
 

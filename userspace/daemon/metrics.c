@@ -25,13 +25,13 @@
 #include "../lib/log.h"
 #include "../lib/util.h"
 
-const double metrics_buckets[NBUCKETS] = { 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
-					   0.01,   0.025,   0.05,   0.1,   0.25,   1.0 };
-const char *const metrics_ops[NOPS] = { "register", "attach", "unregister", "list", "subscribe",
-					"ping",	    "pause",  "resume",	    "kill", "other" };
-const char *const metrics_layers[NLAYERS] = { "landlock", "seccomp", "cgroup-bpf",
-					      "bpf-lsm",  "kernel",  "unknown" };
-const char *const metrics_decisions[NDEC] = { "allow", "deny", "none" };
+const double metrics_buckets[NBUCKETS] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+					  0.01,	  0.025,   0.05,   0.1,	  0.25,	  1.0};
+const char *const metrics_ops[NOPS] = {"register", "attach", "unregister", "list", "subscribe",
+				       "ping",	   "pause",  "resume",	   "kill", "other"};
+const char *const metrics_layers[NLAYERS] = {"landlock", "seccomp", "cgroup-bpf",
+					     "bpf-lsm",	 "kernel",  "unknown"};
+const char *const metrics_decisions[NDEC] = {"allow", "deny", "none"};
 
 /* --- counters ----------------------------------------------------------- */
 
@@ -107,11 +107,12 @@ static void mconn_close(struct metrics *m, struct mconn *c)
 static void respond(struct metrics *m, struct mconn *c, int code, const char *reason,
 		    const char *type, const char *body, size_t len)
 {
-	struct out o = { 0 };
+	struct out o = {0};
 
-	metrics_put(&o, "HTTP/1.0 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-		"Connection: close\r\n\r\n",
-	    code, reason, type, len);
+	metrics_put(&o,
+		    "HTTP/1.0 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+		    "Connection: close\r\n\r\n",
+		    code, reason, type, len);
 	if (!o.oom && o.len + len + 1 > o.cap) {
 		char *b = realloc(o.buf, o.len + len + 1);
 
@@ -152,7 +153,8 @@ static void handle_request(struct metrics *m, struct mconn *c)
 	} else if (streq(path, "/metrics")) {
 		body = metrics_render(m, &len);
 		if (!body) {
-			respond(m, c, 500, "Internal Server Error", "text/plain", "out of memory\n", 14);
+			respond(m, c, 500, "Internal Server Error", "text/plain", "out of memory\n",
+				14);
 			return;
 		}
 		respond(m, c, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", body, len);
@@ -177,7 +179,7 @@ static void mconn_write(struct metrics *m, struct mconn *c)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
-			struct epoll_event ev = { .events = EPOLLOUT, .data.ptr = c };
+			struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = c};
 
 			epoll_ctl(m->d->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 			return;
@@ -192,7 +194,8 @@ static void mconn_write(struct metrics *m, struct mconn *c)
 static void mconn_read(struct metrics *m, struct mconn *c)
 {
 	for (;;) {
-		ssize_t n = recv(c->fd, c->req + c->req_len, REQ_MAX - 1 - c->req_len, MSG_DONTWAIT);
+		ssize_t n =
+			recv(c->fd, c->req + c->req_len, REQ_MAX - 1 - c->req_len, MSG_DONTWAIT);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -226,7 +229,7 @@ static void accept_all(struct metrics *m)
 	for (;;) {
 		int fd = accept4(m->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct mconn *c = NULL;
-		struct epoll_event ev = { .events = EPOLLIN };
+		struct epoll_event ev = {.events = EPOLLIN};
 
 		if (fd < 0)
 			return;
@@ -253,7 +256,8 @@ static void accept_all(struct metrics *m)
 
 bool metrics_owns(const struct metrics *m, const void *ptr)
 {
-	return m && (ptr == m || (ptr >= (const void *)m->c && ptr < (const void *)(m->c + MCONN_MAX)));
+	return m &&
+	       (ptr == m || (ptr >= (const void *)m->c && ptr < (const void *)(m->c + MCONN_MAX)));
 }
 
 void metrics_on_event(struct daemon *d, void *ptr, uint32_t events)
@@ -276,8 +280,8 @@ void metrics_on_event(struct daemon *d, void *ptr, uint32_t events)
 /* "host:port", "[v6]:port" or ":port" -> a bound, listening socket. */
 static int listen_addr(const char *addr, char *err, size_t err_size)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE |
-									  AI_NUMERICSERV };
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
 	struct addrinfo *res = NULL;
 	char host[128], *port;
 	int fd = -1, r, one = 1;
@@ -319,7 +323,7 @@ static int listen_addr(const char *addr, char *err, size_t err_size)
 int metrics_open(struct daemon *d, const char *addr)
 {
 	struct metrics *m = calloc(1, sizeof(*m));
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event ev = {.events = EPOLLIN};
 	char err[256] = "";
 	int r;
 
@@ -347,8 +351,9 @@ int metrics_open(struct daemon *d, const char *addr)
 	if (d->o->bpf_stats) {
 		m->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (m->stats_fd < 0)
-			log_warn_errno(m->stats_fd, "--bpf-stats: the kernel does not count program "
-						   "run time; bpfbox_bpf_program_* stay 0");
+			log_warn_errno(m->stats_fd,
+				       "--bpf-stats: the kernel does not count program "
+				       "run time; bpfbox_bpf_program_* stay 0");
 	}
 	metrics_probe(m);
 	d->metrics = m;

@@ -103,7 +103,7 @@ void ops_reply_send(struct daemon *d, struct conn *c)
 
 /* Type errors name the member, so that a client author sees what to fix. */
 int ops_bad_member(struct daemon *d, struct conn *c, const char *op, const char *key,
-		      const char *want)
+		   const char *want)
 {
 	ops_reply_error(d, c, EINVAL, "%s: '%s' must be %s", op, key, want);
 	return -EINVAL;
@@ -111,7 +111,7 @@ int ops_bad_member(struct daemon *d, struct conn *c, const char *op, const char 
 
 /* The session named by the request's "session", owned by the peer. */
 struct dsession *ops_request_session(struct daemon *d, struct conn *c, struct json_object *req,
-					const char *op)
+				     const char *op)
 {
 	struct dsession *s;
 	const char *id;
@@ -146,7 +146,8 @@ static void op_reload(struct daemon *d, struct conn *c)
 	char why[PATH_MAX + 1024];
 
 	if (c->peer.uid != 0) {
-		ops_reply_error(d, c, EPERM, "reload: only root may reload the daemon's configuration");
+		ops_reply_error(d, c, EPERM,
+				"reload: only root may reload the daemon's configuration");
 		return;
 	}
 	if (daemon_reload(d, why, sizeof(why)) < 0) {
@@ -240,7 +241,8 @@ static void op_subscribe(struct daemon *d, struct conn *c, struct json_object *r
 		for (size_t i = 0; i < json_object_array_length(types); i++) {
 			struct json_object *t = json_object_array_get_idx(types, i);
 			const char *name = json_object_get_string(t);
-			int k = json_object_is_type(t, json_type_string) ? ev_kind_parse(name) : -EINVAL;
+			int k = json_object_is_type(t, json_type_string) ? ev_kind_parse(name)
+									 : -EINVAL;
 
 			if (k < 0) {
 				char want[320];
@@ -282,7 +284,8 @@ static void op_ping(struct daemon *d, struct conn *c)
 	jsonw_bool(w, "bpf_lsm", st->lsm);
 	/* Whether this peer may run sessions without the daemon (its ceiling). */
 	if (d->ceilings.set && !(c->peer.uid == 0 && d->ceilings.exempt_root)) {
-		const struct ceiling_rule *r = ceilings_match(&d->ceilings, c->peer.uid, c->peer.gid);
+		const struct ceiling_rule *r =
+			ceilings_match(&d->ceilings, c->peer.uid, c->peer.gid);
 
 		jsonw_bool(w, "no_daemon", r && r->no_daemon);
 		jsonw_str(w, "ceiling", r ? r->name : NULL);
@@ -299,7 +302,8 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 	size_t end;
 
 	if (memchr(line, '\0', len)) {
-		ops_reply_error(d, c, EINVAL, "the request holds a NUL byte; send one JSON object per line");
+		ops_reply_error(d, c, EINVAL,
+				"the request holds a NUL byte; send one JSON object per line");
 		return;
 	}
 	tok = json_tokener_new();
@@ -316,7 +320,7 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 		enum json_tokener_error e = json_tokener_get_error(tok);
 
 		ops_reply_error(d, c, EINVAL, "malformed JSON: %s; send one JSON object per line",
-			    req ? "trailing bytes after the object"
+				req			     ? "trailing bytes after the object"
 				: e == json_tokener_continue ? "incomplete object"
 							     : json_tokener_error_desc(e));
 		goto out;
@@ -326,8 +330,10 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 		goto out;
 	}
 	if (proto_get_str(req, "op", &op)) {
-		ops_reply_error(d, c, EINVAL, "the request needs an \"op\" string: register, attach, "
-					  "unregister, list, subscribe, ping, pause, resume, kill, net or reload");
+		ops_reply_error(
+			d, c, EINVAL,
+			"the request needs an \"op\" string: register, attach, "
+			"unregister, list, subscribe, ping, pause, resume, kill, net or reload");
 		goto out;
 	}
 	t0 = now_ns();
@@ -354,8 +360,10 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 	else if (streq(op, "reload"))
 		op_reload(d, c);
 	else
-		ops_reply_error(d, c, EOPNOTSUPP, "unknown op '%.64s': use register, attach, unregister, "
-					      "list, subscribe, ping, pause, resume, kill, net or reload", op);
+		ops_reply_error(d, c, EOPNOTSUPP,
+				"unknown op '%.64s': use register, attach, unregister, "
+				"list, subscribe, ping, pause, resume, kill, net or reload",
+				op);
 	metrics_observe_request(d->metrics, op, now_ns() - t0);
 out:
 	json_object_put(req);
@@ -432,7 +440,8 @@ static int readopt_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 
 	if (table_by_index(&d->table, index)) {
 		dlog("session index %u appears twice in the sessions map; cgroup id %llu is left "
-		     "as it is", index, (unsigned long long)cgroup_id);
+		     "as it is",
+		     index, (unsigned long long)cgroup_id);
 		return 0;
 	}
 	if (find_cgroup(d, cgroup_id, name, sizeof(name)) < 0) {
@@ -461,8 +470,9 @@ static int readopt_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 	s->state = DS_ADOPTED;
 	ops_read_meta(d, s);
 	/* Its v1 cgroups, if any, go with it. */
-	limits_plan(&s->lim, &(struct policy_limits){ .memory_mb = 2048, .pids = 64,
-						      .cpu_percent = 100, .disk_mb = 1024 },
+	limits_plan(&s->lim,
+		    &(struct policy_limits){
+			    .memory_mb = 2048, .pids = 64, .cpu_percent = 100, .disk_mb = 1024},
 		    d->parent, LIMITS_VIA_AUTO);
 	snprintf(s->lim.cg, sizeof(s->lim.cg), "%.*s", (int)sizeof(s->lim.cg) - 1, s->cgroup);
 	limits_v1_read(s->cgroup, &s->lim);
@@ -499,7 +509,7 @@ static bool index_adopted(void *ctx, uint32_t index)
 int ops_readopt(struct daemon *d)
 {
 	struct session_limits l;
-	struct policy_limits pl = { .memory_mb = 2048, .pids = 64, .cpu_percent = 100 };
+	struct policy_limits pl = {.memory_mb = 2048, .pids = 64, .cpu_percent = 100};
 	int r = agent_session_foreach(d->agent, readopt_one, d), n;
 
 	/*

@@ -13,14 +13,14 @@ struct json_object;
 /* The largest limit or count a request may carry (as policy files: 2^40). */
 #define DAEMON_COUNT_MAX (1LL << 40)
 
-#define META_XATTR "trusted.bpfbox" /* owner of a session cgroup, for re-adoption */
+#define META_XATTR	 "trusted.bpfbox" /* owner of a session cgroup, for re-adoption */
 #define MAX_COMMAND_ARGS 4096
 #define MAX_NET_RULES	 256
-#define MAX_LSM_RULES	 1024 /* deny patterns, and exec_deny entries */
-#define MAX_WRITABLE	 256  /* directories of the writable set */
+#define MAX_LSM_RULES	 1024  /* deny patterns, and exec_deny entries */
+#define MAX_WRITABLE	 256   /* directories of the writable set */
 #define META_MAX	 65536 /* the trusted.bpfbox xattr */
-#define END_WAIT_MS	 1000 /* then the end is retried every tick */
-#define ENDED_KEPT	 256  /* ended session ids remembered, for clear errors */
+#define END_WAIT_MS	 1000  /* then the end is retried every tick */
+#define ENDED_KEPT	 256   /* ended session ids remembered, for clear errors */
 /* Subscription bit of session.paused, session.resumed, session.killed. */
 
 /* ops.c */
@@ -29,16 +29,16 @@ void ops_reply_error(struct daemon *d, struct conn *c, int err, const char *fmt,
 struct jsonw *ops_reply_begin(struct daemon *d);
 void ops_reply_send(struct daemon *d, struct conn *c);
 int ops_bad_member(struct daemon *d, struct conn *c, const char *op, const char *key,
-		      const char *want);
+		   const char *want);
 struct dsession *ops_request_session(struct daemon *d, struct conn *c, struct json_object *req,
-					const char *op);
+				     const char *op);
 /* ops_lsm.c */
 void ops_write_meta(struct dsession *s, struct json_object *lsm);
 int ops_apply_lsm(struct daemon *d, uint32_t index, struct json_object *lsm, const char **bad);
 void ops_drop_filled(struct json_object *req, uint32_t flags);
 bool ops_full_access(struct json_object *req);
 int ops_apply_writable(struct daemon *d, struct dsession *s, uint32_t index,
-			  struct json_object *req);
+		       struct json_object *req);
 void ops_remove_lsm(struct daemon *d, struct dsession *s);
 void ops_read_meta(struct daemon *d, struct dsession *s);
 bool ops_want_lsm(struct json_object *req);
@@ -58,11 +58,11 @@ void op_kill(struct daemon *d, struct conn *c, struct json_object *req);
 int ops_discard_record(void *ctx, void *data, size_t size);
 /* ops_net.c */
 int ops_add_net_rules(struct daemon *d, struct conn *c, struct dsession *s,
-			 struct json_object *rules);
-int ops_start_egress(struct daemon *d, struct conn *c, struct dsession *s,
-			struct json_object *req, uint16_t *proxy, uint16_t *dns);
+		      struct json_object *rules);
+int ops_start_egress(struct daemon *d, struct conn *c, struct dsession *s, struct json_object *req,
+		     uint16_t *proxy, uint16_t *dns);
 int ops_add_net_holes(struct daemon *d, struct conn *c, struct dsession *s,
-			 struct json_object *req);
+		      struct json_object *req);
 void op_net(struct daemon *d, struct conn *c, struct json_object *req);
 /* ops.c: whether the cgroup holds a process (cgroup.events). */
 bool ops_cgroup_populated(const char *cgroup);

@@ -39,7 +39,7 @@
  */
 void ops_write_meta(struct dsession *s, struct json_object *lsm)
 {
-	struct jsonw w = { 0 };
+	struct jsonw w = {0};
 	const char *l = lsm ? json_object_to_json_string_ext(lsm, JSON_C_TO_STRING_PLAIN) : NULL;
 
 	jsonw_begin(&w);
@@ -54,11 +54,13 @@ void ops_write_meta(struct dsession *s, struct json_object *lsm)
 		jsonw_raw(&w, "lsm", l);
 	else if (l)
 		dlog("session %s: its BPF LSM lists are too long to keep on its cgroup; a "
-		     "restarted daemon finds them in the pinned maps only", s->id);
+		     "restarted daemon finds them in the pinned maps only",
+		     s->id);
 	jsonw_end(&w);
 	if (!w.oom && setxattr(s->cgroup, META_XATTR, w.buf, w.len, 0) < 0)
 		dlog("cannot record the owner of session %s on its cgroup: %s; after a restart "
-		     "only root may manage it", s->id, strerror(errno));
+		     "only root may manage it",
+		     s->id, strerror(errno));
 	jsonw_free(&w);
 }
 
@@ -144,7 +146,7 @@ bool ops_full_access(struct json_object *req)
  * the keys written are kept in s, to delete them at the end.
  */
 int ops_apply_writable(struct daemon *d, struct dsession *s, uint32_t index,
-			  struct json_object *req)
+		       struct json_object *req)
 {
 	struct json_object *v = NULL;
 	const char **dirs;
@@ -240,7 +242,8 @@ void ops_read_meta(struct daemon *d, struct dsession *s)
 		s->client_pid = i;
 	if (proto_get_int(o, "start_ns", &i) == 0)
 		s->start_real_ns = i;
-	if (proto_get_array(o, "command", &v) == 0 && ops_string_array(v, MAX_COMMAND_ARGS, 0, false))
+	if (proto_get_array(o, "command", &v) == 0 &&
+	    ops_string_array(v, MAX_COMMAND_ARGS, 0, false))
 		s->command = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 }

@@ -33,7 +33,7 @@
 
 /* The optional connect allow-list: [{"cidr":"10.0.0.0/8","ports":[lo,hi]}]. */
 int ops_add_net_rules(struct daemon *d, struct conn *c, struct dsession *s,
-			 struct json_object *rules)
+		      struct json_object *rules)
 {
 	size_t n = json_object_array_length(rules);
 
@@ -47,27 +47,31 @@ int ops_add_net_rules(struct daemon *d, struct conn *c, struct dsession *s,
 
 		if (!json_object_is_type(rule, json_type_object) ||
 		    proto_get_str(rule, "cidr", &cidr))
-			return ops_bad_member(d, c, "register", "net_allow",
-					  "an array of {\"cidr\": \"ADDR/LEN\", \"ports\": [LO, HI]}");
+			return ops_bad_member(
+				d, c, "register", "net_allow",
+				"an array of {\"cidr\": \"ADDR/LEN\", \"ports\": [LO, HI]}");
 		if (proto_get_array(rule, "ports", &ports) == 0) {
 			struct json_object *a = json_object_array_get_idx(ports, 0);
 			struct json_object *b = json_object_array_get_idx(ports, 1);
 
-			if (json_object_array_length(ports) != 2 || !json_object_is_type(a, json_type_int) ||
+			if (json_object_array_length(ports) != 2 ||
+			    !json_object_is_type(a, json_type_int) ||
 			    !json_object_is_type(b, json_type_int))
-				return ops_bad_member(d, c, "register", "net_allow[].ports", "[LO, HI]");
+				return ops_bad_member(d, c, "register", "net_allow[].ports",
+						      "[LO, HI]");
 			lo = json_object_get_int64(a);
 			hi = json_object_get_int64(b);
 			if (lo < 0 || hi > 65535 || lo > hi)
 				return ops_bad_member(d, c, "register", "net_allow[].ports",
-						  "a range within 0-65535");
+						      "a range within 0-65535");
 		}
 		r = agent_net_allow(d->agent, s->index, cidr, lo, hi);
 		if (r == -EINVAL)
-			return ops_bad_member(d, c, "register", "net_allow[].cidr", "ADDR/LEN, v4 or v6");
+			return ops_bad_member(d, c, "register", "net_allow[].cidr",
+					      "ADDR/LEN, v4 or v6");
 		if (r < 0) {
 			ops_reply_error(d, c, -r, "register: cannot add the connect allow-list: %s",
-				    strerror(-r));
+					strerror(-r));
 			return r;
 		}
 	}
@@ -94,12 +98,12 @@ static int strv_of(struct json_object *a, struct strv *out)
  * "net_deny" (exceptions: names, addresses, CIDRs) and "net_resolver" start
  * the session's proxy and resolver; *proxy and *dns get their ports.
  */
-int ops_start_egress(struct daemon *d, struct conn *c, struct dsession *s,
-			struct json_object *req, uint16_t *proxy, uint16_t *dns)
+int ops_start_egress(struct daemon *d, struct conn *c, struct dsession *s, struct json_object *req,
+		     uint16_t *proxy, uint16_t *dns)
 {
-	struct strv allow = { 0 }, deny = { 0 };
-	struct egress_opts o = { .cgroup_id = s->cgroup_id, .session = s->index,
-				 .allow = &allow, .deny = &deny };
+	struct strv allow = {0}, deny = {0};
+	struct egress_opts o = {
+		.cgroup_id = s->cgroup_id, .session = s->index, .allow = &allow, .deny = &deny};
 	struct agent_egress_fds f;
 	struct json_object *v;
 	char err[256];
@@ -124,9 +128,10 @@ int ops_start_egress(struct daemon *d, struct conn *c, struct dsession *s,
 	if (!egress_has_names(&allow))
 		goto out;
 	if (agent_egress_fds(d->agent, &f) < 0) {
-		ops_reply_error(d, c, ENOTSUP, "register: name rules need the daemon's own network "
-					   "programs (adopted ones have no proxy maps); restart it "
-					   "with --cleanup first");
+		ops_reply_error(d, c, ENOTSUP,
+				"register: name rules need the daemon's own network "
+				"programs (adopted ones have no proxy maps); restart it "
+				"with --cleanup first");
 		r = -ENOTSUP;
 		goto out;
 	}
@@ -148,8 +153,7 @@ out:
 }
 
 /* The net_deny addresses and CIDRs: holes in the BPF allow-list. */
-int ops_add_net_holes(struct daemon *d, struct conn *c, struct dsession *s,
-			 struct json_object *req)
+int ops_add_net_holes(struct daemon *d, struct conn *c, struct dsession *s, struct json_object *req)
 {
 	struct json_object *v;
 	size_t n;
@@ -167,8 +171,8 @@ int ops_add_net_holes(struct daemon *d, struct conn *c, struct dsession *s,
 			continue;
 		r = agent_net_hole(d->agent, s->index, cidr);
 		if (r < 0) {
-			ops_reply_error(d, c, -r, "register: cannot add the net_deny rule '%s': %s", rule,
-				    strerror(-r));
+			ops_reply_error(d, c, -r, "register: cannot add the net_deny rule '%s': %s",
+					rule, strerror(-r));
 			return r;
 		}
 	}
@@ -201,9 +205,10 @@ void op_net(struct daemon *d, struct conn *c, struct json_object *req)
 	deny = streq(action, "deny");
 	/* Widening is the operator's: the owner is held to its ceiling (register). */
 	if (!deny && c->peer.uid != 0) {
-		ops_reply_error(d, c, EPERM, "net: only root may %s a rule of a running session; "
-					 "deny is open to its owner",
-			    action);
+		ops_reply_error(d, c, EPERM,
+				"net: only root may %s a rule of a running session; "
+				"deny is open to its owner",
+				action);
 		return;
 	}
 	if (proto_get_str(req, "rule", &rule)) {
@@ -213,19 +218,23 @@ void op_net(struct daemon *d, struct conn *c, struct json_object *req)
 	name = net_name_rule_parse(rule, host, sizeof(host), &lo, &hi) == 0;
 	if (!name && net_rule_parse(rule, cidr, sizeof(cidr), &lo, &hi) < 0) {
 		ops_bad_member(d, c, "net", "rule",
-			   "HOST[:PORT[-PORT]] with HOST a name, *.wildcard, ADDR or ADDR/LEN");
+			       "HOST[:PORT[-PORT]] with HOST a name, *.wildcard, ADDR or ADDR/LEN");
 		return;
 	}
 	if (streq(action, "remove")) {
 		if (!s->egress || (egress_rule_remove(s->egress, rule, false) < 0 &&
 				   egress_rule_remove(s->egress, rule, true) < 0)) {
-			ops_reply_error(d, c, ENOENT, "net: session %s has no name rule '%s' to remove "
-						  "(address rules stay while it runs)", s->id, rule);
+			ops_reply_error(d, c, ENOENT,
+					"net: session %s has no name rule '%s' to remove "
+					"(address rules stay while it runs)",
+					s->id, rule);
 			return;
 		}
 	} else if (name && !s->egress) {
-		ops_reply_error(d, c, EOPNOTSUPP, "net: session %s started without name rules and has "
-					      "no egress proxy; start it with one", s->id);
+		ops_reply_error(d, c, EOPNOTSUPP,
+				"net: session %s started without name rules and has "
+				"no egress proxy; start it with one",
+				s->id);
 		return;
 	} else if (name) {
 		r = egress_rule_add(s->egress, rule, deny);
@@ -236,8 +245,8 @@ void op_net(struct daemon *d, struct conn *c, struct json_object *req)
 			r = egress_rule_add(s->egress, rule, true);
 	}
 	if (r < 0) {
-		ops_reply_error(d, c, -r, "net: cannot %s '%s' for session %s: %s", action, rule, s->id,
-			    strerror(-r));
+		ops_reply_error(d, c, -r, "net: cannot %s '%s' for session %s: %s", action, rule,
+				s->id, strerror(-r));
 		return;
 	}
 	dlog("session %s: net %s %s (by pid %d uid %u)", s->id, action, rule, c->peer.pid,

@@ -59,7 +59,7 @@ static bool labels_valid(struct json_object *o)
 {
 	if (json_object_object_length(o) > 32)
 		return false;
-	json_object_object_foreach(o, key, val) {
+	json_object_object_foreach (o, key, val) {
 		if (!*key || strlen(key) > 64 || !json_object_is_type(val, json_type_string) ||
 		    json_object_get_string_len(val) > 256)
 			return false;
@@ -78,7 +78,8 @@ static int parse_flags(struct daemon *d, struct conn *c, struct json_object *req
 		return ops_bad_member(d, c, "register", "net", "\"deny\" or \"allow\"");
 	if ((r = proto_get_str(req, "audit_mode", &mode)) == -EINVAL ||
 	    (!r && !streq(mode, "aggregate") && !streq(mode, "all") && !streq(mode, "off")))
-		return ops_bad_member(d, c, "register", "audit_mode", "\"aggregate\", \"all\" or \"off\"");
+		return ops_bad_member(d, c, "register", "audit_mode",
+				      "\"aggregate\", \"all\" or \"off\"");
 	if (proto_get_bool(req, "landlock", &landlock) == -EINVAL)
 		return ops_bad_member(d, c, "register", "landlock", "a boolean");
 	if (proto_get_bool(req, "allow_metadata", &meta) == -EINVAL)
@@ -126,14 +127,14 @@ static int check_register(struct daemon *d, struct conn *c, struct json_object *
 	if ((r = proto_get_array(req, "unix_dirs", &v)) == -EINVAL ||
 	    (!r && !ops_string_array(v, BPFBOX_UNIX_PREFIXES, BPFBOX_UNIX_PATH_LEN - 2, true)))
 		return ops_bad_member(d, c, "register", "unix_dirs",
-				  "at most 4 absolute paths shorter than 106 bytes");
+				      "at most 4 absolute paths shorter than 106 bytes");
 	if ((r = proto_get_object(req, "labels", &v)) == -EINVAL || (!r && !labels_valid(v)))
-		return ops_bad_member(d, c, "register", "labels",
-				  "an object of at most 32 strings, keys up to 64 bytes, values up to 256");
+		return ops_bad_member(
+			d, c, "register", "labels",
+			"an object of at most 32 strings, keys up to 64 bytes, values up to 256");
 	if ((r = proto_get_array(req, "writable", &v)) == -EINVAL ||
 	    (!r && !ops_string_array(v, MAX_WRITABLE, PATH_MAX, true)))
-		return ops_bad_member(d, c, "register", "writable",
-				  "at most 256 absolute paths");
+		return ops_bad_member(d, c, "register", "writable", "at most 256 absolute paths");
 	if ((r = proto_get_array(req, "not_enforced", &v)) == -EINVAL ||
 	    (!r && !ops_string_array(v, 64, 0, false)))
 		return ops_bad_member(d, c, "register", "not_enforced", "an array of strings");
@@ -172,8 +173,8 @@ static void limit_from(struct json_object *lim, const char *key, int64_t min, ui
  */
 static void apply_limits(struct daemon *d, struct dsession *s, struct json_object *req)
 {
-	struct policy_limits pl = { .memory_mb = 2048, .pids = 64, .cpu_percent = 100,
-				    .disk_mb = 1024 };
+	struct policy_limits pl = {
+		.memory_mb = 2048, .pids = 64, .cpu_percent = 100, .disk_mb = 1024};
 	struct json_object *pol, *lim = NULL, *ne;
 
 	if (proto_get_object(req, "policy", &pol) == 0)
@@ -219,17 +220,19 @@ static int session_quota(struct daemon *d, struct conn *c)
 	if (c->peer.uid == 0)
 		return 0;
 	if (d->table.count >= BPFBOX_MAX_SESSIONS - DAEMON_ROOT_SESSIONS) {
-		ops_reply_error(d, c, EBUSY, "busy: register: %zu sessions are running; the last %d "
-			    "are kept for root; end one first", d->table.count,
-			    DAEMON_ROOT_SESSIONS);
+		ops_reply_error(d, c, EBUSY,
+				"busy: register: %zu sessions are running; the last %d "
+				"are kept for root; end one first",
+				d->table.count, DAEMON_ROOT_SESSIONS);
 		return -EBUSY;
 	}
 	for (struct dsession *s = d->table.head; s; s = s->next)
 		mine += s->uid == c->peer.uid;
 	if (mine >= per_uid) {
-		ops_reply_error(d, c, EDQUOT, "register: uid %u has %zu sessions, the daemon's "
-			    "--max-sessions-per-uid; end one first or raise it", c->peer.uid,
-			    mine);
+		ops_reply_error(d, c, EDQUOT,
+				"register: uid %u has %zu sessions, the daemon's "
+				"--max-sessions-per-uid; end one first or raise it",
+				c->peer.uid, mine);
 		return -EDQUOT;
 	}
 	return 0;
@@ -272,22 +275,26 @@ static int hold_to_ceiling(struct daemon *d, struct conn *c, struct json_object 
 		return 0;
 	r = ceilings_match(&d->ceilings, c->peer.uid, c->peer.gid);
 	if (!r) {
-		ops_reply_error(d, c, EDQUOT, "register: refused: no ceiling rule of the daemon covers "
-					 "uid %u; ask the operator", c->peer.uid);
+		ops_reply_error(d, c, EDQUOT,
+				"register: refused: no ceiling rule of the daemon covers "
+				"uid %u; ask the operator",
+				c->peer.uid);
 		dlog("session %s of uid %u refused: no ceiling rule covers it", id, c->peer.uid);
 		return -EPERM;
 	}
 	if (proto_get_object(req, "policy", &pol) < 0) {
-		ops_reply_error(d, c, EDQUOT, "register: refused by ceiling '%s': the request carries "
-					 "no policy to hold to it", r->name);
+		ops_reply_error(d, c, EDQUOT,
+				"register: refused by ceiling '%s': the request carries "
+				"no policy to hold to it",
+				r->name);
 		return -EPERM;
 	}
 	k = ceiling_check(r, pol, what, sizeof(what), why, sizeof(why));
 	if (k < 0) {
 		ceiling_event(d, c, id, r, "refuse", why);
 		dlog("session %s of uid %u refused: %s", id, c->peer.uid, why);
-		ops_reply_error(d, c, EDQUOT, "register: refused by %s; ask for less or ask the operator",
-			    why);
+		ops_reply_error(d, c, EDQUOT,
+				"register: refused by %s; ask for less or ask the operator", why);
 		return -EPERM;
 	}
 	if (k > 0) {
@@ -324,8 +331,8 @@ static void bound_command(struct json_object *req)
 
 		if (len > DAEMON_COMMAND_MAX - used)
 			len = DAEMON_COMMAND_MAX - used;
-		json_object_array_add(cut, json_object_new_string_len(json_object_get_string(v),
-								      len));
+		json_object_array_add(cut,
+				      json_object_new_string_len(json_object_get_string(v), len));
 		used += len + 1;
 	}
 	json_object_object_add(req, "command", cut);
@@ -387,7 +394,8 @@ static int register_lsm(struct daemon *d, struct conn *c, struct dsession *s,
 	if (ops_want_lsm(req)) {
 		r = ops_apply_lsm(d, s->index, ops_lsm_lists(req, lsm), &bad);
 		if ((r == -EINVAL || r == -ENAMETOOLONG) && bad) {
-			ops_reply_error(d, c, EINVAL, "register: the BPF LSM cannot express '%s'%s; "
+			ops_reply_error(d, c, EINVAL,
+					"register: the BPF LSM cannot express '%s'%s; "
 					"see docs/config.md for the forms of deny and exec_deny",
 					bad, r == -ENAMETOOLONG ? " (too long or too deep)" : "");
 			return -ECANCELED;

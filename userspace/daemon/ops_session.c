@@ -82,8 +82,9 @@ int ops_attach_pid(struct daemon *d, struct conn *c, struct dsession *s, int64_t
 	}
 	r = parent_of(pid, &ppid);
 	if (r < 0 || ppid != c->peer.pid || peer_alive(&c->peer) < 0 || !pidfd_runs(target)) {
-		ops_reply_error(d, c, EPERM, "attach: pid %lld is not a child of the requesting process",
-			    (long long)pid);
+		ops_reply_error(d, c, EPERM,
+				"attach: pid %lld is not a child of the requesting process",
+				(long long)pid);
 		r = -EPERM;
 		goto out;
 	}
@@ -96,13 +97,15 @@ int ops_attach_pid(struct daemon *d, struct conn *c, struct dsession *s, int64_t
 		r = -ESRCH;
 	}
 	if (r < 0) {
-		ops_reply_error(d, c, -r, "attach: cannot move pid %lld into %s: %s", (long long)pid,
-			    s->cgroup, strerror(-r));
+		ops_reply_error(d, c, -r, "attach: cannot move pid %lld into %s: %s",
+				(long long)pid, s->cgroup, strerror(-r));
 		goto out;
 	}
 	if (s->has_lim && (r = limits_attach_pid(&s->lim, pid)) < 0) {
-		ops_reply_error(d, c, -r, "attach: cannot move pid %lld into the v1 cgroups of its "
-				      "limits: %s", (long long)pid, strerror(-r));
+		ops_reply_error(d, c, -r,
+				"attach: cannot move pid %lld into the v1 cgroups of its "
+				"limits: %s",
+				(long long)pid, strerror(-r));
 		goto out;
 	}
 	s->child = pid;
@@ -161,7 +164,8 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason,
 	if (r < 0) {
 		if (s->state != DS_ENDING)
 			dlog("session %s: its cgroup %s does not go away (%s); retrying every "
-			     "second", s->id, s->cgroup, strerror(-r));
+			     "second",
+			     s->id, s->cgroup, strerror(-r));
 		s->state = DS_ENDING;
 		return r;
 	}
@@ -215,7 +219,7 @@ static void put_denials(struct jsonw *w, const struct denials *dn)
 void op_unregister(struct daemon *d, struct conn *c, struct json_object *req)
 {
 	struct dsession *s = ops_request_session(d, c, req, "unregister");
-	struct dsession_end e = { .reason = "unregister" };
+	struct dsession_end e = {.reason = "unregister"};
 	struct denials denials;
 	char id[33];
 	int64_t i;
@@ -311,7 +315,7 @@ static void find_oom_victim(struct daemon *d, const struct dsession *s, struct s
 void op_pause(struct daemon *d, struct conn *c, struct json_object *req)
 {
 	struct dsession *s = ops_request_session(d, c, req, "pause");
-	struct session_event ev = { .type = SEV_PAUSED, .reason = "manual" };
+	struct session_event ev = {.type = SEV_PAUSED, .reason = "manual"};
 	const char *reason;
 	int64_t kills, used, pid;
 	int r;
@@ -322,7 +326,7 @@ void op_pause(struct daemon *d, struct conn *c, struct json_object *req)
 	if (r == -EINVAL || (!r && !streq(reason, "manual") && !streq(reason, "oom") &&
 			     !streq(reason, "disk") && !streq(reason, "disk_unwatched"))) {
 		ops_bad_member(d, c, "pause", "reason",
-			   "\"manual\", \"oom\", \"disk\" or \"disk_unwatched\"");
+			       "\"manual\", \"oom\", \"disk\" or \"disk_unwatched\"");
 		return;
 	}
 	if (!r)
@@ -333,7 +337,7 @@ void op_pause(struct daemon *d, struct conn *c, struct json_object *req)
 		return;
 	if (s->state == DS_PAUSED) {
 		ops_reply_error(d, c, EALREADY, "pause: session %s is already paused (%s)", s->id,
-			    s->pause_reason);
+				s->pause_reason);
 		return;
 	}
 	/* A child cloned into the cgroup by its client (no attach): it runs. */
@@ -341,8 +345,8 @@ void op_pause(struct daemon *d, struct conn *c, struct json_object *req)
 		s->state = DS_RUNNING;
 	if (s->state == DS_ENDING || s->state == DS_REGISTERED) {
 		ops_reply_error(d, c, s->state == DS_ENDING ? ESRCH : EINVAL,
-			    "pause: session %s %s", s->id,
-			    s->state == DS_ENDING ? "is ending" : "has no process yet");
+				"pause: session %s %s", s->id,
+				s->state == DS_ENDING ? "is ending" : "has no process yet");
 		return;
 	}
 	r = ctl_pause(s->cgroup, ev.reason);
@@ -378,7 +382,7 @@ void op_pause(struct daemon *d, struct conn *c, struct json_object *req)
 void op_resume(struct daemon *d, struct conn *c, struct json_object *req)
 {
 	struct dsession *s = ops_request_session(d, c, req, "resume");
-	struct session_event ev = { .type = SEV_RESUMED };
+	struct session_event ev = {.type = SEV_RESUMED};
 	int64_t mem, disk;
 	int r;
 
@@ -400,7 +404,8 @@ void op_resume(struct daemon *d, struct conn *c, struct json_object *req)
 	}
 	if (r < 0) {
 		ops_reply_error(d, c, -r, "resume: cannot %s %s: %s",
-			    mem ? "raise the memory limit of" : "thaw", s->cgroup, strerror(-r));
+				mem ? "raise the memory limit of" : "thaw", s->cgroup,
+				strerror(-r));
 		return;
 	}
 	if (s->state == DS_PAUSED) {
@@ -422,7 +427,7 @@ void op_resume(struct daemon *d, struct conn *c, struct json_object *req)
 
 void op_kill(struct daemon *d, struct conn *c, struct json_object *req)
 {
-	struct session_event ev = { .type = SEV_KILLED, .reason = "manual" };
+	struct session_event ev = {.type = SEV_KILLED, .reason = "manual"};
 	struct dsession *s = ops_request_session(d, c, req, "kill");
 	int r;
 
@@ -435,7 +440,7 @@ void op_kill(struct daemon *d, struct conn *c, struct json_object *req)
 	r = ctl_kill(s->cgroup);
 	if (r < 0) {
 		ops_reply_error(d, c, -r, "kill: cannot kill the processes of %s: %s", s->cgroup,
-			    strerror(-r));
+				strerror(-r));
 		return;
 	}
 	ev.was_paused = s->state == DS_PAUSED;

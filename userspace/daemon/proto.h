@@ -15,12 +15,12 @@
 struct json_object;
 struct jsonw;
 
-#define DAEMON_SOCKET_DIR     "/run/bpfbox"
-#define DAEMON_SOCKET_DEFAULT DAEMON_SOCKET_DIR "/bpfbox.sock"
+#define DAEMON_SOCKET_DIR      "/run/bpfbox"
+#define DAEMON_SOCKET_DEFAULT  DAEMON_SOCKET_DIR "/bpfbox.sock"
 #define DAEMON_PIN_DIR_DEFAULT "/sys/fs/bpf/bpfbox"
-#define DAEMON_MAX_REQUEST    65536 /* bytes of one request line, newline included */
-#define DAEMON_MAX_REPLY      (8U << 20) /* bytes of one reply line (a list of 4096 sessions) */
-#define DAEMON_SESSION_ID_LEN 32    /* lowercase hex */
+#define DAEMON_MAX_REQUEST     65536	  /* bytes of one request line, newline included */
+#define DAEMON_MAX_REPLY       (8U << 20) /* bytes of one reply line (a list of 4096 sessions) */
+#define DAEMON_SESSION_ID_LEN  32	  /* lowercase hex */
 
 /* The error peers inside a session get, word for word (tests match it). */
 #define DAEMON_INSIDE_SESSION "requests from inside a session are refused"

@@ -42,7 +42,7 @@
 
 #define REFUSED_LINGER_NS (5ULL * 1000000000ULL)
 
-#define DLOG_RATE  20  /* lines a second, after a burst of DLOG_BURST */
+#define DLOG_RATE  20 /* lines a second, after a burst of DLOG_BURST */
 #define DLOG_BURST 200
 
 /*
@@ -52,8 +52,8 @@
  */
 void dlog(const char *fmt, ...)
 {
-	static struct ratelimit rl = { .rate = DLOG_RATE, .burst = DLOG_BURST,
-				       .level = DLOG_BURST * 1000000000ULL };
+	static struct ratelimit rl = {
+		.rate = DLOG_RATE, .burst = DLOG_BURST, .level = DLOG_BURST * 1000000000ULL};
 	static unsigned long long dropped;
 	char buf[1024];
 	va_list ap;
@@ -67,8 +67,10 @@ void dlog(const char *fmt, ...)
 	va_end(ap);
 	/* One write per line: lines of concurrent writers never mix. */
 	if (dropped)
-		dprintf(STDERR_FILENO, "%sbpfbox daemon: (%llu lines not logged: more than %d a "
-			"second) %s\n", log_prefix(LOG_LVL_INFO), dropped, DLOG_RATE, buf);
+		dprintf(STDERR_FILENO,
+			"%sbpfbox daemon: (%llu lines not logged: more than %d a "
+			"second) %s\n",
+			log_prefix(LOG_LVL_INFO), dropped, DLOG_RATE, buf);
 	else
 		dprintf(STDERR_FILENO, "%sbpfbox daemon: %s\n", log_prefix(LOG_LVL_INFO), buf);
 	dropped = 0;
@@ -76,7 +78,7 @@ void dlog(const char *fmt, ...)
 
 static void epoll_set(struct daemon *d, struct conn *c, bool out)
 {
-	struct epoll_event ev = { .events = EPOLLIN | (out ? EPOLLOUT : 0), .data.ptr = c };
+	struct epoll_event ev = {.events = EPOLLIN | (out ? EPOLLOUT : 0), .data.ptr = c};
 
 	if (c->epollout == out)
 		return;
@@ -171,8 +173,10 @@ static unsigned long long start_time_of(pid_t pid)
 	if (read_file_str(path, buf, sizeof(buf)) < 0)
 		return 0;
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-				"%*d %*d %*d %*d %llu", &t) != 1)
+	if (!p || sscanf(p + 1,
+			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+			 "%*d %*d %*d %*d %llu",
+			 &t) != 1)
 		return 0;
 	return t;
 }
@@ -183,8 +187,9 @@ int peer_alive(const struct peer *p)
 
 	if (p->pidfd >= 0)
 		/* A zombie still answers: its pid cannot be reused before it is reaped. */
-		return syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) < 0 &&
-			       errno == ESRCH ? -ESRCH : 0;
+		return syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) < 0 && errno == ESRCH
+			       ? -ESRCH
+			       : 0;
 	/* No pidfd at all (kernel < 5.3): the same pid with the same start time. */
 	t = start_time_of(p->pid);
 	return t && t == p->start ? 0 : -ESRCH;
@@ -225,8 +230,9 @@ static int peer_check(struct daemon *d, struct conn *c, char *why, size_t size)
 	if (peer_alive(&c->peer) < 0)
 		r = -ESRCH;
 	if (r != 0) {
-		snprintf(why, size, "%s", r > 0 ? DAEMON_INSIDE_SESSION
-					     : "cannot tell where the requesting process runs");
+		snprintf(why, size, "%s",
+			 r > 0 ? DAEMON_INSIDE_SESSION
+			       : "cannot tell where the requesting process runs");
 		return -EPERM;
 	}
 	if (uc.uid == 0 || (d->o->group && in_group(c->fd, uc.gid, d->gid)))
@@ -272,7 +278,7 @@ static int conn_limits(struct daemon *d, int fd)
 {
 	unsigned int per_uid = d->o->max_conns_per_uid ? d->o->max_conns_per_uid
 						       : DAEMON_CONNS_PER_UID;
-	struct ucred uc = { .uid = (uid_t)-1 };
+	struct ucred uc = {.uid = (uid_t)-1};
 	socklen_t len = sizeof(uc);
 	size_t mine = 0;
 
@@ -286,15 +292,19 @@ static int conn_limits(struct daemon *d, int fd)
 	if (uc.uid == 0)
 		return 0;
 	if (d->nconns >= DAEMON_MAX_CONNS - DAEMON_ROOT_CONNS) {
-		say_busy(d, fd, uc.uid, "%zu connections are open; the last %d are kept for root; "
-			 "retry later", d->nconns, DAEMON_ROOT_CONNS);
+		say_busy(d, fd, uc.uid,
+			 "%zu connections are open; the last %d are kept for root; "
+			 "retry later",
+			 d->nconns, DAEMON_ROOT_CONNS);
 		return -EBUSY;
 	}
 	for (struct conn *c = d->conns; c; c = c->next)
 		mine += c->peer.uid == uc.uid;
 	if (mine >= per_uid) {
-		say_busy(d, fd, uc.uid, "uid %u has %zu connections open, the daemon's "
-			 "--max-conns-per-uid; close some or raise it", uc.uid, mine);
+		say_busy(d, fd, uc.uid,
+			 "uid %u has %zu connections open, the daemon's "
+			 "--max-conns-per-uid; close some or raise it",
+			 uc.uid, mine);
 		return -EBUSY;
 	}
 	return 0;
@@ -302,7 +312,7 @@ static int conn_limits(struct daemon *d, int fd)
 
 static void conn_accept(struct daemon *d)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct epoll_event ev = {.events = EPOLLIN};
 	char why[256];
 	struct conn *c;
 	int fd;
@@ -401,9 +411,10 @@ static void conn_read(struct daemon *d, struct conn *c)
 				c->in_len = 0;
 			} else {
 				jsonw_reset(&d->rw);
-				proto_error(&d->rw, E2BIG,
-					    "request longer than %d bytes; the connection is closed",
-					    DAEMON_MAX_REQUEST);
+				proto_error(
+					&d->rw, E2BIG,
+					"request longer than %d bytes; the connection is closed",
+					DAEMON_MAX_REQUEST);
 				conn_queue(d, c, d->rw.buf, d->rw.len);
 				c->closing = true;
 				c->in_len = 0;
@@ -441,7 +452,8 @@ static void conn_read(struct daemon *d, struct conn *c)
 				proto_error(&d->rw, EPERM,
 					    "the process that opened this connection (pid %d) has "
 					    "exited; connect again from the process that sends the "
-					    "requests", c->peer.pid);
+					    "requests",
+					    c->peer.pid);
 				conn_queue(d, c, d->rw.buf, d->rw.len);
 				c->closing = true;
 				conn_flush(d, c);
@@ -459,7 +471,7 @@ static void conn_read(struct daemon *d, struct conn *c)
 static bool sd_notify(const char *msg)
 {
 	const char *path = getenv("NOTIFY_SOCKET");
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	size_t len;
 	bool ok;
 	int fd;
@@ -523,22 +535,25 @@ static int make_socket_dir(const char *socket_path, gid_t gid)
 
 static int listen_socket(struct daemon *d)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	const char *path = d->o->socket_path;
 	struct stat st;
 	int fd, r;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
-		return log_error_errno(ENAMETOOLONG, "--socket %s: use a path shorter than %zu bytes",
-				       path, sizeof(sa.sun_path));
+		return log_error_errno(ENAMETOOLONG,
+				       "--socket %s: use a path shorter than %zu bytes", path,
+				       sizeof(sa.sun_path));
 	r = make_socket_dir(path, d->gid);
 	if (r < 0)
 		return log_error_errno(r, "cannot create the directory of %s", path);
 	/* A socket no daemon answers on is stale; anything else stays. */
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
-			return log_error_errno(EEXIST, "%s exists and is not a socket; remove it or "
-						       "pass another --socket", path);
+			return log_error_errno(EEXIST,
+					       "%s exists and is not a socket; remove it or "
+					       "pass another --socket",
+					       path);
 		unlink(path);
 	}
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
@@ -564,16 +579,20 @@ static int resolve_parent(struct daemon *d)
 	if (d->o->cgroup_parent)
 		snprintf(d->parent, sizeof(d->parent), "%s", d->o->cgroup_parent);
 	else if ((r = cgroup_parent(d->parent, sizeof(d->parent))) < 0)
-		return log_error_errno(r, "no cgroup v2 hierarchy for session cgroups; mount cgroup2 "
-					  "or pass --cgroup-parent");
+		return log_error_errno(r,
+				       "no cgroup v2 hierarchy for session cgroups; mount cgroup2 "
+				       "or pass --cgroup-parent");
 	r = cgroup2_mount_point(mnt, sizeof(mnt));
 	if (r < 0)
-		return log_error_errno(r, "no cgroup v2 file system is mounted; mount cgroup2 first");
+		return log_error_errno(r,
+				       "no cgroup v2 file system is mounted; mount cgroup2 first");
 	n = strlen(mnt);
 	if (d->parent[0] != '/' || strncmp(d->parent, mnt, n) != 0 || d->parent[n] != '/' ||
 	    strstr(d->parent, "/../") || strstr(d->parent, "/./"))
-		return log_error_errno(EINVAL, "--cgroup-parent %s: give a directory below the "
-					       "cgroup2 mount %s", d->parent, mnt);
+		return log_error_errno(EINVAL,
+				       "--cgroup-parent %s: give a directory below the "
+				       "cgroup2 mount %s",
+				       d->parent, mnt);
 	snprintf(d->parent_rel, sizeof(d->parent_rel), "%s", d->parent + n);
 	n = strlen(d->parent_rel);
 	while (n > 1 && d->parent_rel[n - 1] == '/')
@@ -590,7 +609,8 @@ static int resolve_group(struct daemon *d)
 		return 0;
 	g = getgrnam(d->o->group);
 	if (!g)
-		return log_error_errno(ENOENT, "--group %s: no such group; create it or name another",
+		return log_error_errno(ENOENT,
+				       "--group %s: no such group; create it or name another",
 				       d->o->group);
 	d->gid = g->gr_gid;
 	return 0;
@@ -602,8 +622,10 @@ static int lock_pins(struct daemon *d)
 	int r = agent_pin_dir_prepare(d->o->pin_dir);
 
 	if (r < 0)
-		return log_error_errno(r, "cannot use %s for pins; give a --pin-dir on a bpf file "
-					  "system (/sys/fs/bpf)", d->o->pin_dir);
+		return log_error_errno(r,
+				       "cannot use %s for pins; give a --pin-dir on a bpf file "
+				       "system (/sys/fs/bpf)",
+				       d->o->pin_dir);
 	d->lock_fd = open(d->o->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (d->lock_fd < 0)
 		return log_error_errno(errno, "cannot open %s", d->o->pin_dir);
@@ -615,21 +637,25 @@ static int lock_pins(struct daemon *d)
 
 static int open_agent(struct daemon *d)
 {
-	struct agent_opts ao = { .ring_bytes = d->o->ring_bytes ? d->o->ring_bytes : 4U << 20,
-				 .audit_opens = true, .aggregate_ns = 1000000000ULL,
-				 .argv_max = d->o->argv_max,
-				 .cgroup_parent = d->parent, .pin_dir = d->o->pin_dir,
-				 .daemon_socket = d->o->socket_path,
-				 .cmd_rules = true, /* every session's command rules (bpf/cmd.bpf.c) */
-				 .on_record = ev_on_record, .ctx = d };
+	struct agent_opts ao = {.ring_bytes = d->o->ring_bytes ? d->o->ring_bytes : 4U << 20,
+				.audit_opens = true,
+				.aggregate_ns = 1000000000ULL,
+				.argv_max = d->o->argv_max,
+				.cgroup_parent = d->parent,
+				.pin_dir = d->o->pin_dir,
+				.daemon_socket = d->o->socket_path,
+				.cmd_rules =
+					true, /* every session's command rules (bpf/cmd.bpf.c) */
+				.on_record = ev_on_record,
+				.ctx = d};
 	const struct agent_status *st;
 	int r;
 
 	r = agent_open(&d->agent, &ao);
 	if (r == -EXDEV) {
 		log_error("the pins in %s belong to another cgroup parent than %s; stop their "
-			  "sessions and run 'bpfbox daemon --cleanup' with that parent", d->o->pin_dir,
-			  d->parent);
+			  "sessions and run 'bpfbox daemon --cleanup' with that parent",
+			  d->o->pin_dir, d->parent);
 		return r;
 	}
 	if (r < 0)
@@ -649,8 +675,8 @@ static int open_agent(struct daemon *d)
 
 static int setup_loop(struct daemon *d)
 {
-	struct itimerspec it = { .it_interval = { 1, 0 }, .it_value = { 1, 0 } };
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct itimerspec it = {.it_interval = {1, 0}, .it_value = {1, 0}};
+	struct epoll_event ev = {.events = EPOLLIN};
 	sigset_t mask;
 
 	sigemptyset(&mask);
@@ -762,7 +788,7 @@ static void loop(struct daemon *d)
 
 static void daemon_free(struct daemon *d)
 {
-	int fds[] = { d->epfd, d->listen_fd, d->sig_fd, d->timer_fd, d->lock_fd };
+	int fds[] = {d->epfd, d->listen_fd, d->sig_fd, d->timer_fd, d->lock_fd};
 
 	while (d->conns) {
 		struct conn *c = d->conns;
@@ -901,7 +927,8 @@ static int cleanup_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 		snprintf(path, sizeof(path), "%s/%s", x->parent, de->d_name);
 		if (cgroup_remove(path, 2000) < 0) {
 			log_error("cannot remove the session cgroup %s; kill its processes and "
-				  "run --cleanup again", path);
+				  "run --cleanup again",
+				  path);
 			x->failed++;
 		} else {
 			x->killed++;
@@ -913,8 +940,8 @@ static int cleanup_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 
 int daemon_cleanup(const struct daemon_opts *o)
 {
-	struct daemon d = { .o = o };
-	struct cleanup_ctx x = { .parent = d.parent };
+	struct daemon d = {.o = o};
+	struct cleanup_ctx x = {.parent = d.parent};
 	struct stat st;
 	int r;
 

@@ -70,11 +70,8 @@ void table_remove(struct table *t, struct dsession *s)
 const char *dsession_state_name(enum dsession_state st)
 {
 	static const char *const names[] = {
-		[DS_REGISTERED] = "registered",
-		[DS_RUNNING] = "running",
-		[DS_ADOPTED] = "adopted",
-		[DS_ENDING] = "ending",
-		[DS_PAUSED] = "paused",
+		[DS_REGISTERED] = "registered", [DS_RUNNING] = "running", [DS_ADOPTED] = "adopted",
+		[DS_ENDING] = "ending",		[DS_PAUSED] = "paused",
 	};
 
 	return st < ARRAY_SIZE(names) ? names[st] : "?";

@@ -30,8 +30,8 @@ enum dsession_state {
 
 /* What session.end says; kept while the end is deferred. */
 struct dsession_end {
-	const char *reason;	/* "unregister", "client gone", "processes exited" */
-	bool have_exit;		/* the client told how the command ended */
+	const char *reason; /* "unregister", "client gone", "processes exited" */
+	bool have_exit;	    /* the client told how the command ended */
 	int64_t exit_code;
 	bool timed_out;
 	uint64_t output_bytes, output_dropped;
@@ -41,34 +41,34 @@ struct egress;
 
 struct dsession {
 	char id[33];
-	uint32_t index;		/* 1-based, the value of the sessions map */
+	uint32_t index; /* 1-based, the value of the sessions map */
 	uint64_t cgroup_id;
 	char cgroup[PATH_MAX];
-	uint32_t flags;		/* BPFBOX_SF_* */
-	pid_t client_pid;	/* the peer that registered it; 0 unknown */
-	uid_t uid;		/* that peer's uid */
-	pid_t child;		/* the attached process, 0 none */
-	int64_t start_real_ns;	/* CLOCK_REALTIME */
-	uint64_t owner;		/* serial of the registering connection, 0 none */
+	uint32_t flags;	       /* BPFBOX_SF_* */
+	pid_t client_pid;      /* the peer that registered it; 0 unknown */
+	uid_t uid;	       /* that peer's uid */
+	pid_t child;	       /* the attached process, 0 none */
+	int64_t start_real_ns; /* CLOCK_REALTIME */
+	uint64_t owner;	       /* serial of the registering connection, 0 none */
 	enum dsession_state state;
-	char *start_line;	/* session.start, replayed to its subscribers */
-	char *command;		/* a JSON array, or NULL */
-	bool command_truncated;	/* cut at DAEMON_COMMAND_MAX */
+	char *start_line;	  /* session.start, replayed to its subscribers */
+	char *command;		  /* a JSON array, or NULL */
+	bool command_truncated;	  /* cut at DAEMON_COMMAND_MAX */
 	struct audit_flood flood; /* --audit-rate: its records' token bucket */
 	struct dsession_end end;
-	bool has_lim;		/* lim was planned and applied at register */
-	struct session_limits lim; /* memory, pids, cpu; the v1 cgroups to remove */
+	bool has_lim;			  /* lim was planned and applied at register */
+	struct session_limits lim;	  /* memory, pids, cpu; the v1 cgroups to remove */
 	enum dsession_state resume_state; /* what a resume returns to */
-	uint64_t paused_at_ns;	/* CLOCK_MONOTONIC */
+	uint64_t paused_at_ns;		  /* CLOCK_MONOTONIC */
 	char pause_reason[16];
-	char level[16];		/* level_enabled of its register, "" unknown (adopted) */
-	bool killed;		/* by the kill op */
-	bool lsm;		/* its deny and exec_deny lists are in the BPF LSM maps */
-	struct json_object *lsm_lists; /* {"deny","exec_deny","writable"} written there */
+	char level[16];			/* level_enabled of its register, "" unknown (adopted) */
+	bool killed;			/* by the kill op */
+	bool lsm;			/* its deny and exec_deny lists are in the BPF LSM maps */
+	struct json_object *lsm_lists;	/* {"deny","exec_deny","writable"} written there */
 	struct bpfbox_inode_key *wkeys; /* its writable set's keys, to delete them */
 	size_t nwkeys;
 	struct egress *egress;	/* name rules: its proxy and resolver, NULL none */
-	struct denials denials;	/* what its records denied, for the client's summary */
+	struct denials denials; /* what its records denied, for the client's summary */
 	struct dsession *next;
 };
 

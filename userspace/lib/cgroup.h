@@ -16,9 +16,9 @@
 
 struct session_cgroup {
 	char path[PATH_MAX];
-	uint64_t id;	/* cgroup id: the directory's inode number on cgroup2 */
-	int dir_fd;	/* O_DIRECTORY, for clone3's CLONE_INTO_CGROUP */
-	int procs_fd;	/* cgroup.procs, open for a child to join */
+	uint64_t id;  /* cgroup id: the directory's inode number on cgroup2 */
+	int dir_fd;   /* O_DIRECTORY, for clone3's CLONE_INTO_CGROUP */
+	int procs_fd; /* cgroup.procs, open for a child to join */
 };
 
 /* The mount point of the cgroup2 file system, from /proc/self/mountinfo. */

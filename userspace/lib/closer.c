@@ -17,8 +17,7 @@
  * the parent, then holds them until the parent lets go. It shares the
  * parent's memory and TLS, so raw syscalls only, nothing instrumented.
  */
-__attribute__((no_sanitize("address"), no_sanitize("undefined")))
-static int helper(void *arg)
+__attribute__((no_sanitize("address"), no_sanitize("undefined"))) static int helper(void *arg)
 {
 	struct closer *c = arg;
 	unsigned int from = 0;

@@ -95,8 +95,8 @@ bool denials_add_record(struct denials *d, const void *data, size_t size)
 		const struct bpfbox_exec_event *x = data;
 		char path[sizeof(x->filename) + 1];
 
-		snprintf(path, sizeof(path), "%.*s",
-			 (int)strnlen(x->filename, sizeof(x->filename)), x->filename);
+		snprintf(path, sizeof(path), "%.*s", (int)strnlen(x->filename, sizeof(x->filename)),
+			 x->filename);
 		denials_add(d, layer, "exec", path, -h->err, 1);
 	} else {
 		return false;

@@ -22,8 +22,8 @@ struct jsonw {
 
 void jsonw_reset(struct jsonw *w);
 void jsonw_free(struct jsonw *w);
-void jsonw_begin(struct jsonw *w);	 /* { */
-void jsonw_end(struct jsonw *w);	 /* } */
+void jsonw_begin(struct jsonw *w); /* { */
+void jsonw_end(struct jsonw *w);   /* } */
 void jsonw_key(struct jsonw *w, const char *key);
 void jsonw_str(struct jsonw *w, const char *key, const char *value);
 void jsonw_strn(struct jsonw *w, const char *key, const char *value, size_t len);

@@ -71,13 +71,12 @@ static bool always;
 
 const char *log_prefix(enum log_level level)
 {
-	static const char *const p[] = { "<3>", "<4>", "<6>", "<7>", "<5>" };
+	static const char *const p[] = {"<3>", "<4>", "<6>", "<7>", "<5>"};
 
 	return stderr_is_journal() && (unsigned int)level < 5 ? p[level] : "";
 }
 
-static void log_vmsg(enum log_level level, int err, const char *fmt,
-		     va_list ap)
+static void log_vmsg(enum log_level level, int err, const char *fmt, va_list ap)
 {
 	char buf[1024], prio[8] = "";
 	int saved = errno;

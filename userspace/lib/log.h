@@ -21,8 +21,7 @@ void log_set_level(enum log_level level);
  */
 const char *log_prefix(enum log_level level);
 
-void log_msg(enum log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * "bpfbox: <msg>" whatever the level (also with -q): why a command stopped
@@ -36,10 +35,10 @@ void log_warn_always(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 int log_errno(enum log_level level, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-#define log_error(...) log_msg(LOG_LVL_ERROR, __VA_ARGS__)
-#define log_warn(...)  log_msg(LOG_LVL_WARN, __VA_ARGS__)
-#define log_info(...)  log_msg(LOG_LVL_INFO, __VA_ARGS__)
-#define log_debug(...) log_msg(LOG_LVL_DEBUG, __VA_ARGS__)
+#define log_error(...)		  log_msg(LOG_LVL_ERROR, __VA_ARGS__)
+#define log_warn(...)		  log_msg(LOG_LVL_WARN, __VA_ARGS__)
+#define log_info(...)		  log_msg(LOG_LVL_INFO, __VA_ARGS__)
+#define log_debug(...)		  log_msg(LOG_LVL_DEBUG, __VA_ARGS__)
 #define log_error_errno(err, ...) log_errno(LOG_LVL_ERROR, err, __VA_ARGS__)
 #define log_warn_errno(err, ...)  log_errno(LOG_LVL_WARN, err, __VA_ARGS__)
 

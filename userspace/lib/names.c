@@ -6,8 +6,8 @@
 
 #define NAME_ENTRY(id, name) [id] = name,
 
-static const char *const layer_names[] = { BPFBOX_LAYER_NAMES(NAME_ENTRY) };
-static const char *const file_op_names[] = { BPFBOX_FILE_OP_NAMES(NAME_ENTRY) };
+static const char *const layer_names[] = {BPFBOX_LAYER_NAMES(NAME_ENTRY)};
+static const char *const file_op_names[] = {BPFBOX_FILE_OP_NAMES(NAME_ENTRY)};
 
 const char *bpfbox_layer_name(unsigned int layer)
 {

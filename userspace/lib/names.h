@@ -11,26 +11,26 @@
 #include "bpfbox/events.h"
 
 /* enum bpfbox_layer: who denied ("layer" of a record). */
-#define BPFBOX_LAYER_NAMES(X)                          \
-	X(BPFBOX_LAYER_LANDLOCK, "landlock")           \
-	X(BPFBOX_LAYER_SECCOMP, "seccomp")             \
-	X(BPFBOX_LAYER_CGROUP_BPF, "cgroup-bpf")       \
-	X(BPFBOX_LAYER_BPF_LSM, "bpf-lsm")             \
-	X(BPFBOX_LAYER_KERNEL, "kernel")               \
-	X(BPFBOX_LAYER_EGRESS, "egress-proxy")         \
-	X(BPFBOX_LAYER_MOUNT, "mount")                 \
+#define BPFBOX_LAYER_NAMES(X)                    \
+	X(BPFBOX_LAYER_LANDLOCK, "landlock")     \
+	X(BPFBOX_LAYER_SECCOMP, "seccomp")       \
+	X(BPFBOX_LAYER_CGROUP_BPF, "cgroup-bpf") \
+	X(BPFBOX_LAYER_BPF_LSM, "bpf-lsm")       \
+	X(BPFBOX_LAYER_KERNEL, "kernel")         \
+	X(BPFBOX_LAYER_EGRESS, "egress-proxy")   \
+	X(BPFBOX_LAYER_MOUNT, "mount")           \
 	X(BPFBOX_LAYER_EXEC_TP, "exec-tracepoint")
 
 /* enum bpfbox_file_op: what a file record did ("op"; an open has none). */
-#define BPFBOX_FILE_OP_NAMES(X)                \
-	X(BPFBOX_FILE_OPEN, "open")            \
-	X(BPFBOX_FILE_UNLINK, "unlink")        \
-	X(BPFBOX_FILE_RMDIR, "rmdir")          \
-	X(BPFBOX_FILE_RENAME, "rename")        \
-	X(BPFBOX_FILE_MKDIR, "mkdir")          \
-	X(BPFBOX_FILE_LINK, "link")            \
-	X(BPFBOX_FILE_SYMLINK, "symlink")      \
-	X(BPFBOX_FILE_CHMOD, "chmod")          \
+#define BPFBOX_FILE_OP_NAMES(X)           \
+	X(BPFBOX_FILE_OPEN, "open")       \
+	X(BPFBOX_FILE_UNLINK, "unlink")   \
+	X(BPFBOX_FILE_RMDIR, "rmdir")     \
+	X(BPFBOX_FILE_RENAME, "rename")   \
+	X(BPFBOX_FILE_MKDIR, "mkdir")     \
+	X(BPFBOX_FILE_LINK, "link")       \
+	X(BPFBOX_FILE_SYMLINK, "symlink") \
+	X(BPFBOX_FILE_CHMOD, "chmod")     \
 	X(BPFBOX_FILE_UTIMES, "utimes")
 
 /* The layer's name, NULL for none (BPFBOX_LAYER_NONE) or an unknown one. */

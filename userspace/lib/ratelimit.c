@@ -6,7 +6,7 @@
 #include "ratelimit.h"
 #include "util.h"
 
-#define NS 1000000000ULL
+#define NS	 1000000000ULL
 #define RATE_MAX NS
 
 void ratelimit_init(struct ratelimit *r, uint64_t rate, uint64_t burst)

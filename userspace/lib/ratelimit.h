@@ -11,9 +11,9 @@
 #include <stdint.h>
 
 struct ratelimit {
-	uint64_t rate;	 /* tokens a second; 0: unlimited */
-	uint64_t burst;	 /* tokens saved up at most (and at the start) */
-	uint64_t level;	 /* token-nanoseconds in the bucket */
+	uint64_t rate;	  /* tokens a second; 0: unlimited */
+	uint64_t burst;	  /* tokens saved up at most (and at the start) */
+	uint64_t level;	  /* token-nanoseconds in the bucket */
 	uint64_t last_ns; /* when level was last refilled; 0: never (full) */
 };
 

@@ -80,7 +80,7 @@ int64_t real_now_ns(void)
 
 size_t rfc3339(char *buf, size_t size, int64_t real_ns, unsigned int digits)
 {
-	static const long div[] = { 1000000000L, 1000000L, 1000L, 1L };
+	static const long div[] = {1000000000L, 1000000L, 1000L, 1L};
 	time_t sec = real_ns / 1000000000LL;
 	long frac = real_ns % 1000000000LL;
 	struct tm tm;
@@ -106,7 +106,7 @@ size_t rfc3339(char *buf, size_t size, int64_t real_ns, unsigned int digits)
 
 int rfc3339_parse(const char *s, size_t len, int64_t *ns)
 {
-	struct tm tm = { 0 };
+	struct tm tm = {0};
 	int64_t frac = 0, scale = 1000000000LL;
 	size_t i = 19;
 	char buf[40];
@@ -117,7 +117,8 @@ int rfc3339_parse(const char *s, size_t len, int64_t *ns)
 	memcpy(buf, s, len);
 	buf[len] = 0;
 	if (sscanf(buf, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6 || buf[4] != '-' || buf[10] != 'T')
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6 ||
+	    buf[4] != '-' || buf[10] != 'T')
 		return -EINVAL;
 	if (buf[i] == '.')
 		for (i++; i < len && buf[i] >= '0' && buf[i] <= '9'; i++)

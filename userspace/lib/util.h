@@ -30,9 +30,9 @@ static inline void fclosep(FILE **f)
 		fclose(*f);
 }
 
-#define _cleanup_(f)     __attribute__((cleanup(f)))
-#define _cleanup_free_   _cleanup_(freep)
-#define _cleanup_close_  _cleanup_(closep)
+#define _cleanup_(f)	 __attribute__((cleanup(f)))
+#define _cleanup_free_	 _cleanup_(freep)
+#define _cleanup_close_	 _cleanup_(closep)
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
 static inline bool streq(const char *a, const char *b)

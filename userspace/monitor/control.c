@@ -57,7 +57,7 @@ void ctl_limits(const char *cg, uint64_t *mem, uint64_t *disk)
 /* memory.max on v2, or memory.limit_in_bytes (and memsw) of the v1 cgroup in the xattr. */
 static int set_memory(const char *cg, uint64_t mb)
 {
-	struct session_limits l = { 0 };
+	struct session_limits l = {0};
 	char v[32], path[LIMITS_PATH_MAX + 32];
 	const char *v1 = l.cg1[RES_MEMORY];
 	int r, n;
@@ -78,8 +78,7 @@ static int set_memory(const char *cg, uint64_t mb)
 	return r == -ENOENT ? 0 : r;
 }
 
-int ctl_resume(const char *cg, uint64_t memory_mb, uint64_t disk_mb, uint64_t *mem,
-	       uint64_t *disk)
+int ctl_resume(const char *cg, uint64_t memory_mb, uint64_t disk_mb, uint64_t *mem, uint64_t *disk)
 {
 	char v[96];
 	int r, n;

@@ -28,8 +28,7 @@ int ctl_pause(const char *cg, const char *reason);
  * disk_mb (the supervisor reads it back), then thaws. The limits in force
  * afterwards in *mem and *disk. -EINVAL when the session is not paused.
  */
-int ctl_resume(const char *cg, uint64_t memory_mb, uint64_t disk_mb, uint64_t *mem,
-	       uint64_t *disk);
+int ctl_resume(const char *cg, uint64_t memory_mb, uint64_t disk_mb, uint64_t *mem, uint64_t *disk);
 
 /* The memory and disk limits recorded on cg (user.bpfbox.limits), 0 unknown. */
 void ctl_limits(const char *cg, uint64_t *mem, uint64_t *disk);

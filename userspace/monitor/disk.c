@@ -22,26 +22,26 @@
 #include "../lib/log.h"
 #include "../lib/util.h"
 
-#define WATCH_MASK                                                                           \
+#define WATCH_MASK                                                                          \
 	(IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | \
 	 IN_ONLYDIR | IN_DONT_FOLLOW)
 /* A watch through /proc/self/fd/N of an O_PATH fd opened O_NOFOLLOW: follow that link. */
 #define WATCH_MASK_FD (WATCH_MASK & ~IN_DONT_FOLLOW)
 
 struct disk_dir {
-	int parent;	/* watch descriptor of the parent, -1 for a root */
-	char *name;	/* name in the parent; a root's full path */
+	int parent; /* watch descriptor of the parent, -1 for a root */
+	char *name; /* name in the parent; a root's full path */
 	dev_t dev;
 	bool live;
-	bool unread;	/* queued for the initial scan, not read yet */
+	bool unread; /* queued for the initial scan, not read yet */
 };
 
 struct disk_ent {
-	uint64_t h;	/* hash of (wd, name); 0: free slot */
+	uint64_t h;	 /* hash of (wd, name); 0: free slot */
 	uint64_t blocks; /* bytes allocated (st_blocks * 512) */
-	uint64_t base;	/* what this entry added to the baseline */
+	uint64_t base;	 /* what this entry added to the baseline */
 	int wd;
-	bool in_base;	/* counted in base_count (found by the initial scan) */
+	bool in_base; /* counted in base_count (found by the initial scan) */
 };
 
 static uint64_t ent_hash(int wd, const char *name)
@@ -109,8 +109,8 @@ static struct disk_ent *ent_set_ex(struct disk_monitor *m, int wd, uint64_t h, u
 		return NULL; /* out of memory: this entry is not counted */
 	for (i = h & (m->cap - 1); m->ents[i].h; i = (i + 1) & (m->cap - 1))
 		;
-	m->ents[i] = (struct disk_ent){ .h = h, .blocks = blocks, .base = base, .wd = wd,
-					.in_base = initial };
+	m->ents[i] = (struct disk_ent){
+		.h = h, .blocks = blocks, .base = base, .wd = wd, .in_base = initial};
 	m->count++;
 	m->base_count += initial;
 	m->usage += blocks;
@@ -172,8 +172,8 @@ static int dir_add(struct disk_monitor *m, int wd, int parent, const char *name,
 		m->ndirs = n;
 	}
 	free(m->dirs[wd].name);
-	m->dirs[wd] = (struct disk_dir){ .parent = parent, .name = strdup(name), .dev = dev,
-					 .live = true };
+	m->dirs[wd] =
+		(struct disk_dir){.parent = parent, .name = strdup(name), .dev = dev, .live = true};
 	return m->dirs[wd].name ? 0 : -ENOMEM;
 }
 
@@ -266,8 +266,8 @@ static void queue_push(struct disk_monitor *m, int wd, bool initial, unsigned in
 	}
 	if (initial && dir_get(m, wd))
 		dir_get(m, wd)->unread = true;
-	m->queue[m->qtail++] = (struct disk_scan_item){ .wd = wd, .initial = initial,
-							 .tries = tries };
+	m->queue[m->qtail++] =
+		(struct disk_scan_item){.wd = wd, .initial = initial, .tries = tries};
 }
 
 /*
@@ -380,8 +380,9 @@ void disk_monitor_scan(struct disk_monitor *m, size_t budget)
 		m->roots_pending = false;
 		r = add_roots(m);
 		if (r < 0)
-			log_warn_errno(r, "disk monitor: cannot watch the workspace; the disk limit "
-					  "is not enforced");
+			log_warn_errno(r,
+				       "disk monitor: cannot watch the workspace; the disk limit "
+				       "is not enforced");
 	}
 	while (disk_monitor_scanning(m) && done < budget) {
 		struct disk_scan_item it = m->queue[m->qhead++];
@@ -486,7 +487,7 @@ static void rescan(struct disk_monitor *m)
 	close(fd);
 	for (size_t i = 0; i < m->ndirs; i++) {
 		free(m->dirs[i].name);
-		m->dirs[i] = (struct disk_dir){ 0 };
+		m->dirs[i] = (struct disk_dir){0};
 	}
 	if (m->ents)
 		memset(m->ents, 0, m->cap * sizeof(*m->ents));

@@ -20,7 +20,7 @@ struct disk_ent;
 
 struct disk_scan_item {
 	int wd;
-	bool initial; /* found by the initial scan: counts to the baseline */
+	bool initial;	    /* found by the initial scan: counts to the baseline */
 	unsigned int tries; /* reads that found its path gone (renamed meanwhile) */
 };
 
@@ -28,29 +28,29 @@ struct disk_scan_item {
 #define DISK_SCAN_TRIES 3
 
 struct disk_monitor {
-	int fd;			/* inotify, non-blocking */
-	int64_t usage;		/* bytes allocated by every tracked entry */
-	int64_t baseline;	/* what the tracked entries held when first seen */
-	struct disk_dir *dirs;	/* indexed by watch descriptor */
+	int fd;		       /* inotify, non-blocking */
+	int64_t usage;	       /* bytes allocated by every tracked entry */
+	int64_t baseline;      /* what the tracked entries held when first seen */
+	struct disk_dir *dirs; /* indexed by watch descriptor */
 	size_t ndirs;
-	struct disk_ent *ents;	/* open addressing on (wd, name) */
+	struct disk_ent *ents; /* open addressing on (wd, name) */
 	size_t cap, count;
 	struct disk_scan_item *queue; /* directories still to read */
 	size_t qhead, qtail, qcap;
-	uint32_t moved_cookie;	/* a pending IN_MOVED_FROM */
+	uint32_t moved_cookie; /* a pending IN_MOVED_FROM */
 	int moved_wd;
 	uint64_t moved_base, moved_hash;
 	char moved_name[256];
 	bool moved_pending, moved_isdir, moved_in_base;
-	uint64_t scanned;	/* entries read by scans */
-	uint64_t events;	/* inotify events handled */
-	uint64_t rescans;	/* full rescans after an event queue overflow */
-	bool watch_limit;	/* a watch could not be added: blind (warned once) */
-	size_t base_count;	/* entries the initial scan found */
-	int dir_fd, fd_wd;	/* the last directory opened (dir_open) and its watch */
-	int *chain;		/* dir_open's walk from a root */
+	uint64_t scanned;  /* entries read by scans */
+	uint64_t events;   /* inotify events handled */
+	uint64_t rescans;  /* full rescans after an event queue overflow */
+	bool watch_limit;  /* a watch could not be added: blind (warned once) */
+	size_t base_count; /* entries the initial scan found */
+	int dir_fd, fd_wd; /* the last directory opened (dir_open) and its watch */
+	int *chain;	   /* dir_open's walk from a root */
 	size_t chain_cap;
-	bool roots_pending;	/* the roots are watched by the first scan slice */
+	bool roots_pending; /* the roots are watched by the first scan slice */
 	const char *const *roots;
 	size_t nroots;
 };

@@ -143,7 +143,8 @@ static void describe(struct session_limits *l)
 		add_item(items, sizeof(items), &n, "the cpu limit");
 	if (!l->pause)
 		add_item(items, sizeof(items), &n,
-			 "pausing on OOM or a full disk (over its disk limit the session is killed)");
+			 "pausing on OOM or a full disk (over its disk limit the session is "
+			 "killed)");
 	l->not_enforced[0] = '\0';
 	if (!n)
 		return;
@@ -208,7 +209,7 @@ void limits_plan(struct session_limits *l, const struct policy_limits *pl, const
 	for (int r = 0; r < RES__COUNT; r++) {
 		char own[LIMITS_PATH_MAX], dir[2 * LIMITS_PATH_MAX];
 		enum limit_how fallback = r == RES_MEMORY && via != LIMITS_VIA_CGROUP ? LIMIT_RLIMIT
-										       : LIMIT_NONE;
+										      : LIMIT_NONE;
 
 		l->how[r] = fallback;
 		if (via == LIMITS_VIA_RLIMIT)
@@ -272,8 +273,8 @@ static void enable_v2(struct session_limits *l)
 				continue;
 			snprintf(word, sizeof(word), "+%s", want[i]);
 			if (write_file_str(path, word) < 0)
-				log_warn_errno(errno, "cannot enable the %s controller in %s", want[i],
-					       dir);
+				log_warn_errno(errno, "cannot enable the %s controller in %s",
+					       want[i], dir);
 		}
 		if (!l->v2_parent[end])
 			break;
@@ -398,8 +399,8 @@ static void write_xattrs(const struct session_limits *l)
 
 	if (!l->cg[0])
 		return;
-	n = snprintf(v, sizeof(v), "memory_mb=%llu disk_mb=%llu",
-		     (unsigned long long)l->memory_mb, (unsigned long long)l->disk_mb);
+	n = snprintf(v, sizeof(v), "memory_mb=%llu disk_mb=%llu", (unsigned long long)l->memory_mb,
+		     (unsigned long long)l->disk_mb);
 	setxattr(l->cg, LIMITS_XATTR_LIMITS, v, n, 0);
 	if (l->cg1[RES_MEMORY][0] || l->cg1[RES_PIDS][0] || l->cg1[RES_CPU][0]) {
 		char v1[RES__COUNT * (LIMITS_PATH_MAX + 8)];
@@ -407,8 +408,8 @@ static void write_xattrs(const struct session_limits *l)
 
 		for (int r = 0; r < RES__COUNT; r++)
 			if (l->cg1[r][0])
-				len += snprintf(v1 + len, sizeof(v1) - len, "%s %s\n", ctrl_names[r],
-						l->cg1[r]);
+				len += snprintf(v1 + len, sizeof(v1) - len, "%s %s\n",
+						ctrl_names[r], l->cg1[r]);
 		setxattr(l->cg, LIMITS_XATTR_V1, v1, len, 0);
 	}
 }
@@ -479,7 +480,8 @@ int limits_create(struct session_limits *l, const char *id)
 	enable_v2(l);
 	/* The one cgroup module makes it (lib/cgroup.h), as the daemon's register does. */
 	e = strlen(l->v2_parent) + 1 + strlen(id) < sizeof(l->cg)
-		    ? session_cgroup_create(l->v2_parent, id, &cg) : -ENAMETOOLONG;
+		    ? session_cgroup_create(l->v2_parent, id, &cg)
+		    : -ENAMETOOLONG;
 	if (e < 0)
 		goto fail;
 	snprintf(l->cg, sizeof(l->cg), "%.*s", (int)sizeof(l->cg) - 1, cg.path);
@@ -490,7 +492,8 @@ int limits_create(struct session_limits *l, const char *id)
 	return limits_apply(l, id);
 fail:
 	log_warn_errno(e, "cannot create the session cgroup in %s", l->v2_parent);
-	snprintf(l->why_no_cgroup, sizeof(l->why_no_cgroup), "the session cgroup could not be made");
+	snprintf(l->why_no_cgroup, sizeof(l->why_no_cgroup),
+		 "the session cgroup could not be made");
 	l->cgroup = l->pause = false;
 	for (int r = 0; r < RES__COUNT; r++)
 		if (l->how[r] == LIMIT_CGROUP2)
@@ -513,7 +516,7 @@ int limits_child_join(const struct session_limits *l, bool join_v2)
 int limits_child_rlimit(const struct session_limits *l)
 {
 	if (l && l->how[RES_MEMORY] == LIMIT_RLIMIT) {
-		struct rlimit rl = { l->memory_mb << 20, l->memory_mb << 20 };
+		struct rlimit rl = {l->memory_mb << 20, l->memory_mb << 20};
 
 		return setrlimit(RLIMIT_DATA, &rl);
 	}
@@ -701,8 +704,8 @@ void limits_json(const struct session_limits *l, struct jsonw *w, const char *ke
 
 void limits_describe_host(char *buf, size_t size, bool *cgroup, struct session_limits *l)
 {
-	struct policy_limits pl = { .memory_mb = 2048, .pids = 64, .cpu_percent = 100,
-				    .disk_mb = 1024 };
+	struct policy_limits pl = {
+		.memory_mb = 2048, .pids = 64, .cpu_percent = 100, .disk_mb = 1024};
 	bool v1 = false;
 
 	limits_plan(l, &pl, NULL, LIMITS_VIA_AUTO);

@@ -49,9 +49,9 @@ struct session_limits {
 	uint64_t memory_mb, pids, cpu_percent, disk_mb;
 	enum limits_via via;
 	enum limit_how how[RES__COUNT];
-	bool cgroup;	/* a v2 session cgroup is (to be) made or was adopted */
-	bool pause;	/* cgroup.freeze of that cgroup can pause the session */
-	bool disk;	/* the disk monitor runs */
+	bool cgroup; /* a v2 session cgroup is (to be) made or was adopted */
+	bool pause;  /* cgroup.freeze of that cgroup can pause the session */
+	bool disk;   /* the disk monitor runs */
 	char why_no_cgroup[96];
 	char not_enforced[384]; /* one sentence, "" when every limit holds */
 	char v2_mount[LIMITS_PATH_MAX];
@@ -60,12 +60,12 @@ struct session_limits {
 	/* Made by limits_create() or limits_apply(), or found by limits_adopt(). */
 	char cg[LIMITS_PATH_MAX]; /* the v2 session cgroup, "" none */
 	uint64_t cg_id;
-	bool cg_own;		/* made here: killed and removed by limits_destroy() */
-	int cg_fd;		/* O_DIRECTORY, for clone3(CLONE_INTO_CGROUP) */
-	int cg_procs_fd;	/* cgroup.procs, when clone3 is missing */
+	bool cg_own;	 /* made here: killed and removed by limits_destroy() */
+	int cg_fd;	 /* O_DIRECTORY, for clone3(CLONE_INTO_CGROUP) */
+	int cg_procs_fd; /* cgroup.procs, when clone3 is missing */
 	char cg1[RES__COUNT][LIMITS_PATH_MAX]; /* v1 session cgroups, "" none */
 	int cg1_procs_fd[RES__COUNT];
-	char v1_memory[LIMITS_PATH_MAX];	/* the v1 memory cgroup (adopted or made) */
+	char v1_memory[LIMITS_PATH_MAX]; /* the v1 memory cgroup (adopted or made) */
 };
 
 /* Names for events and status: "cgroup2", "cgroup1", "rlimit", "none". */

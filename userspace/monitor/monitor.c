@@ -31,8 +31,8 @@ static bool read_frozen(int fd)
 	return strstr(buf, "frozen 1") != NULL;
 }
 
-int monitor_open(struct monitor *m, struct session_limits *l, const char *id,
-		 const char *workspace, const char *tmp, const char *home)
+int monitor_open(struct monitor *m, struct session_limits *l, const char *id, const char *workspace,
+		 const char *tmp, const char *home)
 {
 	char path[LIMITS_PATH_MAX + 32];
 	size_t n = 0;
@@ -48,8 +48,9 @@ int monitor_open(struct monitor *m, struct session_limits *l, const char *id,
 	    (l->cg[0] && !l->cg_own)) {
 		r = oom_watch_open(&m->oom, l);
 		if (r < 0 && r != -ENOENT)
-			log_warn_errno(r, "cannot watch the session's OOM kills; an OOM kill will not "
-					  "pause it");
+			log_warn_errno(r,
+				       "cannot watch the session's OOM kills; an OOM kill will not "
+				       "pause it");
 	}
 	if (l->cg[0]) {
 		snprintf(path, sizeof(path), "%s/cgroup.events", l->cg);
@@ -68,8 +69,9 @@ int monitor_open(struct monitor *m, struct session_limits *l, const char *id,
 		m->scan_after = now_ns() + SCAN_DELAY_NS;
 		r = disk_monitor_open(&m->disk, m->roots, n);
 		if (r < 0)
-			log_warn_errno(r, "cannot watch the workspace's disk use; the disk limit is not "
-					  "enforced");
+			log_warn_errno(
+				r, "cannot watch the workspace's disk use; the disk limit is not "
+				   "enforced");
 		else
 			m->disk_on = true;
 	}
@@ -95,15 +97,15 @@ int monitor_pollfds(struct monitor *m, struct pollfd *p)
 		m->idx[i] = -1;
 	if (m->oom.fd >= 0) {
 		m->idx[SLOT_OOM] = n;
-		p[n++] = (struct pollfd){ .fd = m->oom.fd, .events = oom_watch_events(&m->oom) };
+		p[n++] = (struct pollfd){.fd = m->oom.fd, .events = oom_watch_events(&m->oom)};
 	}
 	if (m->events_fd >= 0) {
 		m->idx[SLOT_EVENTS] = n;
-		p[n++] = (struct pollfd){ .fd = m->events_fd, .events = POLLPRI };
+		p[n++] = (struct pollfd){.fd = m->events_fd, .events = POLLPRI};
 	}
 	if (m->disk_on) {
 		m->idx[SLOT_DISK] = n;
-		p[n++] = (struct pollfd){ .fd = m->disk.fd, .events = POLLIN };
+		p[n++] = (struct pollfd){.fd = m->disk.fd, .events = POLLIN};
 	}
 	return n;
 }
@@ -134,8 +136,9 @@ unsigned int monitor_dispatch(struct monitor *m, const struct pollfd *p)
 
 	if ((i = m->idx[SLOT_OOM]) >= 0 || m->oom.recheck_until) {
 		bool ready = i >= 0 && p[i].revents, invoked = false;
-		uint64_t k = ready || m->oom.recheck_until ? oom_watch_check(&m->oom, ready, &invoked)
-							   : 0;
+		uint64_t k = ready || m->oom.recheck_until
+				     ? oom_watch_check(&m->oom, ready, &invoked)
+				     : 0;
 
 		if (invoked)
 			t |= MON_OOM_INVOKED;
@@ -170,11 +173,10 @@ unsigned int monitor_dispatch(struct monitor *m, const struct pollfd *p)
  */
 bool monitor_disk_over(const struct monitor *m)
 {
-	return m->disk_on &&
-	       (disk_monitor_growth(&m->disk) > (int64_t)m->disk_limit ||
-		disk_monitor_entries(&m->disk) >
-			(int64_t)((m->disk_limit >> 20) * MONITOR_ENTRIES_PER_MB) ||
-		disk_monitor_blind(&m->disk));
+	return m->disk_on && (disk_monitor_growth(&m->disk) > (int64_t)m->disk_limit ||
+			      disk_monitor_entries(&m->disk) >
+				      (int64_t)((m->disk_limit >> 20) * MONITOR_ENTRIES_PER_MB) ||
+			      disk_monitor_blind(&m->disk));
 }
 
 const char *monitor_disk_reason(const struct monitor *m)

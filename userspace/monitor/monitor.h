@@ -17,7 +17,6 @@
 #include "limits.h"
 #include "oom.h"
 
-
 /*
  * A lifecycle transition (docs/limits.md); its event is built by
  * audit_session_lifecycle() (audit/event.h).
@@ -30,36 +29,36 @@ enum session_event_type {
 
 struct session_event {
 	enum session_event_type type;
-	const char *reason;	/* paused: oom, disk, manual; killed: manual, disk */
-	pid_t pid;		/* the OOM victim, 0 when unknown */
+	const char *reason; /* paused: oom, disk, manual; killed: manual, disk */
+	pid_t pid;	    /* the OOM victim, 0 when unknown */
 	char comm[16];
 	uint64_t memory_mb, disk_mb;
-	int64_t disk_used_mb;	/* growth of the workspace; < 0: unknown */
+	int64_t disk_used_mb; /* growth of the workspace; < 0: unknown */
 	uint64_t oom_kills;
-	uint64_t paused_ms;	/* resumed: time spent paused */
-	bool was_paused;	/* killed: while paused */
+	uint64_t paused_ms; /* resumed: time spent paused */
+	bool was_paused;    /* killed: while paused */
 };
 
 #define MONITOR_MAX_FDS 3
 
 /* Triggers returned by monitor_dispatch(). */
-#define MON_OOM	   (1U << 0) /* the OOM killer killed in the session */
-#define MON_DISK   (1U << 1) /* the disk growth passed the limit */
-#define MON_FROZEN (1U << 2) /* cgroup.events changed its frozen state */
+#define MON_OOM		(1U << 0) /* the OOM killer killed in the session */
+#define MON_DISK	(1U << 1) /* the disk growth passed the limit */
+#define MON_FROZEN	(1U << 2) /* cgroup.events changed its frozen state */
 #define MON_OOM_INVOKED (1U << 3) /* the OOM killer was invoked: it kills a moment later */
 
 struct monitor {
 	struct session_limits *lim;
 	const char *id;
 	struct oom_watch oom;
-	int events_fd;		/* the v2 session cgroup's cgroup.events */
-	bool frozen;		/* as cgroup.events said last */
+	int events_fd; /* the v2 session cgroup's cgroup.events */
+	bool frozen;   /* as cgroup.events said last */
 	bool disk_on;
 	struct disk_monitor disk;
-	uint64_t disk_limit;	/* bytes */
-	uint64_t scan_after;	/* the initial disk scan starts then (CLOCK_MONOTONIC ns) */
-	const char *roots[3];	/* workspace, private tmp, private home */
-	uint64_t new_kills;	/* since the last MON_OOM */
+	uint64_t disk_limit;	  /* bytes */
+	uint64_t scan_after;	  /* the initial disk scan starts then (CLOCK_MONOTONIC ns) */
+	const char *roots[3];	  /* workspace, private tmp, private home */
+	uint64_t new_kills;	  /* since the last MON_OOM */
 	int idx[MONITOR_MAX_FDS]; /* which pollfd slot is which (-1: none) */
 };
 
@@ -68,8 +67,8 @@ struct monitor {
  * command, or be about to) and the disk growth of workspace, tmp and the
  * private home (any may be NULL). What cannot be watched is said on stderr; 0 always.
  */
-int monitor_open(struct monitor *m, struct session_limits *l, const char *id,
-		 const char *workspace, const char *tmp, const char *home);
+int monitor_open(struct monitor *m, struct session_limits *l, const char *id, const char *workspace,
+		 const char *tmp, const char *home);
 void monitor_close(struct monitor *m);
 
 /* Fills up to MONITOR_MAX_FDS pollfds; returns how many. */

@@ -17,11 +17,11 @@
 struct session_limits;
 
 struct oom_watch {
-	int fd;		  /* polled: memory.events (POLLPRI) or an eventfd (POLLIN) */
-	int ctl_fd;	  /* v1: memory.oom_control */
+	int fd;	    /* polled: memory.events (POLLPRI) or an eventfd (POLLIN) */
+	int ctl_fd; /* v1: memory.oom_control */
 	bool v1;
-	uint64_t ooms;	  /* v2: oom (the OOM killer invoked) when last read */
-	uint64_t kills;	  /* oom_kill when last read */
+	uint64_t ooms;		/* v2: oom (the OOM killer invoked) when last read */
+	uint64_t kills;		/* oom_kill when last read */
 	uint64_t recheck_until; /* v1: read again until then (ns), 0: no */
 };
 

@@ -13,8 +13,7 @@ bool egress_has_names(const struct strv *rules)
 	uint16_t lo, hi;
 
 	for (size_t i = 0; rules && i < rules->n; i++)
-		if (net_name_rule_parse(rules->v[i], host, sizeof(host), &lo,
-					&hi) == 0)
+		if (net_name_rule_parse(rules->v[i], host, sizeof(host), &lo, &hi) == 0)
 			return true;
 	return false;
 }
@@ -48,8 +47,7 @@ static int parse_rule(const char *text, struct rule *r)
 
 	memset(r, 0, sizeof(*r));
 	snprintf(r->text, sizeof(r->text), "%s", text);
-	if (net_name_rule_parse(text, r->host, sizeof(r->host), &r->lo,
-				&r->hi) == 0) {
+	if (net_name_rule_parse(text, r->host, sizeof(r->host), &r->lo, &r->hi) == 0) {
 		r->name = true;
 		return 0;
 	}
@@ -67,8 +65,7 @@ static int parse_rule(const char *text, struct rule *r)
 	return 0;
 }
 
-static bool prefix_match(const uint8_t a[16], const uint8_t b[16],
-			 unsigned int plen)
+static bool prefix_match(const uint8_t a[16], const uint8_t b[16], unsigned int plen)
 {
 	unsigned int bytes = plen / 8, bits = plen % 8;
 
@@ -84,15 +81,13 @@ static bool prefix_match(const uint8_t a[16], const uint8_t b[16],
  */
 bool eg_forbidden(const struct egress *e, const uint8_t a[16])
 {
-	static const uint8_t meta6[16] = {0xfd, 0x00,	     0x0e,
-					  0xc2, [15] = 0x54, [14] = 0x02};
+	static const uint8_t meta6[16] = {0xfd, 0x00, 0x0e, 0xc2, [15] = 0x54, [14] = 0x02};
 	static const uint8_t zero[16];
 
 	if (eg_is_mapped(a)) {
 		const uint8_t *v = a + 12;
 
-		if (v[0] == 0 || v[0] == 127 || (v[0] == 169 && v[1] == 254) ||
-		    v[0] >= 224)
+		if (v[0] == 0 || v[0] == 127 || (v[0] == 169 && v[1] == 254) || v[0] >= 224)
 			return true;
 	} else {
 		if (!memcmp(a, zero, 15) && (a[15] == 0 || a[15] == 1))
@@ -117,11 +112,9 @@ static void own_addresses(struct egress *e)
 		if (!i->ifa_addr)
 			continue;
 		if (i->ifa_addr->sa_family == AF_INET)
-			eg_map4(e->own[e->n_own++],
-			     &((struct sockaddr_in *)i->ifa_addr)->sin_addr);
+			eg_map4(e->own[e->n_own++], &((struct sockaddr_in *)i->ifa_addr)->sin_addr);
 		else if (i->ifa_addr->sa_family == AF_INET6)
-			memcpy(e->own[e->n_own++],
-			       &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+			memcpy(e->own[e->n_own++], &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
 			       16);
 	}
 	freeifaddrs(ifa);
@@ -132,8 +125,8 @@ static void own_addresses(struct egress *e)
  * first. A name is judged by name rules; an address by CIDR rules. Returns
  * true to allow; *rule gets the deciding rule's text or "".
  */
-bool eg_judge(struct egress *e, const char *name, const uint8_t *addr,
-		  uint16_t port, bool any_port, char rule[BPFBOX_NET_RULE_LEN])
+bool eg_judge(struct egress *e, const char *name, const uint8_t *addr, uint16_t port, bool any_port,
+	      char rule[BPFBOX_NET_RULE_LEN])
 {
 	bool ok = false;
 
@@ -141,22 +134,20 @@ bool eg_judge(struct egress *e, const char *name, const uint8_t *addr,
 	pthread_mutex_lock(&e->lock);
 	for (size_t i = 0; i < e->n_deny; i++) {
 		const struct rule *r = &e->deny[i];
-		bool hit =
-			r->name ? name && net_name_match(r->host, name)
-				: addr && prefix_match(r->addr, addr, r->plen);
+		bool hit = r->name ? name && net_name_match(r->host, name)
+				   : addr && prefix_match(r->addr, addr, r->plen);
 
 		/* A query is refused only when every port is denied. */
-		if (hit && (any_port ? r->lo == 0 && r->hi == 65535
-				     : port >= r->lo && port <= r->hi)) {
+		if (hit &&
+		    (any_port ? r->lo == 0 && r->hi == 65535 : port >= r->lo && port <= r->hi)) {
 			snprintf(rule, BPFBOX_NET_RULE_LEN, "%s", r->text);
 			goto out;
 		}
 	}
 	for (size_t i = 0; i < e->n_allow; i++) {
 		const struct rule *r = &e->allow[i];
-		bool hit =
-			r->name ? name && net_name_match(r->host, name)
-				: addr && prefix_match(r->addr, addr, r->plen);
+		bool hit = r->name ? name && net_name_match(r->host, name)
+				   : addr && prefix_match(r->addr, addr, r->plen);
 
 		if (hit && (any_port || (port >= r->lo && port <= r->hi))) {
 			snprintf(rule, BPFBOX_NET_RULE_LEN, "%s", r->text);
@@ -169,8 +160,7 @@ out:
 	return ok;
 }
 
-void eg_cache_put(struct egress *e, const char *name,
-		      const uint8_t addr[16])
+void eg_cache_put(struct egress *e, const char *name, const uint8_t addr[16])
 {
 	struct bpfbox_resolved_key key = {.session = e->o.session};
 	uint64_t one = 1;
@@ -179,8 +169,7 @@ void eg_cache_put(struct egress *e, const char *name,
 	bpf_map_update_elem(e->o.resolved_fd, &key, &one, BPF_ANY);
 	pthread_mutex_lock(&e->lock);
 	for (size_t i = 0; i < CACHE_SIZE; i++)
-		if (!memcmp(e->cache[i].addr, addr, 16) &&
-		    !strcasecmp(e->cache[i].name, name))
+		if (!memcmp(e->cache[i].addr, addr, 16) && !strcasecmp(e->cache[i].name, name))
 			goto out;
 	snprintf(e->cache[e->cache_next].name, BPFBOX_NET_NAME_LEN, "%s", name);
 	memcpy(e->cache[e->cache_next].addr, addr, 16);
@@ -190,8 +179,8 @@ out:
 }
 
 /* Whether the resolver answered addr for name (name NULL: for any name, into out). */
-bool eg_cache_has(struct egress *e, const char *name,
-		      const uint8_t addr[16], char *out, size_t size)
+bool eg_cache_has(struct egress *e, const char *name, const uint8_t addr[16], char *out,
+		  size_t size)
 {
 	bool found = false;
 
@@ -212,14 +201,12 @@ bool eg_cache_has(struct egress *e, const char *name,
 }
 
 /* One record in the session's stream: net.allow or net.deny. */
-void eg_emit(struct egress *e, const struct bpfbox_net_orig *o, bool allow,
-		 int kind, int how, const char *name, const uint8_t addr[16],
-		 uint16_t port, const char *rule, const char *reason,
-		 uint64_t out_bytes, uint64_t in_bytes)
+void eg_emit(struct egress *e, const struct bpfbox_net_orig *o, bool allow, int kind, int how,
+	     const char *name, const uint8_t addr[16], uint16_t port, const char *rule,
+	     const char *reason, uint64_t out_bytes, uint64_t in_bytes)
 {
 	struct bpfbox_net_emit m;
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &m,
-		    .ctx_size_in = sizeof(m));
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &m, .ctx_size_in = sizeof(m));
 
 	memset(&m, 0, sizeof(m));
 	m.cgroup_id = e->o.cgroup_id;
@@ -313,8 +300,8 @@ static void receive_query(struct egress *e)
 		return;
 	q->e = e;
 	q->fromlen = sizeof(q->from);
-	n = recvfrom(e->udp_fd, q->buf, sizeof(q->buf), MSG_DONTWAIT,
-		     (struct sockaddr *)&q->from, &q->fromlen);
+	n = recvfrom(e->udp_fd, q->buf, sizeof(q->buf), MSG_DONTWAIT, (struct sockaddr *)&q->from,
+		     &q->fromlen);
 	if (n < 12) {
 		free(q);
 		return;
@@ -348,8 +335,7 @@ static void *main_thread(void *arg)
 }
 
 /* The upstream resolver: ADDR[:PORT], or the first nameserver of resolv.conf. */
-static int upstream_parse(struct egress *e, const char *spec, char *err,
-			  size_t size)
+static int upstream_parse(struct egress *e, const char *spec, char *err, size_t size)
 {
 	char host[INET6_ADDRSTRLEN + 8] = "", line[256];
 	unsigned long port = 53;
@@ -360,8 +346,7 @@ static int upstream_parse(struct egress *e, const char *spec, char *err,
 		const char *colon = strrchr(spec, ':');
 
 		if (colon && strchr(spec, '.')) {
-			snprintf(host, sizeof(host), "%.*s",
-				 (int)(colon - spec), spec);
+			snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
 			port = strtoul(colon + 1, NULL, 10);
 		} else {
 			snprintf(host, sizeof(host), "%s", spec);
@@ -376,30 +361,26 @@ static int upstream_parse(struct egress *e, const char *spec, char *err,
 			snprintf(host, sizeof(host), "127.0.0.1");
 	}
 	memset(&e->upstream, 0, sizeof(e->upstream));
-	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1 && port &&
-	    port <= 65535) {
+	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1 && port && port <= 65535) {
 		s4->sin_family = AF_INET;
 		s4->sin_port = htons(port);
 		e->upstream_len = sizeof(*s4);
 		return 0;
 	}
-	if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1 && port &&
-	    port <= 65535) {
+	if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1 && port && port <= 65535) {
 		s6->sin6_family = AF_INET6;
 		s6->sin6_port = htons(port);
 		e->upstream_len = sizeof(*s6);
 		return 0;
 	}
-	snprintf(err, size,
-		 "invalid net_resolver '%s'; use ADDR[:PORT], e.g. 10.0.0.2:53",
+	snprintf(err, size, "invalid net_resolver '%s'; use ADDR[:PORT], e.g. 10.0.0.2:53",
 		 spec ? spec : host);
 	return -EINVAL;
 }
 
 static int bind_local(int type, uint16_t *port)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t len = sizeof(a);
 	int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
 
@@ -463,8 +444,7 @@ int egress_rule_remove(struct egress *e, const char *rule, bool deny)
 	return r;
 }
 
-int egress_start(struct egress **out, const struct egress_opts *o, char *err,
-		 size_t size)
+int egress_start(struct egress **out, const struct egress_opts *o, char *err, size_t size)
 {
 	struct egress *e = calloc(1, sizeof(*e));
 	sigset_t pipe_set, old_set;
@@ -480,16 +460,14 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err,
 	for (size_t i = 0; o->allow && i < o->allow->n; i++) {
 		r = add_rule(e, o->allow->v[i], false);
 		if (r < 0) {
-			snprintf(err, size, "invalid net_allow rule '%s'",
-				 o->allow->v[i]);
+			snprintf(err, size, "invalid net_allow rule '%s'", o->allow->v[i]);
 			goto fail;
 		}
 	}
 	for (size_t i = 0; o->deny && i < o->deny->n; i++) {
 		r = add_rule(e, o->deny->v[i], true);
 		if (r < 0) {
-			snprintf(err, size, "invalid net_deny rule '%s'",
-				 o->deny->v[i]);
+			snprintf(err, size, "invalid net_deny rule '%s'", o->deny->v[i]);
 			goto fail;
 		}
 	}
@@ -499,14 +477,9 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err,
 	own_addresses(e);
 	e->tcp_fd = bind_local(SOCK_STREAM, &e->tcp_port);
 	e->udp_fd = bind_local(SOCK_DGRAM, &e->udp_port);
-	if (e->tcp_fd < 0 || e->udp_fd < 0 ||
-	    pipe2(e->stop_pipe, O_CLOEXEC) < 0) {
-		r = e->tcp_fd < 0   ? e->tcp_fd
-		    : e->udp_fd < 0 ? e->udp_fd
-				    : -errno;
-		snprintf(err, size,
-			 "cannot open the egress proxy on 127.0.0.1: %s",
-			 strerror(-r));
+	if (e->tcp_fd < 0 || e->udp_fd < 0 || pipe2(e->stop_pipe, O_CLOEXEC) < 0) {
+		r = e->tcp_fd < 0 ? e->tcp_fd : e->udp_fd < 0 ? e->udp_fd : -errno;
+		snprintf(err, size, "cannot open the egress proxy on 127.0.0.1: %s", strerror(-r));
 		goto fail;
 	}
 	/*
@@ -520,8 +493,7 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err,
 	r = -pthread_create(&e->main, NULL, main_thread, e);
 	pthread_sigmask(SIG_SETMASK, &old_set, NULL);
 	if (r < 0) {
-		snprintf(err, size, "cannot start the egress proxy: %s",
-			 strerror(-r));
+		snprintf(err, size, "cannot start the egress proxy: %s", strerror(-r));
 		goto fail;
 	}
 	*out = e;

@@ -25,7 +25,7 @@ struct egress_opts {
 	uint64_t cgroup_id;	  /* the session's cgroup: keys its events */
 	uint32_t session;	  /* the session's index in the BPF maps */
 	const struct strv *allow; /* HOST[:PORT[-PORT]] rules (names and CIDRs) */
-	const struct strv *deny; /* exceptions, same form */
+	const struct strv *deny;  /* exceptions, same form */
 	/* "ADDR[:PORT]" of the upstream resolver; NULL: the first nameserver
 	 * of /etc/resolv.conf. */
 	const char *resolver;
@@ -37,8 +37,7 @@ struct egress_opts {
 bool egress_has_names(const struct strv *rules);
 
 /* Binds the two sockets and starts the threads. -errno, err filled. */
-int egress_start(struct egress **out, const struct egress_opts *o, char *err,
-		 size_t size);
+int egress_start(struct egress **out, const struct egress_opts *o, char *err, size_t size);
 uint16_t egress_proxy_port(const struct egress *e);
 uint16_t egress_dns_port(const struct egress *e);
 

@@ -15,11 +15,12 @@
 #include "../lib/util.h"
 
 static const char *const limit_keys[CL__COUNT] = {
-	[CL_MEMORY_MB] = "memory_mb", [CL_PIDS] = "pids",	    [CL_CPU_PERCENT] = "cpu_percent",
-	[CL_DISK_MB] = "disk_mb",     [CL_TIMEOUT_S] = "timeout_s", [CL_OUTPUT_BYTES] = "output_bytes",
+	[CL_MEMORY_MB] = "memory_mb",	  [CL_PIDS] = "pids",
+	[CL_CPU_PERCENT] = "cpu_percent", [CL_DISK_MB] = "disk_mb",
+	[CL_TIMEOUT_S] = "timeout_s",	  [CL_OUTPUT_BYTES] = "output_bytes",
 };
 
-static const char *const net_names[] = { "deny", "allow-list", "allow" };
+static const char *const net_names[] = {"deny", "allow-list", "allow"};
 
 static int fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -58,8 +59,7 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 	r->network = -1;
 	if (!json_object_is_type(o, json_type_object))
 		return fail(err, size, "%s: give an object", where);
-	json_object_object_foreach(o, key, v)
-	{
+	json_object_object_foreach (o, key, v) {
 		if (streq(key, "name")) {
 			if (!json_object_is_type(v, json_type_string) ||
 			    (size_t)json_object_get_string_len(v) >= sizeof(r->name))
@@ -69,44 +69,55 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 			struct passwd *pw;
 
 			r->has_uid = true;
-			if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) >= 0 &&
+			if (json_object_is_type(v, json_type_int) &&
+			    json_object_get_int64(v) >= 0 &&
 			    json_object_get_int64(v) < UINT32_MAX) {
 				r->uid = json_object_get_int64(v);
 			} else if (json_object_is_type(v, json_type_string) &&
 				   (pw = getpwnam(json_object_get_string(v)))) {
 				r->uid = pw->pw_uid;
 			} else {
-				return fail(err, size, "%s.uid: give a uid number or a user name of this "
-						       "host", where);
+				return fail(err, size,
+					    "%s.uid: give a uid number or a user name of this "
+					    "host",
+					    where);
 			}
 		} else if (streq(key, "group")) {
 			struct group *gr;
 
 			r->has_group = true;
-			if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) >= 0 &&
+			if (json_object_is_type(v, json_type_int) &&
+			    json_object_get_int64(v) >= 0 &&
 			    json_object_get_int64(v) < UINT32_MAX) {
 				r->gid = json_object_get_int64(v);
 			} else if (json_object_is_type(v, json_type_string) &&
 				   (gr = getgrnam(json_object_get_string(v)))) {
 				r->gid = gr->gr_gid;
 			} else {
-				return fail(err, size, "%s.group: give a gid number or a group name of "
-						       "this host", where);
+				return fail(err, size,
+					    "%s.group: give a gid number or a group name of "
+					    "this host",
+					    where);
 			}
 		} else if (streq(key, "modes")) {
-			size_t n = json_type_array == json_object_get_type(v) ?
-					   json_object_array_length(v) : 0;
+			size_t n = json_type_array == json_object_get_type(v)
+					   ? json_object_array_length(v)
+					   : 0;
 
 			if (!n)
-				return fail(err, size, "%s.modes: give a non-empty array of modes "
-						       "(workspace-write, read-only, full-access)", where);
+				return fail(err, size,
+					    "%s.modes: give a non-empty array of modes "
+					    "(workspace-write, read-only, full-access)",
+					    where);
 			for (size_t i = 0; i < n; i++) {
 				enum sandbox_mode m;
-				const char *s = json_object_get_string(json_object_array_get_idx(v, i));
+				const char *s =
+					json_object_get_string(json_object_array_get_idx(v, i));
 
 				if (sandbox_mode_parse(s, &m) < 0)
-					return fail(err, size, "%s.modes: '%s' is not a mode "
-							       "(workspace-write, read-only, full-access)",
+					return fail(err, size,
+						    "%s.modes: '%s' is not a mode "
+						    "(workspace-write, read-only, full-access)",
 						    where, s ? s : "?");
 				r->modes |= 1U << m;
 			}
@@ -114,45 +125,53 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 			const char *s = json_object_get_string(v);
 
 			for (int i = 0; i < 3; i++)
-				if (json_object_is_type(v, json_type_string) && streq(s, net_names[i]))
+				if (json_object_is_type(v, json_type_string) &&
+				    streq(s, net_names[i]))
 					r->network = i;
 			if (r->network < 0)
-				return fail(err, size, "%s.network: use deny, allow-list or allow", where);
+				return fail(err, size, "%s.network: use deny, allow-list or allow",
+					    where);
 		} else if (streq(key, "rw")) {
-			size_t n = json_type_array == json_object_get_type(v) ?
-					   json_object_array_length(v) : 0;
+			size_t n = json_type_array == json_object_get_type(v)
+					   ? json_object_array_length(v)
+					   : 0;
 
 			if (!json_object_is_type(v, json_type_array))
-				return fail(err, size, "%s.rw: give an array of absolute paths", where);
+				return fail(err, size, "%s.rw: give an array of absolute paths",
+					    where);
 			r->rw_set = true;
 			r->rw = calloc(n ? n : 1, sizeof(*r->rw));
 			if (!r->rw)
 				return fail(err, size, "out of memory");
 			for (size_t i = 0; i < n; i++) {
-				const char *s = json_object_get_string(json_object_array_get_idx(v, i));
+				const char *s =
+					json_object_get_string(json_object_array_get_idx(v, i));
 
 				if (!s || s[0] != '/')
-					return fail(err, size, "%s.rw: '%s' is not an absolute path", where,
+					return fail(err, size,
+						    "%s.rw: '%s' is not an absolute path", where,
 						    s ? s : "?");
 				r->rw[r->nrw++] = strdup(s);
 			}
 		} else if (streq(key, "limits")) {
 			if (!json_object_is_type(v, json_type_object))
 				return fail(err, size, "%s.limits: give an object", where);
-			json_object_object_foreach(v, lk, lv)
-			{
+			json_object_object_foreach (v, lk, lv) {
 				int i = 0;
 
 				while (i < CL__COUNT && !streq(limit_keys[i], lk))
 					i++;
 				if (i == CL__COUNT)
-					return fail(err, size, "%s.limits: unknown limit '%s'; valid: "
-							       "memory_mb, pids, cpu_percent, disk_mb, "
-							       "timeout_s, output_bytes", where, lk);
+					return fail(err, size,
+						    "%s.limits: unknown limit '%s'; valid: "
+						    "memory_mb, pids, cpu_percent, disk_mb, "
+						    "timeout_s, output_bytes",
+						    where, lk);
 				if (!json_object_is_type(lv, json_type_int) ||
 				    json_object_get_int64(lv) <= 0)
-					return fail(err, size, "%s.limits.%s: give a positive number",
-						    where, lk);
+					return fail(err, size,
+						    "%s.limits.%s: give a positive number", where,
+						    lk);
 				r->max[i] = json_object_get_int64(lv);
 			}
 		} else if (streq(key, "action")) {
@@ -160,7 +179,8 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 
 			if (!json_object_is_type(v, json_type_string) ||
 			    (!streq(s, "refuse") && !streq(s, "clamp")))
-				return fail(err, size, "%s.action: use refuse or clamp (limits)", where);
+				return fail(err, size, "%s.action: use refuse or clamp (limits)",
+					    where);
 			r->clamp = streq(s, "clamp");
 		} else if (streq(key, "no_daemon")) {
 			if (!json_object_is_type(v, json_type_boolean))
@@ -168,12 +188,14 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 			r->no_daemon = json_object_get_boolean(v);
 		} else if (streq(key, "no_namespaces")) {
 			if (!json_object_is_type(v, json_type_boolean))
-				return fail(err, size, "%s.no_namespaces: give true or false", where);
+				return fail(err, size, "%s.no_namespaces: give true or false",
+					    where);
 			r->no_namespaces = json_object_get_boolean(v);
 		} else {
-			return fail(err, size, "%s: unknown key '%s'; valid keys: name, uid, group, "
-					       "modes, network, rw, limits, action, no_daemon, "
-					       "no_namespaces",
+			return fail(err, size,
+				    "%s: unknown key '%s'; valid keys: name, uid, group, "
+				    "modes, network, rw, limits, action, no_daemon, "
+				    "no_namespaces",
 				    where, key);
 		}
 	}
@@ -190,8 +212,7 @@ int ceilings_parse(struct json_object *o, struct ceilings *out, char *err, size_
 	memset(out, 0, sizeof(*out));
 	if (!json_object_is_type(o, json_type_object))
 		return fail(err, size, "ceilings: give an object with \"rules\"");
-	json_object_object_foreach(o, key, v)
-	{
+	json_object_object_foreach (o, key, v) {
 		if (streq(key, "exempt_root")) {
 			if (!json_object_is_type(v, json_type_boolean))
 				return fail(err, size, "ceilings.exempt_root: give true or false");
@@ -199,8 +220,10 @@ int ceilings_parse(struct json_object *o, struct ceilings *out, char *err, size_
 		} else if (streq(key, "rules")) {
 			rules = v;
 		} else {
-			return fail(err, size, "ceilings: unknown key '%s'; valid keys: rules, "
-					       "exempt_root", key);
+			return fail(err, size,
+				    "ceilings: unknown key '%s'; valid keys: rules, "
+				    "exempt_root",
+				    key);
 		}
 	}
 	if (!rules || !json_object_is_type(rules, json_type_array) ||
@@ -257,7 +280,8 @@ static bool under(const char *path, const char *dir)
 
 	while (n > 1 && dir[n - 1] == '/')
 		n--;
-	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == 0 || (n == 1 && dir[0] == '/'));
+	return !strncmp(path, dir, n) &&
+	       (path[n] == '/' || path[n] == 0 || (n == 1 && dir[0] == '/'));
 }
 
 int ceiling_check(const struct ceiling_rule *r, struct json_object *policy, char *what,
@@ -288,9 +312,9 @@ int ceiling_check(const struct ceiling_rule *r, struct json_object *policy, char
 		net = json_object_get_string(v);
 	json_object_object_get_ex(policy, "net_allow", &na);
 	if (r->network >= 0) {
-		int asked = net && streq(net, "allow")			      ? 2
+		int asked = net && streq(net, "allow")		     ? 2
 			    : na && json_object_array_length(na) > 0 ? 1
-								      : 0;
+								     : 0;
 
 		if (asked > r->network) {
 			snprintf(why, why_size, "ceiling '%s': network %s is above %s", r->name,
@@ -322,8 +346,9 @@ int ceiling_check(const struct ceiling_rule *r, struct json_object *policy, char
 			for (size_t j = 0; p && j < r->nrw && !okp; j++)
 				okp = under(p, r->rw[j]);
 			if (!okp) {
-				snprintf(why, why_size, "ceiling '%s': writable path %s is outside %s%s",
-					 r->name, p ? p : "?", r->nrw ? r->rw[0] : "(none allowed)",
+				snprintf(why, why_size,
+					 "ceiling '%s': writable path %s is outside %s%s", r->name,
+					 p ? p : "?", r->nrw ? r->rw[0] : "(none allowed)",
 					 r->nrw > 1 ? " and the rule's other paths" : "");
 				return -EPERM;
 			}
@@ -345,14 +370,16 @@ int ceiling_check(const struct ceiling_rule *r, struct json_object *policy, char
 			if (asked > 0 && (uint64_t)asked <= r->max[i])
 				continue;
 			if (!r->clamp) {
-				snprintf(why, why_size, "ceiling '%s': %s %s is above %" PRIu64, r->name,
-					 limit_keys[i], asked > 0 ? json_object_get_string(lv) : "unlimited",
+				snprintf(why, why_size, "ceiling '%s': %s %s is above %" PRIu64,
+					 r->name, limit_keys[i],
+					 asked > 0 ? json_object_get_string(lv) : "unlimited",
 					 r->max[i]);
 				return -EPERM;
 			}
-			json_object_object_add(lim, limit_keys[i], json_object_new_int64(r->max[i]));
-			off += snprintf(what + off, off < what_size ? what_size - off : 0, "%s%s %" PRIu64,
-					off ? ", " : "", limit_keys[i], r->max[i]);
+			json_object_object_add(lim, limit_keys[i],
+					       json_object_new_int64(r->max[i]));
+			off += snprintf(what + off, off < what_size ? what_size - off : 0,
+					"%s%s %" PRIu64, off ? ", " : "", limit_keys[i], r->max[i]);
 			got = 1;
 		}
 	}

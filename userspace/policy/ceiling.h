@@ -27,23 +27,23 @@ enum ceiling_limit {
 
 struct ceiling_rule {
 	char name[64];
-	bool has_uid, has_group;	/* neither: the rule matches everyone */
+	bool has_uid, has_group; /* neither: the rule matches everyone */
 	uid_t uid;
 	gid_t gid;
 	char group[64];
-	unsigned int modes;		/* bit per mode allowed (policy.h enum); 0: any */
-	int network;			/* the most: 0 deny, 1 allow-list, 2 allow; -1 any */
-	char **rw;			/* writable paths must lie under one of these */
+	unsigned int modes; /* bit per mode allowed (policy.h enum); 0: any */
+	int network;	    /* the most: 0 deny, 1 allow-list, 2 allow; -1 any */
+	char **rw;	    /* writable paths must lie under one of these */
 	size_t nrw;
 	bool rw_set;
-	uint64_t max[CL__COUNT];	/* 0: no bound */
-	bool clamp;			/* limits above max are lowered, not refused */
-	bool no_daemon;			/* clients may run --no-daemon while the daemon runs */
-	bool no_namespaces;		/* sessions may turn the namespace layer off */
+	uint64_t max[CL__COUNT]; /* 0: no bound */
+	bool clamp;		 /* limits above max are lowered, not refused */
+	bool no_daemon;		 /* clients may run --no-daemon while the daemon runs */
+	bool no_namespaces;	 /* sessions may turn the namespace layer off */
 };
 
 struct ceilings {
-	bool set;			/* the config has a "ceilings" object */
+	bool set; /* the config has a "ceilings" object */
 	bool exempt_root;
 	struct ceiling_rule *v;
 	size_t n;

@@ -43,21 +43,15 @@ struct json_object *policy_to_json(const struct bpfbox_policy *p)
 		json_object_put(lim);
 		return NULL;
 	}
-	json_object_object_add(
-		o, "mode", json_object_new_string(sandbox_mode_name(p->mode)));
+	json_object_object_add(o, "mode", json_object_new_string(sandbox_mode_name(p->mode)));
 	json_object_object_add(o, "workspace", str_or_null(p->workspace));
-	json_object_object_add(
-		o, "network",
-		json_object_new_string(p->net == NET_ALLOW ? "allow" : "deny"));
+	json_object_object_add(o, "network",
+			       json_object_new_string(p->net == NET_ALLOW ? "allow" : "deny"));
 	json_object_object_add(o, "user", str_or_null(p->user));
-	json_object_object_add(o, "allow_unconfined",
-			       json_object_new_boolean(p->allow_unconfined));
-	json_object_object_add(o, "private_tmp",
-			       json_object_new_boolean(p->private_tmp));
-	json_object_object_add(o, "read_host",
-			       json_object_new_boolean(p->read_host));
-	json_object_object_add(o, "namespaces",
-			       json_object_new_boolean(p->namespaces));
+	json_object_object_add(o, "allow_unconfined", json_object_new_boolean(p->allow_unconfined));
+	json_object_object_add(o, "private_tmp", json_object_new_boolean(p->private_tmp));
+	json_object_object_add(o, "read_host", json_object_new_boolean(p->read_host));
+	json_object_object_add(o, "namespaces", json_object_new_boolean(p->namespaces));
 	json_object_object_add(o, "ro", strv_json(&p->ro_paths));
 	json_object_object_add(o, "rw", strv_json(&p->rw_paths));
 	json_object_object_add(o, "deny", strv_json(&p->deny_paths));
@@ -76,24 +70,19 @@ struct json_object *policy_to_json(const struct bpfbox_policy *p)
 			continue;
 		name = strndup(e, eq - e);
 		if (name)
-			json_object_object_add(env, name,
-					       json_object_new_string(eq + 1));
+			json_object_object_add(env, name, json_object_new_string(eq + 1));
 	}
 	json_object_object_add(o, "env", env);
 	for (size_t i = 0; i < policy_n_limit_defs; i++) {
 		const struct limit_def *d = &policy_limit_defs[i];
-		uint64_t v = *(const uint64_t *)((const char *)&p->limits +
-						 d->offset);
+		uint64_t v = *(const uint64_t *)((const char *)&p->limits + d->offset);
 
 		if (d->kind == LK_CHOICE)
-			json_object_object_add(lim, d->key,
-					       json_object_new_string(d->names[v]));
+			json_object_object_add(lim, d->key, json_object_new_string(d->names[v]));
 		else
-			json_object_object_add(lim, d->key,
-					       json_object_new_uint64(v / d->scale));
+			json_object_object_add(lim, d->key, json_object_new_uint64(v / d->scale));
 	}
 	json_object_object_add(o, "limits", lim);
 	json_object_object_add(o, "layers", strv_json(&p->origins));
 	return o;
 }
-

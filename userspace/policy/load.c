@@ -115,8 +115,8 @@ static void line_col(const char *text, size_t off, int *line, int *col)
 	}
 }
 
-static int parse_json(const char *file, const char *text, size_t len,
-		      struct json_object **out, struct policy_error *err)
+static int parse_json(const char *file, const char *text, size_t len, struct json_object **out,
+		      struct policy_error *err)
 {
 	struct json_tokener *tok;
 	struct json_object *o;
@@ -126,10 +126,8 @@ static int parse_json(const char *file, const char *text, size_t len,
 
 	tok = json_tokener_new();
 	if (!tok)
-		return policy_error_set(err, file, "", -ENOMEM,
-					"out of memory");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
-					    JSON_TOKENER_VALIDATE_UTF8);
+		return policy_error_set(err, file, "", -ENOMEM, "out of memory");
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	o = json_tokener_parse_ex(tok, text, (int)len);
 	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
@@ -141,10 +139,9 @@ static int parse_json(const char *file, const char *text, size_t len,
 		if (end == len) {
 			if (!json_object_is_type(o, json_type_object)) {
 				json_object_put(o);
-				return policy_error_set(
-					err, file, "", -EINVAL,
-					"the top level must be a JSON object "
-					"{ ... }");
+				return policy_error_set(err, file, "", -EINVAL,
+							"the top level must be a JSON object "
+							"{ ... }");
 			}
 			*out = o;
 			return 0;
@@ -175,8 +172,8 @@ static int parse_json(const char *file, const char *text, size_t len,
  * Reads a JSON object from path into *out. With optional, a missing file
  * is no layer (*out stays NULL).
  */
-static int load_file(const char *path, bool optional, const char *what,
-		     struct json_object **out, struct policy_error *err)
+static int load_file(const char *path, bool optional, const char *what, struct json_object **out,
+		     struct policy_error *err)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
@@ -192,11 +189,10 @@ static int load_file(const char *path, bool optional, const char *what,
 					"right file?",
 					POLICY_FILE_MAX);
 	if (r < 0)
-		return policy_error_set(
-			err, path, "", r,
-			"cannot read the %s: %s; check the path "
-			"and its permissions",
-			what, strerror(-r));
+		return policy_error_set(err, path, "", r,
+					"cannot read the %s: %s; check the path "
+					"and its permissions",
+					what, strerror(-r));
 	return parse_json(path, text, len, out, err);
 }
 
@@ -216,8 +212,7 @@ static int check_layer(struct json_object *layer, const struct layer_ctx *lc,
 }
 
 /* Every layer of the global file, used or not: typos must not wait. */
-static int check_global(struct json_object *g, const char *file,
-			struct policy_error *err)
+static int check_global(struct json_object *g, const char *file, struct policy_error *err)
 {
 	static const char *const keys[] = {"sandbox", "agents", "modes"};
 	struct json_object *v;
@@ -237,9 +232,7 @@ static int check_global(struct json_object *g, const char *file,
 						key);
 	}
 	if (json_object_object_get_ex(g, "sandbox", &v)) {
-		struct layer_ctx lc = {.file = file,
-				       .prefix = "sandbox",
-				       .may_replace_deny = true};
+		struct layer_ctx lc = {.file = file, .prefix = "sandbox", .may_replace_deny = true};
 
 		r = check_layer(v, &lc, err);
 		if (r < 0)
@@ -251,14 +244,12 @@ static int check_global(struct json_object *g, const char *file,
 						"must be an object of "
 						"\"NAME\": { LAYER }");
 		json_object_object_foreach (v, name, layer) {
-			struct layer_ctx lc = {.file = file,
-					       .prefix = path,
-					       .may_replace_deny = true};
+			struct layer_ctx lc = {
+				.file = file, .prefix = path, .may_replace_deny = true};
 
 			if (!*name)
-				return policy_error_set(
-					err, file, "agents", -EINVAL,
-					"an agent name is empty; name it");
+				return policy_error_set(err, file, "agents", -EINVAL,
+							"an agent name is empty; name it");
 			path_join(path, sizeof(path), "agents", name);
 			r = check_layer(layer, &lc, err);
 			if (r < 0)
@@ -271,19 +262,16 @@ static int check_global(struct json_object *g, const char *file,
 						"must be an object of "
 						"\"MODE\": { LAYER }");
 		json_object_object_foreach (v, name, layer) {
-			struct layer_ctx lc = {.file = file,
-					       .prefix = path,
-					       .mode_name = name};
+			struct layer_ctx lc = {.file = file, .prefix = path, .mode_name = name};
 			enum sandbox_mode m;
 
 			path_join(path, sizeof(path), "modes", name);
 			if (sandbox_mode_parse(name, &m) < 0)
-				return policy_error_set(
-					err, file, path, -EINVAL,
-					"unknown mode '%s'; valid modes: "
-					"workspace-write, read-only, "
-					"full-access",
-					name);
+				return policy_error_set(err, file, path, -EINVAL,
+							"unknown mode '%s'; valid modes: "
+							"workspace-write, read-only, "
+							"full-access",
+							name);
 			r = check_layer(layer, &lc, err);
 			if (r < 0)
 				return r;
@@ -292,8 +280,8 @@ static int check_global(struct json_object *g, const char *file,
 	return 0;
 }
 
-static int agent_unknown(const char *file, struct json_object *agents,
-			 const char *agent, struct policy_error *err)
+static int agent_unknown(const char *file, struct json_object *agents, const char *agent,
+			 struct policy_error *err)
 {
 	char known[160] = "";
 	size_t n = 0;
@@ -303,26 +291,22 @@ static int agent_unknown(const char *file, struct json_object *agents,
 			size_t used = strlen(known);
 
 			(void)val;
-			snprintf(known + used, sizeof(known) - used, "%s%s",
-				 n++ ? ", " : "", name);
+			snprintf(known + used, sizeof(known) - used, "%s%s", n++ ? ", " : "", name);
 		}
 	}
 	if (n == 0)
-		return policy_error_set(
-			err, file, "agents", -EINVAL,
-			"unknown agent '%s': no agents are "
-			"defined; add agents.%s or drop --agent",
-			agent, agent);
+		return policy_error_set(err, file, "agents", -EINVAL,
+					"unknown agent '%s': no agents are "
+					"defined; add agents.%s or drop --agent",
+					agent, agent);
 	return policy_error_set(err, file, "agents", -EINVAL,
-				"unknown agent '%s'; known agents: %s", agent,
-				known);
+				"unknown agent '%s'; known agents: %s", agent, known);
 }
 
 /* ---- the layers in order ---- */
 
-static int add_layer(struct load *l, struct json_object *obj, const char *file,
-		     const char *prefix, const char *origin,
-		     struct policy_error *err)
+static int add_layer(struct load *l, struct json_object *obj, const char *file, const char *prefix,
+		     const char *origin, struct policy_error *err)
 {
 	struct load_layer *ly;
 	size_t fixed = ARRAY_SIZE(l->layers);
@@ -332,8 +316,7 @@ static int add_layer(struct load *l, struct json_object *obj, const char *file,
 
 		m = realloc(l->more, (l->n_layers - fixed + 1) * sizeof(*m));
 		if (!m)
-			return policy_error_set(err, file, "", -ENOMEM,
-						"out of memory");
+			return policy_error_set(err, file, "", -ENOMEM, "out of memory");
 		l->more = m;
 	}
 	ly = layer_at(l, l->n_layers);
@@ -343,8 +326,7 @@ static int add_layer(struct load *l, struct json_object *obj, const char *file,
 	snprintf(ly->prefix, sizeof(ly->prefix), "%s", prefix);
 	ly->origin = strdup(origin);
 	if (!ly->origin)
-		return policy_error_set(err, file, "", -ENOMEM,
-					"out of memory");
+		return policy_error_set(err, file, "", -ENOMEM, "out of memory");
 	l->n_layers++;
 	return 0;
 }
@@ -363,10 +345,8 @@ static bool layer_mode(struct json_object *layer, enum sandbox_mode *m)
  * The mode the layers above the mode layer settle on: flags, then the
  * layer files from the last, the task, the agent, the global sandbox.
  */
-static enum sandbox_mode final_mode(const struct load *l,
-				    const struct policy_sources *src,
-				    struct json_object *sandbox,
-				    struct json_object *agent)
+static enum sandbox_mode final_mode(const struct load *l, const struct policy_sources *src,
+				    struct json_object *sandbox, struct json_object *agent)
 {
 	enum sandbox_mode m = MODE_WORKSPACE_WRITE;
 
@@ -375,8 +355,7 @@ static enum sandbox_mode final_mode(const struct load *l,
 	for (size_t i = l->n_files; i > 0; i--)
 		if (layer_mode(l->files[i - 1], &m))
 			return m;
-	if (layer_mode(l->task, &m) || layer_mode(agent, &m) ||
-	    layer_mode(sandbox, &m))
+	if (layer_mode(l->task, &m) || layer_mode(agent, &m) || layer_mode(sandbox, &m))
 		return m;
 	return MODE_WORKSPACE_WRITE;
 }
@@ -395,8 +374,7 @@ static int collect_layers(struct load *l, const struct policy_sources *src,
 		json_object_object_get_ex(l->global, "agents", &agents);
 		json_object_object_get_ex(l->global, "modes", &modes);
 	}
-	if (src->agent &&
-	    (!agents || !json_object_object_get_ex(agents, src->agent, &agent)))
+	if (src->agent && (!agents || !json_object_object_get_ex(agents, src->agent, &agent)))
 		return agent_unknown(l->global_file, agents, src->agent, err);
 
 	mname = sandbox_mode_name(final_mode(l, src, sandbox, agent));
@@ -443,22 +421,18 @@ static int collect_layers(struct load *l, const struct policy_sources *src,
 			return r;
 	}
 	if (src->flags)
-		return add_layer(l, src->flags, "command line", "", "flags",
-				 err);
+		return add_layer(l, src->flags, "command line", "", "flags", err);
 	return 0;
 }
 
-static int read_layers(struct load *l, const struct policy_sources *src,
-		       struct policy_error *err)
+static int read_layers(struct load *l, const struct policy_sources *src, struct policy_error *err)
 {
 	size_t n = 0;
 	int r;
 
-	l->global_file = src->global_file ? src->global_file
-					  : POLICY_DEFAULT_CONFIG;
+	l->global_file = src->global_file ? src->global_file : POLICY_DEFAULT_CONFIG;
 	if (!src->no_global) {
-		r = load_file(l->global_file, !src->global_file, "global config",
-			      &l->global, err);
+		r = load_file(l->global_file, !src->global_file, "global config", &l->global, err);
 		if (r < 0)
 			return r;
 	}
@@ -468,8 +442,7 @@ static int read_layers(struct load *l, const struct policy_sources *src,
 			return r;
 	}
 	if (src->task_file) {
-		r = load_file(src->task_file, false, "task file", &l->task,
-			      err);
+		r = load_file(src->task_file, false, "task file", &l->task, err);
 		if (r < 0)
 			return r;
 	}
@@ -478,12 +451,11 @@ static int read_layers(struct load *l, const struct policy_sources *src,
 	if (n) {
 		l->files = calloc(n, sizeof(*l->files));
 		if (!l->files)
-			return policy_error_set(err, src->files[0], "", -ENOMEM,
-						"out of memory");
+			return policy_error_set(err, src->files[0], "", -ENOMEM, "out of memory");
 	}
 	for (; l->n_files < n; l->n_files++) {
-		r = load_file(src->files[l->n_files], false, "layer file",
-			      &l->files[l->n_files], err);
+		r = load_file(src->files[l->n_files], false, "layer file", &l->files[l->n_files],
+			      err);
 		if (r < 0)
 			return r;
 	}
@@ -506,8 +478,7 @@ static bool var_char(char c)
  * <cwd> and ~ at the start, then $VAR, ${VAR} and $$ anywhere; then made
  * absolute against cwd. -EINVAL with why filled, or -ENOMEM.
  */
-static int expand_path(const char *in, const char *cwd, char **out, char *why,
-		       size_t whysize)
+static int expand_path(const char *in, const char *cwd, char **out, char *why, size_t whysize)
 {
 	_cleanup_free_ char *buf = NULL;
 	const char *s = in;
@@ -611,8 +582,8 @@ out:
 }
 
 /* Where the raw list entry came from: the last layer that names it. */
-static void list_origin(const struct load *l, const char *key, const char *raw,
-			const char **file, char *path, size_t size)
+static void list_origin(const struct load *l, const char *key, const char *raw, const char **file,
+			char *path, size_t size)
 {
 	static const char *const sects[] = {"extra", "restrictions"};
 
@@ -623,8 +594,7 @@ static void list_origin(const struct load *l, const char *key, const char *raw,
 			struct json_object *sect, *arr;
 			size_t n;
 
-			if (!json_object_object_get_ex(ly->obj, sects[k],
-						       &sect) ||
+			if (!json_object_object_get_ex(ly->obj, sects[k], &sect) ||
 			    !json_object_object_get_ex(sect, key, &arr))
 				continue;
 			n = json_object_array_length(arr);
@@ -635,8 +605,7 @@ static void list_origin(const struct load *l, const char *key, const char *raw,
 				e = json_object_array_get_idx(arr, j);
 				if (!streq(json_object_get_string(e), raw))
 					continue;
-				path_join(sect_key, sizeof(sect_key), sects[k],
-					  key);
+				path_join(sect_key, sizeof(sect_key), sects[k], key);
 				path_index(sub, sizeof(sub), sect_key, j);
 				*file = ly->file;
 				path_join(path, size, ly->prefix, sub);
@@ -649,8 +618,8 @@ static void list_origin(const struct load *l, const char *key, const char *raw,
 }
 
 /* The last layer that sets key, for errors about the merged value. */
-static bool key_origin(const struct load *l, const char *key, const char **file,
-		       char *path, size_t size)
+static bool key_origin(const struct load *l, const char *key, const char **file, char *path,
+		       size_t size)
 {
 	for (size_t i = l->n_layers; i > 0; i--) {
 		const struct load_layer *ly = layer_at((struct load *)l, i - 1);
@@ -664,8 +633,8 @@ static bool key_origin(const struct load *l, const char *key, const char **file,
 	return false;
 }
 
-static int workspace_origin_err(const struct load *l, struct policy_error *err,
-				int r, const char *msg)
+static int workspace_origin_err(const struct load *l, struct policy_error *err, int r,
+				const char *msg)
 {
 	const char *file = "current directory";
 	char path[128] = "workspace";
@@ -674,8 +643,7 @@ static int workspace_origin_err(const struct load *l, struct policy_error *err,
 	return policy_error_set(err, file, path, r, "%s", msg);
 }
 
-static int expand_workspace(struct bpfbox_policy *p, const struct load *l,
-			    struct policy_error *err)
+static int expand_workspace(struct bpfbox_policy *p, const struct load *l, struct policy_error *err)
 {
 	_cleanup_free_ char *abs = NULL, *real = NULL;
 	char why[200], msg[sizeof(err->message)];
@@ -685,14 +653,12 @@ static int expand_workspace(struct bpfbox_policy *p, const struct load *l,
 	if (!p->workspace) {
 		abs = strdup(l->cwd);
 		if (!abs)
-			return workspace_origin_err(l, err, -ENOMEM,
-						    "out of memory");
+			return workspace_origin_err(l, err, -ENOMEM, "out of memory");
 	} else {
 		r = expand_path(p->workspace, l->cwd, &abs, why, sizeof(why));
 		if (r < 0)
-			return workspace_origin_err(
-				l, err, r,
-				r == -ENOMEM ? "out of memory" : why);
+			return workspace_origin_err(l, err, r,
+						    r == -ENOMEM ? "out of memory" : why);
 	}
 	real = realpath(abs, NULL);
 	if (!real) {
@@ -722,8 +688,8 @@ static int expand_workspace(struct bpfbox_policy *p, const struct load *l,
 	return 0;
 }
 
-static int expand_list(struct strv *list, const char *key, bool writable,
-		       const struct load *l, struct policy_error *err)
+static int expand_list(struct strv *list, const char *key, bool writable, const struct load *l,
+		       struct policy_error *err)
 {
 	struct strv out = {0};
 	char path[128], why[200];
@@ -747,27 +713,24 @@ static int expand_list(struct strv *list, const char *key, bool writable,
 		if (!real) {
 			r = -errno;
 			if (r == -ENOENT)
-				policy_error_set(
-					err, file, path, r,
-					"'%s' does not exist; create it "
-					"or remove it from the list",
-					abs);
+				policy_error_set(err, file, path, r,
+						 "'%s' does not exist; create it "
+						 "or remove it from the list",
+						 abs);
 			else
-				policy_error_set(
-					err, file, path, r,
-					"'%s': %s; fix it or remove it "
-					"from the list",
-					abs, strerror(-r));
+				policy_error_set(err, file, path, r,
+						 "'%s': %s; fix it or remove it "
+						 "from the list",
+						 abs, strerror(-r));
 			goto fail;
 		}
 		rule = writable ? policy_writable_rule(real) : NULL;
 		if (rule) {
-			r = policy_error_set(
-				err, file, path, -EINVAL,
-				"write access to '%s' would undo the "
-				"sandbox: it is %s; grant a narrower "
-				"directory",
-				real, rule);
+			r = policy_error_set(err, file, path, -EINVAL,
+					     "write access to '%s' would undo the "
+					     "sandbox: it is %s; grant a narrower "
+					     "directory",
+					     real, rule);
 			goto fail;
 		}
 		r = strv_push_unique(&out, real);
@@ -778,8 +741,7 @@ static int expand_list(struct strv *list, const char *key, bool writable,
 	*list = out;
 	return 0;
 oom:
-	r = policy_error_set(err, "effective policy", key, -ENOMEM,
-			     "out of memory");
+	r = policy_error_set(err, "effective policy", key, -ENOMEM, "out of memory");
 fail:
 	strv_clear(&out);
 	return r;
@@ -791,19 +753,16 @@ static void relocate_error(const struct load *l, struct policy_error *err)
 	char msg[sizeof(err->message)], path[128];
 	const char *file;
 
-	if (!err ||
-	    !(streq(err->path, "workspace") || streq(err->path, "user")))
+	if (!err || !(streq(err->path, "workspace") || streq(err->path, "user")))
 		return;
 	snprintf(msg, sizeof(msg), "%s", err->message);
 	if (key_origin(l, err->path, &file, path, sizeof(path)))
 		policy_error_set(err, file, path, 0, "%s", msg);
 	else if (streq(err->path, "workspace"))
-		policy_error_set(err, "current directory", "workspace", 0, "%s",
-				 msg);
+		policy_error_set(err, "current directory", "workspace", 0, "%s", msg);
 }
 
-int policy_load(struct bpfbox_policy *p, const struct policy_sources *src,
-		struct policy_error *err)
+int policy_load(struct bpfbox_policy *p, const struct policy_sources *src, struct policy_error *err)
 {
 	static const struct policy_sources none = {0};
 	struct load l = {0};
@@ -837,8 +796,7 @@ int policy_load(struct bpfbox_policy *p, const struct policy_sources *src,
 		int e = errno;
 
 		r = policy_error_set(err, "current directory", "", -e,
-				     "cannot get the current directory: %s",
-				     strerror(e));
+				     "cannot get the current directory: %s", strerror(e));
 		goto out;
 	}
 	r = expand_workspace(p, &l, err);

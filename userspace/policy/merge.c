@@ -19,19 +19,17 @@
 #include "../lib/util.h"
 
 static const char *const layer_keys[] = {
-	"mode",	       "workspace", "network",	    "user",  "allow_unconfined",
-	"private_tmp", "namespaces", "limits",    "restrictions", "extra", "read_host", "net_resolver",
+	"mode",	      "workspace", "network",	   "user",  "allow_unconfined", "private_tmp",
+	"namespaces", "limits",	   "restrictions", "extra", "read_host",	"net_resolver",
 };
-#define LAYER_KEYS                                                        \
+#define LAYER_KEYS                                                                               \
 	"mode, workspace, network, user, allow_unconfined, private_tmp, namespaces, read_host, " \
 	"limits, restrictions, extra, net_resolver"
-#define LIMIT_KEYS                                                         \
-	"timeout_s, output_bytes, memory_mb, pids, cpu_percent, disk_mb, " \
+#define LIMIT_KEYS                                                            \
+	"timeout_s, output_bytes, memory_mb, pids, cpu_percent, disk_mb, "    \
 	"file_size_mb, open_files, pause_timeout_s, timeout_counts, on_oom, " \
 	"on_disk"
-#define DENY_FORMS \
-	"an absolute path, **/NAME, **/*.SUFFIX, **/NAME.* or **/DIR/NAME"
-
+#define DENY_FORMS "an absolute path, **/NAME, **/*.SUFFIX, **/NAME.* or **/DIR/NAME"
 
 /* Sets NAME=VALUE, replacing an earlier entry for NAME in place. */
 static int env_set(struct strv *env, const char *name, const char *value)
@@ -42,8 +40,7 @@ static int env_set(struct strv *env, const char *name, const char *value)
 	if (asprintf(&entry, "%s=%s", name, value) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < env->n; i++) {
-		if (strncmp(env->v[i], name, len) == 0 &&
-		    env->v[i][len] == '=') {
+		if (strncmp(env->v[i], name, len) == 0 && env->v[i][len] == '=') {
 			free(env->v[i]);
 			env->v[i] = entry;
 			return 0;
@@ -58,9 +55,8 @@ static int env_set(struct strv *env, const char *name, const char *value)
 }
 
 /* An error at sub (a path inside the layer); always -EINVAL. */
-__attribute__((format(printf, 4, 5))) int
-lerr(const struct layer_ctx *lc, struct policy_error *err, const char *sub,
-     const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) int lerr(const struct layer_ctx *lc, struct policy_error *err,
+					       const char *sub, const char *fmt, ...)
 {
 	char path[sizeof(err->path)];
 	va_list ap;
@@ -75,10 +71,8 @@ lerr(const struct layer_ctx *lc, struct policy_error *err, const char *sub,
 
 int oom(const struct layer_ctx *lc, struct policy_error *err)
 {
-	return policy_error_set(err, lc->file, lc->prefix, -ENOMEM,
-				"out of memory");
+	return policy_error_set(err, lc->file, lc->prefix, -ENOMEM, "out of memory");
 }
-
 
 /* ---- value checks ---- */
 
@@ -91,8 +85,8 @@ static bool in_list(const char *s, const char *const *list, size_t n)
 }
 
 /* A non-empty JSON string without NUL bytes. */
-static int get_string(const struct layer_ctx *lc, struct policy_error *err,
-		      const char *sub, struct json_object *v, const char **out)
+static int get_string(const struct layer_ctx *lc, struct policy_error *err, const char *sub,
+		      struct json_object *v, const char **out)
 {
 	const char *s;
 	int len;
@@ -109,8 +103,8 @@ static int get_string(const struct layer_ctx *lc, struct policy_error *err,
 	return 0;
 }
 
-static int get_bool(const struct layer_ctx *lc, struct policy_error *err,
-		    const char *sub, struct json_object *v, bool *out)
+static int get_bool(const struct layer_ctx *lc, struct policy_error *err, const char *sub,
+		    struct json_object *v, bool *out)
 {
 	if (!json_object_is_type(v, json_type_boolean))
 		return lerr(lc, err, sub, "must be true or false");
@@ -121,8 +115,7 @@ static int get_bool(const struct layer_ctx *lc, struct policy_error *err,
 /* A single path component: no '/', no '*', not "." or "..". */
 static bool plain_name(const char *s, size_t len)
 {
-	if (len == 0 || (len == 1 && s[0] == '.') ||
-	    (len == 2 && s[0] == '.' && s[1] == '.'))
+	if (len == 0 || (len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.'))
 		return false;
 	for (size_t i = 0; i < len; i++)
 		if (s[i] == '/' || s[i] == '*')
@@ -162,8 +155,7 @@ static const char *deny_pattern_problem(const char *s)
 	rest = s + 3;
 	slash = strchr(rest, '/');
 	if (slash) {
-		if (plain_name(rest, slash - rest) &&
-		    plain_name(slash + 1, strlen(slash + 1)))
+		if (plain_name(rest, slash - rest) && plain_name(slash + 1, strlen(slash + 1)))
 			return NULL;
 		return "**/DIR/NAME takes two plain names without '*'";
 	}
@@ -185,20 +177,19 @@ static const char *deny_pattern_problem(const char *s)
 
 static bool env_name_ok(const char *s)
 {
-	if (!(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') ||
-	      (s[0] >= 'a' && s[0] <= 'z')))
+	if (!(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')))
 		return false;
 	for (const char *c = s + 1; *c; c++)
-		if (!(*c == '_' || (*c >= 'A' && *c <= 'Z') ||
-		      (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9')))
+		if (!(*c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+		      (*c >= '0' && *c <= '9')))
 			return false;
 	return strlen(s) <= 255;
 }
 
 /* ---- merging ---- */
 
-static int merge_limits(struct bpfbox_policy *p, struct json_object *o,
-			const struct layer_ctx *lc, struct policy_error *err)
+static int merge_limits(struct bpfbox_policy *p, struct json_object *o, const struct layer_ctx *lc,
+			struct policy_error *err)
 {
 	if (!json_object_is_type(o, json_type_object))
 		return lerr(lc, err, "limits", "must be an object");
@@ -212,10 +203,8 @@ static int merge_limits(struct bpfbox_policy *p, struct json_object *o,
 			if (streq(key, policy_limit_defs[i].key))
 				d = &policy_limit_defs[i];
 		if (!d)
-			return lerr(
-				lc, err, sub,
-				"unknown limit '%s'; valid limits: " LIMIT_KEYS,
-				key);
+			return lerr(lc, err, sub, "unknown limit '%s'; valid limits: " LIMIT_KEYS,
+				    key);
 		if (d->kind == LK_CHOICE) {
 			size_t n;
 
@@ -224,8 +213,8 @@ static int merge_limits(struct bpfbox_policy *p, struct json_object *o,
 				    streq(json_object_get_string(v), d->names[n]))
 					break;
 			if (!d->names[n])
-				return lerr(lc, err, sub, "must be \"%s\" or \"%s\"",
-					    d->names[0], d->names[1]);
+				return lerr(lc, err, sub, "must be \"%s\" or \"%s\"", d->names[0],
+					    d->names[1]);
 			*(uint64_t *)((char *)&p->limits + d->offset) = n;
 			continue;
 		}
@@ -243,23 +232,27 @@ static int merge_limits(struct bpfbox_policy *p, struct json_object *o,
 			}
 			if (r < 0)
 				return lerr(lc, err, sub, "'%s' is not %s", str,
-					    d->kind == LK_SECONDS ? "a duration such as 90, 500ms, 5s, 2m or 1h"
+					    d->kind == LK_SECONDS
+						    ? "a duration such as 90, 500ms, 5s, 2m or 1h"
 					    : d->kind == LK_MB ? "a size such as 512, 512M or 2G"
 							       : "a size such as 65536, 64K or 1M");
 			if (u < d->min * d->scale)
 				return lerr(lc, err, sub, "must be at least %llu%s",
 					    (unsigned long long)d->min,
-					    d->kind == LK_SECONDS ? " s" : d->kind == LK_MB ? " MB" : "");
+					    d->kind == LK_SECONDS ? " s"
+					    : d->kind == LK_MB	  ? " MB"
+								  : "");
 			if (u > POLICY_LIMIT_MAX * d->scale)
 				return lerr(lc, err, sub, "'%s' is too large", str);
 			*(uint64_t *)((char *)&p->limits + d->offset) = u;
 			continue;
 		}
-		if (!json_object_is_type(v, json_type_int) ||
-		    json_object_get_int64(v) < 0)
-			return lerr(lc, err, sub,
-				    d->kind == LK_NUM ? "must be a non-negative integer"
-				    : "must be a non-negative integer or a string with a unit");
+		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+			return lerr(
+				lc, err, sub,
+				d->kind == LK_NUM
+					? "must be a non-negative integer"
+					: "must be a non-negative integer or a string with a unit");
 		u = json_object_get_uint64(v);
 		if (u < d->min)
 			return lerr(lc, err, sub,
@@ -294,9 +287,8 @@ static const char *exec_deny_problem(const char *s)
 	return NULL;
 }
 
-static int parse_list(struct json_object *a, const char *sub, enum list_kind kind,
-		      struct strv *out, const struct layer_ctx *lc,
-		      struct policy_error *err)
+static int parse_list(struct json_object *a, const char *sub, enum list_kind kind, struct strv *out,
+		      const struct layer_ctx *lc, struct policy_error *err)
 {
 	size_t n;
 
@@ -319,11 +311,12 @@ static int parse_list(struct json_object *a, const char *sub, enum list_kind kin
 
 			if (net_rule_parse(s, cidr, sizeof(cidr), &lo, &hi) < 0 &&
 			    net_name_rule_parse(s, cidr, sizeof(cidr), &lo, &hi) < 0)
-				return lerr(lc, err, esub,
-					    "invalid network rule '%.80s'; use HOST[:PORT[-PORT]] with "
-					    "HOST a name (pypi.org), a wildcard (*.example.com), an "
-					    "address or a CIDR, e.g. pypi.org:443 or 10.0.0.0/8:443",
-					    s);
+				return lerr(
+					lc, err, esub,
+					"invalid network rule '%.80s'; use HOST[:PORT[-PORT]] with "
+					"HOST a name (pypi.org), a wildcard (*.example.com), an "
+					"address or a CIDR, e.g. pypi.org:443 or 10.0.0.0/8:443",
+					s);
 		} else if (kind == LIST_EXEC) {
 			why = exec_deny_problem(s);
 			if (why)
@@ -346,8 +339,7 @@ static int parse_list(struct json_object *a, const char *sub, enum list_kind kin
 					    "use " DENY_FORMS,
 					    s, why);
 		} else if (strlen(s) >= PATH_MAX) {
-			return lerr(lc, err, esub, "is longer than %d bytes",
-				    PATH_MAX - 1);
+			return lerr(lc, err, esub, "is longer than %d bytes", PATH_MAX - 1);
 		}
 		if (strv_push_unique(out, s) < 0)
 			return oom(lc, err);
@@ -360,8 +352,7 @@ static int parse_env(struct json_object *o, const char *sub, struct strv *env,
 		     const struct layer_ctx *lc, struct policy_error *err)
 {
 	if (!json_object_is_type(o, json_type_object))
-		return lerr(lc, err, sub,
-			    "must be an object of \"NAME\": \"VALUE\" strings");
+		return lerr(lc, err, sub, "must be an object of \"NAME\": \"VALUE\" strings");
 	json_object_object_foreach (o, name, v) {
 		char esub[128];
 		const char *val;
@@ -376,8 +367,7 @@ static int parse_env(struct json_object *o, const char *sub, struct strv *env,
 			return lerr(lc, err, esub, "must be a string");
 		val = json_object_get_string(v);
 		if (strlen(val) != (size_t)json_object_get_string_len(v))
-			return lerr(lc, err, esub,
-				    "must not contain a NUL character");
+			return lerr(lc, err, esub, "must not contain a NUL character");
 		if (env_set(env, name, val) < 0)
 			return oom(lc, err);
 	}
@@ -385,16 +375,16 @@ static int parse_env(struct json_object *o, const char *sub, struct strv *env,
 }
 
 /* restrictions (replace) or extra (append) of one layer. */
-static int merge_lists(struct bpfbox_policy *p, struct json_object *o,
-		       const char *sect, bool replace, const char *origin,
-		       const struct layer_ctx *lc, struct policy_error *err)
+static int merge_lists(struct bpfbox_policy *p, struct json_object *o, const char *sect,
+		       bool replace, const char *origin, const struct layer_ctx *lc,
+		       struct policy_error *err)
 {
-	static const char *const keys[] = {"ro",	"rw",	     "deny",	  "net_allow",
+	static const char *const keys[] = {"ro",       "rw",	    "deny",	     "net_allow",
 					   "net_deny", "exec_deny", "deny_commands", "env",
 					   "commands"};
 	static const enum list_kind kinds[] = {LIST_PATH, LIST_PATH, LIST_DENY, LIST_NET,
 					       LIST_NET,  LIST_EXEC, LIST_CMD};
-	struct strv *lists[] = {&p->ro_paths, &p->rw_paths,  &p->deny_paths, &p->net_allow,
+	struct strv *lists[] = {&p->ro_paths, &p->rw_paths,  &p->deny_paths,   &p->net_allow,
 				&p->net_deny, &p->exec_deny, &p->deny_commands};
 	struct json_object *v;
 	char sub[128];
@@ -413,8 +403,7 @@ static int merge_lists(struct bpfbox_policy *p, struct json_object *o,
 				    key);
 		}
 	}
-	if (replace && json_object_object_get_ex(o, "deny", NULL) &&
-	    !lc->may_replace_deny) {
+	if (replace && json_object_object_get_ex(o, "deny", NULL) && !lc->may_replace_deny) {
 		path_join(sub, sizeof(sub), sect, "deny");
 		return lerr(lc, err, sub,
 			    "deny list can only be replaced in the global or "
@@ -525,8 +514,7 @@ static int merge_scalars(struct bpfbox_policy *p, struct json_object *layer,
 		if (r < 0)
 			return r;
 		if (strlen(s) >= PATH_MAX)
-			return lerr(lc, err, "workspace",
-				    "is longer than %d bytes", PATH_MAX - 1);
+			return lerr(lc, err, "workspace", "is longer than %d bytes", PATH_MAX - 1);
 		dup = strdup(s);
 		if (!dup)
 			return oom(lc, err);
@@ -552,8 +540,7 @@ static int merge_scalars(struct bpfbox_policy *p, struct json_object *layer,
 
 		if (!json_object_is_type(v, json_type_null)) {
 			if (!json_object_is_type(v, json_type_string))
-				return lerr(lc, err, "user",
-					    "must be a user name or null");
+				return lerr(lc, err, "user", "must be a user name or null");
 			r = get_string(lc, err, "user", v, &s);
 			if (r < 0)
 				return r;
@@ -577,8 +564,7 @@ static int merge_scalars(struct bpfbox_policy *p, struct json_object *layer,
 		p->net_resolver = dup;
 	}
 	if (json_object_object_get_ex(layer, "allow_unconfined", &v)) {
-		r = get_bool(lc, err, "allow_unconfined", v,
-			     &p->allow_unconfined);
+		r = get_bool(lc, err, "allow_unconfined", v, &p->allow_unconfined);
 		if (r < 0)
 			return r;
 	}
@@ -600,9 +586,8 @@ static int merge_scalars(struct bpfbox_policy *p, struct json_object *layer,
 	return 0;
 }
 
-static int merge_into(struct bpfbox_policy *p, struct json_object *layer,
-		      const char *origin, const struct layer_ctx *lc,
-		      struct policy_error *err)
+static int merge_into(struct bpfbox_policy *p, struct json_object *layer, const char *origin,
+		      const struct layer_ctx *lc, struct policy_error *err)
 {
 	struct json_object *v;
 	int r;
@@ -631,9 +616,8 @@ static int merge_into(struct bpfbox_policy *p, struct json_object *layer,
 	return 0;
 }
 
-int layer_merge(struct bpfbox_policy *p, struct json_object *layer,
-		const char *origin, const struct layer_ctx *lc,
-		struct policy_error *err)
+int layer_merge(struct bpfbox_policy *p, struct json_object *layer, const char *origin,
+		const struct layer_ctx *lc, struct policy_error *err)
 {
 	struct bpfbox_policy n;
 	int r;
@@ -643,9 +627,7 @@ int layer_merge(struct bpfbox_policy *p, struct json_object *layer,
 	json_object_object_foreach (layer, key, val) {
 		(void)val;
 		if (!in_list(key, layer_keys, ARRAY_SIZE(layer_keys)))
-			return lerr(lc, err, key,
-				    "unknown key '%s'; valid keys: " LAYER_KEYS,
-				    key);
+			return lerr(lc, err, key, "unknown key '%s'; valid keys: " LAYER_KEYS, key);
 	}
 	/* Work on a copy so that p is unchanged when the layer is invalid. */
 	if (policy_dup(&n, p) < 0)
@@ -665,8 +647,8 @@ int layer_merge(struct bpfbox_policy *p, struct json_object *layer,
  * "FILE:agents.NAME", "FILE:modes.MODE", "task:FILE", "file:FILE", "flags".
  * Only the first two may replace the deny list.
  */
-int policy_merge_layer(struct bpfbox_policy *p, struct json_object *layer,
-		       const char *origin, struct policy_error *err)
+int policy_merge_layer(struct bpfbox_policy *p, struct json_object *layer, const char *origin,
+		       struct policy_error *err)
 {
 	struct layer_ctx lc = {.file = origin ? origin : "layer", .prefix = ""};
 	_cleanup_free_ char *file = NULL;
@@ -685,9 +667,7 @@ int policy_merge_layer(struct bpfbox_policy *p, struct json_object *layer,
 		if (sandbox || agent || mode) {
 			file = strndup(origin, colon - origin);
 			if (!file)
-				return policy_error_set(err, origin, "",
-							-ENOMEM,
-							"out of memory");
+				return policy_error_set(err, origin, "", -ENOMEM, "out of memory");
 			lc.file = file;
 			lc.prefix = suffix;
 			lc.may_replace_deny = sandbox || agent;
@@ -697,4 +677,3 @@ int policy_merge_layer(struct bpfbox_policy *p, struct json_object *layer,
 	}
 	return layer_merge(p, layer, origin, &lc, err);
 }
-

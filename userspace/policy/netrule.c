@@ -40,7 +40,8 @@ int net_rule_parse(const char *rule, char *cidr, size_t size, uint16_t *lo, uint
 	if (slash) {
 		errno = 0;
 		plen = strtoul(slash + 1, &end, 10);
-		if (errno || end == slash + 1 || (*end && *end != ':') || plen > (v6 ? 128UL : 32UL))
+		if (errno || end == slash + 1 || (*end && *end != ':') ||
+		    plen > (v6 ? 128UL : 32UL))
 			return -EINVAL;
 	}
 	a = 0;

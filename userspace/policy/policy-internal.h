@@ -23,9 +23,9 @@ struct limit_def {
 	const char *key; /* JSON name */
 	enum limit_kind kind;
 	const char *const *names; /* LK_CHOICE: index -> name */
-	size_t offset;	 /* in struct policy_limits */
-	uint64_t min;	 /* in JSON units */
-	uint64_t scale;	 /* JSON unit -> stored unit (timeout_s -> ms: 1000) */
+	size_t offset;		  /* in struct policy_limits */
+	uint64_t min;		  /* in JSON units */
+	uint64_t scale;		  /* JSON unit -> stored unit (timeout_s -> ms: 1000) */
 };
 
 extern const struct limit_def policy_limit_defs[];
@@ -40,21 +40,18 @@ struct layer_ctx {
 };
 
 /* policy_merge_layer with the naming and rights spelled out. */
-int layer_merge(struct bpfbox_policy *p, struct json_object *layer,
-		const char *origin, const struct layer_ctx *ctx,
-		struct policy_error *err);
+int layer_merge(struct bpfbox_policy *p, struct json_object *layer, const char *origin,
+		const struct layer_ctx *ctx, struct policy_error *err);
 
 /* Fills *err (if not NULL) and returns r. file/path must not point into err. */
-int policy_error_set(struct policy_error *err, const char *file,
-		     const char *path, int r, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-int policy_error_vset(struct policy_error *err, const char *file,
-		      const char *path, int r, const char *fmt, va_list ap)
-	__attribute__((format(printf, 5, 0)));
+int policy_error_set(struct policy_error *err, const char *file, const char *path, int r,
+		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int policy_error_vset(struct policy_error *err, const char *file, const char *path, int r,
+		      const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 
 /* An error at sub (a path inside the layer, merge.c); always -EINVAL. */
-int lerr(const struct layer_ctx *lc, struct policy_error *err, const char *sub,
-	 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int lerr(const struct layer_ctx *lc, struct policy_error *err, const char *sub, const char *fmt,
+	 ...) __attribute__((format(printf, 4, 5)));
 /* -ENOMEM, named after the layer. */
 int oom(const struct layer_ctx *lc, struct policy_error *err);
 

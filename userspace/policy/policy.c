@@ -20,36 +20,29 @@
 #include "../lib/util.h"
 
 static const char *const default_deny[] = {
-	"/etc/shadow",	   "/etc/gshadow",
-	"/etc/sudoers",	   "/etc/sudoers.d",
-	"**/.env",	   "**/.env.*",
-	"**/credentials",  "**/credentials.*",
-	"**/secrets",	   "**/secrets.*",
-	"**/*.pem",	   "**/*.key",
-	"**/*.p12",	   "**/*.pfx",
-	"**/.ssh",	   "**/id_rsa",
-	"**/id_dsa",	   "**/id_ecdsa",
-	"**/id_ed25519",   "**/.aws",
-	"**/.azure",	   "**/.config/gcloud",
-	"**/.gnupg",	   "**/.docker/config.json",
-	"**/.netrc",	   "**/.npmrc",
-	"**/.pypirc",	   "**/.git-credentials",
+	"/etc/shadow",	   "/etc/gshadow",	"/etc/sudoers",	  "/etc/sudoers.d",
+	"**/.env",	   "**/.env.*",		"**/credentials", "**/credentials.*",
+	"**/secrets",	   "**/secrets.*",	"**/*.pem",	  "**/*.key",
+	"**/*.p12",	   "**/*.pfx",		"**/.ssh",	  "**/id_rsa",
+	"**/id_dsa",	   "**/id_ecdsa",	"**/id_ed25519",  "**/.aws",
+	"**/.azure",	   "**/.config/gcloud", "**/.gnupg",	  "**/.docker/config.json",
+	"**/.netrc",	   "**/.npmrc",		"**/.pypirc",	  "**/.git-credentials",
 	"**/.kube/config",
 };
 
-#define LIMIT(k, field, m, s, kd)                                          \
-	{                                                                  \
-		.key = k, .offset = offsetof(struct policy_limits, field), \
-		.min = m, .scale = s, .kind = kd                           \
+#define LIMIT(k, field, m, s, kd)                                                                \
+	{                                                                                        \
+		.key = k, .offset = offsetof(struct policy_limits, field), .min = m, .scale = s, \
+		.kind = kd                                                                       \
 	}
-#define CHOICE(k, field, n)                                                \
-	{                                                                  \
-		.key = k, .offset = offsetof(struct policy_limits, field), \
-		.scale = 1, .kind = LK_CHOICE, .names = n                  \
+#define CHOICE(k, field, n)                                                            \
+	{                                                                              \
+		.key = k, .offset = offsetof(struct policy_limits, field), .scale = 1, \
+		.kind = LK_CHOICE, .names = n                                          \
 	}
 
-static const char *const timeout_counts_names[] = { "wall", "running", NULL };
-static const char *const on_limit_names[] = { "pause", "kill", NULL };
+static const char *const timeout_counts_names[] = {"wall", "running", NULL};
+static const char *const on_limit_names[] = {"pause", "kill", NULL};
 
 const struct limit_def policy_limit_defs[] = {
 	LIMIT("timeout_s", timeout_ms, 0, 1000, LK_SECONDS),
@@ -134,7 +127,6 @@ static int strv_copy(struct strv *dst, const struct strv *src)
 	return 0;
 }
 
-
 /* ---- errors ---- */
 
 /* Errors are one line: control characters from the input become '?'. */
@@ -145,8 +137,8 @@ static void sanitize(char *s)
 			*s = '?';
 }
 
-int policy_error_vset(struct policy_error *err, const char *file,
-		      const char *path, int r, const char *fmt, va_list ap)
+int policy_error_vset(struct policy_error *err, const char *file, const char *path, int r,
+		      const char *fmt, va_list ap)
 {
 	if (!err)
 		return r;
@@ -159,8 +151,8 @@ int policy_error_vset(struct policy_error *err, const char *file,
 	return r;
 }
 
-int policy_error_set(struct policy_error *err, const char *file,
-		     const char *path, int r, const char *fmt, ...)
+int policy_error_set(struct policy_error *err, const char *file, const char *path, int r,
+		     const char *fmt, ...)
 {
 	va_list ap;
 
@@ -170,14 +162,12 @@ int policy_error_set(struct policy_error *err, const char *file,
 	return r;
 }
 
-const char *policy_error_format(const struct policy_error *err, char *buf,
-				size_t size)
+const char *policy_error_format(const struct policy_error *err, char *buf, size_t size)
 {
 	int n;
 
 	if (err->path[0])
-		n = snprintf(buf, size, "%s: at %s: %s", err->file, err->path,
-			     err->message);
+		n = snprintf(buf, size, "%s: at %s: %s", err->file, err->path, err->message);
 	else
 		n = snprintf(buf, size, "%s: %s", err->file, err->message);
 	if (n < 0 && size > 0)
@@ -296,8 +286,7 @@ int policy_dup(struct bpfbox_policy *dst, const struct bpfbox_policy *src)
 	    strv_copy(&dst->exec_deny, &src->exec_deny) < 0 ||
 	    strv_copy(&dst->deny_commands, &src->deny_commands) < 0 ||
 	    cmd_rules_copy(&dst->cmd_rules, &src->cmd_rules) < 0 ||
-	    strv_copy(&dst->env, &src->env) < 0 ||
-	    strv_copy(&dst->origins, &src->origins) < 0)
+	    strv_copy(&dst->env, &src->env) < 0 || strv_copy(&dst->origins, &src->origins) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -324,4 +313,3 @@ int sandbox_mode_parse(const char *s, enum sandbox_mode *out)
 	}
 	return -EINVAL;
 }
-

@@ -42,8 +42,8 @@ enum cmd_action {
 
 /* One command rule (userspace/policy/rules.h): first match wins. */
 struct cmd_rule {
-	char *exe;    /* name or absolute path, a trailing '*' a prefix; NULL: any */
-	char *argv;   /* substring of argv joined with spaces; NULL: any */
+	char *exe;  /* name or absolute path, a trailing '*' a prefix; NULL: any */
+	char *argv; /* substring of argv joined with spaces; NULL: any */
 	enum cmd_action action;
 	char *origin; /* the layer that added it */
 };
@@ -66,10 +66,10 @@ struct policy_limits {
 	uint64_t output_bytes; /* cap on stdout+stderr, 0: none */
 	uint64_t memory_mb;
 	uint64_t pids;
-	uint64_t cpu_percent;  /* of one core */
+	uint64_t cpu_percent; /* of one core */
 	uint64_t disk_mb;
-	uint64_t file_size_mb; /* RLIMIT_FSIZE */
-	uint64_t open_files;   /* RLIMIT_NOFILE */
+	uint64_t file_size_mb;	   /* RLIMIT_FSIZE */
+	uint64_t open_files;	   /* RLIMIT_NOFILE */
 	uint64_t pause_timeout_ms; /* a paused session is killed after this */
 	uint64_t timeout_counts;   /* TIMEOUT_COUNTS_*: wall-clock or running time */
 	uint64_t on_oom;	   /* ON_LIMIT_*: what an OOM kill does to the session */
@@ -88,31 +88,31 @@ enum { ON_LIMIT_PAUSE, ON_LIMIT_KILL };
 
 struct bpfbox_policy {
 	enum sandbox_mode mode;
-	char *workspace;      /* absolute path, symlinks resolved */
-	struct strv ro_paths; /* read-only (and exec) besides the system dirs */
-	struct strv rw_paths; /* read-write besides workspace and private tmp */
-	struct strv deny_paths; /* credential patterns (BPF LSM layer) */
-	struct strv net_allow;	/* "HOST[:PORT[-PORT]]" reachable even when network is deny */
-	struct strv net_deny;	/* exceptions to net_allow, same form */
-	struct strv exec_deny;	/* names or absolute paths never executed (BPF LSM) */
-	struct strv deny_commands; /* substrings of argv that deny an exec (rules.c) */
+	char *workspace;	    /* absolute path, symlinks resolved */
+	struct strv ro_paths;	    /* read-only (and exec) besides the system dirs */
+	struct strv rw_paths;	    /* read-write besides workspace and private tmp */
+	struct strv deny_paths;	    /* credential patterns (BPF LSM layer) */
+	struct strv net_allow;	    /* "HOST[:PORT[-PORT]]" reachable even when network is deny */
+	struct strv net_deny;	    /* exceptions to net_allow, same form */
+	struct strv exec_deny;	    /* names or absolute paths never executed (BPF LSM) */
+	struct strv deny_commands;  /* substrings of argv that deny an exec (rules.c) */
 	struct cmd_rules cmd_rules; /* after deny_commands, first match wins */
 	enum net_policy net;
-	struct strv env;      /* NAME=value added to the allowlisted environment */
+	struct strv env; /* NAME=value added to the allowlisted environment */
 	struct policy_limits limits;
-	char *user;           /* run as this user (root only), NULL: same */
-	char *net_resolver;   /* upstream of the egress resolver, NULL: resolv.conf */
+	char *user;	       /* run as this user (root only), NULL: same */
+	char *net_resolver;    /* upstream of the egress resolver, NULL: resolv.conf */
 	bool allow_unconfined; /* run even when neither Landlock nor seccomp holds */
 	bool read_host;	       /* read the whole host but the credential paths (--read-host) */
-	bool private_tmp;     /* a fresh rw /tmp dir inside the session */
-	bool namespaces;      /* mount, PID, IPC (and user) namespaces (docs/SECURITY.md) */
-	struct strv origins;  /* where each layer came from, for --verbose */
+	bool private_tmp;      /* a fresh rw /tmp dir inside the session */
+	bool namespaces;       /* mount, PID, IPC (and user) namespaces (docs/SECURITY.md) */
+	struct strv origins;   /* where each layer came from, for --verbose */
 };
 
 /* Where a config error is: the file and the JSON path, for one-line errors. */
 struct policy_error {
 	char file[256];
-	char path[128];	  /* e.g. "agents.claude.limits.pids" */
+	char path[128]; /* e.g. "agents.claude.limits.pids" */
 	char message[256];
 };
 
@@ -128,17 +128,17 @@ int policy_dup(struct bpfbox_policy *dst, const struct bpfbox_policy *src);
  * `restrictions` replaces them. origin names the layer in errors.
  * Returns 0 or -EINVAL with *err filled.
  */
-int policy_merge_layer(struct bpfbox_policy *p, struct json_object *layer,
-		       const char *origin, struct policy_error *err);
+int policy_merge_layer(struct bpfbox_policy *p, struct json_object *layer, const char *origin,
+		       struct policy_error *err);
 
 /* The global config read when policy_sources.global_file is NULL. */
 #define POLICY_DEFAULT_CONFIG "/etc/bpfbox/config.json"
 
 /* Where to find the layers. NULL members are skipped. */
 struct policy_sources {
-	const char *global_file; /* default /etc/bpfbox/config.json if exists */
-	const char *agent;       /* --agent NAME: the global file's agents.NAME */
-	const char *task_file;   /* --task FILE */
+	const char *global_file;   /* default /etc/bpfbox/config.json if exists */
+	const char *agent;	   /* --agent NAME: the global file's agents.NAME */
+	const char *task_file;	   /* --task FILE */
 	struct json_object *flags; /* the command line as a layer */
 	/* NULL-terminated: more layer files applied after task_file, in order,
 	 * with the rights of a task file (origin "file:PATH"). */
@@ -159,8 +159,7 @@ int policy_load(struct bpfbox_policy *p, const struct policy_sources *src,
 int policy_validate(const struct bpfbox_policy *p, struct policy_error *err);
 
 /* "FILE: at PATH: MESSAGE" (no "at PATH: " when path is empty) in buf. */
-const char *policy_error_format(const struct policy_error *err, char *buf,
-				size_t size);
+const char *policy_error_format(const struct policy_error *err, char *buf, size_t size);
 
 /* The effective policy as JSON (what `policy check` and --verbose print). */
 struct json_object *policy_to_json(const struct bpfbox_policy *p);

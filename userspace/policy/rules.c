@@ -24,13 +24,11 @@
  * trees, a download piped into a shell, a reverse shell, history wiped.
  */
 const char *const rules_default_deny[] = {
-	"rm -rf /",   "rm -rf /*", "rm -rf ~",	  "rm -rf ~/", "mkfs",
-	"mkfs.",	      "dd if=",
-	"> /dev/sda", "shutdown",  "reboot",	  "halt",	 "poweroff",
-	"init 0",     "init 6",	   ":(){:|:&};:", "chmod 777",	 "chmod -R 777",
-	"curl|sh",    "curl | sh", "curl|bash",	  "curl | bash", "wget|sh",
-	"wget | sh",  "wget|bash", "wget | bash", "nc -e",	 "ncat -e",
-	"history -c",
+	"rm -rf /",    "rm -rf /*",  "rm -rf ~",    "rm -rf ~/",  "mkfs",	  "mkfs.",
+	"dd if=",      "> /dev/sda", "shutdown",    "reboot",	  "halt",	  "poweroff",
+	"init 0",      "init 6",     ":(){:|:&};:", "chmod 777",  "chmod -R 777", "curl|sh",
+	"curl | sh",   "curl|bash",  "curl | bash", "wget|sh",	  "wget | sh",	  "wget|bash",
+	"wget | bash", "nc -e",	     "ncat -e",	    "history -c",
 };
 const size_t rules_n_default_deny = ARRAY_SIZE(rules_default_deny);
 
@@ -42,8 +40,7 @@ static const char *const action_names[] = {
 
 const char *cmd_action_name(enum cmd_action a)
 {
-	return (unsigned int)a < ARRAY_SIZE(action_names) ? action_names[a]
-							  : "?";
+	return (unsigned int)a < ARRAY_SIZE(action_names) ? action_names[a] : "?";
 }
 
 void cmd_rules_clear(struct cmd_rules *r)
@@ -58,8 +55,8 @@ void cmd_rules_clear(struct cmd_rules *r)
 	r->n = 0;
 }
 
-static int rule_push(struct cmd_rules *r, const char *exe, const char *argv,
-		     enum cmd_action action, const char *origin)
+static int rule_push(struct cmd_rules *r, const char *exe, const char *argv, enum cmd_action action,
+		     const char *origin)
 {
 	struct cmd_rule *v = realloc(r->v, (r->n + 1) * sizeof(*v));
 	struct cmd_rule *n;
@@ -70,8 +67,7 @@ static int rule_push(struct cmd_rules *r, const char *exe, const char *argv,
 	n = &v[r->n];
 	memset(n, 0, sizeof(*n));
 	n->action = action;
-	if ((exe && !(n->exe = strdup(exe))) ||
-	    (argv && !(n->argv = strdup(argv))) ||
+	if ((exe && !(n->exe = strdup(exe))) || (argv && !(n->argv = strdup(argv))) ||
 	    (origin && !(n->origin = strdup(origin)))) {
 		free(n->exe);
 		free(n->argv);
@@ -107,8 +103,7 @@ bool rules_pattern_in(const char *line, const char *pat)
 		unsigned char prev = at > line ? (unsigned char)at[-1] : 0;
 
 		if (bpfbox_cmd_starts_ok(prev, (unsigned char)pat[0]) &&
-		    bpfbox_cmd_ends_ok((unsigned char)at[n],
-				       (unsigned char)pat[n - 1]))
+		    bpfbox_cmd_ends_ok((unsigned char)at[n], (unsigned char)pat[n - 1]))
 			return true;
 	}
 	return false;
@@ -142,9 +137,8 @@ static const char *exe_problem(const char *s)
 	return NULL;
 }
 
-int rules_parse(struct json_object *a, const char *sub, const char *origin,
-		struct cmd_rules *out, const struct layer_ctx *lc,
-		struct policy_error *err)
+int rules_parse(struct json_object *a, const char *sub, const char *origin, struct cmd_rules *out,
+		const struct layer_ctx *lc, struct policy_error *err)
 {
 	size_t n;
 
@@ -181,15 +175,12 @@ int rules_parse(struct json_object *a, const char *sub, const char *origin,
 			if (!json_object_is_type(val, json_type_string) ||
 			    strlen(json_object_get_string(val)) !=
 				    (size_t)json_object_get_string_len(val))
-				return lerr(lc, err, ksub,
-					    "must be a string without NUL");
+				return lerr(lc, err, ksub, "must be a string without NUL");
 			*dst = json_object_get_string(val);
 		}
 		if (!act) {
 			path_join(ksub, sizeof(ksub), esub, "action");
-			return lerr(
-				lc, err, ksub,
-				"missing; use \"allow\", \"deny\" or \"ask\"");
+			return lerr(lc, err, ksub, "missing; use \"allow\", \"deny\" or \"ask\"");
 		}
 		for (size_t k = 0; k < ARRAY_SIZE(action_names); k++) {
 			if (streq(act, action_names[k])) {
@@ -219,8 +210,7 @@ int rules_parse(struct json_object *a, const char *sub, const char *origin,
 		}
 		if (argv && (why = rules_pattern_problem(argv))) {
 			path_join(ksub, sizeof(ksub), esub, "argv");
-			return lerr(lc, err, ksub, "invalid argv pattern: %s",
-				    why);
+			return lerr(lc, err, ksub, "invalid argv pattern: %s", why);
 		}
 		if (exe && streq(exe, "*"))
 			exe = NULL;
@@ -277,15 +267,13 @@ static void cut(char *dst, size_t size, const char *src)
 	dst[n] = '\0';
 }
 
-static void label_rule(char *buf, size_t size, const struct bpfbox_policy *p,
-		       size_t i)
+static void label_rule(char *buf, size_t size, const struct bpfbox_policy *p, size_t i)
 {
 	const struct cmd_rule *r = &p->cmd_rules.v[i];
 	char full[256];
 
-	snprintf(full, sizeof(full), "commands[%zu]%s%s%s%s", i,
-		 r->exe ? " exe=" : "", r->exe ? r->exe : "",
-		 r->argv ? " argv=" : "", r->argv ? r->argv : "");
+	snprintf(full, sizeof(full), "commands[%zu]%s%s%s%s", i, r->exe ? " exe=" : "",
+		 r->exe ? r->exe : "", r->argv ? " argv=" : "", r->argv ? r->argv : "");
 	cut(buf, size, full);
 }
 
@@ -297,8 +285,8 @@ static void label_pattern(char *buf, size_t size, const char *pat)
 	cut(buf, size, full);
 }
 
-void rules_check(const struct bpfbox_policy *p, const char *path,
-		 char *const *argv, struct rules_verdict *v)
+void rules_check(const struct bpfbox_policy *p, const char *path, char *const *argv,
+		 struct rules_verdict *v)
 {
 	char joined[BPFBOX_CMD_ARGV_SCAN], real[PATH_MAX];
 	const char *target = NULL;
@@ -307,8 +295,7 @@ void rules_check(const struct bpfbox_policy *p, const char *path,
 	memset(v, 0, sizeof(*v));
 	v->action = CMD_ALLOW;
 	for (size_t i = 0; argv[i]; i++) {
-		for (const char *c = argv[i]; *c && len < sizeof(joined) - 1;
-		     c++)
+		for (const char *c = argv[i]; *c && len < sizeof(joined) - 1; c++)
 			joined[len++] = *c;
 		if (argv[i + 1] && len < sizeof(joined) - 1)
 			joined[len++] = ' ';
@@ -321,8 +308,7 @@ void rules_check(const struct bpfbox_policy *p, const char *path,
 		if (rules_pattern_in(joined, p->deny_commands.v[i])) {
 			v->action = CMD_DENY;
 			v->matched = true;
-			label_pattern(v->rule, sizeof(v->rule),
-				      p->deny_commands.v[i]);
+			label_pattern(v->rule, sizeof(v->rule), p->deny_commands.v[i]);
 			return;
 		}
 	}
@@ -340,8 +326,7 @@ void rules_check(const struct bpfbox_policy *p, const char *path,
 	}
 }
 
-void rules_check_command(const struct bpfbox_policy *p, char *const *argv,
-			 struct rules_verdict *v)
+void rules_check_command(const struct bpfbox_policy *p, char *const *argv, struct rules_verdict *v)
 {
 	char found[PATH_MAX];
 	const char *path = argv[0], *env = getenv("PATH");
@@ -350,8 +335,7 @@ void rules_check_command(const struct bpfbox_policy *p, char *const *argv,
 	if (!strchr(argv[0], '/') && env) {
 		for (const char *d = env; *d;) {
 			size_t n = strcspn(d, ":");
-			int len = snprintf(found, sizeof(found), "%.*s/%s",
-					   (int)n, d, argv[0]);
+			int len = snprintf(found, sizeof(found), "%.*s/%s", (int)n, d, argv[0]);
 
 			if (n && len > 0 && (size_t)len < sizeof(found) &&
 			    access(found, X_OK) == 0) {
@@ -376,10 +360,8 @@ static void fill(struct bpfbox_cmd_rule *k, const char *exe, const char *pat,
 		if (prefix)
 			len--;
 		k->exe_kind = exe[0] == '/'
-				      ? (prefix ? BPFBOX_CMD_EXE_PATH_PREFIX
-						: BPFBOX_CMD_EXE_PATH)
-				      : (prefix ? BPFBOX_CMD_EXE_NAME_PREFIX
-						: BPFBOX_CMD_EXE_NAME);
+				      ? (prefix ? BPFBOX_CMD_EXE_PATH_PREFIX : BPFBOX_CMD_EXE_PATH)
+				      : (prefix ? BPFBOX_CMD_EXE_NAME_PREFIX : BPFBOX_CMD_EXE_NAME);
 		memcpy(k->exe, exe, len);
 		k->exe_len = len;
 		k->exe_hash = rules_hash(exe, len);
@@ -391,8 +373,7 @@ static void fill(struct bpfbox_cmd_rule *k, const char *exe, const char *pat,
 	cut(k->label, sizeof(k->label), label);
 }
 
-static void set_pair(struct bpfbox_cmd_table *t, unsigned char a,
-		     unsigned char b)
+static void set_pair(struct bpfbox_cmd_table *t, unsigned char a, unsigned char b)
 {
 	unsigned int pair = (unsigned int)a << 8 | b;
 
@@ -430,8 +411,7 @@ int rules_compile(const struct bpfbox_policy *p, struct bpfbox_cmd_table *t)
 	for (size_t i = 0; i < p->cmd_rules.n; i++) {
 		const struct cmd_rule *r = &p->cmd_rules.v[i];
 
-		if ((r->exe && exe_problem(r->exe)) ||
-		    (r->argv && rules_pattern_problem(r->argv)))
+		if ((r->exe && exe_problem(r->exe)) || (r->argv && rules_pattern_problem(r->argv)))
 			return -EINVAL;
 		label_rule(label, sizeof(label), p, i);
 		fill(&t->r[t->n++], r->exe, r->argv, r->action, label);
@@ -450,19 +430,13 @@ struct json_object *rules_to_json(const struct cmd_rules *r)
 		if (!o)
 			break;
 		if (r->v[i].exe)
-			json_object_object_add(
-				o, "exe", json_object_new_string(r->v[i].exe));
+			json_object_object_add(o, "exe", json_object_new_string(r->v[i].exe));
 		if (r->v[i].argv)
-			json_object_object_add(
-				o, "argv",
-				json_object_new_string(r->v[i].argv));
+			json_object_object_add(o, "argv", json_object_new_string(r->v[i].argv));
 		json_object_object_add(o, "action",
-				       json_object_new_string(cmd_action_name(
-					       r->v[i].action)));
+				       json_object_new_string(cmd_action_name(r->v[i].action)));
 		if (r->v[i].origin)
-			json_object_object_add(
-				o, "layer",
-				json_object_new_string(r->v[i].origin));
+			json_object_object_add(o, "layer", json_object_new_string(r->v[i].origin));
 		json_object_array_add(a, o);
 	}
 	return a;

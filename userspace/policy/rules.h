@@ -25,9 +25,8 @@ const char *cmd_action_name(enum cmd_action a);
  * Parses a JSON array of rule objects into out (appended), naming the
  * layer origin in each rule. -EINVAL with *err filled (merge.c's lerr).
  */
-int rules_parse(struct json_object *a, const char *sub, const char *origin,
-		struct cmd_rules *out, const struct layer_ctx *lc,
-		struct policy_error *err);
+int rules_parse(struct json_object *a, const char *sub, const char *origin, struct cmd_rules *out,
+		const struct layer_ctx *lc, struct policy_error *err);
 /* NULL when s is a valid deny_commands pattern, else why not. */
 /* Whether pat occurs in line at word boundaries (bpfbox/events.h). */
 bool rules_pattern_in(const char *line, const char *pat);
@@ -46,12 +45,11 @@ struct rules_verdict {
  * order. The same semantics as the kernel's (bpf/cmd.bpf.c), bounded the
  * same way (the first BPFBOX_CMD_ARGV_SCAN bytes of argv).
  */
-void rules_check(const struct bpfbox_policy *p, const char *path,
-		 char *const *argv, struct rules_verdict *v);
+void rules_check(const struct bpfbox_policy *p, const char *path, char *const *argv,
+		 struct rules_verdict *v);
 
 /* rules_check for a command line, its file looked up on $PATH as execvp would. */
-void rules_check_command(const struct bpfbox_policy *p, char *const *argv,
-			 struct rules_verdict *v);
+void rules_check_command(const struct bpfbox_policy *p, char *const *argv, struct rules_verdict *v);
 
 /* Whether the policy has anything to check (false: nothing is compiled). */
 bool rules_any(const struct bpfbox_policy *p);

@@ -54,11 +54,9 @@ static const struct {
 	const char *rule;
 } writable_rules[] = {
 	{"/proc", true, "a kernel interface (/proc: sysctls, other processes)"},
-	{"/sys", true,
-	 "a kernel interface (/sys: cgroups, BPF pins, kernel settings)"},
+	{"/sys", true, "a kernel interface (/sys: cgroups, BPF pins, kernel settings)"},
 	{"/dev/shm", false, "a directory every user shares (/dev/shm itself)"},
-	{"/dev", true,
-	 "a device node (/dev: only the nodes bpfbox grants itself are writable)"},
+	{"/dev", true, "a device node (/dev: only the nodes bpfbox grants itself are writable)"},
 	{"/boot", true, "the boot loader and kernels (/boot)"},
 	{"/run/bpfbox", true, "bpfbox's own state (/run/bpfbox: the daemon socket)"},
 	{"/var/lib/bpfbox", true, "bpfbox's own state (/var/lib/bpfbox)"},
@@ -79,8 +77,7 @@ static const struct {
 
 /* Device nodes that stay grantable by name (the sandbox grants them anyway). */
 static const char *const writable_devs[] = {
-	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-	"/dev/tty",
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
 };
 
 static bool rule_matches(const char *path, const char *root, bool tree)
@@ -108,8 +105,7 @@ const char *policy_writable_rule(const char *path)
 		if (streq(path, writable_devs[i]))
 			return NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(writable_rules); i++)
-		if (rule_matches(path, writable_rules[i].root,
-				 writable_rules[i].tree))
+		if (rule_matches(path, writable_rules[i].root, writable_rules[i].tree))
 			return writable_rules[i].rule;
 	if (policy_is_system_dir(path))
 		return "a system directory";
@@ -145,8 +141,7 @@ static int check_home(const char *ws, struct policy_error *err)
 		h[0] = strdup(homes[0]);
 	for (size_t i = 0; i < ARRAY_SIZE(h); i++)
 		if (homes[i] && !h[i])
-			r = policy_error_set(err, WHERE, "workspace", -ENOMEM,
-					     "out of memory");
+			r = policy_error_set(err, WHERE, "workspace", -ENOMEM, "out of memory");
 	for (size_t i = 0; i < ARRAY_SIZE(h) && r == 0; i++) {
 		char real[PATH_MAX];
 		const char *home = h[i];
@@ -156,27 +151,24 @@ static int check_home(const char *ws, struct policy_error *err)
 		if (realpath(home, real))
 			home = real;
 		if (streq(ws, home))
-			r = policy_error_set(
-				err, WHERE, "workspace", -EINVAL,
-				"'%s' is your home directory; choose "
-				"a project directory with -w DIR (a "
-				"subdirectory of your home is fine)",
-				ws);
+			r = policy_error_set(err, WHERE, "workspace", -EINVAL,
+					     "'%s' is your home directory; choose "
+					     "a project directory with -w DIR (a "
+					     "subdirectory of your home is fine)",
+					     ws);
 		else if (path_below(home, ws))
-			r = policy_error_set(
-				err, WHERE, "workspace", -EINVAL,
-				"'%s' contains your home directory "
-				"%s; choose a project directory "
-				"with -w DIR",
-				ws, home);
+			r = policy_error_set(err, WHERE, "workspace", -EINVAL,
+					     "'%s' contains your home directory "
+					     "%s; choose a project directory "
+					     "with -w DIR",
+					     ws, home);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(h); i++)
 		free(h[i]);
 	return r;
 }
 
-static int check_workspace(const struct bpfbox_policy *p,
-			   struct policy_error *err)
+static int check_workspace(const struct bpfbox_policy *p, struct policy_error *err)
 {
 	char ws[PATH_MAX];
 	const char *rule;
@@ -234,22 +226,19 @@ static int check_paths(const struct strv *list, const char *key, bool writable,
 		path_index(sub, sizeof(sub), key, i);
 		if (s[0] != '/')
 			return policy_error_set(err, WHERE, sub, -EINVAL,
-						"'%s' is not an absolute path",
-						s);
+						"'%s' is not an absolute path", s);
 		rule = writable ? policy_writable_rule(s) : NULL;
 		if (rule)
-			return policy_error_set(
-				err, WHERE, sub, -EINVAL,
-				"write access to '%s' would undo "
-				"the sandbox: it is %s; grant a "
-				"narrower directory",
-				s, rule);
+			return policy_error_set(err, WHERE, sub, -EINVAL,
+						"write access to '%s' would undo "
+						"the sandbox: it is %s; grant a "
+						"narrower directory",
+						s, rule);
 	}
 	return 0;
 }
 
-static int check_limits(const struct policy_limits *lim,
-			struct policy_error *err)
+static int check_limits(const struct policy_limits *lim, struct policy_error *err)
 {
 	for (size_t i = 0; i < policy_n_limit_defs; i++) {
 		const struct limit_def *d = &policy_limit_defs[i];
@@ -259,11 +248,10 @@ static int check_limits(const struct policy_limits *lim,
 		path_join(sub, sizeof(sub), "limits", d->key);
 		if (d->kind == LK_CHOICE && v > 1)
 			return policy_error_set(err, WHERE, sub, -EINVAL,
-						"must be \"%s\" or \"%s\"",
-						d->names[0], d->names[1]);
+						"must be \"%s\" or \"%s\"", d->names[0],
+						d->names[1]);
 		if (v < d->min * d->scale)
-			return policy_error_set(err, WHERE, sub, -EINVAL,
-						"must be at least %llu",
+			return policy_error_set(err, WHERE, sub, -EINVAL, "must be at least %llu",
 						(unsigned long long)d->min);
 	}
 	return 0;
@@ -274,11 +262,10 @@ int policy_validate(const struct bpfbox_policy *p, struct policy_error *err)
 	int r;
 
 	if ((unsigned int)p->mode > MODE_FULL_ACCESS)
-		return policy_error_set(err, WHERE, "mode", -EINVAL,
-					"unknown mode %d", (int)p->mode);
+		return policy_error_set(err, WHERE, "mode", -EINVAL, "unknown mode %d",
+					(int)p->mode);
 	if ((unsigned int)p->net > NET_ALLOW)
-		return policy_error_set(err, WHERE, "network", -EINVAL,
-					"unknown network policy %d",
+		return policy_error_set(err, WHERE, "network", -EINVAL, "unknown network policy %d",
 					(int)p->net);
 	r = check_workspace(p, err);
 	if (r < 0)
@@ -292,8 +279,7 @@ int policy_validate(const struct bpfbox_policy *p, struct policy_error *err)
 	for (size_t i = 0; i < p->env.n; i++)
 		if (!strchr(p->env.v[i], '=') || p->env.v[i][0] == '=')
 			return policy_error_set(err, WHERE, "env", -EINVAL,
-						"'%s' is not NAME=VALUE",
-						p->env.v[i]);
+						"'%s' is not NAME=VALUE", p->env.v[i]);
 	r = check_limits(&p->limits, err);
 	if (r < 0)
 		return r;

@@ -33,23 +33,23 @@ static const struct {
 	const char *key;
 	const char *label;
 } feature_names[FEAT__COUNT] = {
-	[FEAT_LANDLOCK] = { "landlock", "Landlock" },
-	[FEAT_SECCOMP] = { "seccomp", "seccomp filter" },
-	[FEAT_BPF_LSM_ACTIVE] = { "bpf_lsm_active", "BPF LSM in LSM list" },
-	[FEAT_BPF_LSM] = { "bpf_lsm", "BPF LSM program" },
-	[FEAT_LSM_CGROUP] = { "lsm_cgroup", "BPF LSM per cgroup" },
-	[FEAT_RINGBUF] = { "ringbuf", "BPF ring buffer" },
-	[FEAT_TP_EXEC] = { "tracepoint_exec", "tracepoint sched_process_exec" },
-	[FEAT_TP_OPENAT] = { "tracepoint_openat", "tracepoint sys_exit_openat" },
-	[FEAT_FEXIT] = { "fexit", "BPF trampoline (fexit)" },
-	[FEAT_CGROUP_BPF] = { "cgroup_bpf", "cgroup BPF connect4" },
-	[FEAT_CGROUP_V2] = { "cgroup_v2", "cgroup v2" },
-	[FEAT_CGROUP_FREEZE] = { "cgroup_freeze", "cgroup.freeze" },
-	[FEAT_CGROUP_KILL] = { "cgroup_kill", "cgroup.kill" },
-	[FEAT_BTF] = { "btf", "kernel BTF" },
-	[FEAT_USERNS] = { "unprivileged_userns", "unprivileged user namespaces" },
-	[FEAT_CGROUP_LIMITS] = { "cgroup_limits", "session limits by cgroup" },
-	[FEAT_NAMESPACES] = { "session_namespaces", "session namespaces" },
+	[FEAT_LANDLOCK] = {"landlock", "Landlock"},
+	[FEAT_SECCOMP] = {"seccomp", "seccomp filter"},
+	[FEAT_BPF_LSM_ACTIVE] = {"bpf_lsm_active", "BPF LSM in LSM list"},
+	[FEAT_BPF_LSM] = {"bpf_lsm", "BPF LSM program"},
+	[FEAT_LSM_CGROUP] = {"lsm_cgroup", "BPF LSM per cgroup"},
+	[FEAT_RINGBUF] = {"ringbuf", "BPF ring buffer"},
+	[FEAT_TP_EXEC] = {"tracepoint_exec", "tracepoint sched_process_exec"},
+	[FEAT_TP_OPENAT] = {"tracepoint_openat", "tracepoint sys_exit_openat"},
+	[FEAT_FEXIT] = {"fexit", "BPF trampoline (fexit)"},
+	[FEAT_CGROUP_BPF] = {"cgroup_bpf", "cgroup BPF connect4"},
+	[FEAT_CGROUP_V2] = {"cgroup_v2", "cgroup v2"},
+	[FEAT_CGROUP_FREEZE] = {"cgroup_freeze", "cgroup.freeze"},
+	[FEAT_CGROUP_KILL] = {"cgroup_kill", "cgroup.kill"},
+	[FEAT_BTF] = {"btf", "kernel BTF"},
+	[FEAT_USERNS] = {"unprivileged_userns", "unprivileged user namespaces"},
+	[FEAT_CGROUP_LIMITS] = {"cgroup_limits", "session limits by cgroup"},
+	[FEAT_NAMESPACES] = {"session_namespaces", "session namespaces"},
 };
 
 const char *feature_key(enum feature_id id)
@@ -97,8 +97,7 @@ int level_parse(const char *name, enum bpfbox_level *out)
 	return -EINVAL;
 }
 
-enum bpfbox_level level_from(bool bpf_lsm, bool landlock, bool seccomp,
-			     bool cgroup_v2)
+enum bpfbox_level level_from(bool bpf_lsm, bool landlock, bool seccomp, bool cgroup_v2)
 {
 	if (bpf_lsm && landlock && seccomp && cgroup_v2)
 		return LEVEL_FULL;
@@ -109,11 +108,10 @@ enum bpfbox_level level_from(bool bpf_lsm, bool landlock, bool seccomp,
 	return LEVEL_NONE;
 }
 
-static void set_feat(struct feature *f, enum feat_state state, int err,
-		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void set_feat(struct feature *f, enum feat_state state, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
-static void set_feat(struct feature *f, enum feat_state state, int err,
-		     const char *fmt, ...)
+static void set_feat(struct feature *f, enum feat_state state, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -174,7 +172,8 @@ static void probe_landlock(struct host_caps *caps)
 
 	abi = landlock_abi();
 	if (abi == -EOPNOTSUPP) {
-		set_feat(f, FEAT_NO, -abi, "built in but not enabled at boot (add landlock to lsm=)");
+		set_feat(f, FEAT_NO, -abi,
+			 "built in but not enabled at boot (add landlock to lsm=)");
 		return;
 	}
 	if (abi < 0) {
@@ -219,8 +218,7 @@ static void probe_seccomp(struct host_caps *caps)
 	int r = run_in_child(seccomp_child, NULL);
 
 	if (r)
-		set_feat(f, FEAT_NO, r, "a test filter could not be installed (%s)",
-			 strerror(-r));
+		set_feat(f, FEAT_NO, r, "a test filter could not be installed (%s)", strerror(-r));
 	else
 		set_feat(f, FEAT_YES, 0, "the session filter installed and enforced in a child");
 }
@@ -248,8 +246,8 @@ static void probe_userns(struct host_caps *caps)
 
 bool probe_has_sys_admin(void)
 {
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2] = { { 0 } };
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2] = {{0}};
 
 	if (syscall(SYS_capget, &hdr, data) < 0)
 		return false;
@@ -260,7 +258,8 @@ bool probe_root_is_mount(void)
 {
 	struct statx stx;
 
-	if (statx(AT_FDCWD, "/", 0, 0, &stx) < 0 || !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+	if (statx(AT_FDCWD, "/", 0, 0, &stx) < 0 ||
+	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
 		return true; /* cannot tell (before 5.8): let the clone say */
 	return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
 }
@@ -301,7 +300,8 @@ static int namespaces_child(void *arg)
 		return 4;
 	if (pid == 0)
 		_exit(mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ? 5
-		      : getpid() == 1 ? 0 : 6);
+		      : getpid() == 1								 ? 0
+				      : 6);
 	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
 		return 4;
 	return WEXITSTATUS(status);
@@ -310,8 +310,12 @@ static int namespaces_child(void *arg)
 static void probe_namespaces(struct host_caps *caps)
 {
 	static const char *const steps[] = {
-		"", "unshare", "the user namespace's id maps", "a private mount tree and a tmpfs",
-		"a fork into the PID namespace", "a /proc of the PID namespace",
+		"",
+		"unshare",
+		"the user namespace's id maps",
+		"a private mount tree and a tmpfs",
+		"a fork into the PID namespace",
+		"a /proc of the PID namespace",
 		"pid 1 in the PID namespace",
 	};
 	struct feature *f = &caps->feat[FEAT_NAMESPACES];
@@ -324,13 +328,15 @@ static void probe_namespaces(struct host_caps *caps)
 	}
 	r = -run_in_child(namespaces_child, NULL);
 	if (r > 0 && r < (int)ARRAY_SIZE(steps))
-		set_feat(f, FEAT_NO, EPERM, "%s namespaces: %s failed", user ? "user, mount, PID and IPC" :
-			 "mount, PID and IPC", steps[r]);
+		set_feat(f, FEAT_NO, EPERM, "%s namespaces: %s failed",
+			 user ? "user, mount, PID and IPC" : "mount, PID and IPC", steps[r]);
 	else if (r)
 		set_feat(f, FEAT_NO, -r, "the probe failed (%s)", strerror(-r));
 	else
-		set_feat(f, FEAT_YES, 0, "%s namespaces, a read-only host view, /proc, /tmp and /dev/shm of its own",
-			 user ? "user, mount, PID and IPC" : "mount, PID and IPC");
+		set_feat(
+			f, FEAT_YES, 0,
+			"%s namespaces, a read-only host view, /proc, /tmp and /dev/shm of its own",
+			user ? "user, mount, PID and IPC" : "mount, PID and IPC");
 }
 
 static void probe_btf(struct host_caps *caps)
@@ -436,8 +442,7 @@ static struct bpf_link *attach_cgroup(struct bpf_program *prog, int cgroup_fd)
  * other program, load, attach, destroy. Returns 0 or -errno of the step
  * that failed and names that step in *step.
  */
-static int probe_program(const char *name, attach_fn attach, int cgroup_fd,
-			 const char **step)
+static int probe_program(const char *name, attach_fn attach, int cgroup_fd, const char **step)
 {
 	struct probe_bpf *skel;
 	struct bpf_program *prog;
@@ -465,9 +470,8 @@ out:
 	return r < 0 ? r : -r;
 }
 
-static void probe_one_program(struct host_caps *caps, enum feature_id id,
-			      const char *name, attach_fn attach, int cgroup_fd,
-			      const char *ok_detail)
+static void probe_one_program(struct host_caps *caps, enum feature_id id, const char *name,
+			      attach_fn attach, int cgroup_fd, const char *ok_detail)
 {
 	struct feature *f = &caps->feat[id];
 	const char *step;
@@ -509,7 +513,7 @@ static void probe_ringbuf(struct host_caps *caps)
 /* Lists controllers bound to cgroup v1 hierarchies (a hybrid host). */
 static void find_v1_controllers(struct host_caps *caps)
 {
-	static const char *const wanted[] = { "memory", "pids", "cpu", "freezer" };
+	static const char *const wanted[] = {"memory", "pids", "cpu", "freezer"};
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
 	char line[1024];
 	size_t len = 0;
@@ -546,8 +550,7 @@ static int try_freeze(const char *cg)
 		return -errno;
 	snprintf(path, sizeof(path), "%s/cgroup.events", cg);
 	for (int i = 0; i < 100; i++) {
-		if (read_file_str(path, events, sizeof(events)) > 0 &&
-		    strstr(events, "frozen 1"))
+		if (read_file_str(path, events, sizeof(events)) > 0 && strstr(events, "frozen 1"))
 			return 0;
 		usleep(1000);
 	}
@@ -572,8 +575,7 @@ static void probe_cgroup_v2(struct host_caps *caps, const char *scratch)
 	}
 	snprintf(path, sizeof(path), "%s/cgroup.controllers", caps->cgroup2_mount);
 	read_file_str(path, caps->cgroup2_controllers, sizeof(caps->cgroup2_controllers));
-	set_feat(fv2, FEAT_YES, 0, "mounted at %s; v2 controllers: %s%s%s",
-		 caps->cgroup2_mount,
+	set_feat(fv2, FEAT_YES, 0, "mounted at %s; v2 controllers: %s%s%s", caps->cgroup2_mount,
 		 caps->cgroup2_controllers[0] ? caps->cgroup2_controllers : "none",
 		 caps->cgroup1_controllers[0] ? "; hybrid, on v1: " : "",
 		 caps->cgroup1_controllers);
@@ -665,7 +667,7 @@ const char *probe_audit_attach(const struct host_caps *caps)
 
 bool probe_bpf_lsm(char *why, size_t size)
 {
-	struct host_caps caps = { .root = geteuid() == 0 };
+	struct host_caps caps = {.root = geteuid() == 0};
 	libbpf_print_fn_t old;
 	char boot[64] = "";
 	const char *step;
@@ -751,8 +753,8 @@ static void probe_bpf_features(struct host_caps *caps)
 	old = libbpf_set_print(libbpf_quiet);
 	probe_one_program(caps, FEAT_BPF_LSM, "probe_lsm_file_open", attach_plain, -1,
 			  "lsm/file_open loaded and attached");
-	probe_one_program(caps, FEAT_LSM_CGROUP, "probe_lsm_cgroup_file_open",
-			  attach_cgroup, cgfd, "lsm_cgroup/file_open attached to a scratch cgroup");
+	probe_one_program(caps, FEAT_LSM_CGROUP, "probe_lsm_cgroup_file_open", attach_cgroup, cgfd,
+			  "lsm_cgroup/file_open attached to a scratch cgroup");
 	/*
 	 * A kernel whose LSM list lacks bpf still loads and attaches LSM
 	 * programs (6.1 does), but never runs them: that is not enforcement.
@@ -761,18 +763,17 @@ static void probe_bpf_features(struct host_caps *caps)
 		for (int id = FEAT_BPF_LSM; id <= FEAT_LSM_CGROUP; id++)
 			if (caps->feat[id].state == FEAT_YES)
 				set_feat(&caps->feat[id], FEAT_NO, 0,
-					 "loads and attaches, but bpf is not in the active LSM list, "
+					 "loads and attaches, but bpf is not in the active LSM "
+					 "list, "
 					 "so it would never run; boot with lsm=...,bpf");
 	}
 	probe_ringbuf(caps);
-	probe_one_program(caps, FEAT_TP_EXEC, "probe_tp_exec", attach_plain, -1,
-			  "attached");
-	probe_one_program(caps, FEAT_TP_OPENAT, "probe_tp_openat", attach_plain, -1,
-			  "attached");
+	probe_one_program(caps, FEAT_TP_EXEC, "probe_tp_exec", attach_plain, -1, "attached");
+	probe_one_program(caps, FEAT_TP_OPENAT, "probe_tp_openat", attach_plain, -1, "attached");
 	probe_one_program(caps, FEAT_FEXIT, "probe_fexit_openat", attach_plain, -1,
 			  "attached to __x64_sys_openat");
-	probe_one_program(caps, FEAT_CGROUP_BPF, "probe_cgroup_connect4", attach_cgroup,
-			  cgfd, "cgroup/connect4 attached to a scratch cgroup");
+	probe_one_program(caps, FEAT_CGROUP_BPF, "probe_cgroup_connect4", attach_cgroup, cgfd,
+			  "cgroup/connect4 attached to a scratch cgroup");
 	libbpf_set_print(old);
 
 	if (have_scratch) {

@@ -36,7 +36,7 @@ enum feature_id {
 	FEAT_RINGBUF,
 	FEAT_TP_EXEC,
 	FEAT_TP_OPENAT,
-	FEAT_FEXIT,	    /* a BPF trampoline on a syscall: the audit's fexit attach mode */
+	FEAT_FEXIT, /* a BPF trampoline on a syscall: the audit's fexit attach mode */
 	FEAT_CGROUP_BPF,
 	FEAT_CGROUP_V2,
 	FEAT_CGROUP_FREEZE,
@@ -72,7 +72,7 @@ struct host_caps {
 };
 
 /* Probe the BPF and cgroup features too (slow, root); else only the fast ones. */
-#define PROBE_ALL  (1U << 0)
+#define PROBE_ALL (1U << 0)
 
 int probe_host(struct host_caps *caps, unsigned int flags);
 /*
@@ -103,8 +103,7 @@ const char *level_name(enum bpfbox_level level);
 /* Case-insensitive; -EINVAL for an unknown name. */
 int level_parse(const char *name, enum bpfbox_level *out);
 /* The level a set of enforcing features reaches (docs/status.md, Levels). */
-enum bpfbox_level level_from(bool bpf_lsm, bool landlock, bool seccomp,
-			     bool cgroup_v2);
+enum bpfbox_level level_from(bool bpf_lsm, bool landlock, bool seccomp, bool cgroup_v2);
 
 /*
  * Whether a BPF LSM program loads and attaches here (bpf in the active LSM

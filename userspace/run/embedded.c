@@ -41,7 +41,7 @@ static void emit(void *ctx, const struct audit_event *ev)
 
 static void emit_kind(struct embedded *e, enum ev_kind kind)
 {
-	struct audit_event ev = { .kind = kind };
+	struct audit_event ev = {.kind = kind};
 
 	emit(e, &ev);
 }
@@ -82,14 +82,16 @@ static void on_ask(struct embedded *e, const struct bpfbox_exec_event *x)
 	ans = e->ask.fd >= 0 ? ask_wait(&e->ask, id, timeout) : ASK_DENY;
 	if (ans == ASK_ALWAYS && ask_always(&e->ask, e->agent, rule) < 0)
 		log_warn("approve always: the rule '%s' could not be switched to allow; "
-			 "approved once", rule);
+			 "approved once",
+			 rule);
 	if (ans == ASK_APPROVE || ans == ASK_ALWAYS) {
 		kill(x->hdr.pid, SIGCONT);
 		e->ask.approved++;
 	} else {
 		kill(x->hdr.pid, SIGKILL);
 		e->ask.denied++;
-		denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec", file, EPERM, 1);
+		denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec", file,
+			    EPERM, 1);
 	}
 	if (r == 0)
 		limits_freeze(&s->lim, false);
@@ -173,7 +175,7 @@ static void redact_env(struct json_object *pol)
 
 	if (!pol || !json_object_object_get_ex(pol, "env", &env))
 		return;
-	json_object_object_foreach(env, name, val) {
+	json_object_object_foreach (env, name, val) {
 		size_t len = json_object_get_string_len(val), n = 0;
 		char *out = malloc(REDACT_MAX(len));
 
@@ -181,8 +183,9 @@ static void redact_env(struct json_object *pol)
 			n = redact_value(name, json_object_get_string(val), len, out,
 					 REDACT_MAX(len), 0);
 		/* Replaces val in place: the walk goes on with the next entry. */
-		json_object_object_add(env, name, out ? json_object_new_string_len(out, n)
-						      : json_object_new_string(REDACT_MARKER));
+		json_object_object_add(env, name,
+				       out ? json_object_new_string_len(out, n)
+					   : json_object_new_string(REDACT_MARKER));
 		free(out);
 	}
 }
@@ -194,17 +197,27 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 	struct json_object *pol = policy_to_json(s->policy), *labels = NULL;
 	/* The same keys as the daemon's session.start (run.h: one session path). */
 	struct audit_start_info in = {
-		.session = s->id, .ts_ns = mono_now(), .pid = getpid(), .has_uid = true,
-		.uid = getuid(), .mode = "embedded", .cgroup = s->lim.cg,
-		.level_requested = level_name(l->requested), .level_enabled = level_name(l->enabled),
-		.layers = { .landlock_abi = l->landlock ? l->landlock_abi : 0, .seccomp = l->seccomp,
-			    .bpf_audit = st->audit, .bpf_network = st->net,
-			    .bpf_unix_connect = st->unix_connect, .bpf_lsm = e->lsm,
-			    .bpf_audit_attach = st->attach },
+		.session = s->id,
+		.ts_ns = mono_now(),
+		.pid = getpid(),
+		.has_uid = true,
+		.uid = getuid(),
+		.mode = "embedded",
+		.cgroup = s->lim.cg,
+		.level_requested = level_name(l->requested),
+		.level_enabled = level_name(l->enabled),
+		.layers = {.landlock_abi = l->landlock ? l->landlock_abi : 0,
+			   .seccomp = l->seccomp,
+			   .bpf_audit = st->audit,
+			   .bpf_network = st->net,
+			   .bpf_unix_connect = st->unix_connect,
+			   .bpf_lsm = e->lsm,
+			   .bpf_audit_attach = st->attach},
 		.limits = &s->lim,
-		.not_enforced = { l->not_enforced, s->lim.not_enforced, st->why_not },
+		.not_enforced = {l->not_enforced, s->lim.not_enforced, st->why_not},
 		.n_not_enforced = 3,
-		.command = argv, .redact_command = true,
+		.command = argv,
+		.redact_command = true,
 	};
 
 	redact_env(pol);
@@ -221,10 +234,10 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 		json_object_object_add(labels, key, json_object_new_string(eq + 1));
 	}
 	if (labels)
-		in.labels_json = json_object_to_json_string_ext(labels, JSON_C_TO_STRING_PLAIN |
-									JSON_C_TO_STRING_NOSLASHESCAPE);
-	in.policy_json = json_object_to_json_string_ext(pol, JSON_C_TO_STRING_PLAIN |
-								     JSON_C_TO_STRING_NOSLASHESCAPE);
+		in.labels_json = json_object_to_json_string_ext(
+			labels, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	in.policy_json = json_object_to_json_string_ext(
+		pol, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	audit_session_start(&e->w, &e->clock, &in);
 	emit_kind(e, EV_SESSION_START);
 	json_object_put(labels);
@@ -261,8 +274,11 @@ static int writable_dirs(struct embedded *e, struct session *s)
 /* With name rules, the session's proxy and resolver (userspace/net/). */
 static int start_egress(struct embedded *e, const struct bpfbox_policy *p)
 {
-	struct egress_opts o = { .cgroup_id = e->cg_id, .session = 1, .allow = &p->net_allow,
-				 .deny = &p->net_deny, .resolver = p->net_resolver };
+	struct egress_opts o = {.cgroup_id = e->cg_id,
+				.session = 1,
+				.allow = &p->net_allow,
+				.deny = &p->net_deny,
+				.resolver = p->net_resolver};
 	struct agent_egress_fds f;
 	char err[256];
 	int r;
@@ -296,9 +312,10 @@ static int start_cmd_rules(struct embedded *e, struct session *s)
 	if (!rules_any(s->policy))
 		return 0;
 	if (!agent_status(e->agent)->cmd) {
-		session_not_enforced(s, "command rules on the execs inside the session (the exec "
-					"tracepoint program did not load, only the top-level command "
-					"was checked)");
+		session_not_enforced(s,
+				     "command rules on the execs inside the session (the exec "
+				     "tracepoint program did not load, only the top-level command "
+				     "was checked)");
 		return 0;
 	}
 	t = malloc(sizeof(*t));
@@ -311,8 +328,9 @@ static int start_cmd_rules(struct embedded *e, struct session *s)
 	e->ask.table = t;
 	e->ask.session_index = 1;
 	if (r < 0)
-		return log_error_errno(r, "cannot compile the command rules into the kernel's "
-					  "table (at most %d rules)",
+		return log_error_errno(r,
+				       "cannot compile the command rules into the kernel's "
+				       "table (at most %d rules)",
 				       BPFBOX_CMD_RULES_MAX);
 	return 1;
 }
@@ -373,7 +391,7 @@ static int add_session(struct embedded *e, struct session *s, uint32_t flags)
 	if (s->layers.requested == LEVEL_FULL && p->mode != MODE_FULL_ACCESS &&
 	    (r = writable_dirs(e, s)) < 0)
 		return log_error_errno(r, "cannot write the session's writable set into the BPF "
-				       "LSM map");
+					  "LSM map");
 	r = start_cmd_rules(e, s);
 	if (r < 0)
 		return r;
@@ -397,7 +415,7 @@ static int add_session(struct embedded *e, struct session *s, uint32_t flags)
 	r = s->layers.requested == LEVEL_FULL ? agent_session_policy(e->agent, 1, p) : 0;
 	if (r < 0)
 		return log_error_errno(r, "cannot compile the deny and exec_deny lists into BPF "
-				       "LSM maps");
+					  "LSM maps");
 	r = allow_unix_dirs(e, s);
 	if (r < 0)
 		return log_error_errno(r, "cannot set the session's unix socket directories");
@@ -407,11 +425,15 @@ static int add_session(struct embedded *e, struct session *s, uint32_t flags)
 static int load_agent(struct embedded *e, const struct audit_opts *opts, const char *parent,
 		      bool cmd_rules)
 {
-	struct agent_opts o = { .ring_bytes = opts->ring_bytes, .audit_opens = !opts->off,
-				.aggregate_ns = opts->aggregate_ns, .on_record = on_record, .ctx = e,
-				.argv_max = opts->argv_max, .cgroup_parent = parent,
-				/* a session without command rules gets no exec program */
-				.cmd_rules = cmd_rules };
+	struct agent_opts o = {.ring_bytes = opts->ring_bytes,
+			       .audit_opens = !opts->off,
+			       .aggregate_ns = opts->aggregate_ns,
+			       .on_record = on_record,
+			       .ctx = e,
+			       .argv_max = opts->argv_max,
+			       .cgroup_parent = parent,
+			       /* a session without command rules gets no exec program */
+			       .cmd_rules = cmd_rules};
 	int r = agent_open(&e->agent, &o);
 
 	if (r < 0)
@@ -444,8 +466,10 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 	/* The session's one cgroup (limits, pause, kill): its id keys the maps. */
 	r = session_prepare_cgroup(s);
 	if (r < 0) {
-		log_error_errno(r, "cannot create the session cgroup in %s; the BPF agent needs "
-				"one", s->lim.v2_parent);
+		log_error_errno(r,
+				"cannot create the session cgroup in %s; the BPF agent needs "
+				"one",
+				s->lim.v2_parent);
 		goto fail;
 	}
 	e->cg_id = s->lim.cg_id;
@@ -510,12 +534,16 @@ static void emit_end(struct embedded *e, struct session *s)
 	if (audit_flood_line(&e->flood, &e->w, &e->clock, s->id, mono_now(), true))
 		emit_kind(e, EV_LOSS);
 	audit_session_end(&e->w, &e->clock,
-			  &(struct audit_end_info){
-				  .session = s->id, .seq = seq, .ts_ns = mono_now(), .has_exit = true,
-				  .exit_code = s->result.exit_code, .timed_out = s->result.timed_out,
-				  .lost = lost, .suppressed = e->flood.all,
-				  .output_bytes = s->result.output_bytes,
-				  .output_dropped = s->result.output_dropped },
+			  &(struct audit_end_info){.session = s->id,
+						   .seq = seq,
+						   .ts_ns = mono_now(),
+						   .has_exit = true,
+						   .exit_code = s->result.exit_code,
+						   .timed_out = s->result.timed_out,
+						   .lost = lost,
+						   .suppressed = e->flood.all,
+						   .output_bytes = s->result.output_bytes,
+						   .output_dropped = s->result.output_dropped},
 			  emit, e);
 	sink_flush(e);
 }

@@ -36,13 +36,13 @@ struct sinks;
 struct embedded {
 	struct agent *agent;
 	struct egress *egress; /* name rules: the session's proxy and resolver */
-	struct sinks *sinks;	/* the run's (--audit), NULL: records dropped */
-	uint64_t cg_id;		/* the session cgroup's id: it keys the maps */
+	struct sinks *sinks;   /* the run's (--audit), NULL: records dropped */
+	uint64_t cg_id;	       /* the session cgroup's id: it keys the maps */
 	struct audit_clock clock;
 	struct jsonw w;
 	const char *session_id;
-	struct session *session; /* denials go to its summary */
-	bool lsm;	 /* the session's policy is in the BPF LSM maps */
+	struct session *session;  /* denials go to its summary */
+	bool lsm;		  /* the session's policy is in the BPF LSM maps */
 	struct audit_flood flood; /* the records' rate limit */
 	struct ask ask;		  /* the command rules' asks (ask.h) */
 };

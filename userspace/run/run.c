@@ -21,12 +21,12 @@ struct run {
 	const struct run_plan *plan;
 	struct bpfbox_policy policy;
 	struct session s;
-	struct sinks *sinks;	/* --audit: the one set of sinks of either mode */
+	struct sinks *sinks; /* --audit: the one set of sinks of either mode */
 	struct embedded emb;
 	struct daemon_run drun;
 	bool loaded, planned, daemon, embedded;
-	bool ask_at_exec;	/* the top-level command's ask is asked at its exec */
-	char why[320];		/* why the BPF LSM is not loaded, for --level */
+	bool ask_at_exec; /* the top-level command's ask is asked at its exec */
+	char why[320];	  /* why the BPF LSM is not loaded, for --level */
 };
 
 void run_plan_init(struct run_plan *p)
@@ -50,7 +50,7 @@ static void print_verbose(const struct session *s)
 		s->layers.seccomp ? "on" : "off");
 	fprintf(stderr, "bpfbox: policy %s\n",
 		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-						  JSON_C_TO_STRING_NOSLASHESCAPE));
+							  JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 }
 
@@ -62,8 +62,8 @@ void run_level_final(const struct session *s, bool daemon, bool verbose)
 
 	/* What the policy asks and nothing here enforces: said even with -q, once, one line. */
 	if (ne[0] || lim[0])
-		log_warn_always("not enforced on this host: %s%s%s", ne, ne[0] && lim[0] ? "; " : "",
-				lim);
+		log_warn_always("not enforced on this host: %s%s%s", ne,
+				ne[0] && lim[0] ? "; " : "", lim);
 	if (verbose)
 		print_verbose(s);
 }
@@ -72,7 +72,7 @@ void run_level_final(const struct session *s, bool daemon, bool verbose)
 static int plan_session(struct run *r)
 {
 	const struct run_plan *p = r->plan;
-	struct policy_error perr = { 0 };
+	struct policy_error perr = {0};
 	struct rules_verdict verdict;
 
 	r->loaded = true; /* policy_free() frees what a failed load left */
@@ -91,12 +91,10 @@ static int plan_session(struct run *r)
 	if (verdict.action == CMD_ASK && p->audit.ask_fd > 2 && p->audit.path)
 		r->ask_at_exec = true;
 	else if (verdict.action != CMD_ALLOW)
-		return log_error_errno(EPERM, "command %s by rule '%s'%s; nothing ran",
-				       verdict.action == CMD_DENY ? "denied" : "needs approval",
-				       verdict.rule,
-				       verdict.action == CMD_ASK
-					       ? " and nobody can answer before it starts"
-					       : "");
+		return log_error_errno(
+			EPERM, "command %s by rule '%s'%s; nothing ran",
+			verdict.action == CMD_DENY ? "denied" : "needs approval", verdict.rule,
+			verdict.action == CMD_ASK ? " and nobody can answer before it starts" : "");
 	if (session_plan(&r->s, &r->policy) < 0)
 		return -EINVAL;
 	r->planned = true;
@@ -106,7 +104,8 @@ static int plan_session(struct run *r)
 	if (p->via != LIMITS_VIA_AUTO)
 		session_plan_limits(&r->s, p->via);
 	if (r->s.layers.enabled == LEVEL_NONE && !r->policy.allow_unconfined)
-		return log_error_errno(EPERM, "neither Landlock nor seccomp is available, so nothing "
+		return log_error_errno(EPERM,
+				       "neither Landlock nor seccomp is available, so nothing "
 				       "would confine the command; refusing (pass "
 				       "--allow-unconfined to run it anyway)");
 	if (r->s.layers.enabled == LEVEL_MINIMAL)
@@ -124,7 +123,7 @@ static void sink_log(void *ctx, const char *msg)
 static int open_sinks(struct run *r)
 {
 	const char *path = r->plan->audit.path;
-	struct sinks_opts so = { .blocking = true, .log = sink_log };
+	struct sinks_opts so = {.blocking = true, .log = sink_log};
 	struct sink_config cfg;
 	char err[PATH_MAX + 512];
 
@@ -187,9 +186,10 @@ static int start_embedded(struct run *r)
 		session_note_bpf_lsm(s, false);
 		/* Every exec is checked only where an agent holds the rules (docs/config.md). */
 		if (rules_any(&r->policy))
-			session_not_enforced(s, "command rules on the execs inside the session (only "
-						"the top-level command was checked: no BPF agent here, "
-						"it needs --audit as root)");
+			session_not_enforced(
+				s, "command rules on the execs inside the session (only "
+				   "the top-level command was checked: no BPF agent here, "
+				   "it needs --audit as root)");
 	} else {
 		int rc = embedded_start(&r->emb, s, &a, r->sinks);
 
@@ -199,19 +199,22 @@ static int start_embedded(struct run *r)
 	}
 	if (r->ask_at_exec && !(r->embedded && agent_status(r->emb.agent)->cmd))
 		return log_error_errno(EPERM, "the command needs approval, and the exec program "
-				       "that would ask did not load; nothing ran");
+					      "that would ask did not load; nothing ran");
 	run_level_final(s, false, p->verbose);
 	/* Never silently less: an explicit --level full that cannot hold refuses. */
 	if (p->level_given && s->layers.enabled < s->layers.requested)
-		return log_error_errno(EPERM, "--level %s: this session reaches only %s (%s); run "
+		return log_error_errno(EPERM,
+				       "--level %s: this session reaches only %s (%s); run "
 				       "as root where the BPF LSM loads, or through a daemon that "
-				       "has it; nothing ran", level_name(s->layers.requested),
+				       "has it; nothing ran",
+				       level_name(s->layers.requested),
 				       level_name(s->layers.enabled),
 				       r->why[0] ? r->why : "the BPF LSM is not loaded for it");
 	/* An allow-list opens inet sockets: without BPF to judge them, refuse. */
 	if (r->policy.net == NET_DENY && r->policy.net_allow.n &&
 	    !(r->embedded && agent_status(r->emb.agent)->net))
-		return log_error_errno(EPERM, "--net-allow needs the BPF network layer, which is "
+		return log_error_errno(EPERM,
+				       "--net-allow needs the BPF network layer, which is "
 				       "not loaded: run as root with --audit FILE, or through "
 				       "bpfbox daemon; nothing ran");
 	/* The one session.start of embedded mode (the daemon writes its own at register). */
@@ -243,7 +246,7 @@ static void finish(struct run *r, bool ran)
 
 int run_session(const struct run_plan *plan)
 {
-	struct run r = { .plan = plan };
+	struct run r = {.plan = plan};
 	int code = EXIT_SETUP, rc;
 
 	rc = plan_session(&r);
@@ -254,7 +257,7 @@ int run_session(const struct run_plan *plan)
 	if (!rc && r.daemon && r.ask_at_exec) {
 		/* A daemon's sessions take no asks (docs/runtime.md): never unasked. */
 		rc = log_error_errno(EPERM, "the command needs approval, and asks are taken in "
-				     "embedded mode only (--no-daemon); nothing ran");
+					    "embedded mode only (--no-daemon); nothing ran");
 	} else if (rc == -EAGAIN && r.daemon) {
 		rc = fall_back(&r); /* refused at a register before the fork */
 	} else if (!rc && !r.daemon) {

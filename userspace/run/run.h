@@ -19,17 +19,17 @@
 #include "../lib/util.h"
 
 struct run_plan {
-	struct policy_sources src;  /* the layers; src.flags: the command line's */
-	struct audit_opts audit;    /* --audit FILE and its mode, ring, rate */
-	const char *daemon_socket;  /* --daemon-socket, NULL: the default */
-	bool no_daemon;		    /* --no-daemon */
-	bool verbose;		    /* -v: the effective policy and level */
-	enum limits_via via;	    /* --limits-via */
-	const struct strv *labels;  /* --label KEY=VALUE */
-	int status_fd;		    /* --status-fd, -1: none */
-	enum bpfbox_level want;	    /* --level or $BPFBOX_LEVEL */
-	bool level_given;	    /* an explicit --level: less refuses */
-	char *const *argv;	    /* the command */
+	struct policy_sources src; /* the layers; src.flags: the command line's */
+	struct audit_opts audit;   /* --audit FILE and its mode, ring, rate */
+	const char *daemon_socket; /* --daemon-socket, NULL: the default */
+	bool no_daemon;		   /* --no-daemon */
+	bool verbose;		   /* -v: the effective policy and level */
+	enum limits_via via;	   /* --limits-via */
+	const struct strv *labels; /* --label KEY=VALUE */
+	int status_fd;		   /* --status-fd, -1: none */
+	enum bpfbox_level want;	   /* --level or $BPFBOX_LEVEL */
+	bool level_given;	   /* an explicit --level: less refuses */
+	char *const *argv;	   /* the command */
 };
 
 /* The defaults of a plan (the audit ring, aggregate window, level Full). */

@@ -49,7 +49,8 @@ int daemon_run_connect(struct daemon_run *r, const char *socket)
 	/* No socket at all: no daemon on this host, the laptop case. */
 	if (rc != -ENOENT)
 		log_notice("the daemon at %s does not answer (%s); running without it "
-			   "(embedded mode)", path, strerror(-rc));
+			   "(embedded mode)",
+			   path, strerror(-rc));
 	return 0;
 }
 
@@ -95,7 +96,10 @@ static int refused(struct daemon_run *r, int rc, const char *msg)
 				       r->socket, msg);
 	/* Never silent, not even with -q: the session runs without the daemon. */
 	log_notice("the daemon at %s %s (%s); running without it (embedded mode)", r->socket,
-		   busy ? "is busy" : no ? "refuses this client" : "does not answer", msg);
+		   busy ? "is busy"
+		   : no ? "refuses this client"
+			: "does not answer",
+		   msg);
 	return -EAGAIN;
 }
 
@@ -119,15 +123,17 @@ static int do_register(struct daemon_run *r, pid_t pid)
 	if (pid > 0 && !json_object_object_get_ex(reply, "pid", NULL) &&
 	    (rc = daemon_attach(&r->ctl, s->id, pid, msg, sizeof(msg))) < 0) {
 		json_object_put(reply);
-		return log_error_errno(rc, "the daemon at %s could not move the command into its "
-				       "session cgroup: %s", r->socket, msg);
+		return log_error_errno(rc,
+				       "the daemon at %s could not move the command into its "
+				       "session cgroup: %s",
+				       r->socket, msg);
 	}
 	take_reply(r, reply);
 	if (json_object_object_get_ex(reply, "cgroup", &port))
 		snprintf(r->cgroup, sizeof(r->cgroup), "%s", json_object_get_string(port));
 	/* Limits in v1 cgroups are joined by the daemon's attach (a migration). */
 	if (json_object_object_get_ex(reply, "limits", &port)) {
-		json_object_object_foreach(port, key, val) {
+		json_object_object_foreach (port, key, val) {
 			(void)key;
 			if (json_object_is_type(val, json_type_string) &&
 			    streq(json_object_get_string(val), "cgroup1"))
@@ -138,8 +144,10 @@ static int do_register(struct daemon_run *r, pid_t pid)
 		/* A daemon without egress would leave every name unreachable: say so. */
 		if (!json_object_object_get_ex(reply, "proxy_port", &port)) {
 			json_object_put(reply);
-			return log_error_errno(-EOPNOTSUPP, "the daemon at %s runs no egress proxy "
-					       "for name rules (an older bpfbox?)", r->socket);
+			return log_error_errno(-EOPNOTSUPP,
+					       "the daemon at %s runs no egress proxy "
+					       "for name rules (an older bpfbox?)",
+					       r->socket);
 		}
 		snprintf(s->proxy_url, sizeof(s->proxy_url), "http://127.0.0.1:%d",
 			 json_object_get_int(port));
@@ -231,8 +239,8 @@ static int subscribe(struct daemon_run *r)
 	rc = daemon_client_connect(&r->sub, r->socket, DAEMON_CALL_TIMEOUT_MS);
 	if (rc < 0) {
 		json_object_put(req);
-		return log_error_errno(rc, "cannot connect to the daemon at %s for the audit stream",
-				       r->socket);
+		return log_error_errno(
+			rc, "cannot connect to the daemon at %s for the audit stream", r->socket);
 	}
 	rc = daemon_client_call(&r->sub, req, &reply, msg, sizeof(msg));
 	json_object_put(req);
@@ -262,8 +270,10 @@ static int release_child(void *ctx, pid_t child)
 	if (r->registered && !s->child_placed) {
 		rc = daemon_attach(&r->ctl, s->id, child, msg, sizeof(msg));
 		if (rc < 0)
-			return log_error_errno(rc, "the daemon at %s could not move the command "
-					       "into its session cgroup: %s", r->socket, msg);
+			return log_error_errno(rc,
+					       "the daemon at %s could not move the command "
+					       "into its session cgroup: %s",
+					       r->socket, msg);
 	} else if (!r->registered && (rc = do_register(r, child)) < 0) {
 		return rc;
 	}
@@ -272,7 +282,8 @@ static int release_child(void *ctx, pid_t child)
 	run_level_final(s, true, r->verbose);
 	/* Never silently less: an explicit --level full that cannot hold refuses. */
 	if (r->level_given && s->layers.enabled < s->layers.requested)
-		return log_error_errno(EPERM, "--level %s: this session reaches only %s through "
+		return log_error_errno(EPERM,
+				       "--level %s: this session reaches only %s through "
 				       "the daemon at %s; nothing ran",
 				       level_name(s->layers.requested),
 				       level_name(s->layers.enabled), r->socket);
@@ -291,7 +302,7 @@ static void take_denials(struct session *s, struct json_object *reply)
 	n = json_object_array_length(arr);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *d = json_object_array_get_idx(arr, i), *f[5];
-		static const char *const keys[] = { "layer", "op", "what", "err", "count" };
+		static const char *const keys[] = {"layer", "op", "what", "err", "count"};
 		bool ok = true;
 
 		for (size_t k = 0; k < 5; k++)
@@ -332,7 +343,8 @@ static int unregister(struct daemon_run *r, const struct session_result *res,
 		log_warn("the daemon at %s could not end session %s: %s", r->socket, r->s->id, msg);
 	else if (rc < 0 && rc != -ENOTCONN)
 		log_warn("the daemon at %s went away (%s); when it runs again it ends session %s "
-			 "once its processes are gone", r->socket, msg, r->s->id);
+			 "once its processes are gone",
+			 r->socket, msg, r->s->id);
 	r->ended = true;
 	return rc;
 }
@@ -343,7 +355,7 @@ static void drain_sub(struct daemon_run *r)
 	uint64_t deadline = now_ns() + DRAIN_TIMEOUT_MS * 1000000ULL;
 
 	while (!r->sub_gone) {
-		struct pollfd pfd = { .fd = r->sub.fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = r->sub.fd, .events = POLLIN};
 		uint64_t now = now_ns();
 
 		if (now >= deadline || poll(&pfd, 1, (deadline - now) / 1000000ULL + 1) <= 0)

@@ -23,18 +23,18 @@ struct daemon_run {
 	struct daemon_client ctl; /* register(+attach), unregister, pause */
 	struct daemon_client sub; /* the session's events, for --audit */
 	char socket[PATH_MAX];
-	bool named;		  /* --daemon-socket or BPFBOX_REQUIRE_DAEMON=1 */
-	bool level_given;	  /* --level: a session below it must not run */
-	bool verbose;		  /* -v: the level and policy once the daemon replied */
-	struct sinks *sinks;	  /* --audit; NULL: no subscription */
-	char *line;		  /* the subscription's incomplete last line */
+	bool named;	     /* --daemon-socket or BPFBOX_REQUIRE_DAEMON=1 */
+	bool level_given;    /* --level: a session below it must not run */
+	bool verbose;	     /* -v: the level and policy once the daemon replied */
+	struct sinks *sinks; /* --audit; NULL: no subscription */
+	char *line;	     /* the subscription's incomplete last line */
 	size_t line_len, line_cap;
-	int never_fd[2];	  /* a pipe that never turns readable (see sub_done) */
-	bool sub_gone;		  /* the event stream ended */
-	bool finishing;		  /* its end is expected now */
-	bool registered;	  /* the daemon holds the session */
-	bool ended;		  /* unregistered */
-	char cgroup[PATH_MAX];	  /* the session's cgroup, from the register reply */
+	int never_fd[2];       /* a pipe that never turns readable (see sub_done) */
+	bool sub_gone;	       /* the event stream ended */
+	bool finishing;	       /* its end is expected now */
+	bool registered;       /* the daemon holds the session */
+	bool ended;	       /* unregistered */
+	char cgroup[PATH_MAX]; /* the session's cgroup, from the register reply */
 	const char *audit_mode;
 	char *const *argv;
 	struct session *s;

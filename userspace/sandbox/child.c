@@ -43,17 +43,22 @@
 #endif
 
 static const char *const step_names[] = {
-	[STEP_CGROUP] = "join the session cgroup", [STEP_SESSION] = "setsid", [STEP_RLIMIT] = "setrlimit",
+	[STEP_CGROUP] = "join the session cgroup",
+	[STEP_SESSION] = "setsid",
+	[STEP_RLIMIT] = "setrlimit",
 	[STEP_NAMESPACES] = "namespace setup",
-	[STEP_CHDIR] = "chdir to the workspace", [STEP_USER] = "switch user",
-	[STEP_CAPS] = "drop capabilities", [STEP_NO_NEW_PRIVS] = "no_new_privs",
-	[STEP_LANDLOCK] = "Landlock restrict_self", [STEP_SECCOMP] = "seccomp load",
+	[STEP_CHDIR] = "chdir to the workspace",
+	[STEP_USER] = "switch user",
+	[STEP_CAPS] = "drop capabilities",
+	[STEP_NO_NEW_PRIVS] = "no_new_privs",
+	[STEP_LANDLOCK] = "Landlock restrict_self",
+	[STEP_SECCOMP] = "seccomp load",
 	[STEP_EXEC] = "exec",
 };
 
 static void child_fail_detail(const struct child_plan *c, enum child_step step, const char *detail)
 {
-	struct child_error e = { .step = step, .err = errno };
+	struct child_error e = {.step = step, .err = errno};
 
 	if (detail)
 		snprintf(e.detail, sizeof(e.detail), "%s", detail);
@@ -76,7 +81,7 @@ static void child_fail(const struct child_plan *c, enum child_step step)
  */
 static bool parent_alive(const struct child_plan *c, pid_t parent)
 {
-	struct pollfd pfd = { .fd = c->report_fd, .events = POLLOUT };
+	struct pollfd pfd = {.fd = c->report_fd, .events = POLLOUT};
 
 	if (!(c->ns && (c->ns->clone_flags & CLONE_NEWPID)))
 		return getppid() == parent;
@@ -85,15 +90,15 @@ static bool parent_alive(const struct child_plan *c, pid_t parent)
 
 static int set_limit(int resource, rlim_t value)
 {
-	struct rlimit rl = { value, value };
+	struct rlimit rl = {value, value};
 
 	return setrlimit(resource, &rl);
 }
 
 static int drop_capabilities(void)
 {
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2] = { { 0 } };
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2] = {{0}};
 	int last = 40;
 	char buf[16];
 
@@ -101,8 +106,7 @@ static int drop_capabilities(void)
 		last = atoi(buf);
 	for (int cap = 0; cap <= last; cap++) {
 		/* Without CAP_SETPCAP there is nothing in the set to drop. */
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EPERM &&
-		    errno != EINVAL)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EPERM && errno != EINVAL)
 			return -1;
 	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
@@ -113,10 +117,12 @@ static int drop_capabilities(void)
 /* Passes fd over a unix socket (SCM_RIGHTS). */
 static int send_fd(int sock, int fd)
 {
-	char data = 0, ctl[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { &data, 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-			    .msg_controllen = sizeof(ctl) };
+	char data = 0, ctl[CMSG_SPACE(sizeof(int))] = {0};
+	struct iovec iov = {&data, 1};
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = ctl,
+			   .msg_controllen = sizeof(ctl)};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
 
 	cm->cmsg_level = SOL_SOCKET;
@@ -129,10 +135,12 @@ static int send_fd(int sock, int fd)
 /* The fd send_fd() passed, or -1 when none came. */
 int recv_fd(int sock)
 {
-	char data, ctl[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { &data, 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-			    .msg_controllen = sizeof(ctl) };
+	char data, ctl[CMSG_SPACE(sizeof(int))] = {0};
+	struct iovec iov = {&data, 1};
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = ctl,
+			   .msg_controllen = sizeof(ctl)};
 	struct cmsghdr *cm;
 	int fd = -1;
 
@@ -272,8 +280,9 @@ pid_t spawn(const struct session_limits *l, uint64_t ns_flags, bool *placed)
 {
 	*placed = false;
 	if (l->cg_fd >= 0) {
-		struct bpfbox_clone_args a = { .flags = BPFBOX_CLONE_INTO_CGROUP | ns_flags,
-					       .exit_signal = SIGCHLD, .cgroup = l->cg_fd };
+		struct bpfbox_clone_args a = {.flags = BPFBOX_CLONE_INTO_CGROUP | ns_flags,
+					      .exit_signal = SIGCHLD,
+					      .cgroup = l->cg_fd};
 		pid_t pid = syscall(SYS_clone3, &a, sizeof(a));
 
 		if (pid >= 0) {
@@ -283,7 +292,7 @@ pid_t spawn(const struct session_limits *l, uint64_t ns_flags, bool *placed)
 	}
 	/* clone(2) without a stack is fork(2) with namespaces. */
 	if (ns_flags)
-		return syscall(SYS_clone, (unsigned long)ns_flags | SIGCHLD, NULL, NULL, NULL, NULL);
+		return syscall(SYS_clone, (unsigned long)ns_flags | SIGCHLD, NULL, NULL, NULL,
+			       NULL);
 	return fork();
 }
-

@@ -46,20 +46,14 @@ struct file_call {
 };
 
 static const struct file_call calls[] = {
-	{__NR_unlinkat, "unlink", 0, 1, EXISTS},
-	{__NR_renameat2, "rename", 2, 3, ANY},
-	{__NR_mkdirat, "mkdir", 0, 1, ABSENT},
-	{__NR_linkat, "link", 2, 3, ABSENT},
-	{__NR_symlinkat, "symlink", 1, 2, ABSENT},
-	{__NR_fchmodat, "chmod", 0, 1, EXISTS},
+	{__NR_unlinkat, "unlink", 0, 1, EXISTS},   {__NR_renameat2, "rename", 2, 3, ANY},
+	{__NR_mkdirat, "mkdir", 0, 1, ABSENT},	   {__NR_linkat, "link", 2, 3, ABSENT},
+	{__NR_symlinkat, "symlink", 1, 2, ABSENT}, {__NR_fchmodat, "chmod", 0, 1, EXISTS},
 	{__NR_utimensat, "utimes", 0, 1, EXISTS},
 #ifdef __NR_unlink
-	{__NR_unlink, "unlink", -1, 0, EXISTS},
-	{__NR_rmdir, "rmdir", -1, 0, EXISTS},
-	{__NR_rename, "rename", -1, 1, ANY},
-	{__NR_mkdir, "mkdir", -1, 0, ABSENT},
-	{__NR_link, "link", -1, 1, ABSENT},
-	{__NR_symlink, "symlink", -1, 1, ABSENT},
+	{__NR_unlink, "unlink", -1, 0, EXISTS},	   {__NR_rmdir, "rmdir", -1, 0, EXISTS},
+	{__NR_rename, "rename", -1, 1, ANY},	   {__NR_mkdir, "mkdir", -1, 0, ABSENT},
+	{__NR_link, "link", -1, 1, ABSENT},	   {__NR_symlink, "symlink", -1, 1, ABSENT},
 	{__NR_chmod, "chmod", -1, 0, EXISTS},
 #endif
 #ifdef __NR_renameat
@@ -103,8 +97,7 @@ static bool under(const char *path, const char *dir)
 		return false;
 	if (streq(dir, "/"))
 		return true;
-	return strncmp(path, dir, len) == 0 &&
-	       (path[len] == '\0' || path[len] == '/');
+	return strncmp(path, dir, len) == 0 && (path[len] == '\0' || path[len] == '/');
 }
 
 /* strlen(dir) + 1 when path is dir or below it, else 0: the longest match wins. */
@@ -135,8 +128,7 @@ static bool writable(const struct session *s, const char *path)
 		w = match(path, p->workspace);
 	for (size_t i = 0; i < p->rw_paths.n; i++)
 		w = max_sz(w, match(path, p->rw_paths.v[i]));
-	w = max_sz(w,
-		   max_sz(match(path, s->home), match(path, s->private_tmp)));
+	w = max_sz(w, max_sz(match(path, s->home), match(path, s->private_tmp)));
 	w = max_sz(w, match(path, "/dev"));
 	/* The view's /tmp is the session's own tmpfs; without a private tmp, not ours to judge. */
 	if (ns || !p->private_tmp)
@@ -174,15 +166,12 @@ static int exists(pid_t pid, const char *path)
 	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	r = fstatat(fd, path[1] ? path + 1 : ".", &st, AT_SYMLINK_NOFOLLOW) == 0
-		    ? 1
-		    : 0;
+	r = fstatat(fd, path[1] ? path + 1 : ".", &st, AT_SYMLINK_NOFOLLOW) == 0 ? 1 : 0;
 	close(fd);
 	return r;
 }
 
-void session_file_op_notified(struct session *s, int listener,
-			      const struct seccomp_denied *d)
+void session_file_op_notified(struct session *s, int listener, const struct seccomp_denied *d)
 {
 	const struct file_call *c = NULL;
 	char name[PATH_MAX], full[PATH_MAX * 2];
@@ -194,29 +183,24 @@ void session_file_op_notified(struct session *s, int listener,
 	name[0] = '\0';
 	full[0] = '\0';
 	/* While the call waits: its name and the dir it is relative to. */
-	if (!c ||
-	    (d->args[c->path_arg] &&
-	     read_str(d->pid, d->args[c->path_arg], name, sizeof(name)) < 0)) {
+	if (!c || (d->args[c->path_arg] &&
+		   read_str(d->pid, d->args[c->path_arg], name, sizeof(name)) < 0)) {
 		c = NULL;
 	} else if (name[0] == '/') {
 		snprintf(full, sizeof(full), "%s", name);
-	} else if (base_of(d->pid,
-			   c->dirfd_arg < 0 ? AT_FDCWD
-					    : (int)d->args[c->dirfd_arg],
-			   full, sizeof(full)) < 0) {
+	} else if (base_of(d->pid, c->dirfd_arg < 0 ? AT_FDCWD : (int)d->args[c->dirfd_arg], full,
+			   sizeof(full)) < 0) {
 		c = NULL;
 	} else if (name[0]) {
 		/* utimensat(fd, NULL, ...): the fd's own file. */
-		snprintf(full + strlen(full), sizeof(full) - strlen(full),
-			 "/%s", name);
+		snprintf(full + strlen(full), sizeof(full) - strlen(full), "/%s", name);
 	}
 	if (c)
 		path_fold(full);
 	/* The common case, a change where the session may write: run at once. */
 	if (!c || writable(s, full) ||
 	    /* Landlock has no right for metadata: without the read-only view, chmod and utimes pass. */
-	    (!s->layers.ns.clone_flags &&
-	     (streq(c->op, "chmod") || streq(c->op, "utimes")))) {
+	    (!s->layers.ns.clone_flags && (streq(c->op, "chmod") || streq(c->op, "utimes")))) {
 		seccomp_notify_answer(listener, d->id, 0);
 		return;
 	}

@@ -30,8 +30,8 @@ static const char *const system_read[] = {
  * own terminal is granted by name (session_tty_rules).
  */
 static const char *const dev_rw[] = {
-	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-	"/dev/tty", "/dev/ptmx", "/dev/shm",
+	"/dev/null",	"/dev/zero", "/dev/full", "/dev/random",
+	"/dev/urandom", "/dev/tty",  "/dev/ptmx", "/dev/shm",
 };
 
 struct rules_ctx {
@@ -49,7 +49,7 @@ struct rules_ctx {
 static int add_rule_at(struct rules_ctx *c, int dirfd, const char *name, const char *path,
 		       unsigned char type, uint64_t access, bool optional)
 {
-	struct landlock_path_beneath_attr attr = { 0 };
+	struct landlock_path_beneath_attr attr = {0};
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 
@@ -106,8 +106,7 @@ static bool hides_below(const struct strv *hidden, const char *dir)
  * out by granting the tree's other entries one by one, only along the
  * directories that lead to a hidden path.
  */
-static int add_tree(struct rules_ctx *c, const char *path, uint64_t access,
-		    bool optional)
+static int add_tree(struct rules_ctx *c, const char *path, uint64_t access, bool optional)
 {
 	DIR *d;
 	struct dirent *e;
@@ -129,8 +128,7 @@ static int add_tree(struct rules_ctx *c, const char *path, uint64_t access,
 
 		if (streq(e->d_name, ".") || streq(e->d_name, ".."))
 			continue;
-		snprintf(child, sizeof(child), "%s/%s", streq(path, "/") ? "" : path,
-			 e->d_name);
+		snprintf(child, sizeof(child), "%s/%s", streq(path, "/") ? "" : path, e->d_name);
 		/* Only directories on the way to a hidden path need a walk. */
 		if (strv_contains(c->hidden, child))
 			continue;
@@ -191,8 +189,7 @@ static int readable_deny_paths(const struct bpfbox_policy *p, uid_t uid, gid_t g
 	return 0;
 }
 
-int landlock_credential_paths(const struct bpfbox_policy *p, const char *root,
-			      struct strv *out)
+int landlock_credential_paths(const struct bpfbox_policy *p, const char *root, struct strv *out)
 {
 	for (size_t i = 0; root && i < p->deny_paths.n; i++) {
 		const char *pat = p->deny_paths.v[i];
@@ -221,19 +218,17 @@ uint32_t landlock_restrict_flags(const struct landlock_rights *rights)
 	return rights->restrict_flags & LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON;
 }
 
-int landlock_build_ruleset(const struct bpfbox_policy *p,
-			   const struct landlock_rights *rights,
-			   const struct landlock_extra *x, uid_t uid, gid_t gid,
-			   const char **bad)
+int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_rights *rights,
+			   const struct landlock_extra *x, uid_t uid, gid_t gid, const char **bad)
 {
 	const uint64_t ro = LANDLOCK_FS_READ;
 	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
-	const uint64_t dev = read | LANDLOCK_ACCESS_FS_WRITE_FILE |
-			     LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	const uint64_t dev = read | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |
+			     LANDLOCK_ACCESS_FS_IOCTL_DEV;
 	const bool masked = x->masked;
-	struct bpfbox_ruleset_attr attr = { 0 };
-	struct strv hidden = { 0 };
-	struct rules_ctx c = { .bad = bad };
+	struct bpfbox_ruleset_attr attr = {0};
+	struct strv hidden = {0};
+	struct rules_ctx c = {.bad = bad};
 	bool fs = p->mode != MODE_FULL_ACCESS;
 	uint64_t rw = rights->fs;
 	int r = 0;
@@ -246,8 +241,8 @@ int landlock_build_ruleset(const struct bpfbox_policy *p,
 	 */
 	if (p->net == NET_DENY)
 		/* UDP too (ABI 10): no bind, connect or send to any port. */
-		attr.handled_access_net = p->net_allow.n ? rights->net & LANDLOCK_ACCESS_NET_BIND_TCP
-							 : rights->net;
+		attr.handled_access_net =
+			p->net_allow.n ? rights->net & LANDLOCK_ACCESS_NET_BIND_TCP : rights->net;
 	attr.scoped = rights->scoped;
 	c.fd = landlock_create_ruleset(&attr, 0);
 	if (c.fd < 0) {

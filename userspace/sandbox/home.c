@@ -25,8 +25,9 @@
 
 /* Copied when present: small, commonly needed, no credentials by design. */
 static const char *const config_files[] = {
-	".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes",
-	".vimrc", ".inputrc", ".editorconfig", ".nanorc", ".selected_editor",
+	".gitconfig",	    ".config/git/config", ".config/git/ignore", ".config/git/attributes",
+	".vimrc",	    ".inputrc",		  ".editorconfig",	".nanorc",
+	".selected_editor",
 };
 
 #define CONFIG_MAX_BYTES (64 * 1024)
@@ -82,8 +83,8 @@ static int mkdirs(char *path, mode_t mode)
 }
 
 /* Copies one config file, read-only, without the lines that may hold a secret. */
-static void copy_config(const char *from_home, const char *to_home, const char *name,
-			uid_t uid, gid_t gid)
+static void copy_config(const char *from_home, const char *to_home, const char *name, uid_t uid,
+			gid_t gid)
 {
 	char src[PATH_MAX], dst[PATH_MAX], line[4096];
 	bool secret_section = false, git = strstr(name, "git") != NULL;
@@ -168,9 +169,11 @@ void session_home_remove(struct session *s)
  * libexec, rustup's toolchains): a PATH entry inside one grants the tree.
  */
 static const char *const toolchain_roots[] = {
-	".pyenv", ".cargo", ".rustup", ".nvm", ".rbenv", ".goenv", ".volta", ".bun",
-	".deno", ".sdkman", ".asdf", ".nodenv", ".jenv", ".local/bin", ".local/lib",
-	".local/share/pnpm", "go", ".go",
+	".pyenv", ".cargo",	".rustup",    ".nvm",
+	".rbenv", ".goenv",	".volta",     ".bun",
+	".deno",  ".sdkman",	".asdf",      ".nodenv",
+	".jenv",  ".local/bin", ".local/lib", ".local/share/pnpm",
+	"go",	  ".go",
 };
 
 /* Whether path is dir or below it. */
@@ -213,7 +216,7 @@ int session_home_path(const struct session *s, struct strv *ro, char *path_env, 
 {
 	const struct bpfbox_policy *p = s->policy;
 	const char *path = getenv("PATH"), *home = session_caller_home();
-	struct strv cred = { 0 };
+	struct strv cred = {0};
 	char dropped[1024] = "";
 	size_t len = 0;
 	int r = 0;
@@ -246,15 +249,18 @@ int session_home_path(const struct session *s, struct strv *ro, char *path_env, 
 			if (keep)
 				r = grant_entry(ro, home, real);
 			if (!keep)
-				snprintf(dropped + strlen(dropped), sizeof(dropped) - strlen(dropped),
-					 "%s%s", dropped[0] ? ", " : "", entry);
+				snprintf(dropped + strlen(dropped),
+					 sizeof(dropped) - strlen(dropped), "%s%s",
+					 dropped[0] ? ", " : "", entry);
 		}
 		if (keep && len + strlen(entry) + 2 < size)
 			len += snprintf(path_env + len, size - len, "%s%s", len ? ":" : "", entry);
 	}
 	strv_clear(&cred);
 	if (dropped[0])
-		log_warn_always("PATH entries dropped (a credential rule covers them, or the whole home): %s", dropped);
+		log_warn_always("PATH entries dropped (a credential rule covers them, or the whole "
+				"home): %s",
+				dropped);
 	return r;
 }
 
@@ -286,7 +292,7 @@ int session_view_policy(const struct session *s, const struct strv *path_ro,
 {
 	const struct bpfbox_policy *p = s->policy;
 	const char *home = session_caller_home();
-	struct strv cred = { 0 };
+	struct strv cred = {0};
 	int r = policy_dup(view, p);
 
 	if (!r && s->home[0])

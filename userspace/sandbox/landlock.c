@@ -13,18 +13,14 @@
 #define __NR_landlock_restrict_self  446
 #endif
 
-int landlock_create_ruleset(const struct bpfbox_ruleset_attr *attr,
-			    uint32_t flags)
+int landlock_create_ruleset(const struct bpfbox_ruleset_attr *attr, uint32_t flags)
 {
-	return syscall(__NR_landlock_create_ruleset, attr,
-		       attr ? sizeof(*attr) : 0, flags);
+	return syscall(__NR_landlock_create_ruleset, attr, attr ? sizeof(*attr) : 0, flags);
 }
 
-int landlock_add_rule(int ruleset_fd, int rule_type, const void *attr,
-		      uint32_t flags)
+int landlock_add_rule(int ruleset_fd, int rule_type, const void *attr, uint32_t flags)
 {
-	return syscall(__NR_landlock_add_rule, ruleset_fd, rule_type, attr,
-		       flags);
+	return syscall(__NR_landlock_add_rule, ruleset_fd, rule_type, attr, flags);
 }
 
 int landlock_restrict_self(int ruleset_fd, uint32_t flags)
@@ -47,9 +43,9 @@ void landlock_rights_for_abi(int abi, struct landlock_rights *r)
 	if (abi > BPFBOX_LANDLOCK_ABI_MAX)
 		abi = BPFBOX_LANDLOCK_ABI_MAX;
 	r->abi = abi;
-	r->fs = ((LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1) |
-		LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_TRUNCATE |
-		LANDLOCK_ACCESS_FS_IOCTL_DEV | LANDLOCK_ACCESS_FS_RESOLVE_UNIX;
+	r->fs = ((LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1) | LANDLOCK_ACCESS_FS_REFER |
+		LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV |
+		LANDLOCK_ACCESS_FS_RESOLVE_UNIX;
 	r->net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP |
 		 LANDLOCK_ACCESS_NET_BIND_UDP | LANDLOCK_ACCESS_NET_CONNECT_SEND_UDP;
 	r->scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
@@ -108,17 +104,15 @@ void landlock_rights_for_abi(int abi, struct landlock_rights *r)
 	}
 }
 
-void landlock_rights_describe(const struct landlock_rights *r, char *buf,
-			      size_t size)
+void landlock_rights_describe(const struct landlock_rights *r, char *buf, size_t size)
 {
 	size_t len = 0;
 
 	buf[0] = '\0';
-#define ADD(cond, name)                                                       \
-	do {                                                                  \
-		if ((cond) && len < size)                                     \
-			len += snprintf(buf + len, size - len, "%s%s",        \
-					len ? "," : "", name);                \
+#define ADD(cond, name)                                                                       \
+	do {                                                                                  \
+		if ((cond) && len < size)                                                     \
+			len += snprintf(buf + len, size - len, "%s%s", len ? "," : "", name); \
 	} while (0)
 	ADD(r->fs, "fs");
 	ADD(r->fs & LANDLOCK_ACCESS_FS_REFER, "refer");

@@ -76,17 +76,15 @@ struct landlock_rights {
 };
 
 /* Rights that only make sense on directories. */
-#define LANDLOCK_FS_DIR_ONLY                                                  \
-	(LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR |         \
-	 LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |       \
-	 LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |           \
-	 LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |         \
-	 LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM |         \
-	 LANDLOCK_ACCESS_FS_REFER)
+#define LANDLOCK_FS_DIR_ONLY                                             \
+	(LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR |   \
+	 LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR | \
+	 LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |     \
+	 LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |   \
+	 LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER)
 
-#define LANDLOCK_FS_READ                                                      \
-	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |           \
-	 LANDLOCK_ACCESS_FS_READ_DIR)
+#define LANDLOCK_FS_READ \
+	(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 
 /*
  * Returns the kernel's Landlock ABI (>= 1), or -EOPNOTSUPP when Landlock
@@ -98,13 +96,10 @@ int landlock_abi(void);
 void landlock_rights_for_abi(int abi, struct landlock_rights *r);
 
 /* Names of the rights in r, comma separated, for status and verbose. */
-void landlock_rights_describe(const struct landlock_rights *r, char *buf,
-			      size_t size);
+void landlock_rights_describe(const struct landlock_rights *r, char *buf, size_t size);
 
-int landlock_create_ruleset(const struct bpfbox_ruleset_attr *attr,
-			    uint32_t flags);
-int landlock_add_rule(int ruleset_fd, int rule_type, const void *attr,
-		      uint32_t flags);
+int landlock_create_ruleset(const struct bpfbox_ruleset_attr *attr, uint32_t flags);
+int landlock_add_rule(int ruleset_fd, int rule_type, const void *attr, uint32_t flags);
 int landlock_restrict_self(int ruleset_fd, uint32_t flags);
 
 struct bpfbox_policy;
@@ -121,26 +116,23 @@ struct strv;
 
 /* What a session adds to its policy's grants (docs/runtime.md). */
 struct landlock_extra {
-	const char *private_tmp;  /* read-write, NULL: none */
-	const char *home;	  /* the private home, read-write, NULL: none */
-	const struct strv *ro;	  /* read and exec (PATH entries under the caller's home) */
-	const char *caller_home;  /* the credential names under it are left out of grants */
-	bool read_host;		  /* read and exec of the whole host but the credential paths */
-	bool masked;		  /* a mount namespace masks the absolute deny paths */
+	const char *private_tmp; /* read-write, NULL: none */
+	const char *home;	 /* the private home, read-write, NULL: none */
+	const struct strv *ro;	 /* read and exec (PATH entries under the caller's home) */
+	const char *caller_home; /* the credential names under it are left out of grants */
+	bool read_host;		 /* read and exec of the whole host but the credential paths */
+	bool masked;		 /* a mount namespace masks the absolute deny paths */
 };
 
-int landlock_build_ruleset(const struct bpfbox_policy *p,
-			   const struct landlock_rights *rights,
-			   const struct landlock_extra *x, uid_t uid, gid_t gid,
-			   const char **bad);
+int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_rights *rights,
+			   const struct landlock_extra *x, uid_t uid, gid_t gid, const char **bad);
 
 /*
  * The credential patterns of p that name a fixed entry ("**" "/.ssh",
  * "**" "/.config/gcloud") resolved under root, for those that exist:
  * what a grant of root leaves out. 0 or -ENOMEM.
  */
-int landlock_credential_paths(const struct bpfbox_policy *p, const char *root,
-			      struct strv *out);
+int landlock_credential_paths(const struct bpfbox_policy *p, const char *root, struct strv *out);
 
 /* The restrict_self flags for this ABI (audit logging of denials on). */
 uint32_t landlock_restrict_flags(const struct landlock_rights *rights);

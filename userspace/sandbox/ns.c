@@ -44,8 +44,8 @@ static int sys_open_tree(int dfd, const char *path, unsigned int flags)
 	return syscall(__NR_open_tree, dfd, path, flags);
 }
 
-static int sys_move_mount(int from_dfd, const char *from, int to_dfd,
-			  const char *to, unsigned int flags)
+static int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to,
+			  unsigned int flags)
 {
 	return syscall(__NR_move_mount, from_dfd, from, to_dfd, to, flags);
 }
@@ -53,8 +53,7 @@ static int sys_move_mount(int from_dfd, const char *from, int to_dfd,
 static int sys_mount_setattr(int dfd, const char *path, unsigned int flags,
 			     struct ns_mount_attr *attr)
 {
-	return syscall(__NR_mount_setattr, dfd, path, flags, attr,
-		       sizeof(*attr));
+	return syscall(__NR_mount_setattr, dfd, path, flags, attr, sizeof(*attr));
 }
 
 /*
@@ -91,8 +90,7 @@ static int probe_child(void *arg)
 	return 0;
 }
 
-void ns_tmp_limits(uint64_t disk_mb, uint64_t inodes_per_mb, uint64_t *bytes,
-		   uint64_t *inodes)
+void ns_tmp_limits(uint64_t disk_mb, uint64_t inodes_per_mb, uint64_t *bytes, uint64_t *inodes)
 {
 	/* No disk limit: tmpfs's own default (half of RAM) still bounds it. */
 	*bytes = disk_mb << 20;
@@ -181,8 +179,7 @@ static bool is_under(const char *path, const char *dir)
 {
 	size_t len = strlen(dir);
 
-	return strncmp(path, dir, len) == 0 &&
-	       (path[len] == '\0' || path[len] == '/');
+	return strncmp(path, dir, len) == 0 && (path[len] == '\0' || path[len] == '/');
 }
 
 /* mkdir -p for a mount point inside a fresh tmpfs; the last one a file if !dir. */
@@ -206,8 +203,7 @@ static int make_mountpoint(const char *path, bool dir)
 		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
 			return -errno;
 	} else {
-		int fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-			      0444);
+		int fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
 
 		if (fd < 0 && errno != EEXIST && errno != EROFS)
 			return -errno;
@@ -233,8 +229,7 @@ struct view {
 	size_t n;
 	const char *covered[ARRAY_SIZE(hidden_dirs) + 3];
 	size_t ncovered;
-	bool tmpfs[ARRAY_SIZE(
-		hidden_dirs)]; /* hidden by a tmpfs holding grants */
+	bool tmpfs[ARRAY_SIZE(hidden_dirs)]; /* hidden by a tmpfs holding grants */
 	char resolv[PATH_MAX];
 };
 
@@ -265,15 +260,13 @@ static int add_grant(struct view *v, const char *path, bool rw)
 	if (!rw && !g->covered)
 		return 0;
 	g->fd = sys_open_tree(AT_FDCWD, path,
-			      NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC |
-				      NS_AT_RECURSIVE);
+			      NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC | NS_AT_RECURSIVE);
 	if (g->fd < 0)
 		return -errno;
 	if (!rw) {
 		struct ns_mount_attr a = {.attr_set = NS_MOUNT_ATTR_RDONLY};
 
-		if (sys_mount_setattr(g->fd, "",
-				      AT_EMPTY_PATH | NS_AT_RECURSIVE, &a) < 0)
+		if (sys_mount_setattr(g->fd, "", AT_EMPTY_PATH | NS_AT_RECURSIVE, &a) < 0)
 			return -errno;
 	}
 	v->n++;
@@ -292,8 +285,7 @@ static int attach_grants(struct view *v, const char **step)
 		*step = g->path;
 		if (g->covered && (r = make_mountpoint(g->path, g->dir)) < 0)
 			return r;
-		if (sys_move_mount(g->fd, "", AT_FDCWD, g->path,
-				   NS_MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		if (sys_move_mount(g->fd, "", AT_FDCWD, g->path, NS_MOVE_MOUNT_F_EMPTY_PATH) < 0)
 			return -errno;
 		close(g->fd);
 		g->fd = -1;
@@ -308,8 +300,7 @@ static int mount_tmpfs(const char *dir, unsigned long flags, const char *opts)
 
 static int remount_ro(const char *dir)
 {
-	return mount(NULL, dir, NULL,
-		     MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+	return mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
 		     NULL) < 0
 		       ? -errno
 		       : 0;
@@ -319,10 +310,8 @@ static int remount_ro(const char *dir)
 static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
 {
 	static const char *const links[][2] = {
-		{"/proc/self/fd", "/dev/fd"},
-		{"/proc/self/fd/0", "/dev/stdin"},
-		{"/proc/self/fd/1", "/dev/stdout"},
-		{"/proc/self/fd/2", "/dev/stderr"},
+		{"/proc/self/fd", "/dev/fd"},	    {"/proc/self/fd/0", "/dev/stdin"},
+		{"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
 		{"pts/ptmx", "/dev/ptmx"},
 	};
 	int fds[ARRAY_SIZE(dev_nodes)];
@@ -331,13 +320,10 @@ static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
 
 	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
 		snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
-		fds[i] = sys_open_tree(AT_FDCWD, path,
-				       NS_OPEN_TREE_CLONE |
-					       NS_OPEN_TREE_CLOEXEC);
+		fds[i] = sys_open_tree(AT_FDCWD, path, NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC);
 	}
 	*step = "mount a tmpfs at /dev";
-	if ((r = mount_tmpfs("/dev", MS_NOSUID | MS_NOEXEC,
-			     "mode=0755,size=64k,nr_inodes=64")) < 0)
+	if ((r = mount_tmpfs("/dev", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64")) < 0)
 		goto out;
 	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
 		if (fds[i] < 0)
@@ -346,8 +332,7 @@ static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
 		*step = "bind a device node into /dev";
 		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
 		if (fd < 0 || close(fd) < 0 ||
-		    sys_move_mount(fds[i], "", AT_FDCWD, path,
-				   NS_MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+		    sys_move_mount(fds[i], "", AT_FDCWD, path, NS_MOVE_MOUNT_F_EMPTY_PATH) < 0) {
 			r = -errno;
 			goto out;
 		}
@@ -361,10 +346,8 @@ static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
 	/* The mask sources: empty, mode 0 (EACCES even to a root without capabilities). */
 	*step = "make /dev's masks";
 	if (mkdir("/dev/pts", 0755) < 0 || mkdir("/dev/shm", 0755) < 0 ||
-	    mkdir("/dev/.bpfbox-mask-d", 0) < 0 ||
-	    mkdir("/dev/.bpfbox-empty", 0755) < 0 ||
-	    (fd = open("/dev/.bpfbox-mask-f", O_WRONLY | O_CREAT | O_CLOEXEC,
-		       0)) < 0 ||
+	    mkdir("/dev/.bpfbox-mask-d", 0) < 0 || mkdir("/dev/.bpfbox-empty", 0755) < 0 ||
+	    (fd = open("/dev/.bpfbox-mask-f", O_WRONLY | O_CREAT | O_CLOEXEC, 0)) < 0 ||
 	    close(fd) < 0) {
 		r = -errno;
 		goto out;
@@ -378,10 +361,8 @@ static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
 	}
 	*step = "mount a tmpfs at /dev/shm";
 	if (shm_bytes)
-		snprintf(opts, sizeof(opts),
-			 "mode=1777,size=%llu,nr_inodes=%llu",
-			 (unsigned long long)shm_bytes,
-			 (unsigned long long)shm_inodes);
+		snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
+			 (unsigned long long)shm_bytes, (unsigned long long)shm_inodes);
 	else
 		snprintf(opts, sizeof(opts), "mode=1777");
 	if ((r = mount_tmpfs("/dev/shm", MS_NOSUID | MS_NODEV, opts)) < 0)
@@ -413,9 +394,7 @@ static int hide(const struct view *v, const char *dir)
 	if (grants_below(v, dir))
 		return mount_tmpfs(dir, MS_NOSUID | MS_NODEV | MS_NOEXEC,
 				   "mode=0755,size=64k,nr_inodes=256");
-	return mount("/dev/.bpfbox-empty", dir, NULL, MS_BIND, NULL) < 0
-		       ? -errno
-		       : 0;
+	return mount("/dev/.bpfbox-empty", dir, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
 }
 
 /* Absolute deny paths: an empty mode-0 file or directory bound over each. */
@@ -425,21 +404,19 @@ static int mask_deny_paths(const struct bpfbox_policy *p, const char **step)
 		const char *path = p->deny_paths.v[i];
 		struct stat st;
 
-		if (path[0] != '/' || strchr(path, '*') ||
-		    lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
+		if (path[0] != '/' || strchr(path, '*') || lstat(path, &st) < 0 ||
+		    S_ISLNK(st.st_mode))
 			continue;
 		*step = path;
-		if (mount(S_ISDIR(st.st_mode) ? "/dev/.bpfbox-mask-d"
-					      : "/dev/.bpfbox-mask-f",
-			  path, NULL, MS_BIND, NULL) < 0)
+		if (mount(S_ISDIR(st.st_mode) ? "/dev/.bpfbox-mask-d" : "/dev/.bpfbox-mask-f", path,
+			  NULL, MS_BIND, NULL) < 0)
 			return -errno;
 		/* A bind keeps its source's read-only flag: /dev is read-only by now. */
 	}
 	return 0;
 }
 
-static int add_ll_rule(int ruleset_fd, const char *path, uint64_t access,
-		       uint64_t handled)
+static int add_ll_rule(int ruleset_fd, const char *path, uint64_t access, uint64_t handled)
 {
 	struct landlock_path_beneath_attr attr = {0};
 	int fd = open(path, O_PATH | O_CLOEXEC), r = 0;
@@ -449,8 +426,7 @@ static int add_ll_rule(int ruleset_fd, const char *path, uint64_t access,
 	attr.parent_fd = fd;
 	attr.allowed_access = access & handled;
 	if (attr.allowed_access &&
-	    landlock_add_rule(ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &attr,
-			      0) < 0)
+	    landlock_add_rule(ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) < 0)
 		r = -errno;
 	close(fd);
 	return r;
@@ -460,10 +436,8 @@ static int add_ll_rule(int ruleset_fd, const char *path, uint64_t access,
 static int landlock_rules(int ruleset_fd, const struct landlock_rights *rights,
 			  const struct bpfbox_policy *p, bool tmp)
 {
-	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE |
-			      LANDLOCK_ACCESS_FS_READ_DIR;
-	const uint64_t dev = read | LANDLOCK_ACCESS_FS_WRITE_FILE |
-			     LANDLOCK_ACCESS_FS_TRUNCATE |
+	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+	const uint64_t dev = read | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |
 			     LANDLOCK_ACCESS_FS_IOCTL_DEV;
 	uint64_t handled = rights->fs;
 	int r;
@@ -471,19 +445,16 @@ static int landlock_rules(int ruleset_fd, const struct landlock_rights *rights,
 	if (p->mode == MODE_FULL_ACCESS)
 		return 0;
 	if ((r = add_ll_rule(ruleset_fd, "/proc", read, handled)) < 0 ||
-	    (r = add_ll_rule(ruleset_fd, "/dev/shm", rights->fs, handled)) <
-		    0 ||
+	    (r = add_ll_rule(ruleset_fd, "/dev/shm", rights->fs, handled)) < 0 ||
 	    (r = add_ll_rule(ruleset_fd, "/dev/pts", dev, handled)) < 0)
 		return r;
-	if (tmp &&
-	    (r = add_ll_rule(ruleset_fd, "/tmp", rights->fs, handled)) < 0)
+	if (tmp && (r = add_ll_rule(ruleset_fd, "/tmp", rights->fs, handled)) < 0)
 		return r;
 	return 0;
 }
 
-int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p,
-		   int ruleset_fd, const struct landlock_rights *rights,
-		   const char **step)
+int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int ruleset_fd,
+		   const struct landlock_rights *rights, const char **step)
 {
 	struct ns_mount_attr priv = {.propagation = MS_PRIVATE};
 	struct ns_mount_attr ro = {.attr_set = NS_MOUNT_ATTR_RDONLY};
@@ -511,8 +482,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p,
 	 */
 	if (p->mode == MODE_FULL_ACCESS) {
 		*step = "mount a fresh /proc";
-		if (mount("proc", "/proc", "proc",
-			  MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 			r = -errno;
 		goto out;
 	}
@@ -544,8 +514,8 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p,
 			goto out;
 	}
 	/* Name resolution: /etc/resolv.conf may point into /run (systemd-resolved). */
-	if (realpath("/etc/resolv.conf", v->resolv) &&
-	    !streq(v->resolv, "/etc/resolv.conf") && covered(v, v->resolv)) {
+	if (realpath("/etc/resolv.conf", v->resolv) && !streq(v->resolv, "/etc/resolv.conf") &&
+	    covered(v, v->resolv)) {
 		*step = v->resolv;
 		if ((r = add_grant(v, v->resolv, false)) < 0)
 			goto out;
@@ -570,10 +540,8 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p,
 	if (tmp) {
 		*step = "mount the private /tmp";
 		if (bytes)
-			snprintf(opts, sizeof(opts),
-				 "mode=1777,size=%llu,nr_inodes=%llu",
-				 (unsigned long long)bytes,
-				 (unsigned long long)inodes);
+			snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
+				 (unsigned long long)bytes, (unsigned long long)inodes);
 		else
 			snprintf(opts, sizeof(opts), "mode=1777");
 		if ((r = mount_tmpfs("/tmp", MS_NOSUID | MS_NODEV, opts)) < 0)
@@ -581,14 +549,12 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p,
 	}
 	/* A /proc of the session's PID namespace: only its own processes. */
 	*step = "mount a fresh /proc";
-	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  NULL) < 0) {
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
 		r = -errno;
 		goto out;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++)
-		v->tmpfs[i] = covered(v, hidden_dirs[i]) &&
-			      grants_below(v, hidden_dirs[i]);
+		v->tmpfs[i] = covered(v, hidden_dirs[i]) && grants_below(v, hidden_dirs[i]);
 	if ((r = attach_grants(v, step)) < 0)
 		goto out;
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++) {

@@ -21,10 +21,10 @@ struct landlock_rights;
 /* What namespaces a session gets on this host, decided before the fork. */
 struct ns_plan {
 	uint64_t clone_flags; /* CLONE_NEW* for clone3; 0: no namespace layer */
-	bool user; /* a user namespace mapping uid/gid to themselves */
-	uid_t uid; /* the caller's ids, mapped in the user namespace */
+	bool user;	      /* a user namespace mapping uid/gid to themselves */
+	uid_t uid;	      /* the caller's ids, mapped in the user namespace */
 	gid_t gid;
-	char why_not[160]; /* non-empty: the layer is missing, and why */
+	char why_not[160];	/* non-empty: the layer is missing, and why */
 	uint64_t inodes_per_mb; /* the private /tmp's nr_inodes per MB of the disk limit */
 };
 
@@ -39,8 +39,7 @@ int ns_plan(struct ns_plan *n, bool want);
 void ns_spawn_failed(struct ns_plan *n, int err);
 
 /* The private /tmp's tmpfs limits for a session's disk limit in MB. */
-void ns_tmp_limits(uint64_t disk_mb, uint64_t inodes_per_mb, uint64_t *bytes,
-		   uint64_t *inodes);
+void ns_tmp_limits(uint64_t disk_mb, uint64_t inodes_per_mb, uint64_t *bytes, uint64_t *inodes);
 
 /*
  * Runs in the child (pid 1 of the new PID namespace): maps the user
@@ -48,9 +47,8 @@ void ns_tmp_limits(uint64_t disk_mb, uint64_t inodes_per_mb, uint64_t *bytes,
  * Landlock rules for what is new here (/proc, /tmp, /dev/shm, /dev/pts).
  * Returns 0 or -errno with *step naming what failed.
  */
-int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p,
-		   int ruleset_fd, const struct landlock_rights *rights,
-		   const char **step);
+int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int ruleset_fd,
+		   const struct landlock_rights *rights, const char **step);
 
 /*
  * Runs in the child after every restriction, instead of exec: vforks

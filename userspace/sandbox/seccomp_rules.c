@@ -27,30 +27,58 @@
 /* Denied outright with EPERM. */
 static const char *const denied_syscalls[] = {
 	/* io_uring runs syscalls in kernel workers, out of seccomp's sight. */
-	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	"io_uring_setup",
+	"io_uring_enter",
+	"io_uring_register",
 	/* Reading or steering other processes. */
-	"ptrace", "process_vm_readv", "process_vm_writev",
+	"ptrace",
+	"process_vm_readv",
+	"process_vm_writev",
 	/* Kernel attack surface a tool call never needs. */
-	"bpf", "perf_event_open", "userfaultfd",
+	"bpf",
+	"perf_event_open",
+	"userfaultfd",
 	/* Kernel keyrings are shared with the invoking user's session. */
-	"keyctl", "add_key", "request_key",
+	"keyctl",
+	"add_key",
+	"request_key",
 	/* Replacing the kernel or its modules. */
-	"kexec_load", "kexec_file_load", "init_module", "finit_module",
+	"kexec_load",
+	"kexec_file_load",
+	"init_module",
+	"finit_module",
 	"delete_module",
 	/* Rearranging the file system view would sidestep path rules. */
-	"mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen",
-	"fsmount", "fsconfig", "fspick", "mount_setattr",
+	"mount",
+	"umount2",
+	"pivot_root",
+	"move_mount",
+	"open_tree",
+	"fsopen",
+	"fsmount",
+	"fsconfig",
+	"fspick",
+	"mount_setattr",
 	/* New namespaces; clone's flags are checked below. */
-	"unshare", "setns",
+	"unshare",
+	"setns",
 	/* Host-wide state. */
-	"swapon", "swapoff", "reboot", "acct", "settimeofday", "clock_settime",
-	"clock_adjtime", "adjtimex", "syslog",
+	"swapon",
+	"swapoff",
+	"reboot",
+	"acct",
+	"settimeofday",
+	"clock_settime",
+	"clock_adjtime",
+	"adjtimex",
+	"syslog",
 	/* File handles bypass path-based checks. */
-	"open_by_handle_at", "name_to_handle_at",
+	"open_by_handle_at",
+	"name_to_handle_at",
 };
 
 static const unsigned long namespace_flags[] = {
-	CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER,
+	CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC,    CLONE_NEWUSER,
 	CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP, CLONE_NEWTIME,
 };
 
@@ -120,8 +148,7 @@ static int deny_tty_injection(scmp_filter_ctx ctx)
 /* Network deny: only AF_UNIX sockets, for local IPC such as make's jobserver. */
 static int deny_network_families(scmp_filter_ctx ctx)
 {
-	return seccomp_rule_add(ctx, DENY, SCMP_SYS(socket), 1,
-				SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+	return seccomp_rule_add(ctx, DENY, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
 }
 
 int seccomp_rules_export(bool deny_network, int fd)

@@ -38,8 +38,8 @@ static void add_not_enforced(struct session_layers *l, const char *what)
 {
 	size_t len = strlen(l->not_enforced);
 
-	snprintf(l->not_enforced + len, sizeof(l->not_enforced) - len, "%s%s",
-		 len ? "; " : "", what);
+	snprintf(l->not_enforced + len, sizeof(l->not_enforced) - len, "%s%s", len ? "; " : "",
+		 what);
 }
 
 void session_not_enforced(struct session *s, const char *what)
@@ -66,8 +66,7 @@ static bool unix_dir_fits(const char *dir)
 	return dir[0] == '/' && strlen(dir) < BPFBOX_UNIX_PATH_LEN - 2;
 }
 
-size_t session_writable_dirs(const struct session *s, bool for_unix, const char **dirs,
-			     size_t max)
+size_t session_writable_dirs(const struct session *s, bool for_unix, const char **dirs, size_t max)
 {
 	const struct bpfbox_policy *p = s->policy;
 	size_t n = 0;
@@ -112,9 +111,10 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 		l->landlock_abi = abi;
 		landlock_rights_for_abi(abi, &l->rights);
 	} else {
-		add_not_enforced(l, abi == -EOPNOTSUPP ?
-				 "filesystem isolation (Landlock is not enabled at boot)" :
-				 "filesystem isolation (no Landlock in this kernel)");
+		add_not_enforced(l,
+				 abi == -EOPNOTSUPP
+					 ? "filesystem isolation (Landlock is not enabled at boot)"
+					 : "filesystem isolation (no Landlock in this kernel)");
 	}
 	/* PR_GET_SECCOMP fails with EINVAL only when seccomp is not built in. */
 	l->seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
@@ -132,7 +132,8 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 
 		snprintf(what, sizeof(what),
 			 "read-only host, private /proc /tmp /dev/shm, process and IPC isolation "
-			 "(no namespaces: %s)", l->ns.why_not);
+			 "(no namespaces: %s)",
+			 l->ns.why_not);
 		add_not_enforced(l, what);
 	}
 
@@ -190,8 +191,10 @@ static int build_env(const struct session *s, const char *path_env, struct strv 
 	const char *path = getenv("PATH");
 	int r = 0;
 
-	r = env_push(env, "PATH", path_env[0] ? path_env : path ? path
-						 : "/usr/local/bin:/usr/bin:/bin");
+	r = env_push(env, "PATH",
+		     path_env[0] ? path_env
+		     : path	 ? path
+				 : "/usr/local/bin:/usr/bin:/bin");
 	/* A private home; the workspace when none could be made. */
 	if (!r)
 		r = env_push(env, "HOME", s->home[0] ? s->home : p->workspace);
@@ -217,8 +220,8 @@ static int build_env(const struct session *s, const char *path_env, struct strv 
 		r = env_push(env, "BPFBOX_WORKSPACE", p->workspace);
 	/* Egress by name: tools that honour a proxy use ours (docs/network.md). */
 	for (size_t i = 0; !r && s->proxy_url[0] && i < 4; i++) {
-		static const char *const names[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-						     "https_proxy" };
+		static const char *const names[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+						    "https_proxy"};
 
 		r = env_push(env, names[i], s->proxy_url);
 	}
@@ -316,7 +319,8 @@ static int prepare_restrictions(struct run_state *t)
 						       c->switch_user ? c->uid : getuid(),
 						       c->switch_user ? c->gid : getgid(), &bad);
 		if (c->ruleset_fd < 0)
-			return log_error_errno(c->ruleset_fd, "cannot build the Landlock ruleset at %s",
+			return log_error_errno(c->ruleset_fd,
+					       "cannot build the Landlock ruleset at %s",
 					       bad ? bad : "?");
 		c->landlock_flags = landlock_restrict_flags(&s->layers.rights);
 	}
@@ -390,8 +394,8 @@ static int prepare_pipes(struct run_state *t)
 	    so.st_dev == se.st_dev && so.st_ino == se.st_ino)
 		t->merged = true;
 	if (pipe2(t->rep, O_CLOEXEC) < 0 ||
-	    (t->relaying && (pipe2(t->out, O_CLOEXEC) < 0 ||
-			     (!t->merged && pipe2(t->err, O_CLOEXEC) < 0))) ||
+	    (t->relaying &&
+	     (pipe2(t->out, O_CLOEXEC) < 0 || (!t->merged && pipe2(t->err, O_CLOEXEC) < 0))) ||
 	    (t->s->hooks.before_release && pipe2(t->rel, O_CLOEXEC) < 0))
 		return log_error_errno(errno, "cannot create pipes");
 	t->c.report_fd = t->rep[1];
@@ -422,7 +426,8 @@ static int prepare_cgroups(struct run_state *t)
 	if (s->lim.via == LIMITS_VIA_CGROUP && (r < 0 || !session_limits_by_cgroup(s))) {
 		if (r < 0)
 			log_error("--limits-via cgroup: cannot make the session's cgroups (%s); "
-				  "nothing ran", strerror(-r));
+				  "nothing ran",
+				  strerror(-r));
 		else
 			log_error("--limits-via cgroup: not enforced by cgroup: %s; nothing ran",
 				  s->lim.not_enforced);
@@ -435,7 +440,7 @@ static int prepare_cgroups(struct run_state *t)
 /* Signals for the session are read from a signalfd, not handlers. */
 static int take_signals(struct run_state *t)
 {
-	struct sigaction ign = { .sa_handler = SIG_IGN };
+	struct sigaction ign = {.sa_handler = SIG_IGN};
 	sigset_t mask;
 
 	sigemptyset(&mask);
@@ -477,7 +482,8 @@ static int start_child(struct run_state *t)
 	t->child = spawn(&s->lim, s->layers.ns.clone_flags, &placed);
 	/* The plan said they could be made (the ruleset relies on the masks): fail closed. */
 	if (t->child < 0 && s->layers.ns.clone_flags)
-		return log_error_errno(errno, "cannot create the session's namespaces; nothing ran "
+		return log_error_errno(errno,
+				       "cannot create the session's namespaces; nothing ran "
 				       "(--no-namespaces runs without them, docs/SECURITY.md)");
 	if (t->child < 0)
 		return log_error_errno(errno, "cannot fork");
@@ -510,7 +516,7 @@ static int wait_exec(struct run_state *t)
 {
 	struct session *s = t->s;
 
-	int *ours[] = { &t->out[1], &t->err[1], &t->pts, &t->ntf[1], &t->rel[1] };
+	int *ours[] = {&t->out[1], &t->err[1], &t->pts, &t->ntf[1], &t->rel[1]};
 
 	for (size_t i = 0; i < ARRAY_SIZE(ours); i++) {
 		if (*ours[i] >= 0)
@@ -586,7 +592,7 @@ static void close_pair(int fds[2])
 static void run_cleanup(struct run_state *t)
 {
 	struct session *s = t->s;
-	int fds[] = { t->io.notify_fd, t->pty, t->pts, t->sig_fd, t->c.ruleset_fd };
+	int fds[] = {t->io.notify_fd, t->pty, t->pts, t->sig_fd, t->c.ruleset_fd};
 
 	if (t->masked) {
 		sigaction(SIGPIPE, &t->old_pipe, NULL);
@@ -620,15 +626,32 @@ int session_run(struct session *s, char *const argv[])
 	if (!t)
 		return log_error_errno(ENOMEM, "cannot run the session");
 	*t = (struct run_state){
-		.s = s, .argv = argv, .pty = -1, .pts = -1, .sig_fd = -1,
-		.ntf = { -1, -1 }, .out = { -1, -1 }, .err = { -1, -1 }, .rep = { -1, -1 },
-		.rel = { -1, -1 }, .relaying = p->limits.output_bytes > 0,
-		.c = { .argv = argv, .workspace = p->workspace, .ruleset_fd = -1, .out_fd = -1,
-		       .err_fd = -1, .limits = &p->limits, .lim = &s->lim, .release_fd = -1,
-		       .release_wfd = -1, .notify_sock = -1, .in_fd = -1, .policy = p,
-		       .rights = &s->layers.rights },
-		.io = { .out_r = -1, .err_r = -1, .in_w = -1, .notify_fd = -1 },
-		.lx = { .caller_home = session_caller_home(), .read_host = p->read_host },
+		.s = s,
+		.argv = argv,
+		.pty = -1,
+		.pts = -1,
+		.sig_fd = -1,
+		.ntf = {-1, -1},
+		.out = {-1, -1},
+		.err = {-1, -1},
+		.rep = {-1, -1},
+		.rel = {-1, -1},
+		.relaying = p->limits.output_bytes > 0,
+		.c = {.argv = argv,
+		      .workspace = p->workspace,
+		      .ruleset_fd = -1,
+		      .out_fd = -1,
+		      .err_fd = -1,
+		      .limits = &p->limits,
+		      .lim = &s->lim,
+		      .release_fd = -1,
+		      .release_wfd = -1,
+		      .notify_sock = -1,
+		      .in_fd = -1,
+		      .policy = p,
+		      .rights = &s->layers.rights},
+		.io = {.out_r = -1, .err_r = -1, .in_w = -1, .notify_fd = -1},
+		.lx = {.caller_home = session_caller_home(), .read_host = p->read_host},
 	};
 	r = prepare_restrictions(t);
 	if (!r) {

@@ -33,11 +33,11 @@ struct session;
 struct session_layers {
 	enum bpfbox_level requested;
 	enum bpfbox_level enabled;
-	int landlock_abi;	/* 0 when Landlock is not used */
+	int landlock_abi; /* 0 when Landlock is not used */
 	struct landlock_rights rights;
 	bool landlock;
 	bool seccomp;
-	struct ns_plan ns;	/* the namespace layer; ns.clone_flags 0: none */
+	struct ns_plan ns;	 /* the namespace layer; ns.clone_flags 0: none */
 	char not_enforced[1024]; /* what the policy asks but this host cannot do */
 };
 
@@ -58,19 +58,19 @@ enum session_cause {
 const char *session_cause_name(enum session_cause c);
 
 struct session_result {
-	int exit_code;	      /* what `bpfbox run` exits with */
-	int wait_status;      /* the command's raw status, -1 if it never ran */
+	int exit_code;	 /* what `bpfbox run` exits with */
+	int wait_status; /* the command's raw status, -1 if it never ran */
 	enum session_cause cause;
 	bool timed_out;
-	bool killed;	      /* by `bpfbox kill`, or over its disk limit when it cannot pause */
-	uint64_t paused_ms;   /* time spent paused (not counted by the timeout) */
-	uint64_t output_bytes;	/* relayed to stdout and stderr */
+	bool killed;		 /* by `bpfbox kill`, or over its disk limit when it cannot pause */
+	uint64_t paused_ms;	 /* time spent paused (not counted by the timeout) */
+	uint64_t output_bytes;	 /* relayed to stdout and stderr */
 	uint64_t output_dropped; /* cut by the output cap */
 };
 
 /* Optional ties to the BPF agent, set after session_plan(). */
 struct session_hooks {
-	int poll_fd;		/* polled with the command's output; -1: none */
+	int poll_fd;		    /* polled with the command's output; -1: none */
 	void (*on_poll)(void *ctx); /* called when poll_fd is readable */
 	/*
 	 * Called in the parent right after fork, while the child waits on a
@@ -173,7 +173,6 @@ void session_not_enforced(struct session *s, const char *what);
  * path, and /tmp when it is the session's own tmpfs). Both modes write
  * these into the BPF maps (docs/lsm.md). Returns the count.
  */
-size_t session_writable_dirs(const struct session *s, bool for_unix, const char **dirs,
-			     size_t max);
+size_t session_writable_dirs(const struct session *s, bool for_unix, const char **dirs, size_t max);
 
 #endif

@@ -48,7 +48,6 @@ enum child_step {
 	STEP_EXEC,
 };
 
-
 /* Everything the child needs, prepared by the parent before fork. */
 struct child_plan {
 	char *const *argv;
@@ -56,20 +55,20 @@ struct child_plan {
 	const char *workspace;
 	int ruleset_fd; /* -1: no Landlock */
 	uint32_t landlock_flags;
-	const struct sock_fprog *filter; /* NULL: no seccomp */
+	const struct sock_fprog *filter;	  /* NULL: no seccomp */
 	const struct sock_fprog *filter_notified; /* with notify_sock: the filter beside it */
-	int notify_sock;  /* network deny through a listener sent here; -1: none */
-	bool notify_net;  /* the listener takes socket() */
+	int notify_sock;   /* network deny through a listener sent here; -1: none */
+	bool notify_net;   /* the listener takes socket() */
 	bool notify_files; /* ... and the file changes, for the summary (fileops.c) */
-	int in_fd;	  /* the pty for stdin; -1: inherit */
-	bool ctty;	  /* out_fd is a pty to make the controlling terminal */
+	int in_fd;	   /* the pty for stdin; -1: inherit */
+	bool ctty;	   /* out_fd is a pty to make the controlling terminal */
 	bool switch_user;
 	uid_t uid;
 	gid_t gid;
-	int out_fd, err_fd; /* -1: inherit */
+	int out_fd, err_fd;		  /* -1: inherit */
 	const struct session_limits *lim; /* v1 cgroups to join, rlimit fallback */
-	bool join_v2;	     /* clone3 could not place the child in its v2 cgroup */
-	int release_fd, release_wfd; /* -1: no hooks.before_release to wait for */
+	bool join_v2;			  /* clone3 could not place the child in its v2 cgroup */
+	int release_fd, release_wfd;	  /* -1: no hooks.before_release to wait for */
 	int report_fd;
 	const struct policy_limits *limits;
 	const struct bpfbox_policy *policy;
@@ -92,10 +91,10 @@ pid_t spawn(const struct session_limits *l, uint64_t ns_flags, bool *placed);
 
 /* The command's side of the loop. */
 struct supervise_io {
-	int out_r;	/* stdout (and stderr when merged, or the pty master); -1: none */
-	int err_r;	/* stderr; -1: merged into out_r or not relayed */
-	int in_w;	/* the pty master for our stdin; -1: stdin is not relayed */
-	int notify_fd;	/* the seccomp listener (socket(), file changes); -1: none */
+	int out_r;     /* stdout (and stderr when merged, or the pty master); -1: none */
+	int err_r;     /* stderr; -1: merged into out_r or not relayed */
+	int in_w;      /* the pty master for our stdin; -1: stdin is not relayed */
+	int notify_fd; /* the seccomp listener (socket(), file changes); -1: none */
 };
 
 /*

@@ -21,16 +21,11 @@
 #define STATUS_VERSION 1
 
 static const char *const cause_names[] = {
-	[CAUSE_EXIT] = "exit",
-	[CAUSE_SIGNAL] = "signal",
-	[CAUSE_TIMEOUT] = "timeout",
-	[CAUSE_PAUSE_TIMEOUT] = "pause_timeout",
-	[CAUSE_OOM] = "oom",
-	[CAUSE_DISK] = "disk",
-	[CAUSE_KILLED] = "killed",
-	[CAUSE_INTERRUPTED] = "interrupted",
-	[CAUSE_SETUP] = "setup",
-	[CAUSE_NOT_FOUND] = "exec_failed",
+	[CAUSE_EXIT] = "exit",	     [CAUSE_SIGNAL] = "signal",
+	[CAUSE_TIMEOUT] = "timeout", [CAUSE_PAUSE_TIMEOUT] = "pause_timeout",
+	[CAUSE_OOM] = "oom",	     [CAUSE_DISK] = "disk",
+	[CAUSE_KILLED] = "killed",   [CAUSE_INTERRUPTED] = "interrupted",
+	[CAUSE_SETUP] = "setup",     [CAUSE_NOT_FOUND] = "exec_failed",
 };
 
 const char *session_cause_name(enum session_cause c)
@@ -86,7 +81,7 @@ static void put_labels(struct jsonw *w, const struct session *s)
 
 void status_started(const struct session *s, pid_t pid)
 {
-	struct jsonw w = { 0 };
+	struct jsonw w = {0};
 
 	if (s->status_fd < 0)
 		return;
@@ -115,12 +110,14 @@ void status_started(const struct session *s, pid_t pid)
 
 void status_lifecycle(const struct session *s, const struct session_event *ev)
 {
-	struct jsonw w = { 0 };
+	struct jsonw w = {0};
 
 	if (s->status_fd < 0)
 		return;
-	begin(&w, s, ev->type == SEV_PAUSED ? "paused" : ev->type == SEV_RESUMED ? "resumed"
-										   : "killed");
+	begin(&w, s,
+	      ev->type == SEV_PAUSED	? "paused"
+	      : ev->type == SEV_RESUMED ? "resumed"
+					: "killed");
 	switch (ev->type) {
 	case SEV_PAUSED:
 		jsonw_str(&w, "reason", ev->reason);
@@ -148,7 +145,7 @@ void status_lifecycle(const struct session *s, const struct session_event *ev)
 void status_ask(const struct session *s, uint64_t id, pid_t pid, const char *rule,
 		const char *filename, const char *argv, size_t argv_len, uint64_t timeout_ms)
 {
-	struct jsonw w = { 0 };
+	struct jsonw w = {0};
 
 	if (s->status_fd < 0)
 		return;
@@ -171,7 +168,7 @@ void status_ask(const struct session *s, uint64_t id, pid_t pid, const char *rul
 
 void status_answered(const struct session *s, uint64_t id, const char *answer)
 {
-	struct jsonw w = { 0 };
+	struct jsonw w = {0};
 
 	if (s->status_fd < 0)
 		return;
@@ -184,7 +181,7 @@ void status_answered(const struct session *s, uint64_t id, const char *answer)
 void status_ended(const struct session *s)
 {
 	const struct session_result *r = &s->result;
-	struct jsonw w = { 0 };
+	struct jsonw w = {0};
 
 	if (s->status_fd < 0)
 		return;
@@ -211,32 +208,43 @@ static void hint_of(const struct denial *d, char *buf, size_t size)
 	if (slash && slash != dir)
 		*slash = '\0';
 	if (streq(d->op, "connect") && startswith(d->what, "unix:"))
-		snprintf(buf, size, "the unix socket %s is outside the writable paths; grant its "
-				    "directory with --rw", d->what + 5);
+		snprintf(buf, size,
+			 "the unix socket %s is outside the writable paths; grant its "
+			 "directory with --rw",
+			 d->what + 5);
 	else if (streq(d->op, "connect") && (startswith(d->what, "169.254.169.254:") ||
 					     startswith(d->what, "[fd00:ec2::254]:")))
-		snprintf(buf, size, "the cloud metadata address is denied to every session; it "
-				    "holds the host's credentials");
+		snprintf(buf, size,
+			 "the cloud metadata address is denied to every session; it "
+			 "holds the host's credentials");
 	else if (streq(d->op, "socket") || streq(d->op, "connect"))
-		snprintf(buf, size, "network is denied by policy; allow a host with --net-allow "
-				    "ADDR[:PORT] (needs root or the daemon), or all of it with "
-				    "--net allow");
+		snprintf(buf, size,
+			 "network is denied by policy; allow a host with --net-allow "
+			 "ADDR[:PORT] (needs root or the daemon), or all of it with "
+			 "--net allow");
 	else if (streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_MOUNT)))
-		snprintf(buf, size, "write outside the writable paths: %s (the host is read-only "
-				    "in the session); grant it with --rw %s", d->what, dir);
+		snprintf(buf, size,
+			 "write outside the writable paths: %s (the host is read-only "
+			 "in the session); grant it with --rw %s",
+			 d->what, dir);
 	else if (streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP)))
-		snprintf(buf, size, "%s was stopped by a command rule of the policy (docs/config.md, "
-				    "the audit record names it); do it another way or ask the operator",
+		snprintf(buf, size,
+			 "%s was stopped by a command rule of the policy (docs/config.md, "
+			 "the audit record names it); do it another way or ask the operator",
 			 d->what);
 	else if (streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_BPF_LSM)))
-		snprintf(buf, size, "%s matches a credential or exec rule of the policy; it stays "
-				    "denied", d->what);
+		snprintf(buf, size,
+			 "%s matches a credential or exec rule of the policy; it stays "
+			 "denied",
+			 d->what);
 	else if (streq(d->op, "exec"))
 		snprintf(buf, size, "%s is outside the granted paths; grant it with --ro %s",
 			 d->what, dir);
 	else if (streq(d->op, "open"))
-		snprintf(buf, size, "read outside the granted paths: %s; grant it with --ro %s, "
-				    "or the host with --read-host", d->what, d->what);
+		snprintf(buf, size,
+			 "read outside the granted paths: %s; grant it with --ro %s, "
+			 "or the host with --read-host",
+			 d->what, d->what);
 	else
 		snprintf(buf, size, "write outside the workspace: %s; grant it with --rw %s",
 			 d->what, dir);
@@ -248,11 +256,12 @@ void session_denials_report(const struct session *s)
 
 	for (size_t i = 0; i < s->denials.n; i++) {
 		const struct denial *d = &s->denials.v[i];
-		struct jsonw w = { 0 };
+		struct jsonw w = {0};
 
 		hint_of(d, hint, sizeof(hint));
-		log_notice("denied %u time%s: %s %s (%s, %s); %s", d->count, d->count == 1 ? "" : "s",
-			   d->op, d->what, d->layer, strerrorname_np(d->err) ?: "?", hint);
+		log_notice("denied %u time%s: %s %s (%s, %s); %s", d->count,
+			   d->count == 1 ? "" : "s", d->op, d->what, d->layer,
+			   strerrorname_np(d->err) ?: "?", hint);
 		if (s->status_fd < 0)
 			continue;
 		begin(&w, s, "denied");
@@ -277,7 +286,8 @@ size_t session_lsm_only_rules(const struct session *s, char *buf, size_t size)
 	if (p->mode == MODE_FULL_ACCESS || !size)
 		return 0;
 	/* Landlock carves out the top-level entries only (landlock_credential_paths). */
-	n = snprintf(buf, size, "credential patterns below the top of granted trees "
+	n = snprintf(buf, size,
+		     "credential patterns below the top of granted trees "
 		     "(**/.env, **/*.pem, ... in subdirectories: no BPF LSM)");
 	if (!p->exec_deny.n || n >= size)
 		return n < size ? n : size - 1;

@@ -44,8 +44,8 @@ struct stream {
 	int from, to;
 	char *ring;
 	size_t ring_cap, ring_len, ring_start;
-	uint64_t cut;	/* bytes dropped from the middle */
-	char last;	/* the last byte written to `to` */
+	uint64_t cut; /* bytes dropped from the middle */
+	char last;    /* the last byte written to `to` */
 };
 
 static void write_all(int fd, const char *buf, size_t len, char *last)
@@ -127,11 +127,11 @@ static void flush_tail(struct session *s, struct stream *st)
 		break;
 	}
 	if (st->cut) {
-		len = snprintf(marker, sizeof(marker),
-			       "%s[bpfbox: %llu bytes cut here by the output limit of %llu bytes]\n",
-			       st->last && st->last != '\n' ? "\n" : "",
-			       (unsigned long long)st->cut,
-			       (unsigned long long)s->policy->limits.output_bytes);
+		len = snprintf(
+			marker, sizeof(marker),
+			"%s[bpfbox: %llu bytes cut here by the output limit of %llu bytes]\n",
+			st->last && st->last != '\n' ? "\n" : "", (unsigned long long)st->cut,
+			(unsigned long long)s->policy->limits.output_bytes);
 		write_all(st->to, marker, len, NULL);
 		s->result.output_dropped += st->cut;
 	}
@@ -163,7 +163,7 @@ struct life {
 	pid_t child;
 	bool paused;
 	bool ending;	/* killed by us: no more lifecycle transitions */
-	bool oom_early;	/* frozen when the OOM killer was invoked; its kill not counted yet */
+	bool oom_early; /* frozen when the OOM killer was invoked; its kill not counted yet */
 	uint64_t oom_early_until;
 	uint64_t paused_at;
 	char reason[48];
@@ -190,8 +190,7 @@ static void emit(struct session *s, const struct session_event *ev)
 static void kill_for_limit(struct session *s, struct life *lf, const char *reason,
 			   enum session_cause cause)
 {
-	struct session_event ev = { .type = SEV_KILLED, .reason = reason,
-				    .was_paused = lf->paused };
+	struct session_event ev = {.type = SEV_KILLED, .reason = reason, .was_paused = lf->paused};
 
 	s->result.killed = true;
 	s->result.cause = cause;
@@ -203,7 +202,7 @@ static void kill_for_limit(struct session *s, struct life *lf, const char *reaso
 /* Whether the session's first process is gone (the session ends with it). */
 static bool leader_gone(const struct life *lf)
 {
-	siginfo_t si = { 0 };
+	siginfo_t si = {0};
 
 	return waitid(P_PID, lf->child, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid;
 }
@@ -261,7 +260,7 @@ static void oom_thaw(struct session *s, struct life *lf, uint64_t *deadline)
 /* A monitor asks for a pause: freeze (here or through the daemon) and say so. */
 static void pause_for(struct session *s, struct life *lf, const char *reason)
 {
-	struct session_event ev = { .type = SEV_PAUSED, .reason = reason };
+	struct session_event ev = {.type = SEV_PAUSED, .reason = reason};
 	bool early = lf->oom_early && streq(reason, "oom"), frozen = early;
 	char state[48];
 	int r = -EOPNOTSUPP;
@@ -276,8 +275,8 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 				 : s->policy->limits.on_disk == ON_LIMIT_KILL) {
 		if (streq(reason, "oom"))
 			log_notice("session %s killed: out of memory at its %llu MB limit "
-				   "(--on-limit kill); raise it with --memory", s->id,
-				   (unsigned long long)ev.memory_mb);
+				   "(--on-limit kill); raise it with --memory",
+				   s->id, (unsigned long long)ev.memory_mb);
 		else
 			log_notice("session %s killed: the workspace grew by %.1f MB, over its "
 				   "disk limit of %llu MB (--on-limit kill); raise it with --disk",
@@ -294,8 +293,8 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 	if (streq(reason, "oom") &&
 	    ((ev.pid && (ev.pid == lf->child || ev.pid == s->cmd_pid)) || leader_gone(lf))) {
 		log_notice("session %s ends: out of memory at its %llu MB limit, the kernel killed "
-			   "its first process; raise the limit with --memory", s->id,
-			   (unsigned long long)ev.memory_mb);
+			   "its first process; raise the limit with --memory",
+			   s->id, (unsigned long long)ev.memory_mb);
 		s->result.cause = CAUSE_OOM;
 		lf->ending = true;
 		if (lf->oom_early) {
@@ -332,14 +331,17 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 	if (r < 0) {
 		if (startswith(reason, "disk")) {
 			/* Fail closed: what cannot be paused is stopped. */
-			log_notice("session %s killed: the workspace grew by %.1f MB, over its disk limit "
-			       "of %llu MB, and it cannot be paused here (no cgroup freezer)", s->id,
-			       monitor_disk_used(lf->mon) / 1048576.0, (unsigned long long)ev.disk_mb);
+			log_notice("session %s killed: the workspace grew by %.1f MB, over its "
+				   "disk limit "
+				   "of %llu MB, and it cannot be paused here (no cgroup freezer)",
+				   s->id, monitor_disk_used(lf->mon) / 1048576.0,
+				   (unsigned long long)ev.disk_mb);
 			kill_for_limit(s, lf, "disk", CAUSE_DISK);
 		} else {
-			log_notice("session %s: the kernel killed a process out of memory at the %llu MB "
-			       "limit; the session cannot be paused here and goes on", s->id,
-			       (unsigned long long)ev.memory_mb);
+			log_notice("session %s: the kernel killed a process out of memory at the "
+				   "%llu MB "
+				   "limit; the session cannot be paused here and goes on",
+				   s->id, (unsigned long long)ev.memory_mb);
 		}
 		return;
 	}
@@ -348,30 +350,36 @@ static void pause_for(struct session *s, struct life *lf, const char *reason)
 	lf->paused = true;
 	snprintf(lf->reason, sizeof(lf->reason), "%s", reason);
 	if (streq(reason, "oom"))
-		log_notice("session %s paused: out of memory at its %llu MB limit, the kernel killed "
-		       "pid %d (%s); 'bpfbox resume %s --memory MB' within %llu s, else it is "
-		       "killed (exit %d)", s->id, (unsigned long long)ev.memory_mb, ev.pid,
-		       ev.comm[0] ? ev.comm : "?", s->id,
-		       (unsigned long long)(s->policy->limits.pause_timeout_ms / 1000), EXIT_LIMIT);
+		log_notice(
+			"session %s paused: out of memory at its %llu MB limit, the kernel killed "
+			"pid %d (%s); 'bpfbox resume %s --memory MB' within %llu s, else it is "
+			"killed (exit %d)",
+			s->id, (unsigned long long)ev.memory_mb, ev.pid, ev.comm[0] ? ev.comm : "?",
+			s->id, (unsigned long long)(s->policy->limits.pause_timeout_ms / 1000),
+			EXIT_LIMIT);
 	else if (streq(reason, "disk_unwatched"))
 		log_notice("session %s paused: a directory of its workspace cannot be watched (the "
-		       "inotify watch limit is reached), so its disk limit cannot be enforced; raise "
-		       "fs.inotify.max_user_watches; it is killed in %llu s (exit %d)", s->id,
-		       (unsigned long long)(s->policy->limits.pause_timeout_ms / 1000), EXIT_LIMIT);
+			   "inotify watch limit is reached), so its disk limit cannot be enforced; "
+			   "raise "
+			   "fs.inotify.max_user_watches; it is killed in %llu s (exit %d)",
+			   s->id, (unsigned long long)(s->policy->limits.pause_timeout_ms / 1000),
+			   EXIT_LIMIT);
 	else
-		log_notice("session %s paused: the workspace grew by %.1f MB and %lld entries, over "
-		       "its disk limit of %llu MB (%llu entries); free space or 'bpfbox resume %s "
-		       "--disk MB' within %llu s, else it is killed (exit %d)", s->id,
-		       monitor_disk_used(lf->mon) / 1048576.0,
-		       (long long)monitor_disk_entries(lf->mon), (unsigned long long)ev.disk_mb,
-		       (unsigned long long)ev.disk_mb * MONITOR_ENTRIES_PER_MB, s->id,
-		       (unsigned long long)(s->policy->limits.pause_timeout_ms / 1000), EXIT_LIMIT);
+		log_notice(
+			"session %s paused: the workspace grew by %.1f MB and %lld entries, over "
+			"its disk limit of %llu MB (%llu entries); free space or 'bpfbox resume %s "
+			"--disk MB' within %llu s, else it is killed (exit %d)",
+			s->id, monitor_disk_used(lf->mon) / 1048576.0,
+			(long long)monitor_disk_entries(lf->mon), (unsigned long long)ev.disk_mb,
+			(unsigned long long)ev.disk_mb * MONITOR_ENTRIES_PER_MB, s->id,
+			(unsigned long long)(s->policy->limits.pause_timeout_ms / 1000),
+			EXIT_LIMIT);
 }
 
 /* cgroup.events changed: a pause or resume made outside (bpfbox pause/resume, the daemon). */
 static void frozen_changed(struct session *s, struct life *lf, uint64_t *deadline)
 {
-	struct session_event ev = { 0 };
+	struct session_event ev = {0};
 	char state[48];
 	uint64_t now = now_ns();
 
@@ -385,7 +393,8 @@ static void frozen_changed(struct session *s, struct life *lf, uint64_t *deadlin
 		ev.reason = lf->reason;
 		fill_limits(s, lf, &ev);
 		log_notice("session %s paused (%s); 'bpfbox resume %s' within %llu s goes on, "
-			   "else it is killed (exit %d)", s->id, lf->reason, s->id,
+			   "else it is killed (exit %d)",
+			   s->id, lf->reason, s->id,
 			   (unsigned long long)(s->policy->limits.pause_timeout_ms / 1000),
 			   EXIT_LIMIT);
 		emit(s, &ev);
@@ -402,8 +411,8 @@ static void frozen_changed(struct session *s, struct life *lf, uint64_t *deadlin
 		ev.paused_ms = paused / 1000000ULL;
 		fill_limits(s, lf, &ev);
 		log_notice("session %s resumed after %llu ms (memory %llu MB, disk %llu MB)", s->id,
-		       (unsigned long long)ev.paused_ms, (unsigned long long)ev.memory_mb,
-		       (unsigned long long)ev.disk_mb);
+			   (unsigned long long)ev.paused_ms, (unsigned long long)ev.memory_mb,
+			   (unsigned long long)ev.disk_mb);
 		emit(s, &ev);
 	}
 }
@@ -411,7 +420,7 @@ static void frozen_changed(struct session *s, struct life *lf, uint64_t *deadlin
 /* The command ended: was it `bpfbox kill`? Said before the cgroup goes. */
 static void check_killed(struct session *s, struct life *lf, int status)
 {
-	struct session_event ev = { .type = SEV_KILLED, .reason = "manual" };
+	struct session_event ev = {.type = SEV_KILLED, .reason = "manual"};
 	char state[48];
 
 	/* 128+9: the PID namespace's init saw the command killed before it was itself. */
@@ -436,8 +445,10 @@ static void check_killed(struct session *s, struct life *lf, int status)
  */
 static void network_denied(struct session *s, int fd)
 {
-	static const char *const families[] = { [AF_INET] = "AF_INET", [AF_INET6] = "AF_INET6",
-						[AF_NETLINK] = "AF_NETLINK", [AF_PACKET] = "AF_PACKET" };
+	static const char *const families[] = {[AF_INET] = "AF_INET",
+					       [AF_INET6] = "AF_INET6",
+					       [AF_NETLINK] = "AF_NETLINK",
+					       [AF_PACKET] = "AF_PACKET"};
 	struct seccomp_denied d;
 	char what[64];
 	int fam, type;
@@ -456,8 +467,10 @@ static void network_denied(struct session *s, int fd)
 	else
 		snprintf(what, sizeof(what), "family %d", fam);
 	snprintf(what + strlen(what), sizeof(what) - strlen(what), " %s",
-		 type == SOCK_STREAM ? "stream" : type == SOCK_DGRAM ? "datagram"
-		 : type == SOCK_RAW ? "raw" : "other");
+		 type == SOCK_STREAM  ? "stream"
+		 : type == SOCK_DGRAM ? "datagram"
+		 : type == SOCK_RAW   ? "raw"
+				      : "other");
 	denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_SECCOMP), "socket", what, EPERM, 1);
 }
 
@@ -477,16 +490,16 @@ void supervise(struct session *s, pid_t child, struct supervise_io *io, int sig_
 	uint64_t deadline = timeout_ns ? now_ns() + timeout_ns : 0;
 	uint64_t kill_at = 0, head_left = pl->output_bytes - pl->output_bytes / 2;
 	bool child_done = false;
-	struct life lf = { .mon = mon, .child = child };
-	struct stream st[2] = { { .from = io->out_r, .to = STDOUT_FILENO },
-				{ .from = io->err_r, .to = STDERR_FILENO } };
+	struct life lf = {.mon = mon, .child = child};
+	struct stream st[2] = {{.from = io->out_r, .to = STDOUT_FILENO},
+			       {.from = io->err_r, .to = STDERR_FILENO}};
 	struct pollfd pfd[P_MON + MONITOR_MAX_FDS] = {
-		[P_OUT] = { .fd = io->out_r, .events = POLLIN },
-		[P_ERR] = { .fd = io->err_r, .events = POLLIN },
-		[P_SIG] = { .fd = sig_fd, .events = POLLIN },
-		[P_HOOK] = { .fd = s->hooks.poll_fd, .events = POLLIN },
-		[P_IN] = { .fd = io->in_w >= 0 ? STDIN_FILENO : -1, .events = POLLIN },
-		[P_NOTIFY] = { .fd = io->notify_fd, .events = POLLIN },
+		[P_OUT] = {.fd = io->out_r, .events = POLLIN},
+		[P_ERR] = {.fd = io->err_r, .events = POLLIN},
+		[P_SIG] = {.fd = sig_fd, .events = POLLIN},
+		[P_HOOK] = {.fd = s->hooks.poll_fd, .events = POLLIN},
+		[P_IN] = {.fd = io->in_w >= 0 ? STDIN_FILENO : -1, .events = POLLIN},
+		[P_NOTIFY] = {.fd = io->notify_fd, .events = POLLIN},
 	};
 	uint64_t drain_until = 0;
 	int nstreams = (io->out_r >= 0) + (io->err_r >= 0);
@@ -531,10 +544,11 @@ void supervise(struct session *s, pid_t child, struct supervise_io *io, int sig_
 			next = now + 100000000ULL;
 		}
 		if (!child_done && pause_kill && !kill_at && now >= pause_kill) {
-			log_notice("session %s killed: paused for %llu ms (%s), longer than its pause "
-				   "timeout; exit %d", s->id,
-				   (unsigned long long)((now - lf.paused_at) / 1000000ULL), lf.reason,
-				   EXIT_LIMIT);
+			log_notice(
+				"session %s killed: paused for %llu ms (%s), longer than its pause "
+				"timeout; exit %d",
+				s->id, (unsigned long long)((now - lf.paused_at) / 1000000ULL),
+				lf.reason, EXIT_LIMIT);
 			kill_for_limit(s, &lf, "pause_timeout", CAUSE_PAUSE_TIMEOUT);
 			continue;
 		}
@@ -613,7 +627,8 @@ void supervise(struct session *s, pid_t child, struct supervise_io *io, int sig_
 		if (pfd[P_SIG].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
-			if (read(sig_fd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo == SIGWINCH) {
+			if (read(sig_fd, &si, sizeof(si)) == sizeof(si) &&
+			    si.ssi_signo == SIGWINCH) {
 				struct winsize ws;
 
 				if (io->in_w >= 0 && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
@@ -622,7 +637,7 @@ void supervise(struct session *s, pid_t child, struct supervise_io *io, int sig_
 				if (lf.paused) {
 					/* A frozen session cannot handle it: ^C on a paused run ends it. */
 					log_notice("session %s killed: %s while paused", s->id,
-					       strsignal(si.ssi_signo));
+						   strsignal(si.ssi_signo));
 					lf.ending = true;
 					s->result.cause = CAUSE_INTERRUPTED;
 					kill_session(s, child);
@@ -657,7 +672,7 @@ void supervise(struct session *s, pid_t child, struct supervise_io *io, int sig_
 	}
 	/* socket() calls still held (the session is gone): answered, not counted twice. */
 	while (io->notify_fd >= 0) {
-		struct pollfd p = { .fd = io->notify_fd, .events = POLLIN };
+		struct pollfd p = {.fd = io->notify_fd, .events = POLLIN};
 
 		if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
 			break;

@@ -20,7 +20,7 @@
 #include "internal.h"
 #include "../lib/util.h"
 
-#define LINES_MAX	 (DAEMON_MAX_REPLY + 1) /* a list of 4096 sessions fits */
+#define LINES_MAX (DAEMON_MAX_REPLY + 1) /* a list of 4096 sessions fits */
 
 static double boottime_s(void)
 {
@@ -43,8 +43,10 @@ static double process_start(pid_t pid)
 	if (read_file_str(path, buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')))
 		return -1;
 	/* Field 22, starttime; p is at the end of field 2 (the name may hold ')'). */
-	if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-			  "%*d %*d %llu", &start) != 1)
+	if (sscanf(p + 1,
+		   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+		   "%*d %*d %llu",
+		   &start) != 1)
 		return -1;
 	return (double)start / sysconf(_SC_CLK_TCK);
 }
@@ -208,13 +210,15 @@ static void on_reply(struct top *t, char *line, size_t len)
 	ok = o && json_object_object_get_ex(o, "ok", &v) && json_object_get_boolean(v);
 	err = o ? json_member_str(o, "error") : NULL;
 	code = o && json_member_str(o, "code") ? -proto_errno_from_name(json_member_str(o, "code"))
-					     : -EPROTO;
+					       : -EPROTO;
 	if (q.kind == TOP_REQ_OP) {
 		snprintf(t->op.op, sizeof(t->op.op), "%s", q.op);
 		snprintf(t->op.id, sizeof(t->op.id), "%s", q.id);
 		t->op.err = ok ? 0 : code;
 		snprintf(t->op.msg, sizeof(t->op.msg), "%s",
-			 ok ? "" : err ? err : "the daemon's reply is not valid");
+			 ok    ? ""
+			 : err ? err
+			       : "the daemon's reply is not valid");
 		t->op_results++;
 	} else if (ok && json_object_object_get_ex(o, "sessions", &list) &&
 		   json_object_is_type(list, json_type_array)) {
@@ -224,7 +228,9 @@ static void on_reply(struct top *t, char *line, size_t len)
 	} else {
 		t->sample_err = ok ? -EPROTO : code;
 		snprintf(t->sample_msg, sizeof(t->sample_msg), "list: %s",
-			 ok ? "the daemon sent no session list" : err ? err : "not a valid reply");
+			 ok    ? "the daemon sent no session list"
+			 : err ? err
+			       : "not a valid reply");
 		t->samples++;
 	}
 	json_object_put(o);
@@ -261,8 +267,8 @@ int top_sample(struct top *t, char *msg, size_t size)
 	int r = top_request_sample(t);
 
 	while (r >= 0 && t->samples == seen) {
-		struct pollfd pfd[2] = { { .fd = t->ctl.fd, .events = POLLIN },
-					 { .fd = t->sub.fd, .events = POLLIN } };
+		struct pollfd pfd[2] = {{.fd = t->ctl.fd, .events = POLLIN},
+					{.fd = t->sub.fd, .events = POLLIN}};
 
 		/* The events go on meanwhile: read them so the daemon drops none. */
 		if (poll(pfd, 2, 100) < 0 && errno != EINTR) {

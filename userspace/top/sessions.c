@@ -21,12 +21,12 @@
 #define COMMAND_MAX 1024
 
 static const char *const col_names[TOP_COL__COUNT] = {
-	[TOP_COL_SESSION] = "SESSION",	 [TOP_COL_STATE] = "STATE",
-	[TOP_COL_LEVEL] = "LEVEL",	 [TOP_COL_PIDS] = "PIDS",
-	[TOP_COL_MEM] = "MEM",		 [TOP_COL_CPU] = "CPU%",
-	[TOP_COL_OPENS] = "OPEN/s",	 [TOP_COL_EXECS] = "EXEC/s",
-	[TOP_COL_CONNECTS] = "CONN/s",	 [TOP_COL_DENIALS] = "DENIED",
-	[TOP_COL_COMMAND] = "COMMAND",	 [TOP_COL_LAST_DENIAL] = "LAST DENIAL",
+	[TOP_COL_SESSION] = "SESSION", [TOP_COL_STATE] = "STATE",
+	[TOP_COL_LEVEL] = "LEVEL",     [TOP_COL_PIDS] = "PIDS",
+	[TOP_COL_MEM] = "MEM",	       [TOP_COL_CPU] = "CPU%",
+	[TOP_COL_OPENS] = "OPEN/s",    [TOP_COL_EXECS] = "EXEC/s",
+	[TOP_COL_CONNECTS] = "CONN/s", [TOP_COL_DENIALS] = "DENIED",
+	[TOP_COL_COMMAND] = "COMMAND", [TOP_COL_LAST_DENIAL] = "LAST DENIAL",
 };
 
 const char *top_col_name(enum top_col c)
@@ -443,4 +443,3 @@ void top_build_view(struct top *t)
 	if (t->nview > 1)
 		qsort_r(t->view, t->nview, sizeof(*t->view), cmp_sessions, t);
 }
-

@@ -23,12 +23,12 @@
 #include "../daemon/client.h"
 #include "../daemon/proto.h"
 
-#define TOP_TAIL_MAX	    128	 /* event lines kept per session */
-#define TOP_HASH_SIZE	    4096 /* buckets of the session index (power of 2) */
-#define TOP_GONE_KEEP_NS    (5ULL * 1000000000ULL) /* an ended session stays shown */
-#define TOP_FILTER_MAX	    128
+#define TOP_TAIL_MAX	     128		    /* event lines kept per session */
+#define TOP_HASH_SIZE	     4096		    /* buckets of the session index (power of 2) */
+#define TOP_GONE_KEEP_NS     (5ULL * 1000000000ULL) /* an ended session stays shown */
+#define TOP_FILTER_MAX	     128
 #define TOP_REPLY_TIMEOUT_MS 10000 /* then the daemon counts as gone */
-#define TOP_MAX_PENDING	    8	 /* requests on the control connection */
+#define TOP_MAX_PENDING	     8	   /* requests on the control connection */
 
 enum top_col {
 	TOP_COL_SESSION,
@@ -53,13 +53,13 @@ struct top_line {
 
 struct top_session {
 	char id[DAEMON_SESSION_ID_LEN + 1];
-	char state[16];		/* the daemon's, or "ended" */
-	char pause_reason[16];	/* "manual", "oom", "disk" while paused */
-	char level[16];		/* level_enabled of session.start; "" unknown */
-	char *command;		/* argv joined by spaces, control bytes as '?' */
-	char *cgroup;		/* from list or session.start; NULL unknown */
+	char state[16];	       /* the daemon's, or "ended" */
+	char pause_reason[16]; /* "manual", "oom", "disk" while paused */
+	char level[16];	       /* level_enabled of session.start; "" unknown */
+	char *command;	       /* argv joined by spaces, control bytes as '?' */
+	char *cgroup;	       /* from list or session.start; NULL unknown */
 	char start_time[32];
-	int64_t uid;		/* -1 unknown */
+	int64_t uid; /* -1 unknown */
 	int64_t client_pid, child;
 	uint64_t records, lost;
 
@@ -74,19 +74,19 @@ struct top_session {
 	uint64_t opens_prev, execs_prev, connects_prev;
 	double opens_rate, execs_rate, connects_rate;
 	char *last_denial;
-	char dests[160];	/* recent allowed destinations of the egress proxy, newest first */
+	char dests[160]; /* recent allowed destinations of the egress proxy, newest first */
 
 	/* The last TOP_TAIL_MAX event lines, a ring; allocated on first use. */
 	struct top_line *tail;
 	size_t tail_head, tail_len;
-	uint64_t tail_total;	/* lines ever added */
+	uint64_t tail_total; /* lines ever added */
 
-	bool listed;		/* in the last `list` reply */
-	bool ended;		/* session.end seen */
-	bool killed;		/* session.killed seen */
-	uint64_t gone_ns;	/* when it left the list or ended; 0 while it runs */
-	bool pinned;		/* kept while it is looked at */
-	size_t slot;		/* index in top.all */
+	bool listed;	  /* in the last `list` reply */
+	bool ended;	  /* session.end seen */
+	bool killed;	  /* session.killed seen */
+	uint64_t gone_ns; /* when it left the list or ended; 0 while it runs */
+	bool pinned;	  /* kept while it is looked at */
+	size_t slot;	  /* index in top.all */
 	struct top_session *hnext;
 };
 
@@ -104,39 +104,39 @@ struct top_req {
 struct top_op_result {
 	char op[8];
 	char id[DAEMON_SESSION_ID_LEN + 1];
-	int err;		/* 0, or -errno of the reply's code */
-	char msg[512];		/* the daemon's error */
+	int err;       /* 0, or -errno of the reply's code */
+	char msg[512]; /* the daemon's error */
 };
 
 struct top {
 	char socket[PATH_MAX];
-	struct daemon_client ctl; /* list, pause, resume, kill; ping at connect */
-	struct daemon_client sub; /* every event */
+	struct daemon_client ctl;  /* list, pause, resume, kill; ping at connect */
+	struct daemon_client sub;  /* every event */
 	struct buf ctl_in, sub_in; /* the daemon's growable buffer (proto.h) */
 	struct top_req pend[TOP_MAX_PENDING];
 	unsigned int pend_head, pend_n;
 	bool connected;
-	char why[512];		/* why not connected */
+	char why[512]; /* why not connected */
 
-	uint64_t samples;	/* list replies applied */
-	int sample_err;		/* the last list reply: 0 or -errno */
+	uint64_t samples; /* list replies applied */
+	int sample_err;	  /* the last list reply: 0 or -errno */
 	char sample_msg[512];
-	uint64_t op_results;	/* op replies received */
+	uint64_t op_results; /* op replies received */
 	struct top_op_result op;
 
 	char host[256];
-	char host_level[16];	/* probe_host(..., 0): Landlock and seccomp only */
+	char host_level[16]; /* probe_host(..., 0): Landlock and seccomp only */
 	int landlock_abi;
 	pid_t daemon_pid;
-	double daemon_start;	/* CLOCK_BOOTTIME seconds; < 0 unknown */
+	double daemon_start; /* CLOCK_BOOTTIME seconds; < 0 unknown */
 	bool bpf_audit, bpf_network, bpf_unix;
 	char cgroup_parent[PATH_MAX];
 
 	uint64_t events, events_prev;
 	double events_rate;
-	uint64_t view_lost;	/* events the daemon dropped for us (queue full) */
-	uint64_t removed_lost;	/* ring losses of sessions no longer shown */
-	uint64_t bad_lines;	/* lines that did not parse */
+	uint64_t view_lost;    /* events the daemon dropped for us (queue full) */
+	uint64_t removed_lost; /* ring losses of sessions no longer shown */
+	uint64_t bad_lines;    /* lines that did not parse */
 
 	struct top_session **all;
 	size_t n, cap;
@@ -148,7 +148,7 @@ struct top {
 	bool reverse;
 	char filter[TOP_FILTER_MAX];
 
-	uint64_t sample_ns;	/* monotonic time of the last sample */
+	uint64_t sample_ns; /* monotonic time of the last sample */
 	bool sampled;
 };
 
