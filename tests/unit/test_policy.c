@@ -752,6 +752,9 @@ static void test_merge_errors(void **state)
 		{"flags", "{\"workspace\": \"a\\u0000b\"}", "command line", "workspace", "NUL"},
 		/* control characters never reach the one-line error */
 		{"flags", "{\"bad\\nkey\": 1}", "command line", "bad?key", "unknown key 'bad?key'"},
+		/* nor C1 controls (CSI as UTF-8), which some terminals obey */
+		{"flags", "{\"bad\\u009bkey\": 1}", "command line", "bad?key",
+		 "unknown key 'bad?key'"},
 	};
 
 	(void)state;

@@ -129,12 +129,13 @@ static int strv_copy(struct strv *dst, const struct strv *src)
 
 /* ---- errors ---- */
 
-/* Errors are one line: control characters from the input become '?'. */
+/*
+ * Errors are one line of text: control characters (C0, DEL, C1) and bytes
+ * that are not UTF-8 from the input become '?' (lib's one rule, in place).
+ */
 static void sanitize(char *s)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
+	term_clean(s, strlen(s) + 1, s);
 }
 
 int policy_error_vset(struct policy_error *err, const char *file, const char *path, int r,
