@@ -58,6 +58,8 @@ set -- $(get "http://127.0.0.1:$MPORT/nope")
 # Sessions: a denied open (Landlock) and a denied connect (the metadata
 # address, denied by the cgroup program even with --net allow).
 "$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- sh -c 'cat /etc/shadow; true' >/dev/null 2>&1
+# A write to the read-only host (EROFS under the namespace layer: layer mount).
+"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- sh -c ': > /etc/bpfbox-metrics-$$; true' >/dev/null 2>&1
 "$BPFBOX" run -q --net allow --daemon-socket "$SOCK" -w "$WS" -- "$PY" -c '
 import socket
 s = socket.socket(); s.settimeout(1)
@@ -107,6 +109,8 @@ checks = [
     ('bpfbox_events_total{type="file",decision="deny"} >= 1', "denied opens counted by type and decision"),
     ('bpfbox_denials_total{layer="landlock"} >= 1', "Landlock denials counted by layer"),
     ('bpfbox_denials_total{layer="cgroup-bpf"} >= 1', "cgroup BPF connect denials counted by layer"),
+    ('bpfbox_denials_total{layer="mount"} >= 1', "read-only mount denials counted as layer mount"),
+    ('bpfbox_denials_total{layer="exec-tracepoint"} >= 0', "every layer of the stream is a series"),
     ('bpfbox_request_duration_seconds_count{op="register"} >= 2', "register latency histogram"),
     ('histogram_quantile(0.5, bpfbox_request_duration_seconds_bucket{op="register"}) > 0',
      "histogram_quantile works on the register buckets"),

@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "metrics.h"
 #include "../probe/probe.h"
+#include "../lib/names.h"
 
 #ifndef BPFBOX_VERSION
 #define BPFBOX_VERSION "0.0.0"
@@ -24,7 +25,9 @@
  * decisions the counters are kept by (the tables are in metrics.c). */
 #define NBUCKETS 12
 #define NOPS	 10
-#define NLAYERS	 6
+/* The layers of lib/names.h (the stream's spelling), then "unknown". */
+#define METRICS_LAYER_ONE(e, n) +1
+#define NLAYERS			(BPFBOX_LAYER_NAMES(METRICS_LAYER_ONE) + 1)
 enum { DEC_ALLOW, DEC_DENY, DEC_NONE, NDEC };
 extern const double metrics_buckets[NBUCKETS];
 extern const char *const metrics_ops[NOPS];
