@@ -82,44 +82,6 @@ work() {
 		sh -c "$WORK" >/dev/null 2>&1
 }
 
-# seqcheck FILE SIDS...: every seq of each session (per the reference A)
-# in FILE, first occurrences in order; duplicates counted; every line JSON.
-seqcheck() {
-	"$PY" - "$A" "$@" <<'PY'
-import json, sys
-ref_file, got_file, sids = sys.argv[1], sys.argv[2], sys.argv[3:]
-ref = {}
-for l in open(ref_file):
-    e = json.loads(l)
-    if e.get("session") in sids and "seq" in e:
-        ref.setdefault(e["session"], []).append(e["seq"])
-got, bad, lines = {}, 0, 0
-for l in open(got_file, encoding="utf-8"):
-    lines += 1
-    try:
-        e = json.loads(l)
-    except ValueError:
-        bad += 1
-        continue
-    if e.get("session") in sids and "seq" in e:
-        got.setdefault(e["session"], []).append(e["seq"])
-missing = order = dups = 0
-for s in sids:
-    firsts, seen = [], set()
-    for q in got.get(s, []):
-        if q in seen:
-            dups += 1
-        else:
-            seen.add(q)
-            firsts.append(q)
-    missing += len(set(ref.get(s, [])) - seen)
-    order += firsts != sorted(firsts)
-    if not ref.get(s) or ref[s] != list(range(len(ref[s]))):
-        missing += 1
-total = sum(len(v) for v in ref.values())
-print("lines %d bad %d events %d missing %d order %d dups %d" % (lines, bad, total, missing, order, dups))
-PY
-}
 
 start_rsyslog && ok "rsyslog listens with imrelp on 127.0.0.1:$PORT" ||
 	fail "rsyslog did not start: $(cat "$RS/rsyslog.log")"
