@@ -128,7 +128,7 @@ daemon_cleanup() {
 
 # start_daemon AUDIT [OPTIONS...]: a private daemon in the background on
 # $SOCK, $PIN and $PARENT, its stderr appended to $DERR, its pid in DPID;
-# waits up to 5 s for a new "ready" line (or for the daemon to die).
+# waits up to 60 s for a new "ready" line (or for the daemon to die).
 start_daemon() {
 	audit=$1
 	shift
@@ -136,7 +136,10 @@ start_daemon() {
 	"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
 		--audit "$audit" "$@" 2>>"$DERR" &
 	DPID=$!
-	poll_until 5 _sd_ready
+	# Up to 60 s: under TCG (the VM matrix) the daemon's load and verify of
+	# every program takes several seconds on 7.x; the wait ends at once when
+	# the daemon is ready or dies.
+	poll_until 60 _sd_ready
 	[ "$(grep -c 'ready' "$DERR")" != "$_sd_before" ]
 }
 _sd_ready() {
