@@ -228,18 +228,6 @@ static void ns_send(struct netsink *ns)
 			/* After GNUTLS_E_AGAIN, the same data again (it is: unsent stays). */
 			n = gnutls_record_send(ns->ses, ns->unsent->data + ns->unsent_off,
 					       ns->unsent->len - ns->unsent_off);
-			if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED) {
-				netq_watch_out(ns, true);
-				return;
-			}
-			if (n < 0) {
-				char msg[256];
-
-				snprintf(msg, sizeof(msg), "sending failed: %s",
-					 gnutls_strerror(n));
-				netconn_down(ns, EPROTO, msg);
-				return;
-			}
 		} else if (ns->tcp) {
 			struct iovec iov[IOV_BATCH];
 			struct msghdr mh = {.msg_iov = iov};
@@ -263,16 +251,11 @@ static void ns_send(struct netsink *ns)
 				n = ns->unsent->len;
 			}
 		}
-		if (n < 0 && errno == EINTR)
+		n = netconn_sent(ns, n);
+		if (n == NETCONN_RETRY)
 			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			netq_watch_out(ns, true);
+		if (n < 0)
 			return;
-		}
-		if (n < 0) {
-			netconn_down(ns, errno, "sending failed");
-			return;
-		}
 		advance(ns, n, now);
 	}
 	netq_watch_out(ns, false);

@@ -36,6 +36,31 @@ void netconn_close_fd(struct netsink *ns)
 	ns->fd = -1;
 }
 
+ssize_t netconn_sent(struct netsink *ns, ssize_t n)
+{
+	char msg[256];
+
+	if (n >= 0)
+		return n;
+	if (ns->tls) {
+		if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED) {
+			netq_watch_out(ns, true);
+			return NETCONN_STOP;
+		}
+		snprintf(msg, sizeof(msg), "sending failed: %s", gnutls_strerror((int)n));
+		netconn_down(ns, EPROTO, msg);
+		return NETCONN_STOP;
+	}
+	if (errno == EINTR)
+		return NETCONN_RETRY;
+	if (errno == EAGAIN || errno == EWOULDBLOCK) {
+		netq_watch_out(ns, true);
+		return NETCONN_STOP;
+	}
+	netconn_down(ns, errno, "sending failed");
+	return NETCONN_STOP;
+}
+
 /* The connection is gone: what was not delivered goes again later. */
 void netconn_down(struct netsink *ns, int err, const char *what)
 {

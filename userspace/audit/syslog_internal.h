@@ -90,6 +90,15 @@ bool netrelp_received(struct netsink *ns, const char *buf, size_t n);
 /* syslog_conn.c */
 void netconn_close_fd(struct netsink *ns);
 void netconn_down(struct netsink *ns, int err, const char *what);
+/*
+ * What one send on the connection returned (TLS: bytes or a GnuTLS code;
+ * else bytes or -1 with errno): the bytes sent, NETCONN_RETRY (interrupted:
+ * send again) or NETCONN_STOP (would block: POLLOUT watched; failed: the
+ * connection is down).
+ */
+#define NETCONN_RETRY (-2)
+#define NETCONN_STOP  (-1)
+ssize_t netconn_sent(struct netsink *ns, ssize_t n);
 void netconn_recovered(struct netsink *ns);
 void netconn_up(struct netsink *ns);
 void netconn_tls_handshake(struct netsink *ns);

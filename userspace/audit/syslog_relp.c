@@ -67,32 +67,15 @@ void netrelp_send(struct netsink *ns, uint64_t now)
 		if (ns->tls) {
 			n = gnutls_record_send(ns->ses, ns->frame + ns->frame_off,
 					       ns->frame_len - ns->frame_off);
-			if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED) {
-				netq_watch_out(ns, true);
-				return;
-			}
-			if (n < 0) {
-				char msg[256];
-
-				snprintf(msg, sizeof(msg), "sending failed: %s",
-					 gnutls_strerror(n));
-				netconn_down(ns, EPROTO, msg);
-				return;
-			}
 		} else {
 			n = send(ns->fd, ns->frame + ns->frame_off, ns->frame_len - ns->frame_off,
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-				netq_watch_out(ns, true);
-				return;
-			}
-			if (n < 0) {
-				netconn_down(ns, errno, "sending failed");
-				return;
-			}
 		}
+		n = netconn_sent(ns, n);
+		if (n == NETCONN_RETRY)
+			continue;
+		if (n < 0)
+			return;
 		ns->frame_off += n;
 		if (ns->frame_off == ns->frame_len && ns->frame_rec) {
 			ns->frame_rec->sent_ns = now;
