@@ -276,17 +276,9 @@ acheck "out.strip() == 'toplevel' and ans == ['approve']" "ask: the top-level co
 
 # Daemon mode: the top-level command is checked the same way, and the
 # daemon's exec program (pinned) checks every exec of its sessions.
-SOCK="$TMPD/sock/bpfbox.sock"
-PIN=/sys/fs/bpf/bpfbox-cmdrules-$$
-PARENT="$CG2/bpfbox-cmdrules-$$"
-DERR="$TMPD/daemon.err"
+daemon_scratch cmdrules
+cleanup_extra() { rmdir "$BPFBOX_CGROUP_PARENT" 2>/dev/null; }
 DA="$TMPD/daemon.jsonl"
-mkdir -p "$TMPD/sock"
-: >"$DERR"
-DPID=
-trap '[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" >/dev/null 2>&1
-	rmdir "$BPFBOX_CGROUP_PARENT" 2>/dev/null; rm -rf "$TMPD"' EXIT INT TERM
 if start_daemon "$DA"; then
 	expect_rc 125 "daemon: a denied top-level command is 125" \
 		"$BPFBOX" run --daemon-socket "$SOCK" -w "$TMPD/ws" -- sh -c ': mkfs'

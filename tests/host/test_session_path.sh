@@ -7,21 +7,7 @@
 
 need_root_cgroup2 session_path "a daemon and the BPF agent"
 
-SOCK="$TMPD/bpfbox.sock"
-PIN=/sys/fs/bpf/bpfbox-spath-$$
-PARENT="$CG2/bpfbox-spath-$$"
-DERR="$TMPD/daemon.err"
-WS="$TMPD/ws"
-mkdir -p "$WS"
-: >"$DERR"
-DPID=
-cleanup() {
-	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
-		>/dev/null 2>&1
-	rm -rf "$TMPD"
-}
-trap cleanup EXIT INT TERM
+daemon_scratch spath
 
 if ! start_daemon "$TMPD/daemon.jsonl"; then
 	fail "the daemon did not get ready: $(cat "$DERR")"
