@@ -81,7 +81,8 @@ rm -f "$TMPD/ws/ready" "$TMPD/ws/go" "$TMPD/ws/done"
 	python3 -c '
 import os, time
 open("ready", "w").close()
-while not os.path.exists("go"):
+end = time.time() + 60
+while not os.path.exists("go") and time.time() < end:
     time.sleep(0.01)
 for i in range(20000):
     open("/etc/hostname").close()
@@ -92,6 +93,8 @@ if poll_until 30 test -e "$TMPD/ws/ready"; then
 	touch "$TMPD/ws/go"
 	poll_until 120 test -e "$TMPD/ws/done" || echo "# the flood did not finish in 120 s"
 	kill -CONT "$FPID"
+else
+	kill "$FPID" 2>/dev/null
 fi
 rc=0
 wait "$FPID" || rc=$?
