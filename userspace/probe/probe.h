@@ -77,7 +77,7 @@ struct host_caps {
 int probe_host(struct host_caps *caps, unsigned int flags);
 /*
  * How the audit programs would see syscalls here (the agent's choice,
- * userspace/agent/agent.c): "fexit" where a BPF trampoline loads (no cost
+ * userspace/agent/agent_load.c): "fexit" where a BPF trampoline loads (no cost
  * to syscalls not audited), else "tracepoint" (every task of the host on
  * the syscall slow path while attached), else "none"; "unknown" unprobed.
  */

@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Loading and attaching each skeleton in the mode this kernel allows: the
+ * audit programs (trampolines or tracepoints), the cgroup network
+ * programs, the command rules, the BPF LSM; with a pin dir, programs an
+ * earlier agent left attached are adopted instead.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "agent_internal.h"
+#include "bpfbox/events.h"
+#include "../lib/util.h"
+#include "../probe/probe.h"
+#include "audit.skel.h"
+#include "cmd.skel.h"
+#include "lsm.skel.h"
+#include "net.skel.h"
+
+static char libbpf_last[256];
+
+/* libbpf's warnings become the reason we give, not noise on stderr. */
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (getenv("BPFBOX_LIBBPF_DEBUG")) {
+		va_list cp;
+
+		va_copy(cp, ap);
+		vfprintf(stderr, fmt, cp);
+		va_end(cp);
+	}
+	if (level != LIBBPF_DEBUG)
+		vsnprintf(libbpf_last, sizeof(libbpf_last), fmt, ap);
+	return 0;
+}
+
+static void why_not(struct agent *a, const char *what, int err)
+{
+	size_t len = strlen(a->st.why_not);
+
+	snprintf(a->st.why_not + len, sizeof(a->st.why_not) - len, "%s%s: %s", len ? "; " : "",
+		 what, strerror(abs(err)));
+}
+
+/* Whether this kernel has the tracepoint category/name (tracefs mounted). */
+static bool have_tracepoint(const char *category, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/%s", category, name);
+	if (access(path, F_OK) == 0)
+		return true;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/events/%s/%s", category, name);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * The audit programs of one attach mode (bpf/audit.bpf.c): the BPF
+ * trampolines (fexit/__x64_sys_X, fentry for prctl) or the syscall
+ * tracepoints; the sched and oom tracepoints serve both. Programs for
+ * syscalls or tracepoints a kernel lacks (openat2 before 5.6) are switched
+ * off instead of failing the load; the rest still observe. A syscall has a
+ * trampoline target exactly where it has its syscalls/sys_exit_X event.
+ */
+static void select_audit_programs(struct audit_bpf *skel, bool fexit)
+{
+	struct bpf_program *prog;
+	bool tracefs;
+
+	if (access("/sys/kernel/tracing/events", F_OK) < 0)
+		mount("tracefs", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	/* Without tracefs a trampoline still loads: then only its load says. */
+	tracefs = access("/sys/kernel/tracing/events/syscalls", F_OK) == 0 ||
+		  access("/sys/kernel/debug/tracing/events/syscalls", F_OK) == 0;
+	bpf_object__for_each_program(prog, skel->obj)
+	{
+		const char *sec = bpf_program__section_name(prog);
+		char cat[64], name[128];
+		bool on;
+
+		if (sscanf(sec, "fexit/__x64_sys_%127s", name) == 1 ||
+		    sscanf(sec, "fentry/__x64_sys_%127s", name) == 1) {
+			char tp[160];
+
+			snprintf(tp, sizeof(tp), "sys_exit_%s", name);
+			on = fexit && (!tracefs || have_tracepoint("syscalls", tp));
+		} else if (sscanf(sec, "tracepoint/%63[^/]/%127s", cat, name) == 2) {
+			on = (!fexit || !streq(cat, "syscalls")) && have_tracepoint(cat, name);
+		} else {
+			on = true;
+		}
+		bpf_program__set_autoload(prog, on);
+	}
+}
+
+/* Audit skeleton in one attach mode: open, size the ring, load, attach; owns the shared maps. */
+static int load_audit_as(struct agent *a, const struct agent_opts *o, bool fexit)
+{
+	int r;
+
+	a->audit = audit_bpf__open();
+	if (!a->audit)
+		return -errno;
+	bpf_map__set_max_entries(a->audit->maps.events, o->ring_bytes);
+	a->audit->rodata->audit_opens = o->audit_opens;
+	a->audit->rodata->aggregate_window_ns = o->aggregate_ns;
+	if (o->argv_max >= 64 && o->argv_max <= BPFBOX_ARGV_LEN)
+		a->audit->rodata->argv_max = o->argv_max;
+	select_audit_programs(a->audit, fexit);
+	if (a->pin_dir[0]) {
+		agent_unpin_links(a, a->audit->skeleton);
+		r = agent_set_map_pins(a, a->audit->obj);
+		if (r)
+			goto out;
+	}
+	r = audit_bpf__load(a->audit);
+	if (!r)
+		r = audit_bpf__attach(a->audit);
+	if (!r && a->pin_dir[0]) {
+		r = agent_pin_links(a, a->audit->skeleton);
+		if (r)
+			agent_unpin_links(a, a->audit->skeleton);
+	}
+out:
+	if (r) {
+		audit_bpf__destroy(a->audit);
+		a->audit = NULL;
+	} else {
+		snprintf(a->st.attach, sizeof(a->st.attach), "%s", fexit ? "fexit" : "tracepoint");
+	}
+	return r;
+}
+
+/* Pin mode: whether an earlier agent left every link of one mode pinned. */
+static bool audit_adopt(struct agent *a)
+{
+	struct audit_bpf *skel = audit_bpf__open();
+	bool fexit;
+
+	if (!skel)
+		return false;
+	for (int i = 0; i < 2 && !a->st.audit_adopted; i++) {
+		fexit = i == 0;
+		select_audit_programs(skel, fexit);
+		if (agent_links_pinned(a, skel->skeleton)) {
+			a->st.audit_adopted = true;
+			snprintf(a->st.attach, sizeof(a->st.attach), "%s",
+				 fexit ? "fexit" : "tracepoint");
+		}
+	}
+	audit_bpf__destroy(skel);
+	return a->st.audit_adopted;
+}
+
+/*
+ * The audit programs, by BPF trampolines where this kernel loads them (no
+ * syscall slow path for the host), else by syscall tracepoints.
+ * BPFBOX_AUDIT_ATTACH=fexit or =tracepoint forces one mode (no fallback):
+ * for measuring and testing each.
+ */
+static int load_audit(struct agent *a, const struct agent_opts *o)
+{
+	const char *want = getenv("BPFBOX_AUDIT_ATTACH");
+	bool fexit = true, tp = true;
+	int r = 0;
+
+	if (want && *want && !streq(want, "auto")) {
+		fexit = streq(want, "fexit");
+		tp = streq(want, "tracepoint");
+		if (!fexit && !tp) {
+			why_not(a, "BPFBOX_AUDIT_ATTACH (auto, fexit or tracepoint)", EINVAL);
+			return -EINVAL;
+		}
+	}
+	if (a->pin_dir[0] && audit_adopt(a))
+		return 0; /* already attached by an earlier agent: nothing to load */
+	/* Auto: a host that refuses trampolines is known from the probe, kept per boot. */
+	if (fexit && tp && !probe_fexit(a->st.attach_why + 7, sizeof(a->st.attach_why) - 7)) {
+		memcpy(a->st.attach_why, "fexit: ", 7);
+		fexit = false;
+	}
+	if (fexit) {
+		r = load_audit_as(a, o, true);
+		if (!r || !tp)
+			return r;
+		snprintf(a->st.attach_why, sizeof(a->st.attach_why), "fexit: %s", strerror(abs(r)));
+	}
+	return load_audit_as(a, o, false);
+}
+
+static int attach_cgroup(struct bpf_program *prog, int cgroup_fd, struct bpf_link **link)
+{
+	struct bpf_link *l = bpf_program__attach_cgroup(prog, cgroup_fd);
+	int r = libbpf_get_error(l);
+
+	*link = r ? NULL : l;
+	return r;
+}
+
+/*
+ * The running kernel's BTF, parsed by libbpf (which read()s the file):
+ * /sys/kernel/btf/vmlinux can be mmap()ed only from 6.16 on, and a probe
+ * that mapped it answered "no" on every older kernel, so 6.12 got the
+ * pre-6.3 inode_setattr program and the whole LSM object failed to load.
+ */
+static struct btf *kernel_btf(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+
+	return libbpf_get_error(btf) ? NULL : btf;
+}
+
+/*
+ * Whether the running kernel's BTF names a symbol (an enum value such as
+ * BPF_CGROUP_UNIX_CONNECT): a cheap probe for attach types that libbpf 1.1
+ * does not know by name. The string table is searched as bytes.
+ *
+ * Known limit, kept on purpose for now: /sys/kernel/btf/vmlinux can be
+ * mmap()ed only from 6.16 on, so on 6.7..6.15 this says "no" and
+ * cgroup/connect_unix stays off there. Switching it on (reading the BTF
+ * with kernel_btf()) was tried on 6.12: it then refuses relative socket
+ * names in the workspace (full.sh's unix_in), a change of policy to decide
+ * on its own.
+ */
+static bool kernel_btf_has(const char *name)
+{
+	_cleanup_close_ int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+	size_t nlen = strlen(name) + 1; /* with the NUL: a whole name */
+	struct stat st;
+	void *m;
+	bool found;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return false;
+	m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return false;
+	found = memmem(m, st.st_size, name, nlen) != NULL;
+	munmap(m, st.st_size);
+	return found;
+}
+
+/* How many arguments the kernel function has (an LSM hook's bpf_lsm_*), or -errno. */
+static int kernel_btf_func_args(const char *func)
+{
+	struct btf *btf = kernel_btf();
+	const struct btf_type *t;
+	int id, r = -ENOENT;
+
+	if (!btf)
+		return -ENOENT;
+	id = btf__find_by_name_kind(btf, func, BTF_KIND_FUNC);
+	if (id > 0) {
+		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+		if (t && btf_is_func_proto(t))
+			r = btf_vlen(t);
+	}
+	btf__free(btf);
+	return r;
+}
+
+void agent_lsm_select(struct lsm_bpf *l)
+{
+	/*
+	 * inode_setattr's arguments: (dentry, attr) before 6.3, (idmap,
+	 * dentry, attr) since. Taken from the hook's own prototype; a kernel
+	 * without it gets the newer layout (and fails to load, not misreads).
+	 */
+	if (kernel_btf_func_args("bpf_lsm_inode_setattr") == 2)
+		bpf_program__set_autoload(l->progs.bpfbox_inode_setattr, false);
+	else
+		bpf_program__set_autoload(l->progs.bpfbox_inode_setattr_61, false);
+}
+
+#define ATTACH_CGROUP_UNIX_CONNECT 49 /* enum bpf_attach_type, kernel 6.7 */
+
+/* Network skeleton: shares the audit maps when they exist; attaches to the parent. */
+static int load_net(struct agent *a, const struct agent_opts *o)
+{
+	char path[PATH_MAX + 64];
+	struct net_bpf *n;
+	int r;
+
+	n = a->net = net_bpf__open();
+	if (!n)
+		return -errno;
+	if (kernel_btf_has("BPF_CGROUP_UNIX_CONNECT"))
+		bpf_program__set_expected_attach_type(n->progs.net_connect_unix,
+						      ATTACH_CGROUP_UNIX_CONNECT);
+	else
+		bpf_program__set_autoload(n->progs.net_connect_unix, false);
+	if (a->pin_dir[0]) {
+		if (agent_links_pinned(a, n->skeleton)) {
+			net_bpf__destroy(n);
+			a->net = NULL;
+			agent_pin_path(a->pin_dir, path, sizeof(path), "link", "net_connect_unix");
+			a->st.unix_connect = access(path, F_OK) == 0;
+			/* -EXDEV: pinned for another parent; agent_open fails. */
+			r = agent_check_cgroup_link(a, "net_connect4");
+			a->st.net_adopted = !r;
+			return r;
+		}
+		agent_unpin_links(a, n->skeleton);
+		r = agent_set_map_pins(a, n->obj);
+		if (r)
+			goto out;
+	} else if (a->audit) {
+		bpf_map__reuse_fd(n->maps.sessions, bpf_map__fd(a->audit->maps.sessions));
+		bpf_map__reuse_fd(n->maps.events, bpf_map__fd(a->audit->maps.events));
+		bpf_map__reuse_fd(n->maps.lost, bpf_map__fd(a->audit->maps.lost));
+	} else {
+		bpf_map__set_max_entries(n->maps.events, o->ring_bytes);
+	}
+	/* Links stored in the skeleton are detached by net_bpf__destroy. */
+	r = net_bpf__load(n);
+	if (!r)
+		r = attach_cgroup(n->progs.net_connect4, a->parent_fd, &n->links.net_connect4);
+	if (!r)
+		r = attach_cgroup(n->progs.net_connect6, a->parent_fd, &n->links.net_connect6);
+	if (!r)
+		r = attach_cgroup(n->progs.net_sendmsg4, a->parent_fd, &n->links.net_sendmsg4);
+	if (!r)
+		r = attach_cgroup(n->progs.net_sendmsg6, a->parent_fd, &n->links.net_sendmsg6);
+	if (!r)
+		r = attach_cgroup(n->progs.net_sock_create, a->parent_fd,
+				  &n->links.net_sock_create);
+	/* Egress by name (userspace/net/): replies, peers, the proxy's keys. */
+	if (!r)
+		r = attach_cgroup(n->progs.net_recvmsg4, a->parent_fd, &n->links.net_recvmsg4);
+	if (!r)
+		r = attach_cgroup(n->progs.net_getpeername4, a->parent_fd,
+				  &n->links.net_getpeername4);
+	if (!r)
+		r = attach_cgroup(n->progs.net_getpeername6, a->parent_fd,
+				  &n->links.net_getpeername6);
+	if (!r)
+		r = attach_cgroup(n->progs.net_sockops, a->parent_fd, &n->links.net_sockops);
+	if (!r && bpf_program__autoload(n->progs.net_connect_unix)) {
+		r = attach_cgroup(n->progs.net_connect_unix, a->parent_fd,
+				  &n->links.net_connect_unix);
+		a->st.unix_connect = !r;
+	}
+	if (!r && a->pin_dir[0]) {
+		r = agent_pin_links(a, n->skeleton);
+		if (r)
+			agent_unpin_links(a, n->skeleton);
+	}
+out:
+	if (r) {
+		net_bpf__destroy(n);
+		a->net = NULL;
+		a->st.unix_connect = false;
+	}
+	return r;
+}
+
+/*
+ * Command rules skeleton (bpf/cmd.bpf.c): its own exec tracepoint program
+ * and rule table, sharing the audit maps; loaded only when asked for (a
+ * session with rules, a daemon). With pin_dir, the link and the table are
+ * pinned like the others, so the rules outlive a daemon crash.
+ */
+static int load_cmd(struct agent *a)
+{
+	int r;
+
+	if (!a->pin_dir[0] && !a->audit)
+		return -ENOTSUP;
+	a->cmd = cmd_bpf__open();
+	if (!a->cmd)
+		return -errno;
+	if (a->pin_dir[0]) {
+		if (agent_links_pinned(a, a->cmd->skeleton)) {
+			cmd_bpf__destroy(a->cmd);
+			a->cmd = NULL;
+			a->cmd_adopted = true;
+			return 0;
+		}
+		agent_unpin_links(a, a->cmd->skeleton);
+		r = agent_set_map_pins(a, a->cmd->obj);
+		if (r)
+			goto out;
+	} else {
+		bpf_map__reuse_fd(a->cmd->maps.sessions, bpf_map__fd(a->audit->maps.sessions));
+		bpf_map__reuse_fd(a->cmd->maps.events, bpf_map__fd(a->audit->maps.events));
+		bpf_map__reuse_fd(a->cmd->maps.lost, bpf_map__fd(a->audit->maps.lost));
+	}
+	r = cmd_bpf__load(a->cmd);
+	if (!r)
+		r = cmd_bpf__attach(a->cmd);
+	if (!r && a->pin_dir[0]) {
+		r = agent_pin_links(a, a->cmd->skeleton);
+		if (r)
+			agent_unpin_links(a, a->cmd->skeleton);
+	}
+out:
+	if (r) {
+		cmd_bpf__destroy(a->cmd);
+		a->cmd = NULL;
+	}
+	return r;
+}
+
+/* Whether bpf is in the active LSM list: else LSM programs attach but never run. */
+static bool bpf_lsm_active(void)
+{
+	char list[256];
+
+	if (read_file_str("/sys/kernel/security/lsm", list, sizeof(list)) < 0 &&
+	    (mount("securityfs", "/sys/kernel/security", "securityfs", 0, NULL) < 0 ||
+	     read_file_str("/sys/kernel/security/lsm", list, sizeof(list)) < 0))
+		return false;
+	return word_list_has(list, "bpf", ",");
+}
+
+/*
+ * BPF LSM skeleton (bpf/lsm.bpf.c): the file, exec and connect policy that
+ * Landlock cannot express. Shares the session, ring and loss maps, and
+ * the connect allow-list with the network programs.
+ */
+static int load_lsm(struct agent *a, const struct agent_opts *o)
+{
+	struct lsm_bpf *l;
+	int r;
+
+	if (!bpf_lsm_active())
+		return -ENOPKG;
+	l = a->lsm = lsm_bpf__open();
+	if (!l)
+		return -errno;
+	snprintf((char *)l->rodata->daemon_socket, sizeof(l->rodata->daemon_socket), "%s",
+		 o->daemon_socket ? o->daemon_socket : "/run/bpfbox/bpfbox.sock");
+	agent_lsm_select(l);
+	if (a->pin_dir[0]) {
+		if (agent_links_pinned(a, l->skeleton)) {
+			a->st.lsm_adopted = true;
+			lsm_bpf__destroy(l);
+			a->lsm = NULL;
+			return 0;
+		}
+		agent_unpin_links(a, l->skeleton);
+		r = agent_set_map_pins(a, l->obj);
+		if (r)
+			goto out;
+	} else {
+		struct bpf_object *shared = a->audit ? a->audit->obj : a->net ? a->net->obj : NULL;
+
+		if (shared) {
+			bpf_map__reuse_fd(l->maps.sessions,
+					  bpf_object__find_map_fd_by_name(shared, "sessions"));
+			bpf_map__reuse_fd(l->maps.events,
+					  bpf_object__find_map_fd_by_name(shared, "events"));
+			bpf_map__reuse_fd(l->maps.lost,
+					  bpf_object__find_map_fd_by_name(shared, "lost"));
+		} else {
+			bpf_map__set_max_entries(l->maps.events, o->ring_bytes);
+		}
+		if (a->net) {
+			bpf_map__reuse_fd(l->maps.net_allow, bpf_map__fd(a->net->maps.net_allow));
+			bpf_map__reuse_fd(l->maps.net_resolved,
+					  bpf_map__fd(a->net->maps.net_resolved));
+		}
+	}
+	r = lsm_bpf__load(l);
+	if (!r)
+		r = lsm_bpf__attach(l);
+	if (!r && a->pin_dir[0]) {
+		r = agent_pin_links(a, l->skeleton);
+		if (r)
+			agent_unpin_links(a, l->skeleton);
+	}
+out:
+	if (r) {
+		lsm_bpf__destroy(l);
+		a->lsm = NULL;
+	}
+	return r;
+}
+
+int agent_load_programs(struct agent *a, const struct agent_opts *o)
+{
+	libbpf_print_fn_t old;
+	int r, rn;
+
+	old = libbpf_set_print(libbpf_quiet);
+	r = load_audit(a, o);
+	if (r)
+		why_not(a, "audit programs", r);
+	rn = load_net(a, o);
+	if (rn)
+		why_not(a, "cgroup network programs", rn);
+	if (o->cmd_rules) {
+		r = load_cmd(a);
+		if (r)
+			why_not(a, "command rules (exec tracepoint)", r);
+	}
+	r = load_lsm(a, o);
+	if (r == -ENOPKG)
+		why_not(a, "BPF LSM (bpf is not in the active LSM list)", ENOPKG);
+	else if (r)
+		why_not(a, "BPF LSM programs", r);
+	libbpf_set_print(old);
+	a->st.audit = a->audit || a->st.audit_adopted;
+	a->st.net = a->net || a->st.net_adopted;
+	a->st.lsm = a->lsm || a->st.lsm_adopted;
+	a->st.cmd = a->cmd || a->cmd_adopted;
+	return rn;
+}
