@@ -3,42 +3,18 @@
  * policy_load: reads the global config, picks the agent and mode layers,
  * reads the task file and more layer files, merges everything in order and
  * then expands and resolves the paths (<cwd>, ~, $VAR) before validating.
+ * Files are read by load_file.c, paths expanded by load_expand.c.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <sys/stat.h>
 #include <json-c/json.h>
 
 #include "policy.h"
 #include "policy-internal.h"
+#include "load_internal.h"
 #include "../lib/util.h"
 
-#define POLICY_FILE_MAX (1024 * 1024)
-
-/* One layer to merge, in order. */
-struct load_layer {
-	struct json_object *obj; /* borrowed from struct load */
-	const char *file;
-	char prefix[128];
-	char *origin;
-	const char *mode_name;
-	bool may_replace_deny;
-};
-
-struct load {
-	struct json_object *global;
-	const char *global_file;
-	struct json_object *task;
-	struct json_object **files;
-	size_t n_files;
-	struct load_layer layers[8];
-	struct load_layer *more; /* the layers past the fixed ones */
-	size_t n_layers;
-	char *cwd;
-};
-
-static struct load_layer *layer_at(struct load *l, size_t i)
+struct load_layer *load_layer_at(struct load *l, size_t i)
 {
 	if (i < ARRAY_SIZE(l->layers))
 		return &l->layers[i];
@@ -48,7 +24,7 @@ static struct load_layer *layer_at(struct load *l, size_t i)
 static void load_free(struct load *l)
 {
 	for (size_t i = 0; i < l->n_layers; i++)
-		free(layer_at(l, i)->origin);
+		free(load_layer_at(l, i)->origin);
 	free(l->more);
 	json_object_put(l->global);
 	json_object_put(l->task);
@@ -56,144 +32,6 @@ static void load_free(struct load *l)
 		json_object_put(l->files[i]);
 	free(l->files);
 	free(l->cwd);
-}
-
-/* ---- reading ---- */
-
-static int read_all(const char *path, char **out, size_t *len)
-{
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	size_t n = 0, cap = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t k;
-
-		if (n == cap) {
-			char *nb;
-
-			if (cap > POLICY_FILE_MAX)
-				return -EFBIG;
-			cap = cap ? cap * 2 : 4096;
-			nb = realloc(buf, cap + 1);
-			if (!nb)
-				return -ENOMEM;
-			buf = nb;
-		}
-		k = read(fd, buf + n, cap - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			break;
-		n += k;
-	}
-	if (n > POLICY_FILE_MAX)
-		return -EFBIG;
-	buf[n] = '\0';
-	*out = buf;
-	buf = NULL;
-	*len = n;
-	return 0;
-}
-
-static void line_col(const char *text, size_t off, int *line, int *col)
-{
-	*line = 1;
-	*col = 1;
-	for (size_t i = 0; i < off && text[i]; i++) {
-		if (text[i] == '\n') {
-			(*line)++;
-			*col = 1;
-		} else {
-			(*col)++;
-		}
-	}
-}
-
-static int parse_json(const char *file, const char *text, size_t len, struct json_object **out,
-		      struct policy_error *err)
-{
-	struct json_tokener *tok;
-	struct json_object *o;
-	enum json_tokener_error jerr;
-	size_t end;
-	int line, col;
-
-	tok = json_tokener_new();
-	if (!tok)
-		return policy_error_set(err, file, "", -ENOMEM, "out of memory");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	o = json_tokener_parse_ex(tok, text, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	if (jerr == json_tokener_success) {
-		/* Nothing but white space may follow the value. */
-		while (end < len && strchr(" \t\r\n", text[end]))
-			end++;
-		if (end == len) {
-			if (!json_object_is_type(o, json_type_object)) {
-				json_object_put(o);
-				return policy_error_set(err, file, "", -EINVAL,
-							"the top level must be a JSON object "
-							"{ ... }");
-			}
-			*out = o;
-			return 0;
-		}
-		json_object_put(o);
-		line_col(text, end, &line, &col);
-		return policy_error_set(err, file, "", -EINVAL,
-					"invalid JSON at line %d, column %d: "
-					"text after the end of the object; "
-					"remove it",
-					line, col);
-	}
-	json_object_put(o);
-	line_col(text, end, &line, &col);
-	if (jerr == json_tokener_continue)
-		return policy_error_set(err, file, "", -EINVAL,
-					"invalid JSON at line %d, column %d: "
-					"unexpected end of file; complete the "
-					"object",
-					line, col);
-	return policy_error_set(err, file, "", -EINVAL,
-				"invalid JSON at line %d, column %d: %s; fix "
-				"the syntax",
-				line, col, json_tokener_error_desc(jerr));
-}
-
-/*
- * Reads a JSON object from path into *out. With optional, a missing file
- * is no layer (*out stays NULL).
- */
-static int load_file(const char *path, bool optional, const char *what, struct json_object **out,
-		     struct policy_error *err)
-{
-	_cleanup_free_ char *text = NULL;
-	size_t len = 0;
-	int r;
-
-	*out = NULL;
-	r = read_all(path, &text, &len);
-	if (r == -ENOENT && optional)
-		return 0;
-	if (r == -EFBIG)
-		return policy_error_set(err, path, "", r,
-					"larger than %d bytes; is this the "
-					"right file?",
-					POLICY_FILE_MAX);
-	if (r < 0)
-		return policy_error_set(err, path, "", r,
-					"cannot read the %s: %s; check the path "
-					"and its permissions",
-					what, strerror(-r));
-	return parse_json(path, text, len, out, err);
 }
 
 /* ---- the global file ---- */
@@ -319,7 +157,7 @@ static int add_layer(struct load *l, struct json_object *obj, const char *file, 
 			return policy_error_set(err, file, "", -ENOMEM, "out of memory");
 		l->more = m;
 	}
-	ly = layer_at(l, l->n_layers);
+	ly = load_layer_at(l, l->n_layers);
 	memset(ly, 0, sizeof(*ly));
 	ly->obj = obj;
 	ly->file = file;
@@ -386,7 +224,7 @@ static int collect_layers(struct load *l, const struct policy_sources *src,
 		r = add_layer(l, sandbox, l->global_file, "sandbox", buf, err);
 		if (r < 0)
 			return r;
-		layer_at(l, l->n_layers - 1)->may_replace_deny = true;
+		load_layer_at(l, l->n_layers - 1)->may_replace_deny = true;
 	}
 	if (agent) {
 		char prefix[128];
@@ -396,7 +234,7 @@ static int collect_layers(struct load *l, const struct policy_sources *src,
 		r = add_layer(l, agent, l->global_file, prefix, buf, err);
 		if (r < 0)
 			return r;
-		layer_at(l, l->n_layers - 1)->may_replace_deny = true;
+		load_layer_at(l, l->n_layers - 1)->may_replace_deny = true;
 	}
 	if (mode_layer) {
 		char prefix[64];
@@ -406,7 +244,7 @@ static int collect_layers(struct load *l, const struct policy_sources *src,
 		r = add_layer(l, mode_layer, l->global_file, prefix, buf, err);
 		if (r < 0)
 			return r;
-		layer_at(l, l->n_layers - 1)->mode_name = mname;
+		load_layer_at(l, l->n_layers - 1)->mode_name = mname;
 	}
 	if (l->task) {
 		snprintf(buf, sizeof(buf), "task:%s", src->task_file);
@@ -432,7 +270,8 @@ static int read_layers(struct load *l, const struct policy_sources *src, struct 
 
 	l->global_file = src->global_file ? src->global_file : POLICY_DEFAULT_CONFIG;
 	if (!src->no_global) {
-		r = load_file(l->global_file, !src->global_file, "global config", &l->global, err);
+		r = load_json_file(l->global_file, !src->global_file, "global config", &l->global,
+				   err);
 		if (r < 0)
 			return r;
 	}
@@ -442,7 +281,7 @@ static int read_layers(struct load *l, const struct policy_sources *src, struct 
 			return r;
 	}
 	if (src->task_file) {
-		r = load_file(src->task_file, false, "task file", &l->task, err);
+		r = load_json_file(src->task_file, false, "task file", &l->task, err);
 		if (r < 0)
 			return r;
 	}
@@ -454,312 +293,12 @@ static int read_layers(struct load *l, const struct policy_sources *src, struct 
 			return policy_error_set(err, src->files[0], "", -ENOMEM, "out of memory");
 	}
 	for (; l->n_files < n; l->n_files++) {
-		r = load_file(src->files[l->n_files], false, "layer file", &l->files[l->n_files],
-			      err);
+		r = load_json_file(src->files[l->n_files], false, "layer file",
+				   &l->files[l->n_files], err);
 		if (r < 0)
 			return r;
 	}
 	return collect_layers(l, src, err);
-}
-
-/* ---- expansion ---- */
-
-static bool var_start(char c)
-{
-	return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
-}
-
-static bool var_char(char c)
-{
-	return var_start(c) || (c >= '0' && c <= '9');
-}
-
-/*
- * <cwd> and ~ at the start, then $VAR, ${VAR} and $$ anywhere; then made
- * absolute against cwd. -EINVAL with why filled, or -ENOMEM.
- */
-static int expand_path(const char *in, const char *cwd, char **out, char *why, size_t whysize)
-{
-	_cleanup_free_ char *buf = NULL;
-	const char *s = in;
-	size_t len = 0;
-	FILE *f;
-	int r = 0;
-
-	f = open_memstream(&buf, &len);
-	if (!f)
-		return -ENOMEM;
-	if (startswith(s, "<cwd>")) {
-		s += 5;
-		if (*s && *s != '/') {
-			snprintf(why, whysize,
-				 "'<cwd>' must be followed by '/' "
-				 "or end the path");
-			r = -EINVAL;
-			goto out;
-		}
-		fputs(cwd, f);
-	} else if (s[0] == '~') {
-		const char *home = getenv("HOME");
-
-		if (s[1] && s[1] != '/') {
-			snprintf(why, whysize,
-				 "'~user' is not supported; write "
-				 "the full path");
-			r = -EINVAL;
-			goto out;
-		}
-		if (!home || !*home) {
-			snprintf(why, whysize,
-				 "'~' needs $HOME, which is not "
-				 "set; set it or write the full path");
-			r = -EINVAL;
-			goto out;
-		}
-		fputs(home, f);
-		s++;
-	}
-	while (*s) {
-		_cleanup_free_ char *name = NULL;
-		const char *start, *val;
-		bool braced;
-
-		if (*s != '$') {
-			fputc(*s++, f);
-			continue;
-		}
-		s++;
-		if (*s == '$') {
-			fputc('$', f);
-			s++;
-			continue;
-		}
-		braced = *s == '{';
-		if (braced)
-			s++;
-		start = s;
-		if (var_start(*s))
-			while (var_char(*s))
-				s++;
-		if (s == start || (braced && *s != '}')) {
-			snprintf(why, whysize,
-				 "'$' must start $NAME or ${NAME} "
-				 "(write $$ for a literal '$')");
-			r = -EINVAL;
-			goto out;
-		}
-		name = strndup(start, s - start);
-		if (!name) {
-			r = -ENOMEM;
-			goto out;
-		}
-		if (braced)
-			s++;
-		val = getenv(name);
-		if (!val || !*val) {
-			snprintf(why, whysize,
-				 "$%s is %s; set it or change the "
-				 "path",
-				 name, val ? "empty" : "not set");
-			r = -EINVAL;
-			goto out;
-		}
-		fputs(val, f);
-	}
-out:
-	if (fclose(f) != 0 && r == 0)
-		r = -ENOMEM;
-	if (r < 0)
-		return r;
-	if (buf[0] == '/') {
-		*out = buf;
-		buf = NULL;
-		return 0;
-	}
-	if (asprintf(out, "%s/%s", cwd, buf) < 0)
-		return -ENOMEM;
-	return 0;
-}
-
-/* Where the raw list entry came from: the last layer that names it. */
-static void list_origin(const struct load *l, const char *key, const char *raw, const char **file,
-			char *path, size_t size)
-{
-	static const char *const sects[] = {"extra", "restrictions"};
-
-	for (size_t i = l->n_layers; i > 0; i--) {
-		const struct load_layer *ly = layer_at((struct load *)l, i - 1);
-
-		for (size_t k = 0; k < ARRAY_SIZE(sects); k++) {
-			struct json_object *sect, *arr;
-			size_t n;
-
-			if (!json_object_object_get_ex(ly->obj, sects[k], &sect) ||
-			    !json_object_object_get_ex(sect, key, &arr))
-				continue;
-			n = json_object_array_length(arr);
-			for (size_t j = 0; j < n; j++) {
-				struct json_object *e;
-				char sect_key[32], sub[64];
-
-				e = json_object_array_get_idx(arr, j);
-				if (!streq(json_object_get_string(e), raw))
-					continue;
-				path_join(sect_key, sizeof(sect_key), sects[k], key);
-				path_index(sub, sizeof(sub), sect_key, j);
-				*file = ly->file;
-				path_join(path, size, ly->prefix, sub);
-				return;
-			}
-		}
-	}
-	*file = "effective policy";
-	snprintf(path, size, "%s", key);
-}
-
-/* The last layer that sets key, for errors about the merged value. */
-static bool key_origin(const struct load *l, const char *key, const char **file, char *path,
-		       size_t size)
-{
-	for (size_t i = l->n_layers; i > 0; i--) {
-		const struct load_layer *ly = layer_at((struct load *)l, i - 1);
-
-		if (json_object_object_get_ex(ly->obj, key, NULL)) {
-			*file = ly->file;
-			path_join(path, size, ly->prefix, key);
-			return true;
-		}
-	}
-	return false;
-}
-
-static int workspace_origin_err(const struct load *l, struct policy_error *err, int r,
-				const char *msg)
-{
-	const char *file = "current directory";
-	char path[128] = "workspace";
-
-	key_origin(l, "workspace", &file, path, sizeof(path));
-	return policy_error_set(err, file, path, r, "%s", msg);
-}
-
-static int expand_workspace(struct bpfbox_policy *p, const struct load *l, struct policy_error *err)
-{
-	_cleanup_free_ char *abs = NULL, *real = NULL;
-	char why[200], msg[sizeof(err->message)];
-	struct stat st;
-	int r;
-
-	if (!p->workspace) {
-		abs = strdup(l->cwd);
-		if (!abs)
-			return workspace_origin_err(l, err, -ENOMEM, "out of memory");
-	} else {
-		r = expand_path(p->workspace, l->cwd, &abs, why, sizeof(why));
-		if (r < 0)
-			return workspace_origin_err(l, err, r,
-						    r == -ENOMEM ? "out of memory" : why);
-	}
-	real = realpath(abs, NULL);
-	if (!real) {
-		r = -errno;
-		if (r == -ENOENT)
-			snprintf(msg, sizeof(msg),
-				 "'%s' does not exist; create it or choose a "
-				 "project directory with -w DIR",
-				 abs);
-		else
-			snprintf(msg, sizeof(msg),
-				 "'%s': %s; choose a project directory with -w "
-				 "DIR",
-				 abs, strerror(-r));
-		return workspace_origin_err(l, err, r, msg);
-	}
-	if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		snprintf(msg, sizeof(msg),
-			 "'%s' is not a directory; choose a project directory "
-			 "with -w DIR",
-			 real);
-		return workspace_origin_err(l, err, -ENOTDIR, msg);
-	}
-	free(p->workspace);
-	p->workspace = real;
-	real = NULL;
-	return 0;
-}
-
-static int expand_list(struct strv *list, const char *key, bool writable, const struct load *l,
-		       struct policy_error *err)
-{
-	struct strv out = {0};
-	char path[128], why[200];
-	const char *file;
-	int r = 0;
-
-	for (size_t i = 0; i < list->n; i++) {
-		_cleanup_free_ char *abs = NULL, *real = NULL;
-		const char *raw = list->v[i];
-		const char *rule;
-
-		r = expand_path(raw, l->cwd, &abs, why, sizeof(why));
-		if (r == -ENOMEM)
-			goto oom;
-		list_origin(l, key, raw, &file, path, sizeof(path));
-		if (r < 0) {
-			policy_error_set(err, file, path, r, "%s", why);
-			goto fail;
-		}
-		real = realpath(abs, NULL);
-		if (!real) {
-			r = -errno;
-			if (r == -ENOENT)
-				policy_error_set(err, file, path, r,
-						 "'%s' does not exist; create it "
-						 "or remove it from the list",
-						 abs);
-			else
-				policy_error_set(err, file, path, r,
-						 "'%s': %s; fix it or remove it "
-						 "from the list",
-						 abs, strerror(-r));
-			goto fail;
-		}
-		rule = writable ? policy_writable_rule(real) : NULL;
-		if (rule) {
-			r = policy_error_set(err, file, path, -EINVAL,
-					     "write access to '%s' would undo the "
-					     "sandbox: it is %s; grant a narrower "
-					     "directory",
-					     real, rule);
-			goto fail;
-		}
-		r = strv_push_unique(&out, real);
-		if (r < 0)
-			goto oom;
-	}
-	strv_clear(list);
-	*list = out;
-	return 0;
-oom:
-	r = policy_error_set(err, "effective policy", key, -ENOMEM, "out of memory");
-fail:
-	strv_clear(&out);
-	return r;
-}
-
-/* Validation names the merged value; point at the layer that set it. */
-static void relocate_error(const struct load *l, struct policy_error *err)
-{
-	char msg[sizeof(err->message)], path[128];
-	const char *file;
-
-	if (!err || !(streq(err->path, "workspace") || streq(err->path, "user")))
-		return;
-	snprintf(msg, sizeof(msg), "%s", err->message);
-	if (key_origin(l, err->path, &file, path, sizeof(path)))
-		policy_error_set(err, file, path, 0, "%s", msg);
-	else if (streq(err->path, "workspace"))
-		policy_error_set(err, "current directory", "workspace", 0, "%s", msg);
 }
 
 int policy_load(struct bpfbox_policy *p, const struct policy_sources *src, struct policy_error *err)
@@ -778,7 +317,7 @@ int policy_load(struct bpfbox_policy *p, const struct policy_sources *src, struc
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < l.n_layers; i++) {
-		const struct load_layer *ly = layer_at(&l, i);
+		const struct load_layer *ly = load_layer_at(&l, i);
 		struct layer_ctx lc = {
 			.file = ly->file,
 			.prefix = ly->prefix,
@@ -799,18 +338,18 @@ int policy_load(struct bpfbox_policy *p, const struct policy_sources *src, struc
 				     "cannot get the current directory: %s", strerror(e));
 		goto out;
 	}
-	r = expand_workspace(p, &l, err);
+	r = load_expand_workspace(p, &l, err);
 	if (r < 0)
 		goto out;
-	r = expand_list(&p->ro_paths, "ro", false, &l, err);
+	r = load_expand_list(&p->ro_paths, "ro", false, &l, err);
 	if (r < 0)
 		goto out;
-	r = expand_list(&p->rw_paths, "rw", true, &l, err);
+	r = load_expand_list(&p->rw_paths, "rw", true, &l, err);
 	if (r < 0)
 		goto out;
 	r = policy_validate(p, err);
 	if (r < 0)
-		relocate_error(&l, err);
+		load_relocate_error(&l, err);
 out:
 	load_free(&l);
 	if (r < 0)
