@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Inside the session module, private to userspace/sandbox/: the supervision
- * loop (supervise.c), the status channel and denial summary (status.c) and
+ * loop (supervise*.c), the status channel and denial summary (status.c) and
  * the private home (home.c) that session.c drives.
  */
 #ifndef BPFBOX_SESSION_INTERNAL_H
