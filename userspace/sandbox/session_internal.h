@@ -2,7 +2,7 @@
 /*
  * Inside the session module, private to userspace/sandbox/: the supervision
  * loop (supervise*.c), the status channel and denial summary (status.c) and
- * the private home (home.c) that session.c drives.
+ * the private home (home.c) that session.c and session_run.c drive.
  */
 #ifndef BPFBOX_SESSION_INTERNAL_H
 #define BPFBOX_SESSION_INTERNAL_H
@@ -142,5 +142,13 @@ int session_home_path(const struct session *s, struct strv *ro, char *path_env, 
  */
 int session_view_policy(const struct session *s, const struct strv *path_ro,
 			struct bpfbox_policy *view);
+
+/* session_env.c: the allowlisted environment (path_env: PATH when set). */
+int session_build_env(const struct session *s, const char *path_env, struct strv *env);
+/* session_env.c: the private tmp named by the plan, made and removed. */
+int session_make_private_tmp(struct session *s);
+void session_remove_private_tmp(struct session *s);
+/* session_env.c: the user the command runs as. */
+int session_lookup_user(const char *name, uid_t *uid, gid_t *gid);
 
 #endif

@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * session_run: the restrictions prepared, the output pipes or pty, the
+ * cgroups, the child started and its exec confirmed, then supervised
+ * (supervise.c) and everything undone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "session_internal.h"
+#include "landlock.h"
+#include "seccomp.h"
+#include "reaper.h"
+#include "bpfbox/events.h"
+#include "../policy/policy.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+
+/* The trees whose growth counts against the disk limit. */
+static int start_monitor(struct session *s, struct monitor *mon)
+{
+	const struct bpfbox_policy *p = s->policy;
+
+	return monitor_open(mon, &s->lim, s->id, p->mode == MODE_READ_ONLY ? NULL : p->workspace,
+			    s->private_tmp[0] ? s->private_tmp : NULL, s->home[0] ? s->home : NULL);
+}
+
+/* What one session_run holds, for its steps below. */
+struct run_state {
+	struct session *s;
+	char *const *argv;
+	struct child_plan c;
+	struct supervise_io io;
+	struct landlock_extra lx;
+	struct strv path_ro, env;
+	struct bpfbox_policy view;
+	char path_env[8192];
+	int ntf[2], out[2], err[2], rep[2], rel[2];
+	int pty, pts, sig_fd;
+	struct sigaction old_pipe;
+	struct termios saved_tio;
+	bool relaying, merged, raw, mon_on, masked;
+	struct monitor mon;
+	struct child_error ce;
+	ssize_t n; /* of the child's report: sizeof(ce) when a step failed */
+	pid_t child;
+};
+
+/* The restrictions the child applies: user, private tmp and home, Landlock, seccomp, env. */
+static int prepare_restrictions(struct run_state *t)
+{
+	struct session *s = t->s;
+	const struct bpfbox_policy *p = s->policy;
+	struct child_plan *c = &t->c;
+	const char *bad = NULL;
+	bool notify;
+	int r;
+
+	if (p->user && (r = session_lookup_user(p->user, &c->uid, &c->gid)) < 0)
+		return log_error_errno(r, "unknown user '%s' for --user", p->user);
+	c->switch_user = p->user != NULL;
+	if ((r = session_make_private_tmp(s)) < 0)
+		return r;
+	if ((r = session_home_make(s, c->switch_user ? c->uid : getuid(),
+				   c->switch_user ? c->gid : getgid())) < 0)
+		return r;
+	if ((r = session_home_path(s, &t->path_ro, t->path_env, sizeof(t->path_env))) < 0)
+		return r;
+	t->lx.private_tmp = s->private_tmp[0] ? s->private_tmp : NULL;
+	t->lx.home = s->home[0] ? s->home : NULL;
+	t->lx.ro = &t->path_ro;
+	if (s->layers.landlock) {
+		t->lx.masked = s->layers.ns.clone_flags != 0;
+		c->ruleset_fd = landlock_build_ruleset(p, &s->layers.rights, &t->lx,
+						       c->switch_user ? c->uid : getuid(),
+						       c->switch_user ? c->gid : getgid(), &bad);
+		if (c->ruleset_fd < 0)
+			return log_error_errno(c->ruleset_fd,
+					       "cannot build the Landlock ruleset at %s",
+					       bad ? bad : "?");
+		c->landlock_flags = landlock_restrict_flags(&s->layers.rights);
+	}
+	/*
+	 * An allow-list needs inet sockets; the BPF network layer (required
+	 * for it, see run/run.c) then decides each connect, and sock_create
+	 * refuses raw and packet sockets.
+	 */
+	notify = s->layers.seccomp && p->net == NET_DENY && !p->net_allow.n;
+	if (s->layers.seccomp)
+		c->filter = seccomp_program(notify);
+	/*
+	 * Network deny with a record: socket() goes to our listener, which
+	 * refuses it and counts it for the summary (docs/SECURITY.md).
+	 */
+	/*
+	 * Refused file changes with a record where no BPF program reports
+	 * them: the listener sees each and counts those bound to fail.
+	 */
+	c->notify_files = s->layers.seccomp && p->mode != MODE_FULL_ACCESS &&
+			  s->hooks.poll_fd < 0 && !s->hooks.on_end;
+	c->notify_net = notify;
+	if ((notify || c->notify_files) &&
+	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, t->ntf) == 0) {
+		c->notify_sock = t->ntf[1];
+		c->filter_notified = seccomp_program(false);
+	}
+	if ((r = session_build_env(s, t->path_env, &t->env)) < 0)
+		return r;
+	c->envp = t->env.v;
+	return 0;
+}
+
+/* A terminal stays a terminal: a pty between it and the command. */
+static void prepare_pty(struct run_state *t)
+{
+	struct termios tio;
+	struct winsize ws;
+
+	if (!isatty(STDOUT_FILENO))
+		return;
+	t->pty = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (t->pty >= 0 && (grantpt(t->pty) < 0 || unlockpt(t->pty) < 0 ||
+			    (t->pts = open(ptsname(t->pty), O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)) {
+		close(t->pty);
+		t->pty = -1;
+	}
+	if (t->pty < 0)
+		return;
+	if (tcgetattr(STDOUT_FILENO, &tio) == 0)
+		tcsetattr(t->pts, TCSANOW, &tio);
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+		ioctl(t->pts, TIOCSWINSZ, &ws);
+	t->relaying = false;
+	t->c.out_fd = t->c.err_fd = t->pts;
+	t->c.ctty = true;
+	t->io.out_r = t->pty;
+	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &t->saved_tio) == 0) {
+		t->c.in_fd = t->pts;
+		t->io.in_w = t->pty;
+	}
+}
+
+/* The output relay's pipes, the child's report pipe and its release pipe. */
+static int prepare_pipes(struct run_state *t)
+{
+	struct stat so, se;
+
+	/* stdout and stderr the same file (2>&1): one pipe keeps their order. */
+	if (t->relaying && fstat(STDOUT_FILENO, &so) == 0 && fstat(STDERR_FILENO, &se) == 0 &&
+	    so.st_dev == se.st_dev && so.st_ino == se.st_ino)
+		t->merged = true;
+	if (pipe2(t->rep, O_CLOEXEC) < 0 ||
+	    (t->relaying &&
+	     (pipe2(t->out, O_CLOEXEC) < 0 || (!t->merged && pipe2(t->err, O_CLOEXEC) < 0))) ||
+	    (t->s->hooks.before_release && pipe2(t->rel, O_CLOEXEC) < 0))
+		return log_error_errno(errno, "cannot create pipes");
+	t->c.report_fd = t->rep[1];
+	if (t->relaying) {
+		t->c.out_fd = t->out[1];
+		t->c.err_fd = t->merged ? t->out[1] : t->err[1];
+	}
+	t->c.release_fd = t->rel[0];
+	t->c.release_wfd = t->rel[1];
+	return 0;
+}
+
+/* The session's cgroups and limits: made here, or by the daemon. */
+static int prepare_cgroups(struct run_state *t)
+{
+	struct session *s = t->s;
+	int r;
+
+	if (s->hooks.before_release) {
+		/* The daemon makes and limits the session's cgroups (docs/limits.md). */
+		for (int i = 0; i < RES__COUNT; i++)
+			if (s->lim.how[i] == LIMIT_RLIMIT)
+				s->lim.how[i] = LIMIT_NONE;
+		return 0;
+	}
+	r = session_prepare_cgroup(s);
+	/* --limits-via cgroup fails closed: no cgroup, or one a limit could not be set on. */
+	if (s->lim.via == LIMITS_VIA_CGROUP && (r < 0 || !session_limits_by_cgroup(s))) {
+		if (r < 0)
+			log_error("--limits-via cgroup: cannot make the session's cgroups (%s); "
+				  "nothing ran",
+				  strerror(-r));
+		else
+			log_error("--limits-via cgroup: not enforced by cgroup: %s; nothing ran",
+				  s->lim.not_enforced);
+		return r < 0 ? r : -EPERM;
+	}
+	t->mon_on = start_monitor(s, &t->mon) == 0;
+	return 0;
+}
+
+/* Signals for the session are read from a signalfd, not handlers. */
+static int take_signals(struct run_state *t)
+{
+	struct sigaction ign = {.sa_handler = SIG_IGN};
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	if (t->pty >= 0)
+		sigaddset(&mask, SIGWINCH);
+	sigprocmask(SIG_BLOCK, &mask, &t->c.saved_mask);
+	/* A status reader or an output reader that went away is not our end. */
+	sigaction(SIGPIPE, &ign, &t->old_pipe);
+	t->masked = true;
+	t->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (t->sig_fd < 0)
+		return log_error_errno(errno, "cannot create a signalfd");
+	/* Orphans of the session reparent to us, so none escapes the sweep. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	return 0;
+}
+
+/* The child, made and, when a hook holds it, released. */
+static int start_child(struct run_state *t)
+{
+	struct session *s = t->s;
+	bool placed;
+	pid_t self;
+	int r;
+
+	fflush(NULL);
+	self = getpid(); /* the child's getppid() would already be a reaper if we died */
+	if (s->layers.ns.clone_flags) {
+		t->c.ns = &s->layers.ns;
+		/* The mount view shows what Landlock grants: the home, PATH under it (home.c). */
+		if ((r = session_view_policy(s, &t->path_ro, &t->view)) < 0)
+			return log_error_errno(r, "cannot prepare the session's mount view");
+		t->c.policy = &t->view;
+	}
+	t->child = spawn(&s->lim, s->layers.ns.clone_flags, &placed);
+	/* The plan said they could be made (the ruleset relies on the masks): fail closed. */
+	if (t->child < 0 && s->layers.ns.clone_flags)
+		return log_error_errno(errno,
+				       "cannot create the session's namespaces; nothing ran "
+				       "(--no-namespaces runs without them, docs/SECURITY.md)");
+	if (t->child < 0)
+		return log_error_errno(errno, "cannot fork");
+	if (t->child == 0) {
+		t->c.join_v2 = !placed;
+		child_exec(&t->c, self);
+	}
+	s->child_placed = placed;
+	close(t->rep[1]);
+	t->rep[1] = -1;
+	if (!s->hooks.before_release)
+		return 0;
+	close(t->rel[0]);
+	t->rel[0] = -1;
+	r = s->hooks.before_release(s->hooks.ctx, t->child);
+	/* Where the daemon put it: watched, not owned. */
+	if (r == 0 && limits_adopt(&s->lim, t->child, s->id) == 0)
+		t->mon_on = start_monitor(s, &t->mon) == 0;
+	if (r == 0 && write(t->rel[1], "", 1) != 1)
+		r = log_error_errno(errno, "cannot release the session's child");
+	if (r < 0) {
+		kill(t->child, SIGKILL);
+		waitpid(t->child, NULL, 0);
+	}
+	return r;
+}
+
+/* Our copies of the child's ends closed, its report read: 0 once it execs (or not). */
+static int wait_exec(struct run_state *t)
+{
+	struct session *s = t->s;
+
+	int *ours[] = {&t->out[1], &t->err[1], &t->pts, &t->ntf[1], &t->rel[1]};
+
+	for (size_t i = 0; i < ARRAY_SIZE(ours); i++) {
+		if (*ours[i] >= 0)
+			close(*ours[i]);
+		*ours[i] = -1;
+	}
+	/* EOF means exec succeeded; a record means a step failed. */
+	do
+		t->n = read(t->rep[0], &t->ce, sizeof(t->ce));
+	while (t->n < 0 && errno == EINTR);
+	if (t->n == sizeof(t->ce) && t->ce.step != STEP_EXEC) {
+		report_setup_failure(&t->ce);
+		kill(t->child, SIGKILL);
+		waitpid(t->child, NULL, 0);
+		return -t->ce.err;
+	}
+	s->cmd_pid = t->child;
+	/* With a PID namespace the command is the init's child (ns_run_as_init). */
+	if (s->layers.ns.clone_flags & CLONE_NEWPID) {
+		char path[64], buf[32];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", t->child, t->child);
+		s->cmd_pid = read_file_str(path, buf, sizeof(buf)) > 0 ? atoi(buf) : 0;
+	}
+	status_started(s, t->child);
+	if (t->n == sizeof(t->ce))
+		s->result.cause = CAUSE_NOT_FOUND;
+	return 0;
+}
+
+/* The command's life: relay, watch, end; then the summary. */
+static void run_command(struct run_state *t)
+{
+	struct session *s = t->s;
+
+	if (t->ntf[0] >= 0)
+		t->io.notify_fd = recv_fd(t->ntf[0]);
+	if (t->relaying) {
+		t->io.out_r = t->out[0];
+		t->io.err_r = t->err[0];
+	}
+	if (t->io.in_w >= 0) {
+		struct termios tio = t->saved_tio;
+
+		/* Keys go to the command's terminal as typed; ^C reaches it there. */
+		cfmakeraw(&tio);
+		t->raw = tcsetattr(STDIN_FILENO, TCSANOW, &tio) == 0;
+	}
+	supervise(s, t->child, &t->io, t->sig_fd, t->mon_on ? &t->mon : NULL);
+	t->out[0] = t->err[0] = -1; /* closed by supervise */
+	if (t->raw)
+		tcsetattr(STDIN_FILENO, TCSANOW, &t->saved_tio);
+	if (t->n == sizeof(t->ce))
+		log_error("cannot execute '%s': %s", t->argv[0], strerror(t->ce.err));
+	/* The last records of the BPF layer, for the summary. */
+	if (s->hooks.on_poll)
+		s->hooks.on_poll(s->hooks.ctx);
+	if (s->hooks.on_end)
+		s->hooks.on_end(s->hooks.ctx, s);
+	session_denials_report(s);
+	status_ended(s);
+}
+
+static void close_pair(int fds[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	fds[0] = fds[1] = -1;
+}
+
+/* Everything the run opened or made, closed or removed. */
+static void run_cleanup(struct run_state *t)
+{
+	struct session *s = t->s;
+	int fds[] = {t->io.notify_fd, t->pty, t->pts, t->sig_fd, t->c.ruleset_fd};
+
+	if (t->masked) {
+		sigaction(SIGPIPE, &t->old_pipe, NULL);
+		sigprocmask(SIG_SETMASK, &t->c.saved_mask, NULL);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	close_pair(t->ntf);
+	close_pair(t->out);
+	close_pair(t->err);
+	close_pair(t->rep);
+	close_pair(t->rel);
+	strv_clear(&t->path_ro);
+	policy_free(&t->view);
+	strv_clear(&t->env);
+	if (t->mon_on)
+		monitor_close(&t->mon);
+	/* What is left in the cgroups is killed (daemonized descendants too). */
+	limits_destroy(&s->lim);
+	session_remove_private_tmp(s);
+	session_home_remove(s);
+}
+
+int session_run(struct session *s, char *const argv[])
+{
+	const struct bpfbox_policy *p = s->policy;
+	struct run_state *t = calloc(1, sizeof(*t));
+	int r;
+
+	if (!t)
+		return log_error_errno(ENOMEM, "cannot run the session");
+	*t = (struct run_state){
+		.s = s,
+		.argv = argv,
+		.pty = -1,
+		.pts = -1,
+		.sig_fd = -1,
+		.ntf = {-1, -1},
+		.out = {-1, -1},
+		.err = {-1, -1},
+		.rep = {-1, -1},
+		.rel = {-1, -1},
+		.relaying = p->limits.output_bytes > 0,
+		.c = {.argv = argv,
+		      .workspace = p->workspace,
+		      .ruleset_fd = -1,
+		      .out_fd = -1,
+		      .err_fd = -1,
+		      .limits = &p->limits,
+		      .lim = &s->lim,
+		      .release_fd = -1,
+		      .release_wfd = -1,
+		      .notify_sock = -1,
+		      .in_fd = -1,
+		      .policy = p,
+		      .rights = &s->layers.rights},
+		.io = {.out_r = -1, .err_r = -1, .in_w = -1, .notify_fd = -1},
+		.lx = {.caller_home = session_caller_home(), .read_host = p->read_host},
+	};
+	r = prepare_restrictions(t);
+	if (!r) {
+		prepare_pty(t);
+		r = prepare_pipes(t);
+	}
+	if (!r)
+		r = prepare_cgroups(t);
+	if (!r)
+		r = take_signals(t);
+	if (!r)
+		r = start_child(t);
+	if (!r)
+		r = wait_exec(t);
+	if (!r)
+		run_command(t);
+	/* -EAGAIN from before_release: nothing ran, nothing said; the caller tries again. */
+	if (r < 0) {
+		s->result.exit_code = EXIT_SETUP;
+		s->result.cause = CAUSE_SETUP;
+		if (r != -EAGAIN)
+			status_ended(s);
+	}
+	run_cleanup(t);
+	free(t);
+	return r;
+}
