@@ -1,0 +1,79 @@
+#!/bin/sh
+# tools/check-lengths, the length check CI runs: clean on this tree, and it
+# fails on a scratch copy given a function over 80 lines or a file over 600
+# without a written reason, or an exception that is no longer needed.
+. "$(dirname "$0")/../lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+
+if "$ROOT/tools/check-lengths" >"$TMPD/out" 2>&1; then
+	ok "lengths: this tree is clean ($(tail -1 "$TMPD/out"))"
+else
+	fail "lengths: this tree: $(cat "$TMPD/out")"
+fi
+
+copy() {
+	rm -rf "$TMPD/t"
+	mkdir -p "$TMPD/t/tools" "$TMPD/t/include"
+	cp -r "$ROOT/userspace" "$ROOT/bpf" "$TMPD/t/"
+	cp -r "$ROOT/include/bpfbox" "$TMPD/t/include/"
+	cp "$ROOT/tools/lengths.allow" "$ROOT"/tools/*.c "$TMPD/t/tools/"
+}
+
+# long_fn NAME [COMMENT]: a function of 91 lines, COMMENT on the line above.
+long_fn() {
+	[ -n "$2" ] && echo "$2"
+	echo "int $1(void)"
+	echo "{"
+	i=0
+	while [ $i -lt 87 ]; do
+		echo "	(void)0;"
+		i=$((i + 1))
+	done
+	echo "	return 0;"
+	echo "}"
+}
+
+copy
+long_fn grown >>"$TMPD/t/userspace/lib/util.c"
+"$ROOT/tools/check-lengths" "$TMPD/t" >"$TMPD/out" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -q 'userspace/lib/util.c:[0-9]*: grown() is 91 lines' "$TMPD/out"; then
+	ok "lengths: a function of 91 lines is refused, named"
+else
+	fail "lengths: long function: exit $rc: $(cat "$TMPD/out")"
+fi
+
+copy
+long_fn table "/* long: one case per event type */" >>"$TMPD/t/userspace/lib/util.c"
+"$ROOT/tools/check-lengths" "$TMPD/t" >"$TMPD/out" 2>&1
+rc=$?
+if [ $rc = 0 ]; then
+	ok "lengths: a long function with its reason above it passes"
+else
+	fail "lengths: reasoned function: exit $rc: $(cat "$TMPD/out")"
+fi
+
+copy
+i=0
+while [ $i -lt 601 ]; do
+	echo "/* line */"
+	i=$((i + 1))
+done >>"$TMPD/t/userspace/lib/names.c"
+"$ROOT/tools/check-lengths" "$TMPD/t" >"$TMPD/out" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -q 'userspace/lib/names.c: [0-9]* lines (over 600)' "$TMPD/out"; then
+	ok "lengths: a file over 600 lines is refused, named"
+else
+	fail "lengths: long file: exit $rc: $(cat "$TMPD/out")"
+fi
+
+copy
+echo 'userspace/lib/util.c:rm_tree_gone   # stale' >>"$TMPD/t/tools/lengths.allow"
+"$ROOT/tools/check-lengths" "$TMPD/t" >"$TMPD/out" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -q 'no longer needed' "$TMPD/out"; then
+	ok "lengths: an exception that no longer occurs must be deleted"
+else
+	fail "lengths: stale exception: exit $rc: $(cat "$TMPD/out")"
+fi
+finish
