@@ -4,7 +4,9 @@
  * Each directory is a watch; each entry (file, directory, symlink) is a
  * slot keyed by (watch, hash of its name) holding its st_blocks in bytes.
  * usage is the sum over the slots; baseline the sum of what the initial scan
- * found, so usage - baseline is what the session added.
+ * found, so usage - baseline is what the session added. This file: the
+ * directories, their watches, the initial scan; the entries are
+ * disk_table.c, the events disk_events.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "disk.h"
+#include "disk_internal.h"
 #include "../lib/closer.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
@@ -27,134 +29,6 @@
 	 IN_ONLYDIR | IN_DONT_FOLLOW)
 /* A watch through /proc/self/fd/N of an O_PATH fd opened O_NOFOLLOW: follow that link. */
 #define WATCH_MASK_FD (WATCH_MASK & ~IN_DONT_FOLLOW)
-
-struct disk_dir {
-	int parent; /* watch descriptor of the parent, -1 for a root */
-	char *name; /* name in the parent; a root's full path */
-	dev_t dev;
-	bool live;
-	bool unread; /* queued for the initial scan, not read yet */
-};
-
-struct disk_ent {
-	uint64_t h;	 /* hash of (wd, name); 0: free slot */
-	uint64_t blocks; /* bytes allocated (st_blocks * 512) */
-	uint64_t base;	 /* what this entry added to the baseline */
-	int wd;
-	bool in_base; /* counted in base_count (found by the initial scan) */
-};
-
-static uint64_t ent_hash(int wd, const char *name)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (int i = 0; i < 4; i++) {
-		h ^= (uint8_t)(wd >> (8 * i));
-		h *= 0x100000001b3ULL;
-	}
-	for (const char *p = name; *p; p++) {
-		h ^= (uint8_t)*p;
-		h *= 0x100000001b3ULL;
-	}
-	return h ? h : 1;
-}
-
-static struct disk_ent *ent_find(struct disk_monitor *m, uint64_t h)
-{
-	if (!m->cap)
-		return NULL;
-	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->ents[i].h == h)
-			return &m->ents[i];
-		if (!m->ents[i].h)
-			return NULL;
-	}
-}
-
-static int ent_grow(struct disk_monitor *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 1024;
-	struct disk_ent *n = calloc(cap, sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (!m->ents[i].h)
-			continue;
-		for (j = m->ents[i].h & (cap - 1); n[j].h; j = (j + 1) & (cap - 1))
-			;
-		n[j] = m->ents[i];
-	}
-	free(m->ents);
-	m->ents = n;
-	m->cap = cap;
-	return 0;
-}
-
-/* Sets an entry's size; a new one adds base to the baseline (initial: its count too). */
-static struct disk_ent *ent_set_ex(struct disk_monitor *m, int wd, uint64_t h, uint64_t blocks,
-				   uint64_t base, bool initial)
-{
-	struct disk_ent *e = ent_find(m, h);
-	size_t i;
-
-	if (e) {
-		m->usage += (int64_t)blocks - (int64_t)e->blocks;
-		e->blocks = blocks;
-		return e;
-	}
-	if ((m->count + 1) * 10 > m->cap * 7 && ent_grow(m) < 0)
-		return NULL; /* out of memory: this entry is not counted */
-	for (i = h & (m->cap - 1); m->ents[i].h; i = (i + 1) & (m->cap - 1))
-		;
-	m->ents[i] = (struct disk_ent){
-		.h = h, .blocks = blocks, .base = base, .wd = wd, .in_base = initial};
-	m->count++;
-	m->base_count += initial;
-	m->usage += blocks;
-	m->baseline += base;
-	return &m->ents[i];
-}
-
-static struct disk_ent *ent_set(struct disk_monitor *m, int wd, uint64_t h, uint64_t blocks,
-				uint64_t base)
-{
-	return ent_set_ex(m, wd, h, blocks, base, base > 0);
-}
-
-/* Removes slot i (backward shift, so no tombstones). */
-static void ent_remove_at(struct disk_monitor *m, size_t i)
-{
-	size_t mask = m->cap - 1, j = i;
-
-	m->usage -= m->ents[i].blocks;
-	m->count--;
-	for (;;) {
-		size_t home;
-
-		j = (j + 1) & mask;
-		if (!m->ents[j].h)
-			break;
-		home = m->ents[j].h & mask;
-		/* Move j into the hole at i unless its home lies cyclically in (i, j]. */
-		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-			m->ents[i] = m->ents[j];
-			i = j;
-		}
-	}
-	m->ents[i].h = 0;
-}
-
-static struct disk_ent *ent_remove(struct disk_monitor *m, uint64_t h)
-{
-	struct disk_ent *e = ent_find(m, h);
-
-	if (e)
-		ent_remove_at(m, e - m->ents);
-	return NULL;
-}
 
 static int dir_add(struct disk_monitor *m, int wd, int parent, const char *name, dev_t dev)
 {
@@ -177,7 +51,7 @@ static int dir_add(struct disk_monitor *m, int wd, int parent, const char *name,
 	return m->dirs[wd].name ? 0 : -ENOMEM;
 }
 
-static struct disk_dir *dir_get(struct disk_monitor *m, int wd)
+struct disk_dir *disk_dir_get(struct disk_monitor *m, int wd)
 {
 	return wd >= 0 && (size_t)wd < m->ndirs && m->dirs[wd].live ? &m->dirs[wd] : NULL;
 }
@@ -190,7 +64,7 @@ static struct disk_dir *dir_get(struct disk_monitor *m, int wd)
  * caller does not close it. -errno when a name on the way is gone (renamed
  * since the names were last updated: the events not read yet fix them).
  */
-static int dir_open(struct disk_monitor *m, int wd)
+int disk_dir_open(struct disk_monitor *m, int wd)
 {
 	struct disk_dir *d;
 	size_t n = 0;
@@ -198,7 +72,7 @@ static int dir_open(struct disk_monitor *m, int wd)
 
 	if (m->fd_wd == wd && m->dir_fd >= 0)
 		return m->dir_fd;
-	for (int w = wd; (d = dir_get(m, w)); w = d->parent) {
+	for (int w = wd; (d = disk_dir_get(m, w)); w = d->parent) {
 		if (n == m->chain_cap) {
 			size_t cap = m->chain_cap ? m->chain_cap * 2 : 64;
 			int *c = realloc(m->chain, cap * sizeof(*c));
@@ -236,7 +110,7 @@ static int dir_open(struct disk_monitor *m, int wd)
 }
 
 /* The kept fd no longer names wd's directory (a watch gone, a rescan). */
-static void dir_fd_drop(struct disk_monitor *m)
+void disk_dir_fd_drop(struct disk_monitor *m)
 {
 	if (m->dir_fd >= 0)
 		close(m->dir_fd);
@@ -264,8 +138,8 @@ static void queue_push(struct disk_monitor *m, int wd, bool initial, unsigned in
 			m->qcap = cap;
 		}
 	}
-	if (initial && dir_get(m, wd))
-		dir_get(m, wd)->unread = true;
+	if (initial && disk_dir_get(m, wd))
+		disk_dir_get(m, wd)->unread = true;
 	m->queue[m->qtail++] =
 		(struct disk_scan_item){.wd = wd, .initial = initial, .tries = tries};
 }
@@ -274,8 +148,8 @@ static void queue_push(struct disk_monitor *m, int wd, bool initial, unsigned in
  * Watches the directory name under parent (its fd pfd) and queues it for
  * reading. Through /proc/self/fd: a path relative to nothing, any depth.
  */
-static void watch_dir(struct disk_monitor *m, int parent, int pfd, const char *name, dev_t dev,
-		      bool initial)
+void disk_watch_dir(struct disk_monitor *m, int parent, int pfd, const char *name, dev_t dev,
+		    bool initial)
 {
 	int cfd = openat(pfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	char link[64];
@@ -301,13 +175,13 @@ static void watch_dir(struct disk_monitor *m, int parent, int pfd, const char *n
 		}
 		return;
 	}
-	if (dir_get(m, wd))
+	if (disk_dir_get(m, wd))
 		return; /* already watched (a bind mount of a watched tree) */
 	if (dir_add(m, wd, parent, name, dev) == 0)
 		queue_push(m, wd, initial, 0);
 }
 
-static uint64_t blocks_of(const struct stat *st)
+uint64_t disk_blocks_of(const struct stat *st)
 {
 	return (uint64_t)st->st_blocks * 512;
 }
@@ -315,7 +189,7 @@ static uint64_t blocks_of(const struct stat *st)
 /* Reads one directory: its entries' sizes, and watches for its subdirectories. */
 static size_t scan_dir(struct disk_monitor *m, const struct disk_scan_item *it)
 {
-	struct disk_dir *d = dir_get(m, it->wd);
+	struct disk_dir *d = disk_dir_get(m, it->wd);
 	struct dirent *de;
 	size_t n = 0;
 	DIR *dir;
@@ -324,7 +198,7 @@ static size_t scan_dir(struct disk_monitor *m, const struct disk_scan_item *it)
 	if (!d)
 		return 1;
 	d->unread = false;
-	pfd = dir_open(m, it->wd);
+	pfd = disk_dir_open(m, it->wd);
 	dfd = pfd < 0 ? pfd : openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0 && pfd != -ENOMEM)
 		errno = -pfd;
@@ -352,23 +226,21 @@ static size_t scan_dir(struct disk_monitor *m, const struct disk_scan_item *it)
 		n++;
 		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		h = ent_hash(it->wd, de->d_name);
-		b = blocks_of(&st);
+		h = disk_ent_hash(it->wd, de->d_name);
+		b = disk_blocks_of(&st);
 		/* An event may have counted it already: then it is not in the baseline. */
-		if (!ent_find(m, h))
-			ent_set_ex(m, it->wd, h, b, it->initial ? b : 0, it->initial);
+		if (!disk_ent_find(m, h))
+			disk_ent_set_ex(m, it->wd, h, b, it->initial ? b : 0, it->initial);
 		/* Other file systems mounted inside are not followed. */
 		if (S_ISDIR(st.st_mode) && st.st_dev == d->dev) {
-			watch_dir(m, it->wd, dfd, de->d_name, st.st_dev, it->initial);
-			d = dir_get(m, it->wd); /* dirs may have moved */
+			disk_watch_dir(m, it->wd, dfd, de->d_name, st.st_dev, it->initial);
+			d = disk_dir_get(m, it->wd); /* dirs may have moved */
 		}
 	}
 	closedir(dir);
 	m->scanned += n;
 	return n + 1;
 }
-
-static int add_roots(struct disk_monitor *m);
 
 void disk_monitor_scan(struct disk_monitor *m, size_t budget)
 {
@@ -378,7 +250,7 @@ void disk_monitor_scan(struct disk_monitor *m, size_t budget)
 		int r;
 
 		m->roots_pending = false;
-		r = add_roots(m);
+		r = disk_add_roots(m);
 		if (r < 0)
 			log_warn_errno(r,
 				       "disk monitor: cannot watch the workspace; the disk limit "
@@ -391,7 +263,7 @@ void disk_monitor_scan(struct disk_monitor *m, size_t budget)
 	}
 }
 
-static int add_roots(struct disk_monitor *m)
+int disk_add_roots(struct disk_monitor *m)
 {
 	int added = 0;
 
@@ -404,7 +276,7 @@ static int add_roots(struct disk_monitor *m)
 		wd = inotify_add_watch(m->fd, m->roots[i], WATCH_MASK);
 		if (wd < 0)
 			return -errno;
-		if (!dir_get(m, wd) && dir_add(m, wd, -1, m->roots[i], st.st_dev) == 0) {
+		if (!disk_dir_get(m, wd) && dir_add(m, wd, -1, m->roots[i], st.st_dev) == 0) {
 			queue_push(m, wd, true, 0);
 			added++;
 		}
@@ -445,7 +317,7 @@ void disk_monitor_close(struct disk_monitor *m)
 	if (m->fd >= 0)
 		close_async(m->fd);
 	m->fd = -1;
-	dir_fd_drop(m);
+	disk_dir_fd_drop(m);
 	free(m->chain);
 	m->chain = NULL;
 	m->chain_cap = 0;
@@ -459,224 +331,4 @@ void disk_monitor_close(struct disk_monitor *m)
 	m->queue = NULL;
 	m->ndirs = m->cap = m->count = 0;
 	m->qhead = m->qtail = m->qcap = 0;
-}
-
-/*
- * The event queue overflowed: events were lost. Everything is read again
- * (synchronously: this only happens under a flood), the baseline is kept.
- */
-static void rescan(struct disk_monitor *m)
-{
-	int64_t baseline = m->baseline;
-	size_t base_count = m->base_count;
-	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	/*
-	 * During the initial scan the baseline covers only what was read so
-	 * far: then the scan starts again and the baseline with it (what the
-	 * session wrote meanwhile counts as baseline, as it would have).
-	 */
-	bool initial = m->roots_pending;
-
-	for (size_t i = m->qhead; i < m->qtail; i++)
-		initial |= m->queue[i].initial;
-
-	if (fd < 0)
-		return;
-	/* Same fd number: the supervision loop polls it. */
-	dup3(fd, m->fd, O_CLOEXEC);
-	close(fd);
-	for (size_t i = 0; i < m->ndirs; i++) {
-		free(m->dirs[i].name);
-		m->dirs[i] = (struct disk_dir){0};
-	}
-	if (m->ents)
-		memset(m->ents, 0, m->cap * sizeof(*m->ents));
-	m->count = 0;
-	m->base_count = 0;
-	m->usage = 0;
-	m->qhead = m->qtail = 0;
-	dir_fd_drop(m);
-	m->moved_pending = false;
-	m->roots_pending = false;
-	m->baseline = 0;
-	add_roots(m);
-	for (size_t i = m->qhead; i < m->qtail; i++)
-		m->queue[i].initial = initial;
-	while (disk_monitor_scanning(m))
-		disk_monitor_scan(m, SIZE_MAX);
-	if (!initial) {
-		m->baseline = baseline;
-		m->base_count = base_count;
-	}
-	m->rescans++;
-}
-
-/* Whether wd lies under (or is) top. */
-static bool dir_under(struct disk_monitor *m, int wd, int top)
-{
-	for (struct disk_dir *d; (d = dir_get(m, wd)); wd = d->parent)
-		if (wd == top)
-			return true;
-	return false;
-}
-
-/* A directory left the tree: its watches and entries go. */
-static void forget_subtree(struct disk_monitor *m, int top)
-{
-	size_t i = 0;
-
-	while (i < m->cap) {
-		if (m->ents[i].h && dir_under(m, m->ents[i].wd, top))
-			ent_remove_at(m, i); /* slot i now holds another entry: look again */
-		else
-			i++;
-	}
-	/* Children first would be tidier; marking dead in any order is enough. */
-	for (size_t wd = 0; wd < m->ndirs; wd++) {
-		if (wd != (size_t)top && m->dirs[wd].live && dir_under(m, wd, top)) {
-			inotify_rm_watch(m->fd, wd);
-			m->dirs[wd].live = false;
-		}
-	}
-	inotify_rm_watch(m->fd, top);
-	if (dir_get(m, top))
-		m->dirs[top].live = false;
-	dir_fd_drop(m);
-}
-
-/* The watch of the subdirectory name of parent, -1 if none. */
-static int child_wd(struct disk_monitor *m, int parent, const char *name)
-{
-	for (size_t wd = 0; wd < m->ndirs; wd++)
-		if (m->dirs[wd].live && m->dirs[wd].parent == parent && m->dirs[wd].name &&
-		    streq(m->dirs[wd].name, name))
-			return wd;
-	return -1;
-}
-
-/* An IN_MOVED_FROM without its IN_MOVED_TO: the entry left the tree. */
-static void flush_moved(struct disk_monitor *m)
-{
-	if (!m->moved_pending)
-		return;
-	m->moved_pending = false;
-	if (m->moved_isdir) {
-		int wd = child_wd(m, m->moved_wd, m->moved_name);
-
-		if (wd >= 0)
-			forget_subtree(m, wd);
-	}
-}
-
-static void on_event(struct disk_monitor *m, const struct inotify_event *ev)
-{
-	bool isdir = ev->mask & IN_ISDIR;
-	struct disk_dir *d;
-	struct disk_ent *e;
-	struct stat st;
-	uint64_t h;
-	int pfd;
-
-	m->events++;
-	if (ev->mask & IN_IGNORED) {
-		flush_moved(m);
-		if ((d = dir_get(m, ev->wd)))
-			d->live = false;
-		if (m->fd_wd == ev->wd)
-			dir_fd_drop(m);
-		return;
-	}
-	if (m->moved_pending && !((ev->mask & IN_MOVED_TO) && ev->cookie == m->moved_cookie))
-		flush_moved(m);
-	if (!ev->len || !(d = dir_get(m, ev->wd)))
-		return;
-	h = ent_hash(ev->wd, ev->name);
-	if (ev->mask & IN_DELETE) {
-		ent_remove(m, h);
-		return;
-	}
-	if (ev->mask & IN_MOVED_FROM) {
-		e = ent_find(m, h);
-		m->moved_base = e ? e->base : 0;
-		m->moved_hash = h;
-		m->moved_wd = ev->wd;
-		m->moved_cookie = ev->cookie;
-		m->moved_isdir = isdir;
-		m->moved_in_base = e && e->in_base;
-		snprintf(m->moved_name, sizeof(m->moved_name), "%s", ev->name);
-		m->moved_pending = true;
-		ent_remove(m, h);
-		return;
-	}
-	pfd = dir_open(m, ev->wd);
-	if (pfd < 0 || fstatat(pfd, ev->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return; /* gone already: its IN_DELETE follows */
-	if ((ev->mask & IN_MOVED_TO) && m->moved_pending) {
-		/* A rename inside the tree: the entry keeps its share of the baseline. */
-		int wd = isdir ? child_wd(m, m->moved_wd, m->moved_name) : -1;
-
-		m->moved_pending = false;
-		/* Its old slot left the baseline as it was: only the share moves. */
-		e = ent_set(m, ev->wd, h, blocks_of(&st), 0);
-		if (e) {
-			/* Its old slot stays in base_count too: only the flag moves. */
-			e->base = m->moved_base;
-			e->in_base = m->moved_in_base;
-		}
-		if (wd >= 0) {
-			char *name = strdup(ev->name);
-
-			if (name) {
-				free(m->dirs[wd].name);
-				m->dirs[wd].name = name;
-				m->dirs[wd].parent = ev->wd;
-			}
-		}
-		return;
-	}
-	if (d->unread && !(ev->mask & (IN_CREATE | IN_MOVED_TO)) && !ent_find(m, h)) {
-		/*
-		 * A write to an entry the initial scan has not read yet: it was
-		 * there before, and what it holds counts as baseline (as for
-		 * what the session writes before the scan gets there).
-		 */
-		ent_set_ex(m, ev->wd, h, blocks_of(&st), blocks_of(&st), true);
-		return;
-	}
-	e = ent_set(m, ev->wd, h, blocks_of(&st), 0);
-	if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && e && (e->base || e->in_base)) {
-		/* Created after the watch: the scan's count of it was growth, not baseline. */
-		m->baseline -= e->base;
-		e->base = 0;
-		m->base_count -= e->in_base;
-		e->in_base = false;
-	}
-	if (isdir && (ev->mask & (IN_CREATE | IN_MOVED_TO)) && st.st_dev == d->dev)
-		watch_dir(m, ev->wd, pfd, ev->name, st.st_dev, false);
-}
-
-void disk_monitor_read(struct disk_monitor *m)
-{
-	char buf[65536] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool overflow = false;
-
-	/* Bounded: a flood must not starve the output relay. */
-	for (int round = 0; round < 16; round++) {
-		ssize_t n = read(m->fd, buf, sizeof(buf));
-
-		if (n <= 0)
-			break;
-		for (char *p = buf; p < buf + n;) {
-			const struct inotify_event *ev = (const struct inotify_event *)p;
-
-			if (ev->mask & IN_Q_OVERFLOW)
-				overflow = true;
-			else
-				on_event(m, ev);
-			p += sizeof(*ev) + ev->len;
-		}
-	}
-	flush_moved(m);
-	if (overflow)
-		rescan(m);
 }
