@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The session's view of the host (docs/SECURITY.md), built in the child's
+ * own mount namespace: the host read-only, the hidden dirs covered, the
+ * grants cloned and put back, a minimal /dev, a private /tmp and /proc,
+ * the deny paths masked, and the Landlock rules of the new mounts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ns.h"
+#include "landlock.h"
+#include "../probe/probe.h"
+#include "../policy/policy.h"
+#include "../lib/util.h"
+
+/* The new mount API (5.2, mount_setattr 5.12), without <linux/mount.h>'s clashes. */
+#define NS_OPEN_TREE_CLONE	   1
+#define NS_OPEN_TREE_CLOEXEC	   O_CLOEXEC
+#define NS_AT_RECURSIVE		   0x8000
+#define NS_MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#define NS_MOUNT_ATTR_RDONLY	   0x00000001
+
+#ifndef __NR_open_tree
+#define __NR_open_tree	428
+#define __NR_move_mount 429
+#endif
+#ifndef __NR_mount_setattr
+#define __NR_mount_setattr 442
+#endif
+
+struct ns_mount_attr {
+	uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+static int sys_open_tree(int dfd, const char *path, unsigned int flags)
+{
+	return syscall(__NR_open_tree, dfd, path, flags);
+}
+
+static int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to,
+			  unsigned int flags)
+{
+	return syscall(__NR_move_mount, from_dfd, from, to_dfd, to, flags);
+}
+
+static int sys_mount_setattr(int dfd, const char *path, unsigned int flags,
+			     struct ns_mount_attr *attr)
+{
+	return syscall(__NR_mount_setattr, dfd, path, flags, attr, sizeof(*attr));
+}
+
+/*
+ * Directories that hold other users' data and host sockets: covered by an
+ * empty read-only tmpfs, with only what the policy grants put back.
+ */
+static const char *const hidden_dirs[] = {
+	"/run", "/var/tmp", "/home", "/root", "/mnt", "/media", "/srv",
+};
+
+/*
+ * Whether the view hides dir. --read-host shows all but /run: its sockets
+ * (a container engine's, the user's bus and agents) are not "reading",
+ * and a read-only mount does not stop a connect. The credential entries
+ * of the homes stay masked as deny paths (session_view_policy).
+ */
+static bool hides(const struct bpfbox_policy *p, const char *dir)
+{
+	return !p->read_host || streq(dir, "/run");
+}
+
+/* Device nodes of the minimal /dev, bound from the host's. */
+static const char *const dev_nodes[] = {
+	"null", "zero", "full", "random", "urandom", "tty",
+};
+
+/* ---- child ---- */
+
+static int map_ids(const struct ns_plan *n, const char **step)
+{
+	char line[64];
+	int r;
+
+	*step = "write the user namespace's uid_map";
+	snprintf(line, sizeof(line), "%u %u 1\n", n->uid, n->uid);
+	if ((r = write_file_str("/proc/self/uid_map", line)) < 0)
+		return r;
+	*step = "deny setgroups in the user namespace";
+	if ((r = write_file_str("/proc/self/setgroups", "deny")) < 0)
+		return r;
+	*step = "write the user namespace's gid_map";
+	snprintf(line, sizeof(line), "%u %u 1\n", n->gid, n->gid);
+	return write_file_str("/proc/self/gid_map", line);
+}
+
+/* Whether path is dir or below it. */
+static bool is_under(const char *path, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	return strncmp(path, dir, len) == 0 && (path[len] == '\0' || path[len] == '/');
+}
+
+/* mkdir -p for a mount point inside a fresh tmpfs; the last one a file if !dir. */
+static int make_mountpoint(const char *path, bool dir)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (dir) {
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+	} else {
+		int fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
+
+		if (fd < 0 && errno != EEXIST && errno != EROFS)
+			return -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	return 0;
+}
+
+/* A path put back into the new view, cloned before the host went read-only. */
+struct grant {
+	const char *path;
+	int fd;
+	bool dir;
+	bool rw;
+	bool covered; /* below a dir we mount over: must be put back */
+};
+
+#define MAX_GRANTS 128
+
+struct view {
+	struct grant g[MAX_GRANTS];
+	size_t n;
+	const char *covered[ARRAY_SIZE(hidden_dirs) + 3];
+	size_t ncovered;
+	bool tmpfs[ARRAY_SIZE(hidden_dirs)]; /* hidden by a tmpfs holding grants */
+	char resolv[PATH_MAX];
+};
+
+static bool covered(const struct view *v, const char *path)
+{
+	for (size_t i = 0; i < v->ncovered; i++)
+		if (is_under(path, v->covered[i]))
+			return true;
+	return false;
+}
+
+static int add_grant(struct view *v, const char *path, bool rw)
+{
+	struct grant *g;
+	struct stat st;
+
+	if (v->n == MAX_GRANTS)
+		return -E2BIG;
+	if (stat(path, &st) < 0)
+		return -errno;
+	g = &v->g[v->n];
+	g->path = path;
+	g->dir = S_ISDIR(st.st_mode);
+	g->rw = rw;
+	g->covered = covered(v, path);
+	g->fd = -1;
+	/* A read-only grant outside a covered dir is already visible read-only. */
+	if (!rw && !g->covered)
+		return 0;
+	g->fd = sys_open_tree(AT_FDCWD, path,
+			      NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC | NS_AT_RECURSIVE);
+	if (g->fd < 0)
+		return -errno;
+	if (!rw) {
+		struct ns_mount_attr a = {.attr_set = NS_MOUNT_ATTR_RDONLY};
+
+		if (sys_mount_setattr(g->fd, "", AT_EMPTY_PATH | NS_AT_RECURSIVE, &a) < 0)
+			return -errno;
+	}
+	v->n++;
+	return 0;
+}
+
+static int attach_grants(struct view *v, const char **step)
+{
+	int r;
+
+	for (size_t i = 0; i < v->n; i++) {
+		struct grant *g = &v->g[i];
+
+		if (g->fd < 0)
+			continue;
+		*step = g->path;
+		if (g->covered && (r = make_mountpoint(g->path, g->dir)) < 0)
+			return r;
+		if (sys_move_mount(g->fd, "", AT_FDCWD, g->path, NS_MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return -errno;
+		close(g->fd);
+		g->fd = -1;
+	}
+	return 0;
+}
+
+static int mount_tmpfs(const char *dir, unsigned long flags, const char *opts)
+{
+	return mount("tmpfs", dir, "tmpfs", flags, opts) < 0 ? -errno : 0;
+}
+
+static int remount_ro(const char *dir)
+{
+	return mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+		     NULL) < 0
+		       ? -errno
+		       : 0;
+}
+
+/* The minimal /dev: a few host nodes, a private devpts and /dev/shm, masks. */
+static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
+{
+	static const char *const links[][2] = {
+		{"/proc/self/fd", "/dev/fd"},	    {"/proc/self/fd/0", "/dev/stdin"},
+		{"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
+		{"pts/ptmx", "/dev/ptmx"},
+	};
+	int fds[ARRAY_SIZE(dev_nodes)];
+	char path[64], opts[96];
+	int r = 0, fd;
+
+	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
+		snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
+		fds[i] = sys_open_tree(AT_FDCWD, path, NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC);
+	}
+	*step = "mount a tmpfs at /dev";
+	if ((r = mount_tmpfs("/dev", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64")) < 0)
+		goto out;
+	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
+		if (fds[i] < 0)
+			continue; /* absent on the host: absent here */
+		snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
+		*step = "bind a device node into /dev";
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
+		if (fd < 0 || close(fd) < 0 ||
+		    sys_move_mount(fds[i], "", AT_FDCWD, path, NS_MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+			r = -errno;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
+		if (symlink(links[i][0], links[i][1]) < 0) {
+			*step = "make /dev's symlinks";
+			r = -errno;
+			goto out;
+		}
+	/* The mask sources: empty, mode 0 (EACCES even to a root without capabilities). */
+	*step = "make /dev's masks";
+	if (mkdir("/dev/pts", 0755) < 0 || mkdir("/dev/shm", 0755) < 0 ||
+	    mkdir("/dev/.bpfbox-mask-d", 0) < 0 || mkdir("/dev/.bpfbox-empty", 0755) < 0 ||
+	    (fd = open("/dev/.bpfbox-mask-f", O_WRONLY | O_CREAT | O_CLOEXEC, 0)) < 0 ||
+	    close(fd) < 0) {
+		r = -errno;
+		goto out;
+	}
+	/* A private devpts: only the session's own ptys are in it. */
+	*step = "mount a private devpts at /dev/pts";
+	if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+		  "newinstance,ptmxmode=0666,mode=0620") < 0) {
+		r = -errno;
+		goto out;
+	}
+	*step = "mount a tmpfs at /dev/shm";
+	if (shm_bytes)
+		snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
+			 (unsigned long long)shm_bytes, (unsigned long long)shm_inodes);
+	else
+		snprintf(opts, sizeof(opts), "mode=1777");
+	if ((r = mount_tmpfs("/dev/shm", MS_NOSUID | MS_NODEV, opts)) < 0)
+		goto out;
+	*step = "make /dev read-only";
+	r = remount_ro("/dev");
+out:
+	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return r;
+}
+
+/* Whether a grant must be put back below dir (then dir gets a tmpfs of its own). */
+static bool grants_below(const struct view *v, const char *dir)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->g[i].fd >= 0 && is_under(v->g[i].path, dir))
+			return true;
+	return false;
+}
+
+/*
+ * A hidden dir: an empty read-only dir bound over it (no new superblock),
+ * or a tmpfs to put grants into, made read-only after (hide_done).
+ */
+static int hide(const struct view *v, const char *dir)
+{
+	if (grants_below(v, dir))
+		return mount_tmpfs(dir, MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				   "mode=0755,size=64k,nr_inodes=256");
+	return mount("/dev/.bpfbox-empty", dir, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
+}
+
+/* Absolute deny paths: an empty mode-0 file or directory bound over each. */
+static int mask_deny_paths(const struct bpfbox_policy *p, const char **step)
+{
+	for (size_t i = 0; i < p->deny_paths.n; i++) {
+		const char *path = p->deny_paths.v[i];
+		struct stat st;
+
+		if (path[0] != '/' || strchr(path, '*') || lstat(path, &st) < 0 ||
+		    S_ISLNK(st.st_mode))
+			continue;
+		*step = path;
+		if (mount(S_ISDIR(st.st_mode) ? "/dev/.bpfbox-mask-d" : "/dev/.bpfbox-mask-f", path,
+			  NULL, MS_BIND, NULL) < 0)
+			return -errno;
+		/* A bind keeps its source's read-only flag: /dev is read-only by now. */
+	}
+	return 0;
+}
+
+static int add_ll_rule(int ruleset_fd, const char *path, uint64_t access, uint64_t handled)
+{
+	struct landlock_path_beneath_attr attr = {0};
+	int fd = open(path, O_PATH | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	attr.parent_fd = fd;
+	attr.allowed_access = access & handled;
+	if (attr.allowed_access &&
+	    landlock_add_rule(ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/* What is new in this view has new inodes: Landlock rules for them here. */
+static int landlock_rules(int ruleset_fd, const struct landlock_rights *rights,
+			  const struct bpfbox_policy *p, bool tmp)
+{
+	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+	const uint64_t dev = read | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |
+			     LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	uint64_t handled = rights->fs;
+	int r;
+
+	if (p->mode == MODE_FULL_ACCESS)
+		return 0;
+	if ((r = add_ll_rule(ruleset_fd, "/proc", read, handled)) < 0 ||
+	    (r = add_ll_rule(ruleset_fd, "/dev/shm", rights->fs, handled)) < 0 ||
+	    (r = add_ll_rule(ruleset_fd, "/dev/pts", dev, handled)) < 0)
+		return r;
+	if (tmp && (r = add_ll_rule(ruleset_fd, "/tmp", rights->fs, handled)) < 0)
+		return r;
+	return 0;
+}
+
+/* What is mounted over: the hidden dirs, /tmp, /dev. */
+static void mark_covered(struct view *v, const struct bpfbox_policy *p, bool tmp)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++) {
+		struct stat st;
+
+		if (hides(p, hidden_dirs[i]) && lstat(hidden_dirs[i], &st) == 0 &&
+		    S_ISDIR(st.st_mode))
+			v->covered[v->ncovered++] = hidden_dirs[i];
+	}
+	if (tmp)
+		v->covered[v->ncovered++] = "/tmp";
+	v->covered[v->ncovered++] = "/dev";
+}
+
+/* Grants, cloned while the host tree is still as it was. */
+static int clone_grants(struct view *v, const struct bpfbox_policy *p, const char **step)
+{
+	int r;
+
+	*step = p->workspace;
+	if ((r = add_grant(v, p->workspace, p->mode != MODE_READ_ONLY)) < 0)
+		return r;
+	for (size_t i = 0; i < p->rw_paths.n; i++) {
+		*step = p->rw_paths.v[i];
+		if ((r = add_grant(v, p->rw_paths.v[i], true)) < 0)
+			return r;
+	}
+	for (size_t i = 0; i < p->ro_paths.n; i++) {
+		*step = p->ro_paths.v[i];
+		if ((r = add_grant(v, p->ro_paths.v[i], false)) < 0)
+			return r;
+	}
+	/* Name resolution: /etc/resolv.conf may point into /run (systemd-resolved). */
+	if (realpath("/etc/resolv.conf", v->resolv) && !streq(v->resolv, "/etc/resolv.conf") &&
+	    covered(v, v->resolv)) {
+		*step = v->resolv;
+		if ((r = add_grant(v, v->resolv, false)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Over the read-only host: a minimal /dev, the hidden dirs, a private /tmp, a fresh /proc. */
+static int cover(struct view *v, const struct ns_plan *n, const struct bpfbox_policy *p, bool tmp,
+		 const char **step)
+{
+	uint64_t bytes, inodes;
+	char opts[96];
+	int r;
+
+	ns_tmp_limits(p->limits.disk_mb, n->inodes_per_mb, &bytes, &inodes);
+	if ((r = build_dev(bytes, inodes, step)) < 0)
+		return r;
+	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++) {
+		if (!covered(v, hidden_dirs[i]))
+			continue;
+		*step = hidden_dirs[i];
+		if ((r = hide(v, hidden_dirs[i])) < 0)
+			return r;
+	}
+	if (tmp) {
+		*step = "mount the private /tmp";
+		if (bytes)
+			snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
+				 (unsigned long long)bytes, (unsigned long long)inodes);
+		else
+			snprintf(opts, sizeof(opts), "mode=1777");
+		if ((r = mount_tmpfs("/tmp", MS_NOSUID | MS_NODEV, opts)) < 0)
+			return r;
+	}
+	/* A /proc of the session's PID namespace: only its own processes. */
+	*step = "mount a fresh /proc";
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int ruleset_fd,
+		   const struct landlock_rights *rights, const char **step)
+{
+	struct ns_mount_attr priv = {.propagation = MS_PRIVATE};
+	struct ns_mount_attr ro = {.attr_set = NS_MOUNT_ATTR_RDONLY};
+	bool tmp = p->private_tmp;
+	struct view *v;
+	int r = 0;
+
+	if (n->user && (r = map_ids(n, step)) < 0)
+		return r;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+
+	/* Nothing done here may reach the host's mount tree. */
+	*step = "make the mount tree private";
+	if (sys_mount_setattr(AT_FDCWD, "/", NS_AT_RECURSIVE, &priv) < 0) {
+		r = -errno;
+		goto out;
+	}
+	/*
+	 * full-access: the host stays writable as the mode says; the session
+	 * still gets its own processes, IPC and /proc.
+	 */
+	if (p->mode == MODE_FULL_ACCESS) {
+		*step = "mount a fresh /proc";
+		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+			r = -errno;
+		goto out;
+	}
+	mark_covered(v, p, tmp);
+	if ((r = clone_grants(v, p, step)) < 0)
+		goto out;
+	/* The host, read-only: one recursive flag (EROFS for chmod, utimes, xattrs). */
+	*step = "make the host read-only";
+	if (sys_mount_setattr(AT_FDCWD, "/", NS_AT_RECURSIVE, &ro) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if ((r = cover(v, n, p, tmp, step)) < 0)
+		goto out;
+	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++)
+		v->tmpfs[i] = covered(v, hidden_dirs[i]) && grants_below(v, hidden_dirs[i]);
+	if ((r = attach_grants(v, step)) < 0)
+		goto out;
+	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++) {
+		if (!v->tmpfs[i])
+			continue;
+		*step = hidden_dirs[i];
+		if ((r = remount_ro(hidden_dirs[i])) < 0)
+			goto out;
+	}
+	if ((r = mask_deny_paths(p, step)) < 0)
+		goto out;
+	if (ruleset_fd >= 0) {
+		*step = "add the Landlock rules of the new mounts";
+		r = landlock_rules(ruleset_fd, rights, p, tmp);
+	}
+out:
+	for (size_t i = 0; i < v->n; i++)
+		if (v->g[i].fd >= 0)
+			close(v->g[i].fd);
+	free(v);
+	return r;
+}
