@@ -253,7 +253,7 @@ int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_
 		return c.fd;
 	c.handled = attr.handled_access_fs;
 
-	/* Masked by the mount namespace in O(1): no carve-out of /etc (ns.c). */
+	/* Masked by the mount namespace in O(1): no carve-out of /etc (ns_mount.c). */
 	r = x->masked ? 0 : readable_deny_paths(p, uid, gid, &hidden);
 	/*
 	 * The credential entries at the top of each granted tree and of the

@@ -265,7 +265,7 @@ int session_home_path(const struct session *s, struct strv *ro, char *path_env, 
 }
 
 /*
- * --read-host shows /home and /root (ns.c): the credential entries of every
+ * --read-host shows /home and /root (ns_mount.c): the credential entries of every
  * home there are masked like the caller's, a stat per pattern and home.
  */
 static int other_homes_credentials(const struct bpfbox_policy *p, struct strv *cred)

@@ -55,7 +55,7 @@ static void name_private_tmp(struct session *s)
 {
 	const char *base = getenv("TMPDIR");
 
-	/* With a mount namespace, /tmp itself is the session's tmpfs (ns.c). */
+	/* With a mount namespace, /tmp itself is the session's tmpfs (ns_mount.c). */
 	if (!s->policy->private_tmp ||
 	    (s->layers.ns.clone_flags && s->policy->mode != MODE_FULL_ACCESS))
 		return;
