@@ -3,7 +3,7 @@
  * What the supervision loop watches besides the command's output: the OOM
  * kills of the session (oom.h), its disk growth (disk.h) and the frozen
  * state of its cgroup (cgroup.events: a pause or resume made by `bpfbox
- * pause/resume` or the daemon). It reports triggers; session.c decides.
+ * pause/resume` or the daemon). It reports triggers; supervise_pause.c decides.
  */
 #ifndef BPFBOX_MONITOR_H
 #define BPFBOX_MONITOR_H

@@ -2,9 +2,9 @@
 /*
  * The policy core: built-in defaults, string lists, errors, copies.
  * Merging one JSON layer is in merge.c, network rules in netrule.c,
- * command rules in rules.c, the policy as JSON in json.c; reading files,
- * the layer order and path expansion are in load.c, the final checks in
- * validate.c; docs/config.md has the format.
+ * command rules in rules.c, the policy as JSON in json.c; reading files
+ * in load_file.c, the layer order in load.c, path expansion in
+ * load_expand.c, the final checks in validate.c; docs/config.md has the format.
  */
 #include <arpa/inet.h>
 #include <ctype.h>

@@ -414,7 +414,7 @@ static bool uses_v1(const struct session *s)
 
 /*
  * Registered before the fork, the child is cloned into the session's cgroup
- * (session.c spawn) and needs no attach: no migration, no grace period.
+ * (session_run.c spawn) and needs no attach: no migration, no grace period.
  */
 static int register_ahead(struct daemon_run *r)
 {
