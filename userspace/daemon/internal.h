@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What server.c, ops.c and events.c share inside the daemon. */
+/* What server*.c, ops*.c and events.c share inside the daemon. */
 #ifndef BPFBOX_DAEMON_INTERNAL_H
 #define BPFBOX_DAEMON_INTERNAL_H
 
@@ -112,8 +112,18 @@ void ev_session_end(struct daemon *d, struct dsession *s, uint64_t seq, uint64_t
 void conn_queue(struct daemon *d, struct conn *c, const char *data, size_t len);
 void conn_flush(struct daemon *d, struct conn *c);
 
-/* server.c: 0 while the peer that connected still runs, else -ESRCH. */
+/* server_conn.c: 0 while the peer that connected still runs, else -ESRCH. */
 int peer_alive(const struct peer *p);
+/* server_conn.c: a new connection, checked and limited; its requests; its end. */
+void conn_accept(struct daemon *d);
+void conn_read(struct daemon *d, struct conn *c);
+void conn_free(struct daemon *d, struct conn *c);
+/* server_conn.c: frees the connections marked dead. */
+void reap_conns(struct daemon *d);
+
+/* server_loop.c: the epoll set (socket, signals, tick, ring, sinks); the loop until stop. */
+int server_loop_setup(struct daemon *d);
+void server_loop(struct daemon *d);
 
 /* events.c: a new session's record rate limit, as the options say. */
 void ev_flood_init(struct daemon *d, struct dsession *s);

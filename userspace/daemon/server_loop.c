@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The daemon's event loop: one epoll set of the socket, signals, a tick,
+ * the ring buffer, the sinks, the metrics endpoint and every connection.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <sys/resource.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "metrics.h"
+#include "client.h"
+#include "../agent/agent.h"
+#include "../lib/cgroup.h"
+#include "../audit/sink.h"
+#include "../probe/probe.h"
+#include "../lib/log.h"
+#include "../lib/ratelimit.h"
+#include "../lib/util.h"
+#include "../net/egress.h"
+
+#define REFUSED_LINGER_NS (5ULL * 1000000000ULL)
+
+int server_loop_setup(struct daemon *d)
+{
+	struct itimerspec it = {.it_interval = {1, 0}, .it_value = {1, 0}};
+	struct epoll_event ev = {.events = EPOLLIN};
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	d->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->sig_fd < 0 || d->timer_fd < 0 || d->epfd < 0 ||
+	    timerfd_settime(d->timer_fd, 0, &it, NULL) < 0)
+		return log_error_errno(errno, "cannot set up the event loop");
+	ev.data.ptr = &d->listen_fd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->listen_fd, &ev) < 0)
+		return -errno;
+	ev.data.ptr = &d->sig_fd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->sig_fd, &ev) < 0)
+		return -errno;
+	ev.data.ptr = &d->timer_fd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->timer_fd, &ev) < 0)
+		return -errno;
+	ev.data.ptr = d->agent;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, agent_ring_fd(d->agent), &ev) < 0)
+		return -errno;
+	ev.data.ptr = d->sinks;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, sinks_fd(d->sinks), &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+static void on_signal(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			char why[PATH_MAX + 1024];
+
+			/* The config again; the same sinks (logrotate): files reopened. */
+			daemon_reload(d, why, sizeof(why));
+			continue;
+		}
+		dlog("%s: stopping; pins stay in %s, sessions stay enforced",
+		     strsignal(si.ssi_signo), d->o->pin_dir);
+		d->stop = true;
+	}
+}
+
+static void on_tick(struct daemon *d)
+{
+	uint64_t n, now = now_ns();
+
+	if (read(d->timer_fd, &n, sizeof(n)) < 0) {
+		/* nothing: a tick is a tick */
+	}
+	ops_tick(d);
+	for (struct conn *c = d->conns; c; c = c->next)
+		if (c->refused && now - c->created_ns > REFUSED_LINGER_NS)
+			c->dead = true;
+}
+
+void server_loop(struct daemon *d)
+{
+	struct epoll_event evs[64];
+
+	while (!d->stop) {
+		int n = epoll_wait(d->epfd, evs, ARRAY_SIZE(evs), -1);
+
+		if (n < 0 && errno != EINTR) {
+			dlog("epoll_wait failed: %s; stopping", strerror(errno));
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+
+			if (p == &d->listen_fd) {
+				conn_accept(d);
+			} else if (p == &d->sig_fd) {
+				on_signal(d);
+			} else if (p == &d->timer_fd) {
+				on_tick(d);
+			} else if (p == d->agent) {
+				agent_consume(d->agent);
+			} else if (p == d->sinks) {
+				sinks_dispatch(d->sinks);
+			} else if (metrics_owns(d->metrics, p)) {
+				metrics_on_event(d, p, evs[i].events);
+			} else {
+				struct conn *c = p;
+
+				if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+					conn_read(d, c);
+				if (evs[i].events & EPOLLOUT)
+					conn_flush(d, c);
+				/* Only one event per connection per batch: reaped below. */
+			}
+		}
+		/* A dead conn may appear in a later batch only; none is freed mid-batch. */
+		reap_conns(d);
+		for (struct conn *c = d->conns; c; c = c->next)
+			if (buf_used(&c->out) && !c->epollout)
+				conn_flush(d, c);
+		reap_conns(d);
+		ev_flush(d);
+	}
+}
