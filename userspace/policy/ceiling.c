@@ -49,10 +49,134 @@ void ceilings_free(struct ceilings *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* "uid": a number or a user name of this host. */
+static int rule_uid(struct json_object *v, struct ceiling_rule *r, const char *where, char *err,
+		    size_t size)
+{
+	struct passwd *pw;
+
+	r->has_uid = true;
+	if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) >= 0 &&
+	    json_object_get_int64(v) < UINT32_MAX) {
+		r->uid = json_object_get_int64(v);
+	} else if (json_object_is_type(v, json_type_string) &&
+		   (pw = getpwnam(json_object_get_string(v)))) {
+		r->uid = pw->pw_uid;
+	} else {
+		return fail(err, size,
+			    "%s.uid: give a uid number or a user name of this "
+			    "host",
+			    where);
+	}
+	return 0;
+}
+
+/* "group": a number or a group name of this host. */
+static int rule_group(struct json_object *v, struct ceiling_rule *r, const char *where, char *err,
+		      size_t size)
+{
+	struct group *gr;
+
+	r->has_group = true;
+	if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) >= 0 &&
+	    json_object_get_int64(v) < UINT32_MAX) {
+		r->gid = json_object_get_int64(v);
+	} else if (json_object_is_type(v, json_type_string) &&
+		   (gr = getgrnam(json_object_get_string(v)))) {
+		r->gid = gr->gr_gid;
+	} else {
+		return fail(err, size,
+			    "%s.group: give a gid number or a group name of "
+			    "this host",
+			    where);
+	}
+	return 0;
+}
+
+static int rule_modes(struct json_object *v, struct ceiling_rule *r, const char *where, char *err,
+		      size_t size)
+{
+	size_t n = json_type_array == json_object_get_type(v) ? json_object_array_length(v) : 0;
+
+	if (!n)
+		return fail(err, size,
+			    "%s.modes: give a non-empty array of modes "
+			    "(workspace-write, read-only, full-access)",
+			    where);
+	for (size_t i = 0; i < n; i++) {
+		enum sandbox_mode m;
+		const char *s = json_object_get_string(json_object_array_get_idx(v, i));
+
+		if (sandbox_mode_parse(s, &m) < 0)
+			return fail(err, size,
+				    "%s.modes: '%s' is not a mode "
+				    "(workspace-write, read-only, full-access)",
+				    where, s ? s : "?");
+		r->modes |= 1U << m;
+	}
+	return 0;
+}
+
+static int rule_rw(struct json_object *v, struct ceiling_rule *r, const char *where, char *err,
+		   size_t size)
+{
+	size_t n = json_type_array == json_object_get_type(v) ? json_object_array_length(v) : 0;
+
+	if (!json_object_is_type(v, json_type_array))
+		return fail(err, size, "%s.rw: give an array of absolute paths", where);
+	r->rw_set = true;
+	r->rw = calloc(n ? n : 1, sizeof(*r->rw));
+	if (!r->rw)
+		return fail(err, size, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const char *s = json_object_get_string(json_object_array_get_idx(v, i));
+
+		if (!s || s[0] != '/')
+			return fail(err, size, "%s.rw: '%s' is not an absolute path", where,
+				    s ? s : "?");
+		r->rw[r->nrw++] = strdup(s);
+	}
+	return 0;
+}
+
+static int rule_limits(struct json_object *v, struct ceiling_rule *r, const char *where, char *err,
+		       size_t size)
+{
+	if (!json_object_is_type(v, json_type_object))
+		return fail(err, size, "%s.limits: give an object", where);
+	json_object_object_foreach (v, lk, lv) {
+		int i = 0;
+
+		while (i < CL__COUNT && !streq(limit_keys[i], lk))
+			i++;
+		if (i == CL__COUNT)
+			return fail(err, size,
+				    "%s.limits: unknown limit '%s'; valid: "
+				    "memory_mb, pids, cpu_percent, disk_mb, "
+				    "timeout_s, output_bytes",
+				    where, lk);
+		if (!json_object_is_type(lv, json_type_int) || json_object_get_int64(lv) <= 0)
+			return fail(err, size, "%s.limits.%s: give a positive number", where, lk);
+		r->max[i] = json_object_get_int64(lv);
+	}
+	return 0;
+}
+
+/* A true or false key of the rule into *out. */
+static int rule_bool(struct json_object *v, bool *out, const char *where, const char *key,
+		     char *err, size_t size)
+{
+	if (!json_object_is_type(v, json_type_boolean))
+		return fail(err, size, "%s.%s: give true or false", where, key);
+	*out = json_object_get_boolean(v);
+	return 0;
+}
+
 static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx, char *err,
 		      size_t size)
 {
 	char where[96];
+	int ret;
 
 	snprintf(where, sizeof(where), "ceilings.rules[%zu]", idx);
 	snprintf(r->name, sizeof(r->name), "rule %zu", idx + 1);
@@ -65,62 +189,13 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 			    (size_t)json_object_get_string_len(v) >= sizeof(r->name))
 				return fail(err, size, "%s.name: give a short string", where);
 			snprintf(r->name, sizeof(r->name), "%s", json_object_get_string(v));
+			ret = 0;
 		} else if (streq(key, "uid")) {
-			struct passwd *pw;
-
-			r->has_uid = true;
-			if (json_object_is_type(v, json_type_int) &&
-			    json_object_get_int64(v) >= 0 &&
-			    json_object_get_int64(v) < UINT32_MAX) {
-				r->uid = json_object_get_int64(v);
-			} else if (json_object_is_type(v, json_type_string) &&
-				   (pw = getpwnam(json_object_get_string(v)))) {
-				r->uid = pw->pw_uid;
-			} else {
-				return fail(err, size,
-					    "%s.uid: give a uid number or a user name of this "
-					    "host",
-					    where);
-			}
+			ret = rule_uid(v, r, where, err, size);
 		} else if (streq(key, "group")) {
-			struct group *gr;
-
-			r->has_group = true;
-			if (json_object_is_type(v, json_type_int) &&
-			    json_object_get_int64(v) >= 0 &&
-			    json_object_get_int64(v) < UINT32_MAX) {
-				r->gid = json_object_get_int64(v);
-			} else if (json_object_is_type(v, json_type_string) &&
-				   (gr = getgrnam(json_object_get_string(v)))) {
-				r->gid = gr->gr_gid;
-			} else {
-				return fail(err, size,
-					    "%s.group: give a gid number or a group name of "
-					    "this host",
-					    where);
-			}
+			ret = rule_group(v, r, where, err, size);
 		} else if (streq(key, "modes")) {
-			size_t n = json_type_array == json_object_get_type(v)
-					   ? json_object_array_length(v)
-					   : 0;
-
-			if (!n)
-				return fail(err, size,
-					    "%s.modes: give a non-empty array of modes "
-					    "(workspace-write, read-only, full-access)",
-					    where);
-			for (size_t i = 0; i < n; i++) {
-				enum sandbox_mode m;
-				const char *s =
-					json_object_get_string(json_object_array_get_idx(v, i));
-
-				if (sandbox_mode_parse(s, &m) < 0)
-					return fail(err, size,
-						    "%s.modes: '%s' is not a mode "
-						    "(workspace-write, read-only, full-access)",
-						    where, s ? s : "?");
-				r->modes |= 1U << m;
-			}
+			ret = rule_modes(v, r, where, err, size);
 		} else if (streq(key, "network")) {
 			const char *s = json_object_get_string(v);
 
@@ -131,49 +206,11 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 			if (r->network < 0)
 				return fail(err, size, "%s.network: use deny, allow-list or allow",
 					    where);
+			ret = 0;
 		} else if (streq(key, "rw")) {
-			size_t n = json_type_array == json_object_get_type(v)
-					   ? json_object_array_length(v)
-					   : 0;
-
-			if (!json_object_is_type(v, json_type_array))
-				return fail(err, size, "%s.rw: give an array of absolute paths",
-					    where);
-			r->rw_set = true;
-			r->rw = calloc(n ? n : 1, sizeof(*r->rw));
-			if (!r->rw)
-				return fail(err, size, "out of memory");
-			for (size_t i = 0; i < n; i++) {
-				const char *s =
-					json_object_get_string(json_object_array_get_idx(v, i));
-
-				if (!s || s[0] != '/')
-					return fail(err, size,
-						    "%s.rw: '%s' is not an absolute path", where,
-						    s ? s : "?");
-				r->rw[r->nrw++] = strdup(s);
-			}
+			ret = rule_rw(v, r, where, err, size);
 		} else if (streq(key, "limits")) {
-			if (!json_object_is_type(v, json_type_object))
-				return fail(err, size, "%s.limits: give an object", where);
-			json_object_object_foreach (v, lk, lv) {
-				int i = 0;
-
-				while (i < CL__COUNT && !streq(limit_keys[i], lk))
-					i++;
-				if (i == CL__COUNT)
-					return fail(err, size,
-						    "%s.limits: unknown limit '%s'; valid: "
-						    "memory_mb, pids, cpu_percent, disk_mb, "
-						    "timeout_s, output_bytes",
-						    where, lk);
-				if (!json_object_is_type(lv, json_type_int) ||
-				    json_object_get_int64(lv) <= 0)
-					return fail(err, size,
-						    "%s.limits.%s: give a positive number", where,
-						    lk);
-				r->max[i] = json_object_get_int64(lv);
-			}
+			ret = rule_limits(v, r, where, err, size);
 		} else if (streq(key, "action")) {
 			const char *s = json_object_get_string(v);
 
@@ -182,15 +219,11 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 				return fail(err, size, "%s.action: use refuse or clamp (limits)",
 					    where);
 			r->clamp = streq(s, "clamp");
-		} else if (streq(key, "no_daemon")) {
-			if (!json_object_is_type(v, json_type_boolean))
-				return fail(err, size, "%s.no_daemon: give true or false", where);
-			r->no_daemon = json_object_get_boolean(v);
-		} else if (streq(key, "no_namespaces")) {
-			if (!json_object_is_type(v, json_type_boolean))
-				return fail(err, size, "%s.no_namespaces: give true or false",
-					    where);
-			r->no_namespaces = json_object_get_boolean(v);
+			ret = 0;
+		} else if (streq(key, "no_daemon") || streq(key, "no_namespaces")) {
+			ret = rule_bool(v,
+					streq(key, "no_daemon") ? &r->no_daemon : &r->no_namespaces,
+					where, key, err, size);
 		} else {
 			return fail(err, size,
 				    "%s: unknown key '%s'; valid keys: name, uid, group, "
@@ -198,6 +231,8 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 				    "no_namespaces",
 				    where, key);
 		}
+		if (ret < 0)
+			return ret;
 	}
 	if (r->has_uid && r->has_group)
 		return fail(err, size, "%s: give uid or group, not both (two rules)", where);
@@ -284,44 +319,12 @@ static bool under(const char *path, const char *dir)
 	       (path[n] == '/' || path[n] == 0 || (n == 1 && dir[0] == '/'));
 }
 
-int ceiling_check(const struct ceiling_rule *r, struct json_object *policy, char *what,
-		  size_t what_size, char *why, size_t why_size)
+/* The workspace and the rw paths (both writable) under the rule's rw paths; -EPERM. */
+static int check_rw(const struct ceiling_rule *r, struct json_object *policy, char *why,
+		    size_t why_size)
 {
-	struct json_object *v, *lim = NULL, *rw = NULL, *na = NULL;
-	const char *mode = NULL, *net = NULL;
-	enum sandbox_mode m;
-	size_t off = 0;
-	int got = 0;
+	struct json_object *v, *rw = NULL;
 
-	what[0] = 0;
-	if (json_object_object_get_ex(policy, "mode", &v))
-		mode = json_object_get_string(v);
-	if (r->modes && (!mode || sandbox_mode_parse(mode, &m) < 0 || !(r->modes & (1U << m)))) {
-		snprintf(why, why_size, "ceiling '%s': mode %s is not allowed", r->name,
-			 mode ? mode : "?");
-		return -EPERM;
-	}
-	/* The namespace layer off (--no-namespaces) is a weaker session too. */
-	if (!r->no_namespaces && json_object_object_get_ex(policy, "namespaces", &v) &&
-	    json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v)) {
-		snprintf(why, why_size, "ceiling '%s': sessions without namespaces are not allowed",
-			 r->name);
-		return -EPERM;
-	}
-	if (json_object_object_get_ex(policy, "network", &v))
-		net = json_object_get_string(v);
-	json_object_object_get_ex(policy, "net_allow", &na);
-	if (r->network >= 0) {
-		int asked = net && streq(net, "allow")		     ? 2
-			    : na && json_object_array_length(na) > 0 ? 1
-								     : 0;
-
-		if (asked > r->network) {
-			snprintf(why, why_size, "ceiling '%s': network %s is above %s", r->name,
-				 net_names[asked], net_names[r->network]);
-			return -EPERM;
-		}
-	}
 	/* The workspace is writable too: it is held like the rw paths. */
 	if (r->rw_set && json_object_object_get_ex(policy, "workspace", &v) &&
 	    json_object_is_type(v, json_type_string)) {
@@ -354,34 +357,86 @@ int ceiling_check(const struct ceiling_rule *r, struct json_object *policy, char
 			}
 		}
 	}
-	if (json_object_object_get_ex(policy, "limits", &lim) &&
-	    json_object_is_type(lim, json_type_object)) {
-		for (int i = 0; i < CL__COUNT; i++) {
-			struct json_object *lv;
-			int64_t asked;
+	return 0;
+}
 
-			if (!r->max[i])
-				continue;
-			/* A limit not asked for (null, absent, 0) is unlimited: above any bound. */
-			asked = json_object_object_get_ex(lim, limit_keys[i], &lv) &&
-						json_object_is_type(lv, json_type_int)
-					? json_object_get_int64(lv)
-					: 0;
-			if (asked > 0 && (uint64_t)asked <= r->max[i])
-				continue;
-			if (!r->clamp) {
-				snprintf(why, why_size, "ceiling '%s': %s %s is above %" PRIu64,
-					 r->name, limit_keys[i],
-					 asked > 0 ? json_object_get_string(lv) : "unlimited",
-					 r->max[i]);
-				return -EPERM;
-			}
-			json_object_object_add(lim, limit_keys[i],
-					       json_object_new_int64(r->max[i]));
-			off += snprintf(what + off, off < what_size ? what_size - off : 0,
-					"%s%s %" PRIu64, off ? ", " : "", limit_keys[i], r->max[i]);
-			got = 1;
+/* The limits under the rule's: refused (-EPERM), or clamped (1, said in what). */
+static int check_limits(const struct ceiling_rule *r, struct json_object *policy, char *what,
+			size_t what_size, char *why, size_t why_size)
+{
+	struct json_object *lim = NULL;
+	size_t off = 0;
+	int got = 0;
+
+	if (!json_object_object_get_ex(policy, "limits", &lim) ||
+	    !json_object_is_type(lim, json_type_object))
+		return 0;
+	for (int i = 0; i < CL__COUNT; i++) {
+		struct json_object *lv;
+		int64_t asked;
+
+		if (!r->max[i])
+			continue;
+		/* A limit not asked for (null, absent, 0) is unlimited: above any bound. */
+		asked = json_object_object_get_ex(lim, limit_keys[i], &lv) &&
+					json_object_is_type(lv, json_type_int)
+				? json_object_get_int64(lv)
+				: 0;
+		if (asked > 0 && (uint64_t)asked <= r->max[i])
+			continue;
+		if (!r->clamp) {
+			snprintf(why, why_size, "ceiling '%s': %s %s is above %" PRIu64, r->name,
+				 limit_keys[i],
+				 asked > 0 ? json_object_get_string(lv) : "unlimited", r->max[i]);
+			return -EPERM;
 		}
+		json_object_object_add(lim, limit_keys[i], json_object_new_int64(r->max[i]));
+		off += snprintf(what + off, off < what_size ? what_size - off : 0, "%s%s %" PRIu64,
+				off ? ", " : "", limit_keys[i], r->max[i]);
+		got = 1;
 	}
 	return got;
+}
+
+int ceiling_check(const struct ceiling_rule *r, struct json_object *policy, char *what,
+		  size_t what_size, char *why, size_t why_size)
+{
+	struct json_object *v, *na = NULL;
+	const char *mode = NULL, *net = NULL;
+	enum sandbox_mode m;
+	int ret;
+
+	what[0] = 0;
+	if (json_object_object_get_ex(policy, "mode", &v))
+		mode = json_object_get_string(v);
+	if (r->modes && (!mode || sandbox_mode_parse(mode, &m) < 0 || !(r->modes & (1U << m)))) {
+		snprintf(why, why_size, "ceiling '%s': mode %s is not allowed", r->name,
+			 mode ? mode : "?");
+		return -EPERM;
+	}
+	/* The namespace layer off (--no-namespaces) is a weaker session too. */
+	if (!r->no_namespaces && json_object_object_get_ex(policy, "namespaces", &v) &&
+	    json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v)) {
+		snprintf(why, why_size, "ceiling '%s': sessions without namespaces are not allowed",
+			 r->name);
+		return -EPERM;
+	}
+	if (json_object_object_get_ex(policy, "network", &v))
+		net = json_object_get_string(v);
+	json_object_object_get_ex(policy, "net_allow", &na);
+	if (r->network >= 0) {
+		int asked = net && streq(net, "allow")		     ? 2
+			    : na && json_object_array_length(na) > 0 ? 1
+								     : 0;
+
+		if (asked > r->network) {
+			snprintf(why, why_size, "ceiling '%s': network %s is above %s", r->name,
+				 net_names[asked], net_names[r->network]);
+			return -EPERM;
+		}
+	}
+	ret = check_rw(r, policy, why, why_size);
+	if (ret < 0)
+		return ret;
+	return check_limits(r, policy, what, what_size, why, why_size);
 }
