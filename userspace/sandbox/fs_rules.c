@@ -218,14 +218,65 @@ uint32_t landlock_restrict_flags(const struct landlock_rights *rights)
 	return rights->restrict_flags & LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON;
 }
 
-int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_rights *rights,
-			   const struct landlock_extra *x, uid_t uid, gid_t gid, const char **bad)
+/* What the rules must leave out: the deny paths and the credential entries. */
+static int hidden_paths(const struct bpfbox_policy *p, const struct landlock_extra *x, uid_t uid,
+			gid_t gid, struct strv *hidden)
+{
+	int r;
+
+	/* Masked by the mount namespace in O(1): no carve-out of /etc (ns_mount.c). */
+	r = x->masked ? 0 : readable_deny_paths(p, uid, gid, hidden);
+	/*
+	 * The credential entries at the top of each granted tree and of the
+	 * caller's home (.ssh, .aws, .env, ...): carved out here, at the cost
+	 * of a stat per pattern and tree, whatever the tree's size.
+	 */
+	if (!r)
+		r = landlock_credential_paths(p, x->caller_home, hidden);
+	if (!r)
+		r = landlock_credential_paths(p, p->workspace, hidden);
+	for (size_t i = 0; !r && i < p->ro_paths.n; i++)
+		r = landlock_credential_paths(p, p->ro_paths.v[i], hidden);
+	for (size_t i = 0; !r && i < p->rw_paths.n; i++)
+		r = landlock_credential_paths(p, p->rw_paths.v[i], hidden);
+	return r;
+}
+
+/* The system's trees: read-only, readable, the device nodes tools need, our terminals. */
+static int system_rules(struct rules_ctx *c, bool masked)
 {
 	const uint64_t ro = LANDLOCK_FS_READ;
 	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
 	const uint64_t dev = read | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |
 			     LANDLOCK_ACCESS_FS_IOCTL_DEV;
-	const bool masked = x->masked;
+	int r = 0;
+
+	for (size_t i = 0; !r && i < ARRAY_SIZE(system_ro); i++)
+		r = add_tree(c, system_ro[i], ro, true);
+	/*
+	 * Masked (a mount namespace): /proc, /dev/shm and /dev/pts are new
+	 * mounts there, and ns_mount.c adds their rules in the child; /dev/ptmx
+	 * is a link into that /dev/pts.
+	 */
+	for (size_t i = masked ? 1 : 0; !r && i < ARRAY_SIZE(system_read); i++)
+		r = add_tree(c, system_read[i], read, true);
+	for (size_t i = 0; !r && i < ARRAY_SIZE(dev_rw); i++)
+		if (!masked || !streq(dev_rw[i], "/dev/shm"))
+			r = add_rule(c, dev_rw[i], dev | LANDLOCK_ACCESS_FS_READ_DIR, true);
+	/* The terminal(s) bpfbox itself was given, so `bpfbox run -- vim` works. */
+	for (int fd = 0; !masked && !r && fd <= 2; fd++) {
+		char tty[64];
+
+		if (ttyname_r(fd, tty, sizeof(tty)) == 0 && startswith(tty, "/dev/pts/"))
+			r = add_rule(c, tty, dev, true);
+	}
+	return r;
+}
+
+int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_rights *rights,
+			   const struct landlock_extra *x, uid_t uid, gid_t gid, const char **bad)
+{
+	const uint64_t ro = LANDLOCK_FS_READ;
 	struct bpfbox_ruleset_attr attr = {0};
 	struct strv hidden = {0};
 	struct rules_ctx c = {.bad = bad};
@@ -253,44 +304,11 @@ int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_
 		return c.fd;
 	c.handled = attr.handled_access_fs;
 
-	/* Masked by the mount namespace in O(1): no carve-out of /etc (ns_mount.c). */
-	r = x->masked ? 0 : readable_deny_paths(p, uid, gid, &hidden);
-	/*
-	 * The credential entries at the top of each granted tree and of the
-	 * caller's home (.ssh, .aws, .env, ...): carved out here, at the cost
-	 * of a stat per pattern and tree, whatever the tree's size.
-	 */
-	if (!r)
-		r = landlock_credential_paths(p, x->caller_home, &hidden);
-	if (!r)
-		r = landlock_credential_paths(p, p->workspace, &hidden);
-	for (size_t i = 0; !r && i < p->ro_paths.n; i++)
-		r = landlock_credential_paths(p, p->ro_paths.v[i], &hidden);
-	for (size_t i = 0; !r && i < p->rw_paths.n; i++)
-		r = landlock_credential_paths(p, p->rw_paths.v[i], &hidden);
+	r = hidden_paths(p, x, uid, gid, &hidden);
 	if (r)
 		goto fail;
 	c.hidden = &hidden;
-
-	for (size_t i = 0; !r && i < ARRAY_SIZE(system_ro); i++)
-		r = add_tree(&c, system_ro[i], ro, true);
-	/*
-	 * Masked (a mount namespace): /proc, /dev/shm and /dev/pts are new
-	 * mounts there, and ns.c adds their rules in the child; /dev/ptmx is a
-	 * link into that /dev/pts.
-	 */
-	for (size_t i = masked ? 1 : 0; !r && i < ARRAY_SIZE(system_read); i++)
-		r = add_tree(&c, system_read[i], read, true);
-	for (size_t i = 0; !r && i < ARRAY_SIZE(dev_rw); i++)
-		if (!masked || !streq(dev_rw[i], "/dev/shm"))
-			r = add_rule(&c, dev_rw[i], dev | LANDLOCK_ACCESS_FS_READ_DIR, true);
-	/* The terminal(s) bpfbox itself was given, so `bpfbox run -- vim` works. */
-	for (int fd = 0; !masked && !r && fd <= 2; fd++) {
-		char tty[64];
-
-		if (ttyname_r(fd, tty, sizeof(tty)) == 0 && startswith(tty, "/dev/pts/"))
-			r = add_rule(&c, tty, dev, true);
-	}
+	r = system_rules(&c, x->masked);
 	/* Not /dev: its disks and every terminal of the host; dev_rw has what tools need. */
 	if (!r && x->read_host && !strv_contains(&hidden, "/dev"))
 		r = strv_push(&hidden, "/dev");
