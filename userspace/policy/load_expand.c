@@ -29,95 +29,100 @@ static bool var_char(char c)
  * <cwd> and ~ at the start, then $VAR, ${VAR} and $$ anywhere; then made
  * absolute against cwd. -EINVAL with why filled, or -ENOMEM.
  */
+/* <cwd> or ~ at the start of *s, written to f; *s moves past it. */
+static int expand_start(const char **s, const char *cwd, FILE *f, char *why, size_t whysize)
+{
+	if (startswith(*s, "<cwd>")) {
+		*s += 5;
+		if (**s && **s != '/') {
+			snprintf(why, whysize,
+				 "'<cwd>' must be followed by '/' "
+				 "or end the path");
+			return -EINVAL;
+		}
+		fputs(cwd, f);
+	} else if ((*s)[0] == '~') {
+		const char *home = getenv("HOME");
+
+		if ((*s)[1] && (*s)[1] != '/') {
+			snprintf(why, whysize,
+				 "'~user' is not supported; write "
+				 "the full path");
+			return -EINVAL;
+		}
+		if (!home || !*home) {
+			snprintf(why, whysize,
+				 "'~' needs $HOME, which is not "
+				 "set; set it or write the full path");
+			return -EINVAL;
+		}
+		fputs(home, f);
+		(*s)++;
+	}
+	return 0;
+}
+
+/* $$, $NAME or ${NAME} after the '$' at *s, written to f; *s moves past it. */
+static int expand_var(const char **s, FILE *f, char *why, size_t whysize)
+{
+	_cleanup_free_ char *name = NULL;
+	const char *start, *val;
+	bool braced;
+
+	(*s)++;
+	if (**s == '$') {
+		fputc('$', f);
+		(*s)++;
+		return 0;
+	}
+	braced = **s == '{';
+	if (braced)
+		(*s)++;
+	start = *s;
+	if (var_start(**s))
+		while (var_char(**s))
+			(*s)++;
+	if (*s == start || (braced && **s != '}')) {
+		snprintf(why, whysize,
+			 "'$' must start $NAME or ${NAME} "
+			 "(write $$ for a literal '$')");
+		return -EINVAL;
+	}
+	name = strndup(start, *s - start);
+	if (!name)
+		return -ENOMEM;
+	if (braced)
+		(*s)++;
+	val = getenv(name);
+	if (!val || !*val) {
+		snprintf(why, whysize,
+			 "$%s is %s; set it or change the "
+			 "path",
+			 name, val ? "empty" : "not set");
+		return -EINVAL;
+	}
+	fputs(val, f);
+	return 0;
+}
+
 static int expand_path(const char *in, const char *cwd, char **out, char *why, size_t whysize)
 {
 	_cleanup_free_ char *buf = NULL;
 	const char *s = in;
 	size_t len = 0;
 	FILE *f;
-	int r = 0;
+	int r;
 
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return -ENOMEM;
-	if (startswith(s, "<cwd>")) {
-		s += 5;
-		if (*s && *s != '/') {
-			snprintf(why, whysize,
-				 "'<cwd>' must be followed by '/' "
-				 "or end the path");
-			r = -EINVAL;
-			goto out;
-		}
-		fputs(cwd, f);
-	} else if (s[0] == '~') {
-		const char *home = getenv("HOME");
-
-		if (s[1] && s[1] != '/') {
-			snprintf(why, whysize,
-				 "'~user' is not supported; write "
-				 "the full path");
-			r = -EINVAL;
-			goto out;
-		}
-		if (!home || !*home) {
-			snprintf(why, whysize,
-				 "'~' needs $HOME, which is not "
-				 "set; set it or write the full path");
-			r = -EINVAL;
-			goto out;
-		}
-		fputs(home, f);
-		s++;
-	}
-	while (*s) {
-		_cleanup_free_ char *name = NULL;
-		const char *start, *val;
-		bool braced;
-
-		if (*s != '$') {
+	r = expand_start(&s, cwd, f, why, whysize);
+	while (!r && *s) {
+		if (*s != '$')
 			fputc(*s++, f);
-			continue;
-		}
-		s++;
-		if (*s == '$') {
-			fputc('$', f);
-			s++;
-			continue;
-		}
-		braced = *s == '{';
-		if (braced)
-			s++;
-		start = s;
-		if (var_start(*s))
-			while (var_char(*s))
-				s++;
-		if (s == start || (braced && *s != '}')) {
-			snprintf(why, whysize,
-				 "'$' must start $NAME or ${NAME} "
-				 "(write $$ for a literal '$')");
-			r = -EINVAL;
-			goto out;
-		}
-		name = strndup(start, s - start);
-		if (!name) {
-			r = -ENOMEM;
-			goto out;
-		}
-		if (braced)
-			s++;
-		val = getenv(name);
-		if (!val || !*val) {
-			snprintf(why, whysize,
-				 "$%s is %s; set it or change the "
-				 "path",
-				 name, val ? "empty" : "not set");
-			r = -EINVAL;
-			goto out;
-		}
-		fputs(val, f);
+		else
+			r = expand_var(&s, f, why, whysize);
 	}
-out:
 	if (fclose(f) != 0 && r == 0)
 		r = -ENOMEM;
 	if (r < 0)
