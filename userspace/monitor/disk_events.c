@@ -127,6 +127,49 @@ static void flush_moved(struct disk_monitor *m)
 	}
 }
 
+/* The first half of a rename: the entry is kept aside until its IN_MOVED_TO. */
+static void moved_from(struct disk_monitor *m, const struct inotify_event *ev, uint64_t h,
+		       bool isdir)
+{
+	struct disk_ent *e = disk_ent_find(m, h);
+
+	m->moved_base = e ? e->base : 0;
+	m->moved_hash = h;
+	m->moved_wd = ev->wd;
+	m->moved_cookie = ev->cookie;
+	m->moved_isdir = isdir;
+	m->moved_in_base = e && e->in_base;
+	snprintf(m->moved_name, sizeof(m->moved_name), "%s", ev->name);
+	m->moved_pending = true;
+	disk_ent_remove(m, h);
+}
+
+/* A rename inside the tree: the entry keeps its share of the baseline. */
+static void moved_to(struct disk_monitor *m, const struct inotify_event *ev, uint64_t h, bool isdir,
+		     const struct stat *st)
+{
+	int wd = isdir ? child_wd(m, m->moved_wd, m->moved_name) : -1;
+	struct disk_ent *e;
+
+	m->moved_pending = false;
+	/* Its old slot left the baseline as it was: only the share moves. */
+	e = disk_ent_set(m, ev->wd, h, disk_blocks_of(st), 0);
+	if (e) {
+		/* Its old slot stays in base_count too: only the flag moves. */
+		e->base = m->moved_base;
+		e->in_base = m->moved_in_base;
+	}
+	if (wd >= 0) {
+		char *name = strdup(ev->name);
+
+		if (name) {
+			free(m->dirs[wd].name);
+			m->dirs[wd].name = name;
+			m->dirs[wd].parent = ev->wd;
+		}
+	}
+}
+
 static void on_event(struct disk_monitor *m, const struct inotify_event *ev)
 {
 	bool isdir = ev->mask & IN_ISDIR;
@@ -155,42 +198,14 @@ static void on_event(struct disk_monitor *m, const struct inotify_event *ev)
 		return;
 	}
 	if (ev->mask & IN_MOVED_FROM) {
-		e = disk_ent_find(m, h);
-		m->moved_base = e ? e->base : 0;
-		m->moved_hash = h;
-		m->moved_wd = ev->wd;
-		m->moved_cookie = ev->cookie;
-		m->moved_isdir = isdir;
-		m->moved_in_base = e && e->in_base;
-		snprintf(m->moved_name, sizeof(m->moved_name), "%s", ev->name);
-		m->moved_pending = true;
-		disk_ent_remove(m, h);
+		moved_from(m, ev, h, isdir);
 		return;
 	}
 	pfd = disk_dir_open(m, ev->wd);
 	if (pfd < 0 || fstatat(pfd, ev->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return; /* gone already: its IN_DELETE follows */
 	if ((ev->mask & IN_MOVED_TO) && m->moved_pending) {
-		/* A rename inside the tree: the entry keeps its share of the baseline. */
-		int wd = isdir ? child_wd(m, m->moved_wd, m->moved_name) : -1;
-
-		m->moved_pending = false;
-		/* Its old slot left the baseline as it was: only the share moves. */
-		e = disk_ent_set(m, ev->wd, h, disk_blocks_of(&st), 0);
-		if (e) {
-			/* Its old slot stays in base_count too: only the flag moves. */
-			e->base = m->moved_base;
-			e->in_base = m->moved_in_base;
-		}
-		if (wd >= 0) {
-			char *name = strdup(ev->name);
-
-			if (name) {
-				free(m->dirs[wd].name);
-				m->dirs[wd].name = name;
-				m->dirs[wd].parent = ev->wd;
-			}
-		}
+		moved_to(m, ev, h, isdir, &st);
 		return;
 	}
 	if (d->unread && !(ev->mask & (IN_CREATE | IN_MOVED_TO)) && !disk_ent_find(m, h)) {
