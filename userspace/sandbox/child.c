@@ -176,6 +176,40 @@ static void exec_command(void *arg)
 }
 
 /* Runs in the child: restrict, then exec. Never returns. */
+/*
+ * no_new_privs, the Landlock ruleset, then seccomp: the listener's filter
+ * first (its fd sent to the parent), then the session's. Returns the plan
+ * with the filter that is now installed.
+ */
+static const struct child_plan *restrict_self(const struct child_plan *c)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(c, STEP_NO_NEW_PRIVS);
+	if (c->ruleset_fd >= 0 && landlock_restrict_self(c->ruleset_fd, c->landlock_flags) < 0)
+		child_fail(c, STEP_LANDLOCK);
+	if (c->filter && c->notify_sock >= 0) {
+		int fd = seccomp_install_notify(c->notify_net, c->notify_files);
+
+		/* No listener: the compiled network deny holds, without a record. */
+		if (fd >= 0) {
+			if (send_fd(c->notify_sock, fd) < 0)
+				child_fail(c, STEP_SECCOMP);
+			close(fd);
+			c = with_filter(c, c->filter_notified);
+		}
+		close(c->notify_sock);
+	}
+	if (c->filter) {
+		int r = seccomp_install(c->filter);
+
+		if (r) {
+			errno = -r;
+			child_fail(c, STEP_SECCOMP);
+		}
+	}
+	return c;
+}
+
 void child_exec(const struct child_plan *c, pid_t parent)
 {
 	const struct policy_limits *lim = c->limits;
@@ -225,30 +259,7 @@ void child_exec(const struct child_plan *c, pid_t parent)
 		child_fail(c, STEP_USER);
 	if (drop_capabilities() < 0)
 		child_fail(c, STEP_CAPS);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		child_fail(c, STEP_NO_NEW_PRIVS);
-	if (c->ruleset_fd >= 0 && landlock_restrict_self(c->ruleset_fd, c->landlock_flags) < 0)
-		child_fail(c, STEP_LANDLOCK);
-	if (c->filter && c->notify_sock >= 0) {
-		int fd = seccomp_install_notify(c->notify_net, c->notify_files);
-
-		/* No listener: the compiled network deny holds, without a record. */
-		if (fd >= 0) {
-			if (send_fd(c->notify_sock, fd) < 0)
-				child_fail(c, STEP_SECCOMP);
-			close(fd);
-			c = with_filter(c, c->filter_notified);
-		}
-		close(c->notify_sock);
-	}
-	if (c->filter) {
-		int r = seccomp_install(c->filter);
-
-		if (r) {
-			errno = -r;
-			child_fail(c, STEP_SECCOMP);
-		}
-	}
+	c = restrict_self(c);
 	/* Every inherited descriptor above stderr closes at exec. */
 	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		child_fail(c, STEP_SESSION);
