@@ -292,25 +292,19 @@ static ssize_t peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms)
  * destination, the first bytes (SNI or Host), the verdict and its record,
  * the upstream connect, the splice; each step ends the connection on error.
  */
-static void serve_transparent(struct conn *c)
+/*
+ * The name on the wire: the TLS SNI or the HTTP Host of the first data.
+ * A ClientHello or a request head may take more than one segment: peek
+ * again, a little later, while it is incomplete and the budget lasts. A
+ * silent tool (a server speaks first) is judged by address: HOW_ADDR.
+ */
+static int sniff_name(struct conn *c, uint8_t *buf, char *name, size_t size, bool *http)
 {
 	struct egress *e = c->e;
-	char name[BPFBOX_NET_NAME_LEN] = "", rule[BPFBOX_NET_RULE_LEN], why[BPFBOX_NET_RULE_LEN];
-	_cleanup_free_ uint8_t *buf = malloc(PEEK_MAX);
-	uint64_t out = 0, in = 0;
-	uint16_t port = c->o.port;
-	int how = HOW_ADDR, r = 0;
 	unsigned long long deadline;
+	int how = HOW_ADDR, r;
 	ssize_t n = 0;
-	bool http = false;
 
-	if (!buf)
-		return;
-	/*
-	 * A ClientHello or a request head may take more than one segment:
-	 * peek again, a little later, while it is incomplete and the budget
-	 * lasts. A silent tool (a server speaks first) is judged by address.
-	 */
 	deadline = now_ns() + FIRST_DATA_MS * 1000000ULL;
 	for (;;) {
 		unsigned long long t = now_ns();
@@ -335,14 +329,14 @@ static void serve_transparent(struct conn *c)
 			continue;
 		}
 		n = got;
-		r = tls_sni(buf, n, name, sizeof(name));
+		r = tls_sni(buf, n, name, size);
 		if (r > 0) {
 			how = HOW_SNI;
 			break;
 		}
 		if (r == 0 && http_method(buf, n)) {
-			http = true;
-			r = http_host(buf, n, name, sizeof(name));
+			*http = true;
+			r = http_host(buf, n, name, size);
 			if (r > 0)
 				how = HOW_HOST;
 			if (r >= 0)
@@ -353,35 +347,64 @@ static void serve_transparent(struct conn *c)
 		if ((size_t)n >= PEEK_MAX)
 			break;
 	}
+	return how;
+}
+
+/*
+ * Whether a transparent connection may go on: its name (from the wire, or
+ * the one the resolver answered its address for) allowed and resolved by
+ * the session. Else why (and the rule) say why not.
+ */
+static bool judge_transparent(struct conn *c, int how, char *name, size_t size, char *rule,
+			      char *why, size_t why_size)
+{
+	struct egress *e = c->e;
+	uint16_t port = c->o.port;
+
 	if (how != HOW_ADDR) {
 		/* The name asked for must be one the resolver gave this address for. */
 		if (!eg_judge(e, name, NULL, port, false, rule)) {
-			snprintf(why, sizeof(why), "%s",
-				 rule[0] ? "net_deny" : "no net_allow rule");
-			goto deny;
+			snprintf(why, why_size, "%s", rule[0] ? "net_deny" : "no net_allow rule");
+			return false;
 		}
 		if (!eg_cache_has(e, name, c->o.addr, NULL, 0)) {
-			snprintf(why, sizeof(why), "address not resolved for %s by the session",
-				 name);
-			goto deny;
+			snprintf(why, why_size, "address not resolved for %s by the session", name);
+			return false;
 		}
 	} else {
 		/* No name on the wire: one the resolver answered this address for. */
-		if (!eg_cache_has(e, NULL, c->o.addr, name, sizeof(name))) {
-			snprintf(why, sizeof(why), "address not resolved by the session");
+		if (!eg_cache_has(e, NULL, c->o.addr, name, size)) {
+			snprintf(why, why_size, "address not resolved by the session");
 			rule[0] = '\0';
-			goto deny;
+			return false;
 		}
 		if (!eg_judge(e, name, NULL, port, false, rule)) {
-			snprintf(why, sizeof(why), "%s",
-				 rule[0] ? "net_deny" : "no net_allow rule");
-			goto deny;
+			snprintf(why, why_size, "%s", rule[0] ? "net_deny" : "no net_allow rule");
+			return false;
 		}
 	}
 	if (eg_forbidden(e, c->o.addr)) {
-		snprintf(why, sizeof(why), "address not reachable by name");
-		goto deny;
+		snprintf(why, why_size, "address not reachable by name");
+		return false;
 	}
+	return true;
+}
+
+static void serve_transparent(struct conn *c)
+{
+	struct egress *e = c->e;
+	char name[BPFBOX_NET_NAME_LEN] = "", rule[BPFBOX_NET_RULE_LEN], why[BPFBOX_NET_RULE_LEN];
+	_cleanup_free_ uint8_t *buf = malloc(PEEK_MAX);
+	uint64_t out = 0, in = 0;
+	uint16_t port = c->o.port;
+	bool http = false;
+	int how;
+
+	if (!buf)
+		return;
+	how = sniff_name(c, buf, name, sizeof(name), &http);
+	if (!judge_transparent(c, how, name, sizeof(name), rule, why, sizeof(why)))
+		goto deny;
 	c->up = connect_upstream(e, c->o.addr, port);
 	if (c->up < 0) {
 		snprintf(why, sizeof(why), "upstream: %s", strerror(-c->up));
@@ -435,6 +458,60 @@ static ssize_t read_head(struct egress *e, int fd, char *buf, size_t size)
  * Long (94 lines) for the same reason as serve_transparent: one sequence in
  * order (the request head, the name, the verdict, resolve, connect, splice).
  */
+/*
+ * The name of a proxy request allowed and resolved, and none of its
+ * addresses one the session may not reach by name (rebinding). *addr is
+ * the address to use, or the forbidden one; why says why not.
+ */
+static bool judge_explicit(struct egress *e, const char *name, unsigned long port, char *rule,
+			   char *why, size_t why_size, uint8_t addrs[16][16], uint8_t **addr)
+{
+	size_t n = 0;
+
+	if (!eg_judge(e, name, NULL, port, false, rule)) {
+		snprintf(why, why_size, "%s", rule[0] ? "net_deny" : "no net_allow rule");
+		return false;
+	}
+	if (eg_resolve(e, name, addrs, 16, &n) < 0) {
+		snprintf(why, why_size, "%s does not resolve", name);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (eg_forbidden(e, addrs[i])) {
+			snprintf(why, why_size,
+				 "rebinding: %s resolves to an address not "
+				 "reachable by name",
+				 name);
+			*addr = addrs[i];
+			return false;
+		}
+	}
+	*addr = addrs[0];
+	return true;
+}
+
+/* CONNECT: the tunnel is up; else the request again in origin form upstream. */
+static int forward_head(struct conn *c, bool tunnel, char *head, const char *method,
+			const char *path, const char *version)
+{
+	if (tunnel) {
+		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+		(void)!write(c->fd, ok, sizeof(ok) - 1);
+	} else {
+		/* The request again in origin form: METHOD /path VERSION, then the rest. */
+		char *rest = strstr(head, "\r\n");
+		char line[2100];
+		int ll = snprintf(line, sizeof(line), "%s %s%s %s", method, path ? "/" : "/",
+				  path ? path + 1 : "", version);
+
+		if (write(c->up, line, ll) != ll ||
+		    (rest && write(c->up, rest, strlen(rest)) != (ssize_t)strlen(rest)))
+			return -1;
+	}
+	return 0;
+}
+
 static void serve_explicit(struct conn *c)
 {
 	struct egress *e = c->e;
@@ -446,7 +523,6 @@ static void serve_explicit(struct conn *c)
 	ssize_t len = read_head(e, c->fd, head, sizeof(head));
 	bool tunnel;
 	char *h, *colon, *path = NULL;
-	size_t n = 0;
 
 	if (len < 0 || sscanf(head, "%15s %2047s %15s", method, target, version) != 3) {
 		eg_reset(c->fd);
@@ -481,46 +557,16 @@ static void serve_explicit(struct conn *c)
 		snprintf(why, sizeof(why), "bad port");
 		goto deny;
 	}
-	if (!eg_judge(e, name, NULL, port, false, rule)) {
-		snprintf(why, sizeof(why), "%s", rule[0] ? "net_deny" : "no net_allow rule");
+	if (!judge_explicit(e, name, port, rule, why, sizeof(why), addrs, &addr))
 		goto deny;
-	}
-	if (eg_resolve(e, name, addrs, 16, &n) < 0) {
-		snprintf(why, sizeof(why), "%s does not resolve", name);
-		goto deny;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (eg_forbidden(e, addrs[i])) {
-			snprintf(why, sizeof(why),
-				 "rebinding: %s resolves to an address not "
-				 "reachable by name",
-				 name);
-			addr = addrs[i];
-			goto deny;
-		}
-	}
-	addr = addrs[0];
 	c->up = connect_upstream(e, addr, port);
 	if (c->up < 0) {
 		snprintf(why, sizeof(why), "upstream: %s", strerror(-c->up));
 		goto deny;
 	}
-	if (tunnel) {
-		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-
-		(void)!write(c->fd, ok, sizeof(ok) - 1);
-	} else {
-		/* The request again in origin form: METHOD /path VERSION, then the rest. */
-		char *rest = strstr(head, "\r\n");
-		char line[2100];
-		int ll = snprintf(line, sizeof(line), "%s %s%s %s", method, path ? "/" : "/",
-				  path ? path + 1 : "", version);
-
-		if (write(c->up, line, ll) != ll ||
-		    (rest && write(c->up, rest, strlen(rest)) != (ssize_t)strlen(rest))) {
-			eg_reset(c->fd);
-			return;
-		}
+	if (forward_head(c, tunnel, head, method, path, version) < 0) {
+		eg_reset(c->fd);
+		return;
 	}
 	splice_both(e, c->fd, c->up, &out, &in);
 	eg_emit(e, &c->o, true, BPFBOX_NET_CONNECT, HOW_CONNECT, name, addr, port, rule, "", out,
