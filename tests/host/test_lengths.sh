@@ -33,25 +33,25 @@ long_fn() {
 	echo "}"
 }
 
+# expect RC PATTERN NAME: check-lengths on the scratch copy exits RC, its
+# output has PATTERN (none for ""), and the check is reported as NAME.
+expect() {
+	"$ROOT/tools/check-lengths" "$TMPD/t" >"$TMPD/out" 2>&1
+	rc=$?
+	if [ $rc = "$1" ] && { [ -z "$2" ] || grep -q "$2" "$TMPD/out"; }; then
+		ok "lengths: $3"
+	else
+		fail "lengths: $3: exit $rc: $(cat "$TMPD/out")"
+	fi
+}
+
 copy
 long_fn grown >>"$TMPD/t/userspace/lib/util.c"
-"$ROOT/tools/check-lengths" "$TMPD/t" >"$TMPD/out" 2>&1
-rc=$?
-if [ $rc = 1 ] && grep -q 'userspace/lib/util.c:[0-9]*: grown() is 91 lines' "$TMPD/out"; then
-	ok "lengths: a function of 91 lines is refused, named"
-else
-	fail "lengths: long function: exit $rc: $(cat "$TMPD/out")"
-fi
+expect 1 'userspace/lib/util.c:[0-9]*: grown() is 91 lines' "a function of 91 lines is refused, named"
 
 copy
 long_fn table "/* long: one case per event type */" >>"$TMPD/t/userspace/lib/util.c"
-"$ROOT/tools/check-lengths" "$TMPD/t" >"$TMPD/out" 2>&1
-rc=$?
-if [ $rc = 0 ]; then
-	ok "lengths: a long function with its reason above it passes"
-else
-	fail "lengths: reasoned function: exit $rc: $(cat "$TMPD/out")"
-fi
+expect 0 "" "a long function with its reason above it passes"
 
 copy
 i=0
@@ -59,21 +59,9 @@ while [ $i -lt 601 ]; do
 	echo "/* line */"
 	i=$((i + 1))
 done >>"$TMPD/t/userspace/lib/names.c"
-"$ROOT/tools/check-lengths" "$TMPD/t" >"$TMPD/out" 2>&1
-rc=$?
-if [ $rc = 1 ] && grep -q 'userspace/lib/names.c: [0-9]* lines (over 600)' "$TMPD/out"; then
-	ok "lengths: a file over 600 lines is refused, named"
-else
-	fail "lengths: long file: exit $rc: $(cat "$TMPD/out")"
-fi
+expect 1 'userspace/lib/names.c: [0-9]* lines (over 600)' "a file over 600 lines is refused, named"
 
 copy
 echo 'userspace/lib/util.c:rm_tree_gone   # stale' >>"$TMPD/t/tools/lengths.allow"
-"$ROOT/tools/check-lengths" "$TMPD/t" >"$TMPD/out" 2>&1
-rc=$?
-if [ $rc = 1 ] && grep -q 'no longer needed' "$TMPD/out"; then
-	ok "lengths: an exception that no longer occurs must be deleted"
-else
-	fail "lengths: stale exception: exit $rc: $(cat "$TMPD/out")"
-fi
+expect 1 'no longer needed' "an exception that no longer occurs must be deleted"
 finish

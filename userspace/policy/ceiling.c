@@ -49,48 +49,37 @@ void ceilings_free(struct ceilings *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* "uid": a number or a user name of this host. */
-static int rule_uid(struct json_object *v, struct ceiling_rule *r, const char *where, char *err,
-		    size_t size)
+/* "uid" or "group": a number, or a user or group name of this host. */
+static int rule_id(struct json_object *v, bool group, bool *has, uid_t *id, const char *where,
+		   char *err, size_t size)
 {
+	const char *name = json_object_get_string(v);
 	struct passwd *pw;
-
-	r->has_uid = true;
-	if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) >= 0 &&
-	    json_object_get_int64(v) < UINT32_MAX) {
-		r->uid = json_object_get_int64(v);
-	} else if (json_object_is_type(v, json_type_string) &&
-		   (pw = getpwnam(json_object_get_string(v)))) {
-		r->uid = pw->pw_uid;
-	} else {
-		return fail(err, size,
-			    "%s.uid: give a uid number or a user name of this "
-			    "host",
-			    where);
-	}
-	return 0;
-}
-
-/* "group": a number or a group name of this host. */
-static int rule_group(struct json_object *v, struct ceiling_rule *r, const char *where, char *err,
-		      size_t size)
-{
 	struct group *gr;
 
-	r->has_group = true;
+	*has = true;
 	if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) >= 0 &&
 	    json_object_get_int64(v) < UINT32_MAX) {
-		r->gid = json_object_get_int64(v);
-	} else if (json_object_is_type(v, json_type_string) &&
-		   (gr = getgrnam(json_object_get_string(v)))) {
-		r->gid = gr->gr_gid;
-	} else {
+		*id = json_object_get_int64(v);
+		return 0;
+	}
+	if (json_object_is_type(v, json_type_string) && !group && (pw = getpwnam(name))) {
+		*id = pw->pw_uid;
+		return 0;
+	}
+	if (json_object_is_type(v, json_type_string) && group && (gr = getgrnam(name))) {
+		*id = gr->gr_gid;
+		return 0;
+	}
+	if (group)
 		return fail(err, size,
 			    "%s.group: give a gid number or a group name of "
 			    "this host",
 			    where);
-	}
-	return 0;
+	return fail(err, size,
+		    "%s.uid: give a uid number or a user name of this "
+		    "host",
+		    where);
 }
 
 static int rule_modes(struct json_object *v, struct ceiling_rule *r, const char *where, char *err,
@@ -191,9 +180,9 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 			snprintf(r->name, sizeof(r->name), "%s", json_object_get_string(v));
 			ret = 0;
 		} else if (streq(key, "uid")) {
-			ret = rule_uid(v, r, where, err, size);
+			ret = rule_id(v, false, &r->has_uid, &r->uid, where, err, size);
 		} else if (streq(key, "group")) {
-			ret = rule_group(v, r, where, err, size);
+			ret = rule_id(v, true, &r->has_group, &r->gid, where, err, size);
 		} else if (streq(key, "modes")) {
 			ret = rule_modes(v, r, where, err, size);
 		} else if (streq(key, "network")) {

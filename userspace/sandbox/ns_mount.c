@@ -383,6 +383,15 @@ static int landlock_rules(int ruleset_fd, const struct landlock_rights *rights,
 	return 0;
 }
 
+/* A /proc of the session's PID namespace: only its own processes. */
+static int mount_proc(const char **step)
+{
+	*step = "mount a fresh /proc";
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
 /* What is mounted over: the hidden dirs, /tmp, /dev. */
 static void mark_covered(struct view *v, const struct bpfbox_policy *p, bool tmp)
 {
@@ -454,11 +463,7 @@ static int cover(struct view *v, const struct ns_plan *n, const struct bpfbox_po
 		if ((r = mount_tmpfs("/tmp", MS_NOSUID | MS_NODEV, opts)) < 0)
 			return r;
 	}
-	/* A /proc of the session's PID namespace: only its own processes. */
-	*step = "mount a fresh /proc";
-	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-		return -errno;
-	return 0;
+	return mount_proc(step);
 }
 
 int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int ruleset_fd,
@@ -487,9 +492,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 	 * still gets its own processes, IPC and /proc.
 	 */
 	if (p->mode == MODE_FULL_ACCESS) {
-		*step = "mount a fresh /proc";
-		if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-			r = -errno;
+		r = mount_proc(step);
 		goto out;
 	}
 	mark_covered(v, p, tmp);
