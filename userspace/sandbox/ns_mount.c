@@ -228,6 +228,19 @@ static int mount_tmpfs(const char *dir, unsigned long flags, const char *opts)
 	return mount("tmpfs", dir, "tmpfs", flags, opts) < 0 ? -errno : 0;
 }
 
+/* A tmpfs anyone may write (mode 1777), of bytes and inodes when bytes is set. */
+static int mount_shared_tmpfs(const char *dir, uint64_t bytes, uint64_t inodes)
+{
+	char opts[96];
+
+	if (bytes)
+		snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
+			 (unsigned long long)bytes, (unsigned long long)inodes);
+	else
+		snprintf(opts, sizeof(opts), "mode=1777");
+	return mount_tmpfs(dir, MS_NOSUID | MS_NODEV, opts);
+}
+
 static int remount_ro(const char *dir)
 {
 	return mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
@@ -245,7 +258,7 @@ static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
 		{"pts/ptmx", "/dev/ptmx"},
 	};
 	int fds[ARRAY_SIZE(dev_nodes)];
-	char path[64], opts[96];
+	char path[64];
 	int r = 0, fd;
 
 	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
@@ -290,12 +303,7 @@ static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
 		goto out;
 	}
 	*step = "mount a tmpfs at /dev/shm";
-	if (shm_bytes)
-		snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
-			 (unsigned long long)shm_bytes, (unsigned long long)shm_inodes);
-	else
-		snprintf(opts, sizeof(opts), "mode=1777");
-	if ((r = mount_tmpfs("/dev/shm", MS_NOSUID | MS_NODEV, opts)) < 0)
+	if ((r = mount_shared_tmpfs("/dev/shm", shm_bytes, shm_inodes)) < 0)
 		goto out;
 	*step = "make /dev read-only";
 	r = remount_ro("/dev");
@@ -440,7 +448,6 @@ static int cover(struct view *v, const struct ns_plan *n, const struct bpfbox_po
 		 const char **step)
 {
 	uint64_t bytes, inodes;
-	char opts[96];
 	int r;
 
 	ns_tmp_limits(p->limits.disk_mb, n->inodes_per_mb, &bytes, &inodes);
@@ -455,12 +462,7 @@ static int cover(struct view *v, const struct ns_plan *n, const struct bpfbox_po
 	}
 	if (tmp) {
 		*step = "mount the private /tmp";
-		if (bytes)
-			snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
-				 (unsigned long long)bytes, (unsigned long long)inodes);
-		else
-			snprintf(opts, sizeof(opts), "mode=1777");
-		if ((r = mount_tmpfs("/tmp", MS_NOSUID | MS_NODEV, opts)) < 0)
+		if ((r = mount_shared_tmpfs("/tmp", bytes, inodes)) < 0)
 			return r;
 	}
 	return mount_proc(step);
