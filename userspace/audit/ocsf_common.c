@@ -28,25 +28,6 @@ const struct ocsf_class OCSF_NETWORK = {4001, 4, "Network Activity", "Network Ac
 const struct ocsf_class OCSF_DNS = {4003, 4, "DNS Activity", "Network Activity"};
 const struct ocsf_class OCSF_EVENTLOG = {1008, 1, "Event Log Activity", "System Activity"};
 
-const char *ocsf_get_str(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-bool ocsf_get_int(struct json_object *o, const char *key, int64_t *out)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-		return false;
-	*out = json_object_get_int64(v);
-	return true;
-}
-
 /* RFC 3339 UTC ("2026-01-02T03:04:05.123456789Z") -> ms since the epoch. */
 int64_t ocsf_time_ms(const char *s)
 {

@@ -41,11 +41,11 @@ void ocsf_enc_session(struct jsonw *w, const struct ev *e, const char *hostname)
 {
 	struct json_object *cmd;
 	int64_t code = 0;
-	const char *reason = ocsf_get_str(e->o, "reason");
+	const char *reason = json_member_str(e->o, "reason");
 	char msg[512];
 	int activity = 99, sev = SEV_INFORMATIONAL;
 	const char *aname = "Other";
-	bool have_code = ocsf_get_int(e->o, "exit_code", &code);
+	bool have_code = json_member_int(e->o, "exit_code", &code);
 
 	switch (e->kind) {
 	case EV_SESSION_START:
@@ -112,14 +112,15 @@ void ocsf_enc_session(struct jsonw *w, const struct ev *e, const char *hostname)
  */
 void ocsf_enc_log(struct jsonw *w, const struct ev *e, const char *hostname)
 {
-	const char *where = ocsf_get_str(e->o, "where"), *sink = ocsf_get_str(e->o, "sink");
-	const char *error = ocsf_get_str(e->o, "error"), *text = ocsf_get_str(e->o, "message");
+	const char *where = json_member_str(e->o, "where"), *sink = json_member_str(e->o, "sink");
+	const char *error = json_member_str(e->o, "error"),
+		   *text = json_member_str(e->o, "message");
 	bool loss = e->kind == EV_LOSS;
 	char msg[512];
 	int64_t n = 0;
 
 	if (loss) {
-		ocsf_get_int(e->o, "count", &n);
+		json_member_int(e->o, "count", &n);
 		snprintf(msg, sizeof(msg), "%" PRId64 " events lost: %s", n, where ? where : "?");
 	} else {
 		snprintf(msg, sizeof(msg), "sink %s: %s", sink ? sink : "?", text ? text : "?");
@@ -148,7 +149,8 @@ void ocsf_enc_log(struct jsonw *w, const struct ev *e, const char *hostname)
  */
 void ocsf_enc_ceiling(struct jsonw *w, const struct ev *e, const char *hostname)
 {
-	const char *action = ocsf_get_str(e->o, "action"), *reason = ocsf_get_str(e->o, "reason");
+	const char *action = json_member_str(e->o, "action"),
+		   *reason = json_member_str(e->o, "reason");
 	bool refuse = !action || streq(action, "refuse");
 	char msg[600];
 

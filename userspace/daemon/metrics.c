@@ -35,17 +35,14 @@ const char *const metrics_decisions[NDEC] = {"allow", "deny", "none"};
 
 /* --- counters ----------------------------------------------------------- */
 
-void metrics_count_event(struct metrics *m, int kind, const char *line, size_t len)
+void metrics_count_event(struct metrics *m, const struct audit_event *ev)
 {
-	int dec = DEC_NONE;
+	int dec = ev->decision == AUDIT_DECISION_DENY	 ? DEC_DENY
+		  : ev->decision == AUDIT_DECISION_ALLOW ? DEC_ALLOW
+							 : DEC_NONE;
 
-	if (!m || kind < 0 || kind >= EV_KINDS)
-		return;
-	if (memmem(line, len, "\"decision\":\"deny\"", 17))
-		dec = DEC_DENY;
-	else if (memmem(line, len, "\"decision\":\"allow\"", 18))
-		dec = DEC_ALLOW;
-	m->events[kind][dec]++;
+	if (m && ev->kind >= 0 && ev->kind < EV_KINDS)
+		m->events[ev->kind][dec]++;
 }
 
 void metrics_count_denial(struct metrics *m, const char *layer)
