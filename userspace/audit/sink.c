@@ -298,10 +298,8 @@ void sinks_close(struct sinks *set)
 			set->o.on_event(set->o.ctx, &ev);
 		free(pe);
 	}
-	if (set->epfd >= 0)
-		close(set->epfd);
-	if (set->timerfd >= 0)
-		close(set->timerfd);
+	fd_close(&set->epfd);
+	fd_close(&set->timerfd);
 	jsonw_free(&set->fw);
 	jsonw_free(&set->iw);
 	free(set->v);

@@ -6,6 +6,16 @@
 /* Exit codes shared by every subcommand (man/bpfbox.1.scd EXIT STATUS; docs/runtime.md for run). */
 #define EXIT_USAGE 2 /* bad command line for status, policy, ... */
 
+/*
+ * Bad usage, one line on stderr: "bpfbox CMD: MESSAGE; see 'bpfbox CMD
+ * --help'"; EXIT_USAGE. cli_bad_option() names the option getopt_long()
+ * just refused (argv[optind - 1]); cli_extra_args() the first operand left
+ * after the options, or returns 0 when there is none.
+ */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cli_bad_option(const char *cmd, char **argv);
+int cli_extra_args(const char *cmd, int argc, char **argv);
+
 int cmd_status(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_policy(int argc, char **argv);

@@ -148,11 +148,8 @@ static int daemon_reload_cmd(int argc, char **argv)
 			       "exit: 0 reloaded; 1 refused or no daemon answers; 2 bad usage\n");
 			return 0;
 		} else {
-			fprintf(stderr,
-				"bpfbox daemon reload: unexpected argument '%s'; see 'bpfbox "
-				"daemon reload --help'\n",
-				argv[i]);
-			return EXIT_USAGE;
+			return cli_usage_error("daemon reload", "unexpected argument '%s'",
+					       argv[i]);
 		}
 	}
 	sock = daemon_socket_path(sock);
@@ -286,20 +283,12 @@ int cmd_daemon(int argc, char **argv)
 			code = 0;
 			goto out;
 		default:
-			fprintf(stderr,
-				"bpfbox daemon: unknown or incomplete option '%s'; see "
-				"'bpfbox daemon --help'\n",
-				argv[optind - 1]);
+			cli_bad_option("daemon", argv);
 			goto out;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr,
-			"bpfbox daemon: unexpected argument '%s'; see 'bpfbox daemon "
-			"--help'\n",
-			argv[optind]);
+	if (cli_extra_args("daemon", argc, argv))
 		goto out;
-	}
 	if (o.bpf_stats && !o.metrics_addr) {
 		fprintf(stderr, "bpfbox daemon: --bpf-stats counts program run time for the "
 				"metrics; give --metrics ADDR too\n");

@@ -146,20 +146,12 @@ int cmd_events(int argc, char **argv)
 			code = 0;
 			goto out;
 		default:
-			fprintf(stderr,
-				"bpfbox events: unknown or incomplete option '%s'; see "
-				"'bpfbox events --help'\n",
-				argv[optind - 1]);
+			cli_bad_option("events", argv);
 			goto out;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr,
-			"bpfbox events: unexpected argument '%s'; see 'bpfbox events "
-			"--help'\n",
-			argv[optind]);
+	if (cli_extra_args("events", argc, argv))
 		goto out;
-	}
 	code = 1;
 	path = daemon_socket_path(socket);
 	r = daemon_client_connect(&c, path, 5000);

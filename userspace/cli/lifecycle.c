@@ -210,10 +210,7 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 			usage(stdout, cmd);
 			return 0;
 		default:
-			fprintf(stderr, "bpfbox %s: unknown or incomplete option '%s'\n", cmd,
-				argv[optind - 1]);
-			usage(stderr, cmd);
-			return EXIT_USAGE;
+			return cli_bad_option(cmd, argv);
 		}
 	}
 	if (optind != argc - 1) {

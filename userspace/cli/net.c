@@ -56,12 +56,7 @@ int cmd_net(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr,
-				"bpfbox net: unknown or incomplete option "
-				"'%s'\n",
-				argv[optind - 1]);
-			usage(stderr);
-			return EXIT_USAGE;
+			return cli_bad_option("net", argv);
 		}
 	}
 	if (optind != argc - 3) {

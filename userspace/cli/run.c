@@ -182,9 +182,7 @@ static const struct option run_opts[] = {
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "bpfbox run: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "; see 'bpfbox run --help'\n");
+	cli_usage_error("run", fmt, arg);
 	return EXIT_SETUP;
 }
 

@@ -96,11 +96,7 @@ int cmd_sessions(int argc, char **argv)
 			sessions_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr,
-				"bpfbox sessions: unknown or incomplete option '%s'; see "
-				"'bpfbox sessions --help'\n",
-				argv[optind - 1]);
-			return EXIT_USAGE;
+			return cli_bad_option("sessions", argv);
 		}
 	}
 	path = daemon_socket_path(socket);

@@ -128,6 +128,7 @@ int cmd_status(int argc, char **argv)
 	int c;
 
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "jr:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
@@ -146,15 +147,11 @@ int cmd_status(int argc, char **argv)
 			status_usage(stdout);
 			return 0;
 		default:
-			status_usage(stderr);
-			return EXIT_USAGE;
+			return cli_bad_option("status", argv);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "bpfbox status: unexpected argument '%s'\n", argv[optind]);
-		status_usage(stderr);
+	if (cli_extra_args("status", argc, argv))
 		return EXIT_USAGE;
-	}
 
 	probe_host(&caps, PROBE_ALL);
 	if (json) {

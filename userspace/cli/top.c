@@ -132,17 +132,11 @@ int cmd_top(int argc, char **argv)
 			top_usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr,
-				"bpfbox top: unknown or incomplete option '%s'; see "
-				"'bpfbox top --help'\n",
-				argv[optind - 1]);
-			return EXIT_USAGE;
+			return cli_bad_option("top", argv);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "bpfbox top: unexpected argument '%s'\n", argv[optind]);
+	if (cli_extra_args("top", argc, argv))
 		return EXIT_USAGE;
-	}
 	if (filter && strlen(filter) >= TOP_FILTER_MAX) {
 		fprintf(stderr, "bpfbox top: --filter is limited to %d bytes\n",
 			TOP_FILTER_MAX - 1);

@@ -92,9 +92,7 @@ int daemon_peer_trusted(int fd, const char *path)
 
 void daemon_client_close(struct daemon_client *c)
 {
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
+	fd_close(&c->fd);
 	free(c->in);
 	c->in = NULL;
 	c->in_len = c->cap = c->taken = 0;

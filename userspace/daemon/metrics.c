@@ -365,9 +365,7 @@ void metrics_close(struct metrics *m)
 	for (int i = 0; i < MCONN_MAX; i++)
 		if (m->c[i].fd >= 0)
 			mconn_close(m, &m->c[i]);
-	if (m->listen_fd >= 0)
-		close(m->listen_fd);
-	if (m->stats_fd >= 0)
-		close(m->stats_fd);
+	fd_close(&m->listen_fd);
+	fd_close(&m->stats_fd);
 	free(m);
 }

@@ -92,11 +92,8 @@ int session_cgroup_create(const char *parent, const char *name, struct session_c
 
 void session_cgroup_close(struct session_cgroup *cg)
 {
-	if (cg->dir_fd >= 0)
-		close(cg->dir_fd);
-	if (cg->procs_fd >= 0)
-		close(cg->procs_fd);
-	cg->dir_fd = cg->procs_fd = -1;
+	fd_close(&cg->dir_fd);
+	fd_close(&cg->procs_fd);
 }
 
 /* SIGKILL to each process listed in dir/cgroup.procs. */

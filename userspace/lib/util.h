@@ -24,6 +24,14 @@ static inline void closep(int *fd)
 		close(*fd);
 }
 
+/* Closes *fd when open and marks it closed (-1): safe to call twice. */
+static inline void fd_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
 static inline void fclosep(FILE **f)
 {
 	if (*f)

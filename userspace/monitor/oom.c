@@ -73,11 +73,8 @@ fail:
 
 void oom_watch_close(struct oom_watch *w)
 {
-	if (w->fd >= 0)
-		close(w->fd);
-	if (w->ctl_fd >= 0)
-		close(w->ctl_fd);
-	w->fd = w->ctl_fd = -1;
+	fd_close(&w->fd);
+	fd_close(&w->ctl_fd);
 }
 
 short oom_watch_events(const struct oom_watch *w)
