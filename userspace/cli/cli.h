@@ -10,7 +10,8 @@
  * Bad usage, one line on stderr: "bpfbox CMD: MESSAGE; see 'bpfbox CMD
  * --help'"; EXIT_USAGE. cli_bad_option() names the option getopt_long()
  * just refused (argv[optind - 1]); cli_extra_args() the first operand left
- * after the options, or returns 0 when there is none.
+ * after the options, or returns 0 when there is none. main() calls each
+ * command with getopt at its first argument and getopt's messages off.
  */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cli_bad_option(const char *cmd, char **argv);

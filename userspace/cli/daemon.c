@@ -182,8 +182,6 @@ int cmd_daemon(int argc, char **argv)
 
 	if (argc > 1 && streq(argv[1], "reload"))
 		return daemon_reload_cmd(argc, argv);
-	optind = 1;
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", daemon_opts_long, NULL)) != -1) {
 		switch (c) {
 		case OPT_SOCKET:

@@ -99,8 +99,6 @@ int cmd_events(int argc, char **argv)
 	struct jsonw w = {0};
 	bool follow = false;
 
-	optind = 1;
-	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "fh", events_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':

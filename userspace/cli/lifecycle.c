@@ -181,8 +181,6 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 	char msg[512], why[PATH_MAX + 64], id[33];
 	int o, r;
 
-	optind = 1;
-	opterr = 0;
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'm':

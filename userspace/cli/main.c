@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -85,6 +86,9 @@ int main(int argc, char **argv)
 		probe_mode = 1;
 		return cmd_probe(argc - 1, argv + 1);
 	}
+	/* getopt_long() starts at the command's first argument (optind 1) and
+	 * leaves bad usage to the command (cli_bad_option). */
+	opterr = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (streq(cmd, commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);

@@ -45,8 +45,6 @@ int cmd_net(int argc, char **argv)
 	char msg[512];
 	int o, r;
 
-	optind = 1;
-	opterr = 0;
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (o) {
 		case 's':

@@ -114,8 +114,6 @@ static int policy_check(int argc, char **argv)
 	enum sandbox_mode m;
 	int c, r;
 
-	optind = 1;
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":w:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':

@@ -82,8 +82,6 @@ int cmd_sessions(int argc, char **argv)
 	char msg[512];
 	int opt, r;
 
-	optind = 1;
-	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "h", sessions_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':

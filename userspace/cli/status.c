@@ -127,8 +127,6 @@ int cmd_status(int argc, char **argv)
 	bool json = false;
 	int c;
 
-	optind = 1;
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, "jr:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':

@@ -90,8 +90,6 @@ int cmd_top(int argc, char **argv)
 	char msg[768], *end;
 	int opt, r;
 
-	optind = 1;
-	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "hd:", top_opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_SOCKET:
