@@ -308,19 +308,13 @@ void sinks_close(struct sinks *set)
 
 const char *sink_kind_name(enum sink_kind k)
 {
-	switch (k) {
-	case SINK_STDOUT:
-		return "stdout";
-	case SINK_FILE:
-		return "file";
-	case SINK_SYSLOG_TCP:
-		return "syslog+tcp";
-	case SINK_SYSLOG_UDP:
-		return "syslog+udp";
-	case SINK_SYSLOG_TLS:
-		return "syslog+tls";
-	}
-	return "?";
+	static const char *const names[] = {
+		[SINK_STDOUT] = "stdout",	  [SINK_FILE] = "file",
+		[SINK_SYSLOG_TCP] = "syslog+tcp", [SINK_SYSLOG_UDP] = "syslog+udp",
+		[SINK_SYSLOG_TLS] = "syslog+tls",
+	};
+
+	return name_of(names, ARRAY_SIZE(names), k, "?");
 }
 
 size_t sinks_stats(const struct sinks *s, struct sink_stats *v, size_t n)

@@ -54,6 +54,25 @@ static inline bool startswith(const char *s, const char *prefix)
 }
 
 /* Reads a small file into buf (NUL-terminated, trailing newline cut). */
+/*
+ * A parser's refusal: the message into err (size bytes, cut to fit);
+ * returns -EINVAL.
+ */
+int err_invalid(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The index of s in names[0..n) (NULL entries never match); -EINVAL: none. */
+int name_index(const char *const *names, size_t n, const char *s);
+
+/* names[v] when v is in names[0..n) and named there, else other. */
+static inline const char *name_of(const char *const *names, size_t n, unsigned int v,
+				  const char *other)
+{
+	return v < n && names[v] ? names[v] : other;
+}
+
+/* mkdir -p of the directories above path's last component (mode for the
+ * new ones); 0 or -errno, -ENAMETOOLONG past PATH_MAX. */
+int mkdir_parents(const char *path, unsigned int mode);
+
 int read_file_str(const char *path, char *buf, size_t size);
 /* Writes str to an existing file such as a cgroup or sysfs knob. */
 int write_file_str(const char *path, const char *str);

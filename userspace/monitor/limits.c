@@ -40,28 +40,22 @@ const char *limit_res_name(enum limit_res res)
 
 const char *limit_how_name(enum limit_how how)
 {
-	switch (how) {
-	case LIMIT_CGROUP2:
-		return "cgroup2";
-	case LIMIT_CGROUP1:
-		return "cgroup1";
-	case LIMIT_RLIMIT:
-		return "rlimit";
-	default:
-		return "none";
-	}
+	static const char *const names[] = {
+		[LIMIT_CGROUP2] = "cgroup2", [LIMIT_CGROUP1] = "cgroup1", [LIMIT_RLIMIT] = "rlimit"};
+
+	return name_of(names, ARRAY_SIZE(names), how, "none");
 }
 
 int limits_via_parse(const char *s, enum limits_via *out)
 {
-	if (streq(s, "auto"))
-		*out = LIMITS_VIA_AUTO;
-	else if (streq(s, "cgroup"))
-		*out = LIMITS_VIA_CGROUP;
-	else if (streq(s, "rlimit"))
-		*out = LIMITS_VIA_RLIMIT;
-	else
-		return -EINVAL;
+	static const char *const names[] = {[LIMITS_VIA_AUTO] = "auto",
+					    [LIMITS_VIA_CGROUP] = "cgroup",
+					    [LIMITS_VIA_RLIMIT] = "rlimit"};
+	int i = name_index(names, ARRAY_SIZE(names), s);
+
+	if (i < 0)
+		return i;
+	*out = i;
 	return 0;
 }
 
