@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -444,4 +445,17 @@ int mkdir_parents(const char *path, unsigned int mode)
 		*p = '/';
 	}
 	return 0;
+}
+
+int signalfd_block(const int *sigs, size_t n, sigset_t *old)
+{
+	sigset_t mask;
+	int fd;
+
+	sigemptyset(&mask);
+	for (size_t i = 0; i < n; i++)
+		sigaddset(&mask, sigs[i]);
+	sigprocmask(SIG_BLOCK, &mask, old);
+	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return fd < 0 ? -errno : fd;
 }

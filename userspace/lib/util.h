@@ -3,6 +3,7 @@
 #ifndef BPFBOX_UTIL_H
 #define BPFBOX_UTIL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -72,6 +73,13 @@ static inline const char *name_of(const char *const *names, size_t n, unsigned i
 /* mkdir -p of the directories above path's last component (mode for the
  * new ones); 0 or -errno, -ENAMETOOLONG past PATH_MAX. */
 int mkdir_parents(const char *path, unsigned int mode);
+
+/*
+ * Blocks the n signals sigs (the mask before in *old unless NULL; blocked
+ * also when it fails) and returns a non-blocking, close-on-exec signalfd
+ * that reads them; -errno (errno kept).
+ */
+int signalfd_block(const int *sigs, size_t n, sigset_t *old);
 
 int read_file_str(const char *path, char *buf, size_t size);
 /* Writes str to an existing file such as a cgroup or sysfs knob. */
