@@ -148,36 +148,29 @@ static int parse_fsync(struct sink_config *c, const char *v, char *err, size_t s
 	return 0;
 }
 
+#define SYSLOG_KEYS "format, types, name, queue, facility, hostname, app, spool, spool_max, confirm"
+
 static const char *kind_keys(enum sink_kind k)
 {
-	switch (k) {
-	case SINK_FILE:
-		return "format, types, name, queue, rotate, keep, fsync";
-	case SINK_STDOUT:
-		return "format, types, name, queue";
-	case SINK_SYSLOG_TLS:
-		return "format, types, name, queue, facility, hostname, app, spool, spool_max, "
-		       "confirm, ca, cert, key, peer";
-	default:
-		return "format, types, name, queue, facility, hostname, app, spool, spool_max, "
-		       "confirm";
-	}
+	static const char *const keys[] = {
+		[SINK_FILE] = "format, types, name, queue, rotate, keep, fsync",
+		[SINK_STDOUT] = "format, types, name, queue",
+		[SINK_SYSLOG_TLS] = SYSLOG_KEYS ", ca, cert, key, peer",
+	};
+
+	return name_of(keys, ARRAY_SIZE(keys), k, SYSLOG_KEYS);
 }
 
 static const char *kind_name(enum sink_kind k)
 {
-	switch (k) {
-	case SINK_FILE:
-		return "a file sink";
-	case SINK_STDOUT:
-		return "the stdout sink";
-	case SINK_SYSLOG_TCP:
-		return "a syslog+tcp sink";
-	case SINK_SYSLOG_TLS:
-		return "a syslog+tls sink";
-	default:
-		return "a syslog+udp sink";
-	}
+	static const char *const names[] = {
+		[SINK_FILE] = "a file sink",
+		[SINK_STDOUT] = "the stdout sink",
+		[SINK_SYSLOG_TCP] = "a syslog+tcp sink",
+		[SINK_SYSLOG_TLS] = "a syslog+tls sink",
+	};
+
+	return name_of(names, ARRAY_SIZE(names), k, "a syslog+udp sink");
 }
 
 static int parse_key(struct sink_config *c, const char *key, const char *v, char *err, size_t size)

@@ -104,28 +104,20 @@ static void mconn_close(struct metrics *m, struct mconn *c)
 static void respond(struct metrics *m, struct mconn *c, int code, const char *reason,
 		    const char *type, const char *body, size_t len)
 {
-	struct out o = {0};
+	struct jsonw o = {0};
 
-	metrics_put(&o,
-		    "HTTP/1.0 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-		    "Connection: close\r\n\r\n",
-		    code, reason, type, len);
-	if (!o.oom && o.len + len + 1 > o.cap) {
-		char *b = realloc(o.buf, o.len + len + 1);
-
-		if (!b)
-			o.oom = true;
-		else
-			o.buf = b;
-	}
+	jsonw_printf(&o,
+		     "HTTP/1.0 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+		     "Connection: close\r\n\r\n",
+		     code, reason, type, len);
+	jsonw_append(&o, body, len);
 	if (o.oom) {
 		free(o.buf);
 		mconn_close(m, c);
 		return;
 	}
-	memcpy(o.buf + o.len, body, len);
 	c->out = o.buf;
-	c->out_len = o.len + len;
+	c->out_len = o.len;
 	c->out_off = 0;
 }
 

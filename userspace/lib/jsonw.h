@@ -38,5 +38,9 @@ void jsonw_array_strn(struct jsonw *w, const char *value, size_t len); /* elemen
 void jsonw_object_begin(struct jsonw *w, const char *key);
 /* Ends a JSON line: the next value starts a new top-level object. */
 void jsonw_newline(struct jsonw *w);
+/* Raw text, not escaped: for a text format built in the same buffer (the
+ * metrics' exposition, an HTTP head) or trusted bytes after it. */
+void jsonw_append(struct jsonw *w, const char *s, size_t n);
+void jsonw_printf(struct jsonw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif
