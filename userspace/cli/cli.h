@@ -17,6 +17,15 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 int cli_bad_option(const char *cmd, char **argv);
 int cli_extra_args(const char *cmd, int argc, char **argv);
 
+struct daemon_client;
+/*
+ * Connects c to the daemon on socket (NULL: $BPFBOX_SOCKET or the default):
+ * 0, or -errno after "bpfbox CMD: no daemon answers on PATH (why); HINT"
+ * on stderr (hint NULL: start one or pass --socket).
+ */
+int cli_connect(struct daemon_client *c, const char *cmd, const char *socket, int timeout_ms,
+		const char *hint);
+
 int cmd_status(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_policy(int argc, char **argv);

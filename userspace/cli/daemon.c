@@ -152,13 +152,9 @@ static int daemon_reload_cmd(int argc, char **argv)
 					       argv[i]);
 		}
 	}
-	sock = daemon_socket_path(sock);
-	r = daemon_client_connect(&c, sock, 5000);
-	if (r < 0) {
-		fprintf(stderr, "bpfbox daemon reload: no daemon answers on %s: %s\n", sock,
-			strerror(-r));
+	if (cli_connect(&c, "daemon reload", sock, 5000, NULL) < 0)
 		return 1;
-	}
+	sock = daemon_socket_path(sock);
 	r = daemon_call_reload(&c, &sinks, &rules, msg, sizeof(msg));
 	daemon_client_close(&c);
 	if (r < 0) {

@@ -152,14 +152,8 @@ int cmd_events(int argc, char **argv)
 		goto out;
 	code = 1;
 	path = daemon_socket_path(socket);
-	r = daemon_client_connect(&c, path, 5000);
-	if (r < 0) {
-		fprintf(stderr,
-			"bpfbox events: no daemon answers on %s (%s); start one with "
-			"'bpfbox daemon' or pass --socket\n",
-			path, strerror(-r));
+	if (cli_connect(&c, "events", socket, 5000, NULL) < 0)
 		goto out;
-	}
 	r = daemon_subscribe(&c, session, types, msg, sizeof(msg));
 	if (r == -DAEMON_ENDED) {
 		fprintf(stderr,

@@ -81,15 +81,9 @@ int cmd_net(int argc, char **argv)
 			action);
 		return EXIT_USAGE;
 	}
-	r = daemon_client_connect(&c, daemon_socket_path(sock), CALL_TIMEOUT_MS);
-	if (r < 0) {
-		fprintf(stderr,
-			"bpfbox net: no daemon answers on %s: %s; rules of an "
-			"embedded "
-			"session are fixed when it starts\n",
-			daemon_socket_path(sock), strerror(-r));
+	if (cli_connect(&c, "net", sock, CALL_TIMEOUT_MS,
+			"rules of an embedded session are fixed when it starts") < 0)
 		return 1;
-	}
 	req = json_object_new_object();
 	json_object_object_add(req, "op", json_object_new_string("net"));
 	json_object_object_add(req, "session", json_object_new_string(id));

@@ -97,15 +97,9 @@ int cmd_sessions(int argc, char **argv)
 			return cli_bad_option("sessions", argv);
 		}
 	}
-	path = daemon_socket_path(socket);
-	r = daemon_client_connect(&c, path, 5000);
-	if (r < 0) {
-		fprintf(stderr,
-			"bpfbox sessions: no daemon answers on %s (%s); start one with "
-			"'bpfbox daemon' or pass --socket\n",
-			path, strerror(-r));
+	if (cli_connect(&c, "sessions", socket, 5000, NULL) < 0)
 		return 1;
-	}
+	path = daemon_socket_path(socket);
 	r = daemon_list(&c, &list, msg, sizeof(msg));
 	daemon_client_close(&c);
 	if (r < 0) {

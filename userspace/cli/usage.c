@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The bad-usage lines every subcommand prints (see cli.h). */
+/* The lines every subcommand prints the same way (see cli.h). */
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
+#include "../daemon/client.h"
+
+#define CLI_START_DAEMON "start one with 'bpfbox daemon' or pass --socket"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -28,4 +32,16 @@ int cli_extra_args(const char *cmd, int argc, char **argv)
 	if (optind >= argc)
 		return 0;
 	return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+}
+
+int cli_connect(struct daemon_client *c, const char *cmd, const char *socket, int timeout_ms,
+		const char *hint)
+{
+	const char *path = daemon_socket_path(socket);
+	int r = daemon_client_connect(c, path, timeout_ms);
+
+	if (r < 0)
+		fprintf(stderr, "bpfbox %s: no daemon answers on %s (%s); %s\n", cmd, path,
+			strerror(-r), hint ? hint : CLI_START_DAEMON);
+	return r;
 }

@@ -45,26 +45,27 @@ void metrics_count_event(struct metrics *m, const struct audit_event *ev)
 		m->events[ev->kind][dec]++;
 }
 
+/* The index of name in names[0..n - 1); n - 1 ("unknown", "other") when none. */
+static size_t index_or_last(const char *const *names, size_t n, const char *name)
+{
+	int i = name ? name_index(names, n - 1, name) : -1;
+
+	return i < 0 ? n - 1 : (size_t)i;
+}
+
 void metrics_count_denial(struct metrics *m, const char *layer)
 {
-	size_t i = 0;
-
-	if (!m)
-		return;
-	while (i < NLAYERS - 1 && (!layer || !streq(metrics_layers[i], layer)))
-		i++;
-	m->denials[i]++;
+	if (m)
+		m->denials[index_or_last(metrics_layers, NLAYERS, layer)]++;
 }
 
 void metrics_observe_request(struct metrics *m, const char *op, uint64_t ns)
 {
 	double s = ns / 1e9;
-	size_t i = 0;
+	size_t i = index_or_last(metrics_ops, NOPS, op);
 
 	if (!m)
 		return;
-	while (i < NOPS - 1 && (!op || !streq(metrics_ops[i], op)))
-		i++;
 	m->req_count[i]++;
 	m->req_sum[i] += s;
 	for (size_t b = 0; b < NBUCKETS; b++)
