@@ -377,6 +377,7 @@ static void test_event_parse(void **state)
 				   "02T03:04:05.000000007Z\","
 				   "\"decision\":\"deny\"}\n";
 	static const char start[] = "{\"type\":\"session.start\",\"time\":\"bad\"}";
+	static const char allow[] = "{\"type\":\"file\",\"decision\":\"allow\"}";
 	struct audit_event ev;
 
 	(void)state;
@@ -385,6 +386,8 @@ static void test_event_parse(void **state)
 	assert_int_equal(ev.decision, AUDIT_DECISION_DENY);
 	assert_int_equal(ev.time_ns, 1767323045LL * 1000000000LL + 7);
 	assert_ptr_equal(ev.line, deny);
+	assert_int_equal(audit_event_parse(&ev, allow, strlen(allow)), 0);
+	assert_int_equal(ev.decision, AUDIT_DECISION_ALLOW);
 	assert_int_equal(audit_event_parse(&ev, start, strlen(start)), 0);
 	assert_int_equal(ev.kind, EV_SESSION_START);
 	assert_int_equal(ev.decision, AUDIT_DECISION_NONE);
