@@ -3,6 +3,8 @@
 #ifndef BPFBOX_CLI_H
 #define BPFBOX_CLI_H
 
+#include <stdio.h>
+
 /* Exit codes shared by every subcommand (man/bpfbox.1.scd EXIT STATUS; docs/runtime.md for run). */
 #define EXIT_USAGE 2 /* bad command line for status, policy, ... */
 
@@ -16,6 +18,11 @@
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cli_bad_option(const char *cmd, char **argv);
 int cli_extra_args(const char *cmd, int argc, char **argv);
+/*
+ * The default of a command's option switch: -h (--help) prints usage on
+ * stdout and gives 0; any other option is cli_bad_option().
+ */
+int cli_help_or_bad(int opt, const char *cmd, char **argv, void (*usage)(FILE *out));
 
 struct daemon_client;
 /*

@@ -272,12 +272,8 @@ int cmd_daemon(int argc, char **argv)
 			o.config_path = optarg;
 			break;
 		}
-		case 'h':
-			daemon_usage(stdout);
-			code = 0;
-			goto out;
 		default:
-			cli_bad_option("daemon", argv);
+			code = cli_help_or_bad(c, "daemon", argv, daemon_usage);
 			goto out;
 		}
 	}

@@ -139,12 +139,8 @@ int cmd_events(int argc, char **argv)
 		case 's':
 			socket = optarg;
 			break;
-		case 'h':
-			events_usage(stdout);
-			code = 0;
-			goto out;
 		default:
-			cli_bad_option("events", argv);
+			code = cli_help_or_bad(opt, "events", argv, events_usage);
 			goto out;
 		}
 	}

@@ -50,11 +50,8 @@ int cmd_net(int argc, char **argv)
 		case 's':
 			sock = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			return cli_bad_option("net", argv);
+			return cli_help_or_bad(o, "net", argv, usage);
 		}
 	}
 	if (optind != argc - 3) {

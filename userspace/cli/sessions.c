@@ -90,11 +90,8 @@ int cmd_sessions(int argc, char **argv)
 		case 's':
 			socket = optarg;
 			break;
-		case 'h':
-			sessions_usage(stdout);
-			return 0;
 		default:
-			return cli_bad_option("sessions", argv);
+			return cli_help_or_bad(opt, "sessions", argv, sessions_usage);
 		}
 	}
 	if (cli_connect(&c, "sessions", socket, 5000, NULL) < 0)

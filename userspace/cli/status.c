@@ -141,11 +141,8 @@ int cmd_status(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
-		case 'h':
-			status_usage(stdout);
-			return 0;
 		default:
-			return cli_bad_option("status", argv);
+			return cli_help_or_bad(c, "status", argv, status_usage);
 		}
 	}
 	if (cli_extra_args("status", argc, argv))

@@ -126,11 +126,8 @@ int cmd_top(int argc, char **argv)
 		case OPT_FILTER:
 			filter = optarg;
 			break;
-		case 'h':
-			top_usage(stdout);
-			return 0;
 		default:
-			return cli_bad_option("top", argv);
+			return cli_help_or_bad(opt, "top", argv, top_usage);
 		}
 	}
 	if (cli_extra_args("top", argc, argv))

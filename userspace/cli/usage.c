@@ -27,6 +27,14 @@ int cli_bad_option(const char *cmd, char **argv)
 	return cli_usage_error(cmd, "unknown or incomplete option '%s'", argv[optind - 1]);
 }
 
+int cli_help_or_bad(int opt, const char *cmd, char **argv, void (*usage)(FILE *out))
+{
+	if (opt != 'h')
+		return cli_bad_option(cmd, argv);
+	usage(stdout);
+	return 0;
+}
+
 int cli_extra_args(const char *cmd, int argc, char **argv)
 {
 	if (optind >= argc)
