@@ -22,6 +22,12 @@ int cli_extra_args(const char *cmd, int argc, char **argv);
  * The default of a command's option switch: -h (--help) prints usage on
  * stdout and gives 0; any other option is cli_bad_option().
  */
+/*
+ * The word a command dispatches on (argv[1]): none prints usage on stderr
+ * and gives EXIT_USAGE, -h, --help or help prints it on stdout and gives 0;
+ * -1 for any other word, the caller's to dispatch.
+ */
+int cli_word_help(const char *word, void (*usage)(FILE *out));
 int cli_help_or_bad(int opt, const char *cmd, char **argv, void (*usage)(FILE *out));
 
 struct daemon_client;

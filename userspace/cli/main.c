@@ -69,15 +69,10 @@ int __lsan_is_turned_off(void)
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
+	int r = cli_word_help(cmd, usage);
 
-	if (!cmd) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (streq(cmd, "-h") || streq(cmd, "--help") || streq(cmd, "help")) {
-		usage(stdout);
-		return 0;
-	}
+	if (r >= 0)
+		return r;
 	if (streq(cmd, "--version") || streq(cmd, "version")) {
 		version();
 		return 0;

@@ -27,6 +27,18 @@ int cli_bad_option(const char *cmd, char **argv)
 	return cli_usage_error(cmd, "unknown or incomplete option '%s'", argv[optind - 1]);
 }
 
+int cli_word_help(const char *word, void (*usage)(FILE *out))
+{
+	if (!word) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(word, "-h") && strcmp(word, "--help") && strcmp(word, "help"))
+		return -1;
+	usage(stdout);
+	return 0;
+}
+
 int cli_help_or_bad(int opt, const char *cmd, char **argv, void (*usage)(FILE *out))
 {
 	if (opt != 'h')
