@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The small shared helpers of lib/util.h and the JSON writer's raw text
- * (lib/jsonw.h): name tables, fd_close, mkdir_parents on a real directory,
+ * (lib/jsonw.h), the cgroup file reader (lib/cgroup.h): name tables, fd_close, mkdir_parents on a real directory,
  * signalfd_block with a real signal, jsonw_printf past the first buffer.
  */
 #include <errno.h>
@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "lib/cgroup.h"
 #include "lib/jsonw.h"
 #include "lib/util.h"
 #include "scratch.h"
@@ -96,6 +97,37 @@ static void signals(void **state)
 	assert_int_equal(sigprocmask(SIG_SETMASK, &old, NULL), 0);
 }
 
+/* Flat keyed files: a key is a whole word at the start of a line. */
+static void keyed(void **state)
+{
+	const char *events = "low 0\nhigh 0\nmax 2\noom 3\noom_kill 1\noom_group_kill 0\n";
+	char dir[PATH_MAX], path[PATH_MAX + 16], buf[64];
+	uint64_t v = 77;
+	FILE *f;
+
+	(void)state;
+	assert_true(cgroup_key(events, "oom", &v));
+	assert_int_equal(v, 3);
+	assert_true(cgroup_key(events, "oom_kill", &v));
+	assert_int_equal(v, 1);
+	assert_true(cgroup_key(events, "low", &v));
+	assert_int_equal(v, 0);
+	v = 77;
+	assert_false(cgroup_key(events, "kill", &v)); /* inside a word */
+	assert_false(cgroup_key(events, "oom_", &v));
+	assert_int_equal(v, 77);
+	assert_int_equal(scratch_make(dir, sizeof(dir), "cgkey"), 0);
+	snprintf(path, sizeof(path), "%s/cpu.stat", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("usage_usec 123456\nuser_usec 100000\n", f);
+	fclose(f);
+	assert_true(cgroup_read(dir, "cpu.stat", buf, sizeof(buf)) > 0);
+	assert_true(cgroup_key(buf, "usage_usec", &v));
+	assert_int_equal(v, 123456);
+	assert_int_equal(cgroup_read(dir, "memory.current", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(scratch_remove(dir), 0);
+}
+
 static void raw_text(void **state)
 {
 	struct jsonw w = {0};
@@ -119,8 +151,8 @@ static void raw_text(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(names),   cmocka_unit_test(closes),   cmocka_unit_test(parents),
-		cmocka_unit_test(signals), cmocka_unit_test(raw_text),
+		cmocka_unit_test(names),   cmocka_unit_test(closes), cmocka_unit_test(parents),
+		cmocka_unit_test(signals), cmocka_unit_test(keyed),  cmocka_unit_test(raw_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

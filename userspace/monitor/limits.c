@@ -154,12 +154,9 @@ static void describe(struct session_limits *l)
 /* Which controllers a session cgroup under l->v2_parent could get. */
 static void v2_available(const struct session_limits *l, bool root, char *buf, size_t size)
 {
-	char path[LIMITS_PATH_MAX + 32];
-
 	buf[0] = '\0';
 	/* Root enables them down from the mount; others only below their parent. */
-	snprintf(path, sizeof(path), "%s/cgroup.controllers", root ? l->v2_mount : l->v2_parent);
-	read_file_str(path, buf, size);
+	cgroup_read(root ? l->v2_mount : l->v2_parent, "cgroup.controllers", buf, size);
 }
 
 void limits_plan(struct session_limits *l, const struct policy_limits *pl, const char *v2_parent,
