@@ -119,19 +119,26 @@ static int lines_read(struct top *t, struct buf *b, int fd, size_t max,
 	return lines;
 }
 
-int top_read_events(struct top *t, size_t max_bytes)
+/* lines_read() of one connection; on an error, why and disconnected. */
+static int read_or_drop(struct top *t, struct buf *b, int fd, size_t max,
+			void (*fn)(struct top *t, char *line, size_t len), const char *closed)
 {
 	int r;
 
 	if (!t->connected)
 		return -ENOTCONN;
-	r = lines_read(t, &t->sub_in, t->sub.fd, max_bytes, top_handle_line);
+	r = lines_read(t, b, fd, max, fn);
 	if (r < 0) {
-		snprintf(t->why, sizeof(t->why), "%s",
-			 r == -ECONNRESET ? "the daemon closed the event stream" : strerror(-r));
+		snprintf(t->why, sizeof(t->why), "%s", r == -ECONNRESET ? closed : strerror(-r));
 		top_disconnect(t);
 	}
 	return r;
+}
+
+int top_read_events(struct top *t, size_t max_bytes)
+{
+	return read_or_drop(t, &t->sub_in, t->sub.fd, max_bytes, top_handle_line,
+			    "the daemon closed the event stream");
 }
 
 static int send_request(struct top *t, enum top_req_kind kind, const char *op, const char *id)
@@ -239,17 +246,11 @@ static void on_reply(struct top *t, char *line, size_t len)
 int top_read_replies(struct top *t)
 {
 	uint64_t samples = t->samples, ops = t->op_results;
-	int r;
+	int r = read_or_drop(t, &t->ctl_in, t->ctl.fd, SIZE_MAX, on_reply,
+			     "the daemon closed the connection");
 
-	if (!t->connected)
-		return -ENOTCONN;
-	r = lines_read(t, &t->ctl_in, t->ctl.fd, SIZE_MAX, on_reply);
-	if (r < 0) {
-		snprintf(t->why, sizeof(t->why), "%s",
-			 r == -ECONNRESET ? "the daemon closed the connection" : strerror(-r));
-		top_disconnect(t);
+	if (r < 0)
 		return r;
-	}
 	if (t->pend_n && now_ns() - t->pend[t->pend_head].sent_ns >
 				 (uint64_t)TOP_REPLY_TIMEOUT_MS * 1000000ULL) {
 		snprintf(t->why, sizeof(t->why), "no reply to '%s' in %d s",
