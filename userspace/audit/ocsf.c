@@ -56,8 +56,7 @@ static void enc_fork(struct jsonw *w, const struct ev *e, const char *hostname)
 	ocsf_begin_record(w, e, &OCSF_PROCESS, 1, "Launch", hostname, msg);
 	jsonw_object_begin(w, "process");
 	jsonw_i64(w, "pid", child);
-	if (e->comm)
-		jsonw_str(w, "name", e->comm);
+	jsonw_str_opt(w, "name", e->comm);
 	if (e->has_uid)
 		ocsf_put_uid(w, "user", e->uid);
 	jsonw_object_begin(w, "parent_process");
@@ -222,8 +221,7 @@ static void enc_net(struct jsonw *w, const struct ev *e, const char *hostname)
 		jsonw_object_begin(w, "dst_endpoint");
 		if (name && *name)
 			jsonw_str(w, "hostname", name);
-		if (addr)
-			jsonw_str(w, "ip", addr);
+		jsonw_str_opt(w, "ip", addr);
 		jsonw_i64(w, "port", port);
 		jsonw_end(w);
 		jsonw_object_begin(w, "connection_info");

@@ -85,8 +85,7 @@ void ocsf_enc_session(struct jsonw *w, const struct ev *e, const char *hostname)
 	jsonw_str(w, "status", "Success");
 	ocsf_put_lifecycle_actor(w, e);
 	jsonw_object_begin(w, "process");
-	if (e->session)
-		jsonw_str(w, "uid", e->session);
+	jsonw_str_opt(w, "uid", e->session);
 	if (json_object_object_get_ex(e->o, "command", &cmd) &&
 	    json_object_is_type(cmd, json_type_array) && json_object_array_length(cmd)) {
 		const char *argv0 = json_object_get_string(json_object_array_get_idx(cmd, 0));
@@ -129,8 +128,7 @@ void ocsf_enc_log(struct jsonw *w, const struct ev *e, const char *hostname)
 			  hostname, msg, false);
 	jsonw_u64(w, "status_id", 2);
 	jsonw_str(w, "status", "Failure");
-	if (error)
-		jsonw_str(w, "status_code", error);
+	jsonw_str_opt(w, "status_code", error);
 	jsonw_str(w, "status_detail", loss ? (where ? where : "events lost") : (text ? text : "?"));
 	jsonw_str(w, "log_name", sink ? sink : "bpfbox audit");
 	jsonw_str(w, "log_provider", "bpfbox");
@@ -164,12 +162,10 @@ void ocsf_enc_ceiling(struct jsonw *w, const struct ev *e, const char *hostname)
 	jsonw_str(w, "disposition", refuse ? "Blocked" : "Corrected");
 	jsonw_u64(w, "status_id", refuse ? 2 : 1);
 	jsonw_str(w, "status", refuse ? "Failure" : "Success");
-	if (reason)
-		jsonw_str(w, "status_detail", reason);
+	jsonw_str_opt(w, "status_detail", reason);
 	ocsf_put_lifecycle_actor(w, e);
 	jsonw_object_begin(w, "process");
-	if (e->session)
-		jsonw_str(w, "uid", e->session);
+	jsonw_str_opt(w, "uid", e->session);
 	jsonw_end(w);
 	finish(w, e, hostname);
 }

@@ -153,6 +153,12 @@ void jsonw_end(struct jsonw *w)
 	w->need_comma = true;
 }
 
+void jsonw_str_opt(struct jsonw *w, const char *key, const char *value)
+{
+	if (value)
+		jsonw_str(w, key, value);
+}
+
 void jsonw_strn(struct jsonw *w, const char *key, const char *value, size_t len)
 {
 	jsonw_key(w, key);

@@ -26,6 +26,8 @@ void jsonw_begin(struct jsonw *w); /* { */
 void jsonw_end(struct jsonw *w);   /* } */
 void jsonw_key(struct jsonw *w, const char *key);
 void jsonw_str(struct jsonw *w, const char *key, const char *value);
+/* The member only when value is not NULL (an optional field). */
+void jsonw_str_opt(struct jsonw *w, const char *key, const char *value);
 void jsonw_strn(struct jsonw *w, const char *key, const char *value, size_t len);
 void jsonw_u64(struct jsonw *w, const char *key, uint64_t value);
 void jsonw_i64(struct jsonw *w, const char *key, int64_t value);
