@@ -39,18 +39,24 @@ struct daemon_client;
 int cli_connect(struct daemon_client *c, const char *cmd, const char *socket, int timeout_ms,
 		const char *hint);
 
-int cmd_status(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_policy(int argc, char **argv);
-int cmd_selftest(int argc, char **argv);
-int cmd_daemon(int argc, char **argv);
-int cmd_sessions(int argc, char **argv);
-int cmd_pause(int argc, char **argv);
-int cmd_resume(int argc, char **argv);
-int cmd_kill(int argc, char **argv);
-int cmd_events(int argc, char **argv);
-int cmd_top(int argc, char **argv);
-int cmd_net(int argc, char **argv);
+/* The commands, in the order `bpfbox --help` lists them: name, function, summary. */
+#define CLI_COMMANDS(X)                                                                \
+	X("status", cmd_status, "probe what this host can enforce")                    \
+	X("run", cmd_run, "run one command in a sandboxed session")                    \
+	X("policy", cmd_policy, "print and check the effective policy")                \
+	X("test", cmd_selftest, "smoke-test the sandbox on this host")                 \
+	X("daemon", cmd_daemon, "serve sessions over a unix socket (BPF loaded once)") \
+	X("sessions", cmd_sessions, "list the sessions a daemon runs")                 \
+	X("pause", cmd_pause, "freeze a running session")                              \
+	X("resume", cmd_resume, "thaw a paused session, raising its limits first")     \
+	X("kill", cmd_kill, "kill every process of a session")                         \
+	X("net", cmd_net, "allow or deny a destination of a running session")          \
+	X("events", cmd_events, "print a daemon's live events (json, ocsf, text)")     \
+	X("top", cmd_top, "watch a daemon's sessions live (ncurses)")
+
+#define CLI_DECLARE(name, fn, summary) int fn(int argc, char **argv);
+CLI_COMMANDS(CLI_DECLARE)
+#undef CLI_DECLARE
 int cmd_probe(int argc, char **argv); /* hidden: run inside `bpfbox test` */
 
 #endif

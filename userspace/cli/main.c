@@ -22,18 +22,9 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{"status", cmd_status, "probe what this host can enforce"},
-	{"run", cmd_run, "run one command in a sandboxed session"},
-	{"policy", cmd_policy, "print and check the effective policy"},
-	{"test", cmd_selftest, "smoke-test the sandbox on this host"},
-	{"daemon", cmd_daemon, "serve sessions over a unix socket (BPF loaded once)"},
-	{"sessions", cmd_sessions, "list the sessions a daemon runs"},
-	{"pause", cmd_pause, "freeze a running session"},
-	{"resume", cmd_resume, "thaw a paused session, raising its limits first"},
-	{"kill", cmd_kill, "kill every process of a session"},
-	{"net", cmd_net, "allow or deny a destination of a running session"},
-	{"events", cmd_events, "print a daemon's live events (json, ocsf, text)"},
-	{"top", cmd_top, "watch a daemon's sessions live (ncurses)"},
+#define CLI_ENTRY(name, fn, summary) {name, fn, summary},
+	CLI_COMMANDS(CLI_ENTRY)
+#undef CLI_ENTRY
 };
 
 static void usage(FILE *out)
