@@ -199,7 +199,7 @@ int top_request_op(struct top *t, const char *op, const char *id)
 /* One reply of the control connection: the answer to the oldest request. */
 static void on_reply(struct top *t, char *line, size_t len)
 {
-	struct json_object *o, *v, *list;
+	struct json_object *o, *list;
 	struct top_req q;
 	const char *err;
 	bool ok;
@@ -214,7 +214,7 @@ static void on_reply(struct top *t, char *line, size_t len)
 	t->pend_n--;
 	o = json_tokener_parse(line);
 	(void)len;
-	ok = o && json_object_object_get_ex(o, "ok", &v) && json_object_get_boolean(v);
+	ok = json_member_true(o, "ok");
 	err = o ? json_member_str(o, "error") : NULL;
 	code = o && json_member_str(o, "code") ? -proto_errno_from_name(json_member_str(o, "code"))
 					       : -EPROTO;
@@ -293,7 +293,6 @@ int top_sample(struct top *t, char *msg, size_t size)
 
 static void on_ping(struct top *t, struct json_object *reply)
 {
-	struct json_object *v;
 	const char *str;
 	int64_t pid;
 
@@ -303,12 +302,9 @@ static void on_ping(struct top *t, struct json_object *reply)
 	}
 	if ((str = json_member_str(reply, "cgroup_parent")))
 		snprintf(t->cgroup_parent, sizeof(t->cgroup_parent), "%s", str);
-	t->bpf_audit = json_object_object_get_ex(reply, "bpf_audit", &v) &&
-		       json_object_get_boolean(v);
-	t->bpf_network = json_object_object_get_ex(reply, "bpf_network", &v) &&
-			 json_object_get_boolean(v);
-	t->bpf_unix = json_object_object_get_ex(reply, "bpf_unix_connect", &v) &&
-		      json_object_get_boolean(v);
+	t->bpf_audit = json_member_true(reply, "bpf_audit");
+	t->bpf_network = json_member_true(reply, "bpf_network");
+	t->bpf_unix = json_member_true(reply, "bpf_unix_connect");
 }
 
 void top_disconnect(struct top *t)
