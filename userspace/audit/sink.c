@@ -215,19 +215,20 @@ void sinks_emit(struct sinks *set, const struct audit_event *ev)
 	deliver(set);
 }
 
+/* net() on each network sink, stream() on each file or stdout sink. */
+static void each_sink(struct sinks *set, void (*net)(struct sink *sk),
+		      void (*stream)(struct sink *sk))
+{
+	for (size_t i = 0; i < set->n; i++)
+		(is_net(&set->v[i]) ? net : stream)(&set->v[i]);
+}
+
 void sinks_flush(struct sinks *set)
 {
 	if (!set)
 		return;
 	tick(set);
-	for (size_t i = 0; i < set->n; i++) {
-		struct sink *sk = &set->v[i];
-
-		if (is_net(sk))
-			netsink_flush(sk);
-		else
-			stream_flush(sk);
-	}
+	each_sink(set, netsink_flush, stream_flush);
 	deliver(set);
 	arm_timer(set);
 }
@@ -279,14 +280,7 @@ void sinks_close(struct sinks *set)
 {
 	if (!set)
 		return;
-	for (size_t i = 0; i < set->n; i++) {
-		struct sink *sk = &set->v[i];
-
-		if (is_net(sk))
-			netsink_close(sk);
-		else
-			stream_close(sk);
-	}
+	each_sink(set, netsink_close, stream_close);
 	/* What the closing sinks had to say reaches the hook, not the sinks. */
 	while (set->pending) {
 		struct pending_event *pe = set->pending;
