@@ -337,14 +337,8 @@ int limits_attach_pid(const struct session_limits *l, pid_t pid)
 
 void limits_close_fds(struct session_limits *l)
 {
-	if (l->cg_fd >= 0)
-		close(l->cg_fd);
-	if (l->cg_procs_fd >= 0)
-		close(l->cg_procs_fd);
-	l->cg_fd = l->cg_procs_fd = -1;
-	for (int r = 0; r < RES__COUNT; r++) {
-		if (l->cg1_procs_fd[r] >= 0)
-			close(l->cg1_procs_fd[r]);
-		l->cg1_procs_fd[r] = -1;
-	}
+	fd_close(&l->cg_fd);
+	fd_close(&l->cg_procs_fd);
+	for (int r = 0; r < RES__COUNT; r++)
+		fd_close(&l->cg1_procs_fd[r]);
 }

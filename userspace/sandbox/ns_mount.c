@@ -115,25 +115,15 @@ static bool is_under(const char *path, const char *dir)
 /* mkdir -p for a mount point inside a fresh tmpfs; the last one a file if !dir. */
 static int make_mountpoint(const char *path, bool dir)
 {
-	char buf[PATH_MAX];
-	size_t len = strlen(path);
+	int r = mkdir_parents(path, 0755);
 
-	if (len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
+	if (r < 0)
+		return r;
 	if (dir) {
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
 			return -errno;
 	} else {
-		int fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
+		int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
 
 		if (fd < 0 && errno != EEXIST && errno != EROFS)
 			return -errno;
@@ -228,7 +218,7 @@ static int mount_tmpfs(const char *dir, unsigned long flags, const char *opts)
 	return mount("tmpfs", dir, "tmpfs", flags, opts) < 0 ? -errno : 0;
 }
 
-/* A tmpfs anyone may write (mode 1777), of bytes and inodes when bytes is set. */
+/* A private tmpfs for everyone (1777): bytes and inodes at most, 0: unbounded. */
 static int mount_shared_tmpfs(const char *dir, uint64_t bytes, uint64_t inodes)
 {
 	char opts[96];
