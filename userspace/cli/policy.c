@@ -94,6 +94,42 @@ static void add_not_enforced(struct json_object *out, const struct bpfbox_policy
 	session_cleanup(&s);
 }
 
+/* The merged policy of src and the flags, printed as JSON; its exit code. */
+static int print_policy(struct policy_sources *src, const char *mode, const char *workspace)
+{
+	struct json_object *flags = NULL, *out;
+	struct bpfbox_policy p;
+	struct policy_error err;
+	char line[1024];
+	int r;
+
+	if (flags_layer(mode, workspace, &flags) < 0) {
+		fprintf(stderr, "bpfbox policy: out of memory\n");
+		return 1;
+	}
+	src->flags = flags;
+	r = policy_load(&p, src, &err);
+	json_object_put(flags);
+	if (r < 0) {
+		fprintf(stderr, "bpfbox policy: %s\n",
+			policy_error_format(&err, line, sizeof(line)));
+		return EXIT_USAGE;
+	}
+	out = policy_to_json(&p);
+	if (out)
+		add_not_enforced(out, &p);
+	policy_free(&p);
+	if (!out) {
+		fprintf(stderr, "bpfbox policy: out of memory\n");
+		return 1;
+	}
+	printf("%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PRETTY |
+								   JSON_C_TO_STRING_SPACED |
+								   JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(out);
+	return 0;
+}
+
 static int policy_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -107,12 +143,8 @@ static int policy_check(int argc, char **argv)
 	};
 	const char *mode = NULL, *workspace = NULL;
 	struct policy_sources src = {0};
-	struct json_object *flags = NULL, *out;
-	struct bpfbox_policy p;
-	struct policy_error err;
-	char line[1024];
 	enum sandbox_mode m;
-	int c, r;
+	int c;
 
 	while ((c = getopt_long(argc, argv, ":w:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -153,32 +185,7 @@ static int policy_check(int argc, char **argv)
 		return usage_error("-w: empty directory name");
 	/* getopt moved the operands to the end, NULL-terminated by argv */
 	src.files = (const char *const *)(argv + optind);
-
-	if (flags_layer(mode, workspace, &flags) < 0) {
-		fprintf(stderr, "bpfbox policy: out of memory\n");
-		return 1;
-	}
-	src.flags = flags;
-	r = policy_load(&p, &src, &err);
-	json_object_put(flags);
-	if (r < 0) {
-		fprintf(stderr, "bpfbox policy: %s\n",
-			policy_error_format(&err, line, sizeof(line)));
-		return EXIT_USAGE;
-	}
-	out = policy_to_json(&p);
-	if (out)
-		add_not_enforced(out, &p);
-	policy_free(&p);
-	if (!out) {
-		fprintf(stderr, "bpfbox policy: out of memory\n");
-		return 1;
-	}
-	printf("%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PRETTY |
-								   JSON_C_TO_STRING_SPACED |
-								   JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(out);
-	return 0;
+	return print_policy(&src, mode, workspace);
 }
 
 int cmd_policy(int argc, char **argv)
