@@ -80,15 +80,62 @@ static int parse_sort(const char *name, enum top_col *out)
 
 /* Long (98 lines): a case per option, then the checks and the one call to
  * the view or the snapshot; nothing in it is more than parsing. */
+/* Connected to the daemon: the full-screen view, or one snapshot (--once, --json, no tty). */
+static int run_top(const char *socket, const char *filter, enum top_col sort, bool reverse,
+		   bool once, bool json, double interval)
+{
+	struct top *t;
+	char msg[768];
+	int r;
+
+	setlocale(LC_ALL, "");
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		fprintf(stderr, "bpfbox top: out of memory\n");
+		return 1;
+	}
+	top_init(t, socket);
+	t->sort = sort;
+	t->reverse = reverse;
+	if (filter)
+		snprintf(t->filter, sizeof(t->filter), "%s", filter);
+	r = top_connect(t, msg, sizeof(msg));
+	if (r < 0) {
+		fprintf(stderr, "bpfbox top: %s%s\n", msg,
+			startswith(msg, "no daemon")
+				? "; start one with 'bpfbox daemon' or pass --socket"
+				: "");
+		top_free(t);
+		free(t);
+		return 1;
+	}
+	if (!once && !json && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
+		once = true;
+	if (!once && !json) {
+		r = top_run_ui(t, interval);
+		if (r == -ENOTTY) {
+			fprintf(stderr,
+				"bpfbox top: the terminal (TERM=%s) cannot be drawn on; "
+				"one snapshot instead\n",
+				getenv("TERM") ? getenv("TERM") : "");
+			once = true;
+		}
+	}
+	if (once || json)
+		r = top_snapshot(t, interval, json);
+	top_free(t);
+	free(t);
+	return r;
+}
+
 int cmd_top(int argc, char **argv)
 {
 	const char *socket = NULL, *filter = NULL;
 	bool once = false, json = false, reverse = false;
 	enum top_col sort = TOP_COL_CPU;
 	double interval = 1.0;
-	struct top *t;
-	char msg[768], *end;
-	int opt, r;
+	char *end;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, "hd:", top_opts, NULL)) != -1) {
 		switch (opt) {
@@ -137,42 +184,5 @@ int cmd_top(int argc, char **argv)
 			TOP_FILTER_MAX - 1);
 		return EXIT_USAGE;
 	}
-	setlocale(LC_ALL, "");
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		fprintf(stderr, "bpfbox top: out of memory\n");
-		return 1;
-	}
-	top_init(t, socket);
-	t->sort = sort;
-	t->reverse = reverse;
-	if (filter)
-		snprintf(t->filter, sizeof(t->filter), "%s", filter);
-	r = top_connect(t, msg, sizeof(msg));
-	if (r < 0) {
-		fprintf(stderr, "bpfbox top: %s%s\n", msg,
-			startswith(msg, "no daemon")
-				? "; start one with 'bpfbox daemon' or pass --socket"
-				: "");
-		top_free(t);
-		free(t);
-		return 1;
-	}
-	if (!once && !json && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
-		once = true;
-	if (!once && !json) {
-		r = top_run_ui(t, interval);
-		if (r == -ENOTTY) {
-			fprintf(stderr,
-				"bpfbox top: the terminal (TERM=%s) cannot be drawn on; "
-				"one snapshot instead\n",
-				getenv("TERM") ? getenv("TERM") : "");
-			once = true;
-		}
-	}
-	if (once || json)
-		r = top_snapshot(t, interval, json);
-	top_free(t);
-	free(t);
-	return r;
+	return run_top(socket, filter, sort, reverse, once, json, interval);
 }
