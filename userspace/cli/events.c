@@ -87,16 +87,75 @@ static void print_event(enum sink_format fmt, const char *line, size_t len, cons
 	json_object_put(o);
 }
 
+/* Subscribes to session's events (every session: NULL) of types; says why not. */
+static int subscribe(struct daemon_client *c, const char *path, const char *session,
+		     struct json_object *types)
+{
+	char msg[512];
+	int r = daemon_subscribe(c, session, types, msg, sizeof(msg));
+
+	if (r == -DAEMON_ENDED) {
+		fprintf(stderr,
+			"bpfbox events: session %s has already ended; its events are in "
+			"the daemon's sinks\n",
+			session);
+		return r;
+	}
+	if (r == -ENOENT && session) {
+		fprintf(stderr,
+			"bpfbox events: the daemon on %s runs no session %s (it ended or "
+			"never started); its events are in the daemon's sinks\n",
+			path, session);
+		return r;
+	}
+	if (r < 0)
+		fprintf(stderr, "bpfbox events: the daemon on %s: %s\n", path, msg);
+	return r;
+}
+
+/* The subscribed stream printed until it ends, or is quiet for idle_ms (not --follow). */
+static int stream_events(struct daemon_client *c, const char *path, enum sink_format fmt,
+			 bool follow, int idle_ms)
+{
+	char hostname[256] = "localhost";
+	struct jsonw w = {0};
+	int r, code = 1;
+
+	if (gethostname(hostname, sizeof(hostname) - 1) < 0)
+		snprintf(hostname, sizeof(hostname), "localhost");
+	for (;;) {
+		char *line;
+		size_t len;
+
+		r = daemon_client_read_line(c, &line, &len, follow ? 60000 : idle_ms);
+		if (r == -EAGAIN && follow)
+			continue;
+		if (r == -EAGAIN || r == 0) {
+			/* Quiet for --idle, or the daemon ended the stream (the session ended). */
+			code = 0;
+			break;
+		}
+		if (r < 0) {
+			fprintf(stderr, "bpfbox events: reading from the daemon on %s: %s\n", path,
+				strerror(-r));
+			break;
+		}
+		print_event(fmt, line, len, hostname, &w);
+		if (follow)
+			fflush(stdout);
+	}
+	jsonw_free(&w);
+	return code;
+}
+
 int cmd_events(int argc, char **argv)
 {
 	struct json_object *types = json_object_new_array();
 	const char *socket = NULL, *session = NULL, *path;
 	enum sink_format fmt = SINK_FMT_JSON;
 	unsigned long long idle_s;
-	int idle_ms = IDLE_DEFAULT_MS, opt, r, code = EXIT_USAGE;
-	char msg[512], hostname[256] = "localhost";
+	int idle_ms = IDLE_DEFAULT_MS, opt, code = EXIT_USAGE;
 	struct daemon_client c = {.fd = -1};
-	struct jsonw w = {0};
 	bool follow = false;
 
 	while ((opt = getopt_long(argc, argv, "fh", events_opts, NULL)) != -1) {
@@ -150,52 +209,12 @@ int cmd_events(int argc, char **argv)
 	path = daemon_socket_path(socket);
 	if (cli_connect(&c, "events", socket, 5000, NULL) < 0)
 		goto out;
-	r = daemon_subscribe(&c, session, types, msg, sizeof(msg));
-	if (r == -DAEMON_ENDED) {
-		fprintf(stderr,
-			"bpfbox events: session %s has already ended; its events are in "
-			"the daemon's sinks\n",
-			session);
+	if (subscribe(&c, path, session, types) < 0)
 		goto out;
-	}
-	if (r == -ENOENT && session) {
-		fprintf(stderr,
-			"bpfbox events: the daemon on %s runs no session %s (it ended or "
-			"never started); its events are in the daemon's sinks\n",
-			path, session);
-		goto out;
-	}
-	if (r < 0) {
-		fprintf(stderr, "bpfbox events: the daemon on %s: %s\n", path, msg);
-		goto out;
-	}
-	if (gethostname(hostname, sizeof(hostname) - 1) < 0)
-		snprintf(hostname, sizeof(hostname), "localhost");
-	for (;;) {
-		char *line;
-		size_t len;
-
-		r = daemon_client_read_line(&c, &line, &len, follow ? 60000 : idle_ms);
-		if (r == -EAGAIN && follow)
-			continue;
-		if (r == -EAGAIN || r == 0) {
-			/* Quiet for --idle, or the daemon ended the stream (the session ended). */
-			code = 0;
-			break;
-		}
-		if (r < 0) {
-			fprintf(stderr, "bpfbox events: reading from the daemon on %s: %s\n", path,
-				strerror(-r));
-			break;
-		}
-		print_event(fmt, line, len, hostname, &w);
-		if (follow)
-			fflush(stdout);
-	}
+	code = stream_events(&c, path, fmt, follow, idle_ms);
 out:
 	fflush(stdout);
 	daemon_client_close(&c);
 	json_object_put(types);
-	jsonw_free(&w);
 	return code;
 }
