@@ -165,6 +165,7 @@ static int daemon_reload_cmd(int argc, char **argv)
 	return 0;
 }
 
+/* long: one case per option of bpfbox daemon, each checked where it is read (a table in code) */
 int cmd_daemon(int argc, char **argv)
 {
 	struct daemon_opts o = {.socket_path = DAEMON_SOCKET_DEFAULT,
