@@ -119,30 +119,6 @@ static __always_inline void report(struct bpfbox_session *ss, struct cmd_scratch
 	bpf_ringbuf_submit(e, 0);
 }
 
-struct rule_ctx {
-	struct cmd_scratch *s;
-	struct bpfbox_cmd_table *t;
-	__u64 found; /* from find_cb */
-	__s32 hit;   /* the first rule that matched, -1: none */
-};
-
-/* Rule i: exe, then argv; the first match stops the walk. */
-static long rule_cb(__u32 i, void *data)
-{
-	struct rule_ctx *c = data;
-	struct bpfbox_cmd_rule *r;
-
-	if (i >= BPFBOX_CMD_RULES_MAX)
-		return 1;
-	r = &c->t->r[i];
-	if (r->pat_len && !(c->found & (1ULL << i)))
-		return 0;
-	if (!cmd_exe_matches(r, &c->s->x))
-		return 0;
-	c->hit = i;
-	return 1;
-}
-
 SEC("tracepoint/sched/sched_process_exec")
 int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 {
@@ -153,7 +129,7 @@ int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 	unsigned long start, end, len;
 	__u32 zero = 0, raw;
 	unsigned int off;
-	struct rule_ctx rc;
+	struct cmd_walk rc = {};
 	struct bpfbox_cmd_rule *r;
 
 	if (!ss || !(ss->flags & BPFBOX_SF_CMD_RULES))
@@ -192,10 +168,9 @@ int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 		bpf_loop(len, find_cb, &jc, 0);
 		rc.found = jc.found;
 	}
-	rc.s = s;
+	rc.x = &s->x;
 	rc.t = t;
-	rc.hit = -1;
-	bpf_loop(t->n < BPFBOX_CMD_RULES_MAX ? t->n : BPFBOX_CMD_RULES_MAX, rule_cb, &rc, 0);
+	cmd_walk_rules(&rc);
 	if (rc.hit < 0)
 		return 0;
 	r = &t->r[rc.hit & (BPFBOX_CMD_RULES_MAX - 1)];

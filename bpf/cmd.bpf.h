@@ -100,6 +100,48 @@ static __always_inline bool cmd_exe_matches(const struct bpfbox_cmd_rule *r, str
 	return false;
 }
 
+/* A walk of the rules of one exec, first match wins. */
+struct cmd_walk {
+	struct cmd_exe *x;
+	struct bpfbox_cmd_table *t;
+	__u64 found;  /* bit i: rule i's argv pattern is in argv */
+	__s32 hit;    /* the first rule that matched, -1: none (or undecided) */
+	__u32 noargv; /* argv unknown (the LSM exec hook): judge by exe alone */
+};
+
+/*
+ * Rule i: its argv, then its exe; the first match stops the walk. With
+ * noargv a rule with a pattern can be judged only when it denies (the
+ * exec is denied whether it matches or not): passed over; an allow or ask
+ * one ends the walk undecided. A bpf_loop callback: verified once.
+ */
+static long cmd_rule_cb(__u32 i, void *data)
+{
+	struct cmd_walk *c = data;
+	struct bpfbox_cmd_rule *r;
+
+	if (i >= BPFBOX_CMD_RULES_MAX)
+		return 1;
+	r = &c->t->r[i];
+	if (r->pat_len && !c->noargv && !(c->found & (1ULL << i)))
+		return 0;
+	if (!cmd_exe_matches(r, c->x))
+		return 0;
+	if (r->pat_len && c->noargv)
+		return r->action != BPFBOX_CMD_DENY;
+	c->hit = i;
+	return 1;
+}
+
+/* c->hit: the rule that decides c->x's exec, -1 when none does. */
+static __always_inline void cmd_walk_rules(struct cmd_walk *c)
+{
+	__u32 n = c->t->n;
+
+	c->hit = -1;
+	bpf_loop(n < BPFBOX_CMD_RULES_MAX ? n : BPFBOX_CMD_RULES_MAX, cmd_rule_cb, c, 0);
+}
+
 /* An exec record of rule r's decision; argv as the caller fills it. */
 static __always_inline struct bpfbox_exec_event *cmd_report(struct bpfbox_session *ss,
 							    struct cmd_exe *x,

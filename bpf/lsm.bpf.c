@@ -558,40 +558,32 @@ static __always_inline bool exec_path_denied(struct scratch *w, __u32 session, s
 static __noinline int cmd_refused(struct bpfbox_session *s, struct cmd_exe *x, __u64 binprm)
 {
 	struct linux_binprm *bprm = (struct linux_binprm *)binprm;
+	struct cmd_walk c = {.x = x, .noargv = 1};
 	struct bpfbox_exec_event *e;
-	struct bpfbox_cmd_table *t;
 	struct bpfbox_cmd_rule *r;
-	__u32 id, n;
+	__u32 id;
 
 	if (!s || !x)
 		return 0;
 	id = s->id;
-	t = bpf_map_lookup_elem(&cmd_rules, &id);
-	if (!t)
+	c.t = bpf_map_lookup_elem(&cmd_rules, &id);
+	if (!c.t)
 		return 0;
 	bpf_probe_read_kernel_str(x->path, sizeof(x->path), BPF_CORE_READ(bprm, filename));
 	x->target[0] = '\0';
 	bpf_probe_read_kernel_str(x->target, sizeof(x->target),
 				  BPF_CORE_READ(bprm, file, f_path.dentry, d_name.name));
 	cmd_exe_hash(x);
-	n = t->n;
-#pragma clang loop unroll(disable)
-	for (__u32 i = 0; i < BPFBOX_CMD_RULES_MAX; i++) {
-		if (i >= n)
-			return 0;
-		r = &t->r[i];
-		if (!cmd_exe_matches(r, x))
-			continue;
-		if (r->pat_len && r->action == BPFBOX_CMD_DENY)
-			continue;
-		if (r->pat_len || r->action != BPFBOX_CMD_DENY)
-			return 0;
-		e = cmd_report(s, x, r, BPFBOX_LAYER_BPF_LSM, 0);
-		if (e)
-			bpf_ringbuf_submit(e, 0);
-		return 1;
-	}
-	return 0;
+	cmd_walk_rules(&c);
+	if (c.hit < 0)
+		return 0;
+	r = &c.t->r[c.hit & (BPFBOX_CMD_RULES_MAX - 1)];
+	if (r->action != BPFBOX_CMD_DENY)
+		return 0;
+	e = cmd_report(s, x, r, BPFBOX_LAYER_BPF_LSM, 0);
+	if (e)
+		bpf_ringbuf_submit(e, 0);
+	return 1;
 }
 
 /*

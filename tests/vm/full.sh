@@ -72,7 +72,7 @@ r['exec'] = denied(lambda: subprocess.run(['./forbidden-tool']))
 try: subprocess.run(['./cmdtool']); r['cmd_exe'] = False
 except PermissionError as e: r['cmd_exe'] = e.errno == 1
 sh = subprocess.run(['sh', '-c', './cmdtool'], stderr=subprocess.PIPE, text=True)
-r['cmd_exe_sh'] = sh.returncode == 126 and 'Permission denied' in sh.stderr
+r['cmd_exe_sh'] = sh.returncode == 126 and 'Operation not permitted' in sh.stderr
 argv = subprocess.run(['/bin/echo', 'OUT', 'mkfs'], stdout=subprocess.PIPE, text=True)
 r['cmd_argv'] = argv.returncode == -9 and 'OUT' not in argv.stdout
 r['allowed'] = not denied(lambda: socket.create_connection(('127.0.0.1', $P1), 2))
