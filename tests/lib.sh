@@ -95,6 +95,19 @@ need_prog() {
 	fi
 }
 
+# need_rsyslog NAME [MODULE WHAT]: RSYSLOGD, the path of rsyslogd; without
+# it (or without its MODULE, a file name under /usr/lib/*/rsyslog/, which
+# the Debian package WHAT ships) the whole file NAME fails saying how to get
+# it (tools/deps.sh installs them: a missing one is no skip).
+need_rsyslog() {
+	RSYSLOGD=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
+	if [ ! -x "$RSYSLOGD" ] || { [ -n "${2:-}" ] && ! ls /usr/lib/*/rsyslog/"$2" >/dev/null 2>&1; }; then
+		fail "$1: rsyslogd${2:+ with $2} is not installed; run 'make deps' (tools/deps.sh installs ${3:-rsyslog})"
+		finish
+		exit 1
+	fi
+}
+
 # daemon_scratch NAME: the names a test that runs its own daemon uses, all
 # private to this run: SOCKDIR (not made: the daemon makes it), SOCK, PIN (bpffs), PARENT (cgroup), DERR (its
 # stderr, emptied), WS (a workspace); DPID and RPID (a daemon, an rsyslog)

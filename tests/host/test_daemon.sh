@@ -84,7 +84,9 @@ check_events "$A1" "any(e['type'] == 'connect' and e.get('address') == '169.254.
 
 # Listed while it runs.
 rm -f "$WS/sid"
-"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- sh -c 'echo $BPFBOX_SESSION_ID > sid; sleep 2' &
+rm -f "$WS/go"
+"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- \
+	sh -c 'echo $BPFBOX_SESSION_ID > sid; while [ ! -e go ]; do sleep 0.05; done' &
 RUNPID=$!
 wait_file "$WS/sid"
 SID=$(cat "$WS/sid")
@@ -94,6 +96,7 @@ SID=$(cat "$WS/sid")
 	fail "session $SID not listed as running: $(cat "$TMPD/list.json")"
 "$BPFBOX" sessions --socket "$SOCK" >"$TMPD/list.txt" 2>&1
 expect_grep "^$SID +running" "$TMPD/list.txt" "bpfbox sessions prints a table"
+touch "$WS/go"
 wait $RUNPID
 
 # No program is loaded per session.

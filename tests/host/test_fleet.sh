@@ -6,12 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 need_root_cgroup2 fleet "the daemon, which loads BPF programs,"
-RSYSLOGD=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
-if [ ! -x "$RSYSLOGD" ] || ! ls /usr/lib/*/rsyslog/lmnsd_gtls.so >/dev/null 2>&1; then
-	fail "fleet: rsyslog with rsyslog-gnutls is not installed; run 'make deps'"
-	finish
-	exit 1
-fi
+need_rsyslog fleet lmnsd_gtls.so rsyslog-gnutls
 
 daemon_scratch fleet
 RS="$TMPD/rsyslog"

@@ -5,34 +5,12 @@
 . "$(dirname "$0")/../lib.sh"
 
 need_root_cgroup2 relp "the daemon, which loads BPF programs,"
-RSYSLOGD=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
-if [ ! -x "$RSYSLOGD" ] || ! ls /usr/lib/*/rsyslog/imrelp.so >/dev/null 2>&1; then
-	fail "relp: rsyslogd with imrelp is not installed; run 'make deps' (tools/deps.sh installs rsyslog-relp)"
-	finish
-	exit 1
-fi
+need_rsyslog relp imrelp.so rsyslog-relp
 
-SOCKDIR="$TMPD/sock"
-SOCK="$SOCKDIR/bpfbox.sock"
-PIN=/sys/fs/bpf/bpfbox-relp-$$
-PARENT="$CG2/bpfbox-relp-$$"
-DERR="$TMPD/daemon.err"
-WS="$TMPD/ws"
+daemon_scratch relp
 RS="$TMPD/rsyslog"
 A="$TMPD/audit.jsonl" # the reference: --audit, every event
-mkdir -p "$WS" "$RS/work" "$SOCKDIR"
-: >"$DERR"
-DPID=
-RPID=
-
-cleanup() {
-	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-	[ -n "$RPID" ] && kill -9 "$RPID" 2>/dev/null
-	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
-		>/dev/null 2>&1
-	rm -rf "$TMPD"
-}
-trap cleanup EXIT INT TERM
+mkdir -p "$RS/work" "$SOCKDIR"
 
 set -- $("$PY" -c '
 import socket

@@ -269,13 +269,14 @@ else
 		ok "the OOM victim was the first process: exit 137, cause oom, no resume advice" ||
 		fail "OOM of the first process: rc $rc $(cat "$TMPD/one.st") $(cat "$TMPD/one.err")"
 
-	# Growth in steps: what is written before the monitor's first scan is baseline.
-	st_run dk --disk 4M --on-limit disk=kill -- sh -c 'sleep 0.5; i=0; while [ $i -lt 60 ]; do head -c 1000000 /dev/zero >> big; i=$((i + 1)); sleep 0.1; done; sleep 20'
+	# Growth in steps, from the start: the watch is there before the command
+	# runs and what it creates counts as growth (monitor/disk.c).
+	st_run dk --disk 4M --on-limit disk=kill -- sh -c 'i=0; while [ $i -lt 60 ]; do head -c 1000000 /dev/zero >> big; i=$((i + 1)); sleep 0.1; done; sleep 20'
 	[ "$rc" = 123 ] && st_has dk '"type":"killed",.*"reason":"disk"' &&
 		ok "--on-limit disk=kill: over the disk limit the session is killed (123)" ||
 		fail "--on-limit disk=kill: rc $rc $(cat "$TMPD/dk.st")"
 	rm -f "$WS/big"
-	st_run hk --disk 4M --on-limit disk=kill -- sh -c 'sleep 0.5; i=0; while [ $i -lt 60 ]; do head -c 1000000 /dev/zero >> "$HOME/big"; i=$((i + 1)); sleep 0.1; done; sleep 20'
+	st_run hk --disk 4M --on-limit disk=kill -- sh -c 'i=0; while [ $i -lt 60 ]; do head -c 1000000 /dev/zero >> "$HOME/big"; i=$((i + 1)); sleep 0.1; done; sleep 20'
 	[ "$rc" = 123 ] && st_has hk '"type":"killed",.*"reason":"disk"' &&
 		ok "what the private home grows by counts against the disk limit" ||
 		fail "disk limit and the home: rc $rc $(cat "$TMPD/hk.st")"

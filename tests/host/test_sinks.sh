@@ -5,9 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 need_root_cgroup2 sinks "the daemon, which loads BPF programs,"
-need_prog rsyslogd /usr/sbin/rsyslogd \
-	"sinks: rsyslogd is not installed; run 'make deps' (tools/deps.sh installs rsyslog)"
-RSYSLOGD=$PROG
+need_rsyslog sinks
 
 daemon_scratch sinks
 RS="$TMPD/rsyslog"

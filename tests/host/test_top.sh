@@ -5,28 +5,17 @@
 
 need_root_cgroup2 top "the daemon top reads from"
 
-SOCK="$TMPD/sock/bpfbox.sock"
-PIN=/sys/fs/bpf/bpfbox-top-$$
-PARENT="$CG2/bpfbox-top-$$"
-DERR="$TMPD/daemon.err"
-WS="$TMPD/ws"
+daemon_scratch top
 OUTSIDE="$TMPD/outside"
 TS="bpfbox-top-$$" # our own tmux server
-mkdir -p "$WS" "$OUTSIDE" "$TMPD/sock"
-: >"$DERR"
-DPID=
+mkdir -p "$OUTSIDE" "$SOCKDIR"
 
 tm() { tmux -L "$TS" -f /dev/null "$@"; }
 
-cleanup() {
+cleanup_extra() {
 	touch "$WS/stop"
 	tm kill-server >/dev/null 2>&1
-	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
-		>/dev/null 2>&1
-	rm -rf "$TMPD"
 }
-trap cleanup EXIT INT TERM
 
 # screen: the pane's text in $TMPD/screen (with colours in $TMPD/screen.e).
 screen() {
