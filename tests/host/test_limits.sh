@@ -382,7 +382,7 @@ cd /
 # No wait before writing: the watch is there before the command runs, and
 # what it creates after the watch is growth (monitor/disk.c).
 setpriv --reuid=65534 --regid=65534 --clear-groups "$BPFBOX" run -w "$TMPD/uws" $RO --disk 4 -- \
-	"$H" writer big 12 /dev/null >"$TMPD/u.out" 2>"$TMPD/u.err"
+	$H writer big 12 /dev/null >"$TMPD/u.out" 2>"$TMPD/u.err"
 rc=$?
 [ "$rc" = 123 ] && grep -q 'cannot be paused here' "$TMPD/u.err" &&
 	ok "unprivileged: over the disk limit the session is killed (no freezer, exit 123)" ||
