@@ -151,6 +151,35 @@ static int setup_error(const char *what)
 	return 2;
 }
 
+/*
+ * The open of a file attack: opens PATH with FLAGS (made 0644 with
+ * O_CREAT), which layer must refuse with EACCES. Where the open works, it
+ * writes MARK to the file, or (MARK NULL) shows the first line it reads.
+ */
+static int open_probe(const char *what, const char *path, int flags, const char *mark,
+		      const char *layer)
+{
+	int fd = open(path, flags | O_CLOEXEC, 0644);
+	int e = errno;
+
+	if (fd >= 0 && mark) {
+		dprintf(fd, "%s\n", mark);
+	} else if (fd >= 0) {
+		char buf[128];
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+		if (n > 0) {
+			buf[n] = 0;
+			buf[strcspn(buf, "\r\n")] = 0;
+			printf("read %zd bytes of %s: %.40s\n", n, path, buf);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	probe(what, fd, e, EACCES, layer);
+	return verdict;
+}
+
 static int need_args(int argc, int n, const char *usage)
 {
 	if (argc < n) {
@@ -166,15 +195,9 @@ static int need_args(int argc, int n, const char *usage)
 static int a_create(int argc, char **argv)
 {
 	need_args(argc, 3, "create PATH");
-	int fd = open(argv[2], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	int e = errno;
-
-	if (fd >= 0) {
-		dprintf(fd, "bpfbox escape: created from inside the sandbox\n");
-		close(fd);
-	}
-	probe("open(O_CREAT) outside the workspace", fd, e, EACCES, "Landlock fs");
-	return verdict;
+	return open_probe("open(O_CREAT) outside the workspace", argv[2],
+			  O_WRONLY | O_CREAT | O_EXCL,
+			  "bpfbox escape: created from inside the sandbox", "Landlock fs");
 }
 
 /* open-w PATH: opens an existing file for writing; writes nothing. */
@@ -194,37 +217,17 @@ static int a_open_w(int argc, char **argv)
 static int a_append(int argc, char **argv)
 {
 	need_args(argc, 3, "append PATH");
-	int fd = open(argv[2], O_WRONLY | O_APPEND | O_CLOEXEC);
-	int e = errno;
-
-	if (fd >= 0) {
-		dprintf(fd, "ESCAPED\n");
-		close(fd);
-	}
-	probe("open(O_APPEND) and write", fd, e, EACCES, "Landlock fs");
-	return verdict;
+	return open_probe("open(O_APPEND) and write", argv[2], O_WRONLY | O_APPEND, "ESCAPED",
+			  "Landlock fs");
 }
 
 /* read PATH: reads a file (or lists a directory) outside the readable dirs. */
 static int a_read(int argc, char **argv)
 {
 	need_args(argc, 3, "read PATH");
-	/* O_NONBLOCK: a terminal or FIFO must not block the read below. */
-	int fd = open(argv[2], O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	int e = errno;
-
-	if (fd >= 0) {
-		char buf[80];
-		ssize_t n = read(fd, buf, sizeof(buf) - 1);
-
-		if (n > 0) {
-			buf[n] = 0;
-			printf("read %zd bytes: %.40s\n", n, buf);
-		}
-		close(fd);
-	}
-	probe("open(O_RDONLY) outside the readable dirs", fd, e, EACCES, "Landlock fs");
-	return verdict;
+	/* O_NONBLOCK: a terminal or FIFO must not block the read. */
+	return open_probe("open(O_RDONLY) outside the readable dirs", argv[2],
+			  O_RDONLY | O_NONBLOCK | O_NOCTTY, NULL, "Landlock fs");
 }
 
 /*
@@ -236,15 +239,9 @@ static int a_symlink_write(int argc, char **argv)
 	need_args(argc, 4, "symlink-write TARGET LINK");
 	if (symlink(argv[2], argv[3]) < 0)
 		return setup_error("symlink in the workspace");
-	int fd = open(argv[3], O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	int e = errno;
-
-	if (fd >= 0) {
-		dprintf(fd, "ESCAPED through a symlink\n");
-		close(fd);
-	}
-	probe("write through a workspace symlink to an outside file", fd, e, EACCES, "Landlock fs");
-	return verdict;
+	return open_probe("write through a workspace symlink to an outside file", argv[3],
+			  O_WRONLY | O_APPEND | O_CREAT, "ESCAPED through a symlink",
+			  "Landlock fs");
 }
 
 /*
@@ -967,23 +964,10 @@ static int a_kill_file(int argc, char **argv)
 static int a_pts(int argc, char **argv)
 {
 	need_args(argc, 3, "pts PATH");
-	int fd = open(argv[2], O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	int e = errno;
-
-	if (fd >= 0) {
-		char buf[128];
-		ssize_t n = read(fd, buf, sizeof(buf) - 1);
-
-		if (n > 0) {
-			buf[n] = 0;
-			buf[strcspn(buf, "\r\n")] = 0;
-			printf("read what was typed on %s: %s\n", argv[2], buf);
-		}
-		close(fd);
-	}
-	probe("open(O_RDWR) of another terminal's /dev/pts node", fd, e, EACCES,
-	      "Landlock fs (only the session's own terminal)");
-	return verdict;
+	/* What was typed there, read: keystrokes. */
+	return open_probe("open(O_RDWR) of another terminal's /dev/pts node", argv[2],
+			  O_RDWR | O_NOCTTY | O_NONBLOCK, NULL,
+			  "Landlock fs (only the session's own terminal)");
 }
 
 /* --- process state -------------------------------------------------------- */
