@@ -67,13 +67,17 @@ static int make_deep(const char *dir)
 	return fd;
 }
 
-/* size bytes into name under the directory fd dfd, synced. */
-static void write_at(int dfd, const char *name, size_t size)
+/*
+ * size bytes into name under the directory fd dfd (AT_FDCWD: name is a
+ * path), made if need be, synced; how: O_TRUNC or O_APPEND.
+ */
+static void write_at(int dfd, const char *name, int how, size_t size)
 {
 	static char buf[MiB];
-	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | how | O_CLOEXEC, 0644);
 
 	assert_true(fd >= 0);
+	memset(buf, 'z', sizeof(buf));
 	while (size) {
 		size_t n = size < sizeof(buf) ? size : sizeof(buf);
 
@@ -102,7 +106,7 @@ static void deep_tree_is_watched_and_removed(void **state)
 	disk_monitor_read(&m);
 	while (disk_monitor_scanning(&m))
 		disk_monitor_scan(&m, SIZE_MAX);
-	write_at(deep, "big", 8 * MiB);
+	write_at(deep, "big", O_TRUNC, 8 * MiB);
 	disk_monitor_read(&m);
 	assert_true(disk_monitor_growth(&m) >= 8 * MiB);
 	assert_true(disk_monitor_entries(&m) >= DEPTH + 1);
@@ -205,19 +209,7 @@ static void watch_exhaustion_fails_closed(void **state)
 /* Writes size bytes at the end of path (created if need be), synced. */
 static void append(const char *path, size_t size)
 {
-	static char buf[MiB];
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-	assert_true(fd >= 0);
-	memset(buf, 'z', sizeof(buf));
-	while (size) {
-		size_t n = size < sizeof(buf) ? size : sizeof(buf);
-
-		assert_int_equal(write(fd, buf, n), (ssize_t)n);
-		size -= n;
-	}
-	assert_int_equal(fsync(fd), 0);
-	close(fd);
+	write_at(AT_FDCWD, path, O_APPEND, size);
 }
 
 static void sub(char *buf, size_t size, const char *rel)

@@ -19,6 +19,7 @@
 #include "audit/ocsf.h"
 #include "audit/sink.h"
 #include "lib/jsonw.h"
+#include "json_at.h"
 
 #define SID "0123456789abcdef0123456789abcdef"
 #define HDR                                                                                        \
@@ -43,46 +44,10 @@ static struct json_object *ocsf(const char *line)
 	return out;
 }
 
-/* A member by dotted path ("actor.session.uid"; a number indexes an array: "answers.0.rdata"). */
-static struct json_object *at(struct json_object *o, const char *path)
-{
-	char buf[128], *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save)) {
-		if (json_object_is_type(o, json_type_array))
-			o = json_object_array_get_idx(o, (size_t)atoi(k));
-		else if (!json_object_object_get_ex(o, k, &o))
-			return NULL;
-	}
-	return o;
-}
-
-/* A JSON string literal's text, for field.json. */
-#define Q(s) "\"" s "\""
-
-/* One member the OCSF object must hold: its path and its JSON text ("2", Q("Denied")); json NULL: absent. */
+/* One member the OCSF object must hold: its path and JSON text (assert_json). */
 struct field {
 	const char *path, *json;
 };
-
-static void expect_field(struct json_object *o, const struct field *f)
-{
-	struct json_object *v = at(o, f->path);
-	const char *got;
-
-	if (!f->json) {
-		if (v)
-			fail_msg("%s: want none, got %s", f->path, json_object_to_json_string(v));
-		return;
-	}
-	if (!v)
-		fail_msg("no %s in %s", f->path, json_object_to_json_string(o));
-	got = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
-							JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (strcmp(got, f->json))
-		fail_msg("%s: got %s, want %s", f->path, got, f->json);
-}
 
 #define MAX_FIELDS 24
 
@@ -119,15 +84,15 @@ static void common(struct json_object *o, int class_uid, int category, int activ
 	snprintf(act, sizeof(act), "%d", activity);
 	snprintf(type, sizeof(type), "%d", class_uid * 100 + activity);
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-		expect_field(o, &f[i]);
-	assert_non_null(at(o, "severity_id"));
-	assert_non_null(at(o, "metadata.uid")); /* every event, with or without a session */
-	assert_non_null(at(o, "timezone_offset"));
-	assert_non_null(at(o, "observables"));
-	if (at(o, "metadata.correlation_uid")) {
-		expect_field(o, &(struct field){"metadata.correlation_uid", Q(SID)});
-		expect_field(o, &(struct field){"actor.session.uid", Q(SID)});
-		expect_field(o, &(struct field){"device.hostname", Q("host1")});
+		assert_json(o, f[i].path, f[i].json);
+	assert_non_null(json_at(o, "severity_id"));
+	assert_non_null(json_at(o, "metadata.uid")); /* every event, with or without a session */
+	assert_non_null(json_at(o, "timezone_offset"));
+	assert_non_null(json_at(o, "observables"));
+	if (json_at(o, "metadata.correlation_uid")) {
+		assert_json(o, "metadata.correlation_uid", Q(SID));
+		assert_json(o, "actor.session.uid", Q(SID));
+		assert_json(o, "device.hostname", Q("host1"));
 	}
 }
 
@@ -139,7 +104,7 @@ static void run_cases(const struct ocsf_case *c, size_t n)
 		if (c[i].common[0])
 			common(o, c[i].common[0], c[i].common[1], c[i].common[2]);
 		for (size_t j = 0; j < MAX_FIELDS && c[i].f[j].path; j++)
-			expect_field(o, &c[i].f[j]);
+			assert_json(o, c[i].f[j].path, c[i].f[j].json);
 		json_object_put(o);
 	}
 }

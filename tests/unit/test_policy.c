@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 
 #include "policy/policy.h"
+#include "json_at.h"
 #include "scratch.h"
 
 static char tmp[PATH_MAX]; /* the scratch dir, symlinks resolved */
@@ -837,7 +838,7 @@ static void test_mode_layer_same_mode(void **state)
 
 static void test_to_json(void **state)
 {
-	struct json_object *o, *v, *lim, *env;
+	struct json_object *o;
 	struct policy_error err;
 	struct bpfbox_policy p;
 
@@ -853,37 +854,20 @@ static void test_to_json(void **state)
 			 0);
 	o = policy_to_json(&p);
 	assert_non_null(o);
-	assert_true(json_object_object_get_ex(o, "mode", &v));
-	assert_string_equal(json_object_get_string(v), "full-access");
-	assert_true(json_object_object_get_ex(o, "workspace", &v));
-	assert_string_equal(json_object_get_string(v), "/w");
-	assert_true(json_object_object_get_ex(o, "network", &v));
-	assert_string_equal(json_object_get_string(v), "allow");
-	assert_true(json_object_object_get_ex(o, "user", &v));
-	assert_null(v);
-	assert_true(json_object_object_get_ex(o, "allow_unconfined", &v));
-	assert_false(json_object_get_boolean(v));
-	assert_true(json_object_object_get_ex(o, "private_tmp", &v));
-	assert_true(json_object_get_boolean(v));
-	assert_true(json_object_object_get_ex(o, "ro", &v));
-	assert_int_equal(json_object_array_length(v), 1);
-	assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 0)), "/r");
-	assert_true(json_object_object_get_ex(o, "rw", &v));
-	assert_int_equal(json_object_array_length(v), 0);
-	assert_true(json_object_object_get_ex(o, "deny", &v));
-	assert_int_equal(json_object_array_length(v), p.deny_paths.n);
-	assert_true(json_object_object_get_ex(o, "env", &env));
-	assert_true(json_object_object_get_ex(env, "K", &v));
-	assert_string_equal(json_object_get_string(v), "a=b");
-	assert_true(json_object_object_get_ex(o, "limits", &lim));
-	assert_true(json_object_object_get_ex(lim, "timeout_s", &v));
-	assert_int_equal(json_object_get_int64(v), 7);
-	assert_true(json_object_object_get_ex(lim, "open_files", &v));
-	assert_int_equal(json_object_get_int64(v), 1024);
-	assert_int_equal(json_object_object_length(lim), 12);
-	assert_true(json_object_object_get_ex(o, "layers", &v));
-	assert_int_equal(json_object_array_length(v), 2);
-	assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 1)), "task:t.json");
+	assert_json(o, "mode", Q("full-access"));
+	assert_json(o, "workspace", Q("/w"));
+	assert_json(o, "network", Q("allow"));
+	assert_json(o, "user", "null");
+	assert_json(o, "allow_unconfined", "false");
+	assert_json(o, "private_tmp", "true");
+	assert_json(o, "ro", "[\"/r\"]");
+	assert_json(o, "rw", "[]");
+	assert_int_equal(json_object_array_length(json_at(o, "deny")), p.deny_paths.n);
+	assert_json(o, "env", "{\"K\":\"a=b\"}");
+	assert_json(o, "limits.timeout_s", "7");
+	assert_json(o, "limits.open_files", "1024");
+	assert_int_equal(json_object_object_length(json_at(o, "limits")), 12);
+	assert_json(o, "layers", "[\"defaults\",\"task:t.json\"]");
 	json_object_put(o);
 	policy_free(&p);
 }
