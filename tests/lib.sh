@@ -159,6 +159,21 @@ _sd_ready() {
 	[ "$(grep -c 'ready' "$DERR")" != "$_sd_before" ] || ! kill -0 "$DPID" 2>/dev/null
 }
 
+# hold_session NAME [SHELL]: a session through the daemon on $SOCK in $WS,
+# in the background (its bpfbox run's pid in RUNPID). It writes its id to
+# $WS/NAME.sid, then waits for $WS/NAME.go (release_session NAME) before it
+# runs SHELL and ends. Waits (10 s) for the id: HELD, empty when it never came.
+hold_session() {
+	rm -f "$WS/$1.sid" "$WS/$1.go"
+	HOLD_NAME=$1 "$BPFBOX" run -q --env HOLD_NAME --daemon-socket "$SOCK" -w "$WS" -- sh -c \
+		'echo $BPFBOX_SESSION_ID >"$HOLD_NAME.sid"; while [ ! -e "$HOLD_NAME.go" ]; do sleep 0.05; done; '"${2:-}" \
+		>/dev/null 2>&1 &
+	RUNPID=$!
+	HELD=
+	wait_file "$WS/$1.sid" && HELD=$(cat "$WS/$1.sid")
+}
+release_session() { touch "$WS/$1.go"; }
+
 # start_rsyslog: $RSYSLOGD in the foreground with $RS/rsyslog.conf, its work
 # dir and pid file under $RS, its pid in RPID; waits up to 5 s until it
 # accepts on 127.0.0.1:$TPORT (fails at once if it died).

@@ -881,31 +881,36 @@ static int unix_connect(const char *path, bool abstract, int *err)
 	return rc;
 }
 
+/*
+ * The unix socket attacks: connects to NAME (abstract or a path), which
+ * must fail with WANT (0: EPERM or EACCES, whichever layer stops it).
+ */
+static int unix_probe(const char *what, const char *name, bool abstract, int want,
+		      const char *layer)
+{
+	int e, rc = unix_connect(name, abstract, &e);
+
+	if (rc == -2)
+		return setup_error("unix socket");
+	probe(what, rc, e, want ? want : e == EPERM ? EPERM : EACCES, layer);
+	return verdict;
+}
+
 /* abstract NAME: an abstract unix socket listener outside (Landlock ABI 6). */
 static int a_abstract(int argc, char **argv)
 {
 	need_args(argc, 3, "abstract NAME");
-	int e, rc = unix_connect(argv[2], true, &e);
-
-	if (rc == -2)
-		return setup_error("unix socket");
-	probe("connect() to an abstract unix socket outside", rc, e, EPERM,
-	      "Landlock scope_abstract_unix");
-	return verdict;
+	return unix_probe("connect() to an abstract unix socket outside", argv[2], true, EPERM,
+			  "Landlock scope_abstract_unix");
 }
 
 /* unix-path PATH: a pathname unix socket outside the allowed dirs. */
 static int a_unix_path(int argc, char **argv)
 {
 	need_args(argc, 3, "unix-path PATH");
-	int e, rc = unix_connect(argv[2], false, &e);
-
-	if (rc == -2)
-		return setup_error("unix socket");
 	/* Any layer may stop it: EACCES (path rule) or EPERM (LSM hook). */
-	probe("connect() to a pathname unix socket outside the allowed dirs", rc, e,
-	      e == EPERM ? EPERM : EACCES, "a path rule or an LSM hook");
-	return verdict;
+	return unix_probe("connect() to a pathname unix socket outside the allowed dirs", argv[2],
+			  false, 0, "a path rule or an LSM hook");
 }
 
 /* kill PID: SIGTERM to a process outside (Landlock ABI 6 signal scope). */
