@@ -29,6 +29,7 @@
 #include "monitor/monitor.h"
 #include "lib/util.h"
 #include "scratch.h"
+#include "skip.h"
 
 #define MiB (1 << 20)
 
@@ -198,9 +199,8 @@ static void watch_exhaustion_fails_closed(void **state)
 	}
 	r = blind_child(64);
 	if (r == 2) {
-		print_message("skip - inotify exhaustion: no user namespace to cap the watches "
-			      "in; the VM matrix runs it\n");
-		skip();
+		skip_why("inotify exhaustion: no user namespace to cap the watches in; the VM "
+			 "matrix runs it");
 	}
 	assert_int_equal(r, 1);		     /* control: 21 watches fit in 64, not over */
 	assert_int_equal(blind_child(8), 0); /* 21 do not fit in 8: over, closed */
@@ -305,9 +305,8 @@ static void overflow_during_scan_restarts_it(void **state)
 	/* An instance whose queue holds 16 events (the limit is read at its creation). */
 	old = set_max_queued(16);
 	if (old < 0) {
-		print_message("skip - disk overflow: fs.inotify.max_queued_events is not writable "
-			      "(not root); the host suite runs as root\n");
-		skip();
+		skip_why("disk overflow: fs.inotify.max_queued_events is not writable (not "
+			 "root); the host suite runs as root");
 	}
 	r = disk_monitor_open(&m, roots, 1);
 	set_max_queued(old);

@@ -23,6 +23,7 @@
 #include "policy/policy.h"
 #include "json_at.h"
 #include "scratch.h"
+#include "skip.h"
 
 static char tmp[PATH_MAX]; /* the scratch dir, symlinks resolved */
 static char oldcwd[PATH_MAX];
@@ -895,11 +896,9 @@ static void test_load_default_config(void **state)
 
 	(void)state;
 	if (access(POLICY_DEFAULT_CONFIG, F_OK) == 0 || errno != ENOENT) {
-		/* This host has one: its content is not ours. The runner counts
-		 * cmocka's "[  SKIPPED ]" line; the VM matrix has no such file. */
-		print_message("skipped below: %s exists on this host (the VM has none)\n",
-			      POLICY_DEFAULT_CONFIG);
-		skip();
+		/* This host has one: its content is not ours; the VM matrix has none. */
+		skip_why("load_default_config: %s exists on this host (the VM has none)",
+			 POLICY_DEFAULT_CONFIG);
 	}
 	assert_int_equal(policy_load(&p, NULL, &err), 0);
 	assert_int_equal(p.origins.n, 1);
