@@ -44,6 +44,17 @@ static struct json_object *ocsf(const char *line)
 	return out;
 }
 
+/*
+ * A bpfbox line of a process event: type, seq, pid, tid, ppid, uid, comm,
+ * decision, layer and errno as JSON text (NUL or Q(...)), then the rest of
+ * its members (JSON text up to the closing brace).
+ */
+#define EV(type, seq, pid, tid, ppid, uid, comm, decision, layer, err, rest)                  \
+	"{" HDR "\"type\":\"" type "\",\"seq\":" #seq ",\"pid\":" #pid ",\"tid\":" #tid       \
+	",\"ppid\":" #ppid ",\"uid\":" #uid ",\"comm\":\"" comm "\",\"decision\":\"" decision \
+	"\",\"layer\":" layer ",\"errno\":" err "," rest
+#define NUL "null"
+
 /* One member the OCSF object must hold: its path and JSON text (assert_json). */
 struct field {
 	const char *path, *json;
@@ -114,11 +125,9 @@ static void run_cases(const struct ocsf_case *c, size_t n)
 static void test_exec(void **state)
 {
 	static const struct ocsf_case c[] = {
-		{"{" HDR
-		 "\"type\":\"exec\",\"seq\":7,\"pid\":100,\"tid\":100,\"ppid\":99,\"uid\":1000,"
-		 "\"comm\":\"true\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,"
-		 "\"filename\":\"/bin/true\",\"argv\":[\"/bin/true\",\"a "
-		 "b\",\"c\"],\"argv_truncated\":false}",
+		{EV("exec", 7, 100, 100, 99, 1000, "true", "allow", NUL, NUL,
+		    "\"filename\":\"/bin/true\",\"argv\":[\"/bin/true\",\"a "
+		    "b\",\"c\"],\"argv_truncated\":false}"),
 		 {1007, 1, 1},
 		 {
 			 {"class_name", Q("Process Activity")},
@@ -151,9 +160,9 @@ static void test_exec(void **state)
 static void test_exec_denied(void **state)
 {
 	static const struct ocsf_case c[] = {
-		{"{" HDR "\"type\":\"exec\",\"seq\":3,\"pid\":5,\"tid\":5,\"ppid\":4,\"uid\":0,"
-		 "\"comm\":\"sh\",\"decision\":\"deny\",\"layer\":\"bpf-lsm\",\"errno\":\"EPERM\","
-		 "\"filename\":\"/usr/bin/nc\",\"argv\":[],\"argv_truncated\":false}",
+		{EV("exec", 3, 5, 5, 4, 0, "sh", "deny", Q("bpf-lsm"), Q("EPERM"),
+		    "\"filename\":\"/usr/bin/"
+		    "nc\",\"argv\":[],\"argv_truncated\":false}"),
 		 {1007, 1, 1},
 		 {
 			 {"action_id", "2"},
@@ -176,10 +185,8 @@ static void test_exec_denied(void **state)
 static void test_file(void **state)
 {
 	static const struct ocsf_case c[] = {
-		{"{" HDR "\"type\":\"file\",\"seq\":9,\"pid\":10,\"tid\":11,\"ppid\":1,\"uid\":0,"
-		 "\"comm\":\"cat\",\"decision\":\"deny\",\"layer\":\"landlock\",\"errno\":"
-		 "\"EACCES\","
-		 "\"path\":\"/etc/shadow\",\"flags\":0,\"count\":1}",
+		{EV("file", 9, 10, 11, 1, 0, "cat", "deny", Q("landlock"), Q("EACCES"),
+		    "\"path\":\"/etc/shadow\",\"flags\":0,\"count\":1}"),
 		 {1001, 1, 14},
 		 {
 			 {"activity_name", Q("Open")},
@@ -204,10 +211,8 @@ static void test_file(void **state)
 static void test_connect(void **state)
 {
 	static const struct ocsf_case c[] = {
-		{"{" HDR "\"type\":\"connect\",\"seq\":2,\"pid\":1,\"tid\":1,\"ppid\":0,\"uid\":0,"
-		 "\"comm\":\"curl\",\"decision\":\"deny\",\"layer\":\"cgroup-bpf\",\"errno\":"
-		 "\"EPERM\","
-		 "\"family\":\"inet\",\"address\":\"169.254.169.254\",\"port\":80}",
+		{EV("connect", 2, 1, 1, 0, 0, "curl", "deny", Q("cgroup-bpf"), Q("EPERM"),
+		    "\"family\":\"inet\",\"address\":\"169.254.169.254\",\"port\":80}"),
 		 {4001, 4, 1},
 		 {
 			 {"dst_endpoint.ip", Q("169.254.169.254")},
@@ -216,9 +221,9 @@ static void test_connect(void **state)
 			 {"connection_info.protocol_ver_id", "4"},
 			 {"disposition_id", "2"},
 		 }},
-		{"{" HDR "\"type\":\"connect\",\"seq\":2,\"pid\":1,\"tid\":1,\"ppid\":0,\"uid\":0,"
-		 "\"comm\":\"x\",\"decision\":\"allow\",\"layer\":null,\"errno\":\"EINPROGRESS\","
-		 "\"family\":\"inet6\",\"address\":\"2001:db8::1\",\"port\":443}",
+		{EV("connect", 2, 1, 1, 0, 0, "x", "allow", NUL, Q("EINPROGRESS"),
+		    "\"family\":\"inet6\",\"address\":\"2001:db8::1\",\"port\":"
+		    "443}"),
 		 {0, 0, 0},
 		 {
 			 {"connection_info.protocol_ver_id", "6"},
@@ -226,9 +231,8 @@ static void test_connect(void **state)
 			 {"status_id", "99"}, /* EINPROGRESS: under way, not a failure */
 			 {"status", Q("In Progress")},
 		 }},
-		{"{" HDR "\"type\":\"connect\",\"seq\":2,\"pid\":1,\"tid\":1,\"ppid\":0,\"uid\":0,"
-		 "\"comm\":\"x\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,"
-		 "\"family\":\"unix\",\"path\":\"/run/x.sock\"}",
+		{EV("connect", 2, 1, 1, 0, 0, "x", "allow", NUL, NUL,
+		    "\"family\":\"unix\",\"path\":\"/run/x.sock\"}"),
 		 {0, 0, 0},
 		 {
 			 {"dst_endpoint.name", Q("/run/x.sock")},
@@ -245,11 +249,11 @@ static void test_connect(void **state)
 static void test_net(void **state)
 {
 	static const struct ocsf_case c[] = {
-		{"{" HDR "\"type\":\"net.deny\",\"seq\":3,\"pid\":7,\"tid\":7,\"ppid\":0,\"uid\":0,"
-		 "\"comm\":\"curl\",\"decision\":\"deny\",\"layer\":\"egress-proxy\","
-		 "\"errno\":\"ECONNREFUSED\",\"protocol\":\"dns\",\"name_from\":\"query\","
-		 "\"name\":\"evil.test\",\"address\":\"127.0.0.1\",\"port\":53,\"rule\":\"*.test\","
-		 "\"reason\":\"rebinding\",\"bytes_out\":0,\"bytes_in\":0}",
+		{EV("net.deny", 3, 7, 7, 0, 0, "curl", "deny", Q("egress-proxy"), Q("ECONNREFUSED"),
+		    "\"protocol\":\"dns\",\"name_from\":\"query\",\"name\":"
+		    "\"evil.test\",\"address\":\"127.0.0.1\",\"port\":53,"
+		    "\"rule\":\"*.test\",\"reason\":\"rebinding\",\"bytes_out\":"
+		    "0,\"bytes_in\":0}"),
 		 {0, 0, 0},
 		 {
 			 {"class_uid", "4003"},
@@ -261,11 +265,10 @@ static void test_net(void **state)
 			 {"disposition_id", "2"},
 			 {"unmapped.rule", Q("*.test")},
 		 }},
-		{"{" HDR "\"type\":\"net.allow\",\"seq\":4,\"pid\":7,\"tid\":7,\"ppid\":0,"
-		 "\"uid\":0,\"comm\":\"curl\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,"
-		 "\"protocol\":\"tcp\",\"name_from\":\"sni\",\"name\":\"pypi.org\","
-		 "\"address\":\"10.0.0.2\",\"port\":443,\"rule\":\"pypi.org:443\",\"bytes_out\":10,"
-		 "\"bytes_in\":20}",
+		{EV("net.allow", 4, 7, 7, 0, 0, "curl", "allow", NUL, NUL,
+		    "\"protocol\":\"tcp\",\"name_from\":\"sni\",\"name\":\"pypi.org\","
+		    "\"address\":\"10.0.0.2\",\"port\":443,\"rule\":\"pypi.org:443\",\"bytes_"
+		    "out\":10,\"bytes_in\":20}"),
 		 {0, 0, 0},
 		 {
 			 {"class_uid", "4001"},
@@ -277,11 +280,11 @@ static void test_net(void **state)
 			 {"disposition_id", "1"},
 			 {"unmapped.name_from", Q("sni")},
 		 }},
-		{"{" HDR "\"type\":\"net.deny\",\"seq\":5,\"pid\":7,\"tid\":7,\"ppid\":0,"
-		 "\"uid\":0,\"comm\":\"curl\",\"decision\":\"deny\",\"layer\":\"egress-proxy\","
-		 "\"errno\":\"ECONNREFUSED\",\"protocol\":\"proxy\",\"name_from\":\"connect\","
-		 "\"name\":\"other.test\",\"address\":null,\"port\":443,\"rule\":null,"
-		 "\"reason\":\"no net_allow rule\",\"bytes_out\":0,\"bytes_in\":0}",
+		{EV("net.deny", 5, 7, 7, 0, 0, "curl", "deny", Q("egress-proxy"), Q("ECONNREFUSED"),
+		    "\"protocol\":\"proxy\",\"name_from\":\"connect\",\"name\":"
+		    "\"other.test\",\"address\":null,\"port\":443,\"rule\":null,"
+		    "\"reason\":\"no net_allow "
+		    "rule\",\"bytes_out\":0,\"bytes_in\":0}"),
 		 {0, 0, 0},
 		 {
 			 {"class_uid", "4001"},
@@ -297,24 +300,20 @@ static void test_net(void **state)
 static void test_fork_exit(void **state)
 {
 	static const struct ocsf_case c[] = {
-		{"{" HDR "\"type\":\"fork\",\"seq\":4,\"pid\":10,\"tid\":10,\"ppid\":9,\"uid\":0,"
-		 "\"comm\":\"sh\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,\"child_"
-		 "pid\":12}",
+		{EV("fork", 4, 10, 10, 9, 0, "sh", "allow", NUL, NUL, "\"child_pid\":12}"),
 		 {1007, 1, 1},
 		 {
 			 {"process.pid", "12"},
 			 {"process.parent_process.pid", "10"},
 		 }},
-		{"{" HDR "\"type\":\"exit\",\"seq\":5,\"pid\":12,\"tid\":12,\"ppid\":10,\"uid\":0,"
-		 "\"comm\":\"true\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,"
-		 "\"exit_code\":3,\"signal\":0}",
+		{EV("exit", 5, 12, 12, 10, 0, "true", "allow", NUL, NUL,
+		    "\"exit_code\":3,\"signal\":0}"),
 		 {1007, 1, 2},
 		 {
 			 {"exit_code", "3"},
 		 }},
-		{"{" HDR "\"type\":\"exit\",\"seq\":5,\"pid\":12,\"tid\":12,\"ppid\":10,\"uid\":0,"
-		 "\"comm\":\"true\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,"
-		 "\"exit_code\":null,\"signal\":9}",
+		{EV("exit", 5, 12, 12, 10, 0, "true", "allow", NUL, NUL,
+		    "\"exit_code\":null,\"signal\":9}"),
 		 {0, 0, 0},
 		 {
 			 {"exit_code", NULL},
