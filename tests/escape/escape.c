@@ -346,6 +346,46 @@ static int a_tiocsti_notty(int argc, char **argv)
 }
 
 /*
+ * Runs probes in a child of ours (a new session or a tracee must not be
+ * this process) and notes the child's verdict as its own.
+ */
+static int in_child(void (*probes)(void))
+{
+	int st;
+
+	fflush(stdout);
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return setup_error("fork");
+	if (pid == 0) {
+		verdict = 0;
+		probes();
+		fflush(stdout);
+		_exit(verdict);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return setup_error("waitpid");
+	note(WIFEXITED(st) ? WEXITSTATUS(st) : 2);
+	return verdict;
+}
+
+/* TIOCSTI from a new session whose controlling terminal stdin becomes. */
+static void tiocsti_probes(void)
+{
+	if (setsid() < 0)
+		printf("note: setsid: %s\n", ename(errno));
+	if (ioctl(0, TIOCSCTTY, 0) < 0)
+		printf("note: TIOCSCTTY failed (%s): the EPERM below is not "
+		       "discriminating\n",
+		       ename(errno));
+	PROBE("ioctl(TIOCSTI) on the terminal", ioctl(0, TIOCSTI, &inject), EPERM, "seccomp");
+	PROBE("ioctl(TIOCSTI | 1<<32) on the terminal",
+	      syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | (1UL << 32), &inject), EPERM,
+	      "seccomp");
+}
+
+/*
  * tiocsti: stdin must be a terminal that is nobody's controlling terminal
  * (helper pty). A child makes it its controlling terminal (setsid +
  * TIOCSCTTY, allowed to anyone for a terminal without a session) and pushes
@@ -360,36 +400,7 @@ static int a_tiocsti(int argc, char **argv)
 		printf("SETUP: stdin is not a terminal inside the sandbox\n");
 		return verdict == 1 ? 1 : 2;
 	}
-	fflush(stdout);
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return setup_error("fork");
-	if (pid == 0) {
-		verdict = 0;
-		if (setsid() < 0)
-			printf("note: setsid: %s\n", ename(errno));
-		if (ioctl(0, TIOCSCTTY, 0) < 0)
-			printf("note: TIOCSCTTY failed (%s): the EPERM below is not "
-			       "discriminating\n",
-			       ename(errno));
-		PROBE("ioctl(TIOCSTI) on the terminal", ioctl(0, TIOCSTI, &inject), EPERM,
-		      "seccomp");
-		PROBE("ioctl(TIOCSTI | 1<<32) on the terminal",
-		      syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | (1UL << 32), &inject), EPERM,
-		      "seccomp");
-		fflush(stdout);
-		_exit(verdict);
-	}
-	int st;
-
-	if (waitpid(pid, &st, 0) < 0)
-		return setup_error("waitpid");
-	if (WIFEXITED(st))
-		note(WEXITSTATUS(st));
-	else
-		note(2);
-	return verdict;
+	return in_child(tiocsti_probes);
 }
 
 /* tioclinux: on a pty or /dev/null the kernel answers ENOTTY/EINVAL. */
@@ -430,6 +441,13 @@ static int a_io_uring(int argc, char **argv)
 	return verdict;
 }
 
+/* PTRACE_TRACEME, in a child: the kernel would allow it. */
+static void traceme_probes(void)
+{
+	PROBE("ptrace(PTRACE_TRACEME) (discriminating: the kernel allows it)",
+	      ptrace(PTRACE_TRACEME, 0, NULL, NULL), EPERM, "seccomp");
+}
+
 /* ptrace PID: attaches to a process outside the sandbox. */
 static int a_ptrace(int argc, char **argv)
 {
@@ -449,24 +467,7 @@ static int a_ptrace(int argc, char **argv)
 	PROBE("ptrace(PTRACE_ATTACH, pid 0x3fffffff) (discriminating: kernel says ESRCH)",
 	      ptrace(PTRACE_ATTACH, 0x3fffffff, NULL, NULL), EPERM, "seccomp");
 
-	fflush(stdout);
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return setup_error("fork");
-	if (pid == 0) {
-		verdict = 0;
-		PROBE("ptrace(PTRACE_TRACEME) (discriminating: the kernel allows it)",
-		      ptrace(PTRACE_TRACEME, 0, NULL, NULL), EPERM, "seccomp");
-		fflush(stdout);
-		_exit(verdict);
-	}
-	int st;
-
-	if (waitpid(pid, &st, 0) < 0)
-		return setup_error("waitpid");
-	note(WIFEXITED(st) ? WEXITSTATUS(st) : 2);
-	return verdict;
+	return in_child(traceme_probes);
 }
 
 /* vmread PID ADDR LEN: reads another process's memory without ptrace. */
