@@ -135,10 +135,50 @@ static void load_position(struct spool *sp)
 	sp->records -= recs;
 }
 
+/* The segments a spool directory holds, in order; empty ones removed. */
+static int load_segments(struct spool *sp, DIR *d)
+{
+	struct dirent *de;
+	int r = 0;
+
+	while ((de = readdir(d))) {
+		struct spool_seg *s;
+		uint64_t id;
+		char tail[8];
+
+		if (strlen(de->d_name) != 20 + strlen(SEG_SUFFIX) ||
+		    sscanf(de->d_name, "%20" SCNu64 "%7s", &id, tail) != 2 ||
+		    strcmp(tail, SEG_SUFFIX) != 0)
+			continue;
+		s = calloc(1, sizeof(*s));
+		if (!s) {
+			r = -ENOMEM;
+			break;
+		}
+		s->id = id;
+		r = seg_scan(sp, s);
+		if (r < 0) {
+			free(s);
+			break;
+		}
+		if (!s->records) {
+			char name[40];
+
+			seg_name(name, sizeof(name), id);
+			unlinkat(sp->dir_fd, name, 0);
+			free(s);
+			continue;
+		}
+		seg_insert_sorted(sp, s);
+		sp->bytes += s->bytes;
+		sp->records += s->records;
+	}
+	return r;
+}
+
 int spool_open(struct spool *sp, const char *dir, uint64_t max_bytes, char *err, size_t size)
 {
 	DIR *d;
-	struct dirent *de;
 	int r, fd;
 
 	memset(sp, 0, sizeof(*sp));
@@ -181,38 +221,7 @@ int spool_open(struct spool *sp, const char *dir, uint64_t max_bytes, char *err,
 		spool_close(sp);
 		return r;
 	}
-	while ((de = readdir(d))) {
-		struct spool_seg *s;
-		uint64_t id;
-		char tail[8];
-
-		if (strlen(de->d_name) != 20 + strlen(SEG_SUFFIX) ||
-		    sscanf(de->d_name, "%20" SCNu64 "%7s", &id, tail) != 2 ||
-		    strcmp(tail, SEG_SUFFIX) != 0)
-			continue;
-		s = calloc(1, sizeof(*s));
-		if (!s) {
-			r = -ENOMEM;
-			break;
-		}
-		s->id = id;
-		r = seg_scan(sp, s);
-		if (r < 0) {
-			free(s);
-			break;
-		}
-		if (!s->records) {
-			char name[40];
-
-			seg_name(name, sizeof(name), id);
-			unlinkat(sp->dir_fd, name, 0);
-			free(s);
-			continue;
-		}
-		seg_insert_sorted(sp, s);
-		sp->bytes += s->bytes;
-		sp->records += s->records;
-	}
+	r = load_segments(sp, d);
 	closedir(d);
 	if (r < 0) {
 		snprintf(err, size, "cannot read the spool %s: %s", dir, strerror(-r));
