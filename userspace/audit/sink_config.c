@@ -173,6 +173,7 @@ static const char *kind_name(enum sink_kind k)
 	return name_of(names, ARRAY_SIZE(names), k, "a syslog+udp sink");
 }
 
+/* long: one case per key of a sink spec, each checked where it is read (a table in code) */
 static int parse_key(struct sink_config *c, const char *key, const char *v, char *err, size_t size)
 {
 	bool file = c->kind == SINK_FILE;
@@ -485,12 +486,48 @@ static int read_all(const char *file, char **out, size_t *len)
 	return 0;
 }
 
+/* The spec strings of a "sinks" array, parsed and appended to *v. */
+static int add_specs(const char *file, struct json_object *sinks, struct sink_config **v, size_t *n,
+		     char *err, size_t size)
+{
+	size_t count = json_object_array_length(sinks);
+	char why[512];
+	int r;
+
+	for (size_t i = 0; i < count; i++) {
+		struct json_object *s = json_object_array_get_idx(sinks, i);
+		struct sink_config *nv;
+
+		if (!json_object_is_type(s, json_type_string)) {
+			snprintf(err, size,
+				 "%s: sinks[%zu]: give a spec string (file:PATH?..., "
+				 "syslog+tcp://HOST:PORT)",
+				 file, i);
+			return -EINVAL;
+		}
+		nv = realloc(*v, (*n + 1) * sizeof(**v));
+		if (!nv) {
+			snprintf(err, size, "%s: out of memory", file);
+			return -ENOMEM;
+		}
+		*v = nv;
+		r = sink_config_parse(json_object_get_string(s), &nv[*n], why, sizeof(why));
+		if (r < 0) {
+			snprintf(err, size, "%s: sinks[%zu] '%s': %s", file, i,
+				 json_object_get_string(s), why);
+			return r;
+		}
+		(*n)++;
+	}
+	return 0;
+}
+
 int sink_config_load(const char *file, struct sink_config **v, size_t *n, char *err, size_t size)
 {
 	struct json_tokener *tok = NULL;
 	struct json_object *root = NULL, *sinks;
-	char *text = NULL, why[512];
-	size_t len = 0, count;
+	char *text = NULL;
+	size_t len = 0;
 	int r;
 
 	r = read_all(file, &text, &len);
@@ -532,35 +569,7 @@ int sink_config_load(const char *file, struct sink_config **v, size_t *n, char *
 		snprintf(err, size, "%s: sinks: give an array of sink specs", file);
 		goto out;
 	}
-	count = json_object_array_length(sinks);
-	for (size_t i = 0; i < count; i++) {
-		struct json_object *s = json_object_array_get_idx(sinks, i);
-		struct sink_config *nv;
-
-		if (!json_object_is_type(s, json_type_string)) {
-			r = -EINVAL;
-			snprintf(err, size,
-				 "%s: sinks[%zu]: give a spec string (file:PATH?..., "
-				 "syslog+tcp://HOST:PORT)",
-				 file, i);
-			goto out;
-		}
-		nv = realloc(*v, (*n + 1) * sizeof(**v));
-		if (!nv) {
-			r = -ENOMEM;
-			snprintf(err, size, "%s: out of memory", file);
-			goto out;
-		}
-		*v = nv;
-		r = sink_config_parse(json_object_get_string(s), &nv[*n], why, sizeof(why));
-		if (r < 0) {
-			snprintf(err, size, "%s: sinks[%zu] '%s': %s", file, i,
-				 json_object_get_string(s), why);
-			goto out;
-		}
-		(*n)++;
-	}
-	r = 0;
+	r = add_specs(file, sinks, v, n, err, size);
 out:
 	json_object_put(root);
 	if (tok)
