@@ -76,10 +76,13 @@ struct netsink {
 	int relp_bad;	       /* an answer that is not 200 for the oldest frame: its code */
 };
 
-/* syslog.c */
+/* syslog_queue.c */
 void netq_flush(struct netsink *ns);
 void netq_pull(struct netsink *ns);
 void netq_watch_out(struct netsink *ns, bool out);
+/* syslog_queue.c: memory's oldest half to the spool; what inflight holds, sent. */
+void netq_spill(struct netsink *ns);
+void netq_send(struct netsink *ns);
 
 /* syslog_relp.c */
 void netrelp_open(struct netsink *ns);
