@@ -79,27 +79,9 @@ static void put_decision(FILE *f, struct json_object *o)
 	}
 }
 
-/* TIME SESSION8 #SEQ TYPE DETAILS */
-static int text_line(struct json_object *o, int kind, char **out, size_t *len)
+/* long: one case per event kind, its fields printed in order (a table in code) */
+static void text_details(FILE *f, struct json_object *o, int kind)
 {
-	const char *type = json_member_str(o, "type"), *time = json_member_str(o, "time");
-	const char *session = json_member_str(o, "session");
-	FILE *f = open_memstream(out, len);
-	int64_t seq;
-
-	if (!f)
-		return -ENOMEM;
-	if (time && strlen(time) >= 23)
-		fprintf(f, "%.23sZ", time); /* milliseconds */
-	else
-		fputs("-", f);
-	fprintf(f, " %.8s", session ? session : "-");
-	if (json_member_int(o, "seq", &seq))
-		fprintf(f, " #%" PRId64, seq);
-	else
-		fputs(" -", f);
-	fputc(' ', f);
-	put_safe(f, type);
 	switch (kind) {
 	case EV_EXEC:
 		put_decision(f, o);
@@ -191,6 +173,30 @@ static int text_line(struct json_object *o, int kind, char **out, size_t *len)
 	default:
 		break; /* nothing more to say */
 	}
+}
+
+/* TIME SESSION8 #SEQ TYPE DETAILS */
+static int text_line(struct json_object *o, int kind, char **out, size_t *len)
+{
+	const char *type = json_member_str(o, "type"), *time = json_member_str(o, "time");
+	const char *session = json_member_str(o, "session");
+	FILE *f = open_memstream(out, len);
+	int64_t seq;
+
+	if (!f)
+		return -ENOMEM;
+	if (time && strlen(time) >= 23)
+		fprintf(f, "%.23sZ", time); /* milliseconds */
+	else
+		fputs("-", f);
+	fprintf(f, " %.8s", session ? session : "-");
+	if (json_member_int(o, "seq", &seq))
+		fprintf(f, " #%" PRId64, seq);
+	else
+		fputs(" -", f);
+	fputc(' ', f);
+	put_safe(f, type);
+	text_details(f, o, kind);
 	fputc('\n', f);
 	if (fclose(f) != 0) {
 		free(*out);
