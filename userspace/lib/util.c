@@ -264,6 +264,7 @@ static int first_entry(int fd, char **name, bool *isdir, dev_t *dev)
 	return r;
 }
 
+/* long: one walk down and up the tree without recursion, so that any depth is removed */
 int rm_tree(const char *path)
 {
 	char **stack = NULL;

@@ -137,6 +137,27 @@ static const char *exe_problem(const char *s)
 	return NULL;
 }
 
+/* A rule's "action" (esub: the rule's path in the layer): allow, deny or ask. */
+static int rule_action(const char *act, const char *esub, enum cmd_action *action,
+		       const struct layer_ctx *lc, struct policy_error *err)
+{
+	char ksub[160];
+
+	path_join(ksub, sizeof(ksub), esub, "action");
+	if (!act)
+		return lerr(lc, err, ksub, "missing; use \"allow\", \"deny\" or \"ask\"");
+	for (size_t k = 0; k < ARRAY_SIZE(action_names); k++) {
+		if (streq(act, action_names[k])) {
+			*action = (enum cmd_action)k;
+			return 0;
+		}
+	}
+	return lerr(lc, err, ksub,
+		    "unknown action '%.40s'; use allow, deny "
+		    "or ask",
+		    act);
+}
+
 int rules_parse(struct json_object *a, const char *sub, const char *origin, struct cmd_rules *out,
 		const struct layer_ctx *lc, struct policy_error *err)
 {
@@ -152,7 +173,6 @@ int rules_parse(struct json_object *a, const char *sub, const char *origin, stru
 		const char *exe = NULL, *argv = NULL, *act = NULL, *why;
 		enum cmd_action action = CMD_DENY;
 		char esub[128], ksub[160];
-		bool found = false;
 
 		path_index(esub, sizeof(esub), sub, i);
 		if (!json_object_is_type(o, json_type_object))
@@ -178,23 +198,8 @@ int rules_parse(struct json_object *a, const char *sub, const char *origin, stru
 				return lerr(lc, err, ksub, "must be a string without NUL");
 			*dst = json_object_get_string(val);
 		}
-		if (!act) {
-			path_join(ksub, sizeof(ksub), esub, "action");
-			return lerr(lc, err, ksub, "missing; use \"allow\", \"deny\" or \"ask\"");
-		}
-		for (size_t k = 0; k < ARRAY_SIZE(action_names); k++) {
-			if (streq(act, action_names[k])) {
-				action = (enum cmd_action)k;
-				found = true;
-			}
-		}
-		if (!found) {
-			path_join(ksub, sizeof(ksub), esub, "action");
-			return lerr(lc, err, ksub,
-				    "unknown action '%.40s'; use allow, deny "
-				    "or ask",
-				    act);
-		}
+		if (rule_action(act, esub, &action, lc, err) < 0)
+			return -EINVAL;
 		if (!exe && !argv)
 			return lerr(lc, err, esub,
 				    "matches nothing: give \"exe\" and/or "
