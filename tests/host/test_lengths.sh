@@ -54,6 +54,10 @@ long_fn table "/* long: one case per event type */" >>"$TMPD/t/userspace/lib/uti
 expect 0 "" "a long function with its reason above it passes"
 
 copy
+long_fn flat "/* The keys, one case each: long (91 lines) but flat. */" >>"$TMPD/t/userspace/lib/util.c"
+expect 0 "" "a reason written as 'long (N lines)' passes too"
+
+copy
 i=0
 while [ $i -lt 601 ]; do
 	echo "/* line */"
