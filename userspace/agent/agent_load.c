@@ -105,6 +105,38 @@ static void select_audit_programs(struct audit_bpf *skel, bool fexit)
 	}
 }
 
+/* Pin mode: partial pins (a crash while pinning) dropped, the maps pinned or reused. */
+static int pins_prepare(struct agent *a, struct bpf_object_skeleton *sk)
+{
+	agent_unpin_links(a, sk);
+	return agent_set_map_pins(a, *sk->obj);
+}
+
+/* Pin mode: every link of the skeleton pinned, or none. */
+static int pin_all(struct agent *a, struct bpf_object_skeleton *sk)
+{
+	int r;
+
+	if (!a->pin_dir[0])
+		return 0;
+	r = agent_pin_links(a, sk);
+	if (r)
+		agent_unpin_links(a, sk);
+	return r;
+}
+
+/* Loads and attaches every program of the skeleton that autoloads, then pins. */
+static int load_attach_pin(struct agent *a, struct bpf_object_skeleton *sk)
+{
+	int r = bpf_object__load_skeleton(sk);
+
+	if (!r)
+		r = bpf_object__attach_skeleton(sk);
+	if (!r)
+		r = pin_all(a, sk);
+	return r;
+}
+
 /* Audit skeleton in one attach mode: open, size the ring, load, attach; owns the shared maps. */
 static int load_audit_as(struct agent *a, const struct agent_opts *o, bool fexit)
 {
@@ -120,19 +152,11 @@ static int load_audit_as(struct agent *a, const struct agent_opts *o, bool fexit
 		a->audit->rodata->argv_max = o->argv_max;
 	select_audit_programs(a->audit, fexit);
 	if (a->pin_dir[0]) {
-		agent_unpin_links(a, a->audit->skeleton);
-		r = agent_set_map_pins(a, a->audit->obj);
+		r = pins_prepare(a, a->audit->skeleton);
 		if (r)
 			goto out;
 	}
-	r = audit_bpf__load(a->audit);
-	if (!r)
-		r = audit_bpf__attach(a->audit);
-	if (!r && a->pin_dir[0]) {
-		r = agent_pin_links(a, a->audit->skeleton);
-		if (r)
-			agent_unpin_links(a, a->audit->skeleton);
-	}
+	r = load_attach_pin(a, a->audit->skeleton);
 out:
 	if (r) {
 		audit_bpf__destroy(a->audit);
@@ -312,8 +336,7 @@ static int load_net(struct agent *a, const struct agent_opts *o)
 			a->st.net_adopted = !r;
 			return r;
 		}
-		agent_unpin_links(a, n->skeleton);
-		r = agent_set_map_pins(a, n->obj);
+		r = pins_prepare(a, n->skeleton);
 		if (r)
 			goto out;
 	} else if (a->audit) {
@@ -352,11 +375,8 @@ static int load_net(struct agent *a, const struct agent_opts *o)
 				  &n->links.net_connect_unix);
 		a->st.unix_connect = !r;
 	}
-	if (!r && a->pin_dir[0]) {
-		r = agent_pin_links(a, n->skeleton);
-		if (r)
-			agent_unpin_links(a, n->skeleton);
-	}
+	if (!r)
+		r = pin_all(a, n->skeleton);
 out:
 	if (r) {
 		net_bpf__destroy(n);
@@ -388,8 +408,7 @@ static int load_cmd(struct agent *a)
 			a->cmd_adopted = true;
 			return 0;
 		}
-		agent_unpin_links(a, a->cmd->skeleton);
-		r = agent_set_map_pins(a, a->cmd->obj);
+		r = pins_prepare(a, a->cmd->skeleton);
 		if (r)
 			goto out;
 	} else {
@@ -397,14 +416,7 @@ static int load_cmd(struct agent *a)
 		bpf_map__reuse_fd(a->cmd->maps.events, bpf_map__fd(a->audit->maps.events));
 		bpf_map__reuse_fd(a->cmd->maps.lost, bpf_map__fd(a->audit->maps.lost));
 	}
-	r = cmd_bpf__load(a->cmd);
-	if (!r)
-		r = cmd_bpf__attach(a->cmd);
-	if (!r && a->pin_dir[0]) {
-		r = agent_pin_links(a, a->cmd->skeleton);
-		if (r)
-			agent_unpin_links(a, a->cmd->skeleton);
-	}
+	r = load_attach_pin(a, a->cmd->skeleton);
 out:
 	if (r) {
 		cmd_bpf__destroy(a->cmd);
@@ -450,8 +462,7 @@ static int load_lsm(struct agent *a, const struct agent_opts *o)
 			a->lsm = NULL;
 			return 0;
 		}
-		agent_unpin_links(a, l->skeleton);
-		r = agent_set_map_pins(a, l->obj);
+		r = pins_prepare(a, l->skeleton);
 		if (r)
 			goto out;
 	} else {
@@ -476,14 +487,7 @@ static int load_lsm(struct agent *a, const struct agent_opts *o)
 		if (a->cmd)
 			bpf_map__reuse_fd(l->maps.cmd_rules, bpf_map__fd(a->cmd->maps.cmd_rules));
 	}
-	r = lsm_bpf__load(l);
-	if (!r)
-		r = lsm_bpf__attach(l);
-	if (!r && a->pin_dir[0]) {
-		r = agent_pin_links(a, l->skeleton);
-		if (r)
-			agent_unpin_links(a, l->skeleton);
-	}
+	r = load_attach_pin(a, l->skeleton);
 out:
 	if (r) {
 		lsm_bpf__destroy(l);
