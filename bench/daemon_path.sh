@@ -46,6 +46,10 @@ cmds = [
     ("daemon --level standard", [b, "run", "-q", "--daemon-socket", sock, "--level", "standard", "--", "/bin/true"]),
     ("embedded (default level)", [b, "run", "-q", "--no-daemon", "--", "/bin/true"]),
     ("daemon (default level)", [b, "run", "-q", "--daemon-socket", sock, "--", "/bin/true"]),
+    # The same audit on both sides: the daemon audits every session
+    # (aggregate by default); embedded loads the agent only with --audit.
+    ("embedded --audit (aggregate)", [b, "run", "-q", "--no-daemon", "--audit", "/dev/null", "--", "/bin/true"]),
+    ("daemon --audit-mode off", [b, "run", "-q", "--daemon-socket", sock, "--audit-mode", "off", "--", "/bin/true"]),
 ]
 if old and osock:
     cmds.append(("before: daemon --level standard", [old, "run", "-q", "--daemon-socket", osock, "--level", "standard", "--", "/bin/true"]))

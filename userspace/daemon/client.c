@@ -548,6 +548,9 @@ int daemon_register(struct daemon_client *c, const struct session *s, const char
 	/* Register and attach in one round trip (docs/daemon.md). */
 	if (pid > 0)
 		json_object_object_add(req, "pid", json_object_new_int64(pid));
+	/* Before the fork: a cgroup the daemon made ahead, whose name the session takes. */
+	else
+		json_object_object_add(req, "prepared", json_object_new_boolean(1));
 	return call_put(c, req, reply, msg, size);
 }
 

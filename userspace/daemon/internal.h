@@ -14,6 +14,7 @@
 #include "config.h"
 #include "../audit/encode.h"
 #include "../audit/lifecycle.h"
+#include "../lib/cgroup.h"
 #include "../lib/jsonw.h"
 
 struct agent;
@@ -86,6 +87,7 @@ struct daemon {
 	struct ceilings ceilings; /* of --config; reloaded */
 	uint64_t busy_refused;	  /* connections answered "busy" */
 	uint64_t busy_logged_ns;  /* when the last "busy" line was logged */
+	struct cgroup_pool pool;  /* session cgroups made ahead (ops_register.c) */
 	bool stop;
 };
 
@@ -131,5 +133,7 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason,
 void ops_tick(struct daemon *d);
 void ops_conn_gone(struct daemon *d, struct conn *c);
 int ops_readopt(struct daemon *d);
+/* ops_register.c: refills the pool of cgroups made ahead, renewing old ones (tick: renew). */
+void ops_pool_refill(struct daemon *d, bool renew);
 
 #endif

@@ -372,12 +372,7 @@ out:
 
 bool ops_cgroup_populated(const char *cgroup)
 {
-	char path[PATH_MAX + 32], buf[256];
-
-	snprintf(path, sizeof(path), "%s/cgroup.events", cgroup);
-	if (read_file_str(path, buf, sizeof(buf)) < 0)
-		return access(cgroup, F_OK) == 0; /* unreadable: assume it lives */
-	return !strstr(buf, "populated 0");
+	return cgroup_populated(cgroup) != 0; /* unreadable: assume it lives */
 }
 
 void ops_tick(struct daemon *d)
@@ -392,6 +387,7 @@ void ops_tick(struct daemon *d)
 		else if (!s->owner && !ops_cgroup_populated(s->cgroup))
 			ops_end_session(d, s, "processes exited", NULL);
 	}
+	ops_pool_refill(d, true);
 }
 
 void ops_conn_gone(struct daemon *d, struct conn *c)
@@ -524,5 +520,10 @@ int ops_readopt(struct daemon *d)
 	/* What a killed daemon or killed runs left: empty, stale session cgroups. */
 	limits_plan(&l, &pl, d->parent, LIMITS_VIA_AUTO);
 	limits_sweep(&l);
+	/* A killed daemon's cgroups made ahead; then ours. */
+	n = cgroup_pool_sweep(d->parent);
+	if (n > 0)
+		dlog("removed %d cgroup%s made ahead by a daemon before", n, n == 1 ? "" : "s");
+	ops_pool_refill(d, false);
 	return r;
 }

@@ -543,17 +543,59 @@ static void register_undo(struct daemon *d, struct dsession *s, const struct ses
 
 /* The checks before anything is made; 0, or -1 when replied. */
 static int register_check(struct daemon *d, struct conn *c, struct json_object *req,
-			  const char **id, uint32_t *flags, int64_t *pid)
+			  const char **id, uint32_t *flags, int64_t *pid, bool *prepared)
 {
 	*pid = 0;
+	*prepared = false;
 	if (check_register(d, c, req, id) < 0 || parse_flags(d, c, req, flags) < 0 ||
 	    session_quota(d, c) < 0 || hold_to_ceiling(d, c, req, *id) < 0)
 		return -1;
 	if (json_object_object_get_ex(req, "pid", NULL) &&
 	    (proto_get_int(req, "pid", pid) || !ops_valid_pid(*pid)))
 		return ops_bad_member(d, c, "register", "pid", "a process id");
+	if (proto_get_bool(req, "prepared", prepared) == -EINVAL)
+		return ops_bad_member(d, c, "register", "prepared", "a boolean");
 	bound_command(req);
 	return 0;
+}
+
+/* How many cgroups the daemon keeps made ahead, and for how long (seconds). */
+#define POOL_WANT  4
+#define POOL_RENEW 300 /* under the stale sweep's LIMITS_STALE_S (600) */
+
+void ops_pool_refill(struct daemon *d, bool renew)
+{
+	int r;
+
+	if (renew)
+		cgroup_pool_expire(&d->pool, d->parent, time(NULL) - POOL_RENEW);
+	r = cgroup_pool_fill(&d->pool, d->parent, POOL_WANT);
+	if (r < 0 && !renew)
+		dlog("cannot make session cgroups ahead under %s (%s); each register makes its "
+		     "own",
+		     d->parent, strerror(-r));
+}
+
+/*
+ * The session's cgroup: one made ahead when the request says "prepared"
+ * (the session then takes that cgroup's name, the reply says which) or
+ * names one (a client that read the parent directory); else made now.
+ */
+static int register_cgroup(struct daemon *d, const char **id, bool prepared,
+			   struct session_cgroup *cg)
+{
+	int r;
+
+	if (cgroup_pool_take(&d->pool, d->parent, *id, cg) == 0)
+		return 0;
+	if (prepared && cgroup_pool_take(&d->pool, d->parent, NULL, cg) == 0) {
+		*id = cg->path + strlen(d->parent) + 1;
+		return 0;
+	}
+	r = session_cgroup_create(d->parent, *id, cg);
+	if (r == 0)
+		session_cgroup_close(cg); /* the client's child is moved in by its pid */
+	return r;
 }
 
 void op_register(struct daemon *d, struct conn *c, struct json_object *req)
@@ -564,11 +606,11 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 	const char *id;
 	uint32_t flags = 0, index;
 	uint16_t proxy = 0;
-	bool in_map = false;
+	bool in_map = false, prepared;
 	int64_t pid;
 	int r;
 
-	if (register_check(d, c, req, &id, &flags, &pid) < 0)
+	if (register_check(d, c, req, &id, &flags, &pid, &prepared) < 0)
 		return;
 	index = table_free_index(&d->table);
 	if (!index) {
@@ -576,13 +618,12 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 				BPFBOX_MAX_SESSIONS);
 		return;
 	}
-	r = session_cgroup_create(d->parent, id, &cg);
+	r = register_cgroup(d, &id, prepared, &cg);
 	if (r < 0) {
 		ops_reply_error(d, c, -r, "register: cannot create the cgroup %s/%s: %s", d->parent,
 				id, strerror(-r));
 		return;
 	}
-	session_cgroup_close(&cg); /* the client's child is moved in by its pid */
 	s = new_session(d, c, req, id, index, &cg);
 	r = s ? 0 : -ENOMEM;
 	if (s)
@@ -618,4 +659,5 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 	register_reply(d, c, s, proxy, pid);
 	/* After the reply, before any record of the session: it waits for the reply. */
 	ev_session_start(d, s, req);
+	ops_pool_refill(d, false); /* off the request's path: the reply is sent */
 }
