@@ -181,8 +181,6 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 	char msg[512], why[PATH_MAX + 64], id[33];
 	int o, r;
 
-	optind = 1;
-	opterr = 0;
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'm':
@@ -210,10 +208,7 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 			usage(stdout, cmd);
 			return 0;
 		default:
-			fprintf(stderr, "bpfbox %s: unknown or incomplete option '%s'\n", cmd,
-				argv[optind - 1]);
-			usage(stderr, cmd);
-			return EXIT_USAGE;
+			return cli_bad_option(cmd, argv);
 		}
 	}
 	if (optind != argc - 1) {

@@ -51,14 +51,12 @@ bool ops_ended_recently(const char *id)
 
 void ops_reply_error(struct daemon *d, struct conn *c, int err, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	jsonw_reset(&d->rw);
-	proto_error(&d->rw, err, "%s", msg);
+	va_start(ap, fmt);
+	proto_verror(&d->rw, err, fmt, ap);
+	va_end(ap);
 	if (!d->rw.oom)
 		conn_queue(d, c, d->rw.buf, d->rw.len);
 }

@@ -95,11 +95,36 @@ int session_cgroup_create(const char *parent, const char *name, struct session_c
 
 void session_cgroup_close(struct session_cgroup *cg)
 {
-	if (cg->dir_fd >= 0)
-		close(cg->dir_fd);
-	if (cg->procs_fd >= 0)
-		close(cg->procs_fd);
-	cg->dir_fd = cg->procs_fd = -1;
+	fd_close(&cg->dir_fd);
+	fd_close(&cg->procs_fd);
+}
+
+int cgroup_read(const char *dir, const char *file, char *buf, size_t size)
+{
+	char path[PATH_MAX + 64];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
+		return -ENAMETOOLONG;
+	return read_file_str(path, buf, size);
+}
+
+bool cgroup_key(const char *text, const char *key, uint64_t *out)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = text; (p = strstr(p, key)); p += klen)
+		if ((p == text || p[-1] == '\n') && p[klen] == ' ') {
+			*out = strtoull(p + klen + 1, NULL, 10);
+			return true;
+		}
+	return false;
+}
+
+bool cgroup_freeze_set(const char *dir)
+{
+	char buf[8];
+
+	return cgroup_read(dir, "cgroup.freeze", buf, sizeof(buf)) > 0 && buf[0] == '1';
 }
 
 int session_name_new(char *buf)
@@ -236,16 +261,16 @@ int cgroup_kill(const char *dir)
 
 int cgroup_populated(const char *dir)
 {
-	char path[PATH_MAX + 32], buf[256];
-	int r;
+	char buf[256];
+	uint64_t v;
+	int r = cgroup_read(dir, "cgroup.events", buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "%s/cgroup.events", dir);
-	r = read_file_str(path, buf, sizeof(buf));
 	if (r == -ENOENT)
 		return access(dir, F_OK) == 0 ? -ENOENT : 0;
 	if (r < 0)
 		return r;
-	return !strstr(buf, "populated 0\n");
+	/* No "populated" line: not known to be empty. */
+	return !cgroup_key(buf, "populated", &v) || v != 0;
 }
 
 int cgroup_empty(const char *dir, int wait_ms)
