@@ -385,7 +385,7 @@ void ops_tick(struct daemon *d)
 		else if (!s->owner && !ops_cgroup_populated(s->cgroup))
 			ops_end_session(d, s, "processes exited", NULL);
 	}
-	ops_pool_refill(d, true);
+	ops_ahead(d, true);
 }
 
 void ops_conn_gone(struct daemon *d, struct conn *c)
@@ -522,6 +522,6 @@ int ops_readopt(struct daemon *d)
 	n = cgroup_pool_sweep(d->parent);
 	if (n > 0)
 		dlog("removed %d cgroup%s made ahead by a daemon before", n, n == 1 ? "" : "s");
-	ops_pool_refill(d, false);
+	ops_ahead(d, false);
 	return r;
 }

@@ -187,7 +187,11 @@ static void apply_limits(struct daemon *d, struct dsession *s, struct json_objec
 	 * Cgroups only: an rlimit fallback would be the client's to set, in
 	 * the child, and it is not; what cannot hold by cgroup says "none".
 	 */
-	limits_plan(&s->lim, &pl, d->parent, LIMITS_VIA_CGROUP);
+	if (d->lim_planned)
+		s->lim = d->lim_plan;
+	else
+		limits_plan(&s->lim, &pl, d->parent, LIMITS_VIA_CGROUP);
+	limits_plan_values(&s->lim, &pl);
 	if (snprintf(s->lim.cg, sizeof(s->lim.cg), "%s", s->cgroup) >= (int)sizeof(s->lim.cg)) {
 		dlog("session %s: cgroup path too long for limits; none applied", s->id);
 		return;
@@ -563,17 +567,31 @@ static int register_check(struct daemon *d, struct conn *c, struct json_object *
 #define POOL_WANT  4
 #define POOL_RENEW 300 /* under the stale sweep's LIMITS_STALE_S (600) */
 
-void ops_pool_refill(struct daemon *d, bool renew)
+/* The cgroups made ahead, refilled (after a register's reply, and on a tick). */
+static void pool_refill(struct daemon *d, bool tick)
 {
 	int r;
 
-	if (renew)
+	if (tick)
 		cgroup_pool_expire(&d->pool, d->parent, time(NULL) - POOL_RENEW);
 	r = cgroup_pool_fill(&d->pool, d->parent, POOL_WANT);
-	if (r < 0 && !renew)
+	if (r < 0 && !tick)
 		dlog("cannot make session cgroups ahead under %s (%s); each register makes its "
 		     "own",
 		     d->parent, strerror(-r));
+}
+
+void ops_ahead(struct daemon *d, bool tick)
+{
+	struct policy_limits pl = {0};
+
+	pool_refill(d, tick);
+	/*
+	 * How limits hold (the mount table, the controllers) is read once a
+	 * second, not at every register: a change shows within a tick.
+	 */
+	limits_plan(&d->lim_plan, &pl, d->parent, LIMITS_VIA_CGROUP);
+	d->lim_planned = true;
 }
 
 /*
@@ -659,5 +677,5 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 	register_reply(d, c, s, proxy, pid);
 	/* After the reply, before any record of the session: it waits for the reply. */
 	ev_session_start(d, s, req);
-	ops_pool_refill(d, false); /* off the request's path: the reply is sent */
+	pool_refill(d, false); /* off the request's path: the reply is sent */
 }
