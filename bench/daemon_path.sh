@@ -36,12 +36,14 @@ cleanup() {
 }
 trap cleanup EXIT
 mkdir -p "$T/ws"
+: >"$T/d.err"
 "$B" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" --audit /dev/null 2>"$T/d.err" &
 DPID=$!
 for _ in $(seq 100); do grep -q ready "$T/d.err" && break; sleep 0.1; done
 grep -q ready "$T/d.err" || { echo "bench/daemon_path.sh: no daemon: $(cat "$T/d.err")" >&2; exit 1; }
 if [ -n "$OLD_BPFBOX" ] && [ -z "${OLD_SOCK:-}" ]; then
 	OLD_SOCK=$T/old.sock
+	: >"$T/o.err"
 	"$OLD_BPFBOX" daemon --socket "$OLD_SOCK" --pin-dir "$PIN-old" --cgroup-parent "$PARENT-old" \
 		--audit /dev/null 2>"$T/o.err" &
 	OPID=$!
