@@ -545,20 +545,32 @@ static void register_undo(struct daemon *d, struct dsession *s, const struct ses
 	}
 }
 
-/* The checks before anything is made; 0, or -1 when replied. */
+/*
+ * The checks before anything is made; 0, or -1 when replied. With
+ * "prepared" and a cgroup made ahead, *id becomes its name (in pick, 33
+ * bytes) before the ceiling's events name the session.
+ */
 static int register_check(struct daemon *d, struct conn *c, struct json_object *req,
-			  const char **id, uint32_t *flags, int64_t *pid, bool *prepared)
+			  const char **id, char *pick, uint32_t *flags, int64_t *pid)
 {
+	const char *next = cgroup_pool_next(&d->pool);
+	bool prepared = false;
+
 	*pid = 0;
-	*prepared = false;
 	if (check_register(d, c, req, id) < 0 || parse_flags(d, c, req, flags) < 0 ||
-	    session_quota(d, c) < 0 || hold_to_ceiling(d, c, req, *id) < 0)
+	    session_quota(d, c) < 0)
+		return -1;
+	if (proto_get_bool(req, "prepared", &prepared) == -EINVAL)
+		return ops_bad_member(d, c, "register", "prepared", "a boolean");
+	if (prepared && next) {
+		snprintf(pick, SESSION_NAME_LEN + 1, "%s", next);
+		*id = pick;
+	}
+	if (hold_to_ceiling(d, c, req, *id) < 0)
 		return -1;
 	if (json_object_object_get_ex(req, "pid", NULL) &&
 	    (proto_get_int(req, "pid", pid) || !ops_valid_pid(*pid)))
 		return ops_bad_member(d, c, "register", "pid", "a process id");
-	if (proto_get_bool(req, "prepared", prepared) == -EINVAL)
-		return ops_bad_member(d, c, "register", "prepared", "a boolean");
 	bound_command(req);
 	return 0;
 }
@@ -595,22 +607,17 @@ void ops_ahead(struct daemon *d, bool tick)
 }
 
 /*
- * The session's cgroup: one made ahead when the request says "prepared"
- * (the session then takes that cgroup's name, the reply says which) or
- * names one (a client that read the parent directory); else made now.
+ * The session's cgroup: the one made ahead of that name (register_check
+ * picked it for "prepared", or a client that read the parent directory
+ * named it), else made now.
  */
-static int register_cgroup(struct daemon *d, const char **id, bool prepared,
-			   struct session_cgroup *cg)
+static int register_cgroup(struct daemon *d, const char *id, struct session_cgroup *cg)
 {
 	int r;
 
-	if (cgroup_pool_take(&d->pool, d->parent, *id, cg) == 0)
+	if (cgroup_pool_take(&d->pool, d->parent, id, cg) == 0)
 		return 0;
-	if (prepared && cgroup_pool_take(&d->pool, d->parent, NULL, cg) == 0) {
-		*id = cg->path + strlen(d->parent) + 1;
-		return 0;
-	}
-	r = session_cgroup_create(d->parent, *id, cg);
+	r = session_cgroup_create(d->parent, id, cg);
 	if (r == 0)
 		session_cgroup_close(cg); /* the client's child is moved in by its pid */
 	return r;
@@ -624,11 +631,12 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 	const char *id;
 	uint32_t flags = 0, index;
 	uint16_t proxy = 0;
-	bool in_map = false, prepared;
+	char pick[SESSION_NAME_LEN + 1];
+	bool in_map = false;
 	int64_t pid;
 	int r;
 
-	if (register_check(d, c, req, &id, &flags, &pid, &prepared) < 0)
+	if (register_check(d, c, req, &id, pick, &flags, &pid) < 0)
 		return;
 	index = table_free_index(&d->table);
 	if (!index) {
@@ -636,7 +644,7 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 				BPFBOX_MAX_SESSIONS);
 		return;
 	}
-	r = register_cgroup(d, &id, prepared, &cg);
+	r = register_cgroup(d, id, &cg);
 	if (r < 0) {
 		ops_reply_error(d, c, -r, "register: cannot create the cgroup %s/%s: %s", d->parent,
 				id, strerror(-r));

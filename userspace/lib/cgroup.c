@@ -165,6 +165,11 @@ int cgroup_pool_fill(struct cgroup_pool *p, const char *parent, size_t want)
 	return 0;
 }
 
+const char *cgroup_pool_next(const struct cgroup_pool *p)
+{
+	return p->n ? p->v[p->n - 1].name : NULL;
+}
+
 int cgroup_pool_take(struct cgroup_pool *p, const char *parent, const char *name,
 		     struct session_cgroup *cg)
 {

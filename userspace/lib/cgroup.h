@@ -74,6 +74,8 @@ struct cgroup_pool {
 };
 /* Makes cgroups under parent until the pool holds want (at most CGROUP_POOL_MAX); 0 or -errno. */
 int cgroup_pool_fill(struct cgroup_pool *p, const char *parent, size_t want);
+/* The name of the cgroup cgroup_pool_take(p, parent, NULL, ...) would take next; NULL: none. */
+const char *cgroup_pool_next(const struct cgroup_pool *p);
 /*
  * Takes the cgroup named name (NULL: any) out of the pool into *cg (path
  * and id, no fds open): 0, or -ENOENT when the pool has none.
