@@ -4,7 +4,6 @@
  * nothing, and removed or swept again. The entries come from
  * lsm_compile.c (deny patterns, exec names, CIDRs).
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>

@@ -20,11 +20,8 @@
  * syslog_relp.c) replaces the TCP acknowledgement and confirm= with the
  * collector's own answer to each frame.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +29,6 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/sockios.h>

@@ -4,12 +4,7 @@
  * from memory to the spool, pulled into inflight, sent, and confirmed
  * delivered once TCP acknowledged them and confirm= passed.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +12,6 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/sockios.h>
 #include <gnutls/gnutls.h>

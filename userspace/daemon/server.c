@@ -17,11 +17,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
 

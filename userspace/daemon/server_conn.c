@@ -4,11 +4,8 @@
  * the peer checked (root, the group, or a process of a session), requests
  * read line by line for ops.c, replies and events queued and flushed.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <sys/resource.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,13 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/file.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/timerfd.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "internal.h"

@@ -3,25 +3,16 @@
  * The daemon's event loop: one epoll set of the socket, signals, a tick,
  * the ring buffer, the sinks, the metrics endpoint and every connection.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <sys/resource.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/timerfd.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "internal.h"

@@ -4,7 +4,6 @@
  * removed, directories watched as they appear, and a full rescan when the
  * event queue overflowed.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -10,14 +10,10 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/xattr.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "limits_internal.h"

@@ -4,7 +4,6 @@
  * and an error named after the layer and key that set the path.
  */
 #include <errno.h>
-#include <limits.h>
 #include <sys/stat.h>
 #include <json-c/json.h>
 

@@ -4,8 +4,6 @@
  * (paths, deny patterns, network rules, exec denials, command patterns,
  * env names), then appended (`extra`) or replacing (`restrictions`).
  */
-#include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>

@@ -5,7 +5,6 @@
  * user would be limited (memory, pids, cpu).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>

@@ -5,15 +5,12 @@
  * init. The view of the host built inside them is ns_mount.c.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -5,25 +5,13 @@
  * session_run.c, its environment session_env.c.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <linux/capability.h>
-#include <poll.h>
-#include <pwd.h>
-#include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "session.h"
