@@ -19,16 +19,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "metrics.h"
-#include "client.h"
-#include "../agent/agent.h"
-#include "../lib/cgroup.h"
-#include "../audit/sink.h"
-#include "../probe/probe.h"
-#include "../lib/log.h"
-#include "../lib/ratelimit.h"
 #include "../lib/util.h"
-#include "../net/egress.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77

@@ -17,15 +17,10 @@
 
 #include "internal.h"
 #include "metrics.h"
-#include "client.h"
 #include "../agent/agent.h"
-#include "../lib/cgroup.h"
 #include "../audit/sink.h"
-#include "../probe/probe.h"
 #include "../lib/log.h"
-#include "../lib/ratelimit.h"
 #include "../lib/util.h"
-#include "../net/egress.h"
 
 #define REFUSED_LINGER_NS (5ULL * 1000000000ULL)
 

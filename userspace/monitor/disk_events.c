@@ -15,8 +15,6 @@
 #include <unistd.h>
 
 #include "disk_internal.h"
-#include "../lib/closer.h"
-#include "../lib/log.h"
 #include "../lib/util.h"
 
 /*

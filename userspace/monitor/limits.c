@@ -20,7 +20,6 @@
 #include "../lib/cgroup.h"
 #include "../policy/policy.h"
 #include "../lib/jsonw.h"
-#include "../lib/log.h"
 #include "../lib/util.h"
 
 const char *const limits_ctrl_names[RES__COUNT] = {

@@ -14,8 +14,6 @@
 
 #include "limits_internal.h"
 #include "../lib/cgroup.h"
-#include "../policy/policy.h"
-#include "../lib/jsonw.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 

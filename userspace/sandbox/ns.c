@@ -16,10 +16,7 @@
 #include <unistd.h>
 
 #include "ns.h"
-#include "landlock.h"
 #include "../probe/probe.h"
-#include "../policy/policy.h"
-#include "../lib/util.h"
 
 /* ---- plan ---- */
 

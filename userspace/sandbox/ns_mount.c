@@ -18,7 +18,6 @@
 
 #include "ns.h"
 #include "landlock.h"
-#include "../probe/probe.h"
 #include "../policy/policy.h"
 #include "../lib/util.h"
 

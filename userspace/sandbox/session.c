@@ -18,8 +18,6 @@
 #include "../lib/cgroup.h"
 #include "session_internal.h"
 #include "landlock.h"
-#include "seccomp.h"
-#include "reaper.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../lib/log.h"
