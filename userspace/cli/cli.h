@@ -13,6 +13,7 @@ int cmd_selftest(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 int cmd_sessions(int argc, char **argv);
 int cmd_pause(int argc, char **argv);
+int cmd_answer(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_kill(int argc, char **argv);
 int cmd_events(int argc, char **argv);

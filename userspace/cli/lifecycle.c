@@ -2,7 +2,8 @@
 /*
  * bpfbox pause|resume|kill ID: through the daemon's socket (ops pause,
  * resume, kill); for a session no daemon knows (embedded mode), as root on
- * its cgroup directly, where its `bpfbox run` sees the change.
+ * its cgroup directly, where its `bpfbox run` sees the change. bpfbox
+ * answer ID ASK-ID WORD: the daemon's answer op (docs/runtime.md).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -276,4 +277,83 @@ int cmd_resume(int argc, char **argv)
 int cmd_kill(int argc, char **argv)
 {
 	return lifecycle("kill", argc, argv);
+}
+
+static void answer_usage(FILE *out)
+{
+	fprintf(out, "usage: bpfbox answer ID ASK-ID approve|always|deny [--socket PATH]\n"
+		     "  answers a command rule's ask of a daemon's session (session.ask \"id\"):\n"
+		     "  approve runs the exec once, always allows its rule for the rest of the\n"
+		     "  session, deny kills it\n"
+		     "  --socket PATH  the daemon's socket (default $BPFBOX_SOCKET "
+		     "or " DAEMON_SOCKET_DEFAULT ")\n"
+		     "Root may answer any session, a member of the daemon's group its own uid's.\n"
+		     "exit: 0 answered; 1 no daemon, unknown session, or no open ask of that id\n"
+		     "(answered already, timed out); 2 bad usage\n");
+}
+
+int cmd_answer(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"socket", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct daemon_client c;
+	const char *sock = NULL, *word;
+	char msg[512], id[33];
+	unsigned long long ask_id;
+	int o, r;
+
+	optind = 1;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (o == 's') {
+			sock = optarg;
+		} else if (o == 'h') {
+			answer_usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "bpfbox answer: unknown or incomplete option '%s'\n",
+				argv[optind - 1]);
+			answer_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 3) {
+		fprintf(stderr, "bpfbox answer: give a session id, an ask id and an answer\n");
+		answer_usage(stderr);
+		return EXIT_USAGE;
+	}
+	word = argv[optind + 2];
+	if (parse_u64(argv[optind + 1], &ask_id) < 0 || !ask_id) {
+		fprintf(stderr,
+			"bpfbox answer: '%s' is not an ask id (the \"id\" of the session.ask "
+			"line, a positive number)\n",
+			argv[optind + 1]);
+		return EXIT_USAGE;
+	}
+	if (!streq(word, "approve") && !streq(word, "always") && !streq(word, "deny")) {
+		fprintf(stderr, "bpfbox answer: '%s': answer approve, always or deny\n", word);
+		return EXIT_USAGE;
+	}
+	r = resolve_id("answer", sock, argv[optind], id);
+	if (r)
+		return r;
+	r = daemon_client_connect(&c, daemon_socket_path(sock), CALL_TIMEOUT_MS);
+	if (r < 0) {
+		fprintf(stderr,
+			"bpfbox answer: no daemon answers on %s (%s); a session of embedded "
+			"mode takes its answers on its --ask-fd\n",
+			daemon_socket_path(sock), strerror(-r));
+		return 1;
+	}
+	r = daemon_answer(&c, id, ask_id, word, msg, sizeof(msg));
+	daemon_client_close(&c);
+	if (r < 0) {
+		fprintf(stderr, "bpfbox %s\n", msg);
+		return 1;
+	}
+	printf("session %s: ask %llu answered %s\n", id, ask_id, word);
+	return 0;
 }

@@ -30,6 +30,7 @@ static const struct {
 	{"pause", cmd_pause, "freeze a running session"},
 	{"resume", cmd_resume, "thaw a paused session, raising its limits first"},
 	{"kill", cmd_kill, "kill every process of a session"},
+	{"answer", cmd_answer, "answer a command rule's ask (approve, always, deny)"},
 	{"net", cmd_net, "allow or deny a destination of a running session"},
 	{"events", cmd_events, "print a daemon's live events (json, ocsf, text)"},
 	{"top", cmd_top, "watch a daemon's sessions live (ncurses)"},

@@ -157,6 +157,7 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason,
 
 	if (!s->end.reason)
 		s->end.reason = reason;
+	ops_ask_end(d, s); /* an open ask is denied: its process dies with the cgroup */
 	if (denials)
 		*denials = s->denials; /* what an ending session counted so far */
 	/* Fail closed: the map entry stays while any process of it lives. */
@@ -193,6 +194,7 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason,
 	}
 	dlog("session %s ended (%s): %llu records, %llu lost", s->id, s->end.reason,
 	     (unsigned long long)(seq > lost ? seq - 1 - lost : 0), (unsigned long long)lost);
+	ops_ask_free(s);
 	table_remove(&d->table, s);
 	return 0;
 }
