@@ -21,6 +21,7 @@
 #include "../agent/agent.h"
 #include "../agent/ask.h"
 #include "../lib/denial.h"
+#include "../monitor/monitor.h"
 #include "../policy/policy.h"
 #include "../lib/names.h"
 #include "../lib/util.h"
@@ -74,12 +75,19 @@ int ops_ask_register(struct daemon *d, struct dsession *s, struct json_object *r
 	return 0;
 }
 
+/* The state says "ask" first: its bpfbox run does not take the freeze for a pause. */
 static int freeze(struct dsession *s, bool on)
 {
 	char path[PATH_MAX + 16];
+	int r;
 
 	snprintf(path, sizeof(path), "%s/cgroup.freeze", s->cgroup);
-	return write_file_str(path, on ? "1" : "0");
+	if (on)
+		session_cgroup_set_state(s->cgroup, "ask");
+	r = write_file_str(path, on ? "1" : "0");
+	if (!on)
+		session_cgroup_set_state(s->cgroup, "running");
+	return r;
 }
 
 /* The line of q to the sinks and the subscribers. */
