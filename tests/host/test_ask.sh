@@ -17,7 +17,7 @@ cd "$WS" || exit 1
 cat >"$TMPD/ask.json" <<'EOF'
 { "extra": { "commands": [ { "exe": "/usr/bin/env", "action": "ask" } ] } }
 EOF
-if ! start_daemon "$DA" --group nogroup; then
+if ! start_daemon "$DA" --group nogroup --sink "file:$TMPD/asks.jsonl?types=session.ask"; then
 	fail "the daemon did not start: $(tail -c 300 "$DERR")"
 	finish
 	exit $?
@@ -127,6 +127,15 @@ else
 fi
 poll_until 5 grep -q '"type":"session.ask".*"answer":"approve"' "$DA" &&
 	ok "the daemon's own sink has session.ask" || fail "no session.ask in $DA"
+if "$PY" - "$TMPD/asks.jsonl" <<'PY'; then
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+sys.exit(0 if len(ev) >= 10 and all(e["type"] == "session.ask" for e in ev) else 1)
+PY
+	ok "a sink with types=session.ask gets the asks and nothing else"
+else
+	fail "sink types=session.ask: $(head -c 400 "$TMPD/asks.jsonl")"
+fi
 
 # The client gone while it waits: denied, the session ends.
 rm -f "$TMPD/asklog" "$TMPD/runpid"

@@ -157,7 +157,6 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason,
 
 	if (!s->end.reason)
 		s->end.reason = reason;
-	ops_ask_end(d, s); /* an open ask is denied: its process dies with the cgroup */
 	if (denials)
 		*denials = s->denials; /* what an ending session counted so far */
 	/* Fail closed: the map entry stays while any process of it lives. */
@@ -182,6 +181,7 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason,
 	agent_net_clear(d->agent, s->index);
 	ops_remove_lsm(d, s);
 	ev_flood_say(d, s, true);
+	ops_ask_end(d, s); /* an open ask was denied: its process died with the cgroup */
 	ev_session_end(d, s, seq, lost);
 	if (denials)
 		*denials = s->denials;
