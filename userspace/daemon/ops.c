@@ -365,7 +365,7 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 	else
 		ops_reply_error(d, c, EOPNOTSUPP,
 				"unknown op '%.64s': use register, attach, unregister, "
-				"list, subscribe, ping, pause, resume, kill, net or reload",
+				"list, subscribe, ping, pause, resume, kill, net, answer or reload",
 				op);
 	metrics_observe_request(d->metrics, op, now_ns() - t0);
 out:
