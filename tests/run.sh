@@ -73,8 +73,10 @@ if want host; then
 	fi
 	for t in ${BPFBOX_HOST_SUITES:-tests/host/test_*.sh}; do
 		echo "== host: $(basename "$t")"
+		t0=$(date +%s)
 		sh "$t" 2>&1 | tee "$LOG"
 		count host "$(basename "$t")" "${PIPESTATUS[0]}"
+		echo "# $(basename "$t"): $(($(date +%s) - t0)) s"
 	done
 fi
 
