@@ -1,9 +1,9 @@
 #!/bin/bash
 # Installs every build and test dependency from Debian packages. Quick and
 # silent when everything is present; runs apt-get update only when needed.
+# Then the npm packages of the tests (tools/npm-deps.sh: ajv for
+# tests/host/test_schema.sh), with the nodejs and npm installed here.
 set -euo pipefail
-
-"$(dirname "$0")/npm-deps.sh"	# ajv for tests/host/test_schema.sh
 
 PACKAGES=(
 	# build
@@ -36,14 +36,18 @@ for p in "${PACKAGES[@]}"; do
 		missing+=("$p")
 	fi
 done
-if [ ${#missing[@]} -eq 0 ]; then
-	exit 0
+# node and npm for tools/npm-deps.sh: Debian's unless the machine has them
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	missing+=(nodejs npm)
 fi
-if [ "$(id -u)" -ne 0 ]; then
-	echo "deps: missing packages: ${missing[*]}; run 'make deps' as root" >&2
-	exit 1
+if [ ${#missing[@]} -ne 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps: missing packages: ${missing[*]}; run 'make deps' as root" >&2
+		exit 1
+	fi
+	echo "deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-echo "deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+exec "$(dirname "$0")/npm-deps.sh"

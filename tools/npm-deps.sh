@@ -1,9 +1,9 @@
 #!/bin/bash
 # Installs the npm packages the tests use (the JSON Schema validator of the
 # audit stream, tools/validate-events.js) into build/npm, with the machine's
-# node and npm. Quick and silent when they are there; installs Debian's
-# nodejs and npm first when node is missing (as root, like tools/deps.sh).
-# NPM_PREFIX overrides the directory.
+# node and npm (tools/deps.sh installs Debian's nodejs and npm, then runs
+# this). Quick and silent when they are there. NPM_PREFIX overrides the
+# directory.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,14 +25,8 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "npm-deps: node and npm are missing; run 'make deps' as root" >&2
-		exit 1
-	fi
-	echo "npm-deps: installing nodejs npm"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+	echo "npm-deps: node and npm are missing; run 'make deps' as root" >&2
+	exit 1
 fi
 echo "npm-deps: installing ${missing[*]} into ${PREFIX#"$ROOT"/}"
 mkdir -p "$PREFIX"

@@ -204,7 +204,7 @@ static void test_records_get_their_kind(void **state)
 	audit_clock_init(&c);
 	assert_int_equal(audit_encode_record(&w, &c, &file, sizeof(file), SID, &ev), EV_FILE);
 	assert_int_equal(ev.kind, EV_FILE);
-	assert_true(ev.deny);
+	assert_int_equal(ev.decision, AUDIT_DECISION_DENY);
 	assert_int_equal(ev.time_ns, 7000000000LL + c.mono_to_real_ns);
 	assert_type(&w, "file");
 	assert_non_null(strstr(w.buf, "\"layer\":\"bpf-lsm\""));
@@ -377,17 +377,20 @@ static void test_event_parse(void **state)
 				   "02T03:04:05.000000007Z\","
 				   "\"decision\":\"deny\"}\n";
 	static const char start[] = "{\"type\":\"session.start\",\"time\":\"bad\"}";
+	static const char allow[] = "{\"type\":\"file\",\"decision\":\"allow\"}";
 	struct audit_event ev;
 
 	(void)state;
 	assert_int_equal(audit_event_parse(&ev, deny, strlen(deny)), 0);
 	assert_int_equal(ev.kind, EV_CONNECT);
-	assert_true(ev.deny);
+	assert_int_equal(ev.decision, AUDIT_DECISION_DENY);
 	assert_int_equal(ev.time_ns, 1767323045LL * 1000000000LL + 7);
 	assert_ptr_equal(ev.line, deny);
+	assert_int_equal(audit_event_parse(&ev, allow, strlen(allow)), 0);
+	assert_int_equal(ev.decision, AUDIT_DECISION_ALLOW);
 	assert_int_equal(audit_event_parse(&ev, start, strlen(start)), 0);
 	assert_int_equal(ev.kind, EV_SESSION_START);
-	assert_false(ev.deny);
+	assert_int_equal(ev.decision, AUDIT_DECISION_NONE);
 	assert_int_equal(ev.time_ns, 0); /* unreadable: now */
 	assert_int_equal(audit_event_parse(&ev, "{\"type\":\"nope\"}", 15), -EINVAL);
 	assert_int_equal(audit_event_parse(&ev, "{\"type\":", 8), -EINVAL);

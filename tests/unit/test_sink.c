@@ -116,7 +116,8 @@ static void emit(struct sinks *s, const char *line, size_t len)
 	assert_int_equal(sscanf(line, "{\"schema_version\":2,\"type\":\"%31[^\"]", type), 1);
 	assert_true(ev_kind_parse(type) >= 0);
 	ev.kind = ev_kind_parse(type);
-	ev.deny = strstr(line, "\"decision\":\"deny\"") != NULL;
+	ev.decision = strstr(line, "\"decision\":\"deny\"") ? AUDIT_DECISION_DENY
+							    : AUDIT_DECISION_NONE;
 	ev.time_ns = (int64_t)timegm(&tm) * 1000000000LL + 123456789;
 	sinks_emit(s, &ev);
 }

@@ -103,7 +103,8 @@ static void any_bytes(void **state)
 static void members(void **state)
 {
 	struct json_object *o = json_tokener_parse(
-		"{\"s\": \"v\", \"i\": -7, \"n\": null, \"f\": 1.5, \"is\": \"3\"}");
+		"{\"s\": \"v\", \"i\": -7, \"n\": null, \"f\": 1.5, \"is\": \"3\", \"t\": true, "
+		"\"no\": false, \"one\": 1}");
 	int64_t v = 42;
 
 	(void)state;
@@ -121,6 +122,12 @@ static void members(void **state)
 	assert_false(json_member_int(o, "n", &v));
 	assert_false(json_member_int(o, "missing", &v));
 	assert_int_equal(v, 42);
+	assert_true(json_member_true(o, "t"));
+	assert_false(json_member_true(o, "no"));
+	assert_false(json_member_true(o, "one")); /* a number is no boolean */
+	assert_false(json_member_true(o, "s"));
+	assert_false(json_member_true(o, "missing"));
+	assert_false(json_member_true(NULL, "t"));
 	json_object_put(o);
 }
 

@@ -24,7 +24,7 @@ static const char *const answer_names[] = {
 
 const char *ask_answer_name(enum ask_answer a)
 {
-	return (unsigned int)a < ARRAY_SIZE(answer_names) ? answer_names[a] : "deny";
+	return name_of(answer_names, ARRAY_SIZE(answer_names), a, "deny");
 }
 
 int ask_parse(const char *line, uint64_t id, enum ask_answer *out)

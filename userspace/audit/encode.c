@@ -119,7 +119,8 @@ int audit_encode_record(struct jsonw *w, const struct audit_clock *c, const void
 		return kind;
 	if (ev) {
 		ev->kind = kind;
-		ev->deny = h->decision == BPFBOX_DENY;
+		ev->decision = h->decision == BPFBOX_DENY ? AUDIT_DECISION_DENY
+							  : AUDIT_DECISION_ALLOW;
 		ev->time_ns = audit_real_ns(c, h->ts_ns);
 	}
 	audit_begin(w, c, kind, session, h->seq, h->ts_ns);

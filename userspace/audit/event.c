@@ -13,6 +13,7 @@
 
 #include "event.h"
 #include "bpfbox/events.h"
+#include "../lib/json.h"
 #include "../lib/util.h"
 
 /* --- kinds ---------------------------------------------------------------- */
@@ -80,27 +81,21 @@ const char *ev_record_type_name(unsigned int type)
 	return type < ARRAY_SIZE(records) ? records[type].name : records[0].name;
 }
 
-static const char *member(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
 int audit_event_parse(struct audit_event *ev, const char *line, size_t len)
 {
 	struct json_tokener *tok = json_tokener_new();
 	struct json_object *o = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL;
-	const char *t = member(o, "type"), *d = member(o, "decision");
+	const char *t = json_member_str(o, "type"), *d = json_member_str(o, "decision");
 	int r = -EINVAL;
 
 	*ev = (struct audit_event){.line = line, .len = len};
 	if (t && ev_kind_parse(t) >= 0) {
 		ev->kind = ev_kind_parse(t);
-		ev->deny = d && streq(d, "deny");
-		t = member(o, "time");
+		ev->decision = !d		   ? AUDIT_DECISION_NONE
+			       : streq(d, "deny")  ? AUDIT_DECISION_DENY
+			       : streq(d, "allow") ? AUDIT_DECISION_ALLOW
+						   : AUDIT_DECISION_NONE;
+		t = json_member_str(o, "time");
 		if (!t || rfc3339_parse(t, strlen(t), &ev->time_ns) < 0)
 			ev->time_ns = 0;
 		r = 0;

@@ -70,9 +70,15 @@ const char *ev_record_type_name(unsigned int type);
  * One event as the sinks get it: its kind and what a sink files it by, so
  * that none reads it again out of the JSON line.
  */
+enum audit_decision {
+	AUDIT_DECISION_NONE,  /* no decision: lifecycle, loss, ... */
+	AUDIT_DECISION_ALLOW, /* "decision":"allow" */
+	AUDIT_DECISION_DENY,  /* "decision":"deny" (syslog: notice) */
+};
+
 struct audit_event {
 	enum ev_kind kind;
-	bool deny;	  /* a denial (syslog: notice) */
+	enum audit_decision decision;
 	int64_t time_ns;  /* its "time" (CLOCK_REALTIME ns); 0: now */
 	const char *line; /* the JSON line, newline included */
 	size_t len;

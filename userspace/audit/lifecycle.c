@@ -63,14 +63,10 @@ void audit_session_start(struct jsonw *w, const struct audit_clock *c,
 	jsonw_u64(w, "pid", in->pid);
 	if (in->has_uid)
 		jsonw_u64(w, "uid", in->uid);
-	if (in->mode)
-		jsonw_str(w, "mode", in->mode);
-	if (in->cgroup)
-		jsonw_str(w, "cgroup", in->cgroup);
-	if (in->level_requested)
-		jsonw_str(w, "level_requested", in->level_requested);
-	if (in->level_enabled)
-		jsonw_str(w, "level_enabled", in->level_enabled);
+	jsonw_str_opt(w, "mode", in->mode);
+	jsonw_str_opt(w, "cgroup", in->cgroup);
+	jsonw_str_opt(w, "level_requested", in->level_requested);
+	jsonw_str_opt(w, "level_enabled", in->level_enabled);
 	jsonw_object_begin(w, "layers");
 	jsonw_u64(w, "landlock_abi", in->layers.landlock_abi);
 	jsonw_bool(w, "seccomp", in->layers.seccomp);
@@ -147,8 +143,7 @@ void audit_session_end(struct jsonw *w, const struct audit_clock *c, const struc
 	jsonw_u64(w, "suppressed", e->suppressed);
 	jsonw_u64(w, "output_bytes", e->output_bytes);
 	jsonw_u64(w, "output_dropped", e->output_dropped);
-	if (e->reason)
-		jsonw_str(w, "reason", e->reason);
+	jsonw_str_opt(w, "reason", e->reason);
 	hand_over(w, EV_SESSION_END, time_ns, emit, ctx);
 }
 

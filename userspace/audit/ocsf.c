@@ -22,7 +22,7 @@
 static void enc_exec(struct jsonw *w, const struct ev *e, const char *hostname)
 {
 	static const char *const extra[] = {"argv", "argv_truncated", NULL};
-	const char *filename = ocsf_get_str(e->o, "filename");
+	const char *filename = json_member_str(e->o, "filename");
 	char what[PATH_MAX + 16], msg[PATH_MAX + 64];
 	struct obs_list obs = {0};
 	struct json_object *argv;
@@ -51,13 +51,12 @@ static void enc_fork(struct jsonw *w, const struct ev *e, const char *hostname)
 	int64_t child = 0;
 	char msg[96];
 
-	ocsf_get_int(e->o, "child_pid", &child);
+	json_member_int(e->o, "child_pid", &child);
 	snprintf(msg, sizeof(msg), "fork of pid %" PRId64 ": child %" PRId64, e->pid, child);
 	ocsf_begin_record(w, e, &OCSF_PROCESS, 1, "Launch", hostname, msg);
 	jsonw_object_begin(w, "process");
 	jsonw_i64(w, "pid", child);
-	if (e->comm)
-		jsonw_str(w, "name", e->comm);
+	jsonw_str_opt(w, "name", e->comm);
 	if (e->has_uid)
 		ocsf_put_uid(w, "user", e->uid);
 	jsonw_object_begin(w, "parent_process");
@@ -75,11 +74,11 @@ static void enc_exit(struct jsonw *w, const struct ev *e, const char *hostname)
 {
 	static const char *const extra[] = {"signal", NULL};
 	int64_t code = 0, sig = 0;
-	bool have_code = ocsf_get_int(e->o, "exit_code", &code);
+	bool have_code = json_member_int(e->o, "exit_code", &code);
 	struct obs_list obs = {0};
 	char msg[96];
 
-	ocsf_get_int(e->o, "signal", &sig);
+	json_member_int(e->o, "signal", &sig);
 	if (have_code)
 		snprintf(msg, sizeof(msg), "exit of pid %" PRId64 " with code %" PRId64, e->pid,
 			 code);
@@ -101,7 +100,7 @@ static void enc_exit(struct jsonw *w, const struct ev *e, const char *hostname)
 static void enc_file(struct jsonw *w, const struct ev *e, const char *hostname)
 {
 	static const char *const extra[] = {"flags", "op", NULL};
-	const char *path = ocsf_get_str(e->o, "path");
+	const char *path = json_member_str(e->o, "path");
 	char what[PATH_MAX + 16], msg[PATH_MAX + 64];
 	struct obs_list obs = {0};
 	int64_t flags = 0, count = 0;
@@ -110,10 +109,10 @@ static void enc_file(struct jsonw *w, const struct ev *e, const char *hostname)
 	ocsf_message(msg, sizeof(msg), e, what);
 	ocsf_begin_record(w, e, &OCSF_FILESYS, 14, "Open", hostname, msg);
 	ocsf_put_file(w, path ? path : "", false);
-	if (ocsf_get_int(e->o, "flags", &flags))
+	if (json_member_int(e->o, "flags", &flags))
 		jsonw_i64(w, "access_mask", flags);
 	/* Identical allowed opens folded into this one (aggregate mode). */
-	if (ocsf_get_int(e->o, "count", &count))
+	if (json_member_int(e->o, "count", &count))
 		jsonw_i64(w, "count", count);
 	ocsf_obs_common(&obs, e, hostname);
 	ocsf_obs_add(&obs, "file.path", 45, "File Path", path);
@@ -126,14 +125,14 @@ static void enc_file(struct jsonw *w, const struct ev *e, const char *hostname)
 static void enc_connect(struct jsonw *w, const struct ev *e, const char *hostname)
 {
 	static const char *const extra[] = {"family", NULL};
-	const char *family = ocsf_get_str(e->o, "family");
-	const char *addr = ocsf_get_str(e->o, "address"), *path = ocsf_get_str(e->o, "path");
+	const char *family = json_member_str(e->o, "family");
+	const char *addr = json_member_str(e->o, "address"), *path = json_member_str(e->o, "path");
 	bool unix_ = family && streq(family, "unix");
 	char what[PATH_MAX + 64], msg[PATH_MAX + 128];
 	struct obs_list obs = {0};
 	int64_t port = 0;
 
-	ocsf_get_int(e->o, "port", &port);
+	json_member_int(e->o, "port", &port);
 	if (unix_)
 		snprintf(what, sizeof(what), "connect to unix %s", path ? path : "?");
 	else
@@ -181,16 +180,18 @@ static void enc_connect(struct jsonw *w, const struct ev *e, const char *hostnam
 static void enc_net(struct jsonw *w, const struct ev *e, const char *hostname)
 {
 	static const char *const extra[] = {"protocol", "name_from", "rule", "reason", NULL};
-	const char *proto = ocsf_get_str(e->o, "protocol"), *name = ocsf_get_str(e->o, "name");
-	const char *addr = ocsf_get_str(e->o, "address"), *reason = ocsf_get_str(e->o, "reason");
-	const char *rule = ocsf_get_str(e->o, "rule");
+	const char *proto = json_member_str(e->o, "protocol"),
+		   *name = json_member_str(e->o, "name");
+	const char *addr = json_member_str(e->o, "address"),
+		   *reason = json_member_str(e->o, "reason");
+	const char *rule = json_member_str(e->o, "rule");
 	struct obs_list obs = {0};
 	char what[512], msg[640];
 	int64_t port = 0, out = 0, in = 0;
 
-	ocsf_get_int(e->o, "port", &port);
-	ocsf_get_int(e->o, "bytes_out", &out);
-	ocsf_get_int(e->o, "bytes_in", &in);
+	json_member_int(e->o, "port", &port);
+	json_member_int(e->o, "bytes_out", &out);
+	json_member_int(e->o, "bytes_in", &in);
 	if (proto && streq(proto, "dns")) {
 		snprintf(what, sizeof(what), "DNS query %s %s%s%s", name ? name : "?",
 			 e->deny ? "refused" : "answered", reason && *reason ? ": " : "",
@@ -220,8 +221,7 @@ static void enc_net(struct jsonw *w, const struct ev *e, const char *hostname)
 		jsonw_object_begin(w, "dst_endpoint");
 		if (name && *name)
 			jsonw_str(w, "hostname", name);
-		if (addr)
-			jsonw_str(w, "ip", addr);
+		jsonw_str_opt(w, "ip", addr);
 		jsonw_i64(w, "port", port);
 		jsonw_end(w);
 		jsonw_object_begin(w, "connection_info");
@@ -254,23 +254,23 @@ int ocsf_encode_kind(struct jsonw *w, int kind, struct json_object *o, const cha
 
 	if (!o || !json_object_is_type(o, json_type_object))
 		return -EINVAL;
-	e.type = ocsf_get_str(o, "type");
+	e.type = json_member_str(o, "type");
 	if (!e.type)
 		return -EINVAL;
-	e.time = ocsf_get_str(o, "time");
-	e.session = ocsf_get_str(o, "session");
-	e.comm = ocsf_get_str(o, "comm");
-	e.decision = ocsf_get_str(o, "decision");
-	e.layer = ocsf_get_str(o, "layer");
-	e.err = ocsf_get_str(o, "errno");
-	e.host = ocsf_get_str(o, "host");
-	e.host_id = ocsf_get_str(o, "host_id");
-	e.boot_id = ocsf_get_str(o, "boot_id");
-	e.has_seq = ocsf_get_int(o, "seq", &e.seq);
-	e.has_pid = ocsf_get_int(o, "pid", &e.pid);
-	e.has_tid = ocsf_get_int(o, "tid", &e.tid);
-	e.has_ppid = ocsf_get_int(o, "ppid", &e.ppid);
-	e.has_uid = ocsf_get_int(o, "uid", &e.uid);
+	e.time = json_member_str(o, "time");
+	e.session = json_member_str(o, "session");
+	e.comm = json_member_str(o, "comm");
+	e.decision = json_member_str(o, "decision");
+	e.layer = json_member_str(o, "layer");
+	e.err = json_member_str(o, "errno");
+	e.host = json_member_str(o, "host");
+	e.host_id = json_member_str(o, "host_id");
+	e.boot_id = json_member_str(o, "boot_id");
+	e.has_seq = json_member_int(o, "seq", &e.seq);
+	e.has_pid = json_member_int(o, "pid", &e.pid);
+	e.has_tid = json_member_int(o, "tid", &e.tid);
+	e.has_ppid = json_member_int(o, "ppid", &e.ppid);
+	e.has_uid = json_member_int(o, "uid", &e.uid);
 	e.deny = e.decision && streq(e.decision, "deny");
 	switch (kind) {
 	case EV_EXEC:

@@ -28,25 +28,6 @@ const struct ocsf_class OCSF_NETWORK = {4001, 4, "Network Activity", "Network Ac
 const struct ocsf_class OCSF_DNS = {4003, 4, "DNS Activity", "Network Activity"};
 const struct ocsf_class OCSF_EVENTLOG = {1008, 1, "Event Log Activity", "System Activity"};
 
-const char *ocsf_get_str(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-bool ocsf_get_int(struct json_object *o, const char *key, int64_t *out)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-		return false;
-	*out = json_object_get_int64(v);
-	return true;
-}
-
 /* RFC 3339 UTC ("2026-01-02T03:04:05.123456789Z") -> ms since the epoch. */
 int64_t ocsf_time_ms(const char *s)
 {
@@ -98,8 +79,7 @@ void ocsf_put_uid(struct jsonw *w, const char *key, int64_t uid)
 	snprintf(buf, sizeof(buf), "%" PRId64, uid);
 	jsonw_object_begin(w, key);
 	jsonw_str(w, "uid", buf);
-	if (name)
-		jsonw_str(w, "name", name);
+	jsonw_str_opt(w, "name", name);
 	jsonw_u64(w, "type_id", uid == 0 ? 2 : uid < 1000 ? 3 : 1);
 	jsonw_str(w, "type", uid == 0 ? "Admin" : uid < 1000 ? "System" : "User");
 	jsonw_end(w);
@@ -148,10 +128,8 @@ void ocsf_put_metadata(struct jsonw *w, const struct ev *e, bool control)
 	jsonw_array_end(w);
 	jsonw_str(w, "log_name", "bpfbox audit");
 	jsonw_str(w, "log_provider", "bpfbox");
-	if (e->type)
-		jsonw_str(w, "event_code", e->type);
-	if (e->time)
-		jsonw_str(w, "original_time", e->time);
+	jsonw_str_opt(w, "event_code", e->type);
+	jsonw_str_opt(w, "original_time", e->time);
 	/*
 	 * (session, seq) names an event: a receiver drops duplicates by it.
 	 * The daemon's own lines (a sink's loss, sink.error) have no session:
@@ -198,10 +176,8 @@ void ocsf_put_device(struct jsonw *w, const struct ev *e, const char *hostname)
 		jsonw_str(w, "hostname", name);
 		jsonw_str(w, "name", name);
 	}
-	if (e->host_id)
-		jsonw_str(w, "uid", e->host_id);
-	if (e->boot_id)
-		jsonw_str(w, "boot_uid", e->boot_id);
+	jsonw_str_opt(w, "uid", e->host_id);
+	jsonw_str_opt(w, "boot_uid", e->boot_id);
 	jsonw_u64(w, "type_id", 0);
 	jsonw_str(w, "type", "Unknown");
 	jsonw_object_begin(w, "os");
@@ -263,8 +239,7 @@ void ocsf_put_process_body(struct jsonw *w, const struct ev *e, bool parent)
 		jsonw_i64(w, "pid", e->pid);
 	if (e->has_tid)
 		jsonw_i64(w, "ptid", e->tid);
-	if (e->comm)
-		jsonw_str(w, "name", e->comm);
+	jsonw_str_opt(w, "name", e->comm);
 	if (e->has_uid)
 		ocsf_put_uid(w, "user", e->uid);
 	if (parent && e->has_ppid) {

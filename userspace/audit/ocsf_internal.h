@@ -8,6 +8,7 @@
 
 #include "event.h"
 #include "ocsf.h"
+#include "../lib/json.h"
 
 struct json_object;
 
@@ -53,8 +54,6 @@ struct obs_list {
 	int n, nums;
 };
 
-const char *ocsf_get_str(struct json_object *o, const char *key);
-bool ocsf_get_int(struct json_object *o, const char *key, int64_t *out);
 int64_t ocsf_time_ms(const char *s);
 const char *ocsf_user_name(int64_t uid);
 void ocsf_put_uid(struct jsonw *w, const char *key, int64_t uid);

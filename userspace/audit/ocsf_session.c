@@ -41,11 +41,11 @@ void ocsf_enc_session(struct jsonw *w, const struct ev *e, const char *hostname)
 {
 	struct json_object *cmd;
 	int64_t code = 0;
-	const char *reason = ocsf_get_str(e->o, "reason");
+	const char *reason = json_member_str(e->o, "reason");
 	char msg[512];
 	int activity = 99, sev = SEV_INFORMATIONAL;
 	const char *aname = "Other";
-	bool have_code = ocsf_get_int(e->o, "exit_code", &code);
+	bool have_code = json_member_int(e->o, "exit_code", &code);
 
 	switch (e->kind) {
 	case EV_SESSION_START:
@@ -85,8 +85,7 @@ void ocsf_enc_session(struct jsonw *w, const struct ev *e, const char *hostname)
 	jsonw_str(w, "status", "Success");
 	ocsf_put_lifecycle_actor(w, e);
 	jsonw_object_begin(w, "process");
-	if (e->session)
-		jsonw_str(w, "uid", e->session);
+	jsonw_str_opt(w, "uid", e->session);
 	if (json_object_object_get_ex(e->o, "command", &cmd) &&
 	    json_object_is_type(cmd, json_type_array) && json_object_array_length(cmd)) {
 		const char *argv0 = json_object_get_string(json_object_array_get_idx(cmd, 0));
@@ -112,14 +111,15 @@ void ocsf_enc_session(struct jsonw *w, const struct ev *e, const char *hostname)
  */
 void ocsf_enc_log(struct jsonw *w, const struct ev *e, const char *hostname)
 {
-	const char *where = ocsf_get_str(e->o, "where"), *sink = ocsf_get_str(e->o, "sink");
-	const char *error = ocsf_get_str(e->o, "error"), *text = ocsf_get_str(e->o, "message");
+	const char *where = json_member_str(e->o, "where"), *sink = json_member_str(e->o, "sink");
+	const char *error = json_member_str(e->o, "error"),
+		   *text = json_member_str(e->o, "message");
 	bool loss = e->kind == EV_LOSS;
 	char msg[512];
 	int64_t n = 0;
 
 	if (loss) {
-		ocsf_get_int(e->o, "count", &n);
+		json_member_int(e->o, "count", &n);
 		snprintf(msg, sizeof(msg), "%" PRId64 " events lost: %s", n, where ? where : "?");
 	} else {
 		snprintf(msg, sizeof(msg), "sink %s: %s", sink ? sink : "?", text ? text : "?");
@@ -128,8 +128,7 @@ void ocsf_enc_log(struct jsonw *w, const struct ev *e, const char *hostname)
 			  hostname, msg, false);
 	jsonw_u64(w, "status_id", 2);
 	jsonw_str(w, "status", "Failure");
-	if (error)
-		jsonw_str(w, "status_code", error);
+	jsonw_str_opt(w, "status_code", error);
 	jsonw_str(w, "status_detail", loss ? (where ? where : "events lost") : (text ? text : "?"));
 	jsonw_str(w, "log_name", sink ? sink : "bpfbox audit");
 	jsonw_str(w, "log_provider", "bpfbox");
@@ -148,7 +147,8 @@ void ocsf_enc_log(struct jsonw *w, const struct ev *e, const char *hostname)
  */
 void ocsf_enc_ceiling(struct jsonw *w, const struct ev *e, const char *hostname)
 {
-	const char *action = ocsf_get_str(e->o, "action"), *reason = ocsf_get_str(e->o, "reason");
+	const char *action = json_member_str(e->o, "action"),
+		   *reason = json_member_str(e->o, "reason");
 	bool refuse = !action || streq(action, "refuse");
 	char msg[600];
 
@@ -162,12 +162,10 @@ void ocsf_enc_ceiling(struct jsonw *w, const struct ev *e, const char *hostname)
 	jsonw_str(w, "disposition", refuse ? "Blocked" : "Corrected");
 	jsonw_u64(w, "status_id", refuse ? 2 : 1);
 	jsonw_str(w, "status", refuse ? "Failure" : "Success");
-	if (reason)
-		jsonw_str(w, "status_detail", reason);
+	jsonw_str_opt(w, "status_detail", reason);
 	ocsf_put_lifecycle_actor(w, e);
 	jsonw_object_begin(w, "process");
-	if (e->session)
-		jsonw_str(w, "uid", e->session);
+	jsonw_str_opt(w, "uid", e->session);
 	jsonw_end(w);
 	finish(w, e, hostname);
 }

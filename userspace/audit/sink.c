@@ -215,19 +215,20 @@ void sinks_emit(struct sinks *set, const struct audit_event *ev)
 	deliver(set);
 }
 
+/* net() on each network sink, stream() on each file or stdout sink. */
+static void each_sink(struct sinks *set, void (*net)(struct sink *sk),
+		      void (*stream)(struct sink *sk))
+{
+	for (size_t i = 0; i < set->n; i++)
+		(is_net(&set->v[i]) ? net : stream)(&set->v[i]);
+}
+
 void sinks_flush(struct sinks *set)
 {
 	if (!set)
 		return;
 	tick(set);
-	for (size_t i = 0; i < set->n; i++) {
-		struct sink *sk = &set->v[i];
-
-		if (is_net(sk))
-			netsink_flush(sk);
-		else
-			stream_flush(sk);
-	}
+	each_sink(set, netsink_flush, stream_flush);
 	deliver(set);
 	arm_timer(set);
 }
@@ -279,14 +280,7 @@ void sinks_close(struct sinks *set)
 {
 	if (!set)
 		return;
-	for (size_t i = 0; i < set->n; i++) {
-		struct sink *sk = &set->v[i];
-
-		if (is_net(sk))
-			netsink_close(sk);
-		else
-			stream_close(sk);
-	}
+	each_sink(set, netsink_close, stream_close);
 	/* What the closing sinks had to say reaches the hook, not the sinks. */
 	while (set->pending) {
 		struct pending_event *pe = set->pending;
@@ -298,10 +292,8 @@ void sinks_close(struct sinks *set)
 			set->o.on_event(set->o.ctx, &ev);
 		free(pe);
 	}
-	if (set->epfd >= 0)
-		close(set->epfd);
-	if (set->timerfd >= 0)
-		close(set->timerfd);
+	fd_close(&set->epfd);
+	fd_close(&set->timerfd);
 	jsonw_free(&set->fw);
 	jsonw_free(&set->iw);
 	free(set->v);
@@ -310,19 +302,13 @@ void sinks_close(struct sinks *set)
 
 const char *sink_kind_name(enum sink_kind k)
 {
-	switch (k) {
-	case SINK_STDOUT:
-		return "stdout";
-	case SINK_FILE:
-		return "file";
-	case SINK_SYSLOG_TCP:
-		return "syslog+tcp";
-	case SINK_SYSLOG_UDP:
-		return "syslog+udp";
-	case SINK_SYSLOG_TLS:
-		return "syslog+tls";
-	}
-	return "?";
+	static const char *const names[] = {
+		[SINK_STDOUT] = "stdout",	  [SINK_FILE] = "file",
+		[SINK_SYSLOG_TCP] = "syslog+tcp", [SINK_SYSLOG_UDP] = "syslog+udp",
+		[SINK_SYSLOG_TLS] = "syslog+tls",
+	};
+
+	return name_of(names, ARRAY_SIZE(names), k, "?");
 }
 
 size_t sinks_stats(const struct sinks *s, struct sink_stats *v, size_t n)

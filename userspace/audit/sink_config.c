@@ -7,7 +7,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +18,6 @@
 #include "../lib/util.h"
 
 #define CONFIG_FILE_MAX (1U << 20)
-
-static int fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, size, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 /* %XX escapes of a URL component; -EINVAL on a bad escape, a NUL or no room. */
 static int unescape(const char *in, size_t len, char *out, size_t size)
@@ -70,10 +57,10 @@ static int parse_facility(const char *s)
 		"local0", "local1", "local2",	"local3", "local4", "local5", "local6", "local7",
 	};
 	unsigned long long v;
+	int i = name_index(names, ARRAY_SIZE(names), s);
 
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (streq(names[i], s))
-			return i;
+	if (i >= 0)
+		return i;
 	if (parse_u64(s, &v) == 0 && v < ARRAY_SIZE(names))
 		return v;
 	return -EINVAL;
@@ -81,14 +68,13 @@ static int parse_facility(const char *s)
 
 int sink_format_parse(const char *name, enum sink_format *f)
 {
-	if (streq(name, "json"))
-		*f = SINK_FMT_JSON;
-	else if (streq(name, "ocsf"))
-		*f = SINK_FMT_OCSF;
-	else if (streq(name, "text"))
-		*f = SINK_FMT_TEXT;
-	else
-		return -EINVAL;
+	static const char *const names[] = {
+		[SINK_FMT_JSON] = "json", [SINK_FMT_OCSF] = "ocsf", [SINK_FMT_TEXT] = "text"};
+	int i = name_index(names, ARRAY_SIZE(names), name);
+
+	if (i < 0)
+		return i;
+	*f = i;
 	return 0;
 }
 
@@ -109,20 +95,22 @@ static int parse_types(const char *v, uint32_t *mask, char *err, size_t size)
 	char buf[256], *save = NULL, *tok;
 
 	if (strlen(v) >= sizeof(buf))
-		return fail(err, size, "types: the list is too long; give some of: %s",
-			    ev_kind_list());
+		return err_invalid(err, size, "types: the list is too long; give some of: %s",
+				   ev_kind_list());
 	snprintf(buf, sizeof(buf), "%s", v);
 	*mask = 0;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		int i = ev_kind_parse(tok);
 
 		if (i < 0)
-			return fail(err, size, "types: unknown event type '%s'; use some of: %s",
-				    tok, ev_kind_list());
+			return err_invalid(err, size,
+					   "types: unknown event type '%s'; use some of: %s", tok,
+					   ev_kind_list());
 		*mask |= 1U << i;
 	}
 	if (!*mask)
-		return fail(err, size, "types: give a comma-separated list of: %s", ev_kind_list());
+		return err_invalid(err, size, "types: give a comma-separated list of: %s",
+				   ev_kind_list());
 	return 0;
 }
 
@@ -139,56 +127,50 @@ static int parse_fsync(struct sink_config *c, const char *v, char *err, size_t s
 		c->fsync_events = 1;
 	} else if (startswith(v, "events:")) {
 		if (parse_u64(v + 7, &n) < 0 || n < 1 || n > 1000000000ULL)
-			return fail(err, size, "fsync: '%s': give events:N with N from 1", v);
+			return err_invalid(err, size, "fsync: '%s': give events:N with N from 1",
+					   v);
 		c->fsync = SINK_FSYNC_EVENTS;
 		c->fsync_events = n;
 	} else if (startswith(v, "interval:")) {
 		if (parse_duration_ns(v + 9, &c->fsync_interval_ns) < 0 ||
 		    c->fsync_interval_ns < 1000000ULL)
-			return fail(err, size,
-				    "fsync: '%s': give interval:DURATION of at least "
-				    "1ms (500ms, 2s)",
-				    v);
+			return err_invalid(err, size,
+					   "fsync: '%s': give interval:DURATION of at least "
+					   "1ms (500ms, 2s)",
+					   v);
 		c->fsync = SINK_FSYNC_INTERVAL;
 	} else {
-		return fail(err, size,
-			    "fsync: '%s': use never, rotate, always, events:N or "
-			    "interval:DURATION",
-			    v);
+		return err_invalid(err, size,
+				   "fsync: '%s': use never, rotate, always, events:N or "
+				   "interval:DURATION",
+				   v);
 	}
 	return 0;
 }
 
+#define SYSLOG_KEYS "format, types, name, queue, facility, hostname, app, spool, spool_max, confirm"
+
 static const char *kind_keys(enum sink_kind k)
 {
-	switch (k) {
-	case SINK_FILE:
-		return "format, types, name, queue, rotate, keep, fsync";
-	case SINK_STDOUT:
-		return "format, types, name, queue";
-	case SINK_SYSLOG_TLS:
-		return "format, types, name, queue, facility, hostname, app, spool, spool_max, "
-		       "confirm, ca, cert, key, peer";
-	default:
-		return "format, types, name, queue, facility, hostname, app, spool, spool_max, "
-		       "confirm";
-	}
+	static const char *const keys[] = {
+		[SINK_FILE] = "format, types, name, queue, rotate, keep, fsync",
+		[SINK_STDOUT] = "format, types, name, queue",
+		[SINK_SYSLOG_TLS] = SYSLOG_KEYS ", ca, cert, key, peer",
+	};
+
+	return name_of(keys, ARRAY_SIZE(keys), k, SYSLOG_KEYS);
 }
 
 static const char *kind_name(enum sink_kind k)
 {
-	switch (k) {
-	case SINK_FILE:
-		return "a file sink";
-	case SINK_STDOUT:
-		return "the stdout sink";
-	case SINK_SYSLOG_TCP:
-		return "a syslog+tcp sink";
-	case SINK_SYSLOG_TLS:
-		return "a syslog+tls sink";
-	default:
-		return "a syslog+udp sink";
-	}
+	static const char *const names[] = {
+		[SINK_FILE] = "a file sink",
+		[SINK_STDOUT] = "the stdout sink",
+		[SINK_SYSLOG_TCP] = "a syslog+tcp sink",
+		[SINK_SYSLOG_TLS] = "a syslog+tls sink",
+	};
+
+	return name_of(names, ARRAY_SIZE(names), k, "a syslog+udp sink");
 }
 
 static int parse_key(struct sink_config *c, const char *key, const char *v, char *err, size_t size)
@@ -200,80 +182,82 @@ static int parse_key(struct sink_config *c, const char *key, const char *v, char
 
 	if (streq(key, "format")) {
 		if (sink_format_parse(v, &c->format) < 0)
-			return fail(err, size, "format: '%s': use json, ocsf or text", v);
+			return err_invalid(err, size, "format: '%s': use json, ocsf or text", v);
 	} else if (streq(key, "types")) {
 		return parse_types(v, &c->types, err, size);
 	} else if (streq(key, "name")) {
 		if (!printable(v, SINK_NAME_MAX - 1))
-			return fail(err, size, "name: '%s': give printable ASCII without spaces",
-				    v);
+			return err_invalid(err, size,
+					   "name: '%s': give printable ASCII without spaces", v);
 		snprintf(c->name, sizeof(c->name), "%s", v);
 	} else if (streq(key, "queue")) {
 		if (parse_size(v, &c->queue_bytes) < 0 || c->queue_bytes < (64U << 10) ||
 		    c->queue_bytes > (1ULL << 30))
-			return fail(err, size, "queue: '%s': give a size from 64K to 1G", v);
+			return err_invalid(err, size, "queue: '%s': give a size from 64K to 1G", v);
 	} else if (file && streq(key, "rotate")) {
 		if (parse_size(v, &c->rotate_bytes) < 0 ||
 		    (c->rotate_bytes && c->rotate_bytes < 4096))
-			return fail(err, size,
-				    "rotate: '%s': give a size of at least 4K (100M, 1G) "
-				    "or 0 for none",
-				    v);
+			return err_invalid(err, size,
+					   "rotate: '%s': give a size of at least 4K (100M, 1G) "
+					   "or 0 for none",
+					   v);
 	} else if (file && streq(key, "keep")) {
 		if (parse_u64(v, &n) < 0 || n < 1 || n > 999)
-			return fail(err, size, "keep: '%s': give a number of files from 1 to 999",
-				    v);
+			return err_invalid(err, size,
+					   "keep: '%s': give a number of files from 1 to 999", v);
 		c->keep = n;
 	} else if (file && streq(key, "fsync")) {
 		return parse_fsync(c, v, err, size);
 	} else if (net && streq(key, "facility")) {
 		c->facility = parse_facility(v);
 		if (c->facility < 0)
-			return fail(err, size,
-				    "facility: '%s': use a name (daemon, auth, authpriv, "
-				    "local0..local7, ...) or 0-23",
-				    v);
+			return err_invalid(err, size,
+					   "facility: '%s': use a name (daemon, auth, authpriv, "
+					   "local0..local7, ...) or 0-23",
+					   v);
 	} else if (net && streq(key, "hostname")) {
 		if (!printable(v, 255))
-			return fail(err, size, "hostname: '%s': give 1-255 printable ASCII bytes",
-				    v);
+			return err_invalid(err, size,
+					   "hostname: '%s': give 1-255 printable ASCII bytes", v);
 		snprintf(c->hostname, sizeof(c->hostname), "%s", v);
 	} else if (net && streq(key, "app")) {
 		if (!printable(v, 48))
-			return fail(err, size, "app: '%s': give 1-48 printable ASCII bytes", v);
+			return err_invalid(err, size, "app: '%s': give 1-48 printable ASCII bytes",
+					   v);
 		snprintf(c->app, sizeof(c->app), "%s", v);
 	} else if (net && streq(key, "spool")) {
 		if (v[0] != '/' || strlen(v) >= sizeof(c->spool_dir) - 32)
-			return fail(err, size, "spool: '%s': give an absolute directory", v);
+			return err_invalid(err, size, "spool: '%s': give an absolute directory", v);
 		snprintf(c->spool_dir, sizeof(c->spool_dir), "%s", v);
 	} else if (net && streq(key, "spool_max")) {
 		if (parse_size(v, &c->spool_bytes) < 0 || c->spool_bytes < (1U << 20))
-			return fail(err, size, "spool_max: '%s': give a size of at least 1M", v);
+			return err_invalid(err, size, "spool_max: '%s': give a size of at least 1M",
+					   v);
 	} else if (tls && (streq(key, "ca") || streq(key, "cert") || streq(key, "key"))) {
 		char *dst = streq(key, "ca")	 ? c->tls_ca
 			    : streq(key, "cert") ? c->tls_cert
 						 : c->tls_key;
 
 		if (v[0] != '/' || strlen(v) >= PATH_MAX)
-			return fail(err, size, "%s: '%s': give an absolute path to a PEM file", key,
-				    v);
+			return err_invalid(err, size,
+					   "%s: '%s': give an absolute path to a PEM file", key, v);
 		snprintf(dst, PATH_MAX, "%s", v);
 	} else if (tls && streq(key, "peer")) {
 		if (!printable(v, SINK_HOST_MAX - 1))
-			return fail(err, size,
-				    "peer: '%s': give the name the collector's certificate "
-				    "carries",
-				    v);
+			return err_invalid(err, size,
+					   "peer: '%s': give the name the collector's certificate "
+					   "carries",
+					   v);
 		snprintf(c->tls_name, sizeof(c->tls_name), "%s", v);
 	} else if (net && streq(key, "confirm")) {
 		if (parse_duration_ns(v, &c->confirm_ns) < 0 || c->confirm_ns > 60000000000ULL)
-			return fail(err, size,
-				    "confirm: '%s': give a duration up to 60s (0, 500ms, "
-				    "2s)",
-				    v);
+			return err_invalid(err, size,
+					   "confirm: '%s': give a duration up to 60s (0, 500ms, "
+					   "2s)",
+					   v);
 	} else {
-		return fail(err, size, "unknown key '%s'; valid keys for %s: %s", key,
-			    kind_name(c->kind), kind_keys(c->kind));
+		return err_invalid(err, size, "unknown key '%s'; valid keys for %s: %s", key,
+				   kind_name(c->kind), kind_keys(c->kind));
 	}
 	return 0;
 }
@@ -290,18 +274,20 @@ static int parse_query(struct sink_config *c, const char *q, char *err, size_t s
 		int r;
 
 		if (!eq || eq == q || (size_t)(eq - q) >= sizeof(key))
-			return fail(err, size, "'%.*s' is not KEY=VALUE; separate keys with '&'",
-				    (int)(amp - q), q);
+			return err_invalid(err, size,
+					   "'%.*s' is not KEY=VALUE; separate keys with '&'",
+					   (int)(amp - q), q);
 		snprintf(key, sizeof(key), "%.*s", (int)(eq - q), q);
 		/* A key given twice is a mistake, not an override. */
 		for (size_t i = 0; i < nseen; i++)
 			if (streq(seen[i], key))
-				return fail(err, size, "%s: given twice; keep one", key);
+				return err_invalid(err, size, "%s: given twice; keep one", key);
 		if (nseen < ARRAY_SIZE(seen))
 			snprintf(seen[nseen++], sizeof(seen[0]), "%s", key);
 		if (unescape(eq + 1, amp - eq - 1, val, sizeof(val)) < 0 || !val[0])
-			return fail(err, size, "%s: give a value (%%XX escapes allowed, not %%00)",
-				    key);
+			return err_invalid(err, size,
+					   "%s: give a value (%%XX escapes allowed, not %%00)",
+					   key);
 		r = parse_key(c, key, val, err, size);
 		if (r < 0)
 			return r;
@@ -332,14 +318,15 @@ static int parse_hostport(struct sink_config *c, const char *s, size_t len, char
 		const char *close = memchr(s, ']', len);
 
 		if (!close)
-			return fail(err, size, "'%.*s': an IPv6 address needs its closing ']'",
-				    (int)len, s);
+			return err_invalid(err, size,
+					   "'%.*s': an IPv6 address needs its closing ']'",
+					   (int)len, s);
 		host = s + 1;
 		hlen = close - host;
 		if (close + 1 < s + len) {
 			if (close[1] != ':')
-				return fail(err, size, "'%.*s': put ':PORT' after ']'", (int)len,
-					    s);
+				return err_invalid(err, size, "'%.*s': put ':PORT' after ']'",
+						   (int)len, s);
 			port = close + 2;
 		}
 	} else {
@@ -350,23 +337,25 @@ static int parse_hostport(struct sink_config *c, const char *s, size_t len, char
 			port = colon + 1;
 	}
 	if (!hlen || hlen >= sizeof(c->host))
-		return fail(err, size,
-			    "give the collector as HOST:PORT (127.0.0.1:514, "
-			    "[::1]:514, logs.example.com:6514)");
+		return err_invalid(err, size,
+				   "give the collector as HOST:PORT (127.0.0.1:514, "
+				   "[::1]:514, logs.example.com:6514)");
 	memcpy(c->host, host, hlen);
 	c->host[hlen] = '\0';
 	for (size_t i = 0; i < hlen; i++)
 		if (!isalnum((unsigned char)host[i]) && !strchr(".-:_", host[i]))
-			return fail(err, size, "host '%s': not an address or a host name", c->host);
+			return err_invalid(err, size, "host '%s': not an address or a host name",
+					   c->host);
 	if (port) {
 		size_t plen = s + len - port;
 
 		if (!plen || plen >= sizeof(buf))
-			return fail(err, size, "port: give a number from 1 to 65535");
+			return err_invalid(err, size, "port: give a number from 1 to 65535");
 		memcpy(buf, port, plen);
 		buf[plen] = '\0';
 		if (parse_u64(buf, &p) < 0 || p < 1 || p > 65535)
-			return fail(err, size, "port '%s': give a number from 1 to 65535", buf);
+			return err_invalid(err, size, "port '%s': give a number from 1 to 65535",
+					   buf);
 	}
 	snprintf(c->port, sizeof(c->port), "%llu", p);
 	return 0;
@@ -386,16 +375,16 @@ int sink_config_parse(const char *spec, struct sink_config *c, char *err, size_t
 	c->facility = 16; /* local0 */
 	snprintf(c->app, sizeof(c->app), "bpfbox");
 	if (strlen(spec) >= sizeof(c->spec))
-		return fail(err, size, "the spec is too long");
+		return err_invalid(err, size, "the spec is too long");
 	snprintf(c->spec, sizeof(c->spec), "%s", spec);
 	if (head == 6 && !strncmp(spec, "stdout", 6)) {
 		c->kind = SINK_STDOUT;
 	} else if (!strncmp(spec, "file:", 5)) {
 		c->kind = SINK_FILE;
 		if (unescape(spec + 5, head - 5, c->path, sizeof(c->path)) < 0 || c->path[0] != '/')
-			return fail(err, size,
-				    "file: give an absolute path (file:/var/log/bpfbox/"
-				    "audit.jsonl)");
+			return err_invalid(err, size,
+					   "file: give an absolute path (file:/var/log/bpfbox/"
+					   "audit.jsonl)");
 	} else if (!strncmp(spec, "syslog+tcp://", 13) || !strncmp(spec, "syslog+udp://", 13) ||
 		   !strncmp(spec, "syslog+tls://", 13)) {
 		c->kind = !strncmp(spec + 7, "tcp", 3)	 ? SINK_SYSLOG_TCP
@@ -413,20 +402,21 @@ int sink_config_parse(const char *spec, struct sink_config *c, char *err, size_t
 		if (r < 0)
 			return r;
 	} else {
-		return fail(err, size,
-			    "unknown sink '%.*s'; use stdout, file:PATH, "
-			    "syslog+tcp://HOST:PORT, syslog+tls://HOST:PORT, "
-			    "syslog+udp://HOST:PORT, relp://HOST:PORT or relp+tls://HOST:PORT",
-			    (int)(head > 40 ? 40 : head), spec);
+		return err_invalid(
+			err, size,
+			"unknown sink '%.*s'; use stdout, file:PATH, "
+			"syslog+tcp://HOST:PORT, syslog+tls://HOST:PORT, "
+			"syslog+udp://HOST:PORT, relp://HOST:PORT or relp+tls://HOST:PORT",
+			(int)(head > 40 ? 40 : head), spec);
 	}
 	snprintf(c->name, sizeof(c->name), "%.*s",
 		 (int)(head < SINK_NAME_MAX - 1 ? head : SINK_NAME_MAX - 1), spec);
 	if (q && (r = parse_query(c, q + 1, err, size)) < 0)
 		return r;
 	if (c->kind == SINK_SYSLOG_TLS && !c->tls_cert[0] != !c->tls_key[0])
-		return fail(err, size,
-			    "cert and key go together: give both for a client "
-			    "certificate, or neither");
+		return err_invalid(err, size,
+				   "cert and key go together: give both for a client "
+				   "certificate, or neither");
 	if (c->kind == SINK_SYSLOG_TCP || c->kind == SINK_SYSLOG_UDP ||
 	    c->kind == SINK_SYSLOG_TLS) {
 		if (!c->spool_dir[0]) {

@@ -13,26 +13,8 @@
 
 #include "ocsf.h"
 #include "sink_internal.h"
+#include "../lib/json.h"
 #include "../lib/util.h"
-
-static const char *str_of(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-static bool int_of(struct json_object *o, const char *key, int64_t *out)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-		return false;
-	*out = json_object_get_int64(v);
-	return true;
-}
 
 /* s with control bytes, DEL and C1 controls (U+0080..U+009F) as \xNN. */
 static void put_safe(FILE *f, const char *s)
@@ -61,7 +43,7 @@ static void put_int(FILE *f, struct json_object *o, const char *key, const char 
 {
 	int64_t v;
 
-	if (int_of(o, key, &v))
+	if (json_member_int(o, key, &v))
 		fprintf(f, " %s=%" PRId64, label, v);
 }
 
@@ -79,20 +61,20 @@ static void put_strings(FILE *f, struct json_object *o, const char *key)
 
 static void put_decision(FILE *f, struct json_object *o)
 {
-	const char *d = str_of(o, "decision");
+	const char *d = json_member_str(o, "decision");
 
 	if (!d)
 		return;
 	fprintf(f, " %s", d);
 	if (streq(d, "deny")) {
 		fputc('(', f);
-		put_safe(f, str_of(o, "layer"));
+		put_safe(f, json_member_str(o, "layer"));
 		fputc(',', f);
-		put_safe(f, str_of(o, "errno"));
+		put_safe(f, json_member_str(o, "errno"));
 		fputc(')', f);
-	} else if (str_of(o, "errno")) {
+	} else if (json_member_str(o, "errno")) {
 		fputs(" (", f);
-		put_safe(f, str_of(o, "errno"));
+		put_safe(f, json_member_str(o, "errno"));
 		fputc(')', f);
 	}
 }
@@ -100,8 +82,8 @@ static void put_decision(FILE *f, struct json_object *o)
 /* TIME SESSION8 #SEQ TYPE DETAILS */
 static int text_line(struct json_object *o, int kind, char **out, size_t *len)
 {
-	const char *type = str_of(o, "type"), *time = str_of(o, "time");
-	const char *session = str_of(o, "session");
+	const char *type = json_member_str(o, "type"), *time = json_member_str(o, "time");
+	const char *session = json_member_str(o, "session");
 	FILE *f = open_memstream(out, len);
 	int64_t seq;
 
@@ -112,7 +94,7 @@ static int text_line(struct json_object *o, int kind, char **out, size_t *len)
 	else
 		fputs("-", f);
 	fprintf(f, " %.8s", session ? session : "-");
-	if (int_of(o, "seq", &seq))
+	if (json_member_int(o, "seq", &seq))
 		fprintf(f, " #%" PRId64, seq);
 	else
 		fputs(" -", f);
@@ -125,7 +107,7 @@ static int text_line(struct json_object *o, int kind, char **out, size_t *len)
 		put_int(f, o, "ppid", "ppid");
 		put_int(f, o, "uid", "uid");
 		fputc(' ', f);
-		put_safe(f, str_of(o, "filename"));
+		put_safe(f, json_member_str(o, "filename"));
 		fputs(" argv:", f);
 		put_strings(f, o, "argv");
 		break;
@@ -142,45 +124,45 @@ static int text_line(struct json_object *o, int kind, char **out, size_t *len)
 		put_decision(f, o);
 		put_int(f, o, "pid", "pid");
 		fputc(' ', f);
-		put_safe(f, str_of(o, "path"));
+		put_safe(f, json_member_str(o, "path"));
 		put_int(f, o, "flags", "flags");
 		put_int(f, o, "count", "count");
 		break;
 	case EV_CONNECT:
 		put_decision(f, o);
 		put_int(f, o, "pid", "pid");
-		if (str_of(o, "path")) {
+		if (json_member_str(o, "path")) {
 			fputs(" unix:", f);
-			put_safe(f, str_of(o, "path"));
+			put_safe(f, json_member_str(o, "path"));
 		} else {
 			fputc(' ', f);
-			put_safe(f, str_of(o, "address"));
+			put_safe(f, json_member_str(o, "address"));
 			put_int(f, o, "port", "port");
 		}
 		break;
 	case EV_NET_ALLOW:
 	case EV_NET_DENY:
 		put_int(f, o, "pid", "pid");
-		put_field(f, "proto", str_of(o, "protocol"));
+		put_field(f, "proto", json_member_str(o, "protocol"));
 		fputc(' ', f);
-		put_safe(f, str_of(o, "name"));
-		if (str_of(o, "address")) {
+		put_safe(f, json_member_str(o, "name"));
+		if (json_member_str(o, "address")) {
 			fputc(' ', f);
-			put_safe(f, str_of(o, "address"));
+			put_safe(f, json_member_str(o, "address"));
 		}
 		put_int(f, o, "port", "port");
-		if (str_of(o, "rule"))
-			put_field(f, "rule", str_of(o, "rule"));
-		if (str_of(o, "reason"))
-			put_field(f, "reason", str_of(o, "reason"));
+		if (json_member_str(o, "rule"))
+			put_field(f, "rule", json_member_str(o, "rule"));
+		if (json_member_str(o, "reason"))
+			put_field(f, "reason", json_member_str(o, "reason"));
 		put_int(f, o, "bytes_out", "out");
 		put_int(f, o, "bytes_in", "in");
 		break;
 	case EV_SESSION_START:
 		put_int(f, o, "pid", "pid");
 		put_int(f, o, "uid", "uid");
-		if (str_of(o, "level_enabled"))
-			put_field(f, "level", str_of(o, "level_enabled"));
+		if (json_member_str(o, "level_enabled"))
+			put_field(f, "level", json_member_str(o, "level_enabled"));
 		fputs(" command:", f);
 		put_strings(f, o, "command");
 		break;
@@ -188,23 +170,23 @@ static int text_line(struct json_object *o, int kind, char **out, size_t *len)
 		put_int(f, o, "exit_code", "exit");
 		put_int(f, o, "records", "records");
 		put_int(f, o, "lost", "lost");
-		if (str_of(o, "reason"))
-			put_field(f, "reason", str_of(o, "reason"));
+		if (json_member_str(o, "reason"))
+			put_field(f, "reason", json_member_str(o, "reason"));
 		break;
 	case EV_LOSS:
 		put_int(f, o, "count", "count");
-		put_field(f, "where", str_of(o, "where"));
-		if (str_of(o, "sink"))
-			put_field(f, "sink", str_of(o, "sink"));
+		put_field(f, "where", json_member_str(o, "where"));
+		if (json_member_str(o, "sink"))
+			put_field(f, "sink", json_member_str(o, "sink"));
 		break;
 	case EV_RENAME:
-		put_field(f, "new_comm", str_of(o, "new_comm"));
+		put_field(f, "new_comm", json_member_str(o, "new_comm"));
 		break;
 	case EV_SINK_ERROR:
-		put_field(f, "sink", str_of(o, "sink"));
-		put_field(f, "error", str_of(o, "error"));
+		put_field(f, "sink", json_member_str(o, "sink"));
+		put_field(f, "error", json_member_str(o, "error"));
 		fputs(": ", f);
-		put_safe(f, str_of(o, "message"));
+		put_safe(f, json_member_str(o, "message"));
 		break;
 	default:
 		break; /* nothing more to say */
@@ -225,10 +207,10 @@ int sink_format_event(enum sink_format f, int kind, struct json_object *ev, cons
 	size_t len;
 	int r;
 
-	if (!ev || !json_object_is_type(ev, json_type_object) || !str_of(ev, "type"))
+	if (!ev || !json_object_is_type(ev, json_type_object) || !json_member_str(ev, "type"))
 		return -EINVAL;
 	if (kind < 0)
-		kind = ev_kind_parse(str_of(ev, "type"));
+		kind = ev_kind_parse(json_member_str(ev, "type"));
 	switch (f) {
 	case SINK_FMT_OCSF:
 		return ocsf_encode_kind(w, kind, ev, hostname);

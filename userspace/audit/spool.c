@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "spool.h"
+#include "../lib/util.h"
 
 #define SEG_SUFFIX   ".seg"
 #define FIRST_ID     (1ULL << 40) /* room below it for prepended segments */
@@ -36,21 +37,11 @@ static uint32_t crc_of(const void *data, size_t len)
 
 static int mkdir_p(const char *dir)
 {
-	char buf[PATH_MAX];
-	size_t len = strlen(dir);
+	int r = mkdir_parents(dir, 0755);
 
-	if (len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, dir, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+	if (r < 0)
+		return r;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	return 0;
 }

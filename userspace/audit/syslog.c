@@ -338,8 +338,9 @@ void netsink_push(struct sink *sk, const struct audit_event *ev, const char *pay
 	struct rec *r;
 
 	hlen = syslog_header(hdr, sizeof(hdr), sk->cfg.facility,
-			     syslog_severity(ev->kind, ev->deny), ev->time_ns, ns->hostname,
-			     sk->cfg.app, ns->pid, ev_kind_name(ev->kind));
+			     syslog_severity(ev->kind, ev->decision == AUDIT_DECISION_DENY),
+			     ev->time_ns, ns->hostname, sk->cfg.app, ns->pid,
+			     ev_kind_name(ev->kind));
 	if (hlen < 0) {
 		sink_lost(sk, 1, "sink message header too long");
 		return;

@@ -3,22 +3,61 @@
 #ifndef BPFBOX_CLI_H
 #define BPFBOX_CLI_H
 
+#include <stdio.h>
+
 /* Exit codes shared by every subcommand (man/bpfbox.1.scd EXIT STATUS; docs/runtime.md for run). */
 #define EXIT_USAGE 2 /* bad command line for status, policy, ... */
 
-int cmd_status(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_policy(int argc, char **argv);
-int cmd_selftest(int argc, char **argv);
-int cmd_daemon(int argc, char **argv);
-int cmd_sessions(int argc, char **argv);
-int cmd_pause(int argc, char **argv);
-int cmd_answer(int argc, char **argv);
-int cmd_resume(int argc, char **argv);
-int cmd_kill(int argc, char **argv);
-int cmd_events(int argc, char **argv);
-int cmd_top(int argc, char **argv);
-int cmd_net(int argc, char **argv);
+/*
+ * Bad usage, one line on stderr: "bpfbox CMD: MESSAGE; see 'bpfbox CMD
+ * --help'"; EXIT_USAGE. cli_bad_option() names the option getopt_long()
+ * just refused (argv[optind - 1]); cli_extra_args() the first operand left
+ * after the options, or returns 0 when there is none. main() calls each
+ * command with getopt at its first argument and getopt's messages off.
+ */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cli_bad_option(const char *cmd, char **argv);
+int cli_extra_args(const char *cmd, int argc, char **argv);
+/*
+ * The default of a command's option switch: -h (--help) prints usage on
+ * stdout and gives 0; any other option is cli_bad_option().
+ */
+/*
+ * The word a command dispatches on (argv[1]): none prints usage on stderr
+ * and gives EXIT_USAGE, -h, --help or help prints it on stdout and gives 0;
+ * -1 for any other word, the caller's to dispatch.
+ */
+int cli_word_help(const char *word, void (*usage)(FILE *out));
+int cli_help_or_bad(int opt, const char *cmd, char **argv, void (*usage)(FILE *out));
+
+struct daemon_client;
+/*
+ * Connects c to the daemon on socket (NULL: $BPFBOX_SOCKET or the default):
+ * 0, or -errno after "bpfbox CMD: no daemon answers on PATH (why); HINT"
+ * on stderr (hint NULL: start one or pass --socket).
+ */
+int cli_connect(struct daemon_client *c, const char *cmd, const char *socket, int timeout_ms,
+		const char *hint);
+
+/* The commands, in the order `bpfbox --help` lists them: name, function, summary. */
+#define CLI_COMMANDS(X)                                                                \
+	X("status", cmd_status, "probe what this host can enforce")                    \
+	X("run", cmd_run, "run one command in a sandboxed session")                    \
+	X("policy", cmd_policy, "print and check the effective policy")                \
+	X("test", cmd_selftest, "smoke-test the sandbox on this host")                 \
+	X("daemon", cmd_daemon, "serve sessions over a unix socket (BPF loaded once)") \
+	X("sessions", cmd_sessions, "list the sessions a daemon runs")                 \
+	X("pause", cmd_pause, "freeze a running session")                              \
+	X("resume", cmd_resume, "thaw a paused session, raising its limits first")     \
+	X("kill", cmd_kill, "kill every process of a session")                         \
+	X("answer", cmd_answer, "answer a command rule's ask (approve, always, deny)") \
+	X("net", cmd_net, "allow or deny a destination of a running session")          \
+	X("events", cmd_events, "print a daemon's live events (json, ocsf, text)")     \
+	X("top", cmd_top, "watch a daemon's sessions live (ncurses)")
+
+#define CLI_DECLARE(name, fn, summary) int fn(int argc, char **argv);
+CLI_COMMANDS(CLI_DECLARE)
+#undef CLI_DECLARE
 int cmd_probe(int argc, char **argv); /* hidden: run inside `bpfbox test` */
 
 #endif

@@ -148,20 +148,13 @@ static int daemon_reload_cmd(int argc, char **argv)
 			       "exit: 0 reloaded; 1 refused or no daemon answers; 2 bad usage\n");
 			return 0;
 		} else {
-			fprintf(stderr,
-				"bpfbox daemon reload: unexpected argument '%s'; see 'bpfbox "
-				"daemon reload --help'\n",
-				argv[i]);
-			return EXIT_USAGE;
+			return cli_usage_error("daemon reload", "unexpected argument '%s'",
+					       argv[i]);
 		}
 	}
-	sock = daemon_socket_path(sock);
-	r = daemon_client_connect(&c, sock, 5000);
-	if (r < 0) {
-		fprintf(stderr, "bpfbox daemon reload: no daemon answers on %s: %s\n", sock,
-			strerror(-r));
+	if (cli_connect(&c, "daemon reload", sock, 5000, NULL) < 0)
 		return 1;
-	}
+	sock = daemon_socket_path(sock);
 	r = daemon_call_reload(&c, &sinks, &rules, msg, sizeof(msg));
 	daemon_client_close(&c);
 	if (r < 0) {
@@ -185,8 +178,6 @@ int cmd_daemon(int argc, char **argv)
 
 	if (argc > 1 && streq(argv[1], "reload"))
 		return daemon_reload_cmd(argc, argv);
-	optind = 1;
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", daemon_opts_long, NULL)) != -1) {
 		switch (c) {
 		case OPT_SOCKET:
@@ -281,25 +272,13 @@ int cmd_daemon(int argc, char **argv)
 			o.config_path = optarg;
 			break;
 		}
-		case 'h':
-			daemon_usage(stdout);
-			code = 0;
-			goto out;
 		default:
-			fprintf(stderr,
-				"bpfbox daemon: unknown or incomplete option '%s'; see "
-				"'bpfbox daemon --help'\n",
-				argv[optind - 1]);
+			code = cli_help_or_bad(c, "daemon", argv, daemon_usage);
 			goto out;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr,
-			"bpfbox daemon: unexpected argument '%s'; see 'bpfbox daemon "
-			"--help'\n",
-			argv[optind]);
+	if (cli_extra_args("daemon", argc, argv))
 		goto out;
-	}
 	if (o.bpf_stats && !o.metrics_addr) {
 		fprintf(stderr, "bpfbox daemon: --bpf-stats counts program run time for the "
 				"metrics; give --metrics ADDR too\n");

@@ -99,8 +99,6 @@ int cmd_events(int argc, char **argv)
 	struct jsonw w = {0};
 	bool follow = false;
 
-	optind = 1;
-	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "fh", events_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
@@ -141,35 +139,17 @@ int cmd_events(int argc, char **argv)
 		case 's':
 			socket = optarg;
 			break;
-		case 'h':
-			events_usage(stdout);
-			code = 0;
-			goto out;
 		default:
-			fprintf(stderr,
-				"bpfbox events: unknown or incomplete option '%s'; see "
-				"'bpfbox events --help'\n",
-				argv[optind - 1]);
+			code = cli_help_or_bad(opt, "events", argv, events_usage);
 			goto out;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr,
-			"bpfbox events: unexpected argument '%s'; see 'bpfbox events "
-			"--help'\n",
-			argv[optind]);
+	if (cli_extra_args("events", argc, argv))
 		goto out;
-	}
 	code = 1;
 	path = daemon_socket_path(socket);
-	r = daemon_client_connect(&c, path, 5000);
-	if (r < 0) {
-		fprintf(stderr,
-			"bpfbox events: no daemon answers on %s (%s); start one with "
-			"'bpfbox daemon' or pass --socket\n",
-			path, strerror(-r));
+	if (cli_connect(&c, "events", socket, 5000, NULL) < 0)
 		goto out;
-	}
 	r = daemon_subscribe(&c, session, types, msg, sizeof(msg));
 	if (r == -DAEMON_ENDED) {
 		fprintf(stderr,

@@ -182,8 +182,6 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 	char msg[512], why[PATH_MAX + 64], id[33];
 	int o, r;
 
-	optind = 1;
-	opterr = 0;
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'm':
@@ -211,10 +209,7 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 			usage(stdout, cmd);
 			return 0;
 		default:
-			fprintf(stderr, "bpfbox %s: unknown or incomplete option '%s'\n", cmd,
-				argv[optind - 1]);
-			usage(stderr, cmd);
-			return EXIT_USAGE;
+			return cli_bad_option(cmd, argv);
 		}
 	}
 	if (optind != argc - 1) {
@@ -305,49 +300,27 @@ int cmd_answer(int argc, char **argv)
 	unsigned long long ask_id;
 	int o, r;
 
-	optind = 1;
-	opterr = 0;
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (o == 's') {
-			sock = optarg;
-		} else if (o == 'h') {
-			answer_usage(stdout);
-			return 0;
-		} else {
-			fprintf(stderr, "bpfbox answer: unknown or incomplete option '%s'\n",
-				argv[optind - 1]);
-			answer_usage(stderr);
-			return EXIT_USAGE;
-		}
+		if (o != 's')
+			return cli_help_or_bad(o, "answer", argv, answer_usage);
+		sock = optarg;
 	}
-	if (optind != argc - 3) {
-		fprintf(stderr, "bpfbox answer: give a session id, an ask id and an answer\n");
-		answer_usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (optind != argc - 3)
+		return cli_usage_error("answer", "give a session id, an ask id and an answer");
 	word = argv[optind + 2];
-	if (parse_u64(argv[optind + 1], &ask_id) < 0 || !ask_id) {
-		fprintf(stderr,
-			"bpfbox answer: '%s' is not an ask id (the \"id\" of the session.ask "
-			"line, a positive number)\n",
-			argv[optind + 1]);
-		return EXIT_USAGE;
-	}
-	if (!streq(word, "approve") && !streq(word, "always") && !streq(word, "deny")) {
-		fprintf(stderr, "bpfbox answer: '%s': answer approve, always or deny\n", word);
-		return EXIT_USAGE;
-	}
+	if (parse_u64(argv[optind + 1], &ask_id) < 0 || !ask_id)
+		return cli_usage_error("answer",
+				       "'%s' is not an ask id (the \"id\" of the session.ask line, "
+				       "a positive number)",
+				       argv[optind + 1]);
+	if (!streq(word, "approve") && !streq(word, "always") && !streq(word, "deny"))
+		return cli_usage_error("answer", "'%s': answer approve, always or deny", word);
 	r = resolve_id("answer", sock, argv[optind], id);
 	if (r)
 		return r;
-	r = daemon_client_connect(&c, daemon_socket_path(sock), CALL_TIMEOUT_MS);
-	if (r < 0) {
-		fprintf(stderr,
-			"bpfbox answer: no daemon answers on %s (%s); a session of embedded "
-			"mode takes its answers on its --ask-fd\n",
-			daemon_socket_path(sock), strerror(-r));
+	if (cli_connect(&c, "answer", sock, CALL_TIMEOUT_MS,
+			"a session of embedded mode takes its answers on its --ask-fd") < 0)
 		return 1;
-	}
 	r = daemon_answer(&c, id, ask_id, word, msg, sizeof(msg));
 	daemon_client_close(&c);
 	if (r < 0) {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,19 +22,9 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{"status", cmd_status, "probe what this host can enforce"},
-	{"run", cmd_run, "run one command in a sandboxed session"},
-	{"policy", cmd_policy, "print and check the effective policy"},
-	{"test", cmd_selftest, "smoke-test the sandbox on this host"},
-	{"daemon", cmd_daemon, "serve sessions over a unix socket (BPF loaded once)"},
-	{"sessions", cmd_sessions, "list the sessions a daemon runs"},
-	{"pause", cmd_pause, "freeze a running session"},
-	{"resume", cmd_resume, "thaw a paused session, raising its limits first"},
-	{"kill", cmd_kill, "kill every process of a session"},
-	{"answer", cmd_answer, "answer a command rule's ask (approve, always, deny)"},
-	{"net", cmd_net, "allow or deny a destination of a running session"},
-	{"events", cmd_events, "print a daemon's live events (json, ocsf, text)"},
-	{"top", cmd_top, "watch a daemon's sessions live (ncurses)"},
+#define CLI_ENTRY(name, fn, summary) {name, fn, summary},
+	CLI_COMMANDS(CLI_ENTRY)
+#undef CLI_ENTRY
 };
 
 static void usage(FILE *out)
@@ -69,15 +60,10 @@ int __lsan_is_turned_off(void)
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
+	int r = cli_word_help(cmd, usage);
 
-	if (!cmd) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (streq(cmd, "-h") || streq(cmd, "--help") || streq(cmd, "help")) {
-		usage(stdout);
-		return 0;
-	}
+	if (r >= 0)
+		return r;
 	if (streq(cmd, "--version") || streq(cmd, "version")) {
 		version();
 		return 0;
@@ -86,6 +72,9 @@ int main(int argc, char **argv)
 		probe_mode = 1;
 		return cmd_probe(argc - 1, argv + 1);
 	}
+	/* getopt_long() starts at the command's first argument (optind 1) and
+	 * leaves bad usage to the command (cli_bad_option). */
+	opterr = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (streq(cmd, commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);

@@ -45,23 +45,13 @@ int cmd_net(int argc, char **argv)
 	char msg[512];
 	int o, r;
 
-	optind = 1;
-	opterr = 0;
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (o) {
 		case 's':
 			sock = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			fprintf(stderr,
-				"bpfbox net: unknown or incomplete option "
-				"'%s'\n",
-				argv[optind - 1]);
-			usage(stderr);
-			return EXIT_USAGE;
+			return cli_help_or_bad(o, "net", argv, usage);
 		}
 	}
 	if (optind != argc - 3) {
@@ -88,15 +78,9 @@ int cmd_net(int argc, char **argv)
 			action);
 		return EXIT_USAGE;
 	}
-	r = daemon_client_connect(&c, daemon_socket_path(sock), CALL_TIMEOUT_MS);
-	if (r < 0) {
-		fprintf(stderr,
-			"bpfbox net: no daemon answers on %s: %s; rules of an "
-			"embedded "
-			"session are fixed when it starts\n",
-			daemon_socket_path(sock), strerror(-r));
+	if (cli_connect(&c, "net", sock, CALL_TIMEOUT_MS,
+			"rules of an embedded session are fixed when it starts") < 0)
 		return 1;
-	}
 	req = json_object_new_object();
 	json_object_object_add(req, "op", json_object_new_string("net"));
 	json_object_object_add(req, "session", json_object_new_string(id));

@@ -114,8 +114,6 @@ static int policy_check(int argc, char **argv)
 	enum sandbox_mode m;
 	int c, r;
 
-	optind = 1;
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":w:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -186,15 +184,10 @@ static int policy_check(int argc, char **argv)
 int cmd_policy(int argc, char **argv)
 {
 	const char *sub = argc > 1 ? argv[1] : NULL;
+	int r = cli_word_help(sub, policy_usage);
 
-	if (!sub) {
-		policy_usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (streq(sub, "-h") || streq(sub, "--help") || streq(sub, "help")) {
-		policy_usage(stdout);
-		return 0;
-	}
+	if (r >= 0)
+		return r;
 	if (!streq(sub, "check"))
 		return usage_error("unknown subcommand '%s'; the only one is "
 				   "'check'",

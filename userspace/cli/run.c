@@ -183,9 +183,7 @@ static const struct option run_opts[] = {
 
 static int bad_usage(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "bpfbox run: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "; see 'bpfbox run --help'\n");
+	cli_usage_error("run", fmt, arg);
 	return EXIT_SETUP;
 }
 
@@ -485,8 +483,6 @@ static int parse_run(int argc, char **argv, struct run_plan *p, struct strv *lab
 	if (e &&
 	    (level_parse(e, &p->want) < 0 || (p->want != LEVEL_FULL && p->want != LEVEL_STANDARD)))
 		return bad_usage("BPFBOX_LEVEL='%s': use full or standard", e);
-	optind = 1;
-	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+w:vqh", run_opts, NULL)) != -1) {
 		if (c == 'q') {
 			*quiet = true;

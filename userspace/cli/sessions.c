@@ -82,8 +82,6 @@ int cmd_sessions(int argc, char **argv)
 	char msg[512];
 	int opt, r;
 
-	optind = 1;
-	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "h", sessions_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
@@ -92,26 +90,13 @@ int cmd_sessions(int argc, char **argv)
 		case 's':
 			socket = optarg;
 			break;
-		case 'h':
-			sessions_usage(stdout);
-			return 0;
 		default:
-			fprintf(stderr,
-				"bpfbox sessions: unknown or incomplete option '%s'; see "
-				"'bpfbox sessions --help'\n",
-				argv[optind - 1]);
-			return EXIT_USAGE;
+			return cli_help_or_bad(opt, "sessions", argv, sessions_usage);
 		}
 	}
-	path = daemon_socket_path(socket);
-	r = daemon_client_connect(&c, path, 5000);
-	if (r < 0) {
-		fprintf(stderr,
-			"bpfbox sessions: no daemon answers on %s (%s); start one with "
-			"'bpfbox daemon' or pass --socket\n",
-			path, strerror(-r));
+	if (cli_connect(&c, "sessions", socket, 5000, NULL) < 0)
 		return 1;
-	}
+	path = daemon_socket_path(socket);
 	r = daemon_list(&c, &list, msg, sizeof(msg));
 	daemon_client_close(&c);
 	if (r < 0) {

@@ -127,7 +127,6 @@ int cmd_status(int argc, char **argv)
 	bool json = false;
 	int c;
 
-	optind = 1;
 	while ((c = getopt_long(argc, argv, "jr:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
@@ -142,19 +141,12 @@ int cmd_status(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
-		case 'h':
-			status_usage(stdout);
-			return 0;
 		default:
-			status_usage(stderr);
-			return EXIT_USAGE;
+			return cli_help_or_bad(c, "status", argv, status_usage);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "bpfbox status: unexpected argument '%s'\n", argv[optind]);
-		status_usage(stderr);
+	if (cli_extra_args("status", argc, argv))
 		return EXIT_USAGE;
-	}
 
 	probe_host(&caps, PROBE_ALL);
 	if (json) {

@@ -90,8 +90,6 @@ int cmd_top(int argc, char **argv)
 	char msg[768], *end;
 	int opt, r;
 
-	optind = 1;
-	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "hd:", top_opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_SOCKET:
@@ -128,21 +126,12 @@ int cmd_top(int argc, char **argv)
 		case OPT_FILTER:
 			filter = optarg;
 			break;
-		case 'h':
-			top_usage(stdout);
-			return 0;
 		default:
-			fprintf(stderr,
-				"bpfbox top: unknown or incomplete option '%s'; see "
-				"'bpfbox top --help'\n",
-				argv[optind - 1]);
-			return EXIT_USAGE;
+			return cli_help_or_bad(opt, "top", argv, top_usage);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "bpfbox top: unexpected argument '%s'\n", argv[optind]);
+	if (cli_extra_args("top", argc, argv))
 		return EXIT_USAGE;
-	}
 	if (filter && strlen(filter) >= TOP_FILTER_MAX) {
 		fprintf(stderr, "bpfbox top: --filter is limited to %d bytes\n",
 			TOP_FILTER_MAX - 1);

@@ -16,6 +16,7 @@
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../sandbox/session.h"
+#include "../lib/json.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 #include "../net/egress.h"
@@ -92,9 +93,7 @@ int daemon_peer_trusted(int fd, const char *path)
 
 void daemon_client_close(struct daemon_client *c)
 {
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
+	fd_close(&c->fd);
 	free(c->in);
 	c->in = NULL;
 	c->in_len = c->cap = c->taken = 0;
@@ -243,7 +242,7 @@ int daemon_client_call(struct daemon_client *c, struct json_object *req, struct 
 	r = json_object_object_get_ex(o, "code", &v)
 		    ? -proto_errno_from_name(json_object_get_string(v))
 		    : -EIO;
-	if (json_object_object_get_ex(o, "ended", &v) && json_object_get_boolean(v))
+	if (json_member_true(o, "ended"))
 		r = -DAEMON_ENDED;
 	json_object_put(o);
 	return r;

@@ -86,7 +86,7 @@ static void sub_queue(struct daemon *d, struct conn *c, const char *line, size_t
 void ev_emit_event(struct daemon *d, const struct dsession *s, const struct audit_event *ev)
 {
 	sinks_emit(d->sinks, ev);
-	metrics_count_event(d->metrics, ev->kind, ev->line, ev->len);
+	metrics_count_event(d->metrics, ev);
 	for (struct conn *c = d->conns; c; c = c->next)
 		if (sub_matches(c, s, ev->kind))
 			sub_queue(d, c, ev->line, ev->len);

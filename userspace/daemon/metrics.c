@@ -35,39 +35,37 @@ const char *const metrics_decisions[NDEC] = {"allow", "deny", "none"};
 
 /* --- counters ----------------------------------------------------------- */
 
-void metrics_count_event(struct metrics *m, int kind, const char *line, size_t len)
+void metrics_count_event(struct metrics *m, const struct audit_event *ev)
 {
-	int dec = DEC_NONE;
+	int dec = ev->decision == AUDIT_DECISION_DENY	 ? DEC_DENY
+		  : ev->decision == AUDIT_DECISION_ALLOW ? DEC_ALLOW
+							 : DEC_NONE;
 
-	if (!m || kind < 0 || kind >= EV_KINDS)
-		return;
-	if (memmem(line, len, "\"decision\":\"deny\"", 17))
-		dec = DEC_DENY;
-	else if (memmem(line, len, "\"decision\":\"allow\"", 18))
-		dec = DEC_ALLOW;
-	m->events[kind][dec]++;
+	if (m && ev->kind >= 0 && ev->kind < EV_KINDS)
+		m->events[ev->kind][dec]++;
+}
+
+/* The index of name in names[0..n - 1); n - 1 ("unknown", "other") when none. */
+static size_t index_or_last(const char *const *names, size_t n, const char *name)
+{
+	int i = name ? name_index(names, n - 1, name) : -1;
+
+	return i < 0 ? n - 1 : (size_t)i;
 }
 
 void metrics_count_denial(struct metrics *m, const char *layer)
 {
-	size_t i = 0;
-
-	if (!m)
-		return;
-	while (i < NLAYERS - 1 && (!layer || !streq(metrics_layers[i], layer)))
-		i++;
-	m->denials[i]++;
+	if (m)
+		m->denials[index_or_last(metrics_layers, NLAYERS, layer)]++;
 }
 
 void metrics_observe_request(struct metrics *m, const char *op, uint64_t ns)
 {
 	double s = ns / 1e9;
-	size_t i = 0;
+	size_t i = index_or_last(metrics_ops, NOPS, op);
 
 	if (!m)
 		return;
-	while (i < NOPS - 1 && (!op || !streq(metrics_ops[i], op)))
-		i++;
 	m->req_count[i]++;
 	m->req_sum[i] += s;
 	for (size_t b = 0; b < NBUCKETS; b++)
@@ -107,28 +105,20 @@ static void mconn_close(struct metrics *m, struct mconn *c)
 static void respond(struct metrics *m, struct mconn *c, int code, const char *reason,
 		    const char *type, const char *body, size_t len)
 {
-	struct out o = {0};
+	struct jsonw o = {0};
 
-	metrics_put(&o,
-		    "HTTP/1.0 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-		    "Connection: close\r\n\r\n",
-		    code, reason, type, len);
-	if (!o.oom && o.len + len + 1 > o.cap) {
-		char *b = realloc(o.buf, o.len + len + 1);
-
-		if (!b)
-			o.oom = true;
-		else
-			o.buf = b;
-	}
+	jsonw_printf(&o,
+		     "HTTP/1.0 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+		     "Connection: close\r\n\r\n",
+		     code, reason, type, len);
+	jsonw_append(&o, body, len);
 	if (o.oom) {
 		free(o.buf);
 		mconn_close(m, c);
 		return;
 	}
-	memcpy(o.buf + o.len, body, len);
 	c->out = o.buf;
-	c->out_len = o.len + len;
+	c->out_len = o.len;
 	c->out_off = 0;
 }
 
@@ -368,9 +358,7 @@ void metrics_close(struct metrics *m)
 	for (int i = 0; i < MCONN_MAX; i++)
 		if (m->c[i].fd >= 0)
 			mconn_close(m, &m->c[i]);
-	if (m->listen_fd >= 0)
-		close(m->listen_fd);
-	if (m->stats_fd >= 0)
-		close(m->stats_fd);
+	fd_close(&m->listen_fd);
+	fd_close(&m->stats_fd);
 	free(m);
 }

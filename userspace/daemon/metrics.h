@@ -27,7 +27,8 @@ bool metrics_owns(const struct metrics *m, const void *ptr);
 void metrics_on_event(struct daemon *d, void *ptr, uint32_t events);
 
 /* Counters the daemon feeds (a NULL m: not serving, nothing counted). */
-void metrics_count_event(struct metrics *m, int kind, const char *line, size_t len);
+struct audit_event;
+void metrics_count_event(struct metrics *m, const struct audit_event *ev);
 void metrics_count_denial(struct metrics *m, const char *layer);
 void metrics_observe_request(struct metrics *m, const char *op, uint64_t ns);
 void metrics_count_reload(struct metrics *m, bool ok);

@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "metrics.h"
 #include "../probe/probe.h"
+#include "../lib/jsonw.h"
 #include "../lib/names.h"
 
 #ifndef BPFBOX_VERSION
@@ -60,12 +61,6 @@ struct metrics {
 };
 
 /* A growing text buffer; oom once an allocation failed (then it stays so). */
-struct out {
-	char *buf;
-	size_t len, cap;
-	bool oom;
-};
-void metrics_put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The exposition of one scrape (Prometheus text format); NULL when out of memory. */
 char *metrics_render(struct metrics *m, size_t *len);

@@ -16,42 +16,6 @@
 #include "../audit/sink.h"
 #include "../lib/util.h"
 
-void metrics_put(struct out *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (o->oom)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		/* No buffer yet: measure first (NULL + 0 is undefined). */
-		n = o->buf ? vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap)
-			   : vsnprintf(NULL, 0, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			o->oom = true;
-			return;
-		}
-		if ((size_t)n < o->cap - o->len) {
-			o->len += n;
-			return;
-		}
-		size_t cap = o->cap ? o->cap * 2 : 16384;
-		char *b;
-
-		while (cap - o->len <= (size_t)n)
-			cap *= 2;
-		b = realloc(o->buf, cap);
-		if (!b) {
-			o->oom = true;
-			return;
-		}
-		o->buf = b;
-		o->cap = cap;
-	}
-}
-
 /* A label value: backslash, quote and newline escaped (exposition format). */
 static const char *lv(const char *s, char *buf, size_t size)
 {
@@ -72,12 +36,12 @@ static const char *lv(const char *s, char *buf, size_t size)
 	return buf;
 }
 
-static void head(struct out *o, const char *name, const char *type, const char *help)
+static void head(struct jsonw *o, const char *name, const char *type, const char *help)
 {
-	metrics_put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	jsonw_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void render_sessions(struct out *o, struct daemon *d)
+static void render_sessions(struct jsonw *o, struct daemon *d)
 {
 	static const enum dsession_state states[] = {DS_REGISTERED, DS_RUNNING, DS_ADOPTED,
 						     DS_ENDING, DS_PAUSED};
@@ -97,12 +61,12 @@ static void render_sessions(struct out *o, struct daemon *d)
 	     "Sessions the daemon holds, by state and enabled level (\"unknown\": re-adopted).");
 	for (size_t i = 0; i < 5; i++)
 		for (size_t l = 0; l < 5; l++)
-			metrics_put(o, "bpfbox_sessions{state=\"%s\",level=\"%s\"} %llu\n",
-				    dsession_state_name(states[i]), l < 4 ? levels[l] : "unknown",
-				    (unsigned long long)n[i][l]);
+			jsonw_printf(o, "bpfbox_sessions{state=\"%s\",level=\"%s\"} %llu\n",
+				     dsession_state_name(states[i]), l < 4 ? levels[l] : "unknown",
+				     (unsigned long long)n[i][l]);
 }
 
-static void render_events(struct out *o, struct metrics *m, struct daemon *d)
+static void render_events(struct jsonw *o, struct metrics *m, struct daemon *d)
 {
 	head(o, "bpfbox_events_total", "counter",
 	     "Audit events the daemon emitted, by type and decision (\"none\": no decision).");
@@ -113,25 +77,25 @@ static void render_events(struct out *o, struct metrics *m, struct daemon *d)
 
 			if (rec == (dec == DEC_NONE))
 				continue;
-			metrics_put(o, "bpfbox_events_total{type=\"%s\",decision=\"%s\"} %llu\n",
-				    ev_kind_name(k), metrics_decisions[dec],
-				    (unsigned long long)m->events[k][dec]);
+			jsonw_printf(o, "bpfbox_events_total{type=\"%s\",decision=\"%s\"} %llu\n",
+				     ev_kind_name(k), metrics_decisions[dec],
+				     (unsigned long long)m->events[k][dec]);
 		}
 	head(o, "bpfbox_denials_total", "counter", "Denied operations, by the layer that denied.");
 	for (size_t i = 0; i < NLAYERS; i++)
-		metrics_put(o, "bpfbox_denials_total{layer=\"%s\"} %llu\n", metrics_layers[i],
-			    (unsigned long long)m->denials[i]);
+		jsonw_printf(o, "bpfbox_denials_total{layer=\"%s\"} %llu\n", metrics_layers[i],
+			     (unsigned long long)m->denials[i]);
 	head(o, "bpfbox_ring_lost_events_total", "counter",
 	     "Records the kernel could not put in the ring buffer (every session).");
-	metrics_put(o, "bpfbox_ring_lost_events_total %llu\n",
-		    (unsigned long long)agent_lost_total(d->agent));
+	jsonw_printf(o, "bpfbox_ring_lost_events_total %llu\n",
+		     (unsigned long long)agent_lost_total(d->agent));
 	head(o, "bpfbox_unknown_records_total", "counter",
 	     "Records of no session the daemon knows, dropped.");
-	metrics_put(o, "bpfbox_unknown_records_total %llu\n",
-		    (unsigned long long)d->unknown_records);
+	jsonw_printf(o, "bpfbox_unknown_records_total %llu\n",
+		     (unsigned long long)d->unknown_records);
 }
 
-static void render_sinks(struct out *o, struct daemon *d)
+static void render_sinks(struct jsonw *o, struct daemon *d)
 {
 	struct sink_stats st[64];
 	size_t n = sinks_stats(d->sinks, st, 64);
@@ -159,36 +123,36 @@ static void render_sinks(struct out *o, struct daemon *d)
 					st[i].dropped,	    st[i].retries, st[i].spool_bytes,
 					st[i].spool_records};
 
-			metrics_put(o, "%s{sink=\"%s\",kind=\"%s\"} %llu\n", series[k].name,
-				    lv(st[i].name, a, sizeof(a)), lv(st[i].kind, b, sizeof(b)),
-				    (unsigned long long)v[k]);
+			jsonw_printf(o, "%s{sink=\"%s\",kind=\"%s\"} %llu\n", series[k].name,
+				     lv(st[i].name, a, sizeof(a)), lv(st[i].kind, b, sizeof(b)),
+				     (unsigned long long)v[k]);
 		}
 	}
 }
 
-static void render_requests(struct out *o, struct metrics *m)
+static void render_requests(struct jsonw *o, struct metrics *m)
 {
 	head(o, "bpfbox_request_duration_seconds", "histogram",
 	     "Time the daemon took to answer a request on its socket, by op (register: the "
 	     "session's setup).");
 	for (size_t i = 0; i < NOPS; i++) {
 		for (size_t b = 0; b < NBUCKETS; b++)
-			metrics_put(
+			jsonw_printf(
 				o, "bpfbox_request_duration_seconds_bucket{op=\"%s\",le=\"%g\"} %llu\n",
 				metrics_ops[i], metrics_buckets[b],
 				(unsigned long long)m->req_bucket[i][b]);
-		metrics_put(o,
-			    "bpfbox_request_duration_seconds_bucket{op=\"%s\",le=\"+Inf\"} %llu\n",
-			    metrics_ops[i], (unsigned long long)m->req_count[i]);
-		metrics_put(o, "bpfbox_request_duration_seconds_sum{op=\"%s\"} %.9f\n",
-			    metrics_ops[i], m->req_sum[i]);
-		metrics_put(o, "bpfbox_request_duration_seconds_count{op=\"%s\"} %llu\n",
-			    metrics_ops[i], (unsigned long long)m->req_count[i]);
+		jsonw_printf(o,
+			     "bpfbox_request_duration_seconds_bucket{op=\"%s\",le=\"+Inf\"} %llu\n",
+			     metrics_ops[i], (unsigned long long)m->req_count[i]);
+		jsonw_printf(o, "bpfbox_request_duration_seconds_sum{op=\"%s\"} %.9f\n",
+			     metrics_ops[i], m->req_sum[i]);
+		jsonw_printf(o, "bpfbox_request_duration_seconds_count{op=\"%s\"} %llu\n",
+			     metrics_ops[i], (unsigned long long)m->req_count[i]);
 	}
 }
 
 struct prog_render {
-	struct out *o;
+	struct jsonw *o;
 	int pass;
 };
 
@@ -198,18 +162,18 @@ static void prog_line(void *ctx, const struct agent_prog_stat *st)
 	char a[160];
 
 	if (r->pass == 0)
-		metrics_put(r->o, "bpfbox_bpf_program_run_seconds_total{program=\"%s\"} %.9f\n",
-			    lv(st->name, a, sizeof(a)), st->run_time_ns / 1e9);
+		jsonw_printf(r->o, "bpfbox_bpf_program_run_seconds_total{program=\"%s\"} %.9f\n",
+			     lv(st->name, a, sizeof(a)), st->run_time_ns / 1e9);
 	else if (r->pass == 1)
-		metrics_put(r->o, "bpfbox_bpf_program_runs_total{program=\"%s\"} %llu\n",
-			    lv(st->name, a, sizeof(a)), (unsigned long long)st->run_cnt);
+		jsonw_printf(r->o, "bpfbox_bpf_program_runs_total{program=\"%s\"} %llu\n",
+			     lv(st->name, a, sizeof(a)), (unsigned long long)st->run_cnt);
 	else
-		metrics_put(r->o,
-			    "bpfbox_bpf_program_recursion_misses_total{program=\"%s\"} %llu\n",
-			    lv(st->name, a, sizeof(a)), (unsigned long long)st->recursion_misses);
+		jsonw_printf(r->o,
+			     "bpfbox_bpf_program_recursion_misses_total{program=\"%s\"} %llu\n",
+			     lv(st->name, a, sizeof(a)), (unsigned long long)st->recursion_misses);
 }
 
-static void render_programs(struct out *o, struct metrics *m, struct daemon *d)
+static void render_programs(struct jsonw *o, struct metrics *m, struct daemon *d)
 {
 	static const char *const names[][2] = {
 		{"bpfbox_bpf_program_run_seconds_total",
@@ -237,25 +201,25 @@ static void render_programs(struct out *o, struct metrics *m, struct daemon *d)
 	head(o, "bpfbox_bpf_stats_enabled", "gauge",
 	     "1 when the kernel counts program run time (--bpf-stats, or sysctl "
 	     "kernel.bpf_stats_enabled).");
-	metrics_put(o, "bpfbox_bpf_stats_enabled %d\n", buf[0] == '1' || m->stats_fd >= 0);
+	jsonw_printf(o, "bpfbox_bpf_stats_enabled %d\n", buf[0] == '1' || m->stats_fd >= 0);
 }
 
-static void render_host(struct out *o, struct metrics *m, struct daemon *d)
+static void render_host(struct jsonw *o, struct metrics *m, struct daemon *d)
 {
 	const struct agent_status *st = agent_status(d->agent);
 	char a[600], b[300];
 
 	head(o, "bpfbox_build_info", "gauge", "The daemon's version.");
-	metrics_put(o, "bpfbox_build_info{version=\"%s\"} 1\n", BPFBOX_VERSION);
+	jsonw_printf(o, "bpfbox_build_info{version=\"%s\"} 1\n", BPFBOX_VERSION);
 	head(o, "bpfbox_host_info", "gauge",
 	     "The host's capability level (bpfbox status) and kernel, as labels; value 1.");
 	if (m->probed) {
-		metrics_put(o, "bpfbox_host_info{level=\"%s\",kernel=\"%s\"} 1\n",
-			    level_name(m->caps.level), lv(m->caps.kernel_release, a, sizeof(a)));
+		jsonw_printf(o, "bpfbox_host_info{level=\"%s\",kernel=\"%s\"} 1\n",
+			     level_name(m->caps.level), lv(m->caps.kernel_release, a, sizeof(a)));
 		head(o, "bpfbox_probe_info", "gauge",
 		     "Each capability probe's result (bpfbox status --json), as labels; value 1.");
 		for (int i = 0; i < FEAT__COUNT; i++)
-			metrics_put(
+			jsonw_printf(
 				o,
 				"bpfbox_probe_info{feature=\"%s\",state=\"%s\",detail=\"%s\"} 1\n",
 				feature_key(i), feat_state_name(m->caps.feat[i].state),
@@ -263,25 +227,25 @@ static void render_host(struct out *o, struct metrics *m, struct daemon *d)
 	}
 	head(o, "bpfbox_agent_info", "gauge",
 	     "What the daemon's BPF agent holds (1 in force, 0 not), by part.");
-	metrics_put(o, "bpfbox_agent_info{part=\"audit\"} %d\n", st->audit);
-	metrics_put(o, "bpfbox_agent_info{part=\"network\"} %d\n", st->net);
-	metrics_put(o, "bpfbox_agent_info{part=\"unix_connect\"} %d\n", st->unix_connect);
-	metrics_put(o, "bpfbox_agent_info{part=\"lsm\"} %d\n", st->lsm);
+	jsonw_printf(o, "bpfbox_agent_info{part=\"audit\"} %d\n", st->audit);
+	jsonw_printf(o, "bpfbox_agent_info{part=\"network\"} %d\n", st->net);
+	jsonw_printf(o, "bpfbox_agent_info{part=\"unix_connect\"} %d\n", st->unix_connect);
+	jsonw_printf(o, "bpfbox_agent_info{part=\"lsm\"} %d\n", st->lsm);
 	head(o, "bpfbox_connections", "gauge", "Connections to the daemon's socket.");
-	metrics_put(o, "bpfbox_connections %zu\n", d->nconns);
+	jsonw_printf(o, "bpfbox_connections %zu\n", d->nconns);
 	head(o, "bpfbox_config_reloads_total", "counter",
 	     "Configuration reloads (SIGHUP, bpfbox daemon reload), by result.");
-	metrics_put(o, "bpfbox_config_reloads_total{result=\"ok\"} %llu\n",
-		    (unsigned long long)m->reloads_ok);
-	metrics_put(o, "bpfbox_config_reloads_total{result=\"refused\"} %llu\n",
-		    (unsigned long long)m->reloads_failed);
+	jsonw_printf(o, "bpfbox_config_reloads_total{result=\"ok\"} %llu\n",
+		     (unsigned long long)m->reloads_ok);
+	jsonw_printf(o, "bpfbox_config_reloads_total{result=\"refused\"} %llu\n",
+		     (unsigned long long)m->reloads_failed);
 	head(o, "bpfbox_metrics_scrapes_total", "counter", "Scrapes of this endpoint.");
-	metrics_put(o, "bpfbox_metrics_scrapes_total %llu\n", (unsigned long long)m->scrapes);
+	jsonw_printf(o, "bpfbox_metrics_scrapes_total %llu\n", (unsigned long long)m->scrapes);
 }
 
 char *metrics_render(struct metrics *m, size_t *len)
 {
-	struct out o = {0};
+	struct jsonw o = {0};
 
 	m->scrapes++;
 	render_host(&o, m, m->d);

@@ -51,14 +51,12 @@ bool ops_ended_recently(const char *id)
 
 void ops_reply_error(struct daemon *d, struct conn *c, int err, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	jsonw_reset(&d->rw);
-	proto_error(&d->rw, err, "%s", msg);
+	va_start(ap, fmt);
+	proto_verror(&d->rw, err, fmt, ap);
+	va_end(ap);
 	if (!d->rw.oom)
 		conn_queue(d, c, d->rw.buf, d->rw.len);
 }
@@ -375,12 +373,12 @@ out:
 
 bool ops_cgroup_populated(const char *cgroup)
 {
-	char path[PATH_MAX + 32], buf[256];
+	char buf[256];
+	uint64_t v;
 
-	snprintf(path, sizeof(path), "%s/cgroup.events", cgroup);
-	if (read_file_str(path, buf, sizeof(buf)) < 0)
+	if (cgroup_read(cgroup, "cgroup.events", buf, sizeof(buf)) < 0)
 		return access(cgroup, F_OK) == 0; /* unreadable: assume it lives */
-	return !strstr(buf, "populated 0");
+	return !cgroup_key(buf, "populated", &v) || v != 0;
 }
 
 void ops_tick(struct daemon *d)

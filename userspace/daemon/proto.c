@@ -40,12 +40,18 @@ int proto_errno_from_name(const char *name)
 
 void proto_error(struct jsonw *w, int err, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	proto_verror(w, err, fmt, ap);
 	va_end(ap);
+}
+
+void proto_verror(struct jsonw *w, int err, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	jsonw_begin(w);
 	jsonw_bool(w, "ok", false);
 	jsonw_str(w, "error", msg);

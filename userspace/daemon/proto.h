@@ -8,6 +8,7 @@
 #ifndef BPFBOX_DAEMON_PROTO_H
 #define BPFBOX_DAEMON_PROTO_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +37,8 @@ int proto_errno_from_name(const char *name);
 /* Appends {"ok":false,"error":MSG,"code":NAME} and a newline to w. */
 void proto_error(struct jsonw *w, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+void proto_verror(struct jsonw *w, int err, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 /*
  * Typed getters of a request's members. Each returns 0 with *out set,

@@ -676,16 +676,11 @@ static int open_agent(struct daemon *d)
 static int setup_loop(struct daemon *d)
 {
 	struct itimerspec it = {.it_interval = {1, 0}, .it_value = {1, 0}};
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
 	struct epoll_event ev = {.events = EPOLLIN};
-	sigset_t mask;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	d->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d->sig_fd = signalfd_block(sigs, ARRAY_SIZE(sigs), NULL);
 	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->sig_fd < 0 || d->timer_fd < 0 || d->epfd < 0 ||

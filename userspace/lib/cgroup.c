@@ -92,11 +92,36 @@ int session_cgroup_create(const char *parent, const char *name, struct session_c
 
 void session_cgroup_close(struct session_cgroup *cg)
 {
-	if (cg->dir_fd >= 0)
-		close(cg->dir_fd);
-	if (cg->procs_fd >= 0)
-		close(cg->procs_fd);
-	cg->dir_fd = cg->procs_fd = -1;
+	fd_close(&cg->dir_fd);
+	fd_close(&cg->procs_fd);
+}
+
+int cgroup_read(const char *dir, const char *file, char *buf, size_t size)
+{
+	char path[PATH_MAX + 64];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
+		return -ENAMETOOLONG;
+	return read_file_str(path, buf, size);
+}
+
+bool cgroup_key(const char *text, const char *key, uint64_t *out)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = text; (p = strstr(p, key)); p += klen)
+		if ((p == text || p[-1] == '\n') && p[klen] == ' ') {
+			*out = strtoull(p + klen + 1, NULL, 10);
+			return true;
+		}
+	return false;
+}
+
+bool cgroup_freeze_set(const char *dir)
+{
+	char buf[8];
+
+	return cgroup_read(dir, "cgroup.freeze", buf, sizeof(buf)) > 0 && buf[0] == '1';
 }
 
 /* SIGKILL to each process listed in dir/cgroup.procs. */

@@ -11,6 +11,7 @@
 #define BPFBOX_CGROUP_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,20 @@ struct session_cgroup {
 	int dir_fd;   /* O_DIRECTORY, for clone3's CLONE_INTO_CGROUP */
 	int procs_fd; /* cgroup.procs, open for a child to join */
 };
+
+/*
+ * dir/file into buf (NUL-terminated, trailing newlines cut, at most size -
+ * 1 bytes): its length, or -errno.
+ */
+int cgroup_read(const char *dir, const char *file, char *buf, size_t size);
+/*
+ * The VALUE of the line "key VALUE" in the text of a flat keyed file
+ * (cpu.stat, memory.events, cgroup.events, memory.oom_control) in *out;
+ * false, *out untouched, when no line has that key.
+ */
+bool cgroup_key(const char *text, const char *key, uint64_t *out);
+/* Whether dir's cgroup.freeze says frozen (1): asked to pause. */
+bool cgroup_freeze_set(const char *dir);
 
 /* The mount point of the cgroup2 file system, from /proc/self/mountinfo. */
 int cgroup2_mount_point(char *buf, size_t size);

@@ -23,3 +23,11 @@ bool json_member_int(struct json_object *o, const char *key, int64_t *out)
 	*out = json_object_get_int64(v);
 	return true;
 }
+
+bool json_member_true(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return o && json_object_object_get_ex(o, key, &v) &&
+	       json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+}

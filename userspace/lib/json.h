@@ -16,4 +16,7 @@ const char *json_member_str(struct json_object *o, const char *key);
  * is absent or not an integer. */
 bool json_member_int(struct json_object *o, const char *key, int64_t *out);
 
+/* Whether the member KEY of o is the boolean true. */
+bool json_member_true(struct json_object *o, const char *key);
+
 #endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,30 @@ static void put(struct jsonw *w, const char *s, size_t n)
 	memcpy(w->buf + w->len, s, n);
 	w->len += n;
 	w->buf[w->len] = '\0';
+}
+
+void jsonw_append(struct jsonw *w, const char *s, size_t n)
+{
+	put(w, s, n);
+}
+
+void jsonw_printf(struct jsonw *w, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		w->oom = true;
+	grow(w, n < 0 ? 0 : (size_t)n);
+	if (w->oom)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(w->buf + w->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	w->len += n;
 }
 
 static void putc_(struct jsonw *w, char c)
@@ -126,6 +151,12 @@ void jsonw_end(struct jsonw *w)
 {
 	putc_(w, '}');
 	w->need_comma = true;
+}
+
+void jsonw_str_opt(struct jsonw *w, const char *key, const char *value)
+{
+	if (value)
+		jsonw_str(w, key, value);
 }
 
 void jsonw_strn(struct jsonw *w, const char *key, const char *value, size_t len)

@@ -26,6 +26,8 @@ void jsonw_begin(struct jsonw *w); /* { */
 void jsonw_end(struct jsonw *w);   /* } */
 void jsonw_key(struct jsonw *w, const char *key);
 void jsonw_str(struct jsonw *w, const char *key, const char *value);
+/* The member only when value is not NULL (an optional field). */
+void jsonw_str_opt(struct jsonw *w, const char *key, const char *value);
 void jsonw_strn(struct jsonw *w, const char *key, const char *value, size_t len);
 void jsonw_u64(struct jsonw *w, const char *key, uint64_t value);
 void jsonw_i64(struct jsonw *w, const char *key, int64_t value);
@@ -38,5 +40,9 @@ void jsonw_array_strn(struct jsonw *w, const char *value, size_t len); /* elemen
 void jsonw_object_begin(struct jsonw *w, const char *key);
 /* Ends a JSON line: the next value starts a new top-level object. */
 void jsonw_newline(struct jsonw *w);
+/* Raw text, not escaped: for a text format built in the same buffer (the
+ * metrics' exposition, an HTTP head) or trusted bytes after it. */
+void jsonw_append(struct jsonw *w, const char *s, size_t n);
+void jsonw_printf(struct jsonw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "log.h"
+#include "util.h"
 
 static enum log_level max_level = LOG_LVL_WARN;
 static int journal = -1; /* stderr is the journal's stream: -1 not checked yet */
@@ -57,14 +58,10 @@ void log_set_level(enum log_level level)
 
 static const char *level_prefix(enum log_level level)
 {
-	switch (level) {
-	case LOG_LVL_ERROR:
-		return "error: ";
-	case LOG_LVL_WARN:
-		return "warning: ";
-	default:
-		return "";
-	}
+	static const char *const prefixes[] = {
+		[LOG_LVL_ERROR] = "error: ", [LOG_LVL_WARN] = "warning: "};
+
+	return name_of(prefixes, ARRAY_SIZE(prefixes), level, "");
 }
 
 static bool always;

@@ -3,6 +3,7 @@
 #ifndef BPFBOX_UTIL_H
 #define BPFBOX_UTIL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +23,14 @@ static inline void closep(int *fd)
 {
 	if (*fd >= 0)
 		close(*fd);
+}
+
+/* Closes *fd when open and marks it closed (-1): safe to call twice. */
+static inline void fd_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
 static inline void fclosep(FILE **f)
@@ -46,6 +55,32 @@ static inline bool startswith(const char *s, const char *prefix)
 }
 
 /* Reads a small file into buf (NUL-terminated, trailing newline cut). */
+/*
+ * A parser's refusal: the message into err (size bytes, cut to fit);
+ * returns -EINVAL.
+ */
+int err_invalid(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The index of s in names[0..n) (NULL entries never match); -EINVAL: none. */
+int name_index(const char *const *names, size_t n, const char *s);
+
+/* names[v] when v is in names[0..n) and named there, else other. */
+static inline const char *name_of(const char *const *names, size_t n, unsigned int v,
+				  const char *other)
+{
+	return v < n && names[v] ? names[v] : other;
+}
+
+/* mkdir -p of the directories above path's last component (mode for the
+ * new ones); 0 or -errno, -ENAMETOOLONG past PATH_MAX. */
+int mkdir_parents(const char *path, unsigned int mode);
+
+/*
+ * Blocks the n signals sigs (the mask before in *old unless NULL; blocked
+ * also when it fails) and returns a non-blocking, close-on-exec signalfd
+ * that reads them; -errno (errno kept).
+ */
+int signalfd_block(const int *sigs, size_t n, sigset_t *old);
+
 int read_file_str(const char *path, char *buf, size_t size);
 /* Writes str to an existing file such as a cgroup or sysfs knob. */
 int write_file_str(const char *path, const char *str);

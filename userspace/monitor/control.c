@@ -22,10 +22,7 @@ static int knob(const char *dir, const char *file, const char *value)
 
 bool ctl_paused(const char *cg)
 {
-	char path[LIMITS_PATH_MAX + 32], buf[8];
-
-	snprintf(path, sizeof(path), "%s/cgroup.freeze", cg);
-	return read_file_str(path, buf, sizeof(buf)) > 0 && buf[0] == '1';
+	return cgroup_freeze_set(cg);
 }
 
 int ctl_pause(const char *cg, const char *reason)

@@ -40,28 +40,22 @@ const char *limit_res_name(enum limit_res res)
 
 const char *limit_how_name(enum limit_how how)
 {
-	switch (how) {
-	case LIMIT_CGROUP2:
-		return "cgroup2";
-	case LIMIT_CGROUP1:
-		return "cgroup1";
-	case LIMIT_RLIMIT:
-		return "rlimit";
-	default:
-		return "none";
-	}
+	static const char *const names[] = {
+		[LIMIT_CGROUP2] = "cgroup2", [LIMIT_CGROUP1] = "cgroup1", [LIMIT_RLIMIT] = "rlimit"};
+
+	return name_of(names, ARRAY_SIZE(names), how, "none");
 }
 
 int limits_via_parse(const char *s, enum limits_via *out)
 {
-	if (streq(s, "auto"))
-		*out = LIMITS_VIA_AUTO;
-	else if (streq(s, "cgroup"))
-		*out = LIMITS_VIA_CGROUP;
-	else if (streq(s, "rlimit"))
-		*out = LIMITS_VIA_RLIMIT;
-	else
-		return -EINVAL;
+	static const char *const names[] = {[LIMITS_VIA_AUTO] = "auto",
+					    [LIMITS_VIA_CGROUP] = "cgroup",
+					    [LIMITS_VIA_RLIMIT] = "rlimit"};
+	int i = name_index(names, ARRAY_SIZE(names), s);
+
+	if (i < 0)
+		return i;
+	*out = i;
 	return 0;
 }
 
@@ -160,12 +154,9 @@ static void describe(struct session_limits *l)
 /* Which controllers a session cgroup under l->v2_parent could get. */
 static void v2_available(const struct session_limits *l, bool root, char *buf, size_t size)
 {
-	char path[LIMITS_PATH_MAX + 32];
-
 	buf[0] = '\0';
 	/* Root enables them down from the mount; others only below their parent. */
-	snprintf(path, sizeof(path), "%s/cgroup.controllers", root ? l->v2_mount : l->v2_parent);
-	read_file_str(path, buf, size);
+	cgroup_read(root ? l->v2_mount : l->v2_parent, "cgroup.controllers", buf, size);
 }
 
 void limits_plan(struct session_limits *l, const struct policy_limits *pl, const char *v2_parent,
@@ -539,16 +530,10 @@ int limits_attach_pid(const struct session_limits *l, pid_t pid)
 
 void limits_close_fds(struct session_limits *l)
 {
-	if (l->cg_fd >= 0)
-		close(l->cg_fd);
-	if (l->cg_procs_fd >= 0)
-		close(l->cg_procs_fd);
-	l->cg_fd = l->cg_procs_fd = -1;
-	for (int r = 0; r < RES__COUNT; r++) {
-		if (l->cg1_procs_fd[r] >= 0)
-			close(l->cg1_procs_fd[r]);
-		l->cg1_procs_fd[r] = -1;
-	}
+	fd_close(&l->cg_fd);
+	fd_close(&l->cg_procs_fd);
+	for (int r = 0; r < RES__COUNT; r++)
+		fd_close(&l->cg1_procs_fd[r]);
 }
 
 /* Whether path names the session's own cgroup: its last component is the id. */

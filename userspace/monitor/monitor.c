@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "monitor.h"
+#include "../lib/cgroup.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -210,10 +211,7 @@ void monitor_reload_limits(struct monitor *m)
 
 bool monitor_freeze_requested(const struct monitor *m)
 {
-	char path[LIMITS_PATH_MAX + 32], buf[8];
-
-	snprintf(path, sizeof(path), "%s/cgroup.freeze", m->lim->cg);
-	return read_file_str(path, buf, sizeof(buf)) > 0 && buf[0] == '1';
+	return cgroup_freeze_set(m->lim->cg);
 }
 
 void monitor_read_state(const struct monitor *m, char *buf, size_t size)

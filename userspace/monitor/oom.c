@@ -9,6 +9,7 @@
 
 #include "oom.h"
 #include "limits.h"
+#include "../lib/cgroup.h"
 #include "../lib/util.h"
 
 #define V1_RECHECK_NS (500ULL * 1000000ULL) /* how long a v1 OOM may take to kill */
@@ -16,17 +17,15 @@
 /* The number after "key " in a flat keyed file (memory.events, memory.oom_control). */
 static uint64_t read_key(int fd, const char *key)
 {
-	char buf[512], *p;
-	size_t klen = strlen(key);
+	char buf[512];
 	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	uint64_t v = 0;
 
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	for (p = buf; (p = strstr(p, key)); p += klen)
-		if ((p == buf || p[-1] == '\n') && p[klen] == ' ')
-			return strtoull(p + klen + 1, NULL, 10);
-	return 0;
+	cgroup_key(buf, key, &v);
+	return v;
 }
 
 int oom_watch_open(struct oom_watch *w, const struct session_limits *l)
@@ -73,11 +72,8 @@ fail:
 
 void oom_watch_close(struct oom_watch *w)
 {
-	if (w->fd >= 0)
-		close(w->fd);
-	if (w->ctl_fd >= 0)
-		close(w->ctl_fd);
-	w->fd = w->ctl_fd = -1;
+	fd_close(&w->fd);
+	fd_close(&w->ctl_fd);
 }
 
 short oom_watch_events(const struct oom_watch *w)

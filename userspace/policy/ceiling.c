@@ -4,7 +4,6 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,18 +20,6 @@ static const char *const limit_keys[CL__COUNT] = {
 };
 
 static const char *const net_names[] = {"deny", "allow-list", "allow"};
-
-static int fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, size, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 static void rule_free(struct ceiling_rule *r)
 {
@@ -58,12 +45,13 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 	snprintf(r->name, sizeof(r->name), "rule %zu", idx + 1);
 	r->network = -1;
 	if (!json_object_is_type(o, json_type_object))
-		return fail(err, size, "%s: give an object", where);
+		return err_invalid(err, size, "%s: give an object", where);
 	json_object_object_foreach (o, key, v) {
 		if (streq(key, "name")) {
 			if (!json_object_is_type(v, json_type_string) ||
 			    (size_t)json_object_get_string_len(v) >= sizeof(r->name))
-				return fail(err, size, "%s.name: give a short string", where);
+				return err_invalid(err, size, "%s.name: give a short string",
+						   where);
 			snprintf(r->name, sizeof(r->name), "%s", json_object_get_string(v));
 		} else if (streq(key, "uid")) {
 			struct passwd *pw;
@@ -77,10 +65,11 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 				   (pw = getpwnam(json_object_get_string(v)))) {
 				r->uid = pw->pw_uid;
 			} else {
-				return fail(err, size,
-					    "%s.uid: give a uid number or a user name of this "
-					    "host",
-					    where);
+				return err_invalid(
+					err, size,
+					"%s.uid: give a uid number or a user name of this "
+					"host",
+					where);
 			}
 		} else if (streq(key, "group")) {
 			struct group *gr;
@@ -94,10 +83,10 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 				   (gr = getgrnam(json_object_get_string(v)))) {
 				r->gid = gr->gr_gid;
 			} else {
-				return fail(err, size,
-					    "%s.group: give a gid number or a group name of "
-					    "this host",
-					    where);
+				return err_invalid(err, size,
+						   "%s.group: give a gid number or a group name of "
+						   "this host",
+						   where);
 			}
 		} else if (streq(key, "modes")) {
 			size_t n = json_type_array == json_object_get_type(v)
@@ -105,20 +94,21 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 					   : 0;
 
 			if (!n)
-				return fail(err, size,
-					    "%s.modes: give a non-empty array of modes "
-					    "(workspace-write, read-only, full-access)",
-					    where);
+				return err_invalid(err, size,
+						   "%s.modes: give a non-empty array of modes "
+						   "(workspace-write, read-only, full-access)",
+						   where);
 			for (size_t i = 0; i < n; i++) {
 				enum sandbox_mode m;
 				const char *s =
 					json_object_get_string(json_object_array_get_idx(v, i));
 
 				if (sandbox_mode_parse(s, &m) < 0)
-					return fail(err, size,
-						    "%s.modes: '%s' is not a mode "
-						    "(workspace-write, read-only, full-access)",
-						    where, s ? s : "?");
+					return err_invalid(
+						err, size,
+						"%s.modes: '%s' is not a mode "
+						"(workspace-write, read-only, full-access)",
+						where, s ? s : "?");
 				r->modes |= 1U << m;
 			}
 		} else if (streq(key, "network")) {
@@ -129,49 +119,50 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 				    streq(s, net_names[i]))
 					r->network = i;
 			if (r->network < 0)
-				return fail(err, size, "%s.network: use deny, allow-list or allow",
-					    where);
+				return err_invalid(err, size,
+						   "%s.network: use deny, allow-list or allow",
+						   where);
 		} else if (streq(key, "rw")) {
 			size_t n = json_type_array == json_object_get_type(v)
 					   ? json_object_array_length(v)
 					   : 0;
 
 			if (!json_object_is_type(v, json_type_array))
-				return fail(err, size, "%s.rw: give an array of absolute paths",
-					    where);
+				return err_invalid(err, size,
+						   "%s.rw: give an array of absolute paths", where);
 			r->rw_set = true;
 			r->rw = calloc(n ? n : 1, sizeof(*r->rw));
 			if (!r->rw)
-				return fail(err, size, "out of memory");
+				return err_invalid(err, size, "out of memory");
 			for (size_t i = 0; i < n; i++) {
 				const char *s =
 					json_object_get_string(json_object_array_get_idx(v, i));
 
 				if (!s || s[0] != '/')
-					return fail(err, size,
-						    "%s.rw: '%s' is not an absolute path", where,
-						    s ? s : "?");
+					return err_invalid(err, size,
+							   "%s.rw: '%s' is not an absolute path",
+							   where, s ? s : "?");
 				r->rw[r->nrw++] = strdup(s);
 			}
 		} else if (streq(key, "limits")) {
 			if (!json_object_is_type(v, json_type_object))
-				return fail(err, size, "%s.limits: give an object", where);
+				return err_invalid(err, size, "%s.limits: give an object", where);
 			json_object_object_foreach (v, lk, lv) {
 				int i = 0;
 
 				while (i < CL__COUNT && !streq(limit_keys[i], lk))
 					i++;
 				if (i == CL__COUNT)
-					return fail(err, size,
-						    "%s.limits: unknown limit '%s'; valid: "
-						    "memory_mb, pids, cpu_percent, disk_mb, "
-						    "timeout_s, output_bytes",
-						    where, lk);
+					return err_invalid(err, size,
+							   "%s.limits: unknown limit '%s'; valid: "
+							   "memory_mb, pids, cpu_percent, disk_mb, "
+							   "timeout_s, output_bytes",
+							   where, lk);
 				if (!json_object_is_type(lv, json_type_int) ||
 				    json_object_get_int64(lv) <= 0)
-					return fail(err, size,
-						    "%s.limits.%s: give a positive number", where,
-						    lk);
+					return err_invalid(err, size,
+							   "%s.limits.%s: give a positive number",
+							   where, lk);
 				r->max[i] = json_object_get_int64(lv);
 			}
 		} else if (streq(key, "action")) {
@@ -179,28 +170,30 @@ static int parse_rule(struct json_object *o, struct ceiling_rule *r, size_t idx,
 
 			if (!json_object_is_type(v, json_type_string) ||
 			    (!streq(s, "refuse") && !streq(s, "clamp")))
-				return fail(err, size, "%s.action: use refuse or clamp (limits)",
-					    where);
+				return err_invalid(err, size,
+						   "%s.action: use refuse or clamp (limits)",
+						   where);
 			r->clamp = streq(s, "clamp");
 		} else if (streq(key, "no_daemon")) {
 			if (!json_object_is_type(v, json_type_boolean))
-				return fail(err, size, "%s.no_daemon: give true or false", where);
+				return err_invalid(err, size, "%s.no_daemon: give true or false",
+						   where);
 			r->no_daemon = json_object_get_boolean(v);
 		} else if (streq(key, "no_namespaces")) {
 			if (!json_object_is_type(v, json_type_boolean))
-				return fail(err, size, "%s.no_namespaces: give true or false",
-					    where);
+				return err_invalid(err, size,
+						   "%s.no_namespaces: give true or false", where);
 			r->no_namespaces = json_object_get_boolean(v);
 		} else {
-			return fail(err, size,
-				    "%s: unknown key '%s'; valid keys: name, uid, group, "
-				    "modes, network, rw, limits, action, no_daemon, "
-				    "no_namespaces",
-				    where, key);
+			return err_invalid(err, size,
+					   "%s: unknown key '%s'; valid keys: name, uid, group, "
+					   "modes, network, rw, limits, action, no_daemon, "
+					   "no_namespaces",
+					   where, key);
 		}
 	}
 	if (r->has_uid && r->has_group)
-		return fail(err, size, "%s: give uid or group, not both (two rules)", where);
+		return err_invalid(err, size, "%s: give uid or group, not both (two rules)", where);
 	return 0;
 }
 
@@ -211,28 +204,29 @@ int ceilings_parse(struct json_object *o, struct ceilings *out, char *err, size_
 
 	memset(out, 0, sizeof(*out));
 	if (!json_object_is_type(o, json_type_object))
-		return fail(err, size, "ceilings: give an object with \"rules\"");
+		return err_invalid(err, size, "ceilings: give an object with \"rules\"");
 	json_object_object_foreach (o, key, v) {
 		if (streq(key, "exempt_root")) {
 			if (!json_object_is_type(v, json_type_boolean))
-				return fail(err, size, "ceilings.exempt_root: give true or false");
+				return err_invalid(err, size,
+						   "ceilings.exempt_root: give true or false");
 			out->exempt_root = json_object_get_boolean(v);
 		} else if (streq(key, "rules")) {
 			rules = v;
 		} else {
-			return fail(err, size,
-				    "ceilings: unknown key '%s'; valid keys: rules, "
-				    "exempt_root",
-				    key);
+			return err_invalid(err, size,
+					   "ceilings: unknown key '%s'; valid keys: rules, "
+					   "exempt_root",
+					   key);
 		}
 	}
 	if (!rules || !json_object_is_type(rules, json_type_array) ||
 	    !json_object_array_length(rules))
-		return fail(err, size, "ceilings.rules: give a non-empty array of rules");
+		return err_invalid(err, size, "ceilings.rules: give a non-empty array of rules");
 	out->n = json_object_array_length(rules);
 	out->v = calloc(out->n, sizeof(*out->v));
 	if (!out->v)
-		return fail(err, size, "out of memory");
+		return err_invalid(err, size, "out of memory");
 	for (size_t i = 0; i < out->n; i++) {
 		r = parse_rule(json_object_array_get_idx(rules, i), &out->v[i], i, err, size);
 		if (r < 0) {

@@ -64,14 +64,10 @@ const char *feature_label(enum feature_id id)
 
 const char *feat_state_name(enum feat_state s)
 {
-	switch (s) {
-	case FEAT_YES:
-		return "available";
-	case FEAT_NEEDS_ROOT:
-		return "needs root";
-	default:
-		return "unavailable";
-	}
+	static const char *const names[] = {
+		[FEAT_YES] = "available", [FEAT_NEEDS_ROOT] = "needs root"};
+
+	return name_of(names, ARRAY_SIZE(names), s, "unavailable");
 }
 
 static const char *const level_names[] = {

@@ -20,6 +20,7 @@
 #include "../net/egress.h"
 #include "../policy/policy.h"
 #include "../sandbox/session.h"
+#include "../lib/json.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -132,9 +133,8 @@ static int do_register(struct daemon_run *r, pid_t pid)
 				       r->socket, msg);
 	}
 	take_reply(r, reply);
-	if (r->ask_top &&
-	    !(json_object_object_get_ex(reply, "layers", &port) &&
-	      json_object_object_get_ex(port, "cmd_ask", &port) && json_object_get_boolean(port))) {
+	if (r->ask_top && !(json_object_object_get_ex(reply, "layers", &port) &&
+			    json_member_true(port, "cmd_ask"))) {
 		json_object_put(reply);
 		return log_error_errno(EPERM,
 				       "the command needs approval, and the daemon at %s takes "

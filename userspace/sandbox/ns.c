@@ -185,25 +185,15 @@ static bool is_under(const char *path, const char *dir)
 /* mkdir -p for a mount point inside a fresh tmpfs; the last one a file if !dir. */
 static int make_mountpoint(const char *path, bool dir)
 {
-	char buf[PATH_MAX];
-	size_t len = strlen(path);
+	int r = mkdir_parents(path, 0755);
 
-	if (len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
+	if (r < 0)
+		return r;
 	if (dir) {
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
 			return -errno;
 	} else {
-		int fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
+		int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
 
 		if (fd < 0 && errno != EEXIST && errno != EROFS)
 			return -errno;
@@ -298,6 +288,19 @@ static int mount_tmpfs(const char *dir, unsigned long flags, const char *opts)
 	return mount("tmpfs", dir, "tmpfs", flags, opts) < 0 ? -errno : 0;
 }
 
+/* A private tmpfs for everyone (1777): bytes and inodes at most, 0: unbounded. */
+static int mount_shared_tmpfs(const char *dir, uint64_t bytes, uint64_t inodes)
+{
+	char opts[96];
+
+	if (bytes)
+		snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
+			 (unsigned long long)bytes, (unsigned long long)inodes);
+	else
+		snprintf(opts, sizeof(opts), "mode=1777");
+	return mount_tmpfs(dir, MS_NOSUID | MS_NODEV, opts);
+}
+
 static int remount_ro(const char *dir)
 {
 	return mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
@@ -315,7 +318,7 @@ static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
 		{"pts/ptmx", "/dev/ptmx"},
 	};
 	int fds[ARRAY_SIZE(dev_nodes)];
-	char path[64], opts[96];
+	char path[64];
 	int r = 0, fd;
 
 	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
@@ -360,12 +363,7 @@ static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
 		goto out;
 	}
 	*step = "mount a tmpfs at /dev/shm";
-	if (shm_bytes)
-		snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
-			 (unsigned long long)shm_bytes, (unsigned long long)shm_inodes);
-	else
-		snprintf(opts, sizeof(opts), "mode=1777");
-	if ((r = mount_tmpfs("/dev/shm", MS_NOSUID | MS_NODEV, opts)) < 0)
+	if ((r = mount_shared_tmpfs("/dev/shm", shm_bytes, shm_inodes)) < 0)
 		goto out;
 	*step = "make /dev read-only";
 	r = remount_ro("/dev");
@@ -460,7 +458,6 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 	struct ns_mount_attr ro = {.attr_set = NS_MOUNT_ATTR_RDONLY};
 	bool tmp = p->private_tmp;
 	struct view *v;
-	char opts[96];
 	uint64_t bytes, inodes;
 	int r = 0;
 
@@ -539,12 +536,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 	}
 	if (tmp) {
 		*step = "mount the private /tmp";
-		if (bytes)
-			snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
-				 (unsigned long long)bytes, (unsigned long long)inodes);
-		else
-			snprintf(opts, sizeof(opts), "mode=1777");
-		if ((r = mount_tmpfs("/tmp", MS_NOSUID | MS_NODEV, opts)) < 0)
+		if ((r = mount_shared_tmpfs("/tmp", bytes, inodes)) < 0)
 			goto out;
 	}
 	/* A /proc of the session's PID namespace: only its own processes. */

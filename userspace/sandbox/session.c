@@ -440,23 +440,16 @@ static int prepare_cgroups(struct run_state *t)
 /* Signals for the session are read from a signalfd, not handlers. */
 static int take_signals(struct run_state *t)
 {
+	static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGWINCH /* last */};
 	struct sigaction ign = {.sa_handler = SIG_IGN};
-	sigset_t mask;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	if (t->pty >= 0)
-		sigaddset(&mask, SIGWINCH);
-	sigprocmask(SIG_BLOCK, &mask, &t->c.saved_mask);
 	/* A status reader or an output reader that went away is not our end. */
 	sigaction(SIGPIPE, &ign, &t->old_pipe);
 	t->masked = true;
-	t->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	/* SIGWINCH only with a pty to resize. */
+	t->sig_fd = signalfd_block(sigs, ARRAY_SIZE(sigs) - (t->pty < 0), &t->c.saved_mask);
 	if (t->sig_fd < 0)
-		return log_error_errno(errno, "cannot create a signalfd");
+		return log_error_errno(-t->sig_fd, "cannot create a signalfd");
 	/* Orphans of the session reparent to us, so none escapes the sweep. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	return 0;

@@ -33,16 +33,20 @@ const char *session_cause_name(enum session_cause c)
 	return (unsigned int)c < ARRAY_SIZE(cause_names) ? cause_names[c] : "exit";
 }
 
-static void begin(struct jsonw *w, const struct session *s, const char *type)
+/* Starts a line of type; false (nothing begun) when no one reads the status. */
+static bool begin(struct jsonw *w, const struct session *s, const char *type)
 {
 	char buf[RFC3339_MAX];
 
+	if (s->status_fd < 0)
+		return false;
 	rfc3339(buf, sizeof(buf), real_now_ns(), 3);
 	jsonw_begin(w);
 	jsonw_u64(w, "version", STATUS_VERSION);
 	jsonw_str(w, "type", type);
 	jsonw_str(w, "time", buf);
 	jsonw_str(w, "session", s->id);
+	return true;
 }
 
 /* One whole line; a reader that went away costs nothing but the line. */
@@ -83,9 +87,8 @@ void status_started(const struct session *s, pid_t pid)
 {
 	struct jsonw w = {0};
 
-	if (s->status_fd < 0)
+	if (!begin(&w, s, "started"))
 		return;
-	begin(&w, s, "started");
 	jsonw_u64(&w, "pid", pid);
 	jsonw_str(&w, "level_requested", level_name(s->layers.requested));
 	jsonw_str(&w, "level_enabled", level_name(s->layers.enabled));
@@ -112,12 +115,11 @@ void status_lifecycle(const struct session *s, const struct session_event *ev)
 {
 	struct jsonw w = {0};
 
-	if (s->status_fd < 0)
+	if (!begin(&w, s,
+		   ev->type == SEV_PAUSED    ? "paused"
+		   : ev->type == SEV_RESUMED ? "resumed"
+					     : "killed"))
 		return;
-	begin(&w, s,
-	      ev->type == SEV_PAUSED	? "paused"
-	      : ev->type == SEV_RESUMED ? "resumed"
-					: "killed");
 	switch (ev->type) {
 	case SEV_PAUSED:
 		jsonw_str(&w, "reason", ev->reason);
@@ -147,9 +149,8 @@ void status_ask(const struct session *s, uint64_t id, pid_t pid, const char *rul
 {
 	struct jsonw w = {0};
 
-	if (s->status_fd < 0)
+	if (!begin(&w, s, "ask"))
 		return;
-	begin(&w, s, "ask");
 	jsonw_u64(&w, "id", id);
 	jsonw_u64(&w, "pid", pid);
 	jsonw_str(&w, "rule", rule);
@@ -170,9 +171,8 @@ void status_answered(const struct session *s, uint64_t id, const char *answer)
 {
 	struct jsonw w = {0};
 
-	if (s->status_fd < 0)
+	if (!begin(&w, s, "answered"))
 		return;
-	begin(&w, s, "answered");
 	jsonw_u64(&w, "id", id);
 	jsonw_str(&w, "answer", answer);
 	finish(s, &w);
@@ -183,9 +183,8 @@ void status_ended(const struct session *s)
 	const struct session_result *r = &s->result;
 	struct jsonw w = {0};
 
-	if (s->status_fd < 0)
+	if (!begin(&w, s, "ended"))
 		return;
-	begin(&w, s, "ended");
 	jsonw_i64(&w, "exit_code", r->exit_code);
 	jsonw_str(&w, "cause", session_cause_name(r->cause));
 	if (r->wait_status >= 0 && WIFSIGNALED(r->wait_status))
@@ -262,9 +261,8 @@ void session_denials_report(const struct session *s)
 		log_notice("denied %u time%s: %s %s (%s, %s); %s", d->count,
 			   d->count == 1 ? "" : "s", d->op, d->what, d->layer,
 			   strerrorname_np(d->err) ?: "?", hint);
-		if (s->status_fd < 0)
+		if (!begin(&w, s, "denied"))
 			continue;
-		begin(&w, s, "denied");
 		jsonw_str(&w, "layer", d->layer);
 		jsonw_str(&w, "op", d->op);
 		jsonw_str(&w, "what", d->what);

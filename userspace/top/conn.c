@@ -119,19 +119,26 @@ static int lines_read(struct top *t, struct buf *b, int fd, size_t max,
 	return lines;
 }
 
-int top_read_events(struct top *t, size_t max_bytes)
+/* lines_read() of one connection; on an error, why and disconnected. */
+static int read_or_drop(struct top *t, struct buf *b, int fd, size_t max,
+			void (*fn)(struct top *t, char *line, size_t len), const char *closed)
 {
 	int r;
 
 	if (!t->connected)
 		return -ENOTCONN;
-	r = lines_read(t, &t->sub_in, t->sub.fd, max_bytes, top_handle_line);
+	r = lines_read(t, b, fd, max, fn);
 	if (r < 0) {
-		snprintf(t->why, sizeof(t->why), "%s",
-			 r == -ECONNRESET ? "the daemon closed the event stream" : strerror(-r));
+		snprintf(t->why, sizeof(t->why), "%s", r == -ECONNRESET ? closed : strerror(-r));
 		top_disconnect(t);
 	}
 	return r;
+}
+
+int top_read_events(struct top *t, size_t max_bytes)
+{
+	return read_or_drop(t, &t->sub_in, t->sub.fd, max_bytes, top_handle_line,
+			    "the daemon closed the event stream");
 }
 
 static int send_request(struct top *t, enum top_req_kind kind, const char *op, const char *id)
@@ -192,7 +199,7 @@ int top_request_op(struct top *t, const char *op, const char *id)
 /* One reply of the control connection: the answer to the oldest request. */
 static void on_reply(struct top *t, char *line, size_t len)
 {
-	struct json_object *o, *v, *list;
+	struct json_object *o, *list;
 	struct top_req q;
 	const char *err;
 	bool ok;
@@ -207,7 +214,7 @@ static void on_reply(struct top *t, char *line, size_t len)
 	t->pend_n--;
 	o = json_tokener_parse(line);
 	(void)len;
-	ok = o && json_object_object_get_ex(o, "ok", &v) && json_object_get_boolean(v);
+	ok = json_member_true(o, "ok");
 	err = o ? json_member_str(o, "error") : NULL;
 	code = o && json_member_str(o, "code") ? -proto_errno_from_name(json_member_str(o, "code"))
 					       : -EPROTO;
@@ -239,17 +246,11 @@ static void on_reply(struct top *t, char *line, size_t len)
 int top_read_replies(struct top *t)
 {
 	uint64_t samples = t->samples, ops = t->op_results;
-	int r;
+	int r = read_or_drop(t, &t->ctl_in, t->ctl.fd, SIZE_MAX, on_reply,
+			     "the daemon closed the connection");
 
-	if (!t->connected)
-		return -ENOTCONN;
-	r = lines_read(t, &t->ctl_in, t->ctl.fd, SIZE_MAX, on_reply);
-	if (r < 0) {
-		snprintf(t->why, sizeof(t->why), "%s",
-			 r == -ECONNRESET ? "the daemon closed the connection" : strerror(-r));
-		top_disconnect(t);
+	if (r < 0)
 		return r;
-	}
 	if (t->pend_n && now_ns() - t->pend[t->pend_head].sent_ns >
 				 (uint64_t)TOP_REPLY_TIMEOUT_MS * 1000000ULL) {
 		snprintf(t->why, sizeof(t->why), "no reply to '%s' in %d s",
@@ -292,7 +293,6 @@ int top_sample(struct top *t, char *msg, size_t size)
 
 static void on_ping(struct top *t, struct json_object *reply)
 {
-	struct json_object *v;
 	const char *str;
 	int64_t pid;
 
@@ -302,12 +302,9 @@ static void on_ping(struct top *t, struct json_object *reply)
 	}
 	if ((str = json_member_str(reply, "cgroup_parent")))
 		snprintf(t->cgroup_parent, sizeof(t->cgroup_parent), "%s", str);
-	t->bpf_audit = json_object_object_get_ex(reply, "bpf_audit", &v) &&
-		       json_object_get_boolean(v);
-	t->bpf_network = json_object_object_get_ex(reply, "bpf_network", &v) &&
-			 json_object_get_boolean(v);
-	t->bpf_unix = json_object_object_get_ex(reply, "bpf_unix_connect", &v) &&
-		      json_object_get_boolean(v);
+	t->bpf_audit = json_member_true(reply, "bpf_audit");
+	t->bpf_network = json_member_true(reply, "bpf_network");
+	t->bpf_unix = json_member_true(reply, "bpf_unix_connect");
 }
 
 void top_disconnect(struct top *t)

@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "../probe/probe.h"
+#include "../lib/cgroup.h"
 #include "../lib/util.h"
 
 #define COMMAND_MAX 1024
@@ -284,16 +285,17 @@ static int64_t count_procs(const char *cgroup)
 
 static void sample_cgroup(struct top_session *s, double dt)
 {
-	char path[PATH_MAX + 32], buf[1024], *p;
-	unsigned long long v;
+	char buf[1024];
+	unsigned long long m;
+	uint64_t v;
 
 	s->pids = count_procs(s->cgroup);
-	snprintf(path, sizeof(path), "%s/memory.current", s->cgroup);
-	s->mem = read_file_str(path, buf, sizeof(buf)) >= 0 && parse_u64(buf, &v) == 0 ? (int64_t)v
-										       : -1;
-	snprintf(path, sizeof(path), "%s/cpu.stat", s->cgroup);
-	if (read_file_str(path, buf, sizeof(buf)) < 0 || !(p = strstr(buf, "usage_usec ")) ||
-	    sscanf(p + strlen("usage_usec "), "%llu", &v) != 1) {
+	s->mem = cgroup_read(s->cgroup, "memory.current", buf, sizeof(buf)) >= 0 &&
+				 parse_u64(buf, &m) == 0
+			 ? (int64_t)m
+			 : -1;
+	if (cgroup_read(s->cgroup, "cpu.stat", buf, sizeof(buf)) < 0 ||
+	    !cgroup_key(buf, "usage_usec", &v)) {
 		s->cpu_known = false;
 		s->cpu_pct = -1;
 		return;

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The small shared helpers of lib/util.h and the JSON writer's raw text
+ * (lib/jsonw.h), the cgroup file reader (lib/cgroup.h): name tables, fd_close, mkdir_parents on a real directory,
+ * signalfd_block with a real signal, jsonw_printf past the first buffer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "lib/cgroup.h"
+#include "lib/jsonw.h"
+#include "lib/util.h"
+#include "scratch.h"
+
+static void names(void **state)
+{
+	static const char *const tab[] = {[0] = "zero", [2] = "two"};
+
+	(void)state;
+	assert_int_equal(name_index(tab, ARRAY_SIZE(tab), "two"), 2);
+	assert_int_equal(name_index(tab, ARRAY_SIZE(tab), "one"), -EINVAL);
+	assert_int_equal(name_index(tab, 2, "two"), -EINVAL); /* past n */
+	assert_string_equal(name_of(tab, ARRAY_SIZE(tab), 0, "?"), "zero");
+	assert_string_equal(name_of(tab, ARRAY_SIZE(tab), 1, "?"), "?"); /* a hole */
+	assert_string_equal(name_of(tab, ARRAY_SIZE(tab), 3, "?"), "?");
+}
+
+static void closes(void **state)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC), old = fd;
+
+	(void)state;
+	assert_true(fd >= 0);
+	fd_close(&fd);
+	assert_int_equal(fd, -1);
+	assert_int_equal(fcntl(old, F_GETFD), -1);
+	assert_int_equal(errno, EBADF);
+	fd_close(&fd); /* twice: nothing */
+	assert_int_equal(fd, -1);
+}
+
+static void parents(void **state)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64], long_path[PATH_MAX + 8];
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(scratch_make(dir, sizeof(dir), "util"), 0);
+	snprintf(path, sizeof(path), "%s/a/b/c/leaf", dir);
+	assert_int_equal(mkdir_parents(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/a/b/c", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0700);
+	snprintf(path, sizeof(path), "%s/a/b/c/leaf", dir);
+	assert_int_equal(stat(path, &st), -1);		/* the last component is the caller's */
+	assert_int_equal(mkdir_parents(path, 0700), 0); /* again: they exist */
+	memset(long_path, 'x', sizeof(long_path) - 1);
+	long_path[0] = '/';
+	long_path[sizeof(long_path) - 1] = '\0';
+	assert_int_equal(mkdir_parents(long_path, 0700), -ENAMETOOLONG);
+	assert_int_equal(scratch_remove(dir), 0);
+}
+
+static void signals(void **state)
+{
+	static const int sigs[] = {SIGUSR1};
+	struct signalfd_siginfo si;
+	sigset_t old, now;
+	int fd;
+
+	(void)state;
+	fd = signalfd_block(sigs, ARRAY_SIZE(sigs), &old);
+	assert_true(fd >= 0);
+	assert_int_equal(sigprocmask(SIG_SETMASK, NULL, &now), 0);
+	assert_true(sigismember(&now, SIGUSR1));
+	assert_int_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	/* nothing pending yet: non-blocking */
+	assert_int_equal(read(fd, &si, sizeof(si)), -1);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(raise(SIGUSR1), 0);
+	assert_int_equal(read(fd, &si, sizeof(si)), sizeof(si));
+	assert_int_equal(si.ssi_signo, SIGUSR1);
+	close(fd);
+	assert_int_equal(sigprocmask(SIG_SETMASK, &old, NULL), 0);
+}
+
+/* Flat keyed files: a key is a whole word at the start of a line. */
+static void keyed(void **state)
+{
+	const char *events = "low 0\nhigh 0\nmax 2\noom 3\noom_kill 1\noom_group_kill 0\n";
+	char dir[PATH_MAX], path[PATH_MAX + 16], buf[64];
+	uint64_t v = 77;
+	FILE *f;
+
+	(void)state;
+	assert_true(cgroup_key(events, "oom", &v));
+	assert_int_equal(v, 3);
+	assert_true(cgroup_key(events, "oom_kill", &v));
+	assert_int_equal(v, 1);
+	assert_true(cgroup_key(events, "low", &v));
+	assert_int_equal(v, 0);
+	v = 77;
+	assert_false(cgroup_key(events, "kill", &v)); /* inside a word */
+	assert_false(cgroup_key(events, "oom_", &v));
+	assert_int_equal(v, 77);
+	assert_int_equal(scratch_make(dir, sizeof(dir), "cgkey"), 0);
+	snprintf(path, sizeof(path), "%s/cpu.stat", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("usage_usec 123456\nuser_usec 100000\n", f);
+	fclose(f);
+	assert_true(cgroup_read(dir, "cpu.stat", buf, sizeof(buf)) > 0);
+	assert_true(cgroup_key(buf, "usage_usec", &v));
+	assert_int_equal(v, 123456);
+	assert_int_equal(cgroup_read(dir, "memory.current", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(scratch_remove(dir), 0);
+}
+
+static void raw_text(void **state)
+{
+	struct jsonw w = {0};
+	char want[2048];
+	size_t n = 0;
+
+	(void)state;
+	for (int i = 0; i < 100; i++) {
+		jsonw_printf(&w, "line %d\n", i);
+		n += snprintf(want + n, sizeof(want) - n, "line %d\n", i);
+	}
+	jsonw_append(&w, "a\"b", 3);
+	n += snprintf(want + n, sizeof(want) - n, "a\"b");
+	assert_false(w.oom);
+	assert_int_equal(w.len, n);
+	assert_true(n > 512); /* past the first buffer */
+	assert_string_equal(w.buf, want);
+	jsonw_free(&w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(names),   cmocka_unit_test(closes), cmocka_unit_test(parents),
+		cmocka_unit_test(signals), cmocka_unit_test(keyed),  cmocka_unit_test(raw_text),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
