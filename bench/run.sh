@@ -1511,11 +1511,17 @@ bench_cmdrules() {
 	"$ROOT/bench/cmdrules.sh" "$BIN" "$OUT" "$CMD_EXECS" >>"$LOG" 2>&1 ||
 		echo "bench/cmdrules.sh failed (see $LOG)" >"$OUT/cmdrules.why"
 }
-render_cmdrules() {
-	if [ -s "$OUT/cmdrules.why" ] || [ ! -s "$OUT/cmdrules.tsv" ]; then
-		echo "Not run: $(cat "$OUT/cmdrules.why" 2>/dev/null || echo 'no results')."
-		return
+# not_run NAME [RESULTS]: says "Not run: why." and succeeds when bench NAME
+# left $OUT/NAME.why, or when its RESULTS file is missing or empty.
+not_run() {
+	if [ -s "$OUT/$1.why" ] || { [ -n "${2:-}" ] && [ ! -s "$2" ]; }; then
+		echo "Not run: $(cat "$OUT/$1.why" 2>/dev/null || echo 'no results')."
+		return 0
 	fi
+	return 1
+}
+render_cmdrules() {
+	not_run cmdrules "$OUT/cmdrules.tsv" && return
 	echo "| case | program ns / exec | wall us / exec (fork+exec+wait) |"
 	echo "|---|---|---|"
 	awk -F'\t' '{ printf "| %s | %s | %s |\n", $1, $2, $4 }' "$OUT/cmdrules.tsv"
@@ -1523,10 +1529,7 @@ render_cmdrules() {
 EG=$OUT/egress.tsv
 eg_col() { awk -v p="$1" -v c="$2" '$1 == p { print $c }' "$EG"; }
 render_egress() {
-	if [ -s "$OUT/egress.why" ] || [ ! -s "$EG" ]; then
-		echo "Not run: $(cat "$OUT/egress.why" 2>/dev/null || echo 'no results')."
-		return
-	fi
+	not_run egress "$EG" && return
 	echo "| path | setup median µs | setup p90 µs | MB/s median | MB/s min | MB/s max |"
 	echo "|---|---:|---:|---:|---:|---:|"
 	awk '{ printf "| %s | %s | %s | %s | %s | %s |\n", ($1 == "proxy" ? "name rule (proxy, splice)" : "address rule (direct)"), $2, $3, $4, $5, $6 }' "$EG"
@@ -1546,10 +1549,7 @@ lim_pct() { # kind col pct
 }
 lim_n() { awk -v k="$1" '$1 == k' "$LIM" | wc -l; }
 render_limits() {
-	if [ -s "$OUT/limits.why" ]; then
-		echo "Not run: $(cat "$OUT/limits.why")."
-		return
-	fi
+	not_run limits && return
 	echo "| pause | runs | p50 ms | p99 ms | max ms |"
 	echo "|---|---:|---:|---:|---:|"
 	local r

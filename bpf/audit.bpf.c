@@ -42,20 +42,10 @@ const volatile __u32 argv_max = BPFBOX_ARGV_LEN;
  * and the count leaves with the next repeat after the window, or when
  * the agent flushes the session at its end. Denials never aggregate.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct bpfbox_agg_key);
-	__type(value, struct bpfbox_agg_val);
-} agg SEC(".maps");
+BPFBOX_MAP(agg, BPF_MAP_TYPE_HASH, 16384, 0, struct bpfbox_agg_key, struct bpfbox_agg_val);
 
 /* The key is too large for the stack next to everything else. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct bpfbox_agg_key);
-} agg_scratch SEC(".maps");
+BPFBOX_MAP(agg_scratch, BPF_MAP_TYPE_PERCPU_ARRAY, 1, 0, __u32, struct bpfbox_agg_key);
 
 /* Arguments of an audited syscall, read from its saved registers at its end. */
 struct pending {

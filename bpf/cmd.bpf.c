@@ -4,50 +4,30 @@
  * rules"): at sched_process_exec the new program is in place but has not
  * run one instruction of its own; a deny (or an ask nobody can answer) is
  * a SIGKILL sent there with bpf_send_signal, delivered before the return
- * to user space. userspace/policy/rules.c compiles the table and decides
- * the same way for the top-level command. A session without rules returns
- * at its flag.
+ * to user space. At Full, a deny that needs no argv was already refused in
+ * the LSM exec hook (bpf/lsm.bpf.c, with the matching of bpf/cmd.bpf.h).
+ * userspace/policy/rules.c compiles the table and decides the same way for
+ * the top-level command. A session without rules returns at its flag.
  */
-#include "common.bpf.h"
+#include "cmd.bpf.h"
 
 #define SIGKILL 9
 #define SIGSTOP 19
 #define SCAN	BPFBOX_CMD_ARGV_SCAN /* a power of two */
 
-/* Session index -> the session's rules, first match wins. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, BPFBOX_MAX_SESSIONS);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u32);
-	__type(value, struct bpfbox_cmd_table);
-} cmd_rules SEC(".maps");
-
 struct cmd_scratch {
-	char argv[SCAN];		 /* joined with spaces */
-	char path[BPFBOX_PATH_LEN];	 /* the file the exec named */
-	char target[BPFBOX_CMD_EXE_LEN]; /* the name of what ran (a symlink's target) */
+	char argv[SCAN]; /* joined with spaces */
+	struct cmd_exe x;
 	__u32 alen;
-	__u32 base; /* offset of the last component of path */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct cmd_scratch);
-} cmd_scratch SEC(".maps");
+BPFBOX_MAP(cmd_scratch, BPF_MAP_TYPE_PERCPU_ARRAY, 1, 0, __u32, struct cmd_scratch);
 
 struct find_ctx {
 	struct cmd_scratch *s;
 	struct bpfbox_cmd_table *t;
 	__u64 found; /* bit i: rule i's pattern is in argv */
 };
-
-static __always_inline __u64 fnv_step(__u64 h, char c)
-{
-	return (h ^ (unsigned char)c) * 0x100000001b3ULL;
-}
 
 /* NULs between the arguments become spaces. */
 static long join_cb(__u32 i, void *data)
@@ -123,90 +103,20 @@ static long find_cb(__u32 pos, void *data)
 	return 0;
 }
 
-/* Whether prefix (n bytes) starts str (at most max bytes, NUL-terminated). */
-static __always_inline bool starts(const char *str, const char *prefix, __u32 n)
-{
-	for (__u32 j = 0; j < BPFBOX_CMD_EXE_LEN; j++) {
-		if (j >= n)
-			return true;
-		if (str[j] != prefix[j])
-			return false;
-	}
-	return true;
-}
-
-static __always_inline bool exe_matches(struct bpfbox_cmd_rule *r, struct cmd_scratch *s,
-					__u64 h_name, __u64 h_target, __u64 h_path)
-{
-	__u32 base = s->base & (BPFBOX_PATH_LEN - 1);
-
-	switch (r->exe_kind) {
-	case BPFBOX_CMD_EXE_ANY:
-		return true;
-	case BPFBOX_CMD_EXE_NAME:
-		return r->exe_hash == h_name || r->exe_hash == h_target;
-	case BPFBOX_CMD_EXE_PATH:
-		return r->exe_hash == h_path;
-	case BPFBOX_CMD_EXE_NAME_PREFIX:
-		if (base > BPFBOX_PATH_LEN - BPFBOX_CMD_EXE_LEN)
-			return starts(s->target, r->exe, r->exe_len);
-		return starts(s->path + base, r->exe, r->exe_len) ||
-		       starts(s->target, r->exe, r->exe_len);
-	case BPFBOX_CMD_EXE_PATH_PREFIX:
-		return starts(s->path, r->exe, r->exe_len);
-	}
-	return false;
-}
-
 static __always_inline void report(struct bpfbox_session *ss, struct cmd_scratch *s,
 				   struct bpfbox_cmd_rule *r, unsigned long start, __u32 raw,
 				   __u32 pending)
 {
-	struct bpfbox_exec_event *e = event_reserve(ss, sizeof(*e), BPFBOX_EV_EXEC);
+	struct bpfbox_exec_event *e = cmd_report(ss, &s->x, r, BPFBOX_LAYER_EXEC_TP, pending);
 
 	if (!e)
 		return;
-	e->hdr.decision = BPFBOX_DENY;
-	e->hdr.layer = BPFBOX_LAYER_EXEC_TP;
-	/* What the BPF LSM would have returned; here the process is killed. */
-	e->hdr.err = -EPERM;
-	e->argv_truncated = BPFBOX_EXEC_RULE | (r->action == BPFBOX_CMD_ASK ? BPFBOX_EXEC_ASK : 0) |
-			    pending;
 	if (raw >= SCAN)
 		e->argv_truncated |= BPFBOX_EXEC_TRUNCATED;
-	__builtin_memcpy(e->filename, s->path, sizeof(e->filename));
-	__builtin_memcpy(e->rule, r->label, sizeof(e->rule));
-	e->via[0] = '\0';
-	e->argv_len = 0;
 	raw &= SCAN - 1;
 	if (raw > 0 && bpf_probe_read_user(e->argv, raw, (void *)start) == 0)
 		e->argv_len = raw;
 	bpf_ringbuf_submit(e, 0);
-}
-
-struct rule_ctx {
-	struct cmd_scratch *s;
-	struct bpfbox_cmd_table *t;
-	__u64 h_name, h_target, h_path;
-	__u64 found; /* from find_cb */
-	__s32 hit;   /* the first rule that matched, -1: none */
-};
-
-/* Rule i: exe, then argv; the first match stops the walk. */
-static long rule_cb(__u32 i, void *data)
-{
-	struct rule_ctx *c = data;
-	struct bpfbox_cmd_rule *r;
-
-	if (i >= BPFBOX_CMD_RULES_MAX)
-		return 1;
-	r = &c->t->r[i];
-	if (r->pat_len && !(c->found & (1ULL << i)))
-		return 0;
-	if (!exe_matches(r, c->s, c->h_name, c->h_target, c->h_path))
-		return 0;
-	c->hit = i;
-	return 1;
 }
 
 SEC("tracepoint/sched/sched_process_exec")
@@ -217,10 +127,9 @@ int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 	struct cmd_scratch *s;
 	struct task_struct *task;
 	unsigned long start, end, len;
-	__u64 h_name = 0xcbf29ce484222325ULL, h_target = h_name, h_path = h_name;
 	__u32 zero = 0, raw;
 	unsigned int off;
-	struct rule_ctx rc;
+	struct cmd_walk rc = {};
 	struct bpfbox_cmd_rule *r;
 
 	if (!ss || !(ss->flags & BPFBOX_SF_CMD_RULES))
@@ -230,30 +139,12 @@ int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 	if (!t || !s)
 		return 0;
 	off = ctx->__data_loc_filename & 0xFFFF;
-	bpf_probe_read_kernel_str(s->path, sizeof(s->path), (void *)ctx + off);
+	bpf_probe_read_kernel_str(s->x.path, sizeof(s->x.path), (void *)ctx + off);
 	task = (struct task_struct *)bpf_get_current_task();
-	s->target[0] = '\0';
-	bpf_probe_read_kernel_str(s->target, sizeof(s->target),
+	s->x.target[0] = '\0';
+	bpf_probe_read_kernel_str(s->x.target, sizeof(s->x.target),
 				  BPF_CORE_READ(task, mm, exe_file, f_path.dentry, d_name.name));
-	s->base = 0;
-	for (__u32 i = 0; i < BPFBOX_PATH_LEN; i++) {
-		char c = s->path[i];
-
-		if (!c)
-			break;
-		if (c == '/') {
-			s->base = i + 1;
-			h_name = 0xcbf29ce484222325ULL;
-		} else {
-			h_name = fnv_step(h_name, c);
-		}
-		h_path = fnv_step(h_path, c);
-	}
-	for (__u32 i = 0; i < BPFBOX_CMD_EXE_LEN; i++) {
-		if (!s->target[i])
-			break;
-		h_target = fnv_step(h_target, s->target[i]);
-	}
+	cmd_exe_hash(&s->x);
 	start = BPF_CORE_READ(task, mm, arg_start);
 	end = BPF_CORE_READ(task, mm, arg_end);
 	len = end - start;
@@ -277,13 +168,9 @@ int cmd_exec(struct trace_event_raw_sched_process_exec *ctx)
 		bpf_loop(len, find_cb, &jc, 0);
 		rc.found = jc.found;
 	}
-	rc.s = s;
+	rc.x = &s->x;
 	rc.t = t;
-	rc.h_name = h_name;
-	rc.h_target = h_target;
-	rc.h_path = h_path;
-	rc.hit = -1;
-	bpf_loop(t->n < BPFBOX_CMD_RULES_MAX ? t->n : BPFBOX_CMD_RULES_MAX, rule_cb, &rc, 0);
+	cmd_walk_rules(&rc);
 	if (rc.hit < 0)
 		return 0;
 	r = &t->r[rc.hit & (BPFBOX_CMD_RULES_MAX - 1)];

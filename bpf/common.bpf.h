@@ -15,17 +15,26 @@
 #include <bpf/bpf_endian.h>
 #include "bpfbox/events.h"
 
+/*
+ * One map: NAME, its TYPE, MAX entries, FLAGS (0 or BPF_F_NO_PREALLOC), and
+ * the KEY and VALUE types. A header that shares a map between programs
+ * declares it once; the agent hands every skeleton the same fd.
+ */
+#define BPFBOX_MAP(NAME, TYPE, MAX, FLAGS, KEY, VALUE) \
+	struct {                                       \
+		__uint(type, TYPE);                    \
+		__uint(max_entries, MAX);              \
+		__uint(map_flags, FLAGS);              \
+		__type(key, KEY);                      \
+		__type(value, VALUE);                  \
+	} NAME SEC(".maps")
+
 #define EPERM  1
 #define EACCES 13
 #define EROFS  30
 
 /* cgroup id of a session's cgroup -> the session. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, BPFBOX_MAX_SESSIONS);
-	__type(key, __u64);
-	__type(value, struct bpfbox_session);
-} sessions SEC(".maps");
+BPFBOX_MAP(sessions, BPF_MAP_TYPE_HASH, BPFBOX_MAX_SESSIONS, 0, __u64, struct bpfbox_session);
 
 /* Every record goes through one ring; userspace sizes it before load. */
 struct {
@@ -34,12 +43,7 @@ struct {
 } events SEC(".maps");
 
 /* Records that found the ring full, per CPU, for the loss report. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} lost SEC(".maps");
+BPFBOX_MAP(lost, BPF_MAP_TYPE_PERCPU_ARRAY, 1, 0, __u32, __u64);
 
 /* The session of the current task, or NULL outside every session. */
 static __always_inline struct bpfbox_session *current_session(void)
@@ -89,6 +93,20 @@ static __always_inline void *event_reserve(struct bpfbox_session *s, __u32 size,
 	h->layer = BPFBOX_LAYER_NONE;
 	h->pad = 0;
 	h->err = 0;
+	return h;
+}
+
+/* event_reserve() for a refusal by layer: decision deny, errno EPERM. */
+static __always_inline void *deny_reserve(struct bpfbox_session *s, __u32 size, __u32 type,
+					  __u8 layer)
+{
+	struct bpfbox_event_hdr *h = event_reserve(s, size, type);
+
+	if (h) {
+		h->decision = BPFBOX_DENY;
+		h->layer = layer;
+		h->err = -EPERM;
+	}
 	return h;
 }
 

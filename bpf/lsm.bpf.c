@@ -5,7 +5,8 @@
  *
  *   file_open             credential files by name and by absolute path
  *   path_rename/path_link moving or linking them out from under their names
- *   bprm_check_security   exec of listed binaries, by name or path
+ *   bprm_check_security   exec of listed binaries, by name or path; command
+ *                         rules that need no argv (bpf/cmd.bpf.h)
  *   mmap_file             the same binaries mapped executable by hand
  *   socket_connect        connect allow-list, cloud metadata, daemon socket
  *   socket_sendmsg        the same for datagrams and TCP fast open
@@ -22,7 +23,9 @@
  * and the pattern compilation are in docs/lsm.md and
  * userspace/agent/lsm_policy.c.
  */
-#include "common.bpf.h"
+#include "cmd.bpf.h"
+#include "net.bpf.h"
+#include "bpfbox/lsm.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -33,84 +36,23 @@ char LICENSE[] SEC("license") = "GPL";
 #define UNIX_PATH_LEN 108
 #define SUN_PATH_OFF  2 /* offsetof(struct sockaddr_un, sun_path) */
 
-#define MAX_DEPTH      32 /* path components looked at, from the file up */
-#define MAX_MOUNT_HOPS 8  /* mount crossings on the way to the root */
-#define SCRATCH_SLOTS  4  /* programs preempted on one CPU at once */
-
-/*
- * Name kinds beyond events.h (userspace/agent/lsm_policy.h has the same
- * numbers). Pair keys hold DIR at name[0] and NAME at name[32].
- */
-#define LSM_NAME_PREFIX		16 /* the name up to and including a dot */
-#define LSM_NAME_PAIR_EXACT	17 /* the file's parent and own name */
-#define LSM_NAME_PAIR_COMPONENT 18 /* a directory on the path and its parent */
-#define LSM_NAME_PAIR_DIR	19 /* DIR of a pair: may not be renamed */
-#define LSM_PAIR_HALF		32
-
-/* Same layout as in userspace/agent/lsm_policy.h. */
-struct lsm_abs_key {
-	__u32 session;
-	__u32 pad;
-	__u64 parent; /* id of the parent node, 0 for the root */
-	char name[BPFBOX_NAME_LEN];
-};
-
-struct lsm_abs_node {
-	__u64 id;
-	__u32 deny; /* LSM_DENY_*: for this path and all below it */
-	__u32 pad;
-};
-
-#define LSM_DENY_OPEN 1 /* deny patterns */
-#define LSM_DENY_EXEC 2 /* exec_deny paths */
+#define MAX_DEPTH      LSM_MAX_DEPTH /* path components looked at, from the file up */
+#define MAX_MOUNT_HOPS 8	     /* mount crossings on the way to the root */
+#define SCRATCH_SLOTS  4	     /* programs preempted on one CPU at once */
 
 /* {session, kind, name} of the file policy: present means denied. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct bpfbox_name_key);
-	__type(value, __u8);
-} names SEC(".maps");
+BPFBOX_MAP(names, BPF_MAP_TYPE_HASH, 65536, BPF_F_NO_PREALLOC, struct bpfbox_name_key, __u8);
 
 /* Absolute deny paths as a trie of components, walked from the root. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct lsm_abs_key);
-	__type(value, struct lsm_abs_node);
-} abs_paths SEC(".maps");
-
-/* Allowed destinations per session: CIDR -> port range (as net.bpf.c). */
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, 16384);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct bpfbox_net_key);
-	__type(value, struct bpfbox_net_rule);
-} net_allow SEC(".maps");
-
-/* Addresses the session's egress resolver answered (net.bpf.c's map, shared). */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct bpfbox_resolved_key);
-	__type(value, __u64);
-} net_resolved SEC(".maps");
+BPFBOX_MAP(abs_paths, BPF_MAP_TYPE_HASH, 65536, BPF_F_NO_PREALLOC, struct lsm_abs_key,
+	   struct lsm_abs_node);
 
 /*
  * The session's writable set (workspace, private tmp, rw paths) by device
  * and inode of each directory: a file is in it when one of its ancestors
  * is, whatever name or symlink led to it.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct bpfbox_inode_key);
-	__type(value, __u8);
-} writable SEC(".maps");
+BPFBOX_MAP(writable, BPF_MAP_TYPE_HASH, 16384, BPF_F_NO_PREALLOC, struct bpfbox_inode_key, __u8);
 
 /*
  * Working memory of one check: too big for the stack. A program may be
@@ -127,14 +69,10 @@ struct scratch {
 	struct lsm_abs_key abs;
 	char win[BPFBOX_NAME_LEN + 8];
 	char path[BPFBOX_PATH_LEN + BPFBOX_NAME_LEN];
+	struct cmd_exe cmd;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SCRATCH_SLOTS);
-	__type(key, __u32);
-	__type(value, struct scratch);
-} scratch SEC(".maps");
+BPFBOX_MAP(scratch, BPF_MAP_TYPE_PERCPU_ARRAY, SCRATCH_SLOTS, 0, __u32, struct scratch);
 
 /* The daemon's socket, set before load; empty: no AF_UNIX checks. */
 const volatile char daemon_socket[UNIX_PATH_LEN] = {};
@@ -450,13 +388,6 @@ static __always_inline bool dentry_denied(struct scratch *w, __u32 session, stru
 	return abs == ABS_DENY || abs == ABS_PREFIX;
 }
 
-static __always_inline void deny_header(struct bpfbox_event_hdr *h)
-{
-	h->decision = BPFBOX_DENY;
-	h->layer = BPFBOX_LAYER_BPF_LSM;
-	h->err = -EPERM;
-}
-
 /*
  * A file record: the path from d_path when file is given (file_open),
  * else from the chain (w may be NULL when no scratch slot was free).
@@ -466,10 +397,9 @@ static __always_inline void report_file(struct bpfbox_session *s, struct scratch
 {
 	struct bpfbox_file_event *e;
 
-	e = event_reserve(s, sizeof(*e), BPFBOX_EV_FILE);
+	e = deny_reserve(s, sizeof(*e), BPFBOX_EV_FILE, BPFBOX_LAYER_BPF_LSM);
 	if (!e)
 		return;
-	deny_header(&e->hdr);
 	e->flags = flags;
 	e->count = 1;
 	e->op = BPFBOX_FILE_OPEN;
@@ -593,6 +523,21 @@ static __noinline int interp_name(struct scratch *w, __u64 interp)
 	return 1;
 }
 
+/* An exec_deny refusal: the record names the file (name, kernel memory). */
+static __always_inline void report_exec(struct bpfbox_session *s, const void *name)
+{
+	struct bpfbox_exec_event *e;
+
+	e = deny_reserve(s, sizeof(*e), BPFBOX_EV_EXEC, BPFBOX_LAYER_BPF_LSM);
+	if (!e)
+		return;
+	e->argv_len = 0;
+	e->argv_truncated = 0;
+	e->argv[0] = 0;
+	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), name);
+	bpf_ringbuf_submit(e, 0);
+}
+
 /* The binary (d on vm) is an exec_deny path. */
 static __always_inline bool exec_path_denied(struct scratch *w, __u32 session, struct dentry *d,
 					     struct vfsmount *vm)
@@ -602,14 +547,53 @@ static __always_inline bool exec_path_denied(struct scratch *w, __u32 session, s
 }
 
 /*
+ * Command rules at the exec (docs/config.md "Command rules"): argv is not
+ * readable yet (it is in the new mm from sched_process_exec on), so only
+ * rules without an argv pattern are judged here, in their order. The first
+ * whose executable matches decides when it has no pattern: a deny refuses
+ * the exec. One with a pattern cannot be judged: a deny one is passed over
+ * (the outcome is a deny whether it matches or not), an allow or ask one
+ * leaves the exec to bpf/cmd.bpf.c. Returns 1 when refused (and recorded).
+ */
+static __noinline int cmd_refused(struct bpfbox_session *s, struct cmd_exe *x, __u64 binprm)
+{
+	struct linux_binprm *bprm = (struct linux_binprm *)binprm;
+	struct cmd_walk c = {.x = x, .noargv = 1};
+	struct bpfbox_exec_event *e;
+	struct bpfbox_cmd_rule *r;
+	__u32 id;
+
+	if (!s || !x)
+		return 0;
+	id = s->id;
+	c.t = bpf_map_lookup_elem(&cmd_rules, &id);
+	if (!c.t)
+		return 0;
+	bpf_probe_read_kernel_str(x->path, sizeof(x->path), BPF_CORE_READ(bprm, filename));
+	x->target[0] = '\0';
+	bpf_probe_read_kernel_str(x->target, sizeof(x->target),
+				  BPF_CORE_READ(bprm, file, f_path.dentry, d_name.name));
+	cmd_exe_hash(x);
+	cmd_walk_rules(&c);
+	if (c.hit < 0)
+		return 0;
+	r = &c.t->r[c.hit & (BPFBOX_CMD_RULES_MAX - 1)];
+	if (r->action != BPFBOX_CMD_DENY)
+		return 0;
+	e = cmd_report(s, x, r, BPFBOX_LAYER_BPF_LSM, 0);
+	if (e)
+		bpf_ringbuf_submit(e, 0);
+	return 1;
+}
+
+/*
  * Exec by name: the binary's own name (a symlink resolved) and the name it
  * was called by (a symlink's name, e.g. a busybox applet); and by path.
- * Called again for a script's interpreter.
+ * Called again for a script's interpreter, and so are the command rules.
  */
 SEC("lsm/bprm_check_security")
 int BPF_PROG(bpfbox_bprm_check, struct linux_binprm *bprm, int ret)
 {
-	struct bpfbox_exec_event *e;
 	struct bpfbox_session *s;
 	struct scratch *w;
 	bool deny;
@@ -629,20 +613,16 @@ int BPF_PROG(bpfbox_bprm_check, struct linux_binprm *bprm, int ret)
 		       (interp_name(w, (__u64)BPF_CORE_READ(bprm, interp)) &&
 			name_denied(w, s->id, BPFBOX_NAME_EXEC)) ||
 		       exec_path_denied(w, s->id, d, BPF_CORE_READ(bprm, file, f_path.mnt));
+		if (!deny && (s->flags & BPFBOX_SF_CMD_RULES) &&
+		    cmd_refused(s, &w->cmd, (__u64)bprm)) {
+			scratch_put(w);
+			return -EPERM;
+		}
 		scratch_put(w);
 	}
 	if (!deny)
 		return 0;
-	e = event_reserve(s, sizeof(*e), BPFBOX_EV_EXEC);
-	if (e) {
-		deny_header(&e->hdr);
-		e->argv_len = 0;
-		e->argv_truncated = 0;
-		e->argv[0] = 0;
-		bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
-					  BPF_CORE_READ(bprm, interp));
-		bpf_ringbuf_submit(e, 0);
-	}
+	report_exec(s, BPF_CORE_READ(bprm, interp));
 	return -EPERM;
 }
 
@@ -657,7 +637,6 @@ SEC("lsm/mmap_file")
 int BPF_PROG(bpfbox_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot,
 	     unsigned long flags, int ret)
 {
-	struct bpfbox_exec_event *e;
 	struct bpfbox_session *s;
 	struct scratch *w;
 	struct dentry *d;
@@ -681,36 +660,8 @@ int BPF_PROG(bpfbox_mmap_file, struct file *file, unsigned long reqprot, unsigne
 	}
 	if (!deny)
 		return 0;
-	e = event_reserve(s, sizeof(*e), BPFBOX_EV_EXEC);
-	if (e) {
-		deny_header(&e->hdr);
-		e->argv_len = 0;
-		e->argv_truncated = 0;
-		e->argv[0] = 0;
-		bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
-					  BPF_CORE_READ(d, d_name.name));
-		bpf_ringbuf_submit(e, 0);
-	}
+	report_exec(s, BPF_CORE_READ(d, d_name.name));
 	return -EPERM;
-}
-
-/*
- * ::ffff:169.254.169.254 or fd00:ec2::254. Spelled out: a static const
- * array would land in .rodata.cst16, which 6.1 rejects in the BTF.
- */
-static __always_inline bool is_metadata(const __u8 *a)
-{
-	bool zero = true;
-
-	for (int i = 4; i < 10; i++)
-		if (a[i])
-			zero = false;
-	if (!zero)
-		return false;
-	if (!a[0] && !a[1] && !a[2] && !a[3] && a[10] == 0xff && a[11] == 0xff)
-		return a[12] == 169 && a[13] == 254 && a[14] == 169 && a[15] == 254;
-	return a[0] == 0xfd && a[1] == 0x00 && a[2] == 0x0e && a[3] == 0xc2 && !a[10] && !a[11] &&
-	       !a[12] && !a[13] && a[14] == 0x02 && a[15] == 0x54;
 }
 
 /*
@@ -720,14 +671,9 @@ static __always_inline bool is_metadata(const __u8 *a)
  */
 static __always_inline bool inet_denied(struct bpfbox_session *s, const __u8 *addr, __u16 port)
 {
-	struct bpfbox_net_key key = {.prefixlen = 32 + 128, .session = s->id};
-	struct bpfbox_net_rule *rule;
-
-	__builtin_memcpy(key.addr, addr, 16);
-	rule = bpf_map_lookup_elem(&net_allow, &key);
-	if (rule && port >= rule->port_lo && port <= rule->port_hi)
+	if (net_allowed_by_rule(s->id, addr, port))
 		return false;
-	if (is_metadata(addr))
+	if (net_is_metadata(addr))
 		return !(s->flags & BPFBOX_SF_ALLOW_META);
 	return s->flags & BPFBOX_SF_NET_DENY;
 }
@@ -735,21 +681,11 @@ static __always_inline bool inet_denied(struct bpfbox_session *s, const __u8 *ad
 static __always_inline void report_connect(struct bpfbox_session *s, __u16 family, const __u8 *addr,
 					   __u16 port, __u32 protocol, const char *unix_path)
 {
-	struct bpfbox_connect_event *e;
+	struct bpfbox_connect_event *e =
+		net_deny_record(s, BPFBOX_LAYER_BPF_LSM, family, addr, port, protocol);
 
-	e = event_reserve(s, sizeof(*e), BPFBOX_EV_CONNECT);
 	if (!e)
 		return;
-	deny_header(&e->hdr);
-	e->family = family;
-	e->port = port;
-	e->protocol = protocol;
-	__builtin_memset(e->addr, 0, sizeof(e->addr));
-	e->unix_path[0] = 0;
-	if (family == AF_INET && addr)
-		__builtin_memcpy(e->addr, addr + 12, 4);
-	else if (addr)
-		__builtin_memcpy(e->addr, addr, 16);
 	if (unix_path)
 		bpf_probe_read_kernel_str(e->unix_path, sizeof(e->unix_path), unix_path);
 	bpf_ringbuf_submit(e, 0);
@@ -763,19 +699,16 @@ static __always_inline void report_connect(struct bpfbox_session *s, __u16 famil
 static __always_inline bool proxied(struct bpfbox_session *s, const __u8 *addr, __u16 port,
 				    __u16 protocol)
 {
-	struct bpfbox_resolved_key key = {.session = s->id};
-
 	if (!(s->flags & BPFBOX_SF_NET_PROXY))
 		return false;
 	if (protocol == IPPROTO_UDP && port == 53)
 		return true;
-	if (protocol != IPPROTO_TCP || is_metadata(addr))
+	if (protocol != IPPROTO_TCP || net_is_metadata(addr))
 		return false;
 	if (addr[10] == 0xff && addr[11] == 0xff && addr[12] == 127 && addr[13] == 0 &&
 	    addr[14] == 0 && addr[15] == 1 && port == s->proxy_port)
 		return true;
-	__builtin_memcpy(key.addr, addr, 16);
-	return bpf_map_lookup_elem(&net_resolved, &key) != NULL;
+	return net_was_resolved(s->id, addr);
 }
 
 /* An AF_INET or AF_INET6 destination; 0 or -EPERM. */

@@ -5,7 +5,7 @@
  * LSM cannot load, these programs enforce the connect allow-list and the
  * cloud metadata deny. Denied calls fail with EPERM and leave a record.
  */
-#include "common.bpf.h"
+#include "net.bpf.h"
 
 #define AF_INET6    10
 #define SOCK_RAW    3
@@ -14,22 +14,8 @@
 #define IPPROTO_UDP 17
 #define LOOPBACK4   0x7f000001
 
-/* Allowed destinations per session: CIDR -> port range. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, 16384);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct bpfbox_net_key);
-	__type(value, struct bpfbox_net_rule);
-} net_allow SEC(".maps");
-
 /* Session id -> directories whose unix sockets it may connect to. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, BPFBOX_MAX_SESSIONS);
-	__type(key, __u32);
-	__type(value, struct bpfbox_unix_allow);
-} unix_allow SEC(".maps");
+BPFBOX_MAP(unix_allow, BPF_MAP_TYPE_HASH, BPFBOX_MAX_SESSIONS, 0, __u32, struct bpfbox_unix_allow);
 
 /*
  * Egress by name (docs/network.md). The original destination of a socket
@@ -43,95 +29,29 @@ struct {
 } net_sk SEC(".maps");
 
 /* (tool's port, proxy port) -> original destination, read by the proxy. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct bpfbox_orig_key);
-	__type(value, struct bpfbox_net_orig);
-} net_orig SEC(".maps");
-
-/* Addresses the session's resolver answered for allowed names. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct bpfbox_resolved_key);
-	__type(value, __u64);
-} net_resolved SEC(".maps");
+BPFBOX_MAP(net_orig, BPF_MAP_TYPE_LRU_HASH, 65536, 0, struct bpfbox_orig_key,
+	   struct bpfbox_net_orig);
 
 /* Session -> the last of its processes that sent DNS (the resolver's events). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, BPFBOX_MAX_SESSIONS);
-	__type(key, __u32);
-	__type(value, struct bpfbox_net_orig);
-} net_dns_client SEC(".maps");
+BPFBOX_MAP(net_dns_client, BPF_MAP_TYPE_HASH, BPFBOX_MAX_SESSIONS, 0, __u32,
+	   struct bpfbox_net_orig);
 
 /* Weak: kernels before 6.2 lack it, and the program that calls it is off there. */
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
 
-static __always_inline bool allowed_by_rule(__u32 session, const __u8 addr[16], __u16 port)
-{
-	struct bpfbox_net_key key = {.prefixlen = 32 + 128, .session = session};
-	struct bpfbox_net_rule *rule;
-
-	__builtin_memcpy(key.addr, addr, 16);
-	rule = bpf_map_lookup_elem(&net_allow, &key);
-	return rule && port >= rule->port_lo && port <= rule->port_hi;
-}
-
-static __always_inline bool is_metadata(const __u8 a[16])
-{
-	/* ::ffff:169.254.169.254 */
-	if (a[10] == 0xff && a[11] == 0xff && a[12] == 169 && a[13] == 254 && a[14] == 169 &&
-	    a[15] == 254)
-		return true;
-	/*
-	 * fd00:ec2::254, spelled out: a static const array lands in
-	 * .rodata.cst16, whose BTF the 6.1 kernel rejects.
-	 */
-	if (a[0] != 0xfd || a[1] != 0x00 || a[2] != 0x0e || a[3] != 0xc2 || a[14] != 0x02 ||
-	    a[15] != 0x54)
-		return false;
-	for (int i = 4; i < 14; i++)
-		if (a[i])
-			return false;
-	return true;
-}
-
 static __always_inline void report(struct bpfbox_session *s, __u16 family, const __u8 addr[16],
 				   __u16 port, __u32 protocol)
 {
-	struct bpfbox_connect_event *e = event_reserve(s, sizeof(*e), BPFBOX_EV_CONNECT);
+	struct bpfbox_connect_event *e =
+		net_deny_record(s, BPFBOX_LAYER_CGROUP_BPF, family, addr, port, protocol);
 
-	if (!e)
-		return;
-	e->hdr.decision = BPFBOX_DENY;
-	e->hdr.layer = BPFBOX_LAYER_CGROUP_BPF;
-	e->hdr.err = -EPERM;
-	e->family = family;
-	e->port = port;
-	e->protocol = protocol;
-	/* The record keeps IPv4 in its first 4 bytes (events.h). */
-	__builtin_memset(e->addr, 0, sizeof(e->addr));
-	if (family == 2)
-		__builtin_memcpy(e->addr, addr + 12, 4);
-	else
-		__builtin_memcpy(e->addr, addr, 16);
-	e->unix_path[0] = '\0';
-	bpf_ringbuf_submit(e, 0);
+	if (e)
+		bpf_ringbuf_submit(e, 0);
 }
 
 static __always_inline bool is_loopback4(const __u8 a[16])
 {
 	return a[10] == 0xff && a[11] == 0xff && a[12] == 127;
-}
-
-static __always_inline bool was_resolved(__u32 session, const __u8 addr[16])
-{
-	struct bpfbox_resolved_key key = {.session = session};
-
-	__builtin_memcpy(key.addr, addr, 16);
-	return bpf_map_lookup_elem(&net_resolved, &key) != NULL;
 }
 
 /* Keeps the original destination in the socket's storage and, unless it
@@ -183,7 +103,7 @@ static __always_inline int decide(struct bpf_sock_addr *ctx, __u16 family, const
 
 	if (!s)
 		return 1;
-	if (allowed_by_rule(s->id, addr, port))
+	if (net_allowed_by_rule(s->id, addr, port))
 		return 1;
 	/*
 	 * Name rules: DNS goes to the session's resolver (IPv4: the kernel
@@ -197,12 +117,12 @@ static __always_inline int decide(struct bpf_sock_addr *ctx, __u16 family, const
 		if (protocol == IPPROTO_TCP && !datagram && is_loopback4(addr) && addr[15] == 1 &&
 		    port == s->proxy_port)
 			return redirect(ctx, s, family, addr, port, BPFBOX_ORIG_EXPLICIT, 0);
-		if (protocol == IPPROTO_TCP && !datagram && !is_metadata(addr) &&
-		    was_resolved(s->id, addr))
+		if (protocol == IPPROTO_TCP && !datagram && !net_is_metadata(addr) &&
+		    net_was_resolved(s->id, addr))
 			return redirect(ctx, s, family, addr, port, BPFBOX_ORIG_PROXY,
 					s->proxy_port);
 	}
-	if (is_metadata(addr))
+	if (net_is_metadata(addr))
 		allow = s->flags & BPFBOX_SF_ALLOW_META;
 	else
 		allow = !(s->flags & BPFBOX_SF_NET_DENY);

@@ -44,12 +44,7 @@ struct path_buf {
 /* Keeps the compiler from dropping a mask it knows to be a no-op. */
 #define path_opaque(x) asm volatile("" : "+r"(x))
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct path_buf);
-} path_scratch SEC(".maps");
+BPFBOX_MAP(path_scratch, BPF_MAP_TYPE_PERCPU_ARRAY, 1, 0, __u32, struct path_buf);
 
 /* The directory a relative name of the current task is relative to. */
 static __always_inline bool path_base(int dirfd, struct path *out)

@@ -95,6 +95,19 @@ need_prog() {
 	fi
 }
 
+# need_rsyslog NAME [MODULE WHAT]: RSYSLOGD, the path of rsyslogd; without
+# it (or without its MODULE, a file name under /usr/lib/*/rsyslog/, which
+# the Debian package WHAT ships) the whole file NAME fails saying how to get
+# it (tools/deps.sh installs them: a missing one is no skip).
+need_rsyslog() {
+	RSYSLOGD=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
+	if [ ! -x "$RSYSLOGD" ] || { [ -n "${2:-}" ] && ! ls /usr/lib/*/rsyslog/"$2" >/dev/null 2>&1; }; then
+		fail "$1: rsyslogd${2:+ with $2} is not installed; run 'make deps' (tools/deps.sh installs ${3:-rsyslog})"
+		finish
+		exit 1
+	fi
+}
+
 # daemon_scratch NAME: the names a test that runs its own daemon uses, all
 # private to this run: SOCKDIR (not made: the daemon makes it), SOCK, PIN (bpffs), PARENT (cgroup), DERR (its
 # stderr, emptied), WS (a workspace); DPID and RPID (a daemon, an rsyslog)
@@ -145,6 +158,21 @@ start_daemon() {
 _sd_ready() {
 	[ "$(grep -c 'ready' "$DERR")" != "$_sd_before" ] || ! kill -0 "$DPID" 2>/dev/null
 }
+
+# hold_session NAME [SHELL]: a session through the daemon on $SOCK in $WS,
+# in the background (its bpfbox run's pid in RUNPID). It writes its id to
+# $WS/NAME.sid, then waits for $WS/NAME.go (release_session NAME) before it
+# runs SHELL and ends. Waits (10 s) for the id: HELD, empty when it never came.
+hold_session() {
+	rm -f "$WS/$1.sid" "$WS/$1.go"
+	HOLD_NAME=$1 "$BPFBOX" run -q --env HOLD_NAME --daemon-socket "$SOCK" -w "$WS" -- sh -c \
+		'echo $BPFBOX_SESSION_ID >"$HOLD_NAME.sid"; while [ ! -e "$HOLD_NAME.go" ]; do sleep 0.05; done; '"${2:-}" \
+		>/dev/null 2>&1 &
+	RUNPID=$!
+	HELD=
+	wait_file "$WS/$1.sid" && HELD=$(cat "$WS/$1.sid")
+}
+release_session() { touch "$WS/$1.go"; }
 
 # start_rsyslog: $RSYSLOGD in the foreground with $RS/rsyslog.conf, its work
 # dir and pid file under $RS, its pid in RPID; waits up to 5 s until it

@@ -30,9 +30,18 @@ count() {
 	local p f s rc=$3
 	p=$(grep -Ec '^(ok - |\[       OK \] )' "$LOG")
 	f=$(grep -Ec '^(FAIL - |\[  FAILED  \] [^0-9])' "$LOG")
-	# cmocka's skip() prints "[  SKIPPED ] NAME" (its summary line starts
-	# with a number and is not counted again).
-	s=$(grep -Ec '^(skip - |\[  SKIPPED \] [^0-9])' "$LOG")
+	# Every skip says why in a "skip - NAME: why" line (a unit test through
+	# skip_why, tests/unit/skip.h, or one line for a group it does not run):
+	# those lines count. cmocka's skip() prints "[  SKIPPED ] NAME" (its
+	# summary line starts with a number): more of those than why-lines is a
+	# skip that said nothing, a failure.
+	local cm
+	s=$(grep -Ec '^skip - ' "$LOG")
+	cm=$(grep -Ec '^\[  SKIPPED \] [^0-9]' "$LOG")
+	if [ "$cm" -gt "$s" ]; then
+		echo "FAIL - $1/$2: $((cm - s)) test(s) skipped without a 'skip - NAME: why' line"
+		f=$((f + 1))
+	fi
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 	# A suite that calls a helper that does not exist (dash prints the suite,
 	# its line and "check: not found") checks nothing there: a failure.

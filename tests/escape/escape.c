@@ -151,6 +151,35 @@ static int setup_error(const char *what)
 	return 2;
 }
 
+/*
+ * The open of a file attack: opens PATH with FLAGS (made 0644 with
+ * O_CREAT), which layer must refuse with EACCES. Where the open works, it
+ * writes MARK to the file, or (MARK NULL) shows the first line it reads.
+ */
+static int open_probe(const char *what, const char *path, int flags, const char *mark,
+		      const char *layer)
+{
+	int fd = open(path, flags | O_CLOEXEC, 0644);
+	int e = errno;
+
+	if (fd >= 0 && mark) {
+		dprintf(fd, "%s\n", mark);
+	} else if (fd >= 0) {
+		char buf[128];
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+		if (n > 0) {
+			buf[n] = 0;
+			buf[strcspn(buf, "\r\n")] = 0;
+			printf("read %zd bytes of %s: %.40s\n", n, path, buf);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	probe(what, fd, e, EACCES, layer);
+	return verdict;
+}
+
 static int need_args(int argc, int n, const char *usage)
 {
 	if (argc < n) {
@@ -166,15 +195,9 @@ static int need_args(int argc, int n, const char *usage)
 static int a_create(int argc, char **argv)
 {
 	need_args(argc, 3, "create PATH");
-	int fd = open(argv[2], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	int e = errno;
-
-	if (fd >= 0) {
-		dprintf(fd, "bpfbox escape: created from inside the sandbox\n");
-		close(fd);
-	}
-	probe("open(O_CREAT) outside the workspace", fd, e, EACCES, "Landlock fs");
-	return verdict;
+	return open_probe("open(O_CREAT) outside the workspace", argv[2],
+			  O_WRONLY | O_CREAT | O_EXCL,
+			  "bpfbox escape: created from inside the sandbox", "Landlock fs");
 }
 
 /* open-w PATH: opens an existing file for writing; writes nothing. */
@@ -194,37 +217,17 @@ static int a_open_w(int argc, char **argv)
 static int a_append(int argc, char **argv)
 {
 	need_args(argc, 3, "append PATH");
-	int fd = open(argv[2], O_WRONLY | O_APPEND | O_CLOEXEC);
-	int e = errno;
-
-	if (fd >= 0) {
-		dprintf(fd, "ESCAPED\n");
-		close(fd);
-	}
-	probe("open(O_APPEND) and write", fd, e, EACCES, "Landlock fs");
-	return verdict;
+	return open_probe("open(O_APPEND) and write", argv[2], O_WRONLY | O_APPEND, "ESCAPED",
+			  "Landlock fs");
 }
 
 /* read PATH: reads a file (or lists a directory) outside the readable dirs. */
 static int a_read(int argc, char **argv)
 {
 	need_args(argc, 3, "read PATH");
-	/* O_NONBLOCK: a terminal or FIFO must not block the read below. */
-	int fd = open(argv[2], O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	int e = errno;
-
-	if (fd >= 0) {
-		char buf[80];
-		ssize_t n = read(fd, buf, sizeof(buf) - 1);
-
-		if (n > 0) {
-			buf[n] = 0;
-			printf("read %zd bytes: %.40s\n", n, buf);
-		}
-		close(fd);
-	}
-	probe("open(O_RDONLY) outside the readable dirs", fd, e, EACCES, "Landlock fs");
-	return verdict;
+	/* O_NONBLOCK: a terminal or FIFO must not block the read. */
+	return open_probe("open(O_RDONLY) outside the readable dirs", argv[2],
+			  O_RDONLY | O_NONBLOCK | O_NOCTTY, NULL, "Landlock fs");
 }
 
 /*
@@ -236,15 +239,9 @@ static int a_symlink_write(int argc, char **argv)
 	need_args(argc, 4, "symlink-write TARGET LINK");
 	if (symlink(argv[2], argv[3]) < 0)
 		return setup_error("symlink in the workspace");
-	int fd = open(argv[3], O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	int e = errno;
-
-	if (fd >= 0) {
-		dprintf(fd, "ESCAPED through a symlink\n");
-		close(fd);
-	}
-	probe("write through a workspace symlink to an outside file", fd, e, EACCES, "Landlock fs");
-	return verdict;
+	return open_probe("write through a workspace symlink to an outside file", argv[3],
+			  O_WRONLY | O_APPEND | O_CREAT, "ESCAPED through a symlink",
+			  "Landlock fs");
 }
 
 /*
@@ -349,6 +346,46 @@ static int a_tiocsti_notty(int argc, char **argv)
 }
 
 /*
+ * Runs probes in a child of ours (a new session or a tracee must not be
+ * this process) and notes the child's verdict as its own.
+ */
+static int in_child(void (*probes)(void))
+{
+	int st;
+
+	fflush(stdout);
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return setup_error("fork");
+	if (pid == 0) {
+		verdict = 0;
+		probes();
+		fflush(stdout);
+		_exit(verdict);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return setup_error("waitpid");
+	note(WIFEXITED(st) ? WEXITSTATUS(st) : 2);
+	return verdict;
+}
+
+/* TIOCSTI from a new session whose controlling terminal stdin becomes. */
+static void tiocsti_probes(void)
+{
+	if (setsid() < 0)
+		printf("note: setsid: %s\n", ename(errno));
+	if (ioctl(0, TIOCSCTTY, 0) < 0)
+		printf("note: TIOCSCTTY failed (%s): the EPERM below is not "
+		       "discriminating\n",
+		       ename(errno));
+	PROBE("ioctl(TIOCSTI) on the terminal", ioctl(0, TIOCSTI, &inject), EPERM, "seccomp");
+	PROBE("ioctl(TIOCSTI | 1<<32) on the terminal",
+	      syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | (1UL << 32), &inject), EPERM,
+	      "seccomp");
+}
+
+/*
  * tiocsti: stdin must be a terminal that is nobody's controlling terminal
  * (helper pty). A child makes it its controlling terminal (setsid +
  * TIOCSCTTY, allowed to anyone for a terminal without a session) and pushes
@@ -363,36 +400,7 @@ static int a_tiocsti(int argc, char **argv)
 		printf("SETUP: stdin is not a terminal inside the sandbox\n");
 		return verdict == 1 ? 1 : 2;
 	}
-	fflush(stdout);
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return setup_error("fork");
-	if (pid == 0) {
-		verdict = 0;
-		if (setsid() < 0)
-			printf("note: setsid: %s\n", ename(errno));
-		if (ioctl(0, TIOCSCTTY, 0) < 0)
-			printf("note: TIOCSCTTY failed (%s): the EPERM below is not "
-			       "discriminating\n",
-			       ename(errno));
-		PROBE("ioctl(TIOCSTI) on the terminal", ioctl(0, TIOCSTI, &inject), EPERM,
-		      "seccomp");
-		PROBE("ioctl(TIOCSTI | 1<<32) on the terminal",
-		      syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | (1UL << 32), &inject), EPERM,
-		      "seccomp");
-		fflush(stdout);
-		_exit(verdict);
-	}
-	int st;
-
-	if (waitpid(pid, &st, 0) < 0)
-		return setup_error("waitpid");
-	if (WIFEXITED(st))
-		note(WEXITSTATUS(st));
-	else
-		note(2);
-	return verdict;
+	return in_child(tiocsti_probes);
 }
 
 /* tioclinux: on a pty or /dev/null the kernel answers ENOTTY/EINVAL. */
@@ -433,6 +441,13 @@ static int a_io_uring(int argc, char **argv)
 	return verdict;
 }
 
+/* PTRACE_TRACEME, in a child: the kernel would allow it. */
+static void traceme_probes(void)
+{
+	PROBE("ptrace(PTRACE_TRACEME) (discriminating: the kernel allows it)",
+	      ptrace(PTRACE_TRACEME, 0, NULL, NULL), EPERM, "seccomp");
+}
+
 /* ptrace PID: attaches to a process outside the sandbox. */
 static int a_ptrace(int argc, char **argv)
 {
@@ -452,24 +467,7 @@ static int a_ptrace(int argc, char **argv)
 	PROBE("ptrace(PTRACE_ATTACH, pid 0x3fffffff) (discriminating: kernel says ESRCH)",
 	      ptrace(PTRACE_ATTACH, 0x3fffffff, NULL, NULL), EPERM, "seccomp");
 
-	fflush(stdout);
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return setup_error("fork");
-	if (pid == 0) {
-		verdict = 0;
-		PROBE("ptrace(PTRACE_TRACEME) (discriminating: the kernel allows it)",
-		      ptrace(PTRACE_TRACEME, 0, NULL, NULL), EPERM, "seccomp");
-		fflush(stdout);
-		_exit(verdict);
-	}
-	int st;
-
-	if (waitpid(pid, &st, 0) < 0)
-		return setup_error("waitpid");
-	note(WIFEXITED(st) ? WEXITSTATUS(st) : 2);
-	return verdict;
+	return in_child(traceme_probes);
 }
 
 /* vmread PID ADDR LEN: reads another process's memory without ptrace. */
@@ -884,31 +882,36 @@ static int unix_connect(const char *path, bool abstract, int *err)
 	return rc;
 }
 
+/*
+ * The unix socket attacks: connects to NAME (abstract or a path), which
+ * must fail with WANT (0: EPERM or EACCES, whichever layer stops it).
+ */
+static int unix_probe(const char *what, const char *name, bool abstract, int want,
+		      const char *layer)
+{
+	int e, rc = unix_connect(name, abstract, &e);
+
+	if (rc == -2)
+		return setup_error("unix socket");
+	probe(what, rc, e, want ? want : e == EPERM ? EPERM : EACCES, layer);
+	return verdict;
+}
+
 /* abstract NAME: an abstract unix socket listener outside (Landlock ABI 6). */
 static int a_abstract(int argc, char **argv)
 {
 	need_args(argc, 3, "abstract NAME");
-	int e, rc = unix_connect(argv[2], true, &e);
-
-	if (rc == -2)
-		return setup_error("unix socket");
-	probe("connect() to an abstract unix socket outside", rc, e, EPERM,
-	      "Landlock scope_abstract_unix");
-	return verdict;
+	return unix_probe("connect() to an abstract unix socket outside", argv[2], true, EPERM,
+			  "Landlock scope_abstract_unix");
 }
 
 /* unix-path PATH: a pathname unix socket outside the allowed dirs. */
 static int a_unix_path(int argc, char **argv)
 {
 	need_args(argc, 3, "unix-path PATH");
-	int e, rc = unix_connect(argv[2], false, &e);
-
-	if (rc == -2)
-		return setup_error("unix socket");
 	/* Any layer may stop it: EACCES (path rule) or EPERM (LSM hook). */
-	probe("connect() to a pathname unix socket outside the allowed dirs", rc, e,
-	      e == EPERM ? EPERM : EACCES, "a path rule or an LSM hook");
-	return verdict;
+	return unix_probe("connect() to a pathname unix socket outside the allowed dirs", argv[2],
+			  false, 0, "a path rule or an LSM hook");
 }
 
 /* kill PID: SIGTERM to a process outside (Landlock ABI 6 signal scope). */
@@ -967,23 +970,10 @@ static int a_kill_file(int argc, char **argv)
 static int a_pts(int argc, char **argv)
 {
 	need_args(argc, 3, "pts PATH");
-	int fd = open(argv[2], O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	int e = errno;
-
-	if (fd >= 0) {
-		char buf[128];
-		ssize_t n = read(fd, buf, sizeof(buf) - 1);
-
-		if (n > 0) {
-			buf[n] = 0;
-			buf[strcspn(buf, "\r\n")] = 0;
-			printf("read what was typed on %s: %s\n", argv[2], buf);
-		}
-		close(fd);
-	}
-	probe("open(O_RDWR) of another terminal's /dev/pts node", fd, e, EACCES,
-	      "Landlock fs (only the session's own terminal)");
-	return verdict;
+	/* What was typed there, read: keystrokes. */
+	return open_probe("open(O_RDWR) of another terminal's /dev/pts node", argv[2],
+			  O_RDWR | O_NOCTTY | O_NONBLOCK, NULL,
+			  "Landlock fs (only the session's own terminal)");
 }
 
 /* --- process state -------------------------------------------------------- */

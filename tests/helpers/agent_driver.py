@@ -241,8 +241,8 @@ def main():
         ws = workspace("disk")
         check("a disk overflow ends (paused, killed after --pause-timeout, exit 123)",
               run(["--disk", "4M", "--pause-timeout", "2s", "--", "sh", "-c",
-                   # Growth after the monitor's first scan (a slow host scans late).
-                   "sleep 0.5; i=0; while [ $i -lt 60 ]; do head -c 1000000 /dev/zero >> big; "
+                   # Growth from the start: the watch is there before the command runs.
+                   "i=0; while [ $i -lt 60 ]; do head -c 1000000 /dev/zero >> big; "
                    "i=$((i + 1)); sleep 0.1; done; sleep 30"], ws, env=env),
               123, "pause_timeout")
     else:

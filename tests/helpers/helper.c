@@ -183,6 +183,20 @@ static int h_tcp(int argc, char **argv)
  * with CMD's status (128+N for a signal). What the master side received
  * (echo of injected input) is reported on stderr.
  */
+/* A new pty: its master (close-on-exec), its slave opened with FLAGS into *slave, its path into *name. */
+static int open_pty(int *slave, char **name, int flags)
+{
+	int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
+	    !(*name = ptsname(master)))
+		die("posix_openpt");
+	*slave = open(*name, O_RDWR | O_NOCTTY | flags);
+	if (*slave < 0)
+		die(*name);
+	return master;
+}
+
 static int h_pty(int argc, char **argv)
 {
 	int master, slave, st;
@@ -191,13 +205,7 @@ static int h_pty(int argc, char **argv)
 
 	if (argc < 3)
 		return 2;
-	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
-	    !(name = ptsname(master)))
-		die("posix_openpt");
-	slave = open(name, O_RDWR | O_NOCTTY);
-	if (slave < 0)
-		die(name);
+	master = open_pty(&slave, &name, 0);
 	pid = fork();
 	if (pid < 0)
 		die("fork");
@@ -236,13 +244,7 @@ static int h_ptyhold(int argc, char **argv)
 
 	if (argc < 3)
 		return 2;
-	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
-	    !(name = ptsname(master)))
-		die("posix_openpt");
-	slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (slave < 0)
-		die(name);
+	master = open_pty(&slave, &name, O_CLOEXEC);
 	if (write(master, "sudo-password-bpfbox\n", 21) < 0)
 		die("write to the pty");
 	snprintf(text, sizeof(text), "%s\n", name);

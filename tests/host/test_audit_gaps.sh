@@ -38,7 +38,7 @@ if [ -n "$OPEN" ]; then
 	check_events "$A" "any(e['type'] == 'file' and e['path'].endswith('/made-by-creat') and e['flags'] == 577 for e in ev)" \
 		"creat(2) leaves a file record with O_CREAT|O_WRONLY|O_TRUNC"
 else
-	skip "open(2) and creat(2)" "this architecture has no such syscalls; x86_64 CI covers them"
+	skip "open(2) and creat(2): this architecture has no such syscalls; x86_64 CI covers them"
 fi
 check_events "$A" "any(e['type'] == 'rename' and e['comm'] == 'python3' and e['new_comm'] == 'kworker/0:1' for e in ev)" \
 	"prctl(PR_SET_NAME) leaves a rename record with the old and the new name"

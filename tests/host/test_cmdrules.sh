@@ -206,6 +206,16 @@ if [ "$QUICK" != 1 ]; then
 		"session: allow then deny, first match wins; a symlink to echo is echo"
 	check "[e['rule'] for e in denied] == ['commands[1] exe=echo'] * 2" "session: records name commands[1]"
 
+	# Deny before allow, by exe alone: the first rule decides for every
+	# echo. The layer that acts is the level's (docs/config.md "Which
+	# layer acts"): the exec tracepoint's kill (137) at Standard, the LSM
+	# exec hook's EPERM (126) at Full.
+	rm -f "$A"
+	"$BPFBOX" run -q -w "$TMPD/ws" --audit "$A" --task "$TMPD/order2.json" -- \
+		sh -c '/bin/echo fine; echo "rc=$?"' >"$TMPD/out" 2>"$TMPD/err"
+	check "'fine\\n' not in out and [e['rule'] for e in denied] == ['commands[0] exe=echo'] and ((ev[0]['level_enabled'] == 'Full' and 'rc=126' in out and denied[0]['layer'] == 'bpf-lsm') or (ev[0]['level_enabled'] != 'Full' and 'rc=137' in out and denied[0]['layer'] == 'exec-tracepoint'))" \
+		"session: deny before allow, first match wins; the level's layer acts"
+
 	# ask: nobody can answer, so the exec is denied (killed) and says ask.
 	rm -f "$A"
 	"$BPFBOX" run -q -w "$TMPD/ws" --audit "$A" --task "$TMPD/ask.json" -- \

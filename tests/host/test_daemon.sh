@@ -83,17 +83,15 @@ check_events "$A1" "any(e['type'] == 'connect' and e.get('address') == '169.254.
 	"the metadata connect is a cgroup-bpf denial in the daemon's stream"
 
 # Listed while it runs.
-rm -f "$WS/sid"
-"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- sh -c 'echo $BPFBOX_SESSION_ID > sid; sleep 2' &
-RUNPID=$!
-wait_file "$WS/sid"
-SID=$(cat "$WS/sid")
+hold_session list
+SID=$HELD
 "$BPFBOX" sessions --json --socket "$SOCK" >"$TMPD/list.json" 2>&1
 "$PY" -c "import json,sys; l=json.load(open('$TMPD/list.json')); s=[x for x in l if x['session']=='$SID']; sys.exit(0 if s and s[0]['state']=='running' and s[0]['child'] > 0 else 1)" &&
 	ok "bpfbox sessions --json lists the running session" ||
 	fail "session $SID not listed as running: $(cat "$TMPD/list.json")"
 "$BPFBOX" sessions --socket "$SOCK" >"$TMPD/list.txt" 2>&1
 expect_grep "^$SID +running" "$TMPD/list.txt" "bpfbox sessions prints a table"
+release_session list
 wait $RUNPID
 
 # No program is loaded per session.

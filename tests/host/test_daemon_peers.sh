@@ -9,29 +9,18 @@
 need_root_cgroup2 daemon-peers "running a daemon"
 
 chmod 755 "$TMPD" # the unprivileged clients below must reach the socket
-SOCKDIR="$TMPD/sock"
-SOCK="$SOCKDIR/bpfbox.sock"
-PIN=/sys/fs/bpf/bpfbox-peers-$$
-PARENT="$CG2/bpfbox-peers-$$"
-DERR="$TMPD/daemon.err"
-WS="$TMPD/ws"
+daemon_scratch peers
 NB="$TMPD/nobody" # what the unprivileged clients write
-mkdir -p "$WS" "$SOCKDIR" "$NB"
+mkdir -p "$SOCKDIR" "$NB"
 chown 65534:65534 "$NB"
 chgrp nogroup "$SOCKDIR"
-: >"$DERR"
-DPID=
 NOBODY="setpriv --reuid 65534 --regid 65534 --clear-groups"
+HOLD= FAKE=
 
-cleanup() {
+cleanup_extra() {
 	[ -n "$HOLD" ] && kill "$HOLD" 2>/dev/null
 	[ -n "$FAKE" ] && kill "$FAKE" 2>/dev/null
-	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
-		>/dev/null 2>&1
-	rm -rf "$TMPD"
 }
-trap cleanup EXIT INT TERM
 
 if start_daemon "$TMPD/audit.jsonl" --group nogroup --max-conns-per-uid 4 \
 	--max-sessions-per-uid 3 --audit-rate 200/400; then

@@ -181,6 +181,18 @@ has_right() {
 # this kernel's Landlock lacks RIGHT.
 gap() { skip "$1: needs Landlock ABI $3 ($2), this kernel has ABI ${ABI:-?}: $4"; }
 
+# blocked_or_gap NAME RIGHT ABI WHAT [PROBLEM]: the verdict on an attack that
+# Landlock RIGHT (ABI and up) stops: where the kernel has it, or the attack
+# did not get through (exit not 1), verdict NAME 0 PROBLEM; else the gap,
+# what happened being WHAT.
+blocked_or_gap() {
+	if has_right "$2" || [ "$rc" != 1 ]; then
+		verdict "$1" 0 "${5:-}"
+	else
+		gap "$1" "$2" "$3" "$4"
+	fi
+}
+
 # The attacks on the filesystem, exec and terminals, run twice: with the
 # session's namespaces (the path outside is hidden, ENOENT, or read-only,
 # EROFS) and with --no-namespaces, where Landlock must hold by itself and
@@ -241,11 +253,8 @@ verdict "${PFX}rename a workspace file out of the workspace" 0 \
 echo 0123456789 >"$OUT/trunc"
 attack truncate "$OUT/trunc"
 size=$(wc -c <"$OUT/trunc")
-if has_right truncate || [ "$rc" != 1 ]; then
-	verdict "${PFX}truncate(2) an outside file" 0 "$([ "$size" = 11 ] || echo "$OUT/trunc is now $size bytes")"
-else
-	gap "${PFX}truncate(2) an outside file" truncate 3 "the file was truncated to $size bytes"
-fi
+blocked_or_gap "${PFX}truncate(2) an outside file" truncate 3 "the file was truncated to $size bytes" \
+	"$([ "$size" = 11 ] || echo "$OUT/trunc is now $size bytes")"
 
 # --- filesystem: reads ----------------------------------------------------------
 
@@ -460,11 +469,8 @@ if wait_file "$TMPD/abs.ready"; then
 	ctl=$(lines "$TMPD/abs.mark")
 	attack abstract "$aname"
 	problem=$(listener_problem "$TMPD/abs.mark" "$ctl" "$BIN/escape" abstract "$aname")
-	if has_right scope_abstract_unix || [ "$rc" != 1 ]; then
-		verdict "connect to an abstract unix socket outside" 0 "$problem"
-	else
-		gap "connect to an abstract unix socket outside" scope_abstract_unix 6 "the connect reached the listener"
-	fi
+	blocked_or_gap "connect to an abstract unix socket outside" scope_abstract_unix 6 \
+		"the connect reached the listener" "$problem"
 else
 	fail "connect to an abstract unix socket outside: the listener did not start"
 fi
@@ -507,12 +513,8 @@ fi
 if start_target target3; then
 	attack kill "$tpid"
 	problem=$(signal_problem target3)
-	if has_right scope_signal || [ "$rc" != 1 ]; then
-		verdict "kill(SIGTERM) a process outside" 0 "$problem"
-	else
-		gap "kill(SIGTERM) a process outside" scope_signal 6 \
-			"the signal was delivered ($(alive "$tpid" && echo "target alive" || echo "target died"))"
-	fi
+	blocked_or_gap "kill(SIGTERM) a process outside" scope_signal 6 \
+		"the signal was delivered ($(alive "$tpid" && echo "target alive" || echo "target died"))" "$problem"
 else
 	fail "start the signal target helper: no ready file"
 fi
@@ -797,11 +799,8 @@ else
 			"$([ -e "$WS/hl" ] && echo "$WS/hl exists")"
 		attack truncate "$OUT/trunc"
 		size=$(wc -c <"$OUT/trunc")
-		if has_right truncate || [ "$rc" != 1 ]; then
-			verdict "unprivileged: truncate(2) an own outside file" 0 "$([ "$size" = 11 ] || echo "now $size bytes")"
-		else
-			gap "unprivileged: truncate(2) an own outside file" truncate 3 "the file was truncated"
-		fi
+		blocked_or_gap "unprivileged: truncate(2) an own outside file" truncate 3 "the file was truncated" \
+			"$([ "$size" = 11 ] || echo "now $size bytes")"
 		LAYER=seccomp
 		if start_target nbtarget $AS; then
 			attack ptrace "$tpid"
@@ -811,11 +810,8 @@ else
 				"$(grep -q "$tsecret" "$TMPD/out" && echo "the secret was read")"
 			attack kill "$tpid"
 			problem=$(signal_problem nbtarget)
-			if has_right scope_signal || [ "$rc" != 1 ]; then
-				verdict "unprivileged: kill(SIGTERM) a same-uid process outside" 0 "$problem"
-			else
-				gap "unprivileged: kill(SIGTERM) a same-uid process outside" scope_signal 6 "the signal was delivered"
-			fi
+			blocked_or_gap "unprivileged: kill(SIGTERM) a same-uid process outside" scope_signal 6 \
+				"the signal was delivered" "$problem"
 		else
 			fail "unprivileged: start the target helper: no ready file"
 		fi

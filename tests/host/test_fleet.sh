@@ -6,12 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 need_root_cgroup2 fleet "the daemon, which loads BPF programs,"
-RSYSLOGD=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
-if [ ! -x "$RSYSLOGD" ] || ! ls /usr/lib/*/rsyslog/lmnsd_gtls.so >/dev/null 2>&1; then
-	fail "fleet: rsyslog with rsyslog-gnutls is not installed; run 'make deps'"
-	finish
-	exit 1
-fi
+need_rsyslog fleet lmnsd_gtls.so rsyslog-gnutls
 
 daemon_scratch fleet
 RS="$TMPD/rsyslog"
@@ -72,10 +67,7 @@ expect_rc 2 "cert without key is bad usage" "$BPFBOX" daemon --socket "$SOCK" --
 rsyslog_conf wrong
 start_rsyslog && ok "rsyslog (gtls) listens on 127.0.0.1:$TPORT with a wrong certificate" ||
 	fail "rsyslog did not start: $(cat "$RS/rsyslog.log")"
-"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" --audit "$A" \
-	--sink "$TLS" 2>>"$DERR" &
-DPID=$!
-wait_grep 'ready' "$DERR" 10 && ok "the daemon starts with a syslog+tls sink" ||
+start_daemon "$A" --sink "$TLS" && ok "the daemon starts with a syslog+tls sink" ||
 	fail "the daemon did not start: $(cat "$DERR")"
 wait_grep "sink $TLSNAME: the collector's certificate is refused for 127.0.0.1: .*; events are kept" \
 	"$DERR" 10 && ok "the wrong certificate is refused, in one line naming why" ||
@@ -98,10 +90,7 @@ stop_rsyslog
 rsyslog_conf server
 start_rsyslog && ok "rsyslog restarted with the right certificate" ||
 	fail "rsyslog did not restart: $(tail -3 "$RS/rsyslog.log")"
-"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" --audit "$A" \
-	--sink "$TLS" 2>>"$DERR" &
-DPID=$!
-wait_count 2 'ready' "$DERR" 10 || fail "the daemon did not start again: $(tail -3 "$DERR")"
+start_daemon "$A" --sink "$TLS" || fail "the daemon did not start again: $(tail -3 "$DERR")"
 work w3
 W="$(cat "$WS/w1.sid") $(cat "$WS/w2.sid") $(cat "$WS/w3.sid")"
 wait_grep "\"type\":\"session.end\",.*\"session\":\"$(cat "$WS/w3.sid")\"" "$RS/tls.out" 10 || true
@@ -168,12 +157,8 @@ grep -v '^<[0-7]>' "$DERR2" | grep -q . && fail "a line without a priority: $(gr
 grep -q '^<' "$DERR" && fail "a priority prefix on a plain stderr file" || ok "no prefix when stderr is not the journal"
 
 # A session that runs across the reload.
-SID_FILE="$WS/r.sid" "$BPFBOX" run -q --env SID_FILE --daemon-socket "$SOCK" -w "$WS" -- sh -c \
-	'echo $BPFBOX_SESSION_ID > "$SID_FILE"; while [ ! -e go ]; do sleep 0.05; done; /bin/true after-reload; cat /etc/hostname >/dev/null' \
-	>/dev/null 2>&1 &
-RUNPID=$!
-wait_grep . "$WS/r.sid" 10
-R=$(cat "$WS/r.sid")
+hold_session r '/bin/true after-reload; cat /etc/hostname >/dev/null'
+R=$HELD
 wait_grep "\"type\":\"session.start\".*\"session\":\"$R\"" "$S1" 5 || true
 printf '%s\n' '{"sinks": ["file:'"$S2"'"],' \
 	' "ceilings": {"rules": [{"name": "root-box", "uid": 0, "modes": ["workspace-write", "read-only"],' \
@@ -181,7 +166,7 @@ printf '%s\n' '{"sinks": ["file:'"$S2"'"],' \
 expect_rc 0 "bpfbox daemon reload: a sink removed, another added, ceilings set" \
 	"$BPFBOX" daemon reload --socket "$SOCK"
 expect_grep '^reloaded: 2 sinks, 1 ceiling rules' "$TMPD/out" "reload says what it loaded"
-touch "$WS/go"
+release_session r
 wait $RUNPID
 wait_grep "\"type\":\"session.end\".*\"session\":\"$R\"" "$S2" 5 &&
 	ok "the running session went on; its end went to the new sink" ||

@@ -176,7 +176,7 @@ pkill -f "ticker $TMPD/log/tick2" 2>/dev/null
 # --- disk: the workspace passes its limit ----------------------------------
 rm -f "$WS"/* "$TMPD/log/dl"
 bg disk -q -w "$WS" --rw "$TMPD/log" --disk 8 --audit "$TMPD/disk.jsonl" -- sh -c \
-	"cat /proc/self/cgroup > cg; echo \$BPFBOX_SESSION_ID > id; sleep 1; $H writer big 24 $TMPD/log/dl; echo wrote"
+	"cat /proc/self/cgroup > cg; echo \$BPFBOX_SESSION_ID > id; $H writer big 24 $TMPD/log/dl; echo wrote"
 wait_grep . "$WS/cg" 10
 $H pausewatch - "$CG2$(awk -F: '$1 == "0" { print $3 }' "$WS/cg")" "$TMPD/diskwatch" &
 if wait_grep 'paused: the workspace grew' "$TMPD/disk.err" 30; then
@@ -379,9 +379,10 @@ rc=$?
 mkdir -p "$TMPD/uws"
 chmod 777 "$TMPD/uws"
 cd /
-# (after a moment: what is written before the initial scan counts as baseline)
+# No wait before writing: the watch is there before the command runs, and
+# what it creates after the watch is growth (monitor/disk.c).
 setpriv --reuid=65534 --regid=65534 --clear-groups "$BPFBOX" run -w "$TMPD/uws" $RO --disk 4 -- \
-	sh -c "sleep 0.5; exec $H writer big 12 /dev/null" >"$TMPD/u.out" 2>"$TMPD/u.err"
+	$H writer big 12 /dev/null >"$TMPD/u.out" 2>"$TMPD/u.err"
 rc=$?
 [ "$rc" = 123 ] && grep -q 'cannot be paused here' "$TMPD/u.err" &&
 	ok "unprivileged: over the disk limit the session is killed (no freezer, exit 123)" ||

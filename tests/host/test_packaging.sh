@@ -328,7 +328,10 @@ PY
 		poll_until 10 grep -q "audit file reopened" "$D/caps.log"
 		expect_grep "audit file reopened" "$D/caps.log" "SIGHUP reopens the audit file"
 		# A session alive across a crash and a restart: re-adopted.
-		"$B" run -q --daemon-socket "$SOCK" -w "$D/ws" -- sleep 2 >/dev/null 2>&1 &
+		# It lives until the test says so (stop), not for a fixed time.
+		rm -f "$D/ws/stop"
+		"$B" run -q --daemon-socket "$SOCK" -w "$D/ws" -- \
+			sh -c 'while [ ! -e stop ]; do sleep 0.05; done' >/dev/null 2>&1 &
 		RPID=$!
 		listed_running() { "$B" sessions --socket "$SOCK" 2>/dev/null | grep -q running; }
 		poll_until 5 listed_running
@@ -339,6 +342,7 @@ PY
 		else
 			fail "restart with $CAPS: $(tail -c 300 "$D/caps.log")"
 		fi
+		touch "$D/ws/stop"
 		wait "$RPID"
 		rc=$?
 		[ $rc = 0 ] && ok "the session outlived the crash (exit 0)" ||

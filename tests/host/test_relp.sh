@@ -5,34 +5,12 @@
 . "$(dirname "$0")/../lib.sh"
 
 need_root_cgroup2 relp "the daemon, which loads BPF programs,"
-RSYSLOGD=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
-if [ ! -x "$RSYSLOGD" ] || ! ls /usr/lib/*/rsyslog/imrelp.so >/dev/null 2>&1; then
-	fail "relp: rsyslogd with imrelp is not installed; run 'make deps' (tools/deps.sh installs rsyslog-relp)"
-	finish
-	exit 1
-fi
+need_rsyslog relp imrelp.so rsyslog-relp
 
-SOCKDIR="$TMPD/sock"
-SOCK="$SOCKDIR/bpfbox.sock"
-PIN=/sys/fs/bpf/bpfbox-relp-$$
-PARENT="$CG2/bpfbox-relp-$$"
-DERR="$TMPD/daemon.err"
-WS="$TMPD/ws"
+daemon_scratch relp
 RS="$TMPD/rsyslog"
 A="$TMPD/audit.jsonl" # the reference: --audit, every event
-mkdir -p "$WS" "$RS/work" "$SOCKDIR"
-: >"$DERR"
-DPID=
-RPID=
-
-cleanup() {
-	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-	[ -n "$RPID" ] && kill -9 "$RPID" 2>/dev/null
-	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
-		>/dev/null 2>&1
-	rm -rf "$TMPD"
-}
-trap cleanup EXIT INT TERM
+mkdir -p "$RS/work" "$SOCKDIR"
 
 set -- $("$PY" -c '
 import socket
@@ -85,10 +63,7 @@ work() {
 
 start_rsyslog && ok "rsyslog listens with imrelp on 127.0.0.1:$PORT" ||
 	fail "rsyslog did not start: $(cat "$RS/rsyslog.log")"
-"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" --audit "$A" \
-	--sink "relp://127.0.0.1:$PORT?spool=$TMPD/spool&queue=256K" 2>>"$DERR" &
-DPID=$!
-poll_until 10 grep -qs ready "$DERR" && ok "the daemon starts with a relp:// sink" || {
+start_daemon "$A" --sink "relp://127.0.0.1:$PORT?spool=$TMPD/spool&queue=256K" && ok "the daemon starts with a relp:// sink" || {
 	fail "the daemon did not get ready: $(cat "$DERR")"
 	finish
 	exit 1
@@ -142,10 +117,8 @@ kill -0 "$DPID" 2>/dev/null && ok "the daemon lived through it" || fail "the dae
 # relp+tls: the collector's certificate verified, ours presented.
 kill "$DPID"
 wait "$DPID" 2>/dev/null
-"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" --audit "$A" \
-	--sink "relp+tls://127.0.0.1:$TLSPORT?ca=$C/ca.pem&cert=$C/client.pem&key=$C/client.key&spool=$TMPD/spool-tls" \
-	2>>"$DERR" &
-DPID=$!
+start_daemon "$A" \
+	--sink "relp+tls://127.0.0.1:$TLSPORT?ca=$C/ca.pem&cert=$C/client.pem&key=$C/client.key&spool=$TMPD/spool-tls"
 poll_until 10 grep -qs "relp+tls.*connected" "$DERR"
 work tls
 SID=$(cat "$WS/tls.sid")
@@ -167,9 +140,7 @@ kill "$DPID"
 wait "$DPID" 2>/dev/null
 DPID=
 : >"$DERR"
-"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" --audit "$A" \
-	--sink "relp://127.0.0.1:$GPORT?spool=$TMPD/spool2" 2>>"$DERR" &
-DPID=$!
+start_daemon "$A" --sink "relp://127.0.0.1:$GPORT?spool=$TMPD/spool2"
 poll_until 10 grep -qs "sink relp://127.0.0.1:$GPORT: .*does not speak RELP" "$DERR" &&
 	ok "a collector that does not speak RELP is an outage, said in one line" ||
 	fail "no RELP error: $(grep sink "$DERR")"

@@ -5,9 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 need_root_cgroup2 sinks "the daemon, which loads BPF programs,"
-need_prog rsyslogd /usr/sbin/rsyslogd \
-	"sinks: rsyslogd is not installed; run 'make deps' (tools/deps.sh installs rsyslog)"
-RSYSLOGD=$PROG
+need_rsyslog sinks
 
 daemon_scratch sinks
 RS="$TMPD/rsyslog"
@@ -54,14 +52,12 @@ else
 fi
 
 # The daemon starts before its collector: a warning, then spooling.
-"$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" --audit "$A" \
+start_daemon "$A" \
 	--sink "syslog+tcp://127.0.0.1:$TPORT?spool=$TMPD/spool-tcp&queue=256K" \
 	--sink "syslog+udp://127.0.0.1:$UPORT?spool=$TMPD/spool-udp&facility=authpriv" \
 	--sink "file:$ROT?rotate=16K&keep=3&fsync=rotate" \
 	--sink "file:$FULL/audit.jsonl" \
-	--sink "file:$OCSF?format=ocsf" 2>>"$DERR" &
-DPID=$!
-wait_grep 'ready' "$DERR" 10 && ok "the daemon starts with five sinks and --audit" || {
+	--sink "file:$OCSF?format=ocsf" && ok "the daemon starts with five sinks and --audit" || {
 	fail "the daemon did not get ready: $(cat "$DERR")"
 	finish
 	exit 1
@@ -128,19 +124,15 @@ expect_grep "sink syslog\+tcp://127.0.0.1:$TPORT: connected again; [0-9]+ events
 kill -0 "$DPID" 2>/dev/null && ok "the daemon lived through it" || fail "the daemon died: $(tail -3 "$DERR")"
 
 # bpfbox events --follow --session ID prints that session, from start to end.
-SID_FILE="$WS/ev.sid" "$BPFBOX" run -q --env SID_FILE --daemon-socket "$SOCK" -w "$WS" -- sh -c \
-	'echo $BPFBOX_SESSION_ID > "$SID_FILE"; while [ ! -e go ]; do sleep 0.05; done; /bin/true events-test' \
-	>/dev/null 2>&1 &
-RUNPID=$!
-wait_grep . "$WS/ev.sid" 10
-SID=$(cat "$WS/ev.sid")
+hold_session ev '/bin/true events-test'
+SID=$HELD
 "$BPFBOX" events --follow --session "$SID" --socket "$SOCK" >"$TMPD/ev.out" 2>"$TMPD/ev.err" &
 EVPID=$!
 "$BPFBOX" events --follow --session "$SID" --format text --socket "$SOCK" >"$TMPD/ev.txt" 2>&1 &
 EVPID2=$!
 wait_grep session.start "$TMPD/ev.out" 5
 wait_grep session.start "$TMPD/ev.txt" 5
-touch "$WS/go"
+release_session ev
 wait $RUNPID
 wait_gone 5 kill -0 $EVPID 2>/dev/null
 kill -0 $EVPID 2>/dev/null && { fail "bpfbox events --follow --session did not end with its session"; kill $EVPID; }

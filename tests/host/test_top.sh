@@ -5,28 +5,17 @@
 
 need_root_cgroup2 top "the daemon top reads from"
 
-SOCK="$TMPD/sock/bpfbox.sock"
-PIN=/sys/fs/bpf/bpfbox-top-$$
-PARENT="$CG2/bpfbox-top-$$"
-DERR="$TMPD/daemon.err"
-WS="$TMPD/ws"
+daemon_scratch top
 OUTSIDE="$TMPD/outside"
 TS="bpfbox-top-$$" # our own tmux server
-mkdir -p "$WS" "$OUTSIDE" "$TMPD/sock"
-: >"$DERR"
-DPID=
+mkdir -p "$OUTSIDE" "$SOCKDIR"
 
 tm() { tmux -L "$TS" -f /dev/null "$@"; }
 
-cleanup() {
+cleanup_extra() {
 	touch "$WS/stop"
 	tm kill-server >/dev/null 2>&1
-	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
-		>/dev/null 2>&1
-	rm -rf "$TMPD"
 }
-trap cleanup EXIT INT TERM
 
 # screen: the pane's text in $TMPD/screen (with colours in $TMPD/screen.e).
 screen() {
@@ -281,32 +270,38 @@ state_of() {
 # wait_state SID STATE: up to 5 s.
 wait_state() { poll_until 5 state_is "$1" "$2"; }
 state_is() { [ "$(state_of "$1")" = "$2" ]; }
-SHORT=$(echo "$CAT" | cut -c1-12)
-tm send-keys -t top p
-shown "p asks before pausing" "^Pause session $SHORT\? \[y/N\]"
-tm send-keys -t top y
-if wait_screen "^pause $SHORT: (done|.*(unknown op|EOPNOTSUPP|not supported).*)"; then
-	if grep -q "^pause $SHORT: done" "$TMPD/screen"; then
-		wait_state "$CAT" paused && ok "p y pauses the session (bpfbox sessions says paused)" ||
-			fail "pause: the daemon says '$(state_of "$CAT")'"
-		shown "the row shows it paused" "^$SHORT +paused "
-		# Until a refresh after the pause: the loop ran 20 execs a second
-		# before it, so a 0 is the pause, not a lull.
-		cat_idle() { screen; [ "$(field "$CAT" 8)" = 0 ]; }
-		poll_until 6 cat_idle
-		[ "$(field "$CAT" 8)" = 0 ] && ok "a paused session execs nothing" || fail "paused row: $(row "$CAT")"
-		tm send-keys -t top r
-		shown "r asks before resuming" "^Resume session $SHORT\? \[y/N\]"
-		tm send-keys -t top y
-		shown "r y: done" "^resume $SHORT: done"
-		wait_state "$CAT" running && ok "r y resumes the session (bpfbox sessions says running)" ||
-			fail "resume: the daemon says '$(state_of "$CAT")'"
-		shown "the row shows it running again" "^$SHORT +running "
-	else
-		fail "pause: the daemon refused: $(grep "^pause" "$TMPD/screen")"
+# confirm_op KEY OP PROMPT NAME: KEY on the selected row ($SHORT) asks
+# "PROMPT session $SHORT? [y/N]" (the check NAME), y answers it; 0 when the
+# status line says "OP $SHORT: done", else a FAIL naming what it said, and 1.
+confirm_op() {
+	tm send-keys -t top "$1"
+	shown "$4" "^$3 session $SHORT\? \[y/N\]"
+	tm send-keys -t top y
+	if ! wait_screen "^$2 $SHORT: (done|.*(unknown op|EOPNOTSUPP|not supported).*)"; then
+		fail "$1 y: no result on the status line: $(cat "$TMPD/screen")"
+		return 1
 	fi
-else
-	fail "p y: no result on the status line: $(cat "$TMPD/screen")"
+	grep -q "^$2 $SHORT: done" "$TMPD/screen" && return 0
+	fail "$2: the daemon refused: $(grep "^$2" "$TMPD/screen")"
+	return 1
+}
+SHORT=$(echo "$CAT" | cut -c1-12)
+if confirm_op p pause Pause "p asks before pausing"; then
+	wait_state "$CAT" paused && ok "p y pauses the session (bpfbox sessions says paused)" ||
+		fail "pause: the daemon says '$(state_of "$CAT")'"
+	shown "the row shows it paused" "^$SHORT +paused "
+	# Until a refresh after the pause: the loop ran 20 execs a second
+	# before it, so a 0 is the pause, not a lull.
+	cat_idle() { screen; [ "$(field "$CAT" 8)" = 0 ]; }
+	poll_until 6 cat_idle
+	[ "$(field "$CAT" 8)" = 0 ] && ok "a paused session execs nothing" || fail "paused row: $(row "$CAT")"
+	tm send-keys -t top r
+	shown "r asks before resuming" "^Resume session $SHORT\? \[y/N\]"
+	tm send-keys -t top y
+	shown "r y: done" "^resume $SHORT: done"
+	wait_state "$CAT" running && ok "r y resumes the session (bpfbox sessions says running)" ||
+		fail "resume: the daemon says '$(state_of "$CAT")'"
+	shown "the row shows it running again" "^$SHORT +running "
 fi
 tm send-keys -t top Escape
 
@@ -414,20 +409,11 @@ kill -0 "$DPID" 2>/dev/null && ok "the daemon lives on" || fail "the daemon died
 tm send-keys -t top / t o p - m e t a Enter
 wait_screen "^sessions 1/3 "
 SHORT=$(echo "$META" | cut -c1-12)
-tm send-keys -t top k
-shown "k asks before killing the selected session" "^Kill session $SHORT\? \[y/N\]"
-tm send-keys -t top y
-if wait_screen "^kill $SHORT: (done|.*(unknown op|EOPNOTSUPP|not supported).*)"; then
-	if grep -q "^kill $SHORT: done" "$TMPD/screen"; then
-		wait_gone 30 alive $PID_META
-		alive $PID_META && fail "k y: its bpfbox run still runs after 30 s: $(tail -3 "$DERR")" ||
-			ok "k y kills the session (its bpfbox run ends)"
-		shown "its row says so" "^$SHORT +(killed|ended) "
-	else
-		fail "kill: the daemon refused: $(grep "^kill" "$TMPD/screen")"
-	fi
-else
-	fail "k y: no result on the status line: $(cat "$TMPD/screen")"
+if confirm_op k kill Kill "k asks before killing the selected session"; then
+	wait_gone 30 alive $PID_META
+	alive $PID_META && fail "k y: its bpfbox run still runs after 30 s: $(tail -3 "$DERR")" ||
+		ok "k y kills the session (its bpfbox run ends)"
+	shown "its row says so" "^$SHORT +(killed|ended) "
 fi
 tm send-keys -t top Escape
 

@@ -18,6 +18,7 @@
 #include <linux/bpf.h>
 
 #include "lib/closer.h"
+#include "skip.h"
 
 /* Whether the read end sees EOF (every write end closed) within ms. */
 static int eof_within(int rfd, int ms)
@@ -79,9 +80,8 @@ static void finds_bpf_fds(void **state)
 	map = syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
 	if (map < 0) {
 		/* The daemon and audit suites cover the BPF side where it runs. */
-		print_message("skip - closer_bpf_fds: cannot create a BPF map here (%s)\n",
-			      errno == EPERM ? "not root" : "no bpf(2)");
-		skip();
+		skip_why("closer_bpf_fds: cannot create a BPF map here (%s)",
+			 errno == EPERM ? "not root" : "no bpf(2)");
 	}
 	assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
 	n = closer_bpf_fds(fds, CLOSER_MAX_FDS);

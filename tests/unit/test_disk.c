@@ -29,6 +29,7 @@
 #include "monitor/monitor.h"
 #include "lib/util.h"
 #include "scratch.h"
+#include "skip.h"
 
 #define MiB (1 << 20)
 
@@ -67,13 +68,17 @@ static int make_deep(const char *dir)
 	return fd;
 }
 
-/* size bytes into name under the directory fd dfd, synced. */
-static void write_at(int dfd, const char *name, size_t size)
+/*
+ * size bytes into name under the directory fd dfd (AT_FDCWD: name is a
+ * path), made if need be, synced; how: O_TRUNC or O_APPEND.
+ */
+static void write_at(int dfd, const char *name, int how, size_t size)
 {
 	static char buf[MiB];
-	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | how | O_CLOEXEC, 0644);
 
 	assert_true(fd >= 0);
+	memset(buf, 'z', sizeof(buf));
 	while (size) {
 		size_t n = size < sizeof(buf) ? size : sizeof(buf);
 
@@ -102,7 +107,7 @@ static void deep_tree_is_watched_and_removed(void **state)
 	disk_monitor_read(&m);
 	while (disk_monitor_scanning(&m))
 		disk_monitor_scan(&m, SIZE_MAX);
-	write_at(deep, "big", 8 * MiB);
+	write_at(deep, "big", O_TRUNC, 8 * MiB);
 	disk_monitor_read(&m);
 	assert_true(disk_monitor_growth(&m) >= 8 * MiB);
 	assert_true(disk_monitor_entries(&m) >= DEPTH + 1);
@@ -194,9 +199,8 @@ static void watch_exhaustion_fails_closed(void **state)
 	}
 	r = blind_child(64);
 	if (r == 2) {
-		print_message("skip - inotify exhaustion: no user namespace to cap the watches "
-			      "in; the VM matrix runs it\n");
-		skip();
+		skip_why("inotify exhaustion: no user namespace to cap the watches in; the VM "
+			 "matrix runs it");
 	}
 	assert_int_equal(r, 1);		     /* control: 21 watches fit in 64, not over */
 	assert_int_equal(blind_child(8), 0); /* 21 do not fit in 8: over, closed */
@@ -205,19 +209,7 @@ static void watch_exhaustion_fails_closed(void **state)
 /* Writes size bytes at the end of path (created if need be), synced. */
 static void append(const char *path, size_t size)
 {
-	static char buf[MiB];
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-	assert_true(fd >= 0);
-	memset(buf, 'z', sizeof(buf));
-	while (size) {
-		size_t n = size < sizeof(buf) ? size : sizeof(buf);
-
-		assert_int_equal(write(fd, buf, n), (ssize_t)n);
-		size -= n;
-	}
-	assert_int_equal(fsync(fd), 0);
-	close(fd);
+	write_at(AT_FDCWD, path, O_APPEND, size);
 }
 
 static void sub(char *buf, size_t size, const char *rel)
@@ -313,9 +305,8 @@ static void overflow_during_scan_restarts_it(void **state)
 	/* An instance whose queue holds 16 events (the limit is read at its creation). */
 	old = set_max_queued(16);
 	if (old < 0) {
-		print_message("skip - disk overflow: fs.inotify.max_queued_events is not writable "
-			      "(not root); the host suite runs as root\n");
-		skip();
+		skip_why("disk overflow: fs.inotify.max_queued_events is not writable (not "
+			 "root); the host suite runs as root");
 	}
 	r = disk_monitor_open(&m, roots, 1);
 	set_max_queued(old);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include <json-c/json.h>
@@ -18,6 +19,7 @@
 #include "audit/ocsf.h"
 #include "audit/sink.h"
 #include "lib/jsonw.h"
+#include "json_at.h"
 
 #define SID "0123456789abcdef0123456789abcdef"
 #define HDR                                                                                        \
@@ -42,320 +44,357 @@ static struct json_object *ocsf(const char *line)
 	return out;
 }
 
-/* A member by dotted path ("actor.session.uid"). */
-static struct json_object *at(struct json_object *o, const char *path)
-{
-	char buf[128], *save = NULL;
+/*
+ * A bpfbox line of a process event: type, seq, pid, tid, ppid, uid, comm,
+ * decision, layer and errno as JSON text (NUL or Q(...)), then the rest of
+ * its members (JSON text up to the closing brace).
+ */
+#define EV(type, seq, pid, tid, ppid, uid, comm, decision, layer, err, rest)                  \
+	"{" HDR "\"type\":\"" type "\",\"seq\":" #seq ",\"pid\":" #pid ",\"tid\":" #tid       \
+	",\"ppid\":" #ppid ",\"uid\":" #uid ",\"comm\":\"" comm "\",\"decision\":\"" decision \
+	"\",\"layer\":" layer ",\"errno\":" err "," rest
+#define NUL "null"
 
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save))
-		if (!json_object_object_get_ex(o, k, &o))
-			return NULL;
-	return o;
-}
+/* One member the OCSF object must hold: its path and JSON text (assert_json). */
+struct field {
+	const char *path, *json;
+};
 
-static int64_t num(struct json_object *o, const char *path)
-{
-	struct json_object *v = at(o, path);
+#define MAX_FIELDS 24
 
-	if (!v)
-		fail_msg("no %s in %s", path, json_object_to_json_string(o));
-	assert_true(json_object_is_type(v, json_type_int));
-	return json_object_get_int64(v);
-}
-
-static const char *str(struct json_object *o, const char *path)
-{
-	struct json_object *v = at(o, path);
-
-	if (!v)
-		fail_msg("no %s in %s", path, json_object_to_json_string(o));
-	assert_true(json_object_is_type(v, json_type_string));
-	return json_object_get_string(v);
-}
+/*
+ * One bpfbox line, the class, category and activity common() checks (class
+ * 0: none) and the members its OCSF object must (or must not) hold.
+ */
+struct ocsf_case {
+	const char *line;
+	int common[3]; /* class_uid, category, activity */
+	struct field f[MAX_FIELDS];
+};
 
 /* What every event has, and what every class event of ours has. */
 static void common(struct json_object *o, int class_uid, int category, int activity)
 {
-	assert_int_equal(num(o, "class_uid"), class_uid);
-	assert_int_equal(num(o, "category_uid"), category);
-	assert_int_equal(num(o, "activity_id"), activity);
-	assert_int_equal(num(o, "type_uid"), class_uid * 100 + activity);
-	assert_int_equal(num(o, "time"), 1767323045123LL); /* 2026-01-02T03:04:05.123Z */
-	assert_string_equal(str(o, "metadata.version"), OCSF_VERSION);
-	assert_string_equal(str(o, "metadata.product.vendor_name"), "bpfbox");
-	assert_string_equal(str(o, "metadata.product.name"), "bpfbox");
-	assert_string_equal(str(o, "metadata.original_time"), "2026-01-02T03:04:05.123456789Z");
-	assert_non_null(at(o, "severity_id"));
-	assert_non_null(at(o, "metadata.uid")); /* every event, with or without a session */
-	assert_int_equal(num(o, "device.type_id"), 0);
-	assert_int_equal(num(o, "device.os.type_id"), 200);
-	assert_non_null(at(o, "timezone_offset"));
-	assert_non_null(at(o, "observables"));
-	if (at(o, "metadata.correlation_uid")) {
-		assert_string_equal(str(o, "metadata.correlation_uid"), SID);
-		assert_string_equal(str(o, "actor.session.uid"), SID);
-		assert_string_equal(str(o, "device.hostname"), "host1");
+	char cls[16], cat[16], act[16], type[16];
+	const struct field f[] = {
+		{"class_uid", cls},
+		{"category_uid", cat},
+		{"activity_id", act},
+		{"type_uid", type},
+		{"time", "1767323045123"}, /* 2026-01-02T03:04:05.123Z */
+		{"metadata.version", Q(OCSF_VERSION)},
+		{"metadata.product.vendor_name", Q("bpfbox")},
+		{"metadata.product.name", Q("bpfbox")},
+		{"metadata.original_time", Q("2026-01-02T03:04:05.123456789Z")},
+		{"device.type_id", "0"},
+		{"device.os.type_id", "200"},
+	};
+
+	snprintf(cls, sizeof(cls), "%d", class_uid);
+	snprintf(cat, sizeof(cat), "%d", category);
+	snprintf(act, sizeof(act), "%d", activity);
+	snprintf(type, sizeof(type), "%d", class_uid * 100 + activity);
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		assert_json(o, f[i].path, f[i].json);
+	assert_non_null(json_at(o, "severity_id"));
+	assert_non_null(json_at(o, "metadata.uid")); /* every event, with or without a session */
+	assert_non_null(json_at(o, "timezone_offset"));
+	assert_non_null(json_at(o, "observables"));
+	if (json_at(o, "metadata.correlation_uid")) {
+		assert_json(o, "metadata.correlation_uid", Q(SID));
+		assert_json(o, "actor.session.uid", Q(SID));
+		assert_json(o, "device.hostname", Q("host1"));
 	}
 }
 
+static void run_cases(const struct ocsf_case *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = ocsf(c[i].line);
+
+		if (c[i].common[0])
+			common(o, c[i].common[0], c[i].common[1], c[i].common[2]);
+		for (size_t j = 0; j < MAX_FIELDS && c[i].f[j].path; j++)
+			assert_json(o, c[i].f[j].path, c[i].f[j].json);
+		json_object_put(o);
+	}
+}
+
+#define RUN_CASES(c) run_cases(c, sizeof(c) / sizeof(c[0]))
+
 static void test_exec(void **state)
 {
-	struct json_object *o =
-		ocsf("{" HDR
-		     "\"type\":\"exec\",\"seq\":7,\"pid\":100,\"tid\":100,\"ppid\":99,\"uid\":1000,"
-		     "\"comm\":\"true\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,"
-		     "\"filename\":\"/bin/true\",\"argv\":[\"/bin/true\",\"a "
-		     "b\",\"c\"],\"argv_truncated\":false}");
+	static const struct ocsf_case c[] = {
+		{EV("exec", 7, 100, 100, 99, 1000, "true", "allow", NUL, NUL,
+		    "\"filename\":\"/bin/true\",\"argv\":[\"/bin/true\",\"a "
+		    "b\",\"c\"],\"argv_truncated\":false}"),
+		 {1007, 1, 1},
+		 {
+			 {"class_name", Q("Process Activity")},
+			 {"type_name", Q("Process Activity: Launch")},
+			 {"metadata.uid", Q(SID ":7")},
+			 {"metadata.sequence", "7"},
+			 {"metadata.event_code", Q("exec")},
+			 {"process.pid", "100"},
+			 {"process.parent_process.pid", "99"},
+			 {"process.cmd_line", Q("/bin/true a b c")},
+			 {"process.file.path", Q("/bin/true")},
+			 {"process.file.name", Q("true")},
+			 {"process.file.type_id", "1"},
+			 {"process.user.uid", Q("1000")},
+			 {"actor.process.pid", "100"},
+			 {"actor.user.uid", Q("1000")},
+			 {"action_id", "1"},
+			 {"disposition_id", "1"},
+			 {"status_id", "1"},
+			 {"severity_id", "1"},
+			 {"metadata.profiles.1", Q("security_control")},
+			 {"metadata.profiles.2", NULL}, /* two profiles */
+		 }},
+	};
 
 	(void)state;
-	common(o, 1007, 1, 1);
-	assert_string_equal(str(o, "class_name"), "Process Activity");
-	assert_string_equal(str(o, "type_name"), "Process Activity: Launch");
-	assert_string_equal(str(o, "metadata.uid"), SID ":7");
-	assert_int_equal(num(o, "metadata.sequence"), 7);
-	assert_string_equal(str(o, "metadata.event_code"), "exec");
-	assert_int_equal(num(o, "process.pid"), 100);
-	assert_int_equal(num(o, "process.parent_process.pid"), 99);
-	assert_string_equal(str(o, "process.cmd_line"), "/bin/true a b c");
-	assert_string_equal(str(o, "process.file.path"), "/bin/true");
-	assert_string_equal(str(o, "process.file.name"), "true");
-	assert_int_equal(num(o, "process.file.type_id"), 1);
-	assert_string_equal(str(o, "process.user.uid"), "1000");
-	assert_int_equal(num(o, "actor.process.pid"), 100);
-	assert_string_equal(str(o, "actor.user.uid"), "1000");
-	assert_int_equal(num(o, "action_id"), 1);
-	assert_int_equal(num(o, "disposition_id"), 1);
-	assert_int_equal(num(o, "status_id"), 1);
-	assert_int_equal(num(o, "severity_id"), 1);
-	assert_int_equal(json_object_array_length(at(o, "metadata.profiles")), 2);
-	assert_string_equal(
-		json_object_get_string(json_object_array_get_idx(at(o, "metadata.profiles"), 1)),
-		"security_control");
-	json_object_put(o);
+	RUN_CASES(c);
 }
 
 static void test_exec_denied(void **state)
 {
-	struct json_object *o = ocsf(
-		"{" HDR "\"type\":\"exec\",\"seq\":3,\"pid\":5,\"tid\":5,\"ppid\":4,\"uid\":0,"
-		"\"comm\":\"sh\",\"decision\":\"deny\",\"layer\":\"bpf-lsm\",\"errno\":\"EPERM\","
-		"\"filename\":\"/usr/bin/nc\",\"argv\":[],\"argv_truncated\":false}");
+	static const struct ocsf_case c[] = {
+		{EV("exec", 3, 5, 5, 4, 0, "sh", "deny", Q("bpf-lsm"), Q("EPERM"),
+		    "\"filename\":\"/usr/bin/"
+		    "nc\",\"argv\":[],\"argv_truncated\":false}"),
+		 {1007, 1, 1},
+		 {
+			 {"action_id", "2"},
+			 {"action", Q("Denied")},
+			 {"disposition_id", "2"},
+			 {"disposition", Q("Blocked")},
+			 {"status_id", "2"},
+			 {"status_code", Q("EPERM")},
+			 {"status_detail", Q("denied by bpf-lsm")},
+			 {"severity_id", "3"},
+			 {"process.cmd_line", NULL}, /* no argv: a failed exec */
+			 {"process.file.type_id", "0"},
+		 }},
+	};
 
 	(void)state;
-	common(o, 1007, 1, 1);
-	assert_int_equal(num(o, "action_id"), 2);
-	assert_string_equal(str(o, "action"), "Denied");
-	assert_int_equal(num(o, "disposition_id"), 2);
-	assert_string_equal(str(o, "disposition"), "Blocked");
-	assert_int_equal(num(o, "status_id"), 2);
-	assert_string_equal(str(o, "status_code"), "EPERM");
-	assert_string_equal(str(o, "status_detail"), "denied by bpf-lsm");
-	assert_int_equal(num(o, "severity_id"), 3);
-	assert_null(at(o, "process.cmd_line")); /* no argv: a failed exec */
-	assert_int_equal(num(o, "process.file.type_id"), 0);
-	json_object_put(o);
+	RUN_CASES(c);
 }
 
 static void test_file(void **state)
 {
-	struct json_object *o = ocsf(
-		"{" HDR "\"type\":\"file\",\"seq\":9,\"pid\":10,\"tid\":11,\"ppid\":1,\"uid\":0,"
-		"\"comm\":\"cat\",\"decision\":\"deny\",\"layer\":\"landlock\",\"errno\":"
-		"\"EACCES\","
-		"\"path\":\"/etc/shadow\",\"flags\":0,\"count\":1}");
+	static const struct ocsf_case c[] = {
+		{EV("file", 9, 10, 11, 1, 0, "cat", "deny", Q("landlock"), Q("EACCES"),
+		    "\"path\":\"/etc/shadow\",\"flags\":0,\"count\":1}"),
+		 {1001, 1, 14},
+		 {
+			 {"activity_name", Q("Open")},
+			 {"file.path", Q("/etc/shadow")},
+			 {"file.name", Q("shadow")},
+			 {"file.type_id", "0"},
+			 {"access_mask", "0"},
+			 {"count", "1"},
+			 {"disposition_id", "2"},
+			 {"actor.process.ptid", "11"}, /* tid: deprecated in OCSF 1.6 */
+			 {"actor.process.tid", NULL},
+			 {"actor.process.name", Q("cat")},
+			 {"unmapped.layer", Q("landlock")},
+			 {"message", Q("open /etc/shadow denied by landlock (EACCES)")},
+		 }},
+	};
 
 	(void)state;
-	common(o, 1001, 1, 14);
-	assert_string_equal(str(o, "activity_name"), "Open");
-	assert_string_equal(str(o, "file.path"), "/etc/shadow");
-	assert_string_equal(str(o, "file.name"), "shadow");
-	assert_int_equal(num(o, "file.type_id"), 0);
-	assert_int_equal(num(o, "access_mask"), 0);
-	assert_int_equal(num(o, "count"), 1);
-	assert_int_equal(num(o, "disposition_id"), 2);
-	assert_int_equal(num(o, "actor.process.ptid"), 11); /* tid: deprecated in OCSF 1.6 */
-	assert_null(at(o, "actor.process.tid"));
-	assert_string_equal(str(o, "actor.process.name"), "cat");
-	assert_string_equal(str(o, "unmapped.layer"), "landlock");
-	assert_string_equal(str(o, "message"), "open /etc/shadow denied by landlock (EACCES)");
-	json_object_put(o);
+	RUN_CASES(c);
 }
 
 static void test_connect(void **state)
 {
-	struct json_object *o = ocsf(
-		"{" HDR "\"type\":\"connect\",\"seq\":2,\"pid\":1,\"tid\":1,\"ppid\":0,\"uid\":0,"
-		"\"comm\":\"curl\",\"decision\":\"deny\",\"layer\":\"cgroup-bpf\",\"errno\":"
-		"\"EPERM\","
-		"\"family\":\"inet\",\"address\":\"169.254.169.254\",\"port\":80}");
+	static const struct ocsf_case c[] = {
+		{EV("connect", 2, 1, 1, 0, 0, "curl", "deny", Q("cgroup-bpf"), Q("EPERM"),
+		    "\"family\":\"inet\",\"address\":\"169.254.169.254\",\"port\":80}"),
+		 {4001, 4, 1},
+		 {
+			 {"dst_endpoint.ip", Q("169.254.169.254")},
+			 {"dst_endpoint.port", "80"},
+			 {"connection_info.direction_id", "2"},
+			 {"connection_info.protocol_ver_id", "4"},
+			 {"disposition_id", "2"},
+		 }},
+		{EV("connect", 2, 1, 1, 0, 0, "x", "allow", NUL, Q("EINPROGRESS"),
+		    "\"family\":\"inet6\",\"address\":\"2001:db8::1\",\"port\":"
+		    "443}"),
+		 {0, 0, 0},
+		 {
+			 {"connection_info.protocol_ver_id", "6"},
+			 {"disposition_id", "1"},
+			 {"status_id", "99"}, /* EINPROGRESS: under way, not a failure */
+			 {"status", Q("In Progress")},
+		 }},
+		{EV("connect", 2, 1, 1, 0, 0, "x", "allow", NUL, NUL,
+		    "\"family\":\"unix\",\"path\":\"/run/x.sock\"}"),
+		 {0, 0, 0},
+		 {
+			 {"dst_endpoint.name", Q("/run/x.sock")},
+			 {"dst_endpoint.ip", NULL},
+			 {"connection_info.protocol_ver_id", NULL},
+		 }},
+	};
 
 	(void)state;
-	common(o, 4001, 4, 1);
-	assert_string_equal(str(o, "dst_endpoint.ip"), "169.254.169.254");
-	assert_int_equal(num(o, "dst_endpoint.port"), 80);
-	assert_int_equal(num(o, "connection_info.direction_id"), 2);
-	assert_int_equal(num(o, "connection_info.protocol_ver_id"), 4);
-	assert_int_equal(num(o, "disposition_id"), 2);
-	json_object_put(o);
-
-	o = ocsf("{" HDR "\"type\":\"connect\",\"seq\":2,\"pid\":1,\"tid\":1,\"ppid\":0,\"uid\":0,"
-		 "\"comm\":\"x\",\"decision\":\"allow\",\"layer\":null,\"errno\":\"EINPROGRESS\","
-		 "\"family\":\"inet6\",\"address\":\"2001:db8::1\",\"port\":443}");
-	assert_int_equal(num(o, "connection_info.protocol_ver_id"), 6);
-	assert_int_equal(num(o, "disposition_id"), 1);
-	assert_int_equal(num(o, "status_id"), 99); /* EINPROGRESS: under way, not a failure */
-	assert_string_equal(str(o, "status"), "In Progress");
-	json_object_put(o);
-
-	o = ocsf("{" HDR "\"type\":\"connect\",\"seq\":2,\"pid\":1,\"tid\":1,\"ppid\":0,\"uid\":0,"
-		 "\"comm\":\"x\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,"
-		 "\"family\":\"unix\",\"path\":\"/run/x.sock\"}");
-	assert_string_equal(str(o, "dst_endpoint.name"), "/run/x.sock");
-	assert_null(at(o, "dst_endpoint.ip"));
-	assert_null(at(o, "connection_info.protocol_ver_id"));
-	json_object_put(o);
+	RUN_CASES(c);
 }
 
 /* The egress proxy's decisions: DNS Activity for queries, Network Activity else. */
 static void test_net(void **state)
 {
-	struct json_object *o = ocsf(
-		"{" HDR "\"type\":\"net.deny\",\"seq\":3,\"pid\":7,\"tid\":7,\"ppid\":0,\"uid\":0,"
-		"\"comm\":\"curl\",\"decision\":\"deny\",\"layer\":\"egress-proxy\","
-		"\"errno\":\"ECONNREFUSED\",\"protocol\":\"dns\",\"name_from\":\"query\","
-		"\"name\":\"evil.test\",\"address\":\"127.0.0.1\",\"port\":53,\"rule\":\"*.test\","
-		"\"reason\":\"rebinding\",\"bytes_out\":0,\"bytes_in\":0}");
+	static const struct ocsf_case c[] = {
+		{EV("net.deny", 3, 7, 7, 0, 0, "curl", "deny", Q("egress-proxy"), Q("ECONNREFUSED"),
+		    "\"protocol\":\"dns\",\"name_from\":\"query\",\"name\":"
+		    "\"evil.test\",\"address\":\"127.0.0.1\",\"port\":53,"
+		    "\"rule\":\"*.test\",\"reason\":\"rebinding\",\"bytes_out\":"
+		    "0,\"bytes_in\":0}"),
+		 {0, 0, 0},
+		 {
+			 {"class_uid", "4003"},
+			 {"category_uid", "4"},
+			 {"type_uid", "400301"},
+			 {"query.hostname", Q("evil.test")},
+			 {"answers.0.rdata", Q("127.0.0.1")},
+			 {"rcode_id", "5"},
+			 {"disposition_id", "2"},
+			 {"unmapped.rule", Q("*.test")},
+		 }},
+		{EV("net.allow", 4, 7, 7, 0, 0, "curl", "allow", NUL, NUL,
+		    "\"protocol\":\"tcp\",\"name_from\":\"sni\",\"name\":\"pypi.org\","
+		    "\"address\":\"10.0.0.2\",\"port\":443,\"rule\":\"pypi.org:443\",\"bytes_"
+		    "out\":10,\"bytes_in\":20}"),
+		 {0, 0, 0},
+		 {
+			 {"class_uid", "4001"},
+			 {"activity_id", "2"}, /* Close: counted at close */
+			 {"dst_endpoint.hostname", Q("pypi.org")},
+			 {"dst_endpoint.ip", Q("10.0.0.2")},
+			 {"traffic.bytes_out", "10"},
+			 {"traffic.bytes_in", "20"},
+			 {"disposition_id", "1"},
+			 {"unmapped.name_from", Q("sni")},
+		 }},
+		{EV("net.deny", 5, 7, 7, 0, 0, "curl", "deny", Q("egress-proxy"), Q("ECONNREFUSED"),
+		    "\"protocol\":\"proxy\",\"name_from\":\"connect\",\"name\":"
+		    "\"other.test\",\"address\":null,\"port\":443,\"rule\":null,"
+		    "\"reason\":\"no net_allow "
+		    "rule\",\"bytes_out\":0,\"bytes_in\":0}"),
+		 {0, 0, 0},
+		 {
+			 {"class_uid", "4001"},
+			 {"activity_id", "5"}, /* Refuse */
+			 {"dst_endpoint.ip", NULL},
+		 }},
+	};
 
 	(void)state;
-	assert_int_equal(num(o, "class_uid"), 4003);
-	assert_int_equal(num(o, "category_uid"), 4);
-	assert_int_equal(num(o, "type_uid"), 400301);
-	assert_string_equal(str(o, "query.hostname"), "evil.test");
-	assert_string_equal(json_object_get_string(json_object_object_get(
-				    json_object_array_get_idx(at(o, "answers"), 0), "rdata")),
-			    "127.0.0.1");
-	assert_int_equal(num(o, "rcode_id"), 5);
-	assert_int_equal(num(o, "disposition_id"), 2);
-	assert_string_equal(str(o, "unmapped.rule"), "*.test");
-	json_object_put(o);
-
-	o = ocsf("{" HDR "\"type\":\"net.allow\",\"seq\":4,\"pid\":7,\"tid\":7,\"ppid\":0,"
-		 "\"uid\":0,\"comm\":\"curl\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,"
-		 "\"protocol\":\"tcp\",\"name_from\":\"sni\",\"name\":\"pypi.org\","
-		 "\"address\":\"10.0.0.2\",\"port\":443,\"rule\":\"pypi.org:443\",\"bytes_out\":10,"
-		 "\"bytes_in\":20}");
-	assert_int_equal(num(o, "class_uid"), 4001);
-	assert_int_equal(num(o, "activity_id"), 2); /* Close: counted at close */
-	assert_string_equal(str(o, "dst_endpoint.hostname"), "pypi.org");
-	assert_string_equal(str(o, "dst_endpoint.ip"), "10.0.0.2");
-	assert_int_equal(num(o, "traffic.bytes_out"), 10);
-	assert_int_equal(num(o, "traffic.bytes_in"), 20);
-	assert_int_equal(num(o, "disposition_id"), 1);
-	assert_string_equal(str(o, "unmapped.name_from"), "sni");
-	json_object_put(o);
-
-	o = ocsf("{" HDR "\"type\":\"net.deny\",\"seq\":5,\"pid\":7,\"tid\":7,\"ppid\":0,"
-		 "\"uid\":0,\"comm\":\"curl\",\"decision\":\"deny\",\"layer\":\"egress-proxy\","
-		 "\"errno\":\"ECONNREFUSED\",\"protocol\":\"proxy\",\"name_from\":\"connect\","
-		 "\"name\":\"other.test\",\"address\":null,\"port\":443,\"rule\":null,"
-		 "\"reason\":\"no net_allow rule\",\"bytes_out\":0,\"bytes_in\":0}");
-	assert_int_equal(num(o, "class_uid"), 4001);
-	assert_int_equal(num(o, "activity_id"), 5); /* Refuse */
-	assert_null(at(o, "dst_endpoint.ip"));
-	json_object_put(o);
+	RUN_CASES(c);
 }
 
 static void test_fork_exit(void **state)
 {
-	struct json_object *o = ocsf(
-		"{" HDR "\"type\":\"fork\",\"seq\":4,\"pid\":10,\"tid\":10,\"ppid\":9,\"uid\":0,"
-		"\"comm\":\"sh\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,\"child_"
-		"pid\":12}");
+	static const struct ocsf_case c[] = {
+		{EV("fork", 4, 10, 10, 9, 0, "sh", "allow", NUL, NUL, "\"child_pid\":12}"),
+		 {1007, 1, 1},
+		 {
+			 {"process.pid", "12"},
+			 {"process.parent_process.pid", "10"},
+		 }},
+		{EV("exit", 5, 12, 12, 10, 0, "true", "allow", NUL, NUL,
+		    "\"exit_code\":3,\"signal\":0}"),
+		 {1007, 1, 2},
+		 {
+			 {"exit_code", "3"},
+		 }},
+		{EV("exit", 5, 12, 12, 10, 0, "true", "allow", NUL, NUL,
+		    "\"exit_code\":null,\"signal\":9}"),
+		 {0, 0, 0},
+		 {
+			 {"exit_code", NULL},
+			 {"unmapped.signal", "9"},
+		 }},
+	};
 
 	(void)state;
-	common(o, 1007, 1, 1);
-	assert_int_equal(num(o, "process.pid"), 12);
-	assert_int_equal(num(o, "process.parent_process.pid"), 10);
-	json_object_put(o);
-	o = ocsf("{" HDR "\"type\":\"exit\",\"seq\":5,\"pid\":12,\"tid\":12,\"ppid\":10,\"uid\":0,"
-		 "\"comm\":\"true\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,"
-		 "\"exit_code\":3,\"signal\":0}");
-	common(o, 1007, 1, 2);
-	assert_int_equal(num(o, "exit_code"), 3);
-	json_object_put(o);
-	o = ocsf("{" HDR "\"type\":\"exit\",\"seq\":5,\"pid\":12,\"tid\":12,\"ppid\":10,\"uid\":0,"
-		 "\"comm\":\"true\",\"decision\":\"allow\",\"layer\":null,\"errno\":null,"
-		 "\"exit_code\":null,\"signal\":9}");
-	assert_null(at(o, "exit_code"));
-	assert_int_equal(num(o, "unmapped.signal"), 9);
-	json_object_put(o);
+	RUN_CASES(c);
 }
 
 /* loss and sink.error: Event Log Activity (1008) failures of the audit log. */
 static void test_log_events(void **state)
 {
-	struct json_object *o = ocsf("{" HDR "\"type\":\"loss\",\"seq\":40,\"count\":12,"
-				     "\"where\":\"ring buffer full\"}");
+	static const struct ocsf_case c[] = {
+		{"{" HDR "\"type\":\"loss\",\"seq\":40,\"count\":12,"
+		 "\"where\":\"ring buffer full\"}",
+		 {1008, 1, 99},
+		 {
+			 {"type_uid", "100899"},
+			 {"activity_name", Q("Drop")},
+			 {"severity_id", "4"},
+			 {"status_id", "2"},
+			 {"count", "12"},
+			 {"message", Q("12 events lost: ring buffer full")},
+			 {"metadata.uid", Q(SID ":40")},
+		 }},
+		{"{\"schema_version\":2,\"type\":\"sink.error\",\"time\":\"2026-01-02T03:04:05."
+		 "123456789Z\","
+		 "\"host\":\"h\",\"host_id\":\"95cfac43660b474080b2affdc9f95cdc\",\"boot_id\":null,"
+		 "\"session\":null,\"sink\":\"file:/x\",\"error\":\"ENOSPC\",\"message\":\"full\"}",
+		 {1008, 1, 3},
+		 {
+			 {"activity_name", Q("Export")},
+			 {"status_code", Q("ENOSPC")},
+			 {"log_name", Q("file:/x")},
+			 /* no session: host id, type and time name the event */
+			 {"metadata.uid", Q("95cfac43660b474080b2affdc9f95cdc:sink.error:2026-01-"
+					    "02T03:04:05.123456789Z")},
+			 {"device.uid", Q("95cfac43660b474080b2affdc9f95cdc")},
+			 {"device.hostname", Q("h")},
+		 }},
+	};
 
 	(void)state;
-	common(o, 1008, 1, 99);
-	assert_int_equal(num(o, "type_uid"), 100899);
-	assert_string_equal(str(o, "activity_name"), "Drop");
-	assert_int_equal(num(o, "severity_id"), 4);
-	assert_int_equal(num(o, "status_id"), 2);
-	assert_int_equal(num(o, "count"), 12);
-	assert_string_equal(str(o, "message"), "12 events lost: ring buffer full");
-	assert_string_equal(str(o, "metadata.uid"), SID ":40");
-	json_object_put(o);
-	o = ocsf(
-		"{\"schema_version\":2,\"type\":\"sink.error\",\"time\":\"2026-01-02T03:04:05."
-		"123456789Z\","
-		"\"host\":\"h\",\"host_id\":\"95cfac43660b474080b2affdc9f95cdc\",\"boot_id\":null,"
-		"\"session\":null,\"sink\":\"file:/x\",\"error\":\"ENOSPC\",\"message\":\"full\"}");
-	common(o, 1008, 1, 3);
-	assert_string_equal(str(o, "activity_name"), "Export");
-	assert_string_equal(str(o, "status_code"), "ENOSPC");
-	assert_string_equal(str(o, "log_name"), "file:/x");
-	/* no session: host id, type and time name the event */
-	assert_string_equal(
-		str(o, "metadata.uid"),
-		"95cfac43660b474080b2affdc9f95cdc:sink.error:2026-01-02T03:04:05.123456789Z");
-	assert_string_equal(str(o, "device.uid"), "95cfac43660b474080b2affdc9f95cdc");
-	assert_string_equal(str(o, "device.hostname"), "h");
-	json_object_put(o);
+	RUN_CASES(c);
 }
 
 /* The session's lifecycle: Process Activity of the session's process. */
 static void test_session_events(void **state)
 {
-	struct json_object *o =
-		ocsf("{" HDR "\"type\":\"session.start\",\"seq\":0,\"pid\":77,\"uid\":0,"
-		     "\"command\":[\"/usr/bin/make\",\"test\"],\"labels\":{\"agent\":\"a1\"},"
-		     "\"policy_hash\":\"sha256:00\"}");
+	static const struct ocsf_case c[] = {
+		{"{" HDR "\"type\":\"session.start\",\"seq\":0,\"pid\":77,\"uid\":0,"
+		 "\"command\":[\"/usr/bin/make\",\"test\"],\"labels\":{\"agent\":\"a1\"},"
+		 "\"policy_hash\":\"sha256:00\"}",
+		 {1007, 1, 1},
+		 {
+			 {"process.uid", Q(SID)},
+			 {"process.name", Q("make")},
+			 {"process.cmd_line", Q("/usr/bin/make test")},
+			 {"actor.process.pid", "77"},
+			 {"actor.user.name", Q("root")},
+			 {"metadata.labels.0", Q("agent=a1")},
+			 {"unmapped.policy_hash", Q("sha256:00")},
+			 {"unmapped.labels", NULL},
+		 }},
+		{"{" HDR "\"type\":\"session.end\",\"seq\":41,\"exit_code\":0,\"records\":3}",
+		 {1007, 1, 2},
+		 {
+			 {"message", Q("session ended, exit code 0")},
+			 {"exit_code", "0"},
+		 }},
+		{"{" HDR "\"type\":\"session.paused\",\"reason\":\"oom\"}",
+		 {1007, 1, 99},
+		 {
+			 {"activity_name", Q("Suspend")},
+		 }},
+	};
 
 	(void)state;
-	common(o, 1007, 1, 1);
-	assert_string_equal(str(o, "process.uid"), SID);
-	assert_string_equal(str(o, "process.name"), "make");
-	assert_string_equal(str(o, "process.cmd_line"), "/usr/bin/make test");
-	assert_int_equal(num(o, "actor.process.pid"), 77);
-	assert_string_equal(str(o, "actor.user.name"), "root");
-	assert_string_equal(
-		json_object_get_string(json_object_array_get_idx(at(o, "metadata.labels"), 0)),
-		"agent=a1");
-	assert_string_equal(str(o, "unmapped.policy_hash"), "sha256:00");
-	assert_null(at(o, "unmapped.labels"));
-	json_object_put(o);
-	o = ocsf("{" HDR "\"type\":\"session.end\",\"seq\":41,\"exit_code\":0,\"records\":3}");
-	common(o, 1007, 1, 2);
-	assert_string_equal(str(o, "message"), "session ended, exit code 0");
-	assert_int_equal(num(o, "exit_code"), 0);
-	json_object_put(o);
-	o = ocsf("{" HDR "\"type\":\"session.paused\",\"reason\":\"oom\"}");
-	common(o, 1007, 1, 99);
-	assert_string_equal(str(o, "activity_name"), "Suspend");
-	json_object_put(o);
+	RUN_CASES(c);
 }
 
 static void test_not_events(void **state)

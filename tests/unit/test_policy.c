@@ -21,7 +21,9 @@
 #include <json-c/json.h>
 
 #include "policy/policy.h"
+#include "json_at.h"
 #include "scratch.h"
+#include "skip.h"
 
 static char tmp[PATH_MAX]; /* the scratch dir, symlinks resolved */
 static char oldcwd[PATH_MAX];
@@ -38,10 +40,10 @@ static void write_file(const char *name, const char *text)
 	assert_int_equal(fclose(f), 0);
 }
 
-/* tmp/rel into buf */
+/* tmp/rel into buf; tmp itself for "" */
 static const char *in_tmp(char *buf, size_t size, const char *rel)
 {
-	int n = snprintf(buf, size, "%s/%s", tmp, rel);
+	int n = snprintf(buf, size, "%s%s%s", tmp, rel[0] ? "/" : "", rel);
 
 	assert_true(n > 0 && (size_t)n < size);
 	return buf;
@@ -143,6 +145,41 @@ static const char *last_origin(const struct bpfbox_policy *p)
 		if (!strstr((err)->message, want_msg))                                 \
 			fail_msg("message '%s' lacks '%s'", (err)->message, want_msg); \
 	} while (0)
+
+/* v holds exactly the strings given, in order: assert_strv(&p.env, "A=1", "B=2"). */
+#define assert_strv(v, ...) assert_strv_(v, ##__VA_ARGS__, NULL)
+static void assert_strv_(const struct strv *v, ...)
+{
+	const char *want;
+	size_t n = 0;
+	va_list ap;
+
+	va_start(ap, v);
+	while ((want = va_arg(ap, const char *))) {
+		if (n >= v->n)
+			fail_msg("%zu entries; want '%s' at %zu", v->n, want, n);
+		assert_string_equal(v->v[n++], want);
+	}
+	va_end(ap);
+	assert_int_equal(v->n, n);
+}
+
+/*
+ * load() of case label, which must return rc; an error must name file
+ * (unless NULL), JSON path and a message containing msg. Frees nothing.
+ */
+static int load_expect(struct bpfbox_policy *p, const struct srcs *s, const char *label, int rc,
+		       const char *file, const char *path, const char *msg)
+{
+	struct policy_error err = {0};
+	int r = load(p, s, &err);
+
+	if (r != rc)
+		fail_msg("%s: rc %d, want %d (%s: %s)", label, r, rc, err.path, err.message);
+	if (r < 0 && file)
+		assert_err(&err, file, path, msg);
+	return r;
+}
 
 /* ---- defaults and helpers ---- */
 
@@ -376,24 +413,19 @@ static void test_restrictions_then_extra(void **state)
 	assert_int_equal(merge(&p, "{\"extra\": {\"ro\": [\"/b\", \"/c\", \"/c\"]}}", "task:t.json",
 			       &err),
 			 0);
-	assert_int_equal(p.ro_paths.n, 3);
-	assert_string_equal(p.ro_paths.v[0], "/a");
-	assert_string_equal(p.ro_paths.v[1], "/b");
-	assert_string_equal(p.ro_paths.v[2], "/c");
+	assert_strv(&p.ro_paths, "/a", "/b", "/c");
 	/* restrictions replaces, and applies before extra whatever the order */
 	assert_int_equal(merge(&p,
 			       "{\"extra\": {\"ro\": [\"/y\", \"/x\"]},"
 			       " \"restrictions\": {\"ro\": [\"/x\"]}}",
 			       "task:t.json", &err),
 			 0);
-	assert_int_equal(p.ro_paths.n, 2);
-	assert_string_equal(p.ro_paths.v[0], "/x");
-	assert_string_equal(p.ro_paths.v[1], "/y");
+	assert_strv(&p.ro_paths, "/x", "/y");
 	/* other lists untouched; an empty restrictions list empties */
-	assert_int_equal(p.rw_paths.n, 1);
+	assert_strv(&p.rw_paths, "/r");
 	assert_int_equal(merge(&p, "{\"restrictions\": {\"rw\": []}}", "flags", &err), 0);
-	assert_int_equal(p.rw_paths.n, 0);
-	assert_int_equal(p.ro_paths.n, 2);
+	assert_strv(&p.rw_paths);
+	assert_strv(&p.ro_paths, "/x", "/y");
 	policy_free(&p);
 }
 
@@ -414,18 +446,13 @@ static void test_env(void **state)
 			       " \"C\": \"\"}}}",
 			       "task:t.json", &err),
 			 0);
-	assert_int_equal(p.env.n, 3);
-	assert_string_equal(p.env.v[0], "A=3");
-	assert_string_equal(p.env.v[1], "B=x=y");
-	assert_string_equal(p.env.v[2], "C=");
+	assert_strv(&p.env, "A=3", "B=x=y", "C=");
 	assert_int_equal(merge(&p,
 			       "{\"extra\": {\"env\": {\"E\": \"5\"}},"
 			       " \"restrictions\": {\"env\": {\"D\": \"4\"}}}",
 			       "flags", &err),
 			 0);
-	assert_int_equal(p.env.n, 2);
-	assert_string_equal(p.env.v[0], "D=4");
-	assert_string_equal(p.env.v[1], "E=5");
+	assert_strv(&p.env, "D=4", "E=5");
 	policy_free(&p);
 }
 
@@ -455,8 +482,7 @@ static void test_deny_list_protection(void **state)
 		r = merge(&p, "{\"restrictions\": {\"deny\": [\"/x\"]}}", cases[i].origin, &err);
 		assert_int_equal(r, cases[i].rc);
 		if (r == 0) {
-			assert_int_equal(p.deny_paths.n, 1);
-			assert_string_equal(p.deny_paths.v[0], "/x");
+			assert_strv(&p.deny_paths, "/x");
 		} else {
 			assert_err(&err, cases[i].file, cases[i].path,
 				   "deny list can only be replaced in the global "
@@ -813,7 +839,7 @@ static void test_mode_layer_same_mode(void **state)
 
 static void test_to_json(void **state)
 {
-	struct json_object *o, *v, *lim, *env;
+	struct json_object *o;
 	struct policy_error err;
 	struct bpfbox_policy p;
 
@@ -829,37 +855,20 @@ static void test_to_json(void **state)
 			 0);
 	o = policy_to_json(&p);
 	assert_non_null(o);
-	assert_true(json_object_object_get_ex(o, "mode", &v));
-	assert_string_equal(json_object_get_string(v), "full-access");
-	assert_true(json_object_object_get_ex(o, "workspace", &v));
-	assert_string_equal(json_object_get_string(v), "/w");
-	assert_true(json_object_object_get_ex(o, "network", &v));
-	assert_string_equal(json_object_get_string(v), "allow");
-	assert_true(json_object_object_get_ex(o, "user", &v));
-	assert_null(v);
-	assert_true(json_object_object_get_ex(o, "allow_unconfined", &v));
-	assert_false(json_object_get_boolean(v));
-	assert_true(json_object_object_get_ex(o, "private_tmp", &v));
-	assert_true(json_object_get_boolean(v));
-	assert_true(json_object_object_get_ex(o, "ro", &v));
-	assert_int_equal(json_object_array_length(v), 1);
-	assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 0)), "/r");
-	assert_true(json_object_object_get_ex(o, "rw", &v));
-	assert_int_equal(json_object_array_length(v), 0);
-	assert_true(json_object_object_get_ex(o, "deny", &v));
-	assert_int_equal(json_object_array_length(v), p.deny_paths.n);
-	assert_true(json_object_object_get_ex(o, "env", &env));
-	assert_true(json_object_object_get_ex(env, "K", &v));
-	assert_string_equal(json_object_get_string(v), "a=b");
-	assert_true(json_object_object_get_ex(o, "limits", &lim));
-	assert_true(json_object_object_get_ex(lim, "timeout_s", &v));
-	assert_int_equal(json_object_get_int64(v), 7);
-	assert_true(json_object_object_get_ex(lim, "open_files", &v));
-	assert_int_equal(json_object_get_int64(v), 1024);
-	assert_int_equal(json_object_object_length(lim), 12);
-	assert_true(json_object_object_get_ex(o, "layers", &v));
-	assert_int_equal(json_object_array_length(v), 2);
-	assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 1)), "task:t.json");
+	assert_json(o, "mode", Q("full-access"));
+	assert_json(o, "workspace", Q("/w"));
+	assert_json(o, "network", Q("allow"));
+	assert_json(o, "user", "null");
+	assert_json(o, "allow_unconfined", "false");
+	assert_json(o, "private_tmp", "true");
+	assert_json(o, "ro", "[\"/r\"]");
+	assert_json(o, "rw", "[]");
+	assert_int_equal(json_object_array_length(json_at(o, "deny")), p.deny_paths.n);
+	assert_json(o, "env", "{\"K\":\"a=b\"}");
+	assert_json(o, "limits.timeout_s", "7");
+	assert_json(o, "limits.open_files", "1024");
+	assert_int_equal(json_object_object_length(json_at(o, "limits")), 12);
+	assert_json(o, "layers", "[\"defaults\",\"task:t.json\"]");
 	json_object_put(o);
 	policy_free(&p);
 }
@@ -887,11 +896,9 @@ static void test_load_default_config(void **state)
 
 	(void)state;
 	if (access(POLICY_DEFAULT_CONFIG, F_OK) == 0 || errno != ENOENT) {
-		/* This host has one: its content is not ours. The runner counts
-		 * cmocka's "[  SKIPPED ]" line; the VM matrix has no such file. */
-		print_message("skipped below: %s exists on this host (the VM has none)\n",
-			      POLICY_DEFAULT_CONFIG);
-		skip();
+		/* This host has one: its content is not ours; the VM matrix has none. */
+		skip_why("load_default_config: %s exists on this host (the VM has none)",
+			 POLICY_DEFAULT_CONFIG);
 	}
 	assert_int_equal(policy_load(&p, NULL, &err), 0);
 	assert_int_equal(p.origins.n, 1);
@@ -958,10 +965,7 @@ static void test_load_files_order(void **state)
 	write_file("b.json", "{\"limits\": {\"pids\": 20}}");
 	assert_int_equal(load(&p, &s, &err), 0);
 	assert_int_equal(p.limits.pids, 20);
-	assert_int_equal(p.origins.n, 4);
-	assert_string_equal(p.origins.v[1], "task:task.json");
-	assert_string_equal(p.origins.v[2], "file:a.json");
-	assert_string_equal(p.origins.v[3], "file:b.json");
+	assert_strv(&p.origins, "defaults", "task:task.json", "file:a.json", "file:b.json");
 	policy_free(&p);
 	s.files = ba;
 	s.flags = "{\"network\": \"allow\"}";
@@ -1096,9 +1100,8 @@ static void test_load_errors(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct srcs s = {.agent = cases[i].agent, .flags = cases[i].flags};
-		struct policy_error err;
 		struct bpfbox_policy p;
-		int r;
+		char label[32];
 
 		if (cases[i].global) {
 			write_file("g.json", cases[i].global);
@@ -1108,11 +1111,8 @@ static void test_load_errors(void **state)
 			write_file("task.json", cases[i].task);
 			s.task = "task.json";
 		}
-		r = load(&p, &s, &err);
-		if (r != cases[i].rc)
-			fail_msg("case %zu: rc %d, want %d (%s: %s)", i, r, cases[i].rc, err.path,
-				 err.message);
-		assert_err(&err, cases[i].file, cases[i].path, cases[i].msg);
+		snprintf(label, sizeof(label), "case %zu", i);
+		load_expect(&p, &s, label, cases[i].rc, cases[i].file, cases[i].path, cases[i].msg);
 		/* p is left empty */
 		assert_null(p.workspace);
 		assert_int_equal(p.deny_paths.n, 0);
@@ -1123,32 +1123,25 @@ static void test_load_errors(void **state)
 static void test_load_missing_files(void **state)
 {
 	static const char *const files[] = {"empty.json", "nope3.json", NULL};
-	struct policy_error err;
-	struct bpfbox_policy p;
-	struct srcs s = {.global = "nope1.json"};
+	static const struct {
+		struct srcs s;
+		int rc;
+		const char *file, *msg;
+	} cases[] = {
+		{{.global = "nope1.json"}, -ENOENT, "nope1.json", "cannot read"},
+		{{.task = "nope2.json"}, -ENOENT, "nope2.json", "cannot read"},
+		{{.files = files}, -ENOENT, "nope3.json", "cannot read"},
+		{{.task = "ws"}, -EISDIR, "ws", ""}, /* a directory */
+	};
 
 	(void)state;
-	assert_int_equal(load(&p, &s, &err), -ENOENT);
-	assert_err(&err, "nope1.json", "", "cannot read");
-	policy_free(&p);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct bpfbox_policy p;
 
-	s.global = NULL;
-	s.task = "nope2.json";
-	assert_int_equal(load(&p, &s, &err), -ENOENT);
-	assert_err(&err, "nope2.json", "", "cannot read");
-	policy_free(&p);
-
-	s.task = NULL;
-	s.files = files;
-	assert_int_equal(load(&p, &s, &err), -ENOENT);
-	assert_err(&err, "nope3.json", "", "cannot read");
-	policy_free(&p);
-
-	s.files = NULL;
-	s.task = "ws"; /* a directory */
-	assert_int_equal(load(&p, &s, &err), -EISDIR);
-	assert_string_equal(err.file, "ws");
-	policy_free(&p);
+		load_expect(&p, &cases[i].s, cases[i].file, cases[i].rc, cases[i].file, "",
+			    cases[i].msg);
+		policy_free(&p);
+	}
 }
 
 /* The deny list: replaced by global and agent, appended to by the rest. */
@@ -1166,15 +1159,11 @@ static void test_load_deny(void **state)
 	write_file("task.json", "{\"extra\": {\"deny\": [\"**/*.tok\"]}}");
 	s.agent = "b";
 	assert_int_equal(load(&p, &s, &err), 0);
-	assert_int_equal(p.deny_paths.n, 2);
-	assert_string_equal(p.deny_paths.v[0], "/etc/shadow");
-	assert_string_equal(p.deny_paths.v[1], "**/*.tok");
+	assert_strv(&p.deny_paths, "/etc/shadow", "**/*.tok");
 	policy_free(&p);
 	s.agent = "a";
 	assert_int_equal(load(&p, &s, &err), 0);
-	assert_int_equal(p.deny_paths.n, 2);
-	assert_string_equal(p.deny_paths.v[0], "**/.ssh");
-	assert_string_equal(p.deny_paths.v[1], "**/*.tok");
+	assert_strv(&p.deny_paths, "**/.ssh", "**/*.tok");
 	policy_free(&p);
 }
 
@@ -1217,29 +1206,15 @@ static void test_load_expansion(void **state)
 	setenv("HOME", tmp, 1);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct srcs s = {.task = "task.json", .flags = "{\"workspace\": \"ws\"}"};
-		struct policy_error err = {0};
 		struct bpfbox_policy p;
 		char json[256], want[PATH_MAX];
-		int r;
 
 		snprintf(json, sizeof(json), "{\"extra\": {\"ro\": [\"/usr\", \"%s\"]}}",
 			 cases[i].entry);
 		write_file("task.json", json);
-		r = load(&p, &s, &err);
-		if (r != cases[i].rc)
-			fail_msg("'%s': rc %d, want %d (%s)", cases[i].entry, r, cases[i].rc,
-				 err.message);
-		if (r == 0) {
-			assert_int_equal(p.ro_paths.n, 2);
-			assert_string_equal(p.ro_paths.v[0], "/usr");
-			if (cases[i].want[0])
-				in_tmp(want, sizeof(want), cases[i].want);
-			else
-				snprintf(want, sizeof(want), "%s", tmp);
-			assert_string_equal(p.ro_paths.v[1], want);
-		} else {
-			assert_err(&err, "task.json", "extra.ro[1]", cases[i].msg);
-		}
+		if (load_expect(&p, &s, cases[i].entry, cases[i].rc, "task.json", "extra.ro[1]",
+				cases[i].msg) == 0)
+			assert_strv(&p.ro_paths, "/usr", in_tmp(want, sizeof(want), cases[i].want));
 		policy_free(&p);
 	}
 }
@@ -1256,8 +1231,7 @@ static void test_load_expansion_dedup(void **state)
 	write_file("task.json", "{\"workspace\": \"ws\", \"extra\": {\"rw\":"
 				" [\"rw\", \"<cwd>/rw\", \"./rw/\"]}}");
 	assert_int_equal(load(&p, &s, &err), 0);
-	assert_int_equal(p.rw_paths.n, 1);
-	assert_string_equal(p.rw_paths.v[0], in_tmp(want, sizeof(want), "rw"));
+	assert_strv(&p.rw_paths, in_tmp(want, sizeof(want), "rw"));
 	policy_free(&p);
 
 	unsetenv("HOME");
@@ -1298,29 +1272,17 @@ static void test_load_workspace(void **state)
 	setenv("HOME", "/nonexistent-home", 1);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct srcs s = {0};
-		struct policy_error err = {0};
 		struct bpfbox_policy p;
 		char flags[256], want[PATH_MAX];
-		int r;
 
 		if (cases[i].ws) {
 			snprintf(flags, sizeof(flags), "{\"workspace\": \"%s\"}", cases[i].ws);
 			s.flags = flags;
 		}
-		r = load(&p, &s, &err);
-		if (r != cases[i].rc)
-			fail_msg("'%s': rc %d, want %d (%s)", cases[i].ws, r, cases[i].rc,
-				 err.message);
-		if (r == 0) {
-			if (cases[i].want[0])
-				in_tmp(want, sizeof(want), cases[i].want);
-			else
-				snprintf(want, sizeof(want), "%s", tmp);
-			assert_string_equal(p.workspace, want);
-		} else {
-			assert_err(&err, cases[i].ws ? "command line" : "current directory",
-				   "workspace", cases[i].msg);
-		}
+		if (load_expect(&p, &s, cases[i].ws ? cases[i].ws : "(default)", cases[i].rc,
+				cases[i].ws ? "command line" : "current directory", "workspace",
+				cases[i].msg) == 0)
+			assert_string_equal(p.workspace, in_tmp(want, sizeof(want), cases[i].want));
 		policy_free(&p);
 	}
 }
@@ -1345,31 +1307,23 @@ static void test_load_workspace_home(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct srcs s = {.task = "task.json"};
-		struct policy_error err = {0};
 		struct bpfbox_policy p;
 		char buf[PATH_MAX], json[256];
-		int r;
 
 		setenv("HOME", in_tmp(buf, sizeof(buf), cases[i].home), 1);
 		snprintf(json, sizeof(json), "{\"workspace\": \"%s\"}", cases[i].ws);
 		write_file("task.json", json);
-		r = load(&p, &s, &err);
-		if (r != cases[i].rc)
-			fail_msg("home %s, ws %s: rc %d (%s)", cases[i].home, cases[i].ws, r,
-				 err.message);
-		if (r < 0)
-			assert_err(&err, "task.json", "workspace", cases[i].msg);
+		load_expect(&p, &s, json, cases[i].rc, "task.json", "workspace", cases[i].msg);
 		policy_free(&p);
 	}
 	/* the default workspace is the cwd: the home dir is refused */
 	setenv("HOME", tmp, 1);
 	{
 		struct srcs s = {0};
-		struct policy_error err;
 		struct bpfbox_policy p;
 
-		assert_int_equal(load(&p, &s, &err), -EINVAL);
-		assert_err(&err, "current directory", "workspace", "is your home directory");
+		load_expect(&p, &s, "the cwd as home", -EINVAL, "current directory", "workspace",
+			    "is your home directory");
 		policy_free(&p);
 	}
 }
@@ -1377,16 +1331,15 @@ static void test_load_workspace_home(void **state)
 static void test_load_user(void **state)
 {
 	struct srcs s = {.flags = "{\"user\": \"root\"}"};
-	struct policy_error err;
 	struct bpfbox_policy p;
 
 	(void)state;
-	assert_int_equal(load(&p, &s, &err), 0);
+	load_expect(&p, &s, s.flags, 0, NULL, NULL, NULL);
 	assert_string_equal(p.user, "root");
 	policy_free(&p);
 	s.flags = "{\"user\": \"no-such-user-bpfbox\"}";
-	assert_int_equal(load(&p, &s, &err), -EINVAL);
-	assert_err(&err, "command line", "user", "unknown user 'no-such-user-bpfbox'");
+	load_expect(&p, &s, s.flags, -EINVAL, "command line", "user",
+		    "unknown user 'no-such-user-bpfbox'");
 	policy_free(&p);
 }
 

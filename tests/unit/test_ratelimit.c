@@ -16,6 +16,7 @@
 #include "audit/encode.h"
 #include "bpfbox/events.h"
 #include "lib/ratelimit.h"
+#include "json_at.h"
 
 #define S 1000000000ULL
 
@@ -69,7 +70,7 @@ static void flood_counts(void **state)
 	struct audit_clock c = {0};
 	struct audit_flood fl;
 	struct jsonw w = {0};
-	struct json_object *o, *types, *v;
+	struct json_object *o;
 	uint64_t t = 10 * S;
 	int passed = 0;
 
@@ -83,13 +84,9 @@ static void flood_counts(void **state)
 	assert_int_equal(audit_flood_line(&fl, &w, &c, "s", t, false), 1);
 	o = json_tokener_parse(w.buf);
 	assert_non_null(o);
-	assert_true(json_object_object_get_ex(o, "count", &v));
-	assert_int_equal(json_object_get_int64(v), 910);
-	assert_true(json_object_object_get_ex(o, "types", &types));
-	assert_true(json_object_object_get_ex(types, "file", &v));
-	assert_int_equal(json_object_get_int64(v), 900);
-	assert_true(json_object_object_get_ex(types, "exec", &v));
-	assert_int_equal(json_object_get_int64(v), 10);
+	assert_json(o, "count", "910");
+	assert_json(o, "types.file", "900");
+	assert_json(o, "types.exec", "10");
 	json_object_put(o);
 	/* Within the second: counted, not said; forced at the end: said. */
 	jsonw_reset(&w);

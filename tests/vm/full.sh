@@ -20,6 +20,12 @@ echo key >"$WS/proj/.ssh/id_rsa"
 echo cert >"$WS/proj/x.pem"
 echo fine >"$WS/notes.txt"
 cp /bin/true "$WS/forbidden-tool"
+# Command rules (docs/config.md): one by exe alone, refused in the LSM
+# exec hook; the default patterns need argv, killed at the exec tracepoint.
+cp /bin/true "$WS/cmdtool"
+cat >"$TMPD/cmd.json" <<'EOF'
+{ "extra": { "commands": [ { "exe": "cmdtool", "action": "deny" } ] } }
+EOF
 CHECK_TAIL=600 # check_events (lib.sh) shows more of the stream in the VM
 
 # Listeners outside every session: TCP, abstract and pathname unix sockets
@@ -61,6 +67,14 @@ r['pem'] = denied(lambda: open('proj/x.pem').read())
 r['notes'] = not denied(lambda: open('notes.txt').read())
 r['rename'] = denied(lambda: os.rename('proj/.env', 'plain.txt'))
 r['exec'] = denied(lambda: subprocess.run(['./forbidden-tool']))
+# Command rules: exe only -> execve fails with EPERM (a shell: 126);
+# argv -> the new program is killed before it prints (SIGKILL).
+try: subprocess.run(['./cmdtool']); r['cmd_exe'] = False
+except PermissionError as e: r['cmd_exe'] = e.errno == 1
+sh = subprocess.run(['sh', '-c', './cmdtool'], stderr=subprocess.PIPE, text=True)
+r['cmd_exe_sh'] = sh.returncode == 126 and 'Operation not permitted' in sh.stderr
+argv = subprocess.run(['/bin/echo', 'OUT', 'mkfs'], stdout=subprocess.PIPE, text=True)
+r['cmd_argv'] = argv.returncode == -9 and 'OUT' not in argv.stdout
 r['allowed'] = not denied(lambda: socket.create_connection(('127.0.0.1', $P1), 2))
 r['other'] = denied(lambda: socket.create_connection(('127.0.0.2', $P2), 2))
 r['meta'] = denied(lambda: socket.create_connection(('169.254.169.254', 80), 2))
@@ -100,11 +114,11 @@ full_case() {
 	shift 2
 	rm -f "$WS/sid"
 	bpfbox run -q --no-namespaces --audit "$A" -w "$WS" --net-allow "127.0.0.1:$P1" \
-		--exec-deny forbidden-tool "$@" -- python3 attack.py >"$TMPD/out" 2>"$TMPD/err"
+		--exec-deny forbidden-tool --task "$TMPD/cmd.json" "$@" -- python3 attack.py >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	SID=$(cat "$WS/sid" 2>/dev/null)
 	[ $rc = 0 ] &&
-		ok "vm $name: LSM denies .env, id_rsa, *.pem, a rename of .env and a listed binary in the workspace; allow-list holds" ||
+		ok "vm $name: LSM denies .env, id_rsa, *.pem, a rename of .env, a listed binary and a command rule's in the workspace; allow-list holds" ||
 		fail "vm $name: LSM session: $(cat "$TMPD/out" "$TMPD/err" | head -c 600)"
 	check_events "$A" "mine[0]['type'] == 'session.start' and mine[0]['level_enabled'] == 'Full' and mine[0]['level_requested'] == 'Full' and mine[0]['layers']['bpf_lsm']" \
 		"vm $name: session.start says Full with the BPF LSM layer"
@@ -114,6 +128,10 @@ full_case() {
 	done
 	check_events "$A" "any(e['type'] == 'exec' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm' and e['filename'].endswith('forbidden-tool') for e in mine)" \
 		"vm $name: exec denial recorded as bpf-lsm"
+	check_events "$A" "sum(e['type'] == 'exec' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm' and e.get('rule') == 'commands[0] exe=cmdtool' and e['filename'].endswith('cmdtool') for e in mine) == 2" \
+		"vm $name: command rule by exe refused in the LSM exec hook (EPERM), recorded as bpf-lsm"
+	check_events "$A" "any(e['type'] == 'exec' and e['decision'] == 'deny' and e['layer'] == 'exec-tracepoint' and e.get('rule') == 'deny_commands: mkfs' and e['filename'] == '/bin/echo' for e in mine)" \
+		"vm $name: command rule by argv killed at the exec tracepoint, recorded so"
 	check_events "$A" "any(e['type'] == 'connect' and e['decision'] == 'deny' and e.get('address') == '169.254.169.254' for e in mine)" \
 		"vm $name: metadata connect denial recorded"
 	check_events "$A" "any(e['type'] == 'connect' and e['decision'] == 'deny' and e.get('address') == '127.0.0.2' for e in mine)" \

@@ -650,6 +650,9 @@ static int load_lsm(struct agent *a, const struct agent_opts *o)
 			bpf_map__reuse_fd(l->maps.net_resolved,
 					  bpf_map__fd(a->net->maps.net_resolved));
 		}
+		/* The exec hook judges the command rules that need no argv. */
+		if (a->cmd)
+			bpf_map__reuse_fd(l->maps.cmd_rules, bpf_map__fd(a->cmd->maps.cmd_rules));
 	}
 	r = lsm_bpf__load(l);
 	if (!r)
