@@ -13,7 +13,8 @@
 #   none      the operator's config empties deny_commands: no rules, no
 #             program loaded (its columns are 0)
 #   defaults  the 26 default patterns (every pattern searched, none found)
-#   max       64 rules: 26 patterns, 38 exe and argv rules that miss
+#   max       64 rules: the default patterns, exe and argv rules that miss
+#             up to 64
 #   longargv  the defaults against a 4000-byte argument (the scan bound)
 #   adverse   the defaults against 4000 bytes of "rm -r" (a pair that
 #             starts patterns at every fifth byte: the worst for the filter)
@@ -47,9 +48,12 @@ mkdir -p "$T/ws"
 
 echo '{ "sandbox": { "restrictions": { "deny_commands": [] } } }' >"$T/none.json"
 echo '{}' >"$T/defaults.json"
+NDEF=$("$BIN" policy check -w "$T/ws" 2>/dev/null |
+	python3 -c 'import json, sys; print(len(json.load(sys.stdin).get("deny_commands", [])))') ||
+	why "bpfbox policy check failed"
 {
 	printf '{ "sandbox": { "extra": { "commands": ['
-	for i in $(seq 1 38); do
+	for i in $(seq 1 $((64 - NDEF))); do
 		[ "$i" = 1 ] || printf ','
 		if [ $((i % 2)) = 0 ]; then
 			printf '{ "exe": "tool%d", "action": "deny" }' "$i"
@@ -62,10 +66,23 @@ echo '{}' >"$T/defaults.json"
 LONG=$(head -c 4000 /dev/zero | tr '\0' x)
 ADV=$(for i in $(seq 800); do printf 'rm -r'; done)
 
+# The ids of the loaded cmd_exec programs, one a line.
+cmd_progs() {
+	bpftool prog show name cmd_exec -j 2>/dev/null | python3 -c 'import json, sys
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    d = []
+for p in d if isinstance(d, list) else [d]:
+    print(p["id"])'
+}
+
 # run CASE CONFIG ARG: one session; prints the row.
 run() {
-	local name=$1 cfg=$2 arg=$3 pid prog wall i=0
+	local name=$1 cfg=$2 arg=$3 pid prog wall before i=0
 	rm -f "$T/ws/go" "$T/ws/wall"
+	# Only a program this session loaded counts (other runs on the host may load theirs).
+	before=$(cmd_progs | tr '\n' ' ')
 	mkfifo "$T/ws/go"
 	"$BIN" run -q --no-daemon --audit /dev/null --audit-mode off --config "$cfg" \
 		-w "$T/ws" --timeout 600 -- sh -c '
@@ -87,14 +104,17 @@ try:
     d = json.load(sys.stdin)
 except ValueError:
     d = []
-d = d if isinstance(d, list) else [d]
+# New since the session started, and it saw at least the execs of the session.
+d = [p for p in (d if isinstance(d, list) else [d])
+     if str(p["id"]) not in sys.argv[2].split() and p.get("run_cnt", 0) >= int(sys.argv[1])]
 if not d:
     print("0 0")
     sys.exit()
 p = max(d, key=lambda p: p["id"])
-print("%.0f %d" % (p.get("run_time_ns", 0) / int(sys.argv[1]), p.get("run_cnt", 0)))' "$EXECS")
+print("%.0f %d" % (p.get("run_time_ns", 0) / int(sys.argv[1]), p.get("run_cnt", 0)))' "$EXECS" "$before")
 	wall=$(cat "$T/ws/wall" 2>/dev/null)
-	echo >"$T/ws/go"
+	# A session that died never opens the FIFO: do not wait for it.
+	kill -0 "$pid" 2>/dev/null && timeout 10 sh -c 'echo >"$1"' sh "$T/ws/go"
 	wait "$pid"
 	if [ -z "$wall" ] || [ -z "$prog" ]; then
 		echo "case $name did not finish: $(head -c 300 "$T/err")" >"$WHY"

@@ -4,7 +4,8 @@
 # `bpfbox run -- /bin/true` through a private daemon and with --no-daemon,
 # both at --level standard and at the default, interleaved in one run
 # (ratios within the run), and the daemon's register round trip (median of
-# N). OLD_BPFBOX and OLD_SOCK: also an older bpfbox through its own daemon.
+# N). OLD_BPFBOX: also an older bpfbox through its own daemon (OLD_SOCK, or
+# one started here with its own pins and cgroup parent).
 # Root; usage: bench/daemon_path.sh [BUILD_DIR] [RUNS] [v2only]
 # v2only: in a private mount namespace whose cgroup v1 hierarchies are
 # unmounted, so that a hybrid host measures what a pure cgroup v2 host
@@ -23,35 +24,60 @@ B=$(readlink -f "$BUILD/bin/bpfbox")
 T=$(mktemp -d /tmp/bpfbox-dpath.XXXXXX)
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 SOCK=$T/bpfbox.sock PIN=/sys/fs/bpf/bpfbox-dpath-$$ PARENT=$CG2/bpfbox-dpath-$$
-DPID=
+DPID= OPID=
+OLD_BPFBOX=${OLD_BPFBOX:+$(readlink -f "$OLD_BPFBOX")}
 cleanup() {
 	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	[ -n "$OPID" ] && kill "$OPID" 2>/dev/null && wait "$OPID" 2>/dev/null
 	"$B" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" >/dev/null 2>&1 || true
+	[ -n "$OPID" ] && "$OLD_BPFBOX" daemon --cleanup --socket "$T/old.sock" --pin-dir "$PIN-old" \
+		--cgroup-parent "$PARENT-old" >/dev/null 2>&1
 	rm -rf "$T"
 }
 trap cleanup EXIT
 mkdir -p "$T/ws"
+: >"$T/d.err"
 "$B" daemon --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" --audit /dev/null 2>"$T/d.err" &
 DPID=$!
 for _ in $(seq 100); do grep -q ready "$T/d.err" && break; sleep 0.1; done
 grep -q ready "$T/d.err" || { echo "bench/daemon_path.sh: no daemon: $(cat "$T/d.err")" >&2; exit 1; }
+if [ -n "$OLD_BPFBOX" ] && [ -z "${OLD_SOCK:-}" ]; then
+	OLD_SOCK=$T/old.sock
+	: >"$T/o.err"
+	"$OLD_BPFBOX" daemon --socket "$OLD_SOCK" --pin-dir "$PIN-old" --cgroup-parent "$PARENT-old" \
+		--audit /dev/null 2>"$T/o.err" &
+	OPID=$!
+	for _ in $(seq 100); do grep -q ready "$T/o.err" && break; sleep 0.1; done
+	grep -q ready "$T/o.err" || { echo "bench/daemon_path.sh: no old daemon: $(cat "$T/o.err")" >&2; exit 1; }
+fi
 cd "$T/ws"
-# Interleaved: each round runs every command once, so that the load of a
-# shared machine falls on all of them alike; medians of RUNS rounds.
+# Interleaved: each round runs every command once, in a shuffled order, so
+# that the load of a shared machine falls on all of them alike; medians of
+# RUNS rounds.
 python3 - "$B" "$SOCK" "$RUNS" "${OLD_BPFBOX:-}" "${OLD_SOCK:-}" >"$T/h.txt" <<'PY'
-import os, statistics, subprocess, sys, time
+import os, random, statistics, subprocess, sys, time
 b, sock, runs, old, osock = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 cmds = [
     ("embedded --level standard", [b, "run", "-q", "--no-daemon", "--level", "standard", "--", "/bin/true"]),
     ("daemon --level standard", [b, "run", "-q", "--daemon-socket", sock, "--level", "standard", "--", "/bin/true"]),
     ("embedded (default level)", [b, "run", "-q", "--no-daemon", "--", "/bin/true"]),
     ("daemon (default level)", [b, "run", "-q", "--daemon-socket", sock, "--", "/bin/true"]),
+    # The same audit on both sides: the daemon audits every session
+    # (aggregate by default); embedded loads the agent only with --audit.
+    ("embedded --audit (aggregate)", [b, "run", "-q", "--no-daemon", "--audit", "/dev/null", "--", "/bin/true"]),
+    ("daemon --audit-mode off", [b, "run", "-q", "--daemon-socket", sock, "--audit-mode", "off", "--", "/bin/true"]),
 ]
 if old and osock:
     cmds.append(("before: daemon --level standard", [old, "run", "-q", "--daemon-socket", osock, "--level", "standard", "--", "/bin/true"]))
+    cmds.append(("before: daemon (default level)", [old, "run", "-q", "--daemon-socket", osock, "--", "/bin/true"]))
 t = {n: [] for n, _ in cmds}
+# In a new order each round: what a command leaves the kernel to do after
+# it (an embedded --audit's programs freed) falls on a different one.
+rnd = random.Random(20)
 for i in range(runs + 10):
-    for n, c in cmds:
+    order = list(cmds)
+    rnd.shuffle(order)
+    for n, c in order:
         s = time.perf_counter()
         subprocess.run(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         if i >= 10:
@@ -74,12 +100,18 @@ def req(o):
     r = json.loads(f.readline())
     if not r.get("ok"):
         sys.exit("register: %s" % r)
-    return (time.perf_counter_ns() - t) / 1000
-reg, unreg = [], []
+    return (time.perf_counter_ns() - t) / 1000, r
+# Named by the client (its cgroup made in the request), and "prepared" (a
+# cgroup made ahead, what bpfbox run sends before its fork), interleaved.
+t = {"reg": [], "unreg": [], "prep": [], "punreg": []}
 for i in range(int(sys.argv[3])):
     sid = os.urandom(16).hex()
-    reg.append(req({"op": "register", "session": sid, "command": ["true"]}))
-    unreg.append(req({"op": "unregister", "session": sid, "exit_code": 0}))
-print("\nregister round trip: median %.0f us, unregister %.0f us (%d sessions)" %
-      (statistics.median(reg), statistics.median(unreg), len(reg)))
+    t["reg"].append(req({"op": "register", "session": sid, "command": ["true"]})[0])
+    t["unreg"].append(req({"op": "unregister", "session": sid, "exit_code": 0})[0])
+    us, r = req({"op": "register", "session": os.urandom(16).hex(), "command": ["true"], "prepared": True})
+    t["prep"].append(us)
+    t["punreg"].append(req({"op": "unregister", "session": r["session"], "exit_code": 0})[0])
+m = {k: statistics.median(v) for k, v in t.items()}
+print("\nregister round trip (%d sessions): median %.0f us named by the client, %.0f us "
+      "prepared; unregister %.0f / %.0f us" % (len(t["reg"]), m["reg"], m["prep"], m["unreg"], m["punreg"]))
 PY

@@ -125,6 +125,29 @@ daemon_scratch() {
 	trap daemon_cleanup EXIT INT TERM
 }
 
+# session_cgroups DIR: the session cgroups under DIR, one a line; the empty
+# ones a daemon made ahead (xattr trusted.bpfbox.pool, docs/daemon.md) are not
+# sessions'. pool_cgroups DIR: those.
+session_cgroups() { _cg_list "$1" 0; }
+pool_cgroups() { _cg_list "$1" 1; }
+_cg_list() {
+	"${PY:-python3}" - "$1" "$2" <<'PY'
+import os, sys
+d, want = sys.argv[1], sys.argv[2] == "1"
+for n in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+    p = os.path.join(d, n)
+    if not os.path.isdir(p):
+        continue
+    try:
+        pool = os.getxattr(p, "trusted.bpfbox.pool") == b"1"
+    except OSError:
+        pool = False
+    if pool == want:
+        print(n)
+PY
+}
+no_session_cgroups() { [ -z "$(session_cgroups "$1")" ]; }
+
 # cleanup_extra: a test's own teardown, run by daemon_cleanup first.
 cleanup_extra() { :; }
 

@@ -185,6 +185,30 @@ static int send_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+/*
+ * The request and its newline in one message: the daemon wakes once per
+ * request, not once for the text and again for the newline.
+ */
+static int send_line(int fd, const char *text, size_t len)
+{
+	struct iovec iov[2] = {{.iov_base = (void *)text, .iov_len = len},
+			       {.iov_base = "\n", .iov_len = 1}};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+	ssize_t n;
+
+	do
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n > len)
+		return 0;
+	/* Short (a request larger than the socket's buffer): the rest in order. */
+	if ((n = send_all(fd, text + n, len - n)) < 0)
+		return n;
+	return send_all(fd, "\n", 1);
+}
+
 int daemon_client_call(struct daemon_client *c, struct json_object *req, struct json_object **reply,
 		       char *msg, size_t msg_size)
 {
@@ -202,9 +226,7 @@ int daemon_client_call(struct daemon_client *c, struct json_object *req, struct 
 		snprintf(msg, msg_size, "not connected");
 		return -ENOTCONN;
 	}
-	r = send_all(c->fd, text, strlen(text));
-	if (!r)
-		r = send_all(c->fd, "\n", 1);
+	r = send_line(c->fd, text, strlen(text));
 	if (r < 0) {
 		/* A daemon that said "busy" and closed: its reason may be waiting. */
 		int rr = daemon_client_read_line(c, &line, &len, 100);
@@ -559,6 +581,9 @@ int daemon_register(struct daemon_client *c, const struct session *s, const char
 	/* Register and attach in one round trip (docs/daemon.md). */
 	if (pid > 0)
 		json_object_object_add(req, "pid", json_object_new_int64(pid));
+	/* Before the fork: a cgroup the daemon made ahead, whose name the session takes. */
+	else
+		json_object_object_add(req, "prepared", json_object_new_boolean(1));
 	return call_put(c, req, reply, msg, size);
 }
 

@@ -114,8 +114,10 @@ int daemon_no_daemon_allowed(const char *socket, char *why, size_t size);
 /*
  * Registers s (its layers, policy, labels and command argv) with audit
  * mode "aggregate", "all" or "off". pid > 0: attaches that child of the
- * caller in the same request (one round trip). asks: the caller answers
- * the command rules' asks (--ask-fd). *reply (the caller puts it):
+ * caller in the same request (one round trip); pid 0 (before the fork):
+ * asks for a cgroup the daemon made ahead, whose name the reply's
+ * "session" gives (session_take_id). asks: the caller answers the command
+ * rules' asks (--ask-fd). *reply (the caller puts it): session,
  * level_enabled, layers, proxy_port, limits.
  */
 int daemon_register(struct daemon_client *c, const struct session *s, const char *audit_mode,

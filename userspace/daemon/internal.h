@@ -14,6 +14,7 @@
 #include "config.h"
 #include "../audit/encode.h"
 #include "../audit/lifecycle.h"
+#include "../lib/cgroup.h"
 #include "../lib/jsonw.h"
 
 struct agent;
@@ -83,9 +84,12 @@ struct daemon {
 	struct metrics *metrics;      /* --metrics; NULL: none (metrics.h) */
 	struct sink_config *sink_cfg; /* the sinks open now (config.c) */
 	size_t nsink_cfg;
-	struct ceilings ceilings; /* of --config; reloaded */
-	uint64_t busy_refused;	  /* connections answered "busy" */
-	uint64_t busy_logged_ns;  /* when the last "busy" line was logged */
+	struct ceilings ceilings;	/* of --config; reloaded */
+	uint64_t busy_refused;		/* connections answered "busy" */
+	uint64_t busy_logged_ns;	/* when the last "busy" line was logged */
+	struct cgroup_pool pool;	/* session cgroups made ahead (ops_register.c) */
+	struct session_limits lim_plan; /* how limits hold here, planned each tick */
+	bool lim_planned;
 	bool stop;
 };
 
@@ -131,5 +135,11 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason,
 void ops_tick(struct daemon *d);
 void ops_conn_gone(struct daemon *d, struct conn *c);
 int ops_readopt(struct daemon *d);
+/*
+ * ops_register.c: what the daemon prepares ahead of registers (at start and
+ * every tick): the cgroups made ahead (old ones renewed on a tick) and the
+ * plan of how limits hold on this host.
+ */
+void ops_ahead(struct daemon *d, bool tick);
 
 #endif

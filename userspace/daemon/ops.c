@@ -373,12 +373,7 @@ out:
 
 bool ops_cgroup_populated(const char *cgroup)
 {
-	char buf[256];
-	uint64_t v;
-
-	if (cgroup_read(cgroup, "cgroup.events", buf, sizeof(buf)) < 0)
-		return access(cgroup, F_OK) == 0; /* unreadable: assume it lives */
-	return !cgroup_key(buf, "populated", &v) || v != 0;
+	return cgroup_populated(cgroup) != 0; /* unreadable: assume it lives */
 }
 
 void ops_tick(struct daemon *d)
@@ -394,6 +389,7 @@ void ops_tick(struct daemon *d)
 		else if (!s->owner && !ops_cgroup_populated(s->cgroup))
 			ops_end_session(d, s, "processes exited", NULL);
 	}
+	ops_ahead(d, true);
 }
 
 void ops_conn_gone(struct daemon *d, struct conn *c)
@@ -526,5 +522,10 @@ int ops_readopt(struct daemon *d)
 	/* What a killed daemon or killed runs left: empty, stale session cgroups. */
 	limits_plan(&l, &pl, d->parent, LIMITS_VIA_AUTO);
 	limits_sweep(&l);
+	/* A killed daemon's cgroups made ahead; then ours. */
+	n = cgroup_pool_sweep(d->parent);
+	if (n > 0)
+		dlog("removed %d cgroup%s made ahead by a daemon before", n, n == 1 ? "" : "s");
+	ops_ahead(d, false);
 	return r;
 }

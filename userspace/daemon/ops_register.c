@@ -187,7 +187,11 @@ static void apply_limits(struct daemon *d, struct dsession *s, struct json_objec
 	 * Cgroups only: an rlimit fallback would be the client's to set, in
 	 * the child, and it is not; what cannot hold by cgroup says "none".
 	 */
-	limits_plan(&s->lim, &pl, d->parent, LIMITS_VIA_CGROUP);
+	if (d->lim_planned)
+		s->lim = d->lim_plan;
+	else
+		limits_plan(&s->lim, &pl, d->parent, LIMITS_VIA_CGROUP);
+	limits_plan_values(&s->lim, &pl);
 	if (snprintf(s->lim.cg, sizeof(s->lim.cg), "%s", s->cgroup) >= (int)sizeof(s->lim.cg)) {
 		dlog("session %s: cgroup path too long for limits; none applied", s->id);
 		return;
@@ -545,19 +549,82 @@ static void register_undo(struct daemon *d, struct dsession *s, const struct ses
 	}
 }
 
-/* The checks before anything is made; 0, or -1 when replied. */
+/*
+ * The checks before anything is made; 0, or -1 when replied. With
+ * "prepared" and a cgroup made ahead, *id becomes its name (in pick, 33
+ * bytes) before the ceiling's events name the session.
+ */
 static int register_check(struct daemon *d, struct conn *c, struct json_object *req,
-			  const char **id, uint32_t *flags, int64_t *pid)
+			  const char **id, char *pick, uint32_t *flags, int64_t *pid)
 {
+	const char *next = cgroup_pool_next(&d->pool);
+	bool prepared = false;
+
 	*pid = 0;
 	if (check_register(d, c, req, id) < 0 || parse_flags(d, c, req, flags) < 0 ||
-	    session_quota(d, c) < 0 || hold_to_ceiling(d, c, req, *id) < 0)
+	    session_quota(d, c) < 0)
+		return -1;
+	if (proto_get_bool(req, "prepared", &prepared) == -EINVAL)
+		return ops_bad_member(d, c, "register", "prepared", "a boolean");
+	if (prepared && next) {
+		snprintf(pick, SESSION_NAME_LEN + 1, "%s", next);
+		*id = pick;
+	}
+	if (hold_to_ceiling(d, c, req, *id) < 0)
 		return -1;
 	if (json_object_object_get_ex(req, "pid", NULL) &&
 	    (proto_get_int(req, "pid", pid) || !ops_valid_pid(*pid)))
 		return ops_bad_member(d, c, "register", "pid", "a process id");
 	bound_command(req);
 	return 0;
+}
+
+/* How many cgroups the daemon keeps made ahead, and for how long (seconds). */
+#define POOL_WANT  4
+#define POOL_RENEW 300 /* under the stale sweep's LIMITS_STALE_S (600) */
+
+/* The cgroups made ahead, refilled (after a register's reply, and on a tick). */
+static void pool_refill(struct daemon *d, bool tick)
+{
+	int r;
+
+	if (tick)
+		cgroup_pool_expire(&d->pool, d->parent, time(NULL) - POOL_RENEW);
+	r = cgroup_pool_fill(&d->pool, d->parent, POOL_WANT);
+	if (r < 0 && !tick)
+		dlog("cannot make session cgroups ahead under %s (%s); each register makes its "
+		     "own",
+		     d->parent, strerror(-r));
+}
+
+void ops_ahead(struct daemon *d, bool tick)
+{
+	struct policy_limits pl = {0};
+
+	pool_refill(d, tick);
+	/*
+	 * How limits hold (the mount table, the controllers) is read once a
+	 * second, not at every register: a change shows within a tick.
+	 */
+	limits_plan(&d->lim_plan, &pl, d->parent, LIMITS_VIA_CGROUP);
+	d->lim_planned = true;
+}
+
+/*
+ * The session's cgroup: the one made ahead of that name (register_check
+ * picked it for "prepared", or a client that read the parent directory
+ * named it), else made now.
+ */
+static int register_cgroup(struct daemon *d, const char *id, struct session_cgroup *cg)
+{
+	int r;
+
+	if (cgroup_pool_take(&d->pool, d->parent, id, cg) == 0)
+		return 0;
+	r = session_cgroup_create(d->parent, id, cg);
+	if (r == 0)
+		session_cgroup_close(cg); /* the client's child is moved in by its pid */
+	return r;
 }
 
 void op_register(struct daemon *d, struct conn *c, struct json_object *req)
@@ -568,11 +635,12 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 	const char *id;
 	uint32_t flags = 0, index;
 	uint16_t proxy = 0;
+	char pick[SESSION_NAME_LEN + 1];
 	bool in_map = false;
 	int64_t pid;
 	int r;
 
-	if (register_check(d, c, req, &id, &flags, &pid) < 0)
+	if (register_check(d, c, req, &id, pick, &flags, &pid) < 0)
 		return;
 	index = table_free_index(&d->table);
 	if (!index) {
@@ -580,13 +648,12 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 				BPFBOX_MAX_SESSIONS);
 		return;
 	}
-	r = session_cgroup_create(d->parent, id, &cg);
+	r = register_cgroup(d, id, &cg);
 	if (r < 0) {
 		ops_reply_error(d, c, -r, "register: cannot create the cgroup %s/%s: %s", d->parent,
 				id, strerror(-r));
 		return;
 	}
-	session_cgroup_close(&cg); /* the client's child is moved in by its pid */
 	s = new_session(d, c, req, id, index, &cg);
 	r = s ? 0 : -ENOMEM;
 	if (s)
@@ -622,4 +689,5 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 	register_reply(d, c, s, proxy, pid);
 	/* After the reply, before any record of the session: it waits for the reply. */
 	ev_session_start(d, s, req);
+	pool_refill(d, false); /* off the request's path: the reply is sent */
 }

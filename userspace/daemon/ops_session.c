@@ -149,8 +149,13 @@ int ops_discard_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int ops_end_session(struct daemon *d, struct dsession *s, const char *reason,
-		    struct denials *denials)
+/*
+ * The end's first half: the session's processes gone (its cgroup empty),
+ * its records read to the end, session.end written; the cgroup stays.
+ * 0, or -errno with the session DS_ENDING (retried every tick).
+ */
+static int end_drain(struct daemon *d, struct dsession *s, const char *reason,
+		     struct denials *denials)
 {
 	uint64_t seq = 1, lost = 0;
 	int r;
@@ -159,19 +164,18 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason,
 		s->end.reason = reason;
 	if (denials)
 		*denials = s->denials; /* what an ending session counted so far */
+	if (s->drained)
+		return 0;
 	/* Fail closed: the map entry stays while any process of it lives. */
-	r = cgroup_remove(s->cgroup, s->state == DS_ENDING ? 0 : END_WAIT_MS);
+	r = cgroup_empty(s->cgroup, s->state == DS_ENDING ? 0 : END_WAIT_MS);
 	if (r < 0) {
 		if (s->state != DS_ENDING)
-			dlog("session %s: its cgroup %s does not go away (%s); retrying every "
+			dlog("session %s: processes stay in its cgroup %s (%s); retrying every "
 			     "second",
 			     s->id, s->cgroup, strerror(-r));
 		s->state = DS_ENDING;
 		return r;
 	}
-	if (s->has_lim)
-		limits_destroy(&s->lim); /* the v1 cgroups; the v2 one is gone */
-	ops_ended(s->id);
 	/* The proxy's last records (bytes at close) reach the ring first. */
 	egress_stop(s->egress);
 	s->egress = NULL;
@@ -194,9 +198,43 @@ int ops_end_session(struct daemon *d, struct dsession *s, const char *reason,
 	}
 	dlog("session %s ended (%s): %llu records, %llu lost", s->id, s->end.reason,
 	     (unsigned long long)(seq > lost ? seq - 1 - lost : 0), (unsigned long long)lost);
+	s->drained = true;
+	s->state = DS_ENDING; /* until its cgroups are removed */
+	return 0;
+}
+
+/*
+ * The second half: the empty cgroups removed (nothing of the session runs,
+ * nothing is left to record), the session forgotten. 0, or -errno with the
+ * session DS_ENDING, retried every tick.
+ */
+static int end_remove(struct daemon *d, struct dsession *s)
+{
+	/* Kills again: only root or the daemon can have put a process in since. */
+	int r = cgroup_remove(s->cgroup, 0);
+
+	if (r < 0) {
+		if (!s->remove_said)
+			dlog("session %s: its cgroup %s does not go away (%s); retrying every "
+			     "second",
+			     s->id, s->cgroup, strerror(-r));
+		s->remove_said = true;
+		return r;
+	}
+	if (s->has_lim)
+		limits_destroy(&s->lim); /* the v1 cgroups; the v2 one is gone */
+	ops_ended(s->id);
 	ops_ask_free(s);
 	table_remove(&d->table, s);
 	return 0;
+}
+
+int ops_end_session(struct daemon *d, struct dsession *s, const char *reason,
+		    struct denials *denials)
+{
+	int r = end_drain(d, s, reason, denials);
+
+	return r < 0 ? r : end_remove(d, s);
 }
 
 /* The denials for the client's end-of-run summary (lib/denial.h). */
@@ -254,13 +292,19 @@ void op_unregister(struct daemon *d, struct conn *c, struct json_object *req)
 	if (s->state != DS_ENDING)
 		s->end = e;
 	snprintf(id, sizeof(id), "%s", s->id);
-	/* Its last records are counted by the end: the summary is whole. */
-	r = ops_end_session(d, s, "unregister", &denials);
+	/*
+	 * Its last records are counted once its cgroup is empty: the summary
+	 * is whole, and the reply goes before the cgroups are removed (off the
+	 * client's path; docs/daemon.md "Unregister").
+	 */
+	r = end_drain(d, s, "unregister", &denials);
 	ops_reply_begin(d);
 	jsonw_str(&d->rw, "session", id);
 	jsonw_str(&d->rw, "state", r < 0 ? "ending" : "ended");
 	put_denials(&d->rw, &denials);
 	ops_reply_send(d, c);
+	if (r == 0)
+		end_remove(d, s);
 }
 
 /*

@@ -792,6 +792,7 @@ static void daemon_free(struct daemon *d)
 		conn_flush(d, c);
 		conn_free(d, c);
 	}
+	cgroup_pool_drain(&d->pool, d->parent); /* empty, made ahead: no session's */
 	/* Sessions stay: their map entries and cgroups outlive us on purpose. */
 	while (d->table.head) {
 		struct dsession *s = d->table.head;
@@ -956,6 +957,7 @@ int daemon_cleanup(const struct daemon_opts *o)
 		return log_error_errno(r, "cannot remove the pins in %s", o->pin_dir);
 	if (lstat(o->socket_path, &st) == 0 && S_ISSOCK(st.st_mode))
 		unlink(o->socket_path);
+	cgroup_pool_sweep(d.parent); /* what a killed daemon made ahead */
 	if (rmdir(d.parent) < 0 && errno != ENOENT)
 		log_warn("the cgroup parent %s stays: %s (embedded sessions may use it)", d.parent,
 			 strerror(errno));

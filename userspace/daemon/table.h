@@ -64,6 +64,8 @@ struct dsession {
 	char pause_reason[16];
 	char level[16];			/* level_enabled of its register, "" unknown (adopted) */
 	bool killed;			/* by the kill op */
+	bool drained;			/* its records read, session.end written (ops_session.c) */
+	bool remove_said;		/* that its cgroup does not go away was logged */
 	bool lsm;			/* its deny and exec_deny lists are in the BPF LSM maps */
 	struct json_object *lsm_lists;	/* {"deny","exec_deny","writable"} written there */
 	struct bpfbox_inode_key *wkeys; /* its writable set's keys, to delete them */

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -124,6 +127,110 @@ bool cgroup_freeze_set(const char *dir)
 	return cgroup_read(dir, "cgroup.freeze", buf, sizeof(buf)) > 0 && buf[0] == '1';
 }
 
+int session_name_new(char *buf)
+{
+	unsigned char rnd[SESSION_NAME_LEN / 2];
+
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+		return -errno;
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(buf + 2 * i, 3, "%02x", rnd[i]);
+	return 0;
+}
+
+int cgroup_pool_fill(struct cgroup_pool *p, const char *parent, size_t want)
+{
+	if (want > CGROUP_POOL_MAX)
+		want = CGROUP_POOL_MAX;
+	while (p->n < want) {
+		struct session_cgroup cg;
+		char name[SESSION_NAME_LEN + 1];
+		int r = session_name_new(name);
+
+		if (!r)
+			r = session_cgroup_create(parent, name, &cg);
+		if (r < 0)
+			return r;
+		session_cgroup_close(&cg);
+		/* Unmarked, a killed daemon's pool would wait for the stale sweep. */
+		if (setxattr(cg.path, CGROUP_POOL_XATTR, "1", 1, 0) < 0) {
+			r = -errno;
+			rmdir(cg.path);
+			return r;
+		}
+		memcpy(p->v[p->n].name, name, sizeof(name));
+		p->v[p->n].made = time(NULL);
+		p->v[p->n++].id = cg.id;
+	}
+	return 0;
+}
+
+const char *cgroup_pool_next(const struct cgroup_pool *p)
+{
+	return p->n ? p->v[p->n - 1].name : NULL;
+}
+
+int cgroup_pool_take(struct cgroup_pool *p, const char *parent, const char *name,
+		     struct session_cgroup *cg)
+{
+	for (size_t i = p->n; i-- > 0;) {
+		if (name && !streq(p->v[i].name, name))
+			continue;
+		memset(cg, 0, sizeof(*cg));
+		cg->dir_fd = cg->procs_fd = -1;
+		snprintf(cg->path, sizeof(cg->path), "%s/%s", parent, p->v[i].name);
+		cg->id = p->v[i].id;
+		p->v[i] = p->v[--p->n];
+		/* Gone (removed by someone else's sweep): the next one. */
+		if (removexattr(cg->path, CGROUP_POOL_XATTR) < 0 && errno == ENOENT)
+			continue;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void cgroup_pool_expire(struct cgroup_pool *p, const char *parent, time_t before)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = p->n; i-- > 0;) {
+		if (p->v[i].made >= before)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", parent, p->v[i].name);
+		rmdir(path);
+		p->v[i] = p->v[--p->n];
+	}
+}
+
+void cgroup_pool_drain(struct cgroup_pool *p, const char *parent)
+{
+	cgroup_pool_expire(p, parent, (time_t)INT64_MAX);
+}
+
+int cgroup_pool_sweep(const char *parent)
+{
+	DIR *d = opendir(parent);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX], v[4];
+
+		if (de->d_type != DT_DIR || strlen(de->d_name) != SESSION_NAME_LEN)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", parent, de->d_name) >=
+			    (int)sizeof(path) ||
+		    getxattr(path, CGROUP_POOL_XATTR, v, sizeof(v)) < 0)
+			continue;
+		/* EBUSY when a process is in it: not an empty pool cgroup, left alone. */
+		n += rmdir(path) == 0;
+	}
+	closedir(d);
+	return n;
+}
+
 /* SIGKILL to each process listed in dir/cgroup.procs. */
 static int kill_members(const char *dir)
 {
@@ -155,6 +262,38 @@ int cgroup_kill(const char *dir)
 
 	/* A v1 cgroup, or a kernel before 5.14: signal each member instead. */
 	return r == -ENOENT ? kill_members(dir) : r;
+}
+
+int cgroup_populated(const char *dir)
+{
+	char buf[256];
+	uint64_t v;
+	int r = cgroup_read(dir, "cgroup.events", buf, sizeof(buf));
+
+	if (r == -ENOENT)
+		return access(dir, F_OK) == 0 ? -ENOENT : 0;
+	if (r < 0)
+		return r;
+	/* No "populated" line: not known to be empty. */
+	return !cgroup_key(buf, "populated", &v) || v != 0;
+}
+
+int cgroup_empty(const char *dir, int wait_ms)
+{
+	bool have_kill = write_kill(dir) == 0;
+
+	if (!have_kill)
+		kill_members(dir);
+	for (int i = 0; i <= wait_ms; i++) {
+		int r = cgroup_populated(dir);
+
+		if (r <= 0)
+			return r;
+		if (!have_kill && i % 50 == 49)
+			kill_members(dir);
+		usleep(1000);
+	}
+	return -EBUSY;
 }
 
 int cgroup_remove(const char *dir, int wait_ms)

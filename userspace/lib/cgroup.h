@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 struct session_cgroup {
 	char path[PATH_MAX];
@@ -51,6 +52,47 @@ int session_cgroup_create(const char *parent, const char *name, struct session_c
 /* Closes its fds; the directory stays. */
 void session_cgroup_close(struct session_cgroup *cg);
 
+/* A new session id, 128 random bits in hex (buf: SESSION_NAME_LEN + 1 bytes); 0 or -errno. */
+#define SESSION_NAME_LEN 32
+int session_name_new(char *buf);
+
+/*
+ * Session cgroups made ahead (docs/daemon.md "Cgroups made ahead"): empty
+ * cgroups, each named by the random id of the session that will take it
+ * (cgroup v2 has no rename, so the name is chosen when the directory is
+ * made), marked with CGROUP_POOL_XATTR until taken. Bounded.
+ */
+#define CGROUP_POOL_MAX	  8
+#define CGROUP_POOL_XATTR "trusted.bpfbox.pool"
+struct cgroup_pool {
+	size_t n;
+	struct {
+		char name[SESSION_NAME_LEN + 1];
+		uint64_t id;
+		time_t made;
+	} v[CGROUP_POOL_MAX];
+};
+/* Makes cgroups under parent until the pool holds want (at most CGROUP_POOL_MAX); 0 or -errno. */
+int cgroup_pool_fill(struct cgroup_pool *p, const char *parent, size_t want);
+/* The name of the cgroup cgroup_pool_take(p, parent, NULL, ...) would take next; NULL: none. */
+const char *cgroup_pool_next(const struct cgroup_pool *p);
+/*
+ * Takes the cgroup named name (NULL: any) out of the pool into *cg (path
+ * and id, no fds open): 0, or -ENOENT when the pool has none.
+ */
+int cgroup_pool_take(struct cgroup_pool *p, const char *parent, const char *name,
+		     struct session_cgroup *cg);
+/*
+ * Removes the pool's cgroups made before the time before: an embedded run's
+ * sweep (limits_sweep) removes empty session cgroups older than
+ * LIMITS_STALE_S, so the pool renews its own first.
+ */
+void cgroup_pool_expire(struct cgroup_pool *p, const char *parent, time_t before);
+/* Removes the pool's cgroups (they are empty). */
+void cgroup_pool_drain(struct cgroup_pool *p, const char *parent);
+/* Removes the empty pool cgroups under parent that a killed daemon left; how many. */
+int cgroup_pool_sweep(const char *parent);
+
 /* SIGKILL to every process of dir: cgroup.kill, else each member (v1, < 5.14). */
 int cgroup_kill(const char *dir);
 /*
@@ -59,5 +101,13 @@ int cgroup_kill(const char *dir);
  * -EBUSY when it stays, another -errno on a failure.
  */
 int cgroup_remove(const char *dir, int wait_ms);
+/* 1 while a process is in dir or below (cgroup v2), 0 not or gone, -errno unreadable. */
+int cgroup_populated(const char *dir);
+/*
+ * Kills what is left in dir and waits up to wait_ms until no process is in
+ * it or below (cgroup.events "populated 0", cgroup v2), the directory kept:
+ * 0 once empty (or gone), -EBUSY when a process stays, another -errno.
+ */
+int cgroup_empty(const char *dir, int wait_ms);
 
 #endif

@@ -159,6 +159,15 @@ static void v2_available(const struct session_limits *l, bool root, char *buf, s
 	cgroup_read(root ? l->v2_mount : l->v2_parent, "cgroup.controllers", buf, size);
 }
 
+void limits_plan_values(struct session_limits *l, const struct policy_limits *pl)
+{
+	l->memory_mb = pl->memory_mb;
+	l->pids = pl->pids;
+	l->cpu_percent = pl->cpu_percent;
+	l->disk_mb = pl->disk_mb;
+	l->disk = pl->disk_mb > 0;
+}
+
 void limits_plan(struct session_limits *l, const struct policy_limits *pl, const char *v2_parent,
 		 enum limits_via via)
 {
@@ -170,12 +179,8 @@ void limits_plan(struct session_limits *l, const struct policy_limits *pl, const
 	l->cg_fd = l->cg_procs_fd = -1;
 	for (int r = 0; r < RES__COUNT; r++)
 		l->cg1_procs_fd[r] = -1;
-	l->memory_mb = pl->memory_mb;
-	l->pids = pl->pids;
-	l->cpu_percent = pl->cpu_percent;
-	l->disk_mb = pl->disk_mb;
+	limits_plan_values(l, pl);
 	l->via = via;
-	l->disk = pl->disk_mb > 0;
 	find_mounts(l);
 	if (v2_parent)
 		snprintf(l->v2_parent, sizeof(l->v2_parent), "%s", v2_parent);

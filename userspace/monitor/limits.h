@@ -80,6 +80,11 @@ int limits_via_parse(const char *s, enum limits_via *out);
  */
 void limits_plan(struct session_limits *l, const struct policy_limits *pl, const char *v2_parent,
 		 enum limits_via via);
+/*
+ * The values of pl into a plan (how each limit holds does not depend on
+ * them): a plan made once for other values serves another session alike.
+ */
+void limits_plan_values(struct session_limits *l, const struct policy_limits *pl);
 
 /*
  * Makes the v2 session cgroup <parent>/<id> (when l->cgroup) and applies the

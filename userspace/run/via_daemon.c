@@ -120,6 +120,17 @@ static int do_register(struct daemon_run *r, pid_t pid)
 		return refused(r, rc, msg);
 	}
 	r->registered = true;
+	/* Registered before the fork, the session may take a cgroup made ahead: its name. */
+	if (pid == 0 && json_object_object_get_ex(reply, "session", &port) &&
+	    json_object_is_type(port, json_type_string) &&
+	    !streq(json_object_get_string(port), s->id)) {
+		if (!proto_session_id_valid(json_object_get_string(port))) {
+			json_object_put(reply);
+			return log_error_errno(-EPROTO, "the daemon at %s named the session '%s'",
+					       r->socket, json_object_get_string(port));
+		}
+		session_take_id(s, json_object_get_string(port));
+	}
 	/*
 	 * A daemon from before register+attach ignores "pid": no "pid" in its
 	 * reply, and the child is attached by a request of its own.

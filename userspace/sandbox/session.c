@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 
 #include "session.h"
+#include "../lib/cgroup.h"
 #include "session_internal.h"
 #include "landlock.h"
 #include "seccomp.h"
@@ -90,7 +90,6 @@ size_t session_writable_dirs(const struct session *s, bool for_unix, const char 
 int session_plan(struct session *s, const struct bpfbox_policy *p)
 {
 	struct session_layers *l = &s->layers;
-	unsigned char rnd[16];
 	int abi;
 
 	memset(s, 0, sizeof(*s));
@@ -100,10 +99,8 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 	s->hooks.poll_fd = -1;
 	s->result.wait_status = -1;
 	s->status_fd = -1;
-	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
-		return log_error_errno(errno, "cannot generate a session id");
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
+	if ((abi = session_name_new(s->id)) < 0)
+		return log_error_errno(abi, "cannot generate a session id");
 
 	abi = landlock_abi();
 	if (abi > 0) {
@@ -142,6 +139,12 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 	l->requested = LEVEL_STANDARD;
 	l->enabled = level_from(false, l->landlock, l->seccomp, false);
 	return 0;
+}
+
+void session_take_id(struct session *s, const char *id)
+{
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	name_private_tmp(s);
 }
 
 void session_plan_limits(struct session *s, enum limits_via via)

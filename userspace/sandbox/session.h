@@ -124,6 +124,11 @@ struct session {
  */
 int session_plan(struct session *s, const struct bpfbox_policy *p);
 void session_plan_limits(struct session *s, enum limits_via via);
+/*
+ * The session takes id (a daemon's session whose cgroup was made ahead),
+ * before anything named after the old one exists: only before the fork.
+ */
+void session_take_id(struct session *s, const char *id);
 
 /* Whether every limit holds through cgroup controllers (--limits-via cgroup). */
 bool session_limits_by_cgroup(const struct session *s);
