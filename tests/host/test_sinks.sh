@@ -114,7 +114,10 @@ wait_grep "\"type\":\"session.end\",.*\"session\":\"$LAST\"" "$RS/tcp.out" 30 ||
 P2=""
 for i in 1 2 3 4 5 6 7 8 9 10 11 12; do P2="$P2 $(cat "$WS/p2-$i.sid")"; done
 seqcheck "$RS/tcp.out" $P2 >"$TMPD/p2.tcp"
-expect_grep "^lines [1-9][0-9]* bad 0 events [1-9][0-9]* missing 0 order 0" "$TMPD/p2.tcp" \
+# At most one line cut short: the killed rsyslog's own file write (omfile
+# writes its buffer in blocks, so a SIGKILL can leave half a line, which
+# the next rsyslog's first line continues). Every seq must still be there.
+expect_grep "^lines [1-9][0-9]* bad [01] events [1-9][0-9]* missing 0 order 0" "$TMPD/p2.tcp" \
 	"TCP across the kill: every seq of 12 sessions arrived at least once, in order ($(cat "$TMPD/p2.tcp"))"
 [ "$(grep -Ec "sink syslog\+tcp://127.0.0.1:$TPORT: .*; events are kept" "$DERR")" -ge 2 ] &&
 	ok "the daemon saw the collector go (a second outage, said once)" ||
