@@ -293,6 +293,21 @@ static __always_inline __u64 aggregate(struct bpfbox_session *s, struct pending 
 	return n;
 }
 
+/*
+ * An EPERM our BPF LSM returned and recorded itself (bpf/lsm.bpf.c): the
+ * opens, renames and links its lists refuse, and the metadata changes
+ * (chmod, chown, utimes) outside the writable set. Unlink, rmdir, mkdir
+ * and symlink it does not judge: their EPERM is the kernel's.
+ */
+static __always_inline bool lsm_reported(const struct bpfbox_session *s, __u32 op)
+{
+	if (!(s->flags & BPFBOX_SF_BPF_LSM))
+		return false;
+	if (op == BPFBOX_FILE_CHMOD || op == BPFBOX_FILE_UTIMES)
+		return s->flags & BPFBOX_SF_GAP_META;
+	return op == BPFBOX_FILE_OPEN || op == BPFBOX_FILE_RENAME || op == BPFBOX_FILE_LINK;
+}
+
 static __always_inline void emit_file(struct bpfbox_session *s, struct pending *p, long ret)
 {
 	struct bpfbox_file_event *e;
@@ -302,6 +317,8 @@ static __always_inline void emit_file(struct bpfbox_session *s, struct pending *
 	/* Changes (unlink, rename, ...) are recorded when refused, not each success. */
 	if (p->op != BPFBOX_FILE_OPEN && ret != -EACCES && ret != -EPERM &&
 	    !(ret == -EROFS && (s->flags & BPFBOX_SF_MOUNT_RO)))
+		return;
+	if (ret == -EPERM && lsm_reported(s, p->op))
 		return;
 	/* A relative name (or a dirfd's own file) gets its directory. */
 	abs = path_at(path_resolve(p->ptr, p->dirfd));
@@ -322,13 +339,8 @@ static __always_inline void emit_file(struct bpfbox_session *s, struct pending *
 		bpf_probe_read_kernel_str(e->path, sizeof(e->path), abs);
 	else if (p->ptr)
 		bpf_probe_read_user_str(e->path, sizeof(e->path), (void *)p->ptr);
-	/*
-	 * No filter of ours denies open with EPERM but the BPF LSM; a change
-	 * refused with EPERM is the kernel's (a sticky directory, an immutable
-	 * file), BPF LSM's own path_rename/path_link denials report themselves.
-	 */
-	set_outcome(&e->hdr, s, ret,
-		    p->op == BPFBOX_FILE_OPEN ? BPFBOX_LAYER_BPF_LSM : BPFBOX_LAYER_KERNEL);
+	/* What our BPF LSM refused is not here: an EPERM is the kernel's. */
+	set_outcome(&e->hdr, s, ret, BPFBOX_LAYER_KERNEL);
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -339,13 +351,16 @@ static __always_inline void emit_failed_exec(struct bpfbox_session *s, struct pe
 
 	if (ret >= 0)
 		return;
+	/* Our BPF LSM's refusal (a list or a command rule) has its own record. */
+	if (ret == -EPERM && (s->flags & (BPFBOX_SF_BPF_LSM | BPFBOX_SF_CMD_RULES)))
+		return;
 	e = event_reserve(s, sizeof(*e), BPFBOX_EV_EXEC);
 	if (!e)
 		return;
 	e->argv_len = 0;
 	e->argv_truncated = 0;
 	bpf_probe_read_user_str(e->filename, sizeof(e->filename), (void *)p->ptr);
-	set_outcome(&e->hdr, s, ret, BPFBOX_LAYER_BPF_LSM);
+	set_outcome(&e->hdr, s, ret, BPFBOX_LAYER_KERNEL);
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -358,8 +373,8 @@ static __always_inline void emit_connect(struct bpfbox_session *s, struct pendin
 	bpf_probe_read_user(&family, sizeof(family), (void *)p->ptr);
 	if (family != AF_INET && family != AF_INET6 && family != AF_UNIX)
 		return;
-	/* Our cgroup program already reported this denial, with more detail. */
-	if (ret == -EPERM && (s->flags & BPFBOX_SF_NET_BPF))
+	/* Our cgroup program or BPF LSM already reported this denial, with more detail. */
+	if (ret == -EPERM && (s->flags & (BPFBOX_SF_NET_BPF | BPFBOX_SF_BPF_LSM)))
 		return;
 	e = event_reserve(s, sizeof(*e), BPFBOX_EV_CONNECT);
 	if (!e)

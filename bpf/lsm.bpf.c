@@ -389,11 +389,12 @@ static __always_inline bool dentry_denied(struct scratch *w, __u32 session, stru
 }
 
 /*
- * A file record: the path from d_path when file is given (file_open),
- * else from the chain (w may be NULL when no scratch slot was free).
+ * A file record of op (enum bpfbox_file_op): the path from d_path when
+ * file is given (file_open), else from the chain (w may be NULL when no
+ * scratch slot was free). The audit exit program leaves these EPERMs to it.
  */
 static __always_inline void report_file(struct bpfbox_session *s, struct scratch *w,
-					struct file *file, __u32 flags)
+					struct file *file, __u32 flags, __u32 op)
 {
 	struct bpfbox_file_event *e;
 
@@ -402,7 +403,7 @@ static __always_inline void report_file(struct bpfbox_session *s, struct scratch
 		return;
 	e->flags = flags;
 	e->count = 1;
-	e->op = BPFBOX_FILE_OPEN;
+	e->op = op;
 	e->pad = 0;
 	e->path[0] = 0;
 	if (file && bpf_d_path((struct path *)&file->f_path, e->path, sizeof(e->path)) > 0) {
@@ -431,20 +432,20 @@ int BPF_PROG(bpfbox_file_open, struct file *file, int ret)
 	w = scratch_get();
 	if (!w) {
 		/* Every slot busy: cannot check, so fail closed. */
-		report_file(s, NULL, file, BPF_CORE_READ(file, f_flags));
+		report_file(s, NULL, file, BPF_CORE_READ(file, f_flags), BPFBOX_FILE_OPEN);
 		return -EPERM;
 	}
 	deny = dentry_denied(w, s->id, BPF_CORE_READ(file, f_path.dentry),
 			     BPF_CORE_READ(file, f_path.mnt), false);
 	if (deny)
-		report_file(s, w, file, BPF_CORE_READ(file, f_flags));
+		report_file(s, w, file, BPF_CORE_READ(file, f_flags), BPFBOX_FILE_OPEN);
 	scratch_put(w);
 	return deny ? -EPERM : 0;
 }
 
-/* A rename or link of d on mnt: denied when d matches a rule. */
+/* A rename or link (op) of d on mnt: denied when d matches a rule. */
 static __always_inline int check_move(struct dentry *d, struct vfsmount *vm, struct dentry *d2,
-				      struct vfsmount *vm2)
+				      struct vfsmount *vm2, __u32 op)
 {
 	struct bpfbox_session *s = current_session();
 	struct scratch *w;
@@ -454,14 +455,14 @@ static __always_inline int check_move(struct dentry *d, struct vfsmount *vm, str
 		return 0;
 	w = scratch_get();
 	if (!w) {
-		report_file(s, NULL, NULL, 0);
+		report_file(s, NULL, NULL, 0, op);
 		return -EPERM;
 	}
 	deny = dentry_denied(w, s->id, d, vm, true);
 	if (!deny && d2)
 		deny = dentry_denied(w, s->id, d2, vm2, true);
 	if (deny)
-		report_file(s, w, NULL, 0);
+		report_file(s, w, NULL, 0, op);
 	scratch_put(w);
 	return deny ? -EPERM : 0;
 }
@@ -479,7 +480,7 @@ int BPF_PROG(bpfbox_path_rename, const struct path *old_dir, struct dentry *old_
 	struct vfsmount *old_mnt = BPF_CORE_READ(old_dir, mnt);
 	struct vfsmount *new_mnt = BPF_CORE_READ(new_dir, mnt);
 
-	return check_move(old_dentry, old_mnt, new_dentry, new_mnt);
+	return check_move(old_dentry, old_mnt, new_dentry, new_mnt, BPFBOX_FILE_RENAME);
 }
 
 /* A hard link is a second name for a denied file. */
@@ -491,7 +492,7 @@ int BPF_PROG(bpfbox_path_link, struct dentry *old_dentry, const struct path *new
 
 	if (ret)
 		return ret;
-	return check_move(old_dentry, vm, new_dentry, vm);
+	return check_move(old_dentry, vm, new_dentry, vm, BPFBOX_FILE_LINK);
 }
 
 /* w->key.name = the basename of interp (the path as given); 1 if done. */
@@ -947,7 +948,7 @@ int BPF_PROG(bpfbox_task_kill, struct task_struct *p, struct kernel_siginfo *inf
  * behind the read-only mounts. mnt may be NULL (the record's path is then
  * relative to the file system's root).
  */
-static __always_inline int check_meta(struct dentry *d, struct vfsmount *mnt)
+static __always_inline int check_meta(struct dentry *d, struct vfsmount *mnt, __u32 op)
 {
 	struct bpfbox_session *s = current_session();
 	struct scratch *w;
@@ -961,7 +962,7 @@ static __always_inline int check_meta(struct dentry *d, struct vfsmount *mnt)
 					    root.mnt);
 		chain_collect(w, (__u64)d, (__u64)mnt);
 	}
-	report_file(s, w, NULL, 0);
+	report_file(s, w, NULL, 0, op);
 	if (w)
 		scratch_put(w);
 	return -EPERM;
@@ -972,7 +973,7 @@ int BPF_PROG(bpfbox_path_chmod, const struct path *path, umode_t mode, int ret)
 {
 	if (ret)
 		return ret;
-	return check_meta(BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt));
+	return check_meta(BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt), BPFBOX_FILE_CHMOD);
 }
 
 SEC("lsm/path_chown")
@@ -981,7 +982,7 @@ int BPF_PROG(bpfbox_path_chown, const struct path *path, unsigned long long uid,
 {
 	if (ret)
 		return ret;
-	return check_meta(BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt));
+	return check_meta(BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt), BPFBOX_FILE_CHMOD);
 }
 
 /* utimes (and chmod/chown once more): what changes a file's metadata. */
@@ -992,9 +993,12 @@ int BPF_PROG(bpfbox_path_chown, const struct path *path, unsigned long long uid,
 
 static __always_inline int check_setattr(struct dentry *d, struct iattr *attr)
 {
-	if (!(BPF_CORE_READ(attr, ia_valid) & META_ATTRS))
+	__u32 valid = BPF_CORE_READ(attr, ia_valid);
+
+	if (!(valid & META_ATTRS))
 		return 0; /* a truncate: Landlock's right */
-	return check_meta(d, NULL);
+	/* Mode or owner: a chmod; else times only: a utimes. */
+	return check_meta(d, NULL, valid & 7 ? BPFBOX_FILE_CHMOD : BPFBOX_FILE_UTIMES);
 }
 
 /*
@@ -1022,11 +1026,11 @@ int BPF_PROG(bpfbox_inode_setattr_61, struct dentry *dentry, struct iattr *attr,
 SEC("lsm/inode_setxattr")
 int BPF_PROG(bpfbox_inode_setxattr, void *idmap, struct dentry *dentry)
 {
-	return check_meta(dentry, NULL);
+	return check_meta(dentry, NULL, BPFBOX_FILE_CHMOD);
 }
 
 SEC("lsm/inode_removexattr")
 int BPF_PROG(bpfbox_inode_removexattr, void *idmap, struct dentry *dentry)
 {
-	return check_meta(dentry, NULL);
+	return check_meta(dentry, NULL, BPFBOX_FILE_CHMOD);
 }

@@ -273,6 +273,8 @@ struct bpfbox_session {
 #define BPFBOX_SF_MOUNT_RO  (1U << 10) /* mount namespace: EROFS is its denial */
 #define BPFBOX_SF_CMD_RULES (1U << 11) /* command rules in cmd_rules (bpf/cmd.bpf.c) */
 #define BPFBOX_SF_CMD_ASK   (1U << 12) /* someone answers asks: stop, do not kill */
+/* Our BPF LSM holds the session's lists (Full): EPERM is its refusal, already reported. */
+#define BPFBOX_SF_BPF_LSM (1U << 13)
 
 /* Key of the BPF LSM's writable set: a directory by device and inode. */
 struct bpfbox_inode_key {

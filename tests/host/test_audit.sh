@@ -11,7 +11,7 @@ mkdir -p "$TMPD/ws" "$TMPD/outside"
 # end see only this test's sessions, whatever else runs on the host.
 CG2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 export BPFBOX_CGROUP_PARENT="$CG2/bpfbox-test-$$"
-trap 'rmdir "$BPFBOX_CGROUP_PARENT" 2>/dev/null; rm -rf "$TMPD"' EXIT INT TERM
+trap 'rmdir "$BPFBOX_CGROUP_PARENT" 2>/dev/null; chattr -a "$TMPD/ws/appendonly" 2>/dev/null; rm -rf "$TMPD"' EXIT INT TERM
 A="$TMPD/audit.jsonl"
 cd "$TMPD/ws"
 
@@ -55,6 +55,19 @@ expect_grep 'read-only in the session\); grant it with --rw /etc' "$TMPD/err" \
 ls /etc/bpfbox-audit-* >/dev/null 2>&1 && fail "a file was written to the host's /etc" ||
 	ok "nothing was written to the host's /etc"
 A=$A_MAIN
+
+# An EPERM no program of ours returned: an append-only file opened for
+# writing. Without the BPF LSM's lists (Standard) it is the kernel's.
+touch "$TMPD/ws/appendonly"
+if chattr +a "$TMPD/ws/appendonly" 2>/dev/null; then
+	"$BPFBOX" run -q --level standard --no-namespaces --audit "$TMPD/eperm.jsonl" -w "$TMPD/ws" -- \
+		sh -c ': > appendonly' 2>/dev/null
+	chattr -a "$TMPD/ws/appendonly"
+	check_events "$TMPD/eperm.jsonl" "any(e['type'] == 'file' and e['path'].endswith('/appendonly') and e['decision'] == 'deny' and e['errno'] == 'EPERM' and e['layer'] == 'kernel' for e in ev)" \
+		"a kernel EPERM (append-only file opened for writing) at Standard: layer kernel"
+else
+	skip "kernel EPERM layer: chattr +a unsupported on $TMPD's file system (the VM matrix runs it)"
+fi
 
 # Aggregation: 1000 opens of one file are one record at once, the rest
 # counted in the kernel and flushed when the session ends: exactly 1000.

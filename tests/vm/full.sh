@@ -114,7 +114,8 @@ full_case() {
 	shift 2
 	rm -f "$WS/sid"
 	bpfbox run -q --no-namespaces --audit "$A" -w "$WS" --net-allow "127.0.0.1:$P1" \
-		--exec-deny forbidden-tool --task "$TMPD/cmd.json" "$@" -- python3 attack.py >"$TMPD/out" 2>"$TMPD/err"
+		--exec-deny forbidden-tool --task "$TMPD/cmd.json" --status-fd 3 "$@" -- python3 attack.py \
+		>"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/status"
 	rc=$?
 	SID=$(cat "$WS/sid" 2>/dev/null)
 	[ $rc = 0 ] &&
@@ -128,6 +129,12 @@ full_case() {
 	done
 	check_events "$A" "any(e['type'] == 'exec' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm' and e['filename'].endswith('forbidden-tool') for e in mine)" \
 		"vm $name: exec denial recorded as bpf-lsm"
+	# One record per refusal: the audit exit program leaves the LSM's EPERM
+	# to the LSM's own record (BPFBOX_SF_BPF_LSM), and the summary counts 1.
+	check_events "$A" "[sum(e['type'] == t and e['decision'] == 'deny' and e.get(k, '').endswith(w) and e.get('op') == o for e in mine) for t, k, w, o in (('file', 'path', '/proj/.env', None), ('file', 'path', '/proj/.env', 'rename'), ('exec', 'filename', 'forbidden-tool', None), ('exec', 'filename', '/cmdtool', None))] == [1, 1, 1, 2]" \
+		"vm $name: one deny record per LSM refusal (.env open, its rename, a listed binary, two command-rule execs)"
+	check_events "$TMPD/status" "[[e['count'] for e in ev if e['type'] == 'denied' and e['op'] == o and e['what'].endswith(w)] for o, w in (('open', '/proj/.env'), ('exec', 'forbidden-tool'))] == [[1], [1]]" \
+		"vm $name: the summary says denied 1 time for the .env open and the listed binary"
 	check_events "$A" "sum(e['type'] == 'exec' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm' and e.get('rule') == 'commands[0] exe=cmdtool' and e['filename'].endswith('cmdtool') for e in mine) == 2" \
 		"vm $name: command rule by exe refused in the LSM exec hook (EPERM), recorded as bpf-lsm"
 	check_events "$A" "any(e['type'] == 'exec' and e['decision'] == 'deny' and e['layer'] == 'exec-tracepoint' and e.get('rule') == 'deny_commands: mkfs' and e['filename'] == '/bin/echo' for e in mine)" \

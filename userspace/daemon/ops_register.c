@@ -412,8 +412,10 @@ static int register_lsm(struct daemon *d, struct conn *c, struct dsession *s,
 		if (r < 0)
 			return r;
 		s->lsm = agent_status(d->agent)->lsm;
-		if (s->lsm)
+		if (s->lsm) {
 			s->lsm_lists = json_object_get(*lsm);
+			s->flags |= BPFBOX_SF_BPF_LSM;
+		}
 		if (s->lsm && !ops_full_access(req)) {
 			int64_t abi = 0;
 

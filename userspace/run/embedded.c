@@ -353,6 +353,9 @@ static uint32_t session_flags(struct embedded *e, struct session *s, const struc
 		flags |= BPFBOX_SF_AUDIT_ALL;
 	if (opts->off)
 		flags |= BPFBOX_SF_AUDIT_OFF;
+	/* Its lists (add_session): it records its refusals itself. */
+	if (s->layers.requested == LEVEL_FULL && agent_status(e->agent)->lsm)
+		flags |= BPFBOX_SF_BPF_LSM;
 	/* What the BPF LSM enforces in the stead of this Landlock ABI. */
 	if (s->layers.requested == LEVEL_FULL && p->mode != MODE_FULL_ACCESS) {
 		flags |= agent_gap_flags(e->agent, s->layers.landlock ? s->layers.landlock_abi : 0);
