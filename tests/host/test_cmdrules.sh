@@ -238,19 +238,9 @@ ask_run() {
 		>"$TMPD/out" 2>"$TMPD/err"
 	wait "$rp"
 }
-# checks over the status lines (st) too
+# checks over the status lines too (tests/helpers/ask_check.py)
 acheck() {
-	if python3 - "$A" "$TMPD/out" "$TMPD/asklog" "$1" <<'PY'
-import json, sys
-ev = [json.loads(l) for l in open(sys.argv[1])]
-out = open(sys.argv[2]).read()
-st = [json.loads(l) for l in open(sys.argv[3])]
-asks = [e for e in ev if e["type"] == "session.ask"]
-qs = [e for e in st if e["type"] == "ask"]
-ans = [e["answer"] for e in st if e["type"] == "answered"]
-ok = eval(sys.argv[4])
-sys.exit(0 if ok else 1)
-PY
+	if python3 "$ROOT/tests/helpers/ask_check.py" "$A" "$TMPD/out" "$TMPD/asklog" "$1"
 	then ok "$2"; else fail "$2: $(cat "$TMPD/out" "$TMPD/err" "$TMPD/asklog" | tail -c 700)"; fi
 }
 ask_run approve deny

@@ -80,6 +80,66 @@ if start_daemon "$TMPD/audit.jsonl"; then ok "a private daemon starts"; else
 	finish
 	exit 1
 fi
+
+# ---- a session registered while top's list is under way ----
+# The daemon builds top's `list` before a register, top reads the session's
+# start before that reply: the session is new, not ended. Ordered for sure
+# by stopping the daemon and top (SIGSTOP) at each step, while no other
+# session makes events.
+cat >"$TMPD/late.py" <<'PY'
+import json, os, socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f = s.makefile("rb")
+s.sendall(b'{"op":"ping"}\n'); json.loads(f.readline())
+print("connected", flush=True)
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.02)
+s.sendall(json.dumps({"op": "register", "session": sys.argv[3],
+                      "command": ["late-one"]}).encode() + b"\n")
+print("sent", flush=True)
+ok = json.loads(f.readline()).get("ok")
+s.sendall(b'{"op":"ping"}\n'); json.loads(f.readline())  # its session.start is written
+print("registered" if ok else "refused", flush=True)
+while not os.path.exists(sys.argv[4]):
+    time.sleep(0.05)
+s.sendall(json.dumps({"op": "unregister", "session": sys.argv[3]}).encode() + b"\n")
+print(json.loads(f.readline()).get("state"), flush=True)
+PY
+# polls PID N: PID sleeps in poll(2) (or ppoll) over N descriptors.
+polls() { [ "$(awk '{ print $3 }' "/proc/$1/syscall" 2>/dev/null)" = "0x$2" ]; }
+# queued PID N: bytes wait unread on N sockets of PID.
+queued() {
+	ls -l "/proc/$1/fd" 2>/dev/null | sed -n 's/.*socket:\[\([0-9]*\)\].*/\1/p' >"$TMPD/inodes"
+	ss -xn | awk -v n="$2" 'NR == FNR { want[$1] = 1; next }
+		($6 in want) && $3 > 0 { n-- } END { exit n > 0 }' "$TMPD/inodes" -
+}
+LATE=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+"$PY" "$TMPD/late.py" "$SOCK" "$TMPD/late.go" "$LATE" "$TMPD/late.stop" >"$TMPD/late.out" 2>&1 &
+LPID=$!
+wait_grep connected "$TMPD/late.out"
+"$BPFBOX" top --json -d 2 --socket "$SOCK" >"$TMPD/late.json" 2>"$TMPD/late.err" &
+TPID=$!
+# Its first sample read, it waits the interval on the event stream alone;
+# the daemon stopped, it sends the last sample's list and waits on both.
+if poll_until 10 polls $TPID 1 && kill -STOP "$DPID" && poll_until 10 polls $TPID 2 &&
+	kill -STOP $TPID && touch "$TMPD/late.go" && wait_grep sent "$TMPD/late.out" &&
+	poll_until 5 queued "$DPID" 2 && kill -CONT "$DPID" && wait_grep registered "$TMPD/late.out" &&
+	poll_until 5 queued $TPID 2; then
+	kill -CONT $TPID
+	wait $TPID
+	state=$("$PY" -c 'import json, sys
+s = [x for x in json.load(open(sys.argv[1]))["sessions"] if x["session"] == sys.argv[2]]
+print(s[0]["state"] if s else "not shown")' "$TMPD/late.json" "$LATE" 2>&1)
+	[ "$state" = registered ] &&
+		ok "a session registered after the list was built is shown registered, not ended" ||
+		fail "a session registered after the list was built: '$state', not registered ($(cat "$TMPD/late.err"))"
+else
+	kill -CONT "$DPID" $TPID 2>/dev/null
+	fail "a late session: the steps did not happen in order ($(cat "$TMPD/late.out" "$TMPD/late.err" | tr '\n' ' '))"
+	wait $TPID
+fi
+touch "$TMPD/late.stop"
+wait $LPID
+
 # run NAME [OPTIONS...] -- SCRIPT: a session in the background, its id in $WS/NAME.sid.
 run() {
 	name=$1

@@ -123,6 +123,8 @@ int agent_net_clear(struct agent *a, uint32_t id);
  */
 struct bpfbox_cmd_table;
 int agent_session_cmd_rules(struct agent *a, uint32_t id, const struct bpfbox_cmd_table *t);
+/* The table in force for session id, read back from the kernel; -ENOENT none. */
+int agent_session_cmd_rules_get(struct agent *a, uint32_t id, struct bpfbox_cmd_table *t);
 
 struct bpfbox_policy;
 /* The session's file and exec deny lists into the BPF LSM maps (if loaded). */

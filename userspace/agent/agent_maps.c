@@ -199,6 +199,13 @@ int agent_session_cmd_rules(struct agent *a, uint32_t id, const struct bpfbox_cm
 	return bpf_map_update_elem(a->cmd_rules_fd, &id, t, BPF_ANY) < 0 ? -errno : 0;
 }
 
+int agent_session_cmd_rules_get(struct agent *a, uint32_t id, struct bpfbox_cmd_table *t)
+{
+	if (a->cmd_rules_fd < 0)
+		return -ENOTSUP;
+	return bpf_map_lookup_elem(a->cmd_rules_fd, &id, t) < 0 ? -errno : 0;
+}
+
 int agent_session_policy(struct agent *a, uint32_t id, const struct bpfbox_policy *p)
 {
 	if (!a->st.lsm)

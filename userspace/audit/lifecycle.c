@@ -197,3 +197,52 @@ void audit_session_lifecycle(struct jsonw *w, const struct audit_clock *c, const
 	jsonw_end(w);
 	jsonw_newline(w);
 }
+
+void audit_ask_from_exec(struct audit_ask *q, const struct bpfbox_exec_event *x)
+{
+	uint32_t raw = x->argv_len < sizeof(x->argv) ? x->argv_len : sizeof(x->argv);
+
+	memset(q, 0, sizeof(*q));
+	q->id = x->hdr.seq;
+	q->ts_ns = x->hdr.ts_ns;
+	q->pid = x->hdr.pid;
+	snprintf(q->rule, sizeof(q->rule), "%.*s", (int)strnlen(x->rule, sizeof(x->rule)), x->rule);
+	snprintf(q->file, sizeof(q->file), "%.*s", (int)strnlen(x->filename, sizeof(x->filename)),
+		 x->filename);
+	q->argv_len = redact(x->argv, raw, q->argv, sizeof(q->argv), 0);
+}
+
+void audit_session_ask(struct jsonw *w, const struct audit_clock *c, const char *session,
+		       const struct audit_ask *q)
+{
+	audit_begin(w, c, EV_SESSION_ASK, session, q->answer ? q->id : AUDIT_NO_SEQ,
+		    q->answer ? q->ts_ns : now_ns());
+	jsonw_u64(w, "id", q->id);
+	jsonw_u64(w, "pid", q->pid);
+	jsonw_str(w, "rule", q->rule);
+	jsonw_str(w, "filename", q->file);
+	jsonw_array_begin(w, "argv");
+	for (size_t i = 0; i < q->argv_len;) {
+		size_t n = strnlen(q->argv + i, q->argv_len - i);
+
+		jsonw_array_strn(w, q->argv + i, n);
+		i += n + 1;
+	}
+	jsonw_array_end(w);
+	jsonw_bool(w, "frozen", q->frozen);
+	jsonw_str(w, "answer", q->answer);
+	if (!q->answer) {
+		jsonw_u64(w, "deny_after_ms", q->deny_after_ms);
+	} else {
+		jsonw_object_begin(w, "answered");
+		jsonw_str(w, "how", q->how);
+		if (q->has_who) {
+			jsonw_u64(w, "uid", q->uid);
+			jsonw_u64(w, "pid", q->by_pid);
+		}
+		jsonw_end(w);
+		jsonw_u64(w, "waited_ms", q->waited_ms);
+	}
+	jsonw_end(w);
+	jsonw_newline(w);
+}

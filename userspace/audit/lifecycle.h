@@ -2,7 +2,7 @@
 /*
  * The lifecycle events of a session, built in one place for the daemon
  * and the embedded mode: session.start, session.end (and the loss line
- * before it), session.paused, session.resumed, session.killed.
+ * before it), session.paused, session.resumed, session.killed, session.ask.
  */
 #ifndef BPFBOX_LIFECYCLE_H
 #define BPFBOX_LIFECYCLE_H
@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "redact.h"
+#include "bpfbox/events.h"
 #include "../lib/jsonw.h"
 
 /* "sha256:<hex>" of len bytes (the policy hash of session.start). */
@@ -80,5 +82,36 @@ enum ev_kind audit_lifecycle_kind(const struct session_event *ev);
 /* session.paused, session.resumed or session.killed as one line (c NULL: now). */
 void audit_session_lifecycle(struct jsonw *w, const struct audit_clock *c, const char *id,
 			     const struct session_event *ev);
+
+/*
+ * A command rule's ask (agent/ask.h), as session.ask says it: the stopped
+ * exec (its argv redacted) and, once answered, how and by whom.
+ */
+struct audit_ask {
+	uint64_t id;	/* the stopped exec's record number (its seq) */
+	uint64_t ts_ns; /* monotonic, of the exec */
+	uint64_t pid;
+	char rule[BPFBOX_CMD_LABEL_LEN + 1];
+	char file[sizeof(((struct bpfbox_exec_event *)0)->filename) + 1];
+	char argv[REDACT_MAX(BPFBOX_ARGV_LEN)]; /* NUL separated */
+	size_t argv_len;
+	uint64_t deny_after_ms; /* the pause timeout: then it is denied */
+	bool frozen;		/* the session's cgroup was frozen */
+	const char *answer;	/* ask_answer_name(); NULL: asked, not answered yet */
+	const char *how;	/* "ask_fd", "answer" (op), "timeout", "ended", "nobody" */
+	bool has_who;		/* uid and pid of whoever answered */
+	uint64_t uid, by_pid;
+	uint64_t waited_ms;
+};
+
+/* The question of an exec record stopped for an answer (BPFBOX_EXEC_PENDING). */
+void audit_ask_from_exec(struct audit_ask *q, const struct bpfbox_exec_event *x);
+/*
+ * session.ask as one line: answered, it takes the exec's seq (q->id);
+ * asked and not answered yet (the daemon's subscribers may answer), no
+ * seq and answer null.
+ */
+void audit_session_ask(struct jsonw *w, const struct audit_clock *c, const char *session,
+		       const struct audit_ask *q);
 
 #endif

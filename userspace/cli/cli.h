@@ -50,6 +50,7 @@ int cli_connect(struct daemon_client *c, const char *cmd, const char *socket, in
 	X("pause", cmd_pause, "freeze a running session")                              \
 	X("resume", cmd_resume, "thaw a paused session, raising its limits first")     \
 	X("kill", cmd_kill, "kill every process of a session")                         \
+	X("answer", cmd_answer, "answer a command rule's ask (approve, always, deny)") \
 	X("net", cmd_net, "allow or deny a destination of a running session")          \
 	X("events", cmd_events, "print a daemon's live events (json, ocsf, text)")     \
 	X("top", cmd_top, "watch a daemon's sessions live (ncurses)")

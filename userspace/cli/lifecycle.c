@@ -2,7 +2,8 @@
 /*
  * bpfbox pause|resume|kill ID: through the daemon's socket (ops pause,
  * resume, kill); for a session no daemon knows (embedded mode), as root on
- * its cgroup directly, where its `bpfbox run` sees the change.
+ * its cgroup directly, where its `bpfbox run` sees the change. bpfbox
+ * answer ID ASK-ID WORD: the daemon's answer op (docs/runtime.md).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -271,4 +272,61 @@ int cmd_resume(int argc, char **argv)
 int cmd_kill(int argc, char **argv)
 {
 	return lifecycle("kill", argc, argv);
+}
+
+static void answer_usage(FILE *out)
+{
+	fprintf(out, "usage: bpfbox answer ID ASK-ID approve|always|deny [--socket PATH]\n"
+		     "  answers a command rule's ask of a daemon's session (session.ask \"id\"):\n"
+		     "  approve runs the exec once, always allows its rule for the rest of the\n"
+		     "  session, deny kills it\n"
+		     "  --socket PATH  the daemon's socket (default $BPFBOX_SOCKET "
+		     "or " DAEMON_SOCKET_DEFAULT ")\n"
+		     "Root may answer any session, a member of the daemon's group its own uid's.\n"
+		     "exit: 0 answered; 1 no daemon, unknown session, or no open ask of that id\n"
+		     "(answered already, timed out); 2 bad usage\n");
+}
+
+int cmd_answer(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"socket", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct daemon_client c;
+	const char *sock = NULL, *word;
+	char msg[512], id[33];
+	unsigned long long ask_id;
+	int o, r;
+
+	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (o != 's')
+			return cli_help_or_bad(o, "answer", argv, answer_usage);
+		sock = optarg;
+	}
+	if (optind != argc - 3)
+		return cli_usage_error("answer", "give a session id, an ask id and an answer");
+	word = argv[optind + 2];
+	if (parse_u64(argv[optind + 1], &ask_id) < 0 || !ask_id)
+		return cli_usage_error("answer",
+				       "'%s' is not an ask id (the \"id\" of the session.ask line, "
+				       "a positive number)",
+				       argv[optind + 1]);
+	if (!streq(word, "approve") && !streq(word, "always") && !streq(word, "deny"))
+		return cli_usage_error("answer", "'%s': answer approve, always or deny", word);
+	r = resolve_id("answer", sock, argv[optind], id);
+	if (r)
+		return r;
+	if (cli_connect(&c, "answer", sock, CALL_TIMEOUT_MS,
+			"a session of embedded mode takes its answers on its --ask-fd") < 0)
+		return 1;
+	r = daemon_answer(&c, id, ask_id, word, msg, sizeof(msg));
+	daemon_client_close(&c);
+	if (r < 0) {
+		fprintf(stderr, "bpfbox %s\n", msg);
+		return 1;
+	}
+	printf("session %s: ask %llu answered %s\n", id, ask_id, word);
+	return 0;
 }

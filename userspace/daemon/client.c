@@ -401,6 +401,16 @@ int daemon_kill(struct daemon_client *c, const char *id, char *msg, size_t size)
 	return call_put(c, daemon_request("kill", id), NULL, msg, size);
 }
 
+int daemon_answer(struct daemon_client *c, const char *id, uint64_t ask_id, const char *answer,
+		  char *msg, size_t size)
+{
+	struct json_object *req = daemon_request("answer", id);
+
+	json_object_object_add(req, "id", json_object_new_int64((int64_t)ask_id));
+	json_object_object_add(req, "answer", json_object_new_string(answer));
+	return call_put(c, req, NULL, msg, size);
+}
+
 int daemon_ping(struct daemon_client *c, struct json_object **reply, char *msg, size_t size)
 {
 	return call_put(c, daemon_request("ping", NULL), reply, msg, size);
@@ -551,7 +561,7 @@ static void add_layers(struct json_object *req, const struct session *s)
 }
 
 int daemon_register(struct daemon_client *c, const struct session *s, const char *audit_mode,
-		    char *const argv[], pid_t pid, struct json_object **reply, char *msg,
+		    bool asks, char *const argv[], pid_t pid, struct json_object **reply, char *msg,
 		    size_t size)
 {
 	struct json_object *req = daemon_request("register", s->id);
@@ -566,6 +576,8 @@ int daemon_register(struct daemon_client *c, const struct session *s, const char
 	add_str(req, "audit_mode", audit_mode);
 	add_layers(req, s);
 	json_object_object_add(req, "policy", policy_to_json(s->policy));
+	if (asks)
+		json_object_object_add(req, "asks", json_object_new_boolean(true));
 	/* Register and attach in one round trip (docs/daemon.md). */
 	if (pid > 0)
 		json_object_object_add(req, "pid", json_object_new_int64(pid));

@@ -116,12 +116,16 @@ int daemon_no_daemon_allowed(const char *socket, char *why, size_t size);
  * mode "aggregate", "all" or "off". pid > 0: attaches that child of the
  * caller in the same request (one round trip); pid 0 (before the fork):
  * asks for a cgroup the daemon made ahead, whose name the reply's
- * "session" gives (session_take_id). *reply (the caller puts it):
- * session, level_enabled, layers, proxy_port, limits.
+ * "session" gives (session_take_id). asks: the caller answers the command
+ * rules' asks (--ask-fd). *reply (the caller puts it): session,
+ * level_enabled, layers, proxy_port, limits.
  */
 int daemon_register(struct daemon_client *c, const struct session *s, const char *audit_mode,
-		    char *const argv[], pid_t pid, struct json_object **reply, char *msg,
+		    bool asks, char *const argv[], pid_t pid, struct json_object **reply, char *msg,
 		    size_t size);
+/* Answers the ask ask_id of session id: "approve", "always" or "deny". */
+int daemon_answer(struct daemon_client *c, const char *id, uint64_t ask_id, const char *answer,
+		  char *msg, size_t size);
 /* Moves pid, a child of the caller, into the session's cgroup. */
 int daemon_attach(struct daemon_client *c, const char *id, pid_t pid, char *msg, size_t size);
 /*

@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "internal.h"
+#include "ops_internal.h"
 #include "metrics.h"
 #include "../agent/agent.h"
 #include "../audit/sink.h"
@@ -169,6 +170,9 @@ int ev_on_record(void *ctx, void *data, size_t size)
 		d->unknown_records++;
 		return 0;
 	}
+	/* An exec stopped for an answer: session.ask in its place (ops_ask.c). */
+	if (ops_ask_record(d, s, data, size))
+		return 0;
 	/* Every denial counts for the end-of-run summary, flood or not. */
 	denials_add_record(&s->denials, data, size);
 	/* A flood is counted, not written: exact counts by type, once a second. */

@@ -331,7 +331,8 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 		ops_reply_error(
 			d, c, EINVAL,
 			"the request needs an \"op\" string: register, attach, "
-			"unregister, list, subscribe, ping, pause, resume, kill, net or reload");
+			"unregister, list, subscribe, ping, pause, resume, kill, net, answer "
+			"or reload");
 		goto out;
 	}
 	t0 = now_ns();
@@ -355,12 +356,14 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 		op_kill(d, c, req);
 	else if (streq(op, "net"))
 		op_net(d, c, req);
+	else if (streq(op, "answer"))
+		op_answer(d, c, req);
 	else if (streq(op, "reload"))
 		op_reload(d, c);
 	else
 		ops_reply_error(d, c, EOPNOTSUPP,
 				"unknown op '%.64s': use register, attach, unregister, "
-				"list, subscribe, ping, pause, resume, kill, net or reload",
+				"list, subscribe, ping, pause, resume, kill, net, answer or reload",
 				op);
 	metrics_observe_request(d->metrics, op, now_ns() - t0);
 out:
@@ -380,6 +383,7 @@ void ops_tick(struct daemon *d)
 	for (; s; s = next) {
 		next = s->next;
 		ev_flood_say(d, s, false);
+		ops_ask_tick(d, s);
 		if (s->state == DS_ENDING)
 			ops_end_session(d, s, s->end.reason, NULL);
 		else if (!s->owner && !ops_cgroup_populated(s->cgroup))

@@ -56,6 +56,16 @@ void op_resume(struct daemon *d, struct conn *c, struct json_object *req);
 void op_kill(struct daemon *d, struct conn *c, struct json_object *req);
 /* ops_session.c: an agent_flush_session callback that drops the records. */
 int ops_discard_record(void *ctx, void *data, size_t size);
+/* ops_ask.c: the command rules' asks (docs/runtime.md "Approvals") */
+/* The register asks for asks ("asks": true, --ask-fd): BPFBOX_SF_CMD_ASK, the session's state. */
+int ops_ask_register(struct daemon *d, struct dsession *s, struct json_object *req);
+/* An exec record stopped for an answer: taken (true), the session frozen, session.ask said. */
+bool ops_ask_record(struct daemon *d, struct dsession *s, const void *data, size_t size);
+void op_answer(struct daemon *d, struct conn *c, struct json_object *req);
+/* Questions past the pause timeout denied (each tick); at the end, every one open. */
+void ops_ask_tick(struct daemon *d, struct dsession *s);
+void ops_ask_end(struct daemon *d, struct dsession *s);
+void ops_ask_free(struct dsession *s);
 /* ops_net.c */
 int ops_add_net_rules(struct daemon *d, struct conn *c, struct dsession *s,
 		      struct json_object *rules);

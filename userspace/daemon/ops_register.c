@@ -460,6 +460,8 @@ static int register_cmd(struct daemon *d, struct conn *c, struct dsession *s,
 		r = agent_session_cmd_rules(d->agent, s->index, t);
 	if (!r && t->n)
 		s->flags |= BPFBOX_SF_CMD_RULES;
+	if (!r)
+		r = ops_ask_register(d, s, req);
 	free(t);
 	if (r == -EINVAL || r == -E2BIG) {
 		ops_bad_member(d, c, "register", "policy.deny_commands and policy.commands",
@@ -518,6 +520,7 @@ static void register_reply(struct daemon *d, struct conn *c, struct dsession *s,
 	jsonw_bool(&d->rw, "bpf_unix_connect", st->unix_connect);
 	jsonw_bool(&d->rw, "bpf_lsm", s->lsm);
 	jsonw_bool(&d->rw, "cmd_rules", s->flags & BPFBOX_SF_CMD_RULES);
+	jsonw_bool(&d->rw, "cmd_ask", s->flags & BPFBOX_SF_CMD_ASK);
 	jsonw_end(&d->rw);
 	if (s->level[0])
 		jsonw_str(&d->rw, "level_enabled", s->level);
@@ -543,6 +546,7 @@ static void register_undo(struct daemon *d, struct dsession *s, const struct ses
 		free(s->command);
 		json_object_put(s->lsm_lists);
 		free(s->wkeys);
+		ops_ask_free(s);
 		free(s);
 	}
 }

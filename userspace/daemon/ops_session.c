@@ -185,6 +185,7 @@ static int end_drain(struct daemon *d, struct dsession *s, const char *reason,
 	agent_net_clear(d->agent, s->index);
 	ops_remove_lsm(d, s);
 	ev_flood_say(d, s, true);
+	ops_ask_end(d, s); /* an open ask was denied: its process died with the cgroup */
 	ev_session_end(d, s, seq, lost);
 	if (denials)
 		*denials = s->denials;
@@ -223,6 +224,7 @@ static int end_remove(struct daemon *d, struct dsession *s)
 	if (s->has_lim)
 		limits_destroy(&s->lim); /* the v1 cgroups; the v2 one is gone */
 	ops_ended(s->id);
+	ops_ask_free(s);
 	table_remove(&d->table, s);
 	return 0;
 }

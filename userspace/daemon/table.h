@@ -38,6 +38,7 @@ struct dsession_end {
 };
 
 struct egress;
+struct dask;
 
 struct dsession {
 	char id[33];
@@ -71,6 +72,7 @@ struct dsession {
 	size_t nwkeys;
 	struct egress *egress;	/* name rules: its proxy and resolver, NULL none */
 	struct denials denials; /* what its records denied, for the client's summary */
+	struct dask *ask;	/* its asks (ops_ask.c); NULL: nobody answers, an ask denies */
 	struct dsession *next;
 };
 

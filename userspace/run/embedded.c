@@ -62,57 +62,38 @@ static void sink_flush(struct embedded *e)
 static void on_ask(struct embedded *e, const struct bpfbox_exec_event *x)
 {
 	struct session *s = e->session;
-	uint64_t id = x->hdr.seq, timeout = s->policy->limits.pause_timeout_ms;
 	uint64_t t0 = now_ns();
-	uint32_t raw = x->argv_len < sizeof(x->argv) ? x->argv_len : sizeof(x->argv);
-	char argv[REDACT_MAX(sizeof(x->argv))], rule[sizeof(x->rule) + 1];
-	char file[sizeof(x->filename) + 1];
-	size_t len = redact(x->argv, raw, argv, sizeof(argv), 0);
+	struct audit_ask *q = malloc(sizeof(*q));
 	enum ask_answer ans;
 	int r;
 
-	snprintf(rule, sizeof(rule), "%.*s", (int)strnlen(x->rule, sizeof(x->rule)), x->rule);
-	snprintf(file, sizeof(file), "%.*s", (int)strnlen(x->filename, sizeof(x->filename)),
-		 x->filename);
+	if (!q) {
+		kill(x->hdr.pid, SIGKILL); /* fail closed: nobody could be asked */
+		return;
+	}
+	audit_ask_from_exec(q, x);
+	q->deny_after_ms = s->policy->limits.pause_timeout_ms;
 	/* Frozen, no sibling can SIGCONT it; without a v2 cgroup the SIGSTOP holds alone. */
 	r = limits_freeze(&s->lim, true);
 	sink_flush(e);
-	status_ask(s, id, x->hdr.pid, rule, file, argv, len, timeout);
+	status_ask(s, q->id, q->pid, q->rule, q->file, q->argv, q->argv_len, q->deny_after_ms);
 	e->ask.asked++;
-	ans = e->ask.fd >= 0 ? ask_wait(&e->ask, id, timeout) : ASK_DENY;
-	if (ans == ASK_ALWAYS && ask_always(&e->ask, e->agent, rule) < 0)
-		log_warn("approve always: the rule '%s' could not be switched to allow; "
-			 "approved once",
-			 rule);
-	if (ans == ASK_APPROVE || ans == ASK_ALWAYS) {
-		kill(x->hdr.pid, SIGCONT);
-		e->ask.approved++;
-	} else {
-		kill(x->hdr.pid, SIGKILL);
-		e->ask.denied++;
-		denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec", file,
+	ans = e->ask.fd >= 0 ? ask_wait(&e->ask, q->id, q->deny_after_ms) : ASK_DENY;
+	if (!ask_apply(&e->ask, e->agent, q->pid, q->rule, ans))
+		denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec", q->file,
 			    EPERM, 1);
-	}
 	if (r == 0)
 		limits_freeze(&s->lim, false);
-	status_answered(s, id, ask_answer_name(ans));
-	audit_begin(&e->w, &e->clock, EV_SESSION_ASK, e->session_id, id, x->hdr.ts_ns);
-	jsonw_u64(&e->w, "pid", x->hdr.pid);
-	jsonw_str(&e->w, "rule", rule);
-	jsonw_str(&e->w, "filename", file);
-	jsonw_array_begin(&e->w, "argv");
-	for (size_t i = 0; i < len;) {
-		size_t n = strnlen(argv + i, len - i);
-
-		jsonw_array_strn(&e->w, argv + i, n);
-		i += n + 1;
-	}
-	jsonw_array_end(&e->w);
-	jsonw_bool(&e->w, "frozen", r == 0);
-	jsonw_str(&e->w, "answer", ask_answer_name(ans));
-	jsonw_u64(&e->w, "waited_ms", (now_ns() - t0) / 1000000);
-	jsonw_end(&e->w);
-	jsonw_newline(&e->w);
+	status_answered(s, q->id, ask_answer_name(ans));
+	q->frozen = r == 0;
+	q->answer = ask_answer_name(ans);
+	q->how = e->ask.fd < 0 ? "nobody" : ans == ASK_TIMEOUT ? "timeout" : "ask_fd";
+	q->has_who = e->ask.fd >= 0 && ans != ASK_TIMEOUT;
+	q->uid = getuid();
+	q->by_pid = getpid();
+	q->waited_ms = (now_ns() - t0) / 1000000;
+	audit_session_ask(&e->w, &e->clock, e->session_id, q);
+	free(q);
 	emit_kind(e, EV_SESSION_ASK);
 	sink_flush(e);
 }

@@ -161,6 +161,7 @@ static int choose_mode(struct run *r)
 		return 0;
 	r->drun.level_given = p->level_given;
 	r->drun.verbose = p->verbose;
+	r->drun.ask_top = r->ask_at_exec; /* refused at register unless the daemon takes asks */
 	return daemon_run_prepare(&r->drun, &r->s, &p->audit, r->sinks, p->argv);
 }
 
@@ -254,11 +255,7 @@ int run_session(const struct run_plan *plan)
 		rc = open_sinks(&r);
 	if (!rc)
 		rc = choose_mode(&r);
-	if (!rc && r.daemon && r.ask_at_exec) {
-		/* A daemon's sessions take no asks (docs/runtime.md): never unasked. */
-		rc = log_error_errno(EPERM, "the command needs approval, and asks are taken in "
-					    "embedded mode only (--no-daemon); nothing ran");
-	} else if (rc == -EAGAIN && r.daemon) {
+	if (rc == -EAGAIN && r.daemon) {
 		rc = fall_back(&r); /* refused at a register before the fork */
 	} else if (!rc && !r.daemon) {
 		rc = start_embedded(&r);

@@ -15,10 +15,12 @@
 #include "bpfbox/events.h"
 #include "../policy/rules.h"
 #include "../agent/agent.h"
+#include "../audit/redact.h"
 #include "../audit/sink.h"
 #include "../net/egress.h"
 #include "../policy/policy.h"
 #include "../sandbox/session.h"
+#include "../lib/json.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -33,6 +35,7 @@ int daemon_run_connect(struct daemon_run *r, const char *socket)
 	memset(r, 0, sizeof(*r));
 	r->ctl.fd = r->sub.fd = -1;
 	r->never_fd[0] = r->never_fd[1] = -1;
+	r->ask.fd = -1;
 	/* --daemon-socket, or BPFBOX_REQUIRE_DAEMON=1: no run without the daemon. */
 	r->named = socket || (req_env && streq(req_env, "1"));
 	snprintf(r->socket, sizeof(r->socket), "%s", path);
@@ -110,7 +113,8 @@ static int do_register(struct daemon_run *r, pid_t pid)
 	char msg[512];
 	int rc;
 
-	rc = daemon_register(&r->ctl, s, r->audit_mode, r->argv, pid, &reply, msg, sizeof(msg));
+	rc = daemon_register(&r->ctl, s, r->audit_mode, r->ask.fd >= 0, r->argv, pid, &reply, msg,
+			     sizeof(msg));
 	if (rc < 0) {
 		json_object_put(reply);
 		return refused(r, rc, msg);
@@ -140,6 +144,15 @@ static int do_register(struct daemon_run *r, pid_t pid)
 				       r->socket, msg);
 	}
 	take_reply(r, reply);
+	if (r->ask_top && !(json_object_object_get_ex(reply, "layers", &port) &&
+			    json_member_true(port, "cmd_ask"))) {
+		json_object_put(reply);
+		return log_error_errno(EPERM,
+				       "the command needs approval, and the daemon at %s takes "
+				       "no asks for it (its exec program is not loaded); nothing "
+				       "ran",
+				       r->socket);
+	}
 	if (json_object_object_get_ex(reply, "cgroup", &port))
 		snprintf(r->cgroup, sizeof(r->cgroup), "%s", json_object_get_string(port));
 	/* Limits in v1 cgroups are joined by the daemon's attach (a migration). */
@@ -180,6 +193,90 @@ static void sub_done(struct daemon_run *r)
 		dup2(r->never_fd[0], r->sub.fd);
 }
 
+/* The ask id is answered (or given up): out of the queue. */
+static void ask_forget(struct daemon_run *r, uint64_t id)
+{
+	for (unsigned int i = 0; i < r->nasks; i++) {
+		if (r->asks[i].id != id)
+			continue;
+		memmove(&r->asks[i], &r->asks[i + 1], (r->nasks - i - 1) * sizeof(r->asks[0]));
+		r->nasks--;
+		return;
+	}
+}
+
+/* Whether id waits in the queue. */
+static bool ask_queued(const struct daemon_run *r, uint64_t id)
+{
+	for (unsigned int i = 0; i < r->nasks; i++)
+		if (r->asks[i].id == id)
+			return true;
+	return false;
+}
+
+static const char *member_str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+		       ? json_object_get_string(v)
+		       : NULL;
+}
+
+/*
+ * A session.ask of the stream: asked (answer null), the question to the
+ * status fd and into the queue, as embedded mode says it; answered, its
+ * "answered" line when this side asked it.
+ */
+static void ask_line(struct daemon_run *r, const char *line, size_t len)
+{
+	char *text = strndup(line, len);
+	struct json_object *o = text ? json_tokener_parse(text) : NULL, *v, *arr;
+	const char *answer = member_str(o, "answer");
+	uint64_t id = json_object_object_get_ex(o, "id", &v) ? json_object_get_uint64(v) : 0;
+	char *argv = NULL;
+	size_t n = 0;
+
+	free(text);
+	if (!o || !id || r->ask.fd < 0) {
+		json_object_put(o);
+		return;
+	}
+	if (answer) {
+		if (ask_queued(r, id)) {
+			ask_forget(r, id);
+			status_answered(r->s, id, answer);
+		}
+	} else if (!ask_queued(r, id) && r->nasks < ARRAY_SIZE(r->asks) &&
+		   json_object_object_get_ex(o, "argv", &arr) &&
+		   json_object_is_type(arr, json_type_array) &&
+		   (argv = malloc(REDACT_MAX(BPFBOX_ARGV_LEN)))) {
+		uint64_t after = json_object_object_get_ex(o, "deny_after_ms", &v)
+					 ? json_object_get_uint64(v)
+					 : 0;
+
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			struct json_object *a = json_object_array_get_idx(arr, i);
+			size_t l = json_object_get_string_len(a);
+
+			if (n + l + 1 > REDACT_MAX(BPFBOX_ARGV_LEN))
+				break;
+			memcpy(argv + n, json_object_get_string(a), l);
+			argv[n + l] = '\0';
+			n += l + 1;
+		}
+		status_ask(r->s, id,
+			   json_object_object_get_ex(o, "pid", &v) ? json_object_get_int(v) : 0,
+			   member_str(o, "rule"), member_str(o, "filename"), argv, n, after);
+		/* A little past the daemon's bound: its own denial comes first. */
+		r->asks[r->nasks].id = id;
+		r->asks[r->nasks].until_ms = now_ns() / 1000000 + after + 5000;
+		r->asks[r->nasks++].sent = false;
+	}
+	free(argv);
+	json_object_put(o);
+}
+
 /* Whole lines of data to the run's sinks; the rest waits for its newline. */
 static void copy_lines(struct daemon_run *r, const char *data, size_t n)
 {
@@ -203,9 +300,11 @@ static void copy_lines(struct daemon_run *r, const char *data, size_t n)
 		if (nl) {
 			struct audit_event ev;
 
-			if (audit_event_parse(&ev, r->line, r->line_len) == 0)
+			if (audit_event_parse(&ev, r->line, r->line_len) == 0) {
 				sinks_emit(r->sinks, &ev);
-			else
+				if (ev.kind == EV_SESSION_ASK)
+					ask_line(r, r->line, r->line_len);
+			} else
 				log_warn("the daemon sent a line that is no event; it is not kept");
 			r->line_len = 0;
 		}
@@ -213,10 +312,9 @@ static void copy_lines(struct daemon_run *r, const char *data, size_t n)
 	sinks_flush(r->sinks);
 }
 
-/* Copies the session's events as they come; polled with the command's output. */
-static void on_sub_poll(void *ctx)
+/* Copies the session's events that came; polled with the command's output. */
+static void read_sub(struct daemon_run *r)
 {
-	struct daemon_run *r = ctx;
 	char buf[65536];
 
 	for (;;) {
@@ -232,6 +330,53 @@ static void on_sub_poll(void *ctx)
 		}
 		copy_lines(r, buf, n);
 	}
+}
+
+/*
+ * The asks the stream brought, one at a time: the runtime's answer from
+ * the ask fd goes to the daemon (answer op) while the stream is read on,
+ * until the daemon's session.ask says it was answered (by this answer,
+ * another one through `bpfbox answer`, or its pause timeout).
+ */
+static void relay_asks(struct daemon_run *r)
+{
+	char msg[512];
+
+	while (r->nasks && !r->sub_gone) {
+		uint64_t id = r->asks[0].id, now = now_ns() / 1000000;
+		uint64_t left = r->asks[0].until_ms > now ? r->asks[0].until_ms - now : 0;
+		enum ask_answer ans = ASK_OTHER;
+		struct pollfd pfd = {.fd = r->sub.fd, .events = POLLIN};
+
+		if (!r->asks[0].sent)
+			ans = left ? ask_wait_or(&r->ask, id, left, r->sub.fd) : ASK_TIMEOUT;
+		else if (!left || poll(&pfd, 1, (int)left) == 0)
+			ans = ASK_TIMEOUT; /* the daemon never said: not waited for longer */
+		if (ans == ASK_OTHER) {
+			read_sub(r);
+			continue;
+		}
+		if (r->asks[0].sent) {
+			ask_forget(r, id);
+			continue;
+		}
+		r->asks[0].sent = true;
+		/* Fail closed: past the bound, this side denies too. */
+		if (daemon_answer(&r->ctl, r->s->id, id,
+				  ans == ASK_TIMEOUT ? "deny" : ask_answer_name(ans), msg,
+				  sizeof(msg)) < 0 &&
+		    r->ctl.fd < 0)
+			ask_forget(r, id); /* the daemon is gone: it ended the session */
+	}
+}
+
+/* Copies the session's events as they come and relays its asks. */
+static void on_sub_poll(void *ctx)
+{
+	struct daemon_run *r = ctx;
+
+	read_sub(r);
+	relay_asks(r);
 }
 
 static int subscribe(struct daemon_run *r)
@@ -445,6 +590,8 @@ int daemon_run_prepare(struct daemon_run *r, struct session *s, const struct aud
 	r->s = s;
 	r->argv = argv;
 	r->sinks = sinks;
+	/* Asks come through the session's event stream: with --audit only. */
+	r->ask.fd = sinks && audit->ask_fd > 2 ? audit->ask_fd : -1;
 	r->audit_mode = audit->off ? "off" : audit->all ? "all" : "aggregate";
 	s->hooks.before_release = release_child;
 	s->hooks.on_end = on_end;

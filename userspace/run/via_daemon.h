@@ -3,8 +3,10 @@
  * Daemon mode of a run (run.c chooses it): the daemon holds the programs,
  * the session's cgroup and its audit stream; this side registers the
  * session and its child in one request, copies the session's events to
- * the run's sinks (--audit), and gets the denials for the summary back
- * when it unregisters.
+ * the run's sinks (--audit), relays the command rules' asks between that
+ * stream, the status fd and the runtime's answers (--ask-fd, the daemon's
+ * answer op), and gets the denials for the summary back when it
+ * unregisters.
  */
 #ifndef BPFBOX_RUN_VIA_DAEMON_H
 #define BPFBOX_RUN_VIA_DAEMON_H
@@ -13,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../agent/ask.h"
 #include "../daemon/client.h"
 
 struct session;
@@ -38,6 +41,13 @@ struct daemon_run {
 	const char *audit_mode;
 	char *const *argv;
 	struct session *s;
+	struct ask ask; /* --ask-fd with --audit: the runtime answers the asks; fd -1 none */
+	bool ask_top;	/* the command itself asks: the daemon must take asks */
+	struct {
+		uint64_t id, until_ms; /* until_ms: then deny (monotonic ms) */
+		bool sent;	       /* the answer went to the daemon */
+	} asks[8];		       /* asked, not answered yet, first come first */
+	unsigned int nasks;
 };
 
 /*

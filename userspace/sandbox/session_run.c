@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -284,10 +285,27 @@ static int wait_exec(struct run_state *t)
 			close(*ours[i]);
 		*ours[i] = -1;
 	}
-	/* EOF means exec succeeded; a record means a step failed. */
-	do
+	/*
+	 * EOF means exec succeeded; a record means a step failed. The hook's
+	 * fd is served meanwhile: a command rule's ask may freeze the session
+	 * before the PID namespace's init closed its end of this pipe, and the
+	 * answer comes through the hook (embedded.c, via_daemon.c).
+	 */
+	for (;;) {
+		struct pollfd p[2] = {{.fd = t->rep[0], .events = POLLIN},
+				      {.fd = s->hooks.poll_fd, .events = POLLIN}};
+
+		if (s->hooks.poll_fd >= 0 && poll(p, 2, -1) < 0 && errno == EINTR)
+			continue;
+		if (s->hooks.poll_fd >= 0 && (p[1].revents & POLLIN)) {
+			s->hooks.on_poll(s->hooks.ctx);
+			if (!p[0].revents)
+				continue;
+		}
 		t->n = read(t->rep[0], &t->ce, sizeof(t->ce));
-	while (t->n < 0 && errno == EINTR);
+		if (!(t->n < 0 && errno == EINTR))
+			break;
+	}
 	if (t->n == sizeof(t->ce) && t->ce.step != STEP_EXEC) {
 		report_setup_failure(&t->ce);
 		kill(t->child, SIGKILL);

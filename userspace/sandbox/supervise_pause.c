@@ -262,6 +262,9 @@ void sup_frozen_changed(struct session *s, struct life *lf, uint64_t *deadline)
 
 	if (lf->mon->frozen && !lf->paused) {
 		monitor_read_state(lf->mon, state, sizeof(state));
+		/* The daemon holds it for a command rule's ask (ops_ask.c): no pause. */
+		if (streq(state, "ask"))
+			return;
 		lf->paused = true;
 		lf->paused_at = now;
 		snprintf(lf->reason, sizeof(lf->reason), "%s",

@@ -231,7 +231,7 @@ static void on_reply(struct top *t, char *line, size_t len)
 		   json_object_is_type(list, json_type_array)) {
 		t->sample_err = 0;
 		t->sample_msg[0] = '\0';
-		top_apply_list(t, list);
+		top_apply_list(t, list, q.sent_ns);
 	} else {
 		t->sample_err = ok ? -EPROTO : code;
 		snprintf(t->sample_msg, sizeof(t->sample_msg), "list: %s",

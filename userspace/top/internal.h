@@ -23,7 +23,11 @@ void top_tail_add(struct top_session *s, const char *text, bool deny); /* a line
 
 /* events.c: one event line of the subscription (a JSON object). */
 void top_handle_line(struct top *t, char *line, size_t len);
-/* A `list` reply's sessions: the sample (cgroups, rates, view). */
-void top_apply_list(struct top *t, struct json_object *list);
+/*
+ * A `list` reply's sessions: the sample (cgroups, rates, view). asked_ns
+ * (now_ns) is when the request was sent: only a session known before it
+ * and not in the list is marked gone.
+ */
+void top_apply_list(struct top *t, struct json_object *list, uint64_t asked_ns);
 
 #endif

@@ -133,6 +133,7 @@ struct top_session *top_session_add(struct top *t, const char *id)
 	snprintf(s->id, sizeof(s->id), "%s", id);
 	s->uid = s->pids = s->mem = -1;
 	s->cpu_pct = -1;
+	s->known_ns = now_ns();
 	b = bucket(id);
 	s->hnext = t->hash[b];
 	t->hash[b] = s;
@@ -316,7 +317,7 @@ static double rate(uint64_t now, uint64_t *prev, double dt)
 	return r;
 }
 
-void top_apply_list(struct top *t, struct json_object *list)
+void top_apply_list(struct top *t, struct json_object *list, uint64_t asked_ns)
 {
 	uint64_t now = now_ns();
 	double dt = t->sampled ? (now - t->sample_ns) / 1e9 : 0;
@@ -330,7 +331,12 @@ void top_apply_list(struct top *t, struct json_object *list)
 	for (size_t i = t->n; i-- > 0;) {
 		struct top_session *s = t->all[i];
 
-		if (!s->listed && !s->gone_ns) {
+		/*
+		 * Not in the list: gone, if top knew of it when it asked. One
+		 * it heard of since (its session.start read before this
+		 * reply) may have registered after the daemon built the list.
+		 */
+		if (!s->listed && !s->gone_ns && s->known_ns < asked_ns) {
 			s->gone_ns = now;
 			snprintf(s->state, sizeof(s->state), "ended");
 			s->pids = 0;

@@ -81,12 +81,13 @@ struct top_session {
 	size_t tail_head, tail_len;
 	uint64_t tail_total; /* lines ever added */
 
-	bool listed;	  /* in the last `list` reply */
-	bool ended;	  /* session.end seen */
-	bool killed;	  /* session.killed seen */
-	uint64_t gone_ns; /* when it left the list or ended; 0 while it runs */
-	bool pinned;	  /* kept while it is looked at */
-	size_t slot;	  /* index in top.all */
+	bool listed;	   /* in the last `list` reply */
+	bool ended;	   /* session.end seen */
+	bool killed;	   /* session.killed seen */
+	uint64_t gone_ns;  /* when it left the list or ended; 0 while it runs */
+	uint64_t known_ns; /* when top first heard of it (now_ns) */
+	bool pinned;	   /* kept while it is looked at */
+	size_t slot;	   /* index in top.all */
 	struct top_session *hnext;
 };
 

@@ -1,0 +1,150 @@
+# Command rules' asks through the daemon (docs/runtime.md "Approvals"): the
+# daemon's exec program stops the exec, the daemon freezes the session and
+# says session.ask (answer null, an id) to its sinks and subscribers; the
+# registering bpfbox run relays it to its status fd and its runtime's answer
+# (--ask-fd) back with the answer op, as `bpfbox answer` does for root and
+# the session's owner. No answer within the pause timeout, or the client
+# gone, is deny. One private daemon; the runs take about a second each.
+. "$(dirname "$0")/../lib.sh"
+
+need_root_cgroup2 "asks through the daemon" "a daemon needs root and cgroup v2" || exit 0
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+daemon_scratch ask
+chmod 755 "$TMPD" # uid 65534 below must reach the socket
+DA="$TMPD/daemon.jsonl"
+A="$TMPD/audit.jsonl"
+cd "$WS" || exit 1
+cat >"$TMPD/ask.json" <<'EOF'
+{ "extra": { "commands": [ { "exe": "/usr/bin/env", "action": "ask" } ] } }
+EOF
+if ! start_daemon "$DA" --group nogroup --sink "file:$TMPD/asks.jsonl?types=session.ask"; then
+	fail "the daemon did not start: $(tail -c 300 "$DERR")"
+	finish
+	exit $?
+fi
+
+# ask_run SCRIPT ANSWERS...: SCRIPT in a session of the daemon with the
+# ask rule, a runtime answering the asks of its status fd in order.
+ask_run() {
+	script=$1
+	shift
+	rm -f "$A" "$TMPD/st" "$TMPD/an" "$TMPD/asklog"
+	mkfifo "$TMPD/st" "$TMPD/an"
+	"$PY" "$ROOT/tests/helpers/ask_responder.py" "$TMPD/st" "$TMPD/an" "$TMPD/asklog" "$@" &
+	rp=$!
+	"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" --audit "$A" --task "$TMPD/ask.json" \
+		--pause-timeout "${PT:-1s}" --status-fd 4 --ask-fd 3 4>"$TMPD/st" 3<"$TMPD/an" \
+		-- sh -c "$script" >"$TMPD/rout" 2>"$TMPD/rerr" &
+	echo "$!" >"$TMPD/runpid"
+	wait "$!" 2>/dev/null
+	wait "$rp"
+}
+TWO='/usr/bin/env echo first; echo "rc=$?"; /usr/bin/env echo second; echo "rc=$?"'
+# acheck EXPR NAME: EXPR over the run (tests/helpers/ask_check.py).
+acheck() {
+	if "$PY" "$ROOT/tests/helpers/ask_check.py" "$A" "$TMPD/rout" "$TMPD/asklog" "$1"; then
+		ok "$2"
+	else
+		fail "$2: $(cat "$TMPD/rout" "$TMPD/rerr" "$TMPD/asklog" | tail -c 700)"
+	fi
+}
+
+ask_run "$TWO" approve deny
+acheck "'first' in out and 'rc=0' in out and 'second' not in out and 'rc=137' in out" \
+	"daemon: an ask approved on --ask-fd runs, one denied is killed before it runs"
+acheck "ans == ['approve', 'deny'] and [q['argv'][1:] for q in qs] == [['echo', 'first'], ['echo', 'second']]" \
+	"daemon: the status fd asked twice and says the answers, as embedded"
+acheck "[a['answer'] for a in asks] == ['approve', 'deny'] and all(a['frozen'] for a in asks + asked) and [a['answered']['how'] for a in asks] == ['ask_fd'] * 2 and [a['id'] for a in asked] == [a['id'] for a in asks] == [a['seq'] for a in asks]" \
+	"daemon: session.ask asked (answer null) then answered (ask_fd, frozen, seq = id)"
+expect_rc 0 "daemon: the stream with session.ask validates against the schema" \
+	node "$ROOT/tools/validate-events.js" "$A"
+ask_run "$TWO" always
+acheck "out.count('rc=0') == 2 and 'second' in out and len(qs) == 1 and ans == ['always']" \
+	"daemon: approve always lets the rule's next exec run unasked"
+ask_run '/usr/bin/env echo first; echo "rc=$?"' none
+acheck "'first' not in out and 'rc=137' in out and ans == ['timeout'] and [a['answered']['how'] for a in asks] == ['timeout'] and asks[0]['waited_ms'] >= 1000" \
+	"daemon: no answer within the pause timeout (1 s) is deny, the session thawed"
+# The top-level command itself asks at its exec.
+ask_run '/usr/bin/env echo toplevel' approve
+acheck "out.strip() == 'toplevel' and ans == ['approve']" \
+	"daemon: the top-level command is asked at its exec"
+
+# Answered by a subscriber with bpfbox answer: its runtime leaves it open.
+# The subscriber is ready once the daemon replied to its subscribe.
+"$PY" - "$SOCK" "$TMPD/sub" <<'PY' &
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b'{"op":"subscribe","types":["session.ask"]}\n')
+f = s.makefile()
+reply = f.readline()
+open(sys.argv[2] + ".ready", "w").write(reply)
+with open(sys.argv[2], "w") as out:
+    for line in f:
+        out.write(line)
+        out.flush()
+PY
+sp=$!
+wait_file "$TMPD/sub.ready" 5
+# The session waits on a fifo after the answer, so a second one finds it.
+mkfifo "$WS/hold"
+rm -f "$TMPD/asklog" "$TMPD/runpid"
+PT=30s ask_run '/usr/bin/env echo first; echo "rc=$?"; read x <hold' none &
+runp=$!
+poll_until 10 grep -q '"answer":null' "$TMPD/sub"
+read -r SID AID <<EOF
+$("$PY" -c 'import json, sys
+e = json.loads(open(sys.argv[1]).readline())
+print(e["session"], e["id"])' "$TMPD/sub" 2>/dev/null)
+EOF
+expect_rc 1 "answer: uid 65534 (in the daemon's group, not the owner) is refused" \
+	setpriv --reuid 65534 --regid 65534 --clear-groups "$BPFBOX" answer --socket "$SOCK" \
+	"$SID" "$AID" approve
+expect_grep "answer: session $SID belongs to another user" "$TMPD/err" "... naming why"
+expect_rc 1 "answer: an unknown ask id is an error" \
+	"$BPFBOX" answer --socket "$SOCK" "$SID" 999999 approve
+expect_grep "has no open ask 999999" "$TMPD/err" "... one line naming it"
+expect_rc 0 "answer: root answers approve through the daemon" \
+	"$BPFBOX" answer --socket "$SOCK" "$SID" "$AID" approve
+expect_rc 1 "answer: a second answer is an error" \
+	"$BPFBOX" answer --socket "$SOCK" "$SID" "$AID" deny
+expect_grep "was answered already \(approve, answer\)" "$TMPD/err" "... saying how it was answered"
+timeout 10 sh -c 'echo >"$1"' - "$WS/hold"
+wait "$runp"
+acheck "'first' in out and 'rc=0' in out and ans == ['approve'] and asks[0]['answered']['how'] == 'answer' and asks[0]['answered']['uid'] == 0" \
+	"answer: the run went on, session.ask says who answered"
+poll_until 5 grep -q '"answer":"approve"' "$TMPD/sub"
+kill "$sp" 2>/dev/null
+wait "$sp" 2>/dev/null
+if "$PY" - "$TMPD/sub" <<'PY'; then
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+sys.exit(0 if ev and all(e["type"] == "session.ask" for e in ev) and [e["answer"] for e in ev] == [None, "approve"] else 1)
+PY
+	ok "subscribe --type session.ask: the asked and the answered line, nothing else"
+else
+	fail "subscribe --type session.ask: $(head -c 600 "$TMPD/sub")"
+fi
+poll_until 5 grep -q '"type":"session.ask".*"answer":"approve"' "$DA" &&
+	ok "the daemon's own sink has session.ask" || fail "no session.ask in $DA"
+if "$PY" - "$TMPD/asks.jsonl" <<'PY'; then
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+sys.exit(0 if len(ev) >= 10 and all(e["type"] == "session.ask" for e in ev) else 1)
+PY
+	ok "a sink with types=session.ask gets the asks and nothing else"
+else
+	fail "sink types=session.ask: $(head -c 400 "$TMPD/asks.jsonl")"
+fi
+
+# The client gone while it waits: denied, the session ends.
+rm -f "$TMPD/asklog" "$TMPD/runpid"
+PT=30s ask_run '/usr/bin/env echo first; echo "rc=$?"' none &
+runp=$!
+poll_until 10 grep -qs '"type":"ask"' "$TMPD/asklog"
+kill -KILL "$(cat "$TMPD/runpid")"
+wait "$runp" 2>/dev/null
+poll_until 5 grep -q '"answered":{"how":"ended"' "$DA" &&
+	ok "the client gone: the ask is denied (ended)" ||
+	fail "client gone: $(grep session.ask "$DA" | tail -c 500)"
+finish

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The command rules' asks of the daemon's sessions (docs/runtime.md
+ * "Approvals"): bpf/cmd.bpf.c stopped an exec (SIGSTOP) and sent its
+ * record; the session's cgroup is frozen, session.ask (answer null, with
+ * the ask's id) goes to the sinks and the subscribers, and the `answer` op
+ * of root or the session's owner continues or kills the process. The
+ * registering `bpfbox run` relays its runtime's answers (--ask-fd) with
+ * the same op. No answer within the session's pause timeout, or the
+ * session's end (its client gone), is deny; the session always thaws.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "internal.h"
+#include "ops_internal.h"
+#include "../agent/agent.h"
+#include "../agent/ask.h"
+#include "../lib/denial.h"
+#include "../monitor/monitor.h"
+#include "../policy/policy.h"
+#include "../lib/names.h"
+#include "../lib/util.h"
+
+#define ASK_OPEN_MAX	8		 /* questions open at once in one session */
+#define ASK_DONE_KEPT	16		 /* answered ids remembered, for a clear error */
+#define ASK_TIMEOUT_MAX (3600ULL * 1000) /* a policy's pause timeout, capped */
+
+struct dask_done {
+	uint64_t id;
+	const char *answer, *how;
+};
+
+struct dask {
+	struct ask ask;	     /* counters; table NULL: approve always reads the kernel's */
+	uint64_t timeout_ms; /* the session's pause timeout */
+	bool froze;	     /* cgroup.freeze was written by an ask (thawed after the last) */
+	struct audit_ask *open[ASK_OPEN_MAX];
+	uint64_t deadline_ns[ASK_OPEN_MAX];
+	struct dask_done done[ASK_DONE_KEPT];
+	unsigned int ndone;
+};
+
+static uint64_t policy_pause_timeout(struct json_object *req)
+{
+	struct json_object *pol, *lim;
+	int64_t sec = 0;
+
+	if (proto_get_object(req, "policy", &pol) == 0 &&
+	    proto_get_object(pol, "limits", &lim) == 0)
+		proto_get_int(lim, "pause_timeout_s", &sec);
+	if (sec <= 0)
+		sec = POLICY_PAUSE_TIMEOUT_S;
+	return (uint64_t)sec * 1000 > ASK_TIMEOUT_MAX ? ASK_TIMEOUT_MAX : (uint64_t)sec * 1000;
+}
+
+int ops_ask_register(struct daemon *d, struct dsession *s, struct json_object *req)
+{
+	bool asks = false;
+
+	(void)d;
+	if (!(s->flags & BPFBOX_SF_CMD_RULES) || proto_get_bool(req, "asks", &asks) || !asks)
+		return 0;
+	s->ask = calloc(1, sizeof(*s->ask));
+	if (!s->ask)
+		return -ENOMEM;
+	s->ask->ask.fd = -1;
+	s->ask->ask.session_index = s->index;
+	s->ask->timeout_ms = policy_pause_timeout(req);
+	s->flags |= BPFBOX_SF_CMD_ASK;
+	return 0;
+}
+
+/* The state says "ask" first: its bpfbox run does not take the freeze for a pause. */
+static int freeze(struct dsession *s, bool on)
+{
+	char path[PATH_MAX + 16];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/cgroup.freeze", s->cgroup);
+	if (on)
+		session_cgroup_set_state(s->cgroup, "ask");
+	r = write_file_str(path, on ? "1" : "0");
+	if (!on)
+		session_cgroup_set_state(s->cgroup, "running");
+	return r;
+}
+
+/* The line of q to the sinks and the subscribers. */
+static void emit(struct daemon *d, struct dsession *s, const struct audit_ask *q)
+{
+	jsonw_reset(&d->w);
+	audit_session_ask(&d->w, &d->clock, s->id, q);
+	if (!d->w.oom)
+		ev_emit(d, s, EV_SESSION_ASK, d->w.buf, d->w.len);
+	ev_flush(d);
+}
+
+bool ops_ask_record(struct daemon *d, struct dsession *s, const void *data, size_t size)
+{
+	const struct bpfbox_exec_event *x = data;
+	struct dask *a = s->ask;
+	unsigned int i = 0;
+	struct audit_ask *q;
+
+	if (size < sizeof(*x) || x->hdr.type != BPFBOX_EV_EXEC ||
+	    !(x->argv_truncated & BPFBOX_EXEC_PENDING))
+		return false;
+	while (a && i < ASK_OPEN_MAX && a->open[i])
+		i++;
+	q = a && i < ASK_OPEN_MAX ? malloc(sizeof(*q)) : NULL;
+	if (!q) {
+		/* Nobody to ask (an adopted session), or too many open: fail closed. */
+		kill(x->hdr.pid, SIGKILL);
+		return false; /* written as the exec record it is (action ask) */
+	}
+	audit_ask_from_exec(q, x);
+	q->deny_after_ms = a->timeout_ms;
+	/* Frozen: no sibling can SIGCONT it. A paused session is frozen already. */
+	if (s->state == DS_PAUSED) {
+		q->frozen = true;
+	} else if (a->froze || freeze(s, true) == 0) {
+		a->froze = true;
+		q->frozen = true;
+	}
+	a->open[i] = q;
+	a->deadline_ns[i] = now_ns() + a->timeout_ms * 1000000ULL;
+	a->ask.asked++;
+	dlog("session %s: exec of %s (pid %llu) waits for an answer to ask %llu (rule '%s')", s->id,
+	     q->file, (unsigned long long)q->pid, (unsigned long long)q->id, q->rule);
+	emit(d, s, q);
+	return true;
+}
+
+/* Answers the open question i: the process goes on or dies, the line says how. */
+static void resolve(struct daemon *d, struct dsession *s, unsigned int i, enum ask_answer ans,
+		    const char *how, const struct conn *by)
+{
+	struct dask *a = s->ask;
+	struct audit_ask *q = a->open[i];
+	bool left = false;
+
+	if (!ask_apply(&a->ask, d->agent, q->pid, q->rule, ans))
+		denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec", q->file,
+			    EPERM, 1);
+	a->open[i] = NULL;
+	for (unsigned int k = 0; k < ASK_OPEN_MAX; k++)
+		left = left || a->open[k];
+	/* Thawed after the last answer, unless someone paused it meanwhile. */
+	if (!left && a->froze) {
+		if (s->state != DS_PAUSED)
+			freeze(s, false);
+		a->froze = false;
+	}
+	q->answer = ask_answer_name(ans);
+	q->how = how;
+	q->has_who = by != NULL;
+	if (by) {
+		q->uid = by->peer.uid;
+		q->by_pid = by->peer.pid;
+	}
+	q->waited_ms = (now_ns() - q->ts_ns) / 1000000;
+	a->done[a->ndone++ % ASK_DONE_KEPT] = (struct dask_done){q->id, q->answer, how};
+	dlog("session %s: ask %llu answered %s (%s)", s->id, (unsigned long long)q->id, q->answer,
+	     how);
+	emit(d, s, q);
+	free(q);
+}
+
+void ops_ask_tick(struct daemon *d, struct dsession *s)
+{
+	uint64_t now = now_ns();
+
+	for (unsigned int i = 0; s->ask && i < ASK_OPEN_MAX; i++)
+		if (s->ask->open[i] && now >= s->ask->deadline_ns[i])
+			resolve(d, s, i, ASK_TIMEOUT, "timeout", NULL);
+}
+
+void ops_ask_end(struct daemon *d, struct dsession *s)
+{
+	for (unsigned int i = 0; s->ask && i < ASK_OPEN_MAX; i++)
+		if (s->ask->open[i])
+			resolve(d, s, i, ASK_DENY, "ended", NULL);
+}
+
+void ops_ask_free(struct dsession *s)
+{
+	for (unsigned int i = 0; s->ask && i < ASK_OPEN_MAX; i++)
+		free(s->ask->open[i]);
+	free(s->ask);
+	s->ask = NULL;
+}
+
+/* An answer to an id that is not open: answered already, or never asked. */
+static void reply_not_open(struct daemon *d, struct conn *c, struct dsession *s, uint64_t id)
+{
+	struct dask *a = s->ask;
+
+	for (unsigned int k = 0; a && k < ASK_DONE_KEPT && k < a->ndone; k++) {
+		if (a->done[k].id != id)
+			continue;
+		ops_reply_error(d, c, EALREADY,
+				"answer: ask %llu of session %s was answered already (%s, %s)",
+				(unsigned long long)id, s->id, a->done[k].answer, a->done[k].how);
+		return;
+	}
+	ops_reply_error(d, c, ENOENT,
+			"answer: session %s has no open ask %llu; its session.ask lines give "
+			"the ids",
+			s->id, (unsigned long long)id);
+}
+
+/* {"op":"answer","session":ID,"id":N,"answer":"approve"|"always"|"deny"} */
+void op_answer(struct daemon *d, struct conn *c, struct json_object *req)
+{
+	struct dsession *s = ops_request_session(d, c, req, "answer");
+	enum ask_answer ans;
+	const char *word;
+	int64_t id;
+
+	if (!s)
+		return;
+	if (proto_get_int(req, "id", &id) || id <= 0) {
+		ops_bad_member(d, c, "answer", "id", "the ask's id (session.ask \"id\")");
+		return;
+	}
+	if (proto_get_str(req, "answer", &word) || strchr(word, ' ') ||
+	    ask_parse(word, 0, &ans) < 0) {
+		ops_bad_member(d, c, "answer", "answer", "\"approve\", \"always\" or \"deny\"");
+		return;
+	}
+	for (unsigned int i = 0; s->ask && i < ASK_OPEN_MAX; i++) {
+		if (!s->ask->open[i] || s->ask->open[i]->id != (uint64_t)id)
+			continue;
+		/* The registering client relays its runtime's answers (--ask-fd). */
+		resolve(d, s, i, ans, c->serial == s->owner ? "ask_fd" : "answer", c);
+		ops_reply_begin(d);
+		jsonw_str(&d->rw, "session", s->id);
+		jsonw_u64(&d->rw, "id", id);
+		jsonw_str(&d->rw, "answer", ask_answer_name(ans));
+		ops_reply_send(d, c);
+		return;
+	}
+	reply_not_open(d, c, s, id);
+}
