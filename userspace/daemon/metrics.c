@@ -27,8 +27,9 @@
 
 const double metrics_buckets[NBUCKETS] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
 					  0.01,	  0.025,   0.05,   0.1,	  0.25,	  1.0};
-const char *const metrics_ops[NOPS] = {"register", "attach", "unregister", "list", "subscribe",
-				       "ping",	   "pause",  "resume",	   "kill", "other"};
+const char *const metrics_ops[NOPS] = {"register",  "attach", "unregister", "list",
+				       "subscribe", "ping",   "pause",	    "resume",
+				       "kill",	    "answer", "other"};
 #define METRICS_LAYER_NAME(e, n) n,
 const char *const metrics_layers[NLAYERS] = {BPFBOX_LAYER_NAMES(METRICS_LAYER_NAME) "unknown"};
 const char *const metrics_decisions[NDEC] = {"allow", "deny", "none"};

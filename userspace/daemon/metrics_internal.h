@@ -25,7 +25,7 @@
 /* Request durations by op (seconds), the ops, the denying layers and the
  * decisions the counters are kept by (the tables are in metrics.c). */
 #define NBUCKETS 12
-#define NOPS	 10
+#define NOPS	 11
 /* The layers of lib/names.h (the stream's spelling), then "unknown". */
 #define METRICS_LAYER_ONE(e, n) +1
 #define NLAYERS			(BPFBOX_LAYER_NAMES(METRICS_LAYER_ONE) + 1)
