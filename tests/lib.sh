@@ -3,9 +3,11 @@
 #   "ok - NAME", "FAIL - NAME: why", "skip - NAME: why".
 # A skip must say why, and the case must be covered elsewhere (the VM).
 
-# BPFBOX: the binary under test (tests/run.sh sets it); else bpfbox from
-# PATH, else the build tree's. BPFBOX_BUILD: the build tree (test programs).
-BPFBOX_BUILD=${BPFBOX_BUILD:-$(cd "$(dirname "$0")/../../build" 2>/dev/null && pwd)}
+# ROOT: the source tree (the test is tests/DIR/NAME.sh). BPFBOX: the binary
+# under test (tests/run.sh sets it); else bpfbox from PATH, else the build
+# tree's. BPFBOX_BUILD: the build tree (test programs).
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BPFBOX_BUILD=${BPFBOX_BUILD:-$(cd "$ROOT/build" 2>/dev/null && pwd)}
 if [ -z "${BPFBOX:-}" ]; then
 	BPFBOX=$(command -v bpfbox 2>/dev/null || echo "$BPFBOX_BUILD/bin/bpfbox")
 fi
@@ -34,6 +36,19 @@ expect_grep() {
 		ok "$3"
 	else
 		fail "$3: '$1' not in $2: $(head -c 300 "$2")"
+	fi
+}
+
+# expect_tool TOOL WANT ERE NAME [TREE]: tools/check-TOOL (a check CI runs)
+# on TREE (the source tree itself when absent) exits WANT, its output
+# matching ERE (anything when ERE is empty); reported as "TOOL: NAME".
+expect_tool() {
+	"$ROOT/tools/check-$1" ${5:+"$5"} >"$TMPD/out" 2>&1
+	rc=$?
+	if [ "$rc" = "$2" ] && { [ -z "$3" ] || grep -Eq -- "$3" "$TMPD/out"; }; then
+		ok "$1: $4"
+	else
+		fail "$1: $4: exit $rc, want $2${3:+ and '$3'}: $(head -c 600 "$TMPD/out")"
 	fi
 }
 

@@ -8,7 +8,6 @@
 . "$(dirname "$0")/../lib.sh"
 
 need_root_cgroup2 "asks through the daemon" "a daemon needs root and cgroup v2" || exit 0
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 daemon_scratch ask
 chmod 755 "$TMPD" # uid 65534 below must reach the socket
 DA="$TMPD/daemon.jsonl"

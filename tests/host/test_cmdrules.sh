@@ -3,7 +3,6 @@
 # is checked in the kernel and a denied one is killed before it runs.
 . "$(dirname "$0")/../lib.sh"
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$TMPD/ws"
 cd "$TMPD/ws" || exit 1
 RAN="$TMPD/ws/ran"

@@ -5,7 +5,6 @@
 # net.deny records, and every line validates against the schema.
 . "$(dirname "$0")/../lib.sh"
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 need_root_cgroup2 egress "network namespaces and the BPF redirect"
 for t in curl openssl ip; do
 	if ! command -v $t >/dev/null; then

@@ -5,7 +5,6 @@
 # v2 host (tests/vm/limits.sh) through v2 ones; the rlimit fallback as an
 # unprivileged user. LIMITS_LAT=FILE appends the measured pause latencies.
 . "$(dirname "$0")/../lib.sh"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 case "$BPFBOX" in /*) ;; */*) BPFBOX="$(pwd)/$BPFBOX" ;; esac
 need_root_cgroup2 limits "making session cgroups (without the daemon)"

@@ -138,7 +138,6 @@ grep -q '^FAIL' "$TMPD/prom.check" && FAILS=$((FAILS + 1)) && tail -5 "$TMPD/pro
 
 # The Grafana dashboard (packaging/grafana): Prometheus accepts each of its
 # queries, and each bpfbox series it names is one the daemon serves.
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 "$PY" - "$PPORT" "$ROOT/packaging/grafana/bpfbox-fleet.json" "$TMPD/metrics.txt" \
 	>"$TMPD/dash.check" 2>&1 <<'PY'
 import json, re, sys, urllib.parse, urllib.request

@@ -6,7 +6,6 @@
 # bash completion, and tools/install.sh install + uninstall.
 . "$(dirname "$0")/../lib.sh"
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 D=$(cd "$TMPD" && pwd -P)
 chmod 755 "$D" # an unprivileged client below must reach the daemon's socket
 

@@ -7,11 +7,6 @@
 # Runs on the host (root for the memory and disk monitors) and in the VM.
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-BPFBOX_BUILD=${BPFBOX_BUILD:-$ROOT/build}
-if [ -z "${BPFBOX:-}" ]; then
-	BPFBOX=$(command -v bpfbox 2>/dev/null || echo "$BPFBOX_BUILD/bin/bpfbox")
-fi
 . "$HERE/../lib.sh"
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3 || true)

@@ -7,7 +7,6 @@
 # docs/events.md says.
 . "$(dirname "$0")/../lib.sh"
 
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 VALIDATE="$ROOT/tools/validate-events.js"
 
 if [ "$(id -u)" != 0 ]; then

@@ -252,7 +252,6 @@ expect_grep "^ok " "$TMPD/ocsf.check" \
 	"OCSF: exec/file/connect as classes 1007/1001/4001 with the required fields, allowed and denied"
 # Against the OCSF schema's own class definitions (tests/fixtures, made from
 # the published schema by tools/ocsf-fixture.py): every line, no error.
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 if "$PY" "$ROOT/tools/validate-ocsf.py" "$ROOT/tests/fixtures/ocsf-1.8.0.json" "$OCSF" \
 	>"$TMPD/ocsf.valid" 2>&1; then
 	ok "OCSF: $(tail -1 "$TMPD/ocsf.valid")"
