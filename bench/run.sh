@@ -58,23 +58,36 @@ CACHE=$BUILD/bench-cache         # npm packages survive `make bench` reruns
 LOG=$OUT/bench.log
 DOC=$ROOT/docs/benchmarks.md
 
-if [ "$QUICK" = 1 ]; then
-	# Enough to run every code path once or twice, in well under 30 s.
-	RUNS=6 ROUNDS=2 WARMUP=1 REPS=1 TRACE_REPS=1 E_RUNS=2
-	N_OPEN=20000 N_EXEC=200 N_CONNECT=500 N_FILES=1000
-	SCALE_NS="1 10" PROBES=10 PIPE_EVENTS=200000 PIPE_RUNS=1 SETTLE=1
-	LIM_RUNS=2 LIM_SECS=1
-	EG_SETUPS=20 EG_RUNS=1 EG_BYTES=10485760 CMD_EXECS=200
-	ATT_NS=10 LOSS_RATES="50000 200000" LOSS_SECS=1
-	DOC=$OUT/benchmarks-quick.md
-else
-	RUNS=200 ROUNDS=4 WARMUP=5 REPS=5 TRACE_REPS=5 E_RUNS=10
-	N_OPEN=200000 N_EXEC=2000 N_CONNECT=5000 N_FILES=100000
-	SCALE_NS="1 10 100 1000" PROBES=100 PIPE_EVENTS=2000000 PIPE_RUNS=5 SETTLE=5
-	LIM_RUNS=20 LIM_SECS=10
-	EG_SETUPS=500 EG_RUNS=5 EG_BYTES=104857600 CMD_EXECS=2000
-	ATT_NS=100 LOSS_RATES="50000 100000 150000 200000 300000 400000 600000 800000" LOSS_SECS=5
-fi
+# The knobs, each with its quick value (enough to run every code path once
+# or twice, in well under 30 s) and its full one.
+knob() {
+	if [ "$QUICK" = 1 ]; then eval "$1=\$2"; else eval "$1=\$3"; fi
+}
+knob RUNS 6 200
+knob ROUNDS 2 4
+knob WARMUP 1 5
+knob REPS 1 5
+knob TRACE_REPS 1 5
+knob E_RUNS 2 10
+knob N_OPEN 20000 200000
+knob N_EXEC 200 2000
+knob N_CONNECT 500 5000
+knob N_FILES 1000 100000
+knob SCALE_NS "1 10" "1 10 100 1000"
+knob PROBES 10 100
+knob PIPE_EVENTS 200000 2000000
+knob PIPE_RUNS 1 5
+knob SETTLE 1 5
+knob LIM_RUNS 2 20
+knob LIM_SECS 1 10
+knob EG_SETUPS 20 500
+knob EG_RUNS 1 5
+knob EG_BYTES 10485760 104857600
+knob CMD_EXECS 200 2000
+knob ATT_NS 10 100
+knob LOSS_RATES "50000 200000" "50000 100000 150000 200000 300000 400000 600000 800000"
+knob LOSS_SECS 1 5
+[ "$QUICK" = 1 ] && DOC=$OUT/benchmarks-quick.md
 N_DENY=100
 
 # The command, as the report shows it (make sets MAKELEVEL for its children).
@@ -907,14 +920,11 @@ loop_args() { # table
 	esac
 }
 
-# Operations a loop does, warm-up included (bench/loops.c).
+# Operations a loop does, warm-up included (bench/loops.c): the count is
+# the last of its arguments. Runs in a subshell ($(...)): LARGS is left alone.
 ops_done() { # table
-	local n
-	case "$1" in
-	open) n=$N_OPEN ;;
-	exec) n=$N_EXEC ;;
-	connect) n=$N_CONNECT ;;
-	esac
+	loop_args "$1"
+	local n=${LARGS[-1]}
 	echo $((n + (n / 100 > 10 ? n / 100 : 10)))
 }
 
