@@ -30,6 +30,32 @@ expect_rc() {
 	fi
 }
 
+# expect_err WANT NAME ERE CMD...: runs CMD, checks that it exits WANT and
+# that a line of its stderr matches ERE (an error that says what is wrong).
+expect_err() {
+	_ee_want=$1 _ee_name=$2 _ee_ere=$3
+	shift 3
+	"$@" >"$TMPD/out" 2>"$TMPD/err"
+	got=$?
+	if [ "$got" = "$_ee_want" ] && grep -Eq -- "$_ee_ere" "$TMPD/err"; then
+		ok "$_ee_name"
+	else
+		fail "$_ee_name: exit $got, want $_ee_want and '$_ee_ere' on stderr: $(head -c 300 "$TMPD/err")"
+	fi
+}
+
+# expect_wait PID WANT NAME [FILE]: the background job PID ends with status
+# WANT (kept in rc); the FAIL line shows FILE (its output) when given.
+expect_wait() {
+	wait "$1"
+	rc=$?
+	if [ "$rc" = "$2" ]; then
+		ok "$3"
+	else
+		fail "$3: exit $rc, want $2${4:+: $(oneline "$4")}"
+	fi
+}
+
 # expect_grep PATTERN FILE NAME: FILE must contain PATTERN (extended regex).
 expect_grep() {
 	if grep -Eq -- "$1" "$2"; then
@@ -52,6 +78,18 @@ expect_tool() {
 	fi
 }
 
+# expect_schema NAME FILE...: every line of the FILEs validates against
+# schema/events.schema.json (tools/validate-events.js; ajv: make deps).
+expect_schema() {
+	_es_name=$1
+	shift
+	if node "$ROOT/tools/validate-events.js" "$@" >"$TMPD/schema.out" 2>&1; then
+		ok "$_es_name"
+	else
+		fail "$_es_name: $(head -c 400 "$TMPD/schema.out")"
+	fi
+}
+
 # A scratch dir removed at exit; tests put their workspaces under it.
 TMPD=$(mktemp -d /tmp/bpfbox-test.XXXXXX)
 trap 'rm -rf "$TMPD"' EXIT INT TERM
@@ -61,6 +99,19 @@ trap 'rm -rf "$TMPD"' EXIT INT TERM
 # itself, never to that one. A test that starts one passes its socket
 # explicitly; everything else finds no daemon here and runs embedded.
 export BPFBOX_SOCKET="${BPFBOX_TEST_SOCKET:-$TMPD/no-daemon.sock}"
+
+# expect_listed SID PY_EXPR NAME: `bpfbox sessions --json` on $SOCK lists
+# session SID, and PY_EXPR is true of its entry s (s['state'] == 'running').
+expect_listed() {
+	"$BPFBOX" sessions --json --socket "$SOCK" >"$TMPD/list.json" 2>&1
+	if "${PY:-python3}" -c 'import json, sys
+s = [x for x in json.load(open(sys.argv[1])) if x["session"] == sys.argv[2]]
+sys.exit(0 if s and eval(sys.argv[3], {"s": s[0]}) else 1)' "$TMPD/list.json" "$1" "$2" 2>/dev/null; then
+		ok "$3"
+	else
+		fail "$3: session $1 in $(head -c 600 "$TMPD/list.json")"
+	fi
+}
 
 # snapshot NAME CMD...: CMD's sorted output kept as $TMPD/snap.NAME, so that a
 # test checks what it added itself, not the host's state (new_since).

@@ -114,10 +114,8 @@ check_events "$A1" "any(e['type'] == 'connect' and e.get('address') == '169.254.
 # Listed while it runs.
 hold_session list
 SID=$HELD
-"$BPFBOX" sessions --json --socket "$SOCK" >"$TMPD/list.json" 2>&1
-"$PY" -c "import json,sys; l=json.load(open('$TMPD/list.json')); s=[x for x in l if x['session']=='$SID']; sys.exit(0 if s and s[0]['state']=='running' and s[0]['child'] > 0 else 1)" &&
-	ok "bpfbox sessions --json lists the running session" ||
-	fail "session $SID not listed as running: $(cat "$TMPD/list.json")"
+expect_listed "$SID" "s['state'] == 'running' and s['child'] > 0" \
+	"bpfbox sessions --json lists the running session"
 "$BPFBOX" sessions --socket "$SOCK" >"$TMPD/list.txt" 2>&1
 expect_grep "^$SID +running" "$TMPD/list.txt" "bpfbox sessions prints a table"
 release_session list
@@ -298,14 +296,10 @@ chgrp nogroup "$SOCKDIR"
 start_daemon "$A2" --group nogroup && ok "the daemon starts again over its pins" ||
 	fail "restart failed: $(tail -5 "$DERR")"
 expect_grep "re-adopted session $SID" "$DERR" "the running session is re-adopted"
-"$BPFBOX" sessions --json --socket "$SOCK" >"$TMPD/list.json" 2>&1
-"$PY" -c "import json,sys; l=json.load(open('$TMPD/list.json')); s=[x for x in l if x['session']=='$SID']; sys.exit(0 if s and s[0]['state']=='adopted' and s[0]['command'][0]=='sh' else 1)" &&
-	ok "bpfbox sessions lists it again, state adopted, with its command" ||
-	fail "not listed after restart: $(cat "$TMPD/list.json")"
+expect_listed "$SID" "s['state'] == 'adopted' and s['command'][0] == 'sh'" \
+	"bpfbox sessions lists it again, state adopted, with its command"
 touch "$WS/go2"
-wait $RUNPID
-rc=$?
-[ $rc = 7 ] && ok "the command's exit code survives the daemon restart" || fail "exit $rc, want 7: $(cat "$TMPD/killed.out")"
+expect_wait $RUNPID 7 "the command's exit code survives the daemon restart" "$TMPD/killed.out"
 wait_events "$A2" "mine and mine[-1]['type'] == 'session.end'"
 check_events "$A2" "any(e['type'] == 'exec' and e['argv'] == ['/bin/true', 'after-restart'] for e in mine)" \
 	"events after the restart reach the new daemon's audit file"
@@ -371,9 +365,7 @@ expect_rc 125 "BPFBOX_REQUIRE_DAEMON=1 and no daemon answering: exit 125" \
 expect_grep "no daemon answers on .* BPFBOX_REQUIRE_DAEMON=1 requires one" "$TMPD/err" "and says so"
 expect_rc 0 "bpfbox daemon --cleanup" \
 	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT"
-wait $RUNPID
-rc=$?
-[ $rc = 137 ] && ok "--cleanup killed the session left running (exit 137)" || fail "left session exit $rc"
+expect_wait $RUNPID 137 "--cleanup killed the session left running (exit 137)"
 [ ! -e "$PIN" ] && ok "no pins left" || fail "pins left: $(ls "$PIN")"
 [ ! -e "$PARENT" ] && ok "no session cgroups left" || fail "cgroups left: $(find "$PARENT")"
 if [ -n "$LINKPROG" ]; then

@@ -342,10 +342,7 @@ PY
 			fail "restart with $CAPS: $(tail -c 300 "$D/caps.log")"
 		fi
 		touch "$D/ws/stop"
-		wait "$RPID"
-		rc=$?
-		[ $rc = 0 ] && ok "the session outlived the crash (exit 0)" ||
-			fail "the session across the crash exited $rc"
+		expect_wait "$RPID" 0 "the session outlived the crash (exit 0)"
 		stop_daemon && ok "SIGTERM: exit 0" || fail "SIGTERM: exit $?"
 		poll_until 5 grep -q STOPPING=1 "$D/notified" && ok "STOPPING=1 sent" || fail "no STOPPING=1"
 		# What it complains about that it does not with every capability.

@@ -20,16 +20,15 @@ expect_rc 2 "no subcommand is a usage error" "$BPFBOX" policy
 expect_rc 0 "policy --help" "$BPFBOX" policy --help
 expect_grep "usage: bpfbox policy check" "$TMPD/out" "help goes to stdout"
 expect_rc 0 "policy check --help" "$BPFBOX" policy check --help
-expect_rc 2 "unknown subcommand" "$BPFBOX" policy frob
-expect_grep "^bpfbox policy: unknown subcommand 'frob'" "$TMPD/err" \
-	"unknown subcommand is named"
-expect_rc 2 "unknown option" "$BPFBOX" policy check --frob
-expect_grep "unknown option '--frob'" "$TMPD/err" "unknown option is named"
-expect_rc 2 "option without its argument" "$BPFBOX" policy check --task
-expect_grep "needs an argument" "$TMPD/err" "missing argument is said"
-expect_rc 2 "bad --mode" "$BPFBOX" policy check $C --mode yolo
-expect_grep "^bpfbox policy: --mode: unknown mode 'yolo'; use workspace-write" \
-	"$TMPD/err" "bad --mode lists the modes"
+expect_err 2 "unknown subcommand is named" "^bpfbox policy: unknown subcommand 'frob'" \
+	"$BPFBOX" policy frob
+expect_err 2 "unknown option is named" "unknown option '--frob'" \
+	"$BPFBOX" policy check --frob
+expect_err 2 "missing argument is said" "needs an argument" \
+	"$BPFBOX" policy check --task
+expect_err 2 "bad --mode lists the modes" \
+	"^bpfbox policy: --mode: unknown mode 'yolo'; use workspace-write" \
+	"$BPFBOX" policy check $C --mode yolo
 
 # --- the defaults ---
 expect_rc 0 "defaults" "$BPFBOX" policy check $C -w "$D/ws"
@@ -100,21 +99,20 @@ if grep -q '"\*\*/\.ssh"' "$TMPD/out" && ! grep -q '/etc/shadow' "$TMPD/out"; th
 else
 	fail "agent restrictions.deny replaces the defaults: $(head -c 300 "$TMPD/out")"
 fi
-expect_rc 2 "unknown agent" "$BPFBOX" policy check $G --agent gpt -w ws
-expect_grep "^bpfbox policy: $D/global.json: at agents: unknown agent 'gpt'; known agents: claude, codex$" \
-	"$TMPD/err" "unknown agent lists the known ones"
+expect_err 2 "unknown agent lists the known ones" \
+	"^bpfbox policy: $D/global.json: at agents: unknown agent 'gpt'; known agents: claude, codex$" \
+	"$BPFBOX" policy check $G --agent gpt -w ws
 
 # --- errors: one line, file, JSON path, what to do ---
-expect_rc 2 "missing --config" "$BPFBOX" policy check --config "$D/nope.json" -w ws
-expect_grep "^bpfbox policy: $D/nope.json: cannot read the global config: No such file" \
-	"$TMPD/err" "missing config named"
-expect_rc 2 "missing --task" "$BPFBOX" policy check $C --task nope.json -w ws
-expect_grep "^bpfbox policy: nope.json: cannot read the task file" "$TMPD/err" \
-	"missing task named"
+expect_err 2 "missing config named" \
+	"^bpfbox policy: $D/nope.json: cannot read the global config: No such file" \
+	"$BPFBOX" policy check --config "$D/nope.json" -w ws
+expect_err 2 "missing task named" "^bpfbox policy: nope.json: cannot read the task file" \
+	"$BPFBOX" policy check $C --task nope.json -w ws
 echo '{ "limits": { "pid": 5 } }' >"$D/typo.json"
-expect_rc 2 "unknown key" "$BPFBOX" policy check $C -w ws typo.json
-expect_grep "^bpfbox policy: typo.json: at limits.pid: unknown limit 'pid'; valid limits: timeout_s" \
-	"$TMPD/err" "unknown key: file, path, valid keys"
+expect_err 2 "unknown key: file, path, valid keys" \
+	"^bpfbox policy: typo.json: at limits.pid: unknown limit 'pid'; valid limits: timeout_s" \
+	"$BPFBOX" policy check $C -w ws typo.json
 if [ "$(wc -l <"$TMPD/err")" -eq 1 ] && [ ! -s "$TMPD/out" ] &&
 	grep -q '^bpfbox policy: ' "$TMPD/err"; then
 	ok "an error is one line on stderr, nothing on stdout"
@@ -122,21 +120,18 @@ else
 	fail "an error is one line on stderr, nothing on stdout: $(cat "$TMPD/err")"
 fi
 printf '{ "agents": { "claude": { "limits": { "pids": 2 } } } }\n' >"$D/g2.json"
-expect_rc 2 "bad limit in agent" "$BPFBOX" policy check --config "$D/g2.json" -w ws
-expect_grep "at agents.claude.limits.pids: must be at least 4" "$TMPD/err" \
-	"JSON path of a nested error"
+expect_err 2 "JSON path of a nested error" "at agents.claude.limits.pids: must be at least 4" \
+	"$BPFBOX" policy check --config "$D/g2.json" -w ws
 printf '{\n  "mode": "read-only",\n}\n' >"$D/comma.json"
-expect_rc 2 "invalid JSON" "$BPFBOX" policy check $C -w ws comma.json
-expect_grep "^bpfbox policy: comma.json: invalid JSON at line 3" "$TMPD/err" \
-	"JSON syntax error has a line"
+expect_err 2 "JSON syntax error has a line" "^bpfbox policy: comma.json: invalid JSON at line 3" \
+	"$BPFBOX" policy check $C -w ws comma.json
 echo '{ "restrictions": { "deny": [] } }' >"$D/nodeny.json"
-expect_rc 2 "task cannot drop the deny list" "$BPFBOX" policy check $C -w ws --task nodeny.json
-expect_grep "at restrictions.deny: deny list can only be replaced in the global or agent config; use extra.deny" \
-	"$TMPD/err" "deny protection message"
+expect_err 2 "deny protection message" \
+	"at restrictions.deny: deny list can only be replaced in the global or agent config; use extra.deny" \
+	"$BPFBOX" policy check $C -w ws --task nodeny.json
 echo '{ "extra": { "deny": ["secrets/*"] } }' >"$D/badpat.json"
-expect_rc 2 "bad deny pattern" "$BPFBOX" policy check $C -w ws badpat.json
-expect_grep "at extra.deny\[0\]: invalid deny pattern 'secrets/\*'" "$TMPD/err" \
-	"bad pattern named"
+expect_err 2 "bad pattern named" "at extra.deny\[0\]: invalid deny pattern 'secrets/\*'" \
+	"$BPFBOX" policy check $C -w ws badpat.json
 echo '{ "extra": { "deny": ["**/*.tok"] } }' >"$D/moredeny.json"
 expect_rc 0 "task adds to the deny list" "$BPFBOX" policy check $C -w ws --task moredeny.json
 expect_grep '"\*\*/\*\.tok"' "$TMPD/out" "extra.deny appended"
@@ -144,48 +139,46 @@ expect_grep '"\*\*/\.ssh"' "$TMPD/out" "defaults kept with extra.deny"
 
 # --- expansion and validation ---
 echo '{ "extra": { "ro": ["$BPFBOX_T_UNSET/ro"] } }' >"$D/var.json"
-expect_rc 2 "unset variable" env -u BPFBOX_T_UNSET "$BPFBOX" policy check $C -w ws var.json
-expect_grep "at extra.ro\[0\]: \\\$BPFBOX_T_UNSET is not set" "$TMPD/err" \
-	"unset variable named"
+expect_err 2 "unset variable named" "at extra.ro\[0\]: \\\$BPFBOX_T_UNSET is not set" \
+	env -u BPFBOX_T_UNSET "$BPFBOX" policy check $C -w ws var.json
 expect_rc 0 "set variable" env BPFBOX_T_UNSET="$D" "$BPFBOX" policy check $C -w ws var.json
 echo '{ "extra": { "ro": ["${BPFBOX_T_DIR}/ro", "~/ro"] } }' >"$D/var2.json"
 expect_rc 0 "\${VAR} and ~" env BPFBOX_T_DIR="$D" HOME="$D" "$BPFBOX" policy check $C -w ws var2.json
 expect_grep "\"$D/ro\"" "$TMPD/out" "\${VAR} and ~ expanded"
 echo '{ "extra": { "ro": ["missing"] } }' >"$D/missing.json"
-expect_rc 2 "missing ro path" "$BPFBOX" policy check $C -w ws missing.json
-expect_grep "at extra.ro\[0\]: '$D/missing' does not exist" "$TMPD/err" \
-	"missing path named"
-expect_rc 2 "workspace /" "$BPFBOX" policy check $C -w /
-expect_grep "^bpfbox policy: command line: at workspace: .*choose a project directory with -w DIR" \
-	"$TMPD/err" "workspace / refused with advice"
+expect_err 2 "missing path named" "at extra.ro\[0\]: '$D/missing' does not exist" \
+	"$BPFBOX" policy check $C -w ws missing.json
+expect_err 2 "workspace / refused with advice" \
+	"^bpfbox policy: command line: at workspace: .*choose a project directory with -w DIR" \
+	"$BPFBOX" policy check $C -w /
 expect_rc 2 "workspace /etc" "$BPFBOX" policy check $C -w /etc
-expect_rc 2 "workspace missing" "$BPFBOX" policy check $C -w "$D/nope"
-expect_grep "does not exist" "$TMPD/err" "missing workspace named"
-expect_rc 2 "workspace is home" env HOME="$D/ws" "$BPFBOX" policy check $C -w ws
-expect_grep "is your home directory" "$TMPD/err" "home refused"
+expect_err 2 "missing workspace named" "does not exist" \
+	"$BPFBOX" policy check $C -w "$D/nope"
+expect_err 2 "home refused" "is your home directory" \
+	env HOME="$D/ws" "$BPFBOX" policy check $C -w ws
 expect_rc 0 "workspace below home" env HOME="$D/ws" "$BPFBOX" policy check $C -w ws/sub
 echo '{ "user": "no-such-user-bpfbox" }' >"$D/user.json"
-expect_rc 2 "unknown user" "$BPFBOX" policy check $C -w ws user.json
-expect_grep "at user: unknown user 'no-such-user-bpfbox'" "$TMPD/err" "unknown user named"
+expect_err 2 "unknown user named" "at user: unknown user 'no-such-user-bpfbox'" \
+	"$BPFBOX" policy check $C -w ws user.json
 
 # --- writable grants that reach the kernel, bpfbox or a shared root ---
 # (finding 3 of issue 17: --rw /sys/fs/cgroup let a session leave its cgroup)
 ln -sf /sys/fs/cgroup "$D/cg-link"
 for g in /sys/fs/cgroup /sys/fs/bpf /proc/sys /dev /tmp "$D/cg-link"; do
-	[ -e "$g" ] || { skip "rw $g refused" "absent on this host"; continue; }
+	[ -e "$g" ] || { skip "rw $g: absent on this host, nothing to refuse"; continue; }
 	printf '{ "extra": { "rw": ["%s"] } }\n' "$g" >"$D/grant.json"
-	expect_rc 2 "rw $g refused" "$BPFBOX" policy check $C -w ws grant.json
-	expect_grep "^bpfbox policy: grant.json: at extra.rw\[0\]: write access to '.*' would undo the sandbox: it is " \
-		"$TMPD/err" "rw $g: one line names the path and the rule"
+	expect_err 2 "rw $g: one line names the path and the rule" \
+		"^bpfbox policy: grant.json: at extra.rw\[0\]: write access to '.*' would undo the sandbox: it is " \
+		"$BPFBOX" policy check $C -w ws grant.json
 done
-expect_rc 2 "workspace /tmp refused" "$BPFBOX" policy check $C -w /tmp
-expect_grep "'/tmp' is a directory every user shares" "$TMPD/err" "workspace /tmp: the rule is named"
+expect_err 2 "workspace /tmp: the rule is named" "'/tmp' is a directory every user shares" \
+	"$BPFBOX" policy check $C -w /tmp
 printf '{ "extra": { "rw": ["%s"] } }\n' "$D/rw" >"$D/grant.json"
 expect_rc 0 "rw below /tmp still granted" "$BPFBOX" policy check $C -w ws grant.json
 rm -f "$D/ran"
-expect_rc 125 "run --rw /sys/fs/cgroup: nothing runs" "$BPFBOX" run -q $C -w "$D/ws" --rw /sys/fs/cgroup -- touch "$D/ran"
-expect_grep "write access to '/sys/fs/cgroup' would undo the sandbox: it is a kernel interface" \
-	"$TMPD/err" "run --rw /sys/fs/cgroup: the rule is named"
+expect_err 125 "run --rw /sys/fs/cgroup: the rule is named" \
+	"write access to '/sys/fs/cgroup' would undo the sandbox: it is a kernel interface" \
+	"$BPFBOX" run -q $C -w "$D/ws" --rw /sys/fs/cgroup -- touch "$D/ran"
 [ ! -e "$D/ran" ] && ok "run --rw /sys/fs/cgroup: the command did not run" ||
 	fail "run --rw /sys/fs/cgroup: the command did not run" "$D/ran exists"
 

@@ -244,14 +244,10 @@ start_daemon "$D2" && ok "vm kill -9: the daemon starts again over its pins" ||
 	fail "vm kill -9: restart failed: $(tail -5 "$DERR")"
 expect_grep "BPF LSM: re-adopted" "$DERR" "vm kill -9: the LSM programs are re-adopted, not loaded again"
 expect_grep "re-adopted session $SID" "$DERR" "vm kill -9: the running session is re-adopted"
-bpfbox sessions --json --socket "$SOCK" >"$TMPD/list.json" 2>&1
-python3 -c "import json,sys; l=json.load(open('$TMPD/list.json')); s=[x for x in l if x['session']=='$SID']; sys.exit(0 if s and s[0].get('level_enabled') == 'Full' else 1)" &&
-	ok "vm kill -9: the adopted session is listed at level Full" ||
-	fail "vm kill -9: list after restart: $(cat "$TMPD/list.json")"
+expect_listed "$SID" "s.get('level_enabled') == 'Full'" \
+	"vm kill -9: the adopted session is listed at level Full"
 touch "$WS/go2"
-wait $RUNPID
-rc=$?
-[ $rc = 0 ] && ok "vm kill -9: the command ends normally" || fail "vm kill -9: exit $rc: $(cat "$TMPD/killed.out")"
+expect_wait $RUNPID 0 "vm kill -9: the command ends normally" "$TMPD/killed.out"
 expect_grep '^denied$' "$WS/after.out" "vm kill -9: after re-adoption .env is still denied"
 wait_events "$D2" "mine and mine[-1]['type'] == 'session.end'"
 check_events "$D2" "sum(1 for e in mine if e['type'] == 'file' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm') >= 2" \
