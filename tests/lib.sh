@@ -282,6 +282,19 @@ stop_rsyslog() {
 	RPID=
 }
 
+# free_ports KIND...: a free loopback port for each KIND (tcp or udp), all
+# bound at once (so all different) and picked by the kernel; one line.
+free_ports() {
+	"${PY:-python3}" - "$@" <<'PY'
+import socket, sys
+kinds = {"tcp": socket.SOCK_STREAM, "udp": socket.SOCK_DGRAM}
+socks = [socket.socket(type=kinds[k]) for k in sys.argv[1:]]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+PY
+}
+
 # tcp_accepts PORT: something accepts a TCP connection on 127.0.0.1:PORT.
 tcp_accepts() {
 	"${PY:-python3}" -c "import socket; socket.create_connection(('127.0.0.1', $1), 1).close()" \

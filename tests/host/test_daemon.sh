@@ -348,10 +348,8 @@ LINKPROG=$(bpftool link show pinned "$PIN/link_net_connect4" 2>/dev/null | awk '
 expect_rc 1 "--cleanup refuses while a daemon answers" \
 	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT"
 kill -TERM "$DPID"
-wait "$DPID"
-rc=$?
+expect_wait "$DPID" 0 "SIGTERM stops the daemon with exit 0" "$DERR"
 DPID=
-[ $rc = 0 ] && ok "SIGTERM stops the daemon with exit 0" || fail "daemon exit $rc after SIGTERM"
 [ -e "$PIN/link_net_connect4" ] && [ ! -e "$SOCK" ] && ok "the pins stay, the socket goes" ||
 	fail "after SIGTERM: pins $(ls "$PIN" 2>&1 | wc -l), socket $(ls "$SOCK" 2>&1)"
 expect_rc 1 "bpfbox sessions without a daemon exits 1" "$BPFBOX" sessions --socket "$SOCK"

@@ -18,27 +18,14 @@ NS=bbx-eg-$$
 N=$(($$ % 200 + 20))
 HOSTIF=bbe$$h
 SRV=10.201.$N.2
-WS="$TMPD/ws"
-mkdir -p "$WS"
+daemon_scratch egress-test
 chmod 755 "$TMPD"
 
-SOCK="$TMPD/sock/bpfbox.sock"
-PIN=/sys/fs/bpf/bpfbox-egress-test-$$
-PARENT="$CG2/bpfbox-egress-test-$$"
-DERR="$TMPD/daemon.err"
-: >"$DERR"
-DPID=
-
-cleanup() {
-	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
-		>/dev/null 2>&1
+cleanup_extra() {
 	for p in $(ip netns pids "$NS" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
 	ip netns del "$NS" 2>/dev/null
 	ip link del "$HOSTIF" 2>/dev/null
-	rm -rf "$TMPD"
 }
-trap cleanup EXIT INT TERM
 
 if ! ip netns add "$NS" || ! ip link add "$HOSTIF" type veth peer name bbe$$n ||
 	! ip link set bbe$$n netns "$NS" || ! ip addr add 10.201.$N.1/24 dev "$HOSTIF" ||

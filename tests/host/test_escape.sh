@@ -14,8 +14,7 @@
 # /opt/bpfbox, Landlock ABI 2). As root, the core checks are repeated as an
 # unprivileged user (uid 65534) through setpriv.
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-. "$HERE/../lib.sh"
+. "$(dirname "$0")/../lib.sh"
 BIN=$BPFBOX_BUILD/tests/bin
 PIDS=""
 

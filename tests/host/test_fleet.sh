@@ -32,7 +32,7 @@ cert server ca serverAuth "IP:127.0.0.1,DNS:collector.test" &&
 	ok "a test CA, the collector's certificate, a wrong one (another CA) and a client certificate" ||
 	fail "cannot make the test certificates with openssl"
 
-TPORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+TPORT=$(free_ports tcp)
 # rsyslog_conf SERVERCERT: TLS only, the client must present a certificate of the CA.
 rsyslog_conf() {
 	cat >"$RS/rsyslog.conf" <<EOF

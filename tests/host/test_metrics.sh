@@ -17,11 +17,7 @@ PPID_=
 cleanup_extra() { [ -n "$PPID_" ] && kill -9 "$PPID_" 2>/dev/null; }
 
 # Two free loopback ports, picked by the kernel.
-set -- $("$PY" -c '
-import socket
-a = socket.socket(); a.bind(("127.0.0.1", 0))
-b = socket.socket(); b.bind(("127.0.0.1", 0))
-print(a.getsockname()[1], b.getsockname()[1])')
+set -- $(free_ports tcp tcp)
 MPORT=$1 PPORT=$2
 
 # get URL: prints "CODE BODY" (python: no curl needed in the VM).

@@ -12,11 +12,7 @@ RS="$TMPD/rsyslog"
 A="$TMPD/audit.jsonl" # the reference: --audit, every event
 mkdir -p "$RS/work" "$SOCKDIR"
 
-set -- $("$PY" -c '
-import socket
-t = socket.socket(); t.bind(("127.0.0.1", 0))
-u = socket.socket(); u.bind(("127.0.0.1", 0))
-print(t.getsockname()[1], u.getsockname()[1])')
+set -- $(free_ports tcp tcp)
 PORT=$1 TLSPORT=$2
 
 # relp+tls: a test CA, the collector's certificate and ours.

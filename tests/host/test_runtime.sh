@@ -6,8 +6,7 @@
 #
 # Runs on the host (root for the memory and disk monitors) and in the VM.
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-. "$HERE/../lib.sh"
+. "$(dirname "$0")/../lib.sh"
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3 || true)
 WS=$TMPD/ws

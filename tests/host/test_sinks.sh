@@ -18,11 +18,7 @@ MOUNTED=
 cleanup_extra() { [ -n "$MOUNTED" ] && umount "$FULL" 2>/dev/null; }
 
 # Two free loopback ports (TCP and UDP), picked by the kernel.
-set -- $("$PY" -c '
-import socket
-t = socket.socket(); t.bind(("127.0.0.1", 0))
-u = socket.socket(type=socket.SOCK_DGRAM); u.bind(("127.0.0.1", 0))
-print(t.getsockname()[1], u.getsockname()[1])')
+set -- $(free_ports tcp udp)
 TPORT=$1 UPORT=$2
 
 cat >"$RS/rsyslog.conf" <<EOF
@@ -278,10 +274,8 @@ end_after_loss() {
 }
 poll_until 15 end_after_loss
 kill -TERM "$DPID"
-wait "$DPID"
-rc=$?
+expect_wait "$DPID" 0 "SIGTERM stops the daemon with exit 0" "$DERR"
 DPID=
-[ $rc = 0 ] && ok "SIGTERM stops the daemon with exit 0" || fail "daemon exit $rc"
 # Under ASan/UBSan (make test-asan) a report would be in the daemon's log.
 grep -Eq "Sanitizer|runtime error:" "$DERR" "$TMPD/ev.err" &&
 	fail "sanitizer report: $(grep -E -A5 'Sanitizer|runtime error:' "$DERR" "$TMPD/ev.err" | head -20)" ||

@@ -6,8 +6,7 @@
 #
 # Runs on the host and unmodified in the test VM (root, /opt/bpfbox).
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-. "$HERE/../lib.sh"
+. "$(dirname "$0")/../lib.sh"
 BIN=$BPFBOX_BUILD/tests/bin
 PIDS=""
 

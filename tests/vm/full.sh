@@ -177,19 +177,10 @@ expect_grep 'level requested Full, enabled Full' "$TMPD/plain.out" "vm plain: -v
 expect_rc 0 "vm plain: --level full holds here" bpfbox run -q --no-daemon --level full -w "$WS" -- true
 
 # The same through a daemon, with pins and a cgroup parent of its own.
-SOCK="$TMPD/sock/bpfbox.sock"
-PIN=/sys/fs/bpf/bpfbox-full-$$
-PARENT=/sys/fs/cgroup/bpfbox-full-$$
-DERR="$TMPD/daemon.err"
-: >"$DERR"
-DPID=
-cleanup() {
-	[ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null
-	bpfbox daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" >/dev/null 2>&1
-	kill "$LPID" 2>/dev/null
-}
-trap cleanup EXIT
-mkdir -p "$TMPD/sock"
+CG2=/sys/fs/cgroup
+daemon_scratch full
+cleanup_extra() { kill "$LPID" 2>/dev/null; }
+mkdir -p "$SOCKDIR"
 D1="$TMPD/daemon1.jsonl"
 start_daemon "$D1" && ok "vm daemon: starts" || fail "vm daemon: not ready: $(cat "$DERR")"
 expect_grep 'BPF LSM: loaded' "$DERR" "vm daemon: loads the BPF LSM programs"
