@@ -68,15 +68,8 @@ void sha256_update(struct sha256 *c, const void *data, size_t len)
 	const uint8_t *p = data;
 
 	c->bytes += len;
-	while (len) {
-		size_t n = sizeof(c->block) - c->used;
-
-		if (n > len)
-			n = len;
-		memcpy(c->block + c->used, p, n);
-		c->used += n;
-		p += n;
-		len -= n;
+	for (size_t i = 0; i < len; i++) {
+		c->block[c->used++] = p[i];
 		if (c->used == sizeof(c->block)) {
 			compress(c->h, c->block);
 			c->used = 0;
