@@ -77,6 +77,16 @@ BPFBOX_MAP(scratch, BPF_MAP_TYPE_PERCPU_ARRAY, SCRATCH_SLOTS, 0, __u32, struct s
 /* The daemon's socket, set before load; empty: no AF_UNIX checks. */
 const volatile char daemon_socket[UNIX_PATH_LEN] = {};
 
+/*
+ * The session of a hook's task, or NULL: when an earlier LSM refused
+ * already (ret, which the hook then returns as it is: 0 outside every
+ * session) or the task is in no session.
+ */
+static __always_inline struct bpfbox_session *hook_session(int ret)
+{
+	return ret ? NULL : current_session();
+}
+
 static __always_inline struct scratch *scratch_get(void)
 {
 	for (__u32 i = 0; i < SCRATCH_SLOTS; i++) {
@@ -417,54 +427,41 @@ static __always_inline void report_file(struct bpfbox_session *s, struct scratch
 	bpf_ringbuf_submit(e, 0);
 }
 
-SEC("lsm/file_open")
-int BPF_PROG(bpfbox_file_open, struct file *file, int ret)
+/*
+ * The verdict of a file hook on op (enum bpfbox_file_op): on the file
+ * opened (file_open: file, its dentry and mount read once the task is
+ * known to be in a session), or on d (on vm) and d2 (on vm2, may be NULL),
+ * the names a rename or a link moves. 0, or -EPERM recorded.
+ */
+static __always_inline int check_file(int ret, struct file *file, struct dentry *d,
+				      struct vfsmount *vm, struct dentry *d2, struct vfsmount *vm2,
+				      __u32 op)
 {
-	struct bpfbox_session *s;
+	struct bpfbox_session *s = hook_session(ret);
 	struct scratch *w;
-	bool deny;
+	bool deny = true; /* every slot busy: cannot check, so fail closed */
 
-	if (ret)
-		return ret;
-	s = current_session();
 	if (!s)
-		return 0;
-	w = scratch_get();
-	if (!w) {
-		/* Every slot busy: cannot check, so fail closed. */
-		report_file(s, NULL, file, BPF_CORE_READ(file, f_flags), BPFBOX_FILE_OPEN);
-		return -EPERM;
+		return ret;
+	if (file) {
+		d = BPF_CORE_READ(file, f_path.dentry);
+		vm = BPF_CORE_READ(file, f_path.mnt);
 	}
-	deny = dentry_denied(w, s->id, BPF_CORE_READ(file, f_path.dentry),
-			     BPF_CORE_READ(file, f_path.mnt), false);
+	w = scratch_get();
+	if (w)
+		deny = dentry_denied(w, s->id, d, vm, op != BPFBOX_FILE_OPEN) ||
+		       (d2 && dentry_denied(w, s->id, d2, vm2, true));
 	if (deny)
-		report_file(s, w, file, BPF_CORE_READ(file, f_flags), BPFBOX_FILE_OPEN);
-	scratch_put(w);
+		report_file(s, w, file, file ? BPF_CORE_READ(file, f_flags) : 0, op);
+	if (w)
+		scratch_put(w);
 	return deny ? -EPERM : 0;
 }
 
-/* A rename or link (op) of d on mnt: denied when d matches a rule. */
-static __always_inline int check_move(struct dentry *d, struct vfsmount *vm, struct dentry *d2,
-				      struct vfsmount *vm2, __u32 op)
+SEC("lsm/file_open")
+int BPF_PROG(bpfbox_file_open, struct file *file, int ret)
 {
-	struct bpfbox_session *s = current_session();
-	struct scratch *w;
-	bool deny;
-
-	if (!s)
-		return 0;
-	w = scratch_get();
-	if (!w) {
-		report_file(s, NULL, NULL, 0, op);
-		return -EPERM;
-	}
-	deny = dentry_denied(w, s->id, d, vm, true);
-	if (!deny && d2)
-		deny = dentry_denied(w, s->id, d2, vm2, true);
-	if (deny)
-		report_file(s, w, NULL, 0, op);
-	scratch_put(w);
-	return deny ? -EPERM : 0;
+	return check_file(ret, file, NULL, NULL, NULL, NULL, BPFBOX_FILE_OPEN);
 }
 
 /*
@@ -480,7 +477,7 @@ int BPF_PROG(bpfbox_path_rename, const struct path *old_dir, struct dentry *old_
 	struct vfsmount *old_mnt = BPF_CORE_READ(old_dir, mnt);
 	struct vfsmount *new_mnt = BPF_CORE_READ(new_dir, mnt);
 
-	return check_move(old_dentry, old_mnt, new_dentry, new_mnt, BPFBOX_FILE_RENAME);
+	return check_file(0, NULL, old_dentry, old_mnt, new_dentry, new_mnt, BPFBOX_FILE_RENAME);
 }
 
 /* A hard link is a second name for a denied file. */
@@ -490,9 +487,7 @@ int BPF_PROG(bpfbox_path_link, struct dentry *old_dentry, const struct path *new
 {
 	struct vfsmount *vm = BPF_CORE_READ(new_dir, mnt);
 
-	if (ret)
-		return ret;
-	return check_move(old_dentry, vm, new_dentry, vm, BPFBOX_FILE_LINK);
+	return check_file(ret, NULL, old_dentry, vm, new_dentry, vm, BPFBOX_FILE_LINK);
 }
 
 /* w->key.name = the basename of interp (the path as given); 1 if done. */
@@ -588,43 +583,45 @@ static __noinline int cmd_refused(struct bpfbox_session *s, struct cmd_exe *x, _
 }
 
 /*
- * Exec by name: the binary's own name (a symlink resolved) and the name it
- * was called by (a symlink's name, e.g. a busybox applet); and by path.
- * Called again for a script's interpreter, and so are the command rules.
+ * An exec of file by name: the binary's own name (a symlink resolved) and,
+ * for an exec (bprm), the name it was called by (a symlink's name, e.g. a
+ * busybox applet); by path; then the command rules. bprm NULL: file is
+ * mapped executable. 0, or -EPERM recorded.
  */
+static __always_inline int check_exec(int ret, struct file *file, struct linux_binprm *bprm)
+{
+	struct bpfbox_session *s = hook_session(ret);
+	struct scratch *w;
+	struct dentry *d;
+	bool deny = true, refused = false;
+
+	if (!s)
+		return ret;
+	if (bprm)
+		file = BPF_CORE_READ(bprm, file);
+	d = BPF_CORE_READ(file, f_path.dentry);
+	w = scratch_get();
+	if (w) {
+		deny = (read_name(w->key.name, d) && name_denied(w, s->id, BPFBOX_NAME_EXEC)) ||
+		       (bprm && interp_name(w, (__u64)BPF_CORE_READ(bprm, interp)) &&
+			name_denied(w, s->id, BPFBOX_NAME_EXEC)) ||
+		       exec_path_denied(w, s->id, d, BPF_CORE_READ(file, f_path.mnt));
+		/* cmd_refused() records its own refusal. */
+		refused = !deny && bprm && (s->flags & BPFBOX_SF_CMD_RULES) &&
+			  cmd_refused(s, &w->cmd, (__u64)bprm);
+		scratch_put(w);
+	}
+	if (deny)
+		report_exec(s, bprm ? (const void *)BPF_CORE_READ(bprm, interp)
+				    : (const void *)BPF_CORE_READ(d, d_name.name));
+	return deny || refused ? -EPERM : 0;
+}
+
+/* Called again for a script's interpreter, and so are the command rules. */
 SEC("lsm/bprm_check_security")
 int BPF_PROG(bpfbox_bprm_check, struct linux_binprm *bprm, int ret)
 {
-	struct bpfbox_session *s;
-	struct scratch *w;
-	bool deny;
-
-	if (ret)
-		return ret;
-	s = current_session();
-	if (!s)
-		return 0;
-	w = scratch_get();
-	if (!w) {
-		deny = true;
-	} else {
-		struct dentry *d = BPF_CORE_READ(bprm, file, f_path.dentry);
-
-		deny = (read_name(w->key.name, d) && name_denied(w, s->id, BPFBOX_NAME_EXEC)) ||
-		       (interp_name(w, (__u64)BPF_CORE_READ(bprm, interp)) &&
-			name_denied(w, s->id, BPFBOX_NAME_EXEC)) ||
-		       exec_path_denied(w, s->id, d, BPF_CORE_READ(bprm, file, f_path.mnt));
-		if (!deny && (s->flags & BPFBOX_SF_CMD_RULES) &&
-		    cmd_refused(s, &w->cmd, (__u64)bprm)) {
-			scratch_put(w);
-			return -EPERM;
-		}
-		scratch_put(w);
-	}
-	if (!deny)
-		return 0;
-	report_exec(s, BPF_CORE_READ(bprm, interp));
-	return -EPERM;
+	return check_exec(ret, NULL, bprm);
 }
 
 #define PROT_EXEC 0x4
@@ -638,31 +635,9 @@ SEC("lsm/mmap_file")
 int BPF_PROG(bpfbox_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot,
 	     unsigned long flags, int ret)
 {
-	struct bpfbox_session *s;
-	struct scratch *w;
-	struct dentry *d;
-	bool deny;
-
-	if (ret)
-		return ret;
 	if (!file || !(prot & PROT_EXEC))
-		return 0;
-	s = current_session();
-	if (!s)
-		return 0;
-	d = BPF_CORE_READ(file, f_path.dentry);
-	w = scratch_get();
-	if (!w) {
-		deny = true;
-	} else {
-		deny = (read_name(w->key.name, d) && name_denied(w, s->id, BPFBOX_NAME_EXEC)) ||
-		       exec_path_denied(w, s->id, d, BPF_CORE_READ(file, f_path.mnt));
-		scratch_put(w);
-	}
-	if (!deny)
-		return 0;
-	report_exec(s, BPF_CORE_READ(d, d_name.name));
-	return -EPERM;
+		return ret;
+	return check_exec(ret, file, NULL);
 }
 
 /*
@@ -772,14 +747,11 @@ SEC("lsm/socket_connect")
 int BPF_PROG(bpfbox_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen,
 	     int ret)
 {
-	struct bpfbox_session *s;
+	struct bpfbox_session *s = hook_session(ret);
 	__u16 family;
 
-	if (ret)
-		return ret;
-	s = current_session();
 	if (!s)
-		return 0;
+		return ret;
 	family = sock_family(sock);
 	if (family == AF_INET || family == AF_INET6)
 		return check_inet(s, sock, address, addrlen);
@@ -799,15 +771,12 @@ int BPF_PROG(bpfbox_socket_connect, struct socket *sock, struct sockaddr *addres
 SEC("lsm/socket_sendmsg")
 int BPF_PROG(bpfbox_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
 {
-	struct bpfbox_session *s;
+	struct bpfbox_session *s = hook_session(ret);
 	void *name;
 	__u16 family;
 
-	if (ret)
-		return ret;
-	s = current_session();
 	if (!s)
-		return 0;
+		return ret;
 	name = BPF_CORE_READ(msg, msg_name);
 	family = sock_family(sock);
 	if (!name || (family != AF_INET && family != AF_INET6))
@@ -898,28 +867,18 @@ SEC("lsm/unix_stream_connect")
 int BPF_PROG(bpfbox_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk,
 	     int ret)
 {
-	struct bpfbox_session *s;
+	struct bpfbox_session *s = hook_session(ret);
 
-	if (ret)
-		return ret;
-	s = current_session();
-	if (!s)
-		return 0;
-	return check_unix_peer(s, other);
+	return s ? check_unix_peer(s, other) : ret;
 }
 
 /* Datagrams: sendto/sendmsg, and connect of a datagram socket. */
 SEC("lsm/unix_may_send")
 int BPF_PROG(bpfbox_unix_may_send, struct socket *sock, struct socket *other, int ret)
 {
-	struct bpfbox_session *s;
+	struct bpfbox_session *s = hook_session(ret);
 
-	if (ret)
-		return ret;
-	s = current_session();
-	if (!s)
-		return 0;
-	return check_unix_peer(s, BPF_CORE_READ(other, sk));
+	return s ? check_unix_peer(s, BPF_CORE_READ(other, sk)) : ret;
 }
 
 /*
@@ -930,13 +889,10 @@ SEC("lsm/task_kill")
 int BPF_PROG(bpfbox_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
 	     const struct cred *cred, int ret)
 {
-	struct bpfbox_session *s;
+	struct bpfbox_session *s = hook_session(ret);
 
-	if (ret)
-		return ret;
-	s = current_session();
 	if (!s || !(s->flags & BPFBOX_SF_GAP_SCOPE))
-		return 0;
+		return ret;
 	if (BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id) == bpf_get_current_cgroup_id())
 		return 0;
 	return -EPERM;
@@ -945,15 +901,22 @@ int BPF_PROG(bpfbox_task_kill, struct task_struct *p, struct kernel_siginfo *inf
 /*
  * Metadata (mode, owner, extended attributes) of a file outside the
  * writable set: Landlock has no right for it, so this is the second wall
- * behind the read-only mounts. mnt may be NULL (the record's path is then
- * relative to the file system's root).
+ * behind the read-only mounts. The file: path, or d when the hook has no
+ * mount (the record's path is then relative to the file system's root).
  */
-static __always_inline int check_meta(struct dentry *d, struct vfsmount *mnt, __u32 op)
+static __always_inline int check_meta(int ret, const struct path *path, struct dentry *d, __u32 op)
 {
-	struct bpfbox_session *s = current_session();
+	struct bpfbox_session *s = hook_session(ret);
+	struct vfsmount *mnt = NULL;
 	struct scratch *w;
 
-	if (!s || !(s->flags & BPFBOX_SF_GAP_META) || under_writable(s->id, (__u64)d))
+	if (!s || !(s->flags & BPFBOX_SF_GAP_META))
+		return ret;
+	if (path) {
+		d = BPF_CORE_READ(path, dentry);
+		mnt = BPF_CORE_READ(path, mnt);
+	}
+	if (under_writable(s->id, (__u64)d))
 		return 0;
 	w = scratch_get();
 	if (w) {
@@ -971,18 +934,14 @@ static __always_inline int check_meta(struct dentry *d, struct vfsmount *mnt, __
 SEC("lsm/path_chmod")
 int BPF_PROG(bpfbox_path_chmod, const struct path *path, umode_t mode, int ret)
 {
-	if (ret)
-		return ret;
-	return check_meta(BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt), BPFBOX_FILE_CHMOD);
+	return check_meta(ret, path, NULL, BPFBOX_FILE_CHMOD);
 }
 
 SEC("lsm/path_chown")
 int BPF_PROG(bpfbox_path_chown, const struct path *path, unsigned long long uid,
 	     unsigned long long gid, int ret)
 {
-	if (ret)
-		return ret;
-	return check_meta(BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt), BPFBOX_FILE_CHMOD);
+	return check_meta(ret, path, NULL, BPFBOX_FILE_CHMOD);
 }
 
 /* utimes (and chmod/chown once more): what changes a file's metadata. */
@@ -991,14 +950,17 @@ int BPF_PROG(bpfbox_path_chown, const struct path *path, unsigned long long uid,
 	 1U << 5 /* MTIME */ | 1U << 7 /* ATIME_SET */ | 1U << 8 /* MTIME_SET */ |               \
 	 1U << 16 /* TIMES_SET */)
 
-static __always_inline int check_setattr(struct dentry *d, struct iattr *attr)
+static __always_inline int check_setattr(int ret, struct dentry *d, struct iattr *attr)
 {
-	__u32 valid = BPF_CORE_READ(attr, ia_valid);
+	__u32 valid;
 
+	if (ret)
+		return ret;
+	valid = BPF_CORE_READ(attr, ia_valid);
 	if (!(valid & META_ATTRS))
 		return 0; /* a truncate: Landlock's right */
 	/* Mode or owner: a chmod; else times only: a utimes. */
-	return check_meta(d, NULL, valid & 7 ? BPFBOX_FILE_CHMOD : BPFBOX_FILE_UTIMES);
+	return check_meta(0, NULL, d, valid & 7 ? BPFBOX_FILE_CHMOD : BPFBOX_FILE_UTIMES);
 }
 
 /*
@@ -1009,28 +971,24 @@ static __always_inline int check_setattr(struct dentry *d, struct iattr *attr)
 SEC("lsm/inode_setattr")
 int BPF_PROG(bpfbox_inode_setattr, void *idmap, struct dentry *dentry, struct iattr *attr, int ret)
 {
-	if (ret)
-		return ret;
-	return check_setattr(dentry, attr);
+	return check_setattr(ret, dentry, attr);
 }
 
 SEC("lsm/inode_setattr")
 int BPF_PROG(bpfbox_inode_setattr_61, struct dentry *dentry, struct iattr *attr, int ret)
 {
-	if (ret)
-		return ret;
-	return check_setattr(dentry, attr);
+	return check_setattr(ret, dentry, attr);
 }
 
 /* The dentry is the second argument before and after 6.3 (mnt_idmap). */
 SEC("lsm/inode_setxattr")
 int BPF_PROG(bpfbox_inode_setxattr, void *idmap, struct dentry *dentry)
 {
-	return check_meta(dentry, NULL, BPFBOX_FILE_CHMOD);
+	return check_meta(0, NULL, dentry, BPFBOX_FILE_CHMOD);
 }
 
 SEC("lsm/inode_removexattr")
 int BPF_PROG(bpfbox_inode_removexattr, void *idmap, struct dentry *dentry)
 {
-	return check_meta(dentry, NULL, BPFBOX_FILE_CHMOD);
+	return check_meta(0, NULL, dentry, BPFBOX_FILE_CHMOD);
 }
