@@ -17,25 +17,6 @@
 #include "../top/top.h"
 #include "../lib/util.h"
 
-static const struct {
-	const char *name;
-	enum top_col col;
-} sort_names[] = {
-	{"session", TOP_COL_SESSION},
-	{"state", TOP_COL_STATE},
-	{"level", TOP_COL_LEVEL},
-	{"pids", TOP_COL_PIDS},
-	{"mem", TOP_COL_MEM},
-	{"memory", TOP_COL_MEM},
-	{"cpu", TOP_COL_CPU},
-	{"opens", TOP_COL_OPENS},
-	{"execs", TOP_COL_EXECS},
-	{"connects", TOP_COL_CONNECTS},
-	{"denials", TOP_COL_DENIALS},
-	{"command", TOP_COL_COMMAND},
-	{"last-denial", TOP_COL_LAST_DENIAL},
-};
-
 static void top_usage(FILE *out)
 {
 	fprintf(out, "usage: bpfbox top [--socket PATH] [--once | --json] [-d SECONDS]\n"
@@ -67,16 +48,6 @@ static const struct option top_opts[] = {
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
-
-static int parse_sort(const char *name, enum top_col *out)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(sort_names); i++)
-		if (streq(sort_names[i].name, name)) {
-			*out = sort_names[i].col;
-			return 0;
-		}
-	return -EINVAL;
-}
 
 /* Long (98 lines): a case per option, then the checks and the one call to
  * the view or the snapshot; nothing in it is more than parsing. */
@@ -159,7 +130,7 @@ int cmd_top(int argc, char **argv)
 			}
 			break;
 		case OPT_SORT:
-			if (parse_sort(optarg, &sort) < 0) {
+			if (top_col_parse(optarg, &sort) < 0) {
 				fprintf(stderr,
 					"bpfbox top: unknown sort column '%s'; see 'bpfbox "
 					"top --help'\n",
