@@ -35,14 +35,15 @@ int cli_help_or_bad(int opt, const char *cmd, char **argv, void (*usage)(FILE *o
  * One option of a command for cli_parse(): --name, and -letter too unless
  * letter is 0. Without an argument it sets *(bool *)dst; with one it
  * stores it in *(const char **)dst, or, with check, hands it to
- * check(cmd, arg, dst): 0, or EXIT_USAGE after its one line on stderr.
+ * check(cmd, opt, arg), which reads it into opt->dst: 0, or EXIT_USAGE
+ * after its one line on stderr.
  */
 struct cli_opt {
 	const char *name;
 	char letter;
 	bool has_arg;
 	void *dst;
-	int (*check)(const char *cmd, const char *arg, void *dst);
+	int (*check)(const char *cmd, const struct cli_opt *opt, const char *arg);
 };
 #define CLI_OPTS_MAX 16
 

@@ -41,7 +41,7 @@ static void events_usage(FILE *out)
 }
 
 /* --type exec,file: each name checked here, so that the error is ours. */
-static int check_types(const char *cmd, const char *arg, void *dst)
+static int check_types(const char *cmd, const struct cli_opt *opt, const char *arg)
 {
 	char buf[256], *save = NULL, *tok;
 
@@ -58,7 +58,7 @@ static int check_types(const char *cmd, const char *arg, void *dst)
 				tok, ev_kind_list());
 			return EXIT_USAGE;
 		}
-		json_object_array_add(dst, json_object_new_string(tok));
+		json_object_array_add(opt->dst, json_object_new_string(tok));
 	}
 	return 0;
 }
@@ -143,7 +143,7 @@ static int stream_events(struct daemon_client *c, const char *path, enum sink_fo
 	return code;
 }
 
-static int check_session(const char *cmd, const char *arg, void *dst)
+static int check_session(const char *cmd, const struct cli_opt *opt, const char *arg)
 {
 	if (!proto_session_id_valid(arg)) {
 		fprintf(stderr,
@@ -152,19 +152,19 @@ static int check_session(const char *cmd, const char *arg, void *dst)
 			cmd, arg);
 		return EXIT_USAGE;
 	}
-	*(const char **)dst = arg;
+	*(const char **)opt->dst = arg;
 	return 0;
 }
 
-static int check_format(const char *cmd, const char *arg, void *dst)
+static int check_format(const char *cmd, const struct cli_opt *opt, const char *arg)
 {
-	if (sink_format_parse(arg, dst) == 0)
+	if (sink_format_parse(arg, opt->dst) == 0)
 		return 0;
 	fprintf(stderr, "bpfbox %s: --format %s: use json, ocsf or text\n", cmd, arg);
 	return EXIT_USAGE;
 }
 
-static int check_idle(const char *cmd, const char *arg, void *dst)
+static int check_idle(const char *cmd, const struct cli_opt *opt, const char *arg)
 {
 	unsigned long long s;
 
@@ -173,7 +173,7 @@ static int check_idle(const char *cmd, const char *arg, void *dst)
 			arg);
 		return EXIT_USAGE;
 	}
-	*(int *)dst = s * 1000;
+	*(int *)opt->dst = s * 1000;
 	return 0;
 }
 

@@ -114,9 +114,9 @@ static void status_text(const struct host_caps *caps)
 	printf("\n");
 }
 
-static int check_level(const char *cmd, const char *arg, void *dst)
+static int check_level(const char *cmd, const struct cli_opt *opt, const char *arg)
 {
-	if (level_parse(arg, dst) == 0)
+	if (level_parse(arg, opt->dst) == 0)
 		return 0;
 	fprintf(stderr,
 		"bpfbox %s: unknown level '%s'; valid levels: None, Minimal, Standard, Full\n", cmd,

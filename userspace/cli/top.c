@@ -83,7 +83,7 @@ static int run_top(const char *socket, const char *filter, enum top_col sort, bo
 	return r;
 }
 
-static int check_delay(const char *cmd, const char *arg, void *dst)
+static int check_delay(const char *cmd, const struct cli_opt *opt, const char *arg)
 {
 	char *end;
 	double d = strtod(arg, &end);
@@ -93,13 +93,13 @@ static int check_delay(const char *cmd, const char *arg, void *dst)
 			arg);
 		return EXIT_USAGE;
 	}
-	*(double *)dst = d;
+	*(double *)opt->dst = d;
 	return 0;
 }
 
-static int check_sort(const char *cmd, const char *arg, void *dst)
+static int check_sort(const char *cmd, const struct cli_opt *opt, const char *arg)
 {
-	if (top_col_parse(arg, dst) == 0)
+	if (top_col_parse(arg, opt->dst) == 0)
 		return 0;
 	return cli_usage_error(cmd, "unknown sort column '%s'", arg);
 }

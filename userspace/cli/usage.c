@@ -78,7 +78,7 @@ int cli_parse(int argc, char **argv, const struct cli_opt *opts, bool operands,
 			return cli_help_or_bad(c, argv[0], argv, usage);
 		if (!o->has_arg)
 			*(bool *)o->dst = true;
-		else if (o->check && o->check(argv[0], optarg, o->dst))
+		else if (o->check && o->check(argv[0], o, optarg))
 			return EXIT_USAGE;
 		else if (!o->check)
 			*(const char **)o->dst = optarg;
