@@ -1,5 +1,5 @@
-# The command line of the daemon-facing commands (cli_parse in
-# cli/usage.c): each bad usage is one line on stderr naming the problem
+# The command line of the commands that parse through cli_parse
+# (cli/usage.c): each bad usage is one line on stderr naming the problem
 # and exit 2, --help is the usage on stdout and exit 0, a good option list
 # gets as far as the daemon (none answers on the private socket: exit 1).
 # No daemon, no kernel state: seconds.
@@ -41,5 +41,16 @@ done <<EOF
 2 err ^bpfbox.top:.unexpected.argument.'extra' top extra
 1 err ^bpfbox.top:.no.daemon.answers top --once --sort memory --reverse
 0 out ^usage:.bpfbox.top top --help
+2 err ^bpfbox.daemon:.unknown.or.incomplete.option.'--bogus' daemon --bogus
+2 err ^bpfbox.daemon:.unexpected.argument.'extra' daemon extra
+2 err ^bpfbox.daemon:.--audit-ring.5:.give.a.power.of.two daemon --audit-ring 5
+2 err ^bpfbox.daemon:.--max-sessions-per-uid.0:.give.a.number.from.1.to.4096 daemon --max-sessions-per-uid 0
+2 err ^bpfbox.daemon:.--max-conns-per-uid.5000:.give.a.number daemon --max-conns-per-uid 5000
+2 err ^bpfbox.daemon:.--audit-argv.10:.give.bytes.from.64 daemon --audit-argv 10
+2 err ^bpfbox.daemon:.--audit-rate.x:.give.records.a.second daemon --audit-rate x
+2 err ^bpfbox.daemon:.--sink.'nope': daemon --sink nope
+2 err ^bpfbox.daemon:.--bpf-stats.counts daemon --bpf-stats
+2 err ^bpfbox.daemon:.--socket,.--pin-dir.and.--cgroup-parent.take.absolute daemon --socket relative
+0 out ^usage:.bpfbox.daemon daemon --help
 EOF
 finish
