@@ -30,4 +30,22 @@ static inline int scratch_remove(const char *dir)
 	return nftw(dir, scratch_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/*
+ * The cmocka fixtures setup and teardown: a fresh scratch directory for
+ * each test, its path in var (a char array), named /tmp/bpfbox-NAME.XXXXXX.
+ * Use: SCRATCH_FIXTURES(dir, "spool") then
+ * cmocka_unit_test_setup_teardown(test, setup, teardown).
+ */
+#define SCRATCH_FIXTURES(var, name)                          \
+	static int setup(void **state)                       \
+	{                                                    \
+		(void)state;                                 \
+		return scratch_make(var, sizeof(var), name); \
+	}                                                    \
+	static int teardown(void **state)                    \
+	{                                                    \
+		(void)state;                                 \
+		return scratch_remove(var);                  \
+	}
+
 #endif

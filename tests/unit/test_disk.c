@@ -35,17 +35,7 @@
 
 static char root[64];
 
-static int setup(void **state)
-{
-	(void)state;
-	return scratch_make(root, sizeof(root), "disk");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return rm_tree(root);
-}
+SCRATCH_FIXTURES(root, "disk")
 
 #define D20   "dddddddddddddddddddd"
 #define DEPTH 250 /* 21 * 250 = 5,250 bytes of path, past PATH_MAX */

@@ -20,6 +20,7 @@
 #include "audit/sink.h"
 #include "lib/jsonw.h"
 #include "json_at.h"
+#include "unit_main.h"
 
 #define SID "0123456789abcdef0123456789abcdef"
 #define HDR                                                                                        \
@@ -431,15 +432,8 @@ static void test_text_escapes(void **state)
 	jsonw_free(&w);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exec),	   cmocka_unit_test(test_exec_denied),
-		cmocka_unit_test(test_file),	   cmocka_unit_test(test_connect),
-		cmocka_unit_test(test_net),	   cmocka_unit_test(test_fork_exit),
-		cmocka_unit_test(test_log_events), cmocka_unit_test(test_session_events),
-		cmocka_unit_test(test_not_events), cmocka_unit_test(test_text_escapes),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_exec), cmocka_unit_test(test_exec_denied),
+	  cmocka_unit_test(test_file), cmocka_unit_test(test_connect), cmocka_unit_test(test_net),
+	  cmocka_unit_test(test_fork_exit), cmocka_unit_test(test_log_events),
+	  cmocka_unit_test(test_session_events), cmocka_unit_test(test_not_events),
+	  cmocka_unit_test(test_text_escapes))

@@ -23,18 +23,7 @@
 
 static char dir[64];
 
-static int setup(void **state)
-{
-	(void)state;
-	return scratch_make(dir, sizeof(dir), "spool");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	scratch_remove(dir);
-	return 0;
-}
+SCRATCH_FIXTURES(dir, "spool")
 
 static void open_spool(struct spool *sp, uint64_t max)
 {

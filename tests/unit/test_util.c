@@ -23,6 +23,7 @@
 #include "lib/jsonw.h"
 #include "lib/util.h"
 #include "scratch.h"
+#include "unit_main.h"
 
 static void names(void **state)
 {
@@ -148,12 +149,5 @@ static void raw_text(void **state)
 	jsonw_free(&w);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(names),   cmocka_unit_test(closes), cmocka_unit_test(parents),
-		cmocka_unit_test(signals), cmocka_unit_test(keyed),  cmocka_unit_test(raw_text),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(names), cmocka_unit_test(closes), cmocka_unit_test(parents),
+	  cmocka_unit_test(signals), cmocka_unit_test(keyed), cmocka_unit_test(raw_text))
