@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <json-c/json.h>
+#include <libgen.h>
 
 #include "policy/policy.h"
 #include "json_at.h"
@@ -183,18 +184,59 @@ static int load_expect(struct bpfbox_policy *p, const struct srcs *s, const char
 
 /* ---- defaults and helpers ---- */
 
+/*
+ * docs/config.md of the tree this test was built in: two up from the
+ * binary (BUILD/tests/), else from the directory the test started in.
+ */
+static FILE *open_doc(char *path, size_t size)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	FILE *f = NULL;
+
+	if (n > 0) {
+		exe[n] = '\0';
+		snprintf(path, size, "%s/../../docs/config.md", dirname(exe));
+		f = fopen(path, "r");
+	}
+	if (!f) {
+		snprintf(path, size, "%s/docs/config.md", oldcwd);
+		f = fopen(path, "r");
+	}
+	if (!f)
+		fail_msg("cannot read %s: the test compares the defaults with it", path);
+	return f;
+}
+
+/* The patterns of the block after "The default list:" in docs/config.md, in order. */
+static void documented_deny(struct strv *out)
+{
+	char path[PATH_MAX + 32], line[512], *save = NULL;
+	FILE *f = open_doc(path, sizeof(path));
+	int fences = -1; /* -1: before the heading; then the ``` lines passed */
+
+	while (fences < 2 && fgets(line, sizeof(line), f)) {
+		if (fences < 0)
+			fences = strcmp(line, "The default list:\n") ? -1 : 0;
+		else if (!strncmp(line, "```", 3))
+			fences++;
+		else if (fences == 1)
+			for (char *w = strtok_r(line, " \n", &save); w;
+			     w = strtok_r(NULL, " \n", &save))
+				assert_int_equal(strv_push(out, w), 0);
+	}
+	fclose(f);
+	if (fences < 2 || out->n == 0)
+		fail_msg("%s: no default list block", path);
+}
+
 static void test_defaults(void **state)
 {
-	static const char *const creds[] = {
-		"/etc/shadow",	   "/etc/gshadow",	"/etc/sudoers",	  "/etc/sudoers.d",
-		"**/.env",	   "**/.env.*",		"**/credentials", "**/credentials.*",
-		"**/secrets",	   "**/secrets.*",	"**/*.pem",	  "**/*.key",
-		"**/*.p12",	   "**/*.pfx",		"**/.ssh",	  "**/id_rsa",
-		"**/id_dsa",	   "**/id_ecdsa",	"**/id_ed25519",  "**/.aws",
-		"**/.azure",	   "**/.config/gcloud", "**/.gnupg",	  "**/.docker/config.json",
-		"**/.netrc",	   "**/.npmrc",		"**/.pypirc",	  "**/.git-credentials",
-		"**/.kube/config",
+	static const char *const required[] = {
+		"/etc/shadow",	     "**/.ssh",	  "**/.aws",
+		"**/.config/gcloud", "**/.gnupg", "**/.docker/config.json",
 	};
+	struct strv doc = {0};
 	struct bpfbox_policy p;
 
 	(void)state;
@@ -213,10 +255,17 @@ static void test_defaults(void **state)
 	assert_int_equal(p.limits.disk_mb, 1024);
 	assert_int_equal(p.limits.file_size_mb, 50);
 	assert_int_equal(p.limits.open_files, 1024);
-	assert_int_equal(p.deny_paths.n, sizeof(creds) / sizeof(creds[0]));
-	for (size_t i = 0; i < p.deny_paths.n; i++)
-		assert_string_equal(p.deny_paths.v[i], creds[i]);
+	/* The credential patterns are the documented ones, in the documented order. */
+	documented_deny(&doc);
+	assert_int_equal(p.deny_paths.n, doc.n);
+	for (size_t i = 0; i < doc.n; i++)
+		assert_string_equal(p.deny_paths.v[i], doc.v[i]);
 	assert_null(p.deny_paths.v[p.deny_paths.n]);
+	/* Among them the credential files the product requires, whatever the docs say. */
+	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+		if (!strv_contains(&p.deny_paths, required[i]))
+			fail_msg("no default deny pattern %s", required[i]);
+	strv_clear(&doc);
 	assert_int_equal(p.ro_paths.n, 0);
 	assert_int_equal(p.rw_paths.n, 0);
 	assert_int_equal(p.env.n, 0);
