@@ -104,6 +104,15 @@ static int merge(struct bpfbox_policy *p, const char *json, const char *origin,
 	return r;
 }
 
+/* A layer that must merge: on an error, fails with its message. */
+static void merge_ok(struct bpfbox_policy *p, const char *json, const char *origin)
+{
+	struct policy_error err = {0};
+
+	if (merge(p, json, origin, &err))
+		fail_msg("%s: %s: %s", json, err.path, err.message);
+}
+
 struct srcs {
 	const char *global; /* NULL: empty.json */
 	const char *agent;
@@ -341,18 +350,16 @@ static void test_error_format(void **state)
 
 static void test_merge_scalars(void **state)
 {
-	struct policy_error err;
 	struct bpfbox_policy p;
 
 	(void)state;
 	policy_init(&p);
-	assert_int_equal(merge(&p,
-			       "{\"mode\": \"read-only\", \"workspace\": \"/w\","
-			       " \"network\": \"allow\", \"user\": \"nobody\","
-			       " \"allow_unconfined\": true,"
-			       " \"private_tmp\": false}",
-			       "flags", &err),
-			 0);
+	merge_ok(&p,
+		 "{\"mode\": \"read-only\", \"workspace\": \"/w\","
+		 " \"network\": \"allow\", \"user\": \"nobody\","
+		 " \"allow_unconfined\": true,"
+		 " \"private_tmp\": false}",
+		 "flags");
 	assert_int_equal(p.mode, MODE_READ_ONLY);
 	assert_string_equal(p.workspace, "/w");
 	assert_int_equal(p.net, NET_ALLOW);
@@ -361,8 +368,7 @@ static void test_merge_scalars(void **state)
 	assert_false(p.private_tmp);
 
 	/* absent keys inherit, present ones replace, user null resets */
-	assert_int_equal(merge(&p, "{\"user\": null, \"network\": \"deny\"}", "task:t.json", &err),
-			 0);
+	merge_ok(&p, "{\"user\": null, \"network\": \"deny\"}", "task:t.json");
 	assert_int_equal(p.mode, MODE_READ_ONLY);
 	assert_string_equal(p.workspace, "/w");
 	assert_int_equal(p.net, NET_DENY);
@@ -376,18 +382,16 @@ static void test_merge_scalars(void **state)
 
 static void test_merge_limits(void **state)
 {
-	struct policy_error err;
 	struct bpfbox_policy p;
 
 	(void)state;
 	policy_init(&p);
-	assert_int_equal(merge(&p,
-			       "{\"limits\": {\"timeout_s\": 5, \"output_bytes\": 0,"
-			       " \"memory_mb\": 16, \"pids\": 4,"
-			       " \"cpu_percent\": 250, \"disk_mb\": 1,"
-			       " \"file_size_mb\": 1, \"open_files\": 16}}",
-			       "flags", &err),
-			 0);
+	merge_ok(&p,
+		 "{\"limits\": {\"timeout_s\": 5, \"output_bytes\": 0,"
+		 " \"memory_mb\": 16, \"pids\": 4,"
+		 " \"cpu_percent\": 250, \"disk_mb\": 1,"
+		 " \"file_size_mb\": 1, \"open_files\": 16}}",
+		 "flags");
 	assert_int_equal(p.limits.timeout_ms, 5000);
 	assert_int_equal(p.limits.output_bytes, 0);
 	assert_int_equal(p.limits.memory_mb, 16);
@@ -397,7 +401,7 @@ static void test_merge_limits(void **state)
 	assert_int_equal(p.limits.file_size_mb, 1);
 	assert_int_equal(p.limits.open_files, 16);
 	/* only the keys given change */
-	assert_int_equal(merge(&p, "{\"limits\": {\"timeout_s\": 0}}", "flags", &err), 0);
+	merge_ok(&p, "{\"limits\": {\"timeout_s\": 0}}", "flags");
 	assert_int_equal(p.limits.timeout_ms, 0);
 	assert_int_equal(p.limits.pids, 4);
 	policy_free(&p);
@@ -413,13 +417,12 @@ static void test_merge_limit_units(void **state)
 	policy_init(&p);
 	assert_int_equal(p.limits.pause_timeout_ms, POLICY_PAUSE_TIMEOUT_S * 1000);
 	assert_int_equal(p.limits.timeout_counts, TIMEOUT_COUNTS_WALL);
-	assert_int_equal(merge(&p,
-			       "{\"limits\": {\"timeout_s\": \"5s\", \"output_bytes\": \"64K\","
-			       " \"memory_mb\": \"2G\", \"disk_mb\": \"512M\","
-			       " \"file_size_mb\": \"1MiB\", \"pause_timeout_s\": \"1500ms\","
-			       " \"timeout_counts\": \"running\", \"on_oom\": \"kill\"}}",
-			       "flags", &err),
-			 0);
+	merge_ok(&p,
+		 "{\"limits\": {\"timeout_s\": \"5s\", \"output_bytes\": \"64K\","
+		 " \"memory_mb\": \"2G\", \"disk_mb\": \"512M\","
+		 " \"file_size_mb\": \"1MiB\", \"pause_timeout_s\": \"1500ms\","
+		 " \"timeout_counts\": \"running\", \"on_oom\": \"kill\"}}",
+		 "flags");
 	assert_int_equal(p.limits.timeout_ms, 5000);
 	assert_int_equal(p.limits.output_bytes, 65536);
 	assert_int_equal(p.limits.memory_mb, 2048);
@@ -429,7 +432,7 @@ static void test_merge_limit_units(void **state)
 	assert_int_equal(p.limits.timeout_counts, TIMEOUT_COUNTS_RUNNING);
 	assert_int_equal(p.limits.on_oom, ON_LIMIT_KILL);
 	assert_int_equal(p.limits.on_disk, ON_LIMIT_PAUSE);
-	assert_int_equal(merge(&p, "{\"limits\": {\"timeout_s\": \"2m\"}}", "flags", &err), 0);
+	merge_ok(&p, "{\"limits\": {\"timeout_s\": \"2m\"}}", "flags");
 	assert_int_equal(p.limits.timeout_ms, 120000);
 	/* Refused: junk units, under the minimum, a unit on a plain count, a bad choice. */
 	assert_int_equal(merge(&p, "{\"limits\": {\"timeout_s\": \"5x\"}}", "flags", &err),
@@ -448,31 +451,26 @@ static void test_merge_limit_units(void **state)
 
 static void test_restrictions_then_extra(void **state)
 {
-	struct policy_error err;
 	struct bpfbox_policy p;
 
 	(void)state;
 	policy_init(&p);
-	assert_int_equal(merge(&p,
-			       "{\"extra\": {\"ro\": [\"/a\", \"/b\"],"
-			       " \"rw\": [\"/r\"]}}",
-			       "g.json:sandbox", &err),
-			 0);
+	merge_ok(&p,
+		 "{\"extra\": {\"ro\": [\"/a\", \"/b\"],"
+		 " \"rw\": [\"/r\"]}}",
+		 "g.json:sandbox");
 	/* extra appends without duplicates */
-	assert_int_equal(merge(&p, "{\"extra\": {\"ro\": [\"/b\", \"/c\", \"/c\"]}}", "task:t.json",
-			       &err),
-			 0);
+	merge_ok(&p, "{\"extra\": {\"ro\": [\"/b\", \"/c\", \"/c\"]}}", "task:t.json");
 	assert_strv(&p.ro_paths, "/a", "/b", "/c");
 	/* restrictions replaces, and applies before extra whatever the order */
-	assert_int_equal(merge(&p,
-			       "{\"extra\": {\"ro\": [\"/y\", \"/x\"]},"
-			       " \"restrictions\": {\"ro\": [\"/x\"]}}",
-			       "task:t.json", &err),
-			 0);
+	merge_ok(&p,
+		 "{\"extra\": {\"ro\": [\"/y\", \"/x\"]},"
+		 " \"restrictions\": {\"ro\": [\"/x\"]}}",
+		 "task:t.json");
 	assert_strv(&p.ro_paths, "/x", "/y");
 	/* other lists untouched; an empty restrictions list empties */
 	assert_strv(&p.rw_paths, "/r");
-	assert_int_equal(merge(&p, "{\"restrictions\": {\"rw\": []}}", "flags", &err), 0);
+	merge_ok(&p, "{\"restrictions\": {\"rw\": []}}", "flags");
 	assert_strv(&p.rw_paths);
 	assert_strv(&p.ro_paths, "/x", "/y");
 	policy_free(&p);
@@ -480,27 +478,23 @@ static void test_restrictions_then_extra(void **state)
 
 static void test_env(void **state)
 {
-	struct policy_error err;
 	struct bpfbox_policy p;
 
 	(void)state;
 	policy_init(&p);
-	assert_int_equal(merge(&p,
-			       "{\"extra\": {\"env\": {\"A\": \"1\","
-			       " \"B\": \"x=y\"}}}",
-			       "g.json:sandbox", &err),
-			 0);
-	assert_int_equal(merge(&p,
-			       "{\"extra\": {\"env\": {\"A\": \"3\","
-			       " \"C\": \"\"}}}",
-			       "task:t.json", &err),
-			 0);
+	merge_ok(&p,
+		 "{\"extra\": {\"env\": {\"A\": \"1\","
+		 " \"B\": \"x=y\"}}}",
+		 "g.json:sandbox");
+	merge_ok(&p,
+		 "{\"extra\": {\"env\": {\"A\": \"3\","
+		 " \"C\": \"\"}}}",
+		 "task:t.json");
 	assert_strv(&p.env, "A=3", "B=x=y", "C=");
-	assert_int_equal(merge(&p,
-			       "{\"extra\": {\"env\": {\"E\": \"5\"}},"
-			       " \"restrictions\": {\"env\": {\"D\": \"4\"}}}",
-			       "flags", &err),
-			 0);
+	merge_ok(&p,
+		 "{\"extra\": {\"env\": {\"E\": \"5\"}},"
+		 " \"restrictions\": {\"env\": {\"D\": \"4\"}}}",
+		 "flags");
 	assert_strv(&p.env, "D=4", "E=5");
 	policy_free(&p);
 }
@@ -545,23 +539,20 @@ static void test_deny_list_protection(void **state)
 
 static void test_extra_deny_appends(void **state)
 {
-	struct policy_error err;
 	struct bpfbox_policy p;
 	size_t n;
 
 	(void)state;
 	policy_init(&p);
 	n = p.deny_paths.n;
-	assert_int_equal(merge(&p,
-			       "{\"extra\": {\"deny\": [\"**/*.secret\","
-			       " \"**/.ssh\"]}}",
-			       "task:t.json", &err),
-			 0);
+	merge_ok(&p,
+		 "{\"extra\": {\"deny\": [\"**/*.secret\","
+		 " \"**/.ssh\"]}}",
+		 "task:t.json");
 	assert_int_equal(p.deny_paths.n, n + 1);
 	assert_string_equal(p.deny_paths.v[n], "**/*.secret");
 	/* the agent may drop them all */
-	assert_int_equal(merge(&p, "{\"restrictions\": {\"deny\": []}}", "g.json:agents.x", &err),
-			 0);
+	merge_ok(&p, "{\"restrictions\": {\"deny\": []}}", "g.json:agents.x");
 	assert_int_equal(p.deny_paths.n, 0);
 	policy_free(&p);
 }
@@ -876,12 +867,11 @@ static void test_merge_atomic(void **state)
 
 static void test_mode_layer_same_mode(void **state)
 {
-	struct policy_error err;
 	struct bpfbox_policy p;
 
 	(void)state;
 	policy_init(&p);
-	assert_int_equal(merge(&p, "{\"mode\": \"read-only\"}", "g.json:modes.read-only", &err), 0);
+	merge_ok(&p, "{\"mode\": \"read-only\"}", "g.json:modes.read-only");
 	assert_int_equal(p.mode, MODE_READ_ONLY);
 	policy_free(&p);
 }
@@ -889,19 +879,17 @@ static void test_mode_layer_same_mode(void **state)
 static void test_to_json(void **state)
 {
 	struct json_object *o;
-	struct policy_error err;
 	struct bpfbox_policy p;
 
 	(void)state;
 	policy_init(&p);
-	assert_int_equal(merge(&p,
-			       "{\"mode\": \"full-access\", \"network\":"
-			       " \"allow\", \"workspace\": \"/w\","
-			       " \"limits\": {\"timeout_s\": 7},"
-			       " \"extra\": {\"ro\": [\"/r\"],"
-			       " \"env\": {\"K\": \"a=b\"}}}",
-			       "task:t.json", &err),
-			 0);
+	merge_ok(&p,
+		 "{\"mode\": \"full-access\", \"network\":"
+		 " \"allow\", \"workspace\": \"/w\","
+		 " \"limits\": {\"timeout_s\": 7},"
+		 " \"extra\": {\"ro\": [\"/r\"],"
+		 " \"env\": {\"K\": \"a=b\"}}}",
+		 "task:t.json");
 	o = policy_to_json(&p);
 	assert_non_null(o);
 	assert_json(o, "mode", Q("full-access"));
