@@ -25,6 +25,7 @@
 #include "json_at.h"
 #include "scratch.h"
 #include "skip.h"
+#include "unit_main.h"
 
 static char tmp[PATH_MAX]; /* the scratch dir, symlinks resolved */
 static char oldcwd[PATH_MAX];
@@ -560,64 +561,39 @@ static void test_extra_deny_appends(void **state)
 static void test_deny_patterns(void **state)
 {
 	static char long_ok[257], long_bad[258];
-	static const struct {
-		const char *pat;
-		bool ok;
-	} cases[] = {
-		{"/etc/shadow", true},
-		{"/srv/secret.txt", true},
-		{"**/.env", true},
-		{"**/*.pem", true},
-		{"**/*.tar.gz", true},
-		{"**/.env.*", true},
-		{"**/credentials.*", true},
-		{"**/.kube/config", true},
-		{long_ok, true},
-		{"", false},
-		{long_bad, false},
-		{"relative/path", false},
-		{".env", false},
-		{"*/x", false},
-		{"**/", false},
-		{"**/*", false},
-		{"**/*.", false},
-		{"**/.*", false},
-		{"**/a*b", false},
-		{"**/*.pem*", false},
-		{"**/a/b/c", false},
-		{"**/a/*.pem", false},
-		{"**/..", false},
-		{"**/**/x", false},
-		{"/", false},
-		{"/etc/", false},
-		{"/etc//shadow", false},
-		{"/etc/../shadow", false},
-		{"/etc/./shadow", false},
-		{"/home/*/x", false},
-	};
+	static const char *const good[] = {"/etc/shadow",      "/srv/secret.txt", "**/.env",
+					   "**/*.pem",	       "**/*.tar.gz",	  "**/.env.*",
+					   "**/credentials.*", "**/.kube/config", long_ok};
+	static const char *const bad[] = {
+		"",	     long_bad,	 "relative/path", ".env",	    "*/x",
+		"**/",	     "**/*",	 "**/*.",	  "**/.*",	    "**/a*b",
+		"**/*.pem*", "**/a/b/c", "**/a/*.pem",	  "**/..",	    "**/**/x",
+		"/",	     "/etc/",	 "/etc//shadow",  "/etc/../shadow", "/etc/./shadow",
+		"/home/*/x"};
+	const size_t n_good = sizeof(good) / sizeof(good[0]);
 
 	(void)state;
 	long_ok[0] = long_bad[0] = '/';
 	memset(long_ok + 1, 'a', 254);	/* 255 bytes */
 	memset(long_bad + 1, 'a', 255); /* 256 bytes */
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < n_good + sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *pat = i < n_good ? good[i] : bad[i - n_good];
 		struct policy_error err = {0};
 		struct bpfbox_policy p;
 		char json[512];
 		int r;
 
-		snprintf(json, sizeof(json), "{\"extra\": {\"deny\": [\"/ok\", \"%s\"]}}",
-			 cases[i].pat);
+		snprintf(json, sizeof(json), "{\"extra\": {\"deny\": [\"/ok\", \"%s\"]}}", pat);
 		policy_init(&p);
 		r = merge(&p, json, "task:t.json", &err);
-		if (cases[i].ok != (r == 0))
-			fail_msg("pattern '%s': rc %d (%s)", cases[i].pat, r, err.message);
+		if ((i < n_good) != (r == 0))
+			fail_msg("pattern '%s': rc %d (%s)", pat, r, err.message);
 		if (r == 0) {
-			assert_true(strv_contains(&p.deny_paths, cases[i].pat));
+			assert_true(strv_contains(&p.deny_paths, pat));
 		} else {
 			assert_int_equal(r, -EINVAL);
 			assert_err(&err, "t.json", "extra.deny[1]",
-				   cases[i].pat[0] ? "invalid deny pattern" : "must not be empty");
+				   pat[0] ? "invalid deny pattern" : "must not be empty");
 		}
 		policy_free(&p);
 	}
@@ -1549,44 +1525,14 @@ static void test_writable_rules(void **state)
 
 #define T(f) cmocka_unit_test_teardown(f, reset_env)
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_defaults),
-		T(test_strv),
-		T(test_mode_names),
-		T(test_error_format),
-		T(test_merge_scalars),
-		T(test_merge_limits),
-		T(test_merge_limit_units),
-		T(test_restrictions_then_extra),
-		T(test_env),
-		T(test_deny_list_protection),
-		T(test_extra_deny_appends),
-		T(test_deny_patterns),
-		T(test_net_rules),
-		T(test_net_name_rules),
-		T(test_net_layers),
-		T(test_merge_errors),
-		T(test_merge_atomic),
-		T(test_mode_layer_same_mode),
-		T(test_to_json),
-		T(test_load_minimal),
-		T(test_load_default_config),
-		T(test_load_precedence),
-		T(test_load_files_order),
-		T(test_load_mode_layer),
-		T(test_load_errors),
-		T(test_load_missing_files),
-		T(test_load_deny),
-		T(test_load_expansion),
-		T(test_load_expansion_dedup),
-		T(test_load_workspace),
-		T(test_load_workspace_home),
-		T(test_load_user),
-		T(test_validate),
-		T(test_writable_rules),
-	};
-
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
-}
+UNIT_MAIN_GROUP(group_setup, group_teardown, T(test_defaults), T(test_strv), T(test_mode_names),
+		T(test_error_format), T(test_merge_scalars), T(test_merge_limits),
+		T(test_merge_limit_units), T(test_restrictions_then_extra), T(test_env),
+		T(test_deny_list_protection), T(test_extra_deny_appends), T(test_deny_patterns),
+		T(test_net_rules), T(test_net_name_rules), T(test_net_layers), T(test_merge_errors),
+		T(test_merge_atomic), T(test_mode_layer_same_mode), T(test_to_json),
+		T(test_load_minimal), T(test_load_default_config), T(test_load_precedence),
+		T(test_load_files_order), T(test_load_mode_layer), T(test_load_errors),
+		T(test_load_missing_files), T(test_load_deny), T(test_load_expansion),
+		T(test_load_expansion_dedup), T(test_load_workspace), T(test_load_workspace_home),
+		T(test_load_user), T(test_validate), T(test_writable_rules))
