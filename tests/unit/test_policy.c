@@ -105,6 +105,19 @@ static int merge(struct bpfbox_policy *p, const char *json, const char *origin,
 	return r;
 }
 
+/*
+ * All limits of p as policy_to_json writes them: the keys and units of the
+ * config ("timeout_s"), in one JSON text.
+ */
+static void assert_limits(const struct bpfbox_policy *p, const char *want)
+{
+	struct json_object *o = policy_to_json(p);
+
+	assert_non_null(o);
+	assert_json(o, "limits", want);
+	json_object_put(o);
+}
+
 /* A layer that must merge: on an error, fails with its message. */
 static void merge_ok(struct bpfbox_policy *p, const char *json, const char *origin)
 {
@@ -257,14 +270,10 @@ static void test_defaults(void **state)
 	assert_false(p.allow_unconfined);
 	assert_null(p.workspace);
 	assert_null(p.user);
-	assert_int_equal(p.limits.timeout_ms, 120000);
-	assert_int_equal(p.limits.output_bytes, 1048576);
-	assert_int_equal(p.limits.memory_mb, 2048);
-	assert_int_equal(p.limits.pids, 64);
-	assert_int_equal(p.limits.cpu_percent, 100);
-	assert_int_equal(p.limits.disk_mb, 1024);
-	assert_int_equal(p.limits.file_size_mb, 50);
-	assert_int_equal(p.limits.open_files, 1024);
+	assert_limits(&p, "{\"timeout_s\":120,\"output_bytes\":1048576,\"memory_mb\":2048,"
+			  "\"pids\":64,\"cpu_percent\":100,\"disk_mb\":1024,\"file_size_mb\":50,"
+			  "\"open_files\":1024,\"pause_timeout_s\":60,\"timeout_counts\":\"wall\","
+			  "\"on_oom\":\"pause\",\"on_disk\":\"pause\"}");
 	/* The credential patterns are the documented ones, in the documented order. */
 	documented_deny(&doc);
 	assert_int_equal(p.deny_paths.n, doc.n);
@@ -393,14 +402,10 @@ static void test_merge_limits(void **state)
 		 " \"cpu_percent\": 250, \"disk_mb\": 1,"
 		 " \"file_size_mb\": 1, \"open_files\": 16}}",
 		 "flags");
-	assert_int_equal(p.limits.timeout_ms, 5000);
-	assert_int_equal(p.limits.output_bytes, 0);
-	assert_int_equal(p.limits.memory_mb, 16);
-	assert_int_equal(p.limits.pids, 4);
-	assert_int_equal(p.limits.cpu_percent, 250);
-	assert_int_equal(p.limits.disk_mb, 1);
-	assert_int_equal(p.limits.file_size_mb, 1);
-	assert_int_equal(p.limits.open_files, 16);
+	assert_limits(&p, "{\"timeout_s\":5,\"output_bytes\":0,\"memory_mb\":16,\"pids\":4,"
+			  "\"cpu_percent\":250,\"disk_mb\":1,\"file_size_mb\":1,\"open_files\":16,"
+			  "\"pause_timeout_s\":60,\"timeout_counts\":\"wall\",\"on_oom\":\"pause\","
+			  "\"on_disk\":\"pause\"}");
 	/* only the keys given change */
 	merge_ok(&p, "{\"limits\": {\"timeout_s\": 0}}", "flags");
 	assert_int_equal(p.limits.timeout_ms, 0);
