@@ -74,11 +74,9 @@ static bool labels_valid(struct json_object *o, const struct reg_member *m)
 static const struct {
 	const char *key;
 	uint32_t flag;
-} bool_flags[] = {
-	{"landlock", BPFBOX_SF_LANDLOCK},
-	{"allow_metadata", BPFBOX_SF_ALLOW_META},
-	{"mount_ro", BPFBOX_SF_MOUNT_RO},
-};
+} bool_flags[] = {{"landlock", BPFBOX_SF_LANDLOCK},
+		  {"allow_metadata", BPFBOX_SF_ALLOW_META},
+		  {"mount_ro", BPFBOX_SF_MOUNT_RO}};
 
 static int parse_flags(struct daemon *d, struct conn *c, struct json_object *req, uint32_t *flags)
 {
