@@ -289,22 +289,15 @@ static void answer_usage(FILE *out)
 
 int cmd_answer(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	struct daemon_client c;
 	const char *sock = NULL, *word;
+	const struct cli_opt opts[] = {{"socket", 0, true, &sock}, {0}};
 	char msg[512], id[33];
 	unsigned long long ask_id;
-	int o, r;
+	int r = cli_parse(argc, argv, opts, true, answer_usage);
 
-	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (o != 's')
-			return cli_help_or_bad(o, "answer", argv, answer_usage);
-		sock = optarg;
-	}
+	if (r >= 0)
+		return r;
 	if (optind != argc - 3)
 		return cli_usage_error("answer", "give a session id, an ask id and an answer");
 	word = argv[optind + 2];

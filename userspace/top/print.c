@@ -55,14 +55,6 @@ void top_fmt_rate(double r, char *buf, size_t size)
 		snprintf(buf, size, "%.1f", r);
 }
 
-static void fmt_cpu(double pct, char *buf, size_t size)
-{
-	if (pct < 0)
-		snprintf(buf, size, "-");
-	else
-		snprintf(buf, size, "%.1f", pct);
-}
-
 static void bpf_layers(const struct top *t, char *buf, size_t size)
 {
 	snprintf(buf, size, "%s%s%s%s", t->bpf_audit ? " audit" : "",
@@ -70,9 +62,32 @@ static void bpf_layers(const struct top *t, char *buf, size_t size)
 		 !t->bpf_audit && !t->bpf_network && !t->bpf_unix ? " none" : "");
 }
 
+/*
+ * The column titles (s NULL) or the row of s, each column in its --once
+ * width; text is cut to it, numbers are not.
+ */
+static void print_row(FILE *out, const struct top_session *s)
+{
+	for (enum top_col i = 0; i < TOP_COL__COUNT; i++) {
+		const struct top_column *c = top_column(i);
+		char cell[1024];
+
+		if (s) {
+			top_cell(s, i, false, cell, sizeof(cell));
+			if (!top_col_numeric(i))
+				term_clean(cell,
+					   c->once_width ? (size_t)-c->once_width + 1
+							 : sizeof(cell),
+					   cell);
+		}
+		fprintf(out, "%*s%s", c->once_width, s ? cell : c->title,
+			i + 1 < TOP_COL__COUNT ? "  " : "\n");
+	}
+}
+
 void top_print_text(const struct top *t, FILE *out)
 {
-	char up[32], layers[64], mem[16], cpu[16], o[16], e[16], c[16], cmd[64];
+	char up[32], layers[64];
 
 	top_fmt_duration(top_daemon_uptime(t), up, sizeof(up));
 	bpf_layers(t, layers, sizeof(layers));
@@ -82,28 +97,9 @@ void top_print_text(const struct top *t, FILE *out)
 		t->events_rate, (unsigned long long)top_drops(t), top_col_name(t->sort),
 		top_sort_descending(t) ? "desc" : "asc", t->filter[0] ? "  filter \"" : "",
 		t->filter, t->filter[0] ? "\"" : "");
-	fprintf(out, "%-32s  %-10s  %-8s  %4s  %6s  %5s  %6s  %6s  %6s  %6s  %-40s  %s\n",
-		"SESSION", "STATE", "LEVEL", "PIDS", "MEM", "CPU%", "OPEN/s", "EXEC/s", "CONN/s",
-		"DENIED", "COMMAND", "LAST DENIAL");
-	for (size_t i = 0; i < t->nview; i++) {
-		const struct top_session *s = t->view[i];
-		char pids[24];
-
-		top_fmt_bytes(s->mem, mem, sizeof(mem));
-		fmt_cpu(s->cpu_pct, cpu, sizeof(cpu));
-		top_fmt_rate(s->opens_rate, o, sizeof(o));
-		top_fmt_rate(s->execs_rate, e, sizeof(e));
-		top_fmt_rate(s->connects_rate, c, sizeof(c));
-		if (s->pids >= 0)
-			snprintf(pids, sizeof(pids), "%lld", (long long)s->pids);
-		else
-			snprintf(pids, sizeof(pids), "-");
-		term_clean(cmd, 41, s->command ? s->command : "-");
-		fprintf(out, "%-32s  %-10s  %-8s  %4s  %6s  %5s  %6s  %6s  %6s  %6llu  %-40s  %s\n",
-			s->id, s->state[0] ? s->state : "-", s->level[0] ? s->level : "-", pids,
-			mem, cpu, o, e, c, (unsigned long long)s->denials, cmd,
-			s->last_denial ? s->last_denial : "-");
-	}
+	print_row(out, NULL);
+	for (size_t i = 0; i < t->nview; i++)
+		print_row(out, t->view[i]);
 }
 
 static struct json_object *jdouble(double v)
