@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* `bpfbox top --once` and `--json`, and the formats the screen shares. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,35 +116,86 @@ static struct json_object *jstr(const char *s)
 	return s && s[0] ? json_object_new_string(s) : NULL;
 }
 
+/* How a member of a session's object is read from struct top_session. */
+enum jkind {
+	J_CHARS,      /* char[]; "" is null */
+	J_STRP,	      /* char *; NULL or "" is null */
+	J_INT,	      /* int64_t */
+	J_INT_KNOWN,  /* int64_t; -1 (unknown) is null */
+	J_COUNT,      /* uint64_t */
+	J_RATE,	      /* double, one decimal */
+	J_RATE_KNOWN, /* double, one decimal; negative (unknown) is null */
+};
+
+#define MEMBER(key, kind, field)                               \
+	{                                                      \
+		key, kind, offsetof(struct top_session, field) \
+	}
+/* The members of each session of `top --json`, in order (docs/top.md). */
+static const struct {
+	const char *key;
+	enum jkind kind;
+	size_t off;
+} session_members[] = {
+	MEMBER("session", J_CHARS, id),
+	MEMBER("state", J_CHARS, state),
+	MEMBER("pause_reason", J_CHARS, pause_reason),
+	MEMBER("level", J_CHARS, level),
+	MEMBER("command", J_STRP, command),
+	MEMBER("cgroup", J_STRP, cgroup),
+	MEMBER("start_time", J_CHARS, start_time),
+	MEMBER("uid", J_INT_KNOWN, uid),
+	MEMBER("pid", J_INT, client_pid),
+	MEMBER("child", J_INT, child),
+	MEMBER("pids", J_INT_KNOWN, pids),
+	MEMBER("memory_bytes", J_INT_KNOWN, mem),
+	MEMBER("cpu_percent", J_RATE_KNOWN, cpu_pct),
+	MEMBER("opens_per_s", J_RATE, opens_rate),
+	MEMBER("execs_per_s", J_RATE, execs_rate),
+	MEMBER("connects_per_s", J_RATE, connects_rate),
+	MEMBER("events", J_COUNT, events),
+	MEMBER("opens", J_COUNT, opens),
+	MEMBER("execs", J_COUNT, execs),
+	MEMBER("connects", J_COUNT, connects),
+	MEMBER("denials", J_COUNT, denials),
+	MEMBER("last_denial", J_STRP, last_denial),
+	MEMBER("records", J_COUNT, records),
+	MEMBER("lost", J_COUNT, lost),
+};
+#undef MEMBER
+
+static struct json_object *member_json(const void *p, enum jkind kind)
+{
+	const int64_t *i = p;
+	const double *v = p;
+
+	switch (kind) {
+	case J_CHARS:
+		return jstr(p);
+	case J_STRP:
+		return jstr(*(char *const *)p);
+	case J_INT_KNOWN:
+		return *i >= 0 ? json_object_new_int64(*i) : NULL;
+	case J_INT:
+		return json_object_new_int64(*i);
+	case J_COUNT:
+		return json_object_new_uint64(*(const uint64_t *)p);
+	case J_RATE_KNOWN:
+		return *v >= 0 ? jdouble(*v) : NULL;
+	case J_RATE:
+		return jdouble(*v);
+	}
+	return NULL;
+}
+
 static struct json_object *session_json(const struct top_session *s)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "session", json_object_new_string(s->id));
-	json_object_object_add(o, "state", jstr(s->state));
-	json_object_object_add(o, "pause_reason", jstr(s->pause_reason));
-	json_object_object_add(o, "level", jstr(s->level));
-	json_object_object_add(o, "command", jstr(s->command));
-	json_object_object_add(o, "cgroup", jstr(s->cgroup));
-	json_object_object_add(o, "start_time", jstr(s->start_time));
-	json_object_object_add(o, "uid", s->uid >= 0 ? json_object_new_int64(s->uid) : NULL);
-	json_object_object_add(o, "pid", json_object_new_int64(s->client_pid));
-	json_object_object_add(o, "child", json_object_new_int64(s->child));
-	json_object_object_add(o, "pids", s->pids >= 0 ? json_object_new_int64(s->pids) : NULL);
-	json_object_object_add(o, "memory_bytes",
-			       s->mem >= 0 ? json_object_new_int64(s->mem) : NULL);
-	json_object_object_add(o, "cpu_percent", s->cpu_pct >= 0 ? jdouble(s->cpu_pct) : NULL);
-	json_object_object_add(o, "opens_per_s", jdouble(s->opens_rate));
-	json_object_object_add(o, "execs_per_s", jdouble(s->execs_rate));
-	json_object_object_add(o, "connects_per_s", jdouble(s->connects_rate));
-	json_object_object_add(o, "events", json_object_new_uint64(s->events));
-	json_object_object_add(o, "opens", json_object_new_uint64(s->opens));
-	json_object_object_add(o, "execs", json_object_new_uint64(s->execs));
-	json_object_object_add(o, "connects", json_object_new_uint64(s->connects));
-	json_object_object_add(o, "denials", json_object_new_uint64(s->denials));
-	json_object_object_add(o, "last_denial", jstr(s->last_denial));
-	json_object_object_add(o, "records", json_object_new_uint64(s->records));
-	json_object_object_add(o, "lost", json_object_new_uint64(s->lost));
+	for (size_t i = 0; i < sizeof(session_members) / sizeof(session_members[0]); i++)
+		json_object_object_add(o, session_members[i].key,
+				       member_json((const char *)s + session_members[i].off,
+						   session_members[i].kind));
 	return o;
 }
 
