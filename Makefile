@@ -95,7 +95,8 @@ $(BIN): $(CLI_OBJS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB)
+# The shared test headers (scratch.h, unit_main.h, ...) are prerequisites too.
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Iuserspace $< -o $@ $(LIB) $(LDLIBS) -lcmocka
 

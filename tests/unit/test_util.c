@@ -26,6 +26,7 @@
 #include "lib/sha256.h"
 #include "lib/util.h"
 #include "scratch.h"
+#include "unit_main.h"
 
 static void names(void **state)
 {
@@ -246,19 +247,6 @@ static void against_sha256sum(void **state)
 	unlink(path);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(names),
-		cmocka_unit_test(closes),
-		cmocka_unit_test(parents),
-		cmocka_unit_test(signals),
-		cmocka_unit_test(keyed),
-		cmocka_unit_test(raw_text),
-		cmocka_unit_test(vectors),
-		cmocka_unit_test(hmac),
-		cmocka_unit_test(against_sha256sum),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(names), cmocka_unit_test(closes), cmocka_unit_test(parents),
+	  cmocka_unit_test(signals), cmocka_unit_test(keyed), cmocka_unit_test(raw_text),
+	  cmocka_unit_test(vectors), cmocka_unit_test(hmac), cmocka_unit_test(against_sha256sum))

@@ -349,30 +349,17 @@ void netconn_connect(struct netsink *ns)
 int netconn_resolve_now(struct netsink *ns)
 {
 	const struct sink_config *c = &ns->sk->cfg;
-	struct addrinfo hints = {.ai_socktype = ns->tcp ? SOCK_STREAM : SOCK_DGRAM};
+	struct addrinfo hints = {.ai_socktype = ns->tcp ? SOCK_STREAM : SOCK_DGRAM,
+				 .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
 	struct addrinfo *res = NULL;
-	struct sockaddr_in *v4 = (struct sockaddr_in *)&ns->addr;
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ns->addr;
-	int port = atoi(c->port);
 
-	/* Literal addresses never touch the resolver. */
-	memset(&ns->addr, 0, sizeof(ns->addr));
-	if (inet_pton(AF_INET, c->host, &v4->sin_addr) == 1) {
-		v4->sin_family = AF_INET;
-		v4->sin_port = htons(port);
-		ns->addrlen = sizeof(*v4);
-		ns->have_addr = true;
-		return 0;
+	/* Literal addresses (IPv4 or IPv6) never touch the resolver. */
+	if (getaddrinfo(c->host, c->port, &hints, &res) != 0 || !res) {
+		hints.ai_flags = AI_NUMERICSERV;
+		res = NULL;
+		if (getaddrinfo(c->host, c->port, &hints, &res) != 0 || !res)
+			return -EHOSTUNREACH;
 	}
-	if (inet_pton(AF_INET6, c->host, &v6->sin6_addr) == 1) {
-		v6->sin6_family = AF_INET6;
-		v6->sin6_port = htons(port);
-		ns->addrlen = sizeof(*v6);
-		ns->have_addr = true;
-		return 0;
-	}
-	if (getaddrinfo(c->host, c->port, &hints, &res) != 0 || !res)
-		return -EHOSTUNREACH;
 	take_addr(ns, res);
 	freeaddrinfo(res);
 	return 0;
