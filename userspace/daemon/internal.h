@@ -90,6 +90,7 @@ struct daemon {
 	struct cgroup_pool pool;	/* session cgroups made ahead (ops_register.c) */
 	struct session_limits lim_plan; /* how limits hold here, planned each tick */
 	bool lim_planned;
+	uint64_t ring_quiet_until; /* ns: the ring is read again then (server_loop.c); 0: now */
 	bool stop;
 };
 
