@@ -209,24 +209,30 @@ static int send_line(int fd, const char *text, size_t len)
 	return send_all(fd, "\n", 1);
 }
 
-int daemon_client_call(struct daemon_client *c, struct json_object *req, struct json_object **reply,
-		       char *msg, size_t msg_size)
+int daemon_client_send(struct daemon_client *c, struct json_object *req)
 {
 	const char *text = json_object_to_json_string_ext(
 		req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+
+	c->replied = false;
+	c->send_err = c->fd < 0 ? -ENOTCONN : send_line(c->fd, text, strlen(text));
+	return c->send_err;
+}
+
+int daemon_client_reply(struct daemon_client *c, struct json_object **reply, char *msg,
+			size_t msg_size)
+{
 	struct json_object *o, *v;
 	char *line;
 	size_t len;
-	int r;
+	int r = c->send_err;
 
 	*reply = NULL;
-	c->replied = false;
 	msg[0] = '\0';
-	if (c->fd < 0) {
+	if (r == -ENOTCONN) {
 		snprintf(msg, msg_size, "not connected");
-		return -ENOTCONN;
+		return r;
 	}
-	r = send_line(c->fd, text, strlen(text));
 	if (r < 0) {
 		/* A daemon that said "busy" and closed: its reason may be waiting. */
 		int rr = daemon_client_read_line(c, &line, &len, 100);
@@ -268,6 +274,13 @@ int daemon_client_call(struct daemon_client *c, struct json_object *req, struct 
 		r = -DAEMON_ENDED;
 	json_object_put(o);
 	return r;
+}
+
+int daemon_client_call(struct daemon_client *c, struct json_object *req, struct json_object **reply,
+		       char *msg, size_t msg_size)
+{
+	daemon_client_send(c, req);
+	return daemon_client_reply(c, reply, msg, msg_size);
 }
 
 struct json_object *daemon_request(const char *op, const char *id)
@@ -595,10 +608,11 @@ int daemon_attach(struct daemon_client *c, const char *id, pid_t pid, char *msg,
 	return call_simple(c, req, msg, size);
 }
 
-int daemon_unregister(struct daemon_client *c, const char *id, const struct session_result *res,
-		      struct json_object **reply, char *msg, size_t size)
+int daemon_unregister_send(struct daemon_client *c, const char *id,
+			   const struct session_result *res)
 {
 	struct json_object *req = daemon_request("unregister", id);
+	int r;
 
 	if (res) {
 		json_object_object_add(req, "exit_code", json_object_new_int(res->exit_code));
@@ -608,7 +622,16 @@ int daemon_unregister(struct daemon_client *c, const char *id, const struct sess
 		json_object_object_add(req, "output_dropped",
 				       json_object_new_int64(res->output_dropped));
 	}
-	return call_put(c, req, reply, msg, size);
+	r = daemon_client_send(c, req);
+	json_object_put(req);
+	return r;
+}
+
+int daemon_unregister(struct daemon_client *c, const char *id, const struct session_result *res,
+		      struct json_object **reply, char *msg, size_t size)
+{
+	daemon_unregister_send(c, id, res);
+	return daemon_client_reply(c, reply, msg, size);
 }
 
 int daemon_no_daemon_allowed(const char *socket, char *why, size_t size)

@@ -480,8 +480,17 @@ static int unregister(struct daemon_run *r, const struct session_result *res,
 
 	r->finishing = true;
 	if (r->ctl.fd >= 0) {
-		rc = daemon_unregister(&r->ctl, r->s->id, res, reply, msg, size);
+		struct json_object *o = NULL;
+
+		/* Sent by end_begin: only its reply is read here. */
+		rc = r->unreg_sent ? daemon_client_reply(&r->ctl, &o, msg, size)
+				   : daemon_unregister(&r->ctl, r->s->id, res, &o, msg, size);
+		r->unreg_sent = false;
 		replied = r->ctl.replied;
+		if (reply)
+			*reply = o;
+		else
+			json_object_put(o);
 	}
 	if (rc < 0 && rc != -ENOTCONN && !replied) {
 		/* The daemon went away; one that runs again re-adopted the session. */
@@ -520,7 +529,23 @@ static void drain_sub(struct daemon_run *r)
 	}
 }
 
-/* The command ended: unregister with its result; the reply has the denials. */
+/*
+ * The command ended: the unregister with its result is sent at once, and
+ * its reply (the denials) read in on_end, so that the session's own
+ * directories are removed while the daemon ends it (session_run.c).
+ */
+static int end_begin(void *ctx, struct session *s)
+{
+	struct daemon_run *r = ctx;
+
+	if (!r->registered || r->ended || r->ctl.fd < 0)
+		return -ENOTCONN;
+	r->finishing = true;
+	r->unreg_sent = daemon_unregister_send(&r->ctl, s->id, &s->result) == 0;
+	return r->unreg_sent ? 0 : -EPIPE;
+}
+
+/* The unregister's reply: the denials, then the stream's last records. */
 static void on_end(void *ctx, struct session *s)
 {
 	struct daemon_run *r = ctx;
@@ -594,6 +619,7 @@ int daemon_run_prepare(struct daemon_run *r, struct session *s, const struct aud
 	r->ask.fd = sinks && audit->ask_fd > 2 ? audit->ask_fd : -1;
 	r->audit_mode = audit->off ? "off" : audit->all ? "all" : "aggregate";
 	s->hooks.before_release = release_child;
+	s->hooks.end_begin = end_begin;
 	s->hooks.on_end = on_end;
 	/* The daemon makes and limits the cgroups; a monitor's pause goes through it. */
 	s->hooks.request_pause = pause_via_daemon;

@@ -37,6 +37,7 @@ struct daemon_run {
 	bool finishing;	       /* its end is expected now */
 	bool registered;       /* the daemon holds the session */
 	bool ended;	       /* unregistered */
+	bool unreg_sent;       /* the unregister is sent, its reply not read yet */
 	char cgroup[PATH_MAX]; /* the session's cgroup, from the register reply */
 	const char *audit_mode;
 	char *const *argv;
