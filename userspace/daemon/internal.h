@@ -79,6 +79,7 @@ struct daemon {
 	struct audit_clock clock;
 	struct jsonw w;		      /* the event being encoded */
 	struct jsonw rw;	      /* the reply being built */
+	struct json_tokener *tok;     /* the requests' parser (ops.c) */
 	struct sinks *sinks;	      /* --audit, --sink, --config (docs/sinks.md) */
 	uint64_t unknown_records;     /* records of no known session, dropped */
 	struct metrics *metrics;      /* --metrics; NULL: none (metrics.h) */

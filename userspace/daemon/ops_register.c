@@ -680,8 +680,6 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 	apply_limits(d, s, req);
 	if (!s->lsm)
 		note_lsm_only(req);
-	dlog("session %s registered by pid %d uid %u: index %u, cgroup %s", s->id, s->client_pid,
-	     s->uid, s->index, s->cgroup);
 	/* Register and attach in one round trip: the child waits for this reply. */
 	if (pid && ops_attach_pid(d, c, s, pid) < 0) {
 		ev_session_start(d, s, req);
@@ -691,5 +689,7 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 	register_reply(d, c, s, proxy, pid);
 	/* After the reply, before any record of the session: it waits for the reply. */
 	ev_session_start(d, s, req);
+	dlog("session %s registered by pid %d uid %u: index %u, cgroup %s", s->id, s->client_pid,
+	     s->uid, s->index, s->cgroup);
 	pool_refill(d, false); /* off the request's path: the reply is sent */
 }
