@@ -196,6 +196,7 @@ static void op_list(struct daemon *d, struct conn *c, struct json_object *req)
 			return;
 		}
 		agent_session_stats(d->agent, s->cgroup_id, &seq, &lost);
+		ops_note_running(s);
 		jsonw_begin(w);
 		jsonw_str(w, "session", s->id);
 		jsonw_u64(w, "index", s->index);
@@ -392,6 +393,7 @@ void ops_tick(struct daemon *d)
 		next = s->next;
 		ev_flood_say(d, s, false);
 		ops_ask_tick(d, s);
+		ops_note_running(s);
 		if (s->state == DS_ENDING)
 			ops_end_session(d, s, s->end.reason, NULL);
 		else if (!s->owner && !ops_cgroup_populated(s->cgroup))

@@ -527,6 +527,14 @@ static void register_reply(struct daemon *d, struct conn *c, struct dsession *s,
 	if (proxy)
 		jsonw_u64(&d->rw, "proxy_port", proxy);
 	limits_json(&s->lim, &d->rw, "limits");
+	/* A client that registered before its fork joins these itself (via_daemon.c). */
+	if (s->lim.cg1[RES_MEMORY][0] || s->lim.cg1[RES_PIDS][0] || s->lim.cg1[RES_CPU][0]) {
+		jsonw_object_begin(&d->rw, "cgroup1");
+		for (int r = 0; r < RES__COUNT; r++)
+			if (s->lim.cg1[r][0])
+				jsonw_str(&d->rw, limit_res_name(r), s->lim.cg1[r]);
+		jsonw_end(&d->rw);
+	}
 	ops_reply_send(d, c);
 }
 
