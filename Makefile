@@ -19,7 +19,7 @@ ALL_CFLAGS := $(WARN) -Wno-missing-field-initializers -std=gnu11 -D_GNU_SOURCE \
 	     -DBPFBOX_GIT_REV='"$(GIT_REV)"' $(CFLAGS)
 # Static libraries: a sandbox that wraps every tool call must start fast,
 # and dynamic symbol resolution of five libraries costs ~0.2 ms per run.
-LDLIBS    := -Wl,-Bstatic -lbpf -lelf -lz -ljson-c -lncursesw -ltinfo -Wl,-Bdynamic -lgnutls
+LDLIBS    := -Wl,-Bstatic -lbpf -lelf -lz -ljson-c -lncursesw -ltinfo -Wl,-Bdynamic
 # Attack programs and helpers run as they would in the wild: never sanitized.
 HELPER_CFLAGS := -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Iinclude $(WARN) \
@@ -95,7 +95,8 @@ $(BIN): $(CLI_OBJS) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB)
+# The shared test headers (scratch.h, unit_main.h, ...) are prerequisites too.
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -Iuserspace $< -o $@ $(LIB) $(LDLIBS) -lcmocka
 

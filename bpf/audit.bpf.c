@@ -83,6 +83,24 @@ static __always_inline void set_outcome(struct bpfbox_event_hdr *h, struct bpfbo
 	}
 }
 
+/*
+ * The record of an audited syscall that ended with ret, its outcome set
+ * (set_outcome), or NULL: when the ring is full, or when ret is an EPERM
+ * that one of our own programs returned and recorded itself (ours).
+ */
+static __always_inline void *outcome_reserve(struct bpfbox_session *s, long ret, bool ours,
+					     __u32 size, __u32 type, __u8 eperm_layer)
+{
+	struct bpfbox_event_hdr *h;
+
+	if (ret == -EPERM && ours)
+		return NULL;
+	h = event_reserve(s, size, type);
+	if (h)
+		set_outcome(h, s, ret, eperm_layer);
+	return h;
+}
+
 /* Whether s starts with the n bytes of prefix (n a constant: unrolled). */
 static __always_inline bool has_prefix(const char *s, const char *prefix, int n)
 {
@@ -318,8 +336,6 @@ static __always_inline void emit_file(struct bpfbox_session *s, struct pending *
 	if (p->op != BPFBOX_FILE_OPEN && ret != -EACCES && ret != -EPERM &&
 	    !(ret == -EROFS && (s->flags & BPFBOX_SF_MOUNT_RO)))
 		return;
-	if (ret == -EPERM && lsm_reported(s, p->op))
-		return;
 	/* A relative name (or a dirfd's own file) gets its directory. */
 	abs = path_at(path_resolve(p->ptr, p->dirfd));
 	if (p->op == BPFBOX_FILE_OPEN && ret >= 0 && !(s->flags & BPFBOX_SF_AUDIT_ALL)) {
@@ -327,7 +343,9 @@ static __always_inline void emit_file(struct bpfbox_session *s, struct pending *
 		if (!count)
 			return;
 	}
-	e = event_reserve(s, sizeof(*e), BPFBOX_EV_FILE);
+	/* What our BPF LSM refused is not here: an EPERM is the kernel's. */
+	e = outcome_reserve(s, ret, lsm_reported(s, p->op), sizeof(*e), BPFBOX_EV_FILE,
+			    BPFBOX_LAYER_KERNEL);
 	if (!e)
 		return;
 	e->flags = p->op == BPFBOX_FILE_OPEN ? p->flags : 0;
@@ -339,8 +357,6 @@ static __always_inline void emit_file(struct bpfbox_session *s, struct pending *
 		bpf_probe_read_kernel_str(e->path, sizeof(e->path), abs);
 	else if (p->ptr)
 		bpf_probe_read_user_str(e->path, sizeof(e->path), (void *)p->ptr);
-	/* What our BPF LSM refused is not here: an EPERM is the kernel's. */
-	set_outcome(&e->hdr, s, ret, BPFBOX_LAYER_KERNEL);
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -352,15 +368,13 @@ static __always_inline void emit_failed_exec(struct bpfbox_session *s, struct pe
 	if (ret >= 0)
 		return;
 	/* Our BPF LSM's refusal (a list or a command rule) has its own record. */
-	if (ret == -EPERM && (s->flags & (BPFBOX_SF_BPF_LSM | BPFBOX_SF_CMD_RULES)))
-		return;
-	e = event_reserve(s, sizeof(*e), BPFBOX_EV_EXEC);
+	e = outcome_reserve(s, ret, s->flags & (BPFBOX_SF_BPF_LSM | BPFBOX_SF_CMD_RULES),
+			    sizeof(*e), BPFBOX_EV_EXEC, BPFBOX_LAYER_KERNEL);
 	if (!e)
 		return;
 	e->argv_len = 0;
 	e->argv_truncated = 0;
 	bpf_probe_read_user_str(e->filename, sizeof(e->filename), (void *)p->ptr);
-	set_outcome(&e->hdr, s, ret, BPFBOX_LAYER_KERNEL);
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -373,10 +387,13 @@ static __always_inline void emit_connect(struct bpfbox_session *s, struct pendin
 	bpf_probe_read_user(&family, sizeof(family), (void *)p->ptr);
 	if (family != AF_INET && family != AF_INET6 && family != AF_UNIX)
 		return;
-	/* Our cgroup program or BPF LSM already reported this denial, with more detail. */
-	if (ret == -EPERM && (s->flags & (BPFBOX_SF_NET_BPF | BPFBOX_SF_BPF_LSM)))
-		return;
-	e = event_reserve(s, sizeof(*e), BPFBOX_EV_CONNECT);
+	/*
+	 * Our cgroup program or BPF LSM already reported this denial, with
+	 * more detail; connect(2) fails with EPERM when a cgroup program
+	 * refused it.
+	 */
+	e = outcome_reserve(s, ret, s->flags & (BPFBOX_SF_NET_BPF | BPFBOX_SF_BPF_LSM), sizeof(*e),
+			    BPFBOX_EV_CONNECT, BPFBOX_LAYER_CGROUP_BPF);
 	if (!e)
 		return;
 	e->family = family;
@@ -397,8 +414,6 @@ static __always_inline void emit_connect(struct bpfbox_session *s, struct pendin
 		e->port = bpf_ntohs(sa6.sin6_port);
 		__builtin_memcpy(e->addr, &sa6.sin6_addr, 16);
 	}
-	/* connect(2) fails with EPERM when a cgroup program refused it. */
-	set_outcome(&e->hdr, s, ret, BPFBOX_LAYER_CGROUP_BPF);
 	bpf_ringbuf_submit(e, 0);
 }
 

@@ -19,13 +19,13 @@
  *   inode_setattr         utimes (and mode, owner) outside it
  *   inode_setxattr/inode_removexattr  the same for extended attributes
  *
- * A denial returns -EPERM and leaves one record (layer BPF_LSM). The maps
- * and the pattern compilation are in docs/lsm.md and
- * userspace/agent/lsm_policy.c.
+ * A denial returns -EPERM and leaves one record (layer BPF_LSM). The file
+ * rules are judged in bpf/lsm_file.bpf.h; the maps and the pattern
+ * compilation are in docs/lsm.md and userspace/agent/lsm_policy.c.
  */
 #include "cmd.bpf.h"
 #include "net.bpf.h"
-#include "bpfbox/lsm.h"
+#include "lsm_file.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -36,356 +36,17 @@ char LICENSE[] SEC("license") = "GPL";
 #define UNIX_PATH_LEN 108
 #define SUN_PATH_OFF  2 /* offsetof(struct sockaddr_un, sun_path) */
 
-#define MAX_DEPTH      LSM_MAX_DEPTH /* path components looked at, from the file up */
-#define MAX_MOUNT_HOPS 8	     /* mount crossings on the way to the root */
-#define SCRATCH_SLOTS  4	     /* programs preempted on one CPU at once */
-
-/* {session, kind, name} of the file policy: present means denied. */
-BPFBOX_MAP(names, BPF_MAP_TYPE_HASH, 65536, BPF_F_NO_PREALLOC, struct bpfbox_name_key, __u8);
-
-/* Absolute deny paths as a trie of components, walked from the root. */
-BPFBOX_MAP(abs_paths, BPF_MAP_TYPE_HASH, 65536, BPF_F_NO_PREALLOC, struct lsm_abs_key,
-	   struct lsm_abs_node);
-
-/*
- * The session's writable set (workspace, private tmp, rw paths) by device
- * and inode of each directory: a file is in it when one of its ancestors
- * is, whatever name or symlink led to it.
- */
-BPFBOX_MAP(writable, BPF_MAP_TYPE_HASH, 16384, BPF_F_NO_PREALLOC, struct bpfbox_inode_key, __u8);
-
-/*
- * Working memory of one check: too big for the stack. A program may be
- * preempted mid-check (migration is off, preemption is not), so each
- * check takes a free slot of its CPU and gives it back.
- */
-struct scratch {
-	__u32 busy;
-	__u32 depth;		/* dentries in chain */
-	__u32 rooted;		/* chain ends below the task's root */
-	__u32 base;		/* a position in path */
-	__u64 chain[MAX_DEPTH]; /* struct dentry *, the file first */
-	struct bpfbox_name_key key;
-	struct lsm_abs_key abs;
-	char win[BPFBOX_NAME_LEN + 8];
-	char path[BPFBOX_PATH_LEN + BPFBOX_NAME_LEN];
-	struct cmd_exe cmd;
-};
-
-BPFBOX_MAP(scratch, BPF_MAP_TYPE_PERCPU_ARRAY, SCRATCH_SLOTS, 0, __u32, struct scratch);
-
 /* The daemon's socket, set before load; empty: no AF_UNIX checks. */
 const volatile char daemon_socket[UNIX_PATH_LEN] = {};
 
-static __always_inline struct scratch *scratch_get(void)
-{
-	for (__u32 i = 0; i < SCRATCH_SLOTS; i++) {
-		__u32 k = i;
-		struct scratch *w = bpf_map_lookup_elem(&scratch, &k);
-
-		if (w && !__sync_lock_test_and_set(&w->busy, 1))
-			return w;
-	}
-	return NULL;
-}
-
-static __always_inline void scratch_put(struct scratch *w)
-{
-	w->busy = 0;
-}
-
-static __always_inline void zero_name(char *name)
-{
-	__u64 *q = (__u64 *)name;
-
-	for (int i = 0; i < BPFBOX_NAME_LEN / 8; i++)
-		q[i] = 0;
-}
-
-static __always_inline struct dentry *chain_at(struct scratch *w, __u32 i)
-{
-	return (struct dentry *)w->chain[i & (MAX_DEPTH - 1)];
-}
-
-/* dst = d's name, zero padded; false when longer than any rule's name. */
-static __always_inline bool read_name(char *dst, struct dentry *d)
-{
-	if (BPF_CORE_READ(d, d_name.len) >= BPFBOX_NAME_LEN)
-		return false;
-	zero_name(dst);
-	bpf_probe_read_kernel_str(dst, BPFBOX_NAME_LEN, BPF_CORE_READ(d, d_name.name));
-	return true;
-}
-
-/* dst = the pair key of d inside dir. */
-static __always_inline bool read_pair(char *dst, struct dentry *dir, struct dentry *d)
-{
-	if (BPF_CORE_READ(dir, d_name.len) >= LSM_PAIR_HALF ||
-	    BPF_CORE_READ(d, d_name.len) >= LSM_PAIR_HALF)
-		return false;
-	zero_name(dst);
-	bpf_probe_read_kernel_str(dst, LSM_PAIR_HALF, BPF_CORE_READ(dir, d_name.name));
-	bpf_probe_read_kernel_str(dst + LSM_PAIR_HALF, LSM_PAIR_HALF,
-				  BPF_CORE_READ(d, d_name.name));
-	return true;
-}
-
-static __always_inline bool name_denied(struct scratch *w, __u32 session, __u32 kind)
-{
-	w->key.session = session;
-	w->key.kind = kind;
-	return bpf_map_lookup_elem(&names, &w->key) != NULL;
-}
-
 /*
- * The checks below are functions of their own (not inlined) to keep each
- * program small. Not global ones: a global function sees the scratch as
- * plain memory, which 6.1 does not take as a map key. Pointers to kernel
- * objects travel as __u64.
+ * The session of a hook's task, or NULL: when an earlier LSM refused
+ * already (ret, which the hook then returns as it is: 0 outside every
+ * session) or the task is in no session.
  */
-
-/*
- * w->chain = the dentries from d up to the task's root (or the root of
- * the mount tree), crossing mounts the way d_path does, at most MAX_DEPTH
- * of them. Returns their number.
- */
-static __noinline int chain_collect(struct scratch *w, __u64 dentry, __u64 vfsmount)
+static __always_inline struct bpfbox_session *hook_session(int ret)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct dentry *root_d = BPF_CORE_READ(task, fs, root.dentry);
-	struct vfsmount *root_m = BPF_CORE_READ(task, fs, root.mnt);
-	__u64 off = bpf_core_field_offset(struct mount, mnt);
-	struct dentry *d = (struct dentry *)dentry;
-	struct vfsmount *vm = (struct vfsmount *)vfsmount;
-	struct mount *mnt = (void *)vm - off;
-	struct dentry *parent;
-	__u32 i;
-
-	if (!w)
-		return 0;
-	w->rooted = 0;
-	/*
-	 * One component per turn, so that the turn number is the only
-	 * state that differs between turns (the verifier then prunes).
-	 */
-#pragma clang loop unroll(disable)
-	for (i = 0; i <= MAX_DEPTH; i++) {
-		/* Up from the roots of mounts to their mount points. */
-#pragma clang loop unroll(disable)
-		for (int j = 0; j < MAX_MOUNT_HOPS; j++) {
-			struct mount *up;
-
-			if (d == root_d && vm == root_m)
-				goto rooted;
-			if (d != BPF_CORE_READ(vm, mnt_root))
-				break;
-			up = BPF_CORE_READ(mnt, mnt_parent);
-			if (up == mnt)
-				goto rooted;
-			d = BPF_CORE_READ(mnt, mnt_mountpoint);
-			mnt = up;
-			vm = (void *)up + off;
-		}
-		if (d == root_d && vm == root_m)
-			goto rooted;
-		parent = BPF_CORE_READ(d, d_parent);
-		if (i == MAX_DEPTH || parent == d) /* too deep, or disconnected */
-			break;
-		w->chain[i & (MAX_DEPTH - 1)] = (__u64)d;
-		d = parent;
-	}
-	w->depth = i < MAX_DEPTH ? i : MAX_DEPTH;
-	return w->depth;
-rooted:
-	w->rooted = 1;
-	w->depth = i;
-	return i;
-}
-
-/* Pattern *.SUFFIX: the name after each dot of its last 64 bytes. */
-static __noinline int suffix_denied(struct scratch *w, __u32 session, __u64 dentry)
-{
-	struct dentry *d = (struct dentry *)dentry;
-	const unsigned char *name = BPF_CORE_READ(d, d_name.name);
-	__u32 len = BPF_CORE_READ(d, d_name.len);
-	__u32 tail = len > BPFBOX_NAME_LEN ? len - BPFBOX_NAME_LEN : 0;
-
-	if (!w)
-		return 0;
-	bpf_probe_read_kernel_str(w->win, BPFBOX_NAME_LEN + 1, name + tail);
-#pragma clang loop unroll(disable)
-	for (int i = 0; i < BPFBOX_NAME_LEN; i++) {
-		if (!w->win[i])
-			break;
-		if (w->win[i] != '.')
-			continue;
-		zero_name(w->key.name);
-		bpf_probe_read_kernel_str(w->key.name, BPFBOX_NAME_LEN, name + tail + i + 1);
-		if (name_denied(w, session, BPFBOX_NAME_SUFFIX))
-			return 1;
-	}
-	return 0;
-}
-
-/* Pattern NAME.*: the name up to and including each of its dots. */
-static __noinline int prefix_denied(struct scratch *w, __u32 session, __u64 dentry)
-{
-	struct dentry *d = (struct dentry *)dentry;
-	const unsigned char *name = BPF_CORE_READ(d, d_name.name);
-
-	if (!w)
-		return 0;
-	bpf_probe_read_kernel_str(w->win, BPFBOX_NAME_LEN, name);
-#pragma clang loop unroll(disable)
-	for (int i = 0; i < BPFBOX_NAME_LEN - 1; i++) {
-		if (!w->win[i])
-			break;
-		if (w->win[i] != '.')
-			continue;
-		zero_name(w->key.name);
-		bpf_probe_read_kernel_str(w->key.name, i + 2, name);
-		if (name_denied(w, session, LSM_NAME_PREFIX))
-			return 1;
-	}
-	return 0;
-}
-
-/* The file itself (chain[0]); moving: also a pair's DIR. */
-static __noinline int leaf_denied(struct scratch *w, __u32 session, int moving)
-{
-	struct dentry *leaf;
-
-	if (!w || !w->depth)
-		return 0;
-	leaf = chain_at(w, 0);
-	if (read_name(w->key.name, leaf) &&
-	    (name_denied(w, session, BPFBOX_NAME_EXACT) ||
-	     (moving && name_denied(w, session, LSM_NAME_PAIR_DIR))))
-		return 1;
-	if (w->depth > 1 && read_pair(w->key.name, chain_at(w, 1), leaf) &&
-	    name_denied(w, session, LSM_NAME_PAIR_EXACT))
-		return 1;
-	return suffix_denied(w, session, (__u64)leaf) || prefix_denied(w, session, (__u64)leaf);
-}
-
-/* The directories on the path (chain[1..]). */
-static __noinline int components_denied(struct scratch *w, __u32 session)
-{
-	struct dentry *d;
-	__u32 n;
-
-	if (!w)
-		return 0;
-	n = w->depth;
-#pragma clang loop unroll(disable)
-	for (__u32 i = 1; i < MAX_DEPTH; i++) {
-		if (i >= n)
-			break;
-		d = chain_at(w, i);
-		if (read_name(w->key.name, d) && name_denied(w, session, BPFBOX_NAME_COMPONENT))
-			return 1;
-		if (i + 1 < n && read_pair(w->key.name, chain_at(w, i + 1), d) &&
-		    name_denied(w, session, LSM_NAME_PAIR_COMPONENT))
-			return 1;
-	}
-	return 0;
-}
-
-enum abs_match {
-	ABS_NONE,
-	ABS_PREFIX, /* the path leads to a denied path: moving it would move
-		       what is below */
-	ABS_DENY,
-};
-
-/*
- * The chain from the root down through the trie of absolute paths:
- * ABS_DENY at a node with one of the LSM_DENY_* bits of mask.
- */
-static __noinline int abs_match(struct scratch *w, __u32 session, __u32 mask)
-{
-	struct lsm_abs_node *node;
-	__u64 parent = 0;
-	__u32 n;
-
-	if (!w || !w->rooted || !w->depth)
-		return ABS_NONE;
-	n = w->depth;
-#pragma clang loop unroll(disable)
-	for (__u32 i = 0; i < MAX_DEPTH; i++) {
-		if (i >= n)
-			return ABS_PREFIX;
-		if (!read_name(w->abs.name, chain_at(w, n - 1 - i)))
-			return ABS_NONE;
-		w->abs.session = session;
-		w->abs.pad = 0;
-		w->abs.parent = parent;
-		node = bpf_map_lookup_elem(&abs_paths, &w->abs);
-		if (!node)
-			return ABS_NONE;
-		if (node->deny & mask)
-			return ABS_DENY;
-		parent = node->id;
-	}
-	return ABS_PREFIX;
-}
-
-/* w->path = the chain as a path, for records where d_path is not allowed. */
-static __noinline int chain_path(struct scratch *w)
-{
-	volatile __u32 *pos;
-	__u32 n, at;
-	long r;
-
-	if (!w)
-		return 0;
-	/* The write position lives in memory: see interp_name(). */
-	pos = &w->base;
-	*pos = 0;
-	n = w->depth;
-	if (!w->rooted) {
-		w->path[0] = '.';
-		w->path[1] = '.';
-		w->path[2] = '.';
-		*pos = 3;
-	}
-#pragma clang loop unroll(disable)
-	for (__u32 i = 0; i < MAX_DEPTH; i++) {
-		at = *pos;
-		if (i >= n || at >= BPFBOX_PATH_LEN - 1)
-			break;
-		w->path[at & (BPFBOX_PATH_LEN - 1)] = '/';
-		at++;
-		r = bpf_probe_read_kernel_str(&w->path[at & (BPFBOX_PATH_LEN - 1)], BPFBOX_NAME_LEN,
-					      BPF_CORE_READ(chain_at(w, n - 1 - i), d_name.name));
-		*pos = r > 0 ? at + r - 1 : at;
-	}
-	at = *pos;
-	if (!n && at < BPFBOX_PATH_LEN - 1)
-		w->path[at++ & (BPFBOX_PATH_LEN - 1)] = '/';
-	w->path[at < BPFBOX_PATH_LEN ? at : BPFBOX_PATH_LEN - 1] = 0;
-	return 0;
-}
-
-/*
- * Whether the dentry d (on mount vm) is denied to the session. moving:
- * the caller renames or links it, which may not happen either to the
- * directories that absolute and pair rules name on the way.
- */
-static __always_inline bool dentry_denied(struct scratch *w, __u32 session, struct dentry *d,
-					  struct vfsmount *vm, bool moving)
-{
-	int abs;
-
-	if (chain_collect(w, (__u64)d, (__u64)vm) <= 0)
-		return false;
-	if (leaf_denied(w, session, moving) || components_denied(w, session))
-		return true;
-	if (!moving)
-		return abs_match(w, session, LSM_DENY_OPEN) == ABS_DENY;
-	/* Moving a binary out of an exec_deny path would free it too. */
-	abs = abs_match(w, session, LSM_DENY_OPEN | LSM_DENY_EXEC);
-	return abs == ABS_DENY || abs == ABS_PREFIX;
+	return ret ? NULL : current_session();
 }
 
 /*
@@ -417,54 +78,41 @@ static __always_inline void report_file(struct bpfbox_session *s, struct scratch
 	bpf_ringbuf_submit(e, 0);
 }
 
-SEC("lsm/file_open")
-int BPF_PROG(bpfbox_file_open, struct file *file, int ret)
+/*
+ * The verdict of a file hook on op (enum bpfbox_file_op): on the file
+ * opened (file_open: file, its dentry and mount read once the task is
+ * known to be in a session), or on d (on vm) and d2 (on vm2, may be NULL),
+ * the names a rename or a link moves. 0, or -EPERM recorded.
+ */
+static __always_inline int check_file(int ret, struct file *file, struct dentry *d,
+				      struct vfsmount *vm, struct dentry *d2, struct vfsmount *vm2,
+				      __u32 op)
 {
-	struct bpfbox_session *s;
+	struct bpfbox_session *s = hook_session(ret);
 	struct scratch *w;
-	bool deny;
+	bool deny = true; /* every slot busy: cannot check, so fail closed */
 
-	if (ret)
-		return ret;
-	s = current_session();
 	if (!s)
-		return 0;
-	w = scratch_get();
-	if (!w) {
-		/* Every slot busy: cannot check, so fail closed. */
-		report_file(s, NULL, file, BPF_CORE_READ(file, f_flags), BPFBOX_FILE_OPEN);
-		return -EPERM;
+		return ret;
+	if (file) {
+		d = BPF_CORE_READ(file, f_path.dentry);
+		vm = BPF_CORE_READ(file, f_path.mnt);
 	}
-	deny = dentry_denied(w, s->id, BPF_CORE_READ(file, f_path.dentry),
-			     BPF_CORE_READ(file, f_path.mnt), false);
+	w = scratch_get();
+	if (w)
+		deny = dentry_denied(w, s->id, d, vm, op != BPFBOX_FILE_OPEN) ||
+		       (d2 && dentry_denied(w, s->id, d2, vm2, true));
 	if (deny)
-		report_file(s, w, file, BPF_CORE_READ(file, f_flags), BPFBOX_FILE_OPEN);
-	scratch_put(w);
+		report_file(s, w, file, file ? BPF_CORE_READ(file, f_flags) : 0, op);
+	if (w)
+		scratch_put(w);
 	return deny ? -EPERM : 0;
 }
 
-/* A rename or link (op) of d on mnt: denied when d matches a rule. */
-static __always_inline int check_move(struct dentry *d, struct vfsmount *vm, struct dentry *d2,
-				      struct vfsmount *vm2, __u32 op)
+SEC("lsm/file_open")
+int BPF_PROG(bpfbox_file_open, struct file *file, int ret)
 {
-	struct bpfbox_session *s = current_session();
-	struct scratch *w;
-	bool deny;
-
-	if (!s)
-		return 0;
-	w = scratch_get();
-	if (!w) {
-		report_file(s, NULL, NULL, 0, op);
-		return -EPERM;
-	}
-	deny = dentry_denied(w, s->id, d, vm, true);
-	if (!deny && d2)
-		deny = dentry_denied(w, s->id, d2, vm2, true);
-	if (deny)
-		report_file(s, w, NULL, 0, op);
-	scratch_put(w);
-	return deny ? -EPERM : 0;
+	return check_file(ret, file, NULL, NULL, NULL, NULL, BPFBOX_FILE_OPEN);
 }
 
 /*
@@ -480,7 +128,7 @@ int BPF_PROG(bpfbox_path_rename, const struct path *old_dir, struct dentry *old_
 	struct vfsmount *old_mnt = BPF_CORE_READ(old_dir, mnt);
 	struct vfsmount *new_mnt = BPF_CORE_READ(new_dir, mnt);
 
-	return check_move(old_dentry, old_mnt, new_dentry, new_mnt, BPFBOX_FILE_RENAME);
+	return check_file(0, NULL, old_dentry, old_mnt, new_dentry, new_mnt, BPFBOX_FILE_RENAME);
 }
 
 /* A hard link is a second name for a denied file. */
@@ -490,38 +138,7 @@ int BPF_PROG(bpfbox_path_link, struct dentry *old_dentry, const struct path *new
 {
 	struct vfsmount *vm = BPF_CORE_READ(new_dir, mnt);
 
-	if (ret)
-		return ret;
-	return check_move(old_dentry, vm, new_dentry, vm, BPFBOX_FILE_LINK);
-}
-
-/* w->key.name = the basename of interp (the path as given); 1 if done. */
-static __noinline int interp_name(struct scratch *w, __u64 interp)
-{
-	long len;
-	__u32 base;
-
-	if (!w)
-		return 0;
-	len = bpf_probe_read_kernel_str(w->path, BPFBOX_PATH_LEN, (const char *)interp);
-	if (len <= 1 || len >= BPFBOX_PATH_LEN) /* none, or cut short */
-		return 0;
-	/* In memory, not a register: the verifier does not track it. */
-	w->base = 0;
-#pragma clang loop unroll(disable)
-	for (__u32 i = 0; i < BPFBOX_PATH_LEN; i++) {
-		if (!w->path[i])
-			break;
-		if (w->path[i] == '/')
-			*(volatile __u32 *)&w->base = i + 1;
-	}
-	base = *(volatile __u32 *)&w->base;
-	if (base >= len - 1 || len - 1 - base >= BPFBOX_NAME_LEN)
-		return 0;
-	zero_name(w->key.name);
-	bpf_probe_read_kernel_str(w->key.name, BPFBOX_NAME_LEN,
-				  w->path + (base & (BPFBOX_PATH_LEN - 1)));
-	return 1;
+	return check_file(ret, NULL, old_dentry, vm, new_dentry, vm, BPFBOX_FILE_LINK);
 }
 
 /* An exec_deny refusal: the record names the file (name, kernel memory). */
@@ -537,14 +154,6 @@ static __always_inline void report_exec(struct bpfbox_session *s, const void *na
 	e->argv[0] = 0;
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), name);
 	bpf_ringbuf_submit(e, 0);
-}
-
-/* The binary (d on vm) is an exec_deny path. */
-static __always_inline bool exec_path_denied(struct scratch *w, __u32 session, struct dentry *d,
-					     struct vfsmount *vm)
-{
-	return chain_collect(w, (__u64)d, (__u64)vm) > 0 &&
-	       abs_match(w, session, LSM_DENY_EXEC) == ABS_DENY;
 }
 
 /*
@@ -588,43 +197,45 @@ static __noinline int cmd_refused(struct bpfbox_session *s, struct cmd_exe *x, _
 }
 
 /*
- * Exec by name: the binary's own name (a symlink resolved) and the name it
- * was called by (a symlink's name, e.g. a busybox applet); and by path.
- * Called again for a script's interpreter, and so are the command rules.
+ * An exec of file by name: the binary's own name (a symlink resolved) and,
+ * for an exec (bprm), the name it was called by (a symlink's name, e.g. a
+ * busybox applet); by path; then the command rules. bprm NULL: file is
+ * mapped executable. 0, or -EPERM recorded.
  */
+static __always_inline int check_exec(int ret, struct file *file, struct linux_binprm *bprm)
+{
+	struct bpfbox_session *s = hook_session(ret);
+	struct scratch *w;
+	struct dentry *d;
+	bool deny = true, refused = false;
+
+	if (!s)
+		return ret;
+	if (bprm)
+		file = BPF_CORE_READ(bprm, file);
+	d = BPF_CORE_READ(file, f_path.dentry);
+	w = scratch_get();
+	if (w) {
+		deny = (read_name(w->key.name, d) && name_denied(w, s->id, BPFBOX_NAME_EXEC)) ||
+		       (bprm && interp_name(w, (__u64)BPF_CORE_READ(bprm, interp)) &&
+			name_denied(w, s->id, BPFBOX_NAME_EXEC)) ||
+		       exec_path_denied(w, s->id, d, BPF_CORE_READ(file, f_path.mnt));
+		/* cmd_refused() records its own refusal. */
+		refused = !deny && bprm && (s->flags & BPFBOX_SF_CMD_RULES) &&
+			  cmd_refused(s, &w->cmd, (__u64)bprm);
+		scratch_put(w);
+	}
+	if (deny)
+		report_exec(s, bprm ? (const void *)BPF_CORE_READ(bprm, interp)
+				    : (const void *)BPF_CORE_READ(d, d_name.name));
+	return deny || refused ? -EPERM : 0;
+}
+
+/* Called again for a script's interpreter, and so are the command rules. */
 SEC("lsm/bprm_check_security")
 int BPF_PROG(bpfbox_bprm_check, struct linux_binprm *bprm, int ret)
 {
-	struct bpfbox_session *s;
-	struct scratch *w;
-	bool deny;
-
-	if (ret)
-		return ret;
-	s = current_session();
-	if (!s)
-		return 0;
-	w = scratch_get();
-	if (!w) {
-		deny = true;
-	} else {
-		struct dentry *d = BPF_CORE_READ(bprm, file, f_path.dentry);
-
-		deny = (read_name(w->key.name, d) && name_denied(w, s->id, BPFBOX_NAME_EXEC)) ||
-		       (interp_name(w, (__u64)BPF_CORE_READ(bprm, interp)) &&
-			name_denied(w, s->id, BPFBOX_NAME_EXEC)) ||
-		       exec_path_denied(w, s->id, d, BPF_CORE_READ(bprm, file, f_path.mnt));
-		if (!deny && (s->flags & BPFBOX_SF_CMD_RULES) &&
-		    cmd_refused(s, &w->cmd, (__u64)bprm)) {
-			scratch_put(w);
-			return -EPERM;
-		}
-		scratch_put(w);
-	}
-	if (!deny)
-		return 0;
-	report_exec(s, BPF_CORE_READ(bprm, interp));
-	return -EPERM;
+	return check_exec(ret, NULL, bprm);
 }
 
 #define PROT_EXEC 0x4
@@ -638,31 +249,9 @@ SEC("lsm/mmap_file")
 int BPF_PROG(bpfbox_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot,
 	     unsigned long flags, int ret)
 {
-	struct bpfbox_session *s;
-	struct scratch *w;
-	struct dentry *d;
-	bool deny;
-
-	if (ret)
-		return ret;
 	if (!file || !(prot & PROT_EXEC))
-		return 0;
-	s = current_session();
-	if (!s)
-		return 0;
-	d = BPF_CORE_READ(file, f_path.dentry);
-	w = scratch_get();
-	if (!w) {
-		deny = true;
-	} else {
-		deny = (read_name(w->key.name, d) && name_denied(w, s->id, BPFBOX_NAME_EXEC)) ||
-		       exec_path_denied(w, s->id, d, BPF_CORE_READ(file, f_path.mnt));
-		scratch_put(w);
-	}
-	if (!deny)
-		return 0;
-	report_exec(s, BPF_CORE_READ(d, d_name.name));
-	return -EPERM;
+		return ret;
+	return check_exec(ret, file, NULL);
 }
 
 /*
@@ -772,14 +361,11 @@ SEC("lsm/socket_connect")
 int BPF_PROG(bpfbox_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen,
 	     int ret)
 {
-	struct bpfbox_session *s;
+	struct bpfbox_session *s = hook_session(ret);
 	__u16 family;
 
-	if (ret)
-		return ret;
-	s = current_session();
 	if (!s)
-		return 0;
+		return ret;
 	family = sock_family(sock);
 	if (family == AF_INET || family == AF_INET6)
 		return check_inet(s, sock, address, addrlen);
@@ -799,46 +385,17 @@ int BPF_PROG(bpfbox_socket_connect, struct socket *sock, struct sockaddr *addres
 SEC("lsm/socket_sendmsg")
 int BPF_PROG(bpfbox_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
 {
-	struct bpfbox_session *s;
+	struct bpfbox_session *s = hook_session(ret);
 	void *name;
 	__u16 family;
 
-	if (ret)
-		return ret;
-	s = current_session();
 	if (!s)
-		return 0;
+		return ret;
 	name = BPF_CORE_READ(msg, msg_name);
 	family = sock_family(sock);
 	if (!name || (family != AF_INET && family != AF_INET6))
 		return 0;
 	return check_inet(s, sock, name, BPF_CORE_READ(msg, msg_namelen));
-}
-
-/*
- * Whether d (a file or directory) lies in the session's writable set: d or
- * one of its parents, up to the root of its file system, is a directory of
- * the set. By inode, so ".." and symlinks lead to the same answer.
- */
-static __noinline int under_writable(__u32 session, __u64 dentry)
-{
-	struct bpfbox_inode_key k = {.session = session};
-	struct dentry *d = (struct dentry *)dentry, *p;
-
-#pragma clang loop unroll(disable)
-	for (int i = 0; i < MAX_DEPTH; i++) {
-		if (!d)
-			return 0;
-		k.dev = BPF_CORE_READ(d, d_sb, s_dev);
-		k.ino = BPF_CORE_READ(d, d_inode, i_ino);
-		if (bpf_map_lookup_elem(&writable, &k))
-			return 1;
-		p = BPF_CORE_READ(d, d_parent);
-		if (p == d)
-			return 0;
-		d = p;
-	}
-	return 0;
 }
 
 /* The cgroup (v2) id of the task that created sk. */
@@ -898,28 +455,18 @@ SEC("lsm/unix_stream_connect")
 int BPF_PROG(bpfbox_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk,
 	     int ret)
 {
-	struct bpfbox_session *s;
+	struct bpfbox_session *s = hook_session(ret);
 
-	if (ret)
-		return ret;
-	s = current_session();
-	if (!s)
-		return 0;
-	return check_unix_peer(s, other);
+	return s ? check_unix_peer(s, other) : ret;
 }
 
 /* Datagrams: sendto/sendmsg, and connect of a datagram socket. */
 SEC("lsm/unix_may_send")
 int BPF_PROG(bpfbox_unix_may_send, struct socket *sock, struct socket *other, int ret)
 {
-	struct bpfbox_session *s;
+	struct bpfbox_session *s = hook_session(ret);
 
-	if (ret)
-		return ret;
-	s = current_session();
-	if (!s)
-		return 0;
-	return check_unix_peer(s, BPF_CORE_READ(other, sk));
+	return s ? check_unix_peer(s, BPF_CORE_READ(other, sk)) : ret;
 }
 
 /*
@@ -930,13 +477,10 @@ SEC("lsm/task_kill")
 int BPF_PROG(bpfbox_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
 	     const struct cred *cred, int ret)
 {
-	struct bpfbox_session *s;
+	struct bpfbox_session *s = hook_session(ret);
 
-	if (ret)
-		return ret;
-	s = current_session();
 	if (!s || !(s->flags & BPFBOX_SF_GAP_SCOPE))
-		return 0;
+		return ret;
 	if (BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id) == bpf_get_current_cgroup_id())
 		return 0;
 	return -EPERM;
@@ -945,15 +489,22 @@ int BPF_PROG(bpfbox_task_kill, struct task_struct *p, struct kernel_siginfo *inf
 /*
  * Metadata (mode, owner, extended attributes) of a file outside the
  * writable set: Landlock has no right for it, so this is the second wall
- * behind the read-only mounts. mnt may be NULL (the record's path is then
- * relative to the file system's root).
+ * behind the read-only mounts. The file: path, or d when the hook has no
+ * mount (the record's path is then relative to the file system's root).
  */
-static __always_inline int check_meta(struct dentry *d, struct vfsmount *mnt, __u32 op)
+static __always_inline int check_meta(int ret, const struct path *path, struct dentry *d, __u32 op)
 {
-	struct bpfbox_session *s = current_session();
+	struct bpfbox_session *s = hook_session(ret);
+	struct vfsmount *mnt = NULL;
 	struct scratch *w;
 
-	if (!s || !(s->flags & BPFBOX_SF_GAP_META) || under_writable(s->id, (__u64)d))
+	if (!s || !(s->flags & BPFBOX_SF_GAP_META))
+		return ret;
+	if (path) {
+		d = BPF_CORE_READ(path, dentry);
+		mnt = BPF_CORE_READ(path, mnt);
+	}
+	if (under_writable(s->id, (__u64)d))
 		return 0;
 	w = scratch_get();
 	if (w) {
@@ -971,18 +522,14 @@ static __always_inline int check_meta(struct dentry *d, struct vfsmount *mnt, __
 SEC("lsm/path_chmod")
 int BPF_PROG(bpfbox_path_chmod, const struct path *path, umode_t mode, int ret)
 {
-	if (ret)
-		return ret;
-	return check_meta(BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt), BPFBOX_FILE_CHMOD);
+	return check_meta(ret, path, NULL, BPFBOX_FILE_CHMOD);
 }
 
 SEC("lsm/path_chown")
 int BPF_PROG(bpfbox_path_chown, const struct path *path, unsigned long long uid,
 	     unsigned long long gid, int ret)
 {
-	if (ret)
-		return ret;
-	return check_meta(BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt), BPFBOX_FILE_CHMOD);
+	return check_meta(ret, path, NULL, BPFBOX_FILE_CHMOD);
 }
 
 /* utimes (and chmod/chown once more): what changes a file's metadata. */
@@ -991,14 +538,17 @@ int BPF_PROG(bpfbox_path_chown, const struct path *path, unsigned long long uid,
 	 1U << 5 /* MTIME */ | 1U << 7 /* ATIME_SET */ | 1U << 8 /* MTIME_SET */ |               \
 	 1U << 16 /* TIMES_SET */)
 
-static __always_inline int check_setattr(struct dentry *d, struct iattr *attr)
+static __always_inline int check_setattr(int ret, struct dentry *d, struct iattr *attr)
 {
-	__u32 valid = BPF_CORE_READ(attr, ia_valid);
+	__u32 valid;
 
+	if (ret)
+		return ret;
+	valid = BPF_CORE_READ(attr, ia_valid);
 	if (!(valid & META_ATTRS))
 		return 0; /* a truncate: Landlock's right */
 	/* Mode or owner: a chmod; else times only: a utimes. */
-	return check_meta(d, NULL, valid & 7 ? BPFBOX_FILE_CHMOD : BPFBOX_FILE_UTIMES);
+	return check_meta(0, NULL, d, valid & 7 ? BPFBOX_FILE_CHMOD : BPFBOX_FILE_UTIMES);
 }
 
 /*
@@ -1009,28 +559,24 @@ static __always_inline int check_setattr(struct dentry *d, struct iattr *attr)
 SEC("lsm/inode_setattr")
 int BPF_PROG(bpfbox_inode_setattr, void *idmap, struct dentry *dentry, struct iattr *attr, int ret)
 {
-	if (ret)
-		return ret;
-	return check_setattr(dentry, attr);
+	return check_setattr(ret, dentry, attr);
 }
 
 SEC("lsm/inode_setattr")
 int BPF_PROG(bpfbox_inode_setattr_61, struct dentry *dentry, struct iattr *attr, int ret)
 {
-	if (ret)
-		return ret;
-	return check_setattr(dentry, attr);
+	return check_setattr(ret, dentry, attr);
 }
 
 /* The dentry is the second argument before and after 6.3 (mnt_idmap). */
 SEC("lsm/inode_setxattr")
 int BPF_PROG(bpfbox_inode_setxattr, void *idmap, struct dentry *dentry)
 {
-	return check_meta(dentry, NULL, BPFBOX_FILE_CHMOD);
+	return check_meta(0, NULL, dentry, BPFBOX_FILE_CHMOD);
 }
 
 SEC("lsm/inode_removexattr")
 int BPF_PROG(bpfbox_inode_removexattr, void *idmap, struct dentry *dentry)
 {
-	return check_meta(dentry, NULL, BPFBOX_FILE_CHMOD);
+	return check_meta(0, NULL, dentry, BPFBOX_FILE_CHMOD);
 }

@@ -153,30 +153,23 @@ static __always_inline int decide6(struct bpf_sock_addr *ctx, bool datagram)
 	return decide(ctx, AF_INET6, addr, bpf_ntohs(ctx->user_port), ctx->protocol, datagram);
 }
 
-SEC("cgroup/connect4")
-int net_connect4(struct bpf_sock_addr *ctx)
-{
-	return decide4(ctx, false);
-}
+/*
+ * The address hooks, one line each: net_connect4/6, and net_sendmsg4/6
+ * (a datagram names its destination per message). decide_: decide4 or
+ * decide6, the context's IPv4 or IPv6 fields (the verifier allows each
+ * only at its own hooks).
+ */
+#define NET_ADDR_PROG(hook, decide_, datagram)    \
+	SEC("cgroup/" #hook)                      \
+	int net_##hook(struct bpf_sock_addr *ctx) \
+	{                                         \
+		return decide_(ctx, datagram);    \
+	}
 
-SEC("cgroup/connect6")
-int net_connect6(struct bpf_sock_addr *ctx)
-{
-	return decide6(ctx, false);
-}
-
-/* UDP and other datagrams name their destination per message. */
-SEC("cgroup/sendmsg4")
-int net_sendmsg4(struct bpf_sock_addr *ctx)
-{
-	return decide4(ctx, true);
-}
-
-SEC("cgroup/sendmsg6")
-int net_sendmsg6(struct bpf_sock_addr *ctx)
-{
-	return decide6(ctx, true);
-}
+NET_ADDR_PROG(connect4, decide4, false)
+NET_ADDR_PROG(connect6, decide6, false)
+NET_ADDR_PROG(sendmsg4, decide4, true)
+NET_ADDR_PROG(sendmsg6, decide6, true)
 
 /*
  * Replies of the resolver seem to come from the server the tool asked
@@ -356,15 +349,8 @@ int net_connect_unix(struct bpf_sock_addr *ctx)
 	a = bpf_map_lookup_elem(&unix_allow, &s->id);
 	if (path[0] == '/' && a && unix_path_allowed(a, path))
 		return 1;
-	e = event_reserve(s, sizeof(*e), BPFBOX_EV_CONNECT);
+	e = net_deny_record(s, BPFBOX_LAYER_CGROUP_BPF, 1 /* AF_UNIX */, NULL, 0, 0);
 	if (e) {
-		e->hdr.decision = BPFBOX_DENY;
-		e->hdr.layer = BPFBOX_LAYER_CGROUP_BPF;
-		e->hdr.err = -EPERM;
-		e->family = 1;
-		e->port = 0;
-		e->protocol = 0;
-		__builtin_memset(e->addr, 0, sizeof(e->addr));
 		__builtin_memcpy(e->unix_path, path, sizeof(e->unix_path));
 		bpf_ringbuf_submit(e, 0);
 	}

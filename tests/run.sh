@@ -80,6 +80,10 @@ if want host; then
 		export BPFBOX_CGROUP_PARENT="$CG2/bpfbox-run-$$"
 		trap 'rm -f "$LOG"; rm -rf "$VMDIR"; rmdir "$BPFBOX_CGROUP_PARENT" 2>/dev/null' EXIT
 	fi
+	# The stream validator's packages (make deps installs them): make
+	# test-host on a fresh tree needs them before test_ask, the first suite
+	# to validate a stream. Quick when they are there; says what is missing.
+	tools/npm-deps.sh >/dev/null || true
 	for t in ${BPFBOX_HOST_SUITES:-tests/host/test_*.sh}; do
 		echo "== host: $(basename "$t")"
 		t0=$(date +%s)

@@ -25,32 +25,41 @@ struct p {
 	int depth;
 };
 
+/*
+ * The well-formed UTF-8 sequences as byte ranges, row by row as Table 3-7
+ * of the Unicode standard lists them (ASCII aside): an oracle that does
+ * not decode code points the way the writer's utf8_char_len() does, so
+ * that one bug cannot hide itself in both.
+ */
+static const struct {
+	unsigned char lo[4], hi[4];
+	size_t len;
+} utf8_table[] = {
+	{{0xc2, 0x80}, {0xdf, 0xbf}, 2},
+	{{0xe0, 0xa0, 0x80}, {0xe0, 0xbf, 0xbf}, 3},
+	{{0xe1, 0x80, 0x80}, {0xec, 0xbf, 0xbf}, 3},
+	{{0xed, 0x80, 0x80}, {0xed, 0x9f, 0xbf}, 3},
+	{{0xee, 0x80, 0x80}, {0xef, 0xbf, 0xbf}, 3},
+	{{0xf0, 0x90, 0x80, 0x80}, {0xf0, 0xbf, 0xbf, 0xbf}, 4},
+	{{0xf1, 0x80, 0x80, 0x80}, {0xf3, 0xbf, 0xbf, 0xbf}, 4},
+	{{0xf4, 0x80, 0x80, 0x80}, {0xf4, 0x8f, 0xbf, 0xbf}, 4},
+};
+
+/* The length of the well-formed sequence at s (n bytes left), 0 for none. */
 static size_t utf8_seq(const unsigned char *s, size_t n)
 {
-	uint32_t cp;
-	size_t len;
-
 	if (s[0] < 0x80)
 		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
+	for (size_t r = 0; r < sizeof(utf8_table) / sizeof(utf8_table[0]); r++) {
+		size_t i = 0, len = utf8_table[r].len;
+
+		while (i < len && i < n && s[i] >= utf8_table[r].lo[i] &&
+		       s[i] <= utf8_table[r].hi[i])
+			i++;
+		if (i == len)
+			return len;
 	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
+	return 0;
 }
 
 static void ws(struct p *p)

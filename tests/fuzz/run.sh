@@ -20,7 +20,7 @@ FLAGS=(-g -O1 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror
        -fno-omit-frame-pointer -Iinclude -Iuserspace)
 declare -A SRCS=(
 	[fuzz_redact]="userspace/audit/redact.c userspace/audit/redact_rules.c"
-	[fuzz_jsonw]="userspace/lib/jsonw.c userspace/lib/json.c userspace/lib/ratelimit.c userspace/lib/util.c userspace/lib/names.c userspace/audit/event.c userspace/audit/encode.c userspace/audit/redact.c userspace/audit/redact_rules.c -lgnutls -ljson-c"
+	[fuzz_jsonw]="userspace/lib/jsonw.c userspace/lib/json.c userspace/lib/ratelimit.c userspace/lib/util.c userspace/lib/names.c userspace/audit/event.c userspace/audit/encode.c userspace/audit/redact.c userspace/audit/redact_rules.c userspace/lib/sha256.c -ljson-c"
 )
 
 mkdir -p "$OUT/artifacts"

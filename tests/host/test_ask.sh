@@ -137,6 +137,27 @@ else
 	fail "sink types=session.ask: $(head -c 400 "$TMPD/asks.jsonl")"
 fi
 
+# A pause on top of an open ask: the ask's freeze changes nothing the run
+# sees but the state, which it reads again. It reports the pause and bounds
+# it (--pause-timeout 2s), so the call ends even though the ask's deny leaves
+# the session frozen (paused).
+rm -f "$TMPD/asklog" "$TMPD/runpid"
+PT=2s ask_run '/usr/bin/env echo first; echo "rc=$?"' none &
+runp=$!
+poll_until 10 grep -qs '"type":"ask"' "$TMPD/asklog"
+SID=$("$PY" -c 'import json, sys
+print(json.loads(open(sys.argv[1]).readline())["session"])' "$A" 2>/dev/null)
+expect_rc 0 "pause during an ask: bpfbox pause is taken" "$BPFBOX" pause --socket "$SOCK" "$SID"
+if poll_until 15 grep -q '"type":"session.end"' "$A"; then
+	acheck "'first' not in out and any(e['type'] == 'session.paused' and e['reason'] == 'manual' for e in ev) and any(e['type'] == 'killed' and e['reason'] == 'pause_timeout' for e in st) and [e['exit_code'] for e in ev if e['type'] == 'session.end'] == [123]" \
+		"pause during an ask: the run reports session.paused (manual) and ends at its pause timeout"
+else
+	fail "pause during an ask: the session never ended (frozen, the pause unseen): $(tail -c 400 "$A")"
+	kill -KILL "$(cat "$TMPD/runpid")" 2>/dev/null
+	"$BPFBOX" resume --socket "$SOCK" "$SID" >/dev/null 2>&1
+fi
+wait "$runp" 2>/dev/null
+
 # The client gone while it waits: denied, the session ends.
 rm -f "$TMPD/asklog" "$TMPD/runpid"
 PT=30s ask_run '/usr/bin/env echo first; echo "rc=$?"' none &

@@ -63,6 +63,18 @@ expect_grep "ca=$C/nope.pem: " "$TMPD/err" "the refusal names the CA file"
 expect_rc 2 "cert without key is bad usage" "$BPFBOX" daemon --socket "$SOCK" --audit /dev/null \
 	--sink "syslog+tls://127.0.0.1:$TPORT?cert=$C/client.pem"
 
+# The TLS library is opened only for a TLS sink: a run without one never
+# loads it. A library that lacks what the sink calls is refused at start.
+ldd "$BPFBOX" | grep -q libgnutls && fail "bpfbox links libgnutls: every run pays its start-up" ||
+	ok "bpfbox does not link the TLS library (opened for a TLS sink only)"
+mkdir "$TMPD/fakelib" && printf 'int bpfbox_not_tls;\n' >"$TMPD/fakelib/x.c" &&
+	cc -shared -o "$TMPD/fakelib/libgnutls.so.30" "$TMPD/fakelib/x.c" || fail "cannot build a stand-in library"
+expect_rc 1 "a TLS library without the functions the sink calls is refused at start" \
+	env LD_LIBRARY_PATH="$TMPD/fakelib" "$BPFBOX" daemon --socket "$SOCK" --pin-dir "$PIN" \
+	--cgroup-parent "$PARENT" --audit /dev/null --sink "$TLS"
+expect_grep "libgnutls.so.30 lacks a function bpfbox calls: .*gnutls_" "$TMPD/err" \
+	"the refusal names the library and the missing function"
+
 # --- 1. the collector shows a certificate of another CA ---------------------
 rsyslog_conf wrong
 start_rsyslog && ok "rsyslog (gtls) listens on 127.0.0.1:$TPORT with a wrong certificate" ||

@@ -5,10 +5,11 @@ json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval
 
 # What this host had before: a production daemon's pins, programs and
 # cgroups may be there and must not count against status. Other tests run
-# meanwhile: their daemons' pin dirs (bpfbox-NAME-PID, lib.sh) are theirs,
+# meanwhile: their daemons' pin dirs (bpfbox-NAME-PID, lib.sh, or with a
+# suffix, bench/daemon_path.sh's bpfbox-dpath-PID-old) are theirs,
 # and their probes' programs and scratch cgroups (bpfbox-probe-PID) come and
 # go; what is new must be gone within a bound (left_after), not at once.
-pins() { find /sys/fs/bpf -maxdepth 2 2>/dev/null | grep -Ev '/bpfbox-[a-z0-9-]+-[0-9]+(/|$)'; }
+pins() { find /sys/fs/bpf -maxdepth 2 2>/dev/null | grep -Ev '/bpfbox-[a-z0-9-]+-[0-9]+(-[a-z0-9]+)*(/|$)'; }
 probes() { bpftool prog show 2>/dev/null | grep ' name probe_' | cut -d: -f1; }
 cgs() { ls -d "$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)"/bpfbox-probe-* 2>/dev/null; }
 snapshot pins pins

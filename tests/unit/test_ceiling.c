@@ -15,6 +15,7 @@
 
 #include "policy/ceiling.h"
 #include "json_at.h"
+#include "unit_main.h"
 
 static struct ceilings parse(const char *text, int want)
 {
@@ -144,14 +145,5 @@ static void test_clamp(void **state)
 	ceilings_free(&c);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_errors),
-		cmocka_unit_test(test_match),
-		cmocka_unit_test(test_refuse),
-		cmocka_unit_test(test_clamp),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_parse_errors), cmocka_unit_test(test_match),
+	  cmocka_unit_test(test_refuse), cmocka_unit_test(test_clamp))

@@ -19,6 +19,7 @@
 
 #include "lib/closer.h"
 #include "skip.h"
+#include "unit_main.h"
 
 /* Whether the read end sees EOF (every write end closed) within ms. */
 static int eof_within(int rfd, int ms)
@@ -96,13 +97,5 @@ static void finds_bpf_fds(void **state)
 	close(pipefd[1]);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(held_until_end),
-		cmocka_unit_test(nothing_to_hold),
-		cmocka_unit_test(finds_bpf_fds),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(held_until_end), cmocka_unit_test(nothing_to_hold),
+	  cmocka_unit_test(finds_bpf_fds))

@@ -30,22 +30,13 @@
 #include "lib/util.h"
 #include "scratch.h"
 #include "skip.h"
+#include "unit_main.h"
 
 #define MiB (1 << 20)
 
 static char root[64];
 
-static int setup(void **state)
-{
-	(void)state;
-	return scratch_make(root, sizeof(root), "disk");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return rm_tree(root);
-}
+SCRATCH_FIXTURES(root, "disk")
 
 #define D20   "dddddddddddddddddddd"
 #define DEPTH 250 /* 21 * 250 = 5,250 bytes of path, past PATH_MAX */
@@ -325,16 +316,8 @@ static void overflow_during_scan_restarts_it(void **state)
 	disk_monitor_close(&m);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(write_before_scan_is_baseline, setup, teardown),
-		cmocka_unit_test_setup_teardown(renamed_while_queued_is_read, setup, teardown),
-		cmocka_unit_test_setup_teardown(overflow_during_scan_restarts_it, setup, teardown),
-		cmocka_unit_test_setup_teardown(deep_tree_is_watched_and_removed, setup, teardown),
-		cmocka_unit_test_setup_teardown(empty_files_count_as_entries, setup, teardown),
-		cmocka_unit_test_setup_teardown(watch_exhaustion_fails_closed, setup, teardown),
-	};
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(T(write_before_scan_is_baseline), T(renamed_while_queued_is_read),
+	  T(overflow_during_scan_restarts_it), T(deep_tree_is_watched_and_removed),
+	  T(empty_files_count_as_entries), T(watch_exhaustion_fails_closed))

@@ -26,6 +26,7 @@
 #include "lib/jsonw.h"
 #include "lib/names.h"
 #include "lib/util.h"
+#include "unit_main.h"
 
 #define SID "0123456789abcdef0123456789abcdef"
 
@@ -397,19 +398,8 @@ static void test_event_parse(void **state)
 	assert_int_equal(audit_event_parse(&ev, "", 0), -EINVAL);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kind_names_round_trip),
-		cmocka_unit_test(test_schema_types_are_kinds),
-		cmocka_unit_test(test_layer_and_op_names),
-		cmocka_unit_test(test_records_get_their_kind),
-		cmocka_unit_test(test_session_end_lines),
-		cmocka_unit_test(test_session_start_line),
-		cmocka_unit_test(test_rfc3339),
-		cmocka_unit_test(test_rfc3339_parse),
-		cmocka_unit_test(test_event_parse),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_kind_names_round_trip),
+	  cmocka_unit_test(test_schema_types_are_kinds), cmocka_unit_test(test_layer_and_op_names),
+	  cmocka_unit_test(test_records_get_their_kind), cmocka_unit_test(test_session_end_lines),
+	  cmocka_unit_test(test_session_start_line), cmocka_unit_test(test_rfc3339),
+	  cmocka_unit_test(test_rfc3339_parse), cmocka_unit_test(test_event_parse))

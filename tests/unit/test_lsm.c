@@ -687,7 +687,7 @@ static int op_run(const struct op *o)
  */
 static pid_t run_child(const char *cg, int *results)
 {
-	char procs[PATH_MAX];
+	char procs[PATH_MAX + 16]; /* cg and "/cgroup.procs" */
 	int pipefd[2], status;
 	pid_t pid;
 
@@ -926,12 +926,30 @@ static void add_open_ops(void)
 		 tpath("ws/.env"));
 }
 
-static void test_session_policy(void **state)
+/*
+ * Runs the queued ops in a child and checks each result (who names the run
+ * in a failure): in a new session cgroup NAME with the session's id and
+ * flags, or outside every session for name NULL (id 0). With records, every
+ * EPERM must have its record and nothing else (check_records).
+ */
+static void run_ops(const char *name, __u32 id, __u32 flags, const char *who, bool records)
 {
 	char cg[PATH_MAX];
 	int results[MAX_OPS];
 	pid_t pid;
 
+	if (name)
+		make_session(name, id, flags, cg);
+	pid = run_child(name ? cg : NULL, results);
+	check_results(results, who);
+	if (records)
+		check_records(pid, id);
+	if (name)
+		assert_int_equal(rmdir(cg), 0);
+}
+
+static void test_session_policy(void **state)
+{
 	(void)state;
 	n_ops = 0;
 	add_open_ops();
@@ -973,19 +991,12 @@ static void test_session_policy(void **state)
 	op_move(OP_RENAME, tpath("ws/ok2.txt"), tpath("ws/ok.txt"), 0, "");
 	op_move(OP_RENAME, tmp, tpath("../moved"), EPERM, tmp);
 
-	make_session("bpfbox-lsm-policy", SESSION_POLICY, BPFBOX_SF_NET_DENY, cg);
-	pid = run_child(cg, results);
-	check_results(results, "in the session");
-	check_records(pid, SESSION_POLICY);
-	assert_int_equal(rmdir(cg), 0);
+	run_ops("bpfbox-lsm-policy", SESSION_POLICY, BPFBOX_SF_NET_DENY, "in the session", true);
 }
 
 /* Outside every session nothing is denied, and nothing is recorded. */
 static void test_outside(void **state)
 {
-	int results[MAX_OPS];
-	pid_t pid;
-
 	(void)state;
 	n_ops = 0;
 	add_open_ops();
@@ -998,18 +1009,12 @@ static void test_outside(void **state)
 	op_add(OP_EXEC_OK, tpath("absexec/tool-elf"), 0);
 	if (access(LDSO, X_OK) == 0)
 		op_add(OP_LDSO, tpath("bin/denied-elf"), 0);
-	pid = run_child(NULL, results);
-	check_results(results, "outside");
-	check_records(pid, 0);
+	run_ops(NULL, 0, 0, "outside", true);
 }
 
 /* Rules belong to their session; the metadata deny holds without NET_DENY. */
 static void test_session_scoping(void **state)
 {
-	char cg[PATH_MAX];
-	int results[MAX_OPS];
-	pid_t pid;
-
 	(void)state;
 	n_ops = 0;
 	op_add(OP_OPEN, tpath("ws/.env"), 0);
@@ -1019,18 +1024,11 @@ static void test_session_scoping(void **state)
 	op_net(OP_TCP, "fd00:ec2::254", 80, EPERM);
 	op_net(OP_TCP, "::ffff:169.254.169.254", 80, EPERM);
 	op_net(OP_UDP, "169.254.169.254", 53, EPERM);
-	make_session("bpfbox-lsm-open", SESSION_OPEN, 0, cg);
-	pid = run_child(cg, results);
-	check_results(results, "open session");
-	check_records(pid, SESSION_OPEN);
-	assert_int_equal(rmdir(cg), 0);
+	run_ops("bpfbox-lsm-open", SESSION_OPEN, 0, "open session", true);
 
 	n_ops = 0;
 	op_net(OP_TCP, "169.254.169.254", 80, NOT_EPERM);
-	make_session("bpfbox-lsm-meta", SESSION_META, BPFBOX_SF_ALLOW_META, cg);
-	pid = run_child(cg, results);
-	check_results(results, "metadata allowed");
-	assert_int_equal(rmdir(cg), 0);
+	run_ops("bpfbox-lsm-meta", SESSION_META, BPFBOX_SF_ALLOW_META, "metadata allowed", false);
 }
 
 /* Counts the entries of the three policy maps that belong to session. */

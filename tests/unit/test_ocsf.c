@@ -20,6 +20,7 @@
 #include "audit/sink.h"
 #include "lib/jsonw.h"
 #include "json_at.h"
+#include "unit_main.h"
 
 #define SID "0123456789abcdef0123456789abcdef"
 #define HDR                                                                                        \
@@ -107,295 +108,280 @@ static void common(struct json_object *o, int class_uid, int category, int activ
 	}
 }
 
-static void run_cases(const struct ocsf_case *c, size_t n)
+/*
+ * The outcome of an event with a decision, by the rules of docs/ocsf.md:
+ * action, disposition, status from decision, layer and errno.
+ */
+static void outcome(struct json_object *o, const char *line)
 {
-	for (size_t i = 0; i < n; i++) {
+	struct json_object *in = json_tokener_parse(line);
+	const char *decision = json_object_get_string(json_at(in, "decision"));
+	const char *layer = json_object_get_string(json_at(in, "layer"));
+	const char *err = json_object_get_string(json_at(in, "errno"));
+	bool deny = decision && !strcmp(decision, "deny");
+	bool pending = !deny && err && !strcmp(err, "EINPROGRESS"); /* under way, not failed */
+	char want[128];
+
+	if (!decision) {
+		json_object_put(in);
+		return;
+	}
+	assert_json(o, "action_id", deny ? "2" : "1");
+	assert_json(o, "action", deny ? Q("Denied") : Q("Allowed"));
+	assert_json(o, "disposition_id", deny ? "2" : "1");
+	assert_json(o, "disposition", deny ? Q("Blocked") : Q("Allowed"));
+	assert_json(o, "status_id", !err ? "1" : pending ? "99" : "2");
+	assert_json(o, "status", !err ? Q("Success") : pending ? Q("In Progress") : Q("Failure"));
+	if (err) {
+		snprintf(want, sizeof(want), "\"%s\"", err);
+		assert_json(o, "status_code", want);
+	}
+	if (deny) {
+		snprintf(want, sizeof(want), "\"denied by %s\"", layer);
+		assert_json(o, "status_detail", want);
+		assert_json(o, "severity_id", "3");
+	}
+	json_object_put(in);
+}
+
+/* One table of cases, ended by {NULL}: the test's state (TABLE). */
+static void run_cases(void **state)
+{
+	const struct ocsf_case *c = *state;
+
+	for (size_t i = 0; c[i].line; i++) {
 		struct json_object *o = ocsf(c[i].line);
 
 		if (c[i].common[0])
 			common(o, c[i].common[0], c[i].common[1], c[i].common[2]);
+		outcome(o, c[i].line);
 		for (size_t j = 0; j < MAX_FIELDS && c[i].f[j].path; j++)
 			assert_json(o, c[i].f[j].path, c[i].f[j].json);
 		json_object_put(o);
 	}
 }
 
-#define RUN_CASES(c) run_cases(c, sizeof(c) / sizeof(c[0]))
+/* The cmocka test NAME that runs the table cases. */
+#define TABLE(name, cases)                                   \
+	{                                                    \
+		name, run_cases, NULL, NULL, (void *)(cases) \
+	}
 
-static void test_exec(void **state)
-{
-	static const struct ocsf_case c[] = {
-		{EV("exec", 7, 100, 100, 99, 1000, "true", "allow", NUL, NUL,
-		    "\"filename\":\"/bin/true\",\"argv\":[\"/bin/true\",\"a "
-		    "b\",\"c\"],\"argv_truncated\":false}"),
-		 {1007, 1, 1},
-		 {
-			 {"class_name", Q("Process Activity")},
-			 {"type_name", Q("Process Activity: Launch")},
-			 {"metadata.uid", Q(SID ":7")},
-			 {"metadata.sequence", "7"},
-			 {"metadata.event_code", Q("exec")},
-			 {"process.pid", "100"},
-			 {"process.parent_process.pid", "99"},
-			 {"process.cmd_line", Q("/bin/true a b c")},
-			 {"process.file.path", Q("/bin/true")},
-			 {"process.file.name", Q("true")},
-			 {"process.file.type_id", "1"},
-			 {"process.user.uid", Q("1000")},
-			 {"actor.process.pid", "100"},
-			 {"actor.user.uid", Q("1000")},
-			 {"action_id", "1"},
-			 {"disposition_id", "1"},
-			 {"status_id", "1"},
-			 {"severity_id", "1"},
-			 {"metadata.profiles.1", Q("security_control")},
-			 {"metadata.profiles.2", NULL}, /* two profiles */
-		 }},
-	};
+static const struct ocsf_case exec_cases[] = {
+	{EV("exec", 7, 100, 100, 99, 1000, "true", "allow", NUL, NUL,
+	    "\"filename\":\"/bin/true\",\"argv\":[\"/bin/true\",\"a "
+	    "b\",\"c\"],\"argv_truncated\":false}"),
+	 {1007, 1, 1},
+	 {
+		 {"class_name", Q("Process Activity")},
+		 {"type_name", Q("Process Activity: Launch")},
+		 {"metadata.uid", Q(SID ":7")},
+		 {"metadata.sequence", "7"},
+		 {"metadata.event_code", Q("exec")},
+		 {"process.pid", "100"},
+		 {"process.parent_process.pid", "99"},
+		 {"process.cmd_line", Q("/bin/true a b c")},
+		 {"process.file.path", Q("/bin/true")},
+		 {"process.file.name", Q("true")},
+		 {"process.file.type_id", "1"},
+		 {"process.user.uid", Q("1000")},
+		 {"actor.process.pid", "100"},
+		 {"actor.user.uid", Q("1000")},
+		 {"severity_id", "1"},
+		 {"metadata.profiles.1", Q("security_control")},
+		 {"metadata.profiles.2", NULL}, /* two profiles */
+	 }},
+	{NULL},
+};
 
-	(void)state;
-	RUN_CASES(c);
-}
+static const struct ocsf_case exec_denied_cases[] = {
+	{EV("exec", 3, 5, 5, 4, 0, "sh", "deny", Q("bpf-lsm"), Q("EPERM"),
+	    "\"filename\":\"/usr/bin/"
+	    "nc\",\"argv\":[],\"argv_truncated\":false}"),
+	 {1007, 1, 1},
+	 {
+		 {"process.cmd_line", NULL}, /* no argv: a failed exec */
+		 {"process.file.type_id", "0"},
+	 }},
+	{NULL},
+};
 
-static void test_exec_denied(void **state)
-{
-	static const struct ocsf_case c[] = {
-		{EV("exec", 3, 5, 5, 4, 0, "sh", "deny", Q("bpf-lsm"), Q("EPERM"),
-		    "\"filename\":\"/usr/bin/"
-		    "nc\",\"argv\":[],\"argv_truncated\":false}"),
-		 {1007, 1, 1},
-		 {
-			 {"action_id", "2"},
-			 {"action", Q("Denied")},
-			 {"disposition_id", "2"},
-			 {"disposition", Q("Blocked")},
-			 {"status_id", "2"},
-			 {"status_code", Q("EPERM")},
-			 {"status_detail", Q("denied by bpf-lsm")},
-			 {"severity_id", "3"},
-			 {"process.cmd_line", NULL}, /* no argv: a failed exec */
-			 {"process.file.type_id", "0"},
-		 }},
-	};
+static const struct ocsf_case file_cases[] = {
+	{EV("file", 9, 10, 11, 1, 0, "cat", "deny", Q("landlock"), Q("EACCES"),
+	    "\"path\":\"/etc/shadow\",\"flags\":0,\"count\":1}"),
+	 {1001, 1, 14},
+	 {
+		 {"activity_name", Q("Open")},
+		 {"file.path", Q("/etc/shadow")},
+		 {"file.name", Q("shadow")},
+		 {"file.type_id", "0"},
+		 {"access_mask", "0"},
+		 {"count", "1"},
+		 {"actor.process.ptid", "11"}, /* tid: deprecated in OCSF 1.6 */
+		 {"actor.process.tid", NULL},
+		 {"actor.process.name", Q("cat")},
+		 {"unmapped.layer", Q("landlock")},
+		 {"message", Q("open /etc/shadow denied by landlock (EACCES)")},
+	 }},
+	{NULL},
+};
 
-	(void)state;
-	RUN_CASES(c);
-}
-
-static void test_file(void **state)
-{
-	static const struct ocsf_case c[] = {
-		{EV("file", 9, 10, 11, 1, 0, "cat", "deny", Q("landlock"), Q("EACCES"),
-		    "\"path\":\"/etc/shadow\",\"flags\":0,\"count\":1}"),
-		 {1001, 1, 14},
-		 {
-			 {"activity_name", Q("Open")},
-			 {"file.path", Q("/etc/shadow")},
-			 {"file.name", Q("shadow")},
-			 {"file.type_id", "0"},
-			 {"access_mask", "0"},
-			 {"count", "1"},
-			 {"disposition_id", "2"},
-			 {"actor.process.ptid", "11"}, /* tid: deprecated in OCSF 1.6 */
-			 {"actor.process.tid", NULL},
-			 {"actor.process.name", Q("cat")},
-			 {"unmapped.layer", Q("landlock")},
-			 {"message", Q("open /etc/shadow denied by landlock (EACCES)")},
-		 }},
-	};
-
-	(void)state;
-	RUN_CASES(c);
-}
-
-static void test_connect(void **state)
-{
-	static const struct ocsf_case c[] = {
-		{EV("connect", 2, 1, 1, 0, 0, "curl", "deny", Q("cgroup-bpf"), Q("EPERM"),
-		    "\"family\":\"inet\",\"address\":\"169.254.169.254\",\"port\":80}"),
-		 {4001, 4, 1},
-		 {
-			 {"dst_endpoint.ip", Q("169.254.169.254")},
-			 {"dst_endpoint.port", "80"},
-			 {"connection_info.direction_id", "2"},
-			 {"connection_info.protocol_ver_id", "4"},
-			 {"disposition_id", "2"},
-		 }},
-		{EV("connect", 2, 1, 1, 0, 0, "x", "allow", NUL, Q("EINPROGRESS"),
-		    "\"family\":\"inet6\",\"address\":\"2001:db8::1\",\"port\":"
-		    "443}"),
-		 {0, 0, 0},
-		 {
-			 {"connection_info.protocol_ver_id", "6"},
-			 {"disposition_id", "1"},
-			 {"status_id", "99"}, /* EINPROGRESS: under way, not a failure */
-			 {"status", Q("In Progress")},
-		 }},
-		{EV("connect", 2, 1, 1, 0, 0, "x", "allow", NUL, NUL,
-		    "\"family\":\"unix\",\"path\":\"/run/x.sock\"}"),
-		 {0, 0, 0},
-		 {
-			 {"dst_endpoint.name", Q("/run/x.sock")},
-			 {"dst_endpoint.ip", NULL},
-			 {"connection_info.protocol_ver_id", NULL},
-		 }},
-	};
-
-	(void)state;
-	RUN_CASES(c);
-}
+static const struct ocsf_case connect_cases[] = {
+	{EV("connect", 2, 1, 1, 0, 0, "curl", "deny", Q("cgroup-bpf"), Q("EPERM"),
+	    "\"family\":\"inet\",\"address\":\"169.254.169.254\",\"port\":80}"),
+	 {4001, 4, 1},
+	 {
+		 {"dst_endpoint.ip", Q("169.254.169.254")},
+		 {"dst_endpoint.port", "80"},
+		 {"connection_info.direction_id", "2"},
+		 {"connection_info.protocol_ver_id", "4"},
+	 }},
+	{EV("connect", 2, 1, 1, 0, 0, "x", "allow", NUL, Q("EINPROGRESS"),
+	    "\"family\":\"inet6\",\"address\":\"2001:db8::1\",\"port\":"
+	    "443}"),
+	 {0, 0, 0},
+	 {
+		 {"connection_info.protocol_ver_id", "6"},
+	 }},
+	{EV("connect", 2, 1, 1, 0, 0, "x", "allow", NUL, NUL,
+	    "\"family\":\"unix\",\"path\":\"/run/x.sock\"}"),
+	 {0, 0, 0},
+	 {
+		 {"dst_endpoint.name", Q("/run/x.sock")},
+		 {"dst_endpoint.ip", NULL},
+		 {"connection_info.protocol_ver_id", NULL},
+	 }},
+	{NULL},
+};
 
 /* The egress proxy's decisions: DNS Activity for queries, Network Activity else. */
-static void test_net(void **state)
-{
-	static const struct ocsf_case c[] = {
-		{EV("net.deny", 3, 7, 7, 0, 0, "curl", "deny", Q("egress-proxy"), Q("ECONNREFUSED"),
-		    "\"protocol\":\"dns\",\"name_from\":\"query\",\"name\":"
-		    "\"evil.test\",\"address\":\"127.0.0.1\",\"port\":53,"
-		    "\"rule\":\"*.test\",\"reason\":\"rebinding\",\"bytes_out\":"
-		    "0,\"bytes_in\":0}"),
-		 {0, 0, 0},
-		 {
-			 {"class_uid", "4003"},
-			 {"category_uid", "4"},
-			 {"type_uid", "400301"},
-			 {"query.hostname", Q("evil.test")},
-			 {"answers.0.rdata", Q("127.0.0.1")},
-			 {"rcode_id", "5"},
-			 {"disposition_id", "2"},
-			 {"unmapped.rule", Q("*.test")},
-		 }},
-		{EV("net.allow", 4, 7, 7, 0, 0, "curl", "allow", NUL, NUL,
-		    "\"protocol\":\"tcp\",\"name_from\":\"sni\",\"name\":\"pypi.org\","
-		    "\"address\":\"10.0.0.2\",\"port\":443,\"rule\":\"pypi.org:443\",\"bytes_"
-		    "out\":10,\"bytes_in\":20}"),
-		 {0, 0, 0},
-		 {
-			 {"class_uid", "4001"},
-			 {"activity_id", "2"}, /* Close: counted at close */
-			 {"dst_endpoint.hostname", Q("pypi.org")},
-			 {"dst_endpoint.ip", Q("10.0.0.2")},
-			 {"traffic.bytes_out", "10"},
-			 {"traffic.bytes_in", "20"},
-			 {"disposition_id", "1"},
-			 {"unmapped.name_from", Q("sni")},
-		 }},
-		{EV("net.deny", 5, 7, 7, 0, 0, "curl", "deny", Q("egress-proxy"), Q("ECONNREFUSED"),
-		    "\"protocol\":\"proxy\",\"name_from\":\"connect\",\"name\":"
-		    "\"other.test\",\"address\":null,\"port\":443,\"rule\":null,"
-		    "\"reason\":\"no net_allow "
-		    "rule\",\"bytes_out\":0,\"bytes_in\":0}"),
-		 {0, 0, 0},
-		 {
-			 {"class_uid", "4001"},
-			 {"activity_id", "5"}, /* Refuse */
-			 {"dst_endpoint.ip", NULL},
-		 }},
-	};
+static const struct ocsf_case net_cases[] = {
+	{EV("net.deny", 3, 7, 7, 0, 0, "curl", "deny", Q("egress-proxy"), Q("ECONNREFUSED"),
+	    "\"protocol\":\"dns\",\"name_from\":\"query\",\"name\":"
+	    "\"evil.test\",\"address\":\"127.0.0.1\",\"port\":53,"
+	    "\"rule\":\"*.test\",\"reason\":\"rebinding\",\"bytes_out\":"
+	    "0,\"bytes_in\":0}"),
+	 {0, 0, 0},
+	 {
+		 {"class_uid", "4003"},
+		 {"category_uid", "4"},
+		 {"type_uid", "400301"},
+		 {"query.hostname", Q("evil.test")},
+		 {"answers.0.rdata", Q("127.0.0.1")},
+		 {"rcode_id", "5"},
+		 {"unmapped.rule", Q("*.test")},
+	 }},
+	{EV("net.allow", 4, 7, 7, 0, 0, "curl", "allow", NUL, NUL,
+	    "\"protocol\":\"tcp\",\"name_from\":\"sni\",\"name\":\"pypi.org\","
+	    "\"address\":\"10.0.0.2\",\"port\":443,\"rule\":\"pypi.org:443\",\"bytes_"
+	    "out\":10,\"bytes_in\":20}"),
+	 {0, 0, 0},
+	 {
+		 {"class_uid", "4001"},
+		 {"activity_id", "2"}, /* Close: counted at close */
+		 {"dst_endpoint.hostname", Q("pypi.org")},
+		 {"dst_endpoint.ip", Q("10.0.0.2")},
+		 {"traffic.bytes_out", "10"},
+		 {"traffic.bytes_in", "20"},
+		 {"unmapped.name_from", Q("sni")},
+	 }},
+	{EV("net.deny", 5, 7, 7, 0, 0, "curl", "deny", Q("egress-proxy"), Q("ECONNREFUSED"),
+	    "\"protocol\":\"proxy\",\"name_from\":\"connect\",\"name\":"
+	    "\"other.test\",\"address\":null,\"port\":443,\"rule\":null,"
+	    "\"reason\":\"no net_allow "
+	    "rule\",\"bytes_out\":0,\"bytes_in\":0}"),
+	 {0, 0, 0},
+	 {
+		 {"class_uid", "4001"},
+		 {"activity_id", "5"}, /* Refuse */
+		 {"dst_endpoint.ip", NULL},
+	 }},
+	{NULL},
+};
 
-	(void)state;
-	RUN_CASES(c);
-}
-
-static void test_fork_exit(void **state)
-{
-	static const struct ocsf_case c[] = {
-		{EV("fork", 4, 10, 10, 9, 0, "sh", "allow", NUL, NUL, "\"child_pid\":12}"),
-		 {1007, 1, 1},
-		 {
-			 {"process.pid", "12"},
-			 {"process.parent_process.pid", "10"},
-		 }},
-		{EV("exit", 5, 12, 12, 10, 0, "true", "allow", NUL, NUL,
-		    "\"exit_code\":3,\"signal\":0}"),
-		 {1007, 1, 2},
-		 {
-			 {"exit_code", "3"},
-		 }},
-		{EV("exit", 5, 12, 12, 10, 0, "true", "allow", NUL, NUL,
-		    "\"exit_code\":null,\"signal\":9}"),
-		 {0, 0, 0},
-		 {
-			 {"exit_code", NULL},
-			 {"unmapped.signal", "9"},
-		 }},
-	};
-
-	(void)state;
-	RUN_CASES(c);
-}
+static const struct ocsf_case fork_exit_cases[] = {
+	{EV("fork", 4, 10, 10, 9, 0, "sh", "allow", NUL, NUL, "\"child_pid\":12}"),
+	 {1007, 1, 1},
+	 {
+		 {"process.pid", "12"},
+		 {"process.parent_process.pid", "10"},
+	 }},
+	{EV("exit", 5, 12, 12, 10, 0, "true", "allow", NUL, NUL, "\"exit_code\":3,\"signal\":0}"),
+	 {1007, 1, 2},
+	 {
+		 {"exit_code", "3"},
+	 }},
+	{EV("exit", 5, 12, 12, 10, 0, "true", "allow", NUL, NUL,
+	    "\"exit_code\":null,\"signal\":9}"),
+	 {0, 0, 0},
+	 {
+		 {"exit_code", NULL},
+		 {"unmapped.signal", "9"},
+	 }},
+	{NULL},
+};
 
 /* loss and sink.error: Event Log Activity (1008) failures of the audit log. */
-static void test_log_events(void **state)
-{
-	static const struct ocsf_case c[] = {
-		{"{" HDR "\"type\":\"loss\",\"seq\":40,\"count\":12,"
-		 "\"where\":\"ring buffer full\"}",
-		 {1008, 1, 99},
-		 {
-			 {"type_uid", "100899"},
-			 {"activity_name", Q("Drop")},
-			 {"severity_id", "4"},
-			 {"status_id", "2"},
-			 {"count", "12"},
-			 {"message", Q("12 events lost: ring buffer full")},
-			 {"metadata.uid", Q(SID ":40")},
-		 }},
-		{"{\"schema_version\":2,\"type\":\"sink.error\",\"time\":\"2026-01-02T03:04:05."
-		 "123456789Z\","
-		 "\"host\":\"h\",\"host_id\":\"95cfac43660b474080b2affdc9f95cdc\",\"boot_id\":null,"
-		 "\"session\":null,\"sink\":\"file:/x\",\"error\":\"ENOSPC\",\"message\":\"full\"}",
-		 {1008, 1, 3},
-		 {
-			 {"activity_name", Q("Export")},
-			 {"status_code", Q("ENOSPC")},
-			 {"log_name", Q("file:/x")},
-			 /* no session: host id, type and time name the event */
-			 {"metadata.uid", Q("95cfac43660b474080b2affdc9f95cdc:sink.error:2026-01-"
-					    "02T03:04:05.123456789Z")},
-			 {"device.uid", Q("95cfac43660b474080b2affdc9f95cdc")},
-			 {"device.hostname", Q("h")},
-		 }},
-	};
-
-	(void)state;
-	RUN_CASES(c);
-}
+static const struct ocsf_case log_events_cases[] = {
+	{"{" HDR "\"type\":\"loss\",\"seq\":40,\"count\":12,"
+	 "\"where\":\"ring buffer full\"}",
+	 {1008, 1, 99},
+	 {
+		 {"type_uid", "100899"},
+		 {"activity_name", Q("Drop")},
+		 {"severity_id", "4"},
+		 {"status_id", "2"},
+		 {"count", "12"},
+		 {"message", Q("12 events lost: ring buffer full")},
+		 {"metadata.uid", Q(SID ":40")},
+	 }},
+	{"{\"schema_version\":2,\"type\":\"sink.error\",\"time\":\"2026-01-02T03:04:05."
+	 "123456789Z\","
+	 "\"host\":\"h\",\"host_id\":\"95cfac43660b474080b2affdc9f95cdc\",\"boot_id\":null,"
+	 "\"session\":null,\"sink\":\"file:/x\",\"error\":\"ENOSPC\",\"message\":\"full\"}",
+	 {1008, 1, 3},
+	 {
+		 {"activity_name", Q("Export")},
+		 {"status_code", Q("ENOSPC")},
+		 {"log_name", Q("file:/x")},
+		 /* no session: host id, type and time name the event */
+		 {"metadata.uid", Q("95cfac43660b474080b2affdc9f95cdc:sink.error:2026-01-"
+				    "02T03:04:05.123456789Z")},
+		 {"device.uid", Q("95cfac43660b474080b2affdc9f95cdc")},
+		 {"device.hostname", Q("h")},
+	 }},
+	{NULL},
+};
 
 /* The session's lifecycle: Process Activity of the session's process. */
-static void test_session_events(void **state)
-{
-	static const struct ocsf_case c[] = {
-		{"{" HDR "\"type\":\"session.start\",\"seq\":0,\"pid\":77,\"uid\":0,"
-		 "\"command\":[\"/usr/bin/make\",\"test\"],\"labels\":{\"agent\":\"a1\"},"
-		 "\"policy_hash\":\"sha256:00\"}",
-		 {1007, 1, 1},
-		 {
-			 {"process.uid", Q(SID)},
-			 {"process.name", Q("make")},
-			 {"process.cmd_line", Q("/usr/bin/make test")},
-			 {"actor.process.pid", "77"},
-			 {"actor.user.name", Q("root")},
-			 {"metadata.labels.0", Q("agent=a1")},
-			 {"unmapped.policy_hash", Q("sha256:00")},
-			 {"unmapped.labels", NULL},
-		 }},
-		{"{" HDR "\"type\":\"session.end\",\"seq\":41,\"exit_code\":0,\"records\":3}",
-		 {1007, 1, 2},
-		 {
-			 {"message", Q("session ended, exit code 0")},
-			 {"exit_code", "0"},
-		 }},
-		{"{" HDR "\"type\":\"session.paused\",\"reason\":\"oom\"}",
-		 {1007, 1, 99},
-		 {
-			 {"activity_name", Q("Suspend")},
-		 }},
-	};
-
-	(void)state;
-	RUN_CASES(c);
-}
+static const struct ocsf_case session_events_cases[] = {
+	{"{" HDR "\"type\":\"session.start\",\"seq\":0,\"pid\":77,\"uid\":0,"
+	 "\"command\":[\"/usr/bin/make\",\"test\"],\"labels\":{\"agent\":\"a1\"},"
+	 "\"policy_hash\":\"sha256:00\"}",
+	 {1007, 1, 1},
+	 {
+		 {"process.uid", Q(SID)},
+		 {"process.name", Q("make")},
+		 {"process.cmd_line", Q("/usr/bin/make test")},
+		 {"actor.process.pid", "77"},
+		 {"actor.user.name", Q("root")},
+		 {"metadata.labels.0", Q("agent=a1")},
+		 {"unmapped.policy_hash", Q("sha256:00")},
+		 {"unmapped.labels", NULL},
+	 }},
+	{"{" HDR "\"type\":\"session.end\",\"seq\":41,\"exit_code\":0,\"records\":3}",
+	 {1007, 1, 2},
+	 {
+		 {"message", Q("session ended, exit code 0")},
+		 {"exit_code", "0"},
+	 }},
+	{"{" HDR "\"type\":\"session.paused\",\"reason\":\"oom\"}",
+	 {1007, 1, 99},
+	 {
+		 {"activity_name", Q("Suspend")},
+	 }},
+	{NULL},
+};
 
 static void test_not_events(void **state)
 {
@@ -431,15 +417,9 @@ static void test_text_escapes(void **state)
 	jsonw_free(&w);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exec),	   cmocka_unit_test(test_exec_denied),
-		cmocka_unit_test(test_file),	   cmocka_unit_test(test_connect),
-		cmocka_unit_test(test_net),	   cmocka_unit_test(test_fork_exit),
-		cmocka_unit_test(test_log_events), cmocka_unit_test(test_session_events),
-		cmocka_unit_test(test_not_events), cmocka_unit_test(test_text_escapes),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(TABLE("test_exec", exec_cases), TABLE("test_exec_denied", exec_denied_cases),
+	  TABLE("test_file", file_cases), TABLE("test_connect", connect_cases),
+	  TABLE("test_net", net_cases), TABLE("test_fork_exit", fork_exit_cases),
+	  TABLE("test_log_events", log_events_cases),
+	  TABLE("test_session_events", session_events_cases), cmocka_unit_test(test_not_events),
+	  cmocka_unit_test(test_text_escapes))

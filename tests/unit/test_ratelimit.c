@@ -17,6 +17,7 @@
 #include "bpfbox/events.h"
 #include "lib/ratelimit.h"
 #include "json_at.h"
+#include "unit_main.h"
 
 #define S 1000000000ULL
 
@@ -98,13 +99,4 @@ static void flood_counts(void **state)
 	jsonw_free(&w);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(bucket),
-		cmocka_unit_test(parse),
-		cmocka_unit_test(flood_counts),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(bucket), cmocka_unit_test(parse), cmocka_unit_test(flood_counts))

@@ -20,6 +20,7 @@
 #include "audit/redact.h"
 #include "audit/encode.h"
 #include "bpfbox/events.h"
+#include "unit_main.h"
 
 struct bytes {
 	const char *p;
@@ -638,15 +639,8 @@ static void test_throughput_redact(void **state)
 	       sink % 10);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_table),	   cmocka_unit_test(test_readable),
-		cmocka_unit_test(test_properties), cmocka_unit_test(test_small_cap_never_leaks),
-		cmocka_unit_test(test_bound),	   cmocka_unit_test(test_inplace),
-		cmocka_unit_test(test_argv),	   cmocka_unit_test(test_value),
-		cmocka_unit_test(test_throughput), cmocka_unit_test(test_throughput_redact),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_table), cmocka_unit_test(test_readable),
+	  cmocka_unit_test(test_properties), cmocka_unit_test(test_small_cap_never_leaks),
+	  cmocka_unit_test(test_bound), cmocka_unit_test(test_inplace), cmocka_unit_test(test_argv),
+	  cmocka_unit_test(test_value), cmocka_unit_test(test_throughput),
+	  cmocka_unit_test(test_throughput_redact))

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "audit/relp.h"
+#include "unit_main.h"
 
 struct got {
 	uint32_t txnr[8];
@@ -74,12 +75,4 @@ static void test_answers(void **state)
 	assert_int_equal(relp_input(&r, "4 rsp 6 200 OKX", 15, on_rsp, &g), -EPROTO);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_frames),
-		cmocka_unit_test(test_answers),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_frames), cmocka_unit_test(test_answers))

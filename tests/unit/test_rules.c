@@ -19,6 +19,7 @@
 #include "policy/policy.h"
 #include "policy/rules.h"
 #include "agent/ask.h"
+#include "unit_main.h"
 
 static int merge(struct bpfbox_policy *p, const char *json, const char *origin,
 		 struct policy_error *err)
@@ -309,14 +310,7 @@ static void test_ask_answers(void **state)
 	assert_string_equal(ask_answer_name(ASK_TIMEOUT), "timeout");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),     cmocka_unit_test(test_layers),
-		cmocka_unit_test(test_parse_errors), cmocka_unit_test(test_first_match),
-		cmocka_unit_test(test_compile),	     cmocka_unit_test(test_command_lookup),
-		cmocka_unit_test(test_ask_answers),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_defaults), cmocka_unit_test(test_layers),
+	  cmocka_unit_test(test_parse_errors), cmocka_unit_test(test_first_match),
+	  cmocka_unit_test(test_compile), cmocka_unit_test(test_command_lookup),
+	  cmocka_unit_test(test_ask_answers))

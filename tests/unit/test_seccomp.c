@@ -21,6 +21,7 @@
 
 #include "sandbox/seccomp.h"
 #include "lib/util.h"
+#include "unit_main.h"
 
 enum probe_call {
 	CALL_PERSONALITY_LINUX32,
@@ -127,14 +128,5 @@ static void test_network(void **state)
 	assert_int_equal(errno_in_filtered_child(CALL_GETPID, true), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_personality),
-		cmocka_unit_test(test_tiocsti_masked),
-		cmocka_unit_test(test_namespaces),
-		cmocka_unit_test(test_network),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_personality), cmocka_unit_test(test_tiocsti_masked),
+	  cmocka_unit_test(test_namespaces), cmocka_unit_test(test_network))

@@ -28,6 +28,7 @@
 
 #include "audit/sink.h"
 #include "scratch.h"
+#include "unit_main.h"
 
 #define SID "0123456789abcdef0123456789abcdef"
 
@@ -669,19 +670,6 @@ static void test_syslog_udp(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_parse),
-		T(test_parse_errors),
-		T(test_config_file),
-		T(test_rotation),
-		T(test_full_device),
-		T(test_types_and_text),
-		T(test_syslog_tcp_outage),
-		T(test_syslog_spool_across_restart),
-		T(test_syslog_udp),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(T(test_parse), T(test_parse_errors), T(test_config_file), T(test_rotation),
+	  T(test_full_device), T(test_types_and_text), T(test_syslog_tcp_outage),
+	  T(test_syslog_spool_across_restart), T(test_syslog_udp))

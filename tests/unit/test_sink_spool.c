@@ -20,21 +20,11 @@
 
 #include "audit/spool.h"
 #include "scratch.h"
+#include "unit_main.h"
 
 static char dir[64];
 
-static int setup(void **state)
-{
-	(void)state;
-	return scratch_make(dir, sizeof(dir), "spool");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	scratch_remove(dir);
-	return 0;
-}
+SCRATCH_FIXTURES(dir, "spool")
 
 static void open_spool(struct spool *sp, uint64_t max)
 {
@@ -70,25 +60,38 @@ static int read_index(struct spool *sp)
 	return i;
 }
 
+/* Appends records from..to-1 of len bytes each; how many were dropped. */
+static uint64_t append_range(struct spool *sp, int from, int to, size_t len)
+{
+	char buf[1024 + 1];
+	uint64_t dropped = 0;
+
+	assert_true(len < sizeof(buf));
+	for (int i = from; i < to; i++)
+		assert_int_equal(spool_append(sp, buf, make(buf, i, len), &dropped), 0);
+	return dropped;
+}
+
+/* Reads records from..to-1, in that order. */
+static void read_range(struct spool *sp, int from, int to)
+{
+	for (int i = from; i < to; i++)
+		assert_int_equal(read_index(sp), i);
+}
+
 static void test_fifo(void **state)
 {
 	struct spool sp;
-	char buf[2048];
-	uint64_t dropped = 0;
 
 	(void)state;
 	open_spool(&sp, 4 << 20); /* 256 KiB segments */
-	for (int i = 0; i < 1000; i++)
-		assert_int_equal(spool_append(&sp, buf, make(buf, i, 1000), &dropped), 0);
-	assert_int_equal(dropped, 0);
+	assert_int_equal(append_range(&sp, 0, 1000, 1000), 0);
 	assert_int_equal(sp.records, 1000);
 	assert_true(sp.head != sp.tail); /* several segments */
-	for (int i = 0; i < 600; i++)
-		assert_int_equal(read_index(&sp), i);
+	read_range(&sp, 0, 600);
 	/* Appends while reading land after everything else. */
-	assert_int_equal(spool_append(&sp, buf, make(buf, 1000, 10), &dropped), 0);
-	for (int i = 600; i <= 1000; i++)
-		assert_int_equal(read_index(&sp), i);
+	assert_int_equal(append_range(&sp, 1000, 1001, 10), 0);
+	read_range(&sp, 600, 1001);
 	assert_int_equal(read_index(&sp), -1);
 	assert_true(spool_empty(&sp));
 	assert_int_equal(sp.bytes, 0); /* read segments are deleted */
@@ -98,22 +101,19 @@ static void test_fifo(void **state)
 static void test_bound_drops_oldest(void **state)
 {
 	struct spool sp;
-	char buf[4096];
-	uint64_t dropped = 0, appended = 3000;
+	uint64_t dropped, appended = 3000;
 	int first;
 
 	(void)state;
 	open_spool(&sp, 1 << 20); /* 64 KiB segments */
-	for (uint64_t i = 0; i < appended; i++)
-		assert_int_equal(spool_append(&sp, buf, make(buf, i, 1000), &dropped), 0);
+	dropped = append_range(&sp, 0, (int)appended, 1000);
 	assert_true(sp.bytes <= 1 << 20);
 	assert_true(dropped > 0);
 	/* Exact: what is left plus what was dropped is what went in. */
 	assert_int_equal(sp.records + dropped, appended);
 	first = read_index(&sp);
 	assert_int_equal(first, (int)dropped); /* the oldest went, the rest is whole */
-	for (int i = first + 1; i < (int)appended; i++)
-		assert_int_equal(read_index(&sp), i);
+	read_range(&sp, first + 1, (int)appended);
 	/* A record larger than the whole spool is dropped itself. */
 	dropped = 0;
 	char *big = malloc(2 << 20);
@@ -128,21 +128,16 @@ static void test_bound_drops_oldest(void **state)
 static void test_persist_and_position(void **state)
 {
 	struct spool sp;
-	char buf[256];
-	uint64_t dropped = 0;
 
 	(void)state;
 	open_spool(&sp, 4 << 20);
-	for (int i = 0; i < 100; i++)
-		assert_int_equal(spool_append(&sp, buf, make(buf, i, 100), &dropped), 0);
-	for (int i = 0; i < 40; i++)
-		assert_int_equal(read_index(&sp), i);
+	assert_int_equal(append_range(&sp, 0, 100, 100), 0);
+	read_range(&sp, 0, 40);
 	spool_close(&sp);
 	/* The next daemon goes on where this one stopped reading. */
 	open_spool(&sp, 4 << 20);
 	assert_int_equal(sp.records, 60);
-	for (int i = 40; i < 100; i++)
-		assert_int_equal(read_index(&sp), i);
+	read_range(&sp, 40, 100);
 	assert_int_equal(read_index(&sp), -1);
 	spool_close(&sp);
 }
@@ -150,14 +145,12 @@ static void test_persist_and_position(void **state)
 static void test_torn_tail(void **state)
 {
 	struct spool sp;
-	char buf[256], seg[256];
-	uint64_t dropped = 0;
+	char seg[256];
 	int fd;
 
 	(void)state;
 	open_spool(&sp, 4 << 20);
-	for (int i = 0; i < 10; i++)
-		assert_int_equal(spool_append(&sp, buf, make(buf, i, 100), &dropped), 0);
+	assert_int_equal(append_range(&sp, 0, 10, 100), 0);
 	snprintf(seg, sizeof(seg), "%s/q/%020llu.seg", dir, (unsigned long long)sp.tail->id);
 	spool_close(&sp);
 	/* A crash in the middle of a record: a header that promises more. */
@@ -168,8 +161,7 @@ static void test_torn_tail(void **state)
 	open_spool(&sp, 4 << 20);
 	assert_int_equal(sp.torn_bytes, 15);
 	assert_int_equal(sp.records, 10);
-	for (int i = 0; i < 10; i++)
-		assert_int_equal(read_index(&sp), i);
+	read_range(&sp, 0, 10);
 	spool_close(&sp);
 }
 
@@ -189,39 +181,25 @@ static void test_lock(void **state)
 static void test_prepend(void **state)
 {
 	struct spool sp;
-	char buf[256], p0[32], p1[32];
+	char p0[32], p1[32];
 	const void *data[2] = {p0, p1};
 	size_t len[2];
-	uint64_t dropped = 0;
 
 	(void)state;
 	open_spool(&sp, 4 << 20);
-	for (int i = 10; i < 20; i++)
-		assert_int_equal(spool_append(&sp, buf, make(buf, i, 50), &dropped), 0);
+	assert_int_equal(append_range(&sp, 10, 20, 50), 0);
 	assert_int_equal(read_index(&sp), 10);
 	len[0] = make(p0, 8, 20);
 	len[1] = make(p1, 9, 20);
 	assert_int_equal(spool_prepend(&sp, data, len, 2), 0);
 	assert_int_equal(read_index(&sp), 8);
 	assert_int_equal(read_index(&sp), 9);
-	for (int i = 11; i < 20; i++)
-		assert_int_equal(read_index(&sp), i);
+	read_range(&sp, 11, 20);
 	assert_int_equal(read_index(&sp), -1);
 	spool_close(&sp);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_fifo),
-		T(test_bound_drops_oldest),
-		T(test_persist_and_position),
-		T(test_torn_tail),
-		T(test_lock),
-		T(test_prepend),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(T(test_fifo), T(test_bound_drops_oldest), T(test_persist_and_position), T(test_torn_tail),
+	  T(test_lock), T(test_prepend))

@@ -15,6 +15,7 @@
 
 #include "lib/json.h"
 #include "lib/util.h"
+#include "unit_main.h"
 
 static void clean_is(const char *in, size_t size, const char *want)
 {
@@ -131,13 +132,5 @@ static void members(void **state)
 	json_object_put(o);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(controls),	    cmocka_unit_test(utf8),
-		cmocka_unit_test(cut_and_in_place), cmocka_unit_test(any_bytes),
-		cmocka_unit_test(members),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(controls), cmocka_unit_test(utf8), cmocka_unit_test(cut_and_in_place),
+	  cmocka_unit_test(any_bytes), cmocka_unit_test(members))

@@ -24,27 +24,11 @@
 #include "bpfbox/events.h"
 #include "../lib/util.h"
 #include "../probe/probe.h"
+#include "../probe/probe_libbpf.h"
 #include "audit.skel.h"
 #include "cmd.skel.h"
 #include "lsm.skel.h"
 #include "net.skel.h"
-
-static char libbpf_last[256];
-
-/* libbpf's warnings become the reason we give, not noise on stderr. */
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (getenv("BPFBOX_LIBBPF_DEBUG")) {
-		va_list cp;
-
-		va_copy(cp, ap);
-		vfprintf(stderr, fmt, cp);
-		va_end(cp);
-	}
-	if (level != LIBBPF_DEBUG)
-		vsnprintf(libbpf_last, sizeof(libbpf_last), fmt, ap);
-	return 0;
-}
 
 static void why_not(struct agent *a, const char *what, int err)
 {
@@ -224,15 +208,6 @@ static int load_audit(struct agent *a, const struct agent_opts *o)
 	return load_audit_as(a, o, false);
 }
 
-static int attach_cgroup(struct bpf_program *prog, int cgroup_fd, struct bpf_link **link)
-{
-	struct bpf_link *l = bpf_program__attach_cgroup(prog, cgroup_fd);
-	int r = libbpf_get_error(l);
-
-	*link = r ? NULL : l;
-	return r;
-}
-
 /*
  * The running kernel's BTF, parsed by libbpf (which read()s the file):
  * /sys/kernel/btf/vmlinux can be mmap()ed only from 6.16 on, and a probe
@@ -348,33 +323,14 @@ static int load_net(struct agent *a, const struct agent_opts *o)
 	}
 	/* Links stored in the skeleton are detached by net_bpf__destroy. */
 	r = net_bpf__load(n);
-	if (!r)
-		r = attach_cgroup(n->progs.net_connect4, a->parent_fd, &n->links.net_connect4);
-	if (!r)
-		r = attach_cgroup(n->progs.net_connect6, a->parent_fd, &n->links.net_connect6);
-	if (!r)
-		r = attach_cgroup(n->progs.net_sendmsg4, a->parent_fd, &n->links.net_sendmsg4);
-	if (!r)
-		r = attach_cgroup(n->progs.net_sendmsg6, a->parent_fd, &n->links.net_sendmsg6);
-	if (!r)
-		r = attach_cgroup(n->progs.net_sock_create, a->parent_fd,
-				  &n->links.net_sock_create);
-	/* Egress by name (userspace/net/): replies, peers, the proxy's keys. */
-	if (!r)
-		r = attach_cgroup(n->progs.net_recvmsg4, a->parent_fd, &n->links.net_recvmsg4);
-	if (!r)
-		r = attach_cgroup(n->progs.net_getpeername4, a->parent_fd,
-				  &n->links.net_getpeername4);
-	if (!r)
-		r = attach_cgroup(n->progs.net_getpeername6, a->parent_fd,
-				  &n->links.net_getpeername6);
-	if (!r)
-		r = attach_cgroup(n->progs.net_sockops, a->parent_fd, &n->links.net_sockops);
-	if (!r && bpf_program__autoload(n->progs.net_connect_unix)) {
-		r = attach_cgroup(n->progs.net_connect_unix, a->parent_fd,
-				  &n->links.net_connect_unix);
-		a->st.unix_connect = !r;
+	/* Every cgroup program, egress by name's too (replies, peers, the proxy's keys). */
+	for (int i = 0; !r && i < n->skeleton->prog_cnt; i++) {
+		struct bpf_program *p = *n->skeleton->progs[i].prog;
+
+		if (bpf_program__autoload(p) && bpf_program__type(p) != BPF_PROG_TYPE_SYSCALL)
+			r = probe_attach_cgroup(p, a->parent_fd, n->skeleton->progs[i].link);
 	}
+	a->st.unix_connect = !r && bpf_program__autoload(n->progs.net_connect_unix);
 	if (!r)
 		r = pin_all(a, n->skeleton);
 out:
@@ -501,7 +457,7 @@ int agent_load_programs(struct agent *a, const struct agent_opts *o)
 	libbpf_print_fn_t old;
 	int r, rn;
 
-	old = libbpf_set_print(libbpf_quiet);
+	old = libbpf_set_print(probe_libbpf_print);
 	r = load_audit(a, o);
 	if (r)
 		why_not(a, "audit programs", r);

@@ -8,12 +8,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <gnutls/crypto.h>
 #include <json-c/json.h>
 
 #include "event.h"
 #include "bpfbox/events.h"
 #include "../lib/json.h"
+#include "../lib/sha256.h"
 #include "../lib/util.h"
 
 /* --- kinds ---------------------------------------------------------------- */
@@ -170,9 +170,9 @@ static void read_host_id(char out[33])
 	if ((read_line("/etc/machine-id", line, sizeof(line)) < 0 &&
 	     read_line("/var/lib/dbus/machine-id", line, sizeof(line)) < 0) ||
 	    strlen(line) != 32 || id128_parse(line, key) < 0 ||
-	    id128_parse(AUDIT_HOST_APP_ID, app) < 0 ||
-	    gnutls_hmac_fast(GNUTLS_MAC_SHA256, key, sizeof(key), app, sizeof(app), mac) < 0)
+	    id128_parse(AUDIT_HOST_APP_ID, app) < 0)
 		return;
+	hmac_sha256(key, sizeof(key), app, sizeof(app), mac);
 	mac[6] = (mac[6] & 0x0f) | 0x40;
 	mac[8] = (mac[8] & 0x3f) | 0x80;
 	for (int i = 0; i < 16; i++)

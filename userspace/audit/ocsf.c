@@ -19,6 +19,15 @@
 #include "ocsf_internal.h"
 #include "../lib/util.h"
 
+/* A record's last members: observables, unmapped (the extra members of its type). */
+static void end_record(struct jsonw *w, const struct ev *e, const struct obs_list *obs,
+		       const char *const *extra)
+{
+	ocsf_put_observables(w, obs);
+	ocsf_put_unmapped(w, e, extra);
+	jsonw_end(w);
+}
+
 static void enc_exec(struct jsonw *w, const struct ev *e, const char *hostname)
 {
 	static const char *const extra[] = {"argv", "argv_truncated", NULL};
@@ -40,9 +49,7 @@ static void enc_exec(struct jsonw *w, const struct ev *e, const char *hostname)
 	jsonw_end(w);
 	ocsf_obs_common(&obs, e, hostname);
 	ocsf_obs_add(&obs, "process.file.path", 45, "File Path", filename);
-	ocsf_put_observables(w, &obs);
-	ocsf_put_unmapped(w, e, extra);
-	jsonw_end(w);
+	end_record(w, e, &obs, extra);
 }
 
 static void enc_fork(struct jsonw *w, const struct ev *e, const char *hostname)
@@ -65,9 +72,7 @@ static void enc_fork(struct jsonw *w, const struct ev *e, const char *hostname)
 	jsonw_end(w);
 	ocsf_obs_common(&obs, e, hostname);
 	ocsf_obs_add_int(&obs, "process.pid", 15, "Process ID", child);
-	ocsf_put_observables(w, &obs);
-	ocsf_put_unmapped(w, e, NULL);
-	jsonw_end(w);
+	end_record(w, e, &obs, NULL);
 }
 
 static void enc_exit(struct jsonw *w, const struct ev *e, const char *hostname)
@@ -92,9 +97,7 @@ static void enc_exit(struct jsonw *w, const struct ev *e, const char *hostname)
 	if (have_code)
 		jsonw_i64(w, "exit_code", code);
 	ocsf_obs_common(&obs, e, hostname);
-	ocsf_put_observables(w, &obs);
-	ocsf_put_unmapped(w, e, extra);
-	jsonw_end(w);
+	end_record(w, e, &obs, extra);
 }
 
 static void enc_file(struct jsonw *w, const struct ev *e, const char *hostname)
@@ -117,9 +120,7 @@ static void enc_file(struct jsonw *w, const struct ev *e, const char *hostname)
 	ocsf_obs_common(&obs, e, hostname);
 	ocsf_obs_add(&obs, "file.path", 45, "File Path", path);
 	ocsf_obs_add(&obs, "file.name", 7, "File Name", path ? ocsf_base_name(path) : NULL);
-	ocsf_put_observables(w, &obs);
-	ocsf_put_unmapped(w, e, extra);
-	jsonw_end(w);
+	end_record(w, e, &obs, extra);
 }
 
 static void enc_connect(struct jsonw *w, const struct ev *e, const char *hostname)
@@ -167,9 +168,7 @@ static void enc_connect(struct jsonw *w, const struct ev *e, const char *hostnam
 		ocsf_obs_add(&obs, "dst_endpoint.ip", 2, "IP Address", addr);
 		ocsf_obs_add_int(&obs, "dst_endpoint.port", 11, "Port", port);
 	}
-	ocsf_put_observables(w, &obs);
-	ocsf_put_unmapped(w, e, extra);
-	jsonw_end(w);
+	end_record(w, e, &obs, extra);
 }
 
 /*
@@ -243,10 +242,19 @@ static void enc_net(struct jsonw *w, const struct ev *e, const char *hostname)
 		ocsf_obs_add(&obs, "dst_endpoint.ip", 2, "IP Address", addr);
 		ocsf_obs_add_int(&obs, "dst_endpoint.port", 11, "Port", port);
 	}
-	ocsf_put_observables(w, &obs);
-	ocsf_put_unmapped(w, e, extra);
-	jsonw_end(w);
+	end_record(w, e, &obs, extra);
 }
+
+typedef void (*ocsf_encoder)(struct jsonw *w, const struct ev *e, const char *hostname);
+
+/* The class of each kind; the session's lifecycle, rename and kinds new to us: ocsf_enc_session. */
+static const ocsf_encoder encoders[EV_KINDS] = {
+	[EV_EXEC] = enc_exec,		[EV_FORK] = enc_fork,
+	[EV_EXIT] = enc_exit,		[EV_FILE] = enc_file,
+	[EV_CONNECT] = enc_connect,	[EV_LOSS] = ocsf_enc_log,
+	[EV_SINK_ERROR] = ocsf_enc_log, [EV_CEILING] = ocsf_enc_ceiling,
+	[EV_NET_ALLOW] = enc_net,	[EV_NET_DENY] = enc_net,
+};
 
 int ocsf_encode_kind(struct jsonw *w, int kind, struct json_object *o, const char *hostname)
 {
@@ -272,37 +280,10 @@ int ocsf_encode_kind(struct jsonw *w, int kind, struct json_object *o, const cha
 	e.has_ppid = json_member_int(o, "ppid", &e.ppid);
 	e.has_uid = json_member_int(o, "uid", &e.uid);
 	e.deny = e.decision && streq(e.decision, "deny");
-	switch (kind) {
-	case EV_EXEC:
-		enc_exec(w, &e, hostname);
-		break;
-	case EV_FORK:
-		enc_fork(w, &e, hostname);
-		break;
-	case EV_EXIT:
-		enc_exit(w, &e, hostname);
-		break;
-	case EV_FILE:
-		enc_file(w, &e, hostname);
-		break;
-	case EV_CONNECT:
-		enc_connect(w, &e, hostname);
-		break;
-	case EV_LOSS:
-	case EV_SINK_ERROR:
-		ocsf_enc_log(w, &e, hostname);
-		break;
-	case EV_CEILING:
-		ocsf_enc_ceiling(w, &e, hostname);
-		break;
-	case EV_NET_ALLOW:
-	case EV_NET_DENY:
-		enc_net(w, &e, hostname);
-		break;
-	default: /* the session's lifecycle, rename and what is new to us */
+	if (kind >= 0 && kind < EV_KINDS && encoders[kind])
+		encoders[kind](w, &e, hostname);
+	else
 		ocsf_enc_session(w, &e, hostname);
-		break;
-	}
 	jsonw_newline(w);
 	return 0;
 }

@@ -33,12 +33,6 @@ static void put_safe(FILE *f, const char *s)
 	}
 }
 
-static void put_field(FILE *f, const char *key, const char *value)
-{
-	fprintf(f, " %s=", key);
-	put_safe(f, value);
-}
-
 static void put_int(FILE *f, struct json_object *o, const char *key, const char *label)
 {
 	int64_t v;
@@ -79,99 +73,98 @@ static void put_decision(FILE *f, struct json_object *o)
 	}
 }
 
-/* long: one case per event kind, its fields printed in order (a table in code) */
+/* How one member of an event goes into its text line. */
+enum text_put {
+	T_END,
+	T_DECISION, /* " allow", " deny(LAYER,ERRNO)" */
+	T_INT,	    /* " LABEL=N", nothing when absent */
+	T_STR,	    /* " VALUE" ("?" when absent) */
+	T_FIELD,    /* " LABEL=VALUE" ("?" when absent) */
+	T_STRINGS,  /* " VALUE" for each string of the array */
+	T_TEXT,	    /* the label as it is */
+	T_UNIX,	    /* " unix:PATH" and no more, when present */
+};
+
+struct text_field {
+	enum text_put put;
+	const char *key;
+	const char *label; /* NULL: the key */
+	bool opt;	   /* T_STR, T_FIELD: nothing when absent */
+};
+
+#define FIELDS(...) ((const struct text_field[]){__VA_ARGS__, {T_END}})
+
+/* The text line's details of each kind, in order; a kind not here has none. */
+static const struct text_field *const text_fields[EV_KINDS] = {
+	[EV_EXEC] = FIELDS({T_DECISION}, {T_INT, "pid"}, {T_INT, "ppid"}, {T_INT, "uid"},
+			   {T_STR, "filename"}, {T_TEXT, .label = " argv:"}, {T_STRINGS, "argv"}),
+	[EV_EXIT] = FIELDS({T_INT, "pid"}, {T_INT, "exit_code", "code"}, {T_INT, "signal"}),
+	[EV_FORK] = FIELDS({T_INT, "pid"}, {T_INT, "child_pid", "child"}),
+	[EV_FILE] = FIELDS({T_DECISION}, {T_INT, "pid"}, {T_STR, "path"}, {T_INT, "flags"},
+			   {T_INT, "count"}),
+	[EV_CONNECT] = FIELDS({T_DECISION}, {T_INT, "pid"}, {T_UNIX, "path"}, {T_STR, "address"},
+			      {T_INT, "port"}),
+	[EV_NET_ALLOW] = FIELDS({T_INT, "pid"}, {T_FIELD, "protocol", "proto"}, {T_STR, "name"},
+				{T_STR, "address", .opt = true}, {T_INT, "port"},
+				{T_FIELD, "rule", .opt = true}, {T_FIELD, "reason", .opt = true},
+				{T_INT, "bytes_out", "out"}, {T_INT, "bytes_in", "in"}),
+	[EV_SESSION_START] = FIELDS({T_INT, "pid"}, {T_INT, "uid"},
+				    {T_FIELD, "level_enabled", "level", true},
+				    {T_TEXT, .label = " command:"}, {T_STRINGS, "command"}),
+	[EV_SESSION_END] = FIELDS({T_INT, "exit_code", "exit"}, {T_INT, "records"}, {T_INT, "lost"},
+				  {T_FIELD, "reason", .opt = true}),
+	[EV_LOSS] = FIELDS({T_INT, "count"}, {T_FIELD, "where"}, {T_FIELD, "sink", .opt = true}),
+	[EV_RENAME] = FIELDS({T_FIELD, "new_comm"}),
+	[EV_SINK_ERROR] = FIELDS({T_FIELD, "sink"}, {T_FIELD, "error"}, {T_TEXT, .label = ":"},
+				 {T_STR, "message"}),
+};
+
 static void text_details(FILE *f, struct json_object *o, int kind)
 {
-	switch (kind) {
-	case EV_EXEC:
-		put_decision(f, o);
-		put_int(f, o, "pid", "pid");
-		put_int(f, o, "ppid", "ppid");
-		put_int(f, o, "uid", "uid");
-		fputc(' ', f);
-		put_safe(f, json_member_str(o, "filename"));
-		fputs(" argv:", f);
-		put_strings(f, o, "argv");
-		break;
-	case EV_EXIT:
-		put_int(f, o, "pid", "pid");
-		put_int(f, o, "exit_code", "code");
-		put_int(f, o, "signal", "signal");
-		break;
-	case EV_FORK:
-		put_int(f, o, "pid", "pid");
-		put_int(f, o, "child_pid", "child");
-		break;
-	case EV_FILE:
-		put_decision(f, o);
-		put_int(f, o, "pid", "pid");
-		fputc(' ', f);
-		put_safe(f, json_member_str(o, "path"));
-		put_int(f, o, "flags", "flags");
-		put_int(f, o, "count", "count");
-		break;
-	case EV_CONNECT:
-		put_decision(f, o);
-		put_int(f, o, "pid", "pid");
-		if (json_member_str(o, "path")) {
+	const struct text_field *t;
+
+	if (kind == EV_NET_DENY)
+		kind = EV_NET_ALLOW;
+	if (kind < 0 || kind >= EV_KINDS || !text_fields[kind])
+		return;
+	for (t = text_fields[kind]; t->put != T_END; t++) {
+		const char *label = t->label ? t->label : t->key;
+		const char *v = t->put == T_STR || t->put == T_FIELD || t->put == T_UNIX
+					? json_member_str(o, t->key)
+					: NULL;
+
+		if (t->opt && !v)
+			continue;
+		switch (t->put) {
+		case T_DECISION:
+			put_decision(f, o);
+			break;
+		case T_INT:
+			put_int(f, o, t->key, label);
+			break;
+		case T_STR:
+			fputc(' ', f);
+			put_safe(f, v);
+			break;
+		case T_FIELD:
+			fprintf(f, " %s=", label);
+			put_safe(f, v);
+			break;
+		case T_STRINGS:
+			put_strings(f, o, t->key);
+			break;
+		case T_TEXT:
+			fputs(label, f);
+			break;
+		case T_UNIX:
+			if (!v)
+				break;
 			fputs(" unix:", f);
-			put_safe(f, json_member_str(o, "path"));
-		} else {
-			fputc(' ', f);
-			put_safe(f, json_member_str(o, "address"));
-			put_int(f, o, "port", "port");
+			put_safe(f, v);
+			return;
+		default:
+			return;
 		}
-		break;
-	case EV_NET_ALLOW:
-	case EV_NET_DENY:
-		put_int(f, o, "pid", "pid");
-		put_field(f, "proto", json_member_str(o, "protocol"));
-		fputc(' ', f);
-		put_safe(f, json_member_str(o, "name"));
-		if (json_member_str(o, "address")) {
-			fputc(' ', f);
-			put_safe(f, json_member_str(o, "address"));
-		}
-		put_int(f, o, "port", "port");
-		if (json_member_str(o, "rule"))
-			put_field(f, "rule", json_member_str(o, "rule"));
-		if (json_member_str(o, "reason"))
-			put_field(f, "reason", json_member_str(o, "reason"));
-		put_int(f, o, "bytes_out", "out");
-		put_int(f, o, "bytes_in", "in");
-		break;
-	case EV_SESSION_START:
-		put_int(f, o, "pid", "pid");
-		put_int(f, o, "uid", "uid");
-		if (json_member_str(o, "level_enabled"))
-			put_field(f, "level", json_member_str(o, "level_enabled"));
-		fputs(" command:", f);
-		put_strings(f, o, "command");
-		break;
-	case EV_SESSION_END:
-		put_int(f, o, "exit_code", "exit");
-		put_int(f, o, "records", "records");
-		put_int(f, o, "lost", "lost");
-		if (json_member_str(o, "reason"))
-			put_field(f, "reason", json_member_str(o, "reason"));
-		break;
-	case EV_LOSS:
-		put_int(f, o, "count", "count");
-		put_field(f, "where", json_member_str(o, "where"));
-		if (json_member_str(o, "sink"))
-			put_field(f, "sink", json_member_str(o, "sink"));
-		break;
-	case EV_RENAME:
-		put_field(f, "new_comm", json_member_str(o, "new_comm"));
-		break;
-	case EV_SINK_ERROR:
-		put_field(f, "sink", json_member_str(o, "sink"));
-		put_field(f, "error", json_member_str(o, "error"));
-		fputs(": ", f);
-		put_safe(f, json_member_str(o, "message"));
-		break;
-	default:
-		break; /* nothing more to say */
 	}
 }
 

@@ -32,7 +32,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/sockios.h>
-#include <gnutls/gnutls.h>
 
 #include "syslog.h"
 #include "syslog_internal.h"
@@ -201,7 +200,7 @@ void netsink_event(struct sink *sk, uint32_t events)
 		char buf[512];
 
 		for (;;) {
-			ssize_t n = ns->tls ? gnutls_record_recv(ns->ses, buf, sizeof(buf))
+			ssize_t n = ns->tls ? tlslib.record_recv(ns->ses, buf, sizeof(buf))
 					    : recv(ns->fd, buf, sizeof(buf), MSG_DONTWAIT);
 
 			if (ns->tls && n < 0) {
@@ -209,10 +208,10 @@ void netsink_event(struct sink *sk, uint32_t events)
 
 				if (n == GNUTLS_E_AGAIN)
 					break;
-				if (n == GNUTLS_E_INTERRUPTED || !gnutls_error_is_fatal(n))
+				if (n == GNUTLS_E_INTERRUPTED || !tlslib.error_is_fatal(n))
 					continue;
 				snprintf(msg, sizeof(msg), "the TLS connection failed: %s",
-					 gnutls_strerror(n));
+					 tlslib.strerror(n));
 				netconn_down(ns, EPROTO, msg);
 				return;
 			}
@@ -383,7 +382,7 @@ void netsink_close(struct sink *sk)
 	if (ns->gai.ar_result)
 		freeaddrinfo(ns->gai.ar_result);
 	if (ns->cred)
-		gnutls_certificate_free_credentials(ns->cred);
+		tlslib.certificate_free_credentials(ns->cred);
 	free(ns->frame);
 	free(ns);
 	sk->net = NULL;

@@ -16,7 +16,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <gnutls/gnutls.h>
 
 #include "syslog_internal.h"
 #include "../lib/util.h"
@@ -26,7 +25,7 @@
 void netconn_close_fd(struct netsink *ns)
 {
 	if (ns->ses) {
-		gnutls_deinit(ns->ses);
+		tlslib.deinit(ns->ses);
 		ns->ses = NULL;
 	}
 	if (ns->fd < 0)
@@ -47,7 +46,7 @@ ssize_t netconn_sent(struct netsink *ns, ssize_t n)
 			netq_watch_out(ns, true);
 			return NETCONN_STOP;
 		}
-		snprintf(msg, sizeof(msg), "sending failed: %s", gnutls_strerror((int)n));
+		snprintf(msg, sizeof(msg), "sending failed: %s", tlslib.strerror((int)n));
 		netconn_down(ns, EPROTO, msg);
 		return NETCONN_STOP;
 	}
@@ -140,7 +139,7 @@ static ssize_t tls_push(gnutls_transport_ptr_t p, const void *data, size_t len)
 	if (n > 0)
 		ns->wire_bytes += n;
 	else if (n < 0)
-		gnutls_transport_set_errno(ns->ses, errno);
+		tlslib.transport_set_errno(ns->ses, errno);
 	return n;
 }
 
@@ -150,7 +149,7 @@ static ssize_t tls_pull(gnutls_transport_ptr_t p, void *data, size_t len)
 	ssize_t n = recv(ns->fd, data, len, MSG_DONTWAIT);
 
 	if (n < 0)
-		gnutls_transport_set_errno(ns->ses, errno);
+		tlslib.transport_set_errno(ns->ses, errno);
 	return n;
 }
 
@@ -164,33 +163,33 @@ static const char *tls_peer_name(const struct netsink *ns)
 void netconn_tls_handshake(struct netsink *ns)
 {
 	char msg[1024];
-	int r = gnutls_handshake(ns->ses);
+	int r = tlslib.handshake(ns->ses);
 
 	if (r == GNUTLS_E_SUCCESS) {
 		netconn_up(ns);
 		return;
 	}
-	if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED || !gnutls_error_is_fatal(r)) {
+	if (r == GNUTLS_E_AGAIN || r == GNUTLS_E_INTERRUPTED || !tlslib.error_is_fatal(r)) {
 		sink_watch(ns->sk, ns->fd,
-			   gnutls_record_get_direction(ns->ses) ? EPOLLOUT : EPOLLIN, false);
+			   tlslib.record_get_direction(ns->ses) ? EPOLLOUT : EPOLLIN, false);
 		return;
 	}
 	if (r == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR) {
 		gnutls_datum_t out = {0};
-		unsigned int status = gnutls_session_get_verify_cert_status(ns->ses);
+		unsigned int status = tlslib.session_get_verify_cert_status(ns->ses);
 
-		if (gnutls_certificate_verification_status_print(
-			    status, gnutls_certificate_type_get(ns->ses), &out, 0) < 0)
+		if (tlslib.certificate_verification_status_print(
+			    status, tlslib.certificate_type_get(ns->ses), &out, 0) < 0)
 			out.data = NULL;
 		snprintf(msg, sizeof(msg), "the collector's certificate is refused for %s: %s",
 			 tls_peer_name(ns), out.data ? (char *)out.data : "not trusted");
 		for (size_t n = strlen(msg); n && msg[n - 1] == ' '; n--)
 			msg[n - 1] = 0;
-		gnutls_free(out.data);
+		(*tlslib.free)(out.data);
 		netconn_down(ns, EKEYREJECTED, msg);
 		return;
 	}
-	snprintf(msg, sizeof(msg), "the TLS handshake failed: %s", gnutls_strerror(r));
+	snprintf(msg, sizeof(msg), "the TLS handshake failed: %s", tlslib.strerror(r));
 	netconn_down(ns, EPROTO, msg);
 }
 
@@ -201,24 +200,24 @@ static void ns_tls_start(struct netsink *ns)
 	struct in6_addr a6;
 	int r;
 
-	r = gnutls_init(&ns->ses, GNUTLS_CLIENT | GNUTLS_NONBLOCK);
+	r = tlslib.init(&ns->ses, GNUTLS_CLIENT | GNUTLS_NONBLOCK);
 	if (r < 0) {
 		ns->ses = NULL;
 		netconn_down(ns, ENOMEM, "cannot start TLS");
 		return;
 	}
-	if ((r = gnutls_set_default_priority(ns->ses)) < 0 ||
-	    (r = gnutls_credentials_set(ns->ses, GNUTLS_CRD_CERTIFICATE, ns->cred)) < 0) {
+	if ((r = tlslib.set_default_priority(ns->ses)) < 0 ||
+	    (r = tlslib.credentials_set(ns->ses, GNUTLS_CRD_CERTIFICATE, ns->cred)) < 0) {
 		netconn_down(ns, EPROTO, "cannot set up TLS");
 		return;
 	}
 	/* SNI for a name; the certificate must carry the name (or the IP address). */
 	if (inet_pton(AF_INET, name, &a6) != 1 && inet_pton(AF_INET6, name, &a6) != 1)
-		gnutls_server_name_set(ns->ses, GNUTLS_NAME_DNS, name, strlen(name));
-	gnutls_session_set_verify_cert(ns->ses, name, 0);
-	gnutls_transport_set_ptr(ns->ses, ns);
-	gnutls_transport_set_push_function(ns->ses, tls_push);
-	gnutls_transport_set_pull_function(ns->ses, tls_pull);
+		tlslib.server_name_set(ns->ses, GNUTLS_NAME_DNS, name, strlen(name));
+	tlslib.session_set_verify_cert(ns->ses, name, 0);
+	tlslib.transport_set_ptr(ns->ses, ns);
+	tlslib.transport_set_push_function(ns->ses, tls_push);
+	tlslib.transport_set_pull_function(ns->ses, tls_pull);
 	ns->wire_bytes = 0;
 	ns->state = NS_HANDSHAKE;
 	ns->connect_deadline = now_ns() + CONNECT_TIMEOUT_NS;
@@ -229,29 +228,35 @@ static void ns_tls_start(struct netsink *ns)
 int netconn_tls_credentials(struct netsink *ns, char *err, size_t size)
 {
 	const struct sink_config *c = &ns->sk->cfg;
-	int r = gnutls_certificate_allocate_credentials(&ns->cred);
+	char why[256];
+	int r = tls_lib_open(why, sizeof(why));
 
 	if (r < 0) {
-		snprintf(err, size, "sink %s: cannot set up TLS: %s", c->name, gnutls_strerror(r));
+		snprintf(err, size, "sink %s: %s", c->name, why);
+		return r;
+	}
+	r = tlslib.certificate_allocate_credentials(&ns->cred);
+	if (r < 0) {
+		snprintf(err, size, "sink %s: cannot set up TLS: %s", c->name, tlslib.strerror(r));
 		return -ENOMEM;
 	}
 	if (c->tls_ca[0])
-		r = gnutls_certificate_set_x509_trust_file(ns->cred, c->tls_ca,
+		r = tlslib.certificate_set_x509_trust_file(ns->cred, c->tls_ca,
 							   GNUTLS_X509_FMT_PEM);
 	else
-		r = gnutls_certificate_set_x509_system_trust(ns->cred);
+		r = tlslib.certificate_set_x509_system_trust(ns->cred);
 	if (r <= 0) {
 		snprintf(err, size, "sink %s: %s%s: %s", c->name, c->tls_ca[0] ? "ca=" : "",
 			 c->tls_ca[0] ? c->tls_ca : "the system's trust store",
-			 r < 0 ? gnutls_strerror(r) : "no CA certificate in it");
+			 r < 0 ? tlslib.strerror(r) : "no CA certificate in it");
 		return -EINVAL;
 	}
 	if (c->tls_cert[0]) {
-		r = gnutls_certificate_set_x509_key_file(ns->cred, c->tls_cert, c->tls_key,
+		r = tlslib.certificate_set_x509_key_file(ns->cred, c->tls_cert, c->tls_key,
 							 GNUTLS_X509_FMT_PEM);
 		if (r < 0) {
 			snprintf(err, size, "sink %s: cert=%s key=%s: %s", c->name, c->tls_cert,
-				 c->tls_key, gnutls_strerror(r));
+				 c->tls_key, tlslib.strerror(r));
 			return -EINVAL;
 		}
 	}
@@ -344,30 +349,17 @@ void netconn_connect(struct netsink *ns)
 int netconn_resolve_now(struct netsink *ns)
 {
 	const struct sink_config *c = &ns->sk->cfg;
-	struct addrinfo hints = {.ai_socktype = ns->tcp ? SOCK_STREAM : SOCK_DGRAM};
+	struct addrinfo hints = {.ai_socktype = ns->tcp ? SOCK_STREAM : SOCK_DGRAM,
+				 .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
 	struct addrinfo *res = NULL;
-	struct sockaddr_in *v4 = (struct sockaddr_in *)&ns->addr;
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ns->addr;
-	int port = atoi(c->port);
 
-	/* Literal addresses never touch the resolver. */
-	memset(&ns->addr, 0, sizeof(ns->addr));
-	if (inet_pton(AF_INET, c->host, &v4->sin_addr) == 1) {
-		v4->sin_family = AF_INET;
-		v4->sin_port = htons(port);
-		ns->addrlen = sizeof(*v4);
-		ns->have_addr = true;
-		return 0;
+	/* Literal addresses (IPv4 or IPv6) never touch the resolver. */
+	if (getaddrinfo(c->host, c->port, &hints, &res) != 0 || !res) {
+		hints.ai_flags = AI_NUMERICSERV;
+		res = NULL;
+		if (getaddrinfo(c->host, c->port, &hints, &res) != 0 || !res)
+			return -EHOSTUNREACH;
 	}
-	if (inet_pton(AF_INET6, c->host, &v6->sin6_addr) == 1) {
-		v6->sin6_family = AF_INET6;
-		v6->sin6_port = htons(port);
-		ns->addrlen = sizeof(*v6);
-		ns->have_addr = true;
-		return 0;
-	}
-	if (getaddrinfo(c->host, c->port, &hints, &res) != 0 || !res)
-		return -EHOSTUNREACH;
 	take_addr(ns, res);
 	freeaddrinfo(res);
 	return 0;

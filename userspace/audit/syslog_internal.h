@@ -8,9 +8,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
-#include <gnutls/gnutls.h>
 
 #include "relp.h"
+#include "tls.h"
 #include "sink_internal.h"
 #include "spool.h"
 

@@ -14,7 +14,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include <linux/sockios.h>
-#include <gnutls/gnutls.h>
 
 #include "syslog.h"
 #include "syslog_internal.h"
@@ -182,7 +181,7 @@ void netq_send(struct netsink *ns)
 		}
 		if (ns->tls) {
 			/* After GNUTLS_E_AGAIN, the same data again (it is: unsent stays). */
-			n = gnutls_record_send(ns->ses, ns->unsent->data + ns->unsent_off,
+			n = tlslib.record_send(ns->ses, ns->unsent->data + ns->unsent_off,
 					       ns->unsent->len - ns->unsent_off);
 		} else if (ns->tcp) {
 			struct iovec iov[IOV_BATCH];

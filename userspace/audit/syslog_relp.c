@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <gnutls/gnutls.h>
 
 #include "syslog_internal.h"
 #include "../lib/util.h"
@@ -65,7 +64,7 @@ void netrelp_send(struct netsink *ns, uint64_t now)
 		if (ns->frame_off == ns->frame_len && !relp_next_frame(ns))
 			break;
 		if (ns->tls) {
-			n = gnutls_record_send(ns->ses, ns->frame + ns->frame_off,
+			n = tlslib.record_send(ns->ses, ns->frame + ns->frame_off,
 					       ns->frame_len - ns->frame_off);
 		} else {
 			n = send(ns->fd, ns->frame + ns->frame_off, ns->frame_len - ns->frame_off,

@@ -3,6 +3,7 @@
 #ifndef BPFBOX_CLI_H
 #define BPFBOX_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* Exit codes shared by every subcommand (man/bpfbox.1.scd EXIT STATUS; docs/runtime.md for run). */
@@ -29,6 +30,32 @@ int cli_extra_args(const char *cmd, int argc, char **argv);
  */
 int cli_word_help(const char *word, void (*usage)(FILE *out));
 int cli_help_or_bad(int opt, const char *cmd, char **argv, void (*usage)(FILE *out));
+
+/*
+ * One option of a command for cli_parse(): --name, and -letter too unless
+ * letter is 0. Without an argument it sets *(bool *)dst; with one it
+ * stores it in *(const char **)dst, or, with check, hands it to
+ * check(cmd, opt, arg), which reads it into opt->dst: 0, or EXIT_USAGE
+ * after its one line on stderr.
+ */
+struct cli_opt {
+	const char *name;
+	char letter;
+	bool has_arg;
+	void *dst;
+	int (*check)(const char *cmd, const struct cli_opt *opt, const char *arg);
+};
+#define CLI_OPTS_MAX 16
+
+/*
+ * Parses the options of command argv[0] (main() passes argv from the
+ * command's name) by opts, ended by {0}, in their order; -h and --help
+ * print usage on stdout. -1 when all parsed, the operands left from optind
+ * (with operands false, one is a usage error); else the exit code: 0 after
+ * the help, EXIT_USAGE after one line naming the bad option or operand.
+ */
+int cli_parse(int argc, char **argv, const struct cli_opt *opts, bool operands,
+	      void (*usage)(FILE *out));
 
 struct daemon_client;
 /*

@@ -61,60 +61,103 @@ static void daemon_usage(FILE *out)
 		"      configuration\n");
 }
 
-enum {
-	OPT_SOCKET = 256,
-	OPT_GROUP,
-	OPT_AUDIT,
-	OPT_PIN_DIR,
-	OPT_PARENT,
-	OPT_RING,
-	OPT_CLEANUP,
-	OPT_SINK,
-	OPT_CONFIG,
-	OPT_MAX_CONNS,
-	OPT_MAX_SESSIONS,
-	OPT_AUDIT_RATE,
-	OPT_AUDIT_ARGV,
-	OPT_METRICS,
-	OPT_BPF_STATS,
+/* The --sink options given so far. */
+struct sink_list {
+	struct sink_config *v;
+	size_t n;
 };
 
-static const struct option daemon_opts_long[] = {
-	{"socket", required_argument, NULL, OPT_SOCKET},
-	{"group", required_argument, NULL, OPT_GROUP},
-	{"audit", required_argument, NULL, OPT_AUDIT},
-	{"pin-dir", required_argument, NULL, OPT_PIN_DIR},
-	{"cgroup-parent", required_argument, NULL, OPT_PARENT},
-	{"audit-ring", required_argument, NULL, OPT_RING},
-	{"cleanup", no_argument, NULL, OPT_CLEANUP},
-	{"sink", required_argument, NULL, OPT_SINK},
-	{"config", required_argument, NULL, OPT_CONFIG},
-	{"max-conns-per-uid", required_argument, NULL, OPT_MAX_CONNS},
-	{"max-sessions-per-uid", required_argument, NULL, OPT_MAX_SESSIONS},
-	{"audit-rate", required_argument, NULL, OPT_AUDIT_RATE},
-	{"audit-argv", required_argument, NULL, OPT_AUDIT_ARGV},
-	{"metrics", required_argument, NULL, OPT_METRICS},
-	{"bpf-stats", no_argument, NULL, OPT_BPF_STATS},
-	{"help", no_argument, NULL, 'h'},
-	{0},
-};
-
-/* --sink SPEC: one more entry of *sinks; 0 or -errno (printed). */
-static int add_sink(struct sink_config **sinks, size_t *n, const char *spec)
+/* --sink SPEC: one more entry of the sink_list. */
+static int check_sink(const char *cmd, const struct cli_opt *opt, const char *spec)
 {
-	struct sink_config *nv = realloc(*sinks, (*n + 1) * sizeof(**sinks));
+	struct sink_list *l = opt->dst;
+	struct sink_config *nv = realloc(l->v, (l->n + 1) * sizeof(*l->v));
 	char err[PATH_MAX + 512];
 
 	if (!nv) {
-		fprintf(stderr, "bpfbox daemon: out of memory\n");
-		return -ENOMEM;
+		fprintf(stderr, "bpfbox %s: out of memory\n", cmd);
+		return EXIT_USAGE;
 	}
-	*sinks = nv;
-	if (sink_config_parse(spec, &nv[*n], err, sizeof(err)) < 0) {
-		fprintf(stderr, "bpfbox daemon: --sink '%s': %s; see docs/sinks.md\n", spec, err);
-		return -EINVAL;
+	l->v = nv;
+	if (sink_config_parse(spec, &nv[l->n], err, sizeof(err)) < 0) {
+		fprintf(stderr, "bpfbox %s: --sink '%s': %s; see docs/sinks.md\n", cmd, spec, err);
+		return EXIT_USAGE;
 	}
-	(*n)++;
+	l->n++;
+	return 0;
+}
+
+/* --audit-ring BYTES: a power of two from 4096 to 1 GiB. */
+static int check_ring(const char *cmd, const struct cli_opt *opt, const char *arg)
+{
+	unsigned long long v;
+
+	if (parse_u64(arg, &v) < 0 || v < 4096 || v > (1ULL << 30) || (v & (v - 1))) {
+		fprintf(stderr, "bpfbox %s: --%s %s: give a power of two from 4096 to 1073741824\n",
+			cmd, opt->name, arg);
+		return EXIT_USAGE;
+	}
+	*(uint32_t *)opt->dst = v;
+	return 0;
+}
+
+static int check_argv_max(const char *cmd, const struct cli_opt *opt, const char *arg)
+{
+	unsigned long long v;
+
+	if (parse_u64(arg, &v) < 0 || v < 64 || v > BPFBOX_ARGV_LEN) {
+		fprintf(stderr, "bpfbox %s: --%s %s: give bytes from 64 to %d\n", cmd, opt->name,
+			arg, BPFBOX_ARGV_LEN);
+		return EXIT_USAGE;
+	}
+	*(uint32_t *)opt->dst = v;
+	return 0;
+}
+
+/* --max-conns-per-uid, --max-sessions-per-uid: 1 to 4096. */
+static int check_per_uid(const char *cmd, const struct cli_opt *opt, const char *arg)
+{
+	unsigned long long v;
+
+	if (parse_u64(arg, &v) < 0 || v < 1 || v > 4096) {
+		fprintf(stderr, "bpfbox %s: --%s %s: give a number from 1 to 4096\n", cmd,
+			opt->name, arg);
+		return EXIT_USAGE;
+	}
+	*(unsigned int *)opt->dst = v;
+	return 0;
+}
+
+static int check_audit_rate(const char *cmd, const struct cli_opt *opt, const char *arg)
+{
+	struct daemon_opts *o = opt->dst;
+
+	if (ratelimit_parse(arg, &o->audit_rate, &o->audit_burst) < 0) {
+		fprintf(stderr,
+			"bpfbox %s: --%s %s: give records a second, N or N/BURST (0: no limit)\n",
+			cmd, opt->name, arg);
+		return EXIT_USAGE;
+	}
+	o->audit_rate_set = true;
+	return 0;
+}
+
+/* --config FILE: checked here (bad usage); the daemon reads it, and again on reload. */
+static int check_config(const char *cmd, const struct cli_opt *opt, const char *arg)
+{
+	struct sink_config *cs = NULL;
+	struct ceilings ceil;
+	size_t ncs = 0;
+	char err[PATH_MAX + 1024];
+	int r = daemon_config_load(arg, &cs, &ncs, &ceil, err, sizeof(err));
+
+	free(cs);
+	ceilings_free(&ceil);
+	if (r < 0) {
+		fprintf(stderr, "bpfbox %s: --config %s; see docs/operating.md\n", cmd, err);
+		return EXIT_USAGE;
+	}
+	*(const char **)opt->dst = arg;
 	return 0;
 }
 
@@ -165,121 +208,38 @@ static int daemon_reload_cmd(int argc, char **argv)
 	return 0;
 }
 
-/* long: one case per option of bpfbox daemon, each checked where it is read (a table in code) */
 int cmd_daemon(int argc, char **argv)
 {
 	struct daemon_opts o = {.socket_path = DAEMON_SOCKET_DEFAULT,
 				.pin_dir = DAEMON_PIN_DIR_DEFAULT};
-	struct sink_config *sinks = NULL;
-	size_t nsinks = 0;
+	struct sink_list sinks = {0};
 	bool cleanup = false;
-	char err[PATH_MAX + 1024];
-	unsigned long long v;
-	int c, code = EXIT_USAGE;
+	const struct cli_opt opts[] = {
+		{"socket", 0, true, &o.socket_path},
+		{"group", 0, true, &o.group},
+		{"audit", 0, true, &o.audit_path},
+		{"pin-dir", 0, true, &o.pin_dir},
+		{"cgroup-parent", 0, true, &o.cgroup_parent},
+		{"audit-ring", 0, true, &o.ring_bytes, check_ring},
+		{"cleanup", 0, false, &cleanup},
+		{"sink", 0, true, &sinks, check_sink},
+		{"config", 0, true, &o.config_path, check_config},
+		{"max-conns-per-uid", 0, true, &o.max_conns_per_uid, check_per_uid},
+		{"max-sessions-per-uid", 0, true, &o.max_sessions_per_uid, check_per_uid},
+		{"audit-rate", 0, true, &o, check_audit_rate},
+		{"audit-argv", 0, true, &o.argv_max, check_argv_max},
+		{"metrics", 0, true, &o.metrics_addr},
+		{"bpf-stats", 0, false, &o.bpf_stats},
+		{0},
+	};
+	int code;
 
 	if (argc > 1 && streq(argv[1], "reload"))
 		return daemon_reload_cmd(argc, argv);
-	while ((c = getopt_long(argc, argv, "h", daemon_opts_long, NULL)) != -1) {
-		switch (c) {
-		case OPT_SOCKET:
-			o.socket_path = optarg;
-			break;
-		case OPT_GROUP:
-			o.group = optarg;
-			break;
-		case OPT_AUDIT:
-			o.audit_path = optarg;
-			break;
-		case OPT_PIN_DIR:
-			o.pin_dir = optarg;
-			break;
-		case OPT_PARENT:
-			o.cgroup_parent = optarg;
-			break;
-		case OPT_RING:
-			if (parse_u64(optarg, &v) < 0 || v < 4096 || v > (1ULL << 30) ||
-			    (v & (v - 1))) {
-				fprintf(stderr,
-					"bpfbox daemon: --audit-ring %s: give a power of two "
-					"from 4096 to 1073741824\n",
-					optarg);
-				goto out;
-			}
-			o.ring_bytes = v;
-			break;
-		case OPT_CLEANUP:
-			cleanup = true;
-			break;
-		case OPT_AUDIT_ARGV:
-			if (parse_u64(optarg, &v) < 0 || v < 64 || v > BPFBOX_ARGV_LEN) {
-				fprintf(stderr,
-					"bpfbox daemon: --audit-argv %s: give bytes from 64 "
-					"to %d\n",
-					optarg, BPFBOX_ARGV_LEN);
-				goto out;
-			}
-			o.argv_max = v;
-			break;
-		case OPT_AUDIT_RATE:
-			if (ratelimit_parse(optarg, &o.audit_rate, &o.audit_burst) < 0) {
-				fprintf(stderr,
-					"bpfbox daemon: --audit-rate %s: give records a "
-					"second, N or N/BURST (0: no limit)\n",
-					optarg);
-				goto out;
-			}
-			o.audit_rate_set = true;
-			break;
-		case OPT_MAX_CONNS:
-		case OPT_MAX_SESSIONS:
-			if (parse_u64(optarg, &v) < 0 || v < 1 || v > 4096) {
-				fprintf(stderr,
-					"bpfbox daemon: --%s %s: give a number from 1 to "
-					"4096\n",
-					c == OPT_MAX_CONNS ? "max-conns-per-uid"
-							   : "max-sessions-per-uid",
-					optarg);
-				goto out;
-			}
-			if (c == OPT_MAX_CONNS)
-				o.max_conns_per_uid = v;
-			else
-				o.max_sessions_per_uid = v;
-			break;
-		case OPT_METRICS:
-			o.metrics_addr = optarg;
-			break;
-		case OPT_BPF_STATS:
-			o.bpf_stats = true;
-			break;
-		case OPT_SINK:
-			if (add_sink(&sinks, &nsinks, optarg) < 0)
-				goto out;
-			break;
-		case OPT_CONFIG: {
-			/* Checked here (bad usage); the daemon reads it, and again on reload. */
-			struct sink_config *cs = NULL;
-			struct ceilings ceil;
-			size_t ncs = 0;
-			int r = daemon_config_load(optarg, &cs, &ncs, &ceil, err, sizeof(err));
-
-			free(cs);
-			ceilings_free(&ceil);
-			if (r < 0) {
-				fprintf(stderr,
-					"bpfbox daemon: --config %s; see docs/operating.md\n", err);
-				goto out;
-			}
-			o.config_path = optarg;
-			break;
-		}
-		default:
-			code = cli_help_or_bad(c, "daemon", argv, daemon_usage);
-			goto out;
-		}
-	}
-	if (cli_extra_args("daemon", argc, argv))
+	code = cli_parse(argc, argv, opts, false, daemon_usage);
+	if (code >= 0)
 		goto out;
+	code = EXIT_USAGE;
 	if (o.bpf_stats && !o.metrics_addr) {
 		fprintf(stderr, "bpfbox daemon: --bpf-stats counts program run time for the "
 				"metrics; give --metrics ADDR too\n");
@@ -291,10 +251,10 @@ int cmd_daemon(int argc, char **argv)
 				"absolute paths\n");
 		goto out;
 	}
-	o.sinks = sinks;
-	o.nsinks = nsinks;
+	o.sinks = sinks.v;
+	o.nsinks = sinks.n;
 	code = serve(&o, cleanup);
 out:
-	free(sinks);
+	free(sinks.v);
 	return code;
 }

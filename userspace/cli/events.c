@@ -40,30 +40,25 @@ static void events_usage(FILE *out)
 		ev_kind_list());
 }
 
-static const struct option events_opts[] = {
-	{"follow", no_argument, NULL, 'f'},	{"session", required_argument, NULL, 'S'},
-	{"type", required_argument, NULL, 't'}, {"format", required_argument, NULL, 'F'},
-	{"idle", required_argument, NULL, 'i'}, {"socket", required_argument, NULL, 's'},
-	{"help", no_argument, NULL, 'h'},	{0},
-};
-
 /* --type exec,file: each name checked here, so that the error is ours. */
-static int add_types(struct json_object *types, const char *arg)
+static int check_types(const char *cmd, const struct cli_opt *opt, const char *arg)
 {
 	char buf[256], *save = NULL, *tok;
 
-	if (strlen(arg) >= sizeof(buf))
-		return -EINVAL;
+	if (strlen(arg) >= sizeof(buf)) {
+		fprintf(stderr, "bpfbox %s: --type is limited to %zu bytes\n", cmd,
+			sizeof(buf) - 1);
+		return EXIT_USAGE;
+	}
 	snprintf(buf, sizeof(buf), "%s", arg);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (ev_kind_parse(tok) < 0) {
 			fprintf(stderr,
-				"bpfbox events: --type %s: unknown event type; use some of: "
-				"%s\n",
+				"bpfbox %s: --type %s: unknown event type; use some of: %s\n", cmd,
 				tok, ev_kind_list());
-			return -EINVAL;
+			return EXIT_USAGE;
 		}
-		json_object_array_add(types, json_object_new_string(tok));
+		json_object_array_add(opt->dst, json_object_new_string(tok));
 	}
 	return 0;
 }
@@ -148,62 +143,60 @@ static int stream_events(struct daemon_client *c, const char *path, enum sink_fo
 	return code;
 }
 
+static int check_session(const char *cmd, const struct cli_opt *opt, const char *arg)
+{
+	if (!proto_session_id_valid(arg)) {
+		fprintf(stderr,
+			"bpfbox %s: --session %s: give a session id (32 lowercase hex digits; see "
+			"'bpfbox sessions')\n",
+			cmd, arg);
+		return EXIT_USAGE;
+	}
+	*(const char **)opt->dst = arg;
+	return 0;
+}
+
+static int check_format(const char *cmd, const struct cli_opt *opt, const char *arg)
+{
+	if (sink_format_parse(arg, opt->dst) == 0)
+		return 0;
+	fprintf(stderr, "bpfbox %s: --format %s: use json, ocsf or text\n", cmd, arg);
+	return EXIT_USAGE;
+}
+
+static int check_idle(const char *cmd, const struct cli_opt *opt, const char *arg)
+{
+	unsigned long long s;
+
+	if (parse_u64(arg, &s) < 0 || s < 1 || s > 86400) {
+		fprintf(stderr, "bpfbox %s: --idle %s: give whole seconds from 1 to 86400\n", cmd,
+			arg);
+		return EXIT_USAGE;
+	}
+	*(int *)opt->dst = s * 1000;
+	return 0;
+}
+
 int cmd_events(int argc, char **argv)
 {
 	struct json_object *types = json_object_new_array();
 	const char *socket = NULL, *session = NULL, *path;
 	enum sink_format fmt = SINK_FMT_JSON;
-	unsigned long long idle_s;
-	int idle_ms = IDLE_DEFAULT_MS, opt, code = EXIT_USAGE;
+	int idle_ms = IDLE_DEFAULT_MS, code;
 	struct daemon_client c = {.fd = -1};
 	bool follow = false;
+	const struct cli_opt opts[] = {
+		{"follow", 'f', false, &follow},
+		{"session", 0, true, &session, check_session},
+		{"type", 0, true, types, check_types},
+		{"format", 0, true, &fmt, check_format},
+		{"idle", 0, true, &idle_ms, check_idle},
+		{"socket", 0, true, &socket},
+		{0},
+	};
 
-	while ((opt = getopt_long(argc, argv, "fh", events_opts, NULL)) != -1) {
-		switch (opt) {
-		case 'f':
-			follow = true;
-			break;
-		case 'S':
-			if (!proto_session_id_valid(optarg)) {
-				fprintf(stderr,
-					"bpfbox events: --session %s: give a session id (32 "
-					"lowercase hex digits; see 'bpfbox sessions')\n",
-					optarg);
-				goto out;
-			}
-			session = optarg;
-			break;
-		case 't':
-			if (add_types(types, optarg) < 0)
-				goto out;
-			break;
-		case 'F':
-			if (sink_format_parse(optarg, &fmt) < 0) {
-				fprintf(stderr,
-					"bpfbox events: --format %s: use json, ocsf or text\n",
-					optarg);
-				goto out;
-			}
-			break;
-		case 'i':
-			if (parse_u64(optarg, &idle_s) < 0 || idle_s < 1 || idle_s > 86400) {
-				fprintf(stderr,
-					"bpfbox events: --idle %s: give whole seconds from 1 "
-					"to 86400\n",
-					optarg);
-				goto out;
-			}
-			idle_ms = idle_s * 1000;
-			break;
-		case 's':
-			socket = optarg;
-			break;
-		default:
-			code = cli_help_or_bad(opt, "events", argv, events_usage);
-			goto out;
-		}
-	}
-	if (cli_extra_args("events", argc, argv))
+	code = cli_parse(argc, argv, opts, false, events_usage);
+	if (code >= 0)
 		goto out;
 	code = 1;
 	path = daemon_socket_path(socket);

@@ -167,7 +167,14 @@ static int resolve_id(const char *cmd, const char *sock, const char *prefix, cha
 	return 1;
 }
 
-static int lifecycle(const char *cmd, int argc, char **argv)
+/* What pause, resume and kill were given besides the session id. */
+struct lc_args {
+	uint64_t mem, disk; /* resume's new limits, in MB; 0: unchanged */
+	const char *sock;
+};
+
+/* The options; -1 to go on (the id at argv[optind]), else the exit code. */
+static int lc_parse(const char *cmd, int argc, char **argv, struct lc_args *a)
 {
 	static const struct option opts[] = {
 		{"memory", required_argument, NULL, 'm'},
@@ -176,13 +183,11 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	uint64_t mem = 0, disk = 0;
-	struct daemon_client c;
-	const char *sock = NULL;
-	char msg[512], why[PATH_MAX + 64], id[33];
-	int o, r;
+	int o;
 
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		uint64_t *mb = o == 'm' ? &a->mem : &a->disk;
+
 		switch (o) {
 		case 'm':
 		case 'd':
@@ -191,9 +196,9 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 					o == 'm' ? "memory" : "disk");
 				return EXIT_USAGE;
 			}
-			if (parse_size_mb(optarg, o == 'm' ? &mem : &disk) < 0 ||
-			    (o == 'm' ? mem < CTL_MIN_MEMORY_MB : disk < CTL_MIN_DISK_MB) ||
-			    (o == 'm' ? mem : disk) > (1ULL << 40)) {
+			if (parse_size_mb(optarg, mb) < 0 ||
+			    *mb < (o == 'm' ? CTL_MIN_MEMORY_MB : CTL_MIN_DISK_MB) ||
+			    *mb > (1ULL << 40)) {
 				fprintf(stderr,
 					"bpfbox resume: --%s %s: give a size in MB (512) "
 					"or with a unit (512M, 2G), at least %d MB\n",
@@ -203,7 +208,7 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 			}
 			break;
 		case 's':
-			sock = optarg;
+			a->sock = optarg;
 			break;
 		case 'h':
 			usage(stdout, cmd);
@@ -217,39 +222,44 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 		usage(stderr, cmd);
 		return EXIT_USAGE;
 	}
-	r = resolve_id(cmd, sock, argv[optind], id);
-	if (r)
-		return r;
-	r = daemon_client_connect(&c, daemon_socket_path(sock), CALL_TIMEOUT_MS);
+	return -1;
+}
+
+/* The op through the daemon; on the cgroup when no daemon knows the session. */
+static int lc_act(const char *cmd, const char *id, struct lc_args *a)
+{
+	struct daemon_client c;
+	char msg[512], why[PATH_MAX + 64];
+	int r = daemon_client_connect(&c, daemon_socket_path(a->sock), CALL_TIMEOUT_MS);
+
 	if (r < 0) {
-		if (sock) {
-			fprintf(stderr, "bpfbox %s: no daemon answers on %s: %s\n", cmd, sock,
+		if (a->sock) {
+			fprintf(stderr, "bpfbox %s: no daemon answers on %s: %s\n", cmd, a->sock,
 				strerror(-r));
 			return 1;
 		}
 		snprintf(why, sizeof(why), "no daemon answers on %s", daemon_socket_path(NULL));
-		return act_locally(cmd, id, mem, disk, why);
+		return act_locally(cmd, id, a->mem, a->disk, why);
 	}
-	if (streq(cmd, "pause"))
+	if (streq(cmd, "pause")) {
 		r = daemon_pause(&c, id, "manual", 0, -1, NULL, NULL, 0, msg, sizeof(msg));
-	else if (streq(cmd, "resume")) {
-		int64_t m = mem, dk = disk;
+	} else if (streq(cmd, "resume")) {
+		int64_t m = a->mem, dk = a->disk;
 
 		r = daemon_resume(&c, id, m, dk, &m, &dk, msg, sizeof(msg));
-		mem = m;
-		disk = dk;
-	} else
+		a->mem = m;
+		a->disk = dk;
+	} else {
 		r = daemon_kill(&c, id, msg, sizeof(msg));
-	if (r == 0) {
-		daemon_client_close(&c);
-		return say_done(cmd, id, mem, disk);
 	}
 	daemon_client_close(&c);
+	if (r == 0)
+		return say_done(cmd, id, a->mem, a->disk);
 	/* Unknown to the daemon (not ended there): maybe a session of embedded mode. */
 	if ((r == -ENOENT && c.replied) || !c.replied) {
 		snprintf(why, sizeof(why), "%s",
 			 c.replied ? "the daemon does not know it" : "the daemon did not answer");
-		return act_locally(cmd, id, mem, disk, why);
+		return act_locally(cmd, id, a->mem, a->disk, why);
 	}
 	/* The daemon's message starts with the op's name already. */
 	if (!strncmp(msg, cmd, strlen(cmd)) && msg[strlen(cmd)] == ':')
@@ -257,6 +267,18 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 	else
 		fprintf(stderr, "bpfbox %s: %s\n", cmd, msg);
 	return 1;
+}
+
+static int lifecycle(const char *cmd, int argc, char **argv)
+{
+	struct lc_args a = {0};
+	char id[33];
+	int r = lc_parse(cmd, argc, argv, &a);
+
+	if (r >= 0)
+		return r;
+	r = resolve_id(cmd, a.sock, argv[optind], id);
+	return r ? r : lc_act(cmd, id, &a);
 }
 
 int cmd_pause(int argc, char **argv)
@@ -289,22 +311,15 @@ static void answer_usage(FILE *out)
 
 int cmd_answer(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	struct daemon_client c;
 	const char *sock = NULL, *word;
+	const struct cli_opt opts[] = {{"socket", 0, true, &sock}, {0}};
 	char msg[512], id[33];
 	unsigned long long ask_id;
-	int o, r;
+	int r = cli_parse(argc, argv, opts, true, answer_usage);
 
-	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (o != 's')
-			return cli_help_or_bad(o, "answer", argv, answer_usage);
-		sock = optarg;
-	}
+	if (r >= 0)
+		return r;
 	if (optind != argc - 3)
 		return cli_usage_error("answer", "give a session id, an ask id and an answer");
 	word = argv[optind + 2];

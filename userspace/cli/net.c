@@ -34,26 +34,15 @@ static void usage(FILE *out)
 
 int cmd_net(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	struct json_object *req, *reply = NULL;
 	struct daemon_client c;
 	const char *sock = NULL, *id, *action, *rule;
+	const struct cli_opt opts[] = {{"socket", 0, true, &sock}, {0}};
 	char msg[512];
-	int o, r;
+	int r = cli_parse(argc, argv, opts, true, usage);
 
-	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (o) {
-		case 's':
-			sock = optarg;
-			break;
-		default:
-			return cli_help_or_bad(o, "net", argv, usage);
-		}
-	}
+	if (r >= 0)
+		return r;
 	if (optind != argc - 3) {
 		fprintf(stderr, "bpfbox net: give a session id, an action and "
 				"a rule\n");

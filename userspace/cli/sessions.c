@@ -19,13 +19,6 @@ static void sessions_usage(FILE *out)
 		     "exit: 0 listed; 1 no daemon answers or it refused; 2 bad usage\n");
 }
 
-static const struct option sessions_opts[] = {
-	{"json", no_argument, NULL, 'j'},
-	{"socket", required_argument, NULL, 's'},
-	{"help", no_argument, NULL, 'h'},
-	{0},
-};
-
 static const char *member_str(struct json_object *o, const char *key)
 {
 	struct json_object *v;
@@ -80,20 +73,12 @@ int cmd_sessions(int argc, char **argv)
 	struct daemon_client c;
 	bool json = false;
 	char msg[512];
-	int opt, r;
+	const struct cli_opt opts[] = {
+		{"json", 0, false, &json}, {"socket", 0, true, &socket}, {0}};
+	int r = cli_parse(argc, argv, opts, false, sessions_usage);
 
-	while ((opt = getopt_long(argc, argv, "h", sessions_opts, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			json = true;
-			break;
-		case 's':
-			socket = optarg;
-			break;
-		default:
-			return cli_help_or_bad(opt, "sessions", argv, sessions_usage);
-		}
-	}
+	if (r >= 0)
+		return r;
 	if (cli_connect(&c, "sessions", socket, 5000, NULL) < 0)
 		return 1;
 	path = daemon_socket_path(socket);

@@ -114,40 +114,30 @@ static void status_text(const struct host_caps *caps)
 	printf("\n");
 }
 
+static int check_level(const char *cmd, const struct cli_opt *opt, const char *arg)
+{
+	if (level_parse(arg, opt->dst) == 0)
+		return 0;
+	fprintf(stderr,
+		"bpfbox %s: unknown level '%s'; valid levels: None, Minimal, Standard, Full\n", cmd,
+		arg);
+	return EXIT_USAGE;
+}
+
 int cmd_status(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"require", required_argument, NULL, 'r'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	enum bpfbox_level required = LEVEL_NONE;
 	struct host_caps caps;
 	bool json = false;
-	int c;
+	const struct cli_opt opts[] = {
+		{"json", 'j', false, &json},
+		{"require", 'r', true, &required, check_level},
+		{0},
+	};
+	int r = cli_parse(argc, argv, opts, false, status_usage);
 
-	while ((c = getopt_long(argc, argv, "jr:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'r':
-			if (level_parse(optarg, &required) < 0) {
-				fprintf(stderr,
-					"bpfbox status: unknown level '%s'; valid levels: "
-					"None, Minimal, Standard, Full\n",
-					optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		default:
-			return cli_help_or_bad(c, "status", argv, status_usage);
-		}
-	}
-	if (cli_extra_args("status", argc, argv))
-		return EXIT_USAGE;
-
+	if (r >= 0)
+		return r;
 	probe_host(&caps, PROBE_ALL);
 	if (json) {
 		struct json_object *o = status_json(&caps);

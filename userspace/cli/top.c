@@ -17,25 +17,6 @@
 #include "../top/top.h"
 #include "../lib/util.h"
 
-static const struct {
-	const char *name;
-	enum top_col col;
-} sort_names[] = {
-	{"session", TOP_COL_SESSION},
-	{"state", TOP_COL_STATE},
-	{"level", TOP_COL_LEVEL},
-	{"pids", TOP_COL_PIDS},
-	{"mem", TOP_COL_MEM},
-	{"memory", TOP_COL_MEM},
-	{"cpu", TOP_COL_CPU},
-	{"opens", TOP_COL_OPENS},
-	{"execs", TOP_COL_EXECS},
-	{"connects", TOP_COL_CONNECTS},
-	{"denials", TOP_COL_DENIALS},
-	{"command", TOP_COL_COMMAND},
-	{"last-denial", TOP_COL_LAST_DENIAL},
-};
-
 static void top_usage(FILE *out)
 {
 	fprintf(out, "usage: bpfbox top [--socket PATH] [--once | --json] [-d SECONDS]\n"
@@ -54,32 +35,6 @@ static void top_usage(FILE *out)
 		     "exit: 0 done; 1 no daemon answers or it refused; 2 bad usage\n");
 }
 
-enum { OPT_SOCKET = 256, OPT_ONCE, OPT_JSON, OPT_SORT, OPT_REVERSE, OPT_FILTER };
-
-static const struct option top_opts[] = {
-	{"socket", required_argument, NULL, OPT_SOCKET},
-	{"once", no_argument, NULL, OPT_ONCE},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"delay", required_argument, NULL, 'd'},
-	{"sort", required_argument, NULL, OPT_SORT},
-	{"reverse", no_argument, NULL, OPT_REVERSE},
-	{"filter", required_argument, NULL, OPT_FILTER},
-	{"help", no_argument, NULL, 'h'},
-	{0},
-};
-
-static int parse_sort(const char *name, enum top_col *out)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(sort_names); i++)
-		if (streq(sort_names[i].name, name)) {
-			*out = sort_names[i].col;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-/* Long (98 lines): a case per option, then the checks and the one call to
- * the view or the snapshot; nothing in it is more than parsing. */
 /* Connected to the daemon: the full-screen view, or one snapshot (--once, --json, no tty). */
 static int run_top(const char *socket, const char *filter, enum top_col sort, bool reverse,
 		   bool once, bool json, double interval)
@@ -128,57 +83,47 @@ static int run_top(const char *socket, const char *filter, enum top_col sort, bo
 	return r;
 }
 
+static int check_delay(const char *cmd, const struct cli_opt *opt, const char *arg)
+{
+	char *end;
+	double d = strtod(arg, &end);
+
+	if (*end || !(d >= 0.2 && d <= 60)) {
+		fprintf(stderr, "bpfbox %s: --delay wants seconds from 0.2 to 60, not '%s'\n", cmd,
+			arg);
+		return EXIT_USAGE;
+	}
+	*(double *)opt->dst = d;
+	return 0;
+}
+
+static int check_sort(const char *cmd, const struct cli_opt *opt, const char *arg)
+{
+	if (top_col_parse(arg, opt->dst) == 0)
+		return 0;
+	return cli_usage_error(cmd, "unknown sort column '%s'", arg);
+}
+
 int cmd_top(int argc, char **argv)
 {
 	const char *socket = NULL, *filter = NULL;
 	bool once = false, json = false, reverse = false;
 	enum top_col sort = TOP_COL_CPU;
 	double interval = 1.0;
-	char *end;
-	int opt;
+	const struct cli_opt opts[] = {
+		{"socket", 0, true, &socket},
+		{"once", 0, false, &once},
+		{"json", 0, false, &json},
+		{"delay", 'd', true, &interval, check_delay},
+		{"sort", 0, true, &sort, check_sort},
+		{"reverse", 0, false, &reverse},
+		{"filter", 0, true, &filter},
+		{0},
+	};
+	int r = cli_parse(argc, argv, opts, false, top_usage);
 
-	while ((opt = getopt_long(argc, argv, "hd:", top_opts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_SOCKET:
-			socket = optarg;
-			break;
-		case OPT_ONCE:
-			once = true;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case 'd':
-			interval = strtod(optarg, &end);
-			if (*end || !(interval >= 0.2 && interval <= 60)) {
-				fprintf(stderr,
-					"bpfbox top: --delay wants seconds from 0.2 to 60, "
-					"not '%s'\n",
-					optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_SORT:
-			if (parse_sort(optarg, &sort) < 0) {
-				fprintf(stderr,
-					"bpfbox top: unknown sort column '%s'; see 'bpfbox "
-					"top --help'\n",
-					optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_REVERSE:
-			reverse = true;
-			break;
-		case OPT_FILTER:
-			filter = optarg;
-			break;
-		default:
-			return cli_help_or_bad(opt, "top", argv, top_usage);
-		}
-	}
-	if (cli_extra_args("top", argc, argv))
-		return EXIT_USAGE;
+	if (r >= 0)
+		return r;
 	if (filter && strlen(filter) >= TOP_FILTER_MAX) {
 		fprintf(stderr, "bpfbox top: --filter is limited to %d bytes\n",
 			TOP_FILTER_MAX - 1);

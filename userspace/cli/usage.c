@@ -47,6 +47,47 @@ int cli_help_or_bad(int opt, const char *cmd, char **argv, void (*usage)(FILE *o
 	return 0;
 }
 
+int cli_parse(int argc, char **argv, const struct cli_opt *opts, bool operands,
+	      void (*usage)(FILE *out))
+{
+	struct option lo[CLI_OPTS_MAX + 2];
+	char shorts[2 * CLI_OPTS_MAX + 2] = "h";
+	size_t n = 0, ns = 1;
+	int c;
+
+	for (; opts[n].name && n < CLI_OPTS_MAX; n++) {
+		lo[n] = (struct option){opts[n].name,
+					opts[n].has_arg ? required_argument : no_argument, NULL,
+					opts[n].letter ? opts[n].letter : 256 + (int)n};
+		if (opts[n].letter) {
+			shorts[ns++] = opts[n].letter;
+			if (opts[n].has_arg)
+				shorts[ns++] = ':';
+		}
+	}
+	lo[n] = (struct option){"help", no_argument, NULL, 'h'};
+	lo[n + 1] = (struct option){0};
+	shorts[ns] = '\0';
+	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+		const struct cli_opt *o = NULL;
+
+		for (size_t i = 0; i < n && !o; i++)
+			if (lo[i].val == c)
+				o = &opts[i];
+		if (!o)
+			return cli_help_or_bad(c, argv[0], argv, usage);
+		if (!o->has_arg)
+			*(bool *)o->dst = true;
+		else if (o->check && o->check(argv[0], o, optarg))
+			return EXIT_USAGE;
+		else if (!o->check)
+			*(const char **)o->dst = optarg;
+	}
+	if (!operands && cli_extra_args(argv[0], argc, argv))
+		return EXIT_USAGE;
+	return -1;
+}
+
 int cli_extra_args(const char *cmd, int argc, char **argv)
 {
 	if (optind >= argc)

@@ -139,8 +139,9 @@ struct dsession *ops_request_session(struct daemon *d, struct conn *c, struct js
 }
 
 /* `bpfbox daemon reload`: root only, like SIGHUP. */
-static void op_reload(struct daemon *d, struct conn *c)
+static void op_reload(struct daemon *d, struct conn *c, struct json_object *req)
 {
+	(void)req;
 	char why[PATH_MAX + 1024];
 
 	if (c->peer.uid != 0) {
@@ -268,8 +269,9 @@ static void op_subscribe(struct daemon *d, struct conn *c, struct json_object *r
 		conn_queue(d, c, s->start_line, strlen(s->start_line));
 }
 
-static void op_ping(struct daemon *d, struct conn *c)
+static void op_ping(struct daemon *d, struct conn *c, struct json_object *req)
 {
+	(void)req;
 	const struct agent_status *st = agent_status(d->agent);
 	struct jsonw *w = ops_reply_begin(d);
 
@@ -302,13 +304,24 @@ static struct json_tokener *parser(struct daemon *d)
 	return d->tok;
 }
 
+/* The operations of the socket API (docs/daemon.md), by their "op". */
+static const struct op {
+	const char *name;
+	void (*run)(struct daemon *d, struct conn *c, struct json_object *req);
+} ops[] = {
+	{"register", op_register}, {"attach", op_attach},	{"unregister", op_unregister},
+	{"list", op_list},	   {"subscribe", op_subscribe}, {"ping", op_ping},
+	{"pause", op_pause},	   {"resume", op_resume},	{"kill", op_kill},
+	{"net", op_net},	   {"answer", op_answer},	{"reload", op_reload},
+};
+
 void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 {
 	struct json_tokener *tok;
 	struct json_object *req;
 	const char *op;
 	uint64_t t0;
-	size_t end;
+	size_t end, i;
 
 	if (memchr(line, '\0', len)) {
 		ops_reply_error(d, c, EINVAL,
@@ -346,30 +359,11 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 		goto out;
 	}
 	t0 = now_ns();
-	if (streq(op, "register"))
-		op_register(d, c, req);
-	else if (streq(op, "attach"))
-		op_attach(d, c, req);
-	else if (streq(op, "unregister"))
-		op_unregister(d, c, req);
-	else if (streq(op, "list"))
-		op_list(d, c, req);
-	else if (streq(op, "subscribe"))
-		op_subscribe(d, c, req);
-	else if (streq(op, "ping"))
-		op_ping(d, c);
-	else if (streq(op, "pause"))
-		op_pause(d, c, req);
-	else if (streq(op, "resume"))
-		op_resume(d, c, req);
-	else if (streq(op, "kill"))
-		op_kill(d, c, req);
-	else if (streq(op, "net"))
-		op_net(d, c, req);
-	else if (streq(op, "answer"))
-		op_answer(d, c, req);
-	else if (streq(op, "reload"))
-		op_reload(d, c);
+	for (i = 0; i < ARRAY_SIZE(ops); i++)
+		if (streq(op, ops[i].name))
+			break;
+	if (i < ARRAY_SIZE(ops))
+		ops[i].run(d, c, req);
 	else
 		ops_reply_error(d, c, EOPNOTSUPP,
 				"unknown op '%.64s': use register, attach, unregister, "

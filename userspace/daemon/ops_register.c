@@ -54,9 +54,12 @@ bool ops_string_array(struct json_object *arr, size_t max, size_t len_max, bool 
 	return true;
 }
 
+struct reg_member;
+
 /* --label pairs of the client (docs/runtime.md): bounded, strings only. */
-static bool labels_valid(struct json_object *o)
+static bool labels_valid(struct json_object *o, const struct reg_member *m)
 {
+	(void)m;
 	if (json_object_object_length(o) > 32)
 		return false;
 	json_object_object_foreach (o, key, val) {
@@ -67,10 +70,17 @@ static bool labels_valid(struct json_object *o)
 	return true;
 }
 
+/* The request's booleans that set a session flag. */
+static const struct {
+	const char *key;
+	uint32_t flag;
+} bool_flags[] = {{"landlock", BPFBOX_SF_LANDLOCK},
+		  {"allow_metadata", BPFBOX_SF_ALLOW_META},
+		  {"mount_ro", BPFBOX_SF_MOUNT_RO}};
+
 static int parse_flags(struct daemon *d, struct conn *c, struct json_object *req, uint32_t *flags)
 {
 	const char *net = "deny", *mode = "aggregate";
-	bool landlock = false, meta = false, mount_ro = false;
 	int r;
 
 	if ((r = proto_get_str(req, "net", &net)) == -EINVAL ||
@@ -80,38 +90,66 @@ static int parse_flags(struct daemon *d, struct conn *c, struct json_object *req
 	    (!r && !streq(mode, "aggregate") && !streq(mode, "all") && !streq(mode, "off")))
 		return ops_bad_member(d, c, "register", "audit_mode",
 				      "\"aggregate\", \"all\" or \"off\"");
-	if (proto_get_bool(req, "landlock", &landlock) == -EINVAL)
-		return ops_bad_member(d, c, "register", "landlock", "a boolean");
-	if (proto_get_bool(req, "allow_metadata", &meta) == -EINVAL)
-		return ops_bad_member(d, c, "register", "allow_metadata", "a boolean");
-	if (proto_get_bool(req, "mount_ro", &mount_ro) == -EINVAL)
-		return ops_bad_member(d, c, "register", "mount_ro", "a boolean");
 	*flags = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(bool_flags); i++) {
+		bool on = false;
+
+		if (proto_get_bool(req, bool_flags[i].key, &on) == -EINVAL)
+			return ops_bad_member(d, c, "register", bool_flags[i].key, "a boolean");
+		if (on)
+			*flags |= bool_flags[i].flag;
+	}
 	if (streq(net, "deny"))
 		*flags |= BPFBOX_SF_NET_DENY;
 	if (streq(mode, "all"))
 		*flags |= BPFBOX_SF_AUDIT_ALL;
 	if (streq(mode, "off"))
 		*flags |= BPFBOX_SF_AUDIT_OFF;
-	if (landlock)
-		*flags |= BPFBOX_SF_LANDLOCK;
-	if (meta)
-		*flags |= BPFBOX_SF_ALLOW_META;
-	if (mount_ro)
-		*flags |= BPFBOX_SF_MOUNT_RO;
 	if (agent_status(d->agent)->net)
 		*flags |= BPFBOX_SF_NET_BPF;
 	return 0;
+}
+
+static bool string_array_valid(struct json_object *v, const struct reg_member *m);
+
+/*
+ * The request's other optional members, in the order they are checked: the
+ * JSON type each must have when present, and what else it must hold.
+ */
+static const struct reg_member {
+	const char *key;
+	json_type type;
+	size_t max, len_max; /* string arrays: as ops_string_array() */
+	bool absolute;
+	bool (*valid)(struct json_object *v, const struct reg_member *m);
+	const char *want;
+} reg_members[] = {
+	{"command", json_type_array, MAX_COMMAND_ARGS, 0, false, string_array_valid,
+	 "an array of strings"},
+	{"unix_dirs", json_type_array, BPFBOX_UNIX_PREFIXES, BPFBOX_UNIX_PATH_LEN - 2, true,
+	 string_array_valid, "at most 4 absolute paths shorter than 106 bytes"},
+	{"labels", json_type_object, 0, 0, false, labels_valid,
+	 "an object of at most 32 strings, keys up to 64 bytes, values up to 256"},
+	{"writable", json_type_array, MAX_WRITABLE, PATH_MAX, true, string_array_valid,
+	 "at most 256 absolute paths"},
+	{"not_enforced", json_type_array, 64, 0, false, string_array_valid, "an array of strings"},
+	{"net_allow", json_type_array, .want = "an array"},
+	{"policy", json_type_object, .want = "an object"},
+	{"level_requested", json_type_string, .want = "a string"},
+	{"level_enabled", json_type_string, .want = "a string"},
+	{"landlock_abi", json_type_int, .want = "an integer"},
+	{"seccomp", json_type_boolean, .want = "a boolean"},
+};
+
+static bool string_array_valid(struct json_object *v, const struct reg_member *m)
+{
+	return ops_string_array(v, m->max, m->len_max, m->absolute);
 }
 
 /* Everything but the map entry and cgroup: those are undone by the caller. */
 static int check_register(struct daemon *d, struct conn *c, struct json_object *req,
 			  const char **id)
 {
-	struct json_object *v;
-	const char *str;
-	int64_t i;
-	bool b;
 	int r;
 
 	r = proto_get_str(req, "session", id);
@@ -121,35 +159,15 @@ static int check_register(struct daemon *d, struct conn *c, struct json_object *
 	}
 	if (r || !proto_session_id_valid(*id))
 		return ops_bad_member(d, c, "register", "session", "32 lowercase hex digits");
-	if ((r = proto_get_array(req, "command", &v)) == -EINVAL ||
-	    (!r && !ops_string_array(v, MAX_COMMAND_ARGS, 0, false)))
-		return ops_bad_member(d, c, "register", "command", "an array of strings");
-	if ((r = proto_get_array(req, "unix_dirs", &v)) == -EINVAL ||
-	    (!r && !ops_string_array(v, BPFBOX_UNIX_PREFIXES, BPFBOX_UNIX_PATH_LEN - 2, true)))
-		return ops_bad_member(d, c, "register", "unix_dirs",
-				      "at most 4 absolute paths shorter than 106 bytes");
-	if ((r = proto_get_object(req, "labels", &v)) == -EINVAL || (!r && !labels_valid(v)))
-		return ops_bad_member(
-			d, c, "register", "labels",
-			"an object of at most 32 strings, keys up to 64 bytes, values up to 256");
-	if ((r = proto_get_array(req, "writable", &v)) == -EINVAL ||
-	    (!r && !ops_string_array(v, MAX_WRITABLE, PATH_MAX, true)))
-		return ops_bad_member(d, c, "register", "writable", "at most 256 absolute paths");
-	if ((r = proto_get_array(req, "not_enforced", &v)) == -EINVAL ||
-	    (!r && !ops_string_array(v, 64, 0, false)))
-		return ops_bad_member(d, c, "register", "not_enforced", "an array of strings");
-	if (proto_get_array(req, "net_allow", &v) == -EINVAL)
-		return ops_bad_member(d, c, "register", "net_allow", "an array");
-	if (proto_get_object(req, "policy", &v) == -EINVAL)
-		return ops_bad_member(d, c, "register", "policy", "an object");
-	if (proto_get_str(req, "level_requested", &str) == -EINVAL)
-		return ops_bad_member(d, c, "register", "level_requested", "a string");
-	if (proto_get_str(req, "level_enabled", &str) == -EINVAL)
-		return ops_bad_member(d, c, "register", "level_enabled", "a string");
-	if (proto_get_int(req, "landlock_abi", &i) == -EINVAL)
-		return ops_bad_member(d, c, "register", "landlock_abi", "an integer");
-	if (proto_get_bool(req, "seccomp", &b) == -EINVAL)
-		return ops_bad_member(d, c, "register", "seccomp", "a boolean");
+	for (size_t i = 0; i < ARRAY_SIZE(reg_members); i++) {
+		const struct reg_member *m = &reg_members[i];
+		struct json_object *v;
+
+		if (!json_object_object_get_ex(req, m->key, &v) || !v)
+			continue; /* absent or null: as proto_get_*() */
+		if (!json_object_is_type(v, m->type) || (m->valid && !m->valid(v, m)))
+			return ops_bad_member(d, c, "register", m->key, m->want);
+	}
 	if (table_find(&d->table, *id)) {
 		ops_reply_error(d, c, EEXIST, "register: session %s is already registered", *id);
 		return -EEXIST;

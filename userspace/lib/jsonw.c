@@ -133,24 +133,33 @@ void jsonw_key(struct jsonw *w, const char *key)
 	}
 }
 
+/* An object or array opens ({ or [) and closes (} or ]). */
+static void open_(struct jsonw *w, const char *key, char c)
+{
+	jsonw_key(w, key);
+	putc_(w, c);
+	w->need_comma = false;
+}
+
+static void close_(struct jsonw *w, char c)
+{
+	putc_(w, c);
+	w->need_comma = true;
+}
+
 void jsonw_begin(struct jsonw *w)
 {
-	jsonw_key(w, NULL);
-	putc_(w, '{');
-	w->need_comma = false;
+	open_(w, NULL, '{');
 }
 
 void jsonw_object_begin(struct jsonw *w, const char *key)
 {
-	jsonw_key(w, key);
-	putc_(w, '{');
-	w->need_comma = false;
+	open_(w, key, '{');
 }
 
 void jsonw_end(struct jsonw *w)
 {
-	putc_(w, '}');
-	w->need_comma = true;
+	close_(w, '}');
 }
 
 void jsonw_str_opt(struct jsonw *w, const char *key, const char *value)
@@ -236,21 +245,17 @@ void jsonw_raw(struct jsonw *w, const char *key, const char *json)
 
 void jsonw_array_begin(struct jsonw *w, const char *key)
 {
-	jsonw_key(w, key);
-	putc_(w, '[');
-	w->need_comma = false;
+	open_(w, key, '[');
 }
 
 void jsonw_array_end(struct jsonw *w)
 {
-	putc_(w, ']');
-	w->need_comma = true;
+	close_(w, ']');
 }
 
 void jsonw_array_strn(struct jsonw *w, const char *value, size_t len)
 {
-	jsonw_key(w, NULL);
-	put_escaped(w, value, len);
+	jsonw_strn(w, NULL, value, len);
 }
 
 void jsonw_newline(struct jsonw *w)

@@ -49,12 +49,52 @@ static int check_layer(struct json_object *layer, const struct layer_ctx *lc,
 	return r;
 }
 
+/*
+ * The layers of "agents" or "modes" in the global file: an object of
+ * "NAME": { LAYER }; an agent's name must not be empty, a mode's must be one.
+ */
+static int check_named_layers(struct json_object *g, const char *key, const char *file,
+			      struct policy_error *err)
+{
+	bool modes = streq(key, "modes");
+	struct json_object *v;
+	char path[128];
+	int r;
+
+	if (!json_object_object_get_ex(g, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_object))
+		return policy_error_set(err, file, key, -EINVAL,
+					"must be an object of \"%s\": { LAYER }",
+					modes ? "MODE" : "NAME");
+	json_object_object_foreach (v, name, layer) {
+		struct layer_ctx lc = {.file = file, .prefix = path};
+		enum sandbox_mode m;
+
+		path_join(path, sizeof(path), key, name);
+		if (!modes && !*name)
+			return policy_error_set(err, file, key, -EINVAL,
+						"an agent name is empty; name it");
+		if (modes && sandbox_mode_parse(name, &m) < 0)
+			return policy_error_set(err, file, path, -EINVAL,
+						"unknown mode '%s'; valid modes: "
+						"workspace-write, read-only, "
+						"full-access",
+						name);
+		lc.mode_name = modes ? name : NULL;
+		lc.may_replace_deny = !modes;
+		r = check_layer(layer, &lc, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* Every layer of the global file, used or not: typos must not wait. */
 static int check_global(struct json_object *g, const char *file, struct policy_error *err)
 {
 	static const char *const keys[] = {"sandbox", "agents", "modes"};
 	struct json_object *v;
-	char path[128];
 	int r;
 
 	json_object_object_foreach (g, key, val) {
@@ -76,46 +116,10 @@ static int check_global(struct json_object *g, const char *file, struct policy_e
 		if (r < 0)
 			return r;
 	}
-	if (json_object_object_get_ex(g, "agents", &v)) {
-		if (!json_object_is_type(v, json_type_object))
-			return policy_error_set(err, file, "agents", -EINVAL,
-						"must be an object of "
-						"\"NAME\": { LAYER }");
-		json_object_object_foreach (v, name, layer) {
-			struct layer_ctx lc = {
-				.file = file, .prefix = path, .may_replace_deny = true};
-
-			if (!*name)
-				return policy_error_set(err, file, "agents", -EINVAL,
-							"an agent name is empty; name it");
-			path_join(path, sizeof(path), "agents", name);
-			r = check_layer(layer, &lc, err);
-			if (r < 0)
-				return r;
-		}
-	}
-	if (json_object_object_get_ex(g, "modes", &v)) {
-		if (!json_object_is_type(v, json_type_object))
-			return policy_error_set(err, file, "modes", -EINVAL,
-						"must be an object of "
-						"\"MODE\": { LAYER }");
-		json_object_object_foreach (v, name, layer) {
-			struct layer_ctx lc = {.file = file, .prefix = path, .mode_name = name};
-			enum sandbox_mode m;
-
-			path_join(path, sizeof(path), "modes", name);
-			if (sandbox_mode_parse(name, &m) < 0)
-				return policy_error_set(err, file, path, -EINVAL,
-							"unknown mode '%s'; valid modes: "
-							"workspace-write, read-only, "
-							"full-access",
-							name);
-			r = check_layer(layer, &lc, err);
-			if (r < 0)
-				return r;
-		}
-	}
-	return 0;
+	r = check_named_layers(g, "agents", file, err);
+	if (r < 0)
+		return r;
+	return check_named_layers(g, "modes", file, err);
 }
 
 static int agent_unknown(const char *file, struct json_object *agents, const char *agent,

@@ -247,19 +247,17 @@ void policy_free(struct bpfbox_policy *p)
 {
 	if (!p)
 		return;
+
+	struct strv *lists[] = {&p->ro_paths,	   &p->rw_paths, &p->deny_paths,
+				&p->net_allow,	   &p->net_deny, &p->exec_deny,
+				&p->deny_commands, &p->env,	 &p->origins};
+
 	free(p->workspace);
 	free(p->user);
 	free(p->net_resolver);
-	strv_clear(&p->ro_paths);
-	strv_clear(&p->rw_paths);
-	strv_clear(&p->deny_paths);
-	strv_clear(&p->net_allow);
-	strv_clear(&p->net_deny);
-	strv_clear(&p->exec_deny);
-	strv_clear(&p->deny_commands);
+	for (size_t i = 0; i < ARRAY_SIZE(lists); i++)
+		strv_clear(lists[i]);
 	cmd_rules_clear(&p->cmd_rules);
-	strv_clear(&p->env);
-	strv_clear(&p->origins);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -19,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "probe_internal.h"
+#include "probe_libbpf.h"
 #include "../lib/cgroup.h"
 #include "../lib/util.h"
 #include "probe.skel.h"
@@ -83,13 +85,11 @@ static void probe_lsm_list(struct host_caps *caps)
 			       caps->lsm_list);
 }
 
-/* libbpf's own messages would clutter status output; keep the last one. */
-static char libbpf_last[256];
-
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+int probe_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level != LIBBPF_DEBUG)
-		vsnprintf(libbpf_last, sizeof(libbpf_last), fmt, ap);
+	(void)level;
+	if (getenv("BPFBOX_LIBBPF_DEBUG"))
+		vfprintf(stderr, fmt, ap);
 	return 0;
 }
 
@@ -114,17 +114,25 @@ static const char *bpf_errno_meaning(int err)
 	}
 }
 
-typedef struct bpf_link *(*attach_fn)(struct bpf_program *prog, int cgroup_fd);
+typedef int (*attach_fn)(struct bpf_program *prog, int cgroup_fd, struct bpf_link **link);
 
-static struct bpf_link *attach_plain(struct bpf_program *prog, int cgroup_fd)
+static int attach_link(struct bpf_link *l, struct bpf_link **link)
 {
-	(void)cgroup_fd;
-	return bpf_program__attach(prog);
+	int r = libbpf_get_error(l);
+
+	*link = r ? NULL : l;
+	return r;
 }
 
-static struct bpf_link *attach_cgroup(struct bpf_program *prog, int cgroup_fd)
+static int attach_plain(struct bpf_program *prog, int cgroup_fd, struct bpf_link **link)
 {
-	return bpf_program__attach_cgroup(prog, cgroup_fd);
+	(void)cgroup_fd;
+	return attach_link(bpf_program__attach(prog), link);
+}
+
+int probe_attach_cgroup(struct bpf_program *prog, int cgroup_fd, struct bpf_link **link)
+{
+	return attach_link(bpf_program__attach_cgroup(prog, cgroup_fd), link);
 }
 
 /*
@@ -151,8 +159,7 @@ static int probe_program(const char *name, attach_fn attach, int cgroup_fd, cons
 		goto out;
 	*step = "attach";
 	prog = bpf_object__find_program_by_name(skel->obj, name);
-	link = attach(prog, cgroup_fd);
-	r = libbpf_get_error(link);
+	r = attach(prog, cgroup_fd, &link);
 	if (!r)
 		bpf_link__destroy(link);
 out:
@@ -171,7 +178,7 @@ static void probe_one_program(struct host_caps *caps, enum feature_id id, const 
 		probe_set_feat(f, FEAT_NEEDS_ROOT, 0, "loading BPF programs needs root");
 		return;
 	}
-	if (attach == attach_cgroup && cgroup_fd < 0) {
+	if (attach == probe_attach_cgroup && cgroup_fd < 0) {
 		probe_set_feat(f, FEAT_NO, 0, "no scratch cgroup v2 to attach to");
 		return;
 	}
@@ -210,14 +217,21 @@ static void probe_ringbuf(struct host_caps *caps)
 
 #define FEXIT_PROBE_CACHE "/run/bpfbox.fexit-probe"
 
-static int probe_cached(const char *cache, const char *boot, char *why, size_t size)
+/* This boot's answer in cache: 1 or 0 (and why), -ENOENT without one; boot: its id. */
+static int probe_cached(const char *cache, char boot[64], char *why, size_t size)
 {
 	_cleanup_close_ int fd = open(cache, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	char buf[512];
 	struct stat st;
-	size_t blen = strlen(boot);
+	size_t blen;
 	ssize_t n;
 
+	if (read_file_str("/proc/sys/kernel/random/boot_id", boot, 64) < 0)
+		boot[0] = '\0';
+	boot[strcspn(boot, "\n")] = '\0';
+	blen = strlen(boot);
+	if (!blen)
+		return -ENOENT;
 	/* Only a root-owned file nobody else may write is believed. */
 	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022) ||
 	    !S_ISREG(st.st_mode))
@@ -239,11 +253,14 @@ static int probe_cached(const char *cache, const char *boot, char *why, size_t s
 	return 0;
 }
 
+/* Keeps the answer for this boot (when its id is known). */
 static void probe_save(const char *cache, const char *boot, bool yes, const char *why)
 {
 	char tmp[64], buf[512];
 	int fd, len;
 
+	if (!boot[0])
+		return;
 	snprintf(tmp, sizeof(tmp), "%s.%d", cache, getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
@@ -269,66 +286,57 @@ const char *probe_audit_attach(const struct host_caps *caps)
 	return "none";
 }
 
+/* name probed with libbpf quiet: 0, or -errno and why (after prefix). */
+static int probe_quietly(const char *name, const char *prefix, char *why, size_t size)
+{
+	libbpf_print_fn_t old = libbpf_set_print(probe_libbpf_print);
+	const char *step;
+	int r = probe_program(name, attach_plain, -1, &step);
+
+	libbpf_set_print(old);
+	if (r)
+		snprintf(why, size, "%s%s failed: %s", prefix, step, bpf_errno_meaning(-r));
+	else
+		why[0] = '\0';
+	return r;
+}
+
 bool probe_bpf_lsm(char *why, size_t size)
 {
 	struct host_caps caps = {.root = geteuid() == 0};
-	libbpf_print_fn_t old;
-	char boot[64] = "";
-	const char *step;
+	char boot[64];
 	int r;
 
 	snprintf(why, size, "%s", "loading BPF LSM programs needs root");
 	if (!caps.root)
 		return false;
-	if (read_file_str("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) >= 0) {
-		boot[strcspn(boot, "\n")] = '\0';
-		r = boot[0] ? probe_cached(LSM_PROBE_CACHE, boot, why, size) : -ENOENT;
-		if (r >= 0)
-			return r;
-	}
+	r = probe_cached(LSM_PROBE_CACHE, boot, why, size);
+	if (r >= 0)
+		return r;
 	probe_lsm_list(&caps);
 	if (caps.feat[FEAT_BPF_LSM_ACTIVE].state != FEAT_YES) {
 		snprintf(why, size, "BPF LSM: %s", caps.feat[FEAT_BPF_LSM_ACTIVE].detail);
 		r = -ENOPKG;
 	} else {
-		old = libbpf_set_print(libbpf_quiet);
-		r = probe_program("probe_lsm_file_open", attach_plain, -1, &step);
-		libbpf_set_print(old);
-		if (r)
-			snprintf(why, size, "BPF LSM: %s failed: %s", step, bpf_errno_meaning(-r));
-		else
-			why[0] = '\0';
+		r = probe_quietly("probe_lsm_file_open", "BPF LSM: ", why, size);
 	}
-	if (boot[0])
-		probe_save(LSM_PROBE_CACHE, boot, !r, why);
+	probe_save(LSM_PROBE_CACHE, boot, !r, why);
 	return !r;
 }
 
 bool probe_fexit(char *why, size_t size)
 {
-	libbpf_print_fn_t old;
-	char boot[64] = "";
-	const char *step;
+	char boot[64];
 	int r;
 
 	snprintf(why, size, "%s", "loading BPF programs needs root");
 	if (geteuid() != 0)
 		return false;
-	if (read_file_str("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) >= 0) {
-		boot[strcspn(boot, "\n")] = '\0';
-		r = boot[0] ? probe_cached(FEXIT_PROBE_CACHE, boot, why, size) : -ENOENT;
-		if (r >= 0)
-			return r;
-	}
-	old = libbpf_set_print(libbpf_quiet);
-	r = probe_program("probe_fexit_openat", attach_plain, -1, &step);
-	libbpf_set_print(old);
-	if (r)
-		snprintf(why, size, "%s failed: %s", step, bpf_errno_meaning(-r));
-	else
-		why[0] = '\0';
-	if (boot[0])
-		probe_save(FEXIT_PROBE_CACHE, boot, !r, why);
+	r = probe_cached(FEXIT_PROBE_CACHE, boot, why, size);
+	if (r >= 0)
+		return r;
+	r = probe_quietly("probe_fexit_openat", "", why, size);
+	probe_save(FEXIT_PROBE_CACHE, boot, !r, why);
 	return !r;
 }
 
@@ -354,11 +362,11 @@ void probe_bpf_features(struct host_caps *caps)
 	}
 	probe_cgroup_v2(caps, have_scratch ? scratch : NULL);
 
-	old = libbpf_set_print(libbpf_quiet);
+	old = libbpf_set_print(probe_libbpf_print);
 	probe_one_program(caps, FEAT_BPF_LSM, "probe_lsm_file_open", attach_plain, -1,
 			  "lsm/file_open loaded and attached");
-	probe_one_program(caps, FEAT_LSM_CGROUP, "probe_lsm_cgroup_file_open", attach_cgroup, cgfd,
-			  "lsm_cgroup/file_open attached to a scratch cgroup");
+	probe_one_program(caps, FEAT_LSM_CGROUP, "probe_lsm_cgroup_file_open", probe_attach_cgroup,
+			  cgfd, "lsm_cgroup/file_open attached to a scratch cgroup");
 	/*
 	 * A kernel whose LSM list lacks bpf still loads and attaches LSM
 	 * programs (6.1 does), but never runs them: that is not enforcement.
@@ -377,7 +385,7 @@ void probe_bpf_features(struct host_caps *caps)
 	probe_one_program(caps, FEAT_TP_OPENAT, "probe_tp_openat", attach_plain, -1, "attached");
 	probe_one_program(caps, FEAT_FEXIT, "probe_fexit_openat", attach_plain, -1,
 			  "attached to __x64_sys_openat");
-	probe_one_program(caps, FEAT_CGROUP_BPF, "probe_cgroup_connect4", attach_cgroup, cgfd,
+	probe_one_program(caps, FEAT_CGROUP_BPF, "probe_cgroup_connect4", probe_attach_cgroup, cgfd,
 			  "cgroup/connect4 attached to a scratch cgroup");
 	libbpf_set_print(old);
 

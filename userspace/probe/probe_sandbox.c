@@ -112,17 +112,23 @@ static int seccomp_child(void *arg)
 	return 0;
 }
 
-void probe_seccomp(struct host_caps *caps)
+/* Feature f: yes when child(NULL) returns 0 in a child, else no (no_fmt: its %s the error). */
+static void probe_child(struct feature *f, int (*child)(void *), const char *no_fmt,
+			const char *yes)
 {
-	struct feature *f = &caps->feat[FEAT_SECCOMP];
-	int r = run_in_child(seccomp_child, NULL);
+	int r = run_in_child(child, NULL);
 
 	if (r)
-		probe_set_feat(f, FEAT_NO, r, "a test filter could not be installed (%s)",
-			       strerror(-r));
+		probe_set_feat(f, FEAT_NO, r, no_fmt, strerror(-r));
 	else
-		probe_set_feat(f, FEAT_YES, 0,
-			       "the session filter installed and enforced in a child");
+		probe_set_feat(f, FEAT_YES, 0, "%s", yes);
+}
+
+void probe_seccomp(struct host_caps *caps)
+{
+	probe_child(&caps->feat[FEAT_SECCOMP], seccomp_child,
+		    "a test filter could not be installed (%s)",
+		    "the session filter installed and enforced in a child");
 }
 
 static int userns_child(void *arg)
@@ -136,14 +142,9 @@ static int userns_child(void *arg)
 
 void probe_userns(struct host_caps *caps)
 {
-	struct feature *f = &caps->feat[FEAT_USERNS];
-	int r = run_in_child(userns_child, NULL);
-
-	if (r)
-		probe_set_feat(f, FEAT_NO, r, "unshare(CLONE_NEWUSER) as an unprivileged user: %s",
-			       strerror(-r));
-	else
-		probe_set_feat(f, FEAT_YES, 0, "unprivileged users can create user namespaces");
+	probe_child(&caps->feat[FEAT_USERNS], userns_child,
+		    "unshare(CLONE_NEWUSER) as an unprivileged user: %s",
+		    "unprivileged users can create user namespaces");
 }
 
 bool probe_has_sys_admin(void)

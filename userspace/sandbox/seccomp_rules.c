@@ -151,6 +151,13 @@ static int deny_network_families(scmp_filter_ctx ctx)
 	return seccomp_rule_add(ctx, DENY, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
 }
 
+/* The rules beyond the denied list, each a function of its own. */
+static int (*const deny_rules[])(scmp_filter_ctx ctx) = {
+	deny_clone,
+	deny_personality,
+	deny_tty_injection,
+};
+
 int seccomp_rules_export(bool deny_network, int fd)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -176,12 +183,8 @@ int seccomp_rules_export(bool deny_network, int fd)
 			continue;
 		r = seccomp_rule_add(ctx, DENY, nr, 0);
 	}
-	if (!r)
-		r = deny_clone(ctx);
-	if (!r)
-		r = deny_personality(ctx);
-	if (!r)
-		r = deny_tty_injection(ctx);
+	for (size_t i = 0; !r && i < ARRAY_SIZE(deny_rules); i++)
+		r = deny_rules[i](ctx);
 	if (!r && deny_network)
 		r = deny_network_families(ctx);
 	if (!r)

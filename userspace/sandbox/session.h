@@ -41,19 +41,25 @@ struct session_layers {
 	char not_enforced[1024]; /* what the policy asks but this host cannot do */
 };
 
-/* Why a session ended, as the status channel says it (docs/runtime.md). */
-enum session_cause {
-	CAUSE_EXIT,	     /* the command exited */
-	CAUSE_SIGNAL,	     /* the command was killed by a signal */
-	CAUSE_TIMEOUT,	     /* --timeout */
-	CAUSE_PAUSE_TIMEOUT, /* paused longer than --pause-timeout */
-	CAUSE_OOM,	     /* --on-limit kill, or the OOM victim was the first process */
-	CAUSE_DISK,	     /* --on-limit kill, or over the disk limit where nothing pauses */
-	CAUSE_KILLED,	     /* bpfbox kill */
-	CAUSE_INTERRUPTED,   /* a signal to bpfbox while paused */
-	CAUSE_SETUP,	     /* nothing ran */
-	CAUSE_NOT_FOUND,     /* exec failed */
-};
+/*
+ * Why a session ended, as the status channel says it ("cause",
+ * docs/runtime.md): the enum and its names from one list. X(ID, name)
+ */
+#define SESSION_CAUSES(X)                                                                        \
+	X(CAUSE_EXIT, "exit")			/* the command exited */                         \
+	X(CAUSE_SIGNAL, "signal")		/* the command was killed by a signal */         \
+	X(CAUSE_TIMEOUT, "timeout")		/* --timeout */                                  \
+	X(CAUSE_PAUSE_TIMEOUT, "pause_timeout") /* paused longer than --pause-timeout */         \
+	X(CAUSE_OOM, "oom")   /* --on-limit kill, or the OOM victim was the first process */     \
+	X(CAUSE_DISK, "disk") /* --on-limit kill, or over the disk limit where nothing pauses */ \
+	X(CAUSE_KILLED, "killed")	    /* bpfbox kill */                                    \
+	X(CAUSE_INTERRUPTED, "interrupted") /* a signal to bpfbox while paused */                \
+	X(CAUSE_SETUP, "setup")		    /* nothing ran */                                    \
+	X(CAUSE_NOT_FOUND, "exec_failed")   /* exec failed */
+
+#define SESSION_CAUSE_ENUM(id, name) id,
+enum session_cause { SESSION_CAUSES(SESSION_CAUSE_ENUM) };
+#undef SESSION_CAUSE_ENUM
 
 const char *session_cause_name(enum session_cause c);
 

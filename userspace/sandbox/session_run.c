@@ -177,6 +177,13 @@ static int prepare_pipes(struct run_state *t)
 	return 0;
 }
 
+/* The command's terminal (a pty when there is one) and pipes. */
+static int prepare_io(struct run_state *t)
+{
+	prepare_pty(t);
+	return prepare_pipes(t);
+}
+
 /* The session's cgroups and limits: made here, or by the daemon. */
 static int prepare_cgroups(struct run_state *t)
 {
@@ -383,6 +390,7 @@ static void run_cleanup(struct run_state *t)
 {
 	struct session *s = t->s;
 	int fds[] = {t->io.notify_fd, t->pty, t->pts, t->sig_fd, t->c.ruleset_fd};
+	int *pairs[] = {t->ntf, t->out, t->err, t->rep, t->rel};
 
 	if (t->masked) {
 		sigaction(SIGPIPE, &t->old_pipe, NULL);
@@ -391,11 +399,8 @@ static void run_cleanup(struct run_state *t)
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	close_pair(t->ntf);
-	close_pair(t->out);
-	close_pair(t->err);
-	close_pair(t->rep);
-	close_pair(t->rel);
+	for (size_t i = 0; i < ARRAY_SIZE(pairs); i++)
+		close_pair(pairs[i]);
 	strv_clear(&t->path_ro);
 	policy_free(&t->view);
 	strv_clear(&t->env);
@@ -409,11 +414,16 @@ static void run_cleanup(struct run_state *t)
 	}
 }
 
+/* The steps before the command runs, in order; the first that fails ends the run. */
+static int (*const run_steps[])(struct run_state *t) = {
+	prepare_restrictions, prepare_io, prepare_cgroups, take_signals, start_child, wait_exec,
+};
+
 int session_run(struct session *s, char *const argv[])
 {
 	const struct bpfbox_policy *p = s->policy;
 	struct run_state *t = calloc(1, sizeof(*t));
-	int r;
+	int r = 0;
 
 	if (!t)
 		return log_error_errno(ENOMEM, "cannot run the session");
@@ -445,19 +455,8 @@ int session_run(struct session *s, char *const argv[])
 		.io = {.out_r = -1, .err_r = -1, .in_w = -1, .notify_fd = -1},
 		.lx = {.caller_home = session_caller_home(), .read_host = p->read_host},
 	};
-	r = prepare_restrictions(t);
-	if (!r) {
-		prepare_pty(t);
-		r = prepare_pipes(t);
-	}
-	if (!r)
-		r = prepare_cgroups(t);
-	if (!r)
-		r = take_signals(t);
-	if (!r)
-		r = start_child(t);
-	if (!r)
-		r = wait_exec(t);
+	for (size_t i = 0; !r && i < ARRAY_SIZE(run_steps); i++)
+		r = run_steps[i](t);
 	if (!r)
 		run_command(t);
 	/* -EAGAIN from before_release: nothing ran, nothing said; the caller tries again. */

@@ -20,13 +20,9 @@
 
 #define STATUS_VERSION 1
 
-static const char *const cause_names[] = {
-	[CAUSE_EXIT] = "exit",	     [CAUSE_SIGNAL] = "signal",
-	[CAUSE_TIMEOUT] = "timeout", [CAUSE_PAUSE_TIMEOUT] = "pause_timeout",
-	[CAUSE_OOM] = "oom",	     [CAUSE_DISK] = "disk",
-	[CAUSE_KILLED] = "killed",   [CAUSE_INTERRUPTED] = "interrupted",
-	[CAUSE_SETUP] = "setup",     [CAUSE_NOT_FOUND] = "exec_failed",
-};
+#define CAUSE_NAME(id, name) [id] = name,
+static const char *const cause_names[] = {SESSION_CAUSES(CAUSE_NAME)};
+#undef CAUSE_NAME
 
 const char *session_cause_name(enum session_cause c)
 {

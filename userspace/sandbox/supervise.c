@@ -143,8 +143,12 @@ static int monitor_wait_ms(const struct life *lf, uint64_t now)
 {
 	int mt = monitor_timeout(lf->mon);
 
-	/* Paused: cgroup.freeze is read again, a thaw may not show in cgroup.events. */
-	if (lf->paused && (mt < 0 || mt > PAUSED_RECHECK_MS))
+	/*
+	 * Paused: cgroup.freeze is read again, a thaw may not show in
+	 * cgroup.events. Frozen for an ask: its state is read again, a pause
+	 * on top of it changes no freeze.
+	 */
+	if ((lf->paused || lf->ask_hold) && (mt < 0 || mt > PAUSED_RECHECK_MS))
 		mt = PAUSED_RECHECK_MS;
 	if (lf->oom_early) {
 		int ow = now >= lf->oom_early_until
@@ -233,7 +237,7 @@ static void on_monitors(struct session *s, struct life *lf, struct pollfd *mfds,
 		mon->frozen = false;
 		trig |= MON_FROZEN;
 	}
-	if (trig & MON_FROZEN)
+	if ((trig & MON_FROZEN) || lf->ask_hold)
 		sup_frozen_changed(s, lf, deadline);
 	if ((trig & MON_OOM) && (!lf->paused || lf->oom_early))
 		sup_pause_for(s, lf, "oom");

@@ -260,11 +260,24 @@ void sup_frozen_changed(struct session *s, struct life *lf, uint64_t *deadline)
 	char state[48];
 	uint64_t now = now_ns();
 
+	if (!lf->mon->frozen)
+		lf->ask_hold = false;
 	if (lf->mon->frozen && !lf->paused) {
 		monitor_read_state(lf->mon, state, sizeof(state));
 		/* The daemon holds it for a command rule's ask (ops_ask.c): no pause. */
-		if (streq(state, "ask"))
+		if (streq(state, "ask")) {
+			lf->ask_hold = true;
 			return;
+		}
+		/*
+		 * Held for an ask, then: a pause on top of it (state "paused
+		 * REASON", still frozen), or the ask's thaw under way ("running"
+		 * is written after cgroup.freeze 0, before cgroup.events says so).
+		 */
+		if (lf->ask_hold &&
+		    !(startswith(state, "paused ") && monitor_freeze_requested(lf->mon)))
+			return;
+		lf->ask_hold = false;
 		lf->paused = true;
 		lf->paused_at = now;
 		snprintf(lf->reason, sizeof(lf->reason), "%s",

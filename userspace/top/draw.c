@@ -14,23 +14,6 @@
 #include "ui_internal.h"
 #include "../lib/util.h"
 
-struct col {
-	enum top_col id;
-	int width; /* 0: shares what is left */
-	bool right;
-	int prio; /* columns of a higher priority number go first when narrow */
-};
-
-static const struct col cols[] = {
-	/* Wide enough for the title and the sort mark. */
-	{TOP_COL_SESSION, 12, false, 0}, {TOP_COL_STATE, 10, false, 1},
-	{TOP_COL_LEVEL, 8, false, 5},	 {TOP_COL_PIDS, 5, true, 3},
-	{TOP_COL_MEM, 6, true, 4},	 {TOP_COL_CPU, 6, true, 2},
-	{TOP_COL_OPENS, 7, true, 2},	 {TOP_COL_EXECS, 7, true, 2},
-	{TOP_COL_CONNECTS, 7, true, 3},	 {TOP_COL_DENIALS, 7, true, 1},
-	{TOP_COL_COMMAND, 0, false, 0},	 {TOP_COL_LAST_DENIAL, 0, false, 4},
-};
-
 #define CMD_MIN	 12
 #define DENY_MIN 16
 
@@ -177,19 +160,21 @@ static void draw_header(struct ui *u)
 }
 
 /* Which columns fit in COLS, and the widths of the two flexible ones. */
-static int layout(int *cmd_w, int *deny_w, bool show[ARRAY_SIZE(cols)])
+static int layout(int *cmd_w, int *deny_w, bool show[TOP_COL__COUNT])
 {
 	for (int maxprio = 5; maxprio >= 0; maxprio--) {
 		int fixed = 0, flex_cols = 0, min = 0, space;
 
-		for (size_t i = 0; i < ARRAY_SIZE(cols); i++) {
-			show[i] = cols[i].prio <= maxprio;
+		for (enum top_col i = 0; i < TOP_COL__COUNT; i++) {
+			const struct top_column *c = top_column(i);
+
+			show[i] = c->prio <= maxprio;
 			if (!show[i])
 				continue;
-			fixed += cols[i].width + 1;
-			if (!cols[i].width) {
+			fixed += c->width + 1;
+			if (!c->width) {
 				flex_cols++;
-				min += cols[i].id == TOP_COL_COMMAND ? CMD_MIN : DENY_MIN;
+				min += i == TOP_COL_COMMAND ? CMD_MIN : DENY_MIN;
 			}
 		}
 		space = COLS - fixed;
@@ -211,9 +196,11 @@ static int layout(int *cmd_w, int *deny_w, bool show[ARRAY_SIZE(cols)])
 	return -1;
 }
 
-static int col_width(const struct col *c, int cmd_w, int deny_w)
+static int col_width(enum top_col id, int cmd_w, int deny_w)
 {
-	return c->width ? c->width : c->id == TOP_COL_COMMAND ? cmd_w : deny_w;
+	int w = top_column(id)->width;
+
+	return w ? w : id == TOP_COL_COMMAND ? cmd_w : deny_w;
 }
 
 static void draw_titles(struct ui *u, const bool *show, int cmd_w, int deny_w)
@@ -224,77 +211,26 @@ static void draw_titles(struct ui *u, const bool *show, int cmd_w, int deny_w)
 	move(2, 0);
 	for (int i = 0; i < COLS; i++)
 		addch(' ');
-	for (size_t i = 0; i < ARRAY_SIZE(cols); i++) {
-		const struct col *c = &cols[i];
-		int w = col_width(c, cmd_w, deny_w);
+	for (enum top_col i = 0; i < TOP_COL__COUNT; i++) {
+		int w = col_width(i, cmd_w, deny_w);
 		char title[32];
 
 		if (!show[i])
 			continue;
-		if (c->id == u->t->sort) {
+		if (i == u->t->sort) {
 			bool desc = top_sort_descending(u->t);
 
-			snprintf(title, sizeof(title), "%s%s", top_col_name(c->id),
+			snprintf(title, sizeof(title), "%s%s", top_col_name(i),
 				 u->utf8 ? (desc ? "\u25bc" : "\u25b2") : (desc ? "v" : "^"));
 			attron(A_BOLD);
-			put_cell(u, 2, x, w, title, c->right);
+			put_cell(u, 2, x, w, title, top_col_numeric(i));
 			attroff(A_BOLD);
 		} else {
-			put_cell(u, 2, x, w, top_col_name(c->id), c->right);
+			put_cell(u, 2, x, w, top_col_name(i), top_col_numeric(i));
 		}
 		x += w + 1;
 	}
 	attroff(A_REVERSE);
-}
-
-static void cell_text(const struct top_session *s, enum top_col id, char *buf, size_t size)
-{
-	switch (id) {
-	case TOP_COL_SESSION:
-		snprintf(buf, size, "%.12s", s->id); /* unique enough, and --once has it whole */
-		break;
-	case TOP_COL_STATE:
-		snprintf(buf, size, "%s", s->state[0] ? s->state : "-");
-		break;
-	case TOP_COL_LEVEL:
-		snprintf(buf, size, "%s", s->level[0] ? s->level : "-");
-		break;
-	case TOP_COL_PIDS:
-		if (s->pids >= 0)
-			snprintf(buf, size, "%lld", (long long)s->pids);
-		else
-			snprintf(buf, size, "-");
-		break;
-	case TOP_COL_MEM:
-		top_fmt_bytes(s->mem, buf, size);
-		break;
-	case TOP_COL_CPU:
-		if (s->cpu_pct >= 0)
-			snprintf(buf, size, "%.1f", s->cpu_pct);
-		else
-			snprintf(buf, size, "-");
-		break;
-	case TOP_COL_OPENS:
-		top_fmt_rate(s->opens_rate, buf, size);
-		break;
-	case TOP_COL_EXECS:
-		top_fmt_rate(s->execs_rate, buf, size);
-		break;
-	case TOP_COL_CONNECTS:
-		top_fmt_rate(s->connects_rate, buf, size);
-		break;
-	case TOP_COL_DENIALS:
-		snprintf(buf, size, "%llu", (unsigned long long)s->denials);
-		break;
-	case TOP_COL_COMMAND:
-		snprintf(buf, size, "%s", s->command ? s->command : "-");
-		break;
-	case TOP_COL_LAST_DENIAL:
-		snprintf(buf, size, "%s", s->last_denial ? s->last_denial : "");
-		break;
-	default:
-		buf[0] = '\0';
-	}
 }
 
 int ui_rows_for_list(void)
@@ -326,26 +262,25 @@ static void draw_row(struct ui *u, int y, const struct top_session *s, bool sele
 
 	if (selected)
 		attron(A_REVERSE);
-	for (size_t i = 0; i < ARRAY_SIZE(cols); i++) {
-		const struct col *c = &cols[i];
-		int w = col_width(c, cmd_w, deny_w), pair = 0;
+	for (enum top_col i = 0; i < TOP_COL__COUNT; i++) {
+		int w = col_width(i, cmd_w, deny_w), pair = 0;
 
 		if (!show[i])
 			continue;
-		cell_text(s, c->id, text, sizeof(text));
-		if ((c->id == TOP_COL_DENIALS && s->denials) || c->id == TOP_COL_LAST_DENIAL)
+		top_cell(s, i, true, text, sizeof(text));
+		if ((i == TOP_COL_DENIALS && s->denials) || i == TOP_COL_LAST_DENIAL)
 			pair = PAIR_DENY;
-		else if (c->id == TOP_COL_STATE && streq(s->state, "paused"))
+		else if (i == TOP_COL_STATE && streq(s->state, "paused"))
 			pair = PAIR_PAUSED;
-		else if (c->id == TOP_COL_STATE && streq(s->state, "killed"))
+		else if (i == TOP_COL_STATE && streq(s->state, "killed"))
 			pair = PAIR_DENY;
-		else if (c->id == TOP_COL_STATE && (streq(s->state, "ended") || s->gone_ns))
+		else if (i == TOP_COL_STATE && (streq(s->state, "ended") || s->gone_ns))
 			pair = PAIR_ENDED;
 		if (pair && u->colors)
 			attron(COLOR_PAIR(pair));
 		else if (pair == PAIR_DENY && s->denials)
 			attron(A_BOLD);
-		put_cell(u, y, x, w, text, c->right);
+		put_cell(u, y, x, w, text, top_col_numeric(i));
 		if (pair && u->colors)
 			attroff(COLOR_PAIR(pair));
 		else if (pair == PAIR_DENY)
@@ -364,7 +299,7 @@ static void draw_row(struct ui *u, int y, const struct top_session *s, bool sele
 static void draw_list(struct ui *u)
 {
 	const struct top *t = u->t;
-	bool show[ARRAY_SIZE(cols)];
+	bool show[TOP_COL__COUNT];
 	int cmd_w, deny_w, rows = ui_rows_for_list();
 
 	if (layout(&cmd_w, &deny_w, show) < 0)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* `bpfbox top --once` and `--json`, and the formats the screen shares. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,14 +56,6 @@ void top_fmt_rate(double r, char *buf, size_t size)
 		snprintf(buf, size, "%.1f", r);
 }
 
-static void fmt_cpu(double pct, char *buf, size_t size)
-{
-	if (pct < 0)
-		snprintf(buf, size, "-");
-	else
-		snprintf(buf, size, "%.1f", pct);
-}
-
 static void bpf_layers(const struct top *t, char *buf, size_t size)
 {
 	snprintf(buf, size, "%s%s%s%s", t->bpf_audit ? " audit" : "",
@@ -70,9 +63,32 @@ static void bpf_layers(const struct top *t, char *buf, size_t size)
 		 !t->bpf_audit && !t->bpf_network && !t->bpf_unix ? " none" : "");
 }
 
+/*
+ * The column titles (s NULL) or the row of s, each column in its --once
+ * width; text is cut to it, numbers are not.
+ */
+static void print_row(FILE *out, const struct top_session *s)
+{
+	for (enum top_col i = 0; i < TOP_COL__COUNT; i++) {
+		const struct top_column *c = top_column(i);
+		char cell[1024];
+
+		if (s) {
+			top_cell(s, i, false, cell, sizeof(cell));
+			if (!top_col_numeric(i))
+				term_clean(cell,
+					   c->once_width ? (size_t)-c->once_width + 1
+							 : sizeof(cell),
+					   cell);
+		}
+		fprintf(out, "%*s%s", c->once_width, s ? cell : c->title,
+			i + 1 < TOP_COL__COUNT ? "  " : "\n");
+	}
+}
+
 void top_print_text(const struct top *t, FILE *out)
 {
-	char up[32], layers[64], mem[16], cpu[16], o[16], e[16], c[16], cmd[64];
+	char up[32], layers[64];
 
 	top_fmt_duration(top_daemon_uptime(t), up, sizeof(up));
 	bpf_layers(t, layers, sizeof(layers));
@@ -82,28 +98,9 @@ void top_print_text(const struct top *t, FILE *out)
 		t->events_rate, (unsigned long long)top_drops(t), top_col_name(t->sort),
 		top_sort_descending(t) ? "desc" : "asc", t->filter[0] ? "  filter \"" : "",
 		t->filter, t->filter[0] ? "\"" : "");
-	fprintf(out, "%-32s  %-10s  %-8s  %4s  %6s  %5s  %6s  %6s  %6s  %6s  %-40s  %s\n",
-		"SESSION", "STATE", "LEVEL", "PIDS", "MEM", "CPU%", "OPEN/s", "EXEC/s", "CONN/s",
-		"DENIED", "COMMAND", "LAST DENIAL");
-	for (size_t i = 0; i < t->nview; i++) {
-		const struct top_session *s = t->view[i];
-		char pids[24];
-
-		top_fmt_bytes(s->mem, mem, sizeof(mem));
-		fmt_cpu(s->cpu_pct, cpu, sizeof(cpu));
-		top_fmt_rate(s->opens_rate, o, sizeof(o));
-		top_fmt_rate(s->execs_rate, e, sizeof(e));
-		top_fmt_rate(s->connects_rate, c, sizeof(c));
-		if (s->pids >= 0)
-			snprintf(pids, sizeof(pids), "%lld", (long long)s->pids);
-		else
-			snprintf(pids, sizeof(pids), "-");
-		term_clean(cmd, 41, s->command ? s->command : "-");
-		fprintf(out, "%-32s  %-10s  %-8s  %4s  %6s  %5s  %6s  %6s  %6s  %6llu  %-40s  %s\n",
-			s->id, s->state[0] ? s->state : "-", s->level[0] ? s->level : "-", pids,
-			mem, cpu, o, e, c, (unsigned long long)s->denials, cmd,
-			s->last_denial ? s->last_denial : "-");
-	}
+	print_row(out, NULL);
+	for (size_t i = 0; i < t->nview; i++)
+		print_row(out, t->view[i]);
 }
 
 static struct json_object *jdouble(double v)
@@ -119,35 +116,86 @@ static struct json_object *jstr(const char *s)
 	return s && s[0] ? json_object_new_string(s) : NULL;
 }
 
+/* How a member of a session's object is read from struct top_session. */
+enum jkind {
+	J_CHARS,      /* char[]; "" is null */
+	J_STRP,	      /* char *; NULL or "" is null */
+	J_INT,	      /* int64_t */
+	J_INT_KNOWN,  /* int64_t; -1 (unknown) is null */
+	J_COUNT,      /* uint64_t */
+	J_RATE,	      /* double, one decimal */
+	J_RATE_KNOWN, /* double, one decimal; negative (unknown) is null */
+};
+
+#define MEMBER(key, kind, field)                               \
+	{                                                      \
+		key, kind, offsetof(struct top_session, field) \
+	}
+/* The members of each session of `top --json`, in order (docs/top.md). */
+static const struct {
+	const char *key;
+	enum jkind kind;
+	size_t off;
+} session_members[] = {
+	MEMBER("session", J_CHARS, id),
+	MEMBER("state", J_CHARS, state),
+	MEMBER("pause_reason", J_CHARS, pause_reason),
+	MEMBER("level", J_CHARS, level),
+	MEMBER("command", J_STRP, command),
+	MEMBER("cgroup", J_STRP, cgroup),
+	MEMBER("start_time", J_CHARS, start_time),
+	MEMBER("uid", J_INT_KNOWN, uid),
+	MEMBER("pid", J_INT, client_pid),
+	MEMBER("child", J_INT, child),
+	MEMBER("pids", J_INT_KNOWN, pids),
+	MEMBER("memory_bytes", J_INT_KNOWN, mem),
+	MEMBER("cpu_percent", J_RATE_KNOWN, cpu_pct),
+	MEMBER("opens_per_s", J_RATE, opens_rate),
+	MEMBER("execs_per_s", J_RATE, execs_rate),
+	MEMBER("connects_per_s", J_RATE, connects_rate),
+	MEMBER("events", J_COUNT, events),
+	MEMBER("opens", J_COUNT, opens),
+	MEMBER("execs", J_COUNT, execs),
+	MEMBER("connects", J_COUNT, connects),
+	MEMBER("denials", J_COUNT, denials),
+	MEMBER("last_denial", J_STRP, last_denial),
+	MEMBER("records", J_COUNT, records),
+	MEMBER("lost", J_COUNT, lost),
+};
+#undef MEMBER
+
+static struct json_object *member_json(const void *p, enum jkind kind)
+{
+	const int64_t *i = p;
+	const double *v = p;
+
+	switch (kind) {
+	case J_CHARS:
+		return jstr(p);
+	case J_STRP:
+		return jstr(*(char *const *)p);
+	case J_INT_KNOWN:
+		return *i >= 0 ? json_object_new_int64(*i) : NULL;
+	case J_INT:
+		return json_object_new_int64(*i);
+	case J_COUNT:
+		return json_object_new_uint64(*(const uint64_t *)p);
+	case J_RATE_KNOWN:
+		return *v >= 0 ? jdouble(*v) : NULL;
+	case J_RATE:
+		return jdouble(*v);
+	}
+	return NULL;
+}
+
 static struct json_object *session_json(const struct top_session *s)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "session", json_object_new_string(s->id));
-	json_object_object_add(o, "state", jstr(s->state));
-	json_object_object_add(o, "pause_reason", jstr(s->pause_reason));
-	json_object_object_add(o, "level", jstr(s->level));
-	json_object_object_add(o, "command", jstr(s->command));
-	json_object_object_add(o, "cgroup", jstr(s->cgroup));
-	json_object_object_add(o, "start_time", jstr(s->start_time));
-	json_object_object_add(o, "uid", s->uid >= 0 ? json_object_new_int64(s->uid) : NULL);
-	json_object_object_add(o, "pid", json_object_new_int64(s->client_pid));
-	json_object_object_add(o, "child", json_object_new_int64(s->child));
-	json_object_object_add(o, "pids", s->pids >= 0 ? json_object_new_int64(s->pids) : NULL);
-	json_object_object_add(o, "memory_bytes",
-			       s->mem >= 0 ? json_object_new_int64(s->mem) : NULL);
-	json_object_object_add(o, "cpu_percent", s->cpu_pct >= 0 ? jdouble(s->cpu_pct) : NULL);
-	json_object_object_add(o, "opens_per_s", jdouble(s->opens_rate));
-	json_object_object_add(o, "execs_per_s", jdouble(s->execs_rate));
-	json_object_object_add(o, "connects_per_s", jdouble(s->connects_rate));
-	json_object_object_add(o, "events", json_object_new_uint64(s->events));
-	json_object_object_add(o, "opens", json_object_new_uint64(s->opens));
-	json_object_object_add(o, "execs", json_object_new_uint64(s->execs));
-	json_object_object_add(o, "connects", json_object_new_uint64(s->connects));
-	json_object_object_add(o, "denials", json_object_new_uint64(s->denials));
-	json_object_object_add(o, "last_denial", jstr(s->last_denial));
-	json_object_object_add(o, "records", json_object_new_uint64(s->records));
-	json_object_object_add(o, "lost", json_object_new_uint64(s->lost));
+	for (size_t i = 0; i < sizeof(session_members) / sizeof(session_members[0]); i++)
+		json_object_object_add(o, session_members[i].key,
+				       member_json((const char *)s + session_members[i].off,
+						   session_members[i].kind));
 	return o;
 }
 

@@ -21,29 +21,88 @@
 
 #define COMMAND_MAX 1024
 
-static const char *const col_names[TOP_COL__COUNT] = {
-	[TOP_COL_SESSION] = "SESSION", [TOP_COL_STATE] = "STATE",
-	[TOP_COL_LEVEL] = "LEVEL",     [TOP_COL_PIDS] = "PIDS",
-	[TOP_COL_MEM] = "MEM",	       [TOP_COL_CPU] = "CPU%",
-	[TOP_COL_OPENS] = "OPEN/s",    [TOP_COL_EXECS] = "EXEC/s",
-	[TOP_COL_CONNECTS] = "CONN/s", [TOP_COL_DENIALS] = "DENIED",
-	[TOP_COL_COMMAND] = "COMMAND", [TOP_COL_LAST_DENIAL] = "LAST DENIAL",
-};
+#define TOP_COL_INFO(id, title, sort, kind, width, prio, once, ...) \
+	[TOP_COL_##id] = {title, sort, kind, width, prio, once},
+static const struct top_column columns[TOP_COL__COUNT] = {TOP_COLUMNS(TOP_COL_INFO)};
+#undef TOP_COL_INFO
+
+const struct top_column *top_column(enum top_col c)
+{
+	return c < TOP_COL__COUNT ? &columns[c] : NULL;
+}
 
 const char *top_col_name(enum top_col c)
 {
-	return c < TOP_COL__COUNT ? col_names[c] : "?";
+	return c < TOP_COL__COUNT ? columns[c].title : "?";
 }
 
 bool top_col_numeric(enum top_col c)
 {
-	return c >= TOP_COL_PIDS && c <= TOP_COL_DENIALS;
+	return c < TOP_COL__COUNT && columns[c].kind >= TOP_COUNT;
+}
+
+int top_col_parse(const char *name, enum top_col *c)
+{
+	if (streq(name, "memory")) /* what --sort took before it was named as MEM's "mem" */
+		name = "mem";
+	for (size_t i = 0; i < TOP_COL__COUNT; i++)
+		if (streq(columns[i].sort_name, name)) {
+			*c = (enum top_col)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* Column c of session s: its text (NULL: none) or its number. */
+static const char *col_value(const struct top_session *s, enum top_col c, double *num)
+{
+#define TOP_COL_VALUE(id, title, sort, kind, width, prio, once, text, number) \
+	case TOP_COL_##id:                                                    \
+		*num = (double)(number);                                      \
+		return (text);
+	switch (c) {
+		TOP_COLUMNS(TOP_COL_VALUE)
+	default:
+		*num = 0;
+		return NULL;
+	}
+#undef TOP_COL_VALUE
+}
+
+void top_cell(const struct top_session *s, enum top_col c, bool screen, char *buf, size_t size)
+{
+	double v;
+	const char *text = col_value(s, c, &v);
+
+	switch (c < TOP_COL__COUNT ? columns[c].kind : TOP_TEXT) {
+	case TOP_ID:
+		snprintf(buf, size, "%.*s", screen ? columns[c].width : (int)size, text);
+		break;
+	case TOP_TEXT:
+	case TOP_LEVEL:
+		snprintf(buf, size, "%s",
+			 text && text[0]		      ? text
+			 : screen && c == TOP_COL_LAST_DENIAL ? ""
+							      : "-");
+		break;
+	case TOP_BYTES:
+		top_fmt_bytes((int64_t)v, buf, size);
+		break;
+	case TOP_RATE:
+		top_fmt_rate(v, buf, size);
+		break;
+	default: /* TOP_COUNT, TOP_PERCENT */
+		if (v < 0)
+			snprintf(buf, size, "-");
+		else
+			snprintf(buf, size, columns[c].kind == TOP_PERCENT ? "%.1f" : "%.0f", v);
+	}
 }
 
 bool top_sort_descending(const struct top *t)
 {
 	/* Numbers and levels largest first, text A to Z; reverse flips it. */
-	return (top_col_numeric(t->sort) || t->sort == TOP_COL_LEVEL) != t->reverse;
+	return (t->sort < TOP_COL__COUNT && columns[t->sort].kind >= TOP_LEVEL) != t->reverse;
 }
 
 void top_init(struct top *t, const char *socket)
@@ -382,50 +441,23 @@ static int cmp_sessions(const void *pa, const void *pb, void *ctx)
 	const struct top_session *a = *(struct top_session *const *)pa;
 	const struct top_session *b = *(struct top_session *const *)pb;
 	const struct top *t = ctx;
+	double na, nb;
+	const char *ta = col_value(a, t->sort, &na), *tb = col_value(b, t->sort, &nb);
 	int c = 0;
 
-	switch (t->sort) {
-	case TOP_COL_SESSION:
+	switch (t->sort < TOP_COL__COUNT ? columns[t->sort].kind : TOP_ID) {
+	case TOP_ID:
 		break;
-	case TOP_COL_STATE:
-		c = cmp_str(a->state, b->state);
+	case TOP_TEXT:
+		c = cmp_str(ta, tb);
 		break;
-	case TOP_COL_LEVEL:
-		c = level_rank(a->level) - level_rank(b->level);
-		break;
-	case TOP_COL_PIDS:
-		c = cmp_num(a->pids, b->pids);
-		break;
-	case TOP_COL_MEM:
-		c = cmp_num(a->mem, b->mem);
-		break;
-	case TOP_COL_CPU:
-		c = cmp_num(a->cpu_pct, b->cpu_pct);
-		break;
-	case TOP_COL_OPENS:
-		c = cmp_num(a->opens_rate, b->opens_rate);
-		break;
-	case TOP_COL_EXECS:
-		c = cmp_num(a->execs_rate, b->execs_rate);
-		break;
-	case TOP_COL_CONNECTS:
-		c = cmp_num(a->connects_rate, b->connects_rate);
-		break;
-	case TOP_COL_DENIALS:
-		c = cmp_num(a->denials, b->denials);
-		break;
-	case TOP_COL_COMMAND:
-		c = cmp_str(a->command, b->command);
-		break;
-	case TOP_COL_LAST_DENIAL:
-		c = cmp_str(a->last_denial, b->last_denial);
+	case TOP_LEVEL:
+		c = level_rank(ta) - level_rank(tb);
 		break;
 	default:
-		break;
+		c = cmp_num(na, nb);
 	}
-	if (top_col_numeric(t->sort) || t->sort == TOP_COL_LEVEL)
-		c = -c;
-	if (t->reverse)
+	if (top_sort_descending(t))
 		c = -c;
 	/* The id keeps the order stable whatever the direction. */
 	return c ? c : strcmp(a->id, b->id);

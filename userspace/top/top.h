@@ -30,20 +30,45 @@
 #define TOP_REPLY_TIMEOUT_MS 10000 /* then the daemon counts as gone */
 #define TOP_MAX_PENDING	     8	   /* requests on the control connection */
 
-enum top_col {
-	TOP_COL_SESSION,
-	TOP_COL_STATE,
-	TOP_COL_LEVEL,
-	TOP_COL_PIDS,
-	TOP_COL_MEM,
-	TOP_COL_CPU,
-	TOP_COL_OPENS,
-	TOP_COL_EXECS,
-	TOP_COL_CONNECTS,
-	TOP_COL_DENIALS,
-	TOP_COL_COMMAND,
-	TOP_COL_LAST_DENIAL,
-	TOP_COL__COUNT,
+/*
+ * The columns of `bpfbox top`, in screen order: the one list behind the
+ * enum, the titles, the --sort names (cli/top.c), the cells and the sort
+ * (sessions.c), the screen's layout (draw.c) and --once (print.c).
+ * X(ID, title, --sort name, kind, screen width (0: shares what is left),
+ *   priority (a higher one goes first when the screen is narrow),
+ *   --once width (< 0: left-aligned; 0: the last, as long as it is),
+ *   text of session s (NULL: none), number of session s)
+ */
+#define TOP_COLUMNS(X)                                                               \
+	X(SESSION, "SESSION", "session", TOP_ID, 12, 0, -32, s->id, 0)               \
+	X(STATE, "STATE", "state", TOP_TEXT, 10, 1, -10, s->state, 0)                \
+	X(LEVEL, "LEVEL", "level", TOP_LEVEL, 8, 5, -8, s->level, 0)                 \
+	X(PIDS, "PIDS", "pids", TOP_COUNT, 5, 3, 4, NULL, s->pids)                   \
+	X(MEM, "MEM", "mem", TOP_BYTES, 6, 4, 6, NULL, s->mem)                       \
+	X(CPU, "CPU%", "cpu", TOP_PERCENT, 6, 2, 5, NULL, s->cpu_pct)                \
+	X(OPENS, "OPEN/s", "opens", TOP_RATE, 7, 2, 6, NULL, s->opens_rate)          \
+	X(EXECS, "EXEC/s", "execs", TOP_RATE, 7, 2, 6, NULL, s->execs_rate)          \
+	X(CONNECTS, "CONN/s", "connects", TOP_RATE, 7, 3, 6, NULL, s->connects_rate) \
+	X(DENIALS, "DENIED", "denials", TOP_COUNT, 7, 1, 6, NULL, s->denials)        \
+	X(COMMAND, "COMMAND", "command", TOP_TEXT, 0, 0, -40, s->command, 0)         \
+	X(LAST_DENIAL, "LAST DENIAL", "last-denial", TOP_TEXT, 0, 4, 0, s->last_denial, 0)
+
+#define TOP_COL_ENUM(id, ...) TOP_COL_##id,
+enum top_col { TOP_COLUMNS(TOP_COL_ENUM) TOP_COL__COUNT };
+#undef TOP_COL_ENUM
+
+/*
+ * What a column holds, how it is shown and sorted: the id (not sorted:
+ * sessions are in id order whatever the direction), text (A to Z), a level
+ * (best first), then numbers (largest first; "-" when < 0): a count, a size
+ * in bytes, a percentage with one decimal, a rate per second.
+ */
+enum top_kind { TOP_ID, TOP_TEXT, TOP_LEVEL, TOP_COUNT, TOP_BYTES, TOP_PERCENT, TOP_RATE };
+
+struct top_column {
+	const char *title, *sort_name;
+	enum top_kind kind;
+	int width, prio, once_width;
 };
 
 struct top_line {
@@ -200,9 +225,19 @@ struct top_session *top_find(const struct top *t, const char *id);
 /* The i-th line of a session's tail, oldest first; NULL past the end. */
 const struct top_line *top_tail_line(const struct top_session *s, size_t i);
 
+/* Column c of the list (TOP_COLUMNS); NULL past the end. */
+const struct top_column *top_column(enum top_col c);
 const char *top_col_name(enum top_col c);
 /* Whether the column holds numbers (sorted largest first unless reversed). */
 bool top_col_numeric(enum top_col c);
+/*
+ * Column c of session s as text, "-" for what is unknown. For the screen
+ * (screen set) the id is cut to its width (--once has it whole) and no
+ * last denial is a blank cell.
+ */
+void top_cell(const struct top_session *s, enum top_col c, bool screen, char *buf, size_t size);
+/* The column whose --sort name is name: 0, or -EINVAL. */
+int top_col_parse(const char *name, enum top_col *c);
 /* Whether the current sort shows the largest or best first. */
 bool top_sort_descending(const struct top *t);
 

@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The file policy of the BPF LSM (docs/lsm.md): what a file is known by,
+ * the chain of its dentries up to the task's root, and the rules judged on
+ * it: names, suffixes and prefixes, DIR/NAME pairs, directory components,
+ * absolute paths (a trie walked from the root), the executable names and
+ * paths, and the session's writable set by inode. bpf/lsm.bpf.c's hooks
+ * judge with these and record; userspace/agent/lsm_policy.c fills the maps.
+ * A header of the one BPF object (one skeleton) that includes it.
+ */
+#ifndef BPFBOX_LSM_FILE_BPF_H
+#define BPFBOX_LSM_FILE_BPF_H
+
+#include "cmd.bpf.h"
+#include "bpfbox/lsm.h"
+
+#define MAX_DEPTH      LSM_MAX_DEPTH /* path components looked at, from the file up */
+#define MAX_MOUNT_HOPS 8	     /* mount crossings on the way to the root */
+#define SCRATCH_SLOTS  4	     /* programs preempted on one CPU at once */
+
+/* {session, kind, name} of the file policy: present means denied. */
+BPFBOX_MAP(names, BPF_MAP_TYPE_HASH, 65536, BPF_F_NO_PREALLOC, struct bpfbox_name_key, __u8);
+
+/* Absolute deny paths as a trie of components, walked from the root. */
+BPFBOX_MAP(abs_paths, BPF_MAP_TYPE_HASH, 65536, BPF_F_NO_PREALLOC, struct lsm_abs_key,
+	   struct lsm_abs_node);
+
+/*
+ * The session's writable set (workspace, private tmp, rw paths) by device
+ * and inode of each directory: a file is in it when one of its ancestors
+ * is, whatever name or symlink led to it.
+ */
+BPFBOX_MAP(writable, BPF_MAP_TYPE_HASH, 16384, BPF_F_NO_PREALLOC, struct bpfbox_inode_key, __u8);
+
+/*
+ * Working memory of one check: too big for the stack. A program may be
+ * preempted mid-check (migration is off, preemption is not), so each
+ * check takes a free slot of its CPU and gives it back.
+ */
+struct scratch {
+	__u32 busy;
+	__u32 depth;		/* dentries in chain */
+	__u32 rooted;		/* chain ends below the task's root */
+	__u32 base;		/* a position in path */
+	__u64 chain[MAX_DEPTH]; /* struct dentry *, the file first */
+	struct bpfbox_name_key key;
+	struct lsm_abs_key abs;
+	char win[BPFBOX_NAME_LEN + 8];
+	char path[BPFBOX_PATH_LEN + BPFBOX_NAME_LEN];
+	struct cmd_exe cmd;
+};
+
+BPFBOX_MAP(scratch, BPF_MAP_TYPE_PERCPU_ARRAY, SCRATCH_SLOTS, 0, __u32, struct scratch);
+
+static __always_inline struct scratch *scratch_get(void)
+{
+	for (__u32 i = 0; i < SCRATCH_SLOTS; i++) {
+		__u32 k = i;
+		struct scratch *w = bpf_map_lookup_elem(&scratch, &k);
+
+		if (w && !__sync_lock_test_and_set(&w->busy, 1))
+			return w;
+	}
+	return NULL;
+}
+
+static __always_inline void scratch_put(struct scratch *w)
+{
+	w->busy = 0;
+}
+
+static __always_inline void zero_name(char *name)
+{
+	__u64 *q = (__u64 *)name;
+
+	for (int i = 0; i < BPFBOX_NAME_LEN / 8; i++)
+		q[i] = 0;
+}
+
+static __always_inline struct dentry *chain_at(struct scratch *w, __u32 i)
+{
+	return (struct dentry *)w->chain[i & (MAX_DEPTH - 1)];
+}
+
+/* dst = d's name, zero padded; false when longer than any rule's name. */
+static __always_inline bool read_name(char *dst, struct dentry *d)
+{
+	if (BPF_CORE_READ(d, d_name.len) >= BPFBOX_NAME_LEN)
+		return false;
+	zero_name(dst);
+	bpf_probe_read_kernel_str(dst, BPFBOX_NAME_LEN, BPF_CORE_READ(d, d_name.name));
+	return true;
+}
+
+/* dst = the pair key of d inside dir. */
+static __always_inline bool read_pair(char *dst, struct dentry *dir, struct dentry *d)
+{
+	if (BPF_CORE_READ(dir, d_name.len) >= LSM_PAIR_HALF ||
+	    BPF_CORE_READ(d, d_name.len) >= LSM_PAIR_HALF)
+		return false;
+	zero_name(dst);
+	bpf_probe_read_kernel_str(dst, LSM_PAIR_HALF, BPF_CORE_READ(dir, d_name.name));
+	bpf_probe_read_kernel_str(dst + LSM_PAIR_HALF, LSM_PAIR_HALF,
+				  BPF_CORE_READ(d, d_name.name));
+	return true;
+}
+
+static __always_inline bool name_denied(struct scratch *w, __u32 session, __u32 kind)
+{
+	w->key.session = session;
+	w->key.kind = kind;
+	return bpf_map_lookup_elem(&names, &w->key) != NULL;
+}
+
+/*
+ * The checks below are functions of their own (not inlined) to keep each
+ * program small. Not global ones: a global function sees the scratch as
+ * plain memory, which 6.1 does not take as a map key. Pointers to kernel
+ * objects travel as __u64.
+ */
+
+/*
+ * w->chain = the dentries from d up to the task's root (or the root of
+ * the mount tree), crossing mounts the way d_path does, at most MAX_DEPTH
+ * of them. Returns their number.
+ */
+static __noinline int chain_collect(struct scratch *w, __u64 dentry, __u64 vfsmount)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct dentry *root_d = BPF_CORE_READ(task, fs, root.dentry);
+	struct vfsmount *root_m = BPF_CORE_READ(task, fs, root.mnt);
+	__u64 off = bpf_core_field_offset(struct mount, mnt);
+	struct dentry *d = (struct dentry *)dentry;
+	struct vfsmount *vm = (struct vfsmount *)vfsmount;
+	struct mount *mnt = (void *)vm - off;
+	struct dentry *parent;
+	__u32 i;
+
+	if (!w)
+		return 0;
+	w->rooted = 0;
+	/*
+	 * One component per turn, so that the turn number is the only
+	 * state that differs between turns (the verifier then prunes).
+	 */
+#pragma clang loop unroll(disable)
+	for (i = 0; i <= MAX_DEPTH; i++) {
+		/* Up from the roots of mounts to their mount points. */
+#pragma clang loop unroll(disable)
+		for (int j = 0; j < MAX_MOUNT_HOPS; j++) {
+			struct mount *up;
+
+			if (d == root_d && vm == root_m)
+				goto rooted;
+			if (d != BPF_CORE_READ(vm, mnt_root))
+				break;
+			up = BPF_CORE_READ(mnt, mnt_parent);
+			if (up == mnt)
+				goto rooted;
+			d = BPF_CORE_READ(mnt, mnt_mountpoint);
+			mnt = up;
+			vm = (void *)up + off;
+		}
+		if (d == root_d && vm == root_m)
+			goto rooted;
+		parent = BPF_CORE_READ(d, d_parent);
+		if (i == MAX_DEPTH || parent == d) /* too deep, or disconnected */
+			break;
+		w->chain[i & (MAX_DEPTH - 1)] = (__u64)d;
+		d = parent;
+	}
+	w->depth = i < MAX_DEPTH ? i : MAX_DEPTH;
+	return w->depth;
+rooted:
+	w->rooted = 1;
+	w->depth = i;
+	return i;
+}
+
+/* Pattern *.SUFFIX: the name after each dot of its last 64 bytes. */
+static __noinline int suffix_denied(struct scratch *w, __u32 session, __u64 dentry)
+{
+	struct dentry *d = (struct dentry *)dentry;
+	const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+	__u32 len = BPF_CORE_READ(d, d_name.len);
+	__u32 tail = len > BPFBOX_NAME_LEN ? len - BPFBOX_NAME_LEN : 0;
+
+	if (!w)
+		return 0;
+	bpf_probe_read_kernel_str(w->win, BPFBOX_NAME_LEN + 1, name + tail);
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < BPFBOX_NAME_LEN; i++) {
+		if (!w->win[i])
+			break;
+		if (w->win[i] != '.')
+			continue;
+		zero_name(w->key.name);
+		bpf_probe_read_kernel_str(w->key.name, BPFBOX_NAME_LEN, name + tail + i + 1);
+		if (name_denied(w, session, BPFBOX_NAME_SUFFIX))
+			return 1;
+	}
+	return 0;
+}
+
+/* Pattern NAME.*: the name up to and including each of its dots. */
+static __noinline int prefix_denied(struct scratch *w, __u32 session, __u64 dentry)
+{
+	struct dentry *d = (struct dentry *)dentry;
+	const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+
+	if (!w)
+		return 0;
+	bpf_probe_read_kernel_str(w->win, BPFBOX_NAME_LEN, name);
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < BPFBOX_NAME_LEN - 1; i++) {
+		if (!w->win[i])
+			break;
+		if (w->win[i] != '.')
+			continue;
+		zero_name(w->key.name);
+		bpf_probe_read_kernel_str(w->key.name, i + 2, name);
+		if (name_denied(w, session, LSM_NAME_PREFIX))
+			return 1;
+	}
+	return 0;
+}
+
+/* The file itself (chain[0]); moving: also a pair's DIR. */
+static __noinline int leaf_denied(struct scratch *w, __u32 session, int moving)
+{
+	struct dentry *leaf;
+
+	if (!w || !w->depth)
+		return 0;
+	leaf = chain_at(w, 0);
+	if (read_name(w->key.name, leaf) &&
+	    (name_denied(w, session, BPFBOX_NAME_EXACT) ||
+	     (moving && name_denied(w, session, LSM_NAME_PAIR_DIR))))
+		return 1;
+	if (w->depth > 1 && read_pair(w->key.name, chain_at(w, 1), leaf) &&
+	    name_denied(w, session, LSM_NAME_PAIR_EXACT))
+		return 1;
+	return suffix_denied(w, session, (__u64)leaf) || prefix_denied(w, session, (__u64)leaf);
+}
+
+/* The directories on the path (chain[1..]). */
+static __noinline int components_denied(struct scratch *w, __u32 session)
+{
+	struct dentry *d;
+	__u32 n;
+
+	if (!w)
+		return 0;
+	n = w->depth;
+#pragma clang loop unroll(disable)
+	for (__u32 i = 1; i < MAX_DEPTH; i++) {
+		if (i >= n)
+			break;
+		d = chain_at(w, i);
+		if (read_name(w->key.name, d) && name_denied(w, session, BPFBOX_NAME_COMPONENT))
+			return 1;
+		if (i + 1 < n && read_pair(w->key.name, chain_at(w, i + 1), d) &&
+		    name_denied(w, session, LSM_NAME_PAIR_COMPONENT))
+			return 1;
+	}
+	return 0;
+}
+
+enum abs_match {
+	ABS_NONE,
+	ABS_PREFIX, /* the path leads to a denied path: moving it would move
+		       what is below */
+	ABS_DENY,
+};
+
+/*
+ * The chain from the root down through the trie of absolute paths:
+ * ABS_DENY at a node with one of the LSM_DENY_* bits of mask.
+ */
+static __noinline int abs_match(struct scratch *w, __u32 session, __u32 mask)
+{
+	struct lsm_abs_node *node;
+	__u64 parent = 0;
+	__u32 n;
+
+	if (!w || !w->rooted || !w->depth)
+		return ABS_NONE;
+	n = w->depth;
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < MAX_DEPTH; i++) {
+		if (i >= n)
+			return ABS_PREFIX;
+		if (!read_name(w->abs.name, chain_at(w, n - 1 - i)))
+			return ABS_NONE;
+		w->abs.session = session;
+		w->abs.pad = 0;
+		w->abs.parent = parent;
+		node = bpf_map_lookup_elem(&abs_paths, &w->abs);
+		if (!node)
+			return ABS_NONE;
+		if (node->deny & mask)
+			return ABS_DENY;
+		parent = node->id;
+	}
+	return ABS_PREFIX;
+}
+
+/* w->path = the chain as a path, for records where d_path is not allowed. */
+static __noinline int chain_path(struct scratch *w)
+{
+	volatile __u32 *pos;
+	__u32 n, at;
+	long r;
+
+	if (!w)
+		return 0;
+	/* The write position lives in memory: see interp_name(). */
+	pos = &w->base;
+	*pos = 0;
+	n = w->depth;
+	if (!w->rooted) {
+		w->path[0] = '.';
+		w->path[1] = '.';
+		w->path[2] = '.';
+		*pos = 3;
+	}
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < MAX_DEPTH; i++) {
+		at = *pos;
+		if (i >= n || at >= BPFBOX_PATH_LEN - 1)
+			break;
+		w->path[at & (BPFBOX_PATH_LEN - 1)] = '/';
+		at++;
+		r = bpf_probe_read_kernel_str(&w->path[at & (BPFBOX_PATH_LEN - 1)], BPFBOX_NAME_LEN,
+					      BPF_CORE_READ(chain_at(w, n - 1 - i), d_name.name));
+		*pos = r > 0 ? at + r - 1 : at;
+	}
+	at = *pos;
+	if (!n && at < BPFBOX_PATH_LEN - 1)
+		w->path[at++ & (BPFBOX_PATH_LEN - 1)] = '/';
+	w->path[at < BPFBOX_PATH_LEN ? at : BPFBOX_PATH_LEN - 1] = 0;
+	return 0;
+}
+
+/*
+ * Whether the dentry d (on mount vm) is denied to the session. moving:
+ * the caller renames or links it, which may not happen either to the
+ * directories that absolute and pair rules name on the way.
+ */
+static __always_inline bool dentry_denied(struct scratch *w, __u32 session, struct dentry *d,
+					  struct vfsmount *vm, bool moving)
+{
+	int abs;
+
+	if (chain_collect(w, (__u64)d, (__u64)vm) <= 0)
+		return false;
+	if (leaf_denied(w, session, moving) || components_denied(w, session))
+		return true;
+	if (!moving)
+		return abs_match(w, session, LSM_DENY_OPEN) == ABS_DENY;
+	/* Moving a binary out of an exec_deny path would free it too. */
+	abs = abs_match(w, session, LSM_DENY_OPEN | LSM_DENY_EXEC);
+	return abs == ABS_DENY || abs == ABS_PREFIX;
+}
+
+/* w->key.name = the basename of interp (the path as given); 1 if done. */
+static __noinline int interp_name(struct scratch *w, __u64 interp)
+{
+	long len;
+	__u32 base;
+
+	if (!w)
+		return 0;
+	len = bpf_probe_read_kernel_str(w->path, BPFBOX_PATH_LEN, (const char *)interp);
+	if (len <= 1 || len >= BPFBOX_PATH_LEN) /* none, or cut short */
+		return 0;
+	/* In memory, not a register: the verifier does not track it. */
+	w->base = 0;
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < BPFBOX_PATH_LEN; i++) {
+		if (!w->path[i])
+			break;
+		if (w->path[i] == '/')
+			*(volatile __u32 *)&w->base = i + 1;
+	}
+	base = *(volatile __u32 *)&w->base;
+	if (base >= len - 1 || len - 1 - base >= BPFBOX_NAME_LEN)
+		return 0;
+	zero_name(w->key.name);
+	bpf_probe_read_kernel_str(w->key.name, BPFBOX_NAME_LEN,
+				  w->path + (base & (BPFBOX_PATH_LEN - 1)));
+	return 1;
+}
+
+/* The binary (d on vm) is an exec_deny path. */
+static __always_inline bool exec_path_denied(struct scratch *w, __u32 session, struct dentry *d,
+					     struct vfsmount *vm)
+{
+	return chain_collect(w, (__u64)d, (__u64)vm) > 0 &&
+	       abs_match(w, session, LSM_DENY_EXEC) == ABS_DENY;
+}
+
+/*
+ * Whether d (a file or directory) lies in the session's writable set: d or
+ * one of its parents, up to the root of its file system, is a directory of
+ * the set. By inode, so ".." and symlinks lead to the same answer.
+ */
+static __noinline int under_writable(__u32 session, __u64 dentry)
+{
+	struct bpfbox_inode_key k = {.session = session};
+	struct dentry *d = (struct dentry *)dentry, *p;
+
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < MAX_DEPTH; i++) {
+		if (!d)
+			return 0;
+		k.dev = BPF_CORE_READ(d, d_sb, s_dev);
+		k.ino = BPF_CORE_READ(d, d_inode, i_ino);
+		if (bpf_map_lookup_elem(&writable, &k))
+			return 1;
+		p = BPF_CORE_READ(d, d_parent);
+		if (p == d)
+			return 0;
+		d = p;
+	}
+	return 0;
+}
+
+#endif
