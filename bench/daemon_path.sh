@@ -3,8 +3,8 @@
 # The daemon path against the embedded one (issue 20 item 3):
 # `bpfbox run -- /bin/true` through a private daemon and with --no-daemon,
 # both at --level standard and at the default, interleaved in one run
-# (ratios within the run), and the daemon's register round trip (median of
-# N). OLD_BPFBOX: also an older bpfbox through its own daemon (OLD_SOCK, or
+# (ratios within the run), with the CPU each command took in its client and
+# in the daemon, and the daemon's register round trip (median of N). OLD_BPFBOX: also an older bpfbox through its own daemon (OLD_SOCK, or
 # one started here with its own pins and cgroup parent).
 # Root; usage: bench/daemon_path.sh [BUILD_DIR] [RUNS] [v2only]
 # v2only: in a private mount namespace whose cgroup v1 hierarchies are
@@ -54,9 +54,27 @@ cd "$T/ws"
 # Interleaved: each round runs every command once, in a shuffled order, so
 # that the load of a shared machine falls on all of them alike; medians of
 # RUNS rounds.
-python3 - "$B" "$SOCK" "$RUNS" "${OLD_BPFBOX:-}" "${OLD_SOCK:-}" >"$T/h.txt" <<'PY'
+python3 - "$B" "$SOCK" "$RUNS" "${OLD_BPFBOX:-}" "${OLD_SOCK:-}" "$DPID" "${OPID:-}" >"$T/h.txt" <<'PY'
 import os, random, statistics, subprocess, sys, time
 b, sock, runs, old, osock = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+dpid, opid = sys.argv[6], sys.argv[7]
+def daemon_cpu(pid):
+    """The daemon's CPU so far in ms (the scheduler's, in ns: every thread)
+    and its wakeups (voluntary context switches); 0 when it is not ours."""
+    ms = wakeups = 0
+    if not pid:
+        return 0.0, 0
+    for tid in os.listdir("/proc/%s/task" % pid):
+        try:
+            with open("/proc/%s/task/%s/schedstat" % (pid, tid)) as f:
+                ms += int(f.read().split()[0]) / 1e6
+            with open("/proc/%s/task/%s/status" % (pid, tid)) as f:
+                for l in f:
+                    if l.startswith("voluntary_ctxt_switches:"):
+                        wakeups += int(l.split()[1])
+        except FileNotFoundError:
+            pass
+    return ms, wakeups
 cmds = [
     ("embedded --level standard", [b, "run", "-q", "--no-daemon", "--level", "standard", "--", "/bin/true"]),
     ("daemon --level standard", [b, "run", "-q", "--daemon-socket", sock, "--level", "standard", "--", "/bin/true"]),
@@ -71,6 +89,12 @@ if old and osock:
     cmds.append(("before: daemon --level standard", [old, "run", "-q", "--daemon-socket", osock, "--level", "standard", "--", "/bin/true"]))
     cmds.append(("before: daemon (default level)", [old, "run", "-q", "--daemon-socket", osock, "--", "/bin/true"]))
 t = {n: [] for n, _ in cmds}
+# CPU per command: the client's (its process tree's rusage) and, for the
+# rows through a daemon started here, the daemon's own over the command
+# and its wakeups (voluntary context switches); its work after a reply may
+# fall on the next command: the means over all rounds are what a session
+# costs it.
+cpu = {n: [0.0, 0.0, 0] for n, _ in cmds}
 # In a new order each round: what a command leaves the kernel to do after
 # it (an embedded --audit's programs freed) falls on a different one.
 rnd = random.Random(20)
@@ -78,15 +102,26 @@ for i in range(runs + 10):
     order = list(cmds)
     rnd.shuffle(order)
     for n, c in order:
+        who = opid if n.startswith("before: ") else dpid if "daemon" in n else ""
+        d0 = daemon_cpu(who)
         s = time.perf_counter()
-        subprocess.run(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        with open(os.devnull, "w") as null:
+            p = subprocess.Popen(c, stdout=null, stderr=null)
+            _, st, ru = os.wait4(p.pid, 0)
         if i >= 10:
             t[n].append((time.perf_counter() - s) * 1e3)
-print("| command | p25 ms | median ms | min ms |")
-print("|---|---|---|---|")
+            d1 = daemon_cpu(who)
+            cpu[n][0] += (ru.ru_utime + ru.ru_stime) * 1e3
+            cpu[n][1] += d1[0] - d0[0]
+            cpu[n][2] += d1[1] - d0[1]
+        if st:
+            sys.exit("%s: exit status %d" % (n, st))
+print("| command | p25 ms | median ms | min ms | client CPU ms | daemon CPU ms | daemon wakeups |")
+print("|---|---|---|---|---|---|---|")
 for n, _ in cmds:
     v = sorted(t[n])
-    print("| %s | %.2f | %.2f | %.2f |" % (n, v[len(v) // 4], statistics.median(v), v[0]))
+    print("| %s | %.2f | %.2f | %.2f | %.2f | %.3f | %.1f |" % (n, v[len(v) // 4], statistics.median(v),
+          v[0], cpu[n][0] / len(v), cpu[n][1] / len(v), cpu[n][2] / len(v)))
 PY
 cat "$T/h.txt"
 python3 - "" "$SOCK" "$RUNS" <<'PY'

@@ -146,11 +146,11 @@ poll_until 10 grep -qs '"type":"ask"' "$TMPD/asklog"
 SID=$("$PY" -c 'import json, sys
 print(json.loads(open(sys.argv[1]).readline())["session"])' "$A" 2>/dev/null)
 expect_rc 0 "pause during an ask: bpfbox pause is taken" "$BPFBOX" pause --socket "$SOCK" "$SID"
-if poll_until 15 grep -q '"type":"session.end"' "$A"; then
+if poll_until 20 grep -q '"type":"session.end"' "$A"; then
 	acheck "'first' not in out and any(e['type'] == 'session.paused' and e['reason'] == 'manual' for e in ev) and any(e['type'] == 'killed' and e['reason'] == 'pause_timeout' for e in st) and [e['exit_code'] for e in ev if e['type'] == 'session.end'] == [123]" \
 		"pause during an ask: the run reports session.paused (manual) and ends at its pause timeout"
 else
-	fail "pause during an ask: the session never ended (frozen, the pause unseen): $(tail -c 400 "$A")"
+	fail "pause during an ask: the session never ended (frozen, the pause unseen): $(grep -o '"type":"session[.a-z]*"' "$A" | tr '\n' ' '); status: $(tail -c 300 "$TMPD/asklog"); run: $(tail -c 300 "$TMPD/rerr"); daemon: $(tail -c 400 "$DERR")"
 	kill -KILL "$(cat "$TMPD/runpid")" 2>/dev/null
 	"$BPFBOX" resume --socket "$SOCK" "$SID" >/dev/null 2>&1
 fi

@@ -73,6 +73,23 @@ poll_until 5 no_session_cgroups "$PARENT" && [ "$sums" = 5 ] &&
 	ok "after 5 sessions no session cgroup is left, and each summary has its denial" ||
 	fail "summaries $sums of 5; cgroups left: $(session_cgroups "$PARENT"); $(tail -n 3 "$TMPD/n1.err")"
 
+# The private home and tmp are removed while the daemon ends the session
+# (docs/daemon.md "Unregister"): with a PID namespace nothing of it is left
+# to write there once its init is reaped; without one, only after the
+# daemon's kill. A writer left in the background leaves neither behind.
+for ns in "" --no-namespaces; do
+	mkdir -p "$TMPD/hw$ns"
+	rm -f "$WS/hw"
+	TMPDIR="$TMPD/hw$ns" "$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" $ns -- sh -c \
+		'(while :; do : >"$HOME/w"; : >"$TMPDIR/w"; done) &
+		while [ ! -e "$HOME/w" ]; do :; done; echo "$HOME" >hw' >"$TMPD/hw.out" 2>&1
+	rc=$?
+	[ $rc = 0 ] && grep -q "$TMPD/hw$ns/" "$WS/hw" && [ -z "$(ls -A "$TMPD/hw$ns")" ] &&
+		! grep -q 'cannot remove' "$TMPD/hw.out" &&
+		ok "the private home and tmp are gone after a session with a writer left${ns:+ ($ns)}" ||
+		fail "home and tmp after a writer${ns:+ ($ns)}: rc $rc, home $(cat "$WS/hw" 2>&1), left: $(ls -A "$TMPD/hw$ns"), $(tail -n 2 "$TMPD/hw.out")"
+done
+
 # Cgroups made ahead: a client that registers before its fork (a pure
 # cgroup v2 host: here a mount namespace without the v1 hierarchies) gets
 # a session named after one of them, and the daemon makes another.

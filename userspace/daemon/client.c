@@ -214,24 +214,30 @@ static int send_line(int fd, const char *text, size_t len)
 	return send_all(fd, "\n", 1);
 }
 
-int daemon_client_call(struct daemon_client *c, struct json_object *req, struct json_object **reply,
-		       char *msg, size_t msg_size)
+int daemon_client_send(struct daemon_client *c, struct json_object *req)
 {
 	const char *text = json_object_to_json_string_ext(
 		req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+
+	c->replied = false;
+	c->send_err = c->fd < 0 ? -ENOTCONN : send_line(c->fd, text, strlen(text));
+	return c->send_err;
+}
+
+int daemon_client_reply(struct daemon_client *c, struct json_object **reply, char *msg,
+			size_t msg_size)
+{
 	struct json_object *o, *v;
 	char *line;
 	size_t len;
-	int r;
+	int r = c->send_err;
 
 	*reply = NULL;
-	c->replied = false;
 	msg[0] = '\0';
-	if (c->fd < 0) {
+	if (r == -ENOTCONN) {
 		snprintf(msg, msg_size, "not connected");
-		return -ENOTCONN;
+		return r;
 	}
-	r = send_line(c->fd, text, strlen(text));
 	if (r < 0) {
 		/* A daemon that said "busy" and closed: its reason may be waiting. */
 		int rr = daemon_client_read_line(c, &line, &len, 100);
@@ -273,4 +279,11 @@ int daemon_client_call(struct daemon_client *c, struct json_object *req, struct 
 		r = -DAEMON_ENDED;
 	json_object_put(o);
 	return r;
+}
+
+int daemon_client_call(struct daemon_client *c, struct json_object *req, struct json_object **reply,
+		       char *msg, size_t msg_size)
+{
+	daemon_client_send(c, req);
+	return daemon_client_reply(c, reply, msg, msg_size);
 }

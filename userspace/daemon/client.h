@@ -26,6 +26,7 @@ struct daemon_client {
 	int fd;
 	int timeout_ms; /* for each reply */
 	bool replied;	/* the last call got a reply (its error is the daemon's) */
+	int send_err;	/* of the last request sent: 0, or -errno */
 	char *in;	/* what was read; grows up to DAEMON_MAX_REPLY */
 	size_t in_len, cap;
 	size_t taken; /* bytes of the line handed out last */
@@ -58,6 +59,14 @@ void daemon_client_close(struct daemon_client *c);
  */
 int daemon_client_call(struct daemon_client *c, struct json_object *req, struct json_object **reply,
 		       char *msg, size_t msg_size);
+/*
+ * daemon_client_call in two halves, for a caller with work to do while
+ * the daemon answers: the request sent (0, or -errno, which the reply
+ * half returns too), then its reply read.
+ */
+int daemon_client_send(struct daemon_client *c, struct json_object *req);
+int daemon_client_reply(struct daemon_client *c, struct json_object **reply, char *msg,
+			size_t msg_size);
 
 /*
  * The next line, NUL-terminated without its newline, in *line (valid until
@@ -134,5 +143,8 @@ int daemon_attach(struct daemon_client *c, const char *id, pid_t pid, char *msg,
  */
 int daemon_unregister(struct daemon_client *c, const char *id, const struct session_result *res,
 		      struct json_object **reply, char *msg, size_t size);
+/* Its first half: the request sent; daemon_client_reply reads the reply. */
+int daemon_unregister_send(struct daemon_client *c, const char *id,
+			   const struct session_result *res);
 
 #endif

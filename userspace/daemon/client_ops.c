@@ -354,10 +354,11 @@ int daemon_attach(struct daemon_client *c, const char *id, pid_t pid, char *msg,
 	return call_simple(c, req, msg, size);
 }
 
-int daemon_unregister(struct daemon_client *c, const char *id, const struct session_result *res,
-		      struct json_object **reply, char *msg, size_t size)
+int daemon_unregister_send(struct daemon_client *c, const char *id,
+			   const struct session_result *res)
 {
 	struct json_object *req = daemon_request("unregister", id);
+	int r;
 
 	if (res) {
 		json_object_object_add(req, "exit_code", json_object_new_int(res->exit_code));
@@ -367,7 +368,16 @@ int daemon_unregister(struct daemon_client *c, const char *id, const struct sess
 		json_object_object_add(req, "output_dropped",
 				       json_object_new_int64(res->output_dropped));
 	}
-	return call_put(c, req, reply, msg, size);
+	r = daemon_client_send(c, req);
+	json_object_put(req);
+	return r;
+}
+
+int daemon_unregister(struct daemon_client *c, const char *id, const struct session_result *res,
+		      struct json_object **reply, char *msg, size_t size)
+{
+	daemon_unregister_send(c, id, res);
+	return daemon_client_reply(c, reply, msg, size);
 }
 
 int daemon_no_daemon_allowed(const char *socket, char *why, size_t size)

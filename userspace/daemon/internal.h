@@ -79,6 +79,7 @@ struct daemon {
 	struct audit_clock clock;
 	struct jsonw w;		      /* the event being encoded */
 	struct jsonw rw;	      /* the reply being built */
+	struct json_tokener *tok;     /* the requests' parser (ops.c) */
 	struct sinks *sinks;	      /* --audit, --sink, --config (docs/sinks.md) */
 	uint64_t unknown_records;     /* records of no known session, dropped */
 	struct metrics *metrics;      /* --metrics; NULL: none (metrics.h) */
@@ -90,6 +91,7 @@ struct daemon {
 	struct cgroup_pool pool;	/* session cgroups made ahead (ops_register.c) */
 	struct session_limits lim_plan; /* how limits hold here, planned each tick */
 	bool lim_planned;
+	uint64_t ring_quiet_until; /* ns: the ring is read again then (server_loop.c); 0: now */
 	bool stop;
 };
 

@@ -49,6 +49,11 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req);
 /* ops_session.c */
 int ops_attach_pid(struct daemon *d, struct conn *c, struct dsession *s, int64_t pid);
 bool ops_valid_pid(int64_t pid);
+/*
+ * A session registered ahead whose client cloned its child into the cgroup
+ * (no attach) runs once the cgroup is populated: its state says so.
+ */
+void ops_note_running(struct dsession *s);
 void op_attach(struct daemon *d, struct conn *c, struct json_object *req);
 void op_unregister(struct daemon *d, struct conn *c, struct json_object *req);
 void op_pause(struct daemon *d, struct conn *c, struct json_object *req);

@@ -545,6 +545,14 @@ static void register_reply(struct daemon *d, struct conn *c, struct dsession *s,
 	if (proxy)
 		jsonw_u64(&d->rw, "proxy_port", proxy);
 	limits_json(&s->lim, &d->rw, "limits");
+	/* A client that registered before its fork joins these itself (via_daemon.c). */
+	if (s->lim.cg1[RES_MEMORY][0] || s->lim.cg1[RES_PIDS][0] || s->lim.cg1[RES_CPU][0]) {
+		jsonw_object_begin(&d->rw, "cgroup1");
+		for (int r = 0; r < RES__COUNT; r++)
+			if (s->lim.cg1[r][0])
+				jsonw_str(&d->rw, limit_res_name(r), s->lim.cg1[r]);
+		jsonw_end(&d->rw);
+	}
 	ops_reply_send(d, c);
 }
 
@@ -698,8 +706,6 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 	apply_limits(d, s, req);
 	if (!s->lsm)
 		note_lsm_only(req);
-	dlog("session %s registered by pid %d uid %u: index %u, cgroup %s", s->id, s->client_pid,
-	     s->uid, s->index, s->cgroup);
 	/* Register and attach in one round trip: the child waits for this reply. */
 	if (pid && ops_attach_pid(d, c, s, pid) < 0) {
 		ev_session_start(d, s, req);
@@ -709,5 +715,7 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 	register_reply(d, c, s, proxy, pid);
 	/* After the reply, before any record of the session: it waits for the reply. */
 	ev_session_start(d, s, req);
+	dlog("session %s registered by pid %d uid %u: index %u, cgroup %s", s->id, s->client_pid,
+	     s->uid, s->index, s->cgroup);
 	pool_refill(d, false); /* off the request's path: the reply is sent */
 }

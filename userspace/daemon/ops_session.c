@@ -122,6 +122,30 @@ bool ops_valid_pid(int64_t pid)
 	return pid > 0 && pid <= 0x3fffffff;
 }
 
+void ops_note_running(struct dsession *s)
+{
+	char path[PATH_MAX + 16], buf[4096], *p, *end;
+
+	if (s->state != DS_REGISTERED || !ops_cgroup_populated(s->cgroup))
+		return;
+	s->state = DS_RUNNING;
+	/* Its child: the process of the cgroup whose parent is the client. */
+	snprintf(path, sizeof(path), "%s/cgroup.procs", s->cgroup);
+	if (read_file_str(path, buf, sizeof(buf)) < 0)
+		return;
+	for (p = buf; *p; p = end) {
+		long pid = strtol(p, &end, 10);
+		pid_t ppid;
+
+		if (end == p)
+			break;
+		if (pid > 0 && parent_of(pid, &ppid) == 0 && ppid == s->client_pid) {
+			s->child = pid;
+			return;
+		}
+	}
+}
+
 void op_attach(struct daemon *d, struct conn *c, struct json_object *req)
 {
 	struct dsession *s = ops_request_session(d, c, req, "attach");
@@ -386,9 +410,7 @@ void op_pause(struct daemon *d, struct conn *c, struct json_object *req)
 				s->pause_reason);
 		return;
 	}
-	/* A child cloned into the cgroup by its client (no attach): it runs. */
-	if (s->state == DS_REGISTERED && ops_cgroup_populated(s->cgroup))
-		s->state = DS_RUNNING;
+	ops_note_running(s); /* a child cloned into the cgroup by its client */
 	if (s->state == DS_ENDING || s->state == DS_REGISTERED) {
 		ops_reply_error(d, c, s->state == DS_ENDING ? ESRCH : EINVAL,
 				"pause: session %s %s", s->id,

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <json-c/json.h>
 
 #include "internal.h"
 #include "metrics.h"
@@ -308,6 +309,8 @@ static void daemon_free(struct daemon *d)
 	agent_close(d->agent);
 	jsonw_free(&d->w);
 	jsonw_free(&d->rw);
+	if (d->tok)
+		json_tokener_free(d->tok);
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

@@ -24,6 +24,17 @@
 
 #define REFUSED_LINGER_NS (5ULL * 1000000000ULL)
 
+/*
+ * Records are read in batches: after a read of fewer than RING_BURST
+ * records, the ring is left out of the epoll set for RING_QUIET_NS, so
+ * the records of that window cost the daemon one wakeup, not one each
+ * (each record of a quiet ring wakes its reader: the programs submit
+ * with adaptive wakeup). A busy ring is read at once. An unregister reads
+ * the ring itself, so a session's end waits for nothing.
+ */
+#define RING_QUIET_NS (5ULL * 1000000ULL)
+#define RING_BURST    256
+
 int server_loop_setup(struct daemon *d)
 {
 	struct itimerspec it = {.it_interval = {1, 0}, .it_value = {1, 0}};
@@ -86,12 +97,48 @@ static void on_tick(struct daemon *d)
 			c->dead = true;
 }
 
+/* Whether the ring is in the epoll set. */
+static void ring_watch(struct daemon *d, bool on)
+{
+	struct epoll_event ev = {.events = on ? EPOLLIN : 0, .data.ptr = d->agent};
+
+	epoll_ctl(d->epfd, EPOLL_CTL_MOD, agent_ring_fd(d->agent), &ev);
+}
+
+/* The ring's records read; a quiet ring is left alone for RING_QUIET_NS. */
+static void ring_read(struct daemon *d)
+{
+	int n = agent_consume(d->agent);
+	bool quiet = n > 0 && n < RING_BURST;
+
+	if (quiet != (d->ring_quiet_until != 0))
+		ring_watch(d, !quiet);
+	d->ring_quiet_until = quiet ? now_ns() + RING_QUIET_NS : 0;
+}
+
+/* Milliseconds until the ring is read again (-1: when it has records). */
+static int ring_timeout(struct daemon *d)
+{
+	uint64_t now;
+
+	if (!d->ring_quiet_until)
+		return -1;
+	now = now_ns();
+	if (now >= d->ring_quiet_until) {
+		ring_read(d); /* what came in the window; quiet again if anything did */
+		ev_flush(d);
+		if (!d->ring_quiet_until)
+			return -1;
+	}
+	return (d->ring_quiet_until - now + 999999) / 1000000;
+}
+
 void server_loop(struct daemon *d)
 {
 	struct epoll_event evs[64];
 
 	while (!d->stop) {
-		int n = epoll_wait(d->epfd, evs, ARRAY_SIZE(evs), -1);
+		int n = epoll_wait(d->epfd, evs, ARRAY_SIZE(evs), ring_timeout(d));
 
 		if (n < 0 && errno != EINTR) {
 			dlog("epoll_wait failed: %s; stopping", strerror(errno));
@@ -107,7 +154,7 @@ void server_loop(struct daemon *d)
 			} else if (p == &d->timer_fd) {
 				on_tick(d);
 			} else if (p == d->agent) {
-				agent_consume(d->agent);
+				ring_read(d);
 			} else if (p == d->sinks) {
 				sinks_dispatch(d->sinks);
 			} else if (metrics_owns(d->metrics, p)) {

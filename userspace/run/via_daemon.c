@@ -106,6 +106,35 @@ static int refused(struct daemon_run *r, int rc, const char *msg)
 	return -EAGAIN;
 }
 
+/*
+ * Limits in v1 cgroups are joined by a migration: the daemon's attach, or
+ * the child's own when registered ahead (register_ahead, join_v1_ahead).
+ */
+static void take_cgroup1(struct daemon_run *r, struct json_object *reply)
+{
+	struct json_object *o, *dir;
+
+	if (json_object_object_get_ex(reply, "limits", &o)) {
+		json_object_object_foreach (o, key, val) {
+			(void)key;
+			if (json_object_is_type(val, json_type_string) &&
+			    streq(json_object_get_string(val), "cgroup1"))
+				r->v1 = true;
+		}
+	}
+	for (int i = 0; i < RES__COUNT; i++) {
+		if (!json_object_object_get_ex(reply, "cgroup1", &o) ||
+		    !json_object_object_get_ex(o, limit_res_name(i), &dir) ||
+		    !json_object_is_type(dir, json_type_string))
+			continue;
+		if ((size_t)json_object_get_string_len(dir) >= sizeof(r->cgroup1[i]))
+			r->cgroup1_bad = true;
+		else
+			memcpy(r->cgroup1[i], json_object_get_string(dir),
+			       json_object_get_string_len(dir) + 1);
+	}
+}
+
 static int do_register(struct daemon_run *r, pid_t pid)
 {
 	struct session *s = r->s;
@@ -155,15 +184,7 @@ static int do_register(struct daemon_run *r, pid_t pid)
 	}
 	if (json_object_object_get_ex(reply, "cgroup", &port))
 		snprintf(r->cgroup, sizeof(r->cgroup), "%s", json_object_get_string(port));
-	/* Limits in v1 cgroups are joined by the daemon's attach (a migration). */
-	if (json_object_object_get_ex(reply, "limits", &port)) {
-		json_object_object_foreach (port, key, val) {
-			(void)key;
-			if (json_object_is_type(val, json_type_string) &&
-			    streq(json_object_get_string(val), "cgroup1"))
-				r->cgroup[0] = '\0';
-		}
-	}
+	take_cgroup1(r, reply);
 	if (s->policy->net == NET_DENY && egress_has_names(&s->policy->net_allow)) {
 		/* A daemon without egress would leave every name unreachable: say so. */
 		if (!json_object_object_get_ex(reply, "proxy_port", &port)) {
@@ -480,8 +501,17 @@ static int unregister(struct daemon_run *r, const struct session_result *res,
 
 	r->finishing = true;
 	if (r->ctl.fd >= 0) {
-		rc = daemon_unregister(&r->ctl, r->s->id, res, reply, msg, size);
+		struct json_object *o = NULL;
+
+		/* Sent by end_begin: only its reply is read here. */
+		rc = r->unreg_sent ? daemon_client_reply(&r->ctl, &o, msg, size)
+				   : daemon_unregister(&r->ctl, r->s->id, res, &o, msg, size);
+		r->unreg_sent = false;
 		replied = r->ctl.replied;
+		if (reply)
+			*reply = o;
+		else
+			json_object_put(o);
 	}
 	if (rc < 0 && rc != -ENOTCONN && !replied) {
 		/* The daemon went away; one that runs again re-adopted the session. */
@@ -520,7 +550,23 @@ static void drain_sub(struct daemon_run *r)
 	}
 }
 
-/* The command ended: unregister with its result; the reply has the denials. */
+/*
+ * The command ended: the unregister with its result is sent at once, and
+ * its reply (the denials) read in on_end, so that the session's own
+ * directories are removed while the daemon ends it (session_run.c).
+ */
+static int end_begin(void *ctx, struct session *s)
+{
+	struct daemon_run *r = ctx;
+
+	if (!r->registered || r->ended || r->ctl.fd < 0)
+		return -ENOTCONN;
+	r->finishing = true;
+	r->unreg_sent = daemon_unregister_send(&r->ctl, s->id, &s->result) == 0;
+	return r->unreg_sent ? 0 : -EPIPE;
+}
+
+/* The unregister's reply: the denials, then the stream's last records. */
 static void on_end(void *ctx, struct session *s)
 {
 	struct daemon_run *r = ctx;
@@ -559,18 +605,50 @@ static int pause_via_daemon(void *ctx, struct session_event *ev)
 	return 0;
 }
 
-/* Whether the session's limits use cgroup v1 (a hybrid host): joined by a migration anyway. */
-static bool uses_v1(const struct session *s)
+/*
+ * The v1 cgroups of a hybrid host's limits, for the child to join before
+ * its first step as embedded mode's does (limits_child_join): each a
+ * directory under this host's v1 mount of its controller. 0, or -errno
+ * with none kept (the daemon's attach migrates the child then).
+ */
+static int join_v1_ahead(struct daemon_run *r)
 {
-	for (int i = 0; i < RES__COUNT; i++)
-		if (s->lim.how[i] == LIMIT_CGROUP1)
-			return true;
-	return false;
+	struct session_limits *l = &r->s->lim;
+	char procs[PATH_MAX + 16];
+	int rc = r->cgroup1_bad ? -ENAMETOOLONG : -ENOENT;
+
+	for (int i = 0; i < RES__COUNT && !r->cgroup1_bad; i++)
+		if (r->cgroup1[i][0])
+			rc = 0; /* none named: a daemon from before this */
+	for (int i = 0; i < RES__COUNT && !rc; i++) {
+		size_t n = strlen(l->v1_mount[i]);
+
+		if (!r->cgroup1[i][0])
+			continue;
+		if (!n || strncmp(r->cgroup1[i], l->v1_mount[i], n) || r->cgroup1[i][n] != '/' ||
+		    strstr(r->cgroup1[i], "/..")) {
+			rc = -EPROTO;
+			break;
+		}
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", r->cgroup1[i]);
+		l->cg1_procs_fd[i] = open(procs, O_WRONLY | O_CLOEXEC);
+		if (l->cg1_procs_fd[i] < 0)
+			rc = -errno;
+	}
+	if (rc < 0) {
+		for (int i = 0; i < RES__COUNT; i++)
+			fd_close(&l->cg1_procs_fd[i]);
+		return rc;
+	}
+	/* The memory cgroup's OOM events, watched as the child's (limits_adopt). */
+	memcpy(l->v1_memory, r->cgroup1[RES_MEMORY], sizeof(l->v1_memory));
+	return 0;
 }
 
 /*
  * Registered before the fork, the child is cloned into the session's cgroup
- * (session_run.c spawn) and needs no attach: no migration, no grace period.
+ * (session_run.c spawn) and needs no attach: no migration by the daemon;
+ * on a hybrid host it joins the v1 cgroups of its limits itself.
  */
 static int register_ahead(struct daemon_run *r)
 {
@@ -578,6 +656,9 @@ static int register_ahead(struct daemon_run *r)
 
 	if (rc < 0 || !r->cgroup[0])
 		return rc;
+	/* A daemon that names no v1 cgroups (older): its attach moves the child. */
+	if (r->v1 && join_v1_ahead(r) < 0)
+		return 0;
 	fd = open(r->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0)
 		r->s->lim.cg_fd = fd; /* closed with the session's limits */
@@ -594,6 +675,7 @@ int daemon_run_prepare(struct daemon_run *r, struct session *s, const struct aud
 	r->ask.fd = sinks && audit->ask_fd > 2 ? audit->ask_fd : -1;
 	r->audit_mode = audit->off ? "off" : audit->all ? "all" : "aggregate";
 	s->hooks.before_release = release_child;
+	s->hooks.end_begin = end_begin;
 	s->hooks.on_end = on_end;
 	/* The daemon makes and limits the cgroups; a monitor's pause goes through it. */
 	s->hooks.request_pause = pause_via_daemon;
@@ -601,7 +683,7 @@ int daemon_run_prepare(struct daemon_run *r, struct session *s, const struct aud
 	/* The proxy's port goes into the command's environment: known before the fork. */
 	if (s->policy->net == NET_DENY && egress_has_names(&s->policy->net_allow))
 		return do_register(r, 0);
-	if (geteuid() == 0 && !uses_v1(s))
+	if (geteuid() == 0)
 		return register_ahead(r);
 	return 0;
 }

@@ -17,6 +17,7 @@
 
 #include "../agent/ask.h"
 #include "../daemon/client.h"
+#include "../monitor/limits.h"
 
 struct session;
 struct sinks;
@@ -37,7 +38,11 @@ struct daemon_run {
 	bool finishing;	       /* its end is expected now */
 	bool registered;       /* the daemon holds the session */
 	bool ended;	       /* unregistered */
+	bool unreg_sent;       /* the unregister is sent, its reply not read yet */
 	char cgroup[PATH_MAX]; /* the session's cgroup, from the register reply */
+	bool v1;	       /* its limits are v1 cgroups (a hybrid host) */
+	char cgroup1[RES__COUNT][LIMITS_PATH_MAX]; /* those cgroups, from the reply; "" none */
+	bool cgroup1_bad;			   /* one of them did not fit */
 	const char *audit_mode;
 	char *const *argv;
 	struct session *s;

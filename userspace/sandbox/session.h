@@ -95,6 +95,14 @@ struct session_hooks {
 	 */
 	int (*request_pause)(void *ctx, struct session_event *ev);
 	/*
+	 * Called once the command has ended, before on_end: the daemon is
+	 * asked to end the session, and on_end reads its answer. 0 when it
+	 * was asked: the session's private tmp and home are removed in
+	 * between when no process of the session can be left (its PID
+	 * namespace's init reaped). NULL: none.
+	 */
+	int (*end_begin)(void *ctx, struct session *s);
+	/*
 	 * Called once the command has ended, before the denial summary is
 	 * printed: the daemon's end of the session, whose reply carries the
 	 * denials its BPF records showed (s->denials). NULL: none.

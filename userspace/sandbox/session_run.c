@@ -52,7 +52,7 @@ struct run_state {
 	int pty, pts, sig_fd;
 	struct sigaction old_pipe;
 	struct termios saved_tio;
-	bool relaying, merged, raw, mon_on, masked;
+	bool relaying, merged, raw, mon_on, masked, dirs_gone;
 	struct monitor mon;
 	struct child_error ce;
 	ssize_t n; /* of the child's report: sizeof(ce) when a step failed */
@@ -360,6 +360,17 @@ static void run_command(struct run_state *t)
 	/* The last records of the BPF layer, for the summary. */
 	if (s->hooks.on_poll)
 		s->hooks.on_poll(s->hooks.ctx);
+	/*
+	 * The daemon ends the session while its private tmp and home go:
+	 * once the init of its PID namespace is reaped, the kernel has killed
+	 * and reaped every other process of it, so nothing writes there.
+	 */
+	if (s->hooks.end_begin && s->hooks.end_begin(s->hooks.ctx, s) == 0 &&
+	    (s->layers.ns.clone_flags & CLONE_NEWPID) && s->result.wait_status >= 0) {
+		session_remove_private_tmp(s);
+		session_home_remove(s);
+		t->dirs_gone = true;
+	}
 	if (s->hooks.on_end)
 		s->hooks.on_end(s->hooks.ctx, s);
 	session_denials_report(s);
@@ -397,8 +408,10 @@ static void run_cleanup(struct run_state *t)
 		monitor_close(&t->mon);
 	/* What is left in the cgroups is killed (daemonized descendants too). */
 	limits_destroy(&s->lim);
-	session_remove_private_tmp(s);
-	session_home_remove(s);
+	if (!t->dirs_gone) {
+		session_remove_private_tmp(s);
+		session_home_remove(s);
+	}
 }
 
 /* The steps before the command runs, in order; the first that fails ends the run. */
