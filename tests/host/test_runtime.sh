@@ -242,7 +242,9 @@ fi
 if ! $IS_ROOT || [ -z "$PY" ]; then
 	skip "pause timeout, --on-limit, OOM of the first process: the memory monitor needs root and python3; CI runs as root"
 else
-	st_run pt --memory 48M --pause-timeout 2s -- sh -c "$PY -c 'b = bytearray(300 << 20)'; echo after"
+	# The shell lives on after the OOM kill (as in the --on-limit case below):
+	# the pause must come while the session runs, not race its end.
+	st_run pt --memory 48M --pause-timeout 2s -- sh -c "$PY -c 'b = bytearray(300 << 20)'; sleep 10; echo after"
 	[ "$rc" = 123 ] && st_has pt '"type":"paused",.*"reason":"oom",.*"kill_after_ms":2000' &&
 		st_has pt '"type":"killed",.*"reason":"pause_timeout","paused":true' &&
 		st_has pt '"type":"ended",.*"exit_code":123,"cause":"pause_timeout"' &&

@@ -45,6 +45,15 @@ bool ops_want_lsm(struct json_object *req);
 struct json_object *ops_lsm_lists(struct json_object *req, struct json_object **out);
 /* ops_register.c */
 bool ops_string_array(struct json_object *arr, size_t max, size_t len_max, bool absolute);
+/*
+ * register's checks before anything is made (ops_register_check.c); 0, or
+ * -1 when replied. With "prepared" and a cgroup made ahead, *id becomes its
+ * name (in pick, 33 bytes).
+ */
+int ops_register_check(struct daemon *d, struct conn *c, struct json_object *req, const char **id,
+		       char *pick, uint32_t *flags, int64_t *pid);
+/* No BPF LSM for the session: the rules only it enforces are not enforced. */
+void ops_register_lsm_only(struct json_object *req);
 void op_register(struct daemon *d, struct conn *c, struct json_object *req);
 /* ops_session.c */
 int ops_attach_pid(struct daemon *d, struct conn *c, struct dsession *s, int64_t pid);

@@ -48,12 +48,10 @@ void sup_kill_for_limit(struct session *s, struct life *lf, const char *reason,
 	sup_kill_session(s, lf->child);
 }
 
-/* Whether the session's first process is gone (the session ends with it). */
-static bool leader_gone(const struct life *lf)
+/* Whether the session's first process is gone (the session ends with it); how, in si. */
+static bool leader_gone(const struct life *lf, siginfo_t *si)
 {
-	siginfo_t si = {0};
-
-	return waitid(P_PID, lf->child, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid;
+	return waitid(P_PID, lf->child, si, WEXITED | WNOHANG | WNOWAIT) == 0 && si->si_pid;
 }
 
 static void fill_limits(const struct session *s, const struct life *lf, struct session_event *ev)
@@ -129,15 +127,36 @@ static bool kill_on_limit(struct session *s, struct life *lf, const char *reason
 	return true;
 }
 
-/* The first process was the OOM victim: the session ends, there is nothing to resume. */
+/*
+ * The first process is gone: the session ends, there is nothing to pause.
+ * It was the OOM victim when the kill names it, or it died of SIGKILL (a
+ * PID namespace's init says so with 128+9). A first process that exited
+ * on its own before the pause came (its child was the victim) ends the
+ * session with its own exit status, not as an OOM.
+ */
 static bool leader_oom(struct session *s, struct life *lf, const struct session_event *ev)
 {
-	if (!((ev->pid && (ev->pid == lf->child || ev->pid == s->cmd_pid)) || leader_gone(lf)))
+	bool named = ev->pid && (ev->pid == lf->child || ev->pid == s->cmd_pid);
+	siginfo_t si = {0};
+
+	if (!named && !leader_gone(lf, &si))
 		return false;
-	log_notice("session %s ends: out of memory at its %llu MB limit, the kernel killed "
-		   "its first process; raise the limit with --memory",
-		   s->id, (unsigned long long)ev->memory_mb);
-	s->result.cause = CAUSE_OOM;
+	if (named || si.si_code != CLD_EXITED ||
+	    (s->layers.ns.clone_flags & CLONE_NEWPID && si.si_status == 128 + SIGKILL)) {
+		log_notice("session %s ends: out of memory at its %llu MB limit, the kernel "
+			   "killed its first process; raise the limit with --memory",
+			   s->id, (unsigned long long)ev->memory_mb);
+		s->result.cause = CAUSE_OOM;
+	} else {
+		char who[32] = "a process";
+
+		if (ev->pid)
+			snprintf(who, sizeof(who), "pid %d", (int)ev->pid);
+		log_notice("session %s ends: out of memory at its %llu MB limit, the kernel "
+			   "killed %s, and the first process ended before the pause; raise "
+			   "the limit with --memory",
+			   s->id, (unsigned long long)ev->memory_mb, who);
+	}
 	lf->ending = true;
 	if (lf->oom_early) {
 		lf->oom_early = lf->paused = false;
