@@ -366,10 +366,13 @@ grep -Eqi 'resource temporarily unavailable|cannot fork|fork' "$WS/forkerr" 2>/d
 	ok "forks past the limit fail" || fail "no fork failure: $(head -c 200 "$WS/forkerr" 2>/dev/null)"
 rc_of bomb 15 >/dev/null
 
-# --- cpu: a busy loop held near its quota ----------------------------------
+# --- cpu: a busy loop held under its quota ---------------------------------
+# The kernel's cpu.max caps the share (0.2, with slack for the period the
+# loop starts in); how little of it a loaded host leaves is no verdict.
 share=$("$BPFBOX" run -q -w "$WS" $RO --cpu 20 -- $H busy 2 2>/dev/null)
-[ -n "$share" ] && [ "$("$PY" -c "print(int(0.1 <= $share <= 0.3))")" = 1 ] &&
-	ok "a busy loop under --cpu 20 gets $share of a cpu" || fail "cpu share under --cpu 20: '$share'"
+[ -n "$share" ] && [ "$("$PY" -c "print(int(0 < $share <= 0.3))")" = 1 ] &&
+	ok "a busy loop under --cpu 20 gets $share of a cpu, no more than its quota" ||
+	fail "cpu share under --cpu 20: '$share'"
 
 # --- --limits-via cgroup fails closed when the cgroups cannot be made ------
 BPFBOX_CGROUP_PARENT="$CG2/cgroup.procs/x" "$BPFBOX" run -q -w "$WS" --limits-via cgroup -- \
