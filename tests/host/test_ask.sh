@@ -137,16 +137,20 @@ fi
 
 # A pause on top of an open ask: the ask's freeze changes nothing the run
 # sees but the state, which it reads again. It reports the pause and bounds
-# it (--pause-timeout 2s), so the call ends even though the ask's deny leaves
+# it (--pause-timeout 3s), so the call ends even though the ask's deny leaves
 # the session frozen (paused).
 rm -f "$TMPD/asklog" "$TMPD/runpid"
-PT=2s ask_run '/usr/bin/env echo first; echo "rc=$?"' none &
+PT=3s ask_run '/usr/bin/env echo first; echo "rc=$?"' none &
 runp=$!
 poll_until 10 grep -qs '"type":"ask"' "$TMPD/asklog"
 SID=$("$PY" -c 'import json, sys
 print(json.loads(open(sys.argv[1]).readline())["session"])' "$A" 2>/dev/null)
 expect_rc 0 "pause during an ask: bpfbox pause is taken" "$BPFBOX" pause --socket "$SOCK" "$SID"
-if poll_until 20 grep -q '"type":"session.end"' "$A"; then
+# A thaw while the exec waits would let a sibling SIGCONT it unanswered.
+expect_rc 1 "resume during an open ask is refused" "$BPFBOX" resume --socket "$SOCK" "$SID"
+expect_grep "waits for the answer to a command rule's ask; answer it" "$TMPD/err" \
+	"... naming why and what to do"
+if poll_until 40 grep -q '"type":"session.end"' "$A"; then
 	acheck "'first' not in out and any(e['type'] == 'session.paused' and e['reason'] == 'manual' for e in ev) and any(e['type'] == 'killed' and e['reason'] == 'pause_timeout' for e in st) and [e['exit_code'] for e in ev if e['type'] == 'session.end'] == [123]" \
 		"pause during an ask: the run reports session.paused (manual) and ends at its pause timeout"
 else

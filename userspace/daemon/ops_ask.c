@@ -90,6 +90,15 @@ static int freeze(struct dsession *s, bool on)
 	return r;
 }
 
+/* Whether a question of s waits for its answer (its exec stopped, the session frozen for it). */
+bool ops_ask_pending(const struct dsession *s)
+{
+	for (unsigned int k = 0; s->ask && k < ASK_OPEN_MAX; k++)
+		if (s->ask->open[k])
+			return true;
+	return false;
+}
+
 /* The line of q to the sinks and the subscribers. */
 static void emit(struct daemon *d, struct dsession *s, const struct audit_ask *q)
 {

@@ -73,6 +73,8 @@ int ops_discard_record(void *ctx, void *data, size_t size);
 /* ops_ask.c: the command rules' asks (docs/runtime.md "Approvals") */
 /* The register asks for asks ("asks": true, --ask-fd): BPFBOX_SF_CMD_ASK, the session's state. */
 int ops_ask_register(struct daemon *d, struct dsession *s, struct json_object *req);
+/* Whether a question of s waits for its answer (its exec stopped, the session frozen for it). */
+bool ops_ask_pending(const struct dsession *s);
 /* An exec record stopped for an answer: taken (true), the session frozen, session.ask said. */
 bool ops_ask_record(struct daemon *d, struct dsession *s, const void *data, size_t size);
 void op_answer(struct daemon *d, struct conn *c, struct json_object *req);

@@ -470,6 +470,17 @@ void op_resume(struct daemon *d, struct conn *c, struct json_object *req)
 		ops_reply_error(d, c, ESRCH, "resume: session %s is ending", s->id);
 		return;
 	}
+	/*
+	 * Fail closed: a thaw now would let a sibling SIGCONT the exec that
+	 * waits for its answer, which would then run unanswered.
+	 */
+	if (ops_ask_pending(s)) {
+		ops_reply_error(d, c, EBUSY,
+				"resume: session %s waits for the answer to a command rule's ask; "
+				"answer it (bpfbox answer) or let it time out, then resume",
+				s->id);
+		return;
+	}
 	r = ctl_resume(s->cgroup, mem, disk, &ev.memory_mb, &ev.disk_mb);
 	if (r == -EINVAL) {
 		if (s->state == DS_PAUSED)
