@@ -141,8 +141,9 @@ static bool leader_oom(struct session *s, struct life *lf, const struct session_
 
 	if (!named && !leader_gone(lf, &si))
 		return false;
-	if (named || si.si_code != CLD_EXITED ||
-	    (s->layers.ns.clone_flags & CLONE_NEWPID && si.si_status == 128 + SIGKILL)) {
+	if (named || (si.si_code == CLD_KILLED && si.si_status == SIGKILL) ||
+	    (s->layers.ns.clone_flags & CLONE_NEWPID && si.si_code == CLD_EXITED &&
+	     si.si_status == 128 + SIGKILL)) {
 		log_notice("session %s ends: out of memory at its %llu MB limit, the kernel "
 			   "killed its first process; raise the limit with --memory",
 			   s->id, (unsigned long long)ev->memory_mb);
