@@ -348,8 +348,9 @@ shown "Esc goes back to the list" "^SESSION +STATE +LEVEL"
 tm send-keys -t top '?'
 shown "? shows the keys" "Any key closes this help"
 tm send-keys -t top x
-wait_screen "^Enter events  s/S sort"
-grep -q "Any key closes" "$TMPD/screen" && fail "help still shown" || ok "any key closes the help"
+# The list's footer shows under the help too: wait for the help to go.
+help_gone() { screen && ! grep -q "Any key closes" "$TMPD/screen" && grep -Eq "^Enter events  s/S sort" "$TMPD/screen"; }
+poll_until 6 help_gone && ok "any key closes the help" || fail "help still shown: $(cat "$TMPD/screen")"
 
 # A cancelled kill does nothing.
 tm send-keys -t top Escape
