@@ -79,6 +79,22 @@ static __always_inline void report_file(struct bpfbox_session *s, struct scratch
 }
 
 /*
+ * 0, or -EPERM: the hook's return value in two branches. Computed as
+ * -(int)deny (one 32-bit negation) it leaves the 6.1 to 6.12 verifiers
+ * without a range for R0 ("should have been in [-4095, 0]"): they do not
+ * track BPF_NEG. The barrier keeps the compiler from folding the branches
+ * back into arithmetic.
+ */
+static __always_inline int lsm_verdict(bool deny)
+{
+	if (deny) {
+		barrier();
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
  * The verdict of a file hook on op (enum bpfbox_file_op): on the file
  * opened (file_open: file, its dentry and mount read once the task is
  * known to be in a session), or on d (on vm) and d2 (on vm2, may be NULL),
@@ -106,7 +122,7 @@ static __always_inline int check_file(int ret, struct file *file, struct dentry 
 		report_file(s, w, file, file ? BPF_CORE_READ(file, f_flags) : 0, op);
 	if (w)
 		scratch_put(w);
-	return deny ? -EPERM : 0;
+	return lsm_verdict(deny);
 }
 
 SEC("lsm/file_open")
@@ -228,7 +244,7 @@ static __always_inline int check_exec(int ret, struct file *file, struct linux_b
 	if (deny)
 		report_exec(s, bprm ? (const void *)BPF_CORE_READ(bprm, interp)
 				    : (const void *)BPF_CORE_READ(d, d_name.name));
-	return deny || refused ? -EPERM : 0;
+	return lsm_verdict(deny || refused);
 }
 
 /* Called again for a script's interpreter, and so are the command rules. */
