@@ -423,7 +423,10 @@ if wait_grep ready "$TMPD/d.err" 20; then
 		[ "$(json "$TMPD/ls.json" "[s['state'] for s in d if s['session'] == '$ID'][0]")" = paused ] &&
 			ok "daemon mode: bpfbox sessions says paused" ||
 			fail "sessions: $(cat "$TMPD/ls.json"); daemon: $(tail -n 5 "$TMPD/d.err"); run: $(tail -c 600 "$TMPD/doom.err")"
-		grep -q 'frozen 1' "$DPARENT/$ID/cgroup.events" && ! grep -q after-oom "$TMPD/doom.out" &&
+		# cgroup.freeze is written before the pause is said; "frozen 1" comes
+		# once every task has stopped, which may take a moment under load.
+		poll_until 10 grep -q 'frozen 1' "$DPARENT/$ID/cgroup.events" &&
+			! grep -q after-oom "$TMPD/doom.out" &&
 			ok "daemon mode: the kernel says every task of the session is frozen" ||
 			fail "daemon mode: $(cat "$DPARENT/$ID/cgroup.events" 2>&1); out: $(cat "$TMPD/doom.out")"
 		event_ok "$TMPD/d.jsonl" "e['type'] == 'session.paused' and e['reason'] == 'oom' and e['comm'] == 'python3' and e['pid'] > 0" &&
