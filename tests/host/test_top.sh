@@ -337,7 +337,10 @@ shown "Enter shows the session's events" "^SESSION $DENY  running  level "
 shown "the tail holds its denied writes" "DENY open $OUTSIDE/f \(write\)  landlock EACCES"
 # tmux writes an attribute only where it changes: of adjacent denied lines
 # only the first carries the red, so any of them may.
-grep "DENY open" "$TMPD/screen.e" | grep -q "$(printf '\033')\[[0-9;]*31m" &&
+# A capture taken while top redraws may catch a line before its colour:
+# captured again until one shows red, within the bound.
+red_deny() { screen && grep "DENY open" "$TMPD/screen.e" | grep -q "$(printf '\033')\[[0-9;]*31m"; }
+poll_until 6 red_deny &&
 	ok "denied events are highlighted in red" || fail "tail colours: $(grep "DENY open" "$TMPD/screen.e" | tail -1 | od -c | head -3)"
 grep -Eq "exec /usr/bin/cat|python3" "$TMPD/screen" && fail "the tail mixes sessions: $(cat "$TMPD/screen")" ||
 	ok "the tail holds only that session's events"
