@@ -59,29 +59,38 @@ static int lock_cg(const char *cg, bool *locked)
 	return fd;
 }
 
+/* LIMITS_XATTR_STATE of cg, "" when unset. */
+static void read_state(const char *cg, char *st, size_t size)
+{
+	ssize_t n = getxattr(cg, LIMITS_XATTR_STATE, st, size - 1);
+
+	st[n > 0 ? n : 0] = '\0';
+}
+
 static bool state_paused(const char *cg)
 {
 	char st[48];
-	ssize_t n = getxattr(cg, LIMITS_XATTR_STATE, st, sizeof(st) - 1);
 
-	st[n > 0 ? n : 0] = '\0';
+	read_state(cg, st, sizeof(st));
 	return startswith(st, "paused ");
 }
 
 int ctl_pause(const char *cg, const char *reason)
 {
-	char state[48];
+	char state[48], st[48];
 	bool locked;
 	int r, fd = lock_cg(cg, &locked);
 
 	if (fd < 0)
 		return fd;
 	snprintf(state, sizeof(state), "paused %s", reason);
-	if (ctl_paused(cg) && state_paused(cg)) {
-		r = -EALREADY;
-	} else if (ctl_paused(cg)) {
+	read_state(cg, st, sizeof(st));
+	if (ctl_paused(cg) && (streq(st, "ask") || ctl_ask_open(cg)) &&
+	    !startswith(st, "paused ")) {
 		/* Frozen for an ask: paused on top of it, it stays frozen after its answer. */
 		r = session_cgroup_set_state(cg, state);
+	} else if (ctl_paused(cg)) {
+		r = -EALREADY; /* paused, or frozen by someone else (killed: not overwritten) */
 	} else {
 		/* Said before the freeze: the supervisor reads it when it sees the freeze. */
 		session_cgroup_set_state(cg, state);
@@ -113,13 +122,13 @@ int ctl_ask_hold(const char *cg)
 
 	if (fd < 0)
 		return fd;
+	/* The mark and the state are said first; the freeze holds even if they fail. */
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	r = setxattr(cg, LIMITS_XATTR_ASK, pid, strlen(pid), 0) < 0 ? -errno : 0;
-	/* The state says "ask" first: a supervisor does not take the freeze for a pause. */
-	if (!r && !state_paused(cg))
-		r = session_cgroup_set_state(cg, "ask");
-	if (!r)
-		r = knob(cg, "cgroup.freeze", "1");
+	setxattr(cg, LIMITS_XATTR_ASK, pid, strlen(pid), 0);
+	/* "ask": a supervisor does not take the freeze for a pause. */
+	if (!state_paused(cg))
+		session_cgroup_set_state(cg, "ask");
+	r = knob(cg, "cgroup.freeze", "1");
 	if (r < 0)
 		removexattr(cg, LIMITS_XATTR_ASK);
 	close(fd);

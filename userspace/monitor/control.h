@@ -24,14 +24,15 @@ bool ctl_paused(const char *cg);
  * Freezes the session with the state "paused REASON" (manual, oom, disk,
  * disk_unwatched). Frozen for a command rule's ask already: paused on top
  * of it (the state only), so it stays frozen after the ask's answer.
- * -EALREADY when already paused.
+ * -EALREADY when already paused (or frozen otherwise: a "killed" state is
+ * not overwritten).
  */
 int ctl_pause(const char *cg, const char *reason);
 
 /*
  * A command rule's ask (agent/ask.h) holds the session frozen: the ask
  * marked open (LIMITS_XATTR_ASK, our pid), the state "ask" unless paused,
- * cgroup.freeze written. 0 or -errno (nothing held).
+ * cgroup.freeze written. 0, or -errno when it could not freeze.
  */
 int ctl_ask_hold(const char *cg);
 
