@@ -81,6 +81,7 @@ static void on_ask(struct embedded *e, const struct bpfbox_exec_event *x)
 	 */
 	r = s->lim.cg[0] ? ctl_ask_hold(s->lim.cg) : -ENOENT;
 	sink_flush(e);
+	s->asked = true; /* the command has exec'd (session_run.c wait_exec) */
 	status_ask(s, q->id, q->pid, q->rule, q->file, q->argv, q->argv_len, q->deny_after_ms);
 	e->ask.asked++;
 	ans = e->ask.fd >= 0 ? ask_wait(&e->ask, q->id, q->deny_after_ms) : ASK_DENY;

@@ -113,6 +113,7 @@ static void ask_line(struct daemon_run *r, const char *line, size_t len)
 			argv[n + l] = '\0';
 			n += l + 1;
 		}
+		r->s->asked = true; /* the command has exec'd (session_run.c wait_exec) */
 		status_ask(r->s, id,
 			   json_object_object_get_ex(o, "pid", &v) ? json_object_get_int(v) : 0,
 			   member_str(o, "rule"), member_str(o, "filename"), argv, n, after);

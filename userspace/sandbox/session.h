@@ -132,6 +132,7 @@ struct session {
 	struct session_result result;
 	int status_fd;		   /* --status-fd: one JSON line per event; -1: none */
 	pid_t cmd_pid;		   /* the command (the PID namespace's init's child), 0: unknown */
+	bool asked;		   /* a hook saw a command rule's ask: the command has exec'd */
 	bool exec_rules;	   /* a daemon checks the command rules on every exec */
 	bool child_placed;	   /* cloned into the v2 cgroup of lim.cg_fd (CLONE_INTO_CGROUP) */
 	const struct strv *labels; /* --label KEY=VALUE, NULL: none */

@@ -296,7 +296,10 @@ static int wait_exec(struct run_state *t)
 	 * EOF means exec succeeded; a record means a step failed. The hook's
 	 * fd is served meanwhile: a command rule's ask may freeze the session
 	 * before the PID namespace's init closed its end of this pipe, and the
-	 * answer comes through the hook (embedded.c, via_daemon.c).
+	 * answer comes through the hook (embedded.c, via_daemon.c). An ask
+	 * says the command has exec'd: no record can come any more, and a
+	 * pause on top of the ask keeps that init frozen, so its EOF is not
+	 * waited for (supervise bounds the pause).
 	 */
 	for (;;) {
 		struct pollfd p[2] = {{.fd = t->rep[0], .events = POLLIN},
@@ -306,6 +309,10 @@ static int wait_exec(struct run_state *t)
 			continue;
 		if (s->hooks.poll_fd >= 0 && (p[1].revents & POLLIN)) {
 			s->hooks.on_poll(s->hooks.ctx);
+			if (s->asked && !(poll(p, 1, 0) == 1 && (p[0].revents & POLLIN))) {
+				t->n = 0;
+				break;
+			}
 			if (!p[0].revents)
 				continue;
 		}
