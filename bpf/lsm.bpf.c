@@ -545,10 +545,12 @@ SEC("lsm/path_chown")
 int BPF_PROG(bpfbox_path_chown, const struct path *path, unsigned long long uid,
 	     unsigned long long gid, int ret)
 {
-	return check_meta(ret, path, NULL, BPFBOX_FILE_CHMOD);
+	return check_meta(ret, path, NULL, BPFBOX_FILE_CHOWN);
 }
 
 /* utimes (and chmod/chown once more): what changes a file's metadata. */
+#define ATTR_MODE_BIT	(1U << 0)
+#define ATTR_OWNER_BITS (1U << 1 /* ATTR_UID */ | 1U << 2 /* ATTR_GID */)
 #define META_ATTRS                                                                               \
 	(1U << 0 /* ATTR_MODE */ | 1U << 1 /* UID */ | 1U << 2 /* GID */ | 1U << 4 /* ATIME */ | \
 	 1U << 5 /* MTIME */ | 1U << 7 /* ATIME_SET */ | 1U << 8 /* MTIME_SET */ |               \
@@ -563,8 +565,11 @@ static __always_inline int check_setattr(int ret, struct dentry *d, struct iattr
 	valid = BPF_CORE_READ(attr, ia_valid);
 	if (!(valid & META_ATTRS))
 		return 0; /* a truncate: Landlock's right */
-	/* Mode or owner: a chmod; else times only: a utimes. */
-	return check_meta(0, NULL, d, valid & 7 ? BPFBOX_FILE_CHMOD : BPFBOX_FILE_UTIMES);
+	/* Owner (a chown also drops the set-id bits): a chown; mode: a chmod; else a utimes. */
+	if (valid & ATTR_OWNER_BITS)
+		return check_meta(0, NULL, d, BPFBOX_FILE_CHOWN);
+	return check_meta(0, NULL, d,
+			  valid & ATTR_MODE_BIT ? BPFBOX_FILE_CHMOD : BPFBOX_FILE_UTIMES);
 }
 
 /*
@@ -588,11 +593,11 @@ int BPF_PROG(bpfbox_inode_setattr_61, struct dentry *dentry, struct iattr *attr,
 SEC("lsm/inode_setxattr")
 int BPF_PROG(bpfbox_inode_setxattr, void *idmap, struct dentry *dentry)
 {
-	return check_meta(0, NULL, dentry, BPFBOX_FILE_CHMOD);
+	return check_meta(0, NULL, dentry, BPFBOX_FILE_SETXATTR);
 }
 
 SEC("lsm/inode_removexattr")
 int BPF_PROG(bpfbox_inode_removexattr, void *idmap, struct dentry *dentry)
 {
-	return check_meta(0, NULL, dentry, BPFBOX_FILE_CHMOD);
+	return check_meta(0, NULL, dentry, BPFBOX_FILE_REMOVEXATTR);
 }
