@@ -549,8 +549,6 @@ int BPF_PROG(bpfbox_path_chown, const struct path *path, unsigned long long uid,
 }
 
 /* utimes (and chmod/chown once more): what changes a file's metadata. */
-#define ATTR_MODE_BIT	(1U << 0)
-#define ATTR_OWNER_BITS (1U << 1 /* ATTR_UID */ | 1U << 2 /* ATTR_GID */)
 #define META_ATTRS                                                                               \
 	(1U << 0 /* ATTR_MODE */ | 1U << 1 /* UID */ | 1U << 2 /* GID */ | 1U << 4 /* ATIME */ | \
 	 1U << 5 /* MTIME */ | 1U << 7 /* ATIME_SET */ | 1U << 8 /* MTIME_SET */ |               \
@@ -558,18 +556,16 @@ int BPF_PROG(bpfbox_path_chown, const struct path *path, unsigned long long uid,
 
 static __always_inline int check_setattr(int ret, struct dentry *d, struct iattr *attr)
 {
-	__u32 valid;
+	__u32 valid, op;
 
 	if (ret)
 		return ret;
 	valid = BPF_CORE_READ(attr, ia_valid);
 	if (!(valid & META_ATTRS))
 		return 0; /* a truncate: Landlock's right */
-	/* Owner (a chown also drops the set-id bits): a chown; mode: a chmod; else a utimes. */
-	if (valid & ATTR_OWNER_BITS)
-		return check_meta(0, NULL, d, BPFBOX_FILE_CHOWN);
-	return check_meta(0, NULL, d,
-			  valid & ATTR_MODE_BIT ? BPFBOX_FILE_CHMOD : BPFBOX_FILE_UTIMES);
+	/* UID or GID: a chown (it may drop set-id bits too); MODE: a chmod; else a utimes. */
+	op = valid & 1 ? BPFBOX_FILE_CHMOD : BPFBOX_FILE_UTIMES;
+	return check_meta(0, NULL, d, valid & 6 ? BPFBOX_FILE_CHOWN : op);
 }
 
 /*

@@ -223,6 +223,29 @@ static const struct ocsf_case file_cases[] = {
 		 {"unmapped.layer", Q("landlock")},
 		 {"message", Q("open /etc/shadow denied by landlock (EACCES)")},
 	 }},
+	/* A refused change: the activity of its op, the op in the message. */
+	{EV("file", 3, 10, 10, 1, 0, "chown", "deny", Q("bpf-lsm"), Q("EPERM"),
+	    "\"path\":\"/etc/passwd\",\"flags\":0,\"count\":1,\"op\":\"chown\"}"),
+	 {1001, 1, 7},
+	 {
+		 {"activity_name", Q("Set Security")},
+		 {"type_name", Q("File System Activity: Set Security")},
+		 {"unmapped.op", Q("chown")},
+		 {"message", Q("chown /etc/passwd denied by bpf-lsm (EPERM)")},
+	 }},
+	{EV("file", 4, 10, 10, 1, 0, "py", "deny", Q("mount"), Q("EROFS"),
+	    "\"path\":\"/etc/passwd\",\"flags\":0,\"count\":1,\"op\":\"removexattr\"}"),
+	 {1001, 1, 6},
+	 {{"activity_name", Q("Set Attributes")}}},
+	{EV("file", 5, 10, 10, 1, 0, "rm", "deny", Q("mount"), Q("EROFS"),
+	    "\"path\":\"/etc/x\",\"flags\":0,\"count\":1,\"op\":\"unlink\"}"),
+	 {1001, 1, 4},
+	 {{"activity_name", Q("Delete")}}},
+	/* An op of a newer producer: Other, its name kept. */
+	{EV("file", 6, 10, 10, 1, 0, "x", "deny", Q("mount"), Q("EROFS"),
+	    "\"path\":\"/etc/x\",\"flags\":0,\"count\":1,\"op\":\"frob\"}"),
+	 {1001, 1, 99},
+	 {{"activity_name", Q("Other")}, {"message", Q("frob /etc/x denied by mount (EROFS)")}}},
 	{NULL},
 };
 
