@@ -106,24 +106,17 @@ static void enc_exit(struct jsonw *w, const struct ev *e, const char *hostname)
  * mode and the owner are the file's security, times and extended
  * attributes its attributes.
  */
-static const struct {
-	int id;
-	const char *name;
-} file_activity[] = {
-	[BPFBOX_FILE_OPEN] = {14, "Open"},
-	[BPFBOX_FILE_UNLINK] = {4, "Delete"},
-	[BPFBOX_FILE_RMDIR] = {4, "Delete"},
-	[BPFBOX_FILE_RENAME] = {5, "Rename"},
-	[BPFBOX_FILE_MKDIR] = {1, "Create"},
-	[BPFBOX_FILE_LINK] = {1, "Create"},
-	[BPFBOX_FILE_SYMLINK] = {1, "Create"},
-	[BPFBOX_FILE_CHMOD] = {7, "Set Security"},
-	[BPFBOX_FILE_UTIMES] = {6, "Set Attributes"},
-	[BPFBOX_FILE_CHOWN] = {7, "Set Security"},
-	[BPFBOX_FILE_SETXATTR] = {6, "Set Attributes"},
-	[BPFBOX_FILE_REMOVEXATTR] = {6, "Set Attributes"},
+static const unsigned char file_activity[] = {
+	[BPFBOX_FILE_OPEN] = 14,   [BPFBOX_FILE_UNLINK] = 4,   [BPFBOX_FILE_RMDIR] = 4,
+	[BPFBOX_FILE_RENAME] = 5,  [BPFBOX_FILE_MKDIR] = 1,    [BPFBOX_FILE_LINK] = 1,
+	[BPFBOX_FILE_SYMLINK] = 1, [BPFBOX_FILE_CHMOD] = 7,    [BPFBOX_FILE_UTIMES] = 6,
+	[BPFBOX_FILE_CHOWN] = 7,   [BPFBOX_FILE_SETXATTR] = 6, [BPFBOX_FILE_REMOVEXATTR] = 6,
 };
 _Static_assert(ARRAY_SIZE(file_activity) == BPFBOX_FILE_OP_COUNT, "an activity for every file op");
+static const char *const file_activity_names[] = {
+	[1] = "Create",		[4] = "Delete",	      [5] = "Rename",
+	[6] = "Set Attributes", [7] = "Set Security", [14] = "Open",
+};
 
 static void enc_file(struct jsonw *w, const struct ev *e, const char *hostname)
 {
@@ -138,8 +131,8 @@ static void enc_file(struct jsonw *w, const struct ev *e, const char *hostname)
 		 path ? path : "?");
 	ocsf_message(msg, sizeof(msg), e, what);
 	/* An op this build does not know (a newer producer): Other, named by the op. */
-	ocsf_begin_record(w, e, &OCSF_FILESYS, op < 0 ? 99 : file_activity[op].id,
-			  op < 0 ? "Other" : file_activity[op].name, hostname, msg);
+	ocsf_begin_record(w, e, &OCSF_FILESYS, op < 0 ? 99 : file_activity[op],
+			  op < 0 ? "Other" : file_activity_names[file_activity[op]], hostname, msg);
 	ocsf_put_file(w, path ? path : "", false);
 	if (json_member_int(e->o, "flags", &flags))
 		jsonw_i64(w, "access_mask", flags);
