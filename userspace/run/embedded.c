@@ -320,7 +320,7 @@ static int start_cmd_rules(struct embedded *e, struct session *s)
 static uint32_t session_flags(struct embedded *e, struct session *s, const struct audit_opts *opts)
 {
 	const struct bpfbox_policy *p = s->policy;
-	uint32_t flags = 0;
+	uint32_t flags = BPFBOX_SF_FROM_EXEC; /* before the exec: this run's own set-up */
 
 	if (p->net == NET_DENY)
 		flags |= BPFBOX_SF_NET_DENY;

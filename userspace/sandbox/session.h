@@ -88,6 +88,13 @@ struct session_hooks {
 	 */
 	int (*before_release)(void *ctx, pid_t child);
 	/*
+	 * Called in the parent before the fork, once the restrictions are
+	 * built: the daemon's reply to a register sent ahead is read here (it
+	 * names the session's cgroup the child is cloned into). 0, or -errno
+	 * as for before_release (-EAGAIN: run another way). NULL: none.
+	 */
+	int (*before_fork)(void *ctx);
+	/*
 	 * Daemon mode: asks the daemon to pause the session for a monitor (it
 	 * freezes the cgroup, finds the OOM victim, writes session.paused) and
 	 * fills ev->pid and ev->comm from its reply. 0, or -errno: then the
