@@ -110,6 +110,17 @@ static __always_inline bool has_prefix(const char *s, const char *prefix, int n)
 	return true;
 }
 
+/*
+ * Whether session s is observed now: not with audit off, and with
+ * BPFBOX_SF_FROM_EXEC not before its first exec (bpfbox's own set-up of
+ * the session, its mounts and the fork of the command, is not the command's).
+ */
+static __always_inline bool observed(const struct bpfbox_session *s)
+{
+	return !(s->flags & BPFBOX_SF_AUDIT_OFF) &&
+	       (s->started || !(s->flags & BPFBOX_SF_FROM_EXEC));
+}
+
 /* remember the exec: filename and bounded argv of the new program */
 SEC("tracepoint/sched/sched_process_exec")
 int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
@@ -122,6 +133,8 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 
 	if (!s || (s->flags & BPFBOX_SF_AUDIT_OFF))
 		return 0;
+	if (!s->started)
+		s->started = 1; /* the command runs: observed from here on (observed()) */
 	e = event_reserve(s, sizeof(*e), BPFBOX_EV_EXEC);
 	if (!e)
 		return 0;
@@ -173,7 +186,7 @@ int handle_fork(struct trace_event_raw_sched_process_fork *ctx)
 	struct bpfbox_session *s = current_session();
 	struct bpfbox_fork_event *e;
 
-	if (!s || (s->flags & BPFBOX_SF_AUDIT_OFF))
+	if (!s || !observed(s))
 		return 0;
 	e = event_reserve(s, sizeof(*e), BPFBOX_EV_FORK);
 	if (!e)
@@ -194,7 +207,7 @@ int handle_exit(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	int code;
 
-	if (!s || (s->flags & BPFBOX_SF_AUDIT_OFF) || (__u32)id != id >> 32)
+	if (!s || !observed(s) || (__u32)id != id >> 32)
 		return 0;
 	e = event_reserve(s, sizeof(*e), BPFBOX_EV_EXIT);
 	if (!e)
@@ -208,14 +221,18 @@ int handle_exit(void *ctx)
 }
 
 /*
- * The session of the caller when it is audited, else NULL: the first test
+ * The session of the caller when it is observed, else NULL: the first test
  * of every program, and the whole cost for a process outside every session.
+ * exec: a failed execve counts before the first exec too (the command's own
+ * exec may be the one that fails).
  */
-static __always_inline struct bpfbox_session *audited(void)
+static __always_inline struct bpfbox_session *audited(bool exec)
 {
 	struct bpfbox_session *s = current_session();
 
-	return s && !(s->flags & BPFBOX_SF_AUDIT_OFF) ? s : NULL;
+	if (!s || (s->flags & BPFBOX_SF_AUDIT_OFF))
+		return NULL;
+	return exec || observed(s) ? s : NULL;
 }
 
 /*
@@ -247,7 +264,7 @@ static __always_inline int audit_prctl(__u64 option, __u64 name)
 
 	if (option != PR_SET_NAME)
 		return 0;
-	s = audited();
+	s = audited(false);
 	if (!s)
 		return 0;
 	e = event_reserve(s, sizeof(*e), BPFBOX_EV_COMM);
@@ -443,7 +460,7 @@ static __always_inline int finish(struct bpfbox_session *s, struct pending *p, l
                                                                                   \
 		if (opens_ && !audit_opens)                                       \
 			return 0;                                                 \
-		s = audited();                                                    \
+		s = audited(kind_ == BPFBOX_EV_EXEC);                             \
 		if (!s)                                                           \
 			return 0;                                                 \
 		p.ptr = ptr_;                                                     \

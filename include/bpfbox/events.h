@@ -256,7 +256,7 @@ struct bpfbox_session {
 	__u64 lost;	  /* records that found the ring full */
 	__u16 proxy_port; /* egress proxy on 127.0.0.1, host order (BPFBOX_SF_NET_PROXY) */
 	__u16 dns_port;	  /* egress resolver on 127.0.0.1, host order */
-	__u32 pad;
+	__u32 started;	  /* set by the session's first exec (BPFBOX_SF_FROM_EXEC) */
 };
 
 #define BPFBOX_SF_NET_DENY   (1U << 0) /* only the allow-list may connect */
@@ -275,6 +275,11 @@ struct bpfbox_session {
 #define BPFBOX_SF_CMD_ASK   (1U << 12) /* someone answers asks: stop, do not kill */
 /* Our BPF LSM holds the session's lists (Full): EPERM is its refusal, already reported. */
 #define BPFBOX_SF_BPF_LSM (1U << 13)
+/*
+ * Observed from the session's first exec on: what ran before it in the
+ * session's cgroup is bpfbox's own set-up (bpfbox run), not the command.
+ */
+#define BPFBOX_SF_FROM_EXEC (1U << 14)
 
 /* Key of the BPF LSM's writable set: a directory by device and inode. */
 struct bpfbox_inode_key {

@@ -39,6 +39,14 @@ check_events "$A" "ev[0]['level_enabled'] == '$LEVEL' and ev[0]['layers']['bpf_a
 check_events "$A" "any(e['type'] == 'exec' and e['filename'] == '/bin/true' and e['argv'] == ['/bin/true', 'one', 'two'] for e in ev)" "exec of /bin/true with its argv"
 check_events "$A" "any(e['type'] == 'exit' and e['comm'] == 'true' and e['exit_code'] == 0 for e in ev)" "exit event of /bin/true"
 check_events "$A" "any(e['type'] == 'fork' for e in ev)" "fork events"
+# Observed from the command's exec: bpfbox's own set-up in the session's
+# cgroup (its mounts, the fork of the command) is not the command's.
+check_events "$A" "[(e['type'], e['comm']) for e in ev if e['type'] in ('exec', 'exit', 'fork', 'file', 'connect') and not e['errno']][0] == ('exec', 'sh')" "the first record but the PATH search's failed execs is the command's exec"
+A0="$TMPD/audit0.jsonl"
+"$BPFBOX" run -q --audit "$A0" -w "$TMPD/ws" -- /bin/true
+check_events "$A0" "not any(e['type'] == 'file' and e['comm'] == 'bpfbox' for e in ev) and any(e['type'] == 'exec' for e in ev)" "the session's own mount view (with namespaces) is not recorded as the command's opens"
+expect_rc 127 "a command that does not exist" "$BPFBOX" run -q --audit "$A0" -w "$TMPD/ws" -- /nonexistent/cmd
+check_events "$A0" "any(e['type'] == 'exec' and e['filename'] == '/nonexistent/cmd' and e['errno'] == 'ENOENT' for e in ev)" "the command's own failed exec is recorded (before any exec)"
 
 # With the namespace layer (the default) the host is read-only in the
 # session: a write to a visible path outside fails with EROFS, and that is a

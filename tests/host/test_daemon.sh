@@ -90,20 +90,33 @@ for ns in "" --no-namespaces; do
 		fail "home and tmp after a writer${ns:+ ($ns)}: rc $rc, home $(cat "$WS/hw" 2>&1), left: $(ls -A "$TMPD/hw$ns"), $(tail -n 2 "$TMPD/hw.out")"
 done
 
-# Cgroups made ahead: a client that registers before its fork (a pure
-# cgroup v2 host: here a mount namespace without the v1 hierarchies) gets
-# a session named after one of them, and the daemon makes another.
+# Register ahead (root): the run sends its register before it builds the
+# session and reads the reply just before the fork; it keeps its own id,
+# and its child is cloned into the cgroup the daemon made in the request
+# (a pure cgroup v2 host: here a mount namespace without the v1
+# hierarchies). Cgroups made ahead are for a "prepared" register: it takes
+# one and the daemon makes another.
 V2ONLY='for m in $(awk '"'"'$3 == "cgroup" { print $2 }'"'"' /proc/mounts); do umount "$m"; done'
 pool_before=$(pool_cgroups "$PARENT")
+rm -f "$WS/sid" "$WS/cg"
 unshare -m sh -c "$V2ONLY"'; exec "$@"' sh "$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- \
-	sh -c 'echo $BPFBOX_SESSION_ID > sid'
-SID=$(cat "$WS/sid")
+	sh -c 'echo $BPFBOX_SESSION_ID > sid; grep "^0::" /proc/self/cgroup > cg'
+SID=$(cat "$WS/sid" 2>/dev/null)
+[ -n "$pool_before" ] && [ -n "$SID" ] && ! echo "$pool_before" | grep -qx "$SID" &&
+	grep -q "/${PARENT##*/}/$SID\$" "$WS/cg" &&
+	[ "$(pool_cgroups "$PARENT")" = "$pool_before" ] &&
+	ok "a root run registers ahead with its own id, and its child starts in that session's cgroup" ||
+	fail "session $SID, cgroup $(cat "$WS/cg" 2>&1); made ahead before: $(echo $pool_before); now: $(pool_cgroups "$PARENT" | tr '\n' ' ')"
+pool_before=$(pool_cgroups "$PARENT")
+PSID=$(dreq '{"op":"register","session":"00000000000000000000000000000001","command":["true"],"prepared":true}' |
+	"$PY" -c 'import json, sys; r = json.loads(sys.stdin.read()); print(r["session"] if r.get("ok") else r)')
+dreq "{\"op\":\"unregister\",\"session\":\"$PSID\"}" >/dev/null
 pool_full() { [ "$(pool_cgroups "$PARENT" | wc -l)" = "$(echo "$pool_before" | wc -l)" ]; }
-[ -n "$pool_before" ] && [ -n "$SID" ] && echo "$pool_before" | grep -qx "$SID" &&
+echo "$pool_before" | grep -qx "$PSID" &&
 	poll_until 5 no_session_cgroups "$PARENT" && poll_until 5 pool_full &&
-	! pool_cgroups "$PARENT" | grep -qx "$SID" &&
-	ok "a session registered before its fork takes a cgroup made ahead; the pool is refilled" ||
-	fail "session $SID; made ahead before: $(echo $pool_before); now: $(pool_cgroups "$PARENT" | tr '\n' ' ')"
+	! pool_cgroups "$PARENT" | grep -qx "$PSID" &&
+	ok "a prepared register takes a cgroup made ahead; the pool is refilled" ||
+	fail "prepared: $PSID; made ahead before: $(echo $pool_before); now: $(pool_cgroups "$PARENT" | tr '\n' ' ')"
 
 # --audit FILE through the daemon: the client subscribes to its own session.
 A_CLIENT="$TMPD/client.jsonl"

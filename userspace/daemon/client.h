@@ -132,6 +132,13 @@ int daemon_no_daemon_allowed(const char *socket, char *why, size_t size);
 int daemon_register(struct daemon_client *c, const struct session *s, const char *audit_mode,
 		    bool asks, char *const argv[], pid_t pid, struct json_object **reply, char *msg,
 		    size_t size);
+/*
+ * The same request, sent only: its reply is read with daemon_client_reply()
+ * while the caller works. prepared false (pid 0): the session keeps the
+ * caller's id, and the daemon makes its cgroup in the request. 0 or -errno.
+ */
+int daemon_register_send(struct daemon_client *c, const struct session *s, const char *audit_mode,
+			 bool asks, char *const argv[], pid_t pid, bool prepared);
 /* Answers the ask ask_id of session id: "approve", "always" or "deny". */
 int daemon_answer(struct daemon_client *c, const char *id, uint64_t ask_id, const char *answer,
 		  char *msg, size_t size);

@@ -295,6 +295,8 @@ static void add_layers(struct json_object *req, const struct session *s)
 	json_object_object_add(req, "mount_ro",
 			       json_object_new_boolean((l->ns.clone_flags & CLONE_NEWNS) &&
 						       p->mode != MODE_FULL_ACCESS));
+	/* What the cgroup sees before the command's exec is this run's own set-up. */
+	json_object_object_add(req, "audit_from_exec", json_object_new_boolean(true));
 	/* The same sets as an embedded run writes (session_writable_dirs). */
 	n = dirs ? session_writable_dirs(s, true, dirs, max) : 0;
 	json_object_object_add(req, "unix_dirs", str_array(dirs, n));
@@ -319,9 +321,8 @@ static void add_layers(struct json_object *req, const struct session *s)
 	}
 }
 
-int daemon_register(struct daemon_client *c, const struct session *s, const char *audit_mode,
-		    bool asks, char *const argv[], pid_t pid, struct json_object **reply, char *msg,
-		    size_t size)
+static struct json_object *register_request(const struct session *s, const char *audit_mode,
+					    bool asks, char *const argv[], pid_t pid, bool prepared)
 {
 	struct json_object *req = daemon_request("register", s->id);
 	size_t argc = 0;
@@ -341,9 +342,27 @@ int daemon_register(struct daemon_client *c, const struct session *s, const char
 	if (pid > 0)
 		json_object_object_add(req, "pid", json_object_new_int64(pid));
 	/* Before the fork: a cgroup the daemon made ahead, whose name the session takes. */
-	else
+	else if (prepared)
 		json_object_object_add(req, "prepared", json_object_new_boolean(1));
-	return call_put(c, req, reply, msg, size);
+	return req;
+}
+
+int daemon_register(struct daemon_client *c, const struct session *s, const char *audit_mode,
+		    bool asks, char *const argv[], pid_t pid, struct json_object **reply, char *msg,
+		    size_t size)
+{
+	return call_put(c, register_request(s, audit_mode, asks, argv, pid, pid == 0), reply, msg,
+			size);
+}
+
+int daemon_register_send(struct daemon_client *c, const struct session *s, const char *audit_mode,
+			 bool asks, char *const argv[], pid_t pid, bool prepared)
+{
+	struct json_object *req = register_request(s, audit_mode, asks, argv, pid, prepared);
+	int r = daemon_client_send(c, req);
+
+	json_object_put(req);
+	return r;
 }
 
 int daemon_attach(struct daemon_client *c, const char *id, pid_t pid, char *msg, size_t size)

@@ -64,7 +64,8 @@ static const struct {
 	uint32_t flag;
 } bool_flags[] = {{"landlock", BPFBOX_SF_LANDLOCK},
 		  {"allow_metadata", BPFBOX_SF_ALLOW_META},
-		  {"mount_ro", BPFBOX_SF_MOUNT_RO}};
+		  {"mount_ro", BPFBOX_SF_MOUNT_RO},
+		  {"audit_from_exec", BPFBOX_SF_FROM_EXEC}};
 
 static int parse_flags(struct daemon *d, struct conn *c, struct json_object *req, uint32_t *flags)
 {

@@ -134,15 +134,15 @@ static void take_cgroup1(struct daemon_run *r, struct json_object *reply)
 	}
 }
 
-static int do_register(struct daemon_run *r, pid_t pid)
+/* The register's reply (its request sent before): what the session takes from it. */
+static int register_take(struct daemon_run *r, pid_t pid)
 {
 	struct session *s = r->s;
 	struct json_object *reply = NULL, *port;
 	char msg[512];
 	int rc;
 
-	rc = daemon_register(&r->ctl, s, r->audit_mode, r->ask.fd >= 0, r->argv, pid, &reply, msg,
-			     sizeof(msg));
+	rc = daemon_client_reply(&r->ctl, &reply, msg, sizeof(msg));
 	if (rc < 0) {
 		json_object_put(reply);
 		return refused(r, rc, msg);
@@ -198,6 +198,13 @@ static int do_register(struct daemon_run *r, pid_t pid)
 	}
 	json_object_put(reply);
 	return 0;
+}
+
+/* prepared (pid 0): a cgroup the daemon made ahead, whose name the session takes. */
+static int do_register(struct daemon_run *r, pid_t pid)
+{
+	daemon_register_send(&r->ctl, r->s, r->audit_mode, r->ask.fd >= 0, r->argv, pid, pid == 0);
+	return register_take(r, pid);
 }
 
 /*
@@ -285,8 +292,16 @@ static int unregister(struct daemon_run *r, const struct session_result *res,
 		struct daemon_client again;
 
 		if (daemon_client_connect(&again, r->socket, DAEMON_CALL_TIMEOUT_MS) == 0) {
-			rc = daemon_unregister(&again, r->s->id, res, reply, msg, size);
+			struct json_object *o = NULL;
+
+			rc = daemon_unregister(&again, r->s->id, res, &o, msg, size);
 			replied = again.replied;
+			if (reply) {
+				json_object_put(*reply); /* the first try's, if it had one */
+				*reply = o;
+			} else {
+				json_object_put(o);
+			}
 			if (rc == -ENOENT || rc == -DAEMON_ENDED)
 				rc = 0; /* it ended the session already: its cgroup was empty */
 			daemon_client_close(&again);
@@ -419,12 +434,20 @@ static int join_v1_ahead(struct daemon_run *r)
 /*
  * Registered before the fork, the child is cloned into the session's cgroup
  * (session_run.c spawn) and needs no attach: no migration by the daemon;
- * on a hybrid host it joins the v1 cgroups of its limits itself.
+ * on a hybrid host it joins the v1 cgroups of its limits itself. The
+ * request went out at prepare (register_send): its reply is read here,
+ * just before the fork, so that the daemon made the session while this
+ * process built the restrictions (hooks.before_fork).
  */
-static int register_ahead(struct daemon_run *r)
+static int register_ahead(void *ctx)
 {
-	int rc = do_register(r, 0), fd;
+	struct daemon_run *r = ctx;
+	int rc, fd;
 
+	if (!r->reg_pending)
+		return 0;
+	r->reg_pending = false;
+	rc = register_take(r, 0);
 	if (rc < 0 || !r->cgroup[0])
 		return rc;
 	/* A daemon that names no v1 cgroups (older): its attach moves the child. */
@@ -454,8 +477,14 @@ int daemon_run_prepare(struct daemon_run *r, struct session *s, const struct aud
 	/* The proxy's port goes into the command's environment: known before the fork. */
 	if (s->policy->net == NET_DENY && egress_has_names(&s->policy->net_allow))
 		return do_register(r, 0);
-	if (geteuid() == 0)
-		return register_ahead(r);
+	if (geteuid() == 0) {
+		/* The session keeps this id: its tmp, home and environment are named before the reply. */
+		r->reg_pending = daemon_register_send(&r->ctl, s, r->audit_mode, r->ask.fd >= 0,
+						      argv, 0, false) == 0;
+		if (!r->reg_pending)
+			return register_take(r, 0); /* the send's error, as a refusal */
+		s->hooks.before_fork = register_ahead;
+	}
 	return 0;
 }
 
@@ -463,6 +492,14 @@ void daemon_run_finish(struct daemon_run *r)
 {
 	char msg[512];
 
+	/* Ended before the fork: a register still unanswered is read, and ended if it took. */
+	if (r->reg_pending) {
+		struct json_object *reply = NULL;
+
+		r->reg_pending = false;
+		r->registered = daemon_client_reply(&r->ctl, &reply, msg, sizeof(msg)) == 0;
+		json_object_put(reply);
+	}
 	if (r->registered && !r->ended)
 		unregister(r, NULL, NULL, msg, sizeof(msg));
 	if (r->sub.fd >= 0)

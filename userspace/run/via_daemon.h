@@ -39,6 +39,7 @@ struct daemon_run {
 	bool registered;       /* the daemon holds the session */
 	bool ended;	       /* unregistered */
 	bool unreg_sent;       /* the unregister is sent, its reply not read yet */
+	bool reg_pending;      /* the register is sent, its reply not read yet */
 	char cgroup[PATH_MAX]; /* the session's cgroup, from the register reply */
 	bool v1;	       /* its limits are v1 cgroups (a hybrid host) */
 	char cgroup1[RES__COUNT][LIMITS_PATH_MAX]; /* those cgroups, from the reply; "" none */

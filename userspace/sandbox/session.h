@@ -88,6 +88,13 @@ struct session_hooks {
 	 */
 	int (*before_release)(void *ctx, pid_t child);
 	/*
+	 * Called in the parent before the fork, once the restrictions are
+	 * built: the daemon's reply to a register sent ahead is read here (it
+	 * names the session's cgroup the child is cloned into). 0, or -errno
+	 * as for before_release (-EAGAIN: run another way). NULL: none.
+	 */
+	int (*before_fork)(void *ctx);
+	/*
 	 * Daemon mode: asks the daemon to pause the session for a monitor (it
 	 * freezes the cgroup, finds the OOM victim, writes session.paused) and
 	 * fills ev->pid and ev->comm from its reply. 0, or -errno: then the
@@ -134,7 +141,8 @@ struct session {
 
 /*
  * Decides the layers for p on this host without running anything; the
- * limits with --limits-via auto (session_plan_limits() for another).
+ * limits with --limits-via auto (session_plan_limits() for another, or
+ * again: it closes the fds of the plan before).
  */
 int session_plan(struct session *s, const struct bpfbox_policy *p);
 void session_plan_limits(struct session *s, enum limits_via via);

@@ -195,7 +195,7 @@ static int prepare_cgroups(struct run_state *t)
 		for (int i = 0; i < RES__COUNT; i++)
 			if (s->lim.how[i] == LIMIT_RLIMIT)
 				s->lim.how[i] = LIMIT_NONE;
-		return 0;
+		return s->hooks.before_fork ? s->hooks.before_fork(s->hooks.ctx) : 0;
 	}
 	r = session_prepare_cgroup(s);
 	/* --limits-via cgroup fails closed: no cgroup, or one a limit could not be set on. */
