@@ -170,4 +170,41 @@ wait "$runp" 2>/dev/null
 poll_until 5 grep -q '"answered":{"how":"ended"' "$DA" &&
 	ok "the client gone: the ask is denied (ended)" ||
 	fail "client gone: $(grep session.ask "$DA" | tail -c 500)"
+# Embedded mode (no daemon; root runs the BPF agent itself): `bpfbox pause`
+# and `resume` write the session's cgroup directly. While the ask is open a
+# resume is refused as the daemon refuses it; a sibling SIGCONTs the stopped
+# exec as soon as it runs again (after $WS/go, made once the ask's freeze is
+# complete: not in the documented window between the SIGSTOP and the freeze). A pause is
+# taken on top of the ask, and after the ask's deny (no answer in 2 s) the
+# session stays paused until its pause timeout ends the run (exit 123). The
+# exec never ran.
+EPARENT="$PARENT-embedded"
+cleanup_extra() { rmdir "$EPARENT"/* "$EPARENT" 2>/dev/null; }
+rm -f "$A" "$TMPD/st" "$TMPD/an" "$TMPD/asklog" "$WS/go"
+mkfifo "$TMPD/st" "$TMPD/an"
+"$PY" "$ROOT/tests/helpers/ask_responder.py" "$TMPD/st" "$TMPD/an" "$TMPD/asklog" none &
+rp=$!
+BPFBOX_CGROUP_PARENT=$EPARENT "$BPFBOX" run -q -w "$WS" --audit "$A" --task "$TMPD/ask.json" \
+	--pause-timeout 2s --timeout 30s --status-fd 4 --ask-fd 3 4>"$TMPD/st" 3<"$TMPD/an" -- sh -c \
+	'/usr/bin/env echo ran-unanswered & p=$!; while [ ! -e go ]; do sleep 0.05; done; while kill -CONT $p 2>/dev/null; do sleep 0.05; done; wait $p; echo "rc=$?"' \
+	>"$TMPD/rout" 2>"$TMPD/rerr" &
+runp=$!
+poll_until 10 grep -qs '"type":"ask"' "$TMPD/asklog"
+SID=$("$PY" -c 'import json, sys
+print(json.loads(open(sys.argv[1]).readline())["session"])' "$TMPD/asklog" 2>/dev/null)
+poll_until 5 grep -qs 'frozen 1' "$EPARENT/$SID/cgroup.events"
+touch "$WS/go"
+export BPFBOX_CGROUP_PARENT="$EPARENT"
+expect_rc 1 "embedded: resume during an open ask is refused" "$BPFBOX" resume "$SID"
+expect_grep "waits for the answer to a command rule's ask; answer it" "$TMPD/err" \
+	"... naming why and what to do, as the daemon does"
+expect_rc 0 "embedded: pause during an ask is taken" "$BPFBOX" pause "$SID"
+expect_rc 1 "embedded: resume of the paused session is refused while the ask is open" \
+	"$BPFBOX" resume "$SID"
+unset BPFBOX_CGROUP_PARENT
+expect_wait "$runp" 123 "embedded: pause during an ask ends the run at its pause timeout" \
+	"$TMPD/rerr"
+wait "$rp"
+acheck "'ran-unanswered' not in out and ans == ['timeout'] and any(e['type'] == 'session.paused' and e['reason'] == 'manual' for e in ev) and any(e['type'] == 'killed' and e['reason'] == 'pause_timeout' for e in st)" \
+	"embedded: the stopped exec never ran; session.paused (manual) after the ask's deny"
 finish

@@ -74,6 +74,14 @@ static int act_locally(const char *cmd, const char *id, uint64_t mem, uint64_t d
 		fprintf(stderr, "bpfbox resume: session %s is running, not paused\n", id);
 		return 1;
 	}
+	/* As the daemon says it (ops_session.c): the thaw would release the stopped exec. */
+	if (r == -EBUSY && streq(cmd, "resume")) {
+		fprintf(stderr,
+			"bpfbox resume: session %s waits for the answer to a command rule's ask; "
+			"answer it (its --ask-fd) or let it time out, then resume\n",
+			id);
+		return 1;
+	}
 	if (r == -EACCES || r == -EPERM) {
 		fprintf(stderr,
 			"bpfbox %s: no permission on %s: %s; run it as root or through "

@@ -92,6 +92,7 @@ struct daemon {
 	struct session_limits lim_plan; /* how limits hold here, planned each tick */
 	bool lim_planned;
 	uint64_t ring_quiet_until; /* ns: the ring is read again then (server_loop.c); 0: now */
+	bool ring_polled;	   /* its epoll registration failed: read every loop */
 	bool stop;
 };
 

@@ -21,6 +21,7 @@
 #include "../agent/agent.h"
 #include "../agent/ask.h"
 #include "../lib/denial.h"
+#include "../monitor/control.h"
 #include "../monitor/monitor.h"
 #include "../policy/policy.h"
 #include "../lib/names.h"
@@ -38,7 +39,7 @@ struct dask_done {
 struct dask {
 	struct ask ask;	     /* counters; table NULL: approve always reads the kernel's */
 	uint64_t timeout_ms; /* the session's pause timeout */
-	bool froze;	     /* cgroup.freeze was written by an ask (thawed after the last) */
+	bool froze;	     /* held by ctl_ask_hold (released after the last answer) */
 	struct audit_ask *open[ASK_OPEN_MAX];
 	uint64_t deadline_ns[ASK_OPEN_MAX];
 	struct dask_done done[ASK_DONE_KEPT];
@@ -73,21 +74,6 @@ int ops_ask_register(struct daemon *d, struct dsession *s, struct json_object *r
 	s->ask->timeout_ms = policy_pause_timeout(req);
 	s->flags |= BPFBOX_SF_CMD_ASK;
 	return 0;
-}
-
-/* The state says "ask" first: its bpfbox run does not take the freeze for a pause. */
-static int freeze(struct dsession *s, bool on)
-{
-	char path[PATH_MAX + 16];
-	int r;
-
-	snprintf(path, sizeof(path), "%s/cgroup.freeze", s->cgroup);
-	if (on)
-		session_cgroup_set_state(s->cgroup, "ask");
-	r = write_file_str(path, on ? "1" : "0");
-	if (!on)
-		session_cgroup_set_state(s->cgroup, "running");
-	return r;
 }
 
 /* Whether a question of s waits for its answer (its exec stopped, the session frozen for it). */
@@ -129,10 +115,8 @@ bool ops_ask_record(struct daemon *d, struct dsession *s, const void *data, size
 	}
 	audit_ask_from_exec(q, x);
 	q->deny_after_ms = a->timeout_ms;
-	/* Frozen: no sibling can SIGCONT it. A paused session is frozen already. */
-	if (s->state == DS_PAUSED) {
-		q->frozen = true;
-	} else if (a->froze || freeze(s, true) == 0) {
+	/* Frozen: no sibling can SIGCONT it (a paused session stays paused, and held). */
+	if (a->froze || ctl_ask_hold(s->cgroup) == 0) {
 		a->froze = true;
 		q->frozen = true;
 	}
@@ -161,8 +145,7 @@ static void resolve(struct daemon *d, struct dsession *s, unsigned int i, enum a
 		left = left || a->open[k];
 	/* Thawed after the last answer, unless someone paused it meanwhile. */
 	if (!left && a->froze) {
-		if (s->state != DS_PAUSED)
-			freeze(s, false);
+		ctl_ask_release(s->cgroup);
 		a->froze = false;
 	}
 	q->answer = ask_answer_name(ans);

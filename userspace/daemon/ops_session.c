@@ -417,14 +417,11 @@ void op_pause(struct daemon *d, struct conn *c, struct json_object *req)
 				s->state == DS_ENDING ? "is ending" : "has no process yet");
 		return;
 	}
+	/*
+	 * On top of a command rule's ask (ops_ask.c), ctl_pause keeps it frozen
+	 * after the answer. -EALREADY: its root bpfbox run froze it first.
+	 */
 	r = ctl_pause(s->cgroup, ev.reason);
-	/* Frozen already, for a command rule's ask (ops_ask.c): now paused too. */
-	if (r == -EALREADY) {
-		char state[48];
-
-		snprintf(state, sizeof(state), "paused %s", ev.reason);
-		session_cgroup_set_state(s->cgroup, state);
-	}
 	if (r < 0 && r != -EALREADY) {
 		ops_reply_error(d, c, -r, "pause: cannot freeze %s: %s", s->cgroup, strerror(-r));
 		return;

@@ -97,12 +97,23 @@ static void on_tick(struct daemon *d)
 			c->dead = true;
 }
 
-/* Whether the ring is in the epoll set. */
+/*
+ * Whether the ring is in the epoll set. Should epoll_ctl fail, the ring is
+ * not left unread: said once, and from then on read every loop, the loop
+ * woken at least every RING_QUIET_NS (ring_timeout).
+ */
 static void ring_watch(struct daemon *d, bool on)
 {
 	struct epoll_event ev = {.events = on ? EPOLLIN : 0, .data.ptr = d->agent};
 
-	epoll_ctl(d->epfd, EPOLL_CTL_MOD, agent_ring_fd(d->agent), &ev);
+	if (d->ring_polled || epoll_ctl(d->epfd, EPOLL_CTL_MOD, agent_ring_fd(d->agent), &ev) == 0)
+		return;
+	log_warn_errno(errno,
+		       "the ring buffer cannot be %s the event loop; it is read every %llu ms "
+		       "from now on",
+		       on ? "put back into" : "taken out of",
+		       (unsigned long long)(RING_QUIET_NS / 1000000));
+	d->ring_polled = true;
 }
 
 /* The ring's records read; a quiet ring is left alone for RING_QUIET_NS. */
@@ -121,6 +132,11 @@ static int ring_timeout(struct daemon *d)
 {
 	uint64_t now;
 
+	if (d->ring_polled) {
+		agent_consume(d->agent);
+		ev_flush(d);
+		return RING_QUIET_NS / 1000000;
+	}
 	if (!d->ring_quiet_until)
 		return -1;
 	now = now_ns();

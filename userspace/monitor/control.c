@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "control.h"
@@ -25,16 +30,125 @@ bool ctl_paused(const char *cg)
 	return cgroup_freeze_set(cg);
 }
 
+/*
+ * The state changes of one session (pause, resume, an ask's hold and
+ * release) come from several processes: the daemon, `bpfbox pause` and
+ * `resume`, an embedded run's ask. They take turns through flock(2) on its
+ * cgroup directory, so that a resume cannot thaw between an ask's check
+ * and its freeze. A holder that does not let go within CTL_LOCK_WAIT_MS
+ * (stopped) is not waited for: the fd is returned unlocked, *locked false.
+ */
+#define CTL_LOCK_WAIT_MS 1000
+
+static int lock_cg(const char *cg, bool *locked)
+{
+	int fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	*locked = false;
+	if (fd < 0)
+		return -errno;
+	for (int i = 0; i < CTL_LOCK_WAIT_MS; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			*locked = true;
+			break;
+		}
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			break;
+		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+	}
+	return fd;
+}
+
+/* LIMITS_XATTR_STATE of cg, "" when unset. */
+static void read_state(const char *cg, char *st, size_t size)
+{
+	ssize_t n = getxattr(cg, LIMITS_XATTR_STATE, st, size - 1);
+
+	st[n > 0 ? n : 0] = '\0';
+}
+
+static bool state_paused(const char *cg)
+{
+	char st[48];
+
+	read_state(cg, st, sizeof(st));
+	return startswith(st, "paused ");
+}
+
 int ctl_pause(const char *cg, const char *reason)
 {
-	char state[48];
+	char state[48], st[48];
+	bool locked;
+	int r, fd = lock_cg(cg, &locked);
 
-	if (ctl_paused(cg))
-		return -EALREADY;
+	if (fd < 0)
+		return fd;
 	snprintf(state, sizeof(state), "paused %s", reason);
-	/* Said before the freeze: the supervisor reads it when it sees the freeze. */
-	session_cgroup_set_state(cg, state);
-	return knob(cg, "cgroup.freeze", "1");
+	read_state(cg, st, sizeof(st));
+	if (ctl_paused(cg) && (streq(st, "ask") || ctl_ask_open(cg)) &&
+	    !startswith(st, "paused ")) {
+		/* Frozen for an ask: paused on top of it, it stays frozen after its answer. */
+		r = session_cgroup_set_state(cg, state);
+	} else if (ctl_paused(cg)) {
+		r = -EALREADY; /* paused, or frozen by someone else (killed: not overwritten) */
+	} else {
+		/* Said before the freeze: the supervisor reads it when it sees the freeze. */
+		session_cgroup_set_state(cg, state);
+		r = knob(cg, "cgroup.freeze", "1");
+	}
+	close(fd);
+	return r;
+}
+
+bool ctl_ask_open(const char *cg)
+{
+	char buf[24];
+	ssize_t n = getxattr(cg, LIMITS_XATTR_ASK, buf, sizeof(buf) - 1);
+	long pid;
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	pid = strtol(buf, NULL, 10);
+	/* Its holder gone (a daemon restarted, a run killed): nobody will answer it. */
+	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+int ctl_ask_hold(const char *cg)
+{
+	char pid[24];
+	bool locked;
+	int r, fd = lock_cg(cg, &locked);
+
+	if (fd < 0)
+		return fd;
+	/* The mark and the state are said first; the freeze holds even if they fail. */
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	setxattr(cg, LIMITS_XATTR_ASK, pid, strlen(pid), 0);
+	/* "ask": a supervisor does not take the freeze for a pause. */
+	if (!state_paused(cg))
+		session_cgroup_set_state(cg, "ask");
+	r = knob(cg, "cgroup.freeze", "1");
+	if (r < 0)
+		removexattr(cg, LIMITS_XATTR_ASK);
+	close(fd);
+	return r;
+}
+
+int ctl_ask_release(const char *cg)
+{
+	bool locked;
+	int r = 1, fd = lock_cg(cg, &locked);
+
+	if (fd < 0)
+		return fd;
+	removexattr(cg, LIMITS_XATTR_ASK);
+	if (!state_paused(cg)) {
+		r = knob(cg, "cgroup.freeze", "0");
+		session_cgroup_set_state(cg, "running");
+	}
+	close(fd);
+	return r;
 }
 
 void ctl_limits(const char *cg, uint64_t *mem, uint64_t *disk)
@@ -75,13 +189,18 @@ static int set_memory(const char *cg, uint64_t mb)
 	return r == -ENOENT ? 0 : r;
 }
 
-int ctl_resume(const char *cg, uint64_t memory_mb, uint64_t disk_mb, uint64_t *mem, uint64_t *disk)
+/* ctl_resume's work, under the session's lock. */
+static int resume_locked(const char *cg, uint64_t memory_mb, uint64_t disk_mb, uint64_t *mem,
+			 uint64_t *disk)
 {
 	char v[96];
 	int r, n;
 
 	if (!ctl_paused(cg))
 		return -EINVAL;
+	/* Fail closed: a thaw would let a sibling SIGCONT the exec that waits for its answer. */
+	if (ctl_ask_open(cg))
+		return -EBUSY;
 	ctl_limits(cg, mem, disk);
 	if (memory_mb) {
 		r = set_memory(cg, memory_mb);
@@ -97,6 +216,19 @@ int ctl_resume(const char *cg, uint64_t memory_mb, uint64_t disk_mb, uint64_t *m
 		return -errno;
 	session_cgroup_set_state(cg, "running");
 	return knob(cg, "cgroup.freeze", "0");
+}
+
+int ctl_resume(const char *cg, uint64_t memory_mb, uint64_t disk_mb, uint64_t *mem, uint64_t *disk)
+{
+	bool locked;
+	int r, fd = lock_cg(cg, &locked);
+
+	if (fd < 0)
+		return fd;
+	/* Without the lock an ask could freeze between the check and the thaw. */
+	r = locked ? resume_locked(cg, memory_mb, disk_mb, mem, disk) : -EAGAIN;
+	close(fd);
+	return r;
 }
 
 int ctl_kill(const char *cg)

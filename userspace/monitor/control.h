@@ -20,13 +20,39 @@
 /* Whether cgroup.freeze of cg is set (paused, or being paused). */
 bool ctl_paused(const char *cg);
 
-/* -EALREADY when already paused; reason: manual, oom, disk. */
+/*
+ * Freezes the session with the state "paused REASON" (manual, oom, disk,
+ * disk_unwatched). Frozen for a command rule's ask already: paused on top
+ * of it (the state only), so it stays frozen after the ask's answer.
+ * -EALREADY when already paused (or frozen otherwise: a "killed" state is
+ * not overwritten).
+ */
 int ctl_pause(const char *cg, const char *reason);
+
+/*
+ * A command rule's ask (agent/ask.h) holds the session frozen: the ask
+ * marked open (LIMITS_XATTR_ASK, our pid), the state "ask" unless paused,
+ * cgroup.freeze written. 0, or -errno when it could not freeze.
+ */
+int ctl_ask_hold(const char *cg);
+
+/*
+ * The last open ask answered: the mark removed and the session thawed,
+ * state "running", unless a pause came meanwhile (then 1: it stays frozen,
+ * paused). 0, 1, or -errno.
+ */
+int ctl_ask_release(const char *cg);
+
+/* Whether an ask holds the session (its holder still runs). */
+bool ctl_ask_open(const char *cg);
 
 /*
  * Raises (sets) the memory limit when memory_mb, records the disk limit when
  * disk_mb (the supervisor reads it back), then thaws. The limits in force
- * afterwards in *mem and *disk. -EINVAL when the session is not paused.
+ * afterwards in *mem and *disk. -EINVAL when the session is not paused,
+ * -EBUSY while an ask is open (a thaw would let a sibling SIGCONT the exec
+ * that waits for its answer), -EAGAIN when another bpfbox holds the
+ * session's lock (stopped?) for a second.
  */
 int ctl_resume(const char *cg, uint64_t memory_mb, uint64_t disk_mb, uint64_t *mem, uint64_t *disk);
 

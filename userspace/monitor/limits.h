@@ -44,6 +44,7 @@ enum limits_via {
 #define LIMITS_XATTR_LIMITS "user.bpfbox.limits" /* "memory_mb=N disk_mb=N" */
 #define LIMITS_XATTR_V1	    "user.bpfbox.v1"	 /* "memory PATH\npids PATH\ncpu PATH" */
 #define LIMITS_XATTR_STATE  "user.bpfbox.state"	 /* "paused oom", "killed manual", ... */
+#define LIMITS_XATTR_ASK    "user.bpfbox.ask"	 /* pid of who holds an open ask (control.h) */
 
 struct session_limits {
 	uint64_t memory_mb, pids, cpu_percent, disk_mb;

@@ -17,6 +17,7 @@
 #include "../audit/redact.h"
 #include "../audit/sink.h"
 #include "bpfbox/events.h"
+#include "../monitor/control.h"
 #include "../policy/policy.h"
 #include "../policy/rules.h"
 #include "../sandbox/session.h"
@@ -73,8 +74,12 @@ static void on_ask(struct embedded *e, const struct bpfbox_exec_event *x)
 	}
 	audit_ask_from_exec(q, x);
 	q->deny_after_ms = s->policy->limits.pause_timeout_ms;
-	/* Frozen, no sibling can SIGCONT it; without a v2 cgroup the SIGSTOP holds alone. */
-	r = limits_freeze(&s->lim, true);
+	/*
+	 * Frozen, no sibling can SIGCONT it; without a v2 cgroup the SIGSTOP
+	 * holds alone. Held as an ask (monitor/control.h): `bpfbox resume`
+	 * refuses to thaw it, a `bpfbox pause` meanwhile keeps it frozen after.
+	 */
+	r = s->lim.cg[0] ? ctl_ask_hold(s->lim.cg) : -ENOENT;
 	sink_flush(e);
 	status_ask(s, q->id, q->pid, q->rule, q->file, q->argv, q->argv_len, q->deny_after_ms);
 	e->ask.asked++;
@@ -83,7 +88,7 @@ static void on_ask(struct embedded *e, const struct bpfbox_exec_event *x)
 		denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec", q->file,
 			    EPERM, 1);
 	if (r == 0)
-		limits_freeze(&s->lim, false);
+		ctl_ask_release(s->lim.cg);
 	status_answered(s, q->id, ask_answer_name(ans));
 	q->frozen = r == 0;
 	q->answer = ask_answer_name(ans);

@@ -292,8 +292,16 @@ static int unregister(struct daemon_run *r, const struct session_result *res,
 		struct daemon_client again;
 
 		if (daemon_client_connect(&again, r->socket, DAEMON_CALL_TIMEOUT_MS) == 0) {
-			rc = daemon_unregister(&again, r->s->id, res, reply, msg, size);
+			struct json_object *o = NULL;
+
+			rc = daemon_unregister(&again, r->s->id, res, &o, msg, size);
 			replied = again.replied;
+			if (reply) {
+				json_object_put(*reply); /* the first try's, if it had one */
+				*reply = o;
+			} else {
+				json_object_put(o);
+			}
 			if (rc == -ENOENT || rc == -DAEMON_ENDED)
 				rc = 0; /* it ended the session already: its cgroup was empty */
 			daemon_client_close(&again);

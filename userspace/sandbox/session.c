@@ -138,6 +138,8 @@ void session_take_id(struct session *s, const char *id)
 
 void session_plan_limits(struct session *s, enum limits_via via)
 {
+	/* Planned again (a daemon's refusal): no fd of its cgroups stays open. */
+	limits_close_fds(&s->lim);
 	limits_plan(&s->lim, &s->policy->limits, NULL, via);
 }
 

@@ -141,7 +141,8 @@ struct session {
 
 /*
  * Decides the layers for p on this host without running anything; the
- * limits with --limits-via auto (session_plan_limits() for another).
+ * limits with --limits-via auto (session_plan_limits() for another, or
+ * again: it closes the fds of the plan before).
  */
 int session_plan(struct session *s, const struct bpfbox_policy *p);
 void session_plan_limits(struct session *s, enum limits_via via);
