@@ -1,7 +1,7 @@
 # The register reply's "cgroup1" (docs/daemon.md "register"): on a hybrid
 # host a root `bpfbox run --daemon-socket` registers before its fork and its
 # child joins the v1 cgroup of each limit that the reply names
-# (userspace/run/via_daemon.c: take_cgroup1, join_v1_ahead, cgroup_below).
+# (userspace/run/via_daemon.c: take_cgroup1, join_v1_ahead, and lib/util.c path_plain).
 # A fake daemon (root's socket, the line protocol, the real reply's shape)
 # names cgroups a child must never join; docs/SECURITY.md says any other
 # than one under the controller's mount, one level down or more, with no
