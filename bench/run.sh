@@ -3,7 +3,13 @@
 # sandboxes and audit tools an agent host could use instead, all measured in
 # one run on one host.
 #
-#   bench/run.sh [--quick] [BUILD]     (`make bench` runs `bench/run.sh build`)
+#   [BENCH_LOSS_RATES="R ..."] bench/run.sh [--quick] [--only SECTION,...] [BUILD]
+#                                      (`make bench` runs `bench/run.sh build`)
+#
+# --only runs those sections alone (startup embedded loops pipeline scale
+# attach loss limits egress cmdrules, the bench_* below) and writes
+# $BUILD/bench/benchmarks-only.md, never docs/benchmarks.md: the report
+# of a partial run would drop every other section's numbers.
 #
 # 1. Startup: hyperfine runs bare /bin/true and /bin/true inside bpfbox
 #    (embedded, and through a private daemon), bwrap, firejail and srt; then
@@ -34,11 +40,24 @@ export LC_ALL=C # awk and printf must use '.' as the decimal point
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 QUICK=0
 BUILD=build
+ONLY=''
+SECTIONS=' startup embedded loops pipeline scale attach loss limits egress cmdrules '
 for arg in "$@"; do
+	if [ "$ONLY" = - ]; then
+		ONLY=" ${arg//,/ } "
+		for a in $ONLY; do
+			if [[ "$SECTIONS" != *" $a "* ]]; then
+				echo "bench: --only: no section '$a' (one of:$SECTIONS)" >&2
+				exit 2
+			fi
+		done
+		continue
+	fi
 	case "$arg" in
 	--quick) QUICK=1 ;;
+	--only) ONLY=- ;;
 	-h | --help)
-		sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	-*)
@@ -48,6 +67,10 @@ for arg in "$@"; do
 	*) BUILD=$arg ;;
 	esac
 done
+if [ "$ONLY" = - ]; then
+	echo "bench: --only needs a list of sections (one of:$SECTIONS)" >&2
+	exit 2
+fi
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 BUILD=${BUILD%/}
 BTREE=$(dirname "$BUILD") # the source tree the build belongs to
@@ -87,7 +110,13 @@ knob CMD_EXECS 200 2000
 knob ATT_NS 10 100
 knob LOSS_RATES "50000 200000" "50000 100000 150000 200000 300000 400000 600000 800000"
 knob LOSS_SECS 1 5
+# A finer grid of rates for the loss onset alone (--only loss), e.g.
+# BENCH_LOSS_RATES="150000 160000 170000"; the default grid above else.
+LOSS_RATES=${BENCH_LOSS_RATES:-$LOSS_RATES}
 [ "$QUICK" = 1 ] && DOC=$OUT/benchmarks-quick.md
+[ -n "$ONLY" ] && DOC=$OUT/benchmarks-only.md
+# wanted SECTION: the section runs (every one without --only).
+wanted() { [ -z "$ONLY" ] || [[ "$ONLY" == *" $1 "* ]]; }
 N_DENY=100
 
 # The command, as the report shows it (make sets MAKELEVEL for its children).
@@ -1985,6 +2014,27 @@ foreign_bpf() {
 	fi
 }
 
+# The report of a --only run: the machine, the load average around the
+# run, then each section's table and reading where it has functions for
+# them (render_SECTION, interpret_SECTION); the log has the rest.
+write_partial() {
+	local sec
+	{
+		echo "# Benchmarks:$(echo "$ONLY" | sed "s/ *$//")"
+		echo
+		machine_info
+		echo "- load average (1, 5, 15 min) at the start: $LOAD0; at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+		for sec in $ONLY; do
+			echo
+			echo "## $sec"
+			echo
+			if declare -F "render_$sec" >/dev/null; then "render_$sec"; fi
+			echo
+			if declare -F "interpret_$sec" >/dev/null; then "interpret_$sec"; fi
+		done
+	} >"$DOC"
+}
+
 write_report() {
 	{
 		echo "# Benchmarks"
@@ -2278,8 +2328,12 @@ main() {
 	FOREIGN_BPF=$(foreign_bpf)
 	build_helpers
 	make_workspaces
-	ensure_srt
-	[ -n "$SRT_WHY" ] && say "srt: not used: $SRT_WHY"
+	LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+	# srt runs in the startup rows only.
+	if wanted startup; then
+		ensure_srt
+		[ -n "$SRT_WHY" ] && say "srt: not used: $SRT_WHY"
+	fi
 	daemon_check
 	auditd_check
 	tracers_check
@@ -2292,17 +2346,16 @@ main() {
 	BPFBOX_LEVEL=$("$BIN" run -v -w "$WS" -- /bin/true 2>&1 >/dev/null |
 		sed -n 's/^bpfbox: session [0-9a-f]*, //p; s/^bpfbox: \(landlock.*\)/\1/p' | paste -sd';' | sed 's/;/; /')
 
-	bench_startup
-	bench_embedded
-	bench_loops
-	bench_pipeline
-	bench_scale
-	bench_attach
-	bench_loss
-	bench_limits
-	bench_egress
-	bench_cmdrules
+	for sec in $SECTIONS; do
+		if wanted "$sec"; then "bench_$sec"; fi
+	done
 
+	if [ -n "$ONLY" ]; then
+		write_partial
+		cat "$DOC"
+		say "done in ${SECONDS} s; report written to ${DOC#"$ROOT"/}; log in ${LOG#"$ROOT"/}"
+		return
+	fi
 	write_report
 	echo
 	sed -n '/^## 1\./,/^## What/p' "$DOC" | sed '$d'

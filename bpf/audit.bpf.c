@@ -331,14 +331,15 @@ static __always_inline __u64 aggregate(struct bpfbox_session *s, struct pending 
 /*
  * An EPERM our BPF LSM returned and recorded itself (bpf/lsm.bpf.c): the
  * opens, renames and links its lists refuse, and the metadata changes
- * (chmod, chown, utimes) outside the writable set. Unlink, rmdir, mkdir
+ * (chmod, chown, utimes, xattrs) outside the writable set. Unlink, rmdir, mkdir
  * and symlink it does not judge: their EPERM is the kernel's.
  */
 static __always_inline bool lsm_reported(const struct bpfbox_session *s, __u32 op)
 {
 	if (!(s->flags & BPFBOX_SF_BPF_LSM))
 		return false;
-	if (op == BPFBOX_FILE_CHMOD || op == BPFBOX_FILE_UTIMES)
+	if (op == BPFBOX_FILE_CHMOD || op == BPFBOX_FILE_UTIMES || op == BPFBOX_FILE_CHOWN ||
+	    op == BPFBOX_FILE_SETXATTR || op == BPFBOX_FILE_REMOVEXATTR)
 		return s->flags & BPFBOX_SF_GAP_META;
 	return op == BPFBOX_FILE_OPEN || op == BPFBOX_FILE_RENAME || op == BPFBOX_FILE_LINK;
 }
@@ -532,6 +533,13 @@ FILE_OP(symlink, AT, 1, BPFBOX_FILE_SYMLINK)
 FILE_OP(fchmodat, 0, 1, BPFBOX_FILE_CHMOD)
 FILE_OP(chmod, AT, 0, BPFBOX_FILE_CHMOD)
 FILE_OP(utimensat, 0, 1, BPFBOX_FILE_UTIMES)
+FILE_OP(fchownat, 0, 1, BPFBOX_FILE_CHOWN)
+FILE_OP(chown, AT, 0, BPFBOX_FILE_CHOWN)
+FILE_OP(lchown, AT, 0, BPFBOX_FILE_CHOWN)
+FILE_OP(setxattr, AT, 0, BPFBOX_FILE_SETXATTR)
+FILE_OP(lsetxattr, AT, 0, BPFBOX_FILE_SETXATTR)
+FILE_OP(removexattr, AT, 0, BPFBOX_FILE_REMOVEXATTR)
+FILE_OP(lremovexattr, AT, 0, BPFBOX_FILE_REMOVEXATTR)
 
 /*
  * The OOM killer chose a victim. A memory cgroup OOM is invoked by a process

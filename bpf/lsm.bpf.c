@@ -545,7 +545,7 @@ SEC("lsm/path_chown")
 int BPF_PROG(bpfbox_path_chown, const struct path *path, unsigned long long uid,
 	     unsigned long long gid, int ret)
 {
-	return check_meta(ret, path, NULL, BPFBOX_FILE_CHMOD);
+	return check_meta(ret, path, NULL, BPFBOX_FILE_CHOWN);
 }
 
 /* utimes (and chmod/chown once more): what changes a file's metadata. */
@@ -556,15 +556,16 @@ int BPF_PROG(bpfbox_path_chown, const struct path *path, unsigned long long uid,
 
 static __always_inline int check_setattr(int ret, struct dentry *d, struct iattr *attr)
 {
-	__u32 valid;
+	__u32 valid, op;
 
 	if (ret)
 		return ret;
 	valid = BPF_CORE_READ(attr, ia_valid);
 	if (!(valid & META_ATTRS))
 		return 0; /* a truncate: Landlock's right */
-	/* Mode or owner: a chmod; else times only: a utimes. */
-	return check_meta(0, NULL, d, valid & 7 ? BPFBOX_FILE_CHMOD : BPFBOX_FILE_UTIMES);
+	/* UID or GID: a chown (it may drop set-id bits too); MODE: a chmod; else a utimes. */
+	op = valid & 1 ? BPFBOX_FILE_CHMOD : BPFBOX_FILE_UTIMES;
+	return check_meta(0, NULL, d, valid & 6 ? BPFBOX_FILE_CHOWN : op);
 }
 
 /*
@@ -588,11 +589,11 @@ int BPF_PROG(bpfbox_inode_setattr_61, struct dentry *dentry, struct iattr *attr,
 SEC("lsm/inode_setxattr")
 int BPF_PROG(bpfbox_inode_setxattr, void *idmap, struct dentry *dentry)
 {
-	return check_meta(0, NULL, dentry, BPFBOX_FILE_CHMOD);
+	return check_meta(0, NULL, dentry, BPFBOX_FILE_SETXATTR);
 }
 
 SEC("lsm/inode_removexattr")
 int BPF_PROG(bpfbox_inode_removexattr, void *idmap, struct dentry *dentry)
 {
-	return check_meta(0, NULL, dentry, BPFBOX_FILE_CHMOD);
+	return check_meta(0, NULL, dentry, BPFBOX_FILE_REMOVEXATTR);
 }

@@ -193,6 +193,9 @@ enum bpfbox_file_op {
 	BPFBOX_FILE_SYMLINK = 6,
 	BPFBOX_FILE_CHMOD = 7,
 	BPFBOX_FILE_UTIMES = 8,
+	BPFBOX_FILE_CHOWN = 9,
+	BPFBOX_FILE_SETXATTR = 10,
+	BPFBOX_FILE_REMOVEXATTR = 11,
 };
 
 struct bpfbox_comm_event {

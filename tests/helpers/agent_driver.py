@@ -256,11 +256,18 @@ def main():
         with open(os.path.join(out, name), "w") as f:
             f.write("keep\n")
     ops = {"unlink": "f", "rename": "moved", "mkdir": "d", "symlink": "l", "chmod": "g",
-           "utimes": "g"}
+           "utimes": "g", "chown": "g", "setxattr": "g", "removexattr": "g"}
+    # chown to the owner it has and xattrs: refused by the read-only mount alone
+    xattrs = """python3 -c 'import os; os.setxattr("g", "user.bpfbox", b"1")' 2>/dev/null; """ \
+        """python3 -c 'import os; os.removexattr("g", "user.bpfbox")' 2>/dev/null"""
     rel = os.path.relpath(out, ws)
+    g_ctime = os.stat(os.path.join(out, "g")).st_ctime_ns
 
     def changes(o, e):
         why = []
+        # every metadata change of g was refused: its ctime is the one it was made with
+        if os.stat(os.path.join(out, "g")).st_ctime_ns != g_ctime:
+            why.append("g's metadata changed")
         for op, name in ops.items():
             if f"denied 1 time: {op} {os.path.join(out, name)} " not in e:
                 why.append(f"no {op} {name} in the summary")
@@ -272,7 +279,7 @@ def main():
     check("file changes outside the workspace are summarised (no BPF), relative names resolved",
           run(["--ro", out, "--", "sh", "-c",
                f"rm {out}/f; cd {rel} && mv f moved; mkdir d; mkdir -p ../outside; "
-               f"mkdir f; ln -s x l; chmod 600 g; touch g; exit 0"], ws, env=env),
+               f"mkdir f; ln -s x l; chmod 600 g; touch g; chown $(id -u) g; {xattrs}; exit 0"], ws, env=env),
           0, "exit", denied="unlink", extra=changes)
 
     # 11. a timeout, 12. a command that does not exist

@@ -74,6 +74,14 @@ elif what == "busy":            # a busy loop for SECONDS of wall time: cpu shar
     while time.monotonic() - t0 < float(sys.argv[2]):
         pass
     print("%.3f" % ((time.process_time() - c0) / (time.monotonic() - t0)))
+elif what == "spin":            # MARK STOP SECONDS: busy until STOP exists (SECONDS at most),
+    mark_path, stop = sys.argv[2], sys.argv[3]  # MARK written once it spins; cpu share
+    t0, c0 = time.monotonic(), time.process_time()
+    end, n = t0 + float(sys.argv[4]), 0
+    mark(mark_path)
+    while time.monotonic() < end and not (n % 10000 == 0 and os.path.exists(stop)):
+        n += 1
+    print("%.3f" % ((time.process_time() - c0) / (time.monotonic() - t0)))
 elif what == "pausewatch":      # OOMFILE CG OUT [READY]: polls every 0.5 ms: when OOMFILE's oom_kill moves ("-": no),
     oomf, cg, out = sys.argv[2], sys.argv[3], sys.argv[4]  # cgroup.freeze is set, frozen 1 said
 

@@ -30,7 +30,7 @@ NET_LAYER=cgroup-bpf
 expect_rc 3 "an audited session keeps the command's exit code" \
 	"$BPFBOX" run -q --no-namespaces --audit "$A" -w "$TMPD/ws" -- sh -c \
 	'echo hi > inside; cat inside >/dev/null; echo x > '"$TMPD/outside/f"'; /bin/true one two; exit 3'
-check_events "$A" "all(e['schema_version'] == 2 for e in ev)" "every line is a JSON event of schema 2"
+check_events "$A" "all(e['schema_version'] == 3 for e in ev)" "every line is a JSON event of schema 3"
 check_events "$A" "ev[0]['type'] == 'session.start' and ev[-1]['type'] == 'session.end'" "stream starts with session.start and ends with session.end"
 check_events "$A" "len({e['session'] for e in ev}) == 1" "one session id throughout"
 check_events "$A" "[e['seq'] for e in ev] == list(range(len(ev)))" "sequence numbers 0..N without gaps"
@@ -53,11 +53,17 @@ check_events "$A0" "any(e['type'] == 'exec' and e['filename'] == '/nonexistent/c
 # denial of the mount layer, recorded and explained like Landlock's.
 A_MAIN=$A A="$TMPD/mount.jsonl"
 "$BPFBOX" run --audit "$A" -w "$TMPD/ws" -- sh -c \
-	'echo x > /etc/bpfbox-audit-$$; mkdir /usr/bpfbox-audit-$$; exit 0' >"$TMPD/out" 2>"$TMPD/err"
+	'echo x > /etc/bpfbox-audit-$$; mkdir /usr/bpfbox-audit-$$; chown "$(id -u)" /etc/passwd
+	python3 -c "import os; os.setxattr(\"/etc/passwd\", \"user.bpfbox\", b\"1\")"
+	python3 -c "import os; os.removexattr(\"/etc/passwd\", \"user.bpfbox\")"; exit 0' >"$TMPD/out" 2>"$TMPD/err"
 check_events "$A" "any(e['type'] == 'file' and e['path'].startswith('/etc/bpfbox-audit-') and e['decision'] == 'deny' and e['layer'] == 'mount' and e['errno'] == 'EROFS' for e in ev)" \
 	"a write outside under the namespaces: layer mount, errno EROFS"
 check_events "$A" "any(e['type'] == 'file' and e.get('op') == 'mkdir' and e['layer'] == 'mount' and e['errno'] == 'EROFS' for e in ev)" \
 	"a mkdir outside under the namespaces: layer mount, errno EROFS"
+check_events "$A" "[sum(e['type'] == 'file' and e.get('op') == o and e['path'] == '/etc/passwd' and e['layer'] == 'mount' and e['errno'] == 'EROFS' for e in ev) for o in ('chown', 'setxattr', 'removexattr')] == [1, 1, 1]" \
+	"a chown, setxattr and removexattr outside under the namespaces: recorded once each with its op"
+expect_grep 'chown refused: /etc/passwd is outside the writable paths \(its owner did not change\)' "$TMPD/err" \
+	"the summary names the refused chown and what did not change"
 expect_grep 'read-only in the session\); grant it with --rw /etc' "$TMPD/err" \
 	"the end-of-run summary explains the EROFS and says how to grant it"
 ls /etc/bpfbox-audit-* >/dev/null 2>&1 && fail "a file was written to the host's /etc" ||

@@ -367,12 +367,36 @@ grep -Eqi 'resource temporarily unavailable|cannot fork|fork' "$WS/forkerr" 2>/d
 rc_of bomb 15 >/dev/null
 
 # --- cpu: a busy loop held under its quota ---------------------------------
-# The kernel's cpu.max caps the share (0.2, with slack for the period the
-# loop starts in); how little of it a loaded host leaves is no verdict.
-share=$("$BPFBOX" run -q -w "$WS" $RO --cpu 20 -- $H busy 2 2>/dev/null)
+# The kernel throttles the session's cgroup: cpu.stat's nr_throttled (v2,
+# and the v1 cpu controller's) grows while a busy loop runs under --cpu 20,
+# and nr_periods with it (the control: the bandwidth periods counted are the
+# loop's, in the cgroup read). The loop spins until ten more periods were
+# throttled (20 s at most): a loaded host that gives it less than its quota
+# for a while only makes it wait; one more is the verdict. Its share (0.2,
+# with slack for the period it starts in) is a measurement; only "no more
+# than its quota" is a verdict.
+rm -f "$WS"/*
+bg cpu -q -w "$WS" --cpu 20 -- sh -c 'cat /proc/self/cgroup >cg; exec '"$H"' spin spinning stop 30'
+CPUCG=
+wait_file "$WS/spinning" 10 && CPUCG=$(cg_of cgroup2 cpu "$WS/cg")
+cpu_stat() { awk -v k="$1" '$1 == k { print $2 }' "$CPUCG/cpu.stat" 2>/dev/null; }
+thr0=$(cpu_stat nr_throttled) per0=$(cpu_stat nr_periods)
+throttled() { [ "$(cpu_stat nr_throttled)" -ge "$((thr0 + 10))" ] 2>/dev/null; }
+poll_until 20 throttled
+thr1=$(cpu_stat nr_throttled) per1=$(cpu_stat nr_periods)
+touch "$WS/stop"
+share=$(rc_of cpu 40 >/dev/null; cat "$TMPD/cpu.out")
+if [ -n "$per0" ] && [ "${per1:-0}" -gt "$per0" ]; then
+	ok "the busy loop's cgroup counts cpu bandwidth periods (nr_periods $per0 -> $per1, $CPUCG)"
+else
+	fail "cpu.stat nr_periods of '$CPUCG': '$per0' -> '$per1' ($(cat "$TMPD/cpu.err"))"
+fi
+[ -n "$thr0" ] && [ "${thr1:-0}" -gt "$thr0" ] &&
+	ok "the kernel throttles a busy loop under --cpu 20 (nr_throttled $thr0 -> $thr1)" ||
+	fail "cpu.stat nr_throttled of '$CPUCG': '$thr0' -> '$thr1'"
 [ -n "$share" ] && [ "$("$PY" -c "print(int(0 < $share <= 0.3))")" = 1 ] &&
 	ok "a busy loop under --cpu 20 gets $share of a cpu, no more than its quota" ||
-	fail "cpu share under --cpu 20: '$share'"
+	fail "cpu share under --cpu 20: '$share' ($(cat "$TMPD/cpu.err"))"
 
 # --- --limits-via cgroup fails closed when the cgroups cannot be made ------
 BPFBOX_CGROUP_PARENT="$CG2/cgroup.procs/x" "$BPFBOX" run -q -w "$WS" --limits-via cgroup -- \

@@ -24,7 +24,7 @@
 
 #define SID "0123456789abcdef0123456789abcdef"
 #define HDR                                                                                        \
-	"\"schema_version\":2,\"time\":\"2026-01-02T03:04:05.123456789Z\",\"session\":\"" SID "\"" \
+	"\"schema_version\":3,\"time\":\"2026-01-02T03:04:05.123456789Z\",\"session\":\"" SID "\"" \
 	","
 
 /* The OCSF object for one bpfbox line (the caller puts it). */
@@ -335,7 +335,7 @@ static const struct ocsf_case log_events_cases[] = {
 		 {"message", Q("12 events lost: ring buffer full")},
 		 {"metadata.uid", Q(SID ":40")},
 	 }},
-	{"{\"schema_version\":2,\"type\":\"sink.error\",\"time\":\"2026-01-02T03:04:05."
+	{"{\"schema_version\":3,\"type\":\"sink.error\",\"time\":\"2026-01-02T03:04:05."
 	 "123456789Z\","
 	 "\"host\":\"h\",\"host_id\":\"95cfac43660b474080b2affdc9f95cdc\",\"boot_id\":null,"
 	 "\"session\":null,\"sink\":\"file:/x\",\"error\":\"ENOSPC\",\"message\":\"full\"}",
@@ -399,6 +399,42 @@ static void test_not_events(void **state)
 }
 
 /* Text for a terminal: ESC, other controls and C1 never reach it raw. */
+/* A refused change: File System Activity's activity of its op, the op in the message. */
+static void test_file_ops(void **state)
+{
+	static const struct {
+		const char *op, *activity;
+		int id;
+	} ops[] = {
+		{"chown", "Set Security", 7},
+		{"chmod", "Set Security", 7},
+		{"removexattr", "Set Attributes", 6},
+		{"unlink", "Delete", 4},
+		{"frob", "Other", 99}, /* an op of a newer producer */
+	};
+	char line[512], want[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		struct json_object *o;
+
+		snprintf(line, sizeof(line),
+			 EV("file", 3, 10, 10, 1, 0, "x", "deny", Q("mount"), Q("EROFS"),
+			    "\"path\":\"/etc/x\",\"flags\":0,\"count\":1,\"op\":\"%s\"}"),
+			 ops[i].op);
+		o = ocsf(line);
+		snprintf(want, sizeof(want), "%d", 100100 + ops[i].id);
+		assert_json(o, "type_uid", want);
+		snprintf(want, sizeof(want), "\"%s\"", ops[i].activity);
+		assert_json(o, "activity_name", want);
+		snprintf(want, sizeof(want), "\"%s /etc/x denied by mount (EROFS)\"", ops[i].op);
+		assert_json(o, "message", want);
+		snprintf(want, sizeof(want), "\"%s\"", ops[i].op);
+		assert_json(o, "unmapped.op", want);
+		json_object_put(o);
+	}
+}
+
 static void test_text_escapes(void **state)
 {
 	struct json_object *ev = json_tokener_parse(
@@ -422,4 +458,4 @@ UNIT_MAIN(TABLE("test_exec", exec_cases), TABLE("test_exec_denied", exec_denied_
 	  TABLE("test_net", net_cases), TABLE("test_fork_exit", fork_exit_cases),
 	  TABLE("test_log_events", log_events_cases),
 	  TABLE("test_session_events", session_events_cases), cmocka_unit_test(test_not_events),
-	  cmocka_unit_test(test_text_escapes))
+	  cmocka_unit_test(test_file_ops), cmocka_unit_test(test_text_escapes))

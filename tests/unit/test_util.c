@@ -247,6 +247,23 @@ static void against_sha256sum(void **state)
 	unlink(path);
 }
 
+/* path_plain: what the cgroup1 reply check and absolute deny patterns rely on. */
+static void plain_paths(void **state)
+{
+	static const char *const yes[] = {"/a", "/a/b", "/.a/..b/...", "/a b/c"};
+	static const char *const no[] = {"",	 "/",	  "a/b",    "//a",    "/a//b",
+					 "/a/",	 "/.",	  "/..",    "/a/.",   "/a/..",
+					 "/./a", "/../a", "/a/./b", "/a/../b"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		assert_true(path_plain(yes[i]));
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (path_plain(no[i]))
+			fail_msg("path_plain(\"%s\") is true", no[i]);
+}
+
 UNIT_MAIN(cmocka_unit_test(names), cmocka_unit_test(closes), cmocka_unit_test(parents),
 	  cmocka_unit_test(signals), cmocka_unit_test(keyed), cmocka_unit_test(raw_text),
-	  cmocka_unit_test(vectors), cmocka_unit_test(hmac), cmocka_unit_test(against_sha256sum))
+	  cmocka_unit_test(vectors), cmocka_unit_test(hmac), cmocka_unit_test(against_sha256sum),
+	  cmocka_unit_test(plain_paths))

@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "ocsf_internal.h"
+#include "../lib/names.h"
 #include "../lib/util.h"
 
 /* A record's last members: observables, unmapped (the extra members of its type). */
@@ -100,17 +101,38 @@ static void enc_exit(struct jsonw *w, const struct ev *e, const char *hostname)
 	end_record(w, e, &obs, extra);
 }
 
+/*
+ * File System Activity's activity for each file op (docs/ocsf.md): the
+ * mode and the owner are the file's security, times and extended
+ * attributes its attributes.
+ */
+static const unsigned char file_activity[] = {
+	[BPFBOX_FILE_OPEN] = 14,   [BPFBOX_FILE_UNLINK] = 4,   [BPFBOX_FILE_RMDIR] = 4,
+	[BPFBOX_FILE_RENAME] = 5,  [BPFBOX_FILE_MKDIR] = 1,    [BPFBOX_FILE_LINK] = 1,
+	[BPFBOX_FILE_SYMLINK] = 1, [BPFBOX_FILE_CHMOD] = 7,    [BPFBOX_FILE_UTIMES] = 6,
+	[BPFBOX_FILE_CHOWN] = 7,   [BPFBOX_FILE_SETXATTR] = 6, [BPFBOX_FILE_REMOVEXATTR] = 6,
+};
+_Static_assert(ARRAY_SIZE(file_activity) == BPFBOX_FILE_OP_COUNT, "an activity for every file op");
+static const char *const file_activity_names[] = {
+	[1] = "Create",		[4] = "Delete",	      [5] = "Rename",
+	[6] = "Set Attributes", [7] = "Set Security", [14] = "Open",
+};
+
 static void enc_file(struct jsonw *w, const struct ev *e, const char *hostname)
 {
 	static const char *const extra[] = {"flags", "op", NULL};
-	const char *path = json_member_str(e->o, "path");
+	const char *path = json_member_str(e->o, "path"), *opname = json_member_str(e->o, "op");
 	char what[PATH_MAX + 16], msg[PATH_MAX + 64];
 	struct obs_list obs = {0};
 	int64_t flags = 0, count = 0;
+	int op = opname ? bpfbox_file_op_parse(opname) : BPFBOX_FILE_OPEN;
 
-	snprintf(what, sizeof(what), "open %s", path ? path : "?");
+	snprintf(what, sizeof(what), "%s %s", op < 0 ? opname : bpfbox_file_op_name(op),
+		 path ? path : "?");
 	ocsf_message(msg, sizeof(msg), e, what);
-	ocsf_begin_record(w, e, &OCSF_FILESYS, 14, "Open", hostname, msg);
+	/* An op this build does not know (a newer producer): Other, named by the op. */
+	ocsf_begin_record(w, e, &OCSF_FILESYS, op < 0 ? 99 : file_activity[op],
+			  op < 0 ? "Other" : file_activity_names[file_activity[op]], hostname, msg);
 	ocsf_put_file(w, path ? path : "", false);
 	if (json_member_int(e->o, "flags", &flags))
 		jsonw_i64(w, "access_mask", flags);

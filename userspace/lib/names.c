@@ -22,7 +22,14 @@ int bpfbox_layer_parse(const char *name)
 	return -1;
 }
 
+_Static_assert(ARRAY_SIZE(file_op_names) == BPFBOX_FILE_OP_COUNT, "file ops numbered 0..N-1");
+
 const char *bpfbox_file_op_name(unsigned int op)
 {
 	return op < ARRAY_SIZE(file_op_names) ? file_op_names[op] : NULL;
+}
+
+int bpfbox_file_op_parse(const char *name)
+{
+	return name ? name_index(file_op_names, ARRAY_SIZE(file_op_names), name) : -1;
 }

@@ -47,6 +47,21 @@ int write_file_str(const char *path, const char *str)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
+bool path_plain(const char *path)
+{
+	if (*path != '/')
+		return false;
+	while (*path == '/') {
+		size_t k = strcspn(++path, "/");
+
+		if (!k || (k == 1 && path[0] == '.') ||
+		    (k == 2 && path[0] == '.' && path[1] == '.'))
+			return false;
+		path += k;
+	}
+	return !*path;
+}
+
 bool word_list_has(const char *list, const char *word, const char *seps)
 {
 	size_t wlen = strlen(word);

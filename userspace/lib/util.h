@@ -86,6 +86,11 @@ int read_file_str(const char *path, char *buf, size_t size);
 int write_file_str(const char *path, const char *str);
 /* Whether a whitespace-separated word list contains word. */
 bool word_list_has(const char *list, const char *word, const char *seps);
+/*
+ * Whether path is "/a/b...": absolute, one or more components, none empty,
+ * "." or ".." (no "//", no trailing '/'): it names what it spells.
+ */
+bool path_plain(const char *path);
 /* Monotonic clock in nanoseconds. */
 unsigned long long now_ns(void);
 /* CLOCK_REALTIME in nanoseconds. */

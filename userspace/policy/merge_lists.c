@@ -61,23 +61,12 @@ static const char *deny_pattern_problem(const char *s)
 		return "must not be empty";
 	if (len > 255)
 		return "is longer than 255 bytes";
-	if (s[0] == '/') {
-		const char *c = s + 1;
-
-		/* Every component plain: no "//", trailing '/', "." or "..". */
-		for (;;) {
-			size_t n = strcspn(c, "/");
-
-			if (!plain_name(c, n))
-				return "an absolute pattern must be a plain "
-				       "path "
-				       "(no '*', '.', '..' or empty "
-				       "components)";
-			if (!c[n])
-				return NULL;
-			c += n + 1;
-		}
-	}
+	/* Every component plain: no "//", trailing '/', "." or "..". */
+	if (s[0] == '/')
+		return path_plain(s) && !strchr(s, '*')
+			       ? NULL
+			       : "an absolute pattern must be a plain path "
+				 "(no '*', '.', '..' or empty components)";
 	if (!startswith(s, "**/"))
 		return "must be an absolute path or start with '**/'";
 	rest = s + 3;

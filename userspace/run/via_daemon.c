@@ -373,25 +373,6 @@ static int pause_via_daemon(void *ctx, struct session_event *ev)
 }
 
 /*
- * "/a/b" under a mount: one or more components, none empty, "." or "..".
- * Not the controller's root cgroup, which has no limit, nor outside it.
- */
-static bool cgroup_below(const char *rest)
-{
-	if (*rest != '/')
-		return false;
-	while (*rest == '/') {
-		size_t k = strcspn(++rest, "/");
-
-		if (!k || (k == 1 && rest[0] == '.') ||
-		    (k == 2 && rest[0] == '.' && rest[1] == '.'))
-			return false;
-		rest += k;
-	}
-	return !*rest;
-}
-
-/*
  * The v1 cgroups of a hybrid host's limits, for the child to join before
  * its first step as embedded mode's does (limits_child_join): each a
  * directory under this host's v1 mount of its controller. 0, or -errno
@@ -411,8 +392,9 @@ static int join_v1_ahead(struct daemon_run *r)
 
 		if (!r->cgroup1[i][0])
 			continue;
+		/* Below the mount: not its root cgroup (no limit there), nor outside it. */
 		if (!n || strncmp(r->cgroup1[i], l->v1_mount[i], n) ||
-		    !cgroup_below(r->cgroup1[i] + n)) {
+		    !path_plain(r->cgroup1[i] + n)) {
 			rc = -EPROTO;
 			break;
 		}

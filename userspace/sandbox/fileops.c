@@ -2,8 +2,9 @@
 /*
  * Refused file changes summarised without BPF (issue 18, docs/SECURITY.md):
  * the seccomp listener holds each unlink, rename, mkdir, link, symlink,
- * chmod and utimes of the session; this reads its path from the caller's
- * memory, resolves it against the caller's cwd or dirfd, and counts a
+ * chmod, chown, utimes, setxattr and removexattr of the session; this
+ * reads its path from the caller's memory, resolves it against the
+ * caller's cwd or dirfd, and counts a
  * denial when it names a place outside the session's writable paths where
  * the change would do something (a file to remove exists, a name to create
  * does not). Then the kernel runs the call: Landlock and the mounts decide,
@@ -46,14 +47,29 @@ struct file_call {
 };
 
 static const struct file_call calls[] = {
-	{__NR_unlinkat, "unlink", 0, 1, EXISTS},   {__NR_renameat2, "rename", 2, 3, ANY},
-	{__NR_mkdirat, "mkdir", 0, 1, ABSENT},	   {__NR_linkat, "link", 2, 3, ABSENT},
-	{__NR_symlinkat, "symlink", 1, 2, ABSENT}, {__NR_fchmodat, "chmod", 0, 1, EXISTS},
+	{__NR_unlinkat, "unlink", 0, 1, EXISTS},
+	{__NR_renameat2, "rename", 2, 3, ANY},
+	{__NR_mkdirat, "mkdir", 0, 1, ABSENT},
+	{__NR_linkat, "link", 2, 3, ABSENT},
+	{__NR_symlinkat, "symlink", 1, 2, ABSENT},
+	{__NR_fchmodat, "chmod", 0, 1, EXISTS},
 	{__NR_utimensat, "utimes", 0, 1, EXISTS},
+	{__NR_fchownat, "chown", 0, 1, EXISTS},
+	{__NR_setxattr, "setxattr", -1, 0, EXISTS},
+	{__NR_lsetxattr, "setxattr", -1, 0, EXISTS},
+	{__NR_removexattr, "removexattr", -1, 0, EXISTS},
+	{__NR_lremovexattr, "removexattr", -1, 0, EXISTS},
+#ifdef __NR_chown
+	{__NR_chown, "chown", -1, 0, EXISTS},
+	{__NR_lchown, "chown", -1, 0, EXISTS},
+#endif
 #ifdef __NR_unlink
-	{__NR_unlink, "unlink", -1, 0, EXISTS},	   {__NR_rmdir, "rmdir", -1, 0, EXISTS},
-	{__NR_rename, "rename", -1, 1, ANY},	   {__NR_mkdir, "mkdir", -1, 0, ABSENT},
-	{__NR_link, "link", -1, 1, ABSENT},	   {__NR_symlink, "symlink", -1, 1, ABSENT},
+	{__NR_unlink, "unlink", -1, 0, EXISTS},
+	{__NR_rmdir, "rmdir", -1, 0, EXISTS},
+	{__NR_rename, "rename", -1, 1, ANY},
+	{__NR_mkdir, "mkdir", -1, 0, ABSENT},
+	{__NR_link, "link", -1, 1, ABSENT},
+	{__NR_symlink, "symlink", -1, 1, ABSENT},
 	{__NR_chmod, "chmod", -1, 0, EXISTS},
 #endif
 #ifdef __NR_renameat
@@ -199,8 +215,8 @@ void session_file_op_notified(struct session *s, int listener, const struct secc
 		path_fold(full);
 	/* The common case, a change where the session may write: run at once. */
 	if (!c || writable(s, full) ||
-	    /* Landlock has no right for metadata: without the read-only view, chmod and utimes pass. */
-	    (!s->layers.ns.clone_flags && (streq(c->op, "chmod") || streq(c->op, "utimes")))) {
+	    /* Landlock has no right for metadata: without the read-only view, those pass. */
+	    (!s->layers.ns.clone_flags && session_meta_of(c->op))) {
 		seccomp_notify_answer(listener, d->id, 0);
 		return;
 	}

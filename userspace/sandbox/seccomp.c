@@ -59,10 +59,14 @@ int seccomp_install(const struct sock_fprog *prog)
 
 /* The file changes whose refusals the listener summarises (seccomp_notify_file_nr). */
 static const int file_nrs[] = {
-	__NR_unlinkat,	__NR_renameat2, __NR_mkdirat,	__NR_linkat,
-	__NR_symlinkat, __NR_fchmodat,	__NR_utimensat,
+	__NR_unlinkat,	__NR_renameat2, __NR_mkdirat,	  __NR_linkat,
+	__NR_symlinkat, __NR_fchmodat,	__NR_utimensat,	  __NR_fchownat,
+	__NR_setxattr,	__NR_lsetxattr, __NR_removexattr, __NR_lremovexattr,
+#ifdef __NR_chown
+	__NR_chown,	__NR_lchown,
+#endif
 #ifdef __NR_unlink
-	__NR_unlink,	__NR_rmdir,	__NR_rename,	__NR_mkdir,
+	__NR_unlink,	__NR_rmdir,	__NR_rename,	  __NR_mkdir,
 	__NR_link,	__NR_symlink,	__NR_chmod,
 #endif
 #ifdef __NR_renameat

@@ -27,7 +27,8 @@ int seccomp_install(const struct sock_fprog *prog);
  */
 int seccomp_install_notify(bool net, bool files);
 
-/* unlinkat, renameat2, mkdirat, linkat, symlinkat, fchmodat, utimensat and the legacy forms. */
+/* unlinkat, renameat2, mkdirat, linkat, symlinkat, fchmodat, utimensat, fchownat, (l)setxattr,
+ * (l)removexattr and the legacy forms. */
 bool seccomp_notify_file_nr(int nr);
 
 struct seccomp_denied {

@@ -112,6 +112,9 @@ void status_ended(const struct session *s);
 /* The denial summary at the end: stderr and the status channel. */
 void session_denials_report(const struct session *s);
 
+/* What a metadata op (chmod, chown, utimes, setxattr, removexattr) changes; NULL: another op. */
+const char *session_meta_of(const char *op);
+
 struct seccomp_denied;
 
 /*

@@ -192,9 +192,26 @@ void status_ended(const struct session *s)
 	finish(s, &w);
 }
 
+const char *session_meta_of(const char *op)
+{
+	static const char *const meta[][2] = {
+		{"chmod", "mode"},
+		{"chown", "owner"},
+		{"utimes", "times"},
+		{"setxattr", "extended attributes"},
+		{"removexattr", "extended attributes"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(meta); i++)
+		if (streq(op, meta[i][0]))
+			return meta[i][1];
+	return NULL;
+}
+
 /* What to do about one denial, in words a model can act on. */
 static void hint_of(const struct denial *d, char *buf, size_t size)
 {
+	const char *meta = session_meta_of(d->op);
 	char dir[sizeof(d->what)];
 	char *slash;
 
@@ -217,6 +234,11 @@ static void hint_of(const struct denial *d, char *buf, size_t size)
 			 "network is denied by policy; allow a host with --net-allow "
 			 "ADDR[:PORT] (needs root or the daemon), or all of it with "
 			 "--net allow");
+	else if (meta)
+		snprintf(buf, size,
+			 "%s refused: %s is outside the writable paths (its %s did not "
+			 "change); grant it with --rw %s",
+			 d->op, d->what, meta, dir);
 	else if (streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_MOUNT)))
 		snprintf(buf, size,
 			 "write outside the writable paths: %s (the host is read-only "
