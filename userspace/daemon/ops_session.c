@@ -419,7 +419,9 @@ void op_pause(struct daemon *d, struct conn *c, struct json_object *req)
 	}
 	/*
 	 * On top of a command rule's ask (ops_ask.c), ctl_pause keeps it frozen
-	 * after the answer. -EALREADY: its root bpfbox run froze it first.
+	 * after the answer. -EALREADY: frozen by another before this request
+	 * (its bpfbox run's monitor, when the daemon did not answer it, or
+	 * cgroup.freeze written by hand): taken as the pause.
 	 */
 	r = ctl_pause(s->cgroup, ev.reason);
 	if (r < 0 && r != -EALREADY) {

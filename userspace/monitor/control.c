@@ -78,18 +78,18 @@ static bool state_paused(const char *cg)
 int ctl_pause(const char *cg, const char *reason)
 {
 	char state[48], st[48];
-	bool locked;
+	bool locked, frozen;
 	int r, fd = lock_cg(cg, &locked);
 
 	if (fd < 0)
 		return fd;
 	snprintf(state, sizeof(state), "paused %s", reason);
 	read_state(cg, st, sizeof(st));
-	if (ctl_paused(cg) && (streq(st, "ask") || ctl_ask_open(cg)) &&
-	    !startswith(st, "paused ")) {
+	frozen = ctl_paused(cg);
+	if (frozen && (streq(st, "ask") || ctl_ask_open(cg)) && !startswith(st, "paused ")) {
 		/* Frozen for an ask: paused on top of it, it stays frozen after its answer. */
 		r = session_cgroup_set_state(cg, state);
-	} else if (ctl_paused(cg)) {
+	} else if (frozen) {
 		r = -EALREADY; /* paused, or frozen by someone else (killed: not overwritten) */
 	} else {
 		/* Said before the freeze: the supervisor reads it when it sees the freeze. */
