@@ -209,6 +209,12 @@ void monitor_reload_limits(struct monitor *m)
 	m->disk_limit = (uint64_t)disk << 20;
 }
 
+void monitor_read_frozen(struct monitor *m)
+{
+	if (m->events_fd >= 0)
+		m->frozen = read_frozen(m->events_fd);
+}
+
 bool monitor_freeze_requested(const struct monitor *m)
 {
 	return cgroup_freeze_set(m->lim->cg);

@@ -102,6 +102,12 @@ int64_t monitor_disk_used(const struct monitor *m);
  */
 void monitor_reload_limits(struct monitor *m);
 
+/*
+ * m->frozen as cgroup.events says now: a freeze that came before the
+ * monitor was opened (or read) changes nothing it could report.
+ */
+void monitor_read_frozen(struct monitor *m);
+
 /* Whether cgroup.freeze is set (a pause asked for, frozen yet or not). */
 bool monitor_freeze_requested(const struct monitor *m);
 

@@ -95,6 +95,15 @@ struct supervise_io {
 	int err_r;     /* stderr; -1: merged into out_r or not relayed */
 	int in_w;      /* the pty master for our stdin; -1: stdin is not relayed */
 	int notify_fd; /* the seccomp listener (socket(), file changes); -1: none */
+	/*
+	 * The child's report pipe when the run handed over a set-up not done
+	 * yet (frozen, or slow: session_run.c wait_exec); -1: its exec was
+	 * confirmed before. What was read of it: report_n as read(2) gave it,
+	 * -1 when the session ended before the command exec'd.
+	 */
+	int report_fd;
+	ssize_t report_n;
+	struct child_error report;
 };
 
 /*
@@ -103,6 +112,12 @@ struct supervise_io {
  */
 void supervise(struct session *s, pid_t child, struct supervise_io *io, int sig_fd,
 	       struct monitor *mon);
+
+/*
+ * session_run.c: the command exec'd (not_found: its exec failed, the
+ * report said so); its pid found, "started" said.
+ */
+void session_exec_confirmed(struct session *s, pid_t child, bool not_found);
 
 /* The status channel (--status-fd): one JSON line per lifecycle event. */
 void status_started(const struct session *s, pid_t pid);

@@ -26,6 +26,7 @@
 #include "seccomp.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
+#include "../lib/cgroup.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -280,10 +281,50 @@ static int start_child(struct run_state *t)
 	return r;
 }
 
-/* Our copies of the child's ends closed, its report read: 0 once it execs (or not). */
+void session_exec_confirmed(struct session *s, pid_t child, bool not_found)
+{
+	s->cmd_pid = child;
+	/* With a PID namespace the command is the init's child (ns_run_as_init). */
+	if (s->layers.ns.clone_flags & CLONE_NEWPID) {
+		char path[64], buf[32];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", child, child);
+		s->cmd_pid = read_file_str(path, buf, sizeof(buf)) > 0 ? atoi(buf) : 0;
+	}
+	status_started(s, child);
+	if (not_found)
+		s->result.cause = CAUSE_NOT_FOUND;
+}
+
+/* How often the wait for the exec looks whether the set-up is frozen. */
+#define SETUP_CHECK_MS 100
+/* A set-up that lasts longer (stopped, stuck) is handed over too: --timeout bounds it. */
+#define SETUP_HANDOFF_NS (1000ULL * 1000000ULL)
+
+/*
+ * Whether the wait for the exec goes on in supervise(): the session's
+ * cgroup is frozen (bpfbox pause, the daemon's op_pause) before the
+ * command exec'd, so the report's EOF will not come until a resume, or
+ * the set-up has lasted a second. Waiting here would be without bound:
+ * the pause timeout and --timeout are supervise()'s.
+ */
+static bool setup_held(const struct run_state *t, uint64_t since)
+{
+	const struct session *s = t->s;
+
+	return (s->lim.cg[0] && cgroup_freeze_set(s->lim.cg)) ||
+	       now_ns() - since >= SETUP_HANDOFF_NS;
+}
+
+/*
+ * Our copies of the child's ends closed, its report read: 0 once it execs
+ * (or not), or once its set-up is held (t->io.report_fd: supervise reads
+ * the report).
+ */
 static int wait_exec(struct run_state *t)
 {
 	struct session *s = t->s;
+	uint64_t since = now_ns();
 
 	int *ours[] = {&t->out[1], &t->err[1], &t->pts, &t->ntf[1], &t->rel[1]};
 
@@ -299,14 +340,22 @@ static int wait_exec(struct run_state *t)
 	 * answer comes through the hook (embedded.c, via_daemon.c). An ask
 	 * says the command has exec'd: no record can come any more, and a
 	 * pause on top of the ask keeps that init frozen, so its EOF is not
-	 * waited for (supervise bounds the pause).
+	 * waited for (supervise bounds the pause). A pause before the exec
+	 * (no ask) is handed to supervise with the report still to read.
 	 */
 	for (;;) {
 		struct pollfd p[2] = {{.fd = t->rep[0], .events = POLLIN},
 				      {.fd = s->hooks.poll_fd, .events = POLLIN}};
+		int np = poll(p, s->hooks.poll_fd >= 0 ? 2 : 1, SETUP_CHECK_MS);
 
-		if (s->hooks.poll_fd >= 0 && poll(p, 2, -1) < 0 && errno == EINTR)
+		if (np < 0 && errno == EINTR)
 			continue;
+		if (np <= 0) {
+			if (np == 0 && !setup_held(t, since))
+				continue;
+			t->io.report_fd = t->rep[0];
+			return 0;
+		}
 		if (s->hooks.poll_fd >= 0 && (p[1].revents & POLLIN)) {
 			s->hooks.on_poll(s->hooks.ctx);
 			if (s->asked && !(poll(p, 1, 0) == 1 && (p[0].revents & POLLIN))) {
@@ -326,22 +375,15 @@ static int wait_exec(struct run_state *t)
 		waitpid(t->child, NULL, 0);
 		return -t->ce.err;
 	}
-	s->cmd_pid = t->child;
-	/* With a PID namespace the command is the init's child (ns_run_as_init). */
-	if (s->layers.ns.clone_flags & CLONE_NEWPID) {
-		char path[64], buf[32];
-
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", t->child, t->child);
-		s->cmd_pid = read_file_str(path, buf, sizeof(buf)) > 0 ? atoi(buf) : 0;
-	}
-	status_started(s, t->child);
-	if (t->n == sizeof(t->ce))
-		s->result.cause = CAUSE_NOT_FOUND;
+	session_exec_confirmed(s, t->child, t->n == sizeof(t->ce));
 	return 0;
 }
 
-/* The command's life: relay, watch, end; then the summary. */
-static void run_command(struct run_state *t)
+/*
+ * The command's life: relay, watch, end; then the summary. A set-up that
+ * failed after a resume ends as that step's failure: -errno.
+ */
+static int run_command(struct run_state *t)
 {
 	struct session *s = t->s;
 
@@ -360,8 +402,15 @@ static void run_command(struct run_state *t)
 	}
 	supervise(s, t->child, &t->io, t->sig_fd, t->mon_on ? &t->mon : NULL);
 	t->out[0] = t->err[0] = -1; /* closed by supervise */
+	if (t->io.report_fd >= 0) {
+		t->n = t->io.report_n;
+		t->ce = t->io.report;
+	}
 	if (t->raw)
 		tcsetattr(STDIN_FILENO, TCSANOW, &t->saved_tio);
+	/* Reported by supervise, the child reaped: nothing ran, as before a pause. */
+	if (t->n == sizeof(t->ce) && t->ce.step != STEP_EXEC)
+		return t->ce.err > 0 && t->ce.err != EAGAIN ? -t->ce.err : -EIO; /* -EAGAIN: run again */
 	if (t->n == sizeof(t->ce))
 		log_error("cannot execute '%s': %s", t->argv[0], strerror(t->ce.err));
 	/* The last records of the BPF layer, for the summary. */
@@ -382,6 +431,7 @@ static void run_command(struct run_state *t)
 		s->hooks.on_end(s->hooks.ctx, s);
 	session_denials_report(s);
 	status_ended(s);
+	return 0;
 }
 
 static void close_pair(int fds[2])
@@ -459,13 +509,13 @@ int session_run(struct session *s, char *const argv[])
 		      .in_fd = -1,
 		      .policy = p,
 		      .rights = &s->layers.rights},
-		.io = {.out_r = -1, .err_r = -1, .in_w = -1, .notify_fd = -1},
+		.io = {.out_r = -1, .err_r = -1, .in_w = -1, .notify_fd = -1, .report_fd = -1},
 		.lx = {.caller_home = session_caller_home(), .read_host = p->read_host},
 	};
 	for (size_t i = 0; !r && i < ARRAY_SIZE(run_steps); i++)
 		r = run_steps[i](t);
 	if (!r)
-		run_command(t);
+		r = run_command(t);
 	/* -EAGAIN from before_release: nothing ran, nothing said; the caller tries again. */
 	if (r < 0) {
 		s->result.exit_code = EXIT_SETUP;

@@ -79,7 +79,7 @@ static void network_denied(struct session *s, int fd)
 	denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_SECCOMP), "socket", what, EPERM, 1);
 }
 
-enum { P_OUT, P_ERR, P_SIG, P_HOOK, P_IN, P_NOTIFY, P_MON };
+enum { P_OUT, P_ERR, P_SIG, P_HOOK, P_IN, P_NOTIFY, P_REPORT, P_MON };
 
 /* The tail half of the cap, shared by the streams relayed. */
 static void streams_init(struct stream st[2], const struct policy_limits *pl)
@@ -198,13 +198,64 @@ static void forward_signal(struct session *s, struct life *lf, const struct supe
 	}
 }
 
+/* Whether the session's first process is gone, killed by SIGKILL (not yet reaped, or reaped). */
+static bool leader_killed(const struct session *s, pid_t child)
+{
+	siginfo_t si = {0};
+	int st = s->result.wait_status;
+
+	if (st >= 0)
+		return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+	return waitid(P_PID, child, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid &&
+	       si.si_code == CLD_KILLED && si.si_status == SIGKILL;
+}
+
+/*
+ * The child's report, for a set-up handed over before its exec (frozen or
+ * slow, session_run.c wait_exec). A record: that step failed, nothing
+ * ran, the session ends as that failure (EXIT_SETUP). EOF: the command
+ * exec'd, unless the session was ended first (the pause timeout, the
+ * deadline, a signal while paused, bpfbox kill): its pipe closed with its
+ * death, and it is not said to have started.
+ */
+static void on_report(struct session *s, struct life *lf, struct supervise_io *io,
+		      struct pollfd *p)
+{
+	ssize_t n = read(io->report_fd, &io->report, sizeof(io->report));
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	p->fd = -1;
+	io->report_n = n;
+	if (n == sizeof(io->report) && io->report.step != STEP_EXEC) {
+		report_setup_failure(&io->report);
+		s->result.cause = CAUSE_SETUP;
+		lf->ending = true;
+		sup_kill_session(s, lf->child);
+		return;
+	}
+	if (n != sizeof(io->report) && (lf->ending || s->result.killed || s->result.timed_out ||
+					 leader_killed(s, lf->child))) {
+		io->report_n = -1;
+		return;
+	}
+	session_exec_confirmed(s, lf->child, n == sizeof(io->report));
+}
+
 /* A poll's events but the monitors': the hook, held calls, stdin, output, signals. */
 static void on_events(struct session *s, struct life *lf, struct pollfd *pfd, struct stream st[2],
-		      uint64_t *head_left, const struct supervise_io *io, int sig_fd,
-		      bool child_done)
+		      uint64_t *head_left, struct supervise_io *io, int sig_fd, bool child_done)
 {
+	if (pfd[P_REPORT].fd >= 0 && pfd[P_REPORT].revents)
+		on_report(s, lf, io, &pfd[P_REPORT]);
 	if (pfd[P_HOOK].revents & POLLIN)
 		s->hooks.on_poll(s->hooks.ctx);
+	/* An ask says the command exec'd: its init, frozen, may not close the report yet. */
+	if (pfd[P_REPORT].fd >= 0 && s->asked) {
+		pfd[P_REPORT].fd = -1;
+		io->report_n = 0;
+		session_exec_confirmed(s, lf->child, false);
+	}
 	if (pfd[P_NOTIFY].fd >= 0 && pfd[P_NOTIFY].revents) {
 		if (pfd[P_NOTIFY].revents & POLLIN)
 			network_denied(s, pfd[P_NOTIFY].fd);
@@ -246,10 +297,17 @@ static void on_monitors(struct session *s, struct life *lf, struct pollfd *mfds,
 }
 
 /* The session is over: the tails written, held calls answered, the exit code and its cause. */
-static void supervise_end(struct session *s, const struct life *lf, struct stream st[2],
-			  struct pollfd pfd[2], const struct supervise_io *io)
+static void supervise_end(struct session *s, struct life *lf, struct stream st[2],
+			  struct pollfd *pfd, struct supervise_io *io)
 {
 	const struct policy_limits *pl = &s->policy->limits;
+	struct pollfd *rp = &pfd[P_REPORT];
+
+	/* The child is reaped and its session killed: the report is whole, or never comes. */
+	if (rp->fd >= 0 && poll(rp, 1, 0) == 1)
+		on_report(s, lf, io, rp);
+	if (rp->fd >= 0)
+		io->report_n = -1;
 
 	for (int i = 0; i < 2; i++) {
 		if (pfd[i].fd >= 0)
@@ -273,7 +331,9 @@ static void supervise_end(struct session *s, const struct life *lf, struct strea
 	if (lf->paused)
 		s->result.paused_ms += (now_ns() - lf->paused_at) / 1000000ULL;
 	reaper_reap_all();
-	if (s->result.killed && (s->result.cause == CAUSE_PAUSE_TIMEOUT ||
+	if (s->result.cause == CAUSE_SETUP)
+		s->result.exit_code = EXIT_SETUP;
+	else if (s->result.killed && (s->result.cause == CAUSE_PAUSE_TIMEOUT ||
 				 s->result.cause == CAUSE_OOM || s->result.cause == CAUSE_DISK))
 		s->result.exit_code = EXIT_LIMIT;
 	else
@@ -308,10 +368,21 @@ void supervise(struct session *s, pid_t child, struct supervise_io *io, int sig_
 		[P_HOOK] = {.fd = s->hooks.poll_fd, .events = POLLIN},
 		[P_IN] = {.fd = io->in_w >= 0 ? STDIN_FILENO : -1, .events = POLLIN},
 		[P_NOTIFY] = {.fd = io->notify_fd, .events = POLLIN},
+		[P_REPORT] = {.fd = io->report_fd, .events = POLLIN},
 	};
 	uint64_t drain_until = 0;
 
 	streams_init(st, pl);
+	/*
+	 * A set-up handed over frozen (session_run.c wait_exec): the freeze
+	 * may predate the monitor (through the daemon, a pause between the
+	 * register and the fork), so no change of cgroup.events would say it.
+	 */
+	if (mon && io->report_fd >= 0) {
+		monitor_read_frozen(mon);
+		if (mon->frozen)
+			sup_frozen_changed(s, &lf, &deadline);
+	}
 	/* Without a cap, head_left is never read. */
 	while (!child_done || pfd[P_OUT].fd >= 0 || pfd[P_ERR].fd >= 0) {
 		uint64_t now = now_ns(), next, pause_kill = 0;

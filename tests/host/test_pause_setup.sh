@@ -1,0 +1,163 @@
+# A `bpfbox pause` that lands during the child's set-up, before the command
+# exec'd (session_run.c wait_exec): the run hands the frozen set-up to the
+# supervisor, so the pause timeout and --timeout bound it, a resume lets the
+# command run to its own exit code, and a report that comes after the resume
+# (an exec that fails) is still read. Embedded and through a private
+# daemon. The set-up is made slow on purpose (20000 deny paths to mask in
+# the session's mount namespace, about 150 ms) and the pause lands as soon
+# as the session's cgroup has its first process (tests/helpers/pause_setup.py,
+# which says whether the command had exec'd already: then it resumes and
+# the case is tried again). Before, the run waited for the report pipe with
+# no bound: frozen, it never ended (not even at SIGTERM). Each run is
+# bounded here by `timeout -k 3 30`; the runs take 1 to 4 s each.
+. "$(dirname "$0")/../lib.sh"
+
+need_root_cgroup2 "pause during set-up" "freezing a session's cgroup needs root and cgroup v2" ||
+	exit 0
+daemon_scratch pausesetup
+EPARENT="$PARENT-embedded"
+mkdir -p "$EPARENT"
+cleanup_extra() {
+	for c in "$EPARENT"/*/; do
+		[ -d "$c" ] && echo 1 >"$c/cgroup.kill" 2>/dev/null
+	done
+	sleep 0.2
+	rmdir "$EPARENT"/* "$EPARENT" 2>/dev/null
+}
+cd "$WS" || exit 1
+mkdir -p "$WS/d"
+# A daemon takes requests of up to 64 KiB: and 1024 deny patterns a session: its sessions get 900 of them,
+# the parent's Landlock ruleset (built while the daemon registers) the time.
+"$PY" - "$WS/d" "$TMPD/slow.json" "$TMPD/slow-daemon.json" <<'PY'
+import json, os, sys
+d, task, task_d = sys.argv[1:4]
+paths = []
+for i in range(20000):
+    p = os.path.join(d, "f%d" % i)
+    open(p, "w").close()
+    paths.append(p)
+json.dump({"extra": {"deny": paths}}, open(task, "w"))
+json.dump({"extra": {"deny": paths[:900]}}, open(task_d, "w"))
+PY
+if ! start_daemon "$TMPD/daemon.jsonl"; then
+	fail "the daemon did not start: $(tail -c 300 "$DERR")"
+	finish
+	exit $?
+fi
+
+# setup_run MODE ACTION RUN-ARGS...: bpfbox run RUN-ARGS (embedded, or
+# through the daemon: the pause may come before the fork, the child is then
+# cloned frozen) in $WS with the slow set-up, its status channel in
+# $TMPD/st, its stdout and stderr in $TMPD/rout and $TMPD/rerr; a pause
+# lands in its set-up, then ACTION: none (it stays paused), resume (0.5 s
+# later), gone (the command file $WS/cmd.sh removed, resumed 0.5 s later). Up to
+# three tries until the pause lands. RC: the run's exit status, SECS: its
+# seconds, LANDED: yes or no.
+setup_run() {
+	mode=$1 action=$2
+	shift 2
+	if [ "$mode" = embedded ]; then
+		cgp=$EPARENT sock= via= task=$TMPD/slow.json
+	else
+		cgp=$PARENT sock="--socket $SOCK" via="--daemon-socket $SOCK"
+		task=$TMPD/slow-daemon.json
+	fi
+	LANDED=no
+	for try in 1 2 3; do
+		printf '#!/bin/sh\necho ran-cmd\nexit 5\n' >"$WS/cmd.sh"
+		chmod 755 "$WS/cmd.sh"
+		rm -f "$TMPD/landed" "$TMPD/landed.ready"
+		BPFBOX_CGROUP_PARENT=$cgp "$PY" "$ROOT/tests/helpers/pause_setup.py" "$cgp" \
+			"$BPFBOX" "$TMPD/landed" $sock &
+		hp=$!
+		poll_until 10 test -e "$TMPD/landed.ready"
+		t0=$(date +%s)
+		# shellcheck disable=SC2086 # $via: none, or two words
+		BPFBOX_CGROUP_PARENT=$cgp timeout -k 3 30 "$BPFBOX" run -q $via -w "$WS" \
+			--task "$task" --status-fd 3 "$@" 3>"$TMPD/st" >"$TMPD/rout" \
+			2>"$TMPD/rerr" &
+		runp=$!
+		wait "$hp"
+		hrc=$?
+		sid=$(cut -d' ' -f1 "$TMPD/landed" 2>/dev/null)
+		if [ "$hrc" = 0 ]; then
+			LANDED=yes
+			case $action in
+			resume)
+				sleep 0.5
+				BPFBOX_CGROUP_PARENT=$cgp "$BPFBOX" resume $sock "$sid" >/dev/null 2>&1
+				;;
+			gone)
+				rm -f "$WS/cmd.sh"
+				sleep 0.5
+				BPFBOX_CGROUP_PARENT=$cgp "$BPFBOX" resume $sock "$sid" >/dev/null 2>&1
+				;;
+			esac
+		fi
+		wait "$runp"
+		RC=$?
+		SECS=$(($(date +%s) - t0))
+		# A run that hung (the old code) is killed by timeout: its frozen child too.
+		[ -n "$sid" ] && [ -d "$cgp/$sid" ] && echo 1 >"$cgp/$sid/cgroup.kill" 2>/dev/null
+		[ "$LANDED" = yes ] && return 0
+		[ "$hrc" = 2 ] && return 1
+	done
+	return 1
+}
+
+# scheck PY_EXPR NAME: PY_EXPR over the status lines (st: their list, types:
+# their types in order, end: the ended line) and the run's stdout (out).
+scheck() {
+	if "$PY" - "$TMPD/st" "$TMPD/rout" "$1" 2>/dev/null <<'PY'; then
+import json, sys
+st = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+types = [e["type"] for e in st]
+end = st[-1] if st and st[-1]["type"] == "ended" else {}
+out = open(sys.argv[2]).read()
+sys.exit(0 if eval(sys.argv[3]) else 1)
+PY
+		ok "$2"
+	else
+		fail "$2: rc $RC in $SECS s; status: $(tr '\n' ' ' <"$TMPD/st" | head -c 700); stderr: $(grep -v 'not enforced' "$TMPD/rerr" | head -c 300)"
+	fi
+}
+
+# bounded NAME WANT: the run ended by itself with WANT within 25 s (not at
+# the outer timeout, 30 s).
+bounded() {
+	if [ "$LANDED" != yes ]; then
+		fail "$1: the pause never landed in the set-up (three tries): $(cat "$TMPD/landed" 2>/dev/null)"
+	elif [ "$RC" = "$2" ] && [ "$SECS" -lt 25 ]; then
+		ok "$1"
+	else
+		fail "$1: exit $RC after $SECS s, want $2 well before the outer timeout (30 s): $(grep -v 'not enforced' "$TMPD/rerr" | head -c 300)"
+	fi
+}
+
+for mode in ${PAUSE_SETUP_MODES:-embedded daemon}; do
+	# 1. Paused in the set-up, nobody resumes: killed at the pause timeout.
+	setup_run "$mode" none --pause-timeout 2s -- sh -c 'echo ran'
+	bounded "$mode: a pause during the set-up ends the run at its pause timeout (exit 123)" 123
+	scheck "'started' not in types and 'ran' not in out and types.count('paused') == 1 and any(e['type'] == 'killed' and e['reason'] == 'pause_timeout' and e['paused'] for e in st) and end.get('cause') == 'pause_timeout' and end.get('exit_code') == 123" \
+		"$mode: ... paused, killed (pause_timeout), ended; never started"
+
+	# 2. Paused, then resumed: the command runs to its own exit code.
+	setup_run "$mode" resume --pause-timeout 30s -- sh -c 'echo ran; exit 7'
+	bounded "$mode: a pause then resume during the set-up: the command's own exit code" 7
+	scheck "'ran' in out and types.index('paused') < types.index('resumed') < types.index('started') < types.index('ended') and [e['reason'] for e in st if e['type'] == 'paused'] == ['manual'] and end.get('cause') == 'exit' and end.get('exit_code') == 7 and end.get('paused_ms', 0) >= 300" \
+		"$mode: ... paused (manual), resumed, then started, ended (exit 7, paused_ms)"
+
+	# 3. --timeout holds while the set-up is frozen (wall clock: paused time counts).
+	setup_run "$mode" none --pause-timeout 60s --timeout 3s -- sh -c 'echo ran'
+	bounded "$mode: --timeout ends a run frozen in its set-up (exit 124)" 124
+	scheck "'started' not in types and 'ran' not in out and end.get('cause') == 'timeout' and end.get('exit_code') == 124" \
+		"$mode: ... ended (timeout), never started"
+
+	# 4. A report after the resume is read: the exec fails (the file went while frozen).
+	setup_run "$mode" gone --pause-timeout 30s -- "$WS/cmd.sh"
+	bounded "$mode: an exec that fails after the resume is reported as such (exit 127)" 127
+	expect_grep "cannot execute '$WS/cmd.sh'" "$TMPD/rerr" "$mode: ... cannot execute, on stderr"
+	scheck "'ran-cmd' not in out and types.index('paused') < types.index('resumed') < types.index('ended') and end.get('cause') == 'exec_failed' and end.get('exit_code') == 127" \
+		"$mode: ... paused, resumed, ended (exec_failed)"
+done
+finish
