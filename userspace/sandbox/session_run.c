@@ -408,9 +408,12 @@ static int run_command(struct run_state *t)
 	}
 	if (t->raw)
 		tcsetattr(STDIN_FILENO, TCSANOW, &t->saved_tio);
-	/* Reported by supervise, the child reaped: nothing ran, as before a pause. */
+	/*
+	 * Reported by supervise, the child reaped: nothing ran, as before a
+	 * pause. Not -EAGAIN, which session_run's caller takes as "run again".
+	 */
 	if (t->n == sizeof(t->ce) && t->ce.step != STEP_EXEC)
-		return t->ce.err > 0 && t->ce.err != EAGAIN ? -t->ce.err : -EIO; /* -EAGAIN: run again */
+		return t->ce.err > 0 && t->ce.err != EAGAIN ? -t->ce.err : -EIO;
 	if (t->n == sizeof(t->ce))
 		log_error("cannot execute '%s': %s", t->argv[0], strerror(t->ce.err));
 	/* The last records of the BPF layer, for the summary. */

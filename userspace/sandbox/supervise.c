@@ -218,8 +218,7 @@ static bool leader_killed(const struct session *s, pid_t child)
  * deadline, a signal while paused, bpfbox kill): its pipe closed with its
  * death, and it is not said to have started.
  */
-static void on_report(struct session *s, struct life *lf, struct supervise_io *io,
-		      struct pollfd *p)
+static void on_report(struct session *s, struct life *lf, struct supervise_io *io, struct pollfd *p)
 {
 	ssize_t n = read(io->report_fd, &io->report, sizeof(io->report));
 
@@ -235,7 +234,7 @@ static void on_report(struct session *s, struct life *lf, struct supervise_io *i
 		return;
 	}
 	if (n != sizeof(io->report) && (lf->ending || s->result.killed || s->result.timed_out ||
-					 leader_killed(s, lf->child))) {
+					leader_killed(s, lf->child))) {
 		io->report_n = -1;
 		return;
 	}
@@ -333,8 +332,9 @@ static void supervise_end(struct session *s, struct life *lf, struct stream st[2
 	reaper_reap_all();
 	if (s->result.cause == CAUSE_SETUP)
 		s->result.exit_code = EXIT_SETUP;
-	else if (s->result.killed && (s->result.cause == CAUSE_PAUSE_TIMEOUT ||
-				 s->result.cause == CAUSE_OOM || s->result.cause == CAUSE_DISK))
+	else if (s->result.killed &&
+		 (s->result.cause == CAUSE_PAUSE_TIMEOUT || s->result.cause == CAUSE_OOM ||
+		  s->result.cause == CAUSE_DISK))
 		s->result.exit_code = EXIT_LIMIT;
 	else
 		s->result.exit_code = s->result.timed_out ? EXIT_TIMEOUT
@@ -342,6 +342,33 @@ static void supervise_end(struct session *s, struct life *lf, struct stream st[2
 	if (s->result.cause == CAUSE_EXIT && s->result.wait_status >= 0 &&
 	    WIFSIGNALED(s->result.wait_status))
 		s->result.cause = CAUSE_SIGNAL;
+}
+
+/*
+ * A set-up handed over frozen (session_run.c wait_exec): the freeze may
+ * predate the monitor (through the daemon, a pause between the register
+ * and the fork), so no change of cgroup.events would say it.
+ */
+static void handed_over(struct session *s, struct life *lf, uint64_t *deadline)
+{
+	if (!lf->mon)
+		return;
+	monitor_read_frozen(lf->mon);
+	if (lf->mon->frozen)
+		sup_frozen_changed(s, lf, deadline);
+}
+
+/* The next deadline: the SIGKILL after a SIGTERM, the pause timeout (*pause_kill), the timeout. */
+static uint64_t next_deadline(const struct life *lf, const struct policy_limits *pl, bool wall,
+			      uint64_t kill_at, uint64_t deadline, uint64_t *pause_kill)
+{
+	uint64_t next = kill_at ? kill_at : (lf->paused && !wall) ? 0 : deadline;
+
+	if (lf->paused && !lf->oom_early && !lf->ending)
+		*pause_kill = lf->paused_at + pl->pause_timeout_ms * 1000000ULL;
+	if (!kill_at && *pause_kill && (!next || *pause_kill < next))
+		next = *pause_kill;
+	return next;
 }
 
 /*
@@ -373,26 +400,14 @@ void supervise(struct session *s, pid_t child, struct supervise_io *io, int sig_
 	uint64_t drain_until = 0;
 
 	streams_init(st, pl);
-	/*
-	 * A set-up handed over frozen (session_run.c wait_exec): the freeze
-	 * may predate the monitor (through the daemon, a pause between the
-	 * register and the fork), so no change of cgroup.events would say it.
-	 */
-	if (mon && io->report_fd >= 0) {
-		monitor_read_frozen(mon);
-		if (mon->frozen)
-			sup_frozen_changed(s, &lf, &deadline);
-	}
+	if (io->report_fd >= 0)
+		handed_over(s, &lf, &deadline);
 	/* Without a cap, head_left is never read. */
 	while (!child_done || pfd[P_OUT].fd >= 0 || pfd[P_ERR].fd >= 0) {
 		uint64_t now = now_ns(), next, pause_kill = 0;
 		int wait_ms = -1, status = 0, nmon = 0, mt;
 
-		if (lf.paused && !lf.oom_early && !lf.ending)
-			pause_kill = lf.paused_at + pl->pause_timeout_ms * 1000000ULL;
-		next = kill_at ? kill_at : (lf.paused && !wall) ? 0 : deadline;
-		if (!kill_at && pause_kill && (!next || pause_kill < next))
-			next = pause_kill;
+		next = next_deadline(&lf, pl, wall, kill_at, deadline, &pause_kill);
 		if (!child_done) {
 			reaper_reap(child, &status, &child_done);
 			if (child_done) {
