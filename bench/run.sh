@@ -1665,6 +1665,29 @@ md_table() {
 # compares each row with the row before it (1 file, 0 patterns) instead.
 # Audit tables add what the tool recorded against what the loop did, and
 # what the tool itself counted as lost.
+# What --only startup and --only loops print (write_partial): the same
+# tables as the full report's sections 1, 2 and 3.
+render_startup() {
+	render_table startup ms
+	render_commands startup
+}
+render_loops() {
+	local t u
+	for t in open:ns exec:µs connect:µs aopen:ns aexec:µs aconnect:µs; do
+		u=${t#*:} t=${t%%:*}
+		echo "### $t ($u per operation)"
+		echo
+		render_table "$t" "$u"
+		render_commands "$t"
+		echo
+	done
+}
+interpret_loops() {
+	interpret_enforcement
+	echo
+	interpret_audit
+}
+
 render_table() { # table unit [bare-median]
 	awk -F'\t' -v T="$1" -v U="$2" -v BARE="${3:-}" '
 	function f(v) {
