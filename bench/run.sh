@@ -2349,6 +2349,12 @@ main() {
 	[ -x "$BUILD/tests/test_redact" ] && cp "$BUILD/tests/test_redact" "$TMP/test_redact"
 	BPFBOX_VERSION=$("$BIN" --version 2>/dev/null | head -n1)
 	FOREIGN_BPF=$(foreign_bpf)
+	# Someone else's syscall tracepoints (or a killed run's pinned ones) put
+	# every syscall of the host on the slow path, the baselines too.
+	case $FOREIGN_BPF in
+	[1-9]*" tracepoint links"*)
+		say "warning: other BPF is attached ($FOREIGN_BPF; bpftool link list): a syscall tracepoint puts every syscall of every row on the slow path, the no-agent baselines too; leftovers of a killed bpfbox run go with bpfbox daemon --cleanup --pin-dir DIR" ;;
+	esac
 	build_helpers
 	make_workspaces
 	LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
