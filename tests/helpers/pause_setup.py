@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Lands a `bpfbox pause` inside a session's set-up (tests/host/test_pause_setup.sh).
 
-pause_setup.py PARENT BPFBOX OUT [--socket SOCK]
+pause_setup.py PARENT BPFBOX OUT STATUS [--socket SOCK]
 
 Embedded: watches PARENT (the cgroup parent of the sessions) for the
 first session cgroup that has a process: the child bpfbox forked, still
@@ -11,11 +11,12 @@ mask). Through a daemon (--socket): for the first cgroup a register took
 from the daemon's pool (its trusted.bpfbox.pool mark removed), made ahead
 of the fork, so the pause may come before the child exists (it is cloned
 frozen). Runs `bpfbox pause SID` at once (again until the daemon knows the
-session), waits for the freeze to be complete, then looks whether any
-process of the session has exec'd the command (a comm other than
-bpfbox's). Writes "SID landed" or "SID missed" to OUT; a miss is resumed at
+session), waits for the freeze to be complete, then looks whether the
+command had exec'd: a process of the session with a comm other than
+bpfbox's, or a "started" line in the run's status file STATUS (the command
+may have exec'd and ended already, its init still there). Writes "SID landed" or "SID missed" to OUT; a miss is resumed at
 once, so the run goes on and the test tries again. Exit 0 landed, 1 missed,
-2 no session appeared within 20 s. OUT.ready is made once it watches: the
+2 no session appeared within 60 s (or the run ended first). OUT.ready is made once it watches: the
 run is to start after it.
 """
 import os
@@ -63,15 +64,23 @@ def sessions(parent):
         return []
 
 
+def said(status, what):
+    try:
+        with open(status) as f:
+            return '"type":"%s"' % what in f.read()
+    except OSError:
+        return False
+
+
 def main():
-    parent, bpfbox, out = sys.argv[1:4]
-    sock = sys.argv[4:6] if sys.argv[4:5] == ["--socket"] else []
+    parent, bpfbox, out, status = sys.argv[1:5]
+    sock = sys.argv[5:7] if sys.argv[5:6] == ["--socket"] else []
     before = set(n for n in sessions(parent) if taken(os.path.join(parent, n)))
     # The test starts the run once this is there: its session is not in before.
     open(out + ".ready", "w").close()
-    end = time.monotonic() + 20
+    end = time.monotonic() + 60
     sid = None
-    while sid is None and time.monotonic() < end:
+    while sid is None and time.monotonic() < end and not said(status, "ended"):
         for n in sessions(parent):
             cg = os.path.join(parent, n)
             if sock and n not in before and taken(cg):
@@ -93,7 +102,9 @@ def main():
     while not frozen(cg) and time.monotonic() < end:
         time.sleep(0.01)
     names = [comm(p) for p in procs_of(cg)]
-    landed = frozen(cg) and all(c in (None, "bpfbox") for c in names)
+    # The run says "started" within a moment of an exec that came first.
+    time.sleep(0.3)
+    landed = frozen(cg) and not said(status, "started") and all(c in (None, "bpfbox") for c in names)
     if not landed:
         subprocess.run([bpfbox, "resume"] + sock + [sid], stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
