@@ -117,6 +117,71 @@ wait "$RUNP" 2>/dev/null
 wait "$RP" 2>/dev/null
 never_file "$WS/asked-ran" 1 || fail "restart: the asked command ran at the session's end"
 
+# _dead PID: PID is gone or a zombie.
+_dead() { [ -z "$1" ] && return 1; ! _state "$1" >/dev/null || [ "$(_state "$1")" = Z ]; }
+_state() { awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null | grep .; }
+
+# restart_daemon: SIGKILL to the daemon, then started again on the same
+# pins, socket and cgroup parent.
+restart_daemon() {
+	kill -KILL "$DPID"
+	wait "$DPID" 2>/dev/null
+	start_daemon "$DA"
+}
+
+# 1b. A pause taken on top of the open ask, then the restart: the ask is
+# denied all the same, and the session stays paused (adopted paused) until
+# a resume, which then has nothing stopped to release.
+ask_start '/usr/bin/env touch paused-ran; echo "rc=$?" >rc2; while [ ! -e go2 ]; do sleep 0.05; done' none
+CG="$PARENT/$SID"
+poll_until 5 grep -qs 'frozen 1' "$CG/cgroup.events"
+expect_rc 0 "restart, paused: bpfbox pause on top of the open ask is taken" \
+	"$BPFBOX" pause --socket "$SOCK" "$SID"
+ASKEDP=$(xget "$CG" user.bpfbox.ask | cut -d' ' -f2)
+restart_daemon || fail "restart, paused: the daemon did not start again: $(tail -c 300 "$DERR")"
+# Killed while frozen: a zombie until its frozen parent reaps it.
+if grep -q "session $SID: exec of .* is gone: denied, killed" "$DERR" &&
+	poll_until 5 _dead "$ASKEDP" && grep -qs 'frozen 1' "$CG/cgroup.events"; then
+	ok "restart, paused: the ask is denied (its process dead), the session stays frozen"
+else
+	fail "restart, paused: asked pid '$ASKEDP' $(cat "/proc/$ASKEDP/stat" 2>/dev/null); $(grep frozen "$CG/cgroup.events"); $(tail -c 400 "$DERR")"
+fi
+if "$BPFBOX" sessions --socket "$SOCK" 2>/dev/null | grep "$SID" | grep -q paused; then
+	ok "restart, paused: the session is adopted paused"
+else
+	fail "restart, paused: not listed paused: $("$BPFBOX" sessions --socket "$SOCK" 2>&1 | tail -c 300)"
+fi
+expect_rc 0 "restart, paused: bpfbox resume thaws it" "$BPFBOX" resume --socket "$SOCK" "$SID"
+cont_all "$CG"
+never_file "$WS/paused-ran" 2 && ok "restart, paused: the asked command never ran" ||
+	fail "restart, paused: the asked command ran unanswered"
+grep -qs 'rc=137' "$WS/rc2" && ok "restart, paused: its parent saw it killed (137)" ||
+	fail "restart, paused: rc2 '$(cat "$WS/rc2" 2>/dev/null)'"
+touch "$WS/go2"
+wait "$RUNP" 2>/dev/null
+wait "$RP" 2>/dev/null
+
+# 1c. The mark of an older bpfbox (its holder alone): which process waits
+# is not known, so re-adoption kills the session.
+ask_start '/usr/bin/env touch old-ran; echo "rc=$?" >rc3; while [ ! -e go3 ]; do sleep 0.05; done' none
+CG="$PARENT/$SID"
+poll_until 5 grep -qs 'frozen 1' "$CG/cgroup.events"
+xset "$CG" user.bpfbox.ask "$DPID"
+restart_daemon || fail "restart, old mark: the daemon did not start again: $(tail -c 300 "$DERR")"
+if grep -q "session $SID: an ask whose answerer (pid [0-9]*) is gone waits, its process unknown: the session is killed" "$DERR"; then
+	ok "restart, old mark: re-adoption kills the session (logged)"
+else
+	fail "restart, old mark: $(tail -c 400 "$DERR")"
+fi
+cont_all "$CG"
+never_file "$WS/old-ran" 2 && ok "restart, old mark: the asked command never ran" ||
+	fail "restart, old mark: the asked command ran unanswered"
+wait "$RUNP" 2>/dev/null
+wait "$RP" 2>/dev/null
+poll_until 5 test -z "$(cat "$CG/cgroup.procs" 2>/dev/null)" &&
+	ok "restart, old mark: nothing of the session is left" ||
+	fail "restart, old mark: processes left: $(cat "$CG/cgroup.procs")"
+
 # 2. Embedded: a session cgroup the test makes, a process stopped in it as
 # at an asked exec, the cgroup frozen and marked by a holder that is gone.
 EPARENT="$PARENT-embedded"

@@ -481,8 +481,7 @@ static int readopt_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 	ctl_limits(s->cgroup, &s->lim.memory_mb, &s->lim.disk_mb);
 	s->has_lim = true;
 	/* Before the pause is read: a denied ask thaws a session it alone froze. */
-	ops_ask_readopt(d, s);
-	if (ctl_paused(s->cgroup)) {
+	if (!ops_ask_readopt(d, s) && ctl_paused(s->cgroup)) {
 		char st[48] = "";
 		ssize_t n = getxattr(s->cgroup, LIMITS_XATTR_STATE, st, sizeof(st) - 1);
 

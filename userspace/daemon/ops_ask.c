@@ -209,9 +209,10 @@ void ops_ask_denied_stale(struct daemon *d, struct dsession *s, const struct ctl
  * by a daemon before us, and nobody will answer it (we hold no ask of an
  * adopted session). Fail closed: denied, its process killed before the
  * session thaws; the whole session killed when which process waits is not
- * known, or the mark cannot be handled under the session's lock.
+ * known, or the mark cannot be handled under the session's lock (then
+ * true: it ends as its processes go).
  */
-void ops_ask_readopt(struct daemon *d, struct dsession *s)
+bool ops_ask_readopt(struct daemon *d, struct dsession *s)
 {
 	struct ctl_asked q[CTL_ASK_MAX];
 	long holder;
@@ -230,7 +231,9 @@ void ops_ask_readopt(struct daemon *d, struct dsession *s)
 		     "the session is killed",
 		     s->id, holder,
 		     n == -EAGAIN ? "not reachable (the session's lock is held)" : "unknown");
+		return true;
 	}
+	return false;
 }
 
 /* An answer to an id that is not open: answered already, or never asked. */

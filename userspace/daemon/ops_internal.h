@@ -86,8 +86,8 @@ void ops_ask_free(struct dsession *s);
 struct ctl_asked;
 void ops_ask_denied_stale(struct daemon *d, struct dsession *s, const struct ctl_asked *q,
 			  long holder);
-/* Re-adoption: the session's stale ask, if any, denied (docs/daemon.md). */
-void ops_ask_readopt(struct daemon *d, struct dsession *s);
+/* Re-adoption: the session's stale ask, if any, denied (docs/daemon.md); true: killed. */
+bool ops_ask_readopt(struct daemon *d, struct dsession *s);
 /* ops_net.c */
 int ops_add_net_rules(struct daemon *d, struct conn *c, struct dsession *s,
 		      struct json_object *rules);
