@@ -1665,6 +1665,29 @@ md_table() {
 # compares each row with the row before it (1 file, 0 patterns) instead.
 # Audit tables add what the tool recorded against what the loop did, and
 # what the tool itself counted as lost.
+# What --only startup and --only loops print (write_partial): the same
+# tables as the full report's sections 1, 2 and 3.
+render_startup() {
+	render_table startup ms
+	render_commands startup
+}
+render_loops() {
+	local t u
+	for t in open:ns exec:µs connect:µs aopen:ns aexec:µs aconnect:µs; do
+		u=${t#*:} t=${t%%:*}
+		echo "### $t ($u per operation)"
+		echo
+		render_table "$t" "$u"
+		render_commands "$t"
+		echo
+	done
+}
+interpret_loops() {
+	interpret_enforcement
+	echo
+	interpret_audit
+}
+
 render_table() { # table unit [bare-median]
 	awk -F'\t' -v T="$1" -v U="$2" -v BARE="${3:-}" '
 	function f(v) {
@@ -2326,6 +2349,12 @@ main() {
 	[ -x "$BUILD/tests/test_redact" ] && cp "$BUILD/tests/test_redact" "$TMP/test_redact"
 	BPFBOX_VERSION=$("$BIN" --version 2>/dev/null | head -n1)
 	FOREIGN_BPF=$(foreign_bpf)
+	# Someone else's syscall tracepoints (or a killed run's pinned ones) put
+	# every syscall of the host on the slow path, the baselines too.
+	case $FOREIGN_BPF in
+	[1-9]*" tracepoint links"*)
+		say "warning: other BPF is attached ($FOREIGN_BPF; bpftool link list): a syscall tracepoint puts every syscall of every row on the slow path, the no-agent baselines too; leftovers of a killed bpfbox run go with bpfbox daemon --cleanup --pin-dir DIR" ;;
+	esac
 	build_helpers
 	make_workspaces
 	LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -179,6 +179,7 @@ need_rsyslog() {
 # stderr, emptied), WS (a workspace); DPID and RPID (a daemon, an rsyslog)
 # empty. Installs daemon_cleanup at exit. Call after need_root_cgroup2.
 daemon_scratch() {
+	sweep_killed_runs
 	SOCKDIR="$TMPD/sock"
 	SOCK="$SOCKDIR/bpfbox.sock"
 	PIN=/sys/fs/bpf/bpfbox-$1-$$
@@ -189,6 +190,28 @@ daemon_scratch() {
 	: >"$DERR"
 	DPID= RPID=
 	trap daemon_cleanup EXIT INT TERM
+}
+
+# sweep_killed_runs: the pins and cgroup parent of a test or bench daemon
+# whose shell was killed (SIGKILL runs no trap). Left, its programs stay
+# attached until reboot, and every syscall of the host pays for its
+# tracepoints, the timings of every later test and bench too. Only names
+# of the form bpfbox-NAME-PID (what tests and bench/ use; a production
+# daemon's pin dir has no such suffix), only when no process PID exists,
+# and only pins older than 30 minutes (a run in another PID namespace
+# whose PID we cannot see is not swept mid-run).
+sweep_killed_runs() {
+	for _sk in /sys/fs/bpf/bpfbox-*-[0-9]*; do
+		[ -d "$_sk" ] || continue
+		_sk_name=${_sk##*/}
+		_sk_pid=${_sk_name##*-}
+		case $_sk_pid in '' | *[!0-9]*) continue ;; esac
+		[ -d "/proc/$_sk_pid" ] && continue
+		[ $(($(date +%s) - $(stat -c %Y "$_sk"))) -gt 1800 ] || continue
+		"$BPFBOX" daemon --cleanup --pin-dir "$_sk" --cgroup-parent "$CG2/$_sk_name" \
+			>/dev/null 2>&1 &&
+			echo "# removed the pins and cgroups of a killed run: $_sk_name (process $_sk_pid is gone)"
+	done
 }
 
 # session_cgroups DIR: the session cgroups under DIR, one a line; the empty

@@ -405,4 +405,35 @@ if [ -n "$LINKPROG" ]; then
 else
 	fail "could not read the program of the pinned connect4 link"
 fi
+
+# SIGTERM with no session left: nothing needs the pins, and the attached
+# syscall tracepoints would tax every syscall of the host until a daemon
+# runs again. They go; a daemon started next loads its own.
+if start_daemon "$TMPD/audit2.jsonl"; then
+	expect_rc 0 "a session through the restarted daemon" \
+		"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- true
+	TPPROG=$(bpftool link show pinned "$PIN/link_exit_openat" 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "prog") print $(i + 1) }')
+	kill -TERM "$DPID"
+	expect_wait "$DPID" 0 "SIGTERM with no session stops the daemon with exit 0" "$DERR"
+	DPID=
+	[ ! -e "$PIN" ] && ok "no session left: its pins are removed" ||
+		fail "pins left after a stop with no session: $(ls "$PIN" 2>&1 | head -3)"
+	expect_grep "no sessions: pins removed from $PIN, programs detached" "$DERR" "and it says so"
+	if [ -n "$TPPROG" ]; then
+		wait_gone 5 bpftool prog show id "$TPPROG" >/dev/null 2>&1
+		bpftool prog show id "$TPPROG" >/dev/null 2>&1 &&
+			fail "tracepoint program $TPPROG still loaded after the stop" ||
+			ok "its syscall tracepoint program is detached and unloaded"
+	else
+		fail "could not read the program of the pinned exit_openat link"
+	fi
+	if start_daemon "$TMPD/audit3.jsonl"; then
+		expect_rc 0 "a daemon started next serves sessions" \
+			"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- true
+	else
+		fail "no daemon started after the clean stop: $(tail -n 3 "$DERR")"
+	fi
+else
+	fail "the daemon did not start again: $(tail -n 3 "$DERR")"
+fi
 finish

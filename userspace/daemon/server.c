@@ -333,6 +333,46 @@ static void raise_fd_limit(void)
 	}
 }
 
+static int count_session(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t flags)
+{
+	(void)cgroup_id;
+	(void)index;
+	(void)flags;
+	(*(unsigned int *)ctx)++;
+	return 0;
+}
+
+/*
+ * Stopped by a signal: sessions keep their pins (their enforcement and
+ * re-adoption by the next daemon). With none left, nothing needs them, and
+ * the attached syscall tracepoints would put every syscall of the host on
+ * the slow path until a daemon runs again: they go, while the pin lock is
+ * still held (a daemon started next makes a pin dir of its own).
+ */
+static void stop_pins(struct daemon *d)
+{
+	unsigned int pinned = 0;
+	int r;
+
+	if (!d->stop)
+		return;
+	if (d->table.count || agent_pinned_sessions(d->o->pin_dir, count_session, &pinned) < 0 ||
+	    pinned) {
+		dlog("pins stay in %s: %zu session%s stay enforced", d->o->pin_dir,
+		     d->table.count ? d->table.count : pinned,
+		     (d->table.count ? d->table.count : pinned) == 1 ? "" : "s");
+		return;
+	}
+	r = agent_unpin(d->o->pin_dir);
+	if (r < 0)
+		log_warn_errno(r,
+			       "no sessions, but the pins in %s stay; 'bpfbox daemon --cleanup' "
+			       "removes them",
+			       d->o->pin_dir);
+	else
+		dlog("no sessions: pins removed from %s, programs detached", d->o->pin_dir);
+}
+
 int daemon_serve(const struct daemon_opts *o)
 {
 	struct daemon *d = calloc(1, sizeof(*d));
@@ -382,6 +422,7 @@ int daemon_serve(const struct daemon_opts *o)
 		     d->parent, d->table.count, d->table.count == 1 ? "" : "s");
 	server_loop(d);
 	sd_notify("STOPPING=1");
+	stop_pins(d);
 	r = 0;
 out:
 	if (listening)

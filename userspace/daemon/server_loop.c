@@ -78,8 +78,8 @@ static void on_signal(struct daemon *d)
 			daemon_reload(d, why, sizeof(why));
 			continue;
 		}
-		dlog("%s: stopping; pins stay in %s, sessions stay enforced",
-		     strsignal(si.ssi_signo), d->o->pin_dir);
+		/* What becomes of the pins is said once the loop is left (daemon_serve). */
+		dlog("%s: stopping", strsignal(si.ssi_signo));
 		d->stop = true;
 	}
 }
