@@ -540,6 +540,13 @@ FILE_OP(setxattr, AT, 0, BPFBOX_FILE_SETXATTR)
 FILE_OP(lsetxattr, AT, 0, BPFBOX_FILE_SETXATTR)
 FILE_OP(removexattr, AT, 0, BPFBOX_FILE_REMOVEXATTR)
 FILE_OP(lremovexattr, AT, 0, BPFBOX_FILE_REMOVEXATTR)
+/* The forms on a file descriptor: recorded with the descriptor's own file. */
+#define FD_OP(sys, opcode) \
+	AUDIT_SYSCALL(sys, BPFBOX_EV_FILE, opcode, DIRFD(SYSARG0(r)), 0, 0, false)
+FD_OP(fchmod, BPFBOX_FILE_CHMOD)
+FD_OP(fchown, BPFBOX_FILE_CHOWN)
+FD_OP(fsetxattr, BPFBOX_FILE_SETXATTR)
+FD_OP(fremovexattr, BPFBOX_FILE_REMOVEXATTR)
 
 /*
  * The OOM killer chose a victim. A memory cgroup OOM is invoked by a process

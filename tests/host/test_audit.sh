@@ -66,6 +66,20 @@ expect_grep 'chown refused: /etc/passwd is outside the writable paths \(its owne
 	"the summary names the refused chown and what did not change"
 expect_grep 'read-only in the session\); grant it with --rw /etc' "$TMPD/err" \
 	"the end-of-run summary explains the EROFS and says how to grant it"
+# The same changes through a file descriptor (fchmod, fchown, fsetxattr,
+# fremovexattr): recorded with the descriptor's file.
+A_FD="$TMPD/mount-fd.jsonl"
+"$BPFBOX" run -q --audit "$A_FD" -w "$TMPD/ws" -- python3 -c '
+import os
+fd = os.open("/etc/hosts", os.O_RDONLY)
+for f in (lambda: os.fchmod(fd, 0o600), lambda: os.fchown(fd, os.getuid(), -1),
+          lambda: os.setxattr(fd, "user.bpfbox", b"1"), lambda: os.removexattr(fd, "user.bpfbox")):
+    try:
+        f()
+    except OSError:
+        pass' >"$TMPD/out" 2>"$TMPD/err"
+check_events "$A_FD" "[sum(e['type'] == 'file' and e.get('op') == o and e['path'] == '/etc/hosts' and e['layer'] == 'mount' and e['errno'] == 'EROFS' for e in ev) for o in ('chmod', 'chown', 'setxattr', 'removexattr')] == [1, 1, 1, 1]" \
+	"fchmod, fchown, fsetxattr and fremovexattr outside: recorded once each with its op and the descriptor's file"
 ls /etc/bpfbox-audit-* >/dev/null 2>&1 && fail "a file was written to the host's /etc" ||
 	ok "nothing was written to the host's /etc"
 A=$A_MAIN

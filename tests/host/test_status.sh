@@ -108,4 +108,30 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 else
 	skip "unprivileged status: not root here; the VM runs this as root only"
 fi
+
+# Pins a daemon left behind keep its programs attached: status names them
+# and says whether a daemon holds them (its lock, read from /proc/locks).
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ "$(id -u)" = 0 ] && [ -n "$CG2" ]; then
+	daemon_scratch statuspins
+	if start_daemon "$TMPD/audit.jsonl"; then
+		"$BPFBOX" status >"$TMPD/st.out" 2>&1
+		expect_grep "^pins: $PIN: held by a running daemon \([1-9][0-9]* links, 0 sessions\)" \
+			"$TMPD/st.out" "status: a running daemon's pins are held by it"
+		kill -9 "$DPID"
+		wait "$DPID" 2>/dev/null
+		DPID=
+		"$BPFBOX" status >"$TMPD/st.out" 2>&1
+		expect_grep "^pins: $PIN: no daemon holds them: [1-9][0-9]* links stay attached .*'bpfbox daemon --cleanup --pin-dir $PIN'" \
+			"$TMPD/st.out" "status: a killed daemon's pins are named, with the command that removes them"
+		"$BPFBOX" status --json >"$TMPD/st.json"
+		[ "$(json "$TMPD/st.json" "[p['daemon'] for p in d['pins'] if p['dir'] == '$PIN']")" = "[False]" ] &&
+			ok "status --json: pins[].daemon is false for them" ||
+			fail "status --json pins: $(json "$TMPD/st.json" "d['pins']")"
+	else
+		fail "the daemon did not start: $(tail -n 3 "$DERR")"
+	fi
+else
+	skip "status pins: a daemon needs root and cgroup2; the host suite runs as root in CI"
+fi
 finish

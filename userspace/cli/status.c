@@ -1,11 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /* bpfbox status: print the probes, as text or as the JSON in docs/status.md. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 #include <json-c/json.h>
 
 #include "cli.h"
+#include "../agent/agent.h"
 #include "../probe/probe.h"
 #include "../monitor/limits.h"
 #include "../lib/util.h"
@@ -32,7 +40,148 @@ static struct json_object *word_array(const char *list)
 	return arr;
 }
 
-static struct json_object *status_json(const struct host_caps *caps)
+/* Pinned program sets of bpfbox daemons: where, whether a daemon holds them. */
+#define PIN_ROOT "/sys/fs/bpf"
+#define PINS_MAX 16
+
+struct pin_set {
+	char dir[PATH_MAX];
+	bool daemon;	       /* a daemon holds the pin dir's lock (it runs) */
+	unsigned int links;    /* link_* pins: programs that stay attached */
+	unsigned int sessions; /* entries of the pinned sessions map */
+};
+
+struct pins {
+	bool readable; /* PIN_ROOT could be listed (root) */
+	size_t n;
+	struct pin_set v[PINS_MAX];
+};
+
+static int count_pinned(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t flags)
+{
+	(void)cgroup_id;
+	(void)index;
+	(void)flags;
+	(*(unsigned int *)ctx)++;
+	return 0;
+}
+
+/*
+ * Whether a flock is held on path: the lock a running daemon holds on its
+ * pin dir (lock_pins). Read from /proc/locks, never tried: a lock taken
+ * here, however briefly, could make a daemon starting at that moment fail.
+ */
+static bool flock_held(const char *path)
+{
+	unsigned int maj, min;
+	unsigned long ino;
+	char line[256], kind[16];
+	struct stat st;
+	bool held = false;
+	FILE *f;
+
+	if (stat(path, &st) < 0 || !(f = fopen("/proc/locks", "re")))
+		return false;
+	while (!held && fgets(line, sizeof(line), f))
+		held = sscanf(line, "%*s %15s %*s %*s %*d %x:%x:%lu", kind, &maj, &min, &ino) ==
+			       4 &&
+		       streq(kind, "FLOCK") && ino == st.st_ino && maj == major(st.st_dev) &&
+		       min == minor(st.st_dev);
+	fclose(f);
+	return held;
+}
+
+/* One pin dir: its links counted, whether a daemon holds it. */
+static void pin_set_read(struct pin_set *p)
+{
+	DIR *d = opendir(p->dir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (startswith(de->d_name, "link_"))
+			p->links++;
+	closedir(d);
+	p->daemon = flock_held(p->dir);
+	agent_pinned_sessions(p->dir, count_pinned, &p->sessions);
+}
+
+/*
+ * Every directory under PIN_ROOT that holds a bpfbox sessions map. Pins a
+ * stopped or killed daemon left keep its programs attached: the tracepoint
+ * ones tax every syscall of the host until a daemon re-adopts them or
+ * 'bpfbox daemon --cleanup' removes them.
+ */
+static void pins_find(struct pins *ps)
+{
+	DIR *d = opendir(PIN_ROOT);
+	struct dirent *de;
+
+	memset(ps, 0, sizeof(*ps));
+	if (!d)
+		return;
+	ps->readable = true;
+	while ((de = readdir(d)) && ps->n < PINS_MAX) {
+		struct pin_set *p = &ps->v[ps->n];
+		char map[PATH_MAX + 16];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p->dir, sizeof(p->dir), "%s/%s", PIN_ROOT, de->d_name);
+		snprintf(map, sizeof(map), "%s/map_sessions", p->dir);
+		if (access(map, F_OK) < 0)
+			continue;
+		pin_set_read(p);
+		ps->n++;
+	}
+	closedir(d);
+}
+
+static struct json_object *pins_json(const struct pins *ps)
+{
+	struct json_object *arr;
+
+	if (!ps->readable)
+		return NULL;
+	arr = json_object_new_array();
+	for (size_t i = 0; i < ps->n; i++) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "dir", json_object_new_string(ps->v[i].dir));
+		json_object_object_add(o, "daemon", json_object_new_boolean(ps->v[i].daemon));
+		json_object_object_add(o, "links", json_object_new_int(ps->v[i].links));
+		json_object_object_add(o, "sessions", json_object_new_int(ps->v[i].sessions));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+static void pins_text(const struct pins *ps)
+{
+	if (!ps->readable) {
+		printf("pins: unknown (%s is not readable: run as root)\n", PIN_ROOT);
+		return;
+	}
+	if (!ps->n)
+		printf("pins: none (no daemon's programs are pinned in %s)\n", PIN_ROOT);
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct pin_set *p = &ps->v[i];
+
+		if (p->daemon) {
+			printf("pins: %s: held by a running daemon (%u links, %u session%s)\n",
+			       p->dir, p->links, p->sessions, p->sessions == 1 ? "" : "s");
+			continue;
+		}
+		printf("pins: %s: no daemon holds them: %u links stay attached (syscall "
+		       "tracepoints among them tax every syscall of the host), %u session%s "
+		       "enforced; start the daemon to re-adopt them, or remove them with "
+		       "'bpfbox daemon --cleanup --pin-dir %s'\n",
+		       p->dir, p->links, p->sessions, p->sessions == 1 ? "" : "s", p->dir);
+	}
+}
+
+static struct json_object *status_json(const struct host_caps *caps, const struct pins *ps)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *feats = json_object_new_object();
@@ -88,10 +237,11 @@ static struct json_object *status_json(const struct host_caps *caps)
 		json_object_object_add(lim, "disk", json_object_new_string("inotify"));
 		json_object_object_add(o, "limits", lim);
 	}
+	json_object_object_add(o, "pins", pins_json(ps));
 	return o;
 }
 
-static void status_text(const struct host_caps *caps)
+static void status_text(const struct host_caps *caps, const struct pins *ps)
 {
 	const struct feature *lsm = &caps->feat[FEAT_BPF_LSM];
 
@@ -112,6 +262,7 @@ static void status_text(const struct host_caps *caps)
 	if (caps->level < LEVEL_FULL && lsm->state != FEAT_YES)
 		printf(" (no BPF LSM: %s)", lsm->detail);
 	printf("\n");
+	pins_text(ps);
 }
 
 static int check_level(const char *cmd, const struct cli_opt *opt, const char *arg)
@@ -128,6 +279,7 @@ int cmd_status(int argc, char **argv)
 {
 	enum bpfbox_level required = LEVEL_NONE;
 	struct host_caps caps;
+	struct pins pins;
 	bool json = false;
 	const struct cli_opt opts[] = {
 		{"json", 'j', false, &json},
@@ -139,15 +291,16 @@ int cmd_status(int argc, char **argv)
 	if (r >= 0)
 		return r;
 	probe_host(&caps, PROBE_ALL);
+	pins_find(&pins);
 	if (json) {
-		struct json_object *o = status_json(&caps);
+		struct json_object *o = status_json(&caps, &pins);
 
 		printf("%s\n",
 		       json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else {
-		status_text(&caps);
+		status_text(&caps, &pins);
 	}
 	if (caps.level < required) {
 		fprintf(stderr, "bpfbox status: host is at level %s, below the required %s\n",

@@ -10,21 +10,61 @@
 #include "util.h"
 #include "bpfbox/events.h"
 
+static bool same_type(const struct denial *x, const char *layer, const char *op)
+{
+	return streq(x->layer, layer) && streq(x->op, op);
+}
+
+/*
+ * The table is full and a denial of a new kind comes: the slot it may take,
+ * or -1. One example of every type (layer and op) is worth more to whoever
+ * reads the summary (a model deciding what to do next) than a seventeenth
+ * path of a type already shown: a kind of a type shown more than once, the
+ * least counted (the latest of equals), gives way to a new type; a new
+ * kind of a type already shown goes to "other kinds".
+ */
+static int slot_for_new_type(const struct denials *d, const char *layer, const char *op)
+{
+	int victim = -1;
+
+	for (size_t i = 0; i < d->n; i++)
+		if (same_type(&d->v[i], layer, op))
+			return -1;
+	for (size_t i = 0; i < d->n; i++) {
+		const struct denial *x = &d->v[i];
+		size_t shown = 0;
+
+		for (size_t k = 0; k < d->n; k++)
+			shown += same_type(&d->v[k], x->layer, x->op);
+		if (shown > 1 && (victim < 0 || x->count <= d->v[victim].count))
+			victim = (int)i;
+	}
+	return victim;
+}
+
 void denials_add(struct denials *d, const char *layer, const char *op, const char *what, int err,
 		 unsigned int count)
 {
 	struct denial *x;
+	int slot;
 
 	for (size_t i = 0; i < d->n; i++) {
 		x = &d->v[i];
-		if (streq(x->layer, layer) && streq(x->op, op) && streq(x->what, what)) {
+		if (same_type(x, layer, op) && streq(x->what, what)) {
 			x->count += count;
 			return;
 		}
 	}
 	if (d->n == DENIALS_MAX) {
-		d->other += count;
-		return;
+		slot = slot_for_new_type(d, layer, op);
+		if (slot < 0) {
+			d->other += count;
+			return;
+		}
+		/* The kind it replaces is still counted, among the other kinds. */
+		d->other += d->v[slot].count;
+		memmove(&d->v[slot], &d->v[slot + 1], (d->n - slot - 1) * sizeof(d->v[0]));
+		d->n--;
 	}
 	x = &d->v[d->n++];
 	snprintf(x->layer, sizeof(x->layer), "%s", layer);

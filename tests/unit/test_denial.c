@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The end-of-run denial summary (lib/denial.h): kinds counted once each;
+ * past DENIALS_MAX kinds, every type (layer and op) keeps one example, a
+ * second kind of a shown type gives way, and nothing is lost from the
+ * total.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "lib/denial.h"
+#include "unit_main.h"
+
+static bool shown(const struct denials *d, const char *layer, const char *op, const char *what)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (!strcmp(d->v[i].layer, layer) && !strcmp(d->v[i].op, op) &&
+		    !strcmp(d->v[i].what, what))
+			return true;
+	return false;
+}
+
+static void same_kind_counts_once(void **state)
+{
+	struct denials d = {0};
+
+	(void)state;
+	denials_add(&d, "landlock", "open", "/etc/shadow", 13, 1);
+	denials_add(&d, "landlock", "open", "/etc/shadow", 13, 2);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.v[0].count, 3);
+	assert_int_equal(denials_total(&d), 3);
+}
+
+/* 16 paths denied first, then a connect: the connect is shown. */
+static void a_new_type_is_shown_when_full(void **state)
+{
+	struct denials d = {0};
+	char path[32];
+
+	(void)state;
+	for (int i = 0; i < DENIALS_MAX; i++) {
+		snprintf(path, sizeof(path), "/etc/f%d", i);
+		denials_add(&d, "landlock", "open", path, 13, i == 3 ? 1 : 5);
+	}
+	assert_int_equal(d.n, DENIALS_MAX);
+	denials_add(&d, "cgroup-bpf", "connect", "10.0.0.1:443", 1, 2);
+	assert_true(shown(&d, "cgroup-bpf", "connect", "10.0.0.1:443"));
+	/* The least counted open gave way; it is counted among the others. */
+	assert_false(shown(&d, "landlock", "open", "/etc/f3"));
+	assert_int_equal(d.n, DENIALS_MAX);
+	assert_int_equal(d.other, 1);
+	assert_int_equal(denials_total(&d), 15 * 5 + 1 + 2);
+	/* A second connect kind: its type is shown already, so it is "other". */
+	denials_add(&d, "cgroup-bpf", "connect", "10.0.0.2:443", 1, 4);
+	assert_false(shown(&d, "cgroup-bpf", "connect", "10.0.0.2:443"));
+	assert_int_equal(d.other, 5);
+	/* The shown connect still counts on. */
+	denials_add(&d, "cgroup-bpf", "connect", "10.0.0.1:443", 1, 1);
+	assert_true(shown(&d, "cgroup-bpf", "connect", "10.0.0.1:443"));
+	assert_int_equal(denials_total(&d), 15 * 5 + 1 + 2 + 4 + 1);
+}
+
+/* 16 types, one kind each: nothing gives way, a 17th type is "other". */
+static void one_of_each_type_is_kept(void **state)
+{
+	struct denials d = {0};
+	char op[16];
+
+	(void)state;
+	for (int i = 0; i < DENIALS_MAX; i++) {
+		snprintf(op, sizeof(op), "op%d", i);
+		denials_add(&d, "seccomp", op, "x", 1, 1);
+	}
+	denials_add(&d, "mount", "write", "/usr/x", 30, 7);
+	assert_false(shown(&d, "mount", "write", "/usr/x"));
+	assert_int_equal(d.n, DENIALS_MAX);
+	assert_int_equal(d.other, 7);
+	for (int i = 0; i < DENIALS_MAX; i++) {
+		snprintf(op, sizeof(op), "op%d", i);
+		assert_true(shown(&d, "seccomp", op, "x"));
+	}
+}
+
+UNIT_MAIN(cmocka_unit_test(same_kind_counts_once), cmocka_unit_test(a_new_type_is_shown_when_full),
+	  cmocka_unit_test(one_of_each_type_is_kept))
