@@ -85,6 +85,14 @@ r['chown_out'] = denied(lambda: os.chown('$TMPD/outside.txt', 0, 0))
 r['utime_out'] = denied(lambda: os.utime('$TMPD/outside.txt'))
 r['setxattr_out'] = denied(lambda: os.setxattr('$TMPD/outside.txt', 'user.bpfbox', b'changed'))
 r['removexattr_out'] = denied(lambda: os.removexattr('$TMPD/outside.txt', 'user.bpfbox'))
+# The same through a descriptor opened for reading (fchmod, fchown, ...):
+# the file is granted for reading (--ro), not for changes.
+ofd = os.open('$TMPD/outside.txt', os.O_RDONLY)
+r['fchmod_out'] = denied(lambda: os.fchmod(ofd, 0o600))
+r['fchown_out'] = denied(lambda: os.fchown(ofd, 0, 0))
+r['fsetxattr_out'] = denied(lambda: os.setxattr(ofd, 'user.bpfbox', b'changed'))
+r['fremovexattr_out'] = denied(lambda: os.removexattr(ofd, 'user.bpfbox'))
+os.close(ofd)
 def done(f):
     try: f(); return True
     except OSError as e: return e.errno == errno.EOPNOTSUPP
@@ -156,7 +164,7 @@ full_case() {
 	name=$1 A=$2
 	shift 2
 	rm -f "$WS/sid"
-	bpfbox run -q --no-namespaces --audit "$A" -w "$WS" --net-allow "127.0.0.1:$P1" \
+	bpfbox run -q --no-namespaces --audit "$A" -w "$WS" --ro "$TMPD/outside.txt" --net-allow "127.0.0.1:$P1" \
 		--exec-deny forbidden-tool --task "$TMPD/cmd.json" --status-fd 3 "$@" -- python3 attack.py \
 		>"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/status"
 	rc=$?
@@ -202,8 +210,8 @@ full_case() {
 	fi
 	# Each metadata refusal named as what it was, once (the audit exit
 	# programs leave the LSM's EPERM to its record), and the file unchanged.
-	check_events "$A" "[sum(e['type'] == 'file' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm' and e['path'].endswith('/outside.txt') and e.get('op') == o for e in mine) for o in ('chmod', 'chown', 'utimes', 'setxattr', 'removexattr')] == [1, 1, 1, 1, 1]" \
-		"vm $name: chmod, chown, utimes, setxattr, removexattr outside each recorded once as bpf-lsm with its op"
+	check_events "$A" "[sum(e['type'] == 'file' and e['decision'] == 'deny' and e['layer'] == 'bpf-lsm' and e['path'].endswith('/outside.txt') and e.get('op') == o for e in mine) for o in ('chmod', 'chown', 'utimes', 'setxattr', 'removexattr')] == [2, 2, 1, 2, 2]" \
+		"vm $name: chmod, chown, utimes, setxattr, removexattr outside each recorded once as bpf-lsm with its op (and once more through a descriptor, utimes apart)"
 	check_events "$TMPD/status" "all(any(e['type'] == 'denied' and e['op'] == o and e['what'].endswith('/outside.txt') and w in e['hint'] for e in ev) for o, w in (('chown', 'owner'), ('setxattr', 'extended attributes'), ('chmod', 'mode')))" \
 		"vm $name: the summary names chown, setxattr and chmod and what did not change"
 	meta_unchanged "vm $name"

@@ -23,8 +23,10 @@
 static void usage(FILE *out, const char *cmd)
 {
 	if (streq(cmd, "resume"))
-		fprintf(out, "usage: bpfbox resume ID [--memory MB] [--disk MB] [--socket PATH]\n"
-			     "  thaws a paused session, after raising its memory or disk limit\n");
+		fprintf(out,
+			"usage: bpfbox resume ID [--memory MB] [--disk MB] [--socket PATH]\n"
+			"  thaws a paused session, after raising its memory or disk limit; an ask\n"
+			"  whose answerer is gone is denied first (its process killed)\n");
 	else
 		fprintf(out, "usage: bpfbox %s ID [--socket PATH]\n  %s\n", cmd,
 			streq(cmd, "pause") ? "freezes every process of a running session"
@@ -32,7 +34,8 @@ static void usage(FILE *out, const char *cmd)
 	fprintf(out, "  --socket PATH  the daemon's socket (default $BPFBOX_SOCKET "
 		     "or " DAEMON_SOCKET_DEFAULT ")\n"
 		     "Without a daemon that knows ID, root acts on the session's cgroup.\n"
-		     "exit: 0 done; 1 unknown, ended or not in the right state; 2 bad usage\n");
+		     "exit: 0 done; 1 unknown, ended, not in the right state, or (resume) held by\n"
+		     "an ask whose answerer is gone and whose process is unknown; 2 bad usage\n");
 }
 
 static int say_done(const char *cmd, const char *id, uint64_t mem, uint64_t disk)
@@ -51,6 +54,8 @@ static int act_locally(const char *cmd, const char *id, uint64_t mem, uint64_t d
 {
 	char cg[PATH_MAX];
 	uint64_t m = 0, dk = 0;
+	struct ctl_asked asked[CTL_ASK_MAX];
+	long holder = 0;
 	int r = ctl_session_cgroup(id, cg, sizeof(cg));
 
 	if (r < 0) {
@@ -63,7 +68,7 @@ static int act_locally(const char *cmd, const char *id, uint64_t mem, uint64_t d
 	if (streq(cmd, "pause"))
 		r = ctl_pause(cg, "manual");
 	else if (streq(cmd, "resume"))
-		r = ctl_resume(cg, mem, disk, &m, &dk);
+		r = ctl_resume(cg, mem, disk, &m, &dk, asked, CTL_ASK_MAX, &holder);
 	else
 		r = ctl_kill(cg);
 	if (r == -EALREADY) {
@@ -82,6 +87,21 @@ static int act_locally(const char *cmd, const char *id, uint64_t mem, uint64_t d
 			id);
 		return 1;
 	}
+	/* Fail closed (docs/SECURITY.md): nobody will answer it, nor can it be denied alone. */
+	if (r == -EOWNERDEAD && streq(cmd, "resume")) {
+		fprintf(stderr,
+			"bpfbox resume: session %s waits for a command rule's ask whose answerer "
+			"(pid %ld) is gone and whose process is unknown; kill the session "
+			"(bpfbox kill %s)\n",
+			id, holder, id);
+		return 1;
+	}
+	for (int i = 0; streq(cmd, "resume") && i < r && i < CTL_ASK_MAX; i++)
+		fprintf(stderr,
+			"bpfbox resume: session %s: the exec of %s (pid %d) waited for an ask "
+			"whose answerer (pid %ld) is gone: denied, killed\n",
+			id, asked[i].file[0] ? asked[i].file : "(unknown)", (int)asked[i].pid,
+			holder);
 	if (r == -EACCES || r == -EPERM) {
 		fprintf(stderr,
 			"bpfbox %s: no permission on %s: %s; run it as root or through "

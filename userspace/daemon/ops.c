@@ -480,7 +480,8 @@ static int readopt_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 	limits_v1_read(s->cgroup, &s->lim);
 	ctl_limits(s->cgroup, &s->lim.memory_mb, &s->lim.disk_mb);
 	s->has_lim = true;
-	if (ctl_paused(s->cgroup)) {
+	/* Before the pause is read: a denied ask thaws a session it alone froze. */
+	if (!ops_ask_readopt(d, s) && ctl_paused(s->cgroup)) {
 		char st[48] = "";
 		ssize_t n = getxattr(s->cgroup, LIMITS_XATTR_STATE, st, sizeof(st) - 1);
 

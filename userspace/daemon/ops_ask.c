@@ -17,9 +17,11 @@
 #include <json-c/json.h>
 
 #include "internal.h"
+#include "metrics.h"
 #include "ops_internal.h"
 #include "../agent/agent.h"
 #include "../agent/ask.h"
+#include "../lib/cgroup.h"
 #include "../lib/denial.h"
 #include "../monitor/control.h"
 #include "../monitor/monitor.h"
@@ -116,7 +118,8 @@ bool ops_ask_record(struct daemon *d, struct dsession *s, const void *data, size
 	audit_ask_from_exec(q, x);
 	q->deny_after_ms = a->timeout_ms;
 	/* Frozen: no sibling can SIGCONT it (a paused session stays paused, and held). */
-	if (a->froze || ctl_ask_hold(s->cgroup) == 0) {
+	/* Each ask names its pid in the mark: a next daemon denies it if we die. */
+	if (ctl_ask_hold(s->cgroup, (pid_t)x->hdr.pid) == 0 || a->froze) {
 		a->froze = true;
 		q->frozen = true;
 	}
@@ -147,6 +150,8 @@ static void resolve(struct daemon *d, struct dsession *s, unsigned int i, enum a
 	if (!left && a->froze) {
 		ctl_ask_release(s->cgroup);
 		a->froze = false;
+	} else if (a->froze) {
+		ctl_ask_answered(s->cgroup, (pid_t)q->pid);
 	}
 	q->answer = ask_answer_name(ans);
 	q->how = how;
@@ -185,6 +190,50 @@ void ops_ask_free(struct dsession *s)
 		free(s->ask->open[i]);
 	free(s->ask);
 	s->ask = NULL;
+}
+
+void ops_ask_denied_stale(struct daemon *d, struct dsession *s, const struct ctl_asked *q,
+			  long holder)
+{
+	const char *layer = bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP);
+
+	denials_add(&s->denials, layer, "exec", q->file[0] ? q->file : "(unknown)", EPERM, 1);
+	metrics_count_denial(d->metrics, layer);
+	dlog("session %s: exec of %s (pid %d) waited for an ask whose answerer (pid %ld) is gone: "
+	     "denied, killed",
+	     s->id, q->file[0] ? q->file : "(unknown)", (int)q->pid, holder);
+}
+
+/*
+ * Re-adoption (docs/daemon.md): an ask its cgroup is marked with was held
+ * by a daemon before us, and nobody will answer it (we hold no ask of an
+ * adopted session). Fail closed: denied, its process killed before the
+ * session thaws; the whole session killed when which process waits is not
+ * known, or the mark cannot be handled under the session's lock (then
+ * true: it ends as its processes go).
+ */
+bool ops_ask_readopt(struct daemon *d, struct dsession *s)
+{
+	struct ctl_asked q[CTL_ASK_MAX];
+	long holder;
+	int n = ctl_ask_deny_stale(s->cgroup, true, q, CTL_ASK_MAX, &holder);
+
+	for (int i = 0; i < n && i < CTL_ASK_MAX; i++)
+		ops_ask_denied_stale(d, s, &q[i], holder);
+	if (n == -EOWNERDEAD || n == -EAGAIN) {
+		denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec",
+			    "(unknown)", EPERM, 1);
+		metrics_count_denial(d->metrics, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP));
+		/* Said first, as ctl_kill does, so that a supervisor reads why. */
+		session_cgroup_set_state(s->cgroup, "killed ask_unanswered");
+		cgroup_kill(s->cgroup);
+		dlog("session %s: an ask whose answerer (pid %ld) is gone waits, its process %s: "
+		     "the session is killed",
+		     s->id, holder,
+		     n == -EAGAIN ? "not reachable (the session's lock is held)" : "unknown");
+		return true;
+	}
+	return false;
 }
 
 /* An answer to an id that is not open: answered already, or never asked. */

@@ -82,6 +82,12 @@ void op_answer(struct daemon *d, struct conn *c, struct json_object *req);
 void ops_ask_tick(struct daemon *d, struct dsession *s);
 void ops_ask_end(struct daemon *d, struct dsession *s);
 void ops_ask_free(struct dsession *s);
+/* A stale ask's process (ctl_ask_deny_stale) denied: its denial counted and logged. */
+struct ctl_asked;
+void ops_ask_denied_stale(struct daemon *d, struct dsession *s, const struct ctl_asked *q,
+			  long holder);
+/* Re-adoption: the session's stale ask, if any, denied (docs/daemon.md); true: killed. */
+bool ops_ask_readopt(struct daemon *d, struct dsession *s);
 /* ops_net.c */
 int ops_add_net_rules(struct daemon *d, struct conn *c, struct dsession *s,
 		      struct json_object *rules);

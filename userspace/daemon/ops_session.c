@@ -457,6 +457,8 @@ void op_resume(struct daemon *d, struct conn *c, struct json_object *req)
 {
 	struct dsession *s = ops_request_session(d, c, req, "resume");
 	struct session_event ev = {.type = SEV_RESUMED};
+	struct ctl_asked asked[CTL_ASK_MAX];
+	long holder;
 	int64_t mem, disk;
 	int r;
 
@@ -480,7 +482,18 @@ void op_resume(struct daemon *d, struct conn *c, struct json_object *req)
 				s->id);
 		return;
 	}
-	r = ctl_resume(s->cgroup, mem, disk, &ev.memory_mb, &ev.disk_mb);
+	r = ctl_resume(s->cgroup, mem, disk, &ev.memory_mb, &ev.disk_mb, asked, CTL_ASK_MAX,
+		       &holder);
+	if (r == -EOWNERDEAD) {
+		ops_reply_error(d, c, EOWNERDEAD,
+				"resume: session %s waits for a command rule's ask whose answerer "
+				"(pid %ld) is gone and whose process is unknown; kill the session "
+				"(bpfbox kill)",
+				s->id, holder);
+		return;
+	}
+	for (int i = 0; i < r && i < CTL_ASK_MAX; i++)
+		ops_ask_denied_stale(d, s, &asked[i], holder);
 	if (r == -EINVAL) {
 		if (s->state == DS_PAUSED)
 			s->state = s->resume_state; /* thawed behind our back */

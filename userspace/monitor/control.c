@@ -100,39 +100,107 @@ int ctl_pause(const char *cg, const char *reason)
 	return r;
 }
 
-bool ctl_ask_open(const char *cg)
-{
-	char buf[24];
-	ssize_t n = getxattr(cg, LIMITS_XATTR_ASK, buf, sizeof(buf) - 1);
-	long pid;
+/*
+ * The ask mark (LIMITS_XATTR_ASK): "HOLDER ASKED..." in decimal, the pid
+ * that holds the ask (will answer it) then the pids stopped at their exec
+ * for it. A mark of before the asked pids is "HOLDER" alone: still read,
+ * its asked process unknown. 0, or -ENODATA when there is no mark.
+ */
+struct ask_mark {
+	long holder;
+	int n;
+	pid_t asked[CTL_ASK_MAX];
+};
 
+static int mark_read(const char *cg, struct ask_mark *m)
+{
+	char buf[CTL_ASK_MAX * 12 + 24], *p = buf, *end;
+	ssize_t n = getxattr(cg, LIMITS_XATTR_ASK, buf, sizeof(buf) - 1);
+
+	m->holder = 0;
+	m->n = 0;
 	if (n <= 0)
-		return false;
+		return -ENODATA;
 	buf[n] = '\0';
-	pid = strtol(buf, NULL, 10);
-	/* Its holder gone (a daemon restarted, a run killed): nobody will answer it. */
+	m->holder = strtol(p, &end, 10);
+	for (p = end; m->n < CTL_ASK_MAX; p = end) {
+		long pid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (pid > 0)
+			m->asked[m->n++] = (pid_t)pid;
+	}
+	return 0;
+}
+
+static int mark_write(const char *cg, const struct ask_mark *m)
+{
+	char buf[CTL_ASK_MAX * 12 + 24];
+	int len = snprintf(buf, sizeof(buf), "%ld", m->holder);
+
+	for (int i = 0; i < m->n; i++)
+		len += snprintf(buf + len, sizeof(buf) - len, " %d", (int)m->asked[i]);
+	return setxattr(cg, LIMITS_XATTR_ASK, buf, len, 0) < 0 ? -errno : 0;
+}
+
+static bool holder_alive(long pid)
+{
 	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
-int ctl_ask_hold(const char *cg)
+bool ctl_ask_open(const char *cg)
 {
-	char pid[24];
-	bool locked;
+	struct ask_mark m;
+
+	/* Its holder gone (a daemon restarted, a run killed): nobody will answer it. */
+	return mark_read(cg, &m) == 0 && holder_alive(m.holder);
+}
+
+int ctl_ask_hold(const char *cg, pid_t asked)
+{
+	struct ask_mark m, before;
+	bool locked, had;
 	int r, fd = lock_cg(cg, &locked);
 
 	if (fd < 0)
 		return fd;
+	/* Our mark grows by the asked pid; anyone else's (stale) is replaced. */
+	had = mark_read(cg, &before) == 0 && before.holder == getpid();
+	m = had ? before : (struct ask_mark){.holder = getpid()};
+	if (asked > 0 && m.n < CTL_ASK_MAX)
+		m.asked[m.n++] = asked;
 	/* The mark and the state are said first; the freeze holds even if they fail. */
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	setxattr(cg, LIMITS_XATTR_ASK, pid, strlen(pid), 0);
+	mark_write(cg, &m);
 	/* "ask": a supervisor does not take the freeze for a pause. */
 	if (!state_paused(cg))
 		session_cgroup_set_state(cg, "ask");
 	r = knob(cg, "cgroup.freeze", "1");
-	if (r < 0)
+	if (r < 0 && had)
+		mark_write(cg, &before);
+	else if (r < 0)
 		removexattr(cg, LIMITS_XATTR_ASK);
 	close(fd);
 	return r;
+}
+
+void ctl_ask_answered(const char *cg, pid_t asked)
+{
+	struct ask_mark m;
+	bool locked;
+	int k = 0, fd = lock_cg(cg, &locked);
+
+	if (fd < 0)
+		return;
+	/* Answered: a stale mark must not name it (it may run on, approved). */
+	if (mark_read(cg, &m) == 0 && m.holder == getpid()) {
+		for (int i = 0; i < m.n; i++)
+			if (m.asked[i] != asked)
+				m.asked[k++] = m.asked[i];
+		m.n = k;
+		mark_write(cg, &m);
+	}
+	close(fd);
 }
 
 int ctl_ask_release(const char *cg)
@@ -145,6 +213,88 @@ int ctl_ask_release(const char *cg)
 	removexattr(cg, LIMITS_XATTR_ASK);
 	if (!state_paused(cg)) {
 		r = knob(cg, "cgroup.freeze", "0");
+		session_cgroup_set_state(cg, "running");
+	}
+	close(fd);
+	return r;
+}
+
+/* Whether pid is a process of cg (its cgroup.procs). */
+static bool in_cgroup(const char *cg, pid_t pid)
+{
+	char path[LIMITS_PATH_MAX + 32];
+	FILE *f;
+	int p;
+	bool found = false;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fscanf(f, "%d", &p) == 1)
+		found = p == pid;
+	fclose(f);
+	return found;
+}
+
+/* ctl_ask_deny_stale's work, under the session's lock; the cgroup stays frozen. */
+static int deny_stale_locked(const char *cg, bool any_holder, struct ctl_asked *out, int max,
+			     long *holder)
+{
+	struct ask_mark m;
+	int k = 0;
+
+	if (mark_read(cg, &m) < 0)
+		return 0;
+	*holder = m.holder;
+	if (!any_holder && holder_alive(m.holder))
+		return 0;
+	/* An old mark: which process waits is not known; the caller kills the session. */
+	if (m.n == 0)
+		return -EOWNERDEAD;
+	for (int i = 0; i < m.n; i++) {
+		char exe[32];
+		struct ctl_asked a = {.pid = m.asked[i]};
+		ssize_t n;
+
+		/* Gone already (or its pid not ours any more): nothing waits. */
+		if (!in_cgroup(cg, a.pid))
+			continue;
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)a.pid);
+		n = readlink(exe, a.file, sizeof(a.file) - 1);
+		a.file[n > 0 ? n : 0] = '\0';
+		/*
+		 * Killed while still frozen and stopped: a pending SIGKILL is
+		 * taken before it returns to user space, so no SIGCONT after
+		 * the thaw can run the exec's first instruction.
+		 */
+		if (kill(a.pid, SIGKILL) < 0)
+			continue;
+		if (k < max)
+			out[k] = a;
+		k++;
+	}
+	removexattr(cg, LIMITS_XATTR_ASK);
+	return k;
+}
+
+int ctl_ask_deny_stale(const char *cg, bool any_holder, struct ctl_asked *out, int max,
+		       long *holder)
+{
+	bool locked;
+	int r, fd = lock_cg(cg, &locked);
+
+	*holder = 0;
+	if (fd < 0)
+		return fd;
+	if (!locked) {
+		close(fd);
+		return -EAGAIN;
+	}
+	r = deny_stale_locked(cg, any_holder, out, max, holder);
+	/* Denied, as an answer "deny" would: thawed unless paused meanwhile. */
+	if (r > 0 && !state_paused(cg)) {
+		knob(cg, "cgroup.freeze", "0");
 		session_cgroup_set_state(cg, "running");
 	}
 	close(fd);
@@ -191,16 +341,20 @@ static int set_memory(const char *cg, uint64_t mb)
 
 /* ctl_resume's work, under the session's lock. */
 static int resume_locked(const char *cg, uint64_t memory_mb, uint64_t disk_mb, uint64_t *mem,
-			 uint64_t *disk)
+			 uint64_t *disk, struct ctl_asked *out, int max, long *holder)
 {
 	char v[96];
-	int r, n;
+	int r, n, denied;
 
 	if (!ctl_paused(cg))
 		return -EINVAL;
 	/* Fail closed: a thaw would let a sibling SIGCONT the exec that waits for its answer. */
 	if (ctl_ask_open(cg))
 		return -EBUSY;
+	/* An ask nobody can answer is a deny: its process killed before the thaw. */
+	denied = deny_stale_locked(cg, false, out, max, holder);
+	if (denied < 0)
+		return denied;
 	ctl_limits(cg, mem, disk);
 	if (memory_mb) {
 		r = set_memory(cg, memory_mb);
@@ -215,18 +369,22 @@ static int resume_locked(const char *cg, uint64_t memory_mb, uint64_t disk_mb, u
 	if ((memory_mb || disk_mb) && setxattr(cg, LIMITS_XATTR_LIMITS, v, n, 0) < 0)
 		return -errno;
 	session_cgroup_set_state(cg, "running");
-	return knob(cg, "cgroup.freeze", "0");
+	r = knob(cg, "cgroup.freeze", "0");
+	return r < 0 ? r : denied;
 }
 
-int ctl_resume(const char *cg, uint64_t memory_mb, uint64_t disk_mb, uint64_t *mem, uint64_t *disk)
+int ctl_resume(const char *cg, uint64_t memory_mb, uint64_t disk_mb, uint64_t *mem, uint64_t *disk,
+	       struct ctl_asked *denied, int max, long *holder)
 {
 	bool locked;
 	int r, fd = lock_cg(cg, &locked);
 
+	*holder = 0;
 	if (fd < 0)
 		return fd;
 	/* Without the lock an ask could freeze between the check and the thaw. */
-	r = locked ? resume_locked(cg, memory_mb, disk_mb, mem, disk) : -EAGAIN;
+	r = locked ? resume_locked(cg, memory_mb, disk_mb, mem, disk, denied, max, holder)
+		   : -EAGAIN;
 	close(fd);
 	return r;
 }

@@ -79,7 +79,7 @@ static void on_ask(struct embedded *e, const struct bpfbox_exec_event *x)
 	 * holds alone. Held as an ask (monitor/control.h): `bpfbox resume`
 	 * refuses to thaw it, a `bpfbox pause` meanwhile keeps it frozen after.
 	 */
-	r = s->lim.cg[0] ? ctl_ask_hold(s->lim.cg) : -ENOENT;
+	r = s->lim.cg[0] ? ctl_ask_hold(s->lim.cg, (pid_t)q->pid) : -ENOENT;
 	sink_flush(e);
 	s->asked = true; /* the command has exec'd (session_run.c wait_exec) */
 	status_ask(s, q->id, q->pid, q->rule, q->file, q->argv, q->argv_len, q->deny_after_ms);
