@@ -4,10 +4,10 @@
 
 pause_setup.py PARENT BPFBOX OUT STATUS [--socket SOCK]
 
-Embedded: watches PARENT (the cgroup parent of the sessions) for the
-first session cgroup that has a process: the child bpfbox forked, still
-before its exec (a test makes the set-up slow with many deny paths to
-mask). Through a daemon (--socket): for the first cgroup a register took
+Embedded: watches PARENT (the cgroup parent of the sessions, inotify) for
+the session cgroup bpfbox run makes just before its fork, so the pause
+lands before the child's exec (a test makes the set-up slow with many deny
+paths to mask), or even before the fork (the child is cloned frozen). Through a daemon (--socket): for the first cgroup a register took
 from the daemon's pool (its trusted.bpfbox.pool mark removed), made ahead
 of the fork, so the pause may come before the child exists (it is cloned
 frozen). Runs `bpfbox pause SID` at once (again until the daemon knows the
@@ -19,10 +19,16 @@ once, so the run goes on and the test tries again. Exit 0 landed, 1 missed,
 2 no session appeared within 60 s (or the run ended first). OUT.ready is made once it watches: the
 run is to start after it.
 """
+import ctypes
 import os
+import select
+import struct
 import subprocess
 import sys
 import time
+
+IN_CREATE = 0x100
+IN_ONLYDIR = 0x1000000
 
 
 def procs_of(cg):
@@ -72,21 +78,47 @@ def said(status, what):
         return False
 
 
+def created(parent, status, end, ready):
+    """The first session directory made in parent after the watch is on (it
+    says so with the file ready). inotify: a woken sleeper runs at once on a
+    loaded host, where a polling loop may miss the set-up."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(os.O_CLOEXEC)
+    if fd < 0 or libc.inotify_add_watch(fd, parent.encode(), IN_CREATE | IN_ONLYDIR) < 0:
+        return None
+    open(ready, "w").close()
+    try:
+        while time.monotonic() < end and not said(status, "ended"):
+            if not select.select([fd], [], [], 0.2)[0]:
+                continue
+            buf = os.read(fd, 4096)
+            off = 0
+            while off + 16 <= len(buf):
+                n = struct.unpack_from("iIII", buf, off)[3]
+                name = buf[off + 16:off + 16 + n].rstrip(b"\0").decode()
+                off += 16 + n
+                if len(name) == 32:
+                    return name
+    finally:
+        os.close(fd)
+    return None
+
+
 def main():
     parent, bpfbox, out, status = sys.argv[1:5]
     sock = sys.argv[5:7] if sys.argv[5:6] == ["--socket"] else []
     before = set(n for n in sessions(parent) if taken(os.path.join(parent, n)))
-    # The test starts the run once this is there: its session is not in before.
-    open(out + ".ready", "w").close()
     end = time.monotonic() + 60
     sid = None
-    while sid is None and time.monotonic() < end and not said(status, "ended"):
+    if not sock:
+        sid = created(parent, status, end, out + ".ready")
+    else:
+        # The test starts the run once this is there: its session is not in before.
+        open(out + ".ready", "w").close()
+    while sock and sid is None and time.monotonic() < end and not said(status, "ended"):
         for n in sessions(parent):
             cg = os.path.join(parent, n)
-            if sock and n not in before and taken(cg):
-                sid = n
-                break
-            if not sock and os.path.isdir(cg) and procs_of(cg):
+            if n not in before and taken(cg):
                 sid = n
                 break
     if sid is None:
