@@ -374,7 +374,19 @@ chmod 750 "$SOCKDIR"
 RUNPID=$!
 rm -f "$WS/sid"
 wait_file "$WS/sid"
-LINKPROG=$(bpftool link show pinned "$PIN/link_net_connect4" 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "prog") print $(i + 1) }')
+# pinned_prog LINK: the id of the program a pinned link of the daemon holds.
+pinned_prog() {
+	bpftool link show pinned "$PIN/$1" 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "prog") print $(i + 1) }'
+}
+# prog_unloaded ID WHAT: the kernel frees a program after its last link is
+# gone, not at once (tracepoint detach waits for grace periods): 5 s. An
+# empty ID (the link could not be read) fails.
+prog_unloaded() {
+	[ -n "$1" ] || { fail "$2: the program of the pinned link could not be read"; return; }
+	wait_gone 5 bpftool prog show id "$1" >/dev/null 2>&1
+	bpftool prog show id "$1" >/dev/null 2>&1 && fail "$2: program $1 still loaded" || ok "$2"
+}
+LINKPROG=$(pinned_prog link_net_connect4)
 expect_rc 1 "--cleanup refuses while a daemon answers" \
 	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT"
 kill -TERM "$DPID"
@@ -396,15 +408,7 @@ expect_rc 0 "bpfbox daemon --cleanup" \
 expect_wait $RUNPID 137 "--cleanup killed the session left running (exit 137)"
 [ ! -e "$PIN" ] && ok "no pins left" || fail "pins left: $(ls "$PIN")"
 [ ! -e "$PARENT" ] && ok "no session cgroups left" || fail "cgroups left: $(find "$PARENT")"
-if [ -n "$LINKPROG" ]; then
-	# The kernel frees a program after its last link is gone, not at once
-	# (tracepoint detach waits for grace periods): allow it 5 s.
-	wait_gone 5 bpftool prog show id "$LINKPROG" >/dev/null 2>&1
-	bpftool prog show id "$LINKPROG" >/dev/null 2>&1 && fail "program $LINKPROG still loaded" ||
-		ok "the pinned programs are unloaded"
-else
-	fail "could not read the program of the pinned connect4 link"
-fi
+prog_unloaded "$LINKPROG" "the pinned programs are unloaded"
 
 # SIGTERM with no session left: nothing needs the pins, and the attached
 # syscall tracepoints would tax every syscall of the host until a daemon
@@ -412,21 +416,14 @@ fi
 if start_daemon "$TMPD/audit2.jsonl"; then
 	expect_rc 0 "a session through the restarted daemon" \
 		"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- true
-	TPPROG=$(bpftool link show pinned "$PIN/link_exit_openat" 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "prog") print $(i + 1) }')
+	TPPROG=$(pinned_prog link_exit_openat)
 	kill -TERM "$DPID"
 	expect_wait "$DPID" 0 "SIGTERM with no session stops the daemon with exit 0" "$DERR"
 	DPID=
 	[ ! -e "$PIN" ] && ok "no session left: its pins are removed" ||
 		fail "pins left after a stop with no session: $(ls "$PIN" 2>&1 | head -3)"
 	expect_grep "no sessions: pins removed from $PIN, programs detached" "$DERR" "and it says so"
-	if [ -n "$TPPROG" ]; then
-		wait_gone 5 bpftool prog show id "$TPPROG" >/dev/null 2>&1
-		bpftool prog show id "$TPPROG" >/dev/null 2>&1 &&
-			fail "tracepoint program $TPPROG still loaded after the stop" ||
-			ok "its syscall tracepoint program is detached and unloaded"
-	else
-		fail "could not read the program of the pinned exit_openat link"
-	fi
+	prog_unloaded "$TPPROG" "its syscall tracepoint program is detached and unloaded"
 	if start_daemon "$TMPD/audit3.jsonl"; then
 		expect_rc 0 "a daemon started next serves sessions" \
 			"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- true

@@ -98,6 +98,8 @@ typedef int (*agent_session_fn)(void *ctx, uint64_t cgroup_id, uint32_t id, uint
 int agent_session_foreach(struct agent *a, agent_session_fn fn, void *ctx);
 /* The same over the pinned sessions map in pin_dir, with nothing loaded. */
 int agent_pinned_sessions(const char *pin_dir, agent_session_fn fn, void *ctx);
+/* How many sessions that map holds: 0, or -errno when it cannot be read. */
+int agent_pinned_session_count(const char *pin_dir, unsigned int *n);
 /*
  * Makes pin_dir (mode 0700) on a bpf file system, mounting bpffs at
  * /sys/fs/bpf first when pin_dir is directly below it. -ENOTSUP when the

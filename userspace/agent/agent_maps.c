@@ -110,6 +110,21 @@ int agent_pinned_sessions(const char *pin_dir, agent_session_fn fn, void *ctx)
 	return r;
 }
 
+static int count_one(void *ctx, uint64_t cgroup_id, uint32_t id, uint32_t flags)
+{
+	(void)cgroup_id;
+	(void)id;
+	(void)flags;
+	(*(unsigned int *)ctx)++;
+	return 0;
+}
+
+int agent_pinned_session_count(const char *pin_dir, unsigned int *n)
+{
+	*n = 0;
+	return agent_pinned_sessions(pin_dir, count_one, n);
+}
+
 int agent_net_allow(struct agent *a, uint32_t id, const char *cidr, uint16_t lo, uint16_t hi)
 {
 	struct lsm_maps m = {.names = -1, .abs_paths = -1, .net_allow = a->net_allow_fd};

@@ -57,15 +57,6 @@ struct pins {
 	struct pin_set v[PINS_MAX];
 };
 
-static int count_pinned(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t flags)
-{
-	(void)cgroup_id;
-	(void)index;
-	(void)flags;
-	(*(unsigned int *)ctx)++;
-	return 0;
-}
-
 /*
  * Whether a flock is held on path: the lock a running daemon holds on its
  * pin dir (lock_pins). Read from /proc/locks, never tried: a lock taken
@@ -104,7 +95,7 @@ static void pin_set_read(struct pin_set *p)
 			p->links++;
 	closedir(d);
 	p->daemon = flock_held(p->dir);
-	agent_pinned_sessions(p->dir, count_pinned, &p->sessions);
+	agent_pinned_session_count(p->dir, &p->sessions);
 }
 
 /*

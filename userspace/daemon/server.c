@@ -333,15 +333,6 @@ static void raise_fd_limit(void)
 	}
 }
 
-static int count_session(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t flags)
-{
-	(void)cgroup_id;
-	(void)index;
-	(void)flags;
-	(*(unsigned int *)ctx)++;
-	return 0;
-}
-
 /*
  * Stopped by a signal: sessions keep their pins (their enforcement and
  * re-adoption by the next daemon). With none left, nothing needs them, and
@@ -356,8 +347,7 @@ static void stop_pins(struct daemon *d)
 
 	if (!d->stop)
 		return;
-	if (d->table.count || agent_pinned_sessions(d->o->pin_dir, count_session, &pinned) < 0 ||
-	    pinned) {
+	if (d->table.count || agent_pinned_session_count(d->o->pin_dir, &pinned) < 0 || pinned) {
 		dlog("pins stay in %s: %zu session%s stay enforced", d->o->pin_dir,
 		     d->table.count ? d->table.count : pinned,
 		     (d->table.count ? d->table.count : pinned) == 1 ? "" : "s");

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 
 #include "supervise_internal.h"
 #include "reaper.h"
@@ -83,7 +84,8 @@ static bool killed_outside(const struct life *lf)
 
 void sup_oom_invoked(struct session *s, struct life *lf)
 {
-	if (lf->paused || !s->lim.cg[0] || !s->lim.pause || killed_outside(lf))
+	/* Frozen for an ask: that freeze holds, and only its answer lifts it. */
+	if (lf->paused || lf->ask_hold || !s->lim.cg[0] || !s->lim.pause || killed_outside(lf))
 		return;
 	session_cgroup_set_state(s->lim.cg, "paused oom");
 	if (limits_freeze(&s->lim, true) < 0)
@@ -98,10 +100,20 @@ void sup_oom_invoked(struct session *s, struct life *lf)
 void sup_oom_thaw(struct session *s, struct life *lf, uint64_t *deadline)
 {
 	lf->oom_early = lf->paused = false;
-	session_cgroup_set_state(s->lim.cg, "running");
-	limits_freeze(&s->lim, false);
 	if (*deadline && s->policy->limits.timeout_counts == TIMEOUT_COUNTS_RUNNING)
 		*deadline += now_ns() - lf->paused_at;
+	/*
+	 * An ask froze it meanwhile (its mark is on the cgroup, ctl_ask_hold):
+	 * the freeze is the ask's now. A thaw would let a sibling SIGCONT the
+	 * exec that waits for its answer (docs/SECURITY.md, command rules).
+	 */
+	if (getxattr(s->lim.cg, LIMITS_XATTR_ASK, NULL, 0) > 0) {
+		session_cgroup_set_state(s->lim.cg, "ask");
+		lf->ask_hold = true;
+		return;
+	}
+	session_cgroup_set_state(s->lim.cg, "running");
+	limits_freeze(&s->lim, false);
 }
 
 /* --on-limit kill for this limit: the session ends now instead of a pause. */
