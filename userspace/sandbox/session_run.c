@@ -296,6 +296,16 @@ void session_exec_confirmed(struct session *s, pid_t child, bool not_found)
 		s->result.cause = CAUSE_NOT_FOUND;
 }
 
+/*
+ * A set-up step's failure as session_run returns it: its -errno, but never
+ * -EAGAIN, which session_run's caller takes as "refused by a busy daemon:
+ * run again without it" (run.c); nothing ran, nothing is run twice.
+ */
+static int setup_err(const struct child_error *ce)
+{
+	return ce->err > 0 && ce->err != EAGAIN ? -ce->err : -EIO;
+}
+
 /* How often the wait for the exec looks whether the set-up is frozen. */
 #define SETUP_CHECK_MS 100
 /* A set-up that lasts longer (stopped, stuck) is handed over too: --timeout bounds it. */
@@ -373,7 +383,7 @@ static int wait_exec(struct run_state *t)
 		report_setup_failure(&t->ce);
 		kill(t->child, SIGKILL);
 		waitpid(t->child, NULL, 0);
-		return -t->ce.err;
+		return setup_err(&t->ce);
 	}
 	session_exec_confirmed(s, t->child, t->n == sizeof(t->ce));
 	return 0;
@@ -413,7 +423,7 @@ static int run_command(struct run_state *t)
 	 * pause. Not -EAGAIN, which session_run's caller takes as "run again".
 	 */
 	if (t->n == sizeof(t->ce) && t->ce.step != STEP_EXEC)
-		return t->ce.err > 0 && t->ce.err != EAGAIN ? -t->ce.err : -EIO;
+		return setup_err(&t->ce);
 	if (t->n == sizeof(t->ce))
 		log_error("cannot execute '%s': %s", t->argv[0], strerror(t->ce.err));
 	/* The last records of the BPF layer, for the summary. */
