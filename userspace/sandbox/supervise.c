@@ -218,7 +218,8 @@ static bool leader_killed(const struct session *s, pid_t child)
  * deadline, a signal while paused, bpfbox kill): its pipe closed with its
  * death, and it is not said to have started.
  */
-static void on_report(struct session *s, struct life *lf, struct supervise_io *io, struct pollfd *p)
+static void on_report(struct session *s, struct life *lf, struct supervise_io *io, struct pollfd *p,
+		      uint64_t *deadline)
 {
 	ssize_t n = read(io->report_fd, &io->report, sizeof(io->report));
 
@@ -238,15 +239,25 @@ static void on_report(struct session *s, struct life *lf, struct supervise_io *i
 		io->report_n = -1;
 		return;
 	}
+	/*
+	 * It exec'd, so it was thawed: the resume is said before "started"
+	 * (cgroup.freeze reads 0 before the thaw lets anything run; the
+	 * monitor's cgroup.events may come after the report's EOF).
+	 */
+	if (lf->paused && lf->mon && !monitor_freeze_requested(lf->mon)) {
+		lf->mon->frozen = false;
+		sup_frozen_changed(s, lf, deadline);
+	}
 	session_exec_confirmed(s, lf->child, n == sizeof(io->report));
 }
 
 /* A poll's events but the monitors': the hook, held calls, stdin, output, signals. */
 static void on_events(struct session *s, struct life *lf, struct pollfd *pfd, struct stream st[2],
-		      uint64_t *head_left, struct supervise_io *io, int sig_fd, bool child_done)
+		      uint64_t *head_left, struct supervise_io *io, int sig_fd, bool child_done,
+		      uint64_t *deadline)
 {
 	if (pfd[P_REPORT].fd >= 0 && pfd[P_REPORT].revents)
-		on_report(s, lf, io, &pfd[P_REPORT]);
+		on_report(s, lf, io, &pfd[P_REPORT], deadline);
 	if (pfd[P_HOOK].revents & POLLIN)
 		s->hooks.on_poll(s->hooks.ctx);
 	/* An ask says the command exec'd: its init, frozen, may not close the report yet. */
@@ -301,10 +312,11 @@ static void supervise_end(struct session *s, struct life *lf, struct stream st[2
 {
 	const struct policy_limits *pl = &s->policy->limits;
 	struct pollfd *rp = &pfd[P_REPORT];
+	uint64_t no_deadline = 0; /* the session is over: nothing left to bound */
 
 	/* The child is reaped and its session killed: the report is whole, or never comes. */
 	if (rp->fd >= 0 && poll(rp, 1, 0) == 1)
-		on_report(s, lf, io, rp);
+		on_report(s, lf, io, rp, &no_deadline);
 	if (rp->fd >= 0)
 		io->report_n = -1;
 
@@ -447,7 +459,7 @@ void supervise(struct session *s, pid_t child, struct supervise_io *io, int sig_
 		/* SIGCHLD arrives through the signalfd; poll it for the child. */
 		if (poll(pfd, P_MON + nmon, wait_ms) < 0 && errno != EINTR)
 			break;
-		on_events(s, &lf, pfd, st, &head_left, io, sig_fd, child_done);
+		on_events(s, &lf, pfd, st, &head_left, io, sig_fd, child_done, &deadline);
 		if (!mon || child_done || lf.ending)
 			continue;
 		on_monitors(s, &lf, pfd + P_MON, &deadline);
