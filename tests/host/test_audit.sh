@@ -52,10 +52,23 @@ check_events "$A0" "any(e['type'] == 'exec' and e['filename'] == '/nonexistent/c
 # session: a write to a visible path outside fails with EROFS, and that is a
 # denial of the mount layer, recorded and explained like Landlock's.
 A_MAIN=$A A="$TMPD/mount.jsonl"
+# The same changes through a file descriptor (fchmod, fchown, fsetxattr,
+# fremovexattr), in the same session: recorded with the descriptor's file.
+cat >"$TMPD/ws/fdops.py" <<'PY'
+import os
+fd = os.open("/etc/hosts", os.O_RDONLY)
+for f in (lambda: os.fchmod(fd, 0o600), lambda: os.fchown(fd, os.getuid(), -1),
+          lambda: os.setxattr(fd, "user.bpfbox", b"1"), lambda: os.removexattr(fd, "user.bpfbox")):
+    try:
+        f()
+    except OSError:
+        pass
+PY
 "$BPFBOX" run --audit "$A" -w "$TMPD/ws" -- sh -c \
 	'echo x > /etc/bpfbox-audit-$$; mkdir /usr/bpfbox-audit-$$; chown "$(id -u)" /etc/passwd
 	python3 -c "import os; os.setxattr(\"/etc/passwd\", \"user.bpfbox\", b\"1\")"
-	python3 -c "import os; os.removexattr(\"/etc/passwd\", \"user.bpfbox\")"; exit 0' >"$TMPD/out" 2>"$TMPD/err"
+	python3 -c "import os; os.removexattr(\"/etc/passwd\", \"user.bpfbox\")"
+	python3 "$0"; exit 0' "$TMPD/ws/fdops.py" >"$TMPD/out" 2>"$TMPD/err"
 check_events "$A" "any(e['type'] == 'file' and e['path'].startswith('/etc/bpfbox-audit-') and e['decision'] == 'deny' and e['layer'] == 'mount' and e['errno'] == 'EROFS' for e in ev)" \
 	"a write outside under the namespaces: layer mount, errno EROFS"
 check_events "$A" "any(e['type'] == 'file' and e.get('op') == 'mkdir' and e['layer'] == 'mount' and e['errno'] == 'EROFS' for e in ev)" \
@@ -66,19 +79,7 @@ expect_grep 'chown refused: /etc/passwd is outside the writable paths \(its owne
 	"the summary names the refused chown and what did not change"
 expect_grep 'read-only in the session\); grant it with --rw /etc' "$TMPD/err" \
 	"the end-of-run summary explains the EROFS and says how to grant it"
-# The same changes through a file descriptor (fchmod, fchown, fsetxattr,
-# fremovexattr): recorded with the descriptor's file.
-A_FD="$TMPD/mount-fd.jsonl"
-"$BPFBOX" run -q --audit "$A_FD" -w "$TMPD/ws" -- python3 -c '
-import os
-fd = os.open("/etc/hosts", os.O_RDONLY)
-for f in (lambda: os.fchmod(fd, 0o600), lambda: os.fchown(fd, os.getuid(), -1),
-          lambda: os.setxattr(fd, "user.bpfbox", b"1"), lambda: os.removexattr(fd, "user.bpfbox")):
-    try:
-        f()
-    except OSError:
-        pass' >"$TMPD/out" 2>"$TMPD/err"
-check_events "$A_FD" "[sum(e['type'] == 'file' and e.get('op') == o and e['path'] == '/etc/hosts' and e['layer'] == 'mount' and e['errno'] == 'EROFS' for e in ev) for o in ('chmod', 'chown', 'setxattr', 'removexattr')] == [1, 1, 1, 1]" \
+check_events "$A" "[sum(e['type'] == 'file' and e.get('op') == o and e['path'] == '/etc/hosts' and e['layer'] == 'mount' and e['errno'] == 'EROFS' for e in ev) for o in ('chmod', 'chown', 'setxattr', 'removexattr')] == [1, 1, 1, 1]" \
 	"fchmod, fchown, fsetxattr and fremovexattr outside: recorded once each with its op and the descriptor's file"
 ls /etc/bpfbox-audit-* >/dev/null 2>&1 && fail "a file was written to the host's /etc" ||
 	ok "nothing was written to the host's /etc"
