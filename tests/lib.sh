@@ -338,6 +338,18 @@ poll_until() {
 	done
 }
 
+# cgroups_remove PARENT: the session cgroups a test made itself under
+# PARENT killed, waited for (5 s) until empty, removed with PARENT.
+cgroups_remove() {
+	for _cr in "$1"/*/; do
+		[ -d "$_cr" ] || continue
+		echo 1 >"$_cr/cgroup.kill" 2>/dev/null
+		poll_until 5 test -z "$(cat "$_cr/cgroup.procs" 2>/dev/null)"
+		rmdir "$_cr" 2>/dev/null
+	done
+	rmdir "$1" 2>/dev/null
+}
+
 # wait_file FILE [SECONDS]: until FILE exists and is not empty (10 s).
 wait_file() { poll_until "${2:-10}" test -s "$1"; }
 

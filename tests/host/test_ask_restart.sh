@@ -185,13 +185,7 @@ poll_until 5 test -z "$(cat "$CG/cgroup.procs" 2>/dev/null)" &&
 # 2. Embedded: a session cgroup the test makes, a process stopped in it as
 # at an asked exec, the cgroup frozen and marked by a holder that is gone.
 EPARENT="$PARENT-embedded"
-cleanup_extra() {
-	for c in "$EPARENT"/*/; do
-		[ -d "$c" ] && echo 1 >"$c/cgroup.kill" 2>/dev/null
-	done
-	sleep 0.2
-	rmdir "$EPARENT"/* "$EPARENT" 2>/dev/null
-}
+cleanup_extra() { cgroups_remove "$EPARENT"; }
 mkdir -p "$EPARENT"
 # stale_session NAME MARK: ESID and ECG, a session cgroup whose process
 # (EPID) stopped itself before its `touch NAME`; frozen, state "ask", the

@@ -17,13 +17,7 @@ need_root_cgroup2 "pause during set-up" "freezing a session's cgroup needs root 
 daemon_scratch pausesetup
 EPARENT="$PARENT-embedded"
 mkdir -p "$EPARENT"
-cleanup_extra() {
-	for c in "$EPARENT"/*/; do
-		[ -d "$c" ] && echo 1 >"$c/cgroup.kill" 2>/dev/null
-	done
-	sleep 0.2
-	rmdir "$EPARENT"/* "$EPARENT" 2>/dev/null
-}
+cleanup_extra() { cgroups_remove "$EPARENT"; }
 cd "$WS" || exit 1
 mkdir -p "$WS/d"
 # A daemon takes requests of up to 64 KiB: and 1024 deny patterns a session: its sessions get 900 of them,
@@ -84,12 +78,13 @@ setup_run() {
 			LANDED=yes
 			case $action in
 			resume)
-				sleep 0.5
+				# The run says the pause first (the check wants it before resumed).
+				poll_until 10 grep -q '"type":"paused"' "$TMPD/st"
 				BPFBOX_CGROUP_PARENT=$cgp "$BPFBOX" resume $sock "$sid" >/dev/null 2>&1
 				;;
 			gone)
 				rm -f "$WS/cmd.sh"
-				sleep 0.5
+				poll_until 10 grep -q '"type":"paused"' "$TMPD/st"
 				BPFBOX_CGROUP_PARENT=$cgp "$BPFBOX" resume $sock "$sid" >/dev/null 2>&1
 				;;
 			esac
