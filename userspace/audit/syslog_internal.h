@@ -25,6 +25,7 @@
 #define IOV_BATCH	    64
 #define INFLIGHT_MIN	    (8U << 20) /* bytes sent and awaiting confirmation, at least */
 #define RELP_RSP_TIMEOUT_NS (30ULL * 1000000000ULL) /* no RELP answer this long: reconnect */
+#define RELP_WINDOW	    128U /* RELP frames sent and not yet answered, at most (librelp's default) */
 
 enum ns_state {
 	NS_DOWN,
@@ -72,8 +73,9 @@ struct netsink {
 	struct relp rp;
 	char *frame;
 	size_t frame_cap, frame_len, frame_off;
-	struct rec *frame_rec; /* the record frame carries; NULL: the open */
-	int relp_bad;	       /* an answer that is not 200 for the oldest frame: its code */
+	struct rec *frame_rec;	      /* the record frame carries; NULL: the open */
+	unsigned int relp_unanswered; /* frames wholly sent on this connection, not yet answered */
+	int relp_bad;		      /* an answer that is not 200 for the oldest frame: its code */
 };
 
 /* syslog_queue.c */

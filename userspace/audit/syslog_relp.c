@@ -19,17 +19,22 @@ void netrelp_open(struct netsink *ns)
 	relp_reset(&ns->rp);
 	ns->frame_rec = NULL;
 	ns->frame_off = 0;
+	ns->relp_unanswered = 0;
 	ns->frame_len = ns->frame_cap ? relp_open_frame(&ns->rp, ns->frame, ns->frame_cap) : 0;
 }
 
-/* The next record as one RELP frame in ns->frame; false when none is ready. */
+/*
+ * The next record as one RELP frame in ns->frame; false when none is ready
+ * or RELP_WINDOW frames await their answer. The window bounds what a
+ * collector that took frames and broke before answering sees twice.
+ */
 static bool relp_next_frame(struct netsink *ns)
 {
 	struct rec *r;
 	uint32_t txnr;
 	size_t need, h;
 
-	if (!ns->rp.opened)
+	if (!ns->rp.opened || ns->relp_unanswered >= RELP_WINDOW)
 		return false;
 	if (!ns->unsent)
 		netq_pull(ns);
@@ -78,6 +83,7 @@ void netrelp_send(struct netsink *ns, uint64_t now)
 		ns->frame_off += n;
 		if (ns->frame_off == ns->frame_len && ns->frame_rec) {
 			ns->frame_rec->sent_ns = now;
+			ns->relp_unanswered++;
 			ns->unsent = ns->frame_rec->next;
 			ns->frame_rec = NULL;
 		}
@@ -98,6 +104,7 @@ static void relp_answer(void *ctx, uint32_t txnr, int code)
 		return;
 	}
 	free(recq_pop(&ns->inflight));
+	ns->relp_unanswered--;
 }
 
 bool netrelp_received(struct netsink *ns, const char *buf, size_t n)
