@@ -27,9 +27,16 @@ NET_LAYER=cgroup-bpf
 
 # --no-namespaces: the write outside must reach Landlock and be audited as its
 # denial; with the namespaces the path is not there at all (ENOENT).
+# The same session makes the aggregation case's 1000 opens (below): each
+# audited session loads the BPF agent, about 8 s under TCG in the VM matrix.
+# --no-daemon: that case is the embedded agent's flush at the session's end.
+echo x >"$TMPD/ws/target"
 expect_rc 3 "an audited session keeps the command's exit code" \
-	"$BPFBOX" run -q --no-namespaces --audit "$A" -w "$TMPD/ws" -- sh -c \
-	'echo hi > inside; cat inside >/dev/null; echo x > '"$TMPD/outside/f"'; /bin/true one two; exit 3'
+	"$BPFBOX" run -q --no-daemon --no-namespaces --audit "$A" -w "$TMPD/ws" -- sh -c \
+	'echo hi > inside; cat inside >/dev/null; echo x > '"$TMPD/outside/f"'; /bin/true one two
+	python3 -c "import sys
+for i in range(1000):
+    open(sys.argv[1]).close()" '"$TMPD/ws/target"'; exit 3'
 check_events "$A" "all(e['schema_version'] == 3 for e in ev)" "every line is a JSON event of schema 3"
 check_events "$A" "ev[0]['type'] == 'session.start' and ev[-1]['type'] == 'session.end'" "stream starts with session.start and ends with session.end"
 check_events "$A" "len({e['session'] for e in ev}) == 1" "one session id throughout"
@@ -43,8 +50,6 @@ check_events "$A" "any(e['type'] == 'fork' for e in ev)" "fork events"
 # cgroup (its mounts, the fork of the command) is not the command's.
 check_events "$A" "[(e['type'], e['comm']) for e in ev if e['type'] in ('exec', 'exit', 'fork', 'file', 'connect') and not e['errno']][0] == ('exec', 'sh')" "the first record but the PATH search's failed execs is the command's exec"
 A0="$TMPD/audit0.jsonl"
-"$BPFBOX" run -q --audit "$A0" -w "$TMPD/ws" -- /bin/true
-check_events "$A0" "not any(e['type'] == 'file' and e['comm'] == 'bpfbox' for e in ev) and any(e['type'] == 'exec' for e in ev)" "the session's own mount view (with namespaces) is not recorded as the command's opens"
 expect_rc 127 "a command that does not exist" "$BPFBOX" run -q --audit "$A0" -w "$TMPD/ws" -- /nonexistent/cmd
 check_events "$A0" "any(e['type'] == 'exec' and e['filename'] == '/nonexistent/cmd' and e['errno'] == 'ENOENT' for e in ev)" "the command's own failed exec is recorded (before any exec)"
 
@@ -81,6 +86,7 @@ expect_grep 'read-only in the session\); grant it with --rw /etc' "$TMPD/err" \
 	"the end-of-run summary explains the EROFS and says how to grant it"
 check_events "$A" "[sum(e['type'] == 'file' and e.get('op') == o and e['path'] == '/etc/hosts' and e['layer'] == 'mount' and e['errno'] == 'EROFS' for e in ev) for o in ('chmod', 'chown', 'setxattr', 'removexattr')] == [1, 1, 1, 1]" \
 	"fchmod, fchown, fsetxattr and fremovexattr outside: recorded once each with its op and the descriptor's file"
+check_events "$A" "not any(e['type'] == 'file' and e['comm'] == 'bpfbox' for e in ev) and any(e['type'] == 'exec' for e in ev)" "the session's own mount view (with namespaces) is not recorded as the command's opens"
 ls /etc/bpfbox-audit-* >/dev/null 2>&1 && fail "a file was written to the host's /etc" ||
 	ok "nothing was written to the host's /etc"
 A=$A_MAIN
@@ -101,21 +107,17 @@ else
 	skip "kernel EPERM layer: chattr +a unsupported on $TMPD's file system (the VM matrix runs it)"
 fi
 
-# Aggregation: 1000 opens of one file are one record at once, the rest
-# counted in the kernel and flushed when the session ends: exactly 1000.
-echo x >"$TMPD/ws/target"
-"$BPFBOX" run -q --no-daemon --audit "$TMPD/agg.jsonl" -w "$TMPD/ws" -- python3 -c '
-import sys
-for i in range(1000):
-    open(sys.argv[1]).close()' "$TMPD/ws/target"
-if python3 - "$TMPD/agg.jsonl" "$TMPD/ws/target" <<'PY'
+# Aggregation: 1000 opens of one file (in the first session) are one record
+# at once, the rest counted in the kernel and flushed when the session ends:
+# exactly 1000.
+if python3 - "$A" "$TMPD/ws/target" <<'PY'
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 f = [e for e in ev if e["type"] == "file" and e["path"] == sys.argv[2]]
 sys.exit(0 if sum(e["count"] for e in f) == 1000 and 1 < len(f) <= 4 else 1)
 PY
 then ok "1000 opens of one file: a few records whose counts add up to exactly 1000"
-else fail "aggregated opens: $(grep -F "$TMPD/ws/target" "$TMPD/agg.jsonl" | head -c 600)"; fi
+else fail "aggregated opens: $(grep -F "$TMPD/ws/target" "$A" | head -c 600)"; fi
 check_events "$A" "any(e['type'] == 'file' and e['path'] == '$TMPD/ws/inside' and e['decision'] == 'allow' and e['errno'] is None for e in ev)" "allowed open in the workspace (by a relative name, recorded absolute)"
 if [ "$LL_ABI" = 0 ]; then
 	# Minimal: nothing stops the write; the stream must say it was allowed.
@@ -127,26 +129,26 @@ fi
 # pid/ppid: the exec of true has the shell as parent, which has the bpfbox child's pid.
 check_events "$A" "(lambda sh: any(e['type'] == 'exec' and e['filename'] == '/bin/true' and e['ppid'] == sh for e in ev))(next(e['pid'] for e in ev if e['type'] == 'exec' and e['comm'] == 'sh'))" "exec ppid is the shell's pid"
 
-# Network: the cgroup program denies the metadata address even with --net allow.
-: >"$A"
-expect_rc 1 "connect to 169.254.169.254 is denied with --net allow" \
-	"$BPFBOX" run -q --net allow --audit "$A" -w "$TMPD/ws" -- python3 -c '
-import socket, sys
-s = socket.socket(); s.settimeout(2)
-try: s.connect(("169.254.169.254", 80))
-except PermissionError: sys.exit(1)
-except OSError: sys.exit(2)
-sys.exit(0)'
-check_events "$A" "any(e['type'] == 'connect' and e.get('address') == '169.254.169.254' and e['port'] == 80 and e['decision'] == 'deny' and e['layer'] == '$NET_LAYER' for e in ev)" "metadata connect is a $NET_LAYER denial event"
+# Network, in one session with --net allow: the cgroup program denies the
+# metadata address even so, and a loopback listener is reached. The
+# command prints how each connect ended.
 python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); import time; time.sleep(30)' >"$TMPD/port" &
 LPID=$!
 poll_until 20 test -s "$TMPD/port" || fail "the loopback listener did not start"
 PORT=$(cat "$TMPD/port")
 : >"$A"
-expect_rc 0 "connect to a loopback listener is allowed with --net allow" \
-	"$BPFBOX" run -q --net allow --audit "$A" -w "$TMPD/ws" -- python3 -c "
-import socket; socket.create_connection(('127.0.0.1', $PORT), 2)"
+"$BPFBOX" run -q --net allow --audit "$A" -w "$TMPD/ws" -- python3 -c "
+import socket
+s = socket.socket(); s.settimeout(2)
+try: s.connect(('169.254.169.254', 80)); print('metadata connected')
+except PermissionError: print('metadata EPERM')
+except OSError as e: print('metadata', e)
+try: socket.create_connection(('127.0.0.1', $PORT), 2); print('loopback connected')
+except OSError as e: print('loopback', e)" >"$TMPD/netout" 2>"$TMPD/err"
 kill $LPID 2>/dev/null
+expect_grep '^metadata EPERM$' "$TMPD/netout" "connect to 169.254.169.254 is denied with --net allow"
+check_events "$A" "any(e['type'] == 'connect' and e.get('address') == '169.254.169.254' and e['port'] == 80 and e['decision'] == 'deny' and e['layer'] == '$NET_LAYER' for e in ev)" "metadata connect is a $NET_LAYER denial event"
+expect_grep '^loopback connected$' "$TMPD/netout" "connect to a loopback listener is allowed with --net allow"
 check_events "$A" "any(e['type'] == 'connect' and e.get('address') == '127.0.0.1' and e['port'] == $PORT and e['decision'] == 'allow' and e['errno'] in (None, 'EINPROGRESS') for e in ev)" "allowed connect recorded with address and port"
 
 # Mode off: decisions only. Opens and execs leave nothing; a denial by our
@@ -191,9 +193,6 @@ expect_grep "invalid network rule '300.1.1.1:80'" "$TMPD/err" "the error names t
 # each mode this kernel loads records the same; a forced mode the kernel
 # refuses leaves the audit off and says so in session.start.
 MODE=$("$BPFBOX" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["audit_attach"])')
-A="$TMPD/attach.jsonl"
-"$BPFBOX" run -q --audit "$A" -w "$TMPD/ws" -- true >/dev/null 2>&1
-check_events "$A" "ev[0]['layers'].get('bpf_audit_attach') == '$MODE'" "session.start names the audit attach mode status probed ($MODE)"
 echo in >"$TMPD/ws/inside"
 touch "$TMPD/outside/h"
 # Each mode forced costs two more audited sessions (seconds each under TCG):
@@ -219,14 +218,39 @@ for m in fexit tracepoint; do
 	fi
 done
 fi
-A=$A_MAIN
+# One session for what the kernel holds while a session runs, what it
+# leaves when it ends, the attach mode session.start names and the relative
+# names (each audited session loads the BPF agent, about 8 s under TCG in
+# the VM matrix). --no-daemon: the programs counted are the embedded agent's.
+# The command opens by relative names (below), then waits for go.
+# Relative names are recorded absolute (path.bpf.h): against the cwd, after a
+# chdir, with ".." folded, against a dirfd, and a denied change by a relative name.
+A="$TMPD/rel.jsonl"
+mkdir -p "$TMPD/ws/rel/deep"
+echo r >"$TMPD/ws/rel/f"
+cat >"$TMPD/ws/rel.py" <<PY
+import os
+open("rel/f").read()
+os.chdir("rel/deep")
+open("../f.rel2", "w").close()
+fd = os.open("$TMPD/ws/rel", os.O_RDONLY)
+open("f", opener=lambda p, fl: os.open(p, fl, dir_fd=fd)).read()
+os.chdir("/usr")
+try:
+    os.mkdir("bpfbox-rel-$$")
+except OSError:
+    pass
+PY
 # What the kernel holds while a session runs: the openat program is a
 # tracing program (a trampoline) in fexit mode and a tracepoint program in
 # tracepoint mode; in fexit mode the run attached no syscall tracepoint, the
 # thing that puts every task of the host on the syscall slow path.
 audit_progs() { bpftool prog show 2>/dev/null | grep -E '^[0-9]+: [a-z_]+ +name (exit_|enter_|fx_)' | awk '{ print $1, $2, $4 }'; }
+bpftool prog show >/dev/null 2>&1 || fail "bpftool cannot list programs; run 'make deps'"
 snapshot aprogs audit_progs
-"$BPFBOX" run -q --audit /dev/null -w "$TMPD/ws" -- sleep 30 >/dev/null 2>&1 &
+rm -f "$TMPD/ws/go"
+"$BPFBOX" run -q --no-daemon --audit "$A" -w "$TMPD/ws" -- sh -c \
+	'python3 "$0"; while [ ! -e go ]; do sleep 0.05; done' "$TMPD/ws/rel.py" >"$TMPD/out" 2>"$TMPD/err" &
 RUNPID=$!
 has_openat_prog() { new_since aprogs audit_progs | grep -Eq ' (exit|fx)_openat$'; }
 if poll_until 20 has_openat_prog; then
@@ -243,8 +267,21 @@ if poll_until 20 has_openat_prog; then
 else
 	fail "no openat program of the run appeared within 20 s"
 fi
-kill -TERM "$RUNPID" 2>/dev/null
-wait "$RUNPID" 2>/dev/null
+# The network programs attach to the parent: none may stay attached. The
+# tracepoint programs' links are closed by a helper after bpfbox exits
+# (their unregistration waits for grace periods): gone within seconds.
+# Scoped to this run: the ids of the programs its own bpfbox process holds
+# (the prog_id lines of its fds), read while the session waits; other tests
+# and a production daemon load programs of the same names meanwhile.
+held() { cat /proc/$RUNPID/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:space:]]*//p' | sort -u; }
+have_progs() { [ -n "$(held)" ]; }
+poll_until 10 have_progs
+mine=$(held)
+[ -n "$mine" ] && ok "the embedded agent holds its programs while the session runs ($(echo $mine | wc -w))" ||
+	fail "no BPF program held by bpfbox run $RUNPID"
+touch "$TMPD/ws/go"
+wait $RUNPID
+check_events "$A" "ev[0]['layers'].get('bpf_audit_attach') == '$MODE'" "session.start names the audit attach mode status probed ($MODE)"
 
 # Outside any session nothing is denied by our programs, and nothing is left behind.
 python3 -c 'import socket, sys
@@ -254,25 +291,6 @@ except PermissionError: sys.exit(1)
 except OSError: pass' && ok "outside a session the cgroup program does not interfere" || fail "outside a session connect got EPERM"
 left=$(find "$BPFBOX_CGROUP_PARENT" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
 [ -z "$left" ] && ok "no session cgroup left" || fail "session cgroups left: $left"
-# The network programs attach to the parent: none may stay attached. The
-# tracepoint programs' links are closed by a helper after bpfbox exits
-# (their unregistration waits for grace periods): gone within seconds.
-# Scoped to this run: the ids of the programs its own bpfbox process holds
-# (the prog_id lines of its fds), read while the session waits; other tests
-# and a production daemon load programs of the same names meanwhile.
-bpftool prog show >/dev/null 2>&1 || fail "bpftool cannot list programs; run 'make deps'"
-rm -f "$TMPD/ws/go"
-"$BPFBOX" run -q --no-daemon --audit /dev/null -w "$TMPD/ws" -- sh -c \
-	'while [ ! -e go ]; do sleep 0.05; done' &
-RUNPID=$!
-held() { cat /proc/$RUNPID/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:space:]]*//p' | sort -u; }
-have_progs() { [ -n "$(held)" ]; }
-poll_until 10 have_progs
-mine=$(held)
-[ -n "$mine" ] && ok "the embedded agent holds its programs while the session runs ($(echo $mine | wc -w))" ||
-	fail "no BPF program held by bpfbox run $RUNPID"
-touch "$TMPD/ws/go"
-wait $RUNPID
 attached=$(bpftool cgroup show "$BPFBOX_CGROUP_PARENT" 2>/dev/null | grep -c .)
 [ "$attached" = 0 ] && ok "no BPF program left attached after the sessions" ||
 	fail "BPF programs left attached to $BPFBOX_CGROUP_PARENT: $(bpftool cgroup show "$BPFBOX_CGROUP_PARENT")"
@@ -283,24 +301,6 @@ left=$(loaded)
 [ -z "$left" ] && ok "the embedded agent's tracepoint programs are unloaded after it exits" ||
 	fail "programs loaded by the run still there: ids $left"
 
-# Relative names are recorded absolute (path.bpf.h): against the cwd, after a
-# chdir, with ".." folded, against a dirfd, and a denied change by a relative name.
-A_MAIN=$A A="$TMPD/rel.jsonl"
-mkdir -p "$TMPD/ws/rel/deep"
-echo r >"$TMPD/ws/rel/f"
-"$BPFBOX" run -q --audit "$A" -w "$TMPD/ws" -- python3 -c '
-import os
-open("rel/f").read()
-os.chdir("rel/deep")
-open("../f.rel2", "w").close()
-fd = os.open("'"$TMPD/ws"'/rel", os.O_RDONLY)
-open("f", opener=lambda p, fl: os.open(p, fl, dir_fd=fd)).read()
-os.chdir("/usr")
-try:
-    os.mkdir("bpfbox-rel-'"$$"'")
-except OSError:
-    pass
-' >"$TMPD/out" 2>"$TMPD/err"
 check_events "$A" "any(e['type'] == 'file' and e['path'] == '$TMPD/ws/rel/f' for e in ev)" \
 	"a relative open is recorded with the cwd: $TMPD/ws/rel/f"
 check_events "$A" "any(e['type'] == 'file' and e['path'] == '$TMPD/ws/rel/f.rel2' for e in ev)" \
