@@ -17,9 +17,12 @@ cd "$TMPD/ws"
 
 # The level this kernel gives (Standard on the hosts; Full, Standard or
 # Minimal in the VM matrix) and whether Landlock is there: the events name
-# the layer that really decided.
-LEVEL=$("$BPFBOX" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["level"])')
-LL_ABI=$("$BPFBOX" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["landlock"]["abi"])')
+# the layer that really decided. One status for the suite: each one probes
+# by loading BPF programs (seconds under TCG in the VM matrix).
+"$BPFBOX" status --json >"$TMPD/status.json"
+status_field() { python3 -c 'import json, sys; print(eval(sys.argv[2], {"d": json.load(open(sys.argv[1]))}))' "$TMPD/status.json" "$1"; }
+LEVEL=$(status_field 'd["level"]')
+LL_ABI=$(status_field 'd["landlock"]["abi"]')
 # The layer that refuses a connect: the BPF LSM's socket_connect program at
 # Full (it runs before the cgroup connect4 hook), the cgroup program below.
 NET_LAYER=cgroup-bpf
@@ -192,7 +195,7 @@ expect_grep "invalid network rule '300.1.1.1:80'" "$TMPD/err" "the error names t
 # status probes (fexit where BPF trampolines load, else tracepoint), and
 # each mode this kernel loads records the same; a forced mode the kernel
 # refuses leaves the audit off and says so in session.start.
-MODE=$("$BPFBOX" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["audit_attach"])')
+MODE=$(status_field 'd["audit_attach"]')
 echo in >"$TMPD/ws/inside"
 touch "$TMPD/outside/h"
 # Each mode forced costs two more audited sessions (seconds each under TCG):
