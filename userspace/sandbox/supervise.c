@@ -342,7 +342,7 @@ static void supervise_end(struct session *s, struct life *lf, struct stream st[2
 	if (lf->paused)
 		s->result.paused_ms += (now_ns() - lf->paused_at) / 1000000ULL;
 	reaper_reap_all();
-	/* Not by the cause alone: a run tried again after -EAGAIN keeps the first one's. */
+	/* A set-up step's record says nothing ran, whatever ended the session after it. */
 	if (io->report_n == sizeof(io->report) && io->report.step != STEP_EXEC)
 		s->result.exit_code = EXIT_SETUP;
 	else if (s->result.killed &&
