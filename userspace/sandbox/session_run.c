@@ -252,6 +252,7 @@ static int start_child(struct run_state *t)
 			return log_error_errno(r, "cannot prepare the session's mount view");
 		t->c.policy = &t->view;
 	}
+	t->io.forked_ns = now_ns();
 	t->child = spawn(&s->lim, s->layers.ns.clone_flags, &placed);
 	/* The plan said they could be made (the ruleset relies on the masks): fail closed. */
 	if (t->child < 0 && s->layers.ns.clone_flags)
@@ -319,15 +320,17 @@ static int setup_err(const struct child_error *ce)
  * Whether the wait for the exec goes on in supervise(): the session's
  * cgroup is frozen (bpfbox pause, the daemon's op_pause) before the
  * command exec'd, so the report's EOF will not come until a resume, or
- * the set-up has lasted a second. Waiting here would be without bound:
- * the pause timeout and --timeout are supervise()'s.
+ * the set-up has lasted a second, or --timeout (counted from the fork)
+ * is due. Waiting here would be without bound: the pause timeout and
+ * --timeout are supervise()'s.
  */
 static bool setup_held(const struct run_state *t, uint64_t since)
 {
 	const struct session *s = t->s;
+	uint64_t timeout_ns = s->policy->limits.timeout_ms * 1000000ULL, now = now_ns();
 
-	return (s->lim.cg[0] && cgroup_freeze_set(s->lim.cg)) ||
-	       now_ns() - since >= SETUP_HANDOFF_NS;
+	return (s->lim.cg[0] && cgroup_freeze_set(s->lim.cg)) || now - since >= SETUP_HANDOFF_NS ||
+	       (timeout_ns && now - t->io.forked_ns >= timeout_ns);
 }
 
 /*
