@@ -17,6 +17,17 @@ ok() { echo "ok - $*"; }
 fail() { echo "FAIL - $*"; FAILS=$((FAILS + 1)); }
 skip() { echo "skip - $*"; }
 
+# status_json: `bpfbox status --json` of this host, as this user. A boot of
+# the VM matrix probes once as root and its suites read that (level.sh sets
+# BPFBOX_STATUS_JSON): each probe loads BPF programs, seconds under TCG.
+status_json() {
+	if [ -n "${BPFBOX_STATUS_JSON:-}" ] && [ -s "$BPFBOX_STATUS_JSON" ] && [ "$(id -u)" = 0 ]; then
+		cat "$BPFBOX_STATUS_JSON"
+	else
+		"$BPFBOX" status --json
+	fi
+}
+
 # expect_rc WANT NAME CMD...: runs CMD, checks its exit status.
 expect_rc() {
 	want=$1 name=$2

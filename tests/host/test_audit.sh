@@ -17,9 +17,9 @@ cd "$TMPD/ws"
 
 # The level this kernel gives (Standard on the hosts; Full, Standard or
 # Minimal in the VM matrix) and whether Landlock is there: the events name
-# the layer that really decided. One status for the suite: each one probes
-# by loading BPF programs (seconds under TCG in the VM matrix).
-"$BPFBOX" status --json >"$TMPD/status.json"
+# the layer that really decided. One status for the suite (status_json):
+# each one probes by loading BPF programs, seconds under TCG.
+status_json >"$TMPD/status.json"
 status_field() { python3 -c 'import json, sys; print(eval(sys.argv[2], {"d": json.load(open(sys.argv[1]))}))' "$TMPD/status.json" "$1"; }
 LEVEL=$(status_field 'd["level"]')
 LL_ABI=$(status_field 'd["landlock"]["abi"]')

@@ -164,7 +164,7 @@ grep -q "(no namespaces: " "$TMPD/err" && NS_ON=0
 echo "# namespaces: $([ $NS_ON = 1 ] && echo on || echo "off: $(oneline "$TMPD/err" 200)")"
 NS_ENV="--env BPFBOX_ESCAPE_NS=1"
 
-STATUS=$("$BPFBOX" status --json 2>/dev/null)
+STATUS=$(status_json 2>/dev/null)
 ABI=$(printf '%s' "$STATUS" | python3 -c 'import json, sys; print(json.load(sys.stdin)["landlock"]["abi"])' 2>/dev/null)
 RIGHTS=$(printf '%s' "$STATUS" | python3 -c 'import json, sys; print(" ".join(json.load(sys.stdin)["landlock"]["rights"]))' 2>/dev/null)
 if [ -z "$ABI" ]; then

@@ -5,7 +5,7 @@ snapshot tmp ls -d /tmp/bpfbox-selftest-*
 snapshot ssh ls "$HOME"/.ssh/bpfbox-selftest-*
 # Level Minimal (no Landlock: ABI 0, the VM matrix) does not promise the
 # filesystem checks: bpfbox test reports them failed there, and says so.
-abi=$("$BPFBOX" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["landlock"]["abi"])')
+abi=$(status_json | python3 -c 'import json, sys; print(json.load(sys.stdin)["landlock"]["abi"])')
 fs_checks="write outside the workspace denied|read of a planted file under ~/.ssh denied|children inherit the restrictions"
 if [ "$abi" = 0 ]; then
 	# Without Landlock only the namespaces can hold the filesystem checks.

@@ -12,7 +12,7 @@ export BPFBOX=bpfbox BPFBOX_BUILD=/opt/bpfbox/build
 # tree Landlock and the mount view already keep them out (issue 18), and
 # these cases are about what only the BPF LSM can deny, inside the tree.
 # The Landlock ABI bpfbox uses here: what the BPF LSM must fill.
-ABI=$(bpfbox status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["landlock"]["abi"] or 0)')
+ABI=$(status_json | python3 -c 'import json,sys; print(json.load(sys.stdin)["landlock"]["abi"] or 0)')
 WS="$TMPD/ws"
 mkdir -p "$WS/proj/.ssh"
 echo SECRET=1 >"$WS/proj/.env"
