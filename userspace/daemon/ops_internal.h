@@ -13,7 +13,8 @@ struct json_object;
 /* The largest limit or count a request may carry (as policy files: 2^40). */
 #define DAEMON_COUNT_MAX (1LL << 40)
 
-#define META_XATTR	 "trusted.bpfbox" /* owner of a session cgroup, for re-adoption */
+#define META_XATTR	 "trusted.bpfbox"      /* owner of a session cgroup, for re-adoption */
+#define ASKS_XATTR	 "trusted.bpfbox.asks" /* its open asks, for the next daemon's line */
 #define MAX_COMMAND_ARGS 4096
 #define MAX_NET_RULES	 256
 #define MAX_LSM_RULES	 1024  /* deny patterns, and exec_deny entries */
