@@ -240,6 +240,7 @@ bool ops_ask_record(struct daemon *d, struct dsession *s, const void *data, size
 	a->open[i] = q;
 	a->deadline_ns[i] = now_ns() + a->timeout_ms * 1000000ULL;
 	a->ask.asked++;
+	d->asks_open++;
 	asks_save(s);
 	dlog("session %s: exec of %s (pid %llu) waits for an answer to ask %llu (rule '%s')", s->id,
 	     q->file, (unsigned long long)q->pid, (unsigned long long)q->id, q->rule);
@@ -259,6 +260,7 @@ static void resolve(struct daemon *d, struct dsession *s, unsigned int i, enum a
 		denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec", q->file,
 			    EPERM, 1);
 	a->open[i] = NULL;
+	d->asks_open--;
 	asks_save(s);
 	for (unsigned int k = 0; k < ASK_OPEN_MAX; k++)
 		left = left || a->open[k];
@@ -293,6 +295,24 @@ void ops_ask_tick(struct daemon *d, struct dsession *s)
 			resolve(d, s, i, ASK_TIMEOUT, "timeout", NULL);
 }
 
+int ops_ask_due(struct daemon *d)
+{
+	uint64_t now, next = 0;
+
+	if (!d->asks_open)
+		return -1;
+	now = now_ns();
+	for (struct dsession *s = d->table.head; s && d->asks_open; s = s->next) {
+		ops_ask_tick(d, s);
+		for (unsigned int i = 0; s->ask && i < ASK_OPEN_MAX; i++)
+			if (s->ask->open[i] && (!next || s->ask->deadline_ns[i] < next))
+				next = s->ask->deadline_ns[i];
+	}
+	if (!next)
+		return -1;
+	return next <= now ? 0 : (int)((next - now + 999999) / 1000000);
+}
+
 void ops_ask_end(struct daemon *d, struct dsession *s)
 {
 	for (unsigned int i = 0; s->ask && i < ASK_OPEN_MAX; i++)
@@ -300,10 +320,12 @@ void ops_ask_end(struct daemon *d, struct dsession *s)
 			resolve(d, s, i, ASK_DENY, "ended", NULL);
 }
 
-void ops_ask_free(struct dsession *s)
+void ops_ask_free(struct daemon *d, struct dsession *s)
 {
-	for (unsigned int i = 0; s->ask && i < ASK_OPEN_MAX; i++)
+	for (unsigned int i = 0; s->ask && i < ASK_OPEN_MAX; i++) {
+		d->asks_open -= s->ask->open[i] != NULL;
 		free(s->ask->open[i]);
+	}
 	free(s->ask);
 	s->ask = NULL;
 }

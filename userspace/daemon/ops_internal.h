@@ -82,7 +82,7 @@ void op_answer(struct daemon *d, struct conn *c, struct json_object *req);
 /* Questions past the pause timeout denied (each tick); at the end, every one open. */
 void ops_ask_tick(struct daemon *d, struct dsession *s);
 void ops_ask_end(struct daemon *d, struct dsession *s);
-void ops_ask_free(struct dsession *s);
+void ops_ask_free(struct daemon *d, struct dsession *s);
 /* A stale ask's process (ctl_ask_deny_stale) denied: its denial counted and logged. */
 struct ctl_asked;
 void ops_ask_denied_stale(struct daemon *d, struct dsession *s, const struct ctl_asked *q,
