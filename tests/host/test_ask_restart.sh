@@ -252,6 +252,37 @@ else
 	fail "embedded: the stale mark stays: $(xget "$ECG" user.bpfbox.ask)"
 fi
 
+# The holder's pid taken by another process after it died: the mark's
+# start time is not that process's, so the holder is gone all the same and
+# the resume denies the ask (it was refused until a kill). The control: the
+# same live process with its own start time holds the ask open.
+LIVE_P=
+cleanup_extra() {
+	[ -n "$LIVE_P" ] && kill "$LIVE_P" 2>/dev/null
+	cgroups_remove "$EPARENT"
+}
+sleep 300 &
+LIVE_P=$!
+LIVE_START=$(awk '{ print $22 }' "/proc/$LIVE_P/stat")
+stale_session emb-reused "HOLDER ASKED"
+xset "$ECG" user.bpfbox.ask "$LIVE_P $EPID start=$LIVE_START"
+expect_err 1 "embedded: control: an ask whose holder runs (pid and start time) keeps resume refused" \
+	"waits for the answer to a command rule's ask" "$BPFBOX" resume "$ESID"
+xset "$ECG" user.bpfbox.ask "$LIVE_P $EPID start=$((LIVE_START + 1))"
+expect_err 0 "embedded: resume of an ask whose holder's pid another process took (its start time differs) denies it" \
+	"denied, killed" "$BPFBOX" resume "$ESID"
+cont_all "$ECG"
+if never_file "$WS/emb-reused" 2 && ! kill -0 "$EPID" 2>/dev/null; then
+	ok "embedded: ... its process was killed, it never ran"
+else
+	fail "embedded: the reused-holder ask's process ran or lives ($(cat "/proc/$EPID/stat" 2>/dev/null))"
+	kill -KILL "$EPID" 2>/dev/null # frozen: the wait below would not end
+fi
+wait "$EPID" 2>/dev/null
+kill "$LIVE_P"
+wait "$LIVE_P" 2>/dev/null
+LIVE_P=
+
 # An older bpfbox's mark, its holder alone: which process waits is unknown.
 stale_session emb-old "HOLDER"
 expect_err 1 "embedded: resume of a stale ask whose process is unknown is refused, saying to kill the session" \
