@@ -531,6 +531,7 @@ FILE_OP(link, AT, 1, BPFBOX_FILE_LINK)
 FILE_OP(symlinkat, 1, 2, BPFBOX_FILE_SYMLINK)
 FILE_OP(symlink, AT, 1, BPFBOX_FILE_SYMLINK)
 FILE_OP(fchmodat, 0, 1, BPFBOX_FILE_CHMOD)
+FILE_OP(fchmodat2, 0, 1, BPFBOX_FILE_CHMOD) /* 6.6: fchmodat with flags (lchmod) */
 FILE_OP(chmod, AT, 0, BPFBOX_FILE_CHMOD)
 FILE_OP(utimensat, 0, 1, BPFBOX_FILE_UTIMES)
 FILE_OP(fchownat, 0, 1, BPFBOX_FILE_CHOWN)
@@ -540,6 +541,9 @@ FILE_OP(setxattr, AT, 0, BPFBOX_FILE_SETXATTR)
 FILE_OP(lsetxattr, AT, 0, BPFBOX_FILE_SETXATTR)
 FILE_OP(removexattr, AT, 0, BPFBOX_FILE_REMOVEXATTR)
 FILE_OP(lremovexattr, AT, 0, BPFBOX_FILE_REMOVEXATTR)
+/* 6.13: the xattr calls relative to a dirfd (or on it, "" with AT_EMPTY_PATH). */
+FILE_OP(setxattrat, 0, 1, BPFBOX_FILE_SETXATTR)
+FILE_OP(removexattrat, 0, 1, BPFBOX_FILE_REMOVEXATTR)
 /* The forms on a file descriptor: recorded with the descriptor's own file. */
 #define FD_OP(sys, opcode) \
 	AUDIT_SYSCALL(sys, BPFBOX_EV_FILE, opcode, DIRFD(SYSARG0(r)), 0, 0, false)

@@ -1130,6 +1130,63 @@ static int a_meta(int argc, char **argv)
 }
 
 /*
+ * meta-at PATH: the same through the calls the C library may not wrap:
+ * fchownat on a descriptor of PATH ("" with AT_EMPTY_PATH), 6.6's
+ * fchmodat2 and 6.13's setxattrat and removexattrat (relative to PATH's
+ * directory). A call this kernel lacks (ENOSYS) is said "absent: OP".
+ */
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+#ifndef SYS_setxattrat
+#define SYS_setxattrat 463
+#endif
+#ifndef SYS_removexattrat
+#define SYS_removexattrat 466
+#endif
+static void probe_new(const char *op, const char *what, long rc, int err)
+{
+	if (rc < 0 && err == ENOSYS) {
+		printf("absent: %s (%s: ENOSYS on this kernel)\n", op, what);
+		fflush(stdout);
+		return;
+	}
+	probe(what, rc, err, EROFS, "read-only mount");
+}
+
+static int a_meta_at(int argc, char **argv)
+{
+	need_args(argc, 3, "meta-at PATH");
+	const char *p = argv[2], *base = strrchr(p, '/');
+	struct {
+		uint64_t value;
+		uint32_t size, flags;
+	} xa = {(uintptr_t) "x", 1, 0};
+	char dir[4096];
+	int fd = open(p, O_PATH | O_CLOEXEC), dfd; /* O_PATH: no read right needed */
+
+	if (fd < 0 || !base || base == p || (size_t)(base - p) >= sizeof(dir))
+		return setup_error("open PATH (absolute, below a directory)");
+	snprintf(dir, sizeof(dir), "%.*s", (int)(base - p), p);
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return setup_error("open PATH's directory");
+	errno = 0;
+	long rc = syscall(SYS_fchownat, fd, "", getuid(), -1, AT_EMPTY_PATH);
+	probe_new("chown", "fchownat(fd, \"\", AT_EMPTY_PATH) of a file outside", rc, errno);
+	errno = 0;
+	rc = syscall(SYS_fchmodat2, AT_FDCWD, p, 0777, 0);
+	probe_new("chmod", "fchmodat2 777 of a file outside", rc, errno);
+	errno = 0;
+	rc = syscall(SYS_setxattrat, dfd, base + 1, 0, "user.bpfbox", &xa, sizeof(xa));
+	probe_new("setxattr", "setxattrat user.bpfbox relative to the file's directory", rc, errno);
+	errno = 0;
+	rc = syscall(SYS_removexattrat, AT_FDCWD, p, 0, "user.bpfbox");
+	probe_new("removexattr", "removexattrat user.bpfbox of a file outside", rc, errno);
+	return verdict;
+}
+
+/*
  * proc-scan PREFIX SUFFIX PID: no process outside may be seen: no cmdline
  * under /proc holds PREFIX SUFFIX joined (so that our own argv does not),
  * and PID (a process outside) is not there (ESRCH).
@@ -1268,6 +1325,7 @@ static const struct {
 	{"fds", a_fds},
 	{"creds", a_creds},
 	{"meta", a_meta},
+	{"meta-at", a_meta_at},
 	{"proc-scan", a_proc_scan},
 	{"shm-plant", a_shm_plant},
 	{"shm-read", a_shm_read},

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Lands a `bpfbox pause` inside a session's set-up (tests/host/test_pause_setup.sh).
 
-pause_setup.py PARENT BPFBOX OUT STATUS [--socket SOCK]
+pause_setup.py PARENT BPFBOX OUT STATUS [--socket SOCK] [--stop]
 
 Embedded: watches PARENT (the cgroup parent of the sessions, inotify) for
 the session cgroup bpfbox run makes just before its fork, so the pause
@@ -15,7 +15,11 @@ session), waits for the freeze to be complete, then looks whether the
 command had exec'd: a process of the session with a comm other than
 bpfbox's, or a "started" line in the run's status file STATUS (the command
 may have exec'd and ended already, its init still there). Writes "SID landed" or "SID missed" to OUT; a miss is resumed at
-once, so the run goes on and the test tries again. Exit 0 landed, 1 missed,
+once, so the run goes on and the test tries again. --stop: the set-up is
+held by SIGSTOP to each of its processes instead (a set-up stuck without
+a freeze: the run sees no pause), and a miss gets SIGCONT; OUT.forked
+then says when the session's first process was seen (ns since the epoch,
+within a few ms of the fork). Exit 0 landed, 1 missed,
 2 no session appeared within 60 s (or the run ended first). OUT.ready is made once it watches: the
 run is to start after it.
 """
@@ -70,6 +74,47 @@ def sessions(parent):
         return []
 
 
+def state(pid):
+    try:
+        with open("/proc/%s/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def stop_all(cg, end, forked):
+    """SIGSTOP to every process of cg until none is left running (one forked
+    meanwhile is stopped in the next round); whether all are stopped. The
+    time the first one was seen goes to the file forked."""
+    seen = False
+    while time.monotonic() < end:
+        pids = procs_of(cg)
+        if not pids:
+            time.sleep(0.002)
+            continue
+        if not seen:
+            seen = True
+            with open(forked, "w") as f:
+                f.write("%d\n" % time.time_ns())
+        for p in pids:
+            try:
+                os.kill(int(p), 19)  # SIGSTOP
+            except OSError:
+                pass
+        time.sleep(0.01)
+        if procs_of(cg) == pids and all(state(p) in ("T", None) for p in pids):
+            return True
+    return False
+
+
+def cont_all(cg):
+    for p in procs_of(cg):
+        try:
+            os.kill(int(p), 18)  # SIGCONT
+        except OSError:
+            pass
+
+
 def said(status, what):
     try:
         with open(status) as f:
@@ -107,6 +152,7 @@ def created(parent, status, end, ready):
 def main():
     parent, bpfbox, out, status = sys.argv[1:5]
     sock = sys.argv[5:7] if sys.argv[5:6] == ["--socket"] else []
+    stop = "--stop" in sys.argv[5:]
     before = set(n for n in sessions(parent) if taken(os.path.join(parent, n)))
     end = time.monotonic() + 60
     sid = None
@@ -126,18 +172,24 @@ def main():
             f.write("none\n")
         return 2
     cg = os.path.join(parent, sid)
-    end = time.monotonic() + 2
-    while subprocess.run([bpfbox, "pause"] + sock + [sid], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL).returncode != 0 and time.monotonic() < end:
-        time.sleep(0.002)
-    end = time.monotonic() + 5
-    while not frozen(cg) and time.monotonic() < end:
-        time.sleep(0.01)
+    if stop:
+        held = stop_all(cg, time.monotonic() + 5, out + ".forked")
+    else:
+        end = time.monotonic() + 2
+        while subprocess.run([bpfbox, "pause"] + sock + [sid], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL).returncode != 0 and time.monotonic() < end:
+            time.sleep(0.002)
+        end = time.monotonic() + 5
+        while not frozen(cg) and time.monotonic() < end:
+            time.sleep(0.01)
+        held = frozen(cg)
     names = [comm(p) for p in procs_of(cg)]
     # The run says "started" within a moment of an exec that came first.
     time.sleep(0.3)
-    landed = frozen(cg) and not said(status, "started") and all(c in (None, "bpfbox") for c in names)
-    if not landed:
+    landed = held and not said(status, "started") and all(c in (None, "bpfbox") for c in names)
+    if not landed and stop:
+        cont_all(cg)
+    elif not landed:
         subprocess.run([bpfbox, "resume"] + sock + [sid], stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
     with open(out, "w") as f:

@@ -54,8 +54,12 @@ check_events "$A0" "any(e['type'] == 'exec' and e['filename'] == '/nonexistent/c
 A_MAIN=$A A="$TMPD/mount.jsonl"
 # The same changes through a file descriptor (fchmod, fchown, fsetxattr,
 # fremovexattr), in the same session: recorded with the descriptor's file.
+# Then the forms the C library may not wrap (x86_64 numbers): fchownat on
+# a descriptor ("" with AT_EMPTY_PATH: /etc itself), and 6.6's fchmodat2
+# and 6.13's setxattrat (relative to that descriptor) and removexattrat on
+# /etc/group; atops.txt lists those this kernel has (not ENOSYS).
 cat >"$TMPD/ws/fdops.py" <<'PY'
-import os
+import ctypes, errno, os
 fd = os.open("/etc/hosts", os.O_RDONLY)
 for f in (lambda: os.fchmod(fd, 0o600), lambda: os.fchown(fd, os.getuid(), -1),
           lambda: os.setxattr(fd, "user.bpfbox", b"1"), lambda: os.removexattr(fd, "user.bpfbox")):
@@ -63,6 +67,23 @@ for f in (lambda: os.fchmod(fd, 0o600), lambda: os.fchown(fd, os.getuid(), -1),
         f()
     except OSError:
         pass
+libc = ctypes.CDLL(None, use_errno=True)
+class XattrArgs(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_uint64), ("size", ctypes.c_uint32), ("flags", ctypes.c_uint32)]
+one = ctypes.create_string_buffer(b"1", 1)
+xa = XattrArgs(ctypes.addressof(one), 1, 0)
+etc = os.open("/etc", os.O_RDONLY | os.O_DIRECTORY)
+AT_FDCWD, AT_EMPTY_PATH = -100, 0x1000
+have = []
+for op, nr, args in (("chown", 260, (etc, b"", os.getuid(), -1, AT_EMPTY_PATH)),
+                     ("chmod", 452, (AT_FDCWD, b"/etc/group", 0o600, 0)),
+                     ("setxattr", 463, (etc, b"group", 0, b"user.bpfbox", ctypes.byref(xa), ctypes.c_size_t(16))),
+                     ("removexattr", 466, (AT_FDCWD, b"/etc/group", 0, b"user.bpfbox"))):
+    if libc.syscall(nr, *args) == 0:
+        raise SystemExit("%s outside the writable paths succeeded" % op)
+    if ctypes.get_errno() != errno.ENOSYS:
+        have.append(op)
+open("atops.txt", "w").write(" ".join(have))
 PY
 "$BPFBOX" run --audit "$A" -w "$TMPD/ws" -- sh -c \
 	'echo x > /etc/bpfbox-audit-$$; mkdir /usr/bpfbox-audit-$$; chown "$(id -u)" /etc/passwd
@@ -81,6 +102,9 @@ expect_grep 'read-only in the session\); grant it with --rw /etc' "$TMPD/err" \
 	"the end-of-run summary explains the EROFS and says how to grant it"
 check_events "$A" "[sum(e['type'] == 'file' and e.get('op') == o and e['path'] == '/etc/hosts' and e['layer'] == 'mount' and e['errno'] == 'EROFS' for e in ev) for o in ('chmod', 'chown', 'setxattr', 'removexattr')] == [1, 1, 1, 1]" \
 	"fchmod, fchown, fsetxattr and fremovexattr outside: recorded once each with its op and the descriptor's file"
+ATOPS=$(cat "$TMPD/ws/atops.txt" 2>/dev/null)
+check_events "$A" "[sum(e['type'] == 'file' and e.get('op') == o and e['path'] == p and e['layer'] == 'mount' and e['errno'] == 'EROFS' for e in ev) for o, p in (('chown', '/etc'), ('chmod', '/etc/group'), ('setxattr', '/etc/group'), ('removexattr', '/etc/group')) if o in '$ATOPS'.split()] == [1] * len('$ATOPS'.split()) and 'chown' in '$ATOPS'" \
+	"fchownat on a descriptor (AT_EMPTY_PATH) and the newer at-forms this kernel has ($ATOPS): recorded once each, absolute"
 ls /etc/bpfbox-audit-* >/dev/null 2>&1 && fail "a file was written to the host's /etc" ||
 	ok "nothing was written to the host's /etc"
 A=$A_MAIN

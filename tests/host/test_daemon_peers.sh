@@ -121,17 +121,59 @@ rc=$?
 	fail "bpfbox run against a busy daemon: exit $rc, want 125: $(cat "$TMPD/err")"
 expect_grep "busy" "$TMPD/err" "and says the daemon is busy"
 [ ! -e "$NB/ran" ] && ok "and nothing ran" || fail "the command ran without the daemon"
-# Not required: embedded mode, never silently (not even with -q).
-$NOBODY env BPFBOX_SOCKET="$SOCK" "$BPFBOX" run -q -w "$NB" -- touch "$NB/ran" \
-	>"$TMPD/out" 2>"$TMPD/err"
+# Not required: embedded mode, never silently (not even with -q). The
+# register is refused after the fork (an unprivileged client registers
+# at its child's release): the run starts again without the daemon, and
+# its status channel and exit code are the second run's alone.
+$NOBODY env BPFBOX_SOCKET="$SOCK" "$BPFBOX" run -q -w "$NB" --status-fd 3 -- \
+	sh -c "touch '$NB/ran'; exit 3" >"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/fb.st"
 rc=$?
-[ $rc = 0 ] && [ -e "$NB/ran" ] && ok "not required: the command runs in embedded mode" ||
-	fail "not required: exit $rc: $(cat "$TMPD/err")"
+[ $rc = 3 ] && [ -e "$NB/ran" ] && ok "not required: the command runs in embedded mode (its exit 3)" ||
+	fail "not required: exit $rc, want 3: $(cat "$TMPD/err")"
 expect_grep "the daemon at $SOCK is busy .*busy: uid 65534 has 4 connections.*running without it" \
 	"$TMPD/err" "and a line says the daemon was busy, even with -q"
+if "$PY" - "$TMPD/fb.st" <<'PY'; then
+import json, sys
+st = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+types = [e["type"] for e in st]
+end = st[-1]
+sys.exit(0 if types == ["started", "ended"] and end["cause"] == "exit" and end["exit_code"] == 3 else 1)
+PY
+	ok "its status channel says started, then ended with cause exit and exit_code 3 (not the refused try's setup)"
+else
+	fail "the status channel after the fallback: $(grep -o '"type":"[a-z]*"' "$TMPD/fb.st" | tr '\n' ' '); $(grep '"type":"ended"' "$TMPD/fb.st")"
+fi
 kill "$HOLD" 2>/dev/null
 wait "$HOLD" 2>/dev/null
 HOLD=
+# A fork that fails with EAGAIN (RLIMIT_NPROC; uid 61234 has no other
+# process) is a set-up failure, not a refusal by the daemon: said once, exit
+# 125 with its ended line, never run again without the daemon.
+if command -v prlimit >/dev/null 2>&1; then
+	mkdir -p "$TMPD/np"
+	chown 61234 "$TMPD/np"
+	prlimit --nproc=1:1 setpriv --reuid 61234 --regid 65534 --clear-groups env BPFBOX_SOCKET="$SOCK" \
+		"$BPFBOX" run -q -w "$TMPD/np" --status-fd 3 -- touch "$TMPD/np/ran" \
+		>"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/np.st"
+	rc=$?
+	[ $rc = 125 ] && [ ! -e "$TMPD/np/ran" ] && ok "a fork refused by RLIMIT_NPROC through the daemon: exit 125, nothing ran" ||
+		fail "fork at RLIMIT_NPROC: exit $rc, want 125: $(cat "$TMPD/err")"
+	[ "$(grep -c 'cannot fork\|cannot create the session' "$TMPD/err")" = 1 ] &&
+		! grep -q "running without it" "$TMPD/err" &&
+		ok "it says the fork failed, once, and runs nothing without the daemon" ||
+		fail "fork at RLIMIT_NPROC, stderr: $(cat "$TMPD/err")"
+	if "$PY" - "$TMPD/np.st" <<'PY'; then
+import json, sys
+st = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+sys.exit(0 if [e["type"] for e in st] == ["ended"] and st[0]["cause"] == "setup" and st[0]["exit_code"] == 125 else 1)
+PY
+		ok "and its status channel says ended (cause setup, exit_code 125)"
+	else
+		fail "fork at RLIMIT_NPROC, status channel: $(cat "$TMPD/np.st")"
+	fi
+else
+	skip "a fork at RLIMIT_NPROC through the daemon: no prlimit"
+fi
 
 # --- 3. sessions per uid: one uid cannot take every session slot ---
 $NOBODY "$PY" - "$SOCK" >"$TMPD/quota.out" 2>&1 <<'PY'

@@ -9,7 +9,10 @@
 # which says whether the command had exec'd already: then it resumes and
 # the case is tried again). Before, the run waited for the report pipe with
 # no bound: frozen, it never ended (not even at SIGTERM). Each run is
-# bounded here by `timeout -k 5 60`; the runs take 1 to 4 s each.
+# bounded here by `timeout -k 5 60`; the runs take 1 to 4 s each. A set-up
+# stopped by SIGSTOP (no freeze: the run sees no pause) tells whether
+# --timeout counts from the fork: before, it counted from the hand-over
+# to the supervisor (1 s later) and the stopped set-up got the 2 s grace.
 . "$(dirname "$0")/../lib.sh"
 
 need_root_cgroup2 "pause during set-up" "freezing a session's cgroup needs root and cgroup v2" ||
@@ -44,9 +47,11 @@ fi
 # cloned frozen) in $WS with the slow set-up, its status channel in
 # $TMPD/st, its stdout and stderr in $TMPD/rout and $TMPD/rerr; a pause
 # lands in its set-up, then ACTION: none (it stays paused), resume (0.5 s
-# later), gone (the command file $WS/cmd.sh removed, resumed 0.5 s later). Up to
-# four tries until the pause lands. RC: the run's exit status, SECS: its
-# seconds, LANDED: yes or no.
+# later), gone (the command file $WS/cmd.sh removed, resumed 0.5 s later),
+# stop (SIGSTOP instead of the pause, never continued). Up to four tries
+# until the pause lands. RC: the run's exit status, SECS: its seconds, MS:
+# its milliseconds from the start of bpfbox run, FORK_MS (stop only): from
+# its child's fork, LANDED: yes or no.
 setup_run() {
 	mode=$1 action=$2
 	shift 2
@@ -60,12 +65,15 @@ setup_run() {
 	for _ in 1 2 3 4; do
 		printf '#!/bin/sh\necho ran-cmd\nexit 5\n' >"$WS/cmd.sh"
 		chmod 755 "$WS/cmd.sh"
-		rm -f "$TMPD/landed" "$TMPD/landed.ready" "$TMPD/st"
+		rm -f "$TMPD/landed" "$TMPD/landed.ready" "$TMPD/landed.forked" "$TMPD/st"
+		stop=
+		[ "$action" = stop ] && stop=--stop
+		# shellcheck disable=SC2086 # $sock: none, or two words; $stop: none or one
 		BPFBOX_CGROUP_PARENT=$cgp "$PY" "$ROOT/tests/helpers/pause_setup.py" "$cgp" \
-			"$BPFBOX" "$TMPD/landed" "$TMPD/st" $sock &
+			"$BPFBOX" "$TMPD/landed" "$TMPD/st" $sock $stop &
 		hp=$!
 		poll_until 10 test -e "$TMPD/landed.ready"
-		t0=$(date +%s)
+		t0=$(date +%s%N)
 		# shellcheck disable=SC2086 # $via: none, or two words
 		BPFBOX_CGROUP_PARENT=$cgp timeout -k 5 60 "$BPFBOX" run -q $via -w "$WS" \
 			--task "$task" --status-fd 3 "$@" 3>"$TMPD/st" >"$TMPD/rout" \
@@ -91,7 +99,10 @@ setup_run() {
 		fi
 		wait "$runp"
 		RC=$?
-		SECS=$(($(date +%s) - t0))
+		t1=$(date +%s%N)
+		MS=$(((t1 - t0) / 1000000))
+		SECS=$((MS / 1000))
+		FORK_MS=$(((t1 - $(cat "$TMPD/landed.forked" 2>/dev/null || echo "$t0")) / 1000000))
 		# A run that hung (the old code) is killed by timeout: its frozen child too.
 		[ -n "$sid" ] && [ -d "$cgp/$sid" ] && echo 1 >"$cgp/$sid/cgroup.kill" 2>/dev/null
 		[ "$LANDED" = yes ] && return 0
@@ -138,6 +149,17 @@ bounded() {
 	fi
 }
 
+# within NAME MS MAX_MS: the run that landed took MS, at most MAX_MS.
+within() {
+	if [ "$LANDED" != yes ]; then
+		: # said by bounded or landed
+	elif [ "$2" -le "$3" ]; then
+		ok "$1 ($2 ms)"
+	else
+		fail "$1: $2 ms, want at most $3"
+	fi
+}
+
 for mode in ${PAUSE_SETUP_MODES:-embedded daemon}; do
 	# 1. Paused in the set-up, nobody resumes: killed at the pause timeout.
 	setup_run "$mode" none --pause-timeout 2s -- sh -c 'echo ran'
@@ -157,6 +179,16 @@ for mode in ${PAUSE_SETUP_MODES:-embedded daemon}; do
 	bounded "$mode: --timeout ends a run frozen in its set-up (exit 124)" 124
 	scheck "'started' not in types and 'ran' not in out and end.get('cause') == 'timeout' and end.get('exit_code') == 124" \
 		"$mode: ... ended (timeout), never started"
+	within "$mode: ... within the timeout and 2 s of the start of bpfbox run" "$MS" 5000
+
+	# 3b. A set-up stuck without a freeze (SIGSTOP): --timeout counts from
+	# the fork, and the set-up is killed at once (no grace: no command yet).
+	setup_run "$mode" stop --pause-timeout 120s --timeout 1s -- sh -c 'echo ran'
+	bounded "$mode: --timeout ends a run whose set-up is stopped (exit 124)" 124
+	scheck "'started' not in types and 'paused' not in types and 'ran' not in out and end.get('cause') == 'timeout' and end.get('exit_code') == 124" \
+		"$mode: ... ended (timeout), never started"
+	within "$mode: ... within the timeout and 0.7 s of its fork (was 4 s)" "$FORK_MS" 1700
+	within "$mode: ... within the timeout and 2.5 s of the start of bpfbox run" "$MS" 3500
 
 	# 4. A report after the resume is read: the exec fails (the file went
 	# while frozen). (The old code read it too, once resumed, unreported.)

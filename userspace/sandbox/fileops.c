@@ -24,10 +24,6 @@
 #include "session_internal.h"
 #include "seccomp.h"
 
-/* 6.6; the same number on every architecture (newer than the unified table). */
-#ifndef __NR_fchmodat2
-#define __NR_fchmodat2 452
-#endif
 #include "../policy/policy.h"
 #include "../lib/util.h"
 
@@ -75,9 +71,9 @@ static const struct file_call calls[] = {
 #ifdef __NR_renameat
 	{__NR_renameat, "rename", 2, 3, ANY},
 #endif
-#ifdef __NR_fchmodat2
 	{__NR_fchmodat2, "chmod", 0, 1, EXISTS},
-#endif
+	{__NR_setxattrat, "setxattr", 0, 1, EXISTS},
+	{__NR_removexattrat, "removexattr", 0, 1, EXISTS},
 };
 
 /* The NUL-terminated string at addr in pid's memory, page by page. */

@@ -11,6 +11,20 @@
 #include <sys/types.h>
 #include <linux/filter.h>
 
+/*
+ * File changes newer than the C library's headers (the listener holds them):
+ * 6.6 and 6.13, the same number on every architecture (the unified table).
+ */
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+#ifndef __NR_setxattrat
+#define __NR_setxattrat 463
+#endif
+#ifndef __NR_removexattrat
+#define __NR_removexattrat 466
+#endif
+
 /* The filter for a session; deny_network adds the socket() family rule. */
 const struct sock_fprog *seccomp_program(bool deny_network);
 

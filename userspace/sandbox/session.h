@@ -167,9 +167,11 @@ int session_prepare_cgroup(struct session *s);
 void session_cleanup(struct session *s);
 
 /*
- * Runs argv in the planned session and fills s->result. Returns 0 when the
- * command ran (whatever its status), or -errno when the session could not
- * be set up; then nothing ran and the error was printed.
+ * Runs argv in the planned session and fills s->result (from a clean one:
+ * it may be called again). Returns 0 when the command ran (whatever its
+ * status), or -errno when the session could not be set up; then nothing
+ * ran and the error was printed. -EAGAIN only when a hook refused
+ * (session_hooks): then no status line was written either.
  */
 int session_run(struct session *s, char *const argv[]);
 

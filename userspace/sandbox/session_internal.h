@@ -104,6 +104,7 @@ struct supervise_io {
 	int report_fd;
 	ssize_t report_n;
 	struct child_error report;
+	uint64_t forked_ns; /* now_ns() at the child's fork: --timeout counts from it */
 };
 
 /*

@@ -54,6 +54,7 @@ struct run_state {
 	struct sigaction old_pipe;
 	struct termios saved_tio;
 	bool relaying, merged, raw, mon_on, masked, dirs_gone;
+	bool refused; /* a hook's -EAGAIN: the daemon refused, the caller runs again */
 	struct monitor mon;
 	struct child_error ce;
 	ssize_t n; /* of the child's report: sizeof(ce) when a step failed */
@@ -196,7 +197,9 @@ static int prepare_cgroups(struct run_state *t)
 		for (int i = 0; i < RES__COUNT; i++)
 			if (s->lim.how[i] == LIMIT_RLIMIT)
 				s->lim.how[i] = LIMIT_NONE;
-		return s->hooks.before_fork ? s->hooks.before_fork(s->hooks.ctx) : 0;
+		r = s->hooks.before_fork ? s->hooks.before_fork(s->hooks.ctx) : 0;
+		t->refused = r == -EAGAIN;
+		return r;
 	}
 	r = session_prepare_cgroup(s);
 	/* --limits-via cgroup fails closed: no cgroup, or one a limit could not be set on. */
@@ -249,6 +252,7 @@ static int start_child(struct run_state *t)
 			return log_error_errno(r, "cannot prepare the session's mount view");
 		t->c.policy = &t->view;
 	}
+	t->io.forked_ns = now_ns();
 	t->child = spawn(&s->lim, s->layers.ns.clone_flags, &placed);
 	/* The plan said they could be made (the ruleset relies on the masks): fail closed. */
 	if (t->child < 0 && s->layers.ns.clone_flags)
@@ -269,6 +273,7 @@ static int start_child(struct run_state *t)
 	close(t->rel[0]);
 	t->rel[0] = -1;
 	r = s->hooks.before_release(s->hooks.ctx, t->child);
+	t->refused = r == -EAGAIN;
 	/* Where the daemon put it: watched, not owned. */
 	if (r == 0 && limits_adopt(&s->lim, t->child, s->id) == 0)
 		t->mon_on = start_monitor(s, &t->mon) == 0;
@@ -315,15 +320,17 @@ static int setup_err(const struct child_error *ce)
  * Whether the wait for the exec goes on in supervise(): the session's
  * cgroup is frozen (bpfbox pause, the daemon's op_pause) before the
  * command exec'd, so the report's EOF will not come until a resume, or
- * the set-up has lasted a second. Waiting here would be without bound:
- * the pause timeout and --timeout are supervise()'s.
+ * the set-up has lasted a second, or --timeout (counted from the fork)
+ * is due. Waiting here would be without bound: the pause timeout and
+ * --timeout are supervise()'s.
  */
 static bool setup_held(const struct run_state *t, uint64_t since)
 {
 	const struct session *s = t->s;
+	uint64_t timeout_ns = s->policy->limits.timeout_ms * 1000000ULL, now = now_ns();
 
-	return (s->lim.cg[0] && cgroup_freeze_set(s->lim.cg)) ||
-	       now_ns() - since >= SETUP_HANDOFF_NS;
+	return (s->lim.cg[0] && cgroup_freeze_set(s->lim.cg)) || now - since >= SETUP_HANDOFF_NS ||
+	       (timeout_ns && now - t->io.forked_ns >= timeout_ns);
 }
 
 /*
@@ -525,16 +532,27 @@ int session_run(struct session *s, char *const argv[])
 		.io = {.out_r = -1, .err_r = -1, .in_w = -1, .notify_fd = -1, .report_fd = -1},
 		.lx = {.caller_home = session_caller_home(), .read_host = p->read_host},
 	};
+	/*
+	 * Each run fills a result of its own: one after a hook's -EAGAIN (the
+	 * caller runs the session again, run.c) starts from nothing.
+	 */
+	s->result = (struct session_result){.wait_status = -1};
 	for (size_t i = 0; !r && i < ARRAY_SIZE(run_steps); i++)
 		r = run_steps[i](t);
 	if (!r)
 		r = run_command(t);
-	/* -EAGAIN from before_release: nothing ran, nothing said; the caller tries again. */
-	if (r < 0) {
+	/*
+	 * Only a hook's -EAGAIN (the daemon refused) means "nothing ran,
+	 * nothing said; the caller tries again". A step's own EAGAIN (fork at
+	 * RLIMIT_NPROC) is a set-up failure like any other: said, never run
+	 * again another way.
+	 */
+	if (r == -EAGAIN && !t->refused)
+		r = -EIO;
+	if (r < 0 && r != -EAGAIN) {
 		s->result.exit_code = EXIT_SETUP;
 		s->result.cause = CAUSE_SETUP;
-		if (r != -EAGAIN)
-			status_ended(s);
+		status_ended(s);
 	}
 	run_cleanup(t);
 	free(t);

@@ -108,7 +108,9 @@ static void pause_timed_out(struct session *s, struct life *lf, uint64_t now)
 
 /*
  * The deadline passed: SIGTERM, then SIGKILL at kill_at; frozen processes
- * cannot handle SIGTERM, so a paused session is killed at once.
+ * cannot handle SIGTERM, so a paused session is killed at once, and so is
+ * a set-up not done yet (stopped or stuck, session_run.c wait_exec): the
+ * grace is for the command, which has not started.
  */
 static void on_deadline(struct session *s, struct life *lf, uint64_t now, bool wall,
 			uint64_t *kill_at, uint64_t *deadline)
@@ -122,7 +124,7 @@ static void on_deadline(struct session *s, struct life *lf, uint64_t now, bool w
 		*deadline = now + 200000000ULL;
 		return;
 	}
-	if (!*kill_at && !lf->paused) {
+	if (!*kill_at && !lf->paused && !lf->setup) {
 		s->result.timed_out = true;
 		s->result.cause = CAUSE_TIMEOUT;
 		reaper_kill_all(lf->child, SIGTERM);
@@ -226,6 +228,7 @@ static void on_report(struct session *s, struct life *lf, struct supervise_io *i
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
 	p->fd = -1;
+	lf->setup = false;
 	io->report_n = n;
 	if (n == sizeof(io->report) && io->report.step != STEP_EXEC) {
 		report_setup_failure(&io->report);
@@ -263,6 +266,7 @@ static void on_events(struct session *s, struct life *lf, struct pollfd *pfd, st
 	/* An ask says the command exec'd: its init, frozen, may not close the report yet. */
 	if (pfd[P_REPORT].fd >= 0 && s->asked) {
 		pfd[P_REPORT].fd = -1;
+		lf->setup = false;
 		io->report_n = 0;
 		session_exec_confirmed(s, lf->child, false);
 	}
@@ -342,7 +346,7 @@ static void supervise_end(struct session *s, struct life *lf, struct stream st[2
 	if (lf->paused)
 		s->result.paused_ms += (now_ns() - lf->paused_at) / 1000000ULL;
 	reaper_reap_all();
-	/* Not by the cause alone: a run tried again after -EAGAIN keeps the first one's. */
+	/* A set-up step's record says nothing ran, whatever ended the session after it. */
 	if (io->report_n == sizeof(io->report) && io->report.step != STEP_EXEC)
 		s->result.exit_code = EXIT_SETUP;
 	else if (s->result.killed &&
@@ -395,10 +399,12 @@ void supervise(struct session *s, pid_t child, struct supervise_io *io, int sig_
 	const struct policy_limits *pl = &s->policy->limits;
 	const uint64_t timeout_ns = pl->timeout_ms * 1000000ULL;
 	const bool wall = pl->timeout_counts == TIMEOUT_COUNTS_WALL;
-	uint64_t deadline = timeout_ns ? now_ns() + timeout_ns : 0;
+	/* From the fork, not from here: a slow or held set-up counts (docs/runtime.md). */
+	uint64_t deadline = timeout_ns ? (io->forked_ns ? io->forked_ns : now_ns()) + timeout_ns
+				       : 0;
 	uint64_t kill_at = 0, head_left = pl->output_bytes - pl->output_bytes / 2;
 	bool child_done = false;
-	struct life lf = {.mon = mon, .child = child};
+	struct life lf = {.mon = mon, .child = child, .setup = io->report_fd >= 0};
 	struct stream st[2] = {{.from = io->out_r, .to = STDOUT_FILENO},
 			       {.from = io->err_r, .to = STDERR_FILENO}};
 	struct pollfd pfd[P_MON + MONITOR_MAX_FDS] = {

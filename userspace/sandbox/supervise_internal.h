@@ -35,6 +35,7 @@ struct life {
 	bool ending;	/* killed by us: no more lifecycle transitions */
 	bool oom_early; /* frozen when the OOM killer was invoked; its kill not counted yet */
 	bool ask_hold;	/* frozen by the daemon for a command rule's ask: its state read again */
+	bool setup;	/* handed over before the command exec'd: its report still to read */
 	uint64_t oom_early_until;
 	uint64_t paused_at;
 	char reason[48];
