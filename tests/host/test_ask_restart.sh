@@ -1,8 +1,8 @@
 # An ask whose answerer is gone is a deny (docs/SECURITY.md "fail
 # closed"): the exec stopped for it never runs. Its answerer, the daemon,
 # killed (SIGKILL) while the ask is open and started again: re-adoption
-# denies it (the asked process killed, the denial logged, the session
-# thawed), so neither `bpfbox resume` nor a SIGCONT from the test to every
+# denies it (the asked process killed, the denial logged and said as the
+# ask's session.ask line, how "restarted", the session thawed), so neither `bpfbox resume` nor a SIGCONT from the test to every
 # process of the session runs it. Embedded: a stale mark (its holder's pid
 # gone) on a session cgroup the test makes is denied by `bpfbox resume`
 # first, or refused when it does not name the asked process. A positive
@@ -44,6 +44,31 @@ cont_all() {
 	for p in $(cat "$1/cgroup.procs" 2>/dev/null); do
 		kill -CONT "$p" 2>/dev/null
 	done
+}
+# restarted SID FILE ARGS: the daemon's stream ($DA) says the restart's deny
+# of session SID's ask as the asked line's twin: the same id (and seq), pid
+# and rule, filename FILE, argv ARGS (a Python list), answer deny, how
+# restarted; and the whole stream validates against the schema.
+restarted() {
+	if "$PY" - "$DA" "$@" <<'PY'; then
+import json, sys
+sid, file, argv = sys.argv[2], sys.argv[3], eval(sys.argv[4])
+ev = [json.loads(l) for l in open(sys.argv[1])]
+qs = [e for e in ev if e["type"] == "session.ask" and e["session"] == sid]
+asked = [e for e in qs if e["answer"] is None]
+said = [e for e in qs if e["answer"] is not None]
+ok = len(asked) == 1 and len(said) == 1
+a, r = (asked[0], said[0]) if ok else ({}, {})
+sys.exit(0 if ok and r["answer"] == "deny" and r["answered"] == {"how": "restarted"}
+         and r["id"] == a["id"] == r["seq"] and r["pid"] == a["pid"] and r["rule"] == a["rule"]
+         and r["filename"] == file and r["argv"] == argv and r["frozen"] and r["waited_ms"] >= 0
+         else 1)
+PY
+		ok "restart: the deny is a session.ask line (answer deny, how restarted, the asked line's id, pid, rule, argv)"
+	else
+		fail "restart: no restarted line for session $1: $(grep session.ask "$DA" | grep "$1" | tail -c 900)"
+	fi
+	expect_schema "restart: the daemon's stream with the restarted line validates" "$DA"
 }
 # never_file FILE SECONDS: FILE does not appear within SECONDS.
 never_file() { ! poll_until "$2" test -e "$1"; }
@@ -87,6 +112,7 @@ if grep -q "session $SID: exec of .* waited for an ask whose answerer (pid [0-9]
 else
 	fail "restart: no denial of the stale ask (mark '$ASKED') in the daemon's log: $(tail -c 600 "$DERR")"
 fi
+restarted "$SID" /usr/bin/env "['/usr/bin/env', 'touch', 'asked-ran']"
 if poll_until 5 grep -qs 'rc=137' "$WS/rc"; then
 	ok "restart: the asked process was killed (the session's shell saw 137)"
 else
@@ -146,6 +172,7 @@ if grep -q "session $SID: exec of .* is gone: denied, killed" "$DERR" &&
 else
 	fail "restart, paused: asked pid '$ASKEDP' $(cat "/proc/$ASKEDP/stat" 2>/dev/null); $(grep frozen "$CG/cgroup.events"); $(tail -c 400 "$DERR")"
 fi
+restarted "$SID" /usr/bin/env "['/usr/bin/env', 'touch', 'paused-ran']"
 if "$BPFBOX" sessions --socket "$SOCK" 2>/dev/null | grep "$SID" | grep -q paused; then
 	ok "restart, paused: the session is adopted paused"
 else
@@ -173,6 +200,7 @@ if grep -q "session $SID: an ask whose answerer (pid [0-9]*) is gone waits, its 
 else
 	fail "restart, old mark: $(tail -c 400 "$DERR")"
 fi
+restarted "$SID" /usr/bin/env "['/usr/bin/env', 'touch', 'old-ran']"
 cont_all "$CG"
 never_file "$WS/old-ran" 2 && ok "restart, old mark: the asked command never ran" ||
 	fail "restart, old mark: the asked command ran unanswered"
@@ -223,6 +251,37 @@ if ! xget "$ECG" user.bpfbox.ask >/dev/null; then
 else
 	fail "embedded: the stale mark stays: $(xget "$ECG" user.bpfbox.ask)"
 fi
+
+# The holder's pid taken by another process after it died: the mark's
+# start time is not that process's, so the holder is gone all the same and
+# the resume denies the ask (it was refused until a kill). The control: the
+# same live process with its own start time holds the ask open.
+LIVE_P=
+cleanup_extra() {
+	[ -n "$LIVE_P" ] && kill "$LIVE_P" 2>/dev/null
+	cgroups_remove "$EPARENT"
+}
+sleep 300 &
+LIVE_P=$!
+LIVE_START=$(awk '{ print $22 }' "/proc/$LIVE_P/stat")
+stale_session emb-reused "HOLDER ASKED"
+xset "$ECG" user.bpfbox.ask "$LIVE_P $EPID start=$LIVE_START"
+expect_err 1 "embedded: control: an ask whose holder runs (pid and start time) keeps resume refused" \
+	"waits for the answer to a command rule's ask" "$BPFBOX" resume "$ESID"
+xset "$ECG" user.bpfbox.ask "$LIVE_P $EPID start=$((LIVE_START + 1))"
+expect_err 0 "embedded: resume of an ask whose holder's pid another process took (its start time differs) denies it" \
+	"denied, killed" "$BPFBOX" resume "$ESID"
+cont_all "$ECG"
+if never_file "$WS/emb-reused" 2 && ! kill -0 "$EPID" 2>/dev/null; then
+	ok "embedded: ... its process was killed, it never ran"
+else
+	fail "embedded: the reused-holder ask's process ran or lives ($(cat "/proc/$EPID/stat" 2>/dev/null))"
+	kill -KILL "$EPID" 2>/dev/null # frozen: the wait below would not end
+fi
+wait "$EPID" 2>/dev/null
+kill "$LIVE_P"
+wait "$LIVE_P" 2>/dev/null
+LIVE_P=
 
 # An older bpfbox's mark, its holder alone: which process waits is unknown.
 stale_session emb-old "HOLDER"

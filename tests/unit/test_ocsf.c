@@ -24,7 +24,7 @@
 
 #define SID "0123456789abcdef0123456789abcdef"
 #define HDR                                                                                        \
-	"\"schema_version\":3,\"time\":\"2026-01-02T03:04:05.123456789Z\",\"session\":\"" SID "\"" \
+	"\"schema_version\":4,\"time\":\"2026-01-02T03:04:05.123456789Z\",\"session\":\"" SID "\"" \
 	","
 
 /* The OCSF object for one bpfbox line (the caller puts it). */
@@ -335,7 +335,7 @@ static const struct ocsf_case log_events_cases[] = {
 		 {"message", Q("12 events lost: ring buffer full")},
 		 {"metadata.uid", Q(SID ":40")},
 	 }},
-	{"{\"schema_version\":3,\"type\":\"sink.error\",\"time\":\"2026-01-02T03:04:05."
+	{"{\"schema_version\":4,\"type\":\"sink.error\",\"time\":\"2026-01-02T03:04:05."
 	 "123456789Z\","
 	 "\"host\":\"h\",\"host_id\":\"95cfac43660b474080b2affdc9f95cdc\",\"boot_id\":null,"
 	 "\"session\":null,\"sink\":\"file:/x\",\"error\":\"ENOSPC\",\"message\":\"full\"}",

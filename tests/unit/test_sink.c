@@ -88,7 +88,7 @@ static size_t event_d(char *buf, size_t size, const char *type, int seq, size_t 
 {
 	int n = snprintf(
 		buf, size,
-		"{\"schema_version\":3,\"type\":\"%s\",\"time\":\"2026-01-02T03:04:05.123456789Z\","
+		"{\"schema_version\":4,\"type\":\"%s\",\"time\":\"2026-01-02T03:04:05.123456789Z\","
 		"\"session\":\"" SID "\",\"seq\":%d,\"decision\":\"%s\",\"pad\":\"",
 		type, seq, decision);
 
@@ -114,7 +114,7 @@ static void emit(struct sinks *s, const char *line, size_t len)
 	struct audit_event ev = {.line = line, .len = len};
 	char type[32];
 
-	assert_int_equal(sscanf(line, "{\"schema_version\":3,\"type\":\"%31[^\"]", type), 1);
+	assert_int_equal(sscanf(line, "{\"schema_version\":4,\"type\":\"%31[^\"]", type), 1);
 	assert_true(ev_kind_parse(type) >= 0);
 	ev.kind = ev_kind_parse(type);
 	ev.decision = strstr(line, "\"decision\":\"deny\"") ? AUDIT_DECISION_DENY
@@ -660,7 +660,7 @@ static void test_syslog_udp(void **state)
 		/* No octet count over UDP; auth.notice for a denial. */
 		assert_true(!strncmp(dgram, "<37>1 2026-01-02T03:04:05.123456Z ", 34));
 		assert_non_null(strstr(dgram, " bpfbox "));
-		assert_non_null(strstr(dgram, " connect - {\"schema_version\":3"));
+		assert_non_null(strstr(dgram, " connect - {\"schema_version\":4"));
 		got++;
 	}
 	assert_int_equal(got, 50);

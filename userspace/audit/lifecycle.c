@@ -213,6 +213,18 @@ void audit_ask_from_exec(struct audit_ask *q, const struct bpfbox_exec_event *x)
 	q->argv_len = redact(x->argv, raw, q->argv, sizeof(q->argv), 0);
 }
 
+void audit_ask_argv(struct jsonw *w, const struct audit_ask *q)
+{
+	jsonw_array_begin(w, "argv");
+	for (size_t i = 0; i < q->argv_len;) {
+		size_t n = strnlen(q->argv + i, q->argv_len - i);
+
+		jsonw_array_strn(w, q->argv + i, n);
+		i += n + 1;
+	}
+	jsonw_array_end(w);
+}
+
 void audit_session_ask(struct jsonw *w, const struct audit_clock *c, const char *session,
 		       const struct audit_ask *q)
 {
@@ -222,14 +234,7 @@ void audit_session_ask(struct jsonw *w, const struct audit_clock *c, const char 
 	jsonw_u64(w, "pid", q->pid);
 	jsonw_str(w, "rule", q->rule);
 	jsonw_str(w, "filename", q->file);
-	jsonw_array_begin(w, "argv");
-	for (size_t i = 0; i < q->argv_len;) {
-		size_t n = strnlen(q->argv + i, q->argv_len - i);
-
-		jsonw_array_strn(w, q->argv + i, n);
-		i += n + 1;
-	}
-	jsonw_array_end(w);
+	audit_ask_argv(w, q);
 	jsonw_bool(w, "frozen", q->frozen);
 	jsonw_str(w, "answer", q->answer);
 	if (!q->answer) {

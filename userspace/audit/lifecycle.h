@@ -98,14 +98,16 @@ struct audit_ask {
 	uint64_t deny_after_ms; /* the pause timeout: then it is denied */
 	bool frozen;		/* the session's cgroup was frozen */
 	const char *answer;	/* ask_answer_name(); NULL: asked, not answered yet */
-	const char *how;	/* "ask_fd", "answer" (op), "timeout", "ended", "nobody" */
-	bool has_who;		/* uid and pid of whoever answered */
+	const char *how; /* "ask_fd", "answer" (op), "timeout", "ended", "nobody", "restarted" */
+	bool has_who;	 /* uid and pid of whoever answered */
 	uint64_t uid, by_pid;
 	uint64_t waited_ms;
 };
 
 /* The question of an exec record stopped for an answer (BPFBOX_EXEC_PENDING). */
 void audit_ask_from_exec(struct audit_ask *q, const struct bpfbox_exec_event *x);
+/* "argv" of q: its NUL separated arguments as an array of strings. */
+void audit_ask_argv(struct jsonw *w, const struct audit_ask *q);
 /*
  * session.ask as one line: answered, it takes the exec's seq (q->id);
  * asked and not answered yet (the daemon's subscribers may answer), no

@@ -93,6 +93,7 @@ struct daemon {
 	bool lim_planned;
 	uint64_t ring_quiet_until; /* ns: the ring is read again then (server_loop.c); 0: now */
 	bool ring_polled;	   /* its epoll registration failed: read every loop */
+	unsigned int asks_open;	   /* command rules' asks waiting, all sessions (ops_ask.c) */
 	bool stop;
 };
 
@@ -146,6 +147,12 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len);
 int ops_end_session(struct daemon *d, struct dsession *s, const char *reason,
 		    struct denials *denials);
 void ops_tick(struct daemon *d);
+/*
+ * ops_ask.c: the asks of every session whose deadline passed denied (timeout), at
+ * once rather than on the next tick; milliseconds until the nearest
+ * deadline left, rounded up, -1 with none open (the loop's poll timeout).
+ */
+int ops_ask_due(struct daemon *d);
 void ops_conn_gone(struct daemon *d, struct conn *c);
 int ops_readopt(struct daemon *d);
 /*

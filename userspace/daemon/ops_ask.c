@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/xattr.h>
 #include <json-c/json.h>
 
 #include "internal.h"
@@ -97,6 +98,119 @@ static void emit(struct daemon *d, struct dsession *s, const struct audit_ask *q
 	ev_flush(d);
 }
 
+/*
+ * The open asks of s kept on its cgroup (ASKS_XATTR, by pid: {"PID":{"id",
+ * "ts_ns","rule","filename","argv","frozen"}}), rewritten at each ask and
+ * answer, so that a daemon re-adopting the session after a restart says
+ * its deny of each with the fields of the asked line (ops_ask_readopt).
+ * trusted.*: nothing inside the session can forge it. The mark
+ * (ctl_ask_hold) alone decides what is killed; without this the denial is
+ * still logged and counted, only its session.ask line is missing.
+ */
+static void asks_save(struct dsession *s)
+{
+	struct jsonw w = {0};
+	bool any = false;
+	char key[24];
+
+	jsonw_begin(&w);
+	for (unsigned int i = 0; i < ASK_OPEN_MAX; i++) {
+		const struct audit_ask *q = s->ask->open[i];
+
+		if (!q)
+			continue;
+		any = true;
+		snprintf(key, sizeof(key), "%llu", (unsigned long long)q->pid);
+		jsonw_object_begin(&w, key);
+		jsonw_u64(&w, "id", q->id);
+		jsonw_u64(&w, "ts_ns", q->ts_ns);
+		jsonw_str(&w, "rule", q->rule);
+		jsonw_str(&w, "filename", q->file);
+		audit_ask_argv(&w, q);
+		jsonw_bool(&w, "frozen", q->frozen);
+		jsonw_end(&w);
+	}
+	jsonw_end(&w);
+	if (!any)
+		removexattr(s->cgroup, ASKS_XATTR);
+	else if (w.oom || setxattr(s->cgroup, ASKS_XATTR, w.buf, w.len, 0) < 0)
+		dlog("session %s: cannot keep its open asks on its cgroup: %s; a restarted daemon "
+		     "denies them without a session.ask line",
+		     s->id, w.oom ? strerror(ENOMEM) : strerror(errno));
+	jsonw_free(&w);
+}
+
+/* The open asks an earlier daemon kept on cg (asks_save), NULL: none. */
+static struct json_object *asks_load(const char *cg)
+{
+	char *buf = malloc(META_MAX);
+	ssize_t n = buf ? getxattr(cg, ASKS_XATTR, buf, META_MAX - 1) : -1;
+	struct json_object *o = NULL;
+
+	if (n > 0) {
+		buf[n] = '\0';
+		o = json_tokener_parse(buf);
+	}
+	free(buf);
+	if (o && !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
+/* The kept ask e of process pid as its line says it; false when e has no id. */
+static bool ask_of_json(struct json_object *e, long pid, struct audit_ask *q)
+{
+	struct json_object *argv;
+	const char *str;
+	int64_t v;
+
+	memset(q, 0, sizeof(*q));
+	if (!e || proto_get_int(e, "id", &v) || v <= 0)
+		return false;
+	q->id = (uint64_t)v;
+	q->pid = (uint64_t)pid;
+	if (proto_get_int(e, "ts_ns", &v) == 0 && v > 0)
+		q->ts_ns = (uint64_t)v;
+	if (proto_get_str(e, "rule", &str) == 0)
+		snprintf(q->rule, sizeof(q->rule), "%s", str);
+	if (proto_get_str(e, "filename", &str) == 0)
+		snprintf(q->file, sizeof(q->file), "%s", str);
+	proto_get_bool(e, "frozen", &q->frozen);
+	for (size_t i = 0;
+	     proto_get_array(e, "argv", &argv) == 0 && i < json_object_array_length(argv); i++) {
+		const char *a = json_object_get_string(json_object_array_get_idx(argv, i));
+		size_t n = a ? strlen(a) + 1 : 0;
+
+		if (!n || q->argv_len + n > sizeof(q->argv))
+			break;
+		memcpy(q->argv + q->argv_len, a, n);
+		q->argv_len += n;
+	}
+	return true;
+}
+
+/*
+ * The deny of an ask an earlier daemon held (its answerer gone) as
+ * session.ask says it: how "restarted". false when asks does not keep it.
+ */
+static bool say_stale(struct daemon *d, struct dsession *s, struct json_object *asks, long pid)
+{
+	struct json_object *e = NULL;
+	struct audit_ask q;
+	char key[24];
+
+	snprintf(key, sizeof(key), "%ld", pid);
+	if (!asks || !json_object_object_get_ex(asks, key, &e) || !ask_of_json(e, pid, &q))
+		return false;
+	q.answer = ask_answer_name(ASK_DENY);
+	q.how = "restarted";
+	q.waited_ms = q.ts_ns && now_ns() > q.ts_ns ? (now_ns() - q.ts_ns) / 1000000 : 0;
+	emit(d, s, &q);
+	return true;
+}
+
 bool ops_ask_record(struct daemon *d, struct dsession *s, const void *data, size_t size)
 {
 	const struct bpfbox_exec_event *x = data;
@@ -126,6 +240,8 @@ bool ops_ask_record(struct daemon *d, struct dsession *s, const void *data, size
 	a->open[i] = q;
 	a->deadline_ns[i] = now_ns() + a->timeout_ms * 1000000ULL;
 	a->ask.asked++;
+	d->asks_open++;
+	asks_save(s);
 	dlog("session %s: exec of %s (pid %llu) waits for an answer to ask %llu (rule '%s')", s->id,
 	     q->file, (unsigned long long)q->pid, (unsigned long long)q->id, q->rule);
 	emit(d, s, q);
@@ -144,6 +260,8 @@ static void resolve(struct daemon *d, struct dsession *s, unsigned int i, enum a
 		denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec", q->file,
 			    EPERM, 1);
 	a->open[i] = NULL;
+	d->asks_open--;
+	asks_save(s);
 	for (unsigned int k = 0; k < ASK_OPEN_MAX; k++)
 		left = left || a->open[k];
 	/* Thawed after the last answer, unless someone paused it meanwhile. */
@@ -177,6 +295,24 @@ void ops_ask_tick(struct daemon *d, struct dsession *s)
 			resolve(d, s, i, ASK_TIMEOUT, "timeout", NULL);
 }
 
+int ops_ask_due(struct daemon *d)
+{
+	uint64_t now, next = 0;
+
+	if (!d->asks_open)
+		return -1;
+	now = now_ns();
+	for (struct dsession *s = d->table.head; s && d->asks_open; s = s->next) {
+		ops_ask_tick(d, s);
+		for (unsigned int i = 0; s->ask && i < ASK_OPEN_MAX; i++)
+			if (s->ask->open[i] && (!next || s->ask->deadline_ns[i] < next))
+				next = s->ask->deadline_ns[i];
+	}
+	if (!next)
+		return -1;
+	return next <= now ? 0 : (int)((next - now + 999999) / 1000000);
+}
+
 void ops_ask_end(struct daemon *d, struct dsession *s)
 {
 	for (unsigned int i = 0; s->ask && i < ASK_OPEN_MAX; i++)
@@ -184,10 +320,12 @@ void ops_ask_end(struct daemon *d, struct dsession *s)
 			resolve(d, s, i, ASK_DENY, "ended", NULL);
 }
 
-void ops_ask_free(struct dsession *s)
+void ops_ask_free(struct daemon *d, struct dsession *s)
 {
-	for (unsigned int i = 0; s->ask && i < ASK_OPEN_MAX; i++)
+	for (unsigned int i = 0; s->ask && i < ASK_OPEN_MAX; i++) {
+		d->asks_open -= s->ask->open[i] != NULL;
 		free(s->ask->open[i]);
+	}
 	free(s->ask);
 	s->ask = NULL;
 }
@@ -196,12 +334,18 @@ void ops_ask_denied_stale(struct daemon *d, struct dsession *s, const struct ctl
 			  long holder)
 {
 	const char *layer = bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP);
+	struct json_object *asks = asks_load(s->cgroup);
 
 	denials_add(&s->denials, layer, "exec", q->file[0] ? q->file : "(unknown)", EPERM, 1);
 	metrics_count_denial(d->metrics, layer);
 	dlog("session %s: exec of %s (pid %d) waited for an ask whose answerer (pid %ld) is gone: "
 	     "denied, killed",
 	     s->id, q->file[0] ? q->file : "(unknown)", (int)q->pid, holder);
+	if (!say_stale(d, s, asks, q->pid))
+		dlog("session %s: no session.ask line for the denied ask of pid %d: its daemon "
+		     "kept no record of it on the session's cgroup",
+		     s->id, (int)q->pid);
+	json_object_put(asks);
 }
 
 /*
@@ -221,6 +365,16 @@ bool ops_ask_readopt(struct daemon *d, struct dsession *s)
 	for (int i = 0; i < n && i < CTL_ASK_MAX; i++)
 		ops_ask_denied_stale(d, s, &q[i], holder);
 	if (n == -EOWNERDEAD || n == -EAGAIN) {
+		struct json_object *asks = asks_load(s->cgroup);
+
+		/* Every ask it kept dies with the session: each line says the deny. */
+		if (asks) {
+			json_object_object_foreach (asks, key, e) {
+				(void)e;
+				say_stale(d, s, asks, strtol(key, NULL, 10));
+			}
+		}
+		json_object_put(asks);
 		denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec",
 			    "(unknown)", EPERM, 1);
 		metrics_count_denial(d->metrics, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP));
@@ -231,8 +385,11 @@ bool ops_ask_readopt(struct daemon *d, struct dsession *s)
 		     "the session is killed",
 		     s->id, holder,
 		     n == -EAGAIN ? "not reachable (the session's lock is held)" : "unknown");
+		removexattr(s->cgroup, ASKS_XATTR);
 		return true;
 	}
+	/* We hold none of its asks: what an earlier daemon kept is said, or stale. */
+	removexattr(s->cgroup, ASKS_XATTR);
 	return false;
 }
 

@@ -13,7 +13,8 @@ struct json_object;
 /* The largest limit or count a request may carry (as policy files: 2^40). */
 #define DAEMON_COUNT_MAX (1LL << 40)
 
-#define META_XATTR	 "trusted.bpfbox" /* owner of a session cgroup, for re-adoption */
+#define META_XATTR	 "trusted.bpfbox"      /* owner of a session cgroup, for re-adoption */
+#define ASKS_XATTR	 "trusted.bpfbox.asks" /* its open asks, for the next daemon's line */
 #define MAX_COMMAND_ARGS 4096
 #define MAX_NET_RULES	 256
 #define MAX_LSM_RULES	 1024  /* deny patterns, and exec_deny entries */
@@ -81,7 +82,7 @@ void op_answer(struct daemon *d, struct conn *c, struct json_object *req);
 /* Questions past the pause timeout denied (each tick); at the end, every one open. */
 void ops_ask_tick(struct daemon *d, struct dsession *s);
 void ops_ask_end(struct daemon *d, struct dsession *s);
-void ops_ask_free(struct dsession *s);
+void ops_ask_free(struct daemon *d, struct dsession *s);
 /* A stale ask's process (ctl_ask_deny_stale) denied: its denial counted and logged. */
 struct ctl_asked;
 void ops_ask_denied_stale(struct daemon *d, struct dsession *s, const struct ctl_asked *q,

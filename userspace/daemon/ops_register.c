@@ -281,7 +281,7 @@ static void register_undo(struct daemon *d, struct dsession *s, const struct ses
 		free(s->command);
 		json_object_put(s->lsm_lists);
 		free(s->wkeys);
-		ops_ask_free(s);
+		ops_ask_free(d, s);
 		free(s);
 	}
 }

@@ -248,7 +248,7 @@ static int end_remove(struct daemon *d, struct dsession *s)
 	if (s->has_lim)
 		limits_destroy(&s->lim); /* the v1 cgroups; the v2 one is gone */
 	ops_ended(s->id);
-	ops_ask_free(s);
+	ops_ask_free(d, s);
 	table_remove(&d->table, s);
 	return 0;
 }

@@ -112,24 +112,6 @@ static bool in_group(int fd, gid_t primary, gid_t want)
 	return false;
 }
 
-/* Field 22 of /proc/PID/stat (the start time in ticks), or 0. */
-static unsigned long long start_time_of(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long t = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (read_file_str(path, buf, sizeof(buf)) < 0)
-		return 0;
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1,
-			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-			 "%*d %*d %*d %*d %llu",
-			 &t) != 1)
-		return 0;
-	return t;
-}
-
 int peer_alive(const struct peer *p)
 {
 	unsigned long long t;
@@ -140,7 +122,7 @@ int peer_alive(const struct peer *p)
 			       ? -ESRCH
 			       : 0;
 	/* No pidfd at all (kernel < 5.3): the same pid with the same start time. */
-	t = start_time_of(p->pid);
+	t = proc_start_time(p->pid);
 	return t && t == p->start ? 0 : -ESRCH;
 }
 
@@ -174,7 +156,7 @@ static int peer_check(struct daemon *d, struct conn *c, char *why, size_t size)
 	}
 	c->peer.pidfd = pidfd;
 	if (pidfd < 0)
-		c->peer.start = uc.pid > 0 ? start_time_of(uc.pid) : 0;
+		c->peer.start = uc.pid > 0 ? proc_start_time(uc.pid) : 0;
 	r = uc.pid > 0 ? inside_parent(d, uc.pid) : -ESRCH;
 	if (peer_alive(&c->peer) < 0)
 		r = -ESRCH;

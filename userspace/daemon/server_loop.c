@@ -149,12 +149,23 @@ static int ring_timeout(struct daemon *d)
 	return (d->ring_quiet_until - now + 999999) / 1000000;
 }
 
+/*
+ * The poll's timeout: the ring's, or sooner an open ask's deadline (its
+ * timeout denies it then, not up to a second later on the tick).
+ */
+static int loop_timeout(struct daemon *d)
+{
+	int ring = ring_timeout(d), ask = ops_ask_due(d);
+
+	return ask < 0 || (ring >= 0 && ring < ask) ? ring : ask;
+}
+
 void server_loop(struct daemon *d)
 {
 	struct epoll_event evs[64];
 
 	while (!d->stop) {
-		int n = epoll_wait(d->epfd, evs, ARRAY_SIZE(evs), ring_timeout(d));
+		int n = epoll_wait(d->epfd, evs, ARRAY_SIZE(evs), loop_timeout(d));
 
 		if (n < 0 && errno != EINTR) {
 			dlog("epoll_wait failed: %s; stopping", strerror(errno));

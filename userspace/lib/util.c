@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -30,6 +31,24 @@ int read_file_str(const char *path, char *buf, size_t size)
 	while (n > 0 && buf[n - 1] == '\n')
 		buf[--n] = '\0';
 	return (int)n;
+}
+
+unsigned long long proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_file_str(path, buf, sizeof(buf)) < 0)
+		return 0;
+	/* p is at the end of field 2: the name may hold ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1,
+			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+			 "%*d %*d %*d %*d %llu",
+			 &t) != 1)
+		return 0;
+	return t;
 }
 
 int write_file_str(const char *path, const char *str)

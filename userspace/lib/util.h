@@ -82,6 +82,12 @@ int mkdir_parents(const char *path, unsigned int mode);
 int signalfd_block(const int *sigs, size_t n, sigset_t *old);
 
 int read_file_str(const char *path, char *buf, size_t size);
+/*
+ * The start time of process pid (field 22 of /proc/PID/stat, clock ticks
+ * after boot), 0 when unreadable: with the pid, it names one process even
+ * after the pid is reused.
+ */
+unsigned long long proc_start_time(pid_t pid);
 /* Writes str to an existing file such as a cgroup or sysfs knob. */
 int write_file_str(const char *path, const char *str);
 /* Whether a whitespace-separated word list contains word. */

@@ -101,27 +101,36 @@ int ctl_pause(const char *cg, const char *reason)
 }
 
 /*
- * The ask mark (LIMITS_XATTR_ASK): "HOLDER ASKED..." in decimal, the pid
- * that holds the ask (will answer it) then the pids stopped at their exec
- * for it. A mark of before the asked pids is "HOLDER" alone: still read,
- * its asked process unknown. 0, or -ENODATA when there is no mark.
+ * The ask mark (LIMITS_XATTR_ASK): "HOLDER ASKED... start=TICKS" in
+ * decimal, the pid that holds the ask (will answer it), the pids stopped
+ * at their exec for it, and the holder's start time (proc_start_time): a
+ * holder that died and whose pid another process took is gone all the
+ * same. An older bpfbox's mark has no start (its holder is the pid alone;
+ * an older reader stops at "start=", after the pids), or no asked pids
+ * ("HOLDER": still read, its asked process unknown). 0, or -ENODATA when
+ * there is no mark.
  */
 struct ask_mark {
 	long holder;
+	unsigned long long start; /* of the holder; 0 unknown */
 	int n;
 	pid_t asked[CTL_ASK_MAX];
 };
 
 static int mark_read(const char *cg, struct ask_mark *m)
 {
-	char buf[CTL_ASK_MAX * 12 + 24], *p = buf, *end;
+	char buf[CTL_ASK_MAX * 12 + 48], *p = buf, *end;
 	ssize_t n = getxattr(cg, LIMITS_XATTR_ASK, buf, sizeof(buf) - 1);
 
 	m->holder = 0;
+	m->start = 0;
 	m->n = 0;
 	if (n <= 0)
 		return -ENODATA;
 	buf[n] = '\0';
+	if ((p = strstr(buf, " start=")))
+		m->start = strtoull(p + 7, NULL, 10);
+	p = buf;
 	m->holder = strtol(p, &end, 10);
 	for (p = end; m->n < CTL_ASK_MAX; p = end) {
 		long pid = strtol(p, &end, 10);
@@ -136,17 +145,43 @@ static int mark_read(const char *cg, struct ask_mark *m)
 
 static int mark_write(const char *cg, const struct ask_mark *m)
 {
-	char buf[CTL_ASK_MAX * 12 + 24];
+	char buf[CTL_ASK_MAX * 12 + 48];
 	int len = snprintf(buf, sizeof(buf), "%ld", m->holder);
 
 	for (int i = 0; i < m->n; i++)
 		len += snprintf(buf + len, sizeof(buf) - len, " %d", (int)m->asked[i]);
+	if (m->start)
+		len += snprintf(buf + len, sizeof(buf) - len, " start=%llu", m->start);
 	return setxattr(cg, LIMITS_XATTR_ASK, buf, len, 0) < 0 ? -errno : 0;
 }
 
-static bool holder_alive(long pid)
+/*
+ * Whether the mark's holder runs: its pid, and the same process (its start
+ * time, when the mark has one and /proc says one). A pid reused by another
+ * process would otherwise hold the ask open for good: a resume refused
+ * until a kill.
+ */
+static bool holder_alive(const struct ask_mark *m)
 {
-	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+	unsigned long long start;
+
+	if (m->holder <= 0 || (kill((pid_t)m->holder, 0) < 0 && errno != EPERM))
+		return false;
+	start = m->start ? proc_start_time((pid_t)m->holder) : 0;
+	return !start || start == m->start;
+}
+
+/* The mark of this process (its pid and start time). */
+static struct ask_mark mark_ours(void)
+{
+	return (struct ask_mark){.holder = getpid(), .start = proc_start_time(getpid())};
+}
+
+static bool mark_is_ours(const struct ask_mark *m)
+{
+	struct ask_mark me = mark_ours();
+
+	return m->holder == me.holder && m->start == me.start;
 }
 
 bool ctl_ask_open(const char *cg)
@@ -154,7 +189,7 @@ bool ctl_ask_open(const char *cg)
 	struct ask_mark m;
 
 	/* Its holder gone (a daemon restarted, a run killed): nobody will answer it. */
-	return mark_read(cg, &m) == 0 && holder_alive(m.holder);
+	return mark_read(cg, &m) == 0 && holder_alive(&m);
 }
 
 int ctl_ask_hold(const char *cg, pid_t asked)
@@ -166,8 +201,8 @@ int ctl_ask_hold(const char *cg, pid_t asked)
 	if (fd < 0)
 		return fd;
 	/* Our mark grows by the asked pid; anyone else's (stale) is replaced. */
-	had = mark_read(cg, &before) == 0 && before.holder == getpid();
-	m = had ? before : (struct ask_mark){.holder = getpid()};
+	had = mark_read(cg, &before) == 0 && mark_is_ours(&before);
+	m = had ? before : mark_ours();
 	if (asked > 0 && m.n < CTL_ASK_MAX)
 		m.asked[m.n++] = asked;
 	/* The mark and the state are said first; the freeze holds even if they fail. */
@@ -193,7 +228,7 @@ void ctl_ask_answered(const char *cg, pid_t asked)
 	if (fd < 0)
 		return;
 	/* Answered: a stale mark must not name it (it may run on, approved). */
-	if (mark_read(cg, &m) == 0 && m.holder == getpid()) {
+	if (mark_read(cg, &m) == 0 && mark_is_ours(&m)) {
 		for (int i = 0; i < m.n; i++)
 			if (m.asked[i] != asked)
 				m.asked[k++] = m.asked[i];
@@ -247,7 +282,7 @@ static int deny_stale_locked(const char *cg, bool any_holder, struct ctl_asked *
 	if (mark_read(cg, &m) < 0)
 		return 0;
 	*holder = m.holder;
-	if (!any_holder && holder_alive(m.holder))
+	if (!any_holder && holder_alive(&m))
 		return 0;
 	/* An old mark: which process waits is not known; the caller kills the session. */
 	if (m.n == 0)

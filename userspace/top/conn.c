@@ -33,22 +33,14 @@ static double boottime_s(void)
 /* Start of pid in seconds after boot, if it is the daemon we talk to. */
 static double process_start(pid_t pid)
 {
-	char path[64], buf[1024], *p;
+	char path[64], buf[64];
 	unsigned long long start;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 	if (read_file_str(path, buf, sizeof(buf)) < 0 || !streq(buf, "bpfbox"))
 		return -1; /* another pid namespace, or not the daemon */
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (read_file_str(path, buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')))
-		return -1;
-	/* Field 22, starttime; p is at the end of field 2 (the name may hold ')'). */
-	if (sscanf(p + 1,
-		   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-		   "%*d %*d %llu",
-		   &start) != 1)
-		return -1;
-	return (double)start / sysconf(_SC_CLK_TCK);
+	start = proc_start_time(pid);
+	return start ? (double)start / sysconf(_SC_CLK_TCK) : -1;
 }
 
 double top_daemon_uptime(const struct top *t)
