@@ -234,18 +234,24 @@ stale_session() {
 	xset "$ECG" user.bpfbox.ask "$(echo "$2" | sed "s/HOLDER/$HOLDER/; s/ASKED/$EPID/")"
 }
 _stopped() { [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ]; }
+# asked_never_ran NAME CHECK: after a SIGCONT to all, the stale session's
+# asked process ($EPID) is gone and never made $WS/NAME.
+asked_never_ran() {
+	cont_all "$ECG"
+	if never_file "$WS/$1" 2 && ! kill -0 "$EPID" 2>/dev/null; then
+		ok "$2"
+	else
+		fail "$2: the asked process ran or lives ($(cat "/proc/$EPID/stat" 2>/dev/null))"
+		kill -KILL "$EPID" 2>/dev/null # frozen: the wait below would not end
+	fi
+	wait "$EPID" 2>/dev/null
+}
 
 stale_session emb-ran "HOLDER ASKED"
 export BPFBOX_CGROUP_PARENT="$EPARENT" BPFBOX_SOCKET="$TMPD/none.sock"
 expect_err 0 "embedded: resume of a stale ask denies it first (one line naming the process), then resumes" \
 	"denied, killed" "$BPFBOX" resume "$ESID"
-cont_all "$ECG"
-if never_file "$WS/emb-ran" 2 && ! kill -0 "$EPID" 2>/dev/null; then
-	ok "embedded: the asked process was killed, it never ran, also after a SIGCONT to all"
-else
-	fail "embedded: the stale ask's process ran or lives ($(cat "/proc/$EPID/stat" 2>/dev/null))"
-fi
-wait "$EPID" 2>/dev/null
+asked_never_ran emb-ran "embedded: the asked process was killed, it never ran, also after a SIGCONT to all"
 if ! xget "$ECG" user.bpfbox.ask >/dev/null; then
 	ok "embedded: the stale mark is removed"
 else
@@ -271,14 +277,7 @@ expect_err 1 "embedded: control: an ask whose holder runs (pid and start time) k
 xset "$ECG" user.bpfbox.ask "$LIVE_P $EPID start=$((LIVE_START + 1))"
 expect_err 0 "embedded: resume of an ask whose holder's pid another process took (its start time differs) denies it" \
 	"denied, killed" "$BPFBOX" resume "$ESID"
-cont_all "$ECG"
-if never_file "$WS/emb-reused" 2 && ! kill -0 "$EPID" 2>/dev/null; then
-	ok "embedded: ... its process was killed, it never ran"
-else
-	fail "embedded: the reused-holder ask's process ran or lives ($(cat "/proc/$EPID/stat" 2>/dev/null))"
-	kill -KILL "$EPID" 2>/dev/null # frozen: the wait below would not end
-fi
-wait "$EPID" 2>/dev/null
+asked_never_ran emb-reused "embedded: ... its process was killed, it never ran"
 kill "$LIVE_P"
 wait "$LIVE_P" 2>/dev/null
 LIVE_P=
