@@ -72,8 +72,12 @@ if ! grep -q ': Operation not permitted' "$TMPD/denied.err"; then
 else
 	fail "a refusal ends with an errno's text: $(oneline "$TMPD/denied.err")"
 fi
-st_run netref --no-daemon --level standard --net-allow allowed.test:443 -- true
-ended_has netref 125 setup network "needs the BPF network layer"
+if [ "$(id -u)" != 0 ]; then
+	st_run netref --no-daemon --net-allow allowed.test:443 -- true
+	ended_has netref 125 setup network "needs the BPF network layer"
+else
+	skip "--net-allow refused on the status channel: as root the network programs load (test_audit.sh runs the refusal as uid 65534)"
+fi
 LVL=$(status_json 2>/dev/null | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["level"])' 2>/dev/null)
 if [ "$LVL" != Full ]; then
 	st_run lvl --no-daemon --level full -- true

@@ -299,10 +299,13 @@ static int start_cmd_rules(struct embedded *e, struct session *s)
 	if (!rules_any(s->policy))
 		return 0;
 	if (!agent_status(e->agent)->cmd) {
-		session_not_enforced(s,
-				     "command rules on the execs inside the session (the exec "
-				     "tracepoint program did not load, only the top-level command "
-				     "was checked)");
+		session_not_enforced(
+			s, e->net_only ? "command rules on the execs inside the session (only "
+					 "the top-level command was checked: the exec program "
+					 "loads with --audit)"
+				       : "command rules on the execs inside the session (the exec "
+					 "tracepoint program did not load, only the top-level "
+					 "command was checked)");
 		return 0;
 	}
 	t = malloc(sizeof(*t));
@@ -423,7 +426,7 @@ static int load_agent(struct embedded *e, const struct audit_opts *opts, const c
 			       .argv_max = opts->argv_max,
 			       .cgroup_parent = parent,
 			       /* a session without command rules gets no exec program */
-			       .cmd_rules = cmd_rules};
+			       .cmd_rules = cmd_rules && !opts->net_only};
 	int r = agent_open(&e->agent, &o);
 
 	if (r < 0)
@@ -442,6 +445,7 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 	e->ask.fd = opts->ask_fd > 2 ? opts->ask_fd : -1;
 	e->session_id = s->id;
 	e->sinks = sinks;
+	e->net_only = opts->net_only;
 	if (opts->rate_set)
 		audit_flood_init(&e->flood, opts->rate, opts->burst);
 	else

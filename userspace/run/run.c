@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <json-c/json.h>
 
 #include "run.h"
@@ -188,14 +189,19 @@ static int start_embedded(struct run *r)
 	struct session *s = &r->s;
 	bool auto_full = !a.path && p->want == LEVEL_FULL && s->layers.enabled == LEVEL_STANDARD &&
 			 probe_bpf_lsm(r->why, sizeof(r->why));
+	/* Root needs no --audit for a network rule: the programs that hold it load here. */
+	bool auto_net = !a.path && geteuid() == 0 && r->policy.net == NET_DENY &&
+			r->policy.net_allow.n;
 
 	r->step = "limits";
 	if (p->via == LIMITS_VIA_CGROUP && !session_limits_by_cgroup(s))
 		return log_refusal(EPERM, "--limits-via cgroup: %s; nothing ran",
 				   s->lim.not_enforced);
-	if (auto_full)
+	if (auto_full || auto_net)
 		a.off = true; /* decisions only: nobody reads the opens */
-	if (!a.path && !auto_full) {
+	/* Without --audit the exec program (the slowest to verify) is not worth it here. */
+	a.net_only = auto_net && !auto_full;
+	if (!a.path && !auto_full && !auto_net) {
 		session_note_bpf_lsm(s, false);
 		/* Every exec is checked only where an agent holds the rules (docs/config.md). */
 		if (rules_any(&r->policy))
@@ -232,8 +238,8 @@ static int start_embedded(struct run *r)
 	if (r->policy.net == NET_DENY && r->policy.net_allow.n &&
 	    !(r->embedded && agent_status(r->emb.agent)->net))
 		return log_refusal(EPERM, "--net-allow needs the BPF network layer, which is "
-					  "not loaded: run as root with --audit FILE, or through "
-					  "bpfbox daemon; nothing ran");
+					  "not loaded: run as root, or through bpfbox daemon; "
+					  "nothing ran");
 	/* The one session.start of embedded mode (the daemon writes its own at register). */
 	if (r->embedded)
 		embedded_session_start(&r->emb, s, p->argv);
