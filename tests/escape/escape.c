@@ -1168,11 +1168,11 @@ static void created(const char *what, long fd, int err)
 	probe(what, fd, err, EPERM, SETID_LAYER);
 }
 
-#define CREATED(what, call)                         \
-	do {                                        \
-		errno = 0;                          \
-		long fd_ = (long)(call);            \
-		created(what, fd_, errno);          \
+#define CREATED(what, call)                \
+	do {                               \
+		errno = 0;                 \
+		long fd_ = (long)(call);   \
+		created(what, fd_, errno); \
 	} while (0)
 
 /* The creates: open, openat, creat with O_CREAT, O_TMPFILE then linkat, mknod, mknodat, openat2. */
@@ -1321,7 +1321,8 @@ static int a_families(int argc, char **argv)
 	} socks[] = {
 		{AF_VSOCK, SOCK_STREAM, 0, "socket(AF_VSOCK) (the hypervisor; discriminating)"},
 		{AF_NETLINK, SOCK_DGRAM, 0, "socket(AF_NETLINK, NETLINK_ROUTE) (discriminating)"},
-		{AF_NETLINK, SOCK_DGRAM, 4, "socket(AF_NETLINK, NETLINK_SOCK_DIAG) (discriminating)"},
+		{AF_NETLINK, SOCK_DGRAM, 4,
+		 "socket(AF_NETLINK, NETLINK_SOCK_DIAG) (discriminating)"},
 		{AF_NETLINK, SOCK_DGRAM, 9, "socket(AF_NETLINK, NETLINK_AUDIT) (discriminating)"},
 		{AF_NETLINK, SOCK_DGRAM, 15, "socket(AF_NETLINK, NETLINK_KOBJECT_UEVENT)"},
 		{AF_NETLINK, SOCK_RAW, 0, "socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE)"},
@@ -1412,7 +1413,8 @@ static int a_meta(int argc, char **argv)
 	struct timespec ts[2] = {{1, 0}, {1, 0}};
 
 	/* The set-id rule answers before the mount does. */
-	PROBE("chmod 4755 (setuid) of a file outside", chmod(p, 04755), EPERM, "seccomp set-id modes");
+	PROBE("chmod 4755 (setuid) of a file outside", chmod(p, 04755), EPERM,
+	      "seccomp set-id modes");
 	PROBE("chmod 777 of a file outside", chmod(p, 0777), EROFS, "read-only mount");
 	PROBE("utimensat of a file outside", utimensat(AT_FDCWD, p, ts, 0), EROFS,
 	      "read-only mount");
