@@ -1257,7 +1257,7 @@ static int a_setid(int argc, char **argv)
 		printf("ESCAPED: mkdir 06755 made a directory of mode %o\n", st.st_mode & 07777);
 		note(1);
 	} else {
-		printf("stopped: mkdir 06755 kept no set-id bit (%o): EOK (kernel)\n",
+		printf("held: mkdir 06755 made mode %o (the kernel drops set-id bits)\n",
 		       st.st_mode & 07777);
 	}
 	return verdict;
