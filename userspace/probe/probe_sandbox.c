@@ -104,7 +104,7 @@ static int seccomp_child(void *arg)
 	(void)arg;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return errno;
-	r = seccomp_install(seccomp_program(true));
+	r = seccomp_install(seccomp_program(SECCOMP_NET_DENY));
 	if (r)
 		return -r;
 	if (syscall(SYS_personality, 0x0008) != -1 || errno != EPERM)

@@ -11,6 +11,8 @@
 #include <sys/types.h>
 #include <linux/filter.h>
 
+#include "seccomp_rules.h"
+
 /*
  * File changes newer than the C library's headers (the listener holds them):
  * 6.6 and 6.13, the same number on every architecture (the unified table).
@@ -25,8 +27,8 @@
 #define __NR_removexattrat 466
 #endif
 
-/* The filter for a session; deny_network adds the socket() family rule. */
-const struct sock_fprog *seccomp_program(bool deny_network);
+/* The filter for a session; net says which socket() families it allows. */
+const struct sock_fprog *seccomp_program(enum seccomp_net net);
 
 /* Installs prog on the calling thread; needs no_new_privs or root. */
 int seccomp_install(const struct sock_fprog *prog);

@@ -68,6 +68,7 @@ static int prepare_restrictions(struct run_state *t)
 	const struct bpfbox_policy *p = s->policy;
 	struct child_plan *c = &t->c;
 	const char *bad = NULL;
+	enum seccomp_net net;
 	bool notify;
 	int r;
 
@@ -100,9 +101,12 @@ static int prepare_restrictions(struct run_state *t)
 	 * for it, see run/run.c) then decides each connect, and sock_create
 	 * refuses raw and packet sockets.
 	 */
-	notify = s->layers.seccomp && p->net == NET_DENY && !p->net_allow.n;
+	net = p->net == NET_ALLOW ? SECCOMP_NET_OPEN
+	      : p->net_allow.n	  ? SECCOMP_NET_INET
+				  : SECCOMP_NET_DENY;
+	notify = s->layers.seccomp && net == SECCOMP_NET_DENY;
 	if (s->layers.seccomp)
-		c->filter = seccomp_program(notify);
+		c->filter = seccomp_program(net);
 	/*
 	 * Network deny with a record: socket() goes to our listener, which
 	 * refuses it and counts it for the summary (docs/SECURITY.md).
@@ -117,7 +121,8 @@ static int prepare_restrictions(struct run_state *t)
 	if ((notify || c->notify_files) &&
 	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, t->ntf) == 0) {
 		c->notify_sock = t->ntf[1];
-		c->filter_notified = seccomp_program(false);
+		/* The listener holds socket() for network deny; else the same families. */
+		c->filter_notified = seccomp_program(notify ? SECCOMP_NET_OPEN : net);
 	}
 	if ((r = session_build_env(s, t->path_env, &t->env)) < 0)
 		return r;
