@@ -398,6 +398,43 @@ except OSError:
 	fi
 fi
 
+# --- the two modes end alike (issue 32): the same limits through a daemon -------
+# shape NAME: the status lines of NAME as the runtime reads them: type,
+# reason or cause, exit code (times, ids and pids left out).
+shape() {
+	"$PY" -c 'import json, sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    print(e["type"], e.get("reason", e.get("cause", "")), e.get("exit_code", ""), e.get("paused", ""))' \
+		"$TMPD/$1.st" 2>/dev/null | tr '\n' ';'
+}
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if ! $IS_ROOT || [ -z "$PY" ] || [ -z "$CG2" ]; then
+	skip "the modes end alike: a daemon and the memory monitor need root, python3 and cgroup v2; CI runs as root"
+else
+	WS_RT=$WS
+	daemon_scratch rtmodes
+	WS=$WS_RT
+	if start_daemon "$TMPD/modes.jsonl"; then
+		for c in pt ok one; do
+			case $c in
+			pt) set -- --memory 48M --pause-timeout 2s -- sh -c "$PY -c 'b = bytearray(300 << 20)'; sleep 10; echo after" ;;
+			ok) set -- --memory 48M --on-limit kill -- sh -c "$PY -c 'b = bytearray(300 << 20)'; sleep 5; echo after" ;;
+			one) set -- --memory 48M -- "$PY" -c 'b = bytearray(300 << 20)' ;;
+			esac
+			st_run "d$c" --daemon-socket "$SOCK" "$@"
+			want=$(shape "$c") got=$(shape "d$c")
+			if [ -n "$want" ] && [ "$want" = "$got" ]; then
+				ok "the modes end alike ($c): the daemon's status lines are embedded mode's: $got"
+			else
+				fail "the modes end alike ($c): embedded '$want', through the daemon '$got' (rc $rc): $(oneline "$TMPD/d$c.err" 300)"
+			fi
+		done
+	else
+		fail "the modes end alike: the daemon did not get ready: $(oneline "$DERR")"
+	fi
+fi
+
 # --- the agent-style driver: a dozen typical tool calls ---------------------------
 if [ -n "$PY" ]; then
 	mkdir -p "$TMPD/driver"

@@ -261,6 +261,14 @@ void sup_pause_for(struct session *s, struct life *lf, const char *reason)
 		/* Paused already (bpfbox pause came first): paused is what we wanted. */
 		if (r == -EALREADY)
 			r = 0;
+		/*
+		 * The daemon names the victim: the first process's OOM ends the
+		 * session at once, 137, as in embedded mode (docs/runtime.md).
+		 */
+		if (r == 0 && streq(reason, "oom") && ev.pid && leader_oom(s, lf, &ev)) {
+			sup_kill_session(s, lf->child);
+			return;
+		}
 		/* The daemon wrote session.paused; the status channel is ours. */
 		if (r == 0)
 			status_lifecycle(s, &ev);
