@@ -109,6 +109,7 @@ cat >"$P/pkg/__init__.py" <<'EOF'
 def add(a, b):
     return a + b
 EOF
+: >"$P/tests/__init__.py"
 cat >"$P/tests/test_pkg.py" <<'EOF'
 import socket, threading, unittest
 from pkg import add
