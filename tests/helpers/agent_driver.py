@@ -226,7 +226,7 @@ def main():
     # 8. a network call, denied by the default policy
     ws = workspace("net")
     check("a network call is denied and explained",
-          run(["--", PY, "-c", "import socket\ntry:\n socket.create_connection(('192.0.2.1', 80), 1)\n"
+          run(["--", PY, "-c", "import socket\ntry:\n socket.create_connection(('203.0.113.1', 80), 1)\n"
                "except OSError as e:\n print(e)\n raise SystemExit(3)"], ws, env=env),
           3, "exit", denied="socket",
           extra=lambda o, e: None if "--net-allow" in e else "no --net-allow hint on stderr")
@@ -236,7 +236,8 @@ def main():
         ws = workspace("oom")
         check("an OOM ends (paused, killed after --pause-timeout, exit 123)",
               run(["--memory", "64M", "--pause-timeout", "2s", "--", "sh", "-c",
-                   f"{PY} -c 'b = bytearray(400 << 20)'; echo after"], ws, env=env),
+                   # the shell lives on: the pause comes while the session runs
+                   f"{PY} -c 'b = bytearray(400 << 20)'; sleep 10; echo after"], ws, env=env),
               123, "pause_timeout")
         ws = workspace("disk")
         check("a disk overflow ends (paused, killed after --pause-timeout, exit 123)",

@@ -400,12 +400,13 @@ fi
 
 # --- the two modes end alike (issue 32): the same limits through a daemon -------
 # shape NAME: the status lines of NAME as the runtime reads them: type,
-# reason or cause, exit code (times, ids and pids left out).
+# reason or cause, exit code (times, ids, pids and killed's "paused", which
+# says whether the early freeze of an OOM came first, left out).
 shape() {
 	"$PY" -c 'import json, sys
 for l in open(sys.argv[1]):
     e = json.loads(l)
-    print(e["type"], e.get("reason", e.get("cause", "")), e.get("exit_code", ""), e.get("paused", ""))' \
+    print(e["type"], e.get("reason", e.get("cause", "")), e.get("exit_code", ""))' \
 		"$TMPD/$1.st" 2>/dev/null | tr '\n' ';'
 }
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
@@ -430,6 +431,26 @@ else
 				fail "the modes end alike ($c): embedded '$want', through the daemon '$got' (rc $rc): $(oneline "$TMPD/d$c.err" 300)"
 			fi
 		done
+		# Labels where an operator looks: sessions (text and JSON) and top (issue 32).
+		rm -f "$WS/lbl.held" "$WS/lbl.go"
+		"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" --label tool_call=t-9 -- sh -c \
+			'echo held >lbl.held; i=0; while [ ! -e lbl.go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done' \
+			</dev/null >/dev/null 2>&1 &
+		LPID=$!
+		if wait_file "$WS/lbl.held" 20; then
+			"$BPFBOX" sessions --json --socket "$SOCK" >"$TMPD/lbl.json" 2>&1
+			"$BPFBOX" sessions --socket "$SOCK" >"$TMPD/lbl.txt" 2>&1
+			"$BPFBOX" top --json --socket "$SOCK" >"$TMPD/lbl.top" 2>&1
+			grep -q '"labels":{"tool_call":"t-9"}' "$TMPD/lbl.json" &&
+				grep -q 'tool_call=t-9' "$TMPD/lbl.txt" &&
+				grep -q '"labels":"tool_call=t-9"' "$TMPD/lbl.top" &&
+				ok "labels are in bpfbox sessions (text, --json) and bpfbox top --json" ||
+				fail "labels: sessions $(head -c 300 "$TMPD/lbl.json"); text $(oneline "$TMPD/lbl.txt" 300); top $(head -c 300 "$TMPD/lbl.top")"
+		else
+			fail "labels: the held session did not start"
+		fi
+		touch "$WS/lbl.go"
+		wait "$LPID"
 	else
 		fail "the modes end alike: the daemon did not get ready: $(oneline "$DERR")"
 	fi

@@ -109,6 +109,9 @@ static struct dsession *new_session(struct daemon *d, struct conn *c, struct jso
 	if (proto_get_array(req, "command", &v) == 0)
 		s->command = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 	s->command_truncated = json_object_object_get_ex(req, "command_truncated", NULL);
+	if (json_object_object_get_ex(req, "labels", &v) &&
+	    json_object_is_type(v, json_type_object))
+		s->labels = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 	return s;
 }
 
@@ -304,6 +307,7 @@ static void register_undo(struct daemon *d, struct dsession *s, const struct ses
 	if (s) {
 		egress_stop(s->egress);
 		free(s->command);
+		free(s->labels);
 		json_object_put(s->lsm_lists);
 		free(s->wkeys);
 		ops_ask_free(d, s);

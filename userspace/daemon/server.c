@@ -296,6 +296,7 @@ static void daemon_free(struct daemon *d)
 		egress_stop(s->egress);
 		free(s->start_line);
 		free(s->command);
+		free(s->labels);
 		free(s);
 	}
 	ev_flush(d);
