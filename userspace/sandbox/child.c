@@ -198,8 +198,8 @@ static void enter_workspace(const struct child_plan *c, int cwd)
 
 		if (cwd == -ELOOP || cwd == -ESTALE) {
 			errno = -cwd;
-			snprintf(detail, sizeof(detail),
-				 "'%s' (changed after it was checked: %s)", c->workspace,
+			snprintf(detail, sizeof(detail), "'%s' (changed after it was checked: %s)",
+				 c->workspace,
 				 cwd == -ELOOP ? "a symlink is there now"
 					       : "another file is there now");
 			child_fail_detail(c, STEP_CHDIR, detail);

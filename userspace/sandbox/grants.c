@@ -130,7 +130,7 @@ static bool still_named(int fd, const char *path)
 
 static void say_bad(struct grant_fds *g, const char *path, int r)
 {
-	const char *what = r == -ELOOP	 ? "a symlink is there now"
+	const char *what = r == -ELOOP	  ? "a symlink is there now"
 			   : r == -ESTALE ? "another file is there now"
 					  : strerror(-r);
 

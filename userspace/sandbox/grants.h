@@ -17,8 +17,8 @@ struct bpfbox_policy;
 
 struct grant_fds {
 	const struct bpfbox_policy *p; /* whose paths these are */
-	int ws;	      /* the workspace, O_PATH; -1: none */
-	int *rw, *ro; /* one per p->rw_paths / p->ro_paths entry, O_PATH */
+	int ws;			       /* the workspace, O_PATH; -1: none */
+	int *rw, *ro;		       /* one per p->rw_paths / p->ro_paths entry, O_PATH */
 	size_t nrw, nro;
 	char bad[4096]; /* after a failure: the path and what changed */
 };

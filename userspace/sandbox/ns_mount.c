@@ -257,7 +257,8 @@ static int attach_grants(struct view *v, const char *ws, int *ws_root, const cha
 			r = sys_move_mount(g->fd, "", to, "",
 					   NS_MOVE_MOUNT_F_EMPTY_PATH | NS_MOVE_MOUNT_T_EMPTY_PATH);
 		else
-			r = sys_move_mount(g->fd, "", AT_FDCWD, g->path, NS_MOVE_MOUNT_F_EMPTY_PATH);
+			r = sys_move_mount(g->fd, "", AT_FDCWD, g->path,
+					   NS_MOVE_MOUNT_F_EMPTY_PATH);
 		if (r < 0)
 			return -errno;
 		if (streq(g->path, ws) && *ws_root < 0) {
