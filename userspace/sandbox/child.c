@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <limits.h>
 #include <linux/capability.h>
 #include <poll.h>
 #include <pwd.h>
@@ -194,19 +193,9 @@ static void enter_workspace(const struct child_plan *c, int cwd)
 	else if (cwd < 0 && ws >= 0)
 		cwd = dup(ws);
 	if (ws < 0 ? chdir(c->workspace) < 0 : cwd < 0 || fchdir(cwd) < 0) {
-		char detail[PATH_MAX + 64];
-
-		if (cwd == -ELOOP || cwd == -ESTALE) {
-			errno = -cwd;
-			snprintf(detail, sizeof(detail), "'%s' (changed after it was checked: %s)",
-				 c->workspace,
-				 cwd == -ELOOP ? "a symlink is there now"
-					       : "another file is there now");
-			child_fail_detail(c, STEP_CHDIR, detail);
-		}
 		if (cwd < 0 && ws >= 0)
 			errno = -cwd;
-		child_fail(c, STEP_CHDIR);
+		child_fail_detail(c, STEP_CHDIR, cwd < 0 ? grant_changed(c->workspace, cwd) : NULL);
 	}
 	if (cwd >= 0)
 		close(cwd);

@@ -128,13 +128,23 @@ static bool still_named(int fd, const char *path)
 	return streq(buf, path);
 }
 
+const char *grant_changed(const char *path, int r)
+{
+	static char msg[PATH_MAX + 64];
+
+	if (r != -ELOOP && r != -ESTALE)
+		return path;
+	snprintf(msg, sizeof(msg), "'%s' (changed after it was checked: %s)", path,
+		 r == -ELOOP ? "a symlink is there now" : "another file is there now");
+	return msg;
+}
+
 static void say_bad(struct grant_fds *g, const char *path, int r)
 {
-	const char *what = r == -ELOOP	  ? "a symlink is there now"
-			   : r == -ESTALE ? "another file is there now"
-					  : strerror(-r);
-
-	snprintf(g->bad, sizeof(g->bad), "'%s' changed after it was checked (%s)", path, what);
+	if (r == -ELOOP || r == -ESTALE)
+		snprintf(g->bad, sizeof(g->bad), "%s", grant_changed(path, r));
+	else
+		snprintf(g->bad, sizeof(g->bad), "cannot open '%s': %s", path, strerror(-r));
 }
 
 /* One grant: opened, then checked to be still at its path (not renamed meanwhile). */

@@ -20,7 +20,7 @@ struct grant_fds {
 	int ws;			       /* the workspace, O_PATH; -1: none */
 	int *rw, *ro;		       /* one per p->rw_paths / p->ro_paths entry, O_PATH */
 	size_t nrw, nro;
-	char bad[4096]; /* after a failure: the path and what changed */
+	char bad[4096 + 128]; /* after a failure: the path and what changed */
 };
 
 /* An empty set (every fd -1), safe to close. */
@@ -48,5 +48,11 @@ int path_open_exact(const char *path, int flags);
  * or -ESTALE (another file there now).
  */
 int grant_reopen(const char *path, int checked);
+
+/*
+ * For an error line: "'PATH' (changed after it was checked: a symlink is
+ * there now)" for -ELOOP and -ESTALE (a static buffer), else path itself.
+ */
+const char *grant_changed(const char *path, int r);
 
 #endif

@@ -160,18 +160,6 @@ static bool covered(const struct view *v, const char *path)
 	return false;
 }
 
-/* Why a grant could not be used: its path and what changed (the child's own copy). */
-static const char *grant_step(const char *path, int r)
-{
-	static char msg[PATH_MAX + 64];
-
-	if (r != -ELOOP && r != -ESTALE)
-		return path;
-	snprintf(msg, sizeof(msg), "'%s' (changed after it was checked: %s)", path,
-		 r == -ELOOP ? "a symlink is there now" : "another file is there now");
-	return msg;
-}
-
 /*
  * The grant at path, cloned: a grant the parent checked (checked >= 0) is
  * opened here again without symlinks and must be the same file, then
@@ -188,7 +176,7 @@ static int add_grant(struct view *v, const char *path, bool rw, int checked, con
 	if (checked >= 0) {
 		own = grant_reopen(path, checked);
 		if (own < 0) {
-			*step = grant_step(path, own);
+			*step = grant_changed(path, own);
 			return own;
 		}
 	}
@@ -250,7 +238,7 @@ static int attach_grants(struct view *v, const char *ws, int *ws_root, const cha
 			return r;
 		to = grant_target(g);
 		if (to < 0 && to != -EBADF) {
-			*step = grant_step(g->path, to);
+			*step = grant_changed(g->path, to);
 			return to;
 		}
 		if (to >= 0)
