@@ -10,7 +10,8 @@
 # the real directory (exit 0) or have refused with exit 125 and one line
 # naming the path given (or, when the policy's own check saw the symlink,
 # the refused target); the stand-in must be as it was. As root, then as an
-# unprivileged user (uid 65534, setpriv) who owns the parent.
+# unprivileged user (uid 65534, setpriv) who owns the parent. And a symlink
+# inside the workspace, which Landlock's carve-out walk must not follow.
 #
 # The old code (each step resolving the path again) wrote into the
 # stand-in in some runs: the count of such runs is printed as "won".
@@ -98,7 +99,8 @@ race() {
 	wait "$SWPID"
 	SWPID=""
 	# The swapper put the names back: P/dir is the real directory again.
-	lines=$(wc -l <"$P/dir/pwned" 2>/dev/null || echo 0)
+	lines=0
+	[ -e "$P/dir/pwned" ] && lines=$(wc -l <"$P/dir/pwned")
 	echo "# race $name: $RUNS runs, $okn ran, $refused refused, $won won; $(cat "$TMPD/swaps") swaps"
 	if [ "$won" != 0 ] || [ "$(standin_state)" != "$BEFORE" ]; then
 		fail "race $name: a session wrote into the stand-in in $won of $RUNS runs"
@@ -111,8 +113,35 @@ race() {
 	fi
 }
 
+# inner_link NAME AS OWNER: a symlink inside the workspace to the stand-in,
+# beside a credential file (.env): Landlock's carve-out of .env grants the
+# workspace's other entries one by one, and that walk must not follow the
+# link (the old one did: the stand-in got the workspace's rights). Without
+# namespaces, where Landlock is the wall (with them the stand-in below /dev
+# is not in the session's view at all).
+inner_link() {
+	name=$1 as=$2 owner=$3
+	P=$TMPD/$name
+	mkdir -p "$P/ws/sub"
+	echo secret >"$P/ws/.env"
+	ln -s "$STANDIN" "$P/ws/link"
+	chown -R "$owner" "$P"
+	rc=0
+	$as "$BPFBOX" run --no-daemon -q --no-namespaces -w "$P/ws" -- \
+		sh -c 'echo x >link/pwned; echo x >sub/mine' </dev/null >/dev/null 2>"$TMPD/err" || rc=$?
+	if [ -e "$STANDIN/pwned" ] || [ "$(standin_state)" != "$BEFORE" ]; then
+		rm -f "$STANDIN/pwned"
+		fail "$name: the session wrote through a symlink in its workspace"
+	elif [ ! -e "$P/ws/sub/mine" ]; then
+		fail "$name: the session did not write its workspace (exit $rc): $(grep -v 'warning:' "$TMPD/err")"
+	else
+		ok "$name: a symlink in the workspace gets none of its rights (exit $rc)"
+	fi
+}
+
 race workspace "" root ws
 race grant-rw "" root rw
+inner_link inner-link "" root
 
 NOBODY=65534
 if ! command -v setpriv >/dev/null 2>&1; then
@@ -121,5 +150,6 @@ else
 	AS="setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups"
 	race workspace-unprivileged "$AS" "$NOBODY" ws
 	race grant-rw-unprivileged "$AS" "$NOBODY" rw
+	inner_link inner-link-unprivileged "$AS" "$NOBODY"
 fi
 finish
