@@ -46,11 +46,11 @@ echo marker >"$STANDIN/marker"
 standin_state() { ls -la --time-style=full-iso "$STANDIN" | grep -v ' \.\.$'; }
 BEFORE=$(standin_state)
 
-# race NAME AS OWNER KIND: RUNS sessions while the swapper flips P/dir.
-# KIND ws: -w P/dir; rw: -w P/other --rw P/dir. AS prefixes bpfbox and
-# the swapper (empty: root); OWNER owns P.
+# race NAME AS OWNER KIND [OPTION]: RUNS sessions while the swapper flips
+# P/dir. KIND ws: -w P/dir; rw: -w P/other --rw P/dir. AS prefixes bpfbox
+# and the swapper (empty: root); OWNER owns P; OPTION one more for `run`.
 race() {
-	name=$1 as=$2 owner=$3 kind=$4
+	name=$1 as=$2 owner=$3 kind=$4 opt=${5:---no-daemon}
 	P=$TMPD/$name
 	mkdir -p "$P/dir" "$P/other"
 	ln -s "$STANDIN" "$P/lnk"
@@ -61,7 +61,7 @@ race() {
 		set -- -w "$P/other" --rw "$P/dir" -- sh -c "echo x >>'$P/dir/pwned'"
 	fi
 	# A first run before the race: the case works at all.
-	if ! $as "$BPFBOX" run --no-daemon -q "$@" </dev/null 2>"$TMPD/err"; then
+	if ! $as "$BPFBOX" run --no-daemon "$opt" -q "$@" </dev/null 2>"$TMPD/err"; then
 		fail "race $name: a run without the race failed: $(grep -v 'warning:' "$TMPD/err")"
 		return
 	fi
@@ -77,7 +77,7 @@ race() {
 	while [ $i -lt "$RUNS" ]; do
 		i=$((i + 1))
 		rc=0
-		$as "$BPFBOX" run --no-daemon -q "$@" </dev/null >/dev/null 2>"$TMPD/err" || rc=$?
+		$as "$BPFBOX" run --no-daemon "$opt" -q "$@" </dev/null >/dev/null 2>"$TMPD/err" || rc=$?
 		if [ -e "$STANDIN/pwned" ]; then
 			won=$((won + 1))
 			rm -f "$STANDIN/pwned"
@@ -141,6 +141,8 @@ inner_link() {
 
 race workspace "" root ws
 race grant-rw "" root rw
+# Without namespaces: Landlock's rule and the chdir are the whole story.
+race workspace-no-namespaces "" root ws --no-namespaces
 inner_link inner-link "" root
 
 NOBODY=65534
