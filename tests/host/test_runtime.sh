@@ -39,15 +39,53 @@ st_run st --label tool_call=abc-1 --label agent=driver -- sh -c 'exit 7'
 rc=$?
 [ "$rc" != 0 ] && ! grep -q '^x$' "$TMPD/st2.st" &&
 	ok "the command cannot write to the status fd" || fail "status fd inherited: rc $rc"
-expect_rc 125 "--status-fd of a closed descriptor is refused (125)" \
+expect_rc 2 "--status-fd of a closed descriptor is bad usage (2)" \
 	"$BPFBOX" run -w "$WS" --status-fd 9 -- true
-expect_rc 125 "--label without '=' is refused (125)" "$BPFBOX" run -w "$WS" --label x -- true
+expect_rc 2 "--label without '=' is bad usage (2)" "$BPFBOX" run -w "$WS" --label x -- true
 
 # --- units everywhere -----------------------------------------------------------
 expect_rc 0 "--timeout 5s --memory 2G --disk 512M --output-limit 64K are accepted" \
 	"$BPFBOX" run -q -w "$WS" --timeout 5s --memory 2G --disk 512M --output-limit 64K -- true
 expect_rc 125 "--timeout 5x is refused (125)" "$BPFBOX" run -q -w "$WS" --timeout 5x -- true
 expect_grep "limits.timeout_s: '5x' is not a duration" "$TMPD/err" "the error names the flag's value"
+
+# --- every exit on the status channel (issue 32): ended with cause, step, reason, duration
+# ended_has NAME CODE CAUSE STEP REASON-ERE: the run exited CODE and its only
+# status line is that "ended".
+ended_has() {
+	if [ "$rc" = "$2" ] && [ "$(wc -l <"$TMPD/$1.st")" = 1 ] &&
+		st_has "$1" "^\\{\"version\":1,\"type\":\"ended\",.*\"session\":\"[0-9a-f]{32}\",\"exit_code\":$2,\"cause\":\"$3\",\"duration_ms\":[0-9]+,\"step\":\"$4\",\"reason\":\"[^\"]*$5"; then
+		ok "$1: exit $2 is one ended line (cause $3, step $4, the reason)"
+	else
+		fail "$1: rc $rc (want $2); status: $(head -c 500 "$TMPD/$1.st"); stderr: $(oneline "$TMPD/$1.err" 300)"
+	fi
+}
+st_run usage --bogus-flag -- true
+ended_has usage 2 usage usage "unknown or incomplete option '--bogus-flag'"
+st_run badws -w "$TMPD/does-not-exist" -- true
+ended_has badws 125 setup policy "does not exist"
+st_run denied --deny-command 'touch' -- touch "$WS/denied-ran"
+ended_has denied 125 setup command_rule "command denied by rule"
+[ ! -e "$WS/denied-ran" ] && ok "the denied command did not run" || fail "the denied command ran"
+if ! grep -q ': Operation not permitted' "$TMPD/denied.err"; then
+	ok "a refusal ends with its own reason, not an errno's text"
+else
+	fail "a refusal ends with an errno's text: $(oneline "$TMPD/denied.err")"
+fi
+st_run netref --no-daemon --level standard --net-allow allowed.test:443 -- true
+ended_has netref 125 setup network "needs the BPF network layer"
+LVL=$(status_json 2>/dev/null | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["level"])' 2>/dev/null)
+if [ "$LVL" != Full ]; then
+	st_run lvl --no-daemon --level full -- true
+	ended_has lvl 125 setup level "reaches only"
+else
+	skip "--level full refused on the status channel: this host is Full (the Standard VM cells run it)"
+fi
+st_run facts --memory 512 --timeout 30 -- true
+st_has facts '"type":"started",.*"mode":"workspace-write","network":"deny","net_allow":\[\],"limits":\{"timeout_ms":30000,"output_bytes":1048576,"memory_mb":512,"pids":[0-9]+,' &&
+	st_has facts '"type":"ended",.*"exit_code":0,"cause":"exit","duration_ms":[0-9]+,' &&
+	ok "started carries mode, network and the effective limits; ended its duration" ||
+	fail "started/ended facts: $(head -c 800 "$TMPD/facts.st")"
 
 # --- the timeout counts wall-clock time; a hang ends ----------------------------
 st_run to --timeout 1s -- sleep 30

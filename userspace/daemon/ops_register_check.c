@@ -258,6 +258,8 @@ static int hold_to_ceiling(struct daemon *d, struct conn *c, struct json_object 
 	if (k > 0) {
 		snprintf(why, sizeof(why), "ceiling '%s': lowered %s", r->name, what);
 		ceiling_event(d, c, id, r, "clamp", why);
+		/* The register's reply tells the client (its status line's "clamped"). */
+		json_object_object_add(req, "clamped", json_object_new_string(why));
 		dlog("session %s of uid %u: %s", id, c->peer.uid, why);
 	}
 	return 0;

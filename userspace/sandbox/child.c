@@ -241,7 +241,9 @@ static const struct child_plan *restrict_self(const struct child_plan *c)
 void child_exec(const struct child_plan *c, pid_t parent)
 {
 	const struct policy_limits *lim = c->limits;
-	int cwd = -1;
+	struct ns_init_scrub scrub;
+	bool init = c->ns && (c->ns->clone_flags & CLONE_NEWPID);
+	int r, cwd = -1;
 
 	if (c->release_fd >= 0) {
 		char b;
@@ -273,10 +275,16 @@ void child_exec(const struct child_plan *c, pid_t parent)
 	    (lim->file_size_mb && set_limit(RLIMIT_FSIZE, lim->file_size_mb << 20)) ||
 	    (lim->open_files && set_limit(RLIMIT_NOFILE, lim->open_files)))
 		child_fail(c, STEP_RLIMIT);
+	/* Read while the host's /proc is there: the init wipes what it shows. */
+	if (init && (r = ns_init_scrub_read(&scrub)) < 0) {
+		errno = -r;
+		child_fail_detail(c, STEP_NAMESPACES, "read /proc/self/stat");
+	}
 	if (c->ns) {
 		const char *step = NULL;
-		int r = ns_child_setup(c->ns, c->policy, c->ruleset_fd, c->rights, c->grants, &cwd,
-				       &step);
+
+		r = ns_child_setup(c->ns, c->policy, c->ruleset_fd, c->rights, c->grants, &cwd,
+				   &step);
 
 		if (r < 0) {
 			errno = -r;
@@ -293,9 +301,10 @@ void child_exec(const struct child_plan *c, pid_t parent)
 	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		child_fail(c, STEP_SESSION);
 	/* pid 1 of the session's PID namespace stays its init; the command is vforked. */
-	if (c->ns && (c->ns->clone_flags & CLONE_NEWPID) &&
-	    ns_run_as_init(exec_command, (void *)c) < 0)
+	if (init && (r = ns_run_as_init(exec_command, (void *)c, &scrub)) < 0) {
+		errno = -r;
 		child_fail(c, STEP_NAMESPACES);
+	}
 	exec_command((void *)c);
 }
 

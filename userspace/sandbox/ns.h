@@ -56,12 +56,27 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 		   const char **step);
 
 /*
+ * Where the kernel shows this process's argv and environment
+ * (/proc/PID/cmdline, /proc/PID/environ): the init wipes both, since it is
+ * a copy of bpfbox and they hold the caller's (docs/SECURITY.md, "The
+ * session's init").
+ */
+struct ns_init_scrub {
+	unsigned long arg_start, arg_end, env_start, env_end;
+};
+
+/* Reads the bounds from /proc/self/stat. Returns 0 or -errno. */
+int ns_init_scrub_read(struct ns_init_scrub *s);
+
+/*
  * Runs in the child after every restriction, instead of exec: vforks
  * exec_fn(arg) (which must exec or _exit), and stays as the PID
- * namespace's init: reaps everything, and exits with the command's status
- * (128+N for signal N) when the command ends; the kernel then kills
- * whatever is left in the namespace. Returns -errno if the fork failed.
+ * namespace's init: not dumpable (no /proc/1/{environ,mem,maps} for the
+ * session), its argv and environment wiped (scrub), it reaps everything,
+ * and exits with the command's status (128+N for signal N) when the
+ * command ends; the kernel then kills whatever is left in the namespace.
+ * Returns -errno if the fork failed.
  */
-int ns_run_as_init(void (*exec_fn)(void *), void *arg);
+int ns_run_as_init(void (*exec_fn)(void *), void *arg, const struct ns_init_scrub *scrub);
 
 #endif

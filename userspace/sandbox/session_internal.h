@@ -125,7 +125,7 @@ void session_exec_confirmed(struct session *s, pid_t child, bool not_found);
 /* The status channel (--status-fd): one JSON line per lifecycle event. */
 void status_started(const struct session *s, pid_t pid);
 void status_lifecycle(const struct session *s, const struct session_event *ev);
-void status_ended(const struct session *s);
+void status_ended(struct session *s);
 
 /* The denial summary at the end: stderr and the status channel. */
 void session_denials_report(const struct session *s);

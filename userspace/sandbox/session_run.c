@@ -278,6 +278,13 @@ static int start_child(struct run_state *t)
 		child_exec(&t->c, self);
 	}
 	s->child_placed = placed;
+	/*
+	 * Without a PID namespace the session sees this process: not dumpable,
+	 * its environment and memory are not the session's to read (the init
+	 * does the same inside one, ns_run_as_init).
+	 */
+	if (!(s->layers.ns.clone_flags & CLONE_NEWPID))
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	close(t->rep[1]);
 	t->rep[1] = -1;
 	if (!s->hooks.before_release)

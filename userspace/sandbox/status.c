@@ -14,6 +14,7 @@
 #include "session_internal.h"
 #include "../policy/policy.h"
 #include "../lib/jsonw.h"
+#include "../lib/cgroup.h"
 #include "../lib/log.h"
 #include "../lib/names.h"
 #include "../lib/util.h"
@@ -79,6 +80,37 @@ static void put_labels(struct jsonw *w, const struct session *s)
 	jsonw_end(w);
 }
 
+static void put_strv(struct jsonw *w, const char *key, const struct strv *v)
+{
+	jsonw_array_begin(w, key);
+	for (size_t i = 0; i < v->n; i++)
+		jsonw_array_strn(w, v->v[i], strlen(v->v[i]));
+	jsonw_array_end(w);
+}
+
+/* What the session runs under, after a daemon's ceilings: mode, network, limits. */
+static void put_effective(struct jsonw *w, const struct session *s)
+{
+	const struct bpfbox_policy *p = s->policy;
+	const struct policy_limits *l = &p->limits;
+
+	jsonw_str(w, "mode", sandbox_mode_name(p->mode));
+	jsonw_str(w, "network", p->net == NET_ALLOW ? "allow" : "deny");
+	put_strv(w, "net_allow", &p->net_allow);
+	jsonw_object_begin(w, "limits");
+	jsonw_u64(w, "timeout_ms", l->timeout_ms);
+	jsonw_u64(w, "output_bytes", l->output_bytes);
+	jsonw_u64(w, "memory_mb", l->memory_mb);
+	jsonw_u64(w, "pids", l->pids);
+	jsonw_u64(w, "cpu_percent", l->cpu_percent);
+	jsonw_u64(w, "disk_mb", l->disk_mb);
+	jsonw_u64(w, "file_size_mb", l->file_size_mb);
+	jsonw_u64(w, "pause_timeout_ms", l->pause_timeout_ms);
+	jsonw_end(w);
+	if (s->clamped[0])
+		jsonw_str(w, "clamped", s->clamped);
+}
+
 void status_started(const struct session *s, pid_t pid)
 {
 	struct jsonw w = {0};
@@ -104,6 +136,7 @@ void status_started(const struct session *s, pid_t pid)
 	if (s->home[0])
 		jsonw_str(&w, "home", s->home);
 	put_labels(&w, s);
+	put_effective(&w, s);
 	finish(s, &w);
 }
 
@@ -174,15 +207,24 @@ void status_answered(const struct session *s, uint64_t id, const char *answer)
 	finish(s, &w);
 }
 
-void status_ended(const struct session *s)
+void status_ended(struct session *s)
 {
 	const struct session_result *r = &s->result;
 	struct jsonw w = {0};
 
-	if (!begin(&w, s, "ended"))
+	if (s->ended_said || !begin(&w, s, "ended"))
 		return;
+	s->ended_said = true;
 	jsonw_i64(&w, "exit_code", r->exit_code);
 	jsonw_str(&w, "cause", session_cause_name(r->cause));
+	if (s->start_ns)
+		jsonw_u64(&w, "duration_ms", (now_ns() - s->start_ns) / 1000000);
+	/* What could not be set up, in bpfbox's own words (never only an errno). */
+	if (r->cause == CAUSE_SETUP || r->cause == CAUSE_USAGE) {
+		jsonw_str(&w, "step", s->setup_step ? s->setup_step : "session");
+		if (log_last_error()[0])
+			jsonw_str(&w, "reason", log_last_error());
+	}
 	if (r->wait_status >= 0 && WIFSIGNALED(r->wait_status))
 		jsonw_u64(&w, "signal", WTERMSIG(r->wait_status));
 	jsonw_u64(&w, "paused_ms", r->paused_ms);
@@ -190,6 +232,24 @@ void status_ended(const struct session *s)
 	jsonw_u64(&w, "output_dropped", r->output_dropped);
 	jsonw_u64(&w, "denied", denials_total(&s->denials));
 	finish(s, &w);
+}
+
+void session_ended_early(struct session *s, int status_fd, uint64_t start_ns, int exit_code,
+			 const char *step)
+{
+	if (s->ended_said || status_fd < 0)
+		return;
+	if (!s->id[0] && session_name_new(s->id) < 0)
+		return;
+	s->status_fd = status_fd;
+	s->start_ns = start_ns;
+	s->setup_step = step;
+	s->result = (struct session_result){
+		.exit_code = exit_code,
+		.wait_status = -1,
+		.cause = exit_code == EXIT_SETUP ? CAUSE_SETUP : CAUSE_USAGE,
+	};
+	status_ended(s);
 }
 
 const char *session_meta_of(const char *op)
