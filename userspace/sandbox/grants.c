@@ -29,8 +29,7 @@ struct grant_open_how {
 	uint64_t flags, mode, resolve;
 };
 
-/* Before openat2 (Linux 5.6): one name at a time from /, none a symlink. */
-static int open_by_names(const char *path, int flags)
+int path_open_by_names(const char *path, int flags)
 {
 	_cleanup_free_ char *copy = strdup(path);
 	char *save = NULL, *name;
@@ -90,7 +89,7 @@ int path_open_exact(const char *path, int flags)
 	/* ENOSYS: an older kernel; EPERM: a seccomp filter that does not know it. */
 	if (errno != ENOSYS && errno != EPERM)
 		return -errno;
-	return open_by_names(path, flags);
+	return path_open_by_names(path, flags);
 }
 
 static bool same_file(int a, int b)

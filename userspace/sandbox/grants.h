@@ -41,6 +41,12 @@ int grant_fd_of(const struct grant_fds *g, const char *path);
 
 /* path (absolute) opened O_PATH | flags without following a symlink; fd or -errno. */
 int path_open_exact(const char *path, int flags);
+/*
+ * path_open_exact's way before openat2 (Linux 5.6), or where a seccomp
+ * filter refuses it: one O_NOFOLLOW name at a time from /, each checked not
+ * to be a symlink (-ELOOP); "." and ".." are refused (-EINVAL).
+ */
+int path_open_by_names(const char *path, int flags);
 
 /*
  * path opened again (path_open_exact), in this process's mount namespace,
