@@ -26,6 +26,8 @@ struct disk_scan_item {
 
 /* How often a directory whose path went stale is read again. */
 #define DISK_SCAN_TRIES 3
+/* The roots one monitor watches: the workspace, the private tmp and home. */
+#define DISK_MAX_ROOTS 3
 
 struct disk_monitor {
 	int fd;		       /* inotify, non-blocking */
@@ -53,10 +55,13 @@ struct disk_monitor {
 	bool roots_pending; /* the roots are watched by the first scan slice */
 	const char *const *roots;
 	size_t nroots;
+	/* roots[i] as opened once (O_PATH, the caller's): watched and read through it; -1: by path */
+	int root_fds[DISK_MAX_ROOTS];
 };
 
 /*
- * Makes the inotify instance for roots (the workspace, the private tmp).
+ * Makes the inotify instance for roots (the workspace, the private tmp; at
+ * most DISK_MAX_ROOTS), root_fds all -1.
  * Nothing is watched or read yet: a watch on a directory costs time in
  * proportion to its cached entries (the kernel flags each child dentry),
  * so that happens in the disk_monitor_scan() slices too. 0 or -errno.

@@ -33,7 +33,7 @@ static bool read_frozen(int fd)
 }
 
 int monitor_open(struct monitor *m, struct session_limits *l, const char *id, const char *workspace,
-		 const char *tmp, const char *home)
+		 int workspace_fd, const char *tmp, const char *home)
 {
 	char path[LIMITS_PATH_MAX + 32];
 	size_t n = 0;
@@ -69,6 +69,8 @@ int monitor_open(struct monitor *m, struct session_limits *l, const char *id, co
 		m->disk_limit = l->disk_mb << 20;
 		m->scan_after = now_ns() + SCAN_DELAY_NS;
 		r = disk_monitor_open(&m->disk, m->roots, n);
+		if (r == 0 && workspace)
+			m->disk.root_fds[0] = workspace_fd;
 		if (r < 0)
 			log_warn_errno(
 				r, "cannot watch the workspace's disk use; the disk limit is not "

@@ -65,10 +65,12 @@ struct monitor {
 /*
  * Starts watching the session of l (its cgroup must exist and hold the
  * command, or be about to) and the disk growth of workspace, tmp and the
- * private home (any may be NULL). What cannot be watched is said on stderr; 0 always.
+ * private home (any may be NULL). workspace_fd: the workspace as it was
+ * checked (O_PATH), watched and read through it rather than its path; -1:
+ * by path. What cannot be watched is said on stderr; 0 always.
  */
 int monitor_open(struct monitor *m, struct session_limits *l, const char *id, const char *workspace,
-		 const char *tmp, const char *home);
+		 int workspace_fd, const char *tmp, const char *home);
 void monitor_close(struct monitor *m);
 
 /* Fills up to MONITOR_MAX_FDS pollfds; returns how many. */

@@ -17,6 +17,7 @@
 
 struct bpfbox_policy;
 struct landlock_rights;
+struct grant_fds;
 
 /* What namespaces a session gets on this host, decided before the fork. */
 struct ns_plan {
@@ -45,10 +46,14 @@ void ns_tmp_limits(uint64_t disk_mb, uint64_t inodes_per_mb, uint64_t *bytes, ui
  * Runs in the child (pid 1 of the new PID namespace): maps the user
  * namespace, then builds the mounts for p. When ruleset_fd >= 0, adds the
  * Landlock rules for what is new here (/proc, /tmp, /dev/shm, /dev/pts).
- * Returns 0 or -errno with *step naming what failed.
+ * The workspace and grants are taken as gf has them (grants.h), never by
+ * following their paths; *ws_fd: the workspace's new mount, for the chdir
+ * (-1: not mounted anew; the caller opens it as gf has it). Returns 0 or
+ * -errno with *step naming what failed.
  */
 int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int ruleset_fd,
-		   const struct landlock_rights *rights, const char **step);
+		   const struct landlock_rights *rights, const struct grant_fds *gf, int *ws_fd,
+		   const char **step);
 
 /*
  * Where the kernel shows this process's argv and environment

@@ -18,6 +18,7 @@
 
 #include "ns.h"
 #include "landlock.h"
+#include "grants.h"
 #include "../policy/policy.h"
 #include "../lib/util.h"
 
@@ -26,6 +27,7 @@
 #define NS_OPEN_TREE_CLOEXEC	   O_CLOEXEC
 #define NS_AT_RECURSIVE		   0x8000
 #define NS_MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#define NS_MOVE_MOUNT_T_EMPTY_PATH 0x00000040
 #define NS_MOUNT_ATTR_RDONLY	   0x00000001
 
 #ifndef __NR_open_tree
@@ -133,6 +135,7 @@ static int make_mountpoint(const char *path, bool dir)
 struct grant {
 	const char *path;
 	int fd;
+	int checked; /* the fd the parent opened it as (grants.h); -1: a path of bpfbox's */
 	bool dir;
 	bool rw;
 	bool covered; /* below a dir we mount over: must be put back */
@@ -157,17 +160,31 @@ static bool covered(const struct view *v, const char *path)
 	return false;
 }
 
-static int add_grant(struct view *v, const char *path, bool rw)
+/*
+ * The grant at path, cloned: a grant the parent checked (checked >= 0) is
+ * opened here again without symlinks and must be the same file, then
+ * cloned from that fd; never by following the path.
+ */
+static int add_grant(struct view *v, const char *path, bool rw, int checked, const char **step)
 {
+	_cleanup_close_ int own = -1;
 	struct grant *g;
 	struct stat st;
 
 	if (v->n == MAX_GRANTS)
 		return -E2BIG;
-	if (stat(path, &st) < 0)
+	if (checked >= 0) {
+		own = grant_reopen(path, checked);
+		if (own < 0) {
+			*step = grant_changed(path, own);
+			return own;
+		}
+	}
+	if (own >= 0 ? fstat(own, &st) < 0 : stat(path, &st) < 0)
 		return -errno;
 	g = &v->g[v->n];
 	g->path = path;
+	g->checked = checked;
 	g->dir = S_ISDIR(st.st_mode);
 	g->rw = rw;
 	g->covered = covered(v, path);
@@ -175,8 +192,12 @@ static int add_grant(struct view *v, const char *path, bool rw)
 	/* A read-only grant outside a covered dir is already visible read-only. */
 	if (!rw && !g->covered)
 		return 0;
-	g->fd = sys_open_tree(AT_FDCWD, path,
-			      NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC | NS_AT_RECURSIVE);
+	g->fd = own >= 0 ? sys_open_tree(own, "",
+					 NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC |
+						 NS_AT_RECURSIVE | AT_EMPTY_PATH)
+			 : sys_open_tree(AT_FDCWD, path,
+					 NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC |
+						 NS_AT_RECURSIVE);
 	if (g->fd < 0)
 		return -errno;
 	if (!rw) {
@@ -189,20 +210,50 @@ static int add_grant(struct view *v, const char *path, bool rw)
 	return 0;
 }
 
-static int attach_grants(struct view *v, const char **step)
+/*
+ * Where a checked grant goes: its path opened without symlinks (a mount
+ * point made in our tmpfs when covered; else the host's, which must still
+ * be the file checked). fd or -errno.
+ */
+static int grant_target(const struct grant *g)
+{
+	if (g->checked < 0)
+		return -EBADF;
+	return g->covered ? path_open_exact(g->path, 0) : grant_reopen(g->path, g->checked);
+}
+
+/* The grants put back; *ws_root: the workspace's mount (for the chdir), -1: none. */
+static int attach_grants(struct view *v, const char *ws, int *ws_root, const char **step)
 {
 	int r;
 
 	for (size_t i = 0; i < v->n; i++) {
 		struct grant *g = &v->g[i];
+		_cleanup_close_ int to = -1;
 
 		if (g->fd < 0)
 			continue;
 		*step = g->path;
 		if (g->covered && (r = make_mountpoint(g->path, g->dir)) < 0)
 			return r;
-		if (sys_move_mount(g->fd, "", AT_FDCWD, g->path, NS_MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		to = grant_target(g);
+		if (to < 0 && to != -EBADF) {
+			*step = grant_changed(g->path, to);
+			return to;
+		}
+		if (to >= 0)
+			r = sys_move_mount(g->fd, "", to, "",
+					   NS_MOVE_MOUNT_F_EMPTY_PATH | NS_MOVE_MOUNT_T_EMPTY_PATH);
+		else
+			r = sys_move_mount(g->fd, "", AT_FDCWD, g->path,
+					   NS_MOVE_MOUNT_F_EMPTY_PATH);
+		if (r < 0)
 			return -errno;
+		if (streq(g->path, ws) && *ws_root < 0) {
+			*ws_root = g->fd; /* the attached mount's root */
+			g->fd = -1;
+			continue;
+		}
 		close(g->fd);
 		g->fd = -1;
 	}
@@ -402,28 +453,32 @@ static void mark_covered(struct view *v, const struct bpfbox_policy *p, bool tmp
 }
 
 /* Grants, cloned while the host tree is still as it was. */
-static int clone_grants(struct view *v, const struct bpfbox_policy *p, const char **step)
+static int clone_grants(struct view *v, const struct bpfbox_policy *p, const struct grant_fds *gf,
+			const char **step)
 {
 	int r;
 
 	*step = p->workspace;
-	if ((r = add_grant(v, p->workspace, p->mode != MODE_READ_ONLY)) < 0)
+	if ((r = add_grant(v, p->workspace, p->mode != MODE_READ_ONLY,
+			   grant_fd_of(gf, p->workspace), step)) < 0)
 		return r;
 	for (size_t i = 0; i < p->rw_paths.n; i++) {
 		*step = p->rw_paths.v[i];
-		if ((r = add_grant(v, p->rw_paths.v[i], true)) < 0)
+		if ((r = add_grant(v, p->rw_paths.v[i], true, grant_fd_of(gf, p->rw_paths.v[i]),
+				   step)) < 0)
 			return r;
 	}
 	for (size_t i = 0; i < p->ro_paths.n; i++) {
 		*step = p->ro_paths.v[i];
-		if ((r = add_grant(v, p->ro_paths.v[i], false)) < 0)
+		if ((r = add_grant(v, p->ro_paths.v[i], false, grant_fd_of(gf, p->ro_paths.v[i]),
+				   step)) < 0)
 			return r;
 	}
 	/* Name resolution: /etc/resolv.conf may point into /run (systemd-resolved). */
 	if (realpath("/etc/resolv.conf", v->resolv) && !streq(v->resolv, "/etc/resolv.conf") &&
 	    covered(v, v->resolv)) {
 		*step = v->resolv;
-		if ((r = add_grant(v, v->resolv, false)) < 0)
+		if ((r = add_grant(v, v->resolv, false, -1, step)) < 0)
 			return r;
 	}
 	return 0;
@@ -455,7 +510,8 @@ static int cover(struct view *v, const struct ns_plan *n, const struct bpfbox_po
 }
 
 int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int ruleset_fd,
-		   const struct landlock_rights *rights, const char **step)
+		   const struct landlock_rights *rights, const struct grant_fds *gf, int *ws_fd,
+		   const char **step)
 {
 	struct ns_mount_attr priv = {.propagation = MS_PRIVATE};
 	struct ns_mount_attr ro = {.attr_set = NS_MOUNT_ATTR_RDONLY};
@@ -484,7 +540,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 		goto out;
 	}
 	mark_covered(v, p, tmp);
-	if ((r = clone_grants(v, p, step)) < 0)
+	if ((r = clone_grants(v, p, gf, step)) < 0)
 		goto out;
 	/* The host, read-only: one recursive flag (EROFS for chmod, utimes, xattrs). */
 	*step = "make the host read-only";
@@ -496,7 +552,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 		goto out;
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++)
 		v->tmpfs[i] = covered(v, hidden_dirs[i]) && grants_below(v, hidden_dirs[i]);
-	if ((r = attach_grants(v, step)) < 0)
+	if ((r = attach_grants(v, p->workspace, ws_fd, step)) < 0)
 		goto out;
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++) {
 		if (!v->tmpfs[i])

@@ -18,6 +18,7 @@
 
 struct sock_fprog;
 struct policy_limits;
+struct grant_fds;
 
 /* clone3(2) with CLONE_INTO_CGROUP (Linux 5.7), without <linux/sched.h>'s clashes. */
 #define BPFBOX_CLONE_INTO_CGROUP 0x200000000ULL
@@ -53,7 +54,8 @@ struct child_plan {
 	char *const *argv;
 	char **envp;
 	const char *workspace;
-	int ruleset_fd; /* -1: no Landlock */
+	struct grant_fds *grants; /* the workspace and grants as checked (grants.h); NULL: none */
+	int ruleset_fd;		  /* -1: no Landlock */
 	uint32_t landlock_flags;
 	const struct sock_fprog *filter;	  /* NULL: no seccomp */
 	const struct sock_fprog *filter_notified; /* with notify_sock: the filter beside it */

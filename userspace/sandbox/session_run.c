@@ -24,20 +24,12 @@
 #include "session_internal.h"
 #include "landlock.h"
 #include "seccomp.h"
+#include "grants.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../lib/cgroup.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
-
-/* The trees whose growth counts against the disk limit. */
-static int start_monitor(struct session *s, struct monitor *mon)
-{
-	const struct bpfbox_policy *p = s->policy;
-
-	return monitor_open(mon, &s->lim, s->id, p->mode == MODE_READ_ONLY ? NULL : p->workspace,
-			    s->private_tmp[0] ? s->private_tmp : NULL, s->home[0] ? s->home : NULL);
-}
 
 /* What one session_run holds, for its steps below. */
 struct run_state {
@@ -56,10 +48,23 @@ struct run_state {
 	bool relaying, merged, raw, mon_on, masked, dirs_gone;
 	bool refused; /* a hook's -EAGAIN: the daemon refused, the caller runs again */
 	struct monitor mon;
+	struct grant_fds gf; /* the workspace and grants, each opened once (grants.h) */
 	struct child_error ce;
 	ssize_t n; /* of the child's report: sizeof(ce) when a step failed */
 	pid_t child;
 };
+
+/* The trees whose growth counts against the disk limit. */
+static int start_monitor(struct run_state *t)
+{
+	struct session *s = t->s;
+	const struct bpfbox_policy *p = s->policy;
+	struct monitor *mon = &t->mon;
+
+	return monitor_open(mon, &s->lim, s->id, p->mode == MODE_READ_ONLY ? NULL : p->workspace,
+			    t->gf.ws, s->private_tmp[0] ? s->private_tmp : NULL,
+			    s->home[0] ? s->home : NULL);
+}
 
 /* The restrictions the child applies: user, private tmp and home, Landlock, seccomp, env. */
 static int prepare_restrictions(struct run_state *t)
@@ -74,6 +79,13 @@ static int prepare_restrictions(struct run_state *t)
 
 	if (p->user && (r = session_lookup_user(p->user, &c->uid, &c->gid)) < 0)
 		return log_error_errno(r, "unknown user '%s' for --user", p->user);
+	/* From here on, the workspace and grants are these fds, not their paths. */
+	if ((r = grant_fds_open(&t->gf, p)) < 0) {
+		log_error("%s; nothing ran", t->gf.bad);
+		return r;
+	}
+	t->lx.grants = &t->gf;
+	c->grants = &t->gf;
 	c->switch_user = p->user != NULL;
 	if ((r = session_make_private_tmp(s)) < 0)
 		return r;
@@ -218,7 +230,7 @@ static int prepare_cgroups(struct run_state *t)
 				  s->lim.not_enforced);
 		return r < 0 ? r : -EPERM;
 	}
-	t->mon_on = start_monitor(s, &t->mon) == 0;
+	t->mon_on = start_monitor(t) == 0;
 	return 0;
 }
 
@@ -288,7 +300,7 @@ static int start_child(struct run_state *t)
 	t->refused = r == -EAGAIN;
 	/* Where the daemon put it: watched, not owned. */
 	if (r == 0 && limits_adopt(&s->lim, t->child, s->id) == 0)
-		t->mon_on = start_monitor(s, &t->mon) == 0;
+		t->mon_on = start_monitor(t) == 0;
 	if (r == 0 && write(t->rel[1], "", 1) != 1)
 		r = log_error_errno(errno, "cannot release the session's child");
 	if (r < 0) {
@@ -490,6 +502,7 @@ static void run_cleanup(struct run_state *t)
 			close(fds[i]);
 	for (size_t i = 0; i < ARRAY_SIZE(pairs); i++)
 		close_pair(pairs[i]);
+	grant_fds_close(&t->gf);
 	strv_clear(&t->path_ro);
 	policy_free(&t->view);
 	strv_clear(&t->env);
@@ -527,6 +540,7 @@ int session_run(struct session *s, char *const argv[])
 		.err = {-1, -1},
 		.rep = {-1, -1},
 		.rel = {-1, -1},
+		.gf = {.ws = -1},
 		.relaying = p->limits.output_bytes > 0,
 		.c = {.argv = argv,
 		      .workspace = p->workspace,
