@@ -43,30 +43,6 @@ const char *session_caller_home(void)
 	return pw && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
 }
 
-/*
- * A line of a git config that can carry a secret: credential sections, HTTP
- * headers, and URLs with a user:password part.
- */
-static bool secret_line(const char *line, bool *in_secret_section)
-{
-	const char *t = line + strspn(line, " \t");
-	bool secret = strcasestr(t, "extraheader") || strcasestr(t, "token") ||
-		      strcasestr(t, "password");
-
-	for (const char *u = strstr(t, "://"); u && !secret; u = strstr(u + 3, "://")) {
-		const char *at = strchr(u + 3, '@'), *sl = strchr(u + 3, '/');
-
-		secret = at && (!sl || at < sl);
-	}
-	/* A section that names a secret ([url "https://user:pw@..."]) goes whole. */
-	if (*t == '[') {
-		*in_secret_section = secret || !strncasecmp(t, "[credential", 11) ||
-				     !strncasecmp(t, "[http", 5);
-		return *in_secret_section;
-	}
-	return *in_secret_section || secret;
-}
-
 static int mkdirs(char *path, mode_t mode)
 {
 	for (char *p = path + 1; *p; p++) {
@@ -82,13 +58,17 @@ static int mkdirs(char *path, mode_t mode)
 	return 0;
 }
 
-/* Copies one config file, read-only, without the lines that may hold a secret. */
+/*
+ * Copies one config file, read-only; git's config is written anew from
+ * the keys it allows (home_git.c), never copied.
+ */
 static void copy_config(const char *from_home, const char *to_home, const char *name, uid_t uid,
 			gid_t gid)
 {
-	char src[PATH_MAX], dst[PATH_MAX], line[4096];
-	bool secret_section = false, git = strstr(name, "git") != NULL;
+	char src[PATH_MAX], dst[PATH_MAX], buf[CONFIG_MAX_BYTES];
+	bool git = streq(name, ".gitconfig") || streq(name, ".config/git/config");
 	struct stat st;
+	size_t len;
 	FILE *in, *out;
 	int fd;
 
@@ -110,9 +90,11 @@ static void copy_config(const char *from_home, const char *to_home, const char *
 		fclose(in);
 		return;
 	}
-	while (fgets(line, sizeof(line), in))
-		if (!git || !secret_line(line, &secret_section))
-			fputs(line, out);
+	len = fread(buf, 1, sizeof(buf), in);
+	if (git)
+		session_home_gitconfig(buf, len, out);
+	else
+		fwrite(buf, 1, len, out);
 	if (fchown(fd, uid, gid) < 0) {
 		/* Only root changes owners; the copy is then the caller's already. */
 	}

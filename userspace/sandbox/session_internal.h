@@ -144,6 +144,12 @@ const char *session_caller_home(void);
 
 /* Makes s->home with the config copies, owned by uid/gid; 0 or -errno (printed). */
 int session_home_make(struct session *s, uid_t uid, gid_t gid);
+/*
+ * The private home's git config, written to out from the caller's (text,
+ * len): only the allowed keys (user.name, user.email, init.defaultBranch,
+ * core.autocrlf), home_git.c.
+ */
+void session_home_gitconfig(const char *text, size_t len, FILE *out);
 void session_home_remove(struct session *s);
 
 /*
