@@ -158,6 +158,12 @@ void session_home_remove(struct session *s);
  * rule covers are dropped, with one warning. 0 or -ENOMEM.
  */
 int session_home_path(const struct session *s, struct strv *ro, char *path_env, size_t size);
+/*
+ * The variables of the toolchains session_home_path found (NVM_DIR,
+ * PYENV_ROOT, SDKMAN_DIR, GOPATH: the private home's path of the tree;
+ * RUSTUP_HOME, CARGO_HOME: the caller's value, when set), into env.
+ */
+int session_home_env(const struct session *s, struct strv *env);
 
 /*
  * The policy the mount namespace builds its view from: s's, plus the
