@@ -87,5 +87,18 @@ static void one_of_each_type_is_kept(void **state)
 	}
 }
 
+/* What the session chose is kept on one line, without control bytes. */
+static void what_is_cleaned(void **state)
+{
+	struct denials d = {0};
+
+	(void)state;
+	denials_add(&d, "mount", "mkdir", "/etc/a\nbpfbox: error: x\x1b[2J", 30, 1);
+	denials_add(&d, "mount", "mkdir", "/etc/a\rbpfbox: error: x\x1b[2J", 30, 1);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.v[0].count, 2);
+	assert_string_equal(d.v[0].what, "/etc/a?bpfbox: error: x?[2J");
+}
+
 UNIT_MAIN(cmocka_unit_test(same_kind_counts_once), cmocka_unit_test(a_new_type_is_shown_when_full),
-	  cmocka_unit_test(one_of_each_type_is_kept))
+	  cmocka_unit_test(one_of_each_type_is_kept), cmocka_unit_test(what_is_cleaned))

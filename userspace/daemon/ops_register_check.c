@@ -16,6 +16,7 @@
 #include "metrics.h"
 #include "../policy/rules.h"
 #include "../agent/agent.h"
+#include "../audit/lifecycle.h"
 #include "../audit/sink.h"
 #include "../policy/policy.h"
 #include "../lib/cgroup.h"
@@ -299,6 +300,27 @@ static void bound_command(struct json_object *req)
 	json_object_object_add(req, "command_truncated", json_object_new_boolean(1));
 }
 
+/*
+ * The command and the policy's env values redacted before anything keeps
+ * them (session.start, list, the cgroup's record): as the embedded mode
+ * writes them. A command that cannot be redacted is not kept at all.
+ */
+static void redact_request(struct json_object *req)
+{
+	struct json_object *cmd, *pol;
+
+	if (proto_get_array(req, "command", &cmd) == 0) {
+		struct json_object *red = audit_redact_command(cmd);
+
+		if (red)
+			json_object_object_add(req, "command", red);
+		else
+			json_object_object_del(req, "command");
+	}
+	if (proto_get_object(req, "policy", &pol) == 0)
+		audit_redact_env(pol);
+}
+
 /* No BPF LSM for the session: the rules only it enforces are not enforced. */
 void ops_register_lsm_only(struct json_object *req)
 {
@@ -342,6 +364,7 @@ int ops_register_check(struct daemon *d, struct conn *c, struct json_object *req
 	if (json_object_object_get_ex(req, "pid", NULL) &&
 	    (proto_get_int(req, "pid", pid) || !ops_valid_pid(*pid)))
 		return ops_bad_member(d, c, "register", "pid", "a process id");
+	redact_request(req);
 	bound_command(req);
 	return 0;
 }

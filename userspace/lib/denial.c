@@ -45,9 +45,17 @@ static int slot_for_new_type(const struct denials *d, const char *layer, const c
 void denials_add(struct denials *d, const char *layer, const char *op, const char *what, int err,
 		 unsigned int count)
 {
+	char clean[sizeof(d->v[0].what)];
 	struct denial *x;
 	int slot;
 
+	/*
+	 * What the session chose (a path, a socket's name) goes to stderr and
+	 * the status channel: one line, no control bytes (a newline would let
+	 * it write a "bpfbox: " line of its own, an escape the terminal's).
+	 */
+	term_clean(clean, sizeof(clean), what);
+	what = clean;
 	for (size_t i = 0; i < d->n; i++) {
 		x = &d->v[i];
 		if (same_type(x, layer, op) && streq(x->what, what)) {

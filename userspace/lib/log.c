@@ -94,6 +94,12 @@ static void log_vmsg(enum log_level level, int err, const char *fmt, va_list ap)
 	if (level > max_level && level != LOG_LVL_NOTICE && !(level == LOG_LVL_WARN && always))
 		return;
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	/*
+	 * One line without control bytes, whatever a session chose of what
+	 * it holds (a path, a process name, a host): it cannot end our line
+	 * and start a "bpfbox: " line of its own, nor drive the terminal.
+	 */
+	term_clean(buf, sizeof(buf), buf);
 	if (level == LOG_LVL_ERROR)
 		snprintf(last_error, sizeof(last_error), "%s%s%s", buf, err ? ": " : "",
 			 err ? strerror(abs(err)) : "");

@@ -155,28 +155,6 @@ static uint64_t mono_now(void)
 	return now_ns();
 }
 
-/* The values of the policy's env, redacted (whole when the name names a secret). */
-static void redact_env(struct json_object *pol)
-{
-	struct json_object *env;
-
-	if (!pol || !json_object_object_get_ex(pol, "env", &env))
-		return;
-	json_object_object_foreach (env, name, val) {
-		size_t len = json_object_get_string_len(val), n = 0;
-		char *out = malloc(REDACT_MAX(len));
-
-		if (out)
-			n = redact_value(name, json_object_get_string(val), len, out,
-					 REDACT_MAX(len), 0);
-		/* Replaces val in place: the walk goes on with the next entry. */
-		json_object_object_add(env, name,
-				       out ? json_object_new_string_len(out, n)
-					   : json_object_new_string(REDACT_MARKER));
-		free(out);
-	}
-}
-
 static void emit_start(struct embedded *e, struct session *s, char *const argv[])
 {
 	const struct session_layers *l = &s->layers;
@@ -207,7 +185,7 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 		.redact_command = true,
 	};
 
-	redact_env(pol);
+	audit_redact_env(pol);
 	/* --label KEY=VALUE pairs as an object (the daemon gets the same in register). */
 	for (size_t i = 0; s->labels && i < s->labels->n; i++) {
 		const char *lb = s->labels->v[i], *eq = strchr(lb, '=');

@@ -146,6 +146,12 @@ const char *session_caller_home(void);
 
 /* Makes s->home with the config copies, owned by uid/gid; 0 or -errno (printed). */
 int session_home_make(struct session *s, uid_t uid, gid_t gid);
+/*
+ * The private home's git config, written to out from the caller's (text,
+ * len): only the allowed keys (user.name, user.email, init.defaultBranch,
+ * core.autocrlf), home_git.c.
+ */
+void session_home_gitconfig(const char *text, size_t len, FILE *out);
 void session_home_remove(struct session *s);
 
 /*
@@ -154,6 +160,12 @@ void session_home_remove(struct session *s);
  * rule covers are dropped, with one warning. 0 or -ENOMEM.
  */
 int session_home_path(const struct session *s, struct strv *ro, char *path_env, size_t size);
+/*
+ * The variables of the toolchains session_home_path found (NVM_DIR,
+ * PYENV_ROOT, SDKMAN_DIR, GOPATH: the private home's path of the tree;
+ * RUSTUP_HOME, CARGO_HOME: the caller's value, when set), into env.
+ */
+int session_home_env(const struct session *s, struct strv *env);
 
 /*
  * The policy the mount namespace builds its view from: s's, plus the

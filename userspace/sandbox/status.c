@@ -173,6 +173,22 @@ void status_lifecycle(const struct session *s, const struct session_event *ev)
 	finish(s, &w);
 }
 
+/*
+ * Text the session chose, through term_clean (lib/util.c) like stderr's:
+ * the channel's reader may show it, or a model read it, as lines.
+ */
+static void put_clean(struct jsonw *w, const char *key, const char *str, size_t len)
+{
+	char buf[4096 + 1], raw[sizeof(buf)];
+
+	snprintf(raw, sizeof(raw), "%.*s", (int)(len < sizeof(raw) ? len : sizeof(raw) - 1), str);
+	len = term_clean(buf, sizeof(buf), raw);
+	if (key)
+		jsonw_strn(w, key, buf, len);
+	else
+		jsonw_array_strn(w, buf, len);
+}
+
 void status_ask(const struct session *s, uint64_t id, pid_t pid, const char *rule,
 		const char *filename, const char *argv, size_t argv_len, uint64_t timeout_ms)
 {
@@ -183,12 +199,12 @@ void status_ask(const struct session *s, uint64_t id, pid_t pid, const char *rul
 	jsonw_u64(&w, "id", id);
 	jsonw_u64(&w, "pid", pid);
 	jsonw_str(&w, "rule", rule);
-	jsonw_str(&w, "filename", filename);
+	put_clean(&w, "filename", filename, strlen(filename));
 	jsonw_array_begin(&w, "argv");
 	for (size_t i = 0; i < argv_len;) {
 		size_t n = strnlen(argv + i, argv_len - i);
 
-		jsonw_array_strn(&w, argv + i, n);
+		put_clean(&w, NULL, argv + i, n);
 		i += n + 1;
 	}
 	jsonw_array_end(&w);
