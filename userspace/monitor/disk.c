@@ -294,6 +294,7 @@ int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n
 	if (m->fd < 0)
 		return -errno;
 	m->roots_pending = true;
+	disk_held_devs(m);
 	return 0;
 }
 
@@ -326,6 +327,7 @@ void disk_monitor_close(struct disk_monitor *m)
 	free(m->dirs);
 	free(m->ents);
 	free(m->queue);
+	disk_held_free(m);
 	m->dirs = NULL;
 	m->ents = NULL;
 	m->queue = NULL;

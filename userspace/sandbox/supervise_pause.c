@@ -211,6 +211,12 @@ static void say_paused(const struct session *s, const struct life *lf, const cha
 			ev->comm[0] ? ev->comm : "?", s->id,
 			(unsigned long long)(s->policy->limits.pause_timeout_ms / 1000),
 			EXIT_LIMIT);
+	else if (streq(reason, "disk_unwatched") && lf->mon->disk.held_blind)
+		log_notice("session %s paused: a process of the session cannot be read, so the "
+			   "files it holds unlinked cannot be counted and its disk limit cannot be "
+			   "enforced; it is killed in %llu s (exit %d)",
+			   s->id, (unsigned long long)(s->policy->limits.pause_timeout_ms / 1000),
+			   EXIT_LIMIT);
 	else if (streq(reason, "disk_unwatched"))
 		log_notice("session %s paused: a directory of its workspace cannot be watched (the "
 			   "inotify watch limit is reached), so its disk limit cannot be enforced; "
