@@ -120,11 +120,16 @@ elif what == "held":            # MODE N MB PACE LOG HOLD: N files of MB MiB hel
     # in the cwd (tests/host/test_disk_held.sh). MODE: "after" written, then unlinked;
     # "before" unlinked, then grown; "mmap" truncated, mapped, its fd closed, unlinked,
     # then written through the mapping (no inotify event at all); "tmpfile" O_TMPFILE,
-    # never named. PACE seconds between MiB (the workload's pace). LOG gets "file mib
-    # used-bytes" after each MiB (used: statvfs of the cwd's file system), then "done";
-    # everything stays held for HOLD seconds, then it exits.
-    mode, n, mb, pace, log = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
+    # never named. Prefix "nodump-": PR_SET_DUMPABLE 0 first. PACE seconds between MiB
+    # (the workload's pace). LOG gets "file mib used-bytes" after each MiB (used: statvfs
+    # of the cwd's file system), then "done"; everything stays held for HOLD seconds.
+    # (A thread with an fd table of its own: held_thread.c.)
+    import ctypes
     import mmap
+    mode, n, mb, pace, log = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
+    if mode.startswith("nodump-"):
+        mode = mode[7:]
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
     held, mib = [], b"h" * (1 << 20)
     with open(log, "a") as lg:
         for i in range(n):

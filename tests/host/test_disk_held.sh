@@ -39,7 +39,8 @@ peak() { mib $(($(awk 'NF == 3 && $3 > m { m = $3 } END { print m + 0 }' "$LOG/$
 back_to_u0() { [ "$(mib $(($(used) - U0)))" -le 1 ]; }
 
 # start NAME [RUNAS...] -- BPFBOX-RUN-ARGS... -- MODE N MB PACE HOLD: a session
-# in the background running the held helper in the workspace; NAME.err, NAME.rc.
+# in the background running the held helper in the workspace (MODE "thread":
+# held_thread.c, one file of MB MiB); NAME.err, NAME.rc.
 start() {
 	name=$1
 	shift
@@ -51,9 +52,14 @@ start() {
 	shift
 	rm -f "$LOG/$name"
 	U0=$(used)
-	(cd / && $runas "$BPFBOX" run $RO --rw "$LOG" -w "$WS" $args -- \
-		$H held "$1" "$2" "$3" "$4" "$LOG/$name" "$5" >"$TMPD/$name.out" \
-		2>"$TMPD/$name.err"; echo $? >"$TMPD/$name.rc") &
+	if [ "$1" = thread ]; then
+		cmd="$BPFBOX_BUILD/tests/bin/held_thread $3 $LOG/$name $5"
+	else
+		cmd="$H held $1 $2 $3 $4 $LOG/$name $5"
+	fi
+	(cd / && $runas "$BPFBOX" run $RO --ro "$BPFBOX_BUILD/tests/bin" --rw "$LOG" -w "$WS" \
+		$args -- $cmd >"$TMPD/$name.out" 2>"$TMPD/$name.err"
+	echo $? >"$TMPD/$name.rc") &
 }
 rc_of() { wait_grep . "$TMPD/$1.rc" "$2" && cat "$TMPD/$1.rc" || echo none; }
 
@@ -67,7 +73,7 @@ killed() {
 		! grep -q done "$LOG/$1" && [ "$p" -lt $((LIMIT + 12)) ]; then
 		ok "$2: killed (123) at $p MiB used of $3 MiB, over --disk $LIMIT"
 	else
-		fail "$2: rc $rc, peak $p MiB of $3, log $(tail -n 1 "$LOG/$1" 2>&1); stderr: $(oneline "$TMPD/$1.err" 400)"
+		fail "$2: rc $rc, peak $p MiB of $3, log $(tail -n 1 "$LOG/$1" 2>&1); stderr: $(tail -c 400 "$TMPD/$1.err")"
 	fi
 	if poll_until 5 back_to_u0; then
 		ok "$2: its $p MiB are back once it is gone (statvfs)"
@@ -108,6 +114,12 @@ killed mmap "eight 5 MiB files mapped, unlinked, written through the mapping" 40
 start tmpfile -- -q --disk $LIMIT --on-limit kill -- tmpfile 1 30 0.01 30
 killed tmpfile "an O_TMPFILE grown to 30 MiB" 30
 
+# --- hidden from the scan: a thread's own fd table, a non-dumpable process --
+start thread -- -q --disk $LIMIT --on-limit kill -- thread 1 30 0.01 30
+killed thread "a thread with an fd table of its own (clone without CLONE_FILES) grows an unlinked file" 30
+start nodump -- -q --disk $LIMIT --on-limit kill -- nodump-after 6 5 0.01 30
+killed nodump "a non-dumpable process holds six 5 MiB unlinked files" 30
+
 # --- the control: held files under the limit are counted and allowed -------
 start ctl -- -v --disk $LIMIT --on-limit kill -- after 2 5 0.01 0.5
 rc=$(rc_of ctl 30)
@@ -120,6 +132,15 @@ n=$(sed -n 's/.*disk monitor: \([0-9]*\) held scans.*/\1/p' "$TMPD/ctl.err")
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 start uheld $NOBODY -- -q --disk $LIMIT -- after 6 5 0.01 30
 killed uheld "uid 65534: six 5 MiB files written and unlinked while held open" 30
+# A non-dumpable process is not the unprivileged supervisor's to read: blind,
+# the limit fails closed (killed, as no freezer is there).
+start unodump $NOBODY -- -q --disk $LIMIT -- nodump-after 6 5 0.01 30
+rc=$(rc_of unodump 60)
+[ "$rc" = 123 ] && grep -q 'cannot read /proc/[0-9]*/fd' "$TMPD/unodump.err" &&
+	grep -q 'killed: a process of the session cannot be read' "$TMPD/unodump.err" &&
+	! grep -q done "$LOG/unodump" &&
+	ok "uid 65534: a non-dumpable process cannot hide what it holds: killed (123), blind" ||
+	fail "uid 65534 non-dumpable: rc $rc: $(tail -c 500 "$TMPD/unodump.err")"
 # map_files needs CAP_SYS_ADMIN: the mapping's span counts instead.
 start ummap $NOBODY -- -q --disk $LIMIT -- mmap 8 5 0.02 30
 killed ummap "uid 65534: eight 5 MiB files mapped and unlinked" 40

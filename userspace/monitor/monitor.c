@@ -22,7 +22,7 @@
  * Held scans (files held open or mapped with no name left, disk_held.c):
  * every HELD_PERIOD_NS (writes through a mapping raise no event), sooner
  * when an event hints at one, but never closer than HELD_GAP_NS nor than
- * HELD_COST_SHARE times the last scan's cost apart: at most 1/20 of a core
+ * HELD_COST_SHARE times the last scan's cost (CPU time) apart: at most 1/20 of a core
  * whatever the session holds (docs/benchmarks.md).
  */
 #define HELD_PERIOD_NS	(100ULL * 1000000ULL)
@@ -97,7 +97,8 @@ void monitor_close(struct monitor *m)
 		close(m->events_fd);
 	m->events_fd = -1;
 	if (m->disk_on && m->disk.held_scans)
-		log_info("disk monitor: %llu held scans, %.3f ms in all, the last over %llu fds "
+		log_info("disk monitor: %llu held scans, %.3f ms of CPU in all, the last over %llu "
+			 "fds "
 			 "of %zu processes",
 			 (unsigned long long)m->disk.held_scans, m->held_total / 1e6,
 			 (unsigned long long)m->disk.fds_seen, m->disk.npids);
@@ -118,14 +119,24 @@ static uint64_t held_due(const struct monitor *m)
 	return m->held_last + gap;
 }
 
+/* This thread's CPU time (ns): a scan's cost, not the time others ran meanwhile. */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static void held_scan(struct monitor *m)
 {
-	uint64_t t0 = now_ns();
+	uint64_t c0 = cpu_ns();
 
 	m->disk.held_wanted = false;
 	disk_held_scan(&m->disk, m->lim->cg, getpid());
 	m->held_last = now_ns();
-	m->held_cost = m->held_last - t0;
+	m->held_cost = cpu_ns() - c0;
 	m->held_total += m->held_cost;
 }
 
