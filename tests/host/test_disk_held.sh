@@ -51,6 +51,8 @@ start() {
 	while [ "$1" != -- ]; do args="$args $1"; shift; done
 	shift
 	rm -f "$LOG/$name"
+	# What a killed session left named (root's: uid 65534 may not reopen it).
+	find "$WS" -mindepth 1 -delete
 	U0=$(used)
 	if [ "$1" = thread ]; then
 		cmd="$BPFBOX_BUILD/tests/bin/held_thread $3 $LOG/$name $5"

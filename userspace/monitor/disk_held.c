@@ -185,6 +185,8 @@ static void held_maps(struct disk_monitor *m, pid_t pid)
 		held_unreadable(m, path, errno);
 		return;
 	}
+	/* One read for the whole file: each read of maps walks the mappings again. */
+	setvbuf(f, NULL, _IOFBF, 1 << 16);
 	while (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\n")] = '\0';
 		held_map_line(m, pid, line);

@@ -20,12 +20,14 @@
 #define SCAN_DELAY_NS (10ULL * 1000000ULL)
 /*
  * Held scans (files held open or mapped with no name left, disk_held.c):
- * every HELD_PERIOD_NS (writes through a mapping raise no event), sooner
- * when an event hints at one, but never closer than HELD_GAP_NS nor than
- * HELD_COST_SHARE times the last scan's cost (CPU time) apart: at most 1/20 of a core
- * whatever the session holds (docs/benchmarks.md).
+ * every HELD_PERIOD_NS while the last one found such a file (writes
+ * through a mapping raise no event), every HELD_IDLE_NS otherwise, sooner
+ * when an event hints at one; never closer than HELD_GAP_NS nor than
+ * HELD_COST_SHARE times the last scan's CPU time apart: at most 1/20 of a
+ * core whatever the session holds (docs/benchmarks.md).
  */
 #define HELD_PERIOD_NS	(100ULL * 1000000ULL)
+#define HELD_IDLE_NS	(1000ULL * 1000000ULL)
 #define HELD_GAP_NS	(10ULL * 1000000ULL)
 #define HELD_COST_SHARE 20
 
@@ -112,10 +114,12 @@ static uint64_t held_due(const struct monitor *m)
 {
 	uint64_t gap = m->held_cost * HELD_COST_SHARE;
 
+	uint64_t period = m->disk.held_count ? HELD_PERIOD_NS : HELD_IDLE_NS;
+
 	if (gap < HELD_GAP_NS)
 		gap = HELD_GAP_NS;
-	if (!m->disk.held_wanted && gap < HELD_PERIOD_NS)
-		gap = HELD_PERIOD_NS;
+	if (!m->disk.held_wanted && gap < period)
+		gap = period;
 	return m->held_last + gap;
 }
 
