@@ -120,7 +120,9 @@ elif what == "held":            # MODE N MB PACE LOG HOLD: N files of MB MiB hel
     # in the cwd (tests/host/test_disk_held.sh). MODE: "after" written, then unlinked;
     # "before" unlinked, then grown; "mmap" truncated, mapped, its fd closed, unlinked,
     # then written through the mapping (no inotify event at all); "tmpfile" O_TMPFILE,
-    # never named. Prefix "nodump-": PR_SET_DUMPABLE 0 first. PACE seconds between MiB
+    # never named; "replace" written, then another file renamed over it. Prefixes:
+    # "nodump-" PR_SET_DUMPABLE 0 first; "newdir-" each file in a new directory,
+    # unlinked before the monitor can watch it (mmap only). PACE seconds between MiB
     # (the workload's pace). LOG gets "file mib used-bytes" after each MiB (used: statvfs
     # of the cwd's file system), then "done"; everything stays held for HOLD seconds.
     # (A thread with an fd table of its own: held_thread.c.)
@@ -130,10 +132,15 @@ elif what == "held":            # MODE N MB PACE LOG HOLD: N files of MB MiB hel
     if mode.startswith("nodump-"):
         mode = mode[7:]
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+    newdir = mode.startswith("newdir-")
+    mode = mode[7:] if newdir else mode
     held, mib = [], b"h" * (1 << 20)
     with open(log, "a") as lg:
         for i in range(n):
             name = "held-%d" % i
+            if newdir:
+                os.mkdir("d%d" % i)
+                name = "d%d/held" % i
             if mode == "tmpfile":
                 fd = os.open(".", os.O_TMPFILE | os.O_RDWR, 0o600)
             else:
@@ -159,6 +166,9 @@ elif what == "held":            # MODE N MB PACE LOG HOLD: N files of MB MiB hel
                 time.sleep(pace)
             if mode == "after":
                 os.unlink(name)
+            if mode == "replace":
+                open(name + ".new", "w").close()
+                os.rename(name + ".new", name)
         lg.write("done\n")
     time.sleep(float(sys.argv[7]))
 else:

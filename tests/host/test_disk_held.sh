@@ -116,6 +116,12 @@ killed mmap "eight 5 MiB files mapped, unlinked, written through the mapping" 40
 start tmpfile -- -q --disk $LIMIT --on-limit kill -- tmpfile 1 30 0.01 30
 killed tmpfile "an O_TMPFILE grown to 30 MiB" 30
 
+# --- no event says the name went: replaced by a rename, unlinked before a watch
+start replace -- -q --disk $LIMIT --on-limit kill -- replace 6 5 0.01 30
+killed replace "six 5 MiB files held open, each replaced by a rename" 30
+start newdir -- -q --disk $LIMIT --on-limit kill -- newdir-mmap 8 5 0.02 30
+killed newdir "eight 5 MiB files mapped and unlinked in new directories before their watch" 40
+
 # --- hidden from the scan: a thread's own fd table, a non-dumpable process --
 start thread -- -q --disk $LIMIT --on-limit kill -- thread 1 30 0.01 30
 killed thread "a thread with an fd table of its own (clone without CLONE_FILES) grows an unlinked file" 30
