@@ -65,9 +65,9 @@ start() {
 }
 rc_of() { wait_grep . "$TMPD/$1.rc" "$2" && cat "$TMPD/$1.rc" || echo none; }
 
-# killed NAME WHAT TOTAL [WANT_RC]: session NAME ended killed for its disk
-# (123), before its program wrote its TOTAL MiB, the bytes it held never
-# more than 12 MiB past the limit, and all of them back after.
+# killed NAME WHAT TOTAL: session NAME ended killed for its disk (123),
+# before its program wrote its TOTAL MiB, the bytes it held never more than
+# 12 MiB past the limit, and all of them back after.
 killed() {
 	rc=$(rc_of "$1" 60)
 	p=$(peak "$1")
@@ -77,6 +77,9 @@ killed() {
 	else
 		fail "$2: rc $rc, peak $p MiB of $3, log $(tail -n 1 "$LOG/$1" 2>&1); stderr: $(tail -c 400 "$TMPD/$1.err")"
 	fi
+	# The named rest (a file being written when the kill came) is removed
+	# here; what it held unlinked must come back by itself.
+	find "$WS" -mindepth 1 -delete
 	if poll_until 5 back_to_u0; then
 		ok "$2: its $p MiB are back once it is gone (statvfs)"
 	else

@@ -63,6 +63,7 @@ struct disk_monitor {
 	int64_t held;	     /* their bytes */
 	size_t held_count;   /* and inodes */
 	bool held_blind;     /* a process of the session could not be read */
+	bool held_warned;    /* and that was said */
 	bool held_wanted;    /* an event hints at one: scan soon */
 	uint64_t held_new;   /* the scan under way's sum */
 	uint64_t held_scans; /* held scans done */

@@ -86,11 +86,11 @@ static void held_unreadable(struct disk_monitor *m, const char *what, int err)
 {
 	if (err == ENOENT || err == ESRCH)
 		return; /* gone meanwhile: it holds nothing any more */
-	if (!m->held_blind)
+	if (!m->held_warned)
 		log_warn_always("disk monitor: cannot read %s (%s); the files the session holds "
 				"unlinked cannot be counted, so its disk limit cannot hold",
 				what, strerror(err));
-	m->held_blind = true;
+	m->held_blind = m->held_warned = true;
 }
 
 /* Every fd of one table (/proc/PID/fd or /proc/PID/task/TID/fd). */
@@ -252,6 +252,7 @@ void disk_held_scan(struct disk_monitor *m, const char *cg, pid_t root)
 	m->held_new = 0;
 	m->held_count = 0;
 	m->fds_seen = 0;
+	m->held_blind = false; /* as this scan finds it: the process may be gone */
 	if (m->hset)
 		memset(m->hset, 0, m->hcap * sizeof(*m->hset));
 	/*
