@@ -176,7 +176,7 @@ int monitor_timeout(const struct monitor *m)
 		if (t < 0 || s < t)
 			t = s;
 	}
-	if (m->disk_on) {
+	if (m->disk_on && m->disk.nheld_devs) {
 		uint64_t due = held_due(m);
 		int h = now >= due ? 0 : (int)((due - now) / 1000000) + 1;
 
@@ -222,7 +222,7 @@ unsigned int monitor_dispatch(struct monitor *m, const struct pollfd *p)
 			disk_monitor_read(&m->disk);
 		if (disk_monitor_scanning(&m->disk) && now_ns() >= m->scan_after)
 			disk_monitor_scan(&m->disk, SCAN_SLICE);
-		if (now_ns() >= held_due(m))
+		if (m->disk.nheld_devs && now_ns() >= held_due(m))
 			held_scan(m);
 		if (monitor_disk_over(m))
 			t |= MON_DISK;
