@@ -67,9 +67,8 @@ int main(int argc, char **argv)
 	log_path = argv[2];
 	stack = malloc(size);
 	if (!stack ||
-	    clone(grow, stack + size, CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD |
-					      CLONE_SYSVSEM,
-		  NULL) < 0)
+	    clone(grow, stack + size,
+		  CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM, NULL) < 0)
 		return 1;
 	while (!finished)
 		nap(10);
