@@ -186,6 +186,8 @@ void disk_watch_dir(struct disk_monitor *m, int parent, int pfd, const char *nam
 	}
 	if (disk_dir_get(m, wd))
 		return; /* already watched (a bind mount of a watched tree) */
+	/* What was unlinked there before the watch raised no event: a held scan looks. */
+	m->held_wanted |= !initial;
 	if (dir_add(m, wd, parent, name, dev) == 0)
 		queue_push(m, wd, initial, 0);
 }
@@ -253,6 +255,7 @@ static size_t scan_dir(struct disk_monitor *m, const struct disk_scan_item *it)
 
 void disk_monitor_scan(struct disk_monitor *m, size_t budget)
 {
+	bool was = disk_monitor_scanning(m);
 	size_t done = 0;
 
 	if (m->roots_pending) {
@@ -270,6 +273,9 @@ void disk_monitor_scan(struct disk_monitor *m, size_t budget)
 
 		done += scan_dir(m, &it);
 	}
+	/* Unlinked before the scan reached its directory: a held scan looks. */
+	if (was && !disk_monitor_scanning(m))
+		m->held_wanted = true;
 }
 
 int disk_add_roots(struct disk_monitor *m)
@@ -310,6 +316,7 @@ int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n
 	if (m->fd < 0)
 		return -errno;
 	m->roots_pending = true;
+	disk_held_devs(m);
 	return 0;
 }
 
@@ -342,6 +349,7 @@ void disk_monitor_close(struct disk_monitor *m)
 	free(m->dirs);
 	free(m->ents);
 	free(m->queue);
+	disk_held_free(m);
 	m->dirs = NULL;
 	m->ents = NULL;
 	m->queue = NULL;

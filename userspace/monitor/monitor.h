@@ -57,6 +57,9 @@ struct monitor {
 	struct disk_monitor disk;
 	uint64_t disk_limit;	  /* bytes */
 	uint64_t scan_after;	  /* the initial disk scan starts then (CLOCK_MONOTONIC ns) */
+	uint64_t held_last;	  /* the last held scan ended then (disk_held.c) */
+	uint64_t held_cost;	  /* and took this long (ns) */
+	uint64_t held_total;	  /* every held scan's time (ns) */
 	const char *roots[3];	  /* workspace, private tmp, private home */
 	uint64_t new_kills;	  /* since the last MON_OOM */
 	int idx[MONITOR_MAX_FDS]; /* which pollfd slot is which (-1: none) */
