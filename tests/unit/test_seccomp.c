@@ -33,12 +33,18 @@ enum probe_call {
 	CALL_CLONE_NEWUSER,
 	CALL_SOCKET_INET,
 	CALL_SOCKET_UNIX,
+	CALL_SOCKET_INET6,
+	CALL_SOCKET_NETLINK,
+	CALL_SOCKET_PACKET,
+	CALL_SOCKET_VSOCK,
+	CALL_SOCKET_UNSPEC,
+	CALL_SOCKET_INET_HIGH_BITS,
 	CALL_UNSHARE,
 	CALL_GETPID,
 };
 
 /* Returns the errno the call failed with in a filtered child, 0 on success. */
-static int errno_in_filtered_child(enum probe_call call, bool deny_net)
+static int errno_in_filtered_child(enum probe_call call, enum seccomp_net deny_net)
 {
 	int status, fd;
 	long r = 0;
@@ -80,6 +86,25 @@ static int errno_in_filtered_child(enum probe_call call, bool deny_net)
 			break;
 		case CALL_SOCKET_UNIX:
 			r = socket(AF_UNIX, SOCK_STREAM, 0);
+			break;
+		case CALL_SOCKET_INET6:
+			r = socket(AF_INET6, SOCK_DGRAM, 0);
+			break;
+		case CALL_SOCKET_NETLINK:
+			r = socket(AF_NETLINK, SOCK_RAW, 0);
+			break;
+		case CALL_SOCKET_PACKET:
+			r = socket(AF_PACKET, SOCK_DGRAM, 0);
+			break;
+		case CALL_SOCKET_VSOCK:
+			r = socket(AF_VSOCK, SOCK_STREAM, 0);
+			break;
+		case CALL_SOCKET_UNSPEC:
+			r = socket(AF_UNSPEC, SOCK_STREAM, 0);
+			break;
+		case CALL_SOCKET_INET_HIGH_BITS:
+			/* The kernel reads an int: AF_NETLINK with bits above it set. */
+			r = syscall(SYS_socket, 0x100000000UL | AF_NETLINK, SOCK_RAW, 0);
 			break;
 		case CALL_UNSHARE:
 			r = unshare(CLONE_NEWNS);
@@ -128,5 +153,24 @@ static void test_network(void **state)
 	assert_int_equal(errno_in_filtered_child(CALL_GETPID, true), 0);
 }
 
+/* The session's own network namespace: inet sockets, nothing else but unix. */
+static void test_network_loopback(void **state)
+{
+	static const enum probe_call denied[] = {CALL_SOCKET_NETLINK, CALL_SOCKET_PACKET,
+						 CALL_SOCKET_VSOCK, CALL_SOCKET_UNSPEC,
+						 CALL_SOCKET_INET_HIGH_BITS};
+
+	(void)state;
+	assert_int_equal(errno_in_filtered_child(CALL_SOCKET_INET, SECCOMP_NET_LOOPBACK), 0);
+	assert_int_equal(errno_in_filtered_child(CALL_SOCKET_INET6, SECCOMP_NET_LOOPBACK), 0);
+	assert_int_equal(errno_in_filtered_child(CALL_SOCKET_UNIX, SECCOMP_NET_LOOPBACK), 0);
+	for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++)
+		assert_int_equal(errno_in_filtered_child(denied[i], SECCOMP_NET_LOOPBACK), EPERM);
+	/* The rest of the deny list holds in this variant too. */
+	assert_int_equal(errno_in_filtered_child(CALL_UNSHARE, SECCOMP_NET_LOOPBACK), EPERM);
+	assert_int_equal(errno_in_filtered_child(CALL_SOCKET_INET6, SECCOMP_NET_DENY), EPERM);
+}
+
 UNIT_MAIN(cmocka_unit_test(test_personality), cmocka_unit_test(test_tiocsti_masked),
-	  cmocka_unit_test(test_namespaces), cmocka_unit_test(test_network))
+	  cmocka_unit_test(test_namespaces), cmocka_unit_test(test_network),
+	  cmocka_unit_test(test_network_loopback))

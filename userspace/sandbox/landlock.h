@@ -122,6 +122,7 @@ struct landlock_extra {
 	const char *caller_home; /* the credential names under it are left out of grants */
 	bool read_host;		 /* read and exec of the whole host but the credential paths */
 	bool masked;		 /* a mount namespace masks the absolute deny paths */
+	bool private_net;	 /* a network namespace of its own: no TCP/UDP rule (ns.h) */
 };
 
 int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_rights *rights,

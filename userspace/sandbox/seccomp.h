@@ -11,6 +11,8 @@
 #include <sys/types.h>
 #include <linux/filter.h>
 
+#include "seccomp_rules.h"
+
 /*
  * File changes newer than the C library's headers (the listener holds them):
  * 6.6 and 6.13, the same number on every architecture (the unified table).
@@ -25,21 +27,22 @@
 #define __NR_removexattrat 466
 #endif
 
-/* The filter for a session; deny_network adds the socket() family rule. */
-const struct sock_fprog *seccomp_program(bool deny_network);
+/* The filter for a session; net names its socket() family rule. */
+const struct sock_fprog *seccomp_program(enum seccomp_net net);
 
 /* Installs prog on the calling thread; needs no_new_privs or root. */
 int seccomp_install(const struct sock_fprog *prog);
 
 /*
  * Network deny with a record (docs/SECURITY.md): installs a filter that
- * sends socket() of any family but AF_UNIX (net) and the file changes of
- * seccomp_notify_file_nr (files) to a listener, and refuses seccomp()
+ * sends socket() of any family but AF_UNIX (net; and but AF_INET and
+ * AF_INET6 with inet: the session's own network namespace) and the file
+ * changes of seccomp_notify_file_nr (files) to a listener, and refuses seccomp()
  * calls that ask for a listener of their own (one stacked later would
  * answer for ours). Returns the listener fd, or -errno (then the compiled
  * network deny must be used instead).
  */
-int seccomp_install_notify(bool net, bool files);
+int seccomp_install_notify(bool net, bool inet, bool files);
 
 /* unlinkat, renameat2, mkdirat, linkat, symlinkat, fchmodat, utimensat, fchownat, (l)setxattr,
  * (l)removexattr and the legacy forms. */

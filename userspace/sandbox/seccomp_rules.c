@@ -151,6 +151,24 @@ static int deny_network_families(scmp_filter_ctx ctx)
 	return seccomp_rule_add(ctx, DENY, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
 }
 
+/*
+ * Network deny in a network namespace of the session's own (ns.h): inet
+ * sockets too, whose only way is the namespace's loopback; netlink,
+ * packet, vsock and every other family stay denied. The family is an int:
+ * a value with upper bits set is above AF_INET6 as 64 bits, denied.
+ */
+static int deny_nonlocal_families(scmp_filter_ctx ctx)
+{
+	int r = seccomp_rule_add(ctx, DENY, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_LT, AF_UNIX));
+
+	if (!r)
+		r = seccomp_rule_add(ctx, DENY, SCMP_SYS(socket), 1,
+				     SCMP_A0(SCMP_CMP_GT, AF_INET6));
+	for (int fam = AF_INET + 1; !r && fam < AF_INET6; fam++)
+		r = seccomp_rule_add(ctx, DENY, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, fam));
+	return r;
+}
+
 /* The rules beyond the denied list, each a function of its own. */
 static int (*const deny_rules[])(scmp_filter_ctx ctx) = {
 	deny_clone,
@@ -158,7 +176,7 @@ static int (*const deny_rules[])(scmp_filter_ctx ctx) = {
 	deny_tty_injection,
 };
 
-int seccomp_rules_export(bool deny_network, int fd)
+int seccomp_rules_export(enum seccomp_net net, int fd)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	int r;
@@ -185,8 +203,10 @@ int seccomp_rules_export(bool deny_network, int fd)
 	}
 	for (size_t i = 0; !r && i < ARRAY_SIZE(deny_rules); i++)
 		r = deny_rules[i](ctx);
-	if (!r && deny_network)
+	if (!r && net == SECCOMP_NET_DENY)
 		r = deny_network_families(ctx);
+	if (!r && net == SECCOMP_NET_LOOPBACK)
+		r = deny_nonlocal_families(ctx);
 	if (!r)
 		r = seccomp_export_bpf(ctx, fd);
 	seccomp_release(ctx);

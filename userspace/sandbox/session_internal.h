@@ -59,6 +59,7 @@ struct child_plan {
 	const struct sock_fprog *filter_notified; /* with notify_sock: the filter beside it */
 	int notify_sock;   /* network deny through a listener sent here; -1: none */
 	bool notify_net;   /* the listener takes socket() */
+	bool notify_inet;  /* ... but for AF_INET and AF_INET6 (a network namespace of its own) */
 	bool notify_files; /* ... and the file changes, for the summary (fileops.c) */
 	int in_fd;	   /* the pty for stdin; -1: inherit */
 	bool ctty;	   /* out_fd is a pty to make the controlling terminal */

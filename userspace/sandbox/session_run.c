@@ -68,7 +68,7 @@ static int prepare_restrictions(struct run_state *t)
 	const struct bpfbox_policy *p = s->policy;
 	struct child_plan *c = &t->c;
 	const char *bad = NULL;
-	bool notify;
+	bool notify, netns = s->layers.ns.clone_flags & CLONE_NEWNET;
 	int r;
 
 	if (p->user && (r = session_lookup_user(p->user, &c->uid, &c->gid)) < 0)
@@ -86,6 +86,7 @@ static int prepare_restrictions(struct run_state *t)
 	t->lx.ro = &t->path_ro;
 	if (s->layers.landlock) {
 		t->lx.masked = s->layers.ns.clone_flags != 0;
+		t->lx.private_net = netns;
 		c->ruleset_fd = landlock_build_ruleset(p, &s->layers.rights, &t->lx,
 						       c->switch_user ? c->uid : getuid(),
 						       c->switch_user ? c->gid : getgid(), &bad);
@@ -101,8 +102,14 @@ static int prepare_restrictions(struct run_state *t)
 	 * refuses raw and packet sockets.
 	 */
 	notify = s->layers.seccomp && p->net == NET_DENY && !p->net_allow.n;
+	/*
+	 * In a network namespace of its own inet sockets are allowed: its
+	 * loopback is the only way they have (docs/network.md).
+	 */
 	if (s->layers.seccomp)
-		c->filter = seccomp_program(notify);
+		c->filter = seccomp_program(!notify ? SECCOMP_NET_ALLOW
+					    : netns ? SECCOMP_NET_LOOPBACK
+						    : SECCOMP_NET_DENY);
 	/*
 	 * Network deny with a record: socket() goes to our listener, which
 	 * refuses it and counts it for the summary (docs/SECURITY.md).
@@ -114,10 +121,11 @@ static int prepare_restrictions(struct run_state *t)
 	c->notify_files = s->layers.seccomp && p->mode != MODE_FULL_ACCESS &&
 			  s->hooks.poll_fd < 0 && !s->hooks.on_end;
 	c->notify_net = notify;
+	c->notify_inet = netns;
 	if ((notify || c->notify_files) &&
 	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, t->ntf) == 0) {
 		c->notify_sock = t->ntf[1];
-		c->filter_notified = seccomp_program(false);
+		c->filter_notified = seccomp_program(SECCOMP_NET_ALLOW);
 	}
 	if ((r = session_build_env(s, t->path_env, &t->env)) < 0)
 		return r;
