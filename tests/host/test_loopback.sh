@@ -152,6 +152,9 @@ loopback_case() {
 		"$(has "own4 own")$(has "own6 own")$(has "sameport own")"
 	verdict "loopback ($_lc): the host's 127.0.0.1/::1 listener, 169.254.169.254 and 203.0.113.1 are unreachable" 0 \
 		"$_ctl$_after_ctl$(unreached)$([ "$_seen" -gt 0 ] && echo "the host's listener saw $_seen connection(s) from the session")"
+	# A connect out is the policy's refusal, said so (issue 18), not ENETUNREACH.
+	verdict "loopback ($_lc): a connect out of the namespace fails with EPERM and a denied line" 0 \
+		"$(has "other EPERM")$(has "meta EPERM")$(grep -q "denied 1 time: connect 203.0.113.1:80 (" "$TMPD/err" || echo "no denied line for 203.0.113.1:80")"
 }
 
 loopback_case "root, seccomp and Landlock" "$BPFBOX" run -q --no-daemon

@@ -122,6 +122,12 @@ static int prepare_restrictions(struct run_state *t)
 			  s->hooks.poll_fd < 0 && !s->hooks.on_end;
 	c->notify_net = notify;
 	c->notify_inet = netns;
+	/*
+	 * There, without BPF to refuse and record them, a connect out of the
+	 * namespace (ENETUNREACH) would say nothing of the policy: the
+	 * listener refuses it with a record (netops.c).
+	 */
+	c->notify_connect = notify && netns && s->hooks.poll_fd < 0 && !s->hooks.on_end;
 	if ((notify || c->notify_files) &&
 	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, t->ntf) == 0) {
 		c->notify_sock = t->ntf[1];

@@ -60,6 +60,10 @@ static void network_denied(struct session *s, int fd)
 
 	if (seccomp_notify_recv(fd, &d) < 0)
 		return;
+	if (d.nr == __NR_connect) {
+		session_connect_notified(s, fd, &d);
+		return;
+	}
 	if (d.nr != __NR_socket) {
 		session_file_op_notified(s, fd, &d);
 		return;
