@@ -191,4 +191,18 @@ if [ "$(id -u)" = 0 ]; then
 		"$_ctl$(has "host4 reached host")$(has "own4 own")"
 fi
 
+# Through a daemon: its BPF programs see the register's private_net flag.
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ "$(id -u)" != 0 ] || [ -z "$CG2" ]; then
+	skip "loopback (through a daemon): needs root and a cgroup2 mount; CI runs as root"
+else
+	cleanup_extra() { [ -n "$HPID" ] && kill "$HPID" 2>/dev/null; }
+	daemon_scratch loopback
+	if start_daemon "$TMPD/daemon.jsonl"; then
+		loopback_case "root, through a daemon" "$BPFBOX" run -q --daemon-socket "$SOCK"
+	else
+		fail "loopback (through a daemon): the daemon did not start: $(oneline "$DERR")"
+	fi
+fi
+
 finish
