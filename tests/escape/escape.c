@@ -771,10 +771,40 @@ static int a_x32(int argc, char **argv)
 
 /* --- network ------------------------------------------------------------ */
 
-/* sockets: every family but AF_UNIX is denied with --net deny. */
+/*
+ * Whether the session has its namespaces (BPFBOX_ESCAPE_NS=1): under --net
+ * deny a network namespace of its own too, where inet sockets are allowed
+ * and reach only its own loopback (docs/network.md).
+ */
+static bool in_netns(void)
+{
+	const char *ns = getenv("BPFBOX_ESCAPE_NS");
+
+	return ns && !strcmp(ns, "1");
+}
+
+/* A discriminating inet socket in the session's own network namespace: it must work. */
+static void inet_allowed(const char *what, int fd, int err)
+{
+	if (fd >= 0) {
+		printf("allowed: %s (the session's own network namespace)\n", what);
+	} else {
+		printf("OTHER: %s failed with %s in the session's own network namespace\n", what,
+		       ename(err));
+		note(2);
+	}
+	fflush(stdout);
+}
+
+/*
+ * sockets: every family but AF_UNIX is denied with --net deny; with the
+ * namespaces, AF_INET and AF_INET6 are allowed (their own network
+ * namespace), raw and ping sockets still fail, every other family EPERM.
+ */
 static int a_sockets(int argc, char **argv)
 {
 	(void)argc, (void)argv;
+	bool netns = in_netns();
 	static const struct {
 		int family, type, proto;
 		const char *what;
@@ -798,11 +828,18 @@ static int a_sockets(int argc, char **argv)
 
 		if (fd >= 0)
 			close(fd);
-		probe(socks[i].what, fd, e, EPERM, "seccomp net deny");
+		if (netns && strstr(socks[i].what, "discriminating") &&
+		    socks[i].family != AF_NETLINK)
+			inet_allowed(socks[i].what, fd, e);
+		else if (netns && socks[i].family == AF_INET)
+			/* No CAP_NET_RAW, no ping group in the namespace: EPERM or EACCES. */
+			probe(socks[i].what, fd, e, 0, "the network namespace's own rules");
+		else
+			probe(socks[i].what, fd, e, EPERM, "seccomp net deny");
 	}
 	/* Every other family, quietly unless it is not EPERM. */
 	for (int fam = 0; fam < 64; fam++) {
-		if (fam == AF_UNIX)
+		if (fam == AF_UNIX || (netns && (fam == AF_INET || fam == AF_INET6)))
 			continue;
 		errno = 0;
 		int fd = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -816,7 +853,8 @@ static int a_sockets(int argc, char **argv)
 			others++;
 		}
 	}
-	printf("families 0..63 but AF_UNIX: %s\n", others ? "some not EPERM (above)" : "all EPERM");
+	printf("families 0..63 but AF_UNIX%s: %s\n", netns ? ", AF_INET, AF_INET6" : "",
+	       others ? "some not EPERM (above)" : "all EPERM");
 	/* AF_UNIX must stay usable, or the filter is too broad. */
 	int u = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -831,7 +869,11 @@ static int a_sockets(int argc, char **argv)
 	return verdict;
 }
 
-/* tcp-connect PORT: a listener on 127.0.0.1 outside the sandbox. */
+/*
+ * tcp-connect PORT: a listener on 127.0.0.1 outside the sandbox. In the
+ * session's own network namespace its 127.0.0.1 is another loopback:
+ * nothing listens there (ECONNREFUSED), Landlock's TCP rule is not used.
+ */
 static int a_tcp_connect(int argc, char **argv)
 {
 	need_args(argc, 3, "tcp-connect PORT");
@@ -848,8 +890,12 @@ static int a_tcp_connect(int argc, char **argv)
 	errno = 0;
 	int rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
 
-	probe("connect() to 127.0.0.1 (socket() was allowed)", rc, errno, EACCES,
-	      "Landlock tcp_connect");
+	if (in_netns())
+		probe("connect() to 127.0.0.1 (socket() was allowed)", rc, errno, ECONNREFUSED,
+		      "the session's own network namespace");
+	else
+		probe("connect() to 127.0.0.1 (socket() was allowed)", rc, errno, EACCES,
+		      "Landlock tcp_connect");
 	close(fd);
 	return verdict;
 }
@@ -897,10 +943,17 @@ static int unix_probe(const char *what, const char *name, bool abstract, int wan
 	return verdict;
 }
 
-/* abstract NAME: an abstract unix socket listener outside (Landlock ABI 6). */
+/*
+ * abstract NAME: an abstract unix socket listener outside (Landlock ABI 6).
+ * Abstract names belong to a network namespace: in the session's own the
+ * name is not found (ECONNREFUSED) before Landlock's scope is asked.
+ */
 static int a_abstract(int argc, char **argv)
 {
 	need_args(argc, 3, "abstract NAME");
+	if (in_netns())
+		return unix_probe("connect() to an abstract unix socket outside", argv[2], true,
+				  ECONNREFUSED, "the session's own network namespace");
 	return unix_probe("connect() to an abstract unix socket outside", argv[2], true, EPERM,
 			  "Landlock scope_abstract_unix");
 }

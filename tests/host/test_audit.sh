@@ -106,8 +106,10 @@ check_events "$A" "[sum(e['type'] == 'file' and e.get('op') == o and e['path'] =
 	"a chown, setxattr and removexattr outside under the namespaces: recorded once each with its op"
 expect_grep 'chown refused: /etc/passwd is outside the writable paths \(its owner did not change\)' "$TMPD/err" \
 	"the summary names the refused chown and what did not change"
-expect_grep 'read-only in the session\); grant it with --rw /etc' "$TMPD/err" \
+expect_grep 'mkdir /usr/bpfbox-audit-[0-9]* .*read-only in the session\); grant it with --rw /usr' "$TMPD/err" \
 	"the end-of-run summary explains the EROFS and says how to grant it"
+expect_grep 'write /etc/bpfbox-audit-[0-9]* .*read-only in the session\); it is the host.s own' "$TMPD/err" \
+	"a write in /etc: the summary explains the EROFS and grants nothing (docs/runtime.md)"
 check_events "$A" "[sum(e['type'] == 'file' and e.get('op') == o and e['path'] == '/etc/hosts' and e['layer'] == 'mount' and e['errno'] == 'EROFS' for e in ev) for o in ('chmod', 'chown', 'setxattr', 'removexattr')] == [1, 1, 1, 1]" \
 	"fchmod, fchown, fsetxattr and fremovexattr outside: recorded once each with its op and the descriptor's file"
 ATOPS=$(cat "$TMPD/ws/atops.txt" 2>/dev/null)

@@ -66,6 +66,7 @@ static const struct {
 } bool_flags[] = {{"landlock", BPFBOX_SF_LANDLOCK},
 		  {"allow_metadata", BPFBOX_SF_ALLOW_META},
 		  {"mount_ro", BPFBOX_SF_MOUNT_RO},
+		  {"private_net", BPFBOX_SF_NET_LOOPBACK},
 		  {"audit_from_exec", BPFBOX_SF_FROM_EXEC}};
 
 static int parse_flags(struct daemon *d, struct conn *c, struct json_object *req, uint32_t *flags)

@@ -315,6 +315,8 @@ static uint32_t session_flags(struct embedded *e, struct session *s, const struc
 		flags |= BPFBOX_SF_LANDLOCK;
 	if ((s->layers.ns.clone_flags & CLONE_NEWNS) && p->mode != MODE_FULL_ACCESS)
 		flags |= BPFBOX_SF_MOUNT_RO;
+	if (s->layers.ns.clone_flags & CLONE_NEWNET)
+		flags |= BPFBOX_SF_NET_LOOPBACK;
 	if (agent_status(e->agent)->net)
 		flags |= BPFBOX_SF_NET_BPF;
 	if (opts->all)

@@ -216,7 +216,10 @@ static const struct child_plan *restrict_self(const struct child_plan *c)
 	if (c->ruleset_fd >= 0 && landlock_restrict_self(c->ruleset_fd, c->landlock_flags) < 0)
 		child_fail(c, STEP_LANDLOCK);
 	if (c->filter && c->notify_sock >= 0) {
-		int fd = seccomp_install_notify(c->notify_net, c->notify_files);
+		int fd = seccomp_install_notify((c->notify_net ? SECCOMP_NOTIFY_NET : 0) |
+						(c->notify_inet ? SECCOMP_NOTIFY_INET : 0) |
+						(c->notify_connect ? SECCOMP_NOTIFY_CONNECT : 0) |
+						(c->notify_files ? SECCOMP_NOTIFY_FILES : 0));
 
 		/* No listener: the compiled network deny holds, without a record. */
 		if (fd >= 0) {

@@ -363,7 +363,11 @@ int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_
 	 * No TCP rule at all means every TCP bind and connect is denied. With
 	 * an allow-list, BPF decides connects by address; binds stay denied.
 	 */
-	if (p->net == NET_DENY)
+	/*
+	 * A network namespace of the session's own (ns.h) is the network
+	 * deny: its loopback is the session's, nothing else is reachable.
+	 */
+	if (p->net == NET_DENY && !x->private_net)
 		/* UDP too (ABI 10): no bind, connect or send to any port. */
 		attr.handled_access_net =
 			p->net_allow.n ? rights->net & LANDLOCK_ACCESS_NET_BIND_TCP : rights->net;

@@ -124,6 +124,7 @@ struct landlock_extra {
 	bool read_host;		 /* read and exec of the whole host but the credential paths */
 	bool masked;		 /* a mount namespace masks the absolute deny paths */
 	const struct grant_fds *grants; /* the workspace and grants as checked; NULL: by path */
+	bool private_net;		/* a network namespace of its own: no TCP/UDP rule (ns.h) */
 };
 
 int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_rights *rights,

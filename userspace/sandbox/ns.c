@@ -88,8 +88,10 @@ int ns_plan(struct ns_plan *n, bool want)
 void ns_spawn_failed(struct ns_plan *n, int err)
 {
 	snprintf(n->why_not, sizeof(n->why_not), "%s: %s",
-		 n->user ? "unshare(CLONE_NEWUSER)"
-			 : "clone(CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC)",
+		 n->user			   ? "unshare(CLONE_NEWUSER)"
+		 : (n->clone_flags & CLONE_NEWNET) ? "clone(CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC|"
+						     "CLONE_NEWNET)"
+						   : "clone(CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC)",
 		 strerror(err));
 	n->clone_flags = 0;
 	n->user = false;

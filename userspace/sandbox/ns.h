@@ -7,6 +7,8 @@
  * read-only, the workspace and --rw paths writable, a private tmpfs at /tmp
  * and /dev/shm, a minimal /dev, a fresh /proc, the absolute deny paths
  * masked and the directories of other users and host sockets hidden.
+ * Under network deny also a network namespace with its own loopback
+ * (ns_net.c), the only network the session's inet sockets have.
  */
 #ifndef BPFBOX_NS_H
 #define BPFBOX_NS_H
@@ -35,6 +37,9 @@ struct ns_plan {
  * why_not says so. Returns 0; the plan tells what holds.
  */
 int ns_plan(struct ns_plan *n, bool want);
+
+/* Runs in the child: the network namespace's lo up. 0 or -errno. */
+int ns_loopback_up(void);
 
 /* The clone with n's flags failed with err: no namespaces, why_not says why. */
 void ns_spawn_failed(struct ns_plan *n, int err);

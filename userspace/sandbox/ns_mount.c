@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -520,6 +521,9 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 	int r = 0;
 
 	if (n->user && (r = map_ids(n, step)) < 0)
+		return r;
+	*step = "bring up the network namespace's loopback";
+	if ((n->clone_flags & CLONE_NEWNET) && (r = ns_loopback_up()) < 0)
 		return r;
 	v = calloc(1, sizeof(*v));
 	if (!v)

@@ -5,6 +5,7 @@
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <sys/ioctl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -102,16 +103,21 @@ static void jump(struct sock_filter *f, size_t *n, __u16 op, __u32 k, size_t jt,
 #endif
 
 /*
- * The filter is laid out as: arch check; socket() (net); one test per file
- * syscall (files); seccomp(NEW_LISTENER) refused; then the three returns,
- * ALLOW, USER_NOTIF, ERRNO, which the jumps target by index.
+ * The filter is laid out as: arch check; socket() (NET; INET: AF_INET and
+ * AF_INET6 allowed too); connect() with the length of an inet address
+ * (CONNECT); one test per file syscall (FILES); seccomp(NEW_LISTENER)
+ * refused; then the three returns, ALLOW, USER_NOTIF, ERRNO, which the
+ * jumps target by index.
  */
-int seccomp_install_notify(bool net, bool files)
+int seccomp_install_notify(unsigned int what)
 {
 #ifdef NATIVE_ARCH
+	const bool net = what & SECCOMP_NOTIFY_NET, inet = what & SECCOMP_NOTIFY_INET;
+	const bool conn = what & SECCOMP_NOTIFY_CONNECT;
 	struct sock_filter f[64];
-	size_t n = 0, nfiles = files ? ARRAY_SIZE(file_nrs) : 0;
-	const size_t allow = 3 + (net ? 3 : 0) + nfiles + 3, notif = allow + 1, refuse = allow + 2;
+	size_t n = 0, nfiles = (what & SECCOMP_NOTIFY_FILES) ? ARRAY_SIZE(file_nrs) : 0;
+	const size_t nnet = net ? (inet ? 5 : 3) : 0, nconn = conn ? 4 : 0;
+	const size_t allow = 3 + nnet + nconn + nfiles + 3, notif = allow + 1, refuse = allow + 2;
 	struct sock_fprog prog;
 	int fd;
 
@@ -119,9 +125,19 @@ int seccomp_install_notify(bool net, bool files)
 	jump(f, &n, BPF_JEQ, NATIVE_ARCH, n + 1, allow);
 	stmt(f, &n, BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
 	if (net) {
-		jump(f, &n, BPF_JEQ, __NR_socket, n + 1, n + 3);
+		jump(f, &n, BPF_JEQ, __NR_socket, n + 1, n + nnet);
 		stmt(f, &n, BPF_LD | BPF_W | BPF_ABS, ARG_LO(0));
+		if (inet) {
+			jump(f, &n, BPF_JEQ, AF_INET, allow, n + 1);
+			jump(f, &n, BPF_JEQ, AF_INET6, allow, n + 1);
+		}
 		jump(f, &n, BPF_JEQ, AF_UNIX, allow, notif);
+	}
+	if (conn) {
+		jump(f, &n, BPF_JEQ, __NR_connect, n + 1, n + nconn);
+		stmt(f, &n, BPF_LD | BPF_W | BPF_ABS, ARG_LO(2));
+		jump(f, &n, BPF_JEQ, sizeof(struct sockaddr_in), notif, n + 1);
+		jump(f, &n, BPF_JEQ, sizeof(struct sockaddr_in6), notif, allow);
 	}
 	for (size_t i = 0; i < nfiles; i++)
 		jump(f, &n, BPF_JEQ, (__u32)file_nrs[i], notif, n + 1);
@@ -146,8 +162,7 @@ int seccomp_install_notify(bool net, bool files)
 	ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 	return fd;
 #else
-	(void)net;
-	(void)files;
+	(void)what;
 	return -EOPNOTSUPP;
 #endif
 }

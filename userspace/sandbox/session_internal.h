@@ -59,11 +59,13 @@ struct child_plan {
 	uint32_t landlock_flags;
 	const struct sock_fprog *filter;	  /* NULL: no seccomp */
 	const struct sock_fprog *filter_notified; /* with notify_sock: the filter beside it */
-	int notify_sock;   /* network deny through a listener sent here; -1: none */
-	bool notify_net;   /* the listener takes socket() */
-	bool notify_files; /* ... and the file changes, for the summary (fileops.c) */
-	int in_fd;	   /* the pty for stdin; -1: inherit */
-	bool ctty;	   /* out_fd is a pty to make the controlling terminal */
+	int notify_sock;     /* network deny through a listener sent here; -1: none */
+	bool notify_net;     /* the listener takes socket() */
+	bool notify_inet;    /* ... but for AF_INET and AF_INET6 (a network namespace of its own) */
+	bool notify_connect; /* ... and its connects out of it, without BPF to record them */
+	bool notify_files;   /* ... and the file changes, for the summary (fileops.c) */
+	int in_fd;	     /* the pty for stdin; -1: inherit */
+	bool ctty;	     /* out_fd is a pty to make the controlling terminal */
 	bool switch_user;
 	uid_t uid;
 	gid_t gid;
@@ -140,6 +142,13 @@ struct seccomp_denied;
  * bound to fail outside the writable paths, then run by the kernel.
  */
 void session_file_op_notified(struct session *s, int listener, const struct seccomp_denied *d);
+
+/*
+ * A connect the listener holds (the session's own network namespace, no
+ * BPF): one to a loopback or unspecified address goes on, any other is
+ * refused with EPERM and counted (netops.c).
+ */
+void session_connect_notified(struct session *s, int listener, const struct seccomp_denied *d);
 
 /* $HOME of the caller, else its passwd entry; NULL when neither is absolute. */
 const char *session_caller_home(void);

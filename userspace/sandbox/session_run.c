@@ -74,7 +74,7 @@ static int prepare_restrictions(struct run_state *t)
 	struct child_plan *c = &t->c;
 	const char *bad = NULL;
 	enum seccomp_net net;
-	bool notify;
+	bool notify, netns = s->layers.ns.clone_flags & CLONE_NEWNET;
 	int r;
 
 	if (p->user && (r = session_lookup_user(p->user, &c->uid, &c->gid)) < 0)
@@ -99,6 +99,7 @@ static int prepare_restrictions(struct run_state *t)
 	t->lx.ro = &t->path_ro;
 	if (s->layers.landlock) {
 		t->lx.masked = s->layers.ns.clone_flags != 0;
+		t->lx.private_net = netns;
 		c->ruleset_fd = landlock_build_ruleset(p, &s->layers.rights, &t->lx,
 						       c->switch_user ? c->uid : getuid(),
 						       c->switch_user ? c->gid : getgid(), &bad);
@@ -113,10 +114,14 @@ static int prepare_restrictions(struct run_state *t)
 	 * for it, see run/run.c) then decides each connect, and sock_create
 	 * refuses raw and packet sockets.
 	 */
-	net = p->net == NET_ALLOW ? SECCOMP_NET_OPEN
-	      : p->net_allow.n	  ? SECCOMP_NET_INET
-				  : SECCOMP_NET_DENY;
-	notify = s->layers.seccomp && net == SECCOMP_NET_DENY;
+	/*
+	 * In a network namespace of its own (network deny) inet sockets are
+	 * allowed too: its loopback is the only way they have (docs/network.md).
+	 */
+	net = p->net == NET_ALLOW	? SECCOMP_NET_OPEN
+	      : p->net_allow.n || netns ? SECCOMP_NET_INET
+					: SECCOMP_NET_DENY;
+	notify = s->layers.seccomp && p->net == NET_DENY && !p->net_allow.n;
 	if (s->layers.seccomp)
 		c->filter = seccomp_program(net);
 	/*
@@ -130,6 +135,13 @@ static int prepare_restrictions(struct run_state *t)
 	c->notify_files = s->layers.seccomp && p->mode != MODE_FULL_ACCESS &&
 			  s->hooks.poll_fd < 0 && !s->hooks.on_end;
 	c->notify_net = notify;
+	c->notify_inet = netns;
+	/*
+	 * There, without BPF to refuse and record them, a connect out of the
+	 * namespace (ENETUNREACH) would say nothing of the policy: the
+	 * listener refuses it with a record (netops.c).
+	 */
+	c->notify_connect = notify && netns && s->hooks.poll_fd < 0 && !s->hooks.on_end;
 	if ((notify || c->notify_files) &&
 	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, t->ntf) == 0) {
 		c->notify_sock = t->ntf[1];

@@ -247,6 +247,7 @@ void status_ended(struct session *s)
 	jsonw_u64(&w, "output_bytes", r->output_bytes);
 	jsonw_u64(&w, "output_dropped", r->output_dropped);
 	jsonw_u64(&w, "denied", denials_total(&s->denials));
+	jsonw_u64(&w, "fallbacks", s->denials.fallbacks);
 	finish(s, &w);
 }
 
@@ -282,6 +283,68 @@ const char *session_meta_of(const char *op)
 		if (streq(op, meta[i][0]))
 			return meta[i][1];
 	return NULL;
+}
+
+/* Whether path is dir or below it. */
+static bool below(const char *path, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	return strncmp(path, dir, len) == 0 && (path[len] == '\0' || path[len] == '/');
+}
+
+/* Whether path is the home directory home, or its dot-entries (.ssh, .aws, .config) or below. */
+static bool home_own(const char *path, const char *home, size_t len)
+{
+	if (strncmp(path, home, len) || (path[len] && path[len] != '/'))
+		return false;
+	return !path[len] || path[len + 1] == '.' || !path[len + 1];
+}
+
+/*
+ * Whether a grant of path would hand the session the host's own state: the
+ * system trees (/run, /var/run, /proc, /sys, /dev, /etc), the root, a home
+ * directory as a whole (/root, /home, /home/NAME, the caller's) or its
+ * dot-entries (credentials, configuration). No hint ever proposes --rw or
+ * --ro of one: a model told so would ask for it.
+ */
+static bool host_owned(const char *path)
+{
+	static const char *const system[] = {"/run", "/var/run", "/proc", "/sys", "/dev", "/etc"};
+	const char *home = session_caller_home(), *name;
+
+	for (size_t i = 0; i < ARRAY_SIZE(system); i++)
+		if (below(path, system[i]))
+			return true;
+	if (streq(path, "/") || streq(path, "/home") || home_own(path, "/root", 5) ||
+	    (home && home[0] == '/' && home[1] && home_own(path, home, strlen(home))))
+		return true;
+	/* /home/NAME and its dot-entries. */
+	if (!startswith(path, "/home/") || !path[6] || path[6] == '/')
+		return false;
+	name = strchr(path + 6, '/');
+	return home_own(path, path, name ? (size_t)(name - path) : strlen(path));
+}
+
+/*
+ * A hint that would grant the host's own tree (host_owned) says so instead:
+ * what was refused stays, the grant is cut.
+ */
+static void no_host_grant(const struct denial *d, char *buf, size_t size)
+{
+	const char *path = startswith(d->what, "unix:") ? d->what + 5 : d->what;
+	char dir[sizeof(d->what)];
+	char *slash, *grant = strstr(buf, "; grant ");
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	if (!grant || path[0] != '/' || !(host_owned(dir) || host_owned(path)))
+		return;
+	snprintf(grant, size - (size_t)(grant - buf),
+		 "; it is the host's own (/run, /proc, /sys, /dev, /etc and home directories "
+		 "are never granted to a session): do without it");
 }
 
 /* What to do about one denial, in words a model can act on. */
@@ -341,6 +404,7 @@ static void hint_of(const struct denial *d, char *buf, size_t size)
 	else
 		snprintf(buf, size, "write outside the workspace: %s; grant it with --rw %s",
 			 d->what, dir);
+	no_host_grant(d, buf, size);
 }
 
 void session_denials_report(const struct session *s)
