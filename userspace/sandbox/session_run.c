@@ -66,6 +66,47 @@ static int start_monitor(struct run_state *t)
 			    s->home[0] ? s->home : NULL);
 }
 
+/* The seccomp filters of the child, and what its listener holds. */
+static void prepare_seccomp(struct run_state *t, bool netns)
+{
+	struct session *s = t->s;
+	const struct bpfbox_policy *p = s->policy;
+	struct child_plan *c = &t->c;
+	enum seccomp_net net;
+	bool notify;
+
+	/*
+	 * An allow-list needs inet sockets; the BPF network layer (required
+	 * for it, see run/run.c) then decides each connect, and sock_create
+	 * refuses raw and packet sockets. In a network namespace of its own
+	 * (network deny) inet sockets are allowed too: its loopback is the
+	 * only way they have (docs/network.md).
+	 */
+	net = p->net == NET_ALLOW	? SECCOMP_NET_OPEN
+	      : p->net_allow.n || netns ? SECCOMP_NET_INET
+					: SECCOMP_NET_DENY;
+	notify = s->layers.seccomp && p->net == NET_DENY && !p->net_allow.n;
+	if (s->layers.seccomp)
+		c->filter = seccomp_program(net);
+	/*
+	 * Records where no BPF program gives them (docs/SECURITY.md): network
+	 * deny's socket() and the refused file changes go to our listener,
+	 * which counts them; in a namespace of its own, so does a connect out
+	 * of it (ENETUNREACH would say nothing of the policy, netops.c).
+	 */
+	c->notify_files = s->layers.seccomp && p->mode != MODE_FULL_ACCESS &&
+			  s->hooks.poll_fd < 0 && !s->hooks.on_end;
+	c->notify_net = notify;
+	c->notify_inet = netns;
+	c->notify_connect = notify && netns && s->hooks.poll_fd < 0 && !s->hooks.on_end;
+	if ((notify || c->notify_files) &&
+	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, t->ntf) == 0) {
+		c->notify_sock = t->ntf[1];
+		/* The listener holds socket() for network deny; else the same families. */
+		c->filter_notified = seccomp_program(notify ? SECCOMP_NET_OPEN : net);
+	}
+}
+
 /* The restrictions the child applies: user, private tmp and home, Landlock, seccomp, env. */
 static int prepare_restrictions(struct run_state *t)
 {
@@ -73,8 +114,7 @@ static int prepare_restrictions(struct run_state *t)
 	const struct bpfbox_policy *p = s->policy;
 	struct child_plan *c = &t->c;
 	const char *bad = NULL;
-	enum seccomp_net net;
-	bool notify, netns = s->layers.ns.clone_flags & CLONE_NEWNET;
+	bool netns = s->layers.ns.clone_flags & CLONE_NEWNET;
 	int r;
 
 	if (p->user && (r = session_lookup_user(p->user, &c->uid, &c->gid)) < 0)
@@ -109,45 +149,7 @@ static int prepare_restrictions(struct run_state *t)
 					       bad ? bad : "?");
 		c->landlock_flags = landlock_restrict_flags(&s->layers.rights);
 	}
-	/*
-	 * An allow-list needs inet sockets; the BPF network layer (required
-	 * for it, see run/run.c) then decides each connect, and sock_create
-	 * refuses raw and packet sockets.
-	 */
-	/*
-	 * In a network namespace of its own (network deny) inet sockets are
-	 * allowed too: its loopback is the only way they have (docs/network.md).
-	 */
-	net = p->net == NET_ALLOW	? SECCOMP_NET_OPEN
-	      : p->net_allow.n || netns ? SECCOMP_NET_INET
-					: SECCOMP_NET_DENY;
-	notify = s->layers.seccomp && p->net == NET_DENY && !p->net_allow.n;
-	if (s->layers.seccomp)
-		c->filter = seccomp_program(net);
-	/*
-	 * Network deny with a record: socket() goes to our listener, which
-	 * refuses it and counts it for the summary (docs/SECURITY.md).
-	 */
-	/*
-	 * Refused file changes with a record where no BPF program reports
-	 * them: the listener sees each and counts those bound to fail.
-	 */
-	c->notify_files = s->layers.seccomp && p->mode != MODE_FULL_ACCESS &&
-			  s->hooks.poll_fd < 0 && !s->hooks.on_end;
-	c->notify_net = notify;
-	c->notify_inet = netns;
-	/*
-	 * There, without BPF to refuse and record them, a connect out of the
-	 * namespace (ENETUNREACH) would say nothing of the policy: the
-	 * listener refuses it with a record (netops.c).
-	 */
-	c->notify_connect = notify && netns && s->hooks.poll_fd < 0 && !s->hooks.on_end;
-	if ((notify || c->notify_files) &&
-	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, t->ntf) == 0) {
-		c->notify_sock = t->ntf[1];
-		/* The listener holds socket() for network deny; else the same families. */
-		c->filter_notified = seccomp_program(notify ? SECCOMP_NET_OPEN : net);
-	}
+	prepare_seccomp(t, netns);
 	if ((r = session_build_env(s, t->path_env, &t->env)) < 0)
 		return r;
 	c->envp = t->env.v;
