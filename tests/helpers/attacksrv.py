@@ -9,7 +9,8 @@ inside a network namespace of the test:
   query that reached it would exfiltrate to);
 - HTTP/1.1 servers with keep-alive on SRV:8080 and ATT:8080, answering
   every request with "hello from HOST" (HOST: the request's Host header)
-  and reading a request's body by its Content-Length; they hold an idle
+  and reading a request's body by its Content-Length or its chunks (no
+  trailer); they hold an idle
   connection open for as long as the client does.
 
 usage: attacksrv.py SRV ATT LOG READY NAME=ADDR...
@@ -62,6 +63,12 @@ class Hello(http.server.BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         if n:
             self.rfile.read(n)
+        elif self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            while True:
+                size = int(self.rfile.readline().split(b";")[0], 16)
+                self.rfile.read(size + 2)
+                if not size:
+                    break
         body = ("hello from %s\n" % self.headers.get("Host", "?").split(":")[0]).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))

@@ -73,7 +73,7 @@ box() {
 # The sessions' programs: raw DNS questions, HTTP on one connection, many
 # connections (tests/helpers/ holds the servers; these are the tools).
 cat >"$WS/tool.py" <<EOF
-import socket, struct, sys, time
+import os, socket, struct, sys, time
 
 def query(labels, server="$SRV"):
     q = struct.pack(">HHHHHH", 0x4242, 0x0100, 1, 0, 0, 0)
@@ -135,6 +135,84 @@ elif cmd == "hold":
         except OSError:
             time.sleep(0.05)
     print("inside:", query([b"inside", b"wild", b"test"]))
+elif cmd == "many":
+    print("control:", query([b"allowed", b"test"]), flush=True)
+    held, served, refused = [], 0, 0
+    for i in range(int(sys.argv[2])):
+        try:
+            s = connect("$SRV")
+            s.sendall(b"GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+            r = response(s.makefile("rb"))
+        except OSError as e:
+            r = "error %d" % e.errno
+        if r.startswith("200 hello from allowed.test"):
+            served += 1
+            held.append(s)
+        else:
+            refused += 1
+    print("served %d refused %d" % (served, refused), flush=True)
+    open("counted", "w").write("counted\n")
+    for i in range(600):
+        try:
+            open("go")
+            break
+        except OSError:
+            time.sleep(0.05)
+elif cmd == "keepalive":
+    query([b"allowed", b"test"])
+    def conn(first):
+        s = connect("$SRV")
+        return s, s.makefile("rb")
+    def ask(name, data):
+        s, f = conn(name)
+        for i, d in enumerate(data):
+            try:
+                s.sendall(d)
+                print("%s %d: %s" % (name, i, response(f)))
+            except OSError as e:
+                print("%s %d: error %s" % (name, i, e))
+    G = b"GET / HTTP/1.1\r\nHost: %s\r\n\r\n"
+    smuggled = G % b"other.test"
+    ask("second", [G % b"allowed.test", G % b"other.test"])
+    ask("body", [b"POST / HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: %d\r\n\r\n%s"
+                 % (len(smuggled), smuggled), G % b"allowed.test"])
+    ask("chunked", [b"POST / HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    b"%x\r\n%s\r\n0\r\n\r\n" % (len(smuggled), smuggled), G % b"allowed.test"])
+    ask("clte", [b"POST / HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 4\r\n"
+                 b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled])
+    ask("twohosts", [b"GET / HTTP/1.1\r\nHost: allowed.test\r\nHost: other.test\r\n\r\n"])
+    ask("target", [G % b"allowed.test", b"GET http://other.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n"])
+    ask("barelf", [G % b"allowed.test", b"GET / HTTP/1.1\nHost: other.test\n\n"])
+    # Through HTTP_PROXY: a second host on the same proxy connection.
+    pp = int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1])
+    s = socket.create_connection(("127.0.0.1", pp), timeout=10)
+    f = s.makefile("rb")
+    for i, h in enumerate((b"allowed.test", b"other.test")):
+        try:
+            s.sendall(b"GET http://%s:8080/ HTTP/1.1\r\nHost: %s:8080\r\n\r\n" % (h, h))
+            print("proxy %d: %s" % (i, response(f)))
+        except OSError as e:
+            print("proxy %d: error %s" % (i, e))
+    s = socket.create_connection(("127.0.0.1", pp), timeout=10)
+    s.sendall(b"GET http://allowed.test:8080/ HTTP/1.1\r\nHost: other.test\r\n\r\n")
+    print("proxyhost:", response(s.makefile("rb")))
+elif cmd == "idle":
+    query([b"allowed", b"test"])
+    s = connect("$SRV")
+    f = s.makefile("rb")
+    t0 = time.monotonic()
+    # Requests paced over longer than the idle timeout: never idle.
+    while time.monotonic() - t0 < 3:
+        s.sendall(b"GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+        print("paced:", response(f))
+        time.sleep(0.5)
+    t0 = time.monotonic()
+    s.settimeout(30)
+    try:
+        print("idle: got %r" % s.recv(100))
+    except OSError as e:
+        print("idle: error %d" % e.errno)
+    print("after %.1f s" % (time.monotonic() - t0))
 EOF
 
 # The UDP port on 127.0.0.1 of process $1 (the session's resolver).
@@ -223,5 +301,75 @@ else
 fi
 check_events "$O" "any(e['name'] == 'inside.wild.test' for e in net) and not any(e['name'] == 'outside.wild.test' for e in net)" \
 	"egress-attacks: the outsider's query is in no record of the session"
+
+# 2. Every request of a keep-alive connection is judged, not only the
+# first: before, a second request for other.test (the same address as
+# allowed.test) on a connection opened for allowed.test reached it.
+K2="$TMPD/keepalive.jsonl"
+box "$K2" --net-allow allowed.test:8080 -- "$PY" tool.py keepalive >"$TMPD/ka.out" 2>"$TMPD/ka.err"
+cut -c1-120 "$TMPD/ka.out" | sed 's/^/# /'
+expect_grep '^second 0: 200 hello from allowed.test' "$TMPD/ka.out" \
+	"egress-attacks: control: the first request of a keep-alive connection is served"
+expect_grep '^second 1: (403 bpfbox: egress to other.test port 8080 denied|closed|error)' "$TMPD/ka.out" \
+	"egress-attacks: a second request for another host on the same connection is refused"
+expect_grep '^body 1: 200 hello from allowed.test' "$TMPD/ka.out" \
+	"egress-attacks: a request in a Content-Length body is body, and the next request is served"
+expect_grep '^chunked 1: 200 hello from allowed.test' "$TMPD/ka.out" \
+	"egress-attacks: a chunked body is framed, and the next request is served"
+for c in clte twohosts target barelf; do
+	i=0
+	[ $c = target ] || [ $c = barelf ] && i=1
+	expect_grep "^$c $i: (403 |closed|error)" "$TMPD/ka.out" \
+		"egress-attacks: a request that cannot be framed beyond doubt ends the connection ($c)"
+done
+expect_grep '^proxy 0: 200 hello from allowed.test' "$TMPD/ka.out" \
+	"egress-attacks: control: a request through HTTP_PROXY is served"
+expect_grep '^proxy 1: (closed|error)' "$TMPD/ka.out" \
+	"egress-attacks: another host on the same HTTP_PROXY connection is not sent to the first's server"
+expect_grep '^proxyhost: 403 ' "$TMPD/ka.out" \
+	"egress-attacks: a proxy request whose Host names another host is refused"
+if grep -q 'hello from other.test' "$TMPD/ka.out" || [ ! -s "$TMPD/ka.out" ]; then
+	fail "egress-attacks: other.test was reached: $(oneline "$TMPD/ka.out" 900)"
+else
+	ok "egress-attacks: no request reached other.test"
+fi
+check_events "$K2" "any(e['type'] == 'net.deny' and e['protocol'] == 'tcp' and e['name_from'] == 'host' and e['name'] == 'other.test' and e['port'] == 8080 and e['rule'] is None for e in net) and any(e['type'] == 'net.deny' and e.get('reason', '').startswith('not framable') for e in net)" \
+	"egress-attacks: the refused request and the unframable ones are net.deny records"
+
+# 3. Connections are threads of bpfbox run (or the daemon), outside the
+# session's limits: before, 100 idle connections made 100 threads, held
+# forever. Now at most 64 (MAX_CONNS) are open; the others are reset and
+# counted in net.deny records.
+L3="$TMPD/many.jsonl"
+rm -f "$WS/counted" "$WS/go"
+"$BPFBOX" run --audit "$L3" -w "$WS" --net-resolver $SRV --timeout 60 \
+	--net-allow allowed.test:8080 -- "$PY" tool.py many 100 >"$TMPD/many.out" 2>"$TMPD/many.err" &
+RUNPID=$!
+wait_file "$WS/counted" 40
+THREADS=$(awk '$1 == "Threads:" { print $2 }' /proc/$RUNPID/status 2>/dev/null)
+touch "$WS/go"
+wait $RUNPID
+grep -o '"reason":"connection limit[^"]*"' "$L3" | sed 's/^/# /'
+echo "# egress-attacks: 100 connections held by the session: bpfbox run has ${THREADS:-?} threads"
+expect_grep '^served 64 refused 36$' "$TMPD/many.out" \
+	"egress-attacks: of 100 open connections 64 are served, the others refused"
+if [ -n "$THREADS" ] && [ "$THREADS" -le 80 ]; then
+	ok "egress-attacks: bpfbox run's threads stay bounded ($THREADS with 64 connections open)"
+else
+	fail "egress-attacks: bpfbox run has ${THREADS:-?} threads with 100 connections open"
+fi
+check_events "$L3" "sum(1 for e in net if e['type'] == 'net.deny' and e.get('reason', '').startswith('connection limit: 64 open')) >= 2 and any('32 connections refused so far' in e.get('reason', '') for e in net)" \
+	"egress-attacks: the refusals are counted in net.deny records (1, 2, 4... 32 so far)"
+
+# An idle connection ends after the idle timeout ($BPFBOX_NET_IDLE_S, 600
+# s by default; 2 s here), not while requests keep coming.
+I3="$TMPD/idle.jsonl"
+BPFBOX_NET_IDLE_S=2 box "$I3" --net-allow allowed.test:8080 -- "$PY" tool.py idle >"$TMPD/idle.out" 2>"$TMPD/idle.err"
+if [ "$(grep -c '^paced: 200 hello from allowed.test' "$TMPD/idle.out")" -ge 5 ]; then
+	ok "egress-attacks: a connection busy for longer than the idle timeout stays open"
+else
+	fail "egress-attacks: paced requests: $(oneline "$TMPD/idle.out") $(oneline "$TMPD/idle.err")"
+fi
+expect_grep "^idle: (got b''|error 104)\$" "$TMPD/idle.out" "egress-attacks: an idle connection is closed by the proxy"
 
 finish

@@ -130,6 +130,62 @@ int eg_diag_open(void);
 /* Whether a datagram from there was sent by a socket of the session. */
 bool eg_query_from_session(struct egress *e, const struct sockaddr_storage *from);
 
+/*
+ * One direction of a connection through a pipe: socket -> pipe when the
+ * pipe is empty, pipe -> socket while it holds bytes (proxy.c).
+ */
+struct dir {
+	int src, dst, pipe[2];
+	size_t pending;
+	bool eof, done, grown;
+	bool keep_open; /* no shutdown of dst at the end: a 403 follows */
+	uint64_t *count;
+};
+
+/* http.c: plain HTTP, each request of a connection framed and judged. */
+struct http_head {
+	char host[BPFBOX_NET_NAME_LEN];	  /* the Host header's name, "" without */
+	char target[BPFBOX_NET_NAME_LEN]; /* an absolute-form target's host, or "" */
+	uint16_t target_port;
+	bool connect, chunked, has_length;
+	uint64_t length;
+};
+
+/* The client's bytes of a relay: buf[0, ok) may go upstream as they are. */
+struct http_frame {
+	int st;
+	uint64_t left;
+	size_t len, ok;
+	uint8_t buf[PEEK_MAX];
+};
+
+enum { HTTP_MORE, HTTP_HEAD, HTTP_BAD };
+
+/* A request's verdict; false: why says why not (and the record is made). */
+typedef bool (*http_judge_fn)(struct conn *c, const struct http_head *h, void *arg, char *why,
+			      size_t size);
+
+bool eg_http_method(const uint8_t *p, size_t len);
+/* The Host header's name (no port) of a request head; 1, 0 none, -1 incomplete. */
+int eg_http_host(const uint8_t *p, size_t len, char *out, size_t size);
+void eg_send_403(int fd, const char *name, uint16_t port, const char *why);
+int eg_http_head(const uint8_t *p, size_t len, struct http_head *h, const char **why);
+int eg_http_advance(struct http_frame *f, struct http_head *h, size_t *head_len, const char **why);
+void eg_http_body(struct http_frame *f, const struct http_head *h);
+/*
+ * c->fd's requests to c->up through f, each judged, c->up's bytes spliced
+ * back, until the server ends or the connection idles: 0, or -EACCES (a
+ * request refused) or -EPROTO (not framable), why filled.
+ */
+int eg_relay_http(struct conn *c, struct http_frame *f, http_judge_fn judge, void *arg,
+		  uint64_t *out, uint64_t *in, char *why, size_t size);
+
+/* splice.c */
+/* One direction's step; false when it has ended (*broken: both have). */
+bool eg_step(struct dir *d, bool *broken);
+/* Both directions until both ends closed or the idle timeout; bytes counted. */
+void eg_splice_both(struct egress *e, int a, int b, uint64_t *a2b, uint64_t *b2a);
+
 /* proxy.c */
 void *eg_conn_thread(void *arg); /* a struct conn, freed */
 void eg_reset(int fd);		 /* closes fd with a TCP RST */
