@@ -75,7 +75,7 @@ class Hello(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    do_GET = do_POST = answer
+    do_GET = do_POST = do_TRACE = answer
 
     def log_message(self, *a):
         pass

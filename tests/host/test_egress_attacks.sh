@@ -183,6 +183,24 @@ elif cmd == "keepalive":
     ask("twohosts", [b"GET / HTTP/1.1\r\nHost: allowed.test\r\nHost: other.test\r\n\r\n"])
     ask("target", [G % b"allowed.test", b"GET http://other.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n"])
     ask("barelf", [G % b"allowed.test", b"GET / HTTP/1.1\nHost: other.test\n\n"])
+    # What the first request's judgment used to let pass unread: a method
+    # not in a list, an empty line first, a tool silent for over a second
+    # (FIRST_DATA_MS) before it sends, a ClientHello in two TLS records.
+    ask("trace", [b"TRACE / HTTP/1.1\r\nHost: other.test\r\n\r\n"])
+    ask("crlf", [b"\r\n" + G % b"other.test"])
+    s, f = conn("late")
+    time.sleep(1.5)
+    try:
+        s.sendall(G % b"other.test")
+        print("late 0:", response(f))
+    except OSError as e:
+        print("late 0: error %s" % e)
+    s, f = conn("tls")
+    try:
+        s.sendall(b"\x16\x03\x01\x00\x04\x01\x00\x01\x00")
+        print("tls 0: %r" % s.recv(100))
+    except OSError as e:
+        print("tls 0: error %s" % e)
     # Through HTTP_PROXY: a second host on the same proxy connection.
     pp = int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1])
     s = socket.create_connection(("127.0.0.1", pp), timeout=10)
@@ -322,6 +340,12 @@ for c in clte twohosts target barelf; do
 	expect_grep "^$c $i: (403 |closed|error)" "$TMPD/ka.out" \
 		"egress-attacks: a request that cannot be framed beyond doubt ends the connection ($c)"
 done
+for c in trace crlf late; do
+	expect_grep "^$c 0: (403 bpfbox: egress to other.test|closed|error)" "$TMPD/ka.out" \
+		"egress-attacks: a request for another host is judged by its Host ($c)"
+done
+expect_grep "^tls 0: (b''|error)" "$TMPD/ka.out" \
+	"egress-attacks: a ClientHello longer than its TLS record is refused, not judged by address"
 expect_grep '^proxy 0: 200 hello from allowed.test' "$TMPD/ka.out" \
 	"egress-attacks: control: a request through HTTP_PROXY is served"
 expect_grep '^proxy 1: (closed|error)' "$TMPD/ka.out" \
@@ -333,7 +357,7 @@ if grep -q 'hello from other.test' "$TMPD/ka.out" || [ ! -s "$TMPD/ka.out" ]; th
 else
 	ok "egress-attacks: no request reached other.test"
 fi
-check_events "$K2" "any(e['type'] == 'net.deny' and e['protocol'] == 'tcp' and e['name_from'] == 'host' and e['name'] == 'other.test' and e['port'] == 8080 and e['rule'] is None for e in net) and any(e['type'] == 'net.deny' and e.get('reason', '').startswith('not framable') for e in net)" \
+check_events "$K2" "any(e['type'] == 'net.deny' and e['protocol'] == 'tcp' and e['name_from'] == 'host' and e['name'] == 'other.test' and e['port'] == 8080 and e['rule'] is None for e in net) and any(e['type'] == 'net.deny' and e.get('reason', '').startswith('not framable') for e in net) and any(e['type'] == 'net.deny' and e['reason'].startswith('a TLS ClientHello not read whole') for e in net)" \
 	"egress-attacks: the refused request and the unframable ones are net.deny records"
 
 # 3. Connections are threads of bpfbox run (or the daemon), outside the

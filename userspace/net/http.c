@@ -12,16 +12,17 @@
 
 bool eg_http_method(const uint8_t *p, size_t len)
 {
-	static const char *const m[] = {"GET ",	   "POST ",    "PUT ",	 "HEAD ",
-					"DELETE ", "OPTIONS ", "PATCH ", "CONNECT "};
+	size_t i = 0, t;
 
-	for (size_t i = 0; i < ARRAY_SIZE(m); i++) {
-		size_t ml = strlen(m[i]);
-
-		if (!memcmp(p, m[i], len < ml ? len : ml))
-			return true;
-	}
-	return false;
+	/* Servers skip empty lines before a request: so does the check. */
+	while (i < len && (p[i] == '\r' || p[i] == '\n' || p[i] == ' ' || p[i] == '\t'))
+		i++;
+	for (t = i; t < len && ((p[t] >= 'A' && p[t] <= 'Z') || p[t] == '-' || p[t] == '_'); t++)
+		;
+	if (t - i > 20)
+		return false;
+	/* Any method (TRACE, PROPFIND...), or what may still become one. */
+	return t == len || (t > i && p[t] == ' ');
 }
 
 /* The Host header's name (no port) of a request head; 1, 0 none, -1 incomplete. */

@@ -8,7 +8,10 @@
 
 /* ---- TCP ---------------------------------------------------------------- */
 
-/* The SNI of a TLS ClientHello in p; 1 found, 0 none, -1 incomplete. */
+/*
+ * The SNI of a TLS ClientHello in p; 1 found, 0 none, -1 incomplete, -2 a
+ * ClientHello longer than its record (the rest in the next ones, unread).
+ */
 static int tls_sni(const uint8_t *p, size_t len, char *out, size_t size)
 {
 	size_t rec, off, end, l;
@@ -24,6 +27,8 @@ static int tls_sni(const uint8_t *p, size_t len, char *out, size_t size)
 	off = 5;
 	if (off + 4 > end || p[off] != 1)
 		return 0;
+	if (4 + (size_t)((p[off + 1] << 16) | (p[off + 2] << 8) | p[off + 3]) > rec)
+		return -2;
 	off += 4 + 2 + 32; /* handshake header, version, random */
 	if (off + 1 > end)
 		return 0;
@@ -137,11 +142,12 @@ static ssize_t peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms)
  * again, a little later, while it is incomplete and the budget lasts. A
  * silent tool (a server speaks first) is judged by address: HOW_ADDR.
  */
-static int sniff_name(struct conn *c, uint8_t *buf, char *name, size_t size, bool *http)
+static int sniff_name(struct conn *c, uint8_t *buf, char *name, size_t size, bool *http,
+		      ssize_t *seen)
 {
 	struct egress *e = c->e;
 	unsigned long long deadline;
-	int how = HOW_ADDR, r;
+	int how = HOW_ADDR, r = 0;
 	ssize_t n = 0;
 
 	deadline = now_ns() + FIRST_DATA_MS * 1000000ULL;
@@ -183,10 +189,27 @@ static int sniff_name(struct conn *c, uint8_t *buf, char *name, size_t size, boo
 		} else if (r == 0) {
 			break;
 		}
-		if ((size_t)n >= PEEK_MAX)
+		if ((size_t)n >= PEEK_MAX || r == -2)
 			break;
 	}
+	/* TLS that was never read whole: no name can be judged, nor the address. */
+	*seen = n && r < 0 && buf[0] == 0x16 ? -1 : n;
 	return how;
+}
+
+/*
+ * A tool silent for FIRST_DATA_MS: whether it speaks before the server
+ * does (true), so that its first bytes are judged after all: a tool that
+ * waited must not pass a ClientHello or a request unread.
+ */
+static bool tool_speaks_first(struct conn *c)
+{
+	struct pollfd p[3] = {{.fd = c->fd, .events = POLLIN},
+			      {.fd = c->up, .events = POLLIN},
+			      {.fd = c->e->stop_pipe[0], .events = POLLIN}};
+
+	return poll(p, 3, c->e->idle_ms) > 0 && !p[1].revents && !p[2].revents &&
+	       (p[0].revents & POLLIN);
 }
 
 /*
@@ -301,12 +324,13 @@ static void serve_transparent(struct conn *c)
 	uint64_t out = 0, in = 0;
 	uint16_t port = c->o.port;
 	bool http = false;
+	ssize_t seen;
 	int how;
 
 	if (!buf)
 		return;
-	how = sniff_name(c, buf, name, sizeof(name), &http);
-	if (!judge_transparent(c, how, name, sizeof(name), rule, why, sizeof(why)))
+	how = sniff_name(c, buf, name, sizeof(name), &http, &seen);
+	if (seen < 0 || !judge_transparent(c, how, name, sizeof(name), rule, why, sizeof(why)))
 		goto deny;
 	c->up = connect_upstream(e, c->o.addr, port);
 	if (c->up < 0) {
@@ -315,6 +339,13 @@ static void serve_transparent(struct conn *c)
 			0);
 		eg_reset(c->fd);
 		return;
+	}
+	if (!seen && tool_speaks_first(c)) {
+		how = sniff_name(c, buf, name, sizeof(name), &http, &seen);
+		if (seen < 0 ||
+		    ((how != HOW_ADDR || http) &&
+		     !judge_transparent(c, how, name, sizeof(name), rule, why, sizeof(why))))
+			goto deny;
 	}
 	if (http) {
 		struct req_judge j = {.first = name, .port = port};
@@ -327,6 +358,8 @@ static void serve_transparent(struct conn *c)
 	eg_emit(e, &c->o, true, BPFBOX_NET_TCP, how, name, c->o.addr, port, rule, "", out, in);
 	return;
 deny:
+	if (seen < 0)
+		snprintf(why, sizeof(why), "a TLS ClientHello not read whole in time");
 	eg_emit(e, &c->o, false, BPFBOX_NET_TCP, how, name, c->o.addr, port, rule, why, 0, 0);
 	if (http)
 		eg_send_403(c->fd, name[0] ? name : "this host", port, why);
