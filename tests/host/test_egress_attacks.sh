@@ -176,6 +176,8 @@ elif cmd == "keepalive":
     ask("second", [G % b"allowed.test", G % b"other.test"])
     ask("body", [b"POST / HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: %d\r\n\r\n%s"
                  % (len(smuggled), smuggled), G % b"allowed.test"])
+    ask("binary", [b"POST / HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 4\r\n\r\n\0\n\r\0",
+                   G % b"allowed.test"])
     ask("chunked", [b"POST / HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked\r\n\r\n"
                     b"%x\r\n%s\r\n0\r\n\r\n" % (len(smuggled), smuggled), G % b"allowed.test"])
     ask("clte", [b"POST / HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 4\r\n"
@@ -332,6 +334,8 @@ expect_grep '^second 1: (403 bpfbox: egress to other.test port 8080 denied|close
 	"egress-attacks: a second request for another host on the same connection is refused"
 expect_grep '^body 1: 200 hello from allowed.test' "$TMPD/ka.out" \
 	"egress-attacks: a request in a Content-Length body is body, and the next request is served"
+expect_grep '^binary 1: 200 hello from allowed.test' "$TMPD/ka.out" \
+	"egress-attacks: a body with NUL and bare LF bytes is body, and the next request is served"
 expect_grep '^chunked 1: 200 hello from allowed.test' "$TMPD/ka.out" \
 	"egress-attacks: a chunked body is framed, and the next request is served"
 for c in clte twohosts target barelf; do

@@ -217,6 +217,13 @@ int eg_http_advance(struct http_frame *f, struct http_head *h, size_t *head_len,
 		switch (f->st) {
 		case ST_HEAD:
 			end = memmem(f->buf + f->ok, avail, "\r\n\r\n", 4);
+			/* Up to the head's end only: a body may hold any byte. */
+			n = end ? (size_t)(end - f->buf) : f->len;
+			*why = "a bare CR, LF or NUL in the request head";
+			for (size_t i = f->ok; i < n; i++)
+				if (!f->buf[i] ||
+				    (f->buf[i] == '\n' && (i == f->ok || f->buf[i - 1] != '\r')))
+					return HTTP_BAD;
 			*why = "a request head too long";
 			if (!end)
 				return avail >= sizeof(f->buf) - 1 ? HTTP_BAD : HTTP_MORE;
