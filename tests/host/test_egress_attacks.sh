@@ -400,4 +400,9 @@ else
 fi
 expect_grep "^idle: (got b''|error 104)\$" "$TMPD/idle.out" "egress-attacks: an idle connection is closed by the proxy"
 
+# Every record, the new reasons and escaped names among them, validates.
+VALIDATE="$ROOT/tools/validate-events.js"
+node "$VALIDATE" /dev/null >/dev/null 2>&1 || "$ROOT/tools/npm-deps.sh" >/dev/null 2>&1
+expect_schema "egress-attacks: every record validates against the schema" "$N1" "$O" "$K2" "$L3" "$I3"
+
 finish
