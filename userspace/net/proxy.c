@@ -199,17 +199,19 @@ static int sniff_name(struct conn *c, uint8_t *buf, char *name, size_t size, boo
 
 /*
  * A tool silent for FIRST_DATA_MS: whether it speaks before the server
- * does (true), so that its first bytes are judged after all: a tool that
+ * does (1) or not (0), so that its first bytes are judged after all: a tool that
  * waited must not pass a ClientHello or a request unread.
  */
-static bool tool_speaks_first(struct conn *c)
+static int tool_speaks_first(struct conn *c)
 {
 	struct pollfd p[3] = {{.fd = c->fd, .events = POLLIN},
 			      {.fd = c->up, .events = POLLIN},
 			      {.fd = c->e->stop_pipe[0], .events = POLLIN}};
 
-	return poll(p, 3, c->e->idle_ms) > 0 && !p[1].revents && !p[2].revents &&
-	       (p[0].revents & POLLIN);
+	/* Both silent for the idle timeout, or the proxy stops: it ends (-1). */
+	if (poll(p, 3, c->e->idle_ms) <= 0 || p[2].revents)
+		return -1;
+	return !p[1].revents && (p[0].revents & POLLIN);
 }
 
 /*
@@ -325,7 +327,7 @@ static void serve_transparent(struct conn *c)
 	uint16_t port = c->o.port;
 	bool http = false;
 	ssize_t seen;
-	int how;
+	int how, first;
 
 	if (!buf)
 		return;
@@ -340,7 +342,11 @@ static void serve_transparent(struct conn *c)
 		eg_reset(c->fd);
 		return;
 	}
-	if (!seen && tool_speaks_first(c)) {
+	if (!seen && (first = tool_speaks_first(c)) < 0) {
+		eg_emit(e, &c->o, true, BPFBOX_NET_TCP, how, name, c->o.addr, port, rule, "", 0, 0);
+		return;
+	}
+	if (!seen && first) {
 		how = sniff_name(c, buf, name, sizeof(name), &http, &seen);
 		if (seen < 0 ||
 		    ((how != HOW_ADDR || http) &&
