@@ -341,7 +341,7 @@ expect_grep '^chunked 1: 200 hello from allowed.test' "$TMPD/ka.out" \
 for c in clte twohosts target barelf; do
 	i=0
 	[ $c = target ] || [ $c = barelf ] && i=1
-	expect_grep "^$c $i: (403 |closed|error)" "$TMPD/ka.out" \
+	expect_grep "^$c $i: (400 |403 |closed|error)" "$TMPD/ka.out" \
 		"egress-attacks: a request that cannot be framed beyond doubt ends the connection ($c)"
 done
 for c in trace crlf late; do

@@ -168,6 +168,8 @@ typedef bool (*http_judge_fn)(struct conn *c, const struct http_head *h, void *a
 bool eg_http_method(const uint8_t *p, size_t len);
 /* The Host header's name (no port) of a request head; 1, 0 none, -1 incomplete. */
 int eg_http_host(const uint8_t *p, size_t len, char *out, size_t size);
+/* The tool's answer to a refused request: 403 naming the rule to add, or
+ * 400 (name NULL) for one that cannot be framed. */
 void eg_send_403(int fd, const char *name, uint16_t port, const char *why);
 int eg_http_head(const uint8_t *p, size_t len, struct http_head *h, const char **why);
 int eg_http_advance(struct http_frame *f, struct http_head *h, size_t *head_len, const char **why);

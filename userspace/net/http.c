@@ -52,19 +52,23 @@ int eg_http_host(const uint8_t *p, size_t len, char *out, size_t size)
 	return 0;
 }
 
+/* name NULL: a request no rule could allow (not framable), a 400. */
 void eg_send_403(int fd, const char *name, uint16_t port, const char *why)
 {
 	char body[512], head[256];
 	int bl, hl;
 
-	bl = snprintf(body, sizeof(body),
-		      "bpfbox: egress to %s port %u denied (%s). To allow it, add "
-		      "--net-allow %s:%u to the session.\n",
-		      name, port, why, name, port);
+	if (name)
+		bl = snprintf(body, sizeof(body),
+			      "bpfbox: egress to %s port %u denied (%s). To allow it, add "
+			      "--net-allow %s:%u to the session.\n",
+			      name, port, why, name, port);
+	else
+		bl = snprintf(body, sizeof(body), "bpfbox: request refused (%s).\n", why);
 	hl = snprintf(head, sizeof(head),
-		      "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
+		      "HTTP/1.1 %s\r\nContent-Type: text/plain\r\n"
 		      "Content-Length: %d\r\nConnection: close\r\n\r\n",
-		      bl);
+		      name ? "403 Forbidden" : "400 Bad Request", bl);
 	(void)!write(fd, head, hl);
 	(void)!write(fd, body, bl);
 }

@@ -314,7 +314,11 @@ static int relay_http(struct conn *c, http_judge_fn judge, struct req_judge *j,
 			c->o.kind == BPFBOX_ORIG_EXPLICIT ? HOW_CONNECT : HOW_HOST, j->first,
 			c->o.addr, j->port, "", why, 0, 0);
 	if ((r == -EPROTO || r == -EACCES) && !j->quiet)
-		eg_send_403(c->fd, j->refused[0] ? j->refused : j->first, j->port, why);
+		eg_send_403(c->fd,
+			    r == -EPROTO    ? NULL
+			    : j->refused[0] ? j->refused
+					    : j->first,
+			    j->port, why);
 	return r;
 }
 
