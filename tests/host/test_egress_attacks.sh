@@ -364,6 +364,46 @@ fi
 check_events "$K2" "any(e['type'] == 'net.deny' and e['protocol'] == 'tcp' and e['name_from'] == 'host' and e['name'] == 'other.test' and e['port'] == 8080 and e['rule'] is None for e in net) and any(e['type'] == 'net.deny' and e.get('reason', '').startswith('not framable') for e in net) and any(e['type'] == 'net.deny' and e['reason'].startswith('a TLS ClientHello not read whole') for e in net)" \
 	"egress-attacks: the refused request and the unframable ones are net.deny records"
 
+# The same through a daemon: its resolvers serve only their own session.
+DA="$TMPD/daemon.jsonl"
+if start_daemon "$DA" --group nogroup; then
+	rm -f "$WS/held" "$WS/go"
+	"$BPFBOX" run --daemon-socket "$SOCK" -w "$WS" --net-resolver $SRV --timeout 60 \
+		--net-allow allowed.test:8080 --net-allow '*.wild.test:8080' -- "$PY" tool.py hold \
+		>"$TMPD/dhold.out" 2>"$TMPD/dhold.err" &
+	RUNPID=$!
+	wait_file "$WS/held" 20
+	for PORT in $(resolver_port $DPID); do
+		setpriv --reuid 65534 --regid 65534 --clear-groups "$PY" - $PORT <<'PY' >>"$TMPD/doutsider.out" 2>&1
+import socket, struct, sys
+q = struct.pack(">HHHHHH", 0x4444, 0x0100, 1, 0, 0, 0)
+for l in (b"doutside", b"wild", b"test"):
+    q += bytes([len(l)]) + l
+q += b"\0" + struct.pack(">HH", 1, 1)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.settimeout(3)
+u.sendto(q, ("127.0.0.1", int(sys.argv[1])))
+try:
+    a = u.recv(1500)
+    print("answer rcode %d" % (a[3] & 15))
+except OSError:
+    print("no answer")
+PY
+	done
+	touch "$WS/go"
+	wait $RUNPID
+	expect_grep "^inside: rcode 0 $SRV\$" "$TMPD/dhold.out" \
+		"egress-attacks: control: the daemon's resolver answers its session"
+	if grep -q '^no answer$' "$TMPD/doutsider.out" && ! grep -q '^answer' "$TMPD/doutsider.out" &&
+		! grep -q "b'doutside'" "$DNSLOG"; then
+		ok "egress-attacks: the daemon's resolver drops a query from outside its session"
+	else
+		fail "egress-attacks: daemon: outsider got $(oneline "$TMPD/doutsider.out"); upstream: $(oneline "$DNSLOG")"
+	fi
+else
+	fail "egress-attacks: the daemon did not get ready: $(oneline "$DERR")"
+fi
+
 # 3. Connections are threads of bpfbox run (or the daemon), outside the
 # session's limits: before, 100 idle connections made 100 threads, held
 # forever. Now at most 64 (MAX_CONNS) are open; the others are reset and
