@@ -184,6 +184,7 @@ elif cmd == "keepalive":
                  b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled])
     ask("twohosts", [b"GET / HTTP/1.1\r\nHost: allowed.test\r\nHost: other.test\r\n\r\n"])
     ask("target", [G % b"allowed.test", b"GET http://other.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n"])
+    ask("target2", [b"GET https://other.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n"])
     ask("barelf", [G % b"allowed.test", b"GET / HTTP/1.1\nHost: other.test\n\n"])
     # What the first request's judgment used to let pass unread: a method
     # not in a list, an empty line first, a tool silent for over a second
@@ -338,7 +339,7 @@ expect_grep '^binary 1: 200 hello from allowed.test' "$TMPD/ka.out" \
 	"egress-attacks: a body with NUL and bare LF bytes is body, and the next request is served"
 expect_grep '^chunked 1: 200 hello from allowed.test' "$TMPD/ka.out" \
 	"egress-attacks: a chunked body is framed, and the next request is served"
-for c in clte twohosts target barelf; do
+for c in clte twohosts target target2 barelf; do
 	i=0
 	[ $c = target ] || [ $c = barelf ] && i=1
 	expect_grep "^$c $i: (400 |403 |closed|error)" "$TMPD/ka.out" \

@@ -64,6 +64,10 @@ static void keepalive(void **state)
 	FRAMES("POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 3\r\n\r\n\0\n\r" GET("a.test"),
 	       "a.test a.test |MORE");
 	FRAMES("GET http://a.test:81/x HTTP/1.1\r\n\r\n", "a.test |MORE");
+	/* Any scheme, or the authority alone: the host a server would prefer. */
+	FRAMES("GET https://B.test/x HTTP/1.1\r\n\r\n", "b.test |MORE");
+	FRAMES("GET c.test:80 HTTP/1.1\r\n\r\n", "c.test |MORE");
+	FRAMES("OPTIONS * HTTP/1.1\r\nHost: a.test\r\n\r\n", "a.test |MORE");
 	FRAMES("GET / HTTP/1.1\r\nHost: a.te", "|MORE");
 }
 

@@ -163,13 +163,25 @@ int eg_http_head(const uint8_t *p, size_t len, struct http_head *h, const char *
 	    memchr(sp2 + 1, ' ', l - sp2 - 1))
 		return -1;
 	h->connect = sp1 - s == 7 && !strncmp(s, "CONNECT", 7);
-	if (sp2 - sp1 > 8 && !strncasecmp(sp1 + 1, "http://", 7)) {
-		const char *a = sp1 + 8, *slash = memchr(a, '/', sp2 - a), *colon;
-		size_t n = (slash ? slash : sp2) - a;
+	/*
+	 * Any target but "/..." and "*" names a host, which a server prefers
+	 * to Host: "scheme://host[:port]/..." (http, https, any) or "host:port".
+	 */
+	if (sp1[1] != '/' && sp1[1] != '*') {
+		const char *a = sp1 + 1, *slash, *colon, *sch = memmem(a, sp2 - a, "://", 3);
+		size_t n;
 
+		if (sch)
+			a = sch + 3;
+		slash = memchr(a, '/', sp2 - a);
+		n = (slash ? slash : sp2) - a;
 		host_name(a, n, h->target, sizeof(h->target));
 		colon = memrchr(a, ':', n);
-		h->target_port = colon && !memchr(colon, ']', a + n - colon) ? atoi(colon + 1) : 80;
+		h->target_port = 80;
+		if (colon && !memchr(colon, ']', a + n - colon))
+			h->target_port = atoi(colon + 1);
+		else if (sch && sch - sp1 == 6 && !strncasecmp(sp1 + 1, "https", 5))
+			h->target_port = 443;
 	}
 	for (l += 2; l < end;) {
 		const char *e = memchr(l, '\r', end - l + 1);

@@ -261,6 +261,7 @@ struct req_judge {
 	char refused[BPFBOX_NET_NAME_LEN]; /* the one refused */
 	uint16_t port;
 	bool quiet; /* HTTP_PROXY: another host; closed for the tool to reconnect */
+	bool bad;   /* refused for its form, not its name: a 400 */
 };
 
 static bool judge_request(struct conn *c, const struct http_head *h, void *arg, char *why,
@@ -273,9 +274,10 @@ static bool judge_request(struct conn *c, const struct http_head *h, void *arg, 
 		 h->host[0]	? h->host
 		 : h->target[0] ? h->target
 				: j->first);
+	j->bad = h->connect || (h->target[0] && strcmp(h->target, name));
 	if (h->connect)
 		snprintf(why, size, "CONNECT sent to a server, not to the proxy");
-	else if (h->target[0] && strcmp(h->target, name))
+	else if (j->bad)
 		snprintf(why, size, "the request target and Host name two hosts");
 	else if (streq(name, j->first) || streq(name, j->last))
 		return true;
@@ -315,9 +317,9 @@ static int relay_http(struct conn *c, http_judge_fn judge, struct req_judge *j,
 			c->o.addr, j->port, "", why, 0, 0);
 	if ((r == -EPROTO || r == -EACCES) && !j->quiet)
 		eg_send_403(c->fd,
-			    r == -EPROTO    ? NULL
-			    : j->refused[0] ? j->refused
-					    : j->first,
+			    r == -EPROTO || j->bad ? NULL
+			    : j->refused[0]	   ? j->refused
+						   : j->first,
 			    j->port, why);
 	return r;
 }
@@ -325,7 +327,8 @@ static int relay_http(struct conn *c, http_judge_fn judge, struct req_judge *j,
 static void serve_transparent(struct conn *c)
 {
 	struct egress *e = c->e;
-	char name[BPFBOX_NET_NAME_LEN] = "", rule[BPFBOX_NET_RULE_LEN], why[BPFBOX_NET_RULE_LEN];
+	char name[BPFBOX_NET_NAME_LEN] = "", rule[BPFBOX_NET_RULE_LEN] = "";
+	char why[BPFBOX_NET_RULE_LEN];
 	_cleanup_free_ uint8_t *buf = malloc(PEEK_MAX);
 	uint64_t out = 0, in = 0;
 	uint16_t port = c->o.port;
