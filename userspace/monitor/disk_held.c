@@ -81,11 +81,37 @@ static void held_stat(struct disk_monitor *m, const struct stat *st)
 		m->held_new += disk_blocks_of(st);
 }
 
-/* The process could not be read: what it holds cannot be counted. */
-static void held_unreadable(struct disk_monitor *m, const char *what, int err)
+/*
+ * A process unreadable for this long is one the session keeps so: blind.
+ * Meanwhile what it holds is not counted; the kill of a blind session
+ * frees it (docs/limits.md).
+ */
+#define UNREAD_GRACE_NS (2000ULL * 1000000ULL)
+
+static void held_unreadable(struct disk_monitor *m, pid_t pid, const char *what, int err)
 {
+	uint64_t since = now_ns();
+
 	if (err == ENOENT || err == ESRCH)
 		return; /* gone meanwhile: it holds nothing any more */
+	/*
+	 * A process unreadable once may be between a vfork and its exec (the
+	 * init's child shares the init's memory, not dumpable, until its exec
+	 * is done): looked at again soon, blind only if it still is after a
+	 * grace that no exec takes. More of them at once than kept: blind.
+	 */
+	for (size_t i = 0; i < m->nunread_prev; i++)
+		if (m->unread_prev[i].pid == pid)
+			since = m->unread_prev[i].since;
+	for (size_t i = 0; i < m->nunread_now; i++)
+		if (m->unread_now[i].pid == pid)
+			return;
+	if (now_ns() - since < UNREAD_GRACE_NS && m->nunread_now < ARRAY_SIZE(m->unread_now)) {
+		m->unread_now[m->nunread_now].pid = pid;
+		m->unread_now[m->nunread_now++].since = since;
+		m->held_wanted = true;
+		return;
+	}
 	if (!m->held_warned)
 		log_warn_always("disk monitor: cannot read %s (%s); the files the session holds "
 				"unlinked cannot be counted, so its disk limit cannot hold",
@@ -94,14 +120,14 @@ static void held_unreadable(struct disk_monitor *m, const char *what, int err)
 }
 
 /* Every fd of one table (/proc/PID/fd or /proc/PID/task/TID/fd). */
-static void held_fds(struct disk_monitor *m, const char *path)
+static void held_fds(struct disk_monitor *m, pid_t pid, const char *path)
 {
 	struct dirent *de;
 	DIR *d;
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0) {
-		held_unreadable(m, path, errno);
+		held_unreadable(m, pid, path, errno);
 		return;
 	}
 	d = fdopendir(fd);
@@ -141,7 +167,7 @@ static void held_threads(struct disk_monitor *m, pid_t pid)
 		if (tid <= 0 || tid == pid || syscall(SYS_kcmp, pid, tid, KCMP_FILES, 0, 0) == 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/fd", pid, tid);
-		held_fds(m, path);
+		held_fds(m, pid, path);
 	}
 	closedir(d);
 }
@@ -182,7 +208,7 @@ static void held_maps(struct disk_monitor *m, pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "re");
 	if (!f) {
-		held_unreadable(m, path, errno);
+		held_unreadable(m, pid, path, errno);
 		return;
 	}
 	/* One read for the whole file: each read of maps walks the mappings again. */
@@ -302,13 +328,16 @@ void disk_held_scan(struct disk_monitor *m, const char *cg, pid_t root)
 	/* The fds first: a file also mapped is then counted by its size, not its span. */
 	for (size_t i = 0; i < m->npids; i++) {
 		snprintf(path, sizeof(path), "/proc/%d/fd", m->pids[i]);
-		held_fds(m, path);
+		held_fds(m, m->pids[i], path);
 		held_threads(m, m->pids[i]);
 	}
 	for (size_t i = 0; i < m->npids; i++)
 		held_maps(m, m->pids[i]);
 	m->held = (int64_t)m->held_new;
 	m->held_scans++;
+	memcpy(m->unread_prev, m->unread_now, sizeof(m->unread_prev));
+	m->nunread_prev = m->nunread_now;
+	m->nunread_now = 0;
 }
 
 /* The file systems of the roots: a file held there with no name counts. */
