@@ -19,6 +19,7 @@
 
 #include "session_internal.h"
 #include "landlock.h"
+#include "cred_scan.h"
 #include "../policy/policy.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
@@ -224,7 +225,7 @@ int session_home_path(const struct session *s, struct strv *ro, char *path_env, 
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	if (home)
-		r = landlock_credential_paths(p, home, &cred);
+		r = cred_top_paths(p, home, &cred);
 	path_env[0] = '\0';
 	for (const char *e = path; !r && *e;) {
 		size_t n = strcspn(e, ":");
@@ -238,7 +239,7 @@ int session_home_path(const struct session *s, struct strv *ro, char *path_env, 
 		if (home && entry[0] == '/' && realpath(entry, real) && below(real, home) &&
 		    !below(real, p->workspace)) {
 			/* The home itself on PATH would grant all of it: not that. */
-			if (streq(real, home))
+			if (streq(real, home) || cred_path_denied(p, real))
 				keep = false;
 			for (size_t i = 0; i < cred.n; i++)
 				if (below(real, cred.v[i]))
@@ -272,7 +273,7 @@ static int other_homes_credentials(const struct bpfbox_policy *p, struct strv *c
 {
 	DIR *d = opendir("/home");
 	struct dirent *e;
-	int r = landlock_credential_paths(p, "/root", cred);
+	int r = cred_top_paths(p, "/root", cred);
 
 	while (!r && d && (e = readdir(d))) {
 		char dir[PATH_MAX];
@@ -280,7 +281,7 @@ static int other_homes_credentials(const struct bpfbox_policy *p, struct strv *c
 		if (e->d_name[0] == '.' ||
 		    snprintf(dir, sizeof(dir), "/home/%s", e->d_name) >= (int)sizeof(dir))
 			continue;
-		r = landlock_credential_paths(p, dir, cred);
+		r = cred_top_paths(p, dir, cred);
 	}
 	if (d)
 		closedir(d);
@@ -304,20 +305,24 @@ int session_view_policy(const struct session *s, const struct strv *path_ro,
 	if (!r && p->read_host && home && !strv_contains(&view->ro_paths, home))
 		r = strv_push(&view->ro_paths, home);
 	/*
-	 * The credential entries at the top of the granted trees, masked by the
-	 * view as the absolute deny paths are (a grant of a tree under the
-	 * session's /tmp is wider in Landlock than the tree).
+	 * The credential entries of the granted trees, masked by the view as
+	 * the absolute deny paths are (a grant of a tree under the session's
+	 * /tmp is wider in Landlock than the tree): those the plan's scan found
+	 * in the workspace and the --ro/--rw grants (session.c), the top of the
+	 * others (the caller's home, the PATH trees, the private home).
 	 */
+	for (size_t i = 0; !r && s->cred_masks && i < s->cred_masks->n; i++)
+		r = strv_push(&cred, s->cred_masks->v[i]);
 	if (!r)
-		r = landlock_credential_paths(p, home, &cred);
-	if (!r)
-		r = landlock_credential_paths(p, p->workspace, &cred);
+		r = cred_top_paths(p, home, &cred);
 	if (!r && p->read_host)
 		r = other_homes_credentials(p, &cred);
 	for (size_t i = 0; !r && i < view->ro_paths.n; i++)
-		r = landlock_credential_paths(p, view->ro_paths.v[i], &cred);
+		if (!strv_contains(&p->ro_paths, view->ro_paths.v[i]))
+			r = cred_top_paths(p, view->ro_paths.v[i], &cred);
 	for (size_t i = 0; !r && i < view->rw_paths.n; i++)
-		r = landlock_credential_paths(p, view->rw_paths.v[i], &cred);
+		if (!strv_contains(&p->rw_paths, view->rw_paths.v[i]))
+			r = cred_top_paths(p, view->rw_paths.v[i], &cred);
 	for (size_t i = 0; !r && i < cred.n; i++)
 		if (!strv_contains(&view->deny_paths, cred.v[i]))
 			r = strv_push(&view->deny_paths, cred.v[i]);

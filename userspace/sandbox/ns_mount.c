@@ -321,15 +321,22 @@ static int hide(const struct view *v, const char *dir)
 	return mount("/dev/.bpfbox-empty", dir, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
 }
 
-/* Absolute deny paths: an empty mode-0 file or directory bound over each. */
+/*
+ * Absolute deny paths and the credential entries found in the grants
+ * (session_view_policy): an empty mode-0 file or directory bound over
+ * each, after the grants are put back, so each is on top at its path.
+ * The session cannot unmount one (seccomp), nor rename or unlink it
+ * (EBUSY: a mount point), nor link it elsewhere (EXDEV: the mask is on
+ * /dev's tmpfs).
+ */
 static int mask_deny_paths(const struct bpfbox_policy *p, const char **step)
 {
 	for (size_t i = 0; i < p->deny_paths.n; i++) {
 		const char *path = p->deny_paths.v[i];
 		struct stat st;
 
-		if (path[0] != '/' || strchr(path, '*') || lstat(path, &st) < 0 ||
-		    S_ISLNK(st.st_mode))
+		/* Patterns ("**" "/.env") are not paths; a found name may hold a '*'. */
+		if (path[0] != '/' || lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
 			continue;
 		*step = path;
 		if (mount(S_ISDIR(st.st_mode) ? "/dev/.bpfbox-mask-d" : "/dev/.bpfbox-mask-f", path,

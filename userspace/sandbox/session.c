@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -18,6 +19,7 @@
 #include "../lib/cgroup.h"
 #include "session_internal.h"
 #include "landlock.h"
+#include "cred_scan.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../lib/log.h"
@@ -76,6 +78,46 @@ size_t session_writable_dirs(const struct session *s, bool for_unix, const char 
 	return n;
 }
 
+/*
+ * With a mount namespace, the credential entries of the workspace and the
+ * --ro/--rw grants, found by name within the scan's bounds, are masked by
+ * the view (session_view_policy); what the bounds left unchecked, and the
+ * other names (hard links) of a match, go to s->cred_unchecked.
+ */
+static int plan_masks(struct session *s)
+{
+	const struct bpfbox_policy *p = s->policy;
+	struct cred_scan sc;
+	int r;
+
+	if (!s->layers.ns.clone_flags || p->mode == MODE_FULL_ACCESS)
+		return 0;
+	s->cred_masks = calloc(1, sizeof(*s->cred_masks));
+	if (!s->cred_masks)
+		return -ENOMEM;
+	cred_scan_init(&sc);
+	r = cred_scan_tree(p, p->workspace, &sc, s->cred_masks);
+	for (size_t i = 0; !r && i < p->ro_paths.n; i++)
+		r = cred_scan_tree(p, p->ro_paths.v[i], &sc, s->cred_masks);
+	for (size_t i = 0; !r && i < p->rw_paths.n; i++)
+		r = cred_scan_tree(p, p->rw_paths.v[i], &sc, s->cred_masks);
+	if (r < 0) {
+		strv_clear(s->cred_masks);
+		free(s->cred_masks);
+		s->cred_masks = NULL;
+		return r;
+	}
+	if (sc.unchecked[0])
+		snprintf(s->cred_unchecked, sizeof(s->cred_unchecked), "%s", sc.unchecked);
+	if (sc.links[0]) {
+		size_t len = strlen(s->cred_unchecked);
+
+		snprintf(s->cred_unchecked + len, sizeof(s->cred_unchecked) - len,
+			 "%sother hard links of %s", len ? "; " : "", sc.links);
+	}
+	return r;
+}
+
 int session_plan(struct session *s, const struct bpfbox_policy *p)
 {
 	struct session_layers *l = &s->layers;
@@ -123,6 +165,8 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 		add_not_enforced(l, what);
 	}
 
+	if ((abi = plan_masks(s)) < 0)
+		return log_error_errno(abi, "cannot list the credential entries of the workspace");
 	name_private_tmp(s);
 	/* Embedded mode without BPF asks for what Landlock and seccomp give. */
 	l->requested = LEVEL_STANDARD;
@@ -162,4 +206,8 @@ int session_prepare_cgroup(struct session *s)
 void session_cleanup(struct session *s)
 {
 	limits_destroy(&s->lim);
+	if (s->cred_masks)
+		strv_clear(s->cred_masks);
+	free(s->cred_masks);
+	s->cred_masks = NULL;
 }

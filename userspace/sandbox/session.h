@@ -137,6 +137,8 @@ struct session {
 	bool child_placed;	   /* cloned into the v2 cgroup of lim.cg_fd (CLONE_INTO_CGROUP) */
 	const struct strv *labels; /* --label KEY=VALUE, NULL: none */
 	char home[4096];	   /* the private HOME, "" when none */
+	struct strv *cred_masks;   /* the credential entries the view masks (cred_scan.c) */
+	char cred_unchecked[512];  /* what the scan's bounds left unchecked, or hard links */
 	struct denials denials;	   /* for the end-of-run summary (lib/denial.h) */
 };
 

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The credential entries of the granted trees (docs/SECURITY.md,
+ * "Credential entries without BPF LSM"): the policy's "**" "/" patterns
+ * (one component, "*.pem" and ".env.*" forms, or two: ".kube/config")
+ * matched against the absolute path of each entry, so a grant that starts
+ * inside a pattern (--ro ~/.kube, ~/.config) still finds it. A match is
+ * not walked into: it is masked whole.
+ */
+#ifndef BPFBOX_CRED_SCAN_H
+#define BPFBOX_CRED_SCAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct bpfbox_policy;
+struct strv;
+
+/* The bounds of the start scan of the workspace and the --ro/--rw grants. */
+#define CRED_SCAN_MAX_ENTRIES 200000
+#define CRED_SCAN_MAX_DEPTH   32
+#define CRED_SCAN_MAX_MS      1000
+
+struct cred_scan {
+	uint64_t entries;     /* looked at, over every tree of the scan */
+	uint64_t max_entries; /* the bounds (CRED_SCAN_MAX_* unless a test sets them) */
+	unsigned int max_depth;
+	uint64_t max_ms, deadline_ns;
+	unsigned int said;   /* the bounds already named in unchecked */
+	char unchecked[320]; /* what a bound left unchecked, "" when nothing */
+	char links[256];     /* matches with other hard links, "" when none */
+};
+
+void cred_scan_init(struct cred_scan *sc);
+
+/*
+ * Every entry of the tree at root (absolute) whose path matches a pattern,
+ * root itself when it or an ancestor does; within sc's bounds, what they
+ * left out said in sc->unchecked. Pushed to out; 0 or -ENOMEM.
+ */
+int cred_scan_tree(const struct bpfbox_policy *p, const char *root, struct cred_scan *sc,
+		   struct strv *out);
+
+/*
+ * The same without the walk: root itself, its entries, and only the
+ * directories on the way to a two-component match (root ~ or ~/.kube for
+ * ".kube/config"): a readdir per such directory, whatever the tree's size.
+ * NULL root: nothing. 0 or -ENOMEM.
+ */
+int cred_top_paths(const struct bpfbox_policy *p, const char *root, struct strv *out);
+
+/* Whether path (absolute) or an ancestor matches a pattern. */
+bool cred_path_denied(const struct bpfbox_policy *p, const char *path);
+
+#endif
