@@ -18,10 +18,16 @@
 #include "../policy/policy.h"
 #include "../lib/util.h"
 
-/* One "**" "/" pattern: its one or two components. */
+#define STR_(x) #x
+#define STR(x)	STR_(x)
+
+enum comp_kind { COMP_NAME, COMP_SUFFIX, COMP_PREFIX, COMP_GLOB };
+
+/* One "**" "/" pattern: its one or two components, each of a kind. */
 struct pat {
 	const char *c[2];
 	size_t n[2];
+	enum comp_kind k[2];
 	int m;
 };
 
@@ -41,6 +47,25 @@ void cred_scan_init(struct cred_scan *sc)
 		.max_ms = CRED_SCAN_MAX_MS,
 		.deadline_ns = now_ns() + CRED_SCAN_MAX_MS * 1000000ULL,
 	};
+}
+
+/* "*.pem" a suffix, ".env.*" a prefix, a plain name; anything else fnmatch's. */
+static enum comp_kind kind_of(const char *c, size_t n)
+{
+	size_t stars = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (c[i] == '?' || c[i] == '[' || c[i] == '\\')
+			return COMP_GLOB;
+		stars += c[i] == '*';
+	}
+	if (!stars)
+		return COMP_NAME;
+	if (stars == 1 && n > 1 && c[0] == '*')
+		return COMP_SUFFIX;
+	if (stars == 1 && n > 1 && c[n - 1] == '*')
+		return COMP_PREFIX;
+	return COMP_GLOB;
 }
 
 static int compile(const struct bpfbox_policy *p, struct walk *w)
@@ -64,24 +89,30 @@ static int compile(const struct bpfbox_policy *p, struct walk *w)
 			pt->n[1] = strlen(slash + 1);
 			pt->m = 2;
 		}
+		for (int j = 0; j < pt->m; j++)
+			pt->k[j] = kind_of(pt->c[j], pt->n[j]);
 		w->npats++;
 	}
 	return 0;
 }
 
-/* One component against one of a pattern: a name, "*SUFFIX", "PREFIX*" (validate.c). */
-static bool comp_match(const char *s, size_t n, const char *pc, size_t pn)
+/* One component against one of a pattern (validate.c has the forms). */
+static bool comp_match(const char *s, size_t n, const struct pat *pt, int j)
 {
+	const char *pc = pt->c[j];
+	size_t pn = pt->n[j];
 	char name[NAME_MAX + 1], pat[NAME_MAX + 1];
 
-	if (!memchr(pc, '*', pn) && !memchr(pc, '?', pn) && !memchr(pc, '[', pn))
+	switch (pt->k[j]) {
+	case COMP_NAME:
 		return n == pn && !memcmp(s, pc, n);
-	if (pn > 1 && pc[0] == '*' && !memchr(pc + 1, '*', pn - 1) && !memchr(pc, '?', pn) &&
-	    !memchr(pc, '[', pn))
+	case COMP_SUFFIX:
 		return n >= pn - 1 && !memcmp(s + n - (pn - 1), pc + 1, pn - 1);
-	if (pn > 1 && pc[pn - 1] == '*' && !memchr(pc, '?', pn) && !memchr(pc, '[', pn) &&
-	    !memchr(pc, '*', pn - 1))
+	case COMP_PREFIX:
 		return n >= pn - 1 && !memcmp(s, pc, pn - 1);
+	default:
+		break;
+	}
 	if (n > NAME_MAX || pn > NAME_MAX)
 		return false;
 	memcpy(name, s, n);
@@ -108,7 +139,7 @@ static bool tail_match(const char *path, size_t len, const struct pat *pt, int k
 	for (int i = k - 1; i >= 0; i--) {
 		size_t s = comp_start(path, len);
 
-		if (s == len || !comp_match(path + s, len - s, pt->c[i], pt->n[i]))
+		if (s == len || !comp_match(path + s, len - s, pt, i))
 			return false;
 		if (s == 0)
 			return i == 0;
@@ -119,9 +150,16 @@ static bool tail_match(const char *path, size_t len, const struct pat *pt, int k
 
 static bool full_match(const struct walk *w, size_t len)
 {
-	for (size_t i = 0; i < w->npats; i++)
-		if (tail_match(w->path, len, &w->pats[i], w->pats[i].m))
+	size_t s = comp_start(w->path, len);
+
+	for (size_t i = 0; i < w->npats; i++) {
+		const struct pat *pt = &w->pats[i];
+
+		/* The last component first: most entries end here. */
+		if (s < len && comp_match(w->path + s, len - s, pt, pt->m - 1) &&
+		    tail_match(w->path, len, pt, pt->m))
 			return true;
+	}
 	return false;
 }
 
@@ -177,19 +215,94 @@ static bool over_budget(struct walk *w)
 	return false;
 }
 
+static struct cred_linked *linked_of(struct cred_scan *sc, const struct stat *st)
+{
+	for (size_t i = 0; i < sc->nlinked; i++)
+		if (sc->linked[i].dev == st->st_dev && sc->linked[i].ino == st->st_ino)
+			return &sc->linked[i];
+	return NULL;
+}
+
+static int push(struct walk *w)
+{
+	if (strv_contains(w->out, w->path))
+		return 0;
+	if (w->sc && w->out->n >= CRED_SCAN_MAX_MASKS) {
+		note(w->sc, 16, "past " STR(CRED_SCAN_MAX_MASKS) " masks, from ", w->path);
+		return 0;
+	}
+	return strv_push(w->out, w->path);
+}
+
+/* A match: pushed; one with other names recorded for the second walk. */
 static int found(struct walk *w, int dfd, const char *name)
 {
+	struct cred_scan *sc = w->sc;
+	struct cred_linked *l;
+	size_t n = w->out->n;
+	struct stat st;
+	int r = push(w);
+
+	if (r || w->out->n == n || !sc || sc->linking ||
+	    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode) ||
+	    st.st_nlink < 2)
+		return r;
+	if ((l = linked_of(sc, &st))) {
+		l->seen++;
+		return 0;
+	}
+	if (sc->nlinked == CRED_SCAN_MAX_LINKED) {
+		note(sc, 32,
+		     "other hard links of more than " STR(CRED_SCAN_MAX_LINKED) " files, from ",
+		     w->path);
+		return 0;
+	}
+	sc->linked[sc->nlinked++] = (struct cred_linked){
+		.dev = st.st_dev,
+		.ino = st.st_ino,
+		.nlink = st.st_nlink,
+		.seen = 1,
+		.at = w->out->n - 1,
+	};
+	return 0;
+}
+
+/* The second walk: a file that is another name of a match is masked too. */
+static int relinked(struct walk *w, int dfd, const char *name, unsigned char type)
+{
+	struct cred_linked *l;
 	struct stat st;
 
-	/* Other names of the same file are not found by name: said (docs/SECURITY.md). */
-	if (w->sc && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
-	    st.st_nlink > 1) {
-		size_t len = strlen(w->sc->links);
+	if ((type != DT_REG && type != DT_UNKNOWN) ||
+	    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode) ||
+	    st.st_nlink < 2 || !(l = linked_of(w->sc, &st)) || strv_contains(w->out, w->path))
+		return 0;
+	l->seen++;
+	return push(w);
+}
 
-		snprintf(w->sc->links + len, sizeof(w->sc->links) - len, "%s%s (%ju links)",
-			 len ? ", " : "", w->path, (uintmax_t)st.st_nlink);
+bool cred_scan_relink(struct cred_scan *sc)
+{
+	if (!sc->nlinked)
+		return false;
+	sc->linking = true;
+	sc->entries = 0;
+	sc->deadline_ns = now_ns() + sc->max_ms * 1000000ULL;
+	return true;
+}
+
+void cred_scan_links(struct cred_scan *sc, const struct strv *out)
+{
+	for (size_t i = 0; i < sc->nlinked; i++) {
+		const struct cred_linked *l = &sc->linked[i];
+		size_t len = strlen(sc->unchecked);
+
+		if (l->seen >= l->nlink)
+			continue;
+		snprintf(sc->unchecked + len, sizeof(sc->unchecked) - len,
+			 "%s%llu other hard link(s) of %s outside the scanned trees",
+			 len ? "; " : "", (unsigned long long)(l->nlink - l->seen), out->v[l->at]);
 	}
-	return strv_contains(w->out, w->path) ? 0 : strv_push(w->out, w->path);
 }
 
 /*
@@ -224,6 +337,8 @@ static int walk_dir(struct walk *w, int dfd, size_t len, unsigned int depth)
 			r = found(w, dirfd(d), e->d_name);
 			continue;
 		}
+		if (w->sc && w->sc->linking && (r = relinked(w, dirfd(d), e->d_name, e->d_type)))
+			break;
 		if (!dir || (w->sc ? false : !partial_match(w, nlen)))
 			continue;
 		if (depth >= (w->sc ? w->sc->max_depth : 8)) {
@@ -265,7 +380,7 @@ static int walk_root(const struct bpfbox_policy *p, const char *root, struct cre
 		goto out;
 	if (ancestor_match(w, len)) {
 		/* The whole grant is a credential entry (--ro ~/.ssh): masked whole. */
-		r = strv_contains(out, w->path) ? 0 : strv_push(out, w->path);
+		r = sc && sc->linking ? 0 : push(w);
 		goto out;
 	}
 	fd = open(w->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -20,6 +20,16 @@ struct strv;
 #define CRED_SCAN_MAX_ENTRIES 200000
 #define CRED_SCAN_MAX_DEPTH   32
 #define CRED_SCAN_MAX_MS      1000
+/* Masks at most (each is a mount of the session's namespace). */
+#define CRED_SCAN_MAX_MASKS 4096
+/* Matches with other hard links whose other names are looked for. */
+#define CRED_SCAN_MAX_LINKED 32
+
+/* A match with other names (hard links), and how many of them were found. */
+struct cred_linked {
+	uint64_t dev, ino, nlink, seen;
+	size_t at; /* its path: out->v[at] */
+};
 
 struct cred_scan {
 	uint64_t entries;     /* looked at, over every tree of the scan */
@@ -28,10 +38,20 @@ struct cred_scan {
 	uint64_t max_ms, deadline_ns;
 	unsigned int said;   /* the bounds already named in unchecked */
 	char unchecked[320]; /* what a bound left unchecked, "" when nothing */
-	char links[256];     /* matches with other hard links, "" when none */
+	struct cred_linked linked[CRED_SCAN_MAX_LINKED];
+	size_t nlinked;
+	bool linking; /* the second walk: every file's inode against linked */
 };
 
 void cred_scan_init(struct cred_scan *sc);
+
+/*
+ * Whether a match has other names: then the caller walks the same trees
+ * again (sc->linking, a budget of its own) to mask them too, at a stat per
+ * file; cred_scan_links() then says in sc->unchecked which were not found.
+ */
+bool cred_scan_relink(struct cred_scan *sc);
+void cred_scan_links(struct cred_scan *sc, const struct strv *out);
 
 /*
  * Every entry of the tree at root (absolute) whose path matches a pattern,

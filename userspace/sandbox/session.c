@@ -96,25 +96,26 @@ static int plan_masks(struct session *s)
 	if (!s->cred_masks)
 		return -ENOMEM;
 	cred_scan_init(&sc);
-	r = cred_scan_tree(p, p->workspace, &sc, s->cred_masks);
-	for (size_t i = 0; !r && i < p->ro_paths.n; i++)
-		r = cred_scan_tree(p, p->ro_paths.v[i], &sc, s->cred_masks);
-	for (size_t i = 0; !r && i < p->rw_paths.n; i++)
-		r = cred_scan_tree(p, p->rw_paths.v[i], &sc, s->cred_masks);
+	/* Twice when a match has other names (hard links): those are masked too. */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass && !cred_scan_relink(&sc))
+			break;
+		r = cred_scan_tree(p, p->workspace, &sc, s->cred_masks);
+		for (size_t i = 0; !r && i < p->ro_paths.n; i++)
+			r = cred_scan_tree(p, p->ro_paths.v[i], &sc, s->cred_masks);
+		for (size_t i = 0; !r && i < p->rw_paths.n; i++)
+			r = cred_scan_tree(p, p->rw_paths.v[i], &sc, s->cred_masks);
+		if (r)
+			break;
+	}
+	cred_scan_links(&sc, s->cred_masks);
 	if (r < 0) {
 		strv_clear(s->cred_masks);
 		free(s->cred_masks);
 		s->cred_masks = NULL;
 		return r;
 	}
-	if (sc.unchecked[0])
-		snprintf(s->cred_unchecked, sizeof(s->cred_unchecked), "%s", sc.unchecked);
-	if (sc.links[0]) {
-		size_t len = strlen(s->cred_unchecked);
-
-		snprintf(s->cred_unchecked + len, sizeof(s->cred_unchecked) - len,
-			 "%sother hard links of %s", len ? "; " : "", sc.links);
-	}
+	snprintf(s->cred_unchecked, sizeof(s->cred_unchecked), "%s", sc.unchecked);
 	return r;
 }
 
