@@ -187,6 +187,18 @@ notes() {
 	rm -rf "$1/deep"
 }
 
+# inside DIR: a workspace that is itself a credential entry is refused.
+inside() {
+	mkdir -p "$1/secrets"
+	[ -n "$AS" ] && chown 65534:65534 "$1/secrets"
+	sbx -w "$1/secrets" -- sh -c 'echo RAN'
+	if [ "$rc" = 125 ] && ! has RAN "$TMPD/out" && grep -q "inside a credential path" "$TMPD/err"; then
+		ok "${PFX}a workspace inside a credential path (.../secrets) is refused, nothing ran"
+	else
+		fail "${PFX}workspace .../secrets: exit $rc: $(oneline "$TMPD/out") $(oneline "$TMPD/err")"
+	fi
+}
+
 # no_ns WS: without namespaces the workspace is granted whole, and said.
 no_ns() {
 	sbx --no-namespaces -w "$1" -- sh -c 'ls >/dev/null && touch newfile && mkdir d && echo USABLE'
@@ -211,6 +223,7 @@ suite() {
 		skip "${PFX}masks: no session namespaces here; the VM matrix runs them"
 	fi
 	no_ns "$1/ws"
+	inside "$1"
 }
 
 [ -n "$OUTSIDE" ] || skip "the cases outside /tmp: no dir of ours in /var/lib as uid $(id -u); root runs them"

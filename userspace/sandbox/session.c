@@ -90,7 +90,15 @@ static int plan_masks(struct session *s)
 	struct cred_scan sc;
 	int r;
 
-	if (!s->layers.ns.clone_flags || p->mode == MODE_FULL_ACCESS)
+	if (p->mode == MODE_FULL_ACCESS)
+		return 0;
+	/* A workspace that is itself a credential entry would be masked whole. */
+	if (p->workspace && cred_path_denied(p, p->workspace))
+		return log_error_errno(EPERM,
+				       "the workspace %s is inside a credential path (a deny "
+				       "pattern matches it); nothing ran",
+				       p->workspace);
+	if (!s->layers.ns.clone_flags)
 		return 0;
 	s->cred_masks = calloc(1, sizeof(*s->cred_masks));
 	if (!s->cred_masks)
@@ -166,8 +174,10 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 		add_not_enforced(l, what);
 	}
 
-	if ((abi = plan_masks(s)) < 0)
+	if ((abi = plan_masks(s)) == -ENOMEM)
 		return log_error_errno(abi, "cannot list the credential entries of the workspace");
+	if (abi < 0)
+		return abi;
 	name_private_tmp(s);
 	/* Embedded mode without BPF asks for what Landlock and seccomp give. */
 	l->requested = LEVEL_STANDARD;

@@ -179,8 +179,9 @@ int session_run(struct session *s, char *const argv[]);
 
 /*
  * Names in s->layers.not_enforced the rules only BPF LSM enforces when it
- * is not loaded (lsm false): credential patterns below the top of granted
- * trees, --exec-deny.
+ * is not loaded (lsm false): credential files the masks do not cover (made
+ * during the session, past the start scan's bounds; all of the workspace's
+ * without namespaces), --exec-deny.
  */
 void session_note_bpf_lsm(struct session *s, bool lsm);
 /* Those rules in words, in buf; the length (0: none, full access). */
