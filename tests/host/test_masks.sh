@@ -199,6 +199,37 @@ inside() {
 	fi
 }
 
+# race DIR: another session on the same workspace renames the directory
+# of a masked file, and puts a decoy in its place, between this session's
+# start scan and its masks (the child's first mount call held 5 s by
+# strace, the swap made once the child exists): the set-up must fail
+# rather than mask the decoy and show the moved file.
+race() {
+	if [ -n "$AS" ] || ! command -v strace >/dev/null 2>&1; then
+		skip "${PFX}a swap between the scan and the masks: needs strace as root${AS:+ (the root pass runs it)}"
+		return
+	fi
+	mkdir -p "$1/race/sub"
+	echo SECRET-race >"$1/race/sub/.env"
+	rm -f "$TMPD"/st.*
+	strace -f -ff -o "$TMPD/st" -e trace=mount_setattr -e inject=mount_setattr:delay_enter=5000000:when=1 \
+		"$BPFBOX" run -q --no-daemon -w "$1/race" -- sh -c 'cat sub/.env sub2/.env' \
+		</dev/null >"$TMPD/out" 2>"$TMPD/err" &
+	spid=$!
+	if poll_until 20 sh -c '[ "$(ls "$1"/st.* 2>/dev/null | wc -l)" -ge 2 ]' sh "$TMPD"; then
+		mv "$1/race/sub" "$1/race/sub2" && mkdir "$1/race/sub" && echo decoy >"$1/race/sub/.env"
+	fi
+	wait "$spid"
+	rc=$?
+	if [ "$rc" = 125 ] && grep -q "at $1/race/sub/.env: Stale file handle" "$TMPD/err" &&
+		! grep -q SECRET- "$TMPD/out"; then
+		ok "${PFX}a masked file's directory swapped before the mask: the set-up fails (ESTALE), nothing shown"
+	else
+		fail "${PFX}swap before the mask: exit $rc: $(oneline "$TMPD/out") $(oneline "$TMPD/err")"
+	fi
+	rm -rf "$1/race"
+}
+
 # no_ns WS: without namespaces the workspace is granted whole, and said.
 no_ns() {
 	sbx --no-namespaces -w "$1" -- sh -c 'ls >/dev/null && touch newfile && mkdir d && echo USABLE'
@@ -219,6 +250,7 @@ suite() {
 		grants "$1/home" "$1/ws-a"
 		workspace "$1/ws"
 		notes "$1/ws-a"
+		race "$1"
 	else
 		skip "${PFX}masks: no session namespaces here; the VM matrix runs them"
 	fi

@@ -223,29 +223,45 @@ static struct cred_linked *linked_of(struct cred_scan *sc, const struct stat *st
 	return NULL;
 }
 
-static int push(struct walk *w)
+/* A match (st: its lstat); with a scan, its identity beside it (ids). */
+static int push(struct walk *w, const struct stat *st)
 {
+	struct cred_scan *sc = w->sc;
+
 	if (strv_contains(w->out, w->path))
 		return 0;
-	if (w->sc && w->out->n >= CRED_SCAN_MAX_MASKS) {
-		note(w->sc, 16, "past " STR(CRED_SCAN_MAX_MASKS) " masks, from ", w->path);
+	if (sc && w->out->n >= CRED_SCAN_MAX_MASKS) {
+		note(sc, 16, "past " STR(CRED_SCAN_MAX_MASKS) " masks, from ", w->path);
 		return 0;
+	}
+	if (sc) {
+		uint64_t(*ids)[2] = realloc(sc->ids, (w->out->n + 1) * sizeof(*ids));
+
+		if (!ids)
+			return -ENOMEM;
+		sc->ids = ids;
+		ids[w->out->n][0] = st->st_dev;
+		ids[w->out->n][1] = st->st_ino;
 	}
 	return strv_push(w->out, w->path);
 }
 
-/* A match: pushed; one with other names recorded for the second walk. */
+/*
+ * A match: pushed; one with other names recorded for the second walk. Not
+ * a symlink: what it points to is judged by its own name and place.
+ */
 static int found(struct walk *w, int dfd, const char *name)
 {
 	struct cred_scan *sc = w->sc;
 	struct cred_linked *l;
 	size_t n = w->out->n;
 	struct stat st;
-	int r = push(w);
+	int r;
 
-	if (r || w->out->n == n || !sc || sc->linking ||
-	    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode) ||
-	    st.st_nlink < 2)
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode))
+		return 0;
+	r = push(w, &st);
+	if (r || w->out->n == n || !sc || sc->linking || S_ISDIR(st.st_mode) || st.st_nlink < 2)
 		return r;
 	if ((l = linked_of(sc, &st))) {
 		l->seen++;
@@ -278,7 +294,7 @@ static int relinked(struct walk *w, int dfd, const char *name, unsigned char typ
 	    st.st_nlink < 2 || !(l = linked_of(w->sc, &st)) || strv_contains(w->out, w->path))
 		return 0;
 	l->seen++;
-	return push(w);
+	return push(w, &st);
 }
 
 bool cred_scan_relink(struct cred_scan *sc)
@@ -379,8 +395,11 @@ static int walk_root(const struct bpfbox_policy *p, const char *root, struct cre
 	if (len >= sizeof(w->path) - 1)
 		goto out;
 	if (ancestor_match(w, len)) {
+		struct stat st;
+
 		/* The whole grant is a credential entry (--ro ~/.ssh): masked whole. */
-		r = sc && sc->linking ? 0 : push(w);
+		if (!(sc && sc->linking) && lstat(w->path, &st) == 0)
+			r = push(w, &st);
 		goto out;
 	}
 	fd = open(w->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -38,6 +38,7 @@ struct cred_scan {
 	uint64_t max_ms, deadline_ns;
 	unsigned int said;   /* the bounds already named in unchecked */
 	char unchecked[320]; /* what a bound left unchecked, "" when nothing */
+	uint64_t (*ids)[2];  /* st_dev and st_ino of each match, as out->v (free() it) */
 	struct cred_linked linked[CRED_SCAN_MAX_LINKED];
 	size_t nlinked;
 	bool linking; /* the second walk: every file's inode against linked */

@@ -307,12 +307,11 @@ int session_view_policy(const struct session *s, const struct strv *path_ro,
 	/*
 	 * The credential entries of the granted trees, masked by the view as
 	 * the absolute deny paths are (a grant of a tree under the session's
-	 * /tmp is wider in Landlock than the tree): those the plan's scan found
-	 * in the workspace and the --ro/--rw grants (session.c), the top of the
-	 * others (the caller's home, the PATH trees, the private home).
+	 * /tmp is wider in Landlock than the tree): the top of the trees the
+	 * plan's scan did not walk (the caller's home, the PATH trees, the
+	 * private home); what it found in the workspace and the --ro/--rw
+	 * grants goes to the child through the plan (ns.h, checked there).
 	 */
-	for (size_t i = 0; !r && s->cred_masks && i < s->cred_masks->n; i++)
-		r = strv_push(&cred, s->cred_masks->v[i]);
 	if (!r)
 		r = cred_top_paths(p, home, &cred);
 	if (!r && p->read_host)

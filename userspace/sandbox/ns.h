@@ -26,6 +26,13 @@ struct ns_plan {
 	gid_t gid;
 	char why_not[160];	/* non-empty: the layer is missing, and why */
 	uint64_t inodes_per_mb; /* the private /tmp's nr_inodes per MB of the disk limit */
+	/*
+	 * The credential entries found at plan (cred_scan.c): masked in the
+	 * child, each the same file (st_dev, st_ino) or the set-up fails.
+	 */
+	char *const *masks;
+	const uint64_t (*mask_ids)[2];
+	size_t nmasks;
 };
 
 /*

@@ -347,6 +347,40 @@ static int mask_deny_paths(const struct bpfbox_policy *p, const char **step)
 	return 0;
 }
 
+/*
+ * The credential entries the plan found (cred_scan.c), each checked to be
+ * the file the scan saw before its mask goes on: another session on the
+ * same workspace that renamed a directory on the way, or put another file
+ * in its place, fails this set-up rather than leave the file shown; the
+ * mount goes on the fd opened here, never on a name resolved again.
+ */
+static int mask_found(const struct ns_plan *n, const char **step)
+{
+	char at[32];
+
+	for (size_t i = 0; i < n->nmasks; i++) {
+		struct stat st;
+		int fd, r = 0;
+
+		*step = n->masks[i];
+		fd = open(n->masks[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (fstat(fd, &st) < 0)
+			r = -errno;
+		else if (st.st_dev != n->mask_ids[i][0] || st.st_ino != n->mask_ids[i][1])
+			r = -ESTALE;
+		snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
+		if (!r && mount(S_ISDIR(st.st_mode) ? "/dev/.bpfbox-mask-d" : "/dev/.bpfbox-mask-f",
+				at, NULL, MS_BIND, NULL) < 0)
+			r = -errno;
+		close(fd);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 static int add_ll_rule(int ruleset_fd, const char *path, uint64_t access, uint64_t handled)
 {
 	struct landlock_path_beneath_attr attr = {0};
@@ -512,7 +546,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 		if ((r = remount_ro(hidden_dirs[i])) < 0)
 			goto out;
 	}
-	if ((r = mask_deny_paths(p, step)) < 0)
+	if ((r = mask_deny_paths(p, step)) < 0 || (r = mask_found(n, step)) < 0)
 		goto out;
 	if (ruleset_fd >= 0) {
 		*step = "add the Landlock rules of the new mounts";

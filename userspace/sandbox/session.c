@@ -117,12 +117,12 @@ static int plan_masks(struct session *s)
 			break;
 	}
 	cred_scan_links(&sc, s->cred_masks);
-	if (r < 0) {
-		strv_clear(s->cred_masks);
-		free(s->cred_masks);
-		s->cred_masks = NULL;
-		return r;
-	}
+	s->cred_ids = sc.ids;
+	if (r < 0)
+		return r; /* session_cleanup frees them */
+	s->layers.ns.masks = s->cred_masks->v;
+	s->layers.ns.mask_ids = (const uint64_t(*)[2])s->cred_ids;
+	s->layers.ns.nmasks = s->cred_masks->n;
 	snprintf(s->cred_unchecked, sizeof(s->cred_unchecked), "%s", sc.unchecked);
 	return r;
 }
@@ -220,5 +220,9 @@ void session_cleanup(struct session *s)
 	if (s->cred_masks)
 		strv_clear(s->cred_masks);
 	free(s->cred_masks);
+	free(s->cred_ids);
 	s->cred_masks = NULL;
+	s->cred_ids = NULL;
+	s->layers.ns.masks = NULL;
+	s->layers.ns.nmasks = 0;
 }

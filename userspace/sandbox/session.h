@@ -138,6 +138,7 @@ struct session {
 	const struct strv *labels; /* --label KEY=VALUE, NULL: none */
 	char home[4096];	   /* the private HOME, "" when none */
 	struct strv *cred_masks;   /* the credential entries the view masks (cred_scan.c) */
+	uint64_t (*cred_ids)[2];   /* their st_dev and st_ino, checked before each mask */
 	char cred_unchecked[512];  /* what the scan's bounds left unchecked, or hard links */
 	struct denials denials;	   /* for the end-of-run summary (lib/denial.h) */
 };
