@@ -230,6 +230,39 @@ race() {
 	rm -rf "$1/race"
 }
 
+# unreadable DIR: a credential file in a directory its owner made
+# unreadable (mode 0) before the session: the scan cannot list it as uid
+# 65534, and the session could chmod it back; masked whole, it cannot.
+unreadable() {
+	mkdir -p "$1/ur/hide/sub"
+	echo SECRET-unreadable >"$1/ur/hide/sub/.env"
+	[ -n "$AS" ] && chown -R 65534:65534 "$1/ur"
+	chmod 0 "$1/ur/hide"
+	sbx -w "$1/ur" -- sh -c 'chmod 755 hide; cat hide/sub/.env; echo RAN'
+	if has RAN "$TMPD/out" && ! grep -q SECRET- "$TMPD/out"; then
+		ok "${PFX}a .env in a directory made unreadable before the session: chmod back and read fails"
+	else
+		fail "${PFX}unreadable directory: exit $rc: $(oneline "$TMPD/out") $(oneline "$TMPD/err")"
+	fi
+	chmod 755 "$1/ur/hide"
+	rm -rf "$1/ur"
+}
+
+# cap DIR: more credential-named files than masks (decoys a session could
+# make to push a real one past the cap): refused, nothing ran.
+cap() {
+	mkdir -p "$1/cap/many"
+	(cd "$1/cap/many" && i=0 && while [ $i -le 4096 ]; do : >"d$i.pem"; i=$((i + 1)); done)
+	[ -n "$AS" ] && chown -R 65534:65534 "$1/cap"
+	sbx -w "$1/cap" -- sh -c 'echo RAN'
+	if [ "$rc" = 125 ] && ! has RAN "$TMPD/out" && grep -q "more than 4096 credential entries" "$TMPD/err"; then
+		ok "${PFX}more credential files than masks (4097 *.pem): refused, nothing ran"
+	else
+		fail "${PFX}4097 *.pem: exit $rc: $(oneline "$TMPD/out") $(oneline "$TMPD/err")"
+	fi
+	rm -rf "$1/cap"
+}
+
 # no_ns WS: without namespaces the workspace is granted whole, and said.
 no_ns() {
 	sbx --no-namespaces -w "$1" -- sh -c 'ls >/dev/null && touch newfile && mkdir d && echo USABLE'
@@ -251,6 +284,8 @@ suite() {
 		workspace "$1/ws"
 		notes "$1/ws-a"
 		race "$1"
+		unreadable "$1"
+		[ -z "$AS" ] && cap "$1"
 	else
 		skip "${PFX}masks: no session namespaces here; the VM matrix runs them"
 	fi

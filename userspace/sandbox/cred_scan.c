@@ -231,7 +231,8 @@ static int push(struct walk *w, const struct stat *st)
 	if (strv_contains(w->out, w->path))
 		return 0;
 	if (sc && w->out->n >= CRED_SCAN_MAX_MASKS) {
-		note(sc, 16, "past " STR(CRED_SCAN_MAX_MASKS) " masks, from ", w->path);
+		note(sc, CRED_SCAN_SAID_MASKS, "past " STR(CRED_SCAN_MAX_MASKS) " masks, from ",
+		     w->path);
 		return 0;
 	}
 	if (sc) {
@@ -363,8 +364,13 @@ static int walk_dir(struct walk *w, int dfd, size_t len, unsigned int depth)
 			continue;
 		}
 		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 && errno == EACCES && w->sc)
-			note(w->sc, 8, "in a directory the scan cannot read: ", w->path);
+		/*
+		 * A directory the scan cannot read, the session cannot either;
+		 * but its owner could chmod it back and read what the scan did
+		 * not see: masked whole, it stays as unreadable as it is.
+		 */
+		if (fd < 0 && errno == EACCES && w->sc && !w->sc->linking)
+			r = found(w, dirfd(d), e->d_name);
 		if (fd >= 0)
 			r = walk_dir(w, fd, nlen, depth + 1);
 	}

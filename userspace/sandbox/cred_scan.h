@@ -22,6 +22,8 @@ struct strv;
 #define CRED_SCAN_MAX_MS      1000
 /* Masks at most (each is a mount of the session's namespace). */
 #define CRED_SCAN_MAX_MASKS 4096
+/* sc->said: the mask cap was reached (the plan then refuses the session). */
+#define CRED_SCAN_SAID_MASKS 16
 /* Matches with other hard links whose other names are looked for. */
 #define CRED_SCAN_MAX_LINKED 32
 

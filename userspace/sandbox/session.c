@@ -120,6 +120,15 @@ static int plan_masks(struct session *s)
 	s->cred_ids = sc.ids;
 	if (r < 0)
 		return r; /* session_cleanup frees them */
+	/*
+	 * More matches than masks: decoys a session made could push a real
+	 * credential file past the cap, so none runs (docs/SECURITY.md).
+	 */
+	if (sc.said & CRED_SCAN_SAID_MASKS)
+		return log_error_errno(E2BIG,
+				       "more than %d credential entries in the workspace and the "
+				       "grants (%s); nothing ran",
+				       CRED_SCAN_MAX_MASKS, sc.unchecked);
 	s->layers.ns.masks = s->cred_masks->v;
 	s->layers.ns.mask_ids = (const uint64_t(*)[2])s->cred_ids;
 	s->layers.ns.nmasks = s->cred_masks->n;
