@@ -174,17 +174,26 @@ notes() {
 	done
 	mkdir -p "$D"
 	echo SECRET-deep >"$D/.env"
+	sbx -w "$1" -- sh -c "cat $D/.env; ls $1/deep >/dev/null && echo LISTED"
+	grep -q "not enforced on this host: .*credential scan at start: directories past 32 levels hidden whole, from $1/deep/" "$TMPD/err" &&
+		has LISTED "$TMPD/out" && no_secret "past the depth bound" &&
+		ok "${PFX}a .env past the scan's depth bound: its directory hidden whole, said on stderr" ||
+		fail "${PFX}the depth bound: exit $rc: $(oneline "$TMPD/out") $(oneline "$TMPD/err")"
+	# Another name of a credential file outside the walked trees: said.
+	echo SECRET-linked >"$1/linked.pem"
+	ln "$1/linked.pem" "$1/../outside-name"
 	sbx -w "$1" -- true
-	grep -q "not enforced on this host: .*credential files not masked: below the depth bound: $1/deep/" "$TMPD/err" &&
-		ok "${PFX}a credential file past the scan's depth bound is said on stderr" ||
-		fail "${PFX}the depth bound not said: exit $rc: $(oneline "$TMPD/err")"
+	grep -q "1 other hard link(s) of $1/linked.pem outside the scanned trees not masked" "$TMPD/err" &&
+		ok "${PFX}a hard link of a credential file outside the walked trees is said on stderr" ||
+		fail "${PFX}the outside hard link not said: exit $rc: $(oneline "$TMPD/err")"
+	rm -f "$1/../outside-name"
 	if [ -z "$AS" ] && [ "$(id -u)" = 0 ]; then
 		sbx --no-daemon --audit "$TMPD/audit.jsonl" -w "$1" -- true
-		grep '"session.start"' "$TMPD/audit.jsonl" 2>/dev/null | grep -q '"not_enforced":\[[^]]*below the depth bound' &&
-			ok "${PFX}... and in session.start's not_enforced" ||
+		grep '"session.start"' "$TMPD/audit.jsonl" 2>/dev/null | grep -q '"not_enforced":\[[^]]*levels hidden whole' &&
+			ok "${PFX}the depth bound's hidden directory is said in session.start's not_enforced" ||
 			fail "${PFX}session.start's not_enforced: exit $rc: $(grep session.start "$TMPD/audit.jsonl" | head -c 600) $(oneline "$TMPD/err")"
 	fi
-	rm -rf "$1/deep"
+	rm -rf "$1/deep" "$1/linked.pem"
 }
 
 # inside DIR: a workspace that is itself a credential entry is refused.

@@ -197,16 +197,16 @@ static void note(struct cred_scan *sc, unsigned int bound, const char *what, con
 static bool over_budget(struct walk *w)
 {
 	struct cred_scan *sc = w->sc;
-	char what[48];
+	char what[64];
 
 	if (sc->entries >= sc->max_entries) {
-		snprintf(what, sizeof(what), "past %llu entries, from ",
+		snprintf(what, sizeof(what), "not masked past %llu entries, from ",
 			 (unsigned long long)sc->max_entries);
 		note(sc, 1, what, w->path);
 		return true;
 	}
 	if ((sc->entries & 255) == 0 && now_ns() > sc->deadline_ns) {
-		snprintf(what, sizeof(what), "after %llu ms, from ",
+		snprintf(what, sizeof(what), "not masked after %llu ms, from ",
 			 (unsigned long long)sc->max_ms);
 		note(sc, 2, what, w->path);
 		sc->entries = sc->max_entries; /* the other trees: not begun */
@@ -270,7 +270,8 @@ static int found(struct walk *w, int dfd, const char *name)
 	}
 	if (sc->nlinked == CRED_SCAN_MAX_LINKED) {
 		note(sc, 32,
-		     "other hard links of more than " STR(CRED_SCAN_MAX_LINKED) " files, from ",
+		     "other hard links not looked for past " STR(
+			     CRED_SCAN_MAX_LINKED) " files, from ",
 		     w->path);
 		return 0;
 	}
@@ -317,7 +318,7 @@ void cred_scan_links(struct cred_scan *sc, const struct strv *out)
 		if (l->seen >= l->nlink)
 			continue;
 		snprintf(sc->unchecked + len, sizeof(sc->unchecked) - len,
-			 "%s%llu other hard link(s) of %s outside the scanned trees",
+			 "%s%llu other hard link(s) of %s outside the scanned trees not masked",
 			 len ? "; " : "", (unsigned long long)(l->nlink - l->seen), out->v[l->at]);
 	}
 }
@@ -359,8 +360,23 @@ static int walk_dir(struct walk *w, int dfd, size_t len, unsigned int depth)
 		if (!dir || (w->sc ? false : !partial_match(w, nlen)))
 			continue;
 		if (depth >= (w->sc ? w->sc->max_depth : 8)) {
-			if (w->sc)
-				note(w->sc, 4, "below the depth bound: ", w->path);
+			struct stat st;
+
+			/*
+			 * Past the depth bound a directory is masked whole: a
+			 * session could nest a credential directory that deep for
+			 * the next session's scan to miss.
+			 */
+			if (w->sc && !w->sc->linking &&
+			    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISDIR(st.st_mode)) {
+				note(w->sc, 4,
+				     "directories past " STR(
+					     CRED_SCAN_MAX_DEPTH) " levels hidden whole, "
+								  "from ",
+				     w->path);
+				r = found(w, dirfd(d), e->d_name);
+			}
 			continue;
 		}
 		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -310,7 +310,7 @@ size_t session_lsm_only_rules(const struct session *s, char *buf, size_t size)
 		n = snprintf(buf, size,
 			     "credential patterns in files made during the session and below the "
 			     "top of the PATH trees (masked by name at start: no BPF LSM)%s%s",
-			     s->cred_unchecked[0] ? "; credential files not masked: " : "",
+			     s->cred_unchecked[0] ? "; credential scan at start: " : "",
 			     s->cred_unchecked);
 	else
 		n = snprintf(buf, size,
