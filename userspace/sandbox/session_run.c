@@ -251,6 +251,12 @@ static int start_child(struct run_state *t)
 		if ((r = session_view_policy(s, &t->path_ro, &t->view)) < 0)
 			return log_error_errno(r, "cannot prepare the session's mount view");
 		t->c.policy = &t->view;
+		/*
+		 * The BPF LSM holds the deny patterns at Full, with its records:
+		 * the masks of the plan's scan would answer first (EACCES).
+		 */
+		if (s->layers.enabled == LEVEL_FULL)
+			s->layers.ns.nmasks = 0;
 	}
 	t->io.forked_ns = now_ns();
 	t->child = spawn(&s->lim, s->layers.ns.clone_flags, &placed);
