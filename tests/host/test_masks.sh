@@ -175,7 +175,7 @@ notes() {
 	mkdir -p "$D"
 	echo SECRET-deep >"$D/.env"
 	sbx -w "$1" -- sh -c "cat $D/.env; ls $1/deep >/dev/null && echo LISTED"
-	grep -q "not enforced on this host: .*credential scan at start: directories past 32 levels hidden whole, from $1/deep/" "$TMPD/err" &&
+	grep -q "not enforced on this host: .*credential scan at start: directories hidden whole past the depth bound, from $1/deep/" "$TMPD/err" &&
 		has LISTED "$TMPD/out" && no_secret "past the depth bound" &&
 		ok "${PFX}a .env past the scan's depth bound: its directory hidden whole, said on stderr" ||
 		fail "${PFX}the depth bound: exit $rc: $(oneline "$TMPD/out") $(oneline "$TMPD/err")"
@@ -189,7 +189,7 @@ notes() {
 	rm -f "$1/../outside-name"
 	if [ -z "$AS" ] && [ "$(id -u)" = 0 ]; then
 		sbx --no-daemon --audit "$TMPD/audit.jsonl" -w "$1" -- true
-		grep '"session.start"' "$TMPD/audit.jsonl" 2>/dev/null | grep -q '"not_enforced":\[[^]]*levels hidden whole' &&
+		grep '"session.start"' "$TMPD/audit.jsonl" 2>/dev/null | grep -q '"not_enforced":\[[^]]*hidden whole past the depth bound' &&
 			ok "${PFX}the depth bound's hidden directory is said in session.start's not_enforced" ||
 			fail "${PFX}session.start's not_enforced: exit $rc: $(grep session.start "$TMPD/audit.jsonl" | head -c 600) $(oneline "$TMPD/err")"
 	fi

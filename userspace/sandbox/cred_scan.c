@@ -371,9 +371,7 @@ static int walk_dir(struct walk *w, int dfd, size_t len, unsigned int depth)
 			    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 			    S_ISDIR(st.st_mode)) {
 				note(w->sc, 4,
-				     "directories past " STR(
-					     CRED_SCAN_MAX_DEPTH) " levels hidden whole, "
-								  "from ",
+				     "directories hidden whole past the depth bound, from ",
 				     w->path);
 				r = found(w, dirfd(d), e->d_name);
 			}

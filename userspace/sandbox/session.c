@@ -78,6 +78,18 @@ size_t session_writable_dirs(const struct session *s, bool for_unix, const char 
 	return n;
 }
 
+static void free_masks(struct session *s)
+{
+	if (s->cred_masks)
+		strv_clear(s->cred_masks);
+	free(s->cred_masks);
+	free(s->cred_ids);
+	s->cred_masks = NULL;
+	s->cred_ids = NULL;
+	s->layers.ns.masks = NULL;
+	s->layers.ns.nmasks = 0;
+}
+
 /*
  * With a mount namespace, the credential entries of the workspace and the
  * --ro/--rw grants, found by name within the scan's bounds, are masked by
@@ -183,10 +195,13 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 		add_not_enforced(l, what);
 	}
 
-	if ((abi = plan_masks(s)) == -ENOMEM)
-		return log_error_errno(abi, "cannot list the credential entries of the workspace");
-	if (abi < 0)
+	if ((abi = plan_masks(s)) < 0) {
+		free_masks(s);
+		if (abi == -ENOMEM)
+			return log_error_errno(abi, "cannot list the credential entries of the "
+						    "workspace");
 		return abi;
+	}
 	name_private_tmp(s);
 	/* Embedded mode without BPF asks for what Landlock and seccomp give. */
 	l->requested = LEVEL_STANDARD;
@@ -226,12 +241,5 @@ int session_prepare_cgroup(struct session *s)
 void session_cleanup(struct session *s)
 {
 	limits_destroy(&s->lim);
-	if (s->cred_masks)
-		strv_clear(s->cred_masks);
-	free(s->cred_masks);
-	free(s->cred_ids);
-	s->cred_masks = NULL;
-	s->cred_ids = NULL;
-	s->layers.ns.masks = NULL;
-	s->layers.ns.nmasks = 0;
+	free_masks(s);
 }
