@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "sandbox/cred_scan.h"
+#include "sandbox/cred_match.h"
 #include "policy/policy.h"
 #include "lib/util.h"
 #include "scratch.h"

@@ -6,36 +6,37 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
 #include "cred_scan.h"
+#include "cred_match.h"
 #include "../policy/policy.h"
 #include "../lib/util.h"
 
 #define STR_(x) #x
 #define STR(x)	STR_(x)
 
-enum comp_kind { COMP_NAME, COMP_SUFFIX, COMP_PREFIX, COMP_GLOB };
-
-/* One "**" "/" pattern: its one or two components, each of a kind. */
-struct pat {
-	const char *c[2];
-	size_t n[2];
-	enum comp_kind k[2];
-	int m;
+/* The directories a scan has still to read, shallowest first. */
+struct queue {
+	char **path;
+	unsigned int *depth;
+	size_t head, n, cap;
 };
 
 struct walk {
-	struct pat *pats;
-	size_t npats;
+	struct cred_pats pats;
 	struct cred_scan *sc; /* NULL: the top only (cred_top_paths) */
 	struct strv *out;
+	struct queue q; /* a scan's, breadth first */
+	int rootfd;
+	size_t rootlen;
 	char path[PATH_MAX];
 };
 
@@ -47,138 +48,6 @@ void cred_scan_init(struct cred_scan *sc)
 		.max_ms = CRED_SCAN_MAX_MS,
 		.deadline_ns = now_ns() + CRED_SCAN_MAX_MS * 1000000ULL,
 	};
-}
-
-/* "*.pem" a suffix, ".env.*" a prefix, a plain name; anything else fnmatch's. */
-static enum comp_kind kind_of(const char *c, size_t n)
-{
-	size_t stars = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (c[i] == '?' || c[i] == '[' || c[i] == '\\')
-			return COMP_GLOB;
-		stars += c[i] == '*';
-	}
-	if (!stars)
-		return COMP_NAME;
-	if (stars == 1 && n > 1 && c[0] == '*')
-		return COMP_SUFFIX;
-	if (stars == 1 && n > 1 && c[n - 1] == '*')
-		return COMP_PREFIX;
-	return COMP_GLOB;
-}
-
-static int compile(const struct bpfbox_policy *p, struct walk *w)
-{
-	w->pats = calloc(p->deny_paths.n + 1, sizeof(*w->pats));
-	if (!w->pats)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->deny_paths.n; i++) {
-		const char *s = p->deny_paths.v[i], *slash;
-		struct pat *pt = &w->pats[w->npats];
-
-		if (!startswith(s, "**/") || !s[3])
-			continue; /* absolute: masked as they are (ns_mount.c) */
-		s += 3;
-		slash = strchr(s, '/');
-		pt->c[0] = s;
-		pt->n[0] = slash ? (size_t)(slash - s) : strlen(s);
-		pt->m = 1;
-		if (slash && slash[1]) {
-			pt->c[1] = slash + 1;
-			pt->n[1] = strlen(slash + 1);
-			pt->m = 2;
-		}
-		for (int j = 0; j < pt->m; j++)
-			pt->k[j] = kind_of(pt->c[j], pt->n[j]);
-		w->npats++;
-	}
-	return 0;
-}
-
-/* One component against one of a pattern (validate.c has the forms). */
-static bool comp_match(const char *s, size_t n, const struct pat *pt, int j)
-{
-	const char *pc = pt->c[j];
-	size_t pn = pt->n[j];
-	char name[NAME_MAX + 1], pat[NAME_MAX + 1];
-
-	switch (pt->k[j]) {
-	case COMP_NAME:
-		return n == pn && !memcmp(s, pc, n);
-	case COMP_SUFFIX:
-		return n >= pn - 1 && !memcmp(s + n - (pn - 1), pc + 1, pn - 1);
-	case COMP_PREFIX:
-		return n >= pn - 1 && !memcmp(s, pc, pn - 1);
-	default:
-		break;
-	}
-	if (n > NAME_MAX || pn > NAME_MAX)
-		return false;
-	memcpy(name, s, n);
-	name[n] = '\0';
-	memcpy(pat, pc, pn);
-	pat[pn] = '\0';
-	return fnmatch(pat, name, 0) == 0;
-}
-
-/* The component of path[0, end): its start. */
-static size_t comp_start(const char *path, size_t end)
-{
-	while (end > 0 && path[end - 1] != '/')
-		end--;
-	return end;
-}
-
-/*
- * Whether the last components of path[0, len) match the first k of pt
- * (k == pt->m: the whole pattern).
- */
-static bool tail_match(const char *path, size_t len, const struct pat *pt, int k)
-{
-	for (int i = k - 1; i >= 0; i--) {
-		size_t s = comp_start(path, len);
-
-		if (s == len || !comp_match(path + s, len - s, pt, i))
-			return false;
-		if (s == 0)
-			return i == 0;
-		len = s - 1;
-	}
-	return true;
-}
-
-static bool full_match(const struct walk *w, size_t len)
-{
-	size_t s = comp_start(w->path, len);
-
-	for (size_t i = 0; i < w->npats; i++) {
-		const struct pat *pt = &w->pats[i];
-
-		/* The last component first: most entries end here. */
-		if (s < len && comp_match(w->path + s, len - s, pt, pt->m - 1) &&
-		    tail_match(w->path, len, pt, pt->m))
-			return true;
-	}
-	return false;
-}
-
-/* Whether a two-component pattern may match one level below path[0, len). */
-static bool partial_match(const struct walk *w, size_t len)
-{
-	for (size_t i = 0; i < w->npats; i++)
-		if (w->pats[i].m == 2 && tail_match(w->path, len, &w->pats[i], 1))
-			return true;
-	return false;
-}
-
-/* Whether w->path (len bytes) or one of its ancestors matches. */
-static bool ancestor_match(const struct walk *w, size_t len)
-{
-	for (size_t end = 1; end <= len; end++)
-		if ((end == len || w->path[end] == '/') && full_match(w, end))
-			return true;
-	return false;
 }
 
 /* Appends "what PATH" to sc->unchecked, "; "-separated, once per bound. */
@@ -193,6 +62,15 @@ static void note(struct cred_scan *sc, unsigned int bound, const char *what, con
 		 path);
 }
 
+static void entries_note(struct cred_scan *sc, const char *path)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "not masked past %llu entries, from ",
+		 (unsigned long long)sc->max_entries);
+	note(sc, 1, what, path);
+}
+
 /* Whether a bound stops the walk here; said once per bound in sc->unchecked. */
 static bool over_budget(struct walk *w)
 {
@@ -200,9 +78,7 @@ static bool over_budget(struct walk *w)
 	char what[64];
 
 	if (sc->entries >= sc->max_entries) {
-		snprintf(what, sizeof(what), "not masked past %llu entries, from ",
-			 (unsigned long long)sc->max_entries);
-		note(sc, 1, what, w->path);
+		entries_note(sc, w->path);
 		return true;
 	}
 	if ((sc->entries & 255) == 0 && now_ns() > sc->deadline_ns) {
@@ -228,7 +104,8 @@ static int push(struct walk *w, const struct stat *st)
 {
 	struct cred_scan *sc = w->sc;
 
-	if (strv_contains(w->out, w->path))
+	/* A scan's duplicates (overlapping grants) go at its end (cred_scan_dedupe). */
+	if (!sc && strv_contains(w->out, w->path))
 		return 0;
 	if (sc && w->out->n >= CRED_SCAN_MAX_MASKS) {
 		note(sc, CRED_SCAN_SAID_MASKS, "past " STR(CRED_SCAN_MAX_MASKS) " masks, from ",
@@ -323,6 +200,93 @@ void cred_scan_links(struct cred_scan *sc, const struct strv *out)
 	}
 }
 
+static int enqueue(struct queue *q, const char *path, unsigned int depth)
+{
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? 2 * q->cap : 256;
+		char **p = realloc(q->path, cap * sizeof(*p));
+		unsigned int *d;
+
+		if (!p)
+			return -ENOMEM;
+		q->path = p;
+		d = realloc(q->depth, cap * sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		q->depth = d;
+		q->cap = cap;
+	}
+	q->path[q->n] = strdup(path);
+	if (!q->path[q->n])
+		return -ENOMEM;
+	q->depth[q->n++] = depth;
+	return 0;
+}
+
+static void queue_free(struct queue *q)
+{
+	for (size_t i = q->head; i < q->n; i++)
+		free(q->path[i]);
+	free(q->path);
+	free(q->depth);
+}
+
+/*
+ * A directory below the root, never through a symlink, nor out of the
+ * root (another session may swap one in on the way meanwhile).
+ */
+static int open_below(int rootfd, const char *rel)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
+	};
+	int fd = syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
+
+	if (fd < 0 && errno == ENOSYS)
+		fd = openat(rootfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd;
+}
+
+struct found_entry {
+	char *path;
+	uint64_t id[2];
+};
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct found_entry *)a)->path, ((const struct found_entry *)b)->path);
+}
+
+int cred_scan_dedupe(struct cred_scan *sc, struct strv *out)
+{
+	struct found_entry *e;
+	size_t k = 0;
+
+	if (out->n < 2)
+		return 0;
+	e = calloc(out->n, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; i < out->n; i++)
+		e[i] = (struct found_entry){out->v[i], {sc->ids[i][0], sc->ids[i][1]}};
+	qsort(e, out->n, sizeof(*e), entry_cmp);
+	for (size_t i = 0; i < out->n; i++) {
+		if (k && streq(e[i].path, out->v[k - 1])) {
+			free(e[i].path);
+			continue;
+		}
+		out->v[k] = e[i].path;
+		sc->ids[k][0] = e[i].id[0];
+		sc->ids[k][1] = e[i].id[1];
+		k++;
+	}
+	out->n = k;
+	out->v[k] = NULL;
+	free(e);
+	return 0;
+}
+
 /*
  * The entries of the directory dfd (closed here), whose path is w->path
  * [0, len): each match pushed; directories walked into (all of them with a
@@ -351,13 +315,15 @@ static int walk_dir(struct walk *w, int dfd, size_t len, unsigned int depth)
 			w->sc->entries++;
 		w->path[len] = '/';
 		memcpy(w->path + len + 1, e->d_name, n + 1);
-		if (full_match(w, nlen)) {
-			r = found(w, dirfd(d), e->d_name);
+		if (cred_full_match(&w->pats, w->path, nlen)) {
+			/* The second walk looks for other names only. */
+			if (!(w->sc && w->sc->linking))
+				r = found(w, dirfd(d), e->d_name);
 			continue;
 		}
 		if (w->sc && w->sc->linking && (r = relinked(w, dirfd(d), e->d_name, e->d_type)))
 			break;
-		if (!dir || (w->sc ? false : !partial_match(w, nlen)))
+		if (!dir || (w->sc ? false : !cred_partial_match(&w->pats, w->path, nlen)))
 			continue;
 		if (depth >= (w->sc ? w->sc->max_depth : 8)) {
 			struct stat st;
@@ -377,19 +343,53 @@ static int walk_dir(struct walk *w, int dfd, size_t len, unsigned int depth)
 			}
 			continue;
 		}
+		/* A scan reads each level whole before the next (walk_queue). */
+		if (w->sc) {
+			r = enqueue(&w->q, w->path, depth + 1);
+			continue;
+		}
 		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		/*
-		 * A directory the scan cannot read, the session cannot either;
-		 * but its owner could chmod it back and read what the scan did
-		 * not see: masked whole, it stays as unreadable as it is.
-		 */
-		if (fd < 0 && errno == EACCES && w->sc && !w->sc->linking)
-			r = found(w, dirfd(d), e->d_name);
 		if (fd >= 0)
 			r = walk_dir(w, fd, nlen, depth + 1);
 	}
 	w->path[len] = '\0';
 	closedir(d);
+	return r;
+}
+
+/*
+ * A scan's directories, breadth first: every entry of a level is looked at
+ * before the next, so a bound reached in a large subtree (node_modules)
+ * still leaves the top and the shallow levels checked.
+ */
+static int walk_queue(struct walk *w)
+{
+	struct cred_scan *sc = w->sc;
+	struct queue *q = &w->q;
+	int r = 0;
+
+	while (!r && q->head < q->n && sc->entries < sc->max_entries) {
+		char *path = q->path[q->head];
+		unsigned int depth = q->depth[q->head];
+		size_t len = strlen(path);
+		int fd;
+
+		q->head++;
+		memcpy(w->path, path, len + 1);
+		free(path);
+		fd = open_below(w->rootfd, w->path + w->rootlen + 1);
+		/*
+		 * A directory the scan cannot read, the session cannot either;
+		 * but its owner could chmod it back and read what the scan did
+		 * not see: masked whole, it stays as unreadable as it is.
+		 */
+		if (fd < 0 && errno == EACCES && !sc->linking)
+			r = found(w, AT_FDCWD, w->path);
+		else if (fd >= 0)
+			r = walk_dir(w, fd, len, depth);
+	}
+	if (!r && q->head < q->n && !(sc->said & 3))
+		entries_note(sc, q->path[q->head]);
 	return r;
 }
 
@@ -407,14 +407,14 @@ static int walk_root(const struct bpfbox_policy *p, const char *root, struct cre
 		return -ENOMEM;
 	w->sc = sc;
 	w->out = out;
-	if ((r = compile(p, w)) < 0)
+	if ((r = cred_pats_compile(p, &w->pats)) < 0)
 		goto out;
 	len = snprintf(w->path, sizeof(w->path), "%s", root);
 	while (len > 1 && w->path[len - 1] == '/')
 		w->path[--len] = '\0';
 	if (len >= sizeof(w->path) - 1)
 		goto out;
-	if (ancestor_match(w, len)) {
+	if (cred_ancestor_match(&w->pats, w->path, len)) {
 		struct stat st;
 
 		/* The whole grant is a credential entry (--ro ~/.ssh): masked whole. */
@@ -422,11 +422,18 @@ static int walk_root(const struct bpfbox_policy *p, const char *root, struct cre
 			r = push(w, &st);
 		goto out;
 	}
-	fd = open(w->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	w->rootlen = streq(w->path, "/") ? 0 : len;
+	w->rootfd = open(w->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = w->rootfd >= 0 ? dup(w->rootfd) : -1;
 	if (fd >= 0)
-		r = walk_dir(w, fd, streq(w->path, "/") ? 0 : len, 0);
+		r = walk_dir(w, fd, w->rootlen, 0);
+	if (!r && sc && w->rootfd >= 0)
+		r = walk_queue(w);
+	if (w->rootfd >= 0)
+		close(w->rootfd);
+	queue_free(&w->q);
 out:
-	free(w->pats);
+	cred_pats_free(&w->pats);
 	free(w);
 	return r;
 }
@@ -440,21 +447,4 @@ int cred_scan_tree(const struct bpfbox_policy *p, const char *root, struct cred_
 int cred_top_paths(const struct bpfbox_policy *p, const char *root, struct strv *out)
 {
 	return walk_root(p, root, NULL, out);
-}
-
-bool cred_path_denied(const struct bpfbox_policy *p, const char *path)
-{
-	struct walk *w = calloc(1, sizeof(*w));
-	bool denied = false;
-	size_t len;
-
-	if (!w || compile(p, w) < 0) {
-		free(w);
-		return true; /* fail closed */
-	}
-	len = snprintf(w->path, sizeof(w->path), "%s", path);
-	denied = len < sizeof(w->path) && ancestor_match(w, len);
-	free(w->pats);
-	free(w);
-	return denied;
 }

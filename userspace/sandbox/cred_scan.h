@@ -55,6 +55,8 @@ void cred_scan_init(struct cred_scan *sc);
  */
 bool cred_scan_relink(struct cred_scan *sc);
 void cred_scan_links(struct cred_scan *sc, const struct strv *out);
+/* Sorts out (and sc->ids with it) and drops the paths found twice; 0 or -ENOMEM. */
+int cred_scan_dedupe(struct cred_scan *sc, struct strv *out);
 
 /*
  * Every entry of the tree at root (absolute) whose path matches a pattern,
@@ -71,8 +73,5 @@ int cred_scan_tree(const struct bpfbox_policy *p, const char *root, struct cred_
  * NULL root: nothing. 0 or -ENOMEM.
  */
 int cred_top_paths(const struct bpfbox_policy *p, const char *root, struct strv *out);
-
-/* Whether path (absolute) or an ancestor matches a pattern. */
-bool cred_path_denied(const struct bpfbox_policy *p, const char *path);
 
 #endif

@@ -20,6 +20,7 @@
 #include "session_internal.h"
 #include "landlock.h"
 #include "cred_scan.h"
+#include "cred_match.h"
 #include "../policy/policy.h"
 #include "../lib/log.h"
 #include "../lib/util.h"

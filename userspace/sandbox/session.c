@@ -20,6 +20,7 @@
 #include "session_internal.h"
 #include "landlock.h"
 #include "cred_scan.h"
+#include "cred_match.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../lib/log.h"
@@ -130,6 +131,8 @@ static int plan_masks(struct session *s)
 	}
 	cred_scan_links(&sc, s->cred_masks);
 	s->cred_ids = sc.ids;
+	if (!r)
+		r = cred_scan_dedupe(&sc, s->cred_masks);
 	if (r < 0)
 		return r; /* session_cleanup frees them */
 	/*
