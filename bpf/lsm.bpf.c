@@ -347,7 +347,7 @@ static __always_inline int check_inet(struct bpfbox_session *s, struct socket *s
 	} else {
 		return 0; /* AF_UNSPEC disconnects; others are EAFNOSUPPORT */
 	}
-	if (!inet_denied(s, addr, port) ||
+	if (!inet_denied(s, addr, port) || own_loopback(s, sock, addr) ||
 	    proxied(s, addr, port, BPF_CORE_READ(sock, sk, sk_protocol)))
 		return 0;
 	report_connect(s, family, addr, port, BPF_CORE_READ(sock, sk, sk_protocol), NULL);

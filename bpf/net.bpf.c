@@ -122,6 +122,10 @@ static __always_inline int decide(struct bpf_sock_addr *ctx, __u16 family, const
 			return redirect(ctx, s, family, addr, port, BPFBOX_ORIG_PROXY,
 					s->proxy_port);
 	}
+	/* The session's own loopback, in its own network namespace (ns_net.c). */
+	if ((s->flags & BPFBOX_SF_NET_LOOPBACK) && net_is_local(addr) &&
+	    bpf_get_netns_cookie(ctx) != bpf_get_netns_cookie(NULL))
+		return 1;
 	if (net_is_metadata(addr))
 		allow = s->flags & BPFBOX_SF_ALLOW_META;
 	else

@@ -43,6 +43,35 @@ static __always_inline bool net_is_metadata(const __u8 *a)
 	       !a[12] && !a[13] && a[14] == 0x02 && a[15] == 0x54;
 }
 
+/*
+ * 127.0.0.0/8, ::1, the unspecified addresses (a connect to them is local)
+ * and their IPv4-mapped forms: the session's own under
+ * BPFBOX_SF_NET_LOOPBACK.
+ */
+static __always_inline bool net_is_local(const __u8 *a)
+{
+	bool mapped = a[10] == 0xff && a[11] == 0xff, v6 = !a[10] && !a[11];
+
+	for (int i = 0; i < 10; i++)
+		if (a[i])
+			return false;
+	if (mapped)
+		return a[12] == 127 || (!a[12] && !a[13] && !a[14] && !a[15]);
+	return v6 && !a[12] && !a[13] && !a[14] && (a[15] == 0 || a[15] == 1);
+}
+
+/* The initial network namespace's inode number (PROC_NET_INIT_INO). */
+#define NET_INIT_INO 0xEFFFFFF9U
+
+/* The session's own loopback, in a network namespace of its own (ns_net.c);
+ * the LSM hooks' check (net.bpf.c asks bpf_get_netns_cookie). */
+static __always_inline bool own_loopback(struct bpfbox_session *s, struct socket *sock,
+					 const __u8 *addr)
+{
+	return (s->flags & BPFBOX_SF_NET_LOOPBACK) && net_is_local(addr) &&
+	       BPF_CORE_READ(sock, sk, __sk_common.skc_net.net, ns.inum) != NET_INIT_INO;
+}
+
 static __always_inline bool net_was_resolved(__u32 session, const __u8 *addr)
 {
 	struct bpfbox_resolved_key key = {.session = session};

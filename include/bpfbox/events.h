@@ -283,6 +283,12 @@ struct bpfbox_session {
  * session's cgroup is bpfbox's own set-up (bpfbox run), not the command.
  */
 #define BPFBOX_SF_FROM_EXEC (1U << 14)
+/*
+ * Network deny in a network namespace of the session's own (docs/network.md):
+ * loopback destinations are its own, allowed when the socket is not in the
+ * initial network namespace.
+ */
+#define BPFBOX_SF_NET_LOOPBACK (1U << 15)
 
 /* Key of the BPF LSM's writable set: a directory by device and inode. */
 struct bpfbox_inode_key {

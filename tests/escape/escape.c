@@ -771,10 +771,40 @@ static int a_x32(int argc, char **argv)
 
 /* --- network ------------------------------------------------------------ */
 
-/* sockets: every family but AF_UNIX is denied with --net deny. */
+/*
+ * Whether the session has its namespaces (BPFBOX_ESCAPE_NS=1): under --net
+ * deny a network namespace of its own too, where inet sockets are allowed
+ * and reach only its own loopback (docs/network.md).
+ */
+static bool in_netns(void)
+{
+	const char *ns = getenv("BPFBOX_ESCAPE_NS");
+
+	return ns && !strcmp(ns, "1");
+}
+
+/* A discriminating inet socket in the session's own network namespace: it must work. */
+static void inet_allowed(const char *what, int fd, int err)
+{
+	if (fd >= 0) {
+		printf("allowed: %s (the session's own network namespace)\n", what);
+	} else {
+		printf("OTHER: %s failed with %s in the session's own network namespace\n", what,
+		       ename(err));
+		note(2);
+	}
+	fflush(stdout);
+}
+
+/*
+ * sockets: every family but AF_UNIX is denied with --net deny; with the
+ * namespaces, AF_INET and AF_INET6 are allowed (their own network
+ * namespace), raw and ping sockets still fail, every other family EPERM.
+ */
 static int a_sockets(int argc, char **argv)
 {
 	(void)argc, (void)argv;
+	bool netns = in_netns();
 	static const struct {
 		int family, type, proto;
 		const char *what;
@@ -798,11 +828,18 @@ static int a_sockets(int argc, char **argv)
 
 		if (fd >= 0)
 			close(fd);
-		probe(socks[i].what, fd, e, EPERM, "seccomp net deny");
+		if (netns && strstr(socks[i].what, "discriminating") &&
+		    socks[i].family != AF_NETLINK)
+			inet_allowed(socks[i].what, fd, e);
+		else if (netns && socks[i].family == AF_INET)
+			/* No CAP_NET_RAW, no ping group in the namespace: EPERM or EACCES. */
+			probe(socks[i].what, fd, e, 0, "the network namespace's own rules");
+		else
+			probe(socks[i].what, fd, e, EPERM, "seccomp net deny");
 	}
 	/* Every other family, quietly unless it is not EPERM. */
 	for (int fam = 0; fam < 64; fam++) {
-		if (fam == AF_UNIX)
+		if (fam == AF_UNIX || (netns && (fam == AF_INET || fam == AF_INET6)))
 			continue;
 		errno = 0;
 		int fd = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -816,7 +853,8 @@ static int a_sockets(int argc, char **argv)
 			others++;
 		}
 	}
-	printf("families 0..63 but AF_UNIX: %s\n", others ? "some not EPERM (above)" : "all EPERM");
+	printf("families 0..63 but AF_UNIX%s: %s\n", netns ? ", AF_INET, AF_INET6" : "",
+	       others ? "some not EPERM (above)" : "all EPERM");
 	/* AF_UNIX must stay usable, or the filter is too broad. */
 	int u = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
@@ -831,7 +869,11 @@ static int a_sockets(int argc, char **argv)
 	return verdict;
 }
 
-/* tcp-connect PORT: a listener on 127.0.0.1 outside the sandbox. */
+/*
+ * tcp-connect PORT: a listener on 127.0.0.1 outside the sandbox. In the
+ * session's own network namespace its 127.0.0.1 is another loopback:
+ * nothing listens there (ECONNREFUSED), Landlock's TCP rule is not used.
+ */
 static int a_tcp_connect(int argc, char **argv)
 {
 	need_args(argc, 3, "tcp-connect PORT");
@@ -848,8 +890,12 @@ static int a_tcp_connect(int argc, char **argv)
 	errno = 0;
 	int rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
 
-	probe("connect() to 127.0.0.1 (socket() was allowed)", rc, errno, EACCES,
-	      "Landlock tcp_connect");
+	if (in_netns())
+		probe("connect() to 127.0.0.1 (socket() was allowed)", rc, errno, ECONNREFUSED,
+		      "the session's own network namespace");
+	else
+		probe("connect() to 127.0.0.1 (socket() was allowed)", rc, errno, EACCES,
+		      "Landlock tcp_connect");
 	close(fd);
 	return verdict;
 }
@@ -897,10 +943,17 @@ static int unix_probe(const char *what, const char *name, bool abstract, int wan
 	return verdict;
 }
 
-/* abstract NAME: an abstract unix socket listener outside (Landlock ABI 6). */
+/*
+ * abstract NAME: an abstract unix socket listener outside (Landlock ABI 6).
+ * Abstract names belong to a network namespace: in the session's own the
+ * name is not found (ECONNREFUSED) before Landlock's scope is asked.
+ */
 static int a_abstract(int argc, char **argv)
 {
 	need_args(argc, 3, "abstract NAME");
+	if (in_netns())
+		return unix_probe("connect() to an abstract unix socket outside", argv[2], true,
+				  ECONNREFUSED, "the session's own network namespace");
 	return unix_probe("connect() to an abstract unix socket outside", argv[2], true, EPERM,
 			  "Landlock scope_abstract_unix");
 }
@@ -1107,6 +1160,298 @@ static int a_creds(int argc, char **argv)
 	return verdict;
 }
 
+/* --- set-uid and set-gid files (seccomp) ------------------------------------ */
+
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+#define SETID_LAYER "seccomp set-id modes"
+
+/* The file DIR/NAME, made 0755 (the target of the chmod probes); -1 on failure. */
+static int plant(const char *dir, const char *name, char *path, size_t size)
+{
+	snprintf(path, size, "%s/%s", dir, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
+
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? -1 : 0;
+}
+
+/* The mode changes: chmod, fchmod, fchmodat, fchmodat2, of a file and of a directory. */
+static void setid_chmod_probes(const char *dir, int dfd)
+{
+	char f[4096];
+	int fd;
+
+	if (plant(dir, "chmod", f, sizeof(f)) < 0) {
+		setup_error("make DIR/chmod");
+		return;
+	}
+#ifdef SYS_chmod
+	PROBE("chmod(2) 04755 (discriminating)", syscall(SYS_chmod, f, 04755), EPERM, SETID_LAYER);
+#endif
+	PROBE("fchmodat 02755 (discriminating)", syscall(SYS_fchmodat, dfd, "chmod", 02755), EPERM,
+	      SETID_LAYER);
+	PROBE("fchmodat 04755 with bits above the 16-bit mode set",
+	      syscall(SYS_fchmodat, dfd, "chmod", 0x7fff0000UL | 04755), EPERM, SETID_LAYER);
+	PROBE("fchmodat2 06755 (6.6; discriminating there)",
+	      syscall(SYS_fchmodat2, dfd, "chmod", 06755, 0), EPERM, SETID_LAYER);
+	fd = open(f, O_RDONLY | O_CLOEXEC);
+	PROBE("fchmod(2) 04755 (discriminating)", syscall(SYS_fchmod, fd, 04755), EPERM,
+	      SETID_LAYER);
+	if (fd >= 0)
+		close(fd);
+	if (mkdirat(dfd, "sgid-dir", 0755) < 0 && errno != EEXIST) {
+		setup_error("mkdir DIR/sgid-dir");
+		return;
+	}
+	PROBE("chmod g+s of a directory (fchmodat 02755)",
+	      syscall(SYS_fchmodat, dfd, "sgid-dir", 02755), EPERM, SETID_LAYER);
+}
+
+/* A file that lands with mode 04755 if the create works: closed at once. */
+static void created(const char *what, long fd, int err)
+{
+	if (fd >= 0)
+		close((int)fd);
+	probe(what, fd, err, EPERM, SETID_LAYER);
+}
+
+#define CREATED(what, call)                \
+	do {                               \
+		errno = 0;                 \
+		long fd_ = (long)(call);   \
+		created(what, fd_, errno); \
+	} while (0)
+
+/* The creates: open, openat, creat with O_CREAT, O_TMPFILE then linkat, mknod, mknodat, openat2. */
+static void setid_create_probes(const char *dir, int dfd)
+{
+	char p[4096], proc[64];
+#ifdef SYS_open
+	snprintf(p, sizeof(p), "%s/open", dir);
+	CREATED("open(2) O_CREAT 04755 (discriminating)",
+		syscall(SYS_open, p, O_WRONLY | O_CREAT | O_CLOEXEC, 04755));
+#endif
+#ifdef SYS_creat
+	snprintf(p, sizeof(p), "%s/creat", dir);
+	CREATED("creat(2) 04755 (discriminating)", syscall(SYS_creat, p, 04755));
+#endif
+#ifdef SYS_mknod
+	snprintf(p, sizeof(p), "%s/mknod", dir);
+	PROBE("mknod(2) S_IFREG 04755 (discriminating)", syscall(SYS_mknod, p, S_IFREG | 04755, 0),
+	      EPERM, SETID_LAYER);
+#endif
+	CREATED("openat O_CREAT 02755 (discriminating)",
+		syscall(SYS_openat, dfd, "openat", O_WRONLY | O_CREAT | O_CLOEXEC, 02755));
+	PROBE("mknodat S_IFREG 06755 (discriminating)",
+	      syscall(SYS_mknodat, dfd, "mknodat", S_IFREG | 06755, 0), EPERM, SETID_LAYER);
+	PROBE("mknodat S_IFIFO 04644 (discriminating)",
+	      syscall(SYS_mknodat, dfd, "fifo", S_IFIFO | 04644, 0), EPERM, SETID_LAYER);
+	errno = 0;
+	long t = syscall(SYS_openat, dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 04755);
+	int e = errno;
+
+	if (t >= 0) {
+		/* Where it works, linked in: a visible set-uid file. */
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%ld", t);
+		linkat(AT_FDCWD, proc, dfd, "tmpfile", AT_SYMLINK_FOLLOW);
+	}
+	created("openat O_TMPFILE 04755, then linkat (discriminating)", t, e);
+	struct {
+		uint64_t flags, mode, resolve;
+	} how = {O_WRONLY | O_CREAT | O_CLOEXEC, 04755, 0};
+	errno = 0;
+	t = syscall(SYS_openat2, dfd, "openat2", &how, sizeof(how));
+	e = errno;
+	if (t >= 0)
+		close((int)t);
+	probe("openat2 O_CREAT 04755 (its mode out of seccomp's sight: ENOSYS)", t, e, ENOSYS,
+	      "seccomp openat2");
+}
+
+/*
+ * setid DIR: every call that could leave a set-uid or set-gid file in DIR
+ * (the workspace), by raw syscall(2), so no C library wrapper decides. A
+ * file capability (security.capability) needs CAP_SETFCAP, which the
+ * session dropped: EPERM from the kernel. mkdir drops set-id bits of its
+ * mode by itself: checked, not refused. tests/host/test_escape.sh looks at
+ * DIR from outside afterwards (setid-scan).
+ */
+static int a_setid(int argc, char **argv)
+{
+	need_args(argc, 3, "setid DIR");
+	const char *dir = argv[2];
+	/* A v2 capability set: CAP_SETUID permitted and effective. */
+	const uint32_t cap[5] = {0x02000001, 1u << 7, 0, 0, 0};
+	char f[4096];
+	struct stat st;
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd < 0)
+		return setup_error("open DIR");
+	umask(0);
+	setid_chmod_probes(dir, dfd);
+	setid_create_probes(dir, dfd);
+	if (plant(dir, "fcap", f, sizeof(f)) < 0)
+		return setup_error("make DIR/fcap");
+	PROBE("setxattr security.capability cap_setuid+ep (CAP_SETFCAP)",
+	      setxattr(f, "security.capability", cap, sizeof(cap), 0), EPERM,
+	      "capabilities dropped");
+	errno = 0;
+	if (mkdirat(dfd, "mkdir", 06755) < 0 || fstatat(dfd, "mkdir", &st, 0) < 0) {
+		printf("OTHER: mkdir 06755 failed: %s\n", ename(errno));
+		note(2);
+	} else if (st.st_mode & (S_ISUID | S_ISGID)) {
+		printf("ESCAPED: mkdir 06755 made a directory of mode %o\n", st.st_mode & 07777);
+		note(1);
+	} else {
+		printf("held: mkdir 06755 made mode %o (the kernel drops set-id bits)\n",
+		       st.st_mode & 07777);
+	}
+	return verdict;
+}
+
+/*
+ * setid-scan DIR: run outside a session, names every file below DIR (one
+ * level) with a set-uid or set-gid bit or a security.capability; exit 1
+ * if there is one, 0 if none.
+ */
+static int a_setid_scan(int argc, char **argv)
+{
+	need_args(argc, 3, "setid-scan DIR");
+	DIR *d = opendir(argv[2]);
+	struct dirent *e;
+	char p[4096], x[64];
+	struct stat st;
+	int found = 0;
+
+	if (!d)
+		return setup_error("opendir DIR");
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", argv[2], e->d_name);
+		if (lstat(p, &st) < 0)
+			continue;
+		if (st.st_mode & (S_ISUID | S_ISGID)) {
+			printf("set-id: %s mode %o uid %u\n", p, st.st_mode & 07777, st.st_uid);
+			found = 1;
+		}
+		if (lgetxattr(p, "security.capability", x, sizeof(x)) >= 0) {
+			printf("file capability: %s\n", p);
+			found = 1;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* --- socket families under --net-allow (seccomp) ----------------------------- */
+
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+#define FAMILIES_LAYER "seccomp --net-allow families"
+
+/*
+ * families: with --net-allow rules only AF_UNIX, AF_INET and AF_INET6
+ * sockets may be made; the hypervisor's vsock, netlink (every protocol),
+ * packet, and every other family are refused (EPERM), and socketpair is
+ * AF_UNIX only. Netlink is tried as SOCK_DGRAM, which the kernel takes
+ * like SOCK_RAW and the BPF sock_create program does not refuse.
+ */
+static int a_families(int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	static const struct {
+		int family, type, proto;
+		const char *what;
+	} socks[] = {
+		{AF_VSOCK, SOCK_STREAM, 0, "socket(AF_VSOCK) (the hypervisor; discriminating)"},
+		{AF_NETLINK, SOCK_DGRAM, 0, "socket(AF_NETLINK, NETLINK_ROUTE) (discriminating)"},
+		{AF_NETLINK, SOCK_DGRAM, 4,
+		 "socket(AF_NETLINK, NETLINK_SOCK_DIAG) (discriminating)"},
+		{AF_NETLINK, SOCK_DGRAM, 9, "socket(AF_NETLINK, NETLINK_AUDIT) (discriminating)"},
+		{AF_NETLINK, SOCK_DGRAM, 15, "socket(AF_NETLINK, NETLINK_KOBJECT_UEVENT)"},
+		{AF_NETLINK, SOCK_RAW, 0, "socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE)"},
+		{AF_PACKET, SOCK_DGRAM, 0, "socket(AF_PACKET, SOCK_DGRAM)"},
+		{AF_PACKET, SOCK_RAW, 0, "socket(AF_PACKET, SOCK_RAW)"},
+		{AF_ALG, SOCK_SEQPACKET, 0, "socket(AF_ALG)"},
+		{AF_KEY, SOCK_RAW, 2, "socket(AF_KEY)"},
+		{AF_BLUETOOTH, SOCK_RAW, 0, "socket(AF_BLUETOOTH)"},
+		{AF_UNSPEC, SOCK_STREAM, 0, "socket(AF_UNSPEC)"},
+	};
+	char what[96];
+	int others = 0, sv[2];
+
+	for (size_t i = 0; i < sizeof(socks) / sizeof(socks[0]); i++) {
+		errno = 0;
+		int fd = socket(socks[i].family, socks[i].type | SOCK_CLOEXEC, socks[i].proto);
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		probe(socks[i].what, fd, e, EPERM, FAMILIES_LAYER);
+	}
+	errno = 0;
+	long fd = syscall(SYS_socket, 0x100000000UL | AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0)
+		close((int)fd);
+	probe("socket(AF_INET | 1 << 32) (the whole family value is compared)", fd, errno, EPERM,
+	      FAMILIES_LAYER);
+	errno = 0;
+	int r = socketpair(AF_TIPC, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv);
+
+	if (r == 0)
+		close(sv[0]), close(sv[1]);
+	probe("socketpair(AF_TIPC)", r, errno, EPERM, FAMILIES_LAYER);
+	for (int fam = 0; fam < 64; fam++) {
+		if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6)
+			continue;
+		errno = 0;
+		int s = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		int e = errno;
+
+		if (s >= 0)
+			close(s);
+		if (s >= 0 || e != EPERM) {
+			snprintf(what, sizeof(what), "socket(family %d, SOCK_DGRAM)", fam);
+			probe(what, s, e, EPERM, FAMILIES_LAYER);
+			others++;
+		}
+	}
+	printf("families 0..63 but AF_UNIX, AF_INET, AF_INET6: %s\n",
+	       others ? "some not EPERM (above)" : "all EPERM");
+	/* The three the rules need must stay usable, or the filter is too broad. */
+	static const int kept[] = {AF_UNIX, AF_INET, AF_INET6};
+
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		int s = socket(kept[i], SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (s < 0) {
+			printf("OTHER: socket(family %d) failed (%s): the filter is too broad\n",
+			       kept[i], ename(errno));
+			note(2);
+		} else {
+			close(s);
+		}
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		printf("OTHER: socketpair(AF_UNIX) failed (%s)\n", ename(errno));
+		note(2);
+	} else {
+		close(sv[0]), close(sv[1]);
+		printf("AF_UNIX, AF_INET, AF_INET6 sockets and AF_UNIX pairs still work\n");
+	}
+	return verdict;
+}
+
 /* --- what the session's namespaces close ---------------------------------- */
 
 /*
@@ -1120,7 +1465,9 @@ static int a_meta(int argc, char **argv)
 	const char *p = argv[2];
 	struct timespec ts[2] = {{1, 0}, {1, 0}};
 
-	PROBE("chmod 4755 (setuid) of a file outside", chmod(p, 04755), EROFS, "read-only mount");
+	/* The set-id rule answers before the mount does. */
+	PROBE("chmod 4755 (setuid) of a file outside", chmod(p, 04755), EPERM,
+	      "seccomp set-id modes");
 	PROBE("chmod 777 of a file outside", chmod(p, 0777), EROFS, "read-only mount");
 	PROBE("utimensat of a file outside", utimensat(AT_FDCWD, p, ts, 0), EROFS,
 	      "read-only mount");
@@ -1316,6 +1663,9 @@ static const struct {
 	{"x32", a_x32},
 	{"sockets", a_sockets},
 	{"tcp-connect", a_tcp_connect},
+	{"families", a_families},
+	{"setid", a_setid},
+	{"setid-scan", a_setid_scan},
 	{"abstract", a_abstract},
 	{"unix-path", a_unix_path},
 	{"kill", a_kill},

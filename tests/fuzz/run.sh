@@ -19,8 +19,8 @@ FLAGS=(-g -O1 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -fno-omit-frame-pointer -Iinclude -Iuserspace)
 declare -A SRCS=(
-	[fuzz_redact]="userspace/audit/redact.c userspace/audit/redact_rules.c"
-	[fuzz_jsonw]="userspace/lib/jsonw.c userspace/lib/json.c userspace/lib/ratelimit.c userspace/lib/util.c userspace/lib/names.c userspace/audit/event.c userspace/audit/encode.c userspace/audit/redact.c userspace/audit/redact_rules.c userspace/lib/sha256.c -ljson-c"
+	[fuzz_redact]="userspace/audit/redact.c userspace/audit/redact_rules.c userspace/audit/redact_cmd.c"
+	[fuzz_jsonw]="userspace/lib/jsonw.c userspace/lib/json.c userspace/lib/ratelimit.c userspace/lib/util.c userspace/lib/names.c userspace/audit/event.c userspace/audit/encode.c userspace/audit/redact.c userspace/audit/redact_rules.c userspace/audit/redact_cmd.c userspace/lib/sha256.c -ljson-c"
 )
 
 mkdir -p "$OUT/artifacts"
@@ -35,6 +35,7 @@ seed fuzz_redact argv '\000curl\000-H\000Authorization: Bearer abcdefgh1234\000-
 seed fuzz_redact url '\001git clone https://oauth2:glpat-abcdefghijklmnop1234@gitlab.com/a.git'
 seed fuzz_redact kv '\000{"password": "a b", "api_key":"k"} token=a&b GITHUB_TOKEN=ghp_abcdefghijklmnop1234'
 seed fuzz_redact bare '\000/usr/lib/x/Z3aWZkSBvrjn9Wvgfygw2wMqZcUDIh7yfJs1ON43/550e8400-e29b-41d4-a716-446655440000'
+seed fuzz_redact cmd '\000sudo\000sshpass\000-pX\000docker login -p x; htpasswd -nb u p\000openssl\000-passin\000pass:x\000env\000DB_PASS=x'
 seed fuzz_redact tail '\002x\000--api-key\000sk-abc123 AKIAIOSFODNN7EXA'
 seed fuzz_jsonw ascii 'hello "world" \\ \t\n'
 seed fuzz_jsonw bytes 'a\001b\377c\303\251\355\240\200\364\220\200\200\300\257'
@@ -62,6 +63,15 @@ cat >"$OUT/redact.dict" <<'DICT'
 "[REDACTED]"
 "sha512-"
 "/"
+"sshpass"
+"htpasswd"
+"-b"
+"-p"
+"pass:"
+"login"
+"machine "
+"password "
+"_PASS="
 DICT
 
 fail=0

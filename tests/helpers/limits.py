@@ -1,6 +1,6 @@
 # The programs the limits tests and benchmarks run inside sessions, and the
 # observer that times a pause from outside (tests/host/test_limits.sh,
-# bench/limits.sh). python3 limits.py WHAT ARGS...
+# tests/host/test_disk_held.sh, bench/limits.sh). python3 limits.py WHAT ARGS...
 import os
 import sys
 import time
@@ -116,5 +116,60 @@ elif what == "disk_latency":    # ms from the start of the write that crossed LI
     # The first write that can end past the limit (small files add a little).
     cross = next(t for t, b in rows if b > limit - (256 << 10))
     print("%.1f" % ((frozen - cross) / 1e6) if frozen else "")
+elif what == "held":            # MODE N MB PACE LOG HOLD: N files of MB MiB held with no name
+    # in the cwd (tests/host/test_disk_held.sh). MODE: "after" written, then unlinked;
+    # "before" unlinked, then grown; "mmap" truncated, mapped, its fd closed, unlinked,
+    # then written through the mapping (no inotify event at all); "tmpfile" O_TMPFILE,
+    # never named; "replace" written, then another file renamed over it. Prefixes:
+    # "nodump-" PR_SET_DUMPABLE 0 first; "newdir-" each file in a new directory,
+    # unlinked before the monitor can watch it (mmap only). PACE seconds between MiB
+    # (the workload's pace). LOG gets "file mib used-bytes" after each MiB (used: statvfs
+    # of the cwd's file system), then "done"; everything stays held for HOLD seconds.
+    # (A thread with an fd table of its own: held_thread.c.)
+    import ctypes
+    import mmap
+    mode, n, mb, pace, log = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
+    if mode.startswith("nodump-"):
+        mode = mode[7:]
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+    newdir = mode.startswith("newdir-")
+    mode = mode[7:] if newdir else mode
+    held, mib = [], b"h" * (1 << 20)
+    with open(log, "a") as lg:
+        for i in range(n):
+            name = "held-%d" % i
+            if newdir:
+                os.mkdir("d%d" % i)
+                name = "d%d/held" % i
+            if mode == "tmpfile":
+                fd = os.open(".", os.O_TMPFILE | os.O_RDWR, 0o600)
+            else:
+                fd = os.open(name, os.O_CREAT | os.O_RDWR | os.O_TRUNC, 0o600)
+            if mode == "before":
+                os.unlink(name)
+            if mode == "mmap":
+                os.ftruncate(fd, mb << 20)
+                m = mmap.mmap(fd, mb << 20)
+                os.close(fd)
+                os.unlink(name)
+                held.append(m)
+            else:
+                held.append(fd)
+            for j in range(mb):
+                if mode == "mmap":
+                    m[j << 20:(j + 1) << 20] = mib
+                else:
+                    os.write(fd, mib)
+                st = os.statvfs(".")
+                lg.write("%d %d %d\n" % (i, j + 1, (st.f_blocks - st.f_bfree) * st.f_frsize))
+                lg.flush()
+                time.sleep(pace)
+            if mode == "after":
+                os.unlink(name)
+            if mode == "replace":
+                open(name + ".new", "w").close()
+                os.rename(name + ".new", name)
+        lg.write("done\n")
+    time.sleep(float(sys.argv[7]))
 else:
     sys.exit("limits.py: unknown helper '%s'" % what)

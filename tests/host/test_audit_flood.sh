@@ -37,7 +37,7 @@ print("end", end["type"], "limited", len(rl) > 0, "cut", flood < 20000,
 PY
 expect_grep "^end session.end limited True cut True types True counts True gaps True records True all True$" \
 	"$TMPD/check.out" "the flood is cut; what was not written is counted exactly, by type"
-expect_rc 125 "--audit-rate with a bad value: nothing runs" \
+expect_rc 2 "--audit-rate with a bad value is bad usage (2): nothing runs" \
 	"$BPFBOX" run -q --audit-rate lots -w "$WS" -- true
 expect_grep "^bpfbox run: --audit-rate lots: give records a second" "$TMPD/err" "and it says what to give"
 finish

@@ -54,6 +54,6 @@ expect_rc 0 "--audit-argv 1024" \
 	"$BPFBOX" run -q --audit "$B" --audit-argv 1024 -w "$WS" -- /bin/echo $(seq 1 1200)
 check_events "$B" "any(e['type'] == 'exec' and e['filename'] == '/bin/echo' and e['argv_truncated'] and len('\0'.join(e['argv'])) in (1022, 1023) for e in ev)" \
 	"--audit-argv 1024 keeps 1023 bytes, the cut flagged"
-expect_rc 125 "--audit-argv 10 is refused" "$BPFBOX" run -q --audit-argv 10 -w "$WS" -- true
+expect_rc 2 "--audit-argv 10 is refused as bad usage (2)" "$BPFBOX" run -q --audit-argv 10 -w "$WS" -- true
 expect_grep "give bytes from 64 to 4096" "$TMPD/err" "and says the range"
 finish

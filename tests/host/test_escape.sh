@@ -25,8 +25,16 @@ cleanup() {
 		kill "$p" 2>/dev/null
 	done
 	kill_marked
+	# The --net-allow cases' network namespace and the daemon of the last cases.
+	[ -n "$NETNS" ] && ip netns del "$NETNS" 2>/dev/null && ip link del "$HOSTIF" 2>/dev/null
+	if [ -n "$DPID" ]; then
+		kill -9 "$DPID" 2>/dev/null
+		"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" \
+			>/dev/null 2>&1
+	fi
 	rm -rf "$TMPD"
 }
+NETNS="" HOSTIF="" DPID=""
 trap cleanup EXIT
 trap 'cleanup; exit 1' INT TERM
 
@@ -135,6 +143,60 @@ signal_problem() {
 	kill -WINCH "$tpid" 2>/dev/null
 	wait_file "$OUT/.$1.ready.winch" 10
 	alive "$tpid" || echo "the target died"
+}
+
+# setid_problem DIR: "" when no file in DIR has a set-uid or set-gid bit or
+# a file capability (escape setid-scan, run outside the sandbox), else which.
+setid_problem() {
+	"$BIN/escape" setid-scan "$1" >"$TMPD/scan" 2>&1 || echo "left on the host: $(oneline "$TMPD/scan" 400)"
+}
+
+# The tools' ways to a set-id file, run by sh in DIR ($1) with a set-uid
+# file SRC ($2) and an archive holding it as suid-member ($3). Each may fail;
+# what they leave is looked at from outside. (coreutils' mknod and mkfifo
+# refuse set-id bits in -m themselves: the setid attack's raw mknod holds
+# that route.)
+SETID_TOOLS='cd "$1" || exit 2
+cp /bin/sh rootsh && chmod 4755 rootsh
+cp /bin/sh rootsh2 && chmod u+s,g+s rootsh2
+cp -p "$2" cp-p
+cp -a "$2" cp-a
+install -m 4755 /bin/true installed
+install -m 2755 /bin/true installed-g
+tar -xpf "$3"
+mkdir -m 2755 sgid-dir
+mkdir dir && chmod g+s dir
+exit 0'
+
+# setid_cases PFX: no set-uid or set-gid file (nor file capability) in the
+# workspace, by every syscall (escape setid) and by the tools (SETID_TOOLS),
+# as the current $AS user. The tools run first outside, in a 0700 dir, as
+# the control that they do leave set-id files there.
+setid_cases() {
+	owner=$(stat -c %u:%g "$WS")
+	d=$WS/setid src=$WS/setid-src t=$WS/setid-tools ctl=$TMPD/setid-ctl
+	rm -rf "$d" "$src" "$t" "$ctl"
+	mkdir -p "$d" "$src" "$t" && mkdir -m 700 "$ctl"
+	cp /bin/true "$src/suid-member"
+	chown -R "$owner" "$d" "$src" "$t" "$ctl"
+	chmod 4755 "$src/suid-member"
+	tar -cf "$src/suid.tar" -C "$src" suid-member
+	attack setid "$d"
+	verdict "${1}set-id modes by every call: chmod, fchmod, fchmodat, fchmodat2, open/openat/creat O_CREAT and O_TMPFILE, mknod, mknodat (EPERM); openat2 (ENOSYS); security.capability" 0 \
+		"$(setid_problem "$d")"
+	$AS sh -c "$SETID_TOOLS" sh "$ctl" "$src/suid-member" "$src/suid.tar" >/dev/null 2>&1
+	"$BIN/escape" setid-scan "$ctl" >"$TMPD/ctl.scan"
+	nctl=$(wc -l <"$TMPD/ctl.scan")
+	rm -rf "$ctl"
+	rc=0
+	sb -- sh -c "$SETID_TOOLS" sh "$t" "$src/suid-member" "$src/suid.tar" >"$TMPD/out" 2>"$TMPD/err" || rc=$?
+	problem=$(setid_problem "$t")
+	[ "$nctl" -ge 9 ] || problem="$problem control: outside the sandbox the tools left $nctl set-id files, not 9: $(oneline "$TMPD/ctl.scan");"
+	{ [ -e "$t/rootsh" ] && [ -e "$t/suid-member" ] && [ -d "$t/dir" ]; } ||
+		problem="$problem control: cp, tar or mkdir made nothing in the session;"
+	verdict "${1}set-id files by the tools: cp + chmod 4755, chmod u+s,g+s, cp -p, cp -a, install -m 4755 and 2755, tar -xp, mkdir -m 2755, chmod g+s DIR" 0 "$problem"
+	# What a broken sandbox left (set-uid copies of sh) goes at once.
+	rm -rf "$d" "$t"
 }
 
 # writable PATH: the host lets root write PATH at all (not a read-only
@@ -377,6 +439,11 @@ fs_attacks
 NSOPT=$([ $NS_ON = 1 ] && echo "$NS_ENV")
 PFX=""
 
+# --- set-uid and set-gid files (seccomp) -------------------------------------
+
+LAYER=seccomp
+setid_cases ""
+
 # --- dangerous kernel interfaces (seccomp) ---------------------------------
 
 attack io_uring
@@ -443,7 +510,7 @@ verdict "x32 syscall (__X32_SYSCALL_BIT) is killed (SIGSYS)" 159
 # --- network ---------------------------------------------------------------
 
 attack sockets
-verdict "socket() of every family but AF_UNIX (--net deny)" 0
+verdict "socket() of every family but AF_UNIX (--net deny; with namespaces AF_INET and AF_INET6 too, in a network namespace of its own)" 0
 
 "$BIN/helper" tcp "$TMPD/tcp.ready" "$TMPD/tcp.mark" </dev/null >/dev/null 2>&1 &
 PIDS="$PIDS $!"
@@ -465,11 +532,17 @@ PIDS="$PIDS $!"
 if wait_file "$TMPD/abs.ready"; then
 	"$BIN/escape" abstract "$aname" >/dev/null 2>&1 # control
 	wait_file "$TMPD/abs.mark"
-	ctl=$(lines "$TMPD/abs.mark")
-	attack abstract "$aname"
-	problem=$(listener_problem "$TMPD/abs.mark" "$ctl" "$BIN/escape" abstract "$aname")
-	blocked_or_gap "connect to an abstract unix socket outside" scope_abstract_unix 6 \
-		"the connect reached the listener" "$problem"
+	# With the namespaces the session's network namespace has abstract
+	# names of its own (ECONNREFUSED); without, Landlock's scope holds.
+	for o in "$NSOPT" --no-namespaces; do
+		ctl=$(lines "$TMPD/abs.mark")
+		_o=$NSOPT NSOPT=$o
+		attack abstract "$aname"
+		NSOPT=$_o
+		problem=$(listener_problem "$TMPD/abs.mark" "$ctl" "$BIN/escape" abstract "$aname")
+		blocked_or_gap "connect to an abstract unix socket outside ($([ "$o" = --no-namespaces ] && echo "Landlock alone" || echo "the session's namespaces"))" \
+			scope_abstract_unix 6 "the connect reached the listener" "$problem"
+	done
 else
 	fail "connect to an abstract unix socket outside: the listener did not start"
 fi
@@ -505,6 +578,60 @@ if wait_file "$TMPD/unix.ready"; then
 	fi
 else
 	fail "connect to a pathname unix socket outside: the listener did not start"
+fi
+
+# --- --net-allow: socket families (seccomp) -----------------------------------
+
+# An allow rule opens inet sockets in seccomp and no other family (vsock,
+# netlink, packet, ...). The rule needs the BPF network layer (--audit,
+# root). The server of the positive control (curl, getaddrinfo) lives in a
+# network namespace of the test's own on a /30 of 198.51.100.0/24 (chosen
+# by the pid), reached over a veth pair.
+q=$(($$ % 64 * 4))
+HOSTADDR=198.51.100.$((q + 1)) SRV=198.51.100.$((q + 2))
+NA="--audit $TMPD/netallow.jsonl --net-allow $SRV:8080"
+if [ "$(id -u)" != 0 ]; then
+	skip "--net-allow socket families: needs root (the BPF network layer); the host suite as root covers it"
+else
+	# shellcheck disable=SC2086
+	attack $NA -- families
+	if [ "$rc" = 125 ] && grep -q "needs the BPF network layer" "$TMPD/err"; then
+		skip "--net-allow socket families: no BPF network layer here: $(oneline "$TMPD/err" 200)"
+	else
+		verdict "--net-allow: socket() of AF_VSOCK, AF_NETLINK (ROUTE, SOCK_DIAG, AUDIT, ...), AF_PACKET and every family but AF_UNIX/INET/INET6; socketpair(AF_TIPC)" 0
+	fi
+fi
+if [ "$(id -u)" != 0 ]; then
+	: # said above
+elif ! command -v ip >/dev/null || ! command -v curl >/dev/null || ! command -v getent >/dev/null ||
+	! command -v python3 >/dev/null; then
+	skip "--net-allow: curl and getaddrinfo still work: needs ip, curl, getent and python3 (make deps installs them on the host)"
+elif ! ip netns add "bbx-esc-$$"; then
+	skip "--net-allow: curl and getaddrinfo still work: cannot make a network namespace here"
+else
+	NETNS=bbx-esc-$$ HOSTIF=bbs$$h
+	mkdir -p "$TMPD/www" && echo "hello-escape-$$" >"$TMPD/www/hello"
+	if ip link add "$HOSTIF" type veth peer name bbs$$n 2>"$TMPD/err" &&
+		ip link set bbs$$n netns "$NETNS" && ip addr add "$HOSTADDR/30" dev "$HOSTIF" &&
+		ip link set "$HOSTIF" up && ip -n "$NETNS" addr add "$SRV/30" dev bbs$$n &&
+		ip -n "$NETNS" link set bbs$$n up && ip -n "$NETNS" link set lo up; then
+		ip netns exec "$NETNS" python3 -m http.server --bind "$SRV" --directory "$TMPD/www" 8080 \
+			</dev/null >/dev/null 2>&1 &
+		PIDS="$PIDS $!"
+		served() { curl -s --max-time 2 --noproxy '*' "http://$SRV:8080/hello" | grep -q hello-escape; }
+		if ! poll_until 20 served; then
+			fail "--net-allow: the test's HTTP server on $SRV does not answer outside a session"
+		else
+			rc=0
+			# shellcheck disable=SC2086
+			sb $NA -- sh -c 'curl -sS --max-time 10 --noproxy "*" "http://$1:8080/hello" && getent ahosts localhost' \
+				sh "$SRV" >"$TMPD/out" 2>"$TMPD/err" || rc=$?
+			verdict "--net-allow: curl to the allowed address and getaddrinfo (AI_ADDRCONFIG, no netlink) still work" 0 \
+				"$(grep -q "hello-escape-$$" "$TMPD/out" || echo "curl got nothing")$(grep -Eq '^(127\.0\.0\.1|::1) ' "$TMPD/out" || echo "; getent ahosts localhost resolved nothing")"
+		fi
+	else
+		skip "--net-allow: curl and getaddrinfo still work: no veth pair here ($(oneline "$TMPD/err" 100)); the host suite and the egress suite cover it"
+	fi
 fi
 
 # --- signals ------------------------------------------------------------------
@@ -717,6 +844,8 @@ problem=""
 for name in $(sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p' "$TMPD/out"); do
 	case $name in
 	PATH | HOME | LANG | TERM | TMPDIR | BPFBOX_SESSION_ID | BPFBOX_WORKSPACE | BPFBOX_EXTRA) ;;
+	# the toolchains of the caller's home, when it has them (docs/runtime.md)
+	NVM_DIR | PYENV_ROOT | SDKMAN_DIR | GOPATH | RUSTUP_HOME | CARGO_HOME) ;;
 	*) problem="$problem $name is set;" ;;
 	esac
 done
@@ -841,6 +970,7 @@ else
 		else
 			fail "unprivileged: the pty helper did not start"
 		fi
+		setid_cases "unprivileged: "
 		for a in io_uring keyctl bpf unshare sockets fds; do
 			attack "$a"
 			verdict "unprivileged: $a" 0
@@ -888,6 +1018,30 @@ else
 	fi
 	AS=""
 	NSOPT=$([ $NS_ON = 1 ] && echo "$NS_ENV")
+fi
+
+# --- through a daemon ---------------------------------------------------------
+
+# The same filter holds when the session runs through bpfbox daemon (root):
+# the set-id calls and, with an allow rule, the socket families.
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ "$(id -u)" != 0 ] || [ -z "$CG2" ]; then
+	skip "set-id modes and --net-allow families through a daemon: needs root and cgroup2; CI runs as root"
+else
+	WS=$TMPD/ws AS="" SOCKDIR=$TMPD/sock SOCK=$TMPD/sock/bpfbox.sock DERR=$TMPD/daemon.err
+	PIN=/sys/fs/bpf/bpfbox-escape-$$ PARENT=$CG2/bpfbox-escape-$$
+	: >"$DERR"
+	if start_daemon "$TMPD/daemon.jsonl"; then
+		LAYER=seccomp
+		rm -rf "$WS/setid" && mkdir "$WS/setid"
+		attack --daemon-socket "$SOCK" -- setid "$WS/setid"
+		verdict "through a daemon: set-id modes by every call" 0 "$(setid_problem "$WS/setid")"
+		rm -rf "$WS/setid"
+		attack --daemon-socket "$SOCK" --net-allow "$SRV:8080" -- families
+		verdict "through a daemon: --net-allow socket families" 0
+	else
+		fail "through a daemon: the daemon did not start: $(oneline "$DERR")"
+	fi
 fi
 
 finish

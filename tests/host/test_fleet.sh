@@ -210,9 +210,9 @@ expect_rc 125 "network allow above an allow-list ceiling is refused" "$BPFBOX" r
 expect_grep "network allow is above allow-list" "$TMPD/err" "and says which"
 wait_grep '"type":"ceiling".*"action":"refuse"' "$A2" 5 &&
 	ok "each refusal is a ceiling event in the audit stream" || fail "no ceiling event"
-SID_FILE="$WS/c.sid" "$BPFBOX" run -q --env SID_FILE --daemon-socket "$SOCK" -w "$WS" -- sh -c \
+SID_FILE="$WS/c.sid" "$BPFBOX" run -q --env SID_FILE --daemon-socket "$SOCK" -w "$WS" --status-fd 3 -- sh -c \
 	'echo $BPFBOX_SESSION_ID > "$SID_FILE"; echo $$ > pid; while [ ! -e go2 ]; do sleep 0.05; done' \
-	>/dev/null 2>"$TMPD/c.err" &
+	>/dev/null 2>"$TMPD/c.err" 3>"$TMPD/c.st" &
 RUNPID=$!
 wait_grep . "$WS/pid" 10
 # $$ inside is a pid of the session's PID namespace: take bpfbox's child
@@ -231,6 +231,8 @@ expect_grep "\"type\":\"ceiling\".*\"session\":\"$C\".*\"action\":\"clamp\",\"re
 	"$A2" "the clamp is a ceiling event naming what was lowered"
 expect_grep "\"type\":\"session.start\".*\"session\":\"$C\".*\"memory_mb\":256" "$A2" \
 	"session.start carries the clamped policy (and its hash)"
+expect_grep '"type":"started".*"limits":\{[^}]*"memory_mb":256[^}]*\},"clamped":"ceiling .root-box.: lowered memory_mb 256"' \
+	"$TMPD/c.st" "the status channel's started says the clamped limit and the clamp (issue 32)"
 
 # The rule does not allow --no-daemon: a run that would bypass the daemon is refused.
 BPFBOX_SOCKET="$SOCK" expect_rc 125 "--no-daemon is refused where the ceiling does not allow it" \

@@ -366,6 +366,102 @@ grep -Eqi 'resource temporarily unavailable|cannot fork|fork' "$WS/forkerr" 2>/d
 	ok "forks past the limit fail" || fail "no fork failure: $(head -c 200 "$WS/forkerr" 2>/dev/null)"
 rc_of bomb 15 >/dev/null
 
+# --- the default pids.max: threads are not refused, fork bombs stop -------------
+# pids.max counts tasks, threads included: the default (1024,
+# docs/limits.md) lets many-threaded programs start (64 refused them), and
+# still stops a fork bomb. No --pids below: the default holds.
+cat >"$WS/threads.py" <<'EOF'
+import sys, threading
+n = int(sys.argv[1])
+b = threading.Barrier(n + 1)
+ts = [threading.Thread(target=b.wait) for _ in range(n)]
+for t in ts:
+    t.start()
+b.wait()
+for t in ts:
+    t.join()
+print("threads", n)
+EOF
+cat >"$WS/workers.js" <<'EOF'
+const { Worker } = require("worker_threads");
+const n = +process.argv[2];
+const c = new Int32Array(new SharedArrayBuffer(4));
+let done = 0;
+for (let i = 0; i < n; i++) {
+  // Each worker stays until all n run at once.
+  const w = new Worker(`const { workerData: c, parentPort } = require("worker_threads");
+    Atomics.add(c, 0, 1);
+    while (Atomics.load(c, 0) < ${n}) Atomics.wait(c, 0, Atomics.load(c, 0), 50);
+    parentPort.postMessage(0);`, { eval: true, workerData: c });
+  w.on("message", () => { if (++done === n) { console.log("workers", n); process.exit(0); } });
+  w.on("error", (e) => { console.log("error", e.message); process.exit(1); });
+}
+EOF
+"$BPFBOX" run -q -w "$WS" -- "$PY" threads.py 200 </dev/null >"$TMPD/out" 2>"$TMPD/err"
+rc=$?
+verdict "default pids: a Python program with 200 threads alive at once" 0 \
+	"$(grep -qx "threads 200" "$TMPD/out" || echo "no 'threads 200' line")"
+if command -v node >/dev/null 2>&1; then
+	"$BPFBOX" run -q -w "$WS" -- node workers.js 64 </dev/null >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "default pids: a Node program with 64 worker_threads alive at once" 0 \
+		"$(grep -qx "workers 64" "$TMPD/out" || echo "no 'workers 64' line")"
+else
+	skip "default pids: Node with 64 worker_threads: node is not installed here"
+fi
+if command -v java >/dev/null 2>&1; then
+	# Every GC and compiler thread made at start, as on a 64-core host.
+	"$BPFBOX" run -q -w "$WS" -- java -XX:ActiveProcessorCount=64 -XX:-UseDynamicNumberOfGCThreads \
+		-XX:-UseDynamicNumberOfCompilerThreads -version </dev/null >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "default pids: a JVM told it has 64 cores starts (every GC and compiler thread)" 0
+else
+	skip "default pids: the JVM with 64 cores: java is not installed here"
+fi
+
+# bomb_case NAME CMD...: CMD (forking without end) under the default
+# limits and --timeout 10s. The bomb must reach pids.max (the kernel's max
+# event: the positive control), never exceed it, leave the host able to
+# fork, and the session must end at its timeout (124) with its pids cgroup
+# gone.
+bomb_case() {
+	_bn=$1
+	shift
+	rm -f "$WS/cg"
+	_b0=$(date +%s)
+	bg "$_bn" -q -w "$WS" --timeout 10s -- "$PY" -c 'import os, sys
+open("cg", "w").write(open("/proc/self/cgroup").read())
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+	wait_grep . "$WS/cg" 10
+	_pcg=$(cg_of cgroup2 pids "$WS/cg")
+	_max=$(cat "$_pcg/pids.max" 2>/dev/null)
+	_peak=0 _hit= _host=
+	# Sampled until the session's cgroup is gone (its end), 40 s at most.
+	_n=400
+	while [ -d "$_pcg" ] && [ $_n -gt 0 ]; do
+		_c=$(cat "$_pcg/pids.current" 2>/dev/null || echo 0)
+		[ "$_c" -gt "$_peak" ] && _peak=$_c
+		if [ -z "$_hit" ] && [ "$(awk '$1 == "max" { print $2 }' "$_pcg/pids.events" 2>/dev/null)" -gt 0 ] 2>/dev/null; then
+			_hit=$(($(date +%s) - _b0))
+			_host=$(sh -c 'echo forked' 2>&1)
+		fi
+		_n=$((_n - 1))
+		sleep 0.1
+	done
+	rc=$(rc_of "$_bn" 30)
+	_secs=$(($(date +%s) - _b0))
+	echo "# $_bn: pids.max $_max reached after ${_hit:-?} s, peak $_peak, ended after $_secs s (exit $rc)"
+	verdict "fork bomb ($_bn) under the default pids.max: stopped at it, the host forks, the session ends at its timeout" 124 \
+		"$([ "$_max" = 1024 ] || echo "pids.max is '$_max', not the default 1024")$([ -n "$_hit" ] || echo "pids.max was never reached (no max event)")$([ "$_peak" -le "${_max:-0}" ] || echo "peak $_peak over pids.max")$([ "$_host" = forked ] || echo "the host could not fork meanwhile: $_host")$([ "$_secs" -le 25 ] || echo "it ended after $_secs s (timeout 10 s)")$([ -d "$_pcg" ] && echo "its pids cgroup is still there")"
+}
+bomb_case bash-bomb bash -c ':(){ :|:& };:; sleep 60'
+bomb_case python-fork "$PY" -c 'import os
+while True:
+    try:
+        os.fork()
+    except OSError:
+        pass'
+
 # --- cpu: a busy loop held under its quota ---------------------------------
 # The kernel throttles the session's cgroup: cpu.stat's nr_throttled (v2,
 # and the v1 cpu controller's) grows while a busy loop runs under --cpu 20,

@@ -39,9 +39,9 @@ st_run st --label tool_call=abc-1 --label agent=driver -- sh -c 'exit 7'
 rc=$?
 [ "$rc" != 0 ] && ! grep -q '^x$' "$TMPD/st2.st" &&
 	ok "the command cannot write to the status fd" || fail "status fd inherited: rc $rc"
-expect_rc 125 "--status-fd of a closed descriptor is refused (125)" \
+expect_rc 2 "--status-fd of a closed descriptor is bad usage (2)" \
 	"$BPFBOX" run -w "$WS" --status-fd 9 -- true
-expect_rc 125 "--label without '=' is refused (125)" "$BPFBOX" run -w "$WS" --label x -- true
+expect_rc 2 "--label without '=' is bad usage (2)" "$BPFBOX" run -w "$WS" --label x -- true
 
 # --- units everywhere -----------------------------------------------------------
 expect_rc 0 "--timeout 5s --memory 2G --disk 512M --output-limit 64K are accepted" \
@@ -49,14 +49,58 @@ expect_rc 0 "--timeout 5s --memory 2G --disk 512M --output-limit 64K are accepte
 expect_rc 125 "--timeout 5x is refused (125)" "$BPFBOX" run -q -w "$WS" --timeout 5x -- true
 expect_grep "limits.timeout_s: '5x' is not a duration" "$TMPD/err" "the error names the flag's value"
 
+# --- every exit on the status channel (issue 32): ended with cause, step, reason, duration
+# ended_has NAME CODE CAUSE STEP REASON-ERE: the run exited CODE and its only
+# status line is that "ended".
+ended_has() {
+	if [ "$rc" = "$2" ] && [ "$(wc -l <"$TMPD/$1.st")" = 1 ] &&
+		st_has "$1" "^\\{\"version\":1,\"type\":\"ended\",.*\"session\":\"[0-9a-f]{32}\",\"exit_code\":$2,\"cause\":\"$3\",\"duration_ms\":[0-9]+,\"step\":\"$4\",\"reason\":\"[^\"]*$5"; then
+		ok "$1: exit $2 is one ended line (cause $3, step $4, the reason)"
+	else
+		fail "$1: rc $rc (want $2); status: $(head -c 500 "$TMPD/$1.st"); stderr: $(oneline "$TMPD/$1.err" 300)"
+	fi
+}
+st_run usage --bogus-flag -- true
+ended_has usage 2 usage usage "unknown or incomplete option '--bogus-flag'"
+st_run badws -w "$TMPD/does-not-exist" -- true
+ended_has badws 125 setup policy "does not exist"
+st_run denied --deny-command 'touch' -- touch "$WS/denied-ran"
+ended_has denied 125 setup command_rule "command denied by rule"
+[ ! -e "$WS/denied-ran" ] && ok "the denied command did not run" || fail "the denied command ran"
+if ! grep -q ': Operation not permitted' "$TMPD/denied.err"; then
+	ok "a refusal ends with its own reason, not an errno's text"
+else
+	fail "a refusal ends with an errno's text: $(oneline "$TMPD/denied.err")"
+fi
+if [ "$(id -u)" != 0 ]; then
+	st_run netref --no-daemon --net-allow allowed.test:443 -- true
+	ended_has netref 125 setup network "needs the BPF network layer"
+else
+	skip "--net-allow refused on the status channel: as root the network programs load (test_audit.sh runs the refusal as uid 65534)"
+fi
+LVL=$(status_json 2>/dev/null | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["level"])' 2>/dev/null)
+if [ "$LVL" != Full ]; then
+	st_run lvl --no-daemon --level full -- true
+	ended_has lvl 125 setup level "reaches only"
+else
+	skip "--level full refused on the status channel: this host is Full (the Standard VM cells run it)"
+fi
+st_run facts --memory 512 --timeout 30 -- true
+st_has facts '"type":"started",.*"mode":"workspace-write","network":"deny","net_allow":\[\],"limits":\{"timeout_ms":30000,"output_bytes":1048576,"memory_mb":512,"pids":[0-9]+,' &&
+	st_has facts '"type":"ended",.*"exit_code":0,"cause":"exit","duration_ms":[0-9]+,' &&
+	ok "started carries mode, network and the effective limits; ended its duration" ||
+	fail "started/ended facts: $(head -c 800 "$TMPD/facts.st")"
+
 # --- the timeout counts wall-clock time; a hang ends ----------------------------
 st_run to --timeout 1s -- sleep 30
 [ "$rc" = 124 ] && st_has to '"cause":"timeout"' && ok "--timeout 1s ends 'sleep 30' with 124 (cause timeout)" ||
 	fail "--timeout: rc $rc $(cat "$TMPD/to.st")"
 
 # --- socket() denied by the network policy is recorded and explained ------------
+# Without namespaces: with them --net deny gives the session a loopback of
+# its own and allows inet sockets there (tests/host/test_loopback.sh).
 if [ -n "$PY" ]; then
-	st_run net -- "$PY" -c 'import socket
+	st_run net --no-namespaces -- "$PY" -c 'import socket
 try:
     socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 except OSError as e:
@@ -353,6 +397,64 @@ except OSError:
 		fi
 	else
 		skip "labels in the audit stream: the BPF agent does not load here: $(head -c 200 "$TMPD/audit.err")"
+	fi
+fi
+
+# --- the two modes end alike (issue 32): the same limits through a daemon -------
+# shape NAME: the status lines of NAME as the runtime reads them: type,
+# reason or cause, exit code (times, ids, pids and killed's "paused", which
+# says whether the early freeze of an OOM came first, left out).
+shape() {
+	"$PY" -c 'import json, sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    print(e["type"], e.get("reason", e.get("cause", "")), e.get("exit_code", ""))' \
+		"$TMPD/$1.st" 2>/dev/null | tr '\n' ';'
+}
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if ! $IS_ROOT || [ -z "$PY" ] || [ -z "$CG2" ]; then
+	skip "the modes end alike: a daemon and the memory monitor need root, python3 and cgroup v2; CI runs as root"
+else
+	WS_RT=$WS
+	daemon_scratch rtmodes
+	WS=$WS_RT
+	if start_daemon "$TMPD/modes.jsonl"; then
+		for c in pt ok one; do
+			case $c in
+			pt) set -- --memory 48M --pause-timeout 2s -- sh -c "$PY -c 'b = bytearray(300 << 20)'; sleep 10; echo after" ;;
+			ok) set -- --memory 48M --on-limit kill -- sh -c "$PY -c 'b = bytearray(300 << 20)'; sleep 5; echo after" ;;
+			one) set -- --memory 48M -- "$PY" -c 'b = bytearray(300 << 20)' ;;
+			esac
+			st_run "d$c" --daemon-socket "$SOCK" "$@"
+			want=$(shape "$c") got=$(shape "d$c")
+			if [ -n "$want" ] && [ "$want" = "$got" ]; then
+				ok "the modes end alike ($c): the daemon's status lines are embedded mode's: $got"
+			else
+				fail "the modes end alike ($c): embedded '$want', through the daemon '$got' (rc $rc): $(oneline "$TMPD/d$c.err" 300)"
+			fi
+		done
+		# Labels where an operator looks: sessions (text and JSON) and top (issue 32).
+		rm -f "$WS/lbl.held" "$WS/lbl.go"
+		"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" --label tool_call=t-9 -- sh -c \
+			'echo held >lbl.held; i=0; while [ ! -e lbl.go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done' \
+			</dev/null >/dev/null 2>&1 &
+		LPID=$!
+		if wait_file "$WS/lbl.held" 20; then
+			"$BPFBOX" sessions --json --socket "$SOCK" >"$TMPD/lbl.json" 2>&1
+			"$BPFBOX" sessions --socket "$SOCK" >"$TMPD/lbl.txt" 2>&1
+			"$BPFBOX" top --json --socket "$SOCK" >"$TMPD/lbl.top" 2>&1
+			grep -q '"labels":{"tool_call":"t-9"}' "$TMPD/lbl.json" &&
+				grep -q 'tool_call=t-9' "$TMPD/lbl.txt" &&
+				grep -q '"labels":"tool_call=t-9"' "$TMPD/lbl.top" &&
+				ok "labels are in bpfbox sessions (text, --json) and bpfbox top --json" ||
+				fail "labels: sessions $(head -c 300 "$TMPD/lbl.json"); text $(oneline "$TMPD/lbl.txt" 300); top $(head -c 300 "$TMPD/lbl.top")"
+		else
+			fail "labels: the held session did not start"
+		fi
+		touch "$WS/lbl.go"
+		wait "$LPID"
+	else
+		fail "the modes end alike: the daemon did not get ready: $(oneline "$DERR")"
 	fi
 fi
 

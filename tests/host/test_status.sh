@@ -58,12 +58,12 @@ else
 	skip "run --level full refusal: this host is Full (tests/vm/full.sh covers Full)"
 fi
 expect_rc 0 "run --level standard runs" "$BPFBOX" run --no-daemon --level standard -w "$TMPD/ws" -- true
-expect_rc 125 "run --level with an unknown level is a usage error" \
+expect_rc 2 "run --level with an unknown level is a usage error (2)" \
 	"$BPFBOX" run --level bogus -w "$TMPD/ws" -- true
 expect_grep "level 'bogus': use full or standard" "$TMPD/err" "the usage error names the choices"
 BPFBOX_LEVEL=standard "$BPFBOX" run -v --no-daemon -w "$TMPD/ws" -- true >"$TMPD/out" 2>&1
 expect_grep 'level requested Standard' "$TMPD/out" "BPFBOX_LEVEL=standard sets the level asked for"
-expect_rc 125 "a bad BPFBOX_LEVEL is a usage error" env BPFBOX_LEVEL=bogus "$BPFBOX" run -w "$TMPD/ws" -- true
+expect_rc 2 "a bad BPFBOX_LEVEL is a usage error (2)" env BPFBOX_LEVEL=bogus "$BPFBOX" run -w "$TMPD/ws" -- true
 
 # A seccomp probe that lied would let this through: check the kernel's view.
 [ "$sc" = True ] && grep -q '^Seccomp_filters' /proc/self/status && ok "seccomp filters supported by the kernel" || fail "seccomp state"

@@ -264,7 +264,7 @@ jcheck "$TMPD/s.json" "[s['session'] for s in d['sessions'] if s['session'] in (
 expect_rc 0 "--once exits 0" "$BPFBOX" top --once --socket "$SOCK"
 cp "$TMPD/out" "$TMPD/once.txt"
 expect_grep "^host .* level [A-Za-z]+ .*daemon pid $DPID up " "$TMPD/once.txt" "--once: the header line"
-expect_grep "^SESSION +STATE +LEVEL +PIDS +MEM +CPU% +OPEN/s +EXEC/s +CONN/s +DENIED +COMMAND +LAST DENIAL$" \
+expect_grep "^SESSION +STATE +LEVEL +PIDS +MEM +CPU% +OPEN/s +EXEC/s +CONN/s +DENIED +LABELS +COMMAND +LAST DENIAL$" \
 	"$TMPD/once.txt" "--once: the column titles"
 expect_grep "^$DENY +running .*: top-deny; .*open $OUTSIDE/f \(write\) \(landlock EACCES\)$" "$TMPD/once.txt" \
 	"--once: the denying session's row ends with its last denial"

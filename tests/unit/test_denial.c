@@ -87,5 +87,51 @@ static void one_of_each_type_is_kept(void **state)
 	}
 }
 
+/* What the session chose is kept on one line, without control bytes. */
+static void what_is_cleaned(void **state)
+{
+	struct denials d = {0};
+
+	(void)state;
+	denials_add(&d, "mount", "mkdir", "/etc/a\nbpfbox: error: x\x1b[2J", 30, 1);
+	denials_add(&d, "mount", "mkdir", "/etc/a\rbpfbox: error: x\x1b[2J", 30, 1);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.v[0].count, 2);
+	assert_string_equal(d.v[0].what, "/etc/a?bpfbox: error: x?[2J");
+}
+
+/* The name services' sockets a lookup falls back from, and only those. */
+static void fallbacks_are_name_services(void **state)
+{
+	static const char *const yes[] = {
+		"/var/run/nscd/socket",
+		"/run/nscd/socket",
+		"/run/systemd/userdb/io.systemd.Multiplexer",
+		"/var/run/systemd/userdb/io.systemd.DynamicUser",
+		"/run/systemd/resolve/io.systemd.Resolve",
+		"/var/lib/sss/pipes/nss",
+	};
+	static const char *const no[] = {
+		"/run/dbus/system_bus_socket",
+		"/run/nscd/socket2",
+		"/run/nscd",
+		"/run/systemd/userdb/",
+		"/run/systemd/userdb/../../docker.sock",
+		"/var/run/docker.sock",
+		"/run/systemd/resolve/io.systemd.Resolve.Monitor",
+		"/home/u/run/nscd/socket",
+		"nscd/socket",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!denial_is_fallback(yes[i]))
+			fail_msg("%s: not a fallback", yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (denial_is_fallback(no[i]))
+			fail_msg("%s: taken for a fallback", no[i]);
+}
+
 UNIT_MAIN(cmocka_unit_test(same_kind_counts_once), cmocka_unit_test(a_new_type_is_shown_when_full),
-	  cmocka_unit_test(one_of_each_type_is_kept))
+	  cmocka_unit_test(one_of_each_type_is_kept), cmocka_unit_test(fallbacks_are_name_services),
+	  cmocka_unit_test(what_is_cleaned))

@@ -7,7 +7,7 @@
  * an event queue overflow restarts the scan, baseline included. And from an
  * attacker's review (issue 17): a tree deeper than PATH_MAX is watched and
  * removed, empty files count as entries, and running out of inotify
- * watches fails closed.
+ * watches fails closed. Files held unlinked (open, or mapped) count.
  */
 #include <fcntl.h>
 #include <ftw.h>
@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "monitor/disk.h"
@@ -316,8 +317,88 @@ static void overflow_during_scan_restarts_it(void **state)
 	disk_monitor_close(&m);
 }
 
+/*
+ * A child holds a 2 MiB file unlinked (fd) and a 1 MiB one mapped, its fd
+ * closed, unlinked; it says so on ready and waits for the pipe to close.
+ */
+static pid_t hold_unlinked(int ready[2], int go[2])
+{
+	char f[128], c = 0;
+	pid_t pid;
+
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(go), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd, mfd;
+		void *p;
+
+		close(ready[0]);
+		close(go[1]);
+		snprintf(f, sizeof(f), "%s/gone", root);
+		fd = open(f, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		unlink(f);
+		snprintf(f, sizeof(f), "%s/mapped", root);
+		mfd = open(f, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0 || mfd < 0 || ftruncate(mfd, MiB) < 0)
+			_exit(1);
+		p = mmap(NULL, MiB, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+		close(mfd);
+		unlink(f);
+		if (p == MAP_FAILED)
+			_exit(1);
+		memset(p, 'm', MiB);
+		for (int i = 0; i < 2; i++) {
+			static char buf[MiB];
+
+			if (write(fd, buf, MiB) != MiB)
+				_exit(1);
+		}
+		fsync(fd);
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	return pid;
+}
+
+/* Files held with no name count (held scan), once each, and go with their holder. */
+static void held_unlinked_files_count(void **state)
+{
+	const char *roots[] = {root};
+	struct disk_monitor m;
+	int ready[2], go[2];
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(disk_monitor_open(&m, roots, 1), 0);
+	while (disk_monitor_scanning(&m))
+		disk_monitor_scan(&m, SIZE_MAX);
+	pid = hold_unlinked(ready, go);
+	disk_monitor_read(&m);
+	assert_true(m.held_wanted); /* the unlinks hint at it */
+	disk_held_scan(&m, NULL, getpid());
+	assert_false(m.held_blind);
+	assert_int_equal(m.held_count, 2);
+	assert_true(m.held >= 3 * MiB && m.held < 4 * MiB);
+	assert_true(disk_monitor_growth(&m) >= 3 * MiB);
+	assert_true(disk_monitor_entries(&m) >= 2);
+	close(go[1]);
+	close(ready[0]);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	disk_held_scan(&m, NULL, getpid());
+	assert_int_equal(m.held, 0);
+	assert_true(disk_monitor_growth(&m) < MiB);
+	disk_monitor_close(&m);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 UNIT_MAIN(T(write_before_scan_is_baseline), T(renamed_while_queued_is_read),
 	  T(overflow_during_scan_restarts_it), T(deep_tree_is_watched_and_removed),
-	  T(empty_files_count_as_entries), T(watch_exhaustion_fails_closed))
+	  T(empty_files_count_as_entries), T(watch_exhaustion_fails_closed),
+	  T(held_unlinked_files_count))

@@ -271,7 +271,7 @@ static void test_defaults(void **state)
 	assert_null(p.workspace);
 	assert_null(p.user);
 	assert_limits(&p, "{\"timeout_s\":120,\"output_bytes\":1048576,\"memory_mb\":2048,"
-			  "\"pids\":64,\"cpu_percent\":100,\"disk_mb\":1024,\"file_size_mb\":50,"
+			  "\"pids\":1024,\"cpu_percent\":100,\"disk_mb\":1024,\"file_size_mb\":50,"
 			  "\"open_files\":1024,\"pause_timeout_s\":60,\"timeout_counts\":\"wall\","
 			  "\"on_oom\":\"pause\",\"on_disk\":\"pause\"}");
 	/* The credential patterns are the documented ones, in the documented order. */
@@ -820,7 +820,7 @@ static void test_merge_errors(void **state)
 		assert_err(&err, cases[i].file, cases[i].path, cases[i].msg);
 		assert_int_equal(p.net, NET_ALLOW);
 		assert_int_equal(p.origins.n, 2);
-		assert_int_equal(p.limits.pids, 64);
+		assert_int_equal(p.limits.pids, POLICY_PIDS_DEFAULT);
 		policy_free(&p);
 	}
 }
@@ -841,7 +841,7 @@ static void test_merge_atomic(void **state)
 	assert_string_equal(err.path, "extra.deny[0]");
 	assert_int_equal(p.net, NET_DENY);
 	assert_int_equal(p.ro_paths.n, 0);
-	assert_int_equal(p.limits.pids, 64);
+	assert_int_equal(p.limits.pids, POLICY_PIDS_DEFAULT);
 	assert_int_equal(p.origins.n, 1);
 	policy_free(&p);
 }

@@ -246,6 +246,71 @@ static const struct row rows[] = {
 	RED("URL-encoded base64 token", "cb?code=Z3aWZkSBvrjn9Wvg%2Bfygw2wMqZcUDIh7yfJs1ON43%3D",
 	    "cb?code=[REDACTED]"),
 
+	/* passwords on command lines, keyed by the program (audit review, task 1) */
+	RED("docker login -p", "docker\0login\0-u\0me\0-p\0S3cr3tPw\0reg.io",
+	    "docker\0login\0-u\0me\0-p\0[REDACTED]\0reg.io"),
+	RED("sudo docker login -pSECRET", "sudo\0-u\0root\0/usr/bin/docker\0login\0-pS3cr3t",
+	    "sudo\0-u\0root\0/usr/bin/docker\0login\0-p[REDACTED]"),
+	RED("podman login -p in a shell string", "sh\0-c\0podman login -p 'pa ss' q.io; ls -p x",
+	    "sh\0-c\0podman login -p '[REDACTED]' q.io; ls -p x"),
+	RED("sshpass -p", "sshpass\0-p\0S3cr3t\0ssh\0host", "sshpass\0-p\0[REDACTED]\0ssh\0host"),
+	RED("sshpass -pSECRET", "sshpass -pS3cr3t ssh host", "sshpass -p[REDACTED] ssh host"),
+	RED("az login -p", "az\0login\0-u\0me\0-p\0S3cr3t", "az\0login\0-u\0me\0-p\0[REDACTED]"),
+	RED("openssl -pass pass:", "openssl\0enc\0-aes256\0-pass\0pass:S3cr3t\0-in\0f",
+	    "openssl\0enc\0-aes256\0-pass\0pass:[REDACTED]\0-in\0f"),
+	RED("openssl -passout and -passin pass:",
+	    "openssl\0pkcs12\0-passin\0pass:S3cr3t\0-passout\0pass:0th3r",
+	    "openssl\0pkcs12\0-passin\0pass:[REDACTED]\0-passout\0pass:[REDACTED]"),
+	RED("openssl enc -k", "openssl\0enc\0-k\0S3cr3t", "openssl\0enc\0-k\0[REDACTED]"),
+	RED("redis-cli -a", "redis-cli\0-h\0db\0-a\0S3cr3t\0ping",
+	    "redis-cli\0-h\0db\0-a\0[REDACTED]\0ping"),
+	RED("smbclient -U user%SECRET", "smbclient\0//h/s\0-U\0me%S3cr3t",
+	    "smbclient\0//h/s\0-U\0me%[REDACTED]"),
+	RED("smbclient --user=user%SECRET", "smbclient --user=me%S3cr3t //h/s",
+	    "smbclient --user=me%[REDACTED] //h/s"),
+	RED("htpasswd -b FILE user SECRET", "htpasswd\0-b\0-c\0/etc/pw\0me\0S3cr3t",
+	    "htpasswd\0-b\0-c\0/etc/pw\0me\0[REDACTED]"),
+	RED("htpasswd -nbB user SECRET",
+	    "htpasswd\0-nbB\0-C\0"
+	    "10\0me\0S3cr3t",
+	    "htpasswd\0-nbB\0-C\0"
+	    "10\0me\0[REDACTED]"),
+	RED("gpg --passphrase", "gpg\0--batch\0--passphrase\0S3cr3t\0-c\0f",
+	    "gpg\0--batch\0--passphrase\0[REDACTED]\0-c\0f"),
+	RED("--passphrase=", "gpg --passphrase=S3cr3t -c f", "gpg --passphrase=[REDACTED] -c f"),
+	RED("--pass=", "tool\0--pass=S3cr3t", "tool\0--pass=[REDACTED]"),
+	RED("--pass next argument", "tool\0--pass\0S3cr3t", "tool\0--pass\0[REDACTED]"),
+	RED("7z -pSECRET", "7z\0a\0-pS3cr3t\0out.7z\0dir", "7z\0a\0-p[REDACTED]\0out.7z\0dir"),
+	RED("zip -P", "zip\0-r\0-P\0S3cr3t\0out.zip\0dir", "zip\0-r\0-P\0[REDACTED]\0out.zip\0dir"),
+	RED("ssh-keygen -N and -P", "ssh-keygen\0-p\0-P\0Old0ne\0-N\0S3cr3t\0-f\0k",
+	    "ssh-keygen\0-p\0-P\0[REDACTED]\0-N\0[REDACTED]\0-f\0k"),
+	RED("ldapsearch -w", "ldapsearch\0-D\0cn=admin\0-w\0S3cr3t",
+	    "ldapsearch\0-D\0cn=admin\0-w\0[REDACTED]"),
+	RED("env NAME=VALUE whose name holds PASS, KEY",
+	    "env\0DB_PASS=S3cr3t\0SMTP_PASS=0th3r\0STRIPE_KEY=rk_live_ab\0cmd",
+	    "env\0DB_PASS=[REDACTED]\0SMTP_PASS=[REDACTED]\0STRIPE_KEY=[REDACTED]\0cmd"),
+	RED("SECRET_KEY_BASE= (a part, not the end)", "SECRET_KEY_BASE=S3cr3t rails s",
+	    "SECRET_KEY_BASE=[REDACTED] rails s"),
+	RED("rk_live_ prefix", "x rk_live_51HxAbCdEfGhIjKlMnOp", "x rk_live_[REDACTED]"),
+	RED("a netrc line", "sh\0-c\0echo machine h login me password S3cr3t >> ~/.netrc",
+	    "sh\0-c\0echo machine h login me password [REDACTED] >> ~/.netrc"),
+	RED("a netrc on lines", "machine h\n  login me\n  password S3cr3t\n",
+	    "machine h\n  login me\n  password [REDACTED]\n"),
+	RED("the program after docker exec", "docker\0exec\0db\0mysql\0-pS3cr3t",
+	    "docker\0exec\0db\0mysql\0-p[REDACTED]"),
+	SAME("ls -p", "ls\0-p\0dir"),
+	SAME("ls -p in a shell string", "sh\0-c\0ls -p x; grep -a y z"),
+	SAME("grep -a", "grep\0-a\0pattern\0file"),
+	SAME("zip -r", "zip\0-r\0out.zip\0dir"),
+	SAME("docker run -p (not login)", "docker\0run\0-p\08080:80\0nginx"),
+	SAME("openssl -passin env:", "openssl\0rsa\0-passin\0env:PW\0-in\0k"),
+	SAME("ssh-keygen -N ''", "ssh-keygen -N '' -f k"),
+	SAME("htpasswd without -b", "htpasswd\0-c\0/etc/pw\0me"),
+	SAME("PASSWORD_FILE= names a path", "PASSWORD_FILE=/run/pw KEY_ID=abc"),
+	SAME("--sort-key=", "sort\0--key=2\0--sort-key=3"),
+	SAME("--bypass, --pass-through", "x\0--bypass\0y\0--pass-through\0z"),
+	SAME("password in prose", "git\0commit\0-m\0the default password is now longer"),
+
 	/* flags */
 	REDF("a token cut by the end of a truncated argv", "curl\0-d\0aB3xK9mQ2z",
 	     "curl\0-d\0[REDACTED]", REDACT_TAIL_CUT),
@@ -421,6 +486,12 @@ static void test_bound(void **state)
 		n += 8;
 	}
 	assert_true(redact(in, n, out, sizeof(out), 0) <= REDACT_MAX(n));
+	/* the shortest: a one-byte secret glued to a program's flag */
+	memcpy(in, "7z", 2);
+	for (n = 2; n + 4 <= sizeof(in); n += 4)
+		memcpy(in + n, "\0-px", 4);
+	assert_true(redact(in, n, out, sizeof(out), 0) <= REDACT_MAX(n));
+	assert_true(redact(in, n, out, sizeof(out), 0) > 3 * n);
 }
 
 static void test_inplace(void **state)
@@ -482,6 +553,16 @@ static void test_value(void **state)
 	assert_true(redact_is_secret_name("PGPASSWORD", 10));
 	assert_false(redact_is_secret_name("PATH", 4));
 	assert_false(redact_is_secret_name("TOKENIZERS_PARALLELISM", 22));
+	assert_true(redact_is_secret_name("DB_PASS", 7));
+	assert_true(redact_is_secret_name("SMTP_PASS", 9));
+	assert_true(redact_is_secret_name("STRIPE_KEY", 10));
+	assert_true(redact_is_secret_name("SECRET_KEY_BASE", 15));
+	assert_false(redact_is_secret_name("PASSWORD_FILE", 13));
+	assert_false(redact_is_secret_name("KEYBOARD", 8));
+	assert_false(redact_is_secret_name("PWD", 3));
+	assert_false(redact_is_secret_name("SSH_AUTH_SOCK", 13));
+	n = redact_value("DB_PASS", "hunter2", 7, out, sizeof(out), 0);
+	assert_int_equal(n, REDACT_MARKER_LEN);
 	n = redact_value("NPM_TOKEN", "abc", 3, out, sizeof(out), 0);
 	assert_int_equal(n, REDACT_MARKER_LEN);
 	assert_memory_equal(out, REDACT_MARKER, n);

@@ -6,7 +6,9 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <json-c/json.h>
 
 #include "lifecycle.h"
 #include "redact.h"
@@ -32,6 +34,49 @@ int audit_sha256(const void *data, size_t len, char *out, size_t size)
 	for (int i = 0; i < 32; i++)
 		n += (size_t)snprintf(out + n, size - n, "%02x", d[i]);
 	return 0;
+}
+
+static void add_arg(void *ctx, const char *arg, size_t len)
+{
+	json_object_array_add(ctx, json_object_new_string_len(arg, len));
+}
+
+struct json_object *audit_redact_command(struct json_object *cmd)
+{
+	size_t n = json_object_array_length(cmd);
+	const char **argv = calloc(n + 1, sizeof(*argv));
+	struct json_object *out = json_object_new_array();
+
+	for (size_t i = 0; argv && i < n; i++)
+		argv[i] = json_object_get_string(json_object_array_get_idx(cmd, i));
+	if (!argv || !out || redact_argv((char *const *)argv, add_arg, out, 0) < 0) {
+		json_object_put(out);
+		out = NULL;
+	}
+	free(argv);
+	return out;
+}
+
+void audit_redact_env(struct json_object *pol)
+{
+	struct json_object *env;
+
+	if (!pol || !json_object_object_get_ex(pol, "env", &env) ||
+	    !json_object_is_type(env, json_type_object))
+		return;
+	json_object_object_foreach (env, name, val) {
+		size_t len = json_object_get_string_len(val), n = 0;
+		char *out = malloc(REDACT_MAX(len));
+
+		if (out)
+			n = redact_value(name, json_object_get_string(val), len, out,
+					 REDACT_MAX(len), 0);
+		/* Replaces val in place: the walk goes on with the next entry. */
+		json_object_object_add(env, name,
+				       out ? json_object_new_string_len(out, n)
+					   : json_object_new_string(REDACT_MARKER));
+		free(out);
+	}
 }
 
 /*

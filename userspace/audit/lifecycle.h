@@ -47,6 +47,21 @@ struct audit_start_info {
 	const char *policy_json; /* the effective policy; NULL: no policy members */
 };
 
+struct json_object;
+
+/*
+ * A command as a JSON array of strings, redacted as session.start writes
+ * it: a new array (the caller's reference), NULL when out of memory. For
+ * what keeps a command (the daemon's table, list, its cgroup's record).
+ */
+struct json_object *audit_redact_command(struct json_object *cmd);
+
+/*
+ * The values of a policy object's "env", redacted in place (whole when the
+ * variable's name names a secret: redact_is_secret_name).
+ */
+void audit_redact_env(struct json_object *policy);
+
 /* The session.start line (newline included). */
 void audit_session_start(struct jsonw *w, const struct audit_clock *c,
 			 const struct audit_start_info *info);

@@ -52,7 +52,8 @@ static void scan(struct scan *s)
 			hit = redact_try_key(s, i, &a, &b) || redact_try_flag_eq(s, i, &a, &b);
 		else if (k & C_WS)
 			hit = redact_try_flag_next(s, i, &a, &b) ||
-			      redact_try_bearer(s, i, &a, &b) || redact_try_cmd_flag(s, i, &a, &b);
+			      redact_try_bearer(s, i, &a, &b) ||
+			      redact_try_cmd_flag(s, i, &a, &b) || redact_try_netrc(s, i, &a, &b);
 		else if (c == '%' && (redact_pct_is(s, i, "3d") || redact_pct_is(s, i, "3a")))
 			hit = redact_try_key(s, i, &a, &b);
 		else if (c == 'h' && (i == 0 || !(cl(s, i - 1) & C_ALNUM)))
@@ -145,7 +146,8 @@ int redact_argv(char *const argv[], void (*fn)(void *ctx, const char *arg, size_
 
 bool redact_is_secret_name(const char *name, size_t len)
 {
-	return redact_key_suffix((const unsigned char *)name, len) != 0;
+	return redact_key_suffix((const unsigned char *)name, len) != 0 ||
+	       (len && name[0] != '-' && redact_name_parts((const unsigned char *)name, len));
 }
 
 size_t redact_value(const char *name, const char *val, size_t len, char *out, size_t cap,

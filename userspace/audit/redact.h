@@ -24,11 +24,12 @@
 /*
  * Output room that always suffices for len input bytes: a replaced secret
  * is either at least as long as the marker (a bare token, a prefixed key)
- * or follows a trigger of its own of at least six bytes ("token=",
- * "--auth ", "a://:"), so the output stays under 2.3 times the input, plus
- * one marker for a value cut by the end (REDACT_TAIL_CUT).
+ * or follows a trigger of its own of at least three bytes (the shortest:
+ * "-px\0" after 7z or mysql, four bytes that become thirteen), so the
+ * output stays under 3.25 times the input, plus one marker for a value cut
+ * by the end (REDACT_TAIL_CUT).
  */
-#define REDACT_MAX(len) (3 * (len) + 16)
+#define REDACT_MAX(len) (4 * (len) + 16)
 
 enum redact_flags {
 	/* No bare-token heuristic: for file paths, whose content-addressed
@@ -66,7 +67,10 @@ int redact_argv(char *const argv[], void (*fn)(void *ctx, const char *arg, size_
 
 /*
  * Whether a variable or field name names a secret: it ends (any case)
- * with one of the key words (TOKEN, PASSWORD, API_KEY, SECRET, ...).
+ * with one of the key words (TOKEN, PASSWORD, API_KEY, SECRET, ...), or
+ * one of its parts (split at _ - .) is PASS, SECRET, TOKEN, KEY, ... and
+ * its last part does not name a place or a property (DB_PASS, STRIPE_KEY,
+ * SECRET_KEY_BASE; not PASSWORD_FILE, KEY_ID, TOKENIZERS_PARALLELISM).
  */
 bool redact_is_secret_name(const char *name, size_t len);
 

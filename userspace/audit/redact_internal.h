@@ -52,6 +52,11 @@ struct scan {
 	size_t nspans;
 	size_t zone_end; /* the current token zone (a run, split at an inner '=') */
 	bool path;	 /* the zone is a path: its '/' segments are judged alone */
+	/* The walk over the words of the command (redact_cmd.c). */
+	size_t wpos;		    /* the words before it are walked */
+	unsigned int wprog;	    /* index + 1 of the command's program, or 0 */
+	unsigned char wskip, wnpos; /* option values to skip, operands seen */
+	bool wsub, wbatch, wnofile; /* its subcommand seen; htpasswd -b, -n */
 };
 
 static inline unsigned int cl(const struct scan *s, size_t i)
@@ -76,7 +81,8 @@ static inline bool cut_at(const struct scan *s, size_t b)
  */
 bool redact_pct_is(const struct scan *s, size_t i, const char *xx);
 bool redact_try_key(const struct scan *s, size_t i, size_t *a, size_t *b);
-bool redact_try_cmd_flag(const struct scan *s, size_t i, size_t *a, size_t *b);
+bool redact_try_cmd_flag(struct scan *s, size_t i, size_t *a, size_t *b);
+bool redact_try_netrc(const struct scan *s, size_t i, size_t *a, size_t *b);
 bool redact_try_webhook(const struct scan *s, size_t i, size_t *a, size_t *b);
 bool redact_try_flag_eq(const struct scan *s, size_t i, size_t *a, size_t *b);
 bool redact_try_flag_next(const struct scan *s, size_t i, size_t *a, size_t *b);
@@ -85,5 +91,16 @@ bool redact_try_url(const struct scan *s, size_t i, size_t *a, size_t *b);
 bool redact_try_token(struct scan *s, size_t i, size_t *a, size_t *b);
 /* Index + 1 of the key word that p[0..n) ends with (any case), or 0. */
 int redact_key_suffix(const unsigned char *p, size_t n);
+/*
+ * Whether the name p[0..n) names a secret by its parts (split at _ - .):
+ * one of PASS, SECRET, TOKEN, KEY... and the last not FILE, PATH, ID...
+ * (DB_PASS, SECRET_KEY_BASE; not PASSWORD_FILE). A flag (--x) only by its
+ * last part, KEY not counted (--pass, not --sort-key).
+ */
+bool redact_name_parts(const unsigned char *p, size_t n);
+/* The value at v: quoted up to its quote, else up to a terminator. */
+bool redact_value_span(const struct scan *s, size_t v, bool scheme, size_t *a, size_t *b);
+/* The end of the word starting at w: a blank, a NUL or a quote. */
+size_t redact_word_end(const struct scan *s, size_t w);
 
 #endif

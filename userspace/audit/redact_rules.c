@@ -40,15 +40,16 @@ static const struct {
 	const char *word;
 	unsigned char len;
 } keys[] = {
-	{"api_key", 7},	       {"api-key", 7},	   {"apikey", 6},	{"access_key", 10},
-	{"access-key", 10},    {"secret_key", 10}, {"private_key", 11}, {"token", 5},
-	{"password", 8},       {"passwd", 6},	   {"secret", 6},	{"bearer", 6},
-	{"authorization", 13}, {"cookie", 6},	   {"_pwd", 4},		{"sig", 3},
-	{"signature", 9},
+	{"api_key", 7},	       {"api-key", 7},	   {"apikey", 6},
+	{"access_key", 10},    {"access-key", 10}, {"secret_key", 10},
+	{"private_key", 11},   {"token", 5},	   {"password", 8},
+	{"passwd", 6},	       {"secret", 6},	   {"bearer", 6},
+	{"authorization", 13}, {"cookie", 6},	   {"_pwd", 4},
+	{"passphrase", 10},    {"sig", 3},	   {"signature", 9},
 };
 #define KEY_AUTHORIZATION 12
 #define KEY_COOKIE	  13
-#define KEY_SIG		  15 /* this one and the next: keys, never flags */
+#define KEY_SIG		  16 /* this one and the next: keys, never flags */
 
 /* Well-known token prefixes (case-sensitive) and the body that must follow. */
 static const struct {
@@ -74,7 +75,76 @@ static const struct {
 	{"sk_live_", 8, 16, C_ALNUM, false},
 	{"sk_test_", 8, 16, C_ALNUM, false},
 	{"npm_", 4, 30, C_ALNUM, false},
+	{"rk_live_", 8, 16, C_ALNUM, false},
+	{"rk_test_", 8, 16, C_ALNUM, false},
+	{"whsec_", 6, 16, C_ALNUM, false},
 };
+
+/*
+ * The parts of a name (DB_PASS, SECRET_KEY_BASE, --db-pass) that make it
+ * name a secret; the last parts that make it name where a secret is or
+ * what it is like instead (PASSWORD_FILE, KEY_ID); and the last parts of a
+ * flag that do (--pass, not --sort-key=2 nor --pass-through).
+ */
+static const char *const secret_parts[] = {
+	"pass", "password", "passwd",	  "passphrase",	 "secret",     "token",
+	"key",	"apikey",   "credential", "credentials", "privatekey", NULL,
+};
+static const char *const ref_parts[] = {
+	"file",	  "files", "path", "dir",	"fd",	  "id",	   "name",
+	"type",	  "size",  "len",  "length",	"bits",	  "count", "ttl",
+	"expiry", "mode",  "alg",  "algorithm", "helper", "cmd",   "command",
+	"env",	  "var",   "url",  "prompt",	"store",  "stdin", NULL,
+};
+static const char *const flag_parts[] = {
+	"pass", "password", "passwd", "passphrase", "secret", "token", NULL,
+};
+
+static bool part_in(const unsigned char *p, size_t n, const char *const *words)
+{
+	for (; *words; words++)
+		if (strlen(*words) == n && !strncasecmp((const char *)p, *words, n))
+			return true;
+	return false;
+}
+
+bool redact_name_parts(const unsigned char *p, size_t n)
+{
+	bool flag = n && p[0] == '-', any = false;
+	size_t i = 0, last = 0, last_n = 0;
+
+	while (i < n && p[i] == '-')
+		i++;
+	if (flag && n - i >= 3 && !strncasecmp((const char *)p + i, "no-", 3))
+		return false;
+	while (i < n) {
+		size_t j = i;
+
+		while (j < n && p[j] != '_' && p[j] != '-' && p[j] != '.')
+			j++;
+		if (j > i) {
+			any |= part_in(p + i, j - i, secret_parts);
+			last = i;
+			last_n = j - i;
+		}
+		i = j + 1;
+	}
+	if (!last_n)
+		return false;
+	if (flag)
+		return part_in(p + last, last_n, flag_parts);
+	return any && !part_in(p + last, last_n, ref_parts);
+}
+
+/* The name (letters, digits, _ - .) that ends at j names a secret by its parts. */
+static bool name_before(const struct scan *s, size_t j)
+{
+	size_t n = j;
+
+	while (n > 0 && ((cl(s, n - 1) & (C_ALNUM | C_UNDER | C_DASH)) || s->in[n - 1] == '.'))
+		n--;
+	return j > n && redact_name_parts(s->in + n, j - n);
+}
 
 /* Index + 1 of the key word that p[0..n) ends with (any case), or 0. */
 int redact_key_suffix(const unsigned char *p, size_t n)
@@ -136,7 +206,7 @@ static bool value_span_ex(const struct scan *s, size_t v, bool scheme, bool line
 	return true;
 }
 
-static bool value_span(const struct scan *s, size_t v, bool scheme, size_t *a, size_t *b)
+bool redact_value_span(const struct scan *s, size_t v, bool scheme, size_t *a, size_t *b)
 {
 	return value_span_ex(s, v, scheme, false, a, b);
 }
@@ -156,6 +226,7 @@ bool redact_try_key(const struct scan *s, size_t i, size_t *a, size_t *b)
 {
 	bool enc = s->in[i] == '%', colon = s->in[i] == ':' || (enc && redact_pct_is(s, i, "3a"));
 	size_t j = i, v = i + (enc ? 3 : 1);
+	bool quoted = false;
 	int k;
 
 	if (s->in[i] == ':' && v < s->len && s->in[v] == ':')
@@ -163,11 +234,12 @@ bool redact_try_key(const struct scan *s, size_t i, size_t *a, size_t *b)
 	while (j > 0 && (s->in[j - 1] == ' ' || s->in[j - 1] == '\t'))
 		j--;
 	if (j > 0 && (s->in[j - 1] == '"' || s->in[j - 1] == '\''))
-		j--;
+		j--, quoted = true;
 	else if (enc && j >= 3 && redact_pct_is(s, j - 3, "22"))
 		j -= 3;
 	k = redact_key_suffix(s->in, j);
-	if (!k)
+	/* DB_PASS=, STRIPE_KEY=, --pass=, "db_pass": (a bare "Key: x" is prose) */
+	if (!k && ((colon && !quoted) || !name_before(s, j)))
 		return false;
 	/* "token= x" has an empty value; "password = x" and "token: x" do not */
 	if (colon || j < i)
@@ -205,115 +277,15 @@ static bool is_secret_flag(const struct scan *s, size_t w, size_t i)
 	if (n >= 5 && !strncasecmp(p, "--no-", 5))
 		return false;
 	/* --show-signature, --sig: switches, not a key with a value */
-	return redact_key_suffix(s->in + w + 2, n - 2) - 1U < KEY_SIG;
+	return redact_key_suffix(s->in + w + 2, n - 2) - 1U < KEY_SIG ||
+	       redact_name_parts(s->in + w, n);
 }
 
-/* The end of the word starting at w: a blank, a NUL or a quote. */
-static size_t word_end(const struct scan *s, size_t w)
+size_t redact_word_end(const struct scan *s, size_t w)
 {
 	while (w < s->len && !(cl(s, w) & (C_WS | C_QUOTE)))
 		w++;
 	return w;
-}
-
-/*
- * Whether a word before i, in the same command (not across ; | & or a
- * newline), is a program whose base name starts with one of names.
- */
-static bool after_command(const struct scan *s, size_t i, const char *const *names)
-{
-	while (i > 0) {
-		size_t e = i, w, base;
-
-		while (e > 0 && (cl(s, e - 1) & (C_WS | C_QUOTE))) {
-			if (s->in[e - 1] == '\n')
-				return false;
-			e--;
-		}
-		w = e;
-		while (w > 0 && !(cl(s, w - 1) & (C_WS | C_QUOTE))) {
-			unsigned char c = s->in[w - 1];
-
-			if (c == ';' || c == '|' || c == '&')
-				return false;
-			w--;
-		}
-		base = w;
-		for (size_t k = w; k < e; k++)
-			if (s->in[k] == '/')
-				base = k + 1;
-		for (const char *const *n = names; *n; n++) {
-			size_t len = strlen(*n);
-
-			if (e - base >= len && !memcmp(s->in + base, *n, len))
-				return true;
-		}
-		i = w;
-	}
-	return false;
-}
-
-static const char *const mysql_cmds[] = {"mysql", "mariadb", NULL};
-static const char *const curl_cmds[] = {"curl", NULL};
-
-/* What follows user: in user:SECRET from w to e, if anything. */
-static bool after_colon(const struct scan *s, size_t w, size_t e, size_t *a, size_t *b)
-{
-	const void *c = memchr(s->in + w, ':', e - w);
-	size_t v = c ? (size_t)((const unsigned char *)c - s->in) + 1 : e;
-
-	if (v >= e || is_marker(s, v, e))
-		return false;
-	*a = v;
-	*b = e;
-	return true;
-}
-
-/*
- * i is at the blank before a word. After mysql/mariadb: -pSECRET and
- * -p SECRET (its next argument). After curl: -u user:SECRET, -uuser:SECRET,
- * --user user:SECRET, --user=user:SECRET.
- */
-bool redact_try_cmd_flag(const struct scan *s, size_t i, size_t *a, size_t *b)
-{
-	size_t w = i + 1, e, v;
-	bool next;
-
-	if (w + 2 > s->len || s->in[w] != '-')
-		return false;
-	e = word_end(s, w);
-	if (s->in[w + 1] == 'p' && after_command(s, i, mysql_cmds)) {
-		if (e > w + 2)
-			return value_span(s, w + 2, false, a, b);
-		v = e;
-		while (v < s->len && (s->in[v] == ' ' || s->in[v] == '\0'))
-			v++;
-		if (v >= s->len || s->in[v] == '-')
-			return false;
-		return value_span(s, v, false, a, b);
-	}
-	if (s->in[w + 1] == 'u' && e > w + 2) {
-		v = w + 2; /* -uuser:SECRET */
-		next = false;
-	} else if (e - w == 2 && s->in[w + 1] == 'u') {
-		v = e;
-		next = true;
-	} else if (e - w >= 6 && !memcmp(s->in + w, "--user", 6) &&
-		   (e - w == 6 || s->in[w + 6] == '=')) {
-		v = e - w == 6 ? e : w + 7;
-		next = e - w == 6;
-	} else {
-		return false;
-	}
-	if (!after_command(s, i, curl_cmds))
-		return false;
-	if (next) {
-		while (v < s->len && (s->in[v] == ' ' || s->in[v] == '\0'))
-			v++;
-		if (v < s->len && (cl(s, v) & C_QUOTE))
-			v++;
-	}
-	return after_colon(s, v, word_end(s, v), a, b);
 }
 
 /* A Slack webhook: the path after hooks.slack.com/services/ is the secret. */
@@ -341,7 +313,7 @@ bool redact_try_flag_eq(const struct scan *s, size_t i, size_t *a, size_t *b)
 	size_t w = word_start(s, i);
 
 	return i - w == 6 && !strncasecmp((const char *)s->in + w, "--auth", 6) &&
-	       value_span(s, i + 1, false, a, b);
+	       redact_value_span(s, i + 1, false, a, b);
 }
 
 /* --token VALUE: i is at the NUL or blank after the flag. */
@@ -355,7 +327,7 @@ bool redact_try_flag_next(const struct scan *s, size_t i, size_t *a, size_t *b)
 		v++;
 	if (v >= s->len || s->in[v] == '-')
 		return false; /* no value, or the next flag */
-	return value_span(s, v, false, a, b);
+	return redact_value_span(s, v, false, a, b);
 }
 
 /* Bearer TOKEN (any case): i is at the blank after the word. */
@@ -409,7 +381,7 @@ static bool try_prefix(const struct scan *s, size_t i, size_t *a, size_t *b)
 {
 	const unsigned char c = s->in[i];
 
-	if (c != 'g' && c != 'A' && c != 'x' && c != 's' && c != 'n')
+	if (c != 'g' && c != 'A' && c != 'x' && c != 's' && c != 'n' && c != 'r' && c != 'w')
 		return false;
 	for (size_t k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++) {
 		size_t p = i + prefixes[k].len, e;

@@ -82,6 +82,13 @@ int cli_connect(struct daemon_client *c, const char *cmd, const char *socket, in
 	X("events", cmd_events, "print a daemon's live events (json, ocsf, text)")     \
 	X("top", cmd_top, "watch a daemon's sessions live (ncurses)")
 
+/*
+ * A session id or a unique prefix of one (4 to 32 hex digits, as 'bpfbox
+ * sessions' shows them) into the whole id (33 bytes): the daemon's sessions
+ * and embedded mode's session cgroups. 0, or an exit code (printed).
+ */
+int cli_resolve_id(const char *cmd, const char *sock, const char *prefix, char *id);
+
 #define CLI_DECLARE(name, fn, summary) int fn(int argc, char **argv);
 CLI_COMMANDS(CLI_DECLARE)
 #undef CLI_DECLARE

@@ -135,7 +135,7 @@ static void candidate(const char *id, const char *prefix, char found[][33], int 
  * status channel show them) into the whole id: the daemon's sessions and
  * the session cgroups of embedded mode. 0, or an exit code (printed).
  */
-static int resolve_id(const char *cmd, const char *sock, const char *prefix, char *id)
+int cli_resolve_id(const char *cmd, const char *sock, const char *prefix, char *id)
 {
 	struct json_object *req, *reply = NULL, *list, *v;
 	struct daemon_client c;
@@ -305,7 +305,7 @@ static int lifecycle(const char *cmd, int argc, char **argv)
 
 	if (r >= 0)
 		return r;
-	r = resolve_id(cmd, a.sock, argv[optind], id);
+	r = cli_resolve_id(cmd, a.sock, argv[optind], id);
 	return r ? r : lc_act(cmd, id, &a);
 }
 
@@ -358,7 +358,7 @@ int cmd_answer(int argc, char **argv)
 				       argv[optind + 1]);
 	if (!streq(word, "approve") && !streq(word, "always") && !streq(word, "deny"))
 		return cli_usage_error("answer", "'%s': answer approve, always or deny", word);
-	r = resolve_id("answer", sock, argv[optind], id);
+	r = cli_resolve_id("answer", sock, argv[optind], id);
 	if (r)
 		return r;
 	if (cli_connect(&c, "answer", sock, CALL_TIMEOUT_MS,

@@ -36,7 +36,8 @@ int cmd_net(int argc, char **argv)
 {
 	struct json_object *req, *reply = NULL;
 	struct daemon_client c;
-	const char *sock = NULL, *id, *action, *rule;
+	const char *sock = NULL, *action, *rule;
+	char id[33];
 	const struct cli_opt opts[] = {{"socket", 0, true, &sock}, {0}};
 	char msg[512];
 	int r = cli_parse(argc, argv, opts, true, usage);
@@ -49,17 +50,8 @@ int cmd_net(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	id = argv[optind];
 	action = argv[optind + 1];
 	rule = argv[optind + 2];
-	if (!proto_session_id_valid(id)) {
-		fprintf(stderr,
-			"bpfbox net: '%s' is not a session id (32 lowercase "
-			"hex digits, as "
-			"'bpfbox sessions' lists them)\n",
-			id);
-		return EXIT_USAGE;
-	}
 	if (!streq(action, "allow") && !streq(action, "deny") && !streq(action, "remove")) {
 		fprintf(stderr,
 			"bpfbox net: unknown action '%s'; use allow, deny or "
@@ -67,6 +59,10 @@ int cmd_net(int argc, char **argv)
 			action);
 		return EXIT_USAGE;
 	}
+	/* An id prefix, as pause, resume and kill take it. */
+	r = cli_resolve_id("net", sock, argv[optind], id);
+	if (r)
+		return r;
 	if (cli_connect(&c, "net", sock, CALL_TIMEOUT_MS,
 			"rules of an embedded session are fixed when it starts") < 0)
 		return 1;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +66,8 @@ static void run_usage(FILE *out)
 		"                        without; rlimit: no cgroup controllers, docs/limits.md)\n"
 		"  --user USER           run the command as USER (root only)\n"
 		"  --allow-unconfined    run even if neither Landlock nor seccomp holds\n"
-		"  --no-namespaces       no mount, PID, IPC or user namespace (reported as\n"
-		"                        not enforced; docs/SECURITY.md)\n"
+		"  --no-namespaces       no mount, PID, IPC, network or user namespace (no\n"
+		"                        loopback of its own; reported as not enforced)\n"
 		"  --config FILE         global config (default /etc/bpfbox/config.json)\n"
 		"  --agent NAME          apply the config's agents.NAME layer\n"
 		"  --task FILE           apply a task layer file\n"
@@ -91,7 +92,8 @@ static void run_usage(FILE *out)
 		"  -q, --quiet           no warnings, but what is not enforced (once)\n"
 		"exit: the command's code; 123 killed by a limit (paused too long, or\n"
 		"      --on-limit kill); 124 timeout; 125 setup failed (nothing ran);\n"
-		"      126 not executable; 127 not found; 128+N killed by signal N\n");
+		"      126 not executable; 127 not found; 128+N killed by signal N;\n"
+		"      2 bad command line (nothing ran)\n");
 }
 
 enum {
@@ -181,10 +183,39 @@ static const struct option run_opts[] = {
 	{0},
 };
 
-static int bad_usage(const char *fmt, const char *arg)
+/* A bad command line: exit 2 like every subcommand; its line is the status channel's reason. */
+static int __attribute__((format(printf, 1, 2))) bad_usage(const char *fmt, ...)
 {
-	cli_usage_error("run", fmt, arg);
-	return EXIT_SETUP;
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_keep_error(msg);
+	return cli_usage_error("run", "%s", msg);
+}
+
+/*
+ * The --status-fd of a command line that fails to parse, wherever it
+ * stands before "--": its "ended" says the usage was bad. -1: none.
+ */
+static int status_fd_of(int argc, char **argv)
+{
+	unsigned long long ul;
+
+	for (int i = 1; i < argc && !streq(argv[i], "--"); i++) {
+		const char *v = NULL;
+
+		if (streq(argv[i], "--status-fd") && i + 1 < argc)
+			v = argv[i + 1];
+		else if (!strncmp(argv[i], "--status-fd=", 12))
+			v = argv[i] + 12;
+		if (v && parse_u64(v, &ul) == 0 && ul > 2 && ul <= INT32_MAX &&
+		    fcntl((int)ul, F_GETFD) >= 0)
+			return (int)ul;
+	}
+	return -1;
 }
 
 static struct json_object *sub_object(struct json_object *o, const char *key)
@@ -520,6 +551,12 @@ int cmd_run(int argc, char **argv)
 	plan.src.flags = json_object_new_object();
 	plan.labels = &labels;
 	code = parse_run(argc, argv, &plan, &labels, &quiet);
+	if (code == EXIT_USAGE) {
+		struct session none = {0};
+
+		session_ended_early(&none, status_fd_of(argc, argv), plan.start_ns, EXIT_USAGE,
+				    "usage");
+	}
 	if (code == 0) {
 		log_set_level(plan.verbose ? LOG_LVL_INFO : quiet ? LOG_LVL_ERROR : LOG_LVL_WARN);
 		code = run_session(&plan);

@@ -44,6 +44,25 @@ static void command_line(struct json_object *o, char *buf, size_t size)
 	term_clean(buf, size, buf);
 }
 
+/* The labels as KEY=VALUE,..., cut to width; "-" when none. */
+static void labels_line(struct json_object *o, char *buf, size_t size)
+{
+	struct json_object *lb;
+	size_t len = 0;
+
+	snprintf(buf, size, "-");
+	if (!json_object_object_get_ex(o, "labels", &lb) ||
+	    !json_object_is_type(lb, json_type_object))
+		return;
+	json_object_object_foreach (lb, k, v) {
+		if (len >= size - 1)
+			break;
+		len += snprintf(buf + len, size - len, "%s%s=%s", len ? "," : "", k,
+				json_object_get_string(v));
+	}
+	term_clean(buf, size, buf);
+}
+
 static void print_table(struct json_object *list)
 {
 	size_t n = json_object_array_length(list);
@@ -52,17 +71,18 @@ static void print_table(struct json_object *list)
 		printf("no sessions\n");
 		return;
 	}
-	printf("%-32s  %-10s  %7s  %5s  %-20s  %8s  %5s  %s\n", "SESSION", "STATE", "PID", "UID",
-	       "STARTED", "RECORDS", "LOST", "COMMAND");
+	printf("%-32s  %-10s  %7s  %5s  %-20s  %8s  %5s  %-24s  %s\n", "SESSION", "STATE", "PID",
+	       "UID", "STARTED", "RECORDS", "LOST", "LABELS", "COMMAND");
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *s = json_object_array_get_idx(list, i);
-		char cmd[64];
+		char cmd[64], labels[25];
 
 		command_line(s, cmd, sizeof(cmd));
-		printf("%-32s  %-10s  %7s  %5s  %-20s  %8s  %5s  %s\n", member_str(s, "session"),
-		       member_str(s, "state"), member_str(s, "pid"), member_str(s, "uid"),
-		       member_str(s, "start_time"), member_str(s, "records"), member_str(s, "lost"),
-		       cmd);
+		labels_line(s, labels, sizeof(labels));
+		printf("%-32s  %-10s  %7s  %5s  %-20s  %8s  %5s  %-24s  %s\n",
+		       member_str(s, "session"), member_str(s, "state"), member_str(s, "pid"),
+		       member_str(s, "uid"), member_str(s, "start_time"), member_str(s, "records"),
+		       member_str(s, "lost"), labels, cmd);
 	}
 }
 

@@ -295,6 +295,9 @@ static void add_layers(struct json_object *req, const struct session *s)
 	json_object_object_add(req, "mount_ro",
 			       json_object_new_boolean((l->ns.clone_flags & CLONE_NEWNS) &&
 						       p->mode != MODE_FULL_ACCESS));
+	/* A network namespace of its own: its loopback is allowed (docs/network.md). */
+	json_object_object_add(req, "private_net",
+			       json_object_new_boolean(l->ns.clone_flags & CLONE_NEWNET));
 	/* What the cgroup sees before the command's exec is this run's own set-up. */
 	json_object_object_add(req, "audit_from_exec", json_object_new_boolean(true));
 	/* The same sets as an embedded run writes (session_writable_dirs). */

@@ -220,6 +220,9 @@ static void op_list(struct daemon *d, struct conn *c, struct json_object *req)
 			jsonw_null(w, "command");
 		if (s->command_truncated)
 			jsonw_bool(w, "command_truncated", true);
+		/* The runtime's labels (bpfbox run --label): which tool call this is. */
+		if (s->labels)
+			jsonw_raw(w, "labels", s->labels);
 		jsonw_end(w);
 	}
 	jsonw_array_end(w);

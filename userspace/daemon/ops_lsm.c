@@ -24,6 +24,7 @@
 #include "metrics.h"
 #include "../agent/agent.h"
 #include "../lib/cgroup.h"
+#include "../audit/lifecycle.h"
 #include "../audit/sink.h"
 #include "../monitor/control.h"
 #include "../monitor/monitor.h"
@@ -242,9 +243,12 @@ void ops_read_meta(struct daemon *d, struct dsession *s)
 		s->client_pid = i;
 	if (proto_get_int(o, "start_ns", &i) == 0)
 		s->start_real_ns = i;
+	/* Redacted again: an older daemon kept it as given. */
 	if (proto_get_array(o, "command", &v) == 0 &&
-	    ops_string_array(v, MAX_COMMAND_ARGS, 0, false))
+	    ops_string_array(v, MAX_COMMAND_ARGS, 0, false) && (v = audit_redact_command(v))) {
 		s->command = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+		json_object_put(v);
+	}
 	json_object_put(o);
 }
 

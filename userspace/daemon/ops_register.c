@@ -109,6 +109,9 @@ static struct dsession *new_session(struct daemon *d, struct conn *c, struct jso
 	if (proto_get_array(req, "command", &v) == 0)
 		s->command = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 	s->command_truncated = json_object_object_get_ex(req, "command_truncated", NULL);
+	if (json_object_object_get_ex(req, "labels", &v) &&
+	    json_object_is_type(v, json_type_object))
+		s->labels = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 	return s;
 }
 
@@ -230,8 +233,32 @@ static int register_net(struct daemon *d, struct conn *c, struct dsession *s,
 	return 0;
 }
 
-static void register_reply(struct daemon *d, struct conn *c, struct dsession *s, uint16_t proxy,
-			   int64_t pid)
+/*
+ * The request's limits as the session got them (lowered by a ceiling that
+ * clamps): the client enforces timeout and output itself, and says them
+ * all in its status channel's "started".
+ */
+static void reply_effective_limits(struct daemon *d, struct json_object *req)
+{
+	static const char *const keys[] = {"memory_mb", "pids",	     "cpu_percent",
+					   "disk_mb",	"timeout_s", "output_bytes"};
+	struct json_object *pol, *lim, *v;
+
+	if (proto_get_object(req, "policy", &pol) < 0 || proto_get_object(pol, "limits", &lim) < 0)
+		return;
+	jsonw_object_begin(&d->rw, "limits_effective");
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (json_object_object_get_ex(lim, keys[i], &v) &&
+		    json_object_is_type(v, json_type_int))
+			jsonw_i64(&d->rw, keys[i], json_object_get_int64(v));
+	jsonw_end(&d->rw);
+	if (json_object_object_get_ex(req, "clamped", &v) &&
+	    json_object_is_type(v, json_type_string))
+		jsonw_str(&d->rw, "clamped", json_object_get_string(v));
+}
+
+static void register_reply(struct daemon *d, struct conn *c, struct dsession *s,
+			   struct json_object *req, uint16_t proxy, int64_t pid)
 {
 	const struct agent_status *st = agent_status(d->agent);
 
@@ -254,6 +281,7 @@ static void register_reply(struct daemon *d, struct conn *c, struct dsession *s,
 	if (proxy)
 		jsonw_u64(&d->rw, "proxy_port", proxy);
 	limits_json(&s->lim, &d->rw, "limits");
+	reply_effective_limits(d, req);
 	/* A client that registered before its fork joins these itself (via_daemon.c). */
 	if (s->lim.cg1[RES_MEMORY][0] || s->lim.cg1[RES_PIDS][0] || s->lim.cg1[RES_CPU][0]) {
 		jsonw_object_begin(&d->rw, "cgroup1");
@@ -279,6 +307,7 @@ static void register_undo(struct daemon *d, struct dsession *s, const struct ses
 	if (s) {
 		egress_stop(s->egress);
 		free(s->command);
+		free(s->labels);
 		json_object_put(s->lsm_lists);
 		free(s->wkeys);
 		ops_ask_free(d, s);
@@ -391,7 +420,7 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 		ops_end_session(d, s, "attach failed", NULL);
 		return;
 	}
-	register_reply(d, c, s, proxy, pid);
+	register_reply(d, c, s, req, proxy, pid);
 	/* After the reply, before any record of the session: it waits for the reply. */
 	ev_session_start(d, s, req);
 	dlog("session %s registered by pid %d uid %u: index %u, cgroup %s", s->id, s->client_pid,

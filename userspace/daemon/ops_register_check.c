@@ -16,6 +16,7 @@
 #include "metrics.h"
 #include "../policy/rules.h"
 #include "../agent/agent.h"
+#include "../audit/lifecycle.h"
 #include "../audit/sink.h"
 #include "../policy/policy.h"
 #include "../lib/cgroup.h"
@@ -65,6 +66,7 @@ static const struct {
 } bool_flags[] = {{"landlock", BPFBOX_SF_LANDLOCK},
 		  {"allow_metadata", BPFBOX_SF_ALLOW_META},
 		  {"mount_ro", BPFBOX_SF_MOUNT_RO},
+		  {"private_net", BPFBOX_SF_NET_LOOPBACK},
 		  {"audit_from_exec", BPFBOX_SF_FROM_EXEC}};
 
 static int parse_flags(struct daemon *d, struct conn *c, struct json_object *req, uint32_t *flags)
@@ -258,6 +260,8 @@ static int hold_to_ceiling(struct daemon *d, struct conn *c, struct json_object 
 	if (k > 0) {
 		snprintf(why, sizeof(why), "ceiling '%s': lowered %s", r->name, what);
 		ceiling_event(d, c, id, r, "clamp", why);
+		/* The register's reply tells the client (its status line's "clamped"). */
+		json_object_object_add(req, "clamped", json_object_new_string(why));
 		dlog("session %s of uid %u: %s", id, c->peer.uid, why);
 	}
 	return 0;
@@ -295,6 +299,27 @@ static void bound_command(struct json_object *req)
 	}
 	json_object_object_add(req, "command", cut);
 	json_object_object_add(req, "command_truncated", json_object_new_boolean(1));
+}
+
+/*
+ * The command and the policy's env values redacted before anything keeps
+ * them (session.start, list, the cgroup's record): as the embedded mode
+ * writes them. A command that cannot be redacted is not kept at all.
+ */
+static void redact_request(struct json_object *req)
+{
+	struct json_object *cmd, *pol;
+
+	if (proto_get_array(req, "command", &cmd) == 0) {
+		struct json_object *red = audit_redact_command(cmd);
+
+		if (red)
+			json_object_object_add(req, "command", red);
+		else
+			json_object_object_del(req, "command");
+	}
+	if (proto_get_object(req, "policy", &pol) == 0)
+		audit_redact_env(pol);
 }
 
 /* No BPF LSM for the session: the rules only it enforces are not enforced. */
@@ -340,6 +365,7 @@ int ops_register_check(struct daemon *d, struct conn *c, struct json_object *req
 	if (json_object_object_get_ex(req, "pid", NULL) &&
 	    (proto_get_int(req, "pid", pid) || !ops_valid_pid(*pid)))
 		return ops_bad_member(d, c, "register", "pid", "a process id");
+	redact_request(req);
 	bound_command(req);
 	return 0;
 }

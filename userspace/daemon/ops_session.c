@@ -278,6 +278,7 @@ static void put_denials(struct jsonw *w, const struct denials *dn)
 	}
 	jsonw_array_end(w);
 	jsonw_u64(w, "denials_other", dn->other);
+	jsonw_u64(w, "denials_fallbacks", dn->fallbacks);
 }
 
 void op_unregister(struct daemon *d, struct conn *c, struct json_object *req)

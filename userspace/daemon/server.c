@@ -58,6 +58,8 @@ void dlog(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	/* One line, no control byte: what a session chose may be in it (log.c). */
+	term_clean(buf, sizeof(buf), buf);
 	/* One write per line: lines of concurrent writers never mix. */
 	if (dropped)
 		dprintf(STDERR_FILENO,
@@ -296,6 +298,7 @@ static void daemon_free(struct daemon *d)
 		egress_stop(s->egress);
 		free(s->start_line);
 		free(s->command);
+		free(s->labels);
 		free(s);
 	}
 	ev_flush(d);

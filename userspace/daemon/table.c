@@ -62,6 +62,7 @@ void table_remove(struct table *t, struct dsession *s)
 	egress_stop(s->egress);
 	free(s->start_line);
 	free(s->command);
+	free(s->labels);
 	json_object_put(s->lsm_lists);
 	free(s->wkeys);
 	free(s);

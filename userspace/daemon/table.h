@@ -54,6 +54,7 @@ struct dsession {
 	enum dsession_state state;
 	char *start_line;	  /* session.start, replayed to its subscribers */
 	char *command;		  /* a JSON array, or NULL */
+	char *labels;		  /* the runtime's labels, a JSON object, or NULL */
 	bool command_truncated;	  /* cut at DAEMON_COMMAND_MAX */
 	struct audit_flood flood; /* --audit-rate: its records' token bucket */
 	struct dsession_end end;

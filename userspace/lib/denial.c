@@ -45,9 +45,17 @@ static int slot_for_new_type(const struct denials *d, const char *layer, const c
 void denials_add(struct denials *d, const char *layer, const char *op, const char *what, int err,
 		 unsigned int count)
 {
+	char clean[sizeof(d->v[0].what)];
 	struct denial *x;
 	int slot;
 
+	/*
+	 * What the session chose (a path, a socket's name) goes to stderr and
+	 * the status channel: one line, no control bytes (a newline would let
+	 * it write a "bpfbox: " line of its own, an escape the terminal's).
+	 */
+	term_clean(clean, sizeof(clean), what);
+	what = clean;
 	for (size_t i = 0; i < d->n; i++) {
 		x = &d->v[i];
 		if (same_type(x, layer, op) && streq(x->what, what)) {
@@ -98,12 +106,50 @@ static void file_denial(struct denials *d, const char *layer, const void *data, 
 	denials_add(d, layer, op, path, err, 1);
 }
 
+/*
+ * The name services glibc asks before its own files and DNS, each through
+ * a unix socket under /run (or /var/lib/sss): refused, the lookup goes on
+ * (getent, getaddrinfo, getpwnam all answer). A name ending in '/' is a
+ * directory of such sockets.
+ */
+static const char *const fallback_sockets[] = {
+	"/run/nscd/socket",
+	"/run/systemd/resolve/io.systemd.Resolve",
+	"/run/systemd/userdb/",
+	"/var/lib/sss/pipes/",
+};
+
+bool denial_is_fallback(const char *path)
+{
+	/* /var/run is /run on every distribution that has both. */
+	if (startswith(path, "/var/run/"))
+		path += strlen("/var");
+	for (size_t i = 0; i < ARRAY_SIZE(fallback_sockets); i++) {
+		const char *f = fallback_sockets[i];
+		size_t len = strlen(f);
+
+		if (f[len - 1] == '/'
+			    ? strncmp(path, f, len) == 0 && path[len] && !strstr(path, "/..")
+			    : streq(path, f))
+			return true;
+	}
+	return false;
+}
+
 static void connect_denial(struct denials *d, const char *layer, const void *data, int err)
 {
 	const struct bpfbox_connect_event *c = data;
 	char addr[INET6_ADDRSTRLEN] = "?", what[INET6_ADDRSTRLEN + 112];
 
 	if (c->family == AF_UNIX) {
+		char path[sizeof(c->unix_path) + 1];
+
+		snprintf(path, sizeof(path), "%.*s",
+			 (int)strnlen(c->unix_path, sizeof(c->unix_path)), c->unix_path);
+		if (denial_is_fallback(path)) {
+			d->fallbacks++;
+			return;
+		}
 		snprintf(what, sizeof(what), "unix:%.*s",
 			 (int)strnlen(c->unix_path, sizeof(c->unix_path)), c->unix_path);
 	} else {

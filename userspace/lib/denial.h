@@ -27,7 +27,19 @@ struct denials {
 	struct denial v[DENIALS_MAX];
 	size_t n;
 	uint64_t other; /* past DENIALS_MAX kinds */
+	/*
+	 * Refused connects to a name service's socket that the C library tries
+	 * and falls back from (denial_is_fallback): counted, never listed.
+	 */
+	uint64_t fallbacks;
 };
+
+/*
+ * Whether a refused connect to the unix socket path is a probe the C
+ * library falls back from: nscd, sssd, systemd-resolved, systemd's user
+ * database (docs/runtime.md).
+ */
+bool denial_is_fallback(const char *path);
 
 /* Counts count denials of one kind. */
 void denials_add(struct denials *d, const char *layer, const char *op, const char *what, int err,

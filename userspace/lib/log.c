@@ -73,14 +73,36 @@ const char *log_prefix(enum log_level level)
 	return stderr_is_journal() && (unsigned int)level < 5 ? p[level] : "";
 }
 
+static char last_error[1280];
+
+const char *log_last_error(void)
+{
+	return last_error;
+}
+
+void log_keep_error(const char *msg)
+{
+	snprintf(last_error, sizeof(last_error), "%s", msg);
+}
+
 static void log_vmsg(enum log_level level, int err, const char *fmt, va_list ap)
 {
 	char buf[1024], prio[8] = "";
 	int saved = errno;
 
+	/* Errors are never below the level: each is the last one kept. */
 	if (level > max_level && level != LOG_LVL_NOTICE && !(level == LOG_LVL_WARN && always))
 		return;
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	/*
+	 * One line without control bytes, whatever a session chose of what
+	 * it holds (a path, a process name, a host): it cannot end our line
+	 * and start a "bpfbox: " line of its own, nor drive the terminal.
+	 */
+	term_clean(buf, sizeof(buf), buf);
+	if (level == LOG_LVL_ERROR)
+		snprintf(last_error, sizeof(last_error), "%s%s%s", buf, err ? ": " : "",
+			 err ? strerror(abs(err)) : "");
 	if (stderr_is_journal())
 		snprintf(prio, sizeof(prio), "<%d>", level_priority(level));
 	/* One write per line so concurrent writers never interleave. */
@@ -127,6 +149,16 @@ int log_errno(enum log_level level, int err, const char *fmt, ...)
 
 	va_start(ap, fmt);
 	log_vmsg(level, err, fmt, ap);
+	va_end(ap);
+	return -abs(err);
+}
+
+int log_refusal(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(LOG_LVL_ERROR, 0, fmt, ap);
 	va_end(ap);
 	return -abs(err);
 }

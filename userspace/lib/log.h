@@ -35,6 +35,20 @@ void log_warn_always(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 int log_errno(enum log_level level, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * Prints "bpfbox: <msg>" at the error level and returns -abs(err): a
+ * refusal whose message says why, without an errno's text after it.
+ */
+int log_refusal(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * The last error-level message, as printed after "bpfbox: ": the reason of a status channel's "ended" (docs/runtime.md).
+ * "" when none.
+ */
+const char *log_last_error(void);
+/* Keeps msg as the last error, for a message printed another way (a usage line). */
+void log_keep_error(const char *msg);
+
 #define log_error(...)		  log_msg(LOG_LVL_ERROR, __VA_ARGS__)
 #define log_warn(...)		  log_msg(LOG_LVL_WARN, __VA_ARGS__)
 #define log_info(...)		  log_msg(LOG_LVL_INFO, __VA_ARGS__)

@@ -56,6 +56,15 @@ struct disk_dir *disk_dir_get(struct disk_monitor *m, int wd)
 	return wd >= 0 && (size_t)wd < m->ndirs && m->dirs[wd].live ? &m->dirs[wd] : NULL;
 }
 
+/* A root directory: through the fd it was opened as once, if any (disk.h). */
+static int root_open(const struct disk_monitor *m, const char *name)
+{
+	for (size_t i = 0; i < m->nroots && i < DISK_MAX_ROOTS; i++)
+		if (m->root_fds[i] >= 0 && m->roots[i] && streq(m->roots[i], name))
+			return openat(m->root_fds[i], ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return open(name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
 /*
  * An O_PATH fd of a watched directory, opened from its root one name at a
  * time (openat, O_NOFOLLOW): no path is ever built, so no depth is too deep
@@ -88,7 +97,7 @@ int disk_dir_open(struct disk_monitor *m, int wd)
 	}
 	if (!n || !d)
 		return -ENOENT;
-	fd = open(m->dirs[m->chain[n - 1]].name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = root_open(m, m->dirs[m->chain[n - 1]].name);
 	if (fd < 0)
 		return -errno;
 	for (size_t i = n - 1; i-- > 0;) {
@@ -177,6 +186,8 @@ void disk_watch_dir(struct disk_monitor *m, int parent, int pfd, const char *nam
 	}
 	if (disk_dir_get(m, wd))
 		return; /* already watched (a bind mount of a watched tree) */
+	/* What was unlinked there before the watch raised no event: a held scan looks. */
+	m->held_wanted |= !initial;
 	if (dir_add(m, wd, parent, name, dev) == 0)
 		queue_push(m, wd, initial, 0);
 }
@@ -244,6 +255,7 @@ static size_t scan_dir(struct disk_monitor *m, const struct disk_scan_item *it)
 
 void disk_monitor_scan(struct disk_monitor *m, size_t budget)
 {
+	bool was = disk_monitor_scanning(m);
 	size_t done = 0;
 
 	if (m->roots_pending) {
@@ -261,6 +273,9 @@ void disk_monitor_scan(struct disk_monitor *m, size_t budget)
 
 		done += scan_dir(m, &it);
 	}
+	/* Unlinked before the scan reached its directory: a held scan looks. */
+	if (was && !disk_monitor_scanning(m))
+		m->held_wanted = true;
 }
 
 int disk_add_roots(struct disk_monitor *m)
@@ -268,12 +283,17 @@ int disk_add_roots(struct disk_monitor *m)
 	int added = 0;
 
 	for (size_t i = 0; i < m->nroots; i++) {
+		int rfd = i < DISK_MAX_ROOTS ? m->root_fds[i] : -1;
+		char link[64];
 		struct stat st;
 		int wd;
 
-		if (!m->roots[i] || stat(m->roots[i], &st) < 0)
+		if (!m->roots[i] || (rfd >= 0 ? fstat(rfd, &st) : stat(m->roots[i], &st)) < 0)
 			continue;
-		wd = inotify_add_watch(m->fd, m->roots[i], WATCH_MASK);
+		/* The root as it was checked, not its path resolved again. */
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", rfd);
+		wd = rfd >= 0 ? inotify_add_watch(m->fd, link, WATCH_MASK_FD)
+			      : inotify_add_watch(m->fd, m->roots[i], WATCH_MASK);
 		if (wd < 0)
 			return -errno;
 		if (!disk_dir_get(m, wd) && dir_add(m, wd, -1, m->roots[i], st.st_dev) == 0) {
@@ -288,12 +308,15 @@ int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n
 {
 	memset(m, 0, sizeof(*m));
 	m->dir_fd = m->fd_wd = -1;
+	for (size_t i = 0; i < DISK_MAX_ROOTS; i++)
+		m->root_fds[i] = -1;
 	m->roots = roots;
 	m->nroots = n;
 	m->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (m->fd < 0)
 		return -errno;
 	m->roots_pending = true;
+	disk_held_devs(m);
 	return 0;
 }
 
@@ -326,6 +349,7 @@ void disk_monitor_close(struct disk_monitor *m)
 	free(m->dirs);
 	free(m->ents);
 	free(m->queue);
+	disk_held_free(m);
 	m->dirs = NULL;
 	m->ents = NULL;
 	m->queue = NULL;

@@ -5,7 +5,9 @@
  * start (done in slices by the supervision loop, after the command runs)
  * records each entry's allocated blocks and puts an inotify watch on each
  * directory; then every create, write, delete and rename updates the sum by
- * the entry's st_blocks delta. Blind spots: docs/limits.md.
+ * the entry's st_blocks delta. Files unlinked while held open or mapped
+ * are counted by scanning the session's processes (disk_held.c). Blind
+ * spots: docs/limits.md.
  */
 #ifndef BPFBOX_DISK_H
 #define BPFBOX_DISK_H
@@ -17,6 +19,10 @@
 
 struct disk_dir;
 struct disk_ent;
+struct disk_held_ent;
+
+/* File systems whose unlinked held files count: those of the roots. */
+#define DISK_HELD_DEVS 3
 
 struct disk_scan_item {
 	int wd;
@@ -26,6 +32,8 @@ struct disk_scan_item {
 
 /* How often a directory whose path went stale is read again. */
 #define DISK_SCAN_TRIES 3
+/* The roots one monitor watches: the workspace, the private tmp and home. */
+#define DISK_MAX_ROOTS 3
 
 struct disk_monitor {
 	int fd;		       /* inotify, non-blocking */
@@ -53,10 +61,28 @@ struct disk_monitor {
 	bool roots_pending; /* the roots are watched by the first scan slice */
 	const char *const *roots;
 	size_t nroots;
+	/* roots[i] as opened once (O_PATH, the caller's): watched and read through it; -1: by path */
+	int root_fds[DISK_MAX_ROOTS];
+	/* Files held with no name left (disk_held.c), as the last held scan saw them. */
+	int64_t held;	     /* their bytes */
+	size_t held_count;   /* and inodes */
+	bool held_blind;     /* a process of the session could not be read */
+	bool held_warned;    /* and that was said */
+	bool held_wanted;    /* an event hints at one: scan soon */
+	uint64_t held_new;   /* the scan under way's sum */
+	uint64_t held_scans; /* held scans done */
+	uint64_t fds_seen;   /* fds the last held scan looked at */
+	dev_t held_devs[DISK_HELD_DEVS];
+	size_t nheld_devs;
+	struct disk_held_ent *hset; /* (dev, ino) seen by this scan */
+	size_t hcap;
+	pid_t *pids; /* the processes of this scan */
+	size_t npids, pids_cap;
 };
 
 /*
- * Makes the inotify instance for roots (the workspace, the private tmp).
+ * Makes the inotify instance for roots (the workspace, the private tmp; at
+ * most DISK_MAX_ROOTS), root_fds all -1.
  * Nothing is watched or read yet: a watch on a directory costs time in
  * proportion to its cached entries (the kernel flags each child dentry),
  * so that happens in the disk_monitor_scan() slices too. 0 or -errno.
@@ -74,16 +100,24 @@ void disk_monitor_scan(struct disk_monitor *m, size_t budget);
 /* Handles what inotify queued (the fd polls readable). */
 void disk_monitor_read(struct disk_monitor *m);
 
+/*
+ * Counts the files the session holds open or mapped with no name left (on
+ * a root's file system): the processes of cgroup cg (its cgroup.procs),
+ * else those below root (this process: a child subreaper). Sets held,
+ * held_count and held_blind.
+ */
+void disk_held_scan(struct disk_monitor *m, const char *cg, pid_t root);
+
 /* Bytes the tracked trees grew by since the session started (may be < 0). */
 static inline int64_t disk_monitor_growth(const struct disk_monitor *m)
 {
-	return m->usage - m->baseline;
+	return m->usage - m->baseline + m->held;
 }
 
 /* Entries (files, directories, links: inodes) the session added. */
 static inline int64_t disk_monitor_entries(const struct disk_monitor *m)
 {
-	return (int64_t)m->count - (int64_t)m->base_count;
+	return (int64_t)m->count - (int64_t)m->base_count + (int64_t)m->held_count;
 }
 
 /*
@@ -92,7 +126,7 @@ static inline int64_t disk_monitor_entries(const struct disk_monitor *m)
  */
 static inline bool disk_monitor_blind(const struct disk_monitor *m)
 {
-	return m->watch_limit;
+	return m->watch_limit || m->held_blind;
 }
 
 #endif

@@ -2,7 +2,8 @@
 /*
  * The disk monitor's inotify events: entries created, grown, moved and
  * removed, directories watched as they appear, and a full rescan when the
- * event queue overflowed.
+ * event queue overflowed. Events that hint at a file held with no name
+ * left ask for a held scan (held_wanted, disk_held.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -190,6 +191,14 @@ static void on_event(struct disk_monitor *m, const struct inotify_event *ev)
 	if (!ev->len || !(d = disk_dir_get(m, ev->wd)))
 		return;
 	h = disk_ent_hash(ev->wd, ev->name);
+	/*
+	 * A file may lose its last name while held open or mapped, and an
+	 * O_TMPFILE never had one (its writes say "#INO"): the held scan
+	 * counts those (disk_held.c), soon.
+	 */
+	if ((ev->mask & IN_DELETE && !isdir) || ev->name[0] == '#' ||
+	    (ev->mask & IN_MOVED_TO && !isdir && disk_ent_find(m, h)))
+		m->held_wanted = true;
 	if (ev->mask & IN_DELETE) {
 		disk_ent_remove(m, h);
 		return;
@@ -199,8 +208,11 @@ static void on_event(struct disk_monitor *m, const struct inotify_event *ev)
 		return;
 	}
 	pfd = disk_dir_open(m, ev->wd);
-	if (pfd < 0 || fstatat(pfd, ev->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return; /* gone already: its IN_DELETE follows */
+	if (pfd < 0 || fstatat(pfd, ev->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		/* Gone already: its IN_DELETE follows, or a write to it unlinked. */
+		m->held_wanted |= (ev->mask & (IN_MODIFY | IN_CLOSE_WRITE)) != 0;
+		return;
+	}
 	if ((ev->mask & IN_MOVED_TO) && m->moved_pending) {
 		moved_to(m, ev, h, isdir, &st);
 		return;

@@ -3,7 +3,7 @@
  * The disk monitor's pieces, private to its files: disk_table.c (the
  * entries, keyed by watch and name hash), disk.c (directories, watches,
  * the initial scan, open and close), disk_events.c (inotify events and
- * the rescan after an overflow).
+ * the rescan after an overflow), disk_held.c (files held with no name).
  */
 #ifndef BPFBOX_MONITOR_DISK_INTERNAL_H
 #define BPFBOX_MONITOR_DISK_INTERNAL_H
@@ -50,5 +50,9 @@ void disk_watch_dir(struct disk_monitor *m, int parent, int pfd, const char *nam
 		    bool initial);
 uint64_t disk_blocks_of(const struct stat *st);
 int disk_add_roots(struct disk_monitor *m);
+
+/* disk_held.c */
+void disk_held_devs(struct disk_monitor *m);
+void disk_held_free(struct disk_monitor *m);
 
 #endif

@@ -232,8 +232,10 @@ void limits_json(const struct session_limits *l, struct jsonw *w, const char *ke
 
 void limits_describe_host(char *buf, size_t size, bool *cgroup, struct session_limits *l)
 {
-	struct policy_limits pl = {
-		.memory_mb = 2048, .pids = 64, .cpu_percent = 100, .disk_mb = 1024};
+	struct policy_limits pl = {.memory_mb = 2048,
+				   .pids = POLICY_PIDS_DEFAULT,
+				   .cpu_percent = 100,
+				   .disk_mb = 1024};
 	bool v1 = false;
 
 	limits_plan(l, &pl, NULL, LIMITS_VIA_AUTO);

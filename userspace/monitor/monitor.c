@@ -18,6 +18,18 @@
  * (most tool calls) ends before it and pays nothing for a big workspace.
  */
 #define SCAN_DELAY_NS (10ULL * 1000000ULL)
+/*
+ * Held scans (files held open or mapped with no name left, disk_held.c):
+ * every HELD_PERIOD_NS while the last one found such a file (writes
+ * through a mapping raise no event), every HELD_IDLE_NS otherwise, sooner
+ * when an event hints at one; never closer than HELD_GAP_NS nor than
+ * HELD_COST_SHARE times the last scan's CPU time apart: at most 1/20 of a
+ * core whatever the session holds (docs/benchmarks.md).
+ */
+#define HELD_PERIOD_NS	(100ULL * 1000000ULL)
+#define HELD_IDLE_NS	(1000ULL * 1000000ULL)
+#define HELD_GAP_NS	(10ULL * 1000000ULL)
+#define HELD_COST_SHARE 20
 
 enum { SLOT_OOM, SLOT_EVENTS, SLOT_DISK };
 
@@ -33,7 +45,7 @@ static bool read_frozen(int fd)
 }
 
 int monitor_open(struct monitor *m, struct session_limits *l, const char *id, const char *workspace,
-		 const char *tmp, const char *home)
+		 int workspace_fd, const char *tmp, const char *home)
 {
 	char path[LIMITS_PATH_MAX + 32];
 	size_t n = 0;
@@ -68,7 +80,10 @@ int monitor_open(struct monitor *m, struct session_limits *l, const char *id, co
 			m->roots[n++] = home;
 		m->disk_limit = l->disk_mb << 20;
 		m->scan_after = now_ns() + SCAN_DELAY_NS;
+		m->held_last = m->scan_after;
 		r = disk_monitor_open(&m->disk, m->roots, n);
+		if (r == 0 && workspace)
+			m->disk.root_fds[0] = workspace_fd;
 		if (r < 0)
 			log_warn_errno(
 				r, "cannot watch the workspace's disk use; the disk limit is not "
@@ -85,9 +100,50 @@ void monitor_close(struct monitor *m)
 	if (m->events_fd >= 0)
 		close(m->events_fd);
 	m->events_fd = -1;
+	if (m->disk_on && m->disk.held_scans)
+		log_info("disk monitor: %llu held scans, %.3f ms of CPU in all, the last over %llu "
+			 "fds "
+			 "of %zu processes",
+			 (unsigned long long)m->disk.held_scans, m->held_total / 1e6,
+			 (unsigned long long)m->disk.fds_seen, m->disk.npids);
 	if (m->disk_on)
 		disk_monitor_close(&m->disk);
 	m->disk_on = false;
+}
+
+/* When the next held scan is due (CLOCK_MONOTONIC ns). */
+static uint64_t held_due(const struct monitor *m)
+{
+	uint64_t gap = m->held_cost * HELD_COST_SHARE;
+
+	uint64_t period = m->disk.held_count ? HELD_PERIOD_NS : HELD_IDLE_NS;
+
+	if (gap < HELD_GAP_NS)
+		gap = HELD_GAP_NS;
+	if (!m->disk.held_wanted && gap < period)
+		gap = period;
+	return m->held_last + gap;
+}
+
+/* This thread's CPU time (ns): a scan's cost, not the time others ran meanwhile. */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void held_scan(struct monitor *m)
+{
+	uint64_t c0 = cpu_ns();
+
+	m->disk.held_wanted = false;
+	disk_held_scan(&m->disk, m->lim->cg, getpid());
+	m->held_last = now_ns();
+	m->held_cost = cpu_ns() - c0;
+	m->held_total += m->held_cost;
 }
 
 int monitor_pollfds(struct monitor *m, struct pollfd *p)
@@ -114,13 +170,20 @@ int monitor_pollfds(struct monitor *m, struct pollfd *p)
 int monitor_timeout(const struct monitor *m)
 {
 	int t = oom_watch_timeout(&m->oom);
+	uint64_t now = now_ns();
 
 	if (m->disk_on && disk_monitor_scanning(&m->disk)) {
-		uint64_t now = now_ns();
 		int s = now >= m->scan_after ? 0 : (int)((m->scan_after - now) / 1000000) + 1;
 
 		if (t < 0 || s < t)
 			t = s;
+	}
+	if (m->disk_on && m->disk.nheld_devs) {
+		uint64_t due = held_due(m);
+		int h = now >= due ? 0 : (int)((due - now) / 1000000) + 1;
+
+		if (t < 0 || h < t)
+			t = h;
 	}
 	return t;
 }
@@ -161,6 +224,8 @@ unsigned int monitor_dispatch(struct monitor *m, const struct pollfd *p)
 			disk_monitor_read(&m->disk);
 		if (disk_monitor_scanning(&m->disk) && now_ns() >= m->scan_after)
 			disk_monitor_scan(&m->disk, SCAN_SLICE);
+		if (m->disk.nheld_devs && now_ns() >= held_due(m))
+			held_scan(m);
 		if (monitor_disk_over(m))
 			t |= MON_DISK;
 	}

@@ -57,6 +57,9 @@ struct monitor {
 	struct disk_monitor disk;
 	uint64_t disk_limit;	  /* bytes */
 	uint64_t scan_after;	  /* the initial disk scan starts then (CLOCK_MONOTONIC ns) */
+	uint64_t held_last;	  /* the last held scan ended then (disk_held.c) */
+	uint64_t held_cost;	  /* and took this long (ns) */
+	uint64_t held_total;	  /* every held scan's time (ns) */
 	const char *roots[3];	  /* workspace, private tmp, private home */
 	uint64_t new_kills;	  /* since the last MON_OOM */
 	int idx[MONITOR_MAX_FDS]; /* which pollfd slot is which (-1: none) */
@@ -65,10 +68,12 @@ struct monitor {
 /*
  * Starts watching the session of l (its cgroup must exist and hold the
  * command, or be about to) and the disk growth of workspace, tmp and the
- * private home (any may be NULL). What cannot be watched is said on stderr; 0 always.
+ * private home (any may be NULL). workspace_fd: the workspace as it was
+ * checked (O_PATH), watched and read through it rather than its path; -1:
+ * by path. What cannot be watched is said on stderr; 0 always.
  */
 int monitor_open(struct monitor *m, struct session_limits *l, const char *id, const char *workspace,
-		 const char *tmp, const char *home);
+		 int workspace_fd, const char *tmp, const char *home);
 void monitor_close(struct monitor *m);
 
 /* Fills up to MONITOR_MAX_FDS pollfds; returns how many. */

@@ -5,11 +5,56 @@
  * an address no name may reach (rebinding); the answers go to the name
  * cache the proxy judges connects by.
  */
+#include <linux/inet_diag.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+
 #include "egress_internal.h"
 
 /* ---- DNS ---------------------------------------------------------------- */
 
-/* The question's name (lower case, dotted) and type; its end offset or -1. */
+/* A byte a host name's label may hold: letters, digits, '-' and '_' (as the rules). */
+static bool host_byte(uint8_t c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '_';
+}
+
+/*
+ * The question's name as it is on the wire, in presentation form for the
+ * record (a '.' or '\\' inside a label escaped, any other byte outside
+ * printable ASCII as \DDD), at most size bytes with its NUL.
+ */
+static void dns_wire_name(const uint8_t *p, size_t len, char *out, size_t size)
+{
+	size_t off = 12, n = 0;
+
+	out[0] = '\0';
+	while (off < len && p[off] && p[off] <= 63 && n + 1 < size) {
+		size_t l = p[off++];
+
+		if (n)
+			out[n++] = '.';
+		for (size_t i = 0; i < l && off + i < len && n + 5 < size; i++) {
+			uint8_t c = p[off + i];
+
+			if (c == '.' || c == '\\')
+				n += snprintf(out + n, size - n, "\\%c", c);
+			else if (c <= ' ' || c >= 0x7f)
+				n += snprintf(out + n, size - n, "\\%03u", c);
+			else
+				out[n++] = c;
+		}
+		off += l;
+		out[n < size ? n : size - 1] = '\0';
+	}
+}
+
+/*
+ * The question's name (lower case, dotted) and type; its end offset, -1 if
+ * malformed, -2 if a label holds a byte no host name may hold (a NUL, a
+ * '.', a space...): what is judged must be exactly what goes upstream.
+ */
 static int dns_question(const uint8_t *p, size_t len, char *name, size_t size, uint16_t *qtype)
 {
 	size_t off = 12, n = 0;
@@ -23,8 +68,11 @@ static int dns_question(const uint8_t *p, size_t len, char *name, size_t size, u
 			return -1;
 		if (n)
 			name[n++] = '.';
-		for (size_t i = 0; i < l; i++)
+		for (size_t i = 0; i < l; i++) {
+			if (!host_byte(p[off + i]))
+				return -2;
 			name[n++] = tolower(p[off + i]);
+		}
 		off += l;
 	}
 	if (off + 5 > len)
@@ -173,6 +221,13 @@ void *eg_query_thread(void *arg)
 	have = bpf_map_lookup_elem(e->o.dns_client_fd, &e->o.session, &client) == 0;
 	o = have ? &client : NULL;
 	end = dns_question(q->buf, q->len, name, sizeof(name), &qtype);
+	if (end == -2) {
+		dns_wire_name(q->buf, q->len, name, sizeof(name));
+		refuse_query(q, 5);
+		eg_emit(e, o, false, BPFBOX_NET_DNS, HOW_QUERY, name, NULL, 53, "",
+			"not a host name: a label byte not a letter, digit, - or _", 0, 0);
+		goto out;
+	}
 	if (end < 0) {
 		refuse_query(q, 1); /* FORMERR */
 		goto out;
@@ -211,6 +266,123 @@ void *eg_query_thread(void *arg)
 		0);
 out:
 	free(q);
-	eg_worker_done(e);
+	eg_worker_done(e, false);
 	return NULL;
+}
+
+/*
+ * Whether a datagram that reached the resolver was sent by a socket of the
+ * session: the UDP socket bound to its source address and port (looked up
+ * by sock_diag, as a datagram from the resolver to it would be delivered)
+ * belongs to the session's cgroup. Any local user can send to the
+ * resolver's port; its queries must not enter the session's name cache.
+ * The main thread's only: one netlink socket, one question at a time.
+ */
+bool eg_query_from_session(struct egress *e, const struct sockaddr_storage *from)
+{
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)from;
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 r;
+	} req = {
+		.nlh = {.nlmsg_len = sizeof(req),
+			.nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			.nlmsg_flags = NLM_F_REQUEST},
+		.r = {.sdiag_family = AF_INET,
+		      .sdiag_protocol = IPPROTO_UDP,
+		      .idiag_states = ~0U,
+		      .id = {.idiag_cookie = {INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE}}},
+	};
+	union {
+		struct nlmsghdr nlh;
+		uint8_t b[1024];
+	} rep;
+	struct inet_diag_msg *m = NLMSG_DATA(&rep.nlh);
+	struct rtattr *a;
+	ssize_t n;
+	int left;
+
+	if (e->diag_fd < 0 || from->ss_family != AF_INET)
+		return false;
+	/* "src and dst are swapped": dst is the socket's own address. */
+	req.r.id.idiag_src[0] = htonl(INADDR_LOOPBACK);
+	req.r.id.idiag_sport = htons(e->udp_port);
+	req.r.id.idiag_dst[0] = s4->sin_addr.s_addr;
+	req.r.id.idiag_dport = s4->sin_port;
+	req.nlh.nlmsg_seq = ++e->diag_seq;
+	if (send(e->diag_fd, &req, sizeof(req), 0) < 0)
+		return false;
+	/* A late answer to an earlier question (its wait ended) is skipped. */
+	do
+		n = recv(e->diag_fd, &rep, sizeof(rep), 0);
+	while (n >= (ssize_t)sizeof(rep.nlh) && rep.nlh.nlmsg_seq != e->diag_seq);
+	if (n < (ssize_t)NLMSG_LENGTH(sizeof(*m)) || !NLMSG_OK(&rep.nlh, (size_t)n) ||
+	    rep.nlh.nlmsg_type != SOCK_DIAG_BY_FAMILY)
+		return false;
+	left = rep.nlh.nlmsg_len - NLMSG_LENGTH(sizeof(*m));
+	for (a = (struct rtattr *)(m + 1); RTA_OK(a, left); a = RTA_NEXT(a, left)) {
+		uint64_t cg;
+
+		if (a->rta_type != INET_DIAG_CGROUP_ID || RTA_PAYLOAD(a) < sizeof(cg))
+			continue;
+		memcpy(&cg, RTA_DATA(a), sizeof(cg));
+		return cg == e->o.cgroup_id;
+	}
+	return false;
+}
+
+/* The upstream resolver: ADDR[:PORT], or the first nameserver of resolv.conf. */
+int eg_upstream_parse(struct egress *e, const char *spec, char *err, size_t size)
+{
+	char host[INET6_ADDRSTRLEN + 8] = "", line[256];
+	unsigned long port = 53;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&e->upstream;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&e->upstream;
+
+	if (spec) {
+		const char *colon = strrchr(spec, ':');
+
+		if (colon && strchr(spec, '.')) {
+			snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
+			port = strtoul(colon + 1, NULL, 10);
+		} else {
+			snprintf(host, sizeof(host), "%s", spec);
+		}
+	} else {
+		_cleanup_fclose_ FILE *f = fopen("/etc/resolv.conf", "re");
+
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "nameserver %45s", host) == 1)
+				break;
+		if (!host[0])
+			snprintf(host, sizeof(host), "127.0.0.1");
+	}
+	memset(&e->upstream, 0, sizeof(e->upstream));
+	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1 && port && port <= 65535) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		e->upstream_len = sizeof(*s4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1 && port && port <= 65535) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		e->upstream_len = sizeof(*s6);
+		return 0;
+	}
+	snprintf(err, size, "invalid net_resolver '%s'; use ADDR[:PORT], e.g. 10.0.0.2:53",
+		 spec ? spec : host);
+	return -EINVAL;
+}
+
+/* The resolver's sock_diag socket (the sender of a query); its waits end. */
+int eg_diag_open(void)
+{
+	struct timeval tv = {.tv_sec = 1};
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
 }

@@ -233,21 +233,37 @@ void eg_emit(struct egress *e, const struct bpfbox_net_orig *o, bool allow, int 
 	bpf_prog_test_run_opts(e->o.emit_fd, &opts);
 }
 
-void eg_worker_done(struct egress *e)
+void eg_worker_done(struct egress *e, bool conn)
 {
 	pthread_mutex_lock(&e->lock);
+	if (conn)
+		e->conns--;
+	else
+		e->queries--;
 	if (--e->active == 0)
 		pthread_cond_broadcast(&e->idle);
 	pthread_mutex_unlock(&e->lock);
 }
 
-static bool spawn(struct egress *e, void *(*fn)(void *), void *arg)
+/*
+ * A thread for a connection (conn) or a query, unless the session has
+ * its cap of them open already (-EBUSY).
+ */
+static int spawn(struct egress *e, void *(*fn)(void *), void *arg, bool conn)
 {
 	pthread_attr_t attr;
 	pthread_t t;
 	bool ok;
 
 	pthread_mutex_lock(&e->lock);
+	if (conn ? e->conns >= e->max_conns : e->queries >= MAX_QUERIES) {
+		pthread_mutex_unlock(&e->lock);
+		return -EBUSY;
+	}
+	if (conn)
+		e->conns++;
+	else
+		e->queries++;
 	e->active++;
 	pthread_mutex_unlock(&e->lock);
 	pthread_attr_init(&attr);
@@ -256,8 +272,14 @@ static bool spawn(struct egress *e, void *(*fn)(void *), void *arg)
 	ok = pthread_create(&t, &attr, fn, arg) == 0;
 	pthread_attr_destroy(&attr);
 	if (!ok)
-		eg_worker_done(e);
-	return ok;
+		eg_worker_done(e, conn);
+	return ok ? 0 : -EAGAIN;
+}
+
+/* n, a count of refusals, is 1, 2, 4, 8...: the records of a flood stay few. */
+static bool worth_a_record(uint64_t n)
+{
+	return (n & (n - 1)) == 0;
 }
 
 static void accept_one(struct egress *e)
@@ -266,7 +288,7 @@ static void accept_one(struct egress *e)
 	socklen_t len = sizeof(ss);
 	struct bpfbox_orig_key key = {.proxy_port = e->tcp_port};
 	struct conn *c;
-	int fd = accept4(e->tcp_fd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
+	int fd = accept4(e->tcp_fd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC), r;
 
 	if (fd < 0)
 		return;
@@ -285,7 +307,18 @@ static void accept_one(struct egress *e)
 	c->e = e;
 	c->fd = fd;
 	c->up = -1;
-	if (!spawn(e, eg_conn_thread, c)) {
+	r = spawn(e, eg_conn_thread, c, true);
+	if (r == -EBUSY && worth_a_record(++e->refused)) {
+		char why[BPFBOX_NET_RULE_LEN];
+
+		snprintf(why, sizeof(why),
+			 "connection limit: %u open; %llu connections refused so far", e->max_conns,
+			 (unsigned long long)e->refused);
+		eg_emit(e, &c->o, false, BPFBOX_NET_TCP, HOW_ADDR, "", c->o.addr, c->o.port, "",
+			why, 0, 0);
+	}
+	if (r < 0) {
+		eg_reset(fd);
 		close(fd);
 		free(c);
 	}
@@ -295,6 +328,7 @@ static void receive_query(struct egress *e)
 {
 	struct query *q = malloc(sizeof(*q));
 	ssize_t n;
+	int r;
 
 	if (!q)
 		return;
@@ -302,12 +336,24 @@ static void receive_query(struct egress *e)
 	q->fromlen = sizeof(q->from);
 	n = recvfrom(e->udp_fd, q->buf, sizeof(q->buf), MSG_DONTWAIT, (struct sockaddr *)&q->from,
 		     &q->fromlen);
-	if (n < 12) {
+	/* Only the session's own sockets are served: the check is in dns.c. */
+	if (n < 12 || !eg_query_from_session(e, &q->from)) {
+		if (n >= 12 && e->foreign++ == 0)
+			log_warn("egress: a DNS query to the session's resolver from outside "
+				 "the session was dropped (and every later one)");
 		free(q);
 		return;
 	}
 	q->len = n;
-	if (!spawn(e, eg_query_thread, q))
+	r = spawn(e, eg_query_thread, q, false);
+	if (r == -EBUSY && worth_a_record(++e->dropped)) {
+		char why[BPFBOX_NET_RULE_LEN];
+
+		snprintf(why, sizeof(why), "query limit: %u in flight; %llu queries dropped so far",
+			 MAX_QUERIES, (unsigned long long)e->dropped);
+		eg_emit(e, NULL, false, BPFBOX_NET_DNS, HOW_QUERY, "", NULL, 53, "", why, 0, 0);
+	}
+	if (r < 0)
 		free(q);
 }
 
@@ -334,50 +380,6 @@ static void *main_thread(void *arg)
 	return NULL;
 }
 
-/* The upstream resolver: ADDR[:PORT], or the first nameserver of resolv.conf. */
-static int upstream_parse(struct egress *e, const char *spec, char *err, size_t size)
-{
-	char host[INET6_ADDRSTRLEN + 8] = "", line[256];
-	unsigned long port = 53;
-	struct sockaddr_in *s4 = (struct sockaddr_in *)&e->upstream;
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&e->upstream;
-
-	if (spec) {
-		const char *colon = strrchr(spec, ':');
-
-		if (colon && strchr(spec, '.')) {
-			snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
-			port = strtoul(colon + 1, NULL, 10);
-		} else {
-			snprintf(host, sizeof(host), "%s", spec);
-		}
-	} else {
-		_cleanup_fclose_ FILE *f = fopen("/etc/resolv.conf", "re");
-
-		while (f && fgets(line, sizeof(line), f))
-			if (sscanf(line, "nameserver %45s", host) == 1)
-				break;
-		if (!host[0])
-			snprintf(host, sizeof(host), "127.0.0.1");
-	}
-	memset(&e->upstream, 0, sizeof(e->upstream));
-	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1 && port && port <= 65535) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		e->upstream_len = sizeof(*s4);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1 && port && port <= 65535) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		e->upstream_len = sizeof(*s6);
-		return 0;
-	}
-	snprintf(err, size, "invalid net_resolver '%s'; use ADDR[:PORT], e.g. 10.0.0.2:53",
-		 spec ? spec : host);
-	return -EINVAL;
-}
-
 static int bind_local(int type, uint16_t *port)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -396,6 +398,24 @@ static int bind_local(int type, uint16_t *port)
 	}
 	*port = ntohs(a.sin_port);
 	return fd;
+}
+
+/*
+ * The cap of open connections and the idle timeout: MAX_CONNS and IDLE_S,
+ * or $BPFBOX_NET_MAX_CONNS and $BPFBOX_NET_IDLE_S of this process (the
+ * daemon's, or bpfbox run's) when they hold a number >= 1.
+ */
+static void limits_from_env(struct egress *e)
+{
+	const char *max = getenv("BPFBOX_NET_MAX_CONNS"), *idle = getenv("BPFBOX_NET_IDLE_S");
+	unsigned long long v;
+
+	e->max_conns = MAX_CONNS;
+	e->idle_ms = IDLE_S * 1000;
+	if (max && parse_u64(max, &v) == 0 && v >= 1 && v <= 65536)
+		e->max_conns = v;
+	if (idle && parse_u64(idle, &v) == 0 && v >= 1 && v <= 86400)
+		e->idle_ms = v * 1000;
 }
 
 static int add_rule(struct egress *e, const char *text, bool deny)
@@ -454,9 +474,10 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 	if (!e)
 		return -ENOMEM;
 	e->o = *o;
-	e->tcp_fd = e->udp_fd = e->stop_pipe[0] = e->stop_pipe[1] = -1;
+	e->tcp_fd = e->udp_fd = e->diag_fd = e->stop_pipe[0] = e->stop_pipe[1] = -1;
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->idle, NULL);
+	limits_from_env(e);
 	for (size_t i = 0; o->allow && i < o->allow->n; i++) {
 		r = add_rule(e, o->allow->v[i], false);
 		if (r < 0) {
@@ -471,14 +492,19 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 			goto fail;
 		}
 	}
-	r = upstream_parse(e, o->resolver, err, size);
+	r = eg_upstream_parse(e, o->resolver, err, size);
 	if (r < 0)
 		goto fail;
 	own_addresses(e);
 	e->tcp_fd = bind_local(SOCK_STREAM, &e->tcp_port);
 	e->udp_fd = bind_local(SOCK_DGRAM, &e->udp_port);
-	if (e->tcp_fd < 0 || e->udp_fd < 0 || pipe2(e->stop_pipe, O_CLOEXEC) < 0) {
-		r = e->tcp_fd < 0 ? e->tcp_fd : e->udp_fd < 0 ? e->udp_fd : -errno;
+	e->diag_fd = eg_diag_open();
+	if (e->tcp_fd < 0 || e->udp_fd < 0 || e->diag_fd < 0 ||
+	    pipe2(e->stop_pipe, O_CLOEXEC) < 0) {
+		r = e->tcp_fd < 0    ? e->tcp_fd
+		    : e->udp_fd < 0  ? e->udp_fd
+		    : e->diag_fd < 0 ? e->diag_fd
+				     : -errno;
 		snprintf(err, size, "cannot open the egress proxy on 127.0.0.1: %s", strerror(-r));
 		goto fail;
 	}
@@ -503,6 +529,8 @@ fail:
 		close(e->tcp_fd);
 	if (e->udp_fd >= 0)
 		close(e->udp_fd);
+	if (e->diag_fd >= 0)
+		close(e->diag_fd);
 	if (e->stop_pipe[0] >= 0) {
 		close(e->stop_pipe[0]);
 		close(e->stop_pipe[1]);
@@ -534,6 +562,7 @@ void egress_stop(struct egress *e)
 	pthread_mutex_unlock(&e->lock);
 	close(e->tcp_fd);
 	close(e->udp_fd);
+	close(e->diag_fd);
 	close(e->stop_pipe[0]);
 	close(e->stop_pipe[1]);
 	pthread_mutex_destroy(&e->lock);

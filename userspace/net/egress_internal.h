@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <linux/netlink.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -27,6 +28,7 @@
 
 #include "egress.h"
 #include "bpfbox/events.h"
+#include "../lib/log.h"
 #include "../lib/util.h"
 #include "../policy/policy.h"
 
@@ -36,6 +38,13 @@
 #define PEEK_MAX      16384
 #define FIRST_DATA_MS 1000 /* a silent tool is judged by its address alone */
 #define UPSTREAM_MS   5000
+/* A session's open proxied connections and queries being forwarded: each
+ * is a thread of bpfbox run or the daemon, outside the session's limits.
+ * $BPFBOX_NET_MAX_CONNS and $BPFBOX_NET_IDLE_S change the first and the
+ * idle timeout (docs/network.md). */
+#define MAX_CONNS   64
+#define MAX_QUERIES 32
+#define IDLE_S	    600
 
 enum { HOW_ADDR, HOW_SNI, HOW_HOST, HOW_CONNECT, HOW_QUERY };
 
@@ -55,14 +64,20 @@ struct cached {
 
 struct egress {
 	struct egress_opts o;
-	int tcp_fd, udp_fd, stop_pipe[2];
+	int tcp_fd, udp_fd, diag_fd, stop_pipe[2];
 	uint16_t tcp_port, udp_port;
+	uint32_t diag_seq; /* of the main thread's sock_diag questions */
+	uint64_t foreign;  /* datagrams from outside the session, dropped */
 	struct sockaddr_storage upstream;
 	socklen_t upstream_len;
 	pthread_t main;
 	pthread_mutex_t lock;
 	pthread_cond_t idle;
-	unsigned int active; /* worker threads alive */
+	unsigned int active;	     /* worker threads alive */
+	unsigned int conns, queries; /* of them: connections, queries */
+	unsigned int max_conns;
+	int idle_ms;		   /* a connection with no byte either way for so long ends */
+	uint64_t refused, dropped; /* connections over the cap, queries over theirs */
 	struct rule allow[MAX_RULES], deny[MAX_RULES];
 	size_t n_allow, n_deny;
 	struct cached cache[CACHE_SIZE];
@@ -102,12 +117,76 @@ bool eg_cache_has(struct egress *e, const char *name, const uint8_t addr[16], ch
 void eg_emit(struct egress *e, const struct bpfbox_net_orig *o, bool allow, int kind, int how,
 	     const char *name, const uint8_t addr[16], uint16_t port, const char *rule,
 	     const char *reason, uint64_t out_bytes, uint64_t in_bytes);
-/* A worker thread (a query, a connection) ends. */
-void eg_worker_done(struct egress *e);
+/* A worker thread ends: a connection's (conn) or a query's. */
+void eg_worker_done(struct egress *e, bool conn);
 
 /* dns.c */
 int eg_resolve(struct egress *e, const char *name, uint8_t out[][16], size_t max, size_t *n);
 void *eg_query_thread(void *arg); /* a struct query, freed */
+/* The upstream resolver: ADDR[:PORT], or the first nameserver of resolv.conf. */
+int eg_upstream_parse(struct egress *e, const char *spec, char *err, size_t size);
+/* The sock_diag socket eg_query_from_session asks; -errno. */
+int eg_diag_open(void);
+/* Whether a datagram from there was sent by a socket of the session. */
+bool eg_query_from_session(struct egress *e, const struct sockaddr_storage *from);
+
+/*
+ * One direction of a connection through a pipe: socket -> pipe when the
+ * pipe is empty, pipe -> socket while it holds bytes (proxy.c).
+ */
+struct dir {
+	int src, dst, pipe[2];
+	size_t pending;
+	bool eof, done, grown;
+	bool keep_open; /* no shutdown of dst at the end: a 403 follows */
+	uint64_t *count;
+};
+
+/* http.c: plain HTTP, each request of a connection framed and judged. */
+struct http_head {
+	char host[BPFBOX_NET_NAME_LEN];	  /* the Host header's name, "" without */
+	char target[BPFBOX_NET_NAME_LEN]; /* an absolute-form target's host, or "" */
+	uint16_t target_port;
+	bool connect, chunked, has_length;
+	uint64_t length;
+};
+
+/* The client's bytes of a relay: buf[0, ok) may go upstream as they are. */
+struct http_frame {
+	int st;
+	uint64_t left;
+	size_t len, ok;
+	uint8_t buf[PEEK_MAX];
+};
+
+enum { HTTP_MORE, HTTP_HEAD, HTTP_BAD };
+
+/* A request's verdict; false: why says why not (and the record is made). */
+typedef bool (*http_judge_fn)(struct conn *c, const struct http_head *h, void *arg, char *why,
+			      size_t size);
+
+bool eg_http_method(const uint8_t *p, size_t len);
+/* The Host header's name (no port) of a request head; 1, 0 none, -1 incomplete. */
+int eg_http_host(const uint8_t *p, size_t len, char *out, size_t size);
+/* The tool's answer to a refused request: 403 naming the rule to add, or
+ * 400 (name NULL) for one that cannot be framed. */
+void eg_send_403(int fd, const char *name, uint16_t port, const char *why);
+int eg_http_head(const uint8_t *p, size_t len, struct http_head *h, const char **why);
+int eg_http_advance(struct http_frame *f, struct http_head *h, size_t *head_len, const char **why);
+void eg_http_body(struct http_frame *f, const struct http_head *h);
+/*
+ * c->fd's requests to c->up through f, each judged, c->up's bytes spliced
+ * back, until the server ends or the connection idles: 0, or -EACCES (a
+ * request refused) or -EPROTO (not framable), why filled.
+ */
+int eg_relay_http(struct conn *c, struct http_frame *f, http_judge_fn judge, void *arg,
+		  uint64_t *out, uint64_t *in, char *why, size_t size);
+
+/* splice.c */
+/* One direction's step; false when it has ended (*broken: both have). */
+bool eg_step(struct dir *d, bool *broken);
+/* Both directions until both ends closed or the idle timeout; bytes counted. */
+void eg_splice_both(struct egress *e, int a, int b, uint64_t *a2b, uint64_t *b2a);
 
 /* proxy.c */
 void *eg_conn_thread(void *arg); /* a struct conn, freed */

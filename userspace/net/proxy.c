@@ -8,7 +8,10 @@
 
 /* ---- TCP ---------------------------------------------------------------- */
 
-/* The SNI of a TLS ClientHello in p; 1 found, 0 none, -1 incomplete. */
+/*
+ * The SNI of a TLS ClientHello in p; 1 found, 0 none, -1 incomplete, -2 a
+ * ClientHello longer than its record (the rest in the next ones, unread).
+ */
 static int tls_sni(const uint8_t *p, size_t len, char *out, size_t size)
 {
 	size_t rec, off, end, l;
@@ -24,6 +27,8 @@ static int tls_sni(const uint8_t *p, size_t len, char *out, size_t size)
 	off = 5;
 	if (off + 4 > end || p[off] != 1)
 		return 0;
+	if (4 + (size_t)((p[off + 1] << 16) | (p[off + 2] << 8) | p[off + 3]) > rec)
+		return -2;
 	off += 4 + 2 + 32; /* handshake header, version, random */
 	if (off + 1 > end)
 		return 0;
@@ -57,64 +62,6 @@ static int tls_sni(const uint8_t *p, size_t len, char *out, size_t size)
 		off += l;
 	}
 	return 0;
-}
-
-static bool http_method(const uint8_t *p, size_t len)
-{
-	static const char *const m[] = {"GET ",	   "POST ",    "PUT ",	 "HEAD ",
-					"DELETE ", "OPTIONS ", "PATCH ", "CONNECT "};
-
-	for (size_t i = 0; i < ARRAY_SIZE(m); i++) {
-		size_t ml = strlen(m[i]);
-
-		if (!memcmp(p, m[i], len < ml ? len : ml))
-			return true;
-	}
-	return false;
-}
-
-/* The Host header's name (no port) of a request head; 1, 0 none, -1 incomplete. */
-static int http_host(const uint8_t *p, size_t len, char *out, size_t size)
-{
-	const char *s = (const char *)p, *end = memmem(p, len, "\r\n\r\n", 4), *line;
-
-	if (!end)
-		return len >= PEEK_MAX ? 0 : -1;
-	for (line = memchr(s, '\n', end - s); line && line < end;
-	     line = memchr(line + 1, '\n', end - line - 1)) {
-		const char *v = line + 1;
-		size_t n = 0;
-
-		if (end - v < 5 || strncasecmp(v, "host:", 5))
-			continue;
-		v += 5;
-		while (v < end && (*v == ' ' || *v == '\t'))
-			v++;
-		while (v + n < end && v[n] != '\r' && v[n] != ':' && n + 1 < size) {
-			out[n] = tolower((unsigned char)v[n]);
-			n++;
-		}
-		out[n] = '\0';
-		return n > 0;
-	}
-	return 0;
-}
-
-static void send_403(int fd, const char *name, uint16_t port, const char *why)
-{
-	char body[512], head[256];
-	int bl, hl;
-
-	bl = snprintf(body, sizeof(body),
-		      "bpfbox: egress to %s port %u denied (%s). To allow it, add "
-		      "--net-allow %s:%u to the session.\n",
-		      name, port, why, name, port);
-	hl = snprintf(head, sizeof(head),
-		      "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
-		      "Content-Length: %d\r\nConnection: close\r\n\r\n",
-		      bl);
-	(void)!write(fd, head, hl);
-	(void)!write(fd, body, bl);
 }
 
 /* Closes with a reset: the tool sees a refused connection. */
@@ -172,109 +119,6 @@ fail:
 	return err;
 }
 
-/*
- * One direction's step: socket -> pipe when the pipe is empty, pipe ->
- * socket while it holds bytes. false when the direction has ended.
- */
-struct dir {
-	int src, dst, pipe[2];
-	size_t pending;
-	bool eof, done, grown;
-	uint64_t *count;
-};
-
-/* A bulk transfer gets a 1 MiB pipe: fewer wakeups per byte. Not at once:
- * most connections are small, and the pages cost setup time. */
-#define GROW_AFTER (256 * 1024)
-
-static bool step(struct dir *d, bool *broken)
-{
-	for (;;) {
-		ssize_t n;
-
-		if (!d->pending && !d->eof) {
-			n = splice(d->src, NULL, d->pipe[1], NULL, 1 << 20,
-				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-			if (n > 0)
-				d->pending += n;
-			else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-				d->eof = true;
-			else if (errno == EAGAIN)
-				break;
-		}
-		if (d->pending) {
-			n = splice(d->pipe[0], NULL, d->dst, NULL, d->pending,
-				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-			if (n > 0) {
-				d->pending -= n;
-				*d->count += n;
-				if (!d->grown && *d->count > GROW_AFTER) {
-					fcntl(d->pipe[1], F_SETPIPE_SZ, 1 << 20);
-					d->grown = true;
-				}
-			} else if (n < 0 && errno == EAGAIN) {
-				break;
-			} else if (n < 0 && errno != EINTR) {
-				/* The reader is gone: both directions end. */
-				*broken = true;
-				return false;
-			}
-		}
-		if (d->eof && !d->pending) {
-			shutdown(d->dst, SHUT_WR);
-			d->done = true;
-			return false;
-		}
-	}
-	return true;
-}
-
-/* Both directions through pipes until both ends closed; bytes counted. */
-static void splice_both(struct egress *e, int a, int b, uint64_t *a2b, uint64_t *b2a)
-{
-	struct dir dirs[2] = {{.src = a, .dst = b, .pipe = {-1, -1}, .count = a2b},
-			      {.src = b, .dst = a, .pipe = {-1, -1}, .count = b2a}};
-	bool broken = false;
-
-	if (pipe2(dirs[0].pipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
-	    pipe2(dirs[1].pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		goto out;
-	fcntl(a, F_SETFL, fcntl(a, F_GETFL) | O_NONBLOCK);
-	fcntl(b, F_SETFL, fcntl(b, F_GETFL) | O_NONBLOCK);
-	while (!broken && (!dirs[0].done || !dirs[1].done)) {
-		struct pollfd p[3];
-		int np = 0;
-
-		for (int i = 0; i < 2; i++) {
-			struct dir *d = &dirs[i];
-
-			if (d->done)
-				continue;
-			/* Read only into an empty pipe: a full one would spin. */
-			if (d->pending)
-				p[np++] = (struct pollfd){.fd = d->dst, .events = POLLOUT};
-			else
-				p[np++] = (struct pollfd){.fd = d->src, .events = POLLIN};
-		}
-		p[np++] = (struct pollfd){.fd = e->stop_pipe[0], .events = POLLIN};
-		if (poll(p, np, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (p[np - 1].revents)
-			break;
-		for (int i = 0; i < 2 && !broken; i++)
-			if (!dirs[i].done)
-				step(&dirs[i], &broken);
-	}
-out:
-	for (int i = 0; i < 2; i++)
-		for (int j = 0; j < 2; j++)
-			if (dirs[i].pipe[j] >= 0)
-				close(dirs[i].pipe[j]);
-}
-
 /* Waits until the client sent something (or the wait ends); bytes peeked. */
 static ssize_t peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms)
 {
@@ -298,11 +142,12 @@ static ssize_t peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms)
  * again, a little later, while it is incomplete and the budget lasts. A
  * silent tool (a server speaks first) is judged by address: HOW_ADDR.
  */
-static int sniff_name(struct conn *c, uint8_t *buf, char *name, size_t size, bool *http)
+static int sniff_name(struct conn *c, uint8_t *buf, char *name, size_t size, bool *http,
+		      ssize_t *seen)
 {
 	struct egress *e = c->e;
 	unsigned long long deadline;
-	int how = HOW_ADDR, r;
+	int how = HOW_ADDR, r = 0;
 	ssize_t n = 0;
 
 	deadline = now_ns() + FIRST_DATA_MS * 1000000ULL;
@@ -334,9 +179,9 @@ static int sniff_name(struct conn *c, uint8_t *buf, char *name, size_t size, boo
 			how = HOW_SNI;
 			break;
 		}
-		if (r == 0 && http_method(buf, n)) {
+		if (r == 0 && eg_http_method(buf, n)) {
 			*http = true;
-			r = http_host(buf, n, name, size);
+			r = eg_http_host(buf, n, name, size);
 			if (r > 0)
 				how = HOW_HOST;
 			if (r >= 0)
@@ -344,10 +189,29 @@ static int sniff_name(struct conn *c, uint8_t *buf, char *name, size_t size, boo
 		} else if (r == 0) {
 			break;
 		}
-		if ((size_t)n >= PEEK_MAX)
+		if ((size_t)n >= PEEK_MAX || r == -2)
 			break;
 	}
+	/* TLS that was never read whole: no name can be judged, nor the address. */
+	*seen = n && r < 0 && buf[0] == 0x16 ? -1 : n;
 	return how;
+}
+
+/*
+ * A tool silent for FIRST_DATA_MS: whether it speaks before the server
+ * does (1) or not (0), so that its first bytes are judged after all: a tool that
+ * waited must not pass a ClientHello or a request unread.
+ */
+static int tool_speaks_first(struct conn *c)
+{
+	struct pollfd p[3] = {{.fd = c->fd, .events = POLLIN},
+			      {.fd = c->up, .events = POLLIN},
+			      {.fd = c->e->stop_pipe[0], .events = POLLIN}};
+
+	/* Both silent for the idle timeout, or the proxy stops: it ends (-1). */
+	if (poll(p, 3, c->e->idle_ms) <= 0 || p[2].revents)
+		return -1;
+	return !p[1].revents && (p[0].revents & POLLIN);
 }
 
 /*
@@ -390,20 +254,92 @@ static bool judge_transparent(struct conn *c, int how, char *name, size_t size, 
 	return true;
 }
 
+/* The later requests of a plain HTTP connection, judged as the first was. */
+struct req_judge {
+	const char *first;		   /* the connection's name, judged */
+	char last[BPFBOX_NET_NAME_LEN];	   /* another one allowed since */
+	char refused[BPFBOX_NET_NAME_LEN]; /* the one refused */
+	uint16_t port;
+	bool quiet; /* HTTP_PROXY: another host; closed for the tool to reconnect */
+	bool bad;   /* refused for its form, not its name: a 400 */
+};
+
+static bool judge_request(struct conn *c, const struct http_head *h, void *arg, char *why,
+			  size_t size)
+{
+	struct req_judge *j = arg;
+	char name[BPFBOX_NET_NAME_LEN], rule[BPFBOX_NET_RULE_LEN] = "";
+
+	snprintf(name, sizeof(name), "%s",
+		 h->host[0]	? h->host
+		 : h->target[0] ? h->target
+				: j->first);
+	j->bad = h->connect || (h->target[0] && strcmp(h->target, name));
+	if (h->connect)
+		snprintf(why, size, "CONNECT sent to a server, not to the proxy");
+	else if (j->bad)
+		snprintf(why, size, "the request target and Host name two hosts");
+	else if (streq(name, j->first) || streq(name, j->last))
+		return true;
+	else if (judge_transparent(c, HOW_HOST, name, sizeof(name), rule, why, size)) {
+		eg_emit(c->e, &c->o, true, BPFBOX_NET_TCP, HOW_HOST, name, c->o.addr, j->port, rule,
+			"", 0, 0);
+		snprintf(j->last, sizeof(j->last), "%s", name);
+		return true;
+	}
+	snprintf(j->refused, sizeof(j->refused), "%s", name);
+	eg_emit(c->e, &c->o, false, BPFBOX_NET_TCP, HOW_HOST, name, c->o.addr, j->port, rule, why,
+		0, 0);
+	return false;
+}
+
+/*
+ * A plain HTTP connection after its first request was judged: every
+ * request framed and judged (http.c). -EACCES, -EPROTO: the tool gets a 403
+ * and the connection ends.
+ */
+static int relay_http(struct conn *c, http_judge_fn judge, struct req_judge *j,
+		      const struct http_head *first, uint64_t *out, uint64_t *in, char *why,
+		      size_t size)
+{
+	_cleanup_free_ struct http_frame *f = calloc(1, sizeof(*f));
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	if (first)
+		eg_http_body(f, first);
+	r = eg_relay_http(c, f, judge, j, out, in, why, size);
+	if (r == -EPROTO)
+		eg_emit(c->e, &c->o, false,
+			c->o.kind == BPFBOX_ORIG_EXPLICIT ? BPFBOX_NET_CONNECT : BPFBOX_NET_TCP,
+			c->o.kind == BPFBOX_ORIG_EXPLICIT ? HOW_CONNECT : HOW_HOST, j->first,
+			c->o.addr, j->port, "", why, 0, 0);
+	if ((r == -EPROTO || r == -EACCES) && !j->quiet)
+		eg_send_403(c->fd,
+			    r == -EPROTO || j->bad ? NULL
+			    : j->refused[0]	   ? j->refused
+						   : j->first,
+			    j->port, why);
+	return r;
+}
+
 static void serve_transparent(struct conn *c)
 {
 	struct egress *e = c->e;
-	char name[BPFBOX_NET_NAME_LEN] = "", rule[BPFBOX_NET_RULE_LEN], why[BPFBOX_NET_RULE_LEN];
+	char name[BPFBOX_NET_NAME_LEN] = "", rule[BPFBOX_NET_RULE_LEN] = "";
+	char why[BPFBOX_NET_RULE_LEN];
 	_cleanup_free_ uint8_t *buf = malloc(PEEK_MAX);
 	uint64_t out = 0, in = 0;
 	uint16_t port = c->o.port;
 	bool http = false;
-	int how;
+	ssize_t seen;
+	int how, first;
 
 	if (!buf)
 		return;
-	how = sniff_name(c, buf, name, sizeof(name), &http);
-	if (!judge_transparent(c, how, name, sizeof(name), rule, why, sizeof(why)))
+	how = sniff_name(c, buf, name, sizeof(name), &http, &seen);
+	if (seen < 0 || !judge_transparent(c, how, name, sizeof(name), rule, why, sizeof(why)))
 		goto deny;
 	c->up = connect_upstream(e, c->o.addr, port);
 	if (c->up < 0) {
@@ -413,13 +349,33 @@ static void serve_transparent(struct conn *c)
 		eg_reset(c->fd);
 		return;
 	}
-	splice_both(e, c->fd, c->up, &out, &in);
+	if (!seen && (first = tool_speaks_first(c)) < 0) {
+		eg_emit(e, &c->o, true, BPFBOX_NET_TCP, how, name, c->o.addr, port, rule, "", 0, 0);
+		return;
+	}
+	if (!seen && first) {
+		how = sniff_name(c, buf, name, sizeof(name), &http, &seen);
+		if (seen < 0 ||
+		    ((how != HOW_ADDR || http) &&
+		     !judge_transparent(c, how, name, sizeof(name), rule, why, sizeof(why))))
+			goto deny;
+	}
+	if (http) {
+		struct req_judge j = {.first = name, .port = port};
+
+		if (relay_http(c, judge_request, &j, NULL, &out, &in, why, sizeof(why)) < 0 && !out)
+			return; /* the first request refused: its record is made */
+	} else {
+		eg_splice_both(e, c->fd, c->up, &out, &in);
+	}
 	eg_emit(e, &c->o, true, BPFBOX_NET_TCP, how, name, c->o.addr, port, rule, "", out, in);
 	return;
 deny:
+	if (seen < 0)
+		snprintf(why, sizeof(why), "a TLS ClientHello not read whole in time");
 	eg_emit(e, &c->o, false, BPFBOX_NET_TCP, how, name, c->o.addr, port, rule, why, 0, 0);
 	if (http)
-		send_403(c->fd, name[0] ? name : "this host", port, why);
+		eg_send_403(c->fd, name[0] ? name : "this host", port, why);
 	else
 		eg_reset(c->fd);
 }
@@ -512,6 +468,26 @@ static int forward_head(struct conn *c, bool tunnel, char *head, const char *met
 	return 0;
 }
 
+/*
+ * A later request on a connection to the proxy (HTTP_PROXY) goes to the
+ * server of the first: only for the same host and port. Another one ends
+ * the connection without an answer; the tool asks again on a new one,
+ * which serve_explicit judges.
+ */
+static bool judge_proxied(struct conn *c, const struct http_head *h, void *arg, char *why,
+			  size_t size)
+{
+	struct req_judge *j = arg;
+	const char *name = h->target[0] ? h->target : h->host;
+
+	(void)c;
+	if (!h->connect && streq(name, j->first) && (!h->host[0] || streq(h->host, j->first)) &&
+	    (h->target[0] ? h->target_port : j->port) == j->port)
+		return true;
+	snprintf(why, size, "another host on a connection to %s", j->first);
+	return false;
+}
+
 static void serve_explicit(struct conn *c)
 {
 	struct egress *e = c->e;
@@ -521,6 +497,9 @@ static void serve_explicit(struct conn *c)
 	uint64_t out = 0, in = 0;
 	unsigned long port = 80;
 	ssize_t len = read_head(e, c->fd, head, sizeof(head));
+	struct req_judge j = {.first = name, .quiet = true};
+	struct http_head hh;
+	const char *w = "";
 	bool tunnel;
 	char *h, *colon, *path = NULL;
 
@@ -537,7 +516,7 @@ static void serve_explicit(struct conn *c)
 		path = strchr(h, '/');
 	} else {
 		snprintf(why, sizeof(why), "not a proxy request");
-		send_403(c->fd, "this host", 0, why);
+		eg_send_403(c->fd, "this host", 0, why);
 		eg_emit(e, &c->o, false, BPFBOX_NET_CONNECT, HOW_CONNECT, "", NULL, 0, "", why, 0,
 			0);
 		return;
@@ -557,6 +536,13 @@ static void serve_explicit(struct conn *c)
 		snprintf(why, sizeof(why), "bad port");
 		goto deny;
 	}
+	j.port = port;
+	/* The origin server sees the Host header: it must name the same host. */
+	if (!tunnel && (eg_http_head((uint8_t *)head, len, &hh, &w) < 0 ||
+			(hh.host[0] && !streq(hh.host, name)))) {
+		snprintf(why, sizeof(why), "%s", hh.host[0] ? "Host names another host" : w);
+		goto deny;
+	}
 	if (!judge_explicit(e, name, port, rule, why, sizeof(why), addrs, &addr))
 		goto deny;
 	c->up = connect_upstream(e, addr, port);
@@ -568,14 +554,17 @@ static void serve_explicit(struct conn *c)
 		eg_reset(c->fd);
 		return;
 	}
-	splice_both(e, c->fd, c->up, &out, &in);
+	if (tunnel)
+		eg_splice_both(e, c->fd, c->up, &out, &in);
+	else
+		relay_http(c, judge_proxied, &j, &hh, &out, &in, why, sizeof(why));
 	eg_emit(e, &c->o, true, BPFBOX_NET_CONNECT, HOW_CONNECT, name, addr, port, rule, "", out,
 		in);
 	return;
 deny:
 	eg_emit(e, &c->o, false, BPFBOX_NET_CONNECT, HOW_CONNECT, name, addr, port, rule, why, 0,
 		0);
-	send_403(c->fd, name[0] ? name : "this host", port, why);
+	eg_send_403(c->fd, name[0] ? name : "this host", port, why);
 }
 
 void *eg_conn_thread(void *arg)
@@ -591,6 +580,6 @@ void *eg_conn_thread(void *arg)
 	if (c->up >= 0)
 		close(c->up);
 	free(c);
-	eg_worker_done(e);
+	eg_worker_done(e, true);
 	return NULL;
 }

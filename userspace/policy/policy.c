@@ -218,7 +218,7 @@ void policy_init(struct bpfbox_policy *p)
 		.timeout_ms = 120 * 1000,
 		.output_bytes = 1024 * 1024,
 		.memory_mb = 2048,
-		.pids = 64,
+		.pids = POLICY_PIDS_DEFAULT,
 		.cpu_percent = 100,
 		.disk_mb = 1024,
 		.file_size_mb = 50,

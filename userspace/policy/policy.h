@@ -82,6 +82,12 @@ struct policy_limits {
  * still ends within timeout + this (docs/limits.md).
  */
 #define POLICY_PAUSE_TIMEOUT_S 60
+/*
+ * The default pids.max: tasks, threads included (the cgroup counts both).
+ * A fork bomb stops at it; a program with a few hundred threads (a thread
+ * pool per core, worker threads, a JVM) does not (docs/limits.md).
+ */
+#define POLICY_PIDS_DEFAULT 1024
 
 enum { TIMEOUT_COUNTS_WALL, TIMEOUT_COUNTS_RUNNING };
 enum { ON_LIMIT_PAUSE, ON_LIMIT_KILL };

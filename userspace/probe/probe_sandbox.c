@@ -104,7 +104,7 @@ static int seccomp_child(void *arg)
 	(void)arg;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return errno;
-	r = seccomp_install(seccomp_program(true));
+	r = seccomp_install(seccomp_program(SECCOMP_NET_DENY));
 	if (r)
 		return -r;
 	if (syscall(SYS_personality, 0x0008) != -1 || errno != EPERM)
@@ -169,14 +169,16 @@ bool probe_root_is_mount(void)
 
 /*
  * Child of probe_namespaces: makes the namespaces a session of this caller
- * gets (sandbox/ns.c: mount, PID, IPC, and user when not root), the user
+ * gets (sandbox/ns.c: mount, PID, IPC, network under network deny, and
+ * user when not root), the user
  * namespace's id maps, a private mount tree with a tmpfs, and a /proc of
  * the PID namespace from its pid 1. Exits with the failed step (1-6).
  */
 static int namespaces_child(void *arg)
 {
 	bool user = geteuid() != 0 || !probe_has_sys_admin();
-	int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (user ? CLONE_NEWUSER : 0);
+	int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET |
+		    (user ? CLONE_NEWUSER : 0);
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
 	char line[64];
@@ -233,12 +235,15 @@ void probe_namespaces(struct host_caps *caps)
 	r = -run_in_child(namespaces_child, NULL);
 	if (r > 0 && r < (int)ARRAY_SIZE(steps))
 		probe_set_feat(f, FEAT_NO, EPERM, "%s namespaces: %s failed",
-			       user ? "user, mount, PID and IPC" : "mount, PID and IPC", steps[r]);
+			       user ? "user, mount, PID, IPC and network"
+				    : "mount, PID, IPC and network",
+			       steps[r]);
 	else if (r)
 		probe_set_feat(f, FEAT_NO, -r, "the probe failed (%s)", strerror(-r));
 	else
 		probe_set_feat(
 			f, FEAT_YES, 0,
-			"%s namespaces, a read-only host view, /proc, /tmp and /dev/shm of its own",
-			user ? "user, mount, PID and IPC" : "mount, PID and IPC");
+			"%s namespaces, a read-only host view, /proc, /tmp, /dev/shm and (network "
+			"deny) a loopback of its own",
+			user ? "user, mount, PID, IPC and network" : "mount, PID, IPC and network");
 }

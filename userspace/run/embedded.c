@@ -155,28 +155,6 @@ static uint64_t mono_now(void)
 	return now_ns();
 }
 
-/* The values of the policy's env, redacted (whole when the name names a secret). */
-static void redact_env(struct json_object *pol)
-{
-	struct json_object *env;
-
-	if (!pol || !json_object_object_get_ex(pol, "env", &env))
-		return;
-	json_object_object_foreach (env, name, val) {
-		size_t len = json_object_get_string_len(val), n = 0;
-		char *out = malloc(REDACT_MAX(len));
-
-		if (out)
-			n = redact_value(name, json_object_get_string(val), len, out,
-					 REDACT_MAX(len), 0);
-		/* Replaces val in place: the walk goes on with the next entry. */
-		json_object_object_add(env, name,
-				       out ? json_object_new_string_len(out, n)
-					   : json_object_new_string(REDACT_MARKER));
-		free(out);
-	}
-}
-
 static void emit_start(struct embedded *e, struct session *s, char *const argv[])
 {
 	const struct session_layers *l = &s->layers;
@@ -207,7 +185,7 @@ static void emit_start(struct embedded *e, struct session *s, char *const argv[]
 		.redact_command = true,
 	};
 
-	redact_env(pol);
+	audit_redact_env(pol);
 	/* --label KEY=VALUE pairs as an object (the daemon gets the same in register). */
 	for (size_t i = 0; s->labels && i < s->labels->n; i++) {
 		const char *lb = s->labels->v[i], *eq = strchr(lb, '=');
@@ -299,10 +277,13 @@ static int start_cmd_rules(struct embedded *e, struct session *s)
 	if (!rules_any(s->policy))
 		return 0;
 	if (!agent_status(e->agent)->cmd) {
-		session_not_enforced(s,
-				     "command rules on the execs inside the session (the exec "
-				     "tracepoint program did not load, only the top-level command "
-				     "was checked)");
+		session_not_enforced(
+			s, e->net_only ? "command rules on the execs inside the session (only "
+					 "the top-level command was checked: the exec program "
+					 "loads with --audit)"
+				       : "command rules on the execs inside the session (the exec "
+					 "tracepoint program did not load, only the top-level "
+					 "command was checked)");
 		return 0;
 	}
 	t = malloc(sizeof(*t));
@@ -334,6 +315,8 @@ static uint32_t session_flags(struct embedded *e, struct session *s, const struc
 		flags |= BPFBOX_SF_LANDLOCK;
 	if ((s->layers.ns.clone_flags & CLONE_NEWNS) && p->mode != MODE_FULL_ACCESS)
 		flags |= BPFBOX_SF_MOUNT_RO;
+	if (s->layers.ns.clone_flags & CLONE_NEWNET)
+		flags |= BPFBOX_SF_NET_LOOPBACK;
 	if (agent_status(e->agent)->net)
 		flags |= BPFBOX_SF_NET_BPF;
 	if (opts->all)
@@ -423,7 +406,7 @@ static int load_agent(struct embedded *e, const struct audit_opts *opts, const c
 			       .argv_max = opts->argv_max,
 			       .cgroup_parent = parent,
 			       /* a session without command rules gets no exec program */
-			       .cmd_rules = cmd_rules};
+			       .cmd_rules = cmd_rules && !opts->net_only};
 	int r = agent_open(&e->agent, &o);
 
 	if (r < 0)
@@ -442,6 +425,7 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 	e->ask.fd = opts->ask_fd > 2 ? opts->ask_fd : -1;
 	e->session_id = s->id;
 	e->sinks = sinks;
+	e->net_only = opts->net_only;
 	if (opts->rate_set)
 		audit_flood_init(&e->flood, opts->rate, opts->burst);
 	else

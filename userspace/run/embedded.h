@@ -28,6 +28,7 @@ struct audit_opts {
 	uint64_t rate, burst;  /* records a second (0: no limit), burst */
 	uint32_t argv_max;     /* argv bytes kept per exec; 0: BPFBOX_ARGV_LEN */
 	int ask_fd;	       /* --ask-fd: answers to the command rules' asks; <= 2: none */
+	bool net_only;	       /* loaded for a network rule alone: no exec program */
 };
 
 struct egress;
@@ -37,6 +38,7 @@ struct embedded {
 	struct agent *agent;
 	struct egress *egress; /* name rules: the session's proxy and resolver */
 	struct sinks *sinks;   /* the run's (--audit), NULL: records dropped */
+	bool net_only;	       /* audit_opts.net_only: no exec program by choice */
 	uint64_t cg_id;	       /* the session cgroup's id: it keys the maps */
 	struct audit_clock clock;
 	struct jsonw w;

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <json-c/json.h>
 
 #include "run.h"
@@ -26,6 +27,7 @@ struct run {
 	struct daemon_run drun;
 	bool loaded, planned, daemon, embedded;
 	bool ask_at_exec; /* the top-level command's ask is asked at its exec */
+	const char *step; /* the step under way, for a set-up failure's "ended" */
 	char why[320];	  /* why the BPF LSM is not loaded, for --level */
 };
 
@@ -37,6 +39,7 @@ void run_plan_init(struct run_plan *p)
 	p->via = LIMITS_VIA_AUTO;
 	p->status_fd = -1;
 	p->want = LEVEL_FULL;
+	p->start_ns = now_ns();
 }
 
 static void print_verbose(const struct session *s)
@@ -76,12 +79,16 @@ static int plan_session(struct run *r)
 	struct rules_verdict verdict;
 
 	r->loaded = true; /* policy_free() frees what a failed load left */
+	r->step = "policy";
 	if (policy_load(&r->policy, &p->src, &perr) < 0) {
-		fprintf(stderr, "bpfbox run: %s%s%s: %s\n", perr.file, perr.path[0] ? ": at " : "",
-			perr.path, perr.message);
+		char msg[1024];
+
+		fprintf(stderr, "bpfbox run: %s\n", policy_error_format(&perr, msg, sizeof(msg)));
+		log_keep_error(msg);
 		return -EINVAL;
 	}
 	/* Command rules, before anything runs (docs/config.md): deny and ask are 125. */
+	r->step = "command_rule";
 	rules_check_command(&r->policy, p->argv, &verdict);
 	/*
 	 * An ask with someone to answer (--ask-fd) and the BPF agent (--audit)
@@ -91,23 +98,25 @@ static int plan_session(struct run *r)
 	if (verdict.action == CMD_ASK && p->audit.ask_fd > 2 && p->audit.path)
 		r->ask_at_exec = true;
 	else if (verdict.action != CMD_ALLOW)
-		return log_error_errno(
+		return log_refusal(
 			EPERM, "command %s by rule '%s'%s; nothing ran",
 			verdict.action == CMD_DENY ? "denied" : "needs approval", verdict.rule,
 			verdict.action == CMD_ASK ? " and nobody can answer before it starts" : "");
+	r->step = "plan";
 	if (session_plan(&r->s, &r->policy) < 0)
 		return -EINVAL;
 	r->planned = true;
 	r->s.status_fd = p->status_fd;
+	r->s.start_ns = p->start_ns;
 	r->s.labels = p->labels;
 	r->s.layers.requested = p->want;
 	if (p->via != LIMITS_VIA_AUTO)
 		session_plan_limits(&r->s, p->via);
+	r->step = "level";
 	if (r->s.layers.enabled == LEVEL_NONE && !r->policy.allow_unconfined)
-		return log_error_errno(EPERM,
-				       "neither Landlock nor seccomp is available, so nothing "
-				       "would confine the command; refusing (pass "
-				       "--allow-unconfined to run it anyway)");
+		return log_refusal(EPERM, "neither Landlock nor seccomp is available, so nothing "
+					  "would confine the command; refusing (pass "
+					  "--allow-unconfined to run it anyway)");
 	if (r->s.layers.enabled == LEVEL_MINIMAL)
 		log_warn("running at level Minimal: no filesystem isolation");
 	return 0;
@@ -129,6 +138,7 @@ static int open_sinks(struct run *r)
 
 	if (!path)
 		return 0;
+	r->step = "audit";
 	sink_config_parse("stdout", &cfg, err, sizeof(err));
 	if (!streq(path, "-")) {
 		cfg.kind = SINK_FILE;
@@ -136,7 +146,7 @@ static int open_sinks(struct run *r)
 		snprintf(cfg.name, sizeof(cfg.name), "file:%.*s", (int)sizeof(cfg.name) - 6, path);
 	}
 	if (sinks_open(&r->sinks, &cfg, 1, &so, err, sizeof(err)) < 0)
-		return log_error_errno(EINVAL, "%s", err);
+		return log_refusal(EINVAL, "%s", err);
 	return 0;
 }
 
@@ -147,10 +157,11 @@ static int choose_mode(struct run *r)
 	char why[PATH_MAX + 256];
 	int rc;
 
+	r->step = "daemon";
 	if (p->no_daemon) {
 		/* The operator's ceilings may say no (docs/operating.md). */
 		if (daemon_no_daemon_allowed(p->daemon_socket, why, sizeof(why)) < 0)
-			return log_error_errno(EPERM, "%s; nothing ran", why);
+			return log_refusal(EPERM, "%s; nothing ran", why);
 		return 0;
 	}
 	rc = daemon_run_connect(&r->drun, p->daemon_socket);
@@ -162,6 +173,7 @@ static int choose_mode(struct run *r)
 	r->drun.level_given = p->level_given;
 	r->drun.verbose = p->verbose;
 	r->drun.ask_top = r->ask_at_exec; /* refused at register unless the daemon takes asks */
+	r->drun.limits = &r->policy.limits;
 	return daemon_run_prepare(&r->drun, &r->s, &p->audit, r->sinks, p->argv);
 }
 
@@ -177,13 +189,19 @@ static int start_embedded(struct run *r)
 	struct session *s = &r->s;
 	bool auto_full = !a.path && p->want == LEVEL_FULL && s->layers.enabled == LEVEL_STANDARD &&
 			 probe_bpf_lsm(r->why, sizeof(r->why));
+	/* Root needs no --audit for a network rule: the programs that hold it load here. */
+	bool auto_net = !a.path && geteuid() == 0 && r->policy.net == NET_DENY &&
+			r->policy.net_allow.n;
 
+	r->step = "limits";
 	if (p->via == LIMITS_VIA_CGROUP && !session_limits_by_cgroup(s))
-		return log_error_errno(EPERM, "--limits-via cgroup: %s; nothing ran",
-				       s->lim.not_enforced);
-	if (auto_full)
+		return log_refusal(EPERM, "--limits-via cgroup: %s; nothing ran",
+				   s->lim.not_enforced);
+	if (auto_full || auto_net)
 		a.off = true; /* decisions only: nobody reads the opens */
-	if (!a.path && !auto_full) {
+	/* Without --audit the exec program (the slowest to verify) is not worth it here. */
+	a.net_only = auto_net && !auto_full;
+	if (!a.path && !auto_full && !auto_net) {
 		session_note_bpf_lsm(s, false);
 		/* Every exec is checked only where an agent holds the rules (docs/config.md). */
 		if (rules_any(&r->policy))
@@ -192,32 +210,36 @@ static int start_embedded(struct run *r)
 				   "the top-level command was checked: no BPF agent here, "
 				   "it needs --audit as root)");
 	} else {
-		int rc = embedded_start(&r->emb, s, &a, r->sinks);
+		int rc;
+
+		r->step = "bpf";
+		rc = embedded_start(&r->emb, s, &a, r->sinks);
 
 		if (rc < 0)
 			return rc;
 		r->embedded = true;
 	}
+	r->step = "command_rule";
 	if (r->ask_at_exec && !(r->embedded && agent_status(r->emb.agent)->cmd))
-		return log_error_errno(EPERM, "the command needs approval, and the exec program "
-					      "that would ask did not load; nothing ran");
+		return log_refusal(EPERM, "the command needs approval, and the exec program "
+					  "that would ask did not load; nothing ran");
 	run_level_final(s, false, p->verbose);
 	/* Never silently less: an explicit --level full that cannot hold refuses. */
+	r->step = "level";
 	if (p->level_given && s->layers.enabled < s->layers.requested)
-		return log_error_errno(EPERM,
-				       "--level %s: this session reaches only %s (%s); run "
-				       "as root where the BPF LSM loads, or through a daemon that "
-				       "has it; nothing ran",
-				       level_name(s->layers.requested),
-				       level_name(s->layers.enabled),
-				       r->why[0] ? r->why : "the BPF LSM is not loaded for it");
+		return log_refusal(EPERM,
+				   "--level %s: this session reaches only %s (%s); run "
+				   "as root where the BPF LSM loads, or through a daemon that "
+				   "has it; nothing ran",
+				   level_name(s->layers.requested), level_name(s->layers.enabled),
+				   r->why[0] ? r->why : "the BPF LSM is not loaded for it");
 	/* An allow-list opens inet sockets: without BPF to judge them, refuse. */
+	r->step = "network";
 	if (r->policy.net == NET_DENY && r->policy.net_allow.n &&
 	    !(r->embedded && agent_status(r->emb.agent)->net))
-		return log_error_errno(EPERM,
-				       "--net-allow needs the BPF network layer, which is "
-				       "not loaded: run as root with --audit FILE, or through "
-				       "bpfbox daemon; nothing ran");
+		return log_refusal(EPERM, "--net-allow needs the BPF network layer, which is "
+					  "not loaded: run as root, or through bpfbox daemon; "
+					  "nothing ran");
 	/* The one session.start of embedded mode (the daemon writes its own at register). */
 	if (r->embedded)
 		embedded_session_start(&r->emb, s, p->argv);
@@ -260,11 +282,18 @@ int run_session(const struct run_plan *plan)
 	} else if (!rc && !r.daemon) {
 		rc = start_embedded(&r);
 	}
-	if (!rc)
+	if (!rc) {
+		r.step = "session";
 		rc = session_run(&r.s, plan->argv);
-	if (rc == -EAGAIN && r.daemon && !(rc = fall_back(&r)))
+	}
+	if (rc == -EAGAIN && r.daemon && !(rc = fall_back(&r))) {
+		r.step = "session";
 		rc = session_run(&r.s, plan->argv);
+	}
 	finish(&r, rc == 0);
+	/* Every exit on the status channel: a set-up that stopped says where and why. */
+	if (rc)
+		session_ended_early(&r.s, plan->status_fd, plan->start_ns, EXIT_SETUP, r.step);
 	if (!rc) {
 		code = r.s.result.exit_code;
 		if (r.s.result.timed_out)

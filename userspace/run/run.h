@@ -30,9 +30,10 @@ struct run_plan {
 	enum bpfbox_level want;	   /* --level or $BPFBOX_LEVEL */
 	bool level_given;	   /* an explicit --level: less refuses */
 	char *const *argv;	   /* the command */
+	uint64_t start_ns;	   /* when bpfbox run started (now_ns): ended's duration_ms */
 };
 
-/* The defaults of a plan (the audit ring, aggregate window, level Full). */
+/* The defaults of a plan (the audit ring, aggregate window, level Full, start now). */
 void run_plan_init(struct run_plan *p);
 
 /*

@@ -56,12 +56,49 @@ int daemon_run_connect(struct daemon_run *r, const char *socket)
 	return 0;
 }
 
+/* One of the reply's limits_effective, where it is below the run's own. */
+static void take_limit(struct json_object *lim, const char *key, uint64_t scale, uint64_t *field)
+{
+	struct json_object *v;
+	int64_t got;
+
+	if (!json_object_object_get_ex(lim, key, &v) || !json_object_is_type(v, json_type_int))
+		return;
+	got = json_object_get_int64(v);
+	if (got > 0 && (!*field || (uint64_t)got * scale < *field))
+		*field = (uint64_t)got * scale;
+}
+
+/*
+ * A ceiling of the daemon that clamps lowers the session's limits: the
+ * daemon's cgroup holds memory, pids and cpu; timeout and output are this
+ * run's to hold, and "started" says them all (docs/runtime.md).
+ */
+static void take_clamp(struct daemon_run *r, struct json_object *reply)
+{
+	struct json_object *lim, *v;
+
+	if (r->limits && json_object_object_get_ex(reply, "limits_effective", &lim)) {
+		take_limit(lim, "memory_mb", 1, &r->limits->memory_mb);
+		take_limit(lim, "pids", 1, &r->limits->pids);
+		take_limit(lim, "cpu_percent", 1, &r->limits->cpu_percent);
+		take_limit(lim, "disk_mb", 1, &r->limits->disk_mb);
+		take_limit(lim, "timeout_s", 1000, &r->limits->timeout_ms);
+		take_limit(lim, "output_bytes", 1, &r->limits->output_bytes);
+	}
+	if (json_object_object_get_ex(reply, "clamped", &v) &&
+	    json_object_is_type(v, json_type_string))
+		snprintf(r->s->clamped, sizeof(r->s->clamped), "%s", json_object_get_string(v));
+}
+
 /* What the daemon's reply raises: its BPF LSM makes the level Full. */
 static void take_reply(struct daemon_run *r, struct json_object *reply)
 {
 	struct session *s = r->s;
 	struct json_object *v;
 	enum bpfbox_level lvl;
+
+	take_clamp(r, reply);
 
 	if (json_object_object_get_ex(reply, "level_enabled", &v) &&
 	    json_object_is_type(v, json_type_string) &&
@@ -265,6 +302,8 @@ static void take_denials(struct session *s, struct json_object *reply)
 	}
 	if (json_object_object_get_ex(reply, "denials_other", &v))
 		s->denials.other += json_object_get_int64(v);
+	if (json_object_object_get_ex(reply, "denials_fallbacks", &v))
+		s->denials.fallbacks += json_object_get_int64(v);
 }
 
 static int unregister(struct daemon_run *r, const struct session_result *res,

@@ -47,6 +47,7 @@ struct daemon_run {
 	const char *audit_mode;
 	char *const *argv;
 	struct session *s;
+	struct policy_limits *limits; /* the run's: lowered where a ceiling clamped them */
 	struct ask ask; /* --ask-fd with --audit: the runtime answers the asks; fd -1 none */
 	bool ask_top;	/* the command itself asks: the daemon must take asks */
 	struct {

@@ -33,6 +33,7 @@
 #include "landlock.h"
 #include "seccomp.h"
 #include "reaper.h"
+#include "grants.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../lib/log.h"
@@ -175,6 +176,33 @@ static void exec_command(void *arg)
 	child_fail(c, STEP_EXEC);
 }
 
+/*
+ * Into the workspace as the parent checked it (grants.h), never by its path
+ * followed again: cwd, the workspace's new mount (ns_child_setup), or the
+ * parent's fd; in a mount namespace of our own that fd is of the host's
+ * tree, so the same path is opened here and must be the same directory.
+ * Then the parent's fds of the grants are closed: none of them reaches the
+ * command, nor stays in this process (the PID namespace's init).
+ */
+static void enter_workspace(const struct child_plan *c, int cwd)
+{
+	int ws = c->grants ? c->grants->ws : -1;
+
+	if (cwd < 0 && ws >= 0 && c->ns)
+		cwd = grant_reopen(c->workspace, ws);
+	else if (cwd < 0 && ws >= 0)
+		cwd = dup(ws);
+	if (ws < 0 ? chdir(c->workspace) < 0 : cwd < 0 || fchdir(cwd) < 0) {
+		if (cwd < 0 && ws >= 0)
+			errno = -cwd;
+		child_fail_detail(c, STEP_CHDIR, cwd < 0 ? grant_changed(c->workspace, cwd) : NULL);
+	}
+	if (cwd >= 0)
+		close(cwd);
+	if (c->grants)
+		grant_fds_close(c->grants);
+}
+
 /* Runs in the child: restrict, then exec. Never returns. */
 /*
  * no_new_privs, the Landlock ruleset, then seccomp: the listener's filter
@@ -188,7 +216,10 @@ static const struct child_plan *restrict_self(const struct child_plan *c)
 	if (c->ruleset_fd >= 0 && landlock_restrict_self(c->ruleset_fd, c->landlock_flags) < 0)
 		child_fail(c, STEP_LANDLOCK);
 	if (c->filter && c->notify_sock >= 0) {
-		int fd = seccomp_install_notify(c->notify_net, c->notify_files);
+		int fd = seccomp_install_notify((c->notify_net ? SECCOMP_NOTIFY_NET : 0) |
+						(c->notify_inet ? SECCOMP_NOTIFY_INET : 0) |
+						(c->notify_connect ? SECCOMP_NOTIFY_CONNECT : 0) |
+						(c->notify_files ? SECCOMP_NOTIFY_FILES : 0));
 
 		/* No listener: the compiled network deny holds, without a record. */
 		if (fd >= 0) {
@@ -213,6 +244,9 @@ static const struct child_plan *restrict_self(const struct child_plan *c)
 void child_exec(const struct child_plan *c, pid_t parent)
 {
 	const struct policy_limits *lim = c->limits;
+	struct ns_init_scrub scrub;
+	bool init = c->ns && (c->ns->clone_flags & CLONE_NEWPID);
+	int r, cwd = -1;
 
 	if (c->release_fd >= 0) {
 		char b;
@@ -244,17 +278,23 @@ void child_exec(const struct child_plan *c, pid_t parent)
 	    (lim->file_size_mb && set_limit(RLIMIT_FSIZE, lim->file_size_mb << 20)) ||
 	    (lim->open_files && set_limit(RLIMIT_NOFILE, lim->open_files)))
 		child_fail(c, STEP_RLIMIT);
+	/* Read while the host's /proc is there: the init wipes what it shows. */
+	if (init && (r = ns_init_scrub_read(&scrub)) < 0) {
+		errno = -r;
+		child_fail_detail(c, STEP_NAMESPACES, "read /proc/self/stat");
+	}
 	if (c->ns) {
 		const char *step = NULL;
-		int r = ns_child_setup(c->ns, c->policy, c->ruleset_fd, c->rights, &step);
+
+		r = ns_child_setup(c->ns, c->policy, c->ruleset_fd, c->rights, c->grants, &cwd,
+				   &step);
 
 		if (r < 0) {
 			errno = -r;
 			child_fail_detail(c, STEP_NAMESPACES, step);
 		}
 	}
-	if (chdir(c->workspace) < 0)
-		child_fail(c, STEP_CHDIR);
+	enter_workspace(c, cwd);
 	if (c->switch_user && (setgroups(0, NULL) || setgid(c->gid) || setuid(c->uid)))
 		child_fail(c, STEP_USER);
 	if (drop_capabilities() < 0)
@@ -264,9 +304,10 @@ void child_exec(const struct child_plan *c, pid_t parent)
 	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		child_fail(c, STEP_SESSION);
 	/* pid 1 of the session's PID namespace stays its init; the command is vforked. */
-	if (c->ns && (c->ns->clone_flags & CLONE_NEWPID) &&
-	    ns_run_as_init(exec_command, (void *)c) < 0)
+	if (init && (r = ns_run_as_init(exec_command, (void *)c, &scrub)) < 0) {
+		errno = -r;
 		child_fail(c, STEP_NAMESPACES);
+	}
 	exec_command((void *)c);
 }
 

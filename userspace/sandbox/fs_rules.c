@@ -9,6 +9,7 @@
 
 #include "landlock.h"
 #include "cred_scan.h"
+#include "grants.h"
 #include "../policy/policy.h"
 #include "../lib/util.h"
 
@@ -40,6 +41,7 @@ struct rules_ctx {
 	uint64_t handled;
 	const struct strv *hidden; /* absolute paths to leave out */
 	const char **bad;
+	bool nofollow; /* inside a grant: a symlink is not followed, and gets no rule */
 };
 
 /*
@@ -47,25 +49,25 @@ struct rules_ctx {
  * path). type is a readdir d_type; DT_UNKNOWN (or a symlink) costs an
  * fstat to learn whether the rule is for a directory.
  */
-static int add_rule_at(struct rules_ctx *c, int dirfd, const char *name, const char *path,
-		       unsigned char type, uint64_t access, bool optional)
+/*
+ * Adds a rule for the file of fd (O_PATH). type is a readdir d_type;
+ * DT_UNKNOWN (or a symlink) costs an fstat to learn whether the rule is
+ * for a directory.
+ */
+static int add_rule_fd(struct rules_ctx *c, int fd, const char *path, unsigned char type,
+		       uint64_t access)
 {
 	struct landlock_path_beneath_attr attr = {0};
-	_cleanup_close_ int fd = -1;
 	struct stat st;
 
-	fd = openat(dirfd, name, O_PATH | O_CLOEXEC);
-	if (fd < 0) {
-		if (optional && (errno == ENOENT || errno == EACCES))
-			return 0;
-		*c->bad = path;
-		return -errno;
-	}
 	if (type == DT_UNKNOWN || type == DT_LNK) {
 		if (fstat(fd, &st) < 0) {
 			*c->bad = path;
 			return -errno;
 		}
+		/* Inside a grant, a link's target is not granted through it. */
+		if (c->nofollow && S_ISLNK(st.st_mode))
+			return 0;
 		type = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
 	}
 	if (type != DT_DIR)
@@ -79,6 +81,27 @@ static int add_rule_at(struct rules_ctx *c, int dirfd, const char *name, const c
 		return -errno;
 	}
 	return 0;
+}
+
+/*
+ * Adds a rule for name, relative to dirfd (AT_FDCWD with an absolute
+ * path).
+ */
+static int add_rule_at(struct rules_ctx *c, int dirfd, const char *name, const char *path,
+		       unsigned char type, uint64_t access, bool optional)
+{
+	_cleanup_close_ int fd = -1;
+
+	if (c->nofollow && type == DT_LNK)
+		return 0;
+	fd = openat(dirfd, name, O_PATH | O_CLOEXEC | (c->nofollow ? O_NOFOLLOW : 0));
+	if (fd < 0) {
+		if (optional && (errno == ENOENT || errno == EACCES))
+			return 0;
+		*c->bad = path;
+		return -errno;
+	}
+	return add_rule_fd(c, fd, path, type, access);
 }
 
 static int add_rule(struct rules_ctx *c, const char *path, uint64_t access, bool optional)
@@ -105,24 +128,20 @@ static bool hides_below(const struct strv *hidden, const char *dir)
 /*
  * Landlock only grants, so a denied file inside a granted tree is carved
  * out by granting the tree's other entries one by one, only along the
- * directories that lead to a hidden path.
+ * directories that lead to a hidden path. dfd: the directory at path,
+ * opened for reading (taken: closed here).
  */
-static int add_tree(struct rules_ctx *c, const char *path, uint64_t access, bool optional)
+static int walk_tree(struct rules_ctx *c, int dfd, const char *path, uint64_t access)
 {
-	DIR *d;
 	struct dirent *e;
 	int r = 0;
+	DIR *d = fdopendir(dfd);
 
-	if (strv_contains(c->hidden, path))
-		return 0;
-	if (!hides_below(c->hidden, path))
-		return add_rule(c, path, access, optional);
-	d = opendir(path);
 	if (!d) {
-		if (optional && errno == ENOENT)
-			return 0;
 		*c->bad = path;
-		return -errno;
+		r = -errno;
+		close(dfd);
+		return r;
 	}
 	while (!r && (e = readdir(d))) {
 		char child[PATH_MAX];
@@ -133,12 +152,66 @@ static int add_tree(struct rules_ctx *c, const char *path, uint64_t access, bool
 		/* Only directories on the way to a hidden path need a walk. */
 		if (strv_contains(c->hidden, child))
 			continue;
-		if (e->d_type == DT_DIR && hides_below(c->hidden, child))
-			r = add_tree(c, child, access, true);
-		else
+		if (e->d_type == DT_DIR && hides_below(c->hidden, child)) {
+			int cfd = openat(dirfd(d), e->d_name,
+					 O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+						 (c->nofollow ? O_NOFOLLOW : 0));
+
+			if (cfd >= 0)
+				r = walk_tree(c, cfd, child, access);
+			else if (errno != ENOENT) {
+				*c->bad = child;
+				r = -errno;
+			}
+		} else {
 			r = add_rule_at(c, dirfd(d), e->d_name, child, e->d_type, access, true);
+		}
 	}
 	closedir(d);
+	return r;
+}
+
+static int add_tree(struct rules_ctx *c, const char *path, uint64_t access, bool optional)
+{
+	int dfd;
+
+	if (strv_contains(c->hidden, path))
+		return 0;
+	if (!hides_below(c->hidden, path))
+		return add_rule(c, path, access, optional);
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		if (optional && errno == ENOENT)
+			return 0;
+		*c->bad = path;
+		return -errno;
+	}
+	return walk_tree(c, dfd, path, access);
+}
+
+/*
+ * A grant's tree, from the fd it was opened as once (grants.c), never by
+ * its path again; symlinks inside are not followed. fd -1 (a path bpfbox
+ * made itself): by path.
+ */
+static int add_grant_tree(struct rules_ctx *c, int fd, const char *path, uint64_t access)
+{
+	int r, dfd;
+
+	if (fd < 0)
+		return add_tree(c, path, access, false);
+	if (strv_contains(c->hidden, path))
+		return 0;
+	if (!hides_below(c->hidden, path))
+		return add_rule_fd(c, fd, path, DT_UNKNOWN, access);
+	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		*c->bad = path;
+		return -errno;
+	}
+	c->nofollow = true;
+	r = walk_tree(c, dfd, path, access);
+	c->nofollow = false;
 	return r;
 }
 
@@ -279,7 +352,11 @@ int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_
 	 * No TCP rule at all means every TCP bind and connect is denied. With
 	 * an allow-list, BPF decides connects by address; binds stay denied.
 	 */
-	if (p->net == NET_DENY)
+	/*
+	 * A network namespace of the session's own (ns.h) is the network
+	 * deny: its loopback is the session's, nothing else is reachable.
+	 */
+	if (p->net == NET_DENY && !x->private_net)
 		/* UDP too (ABI 10): no bind, connect or send to any port. */
 		attr.handled_access_net =
 			p->net_allow.n ? rights->net & LANDLOCK_ACCESS_NET_BIND_TCP : rights->net;
@@ -303,18 +380,22 @@ int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_
 		r = strv_push(&hidden, "/dev");
 	if (!r && x->read_host)
 		r = add_tree(&c, "/", ro, false);
+	/* The workspace and the grants: by the fds they were checked as (grants.h). */
 	for (size_t i = 0; !r && i < p->ro_paths.n; i++)
-		r = add_tree(&c, p->ro_paths.v[i], ro, false);
+		r = add_grant_tree(&c, grant_fd_of(x->grants, p->ro_paths.v[i]), p->ro_paths.v[i],
+				   ro);
 	for (size_t i = 0; !r && x->ro && i < x->ro->n; i++)
 		r = add_tree(&c, x->ro->v[i], ro, true);
 	/* The workspace whole but the absolute deny paths (hidden_paths). */
 	ws_hidden = (struct strv){.v = hidden.v, .n = n_deny};
 	c.hidden = &ws_hidden;
 	if (!r)
-		r = add_tree(&c, p->workspace, p->mode == MODE_READ_ONLY ? ro : rw, false);
+		r = add_grant_tree(&c, grant_fd_of(x->grants, p->workspace), p->workspace,
+				   p->mode == MODE_READ_ONLY ? ro : rw);
 	c.hidden = &hidden;
 	for (size_t i = 0; !r && i < p->rw_paths.n; i++)
-		r = add_tree(&c, p->rw_paths.v[i], rw, false);
+		r = add_grant_tree(&c, grant_fd_of(x->grants, p->rw_paths.v[i]), p->rw_paths.v[i],
+				   rw);
 	if (!r && x->private_tmp)
 		r = add_rule(&c, x->private_tmp, rw, false);
 	if (!r && x->home)

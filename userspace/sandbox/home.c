@@ -45,30 +45,6 @@ const char *session_caller_home(void)
 	return pw && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
 }
 
-/*
- * A line of a git config that can carry a secret: credential sections, HTTP
- * headers, and URLs with a user:password part.
- */
-static bool secret_line(const char *line, bool *in_secret_section)
-{
-	const char *t = line + strspn(line, " \t");
-	bool secret = strcasestr(t, "extraheader") || strcasestr(t, "token") ||
-		      strcasestr(t, "password");
-
-	for (const char *u = strstr(t, "://"); u && !secret; u = strstr(u + 3, "://")) {
-		const char *at = strchr(u + 3, '@'), *sl = strchr(u + 3, '/');
-
-		secret = at && (!sl || at < sl);
-	}
-	/* A section that names a secret ([url "https://user:pw@..."]) goes whole. */
-	if (*t == '[') {
-		*in_secret_section = secret || !strncasecmp(t, "[credential", 11) ||
-				     !strncasecmp(t, "[http", 5);
-		return *in_secret_section;
-	}
-	return *in_secret_section || secret;
-}
-
 static int mkdirs(char *path, mode_t mode)
 {
 	for (char *p = path + 1; *p; p++) {
@@ -84,13 +60,17 @@ static int mkdirs(char *path, mode_t mode)
 	return 0;
 }
 
-/* Copies one config file, read-only, without the lines that may hold a secret. */
+/*
+ * Copies one config file, read-only; git's config is written anew from
+ * the keys it allows (home_git.c), never copied.
+ */
 static void copy_config(const char *from_home, const char *to_home, const char *name, uid_t uid,
 			gid_t gid)
 {
-	char src[PATH_MAX], dst[PATH_MAX], line[4096];
-	bool secret_section = false, git = strstr(name, "git") != NULL;
+	char src[PATH_MAX], dst[PATH_MAX], buf[CONFIG_MAX_BYTES];
+	bool git = streq(name, ".gitconfig") || streq(name, ".config/git/config");
 	struct stat st;
+	size_t len;
 	FILE *in, *out;
 	int fd;
 
@@ -112,9 +92,11 @@ static void copy_config(const char *from_home, const char *to_home, const char *
 		fclose(in);
 		return;
 	}
-	while (fgets(line, sizeof(line), in))
-		if (!git || !secret_line(line, &secret_section))
-			fputs(line, out);
+	len = fread(buf, 1, sizeof(buf), in);
+	if (git)
+		session_home_gitconfig(buf, len, out);
+	else
+		fwrite(buf, 1, len, out);
 	if (fchown(fd, uid, gid) < 0) {
 		/* Only root changes owners; the copy is then the caller's already. */
 	}
@@ -214,6 +196,118 @@ static int grant_entry(struct strv *ro, const char *home, const char *real)
 	return strv_contains(ro, real) ? 0 : strv_push(ro, real);
 }
 
+/*
+ * Per-user toolchains (docs/runtime.md): found read-only at their usual
+ * place under the private home, a symlink to the caller's tree, with the
+ * variable that names them when there is one. NULL var: found by the path
+ * alone; keep: a variable passed through only when the caller set it
+ * (rustup and cargo default to the symlinked path).
+ */
+static const struct {
+	const char *rel, *var;
+	bool keep;
+} toolchains[] = {
+	{".rustup", "RUSTUP_HOME", true}, {".cargo", "CARGO_HOME", true},
+	{".nvm", "NVM_DIR", false},	  {".pyenv", "PYENV_ROOT", false},
+	{".sdkman", "SDKMAN_DIR", false}, {"go", "GOPATH", false},
+	{".local/share/uv", NULL, false}, {".local/bin", NULL, false},
+	{".local/pipx", NULL, false},	  {".local/share/pipx", NULL, false},
+};
+
+/* Whether a credential rule or an absolute deny path covers real. */
+static bool denied(const struct bpfbox_policy *p, const struct strv *cred, const char *real)
+{
+	if (cred_path_denied(p, real))
+		return true;
+	for (size_t i = 0; i < cred->n; i++)
+		if (below(real, cred->v[i]) || below(cred->v[i], real))
+			return true;
+	for (size_t i = 0; i < p->deny_paths.n; i++)
+		if (p->deny_paths.v[i][0] == '/' &&
+		    (below(real, p->deny_paths.v[i]) || below(p->deny_paths.v[i], real)))
+			return true;
+	return false;
+}
+
+/* The caller's directory for toolchain i (its variable, else under home), resolved. */
+static bool toolchain_dir(size_t i, const char *home, char *real)
+{
+	const char *v = toolchains[i].var ? getenv(toolchains[i].var) : NULL;
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (v && v[0] == '/')
+		snprintf(dir, sizeof(dir), "%s", v);
+	else if (home &&
+		 snprintf(dir, sizeof(dir), "%s/%s", home, toolchains[i].rel) >= (int)sizeof(dir))
+		return false;
+	return (v || home) && realpath(dir, real) && stat(real, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * Each toolchain tree the caller has: read-only, and a symlink to it at the
+ * same place in the private home. Not the home itself, not the workspace,
+ * not what a credential rule covers.
+ */
+static int grant_toolchains(const struct session *s, const struct strv *cred, struct strv *ro)
+{
+	const struct bpfbox_policy *p = s->policy;
+	const char *home = session_caller_home();
+	int r = 0;
+
+	for (size_t i = 0; !r && i < ARRAY_SIZE(toolchains); i++) {
+		char real[PATH_MAX], link[PATH_MAX];
+
+		if (!toolchain_dir(i, home, real) || (home && streq(real, home)) ||
+		    below(p->workspace, real) || denied(p, cred, real))
+			continue;
+		if (!strv_contains(ro, real))
+			r = strv_push(ro, real);
+		if (r || !s->home[0] ||
+		    snprintf(link, sizeof(link), "%s/%s", s->home, toolchains[i].rel) >=
+			    (int)sizeof(link) ||
+		    mkdirs(link, 0700) < 0)
+			continue;
+		if (symlink(real, link) < 0 && errno != EEXIST)
+			log_warn("cannot link %s in the session's home: %s", real, strerror(errno));
+	}
+	/* The links and the directories made for them: the session user's. */
+	if (s->home[0] && (home_uid != getuid() || home_gid != getgid()))
+		nftw(s->home, chown_entry, 8, FTW_PHYS);
+	return r;
+}
+
+int session_home_env(const struct session *s, struct strv *env)
+{
+	int r = 0;
+
+	for (size_t i = 0; !r && s->home[0] && i < ARRAY_SIZE(toolchains); i++) {
+		const char *v = toolchains[i].var ? getenv(toolchains[i].var) : NULL;
+		char link[PATH_MAX], entry[PATH_MAX + 32];
+		struct stat st;
+
+		if (!toolchains[i].var || snprintf(link, sizeof(link), "%s/%s", s->home,
+						   toolchains[i].rel) >= (int)sizeof(link))
+			continue;
+		/* --env and the config said it first. */
+		for (size_t k = 0; k < env->n; k++)
+			if (startswith(env->v[k], toolchains[i].var) &&
+			    env->v[k][strlen(toolchains[i].var)] == '=')
+				link[0] = '\0';
+		if (!link[0])
+			continue;
+		/* The caller's value when it named a tree granted above. */
+		if (v && v[0] == '/' && lstat(link, &st) == 0 && S_ISLNK(st.st_mode))
+			snprintf(entry, sizeof(entry), "%s=%s", toolchains[i].var, v);
+		else if (!toolchains[i].keep && lstat(link, &st) == 0 && S_ISLNK(st.st_mode))
+			snprintf(entry, sizeof(entry), "%s=%s", toolchains[i].var, link);
+		else
+			continue;
+		r = strv_push(env, entry);
+	}
+	return r;
+}
+
 int session_home_path(const struct session *s, struct strv *ro, char *path_env, size_t size)
 {
 	const struct bpfbox_policy *p = s->policy;
@@ -227,6 +321,8 @@ int session_home_path(const struct session *s, struct strv *ro, char *path_env, 
 		path = "/usr/local/bin:/usr/bin:/bin";
 	if (home)
 		r = cred_top_paths(p, home, &cred);
+	if (!r)
+		r = grant_toolchains(s, &cred, ro);
 	path_env[0] = '\0';
 	for (const char *e = path; !r && *e;) {
 		size_t n = strcspn(e, ":");
@@ -289,14 +385,19 @@ static int other_homes_credentials(const struct bpfbox_policy *p, struct strv *c
 	return r;
 }
 
-int session_view_policy(const struct session *s, const struct strv *path_ro,
-			struct bpfbox_policy *view)
+int session_view_policy(struct session *s, const struct strv *path_ro, struct bpfbox_policy *view)
 {
 	const struct bpfbox_policy *p = s->policy;
 	const char *home = session_caller_home();
 	struct strv cred = {0};
 	int r = policy_dup(view, p);
 
+	/*
+	 * The BPF LSM holds the deny patterns at Full, with its records: the
+	 * masks of the plan's scan would answer first (EACCES).
+	 */
+	if (s->layers.enabled == LEVEL_FULL)
+		s->layers.ns.nmasks = 0;
 	if (!r && s->home[0])
 		r = strv_push(&view->rw_paths, s->home);
 	for (size_t i = 0; !r && i < path_ro->n; i++)

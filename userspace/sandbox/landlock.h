@@ -103,6 +103,7 @@ int landlock_add_rule(int ruleset_fd, int rule_type, const void *attr, uint32_t 
 int landlock_restrict_self(int ruleset_fd, uint32_t flags);
 
 struct bpfbox_policy;
+struct grant_fds;
 
 /*
  * Builds the session's ruleset in the calling (parent) process so that any
@@ -122,6 +123,8 @@ struct landlock_extra {
 	const char *caller_home; /* the credential names under it are left out of grants */
 	bool read_host;		 /* read and exec of the whole host but the credential paths */
 	bool masked;		 /* a mount namespace masks the absolute deny paths */
+	const struct grant_fds *grants; /* the workspace and grants as checked; NULL: by path */
+	bool private_net;		/* a network namespace of its own: no TCP/UDP rule (ns.h) */
 };
 
 int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_rights *rights,

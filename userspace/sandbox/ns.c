@@ -5,12 +5,14 @@
  * init. The view of the host built inside them is ns_mount.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,18 +88,67 @@ int ns_plan(struct ns_plan *n, bool want)
 void ns_spawn_failed(struct ns_plan *n, int err)
 {
 	snprintf(n->why_not, sizeof(n->why_not), "%s: %s",
-		 n->user ? "unshare(CLONE_NEWUSER)"
-			 : "clone(CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC)",
+		 n->user			   ? "unshare(CLONE_NEWUSER)"
+		 : (n->clone_flags & CLONE_NEWNET) ? "clone(CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC|"
+						     "CLONE_NEWNET)"
+						   : "clone(CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC)",
 		 strerror(err));
 	n->clone_flags = 0;
 	n->user = false;
 }
 
-int ns_run_as_init(void (*exec_fn)(void *), void *arg)
+int ns_init_scrub_read(struct ns_init_scrub *s)
+{
+	unsigned long v[4];
+	char buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EIO;
+	buf[n] = '\0';
+	/* Fields 48..51 (proc(5)); the name in parentheses may hold spaces. */
+	p = strrchr(buf, ')');
+	for (int field = 2; p && field < 48; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4 || v[1] < v[0] ||
+	    v[3] < v[2])
+		return -EIO;
+	*s = (struct ns_init_scrub){v[0], v[1], v[2], v[3]};
+	return 0;
+}
+
+/*
+ * What the init keeps of bpfbox must not reach the session: the kernel
+ * refuses /proc/1/{environ,mem,maps,exe} of a process that is not
+ * dumpable to one without CAP_SYS_PTRACE, and /proc/1/cmdline, which it
+ * shows to anyone, reads the argv area wiped here.
+ */
+static void init_scrub(const struct ns_init_scrub *s)
+{
+	static const char name[] = "bpfbox-init";
+	size_t len = s->arg_end - s->arg_start;
+
+	explicit_bzero((void *)s->arg_start, len);
+	explicit_bzero((void *)s->env_start, s->env_end - s->env_start);
+	/* What ps shows for pid 1; never more than bpfbox's own argv held. */
+	if (len > sizeof(name))
+		memcpy((void *)s->arg_start, name, sizeof(name));
+}
+
+int ns_run_as_init(void (*exec_fn)(void *), void *arg, const struct ns_init_scrub *scrub)
 {
 	int status = 0;
 	pid_t pid;
 
+	/* Before the fork: the child shares this memory until it execs. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return -errno;
 	/* The parent waits until the command has exec'd (or _exit'ed): no copy of memory. */
 	pid = vfork();
 	if (pid < 0)
@@ -106,6 +157,7 @@ int ns_run_as_init(void (*exec_fn)(void *), void *arg)
 		exec_fn(arg);
 		_exit(EXIT_FAILURE);
 	}
+	init_scrub(scrub);
 	/* Hold nothing of the session's: its output pipes end with the command. */
 	syscall(SYS_close_range, 0U, ~0U, 0U);
 	for (;;) {

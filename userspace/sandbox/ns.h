@@ -7,6 +7,8 @@
  * read-only, the workspace and --rw paths writable, a private tmpfs at /tmp
  * and /dev/shm, a minimal /dev, a fresh /proc, the absolute deny paths
  * masked and the directories of other users and host sockets hidden.
+ * Under network deny also a network namespace with its own loopback
+ * (ns_net.c), the only network the session's inet sockets have.
  */
 #ifndef BPFBOX_NS_H
 #define BPFBOX_NS_H
@@ -17,6 +19,7 @@
 
 struct bpfbox_policy;
 struct landlock_rights;
+struct grant_fds;
 
 /* What namespaces a session gets on this host, decided before the fork. */
 struct ns_plan {
@@ -42,6 +45,9 @@ struct ns_plan {
  */
 int ns_plan(struct ns_plan *n, bool want);
 
+/* Runs in the child: the network namespace's lo up. 0 or -errno. */
+int ns_loopback_up(void);
+
 /* The clone with n's flags failed with err: no namespaces, why_not says why. */
 void ns_spawn_failed(struct ns_plan *n, int err);
 
@@ -52,18 +58,44 @@ void ns_tmp_limits(uint64_t disk_mb, uint64_t inodes_per_mb, uint64_t *bytes, ui
  * Runs in the child (pid 1 of the new PID namespace): maps the user
  * namespace, then builds the mounts for p. When ruleset_fd >= 0, adds the
  * Landlock rules for what is new here (/proc, /tmp, /dev/shm, /dev/pts).
- * Returns 0 or -errno with *step naming what failed.
+ * The workspace and grants are taken as gf has them (grants.h), never by
+ * following their paths; *ws_fd: the workspace's new mount, for the chdir
+ * (-1: not mounted anew; the caller opens it as gf has it). Returns 0 or
+ * -errno with *step naming what failed.
  */
 int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int ruleset_fd,
-		   const struct landlock_rights *rights, const char **step);
+		   const struct landlock_rights *rights, const struct grant_fds *gf, int *ws_fd,
+		   const char **step);
+
+/*
+ * Where the kernel shows this process's argv and environment
+ * (/proc/PID/cmdline, /proc/PID/environ): the init wipes both, since it is
+ * a copy of bpfbox and they hold the caller's (docs/SECURITY.md, "The
+ * session's init").
+ */
+struct ns_init_scrub {
+	unsigned long arg_start, arg_end, env_start, env_end;
+};
+
+/* Reads the bounds from /proc/self/stat. Returns 0 or -errno. */
+int ns_init_scrub_read(struct ns_init_scrub *s);
+
+/*
+ * ns_mask.c, in the child once the grants are put back: the masks over
+ * p's absolute deny paths and n's credential entries (each checked to be
+ * the file the plan found). 0 or -errno with *step naming the path.
+ */
+int ns_mask(const struct ns_plan *n, const struct bpfbox_policy *p, const char **step);
 
 /*
  * Runs in the child after every restriction, instead of exec: vforks
  * exec_fn(arg) (which must exec or _exit), and stays as the PID
- * namespace's init: reaps everything, and exits with the command's status
- * (128+N for signal N) when the command ends; the kernel then kills
- * whatever is left in the namespace. Returns -errno if the fork failed.
+ * namespace's init: not dumpable (no /proc/1/{environ,mem,maps} for the
+ * session), its argv and environment wiped (scrub), it reaps everything,
+ * and exits with the command's status (128+N for signal N) when the
+ * command ends; the kernel then kills whatever is left in the namespace.
+ * Returns -errno if the fork failed.
  */
-int ns_run_as_init(void (*exec_fn)(void *), void *arg);
+int ns_run_as_init(void (*exec_fn)(void *), void *arg, const struct ns_init_scrub *scrub);
 
 #endif

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 
 #include "ns.h"
 #include "landlock.h"
+#include "grants.h"
 #include "../policy/policy.h"
 #include "../lib/util.h"
 
@@ -26,6 +28,7 @@
 #define NS_OPEN_TREE_CLOEXEC	   O_CLOEXEC
 #define NS_AT_RECURSIVE		   0x8000
 #define NS_MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#define NS_MOVE_MOUNT_T_EMPTY_PATH 0x00000040
 #define NS_MOUNT_ATTR_RDONLY	   0x00000001
 
 #ifndef __NR_open_tree
@@ -133,6 +136,7 @@ static int make_mountpoint(const char *path, bool dir)
 struct grant {
 	const char *path;
 	int fd;
+	int checked; /* the fd the parent opened it as (grants.h); -1: a path of bpfbox's */
 	bool dir;
 	bool rw;
 	bool covered; /* below a dir we mount over: must be put back */
@@ -157,17 +161,31 @@ static bool covered(const struct view *v, const char *path)
 	return false;
 }
 
-static int add_grant(struct view *v, const char *path, bool rw)
+/*
+ * The grant at path, cloned: a grant the parent checked (checked >= 0) is
+ * opened here again without symlinks and must be the same file, then
+ * cloned from that fd; never by following the path.
+ */
+static int add_grant(struct view *v, const char *path, bool rw, int checked, const char **step)
 {
+	_cleanup_close_ int own = -1;
 	struct grant *g;
 	struct stat st;
 
 	if (v->n == MAX_GRANTS)
 		return -E2BIG;
-	if (stat(path, &st) < 0)
+	if (checked >= 0) {
+		own = grant_reopen(path, checked);
+		if (own < 0) {
+			*step = grant_changed(path, own);
+			return own;
+		}
+	}
+	if (own >= 0 ? fstat(own, &st) < 0 : stat(path, &st) < 0)
 		return -errno;
 	g = &v->g[v->n];
 	g->path = path;
+	g->checked = checked;
 	g->dir = S_ISDIR(st.st_mode);
 	g->rw = rw;
 	g->covered = covered(v, path);
@@ -175,8 +193,12 @@ static int add_grant(struct view *v, const char *path, bool rw)
 	/* A read-only grant outside a covered dir is already visible read-only. */
 	if (!rw && !g->covered)
 		return 0;
-	g->fd = sys_open_tree(AT_FDCWD, path,
-			      NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC | NS_AT_RECURSIVE);
+	g->fd = own >= 0 ? sys_open_tree(own, "",
+					 NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC |
+						 NS_AT_RECURSIVE | AT_EMPTY_PATH)
+			 : sys_open_tree(AT_FDCWD, path,
+					 NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC |
+						 NS_AT_RECURSIVE);
 	if (g->fd < 0)
 		return -errno;
 	if (!rw) {
@@ -189,20 +211,50 @@ static int add_grant(struct view *v, const char *path, bool rw)
 	return 0;
 }
 
-static int attach_grants(struct view *v, const char **step)
+/*
+ * Where a checked grant goes: its path opened without symlinks (a mount
+ * point made in our tmpfs when covered; else the host's, which must still
+ * be the file checked). fd or -errno.
+ */
+static int grant_target(const struct grant *g)
+{
+	if (g->checked < 0)
+		return -EBADF;
+	return g->covered ? path_open_exact(g->path, 0) : grant_reopen(g->path, g->checked);
+}
+
+/* The grants put back; *ws_root: the workspace's mount (for the chdir), -1: none. */
+static int attach_grants(struct view *v, const char *ws, int *ws_root, const char **step)
 {
 	int r;
 
 	for (size_t i = 0; i < v->n; i++) {
 		struct grant *g = &v->g[i];
+		_cleanup_close_ int to = -1;
 
 		if (g->fd < 0)
 			continue;
 		*step = g->path;
 		if (g->covered && (r = make_mountpoint(g->path, g->dir)) < 0)
 			return r;
-		if (sys_move_mount(g->fd, "", AT_FDCWD, g->path, NS_MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		to = grant_target(g);
+		if (to < 0 && to != -EBADF) {
+			*step = grant_changed(g->path, to);
+			return to;
+		}
+		if (to >= 0)
+			r = sys_move_mount(g->fd, "", to, "",
+					   NS_MOVE_MOUNT_F_EMPTY_PATH | NS_MOVE_MOUNT_T_EMPTY_PATH);
+		else
+			r = sys_move_mount(g->fd, "", AT_FDCWD, g->path,
+					   NS_MOVE_MOUNT_F_EMPTY_PATH);
+		if (r < 0)
 			return -errno;
+		if (streq(g->path, ws) && *ws_root < 0) {
+			*ws_root = g->fd; /* the attached mount's root */
+			g->fd = -1;
+			continue;
+		}
 		close(g->fd);
 		g->fd = -1;
 	}
@@ -321,66 +373,6 @@ static int hide(const struct view *v, const char *dir)
 	return mount("/dev/.bpfbox-empty", dir, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
 }
 
-/*
- * Absolute deny paths and the credential entries found in the grants
- * (session_view_policy): an empty mode-0 file or directory bound over
- * each, after the grants are put back, so each is on top at its path.
- * The session cannot unmount one (seccomp), nor rename or unlink it
- * (EBUSY: a mount point), nor link it elsewhere (EXDEV: the mask is on
- * /dev's tmpfs).
- */
-static int mask_deny_paths(const struct bpfbox_policy *p, const char **step)
-{
-	for (size_t i = 0; i < p->deny_paths.n; i++) {
-		const char *path = p->deny_paths.v[i];
-		struct stat st;
-
-		/* Patterns ("**" "/.env") are not paths; a found name may hold a '*'. */
-		if (path[0] != '/' || lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
-			continue;
-		*step = path;
-		if (mount(S_ISDIR(st.st_mode) ? "/dev/.bpfbox-mask-d" : "/dev/.bpfbox-mask-f", path,
-			  NULL, MS_BIND, NULL) < 0)
-			return -errno;
-		/* A bind keeps its source's read-only flag: /dev is read-only by now. */
-	}
-	return 0;
-}
-
-/*
- * The credential entries the plan found (cred_scan.c), each checked to be
- * the file the scan saw before its mask goes on: another session on the
- * same workspace that renamed a directory on the way, or put another file
- * in its place, fails this set-up rather than leave the file shown; the
- * mount goes on the fd opened here, never on a name resolved again.
- */
-static int mask_found(const struct ns_plan *n, const char **step)
-{
-	char at[32];
-
-	for (size_t i = 0; i < n->nmasks; i++) {
-		struct stat st;
-		int fd, r = 0;
-
-		*step = n->masks[i];
-		fd = open(n->masks[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		if (fstat(fd, &st) < 0)
-			r = -errno;
-		else if (st.st_dev != n->mask_ids[i][0] || st.st_ino != n->mask_ids[i][1])
-			r = -ESTALE;
-		snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
-		if (!r && mount(S_ISDIR(st.st_mode) ? "/dev/.bpfbox-mask-d" : "/dev/.bpfbox-mask-f",
-				at, NULL, MS_BIND, NULL) < 0)
-			r = -errno;
-		close(fd);
-		if (r)
-			return r;
-	}
-	return 0;
-}
-
 static int add_ll_rule(int ruleset_fd, const char *path, uint64_t access, uint64_t handled)
 {
 	struct landlock_path_beneath_attr attr = {0};
@@ -443,28 +435,32 @@ static void mark_covered(struct view *v, const struct bpfbox_policy *p, bool tmp
 }
 
 /* Grants, cloned while the host tree is still as it was. */
-static int clone_grants(struct view *v, const struct bpfbox_policy *p, const char **step)
+static int clone_grants(struct view *v, const struct bpfbox_policy *p, const struct grant_fds *gf,
+			const char **step)
 {
 	int r;
 
 	*step = p->workspace;
-	if ((r = add_grant(v, p->workspace, p->mode != MODE_READ_ONLY)) < 0)
+	if ((r = add_grant(v, p->workspace, p->mode != MODE_READ_ONLY,
+			   grant_fd_of(gf, p->workspace), step)) < 0)
 		return r;
 	for (size_t i = 0; i < p->rw_paths.n; i++) {
 		*step = p->rw_paths.v[i];
-		if ((r = add_grant(v, p->rw_paths.v[i], true)) < 0)
+		if ((r = add_grant(v, p->rw_paths.v[i], true, grant_fd_of(gf, p->rw_paths.v[i]),
+				   step)) < 0)
 			return r;
 	}
 	for (size_t i = 0; i < p->ro_paths.n; i++) {
 		*step = p->ro_paths.v[i];
-		if ((r = add_grant(v, p->ro_paths.v[i], false)) < 0)
+		if ((r = add_grant(v, p->ro_paths.v[i], false, grant_fd_of(gf, p->ro_paths.v[i]),
+				   step)) < 0)
 			return r;
 	}
 	/* Name resolution: /etc/resolv.conf may point into /run (systemd-resolved). */
 	if (realpath("/etc/resolv.conf", v->resolv) && !streq(v->resolv, "/etc/resolv.conf") &&
 	    covered(v, v->resolv)) {
 		*step = v->resolv;
-		if ((r = add_grant(v, v->resolv, false)) < 0)
+		if ((r = add_grant(v, v->resolv, false, -1, step)) < 0)
 			return r;
 	}
 	return 0;
@@ -496,7 +492,8 @@ static int cover(struct view *v, const struct ns_plan *n, const struct bpfbox_po
 }
 
 int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int ruleset_fd,
-		   const struct landlock_rights *rights, const char **step)
+		   const struct landlock_rights *rights, const struct grant_fds *gf, int *ws_fd,
+		   const char **step)
 {
 	struct ns_mount_attr priv = {.propagation = MS_PRIVATE};
 	struct ns_mount_attr ro = {.attr_set = NS_MOUNT_ATTR_RDONLY};
@@ -505,6 +502,9 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 	int r = 0;
 
 	if (n->user && (r = map_ids(n, step)) < 0)
+		return r;
+	*step = "bring up the network namespace's loopback";
+	if ((n->clone_flags & CLONE_NEWNET) && (r = ns_loopback_up()) < 0)
 		return r;
 	v = calloc(1, sizeof(*v));
 	if (!v)
@@ -525,7 +525,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 		goto out;
 	}
 	mark_covered(v, p, tmp);
-	if ((r = clone_grants(v, p, step)) < 0)
+	if ((r = clone_grants(v, p, gf, step)) < 0)
 		goto out;
 	/* The host, read-only: one recursive flag (EROFS for chmod, utimes, xattrs). */
 	*step = "make the host read-only";
@@ -537,7 +537,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 		goto out;
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++)
 		v->tmpfs[i] = covered(v, hidden_dirs[i]) && grants_below(v, hidden_dirs[i]);
-	if ((r = attach_grants(v, step)) < 0)
+	if ((r = attach_grants(v, p->workspace, ws_fd, step)) < 0)
 		goto out;
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++) {
 		if (!v->tmpfs[i])
@@ -546,7 +546,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 		if ((r = remount_ro(hidden_dirs[i])) < 0)
 			goto out;
 	}
-	if ((r = mask_deny_paths(p, step)) < 0 || (r = mask_found(n, step)) < 0)
+	if ((r = ns_mask(n, p, step)) < 0)
 		goto out;
 	if (ruleset_fd >= 0) {
 		*step = "add the Landlock rules of the new mounts";

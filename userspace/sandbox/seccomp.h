@@ -11,6 +11,8 @@
 #include <sys/types.h>
 #include <linux/filter.h>
 
+#include "seccomp_rules.h"
+
 /*
  * File changes newer than the C library's headers (the listener holds them):
  * 6.6 and 6.13, the same number on every architecture (the unified table).
@@ -25,21 +27,31 @@
 #define __NR_removexattrat 466
 #endif
 
-/* The filter for a session; deny_network adds the socket() family rule. */
-const struct sock_fprog *seccomp_program(bool deny_network);
+/* The filter for a session; net says which socket() families it allows. */
+const struct sock_fprog *seccomp_program(enum seccomp_net net);
 
 /* Installs prog on the calling thread; needs no_new_privs or root. */
 int seccomp_install(const struct sock_fprog *prog);
 
 /*
  * Network deny with a record (docs/SECURITY.md): installs a filter that
- * sends socket() of any family but AF_UNIX (net) and the file changes of
- * seccomp_notify_file_nr (files) to a listener, and refuses seccomp()
+ * sends socket() of any family but AF_UNIX (net; and but AF_INET and
+ * AF_INET6 with inet: the session's own network namespace) and the file
+ * changes of seccomp_notify_file_nr (files) to a listener, and with
+ * CONNECT the connects whose address has an inet address's length (the
+ * session's own network namespace without BPF: a connect out of it is
+ * refused with a record, session_connect_notified), and refuses seccomp()
  * calls that ask for a listener of their own (one stacked later would
  * answer for ours). Returns the listener fd, or -errno (then the compiled
  * network deny must be used instead).
  */
-int seccomp_install_notify(bool net, bool files);
+enum {
+	SECCOMP_NOTIFY_NET = 1 << 0,	 /* socket() of every family but AF_UNIX */
+	SECCOMP_NOTIFY_INET = 1 << 1,	 /* ... but AF_INET and AF_INET6 too */
+	SECCOMP_NOTIFY_CONNECT = 1 << 2, /* connect() with an inet address's length */
+	SECCOMP_NOTIFY_FILES = 1 << 3,	 /* the file changes of seccomp_notify_file_nr */
+};
+int seccomp_install_notify(unsigned int what);
 
 /* unlinkat, renameat2, mkdirat, linkat, symlinkat, fchmodat, utimensat, fchownat, (l)setxattr,
  * (l)removexattr and the legacy forms. */

@@ -5,6 +5,7 @@
  * session_run.c, its environment session_env.c.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,12 +189,22 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 	/* What holds of memory, pids, cpu and disk is in s->lim.not_enforced. */
 	ns_plan(&l->ns, p->namespaces);
 	l->ns.inodes_per_mb = MONITOR_ENTRIES_PER_MB;
+	/*
+	 * Network deny: a network namespace with only its own loopback, where
+	 * servers and clients of the session meet (docs/network.md). An
+	 * allow-list needs the host's network: none.
+	 */
+	if (l->ns.clone_flags && p->net == NET_DENY && !p->net_allow.n)
+		l->ns.clone_flags |= CLONE_NEWNET;
 	if (l->ns.why_not[0]) {
-		char what[256];
+		char what[320];
 
 		snprintf(what, sizeof(what),
-			 "read-only host, private /proc /tmp /dev/shm, process and IPC isolation "
+			 "read-only host, private /proc /tmp /dev/shm, process and IPC isolation%s "
 			 "(no namespaces: %s)",
+			 p->net == NET_DENY && !p->net_allow.n
+				 ? ", a loopback of its own (inet sockets stay denied)"
+				 : "",
 			 l->ns.why_not);
 		add_not_enforced(l, what);
 	}

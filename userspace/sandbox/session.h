@@ -55,7 +55,8 @@ struct session_layers {
 	X(CAUSE_KILLED, "killed")	    /* bpfbox kill */                                    \
 	X(CAUSE_INTERRUPTED, "interrupted") /* a signal to bpfbox while paused */                \
 	X(CAUSE_SETUP, "setup")		    /* nothing ran */                                    \
-	X(CAUSE_NOT_FOUND, "exec_failed")   /* exec failed */
+	X(CAUSE_NOT_FOUND, "exec_failed")   /* exec failed */                                    \
+	X(CAUSE_USAGE, "usage")		    /* a bad command line (exit 2), nothing ran */
 
 #define SESSION_CAUSE_ENUM(id, name) id,
 enum session_cause { SESSION_CAUSES(SESSION_CAUSE_ENUM) };
@@ -141,6 +142,10 @@ struct session {
 	uint64_t (*cred_ids)[2];   /* their st_dev and st_ino, checked before each mask */
 	char cred_unchecked[512];  /* what the scan's bounds left unchecked, or hard links */
 	struct denials denials;	   /* for the end-of-run summary (lib/denial.h) */
+	uint64_t start_ns;	   /* bpfbox run's start (now_ns): ended's duration_ms */
+	const char *setup_step;	   /* the step that failed (cause setup), NULL: the session's */
+	bool ended_said;	   /* the status channel has its "ended" */
+	char clamped[256];	   /* a daemon's ceiling lowered the limits: what, "" none */
 };
 
 /*
@@ -196,6 +201,16 @@ size_t session_lsm_only_rules(const struct session *s, char *buf, size_t size);
 void status_ask(const struct session *s, uint64_t id, pid_t pid, const char *rule,
 		const char *filename, const char *argv, size_t argv_len, uint64_t timeout_ms);
 void status_answered(const struct session *s, uint64_t id, const char *answer);
+
+/*
+ * The status channel's "ended" of a run that stops before or without its
+ * session (exit_code 125 and cause setup, or 2 and cause usage), with
+ * step and the last error as its reason; nothing when the session said
+ * it already or status_fd < 0. s may be unplanned (zeroed): then it takes
+ * an id of its own. docs/runtime.md.
+ */
+void session_ended_early(struct session *s, int status_fd, uint64_t start_ns, int exit_code,
+			 const char *step);
 
 /* Appends what to s->layers.not_enforced ("; "-separated). */
 void session_not_enforced(struct session *s, const char *what);

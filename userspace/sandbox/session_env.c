@@ -61,6 +61,9 @@ int session_build_env(const struct session *s, const char *path_env, struct strv
 			continue;
 		r = strv_push(env, e);
 	}
+	/* The toolchains found under the caller's home (home.c), unless set above. */
+	if (!r)
+		r = session_home_env(s, env);
 	if (!r)
 		r = env_push(env, "BPFBOX_SESSION_ID", s->id);
 	if (!r)

@@ -18,6 +18,7 @@
 
 struct sock_fprog;
 struct policy_limits;
+struct grant_fds;
 
 /* clone3(2) with CLONE_INTO_CGROUP (Linux 5.7), without <linux/sched.h>'s clashes. */
 #define BPFBOX_CLONE_INTO_CGROUP 0x200000000ULL
@@ -53,15 +54,18 @@ struct child_plan {
 	char *const *argv;
 	char **envp;
 	const char *workspace;
-	int ruleset_fd; /* -1: no Landlock */
+	struct grant_fds *grants; /* the workspace and grants as checked (grants.h); NULL: none */
+	int ruleset_fd;		  /* -1: no Landlock */
 	uint32_t landlock_flags;
 	const struct sock_fprog *filter;	  /* NULL: no seccomp */
 	const struct sock_fprog *filter_notified; /* with notify_sock: the filter beside it */
-	int notify_sock;   /* network deny through a listener sent here; -1: none */
-	bool notify_net;   /* the listener takes socket() */
-	bool notify_files; /* ... and the file changes, for the summary (fileops.c) */
-	int in_fd;	   /* the pty for stdin; -1: inherit */
-	bool ctty;	   /* out_fd is a pty to make the controlling terminal */
+	int notify_sock;     /* network deny through a listener sent here; -1: none */
+	bool notify_net;     /* the listener takes socket() */
+	bool notify_inet;    /* ... but for AF_INET and AF_INET6 (a network namespace of its own) */
+	bool notify_connect; /* ... and its connects out of it, without BPF to record them */
+	bool notify_files;   /* ... and the file changes, for the summary (fileops.c) */
+	int in_fd;	     /* the pty for stdin; -1: inherit */
+	bool ctty;	     /* out_fd is a pty to make the controlling terminal */
 	bool switch_user;
 	uid_t uid;
 	gid_t gid;
@@ -123,7 +127,7 @@ void session_exec_confirmed(struct session *s, pid_t child, bool not_found);
 /* The status channel (--status-fd): one JSON line per lifecycle event. */
 void status_started(const struct session *s, pid_t pid);
 void status_lifecycle(const struct session *s, const struct session_event *ev);
-void status_ended(const struct session *s);
+void status_ended(struct session *s);
 
 /* The denial summary at the end: stderr and the status channel. */
 void session_denials_report(const struct session *s);
@@ -139,11 +143,24 @@ struct seccomp_denied;
  */
 void session_file_op_notified(struct session *s, int listener, const struct seccomp_denied *d);
 
+/*
+ * A connect the listener holds (the session's own network namespace, no
+ * BPF): one to a loopback or unspecified address goes on, any other is
+ * refused with EPERM and counted (netops.c).
+ */
+void session_connect_notified(struct session *s, int listener, const struct seccomp_denied *d);
+
 /* $HOME of the caller, else its passwd entry; NULL when neither is absolute. */
 const char *session_caller_home(void);
 
 /* Makes s->home with the config copies, owned by uid/gid; 0 or -errno (printed). */
 int session_home_make(struct session *s, uid_t uid, gid_t gid);
+/*
+ * The private home's git config, written to out from the caller's (text,
+ * len): only the allowed keys (user.name, user.email, init.defaultBranch,
+ * core.autocrlf), home_git.c.
+ */
+void session_home_gitconfig(const char *text, size_t len, FILE *out);
 void session_home_remove(struct session *s);
 
 /*
@@ -152,15 +169,21 @@ void session_home_remove(struct session *s);
  * rule covers are dropped, with one warning. 0 or -ENOMEM.
  */
 int session_home_path(const struct session *s, struct strv *ro, char *path_env, size_t size);
+/*
+ * The variables of the toolchains session_home_path found (NVM_DIR,
+ * PYENV_ROOT, SDKMAN_DIR, GOPATH: the private home's path of the tree;
+ * RUSTUP_HOME, CARGO_HOME: the caller's value, when set), into env.
+ */
+int session_home_env(const struct session *s, struct strv *env);
 
 /*
  * The policy the mount namespace builds its view from: s's, plus the
  * private home (read-write), the PATH trees of path_ro and, with
  * --read-host, the caller's home (read-only); the credential entries at the
- * top of every granted tree masked. policy_free() it.
+ * top of every granted tree masked; at Full, not the plan's masks (the BPF
+ * LSM holds them). policy_free() it.
  */
-int session_view_policy(const struct session *s, const struct strv *path_ro,
-			struct bpfbox_policy *view);
+int session_view_policy(struct session *s, const struct strv *path_ro, struct bpfbox_policy *view);
 
 /* session_env.c: the allowlisted environment (path_env: PATH when set). */
 int session_build_env(const struct session *s, const char *path_env, struct strv *env);

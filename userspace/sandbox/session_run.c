@@ -24,20 +24,12 @@
 #include "session_internal.h"
 #include "landlock.h"
 #include "seccomp.h"
+#include "grants.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../lib/cgroup.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
-
-/* The trees whose growth counts against the disk limit. */
-static int start_monitor(struct session *s, struct monitor *mon)
-{
-	const struct bpfbox_policy *p = s->policy;
-
-	return monitor_open(mon, &s->lim, s->id, p->mode == MODE_READ_ONLY ? NULL : p->workspace,
-			    s->private_tmp[0] ? s->private_tmp : NULL, s->home[0] ? s->home : NULL);
-}
 
 /* What one session_run holds, for its steps below. */
 struct run_state {
@@ -56,10 +48,64 @@ struct run_state {
 	bool relaying, merged, raw, mon_on, masked, dirs_gone;
 	bool refused; /* a hook's -EAGAIN: the daemon refused, the caller runs again */
 	struct monitor mon;
+	struct grant_fds gf; /* the workspace and grants, each opened once (grants.h) */
 	struct child_error ce;
 	ssize_t n; /* of the child's report: sizeof(ce) when a step failed */
 	pid_t child;
 };
+
+/* The trees whose growth counts against the disk limit. */
+static int start_monitor(struct run_state *t)
+{
+	struct session *s = t->s;
+	const struct bpfbox_policy *p = s->policy;
+	struct monitor *mon = &t->mon;
+
+	return monitor_open(mon, &s->lim, s->id, p->mode == MODE_READ_ONLY ? NULL : p->workspace,
+			    t->gf.ws, s->private_tmp[0] ? s->private_tmp : NULL,
+			    s->home[0] ? s->home : NULL);
+}
+
+/* The seccomp filters of the child, and what its listener holds. */
+static void prepare_seccomp(struct run_state *t, bool netns)
+{
+	struct session *s = t->s;
+	const struct bpfbox_policy *p = s->policy;
+	struct child_plan *c = &t->c;
+	enum seccomp_net net;
+	bool notify;
+
+	/*
+	 * An allow-list needs inet sockets; the BPF network layer (required
+	 * for it, see run/run.c) then decides each connect, and sock_create
+	 * refuses raw and packet sockets. In a network namespace of its own
+	 * (network deny) inet sockets are allowed too: its loopback is the
+	 * only way they have (docs/network.md).
+	 */
+	net = p->net == NET_ALLOW	? SECCOMP_NET_OPEN
+	      : p->net_allow.n || netns ? SECCOMP_NET_INET
+					: SECCOMP_NET_DENY;
+	notify = s->layers.seccomp && p->net == NET_DENY && !p->net_allow.n;
+	if (s->layers.seccomp)
+		c->filter = seccomp_program(net);
+	/*
+	 * Records where no BPF program gives them (docs/SECURITY.md): network
+	 * deny's socket() and the refused file changes go to our listener,
+	 * which counts them; in a namespace of its own, so does a connect out
+	 * of it (ENETUNREACH would say nothing of the policy, netops.c).
+	 */
+	c->notify_files = s->layers.seccomp && p->mode != MODE_FULL_ACCESS &&
+			  s->hooks.poll_fd < 0 && !s->hooks.on_end;
+	c->notify_net = notify;
+	c->notify_inet = netns;
+	c->notify_connect = notify && netns && s->hooks.poll_fd < 0 && !s->hooks.on_end;
+	if ((notify || c->notify_files) &&
+	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, t->ntf) == 0) {
+		c->notify_sock = t->ntf[1];
+		/* The listener holds socket() for network deny; else the same families. */
+		c->filter_notified = seccomp_program(notify ? SECCOMP_NET_OPEN : net);
+	}
+}
 
 /* The restrictions the child applies: user, private tmp and home, Landlock, seccomp, env. */
 static int prepare_restrictions(struct run_state *t)
@@ -68,11 +114,18 @@ static int prepare_restrictions(struct run_state *t)
 	const struct bpfbox_policy *p = s->policy;
 	struct child_plan *c = &t->c;
 	const char *bad = NULL;
-	bool notify;
+	bool netns = s->layers.ns.clone_flags & CLONE_NEWNET;
 	int r;
 
 	if (p->user && (r = session_lookup_user(p->user, &c->uid, &c->gid)) < 0)
 		return log_error_errno(r, "unknown user '%s' for --user", p->user);
+	/* From here on, the workspace and grants are these fds, not their paths. */
+	if ((r = grant_fds_open(&t->gf, p)) < 0) {
+		log_error("%s; nothing ran", t->gf.bad);
+		return r;
+	}
+	t->lx.grants = &t->gf;
+	c->grants = &t->gf;
 	c->switch_user = p->user != NULL;
 	if ((r = session_make_private_tmp(s)) < 0)
 		return r;
@@ -86,6 +139,7 @@ static int prepare_restrictions(struct run_state *t)
 	t->lx.ro = &t->path_ro;
 	if (s->layers.landlock) {
 		t->lx.masked = s->layers.ns.clone_flags != 0;
+		t->lx.private_net = netns;
 		c->ruleset_fd = landlock_build_ruleset(p, &s->layers.rights, &t->lx,
 						       c->switch_user ? c->uid : getuid(),
 						       c->switch_user ? c->gid : getgid(), &bad);
@@ -95,30 +149,7 @@ static int prepare_restrictions(struct run_state *t)
 					       bad ? bad : "?");
 		c->landlock_flags = landlock_restrict_flags(&s->layers.rights);
 	}
-	/*
-	 * An allow-list needs inet sockets; the BPF network layer (required
-	 * for it, see run/run.c) then decides each connect, and sock_create
-	 * refuses raw and packet sockets.
-	 */
-	notify = s->layers.seccomp && p->net == NET_DENY && !p->net_allow.n;
-	if (s->layers.seccomp)
-		c->filter = seccomp_program(notify);
-	/*
-	 * Network deny with a record: socket() goes to our listener, which
-	 * refuses it and counts it for the summary (docs/SECURITY.md).
-	 */
-	/*
-	 * Refused file changes with a record where no BPF program reports
-	 * them: the listener sees each and counts those bound to fail.
-	 */
-	c->notify_files = s->layers.seccomp && p->mode != MODE_FULL_ACCESS &&
-			  s->hooks.poll_fd < 0 && !s->hooks.on_end;
-	c->notify_net = notify;
-	if ((notify || c->notify_files) &&
-	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, t->ntf) == 0) {
-		c->notify_sock = t->ntf[1];
-		c->filter_notified = seccomp_program(false);
-	}
+	prepare_seccomp(t, netns);
 	if ((r = session_build_env(s, t->path_env, &t->env)) < 0)
 		return r;
 	c->envp = t->env.v;
@@ -213,7 +244,7 @@ static int prepare_cgroups(struct run_state *t)
 				  s->lim.not_enforced);
 		return r < 0 ? r : -EPERM;
 	}
-	t->mon_on = start_monitor(s, &t->mon) == 0;
+	t->mon_on = start_monitor(t) == 0;
 	return 0;
 }
 
@@ -251,12 +282,6 @@ static int start_child(struct run_state *t)
 		if ((r = session_view_policy(s, &t->path_ro, &t->view)) < 0)
 			return log_error_errno(r, "cannot prepare the session's mount view");
 		t->c.policy = &t->view;
-		/*
-		 * The BPF LSM holds the deny patterns at Full, with its records:
-		 * the masks of the plan's scan would answer first (EACCES).
-		 */
-		if (s->layers.enabled == LEVEL_FULL)
-			s->layers.ns.nmasks = 0;
 	}
 	t->io.forked_ns = now_ns();
 	t->child = spawn(&s->lim, s->layers.ns.clone_flags, &placed);
@@ -272,6 +297,13 @@ static int start_child(struct run_state *t)
 		child_exec(&t->c, self);
 	}
 	s->child_placed = placed;
+	/*
+	 * Without a PID namespace the session sees this process: not dumpable,
+	 * its environment and memory are not the session's to read (the init
+	 * does the same inside one, ns_run_as_init).
+	 */
+	if (!(s->layers.ns.clone_flags & CLONE_NEWPID))
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	close(t->rep[1]);
 	t->rep[1] = -1;
 	if (!s->hooks.before_release)
@@ -282,7 +314,7 @@ static int start_child(struct run_state *t)
 	t->refused = r == -EAGAIN;
 	/* Where the daemon put it: watched, not owned. */
 	if (r == 0 && limits_adopt(&s->lim, t->child, s->id) == 0)
-		t->mon_on = start_monitor(s, &t->mon) == 0;
+		t->mon_on = start_monitor(t) == 0;
 	if (r == 0 && write(t->rel[1], "", 1) != 1)
 		r = log_error_errno(errno, "cannot release the session's child");
 	if (r < 0) {
@@ -484,6 +516,7 @@ static void run_cleanup(struct run_state *t)
 			close(fds[i]);
 	for (size_t i = 0; i < ARRAY_SIZE(pairs); i++)
 		close_pair(pairs[i]);
+	grant_fds_close(&t->gf);
 	strv_clear(&t->path_ro);
 	policy_free(&t->view);
 	strv_clear(&t->env);
@@ -521,6 +554,7 @@ int session_run(struct session *s, char *const argv[])
 		.err = {-1, -1},
 		.rep = {-1, -1},
 		.rel = {-1, -1},
+		.gf = {.ws = -1},
 		.relaying = p->limits.output_bytes > 0,
 		.c = {.argv = argv,
 		      .workspace = p->workspace,

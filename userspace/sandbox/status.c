@@ -14,6 +14,7 @@
 #include "session_internal.h"
 #include "../policy/policy.h"
 #include "../lib/jsonw.h"
+#include "../lib/cgroup.h"
 #include "../lib/log.h"
 #include "../lib/names.h"
 #include "../lib/util.h"
@@ -79,6 +80,37 @@ static void put_labels(struct jsonw *w, const struct session *s)
 	jsonw_end(w);
 }
 
+static void put_strv(struct jsonw *w, const char *key, const struct strv *v)
+{
+	jsonw_array_begin(w, key);
+	for (size_t i = 0; i < v->n; i++)
+		jsonw_array_strn(w, v->v[i], strlen(v->v[i]));
+	jsonw_array_end(w);
+}
+
+/* What the session runs under, after a daemon's ceilings: mode, network, limits. */
+static void put_effective(struct jsonw *w, const struct session *s)
+{
+	const struct bpfbox_policy *p = s->policy;
+	const struct policy_limits *l = &p->limits;
+
+	jsonw_str(w, "mode", sandbox_mode_name(p->mode));
+	jsonw_str(w, "network", p->net == NET_ALLOW ? "allow" : "deny");
+	put_strv(w, "net_allow", &p->net_allow);
+	jsonw_object_begin(w, "limits");
+	jsonw_u64(w, "timeout_ms", l->timeout_ms);
+	jsonw_u64(w, "output_bytes", l->output_bytes);
+	jsonw_u64(w, "memory_mb", l->memory_mb);
+	jsonw_u64(w, "pids", l->pids);
+	jsonw_u64(w, "cpu_percent", l->cpu_percent);
+	jsonw_u64(w, "disk_mb", l->disk_mb);
+	jsonw_u64(w, "file_size_mb", l->file_size_mb);
+	jsonw_u64(w, "pause_timeout_ms", l->pause_timeout_ms);
+	jsonw_end(w);
+	if (s->clamped[0])
+		jsonw_str(w, "clamped", s->clamped);
+}
+
 void status_started(const struct session *s, pid_t pid)
 {
 	struct jsonw w = {0};
@@ -104,6 +136,7 @@ void status_started(const struct session *s, pid_t pid)
 	if (s->home[0])
 		jsonw_str(&w, "home", s->home);
 	put_labels(&w, s);
+	put_effective(&w, s);
 	finish(s, &w);
 }
 
@@ -140,6 +173,22 @@ void status_lifecycle(const struct session *s, const struct session_event *ev)
 	finish(s, &w);
 }
 
+/*
+ * Text the session chose, through term_clean (lib/util.c) like stderr's:
+ * the channel's reader may show it, or a model read it, as lines.
+ */
+static void put_clean(struct jsonw *w, const char *key, const char *str, size_t len)
+{
+	char buf[4096 + 1], raw[sizeof(buf)];
+
+	snprintf(raw, sizeof(raw), "%.*s", (int)(len < sizeof(raw) ? len : sizeof(raw) - 1), str);
+	len = term_clean(buf, sizeof(buf), raw);
+	if (key)
+		jsonw_strn(w, key, buf, len);
+	else
+		jsonw_array_strn(w, buf, len);
+}
+
 void status_ask(const struct session *s, uint64_t id, pid_t pid, const char *rule,
 		const char *filename, const char *argv, size_t argv_len, uint64_t timeout_ms)
 {
@@ -150,12 +199,12 @@ void status_ask(const struct session *s, uint64_t id, pid_t pid, const char *rul
 	jsonw_u64(&w, "id", id);
 	jsonw_u64(&w, "pid", pid);
 	jsonw_str(&w, "rule", rule);
-	jsonw_str(&w, "filename", filename);
+	put_clean(&w, "filename", filename, strlen(filename));
 	jsonw_array_begin(&w, "argv");
 	for (size_t i = 0; i < argv_len;) {
 		size_t n = strnlen(argv + i, argv_len - i);
 
-		jsonw_array_strn(&w, argv + i, n);
+		put_clean(&w, NULL, argv + i, n);
 		i += n + 1;
 	}
 	jsonw_array_end(&w);
@@ -174,22 +223,50 @@ void status_answered(const struct session *s, uint64_t id, const char *answer)
 	finish(s, &w);
 }
 
-void status_ended(const struct session *s)
+void status_ended(struct session *s)
 {
 	const struct session_result *r = &s->result;
 	struct jsonw w = {0};
 
-	if (!begin(&w, s, "ended"))
+	if (s->ended_said || !begin(&w, s, "ended"))
 		return;
+	s->ended_said = true;
 	jsonw_i64(&w, "exit_code", r->exit_code);
 	jsonw_str(&w, "cause", session_cause_name(r->cause));
+	if (s->start_ns)
+		jsonw_u64(&w, "duration_ms", (now_ns() - s->start_ns) / 1000000);
+	/* What could not be set up, in bpfbox's own words (never only an errno). */
+	if (r->cause == CAUSE_SETUP || r->cause == CAUSE_USAGE) {
+		jsonw_str(&w, "step", s->setup_step ? s->setup_step : "session");
+		if (log_last_error()[0])
+			jsonw_str(&w, "reason", log_last_error());
+	}
 	if (r->wait_status >= 0 && WIFSIGNALED(r->wait_status))
 		jsonw_u64(&w, "signal", WTERMSIG(r->wait_status));
 	jsonw_u64(&w, "paused_ms", r->paused_ms);
 	jsonw_u64(&w, "output_bytes", r->output_bytes);
 	jsonw_u64(&w, "output_dropped", r->output_dropped);
 	jsonw_u64(&w, "denied", denials_total(&s->denials));
+	jsonw_u64(&w, "fallbacks", s->denials.fallbacks);
 	finish(s, &w);
+}
+
+void session_ended_early(struct session *s, int status_fd, uint64_t start_ns, int exit_code,
+			 const char *step)
+{
+	if (s->ended_said || status_fd < 0)
+		return;
+	if (!s->id[0] && session_name_new(s->id) < 0)
+		return;
+	s->status_fd = status_fd;
+	s->start_ns = start_ns;
+	s->setup_step = step;
+	s->result = (struct session_result){
+		.exit_code = exit_code,
+		.wait_status = -1,
+		.cause = exit_code == EXIT_SETUP ? CAUSE_SETUP : CAUSE_USAGE,
+	};
+	status_ended(s);
 }
 
 const char *session_meta_of(const char *op)
@@ -206,6 +283,68 @@ const char *session_meta_of(const char *op)
 		if (streq(op, meta[i][0]))
 			return meta[i][1];
 	return NULL;
+}
+
+/* Whether path is dir or below it. */
+static bool below(const char *path, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	return strncmp(path, dir, len) == 0 && (path[len] == '\0' || path[len] == '/');
+}
+
+/* Whether path is the home directory home, or its dot-entries (.ssh, .aws, .config) or below. */
+static bool home_own(const char *path, const char *home, size_t len)
+{
+	if (strncmp(path, home, len) || (path[len] && path[len] != '/'))
+		return false;
+	return !path[len] || path[len + 1] == '.' || !path[len + 1];
+}
+
+/*
+ * Whether a grant of path would hand the session the host's own state: the
+ * system trees (/run, /var/run, /proc, /sys, /dev, /etc), the root, a home
+ * directory as a whole (/root, /home, /home/NAME, the caller's) or its
+ * dot-entries (credentials, configuration). No hint ever proposes --rw or
+ * --ro of one: a model told so would ask for it.
+ */
+static bool host_owned(const char *path)
+{
+	static const char *const system[] = {"/run", "/var/run", "/proc", "/sys", "/dev", "/etc"};
+	const char *home = session_caller_home(), *name;
+
+	for (size_t i = 0; i < ARRAY_SIZE(system); i++)
+		if (below(path, system[i]))
+			return true;
+	if (streq(path, "/") || streq(path, "/home") || home_own(path, "/root", 5) ||
+	    (home && home[0] == '/' && home[1] && home_own(path, home, strlen(home))))
+		return true;
+	/* /home/NAME and its dot-entries. */
+	if (!startswith(path, "/home/") || !path[6] || path[6] == '/')
+		return false;
+	name = strchr(path + 6, '/');
+	return home_own(path, path, name ? (size_t)(name - path) : strlen(path));
+}
+
+/*
+ * A hint that would grant the host's own tree (host_owned) says so instead:
+ * what was refused stays, the grant is cut.
+ */
+static void no_host_grant(const struct denial *d, char *buf, size_t size)
+{
+	const char *path = startswith(d->what, "unix:") ? d->what + 5 : d->what;
+	char dir[sizeof(d->what)];
+	char *slash, *grant = strstr(buf, "; grant ");
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	if (!grant || path[0] != '/' || !(host_owned(dir) || host_owned(path)))
+		return;
+	snprintf(grant, size - (size_t)(grant - buf),
+		 "; it is the host's own (/run, /proc, /sys, /dev, /etc and home directories "
+		 "are never granted to a session): do without it");
 }
 
 /* What to do about one denial, in words a model can act on. */
@@ -265,6 +404,7 @@ static void hint_of(const struct denial *d, char *buf, size_t size)
 	else
 		snprintf(buf, size, "write outside the workspace: %s; grant it with --rw %s",
 			 d->what, dir);
+	no_host_grant(d, buf, size);
 }
 
 void session_denials_report(const struct session *s)

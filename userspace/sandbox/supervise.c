@@ -60,6 +60,10 @@ static void network_denied(struct session *s, int fd)
 
 	if (seccomp_notify_recv(fd, &d) < 0)
 		return;
+	if (d.nr == __NR_connect) {
+		session_connect_notified(s, fd, &d);
+		return;
+	}
 	if (d.nr != __NR_socket) {
 		session_file_op_notified(s, fd, &d);
 		return;
@@ -67,6 +71,14 @@ static void network_denied(struct session *s, int fd)
 	seccomp_notify_answer(fd, d.id, EPERM);
 	fam = (int)d.args[0];
 	type = (int)d.args[1] & 0xf;
+	/*
+	 * NETLINK_ROUTE: getaddrinfo's AI_ADDRCONFIG and if_nameindex ask the
+	 * interfaces and fall back when refused; counted, never listed.
+	 */
+	if (fam == AF_NETLINK && (int)d.args[2] == 0 /* NETLINK_ROUTE */) {
+		s->denials.fallbacks++;
+		return;
+	}
 	if (fam >= 0 && (size_t)fam < ARRAY_SIZE(families) && families[fam])
 		snprintf(what, sizeof(what), "%s", families[fam]);
 	else

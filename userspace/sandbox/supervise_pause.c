@@ -128,6 +128,11 @@ static bool kill_on_limit(struct session *s, struct life *lf, const char *reason
 		log_notice("session %s killed: out of memory at its %llu MB limit "
 			   "(--on-limit kill); raise it with --memory",
 			   s->id, (unsigned long long)ev->memory_mb);
+	else if (lf->mon->disk.held_blind)
+		log_notice("session %s killed: a process of the session cannot be read, so the "
+			   "files it holds unlinked cannot be counted against its disk limit "
+			   "(--on-limit kill)",
+			   s->id);
 	else
 		log_notice("session %s killed: the workspace grew by %.1f MB, over its "
 			   "disk limit of %llu MB (--on-limit kill); raise it with --disk",
@@ -182,7 +187,13 @@ static bool leader_oom(struct session *s, struct life *lf, const struct session_
 static void cannot_pause(struct session *s, struct life *lf, const char *reason,
 			 const struct session_event *ev)
 {
-	if (startswith(reason, "disk")) {
+	if (startswith(reason, "disk") && lf->mon->disk.held_blind) {
+		log_notice("session %s killed: a process of the session cannot be read, so the "
+			   "files it holds unlinked cannot be counted against its disk limit, and "
+			   "it cannot be paused here (no cgroup freezer)",
+			   s->id);
+		sup_kill_for_limit(s, lf, "disk", CAUSE_DISK);
+	} else if (startswith(reason, "disk")) {
 		/* Fail closed: what cannot be paused is stopped. */
 		log_notice("session %s killed: the workspace grew by %.1f MB, over its "
 			   "disk limit "
@@ -211,6 +222,12 @@ static void say_paused(const struct session *s, const struct life *lf, const cha
 			ev->comm[0] ? ev->comm : "?", s->id,
 			(unsigned long long)(s->policy->limits.pause_timeout_ms / 1000),
 			EXIT_LIMIT);
+	else if (streq(reason, "disk_unwatched") && lf->mon->disk.held_blind)
+		log_notice("session %s paused: a process of the session cannot be read, so the "
+			   "files it holds unlinked cannot be counted and its disk limit cannot be "
+			   "enforced; it is killed in %llu s (exit %d)",
+			   s->id, (unsigned long long)(s->policy->limits.pause_timeout_ms / 1000),
+			   EXIT_LIMIT);
 	else if (streq(reason, "disk_unwatched"))
 		log_notice("session %s paused: a directory of its workspace cannot be watched (the "
 			   "inotify watch limit is reached), so its disk limit cannot be enforced; "
@@ -261,6 +278,14 @@ void sup_pause_for(struct session *s, struct life *lf, const char *reason)
 		/* Paused already (bpfbox pause came first): paused is what we wanted. */
 		if (r == -EALREADY)
 			r = 0;
+		/*
+		 * The daemon names the victim: the first process's OOM ends the
+		 * session at once, 137, as in embedded mode (docs/runtime.md).
+		 */
+		if (r == 0 && streq(reason, "oom") && ev.pid && leader_oom(s, lf, &ev)) {
+			sup_kill_session(s, lf->child);
+			return;
+		}
 		/* The daemon wrote session.paused; the status channel is ours. */
 		if (r == 0)
 			status_lifecycle(s, &ev);

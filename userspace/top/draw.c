@@ -344,7 +344,8 @@ static void draw_tail(struct ui *u)
 		addch(' ');
 	put_cell(u, 2, 0, COLS, line, false);
 	attroff(A_REVERSE | A_BOLD);
-	snprintf(line, sizeof(line), "command: %s%s%s", s->command ? s->command : "-",
+	snprintf(line, sizeof(line), "command: %s%s%s%s%s", s->command ? s->command : "-",
+		 s->labels ? "   labels: " : "", s->labels ? s->labels : "",
 		 s->dests[0] ? "   net: " : "", s->dests);
 	put_cell(u, 3, 0, COLS, line, false);
 	snprintf(line, sizeof(line), "last denial: %s",

@@ -140,6 +140,8 @@ static void on_session_start(struct top_session *s, struct json_object *o)
 		top_set_str(&s->cgroup, str);
 	if (!s->command && json_object_object_get_ex(o, "command", &cmd))
 		s->command = top_join_argv(cmd);
+	if (!s->labels && json_object_object_get_ex(o, "labels", &cmd))
+		s->labels = top_join_labels(cmd);
 	if (s->uid < 0 && json_member_int(o, "uid", &i))
 		s->uid = i;
 	if (!s->state[0])

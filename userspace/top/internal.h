@@ -18,6 +18,7 @@ struct json_object;
 /* sessions.c: the table of sessions, for events.c. */
 struct top_session *top_session_add(struct top *t, const char *id); /* found or added */
 char *top_join_argv(struct json_object *arr);  /* an array of strings as one line */
+char *top_join_labels(struct json_object *o);  /* {"k":"v",...} as k=v,... */
 void top_set_str(char **dst, const char *src); /* replaces *dst with a copy */
 void top_tail_add(struct top_session *s, const char *text, bool deny); /* a line of its tail */
 

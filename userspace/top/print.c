@@ -141,6 +141,7 @@ static const struct {
 	MEMBER("state", J_CHARS, state),
 	MEMBER("pause_reason", J_CHARS, pause_reason),
 	MEMBER("level", J_CHARS, level),
+	MEMBER("labels", J_STRP, labels),
 	MEMBER("command", J_STRP, command),
 	MEMBER("cgroup", J_STRP, cgroup),
 	MEMBER("start_time", J_CHARS, start_time),

@@ -129,6 +129,7 @@ static void session_free(struct top_session *s)
 			free(s->tail[i].text);
 	free(s->tail);
 	free(s->command);
+	free(s->labels);
 	free(s->cgroup);
 	free(s->last_denial);
 	free(s);
@@ -239,6 +240,28 @@ char *top_join_argv(struct json_object *arr)
 	return strdup(buf);
 }
 
+char *top_join_labels(struct json_object *o)
+{
+	char buf[256];
+	size_t len = 0;
+
+	if (!o || !json_object_is_type(o, json_type_object))
+		return NULL;
+	buf[0] = '\0';
+	json_object_object_foreach (o, k, v) {
+		char kv[256];
+
+		if (len + 2 >= sizeof(buf))
+			break;
+		snprintf(kv, sizeof(kv), "%s=%s", k, json_object_get_string(v));
+		if (len)
+			buf[len++] = ',';
+		len += term_clean(buf + len, sizeof(buf) - len, kv);
+	}
+	buf[len] = '\0';
+	return strdup(buf);
+}
+
 void top_set_str(char **dst, const char *src)
 {
 	char *p = src ? strdup(src) : NULL;
@@ -322,6 +345,8 @@ static void on_list_entry(struct top *t, struct json_object *e)
 		s->lost = i;
 	if (!s->command && json_object_object_get_ex(e, "command", &cmd))
 		s->command = top_join_argv(cmd);
+	if (!s->labels && json_object_object_get_ex(e, "labels", &cmd))
+		s->labels = top_join_labels(cmd);
 }
 
 /* Lines of cgroup.procs: the processes of the session. */

@@ -35,7 +35,8 @@
  * enum, the titles, the --sort names (cli/top.c), the cells and the sort
  * (sessions.c), the screen's layout (draw.c) and --once (print.c).
  * X(ID, title, --sort name, kind, screen width (0: shares what is left),
- *   priority (a higher one goes first when the screen is narrow),
+ *   priority (a higher one goes first when the screen is narrow; 6: never on
+ *   the screen's table, the selected session's lines show it),
  *   --once width (< 0: left-aligned; 0: the last, as long as it is),
  *   text of session s (NULL: none), number of session s)
  */
@@ -50,6 +51,7 @@
 	X(EXECS, "EXEC/s", "execs", TOP_RATE, 7, 2, 6, NULL, s->execs_rate)          \
 	X(CONNECTS, "CONN/s", "connects", TOP_RATE, 7, 3, 6, NULL, s->connects_rate) \
 	X(DENIALS, "DENIED", "denials", TOP_COUNT, 7, 1, 6, NULL, s->denials)        \
+	X(LABELS, "LABELS", "labels", TOP_TEXT, 16, 6, -24, s->labels, 0)            \
 	X(COMMAND, "COMMAND", "command", TOP_TEXT, 0, 0, -40, s->command, 0)         \
 	X(LAST_DENIAL, "LAST DENIAL", "last-denial", TOP_TEXT, 0, 4, 0, s->last_denial, 0)
 
@@ -82,6 +84,7 @@ struct top_session {
 	char pause_reason[16]; /* "manual", "oom", "disk" while paused */
 	char level[16];	       /* level_enabled of session.start; "" unknown */
 	char *command;	       /* argv joined by spaces, control bytes as '?' */
+	char *labels;	       /* the runtime's labels, KEY=VALUE joined by ',' */
 	char *cgroup;	       /* from list or session.start; NULL unknown */
 	char start_time[32];
 	int64_t uid; /* -1 unknown */

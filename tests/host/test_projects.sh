@@ -1,0 +1,249 @@
+#!/bin/sh
+# Real project shapes (issue 31): each runs its own build or test command
+# bare, then from a fresh copy under `bpfbox run`, and must pass there as it
+# passes bare. A project whose toolchain this host lacks says so in a skip.
+# The times of both runs are printed (never judged: make bench measures);
+# the credential files the projects carry stay unreadable in the session.
+#
+#   node    .env and key.pem at its top; `npm test` starts an HTTP server on
+#           127.0.0.1 and requests it
+#   python  a venv made in the project, unittest with a local TCP server
+#   rust    a crate built and tested offline through rustup (~/.rustup, ~/.cargo)
+#   java    javac, jar, java
+#   c       eight files, make -j4
+#   git     a repository with a pre-commit hook and a submodule
+#   tree    100,000 files under git: git status
+#   tmp     a test writing to /tmp and /dev/shm
+#   nested  .env and *.pem one level down: the tree listable and writable
+. "$(dirname "$0")/../lib.sh"
+
+PROJ=$TMPD/projects
+mkdir -p "$PROJ"
+TREE_FILES=${BPFBOX_TREE_FILES:-100000}
+
+# ms: milliseconds of the monotonic clock.
+ms() { python3 -c 'import time; print(int(time.monotonic() * 1000))'; }
+
+# project NAME CMD: $PROJ/NAME.tpl is the project; CMD runs in a fresh copy
+# of it bare, then in another under bpfbox run. Both must exit 0.
+project() {
+	name=$1 cmd=$2
+	rm -rf "$PROJ/$name.bare" "$PROJ/$name.box"
+	cp -a "$PROJ/$name.tpl" "$PROJ/$name.bare"
+	cp -a "$PROJ/$name.tpl" "$PROJ/$name.box"
+	t0=$(ms)
+	(cd "$PROJ/$name.bare" && sh -c "$cmd") >"$TMPD/$name.bare.out" 2>&1
+	brc=$? t1=$(ms)
+	"$BPFBOX" run -q -w "$PROJ/$name.box" --timeout 600 -- sh -c "$cmd" \
+		</dev/null >"$TMPD/$name.box.out" 2>&1
+	rc=$? t2=$(ms)
+	if [ "$brc" != 0 ]; then
+		fail "$name: the control run outside bpfbox failed ($brc): $(oneline "$TMPD/$name.bare.out" 400)"
+	elif [ "$rc" != 0 ]; then
+		fail "$name: passes bare, fails under bpfbox run ($rc): $(oneline "$TMPD/$name.box.out" 600)"
+	else
+		ok "$name: passes under bpfbox run as it passes bare"
+	fi
+	echo "# $name: bare $((t1 - t0)) ms, bpfbox run $((t2 - t1)) ms"
+}
+
+# secret_hidden NAME FILE...: each FILE of the project is unreadable in a session.
+secret_hidden() {
+	name=$1
+	shift
+	for f in "$@"; do
+		if "$BPFBOX" run -q -w "$PROJ/$name.box" -- cat "$f" >"$TMPD/sec.out" 2>&1 ||
+			grep -q bpfbox-secret "$TMPD/sec.out"; then
+			fail "$name: $f is readable in the session: $(oneline "$TMPD/sec.out" 200)"
+		else
+			ok "$name: $f stays unreadable in the session"
+		fi
+	done
+}
+
+# --- node -------------------------------------------------------------------
+N=$PROJ/node.tpl
+mkdir -p "$N/test"
+echo 'API_KEY=bpfbox-secret-node' >"$N/.env"
+echo 'bpfbox-secret-pem' >"$N/key.pem"
+cat >"$N/package.json" <<'EOF'
+{ "name": "shop", "version": "1.0.0", "private": true,
+  "scripts": { "test": "node test/server.test.js" } }
+EOF
+cat >"$N/server.js" <<'EOF'
+const http = require("http");
+module.exports = () => http.createServer((req, res) => {
+  res.setHeader("content-type", "application/json");
+  res.end(JSON.stringify({ path: req.url, ok: true }));
+});
+EOF
+cat >"$N/test/server.test.js" <<'EOF'
+const assert = require("assert");
+const http = require("http");
+const server = require("../server")();
+server.listen(0, "127.0.0.1", () => {
+  const { port } = server.address();
+  http.get({ host: "127.0.0.1", port, path: "/items" }, (res) => {
+    let body = "";
+    res.on("data", (d) => (body += d));
+    res.on("end", () => {
+      assert.deepStrictEqual(JSON.parse(body), { path: "/items", ok: true });
+      console.log("1 test passed");
+      server.close();
+    });
+  });
+});
+EOF
+if command -v node >/dev/null && command -v npm >/dev/null; then
+	project node 'ls -a >/dev/null && touch newfile && mkdir -p lib && echo node_modules >>.gitignore && npm test'
+	secret_hidden node .env key.pem
+else
+	skip "node: no node or npm on this host"
+fi
+
+# --- python -----------------------------------------------------------------
+P=$PROJ/python.tpl
+mkdir -p "$P/pkg" "$P/tests"
+echo 'DB_PASSWORD=bpfbox-secret-py' >"$P/.env"
+cat >"$P/pkg/__init__.py" <<'EOF'
+def add(a, b):
+    return a + b
+EOF
+: >"$P/tests/__init__.py"
+cat >"$P/tests/test_pkg.py" <<'EOF'
+import socket, threading, unittest
+from pkg import add
+
+class T(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+
+    def test_local_server(self):
+        srv = socket.create_server(("127.0.0.1", 0))
+        port = srv.getsockname()[1]
+        def serve():
+            c, _ = srv.accept()
+            c.sendall(c.recv(64).upper())
+            c.close()
+        threading.Thread(target=serve, daemon=True).start()
+        with socket.create_connection(("127.0.0.1", port), 5) as c:
+            c.sendall(b"ping")
+            self.assertEqual(c.recv(64), b"PING")
+
+if __name__ == "__main__":
+    unittest.main()
+EOF
+PY3=/usr/bin/python3
+if [ -x "$PY3" ] && "$PY3" -c 'import venv, ensurepip' 2>/dev/null; then
+	project python "$PY3 -m venv .venv && .venv/bin/python -m unittest discover -s tests -t . -v"
+	secret_hidden python .env
+else
+	skip "python: no /usr/bin/python3 with venv and ensurepip here"
+fi
+
+# --- rust (offline, through rustup under the caller's home) -------------------
+R=$PROJ/rust.tpl
+mkdir -p "$R/src"
+cat >"$R/Cargo.toml" <<'EOF'
+[package]
+name = "calc"
+version = "0.1.0"
+edition = "2021"
+EOF
+cat >"$R/src/main.rs" <<'EOF'
+fn add(a: i32, b: i32) -> i32 { a + b }
+fn main() { println!("{}", add(2, 3)); }
+#[cfg(test)]
+mod tests { #[test] fn adds() { assert_eq!(super::add(2, 3), 5); } }
+EOF
+if command -v cargo >/dev/null && [ -d "${RUSTUP_HOME:-$HOME/.rustup}" ]; then
+	project rust 'cargo build --offline -q && cargo test --offline -q && ./target/debug/calc'
+else
+	skip "rust: no cargo through rustup under $HOME on this host"
+fi
+
+# --- java -------------------------------------------------------------------
+J=$PROJ/java.tpl
+mkdir -p "$J/src/app"
+cat >"$J/src/app/Main.java" <<'EOF'
+package app;
+public class Main {
+    public static void main(String[] a) {
+        if (Integer.parseInt("41") + 1 != 42) throw new AssertionError();
+        System.out.println("ok");
+    }
+}
+EOF
+if command -v javac >/dev/null && command -v jar >/dev/null; then
+	project java 'mkdir -p out && javac -d out src/app/Main.java && jar cf app.jar -C out . && java -cp app.jar app.Main'
+else
+	skip "java: no javac and jar on this host"
+fi
+
+# --- c ----------------------------------------------------------------------
+C=$PROJ/c.tpl
+mkdir -p "$C"
+for i in 1 2 3 4 5 6 7; do
+	printf 'int f%s(int x) { return x + %s; }\n' "$i" "$i" >"$C/f$i.c"
+done
+{
+	for i in 1 2 3 4 5 6 7; do printf 'int f%s(int);\n' "$i"; done
+	echo 'int main(void) { return f1(0) + f2(0) + f3(0) + f4(0) + f5(0) + f6(0) + f7(0) == 28 ? 0 : 1; }'
+} >"$C/main.c"
+printf 'OBJS := $(patsubst %%.c,%%.o,$(wildcard *.c))\nprog: $(OBJS)\n\t$(CC) -o $@ $^\n%%.o: %%.c\n\t$(CC) -O2 -c $< -o $@\n' >"$C/Makefile"
+if command -v make >/dev/null && command -v cc >/dev/null; then
+	project c 'make -j4 -s && ./prog'
+else
+	skip "c: no make and cc on this host"
+fi
+
+# --- git: a pre-commit hook and a submodule ------------------------------------
+G=$PROJ/git.tpl
+GIT="git -c user.name=t -c user.email=t@example.org -c protocol.file.allow=always -c init.defaultBranch=main"
+mkdir -p "$G/lib" "$G/app"
+(cd "$G/lib" && $GIT init -q && echo lib >README && $GIT add README && $GIT commit -qm lib) >/dev/null
+(cd "$G/app" && $GIT init -q && echo app >README && $GIT add README && $GIT commit -qm app &&
+	$GIT submodule add -q ../lib lib && $GIT commit -qm "lib as a submodule") >/dev/null 2>&1
+printf '#!/bin/sh\necho hook ran >"$(git rev-parse --show-toplevel)/hook.log"\n' >"$G/app/.git/hooks/pre-commit"
+chmod 755 "$G/app/.git/hooks/pre-commit"
+if [ -f "$G/app/.gitmodules" ]; then
+	project git "cd app && $GIT submodule status && echo change >>README && $GIT commit -qam change && grep -q 'hook ran' hook.log && $GIT log --oneline | wc -l | grep -q 3"
+else
+	fail "git: the fixture's submodule could not be made outside bpfbox"
+fi
+
+# --- tree: 100,000 files under git ---------------------------------------------
+T=$PROJ/tree.tpl
+mkdir -p "$T"
+python3 - "$T" "$TREE_FILES" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(root, "d%03d" % (i // 1000), "e%02d" % (i % 1000 // 100))
+    if i % 100 == 0:
+        os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "f%05d.txt" % i), "w") as f:
+        f.write("%d\n" % i)
+PY
+(cd "$T" && $GIT init -q && $GIT add -A && $GIT commit -qm tree) >/dev/null
+if [ -d "$T/.git" ]; then
+	echo "# tree: $(find "$T" -type f -not -path '*/.git/*' | wc -l) files"
+	project tree "echo x >>d000/e00/f00000.txt && test \"\$(git status --porcelain | wc -l)\" = 1"
+else
+	fail "tree: the fixture's repository could not be made outside bpfbox"
+fi
+
+# --- tmp: /tmp and /dev/shm -----------------------------------------------------
+mkdir -p "$PROJ/tmp.tpl"
+project tmp 'echo a >/tmp/bpfbox-proj.$$ && test "$(cat /tmp/bpfbox-proj.$$)" = a && echo b >/dev/shm/bpfbox-proj.$$ && test "$(cat /dev/shm/bpfbox-proj.$$)" = b && rm /tmp/bpfbox-proj.$$ /dev/shm/bpfbox-proj.$$'
+
+# --- nested: credentials one level down -----------------------------------------
+D=$PROJ/nested.tpl
+mkdir -p "$D/config"
+echo 'SECRET=bpfbox-secret-nested' >"$D/config/.env"
+echo 'bpfbox-secret-pem2' >"$D/config/server.pem"
+echo 'port: 8080' >"$D/config/app.yml"
+project nested 'ls -a config >/dev/null && cat config/app.yml >/dev/null && touch config/new.yml && mkdir config/d && echo x >>config/app.yml'
+secret_hidden nested config/.env config/server.pem
+
+finish

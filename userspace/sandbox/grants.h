@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The workspace and the --ro/--rw grants, each resolved once (grants.c).
+ * The policy checked their real paths (policy/load_expand.c, validate.c);
+ * from then on every step of the session (the Landlock rules, the mounts,
+ * the chdir, the disk monitor) takes the fd opened here, or a fresh open
+ * of the same path without symlinks that must be the same file, never the
+ * path followed again: a symlink renamed over a checked directory after
+ * the check cannot redirect a grant (docs/SECURITY.md, "One resolution").
+ */
+#ifndef BPFBOX_GRANTS_H
+#define BPFBOX_GRANTS_H
+
+#include <stddef.h>
+
+struct bpfbox_policy;
+
+struct grant_fds {
+	const struct bpfbox_policy *p; /* whose paths these are */
+	int ws;			       /* the workspace, O_PATH; -1: none */
+	int *rw, *ro;		       /* one per p->rw_paths / p->ro_paths entry, O_PATH */
+	size_t nrw, nro;
+	char bad[4096 + 128]; /* after a failure: the path and what changed */
+};
+
+/* An empty set (every fd -1), safe to close. */
+void grant_fds_init(struct grant_fds *g);
+
+/*
+ * Opens p's workspace and grants, each by its checked path without
+ * following any symlink (openat2 RESOLVE_NO_SYMLINKS, or one O_NOFOLLOW
+ * name at a time before Linux 5.6), and checks that each fd still has
+ * that path. 0, or -errno with g->bad naming the path (ELOOP: a symlink
+ * is there now).
+ */
+int grant_fds_open(struct grant_fds *g, const struct bpfbox_policy *p);
+void grant_fds_close(struct grant_fds *g);
+
+/* The fd opened for path (the workspace or a grant of g->p), -1: none (or g NULL). */
+int grant_fd_of(const struct grant_fds *g, const char *path);
+
+/* path (absolute) opened O_PATH | flags without following a symlink; fd or -errno. */
+int path_open_exact(const char *path, int flags);
+/*
+ * path_open_exact's way before openat2 (Linux 5.6), or where a seccomp
+ * filter refuses it: one O_NOFOLLOW name at a time from /, each checked not
+ * to be a symlink (-ELOOP); "." and ".." are refused (-EINVAL).
+ */
+int path_open_by_names(const char *path, int flags);
+
+/*
+ * path opened again (path_open_exact), in this process's mount namespace,
+ * and checked to be the file of checked: fd, -ELOOP (a symlink there now)
+ * or -ESTALE (another file there now).
+ */
+int grant_reopen(const char *path, int checked);
+
+/*
+ * For an error line: "'PATH' (changed after it was checked: a symlink is
+ * there now)" for -ELOOP and -ESTALE (a static buffer), else path itself.
+ */
+const char *grant_changed(const char *path, int r);
+
+#endif
