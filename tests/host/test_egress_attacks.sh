@@ -119,6 +119,14 @@ def get(addr, host):
         return "error %d" % e.errno
 
 cmd = sys.argv[1]
+if cmd == "hosts":
+    for name in ("hosted.test", "other-hosted.test"):
+        try:
+            addr = socket.getaddrinfo(name, 8080, socket.AF_INET)[0][4][0]
+        except OSError as e:
+            print("%s: no address %s" % (name, e))
+            continue
+        print("%s: %s %s" % (name, addr, get(addr, name)))
 if cmd == "nul":
     print("control:", query([b"allowed", b"test"]))
     print("control get:", get("$SRV", "allowed.test"))
@@ -441,9 +449,25 @@ else
 fi
 expect_grep "^idle: (got b''|error 104)\$" "$TMPD/idle.out" "egress-attacks: an idle connection is closed by the proxy"
 
+# 4. Names of /etc/hosts (issue 31): the C library answers them from the
+# file and the session's resolver never hears of them; an allowed one is
+# reached, another is not. The hosts file is the test's, bound over
+# /etc/hosts in a mount namespace of its own (the host's is untouched).
+printf '%s hosted.test\n%s other-hosted.test\n' "$SRV" "$SRV" >"$TMPD/hosts"
+H4="$TMPD/hosts.jsonl"
+unshare -m --propagation private sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh \
+	"$TMPD/hosts" "$BPFBOX" run --audit "$H4" -w "$WS" --net-resolver $SRV --timeout 60 \
+	--net-allow hosted.test:8080 -- "$PY" tool.py hosts >"$TMPD/hosts.out" 2>"$TMPD/hosts.err"
+expect_grep "^hosted.test: $SRV 200 hello from hosted.test\$" "$TMPD/hosts.out" \
+	"egress-attacks: an allowed name of /etc/hosts is reached by that name"
+# It shares the allowed name's address: the connect is the allowed
+# name's, the request for it is refused by its Host.
+expect_grep "^other-hosted.test: $SRV (error 1|403 .*)\$" "$TMPD/hosts.out" \
+	"egress-attacks: a name of /etc/hosts with no rule stays refused"
+
 # Every record, the new reasons and escaped names among them, validates.
 VALIDATE="$ROOT/tools/validate-events.js"
 node "$VALIDATE" /dev/null >/dev/null 2>&1 || "$ROOT/tools/npm-deps.sh" >/dev/null 2>&1
-expect_schema "egress-attacks: every record validates against the schema" "$N1" "$O" "$K2" "$L3" "$I3"
+expect_schema "egress-attacks: every record validates against the schema" "$N1" "$O" "$K2" "$L3" "$I3" "$H4"
 
 finish

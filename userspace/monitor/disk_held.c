@@ -244,6 +244,35 @@ static void pids_children(struct disk_monitor *m, pid_t pid)
 	closedir(d);
 }
 
+/*
+ * The session's init (ns_run_as_init): pid 1 of its PID namespace, root's
+ * child, not dumpable so that the session cannot read it, and so neither
+ * can an unprivileged supervisor; it closed every fd before the command
+ * ran. No other process of a session can be pid 1 of a namespace: making
+ * one is refused by seccomp.
+ */
+static bool session_init(pid_t pid, pid_t root)
+{
+	char path[64], line[256];
+	bool child = false, one = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char *last;
+
+		if (!strncmp(line, "PPid:", 5))
+			child = atoi(line + 5) == root;
+		else if (!strncmp(line, "NSpid:", 6) && (last = strrchr(line, '\t')) &&
+			 last != strchr(line, '\t'))
+			one = atoi(last + 1) == 1;
+	}
+	fclose(f);
+	return child && one;
+}
+
 void disk_held_scan(struct disk_monitor *m, const char *cg, pid_t root)
 {
 	char path[4200];
@@ -267,6 +296,9 @@ void disk_held_scan(struct disk_monitor *m, const char *cg, pid_t root)
 		for (size_t i = 0; i < m->npids; i++)
 			pids_children(m, m->pids[i]);
 	}
+	for (size_t i = 0; i < m->npids; i++)
+		if (session_init(m->pids[i], root))
+			m->pids[i--] = m->pids[--m->npids];
 	/* The fds first: a file also mapped is then counted by its size, not its span. */
 	for (size_t i = 0; i < m->npids; i++) {
 		snprintf(path, sizeof(path), "/proc/%d/fd", m->pids[i]);

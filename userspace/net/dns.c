@@ -386,3 +386,33 @@ int eg_diag_open(void)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	return fd;
 }
+
+/*
+ * The C library answers a name of /etc/hosts from the file, and the
+ * resolver never hears of it: its allowed names (judged as a query is,
+ * their addresses as an answer's, rebinding refused) are cached at the
+ * start, so that a connect to such an address is known by its name.
+ */
+void eg_hosts_load(struct egress *e, const char *path)
+{
+	char line[1024], rule[BPFBOX_NET_RULE_LEN];
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *save = NULL, *addr = strtok_r(line, " \t\r\n", &save), *name;
+		uint8_t a[16];
+		struct in_addr v4;
+
+		if (!addr || addr[0] == '#')
+			continue;
+		if (inet_pton(AF_INET, addr, &v4) == 1)
+			eg_map4(a, &v4);
+		else if (inet_pton(AF_INET6, addr, a) != 1)
+			continue;
+		if (eg_forbidden(e, a))
+			continue;
+		while ((name = strtok_r(NULL, " \t\r\n", &save)) && name[0] != '#')
+			if (eg_judge(e, name, NULL, 0, true, rule))
+				eg_cache_put(e, name, a);
+	}
+}

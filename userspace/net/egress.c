@@ -496,6 +496,7 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 	if (r < 0)
 		goto fail;
 	own_addresses(e);
+	eg_hosts_load(e, "/etc/hosts");
 	e->tcp_fd = bind_local(SOCK_STREAM, &e->tcp_port);
 	e->udp_fd = bind_local(SOCK_DGRAM, &e->udp_port);
 	e->diag_fd = eg_diag_open();

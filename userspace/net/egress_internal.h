@@ -111,6 +111,8 @@ bool eg_forbidden(const struct egress *e, const uint8_t a[16]);
 bool eg_judge(struct egress *e, const char *name, const uint8_t *addr, uint16_t port, bool any_port,
 	      char rule[BPFBOX_NET_RULE_LEN]);
 void eg_cache_put(struct egress *e, const char *name, const uint8_t addr[16]);
+/* The allowed names of a hosts file (/etc/hosts), cached with their addresses. */
+void eg_hosts_load(struct egress *e, const char *path);
 bool eg_cache_has(struct egress *e, const char *name, const uint8_t addr[16], char *out,
 		  size_t size);
 /* One net.allow / net.deny record. */
