@@ -132,7 +132,7 @@ LEVEL=$("$BPFBOX" status --json 2>/dev/null | sed -n 's/^ *"level":"\([A-Za-z]*\
 if [ "$LEVEL" != Full ] && [ -n "$LEVEL" ]; then
 	"$BPFBOX" run -q -w "$WS" --exec-deny curl -- true 2>"$TMPD/q.err"
 	[ "$(grep -c 'not enforced' "$TMPD/q.err")" = 1 ] && [ "$(grep -c . "$TMPD/q.err")" = 1 ] &&
-		grep -q 'credential patterns below the top of granted trees' "$TMPD/q.err" &&
+		grep -q 'credential patterns in files made during the session' "$TMPD/q.err" &&
 		grep -q -- '--exec-deny curl' "$TMPD/q.err" &&
 		ok "-q: the rules not enforced at $LEVEL (deep credential patterns, --exec-deny) are said once, on one line" ||
 		fail "-q at $LEVEL: $(cat "$TMPD/q.err")"

@@ -146,6 +146,8 @@ static int run_probe(struct selftest *t, const char *const args[], uint64_t time
 		code = s.result.exit_code;
 	else
 		fprintf(stderr, "bpfbox test: could not start a session: %s\n", perr.message);
+	if (s.policy)
+		session_cleanup(&s);
 	policy_free(&p);
 	json_object_put(flags);
 	return code;

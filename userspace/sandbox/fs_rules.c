@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "landlock.h"
+#include "cred_scan.h"
 #include "grants.h"
 #include "../policy/policy.h"
 #include "../lib/util.h"
@@ -262,56 +263,43 @@ static int readable_deny_paths(const struct bpfbox_policy *p, uid_t uid, gid_t g
 	return 0;
 }
 
-int landlock_credential_paths(const struct bpfbox_policy *p, const char *root, struct strv *out)
-{
-	for (size_t i = 0; root && i < p->deny_paths.n; i++) {
-		const char *pat = p->deny_paths.v[i];
-		char path[PATH_MAX];
-		struct stat st;
-		int r;
-
-		/* "**" "/NAME" and "**" "/DIR/NAME"; suffix forms need a walk: BPF's to enforce. */
-		if (!startswith(pat, "**/") || strpbrk(pat + 3, "*?["))
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", streq(root, "/") ? "" : root, pat + 3) >=
-		    (int)sizeof(path))
-			continue;
-		if (lstat(path, &st) < 0 || strv_contains(out, path))
-			continue;
-		r = strv_push(out, path);
-		if (r)
-			return r;
-	}
-	return 0;
-}
-
 uint32_t landlock_restrict_flags(const struct landlock_rights *rights)
 {
 	/* Log denials of the new program too: they are what we audit. */
 	return rights->restrict_flags & LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON;
 }
 
-/* What the rules must leave out: the deny paths and the credential entries. */
+/*
+ * What the rules must leave out without a mount namespace: the deny paths
+ * and the credential entries of the granted trees but the workspace's.
+ * With one, the view masks them all by a mount (ns_mount.c, cred_scan.c):
+ * nothing is carved out, so the workspace stays listable and writable.
+ */
 static int hidden_paths(const struct bpfbox_policy *p, const struct landlock_extra *x, uid_t uid,
-			gid_t gid, struct strv *hidden)
+			gid_t gid, struct strv *hidden, size_t *n_deny)
 {
 	int r;
 
-	/* Masked by the mount namespace in O(1): no carve-out of /etc (ns_mount.c). */
-	r = x->masked ? 0 : readable_deny_paths(p, uid, gid, hidden);
+	*n_deny = 0;
+	if (x->masked)
+		return 0;
+	r = readable_deny_paths(p, uid, gid, hidden);
+	*n_deny = hidden->n;
 	/*
-	 * The credential entries at the top of each granted tree and of the
-	 * caller's home (.ssh, .aws, .env, ...): carved out here, at the cost
-	 * of a stat per pattern and tree, whatever the tree's size.
+	 * The credential entries at the top of the other granted trees and of
+	 * the caller's home (.ssh, .aws, .kube/config, ...), a readdir per tree
+	 * and per directory on the way to a two-component pattern. Not the
+	 * workspace's: a carve-out there makes its top unlistable and
+	 * unwritable (`ls`, `git init` fail); said in not_enforced (status.c).
 	 */
 	if (!r)
-		r = landlock_credential_paths(p, x->caller_home, hidden);
-	if (!r)
-		r = landlock_credential_paths(p, p->workspace, hidden);
+		r = cred_top_paths(p, x->caller_home, hidden);
 	for (size_t i = 0; !r && i < p->ro_paths.n; i++)
-		r = landlock_credential_paths(p, p->ro_paths.v[i], hidden);
+		r = cred_top_paths(p, p->ro_paths.v[i], hidden);
 	for (size_t i = 0; !r && i < p->rw_paths.n; i++)
-		r = landlock_credential_paths(p, p->rw_paths.v[i], hidden);
+		r = cred_top_paths(p, p->rw_paths.v[i], hidden);
+	for (size_t i = 0; !r && x->ro && i < x->ro->n; i++)
+		r = cred_top_paths(p, x->ro->v[i], hidden);
 	return r;
 }
 
@@ -351,8 +339,9 @@ int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_
 {
 	const uint64_t ro = LANDLOCK_FS_READ;
 	struct bpfbox_ruleset_attr attr = {0};
-	struct strv hidden = {0};
+	struct strv hidden = {0}, ws_hidden;
 	struct rules_ctx c = {.bad = bad};
+	size_t n_deny;
 	bool fs = p->mode != MODE_FULL_ACCESS;
 	uint64_t rw = rights->fs;
 	int r = 0;
@@ -381,7 +370,7 @@ int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_
 		return c.fd;
 	c.handled = attr.handled_access_fs;
 
-	r = hidden_paths(p, x, uid, gid, &hidden);
+	r = hidden_paths(p, x, uid, gid, &hidden, &n_deny);
 	if (r)
 		goto fail;
 	c.hidden = &hidden;
@@ -397,9 +386,13 @@ int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_
 				   ro);
 	for (size_t i = 0; !r && x->ro && i < x->ro->n; i++)
 		r = add_tree(&c, x->ro->v[i], ro, true);
+	/* The workspace whole but the absolute deny paths (hidden_paths). */
+	ws_hidden = (struct strv){.v = hidden.v, .n = n_deny};
+	c.hidden = &ws_hidden;
 	if (!r)
 		r = add_grant_tree(&c, grant_fd_of(x->grants, p->workspace), p->workspace,
 				   p->mode == MODE_READ_ONLY ? ro : rw);
+	c.hidden = &hidden;
 	for (size_t i = 0; !r && i < p->rw_paths.n; i++)
 		r = add_grant_tree(&c, grant_fd_of(x->grants, p->rw_paths.v[i]), p->rw_paths.v[i],
 				   rw);

@@ -19,6 +19,8 @@
 
 #include "session_internal.h"
 #include "landlock.h"
+#include "cred_scan.h"
+#include "cred_match.h"
 #include "../policy/policy.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
@@ -215,6 +217,8 @@ static const struct {
 /* Whether a credential rule or an absolute deny path covers real. */
 static bool denied(const struct bpfbox_policy *p, const struct strv *cred, const char *real)
 {
+	if (cred_path_denied(p, real))
+		return true;
 	for (size_t i = 0; i < cred->n; i++)
 		if (below(real, cred->v[i]) || below(cred->v[i], real))
 			return true;
@@ -316,7 +320,7 @@ int session_home_path(const struct session *s, struct strv *ro, char *path_env, 
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
 	if (home)
-		r = landlock_credential_paths(p, home, &cred);
+		r = cred_top_paths(p, home, &cred);
 	if (!r)
 		r = grant_toolchains(s, &cred, ro);
 	path_env[0] = '\0';
@@ -332,7 +336,7 @@ int session_home_path(const struct session *s, struct strv *ro, char *path_env, 
 		if (home && entry[0] == '/' && realpath(entry, real) && below(real, home) &&
 		    !below(real, p->workspace)) {
 			/* The home itself on PATH would grant all of it: not that. */
-			if (streq(real, home))
+			if (streq(real, home) || cred_path_denied(p, real))
 				keep = false;
 			for (size_t i = 0; i < cred.n; i++)
 				if (below(real, cred.v[i]))
@@ -366,7 +370,7 @@ static int other_homes_credentials(const struct bpfbox_policy *p, struct strv *c
 {
 	DIR *d = opendir("/home");
 	struct dirent *e;
-	int r = landlock_credential_paths(p, "/root", cred);
+	int r = cred_top_paths(p, "/root", cred);
 
 	while (!r && d && (e = readdir(d))) {
 		char dir[PATH_MAX];
@@ -374,21 +378,26 @@ static int other_homes_credentials(const struct bpfbox_policy *p, struct strv *c
 		if (e->d_name[0] == '.' ||
 		    snprintf(dir, sizeof(dir), "/home/%s", e->d_name) >= (int)sizeof(dir))
 			continue;
-		r = landlock_credential_paths(p, dir, cred);
+		r = cred_top_paths(p, dir, cred);
 	}
 	if (d)
 		closedir(d);
 	return r;
 }
 
-int session_view_policy(const struct session *s, const struct strv *path_ro,
-			struct bpfbox_policy *view)
+int session_view_policy(struct session *s, const struct strv *path_ro, struct bpfbox_policy *view)
 {
 	const struct bpfbox_policy *p = s->policy;
 	const char *home = session_caller_home();
 	struct strv cred = {0};
 	int r = policy_dup(view, p);
 
+	/*
+	 * The BPF LSM holds the deny patterns at Full, with its records: the
+	 * masks of the plan's scan would answer first (EACCES).
+	 */
+	if (s->layers.enabled == LEVEL_FULL)
+		s->layers.ns.nmasks = 0;
 	if (!r && s->home[0])
 		r = strv_push(&view->rw_paths, s->home);
 	for (size_t i = 0; !r && i < path_ro->n; i++)
@@ -398,20 +407,23 @@ int session_view_policy(const struct session *s, const struct strv *path_ro,
 	if (!r && p->read_host && home && !strv_contains(&view->ro_paths, home))
 		r = strv_push(&view->ro_paths, home);
 	/*
-	 * The credential entries at the top of the granted trees, masked by the
-	 * view as the absolute deny paths are (a grant of a tree under the
-	 * session's /tmp is wider in Landlock than the tree).
+	 * The credential entries of the granted trees, masked by the view as
+	 * the absolute deny paths are (a grant of a tree under the session's
+	 * /tmp is wider in Landlock than the tree): the top of the trees the
+	 * plan's scan did not walk (the caller's home, the PATH trees, the
+	 * private home); what it found in the workspace and the --ro/--rw
+	 * grants goes to the child through the plan (ns.h, checked there).
 	 */
 	if (!r)
-		r = landlock_credential_paths(p, home, &cred);
-	if (!r)
-		r = landlock_credential_paths(p, p->workspace, &cred);
+		r = cred_top_paths(p, home, &cred);
 	if (!r && p->read_host)
 		r = other_homes_credentials(p, &cred);
 	for (size_t i = 0; !r && i < view->ro_paths.n; i++)
-		r = landlock_credential_paths(p, view->ro_paths.v[i], &cred);
+		if (!strv_contains(&p->ro_paths, view->ro_paths.v[i]))
+			r = cred_top_paths(p, view->ro_paths.v[i], &cred);
 	for (size_t i = 0; !r && i < view->rw_paths.n; i++)
-		r = landlock_credential_paths(p, view->rw_paths.v[i], &cred);
+		if (!strv_contains(&p->rw_paths, view->rw_paths.v[i]))
+			r = cred_top_paths(p, view->rw_paths.v[i], &cred);
 	for (size_t i = 0; !r && i < cred.n; i++)
 		if (!strv_contains(&view->deny_paths, cred.v[i]))
 			r = strv_push(&view->deny_paths, cred.v[i]);

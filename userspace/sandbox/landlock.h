@@ -130,13 +130,6 @@ struct landlock_extra {
 int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_rights *rights,
 			   const struct landlock_extra *x, uid_t uid, gid_t gid, const char **bad);
 
-/*
- * The credential patterns of p that name a fixed entry ("**" "/.ssh",
- * "**" "/.config/gcloud") resolved under root, for those that exist:
- * what a grant of root leaves out. 0 or -ENOMEM.
- */
-int landlock_credential_paths(const struct bpfbox_policy *p, const char *root, struct strv *out);
-
 /* The restrict_self flags for this ABI (audit logging of denials on). */
 uint32_t landlock_restrict_flags(const struct landlock_rights *rights);
 

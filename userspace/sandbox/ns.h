@@ -29,6 +29,13 @@ struct ns_plan {
 	gid_t gid;
 	char why_not[160];	/* non-empty: the layer is missing, and why */
 	uint64_t inodes_per_mb; /* the private /tmp's nr_inodes per MB of the disk limit */
+	/*
+	 * The credential entries found at plan (cred_scan.c): masked in the
+	 * child, each the same file (st_dev, st_ino) or the set-up fails.
+	 */
+	char *const *masks;
+	const uint64_t (*mask_ids)[2];
+	size_t nmasks;
 };
 
 /*
@@ -72,6 +79,13 @@ struct ns_init_scrub {
 
 /* Reads the bounds from /proc/self/stat. Returns 0 or -errno. */
 int ns_init_scrub_read(struct ns_init_scrub *s);
+
+/*
+ * ns_mask.c, in the child once the grants are put back: the masks over
+ * p's absolute deny paths and n's credential entries (each checked to be
+ * the file the plan found). 0 or -errno with *step naming the path.
+ */
+int ns_mask(const struct ns_plan *n, const struct bpfbox_policy *p, const char **step);
 
 /*
  * Runs in the child after every restriction, instead of exec: vforks

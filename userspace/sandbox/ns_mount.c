@@ -373,25 +373,6 @@ static int hide(const struct view *v, const char *dir)
 	return mount("/dev/.bpfbox-empty", dir, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
 }
 
-/* Absolute deny paths: an empty mode-0 file or directory bound over each. */
-static int mask_deny_paths(const struct bpfbox_policy *p, const char **step)
-{
-	for (size_t i = 0; i < p->deny_paths.n; i++) {
-		const char *path = p->deny_paths.v[i];
-		struct stat st;
-
-		if (path[0] != '/' || strchr(path, '*') || lstat(path, &st) < 0 ||
-		    S_ISLNK(st.st_mode))
-			continue;
-		*step = path;
-		if (mount(S_ISDIR(st.st_mode) ? "/dev/.bpfbox-mask-d" : "/dev/.bpfbox-mask-f", path,
-			  NULL, MS_BIND, NULL) < 0)
-			return -errno;
-		/* A bind keeps its source's read-only flag: /dev is read-only by now. */
-	}
-	return 0;
-}
-
 static int add_ll_rule(int ruleset_fd, const char *path, uint64_t access, uint64_t handled)
 {
 	struct landlock_path_beneath_attr attr = {0};
@@ -565,7 +546,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 		if ((r = remount_ro(hidden_dirs[i])) < 0)
 			goto out;
 	}
-	if ((r = mask_deny_paths(p, step)) < 0)
+	if ((r = ns_mask(n, p, step)) < 0)
 		goto out;
 	if (ruleset_fd >= 0) {
 		*step = "add the Landlock rules of the new mounts";

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -19,6 +20,8 @@
 #include "../lib/cgroup.h"
 #include "session_internal.h"
 #include "landlock.h"
+#include "cred_scan.h"
+#include "cred_match.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../lib/log.h"
@@ -75,6 +78,78 @@ size_t session_writable_dirs(const struct session *s, bool for_unix, const char 
 		if (!for_unix || unix_dir_fits(p->rw_paths.v[i]))
 			dirs[n++] = p->rw_paths.v[i];
 	return n;
+}
+
+static void free_masks(struct session *s)
+{
+	if (s->cred_masks)
+		strv_clear(s->cred_masks);
+	free(s->cred_masks);
+	free(s->cred_ids);
+	s->cred_masks = NULL;
+	s->cred_ids = NULL;
+	s->layers.ns.masks = NULL;
+	s->layers.ns.nmasks = 0;
+}
+
+/*
+ * With a mount namespace, the credential entries of the workspace and the
+ * --ro/--rw grants, found by name within the scan's bounds, are masked by
+ * the view (session_view_policy); what the bounds left unchecked, and the
+ * other names (hard links) of a match, go to s->cred_unchecked.
+ */
+static int plan_masks(struct session *s)
+{
+	const struct bpfbox_policy *p = s->policy;
+	struct cred_scan sc;
+	int r;
+
+	if (p->mode == MODE_FULL_ACCESS)
+		return 0;
+	/* A workspace that is itself a credential entry would be masked whole. */
+	if (p->workspace && cred_path_denied(p, p->workspace))
+		return log_error_errno(EPERM,
+				       "the workspace %s is inside a credential path (a deny "
+				       "pattern matches it); nothing ran",
+				       p->workspace);
+	if (!s->layers.ns.clone_flags)
+		return 0;
+	s->cred_masks = calloc(1, sizeof(*s->cred_masks));
+	if (!s->cred_masks)
+		return -ENOMEM;
+	cred_scan_init(&sc);
+	/* Twice when a match has other names (hard links): those are masked too. */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass && !cred_scan_relink(&sc))
+			break;
+		r = cred_scan_tree(p, p->workspace, &sc, s->cred_masks);
+		for (size_t i = 0; !r && i < p->ro_paths.n; i++)
+			r = cred_scan_tree(p, p->ro_paths.v[i], &sc, s->cred_masks);
+		for (size_t i = 0; !r && i < p->rw_paths.n; i++)
+			r = cred_scan_tree(p, p->rw_paths.v[i], &sc, s->cred_masks);
+		if (r)
+			break;
+	}
+	cred_scan_links(&sc, s->cred_masks);
+	s->cred_ids = sc.ids;
+	if (!r)
+		r = cred_scan_dedupe(&sc, s->cred_masks);
+	if (r < 0)
+		return r; /* session_cleanup frees them */
+	/*
+	 * More matches than masks: decoys a session made could push a real
+	 * credential file past the cap, so none runs (docs/SECURITY.md).
+	 */
+	if (sc.said & CRED_SCAN_SAID_MASKS)
+		return log_error_errno(E2BIG,
+				       "more than %d credential entries in the workspace and the "
+				       "grants (%s); nothing ran",
+				       CRED_SCAN_MAX_MASKS, sc.unchecked);
+	s->layers.ns.masks = s->cred_masks->v;
+	s->layers.ns.mask_ids = (const uint64_t(*)[2])s->cred_ids;
+	s->layers.ns.nmasks = s->cred_masks->n;
+	snprintf(s->cred_unchecked, sizeof(s->cred_unchecked), "%s", sc.unchecked);
+	return r;
 }
 
 int session_plan(struct session *s, const struct bpfbox_policy *p)
@@ -134,6 +209,13 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 		add_not_enforced(l, what);
 	}
 
+	if ((abi = plan_masks(s)) < 0) {
+		free_masks(s);
+		if (abi == -ENOMEM)
+			return log_error_errno(abi, "cannot list the credential entries of the "
+						    "workspace");
+		return abi;
+	}
 	name_private_tmp(s);
 	/* Embedded mode without BPF asks for what Landlock and seccomp give. */
 	l->requested = LEVEL_STANDARD;
@@ -173,4 +255,5 @@ int session_prepare_cgroup(struct session *s)
 void session_cleanup(struct session *s)
 {
 	limits_destroy(&s->lim);
+	free_masks(s);
 }

@@ -138,6 +138,9 @@ struct session {
 	bool child_placed;	   /* cloned into the v2 cgroup of lim.cg_fd (CLONE_INTO_CGROUP) */
 	const struct strv *labels; /* --label KEY=VALUE, NULL: none */
 	char home[4096];	   /* the private HOME, "" when none */
+	struct strv *cred_masks;   /* the credential entries the view masks (cred_scan.c) */
+	uint64_t (*cred_ids)[2];   /* their st_dev and st_ino, checked before each mask */
+	char cred_unchecked[512];  /* what the scan's bounds left unchecked, or hard links */
 	struct denials denials;	   /* for the end-of-run summary (lib/denial.h) */
 	uint64_t start_ns;	   /* bpfbox run's start (now_ns): ended's duration_ms */
 	const char *setup_step;	   /* the step that failed (cause setup), NULL: the session's */
@@ -182,8 +185,9 @@ int session_run(struct session *s, char *const argv[]);
 
 /*
  * Names in s->layers.not_enforced the rules only BPF LSM enforces when it
- * is not loaded (lsm false): credential patterns below the top of granted
- * trees, --exec-deny.
+ * is not loaded (lsm false): credential files the masks do not cover (made
+ * during the session, past the start scan's bounds; all of the workspace's
+ * without namespaces), --exec-deny.
  */
 void session_note_bpf_lsm(struct session *s, bool lsm);
 /* Those rules in words, in buf; the length (0: none, full access). */

@@ -180,10 +180,10 @@ int session_home_env(const struct session *s, struct strv *env);
  * The policy the mount namespace builds its view from: s's, plus the
  * private home (read-write), the PATH trees of path_ro and, with
  * --read-host, the caller's home (read-only); the credential entries at the
- * top of every granted tree masked. policy_free() it.
+ * top of every granted tree masked; at Full, not the plan's masks (the BPF
+ * LSM holds them). policy_free() it.
  */
-int session_view_policy(const struct session *s, const struct strv *path_ro,
-			struct bpfbox_policy *view);
+int session_view_policy(struct session *s, const struct strv *path_ro, struct bpfbox_policy *view);
 
 /* session_env.c: the allowlisted environment (path_env: PATH when set). */
 int session_build_env(const struct session *s, const char *path_env, struct strv *env);

@@ -441,10 +441,22 @@ size_t session_lsm_only_rules(const struct session *s, char *buf, size_t size)
 
 	if (p->mode == MODE_FULL_ACCESS || !size)
 		return 0;
-	/* Landlock carves out the top-level entries only (landlock_credential_paths). */
-	n = snprintf(buf, size,
-		     "credential patterns below the top of granted trees "
-		     "(**/.env, **/*.pem, ... in subdirectories: no BPF LSM)");
+	/*
+	 * With namespaces the view masks what the start scan found by name
+	 * (cred_scan.c): not what is made later, nor deep in the PATH trees,
+	 * nor past the scan's bounds. Without, the workspace is granted whole.
+	 */
+	if (s->layers.ns.clone_flags)
+		n = snprintf(buf, size,
+			     "credential patterns in files made during the session and below the "
+			     "top of the PATH trees (masked by name at start: no BPF LSM)%s%s",
+			     s->cred_unchecked[0] ? "; credential scan at start: " : "",
+			     s->cred_unchecked);
+	else
+		n = snprintf(buf, size,
+			     "credential patterns in the workspace and below the top of the other "
+			     "granted trees (**/.env, **/*.pem, ...: no namespaces to mask them, "
+			     "no BPF LSM)");
 	if (!p->exec_deny.n || n >= size)
 		return n < size ? n : size - 1;
 	n += snprintf(buf + n, size - n, "; --exec-deny");
@@ -457,7 +469,7 @@ size_t session_lsm_only_rules(const struct session *s, char *buf, size_t size)
 
 void session_note_bpf_lsm(struct session *s, bool lsm)
 {
-	char what[768];
+	char what[1024];
 	size_t len;
 
 	if (lsm || !session_lsm_only_rules(s, what, sizeof(what)))

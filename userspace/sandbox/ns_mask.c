@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The masks of the session's view (docs/SECURITY.md, "Credential entries
+ * without BPF LSM"): an empty mode-0 file or directory of /dev's read-only
+ * tmpfs bound over each absolute deny path and each credential entry the
+ * plan found in the grants (cred_scan.c), once the grants are put back.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ns.h"
+#include "../policy/policy.h"
+
+/*
+ * Absolute deny paths and the credential entries found in the grants
+ * (session_view_policy): an empty mode-0 file or directory bound over
+ * each, after the grants are put back, so each is on top at its path.
+ * The session cannot unmount one (seccomp), nor rename or unlink it
+ * (EBUSY: a mount point), nor link it elsewhere (EXDEV: the mask is on
+ * /dev's tmpfs).
+ */
+static int mask_deny_paths(const struct bpfbox_policy *p, const char **step)
+{
+	for (size_t i = 0; i < p->deny_paths.n; i++) {
+		const char *path = p->deny_paths.v[i];
+		struct stat st;
+
+		/* Patterns ("**" "/.env") are not paths; a found name may hold a '*'. */
+		if (path[0] != '/' || lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
+			continue;
+		*step = path;
+		if (mount(S_ISDIR(st.st_mode) ? "/dev/.bpfbox-mask-d" : "/dev/.bpfbox-mask-f", path,
+			  NULL, MS_BIND, NULL) < 0)
+			return -errno;
+		/* A bind keeps its source's read-only flag: /dev is read-only by now. */
+	}
+	return 0;
+}
+
+/*
+ * The credential entries the plan found (cred_scan.c), each checked to be
+ * the file the scan saw before its mask goes on: another session on the
+ * same workspace that renamed a directory on the way, or put another file
+ * in its place, fails this set-up rather than leave the file shown; the
+ * mount goes on the fd opened here, never on a name resolved again.
+ */
+static int mask_found(const struct ns_plan *n, const char **step)
+{
+	char at[32];
+
+	for (size_t i = 0; i < n->nmasks; i++) {
+		struct stat st;
+		int fd, r = 0;
+
+		*step = n->masks[i];
+		fd = open(n->masks[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (fstat(fd, &st) < 0)
+			r = -errno;
+		else if (st.st_dev != n->mask_ids[i][0] || st.st_ino != n->mask_ids[i][1])
+			r = -ESTALE;
+		snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
+		if (!r && mount(S_ISDIR(st.st_mode) ? "/dev/.bpfbox-mask-d" : "/dev/.bpfbox-mask-f",
+				at, NULL, MS_BIND, NULL) < 0)
+			r = -errno;
+		close(fd);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int ns_mask(const struct ns_plan *n, const struct bpfbox_policy *p, const char **step)
+{
+	int r = mask_deny_paths(p, step);
+
+	return r < 0 ? r : mask_found(n, step);
+}
