@@ -161,7 +161,7 @@ check_events "$A" "(lambda sh: any(e['type'] == 'exec' and e['filename'] == '/bi
 # Network, in one session with --net allow: the cgroup program denies the
 # metadata address even so, and a loopback listener is reached. The
 # command prints how each connect ended.
-python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); import time; time.sleep(30)' >"$TMPD/port" &
+python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); import time; time.sleep(300)' >"$TMPD/port" &
 LPID=$!
 poll_until 20 test -s "$TMPD/port" || fail "the loopback listener did not start"
 PORT=$(cat "$TMPD/port")
@@ -195,7 +195,7 @@ check_events "$A" "any(e['type'] == 'connect' and e['decision'] == 'deny' and e[
 python3 -c 'import socket, time
 a = socket.socket(); a.bind(("127.0.0.1", 0)); a.listen()
 b = socket.socket(); b.bind(("127.0.0.2", 0)); b.listen()
-print(a.getsockname()[1], b.getsockname()[1], flush=True); time.sleep(30)' >"$TMPD/ports" &
+print(a.getsockname()[1], b.getsockname()[1], flush=True); time.sleep(300)' >"$TMPD/ports" &
 LPID=$!
 poll_until 20 test -s "$TMPD/ports" || fail "the loopback listeners did not start"
 read -r P1 P2 <"$TMPD/ports"

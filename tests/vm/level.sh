@@ -104,7 +104,7 @@ if [ "$(json "$TMPD/s.json" "d['features']['session_namespaces']['available']")"
 			chmod "$(stat -L -c %a /bin/sh)" /bin/sh 2>&1; exit 0' \
 			>"$TMPD/out" 2>"$TMPD/err" || rc=$?
 		problem=""
-		grep -q '^init=bpfbox run' "$TMPD/out" || problem="pid 1 is not the session's init;"
+		grep -q '^init=bpfbox-ini' "$TMPD/out" || problem="pid 1 is not the session's init;"
 		grep -Eq '^n=[1-6]$' "$TMPD/out" || problem="$problem more than the session's processes;"
 		grep -q '^tmp=tmpfs$' "$TMPD/out" || problem="$problem /tmp is not a tmpfs;"
 		grep -q 'Read-only file system' "$TMPD/out" || problem="$problem chmod outside did not fail with EROFS;"
