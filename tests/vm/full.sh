@@ -104,12 +104,20 @@ work_case() {
 		>"$TMPD/work.out" 2>&1
 	rc=$?
 	SID=$(cat "$W/.bpfbox-sid" 2>/dev/null)
-	[ $rc = 0 ] && ok "vm work $wn: $3 calls succeed ($(tail -1 "$TMPD/work.out" | tr -d '{}'))" ||
-		fail "vm work $wn: exit $rc: $(oneline "$TMPD/work.out" 900)"
+	[ $rc = 0 ] && ok "vm work $wn: $3 calls succeed ($(grep '^{' "$TMPD/work.out" | tr -d '{}'))" ||
+		fail "vm work $wn: exit $rc: $(grep '^{' "$TMPD/work.out"); output: $(oneline "$TMPD/work.out" 900)"
 	[ "$3" = full ] || return 0
 	# The only file denials of the session: the three credential files.
-	check_events "$TMPD/work.jsonl" "sorted(e['path'].rsplit('/', 1)[1] for e in mine if e['decision'] == 'deny' and e['layer'] == 'bpf-lsm') == ['.env', 'id_rsa', 'x.pem']" \
-		"vm work $wn: the BPF LSM's denials are .env, id_rsa and x.pem, nothing else"
+	lsm_denials() {
+		SID=$SID python3 -c 'import json, os, sys
+print(sorted(e.get("op", "open") + " " + e["path"] for e in map(json.loads, open(sys.argv[1]))
+             if e.get("session") == os.environ["SID"] and e.get("decision") == "deny" and e.get("layer") == "bpf-lsm"))' "$TMPD/work.jsonl"
+	}
+	if wait_events "$TMPD/work.jsonl" "sorted(e['path'].rsplit('/', 1)[1] for e in mine if e['decision'] == 'deny' and e['layer'] == 'bpf-lsm') == ['.env', 'id_rsa', 'x.pem']" 0; then
+		ok "vm work $wn: the BPF LSM's denials are .env, id_rsa and x.pem, nothing else"
+	else
+		fail "vm work $wn: the BPF LSM's denials are not .env, id_rsa and x.pem alone: $(lsm_denials | head -c 1200)"
+	fi
 }
 work_cases() {
 	work_case tmpfs "$TMPD/work-ws" full
