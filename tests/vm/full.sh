@@ -113,7 +113,7 @@ work_case() {
 print(sorted(e.get("op", "open") + " " + e["path"] for e in map(json.loads, open(sys.argv[1]))
              if e.get("session") == os.environ["SID"] and e.get("decision") == "deny" and e.get("layer") == "bpf-lsm"))' "$TMPD/work.jsonl"
 	}
-	if wait_events "$TMPD/work.jsonl" "sorted(e['path'].rsplit('/', 1)[1] for e in mine if e['decision'] == 'deny' and e['layer'] == 'bpf-lsm') == ['.env', 'id_rsa', 'x.pem']" 0; then
+	if wait_events "$TMPD/work.jsonl" "sorted(e['path'].rsplit('/', 1)[1] for e in mine if e.get('decision') == 'deny' and e.get('layer') == 'bpf-lsm') == ['.env', 'id_rsa', 'x.pem']" 0; then
 		ok "vm work $wn: the BPF LSM's denials are .env, id_rsa and x.pem, nothing else"
 	else
 		fail "vm work $wn: the BPF LSM's denials are not .env, id_rsa and x.pem alone: $(lsm_denials | head -c 1200)"
