@@ -19,8 +19,9 @@
  *   inode_setattr         utimes (and mode, owner) outside it
  *   inode_setxattr/inode_removexattr  the same for extended attributes
  *
- * A denial returns -EPERM and leaves one record (layer BPF_LSM). The file
- * rules are judged in bpf/lsm_file.bpf.h; the maps and the pattern
+ * A denial returns -EPERM and leaves one record (layer BPF_LSM). On an
+ * overlay, overlayfs's own calls on its layers' files are not judged again
+ * (bpf/lsm_ovl.bpf.h). The file rules are judged in bpf/lsm_file.bpf.h; the maps and the pattern
  * compilation are in docs/lsm.md and userspace/agent/lsm_policy.c.
  */
 #include "cmd.bpf.h"
