@@ -43,7 +43,7 @@ def run(*cmd, **kw):
     return p.returncode == 0
 def works(f):
     try: return f() is not False
-    except OSError as e: print(e, file=sys.stderr); return False
+    except Exception as e: print(e, file=sys.stderr); return False  # sqlite3's errors too
 def denied(path):
     try: open(path).read(); return False
     except PermissionError: return True
