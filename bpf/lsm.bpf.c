@@ -19,13 +19,15 @@
  *   inode_setattr         utimes (and mode, owner) outside it
  *   inode_setxattr/inode_removexattr  the same for extended attributes
  *
- * A denial returns -EPERM and leaves one record (layer BPF_LSM). The file
- * rules are judged in bpf/lsm_file.bpf.h; the maps and the pattern
+ * A denial returns -EPERM and leaves one record (layer BPF_LSM). On an
+ * overlay, overlayfs's own calls on its layers' files are not judged again
+ * (bpf/lsm_ovl.bpf.h). The file rules are judged in bpf/lsm_file.bpf.h; the maps and the pattern
  * compilation are in docs/lsm.md and userspace/agent/lsm_policy.c.
  */
 #include "cmd.bpf.h"
 #include "net.bpf.h"
 #include "lsm_file.bpf.h"
+#include "lsm_ovl.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -79,22 +81,6 @@ static __always_inline void report_file(struct bpfbox_session *s, struct scratch
 }
 
 /*
- * 0, or -EPERM: the hook's return value in two branches. Computed as
- * -(int)deny (one 32-bit negation) it leaves the 6.1 to 6.12 verifiers
- * without a range for R0 ("should have been in [-4095, 0]"): they do not
- * track BPF_NEG. The barrier keeps the compiler from folding the branches
- * back into arithmetic.
- */
-static __always_inline int lsm_verdict(bool deny)
-{
-	if (deny) {
-		barrier();
-		return -EPERM;
-	}
-	return 0;
-}
-
-/*
  * The verdict of a file hook on op (enum bpfbox_file_op): on the file
  * opened (file_open: file, its dentry and mount read once the task is
  * known to be in a session), or on d (on vm) and d2 (on vm2, may be NULL),
@@ -111,8 +97,12 @@ static __always_inline int check_file(int ret, struct file *file, struct dentry 
 	if (!s)
 		return ret;
 	if (file) {
+		/* Overlayfs opening a layer's file: its overlay file was judged. */
+		if (ovl_internal())
+			return 0;
 		d = BPF_CORE_READ(file, f_path.dentry);
 		vm = BPF_CORE_READ(file, f_path.mnt);
+		ovl_note(d);
 	}
 	w = scratch_get();
 	if (w)
@@ -520,6 +510,10 @@ static __always_inline int check_meta(int ret, const struct path *path, struct d
 		d = BPF_CORE_READ(path, dentry);
 		mnt = BPF_CORE_READ(path, mnt);
 	}
+	/* Overlayfs changing a layer's file (lsm_ovl.bpf.h): judged on the overlay's. */
+	if (ovl_internal())
+		return 0;
+	ovl_note(d);
 	if (under_writable(s->id, (__u64)d))
 		return 0;
 	w = scratch_get();

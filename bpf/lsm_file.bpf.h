@@ -42,6 +42,7 @@ struct scratch {
 	__u32 depth;		/* dentries in chain */
 	__u32 rooted;		/* chain ends below the task's root */
 	__u32 base;		/* a position in path */
+	__u32 system;		/* abs_match passed a system tree (LSM_TREE_SYSTEM) */
 	__u64 chain[MAX_DEPTH]; /* struct dentry *, the file first */
 	struct bpfbox_name_key key;
 	struct lsm_abs_key abs;
@@ -240,7 +241,45 @@ static __noinline int leaf_denied(struct scratch *w, __u32 session, int moving)
 	if (w->depth > 1 && read_pair(w->key.name, chain_at(w, 1), leaf) &&
 	    name_denied(w, session, LSM_NAME_PAIR_EXACT))
 		return 1;
-	return suffix_denied(w, session, (__u64)leaf) || prefix_denied(w, session, (__u64)leaf);
+	return suffix_denied(w, session, (__u64)leaf);
+}
+
+/*
+ * The file's last extension is a source-code one (LSM_NAME_SOURCE: "py",
+ * "js", ...): then NAME.* and directory patterns do not deny it, the
+ * standard library's secrets.py and an SDK's credentials.js or
+ * credentials/x.js being modules, not keys (docs/lsm.md "Where names
+ * apply"). Patterns that name the whole name or the extension still do.
+ */
+static __noinline int source_leaf(struct scratch *w, __u32 session)
+{
+	struct dentry *d;
+	const unsigned char *name;
+	__u32 len, tail, dot;
+
+	if (!w || !w->depth)
+		return 0;
+	d = chain_at(w, 0);
+	name = BPF_CORE_READ(d, d_name.name);
+	len = BPF_CORE_READ(d, d_name.len);
+	tail = len > BPFBOX_NAME_LEN ? len - BPFBOX_NAME_LEN : 0;
+	bpf_probe_read_kernel_str(w->win, BPFBOX_NAME_LEN + 1, name + tail);
+	/* The last dot's position lives in memory: see interp_name(). */
+	*(volatile __u32 *)&w->base = 0;
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < BPFBOX_NAME_LEN; i++) {
+		if (!w->win[i])
+			break;
+		if (w->win[i] == '.')
+			*(volatile __u32 *)&w->base = i + 1;
+	}
+	dot = *(volatile __u32 *)&w->base;
+	if (!dot || dot >= BPFBOX_NAME_LEN)
+		return 0;
+	zero_name(w->key.name);
+	bpf_probe_read_kernel_str(w->key.name, BPFBOX_NAME_LEN,
+				  w->win + (dot & (BPFBOX_NAME_LEN - 1)));
+	return name_denied(w, session, LSM_NAME_SOURCE);
 }
 
 /* The directories on the path (chain[1..]). */
@@ -266,6 +305,32 @@ static __noinline int components_denied(struct scratch *w, __u32 session)
 	return 0;
 }
 
+/*
+ * Whether d (a file or directory) lies in the session's writable set: d or
+ * one of its parents, up to the root of its file system, is a directory of
+ * the set. By inode, so ".." and symlinks lead to the same answer.
+ */
+static __noinline int under_writable(__u32 session, __u64 dentry)
+{
+	struct bpfbox_inode_key k = {.session = session};
+	struct dentry *d = (struct dentry *)dentry, *p;
+
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < MAX_DEPTH; i++) {
+		if (!d)
+			return 0;
+		k.dev = BPF_CORE_READ(d, d_sb, s_dev);
+		k.ino = BPF_CORE_READ(d, d_inode, i_ino);
+		if (bpf_map_lookup_elem(&writable, &k))
+			return 1;
+		p = BPF_CORE_READ(d, d_parent);
+		if (p == d)
+			return 0;
+		d = p;
+	}
+	return 0;
+}
+
 enum abs_match {
 	ABS_NONE,
 	ABS_PREFIX, /* the path leads to a denied path: moving it would move
@@ -283,7 +348,10 @@ static __noinline int abs_match(struct scratch *w, __u32 session, __u32 mask)
 	__u64 parent = 0;
 	__u32 n;
 
-	if (!w || !w->rooted || !w->depth)
+	if (!w)
+		return ABS_NONE;
+	w->system = 0;
+	if (!w->rooted || !w->depth)
 		return ABS_NONE;
 	n = w->depth;
 #pragma clang loop unroll(disable)
@@ -300,6 +368,8 @@ static __noinline int abs_match(struct scratch *w, __u32 session, __u32 mask)
 			return ABS_NONE;
 		if (node->deny & mask)
 			return ABS_DENY;
+		if (node->deny & LSM_TREE_SYSTEM)
+			w->system = 1;
 		parent = node->id;
 	}
 	return ABS_PREFIX;
@@ -354,13 +424,20 @@ static __always_inline bool dentry_denied(struct scratch *w, __u32 session, stru
 
 	if (chain_collect(w, (__u64)d, (__u64)vm) <= 0)
 		return false;
-	if (leaf_denied(w, session, moving) || components_denied(w, session))
-		return true;
-	if (!moving)
-		return abs_match(w, session, LSM_DENY_OPEN) == ABS_DENY;
 	/* Moving a binary out of an exec_deny path would free it too. */
-	abs = abs_match(w, session, LSM_DENY_OPEN | LSM_DENY_EXEC);
-	return abs == ABS_DENY || abs == ABS_PREFIX;
+	abs = abs_match(w, session, moving ? LSM_DENY_OPEN | LSM_DENY_EXEC : LSM_DENY_OPEN);
+	if (abs == ABS_DENY || (moving && abs == ABS_PREFIX))
+		return true;
+	/*
+	 * Name patterns are about credentials in user trees: not in a system
+	 * or library tree (/usr/lib, ...), unless the session may write there.
+	 */
+	if (w->system && !under_writable(session, (__u64)d))
+		return false;
+	if (leaf_denied(w, session, moving))
+		return true;
+	return !source_leaf(w, session) &&
+	       (prefix_denied(w, session, (__u64)d) || components_denied(w, session));
 }
 
 /* w->key.name = the basename of interp (the path as given); 1 if done. */
@@ -401,27 +478,17 @@ static __always_inline bool exec_path_denied(struct scratch *w, __u32 session, s
 }
 
 /*
- * Whether d (a file or directory) lies in the session's writable set: d or
- * one of its parents, up to the root of its file system, is a directory of
- * the set. By inode, so ".." and symlinks lead to the same answer.
+ * 0, or -EPERM: the hook's return value in two branches. Computed as
+ * -(int)deny (one 32-bit negation) it leaves the 6.1 to 6.12 verifiers
+ * without a range for R0 ("should have been in [-4095, 0]"): they do not
+ * track BPF_NEG. The barrier keeps the compiler from folding the branches
+ * back into arithmetic.
  */
-static __noinline int under_writable(__u32 session, __u64 dentry)
+static __always_inline int lsm_verdict(bool deny)
 {
-	struct bpfbox_inode_key k = {.session = session};
-	struct dentry *d = (struct dentry *)dentry, *p;
-
-#pragma clang loop unroll(disable)
-	for (int i = 0; i < MAX_DEPTH; i++) {
-		if (!d)
-			return 0;
-		k.dev = BPF_CORE_READ(d, d_sb, s_dev);
-		k.ino = BPF_CORE_READ(d, d_inode, i_ino);
-		if (bpf_map_lookup_elem(&writable, &k))
-			return 1;
-		p = BPF_CORE_READ(d, d_parent);
-		if (p == d)
-			return 0;
-		d = p;
+	if (deny) {
+		barrier();
+		return -EPERM;
 	}
 	return 0;
 }

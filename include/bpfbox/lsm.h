@@ -18,6 +18,7 @@
 #define LSM_NAME_PAIR_EXACT	17 /* pattern DIR/NAME: the file NAME in DIR */
 #define LSM_NAME_PAIR_COMPONENT 18 /* ... a directory NAME in DIR */
 #define LSM_NAME_PAIR_DIR	19 /* ... DIR (key "DIR"): not to be renamed */
+#define LSM_NAME_SOURCE		20 /* a source-code extension (key "py"): see LSM_TREE_SYSTEM */
 #define LSM_PAIR_HALF		32
 
 /* Deepest absolute pattern, in components (the BPF walk's bound). */
@@ -39,5 +40,11 @@ struct lsm_abs_node {
 
 #define LSM_DENY_OPEN 1 /* a deny pattern: no open, rename, link */
 #define LSM_DENY_EXEC 2 /* an exec_deny path: no exec, no executable map */
+/*
+ * A system or library tree (/usr/lib, ...): name patterns do not apply
+ * below it, outside the session's writable set (docs/lsm.md "Where names
+ * apply"). Not a deny bit: absolute rules below it still hold.
+ */
+#define LSM_TREE_SYSTEM 4
 
 #endif

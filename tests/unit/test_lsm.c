@@ -242,6 +242,44 @@ static void test_compile_exec(void **state)
 	lsm_entries_free(&es);
 }
 
+/*
+ * Where names apply: the system trees as trie nodes marked LSM_TREE_SYSTEM
+ * (no deny bit), the source extensions as LSM_NAME_SOURCE names; written
+ * only for a session with name patterns.
+ */
+static void test_compile_scope(void **state)
+{
+	static const char *const abs_only[] = {"/etc/shadow"};
+	static const char *const names[] = {"/etc/shadow", "**/.env"};
+	struct lsm_entries es = {};
+	bool usr_lib = false, py = false, sh = false;
+
+	(void)state;
+	assert_false(lsm_name_patterns(abs_only, 1));
+	assert_true(lsm_name_patterns(names, 2));
+	assert_false(lsm_name_patterns(NULL, 0));
+	assert_int_equal(lsm_compile_scope(4, &es), 0);
+	for (size_t i = 0; i < es.n; i++) {
+		const struct lsm_entry *x = &es.v[i];
+
+		if (x->map == LSM_MAP_ABS) {
+			assert_int_equal(x->abs.session, 4);
+			assert_int_equal(x->node.deny & (LSM_DENY_OPEN | LSM_DENY_EXEC), 0);
+			/* /usr/lib: the node "lib" below the node "usr", marked. */
+			usr_lib |= !strcmp(x->abs.name, "lib") && x->abs.parent != 0 &&
+				   x->node.deny == LSM_TREE_SYSTEM;
+			continue;
+		}
+		assert_int_equal(x->name.kind, LSM_NAME_SOURCE);
+		py |= !strcmp(x->name.name, "py");
+		sh |= !strcmp(x->name.name, "sh");
+	}
+	assert_true(usr_lib);
+	assert_true(py);
+	assert_false(sh); /* shell scripts hold keys: not a source extension */
+	lsm_entries_free(&es);
+}
+
 struct cidr_case {
 	const char *cidr;
 	int rc;
@@ -1222,7 +1260,8 @@ int main(void)
 	const struct CMUnitTest compile_tests[] = {
 		cmocka_unit_test(test_compile_table), cmocka_unit_test(test_compile_lengths),
 		cmocka_unit_test(test_compile_abs),   cmocka_unit_test(test_compile_exec),
-		cmocka_unit_test(test_parse_cidr),    cmocka_unit_test(test_gaps_filled),
+		cmocka_unit_test(test_compile_scope), cmocka_unit_test(test_parse_cidr),
+		cmocka_unit_test(test_gaps_filled),
 	};
 	const struct CMUnitTest vm_tests[] = {
 		cmocka_unit_test(test_session_policy),	cmocka_unit_test(test_outside),

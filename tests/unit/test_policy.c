@@ -294,6 +294,23 @@ static void test_defaults(void **state)
 	policy_free(&p); /* harmless twice */
 }
 
+/* A module is not a key file: the last extension decides, and only that. */
+static void test_source_name(void **state)
+{
+	(void)state;
+	assert_true(policy_source_name("secrets.py"));
+	assert_true(policy_source_name("secrets.cpython-311.pyc"));
+	assert_true(policy_source_name("credentials.js"));
+	assert_true(policy_source_name("credentials.d.ts"));
+	assert_false(policy_source_name("secrets.json"));
+	assert_false(policy_source_name("secrets.sh"));
+	assert_false(policy_source_name("credentials.py.bak"));
+	assert_false(policy_source_name(".py"));
+	assert_false(policy_source_name("secrets."));
+	assert_false(policy_source_name("secrets"));
+	assert_false(policy_source_name(NULL));
+}
+
 static void test_strv(void **state)
 {
 	struct strv s = {0};
@@ -1530,14 +1547,15 @@ static void test_writable_rules(void **state)
 
 #define T(f) cmocka_unit_test_teardown(f, reset_env)
 
-UNIT_MAIN_GROUP(group_setup, group_teardown, T(test_defaults), T(test_strv), T(test_mode_names),
-		T(test_error_format), T(test_merge_scalars), T(test_merge_limits),
-		T(test_merge_limit_units), T(test_restrictions_then_extra), T(test_env),
-		T(test_deny_list_protection), T(test_extra_deny_appends), T(test_deny_patterns),
-		T(test_net_rules), T(test_net_name_rules), T(test_net_layers), T(test_merge_errors),
-		T(test_merge_atomic), T(test_mode_layer_same_mode), T(test_to_json),
-		T(test_load_minimal), T(test_load_default_config), T(test_load_precedence),
-		T(test_load_files_order), T(test_load_mode_layer), T(test_load_errors),
-		T(test_load_missing_files), T(test_load_deny), T(test_load_expansion),
-		T(test_load_expansion_dedup), T(test_load_workspace), T(test_load_workspace_home),
-		T(test_load_user), T(test_validate), T(test_writable_rules))
+UNIT_MAIN_GROUP(group_setup, group_teardown, T(test_defaults), T(test_source_name), T(test_strv),
+		T(test_mode_names), T(test_error_format), T(test_merge_scalars),
+		T(test_merge_limits), T(test_merge_limit_units), T(test_restrictions_then_extra),
+		T(test_env), T(test_deny_list_protection), T(test_extra_deny_appends),
+		T(test_deny_patterns), T(test_net_rules), T(test_net_name_rules),
+		T(test_net_layers), T(test_merge_errors), T(test_merge_atomic),
+		T(test_mode_layer_same_mode), T(test_to_json), T(test_load_minimal),
+		T(test_load_default_config), T(test_load_precedence), T(test_load_files_order),
+		T(test_load_mode_layer), T(test_load_errors), T(test_load_missing_files),
+		T(test_load_deny), T(test_load_expansion), T(test_load_expansion_dedup),
+		T(test_load_workspace), T(test_load_workspace_home), T(test_load_user),
+		T(test_validate), T(test_writable_rules))

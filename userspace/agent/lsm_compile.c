@@ -191,6 +191,30 @@ int lsm_compile_deny(const char *pattern, __u32 session, struct lsm_entries *out
 	return r;
 }
 
+int lsm_compile_scope(__u32 session, struct lsm_entries *out)
+{
+	size_t n = out->n;
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && policy_system_trees[i]; i++)
+		r = compile_abs(policy_system_trees[i], strlen(policy_system_trees[i]), session,
+				LSM_TREE_SYSTEM, out);
+	for (size_t i = 0; r == 0 && policy_source_exts[i]; i++)
+		r = add_name(out, session, LSM_NAME_SOURCE, policy_source_exts[i],
+			     strlen(policy_source_exts[i]), NULL, 0);
+	if (r < 0)
+		out->n = n;
+	return r;
+}
+
+bool lsm_name_patterns(const char *const *deny, size_t ndeny)
+{
+	for (size_t i = 0; i < ndeny; i++)
+		if (deny[i][0] != '/')
+			return true;
+	return false;
+}
+
 int lsm_compile_exec(const char *name, __u32 session, struct lsm_entries *out)
 {
 	size_t len = strlen(name), n = out->n;

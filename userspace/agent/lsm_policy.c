@@ -162,6 +162,8 @@ int lsm_policy_add_lists(struct lsm_maps skel, __u32 session, const char *const 
 		if (r < 0 && bad)
 			*bad = exec_deny[i];
 	}
+	if (r == 0 && lsm_name_patterns(deny, ndeny))
+		r = lsm_compile_scope(session, &es);
 	if (r == 0 && es.n) {
 		undo = calloc(es.n, sizeof(*undo));
 		if (!undo)
@@ -346,6 +348,8 @@ int lsm_policy_remove_lists(struct lsm_maps m, __u32 session, const char *const 
 		lsm_compile_deny(deny[i], session, &es);
 	for (size_t i = 0; i < nexec; i++)
 		lsm_compile_exec(exec_deny[i], session, &es);
+	if (lsm_name_patterns(deny, ndeny))
+		lsm_compile_scope(session, &es);
 	for (size_t i = 0; i < es.n; i++)
 		if (bpf_map_delete_elem(entry_fd(m, &es.v[i]), entry_key(&es.v[i])) < 0 &&
 		    errno != ENOENT && !first)

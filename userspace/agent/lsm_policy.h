@@ -61,6 +61,15 @@ void lsm_entries_free(struct lsm_entries *e);
  */
 int lsm_compile_deny(const char *pattern, __u32 session, struct lsm_entries *out);
 /*
+ * Where the session's name patterns apply (docs/lsm.md "Where names
+ * apply"): the system trees as abs_paths nodes with LSM_TREE_SYSTEM, the
+ * source-code extensions as LSM_NAME_SOURCE names (policy.h's lists).
+ * Written with the patterns when lsm_name_patterns() says there are any.
+ */
+int lsm_compile_scope(__u32 session, struct lsm_entries *out);
+/* Some of the ndeny patterns are name patterns (not absolute paths). */
+bool lsm_name_patterns(const char *const *deny, size_t ndeny);
+/*
  * The entries of one binary that may not be executed: a name (any binary
  * called so) or an absolute path (that file, or every file below that
  * directory). Errors as lsm_compile_deny.

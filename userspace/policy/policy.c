@@ -30,6 +30,73 @@ static const char *const default_deny[] = {
 	"**/.kube/config",
 };
 
+/*
+ * Where the name patterns (those not absolute) judge a file (docs/config.md "Deny
+ * patterns"). They are about credential files in user trees (workspace,
+ * granted trees, homes): not below these system and library trees, where
+ * the standard library's secrets.py and the CA bundles' *.pem live (unless
+ * the session may write there); absolute patterns apply everywhere. /etc
+ * is not one: /etc/ssl/private holds real keys; its public CA
+ * certificates are.
+ */
+const char *const policy_system_trees[] = {
+	"/usr/bin",
+	"/usr/sbin",
+	"/usr/lib",
+	"/usr/lib32",
+	"/usr/lib64",
+	"/usr/libx32",
+	"/usr/libexec",
+	"/usr/include",
+	"/usr/share",
+	"/usr/local/bin",
+	"/usr/local/sbin",
+	"/usr/local/lib",
+	"/usr/local/lib64",
+	"/usr/local/include",
+	"/usr/local/share",
+	"/bin",
+	"/sbin",
+	"/lib",
+	"/lib32",
+	"/lib64",
+	"/libx32",
+	"/etc/ssl/certs",
+	"/etc/ca-certificates",
+	"/etc/pki/ca-trust",
+	"/etc/pki/tls/certs",
+	NULL,
+};
+
+/*
+ * Source-code extensions (and compiled modules): a file whose last
+ * extension is one of these is a module, not a key file, whatever its
+ * name: `NAME.*` patterns and directory patterns do not deny it
+ * (secrets.py, __pycache__/secrets.cpython-311.pyc, an SDK's
+ * credentials.js and credentials/x.js). A pattern naming the whole name
+ * or the extension (secrets.py, *.py) still does. Not here, as they often
+ * hold keys: shell scripts, JSON, YAML, TOML, INI, .env, .tfvars, text.
+ */
+const char *const policy_source_exts[] = {
+	"c",	"h",	 "cc",	"cpp", "cxx",	 "hh",	   "hpp", "hxx", "go",	"rs",  "py",  "pyi",
+	"pyc",	"pyo",	 "pyx", "pxd", "js",	 "mjs",	   "cjs", "jsx", "ts",	"mts", "cts", "tsx",
+	"java", "class", "kt",	"kts", "scala",	 "groovy", "rb",  "php", "pl",	"pm",  "lua", "cs",
+	"fs",	"swift", "m",	"mm",  "dart",	 "ex",	   "exs", "erl", "hrl", "hs",  "ml",  "mli",
+	"clj",	"cljs",	 "el",	"vue", "svelte", "coffee", "jl",  "nim", "zig", NULL,
+};
+
+bool policy_source_name(const char *name)
+{
+	const char *dot = name ? strrchr(name, '.') : NULL;
+
+	if (!dot || dot == name || !dot[1])
+		return false;
+	for (size_t i = 0; policy_source_exts[i]; i++)
+		if (streq(dot + 1, policy_source_exts[i]))
+			return true;
+	return false;
+}
+
 #define LIMIT(k, field, m, s, kd)                                                                \
 	{                                                                                        \
 		.key = k, .offset = offsetof(struct policy_limits, field), .min = m, .scale = s, \

@@ -124,6 +124,18 @@ struct policy_error {
 
 /* The built-in defaults (docs/config.md). workspace is left NULL (cwd later). */
 void policy_init(struct bpfbox_policy *p);
+
+/*
+ * Where the name deny patterns apply (docs/config.md "Deny patterns"):
+ * not below the system and library trees (absolute paths, NULL-terminated)
+ * outside the session's writable set; NAME.* and directory patterns not to
+ * a file with one of the source-code extensions (NULL-terminated, without
+ * the dot). One list for every layer that applies the patterns.
+ */
+extern const char *const policy_system_trees[];
+extern const char *const policy_source_exts[];
+/* name's last extension is a source-code one ("secrets.py": true; ".py": false). */
+bool policy_source_name(const char *name);
 void policy_free(struct bpfbox_policy *p);
 /* A deep copy of src into dst (policy_free() it); 0 or -ENOMEM. */
 int policy_dup(struct bpfbox_policy *dst, const struct bpfbox_policy *src);
