@@ -59,21 +59,24 @@ static int probe_read(const char *path)
 	return PROBE_ALLOWED;
 }
 
-/* Any TCP connect attempt: refused means the network was reachable. */
+/*
+ * A way out of the session: a UDP connect, which sends nothing, only asks
+ * the kernel for a route to an outside address (TEST-NET-3). Refused, or
+ * no route (the session's own network namespace has only its loopback):
+ * denied. A TCP connect to 127.0.0.1 would reach that loopback's own port.
+ */
 static int probe_connect(void)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(9)};
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
 
 	if (fd < 0)
 		return result_of_errno(errno);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 &&
-	    result_of_errno(errno) == PROBE_DENIED) {
-		close(fd);
-		return PROBE_DENIED;
-	}
+	sin.sin_addr.s_addr = htonl(0xcb007101); /* 203.0.113.1 */
+	r = connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ? errno : 0;
 	close(fd);
+	if (r == ENETUNREACH || (r && result_of_errno(r) == PROBE_DENIED))
+		return PROBE_DENIED;
 	return PROBE_ALLOWED;
 }
 
