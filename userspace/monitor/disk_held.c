@@ -81,35 +81,48 @@ static void held_stat(struct disk_monitor *m, const struct stat *st)
 		m->held_new += disk_blocks_of(st);
 }
 
+/* A field of /proc/PID/stat after the name: 0 the state, 1 the parent. */
+static long stat_field(pid_t pid, int field, char *state)
+{
+	char path[64], buf[512], *p;
+	long v = -1;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %ld", state, &v) != 2)
+		return -1;
+	return field ? v : 0;
+}
+
 /*
- * A process unreadable for this long is one the session keeps so: blind.
- * Meanwhile what it holds is not counted; the kill of a blind session
- * frees it (docs/limits.md).
+ * The command between the init's vfork and its exec shares the init's
+ * memory, which is not dumpable (docs/SECURITY.md, "The session's init"):
+ * the init's child while the init waits for that exec. No other process
+ * of the session can make the init wait so.
  */
-#define UNREAD_GRACE_NS (2000ULL * 1000000ULL)
+static bool before_exec(const struct disk_monitor *m, pid_t pid)
+{
+	char state;
+
+	return m->init && m->init_vforks && stat_field(pid, 1, &state) == m->init;
+}
 
 static void held_unreadable(struct disk_monitor *m, pid_t pid, const char *what, int err)
 {
-	uint64_t since = now_ns();
-
 	if (err == ENOENT || err == ESRCH)
 		return; /* gone meanwhile: it holds nothing any more */
-	/*
-	 * A process unreadable once may be between a vfork and its exec (the
-	 * init's child shares the init's memory, not dumpable, until its exec
-	 * is done): looked at again soon, blind only if it still is after a
-	 * grace that no exec takes. More of them at once than kept: blind.
-	 */
-	for (size_t i = 0; i < m->nunread_prev; i++)
-		if (m->unread_prev[i].pid == pid)
-			since = m->unread_prev[i].since;
-	for (size_t i = 0; i < m->nunread_now; i++)
-		if (m->unread_now[i].pid == pid)
-			return;
-	if (now_ns() - since < UNREAD_GRACE_NS && m->nunread_now < ARRAY_SIZE(m->unread_now)) {
-		m->unread_now[m->nunread_now].pid = pid;
-		m->unread_now[m->nunread_now++].since = since;
-		m->held_wanted = true;
+	if (before_exec(m, pid)) {
+		m->held_wanted = true; /* looked at again once it has exec'd */
 		return;
 	}
 	if (!m->held_warned)
@@ -322,9 +335,16 @@ void disk_held_scan(struct disk_monitor *m, const char *cg, pid_t root)
 		for (size_t i = 0; i < m->npids; i++)
 			pids_children(m, m->pids[i]);
 	}
-	for (size_t i = 0; i < m->npids; i++)
-		if (session_init(m->pids[i], root))
-			m->pids[i--] = m->pids[--m->npids];
+	m->init = 0;
+	for (size_t i = 0; i < m->npids; i++) {
+		char state;
+
+		if (!session_init(m->pids[i], root))
+			continue;
+		m->init = m->pids[i];
+		m->init_vforks = stat_field(m->init, 0, &state) == 0 && state == 'D';
+		m->pids[i--] = m->pids[--m->npids];
+	}
 	/* The fds first: a file also mapped is then counted by its size, not its span. */
 	for (size_t i = 0; i < m->npids; i++) {
 		snprintf(path, sizeof(path), "/proc/%d/fd", m->pids[i]);
@@ -335,9 +355,6 @@ void disk_held_scan(struct disk_monitor *m, const char *cg, pid_t root)
 		held_maps(m, m->pids[i]);
 	m->held = (int64_t)m->held_new;
 	m->held_scans++;
-	memcpy(m->unread_prev, m->unread_now, sizeof(m->unread_prev));
-	m->nunread_prev = m->nunread_now;
-	m->nunread_now = 0;
 }
 
 /* The file systems of the roots: a file held there with no name counts. */
