@@ -455,9 +455,10 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 	done
 	rc=$(rc_of "$_bn" 30)
 	_secs=$(($(date +%s) - _b0))
+	# How long it took is printed, not judged (a loaded host is slower; make bench measures).
 	echo "# $_bn: pids.max $_max reached after ${_hit:-?} s, peak $_peak, ended after $_secs s (exit $rc)"
 	verdict "fork bomb ($_bn) under the default pids.max: stopped at it, the host forks, the session ends at its timeout" 124 \
-		"$([ "$_max" = 1024 ] || echo "pids.max is '$_max', not the default 1024")$([ -n "$_hit" ] || echo "pids.max was never reached (no max event)")$([ "$_peak" -le "${_max:-0}" ] || echo "peak $_peak over pids.max")$([ "$_host" = forked ] || echo "the host could not fork meanwhile: $_host")$([ "$_secs" -le 25 ] || echo "it ended after $_secs s (timeout 10 s)")$([ -d "$_pcg" ] && echo "its pids cgroup is still there")"
+		"$([ "$_max" = 1024 ] || echo "pids.max is '$_max', not the default 1024")$([ -n "$_hit" ] || echo "pids.max was never reached (no max event)")$([ "$_peak" -le "${_max:-0}" ] || echo "peak $_peak over pids.max")$([ "$_host" = forked ] || echo "the host could not fork meanwhile: $_host")$([ -d "$_pcg" ] && echo "its pids cgroup is still there")"
 }
 bomb_case bash-bomb bash -c ':(){ :|:& };:; sleep 60'
 bomb_case python-fork "$PY" -c 'import os
