@@ -145,7 +145,8 @@ start uheld $NOBODY -- -q --disk $LIMIT -- after 6 5 0.01 30
 killed uheld "uid 65534: six 5 MiB files written and unlinked while held open" 30
 # A non-dumpable process is not the unprivileged supervisor's to read: blind,
 # the limit fails closed (killed, as no freezer is there).
-start unodump $NOBODY -- -q --disk $LIMIT -- nodump-after 6 5 0.01 30
+# Paced so that its writes last past the 0.5 s a process may stay unreadable.
+start unodump $NOBODY -- -q --disk $LIMIT -- nodump-after 6 5 0.1 30
 rc=$(rc_of unodump 60)
 [ "$rc" = 123 ] && grep -q 'cannot read /proc/[0-9]*/fd' "$TMPD/unodump.err" &&
 	grep -q 'killed: a process of the session cannot be read' "$TMPD/unodump.err" &&

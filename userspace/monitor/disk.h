@@ -64,12 +64,19 @@ struct disk_monitor {
 	/* roots[i] as opened once (O_PATH, the caller's): watched and read through it; -1: by path */
 	int root_fds[DISK_MAX_ROOTS];
 	/* Files held with no name left (disk_held.c), as the last held scan saw them. */
-	int64_t held;	     /* their bytes */
-	size_t held_count;   /* and inodes */
-	bool held_blind;     /* a process of the session could not be read */
-	bool held_warned;    /* and that was said */
-	pid_t init;	     /* the session's init (pid 1 of its namespace), 0: none seen */
-	bool init_vforks;    /* and it waits for its child's exec (state D) */
+	int64_t held;	   /* their bytes */
+	size_t held_count; /* and inodes */
+	bool held_blind;   /* a process of the session could not be read */
+	bool held_warned;  /* and that was said */
+	pid_t init;	   /* the session's init (pid 1 of its namespace), 0: none seen */
+	bool init_vforks;  /* and it waits for its child's exec (state D) */
+	/* Processes unreadable at the last scans, and how many in a row. */
+	struct {
+		pid_t pid;
+		unsigned int scans;
+		uint64_t since; /* now_ns() at the first */
+	} unread[8], unread_next[8];
+	size_t nunread, nunread_next;
 	bool held_wanted;    /* an event hints at one: scan soon */
 	uint64_t held_new;   /* the scan under way's sum */
 	uint64_t held_scans; /* held scans done */

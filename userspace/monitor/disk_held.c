@@ -117,6 +117,38 @@ static bool before_exec(const struct disk_monitor *m, pid_t pid)
 	return m->init && m->init_vforks && stat_field(pid, 1, &state) == m->init;
 }
 
+/* How long, and at how many scans in a row, before an unreadable process makes the limit blind. */
+#define UNREAD_SCANS 3
+#define UNREAD_NS    (500ULL * 1000000ULL)
+
+/*
+ * Whether pid has not been unreadable long enough to be blind: the end of
+ * an exec (the init has woken, the new program's memory is not dumpable
+ * yet) is brief, a process kept not dumpable is not.
+ */
+static bool unread_again(struct disk_monitor *m, pid_t pid)
+{
+	unsigned int scans = 1;
+	uint64_t since = now_ns();
+
+	for (size_t i = 0; i < m->nunread; i++)
+		if (m->unread[i].pid == pid) {
+			scans = m->unread[i].scans + 1;
+			since = m->unread[i].since;
+		}
+	for (size_t i = 0; i < m->nunread_next; i++)
+		if (m->unread_next[i].pid == pid)
+			return true;
+	if ((scans >= UNREAD_SCANS && now_ns() - since >= UNREAD_NS) ||
+	    m->nunread_next == ARRAY_SIZE(m->unread_next))
+		return false;
+	m->unread_next[m->nunread_next].pid = pid;
+	m->unread_next[m->nunread_next].since = since;
+	m->unread_next[m->nunread_next++].scans = scans;
+	m->held_wanted = true;
+	return true;
+}
+
 static void held_unreadable(struct disk_monitor *m, pid_t pid, const char *what, int err)
 {
 	if (err == ENOENT || err == ESRCH)
@@ -125,6 +157,8 @@ static void held_unreadable(struct disk_monitor *m, pid_t pid, const char *what,
 		m->held_wanted = true; /* looked at again once it has exec'd */
 		return;
 	}
+	if (unread_again(m, pid))
+		return;
 	if (!m->held_warned)
 		log_warn_always("disk monitor: cannot read %s (%s); the files the session holds "
 				"unlinked cannot be counted, so its disk limit cannot hold",
@@ -355,6 +389,9 @@ void disk_held_scan(struct disk_monitor *m, const char *cg, pid_t root)
 		held_maps(m, m->pids[i]);
 	m->held = (int64_t)m->held_new;
 	m->held_scans++;
+	memcpy(m->unread, m->unread_next, sizeof(m->unread));
+	m->nunread = m->nunread_next;
+	m->nunread_next = 0;
 }
 
 /* The file systems of the roots: a file held there with no name counts. */
