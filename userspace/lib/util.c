@@ -33,17 +33,26 @@ int read_file_str(const char *path, char *buf, size_t size)
 	return (int)n;
 }
 
+const char *proc_stat_fields(pid_t pid, char *buf, size_t size)
+{
+	char path[64], *p;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/stat");
+	if (read_file_str(path, buf, size) < 0 || !(p = strrchr(buf, ')')))
+		return NULL;
+	return p + 1;
+}
+
 unsigned long long proc_start_time(pid_t pid)
 {
-	char path[64], buf[1024], *p;
+	char buf[1024];
+	const char *p = proc_stat_fields(pid, buf, sizeof(buf));
 	unsigned long long t = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_file_str(path, buf, sizeof(buf)) < 0)
-		return 0;
-	/* p is at the end of field 2: the name may hold ')'. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1,
+	if (!p || sscanf(p,
 			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
 			 "%*d %*d %*d %*d %llu",
 			 &t) != 1)

@@ -88,6 +88,11 @@ int read_file_str(const char *path, char *buf, size_t size);
  * after the pid is reused.
  */
 unsigned long long proc_start_time(pid_t pid);
+/*
+ * /proc/PID/stat (pid 0: self) read into buf; the fields after the name
+ * (field 3, the state, on), or NULL. The name may hold spaces and ')'.
+ */
+const char *proc_stat_fields(pid_t pid, char *buf, size_t size);
 /* Writes str to an existing file such as a cgroup or sysfs knob. */
 int write_file_str(const char *path, const char *str);
 /* Whether a whitespace-separated word list contains word. */

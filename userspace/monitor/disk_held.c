@@ -84,22 +84,11 @@ static void held_stat(struct disk_monitor *m, const struct stat *st)
 /* A field of /proc/PID/stat after the name: 0 the state, 1 the parent. */
 static long stat_field(pid_t pid, int field, char *state)
 {
-	char path[64], buf[512], *p;
+	char buf[1024];
+	const char *p = proc_stat_fields(pid, buf, sizeof(buf));
 	long v = -1;
-	int fd;
-	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %ld", state, &v) != 2)
+	if (!p || sscanf(p, " %c %ld", state, &v) != 2)
 		return -1;
 	return field ? v : 0;
 }

@@ -19,6 +19,7 @@
 
 #include "ns.h"
 #include "../probe/probe.h"
+#include "../lib/util.h"
 
 /* ---- plan ---- */
 
@@ -100,21 +101,11 @@ void ns_spawn_failed(struct ns_plan *n, int err)
 int ns_init_scrub_read(struct ns_init_scrub *s)
 {
 	unsigned long v[4];
-	char buf[1024], *p;
-	ssize_t n;
-	int fd;
+	char buf[1024];
+	const char *p = proc_stat_fields(0, buf, sizeof(buf));
 
-	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return n < 0 ? -errno : -EIO;
-	buf[n] = '\0';
-	/* Fields 48..51 (proc(5)); the name in parentheses may hold spaces. */
-	p = strrchr(buf, ')');
-	for (int field = 2; p && field < 48; field++)
+	/* Fields 48..51 (proc(5)); p is at the space before field 3. */
+	for (int field = 3; p && field < 48; field++)
 		p = strchr(p + 1, ' ');
 	if (!p || sscanf(p, " %lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4 || v[1] < v[0] ||
 	    v[3] < v[2])
