@@ -120,7 +120,7 @@ def get(addr, host):
 
 cmd = sys.argv[1]
 if cmd == "hosts":
-    for name in ("hosted.test", "other-hosted.test"):
+    for name in ("hosted.test", "other-hosted.test", "meta-hosted.test"):
         try:
             addr = socket.getaddrinfo(name, 8080, socket.AF_INET)[0][4][0]
         except OSError as e:
@@ -453,17 +453,22 @@ expect_grep "^idle: (got b''|error 104)\$" "$TMPD/idle.out" "egress-attacks: an 
 # file and the session's resolver never hears of them; an allowed one is
 # reached, another is not. The hosts file is the test's, bound over
 # /etc/hosts in a mount namespace of its own (the host's is untouched).
-printf '%s hosted.test\n%s other-hosted.test\n' "$SRV" "$SRV" >"$TMPD/hosts"
+# meta-hosted.test: an allowed name the file maps to the metadata address,
+# which no name may reach (the rebinding rule holds for the file too).
+printf '%s hosted.test\n%s other-hosted.test\n169.254.169.254 meta-hosted.test\n' "$SRV" "$SRV" \
+	>"$TMPD/hosts"
 H4="$TMPD/hosts.jsonl"
 unshare -m --propagation private sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh \
 	"$TMPD/hosts" "$BPFBOX" run --audit "$H4" -w "$WS" --net-resolver $SRV --timeout 60 \
-	--net-allow hosted.test:8080 -- "$PY" tool.py hosts >"$TMPD/hosts.out" 2>"$TMPD/hosts.err"
+	--net-allow hosted.test:8080 --net-allow meta-hosted.test:8080 -- "$PY" tool.py hosts >"$TMPD/hosts.out" 2>"$TMPD/hosts.err"
 expect_grep "^hosted.test: $SRV 200 hello from hosted.test\$" "$TMPD/hosts.out" \
 	"egress-attacks: an allowed name of /etc/hosts is reached by that name"
 # It shares the allowed name's address: the connect is the allowed
 # name's, the request for it is refused by its Host.
 expect_grep "^other-hosted.test: $SRV (error 1|403 .*)\$" "$TMPD/hosts.out" \
 	"egress-attacks: a name of /etc/hosts with no rule stays refused"
+expect_grep "^meta-hosted.test: 169.254.169.254 error 1\$" "$TMPD/hosts.out" \
+	"egress-attacks: an allowed name /etc/hosts maps to the metadata address is refused (connect EPERM)"
 
 # Every record, the new reasons and escaped names among them, validates.
 VALIDATE="$ROOT/tools/validate-events.js"
