@@ -16,7 +16,7 @@ OUT=$(mktemp)
 trap 'rm -f "$OUT"' EXIT
 
 for r in $(seq 1 "$ROUNDS"); do
-	BPFBOX="$BUILD/bin/bpfbox" BPFBOX_BUILD="$BUILD" sh "$ROOT/tests/host/test_projects.sh" \
+	BPFBOX="$BUILD/bin/bpfbox" BPFBOX_BUILD="$BUILD" BPFBOX_TREE_FILES=${BPFBOX_TREE_FILES:-100000} sh "$ROOT/tests/host/test_projects.sh" \
 		>>"$OUT" 2>&1 || true
 done
 grep -E '^FAIL' "$OUT" | sed 's/^/# /' >&2 || true

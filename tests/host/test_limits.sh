@@ -160,7 +160,15 @@ if wait_grep 'paused: out of memory' "$TMPD/oom.err" 30; then
 	[ "$o1" != "$(cat "$TMPD/log/tick2")" ] && ok "another session keeps running" ||
 		fail "the other session stopped too"
 	[ "$(cat "$BPFBOX_CGROUP_PARENT/$ID/cgroup.freeze")" = 1 ] &&
-		ok "cgroup.freeze is set" || fail "cgroup.freeze not set"
+		ok "cgroup.freeze is set" || {
+		fail "cgroup.freeze not set"
+		echo "# the session's /proc/self/cgroup: $(cat "$WS/cg" | tr '\n' ' ')"
+		echo "# under $BPFBOX_CGROUP_PARENT: $(ls "$BPFBOX_CGROUP_PARENT" | tr '\n' ' ')"
+		echo "# the other session's ticker: $(pgrep -f "ticker $TMPD/log/tick2" | head -1 | xargs -I{} cat /proc/{}/cgroup)"
+		echo "# the other session: rc $(cat "$TMPD/other.rc" 2>&1); stderr: $(tail -c 600 "$TMPD/other.err")"
+		echo "# the oom session's stderr: $(tail -c 600 "$TMPD/oom.err")"
+		echo "# its audit: $(grep -v '"file\.' "$TMPD/oom.jsonl" | tail -c 1500)"
+	}
 	wait_grep . "$TMPD/oomwatch" 5
 	L=$($H oom_latency "$TMPD/oomwatch")
 	A=${L% *} F=${L#* }
