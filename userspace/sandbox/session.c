@@ -189,6 +189,7 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 	/* What holds of memory, pids, cpu and disk is in s->lim.not_enforced. */
 	ns_plan(&l->ns, p->namespaces);
 	l->ns.inodes_per_mb = MONITOR_ENTRIES_PER_MB;
+	l->ns.cg_id = s->id; /* session_take_id() may change it in place */
 	/*
 	 * Network deny: a network namespace with only its own loopback, where
 	 * servers and clients of the session meet (docs/network.md). An
