@@ -32,8 +32,8 @@ struct cg_mount {
 struct cg_view {
 	struct cg_mount m[12];
 	size_t n;
-	bool top;		 /* the host's CG_TOP is itself the cgroup2 mount (pure v2) */
-	char own[12][96];	 /* the controller lists of the session's own cgroups */
+	bool top;	  /* the host's CG_TOP is itself the cgroup2 mount (pure v2) */
+	char own[12][96]; /* the controller lists of the session's own cgroups */
 	size_t nown;
 };
 

@@ -200,13 +200,14 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 	if (l->ns.why_not[0]) {
 		char what[400];
 
-		snprintf(what, sizeof(what),
-			 "read-only host, private /proc /tmp /dev/shm, process and IPC isolation%s, "
-			 "its own cgroup's limits at /sys/fs/cgroup (no namespaces: %s)",
-			 p->net == NET_DENY && !p->net_allow.n
-				 ? ", a loopback of its own (inet sockets stay denied)"
-				 : "",
-			 l->ns.why_not);
+		snprintf(
+			what, sizeof(what),
+			"read-only host, private /proc /tmp /dev/shm, process and IPC isolation%s, "
+			"its own cgroup's limits at /sys/fs/cgroup (no namespaces: %s)",
+			p->net == NET_DENY && !p->net_allow.n
+				? ", a loopback of its own (inet sockets stay denied)"
+				: "",
+			l->ns.why_not);
 		add_not_enforced(l, what);
 	}
 
