@@ -387,9 +387,11 @@ static __always_inline void emit_failed_exec(struct bpfbox_session *s, struct pe
 		return;
 	/*
 	 * A name tried along PATH (execvp, a shell): thousands in a build,
-	 * none refused by anyone. Counted for session.end, not recorded.
+	 * none refused by anyone. Counted for session.end, not recorded;
+	 * before the session's first exec they are the command's own search
+	 * (its failure is the whole command's): recorded.
 	 */
-	if (ret == -ENOENT || ret == -ENOTDIR) {
+	if ((ret == -ENOENT || ret == -ENOTDIR) && s->started) {
 		__sync_fetch_and_add(&s->exec_not_found, 1);
 		return;
 	}

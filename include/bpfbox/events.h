@@ -262,7 +262,8 @@ struct bpfbox_session {
 	__u32 started;	  /* set by the session's first exec (BPFBOX_SF_FROM_EXEC) */
 	/*
 	 * Failed execs with ENOENT or ENOTDIR (a shell or execvp trying each
-	 * PATH entry): counted here, never a record (docs/events.md).
+	 * PATH entry) after the session's first exec: counted here, never a
+	 * record (docs/events.md).
 	 */
 	__u64 exec_not_found;
 };
