@@ -385,6 +385,16 @@ static __always_inline void emit_failed_exec(struct bpfbox_session *s, struct pe
 
 	if (ret >= 0)
 		return;
+	/*
+	 * A name tried along PATH (execvp, a shell): thousands in a build,
+	 * none refused by anyone. Counted for session.end, not recorded;
+	 * before the session's first exec they are the command's own search
+	 * (its failure is the whole command's): recorded.
+	 */
+	if ((ret == -ENOENT || ret == -ENOTDIR) && s->started) {
+		__sync_fetch_and_add(&s->exec_not_found, 1);
+		return;
+	}
 	/* Our BPF LSM's refusal (a list or a command rule) has its own record. */
 	e = outcome_reserve(s, ret, s->flags & (BPFBOX_SF_BPF_LSM | BPFBOX_SF_CMD_RULES),
 			    sizeof(*e), BPFBOX_EV_EXEC, BPFBOX_LAYER_KERNEL);

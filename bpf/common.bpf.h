@@ -29,9 +29,11 @@
 		__type(value, VALUE);                  \
 	} NAME SEC(".maps")
 
-#define EPERM  1
-#define EACCES 13
-#define EROFS  30
+#define EPERM	1
+#define ENOENT	2
+#define EACCES	13
+#define ENOTDIR 20
+#define EROFS	30
 
 /* cgroup id of a session's cgroup -> the session. */
 BPFBOX_MAP(sessions, BPF_MAP_TYPE_HASH, BPFBOX_MAX_SESSIONS, 0, __u64, struct bpfbox_session);

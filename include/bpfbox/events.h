@@ -260,6 +260,12 @@ struct bpfbox_session {
 	__u16 proxy_port; /* egress proxy on 127.0.0.1, host order (BPFBOX_SF_NET_PROXY) */
 	__u16 dns_port;	  /* egress resolver on 127.0.0.1, host order */
 	__u32 started;	  /* set by the session's first exec (BPFBOX_SF_FROM_EXEC) */
+	/*
+	 * Failed execs with ENOENT or ENOTDIR (a shell or execvp trying each
+	 * PATH entry) after the session's first exec: counted here, never a
+	 * record (docs/events.md).
+	 */
+	__u64 exec_not_found;
 };
 
 #define BPFBOX_SF_NET_DENY   (1U << 0) /* only the allow-list may connect */

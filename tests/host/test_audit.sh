@@ -40,7 +40,7 @@ expect_rc 3 "an audited session keeps the command's exit code" \
 	python3 -c "import sys
 for i in range(1000):
     open(sys.argv[1]).close()" '"$TMPD/ws/target"'; exit 3'
-check_events "$A" "all(e['schema_version'] == 4 for e in ev)" "every line is a JSON event of schema 4"
+check_events "$A" "all(e['schema_version'] == 5 for e in ev)" "every line is a JSON event of schema 5"
 check_events "$A" "ev[0]['type'] == 'session.start' and ev[-1]['type'] == 'session.end'" "stream starts with session.start and ends with session.end"
 check_events "$A" "len({e['session'] for e in ev}) == 1" "one session id throughout"
 check_events "$A" "[e['seq'] for e in ev] == list(range(len(ev)))" "sequence numbers 0..N without gaps"

@@ -258,6 +258,7 @@ static void test_session_end_lines(void **state)
 				     .exit_code = 3,
 				     .lost = 2,
 				     .suppressed = 4,
+				     .exec_not_found = 7,
 				     .reason = "processes exited"};
 	struct audit_clock c;
 	struct got g = {0};
@@ -275,6 +276,8 @@ static void test_session_end_lines(void **state)
 	assert_int_equal(member(g.line[1], "seq"), 12);
 	assert_int_equal(member(g.line[1], "records"), 4);
 	assert_int_equal(member(g.line[1], "exit_code"), 3);
+	/* Execs not found along PATH: a count of their own, no seq, not in records. */
+	assert_int_equal(member(g.line[1], "exec_not_found"), 7);
 	for (int i = 0; i < g.n; i++)
 		json_object_put(g.line[i]);
 

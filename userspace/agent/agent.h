@@ -88,6 +88,8 @@ int agent_egress_fds(const struct agent *a, struct agent_egress_fds *f);
 /* Removes the session; *seq is the next sequence number it would have had. */
 int agent_session_remove(struct agent *a, uint64_t cgroup_id, uint64_t *seq, uint64_t *lost);
 /* The session's sequence and loss counters, without removing it. */
+/* The session's failed execs with ENOENT or ENOTDIR (not recorded); 0 when it is gone. */
+uint64_t agent_session_exec_not_found(struct agent *a, uint64_t cgroup_id);
 int agent_session_stats(struct agent *a, uint64_t cgroup_id, uint64_t *seq, uint64_t *lost);
 
 typedef int (*agent_session_fn)(void *ctx, uint64_t cgroup_id, uint32_t id, uint32_t flags);

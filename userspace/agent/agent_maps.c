@@ -56,6 +56,13 @@ int agent_session_remove(struct agent *a, uint64_t cgroup_id, uint64_t *seq, uin
 	return 0;
 }
 
+uint64_t agent_session_exec_not_found(struct agent *a, uint64_t cgroup_id)
+{
+	struct bpfbox_session s;
+
+	return bpf_map_lookup_elem(a->sessions_fd, &cgroup_id, &s) < 0 ? 0 : s.exec_not_found;
+}
+
 int agent_session_stats(struct agent *a, uint64_t cgroup_id, uint64_t *seq, uint64_t *lost)
 {
 	struct bpfbox_session s;

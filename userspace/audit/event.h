@@ -15,7 +15,7 @@
 
 #include "../lib/jsonw.h"
 
-#define AUDIT_SCHEMA_VERSION 4
+#define AUDIT_SCHEMA_VERSION 5
 
 /*
  * Every event kind and its "type". The order is the bit order of the type

@@ -187,6 +187,7 @@ void audit_session_end(struct jsonw *w, const struct audit_clock *c, const struc
 	jsonw_u64(w, "records", records);
 	jsonw_u64(w, "lost", e->lost);
 	jsonw_u64(w, "suppressed", e->suppressed);
+	jsonw_u64(w, "exec_not_found", e->exec_not_found);
 	jsonw_u64(w, "output_bytes", e->output_bytes);
 	jsonw_u64(w, "output_dropped", e->output_dropped);
 	jsonw_str_opt(w, "reason", e->reason);

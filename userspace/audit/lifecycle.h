@@ -73,8 +73,9 @@ struct audit_end_info {
 	bool has_exit;
 	int64_t exit_code;
 	bool timed_out;
-	uint64_t lost;	     /* ring records lost */
-	uint64_t suppressed; /* records the rate limit counted instead of writing */
+	uint64_t lost;		 /* ring records lost */
+	uint64_t exec_not_found; /* failed execs with ENOENT or ENOTDIR, not recorded */
+	uint64_t suppressed;	 /* records the rate limit counted instead of writing */
 	uint64_t output_bytes, output_dropped;
 	const char *reason; /* NULL: not said */
 };

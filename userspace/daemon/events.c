@@ -311,6 +311,7 @@ void ev_session_end(struct daemon *d, struct dsession *s, uint64_t seq, uint64_t
 		.exit_code = e->exit_code,
 		.timed_out = e->timed_out,
 		.lost = lost,
+		.exec_not_found = s->denials.exec_not_found,
 		.suppressed = s->flood.all,
 		.output_bytes = e->output_bytes,
 		.output_dropped = e->output_dropped,

@@ -204,6 +204,7 @@ static int end_drain(struct daemon *d, struct dsession *s, const char *reason,
 	egress_stop(s->egress);
 	s->egress = NULL;
 	agent_consume(d->agent);
+	s->denials.exec_not_found = agent_session_exec_not_found(d->agent, s->cgroup_id);
 	agent_session_remove(d->agent, s->cgroup_id, &seq, &lost);
 	agent_flush_session(d->agent, s->index, &seq, ev_on_record, d);
 	agent_net_clear(d->agent, s->index);
@@ -279,6 +280,7 @@ static void put_denials(struct jsonw *w, const struct denials *dn)
 	jsonw_array_end(w);
 	jsonw_u64(w, "denials_other", dn->other);
 	jsonw_u64(w, "denials_fallbacks", dn->fallbacks);
+	jsonw_u64(w, "denials_exec_not_found", dn->exec_not_found);
 }
 
 void op_unregister(struct daemon *d, struct conn *c, struct json_object *req)

@@ -32,6 +32,11 @@ struct denials {
 	 * and falls back from (denial_is_fallback): counted, never listed.
 	 */
 	uint64_t fallbacks;
+	/*
+	 * Failed execs with ENOENT or ENOTDIR, a name tried along PATH: the
+	 * BPF layer counts them (never records), neither denials nor fallbacks.
+	 */
+	uint64_t exec_not_found;
 };
 
 /*

@@ -135,6 +135,9 @@ static void on_poll(void *ctx)
 	struct embedded *e = ctx;
 
 	agent_consume(e->agent);
+	if (e->session)
+		e->session->denials.exec_not_found =
+			agent_session_exec_not_found(e->agent, e->cg_id);
 	if (audit_flood_line(&e->flood, &e->w, &e->clock, e->session_id, now_ns(), false))
 		emit_kind(e, EV_LOSS);
 	sink_flush(e);
@@ -496,13 +499,14 @@ static void close_agent(struct agent *a)
 /* The session's last records, its loss and its session.end. */
 static void emit_end(struct embedded *e, struct session *s)
 {
-	uint64_t seq = 0, lost = 0;
+	uint64_t seq = 0, lost = 0, not_found;
 
 	/* The proxy's last records (bytes at close) reach the ring first. */
 	egress_stop(e->egress);
 	e->egress = NULL;
 	agent_consume(e->agent);
 	sink_flush(e);
+	not_found = agent_session_exec_not_found(e->agent, e->cg_id);
 	agent_session_remove(e->agent, e->cg_id, &seq, &lost);
 	agent_flush_session(e->agent, 1, &seq, on_record, e);
 	if (audit_flood_line(&e->flood, &e->w, &e->clock, s->id, mono_now(), true))
@@ -515,6 +519,7 @@ static void emit_end(struct embedded *e, struct session *s)
 						   .exit_code = s->result.exit_code,
 						   .timed_out = s->result.timed_out,
 						   .lost = lost,
+						   .exec_not_found = not_found,
 						   .suppressed = e->flood.all,
 						   .output_bytes = s->result.output_bytes,
 						   .output_dropped = s->result.output_dropped},

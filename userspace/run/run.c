@@ -223,6 +223,7 @@ static int start_embedded(struct run *r)
 	if (r->ask_at_exec && !(r->embedded && agent_status(r->emb.agent)->cmd))
 		return log_refusal(EPERM, "the command needs approval, and the exec program "
 					  "that would ask did not load; nothing ran");
+	session_note_cgroup_view(s);
 	run_level_final(s, false, p->verbose);
 	/* Never silently less: an explicit --level full that cannot hold refuses. */
 	r->step = "level";

@@ -304,6 +304,8 @@ static void take_denials(struct session *s, struct json_object *reply)
 		s->denials.other += json_object_get_int64(v);
 	if (json_object_object_get_ex(reply, "denials_fallbacks", &v))
 		s->denials.fallbacks += json_object_get_int64(v);
+	if (json_object_object_get_ex(reply, "denials_exec_not_found", &v))
+		s->denials.exec_not_found += json_object_get_int64(v);
 }
 
 static int unregister(struct daemon_run *r, const struct session_result *res,

@@ -30,6 +30,11 @@ struct ns_plan {
 	char why_not[160];	/* non-empty: the layer is missing, and why */
 	uint64_t inodes_per_mb; /* the private /tmp's nr_inodes per MB of the disk limit */
 	/*
+	 * The session id: a cgroup named so is the session's own, shown at
+	 * /sys/fs/cgroup (ns_cgroup.c). NULL: no cgroup view.
+	 */
+	const char *cg_id;
+	/*
 	 * The credential entries found at plan (cred_scan.c): masked in the
 	 * child, each the same file (st_dev, st_ino) or the set-up fails.
 	 */
@@ -66,6 +71,15 @@ void ns_tmp_limits(uint64_t disk_mb, uint64_t inodes_per_mb, uint64_t *bytes, ui
 int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int ruleset_fd,
 		   const struct landlock_rights *rights, const struct grant_fds *gf, int *ws_fd,
 		   const char **step);
+
+/*
+ * ns_cgroup.c, in the child once it is in its session cgroups and the host
+ * is read-only: when it has a cgroup named id in some hierarchy, a cgroup
+ * namespace of its own and each such hierarchy mounted read-only at its
+ * place under /sys/fs/cgroup, rooted at the session's cgroup. 1: shown,
+ * 0: no cgroup of its own (nothing changed), -errno with *step.
+ */
+int ns_cgroup_view(const char *id, const char **step);
 
 /*
  * Where the kernel shows this process's argv and environment

@@ -391,7 +391,7 @@ static int add_ll_rule(int ruleset_fd, const char *path, uint64_t access, uint64
 
 /* What is new in this view has new inodes: Landlock rules for them here. */
 static int landlock_rules(int ruleset_fd, const struct landlock_rights *rights,
-			  const struct bpfbox_policy *p, bool tmp)
+			  const struct bpfbox_policy *p, bool tmp, bool cgroups)
 {
 	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
 	const uint64_t dev = read | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |
@@ -406,6 +406,9 @@ static int landlock_rules(int ruleset_fd, const struct landlock_rights *rights,
 	    (r = add_ll_rule(ruleset_fd, "/dev/pts", dev, handled)) < 0)
 		return r;
 	if (tmp && (r = add_ll_rule(ruleset_fd, "/tmp", rights->fs, handled)) < 0)
+		return r;
+	/* The session's own cgroups (ns_cgroup.c): read, never written. */
+	if (cgroups && (r = add_ll_rule(ruleset_fd, "/sys/fs/cgroup", read, handled)) < 0)
 		return r;
 	return 0;
 }
@@ -497,7 +500,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 {
 	struct ns_mount_attr priv = {.propagation = MS_PRIVATE};
 	struct ns_mount_attr ro = {.attr_set = NS_MOUNT_ATTR_RDONLY};
-	bool tmp = p->private_tmp;
+	bool tmp = p->private_tmp, cgroups = false;
 	struct view *v;
 	int r = 0;
 
@@ -535,6 +538,9 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 	}
 	if ((r = cover(v, n, p, tmp, step)) < 0)
 		goto out;
+	if ((r = ns_cgroup_view(n->cg_id, step)) < 0)
+		goto out;
+	cgroups = r > 0;
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++)
 		v->tmpfs[i] = covered(v, hidden_dirs[i]) && grants_below(v, hidden_dirs[i]);
 	if ((r = attach_grants(v, p->workspace, ws_fd, step)) < 0)
@@ -550,7 +556,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 		goto out;
 	if (ruleset_fd >= 0) {
 		*step = "add the Landlock rules of the new mounts";
-		r = landlock_rules(ruleset_fd, rights, p, tmp);
+		r = landlock_rules(ruleset_fd, rights, p, tmp, cgroups);
 	}
 out:
 	for (size_t i = 0; i < v->n; i++)

@@ -189,6 +189,7 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 	/* What holds of memory, pids, cpu and disk is in s->lim.not_enforced. */
 	ns_plan(&l->ns, p->namespaces);
 	l->ns.inodes_per_mb = MONITOR_ENTRIES_PER_MB;
+	l->ns.cg_id = s->id; /* session_take_id() may change it in place */
 	/*
 	 * Network deny: a network namespace with only its own loopback, where
 	 * servers and clients of the session meet (docs/network.md). An
@@ -197,15 +198,16 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 	if (l->ns.clone_flags && p->net == NET_DENY && !p->net_allow.n)
 		l->ns.clone_flags |= CLONE_NEWNET;
 	if (l->ns.why_not[0]) {
-		char what[320];
+		char what[400];
 
-		snprintf(what, sizeof(what),
-			 "read-only host, private /proc /tmp /dev/shm, process and IPC isolation%s "
-			 "(no namespaces: %s)",
-			 p->net == NET_DENY && !p->net_allow.n
-				 ? ", a loopback of its own (inet sockets stay denied)"
-				 : "",
-			 l->ns.why_not);
+		snprintf(
+			what, sizeof(what),
+			"read-only host, private /proc /tmp /dev/shm, process and IPC isolation%s, "
+			"its own cgroup's limits at /sys/fs/cgroup (no namespaces: %s)",
+			p->net == NET_DENY && !p->net_allow.n
+				? ", a loopback of its own (inet sockets stay denied)"
+				: "",
+			l->ns.why_not);
 		add_not_enforced(l, what);
 	}
 
@@ -221,6 +223,20 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 	l->requested = LEVEL_STANDARD;
 	l->enabled = level_from(false, l->landlock, l->seccomp, false);
 	return 0;
+}
+
+void session_note_cgroup_view(struct session *s)
+{
+	bool own = s->lim.cgroup;
+
+	for (int r = 0; r < RES__COUNT; r++)
+		own |= s->lim.how[r] == LIMIT_CGROUP1;
+	/* Without namespaces it is said with them; full-access shows the host's. */
+	if (own || !s->layers.ns.clone_flags || s->policy->mode == MODE_FULL_ACCESS)
+		return;
+	/* Why there is none is said with the limits (s->lim.not_enforced). */
+	add_not_enforced(&s->layers, "its own cgroup's limits at /sys/fs/cgroup (no session "
+				     "cgroup)");
 }
 
 void session_take_id(struct session *s, const char *id)

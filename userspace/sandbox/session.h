@@ -212,6 +212,13 @@ void status_answered(const struct session *s, uint64_t id, const char *answer);
 void session_ended_early(struct session *s, int status_fd, uint64_t start_ns, int exit_code,
 			 const char *step);
 
+/*
+ * Embedded mode: says in s->layers.not_enforced that the session sees no
+ * cgroup limits at /sys/fs/cgroup when it gets no cgroup of its own
+ * (ns_cgroup.c; the daemon always makes one).
+ */
+void session_note_cgroup_view(struct session *s);
+
 /* Appends what to s->layers.not_enforced ("; "-separated). */
 void session_not_enforced(struct session *s, const char *what);
 

@@ -248,6 +248,7 @@ void status_ended(struct session *s)
 	jsonw_u64(&w, "output_dropped", r->output_dropped);
 	jsonw_u64(&w, "denied", denials_total(&s->denials));
 	jsonw_u64(&w, "fallbacks", s->denials.fallbacks);
+	jsonw_u64(&w, "exec_not_found", s->denials.exec_not_found);
 	finish(s, &w);
 }
 
