@@ -287,22 +287,63 @@ static int remount_ro(const char *dir)
 		       : 0;
 }
 
-/* The minimal /dev: a few host nodes, a private devpts and /dev/shm, masks. */
-static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
+/*
+ * The --device nodes (policy_grant_problem checked each), cloned before
+ * /dev is covered and bound at the same path in the new one; fds[i] -1:
+ * not cloned.
+ */
+static int clone_devices(const struct strv *devices, int *fds, const char **step)
+{
+	for (size_t i = 0; i < devices->n; i++) {
+		*step = devices->v[i];
+		fds[i] = sys_open_tree(AT_FDCWD, devices->v[i],
+				       NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC);
+		if (fds[i] < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static int attach_devices(const struct strv *devices, int *fds, const char **step)
+{
+	for (size_t i = 0; i < devices->n; i++) {
+		int r;
+
+		*step = devices->v[i];
+		if ((r = make_mountpoint(devices->v[i], false)) < 0)
+			return r;
+		if (sys_move_mount(fds[i], "", AT_FDCWD, devices->v[i],
+				   NS_MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* The minimal /dev: a few host nodes and the --device ones, a private devpts and /dev/shm, masks. */
+static int build_dev(const struct strv *devices, uint64_t shm_bytes, uint64_t shm_inodes,
+		     const char **step)
 {
 	static const char *const links[][2] = {
 		{"/proc/self/fd", "/dev/fd"},	    {"/proc/self/fd/0", "/dev/stdin"},
 		{"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
 		{"pts/ptmx", "/dev/ptmx"},
 	};
-	int fds[ARRAY_SIZE(dev_nodes)];
+	int fds[ARRAY_SIZE(dev_nodes)], dfds[POLICY_MAX_DEVICES];
 	char path[64];
 	int r = 0, fd;
 
+	for (size_t i = 0; i < ARRAY_SIZE(dfds); i++)
+		dfds[i] = -1;
 	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
 		snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
 		fds[i] = sys_open_tree(AT_FDCWD, path, NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC);
 	}
+	if (devices->n > ARRAY_SIZE(dfds)) {
+		r = -E2BIG;
+		goto out;
+	}
+	if ((r = clone_devices(devices, dfds, step)) < 0)
+		goto out;
 	*step = "mount a tmpfs at /dev";
 	if ((r = mount_tmpfs("/dev", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64")) < 0)
 		goto out;
@@ -318,6 +359,8 @@ static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
 			goto out;
 		}
 	}
+	if ((r = attach_devices(devices, dfds, step)) < 0)
+		goto out;
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
 		if (symlink(links[i][0], links[i][1]) < 0) {
 			*step = "make /dev's symlinks";
@@ -349,6 +392,9 @@ out:
 	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(dfds); i++)
+		if (dfds[i] >= 0)
+			close(dfds[i]);
 	return r;
 }
 
@@ -474,7 +520,7 @@ static int cover(struct view *v, const struct ns_plan *n, const struct bpfbox_po
 	int r;
 
 	ns_tmp_limits(p->limits.disk_mb, n->inodes_per_mb, &bytes, &inodes);
-	if ((r = build_dev(bytes, inodes, step)) < 0)
+	if ((r = build_dev(&p->devices, bytes, inodes, step)) < 0)
 		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++) {
 		if (!covered(v, hidden_dirs[i]))
