@@ -401,6 +401,10 @@ int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_
 	for (size_t i = 0; !r && i < p->rw_paths.n; i++)
 		r = add_grant_tree(&c, grant_fd_of(x->grants, p->rw_paths.v[i]), p->rw_paths.v[i],
 				   rw);
+	/* --ssh-agent: connect to the socket itself (Landlock ABI 9), nothing else there. */
+	if (!r && x->grants && x->grants->ssh_agent >= 0)
+		r = add_rule_fd(&c, x->grants->ssh_agent, "the SSH agent's socket", DT_UNKNOWN,
+				LANDLOCK_ACCESS_FS_RESOLVE_UNIX);
 	if (!r && x->private_tmp)
 		r = add_rule(&c, x->private_tmp, rw, false);
 	if (!r && x->home)

@@ -167,6 +167,7 @@ void grant_fds_init(struct grant_fds *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->ws = -1;
+	g->ssh_agent = -1;
 }
 
 int grant_fds_open(struct grant_fds *g, const struct bpfbox_policy *p)
@@ -200,6 +201,8 @@ void grant_fds_close(struct grant_fds *g)
 {
 	if (g->ws >= 0)
 		close(g->ws);
+	if (g->ssh_agent >= 0)
+		close(g->ssh_agent);
 	for (size_t i = 0; g->rw && i < g->nrw; i++)
 		if (g->rw[i] >= 0)
 			close(g->rw[i]);

@@ -20,8 +20,16 @@ struct grant_fds {
 	int ws;			       /* the workspace, O_PATH; -1: none */
 	int *rw, *ro;		       /* one per p->rw_paths / p->ro_paths entry, O_PATH */
 	size_t nrw, nro;
+	int ssh_agent;	      /* --ssh-agent: the caller's agent socket, O_PATH; -1: none */
+	const char *ssh_agent_path; /* its path, resolved (the session's) */
 	char bad[4096 + 128]; /* after a failure: the path and what changed */
 };
+
+/*
+ * Where a session with a mount namespace reaches the caller's SSH agent
+ * (--ssh-agent): the socket alone, bound in /run's tmpfs (ns_mount.c).
+ */
+#define SSH_AGENT_VIEW_PATH "/run/ssh-agent.sock"
 
 /* An empty set (every fd -1), safe to close. */
 void grant_fds_init(struct grant_fds *g);

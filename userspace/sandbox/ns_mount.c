@@ -212,6 +212,36 @@ static int add_grant(struct view *v, const char *path, bool rw, int checked, con
 }
 
 /*
+ * The caller's SSH agent socket (--ssh-agent: path, checked as the fd
+ * checked) at target, a path of a covered dir (/run's tmpfs): the socket
+ * alone, never its directory. Opened again here (a mount of this
+ * namespace) and checked to be the same file, as add_grant does.
+ */
+static int add_socket_grant(struct view *v, const char *target, const char *path, int checked,
+			    const char **step)
+{
+	_cleanup_close_ int own = -1;
+	struct grant *g;
+
+	if (v->n == MAX_GRANTS)
+		return -E2BIG;
+	if (!covered(v, target))
+		return -ENOENT; /* no tmpfs of ours to bind it into */
+	own = grant_reopen(path, checked);
+	if (own < 0) {
+		*step = grant_changed(path, own);
+		return own;
+	}
+	g = &v->g[v->n];
+	*g = (struct grant){.path = target, .checked = -1, .rw = true, .covered = true};
+	g->fd = sys_open_tree(own, "", NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (g->fd < 0)
+		return -errno;
+	v->n++;
+	return 0;
+}
+
+/*
  * Where a checked grant goes: its path opened without symlinks (a mount
  * point made in our tmpfs when covered; else the host's, which must still
  * be the file checked). fd or -errno.
@@ -500,6 +530,12 @@ static int clone_grants(struct view *v, const struct bpfbox_policy *p, const str
 		*step = p->ro_paths.v[i];
 		if ((r = add_grant(v, p->ro_paths.v[i], false, grant_fd_of(gf, p->ro_paths.v[i]),
 				   step)) < 0)
+			return r;
+	}
+	if (gf && gf->ssh_agent >= 0) {
+		*step = SSH_AGENT_VIEW_PATH;
+		if ((r = add_socket_grant(v, SSH_AGENT_VIEW_PATH, gf->ssh_agent_path,
+					  gf->ssh_agent, step)) < 0)
 			return r;
 	}
 	/* Name resolution: /etc/resolv.conf may point into /run (systemd-resolved). */

@@ -56,14 +56,17 @@ int session_build_env(const struct session *s, const char *path_env, struct strv
 	for (size_t i = 0; !r && i < p->env.n; i++) {
 		const char *e = p->env.v[i];
 
-		/* The session's identity is bpfbox's to say. */
-		if (startswith(e, "BPFBOX_SESSION_ID=") || startswith(e, "BPFBOX_WORKSPACE="))
+		/* The session's identity is bpfbox's to say, and where its agent is. */
+		if (startswith(e, "BPFBOX_SESSION_ID=") || startswith(e, "BPFBOX_WORKSPACE=") ||
+		    (s->ssh_agent[0] && startswith(e, "SSH_AUTH_SOCK=")))
 			continue;
 		r = strv_push(env, e);
 	}
 	/* The toolchains found under the caller's home (home.c), unless set above. */
 	if (!r)
 		r = session_home_env(s, env);
+	if (!r)
+		r = env_push(env, "SSH_AUTH_SOCK", session_ssh_agent_sock(s));
 	if (!r)
 		r = env_push(env, "BPFBOX_SESSION_ID", s->id);
 	if (!r)

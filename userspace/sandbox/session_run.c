@@ -107,6 +107,26 @@ static void prepare_seccomp(struct run_state *t, bool netns)
 	}
 }
 
+/* The --ssh-agent socket the plan resolved, opened once: the view binds it, Landlock grants it. */
+static int open_ssh_agent(struct grant_fds *gf, const char *path)
+{
+	struct stat st;
+	int fd = path_open_exact(path, 0);
+
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))) {
+		close(fd);
+		fd = -ESTALE;
+	}
+	if (fd < 0) {
+		log_error("--ssh-agent: %s is no longer the agent's socket; nothing ran",
+			  grant_changed(path, fd));
+		return fd;
+	}
+	gf->ssh_agent = fd;
+	gf->ssh_agent_path = path;
+	return 0;
+}
+
 /* The restrictions the child applies: user, private tmp and home, Landlock, seccomp, env. */
 static int prepare_restrictions(struct run_state *t)
 {
@@ -124,6 +144,8 @@ static int prepare_restrictions(struct run_state *t)
 		log_error("%s; nothing ran", t->gf.bad);
 		return r;
 	}
+	if (s->ssh_agent[0] && (r = open_ssh_agent(&t->gf, s->ssh_agent)) < 0)
+		return r;
 	t->lx.grants = &t->gf;
 	c->grants = &t->gf;
 	c->switch_user = p->user != NULL;
