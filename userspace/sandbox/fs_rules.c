@@ -18,6 +18,17 @@ static const char *const system_ro[] = {
 	"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc",
 };
 
+bool landlock_system_readable(const char *path)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(system_ro); i++) {
+		size_t n = strlen(system_ro[i]);
+
+		if (!strncmp(path, system_ro[i], n) && (path[n] == '/' || path[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
 /* Readable without exec: process info and CPU topology that tools query. */
 static const char *const system_read[] = {
 	"/proc", /* first: a mount namespace has its own (see masked) */

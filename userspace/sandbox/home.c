@@ -214,8 +214,7 @@ static const struct {
 	{".local/pipx", NULL, false},	  {".local/share/pipx", NULL, false},
 };
 
-/* Whether a credential rule or an absolute deny path covers real. */
-static bool denied(const struct bpfbox_policy *p, const struct strv *cred, const char *real)
+bool session_cred_denied(const struct bpfbox_policy *p, const struct strv *cred, const char *real)
 {
 	if (cred_path_denied(p, real))
 		return true;
@@ -259,7 +258,7 @@ static int grant_toolchains(const struct session *s, const struct strv *cred, st
 		char real[PATH_MAX], link[PATH_MAX];
 
 		if (!toolchain_dir(i, home, real) || (home && streq(real, home)) ||
-		    below(p->workspace, real) || denied(p, cred, real))
+		    below(p->workspace, real) || session_cred_denied(p, cred, real))
 			continue;
 		if (!strv_contains(ro, real))
 			r = strv_push(ro, real);

@@ -185,8 +185,22 @@ int session_home_env(const struct session *s, struct strv *env);
  */
 int session_view_policy(struct session *s, const struct strv *path_ro, struct bpfbox_policy *view);
 
-/* session_env.c: the allowlisted environment (path_env: PATH when set). */
-int session_build_env(const struct session *s, const char *path_env, struct strv *env);
+/*
+ * Whether a credential rule or an absolute deny path covers real (it or a
+ * directory above it matches, or it holds one), or it lies in or holds an
+ * entry of cred (home.c).
+ */
+bool session_cred_denied(const struct bpfbox_policy *p, const struct strv *cred, const char *real);
+
+/*
+ * session_env.c: the caller's variables of env_pass.h kept for the
+ * command, NAME=VALUE into pass, the files they name into ro (read-only
+ * grants); each one left out said once on stderr. 0 or -ENOMEM.
+ */
+int session_env_pass(struct session *s, struct strv *pass, struct strv *ro);
+/* session_env.c: the allowlisted environment (path_env: PATH when set), pass added. */
+int session_build_env(const struct session *s, const char *path_env, const struct strv *pass,
+		      struct strv *env);
 /* session_env.c: the private tmp named by the plan, made and removed. */
 int session_make_private_tmp(struct session *s);
 void session_remove_private_tmp(struct session *s);

@@ -38,7 +38,7 @@ struct run_state {
 	struct child_plan c;
 	struct supervise_io io;
 	struct landlock_extra lx;
-	struct strv path_ro, env;
+	struct strv path_ro, env, pass; /* pass: the caller's variables of env_pass.h */
 	struct bpfbox_policy view;
 	char path_env[8192];
 	int ntf[2], out[2], err[2], rep[2], rel[2];
@@ -156,6 +156,8 @@ static int prepare_restrictions(struct run_state *t)
 		return r;
 	if ((r = session_home_path(s, &t->path_ro, t->path_env, sizeof(t->path_env))) < 0)
 		return r;
+	if ((r = session_env_pass(s, &t->pass, &t->path_ro)) < 0)
+		return r;
 	t->lx.private_tmp = s->private_tmp[0] ? s->private_tmp : NULL;
 	t->lx.home = s->home[0] ? s->home : NULL;
 	t->lx.ro = &t->path_ro;
@@ -172,7 +174,7 @@ static int prepare_restrictions(struct run_state *t)
 		c->landlock_flags = landlock_restrict_flags(&s->layers.rights);
 	}
 	prepare_seccomp(t, netns);
-	if ((r = session_build_env(s, t->path_env, &t->env)) < 0)
+	if ((r = session_build_env(s, t->path_env, &t->pass, &t->env)) < 0)
 		return r;
 	c->envp = t->env.v;
 	return 0;
@@ -542,6 +544,7 @@ static void run_cleanup(struct run_state *t)
 	strv_clear(&t->path_ro);
 	policy_free(&t->view);
 	strv_clear(&t->env);
+	strv_clear(&t->pass);
 	if (t->mon_on)
 		monitor_close(&t->mon);
 	/* What is left in the cgroups is killed (daemonized descendants too). */
