@@ -243,8 +243,8 @@ int load_expand_workspace(struct bpfbox_policy *p, const struct load *l, struct 
 	return 0;
 }
 
-int load_expand_list(struct strv *list, const char *key, enum policy_grant kind, const struct load *l,
-		     struct policy_error *err)
+int load_expand_list(struct strv *list, const char *key, enum policy_grant kind,
+		     const struct load *l, struct policy_error *err)
 {
 	struct strv out = {0};
 	char path[128], why[200], msg[sizeof(err->message)];

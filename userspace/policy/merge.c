@@ -18,9 +18,9 @@
 #include "../lib/util.h"
 
 static const char *const layer_keys[] = {
-	"mode",	      "workspace", "network",	   "user",  "allow_unconfined", "private_tmp",
-	"namespaces", "limits",	   "restrictions", "extra", "read_host",	"net_resolver",
-	"ssh_agent",
+	"mode",	       "workspace",    "network",   "user",	    "allow_unconfined",
+	"private_tmp", "namespaces",   "limits",    "restrictions", "extra",
+	"read_host",   "net_resolver", "ssh_agent",
 };
 
 #define LAYER_KEYS                                                                               \

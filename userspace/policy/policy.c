@@ -315,9 +315,9 @@ void policy_free(struct bpfbox_policy *p)
 	if (!p)
 		return;
 
-	struct strv *lists[] = {&p->ro_paths,	   &p->rw_paths, &p->devices, &p->deny_paths,
-				&p->net_allow,	   &p->net_deny, &p->exec_deny, &p->deny_commands,
-				&p->env,	   &p->origins};
+	struct strv *lists[] = {&p->ro_paths,  &p->rw_paths, &p->devices,   &p->deny_paths,
+				&p->net_allow, &p->net_deny, &p->exec_deny, &p->deny_commands,
+				&p->env,       &p->origins};
 
 	free(p->workspace);
 	free(p->user);

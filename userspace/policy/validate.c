@@ -377,8 +377,8 @@ int policy_validate(const struct bpfbox_policy *p, struct policy_error *err)
 		return r;
 	if (p->devices.n > POLICY_MAX_DEVICES)
 		return policy_error_set(err, WHERE, "devices", -E2BIG,
-					"%zu device nodes: a session takes at most %d", p->devices.n,
-					POLICY_MAX_DEVICES);
+					"%zu device nodes: a session takes at most %d",
+					p->devices.n, POLICY_MAX_DEVICES);
 	for (size_t i = 0; i < p->env.n; i++)
 		if (!strchr(p->env.v[i], '=') || p->env.v[i][0] == '=')
 			return policy_error_set(err, WHERE, "env", -EINVAL,

@@ -17,43 +17,43 @@
 #ifndef BPFBOX_ENV_PASS_H
 #define BPFBOX_ENV_PASS_H
 
-#define ENV_PASS_LIST(FILE, URL)                                          \
-	FILE("SSL_CERT_FILE")		  /* OpenSSL, Python, Go, uv, Rust */ \
-	FILE("SSL_CERT_DIR")                                                  \
-	FILE("NODE_EXTRA_CA_CERTS")	  /* Node.js, Bun */                  \
-	FILE("REQUESTS_CA_BUNDLE")	  /* Python requests */               \
-	FILE("CURL_CA_BUNDLE")		  /* curl, pip */                     \
-	FILE("GIT_SSL_CAINFO")                                                \
-	FILE("GIT_SSL_CAPATH")                                                \
-	FILE("PIP_CERT")                                                      \
-	FILE("AWS_CA_BUNDLE")                                                 \
-	FILE("NPM_CONFIG_CAFILE")                                             \
-	FILE("npm_config_cafile")                                             \
-	FILE("CARGO_HTTP_CAINFO")                                             \
-	FILE("DENO_CERT")                                                     \
-	FILE("YARN_CA_FILE_PATH")                                             \
-	URL("PIP_INDEX_URL")                                                  \
-	URL("PIP_EXTRA_INDEX_URL")                                            \
-	URL("PIP_TRUSTED_HOST")                                               \
-	URL("UV_INDEX_URL")                                                   \
-	URL("UV_EXTRA_INDEX_URL")                                             \
-	URL("UV_DEFAULT_INDEX")                                               \
-	URL("UV_INDEX")                                                       \
-	URL("POETRY_REPOSITORIES_*_URL")                                      \
-	URL("NPM_CONFIG_REGISTRY")                                            \
-	URL("npm_config_registry")                                            \
-	URL("YARN_REGISTRY")                                                  \
-	URL("YARN_NPM_REGISTRY_SERVER")                                       \
-	URL("BUN_CONFIG_REGISTRY")                                            \
-	URL("GOPROXY")                                                        \
-	URL("GOPRIVATE")                                                      \
-	URL("GONOPROXY")                                                      \
-	URL("GONOSUMDB")                                                      \
-	URL("GOSUMDB")                                                        \
-	URL("CARGO_REGISTRIES_*_INDEX")                                       \
-	URL("RUSTUP_DIST_SERVER")                                             \
-	URL("RUSTUP_UPDATE_ROOT")                                             \
-	URL("HF_ENDPOINT")                                                    \
+#define ENV_PASS_LIST(FILE, URL)                                  \
+	FILE("SSL_CERT_FILE") /* OpenSSL, Python, Go, uv, Rust */ \
+	FILE("SSL_CERT_DIR")                                      \
+	FILE("NODE_EXTRA_CA_CERTS") /* Node.js, Bun */            \
+	FILE("REQUESTS_CA_BUNDLE")  /* Python requests */         \
+	FILE("CURL_CA_BUNDLE")	    /* curl, pip */               \
+	FILE("GIT_SSL_CAINFO")                                    \
+	FILE("GIT_SSL_CAPATH")                                    \
+	FILE("PIP_CERT")                                          \
+	FILE("AWS_CA_BUNDLE")                                     \
+	FILE("NPM_CONFIG_CAFILE")                                 \
+	FILE("npm_config_cafile")                                 \
+	FILE("CARGO_HTTP_CAINFO")                                 \
+	FILE("DENO_CERT")                                         \
+	FILE("YARN_CA_FILE_PATH")                                 \
+	URL("PIP_INDEX_URL")                                      \
+	URL("PIP_EXTRA_INDEX_URL")                                \
+	URL("PIP_TRUSTED_HOST")                                   \
+	URL("UV_INDEX_URL")                                       \
+	URL("UV_EXTRA_INDEX_URL")                                 \
+	URL("UV_DEFAULT_INDEX")                                   \
+	URL("UV_INDEX")                                           \
+	URL("POETRY_REPOSITORIES_*_URL")                          \
+	URL("NPM_CONFIG_REGISTRY")                                \
+	URL("npm_config_registry")                                \
+	URL("YARN_REGISTRY")                                      \
+	URL("YARN_NPM_REGISTRY_SERVER")                           \
+	URL("BUN_CONFIG_REGISTRY")                                \
+	URL("GOPROXY")                                            \
+	URL("GOPRIVATE")                                          \
+	URL("GONOPROXY")                                          \
+	URL("GONOSUMDB")                                          \
+	URL("GOSUMDB")                                            \
+	URL("CARGO_REGISTRIES_*_INDEX")                           \
+	URL("RUSTUP_DIST_SERVER")                                 \
+	URL("RUSTUP_UPDATE_ROOT")                                 \
+	URL("HF_ENDPOINT")                                        \
 	URL("PUB_HOSTED_URL")
 
 #endif

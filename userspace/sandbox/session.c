@@ -87,8 +87,7 @@ static int plan_ssh_agent(struct session *s)
 			  "nothing ran");
 		return -EINVAL;
 	}
-	if (!realpath(sock, s->ssh_agent) || stat(s->ssh_agent, &st) < 0 ||
-	    !S_ISSOCK(st.st_mode)) {
+	if (!realpath(sock, s->ssh_agent) || stat(s->ssh_agent, &st) < 0 || !S_ISSOCK(st.st_mode)) {
 		s->ssh_agent[0] = '\0';
 		log_error("--ssh-agent: SSH_AUTH_SOCK=%s is not a socket (the agent is gone?); "
 			  "start one (eval \"$(ssh-agent)\"; ssh-add), or drop --ssh-agent; "

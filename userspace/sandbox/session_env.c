@@ -49,8 +49,8 @@ static const struct {
 #undef PASS_URL_ENTRY
 
 /* Words of a query parameter's name that say it holds a secret. */
-static const char *const secret_params[] = {"token", "key", "auth", "pass", "secret",
-					    "sig",   "cred", "session"};
+static const char *const secret_params[] = {"token",  "key", "auth", "pass",
+					    "secret", "sig", "cred", "session"};
 
 /* Whether one URL (or host pattern) of len bytes carries credentials. */
 static bool url_has_credentials(const char *u, size_t len)
@@ -164,10 +164,11 @@ int session_env_pass(struct session *s, struct strv *pass, struct strv *ro)
 		if (pass_vars[i].kind == PASS_FILE)
 			r = pass_file(s, name, eq + 1, pass, ro, why, sizeof(why));
 		else if (value_has_credentials(eq + 1))
-			snprintf(why, sizeof(why),
-				 "its value carries credentials (user:password@ or a token "
-				 "parameter); give it with --env %s=... if the session may see them",
-				 name);
+			snprintf(
+				why, sizeof(why),
+				"its value carries credentials (user:password@ or a token "
+				"parameter); give it with --env %s=... if the session may see them",
+				name);
 		else
 			r = strv_push(pass, *e);
 		if (!r && why[0] && !s->env_said)
@@ -178,8 +179,7 @@ int session_env_pass(struct session *s, struct strv *pass, struct strv *ro)
 }
 
 /* The allowlisted environment: nothing of the caller's leaks otherwise. */
-int session_build_env(const struct session *s, const char *path_env, const struct strv *pass,
-		      struct strv *env)
+int session_build_env(const struct session *s, const char *path_env, struct strv *env)
 {
 	const struct bpfbox_policy *p = s->policy;
 	const char *path = getenv("PATH");
@@ -209,9 +209,6 @@ int session_build_env(const struct session *s, const char *path_env, const struc
 			continue;
 		r = strv_push(env, e);
 	}
-	/* Certificates and package indexes (env_pass.h), checked by session_env_pass. */
-	for (size_t i = 0; !r && i < pass->n; i++)
-		r = strv_push(env, pass->v[i]);
 	/* The toolchains found under the caller's home (home.c), unless set above. */
 	if (!r)
 		r = session_home_env(s, env);

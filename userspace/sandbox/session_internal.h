@@ -194,13 +194,13 @@ bool session_cred_denied(const struct bpfbox_policy *p, const struct strv *cred,
 
 /*
  * session_env.c: the caller's variables of env_pass.h kept for the
- * command, NAME=VALUE into pass, the files they name into ro (read-only
- * grants); each one left out said once on stderr. 0 or -ENOMEM.
+ * command, NAME=VALUE into env (before session_build_env adds the rest),
+ * the files they name into ro (read-only grants); each one left out said
+ * once on stderr. 0 or -ENOMEM.
  */
-int session_env_pass(struct session *s, struct strv *pass, struct strv *ro);
-/* session_env.c: the allowlisted environment (path_env: PATH when set), pass added. */
-int session_build_env(const struct session *s, const char *path_env, const struct strv *pass,
-		      struct strv *env);
+int session_env_pass(struct session *s, struct strv *env, struct strv *ro);
+/* session_env.c: the allowlisted environment (path_env: PATH when set), appended to env. */
+int session_build_env(const struct session *s, const char *path_env, struct strv *env);
 /* session_env.c: the private tmp named by the plan, made and removed. */
 int session_make_private_tmp(struct session *s);
 void session_remove_private_tmp(struct session *s);

@@ -38,7 +38,7 @@ struct run_state {
 	struct child_plan c;
 	struct supervise_io io;
 	struct landlock_extra lx;
-	struct strv path_ro, env, pass; /* pass: the caller's variables of env_pass.h */
+	struct strv path_ro, env;
 	struct bpfbox_policy view;
 	char path_env[8192];
 	int ntf[2], out[2], err[2], rep[2], rel[2];
@@ -107,26 +107,6 @@ static void prepare_seccomp(struct run_state *t, bool netns)
 	}
 }
 
-/* The --ssh-agent socket the plan resolved, opened once: the view binds it, Landlock grants it. */
-static int open_ssh_agent(struct grant_fds *gf, const char *path)
-{
-	struct stat st;
-	int fd = path_open_exact(path, 0);
-
-	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))) {
-		close(fd);
-		fd = -ESTALE;
-	}
-	if (fd < 0) {
-		log_error("--ssh-agent: %s is no longer the agent's socket; nothing ran",
-			  grant_changed(path, fd));
-		return fd;
-	}
-	gf->ssh_agent = fd;
-	gf->ssh_agent_path = path;
-	return 0;
-}
-
 /* The restrictions the child applies: user, private tmp and home, Landlock, seccomp, env. */
 static int prepare_restrictions(struct run_state *t)
 {
@@ -140,12 +120,10 @@ static int prepare_restrictions(struct run_state *t)
 	if (p->user && (r = session_lookup_user(p->user, &c->uid, &c->gid)) < 0)
 		return log_error_errno(r, "unknown user '%s' for --user", p->user);
 	/* From here on, the workspace and grants are these fds, not their paths. */
-	if ((r = grant_fds_open(&t->gf, p)) < 0) {
+	if ((r = grant_fds_open(&t->gf, p, s->ssh_agent)) < 0) {
 		log_error("%s; nothing ran", t->gf.bad);
 		return r;
 	}
-	if (s->ssh_agent[0] && (r = open_ssh_agent(&t->gf, s->ssh_agent)) < 0)
-		return r;
 	t->lx.grants = &t->gf;
 	c->grants = &t->gf;
 	c->switch_user = p->user != NULL;
@@ -154,9 +132,9 @@ static int prepare_restrictions(struct run_state *t)
 	if ((r = session_home_make(s, c->switch_user ? c->uid : getuid(),
 				   c->switch_user ? c->gid : getgid())) < 0)
 		return r;
-	if ((r = session_home_path(s, &t->path_ro, t->path_env, sizeof(t->path_env))) < 0)
-		return r;
-	if ((r = session_env_pass(s, &t->pass, &t->path_ro)) < 0)
+	/* The caller's certificates and indexes (env_pass.h) first: their files are grants. */
+	if ((r = session_home_path(s, &t->path_ro, t->path_env, sizeof(t->path_env))) < 0 ||
+	    (r = session_env_pass(s, &t->env, &t->path_ro)) < 0)
 		return r;
 	t->lx.private_tmp = s->private_tmp[0] ? s->private_tmp : NULL;
 	t->lx.home = s->home[0] ? s->home : NULL;
@@ -174,7 +152,7 @@ static int prepare_restrictions(struct run_state *t)
 		c->landlock_flags = landlock_restrict_flags(&s->layers.rights);
 	}
 	prepare_seccomp(t, netns);
-	if ((r = session_build_env(s, t->path_env, &t->pass, &t->env)) < 0)
+	if ((r = session_build_env(s, t->path_env, &t->env)) < 0)
 		return r;
 	c->envp = t->env.v;
 	return 0;
@@ -518,10 +496,8 @@ static int run_command(struct run_state *t)
 
 static void close_pair(int fds[2])
 {
-	for (int i = 0; i < 2; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	fds[0] = fds[1] = -1;
+	fd_close(&fds[0]);
+	fd_close(&fds[1]);
 }
 
 /* Everything the run opened or made, closed or removed. */
@@ -544,7 +520,6 @@ static void run_cleanup(struct run_state *t)
 	strv_clear(&t->path_ro);
 	policy_free(&t->view);
 	strv_clear(&t->env);
-	strv_clear(&t->pass);
 	if (t->mon_on)
 		monitor_close(&t->mon);
 	/* What is left in the cgroups is killed (daemonized descendants too). */
@@ -579,7 +554,7 @@ int session_run(struct session *s, char *const argv[])
 		.err = {-1, -1},
 		.rep = {-1, -1},
 		.rel = {-1, -1},
-		.gf = {.ws = -1},
+		.gf = {.ws = -1, .ssh_agent = -1},
 		.relaying = p->limits.output_bytes > 0,
 		.c = {.argv = argv,
 		      .workspace = p->workspace,
