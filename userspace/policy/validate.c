@@ -201,7 +201,9 @@ int policy_grant_problem(enum policy_grant kind, const char *path, char *msg, si
 	for (size_t i = 0; i < ARRAY_SIZE(writable_devs); i++)
 		if (streq(path, writable_devs[i]))
 			return 0;
-	if (stat(path, &st) == 0 && S_ISCHR(st.st_mode))
+	if (stat(path, &st) == 0 && S_ISCHR(st.st_mode) && (rule = device_rule(path, &st)))
+		snprintf(msg, size, "'%s' is a device node and %s: never granted", path, rule);
+	else if (stat(path, &st) == 0 && S_ISCHR(st.st_mode))
 		snprintf(msg, size,
 			 "'%s' is a device node: a read-only grant does not open it (the "
 			 "session's /dev is its own); grant it with --device %s",
