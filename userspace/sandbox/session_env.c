@@ -105,6 +105,20 @@ static bool policy_env_sets(const struct bpfbox_policy *p, const char *name, siz
 	return false;
 }
 
+/* Whether real is in the workspace or a grant already: no grant of its own (a mount over it). */
+static bool granted(const struct bpfbox_policy *p, const char *real)
+{
+	const struct strv *lists[] = {&p->rw_paths, &p->ro_paths};
+
+	if (p->workspace && session_path_below(real, p->workspace))
+		return true;
+	for (size_t l = 0; l < ARRAY_SIZE(lists); l++)
+		for (size_t i = 0; i < lists[l]->n; i++)
+			if (session_path_below(real, lists[l]->v[i]))
+				return true;
+	return false;
+}
+
 /*
  * A FILE variable: its real path passed and granted read-only (ro),
  * unless it is gone or a credential path; then why in why.
@@ -132,7 +146,8 @@ static int pass_file(const struct session *s, const char *name, const char *valu
 				 real);
 			return 0;
 		}
-		if (!strv_contains(ro, real) && (r = strv_push(ro, real)) < 0)
+		if (!granted(s->policy, real) && !strv_contains(ro, real) &&
+		    (r = strv_push(ro, real)) < 0)
 			return r;
 	}
 	if (asprintf(&entry, "%s=%s", name, real) < 0)

@@ -185,6 +185,9 @@ int session_home_env(const struct session *s, struct strv *env);
  */
 int session_view_policy(struct session *s, const struct strv *path_ro, struct bpfbox_policy *view);
 
+/* Whether path is dir or below it (home.c). */
+bool session_path_below(const char *path, const char *dir);
+
 /*
  * Whether a credential rule or an absolute deny path covers real (it or a
  * directory above it matches, or it holds one), or it lies in or holds an
