@@ -3,6 +3,9 @@
 # only): no secret of the caller's gitconfig reaches it, git still finds
 # the user. Per-user toolchains (rustup/cargo, nvm, pyenv, sdkman, Go, uv,
 # pipx) are found read-only at their usual paths, nothing else of the home.
+# What else of the caller's a session may be given: its SSH agent
+# (--ssh-agent: the socket alone), device nodes (--device), its certificate
+# and package-index variables (env_pass.h: a URL with credentials dropped).
 . "$(dirname "$0")/../lib.sh"
 
 WS="$TMPD/ws"
@@ -127,4 +130,127 @@ env -u CARGO_HOME -u NVM_DIR -u PYENV_ROOT -u SDKMAN_DIR -u GOPATH RUSTUP_HOME="
 grep -qx 'cargo-fake build' "$TMPD/tc2.out" && grep -qx "rustup_home=$TMPD/rustup-elsewhere" "$TMPD/tc2.out" &&
 	ok "toolchains: the caller's RUSTUP_HOME is passed on and its tree granted read-only" ||
 	fail "toolchains: RUSTUP_HOME: $(oneline "$TMPD/tc2.out") $(oneline "$TMPD/tc2.err" 300)"
+# --- certificates and package indexes (env_pass.h) -------------------------------
+# Every name of the one list is documented.
+for v in $(sed -n 's/.*\(FILE\|URL\)("\([A-Za-z_*]*\)").*/\2/p' "$ROOT/userspace/sandbox/env_pass.h"); do
+	grep -qF "\`$v\`" "$ROOT/docs/runtime.md" || missing="$missing $v"
+done
+[ -z "$missing" ] && ok "env_pass.h: docs/runtime.md names each of its variables" ||
+	fail "env_pass.h: not in docs/runtime.md:$missing"
+mkdir -p "$TMPD/ca" "$FH/.ssh"
+echo CA-BUNDLE >"$TMPD/ca/corp.crt"
+echo SSH-DIR-CA >"$FH/.ssh/ca.crt"
+for ns in "" --no-namespaces; do
+	what="CA variables${ns:+ ($ns)}"
+	env -u PIP_CERT -u REQUESTS_CA_BUNDLE -u SSL_CERT_DIR NODE_EXTRA_CA_CERTS="$TMPD/ca/corp.crt" \
+		GIT_SSL_CAINFO="$FH/.ssh/ca.crt" PIP_INDEX_URL="https://user:MARK-pw@pypi.example/simple" \
+		NPM_CONFIG_REGISTRY="https://r.example/npm/?token=MARK-tok" UV_INDEX_URL=https://mirror.example/simple \
+		GOPROXY="https://proxy.example,direct" "$BPFBOX" run $ns -w "$WS" -- sh -c \
+		'cat "$NODE_EXTRA_CA_CERTS"; tr "\0" "\n" </proc/self/environ' >"$TMPD/ca.out" 2>"$TMPD/ca.err"
+	rc=$?
+	problem=
+	for want in CA-BUNDLE "NODE_EXTRA_CA_CERTS=$TMPD/ca/corp.crt" UV_INDEX_URL=https://mirror.example/simple \
+		GOPROXY=https://proxy.example,direct; do
+		grep -qx -- "$want" "$TMPD/ca.out" || problem="$problem; no '$want'"
+	done
+	[ "$rc" = 0 ] && [ -z "$problem" ] &&
+		ok "$what: the CA file's variable is set and the file readable, plain index URLs passed" ||
+		fail "$what: rc $rc$problem: $(oneline "$TMPD/ca.out") $(oneline "$TMPD/ca.err" 300)"
+	grep -q 'MARK\|GIT_SSL_CAINFO\|PIP_INDEX_URL\|NPM_CONFIG_REGISTRY\|SSH-DIR-CA' "$TMPD/ca.out" &&
+		fail "$what: a dropped variable or its value reached the session: $(oneline "$TMPD/ca.out")" ||
+		ok "$what: URLs with credentials and a CA file under ~/.ssh are not in the session's environment"
+	problem=
+	for v in GIT_SSL_CAINFO PIP_INDEX_URL NPM_CONFIG_REGISTRY; do
+		[ "$(grep -c "warning: $v not passed" "$TMPD/ca.err")" = 1 ] || problem="$problem $v"
+	done
+	[ -z "$problem" ] && ! grep -q MARK "$TMPD/ca.err" &&
+		ok "$what: each dropped variable is said once on stderr, by name, never its value" ||
+		fail "$what: not said once:$problem: $(oneline "$TMPD/ca.err" 600)"
+done
+# --- --ssh-agent: the caller's agent, reached through its socket alone ------------
+if ! command -v ssh-agent >/dev/null || ! command -v ssh-keygen >/dev/null; then
+	skip "--ssh-agent: no ssh-agent or ssh-keygen here (openssh-client)"
+else
+	chmod 755 "$TMPD"
+	# agent_case NAME AS...: an agent of the user AS runs (as root when empty), its
+	# socket's dir also holds a key and a file; the session lists and signs with it.
+	agent_case() {
+		what=$1
+		shift
+		AG="$TMPD/agent$#"
+		mkdir -p "$AG/ws" && chown -R "${1:-0}" "$AG" 2>/dev/null
+		[ $# -gt 0 ] && set -- setpriv --reuid "$1" --regid "$1" --clear-groups
+		"$@" ssh-keygen -q -t ed25519 -N '' -C bpfbox-agent-key -f "$AG/key" &&
+			"$@" sh -c "echo AGENT-DIR-FILE >'$AG/other'; cp '$AG/key.pub' '$AG/ws/'; echo msg >'$AG/ws/msg'" &&
+			"$@" ssh-agent -a "$AG/sock" >"$AG/env" && SSH_AUTH_SOCK="$AG/sock" "$@" ssh-add -q "$AG/key" 2>/dev/null
+		apid=$(sed -n 's/^SSH_AGENT_PID=\([0-9]*\);.*/\1/p' "$AG/env")
+		for ns in "" --no-namespaces; do
+			SSH_AUTH_SOCK="$AG/sock" "$@" "$BPFBOX" run -q $ns --ssh-agent -w "$AG/ws" -- sh -c \
+				'echo "sock=$SSH_AUTH_SOCK"; ssh-add -l; rm -f msg.sig; ssh-keygen -Y sign -q -n bpfbox -f key.pub msg && echo signed; cat "$1" "$2" 2>&1' \
+				sh "$AG/other" "$AG/key" >"$TMPD/ag.out" 2>"$TMPD/ag.err"
+			sock=/run/ssh-agent.sock
+			[ -n "$ns" ] && sock=$AG/sock
+			grep -qx "sock=$sock" "$TMPD/ag.out" && grep -q bpfbox-agent-key "$TMPD/ag.out" &&
+				grep -qx signed "$TMPD/ag.out" &&
+				ok "--ssh-agent ($what${ns:+, $ns}): SSH_AUTH_SOCK=$sock, ssh-add -l lists the caller's key, ssh-keygen -Y sign signs with it" ||
+				fail "--ssh-agent ($what${ns:+, $ns}): $(oneline "$TMPD/ag.out") $(oneline "$TMPD/ag.err" 300)"
+			grep -q 'AGENT-DIR-FILE\|PRIVATE KEY' "$TMPD/ag.out" &&
+				fail "--ssh-agent ($what${ns:+, $ns}): the socket's directory was readable: $(oneline "$TMPD/ag.out")" ||
+				ok "--ssh-agent ($what${ns:+, $ns}): the other files of the socket's directory stay unreadable"
+		done
+		[ -n "$apid" ] && kill "$apid" 2>/dev/null
+	}
+	agent_case root
+	agent_case "uid 65534" 65534
+	expect_err 125 "--ssh-agent: SSH_AUTH_SOCK unset is refused (125), one line" \
+		'^bpfbox: error: --ssh-agent: SSH_AUTH_SOCK is not set' \
+		env -u SSH_AUTH_SOCK "$BPFBOX" run -q --ssh-agent -w "$WS" -- true
+	expect_err 125 "--ssh-agent: SSH_AUTH_SOCK naming a file is refused (125), one line" \
+		"is not a socket" env SSH_AUTH_SOCK="$TMPD/ca/corp.crt" "$BPFBOX" run -q --ssh-agent -w "$WS" -- true
+fi
+# --- --device: a character device node, writable in the session ------------------
+if [ -c /dev/net/tun ]; then
+	for ns in "" --no-namespaces; do
+		"$BPFBOX" run -q $ns --device /dev/net/tun -w "$WS" -- sh -c 'exec 3<>/dev/net/tun && echo opened' \
+			>"$TMPD/dev.out" 2>"$TMPD/dev.err"
+		"$BPFBOX" run -q $ns -w "$WS" -- sh -c 'exec 3<>/dev/net/tun && echo opened' >"$TMPD/nodev.out" 2>&1
+		grep -qx opened "$TMPD/dev.out" && ! grep -q opened "$TMPD/nodev.out" &&
+			ok "--device /dev/net/tun${ns:+ ($ns)}: opened read-write inside, not without the flag" ||
+			fail "--device /dev/net/tun${ns:+ ($ns)}: with: $(oneline "$TMPD/dev.out") $(oneline "$TMPD/dev.err" 200); without: $(oneline "$TMPD/nodev.out" 200)"
+	done
+else
+	skip "--device: no /dev/net/tun here (the VM matrix has it)"
+fi
+# uid 65534: a null device of the test's own, mode 0666, written through the grant.
+DEVN=/dev/bpfbox-test-null-$$
+if mknod -m 666 "$DEVN" c 1 3 2>/dev/null; then
+	mkdir -p "$TMPD/ws65534" && chown 65534 "$TMPD/ws65534"
+	for ns in "" --no-namespaces; do
+		setpriv --reuid 65534 --regid 65534 --clear-groups "$BPFBOX" run -q $ns --device "$DEVN" \
+			-w "$TMPD/ws65534" -- sh -c "echo x >$DEVN && echo wrote" >"$TMPD/dev.out" 2>"$TMPD/dev.err"
+		setpriv --reuid 65534 --regid 65534 --clear-groups "$BPFBOX" run -q $ns -w "$TMPD/ws65534" -- \
+			sh -c "echo x >$DEVN && echo wrote" >"$TMPD/nodev.out" 2>&1
+		grep -qx wrote "$TMPD/dev.out" && ! grep -q wrote "$TMPD/nodev.out" &&
+			ok "--device (uid 65534${ns:+, $ns}): a device node of mode 0666 is written inside, not without the flag" ||
+			fail "--device (uid 65534${ns:+, $ns}): with: $(oneline "$TMPD/dev.out") $(oneline "$TMPD/dev.err" 200); without: $(oneline "$TMPD/nodev.out" 200)"
+	done
+	rm -f "$DEVN"
+else
+	skip "--device (uid 65534): cannot mknod in /dev here (root in a VM has it)"
+fi
+mknod "$TMPD/fakedev" c 10 200 2>/dev/null || touch "$TMPD/fakedev"
+expect_err 125 "--device: a node outside /dev is refused (125), one line" "it is not under /dev" \
+	"$BPFBOX" run -q --device "$TMPD/fakedev" -w "$WS" -- true
+for b in /dev/loop0 /dev/sda /dev/vda; do
+	[ -b "$b" ] || continue
+	expect_err 125 "--device: a block device ($b) is refused (125)" "it is a block device" \
+		"$BPFBOX" run -q --device "$b" -w "$WS" -- true
+	break
+done
+expect_err 125 "--ro /dev: refused with a pointer to --device, not a failure at a mask" \
+	"give single device nodes with --device" "$BPFBOX" run -q --ro /dev -w "$WS" -- true
+if [ -c /dev/net/tun ]; then
+	expect_err 125 "--ro /dev/net/tun: refused with a pointer to --device /dev/net/tun" \
+		"grant it with --device /dev/net/tun" "$BPFBOX" run -q --ro /dev/net/tun -w "$WS" -- true
+fi
 finish

@@ -132,7 +132,7 @@ static void test_fds_open(void **state)
 	at(link, "link");
 	p.workspace = ws;
 	assert_int_equal(strv_push(&p.rw_paths, rw), 0);
-	assert_int_equal(grant_fds_open(&g, &p), 0);
+	assert_int_equal(grant_fds_open(&g, &p, NULL), 0);
 	assert_true(same(grant_fd_of(&g, ws), ws));
 	assert_true(same(grant_fd_of(&g, rw), rw));
 	assert_int_equal(grant_fd_of(&g, link), -1);
@@ -141,7 +141,7 @@ static void test_fds_open(void **state)
 	assert_int_equal(g.ws, -1);
 
 	assert_int_equal(strv_push(&p.ro_paths, link), 0);
-	assert_int_equal(grant_fds_open(&g, &p), -ELOOP);
+	assert_int_equal(grant_fds_open(&g, &p, NULL), -ELOOP);
 	assert_non_null(strstr(g.bad, link));
 	assert_non_null(strstr(g.bad, "a symlink is there now"));
 	grant_fds_close(&g);

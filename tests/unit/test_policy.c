@@ -799,7 +799,8 @@ static void test_merge_errors(void **state)
 		{"flags", "{\"extra\": {\"rw\": [\"\"]}}", "command line", "extra.rw[0]",
 		 "must not be empty"},
 		{"flags", "{\"extra\": {\"rx\": []}}", "command line", "extra.rx",
-		 "unknown key 'rx'; valid keys: ro, rw, deny, net_allow, net_deny, exec_deny, "
+		 "unknown key 'rx'; valid keys: ro, rw, devices, deny, net_allow, net_deny, "
+		 "exec_deny, "
 		 "deny_commands, commands, env"},
 		{"flags", "{\"extra\": []}", "command line", "extra", "must be an object"},
 		{"flags", "{\"extra\": {\"env\": {\"1A\": \"x\"}}}", "command line", "extra.env.1A",
@@ -1545,6 +1546,63 @@ static void test_writable_rules(void **state)
 	}
 }
 
+/*
+ * --device takes a character device node under /dev, not a block device,
+ * a file or a dir; --ro of /dev or a node in it is refused with a pointer
+ * to --device (the host's /dev over the session's hid its masks).
+ */
+static void test_device_rules(void **state)
+{
+	static const struct {
+		const char *key, *path;
+		const char *rule; /* NULL: granted */
+	} cases[] = {
+		{"devices", "/dev/null", NULL},
+		{"devices", "/dev/net/tun", NULL},
+		{"devices", "/etc/passwd", "it is not under /dev"},
+		{"devices", "/dev/shm", "it is not a character device node"},
+		{"devices", "/dev/loop0", "it is a block device"},
+		{"devices", "/dev/tty1", "a virtual console"},
+		{"ro", "/dev", "the host's device tree"},
+		{"ro", "/dev/net/tun", "grant it with --device /dev/net/tun"},
+		{"ro", "/dev/null", NULL},
+		{"rw", "/dev/net/tun", "grant it with --device /dev/net/tun"},
+	};
+
+	(void)state;
+	setenv("HOME", "/nonexistent-home", 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct srcs s = {.task = "task.json"};
+		struct policy_error err = {0};
+		struct bpfbox_policy p;
+		char json[512], at[64];
+		int r;
+
+		if (access(cases[i].path, F_OK) < 0) {
+			print_message("skip - %s: absent on this host\n", cases[i].path);
+			continue;
+		}
+		snprintf(json, sizeof(json),
+			 "{\"workspace\": \"ws\", \"extra\": {\"%s\": [\"%s\"]}}", cases[i].key,
+			 cases[i].path);
+		write_file("task.json", json);
+		r = load(&p, &s, &err);
+		if (!cases[i].rule) {
+			if (r != 0)
+				fail_msg("%s %s refused: %s", cases[i].key, cases[i].path,
+					 err.message);
+			policy_free(&p);
+			continue;
+		}
+		if (r != -EINVAL)
+			fail_msg("%s %s: rc %d, want -EINVAL", cases[i].key, cases[i].path, r);
+		snprintf(at, sizeof(at), "extra.%s[0]", cases[i].key);
+		assert_err(&err, "task.json", at, cases[i].rule);
+		assert_null(strchr(err.message, '\n'));
+		policy_free(&p);
+	}
+}
+
 #define T(f) cmocka_unit_test_teardown(f, reset_env)
 
 UNIT_MAIN_GROUP(group_setup, group_teardown, T(test_defaults), T(test_source_name), T(test_strv),
@@ -1558,4 +1616,4 @@ UNIT_MAIN_GROUP(group_setup, group_teardown, T(test_defaults), T(test_source_nam
 		T(test_load_mode_layer), T(test_load_errors), T(test_load_missing_files),
 		T(test_load_deny), T(test_load_expansion), T(test_load_expansion_dedup),
 		T(test_load_workspace), T(test_load_workspace_home), T(test_load_user),
-		T(test_validate), T(test_writable_rules))
+		T(test_validate), T(test_writable_rules), T(test_device_rules))

@@ -27,6 +27,10 @@ static void run_usage(FILE *out)
 		"  --mode MODE           workspace-write (default), read-only, full-access\n"
 		"  -w, --workspace DIR   the session's read-write tree (default: cwd)\n"
 		"  --ro PATH, --rw PATH  extra read-only / read-write paths (repeatable)\n"
+		"  --device PATH         a character device node (/dev/kvm, /dev/dri/renderD128)\n"
+		"                        visible and writable in the session (repeatable)\n"
+		"  --ssh-agent           the caller's SSH agent ($SSH_AUTH_SOCK) reachable in the\n"
+		"                        session: it can sign with every key the agent holds\n"
 		"  --net deny|allow      network policy (default: deny)\n"
 		"  --net-allow RULE      with --net deny, still allow HOST[:PORT[-PORT]]: a name\n"
 		"                        (pypi.org), *.wildcard, ADDR or ADDR/LEN "
@@ -135,6 +139,8 @@ enum {
 	OPT_LEVEL,
 	OPT_DENY_COMMAND,
 	OPT_ASK_FD,
+	OPT_DEVICE,
+	OPT_SSH_AGENT,
 };
 
 static const struct option run_opts[] = {
@@ -142,6 +148,8 @@ static const struct option run_opts[] = {
 	{"workspace", required_argument, NULL, 'w'},
 	{"ro", required_argument, NULL, OPT_RO},
 	{"rw", required_argument, NULL, OPT_RW},
+	{"device", required_argument, NULL, OPT_DEVICE},
+	{"ssh-agent", no_argument, NULL, OPT_SSH_AGENT},
 	{"net", required_argument, NULL, OPT_NET},
 	{"env", required_argument, NULL, OPT_ENV},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -339,12 +347,14 @@ static int policy_opt(struct json_object *flags, int c, const char *arg)
 		return 0;
 	case OPT_RO:
 	case OPT_RW:
+	case OPT_DEVICE:
 	case OPT_NET_ALLOW:
 	case OPT_NET_DENY:
 	case OPT_EXEC_DENY:
 		append_string(sub_object(flags, "extra"),
 			      c == OPT_RO	   ? "ro"
 			      : c == OPT_RW	   ? "rw"
+			      : c == OPT_DEVICE	   ? "devices"
 			      : c == OPT_NET_ALLOW ? "net_allow"
 			      : c == OPT_NET_DENY  ? "net_deny"
 						   : "exec_deny",
@@ -387,6 +397,9 @@ static int policy_opt(struct json_object *flags, int c, const char *arg)
 			       : 0;
 	case OPT_READ_HOST:
 		json_object_object_add(flags, "read_host", json_object_new_boolean(1));
+		return 0;
+	case OPT_SSH_AGENT:
+		json_object_object_add(flags, "ssh_agent", json_object_new_boolean(1));
 		return 0;
 	case OPT_USER:
 		json_object_object_add(flags, "user", json_object_new_string(arg));

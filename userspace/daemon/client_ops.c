@@ -286,7 +286,7 @@ static void add_layers(struct json_object *req, const struct session *s)
 {
 	const struct bpfbox_policy *p = s->policy;
 	const struct session_layers *l = &s->layers;
-	size_t max = p->rw_paths.n + 2, n;
+	size_t max = p->rw_paths.n + 3, n;
 	const char **dirs = calloc(max, sizeof(*dirs));
 	char what[768];
 

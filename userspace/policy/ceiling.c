@@ -300,7 +300,7 @@ static bool under(const char *path, const char *dir)
 	       (path[n] == '/' || path[n] == 0 || (n == 1 && dir[0] == '/'));
 }
 
-/* The workspace and the rw paths (both writable) under the rule's rw paths; -EPERM. */
+/* The workspace, the rw paths and the devices (all writable) under the rule's rw paths; -EPERM. */
 static int check_rw(const struct ceiling_rule *r, struct json_object *policy, char *why,
 		    size_t why_size)
 {
@@ -321,8 +321,10 @@ static int check_rw(const struct ceiling_rule *r, struct json_object *policy, ch
 			return -EPERM;
 		}
 	}
-	if (r->rw_set && json_object_object_get_ex(policy, "rw", &rw) &&
-	    json_object_is_type(rw, json_type_array)) {
+	for (size_t k = 0; k < 2; k++) {
+		if (!r->rw_set || !json_object_object_get_ex(policy, k ? "devices" : "rw", &rw) ||
+		    !json_object_is_type(rw, json_type_array))
+			continue;
 		for (size_t i = 0; i < json_object_array_length(rw); i++) {
 			const char *p = json_object_get_string(json_object_array_get_idx(rw, i));
 			bool okp = false;
@@ -330,9 +332,9 @@ static int check_rw(const struct ceiling_rule *r, struct json_object *policy, ch
 			for (size_t j = 0; p && j < r->nrw && !okp; j++)
 				okp = under(p, r->rw[j]);
 			if (!okp) {
-				snprintf(why, why_size,
-					 "ceiling '%s': writable path %s is outside %s%s", r->name,
-					 p ? p : "?", r->nrw ? r->rw[0] : "(none allowed)",
+				snprintf(why, why_size, "ceiling '%s': %s %s is outside %s%s",
+					 r->name, k ? "device" : "writable path", p ? p : "?",
+					 r->nrw ? r->rw[0] : "(none allowed)",
 					 r->nrw > 1 ? " and the rule's other paths" : "");
 				return -EPERM;
 			}

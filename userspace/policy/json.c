@@ -54,6 +54,8 @@ struct json_object *policy_to_json(const struct bpfbox_policy *p)
 	json_object_object_add(o, "namespaces", json_object_new_boolean(p->namespaces));
 	json_object_object_add(o, "ro", strv_json(&p->ro_paths));
 	json_object_object_add(o, "rw", strv_json(&p->rw_paths));
+	json_object_object_add(o, "devices", strv_json(&p->devices));
+	json_object_object_add(o, "ssh_agent", json_object_new_boolean(p->ssh_agent));
 	json_object_object_add(o, "deny", strv_json(&p->deny_paths));
 	json_object_object_add(o, "net_allow", strv_json(&p->net_allow));
 	json_object_object_add(o, "net_deny", strv_json(&p->net_deny));

@@ -345,10 +345,13 @@ int policy_load(struct bpfbox_policy *p, const struct policy_sources *src, struc
 	r = load_expand_workspace(p, &l, err);
 	if (r < 0)
 		goto out;
-	r = load_expand_list(&p->ro_paths, "ro", false, &l, err);
+	r = load_expand_list(&p->ro_paths, "ro", GRANT_RO, &l, err);
 	if (r < 0)
 		goto out;
-	r = load_expand_list(&p->rw_paths, "rw", true, &l, err);
+	r = load_expand_list(&p->rw_paths, "rw", GRANT_RW, &l, err);
+	if (r < 0)
+		goto out;
+	r = load_expand_list(&p->devices, "devices", GRANT_DEVICE, &l, err);
 	if (r < 0)
 		goto out;
 	r = policy_validate(p, err);

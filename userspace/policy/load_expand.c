@@ -243,18 +243,17 @@ int load_expand_workspace(struct bpfbox_policy *p, const struct load *l, struct 
 	return 0;
 }
 
-int load_expand_list(struct strv *list, const char *key, bool writable, const struct load *l,
-		     struct policy_error *err)
+int load_expand_list(struct strv *list, const char *key, enum policy_grant kind,
+		     const struct load *l, struct policy_error *err)
 {
 	struct strv out = {0};
-	char path[128], why[200];
+	char path[128], why[200], msg[sizeof(err->message)];
 	const char *file;
 	int r = 0;
 
 	for (size_t i = 0; i < list->n; i++) {
 		_cleanup_free_ char *abs = NULL, *real = NULL;
 		const char *raw = list->v[i];
-		const char *rule;
 
 		r = expand_path(raw, l->cwd, &abs, why, sizeof(why));
 		if (r == -ENOMEM)
@@ -279,13 +278,9 @@ int load_expand_list(struct strv *list, const char *key, bool writable, const st
 						 abs, strerror(-r));
 			goto fail;
 		}
-		rule = writable ? policy_writable_rule(real) : NULL;
-		if (rule) {
-			r = policy_error_set(err, file, path, -EINVAL,
-					     "write access to '%s' would undo the "
-					     "sandbox: it is %s; grant a narrower "
-					     "directory",
-					     real, rule);
+		r = policy_grant_problem(kind, real, msg, sizeof(msg));
+		if (r < 0) {
+			policy_error_set(err, file, path, r, "%s", msg);
 			goto fail;
 		}
 		r = strv_push_unique(&out, real);

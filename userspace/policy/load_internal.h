@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "policy.h"
+#include "policy-internal.h"
 
 struct json_object;
 
@@ -45,8 +46,8 @@ int load_json_file(const char *path, bool optional, const char *what, struct jso
 
 /* load_expand.c */
 int load_expand_workspace(struct bpfbox_policy *p, const struct load *l, struct policy_error *err);
-int load_expand_list(struct strv *list, const char *key, bool writable, const struct load *l,
-		     struct policy_error *err);
+int load_expand_list(struct strv *list, const char *key, enum policy_grant kind,
+		     const struct load *l, struct policy_error *err);
 void load_relocate_error(const struct load *l, struct policy_error *err);
 
 #endif

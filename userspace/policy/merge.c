@@ -18,13 +18,14 @@
 #include "../lib/util.h"
 
 static const char *const layer_keys[] = {
-	"mode",	      "workspace", "network",	   "user",  "allow_unconfined", "private_tmp",
-	"namespaces", "limits",	   "restrictions", "extra", "read_host",	"net_resolver",
+	"mode",	       "workspace",    "network",   "user",	    "allow_unconfined",
+	"private_tmp", "namespaces",   "limits",    "restrictions", "extra",
+	"read_host",   "net_resolver", "ssh_agent",
 };
 
 #define LAYER_KEYS                                                                               \
 	"mode, workspace, network, user, allow_unconfined, private_tmp, namespaces, read_host, " \
-	"limits, restrictions, extra, net_resolver"
+	"ssh_agent, limits, restrictions, extra, net_resolver"
 #define LIMIT_KEYS                                                            \
 	"timeout_s, output_bytes, memory_mb, pids, cpu_percent, disk_mb, "    \
 	"file_size_mb, open_files, pause_timeout_s, timeout_counts, on_oom, " \
@@ -261,6 +262,7 @@ static int merge_scalars(struct bpfbox_policy *p, struct json_object *layer,
 		{"read_host", &p->read_host},
 		{"private_tmp", &p->private_tmp},
 		{"namespaces", &p->namespaces},
+		{"ssh_agent", &p->ssh_agent},
 	};
 	struct json_object *v;
 	int r = 0;

@@ -223,7 +223,7 @@ static int check_sect_keys(struct json_object *o, const char *sect, bool replace
 			path_join(sub, sizeof(sub), sect, key);
 			return lerr(lc, err, sub,
 				    "unknown key '%s'; valid keys: ro, rw, "
-				    "deny, net_allow, net_deny, exec_deny, deny_commands, "
+				    "devices, deny, net_allow, net_deny, exec_deny, deny_commands, "
 				    "commands, env",
 				    key);
 		}
@@ -304,13 +304,13 @@ static int merge_env(struct bpfbox_policy *p, struct json_object *v, const char 
 int merge_lists(struct bpfbox_policy *p, struct json_object *o, const char *sect, bool replace,
 		const char *origin, const struct layer_ctx *lc, struct policy_error *err)
 {
-	static const char *const keys[] = {"ro",       "rw",	    "deny",	     "net_allow",
-					   "net_deny", "exec_deny", "deny_commands", "env",
-					   "commands"};
-	static const enum list_kind kinds[] = {LIST_PATH, LIST_PATH, LIST_DENY, LIST_NET,
-					       LIST_NET,  LIST_EXEC, LIST_CMD};
-	struct strv *lists[] = {&p->ro_paths, &p->rw_paths,  &p->deny_paths,   &p->net_allow,
-				&p->net_deny, &p->exec_deny, &p->deny_commands};
+	static const char *const keys[] = {"ro",	"rw",	    "devices",	 "deny",
+					   "net_allow", "net_deny", "exec_deny", "deny_commands",
+					   "env",	"commands"};
+	static const enum list_kind kinds[] = {LIST_PATH, LIST_PATH, LIST_PATH, LIST_DENY,
+					       LIST_NET,  LIST_NET,  LIST_EXEC, LIST_CMD};
+	struct strv *lists[] = {&p->ro_paths,  &p->rw_paths, &p->devices,   &p->deny_paths,
+				&p->net_allow, &p->net_deny, &p->exec_deny, &p->deny_commands};
 	struct json_object *v;
 	char sub[128];
 	int r;

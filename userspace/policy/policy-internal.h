@@ -73,4 +73,17 @@ bool policy_is_system_dir(const char *path);
  */
 const char *policy_writable_rule(const char *path);
 
+/* Which list a granted path is in. */
+enum policy_grant { GRANT_RO, GRANT_RW, GRANT_DEVICE };
+
+/*
+ * Whether path (resolved) may be granted as kind: 0, or -EINVAL with the
+ * one-line message in msg (the path, the rule, what to do instead).
+ * Read-only: not /dev nor below it (a device node points at --device);
+ * read-write: policy_writable_rule; a device: a character device node
+ * under /dev, not one of the kernel's own nor the host's terminals,
+ * input or disks (docs/SECURITY.md, "Devices").
+ */
+int policy_grant_problem(enum policy_grant kind, const char *path, char *msg, size_t size);
+
 #endif

@@ -315,9 +315,9 @@ void policy_free(struct bpfbox_policy *p)
 	if (!p)
 		return;
 
-	struct strv *lists[] = {&p->ro_paths,	   &p->rw_paths, &p->deny_paths,
-				&p->net_allow,	   &p->net_deny, &p->exec_deny,
-				&p->deny_commands, &p->env,	 &p->origins};
+	struct strv *lists[] = {&p->ro_paths,  &p->rw_paths, &p->devices,   &p->deny_paths,
+				&p->net_allow, &p->net_deny, &p->exec_deny, &p->deny_commands,
+				&p->env,       &p->origins};
 
 	free(p->workspace);
 	free(p->user);
@@ -338,6 +338,7 @@ int policy_dup(struct bpfbox_policy *dst, const struct bpfbox_policy *src)
 	dst->private_tmp = src->private_tmp;
 	dst->read_host = src->read_host;
 	dst->namespaces = src->namespaces;
+	dst->ssh_agent = src->ssh_agent;
 	if (src->workspace && !(dst->workspace = strdup(src->workspace)))
 		goto fail;
 	if (src->user && !(dst->user = strdup(src->user)))
@@ -346,6 +347,7 @@ int policy_dup(struct bpfbox_policy *dst, const struct bpfbox_policy *src)
 		goto fail;
 	if (strv_copy(&dst->ro_paths, &src->ro_paths) < 0 ||
 	    strv_copy(&dst->rw_paths, &src->rw_paths) < 0 ||
+	    strv_copy(&dst->devices, &src->devices) < 0 ||
 	    strv_copy(&dst->deny_paths, &src->deny_paths) < 0 ||
 	    strv_copy(&dst->net_allow, &src->net_allow) < 0 ||
 	    strv_copy(&dst->net_deny, &src->net_deny) < 0 ||

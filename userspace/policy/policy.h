@@ -90,6 +90,9 @@ struct policy_limits {
 #define POLICY_PIDS_DEFAULT 1024
 
 enum { TIMEOUT_COUNTS_WALL, TIMEOUT_COUNTS_RUNNING };
+
+/* The most --device nodes a session takes (each a mount in its small /dev). */
+#define POLICY_MAX_DEVICES 16
 enum { ON_LIMIT_PAUSE, ON_LIMIT_KILL };
 
 struct bpfbox_policy {
@@ -97,6 +100,7 @@ struct bpfbox_policy {
 	char *workspace;	    /* absolute path, symlinks resolved */
 	struct strv ro_paths;	    /* read-only (and exec) besides the system dirs */
 	struct strv rw_paths;	    /* read-write besides workspace and private tmp */
+	struct strv devices;	    /* character device nodes, read-write (--device) */
 	struct strv deny_paths;	    /* credential patterns (BPF LSM layer) */
 	struct strv net_allow;	    /* "HOST[:PORT[-PORT]]" reachable even when network is deny */
 	struct strv net_deny;	    /* exceptions to net_allow, same form */
@@ -112,6 +116,7 @@ struct bpfbox_policy {
 	bool read_host;	       /* read the whole host but the credential paths (--read-host) */
 	bool private_tmp;      /* a fresh rw /tmp dir inside the session */
 	bool namespaces;       /* mount, PID, IPC (and user) namespaces (docs/SECURITY.md) */
+	bool ssh_agent;	       /* the caller's SSH agent reachable in the session (--ssh-agent) */
 	struct strv origins;   /* where each layer came from, for --verbose */
 };
 

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "policy.h"
 #include "policy-internal.h"
@@ -112,6 +114,108 @@ const char *policy_writable_rule(const char *path)
 	return NULL;
 }
 
+/*
+ * Character devices --device never grants (docs/SECURITY.md, "Devices"):
+ * by major and minor (-1: every minor), checked after writable_devs.
+ */
+static const struct {
+	unsigned int major;
+	int minor;
+	const char *why;
+} refused_devs[] = {
+	{1, -1, "a memory device (/dev/mem, /dev/kmem, /dev/port, /dev/kmsg: the kernel's own)"},
+	{4, -1, "a virtual console or serial line of the host"},
+	{5, -1, "a terminal device of the host (/dev/console, /dev/ptmx; the session has its own)"},
+	{7, -1, "a virtual console's screen memory (/dev/vcs*)"},
+	{10, 130, "the watchdog (closing it can reboot the host)"},
+	{10, 223, "uinput (it types into the host's desktop)"},
+	{10, 234, "btrfs-control (it changes file systems)"},
+	{10, 236, "the device mapper's control (it makes block devices)"},
+	{10, 237, "loop-control (it makes block devices)"},
+	{13, -1, "an input device (every keystroke and pointer move of the host)"},
+	{21, -1, "a SCSI generic device (raw commands to the disks)"},
+	{29, -1, "a frame buffer (the screen's pixels)"},
+	{202, -1, "a CPU's model-specific registers (/dev/cpu/N/msr)"},
+};
+
+/* Why real (a resolved path) may not be a --device, as a phrase for "it is ..."; NULL: it may. */
+static const char *device_rule(const char *real, const struct stat *st)
+{
+	unsigned int maj = major(st->st_rdev), min = minor(st->st_rdev);
+
+	if (!path_below(real, "/dev"))
+		return "not under /dev";
+	if (S_ISBLK(st->st_mode))
+		return "a block device (a disk's raw bytes pass every file permission and mask)";
+	if (!S_ISCHR(st->st_mode))
+		return "not a character device node";
+	/* null, zero, full, random, urandom, tty: what every session has. */
+	if ((maj == 1 && (min == 3 || min == 5 || min == 7 || min == 8 || min == 9)) ||
+	    (maj == 5 && min == 0))
+		return NULL;
+	if (maj >= 136 && maj <= 143)
+		return "a terminal of another session (/dev/pts)";
+	if (startswith(real, "/dev/watchdog"))
+		return "a watchdog (closing it can reboot the host)";
+	for (size_t i = 0; i < ARRAY_SIZE(refused_devs); i++)
+		if (refused_devs[i].major == maj &&
+		    (refused_devs[i].minor < 0 || (unsigned int)refused_devs[i].minor == min))
+			return refused_devs[i].why;
+	return NULL;
+}
+
+int policy_grant_problem(enum policy_grant kind, const char *path, char *msg, size_t size)
+{
+	const char *rule;
+	struct stat st;
+
+	if (kind == GRANT_RW) {
+		rule = policy_writable_rule(path);
+		if (rule && stat(path, &st) == 0 && S_ISCHR(st.st_mode) && path_below(path, "/dev"))
+			snprintf(msg, size,
+				 "'%s' is a device node, never a --rw grant; grant it with "
+				 "--device %s",
+				 path, path);
+		else if (rule)
+			snprintf(msg, size,
+				 "write access to '%s' would undo the sandbox: it is %s; grant a "
+				 "narrower directory",
+				 path, rule);
+		return rule ? -EINVAL : 0;
+	}
+	if (kind == GRANT_DEVICE) {
+		if (stat(path, &st) < 0)
+			rule = "not a device node";
+		else
+			rule = device_rule(path, &st);
+		if (rule)
+			snprintf(msg, size,
+				 "'%s' cannot be a --device: it is %s; give a character device "
+				 "node under /dev (/dev/kvm, /dev/dri/renderD128, /dev/fuse)",
+				 path, rule);
+		return rule ? -EINVAL : 0;
+	}
+	/* Read-only: never the host's /dev, whose disks a read-only grant still reads. */
+	if (!rule_matches(path, "/dev", true))
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(writable_devs); i++)
+		if (streq(path, writable_devs[i]))
+			return 0;
+	if (stat(path, &st) == 0 && S_ISCHR(st.st_mode) && (rule = device_rule(path, &st)))
+		snprintf(msg, size, "'%s' is a device node and %s: never granted", path, rule);
+	else if (stat(path, &st) == 0 && S_ISCHR(st.st_mode))
+		snprintf(msg, size,
+			 "'%s' is a device node: a read-only grant does not open it (the "
+			 "session's /dev is its own); grant it with --device %s",
+			 path, path);
+	else
+		snprintf(msg, size,
+			 "'%s' is the host's device tree (raw disks, every terminal), never "
+			 "granted; give single device nodes with --device PATH",
+			 path);
+	return -EINVAL;
+}
+
 static const char *home_of_uid(uid_t uid)
 {
 	struct passwd *pw = getpwuid(uid);
@@ -215,25 +319,19 @@ static int check_workspace(const struct bpfbox_policy *p, struct policy_error *e
 	return check_home(ws, err);
 }
 
-static int check_paths(const struct strv *list, const char *key, bool writable,
+static int check_paths(const struct strv *list, const char *key, enum policy_grant kind,
 		       struct policy_error *err)
 {
 	for (size_t i = 0; i < list->n; i++) {
 		const char *s = list->v[i];
-		const char *rule;
-		char sub[64];
+		char sub[64], msg[sizeof(err->message)];
 
 		path_index(sub, sizeof(sub), key, i);
 		if (s[0] != '/')
 			return policy_error_set(err, WHERE, sub, -EINVAL,
 						"'%s' is not an absolute path", s);
-		rule = writable ? policy_writable_rule(s) : NULL;
-		if (rule)
-			return policy_error_set(err, WHERE, sub, -EINVAL,
-						"write access to '%s' would undo "
-						"the sandbox: it is %s; grant a "
-						"narrower directory",
-						s, rule);
+		if (policy_grant_problem(kind, s, msg, sizeof(msg)) < 0)
+			return policy_error_set(err, WHERE, sub, -EINVAL, "%s", msg);
 	}
 	return 0;
 }
@@ -270,12 +368,19 @@ int policy_validate(const struct bpfbox_policy *p, struct policy_error *err)
 	r = check_workspace(p, err);
 	if (r < 0)
 		return r;
-	r = check_paths(&p->ro_paths, "ro", false, err);
+	r = check_paths(&p->ro_paths, "ro", GRANT_RO, err);
 	if (r < 0)
 		return r;
-	r = check_paths(&p->rw_paths, "rw", true, err);
+	r = check_paths(&p->rw_paths, "rw", GRANT_RW, err);
 	if (r < 0)
 		return r;
+	r = check_paths(&p->devices, "devices", GRANT_DEVICE, err);
+	if (r < 0)
+		return r;
+	if (p->devices.n > POLICY_MAX_DEVICES)
+		return policy_error_set(err, WHERE, "devices", -E2BIG,
+					"%zu device nodes: a session takes at most %d",
+					p->devices.n, POLICY_MAX_DEVICES);
 	for (size_t i = 0; i < p->env.n; i++)
 		if (!strchr(p->env.v[i], '=') || p->env.v[i][0] == '=')
 			return policy_error_set(err, WHERE, "env", -EINVAL,

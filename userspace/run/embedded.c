@@ -224,10 +224,10 @@ static int allow_unix_dirs(struct embedded *e, struct session *s)
 	return agent_unix_allow(e->agent, 1, dirs, n);
 }
 
-/* The writable set by inode: the workspace, the private tmp, every rw path. */
+/* The writable set by inode: the workspace, the private tmp, every rw path, the agent's socket. */
 static int writable_dirs(struct embedded *e, struct session *s)
 {
-	size_t max = s->policy->rw_paths.n + 2, n;
+	size_t max = s->policy->rw_paths.n + 3, n;
 	const char **dirs = calloc(max, sizeof(*dirs));
 	int r;
 

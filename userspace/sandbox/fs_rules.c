@@ -18,6 +18,17 @@ static const char *const system_ro[] = {
 	"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc",
 };
 
+bool landlock_system_readable(const char *path)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(system_ro); i++) {
+		size_t n = strlen(system_ro[i]);
+
+		if (!strncmp(path, system_ro[i], n) && (path[n] == '/' || path[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
 /* Readable without exec: process info and CPU topology that tools query. */
 static const char *const system_read[] = {
 	"/proc", /* first: a mount namespace has its own (see masked) */
@@ -303,8 +314,11 @@ static int hidden_paths(const struct bpfbox_policy *p, const struct landlock_ext
 	return r;
 }
 
-/* The system's trees: read-only, readable, the device nodes tools need, our terminals. */
-static int system_rules(struct rules_ctx *c, bool masked)
+/*
+ * The system's trees: read-only, readable, the device nodes tools need and
+ * the --device ones (policy_grant_problem checked each), our terminals.
+ */
+static int system_rules(struct rules_ctx *c, bool masked, const struct strv *devices)
 {
 	const uint64_t ro = LANDLOCK_FS_READ;
 	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
@@ -324,6 +338,8 @@ static int system_rules(struct rules_ctx *c, bool masked)
 	for (size_t i = 0; !r && i < ARRAY_SIZE(dev_rw); i++)
 		if (!masked || !streq(dev_rw[i], "/dev/shm"))
 			r = add_rule(c, dev_rw[i], dev | LANDLOCK_ACCESS_FS_READ_DIR, true);
+	for (size_t i = 0; !r && i < devices->n; i++)
+		r = add_rule(c, devices->v[i], dev, false);
 	/* The terminal(s) bpfbox itself was given, so `bpfbox run -- vim` works. */
 	for (int fd = 0; !masked && !r && fd <= 2; fd++) {
 		char tty[64];
@@ -374,7 +390,7 @@ int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_
 	if (r)
 		goto fail;
 	c.hidden = &hidden;
-	r = system_rules(&c, x->masked);
+	r = system_rules(&c, x->masked, &p->devices);
 	/* Not /dev: its disks and every terminal of the host; dev_rw has what tools need. */
 	if (!r && x->read_host && !strv_contains(&hidden, "/dev"))
 		r = strv_push(&hidden, "/dev");
@@ -396,6 +412,10 @@ int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_
 	for (size_t i = 0; !r && i < p->rw_paths.n; i++)
 		r = add_grant_tree(&c, grant_fd_of(x->grants, p->rw_paths.v[i]), p->rw_paths.v[i],
 				   rw);
+	/* --ssh-agent: connect to the socket itself (Landlock ABI 9), nothing else there. */
+	if (!r && x->grants && x->grants->ssh_agent >= 0)
+		r = add_rule_fd(&c, x->grants->ssh_agent, "the SSH agent's socket", DT_UNKNOWN,
+				LANDLOCK_ACCESS_FS_RESOLVE_UNIX);
 	if (!r && x->private_tmp)
 		r = add_rule(&c, x->private_tmp, rw, false);
 	if (!r && x->home)

@@ -167,10 +167,12 @@ void grant_fds_init(struct grant_fds *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->ws = -1;
+	g->ssh_agent = -1;
 }
 
-int grant_fds_open(struct grant_fds *g, const struct bpfbox_policy *p)
+int grant_fds_open(struct grant_fds *g, const struct bpfbox_policy *p, const char *ssh_agent)
 {
+	struct stat st;
 	int r = 0;
 
 	grant_fds_init(g);
@@ -193,6 +195,15 @@ int grant_fds_open(struct grant_fds *g, const struct bpfbox_policy *p)
 		r = open_one(g, p->rw_paths.v[i], 0, &g->rw[i]);
 	for (size_t i = 0; !r && i < g->nro; i++)
 		r = open_one(g, p->ro_paths.v[i], 0, &g->ro[i]);
+	/* --ssh-agent: the socket the plan resolved, the view binds and Landlock grants. */
+	if (!r && ssh_agent && ssh_agent[0]) {
+		r = open_one(g, ssh_agent, 0, &g->ssh_agent);
+		if (!r && (fstat(g->ssh_agent, &st) < 0 || !S_ISSOCK(st.st_mode))) {
+			say_bad(g, ssh_agent, -ESTALE);
+			r = -ESTALE;
+		}
+		g->ssh_agent_path = ssh_agent;
+	}
 	return r;
 }
 
@@ -200,6 +211,8 @@ void grant_fds_close(struct grant_fds *g)
 {
 	if (g->ws >= 0)
 		close(g->ws);
+	if (g->ssh_agent >= 0)
+		close(g->ssh_agent);
 	for (size_t i = 0; g->rw && i < g->nrw; i++)
 		if (g->rw[i] >= 0)
 			close(g->rw[i]);

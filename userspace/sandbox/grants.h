@@ -20,8 +20,16 @@ struct grant_fds {
 	int ws;			       /* the workspace, O_PATH; -1: none */
 	int *rw, *ro;		       /* one per p->rw_paths / p->ro_paths entry, O_PATH */
 	size_t nrw, nro;
-	char bad[4096 + 128]; /* after a failure: the path and what changed */
+	int ssh_agent;		    /* --ssh-agent: the caller's agent socket, O_PATH; -1: none */
+	const char *ssh_agent_path; /* its path, resolved (the session's) */
+	char bad[4096 + 128];	    /* after a failure: the path and what changed */
 };
+
+/*
+ * Where a session with a mount namespace reaches the caller's SSH agent
+ * (--ssh-agent): the socket alone, bound in /run's tmpfs (ns_mount.c).
+ */
+#define SSH_AGENT_VIEW_PATH "/run/ssh-agent.sock"
 
 /* An empty set (every fd -1), safe to close. */
 void grant_fds_init(struct grant_fds *g);
@@ -30,10 +38,11 @@ void grant_fds_init(struct grant_fds *g);
  * Opens p's workspace and grants, each by its checked path without
  * following any symlink (openat2 RESOLVE_NO_SYMLINKS, or one O_NOFOLLOW
  * name at a time before Linux 5.6), and checks that each fd still has
- * that path. 0, or -errno with g->bad naming the path (ELOOP: a symlink
- * is there now).
+ * that path; ssh_agent (NULL or "": none) the same way, checked to be a
+ * socket. 0, or -errno with g->bad naming the path (ELOOP: a symlink is
+ * there now).
  */
-int grant_fds_open(struct grant_fds *g, const struct bpfbox_policy *p);
+int grant_fds_open(struct grant_fds *g, const struct bpfbox_policy *p, const char *ssh_agent);
 void grant_fds_close(struct grant_fds *g);
 
 /* The fd opened for path (the workspace or a grant of g->p), -1: none (or g NULL). */

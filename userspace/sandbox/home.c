@@ -160,8 +160,7 @@ static const char *const toolchain_roots[] = {
 	"go",	  ".go",
 };
 
-/* Whether path is dir or below it. */
-static bool below(const char *path, const char *dir)
+bool session_path_below(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 
@@ -178,7 +177,7 @@ static int grant_entry(struct strv *ro, const char *home, const char *real)
 
 	for (size_t i = 0; !r && i < ARRAY_SIZE(toolchain_roots); i++) {
 		snprintf(root, sizeof(root), "%s/%s", home, toolchain_roots[i]);
-		if (!below(real, root))
+		if (!session_path_below(real, root))
 			continue;
 		if (!strv_contains(ro, root))
 			r = strv_push(ro, root);
@@ -214,17 +213,16 @@ static const struct {
 	{".local/pipx", NULL, false},	  {".local/share/pipx", NULL, false},
 };
 
-/* Whether a credential rule or an absolute deny path covers real. */
-static bool denied(const struct bpfbox_policy *p, const struct strv *cred, const char *real)
+bool session_cred_denied(const struct bpfbox_policy *p, const struct strv *cred, const char *real)
 {
 	if (cred_path_denied(p, real))
 		return true;
 	for (size_t i = 0; i < cred->n; i++)
-		if (below(real, cred->v[i]) || below(cred->v[i], real))
+		if (session_path_below(real, cred->v[i]) || session_path_below(cred->v[i], real))
 			return true;
 	for (size_t i = 0; i < p->deny_paths.n; i++)
-		if (p->deny_paths.v[i][0] == '/' &&
-		    (below(real, p->deny_paths.v[i]) || below(p->deny_paths.v[i], real)))
+		if (p->deny_paths.v[i][0] == '/' && (session_path_below(real, p->deny_paths.v[i]) ||
+						     session_path_below(p->deny_paths.v[i], real)))
 			return true;
 	return false;
 }
@@ -259,7 +257,7 @@ static int grant_toolchains(const struct session *s, const struct strv *cred, st
 		char real[PATH_MAX], link[PATH_MAX];
 
 		if (!toolchain_dir(i, home, real) || (home && streq(real, home)) ||
-		    below(p->workspace, real) || denied(p, cred, real))
+		    session_path_below(p->workspace, real) || session_cred_denied(p, cred, real))
 			continue;
 		if (!strv_contains(ro, real))
 			r = strv_push(ro, real);
@@ -333,16 +331,17 @@ int session_home_path(const struct session *s, struct strv *ro, char *path_env, 
 		e += n + (e[n] == ':');
 		if (!entry[0])
 			continue;
-		if (home && entry[0] == '/' && realpath(entry, real) && below(real, home) &&
-		    !below(real, p->workspace)) {
+		if (home && entry[0] == '/' && realpath(entry, real) &&
+		    session_path_below(real, home) && !session_path_below(real, p->workspace)) {
 			/* The home itself on PATH would grant all of it: not that. */
 			if (streq(real, home) || cred_path_denied(p, real))
 				keep = false;
 			for (size_t i = 0; i < cred.n; i++)
-				if (below(real, cred.v[i]))
+				if (session_path_below(real, cred.v[i]))
 					keep = false;
 			for (size_t i = 0; keep && i < p->deny_paths.n; i++)
-				if (p->deny_paths.v[i][0] == '/' && below(real, p->deny_paths.v[i]))
+				if (p->deny_paths.v[i][0] == '/' &&
+				    session_path_below(real, p->deny_paths.v[i]))
 					keep = false;
 			if (keep)
 				r = grant_entry(ro, home, real);

@@ -127,6 +127,9 @@ struct landlock_extra {
 	bool private_net;		/* a network namespace of its own: no TCP/UDP rule (ns.h) */
 };
 
+/* Whether path (resolved) lies in a system tree every session reads (/usr, /etc, ...). */
+bool landlock_system_readable(const char *path);
+
 int landlock_build_ruleset(const struct bpfbox_policy *p, const struct landlock_rights *rights,
 			   const struct landlock_extra *x, uid_t uid, gid_t gid, const char **bad);
 

@@ -18,47 +18,11 @@
 #include <unistd.h>
 
 #include "ns.h"
+#include "ns_internal.h"
 #include "landlock.h"
 #include "grants.h"
 #include "../policy/policy.h"
 #include "../lib/util.h"
-
-/* The new mount API (5.2, mount_setattr 5.12), without <linux/mount.h>'s clashes. */
-#define NS_OPEN_TREE_CLONE	   1
-#define NS_OPEN_TREE_CLOEXEC	   O_CLOEXEC
-#define NS_AT_RECURSIVE		   0x8000
-#define NS_MOVE_MOUNT_F_EMPTY_PATH 0x00000004
-#define NS_MOVE_MOUNT_T_EMPTY_PATH 0x00000040
-#define NS_MOUNT_ATTR_RDONLY	   0x00000001
-
-#ifndef __NR_open_tree
-#define __NR_open_tree	428
-#define __NR_move_mount 429
-#endif
-#ifndef __NR_mount_setattr
-#define __NR_mount_setattr 442
-#endif
-
-struct ns_mount_attr {
-	uint64_t attr_set, attr_clr, propagation, userns_fd;
-};
-
-static int sys_open_tree(int dfd, const char *path, unsigned int flags)
-{
-	return syscall(__NR_open_tree, dfd, path, flags);
-}
-
-static int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to,
-			  unsigned int flags)
-{
-	return syscall(__NR_move_mount, from_dfd, from, to_dfd, to, flags);
-}
-
-static int sys_mount_setattr(int dfd, const char *path, unsigned int flags,
-			     struct ns_mount_attr *attr)
-{
-	return syscall(__NR_mount_setattr, dfd, path, flags, attr, sizeof(*attr));
-}
 
 /*
  * Directories that hold other users' data and host sockets: covered by an
@@ -79,10 +43,50 @@ static bool hides(const struct bpfbox_policy *p, const char *dir)
 	return !p->read_host || streq(dir, "/run");
 }
 
-/* Device nodes of the minimal /dev, bound from the host's. */
-static const char *const dev_nodes[] = {
-	"null", "zero", "full", "random", "urandom", "tty",
-};
+int ns_make_mountpoint(const char *path, bool dir)
+{
+	int r = mkdir_parents(path, 0755);
+
+	if (r < 0)
+		return r;
+	if (dir) {
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			return -errno;
+	} else {
+		int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
+
+		if (fd < 0 && errno != EEXIST && errno != EROFS)
+			return -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	return 0;
+}
+
+int ns_mount_tmpfs(const char *dir, unsigned long flags, const char *opts)
+{
+	return mount("tmpfs", dir, "tmpfs", flags, opts) < 0 ? -errno : 0;
+}
+
+int ns_mount_shared_tmpfs(const char *dir, uint64_t bytes, uint64_t inodes)
+{
+	char opts[96];
+
+	if (bytes)
+		snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
+			 (unsigned long long)bytes, (unsigned long long)inodes);
+	else
+		snprintf(opts, sizeof(opts), "mode=1777");
+	return ns_mount_tmpfs(dir, MS_NOSUID | MS_NODEV, opts);
+}
+
+int ns_remount_ro(const char *dir)
+{
+	return mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+		     NULL) < 0
+		       ? -errno
+		       : 0;
+}
 
 /* ---- child ---- */
 
@@ -109,27 +113,6 @@ static bool is_under(const char *path, const char *dir)
 	size_t len = strlen(dir);
 
 	return strncmp(path, dir, len) == 0 && (path[len] == '\0' || path[len] == '/');
-}
-
-/* mkdir -p for a mount point inside a fresh tmpfs; the last one a file if !dir. */
-static int make_mountpoint(const char *path, bool dir)
-{
-	int r = mkdir_parents(path, 0755);
-
-	if (r < 0)
-		return r;
-	if (dir) {
-		if (mkdir(path, 0755) < 0 && errno != EEXIST)
-			return -errno;
-	} else {
-		int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
-
-		if (fd < 0 && errno != EEXIST && errno != EROFS)
-			return -errno;
-		if (fd >= 0)
-			close(fd);
-	}
-	return 0;
 }
 
 /* A path put back into the new view, cloned before the host went read-only. */
@@ -212,6 +195,36 @@ static int add_grant(struct view *v, const char *path, bool rw, int checked, con
 }
 
 /*
+ * The caller's SSH agent socket (--ssh-agent: path, checked as the fd
+ * checked) at target, a path of a covered dir (/run's tmpfs): the socket
+ * alone, never its directory. Opened again here (a mount of this
+ * namespace) and checked to be the same file, as add_grant does.
+ */
+static int add_socket_grant(struct view *v, const char *target, const char *path, int checked,
+			    const char **step)
+{
+	_cleanup_close_ int own = -1;
+	struct grant *g;
+
+	if (v->n == MAX_GRANTS)
+		return -E2BIG;
+	if (!covered(v, target))
+		return -ENOENT; /* no tmpfs of ours to bind it into */
+	own = grant_reopen(path, checked);
+	if (own < 0) {
+		*step = grant_changed(path, own);
+		return own;
+	}
+	g = &v->g[v->n];
+	*g = (struct grant){.path = target, .checked = -1, .rw = true, .covered = true};
+	g->fd = sys_open_tree(own, "", NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (g->fd < 0)
+		return -errno;
+	v->n++;
+	return 0;
+}
+
+/*
  * Where a checked grant goes: its path opened without symlinks (a mount
  * point made in our tmpfs when covered; else the host's, which must still
  * be the file checked). fd or -errno.
@@ -235,7 +248,7 @@ static int attach_grants(struct view *v, const char *ws, int *ws_root, const cha
 		if (g->fd < 0)
 			continue;
 		*step = g->path;
-		if (g->covered && (r = make_mountpoint(g->path, g->dir)) < 0)
+		if (g->covered && (r = ns_make_mountpoint(g->path, g->dir)) < 0)
 			return r;
 		to = grant_target(g);
 		if (to < 0 && to != -EBADF) {
@@ -261,97 +274,6 @@ static int attach_grants(struct view *v, const char *ws, int *ws_root, const cha
 	return 0;
 }
 
-static int mount_tmpfs(const char *dir, unsigned long flags, const char *opts)
-{
-	return mount("tmpfs", dir, "tmpfs", flags, opts) < 0 ? -errno : 0;
-}
-
-/* A private tmpfs for everyone (1777): bytes and inodes at most, 0: unbounded. */
-static int mount_shared_tmpfs(const char *dir, uint64_t bytes, uint64_t inodes)
-{
-	char opts[96];
-
-	if (bytes)
-		snprintf(opts, sizeof(opts), "mode=1777,size=%llu,nr_inodes=%llu",
-			 (unsigned long long)bytes, (unsigned long long)inodes);
-	else
-		snprintf(opts, sizeof(opts), "mode=1777");
-	return mount_tmpfs(dir, MS_NOSUID | MS_NODEV, opts);
-}
-
-static int remount_ro(const char *dir)
-{
-	return mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
-		     NULL) < 0
-		       ? -errno
-		       : 0;
-}
-
-/* The minimal /dev: a few host nodes, a private devpts and /dev/shm, masks. */
-static int build_dev(uint64_t shm_bytes, uint64_t shm_inodes, const char **step)
-{
-	static const char *const links[][2] = {
-		{"/proc/self/fd", "/dev/fd"},	    {"/proc/self/fd/0", "/dev/stdin"},
-		{"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
-		{"pts/ptmx", "/dev/ptmx"},
-	};
-	int fds[ARRAY_SIZE(dev_nodes)];
-	char path[64];
-	int r = 0, fd;
-
-	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
-		snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
-		fds[i] = sys_open_tree(AT_FDCWD, path, NS_OPEN_TREE_CLONE | NS_OPEN_TREE_CLOEXEC);
-	}
-	*step = "mount a tmpfs at /dev";
-	if ((r = mount_tmpfs("/dev", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64")) < 0)
-		goto out;
-	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
-		if (fds[i] < 0)
-			continue; /* absent on the host: absent here */
-		snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
-		*step = "bind a device node into /dev";
-		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
-		if (fd < 0 || close(fd) < 0 ||
-		    sys_move_mount(fds[i], "", AT_FDCWD, path, NS_MOVE_MOUNT_F_EMPTY_PATH) < 0) {
-			r = -errno;
-			goto out;
-		}
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
-		if (symlink(links[i][0], links[i][1]) < 0) {
-			*step = "make /dev's symlinks";
-			r = -errno;
-			goto out;
-		}
-	/* The mask sources: empty, mode 0 (EACCES even to a root without capabilities). */
-	*step = "make /dev's masks";
-	if (mkdir("/dev/pts", 0755) < 0 || mkdir("/dev/shm", 0755) < 0 ||
-	    mkdir("/dev/.bpfbox-mask-d", 0) < 0 || mkdir("/dev/.bpfbox-empty", 0755) < 0 ||
-	    (fd = open("/dev/.bpfbox-mask-f", O_WRONLY | O_CREAT | O_CLOEXEC, 0)) < 0 ||
-	    close(fd) < 0) {
-		r = -errno;
-		goto out;
-	}
-	/* A private devpts: only the session's own ptys are in it. */
-	*step = "mount a private devpts at /dev/pts";
-	if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
-		  "newinstance,ptmxmode=0666,mode=0620") < 0) {
-		r = -errno;
-		goto out;
-	}
-	*step = "mount a tmpfs at /dev/shm";
-	if ((r = mount_shared_tmpfs("/dev/shm", shm_bytes, shm_inodes)) < 0)
-		goto out;
-	*step = "make /dev read-only";
-	r = remount_ro("/dev");
-out:
-	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	return r;
-}
-
 /* Whether a grant must be put back below dir (then dir gets a tmpfs of its own). */
 static bool grants_below(const struct view *v, const char *dir)
 {
@@ -368,8 +290,8 @@ static bool grants_below(const struct view *v, const char *dir)
 static int hide(const struct view *v, const char *dir)
 {
 	if (grants_below(v, dir))
-		return mount_tmpfs(dir, MS_NOSUID | MS_NODEV | MS_NOEXEC,
-				   "mode=0755,size=64k,nr_inodes=256");
+		return ns_mount_tmpfs(dir, MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				      "mode=0755,size=64k,nr_inodes=256");
 	return mount("/dev/.bpfbox-empty", dir, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
 }
 
@@ -459,6 +381,12 @@ static int clone_grants(struct view *v, const struct bpfbox_policy *p, const str
 				   step)) < 0)
 			return r;
 	}
+	if (gf && gf->ssh_agent >= 0) {
+		*step = SSH_AGENT_VIEW_PATH;
+		if ((r = add_socket_grant(v, SSH_AGENT_VIEW_PATH, gf->ssh_agent_path, gf->ssh_agent,
+					  step)) < 0)
+			return r;
+	}
 	/* Name resolution: /etc/resolv.conf may point into /run (systemd-resolved). */
 	if (realpath("/etc/resolv.conf", v->resolv) && !streq(v->resolv, "/etc/resolv.conf") &&
 	    covered(v, v->resolv)) {
@@ -477,7 +405,7 @@ static int cover(struct view *v, const struct ns_plan *n, const struct bpfbox_po
 	int r;
 
 	ns_tmp_limits(p->limits.disk_mb, n->inodes_per_mb, &bytes, &inodes);
-	if ((r = build_dev(bytes, inodes, step)) < 0)
+	if ((r = ns_build_dev(&p->devices, bytes, inodes, step)) < 0)
 		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++) {
 		if (!covered(v, hidden_dirs[i]))
@@ -488,7 +416,7 @@ static int cover(struct view *v, const struct ns_plan *n, const struct bpfbox_po
 	}
 	if (tmp) {
 		*step = "mount the private /tmp";
-		if ((r = mount_shared_tmpfs("/tmp", bytes, inodes)) < 0)
+		if ((r = ns_mount_shared_tmpfs("/tmp", bytes, inodes)) < 0)
 			return r;
 	}
 	return mount_proc(step);
@@ -549,7 +477,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 		if (!v->tmpfs[i])
 			continue;
 		*step = hidden_dirs[i];
-		if ((r = remount_ro(hidden_dirs[i])) < 0)
+		if ((r = ns_remount_ro(hidden_dirs[i])) < 0)
 			goto out;
 	}
 	if ((r = ns_mask(n, p, step)) < 0)

@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "landlock.h"
 #include "cred_scan.h"
 #include "cred_match.h"
+#include "grants.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../lib/log.h"
@@ -59,6 +61,43 @@ static bool unix_dir_fits(const char *dir)
 	return dir[0] == '/' && strlen(dir) < BPFBOX_UNIX_PATH_LEN - 2;
 }
 
+const char *session_ssh_agent_sock(const struct session *s)
+{
+	if (!s->ssh_agent[0])
+		return NULL;
+	if (s->layers.ns.clone_flags && s->policy->mode != MODE_FULL_ACCESS)
+		return SSH_AGENT_VIEW_PATH;
+	return s->ssh_agent;
+}
+
+/*
+ * --ssh-agent: the caller's $SSH_AUTH_SOCK, resolved and checked to be a
+ * socket, or the session is refused (docs/runtime.md). 0 or -EINVAL.
+ */
+static int plan_ssh_agent(struct session *s)
+{
+	const char *sock = getenv("SSH_AUTH_SOCK");
+	struct stat st;
+
+	if (!s->policy->ssh_agent)
+		return 0;
+	if (!sock || !*sock) {
+		log_error("--ssh-agent: SSH_AUTH_SOCK is not set, there is no agent to forward "
+			  "(start one: eval \"$(ssh-agent)\"; ssh-add), or drop --ssh-agent; "
+			  "nothing ran");
+		return -EINVAL;
+	}
+	if (!realpath(sock, s->ssh_agent) || stat(s->ssh_agent, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		s->ssh_agent[0] = '\0';
+		log_error("--ssh-agent: SSH_AUTH_SOCK=%s is not a socket (the agent is gone?); "
+			  "start one (eval \"$(ssh-agent)\"; ssh-add), or drop --ssh-agent; "
+			  "nothing ran",
+			  sock);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 size_t session_writable_dirs(const struct session *s, bool for_unix, const char **dirs, size_t max)
 {
 	const struct bpfbox_policy *p = s->policy;
@@ -66,6 +105,13 @@ size_t session_writable_dirs(const struct session *s, bool for_unix, const char 
 
 	if (for_unix && max > BPFBOX_UNIX_PREFIXES)
 		max = BPFBOX_UNIX_PREFIXES;
+	/* The agent's socket alone, never its directory: by the name the session uses. */
+	if (s->ssh_agent[0] && n < max) {
+		const char *sock = for_unix ? session_ssh_agent_sock(s) : s->ssh_agent;
+
+		if (!for_unix || unix_dir_fits(sock))
+			dirs[n++] = sock;
+	}
 	if (p->mode != MODE_READ_ONLY && n < max && (!for_unix || unix_dir_fits(p->workspace)))
 		dirs[n++] = p->workspace;
 	if (s->private_tmp[0] && n < max && (!for_unix || unix_dir_fits(s->private_tmp)))
@@ -216,6 +262,10 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 		if (abi == -ENOMEM)
 			return log_error_errno(abi, "cannot list the credential entries of the "
 						    "workspace");
+		return abi;
+	}
+	if ((abi = plan_ssh_agent(s)) < 0) {
+		free_masks(s);
 		return abi;
 	}
 	name_private_tmp(s);

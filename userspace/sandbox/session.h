@@ -146,6 +146,8 @@ struct session {
 	const char *setup_step;	   /* the step that failed (cause setup), NULL: the session's */
 	bool ended_said;	   /* the status channel has its "ended" */
 	char clamped[256];	   /* a daemon's ceiling lowered the limits: what, "" none */
+	char ssh_agent[4096];	   /* --ssh-agent: the caller's agent socket, resolved; "" none */
+	bool env_said;		   /* the variables left out of the environment were said */
 };
 
 /*
@@ -219,12 +221,20 @@ void session_ended_early(struct session *s, int status_fd, uint64_t start_ns, in
  */
 void session_note_cgroup_view(struct session *s);
 
+/*
+ * Where the session reaches the caller's SSH agent (--ssh-agent): the
+ * view's SSH_AGENT_VIEW_PATH with a mount namespace, else the socket's own
+ * path; NULL: no --ssh-agent.
+ */
+const char *session_ssh_agent_sock(const struct session *s);
+
 /* Appends what to s->layers.not_enforced ("; "-separated). */
 void session_not_enforced(struct session *s, const char *what);
 
 /*
  * The directories the session may write (its workspace unless read-only,
- * its private tmp, every rw path), in dirs (at most max); for_unix: those
+ * its private tmp, every rw path) and the --ssh-agent socket, in dirs (at
+ * most max: rw paths + 3); for_unix: those
  * where it may also reach unix sockets (a name short enough for a socket
  * path, and /tmp when it is the session's own tmpfs). Both modes write
  * these into the BPF maps (docs/lsm.md). Returns the count.

@@ -3,14 +3,20 @@
  * What the session's command is given besides its restrictions: the
  * allowlisted environment, a private tmp and the user it runs as.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "session_internal.h"
+#include "env_pass.h"
+#include "landlock.h"
 #include "../policy/policy.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
@@ -28,6 +34,162 @@ static int env_push(struct strv *env, const char *name, const char *value)
 		return -ENOMEM;
 	r = strv_push(env, entry);
 	free(entry);
+	return r;
+}
+
+enum pass_kind { PASS_FILE, PASS_URL };
+
+#define PASS_FILE_ENTRY(name) {name, PASS_FILE},
+#define PASS_URL_ENTRY(name)  {name, PASS_URL},
+static const struct {
+	const char *name; /* a '*' in it: any part (fnmatch) */
+	enum pass_kind kind;
+} pass_vars[] = {ENV_PASS_LIST(PASS_FILE_ENTRY, PASS_URL_ENTRY)};
+#undef PASS_FILE_ENTRY
+#undef PASS_URL_ENTRY
+
+/* Words of a query parameter's name that say it holds a secret. */
+static const char *const secret_params[] = {"token",  "key", "auth", "pass",
+					    "secret", "sig", "cred", "session"};
+
+/* Whether one URL (or host pattern) of len bytes carries credentials. */
+static bool url_has_credentials(const char *u, size_t len)
+{
+	const char *scheme = memmem(u, len, "://", 3);
+	const char *host = scheme ? scheme + 3 : u;
+	size_t hlen = strcspn(host, "/?#");
+	const char *q = memchr(u, '?', len);
+
+	if (hlen > len - (size_t)(host - u))
+		hlen = len - (size_t)(host - u);
+	/* userinfo: user:password@host, token@host */
+	if (memchr(host, '@', hlen))
+		return true;
+	while (q && (size_t)(q - u) < len) {
+		size_t n = strcspn(++q, "=&#");
+		char name[64];
+
+		if ((size_t)(q - u) + n > len)
+			n = len - (size_t)(q - u);
+		snprintf(name, sizeof(name), "%.*s", (int)n, q);
+		for (char *c = name; *c; c++)
+			*c = tolower((unsigned char)*c);
+		for (size_t i = 0; i < ARRAY_SIZE(secret_params); i++)
+			if (strstr(name, secret_params[i]))
+				return true;
+		q = memchr(q, '&', len - (size_t)(q - u));
+	}
+	return false;
+}
+
+/* A value of URLs separated by spaces, commas or '|' (GOPROXY, PIP_EXTRA_INDEX_URL). */
+static bool value_has_credentials(const char *v)
+{
+	while (*v) {
+		size_t n;
+
+		v += strspn(v, " \t,|");
+		n = strcspn(v, " \t,|");
+		if (n && url_has_credentials(v, n))
+			return true;
+		v += n;
+	}
+	return false;
+}
+
+static bool policy_env_sets(const struct bpfbox_policy *p, const char *name, size_t len)
+{
+	for (size_t i = 0; i < p->env.n; i++)
+		if (!strncmp(p->env.v[i], name, len) && p->env.v[i][len] == '=')
+			return true;
+	return false;
+}
+
+/* Whether real is in the workspace or a grant already: no grant of its own (a mount over it). */
+static bool granted(const struct bpfbox_policy *p, const char *real)
+{
+	const struct strv *lists[] = {&p->rw_paths, &p->ro_paths};
+
+	if (p->workspace && session_path_below(real, p->workspace))
+		return true;
+	for (size_t l = 0; l < ARRAY_SIZE(lists); l++)
+		for (size_t i = 0; i < lists[l]->n; i++)
+			if (session_path_below(real, lists[l]->v[i]))
+				return true;
+	return false;
+}
+
+/*
+ * A FILE variable: its real path passed and granted read-only (ro),
+ * unless it is gone or a credential path; then why in why.
+ */
+static int pass_file(const struct session *s, const char *name, const char *value,
+		     struct strv *pass, struct strv *ro, char *why, size_t size)
+{
+	const struct strv none = {0};
+	char real[PATH_MAX], *entry;
+	int r;
+
+	if (!realpath(value, real)) {
+		snprintf(why, size, "%s does not exist", value);
+		return 0;
+	}
+	/*
+	 * A system tree every session reads (a CA bundle under /etc) needs no
+	 * grant, and its masks (/etc/shadow) hold whatever the variable says.
+	 */
+	if (!landlock_system_readable(real)) {
+		if (session_cred_denied(s->policy, &none, real)) {
+			snprintf(why, size,
+				 "%s is a credential path bpfbox masks (a deny pattern matches it "
+				 "or a directory above it; a CA bundle may be renamed *.crt)",
+				 real);
+			return 0;
+		}
+		if (!granted(s->policy, real) && !strv_contains(ro, real) &&
+		    (r = strv_push(ro, real)) < 0)
+			return r;
+	}
+	if (asprintf(&entry, "%s=%s", name, real) < 0)
+		return -ENOMEM;
+	r = strv_push(pass, entry);
+	free(entry);
+	return r;
+}
+
+int session_env_pass(struct session *s, struct strv *pass, struct strv *ro)
+{
+	int r = 0;
+
+	for (char **e = environ; !r && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char name[256], why[PATH_MAX + 160];
+		size_t i;
+
+		if (!eq || eq == *e || (size_t)(eq - *e) >= sizeof(name))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - *e), *e);
+		for (i = 0; i < ARRAY_SIZE(pass_vars); i++)
+			if (!fnmatch(pass_vars[i].name, name, 0))
+				break;
+		if (i == ARRAY_SIZE(pass_vars) || !eq[1] ||
+		    policy_env_sets(s->policy, name, strlen(name)))
+			continue;
+		why[0] = '\0';
+		if (pass_vars[i].kind == PASS_FILE)
+			r = pass_file(s, name, eq + 1, pass, ro, why, sizeof(why));
+		else if (value_has_credentials(eq + 1))
+			snprintf(
+				why, sizeof(why),
+				"its value carries credentials (user:password@ or a token "
+				"parameter); give it with --env %s=... if the session may see them",
+				name);
+		else
+			r = strv_push(pass, *e);
+		if (!r && why[0] && !s->env_said)
+			log_warn("%s not passed to the session: %s", name, why);
+	}
+	s->env_said = true;
 	return r;
 }
 
@@ -56,14 +218,17 @@ int session_build_env(const struct session *s, const char *path_env, struct strv
 	for (size_t i = 0; !r && i < p->env.n; i++) {
 		const char *e = p->env.v[i];
 
-		/* The session's identity is bpfbox's to say. */
-		if (startswith(e, "BPFBOX_SESSION_ID=") || startswith(e, "BPFBOX_WORKSPACE="))
+		/* The session's identity is bpfbox's to say, and where its agent is. */
+		if (startswith(e, "BPFBOX_SESSION_ID=") || startswith(e, "BPFBOX_WORKSPACE=") ||
+		    (s->ssh_agent[0] && startswith(e, "SSH_AUTH_SOCK=")))
 			continue;
 		r = strv_push(env, e);
 	}
 	/* The toolchains found under the caller's home (home.c), unless set above. */
 	if (!r)
 		r = session_home_env(s, env);
+	if (!r)
+		r = env_push(env, "SSH_AUTH_SOCK", session_ssh_agent_sock(s));
 	if (!r)
 		r = env_push(env, "BPFBOX_SESSION_ID", s->id);
 	if (!r)

@@ -185,7 +185,24 @@ int session_home_env(const struct session *s, struct strv *env);
  */
 int session_view_policy(struct session *s, const struct strv *path_ro, struct bpfbox_policy *view);
 
-/* session_env.c: the allowlisted environment (path_env: PATH when set). */
+/* Whether path is dir or below it (home.c). */
+bool session_path_below(const char *path, const char *dir);
+
+/*
+ * Whether a credential rule or an absolute deny path covers real (it or a
+ * directory above it matches, or it holds one), or it lies in or holds an
+ * entry of cred (home.c).
+ */
+bool session_cred_denied(const struct bpfbox_policy *p, const struct strv *cred, const char *real);
+
+/*
+ * session_env.c: the caller's variables of env_pass.h kept for the
+ * command, NAME=VALUE into env (before session_build_env adds the rest),
+ * the files they name into ro (read-only grants); each one left out said
+ * once on stderr. 0 or -ENOMEM.
+ */
+int session_env_pass(struct session *s, struct strv *env, struct strv *ro);
+/* session_env.c: the allowlisted environment (path_env: PATH when set), appended to env. */
 int session_build_env(const struct session *s, const char *path_env, struct strv *env);
 /* session_env.c: the private tmp named by the plan, made and removed. */
 int session_make_private_tmp(struct session *s);

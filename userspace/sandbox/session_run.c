@@ -120,7 +120,7 @@ static int prepare_restrictions(struct run_state *t)
 	if (p->user && (r = session_lookup_user(p->user, &c->uid, &c->gid)) < 0)
 		return log_error_errno(r, "unknown user '%s' for --user", p->user);
 	/* From here on, the workspace and grants are these fds, not their paths. */
-	if ((r = grant_fds_open(&t->gf, p)) < 0) {
+	if ((r = grant_fds_open(&t->gf, p, s->ssh_agent)) < 0) {
 		log_error("%s; nothing ran", t->gf.bad);
 		return r;
 	}
@@ -132,7 +132,9 @@ static int prepare_restrictions(struct run_state *t)
 	if ((r = session_home_make(s, c->switch_user ? c->uid : getuid(),
 				   c->switch_user ? c->gid : getgid())) < 0)
 		return r;
-	if ((r = session_home_path(s, &t->path_ro, t->path_env, sizeof(t->path_env))) < 0)
+	/* The caller's certificates and indexes (env_pass.h) first: their files are grants. */
+	if ((r = session_home_path(s, &t->path_ro, t->path_env, sizeof(t->path_env))) < 0 ||
+	    (r = session_env_pass(s, &t->env, &t->path_ro)) < 0)
 		return r;
 	t->lx.private_tmp = s->private_tmp[0] ? s->private_tmp : NULL;
 	t->lx.home = s->home[0] ? s->home : NULL;
@@ -494,10 +496,8 @@ static int run_command(struct run_state *t)
 
 static void close_pair(int fds[2])
 {
-	for (int i = 0; i < 2; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	fds[0] = fds[1] = -1;
+	fd_close(&fds[0]);
+	fd_close(&fds[1]);
 }
 
 /* Everything the run opened or made, closed or removed. */
@@ -554,7 +554,7 @@ int session_run(struct session *s, char *const argv[])
 		.err = {-1, -1},
 		.rep = {-1, -1},
 		.rel = {-1, -1},
-		.gf = {.ws = -1},
+		.gf = {.ws = -1, .ssh_agent = -1},
 		.relaying = p->limits.output_bytes > 0,
 		.c = {.argv = argv,
 		      .workspace = p->workspace,

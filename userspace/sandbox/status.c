@@ -352,6 +352,7 @@ static void no_host_grant(const struct denial *d, char *buf, size_t size)
 static void hint_of(const struct denial *d, char *buf, size_t size)
 {
 	const char *meta = session_meta_of(d->op);
+	const char *agent = getenv("SSH_AUTH_SOCK");
 	char dir[sizeof(d->what)];
 	char *slash;
 
@@ -359,7 +360,13 @@ static void hint_of(const struct denial *d, char *buf, size_t size)
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir)
 		*slash = '\0';
-	if (streq(d->op, "connect") && startswith(d->what, "unix:"))
+	if (streq(d->op, "connect") && startswith(d->what, "unix:") && agent &&
+	    streq(d->what + 5, agent))
+		snprintf(buf, size,
+			 "the unix socket %s is the caller's SSH agent; forward it with "
+			 "--ssh-agent (it signs with every key it holds)",
+			 agent);
+	else if (streq(d->op, "connect") && startswith(d->what, "unix:"))
 		snprintf(buf, size,
 			 "the unix socket %s is outside the writable paths; grant its "
 			 "directory with --rw",
