@@ -19,6 +19,13 @@ enum sandbox_mode {
 	MODE_FULL_ACCESS,
 };
 
+/* Where the session's writes to its workspace go (docs/runtime.md, "Change sets"). */
+enum changes_mode {
+	CHANGES_DIRECT, /* into the workspace, as they happen */
+	CHANGES_REVIEW, /* into a change set kept outside the session, for bpfbox apply */
+	CHANGES_APPLY,	/* the same, applied when the command exits 0 */
+};
+
 enum net_policy {
 	NET_DENY,
 	NET_ALLOW,
@@ -112,6 +119,7 @@ struct bpfbox_policy {
 	bool read_host;	       /* read the whole host but the credential paths (--read-host) */
 	bool private_tmp;      /* a fresh rw /tmp dir inside the session */
 	bool namespaces;       /* mount, PID, IPC (and user) namespaces (docs/SECURITY.md) */
+	enum changes_mode changes; /* --changes: direct, review, apply */
 	struct strv origins;   /* where each layer came from, for --verbose */
 };
 
@@ -205,5 +213,7 @@ bool net_name_match(const char *pattern, const char *name);
 
 const char *sandbox_mode_name(enum sandbox_mode m);
 int sandbox_mode_parse(const char *s, enum sandbox_mode *out);
+const char *changes_mode_name(enum changes_mode m);
+int changes_mode_parse(const char *s, enum changes_mode *out);
 
 #endif

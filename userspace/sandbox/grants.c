@@ -166,7 +166,7 @@ static int open_one(struct grant_fds *g, const char *path, int flags, int *out)
 void grant_fds_init(struct grant_fds *g)
 {
 	memset(g, 0, sizeof(*g));
-	g->ws = -1;
+	g->ws = g->upper = g->work = -1;
 }
 
 int grant_fds_open(struct grant_fds *g, const struct bpfbox_policy *p)
@@ -200,6 +200,10 @@ void grant_fds_close(struct grant_fds *g)
 {
 	if (g->ws >= 0)
 		close(g->ws);
+	if (g->upper >= 0)
+		close(g->upper);
+	if (g->work >= 0)
+		close(g->work);
 	for (size_t i = 0; g->rw && i < g->nrw; i++)
 		if (g->rw[i] >= 0)
 			close(g->rw[i]);

@@ -20,6 +20,13 @@ struct grant_fds {
 	int ws;			       /* the workspace, O_PATH; -1: none */
 	int *rw, *ro;		       /* one per p->rw_paths / p->ro_paths entry, O_PATH */
 	size_t nrw, nro;
+	/*
+	 * A change set (changes.h): its upper and work dirs, O_PATH, by the
+	 * paths bpfbox made them at; the child reopens each by its path and
+	 * checks it is the same directory. -1: the workspace is written directly.
+	 */
+	int upper, work;
+	const char *upper_path, *work_path;
 	char bad[4096 + 128]; /* after a failure: the path and what changed */
 };
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "session_internal.h"
+#include "changes.h"
 #include "../policy/policy.h"
 #include "../lib/jsonw.h"
 #include "../lib/cgroup.h"
@@ -248,6 +249,11 @@ void status_ended(struct session *s)
 	jsonw_u64(&w, "output_dropped", r->output_dropped);
 	jsonw_u64(&w, "denied", denials_total(&s->denials));
 	jsonw_u64(&w, "fallbacks", s->denials.fallbacks);
+	if (s->changes && s->result.wait_status >= 0) {
+		jsonw_object_begin(&w, "changes");
+		changes_summary_json(s->changes, &w);
+		jsonw_end(&w);
+	}
 	finish(s, &w);
 }
 
