@@ -18,9 +18,9 @@
 #include "../lib/util.h"
 
 static const char *const layer_keys[] = {
-	"mode",	      "workspace", "network",	   "user",  "allow_unconfined", "private_tmp",
-	"namespaces", "limits",	   "restrictions", "extra", "read_host",	"net_resolver",
-	"changes",
+	"mode",	       "workspace",    "network", "user",	  "allow_unconfined",
+	"private_tmp", "namespaces",   "limits",  "restrictions", "extra",
+	"read_host",   "net_resolver", "changes",
 };
 
 #define LAYER_KEYS                                                                               \
@@ -196,8 +196,8 @@ static int merge_mode(struct bpfbox_policy *p, struct json_object *v, const stru
 }
 
 /* "changes": direct, review or apply (docs/runtime.md, "Change sets"). */
-static int merge_changes(struct bpfbox_policy *p, struct json_object *v,
-			 const struct layer_ctx *lc, struct policy_error *err)
+static int merge_changes(struct bpfbox_policy *p, struct json_object *v, const struct layer_ctx *lc,
+			 struct policy_error *err)
 {
 	const char *s;
 	int r = merge_get_string(lc, err, "changes", v, &s);

@@ -113,14 +113,14 @@ struct bpfbox_policy {
 	enum net_policy net;
 	struct strv env; /* NAME=value added to the allowlisted environment */
 	struct policy_limits limits;
-	char *user;	       /* run as this user (root only), NULL: same */
-	char *net_resolver;    /* upstream of the egress resolver, NULL: resolv.conf */
-	bool allow_unconfined; /* run even when neither Landlock nor seccomp holds */
-	bool read_host;	       /* read the whole host but the credential paths (--read-host) */
-	bool private_tmp;      /* a fresh rw /tmp dir inside the session */
-	bool namespaces;       /* mount, PID, IPC (and user) namespaces (docs/SECURITY.md) */
+	char *user;		   /* run as this user (root only), NULL: same */
+	char *net_resolver;	   /* upstream of the egress resolver, NULL: resolv.conf */
+	bool allow_unconfined;	   /* run even when neither Landlock nor seccomp holds */
+	bool read_host;		   /* read the whole host but the credential paths (--read-host) */
+	bool private_tmp;	   /* a fresh rw /tmp dir inside the session */
+	bool namespaces;	   /* mount, PID, IPC (and user) namespaces (docs/SECURITY.md) */
 	enum changes_mode changes; /* --changes: direct, review, apply */
-	struct strv origins;   /* where each layer came from, for --verbose */
+	struct strv origins;	   /* where each layer came from, for --verbose */
 };
 
 /* Where a config error is: the file and the JSON path, for one-line errors. */

@@ -143,7 +143,8 @@ int changes_create(struct changes_set *cs, const char *id, const char *workspace
 	cs->ws_dev = st.st_dev;
 	cs->ws_ino = st.st_ino;
 	cs->start_ns = coarse_now_ns();
-	if ((size_t)snprintf(cs->dir, sizeof(cs->dir), "%.3000s/%s", root, id) >= sizeof(cs->dir) - 16)
+	if ((size_t)snprintf(cs->dir, sizeof(cs->dir), "%.3000s/%s", root, id) >=
+	    sizeof(cs->dir) - 16)
 		return -ENAMETOOLONG;
 	r = mkdir(cs->dir, 0700) < 0 ? -errno : 0;
 	/* The upper's root is the session's workspace root: its mode and owner. */
@@ -189,7 +190,8 @@ int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_s
 	o = json_object_from_file(path);
 	if (!o) {
 		r = access(path, F_OK) < 0 && errno == ENOENT ? -ENOENT : -EINVAL;
-		snprintf(why, why_size, "%s %s", r == -ENOENT ? "no change set" : "unreadable manifest",
+		snprintf(why, why_size, "%s %s",
+			 r == -ENOENT ? "no change set" : "unreadable manifest",
 			 r == -ENOENT ? id : path);
 		return r;
 	}

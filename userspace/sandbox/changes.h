@@ -56,16 +56,16 @@ struct change_list {
 /* A change set on disk, as the manifest says and its directory holds. */
 struct changes_set {
 	char id[64];
-	char dir[PATH_MAX];	 /* ROOT/ID */
+	char dir[PATH_MAX]; /* ROOT/ID */
 	char workspace[PATH_MAX];
 	uint64_t ws_dev, ws_ino; /* the workspace's identity at the start */
 	int64_t start_ns;	 /* CLOCK_REALTIME_COARSE at the start */
 	char state[16];		 /* "open", "applied" */
 	/* The session's end (changes_session_end). */
 	struct change_list list;
-	bool kept;	 /* something changed: the set stays */
-	bool applied;	 /* --changes apply applied it */
-	int apply_code;	 /* its exit code: 0, or CHANGES_EXIT_CONFLICT, ... */
+	bool kept;	/* something changed: the set stays */
+	bool applied;	/* --changes apply applied it */
+	int apply_code; /* its exit code: 0, or CHANGES_EXIT_CONFLICT, ... */
 };
 
 /* The root of the change sets into buf (made with parents, 0700 when mk). 0 or -errno. */

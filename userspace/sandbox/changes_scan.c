@@ -95,8 +95,8 @@ static bool same_content(int udir, int ldir, const char *name, const struct stat
 	if ((us->st_mode & S_IFMT) != (ls->st_mode & S_IFMT) || us->st_size != ls->st_size)
 		return false;
 	if (S_ISLNK(us->st_mode)) {
-		ssize_t n = readlinkat(udir, name, a, sizeof(a)), m = readlinkat(ldir, name, b,
-										  sizeof(b));
+		ssize_t n = readlinkat(udir, name, a, sizeof(a)),
+			m = readlinkat(ldir, name, b, sizeof(b));
 
 		return n >= 0 && n == m && !memcmp(a, b, n);
 	}

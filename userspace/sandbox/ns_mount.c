@@ -392,7 +392,8 @@ static int hide(const struct view *v, const char *dir)
 
 static int add_ll_rule_fd(int ruleset_fd, int fd, uint64_t access, uint64_t handled)
 {
-	struct landlock_path_beneath_attr attr = {.parent_fd = fd, .allowed_access = access & handled};
+	struct landlock_path_beneath_attr attr = {.parent_fd = fd,
+						  .allowed_access = access & handled};
 
 	if (attr.allowed_access &&
 	    landlock_add_rule(ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) < 0)

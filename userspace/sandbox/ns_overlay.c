@@ -25,13 +25,13 @@
 #define __NR_fsmount  432
 #endif
 /* <linux/mount.h>, without its clashes with <sys/mount.h>. */
-#define NS_FSOPEN_CLOEXEC	  0x00000001
-#define NS_FSCONFIG_SET_FLAG	  0
-#define NS_FSCONFIG_SET_STRING	  1
-#define NS_FSCONFIG_CMD_CREATE	  6
-#define NS_FSMOUNT_CLOEXEC	  0x00000001
-#define NS_MOUNT_ATTR_NOSUID	  0x00000002
-#define NS_MOUNT_ATTR_NODEV	  0x00000004
+#define NS_FSOPEN_CLOEXEC      0x00000001
+#define NS_FSCONFIG_SET_FLAG   0
+#define NS_FSCONFIG_SET_STRING 1
+#define NS_FSCONFIG_CMD_CREATE 6
+#define NS_FSMOUNT_CLOEXEC     0x00000001
+#define NS_MOUNT_ATTR_NOSUID   0x00000002
+#define NS_MOUNT_ATTR_NODEV    0x00000004
 
 static int set_str(int fs, const char *key, const char *value)
 {
@@ -55,7 +55,8 @@ static int ns_overlay_mount(int lower, int upper, int work, bool userns, const c
 	 * copies the file whole, so the upper alone says what changed.
 	 */
 	if ((r = set_str(fs, "lowerdir", l)) < 0 || (r = set_str(fs, "upperdir", u)) < 0 ||
-	    (r = set_str(fs, "workdir", w)) < 0 || (r = set_str(fs, "redirect_dir", "nofollow")) < 0 ||
+	    (r = set_str(fs, "workdir", w)) < 0 ||
+	    (r = set_str(fs, "redirect_dir", "nofollow")) < 0 ||
 	    (r = set_str(fs, "metacopy", "off")) < 0 || (r = set_str(fs, "index", "off")) < 0)
 		goto out;
 	if (userns && syscall(__NR_fsconfig, fs, NS_FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0) {

@@ -27,6 +27,8 @@ static bool below(const char *a, const char *b)
 	return !strncmp(a, b, n) && (a[n] == '\0' || a[n] == '/' || streq(b, "/"));
 }
 
+#define refuse(...) (log_error(__VA_ARGS__), -EINVAL)
+
 /* What the overlay cannot hold: refused with one line, nothing ran. */
 static int changes_refused(const struct session *s)
 {
@@ -34,21 +36,18 @@ static int changes_refused(const struct session *s)
 	const char *m = changes_mode_name(p->changes);
 
 	if (!(s->layers.ns.clone_flags & CLONE_NEWNS))
-		return log_error_errno(EINVAL,
-				       "--changes %s needs the session's mount namespace (%s); "
-				       "nothing ran",
-				       m, s->layers.ns.why_not[0] ? s->layers.ns.why_not : "none");
+		return refuse("--changes %s needs the session's mount namespace (%s); "
+			      "nothing ran",
+			      m, s->layers.ns.why_not[0] ? s->layers.ns.why_not : "none");
 	if (p->mode != MODE_WORKSPACE_WRITE)
-		return log_error_errno(EINVAL,
-				       "--changes %s needs --mode workspace-write (the mode is %s); "
-				       "nothing ran",
-				       m, sandbox_mode_name(p->mode));
+		return refuse("--changes %s needs --mode workspace-write (the mode is %s); "
+			      "nothing ran",
+			      m, sandbox_mode_name(p->mode));
 	for (size_t i = 0; i < p->rw_paths.n; i++)
 		if (below(p->rw_paths.v[i], p->workspace))
-			return log_error_errno(EINVAL,
-					       "--changes %s: --rw %s is inside the workspace, "
-					       "which the change set covers; nothing ran",
-					       m, p->rw_paths.v[i]);
+			return refuse("--changes %s: --rw %s is inside the workspace, "
+				      "which the change set covers; nothing ran",
+				      m, p->rw_paths.v[i]);
 	return 0;
 }
 
@@ -90,19 +89,23 @@ void session_changes_end(struct session *s)
 		return;
 	r = changes_session_end(cs);
 	if (r < 0)
-		log_warn("cannot read the change set %s (%s): kept as it is", cs->id,
-			 strerror(-r));
-	if (!cs->kept || s->policy->changes != CHANGES_APPLY)
-		return;
-	if (s->result.exit_code != 0) {
+		log_warn("cannot read the change set %s (%s): kept as it is", cs->id, strerror(-r));
+	if (cs->kept && s->policy->changes == CHANGES_APPLY && s->result.exit_code != 0)
 		log_warn("the command exited %d: change set %s kept, not applied (bpfbox apply %s)",
 			 s->result.exit_code, cs->id, cs->id);
-		return;
+	if (cs->kept && s->policy->changes == CHANGES_APPLY && s->result.exit_code == 0) {
+		cs->apply_code = changes_apply(cs);
+		cs->applied = cs->apply_code == 0;
+		if (!cs->applied)
+			log_warn("change set %s not applied, kept (bpfbox changes %s)", cs->id,
+				 cs->id);
 	}
-	cs->apply_code = changes_apply(cs);
-	cs->applied = cs->apply_code == 0;
-	if (!cs->applied)
-		log_warn("change set %s not applied, kept (bpfbox changes %s)", cs->id, cs->id);
+	/* session.changes, before session.end (embedded: the audit stream). */
+	if (s->hooks.on_event) {
+		struct session_event ev = {.type = SEV_CHANGES, .changes = cs};
+
+		s->hooks.on_event(s->hooks.ctx, &ev);
+	}
 }
 
 void session_changes_free(struct session *s)

@@ -145,10 +145,11 @@ void status_lifecycle(const struct session *s, const struct session_event *ev)
 {
 	struct jsonw w = {0};
 
-	if (!begin(&w, s,
-		   ev->type == SEV_PAUSED    ? "paused"
-		   : ev->type == SEV_RESUMED ? "resumed"
-					     : "killed"))
+	/* The change set is said on the ended line (status_ended). */
+	if (ev->type == SEV_CHANGES || !begin(&w, s,
+					      ev->type == SEV_PAUSED	? "paused"
+					      : ev->type == SEV_RESUMED ? "resumed"
+									: "killed"))
 		return;
 	switch (ev->type) {
 	case SEV_PAUSED:
@@ -169,6 +170,8 @@ void status_lifecycle(const struct session *s, const struct session_event *ev)
 	case SEV_KILLED:
 		jsonw_str(&w, "reason", ev->reason);
 		jsonw_bool(&w, "paused", ev->was_paused);
+		break;
+	case SEV_CHANGES:
 		break;
 	}
 	finish(s, &w);
