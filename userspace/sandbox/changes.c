@@ -215,13 +215,24 @@ int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_s
 	return r;
 }
 
+int changes_remove_work(const struct changes_set *cs)
+{
+	/* overlayfs's own dirs in work are mode 0 (volatile's marker too): searchable first. */
+	static const char *const own[] = {"work", "work/work", "work/work/incompat",
+					  "work/work/incompat/volatile"};
+	char path[PATH_MAX + 64];
+
+	for (size_t i = 0; i < ARRAY_SIZE(own); i++) {
+		snprintf(path, sizeof(path), "%s/%s", cs->dir, own[i]);
+		chmod(path, 0700);
+	}
+	snprintf(path, sizeof(path), "%s/work", cs->dir);
+	return rm_tree(path);
+}
+
 int changes_remove(const struct changes_set *cs)
 {
-	char path[PATH_MAX + 16];
-
-	/* overlayfs's work dir holds a mode-0 dir of its own: made searchable first. */
-	snprintf(path, sizeof(path), "%s/work/work", cs->dir);
-	chmod(path, 0700);
+	changes_remove_work(cs);
 	return rm_tree(cs->dir);
 }
 

@@ -88,7 +88,8 @@ int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_s
 /* Writes cs's manifest (atomically: a temporary file renamed). 0 or -errno. */
 int changes_manifest_write(const struct changes_set *cs);
 
-/* Removes the set's directory whole. 0 or -errno. */
+/* Removes the set's work directory (overlayfs's), or its directory whole. 0 or -errno. */
+int changes_remove_work(const struct changes_set *cs);
 int changes_remove(const struct changes_set *cs);
 
 /*

@@ -353,10 +353,7 @@ static int finish(struct apply *a, const char *journal)
 	snprintf(cs->state, sizeof(cs->state), "applied");
 	if ((r = changes_manifest_write(cs)) < 0)
 		return r;
-	snprintf(path, sizeof(path), "%s/work/work", cs->dir);
-	chmod(path, 0700);
-	snprintf(path, sizeof(path), "%s/work", cs->dir);
-	rm_tree(path);
+	changes_remove_work(cs);
 	snprintf(path, sizeof(path), "%s/upper", cs->dir);
 	rm_tree(path);
 	unlink(journal);

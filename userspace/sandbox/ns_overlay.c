@@ -38,6 +38,17 @@ static int set_str(int fs, const char *key, const char *value)
 	return syscall(__NR_fsconfig, fs, NS_FSCONFIG_SET_STRING, key, value, 0) < 0 ? -errno : 0;
 }
 
+/*
+ * A flag of the overlay. volatile: no sync of the upper at its end (the
+ * unmount of a synced overlay syncs the whole upper file system); the
+ * upper is read by bpfbox, never mounted again, so what volatile forbids
+ * (a remount after a crash) never happens.
+ */
+static int set_flag(int fs, const char *key)
+{
+	return syscall(__NR_fsconfig, fs, NS_FSCONFIG_SET_FLAG, key, NULL, 0) < 0 ? -errno : 0;
+}
+
 static int ns_overlay_mount(int lower, int upper, int work, bool userns, const char **step)
 {
 	char l[32], u[32], w[32];
@@ -57,12 +68,9 @@ static int ns_overlay_mount(int lower, int upper, int work, bool userns, const c
 	if ((r = set_str(fs, "lowerdir", l)) < 0 || (r = set_str(fs, "upperdir", u)) < 0 ||
 	    (r = set_str(fs, "workdir", w)) < 0 ||
 	    (r = set_str(fs, "redirect_dir", "nofollow")) < 0 ||
-	    (r = set_str(fs, "metacopy", "off")) < 0 || (r = set_str(fs, "index", "off")) < 0)
+	    (r = set_str(fs, "metacopy", "off")) < 0 || (r = set_str(fs, "index", "off")) < 0 ||
+	    (r = set_flag(fs, "volatile")) < 0 || (userns && (r = set_flag(fs, "userxattr")) < 0))
 		goto out;
-	if (userns && syscall(__NR_fsconfig, fs, NS_FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0) {
-		r = -errno;
-		goto out;
-	}
 	if (syscall(__NR_fsconfig, fs, NS_FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		r = -errno;
 		goto out;
