@@ -175,6 +175,20 @@ sh -c "$2"' sh "$OUT" "$SIG"
 	verdict "a session that changes nothing leaves no set" 0 \
 		"$([ -z "$(ls -A "$SETS")" ] || echo "left: $(ls -A "$SETS")")$([ "$(ended kept)" = false ] || echo "kept: $(ended kept)")"
 
+	# session.changes in the audit stream (embedded mode), before session.end.
+	"$BPFBOX" run -q --no-daemon -w "$WS" --changes review --audit "$TMPD/audit.jsonl" \
+		-- sh -c 'echo a >audited' </dev/null >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "--audit: session.changes with the set, just before session.end" 0 \
+		"$(tail -n 2 "$TMPD/audit.jsonl" | head -n 1 | grep -q '"type":"session.changes".*"added":1,.*"paths":\["audited"\]' || echo "stream: $(tail -n 2 "$TMPD/audit.jsonl" | head -c 400)")"
+	if [ -f "$BPFBOX_BUILD/npm/node_modules/ajv/package.json" ] && command -v node >/dev/null; then
+		expect_schema "session.changes validates against the schema" \
+			--schema "$ROOT/schema/events.schema.json" "$TMPD/audit.jsonl"
+	else
+		skip "session.changes schema: no ajv (tools/npm-deps.sh)"
+	fi
+	"$BPFBOX" discard "$(sed -n 's/.*"changes_id":"\([0-9a-f]*\)".*/\1/p' "$TMPD/audit.jsonl")"
+
 	# --changes apply: applied on exit 0, kept otherwise.
 	session "$WS" --changes apply -- sh -c 'echo applied >ap.txt'
 	verdict "--changes apply: applied when the command exits 0" 0 \

@@ -279,8 +279,9 @@ static int write_tmp(struct apply *a, const struct change *c, int parent, const 
 		target[n] = '\0';
 		if (symlinkat(target, parent, tmp) < 0)
 			return -errno;
-		if (geteuid() == 0)
-			fchownat(parent, tmp, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW);
+		if (geteuid() == 0 &&
+		    fchownat(parent, tmp, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
 		return 0;
 	}
 	if (!S_ISREG(st.st_mode) || (st.st_mode & (S_ISUID | S_ISGID)))
