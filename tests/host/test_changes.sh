@@ -198,6 +198,16 @@ sh -c "$2"' sh "$OUT" "$SIG"
 		"$([ ! -e "$WS/fail.txt" ] || echo "applied")$([ -d "$SETS/$ID/upper" ] || echo "set not kept")"
 	"$BPFBOX" discard "$ID"
 
+	# The disk limit counts the set's upper (the session's writes).
+	session "$WS" --changes review --disk 8M --on-limit kill -- python3 -c '
+import time
+f = open("big", "wb")
+for i in range(40):
+    f.write(b"x" * (1 << 20)); f.flush(); time.sleep(0.02)'
+	verdict "--disk counts what the session wrote into its change set" 123 \
+		"$([ ! -e "$WS/big" ] || echo "big reached the workspace")"
+	"$BPFBOX" discard "$ID"
+
 	session "$WS" --no-namespaces --changes review -- true
 	verdict "--no-namespaces --changes review: refused with one line, exit 125" 125 \
 		"$(grep -q 'needs the session.s mount namespace' "$TMPD/err" && [ "$(grep -c '^bpfbox: error' "$TMPD/err")" = 1 ] || echo "stderr: $(oneline "$TMPD/err")")"

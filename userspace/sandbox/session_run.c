@@ -60,9 +60,13 @@ static int start_monitor(struct run_state *t)
 	struct session *s = t->s;
 	const struct bpfbox_policy *p = s->policy;
 	struct monitor *mon = &t->mon;
+	bool cs = t->gf.upper >= 0; /* a change set: the session's writes are its upper */
 
-	return monitor_open(mon, &s->lim, s->id, p->mode == MODE_READ_ONLY ? NULL : p->workspace,
-			    t->gf.ws, s->private_tmp[0] ? s->private_tmp : NULL,
+	return monitor_open(mon, &s->lim, s->id,
+			    p->mode == MODE_READ_ONLY ? NULL
+			    : cs		      ? s->changes_upper
+						      : p->workspace,
+			    cs ? t->gf.upper : t->gf.ws, s->private_tmp[0] ? s->private_tmp : NULL,
 			    s->home[0] ? s->home : NULL);
 }
 
