@@ -39,7 +39,8 @@
 	X(EV_RENAME, "rename")                   \
 	X(EV_NET_ALLOW, "net.allow")             \
 	X(EV_NET_DENY, "net.deny")               \
-	X(EV_SESSION_ASK, "session.ask")
+	X(EV_SESSION_ASK, "session.ask")         \
+	X(EV_SESSION_CHANGES, "session.changes")
 
 enum ev_kind {
 #define EV_KIND_ENUM(id, name) id,

@@ -13,6 +13,7 @@
 #include "lifecycle.h"
 #include "redact.h"
 #include "../monitor/monitor.h"
+#include "../sandbox/changes.h"
 #include "../lib/sha256.h"
 #include "../lib/util.h"
 
@@ -203,6 +204,8 @@ enum ev_kind audit_lifecycle_kind(const struct session_event *ev)
 		return EV_SESSION_PAUSED;
 	case SEV_RESUMED:
 		return EV_SESSION_RESUMED;
+	case SEV_CHANGES:
+		return EV_SESSION_CHANGES;
 	default:
 		return EV_SESSION_KILLED;
 	}
@@ -239,6 +242,9 @@ void audit_session_lifecycle(struct jsonw *w, const struct audit_clock *c, const
 	case SEV_KILLED:
 		jsonw_str(w, "reason", ev->reason);
 		jsonw_bool(w, "paused", ev->was_paused);
+		break;
+	case SEV_CHANGES:
+		changes_summary_json(ev->changes, w);
 		break;
 	}
 	jsonw_end(w);

@@ -76,6 +76,11 @@ void ocsf_enc_session(struct jsonw *w, const struct ev *e, const char *hostname)
 		aname = "Resume";
 		snprintf(msg, sizeof(msg), "session resumed");
 		break;
+	case EV_SESSION_CHANGES:
+		aname = "Other";
+		snprintf(msg, sizeof(msg), "session's change set %s",
+			 e->session ? e->session : "?");
+		break;
 	default:
 		snprintf(msg, sizeof(msg), "bpfbox event %s", e->type);
 		break;

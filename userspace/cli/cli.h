@@ -80,7 +80,10 @@ int cli_connect(struct daemon_client *c, const char *cmd, const char *socket, in
 	X("answer", cmd_answer, "answer a command rule's ask (approve, always, deny)") \
 	X("net", cmd_net, "allow or deny a destination of a running session")          \
 	X("events", cmd_events, "print a daemon's live events (json, ocsf, text)")     \
-	X("top", cmd_top, "watch a daemon's sessions live (ncurses)")
+	X("top", cmd_top, "watch a daemon's sessions live (ncurses)")                  \
+	X("changes", cmd_changes, "list a session's change set (--changes review)")    \
+	X("apply", cmd_apply, "write a session's change set into its workspace")       \
+	X("discard", cmd_discard, "remove a session's change set")
 
 /*
  * A session id or a unique prefix of one (4 to 32 hex digits, as 'bpfbox

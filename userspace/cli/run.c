@@ -72,6 +72,9 @@ static void run_usage(FILE *out)
 		"  --allow-unconfined    run even if neither Landlock nor seccomp holds\n"
 		"  --no-namespaces       no mount, PID, IPC, network or user namespace (no\n"
 		"                        loopback of its own; reported as not enforced)\n"
+		"  --changes direct|review|apply   where writes to the workspace go (default\n"
+		"                        direct; review: a change set for bpfbox changes,\n"
+		"                        apply, discard; apply: applied when it exits 0)\n"
 		"  --config FILE         global config (default /etc/bpfbox/config.json)\n"
 		"  --agent NAME          apply the config's agents.NAME layer\n"
 		"  --task FILE           apply a task layer file\n"
@@ -141,6 +144,7 @@ enum {
 	OPT_ASK_FD,
 	OPT_DEVICE,
 	OPT_SSH_AGENT,
+	OPT_CHANGES,
 };
 
 static const struct option run_opts[] = {
@@ -181,6 +185,7 @@ static const struct option run_opts[] = {
 	{"exec-deny", required_argument, NULL, OPT_EXEC_DENY},
 	{"deny-command", required_argument, NULL, OPT_DENY_COMMAND},
 	{"ask-fd", required_argument, NULL, OPT_ASK_FD},
+	{"changes", required_argument, NULL, OPT_CHANGES},
 	{"daemon-socket", required_argument, NULL, OPT_DAEMON_SOCKET},
 	{"no-daemon", no_argument, NULL, OPT_NO_DAEMON},
 	{"limits-via", required_argument, NULL, OPT_LIMITS_VIA},
@@ -409,6 +414,11 @@ static int policy_opt(struct json_object *flags, int c, const char *arg)
 		return 0;
 	case OPT_NO_NAMESPACES:
 		json_object_object_add(flags, "namespaces", json_object_new_boolean(0));
+		return 0;
+	case OPT_CHANGES:
+		if (!streq(arg, "direct") && !streq(arg, "review") && !streq(arg, "apply"))
+			return bad_usage("--changes '%s': use direct, review or apply", arg);
+		json_object_object_add(flags, "changes", json_object_new_string(arg));
 		return 0;
 	}
 	return -ENOENT;

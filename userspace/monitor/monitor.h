@@ -17,6 +17,8 @@
 #include "limits.h"
 #include "oom.h"
 
+struct changes_set;
+
 /*
  * A lifecycle transition (docs/limits.md); its event is built by
  * audit_session_lifecycle() (audit/event.h).
@@ -25,6 +27,7 @@ enum session_event_type {
 	SEV_PAUSED,
 	SEV_RESUMED,
 	SEV_KILLED,
+	SEV_CHANGES, /* --changes review|apply: what the session changed (changes.h) */
 };
 
 struct session_event {
@@ -35,8 +38,9 @@ struct session_event {
 	uint64_t memory_mb, disk_mb;
 	int64_t disk_used_mb; /* growth of the workspace; < 0: unknown */
 	uint64_t oom_kills;
-	uint64_t paused_ms; /* resumed: time spent paused */
-	bool was_paused;    /* killed: while paused */
+	uint64_t paused_ms;		   /* resumed: time spent paused */
+	bool was_paused;		   /* killed: while paused */
+	const struct changes_set *changes; /* changes: the session's change set */
 };
 
 #define MONITOR_MAX_FDS 3

@@ -52,6 +52,7 @@ struct json_object *policy_to_json(const struct bpfbox_policy *p)
 	json_object_object_add(o, "private_tmp", json_object_new_boolean(p->private_tmp));
 	json_object_object_add(o, "read_host", json_object_new_boolean(p->read_host));
 	json_object_object_add(o, "namespaces", json_object_new_boolean(p->namespaces));
+	json_object_object_add(o, "changes", json_object_new_string(changes_mode_name(p->changes)));
 	json_object_object_add(o, "ro", strv_json(&p->ro_paths));
 	json_object_object_add(o, "rw", strv_json(&p->rw_paths));
 	json_object_object_add(o, "devices", strv_json(&p->devices));

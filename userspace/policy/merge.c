@@ -20,12 +20,12 @@
 static const char *const layer_keys[] = {
 	"mode",	       "workspace",    "network",   "user",	    "allow_unconfined",
 	"private_tmp", "namespaces",   "limits",    "restrictions", "extra",
-	"read_host",   "net_resolver", "ssh_agent",
+	"read_host",   "net_resolver", "ssh_agent", "changes",
 };
 
 #define LAYER_KEYS                                                                               \
 	"mode, workspace, network, user, allow_unconfined, private_tmp, namespaces, read_host, " \
-	"ssh_agent, limits, restrictions, extra, net_resolver"
+	"ssh_agent, limits, restrictions, extra, net_resolver, changes"
 #define LIMIT_KEYS                                                            \
 	"timeout_s, output_bytes, memory_mb, pids, cpu_percent, disk_mb, "    \
 	"file_size_mb, open_files, pause_timeout_s, timeout_counts, on_oom, " \
@@ -195,6 +195,21 @@ static int merge_mode(struct bpfbox_policy *p, struct json_object *v, const stru
 	return 0;
 }
 
+/* "changes": direct, review or apply (docs/runtime.md, "Change sets"). */
+static int merge_changes(struct bpfbox_policy *p, struct json_object *v, const struct layer_ctx *lc,
+			 struct policy_error *err)
+{
+	const char *s;
+	int r = merge_get_string(lc, err, "changes", v, &s);
+
+	if (r < 0)
+		return r;
+	if (changes_mode_parse(s, &p->changes) < 0)
+		return lerr(lc, err, "changes", "unknown value '%s'; use direct, review or apply",
+			    s);
+	return 0;
+}
+
 /* A string key into *out (replacing it); max: its length limit, 0 for none. */
 static int merge_str(char **out, struct json_object *v, const char *key, size_t max,
 		     const struct layer_ctx *lc, struct policy_error *err)
@@ -277,6 +292,8 @@ static int merge_scalars(struct bpfbox_policy *p, struct json_object *layer,
 		r = merge_user(p, v, lc, err);
 	if (r >= 0 && json_object_object_get_ex(layer, "net_resolver", &v))
 		r = merge_str(&p->net_resolver, v, "net_resolver", 0, lc, err);
+	if (r >= 0 && json_object_object_get_ex(layer, "changes", &v))
+		r = merge_changes(p, v, lc, err);
 	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(bools); i++)
 		if (json_object_object_get_ex(layer, bools[i].key, &v))
 			r = get_bool(lc, err, bools[i].key, v, bools[i].out);

@@ -134,6 +134,12 @@ static const char *const mode_names[] = {
 	[MODE_FULL_ACCESS] = "full-access",
 };
 
+static const char *const changes_names[] = {
+	[CHANGES_DIRECT] = "direct",
+	[CHANGES_REVIEW] = "review",
+	[CHANGES_APPLY] = "apply",
+};
+
 /* ---- string lists ---- */
 
 int strv_push(struct strv *s, const char *str)
@@ -339,6 +345,7 @@ int policy_dup(struct bpfbox_policy *dst, const struct bpfbox_policy *src)
 	dst->read_host = src->read_host;
 	dst->namespaces = src->namespaces;
 	dst->ssh_agent = src->ssh_agent;
+	dst->changes = src->changes;
 	if (src->workspace && !(dst->workspace = strdup(src->workspace)))
 		goto fail;
 	if (src->user && !(dst->user = strdup(src->user)))
@@ -380,4 +387,19 @@ int sandbox_mode_parse(const char *s, enum sandbox_mode *out)
 		}
 	}
 	return -EINVAL;
+}
+
+const char *changes_mode_name(enum changes_mode m)
+{
+	return (unsigned int)m < ARRAY_SIZE(changes_names) ? changes_names[m] : "unknown";
+}
+
+int changes_mode_parse(const char *s, enum changes_mode *out)
+{
+	int i = s ? name_index(changes_names, ARRAY_SIZE(changes_names), s) : -1;
+
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum changes_mode)i;
+	return 0;
 }

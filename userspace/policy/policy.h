@@ -19,6 +19,13 @@ enum sandbox_mode {
 	MODE_FULL_ACCESS,
 };
 
+/* Where the session's writes to its workspace go (docs/runtime.md, "Change sets"). */
+enum changes_mode {
+	CHANGES_DIRECT, /* into the workspace, as they happen */
+	CHANGES_REVIEW, /* into a change set kept outside the session, for bpfbox apply */
+	CHANGES_APPLY,	/* the same, applied when the command exits 0 */
+};
+
 enum net_policy {
 	NET_DENY,
 	NET_ALLOW,
@@ -117,6 +124,7 @@ struct bpfbox_policy {
 	bool private_tmp;      /* a fresh rw /tmp dir inside the session */
 	bool namespaces;       /* mount, PID, IPC (and user) namespaces (docs/SECURITY.md) */
 	bool ssh_agent;	       /* the caller's SSH agent reachable in the session (--ssh-agent) */
+	enum changes_mode changes; /* --changes: direct, review, apply */
 	struct strv origins;   /* where each layer came from, for --verbose */
 };
 
@@ -210,5 +218,7 @@ bool net_name_match(const char *pattern, const char *name);
 
 const char *sandbox_mode_name(enum sandbox_mode m);
 int sandbox_mode_parse(const char *s, enum sandbox_mode *out);
+const char *changes_mode_name(enum changes_mode m);
+int changes_mode_parse(const char *s, enum changes_mode *out);
 
 #endif

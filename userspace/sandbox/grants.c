@@ -166,7 +166,7 @@ static int open_one(struct grant_fds *g, const char *path, int flags, int *out)
 void grant_fds_init(struct grant_fds *g)
 {
 	memset(g, 0, sizeof(*g));
-	g->ws = -1;
+	g->ws = g->upper = g->work = -1;
 	g->ssh_agent = -1;
 }
 
@@ -213,6 +213,10 @@ void grant_fds_close(struct grant_fds *g)
 		close(g->ws);
 	if (g->ssh_agent >= 0)
 		close(g->ssh_agent);
+	if (g->upper >= 0)
+		close(g->upper);
+	if (g->work >= 0)
+		close(g->work);
 	for (size_t i = 0; g->rw && i < g->nrw; i++)
 		if (g->rw[i] >= 0)
 			close(g->rw[i]);

@@ -22,6 +22,13 @@ struct grant_fds {
 	size_t nrw, nro;
 	int ssh_agent;		    /* --ssh-agent: the caller's agent socket, O_PATH; -1: none */
 	const char *ssh_agent_path; /* its path, resolved (the session's) */
+	/*
+	 * A change set (changes.h): its upper and work dirs, O_PATH, by the
+	 * paths bpfbox made them at; the child reopens each by its path and
+	 * checks it is the same directory. -1: the workspace is written directly.
+	 */
+	int upper, work;
+	const char *upper_path, *work_path;
 	char bad[4096 + 128];	    /* after a failure: the path and what changed */
 };
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "session_internal.h"
+#include "changes.h"
 #include "landlock.h"
 #include "cred_scan.h"
 #include "cred_match.h"
@@ -427,5 +428,13 @@ int session_view_policy(struct session *s, const struct strv *path_ro, struct bp
 		if (!strv_contains(&view->deny_paths, cred.v[i]))
 			r = strv_push(&view->deny_paths, cred.v[i]);
 	strv_clear(&cred);
+	/* The change sets, this session's upper included: masked where the view shows them. */
+	if (!r && s->changes) {
+		char root[PATH_MAX];
+
+		snprintf(root, sizeof(root), "%s", s->changes->dir);
+		*strrchr(root, '/') = '\0';
+		r = strv_push(&view->deny_paths, root);
+	}
 	return r;
 }

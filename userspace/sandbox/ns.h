@@ -82,6 +82,16 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 int ns_cgroup_view(const char *id, const char **step);
 
 /*
+ * ns_overlay.c, in the child: an overlayfs of the workspace at path
+ * (lower) and gf's change set (upper, work), each reopened here by its
+ * path and checked to be the directory the parent opened (grants.h), then
+ * given to overlayfs as this process's fd (/proc/self/fd/N); userns: a
+ * user namespace's mount (user.overlay.* xattrs). The detached mount's fd
+ * (nosuid, nodev), or -errno with *step naming what failed.
+ */
+int ns_overlay_open(const char *path, const struct grant_fds *gf, bool userns, const char **step);
+
+/*
  * Where the kernel shows this process's argv and environment
  * (/proc/PID/cmdline, /proc/PID/environ): the init wipes both, since it is
  * a copy of bpfbox and they hold the caller's (docs/SECURITY.md, "The

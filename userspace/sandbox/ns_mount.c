@@ -194,6 +194,23 @@ static int add_grant(struct view *v, const char *path, bool rw, int checked, con
 	return 0;
 }
 
+/* The workspace of a change set (ns_overlay.c), attached where the workspace goes. */
+static int add_overlay(struct view *v, const char *path, const struct grant_fds *gf, bool userns,
+		       const char **step)
+{
+	struct grant *g = &v->g[v->n];
+
+	if (v->n == MAX_GRANTS)
+		return -E2BIG;
+	*g = (struct grant){.path = path, .checked = gf->ws, .dir = true, .rw = true};
+	g->covered = covered(v, path);
+	g->fd = ns_overlay_open(path, gf, userns, step);
+	if (g->fd < 0)
+		return g->fd;
+	v->n++;
+	return 0;
+}
+
 /*
  * The caller's SSH agent socket (--ssh-agent: path, checked as the fd
  * checked) at target, a path of a covered dir (/run's tmpfs): the socket
@@ -295,18 +312,24 @@ static int hide(const struct view *v, const char *dir)
 	return mount("/dev/.bpfbox-empty", dir, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
 }
 
+static int add_ll_rule_fd(int ruleset_fd, int fd, uint64_t access, uint64_t handled)
+{
+	struct landlock_path_beneath_attr attr = {.parent_fd = fd,
+						  .allowed_access = access & handled};
+
+	if (attr.allowed_access &&
+	    landlock_add_rule(ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) < 0)
+		return -errno;
+	return 0;
+}
+
 static int add_ll_rule(int ruleset_fd, const char *path, uint64_t access, uint64_t handled)
 {
-	struct landlock_path_beneath_attr attr = {0};
-	int fd = open(path, O_PATH | O_CLOEXEC), r = 0;
+	int fd = open(path, O_PATH | O_CLOEXEC), r;
 
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
-	attr.parent_fd = fd;
-	attr.allowed_access = access & handled;
-	if (attr.allowed_access &&
-	    landlock_add_rule(ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) < 0)
-		r = -errno;
+	r = add_ll_rule_fd(ruleset_fd, fd, access, handled);
 	close(fd);
 	return r;
 }
@@ -360,14 +383,18 @@ static void mark_covered(struct view *v, const struct bpfbox_policy *p, bool tmp
 }
 
 /* Grants, cloned while the host tree is still as it was. */
-static int clone_grants(struct view *v, const struct bpfbox_policy *p, const struct grant_fds *gf,
-			const char **step)
+static int clone_grants(struct view *v, const struct ns_plan *n, const struct bpfbox_policy *p,
+			const struct grant_fds *gf, const char **step)
 {
 	int r;
 
 	*step = p->workspace;
-	if ((r = add_grant(v, p->workspace, p->mode != MODE_READ_ONLY,
-			   grant_fd_of(gf, p->workspace), step)) < 0)
+	if (gf && gf->upper >= 0 && gf->ws >= 0)
+		r = add_overlay(v, p->workspace, gf, n->user, step);
+	else
+		r = add_grant(v, p->workspace, p->mode != MODE_READ_ONLY,
+			      grant_fd_of(gf, p->workspace), step);
+	if (r < 0)
 		return r;
 	for (size_t i = 0; i < p->rw_paths.n; i++) {
 		*step = p->rw_paths.v[i];
@@ -456,7 +483,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 		goto out;
 	}
 	mark_covered(v, p, tmp);
-	if ((r = clone_grants(v, p, gf, step)) < 0)
+	if ((r = clone_grants(v, n, p, gf, step)) < 0)
 		goto out;
 	/* The host, read-only: one recursive flag (EROFS for chmod, utimes, xattrs). */
 	*step = "make the host read-only";
@@ -485,6 +512,9 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 	if (ruleset_fd >= 0) {
 		*step = "add the Landlock rules of the new mounts";
 		r = landlock_rules(ruleset_fd, rights, p, tmp, cgroups);
+		/* A change set's overlay is a new mount: its own rule, on its root. */
+		if (!r && gf && gf->upper >= 0 && *ws_fd >= 0)
+			r = add_ll_rule_fd(ruleset_fd, *ws_fd, rights->fs, rights->fs);
 	}
 out:
 	for (size_t i = 0; i < v->n; i++)

@@ -322,4 +322,5 @@ void session_cleanup(struct session *s)
 {
 	limits_destroy(&s->lim);
 	free_masks(s);
+	session_changes_free(s);
 }

@@ -21,6 +21,8 @@
 struct bpfbox_policy;
 struct strv;
 struct session;
+struct changes_set;
+struct grant_fds;
 
 /* Exit codes of `bpfbox run` besides the command's own (docs/runtime.md). */
 #define EXIT_LIMIT	    123 /* killed by a limit: paused too long, or --on-limit kill */
@@ -148,6 +150,8 @@ struct session {
 	char clamped[256];	   /* a daemon's ceiling lowered the limits: what, "" none */
 	char ssh_agent[4096];	   /* --ssh-agent: the caller's agent socket, resolved; "" none */
 	bool env_said;		   /* the variables left out of the environment were said */
+	struct changes_set *changes; /* --changes review|apply (changes.h), NULL: direct */
+	char changes_upper[4096 + 16], changes_work[4096 + 16];
 };
 
 /*
@@ -165,6 +169,17 @@ void session_take_id(struct session *s, const char *id);
 
 /* Whether every limit holds through cgroup controllers (--limits-via cgroup). */
 bool session_limits_by_cgroup(const struct session *s);
+
+/*
+ * session_changes.c: --changes review|apply. Before the fork: the change
+ * set made, its upper and work dirs into gf (refused, printed, when the
+ * session has no mount namespace, is not workspace-write or has a --rw
+ * inside the workspace). At the end: scanned, removed when empty,
+ * applied with --changes apply on exit 0. 0 or -errno.
+ */
+int session_changes_start(struct session *s, struct grant_fds *gf);
+void session_changes_end(struct session *s);
+void session_changes_free(struct session *s);
 
 /*
  * Makes the session cgroup and applies the limits now (embedded mode needs

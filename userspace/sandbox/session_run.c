@@ -60,9 +60,13 @@ static int start_monitor(struct run_state *t)
 	struct session *s = t->s;
 	const struct bpfbox_policy *p = s->policy;
 	struct monitor *mon = &t->mon;
+	bool cs = t->gf.upper >= 0; /* a change set: the session's writes are its upper */
 
-	return monitor_open(mon, &s->lim, s->id, p->mode == MODE_READ_ONLY ? NULL : p->workspace,
-			    t->gf.ws, s->private_tmp[0] ? s->private_tmp : NULL,
+	return monitor_open(mon, &s->lim, s->id,
+			    p->mode == MODE_READ_ONLY ? NULL
+			    : cs		      ? s->changes_upper
+						      : p->workspace,
+			    cs ? t->gf.upper : t->gf.ws, s->private_tmp[0] ? s->private_tmp : NULL,
 			    s->home[0] ? s->home : NULL);
 }
 
@@ -124,6 +128,8 @@ static int prepare_restrictions(struct run_state *t)
 		log_error("%s; nothing ran", t->gf.bad);
 		return r;
 	}
+	if ((r = session_changes_start(s, &t->gf)) < 0)
+		return r;
 	t->lx.grants = &t->gf;
 	c->grants = &t->gf;
 	c->switch_user = p->user != NULL;
@@ -188,11 +194,12 @@ static void prepare_pty(struct run_state *t)
 	}
 }
 
-/* The output relay's pipes, the child's report pipe and its release pipe. */
+/* The pty, the output relay's pipes, the child's report pipe and its release pipe. */
 static int prepare_pipes(struct run_state *t)
 {
 	struct stat so, se;
 
+	prepare_pty(t); /* a terminal stays a terminal */
 	/* stdout and stderr the same file (2>&1): one pipe keeps their order. */
 	if (t->relaying && fstat(STDOUT_FILENO, &so) == 0 && fstat(STDERR_FILENO, &se) == 0 &&
 	    so.st_dev == se.st_dev && so.st_ino == se.st_ino)
@@ -210,13 +217,6 @@ static int prepare_pipes(struct run_state *t)
 	t->c.release_fd = t->rel[0];
 	t->c.release_wfd = t->rel[1];
 	return 0;
-}
-
-/* The command's terminal (a pty when there is one) and pipes. */
-static int prepare_io(struct run_state *t)
-{
-	prepare_pty(t);
-	return prepare_pipes(t);
 }
 
 /* The session's cgroups and limits: made here, or by the daemon. */
@@ -382,7 +382,6 @@ static int wait_exec(struct run_state *t)
 {
 	struct session *s = t->s;
 	uint64_t since = now_ns();
-
 	int *ours[] = {&t->out[1], &t->err[1], &t->pts, &t->ntf[1], &t->rel[1]};
 
 	for (size_t i = 0; i < ARRAY_SIZE(ours); i++) {
@@ -490,6 +489,7 @@ static int run_command(struct run_state *t)
 	if (s->hooks.on_end)
 		s->hooks.on_end(s->hooks.ctx, s);
 	session_denials_report(s);
+	session_changes_end(s);
 	status_ended(s);
 	return 0;
 }
@@ -532,7 +532,7 @@ static void run_cleanup(struct run_state *t)
 
 /* The steps before the command runs, in order; the first that fails ends the run. */
 static int (*const run_steps[])(struct run_state *t) = {
-	prepare_restrictions, prepare_io, prepare_cgroups, take_signals, start_child, wait_exec,
+	prepare_restrictions, prepare_pipes, prepare_cgroups, take_signals, start_child, wait_exec,
 };
 
 int session_run(struct session *s, char *const argv[])

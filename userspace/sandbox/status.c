@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "session_internal.h"
+#include "changes.h"
 #include "../policy/policy.h"
 #include "../lib/jsonw.h"
 #include "../lib/cgroup.h"
@@ -144,10 +145,11 @@ void status_lifecycle(const struct session *s, const struct session_event *ev)
 {
 	struct jsonw w = {0};
 
-	if (!begin(&w, s,
-		   ev->type == SEV_PAUSED    ? "paused"
-		   : ev->type == SEV_RESUMED ? "resumed"
-					     : "killed"))
+	/* The change set is said on the ended line (status_ended). */
+	if (ev->type == SEV_CHANGES || !begin(&w, s,
+					      ev->type == SEV_PAUSED	? "paused"
+					      : ev->type == SEV_RESUMED ? "resumed"
+									: "killed"))
 		return;
 	switch (ev->type) {
 	case SEV_PAUSED:
@@ -168,6 +170,8 @@ void status_lifecycle(const struct session *s, const struct session_event *ev)
 	case SEV_KILLED:
 		jsonw_str(&w, "reason", ev->reason);
 		jsonw_bool(&w, "paused", ev->was_paused);
+		break;
+	case SEV_CHANGES:
 		break;
 	}
 	finish(s, &w);
@@ -249,6 +253,11 @@ void status_ended(struct session *s)
 	jsonw_u64(&w, "denied", denials_total(&s->denials));
 	jsonw_u64(&w, "fallbacks", s->denials.fallbacks);
 	jsonw_u64(&w, "exec_not_found", s->denials.exec_not_found);
+	if (s->changes && s->result.wait_status >= 0) {
+		jsonw_object_begin(&w, "changes");
+		changes_summary_json(s->changes, &w);
+		jsonw_end(&w);
+	}
 	finish(s, &w);
 }
 

@@ -1,0 +1,275 @@
+#!/bin/sh
+# Change sets (docs/runtime.md, "Change sets"): with --changes review what a
+# session writes never reaches its workspace; `bpfbox changes` lists it
+# exactly; `bpfbox apply` makes the workspace what the session saw, refuses
+# a path changed meanwhile (writing nothing), never writes through a
+# symlink the session made, refuses set-uid files and fifos, and finishes
+# an apply that was killed; `bpfbox discard` removes the set. Root and uid
+# 65534 (a user namespace's overlayfs). Each check reads the files.
+
+. "$(dirname "$0")/../lib.sh"
+
+if ! command -v python3 >/dev/null 2>&1; then
+	skip "change sets: python3 is needed to read the JSON listing"
+	finish
+fi
+chmod 755 "$TMPD"
+SETS=$TMPD/sets
+export BPFBOX_CHANGES_DIR="$SETS"
+
+# A tree as one text: each path, its type, mode and symlink target, sorted,
+# then each file's md5 (no python: its start-up is the cost on a busy host).
+SIG='find . -mindepth 1 -printf "%p|%y|%m|%l\n" | LC_ALL=C sort
+find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r md5sum'
+
+# mkws DIR: the workspace every test starts from.
+mkws() {
+	rm -rf "$1"
+	mkdir -p "$1/sub" "$1/dd" "$1/gone/deep" "$1/victim"
+	echo hello >"$1/a.txt"
+	echo keep >"$1/sub/b.txt"
+	echo del >"$1/c.txt"
+	echo z >"$1/dd/z"
+	echo g >"$1/gone/deep/g"
+	echo f >"$1/fileto"
+	echo v >"$1/victim/v"
+	echo r >"$1/old"
+}
+
+sig() { (cd "$1" && sh -c "$SIG"); }
+
+# The session's edits: every kind, and the adversarial ones.
+EDITS='echo world >>a.txt; echo new >n.txt; rm c.txt; rm -r dd; mkdir dd; echo q >dd/q
+chmod 600 sub/b.txt; rm -r gone; mv old renamed; ln -s /etc/passwd lnk
+rm fileto; mkdir fileto; echo in >fileto/x; printf x >"$(printf "nl\nname")"
+rm -r victim; ln -s "$1" victim'
+
+# session WS [RUN OPTIONS] -- CMD...: sets $rc, $ID (from the ended line), $TMPD/out, err, st.
+session() {
+	ws=$1
+	shift
+	"$BPFBOX" run -q --no-daemon -w "$ws" --status-fd 3 "$@" </dev/null >"$TMPD/out" \
+		2>"$TMPD/err" 3>"$TMPD/st"
+	rc=$?
+	ID=$(sid)
+}
+
+# sid: the session id of the ended line.
+sid() { tail -n 1 "$TMPD/st" | sed -n 's/.*"session":"\([0-9a-f]*\)".*/\1/p'; }
+
+# ended KEY: the ended line's changes.KEY (a number or true/false).
+ended() { tail -n 1 "$TMPD/st" | sed -n "s/.*\"changes\":{.*\"$1\":\([a-z0-9]*\).*/\1/p"; }
+
+# listing ID: "change path" per line from bpfbox changes --json, sorted.
+listing() {
+	"$BPFBOX" changes "$1" --json | python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["changes"]:
+    print(c["change"], repr(c["path"]), c["type"])'
+}
+
+WANT="modified 'a.txt' file
+deleted 'c.txt' file
+added 'dd/q' file
+deleted 'dd/z' file
+modified 'fileto' dir
+added 'fileto/x' file
+deleted 'gone' dir
+added 'lnk' symlink
+added 'n.txt' file
+added 'nl\\nname' file
+deleted 'old' file
+added 'renamed' file
+mode 'sub/b.txt' file
+modified 'victim' symlink"
+
+WANT_TEXT='modified a.txt
+deleted  c.txt
+added    dd/q
+deleted  dd/z
+modified fileto
+added    fileto/x
+deleted  gone
+added    lnk
+added    n.txt
+added    nl\nname
+deleted  old
+added    renamed
+mode     sub/b.txt
+modified victim'
+
+# --- root --------------------------------------------------------------------------
+
+if [ "$(id -u)" = 0 ]; then
+	WS=$TMPD/ws
+	OUT=$TMPD/outside
+	mkdir -p "$OUT"
+	mkws "$WS"
+	BEFORE=$(sig "$WS")
+	session "$WS" --changes review -- sh -c "$EDITS"'
+sh -c "$2"' sh "$OUT" "$SIG"
+	SEEN=$(cat "$TMPD/out")
+	verdict "review: the session's edits, creates, deletes, renames, chmod do not reach the workspace" 0 \
+		"$([ "$(sig "$WS")" = "$BEFORE" ] || echo "the workspace changed")$([ -n "$SEEN" ] || echo "no tree from the session")"
+	rc=0
+	verdict "the ended line counts the change set (added, modified, deleted)" 0 \
+		"$([ "$(ended added)/$(ended modified)/$(ended deleted)/$(ended kept)" = "6/4/4/true" ] ||
+			echo "ended: $(tail -n 1 "$TMPD/st")")"
+	GOT=$(listing "$ID" 2>"$TMPD/err")
+	rc=$?
+	verdict "bpfbox changes --json lists exactly what the session changed" 0 \
+		"$([ "$GOT" = "$WANT" ] || echo "got: $(echo "$GOT" | tr '\n' '|')")"
+	"$BPFBOX" changes "$ID" --diff >"$TMPD/diff" 2>"$TMPD/err"
+	rc=$?
+	verdict "bpfbox changes --diff: a unified diff of the text files" 0 \
+		"$(grep -qx '+world' "$TMPD/diff" && grep -qx -- '-del' "$TMPD/diff" || echo "diff: $(oneline "$TMPD/diff" 300)")"
+
+	"$BPFBOX" apply "$ID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "apply: the workspace is what the session saw" 0 \
+		"$([ "$(sig "$WS")" = "$SEEN" ] || echo "trees differ: $(sig "$WS" | tr '\n' '|' | head -c 400)")"
+	rc=0
+	verdict "apply: the session's symlinks are symlinks, nothing written through them" 0 \
+		"$([ -L "$WS/victim" ] && [ -L "$WS/lnk" ] || echo "not symlinks")$([ -z "$(ls -A "$OUT")" ] || echo "written outside: $(ls -A "$OUT")")$(grep -q '^root:' /etc/passwd || echo "/etc/passwd changed")"
+	verdict "apply: what it replaced or deleted is kept (prev)" 0 \
+		"$([ "$(cat "$SETS/$ID/prev/a.txt" 2>/dev/null)" = hello ] && [ -f "$SETS/$ID/prev/victim/v" ] || echo "prev: $(ls -R "$SETS/$ID" | tr '\n' ' ' | head -c 300)")"
+	"$BPFBOX" discard "$ID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "discard removes the set" 0 "$([ ! -e "$SETS/$ID" ] || echo "$SETS/$ID is still there")"
+	"$BPFBOX" changes "$ID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "changes of an unknown set: exit 4" 4
+
+	# Discard without applying: the workspace stays.
+	mkws "$WS"
+	BEFORE=$(sig "$WS")
+	session "$WS" --changes review -- sh -c 'echo x >a.txt; rm c.txt'
+	"$BPFBOX" discard "$ID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "discard of an unapplied set: set gone, workspace as before" 0 \
+		"$([ ! -e "$SETS/$ID" ] || echo "set kept")$([ "$(sig "$WS")" = "$BEFORE" ] || echo "workspace changed")"
+
+	# A path changed in the workspace meanwhile: refused, nothing written.
+	session "$WS" --changes review -- sh -c 'echo session >a.txt; echo new >n2.txt'
+	echo editor >"$WS/a.txt"
+	BEFORE=$(sig "$WS")
+	"$BPFBOX" apply "$ID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "apply refuses a path changed in the workspace since the start, and writes nothing" 3 \
+		"$(grep -q 'refused: a.txt: changed' "$TMPD/err" || echo "no refusal naming a.txt")$([ "$(sig "$WS")" = "$BEFORE" ] || echo "the workspace changed")"
+	"$BPFBOX" discard "$ID"
+
+	# A fifo and a set-uid file in a set (the seccomp filter refuses both in a session).
+	session "$WS" --changes review -- sh -c 'echo s >suid; echo p >plain'
+	chmod 4755 "$SETS/$ID/upper/suid"
+	mkfifo "$SETS/$ID/upper/fifo"
+	BEFORE=$(sig "$WS")
+	"$BPFBOX" apply "$ID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "apply refuses a set-uid file and a fifo, and writes nothing" 3 \
+		"$(grep -q 'refused: suid: set-uid' "$TMPD/err" && grep -q 'refused: fifo:' "$TMPD/err" || echo "refusals: $(oneline "$TMPD/err")")$([ "$(sig "$WS")" = "$BEFORE" ] || echo "written")"
+	"$BPFBOX" discard "$ID"
+
+	# Nothing changed: nothing left behind.
+	session "$WS" --changes review -- cat a.txt
+	verdict "a session that changes nothing leaves no set" 0 \
+		"$([ -z "$(ls -A "$SETS")" ] || echo "left: $(ls -A "$SETS")")$([ "$(ended kept)" = false ] || echo "kept: $(ended kept)")"
+
+	# session.changes in the audit stream (embedded mode), before session.end.
+	"$BPFBOX" run -q --no-daemon -w "$WS" --changes review --audit "$TMPD/audit.jsonl" \
+		-- sh -c 'echo a >audited' </dev/null >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "--audit: session.changes with the set, just before session.end" 0 \
+		"$(tail -n 2 "$TMPD/audit.jsonl" | head -n 1 | grep -q '"type":"session.changes".*"added":1,.*"paths":\["audited"\]' || echo "stream: $(tail -n 2 "$TMPD/audit.jsonl" | head -c 400)")"
+	if [ -f "$BPFBOX_BUILD/npm/node_modules/ajv/package.json" ] && command -v node >/dev/null; then
+		expect_schema "session.changes validates against the schema" \
+			--schema "$ROOT/schema/events.schema.json" "$TMPD/audit.jsonl"
+	else
+		skip "session.changes schema: no ajv (tools/npm-deps.sh)"
+	fi
+	"$BPFBOX" discard "$(sed -n 's/.*"changes_id":"\([0-9a-f]*\)".*/\1/p' "$TMPD/audit.jsonl")"
+
+	# --changes apply: applied on exit 0, kept otherwise.
+	session "$WS" --changes apply -- sh -c 'echo applied >ap.txt'
+	verdict "--changes apply: applied when the command exits 0" 0 \
+		"$([ "$(cat "$WS/ap.txt" 2>/dev/null)" = applied ] || echo "ap.txt not there")$([ "$(ended applied)" = true ] || echo "ended: applied $(ended applied)")"
+	session "$WS" --changes apply -- sh -c 'echo failed >fail.txt; exit 3'
+	verdict "--changes apply: kept, not applied, when the command fails" 3 \
+		"$([ ! -e "$WS/fail.txt" ] || echo "applied")$([ -d "$SETS/$ID/upper" ] || echo "set not kept")"
+	"$BPFBOX" discard "$ID"
+
+	# The disk limit counts the set's upper (the session's writes).
+	session "$WS" --changes review --disk 8M --on-limit kill -- python3 -c '
+import time
+f = open("big", "wb")
+for i in range(40):
+    f.write(b"x" * (1 << 20)); f.flush(); time.sleep(0.02)'
+	verdict "--disk counts what the session wrote into its change set" 123 \
+		"$([ ! -e "$WS/big" ] || echo "big reached the workspace")"
+	"$BPFBOX" discard "$ID"
+
+	session "$WS" --no-namespaces --changes review -- true
+	verdict "--no-namespaces --changes review: refused with one line, exit 125" 125 \
+		"$(grep -q 'needs the session.s mount namespace' "$TMPD/err" && [ "$(grep -c '^bpfbox: error' "$TMPD/err")" = 1 ] || echo "stderr: $(oneline "$TMPD/err")")"
+
+	# The sets' directory, where the session could see it, is masked.
+	VIS=/var/lib/bpfbox-test-changes.$$
+	BPFBOX_CHANGES_DIR=$VIS session "$WS" --changes review -- sh -c '
+echo x >mine; ls "$1" 2>&1 && echo LISTED; cat "$1"/*/upper/mine 2>&1 && echo READ; true' sh "$VIS"
+	verdict "the session cannot reach its upper directory" 0 \
+		"$(grep -q 'LISTED\|READ' "$TMPD/out" && echo "reached: $(oneline "$TMPD/out")")$([ -f "$VIS/$ID/upper/mine" ] || echo "no set at $VIS")"
+	rm -rf "$VIS"
+
+	# kill -9 in the middle of an apply; running it again finishes it.
+	session "$WS" --changes review -- sh -c 'mkdir many; for i in $(seq 1 200); do echo $i >many/f$i; done; echo changed >a.txt'
+	SEEN=$("$BPFBOX" changes "$ID" | wc -l)
+	BPFBOX_FAULT_APPLY_KILL_AFTER=50 "$BPFBOX" apply "$ID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	N=$(ls "$WS/many" 2>/dev/null | wc -l)
+	verdict "apply killed (SIGKILL) after 50 writes: partial, its journal there" 137 \
+		"$([ "$N" -gt 0 ] && [ "$N" -lt 200 ] || echo "$N of 200 written")$([ -f "$SETS/$ID/journal" ] || echo "no journal")"
+	"$BPFBOX" apply "$ID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "apply again finishes it" 0 \
+		"$([ "$(ls "$WS/many" | wc -l)" = 200 ] && [ "$(cat "$WS/a.txt")" = changed ] || echo "$(ls "$WS/many" | wc -l) of 200, a.txt $(cat "$WS/a.txt")")$([ ! -e "$SETS/$ID/journal" ] || echo "journal left")$([ "$SEEN" = 202 ] || echo "listed $SEEN")"
+	"$BPFBOX" discard "$ID"
+else
+	skip "change sets as root: not root"
+fi
+
+# --- uid 65534: overlayfs in a user namespace ----------------------------------------
+
+NB_NS=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$BPFBOX" status --json 2>/dev/null |
+	python3 -c 'import json, sys; print(json.load(sys.stdin)["features"]["session_namespaces"]["available"])' 2>/dev/null)
+if [ "$(id -u)" = 0 ] && [ "$NB_NS" = True ] && command -v setpriv >/dev/null 2>&1; then
+	NWS=$TMPD/nws
+	NST=$TMPD/nstate
+	NOUT=$TMPD/noutside
+	mkdir -p "$NST" "$NOUT"
+	mkws "$NWS"
+	chown -R 65534:65534 "$NWS" "$NST" "$NOUT"
+	BEFORE=$(sig "$NWS")
+	nb() { setpriv --reuid=65534 --regid=65534 --clear-groups env -u BPFBOX_CHANGES_DIR XDG_STATE_HOME="$NST" "$@"; }
+	nb "$BPFBOX" run -q --no-daemon -w "$NWS" --changes review --status-fd 3 -- sh -c "$EDITS"'
+sh -c "$2"' sh "$NOUT" "$SIG" </dev/null >"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/st"
+	rc=$?
+	ID=$(sid)
+	SEEN=$(cat "$TMPD/out")
+	verdict "uid 65534: review keeps the workspace as it was" 0 \
+		"$([ "$(sig "$NWS")" = "$BEFORE" ] || echo "the workspace changed")$([ -d "$NST/bpfbox/changes/$ID/upper" ] || echo "no set in \$XDG_STATE_HOME")"
+	GOT=$(nb "$BPFBOX" changes "$ID" 2>"$TMPD/err")
+	rc=$?
+	verdict "uid 65534: bpfbox changes lists exactly what changed (user.overlay.opaque)" 0 \
+		"$([ "$GOT" = "$WANT_TEXT" ] || echo "got: $(echo "$GOT" | tr '\n' '|')")"
+	nb "$BPFBOX" apply "$ID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "uid 65534: apply makes the workspace what the session saw" 0 \
+		"$([ "$(sig "$NWS")" = "$SEEN" ] || echo "trees differ")$([ -z "$(ls -A "$NOUT")" ] || echo "written outside")"
+	nb "$BPFBOX" discard "$ID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "uid 65534: discard" 0 "$([ ! -e "$NST/bpfbox/changes/$ID" ] || echo "kept")"
+else
+	skip "change sets as uid 65534: needs root to drop to it, setpriv and user namespaces"
+fi
+
+finish

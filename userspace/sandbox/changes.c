@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A session's change set (changes.h): where the sets live, one made for a
+ * session, its manifest written and read, the set removed or kept at the
+ * session's end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "changes.h"
+#include "grants.h"
+#include "../lib/json.h"
+#include "../lib/jsonw.h"
+#include "../lib/util.h"
+
+#define MANIFEST "manifest.json"
+
+int changes_root(char *buf, size_t size, bool mk)
+{
+	const char *e = getenv("BPFBOX_CHANGES_DIR"), *home = getenv("HOME");
+	int n;
+
+	if (e && e[0] == '/')
+		n = snprintf(buf, size, "%s", e);
+	else if (geteuid() == 0)
+		n = snprintf(buf, size, "/var/lib/bpfbox/changes");
+	else if ((e = getenv("XDG_STATE_HOME")) && e[0] == '/')
+		n = snprintf(buf, size, "%s/bpfbox/changes", e);
+	else if (home && home[0] == '/')
+		n = snprintf(buf, size, "%s/.local/state/bpfbox/changes", home);
+	else
+		return -ENOENT;
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	if (!mk)
+		return 0;
+	if (mkdir_parents(buf, 0700) < 0 || (mkdir(buf, 0700) < 0 && errno != EEXIST))
+		return -errno;
+	return 0;
+}
+
+bool changes_id_valid(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (!n || n >= sizeof(((struct changes_set *)0)->id))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'z') ||
+		      id[i] == '-'))
+			return false;
+	return true;
+}
+
+/* Whether a is b or below it. */
+static bool path_under(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+
+	if (streq(b, "/"))
+		return true;
+	return !strncmp(a, b, n) && (a[n] == '\0' || a[n] == '/');
+}
+
+static int64_t coarse_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int changes_manifest_write(const struct changes_set *cs)
+{
+	char path[PATH_MAX + 32], tmp[PATH_MAX + 32];
+	struct jsonw w = {0};
+	int fd, r = 0;
+
+	jsonw_begin(&w);
+	jsonw_u64(&w, "version", 1);
+	jsonw_str(&w, "id", cs->id);
+	jsonw_str(&w, "workspace", cs->workspace);
+	jsonw_u64(&w, "workspace_dev", cs->ws_dev);
+	jsonw_u64(&w, "workspace_ino", cs->ws_ino);
+	jsonw_i64(&w, "start_ns", cs->start_ns);
+	jsonw_str(&w, "state", cs->state);
+	jsonw_end(&w);
+	jsonw_newline(&w);
+	if (w.oom) {
+		jsonw_free(&w);
+		return -ENOMEM;
+	}
+	snprintf(path, sizeof(path), "%s/" MANIFEST, cs->dir);
+	snprintf(tmp, sizeof(tmp), "%s/." MANIFEST ".tmp", cs->dir);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, w.buf, w.len) != (ssize_t)w.len || fsync(fd) < 0)
+		r = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (!r && rename(tmp, path) < 0)
+		r = -errno;
+	if (r)
+		unlink(tmp);
+	jsonw_free(&w);
+	return r;
+}
+
+int changes_create(struct changes_set *cs, const char *id, const char *workspace, int ws_fd,
+		   int *upper, int *work, char *why, size_t why_size)
+{
+	char root[PATH_MAX], path[PATH_MAX + 16];
+	struct stat st;
+	int r;
+
+	memset(cs, 0, sizeof(*cs));
+	*upper = *work = -1;
+	if ((r = changes_root(root, sizeof(root), true)) < 0) {
+		snprintf(why, why_size,
+			 "--changes: cannot make the change sets' directory %s: %s (set "
+			 "BPFBOX_CHANGES_DIR to another)",
+			 r == -ENOENT ? "(no HOME)" : root, strerror(-r));
+		return r;
+	}
+	if (path_under(root, workspace) || path_under(workspace, root)) {
+		snprintf(why, why_size,
+			 "--changes: the change sets' directory %s and the workspace %s overlap; "
+			 "set BPFBOX_CHANGES_DIR outside the workspace",
+			 root, workspace);
+		return -EINVAL;
+	}
+	if (fstat(ws_fd, &st) < 0)
+		return -errno;
+	snprintf(cs->id, sizeof(cs->id), "%s", id);
+	snprintf(cs->workspace, sizeof(cs->workspace), "%s", workspace);
+	snprintf(cs->state, sizeof(cs->state), "open");
+	cs->ws_dev = st.st_dev;
+	cs->ws_ino = st.st_ino;
+	cs->start_ns = coarse_now_ns();
+	if ((size_t)snprintf(cs->dir, sizeof(cs->dir), "%.3000s/%s", root, id) >=
+	    sizeof(cs->dir) - 16)
+		return -ENAMETOOLONG;
+	r = mkdir(cs->dir, 0700) < 0 ? -errno : 0;
+	/* The upper's root is the session's workspace root: its mode and owner. */
+	snprintf(path, sizeof(path), "%s/upper", cs->dir);
+	if (!r && (mkdir(path, 0700) < 0 || chmod(path, st.st_mode & 07777) < 0 ||
+		   (geteuid() == 0 && chown(path, st.st_uid, st.st_gid) < 0)))
+		r = -errno;
+	if (!r && (*upper = path_open_exact(path, O_DIRECTORY)) < 0)
+		r = *upper;
+	snprintf(path, sizeof(path), "%s/work", cs->dir);
+	if (!r && mkdir(path, 0700) < 0)
+		r = -errno;
+	if (!r && (*work = path_open_exact(path, O_DIRECTORY)) < 0)
+		r = *work;
+	if (!r)
+		r = changes_manifest_write(cs);
+	if (r < 0)
+		snprintf(why, why_size, "--changes: cannot make the change set %s: %s", cs->dir,
+			 strerror(-r));
+	return r;
+}
+
+int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_size)
+{
+	char root[PATH_MAX], path[PATH_MAX + 32];
+	struct json_object *o;
+	const char *s;
+	int64_t v;
+	int r;
+
+	memset(cs, 0, sizeof(*cs));
+	if (!changes_id_valid(id)) {
+		snprintf(why, why_size, "'%s' is not a change set id (the session id)", id);
+		return -EINVAL;
+	}
+	if ((r = changes_root(root, sizeof(root), false)) < 0) {
+		snprintf(why, why_size, "no change sets' directory: %s", strerror(-r));
+		return r;
+	}
+	if ((size_t)snprintf(cs->dir, sizeof(cs->dir), "%.3000s/%s", root, id) >= sizeof(cs->dir))
+		return -ENAMETOOLONG;
+	snprintf(path, sizeof(path), "%s/" MANIFEST, cs->dir);
+	o = json_object_from_file(path);
+	if (!o) {
+		r = access(path, F_OK) < 0 && errno == ENOENT ? -ENOENT : -EINVAL;
+		snprintf(why, why_size, "%s %s",
+			 r == -ENOENT ? "no change set" : "unreadable manifest",
+			 r == -ENOENT ? id : path);
+		return r;
+	}
+	r = -EINVAL;
+	snprintf(cs->id, sizeof(cs->id), "%s", id);
+	if ((s = json_member_str(o, "workspace")) && s[0] == '/') {
+		snprintf(cs->workspace, sizeof(cs->workspace), "%s", s);
+		r = 0;
+	}
+	if (json_member_int(o, "workspace_dev", &v))
+		cs->ws_dev = v;
+	if (json_member_int(o, "workspace_ino", &v))
+		cs->ws_ino = v;
+	if (!json_member_int(o, "start_ns", &cs->start_ns))
+		r = -EINVAL;
+	snprintf(cs->state, sizeof(cs->state), "%s",
+		 (s = json_member_str(o, "state")) ? s : "open");
+	json_object_put(o);
+	if (r < 0)
+		snprintf(why, why_size, "unreadable manifest %s", path);
+	return r;
+}
+
+int changes_remove_work(const struct changes_set *cs)
+{
+	/* overlayfs's own dirs in work are mode 0 (volatile's marker too): searchable first. */
+	static const char *const own[] = {"work", "work/work", "work/work/incompat",
+					  "work/work/incompat/volatile"};
+	char path[PATH_MAX + 64];
+
+	for (size_t i = 0; i < ARRAY_SIZE(own); i++) {
+		snprintf(path, sizeof(path), "%s/%s", cs->dir, own[i]);
+		chmod(path, 0700);
+	}
+	snprintf(path, sizeof(path), "%s/work", cs->dir);
+	return rm_tree(path);
+}
+
+int changes_remove(const struct changes_set *cs)
+{
+	changes_remove_work(cs);
+	return rm_tree(cs->dir);
+}
+
+void changes_summary_json(const struct changes_set *cs, struct jsonw *w)
+{
+	const struct change_list *l = &cs->list;
+
+	jsonw_str(w, "changes_id", cs->id);
+	jsonw_u64(w, "added", l->count[CHANGE_ADDED]);
+	jsonw_u64(w, "modified", l->count[CHANGE_MODIFIED] + l->count[CHANGE_MODE]);
+	jsonw_u64(w, "deleted", l->count[CHANGE_DELETED]);
+	jsonw_bool(w, "kept", cs->kept);
+	jsonw_bool(w, "applied", cs->applied);
+	jsonw_array_begin(w, "paths");
+	for (size_t i = 0; i < l->n && i < CHANGES_PATHS_MAX; i++)
+		jsonw_array_strn(w, l->v[i].path, strlen(l->v[i].path));
+	jsonw_array_end(w);
+	jsonw_bool(w, "paths_truncated", l->n > CHANGES_PATHS_MAX);
+}
+
+int changes_session_end(struct changes_set *cs)
+{
+	char why[256];
+	int r = changes_scan(cs, &cs->list, why, sizeof(why));
+
+	if (r < 0) {
+		cs->kept = true;
+		return r;
+	}
+	cs->kept = cs->list.n > 0;
+	if (!cs->kept)
+		changes_remove(cs);
+	return 0;
+}

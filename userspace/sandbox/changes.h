@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Change sets (docs/runtime.md, "Change sets"): with --changes review or
+ * apply the session's workspace is an overlayfs whose upper directory
+ * bpfbox keeps outside the session, one directory per session:
+ *
+ *   ROOT/ID/manifest.json  id, workspace path, its st_dev/st_ino, start time
+ *   ROOT/ID/upper, work    overlayfs's layers (the session's writes)
+ *   ROOT/ID/journal        while an apply runs (changes_apply.c)
+ *   ROOT/ID/prev           what an apply overwrote or deleted
+ *
+ * ROOT: $BPFBOX_CHANGES_DIR, else /var/lib/bpfbox/changes for root, else
+ * $XDG_STATE_HOME/bpfbox/changes ($HOME/.local/state/bpfbox/changes);
+ * every directory mode 0700. changes.c the set and its manifest,
+ * changes_scan.c what changed, changes_apply.c apply and discard.
+ */
+#ifndef BPFBOX_CHANGES_H
+#define BPFBOX_CHANGES_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct jsonw;
+
+/* Exit codes of changes, apply and discard (docs/runtime.md). */
+#define CHANGES_EXIT_CONFLICT 3 /* apply refused: the workspace changed, or a refused file */
+#define CHANGES_EXIT_UNKNOWN  4 /* no change set of that id */
+
+/* How many paths the status line and session.changes carry at most. */
+#define CHANGES_PATHS_MAX 20
+
+enum change_kind {
+	CHANGE_ADDED,
+	CHANGE_MODIFIED, /* content (or type: a file replaced by a directory) */
+	CHANGE_MODE,	 /* the mode alone */
+	CHANGE_DELETED,
+};
+
+struct change {
+	char *path; /* relative to the workspace */
+	enum change_kind kind;
+	mode_t mode;	 /* the session's (type and bits); 0 for deleted */
+	mode_t old_mode; /* the workspace's; 0 for added */
+	uint64_t size;	 /* the session's file */
+};
+
+struct change_list {
+	struct change *v;
+	size_t n, cap;
+	size_t count[CHANGE_DELETED + 1];
+};
+
+/* A change set on disk, as the manifest says and its directory holds. */
+struct changes_set {
+	char id[64];
+	char dir[PATH_MAX]; /* ROOT/ID */
+	char workspace[PATH_MAX];
+	uint64_t ws_dev, ws_ino; /* the workspace's identity at the start */
+	int64_t start_ns;	 /* CLOCK_REALTIME_COARSE at the start */
+	char state[16];		 /* "open", "applied" */
+	/* The session's end (changes_session_end). */
+	struct change_list list;
+	bool kept;	/* something changed: the set stays */
+	bool applied;	/* --changes apply applied it */
+	int apply_code; /* its exit code: 0, or CHANGES_EXIT_CONFLICT, ... */
+};
+
+/* The root of the change sets into buf (made with parents, 0700 when mk). 0 or -errno. */
+int changes_root(char *buf, size_t size, bool mk);
+
+/* Whether id may name a change set (the characters of a session id). */
+bool changes_id_valid(const char *id);
+
+/*
+ * Makes ROOT/ID with its upper and work dirs and manifest for the
+ * workspace ws_fd (opened at path, grants.h); upper and work are opened
+ * O_PATH into *upper, *work. why: a one-line reason on failure. 0 or -errno.
+ */
+int changes_create(struct changes_set *cs, const char *id, const char *workspace, int ws_fd,
+		   int *upper, int *work, char *why, size_t why_size);
+
+/* The set ID as its manifest says; -ENOENT: none. why as above. */
+int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_size);
+
+/* Writes cs's manifest (atomically: a temporary file renamed). 0 or -errno. */
+int changes_manifest_write(const struct changes_set *cs);
+
+/* Removes the set's work directory (overlayfs's), or its directory whole. 0 or -errno. */
+int changes_remove_work(const struct changes_set *cs);
+int changes_remove(const struct changes_set *cs);
+
+/*
+ * changes_scan.c: what the upper holds against the workspace, at a cost
+ * in proportion to the upper (and the trees it deletes): sorted by path,
+ * a parent before what is below it. 0 or -errno.
+ */
+int changes_scan(const struct changes_set *cs, struct change_list *l, char *why, size_t why_size);
+void change_list_free(struct change_list *l);
+struct stat;
+/* Whether st is an overlayfs whiteout (a character device 0:0). */
+bool change_is_whiteout(const struct stat *st);
+const char *change_kind_name(enum change_kind k);
+
+/* The counts and the first CHANGES_PATHS_MAX paths as members of w (status line, event). */
+void changes_summary_json(const struct changes_set *cs, struct jsonw *w);
+
+/*
+ * The session's end: the upper scanned; nothing changed: the set removed
+ * (cs->kept false), else kept. 0 or -errno (the set is then kept).
+ */
+int changes_session_end(struct changes_set *cs);
+
+/*
+ * changes_apply.c: the set into its workspace. Refuses (CHANGES_EXIT_CONFLICT,
+ * each path on stderr, nothing written) when a path it would write
+ * changed in the workspace since the session started, or the set holds a
+ * device node, a fifo, a socket or a set-uid/set-gid file. Returns the
+ * exit code: 0 applied, CHANGES_EXIT_CONFLICT, 1 an error (said).
+ */
+int changes_apply(struct changes_set *cs);
+
+#endif

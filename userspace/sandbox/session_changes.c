@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A session's change set (changes.h, docs/runtime.md "Change sets"):
+ * made before the fork, its overlay built by the child (ns_overlay.c),
+ * scanned at the end: removed when nothing changed, applied with
+ * --changes apply when the command exited 0, else kept for review.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+
+#include "session.h"
+#include "session_internal.h"
+#include "changes.h"
+#include "grants.h"
+#include "../policy/policy.h"
+#include "../lib/log.h"
+#include "../lib/util.h"
+
+/* Whether a is b or below it. */
+static bool below(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+
+	return !strncmp(a, b, n) && (a[n] == '\0' || a[n] == '/' || streq(b, "/"));
+}
+
+#define refuse(...) (log_error(__VA_ARGS__), -EINVAL)
+
+/* What the overlay cannot hold: refused with one line, nothing ran. */
+static int changes_refused(const struct session *s)
+{
+	const struct bpfbox_policy *p = s->policy;
+	const char *m = changes_mode_name(p->changes);
+
+	if (!(s->layers.ns.clone_flags & CLONE_NEWNS))
+		return refuse("--changes %s needs the session's mount namespace (%s); "
+			      "nothing ran",
+			      m, s->layers.ns.why_not[0] ? s->layers.ns.why_not : "none");
+	if (p->mode != MODE_WORKSPACE_WRITE)
+		return refuse("--changes %s needs --mode workspace-write (the mode is %s); "
+			      "nothing ran",
+			      m, sandbox_mode_name(p->mode));
+	for (size_t i = 0; i < p->rw_paths.n; i++)
+		if (below(p->rw_paths.v[i], p->workspace))
+			return refuse("--changes %s: --rw %s is inside the workspace, "
+				      "which the change set covers; nothing ran",
+				      m, p->rw_paths.v[i]);
+	return 0;
+}
+
+int session_changes_start(struct session *s, struct grant_fds *gf)
+{
+	struct changes_set *cs;
+	char why[PATH_MAX + 256];
+	int r;
+
+	if (s->policy->changes == CHANGES_DIRECT || gf->ws < 0)
+		return 0;
+	if ((r = changes_refused(s)) < 0)
+		return r;
+	cs = calloc(1, sizeof(*cs));
+	if (!cs)
+		return log_error_errno(ENOMEM, "--changes: cannot make the change set");
+	s->changes = cs;
+	r = changes_create(cs, s->id, s->policy->workspace, gf->ws, &gf->upper, &gf->work, why,
+			   sizeof(why));
+	if (r < 0) {
+		if (cs->dir[0])
+			changes_remove(cs);
+		log_error("%s; nothing ran", why);
+		return r;
+	}
+	snprintf(s->changes_upper, sizeof(s->changes_upper), "%s/upper", cs->dir);
+	snprintf(s->changes_work, sizeof(s->changes_work), "%s/work", cs->dir);
+	gf->upper_path = s->changes_upper;
+	gf->work_path = s->changes_work;
+	return 0;
+}
+
+void session_changes_end(struct session *s)
+{
+	struct changes_set *cs = s->changes;
+	int r;
+
+	if (!cs || s->result.wait_status < 0)
+		return;
+	r = changes_session_end(cs);
+	if (r < 0)
+		log_warn("cannot read the change set %s (%s): kept as it is", cs->id, strerror(-r));
+	if (cs->kept && s->policy->changes == CHANGES_APPLY && s->result.exit_code != 0)
+		log_warn("the command exited %d: change set %s kept, not applied (bpfbox apply %s)",
+			 s->result.exit_code, cs->id, cs->id);
+	if (cs->kept && s->policy->changes == CHANGES_APPLY && s->result.exit_code == 0) {
+		cs->apply_code = changes_apply(cs);
+		cs->applied = cs->apply_code == 0;
+		if (!cs->applied)
+			log_warn("change set %s not applied, kept (bpfbox changes %s)", cs->id,
+				 cs->id);
+	}
+	/* session.changes, before session.end (embedded: the audit stream). */
+	if (s->hooks.on_event) {
+		struct session_event ev = {.type = SEV_CHANGES, .changes = cs};
+
+		s->hooks.on_event(s->hooks.ctx, &ev);
+	}
+}
+
+void session_changes_free(struct session *s)
+{
+	if (!s->changes)
+		return;
+	/* A set-up that failed before the command ran leaves no set behind. */
+	if (s->result.wait_status < 0 && !s->changes->list.n)
+		changes_remove(s->changes);
+	change_list_free(&s->changes->list);
+	free(s->changes);
+	s->changes = NULL;
+}
