@@ -480,3 +480,25 @@ promise_why() { echo here; }
 finish() {
 	[ "$FAILS" -eq 0 ]
 }
+
+# host_cg DIR [SECONDS]: once DIR/id holds a session id, writes to DIR/cg the
+# /proc/PID/cgroup of a process of that session as the host sees it (inside,
+# a session sees its own cgroup namespace: "0::/"); 10 s at most. Root only.
+host_cg() {
+	wait_grep . "$1/id" "${2:-10}" || return 1
+	poll_until "${2:-10}" "$PY" -c '
+import os, sys
+want = ("BPFBOX_SESSION_ID=" + open(sys.argv[1] + "/id").read().strip()).encode()
+for p in os.listdir("/proc"):
+    if not p.isdigit():
+        continue
+    try:
+        if want in open("/proc/%s/environ" % p, "rb").read().split(b"\0"):
+            cg = open("/proc/%s/cgroup" % p).read()
+            open(sys.argv[1] + "/cg.new", "w").write(cg)
+            os.rename(sys.argv[1] + "/cg.new", sys.argv[1] + "/cg")
+            sys.exit(0)
+    except OSError:
+        pass
+sys.exit(1)' "$1"
+}

@@ -98,9 +98,14 @@ done
 # one and the daemon makes another.
 V2ONLY='for m in $(awk '"'"'$3 == "cgroup" { print $2 }'"'"' /proc/mounts); do umount "$m"; done'
 pool_before=$(pool_cgroups "$PARENT")
-rm -f "$WS/sid" "$WS/cg"
+rm -f "$WS/sid" "$WS/cg" "$WS/id" "$WS/go"
+# Its cgroup as the host sees it (host_cg): inside, the session's own namespace.
 unshare -m sh -c "$V2ONLY"'; exec "$@"' sh "$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" -- \
-	sh -c 'echo $BPFBOX_SESSION_ID > sid; grep "^0::" /proc/self/cgroup > cg'
+	sh -c 'echo $BPFBOX_SESSION_ID > sid; echo $BPFBOX_SESSION_ID > id; while [ ! -e go ]; do sleep 0.05; done' &
+host_cg "$WS"
+grep "^0::" "$WS/cg" >"$WS/cg.v2" 2>/dev/null && mv "$WS/cg.v2" "$WS/cg"
+touch "$WS/go"
+wait $!
 SID=$(cat "$WS/sid" 2>/dev/null)
 [ -n "$pool_before" ] && [ -n "$SID" ] && ! echo "$pool_before" | grep -qx "$SID" &&
 	grep -q "/${PARENT##*/}/$SID\$" "$WS/cg" &&

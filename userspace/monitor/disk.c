@@ -187,7 +187,7 @@ void disk_watch_dir(struct disk_monitor *m, int parent, int pfd, const char *nam
 	if (disk_dir_get(m, wd))
 		return; /* already watched (a bind mount of a watched tree) */
 	/* What was unlinked there before the watch raised no event: a held scan looks. */
-	m->held_wanted |= !initial;
+	disk_held_want(m, !initial);
 	if (dir_add(m, wd, parent, name, dev) == 0)
 		queue_push(m, wd, initial, 0);
 }
@@ -275,7 +275,7 @@ void disk_monitor_scan(struct disk_monitor *m, size_t budget)
 	}
 	/* Unlinked before the scan reached its directory: a held scan looks. */
 	if (was && !disk_monitor_scanning(m))
-		m->held_wanted = true;
+		disk_held_want(m, true);
 }
 
 int disk_add_roots(struct disk_monitor *m)

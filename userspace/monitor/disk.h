@@ -77,6 +77,16 @@ struct disk_monitor {
 		uint64_t since; /* now_ns() at the first */
 	} unread[8], unread_next[8];
 	size_t nunread, nunread_next;
+	/*
+	 * Held scans run on a thread of their own (monitor.c): a read of
+	 * /proc/PID/maps waits for that process's memory map lock, which a
+	 * fork bomb keeps taken. What the supervisor reads of them is
+	 * published once a scan ends (held_pub...), and held_wanted is set
+	 * from both threads: atomics, through the helpers below.
+	 */
+	int64_t held_pub;
+	size_t held_count_pub;
+	bool held_blind_pub;
 	bool held_wanted;    /* an event hints at one: scan soon */
 	uint64_t held_new;   /* the scan under way's sum */
 	uint64_t held_scans; /* held scans done */
@@ -113,20 +123,44 @@ void disk_monitor_read(struct disk_monitor *m);
  * Counts the files the session holds open or mapped with no name left (on
  * a root's file system): the processes of cgroup cg (its cgroup.procs),
  * else those below root (this process: a child subreaper). Sets held,
- * held_count and held_blind.
+ * held_count and held_blind, and publishes them (disk_held_bytes...) at
+ * its end. Runs on the monitor's held thread.
  */
 void disk_held_scan(struct disk_monitor *m, const char *cg, pid_t root);
+
+/* An event or a scan hints at a file held with no name: a held scan soon. */
+static inline void disk_held_want(struct disk_monitor *m, bool want)
+{
+	if (want)
+		__atomic_store_n(&m->held_wanted, true, __ATOMIC_RELAXED);
+}
+
+/* What the last held scan found (published when it ended): bytes, inodes, blind. */
+static inline int64_t disk_held_bytes(const struct disk_monitor *m)
+{
+	return __atomic_load_n(&m->held_pub, __ATOMIC_ACQUIRE);
+}
+
+static inline size_t disk_held_count(const struct disk_monitor *m)
+{
+	return __atomic_load_n(&m->held_count_pub, __ATOMIC_ACQUIRE);
+}
+
+static inline bool disk_held_blind(const struct disk_monitor *m)
+{
+	return __atomic_load_n(&m->held_blind_pub, __ATOMIC_ACQUIRE);
+}
 
 /* Bytes the tracked trees grew by since the session started (may be < 0). */
 static inline int64_t disk_monitor_growth(const struct disk_monitor *m)
 {
-	return m->usage - m->baseline + m->held;
+	return m->usage - m->baseline + disk_held_bytes(m);
 }
 
 /* Entries (files, directories, links: inodes) the session added. */
 static inline int64_t disk_monitor_entries(const struct disk_monitor *m)
 {
-	return (int64_t)m->count - (int64_t)m->base_count + (int64_t)m->held_count;
+	return (int64_t)m->count - (int64_t)m->base_count + (int64_t)disk_held_count(m);
 }
 
 /*
@@ -135,7 +169,7 @@ static inline int64_t disk_monitor_entries(const struct disk_monitor *m)
  */
 static inline bool disk_monitor_blind(const struct disk_monitor *m)
 {
-	return m->watch_limit || m->held_blind;
+	return m->watch_limit || disk_held_blind(m);
 }
 
 #endif

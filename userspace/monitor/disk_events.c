@@ -198,7 +198,7 @@ static void on_event(struct disk_monitor *m, const struct inotify_event *ev)
 	 */
 	if ((ev->mask & IN_DELETE && !isdir) || ev->name[0] == '#' ||
 	    (ev->mask & IN_MOVED_TO && !isdir && disk_ent_find(m, h)))
-		m->held_wanted = true;
+		disk_held_want(m, true);
 	if (ev->mask & IN_DELETE) {
 		disk_ent_remove(m, h);
 		return;
@@ -210,7 +210,7 @@ static void on_event(struct disk_monitor *m, const struct inotify_event *ev)
 	pfd = disk_dir_open(m, ev->wd);
 	if (pfd < 0 || fstatat(pfd, ev->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		/* Gone already: its IN_DELETE follows, or a write to it unlinked. */
-		m->held_wanted |= (ev->mask & (IN_MODIFY | IN_CLOSE_WRITE)) != 0;
+		disk_held_want(m, (ev->mask & (IN_MODIFY | IN_CLOSE_WRITE)) != 0);
 		return;
 	}
 	if ((ev->mask & IN_MOVED_TO) && m->moved_pending) {

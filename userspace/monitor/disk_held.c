@@ -134,7 +134,7 @@ static bool unread_again(struct disk_monitor *m, pid_t pid)
 	m->unread_next[m->nunread_next].pid = pid;
 	m->unread_next[m->nunread_next].since = since;
 	m->unread_next[m->nunread_next++].scans = scans;
-	m->held_wanted = true;
+	disk_held_want(m, true);
 	return true;
 }
 
@@ -143,7 +143,7 @@ static void held_unreadable(struct disk_monitor *m, pid_t pid, const char *what,
 	if (err == ENOENT || err == ESRCH)
 		return; /* gone meanwhile: it holds nothing any more */
 	if (before_exec(m, pid)) {
-		m->held_wanted = true; /* looked at again once it has exec'd */
+		disk_held_want(m, true); /* looked at again once it has exec'd */
 		return;
 	}
 	if (unread_again(m, pid))
@@ -377,6 +377,9 @@ void disk_held_scan(struct disk_monitor *m, const char *cg, pid_t root)
 	for (size_t i = 0; i < m->npids; i++)
 		held_maps(m, m->pids[i]);
 	m->held = (int64_t)m->held_new;
+	__atomic_store_n(&m->held_count_pub, m->held_count, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->held_blind_pub, m->held_blind, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->held_pub, m->held, __ATOMIC_RELEASE);
 	m->held_scans++;
 	memcpy(m->unread, m->unread_next, sizeof(m->unread));
 	m->nunread = m->nunread_next;

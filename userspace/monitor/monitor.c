@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,7 +32,7 @@
 #define HELD_GAP_NS	(10ULL * 1000000ULL)
 #define HELD_COST_SHARE 20
 
-enum { SLOT_OOM, SLOT_EVENTS, SLOT_DISK };
+enum { SLOT_OOM, SLOT_EVENTS, SLOT_DISK, SLOT_HELD };
 
 static bool read_frozen(int fd)
 {
@@ -57,6 +58,9 @@ int monitor_open(struct monitor *m, struct session_limits *l, const char *id, co
 	m->events_fd = -1;
 	m->oom.fd = m->oom.ctl_fd = -1;
 	m->disk.fd = -1;
+	m->held_fd = -1;
+	pthread_mutex_init(&m->held_lock, NULL);
+	pthread_cond_init(&m->held_cond, NULL);
 	if (l->how[RES_MEMORY] == LIMIT_CGROUP2 || l->how[RES_MEMORY] == LIMIT_CGROUP1 ||
 	    (l->cg[0] && !l->cg_own)) {
 		r = oom_watch_open(&m->oom, l);
@@ -96,6 +100,18 @@ int monitor_open(struct monitor *m, struct session_limits *l, const char *id, co
 
 void monitor_close(struct monitor *m)
 {
+	/* The session is killed by now: a maps read it waited on has returned. */
+	if (m->held_thread_on) {
+		pthread_mutex_lock(&m->held_lock);
+		m->held_quit = true;
+		pthread_cond_signal(&m->held_cond);
+		pthread_mutex_unlock(&m->held_lock);
+		pthread_join(m->held_thread, NULL);
+		m->held_thread_on = false;
+	}
+	if (m->held_fd >= 0)
+		close(m->held_fd);
+	m->held_fd = -1;
 	oom_watch_close(&m->oom);
 	if (m->events_fd >= 0)
 		close(m->events_fd);
@@ -104,25 +120,28 @@ void monitor_close(struct monitor *m)
 		log_info("disk monitor: %llu held scans, %.3f ms of CPU in all, the last over %llu "
 			 "fds "
 			 "of %zu processes",
-			 (unsigned long long)m->disk.held_scans, m->held_total / 1e6,
+			 (unsigned long long)m->disk.held_scans,
+			 __atomic_load_n(&m->held_total, __ATOMIC_RELAXED) / 1e6,
 			 (unsigned long long)m->disk.fds_seen, m->disk.npids);
 	if (m->disk_on)
 		disk_monitor_close(&m->disk);
 	m->disk_on = false;
+	pthread_cond_destroy(&m->held_cond);
+	pthread_mutex_destroy(&m->held_lock);
 }
 
 /* When the next held scan is due (CLOCK_MONOTONIC ns). */
 static uint64_t held_due(const struct monitor *m)
 {
-	uint64_t gap = m->held_cost * HELD_COST_SHARE;
+	uint64_t gap = __atomic_load_n(&m->held_cost, __ATOMIC_RELAXED) * HELD_COST_SHARE;
 
-	uint64_t period = m->disk.held_count ? HELD_PERIOD_NS : HELD_IDLE_NS;
+	uint64_t period = disk_held_count(&m->disk) ? HELD_PERIOD_NS : HELD_IDLE_NS;
 
 	if (gap < HELD_GAP_NS)
 		gap = HELD_GAP_NS;
-	if (!m->disk.held_wanted && gap < period)
+	if (!__atomic_load_n(&m->disk.held_wanted, __ATOMIC_RELAXED) && gap < period)
 		gap = period;
-	return m->held_last + gap;
+	return __atomic_load_n(&m->held_last, __ATOMIC_RELAXED) + gap;
 }
 
 /* This thread's CPU time (ns): a scan's cost, not the time others ran meanwhile. */
@@ -135,15 +154,69 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* One held scan, on the calling thread; its cost is that thread's CPU time. */
 static void held_scan(struct monitor *m)
 {
-	uint64_t c0 = cpu_ns();
+	uint64_t c0 = cpu_ns(), cost;
 
-	m->disk.held_wanted = false;
 	disk_held_scan(&m->disk, m->lim->cg, getpid());
-	m->held_last = now_ns();
-	m->held_cost = cpu_ns() - c0;
-	m->held_total += m->held_cost;
+	cost = cpu_ns() - c0;
+	__atomic_store_n(&m->held_cost, cost, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&m->held_total, cost, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->held_last, now_ns(), __ATOMIC_RELAXED);
+}
+
+/* The held thread: a scan each time the loop asks, until monitor_close. */
+static void *held_main(void *arg)
+{
+	struct monitor *m = arg;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&m->held_lock);
+	for (;;) {
+		while (!m->held_asked && !m->held_quit)
+			pthread_cond_wait(&m->held_cond, &m->held_lock);
+		if (m->held_quit)
+			break;
+		m->held_asked = false;
+		pthread_mutex_unlock(&m->held_lock);
+		held_scan(m);
+		pthread_mutex_lock(&m->held_lock);
+		__atomic_store_n(&m->held_busy, false, __ATOMIC_RELEASE);
+		if (write(m->held_fd, &one, sizeof(one)) < 0) {
+			/* A full eventfd wakes the loop all the same. */
+		}
+	}
+	pthread_mutex_unlock(&m->held_lock);
+	return NULL;
+}
+
+static bool held_busy(const struct monitor *m)
+{
+	return __atomic_load_n(&m->held_busy, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Asks the held thread for a scan (started at the first one). Without a
+ * thread (none could be made) the scan runs here, as it must still run.
+ */
+static void held_ask(struct monitor *m)
+{
+	__atomic_store_n(&m->disk.held_wanted, false, __ATOMIC_RELAXED);
+	if (!m->held_thread_on) {
+		if (m->held_fd < 0)
+			m->held_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (m->held_fd < 0 || pthread_create(&m->held_thread, NULL, held_main, m) != 0) {
+			held_scan(m);
+			return;
+		}
+		m->held_thread_on = true;
+	}
+	pthread_mutex_lock(&m->held_lock);
+	__atomic_store_n(&m->held_busy, true, __ATOMIC_RELEASE);
+	m->held_asked = true;
+	pthread_cond_signal(&m->held_cond);
+	pthread_mutex_unlock(&m->held_lock);
 }
 
 int monitor_pollfds(struct monitor *m, struct pollfd *p)
@@ -164,6 +237,10 @@ int monitor_pollfds(struct monitor *m, struct pollfd *p)
 		m->idx[SLOT_DISK] = n;
 		p[n++] = (struct pollfd){.fd = m->disk.fd, .events = POLLIN};
 	}
+	if (m->held_fd >= 0) {
+		m->idx[SLOT_HELD] = n;
+		p[n++] = (struct pollfd){.fd = m->held_fd, .events = POLLIN};
+	}
 	return n;
 }
 
@@ -178,7 +255,7 @@ int monitor_timeout(const struct monitor *m)
 		if (t < 0 || s < t)
 			t = s;
 	}
-	if (m->disk_on && m->disk.nheld_devs) {
+	if (m->disk_on && m->disk.nheld_devs && !held_busy(m)) {
 		uint64_t due = held_due(m);
 		int h = now >= due ? 0 : (int)((due - now) / 1000000) + 1;
 
@@ -224,8 +301,15 @@ unsigned int monitor_dispatch(struct monitor *m, const struct pollfd *p)
 			disk_monitor_read(&m->disk);
 		if (disk_monitor_scanning(&m->disk) && now_ns() >= m->scan_after)
 			disk_monitor_scan(&m->disk, SCAN_SLICE);
-		if (m->disk.nheld_devs && now_ns() >= held_due(m))
-			held_scan(m);
+		if ((i = m->idx[SLOT_HELD]) >= 0 && p[i].revents) {
+			uint64_t v;
+
+			if (read(m->held_fd, &v, sizeof(v)) < 0) {
+				/* EAGAIN: read already */
+			}
+		}
+		if (m->disk.nheld_devs && !held_busy(m) && now_ns() >= held_due(m))
+			held_ask(m);
 		if (monitor_disk_over(m))
 			t |= MON_DISK;
 	}

@@ -9,6 +9,7 @@
 #define BPFBOX_MONITOR_H
 
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -43,7 +44,7 @@ struct session_event {
 	const struct changes_set *changes; /* changes: the session's change set */
 };
 
-#define MONITOR_MAX_FDS 3
+#define MONITOR_MAX_FDS 4
 
 /* Triggers returned by monitor_dispatch(). */
 #define MON_OOM		(1U << 0) /* the OOM killer killed in the session */
@@ -61,9 +62,22 @@ struct monitor {
 	struct disk_monitor disk;
 	uint64_t disk_limit;	  /* bytes */
 	uint64_t scan_after;	  /* the initial disk scan starts then (CLOCK_MONOTONIC ns) */
-	uint64_t held_last;	  /* the last held scan ended then (disk_held.c) */
-	uint64_t held_cost;	  /* and took this long (ns) */
-	uint64_t held_total;	  /* every held scan's time (ns) */
+	/*
+	 * Held scans (disk_held.c) run on a thread of their own, one at a
+	 * time: a read of /proc/PID/maps can wait as long as a fork bomb
+	 * keeps that process's memory map lock, and the loop that enforces
+	 * the timeout must not wait with it. held_fd (an eventfd) says a
+	 * scan ended; the fields below the lock are the thread's.
+	 */
+	pthread_t held_thread;
+	bool held_thread_on;
+	pthread_mutex_t held_lock;
+	pthread_cond_t held_cond;
+	bool held_asked, held_busy, held_quit; /* under held_lock */
+	int held_fd;
+	uint64_t held_last;  /* the last held scan ended then (atomic) */
+	uint64_t held_cost;  /* and took this long (ns, atomic) */
+	uint64_t held_total; /* every held scan's time (ns, atomic) */
 	const char *roots[3];	  /* workspace, private tmp, private home */
 	uint64_t new_kills;	  /* since the last MON_OOM */
 	int idx[MONITOR_MAX_FDS]; /* which pollfd slot is which (-1: none) */
