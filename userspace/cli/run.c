@@ -20,6 +20,7 @@
 #include "../lib/ratelimit.h"
 #include "../lib/util.h"
 
+/* long: one string, the help text; a line per option */
 static void run_usage(FILE *out)
 {
 	fprintf(out,
@@ -341,6 +342,7 @@ static bool label_valid(const char *l)
 }
 
 /* The options that become the command line's policy layer (src.flags). */
+/* long: one case per option, each a line or two */
 static int policy_opt(struct json_object *flags, int c, const char *arg)
 {
 	switch (c) {

@@ -60,8 +60,8 @@ struct monitor {
 	bool frozen;   /* as cgroup.events said last */
 	bool disk_on;
 	struct disk_monitor disk;
-	uint64_t disk_limit;	  /* bytes */
-	uint64_t scan_after;	  /* the initial disk scan starts then (CLOCK_MONOTONIC ns) */
+	uint64_t disk_limit; /* bytes */
+	uint64_t scan_after; /* the initial disk scan starts then (CLOCK_MONOTONIC ns) */
 	/*
 	 * Held scans (disk_held.c) run on a thread of their own, one at a
 	 * time: a read of /proc/PID/maps can wait as long as a fork bomb
@@ -75,9 +75,9 @@ struct monitor {
 	pthread_cond_t held_cond;
 	bool held_asked, held_busy, held_quit; /* under held_lock */
 	int held_fd;
-	uint64_t held_last;  /* the last held scan ended then (atomic) */
-	uint64_t held_cost;  /* and took this long (ns, atomic) */
-	uint64_t held_total; /* every held scan's time (ns, atomic) */
+	uint64_t held_last;	  /* the last held scan ended then (atomic) */
+	uint64_t held_cost;	  /* and took this long (ns, atomic) */
+	uint64_t held_total;	  /* every held scan's time (ns, atomic) */
 	const char *roots[3];	  /* workspace, private tmp, private home */
 	uint64_t new_kills;	  /* since the last MON_OOM */
 	int idx[MONITOR_MAX_FDS]; /* which pollfd slot is which (-1: none) */

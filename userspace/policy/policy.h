@@ -125,7 +125,7 @@ struct bpfbox_policy {
 	bool namespaces;       /* mount, PID, IPC (and user) namespaces (docs/SECURITY.md) */
 	bool ssh_agent;	       /* the caller's SSH agent reachable in the session (--ssh-agent) */
 	enum changes_mode changes; /* --changes: direct, review, apply */
-	struct strv origins;   /* where each layer came from, for --verbose */
+	struct strv origins;	   /* where each layer came from, for --verbose */
 };
 
 /* Where a config error is: the file and the JSON path, for one-line errors. */
