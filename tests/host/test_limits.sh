@@ -99,8 +99,10 @@ WS="$TMPD/ws"
 mkdir -p "$WS" "$TMPD/log"
 
 # --- the limits are where the kernel enforces them -------------------------
+# It runs until the test has read its cgroup (file "done"; 60 s at most):
+# a one-vCPU TCG guest on a loaded host took seconds to start python.
 bg cfg -q -w "$WS" --memory 48 --pids 20 --cpu 30 -- \
-	sh -c 'echo $BPFBOX_SESSION_ID > id; sleep 3'
+	sh -c 'echo $BPFBOX_SESSION_ID > id; i=0; while [ ! -e done ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done'
 host_cg "$WS"
 ID=$(cat "$WS/id")
 MEMCG=$(cg_of cgroup2 memory "$WS/cg")
@@ -120,6 +122,7 @@ fi
 	fail "memory limit $m, swap $s"
 [ "$p" = 20 ] && ok "pids.max 20" || fail "pids.max $p"
 [ "$c" = "30000 100000" ] && ok "cpu quota 30 ms per 100 ms" || fail "cpu quota '$c'"
+touch "$WS/done"
 [ "$(rc_of cfg 10)" = 0 ] && ok "the session ends normally" || fail "cfg session: $(cat "$TMPD/cfg.err")"
 [ ! -e "$MEMCG" ] && [ ! -e "$PIDCG" ] && [ ! -e "$BPFBOX_CGROUP_PARENT/$ID" ] &&
 	ok "its cgroups are removed when it ends" || fail "cgroups left: $MEMCG $PIDCG"
@@ -133,10 +136,13 @@ expect_rc 2 "pause of a malformed id" "$BPFBOX" pause not-a-session
 
 # --- OOM: killed by the kernel, the session frozen, another one runs on ----
 rm -f "$WS"/*
-bg other -q -w "$TMPD/log" -- $H ticker "$TMPD/log/tick2"
+# No timeout of their own (the default 120 s passed before the OOM in a
+# slow guest): the other session is killed below, the OOM one resumed.
+bg other -q -w "$TMPD/log" --timeout 0 -- $H ticker "$TMPD/log/tick2"
 # 128 MB: the session's PID namespace init (bpfbox itself) is in the memory
 # cgroup too; under ASan it holds tens of MB and, at 48, was the OOM victim.
-bg oom -q -w "$WS" --memory 128 --audit "$TMPD/oom.jsonl" -- sh -c \
+wait_grep . "$TMPD/log/tick2" 60
+bg oom -q -w "$WS" --memory 128 --timeout 0 --audit "$TMPD/oom.jsonl" -- sh -c \
 	"echo \$BPFBOX_SESSION_ID > id; $H ticker tick & t=\$!; while [ ! -e go ]; do sleep 0.05; done; $H hog; sleep 1; echo after-oom; kill \$t"
 # An observer outside: when the kernel counts the OOM kill, and when it says
 # every task of the session is frozen (cgroup.events), to 0.5 ms.
