@@ -64,6 +64,7 @@ struct child_plan {
 	bool notify_inet;    /* ... but for AF_INET and AF_INET6 (a network namespace of its own) */
 	bool notify_connect; /* ... and its connects out of it, without BPF to record them */
 	bool notify_files;   /* ... and the file changes, for the summary (fileops.c) */
+	bool notify_bind;    /* ... and bind(), which Landlock refuses under --net-allow */
 	int in_fd;	     /* the pty for stdin; -1: inherit */
 	bool ctty;	     /* out_fd is a pty to make the controlling terminal */
 	bool switch_user;
@@ -149,6 +150,8 @@ void session_file_op_notified(struct session *s, int listener, const struct secc
  * refused with EPERM and counted (netops.c).
  */
 void session_connect_notified(struct session *s, int listener, const struct seccomp_denied *d);
+/* A bind() held by the listener: let run, counted when Landlock refuses it (netops.c). */
+void session_bind_notified(struct session *s, int listener, const struct seccomp_denied *d);
 
 /* $HOME of the caller, else its passwd entry; NULL when neither is absolute. */
 const char *session_caller_home(void);

@@ -103,7 +103,11 @@ static void prepare_seccomp(struct run_state *t, bool netns)
 	c->notify_net = notify;
 	c->notify_inet = netns;
 	c->notify_connect = notify && netns && s->hooks.poll_fd < 0 && !s->hooks.on_end;
-	if ((notify || c->notify_files) &&
+	/* Landlock refuses TCP binds under an allow-list, with no record of its own. */
+	c->notify_bind = s->layers.seccomp && s->layers.landlock && p->net == NET_DENY &&
+			 p->net_allow.n && !netns &&
+			 (s->layers.rights.net & LANDLOCK_ACCESS_NET_BIND_TCP);
+	if ((notify || c->notify_files || c->notify_bind) &&
 	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, t->ntf) == 0) {
 		c->notify_sock = t->ntf[1];
 		/* The listener holds socket() for network deny; else the same families. */

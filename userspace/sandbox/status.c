@@ -5,14 +5,17 @@
  * bpfbox run itself: no root, no daemon, nothing parsed from stderr.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "session_internal.h"
 #include "changes.h"
+#include "cred_match.h"
 #include "../policy/policy.h"
 #include "../lib/jsonw.h"
 #include "../lib/cgroup.h"
@@ -357,6 +360,143 @@ static void no_host_grant(const struct denial *d, char *buf, size_t size)
 		 "are never granted to a session): do without it");
 }
 
+/*
+ * Whether path is a credential of the policy: an absolute deny path or
+ * below one, or a name its credential patterns match (.env, id_rsa,
+ * .ssh/...). Never granted: no hint may propose --ro or --rw of one.
+ */
+static bool credential(const struct session *s, const char *path)
+{
+	const struct bpfbox_policy *p = s->policy;
+
+	if (path[0] != '/')
+		return false;
+	for (size_t i = 0; i < p->deny_paths.n; i++)
+		if (p->deny_paths.v[i][0] == '/' && below(path, p->deny_paths.v[i]))
+			return true;
+	return cred_path_denied(p, path);
+}
+
+/*
+ * Whether the file a refused exec named is one its own mode does not let
+ * run (no x bit): then the kernel's DAC refused it before any layer of
+ * ours, whatever the BPF record guessed (it puts every EACCES of a
+ * Landlock session on Landlock). A relative name is the workspace's (the
+ * command starts there).
+ */
+static bool mode_not_executable(const struct session *s, const char *what)
+{
+	char path[sizeof(((struct denial *)0)->what) + 4096 + 2];
+	struct stat st;
+
+	if (what[0] == '/')
+		snprintf(path, sizeof(path), "%s", what);
+	else
+		snprintf(path, sizeof(path), "%s/%s", s->policy->workspace, what);
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && !(st.st_mode & 0111);
+}
+
+/*
+ * What the records could not tell, told from the policy before the
+ * summary: a refused exec of a file without an x bit is the kernel's
+ * (DAC), not Landlock's; a refused read of a credential is the mask or
+ * the credential rules, whatever layer the record named.
+ */
+static void refine(const struct session *s, struct denial *d)
+{
+	bool landlock = streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_LANDLOCK));
+
+	if (landlock && d->err == EACCES && streq(d->op, "exec") &&
+	    mode_not_executable(s, d->what)) {
+		snprintf(d->layer, sizeof(d->layer), "%s", bpfbox_layer_name(BPFBOX_LAYER_KERNEL));
+		snprintf(d->reason, sizeof(d->reason), "mode");
+	} else if (!d->reason[0] && !startswith(d->op, "connect") && !streq(d->op, "socket") &&
+		   !streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_EGRESS)) &&
+		   credential(s, d->what)) {
+		/* With namespaces the view's mask (EACCES, mode 0) answered first. */
+		if (landlock && s->layers.ns.clone_flags)
+			snprintf(d->layer, sizeof(d->layer), "%s",
+				 bpfbox_layer_name(BPFBOX_LAYER_MOUNT));
+		snprintf(d->reason, sizeof(d->reason), "credential");
+	}
+}
+
+/* An SSH key or the .ssh directory: the caller's agent is how it is meant to be used. */
+static bool ssh_key(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return strstr(path, "/.ssh/") || (strstr(path, "/.ssh") && !strstr(path, "/.ssh/")) ||
+	       startswith(base, "id_rsa") || startswith(base, "id_dsa") ||
+	       startswith(base, "id_ecdsa") || startswith(base, "id_ed25519");
+}
+
+/* The egress proxy's refusal, by its reason (userspace/net/: "no net_allow rule", ...). */
+static void egress_hint(const struct denial *d, char *buf, size_t size)
+{
+	char host[sizeof(d->what)];
+	char *colon;
+	bool dns = streq(d->op, "resolve");
+
+	snprintf(host, sizeof(host), "%s", d->what);
+	colon = strrchr(host, ':');
+	if (!dns && colon && host[0] != '[')
+		*colon = '\0';
+	if (startswith(host, "169.254.") || startswith(host, "[fd00:ec2::254]") ||
+	    startswith(host, "fd00:ec2::254"))
+		snprintf(buf, size,
+			 "%s is link-local (the cloud metadata address holds the host's "
+			 "credentials): not allowed by policy",
+			 host);
+	else if (streq(d->reason, "no net_allow rule"))
+		snprintf(buf, size,
+			 "%s is not in the network allow-list; allow it with --net-allow %s "
+			 "(needs root or the daemon)",
+			 host, host);
+	else if (streq(d->reason, "net_deny"))
+		snprintf(buf, size, "%s matches the net_deny rule '%s': not allowed by policy",
+			 host, d->rule);
+	else if (startswith(d->reason, "rebinding") ||
+		 streq(d->reason, "address not reachable by name"))
+		snprintf(buf, size,
+			 "%s resolves to an address no session may reach by name (loopback, "
+			 "link-local, the cloud metadata address, the host's own): not allowed by "
+			 "policy",
+			 host);
+	else if (streq(d->reason, "address not resolved by the session"))
+		snprintf(buf, size,
+			 "%s was reached by address, not by a name the session resolved: connect "
+			 "by its name (allowed with --net-allow NAME), or allow the address with "
+			 "--net-allow %s",
+			 d->what, host);
+	else if (startswith(d->reason, "address not resolved for"))
+		snprintf(buf, size,
+			 "%s was reached at an address the session's resolver did not give for "
+			 "it (/etc/hosts, a fixed address): resolve it through the session's DNS",
+			 host);
+	else
+		snprintf(buf, size, "refused by the egress proxy (%s): not allowed by policy",
+			 d->reason[0] ? d->reason : "no reason given");
+}
+
+/* A credential refused: never granted; how the command is meant to get what it needs. */
+static void credential_hint(const struct denial *d, char *buf, size_t size)
+{
+	if (ssh_key(d->what))
+		snprintf(buf, size,
+			 "%s is an SSH credential: never granted to a session; use the caller's "
+			 "agent with --ssh-agent (it signs, the key stays out)",
+			 d->what);
+	else
+		snprintf(buf, size,
+			 "%s is a credential (a deny path or credential pattern of the policy): "
+			 "not allowed by policy; pass the one value the command needs with "
+			 "--env NAME",
+			 d->what);
+}
+
+/* long: one case per kind of denial, each with its own words */
 /* What to do about one denial, in words a model can act on. */
 static void hint_of(const struct denial *d, char *buf, size_t size)
 {
@@ -369,8 +509,22 @@ static void hint_of(const struct denial *d, char *buf, size_t size)
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir)
 		*slash = '\0';
-	if (streq(d->op, "connect") && startswith(d->what, "unix:") && agent &&
-	    streq(d->what + 5, agent))
+	if (streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_EGRESS)))
+		egress_hint(d, buf, size);
+	else if (streq(d->reason, "credential"))
+		credential_hint(d, buf, size);
+	else if (streq(d->reason, "mode"))
+		snprintf(buf, size,
+			 "%s is not executable (its mode has no x bit; no layer of bpfbox refused "
+			 "it): chmod +x %s, or run it with its interpreter",
+			 d->what, d->what);
+	else if (streq(d->op, "bind"))
+		snprintf(buf, size,
+			 "a TCP server (bind %s) is refused under --net-allow; run it under --net "
+			 "deny (a loopback of the session's own, where servers work) or --net allow",
+			 d->what);
+	else if (streq(d->op, "connect") && startswith(d->what, "unix:") && agent &&
+		 streq(d->what + 5, agent))
 		snprintf(buf, size,
 			 "the unix socket %s is the caller's SSH agent; forward it with "
 			 "--ssh-agent (it signs with every key it holds)",
@@ -384,7 +538,7 @@ static void hint_of(const struct denial *d, char *buf, size_t size)
 					     startswith(d->what, "[fd00:ec2::254]:")))
 		snprintf(buf, size,
 			 "the cloud metadata address is denied to every session; it "
-			 "holds the host's credentials");
+			 "holds the host's credentials: not allowed by policy");
 	else if (streq(d->op, "socket") || streq(d->op, "connect"))
 		snprintf(buf, size,
 			 "network is denied by policy; allow a host with --net-allow "
@@ -400,15 +554,20 @@ static void hint_of(const struct denial *d, char *buf, size_t size)
 			 "write outside the writable paths: %s (the host is read-only "
 			 "in the session); grant it with --rw %s",
 			 d->what, dir);
+	else if (streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP)) && d->rule[0])
+		snprintf(buf, size,
+			 "%s was stopped by the command rule '%s' of the policy (docs/config.md): "
+			 "not allowed by policy; do it another way or ask the operator",
+			 d->what, d->rule);
 	else if (streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP)))
 		snprintf(buf, size,
-			 "%s was stopped by a command rule of the policy (docs/config.md, "
-			 "the audit record names it); do it another way or ask the operator",
+			 "%s was stopped by a command rule of the policy (docs/config.md): not "
+			 "allowed by policy; do it another way or ask the operator",
 			 d->what);
 	else if (streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_BPF_LSM)))
 		snprintf(buf, size,
-			 "%s matches a credential or exec rule of the policy; it stays "
-			 "denied",
+			 "%s matches a credential or exec rule of the policy: not allowed by "
+			 "policy",
 			 d->what);
 	else if (streq(d->op, "exec"))
 		snprintf(buf, size, "%s is outside the granted paths; grant it with --ro %s",
@@ -429,20 +588,25 @@ void session_denials_report(const struct session *s)
 	char hint[640];
 
 	for (size_t i = 0; i < s->denials.n; i++) {
-		const struct denial *d = &s->denials.v[i];
+		struct denial d = s->denials.v[i];
 		struct jsonw w = {0};
 
-		hint_of(d, hint, sizeof(hint));
-		log_notice("denied %u time%s: %s %s (%s, %s); %s", d->count,
-			   d->count == 1 ? "" : "s", d->op, d->what, d->layer,
-			   strerrorname_np(d->err) ?: "?", hint);
+		refine(s, &d);
+		hint_of(&d, hint, sizeof(hint));
+		log_notice("denied %u time%s: %s %s (%s, %s%s%s); %s", d.count,
+			   d.count == 1 ? "" : "s", d.op, d.what, d.layer,
+			   strerrorname_np(d.err) ?: "?", d.rule[0] ? ", rule " : "", d.rule, hint);
 		if (!begin(&w, s, "denied"))
 			continue;
-		jsonw_str(&w, "layer", d->layer);
-		jsonw_str(&w, "op", d->op);
-		jsonw_str(&w, "what", d->what);
-		jsonw_str(&w, "errno", strerrorname_np(d->err) ?: "?");
-		jsonw_u64(&w, "count", d->count);
+		jsonw_str(&w, "layer", d.layer);
+		jsonw_str(&w, "op", d.op);
+		jsonw_str(&w, "what", d.what);
+		if (d.rule[0])
+			jsonw_str(&w, "rule", d.rule);
+		if (d.reason[0])
+			jsonw_str(&w, "reason", d.reason);
+		jsonw_str(&w, "errno", strerrorname_np(d.err) ?: "?");
+		jsonw_u64(&w, "count", d.count);
 		jsonw_str(&w, "hint", hint);
 		finish(s, &w);
 	}
