@@ -453,7 +453,7 @@ static void egress_hint(const struct denial *d, char *buf, size_t size)
 		snprintf(buf, size,
 			 "%s is not in the network allow-list; allow it with --net-allow %s "
 			 "(needs root or the daemon)",
-			 host, host);
+			 dns ? host : d->what, dns ? host : d->what);
 	else if (streq(d->reason, "net_deny"))
 		snprintf(buf, size, "%s matches the net_deny rule '%s': not allowed by policy",
 			 host, d->rule);
