@@ -400,6 +400,62 @@ except OSError:
 	fi
 fi
 
+# --- every denial on the status channel, with its rule and a hint that works (issue 32)
+# denied_line NAME OP WHAT-ERE HINT-ERE: NAME's status has a denied line of OP
+# for WHAT whose hint matches, and no denied line proposes --ro or --rw of it.
+denied_line() {
+	if grep -Eq "\"type\":\"denied\",[^}]*\"op\":\"$2\",\"what\":\"$3\",[^}]*\"hint\":\"$4" "$TMPD/$1.st"; then
+		ok "$1: a denied line for $2 $3 with its hint"
+	else
+		fail "$1: no denied line for $2 $3 hinting '$4': $(grep denied "$TMPD/$1.st" | cut -c 90-500)"
+	fi
+}
+# A create and a write outside the writable paths: the listener without BPF,
+# the records with it; either way a line.
+st_run mk -- sh -c 'echo a >/usr/bpfbox-new; echo b >>/usr/bin/env; exit 0'
+denied_line mk write /usr/bpfbox-new "write outside the writable paths: /usr/bpfbox-new .*grant it with --rw /usr"
+denied_line mk write /usr/bin/env "write outside the writable paths: /usr/bin/env .*grant it with --rw /usr/bin"
+if $IS_ROOT; then
+	printf '#!/bin/sh\necho ran\n' >"$WS/nox"
+	chmod 644 "$WS/nox"
+	echo 'TOKEN=1' >"$WS/.env"
+	printf 'touch x\n./nox\ncat .env\nexit 0\n' >"$WS/calls.sh"
+	st_run why --audit /dev/null --deny-command touch -- sh calls.sh
+	if st_has why '"type":"ended"' && ! st_has why '"reason":"command_rule"'; then
+		denied_line why exec '[^"]*/touch' '[^"]*stopped by the command rule .deny_commands: touch. of the policy'
+		st_has why '"type":"denied",[^}]*"what":"[^"]*/touch","rule":"deny_commands: touch"' &&
+			! grep -q 'audit record names' "$TMPD/why.st" &&
+			ok "a command rule's denied line names its rule (and no hint points at the audit record)" ||
+			fail "command rule's denied line: $(grep denied "$TMPD/why.st" | head -c 500)"
+		denied_line why exec '\./nox' '\./nox is not executable .*chmod \+x \./nox'
+		st_has why '"type":"denied","[^}]*"layer":"kernel","op":"exec","what":"\./nox"' &&
+			! grep '"what":"./nox"' "$TMPD/why.st" | grep -q -- '--ro' &&
+			ok "a mode-644 exec is the kernel's refusal, not Landlock's, and no --ro is proposed" ||
+			fail "nox: $(grep nox "$TMPD/why.st" | head -c 400)"
+		denied_line why open "$WS/\\.env" "[^\"]*is a credential .*not allowed by policy"
+		! grep '"what":"[^"]*\.env"' "$TMPD/why.st" | grep -q -- '--ro\|--rw' &&
+			ok "a masked credential's denied line proposes no --ro or --rw" ||
+			fail "masked credential hint: $(grep '\.env' "$TMPD/why.st" | head -c 400)"
+	else
+		skip "command rule, mode and mask denials: the BPF agent does not load here: $(oneline "$TMPD/why.err" 200)"
+	fi
+	rm -f "$WS/nox" "$WS/.env" "$WS/calls.sh" "$WS/x"
+	# A TCP server under --net-allow: Landlock refuses its bind (EACCES).
+	if [ -n "$PY" ]; then
+		st_run bind --net-allow 198.51.100.7:443 -- "$PY" -c 'import socket
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", 0))
+except OSError as e:
+    print("bind", e.errno)'
+		if grep -q '^bind 13$' "$TMPD/bind.out"; then
+			denied_line bind bind '127\.0\.0\.1:0' 'a TCP server .*refused under --net-allow; run it under --net deny'
+		else
+			skip "a refused bind under --net-allow: it was not refused here (rc $rc, $(cat "$TMPD/bind.out"); Landlock ABI < 4?)"
+		fi
+	fi
+fi
+
 # --- the two modes end alike (issue 32): the same limits through a daemon -------
 # shape NAME: the status lines of NAME as the runtime reads them: type,
 # reason or cause, exit code (times, ids, pids and killed's "paused", which
