@@ -456,7 +456,7 @@ except OSError as e:
 	fi
 fi
 
-# --- the two modes end alike (issue 32): the same limits through a daemon -------
+# --- the two modes end alike (issue 32): each end cause through a daemon -------
 # shape NAME: the status lines of NAME as the runtime reads them: type,
 # reason or cause, exit code (times, ids, pids and killed's "paused", which
 # says whether the early freeze of an OOM came first, left out).
@@ -467,6 +467,29 @@ for l in open(sys.argv[1]):
     print(e["type"], e.get("reason", e.get("cause", "")), e.get("exit_code", ""))' \
 		"$TMPD/$1.st" 2>/dev/null | tr '\n' ';'
 }
+# ends NAME: what bpfbox said on stderr of how NAME ended (its own lines but
+# warnings, which name each mode's layers), ids and numbers left out.
+ends() {
+	grep '^bpfbox: ' "$TMPD/$1.err" | grep -v '^bpfbox: warning: ' |
+		sed -E 's/[0-9a-f]{32}/ID/g; s/[0-9]+/N/g' | sort | tr '\n' ';'
+}
+# duration NAME: ended's duration_ms.
+duration() { sed -n 's/.*"type":"ended".*"duration_ms":\([0-9]*\).*/\1/p' "$TMPD/$1.st"; }
+# acted_run NAME kill|pause [RUN OPTIONS]: a session that sleeps, killed or
+# paused by `bpfbox kill` or `bpfbox pause` once started (a daemon's own, or
+# root's on the cgroup of an embedded one).
+acted_run() {
+	name=$1 act=$2
+	shift 2
+	("$BPFBOX" run -w "$WS" --status-fd 3 --pause-timeout 2s "$@" -- sleep 30 </dev/null \
+		>"$TMPD/$name.out" 2>"$TMPD/$name.err" 3>"$TMPD/$name.st"; echo $? >"$TMPD/$name.rc") &
+	if wait_grep '"type":"started"' "$TMPD/$name.st" 15; then
+		id=$(sed -n 's/.*"type":"started".*"session":"\([0-9a-f]*\)".*/\1/p' "$TMPD/$name.st")
+		"$BPFBOX" "$act" "$id" --socket "$SOCK" >/dev/null 2>&1
+	fi
+	wait_grep . "$TMPD/$name.rc" 15
+	rc=$(cat "$TMPD/$name.rc" 2>/dev/null)
+}
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 if ! $IS_ROOT || [ -z "$PY" ] || [ -z "$CG2" ]; then
 	skip "the modes end alike: a daemon and the memory monitor need root, python3 and cgroup v2; CI runs as root"
@@ -475,18 +498,41 @@ else
 	daemon_scratch rtmodes
 	WS=$WS_RT
 	if start_daemon "$TMPD/modes.jsonl"; then
-		for c in pt ok one; do
+		# The memory cases' embedded runs are above (pt, ok, one); the rest here.
+		for c in pt ok one to dpt dk kl mp; do
 			case $c in
 			pt) set -- --memory 48M --pause-timeout 2s -- sh -c "$PY -c 'b = bytearray(300 << 20)'; sleep 10; echo after" ;;
 			ok) set -- --memory 48M --on-limit kill -- sh -c "$PY -c 'b = bytearray(300 << 20)'; sleep 5; echo after" ;;
 			one) set -- --memory 48M -- "$PY" -c 'b = bytearray(300 << 20)' ;;
+			to) set -- --timeout 1s -- sleep 30 ;;
+			dpt) set -- --disk 4M --pause-timeout 2s -- sh -c 'i=0; while [ $i -lt 60 ]; do head -c 1000000 /dev/zero >> big; i=$((i + 1)); sleep 0.1; done; sleep 20' ;;
+			dk) set -- --disk 4M --on-limit disk=kill -- sh -c 'i=0; while [ $i -lt 60 ]; do head -c 1000000 /dev/zero >> big; i=$((i + 1)); sleep 0.1; done; sleep 20' ;;
 			esac
-			st_run "d$c" --daemon-socket "$SOCK" "$@"
-			want=$(shape "$c") got=$(shape "d$c")
-			if [ -n "$want" ] && [ "$want" = "$got" ]; then
-				ok "the modes end alike ($c): the daemon's status lines are embedded mode's: $got"
+			if [ "$c" = kl ] || [ "$c" = mp ]; then
+				act=kill
+				[ "$c" = mp ] && act=pause
+				acted_run "e$c" $act
+				erc=$rc
+				acted_run "d$c" $act --daemon-socket "$SOCK"
 			else
-				fail "the modes end alike ($c): embedded '$want', through the daemon '$got' (rc $rc): $(oneline "$TMPD/d$c.err" 300)"
+				case $c in pt | ok | one) erc=$(sed -n 's/.*"type":"ended".*"exit_code":\([0-9]*\).*/\1/p' "$TMPD/$c.st") ;; *)
+					st_run "$c" "$@"
+					erc=$rc
+					rm -f "$WS/big"
+					;;
+				esac
+				st_run "d$c" --daemon-socket "$SOCK" "$@"
+				rm -f "$WS/big"
+			fi
+			e=$c
+			case $c in kl | mp) e=e$c ;; esac
+			want=$(shape "$e") got=$(shape "d$c") wend=$(ends "$e") gend=$(ends "d$c")
+			ed=$(duration "$e") dd=$(duration "d$c")
+			if [ -n "$want" ] && [ "$want" = "$got" ] && [ "$erc" = "$rc" ] && [ "$wend" = "$gend" ] &&
+				[ -n "$ed" ] && [ -n "$dd" ] && [ $((ed - dd)) -lt 3000 ] && [ $((dd - ed)) -lt 3000 ]; then
+				ok "the modes end alike ($c): exit $rc, status lines, stderr and time (${ed} / ${dd} ms): $got"
+			else
+				fail "the modes end alike ($c): embedded exit $erc '$want' '$wend' ${ed} ms, through the daemon exit $rc '$got' '$gend' ${dd} ms"
 			fi
 		done
 		# Labels where an operator looks: sessions (text and JSON) and top (issue 32).
