@@ -185,6 +185,7 @@ static void egress_refusals_count(void **state)
 	assert_int_equal(d.v[0].err, 111);
 }
 
-UNIT_MAIN(cmocka_unit_test(same_kind_counts_once), cmocka_unit_test(egress_refusals_count), cmocka_unit_test(a_new_type_is_shown_when_full),
+UNIT_MAIN(cmocka_unit_test(same_kind_counts_once), cmocka_unit_test(egress_refusals_count),
+	  cmocka_unit_test(a_new_type_is_shown_when_full),
 	  cmocka_unit_test(one_of_each_type_is_kept), cmocka_unit_test(fallbacks_are_name_services),
 	  cmocka_unit_test(what_is_cleaned))

@@ -14,10 +14,10 @@
 
 /* One kind of denial: same layer, op and object. */
 struct denial {
-	char layer[16]; /* bpfbox_layer_name(): seccomp, landlock, bpf-lsm, cgroup-bpf, mount */
-	char op[24];	/* socket, open, write, unlink, connect, exec, ... */
-	char what[200]; /* a path, an address, e.g. "AF_INET SOCK_STREAM" */
-	char rule[48];	/* the rule that decided, when one did: a command rule, a net_deny */
+	char layer[16];	 /* bpfbox_layer_name(): seccomp, landlock, bpf-lsm, cgroup-bpf, mount */
+	char op[24];	 /* socket, open, write, unlink, connect, exec, ... */
+	char what[200];	 /* a path, an address, e.g. "AF_INET SOCK_STREAM" */
+	char rule[48];	 /* the rule that decided, when one did: a command rule, a net_deny */
 	char reason[80]; /* the egress proxy's reason ("no net_allow rule", ...); "" */
 	int err;	 /* the errno the command saw */
 	unsigned int count;

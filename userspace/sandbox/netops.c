@@ -21,11 +21,13 @@
 #include <unistd.h>
 
 #include "session.h"
+#include "landlock.h"
 #include "session_internal.h"
 #include "seccomp.h"
 #include "bpfbox/events.h"
 #include "../lib/denial.h"
 #include "../lib/names.h"
+#include "../policy/policy.h"
 
 /* 127.0.0.0/8, ::1, the unspecified addresses and their IPv4-mapped forms. */
 static bool local4(const struct in_addr *a)
@@ -86,6 +88,14 @@ void session_connect_notified(struct session *s, int listener, const struct secc
 	seccomp_notify_answer(listener, d->id, EPERM);
 	denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_SECCOMP), "connect", what, EPERM,
 		    1);
+}
+
+bool session_binds_refused(const struct session *s, bool netns)
+{
+	const struct bpfbox_policy *p = s->policy;
+
+	return s->layers.seccomp && s->layers.landlock && p->net == NET_DENY && p->net_allow.n &&
+	       !netns && (s->layers.rights.net & LANDLOCK_ACCESS_NET_BIND_TCP);
 }
 
 /*

@@ -132,6 +132,12 @@ void status_ended(struct session *s);
 
 /* The denial summary at the end: stderr and the status channel. */
 void session_denials_report(const struct session *s);
+/*
+ * One denial of the summary explained (hints.c): its layer and reason
+ * told from the policy where the records could not (a file's mode, a
+ * credential), and the hint, into hint.
+ */
+void session_denial_explain(const struct session *s, struct denial *d, char *hint, size_t size);
 
 /* What a metadata op (chmod, chown, utimes, setxattr, removexattr) changes; NULL: another op. */
 const char *session_meta_of(const char *op);
@@ -150,6 +156,11 @@ void session_file_op_notified(struct session *s, int listener, const struct secc
  * refused with EPERM and counted (netops.c).
  */
 void session_connect_notified(struct session *s, int listener, const struct seccomp_denied *d);
+/*
+ * Whether Landlock refuses the session's TCP binds with no record of its
+ * own (an allow-list, no network namespace): the listener then holds bind().
+ */
+bool session_binds_refused(const struct session *s, bool netns);
 /* A bind() held by the listener: let run, counted when Landlock refuses it (netops.c). */
 void session_bind_notified(struct session *s, int listener, const struct seccomp_denied *d);
 
