@@ -439,7 +439,7 @@ if $IS_ROOT; then
 	else
 		skip "command rule, mode and mask denials: the BPF agent does not load here: $(oneline "$TMPD/why.err" 200)"
 	fi
-	rm -f "$WS/nox" "$WS/.env" "$WS/calls.sh" "$WS/x"
+	rm -f "$WS/x"
 	# A TCP server under --net-allow: Landlock refuses its bind (EACCES).
 	if [ -n "$PY" ]; then
 		st_run bind --net-allow 198.51.100.7:443 -- "$PY" -c 'import socket
@@ -535,6 +535,20 @@ else
 				fail "the modes end alike ($c): embedded exit $erc '$want' '$wend' ${ed} ms, through the daemon exit $rc '$got' '$gend' ${dd} ms"
 			fi
 		done
+		# The same denials, the same lines: the daemon's records, this run's hints.
+		denials() {
+			grep '"type":"denied"' "$TMPD/$1.st" | sed -E 's/"time":"[^"]*","session":"[0-9a-f]*",//' | sort
+		}
+		if st_has why '"type":"denied"'; then
+			st_run dwhy --daemon-socket "$SOCK" --deny-command touch -- sh calls.sh
+			rm -f "$WS/x"
+			if [ -n "$(denials why)" ] && [ "$(denials why)" = "$(denials dwhy)" ]; then
+				ok "the modes deny alike: a command rule, a mode-644 exec and a masked .env give the same denied lines"
+			else
+				fail "the modes deny alike: embedded $(denials why | cut -c 1-120 | tr '\n' ' '); through the daemon $(denials dwhy | cut -c 1-120 | tr '\n' ' ')"
+			fi
+		fi
+		rm -f "$WS/nox" "$WS/.env" "$WS/calls.sh"
 		# Labels where an operator looks: sessions (text and JSON) and top (issue 32).
 		rm -f "$WS/lbl.held" "$WS/lbl.go"
 		"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" --label tool_call=t-9 -- sh -c \
