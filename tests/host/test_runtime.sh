@@ -207,14 +207,16 @@ if $IS_ROOT && command -v setpriv >/dev/null 2>&1; then
 	chmod 755 "$U" "$U/ro"
 	setpriv --reuid 65534 --regid 65534 --clear-groups env HOME="$U" \
 		"$BPFBOX" run -q -w "$U/ws" --ro "$U/ro" --status-fd 3 -- \
-		sh -c "cd $U/ro && rm f; mkdir ../ro/d; exit 0" 3>"$U/st" >/dev/null 2>"$U/err"
+		sh -c "cd $U/ro && rm f; mkdir ../ro/d; echo x >new; echo y >>f; exit 0" 3>"$U/st" >/dev/null 2>"$U/err"
 	problem=
+	grep -q "\"type\":\"denied\".*\"op\":\"write\",\"what\":\"$U/ro/new\"" "$U/st" || problem="$problem; no write line for a create"
+	grep -q "\"type\":\"denied\".*\"op\":\"write\",\"what\":\"$U/ro/f\"" "$U/st" || problem="$problem; no write line for an append"
 	grep -q "\"type\":\"denied\".*\"op\":\"unlink\",\"what\":\"$U/ro/f\"" "$U/st" || problem="$problem; no unlink line"
 	grep -q "\"type\":\"denied\".*\"op\":\"mkdir\",\"what\":\"$U/ro/d\"" "$U/st" || problem="$problem; no mkdir line"
 	grep -q "denied 1 time: unlink $U/ro/f" "$U/err" || problem="$problem; no summary on stderr"
 	[ -e "$U/ro/f" ] || problem="$problem; the file went"
 	[ -z "$problem" ] &&
-		ok "an unprivileged run without BPF summarises refused unlink and mkdir (status channel and stderr)" ||
+		ok "an unprivileged run without BPF summarises refused unlink, mkdir, create and append (status channel and stderr)" ||
 		fail "unprivileged file-change summary$problem: $(cat "$U/st" "$U/err" | head -c 600)"
 	rm -rf "$U"
 else
