@@ -212,6 +212,11 @@ static void egress_hint(const struct denial *d, char *buf, size_t size)
 			 "%s was reached at an address the session's resolver did not give for "
 			 "it (/etc/hosts, a fixed address): resolve it through the session's DNS",
 			 host);
+	else if (startswith(d->reason, "connection limit") || startswith(d->reason, "query limit"))
+		snprintf(buf, size,
+			 "refused by the egress proxy (%s): the session's cap of connections or "
+			 "queries at once; open fewer at a time",
+			 d->reason);
 	else
 		snprintf(buf, size, "refused by the egress proxy (%s): not allowed by policy",
 			 d->reason[0] ? d->reason : "no reason given");
