@@ -125,16 +125,20 @@ check_events "$D" "any(e['type'] == 'net.deny' and e['name_from'] == 'host' and 
 
 # 5. Tools that honour HTTP_PROXY (set by bpfbox) go through CONNECT.
 E="$TMPD/e.jsonl"
-box "$E" --net-allow allowed.test:443 -- sh -c 'echo "proxy=$HTTPS_PROXY"; curl --cacert ca.crt -sS --max-time 10 https://allowed.test/; curl -sS --max-time 10 http://other.test/' >"$TMPD/out" 2>"$TMPD/err"
+box "$E" --net-allow allowed.test:443 --status-fd 3 -- sh -c 'echo "proxy=$HTTPS_PROXY"; curl --cacert ca.crt -sS --max-time 10 https://allowed.test/; curl -sS --max-time 10 http://other.test/' >"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/e.st"
 expect_grep '^proxy=http://127.0.0.1:[0-9]+$' "$TMPD/out" "egress: the session gets HTTP_PROXY and HTTPS_PROXY"
 expect_grep 'hello from allowed.test' "$TMPD/out" "egress: an allowed name is reached through HTTP CONNECT"
 expect_grep 'egress to other.test port 80 denied' "$TMPD/out" "egress: a proxied request to another name gets a 403"
 check_events "$E" "any(e['type'] == 'net.allow' and e['protocol'] == 'proxy' and e['name'] == 'allowed.test' and e['bytes_in'] > 0 for e in net) and any(e['type'] == 'net.deny' and e['protocol'] == 'proxy' and e['name'] == 'other.test' for e in net)" \
 	"egress: CONNECT and absolute-URI requests are net.allow / net.deny records"
+# The proxy's refusal is a denial of the summary (issue 32): a status line
+# naming the host and port, the proxy's reason and the rule that would allow it.
+expect_grep '"type":"denied","[^}]*"layer":"egress-proxy","op":"connect","what":"other.test:80","reason":"no net_allow rule",[^}]*"hint":"other.test:80 is not in the network allow-list; allow it with --net-allow other.test:80' \
+	"$TMPD/e.st" "egress: a request the proxy refused is a denied status line whose hint names the --net-allow"
 
 # 6. DNS rebinding: allowed names that resolve to loopback or the metadata address.
 F="$TMPD/f.jsonl"
-box "$F" --net-allow loop.test --net-allow meta.test -- sh -c "./nocurl http://loop.test/; echo rc=\$?; ./nocurl http://meta.test/; echo rc=\$?" >"$TMPD/out" 2>"$TMPD/err"
+box "$F" --net-allow loop.test --net-allow meta.test --status-fd 3 -- sh -c "./nocurl http://loop.test/; echo rc=\$?; ./nocurl http://meta.test/; echo rc=\$?" >"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/f.st"
 if grep -q '^rc=6' "$TMPD/out" && [ "$(grep -c '^rc=6' "$TMPD/out")" = 2 ]; then
 	ok "egress: names resolving to 127.0.0.1 and 169.254.169.254 do not resolve in the session"
 else
@@ -142,6 +146,13 @@ else
 fi
 check_events "$F" "sum(1 for e in net if e['type'] == 'net.deny' and e['protocol'] == 'dns' and e['reason'].startswith('rebinding') and e['address'] in ('127.0.0.1', '169.254.169.254')) >= 2" \
 	"egress: each rebinding answer is a net.deny record naming the address"
+# Never allowable: the denied line says so and proposes no --net-allow.
+if grep -q '"type":"denied","[^}]*"op":"resolve","what":"meta.test",[^}]*"reason":"rebinding[^}]*"hint":"meta.test resolves to an address no session may reach by name[^"]*not allowed by policy"' "$TMPD/f.st" &&
+	! grep '"type":"denied"' "$TMPD/f.st" | grep -q -- '--net-allow'; then
+	ok "egress: a rebinding refusal is a denied line that says 'not allowed by policy' and proposes nothing"
+else
+	fail "egress: rebinding denial: $(grep denied "$TMPD/f.st" | cut -c 100-)"
+fi
 
 # 7. Literal addresses: one the resolver answered for an allowed name is
 # judged by that name; one it never answered is refused at connect().

@@ -207,14 +207,16 @@ if $IS_ROOT && command -v setpriv >/dev/null 2>&1; then
 	chmod 755 "$U" "$U/ro"
 	setpriv --reuid 65534 --regid 65534 --clear-groups env HOME="$U" \
 		"$BPFBOX" run -q -w "$U/ws" --ro "$U/ro" --status-fd 3 -- \
-		sh -c "cd $U/ro && rm f; mkdir ../ro/d; exit 0" 3>"$U/st" >/dev/null 2>"$U/err"
+		sh -c "cd $U/ro && rm f; mkdir ../ro/d; echo x >new; echo y >>f; exit 0" 3>"$U/st" >/dev/null 2>"$U/err"
 	problem=
+	grep -q "\"type\":\"denied\".*\"op\":\"write\",\"what\":\"$U/ro/new\"" "$U/st" || problem="$problem; no write line for a create"
+	grep -q "\"type\":\"denied\".*\"op\":\"write\",\"what\":\"$U/ro/f\"" "$U/st" || problem="$problem; no write line for an append"
 	grep -q "\"type\":\"denied\".*\"op\":\"unlink\",\"what\":\"$U/ro/f\"" "$U/st" || problem="$problem; no unlink line"
 	grep -q "\"type\":\"denied\".*\"op\":\"mkdir\",\"what\":\"$U/ro/d\"" "$U/st" || problem="$problem; no mkdir line"
 	grep -q "denied 1 time: unlink $U/ro/f" "$U/err" || problem="$problem; no summary on stderr"
 	[ -e "$U/ro/f" ] || problem="$problem; the file went"
 	[ -z "$problem" ] &&
-		ok "an unprivileged run without BPF summarises refused unlink and mkdir (status channel and stderr)" ||
+		ok "an unprivileged run without BPF summarises refused unlink, mkdir, create and append (status channel and stderr)" ||
 		fail "unprivileged file-change summary$problem: $(cat "$U/st" "$U/err" | head -c 600)"
 	rm -rf "$U"
 else
@@ -400,7 +402,63 @@ except OSError:
 	fi
 fi
 
-# --- the two modes end alike (issue 32): the same limits through a daemon -------
+# --- every denial on the status channel, with its rule and a hint that works (issue 32)
+# denied_line NAME OP WHAT-ERE HINT-ERE: NAME's status has a denied line of OP
+# for WHAT whose hint matches, and no denied line proposes --ro or --rw of it.
+denied_line() {
+	if grep -Eq "\"type\":\"denied\",[^}]*\"op\":\"$2\",\"what\":\"$3\",[^}]*\"hint\":\"$4" "$TMPD/$1.st"; then
+		ok "$1: a denied line for $2 $3 with its hint"
+	else
+		fail "$1: no denied line for $2 $3 hinting '$4': $(grep denied "$TMPD/$1.st" | cut -c 90-500)"
+	fi
+}
+# A create and a write outside the writable paths: the listener without BPF,
+# the records with it; either way a line.
+st_run mk -- sh -c 'echo a >/usr/bpfbox-new; echo b >>/usr/bin/env; exit 0'
+denied_line mk write /usr/bpfbox-new "write outside the writable paths: /usr/bpfbox-new .*grant it with --rw /usr"
+denied_line mk write /usr/bin/env "write outside the writable paths: /usr/bin/env .*grant it with --rw /usr/bin"
+if $IS_ROOT; then
+	printf '#!/bin/sh\necho ran\n' >"$WS/nox"
+	chmod 644 "$WS/nox"
+	echo 'TOKEN=1' >"$WS/.env"
+	printf 'touch x\n./nox\ncat .env\nexit 0\n' >"$WS/calls.sh"
+	st_run why --audit /dev/null --deny-command touch -- sh calls.sh
+	if st_has why '"type":"ended"' && ! st_has why '"reason":"command_rule"'; then
+		denied_line why exec '[^"]*/touch' '[^"]*stopped by the command rule .deny_commands: touch. of the policy'
+		st_has why '"type":"denied",[^}]*"what":"[^"]*/touch","rule":"deny_commands: touch"' &&
+			! grep -q 'audit record names' "$TMPD/why.st" &&
+			ok "a command rule's denied line names its rule (and no hint points at the audit record)" ||
+			fail "command rule's denied line: $(grep denied "$TMPD/why.st" | head -c 500)"
+		denied_line why exec '\./nox' '\./nox is not executable .*chmod \+x \./nox'
+		st_has why '"type":"denied","[^}]*"layer":"kernel","op":"exec","what":"\./nox"' &&
+			! grep '"what":"./nox"' "$TMPD/why.st" | grep -q -- '--ro' &&
+			ok "a mode-644 exec is the kernel's refusal, not Landlock's, and no --ro is proposed" ||
+			fail "nox: $(grep nox "$TMPD/why.st" | head -c 400)"
+		denied_line why open "$WS/\\.env" "[^\"]*is a credential .*not allowed by policy"
+		! grep '"what":"[^"]*\.env"' "$TMPD/why.st" | grep -q -- '--ro\|--rw' &&
+			ok "a masked credential's denied line proposes no --ro or --rw" ||
+			fail "masked credential hint: $(grep '\.env' "$TMPD/why.st" | head -c 400)"
+	else
+		skip "command rule, mode and mask denials: the BPF agent does not load here: $(oneline "$TMPD/why.err" 200)"
+	fi
+	rm -f "$WS/x"
+	# A TCP server under --net-allow: Landlock refuses its bind (EACCES).
+	if [ -n "$PY" ]; then
+		st_run bind --net-allow 198.51.100.7:443 -- "$PY" -c 'import socket
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", 0))
+except OSError as e:
+    print("bind", e.errno)'
+		if grep -q '^bind 13$' "$TMPD/bind.out"; then
+			denied_line bind bind '127\.0\.0\.1:0' 'a TCP server .*refused under --net-allow; run it under --net deny'
+		else
+			skip "a refused bind under --net-allow: it was not refused here (rc $rc, $(cat "$TMPD/bind.out"); Landlock ABI < 4?)"
+		fi
+	fi
+fi
+
+# --- the two modes end alike (issue 32): each end cause through a daemon -------
 # shape NAME: the status lines of NAME as the runtime reads them: type,
 # reason or cause, exit code (times, ids, pids and killed's "paused", which
 # says whether the early freeze of an OOM came first, left out).
@@ -411,6 +469,29 @@ for l in open(sys.argv[1]):
     print(e["type"], e.get("reason", e.get("cause", "")), e.get("exit_code", ""))' \
 		"$TMPD/$1.st" 2>/dev/null | tr '\n' ';'
 }
+# ends NAME: what bpfbox said on stderr of how NAME ended (its own lines but
+# warnings, which name each mode's layers), ids and numbers left out.
+ends() {
+	grep '^bpfbox: ' "$TMPD/$1.err" | grep -v '^bpfbox: warning: ' |
+		sed -E 's/[0-9a-f]{32}/ID/g; s/[0-9]+/N/g' | sort | tr '\n' ';'
+}
+# duration NAME: ended's duration_ms.
+duration() { sed -n 's/.*"type":"ended".*"duration_ms":\([0-9]*\).*/\1/p' "$TMPD/$1.st"; }
+# acted_run NAME kill|pause [RUN OPTIONS]: a session that sleeps, killed or
+# paused by `bpfbox kill` or `bpfbox pause` once started (a daemon's own, or
+# root's on the cgroup of an embedded one).
+acted_run() {
+	name=$1 act=$2
+	shift 2
+	("$BPFBOX" run -w "$WS" --status-fd 3 --pause-timeout 2s "$@" -- sleep 30 </dev/null \
+		>"$TMPD/$name.out" 2>"$TMPD/$name.err" 3>"$TMPD/$name.st"; echo $? >"$TMPD/$name.rc") &
+	if wait_grep '"type":"started"' "$TMPD/$name.st" 15; then
+		id=$(sed -n 's/.*"type":"started".*"session":"\([0-9a-f]*\)".*/\1/p' "$TMPD/$name.st")
+		"$BPFBOX" "$act" "$id" --socket "$SOCK" >/dev/null 2>&1
+	fi
+	wait_grep . "$TMPD/$name.rc" 15
+	rc=$(cat "$TMPD/$name.rc" 2>/dev/null)
+}
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 if ! $IS_ROOT || [ -z "$PY" ] || [ -z "$CG2" ]; then
 	skip "the modes end alike: a daemon and the memory monitor need root, python3 and cgroup v2; CI runs as root"
@@ -419,20 +500,57 @@ else
 	daemon_scratch rtmodes
 	WS=$WS_RT
 	if start_daemon "$TMPD/modes.jsonl"; then
-		for c in pt ok one; do
+		# The memory cases' embedded runs are above (pt, ok, one); the rest here.
+		for c in pt ok one to dpt dk kl mp; do
 			case $c in
 			pt) set -- --memory 48M --pause-timeout 2s -- sh -c "$PY -c 'b = bytearray(300 << 20)'; sleep 10; echo after" ;;
 			ok) set -- --memory 48M --on-limit kill -- sh -c "$PY -c 'b = bytearray(300 << 20)'; sleep 5; echo after" ;;
 			one) set -- --memory 48M -- "$PY" -c 'b = bytearray(300 << 20)' ;;
+			to) set -- --timeout 1s -- sleep 30 ;;
+			dpt) set -- --disk 4M --pause-timeout 2s -- sh -c 'i=0; while [ $i -lt 60 ]; do head -c 1000000 /dev/zero >> big; i=$((i + 1)); sleep 0.1; done; sleep 20' ;;
+			dk) set -- --disk 4M --on-limit disk=kill -- sh -c 'i=0; while [ $i -lt 60 ]; do head -c 1000000 /dev/zero >> big; i=$((i + 1)); sleep 0.1; done; sleep 20' ;;
 			esac
-			st_run "d$c" --daemon-socket "$SOCK" "$@"
-			want=$(shape "$c") got=$(shape "d$c")
-			if [ -n "$want" ] && [ "$want" = "$got" ]; then
-				ok "the modes end alike ($c): the daemon's status lines are embedded mode's: $got"
+			if [ "$c" = kl ] || [ "$c" = mp ]; then
+				act=kill
+				[ "$c" = mp ] && act=pause
+				acted_run "e$c" $act
+				erc=$rc
+				acted_run "d$c" $act --daemon-socket "$SOCK"
 			else
-				fail "the modes end alike ($c): embedded '$want', through the daemon '$got' (rc $rc): $(oneline "$TMPD/d$c.err" 300)"
+				case $c in pt | ok | one) erc=$(sed -n 's/.*"type":"ended".*"exit_code":\([0-9]*\).*/\1/p' "$TMPD/$c.st") ;; *)
+					st_run "$c" "$@"
+					erc=$rc
+					rm -f "$WS/big"
+					;;
+				esac
+				st_run "d$c" --daemon-socket "$SOCK" "$@"
+				rm -f "$WS/big"
+			fi
+			e=$c
+			case $c in kl | mp) e=e$c ;; esac
+			want=$(shape "$e") got=$(shape "d$c") wend=$(ends "$e") gend=$(ends "d$c")
+			ed=$(duration "$e") dd=$(duration "d$c")
+			if [ -n "$want" ] && [ "$want" = "$got" ] && [ "$erc" = "$rc" ] && [ "$wend" = "$gend" ] &&
+				[ -n "$ed" ] && [ -n "$dd" ] && [ $((ed - dd)) -lt 3000 ] && [ $((dd - ed)) -lt 3000 ]; then
+				ok "the modes end alike ($c): exit $rc, status lines, stderr and time (${ed} / ${dd} ms): $got"
+			else
+				fail "the modes end alike ($c): embedded exit $erc '$want' '$wend' ${ed} ms, through the daemon exit $rc '$got' '$gend' ${dd} ms"
 			fi
 		done
+		# The same denials, the same lines: the daemon's records, this run's hints.
+		denials() {
+			grep '"type":"denied"' "$TMPD/$1.st" | sed -E 's/"time":"[^"]*","session":"[0-9a-f]*",//' | sort
+		}
+		if st_has why '"type":"denied"'; then
+			st_run dwhy --daemon-socket "$SOCK" --deny-command touch -- sh calls.sh
+			rm -f "$WS/x"
+			if [ -n "$(denials why)" ] && [ "$(denials why)" = "$(denials dwhy)" ]; then
+				ok "the modes deny alike: a command rule, a mode-644 exec and a masked .env give the same denied lines"
+			else
+				fail "the modes deny alike: embedded $(denials why | cut -c 1-120 | tr '\n' ' '); through the daemon $(denials dwhy | cut -c 1-120 | tr '\n' ' ')"
+			fi
+		fi
+		rm -f "$WS/nox" "$WS/.env" "$WS/calls.sh"
 		# Labels where an operator looks: sessions (text and JSON) and top (issue 32).
 		rm -f "$WS/lbl.held" "$WS/lbl.go"
 		"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" --label tool_call=t-9 -- sh -c \

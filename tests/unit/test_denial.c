@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "lib/denial.h"
+#include "bpfbox/events.h"
 #include "unit_main.h"
 
 static bool shown(const struct denials *d, const char *layer, const char *op, const char *what)
@@ -132,6 +133,59 @@ static void fallbacks_are_name_services(void **state)
 			fail_msg("%s: taken for a fallback", no[i]);
 }
 
-UNIT_MAIN(cmocka_unit_test(same_kind_counts_once), cmocka_unit_test(a_new_type_is_shown_when_full),
+/* A net.deny record of the egress proxy (userspace/net/). */
+static struct bpfbox_net_event net_deny(const char *name, uint16_t port, const char *rule,
+					const char *reason)
+{
+	struct bpfbox_net_event n = {0};
+
+	n.hdr.type = BPFBOX_EV_NET;
+	n.hdr.decision = BPFBOX_DENY;
+	n.hdr.layer = BPFBOX_LAYER_EGRESS;
+	n.hdr.err = -111; /* ECONNREFUSED */
+	n.kind = BPFBOX_NET_CONNECT;
+	n.port = port;
+	n.addr[10] = n.addr[11] = 0xff;
+	n.addr[12] = 198;
+	n.addr[13] = 51;
+	n.addr[14] = 100;
+	n.addr[15] = 7;
+	snprintf(n.name, sizeof(n.name), "%s", name);
+	snprintf(n.rule, sizeof(n.rule), "%s", rule);
+	snprintf(n.reason, sizeof(n.reason), "%s", reason);
+	return n;
+}
+
+/* The proxy's refusals are denials, with the rule and reason; an allowed host's failure is not. */
+static void egress_refusals_count(void **state)
+{
+	struct denials d = {0};
+	struct bpfbox_net_event n = net_deny("other.test", 443, "", "no net_allow rule");
+
+	(void)state;
+	assert_true(denials_add_record(&d, &n, sizeof(n)));
+	n = net_deny("", 8080, "", "address not resolved by the session");
+	assert_true(denials_add_record(&d, &n, sizeof(n)));
+	n = net_deny("bad.test", 443, "*.test:443", "net_deny");
+	assert_true(denials_add_record(&d, &n, sizeof(n)));
+	n = net_deny("allowed.test", 443, "allowed.test", "upstream: Connection refused");
+	denials_add_record(&d, &n, sizeof(n));
+	n = net_deny("gone.test", 443, "gone.test", "gone.test does not resolve");
+	denials_add_record(&d, &n, sizeof(n));
+	n = net_deny("other.test", 53, "", "no net_allow rule");
+	n.kind = BPFBOX_NET_DNS;
+	denials_add_record(&d, &n, sizeof(n));
+	assert_int_equal(d.n, 4);
+	assert_true(shown(&d, "egress-proxy", "connect", "other.test:443"));
+	assert_string_equal(d.v[0].reason, "no net_allow rule");
+	assert_true(shown(&d, "egress-proxy", "connect", "198.51.100.7:8080"));
+	assert_true(shown(&d, "egress-proxy", "connect", "bad.test:443"));
+	assert_string_equal(d.v[2].rule, "*.test:443");
+	assert_true(shown(&d, "egress-proxy", "resolve", "other.test"));
+	assert_int_equal(d.v[0].err, 111);
+}
+
+UNIT_MAIN(cmocka_unit_test(same_kind_counts_once), cmocka_unit_test(egress_refusals_count),
+	  cmocka_unit_test(a_new_type_is_shown_when_full),
 	  cmocka_unit_test(one_of_each_type_is_kept), cmocka_unit_test(fallbacks_are_name_services),
 	  cmocka_unit_test(what_is_cleaned))

@@ -257,8 +257,8 @@ static void resolve(struct daemon *d, struct dsession *s, unsigned int i, enum a
 	bool left = false;
 
 	if (!ask_apply(&a->ask, d->agent, q->pid, q->rule, ans))
-		denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec", q->file,
-			    EPERM, 1);
+		denials_add_why(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec",
+				q->file, EPERM, 1, q->rule, NULL);
 	a->open[i] = NULL;
 	d->asks_open--;
 	asks_save(s);

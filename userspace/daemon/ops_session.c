@@ -273,6 +273,10 @@ static void put_denials(struct jsonw *w, const struct denials *dn)
 		jsonw_str(w, "layer", x->layer);
 		jsonw_str(w, "op", x->op);
 		jsonw_str(w, "what", x->what);
+		if (x->rule[0])
+			jsonw_str(w, "rule", x->rule);
+		if (x->reason[0])
+			jsonw_str(w, "reason", x->reason);
 		jsonw_i64(w, "err", x->err);
 		jsonw_u64(w, "count", x->count);
 		jsonw_end(w);

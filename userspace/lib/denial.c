@@ -45,6 +45,12 @@ static int slot_for_new_type(const struct denials *d, const char *layer, const c
 void denials_add(struct denials *d, const char *layer, const char *op, const char *what, int err,
 		 unsigned int count)
 {
+	denials_add_why(d, layer, op, what, err, count, NULL, NULL);
+}
+
+void denials_add_why(struct denials *d, const char *layer, const char *op, const char *what,
+		     int err, unsigned int count, const char *rule, const char *reason)
+{
 	char clean[sizeof(d->v[0].what)];
 	struct denial *x;
 	int slot;
@@ -78,6 +84,8 @@ void denials_add(struct denials *d, const char *layer, const char *op, const cha
 	snprintf(x->layer, sizeof(x->layer), "%s", layer);
 	snprintf(x->op, sizeof(x->op), "%s", op);
 	snprintf(x->what, sizeof(x->what), "%s", what);
+	term_clean(x->rule, sizeof(x->rule), rule ? rule : "");
+	term_clean(x->reason, sizeof(x->reason), reason ? reason : "");
 	x->err = err;
 	x->count = count;
 }
@@ -160,6 +168,42 @@ static void connect_denial(struct denials *d, const char *layer, const void *dat
 	denials_add(d, layer, "connect", what, err, 1);
 }
 
+/*
+ * A refusal of the egress proxy or its resolver (userspace/net/): named by
+ * the host (and port) the tool asked for. An allowed host whose upstream
+ * failed or whose name does not resolve was not refused by anyone.
+ */
+static void net_denial(struct denials *d, const void *data, int err)
+{
+	const struct bpfbox_net_event *n = data;
+	char name[sizeof(n->name) + 1], rule[sizeof(n->rule) + 1], reason[sizeof(n->reason) + 1];
+	char addr[INET6_ADDRSTRLEN] = "", what[sizeof(name) + INET6_ADDRSTRLEN + 16];
+	static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
+
+	snprintf(name, sizeof(name), "%.*s", (int)strnlen(n->name, sizeof(n->name)), n->name);
+	snprintf(rule, sizeof(rule), "%.*s", (int)strnlen(n->rule, sizeof(n->rule)), n->rule);
+	snprintf(reason, sizeof(reason), "%.*s", (int)strnlen(n->reason, sizeof(n->reason)),
+		 n->reason);
+	if (startswith(reason, "upstream") || strstr(reason, " does not resolve"))
+		return;
+	if (!memcmp(n->addr, mapped, sizeof(mapped)))
+		inet_ntop(AF_INET, n->addr + 12, addr, sizeof(addr));
+	else if (memcmp(n->addr, (uint8_t[16]){0}, 16))
+		inet_ntop(AF_INET6, n->addr, addr, sizeof(addr));
+	if (n->kind == BPFBOX_NET_DNS)
+		snprintf(what, sizeof(what), "%s", name[0] ? name : "(a query)");
+	else if (name[0])
+		snprintf(what, sizeof(what), "%s:%u", name, n->port);
+	else if (addr[0])
+		snprintf(what, sizeof(what), strchr(addr, ':') ? "[%s]:%u" : "%s:%u", addr,
+			 n->port);
+	else
+		snprintf(what, sizeof(what), "(a request)");
+	denials_add_why(d, bpfbox_layer_name(BPFBOX_LAYER_EGRESS),
+			n->kind == BPFBOX_NET_DNS ? "resolve" : "connect", what, err, 1, rule,
+			reason);
+}
+
 bool denials_add_record(struct denials *d, const void *data, size_t size)
 {
 	const struct bpfbox_event_hdr *h = data;
@@ -167,7 +211,11 @@ bool denials_add_record(struct denials *d, const void *data, size_t size)
 
 	if (size < sizeof(*h) || h->decision != BPFBOX_DENY)
 		return false;
-	/* The kernel's own refusals (DAC) are not ours to explain; the proxy says its own. */
+	if (h->type == BPFBOX_EV_NET && size >= sizeof(struct bpfbox_net_event)) {
+		net_denial(d, data, -h->err);
+		return true;
+	}
+	/* The kernel's own refusals (DAC) are not ours to explain. */
 	layer = h->layer == BPFBOX_LAYER_KERNEL || h->layer == BPFBOX_LAYER_EGRESS
 			? NULL
 			: bpfbox_layer_name(h->layer);
@@ -179,11 +227,14 @@ bool denials_add_record(struct denials *d, const void *data, size_t size)
 		connect_denial(d, layer, data, -h->err);
 	} else if (h->type == BPFBOX_EV_EXEC && size >= sizeof(struct bpfbox_exec_event)) {
 		const struct bpfbox_exec_event *x = data;
-		char path[sizeof(x->filename) + 1];
+		char path[sizeof(x->filename) + 1], rule[sizeof(x->rule) + 1] = "";
 
 		snprintf(path, sizeof(path), "%.*s", (int)strnlen(x->filename, sizeof(x->filename)),
 			 x->filename);
-		denials_add(d, layer, "exec", path, -h->err, 1);
+		if (x->argv_truncated & BPFBOX_EXEC_RULE)
+			snprintf(rule, sizeof(rule), "%.*s", (int)strnlen(x->rule, sizeof(x->rule)),
+				 x->rule);
+		denials_add_why(d, layer, "exec", path, -h->err, 1, rule, NULL);
 	} else {
 		return false;
 	}

@@ -14,10 +14,12 @@
 
 /* One kind of denial: same layer, op and object. */
 struct denial {
-	char layer[16]; /* bpfbox_layer_name(): seccomp, landlock, bpf-lsm, cgroup-bpf, mount */
-	char op[24];	/* socket, open, write, unlink, connect, exec, ... */
-	char what[200]; /* a path, an address, e.g. "AF_INET SOCK_STREAM" */
-	int err;	/* the errno the command saw */
+	char layer[16];	 /* bpfbox_layer_name(): seccomp, landlock, bpf-lsm, cgroup-bpf, mount */
+	char op[24];	 /* socket, open, write, unlink, connect, exec, ... */
+	char what[200];	 /* a path, an address, e.g. "AF_INET SOCK_STREAM" */
+	char rule[48];	 /* the rule that decided, when one did: a command rule, a net_deny */
+	char reason[80]; /* the egress proxy's reason ("no net_allow rule", ...); "" */
+	int err;	 /* the errno the command saw */
 	unsigned int count;
 };
 
@@ -49,10 +51,15 @@ bool denial_is_fallback(const char *path);
 /* Counts count denials of one kind. */
 void denials_add(struct denials *d, const char *layer, const char *op, const char *what, int err,
 		 unsigned int count);
+/* The same with the rule that decided and the egress proxy's reason (NULL: none). */
+void denials_add_why(struct denials *d, const char *layer, const char *op, const char *what,
+		     int err, unsigned int count, const char *rule, const char *reason);
 /*
  * Counts a BPF record (include/bpfbox/events.h) when it is a denial of one
- * of our layers; the kernel's own refusals (DAC) are not ours to explain.
- * Returns whether it counted.
+ * of our layers, the egress proxy's refusals included; the kernel's own
+ * refusals (DAC) are not ours to explain, nor an allowed host's failure
+ * (its upstream refused, its name does not resolve). Returns whether it
+ * counted.
  */
 bool denials_add_record(struct denials *d, const void *data, size_t size);
 /* Every denial counted, of every kind. */

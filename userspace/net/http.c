@@ -58,11 +58,16 @@ void eg_send_403(int fd, const char *name, uint16_t port, const char *why)
 	char body[512], head[256];
 	int bl, hl;
 
-	if (name)
+	/* Only a name no rule allows can be allowed: a net_deny or rebinding stays. */
+	if (name && !strcmp(why, "no net_allow rule"))
 		bl = snprintf(body, sizeof(body),
 			      "bpfbox: egress to %s port %u denied (%s). To allow it, add "
 			      "--net-allow %s:%u to the session.\n",
 			      name, port, why, name, port);
+	else if (name)
+		bl = snprintf(body, sizeof(body),
+			      "bpfbox: egress to %s port %u denied (%s): not allowed by policy.\n",
+			      name, port, why);
 	else
 		bl = snprintf(body, sizeof(body), "bpfbox: request refused (%s).\n", why);
 	hl = snprintf(head, sizeof(head),

@@ -86,8 +86,8 @@ static void on_ask(struct embedded *e, const struct bpfbox_exec_event *x)
 	e->ask.asked++;
 	ans = e->ask.fd >= 0 ? ask_wait(&e->ask, q->id, q->deny_after_ms) : ASK_DENY;
 	if (!ask_apply(&e->ask, e->agent, q->pid, q->rule, ans))
-		denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec", q->file,
-			    EPERM, 1);
+		denials_add_why(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec",
+				q->file, EPERM, 1, q->rule, NULL);
 	if (r == 0)
 		ctl_ask_release(s->lim.cg);
 	status_answered(s, q->id, ask_answer_name(ans));

@@ -289,16 +289,22 @@ static void take_denials(struct session *s, struct json_object *reply)
 		return;
 	n = json_object_array_length(arr);
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *d = json_object_array_get_idx(arr, i), *f[5];
-		static const char *const keys[] = {"layer", "op", "what", "err", "count"};
+		struct json_object *d = json_object_array_get_idx(arr, i), *f[7];
+		static const char *const keys[] = {"layer", "op",   "what",  "err",
+						   "count", "rule", "reason"};
 		bool ok = true;
 
+		for (size_t k = 0; k < 7; k++)
+			if (!json_object_object_get_ex(d, keys[k], &f[k]))
+				f[k] = NULL;
 		for (size_t k = 0; k < 5; k++)
-			ok = ok && json_object_object_get_ex(d, keys[k], &f[k]);
+			ok = ok && f[k];
 		if (ok)
-			denials_add(&s->denials, json_object_get_string(f[0]),
-				    json_object_get_string(f[1]), json_object_get_string(f[2]),
-				    json_object_get_int(f[3]), json_object_get_int(f[4]));
+			denials_add_why(&s->denials, json_object_get_string(f[0]),
+					json_object_get_string(f[1]), json_object_get_string(f[2]),
+					json_object_get_int(f[3]), json_object_get_int(f[4]),
+					f[5] ? json_object_get_string(f[5]) : NULL,
+					f[6] ? json_object_get_string(f[6]) : NULL);
 	}
 	if (json_object_object_get_ex(reply, "denials_other", &v))
 		s->denials.other += json_object_get_int64(v);

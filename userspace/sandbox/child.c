@@ -219,7 +219,8 @@ static const struct child_plan *restrict_self(const struct child_plan *c)
 		int fd = seccomp_install_notify((c->notify_net ? SECCOMP_NOTIFY_NET : 0) |
 						(c->notify_inet ? SECCOMP_NOTIFY_INET : 0) |
 						(c->notify_connect ? SECCOMP_NOTIFY_CONNECT : 0) |
-						(c->notify_files ? SECCOMP_NOTIFY_FILES : 0));
+						(c->notify_files ? SECCOMP_NOTIFY_FILES : 0) |
+						(c->notify_bind ? SECCOMP_NOTIFY_BIND : 0));
 
 		/* No listener: the compiled network deny holds, without a record. */
 		if (fd >= 0) {

@@ -2,7 +2,8 @@
 /*
  * Refused file changes summarised without BPF (issue 18, docs/SECURITY.md):
  * the seccomp listener holds each unlink, rename, mkdir, link, symlink,
- * chmod, chown, utimes, setxattr and removexattr of the session; this
+ * chmod, chown, utimes, setxattr and removexattr of the session, and each
+ * creat and open that writes or creates (issue 32); this
  * reads its path from the caller's memory, resolves it against the
  * caller's cwd or dirfd, and counts a
  * denial when it names a place outside the session's writable paths where
@@ -31,7 +32,8 @@
 #define AT_FDCWD -100
 #endif
 
-enum want { EXISTS, ABSENT, ANY };
+/* OPEN: an open whose flags write or create (seccomp.h SECCOMP_OPEN_WRITES). */
+enum want { EXISTS, ABSENT, ANY, OPEN };
 
 /* Which argument is the path (and its dirfd, -1: the cwd) a call changes. */
 struct file_call {
@@ -40,6 +42,7 @@ struct file_call {
 	int dirfd_arg;
 	int path_arg;
 	enum want want;
+	int flags_arg; /* OPEN: the open flags' argument; -1: creat's O_CREAT|O_WRONLY|O_TRUNC */
 };
 
 static const struct file_call calls[] = {
@@ -74,6 +77,14 @@ static const struct file_call calls[] = {
 	{__NR_fchmodat2, "chmod", 0, 1, EXISTS},
 	{__NR_setxattrat, "setxattr", 0, 1, EXISTS},
 	{__NR_removexattrat, "removexattr", 0, 1, EXISTS},
+	/* Named "write" as the BPF records name an open for writing (lib/denial.c). */
+	{__NR_openat, "write", 0, 1, OPEN, 2},
+#ifdef __NR_open
+	{__NR_open, "write", -1, 0, OPEN, 1},
+#endif
+#ifdef __NR_creat
+	{__NR_creat, "write", -1, 0, OPEN, -1},
+#endif
 };
 
 /* The NUL-terminated string at addr in pid's memory, page by page. */
@@ -183,6 +194,18 @@ static int exists(pid_t pid, const char *path)
 	return r;
 }
 
+/*
+ * Whether an open with flags would be refused at path rather than fail
+ * first: a create of a name that is not there (or O_CREAT without O_EXCL
+ * of one that is), a write of a file that is; e its existence.
+ */
+static bool open_refused(int flags, int e)
+{
+	if (flags & O_CREAT)
+		return !e || !(flags & O_EXCL);
+	return e == 1;
+}
+
 void session_file_op_notified(struct session *s, int listener, const struct seccomp_denied *d)
 {
 	const struct file_call *c = NULL;
@@ -222,8 +245,15 @@ void session_file_op_notified(struct session *s, int listener, const struct secc
 	if (!seccomp_notify_valid(listener, d->id))
 		return;
 	seccomp_notify_answer(listener, d->id, 0);
-	if (e < 0 || (c->want != ANY && e != (c->want == EXISTS)))
+	if (c->want == OPEN) {
+		int flags = c->flags_arg < 0 ? O_CREAT | O_WRONLY | O_TRUNC
+					     : (int)d->args[c->flags_arg];
+
+		if (e < 0 || !open_refused(flags, e))
+			return;
+	} else if (e < 0 || (c->want != ANY && e != (c->want == EXISTS))) {
 		return;
+	}
 	/* With namespaces the host is a read-only mount: EROFS; else Landlock's EACCES. */
 	if (s->layers.ns.clone_flags)
 		denials_add(&s->denials, "mount", c->op, full, EROFS, 1);

@@ -16,14 +16,18 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "session.h"
+#include "landlock.h"
 #include "session_internal.h"
 #include "seccomp.h"
 #include "bpfbox/events.h"
 #include "../lib/denial.h"
 #include "../lib/names.h"
+#include "../policy/policy.h"
 
 /* 127.0.0.0/8, ::1, the unspecified addresses and their IPv4-mapped forms. */
 static bool local4(const struct in_addr *a)
@@ -84,4 +88,82 @@ void session_connect_notified(struct session *s, int listener, const struct secc
 	seccomp_notify_answer(listener, d->id, EPERM);
 	denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_SECCOMP), "connect", what, EPERM,
 		    1);
+}
+
+bool session_binds_refused(const struct session *s, bool netns)
+{
+	const struct bpfbox_policy *p = s->policy;
+
+	return s->layers.seccomp && s->layers.landlock && p->net == NET_DENY && p->net_allow.n &&
+	       !netns && (s->layers.rights.net & LANDLOCK_ACCESS_NET_BIND_TCP);
+}
+
+/*
+ * Whether fd of pid is a TCP socket: Landlock's bind right is TCP's only
+ * (a UDP bind goes on). The socket is looked at through a copy of the fd
+ * (pidfd_getfd: the session is bpfbox's own descendant); unknown: false,
+ * nothing is counted that may not have been refused.
+ */
+static bool tcp_socket(pid_t pid, int fd)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0), sock, type = 0, proto = 0;
+	socklen_t len = sizeof(type);
+
+	if (pidfd < 0)
+		return false;
+	sock = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	close(pidfd);
+	if (sock < 0)
+		return false;
+	if (getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &len) < 0)
+		type = 0;
+	len = sizeof(proto);
+	if (getsockopt(sock, SOL_SOCKET, SO_PROTOCOL, &proto, &len) < 0)
+		proto = 0;
+	close(sock);
+	return type == SOCK_STREAM && proto == IPPROTO_TCP;
+}
+
+/*
+ * Under --net-allow Landlock handles TCP bind with no port granted
+ * (fs_rules.c): every TCP bind is refused with EACCES, a server on
+ * 127.0.0.1 included, and nothing records it. The listener holds each
+ * bind(): the call goes on (Landlock decides), and a TCP one is counted.
+ */
+void session_bind_notified(struct session *s, int listener, const struct seccomp_denied *d)
+{
+	struct sockaddr_storage sa;
+	size_t len = (size_t)(uint32_t)d->args[2];
+	struct iovec local = {&sa, len}, remote = {(void *)(uintptr_t)d->args[1], len};
+	char addr[INET6_ADDRSTRLEN] = "?", what[INET6_ADDRSTRLEN + 16];
+	bool tcp;
+
+	memset(&sa, 0, sizeof(sa));
+	if (len > sizeof(sa) || len < sizeof(struct sockaddr_in) ||
+	    process_vm_readv(d->pid, &local, 1, &remote, 1, 0) != (ssize_t)len ||
+	    (sa.ss_family != AF_INET && sa.ss_family != AF_INET6)) {
+		seccomp_notify_answer(listener, d->id, 0);
+		return;
+	}
+	tcp = tcp_socket(d->pid, (int)d->args[0]);
+	/* What was read belongs to this call only if it still waits. */
+	if (!seccomp_notify_valid(listener, d->id))
+		return;
+	seccomp_notify_answer(listener, d->id, 0);
+	if (!tcp)
+		return;
+	if (sa.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)&sa;
+
+		inet_ntop(AF_INET, &in->sin_addr, addr, sizeof(addr));
+		snprintf(what, sizeof(what), "%s:%u", addr, ntohs(in->sin_port));
+	} else if (len >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *in6 = (const void *)&sa;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, addr, sizeof(addr));
+		snprintf(what, sizeof(what), "[%s]:%u", addr, ntohs(in6->sin6_port));
+	} else {
+		return;
+	}
+	denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_LANDLOCK), "bind", what, EACCES, 1);
 }

@@ -76,11 +76,32 @@ static const int file_nrs[] = {
 	__NR_fchmodat2, __NR_setxattrat, __NR_removexattrat,
 };
 
+/*
+ * The opens that write or create (SECCOMP_OPEN_WRITES in the flags), each
+ * with the argument its flags are in: a read-only open is never held.
+ */
+static const struct {
+	int nr;
+	unsigned int flags_arg;
+} open_nrs[] = {
+#ifdef __NR_open
+	{__NR_open, 1},
+#endif
+	{__NR_openat, 2},
+};
+
 bool seccomp_notify_file_nr(int nr)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(file_nrs); i++)
 		if (file_nrs[i] == nr)
 			return true;
+	for (size_t i = 0; i < ARRAY_SIZE(open_nrs); i++)
+		if (open_nrs[i].nr == nr)
+			return true;
+#ifdef __NR_creat
+	if (nr == __NR_creat)
+		return true;
+#endif
 	return false;
 }
 
@@ -105,19 +126,29 @@ static void jump(struct sock_filter *f, size_t *n, __u16 op, __u32 k, size_t jt,
 /*
  * The filter is laid out as: arch check; socket() (NET; INET: AF_INET and
  * AF_INET6 allowed too); connect() with the length of an inet address
- * (CONNECT); one test per file syscall (FILES); seccomp(NEW_LISTENER)
- * refused; then the three returns, ALLOW, USER_NOTIF, ERRNO, which the
- * jumps target by index.
+ * (CONNECT); bind() (BIND); one test per file syscall (FILES), then creat and the opens
+ * whose flags write or create (three instructions each: the number, its
+ * flags loaded, tested); seccomp(NEW_LISTENER) refused; then the three
+ * returns, ALLOW, USER_NOTIF, ERRNO, which the jumps target by index.
  */
 int seccomp_install_notify(unsigned int what)
 {
 #ifdef NATIVE_ARCH
 	const bool net = what & SECCOMP_NOTIFY_NET, inet = what & SECCOMP_NOTIFY_INET;
-	const bool conn = what & SECCOMP_NOTIFY_CONNECT;
-	struct sock_filter f[64];
-	size_t n = 0, nfiles = (what & SECCOMP_NOTIFY_FILES) ? ARRAY_SIZE(file_nrs) : 0;
+	const bool conn = what & SECCOMP_NOTIFY_CONNECT, bind = what & SECCOMP_NOTIFY_BIND;
+	const bool files = what & SECCOMP_NOTIFY_FILES;
+	struct sock_filter f[80];
+	size_t n = 0, nfiles = files ? ARRAY_SIZE(file_nrs) : 0;
 	const size_t nnet = net ? (inet ? 5 : 3) : 0, nconn = conn ? 4 : 0;
-	const size_t allow = 3 + nnet + nconn + nfiles + 3, notif = allow + 1, refuse = allow + 2;
+#ifdef __NR_creat
+	const size_t ncreat = files ? 1 : 0;
+#else
+	const size_t ncreat = 0;
+#endif
+	const size_t nopens = files ? 3 * ARRAY_SIZE(open_nrs) : 0;
+	const size_t nbind = bind ? 1 : 0;
+	const size_t allow = 3 + nnet + nconn + nbind + nfiles + ncreat + nopens + 3,
+		     notif = allow + 1, refuse = allow + 2;
 	struct sock_fprog prog;
 	int fd;
 
@@ -139,8 +170,20 @@ int seccomp_install_notify(unsigned int what)
 		jump(f, &n, BPF_JEQ, sizeof(struct sockaddr_in), notif, n + 1);
 		jump(f, &n, BPF_JEQ, sizeof(struct sockaddr_in6), notif, allow);
 	}
+	if (bind)
+		jump(f, &n, BPF_JEQ, __NR_bind, notif, n + 1);
 	for (size_t i = 0; i < nfiles; i++)
 		jump(f, &n, BPF_JEQ, (__u32)file_nrs[i], notif, n + 1);
+#ifdef __NR_creat
+	if (ncreat)
+		jump(f, &n, BPF_JEQ, __NR_creat, notif, n + 1);
+#endif
+	for (size_t i = 0; i < nopens / 3; i++) {
+		jump(f, &n, BPF_JEQ, (__u32)open_nrs[i].nr, n + 1, n + 3);
+		stmt(f, &n, BPF_LD | BPF_W | BPF_ABS, ARG_LO(open_nrs[i].flags_arg));
+		/* The flags are loaded: what follows tests the number no more. */
+		jump(f, &n, BPF_JSET, SECCOMP_OPEN_WRITES, notif, allow);
+	}
 	jump(f, &n, BPF_JEQ, __NR_seccomp, n + 1, allow);
 	stmt(f, &n, BPF_LD | BPF_W | BPF_ABS, ARG_LO(1));
 	jump(f, &n, BPF_JSET, SECCOMP_FILTER_FLAG_NEW_LISTENER, refuse, allow);

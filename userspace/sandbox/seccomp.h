@@ -50,11 +50,19 @@ enum {
 	SECCOMP_NOTIFY_INET = 1 << 1,	 /* ... but AF_INET and AF_INET6 too */
 	SECCOMP_NOTIFY_CONNECT = 1 << 2, /* connect() with an inet address's length */
 	SECCOMP_NOTIFY_FILES = 1 << 3,	 /* the file changes of seccomp_notify_file_nr */
+	SECCOMP_NOTIFY_BIND = 1 << 4,	 /* bind(), let run: counted when refused */
 };
 int seccomp_install_notify(unsigned int what);
 
+/*
+ * The open flags that write or create: O_WRONLY, O_RDWR, O_CREAT, O_TRUNC
+ * and the kernel's O_TMPFILE bit (without its O_DIRECTORY).
+ */
+#define SECCOMP_OPEN_WRITES (01 | 02 | 0100 | 01000 | 020000000)
+
 /* unlinkat, renameat2, mkdirat, linkat, symlinkat, fchmodat, utimensat, fchownat, (l)setxattr,
- * (l)removexattr and the legacy forms. */
+ * (l)removexattr and the legacy forms; creat, and open and openat (the listener holds them
+ * with SECCOMP_OPEN_WRITES only). */
 bool seccomp_notify_file_nr(int nr);
 
 struct seccomp_denied {

@@ -64,6 +64,7 @@ struct child_plan {
 	bool notify_inet;    /* ... but for AF_INET and AF_INET6 (a network namespace of its own) */
 	bool notify_connect; /* ... and its connects out of it, without BPF to record them */
 	bool notify_files;   /* ... and the file changes, for the summary (fileops.c) */
+	bool notify_bind;    /* ... and bind(), which Landlock refuses under --net-allow */
 	int in_fd;	     /* the pty for stdin; -1: inherit */
 	bool ctty;	     /* out_fd is a pty to make the controlling terminal */
 	bool switch_user;
@@ -131,6 +132,12 @@ void status_ended(struct session *s);
 
 /* The denial summary at the end: stderr and the status channel. */
 void session_denials_report(const struct session *s);
+/*
+ * One denial of the summary explained (hints.c): its layer and reason
+ * told from the policy where the records could not (a file's mode, a
+ * credential), and the hint, into hint.
+ */
+void session_denial_explain(const struct session *s, struct denial *d, char *hint, size_t size);
 
 /* What a metadata op (chmod, chown, utimes, setxattr, removexattr) changes; NULL: another op. */
 const char *session_meta_of(const char *op);
@@ -149,6 +156,13 @@ void session_file_op_notified(struct session *s, int listener, const struct secc
  * refused with EPERM and counted (netops.c).
  */
 void session_connect_notified(struct session *s, int listener, const struct seccomp_denied *d);
+/*
+ * Whether Landlock refuses the session's TCP binds with no record of its
+ * own (an allow-list, no network namespace): the listener then holds bind().
+ */
+bool session_binds_refused(const struct session *s, bool netns);
+/* A bind() held by the listener: let run, counted when Landlock refuses it (netops.c). */
+void session_bind_notified(struct session *s, int listener, const struct seccomp_denied *d);
 
 /* $HOME of the caller, else its passwd entry; NULL when neither is absolute. */
 const char *session_caller_home(void);

@@ -77,7 +77,7 @@ static void prepare_seccomp(struct run_state *t, bool netns)
 	const struct bpfbox_policy *p = s->policy;
 	struct child_plan *c = &t->c;
 	enum seccomp_net net;
-	bool notify;
+	bool notify, nobpf = s->hooks.poll_fd < 0 && !s->hooks.on_end;
 
 	/*
 	 * An allow-list needs inet sockets; the BPF network layer (required
@@ -98,12 +98,12 @@ static void prepare_seccomp(struct run_state *t, bool netns)
 	 * which counts them; in a namespace of its own, so does a connect out
 	 * of it (ENETUNREACH would say nothing of the policy, netops.c).
 	 */
-	c->notify_files = s->layers.seccomp && p->mode != MODE_FULL_ACCESS &&
-			  s->hooks.poll_fd < 0 && !s->hooks.on_end;
+	c->notify_files = s->layers.seccomp && p->mode != MODE_FULL_ACCESS && nobpf;
 	c->notify_net = notify;
 	c->notify_inet = netns;
-	c->notify_connect = notify && netns && s->hooks.poll_fd < 0 && !s->hooks.on_end;
-	if ((notify || c->notify_files) &&
+	c->notify_connect = notify && netns && nobpf;
+	c->notify_bind = session_binds_refused(s, netns);
+	if ((notify || c->notify_files || c->notify_bind) &&
 	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, t->ntf) == 0) {
 		c->notify_sock = t->ntf[1];
 		/* The listener holds socket() for network deny; else the same families. */

@@ -5,14 +5,17 @@
  * bpfbox run itself: no root, no daemon, nothing parsed from stderr.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "session_internal.h"
 #include "changes.h"
+#include "cred_match.h"
 #include "../policy/policy.h"
 #include "../lib/jsonw.h"
 #include "../lib/cgroup.h"
@@ -279,170 +282,29 @@ void session_ended_early(struct session *s, int status_fd, uint64_t start_ns, in
 	status_ended(s);
 }
 
-const char *session_meta_of(const char *op)
-{
-	static const char *const meta[][2] = {
-		{"chmod", "mode"},
-		{"chown", "owner"},
-		{"utimes", "times"},
-		{"setxattr", "extended attributes"},
-		{"removexattr", "extended attributes"},
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(meta); i++)
-		if (streq(op, meta[i][0]))
-			return meta[i][1];
-	return NULL;
-}
-
-/* Whether path is dir or below it. */
-static bool below(const char *path, const char *dir)
-{
-	size_t len = strlen(dir);
-
-	return strncmp(path, dir, len) == 0 && (path[len] == '\0' || path[len] == '/');
-}
-
-/* Whether path is the home directory home, or its dot-entries (.ssh, .aws, .config) or below. */
-static bool home_own(const char *path, const char *home, size_t len)
-{
-	if (strncmp(path, home, len) || (path[len] && path[len] != '/'))
-		return false;
-	return !path[len] || path[len + 1] == '.' || !path[len + 1];
-}
-
-/*
- * Whether a grant of path would hand the session the host's own state: the
- * system trees (/run, /var/run, /proc, /sys, /dev, /etc), the root, a home
- * directory as a whole (/root, /home, /home/NAME, the caller's) or its
- * dot-entries (credentials, configuration). No hint ever proposes --rw or
- * --ro of one: a model told so would ask for it.
- */
-static bool host_owned(const char *path)
-{
-	static const char *const system[] = {"/run", "/var/run", "/proc", "/sys", "/dev", "/etc"};
-	const char *home = session_caller_home(), *name;
-
-	for (size_t i = 0; i < ARRAY_SIZE(system); i++)
-		if (below(path, system[i]))
-			return true;
-	if (streq(path, "/") || streq(path, "/home") || home_own(path, "/root", 5) ||
-	    (home && home[0] == '/' && home[1] && home_own(path, home, strlen(home))))
-		return true;
-	/* /home/NAME and its dot-entries. */
-	if (!startswith(path, "/home/") || !path[6] || path[6] == '/')
-		return false;
-	name = strchr(path + 6, '/');
-	return home_own(path, path, name ? (size_t)(name - path) : strlen(path));
-}
-
-/*
- * A hint that would grant the host's own tree (host_owned) says so instead:
- * what was refused stays, the grant is cut.
- */
-static void no_host_grant(const struct denial *d, char *buf, size_t size)
-{
-	const char *path = startswith(d->what, "unix:") ? d->what + 5 : d->what;
-	char dir[sizeof(d->what)];
-	char *slash, *grant = strstr(buf, "; grant ");
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir)
-		*slash = '\0';
-	if (!grant || path[0] != '/' || !(host_owned(dir) || host_owned(path)))
-		return;
-	snprintf(grant, size - (size_t)(grant - buf),
-		 "; it is the host's own (/run, /proc, /sys, /dev, /etc and home directories "
-		 "are never granted to a session): do without it");
-}
-
-/* What to do about one denial, in words a model can act on. */
-static void hint_of(const struct denial *d, char *buf, size_t size)
-{
-	const char *meta = session_meta_of(d->op);
-	const char *agent = getenv("SSH_AUTH_SOCK");
-	char dir[sizeof(d->what)];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", d->what);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir)
-		*slash = '\0';
-	if (streq(d->op, "connect") && startswith(d->what, "unix:") && agent &&
-	    streq(d->what + 5, agent))
-		snprintf(buf, size,
-			 "the unix socket %s is the caller's SSH agent; forward it with "
-			 "--ssh-agent (it signs with every key it holds)",
-			 agent);
-	else if (streq(d->op, "connect") && startswith(d->what, "unix:"))
-		snprintf(buf, size,
-			 "the unix socket %s is outside the writable paths; grant its "
-			 "directory with --rw",
-			 d->what + 5);
-	else if (streq(d->op, "connect") && (startswith(d->what, "169.254.169.254:") ||
-					     startswith(d->what, "[fd00:ec2::254]:")))
-		snprintf(buf, size,
-			 "the cloud metadata address is denied to every session; it "
-			 "holds the host's credentials");
-	else if (streq(d->op, "socket") || streq(d->op, "connect"))
-		snprintf(buf, size,
-			 "network is denied by policy; allow a host with --net-allow "
-			 "ADDR[:PORT] (needs root or the daemon), or all of it with "
-			 "--net allow");
-	else if (meta)
-		snprintf(buf, size,
-			 "%s refused: %s is outside the writable paths (its %s did not "
-			 "change); grant it with --rw %s",
-			 d->op, d->what, meta, dir);
-	else if (streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_MOUNT)))
-		snprintf(buf, size,
-			 "write outside the writable paths: %s (the host is read-only "
-			 "in the session); grant it with --rw %s",
-			 d->what, dir);
-	else if (streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP)))
-		snprintf(buf, size,
-			 "%s was stopped by a command rule of the policy (docs/config.md, "
-			 "the audit record names it); do it another way or ask the operator",
-			 d->what);
-	else if (streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_BPF_LSM)))
-		snprintf(buf, size,
-			 "%s matches a credential or exec rule of the policy; it stays "
-			 "denied",
-			 d->what);
-	else if (streq(d->op, "exec"))
-		snprintf(buf, size, "%s is outside the granted paths; grant it with --ro %s",
-			 d->what, dir);
-	else if (streq(d->op, "open"))
-		snprintf(buf, size,
-			 "read outside the granted paths: %s; grant it with --ro %s, "
-			 "or the host with --read-host",
-			 d->what, d->what);
-	else
-		snprintf(buf, size, "write outside the workspace: %s; grant it with --rw %s",
-			 d->what, dir);
-	no_host_grant(d, buf, size);
-}
-
 void session_denials_report(const struct session *s)
 {
 	char hint[640];
 
 	for (size_t i = 0; i < s->denials.n; i++) {
-		const struct denial *d = &s->denials.v[i];
+		struct denial d = s->denials.v[i];
 		struct jsonw w = {0};
 
-		hint_of(d, hint, sizeof(hint));
-		log_notice("denied %u time%s: %s %s (%s, %s); %s", d->count,
-			   d->count == 1 ? "" : "s", d->op, d->what, d->layer,
-			   strerrorname_np(d->err) ?: "?", hint);
+		session_denial_explain(s, &d, hint, sizeof(hint));
+		log_notice("denied %u time%s: %s %s (%s, %s%s%s); %s", d.count,
+			   d.count == 1 ? "" : "s", d.op, d.what, d.layer,
+			   strerrorname_np(d.err) ?: "?", d.rule[0] ? ", rule " : "", d.rule, hint);
 		if (!begin(&w, s, "denied"))
 			continue;
-		jsonw_str(&w, "layer", d->layer);
-		jsonw_str(&w, "op", d->op);
-		jsonw_str(&w, "what", d->what);
-		jsonw_str(&w, "errno", strerrorname_np(d->err) ?: "?");
-		jsonw_u64(&w, "count", d->count);
+		jsonw_str(&w, "layer", d.layer);
+		jsonw_str(&w, "op", d.op);
+		jsonw_str(&w, "what", d.what);
+		if (d.rule[0])
+			jsonw_str(&w, "rule", d.rule);
+		if (d.reason[0])
+			jsonw_str(&w, "reason", d.reason);
+		jsonw_str(&w, "errno", strerrorname_np(d.err) ?: "?");
+		jsonw_u64(&w, "count", d.count);
 		jsonw_str(&w, "hint", hint);
 		finish(s, &w);
 	}

@@ -64,6 +64,10 @@ static void network_denied(struct session *s, int fd)
 		session_connect_notified(s, fd, &d);
 		return;
 	}
+	if (d.nr == __NR_bind) {
+		session_bind_notified(s, fd, &d);
+		return;
+	}
 	if (d.nr != __NR_socket) {
 		session_file_op_notified(s, fd, &d);
 		return;
