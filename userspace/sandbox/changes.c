@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -91,6 +92,14 @@ int changes_manifest_write(const struct changes_set *cs)
 	jsonw_u64(&w, "workspace_ino", cs->ws_ino);
 	jsonw_i64(&w, "start_ns", cs->start_ns);
 	jsonw_str(&w, "state", cs->state);
+	jsonw_u64(&w, "undo_generations", cs->undo_gens);
+	jsonw_u64(&w, "undo_mb", cs->undo_mb);
+	if (cs->generation)
+		jsonw_u64(&w, "generation", cs->generation);
+	if (cs->parent[0])
+		jsonw_str(&w, "parent", cs->parent);
+	if (cs->child[0])
+		jsonw_str(&w, "child", cs->child);
 	jsonw_end(&w);
 	jsonw_newline(&w);
 	if (w.oom) {
@@ -120,6 +129,7 @@ int changes_create(struct changes_set *cs, const char *id, const char *workspace
 	int r;
 
 	memset(cs, 0, sizeof(*cs));
+	cs->lock_fd = -1;
 	*upper = *work = -1;
 	if ((r = changes_root(root, sizeof(root), true)) < 0) {
 		snprintf(why, why_size,
@@ -176,6 +186,7 @@ int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_s
 	int r;
 
 	memset(cs, 0, sizeof(*cs));
+	cs->lock_fd = -1;
 	if (!changes_id_valid(id)) {
 		snprintf(why, why_size, "'%s' is not a change set id (the session id)", id);
 		return -EINVAL;
@@ -209,10 +220,45 @@ int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_s
 		r = -EINVAL;
 	snprintf(cs->state, sizeof(cs->state), "%s",
 		 (s = json_member_str(o, "state")) ? s : "open");
+	if (json_member_int(o, "undo_generations", &v) && v >= 0 && v <= UINT32_MAX)
+		cs->undo_gens = v;
+	if (json_member_int(o, "undo_mb", &v) && v >= 0)
+		cs->undo_mb = v;
+	if (json_member_int(o, "generation", &v) && v > 0)
+		cs->generation = v;
+	if ((s = json_member_str(o, "parent")) && changes_id_valid(s))
+		snprintf(cs->parent, sizeof(cs->parent), "%s", s);
+	if ((s = json_member_str(o, "child")) && changes_id_valid(s))
+		snprintf(cs->child, sizeof(cs->child), "%s", s);
 	json_object_put(o);
 	if (r < 0)
 		snprintf(why, why_size, "unreadable manifest %s", path);
 	return r;
+}
+
+int changes_lock(struct changes_set *cs)
+{
+	char path[PATH_MAX + 16];
+	int fd, r;
+
+	if (cs->lock_fd >= 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/lock", cs->dir);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	cs->lock_fd = fd;
+	return 0;
+}
+
+void changes_unlock(struct changes_set *cs)
+{
+	fd_close(&cs->lock_fd);
 }
 
 int changes_remove_work(const struct changes_set *cs)

@@ -73,6 +73,9 @@ int session_changes_start(struct session *s, struct grant_fds *gf)
 		log_error("%s; nothing ran", why);
 		return r;
 	}
+	cs->undo_gens = s->policy->undo_generations;
+	cs->undo_mb = s->policy->undo_mb;
+	changes_manifest_write(cs);
 	snprintf(s->changes_upper, sizeof(s->changes_upper), "%s/upper", cs->dir);
 	snprintf(s->changes_work, sizeof(s->changes_work), "%s/work", cs->dir);
 	gf->upper_path = s->changes_upper;
