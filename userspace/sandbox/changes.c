@@ -296,7 +296,81 @@ void changes_summary_json(const struct changes_set *cs, struct jsonw *w)
 	for (size_t i = 0; i < l->n && i < CHANGES_PATHS_MAX; i++)
 		jsonw_array_strn(w, l->v[i].path, strlen(l->v[i].path));
 	jsonw_array_end(w);
-	jsonw_bool(w, "paths_truncated", l->n > CHANGES_PATHS_MAX);
+	jsonw_bool(w, "paths_truncated", l->n > CHANGES_PATHS_MAX || cs->paths_more);
+}
+
+struct json_object *changes_summary_object(const struct changes_set *cs)
+{
+	struct jsonw w = {0};
+	struct json_object *o = NULL;
+
+	jsonw_begin(&w);
+	changes_summary_json(cs, &w);
+	jsonw_end(&w);
+	if (!w.oom)
+		o = json_tokener_parse(w.buf);
+	jsonw_free(&w);
+	return o;
+}
+
+static int take_paths(struct json_object *a, struct changes_set *cs)
+{
+	size_t n = json_object_array_length(a);
+
+	if (n > CHANGES_PATHS_MAX || !(cs->list.v = calloc(n ? n : 1, sizeof(*cs->list.v))))
+		return -EINVAL;
+	cs->list.cap = n;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *p = json_object_array_get_idx(a, i);
+		const char *s = json_object_get_string(p);
+
+		if (!json_object_is_type(p, json_type_string) || !s[0] || strlen(s) >= PATH_MAX ||
+		    !(cs->list.v[i].path = strdup(s)))
+			return -EINVAL;
+		cs->list.n++;
+	}
+	return 0;
+}
+
+int changes_summary_parse(struct json_object *o, struct changes_set *cs, const char **bad)
+{
+	static const char *const counts[] = {"added", "modified", "deleted"};
+	static const enum change_kind kinds[] = {CHANGE_ADDED, CHANGE_MODIFIED, CHANGE_DELETED};
+	struct json_object *v;
+	const char *s;
+	int64_t n;
+
+	memset(cs, 0, sizeof(*cs));
+	cs->lock_fd = -1;
+	*bad = "changes_id";
+	if (!json_object_is_type(o, json_type_object) || !(s = json_member_str(o, "changes_id")) ||
+	    !changes_id_valid(s))
+		return -EINVAL;
+	snprintf(cs->id, sizeof(cs->id), "%s", s);
+	for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
+		*bad = counts[i];
+		if (!json_member_int(o, counts[i], &n) || n < 0)
+			return -EINVAL;
+		cs->list.count[kinds[i]] = n;
+	}
+	*bad = "kept";
+	if (!json_object_object_get_ex(o, "kept", &v) || !json_object_is_type(v, json_type_boolean))
+		return -EINVAL;
+	cs->kept = json_object_get_boolean(v);
+	*bad = "applied";
+	if (!json_object_object_get_ex(o, "applied", &v) ||
+	    !json_object_is_type(v, json_type_boolean))
+		return -EINVAL;
+	cs->applied = json_object_get_boolean(v);
+	*bad = "paths_truncated";
+	if (!json_object_object_get_ex(o, "paths_truncated", &v) ||
+	    !json_object_is_type(v, json_type_boolean))
+		return -EINVAL;
+	cs->paths_more = json_object_get_boolean(v);
+	*bad = "paths";
+	if (!json_object_object_get_ex(o, "paths", &v) || !json_object_is_type(v, json_type_array))
+		return -EINVAL;
+	return take_paths(v, cs);
 }
 
 int changes_session_end(struct changes_set *cs)

@@ -82,6 +82,7 @@ struct changes_set {
 	char parent[64];	  /* --changes-from: the set this one continues, "" none */
 	char child[64];		  /* chained: the set that took this one's changes over */
 	int lock_fd;		  /* held by this process (changes_lock), -1: not */
+	bool paths_more; /* a summary from elsewhere (the daemon's): list holds the first paths */
 	/* The session's end (changes_session_end). */
 	struct change_list list;
 	bool kept;	/* something changed: the set stays */
@@ -127,6 +128,14 @@ const char *change_kind_name(enum change_kind k);
 
 /* The counts and the first CHANGES_PATHS_MAX paths as members of w (status line, event). */
 void changes_summary_json(const struct changes_set *cs, struct jsonw *w);
+struct json_object;
+/* The same members as a JSON object (the unregister request). NULL: out of memory. */
+struct json_object *changes_summary_object(const struct changes_set *cs);
+/*
+ * A summary read back (the daemon's session.changes) into cs: its id,
+ * counts, kept, applied and paths. 0, or -EINVAL naming the bad member in *bad.
+ */
+int changes_summary_parse(struct json_object *o, struct changes_set *cs, const char **bad);
 
 /*
  * The session's end: the upper scanned; nothing changed: the set removed

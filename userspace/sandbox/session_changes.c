@@ -35,7 +35,7 @@ static int changes_refused(const struct session *s)
 	const struct bpfbox_policy *p = s->policy;
 	const char *m = changes_mode_name(p->changes);
 
-	if (!(s->layers.ns.clone_flags & CLONE_NEWNS))
+	if (!(s->layers.ns.clone_flags & CLONE_NEWNS) || !(s->layers.ns.clone_flags & CLONE_NEWPID))
 		return refuse("--changes %s needs the session's mount namespace (%s); "
 			      "nothing ran",
 			      m, s->layers.ns.why_not[0] ? s->layers.ns.why_not : "none");
@@ -103,7 +103,10 @@ void session_changes_end(struct session *s)
 			log_warn("change set %s not applied, kept (bpfbox changes %s)", cs->id,
 				 cs->id);
 	}
-	/* session.changes, before session.end (embedded: the audit stream). */
+	/*
+	 * session.changes, before session.end (embedded: the audit stream;
+	 * through a daemon the unregister request carries it, via_daemon.c).
+	 */
 	if (s->hooks.on_event) {
 		struct session_event ev = {.type = SEV_CHANGES, .changes = cs};
 

@@ -476,6 +476,12 @@ static int run_command(struct run_state *t)
 	if (s->hooks.on_poll)
 		s->hooks.on_poll(s->hooks.ctx);
 	/*
+	 * The change set, scanned (and applied) once every process of the
+	 * session is gone (its PID namespace's init reaped): before the
+	 * daemon is asked to end the session, whose request carries it.
+	 */
+	session_changes_end(s);
+	/*
 	 * The daemon ends the session while its private tmp and home go:
 	 * once the init of its PID namespace is reaped, the kernel has killed
 	 * and reaped every other process of it, so nothing writes there.
@@ -489,7 +495,6 @@ static int run_command(struct run_state *t)
 	if (s->hooks.on_end)
 		s->hooks.on_end(s->hooks.ctx, s);
 	session_denials_report(s);
-	session_changes_end(s);
 	status_ended(s);
 	return 0;
 }
