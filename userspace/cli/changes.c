@@ -112,6 +112,12 @@ static void print_json(const struct changes_set *cs, const struct change_list *l
 	jsonw_str(&w, "workspace", cs->workspace);
 	jsonw_str(&w, "dir", cs->dir);
 	jsonw_str(&w, "state", cs->state);
+	if (cs->parent[0])
+		jsonw_str(&w, "parent", cs->parent);
+	if (cs->child[0])
+		jsonw_str(&w, "child", cs->child);
+	if (cs->generation)
+		jsonw_u64(&w, "generation", cs->generation);
 	jsonw_u64(&w, "added", l->count[CHANGE_ADDED]);
 	jsonw_u64(&w, "modified", l->count[CHANGE_MODIFIED] + l->count[CHANGE_MODE]);
 	jsonw_u64(&w, "deleted", l->count[CHANGE_DELETED]);
@@ -219,11 +225,17 @@ int cmd_changes(int argc, char **argv)
 		return cli_usage_error("changes", "give --json or --diff, not both");
 	if ((r = open_set("changes", argc, argv, &cs)))
 		return r;
-	if (streq(cs.state, "applied")) {
+	if (streq(cs.state, "applied") || streq(cs.state, "chained")) {
 		if (json)
 			print_json(&cs, &cs.list);
+		else if (cs.child[0])
+			printf("change set %s was continued by %s (--changes-from): bpfbox changes "
+			       "%s\n",
+			       cs.id, cs.child, cs.child);
 		else
-			printf("change set %s was applied to %s\n", cs.id, cs.workspace);
+			printf("change set %s was applied to %s (generation %lu: bpfbox undo %s "
+			       "--list)\n",
+			       cs.id, cs.workspace, cs.generation, cs.workspace);
 		return 0;
 	}
 	if (changes_scan(&cs, &cs.list, why, sizeof(why)) < 0) {
@@ -387,5 +399,6 @@ int cmd_discard(int argc, char **argv)
 		fprintf(stderr, "bpfbox discard: cannot remove %s: %s\n", cs.dir, strerror(-r));
 		return 1;
 	}
+	changes_remove_parents(&cs);
 	return 0;
 }

@@ -261,6 +261,85 @@ void changes_unlock(struct changes_set *cs)
 	fd_close(&cs->lock_fd);
 }
 
+/* Whether the set's directory holds name. */
+static bool has(const struct changes_set *cs, const char *name)
+{
+	char path[PATH_MAX + 32];
+
+	snprintf(path, sizeof(path), "%s/%s", cs->dir, name);
+	return access(path, F_OK) == 0;
+}
+
+/* The parent's upper moved to cs, then both manifests say so. */
+static int take_upper(struct changes_set *cs, struct changes_set *p)
+{
+	char from[PATH_MAX + 16], to[PATH_MAX + 16];
+	int r;
+
+	snprintf(from, sizeof(from), "%s/upper", p->dir);
+	snprintf(to, sizeof(to), "%s/upper", cs->dir);
+	if (rmdir(to) < 0 || rename(from, to) < 0)
+		return -errno;
+	cs->start_ns = p->start_ns; /* what changed in the workspace since the first one */
+	snprintf(cs->parent, sizeof(cs->parent), "%s", p->id);
+	if ((r = changes_manifest_write(cs)) < 0)
+		return r;
+	snprintf(p->state, sizeof(p->state), "chained");
+	snprintf(p->child, sizeof(p->child), "%s", cs->id);
+	r = changes_manifest_write(p);
+	changes_remove_work(p);
+	return r;
+}
+
+int changes_chain(struct changes_set *cs, const char *parent_id, char *why, size_t why_size)
+{
+	struct changes_set *p = calloc(1, sizeof(*p));
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	r = changes_open(p, parent_id, why, why_size);
+	if (r < 0)
+		goto out;
+	r = -EINVAL;
+	if (!streq(p->state, "open"))
+		snprintf(why, why_size, "change set %s is %s, not open", p->id, p->state);
+	else if (!streq(p->workspace, cs->workspace) || p->ws_dev != cs->ws_dev ||
+		 p->ws_ino != cs->ws_ino)
+		snprintf(why, why_size, "change set %s is of the workspace %s, not %s", p->id,
+			 p->workspace, cs->workspace);
+	else if ((r = changes_lock(p)) < 0)
+		snprintf(why, why_size, "change set %s %s", p->id,
+			 r == -EWOULDBLOCK ? "is in use by a running session" : strerror(-r));
+	else if (has(p, "journal") && (r = -EINVAL))
+		snprintf(why, why_size,
+			 "an apply of change set %s was interrupted; finish it (bpfbox apply %s)",
+			 p->id, p->id);
+	else if ((r = take_upper(cs, p)) < 0)
+		snprintf(why, why_size, "cannot take change set %s over: %s", p->id, strerror(-r));
+out:
+	changes_unlock(p);
+	free(p);
+	return r;
+}
+
+void changes_remove_parents(const struct changes_set *cs)
+{
+	struct changes_set *p = calloc(1, sizeof(*p));
+	char why[PATH_MAX + 128], child[64];
+
+	snprintf(child, sizeof(child), "%s", cs->id);
+	for (const char *id = cs->parent; p && id[0];) {
+		if (changes_open(p, id, why, sizeof(why)) < 0 || !streq(p->state, "chained") ||
+		    !streq(p->child, child))
+			break;
+		changes_remove(p);
+		snprintf(child, sizeof(child), "%s", p->id);
+		id = p->parent;
+	}
+	free(p);
+}
+
 int changes_remove_work(const struct changes_set *cs)
 {
 	/* overlayfs's own dirs in work are mode 0 (volatile's marker too): searchable first. */

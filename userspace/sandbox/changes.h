@@ -110,6 +110,16 @@ int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_s
 /* Writes cs's manifest (atomically: a temporary file renamed). 0 or -errno. */
 int changes_manifest_write(const struct changes_set *cs);
 
+/*
+ * --changes-from: cs (just made, its upper empty) takes over the upper of
+ * set parent_id, which must be open, of the same workspace and not in use;
+ * cs starts when it did and names it (parent), it says "chained" (child).
+ * 0 or -errno, why said.
+ */
+int changes_chain(struct changes_set *cs, const char *parent_id, char *why, size_t why_size);
+/* The chained sets cs continues, removed (once cs is applied or discarded). */
+void changes_remove_parents(const struct changes_set *cs);
+
 /* Removes the set's work directory (overlayfs's), or its directory whole. 0 or -errno. */
 int changes_remove_work(const struct changes_set *cs);
 int changes_remove(const struct changes_set *cs);

@@ -261,6 +261,7 @@ static int finish(struct apply *a, const char *journal)
 	snprintf(path, sizeof(path), "%s/upper", cs->dir);
 	rm_tree(path);
 	unlink(journal);
+	changes_remove_parents(cs);
 	return 0;
 }
 

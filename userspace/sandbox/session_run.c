@@ -475,12 +475,7 @@ static int run_command(struct run_state *t)
 	/* The last records of the BPF layer, for the summary. */
 	if (s->hooks.on_poll)
 		s->hooks.on_poll(s->hooks.ctx);
-	/*
-	 * The change set, scanned (and applied) once every process of the
-	 * session is gone (its PID namespace's init reaped): before the
-	 * daemon is asked to end the session, whose request carries it.
-	 */
-	session_changes_end(s);
+	session_changes_end(s); /* every process gone; before the daemon's end */
 	/*
 	 * The daemon ends the session while its private tmp and home go:
 	 * once the init of its PID namespace is reaped, the kernel has killed
