@@ -56,6 +56,8 @@ for i in range(m):
 PY
 hf empty_ws $RUN -w "$T/empty" --changes review -- /bin/true
 hf big_ws $RUN -w "$T/big" --changes review -- /bin/true
+hf empty_direct $RUN -w "$T/empty" -- /bin/true
+hf big_direct $RUN -w "$T/big" -- /bin/true
 
 # Review, apply and undo of N changed files (ms, each timed once a round).
 ms() { date +%s%N; }
@@ -73,8 +75,18 @@ for r in $(seq 1 "$ROUNDS"); do
 	"$BIN" undo "$T/nws" >/dev/null
 	d=$(ms)
 	[ "$(ls "$T/nws" | wc -l)" = 0 ] || echo "bench/changes.sh: undo left files" >&2
-	printf 'review\t%s\napply\t%s\nundo\t%s\n' $(((b - a) / 1000000)) $(((c - b) / 1000000)) \
-		$(((d - c) / 1000000)) >>"$T/nrows"
+	# The floor on this host: the same files copied by cp -r.
+	$RUN -w "$T/nws" --changes review --status-fd 3 -- sh -c \
+		'mkdir d; i=0; while [ $i -lt '"$N"' ]; do echo $i >d/f$i; i=$((i + 1)); done' \
+		</dev/null >/dev/null 2>&1 3>"$T/st"
+	id=$(sed -n 's/.*"type":"ended".*"session":"\([0-9a-f]*\)".*/\1/p' "$T/st")
+	e=$(ms)
+	cp -r "$BPFBOX_CHANGES_DIR/$id/upper/d" "$T/cpd"
+	f=$(ms)
+	rm -rf "$T/cpd"
+	"$BIN" discard "$id"
+	printf 'review\t%s\napply\t%s\nundo\t%s\ncp\t%s\n' $(((b - a) / 1000000)) \
+		$(((c - b) / 1000000)) $(((d - c) / 1000000)) $(((f - e) / 1000000)) >>"$T/nrows"
 done
 
 python3 - "$T/rows" "$T/nrows" "$N" "$M" "$RUNS" "$ROUNDS" >"$T/table" <<'PY'
@@ -96,16 +108,19 @@ row("`--changes review`, `/bin/true` (nothing changed: the set made and removed)
 row("`--changes review`, `touch a` (one file changed: scanned, kept)", "review_one")
 row("`--changes review`, empty workspace", "empty_ws")
 row("`--changes review`, workspace of %d files" % m, "big_ws")
+row("`--changes direct`, empty workspace", "empty_direct")
+row("`--changes direct`, workspace of %d files" % m, "big_direct")
 print()
 print("| %s changed files | median ms | min ms | max ms |" % n)
 print("|---|---:|---:|---:|")
-for k, what in (("review", "`bpfbox changes ID --json`"), ("apply", "`bpfbox apply ID`"), ("undo", "`bpfbox undo WS`")):
+for k, what in (("review", "`bpfbox changes ID --json`"), ("apply", "`bpfbox apply ID`"), ("undo", "`bpfbox undo WS`"), ("cp", "`cp -r` of the same files (this host's floor)")):
     v = nr[k]
     print("| %s | %d | %d | %d |" % (what, statistics.median(v), min(v), max(v)))
 print()
 print("Added by review to a session that changes nothing: %.2f ms (median %.2f against %.2f); "
-      "a workspace of %d files against an empty one: %.2f×." % (
-          rows["review"][0] - d, rows["review"][0], d, m, rows["big_ws"][0] / rows["empty_ws"][0]))
+      "a workspace of %d files against an empty one: %.2f× with review, %.2f× direct." % (
+          rows["review"][0] - d, rows["review"][0], d, m, rows["big_ws"][0] / rows["empty_ws"][0],
+          rows["big_direct"][0] / rows["empty_direct"][0]))
 PY
 cat "$T/table"
 echo
