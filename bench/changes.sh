@@ -29,7 +29,7 @@ command -v hyperfine >/dev/null || {
 hf() {
 	local name=$1
 	shift
-	hyperfine -N -w 5 -r "$RUNS" --export-json "$T/hf.json" "$*" >/dev/null 2>&1
+	hyperfine -N -i -w 3 -r "$RUNS" --export-json "$T/hf.json" "$*" >/dev/null 2>&1
 	python3 - "$name" "$T/hf.json" >>"$T/rows" <<'PY'
 import json, statistics, sys
 r = json.load(open(sys.argv[2]))["results"][0]["times"]
