@@ -7,7 +7,7 @@
 #                                      (`make bench` runs `bench/run.sh build`)
 #
 # --only runs those sections alone (startup embedded loops pipeline scale
-# attach loss limits egress cmdrules, the bench_* below) and writes
+# attach loss limits egress cmdrules changes, the bench_* below) and writes
 # $BUILD/bench/benchmarks-only.md, never docs/benchmarks.md: the report
 # of a partial run would drop every other section's numbers.
 #
@@ -29,6 +29,8 @@
 #    setup through the session's proxy against a direct connection.
 # 9. Command rules (bench/cmdrules.sh; 8 is bench/full.sh, run on its own): the exec program's time per exec
 #    without rules, with the defaults, 64 rules, long and adverse argv.
+# 10. Change sets (bench/changes.sh): --changes review against direct,
+#    review, apply and undo of 10,000 changed files, a 100,000-file workspace.
 #
 # Root is needed for the daemon, auditd and the tracers; without it those
 # rows say why they did not run. A full run writes docs/benchmarks.md;
@@ -41,7 +43,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 QUICK=0
 BUILD=build
 ONLY=''
-SECTIONS=' startup embedded loops pipeline scale attach loss limits egress cmdrules '
+SECTIONS=' startup embedded loops pipeline scale attach loss limits egress cmdrules changes '
 for arg in "$@"; do
 	if [ "$ONLY" = - ]; then
 		ONLY=" ${arg//,/ } "
@@ -107,6 +109,10 @@ knob EG_SETUPS 20 500
 knob EG_RUNS 1 5
 knob EG_BYTES 10485760 104857600
 knob CMD_EXECS 200 2000
+knob CH_RUNS 20 100
+knob CH_FILES 1000 10000
+knob CH_WS 10000 100000
+knob CH_ROUNDS 1 3
 knob ATT_NS 10 100
 knob LOSS_RATES "50000 200000" "50000 100000 150000 200000 300000 400000 600000 800000"
 knob LOSS_SECS 1 5
@@ -1550,6 +1556,17 @@ bench_cmdrules() {
 	"$ROOT/bench/cmdrules.sh" "$BIN" "$OUT" "$CMD_EXECS" >>"$LOG" 2>&1 ||
 		echo "bench/cmdrules.sh failed (see $LOG)" >"$OUT/cmdrules.why"
 }
+# bench/changes.sh: change sets' costs (its header says what each row is).
+bench_changes() {
+	say "change sets: review against direct, $CH_FILES changed files, a workspace of $CH_WS files"
+	mark changes
+	BENCH_CHANGES_RUNS=$CH_RUNS "$ROOT/bench/changes.sh" "$BIN" "$OUT" "$CH_FILES" "$CH_WS" \
+		"$CH_ROUNDS" >>"$LOG" 2>&1 || echo "bench/changes.sh failed (see $LOG)" >"$OUT/changes.why"
+}
+render_changes() {
+	not_run changes "$OUT/changes.md" && return
+	cat "$OUT/changes.md"
+}
 # not_run NAME [RESULTS]: says "Not run: why." and succeeds when bench NAME
 # left $OUT/NAME.why, or when its RESULTS file is missing or empty.
 not_run() {
@@ -2291,6 +2308,17 @@ write_report() {
 		echo "starts a pattern every fifth byte."
 		echo
 		render_cmdrules
+		echo
+		echo "## 10. Change sets"
+		echo
+		echo "\`bench/changes.sh\`: one embedded session of \`/bin/true\` with"
+		echo "\`--changes direct\` and \`review\` (hyperfine, $CH_RUNS runs; review"
+		echo "makes the set and, nothing changed, removes it at the end), one that"
+		echo "touches a file, the same on an empty workspace and on one of $CH_WS files;"
+		echo "then a session writes $CH_FILES files and \`bpfbox changes\`, \`apply\`"
+		echo "and \`undo\` are timed ($CH_ROUNDS rounds)."
+		echo
+		render_changes
 		echo
 		echo "## What the numbers mean"
 		echo

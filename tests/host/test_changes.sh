@@ -131,11 +131,23 @@ sh -c "$2"' sh "$OUT" "$SIG"
 	rc=0
 	verdict "apply: the session's symlinks are symlinks, nothing written through them" 0 \
 		"$([ -L "$WS/victim" ] && [ -L "$WS/lnk" ] || echo "not symlinks")$([ -z "$(ls -A "$OUT")" ] || echo "written outside: $(ls -A "$OUT")")$(grep -q '^root:' /etc/passwd || echo "/etc/passwd changed")"
-	verdict "apply: what it replaced or deleted is kept (prev)" 0 \
-		"$([ "$(cat "$SETS/$ID/prev/a.txt" 2>/dev/null)" = hello ] && [ -f "$SETS/$ID/prev/victim/v" ] || echo "prev: $(ls -R "$SETS/$ID" | tr '\n' ' ' | head -c 300)")"
+	GEN1=$(ls -d "$SETS"/history/*/1 2>/dev/null)
+	verdict "apply: what it replaced or deleted is kept (generation 1 of the history)" 0 \
+		"$([ "$(cat "$GEN1/prev/a.txt" 2>/dev/null)" = hello ] && [ -f "$GEN1/prev/victim/v" ] || echo "history: $(ls -R "$SETS" | tr '\n' ' ' | head -c 300)")"
 	"$BPFBOX" discard "$ID" >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	verdict "discard removes the set" 0 "$([ ! -e "$SETS/$ID" ] || echo "$SETS/$ID is still there")"
+	"$BPFBOX" undo "$WS" --list >"$TMPD/list" 2>"$TMPD/err"
+	rc=$?
+	verdict "undo --list: generation 1, its paths and disk use" 0 \
+		"$(grep -q "^1 .* $ID  *14 " "$TMPD/list" && grep -q '^1 generation, .* (kept: the newest 20, up to 1024 MB)' "$TMPD/list" || echo "list: $(oneline "$TMPD/list")")"
+	"$BPFBOX" undo "$WS" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "undo: the workspace is as before the apply (files, modes, symlinks, the replaced trees)" 0 \
+		"$([ "$(sig "$WS")" = "$BEFORE" ] || echo "trees differ: $(sig "$WS" | tr '\n' '|' | head -c 400)")$([ ! -e "$GEN1" ] || echo "generation kept")$([ -z "$(ls -A "$OUT")" ] || echo "written outside")"
+	"$BPFBOX" undo "$WS" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "undo with nothing left: exit 4" 4
 	"$BPFBOX" changes "$ID" >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	verdict "changes of an unknown set: exit 4" 4
@@ -173,7 +185,7 @@ sh -c "$2"' sh "$OUT" "$SIG"
 	# Nothing changed: nothing left behind.
 	session "$WS" --changes review -- cat a.txt
 	verdict "a session that changes nothing leaves no set" 0 \
-		"$([ -z "$(ls -A "$SETS")" ] || echo "left: $(ls -A "$SETS")")$([ "$(ended kept)" = false ] || echo "kept: $(ended kept)")"
+		"$([ -z "$(ls -A "$SETS" | grep -vx history)" ] || echo "left: $(ls -A "$SETS")")$([ "$(ended kept)" = false ] || echo "kept: $(ended kept)")"
 
 	# session.changes in the audit stream (embedded mode), before session.end.
 	"$BPFBOX" run -q --no-daemon -w "$WS" --changes review --audit "$TMPD/audit.jsonl" \
@@ -221,6 +233,8 @@ echo x >mine; ls "$1" 2>&1 && echo LISTED; cat "$1"/*/upper/mine 2>&1 && echo RE
 	rm -rf "$VIS"
 
 	# kill -9 in the middle of an apply; running it again finishes it.
+	PRE=$(sig "$WS")
+	A0=$(cat "$WS/a.txt")
 	session "$WS" --changes review -- sh -c 'mkdir many; for i in $(seq 1 200); do echo $i >many/f$i; done; echo changed >a.txt'
 	SEEN=$("$BPFBOX" changes "$ID" | wc -l)
 	BPFBOX_FAULT_APPLY_KILL_AFTER=50 "$BPFBOX" apply "$ID" >"$TMPD/out" 2>"$TMPD/err"
@@ -233,6 +247,115 @@ echo x >mine; ls "$1" 2>&1 && echo LISTED; cat "$1"/*/upper/mine 2>&1 && echo RE
 	verdict "apply again finishes it" 0 \
 		"$([ "$(ls "$WS/many" | wc -l)" = 200 ] && [ "$(cat "$WS/a.txt")" = changed ] || echo "$(ls "$WS/many" | wc -l) of 200, a.txt $(cat "$WS/a.txt")")$([ ! -e "$SETS/$ID/journal" ] || echo "journal left")$([ "$SEEN" = 202 ] || echo "listed $SEEN")"
 	"$BPFBOX" discard "$ID"
+
+	# kill -9 in the middle of an undo; running it again finishes it.
+	UGEN=$(ls -d "$SETS"/history/*/[0-9]* | awk -F/ '{ print $NF, $0 }' | sort -n | tail -n 1 | cut -d' ' -f2)
+	BPFBOX_FAULT_APPLY_KILL_AFTER=50 "$BPFBOX" undo "$WS" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	N=$(ls "$WS/many" 2>/dev/null | wc -l)
+	verdict "undo killed (SIGKILL) after 50 writes: partial, its journal there" 137 \
+		"$([ "$N" -gt 0 ] && [ "$N" -lt 200 ] || echo "$N of 200 left")$([ -f "$UGEN/journal" ] || echo "no journal in $UGEN")"
+	"$BPFBOX" undo "$WS" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "undo again finishes it" 0 \
+		"$([ "$(sig "$WS")" = "$PRE" ] || echo "many: $(ls "$WS/many" 2>/dev/null | wc -l), a.txt $(cat "$WS/a.txt")")$([ ! -e "$UGEN" ] || echo "generation $UGEN left")"
+
+	# Undo refuses a path changed after the apply, and writes nothing.
+	session "$WS" --changes apply -- sh -c 'echo v1 >a.txt; echo n >u.txt'
+	echo editor >"$WS/a.txt"
+	BEFORE=$(sig "$WS")
+	"$BPFBOX" undo "$WS" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "undo refuses a path changed since the apply, and writes nothing" 3 \
+		"$(grep -q 'refused: a.txt: changed since the apply' "$TMPD/err" || echo "stderr: $(oneline "$TMPD/err")")$([ "$(sig "$WS")" = "$BEFORE" ] || echo "written")"
+	echo v1 >"$WS/a.txt"
+	"$BPFBOX" undo "$WS" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "undo: the same bytes back (an edit undone by hand) is no conflict" 0 \
+		"$([ "$(cat "$WS/a.txt")" = "$A0" ] && [ ! -e "$WS/u.txt" ] || echo "a.txt: $(cat "$WS/a.txt")")"
+
+	# The history's bound (the policy's undo.generations): the oldest dropped.
+	echo '{"undo": {"generations": 1}}' >"$TMPD/task.json"
+	for v in 1 2; do
+		session "$WS" --task "$TMPD/task.json" --changes apply -- sh -c "echo g$v >a.txt"
+	done
+	GENS=$("$BPFBOX" undo "$WS" --list --json | python3 -c '
+import json, sys
+h = json.load(sys.stdin)
+print(len(h["generations"]), h["keep_generations"], h["bytes"] > 0)')
+	verdict "undo.generations 1: the newest kept, the one before dropped, disk use counted" 0 \
+		"$([ "$GENS" = "1 1 True" ] || echo "generations: $GENS")"
+	"$BPFBOX" undo "$WS" >/dev/null 2>&1 && "$BPFBOX" undo "$WS" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "undo: back one generation, the dropped one gone (exit 4)" 4 \
+		"$([ "$(cat "$WS/a.txt")" = g1 ] || echo "a.txt: $(cat "$WS/a.txt")")"
+
+	# A chain: the second session starts on the first's set; one apply for both.
+	mkws "$WS"
+	session "$WS" --changes review -- sh -c 'echo one >one.txt; echo more >>a.txt'
+	P=$ID
+	session "$WS" --changes-from "$P" -- sh -c 'cat one.txt; echo two >two.txt; rm c.txt'
+	C=$ID
+	verdict "--changes-from: the second session sees the first's changes; its set holds both" 0 \
+		"$([ "$(cat "$TMPD/out")" = one ] || echo "saw: $(oneline "$TMPD/out")")$([ "$("$BPFBOX" changes "$C" | tr '\n' ' ')" = "modified a.txt deleted  c.txt added    one.txt added    two.txt " ] || echo "set: $("$BPFBOX" changes "$C" | tr '\n' ' ')")$([ ! -e "$WS/one.txt" ] || echo "reached the workspace")"
+	"$BPFBOX" apply "$P" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "the first set, continued, cannot be applied alone" 3 \
+		"$(grep -q "continued by $C" "$TMPD/err" || echo "stderr: $(oneline "$TMPD/err")")"
+	"$BPFBOX" apply "$C" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "apply of the second applies both, and removes the first" 0 \
+		"$([ -f "$WS/one.txt" ] && [ -f "$WS/two.txt" ] && [ ! -e "$WS/c.txt" ] && grep -q more "$WS/a.txt" || echo "workspace: $(ls "$WS" | tr '\n' ' ')")$([ ! -e "$SETS/$P" ] || echo "first set left")"
+
+	# A set in use by a running session: apply and discard refuse it (exit 5).
+	CTL=$TMPD/ctl
+	mkdir -p "$CTL"
+	"$BPFBOX" run -q --no-daemon -w "$WS" --rw "$CTL" --changes review --status-fd 3 -- sh -c \
+		'echo x >x; echo up >"$1/up"; while [ ! -e "$1/go" ]; do sleep 0.05; done' sh "$CTL" \
+		</dev/null >/dev/null 2>&1 3>"$TMPD/hst" &
+	HPID=$!
+	wait_file "$CTL/up" 10
+	HID=$(head -n 1 "$TMPD/hst" | sed -n 's/.*"session":"\([0-9a-f]*\)".*/\1/p')
+	"$BPFBOX" apply "$HID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "apply of a set a session is running on: refused, exit 5" 5 \
+		"$(grep -q 'in use by a running session' "$TMPD/err" || echo "stderr: $(oneline "$TMPD/err")")$([ ! -e "$WS/x" ] || echo "applied")"
+	"$BPFBOX" discard "$HID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "discard of a set a session is running on: refused, exit 5" 5 \
+		"$([ -d "$SETS/$HID/upper" ] || echo "set removed")"
+	touch "$CTL/go"
+	wait "$HPID"
+	"$BPFBOX" apply "$HID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "once the session ended, apply takes it" 0 "$([ -f "$WS/x" ] || echo "x not applied")"
+
+	# Through a daemon: review, session.changes in its audit stream and the run's, apply.
+	CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	if [ -n "$CG2" ]; then
+		cleanup_extra() { :; }
+		daemon_scratch changes
+		mkws "$WS"
+		if start_daemon "$TMPD/daudit.jsonl"; then
+			"$BPFBOX" run -q --daemon-socket "$SOCK" -w "$WS" --changes review --status-fd 3 \
+				--audit "$TMPD/raudit.jsonl" -- sh -c 'echo d >viad.txt' \
+				</dev/null >"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/st"
+			rc=$?
+			ID=$(sid)
+			verdict "through a daemon: review keeps the workspace, the set is listed" 0 \
+				"$([ ! -e "$WS/viad.txt" ] || echo "written")$([ "$("$BPFBOX" changes "$ID")" = "added    viad.txt" ] || echo "set: $("$BPFBOX" changes "$ID" 2>&1)")$(grep -q '"mode":"daemon"' "$TMPD/raudit.jsonl" || echo "not via the daemon")"
+			wait_grep '"type":"session.changes"' "$TMPD/daudit.jsonl" 5
+			verdict "through a daemon: session.changes before session.end, in the daemon's stream and the run's" 0 \
+				"$(for f in daudit raudit; do grep "\"session\":\"$ID\"" "$TMPD/$f.jsonl" | grep -o '"type":"session\.[a-z]*"' | tail -n 2 | tr '\n' ' ' | grep -qx '"type":"session.changes" "type":"session.end" ' || echo "$f: $(grep -o '"type":"session\.[a-z]*"' "$TMPD/$f.jsonl" | tr '\n' ' ')"; done)$(grep '"type":"session.changes"' "$TMPD/daudit.jsonl" | grep -q '"added":1,.*"paths":\["viad.txt"\]' || echo "no counts")"
+			"$BPFBOX" apply "$ID" >"$TMPD/out" 2>"$TMPD/err"
+			rc=$?
+			verdict "through a daemon: apply" 0 "$([ "$(cat "$WS/viad.txt")" = d ] || echo "not applied")"
+		else
+			fail "the private daemon did not start: $(oneline "$DERR")"
+		fi
+	else
+		skip "change sets through a daemon: no cgroup2 mount"
+	fi
 else
 	skip "change sets as root: not root"
 fi

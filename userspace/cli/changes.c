@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bpfbox changes, apply, discard: a session's change set (docs/runtime.md,
- * "Change sets"; sandbox/changes.h) listed, its text diffs shown, applied
- * to its workspace, or removed.
+ * bpfbox changes, apply, discard, undo: a session's change set
+ * (docs/runtime.md, "Change sets"; sandbox/changes.h) listed, its text
+ * diffs shown, applied to its workspace, or removed; a workspace's
+ * history of applies listed, a generation of it restored.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -36,18 +38,34 @@ static void apply_usage(FILE *out)
 {
 	fprintf(out, "usage: bpfbox apply ID\n"
 		     "  writes change set ID into its workspace, keeping what it replaces\n"
-		     "  (ROOT/ID/prev); run it again to finish an apply that was interrupted\n"
+		     "  (a generation of the workspace's history: bpfbox undo); run it again\n"
+		     "  to finish an apply that was interrupted\n"
 		     "exit: 0 applied; 1 an error; 2 bad usage; 3 refused (a path changed in the\n"
 		     "workspace since the session started, or a device node, fifo, socket,\n"
 		     "set-uid or set-gid file; each path on stderr, nothing written);\n"
-		     "4 no change set ID\n");
+		     "4 no change set ID; 5 in use by a running session\n");
 }
 
 static void discard_usage(FILE *out)
 {
 	fprintf(out, "usage: bpfbox discard ID\n"
 		     "  removes change set ID (its workspace stays as it is)\n"
-		     "exit: 0 removed; 1 an error; 2 bad usage; 4 no change set ID\n");
+		     "exit: 0 removed; 1 an error; 2 bad usage; 4 no change set ID;\n"
+		     "5 in use by a running session\n");
+}
+
+static void undo_usage(FILE *out)
+{
+	fprintf(out, "usage: bpfbox undo WORKSPACE [GEN]\n"
+		     "       bpfbox undo WORKSPACE --list [--json]\n"
+		     "  puts back what apply GEN (default: the newest) overwrote or deleted in\n"
+		     "  WORKSPACE and removes what it added; run it again to finish an undo that\n"
+		     "  was interrupted\n"
+		     "  --list   the generations kept, oldest first, and their disk use\n"
+		     "  --json   --list as one JSON object\n"
+		     "exit: 0 restored (or listed); 1 an error; 2 bad usage; 3 refused (a path\n"
+		     "changed since that apply; each path on stderr, nothing written);\n"
+		     "4 no such generation, or no history\n");
 }
 
 /* The set named by the one operand; 0, or the exit code (said). */
@@ -94,6 +112,12 @@ static void print_json(const struct changes_set *cs, const struct change_list *l
 	jsonw_str(&w, "workspace", cs->workspace);
 	jsonw_str(&w, "dir", cs->dir);
 	jsonw_str(&w, "state", cs->state);
+	if (cs->parent[0])
+		jsonw_str(&w, "parent", cs->parent);
+	if (cs->child[0])
+		jsonw_str(&w, "child", cs->child);
+	if (cs->generation)
+		jsonw_u64(&w, "generation", cs->generation);
 	jsonw_u64(&w, "added", l->count[CHANGE_ADDED]);
 	jsonw_u64(&w, "modified", l->count[CHANGE_MODIFIED] + l->count[CHANGE_MODE]);
 	jsonw_u64(&w, "deleted", l->count[CHANGE_DELETED]);
@@ -201,11 +225,17 @@ int cmd_changes(int argc, char **argv)
 		return cli_usage_error("changes", "give --json or --diff, not both");
 	if ((r = open_set("changes", argc, argv, &cs)))
 		return r;
-	if (streq(cs.state, "applied")) {
+	if (streq(cs.state, "applied") || streq(cs.state, "chained")) {
 		if (json)
 			print_json(&cs, &cs.list);
+		else if (cs.child[0])
+			printf("change set %s was continued by %s (--changes-from): bpfbox changes "
+			       "%s\n",
+			       cs.id, cs.child, cs.child);
 		else
-			printf("change set %s was applied to %s\n", cs.id, cs.workspace);
+			printf("change set %s was applied to %s (generation %lu: bpfbox undo %s "
+			       "--list)\n",
+			       cs.id, cs.workspace, cs.generation, cs.workspace);
 		return 0;
 	}
 	if (changes_scan(&cs, &cs.list, why, sizeof(why)) < 0) {
@@ -242,6 +272,107 @@ int cmd_apply(int argc, char **argv)
 	return r;
 }
 
+/* A size for people: 4.0K, 12M. */
+static void put_size(char *buf, size_t size, uint64_t b)
+{
+	const char *u = "BKMGT";
+
+	double v = b;
+	while (v >= 1024 && u[1]) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, size, *u == 'B' ? "%.0f%c" : "%.1f%c", v, *u);
+}
+
+static int list_history(const char *ws, bool json)
+{
+	struct changes_gen *v;
+	struct jsonw w = {0};
+	uint64_t total = 0;
+	char when[RFC3339_MAX], sz[32];
+	size_t n;
+	int r = changes_history_list(ws, &v, &n);
+
+	if (r < 0) {
+		fprintf(stderr, "bpfbox undo: cannot read the history of %s: %s\n", ws,
+			strerror(-r));
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		total += v[i].bytes;
+	if (json) {
+		jsonw_begin(&w);
+		jsonw_str(&w, "workspace", ws);
+		jsonw_u64(&w, "bytes", total);
+		jsonw_u64(&w, "keep_generations",
+			  n ? v[n - 1].keep_gens : CHANGES_UNDO_GENERATIONS);
+		jsonw_u64(&w, "keep_mb", n ? v[n - 1].keep_mb : CHANGES_UNDO_MB);
+		jsonw_array_begin(&w, "generations");
+		for (size_t i = 0; i < n; i++) {
+			rfc3339(when, sizeof(when), v[i].applied_ns, 0);
+			jsonw_object_begin(&w, NULL);
+			jsonw_u64(&w, "generation", v[i].n);
+			jsonw_str(&w, "changes_id", v[i].id);
+			jsonw_str(&w, "applied", when);
+			jsonw_u64(&w, "paths", v[i].paths);
+			jsonw_u64(&w, "bytes", v[i].bytes);
+			jsonw_end(&w);
+		}
+		jsonw_array_end(&w);
+		jsonw_end(&w);
+		jsonw_newline(&w);
+		fwrite(w.buf, 1, w.len, stdout);
+		jsonw_free(&w);
+	} else {
+		printf("%-5s %-20s %-32s %7s %7s\n", "GEN", "APPLIED", "CHANGE SET", "PATHS",
+		       "SIZE");
+		for (size_t i = 0; i < n; i++) {
+			rfc3339(when, sizeof(when), v[i].applied_ns, 0);
+			put_size(sz, sizeof(sz), v[i].bytes);
+			printf("%-5lu %-20s %-32s %7llu %7s\n", v[i].n, when, v[i].id,
+			       (unsigned long long)v[i].paths, sz);
+		}
+		put_size(sz, sizeof(sz), total);
+		printf("%zu generation%s, %s (kept: the newest %u, up to %llu MB)\n", n,
+		       n == 1 ? "" : "s", sz, n ? v[n - 1].keep_gens : CHANGES_UNDO_GENERATIONS,
+		       (unsigned long long)(n ? v[n - 1].keep_mb : CHANGES_UNDO_MB));
+	}
+	free(v);
+	return 0;
+}
+
+int cmd_undo(int argc, char **argv)
+{
+	bool list = false, json = false;
+	const struct cli_opt opts[] = {{"list", 'l', false, &list}, {"json", 0, false, &json}, {0}};
+	char ws[PATH_MAX], *end;
+	unsigned long gen = 0;
+	int r = cli_parse(argc, argv, opts, true, undo_usage);
+
+	if (r >= 0)
+		return r;
+	if (optind >= argc)
+		return cli_usage_error("undo", "give the workspace");
+	if (argc - optind > (list ? 1 : 2))
+		return cli_usage_error("undo", "unexpected argument '%s'",
+				       argv[optind + (list ? 1 : 2)]);
+	if (json && !list)
+		return cli_usage_error("undo", "--json goes with --list");
+	if (argc - optind == 2) {
+		errno = 0;
+		gen = strtoul(argv[optind + 1], &end, 10);
+		if (errno || *end || !gen || argv[optind + 1][0] == '-')
+			return cli_usage_error("undo", "'%s' is not a generation (1, 2, ...)",
+					       argv[optind + 1]);
+	}
+	if (!realpath(argv[optind], ws)) {
+		fprintf(stderr, "bpfbox undo: %s: %s\n", argv[optind], strerror(errno));
+		return 1;
+	}
+	return list ? list_history(ws, json) : changes_undo(ws, gen);
+}
+
 int cmd_discard(int argc, char **argv)
 {
 	const struct cli_opt opts[] = {{0}};
@@ -252,9 +383,22 @@ int cmd_discard(int argc, char **argv)
 		return r;
 	if ((r = open_set("discard", argc, argv, &cs)))
 		return r;
+	if (streq(cs.state, "chained")) {
+		fprintf(stderr,
+			"bpfbox discard: change set %s was continued by %s (--changes-from); "
+			"discard that one\n",
+			cs.id, cs.child);
+		return CHANGES_EXIT_CONFLICT;
+	}
+	if ((r = changes_lock(&cs)) < 0) {
+		fprintf(stderr, "bpfbox discard: change set %s %s\n", cs.id,
+			r == -EWOULDBLOCK ? "is in use by a running session" : strerror(-r));
+		return r == -EWOULDBLOCK ? CHANGES_EXIT_BUSY : 1;
+	}
 	if ((r = changes_remove(&cs)) < 0) {
 		fprintf(stderr, "bpfbox discard: cannot remove %s: %s\n", cs.dir, strerror(-r));
 		return 1;
 	}
+	changes_remove_parents(&cs);
 	return 0;
 }

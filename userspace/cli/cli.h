@@ -83,7 +83,8 @@ int cli_connect(struct daemon_client *c, const char *cmd, const char *socket, in
 	X("top", cmd_top, "watch a daemon's sessions live (ncurses)")                  \
 	X("changes", cmd_changes, "list a session's change set (--changes review)")    \
 	X("apply", cmd_apply, "write a session's change set into its workspace")       \
-	X("discard", cmd_discard, "remove a session's change set")
+	X("discard", cmd_discard, "remove a session's change set")                     \
+	X("undo", cmd_undo, "restore a workspace to before an apply; --list its history")
 
 /*
  * A session id or a unique prefix of one (4 to 32 hex digits, as 'bpfbox

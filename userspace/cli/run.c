@@ -76,6 +76,8 @@ static void run_usage(FILE *out)
 		"  --changes direct|review|apply   where writes to the workspace go (default\n"
 		"                        direct; review: a change set for bpfbox changes,\n"
 		"                        apply, discard; apply: applied when it exits 0)\n"
+		"  --changes-from ID     start on change set ID, unapplied (review unless\n"
+		"                        --changes apply): the new set holds both\n"
 		"  --config FILE         global config (default /etc/bpfbox/config.json)\n"
 		"  --agent NAME          apply the config's agents.NAME layer\n"
 		"  --task FILE           apply a task layer file\n"
@@ -146,6 +148,7 @@ enum {
 	OPT_DEVICE,
 	OPT_SSH_AGENT,
 	OPT_CHANGES,
+	OPT_CHANGES_FROM,
 };
 
 static const struct option run_opts[] = {
@@ -187,6 +190,7 @@ static const struct option run_opts[] = {
 	{"deny-command", required_argument, NULL, OPT_DENY_COMMAND},
 	{"ask-fd", required_argument, NULL, OPT_ASK_FD},
 	{"changes", required_argument, NULL, OPT_CHANGES},
+	{"changes-from", required_argument, NULL, OPT_CHANGES_FROM},
 	{"daemon-socket", required_argument, NULL, OPT_DAEMON_SOCKET},
 	{"no-daemon", no_argument, NULL, OPT_NO_DAEMON},
 	{"limits-via", required_argument, NULL, OPT_LIMITS_VIA},
@@ -511,6 +515,9 @@ static int run_opt(struct run_plan *p, struct strv *labels, int c, const char *a
 		return 0;
 	case OPT_NO_DAEMON:
 		p->no_daemon = true;
+		return 0;
+	case OPT_CHANGES_FROM: /* checked by the session: changes_open */
+		p->changes_from = arg;
 		return 0;
 	case OPT_LEVEL:
 		if (level_parse(arg, &p->want) < 0 ||

@@ -144,14 +144,18 @@ int daemon_answer(struct daemon_client *c, const char *id, uint64_t ask_id, cons
 		  char *msg, size_t size);
 /* Moves pid, a child of the caller, into the session's cgroup. */
 int daemon_attach(struct daemon_client *c, const char *id, pid_t pid, char *msg, size_t size);
+struct changes_set;
 /*
- * Ends the session with the command's result (res NULL: nothing ran);
- * *reply (may be NULL; the caller puts it) carries its "denials".
+ * Ends the session with the command's result (res NULL: nothing ran) and
+ * its change set's summary (changes NULL: --changes direct), which the
+ * daemon writes as session.changes; *reply (may be NULL; the caller puts
+ * it) carries its "denials".
  */
 int daemon_unregister(struct daemon_client *c, const char *id, const struct session_result *res,
-		      struct json_object **reply, char *msg, size_t size);
+		      const struct changes_set *changes, struct json_object **reply, char *msg,
+		      size_t size);
 /* Its first half: the request sent; daemon_client_reply reads the reply. */
 int daemon_unregister_send(struct daemon_client *c, const char *id,
-			   const struct session_result *res);
+			   const struct session_result *res, const struct changes_set *changes);
 
 #endif

@@ -21,6 +21,7 @@
 #include "client.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
+#include "../sandbox/changes.h"
 #include "../sandbox/session.h"
 #include "../lib/json.h"
 #include "../lib/log.h"
@@ -377,11 +378,14 @@ int daemon_attach(struct daemon_client *c, const char *id, pid_t pid, char *msg,
 }
 
 int daemon_unregister_send(struct daemon_client *c, const char *id,
-			   const struct session_result *res)
+			   const struct session_result *res, const struct changes_set *changes)
 {
-	struct json_object *req = daemon_request("unregister", id);
+	struct json_object *req = daemon_request("unregister", id), *o;
 	int r;
 
+	/* --changes review|apply: the daemon writes session.changes before session.end. */
+	if (changes && (o = changes_summary_object(changes)))
+		json_object_object_add(req, "changes", o);
 	if (res) {
 		json_object_object_add(req, "exit_code", json_object_new_int(res->exit_code));
 		json_object_object_add(req, "timed_out", json_object_new_boolean(res->timed_out));
@@ -396,9 +400,10 @@ int daemon_unregister_send(struct daemon_client *c, const char *id,
 }
 
 int daemon_unregister(struct daemon_client *c, const char *id, const struct session_result *res,
-		      struct json_object **reply, char *msg, size_t size)
+		      const struct changes_set *changes, struct json_object **reply, char *msg,
+		      size_t size)
 {
-	daemon_unregister_send(c, id, res);
+	daemon_unregister_send(c, id, res, changes);
 	return daemon_client_reply(c, reply, msg, size);
 }
 

@@ -29,6 +29,7 @@
 #include "../monitor/monitor.h"
 #include "../monitor/oom.h"
 #include "../policy/policy.h"
+#include "../sandbox/changes.h"
 #include "../lib/util.h"
 #include "../net/egress.h"
 
@@ -287,6 +288,40 @@ static void put_denials(struct jsonw *w, const struct denials *dn)
 	jsonw_u64(w, "denials_exec_not_found", dn->exec_not_found);
 }
 
+static void emit_lifecycle(struct daemon *d, struct dsession *s, const struct session_event *ev);
+
+/*
+ * The run's change set (--changes review|apply), written as
+ * session.changes before session.end. 0, or -EINVAL replied.
+ */
+static int unregister_changes(struct daemon *d, struct conn *c, struct dsession *s,
+			      struct json_object *req)
+{
+	struct changes_set *cs;
+	struct json_object *o;
+	const char *bad;
+	int r;
+
+	if (!json_object_object_get_ex(req, "changes", &o) || s->drained)
+		return 0;
+	if (!(cs = malloc(sizeof(*cs))))
+		return 0;
+	r = changes_summary_parse(o, cs, &bad);
+	if (r < 0) {
+		char member[64];
+
+		snprintf(member, sizeof(member), "changes.%s", bad);
+		ops_bad_member(d, c, "unregister", member, "the change set's summary");
+	} else {
+		struct session_event ev = {.type = SEV_CHANGES, .changes = cs};
+
+		emit_lifecycle(d, s, &ev);
+	}
+	change_list_free(&cs->list);
+	free(cs);
+	return r;
+}
+
 void op_unregister(struct daemon *d, struct conn *c, struct json_object *req)
 {
 	struct dsession *s = ops_request_session(d, c, req, "unregister");
@@ -320,6 +355,8 @@ void op_unregister(struct daemon *d, struct conn *c, struct json_object *req)
 		return;
 	}
 	e.output_dropped = r ? 0 : i;
+	if (unregister_changes(d, c, s, req) < 0)
+		return;
 	if (s->state != DS_ENDING)
 		s->end = e;
 	snprintf(id, sizeof(id), "%s", s->id);

@@ -53,6 +53,16 @@ struct json_object *policy_to_json(const struct bpfbox_policy *p)
 	json_object_object_add(o, "read_host", json_object_new_boolean(p->read_host));
 	json_object_object_add(o, "namespaces", json_object_new_boolean(p->namespaces));
 	json_object_object_add(o, "changes", json_object_new_string(changes_mode_name(p->changes)));
+	{
+		struct json_object *u = json_object_new_object();
+
+		if (u) {
+			json_object_object_add(u, "generations",
+					       json_object_new_int64(p->undo_generations));
+			json_object_object_add(u, "mb", json_object_new_int64(p->undo_mb));
+			json_object_object_add(o, "undo", u);
+		}
+	}
 	json_object_object_add(o, "ro", strv_json(&p->ro_paths));
 	json_object_object_add(o, "rw", strv_json(&p->rw_paths));
 	json_object_object_add(o, "devices", strv_json(&p->devices));

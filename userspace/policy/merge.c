@@ -20,12 +20,12 @@
 static const char *const layer_keys[] = {
 	"mode",	       "workspace",    "network",   "user",	    "allow_unconfined",
 	"private_tmp", "namespaces",   "limits",    "restrictions", "extra",
-	"read_host",   "net_resolver", "ssh_agent", "changes",
+	"read_host",   "net_resolver", "ssh_agent", "changes",	    "undo",
 };
 
 #define LAYER_KEYS                                                                               \
 	"mode, workspace, network, user, allow_unconfined, private_tmp, namespaces, read_host, " \
-	"ssh_agent, limits, restrictions, extra, net_resolver, changes"
+	"ssh_agent, limits, restrictions, extra, net_resolver, changes, undo"
 #define LIMIT_KEYS                                                            \
 	"timeout_s, output_bytes, memory_mb, pids, cpu_percent, disk_mb, "    \
 	"file_size_mb, open_files, pause_timeout_s, timeout_counts, on_oom, " \
@@ -210,6 +210,35 @@ static int merge_changes(struct bpfbox_policy *p, struct json_object *v, const s
 	return 0;
 }
 
+/*
+ * "undo": {"generations": N, "mb": M}, the bound of a workspace's history
+ * of applies (docs/runtime.md, "Undo"); each at least 1.
+ */
+static int merge_undo(struct bpfbox_policy *p, struct json_object *o, const struct layer_ctx *lc,
+		      struct policy_error *err)
+{
+	struct json_object *v;
+
+	if (!json_object_is_type(o, json_type_object))
+		return lerr(lc, err, "undo",
+			    "must be an object: {\"generations\": 20, \"mb\": 1024}");
+	json_object_object_foreach (o, key, val) {
+		int64_t n = json_object_get_int64(val);
+
+		if (!streq(key, "generations") && !streq(key, "mb"))
+			return lerr(lc, err, "undo",
+				    "unknown key '%s'; valid keys: generations, mb", key);
+		if (!json_object_is_type(val, json_type_int) || n < 1 || n > 1000000)
+			return lerr(lc, err, "undo", "%s must be an integer from 1 to 1000000",
+				    key);
+	}
+	if (json_object_object_get_ex(o, "generations", &v))
+		p->undo_generations = json_object_get_int64(v);
+	if (json_object_object_get_ex(o, "mb", &v))
+		p->undo_mb = json_object_get_int64(v);
+	return 0;
+}
+
 /* A string key into *out (replacing it); max: its length limit, 0 for none. */
 static int merge_str(char **out, struct json_object *v, const char *key, size_t max,
 		     const struct layer_ctx *lc, struct policy_error *err)
@@ -294,6 +323,8 @@ static int merge_scalars(struct bpfbox_policy *p, struct json_object *layer,
 		r = merge_str(&p->net_resolver, v, "net_resolver", 0, lc, err);
 	if (r >= 0 && json_object_object_get_ex(layer, "changes", &v))
 		r = merge_changes(p, v, lc, err);
+	if (r >= 0 && json_object_object_get_ex(layer, "undo", &v))
+		r = merge_undo(p, v, lc, err);
 	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(bools); i++)
 		if (json_object_object_get_ex(layer, bools[i].key, &v))
 			r = get_bool(lc, err, bools[i].key, v, bools[i].out);

@@ -287,6 +287,8 @@ void policy_init(struct bpfbox_policy *p)
 	p->private_tmp = true;
 	p->namespaces = true;
 	p->allow_unconfined = false;
+	p->undo_generations = 20; /* changes.h CHANGES_UNDO_GENERATIONS */
+	p->undo_mb = 1024;
 	p->limits = (struct policy_limits){
 		.timeout_ms = 120 * 1000,
 		.output_bytes = 1024 * 1024,
@@ -346,6 +348,8 @@ int policy_dup(struct bpfbox_policy *dst, const struct bpfbox_policy *src)
 	dst->namespaces = src->namespaces;
 	dst->ssh_agent = src->ssh_agent;
 	dst->changes = src->changes;
+	dst->undo_generations = src->undo_generations;
+	dst->undo_mb = src->undo_mb;
 	if (src->workspace && !(dst->workspace = strdup(src->workspace)))
 		goto fail;
 	if (src->user && !(dst->user = strdup(src->user)))

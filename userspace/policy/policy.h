@@ -124,8 +124,10 @@ struct bpfbox_policy {
 	bool private_tmp;      /* a fresh rw /tmp dir inside the session */
 	bool namespaces;       /* mount, PID, IPC (and user) namespaces (docs/SECURITY.md) */
 	bool ssh_agent;	       /* the caller's SSH agent reachable in the session (--ssh-agent) */
-	enum changes_mode changes; /* --changes: direct, review, apply */
-	struct strv origins;	   /* where each layer came from, for --verbose */
+	enum changes_mode changes;     /* --changes: direct, review, apply */
+	unsigned int undo_generations; /* "undo": the history of applies kept, at most */
+	uint64_t undo_mb;
+	struct strv origins; /* where each layer came from, for --verbose */
 };
 
 /* Where a config error is: the file and the JSON path, for one-line errors. */

@@ -109,6 +109,7 @@ static int plan_session(struct run *r)
 	r->s.status_fd = p->status_fd;
 	r->s.start_ns = p->start_ns;
 	r->s.labels = p->labels;
+	r->s.changes_from = p->changes_from;
 	r->s.layers.requested = p->want;
 	if (p->via != LIMITS_VIA_AUTO)
 		session_plan_limits(&r->s, p->via);

@@ -23,6 +23,7 @@ struct run_plan {
 	struct audit_opts audit;   /* --audit FILE and its mode, ring, rate */
 	const char *daemon_socket; /* --daemon-socket, NULL: the default */
 	bool no_daemon;		   /* --no-daemon */
+	const char *changes_from;  /* --changes-from ID, NULL: none */
 	bool verbose;		   /* -v: the effective policy and level */
 	enum limits_via via;	   /* --limits-via */
 	const struct strv *labels; /* --label KEY=VALUE */

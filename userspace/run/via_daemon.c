@@ -314,6 +314,12 @@ static void take_denials(struct session *s, struct json_object *reply)
 		s->denials.exec_not_found += json_object_get_int64(v);
 }
 
+/* The change set the session's end scanned (--changes review|apply), NULL: none. */
+static const struct changes_set *vd_changes(const struct session *s)
+{
+	return s->result.wait_status >= 0 ? s->changes : NULL;
+}
+
 static int unregister(struct daemon_run *r, const struct session_result *res,
 		      struct json_object **reply, char *msg, size_t size)
 {
@@ -326,7 +332,8 @@ static int unregister(struct daemon_run *r, const struct session_result *res,
 
 		/* Sent by end_begin: only its reply is read here. */
 		rc = r->unreg_sent ? daemon_client_reply(&r->ctl, &o, msg, size)
-				   : daemon_unregister(&r->ctl, r->s->id, res, &o, msg, size);
+				   : daemon_unregister(&r->ctl, r->s->id, res, vd_changes(r->s), &o,
+						       msg, size);
 		r->unreg_sent = false;
 		replied = r->ctl.replied;
 		if (reply)
@@ -341,7 +348,8 @@ static int unregister(struct daemon_run *r, const struct session_result *res,
 		if (daemon_client_connect(&again, r->socket, DAEMON_CALL_TIMEOUT_MS) == 0) {
 			struct json_object *o = NULL;
 
-			rc = daemon_unregister(&again, r->s->id, res, &o, msg, size);
+			rc = daemon_unregister(&again, r->s->id, res, vd_changes(r->s), &o, msg,
+					       size);
 			replied = again.replied;
 			if (reply) {
 				json_object_put(*reply); /* the first try's, if it had one */
@@ -376,7 +384,7 @@ static int end_begin(void *ctx, struct session *s)
 	if (!r->registered || r->ended || r->ctl.fd < 0)
 		return -ENOTCONN;
 	r->finishing = true;
-	r->unreg_sent = daemon_unregister_send(&r->ctl, s->id, &s->result) == 0;
+	r->unreg_sent = daemon_unregister_send(&r->ctl, s->id, &s->result, vd_changes(s)) == 0;
 	return r->unreg_sent ? 0 : -EPIPE;
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -91,6 +92,14 @@ int changes_manifest_write(const struct changes_set *cs)
 	jsonw_u64(&w, "workspace_ino", cs->ws_ino);
 	jsonw_i64(&w, "start_ns", cs->start_ns);
 	jsonw_str(&w, "state", cs->state);
+	jsonw_u64(&w, "undo_generations", cs->undo_gens);
+	jsonw_u64(&w, "undo_mb", cs->undo_mb);
+	if (cs->generation)
+		jsonw_u64(&w, "generation", cs->generation);
+	if (cs->parent[0])
+		jsonw_str(&w, "parent", cs->parent);
+	if (cs->child[0])
+		jsonw_str(&w, "child", cs->child);
 	jsonw_end(&w);
 	jsonw_newline(&w);
 	if (w.oom) {
@@ -120,6 +129,7 @@ int changes_create(struct changes_set *cs, const char *id, const char *workspace
 	int r;
 
 	memset(cs, 0, sizeof(*cs));
+	cs->lock_fd = -1;
 	*upper = *work = -1;
 	if ((r = changes_root(root, sizeof(root), true)) < 0) {
 		snprintf(why, why_size,
@@ -176,6 +186,7 @@ int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_s
 	int r;
 
 	memset(cs, 0, sizeof(*cs));
+	cs->lock_fd = -1;
 	if (!changes_id_valid(id)) {
 		snprintf(why, why_size, "'%s' is not a change set id (the session id)", id);
 		return -EINVAL;
@@ -209,10 +220,124 @@ int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_s
 		r = -EINVAL;
 	snprintf(cs->state, sizeof(cs->state), "%s",
 		 (s = json_member_str(o, "state")) ? s : "open");
+	if (json_member_int(o, "undo_generations", &v) && v >= 0 && v <= UINT32_MAX)
+		cs->undo_gens = v;
+	if (json_member_int(o, "undo_mb", &v) && v >= 0)
+		cs->undo_mb = v;
+	if (json_member_int(o, "generation", &v) && v > 0)
+		cs->generation = v;
+	if ((s = json_member_str(o, "parent")) && changes_id_valid(s))
+		snprintf(cs->parent, sizeof(cs->parent), "%s", s);
+	if ((s = json_member_str(o, "child")) && changes_id_valid(s))
+		snprintf(cs->child, sizeof(cs->child), "%s", s);
 	json_object_put(o);
 	if (r < 0)
 		snprintf(why, why_size, "unreadable manifest %s", path);
 	return r;
+}
+
+int changes_lock(struct changes_set *cs)
+{
+	char path[PATH_MAX + 16];
+	int fd, r;
+
+	if (cs->lock_fd >= 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/lock", cs->dir);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	cs->lock_fd = fd;
+	return 0;
+}
+
+void changes_unlock(struct changes_set *cs)
+{
+	fd_close(&cs->lock_fd);
+}
+
+/* Whether the set's directory holds name. */
+static bool has(const struct changes_set *cs, const char *name)
+{
+	char path[PATH_MAX + 32];
+
+	snprintf(path, sizeof(path), "%s/%s", cs->dir, name);
+	return access(path, F_OK) == 0;
+}
+
+/* The parent's upper moved to cs, then both manifests say so. */
+static int take_upper(struct changes_set *cs, struct changes_set *p)
+{
+	char from[PATH_MAX + 16], to[PATH_MAX + 16];
+	int r;
+
+	snprintf(from, sizeof(from), "%s/upper", p->dir);
+	snprintf(to, sizeof(to), "%s/upper", cs->dir);
+	if (rmdir(to) < 0 || rename(from, to) < 0)
+		return -errno;
+	cs->start_ns = p->start_ns; /* what changed in the workspace since the first one */
+	snprintf(cs->parent, sizeof(cs->parent), "%s", p->id);
+	if ((r = changes_manifest_write(cs)) < 0)
+		return r;
+	snprintf(p->state, sizeof(p->state), "chained");
+	snprintf(p->child, sizeof(p->child), "%s", cs->id);
+	r = changes_manifest_write(p);
+	changes_remove_work(p);
+	return r;
+}
+
+int changes_chain(struct changes_set *cs, const char *parent_id, char *why, size_t why_size)
+{
+	struct changes_set *p = calloc(1, sizeof(*p));
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	r = changes_open(p, parent_id, why, why_size);
+	if (r < 0)
+		goto out;
+	r = -EINVAL;
+	if (!streq(p->state, "open"))
+		snprintf(why, why_size, "change set %s is %s, not open", p->id, p->state);
+	else if (!streq(p->workspace, cs->workspace) || p->ws_dev != cs->ws_dev ||
+		 p->ws_ino != cs->ws_ino)
+		snprintf(why, why_size, "change set %s is of the workspace %s, not %s", p->id,
+			 p->workspace, cs->workspace);
+	else if ((r = changes_lock(p)) < 0)
+		snprintf(why, why_size, "change set %s %s", p->id,
+			 r == -EWOULDBLOCK ? "is in use by a running session" : strerror(-r));
+	else if (has(p, "journal") && (r = -EINVAL))
+		snprintf(why, why_size,
+			 "an apply of change set %s was interrupted; finish it (bpfbox apply %s)",
+			 p->id, p->id);
+	else if ((r = take_upper(cs, p)) < 0)
+		snprintf(why, why_size, "cannot take change set %s over: %s", p->id, strerror(-r));
+out:
+	changes_unlock(p);
+	free(p);
+	return r;
+}
+
+void changes_remove_parents(const struct changes_set *cs)
+{
+	struct changes_set *p = calloc(1, sizeof(*p));
+	char why[PATH_MAX + 128], child[64];
+
+	snprintf(child, sizeof(child), "%s", cs->id);
+	for (const char *id = cs->parent; p && id[0];) {
+		if (changes_open(p, id, why, sizeof(why)) < 0 || !streq(p->state, "chained") ||
+		    !streq(p->child, child))
+			break;
+		changes_remove(p);
+		snprintf(child, sizeof(child), "%s", p->id);
+		id = p->parent;
+	}
+	free(p);
 }
 
 int changes_remove_work(const struct changes_set *cs)
@@ -250,7 +375,81 @@ void changes_summary_json(const struct changes_set *cs, struct jsonw *w)
 	for (size_t i = 0; i < l->n && i < CHANGES_PATHS_MAX; i++)
 		jsonw_array_strn(w, l->v[i].path, strlen(l->v[i].path));
 	jsonw_array_end(w);
-	jsonw_bool(w, "paths_truncated", l->n > CHANGES_PATHS_MAX);
+	jsonw_bool(w, "paths_truncated", l->n > CHANGES_PATHS_MAX || cs->paths_more);
+}
+
+struct json_object *changes_summary_object(const struct changes_set *cs)
+{
+	struct jsonw w = {0};
+	struct json_object *o = NULL;
+
+	jsonw_begin(&w);
+	changes_summary_json(cs, &w);
+	jsonw_end(&w);
+	if (!w.oom)
+		o = json_tokener_parse(w.buf);
+	jsonw_free(&w);
+	return o;
+}
+
+static int take_paths(struct json_object *a, struct changes_set *cs)
+{
+	size_t n = json_object_array_length(a);
+
+	if (n > CHANGES_PATHS_MAX || !(cs->list.v = calloc(n ? n : 1, sizeof(*cs->list.v))))
+		return -EINVAL;
+	cs->list.cap = n;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *p = json_object_array_get_idx(a, i);
+		const char *s = json_object_get_string(p);
+
+		if (!json_object_is_type(p, json_type_string) || !s[0] || strlen(s) >= PATH_MAX ||
+		    !(cs->list.v[i].path = strdup(s)))
+			return -EINVAL;
+		cs->list.n++;
+	}
+	return 0;
+}
+
+int changes_summary_parse(struct json_object *o, struct changes_set *cs, const char **bad)
+{
+	static const char *const counts[] = {"added", "modified", "deleted"};
+	static const enum change_kind kinds[] = {CHANGE_ADDED, CHANGE_MODIFIED, CHANGE_DELETED};
+	struct json_object *v;
+	const char *s;
+	int64_t n;
+
+	memset(cs, 0, sizeof(*cs));
+	cs->lock_fd = -1;
+	*bad = "changes_id";
+	if (!json_object_is_type(o, json_type_object) || !(s = json_member_str(o, "changes_id")) ||
+	    !changes_id_valid(s))
+		return -EINVAL;
+	snprintf(cs->id, sizeof(cs->id), "%s", s);
+	for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
+		*bad = counts[i];
+		if (!json_member_int(o, counts[i], &n) || n < 0)
+			return -EINVAL;
+		cs->list.count[kinds[i]] = n;
+	}
+	*bad = "kept";
+	if (!json_object_object_get_ex(o, "kept", &v) || !json_object_is_type(v, json_type_boolean))
+		return -EINVAL;
+	cs->kept = json_object_get_boolean(v);
+	*bad = "applied";
+	if (!json_object_object_get_ex(o, "applied", &v) ||
+	    !json_object_is_type(v, json_type_boolean))
+		return -EINVAL;
+	cs->applied = json_object_get_boolean(v);
+	*bad = "paths_truncated";
+	if (!json_object_object_get_ex(o, "paths_truncated", &v) ||
+	    !json_object_is_type(v, json_type_boolean))
+		return -EINVAL;
+	cs->paths_more = json_object_get_boolean(v);
+	*bad = "paths";
+	if (!json_object_object_get_ex(o, "paths", &v) || !json_object_is_type(v, json_type_array))
+		return -EINVAL;
+	return take_paths(v, cs);
 }
 
 int changes_session_end(struct changes_set *cs)

@@ -7,7 +7,12 @@
  *   ROOT/ID/manifest.json  id, workspace path, its st_dev/st_ino, start time
  *   ROOT/ID/upper, work    overlayfs's layers (the session's writes)
  *   ROOT/ID/journal        while an apply runs (changes_apply.c)
- *   ROOT/ID/prev           what an apply overwrote or deleted
+ *   ROOT/ID/prev           what an apply overwrote or deleted, until the
+ *                          apply's end moves it into a generation:
+ *   ROOT/history/KEY/N/    generation N of a workspace (KEY: its path's
+ *                          SHA-256, changes_history.c): gen.json, paths
+ *                          (what the apply left, changes_undo.c), prev
+ *   ROOT/ID/lock           flock()ed while a session runs on the set
  *
  * ROOT: $BPFBOX_CHANGES_DIR, else /var/lib/bpfbox/changes for root, else
  * $XDG_STATE_HOME/bpfbox/changes ($HOME/.local/state/bpfbox/changes);
@@ -23,11 +28,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../lib/sha256.h"
+
 struct jsonw;
 
 /* Exit codes of changes, apply and discard (docs/runtime.md). */
 #define CHANGES_EXIT_CONFLICT 3 /* apply refused: the workspace changed, or a refused file */
-#define CHANGES_EXIT_UNKNOWN  4 /* no change set of that id */
+#define CHANGES_EXIT_UNKNOWN  4 /* no change set of that id, no such generation */
+#define CHANGES_EXIT_BUSY     5 /* the set is in use by a running session */
+
+/* The history's bound by default (the policy's "undo" key, docs/config.md). */
+#define CHANGES_UNDO_GENERATIONS 20
+#define CHANGES_UNDO_MB		 1024
 
 /* How many paths the status line and session.changes carry at most. */
 #define CHANGES_PATHS_MAX 20
@@ -45,6 +57,9 @@ struct change {
 	mode_t mode;	 /* the session's (type and bits); 0 for deleted */
 	mode_t old_mode; /* the workspace's; 0 for added */
 	uint64_t size;	 /* the session's file */
+	/* What apply left there: a file's bytes' or a symlink target's SHA-256. */
+	bool summed;
+	uint8_t sum[SHA256_LEN];
 };
 
 struct change_list {
@@ -60,7 +75,14 @@ struct changes_set {
 	char workspace[PATH_MAX];
 	uint64_t ws_dev, ws_ino; /* the workspace's identity at the start */
 	int64_t start_ns;	 /* CLOCK_REALTIME_COARSE at the start */
-	char state[16];		 /* "open", "applied" */
+	char state[16];		 /* "open", "applied", "chained" */
+	unsigned int undo_gens;	 /* the history's bound (generations, MB) at its apply */
+	uint64_t undo_mb;
+	unsigned long generation; /* applied: its generation in the workspace's history */
+	char parent[64];	  /* --changes-from: the set this one continues, "" none */
+	char child[64];		  /* chained: the set that took this one's changes over */
+	int lock_fd;		  /* held by this process (changes_lock), -1: not */
+	bool paths_more; /* a summary from elsewhere (the daemon's): list holds the first paths */
 	/* The session's end (changes_session_end). */
 	struct change_list list;
 	bool kept;	/* something changed: the set stays */
@@ -88,6 +110,16 @@ int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_s
 /* Writes cs's manifest (atomically: a temporary file renamed). 0 or -errno. */
 int changes_manifest_write(const struct changes_set *cs);
 
+/*
+ * --changes-from: cs (just made, its upper empty) takes over the upper of
+ * set parent_id, which must be open, of the same workspace and not in use;
+ * cs starts when it did and names it (parent), it says "chained" (child).
+ * 0 or -errno, why said.
+ */
+int changes_chain(struct changes_set *cs, const char *parent_id, char *why, size_t why_size);
+/* The chained sets cs continues, removed (once cs is applied or discarded). */
+void changes_remove_parents(const struct changes_set *cs);
+
 /* Removes the set's work directory (overlayfs's), or its directory whole. 0 or -errno. */
 int changes_remove_work(const struct changes_set *cs);
 int changes_remove(const struct changes_set *cs);
@@ -106,6 +138,14 @@ const char *change_kind_name(enum change_kind k);
 
 /* The counts and the first CHANGES_PATHS_MAX paths as members of w (status line, event). */
 void changes_summary_json(const struct changes_set *cs, struct jsonw *w);
+struct json_object;
+/* The same members as a JSON object (the unregister request). NULL: out of memory. */
+struct json_object *changes_summary_object(const struct changes_set *cs);
+/*
+ * A summary read back (the daemon's session.changes) into cs: its id,
+ * counts, kept, applied and paths. 0, or -EINVAL naming the bad member in *bad.
+ */
+int changes_summary_parse(struct json_object *o, struct changes_set *cs, const char **bad);
 
 /*
  * The session's end: the upper scanned; nothing changed: the set removed
@@ -121,5 +161,45 @@ int changes_session_end(struct changes_set *cs);
  * exit code: 0 applied, CHANGES_EXIT_CONFLICT, 1 an error (said).
  */
 int changes_apply(struct changes_set *cs);
+
+/*
+ * The set's lock (ROOT/ID/lock, flock): taken by a session for its whole
+ * run, by apply and discard for theirs. 0, -EWOULDBLOCK (in use: said by
+ * the caller), or -errno. changes_unlock drops it.
+ */
+int changes_lock(struct changes_set *cs);
+void changes_unlock(struct changes_set *cs);
+
+/* One generation of a workspace's history (changes_history.c). */
+struct changes_gen {
+	unsigned long n;
+	char id[64]; /* the change set it applied */
+	char workspace[PATH_MAX];
+	uint64_t ws_dev, ws_ino;
+	int64_t applied_ns;	/* CLOCK_REALTIME at the apply's end */
+	uint64_t paths, bytes;	/* the paths it applied; its disk use */
+	unsigned int keep_gens; /* the bound its apply pruned the history to */
+	uint64_t keep_mb;
+};
+
+/* ROOT/history/KEY of workspace into buf. 0 or -errno. */
+int changes_history_dir(const char *workspace, char *buf, size_t size);
+/* The history's generations, oldest first (*v freed by the caller). 0 or -errno. */
+int changes_history_list(const char *workspace, struct changes_gen **v, size_t *n);
+/*
+ * An apply's end (changes_apply.c): the set's prev and the list of what
+ * it left (ROOT/ID/paths) made generation N of the workspace's history, the oldest
+ * beyond the set's bound dropped. Can be run again after a crash. 0 or -errno.
+ */
+int changes_history_commit(struct changes_set *cs);
+
+/*
+ * changes_undo.c: generation gen (0: the newest) of workspace restored:
+ * what its apply overwrote or deleted put back, what it added removed.
+ * Refused (each path on stderr, nothing written) when a path changed since
+ * that apply. Returns the exit code: 0, CHANGES_EXIT_CONFLICT,
+ * CHANGES_EXIT_UNKNOWN, 1 an error (said).
+ */
+int changes_undo(const char *workspace, unsigned long gen);
 
 #endif

@@ -26,59 +26,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "changes.h"
+#include "changes_internal.h"
 #include "grants.h"
 #include "../lib/util.h"
-
-#ifndef __NR_openat2
-#define __NR_openat2 437
-#endif
-#define AP_RESOLVE_NO_XDEV	 0x01
-#define AP_RESOLVE_NO_MAGICLINKS 0x02
-#define AP_RESOLVE_NO_SYMLINKS	 0x04
-#define AP_RESOLVE_BENEATH	 0x08
-
-struct ap_how {
-	uint64_t flags, mode, resolve;
-};
 
 struct apply {
 	struct changes_set *cs;
 	int ws, upper;
 	char prev[PATH_MAX + 16];
 	size_t refused;
-	unsigned long kill_after; /* tests: SIGKILL after this many writes (0: never) */
-	unsigned long done;
+	unsigned long done; /* writes, for the fault hook (ch_fault_step) */
 };
-
-/* rel beneath dir, no symlink, no other mount on the way. fd or -errno. */
-static int beneath(int dir, const char *rel, int flags)
-{
-	struct ap_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
-		.resolve = AP_RESOLVE_BENEATH | AP_RESOLVE_NO_SYMLINKS | AP_RESOLVE_NO_MAGICLINKS |
-			   AP_RESOLVE_NO_XDEV,
-	};
-	int fd = syscall(__NR_openat2, dir, rel[0] ? rel : ".", &how, sizeof(how));
-
-	return fd < 0 ? -errno : fd;
-}
-
-/* The parent of path in the workspace (O_PATH) and its last name. fd or -errno. */
-static int parent_of(int ws, const char *path, const char **base)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-
-	*base = slash ? slash + 1 : path;
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 0, path);
-	return beneath(ws, dir, O_PATH | O_DIRECTORY);
-}
-
-static bool changed_since(const struct stat *st, int64_t start_ns)
-{
-	return (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec >= start_ns;
-}
 
 static void refuse(struct apply *a, const char *path, const char *why)
 {
@@ -104,7 +62,7 @@ static bool tree_changed(int dfd, int64_t start_ns, int depth)
 		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    changed_since(&st, start_ns)) {
+		    ch_changed_since(&st, start_ns)) {
 			changed = true;
 		} else if (S_ISDIR(st.st_mode)) {
 			int sub = openat(dirfd(d), de->d_name,
@@ -137,7 +95,7 @@ static void check_one(struct apply *a, const struct change *c, bool resuming)
 	}
 	if (resuming)
 		return;
-	p = parent_of(a->ws, c->path, &base);
+	p = ch_parent_of(a->ws, c->path, &base);
 	if (p == -ENOENT || p == -ENOTDIR)
 		return; /* below a directory the set adds, in place of nothing or of a file */
 	if (p < 0) {
@@ -148,10 +106,10 @@ static void check_one(struct apply *a, const struct change *c, bool resuming)
 		return;
 	}
 	if (fstatat(p, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (changed_since(&st, a->cs->start_ns))
+		if (ch_changed_since(&st, a->cs->start_ns))
 			refuse(a, c->path, "changed in the workspace since the session started");
 		else if (S_ISDIR(st.st_mode) && (c->kind == CHANGE_DELETED || !S_ISDIR(m))) {
-			int sub = beneath(p, base, O_PATH | O_DIRECTORY);
+			int sub = ch_beneath(p, base, O_PATH | O_DIRECTORY);
 
 			if (sub < 0 || tree_changed(sub, a->cs->start_ns, 0))
 				refuse(a, c->path,
@@ -161,72 +119,6 @@ static void check_one(struct apply *a, const struct change *c, bool resuming)
 		}
 	}
 	close(p);
-}
-
-static int copy_data(int in, int out)
-{
-	char buf[65536];
-	ssize_t n;
-
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, n) != n)
-			return -EIO;
-	return n < 0 ? -errno : 0;
-}
-
-/* name in dir (a file, symlink or tree, never followed) copied to the path to. */
-static int copy_any(int dir, const char *name, const char *to)
-{
-	struct stat st;
-	int r = 0;
-
-	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (S_ISLNK(st.st_mode)) {
-		char target[PATH_MAX];
-		ssize_t n = readlinkat(dir, name, target, sizeof(target) - 1);
-
-		if (n < 0)
-			return -errno;
-		target[n] = '\0';
-		return symlink(target, to) < 0 ? -errno : 0;
-	}
-	if (S_ISREG(st.st_mode)) {
-		_cleanup_close_ int in = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		_cleanup_close_ int out = open(to,
-					       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-					       st.st_mode & 0777);
-
-		if (in < 0 || out < 0)
-			return -errno;
-		return copy_data(in, out);
-	}
-	if (S_ISDIR(st.st_mode)) {
-		int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		struct dirent *de;
-		DIR *d;
-
-		if (fd < 0 || mkdir(to, 0700) < 0 || !(d = fdopendir(fd))) {
-			r = -errno;
-			fd_close(&fd);
-			return r;
-		}
-		while (!r && (de = readdir(d))) {
-			char sub[PATH_MAX];
-
-			if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-				continue;
-			if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", to, de->d_name) >=
-			    sizeof(sub))
-				r = -ENAMETOOLONG;
-			else
-				r = copy_any(dirfd(d), de->d_name, sub);
-		}
-		closedir(d);
-		chmod(to, st.st_mode & 07777);
-		return r;
-	}
-	return 0; /* a device node or fifo of the workspace: not kept */
 }
 
 /* What the workspace has at path, kept in ROOT/ID/prev before it is replaced (once). */
@@ -244,26 +136,22 @@ static int keep(struct apply *a, int parent, const char *base, const char *path)
 	if ((r = mkdir_parents(to, 0700)) < 0)
 		return r;
 	rm_tree(tmp);
-	if ((r = copy_any(parent, base, tmp)) < 0)
+	if ((r = ch_copy_any(parent, base, AT_FDCWD, tmp)) < 0)
 		return r;
 	return rename(tmp, to) < 0 ? -errno : 0;
 }
 
-static int remove_at(int parent, const char *base, const struct stat *st)
+/*
+ * The session's file or symlink at c->path, to tmp in parent, with its
+ * mode and owner; its SHA-256 into c (what undo checks is still there).
+ */
+static int write_tmp(struct apply *a, struct change *c, int parent, const char *tmp)
 {
-	char path[PATH_MAX];
+	struct sha256 sum;
+	int r;
 
-	if (!S_ISDIR(st->st_mode))
-		return unlinkat(parent, base, 0) < 0 && errno != ENOENT ? -errno : 0;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", parent, base);
-	return rm_tree(path);
-}
-
-/* The session's file or symlink at c->path, to tmp in parent, with its mode and owner. */
-static int write_tmp(struct apply *a, const struct change *c, int parent, const char *tmp)
-{
 	const char *ubase;
-	_cleanup_close_ int up = parent_of(a->upper, c->path, &ubase), in = -1, out = -1;
+	_cleanup_close_ int up = ch_parent_of(a->upper, c->path, &ubase), in = -1, out = -1;
 	struct stat st;
 
 	if (up < 0)
@@ -282,6 +170,8 @@ static int write_tmp(struct apply *a, const struct change *c, int parent, const 
 		if (geteuid() == 0 &&
 		    fchownat(parent, tmp, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
 			return -errno;
+		sha256(target, n, c->sum);
+		c->summed = true;
 		return 0;
 	}
 	if (!S_ISREG(st.st_mode) || (st.st_mode & (S_ISUID | S_ISGID)))
@@ -290,11 +180,14 @@ static int write_tmp(struct apply *a, const struct change *c, int parent, const 
 	out = openat(parent, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (in < 0 || out < 0)
 		return -errno;
-	if (copy_data(in, out) < 0)
-		return -EIO;
+	sha256_init(&sum);
+	if ((r = ch_copy_data(in, out, &sum)) < 0)
+		return r;
 	if ((geteuid() == 0 && fchown(out, st.st_uid, st.st_gid) < 0) ||
 	    fchmod(out, st.st_mode & 01777) < 0)
 		return -errno;
+	sha256_final(&sum, c->sum);
+	c->summed = true;
 	return 0;
 }
 
@@ -311,10 +204,10 @@ static int write_dir(const struct change *c, int parent, const char *base, bool 
 	return 0;
 }
 
-static int apply_one(struct apply *a, const struct change *c, size_t i)
+static int apply_one(struct apply *a, struct change *c, size_t i)
 {
 	const char *base;
-	_cleanup_close_ int p = parent_of(a->ws, c->path, &base);
+	_cleanup_close_ int p = ch_parent_of(a->ws, c->path, &base);
 	char tmp[64];
 	struct stat st;
 	bool exists;
@@ -323,12 +216,17 @@ static int apply_one(struct apply *a, const struct change *c, size_t i)
 	if (p < 0)
 		return p;
 	exists = fstatat(p, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
-	/* What is there goes to prev first; a directory a file or symlink replaces is removed. */
-	if (exists && (c->kind == CHANGE_DELETED || !S_ISDIR(c->mode) || !S_ISDIR(st.st_mode)) &&
+	/*
+	 * What is there goes to prev first (an added path there is this apply's
+	 * own, written before it was killed); a directory a file or symlink
+	 * replaces is removed.
+	 */
+	if (exists && c->kind != CHANGE_ADDED &&
+	    (c->kind == CHANGE_DELETED || !S_ISDIR(c->mode) || !S_ISDIR(st.st_mode)) &&
 	    (r = keep(a, p, base, c->path)) < 0)
 		return r;
 	if (exists && (c->kind == CHANGE_DELETED || S_ISDIR(st.st_mode) != S_ISDIR(c->mode)) &&
-	    (r = remove_at(p, base, &st)) < 0)
+	    (r = ch_remove_at(p, base, &st)) < 0)
 		return r;
 	if (c->kind == CHANGE_DELETED)
 		return 0;
@@ -344,13 +242,18 @@ static int apply_one(struct apply *a, const struct change *c, size_t i)
 	return r;
 }
 
-/* The set's upper and work removed, the manifest says applied, the journal goes last. */
+/*
+ * The set's prev and list made a generation of the workspace's history,
+ * the manifest says applied, upper and work removed, the journal last.
+ */
 static int finish(struct apply *a, const char *journal)
 {
 	struct changes_set *cs = a->cs;
 	char path[PATH_MAX + 16];
 	int r;
 
+	if ((r = changes_history_commit(cs)) < 0)
+		return r;
 	snprintf(cs->state, sizeof(cs->state), "applied");
 	if ((r = changes_manifest_write(cs)) < 0)
 		return r;
@@ -358,10 +261,12 @@ static int finish(struct apply *a, const char *journal)
 	snprintf(path, sizeof(path), "%s/upper", cs->dir);
 	rm_tree(path);
 	unlink(journal);
+	changes_remove_parents(cs);
 	return 0;
 }
 
-static int open_dirs(struct apply *a)
+/* The workspace, and the upper unless the writes are done (written). */
+static int open_dirs(struct apply *a, bool written)
 {
 	struct changes_set *cs = a->cs;
 	char upper[PATH_MAX + 16];
@@ -376,53 +281,117 @@ static int open_dirs(struct apply *a)
 			cs->workspace);
 		return -ESTALE;
 	}
+	snprintf(a->prev, sizeof(a->prev), "%s/prev", cs->dir);
+	if (written)
+		return 0;
 	snprintf(upper, sizeof(upper), "%s/upper", cs->dir);
 	a->upper = path_open_exact(upper, O_DIRECTORY);
 	if (a->upper < 0) {
 		fprintf(stderr, "bpfbox apply: cannot open %s: %s\n", upper, strerror(-a->upper));
 		return a->upper;
 	}
-	snprintf(a->prev, sizeof(a->prev), "%s/prev", cs->dir);
 	return 0;
 }
 
-static int write_journal(const char *journal)
+/* The journal's step: "checked" (the checks passed, the list kept), "written". */
+static int journal_add(const char *journal, const char *step)
 {
-	int fd = open(journal, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600), r = 0;
+	int fd = open(journal, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600), r = 0;
+	size_t n = strlen(step);
 
 	if (fd < 0)
 		return -errno;
-	if (write(fd, "checked\n", 8) != 8 || fsync(fd) < 0)
-		r = -errno ? -errno : -EIO;
+	if (write(fd, step, n) != (ssize_t)n || fsync(fd) < 0)
+		r = errno ? -errno : -EIO;
 	close(fd);
+	return r;
+}
+
+/* The journal's last step: "" (none), "checked" or "written". */
+static const char *journal_step(const char *journal)
+{
+	char buf[64] = "";
+	int fd = open(journal, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n = fd < 0 ? 0 : read(fd, buf, sizeof(buf) - 1);
+
+	fd_close(&fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return strstr(buf, "written\n") ? "written" : strstr(buf, "checked\n") ? "checked" : "";
+}
+
+/* The list of the set: scanned, or the journal's (an apply that was interrupted). */
+static int list_of(struct apply *a, bool resuming, struct change_list *l)
+{
+	char why[PATH_MAX + 128], path[PATH_MAX + 16];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/paths", a->cs->dir);
+	if (resuming) {
+		r = ch_paths_read(path, l);
+		if (r < 0)
+			fprintf(stderr, "bpfbox apply: cannot read %s: %s\n", path, strerror(-r));
+		return r;
+	}
+	r = changes_scan(a->cs, l, why, sizeof(why));
+	if (r < 0)
+		fprintf(stderr, "bpfbox apply: %s; nothing written\n", why);
+	return r;
+}
+
+static int write_all(struct apply *a, struct change_list *l, const char *journal)
+{
+	char path[PATH_MAX + 16];
+	int r;
+
+	for (size_t i = 0; i < l->n; i++) {
+		ch_fault_step(&a->done);
+		if ((r = apply_one(a, &l->v[i], i)) < 0) {
+			fprintf(stderr,
+				"bpfbox apply: cannot write %s: %s; stopped, run 'bpfbox apply %s' "
+				"again to finish\n",
+				l->v[i].path, strerror(-r), a->cs->id);
+			return r;
+		}
+	}
+	/* What the apply left, for undo; then "written": no write again after a crash. */
+	snprintf(path, sizeof(path), "%s/paths", a->cs->dir);
+	if ((r = ch_paths_write(path, l)) < 0 || (r = journal_add(journal, "written\n")) < 0)
+		fprintf(stderr, "bpfbox apply: cannot write %s: %s\n", path, strerror(-r));
 	return r;
 }
 
 int changes_apply(struct changes_set *cs)
 {
 	struct apply a = {.cs = cs, .ws = -1, .upper = -1};
-	char journal[PATH_MAX + 16], why[PATH_MAX + 128];
-	const char *e = getenv("BPFBOX_FAULT_APPLY_KILL_AFTER");
-	struct change_list l;
-	bool resuming;
+	char journal[PATH_MAX + 16], path[PATH_MAX + 16];
+	struct change_list l = {0};
+	const char *step;
+	bool locked = cs->lock_fd < 0;
 	int r, code = 1;
 
 	if (streq(cs->state, "applied")) {
 		fprintf(stderr, "bpfbox apply: change set %s was applied already\n", cs->id);
 		return 0;
 	}
-	snprintf(journal, sizeof(journal), "%s/journal", cs->dir);
-	resuming = access(journal, F_OK) == 0;
-	if (e)
-		a.kill_after = strtoul(e, NULL, 10);
-	if (open_dirs(&a) < 0)
-		goto out_fds;
-	if (changes_scan(cs, &l, why, sizeof(why)) < 0) {
-		fprintf(stderr, "bpfbox apply: %s; nothing written\n", why);
-		goto out_fds;
+	if (streq(cs->state, "chained")) {
+		fprintf(stderr,
+			"bpfbox apply: change set %s was continued by %s (--changes-from), which "
+			"holds its changes; apply or discard that one\n",
+			cs->id, cs->child);
+		return CHANGES_EXIT_CONFLICT;
 	}
+	if (locked && (r = changes_lock(cs)) < 0) {
+		fprintf(stderr, "bpfbox apply: change set %s %s; nothing written\n", cs->id,
+			r == -EWOULDBLOCK ? "is in use by a running session" : strerror(-r));
+		return r == -EWOULDBLOCK ? CHANGES_EXIT_BUSY : 1;
+	}
+	snprintf(journal, sizeof(journal), "%s/journal", cs->dir);
+	step = journal_step(journal);
+	if (open_dirs(&a, streq(step, "written")) < 0 ||
+	    (!streq(step, "written") && list_of(&a, step[0], &l) < 0))
+		goto out;
 	for (size_t i = 0; i < l.n; i++)
-		check_one(&a, &l.v[i], resuming);
+		check_one(&a, &l.v[i], step[0]);
 	if (a.refused) {
 		fprintf(stderr,
 			"bpfbox apply: %zu path%s refused; nothing written (bpfbox changes %s)\n",
@@ -430,32 +399,26 @@ int changes_apply(struct changes_set *cs)
 		code = CHANGES_EXIT_CONFLICT;
 		goto out;
 	}
-	if (!resuming && (r = write_journal(journal)) < 0) {
+	snprintf(path, sizeof(path), "%s/paths", cs->dir);
+	if (!step[0] &&
+	    ((r = ch_paths_write(path, &l)) < 0 || (r = journal_add(journal, "checked\n")) < 0)) {
 		fprintf(stderr, "bpfbox apply: cannot write %s: %s; nothing written\n", journal,
 			strerror(-r));
 		goto out;
 	}
-	for (size_t i = 0; i < l.n; i++) {
-		if (a.kill_after && ++a.done > a.kill_after)
-			raise(SIGKILL);
-		if ((r = apply_one(&a, &l.v[i], i)) < 0) {
-			fprintf(stderr,
-				"bpfbox apply: cannot write %s: %s; stopped, run 'bpfbox apply %s' "
-				"again to finish\n",
-				l.v[i].path, strerror(-r), cs->id);
-			goto out;
-		}
-	}
+	if (!streq(step, "written") && write_all(&a, &l, journal) < 0)
+		goto out;
 	if ((r = finish(&a, journal)) < 0) {
-		fprintf(stderr, "bpfbox apply: cannot mark %s applied: %s\n", cs->dir,
-			strerror(-r));
+		fprintf(stderr, "bpfbox apply: cannot record %s in the history: %s; run it again\n",
+			cs->dir, strerror(-r));
 		goto out;
 	}
 	code = 0;
 out:
 	change_list_free(&l);
-out_fds:
 	fd_close(&a.ws);
 	fd_close(&a.upper);
+	if (locked)
+		changes_unlock(cs);
 	return code;
 }

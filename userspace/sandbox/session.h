@@ -151,6 +151,7 @@ struct session {
 	char ssh_agent[4096];	   /* --ssh-agent: the caller's agent socket, resolved; "" none */
 	bool env_said;		   /* the variables left out of the environment were said */
 	struct changes_set *changes; /* --changes review|apply (changes.h), NULL: direct */
+	const char *changes_from;    /* --changes-from ID: the set it continues, NULL: none */
 	char changes_upper[4096 + 16], changes_work[4096 + 16];
 };
 

@@ -6,6 +6,7 @@
  * --changes apply when the command exited 0, else kept for review.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +34,9 @@ static bool below(const char *a, const char *b)
 static int changes_refused(const struct session *s)
 {
 	const struct bpfbox_policy *p = s->policy;
-	const char *m = changes_mode_name(p->changes);
+	const char *m = p->changes == CHANGES_DIRECT ? "review" : changes_mode_name(p->changes);
 
-	if (!(s->layers.ns.clone_flags & CLONE_NEWNS))
+	if (!(s->layers.ns.clone_flags & CLONE_NEWNS) || !(s->layers.ns.clone_flags & CLONE_NEWPID))
 		return refuse("--changes %s needs the session's mount namespace (%s); "
 			      "nothing ran",
 			      m, s->layers.ns.why_not[0] ? s->layers.ns.why_not : "none");
@@ -51,13 +52,30 @@ static int changes_refused(const struct session *s)
 	return 0;
 }
 
+/* --changes-from: the parent's upper taken over, reopened for the overlay. */
+static int chain(struct changes_set *cs, struct grant_fds *gf, const struct session *s)
+{
+	char why[PATH_MAX + 256], upper[PATH_MAX + 16];
+	int r;
+
+	fd_close(&gf->upper);
+	r = changes_chain(cs, s->changes_from, why, sizeof(why));
+	if (r < 0) {
+		log_error("--changes-from %s: %s; nothing ran", s->changes_from, why);
+		return -EINVAL;
+	}
+	snprintf(upper, sizeof(upper), "%s/upper", cs->dir);
+	gf->upper = path_open_exact(upper, O_DIRECTORY);
+	return gf->upper < 0 ? gf->upper : 0;
+}
+
 int session_changes_start(struct session *s, struct grant_fds *gf)
 {
 	struct changes_set *cs;
 	char why[PATH_MAX + 256];
 	int r;
 
-	if (s->policy->changes == CHANGES_DIRECT || gf->ws < 0)
+	if ((s->policy->changes == CHANGES_DIRECT && !s->changes_from) || gf->ws < 0)
 		return 0;
 	if ((r = changes_refused(s)) < 0)
 		return r;
@@ -72,6 +90,16 @@ int session_changes_start(struct session *s, struct grant_fds *gf)
 			changes_remove(cs);
 		log_error("%s; nothing ran", why);
 		return r;
+	}
+	cs->undo_gens = s->policy->undo_generations;
+	cs->undo_mb = s->policy->undo_mb;
+	changes_manifest_write(cs);
+	/* Held until the session's end: no apply or discard of a set in use. */
+	if ((r = changes_lock(cs)) < 0 || (s->changes_from && (r = chain(cs, gf, s)) < 0)) {
+		if (!s->changes_from || !cs->parent[0])
+			changes_remove(cs);
+		return r < 0 && r != -EINVAL ? log_error_errno(-r, "--changes: the set %s", cs->id)
+					     : r;
 	}
 	snprintf(s->changes_upper, sizeof(s->changes_upper), "%s/upper", cs->dir);
 	snprintf(s->changes_work, sizeof(s->changes_work), "%s/work", cs->dir);
@@ -100,7 +128,10 @@ void session_changes_end(struct session *s)
 			log_warn("change set %s not applied, kept (bpfbox changes %s)", cs->id,
 				 cs->id);
 	}
-	/* session.changes, before session.end (embedded: the audit stream). */
+	/*
+	 * session.changes, before session.end (embedded: the audit stream;
+	 * through a daemon the unregister request carries it, via_daemon.c).
+	 */
 	if (s->hooks.on_event) {
 		struct session_event ev = {.type = SEV_CHANGES, .changes = cs};
 
@@ -112,9 +143,13 @@ void session_changes_free(struct session *s)
 {
 	if (!s->changes)
 		return;
-	/* A set-up that failed before the command ran leaves no set behind. */
-	if (s->result.wait_status < 0 && !s->changes->list.n)
+	/*
+	 * A set-up that failed before the command ran leaves no set behind,
+	 * unless it holds a parent's changes (--changes-from).
+	 */
+	if (s->result.wait_status < 0 && !s->changes->list.n && !s->changes->parent[0])
 		changes_remove(s->changes);
+	changes_unlock(s->changes);
 	change_list_free(&s->changes->list);
 	free(s->changes);
 	s->changes = NULL;

@@ -475,6 +475,7 @@ static int run_command(struct run_state *t)
 	/* The last records of the BPF layer, for the summary. */
 	if (s->hooks.on_poll)
 		s->hooks.on_poll(s->hooks.ctx);
+	session_changes_end(s); /* every process gone; before the daemon's end */
 	/*
 	 * The daemon ends the session while its private tmp and home go:
 	 * once the init of its PID namespace is reaped, the kernel has killed
@@ -489,7 +490,6 @@ static int run_command(struct run_state *t)
 	if (s->hooks.on_end)
 		s->hooks.on_end(s->hooks.ctx, s);
 	session_denials_report(s);
-	session_changes_end(s);
 	status_ended(s);
 	return 0;
 }

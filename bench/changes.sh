@@ -1,0 +1,128 @@
+#!/bin/bash
+# Change sets (docs/runtime.md "Change sets", "Undo") timed: what
+# --changes review adds to a session against --changes direct, what a
+# session that changes nothing pays, review (bpfbox changes), apply and
+# undo of N changed files, and a session on a workspace of M files against
+# an empty one. Prints a Markdown table; with OUT, writes it to
+# OUT/changes.md too (make bench, section 10). Root or not; not in tests.
+#
+#   bench/changes.sh BIN [OUT] [N] [M] [ROUNDS]   (10000, 100000, 3)
+set -euo pipefail
+export LC_ALL=C
+BIN=$(realpath "${1:?usage: bench/changes.sh BIN [OUT] [N] [M] [ROUNDS]}")
+OUT=${2:-}
+N=${3:-10000}
+M=${4:-100000}
+ROUNDS=${5:-3}
+RUNS=${BENCH_CHANGES_RUNS:-60}
+T=$(mktemp -d /var/tmp/bpfbox-bench-changes.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+export BPFBOX_CHANGES_DIR=$T/sets
+mkdir -p "$T/empty" "$T/ws" "$T/big"
+echo x >"$T/ws/a"
+command -v hyperfine >/dev/null || {
+	echo "bench/changes.sh: hyperfine is needed" >&2
+	exit 1
+}
+
+# hf NAME CMD...: hyperfine -N, RUNS runs; "NAME median_ms min_ms max_ms" to $T/rows.
+hf() {
+	local name=$1
+	shift
+	hyperfine -N -i -w 3 -r "$RUNS" --export-json "$T/hf.json" "$*" >/dev/null 2>&1
+	python3 - "$name" "$T/hf.json" >>"$T/rows" <<'PY'
+import json, statistics, sys
+r = json.load(open(sys.argv[2]))["results"][0]["times"]
+print("%s\t%.2f\t%.2f\t%.2f" % (sys.argv[1], statistics.median(r) * 1e3, min(r) * 1e3, max(r) * 1e3))
+PY
+}
+RUN="$BIN run -q --no-daemon"
+: >"$T/rows"
+hf direct $RUN -w "$T/ws" -- /bin/true
+hf review $RUN -w "$T/ws" --changes review -- /bin/true
+hf review_one $RUN -w "$T/ws" --changes review -- /bin/touch a
+# touch leaves a set each run: not the cost measured here.
+rm -rf "$BPFBOX_CHANGES_DIR"
+
+# A workspace of M files against an empty one (review, nothing changed).
+python3 - "$T/big" "$M" <<'PY'
+import os, sys
+root, m = sys.argv[1], int(sys.argv[2])
+for d in range(m // 1000 + 1):
+    os.makedirs("%s/d%d" % (root, d), exist_ok=True)
+for i in range(m):
+    with open("%s/d%d/f%d" % (root, i // 1000, i), "w") as f:
+        f.write("x")
+PY
+hf empty_ws $RUN -w "$T/empty" --changes review -- /bin/true
+hf big_ws $RUN -w "$T/big" --changes review -- /bin/true
+hf empty_direct $RUN -w "$T/empty" -- /bin/true
+hf big_direct $RUN -w "$T/big" -- /bin/true
+
+# Review, apply and undo of N changed files (ms, each timed once a round).
+ms() { date +%s%N; }
+for r in $(seq 1 "$ROUNDS"); do
+	rm -rf "$T/nws" && mkdir -p "$T/nws"
+	$RUN -w "$T/nws" --changes review --status-fd 3 -- sh -c \
+		'mkdir d; i=0; while [ $i -lt '"$N"' ]; do echo $i >d/f$i; i=$((i + 1)); done' \
+		</dev/null >/dev/null 2>&1 3>"$T/st"
+	id=$(sed -n 's/.*"type":"ended".*"session":"\([0-9a-f]*\)".*/\1/p' "$T/st")
+	a=$(ms)
+	"$BIN" changes "$id" --json >/dev/null
+	b=$(ms)
+	"$BIN" apply "$id" >/dev/null
+	c=$(ms)
+	"$BIN" undo "$T/nws" >/dev/null
+	d=$(ms)
+	[ "$(ls "$T/nws" | wc -l)" = 0 ] || echo "bench/changes.sh: undo left files" >&2
+	# The floor on this host: the same files copied by cp -r.
+	$RUN -w "$T/nws" --changes review --status-fd 3 -- sh -c \
+		'mkdir d; i=0; while [ $i -lt '"$N"' ]; do echo $i >d/f$i; i=$((i + 1)); done' \
+		</dev/null >/dev/null 2>&1 3>"$T/st"
+	id=$(sed -n 's/.*"type":"ended".*"session":"\([0-9a-f]*\)".*/\1/p' "$T/st")
+	e=$(ms)
+	cp -r "$BPFBOX_CHANGES_DIR/$id/upper/d" "$T/cpd"
+	f=$(ms)
+	rm -rf "$T/cpd"
+	"$BIN" discard "$id"
+	printf 'review\t%s\napply\t%s\nundo\t%s\ncp\t%s\n' $(((b - a) / 1000000)) \
+		$(((c - b) / 1000000)) $(((d - c) / 1000000)) $(((f - e) / 1000000)) >>"$T/nrows"
+done
+
+python3 - "$T/rows" "$T/nrows" "$N" "$M" "$RUNS" "$ROUNDS" >"$T/table" <<'PY'
+import statistics, sys
+rows = {l.split("\t")[0]: [float(x) for x in l.split("\t")[1:]] for l in open(sys.argv[1])}
+n, m, runs, rounds = sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
+nr = {}
+for l in open(sys.argv[2]):
+    k, v = l.split("\t")
+    nr.setdefault(k, []).append(int(v))
+d = rows["direct"][0]
+print("| what | median ms | min ms | max ms | × direct |")
+print("|---|---:|---:|---:|---:|")
+def row(label, k, base=d):
+    med, lo, hi = rows[k]
+    print("| %s | %.2f | %.2f | %.2f | %.2f× |" % (label, med, lo, hi, med / base))
+row("`--changes direct`, `/bin/true`", "direct")
+row("`--changes review`, `/bin/true` (nothing changed: the set made and removed)", "review")
+row("`--changes review`, `touch a` (one file changed: scanned, kept)", "review_one")
+row("`--changes review`, empty workspace", "empty_ws")
+row("`--changes review`, workspace of %d files" % m, "big_ws")
+row("`--changes direct`, empty workspace", "empty_direct")
+row("`--changes direct`, workspace of %d files" % m, "big_direct")
+print()
+print("| %s changed files | median ms | min ms | max ms |" % n)
+print("|---|---:|---:|---:|")
+for k, what in (("review", "`bpfbox changes ID --json`"), ("apply", "`bpfbox apply ID`"), ("undo", "`bpfbox undo WS`"), ("cp", "`cp -r` of the same files (this host's floor)")):
+    v = nr[k]
+    print("| %s | %d | %d | %d |" % (what, statistics.median(v), min(v), max(v)))
+print()
+print("Added by review to a session that changes nothing: %.2f ms (median %.2f against %.2f); "
+      "a workspace of %d files against an empty one: %.2f× with review, %.2f× direct." % (
+          rows["review"][0] - d, rows["review"][0], d, m, rows["big_ws"][0] / rows["empty_ws"][0],
+          rows["big_direct"][0] / rows["empty_direct"][0]))
+PY
+cat "$T/table"
+echo
+echo "($(date -u '+%F %H:%M UTC'), $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), hyperfine $RUNS runs, $ROUNDS rounds; bench/changes.sh $BIN)"
+[ -z "$OUT" ] || cp "$T/table" "$OUT/changes.md"

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The file operations apply and undo share (changes_internal.h): every
+ * path of the workspace through openat2 beneath its fd without following
+ * a symlink, every name made with O_EXCL | O_NOFOLLOW at a directory fd.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "changes_internal.h"
+#include "../lib/util.h"
+
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
+#define CH_RESOLVE_NO_XDEV	 0x01
+#define CH_RESOLVE_NO_MAGICLINKS 0x02
+#define CH_RESOLVE_NO_SYMLINKS	 0x04
+#define CH_RESOLVE_BENEATH	 0x08
+
+struct ch_how {
+	uint64_t flags, mode, resolve;
+};
+
+int ch_beneath(int dir, const char *rel, int flags)
+{
+	struct ch_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+		.resolve = CH_RESOLVE_BENEATH | CH_RESOLVE_NO_SYMLINKS | CH_RESOLVE_NO_MAGICLINKS |
+			   CH_RESOLVE_NO_XDEV,
+	};
+	int fd = syscall(__NR_openat2, dir, rel[0] ? rel : ".", &how, sizeof(how));
+
+	return fd < 0 ? -errno : fd;
+}
+
+int ch_parent_of(int root, const char *path, const char **base)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+
+	*base = slash ? slash + 1 : path;
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 0, path);
+	return ch_beneath(root, dir, O_PATH | O_DIRECTORY);
+}
+
+bool ch_changed_since(const struct stat *st, int64_t start_ns)
+{
+	return (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec >= start_ns;
+}
+
+int ch_copy_data(int in, int out, struct sha256 *sum)
+{
+	char buf[65536];
+	ssize_t n;
+
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		if (write(out, buf, n) != n)
+			return -EIO;
+		if (sum)
+			sha256_update(sum, buf, n);
+	}
+	return n < 0 ? -errno : 0;
+}
+
+/* The owner (as root), mode and times of st onto fd. */
+static int copy_meta(int fd, const struct stat *st, mode_t keep)
+{
+	struct timespec t[2] = {st->st_atim, st->st_mtim};
+
+	if (geteuid() == 0 && fchown(fd, st->st_uid, st->st_gid) < 0)
+		return -errno;
+	if (fchmod(fd, st->st_mode & keep) < 0 || futimens(fd, t) < 0)
+		return -errno;
+	return 0;
+}
+
+static int copy_tree(int dir, const char *name, int todir, const char *to, const struct stat *st)
+{
+	int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), out = -1, r;
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return -errno;
+	if (mkdirat(todir, to, 0700) < 0 ||
+	    (out = openat(todir, to, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    !(d = fdopendir(fd))) {
+		r = -errno;
+		fd_close(&fd);
+		fd_close(&out);
+		return r;
+	}
+	r = 0;
+	while (!r && (de = readdir(d)))
+		if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+			r = ch_copy_any(dirfd(d), de->d_name, out, de->d_name);
+	closedir(d);
+	if (!r)
+		r = copy_meta(out, st, 07777);
+	close(out);
+	return r;
+}
+
+int ch_copy_any(int dir, const char *name, int todir, const char *to)
+{
+	struct stat st;
+
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlinkat(dir, name, target, sizeof(target) - 1);
+
+		if (n < 0)
+			return -errno;
+		target[n] = '\0';
+		if (symlinkat(target, todir, to) < 0)
+			return -errno;
+		if (geteuid() == 0 &&
+		    fchownat(todir, to, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+		return 0;
+	}
+	if (S_ISREG(st.st_mode)) {
+		_cleanup_close_ int in = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_close_ int out = -1;
+		int r;
+
+		if (in < 0)
+			return -errno;
+		out = openat(todir, to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (out < 0)
+			return -errno;
+		if ((r = ch_copy_data(in, out, NULL)) < 0)
+			return r;
+		return copy_meta(out, &st, 01777);
+	}
+	if (S_ISDIR(st.st_mode))
+		return copy_tree(dir, name, todir, to, &st);
+	return 0; /* a device node, fifo or socket: not copied */
+}
+
+int ch_remove_at(int parent, const char *base, const struct stat *st)
+{
+	char path[PATH_MAX];
+
+	if (!S_ISDIR(st->st_mode))
+		return unlinkat(parent, base, 0) < 0 && errno != ENOENT ? -errno : 0;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", parent, base);
+	return rm_tree(path);
+}
+
+int ch_hash_at(int dir, const char *name, const struct stat *st, uint8_t out[SHA256_LEN])
+{
+	struct sha256 c;
+
+	if (S_ISLNK(st->st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlinkat(dir, name, target, sizeof(target));
+
+		if (n < 0)
+			return -errno;
+		sha256(target, n, out);
+		return 0;
+	}
+	if (S_ISREG(st->st_mode)) {
+		_cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		char buf[65536];
+		ssize_t n;
+
+		if (fd < 0)
+			return -errno;
+		sha256_init(&c);
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			sha256_update(&c, buf, n);
+		if (n < 0)
+			return -errno;
+		sha256_final(&c, out);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+uint64_t ch_tree_bytes(int dir, const char *name)
+{
+	struct stat st;
+	uint64_t sum;
+	struct dirent *de;
+	int fd;
+	DIR *d;
+
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	sum = (uint64_t)st.st_blocks * 512;
+	if (!S_ISDIR(st.st_mode))
+		return sum;
+	fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		fd_close(&fd);
+		return sum;
+	}
+	while ((de = readdir(d)))
+		if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+			sum += ch_tree_bytes(dirfd(d), de->d_name);
+	closedir(d);
+	return sum;
+}
+
+void ch_fault_step(unsigned long *done)
+{
+	static unsigned long after;
+	static bool read_env;
+	const char *e;
+
+	if (!read_env) {
+		read_env = true;
+		if ((e = getenv("BPFBOX_FAULT_APPLY_KILL_AFTER")))
+			after = strtoul(e, NULL, 10);
+	}
+	if (after && ++*done > after)
+		raise(SIGKILL);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What apply (changes_apply.c), the history (changes_history.c) and undo
+ * (changes_undo.c) share: paths opened beneath the workspace without
+ * following a symlink, files copied and hashed (changes_fs.c).
+ */
+#ifndef BPFBOX_CHANGES_INTERNAL_H
+#define BPFBOX_CHANGES_INTERNAL_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "changes.h"
+
+/* rel beneath dir, no symlink, no magic link, no other mount on the way. fd or -errno. */
+int ch_beneath(int dir, const char *rel, int flags);
+/* The parent of path below root (O_PATH, ch_beneath) and its last name. fd or -errno. */
+int ch_parent_of(int root, const char *path, const char **base);
+/* in to out; its SHA-256 into sum when not NULL. 0 or -errno. */
+int ch_copy_data(int in, int out, struct sha256 *sum);
+/*
+ * name in dir (a file, symlink or tree, never followed) copied to to in
+ * todir (made with O_EXCL, never followed): modes without set-uid and
+ * set-gid on files, modification times, and as root the owners. A device
+ * node, fifo or socket is not copied. 0 or -errno.
+ */
+int ch_copy_any(int dir, const char *name, int todir, const char *to);
+/* name in parent removed (a directory with what it holds). 0 or -errno. */
+int ch_remove_at(int parent, const char *base, const struct stat *st);
+/* The SHA-256 of a file's bytes or a symlink's target (st: its lstat). 0 or -errno. */
+int ch_hash_at(int dir, const char *name, const struct stat *st, uint8_t out[SHA256_LEN]);
+/* The disk space a tree uses (st_blocks), without following symlinks. */
+uint64_t ch_tree_bytes(int dir, const char *name);
+/* BPFBOX_FAULT_APPLY_KILL_AFTER (docs/testing.md): SIGKILL before write n + 1. */
+void ch_fault_step(unsigned long *done);
+/* Whether st changed at or after start_ns (its ctime). */
+bool ch_changed_since(const struct stat *st, int64_t start_ns);
+/*
+ * A change list in a file (ROOT/ID/paths, a generation's paths): one
+ * record per path, "K MODE OLD_MODE SUM PATH" ended by a NUL (a path may
+ * hold a newline): K a, m, c or d (added, modified, mode, deleted), the
+ * modes in octal with their type, SUM the SHA-256 in hex or "-".
+ * Written to a temporary file renamed over. 0 or -errno.
+ */
+int ch_paths_write(const char *file, const struct change_list *l);
+int ch_paths_read(const char *file, struct change_list *l);
+
+/* changes_history.c: the history's directory made and locked (flock): fd or -errno. */
+int ch_history_lock(const char *hist);
+/* Generation n of the history hist, as its gen.json says. 0 or -ENOENT. */
+int ch_gen_read(const char *hist, unsigned long n, struct changes_gen *g);
+/* Generation n removed (renamed away first). */
+void ch_gen_drop(const char *hist, unsigned long n);
+
+#endif

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bpfbox undo (changes.h, docs/SECURITY.md "Undo"): a generation of a
+ * workspace's history put back. Checked first, nothing written on a
+ * refusal: each path the apply wrote must still be what it left (type,
+ * mode, and the SHA-256 of a file's bytes or a symlink's target), a path
+ * it deleted must still be absent, a directory it made must hold nothing
+ * it did not; so a later session's apply, an editor or an undo of a newer
+ * generation that is not undone shows as a refusal. Then a journal, and
+ * the paths in reverse order (what is below a directory first): what the
+ * apply added removed, what it replaced or deleted copied back from prev
+ * to a temporary name beneath the workspace's fd and renamed into place,
+ * the same no-symlink rules as apply (changes_fs.c). Every step can be
+ * done again: an undo that was killed is finished by running it again.
+ * The generation is removed at the end.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "changes_internal.h"
+#include "grants.h"
+#include "../lib/util.h"
+
+struct undo {
+	struct change_list l;
+	int ws, prev; /* the workspace; the generation's prev (-1: none) */
+	char dir[PATH_MAX + 32];
+	size_t refused;
+	unsigned long done;
+};
+
+static void refuse(struct undo *u, const char *path, const char *why)
+{
+	fprintf(stderr, "bpfbox undo: refused: %s: %s\n", path, why);
+	u->refused++;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, ((const struct change *)b)->path);
+}
+
+/* Whether path is one the apply wrote (not deleted). */
+static bool written_by_apply(const struct undo *u, const char *path)
+{
+	const struct change *c = bsearch(&path, u->l.v, u->l.n, sizeof(*u->l.v), by_path);
+
+	return c && c->kind != CHANGE_DELETED;
+}
+
+/* A directory the apply made: does it hold only what the apply put there? */
+static bool dir_only_applied(const struct undo *u, int parent, const char *base, const char *path)
+{
+	int fd = openat(parent, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char sub[PATH_MAX];
+	struct dirent *de;
+	bool only = true;
+	DIR *d;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		fd_close(&fd);
+		return false;
+	}
+	while (only && (de = readdir(d))) {
+		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+			continue;
+		only = (size_t)snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) <
+			       sizeof(sub) &&
+		       written_by_apply(u, sub);
+	}
+	closedir(d);
+	return only;
+}
+
+/* Is c->path still what the apply left there? */
+static void check_one(struct undo *u, const struct change *c)
+{
+	_cleanup_close_ int p = -1;
+	const char *base;
+	uint8_t sum[SHA256_LEN];
+	struct stat st;
+
+	p = ch_parent_of(u->ws, c->path, &base);
+	if (p < 0) {
+		refuse(u, c->path, "its directory was removed, or replaced by a symlink, since");
+		return;
+	}
+	if (fstatat(p, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (c->kind != CHANGE_DELETED)
+			refuse(u, c->path, "removed since the apply");
+		return;
+	}
+	if (c->kind == CHANGE_DELETED) {
+		refuse(u, c->path, "made again since the apply deleted it");
+		return;
+	}
+	if ((st.st_mode & S_IFMT) != (c->mode & S_IFMT) ||
+	    (!S_ISLNK(st.st_mode) && (st.st_mode & 07777) != (c->mode & 07777))) {
+		refuse(u, c->path, "its type or mode changed since the apply");
+		return;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		if (c->kind != CHANGE_MODE && !dir_only_applied(u, p, base, c->path))
+			refuse(u, c->path, "holds something the apply did not make");
+		return;
+	}
+	if (!c->summed || ch_hash_at(p, base, &st, sum) < 0 || memcmp(sum, c->sum, SHA256_LEN))
+		refuse(u, c->path, "changed since the apply");
+}
+
+/* prev's copy of c->path back into place; a directory there (or to go there) removed first. */
+static int restore(struct undo *u, int p, const char *base, const struct stat *cur, bool exists,
+		   size_t i, const char *path)
+{
+	_cleanup_close_ int pp = -1;
+	const char *pbase;
+	char tmp[64], proc[PATH_MAX];
+	struct stat ps;
+	int r;
+
+	pp = ch_parent_of(u->prev, path, &pbase);
+	if (pp < 0 || fstatat(pp, pbase, &ps, AT_SYMLINK_NOFOLLOW) < 0)
+		return -ENOENT;
+	snprintf(tmp, sizeof(tmp), ".bpfbox-undo-%zu", i);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d/%s", p, tmp);
+	rm_tree(proc); /* left by an undo that was killed */
+	if ((r = ch_copy_any(pp, pbase, p, tmp)) < 0)
+		return r;
+	if (exists && (S_ISDIR(cur->st_mode) || S_ISDIR(ps.st_mode)) &&
+	    (r = ch_remove_at(p, base, cur)) < 0)
+		return r;
+	return renameat(p, tmp, p, base) < 0 ? -errno : 0;
+}
+
+static int undo_one(struct undo *u, const struct change *c, size_t i)
+{
+	_cleanup_close_ int p = -1, fd = -1;
+	const char *base;
+	struct stat st;
+	bool exists;
+	int r;
+
+	p = ch_parent_of(u->ws, c->path, &base);
+	if (p == -ENOENT && c->kind == CHANGE_ADDED)
+		return 0; /* below an added directory removed by an undo that was killed */
+	if (p < 0)
+		return p;
+	exists = fstatat(p, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (c->kind == CHANGE_ADDED)
+		return exists ? ch_remove_at(p, base, &st) : 0;
+	if (u->prev >= 0) {
+		r = restore(u, p, base, &st, exists, i, c->path);
+		if (r != -ENOENT)
+			return r;
+	}
+	/* Nothing kept: a directory's mode, or a node apply did not copy. */
+	if (c->kind != CHANGE_MODE || !exists || !S_ISDIR(st.st_mode))
+		return 0;
+	fd = openat(p, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 || fchmod(fd, c->old_mode & 07777) < 0 ? -errno : 0;
+}
+
+/* The generation to undo and its workspace; 0 or the exit code (said). */
+static int open_gen(struct undo *u, const char *workspace, unsigned long *gen, char *hist,
+		    size_t size)
+{
+	struct changes_gen g;
+	struct changes_gen *v;
+	struct stat st;
+	size_t n;
+	int r = changes_history_dir(workspace, hist, size);
+
+	if (r < 0 || (r = changes_history_list(workspace, &v, &n)) < 0) {
+		fprintf(stderr, "bpfbox undo: cannot read the history of %s: %s\n", workspace,
+			strerror(-r));
+		return 1;
+	}
+	if (!*gen && n)
+		*gen = v[n - 1].n;
+	free(v);
+	if (!*gen || ch_gen_read(hist, *gen, &g) < 0) {
+		if (*gen)
+			fprintf(stderr,
+				"bpfbox undo: %s has no generation %lu (bpfbox undo %s --list)\n",
+				workspace, *gen, workspace);
+		else
+			fprintf(stderr, "bpfbox undo: %s has no history (nothing applied)\n",
+				workspace);
+		return CHANGES_EXIT_UNKNOWN;
+	}
+	u->ws = path_open_exact(workspace, O_DIRECTORY);
+	if (u->ws < 0 || fstat(u->ws, &st) < 0 || st.st_dev != g.ws_dev || st.st_ino != g.ws_ino ||
+	    !streq(g.workspace, workspace)) {
+		fprintf(stderr,
+			"bpfbox undo: the workspace %s is not the directory generation %lu was "
+			"applied to (moved or replaced since); nothing written\n",
+			workspace, *gen);
+		return 1;
+	}
+	snprintf(u->dir, sizeof(u->dir), "%s/%lu", hist, *gen);
+	return 0;
+}
+
+static int undo_gen(struct undo *u, const char *workspace, unsigned long gen)
+{
+	char path[PATH_MAX + 48];
+	bool resuming;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/paths", u->dir);
+	if ((r = ch_paths_read(path, &u->l)) < 0) {
+		fprintf(stderr, "bpfbox undo: cannot read %s: %s\n", path, strerror(-r));
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s/prev", u->dir);
+	u->prev = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/journal", u->dir);
+	resuming = access(path, F_OK) == 0;
+	for (size_t i = 0; i < u->l.n && !resuming; i++)
+		check_one(u, &u->l.v[i]);
+	if (u->refused) {
+		fprintf(stderr,
+			"bpfbox undo: %zu path%s changed since generation %lu was applied; "
+			"nothing written\n",
+			u->refused, u->refused == 1 ? "" : "s", gen);
+		return CHANGES_EXIT_CONFLICT;
+	}
+	if (!resuming) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+		if (fd < 0 || write(fd, "checked\n", 8) != 8 || fsync(fd) < 0) {
+			fprintf(stderr, "bpfbox undo: cannot write %s: %s; nothing written\n", path,
+				strerror(errno));
+			fd_close(&fd);
+			return 1;
+		}
+		close(fd);
+	}
+	for (size_t i = u->l.n; i-- > 0;) {
+		ch_fault_step(&u->done);
+		if ((r = undo_one(u, &u->l.v[i], i)) < 0) {
+			fprintf(stderr,
+				"bpfbox undo: cannot restore %s: %s; stopped, run 'bpfbox undo %s "
+				"%lu' again to finish\n",
+				u->l.v[i].path, strerror(-r), workspace, gen);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int changes_undo(const char *workspace, unsigned long gen)
+{
+	struct undo u = {.ws = -1, .prev = -1};
+	char hist[PATH_MAX];
+	int lock, code;
+
+	if ((code = changes_history_dir(workspace, hist, sizeof(hist))) < 0) {
+		fprintf(stderr, "bpfbox undo: no change sets' directory: %s\n", strerror(-code));
+		return 1;
+	}
+	if (access(hist, F_OK) < 0) {
+		fprintf(stderr, "bpfbox undo: %s has no history (nothing applied)\n", workspace);
+		return CHANGES_EXIT_UNKNOWN;
+	}
+	if ((lock = ch_history_lock(hist)) < 0) {
+		fprintf(stderr, "bpfbox undo: cannot lock %s: %s\n", hist, strerror(-lock));
+		return 1;
+	}
+	code = open_gen(&u, workspace, &gen, hist, sizeof(hist));
+	if (!code)
+		code = undo_gen(&u, workspace, gen);
+	if (!code) {
+		ch_gen_drop(hist, gen);
+		printf("restored %s to before generation %lu (%zu path%s)\n", workspace, gen, u.l.n,
+		       u.l.n == 1 ? "" : "s");
+	}
+	change_list_free(&u.l);
+	fd_close(&u.ws);
+	fd_close(&u.prev);
+	close(lock);
+	return code;
+}
