@@ -52,10 +52,9 @@ int eg_http_host(const uint8_t *p, size_t len, char *out, size_t size)
 	return 0;
 }
 
-/* name NULL: a request no rule could allow (not framable), a 400. */
-void eg_send_403(int fd, const char *name, uint16_t port, const char *why)
+size_t eg_format_403(char *buf, size_t size, const char *name, uint16_t port, const char *why)
 {
-	char body[512], head[256];
+	char body[512];
 	int bl, hl;
 
 	if (name)
@@ -65,12 +64,22 @@ void eg_send_403(int fd, const char *name, uint16_t port, const char *why)
 			      name, port, why, name, port);
 	else
 		bl = snprintf(body, sizeof(body), "bpfbox: request refused (%s).\n", why);
-	hl = snprintf(head, sizeof(head),
+	if (bl >= (int)sizeof(body))
+		bl = sizeof(body) - 1;
+	hl = snprintf(buf, size,
 		      "HTTP/1.1 %s\r\nContent-Type: text/plain\r\n"
-		      "Content-Length: %d\r\nConnection: close\r\n\r\n",
-		      name ? "403 Forbidden" : "400 Bad Request", bl);
-	(void)!write(fd, head, hl);
-	(void)!write(fd, body, bl);
+		      "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
+		      name ? "403 Forbidden" : "400 Bad Request", bl, body);
+	return hl < (int)size ? (size_t)hl : size - 1;
+}
+
+/* name NULL: a request no rule could allow (not framable), a 400. */
+void eg_send_403(int fd, const char *name, uint16_t port, const char *why)
+{
+	char buf[1024];
+	size_t n = eg_format_403(buf, sizeof(buf), name, port, why);
+
+	(void)!write(fd, buf, n);
 }
 
 /* The name of a Host value or a target's authority: lower case, no port. */
@@ -296,6 +305,7 @@ int eg_http_advance(struct http_frame *f, struct http_head *h, size_t *head_len,
 static int client_step(struct conn *c, struct http_frame *f, http_judge_fn judge, void *arg,
 		       uint64_t *out, char *why, size_t size)
 {
+	const struct egress_secret *sec;
 	struct http_head h;
 	const char *w;
 	size_t hl;
@@ -326,6 +336,15 @@ static int client_step(struct conn *c, struct http_frame *f, http_judge_fn judge
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -EPIPE;
 	f->len += n;
+	/* Plain HTTP is never a secret's way: a placeholder in it is a leak. */
+	sec = eg_secret_in(c->e, f->buf, f->len, NULL);
+	if (sec) {
+		snprintf(why, size, "placeholder of secret %.40s in a plain HTTP request",
+			 sec->name);
+		eg_emit(c->e, &c->o, false, BPFBOX_NET_TCP, HOW_HOST, "", c->o.addr, c->o.port, "",
+			why, 0, 0);
+		return -EACCES;
+	}
 	for (;;) {
 		a = eg_http_advance(f, &h, &hl, &w);
 		if (a == HTTP_MORE)

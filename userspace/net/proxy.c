@@ -225,6 +225,10 @@ static bool judge_transparent(struct conn *c, int how, char *name, size_t size, 
 	struct egress *e = c->e;
 	uint16_t port = c->o.port;
 
+	if (how != HOW_ADDR && eg_secret_name_leak(e, name, why, why_size)) {
+		rule[0] = '\0';
+		return false;
+	}
 	if (how != HOW_ADDR) {
 		/* The name asked for must be one the resolver gave this address for. */
 		if (!eg_judge(e, name, NULL, port, false, rule)) {
@@ -332,6 +336,7 @@ static void serve_transparent(struct conn *c)
 	_cleanup_free_ uint8_t *buf = malloc(PEEK_MAX);
 	uint64_t out = 0, in = 0;
 	uint16_t port = c->o.port;
+	const struct egress_secret *sec;
 	bool http = false;
 	ssize_t seen;
 	int how, first;
@@ -359,6 +364,15 @@ static void serve_transparent(struct conn *c)
 		    ((how != HOW_ADDR || http) &&
 		     !judge_transparent(c, how, name, sizeof(name), rule, why, sizeof(why))))
 			goto deny;
+	}
+	if (how == HOW_SNI && eg_term_wanted(e, name, port)) {
+		eg_term_serve(c, name, c->o.addr, port, BPFBOX_NET_TCP, how, rule);
+		return;
+	}
+	if (!http && seen > 0 && (sec = eg_secret_in(e, buf, seen, NULL))) {
+		snprintf(why, sizeof(why), "placeholder of secret %.40s in the first bytes",
+			 sec->name);
+		goto deny;
 	}
 	if (http) {
 		struct req_judge j = {.first = name, .port = port};
@@ -424,6 +438,10 @@ static bool judge_explicit(struct egress *e, const char *name, unsigned long por
 {
 	size_t n = 0;
 
+	if (eg_secret_name_leak(e, name, why, why_size)) {
+		rule[0] = '\0';
+		return false;
+	}
 	if (!eg_judge(e, name, NULL, port, false, rule)) {
 		snprintf(why, why_size, "%s", rule[0] ? "net_deny" : "no net_allow rule");
 		return false;
@@ -498,6 +516,7 @@ static void serve_explicit(struct conn *c)
 	unsigned long port = 80;
 	ssize_t len = read_head(e, c->fd, head, sizeof(head));
 	struct req_judge j = {.first = name, .quiet = true};
+	const struct egress_secret *sec;
 	struct http_head hh;
 	const char *w = "";
 	bool tunnel;
@@ -545,6 +564,12 @@ static void serve_explicit(struct conn *c)
 	}
 	if (!judge_explicit(e, name, port, rule, why, sizeof(why), addrs, &addr))
 		goto deny;
+	sec = eg_secret_in(e, head, len, NULL);
+	if (sec) {
+		snprintf(why, sizeof(why), "placeholder of secret %.40s in a proxy request",
+			 sec->name);
+		goto deny;
+	}
 	c->up = connect_upstream(e, addr, port);
 	if (c->up < 0) {
 		snprintf(why, sizeof(why), "upstream: %s", strerror(-c->up));
@@ -552,6 +577,10 @@ static void serve_explicit(struct conn *c)
 	}
 	if (forward_head(c, tunnel, head, method, path, version) < 0) {
 		eg_reset(c->fd);
+		return;
+	}
+	if (tunnel && eg_term_wanted(e, name, port)) {
+		eg_term_serve(c, name, addr, port, BPFBOX_NET_CONNECT, HOW_CONNECT, rule);
 		return;
 	}
 	if (tunnel)
