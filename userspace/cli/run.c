@@ -20,6 +20,7 @@
 #include "../lib/ratelimit.h"
 #include "../lib/util.h"
 
+/* long: the help text, a few lines per option */
 static void run_usage(FILE *out)
 {
 	fprintf(out,
@@ -346,6 +347,7 @@ static bool label_valid(const char *l)
 }
 
 /* The options that become the command line's policy layer (src.flags). */
+/* long: one case per option */
 static int policy_opt(struct json_object *flags, int c, const char *arg)
 {
 	switch (c) {

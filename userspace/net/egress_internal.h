@@ -195,6 +195,8 @@ void eg_http_body(struct http_frame *f, const struct http_head *h);
  * back, until the server ends or the connection idles: 0, or -EACCES (a
  * request refused) or -EPROTO (not framable), why filled.
  */
+/* Reads one request head (consumed, NUL-ended) into buf; its length or -1. */
+ssize_t eg_http_read_head(struct egress *e, int fd, char *buf, size_t size);
 int eg_relay_http(struct conn *c, struct http_frame *f, http_judge_fn judge, void *arg,
 		  uint64_t *out, uint64_t *in, char *why, size_t size);
 
@@ -207,6 +209,9 @@ bool eg_secret_for_host(const struct egress_secret *s, const char *host);
  * host (NULL: any secret), or NULL. */
 const struct egress_secret *eg_secret_in(const struct egress *e, const void *p, size_t len,
 					 const char *host);
+/* A placeholder in p[0, len): why is "placeholder of secret NAME in where". */
+bool eg_secret_leak(const struct egress *e, const void *p, size_t len, const char *where, char *why,
+		    size_t size);
 /* A placeholder in a name (SNI, Host, CONNECT, a query): why names the secret. */
 bool eg_secret_name_leak(const struct egress *e, const char *name, char *why, size_t size);
 
@@ -231,6 +236,8 @@ void eg_splice_both(struct egress *e, int a, int b, uint64_t *a2b, uint64_t *b2a
 
 /* proxy.c */
 void *eg_conn_thread(void *arg); /* a struct conn, freed */
-void eg_reset(int fd);		 /* closes fd with a TCP RST */
+/* Waits until the client sent something (or the wait ends); bytes peeked. */
+ssize_t eg_peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms);
+void eg_reset(int fd); /* closes fd with a TCP RST */
 
 #endif

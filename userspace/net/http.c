@@ -360,6 +360,34 @@ static int client_step(struct conn *c, struct http_frame *f, http_judge_fn judge
 	}
 }
 
+ssize_t eg_http_read_head(struct egress *e, int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	while (len + 1 < size) {
+		ssize_t n = eg_peek(e, fd, (uint8_t *)buf + len, size - 1 - len, UPSTREAM_MS);
+		char *end;
+
+		if (n <= 0)
+			return -1;
+		buf[len + n] = '\0';
+		end = strstr(buf, "\r\n\r\n");
+		if (end) {
+			/* Consume exactly the head; the body stays in the socket. */
+			size_t want = end + 4 - buf;
+
+			if (recv(fd, buf + len, want - len, 0) != (ssize_t)(want - len))
+				return -1;
+			buf[want] = '\0';
+			return want;
+		}
+		if (recv(fd, buf + len, n, 0) != n)
+			return -1;
+		len += n;
+	}
+	return -1;
+}
+
 int eg_relay_http(struct conn *c, struct http_frame *f, http_judge_fn judge, void *arg,
 		  uint64_t *out, uint64_t *in, char *why, size_t size)
 {

@@ -119,8 +119,7 @@ fail:
 	return err;
 }
 
-/* Waits until the client sent something (or the wait ends); bytes peeked. */
-static ssize_t peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms)
+ssize_t eg_peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms)
 {
 	struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
 			      {.fd = e->stop_pipe[0], .events = POLLIN}};
@@ -159,7 +158,7 @@ static int sniff_name(struct conn *c, uint8_t *buf, char *name, size_t size, boo
 		if (!left)
 			break;
 		if (n == 0) {
-			got = peek(e, c->fd, buf, PEEK_MAX, left);
+			got = eg_peek(e, c->fd, buf, PEEK_MAX, left);
 		} else {
 			struct pollfd sp = {.fd = e->stop_pipe[0], .events = POLLIN};
 
@@ -336,7 +335,6 @@ static void serve_transparent(struct conn *c)
 	_cleanup_free_ uint8_t *buf = malloc(PEEK_MAX);
 	uint64_t out = 0, in = 0;
 	uint16_t port = c->o.port;
-	const struct egress_secret *sec;
 	bool http = false;
 	ssize_t seen;
 	int how, first;
@@ -369,11 +367,8 @@ static void serve_transparent(struct conn *c)
 		eg_term_serve(c, name, c->o.addr, port, BPFBOX_NET_TCP, how, rule);
 		return;
 	}
-	if (!http && seen > 0 && (sec = eg_secret_in(e, buf, seen, NULL))) {
-		snprintf(why, sizeof(why), "placeholder of secret %.40s in the first bytes",
-			 sec->name);
+	if (!http && seen > 0 && eg_secret_leak(e, buf, seen, "the first bytes", why, sizeof(why)))
 		goto deny;
-	}
 	if (http) {
 		struct req_judge j = {.first = name, .port = port};
 
@@ -392,35 +387,6 @@ deny:
 		eg_send_403(c->fd, name[0] ? name : "this host", port, why);
 	else
 		eg_reset(c->fd);
-}
-
-/* Reads one request head (consumed) into buf; its length or -1. */
-static ssize_t read_head(struct egress *e, int fd, char *buf, size_t size)
-{
-	size_t len = 0;
-
-	while (len + 1 < size) {
-		ssize_t n = peek(e, fd, (uint8_t *)buf + len, size - 1 - len, UPSTREAM_MS);
-		char *end;
-
-		if (n <= 0)
-			return -1;
-		buf[len + n] = '\0';
-		end = strstr(buf, "\r\n\r\n");
-		if (end) {
-			/* Consume exactly the head; the body stays in the socket. */
-			size_t want = end + 4 - buf;
-
-			if (recv(fd, buf + len, want - len, 0) != (ssize_t)(want - len))
-				return -1;
-			buf[want] = '\0';
-			return want;
-		}
-		if (recv(fd, buf + len, n, 0) != n)
-			return -1;
-		len += n;
-	}
-	return -1;
 }
 
 /*
@@ -506,6 +472,8 @@ static bool judge_proxied(struct conn *c, const struct http_head *h, void *arg, 
 	return false;
 }
 
+/* long: one sequence in order: the head, the name, the verdict, resolve, connect, then
+ * the tunnel (or TLS terminated for a secret) or the requests */
 static void serve_explicit(struct conn *c)
 {
 	struct egress *e = c->e;
@@ -514,9 +482,8 @@ static void serve_explicit(struct conn *c)
 	uint8_t addrs[16][16], *addr = NULL;
 	uint64_t out = 0, in = 0;
 	unsigned long port = 80;
-	ssize_t len = read_head(e, c->fd, head, sizeof(head));
+	ssize_t len = eg_http_read_head(e, c->fd, head, sizeof(head));
 	struct req_judge j = {.first = name, .quiet = true};
-	const struct egress_secret *sec;
 	struct http_head hh;
 	const char *w = "";
 	bool tunnel;
@@ -564,12 +531,8 @@ static void serve_explicit(struct conn *c)
 	}
 	if (!judge_explicit(e, name, port, rule, why, sizeof(why), addrs, &addr))
 		goto deny;
-	sec = eg_secret_in(e, head, len, NULL);
-	if (sec) {
-		snprintf(why, sizeof(why), "placeholder of secret %.40s in a proxy request",
-			 sec->name);
+	if (eg_secret_leak(e, head, len, "a proxy request", why, sizeof(why)))
 		goto deny;
-	}
 	c->up = connect_upstream(e, addr, port);
 	if (c->up < 0) {
 		snprintf(why, sizeof(why), "upstream: %s", strerror(-c->up));

@@ -172,11 +172,17 @@ const struct egress_secret *eg_secret_in(const struct egress *e, const void *p, 
 	return NULL;
 }
 
-bool eg_secret_name_leak(const struct egress *e, const char *name, char *why, size_t size)
+bool eg_secret_leak(const struct egress *e, const void *p, size_t len, const char *where, char *why,
+		    size_t size)
 {
-	const struct egress_secret *s = eg_secret_in(e, name, strlen(name), NULL);
+	const struct egress_secret *s = eg_secret_in(e, p, len, NULL);
 
 	if (s)
-		snprintf(why, size, "placeholder of secret %.40s in the name", s->name);
+		snprintf(why, size, "placeholder of secret %.40s in %s", s->name, where);
 	return s != NULL;
+}
+
+bool eg_secret_name_leak(const struct egress *e, const char *name, char *why, size_t size)
+{
+	return eg_secret_leak(e, name, strlen(name), "the name", why, size);
 }

@@ -29,7 +29,7 @@ struct grant_fds {
 	 */
 	int upper, work;
 	const char *upper_path, *work_path;
-	char bad[4096 + 128];	    /* after a failure: the path and what changed */
+	char bad[4096 + 128]; /* after a failure: the path and what changed */
 };
 
 /*

@@ -138,9 +138,6 @@ static int prepare_restrictions(struct run_state *t)
 	if ((r = session_home_make(s, c->switch_user ? c->uid : getuid(),
 				   c->switch_user ? c->gid : getgid())) < 0)
 		return r;
-	if ((r = session_write_ca_bundle(s, c->switch_user ? c->uid : getuid(),
-					 c->switch_user ? c->gid : getgid())) < 0)
-		return r;
 	/* The caller's certificates and indexes (env_pass.h) first: their files are grants. */
 	if ((r = session_home_path(s, &t->path_ro, t->path_env, sizeof(t->path_env))) < 0 ||
 	    (r = session_env_pass(s, &t->env, &t->path_ro)) < 0)
