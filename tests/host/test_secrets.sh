@@ -63,9 +63,14 @@ RULES="--net-allow api.test:443 --net-allow other.test:443 --net-allow other.tes
 box() {
 	audit=$1
 	shift
+	_b0=$(date +%s%N)
 	BPFBOX_UPSTREAM_CA="$TMPD/up-ca.crt" "$BPFBOX" run --no-daemon --audit "$audit" -w "$WS" \
-		--net-resolver $SRV --timeout 30 $RULES "$@"
+		--net-resolver $SRV --timeout 60 $RULES "$@"
+	_brc=$?
+	echo "# box $(basename "$audit"): $((($(date +%s%N) - _b0) / 1000000)) ms" >&3
+	return $_brc
 }
+exec 3>&1
 # never_value FILE WHAT: the real value is nowhere in FILE.
 never_value() {
 	if grep -qF "$TOKEN" "$1"; then
@@ -138,9 +143,20 @@ never_value "$B" "the leak session's audit stream"
 
 # 3. Bad input: one line, exit 125, nothing ran.
 printf 'file-value\n' >"$TMPD/k"
-box "$TMPD/c.jsonl" --secret 'K=file:'"$TMPD"'/k@api.test' -- sh -c 'echo "$K"' >"$TMPD/out" 2>"$TMPD/err"
-expect_grep '^bpfbox-secret-K-' "$TMPD/out" "secrets: NAME=file:PATH gives the session a placeholder"
+# A secret named like a variable the environment passes (env_pass.h): the
+# placeholder, never the caller's value.
+PIP_INDEX_URL="https://x.test/$TOKEN/simple" box "$TMPD/c.jsonl" --secret PIP_INDEX_URL@api.test \
+	--secret 'K=file:'"$TMPD"'/k@api.test' -- sh -c 'echo "$K"; env | grep ^PIP_INDEX_URL=' \
+	>"$TMPD/out" 2>"$TMPD/err"
+expect_grep '^bpfbox-secret-K-[0-9a-f]{32}$' "$TMPD/out" "secrets: NAME=file:PATH gives the session a placeholder"
+expect_grep '^PIP_INDEX_URL=bpfbox-secret-PIP_INDEX_URL-[0-9a-f]{32}$' "$TMPD/out" \
+	"secrets: a passed variable given as a secret is its placeholder"
 never_value "$TMPD/out" "a file secret's session"
+if grep -q file-value "$TMPD/out"; then
+	fail "secrets: a file secret's value reached the session"
+else
+	ok "secrets: a file secret's value is not in the session"
+fi
 unset NOPE
 expect_err 125 "secrets: an unset variable is refused" 'the variable NOPE is not set' \
 	box "$TMPD/d.jsonl" --secret NOPE@api.test -- true

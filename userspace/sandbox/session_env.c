@@ -110,6 +110,15 @@ static bool ca_var(const struct session *s, const char *name, size_t len)
 	return false;
 }
 
+/* A --secret's NAME: the session gets its placeholder, never the caller's value. */
+static bool secret_var(const struct session *s, const char *name, size_t len)
+{
+	for (size_t i = 0; s->secret_env && i < s->secret_env->n; i++)
+		if (!strncmp(s->secret_env->v[i], name, len) && s->secret_env->v[i][len] == '=')
+			return true;
+	return false;
+}
+
 static bool policy_env_sets(const struct bpfbox_policy *p, const char *name, size_t len)
 {
 	for (size_t i = 0; i < p->env.n; i++)
@@ -186,7 +195,8 @@ int session_env_pass(struct session *s, struct strv *pass, struct strv *ro)
 			if (!fnmatch(pass_vars[i].name, name, 0))
 				break;
 		if (i == ARRAY_SIZE(pass_vars) || !eq[1] ||
-		    policy_env_sets(s->policy, name, strlen(name)) || ca_var(s, name, strlen(name)))
+		    policy_env_sets(s->policy, name, strlen(name)) ||
+		    ca_var(s, name, strlen(name)) || secret_var(s, name, strlen(name)))
 			continue;
 		why[0] = '\0';
 		if (pass_vars[i].kind == PASS_FILE)
