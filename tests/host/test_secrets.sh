@@ -90,6 +90,9 @@ env -u HTTPS_PROXY -u https_proxy curl -sS --max-time 10 -H "X-Key: $TOKEN" \
 python3 -c 'import os, urllib.request as u
 r = u.Request("https://api.test/three", headers={"Authorization": "Bearer " + os.environ["TOKEN"]})
 print(u.urlopen(r, timeout=10).read().decode().strip(), "(python)")'
+command -v node >/dev/null && node -e 'require("https").get("https://api.test/four",
+	{headers: {authorization: "Bearer " + process.env.TOKEN}},
+	(r) => r.on("data", (d) => process.stdout.write(d.toString().trim() + " (node)\n")))'
 sleep 30 &
 for f in /proc/[0-9]*/environ; do tr '\0' '\n' <"$f"; done >"$PWD/environs"
 kill $!
@@ -100,6 +103,11 @@ expect_grep 'hello from api.test' "$TMPD/out" "secrets: curl reaches the secret'
 expect_grep "auth api.test Bearer $TOKEN" "$TMPD/srv.log" "secrets: the server received the real value in Authorization (curl, CONNECT)"
 expect_grep "auth api.test token $TOKEN" "$TMPD/srv.log" "secrets: the server received the real value without HTTP_PROXY (SNI)"
 expect_grep 'hello from api.test \(python\)' "$TMPD/out" "secrets: python urllib trusts the session CA (SSL_CERT_FILE)"
+if command -v node >/dev/null; then
+	expect_grep 'hello from api.test \(node\)' "$TMPD/out" "secrets: node https trusts the session CA (NODE_EXTRA_CA_CERTS)"
+else
+	skip "secrets: node is missing (make deps installs it)"
+fi
 n=$(grep -c "^TOKEN=bpfbox-secret-TOKEN-[0-9a-f]\{32\}$" "$WS/environs")
 if [ "${n:-0}" -ge 2 ]; then
 	ok "secrets: $n environs of the session hold the placeholder"
