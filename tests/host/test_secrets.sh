@@ -160,7 +160,28 @@ check_events "$B" "any(e['type'] == 'net.deny' and e['name'] == 'api.test' and '
 	"secrets: the refused session CA is a net.deny"
 never_value "$B" "the leak session's audit stream"
 
-# 3. Bad input: one line, exit 125, nothing ran.
+# 3. Through a daemon: it holds the value and the CA; the client writes
+#    the bundle. Its stream and its messages never hold the value.
+K="$TMPD/k.jsonl"
+export BPFBOX_UPSTREAM_CA="$TMPD/up-ca.crt"
+if start_daemon "$K" --group nogroup; then
+	unset BPFBOX_UPSTREAM_CA
+	"$BPFBOX" run --daemon-socket "$SOCK" -w "$WS" --net-resolver $SRV --timeout 60 $RULES \
+		--secret TOKEN@api.test -- sh -c 'curl -sS --max-time 10 -H "Authorization: daemon $TOKEN" \
+		https://api.test/; echo; env | grep ^TOKEN=' >"$TMPD/out" 2>"$TMPD/err"
+	expect_grep "auth api.test daemon $TOKEN" "$TMPD/srv.log" "secrets: through a daemon, the server received the real value"
+	expect_grep '^TOKEN=bpfbox-secret-TOKEN-[0-9a-f]{32}$' "$TMPD/out" "secrets: through a daemon, the session holds the placeholder"
+	check_events "$K" "any(e['type'] == 'net.allow' and e['name'] == 'api.test' and 'secrets injected: TOKEN' in e['reason'] for e in net)" \
+		"secrets: the daemon's stream has the terminated connection"
+	never_value "$TMPD/out" "the daemon session's output"
+	never_value "$K" "the daemon's stream"
+	never_value "$DERR" "the daemon's messages"
+else
+	unset BPFBOX_UPSTREAM_CA
+	fail "secrets: the daemon did not start: $(tail -c 300 "$DERR")"
+fi
+
+# 4. Bad input: one line, exit 125, nothing ran.
 printf 'file-value\n' >"$TMPD/k"
 # A secret named like a variable the environment passes (env_pass.h): the
 # placeholder, never the caller's value.

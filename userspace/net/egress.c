@@ -540,6 +540,7 @@ fail:
 		close(e->stop_pipe[1]);
 	}
 	eg_term_stop(e);
+	egress_secrets_free(&e->secrets);
 	free(e);
 	return r;
 }
@@ -573,5 +574,6 @@ void egress_stop(struct egress *e)
 	pthread_mutex_destroy(&e->lock);
 	pthread_cond_destroy(&e->idle);
 	eg_term_stop(e);
+	egress_secrets_free(&e->secrets);
 	free(e);
 }

@@ -97,7 +97,8 @@ struct egress {
 	size_t cache_next;
 	uint8_t own[MAX_OWN][16];
 	size_t n_own;
-	struct term term; /* with secrets */
+	struct term term;	       /* with secrets */
+	struct egress_secrets secrets; /* o.secrets points here: the proxy's own copy */
 };
 
 struct query {
@@ -204,6 +205,8 @@ int eg_relay_http(struct conn *c, struct http_frame *f, http_judge_fn judge, voi
 size_t eg_format_403(char *buf, size_t size, const char *name, uint16_t port, const char *why);
 
 /* secret.c */
+/* A deep copy (values included) for the proxy to hold; -ENOMEM. */
+int eg_secrets_copy(struct egress_secrets *dst, const struct egress_secrets *src);
 bool eg_secret_for_host(const struct egress_secret *s, const char *host);
 /* The first secret whose placeholder is in p[0, len) and that is not for
  * host (NULL: any secret), or NULL. */
@@ -216,6 +219,7 @@ bool eg_secret_leak(const struct egress *e, const void *p, size_t len, const cha
 bool eg_secret_name_leak(const struct egress *e, const char *name, char *why, size_t size);
 
 /* tls_term.c */
+/* The secrets copied from o.secrets; with any, the CA, the leaves, the server trust. */
 int eg_term_start(struct egress *e, char *err, size_t size);
 void eg_term_stop(struct egress *e);
 /* Whether a connection to name:port is terminated (a secret's host, 443). */

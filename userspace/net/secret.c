@@ -141,6 +141,27 @@ void egress_secrets_free(struct egress_secrets *s)
 	}
 }
 
+int eg_secrets_copy(struct egress_secrets *dst, const struct egress_secrets *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (!src || !src->n)
+		return 0;
+	dst->v = calloc(src->n, sizeof(*dst->v));
+	if (!dst->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < src->n; i++) {
+		dst->v[i] = src->v[i];
+		dst->v[i].value = malloc(src->v[i].len + 1);
+		if (!dst->v[i].value) {
+			egress_secrets_free(dst);
+			return -ENOMEM;
+		}
+		memcpy(dst->v[i].value, src->v[i].value, src->v[i].len + 1);
+		dst->n++;
+	}
+	return 0;
+}
+
 /* Whether needle (lower-case hex) is in p[0, len), in any case. */
 static bool has_token(const uint8_t *p, size_t len, const char *needle)
 {

@@ -131,13 +131,16 @@ static int upstream_trust(struct term *t, char *err, size_t size)
 
 int eg_term_start(struct egress *e, char *err, size_t size)
 {
-	const struct egress_secrets *ss = e->o.secrets;
+	const struct egress_secrets *ss = &e->secrets;
 	struct term *t = &e->term;
 	gnutls_datum_t pem = {0};
 	int r;
 
-	if (!ss || !ss->n)
-		return 0;
+	/* The proxy's own copy: the caller's may go (a daemon's request). */
+	r = eg_secrets_copy(&e->secrets, e->o.secrets);
+	e->o.secrets = &e->secrets;
+	if (r < 0 || !ss->n)
+		return r;
 	r = tls_lib_open(err, size);
 	if (r < 0)
 		return r;

@@ -130,6 +130,7 @@ static int plan_session(struct run *r)
 		return -EINVAL;
 	r->planned = true;
 	r->s.secret_env = r->secret_env.n ? &r->secret_env : NULL;
+	r->s.secrets = r->secrets.n ? &r->secrets : NULL;
 	r->s.status_fd = p->status_fd;
 	r->s.start_ns = p->start_ns;
 	r->s.labels = p->labels;
@@ -194,14 +195,17 @@ static int choose_mode(struct run *r)
 	r->daemon = rc > 0;
 	if (!r->daemon)
 		return 0;
-	if (r->secrets.n)
-		return log_refusal(EPERM, "--secret is not served through a daemon yet: run as "
-					  "root with --no-daemon; nothing ran");
 	r->drun.level_given = p->level_given;
 	r->drun.verbose = p->verbose;
 	r->drun.ask_top = r->ask_at_exec; /* refused at register unless the daemon takes asks */
 	r->drun.limits = &r->policy.limits;
-	return daemon_run_prepare(&r->drun, &r->s, &p->audit, r->sinks, p->argv);
+	rc = daemon_run_prepare(&r->drun, &r->s, &p->audit, r->sinks, p->argv);
+	if (!rc && r->secrets.n && !r->s.ca_pem)
+		return log_refusal(EPERM,
+				   "--secret: the daemon at %s runs no TLS termination for "
+				   "secrets (an older bpfbox?); nothing ran",
+				   r->drun.socket);
+	return rc;
 }
 
 /*
