@@ -181,6 +181,8 @@ else
 	fail "secrets: the daemon did not start: $(tail -c 300 "$DERR")"
 fi
 
+expect_schema "secrets: the streams validate against the schema" "$A" "$B" "$K"
+
 # 4. Bad input: one line, exit 125, nothing ran.
 printf 'file-value\n' >"$TMPD/k"
 # A secret named like a variable the environment passes (env_pass.h): the
