@@ -341,8 +341,10 @@ static int client_step(struct conn *c, struct http_frame *f, http_judge_fn judge
 	if (sec) {
 		snprintf(why, size, "placeholder of secret %.40s in a plain HTTP request",
 			 sec->name);
-		eg_emit(c->e, &c->o, false, BPFBOX_NET_TCP, HOW_HOST, "", c->o.addr, c->o.port, "",
-			why, 0, 0);
+		eg_emit(c->e, &c->o, false,
+			c->o.kind == BPFBOX_ORIG_EXPLICIT ? BPFBOX_NET_CONNECT : BPFBOX_NET_TCP,
+			c->o.kind == BPFBOX_ORIG_EXPLICIT ? HOW_CONNECT : HOW_HOST, "", c->o.addr,
+			c->o.port, "", why, 0, 0);
 		return -EACCES;
 	}
 	for (;;) {
