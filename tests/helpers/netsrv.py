@@ -2,7 +2,9 @@
 """The egress tests' servers, run inside a network namespace of the test:
 a DNS server answering A records from NAME=ADDR arguments (REFUSED else),
 an HTTP server and an HTTPS server (certificate and key given) that answer
-every GET with "hello from NAME" where NAME is the request's Host, and a
+every GET with "hello from NAME" where NAME is the request's Host (and
+print "auth NAME VALUE" for a request with an Authorization header: what
+the server received, for tests/host/test_secrets.sh), and a
 plain TCP server that greets with "raw hello". GET /big=N answers N bytes
 (the benchmark's transfers).
 
@@ -55,7 +57,10 @@ BIG = {}
 
 class Hello(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        body = ("hello from %s\n" % self.headers.get("Host", "?").split(":")[0]).encode()
+        host = self.headers.get("Host", "?").split(":")[0]
+        body = ("hello from %s\n" % host).encode()
+        if self.headers.get("Authorization"):
+            print("auth %s %s" % (host, self.headers["Authorization"]), flush=True)
         if self.path.startswith("/big="):
             n = int(self.path.split("=")[1])
             body = BIG.setdefault(n, b"x" * n)

@@ -743,6 +743,49 @@ static void test_net_layers(void **state)
 	json_object_put(bad);
 }
 
+/* --secret specs: NAME, the file, the hosts; the policy JSON shows no path. */
+static void test_secret_specs(void **state)
+{
+	static const char *const bad[] = {
+		"TOKEN",	   "@api.test",		  "1X@api.test",
+		"TO-KEN@api.test", "T@*.api.test",	  "T@api.test:443",
+		"T@api.test,",	   "T=env:X@api.test",	  "T=file:@api.test",
+		"T@10.0.0.1",	   "T@a,b,c,d,e,f,g,h,i",
+	};
+	struct json_object *layer =
+		json_tokener_parse("{\"extra\": {\"secrets\": [\"K=file:/run/k@a.test,B.Test\"]}}");
+	struct secret_spec spec;
+	struct bpfbox_policy p;
+	struct policy_error err;
+	struct json_object *o;
+	const char *why, *text;
+
+	(void)state;
+	assert_int_equal(secret_spec_parse("GH_TOKEN@api.github.com", &spec, &why), 0);
+	assert_string_equal(spec.name, "GH_TOKEN");
+	assert_string_equal(spec.path, "");
+	assert_int_equal(spec.n_hosts, 1);
+	assert_string_equal(spec.hosts[0], "api.github.com");
+	assert_int_equal(secret_spec_parse("K=file:/a@b/k@x.test,Y.test", &spec, &why), 0);
+	assert_string_equal(spec.path, "/a@b/k");
+	assert_int_equal(spec.n_hosts, 2);
+	assert_string_equal(spec.hosts[1], "y.test");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (secret_spec_parse(bad[i], &spec, &why) != -EINVAL)
+			fail_msg("'%s' parsed as a secret", bad[i]);
+	policy_init(&p);
+	assert_int_equal(policy_merge_layer(&p, layer, "task", &err), 0);
+	assert_int_equal(p.secrets.n, 1);
+	o = policy_to_json(&p);
+	text = json_object_to_json_string(o);
+	assert_non_null(strstr(text, "\"name\": \"K\""));
+	assert_non_null(strstr(text, "\"b.test\""));
+	assert_null(strstr(text, "/run/k"));
+	json_object_put(o);
+	policy_free(&p);
+	json_object_put(layer);
+}
+
 static void test_merge_errors(void **state)
 {
 	static const struct {
@@ -800,7 +843,7 @@ static void test_merge_errors(void **state)
 		 "must not be empty"},
 		{"flags", "{\"extra\": {\"rx\": []}}", "command line", "extra.rx",
 		 "unknown key 'rx'; valid keys: ro, rw, devices, deny, net_allow, net_deny, "
-		 "exec_deny, "
+		 "secrets, exec_deny, "
 		 "deny_commands, commands, env"},
 		{"flags", "{\"extra\": []}", "command line", "extra", "must be an object"},
 		{"flags", "{\"extra\": {\"env\": {\"1A\": \"x\"}}}", "command line", "extra.env.1A",
@@ -1610,10 +1653,10 @@ UNIT_MAIN_GROUP(group_setup, group_teardown, T(test_defaults), T(test_source_nam
 		T(test_merge_limits), T(test_merge_limit_units), T(test_restrictions_then_extra),
 		T(test_env), T(test_deny_list_protection), T(test_extra_deny_appends),
 		T(test_deny_patterns), T(test_net_rules), T(test_net_name_rules),
-		T(test_net_layers), T(test_merge_errors), T(test_merge_atomic),
-		T(test_mode_layer_same_mode), T(test_to_json), T(test_load_minimal),
-		T(test_load_default_config), T(test_load_precedence), T(test_load_files_order),
-		T(test_load_mode_layer), T(test_load_errors), T(test_load_missing_files),
-		T(test_load_deny), T(test_load_expansion), T(test_load_expansion_dedup),
-		T(test_load_workspace), T(test_load_workspace_home), T(test_load_user),
-		T(test_validate), T(test_writable_rules), T(test_device_rules))
+		T(test_net_layers), T(test_secret_specs), T(test_merge_errors),
+		T(test_merge_atomic), T(test_mode_layer_same_mode), T(test_to_json),
+		T(test_load_minimal), T(test_load_default_config), T(test_load_precedence),
+		T(test_load_files_order), T(test_load_mode_layer), T(test_load_errors),
+		T(test_load_missing_files), T(test_load_deny), T(test_load_expansion),
+		T(test_load_expansion_dedup), T(test_load_workspace), T(test_load_workspace_home),
+		T(test_load_user), T(test_validate), T(test_writable_rules), T(test_device_rules))

@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 
 #include "relp.h"
-#include "tls.h"
+#include "../lib/tls.h"
 #include "sink_internal.h"
 #include "spool.h"
 

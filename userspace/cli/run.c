@@ -40,6 +40,9 @@ static void run_usage(FILE *out)
 		"  --net-resolver ADDR[:PORT]  upstream DNS of the egress resolver (default: "
 		"resolv.conf)\n"
 		"                        (needs the BPF agent: --audit as root, or a daemon)\n"
+		"  --secret NAME@HOST[,HOST...]  the value of $NAME (or NAME=file:PATH@HOST)\n"
+		"                        stays outside: the session's NAME is a placeholder the\n"
+		"                        proxy replaces in requests to HOST:443 (docs/network.md)\n"
 		"  --exec-deny NAME      never execute NAME (a file name or absolute path;\n"
 		"                        enforced by BPF LSM where it loads)\n"
 		"  --deny-command PAT    deny every exec whose argv, joined with spaces,\n"
@@ -136,6 +139,7 @@ enum {
 	OPT_NET_ALLOW,
 	OPT_NET_DENY,
 	OPT_NET_RESOLVER,
+	OPT_SECRET,
 	OPT_EXEC_DENY,
 	OPT_DAEMON_SOCKET,
 	OPT_NO_DAEMON,
@@ -186,6 +190,7 @@ static const struct option run_opts[] = {
 	{"net-allow", required_argument, NULL, OPT_NET_ALLOW},
 	{"net-deny", required_argument, NULL, OPT_NET_DENY},
 	{"net-resolver", required_argument, NULL, OPT_NET_RESOLVER},
+	{"secret", required_argument, NULL, OPT_SECRET},
 	{"exec-deny", required_argument, NULL, OPT_EXEC_DENY},
 	{"deny-command", required_argument, NULL, OPT_DENY_COMMAND},
 	{"ask-fd", required_argument, NULL, OPT_ASK_FD},
@@ -361,6 +366,7 @@ static int policy_opt(struct json_object *flags, int c, const char *arg)
 	case OPT_DEVICE:
 	case OPT_NET_ALLOW:
 	case OPT_NET_DENY:
+	case OPT_SECRET:
 	case OPT_EXEC_DENY:
 		append_string(sub_object(flags, "extra"),
 			      c == OPT_RO	   ? "ro"
@@ -368,6 +374,7 @@ static int policy_opt(struct json_object *flags, int c, const char *arg)
 			      : c == OPT_DEVICE	   ? "devices"
 			      : c == OPT_NET_ALLOW ? "net_allow"
 			      : c == OPT_NET_DENY  ? "net_deny"
+			      : c == OPT_SECRET	   ? "secrets"
 						   : "exec_deny",
 			      arg);
 		return 0;

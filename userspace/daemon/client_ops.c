@@ -234,6 +234,30 @@ static struct json_object *labels_object(const struct strv *labels)
 	return o;
 }
 
+/*
+ * --secret: each secret's name, placeholder, hosts and value for the
+ * daemon's proxy (docs/network.md, "Secrets"): over the daemon's socket
+ * only, never logged.
+ */
+static struct json_object *secrets_json(const struct egress_secrets *ss)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < ss->n; i++) {
+		const struct egress_secret *e = &ss->v[i];
+		struct json_object *o = json_object_new_object(), *h = json_object_new_array();
+
+		for (size_t j = 0; j < e->n_hosts; j++)
+			json_object_array_add(h, json_object_new_string(e->hosts[j]));
+		add_str(o, "name", e->name);
+		add_str(o, "token", e->token);
+		json_object_object_add(o, "hosts", h);
+		json_object_object_add(o, "value", json_object_new_string_len(e->value, e->len));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 /* The network part: the allow-list's addresses, its names, the holes. */
 static void add_net(struct json_object *req, const struct bpfbox_policy *p)
 {
@@ -337,6 +361,8 @@ static struct json_object *register_request(const struct session *s, const char 
 	if (s->labels && s->labels->n)
 		json_object_object_add(req, "labels", labels_object(s->labels));
 	add_net(req, s->policy);
+	if (s->secrets && s->secrets->n)
+		json_object_object_add(req, "secrets", secrets_json(s->secrets));
 	add_str(req, "audit_mode", audit_mode);
 	add_layers(req, s);
 	json_object_object_add(req, "policy", policy_to_json(s->policy));

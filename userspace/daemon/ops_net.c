@@ -93,6 +93,59 @@ static int strv_of(struct json_object *a, struct strv *out)
 	return 0;
 }
 
+/* One "secrets" entry: {name, token, hosts, value}; -EINVAL when malformed. */
+static int secret_of(struct json_object *o, struct egress_secret *e)
+{
+	struct json_object *h, *v;
+	struct secret_spec spec;
+	const char *name, *token, *why;
+	char text[SECRET_MAX_HOSTS * 254 + 80];
+	size_t len = 0, vl;
+
+	if (!json_object_is_type(o, json_type_object) || proto_get_str(o, "name", &name) ||
+	    proto_get_str(o, "token", &token) || proto_get_array(o, "hosts", &h) ||
+	    !json_object_object_get_ex(o, "value", &v) || !json_object_is_type(v, json_type_string))
+		return -EINVAL;
+	len = snprintf(text, sizeof(text), "%s@", name);
+	for (size_t i = 0; i < json_object_array_length(h) && len < sizeof(text); i++)
+		len += snprintf(text + len, sizeof(text) - len, "%s%s", i ? "," : "",
+				json_object_get_string(json_object_array_get_idx(h, i)));
+	vl = json_object_get_string_len(v);
+	if (len >= sizeof(text) || secret_spec_parse(text, &spec, &why) < 0 ||
+	    strlen(token) != 32 || strspn(token, "0123456789abcdef") != 32 || !vl || vl > 65536 ||
+	    strcspn(json_object_get_string(v), "\r\n") != vl ||
+	    strlen(json_object_get_string(v)) != vl)
+		return -EINVAL;
+	snprintf(e->name, sizeof(e->name), "%s", spec.name);
+	snprintf(e->token, sizeof(e->token), "%s", token);
+	snprintf(e->placeholder, sizeof(e->placeholder), "bpfbox-secret-%s-%s", e->name, token);
+	memcpy(e->hosts, spec.hosts, sizeof(e->hosts));
+	e->n_hosts = spec.n_hosts;
+	e->value = strndup(json_object_get_string(v), vl);
+	e->len = vl;
+	return e->value ? 0 : -ENOMEM;
+}
+
+/* "secrets" (--secret, docs/network.md): the proxy copies them; *out freed by the caller. */
+static int secrets_of(struct json_object *a, struct egress_secrets *out)
+{
+	size_t n = json_object_array_length(a);
+
+	if (n > 64)
+		return -EINVAL;
+	out->v = calloc(n ? n : 1, sizeof(*out->v));
+	if (!out->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int r = secret_of(json_object_array_get_idx(a, i), &out->v[out->n]);
+
+		if (r < 0)
+			return r;
+		out->n++;
+	}
+	return 0;
+}
+
 /*
  * Egress by name (docs/network.md): "net_hosts" (allow rules with names),
  * "net_deny" (exceptions: names, addresses, CIDRs) and "net_resolver" start
@@ -102,6 +155,7 @@ int ops_start_egress(struct daemon *d, struct conn *c, struct dsession *s, struc
 		     uint16_t *proxy, uint16_t *dns)
 {
 	struct strv allow = {0}, deny = {0};
+	struct egress_secrets secrets = {0};
 	struct egress_opts o = {
 		.cgroup_id = s->cgroup_id, .session = s->index, .allow = &allow, .deny = &deny};
 	struct agent_egress_fds f;
@@ -120,6 +174,13 @@ int ops_start_egress(struct daemon *d, struct conn *c, struct dsession *s, struc
 		r = ops_bad_member(d, c, "register", "net_deny", "an array of HOST[:PORT[-PORT]]");
 		goto out;
 	}
+	r = proto_get_array(req, "secrets", &v);
+	if (r == -EINVAL || (r == 0 && secrets_of(v, &secrets) < 0)) {
+		r = ops_bad_member(d, c, "register", "secrets",
+				   "an array of {name, token, hosts, value}");
+		goto out;
+	}
+	o.secrets = &secrets;
 	r = 0;
 	if (proto_get_str(req, "net_resolver", &o.resolver) == -EINVAL) {
 		r = ops_bad_member(d, c, "register", "net_resolver", "ADDR[:PORT]");
@@ -149,6 +210,7 @@ int ops_start_egress(struct daemon *d, struct conn *c, struct dsession *s, struc
 out:
 	strv_clear(&allow);
 	strv_clear(&deny);
+	egress_secrets_free(&secrets);
 	return r;
 }
 

@@ -280,6 +280,9 @@ static void register_reply(struct daemon *d, struct conn *c, struct dsession *s,
 		jsonw_str(&d->rw, "level_enabled", s->level);
 	if (proxy)
 		jsonw_u64(&d->rw, "proxy_port", proxy);
+	/* --secret: the session CA the client writes into the session's bundle. */
+	if (s->egress && egress_ca_pem(s->egress))
+		jsonw_str(&d->rw, "ca_pem", egress_ca_pem(s->egress));
 	limits_json(&s->lim, &d->rw, "limits");
 	reply_effective_limits(d, req);
 	/* A client that registered before its fork joins these itself (via_daemon.c). */

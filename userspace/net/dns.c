@@ -232,6 +232,11 @@ void *eg_query_thread(void *arg)
 		refuse_query(q, 1); /* FORMERR */
 		goto out;
 	}
+	if (eg_secret_name_leak(e, name, why, sizeof(why))) {
+		refuse_query(q, 5);
+		eg_emit(e, o, false, BPFBOX_NET_DNS, HOW_QUERY, name, NULL, 53, "", why, 0, 0);
+		goto out;
+	}
 	if (!eg_judge(e, name, NULL, 0, true, rule)) {
 		snprintf(why, sizeof(why), "%s", rule[0] ? "net_deny" : "no net_allow rule");
 		refuse_query(q, 5);

@@ -495,6 +495,9 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 	r = eg_upstream_parse(e, o->resolver, err, size);
 	if (r < 0)
 		goto fail;
+	r = eg_term_start(e, err, size);
+	if (r < 0)
+		goto fail;
 	own_addresses(e);
 	eg_hosts_load(e, "/etc/hosts");
 	e->tcp_fd = bind_local(SOCK_STREAM, &e->tcp_port);
@@ -536,6 +539,8 @@ fail:
 		close(e->stop_pipe[0]);
 		close(e->stop_pipe[1]);
 	}
+	eg_term_stop(e);
+	egress_secrets_free(&e->secrets);
 	free(e);
 	return r;
 }
@@ -568,5 +573,7 @@ void egress_stop(struct egress *e)
 	close(e->stop_pipe[1]);
 	pthread_mutex_destroy(&e->lock);
 	pthread_cond_destroy(&e->idle);
+	eg_term_stop(e);
+	egress_secrets_free(&e->secrets);
 	free(e);
 }

@@ -18,8 +18,41 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../policy/policy.h"
+
 struct egress;
 struct strv;
+
+/*
+ * A secret the proxy holds (docs/network.md, "Secrets"): the session sees
+ * only the placeholder; the proxy puts the value in place of it in the
+ * headers of requests to the secret's hosts, in TLS it terminates.
+ */
+struct egress_secret {
+	char name[65];
+	char placeholder[128]; /* "bpfbox-secret-NAME-<32 hex>" */
+	char token[33];	       /* its random part: found in any case, anywhere */
+	char hosts[SECRET_MAX_HOSTS][254];
+	size_t n_hosts;
+	char *value; /* never logged, never in a record */
+	size_t len;
+};
+
+struct egress_secrets {
+	struct egress_secret *v;
+	size_t n;
+};
+
+/*
+ * The values of the policy's secrets (each "NAME@HOSTS" from this
+ * process's variable NAME, "NAME=file:PATH@HOSTS" from the file, a final
+ * line break dropped) and a random placeholder for each. -errno with err
+ * naming the secret (never its value); nothing is kept on error.
+ */
+int egress_secrets_load(struct egress_secrets *out, const struct strv *specs, char *err,
+			size_t size);
+/* Wipes the values. */
+void egress_secrets_free(struct egress_secrets *s);
 
 struct egress_opts {
 	uint64_t cgroup_id;	  /* the session's cgroup: keys its events */
@@ -31,6 +64,9 @@ struct egress_opts {
 	const char *resolver;
 	/* bpf/net.bpf.c: net_orig, net_resolved, net_dns_client, net_emit */
 	int orig_fd, resolved_fd, dns_client_fd, emit_fd;
+	/* Secrets: TLS to their hosts on 443 terminated with a per-session
+	 * CA, made at start; NULL or none: no termination. */
+	const struct egress_secrets *secrets;
 };
 
 /* Whether any rule of the list is a name (so the session needs a proxy). */
@@ -40,6 +76,8 @@ bool egress_has_names(const struct strv *rules);
 int egress_start(struct egress **out, const struct egress_opts *o, char *err, size_t size);
 uint16_t egress_proxy_port(const struct egress *e);
 uint16_t egress_dns_port(const struct egress *e);
+/* The session CA's certificate (PEM) with secrets, else NULL. */
+const char *egress_ca_pem(const struct egress *e);
 
 /* A rule added to (or removed from) a running session; -EINVAL, -ENOENT. */
 int egress_rule_add(struct egress *e, const char *rule, bool deny);

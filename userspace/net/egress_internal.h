@@ -29,6 +29,7 @@
 #include "egress.h"
 #include "bpfbox/events.h"
 #include "../lib/log.h"
+#include "../lib/tls.h"
 #include "../lib/util.h"
 #include "../policy/policy.h"
 
@@ -55,6 +56,18 @@ struct rule {
 	unsigned int plen; /* of the 128 bits */
 	uint16_t lo, hi;
 	char text[BPFBOX_NET_RULE_LEN];
+};
+
+/* tls_term.c: the session CA and a leaf for each host of a secret. */
+#define MAX_LEAVES 32
+struct term {
+	gnutls_x509_privkey_t ca_key, leaf_key;
+	gnutls_x509_crt_t ca;
+	char *ca_pem;
+	gnutls_certificate_credentials_t leaf[MAX_LEAVES], upstream;
+	gnutls_x509_crt_t leaf_crt[MAX_LEAVES];
+	char leaf_host[MAX_LEAVES][254];
+	size_t n_leaves;
 };
 
 struct cached {
@@ -84,6 +97,8 @@ struct egress {
 	size_t cache_next;
 	uint8_t own[MAX_OWN][16];
 	size_t n_own;
+	struct term term;	       /* with secrets */
+	struct egress_secrets secrets; /* o.secrets points here: the proxy's own copy */
 };
 
 struct query {
@@ -181,8 +196,41 @@ void eg_http_body(struct http_frame *f, const struct http_head *h);
  * back, until the server ends or the connection idles: 0, or -EACCES (a
  * request refused) or -EPROTO (not framable), why filled.
  */
+/* Reads one request head (consumed, NUL-ended) into buf; its length or -1. */
+ssize_t eg_http_read_head(struct egress *e, int fd, char *buf, size_t size);
 int eg_relay_http(struct conn *c, struct http_frame *f, http_judge_fn judge, void *arg,
 		  uint64_t *out, uint64_t *in, char *why, size_t size);
+
+/* The 403 (or 400, name NULL) of eg_send_403 into buf: its length. */
+size_t eg_format_403(char *buf, size_t size, const char *name, uint16_t port, const char *why);
+
+/* secret.c */
+/* A deep copy (values included) for the proxy to hold; -ENOMEM. */
+int eg_secrets_copy(struct egress_secrets *dst, const struct egress_secrets *src);
+bool eg_secret_for_host(const struct egress_secret *s, const char *host);
+/* The first secret whose placeholder is in p[0, len) and that is not for
+ * host (NULL: any secret), or NULL. */
+const struct egress_secret *eg_secret_in(const struct egress *e, const void *p, size_t len,
+					 const char *host);
+/* A placeholder in p[0, len): why is "placeholder of secret NAME in where". */
+bool eg_secret_leak(const struct egress *e, const void *p, size_t len, const char *where, char *why,
+		    size_t size);
+/* A placeholder in a name (SNI, Host, CONNECT, a query): why names the secret. */
+bool eg_secret_name_leak(const struct egress *e, const char *name, char *why, size_t size);
+
+/* tls_term.c */
+/* The secrets copied from o.secrets; with any, the CA, the leaves, the server trust. */
+int eg_term_start(struct egress *e, char *err, size_t size);
+void eg_term_stop(struct egress *e);
+/* Whether a connection to name:port is terminated (a secret's host, 443). */
+bool eg_term_wanted(const struct egress *e, const char *name, uint16_t port);
+/*
+ * A terminated connection (c->up connected): TLS with the tool (a leaf
+ * for name), TLS with the server (verified), each request framed, judged
+ * and its headers' placeholders replaced; the record made (kind, how).
+ */
+void eg_term_serve(struct conn *c, const char *name, const uint8_t addr[16], uint16_t port,
+		   int kind, int how, const char *rule);
 
 /* splice.c */
 /* One direction's step; false when it has ended (*broken: both have). */
@@ -192,6 +240,8 @@ void eg_splice_both(struct egress *e, int a, int b, uint64_t *a2b, uint64_t *b2a
 
 /* proxy.c */
 void *eg_conn_thread(void *arg); /* a struct conn, freed */
-void eg_reset(int fd);		 /* closes fd with a TCP RST */
+/* Waits until the client sent something (or the wait ends); bytes peeked. */
+ssize_t eg_peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms);
+void eg_reset(int fd); /* closes fd with a TCP RST */
 
 #endif

@@ -52,10 +52,9 @@ int eg_http_host(const uint8_t *p, size_t len, char *out, size_t size)
 	return 0;
 }
 
-/* name NULL: a request no rule could allow (not framable), a 400. */
-void eg_send_403(int fd, const char *name, uint16_t port, const char *why)
+size_t eg_format_403(char *buf, size_t size, const char *name, uint16_t port, const char *why)
 {
-	char body[512], head[256];
+	char body[512];
 	int bl, hl;
 
 	/* Only a name no rule allows can be allowed: a net_deny or rebinding stays. */
@@ -70,12 +69,22 @@ void eg_send_403(int fd, const char *name, uint16_t port, const char *why)
 			      name, port, why);
 	else
 		bl = snprintf(body, sizeof(body), "bpfbox: request refused (%s).\n", why);
-	hl = snprintf(head, sizeof(head),
+	if (bl >= (int)sizeof(body))
+		bl = sizeof(body) - 1;
+	hl = snprintf(buf, size,
 		      "HTTP/1.1 %s\r\nContent-Type: text/plain\r\n"
-		      "Content-Length: %d\r\nConnection: close\r\n\r\n",
-		      name ? "403 Forbidden" : "400 Bad Request", bl);
-	(void)!write(fd, head, hl);
-	(void)!write(fd, body, bl);
+		      "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
+		      name ? "403 Forbidden" : "400 Bad Request", bl, body);
+	return hl < (int)size ? (size_t)hl : size - 1;
+}
+
+/* name NULL: a request no rule could allow (not framable), a 400. */
+void eg_send_403(int fd, const char *name, uint16_t port, const char *why)
+{
+	char buf[1024];
+	size_t n = eg_format_403(buf, sizeof(buf), name, port, why);
+
+	(void)!write(fd, buf, n);
 }
 
 /* The name of a Host value or a target's authority: lower case, no port. */
@@ -301,6 +310,7 @@ int eg_http_advance(struct http_frame *f, struct http_head *h, size_t *head_len,
 static int client_step(struct conn *c, struct http_frame *f, http_judge_fn judge, void *arg,
 		       uint64_t *out, char *why, size_t size)
 {
+	const struct egress_secret *sec;
 	struct http_head h;
 	const char *w;
 	size_t hl;
@@ -331,6 +341,17 @@ static int client_step(struct conn *c, struct http_frame *f, http_judge_fn judge
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -EPIPE;
 	f->len += n;
+	/* Plain HTTP is never a secret's way: a placeholder in it is a leak. */
+	sec = eg_secret_in(c->e, f->buf, f->len, NULL);
+	if (sec) {
+		snprintf(why, size, "placeholder of secret %.40s in a plain HTTP request",
+			 sec->name);
+		eg_emit(c->e, &c->o, false,
+			c->o.kind == BPFBOX_ORIG_EXPLICIT ? BPFBOX_NET_CONNECT : BPFBOX_NET_TCP,
+			c->o.kind == BPFBOX_ORIG_EXPLICIT ? HOW_CONNECT : HOW_HOST, "", c->o.addr,
+			c->o.port, "", why, 0, 0);
+		return -EACCES;
+	}
 	for (;;) {
 		a = eg_http_advance(f, &h, &hl, &w);
 		if (a == HTTP_MORE)
@@ -344,6 +365,34 @@ static int client_step(struct conn *c, struct http_frame *f, http_judge_fn judge
 		eg_http_body(f, &h);
 		f->ok += hl;
 	}
+}
+
+ssize_t eg_http_read_head(struct egress *e, int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	while (len + 1 < size) {
+		ssize_t n = eg_peek(e, fd, (uint8_t *)buf + len, size - 1 - len, UPSTREAM_MS);
+		char *end;
+
+		if (n <= 0)
+			return -1;
+		buf[len + n] = '\0';
+		end = strstr(buf, "\r\n\r\n");
+		if (end) {
+			/* Consume exactly the head; the body stays in the socket. */
+			size_t want = end + 4 - buf;
+
+			if (recv(fd, buf + len, want - len, 0) != (ssize_t)(want - len))
+				return -1;
+			buf[want] = '\0';
+			return want;
+		}
+		if (recv(fd, buf + len, n, 0) != n)
+			return -1;
+		len += n;
+	}
+	return -1;
 }
 
 int eg_relay_http(struct conn *c, struct http_frame *f, http_judge_fn judge, void *arg,

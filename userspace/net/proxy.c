@@ -119,8 +119,7 @@ fail:
 	return err;
 }
 
-/* Waits until the client sent something (or the wait ends); bytes peeked. */
-static ssize_t peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms)
+ssize_t eg_peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms)
 {
 	struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
 			      {.fd = e->stop_pipe[0], .events = POLLIN}};
@@ -159,7 +158,7 @@ static int sniff_name(struct conn *c, uint8_t *buf, char *name, size_t size, boo
 		if (!left)
 			break;
 		if (n == 0) {
-			got = peek(e, c->fd, buf, PEEK_MAX, left);
+			got = eg_peek(e, c->fd, buf, PEEK_MAX, left);
 		} else {
 			struct pollfd sp = {.fd = e->stop_pipe[0], .events = POLLIN};
 
@@ -225,6 +224,10 @@ static bool judge_transparent(struct conn *c, int how, char *name, size_t size, 
 	struct egress *e = c->e;
 	uint16_t port = c->o.port;
 
+	if (how != HOW_ADDR && eg_secret_name_leak(e, name, why, why_size)) {
+		rule[0] = '\0';
+		return false;
+	}
 	if (how != HOW_ADDR) {
 		/* The name asked for must be one the resolver gave this address for. */
 		if (!eg_judge(e, name, NULL, port, false, rule)) {
@@ -360,6 +363,12 @@ static void serve_transparent(struct conn *c)
 		     !judge_transparent(c, how, name, sizeof(name), rule, why, sizeof(why))))
 			goto deny;
 	}
+	if (how == HOW_SNI && eg_term_wanted(e, name, port)) {
+		eg_term_serve(c, name, c->o.addr, port, BPFBOX_NET_TCP, how, rule);
+		return;
+	}
+	if (!http && seen > 0 && eg_secret_leak(e, buf, seen, "the first bytes", why, sizeof(why)))
+		goto deny;
 	if (http) {
 		struct req_judge j = {.first = name, .port = port};
 
@@ -380,35 +389,6 @@ deny:
 		eg_reset(c->fd);
 }
 
-/* Reads one request head (consumed) into buf; its length or -1. */
-static ssize_t read_head(struct egress *e, int fd, char *buf, size_t size)
-{
-	size_t len = 0;
-
-	while (len + 1 < size) {
-		ssize_t n = peek(e, fd, (uint8_t *)buf + len, size - 1 - len, UPSTREAM_MS);
-		char *end;
-
-		if (n <= 0)
-			return -1;
-		buf[len + n] = '\0';
-		end = strstr(buf, "\r\n\r\n");
-		if (end) {
-			/* Consume exactly the head; the body stays in the socket. */
-			size_t want = end + 4 - buf;
-
-			if (recv(fd, buf + len, want - len, 0) != (ssize_t)(want - len))
-				return -1;
-			buf[want] = '\0';
-			return want;
-		}
-		if (recv(fd, buf + len, n, 0) != n)
-			return -1;
-		len += n;
-	}
-	return -1;
-}
-
 /*
  * The tool used HTTP_PROXY: CONNECT host:port, or METHOD http://host[:port]/...
  * Long (94 lines) for the same reason as serve_transparent: one sequence in
@@ -424,6 +404,10 @@ static bool judge_explicit(struct egress *e, const char *name, unsigned long por
 {
 	size_t n = 0;
 
+	if (eg_secret_name_leak(e, name, why, why_size)) {
+		rule[0] = '\0';
+		return false;
+	}
 	if (!eg_judge(e, name, NULL, port, false, rule)) {
 		snprintf(why, why_size, "%s", rule[0] ? "net_deny" : "no net_allow rule");
 		return false;
@@ -488,6 +472,8 @@ static bool judge_proxied(struct conn *c, const struct http_head *h, void *arg, 
 	return false;
 }
 
+/* long: one sequence in order: the head, the name, the verdict, resolve, connect, then
+ * the tunnel (or TLS terminated for a secret) or the requests */
 static void serve_explicit(struct conn *c)
 {
 	struct egress *e = c->e;
@@ -496,7 +482,7 @@ static void serve_explicit(struct conn *c)
 	uint8_t addrs[16][16], *addr = NULL;
 	uint64_t out = 0, in = 0;
 	unsigned long port = 80;
-	ssize_t len = read_head(e, c->fd, head, sizeof(head));
+	ssize_t len = eg_http_read_head(e, c->fd, head, sizeof(head));
 	struct req_judge j = {.first = name, .quiet = true};
 	struct http_head hh;
 	const char *w = "";
@@ -545,6 +531,8 @@ static void serve_explicit(struct conn *c)
 	}
 	if (!judge_explicit(e, name, port, rule, why, sizeof(why), addrs, &addr))
 		goto deny;
+	if (eg_secret_leak(e, head, len, "a proxy request", why, sizeof(why)))
+		goto deny;
 	c->up = connect_upstream(e, addr, port);
 	if (c->up < 0) {
 		snprintf(why, sizeof(why), "upstream: %s", strerror(-c->up));
@@ -552,6 +540,10 @@ static void serve_explicit(struct conn *c)
 	}
 	if (forward_head(c, tunnel, head, method, path, version) < 0) {
 		eg_reset(c->fd);
+		return;
+	}
+	if (tunnel && eg_term_wanted(e, name, port)) {
+		eg_term_serve(c, name, addr, port, BPFBOX_NET_CONNECT, HOW_CONNECT, rule);
 		return;
 	}
 	if (tunnel)

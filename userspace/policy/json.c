@@ -30,6 +30,32 @@ static struct json_object *str_or_null(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
+/* Each secret's NAME and hosts: never its value, nor where the value is read. */
+static struct json_object *secrets_json(const struct strv *s)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; a && i < s->n; i++) {
+		struct json_object *o = json_object_new_object(), *h = json_object_new_array();
+		struct secret_spec spec;
+		const char *why;
+
+		if (!o || !h || secret_spec_parse(s->v[i], &spec, &why) < 0) {
+			json_object_put(o);
+			json_object_put(h);
+			continue;
+		}
+		for (size_t j = 0; j < spec.n_hosts; j++)
+			json_object_array_add(h, json_object_new_string(spec.hosts[j]));
+		json_object_object_add(o, "name", json_object_new_string(spec.name));
+		json_object_object_add(o, "from",
+				       json_object_new_string(spec.path[0] ? "file" : "variable"));
+		json_object_object_add(o, "hosts", h);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 struct json_object *policy_to_json(const struct bpfbox_policy *p)
 {
 	struct json_object *o, *env, *lim;
@@ -70,6 +96,7 @@ struct json_object *policy_to_json(const struct bpfbox_policy *p)
 	json_object_object_add(o, "deny", strv_json(&p->deny_paths));
 	json_object_object_add(o, "net_allow", strv_json(&p->net_allow));
 	json_object_object_add(o, "net_deny", strv_json(&p->net_deny));
+	json_object_object_add(o, "secrets", secrets_json(&p->secrets));
 	if (p->net_resolver)
 		json_object_object_add(o, "net_resolver", json_object_new_string(p->net_resolver));
 	json_object_object_add(o, "exec_deny", strv_json(&p->exec_deny));

@@ -110,6 +110,7 @@ enum list_kind {
 	LIST_NET,
 	LIST_EXEC,
 	LIST_CMD,
+	LIST_SECRET,
 };
 
 static const char *exec_deny_problem(const char *s)
@@ -153,6 +154,11 @@ static int parse_list(struct json_object *a, const char *sub, enum list_kind kin
 					"HOST a name (pypi.org), a wildcard (*.example.com), an "
 					"address or a CIDR, e.g. pypi.org:443 or 10.0.0.0/8:443",
 					s);
+		} else if (kind == LIST_SECRET) {
+			struct secret_spec spec;
+
+			if (secret_spec_parse(s, &spec, &why) < 0)
+				return lerr(lc, err, esub, "invalid secret '%.80s': %s", s, why);
 		} else if (kind == LIST_EXEC) {
 			why = exec_deny_problem(s);
 			if (why)
@@ -223,8 +229,8 @@ static int check_sect_keys(struct json_object *o, const char *sect, bool replace
 			path_join(sub, sizeof(sub), sect, key);
 			return lerr(lc, err, sub,
 				    "unknown key '%s'; valid keys: ro, rw, "
-				    "devices, deny, net_allow, net_deny, exec_deny, deny_commands, "
-				    "commands, env",
+				    "devices, deny, net_allow, net_deny, secrets, exec_deny, "
+				    "deny_commands, commands, env",
 				    key);
 		}
 	}
@@ -306,11 +312,13 @@ int merge_lists(struct bpfbox_policy *p, struct json_object *o, const char *sect
 {
 	static const char *const keys[] = {"ro",	"rw",	    "devices",	 "deny",
 					   "net_allow", "net_deny", "exec_deny", "deny_commands",
-					   "env",	"commands"};
-	static const enum list_kind kinds[] = {LIST_PATH, LIST_PATH, LIST_PATH, LIST_DENY,
-					       LIST_NET,  LIST_NET,  LIST_EXEC, LIST_CMD};
-	struct strv *lists[] = {&p->ro_paths,  &p->rw_paths, &p->devices,   &p->deny_paths,
-				&p->net_allow, &p->net_deny, &p->exec_deny, &p->deny_commands};
+					   "secrets",	"env",	    "commands"};
+	static const enum list_kind kinds[] = {LIST_PATH, LIST_PATH, LIST_PATH,
+					       LIST_DENY, LIST_NET,  LIST_NET,
+					       LIST_EXEC, LIST_CMD,  LIST_SECRET};
+	struct strv *lists[] = {&p->ro_paths,	&p->rw_paths,	   &p->devices,
+				&p->deny_paths, &p->net_allow,	   &p->net_deny,
+				&p->exec_deny,	&p->deny_commands, &p->secrets};
 	struct json_object *v;
 	char sub[128];
 	int r;

@@ -145,4 +145,59 @@ bool net_name_match(const char *pattern, const char *name)
 	return nl == pl && strncasecmp(name, pattern, pl) == 0;
 }
 
+static bool secret_name_ok(const char *s, size_t n)
+{
+	if (!n || n > 64 || isdigit((unsigned char)s[0]))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return false;
+	return true;
+}
+
+int secret_spec_parse(const char *spec, struct secret_spec *out, const char **why)
+{
+	const char *at = strrchr(spec, '@'), *eq = strchr(spec, '='), *h;
+	size_t nl;
+
+	memset(out, 0, sizeof(*out));
+	*why = "not NAME@HOST[,HOST...] or NAME=file:PATH@HOST[,HOST...]";
+	if (!at || (eq && eq > at))
+		return -EINVAL;
+	nl = (eq ? eq : at) - spec;
+	if (!secret_name_ok(spec, nl)) {
+		*why = "NAME must be a variable name (letters, digits, '_', at most 64)";
+		return -EINVAL;
+	}
+	memcpy(out->name, spec, nl);
+	if (eq) {
+		size_t pl = at - (eq + 6);
+
+		if (strncmp(eq + 1, "file:", 5) || eq + 6 >= at || pl >= sizeof(out->path)) {
+			*why = "the value's source must be file:PATH";
+			return -EINVAL;
+		}
+		memcpy(out->path, eq + 6, pl);
+	}
+	for (h = at + 1;;) {
+		size_t hl = strcspn(h, ",");
+		char rule[254], host[254];
+		uint16_t lo, hi;
+
+		*why = "each HOST must be a name without port or wildcard (api.example.com)";
+		if (!hl || hl >= sizeof(rule) || out->n_hosts == SECRET_MAX_HOSTS)
+			return -EINVAL;
+		memcpy(rule, h, hl);
+		rule[hl] = '\0';
+		if (strchr(rule, ':') || rule[0] == '*' ||
+		    net_name_rule_parse(rule, host, sizeof(host), &lo, &hi) < 0)
+			return -EINVAL;
+		snprintf(out->hosts[out->n_hosts++], sizeof(out->hosts[0]), "%s", host);
+		if (!h[hl])
+			break;
+		h += hl + 1;
+	}
+	return 0;
+}
+
 /* An exec deny entry: an absolute path or a bare file name. */

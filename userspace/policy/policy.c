@@ -325,7 +325,7 @@ void policy_free(struct bpfbox_policy *p)
 
 	struct strv *lists[] = {&p->ro_paths,  &p->rw_paths, &p->devices,   &p->deny_paths,
 				&p->net_allow, &p->net_deny, &p->exec_deny, &p->deny_commands,
-				&p->env,       &p->origins};
+				&p->env,       &p->origins,  &p->secrets};
 
 	free(p->workspace);
 	free(p->user);
@@ -362,6 +362,7 @@ int policy_dup(struct bpfbox_policy *dst, const struct bpfbox_policy *src)
 	    strv_copy(&dst->deny_paths, &src->deny_paths) < 0 ||
 	    strv_copy(&dst->net_allow, &src->net_allow) < 0 ||
 	    strv_copy(&dst->net_deny, &src->net_deny) < 0 ||
+	    strv_copy(&dst->secrets, &src->secrets) < 0 ||
 	    strv_copy(&dst->exec_deny, &src->exec_deny) < 0 ||
 	    strv_copy(&dst->deny_commands, &src->deny_commands) < 0 ||
 	    cmd_rules_copy(&dst->cmd_rules, &src->cmd_rules) < 0 ||

@@ -111,6 +111,7 @@ struct bpfbox_policy {
 	struct strv deny_paths;	    /* credential patterns (BPF LSM layer) */
 	struct strv net_allow;	    /* "HOST[:PORT[-PORT]]" reachable even when network is deny */
 	struct strv net_deny;	    /* exceptions to net_allow, same form */
+	struct strv secrets;	    /* "NAME[=file:PATH]@HOST[,HOST...]" (secret_spec_parse) */
 	struct strv exec_deny;	    /* names or absolute paths never executed (BPF LSM) */
 	struct strv deny_commands;  /* substrings of argv that deny an exec (rules.c) */
 	struct cmd_rules cmd_rules; /* after deny_commands, first match wins */
@@ -217,6 +218,22 @@ int net_name_rule_parse(const char *rule, char *host, size_t size, uint16_t *lo,
  * not example.com nor badexample.com.
  */
 bool net_name_match(const char *pattern, const char *name);
+
+/*
+ * A secret held outside the session (docs/network.md): "NAME@HOST[,HOST...]",
+ * its value in the caller's variable NAME, or "NAME=file:PATH@HOST[,...]",
+ * its value in the file. The spec names no value: it may be shown.
+ */
+#define SECRET_MAX_HOSTS 8
+struct secret_spec {
+	char name[65];			   /* a variable name */
+	char path[4096];		   /* "" when the value is in the variable NAME */
+	char hosts[SECRET_MAX_HOSTS][254]; /* plain names, lower case, no port */
+	size_t n_hosts;
+};
+
+/* Parses a spec into *out: 0, or -EINVAL with *why saying what is wrong. */
+int secret_spec_parse(const char *spec, struct secret_spec *out, const char **why);
 
 const char *sandbox_mode_name(enum sandbox_mode m);
 int sandbox_mode_parse(const char *s, enum sandbox_mode *out);

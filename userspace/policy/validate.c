@@ -355,6 +355,61 @@ static int check_limits(const struct policy_limits *lim, struct policy_error *er
 	return 0;
 }
 
+/* Whether a name rule of list covers host on port. */
+static bool name_rule_covers(const struct strv *list, const char *host, uint16_t port)
+{
+	for (size_t i = 0; i < list->n; i++) {
+		char pat[256];
+		uint16_t lo, hi;
+
+		if (net_name_rule_parse(list->v[i], pat, sizeof(pat), &lo, &hi) == 0 &&
+		    net_name_match(pat, host) && port >= lo && port <= hi)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Each secret's hosts reachable on 443 by a name rule (the proxy injects
+ * there only), its NAME given once and not also set by env.
+ */
+static int check_secrets(const struct bpfbox_policy *p, struct policy_error *err)
+{
+	for (size_t i = 0; i < p->secrets.n; i++) {
+		struct secret_spec s, o;
+		const char *why;
+		size_t nl;
+
+		if (secret_spec_parse(p->secrets.v[i], &s, &why) < 0)
+			return policy_error_set(err, WHERE, "secrets", -EINVAL, "%s", why);
+		nl = strlen(s.name);
+		if (p->net != NET_DENY)
+			return policy_error_set(err, WHERE, "secrets", -EINVAL,
+						"secret %s: --net allow leaves every host open; "
+						"secrets need --net deny with --net-allow",
+						s.name);
+		for (size_t j = 0; j < s.n_hosts; j++)
+			if (!name_rule_covers(&p->net_allow, s.hosts[j], 443) ||
+			    name_rule_covers(&p->net_deny, s.hosts[j], 443))
+				return policy_error_set(
+					err, WHERE, "secrets", -EINVAL,
+					"secret %s: %s is not allowed on port 443; add "
+					"--net-allow %s:443",
+					s.name, s.hosts[j], s.hosts[j]);
+		for (size_t j = 0; j < p->env.n; j++)
+			if (!strncmp(p->env.v[j], s.name, nl) && p->env.v[j][nl] == '=')
+				return policy_error_set(err, WHERE, "secrets", -EINVAL,
+							"secret %s is also set by env: remove one",
+							s.name);
+		for (size_t j = 0; j < i; j++)
+			if (secret_spec_parse(p->secrets.v[j], &o, &why) == 0 &&
+			    streq(o.name, s.name))
+				return policy_error_set(err, WHERE, "secrets", -EINVAL,
+							"secret %s is given twice", s.name);
+	}
+	return 0;
+}
+
 int policy_validate(const struct bpfbox_policy *p, struct policy_error *err)
 {
 	int r;
@@ -386,6 +441,9 @@ int policy_validate(const struct bpfbox_policy *p, struct policy_error *err)
 			return policy_error_set(err, WHERE, "env", -EINVAL,
 						"'%s' is not NAME=VALUE", p->env.v[i]);
 	r = check_limits(&p->limits, err);
+	if (r < 0)
+		return r;
+	r = check_secrets(p, err);
 	if (r < 0)
 		return r;
 	if (p->user && !getpwnam(p->user))

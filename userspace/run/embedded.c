@@ -246,7 +246,8 @@ static int start_egress(struct embedded *e, const struct bpfbox_policy *p)
 				.session = 1,
 				.allow = &p->net_allow,
 				.deny = &p->net_deny,
-				.resolver = p->net_resolver};
+				.resolver = p->net_resolver,
+				.secrets = e->secrets};
 	struct agent_egress_fds f;
 	char err[256];
 	int r;
@@ -420,11 +421,12 @@ static int load_agent(struct embedded *e, const struct audit_opts *opts, const c
 }
 
 int embedded_start(struct embedded *e, struct session *s, const struct audit_opts *opts,
-		   struct sinks *sinks)
+		   struct sinks *sinks, const struct egress_secrets *secrets)
 {
 	int r;
 
 	memset(e, 0, sizeof(*e));
+	e->secrets = secrets;
 	e->ask.fd = opts->ask_fd > 2 ? opts->ask_fd : -1;
 	e->session_id = s->id;
 	e->sinks = sinks;

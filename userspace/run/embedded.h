@@ -32,6 +32,7 @@ struct audit_opts {
 };
 
 struct egress;
+struct egress_secrets;
 struct sinks;
 
 struct embedded {
@@ -43,10 +44,11 @@ struct embedded {
 	struct audit_clock clock;
 	struct jsonw w;
 	const char *session_id;
-	struct session *session;  /* denials go to its summary */
-	bool lsm;		  /* the session's policy is in the BPF LSM maps */
-	struct audit_flood flood; /* the records' rate limit */
-	struct ask ask;		  /* the command rules' asks (ask.h) */
+	struct session *session;	      /* denials go to its summary */
+	bool lsm;			      /* the session's policy is in the BPF LSM maps */
+	struct audit_flood flood;	      /* the records' rate limit */
+	struct ask ask;			      /* the command rules' asks (ask.h) */
+	const struct egress_secrets *secrets; /* --secret: held by the proxy */
 };
 
 /*
@@ -54,7 +56,7 @@ struct embedded {
  * maps; its records go to sinks (NULL: dropped, Full without --audit).
  */
 int embedded_start(struct embedded *e, struct session *s, const struct audit_opts *opts,
-		   struct sinks *sinks);
+		   struct sinks *sinks, const struct egress_secrets *secrets);
 /* Writes session.start (run.c calls it once the level is final). */
 void embedded_session_start(struct embedded *e, struct session *s, char *const argv[]);
 /* Drains the ring, emits loss and end events, unregisters, cleans up. */

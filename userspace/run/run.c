@@ -15,6 +15,7 @@
 #include "../audit/sink.h"
 #include "../policy/rules.h"
 #include "../sandbox/session.h"
+#include "../net/egress.h"
 #include "../lib/log.h"
 
 /* One run: the plan, the policy, the session and whoever holds the programs. */
@@ -25,6 +26,8 @@ struct run {
 	struct sinks *sinks; /* --audit: the one set of sinks of either mode */
 	struct embedded emb;
 	struct daemon_run drun;
+	struct egress_secrets secrets; /* --secret: values held here, for the proxy */
+	struct strv secret_env;	       /* their NAME=placeholder, for the command */
 	bool loaded, planned, daemon, embedded;
 	bool ask_at_exec; /* the top-level command's ask is asked at its exec */
 	const char *step; /* the step under way, for a set-up failure's "ended" */
@@ -71,6 +74,23 @@ void run_level_final(const struct session *s, bool daemon, bool verbose)
 		print_verbose(s);
 }
 
+/* --secret: each value read here (never logged) and its placeholder. */
+static int load_secrets(struct run *r)
+{
+	char err[PATH_MAX + 256], *entry;
+
+	if (egress_secrets_load(&r->secrets, &r->policy.secrets, err, sizeof(err)) < 0)
+		return log_refusal(EINVAL, "%s; nothing ran", err);
+	for (size_t i = 0; i < r->secrets.n; i++) {
+		if (asprintf(&entry, "%s=%s", r->secrets.v[i].name, r->secrets.v[i].placeholder) <
+			    0 ||
+		    strv_push(&r->secret_env, entry) < 0)
+			return log_refusal(ENOMEM, "--secret: out of memory");
+		free(entry);
+	}
+	return 0;
+}
+
 /* The policy of every layer and the session's plan on this host. */
 static int plan_session(struct run *r)
 {
@@ -102,10 +122,15 @@ static int plan_session(struct run *r)
 			EPERM, "command %s by rule '%s'%s; nothing ran",
 			verdict.action == CMD_DENY ? "denied" : "needs approval", verdict.rule,
 			verdict.action == CMD_ASK ? " and nobody can answer before it starts" : "");
+	r->step = "secret";
+	if (load_secrets(r) < 0)
+		return -EINVAL;
 	r->step = "plan";
 	if (session_plan(&r->s, &r->policy) < 0)
 		return -EINVAL;
 	r->planned = true;
+	r->s.secret_env = r->secret_env.n ? &r->secret_env : NULL;
+	r->s.secrets = r->secrets.n ? &r->secrets : NULL;
 	r->s.status_fd = p->status_fd;
 	r->s.start_ns = p->start_ns;
 	r->s.labels = p->labels;
@@ -175,7 +200,13 @@ static int choose_mode(struct run *r)
 	r->drun.verbose = p->verbose;
 	r->drun.ask_top = r->ask_at_exec; /* refused at register unless the daemon takes asks */
 	r->drun.limits = &r->policy.limits;
-	return daemon_run_prepare(&r->drun, &r->s, &p->audit, r->sinks, p->argv);
+	rc = daemon_run_prepare(&r->drun, &r->s, &p->audit, r->sinks, p->argv);
+	if (!rc && r->secrets.n && !r->s.ca_pem)
+		return log_refusal(EPERM,
+				   "--secret: the daemon at %s runs no TLS termination for "
+				   "secrets (an older bpfbox?); nothing ran",
+				   r->drun.socket);
+	return rc;
 }
 
 /*
@@ -214,7 +245,7 @@ static int start_embedded(struct run *r)
 		int rc;
 
 		r->step = "bpf";
-		rc = embedded_start(&r->emb, s, &a, r->sinks);
+		rc = embedded_start(&r->emb, s, &a, r->sinks, &r->secrets);
 
 		if (rc < 0)
 			return rc;
@@ -241,6 +272,10 @@ static int start_embedded(struct run *r)
 	    !(r->embedded && agent_status(r->emb.agent)->net))
 		return log_refusal(EPERM, "--net-allow needs the BPF network layer, which is "
 					  "not loaded: run as root, or through bpfbox daemon; "
+					  "nothing ran");
+	s->ca_pem = r->embedded ? egress_ca_pem(r->emb.egress) : NULL;
+	if (r->secrets.n && !s->ca_pem)
+		return log_refusal(EPERM, "--secret needs the egress proxy, which did not start; "
 					  "nothing ran");
 	/* The one session.start of embedded mode (the daemon writes its own at register). */
 	if (r->embedded)
@@ -306,6 +341,8 @@ int run_session(const struct run_plan *plan)
 		session_cleanup(&r.s);
 	if (r.loaded)
 		policy_free(&r.policy);
+	egress_secrets_free(&r.secrets);
+	strv_clear(&r.secret_env);
 	sinks_close(r.sinks);
 	return code;
 }

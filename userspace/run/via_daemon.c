@@ -233,6 +233,13 @@ static int register_take(struct daemon_run *r, pid_t pid)
 		snprintf(s->proxy_url, sizeof(s->proxy_url), "http://127.0.0.1:%d",
 			 json_object_get_int(port));
 	}
+	/* --secret: the CA the session trusts (its bundle is written with its home). */
+	if (json_object_object_get_ex(reply, "ca_pem", &port) &&
+	    json_object_is_type(port, json_type_string)) {
+		free(r->ca_pem);
+		r->ca_pem = strdup(json_object_get_string(port));
+		s->ca_pem = r->ca_pem;
+	}
 	json_object_put(reply);
 	return 0;
 }
@@ -528,6 +535,11 @@ int daemon_run_prepare(struct daemon_run *r, struct session *s, const struct aud
 void daemon_run_finish(struct daemon_run *r)
 {
 	char msg[512];
+
+	if (r->s && r->s->ca_pem == r->ca_pem)
+		r->s->ca_pem = NULL;
+	free(r->ca_pem);
+	r->ca_pem = NULL;
 
 	/* Ended before the fork: a register still unanswered is read, and ended if it took. */
 	if (r->reg_pending) {

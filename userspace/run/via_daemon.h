@@ -41,6 +41,7 @@ struct daemon_run {
 	bool unreg_sent;       /* the unregister is sent, its reply not read yet */
 	bool reg_pending;      /* the register is sent, its reply not read yet */
 	char cgroup[PATH_MAX]; /* the session's cgroup, from the register reply */
+	char *ca_pem;	       /* --secret: the daemon's session CA, from the reply */
 	bool v1;	       /* its limits are v1 cgroups (a hybrid host) */
 	char cgroup1[RES__COUNT][LIMITS_PATH_MAX]; /* those cgroups, from the reply; "" none */
 	bool cgroup1_bad;			   /* one of them did not fit */

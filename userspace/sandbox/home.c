@@ -139,7 +139,8 @@ int session_home_make(struct session *s, uid_t uid, gid_t gid)
 	home_gid = gid;
 	if (uid != getuid() || gid != getgid())
 		nftw(s->home, chown_entry, 8, FTW_PHYS);
-	return 0;
+	/* --secret: the bundle with the session CA lives here (session_env.c). */
+	return session_write_ca_bundle(s, uid, gid);
 }
 
 void session_home_remove(struct session *s)

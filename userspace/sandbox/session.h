@@ -23,6 +23,7 @@ struct strv;
 struct session;
 struct changes_set;
 struct grant_fds;
+struct egress_secrets;
 
 /* Exit codes of `bpfbox run` besides the command's own (docs/runtime.md). */
 #define EXIT_LIMIT	    123 /* killed by a limit: paused too long, or --on-limit kill */
@@ -129,9 +130,13 @@ struct session {
 	struct session_layers layers;
 	struct session_hooks hooks;
 	char private_tmp[4096];
-	char proxy_url[64];	   /* HTTP_PROXY for the command, "" none (egress by name) */
-	struct session_limits lim; /* memory, pids, cpu, disk (docs/limits.md) */
-	bool lim_made;		   /* limits_create() ran */
+	char proxy_url[64];	       /* HTTP_PROXY for the command, "" none (egress by name) */
+	const struct strv *secret_env; /* --secret: NAME=placeholder entries, NULL: none */
+	const char *ca_pem;	       /* --secret: the session CA (PEM) to trust, NULL: none */
+	const struct egress_secrets *secrets; /* --secret: the values, for a daemon's proxy */
+	char ca_bundle[4096 + 32];	      /* where the session reads it (its private home) */
+	struct session_limits lim;	      /* memory, pids, cpu, disk (docs/limits.md) */
+	bool lim_made;			      /* limits_create() ran */
 	struct session_result result;
 	int status_fd;		   /* --status-fd: one JSON line per event; -1: none */
 	pid_t cmd_pid;		   /* the command (the PID namespace's init's child), 0: unknown */

@@ -4,6 +4,7 @@
  * allowlisted environment, a private tmp and the user it runs as.
  */
 #include <ctype.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
@@ -97,6 +98,27 @@ static bool value_has_credentials(const char *v)
 	return false;
 }
 
+/* The variables set to the session's CA bundle when a secret is held (docs/network.md). */
+static const char *const ca_vars[] = {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+				      "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"};
+
+static bool ca_var(const struct session *s, const char *name, size_t len)
+{
+	for (size_t i = 0; s->ca_pem && i < ARRAY_SIZE(ca_vars); i++)
+		if (strlen(ca_vars[i]) == len && !strncmp(ca_vars[i], name, len))
+			return true;
+	return false;
+}
+
+/* A --secret's NAME: the session gets its placeholder, never the caller's value. */
+static bool secret_var(const struct session *s, const char *name, size_t len)
+{
+	for (size_t i = 0; s->secret_env && i < s->secret_env->n; i++)
+		if (!strncmp(s->secret_env->v[i], name, len) && s->secret_env->v[i][len] == '=')
+			return true;
+	return false;
+}
+
 static bool policy_env_sets(const struct bpfbox_policy *p, const char *name, size_t len)
 {
 	for (size_t i = 0; i < p->env.n; i++)
@@ -173,7 +195,8 @@ int session_env_pass(struct session *s, struct strv *pass, struct strv *ro)
 			if (!fnmatch(pass_vars[i].name, name, 0))
 				break;
 		if (i == ARRAY_SIZE(pass_vars) || !eq[1] ||
-		    policy_env_sets(s->policy, name, strlen(name)))
+		    policy_env_sets(s->policy, name, strlen(name)) ||
+		    ca_var(s, name, strlen(name)) || secret_var(s, name, strlen(name)))
 			continue;
 		why[0] = '\0';
 		if (pass_vars[i].kind == PASS_FILE)
@@ -220,7 +243,8 @@ int session_build_env(const struct session *s, const char *path_env, struct strv
 
 		/* The session's identity is bpfbox's to say, and where its agent is. */
 		if (startswith(e, "BPFBOX_SESSION_ID=") || startswith(e, "BPFBOX_WORKSPACE=") ||
-		    (s->ssh_agent[0] && startswith(e, "SSH_AUTH_SOCK=")))
+		    (s->ssh_agent[0] && startswith(e, "SSH_AUTH_SOCK=")) ||
+		    ca_var(s, e, strcspn(e, "=")))
 			continue;
 		r = strv_push(env, e);
 	}
@@ -233,6 +257,11 @@ int session_build_env(const struct session *s, const char *path_env, struct strv
 		r = env_push(env, "BPFBOX_SESSION_ID", s->id);
 	if (!r)
 		r = env_push(env, "BPFBOX_WORKSPACE", p->workspace);
+	/* --secret: placeholders, and the bundle with the session CA (docs/network.md). */
+	for (size_t i = 0; !r && s->secret_env && i < s->secret_env->n; i++)
+		r = strv_push(env, s->secret_env->v[i]);
+	for (size_t i = 0; !r && s->ca_pem && s->ca_bundle[0] && i < ARRAY_SIZE(ca_vars); i++)
+		r = env_push(env, ca_vars[i], s->ca_bundle);
 	/* Egress by name: tools that honour a proxy use ours (docs/network.md). */
 	for (size_t i = 0; !r && s->proxy_url[0] && i < 4; i++) {
 		static const char *const names[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
@@ -241,6 +270,55 @@ int session_build_env(const struct session *s, const char *path_env, struct strv
 		r = env_push(env, names[i], s->proxy_url);
 	}
 	return r;
+}
+
+/* The bundle the session's clients trusted before: the caller's, else the system's. */
+static const char *base_bundle(void)
+{
+	static const char *const system[] = {
+		"/etc/ssl/certs/ca-certificates.crt", /* Debian, Ubuntu, Alpine, Arch */
+		"/etc/pki/tls/certs/ca-bundle.crt",   /* Fedora, RHEL */
+		"/etc/ssl/ca-bundle.pem",	      /* openSUSE */
+		"/etc/ssl/cert.pem",
+	};
+	const char *v = getenv("SSL_CERT_FILE");
+
+	if (v && *v && access(v, R_OK) == 0)
+		return v;
+	for (size_t i = 0; i < ARRAY_SIZE(system); i++)
+		if (access(system[i], R_OK) == 0)
+			return system[i];
+	return NULL;
+}
+
+int session_write_ca_bundle(struct session *s, uid_t uid, gid_t gid)
+{
+	const char *base = base_bundle();
+	_cleanup_close_ int fd = -1, in = -1;
+	char buf[65536];
+	ssize_t n;
+
+	if (!s->ca_pem)
+		return 0;
+	/* *.crt: the default deny list masks *.pem (policy.c). */
+	snprintf(s->ca_bundle, sizeof(s->ca_bundle), "%s/.bpfbox-ca-bundle.crt", s->home);
+	fd = open(s->ca_bundle, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return log_error_errno(errno, "cannot write the session's CA bundle %s",
+				       s->ca_bundle);
+	in = base ? open(base, O_RDONLY | O_CLOEXEC) : -1;
+	while (in >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(fd, buf, n) != n)
+			goto fail;
+	if (write(fd, "\n", 1) != 1 ||
+	    write(fd, s->ca_pem, strlen(s->ca_pem)) != (ssize_t)strlen(s->ca_pem))
+		goto fail;
+	if ((uid != getuid() || gid != getgid()) && fchown(fd, uid, gid) < 0)
+		goto fail;
+	return 0;
+fail:
+	return log_error_errno(errno ? errno : EIO, "cannot write the session's CA bundle %s",
+			       s->ca_bundle);
 }
 
 int session_make_private_tmp(struct session *s)

