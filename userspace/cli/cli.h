@@ -19,6 +19,8 @@
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cli_bad_option(const char *cmd, char **argv);
 int cli_extra_args(const char *cmd, int argc, char **argv);
+/* `bpfbox run --help` (run_usage.c). */
+void run_usage(FILE *out);
 /*
  * The default of a command's option switch: -h (--help) prints usage on
  * stdout and gives 0; any other option is cli_bad_option().
