@@ -213,7 +213,8 @@ static int list_in(const char *hist, struct changes_gen **v, size_t *n)
 			(*n)++;
 	}
 	closedir(d);
-	qsort(*v, *n, sizeof(**v), by_n);
+	if (*n) /* qsort of NULL, even for none, is undefined */
+		qsort(*v, *n, sizeof(**v), by_n);
 	return 0;
 }
 

@@ -261,6 +261,7 @@ int changes_scan(const struct changes_set *cs, struct change_list *l, char *why,
 		change_list_free(l);
 		return r;
 	}
-	qsort(l->v, l->n, sizeof(*l->v), by_path);
+	if (l->n) /* qsort of NULL, even for none, is undefined */
+		qsort(l->v, l->n, sizeof(*l->v), by_path);
 	return 0;
 }
