@@ -144,7 +144,7 @@ test-asan: deps
 		LDFLAGS="-fsanitize=address,undefined" all
 	@echo "skip - test_packaging.sh under ASan: it builds its own package from the tree; make test runs it"
 	@echo "skip - test_pause_setup.sh under ASan: its 20000-path policies make each run take seconds there (56 s of the 30-minute CI); make test runs it"
-	@echo "skip - test_projects.sh under ASan: real toolchains (npm, cargo, javac, a 100,000-file git tree) exercise no more of bpfbox than make test's run; make test runs it"
+	@echo "skip - test_projects.sh under ASan: real toolchains (npm, cargo, javac, a 20,000-file git tree) exercise no more of bpfbox than make test's run; make test runs it"
 	@ASAN_OPTIONS=detect_leaks=1 BPFBOX_HOST_SUITES="$(ASAN_HOST_SUITES)" RACE_RUNS=100 \
 		tests/run.sh --build build-asan --only unit,host
 
