@@ -844,6 +844,8 @@ problem=""
 for name in $(sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p' "$TMPD/out"); do
 	case $name in
 	PATH | HOME | LANG | TERM | TMPDIR | BPFBOX_SESSION_ID | BPFBOX_WORKSPACE | BPFBOX_EXTRA) ;;
+	# update checks off (session_env.c quiet_env, docs/runtime.md)
+	npm_config_update_notifier | NO_UPDATE_NOTIFIER | PIP_DISABLE_PIP_VERSION_CHECK) ;;
 	# the toolchains of the caller's home, when it has them (docs/runtime.md)
 	NVM_DIR | PYENV_ROOT | SDKMAN_DIR | GOPATH | RUSTUP_HOME | CARGO_HOME) ;;
 	*)

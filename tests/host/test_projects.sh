@@ -48,7 +48,7 @@ project() {
 		ok "$name: passes under bpfbox run as it passes bare"
 		# The runtime's view: the call ends on the status channel with 0.
 		# The denied lines a passing call still carries are printed (issue
-		# 32 wants none; two remain: npm's update check under --net deny,
+		# 32 wants none; one remains:
 		# cargo's last-use cache in the read-only ~/.cargo).
 		if grep -q '"type":"ended".*"exit_code":0' "$TMPD/$name.st"; then
 			ok "$name: ended with 0 on the status channel"

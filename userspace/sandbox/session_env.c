@@ -119,6 +119,13 @@ static bool secret_var(const struct session *s, const char *name, size_t len)
 	return false;
 }
 
+/* Set in every session unless the policy sets them (docs/runtime.md). */
+static const char *const quiet_env[][2] = {
+	{"npm_config_update_notifier", "false"},
+	{"NO_UPDATE_NOTIFIER", "1"},
+	{"PIP_DISABLE_PIP_VERSION_CHECK", "1"},
+};
+
 static bool policy_env_sets(const struct bpfbox_policy *p, const char *name, size_t len)
 {
 	for (size_t i = 0; i < p->env.n; i++)
@@ -251,6 +258,15 @@ int session_build_env(const struct session *s, const char *path_env, struct strv
 	/* The toolchains found under the caller's home (home.c), unless set above. */
 	if (!r)
 		r = session_home_env(s, env);
+	/*
+	 * Update checks a tool makes on every call and falls back from: under
+	 * --net deny each was a denied connect on a call that passed (npm's
+	 * look-up of its registry), noise a runtime hands to a model. Off
+	 * unless --env or the policy sets them.
+	 */
+	for (size_t i = 0; !r && i < ARRAY_SIZE(quiet_env); i++)
+		if (!policy_env_sets(p, quiet_env[i][0], strlen(quiet_env[i][0])))
+			r = env_push(env, quiet_env[i][0], quiet_env[i][1]);
 	if (!r)
 		r = env_push(env, "SSH_AUTH_SOCK", session_ssh_agent_sock(s));
 	if (!r)
