@@ -693,7 +693,16 @@ for mode in ns landlock; do
 	if wait_file "$WS/tmpA"; then
 		tA=$(cat "$WS/tmpA")
 		ctl=$tA/secret
-		[ $mode = ns ] && ctl=/proc/$(cat "/proc/$sa/task/$sa/children" | cut -d' ' -f1)/root$tA/secret
+		# Through a process of A that the test may look into: the init is
+		# not dumpable (not readable by an unprivileged caller), the
+		# command below it is.
+		if [ $mode = ns ]; then
+			kids=$(cat /proc/$sa/task/*/children 2>/dev/null)
+			ctl=/proc/$(echo $kids | cut -d' ' -f1)/root$tA/secret
+			for k in $kids $(for k in $kids; do cat /proc/$k/task/*/children 2>/dev/null; done); do
+				[ -f "/proc/$k/root$tA/secret" ] && ctl=/proc/$k/root$tA/secret && break
+			done
+		fi
 		o=$NSOPT
 		NSOPT=$opt
 		attack read "$tA/secret"
