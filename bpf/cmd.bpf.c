@@ -49,6 +49,25 @@ struct cmp_ctx {
 	__u32 pos;
 };
 
+/* Byte j of a pattern against argv (bpf_loop: verified once, not per byte). */
+struct pat_ctx {
+	struct cmd_scratch *s;
+	struct bpfbox_cmd_rule *r;
+	__u32 pos;
+	__u32 ok;
+};
+
+static long pat_cb(__u32 j, void *data)
+{
+	struct pat_ctx *p = data;
+
+	if (p->s->argv[(p->pos + j) & (SCAN - 1)] != p->r->pat[j & (BPFBOX_CMD_PAT_LEN - 1)]) {
+		p->ok = 0;
+		return 1;
+	}
+	return 0;
+}
+
 /* Whether rule i's pattern starts at argv position pos. */
 static long cmp_cb(__u32 i, void *data)
 {
@@ -56,7 +75,8 @@ static long cmp_cb(__u32 i, void *data)
 	struct find_ctx *c = m->c;
 	struct cmd_scratch *s = c->s;
 	struct bpfbox_cmd_rule *r;
-	__u32 pos = m->pos, n, j;
+	__u32 pos = m->pos, n;
+	struct pat_ctx p;
 
 	if (i >= BPFBOX_CMD_RULES_MAX)
 		return 1;
@@ -64,12 +84,13 @@ static long cmp_cb(__u32 i, void *data)
 	n = r->pat_len;
 	if (!n || (c->found & (1ULL << i)) || pos + n > s->alen)
 		return 0;
-	for (j = 0; j < BPFBOX_CMD_PAT_LEN; j++) {
-		if (j >= n)
-			break;
-		if (s->argv[(pos + j) & (SCAN - 1)] != r->pat[j])
-			return 0;
-	}
+	p.s = s;
+	p.r = r;
+	p.pos = pos;
+	p.ok = 1;
+	bpf_loop(n < BPFBOX_CMD_PAT_LEN ? n : BPFBOX_CMD_PAT_LEN, pat_cb, &p, 0);
+	if (!p.ok)
+		return 0;
 	/* Whole words only (include/bpfbox/events.h); argv[alen] is NUL. */
 	if (!bpfbox_cmd_starts_ok(pos ? s->argv[(pos - 1) & (SCAN - 1)] : 0, r->pat[0]) ||
 	    !bpfbox_cmd_ends_ok(s->argv[(pos + n) & (SCAN - 1)],

@@ -36,45 +36,102 @@ static __always_inline __u64 cmd_fnv_step(__u64 h, char c)
 	return (h ^ (unsigned char)c) * 0x100000001b3ULL;
 }
 
-/* x->base and the hashes, from x->path and x->target as read. */
-static __always_inline void cmd_exe_hash(struct cmd_exe *x)
+struct cmd_hash_ctx {
+	struct cmd_exe *x;
+	__u64 h_name, h_path, h_target;
+};
+
+/* Byte i of x->path: 1 (stop) at its NUL. A bpf_loop callback: verified once. */
+static long cmd_hash_path_cb(__u32 i, void *data)
 {
-	__u64 h_name = CMD_FNV_BASIS, h_target = CMD_FNV_BASIS, h_path = CMD_FNV_BASIS;
+	struct cmd_hash_ctx *h = data;
+	char c = h->x->path[i & (BPFBOX_PATH_LEN - 1)];
 
-	x->base = 0;
-	for (__u32 i = 0; i < BPFBOX_PATH_LEN; i++) {
-		char c = x->path[i];
-
-		if (!c)
-			break;
-		if (c == '/') {
-			x->base = i + 1;
-			h_name = CMD_FNV_BASIS;
-		} else {
-			h_name = cmd_fnv_step(h_name, c);
-		}
-		h_path = cmd_fnv_step(h_path, c);
+	if (!c)
+		return 1;
+	if (c == '/') {
+		h->x->base = i + 1;
+		h->h_name = CMD_FNV_BASIS;
+	} else {
+		h->h_name = cmd_fnv_step(h->h_name, c);
 	}
-	for (__u32 i = 0; i < BPFBOX_CMD_EXE_LEN; i++) {
-		if (!x->target[i])
-			break;
-		h_target = cmd_fnv_step(h_target, x->target[i]);
-	}
-	x->h_name = h_name;
-	x->h_target = h_target;
-	x->h_path = h_path;
+	h->h_path = cmd_fnv_step(h->h_path, c);
+	return 0;
 }
 
-/* Whether prefix (n bytes) starts str (NUL-terminated). */
-static __always_inline bool cmd_starts(const char *str, const char *prefix, __u32 n)
+/* Byte i of x->target: 1 (stop) at its NUL. */
+static long cmd_hash_target_cb(__u32 i, void *data)
 {
-	for (__u32 j = 0; j < BPFBOX_CMD_EXE_LEN; j++) {
-		if (j >= n)
-			return true;
-		if (str[j] != prefix[j])
-			return false;
+	struct cmd_hash_ctx *h = data;
+	char c = h->x->target[i & (BPFBOX_CMD_EXE_LEN - 1)];
+
+	if (!c)
+		return 1;
+	h->h_target = cmd_fnv_step(h->h_target, c);
+	return 0;
+}
+
+/*
+ * x->base and the hashes, from x->path and x->target as read. The loops
+ * are bpf_loop's: unrolled or bounded here, each byte was a verifier state
+ * of its own (145,000 instructions processed, a second of every load).
+ */
+static __always_inline void cmd_exe_hash(struct cmd_exe *x)
+{
+	struct cmd_hash_ctx h = {.x = x,
+				 .h_name = CMD_FNV_BASIS,
+				 .h_path = CMD_FNV_BASIS,
+				 .h_target = CMD_FNV_BASIS};
+
+	x->base = 0;
+	bpf_loop(BPFBOX_PATH_LEN, cmd_hash_path_cb, &h, 0);
+	bpf_loop(BPFBOX_CMD_EXE_LEN, cmd_hash_target_cb, &h, 0);
+	x->h_name = h.h_name;
+	x->h_target = h.h_target;
+	x->h_path = h.h_path;
+}
+
+/* A prefix compared by bpf_loop: one verified callback, not a state per byte. */
+struct cmd_starts_ctx {
+	const char *str;    /* x->path or x->target */
+	const char *prefix; /* a rule's exe */
+	__u32 off;	    /* where in str the compared part starts */
+	__u32 ok;
+};
+
+static long cmd_starts_path_cb(__u32 j, void *data)
+{
+	struct cmd_starts_ctx *c = data;
+
+	if (c->str[(c->off + j) & (BPFBOX_PATH_LEN - 1)] !=
+	    c->prefix[j & (BPFBOX_CMD_EXE_LEN - 1)]) {
+		c->ok = 0;
+		return 1;
 	}
-	return true;
+	return 0;
+}
+
+static long cmd_starts_target_cb(__u32 j, void *data)
+{
+	struct cmd_starts_ctx *c = data;
+
+	if (c->str[j & (BPFBOX_CMD_EXE_LEN - 1)] != c->prefix[j & (BPFBOX_CMD_EXE_LEN - 1)]) {
+		c->ok = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether prefix (n bytes) starts x->path at off (path) or x->target (!path). */
+static __always_inline bool cmd_starts(struct cmd_exe *x, bool path, __u32 off, const char *prefix,
+				       __u32 n)
+{
+	struct cmd_starts_ctx c = {
+		.str = path ? x->path : x->target, .prefix = prefix, .off = off, .ok = 1};
+
+	n = n < BPFBOX_CMD_EXE_LEN ? n : BPFBOX_CMD_EXE_LEN;
+	bpf_loop(n, path ? cmd_starts_path_cb : cmd_starts_target_cb, &c, 0);
+	return c.ok;
 }
 
 /* Whether rule r's exe (name, path, or a prefix of either) matches x. */
@@ -91,11 +148,11 @@ static __always_inline bool cmd_exe_matches(const struct bpfbox_cmd_rule *r, str
 		return r->exe_hash == x->h_path;
 	case BPFBOX_CMD_EXE_NAME_PREFIX:
 		if (base > BPFBOX_PATH_LEN - BPFBOX_CMD_EXE_LEN)
-			return cmd_starts(x->target, r->exe, r->exe_len);
-		return cmd_starts(x->path + base, r->exe, r->exe_len) ||
-		       cmd_starts(x->target, r->exe, r->exe_len);
+			return cmd_starts(x, false, 0, r->exe, r->exe_len);
+		return cmd_starts(x, true, base, r->exe, r->exe_len) ||
+		       cmd_starts(x, false, 0, r->exe, r->exe_len);
 	case BPFBOX_CMD_EXE_PATH_PREFIX:
-		return cmd_starts(x->path, r->exe, r->exe_len);
+		return cmd_starts(x, true, 0, r->exe, r->exe_len);
 	}
 	return false;
 }

@@ -209,7 +209,7 @@ except PermissionError: sys.exit(0)
 sys.exit(1)"
 # Root needs no --audit for an allow-list (issue 31): the network programs load by themselves.
 expect_rc 0 "as root without --audit, --net-allow 127.0.0.1:PORT holds the same (the programs load by themselves)" \
-	"$BPFBOX" run -q --no-daemon --level standard --net-allow "127.0.0.1:$P1" -w "$TMPD/ws" -- python3 -c "
+	"$BPFBOX" run -q --no-daemon $EPERM_LEVEL --net-allow "127.0.0.1:$P1" -w "$TMPD/ws" -- python3 -c "
 import socket, sys
 socket.create_connection(('127.0.0.1', $P1), 2)
 try: socket.create_connection(('127.0.0.2', $P2), 2)

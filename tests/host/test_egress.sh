@@ -318,8 +318,9 @@ EOF
 		'echo $BPFBOX_SESSION_ID > sid; i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done' \
 		>"$TMPD/nobody.out" 2>&1 &
 	RUNPID=$!
-	wait_file "$WSN/sid" 10
+	wait_file "$WSN/sid" 60
 	NSID=$(cat "$WSN/sid" 2>/dev/null)
+	[ -n "$NSID" ] || fail "egress: the owner's session did not start in 60 s: $(head -c 600 "$TMPD/nobody.out")"
 	expect_rc 0 "egress: the owner may add a net_deny rule to its running session" \
 		setpriv --reuid 65534 --regid 65534 --clear-groups "$BPFBOX" net "$NSID" deny other.test --socket "$SOCK"
 	expect_rc 1 "egress: the owner may not widen its running session's egress" \

@@ -1,7 +1,31 @@
 #!/bin/sh
 # Egress by name where BPF LSM loads (its socket_connect hook sees the
 # address before the cgroup redirect): the host suite inside the VM.
-#   BPFBOX_VM_MODULES=veth tools/vmtest --hostroot --append "lsm=landlock,lockdown,yama,bpf" -- tests/vm/egress.sh
+#   BPFBOX_VM_MODULES="veth inet_diag udp_diag" tools/vmtest --hostroot --append "lsm=landlock,lockdown,yama,bpf" -- tests/vm/egress.sh
+# inet_diag and udp_diag: the resolver asks sock_diag which cgroup sent each
+# query (userspace/net/dns.c); the guest cannot load modules by itself.
 cd /opt/bpfbox || exit 1
 export BPFBOX=bpfbox BPFBOX_BUILD=/opt/bpfbox/build
-exec sh tests/host/test_egress.sh
+sh tests/host/test_egress.sh
+rc=$?
+. tests/lib.sh
+# Without udp_diag (module loading off on a fleet host, or this guest once
+# the module is gone) no query could be told to come from the session: a
+# session with a name rule is refused at its start, saying what to load.
+# delete_module(2) by number: the host root the guest runs has no kmod.
+if python3 -c 'import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.syscall(176, b"udp_diag", os.O_NONBLOCK) != 0:
+    sys.exit(os.strerror(ctypes.get_errno()))' 2>"$TMPD/rmmod"; then
+	out=$($BPFBOX run -w "$TMPD" --net-allow allowed.test:443 -- true 2>&1)
+	r=$?
+	[ "$r" = 125 ] && ok "egress: without udp_diag a name rule is refused at the start (125)" ||
+		fail "egress: without udp_diag: exit $r, want 125: $out"
+	echo "$out" | grep -q "modprobe udp_diag" &&
+		ok "egress: the refusal says to load udp_diag" ||
+		fail "egress: the refusal does not name udp_diag: $out"
+else
+	fail "egress: delete_module(udp_diag): $(cat "$TMPD/rmmod")"
+fi
+[ "$FAILS" = 0 ] && exit "$rc"
+exit 1

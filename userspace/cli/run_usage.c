@@ -84,7 +84,7 @@ void run_usage(FILE *out)
 		"  --no-daemon           embedded mode even when a daemon answers\n"
 		"  --level full|standard the level asked for (default full: BPF LSM through\n"
 		"                        a daemon, or loaded here as root where it loads);\n"
-		"                        an explicit full that cannot hold is exit 125;\n"
+		"                        an explicit level that cannot hold is exit 125;\n"
 		"                        $BPFBOX_LEVEL sets the default\n"
 		"  -v, --verbose         print the effective policy and level to stderr\n"
 		"  -q, --quiet           no warnings, but what is not enforced (once)\n"

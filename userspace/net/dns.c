@@ -276,16 +276,14 @@ out:
 }
 
 /*
- * Whether a datagram that reached the resolver was sent by a socket of the
- * session: the UDP socket bound to its source address and port (looked up
- * by sock_diag, as a datagram from the resolver to it would be delivered)
- * belongs to the session's cgroup. Any local user can send to the
- * resolver's port; its queries must not enter the session's name cache.
+ * The cgroup of the UDP socket a datagram from SRC:SPORT to DST:DPORT
+ * (network order) would be delivered to, looked up by sock_diag: 0 and
+ * *cg, or -errno (-ENOENT: no such socket, or no udp_diag in the kernel).
  * The main thread's only: one netlink socket, one question at a time.
  */
-bool eg_query_from_session(struct egress *e, const struct sockaddr_storage *from)
+static int diag_udp_cgroup(struct egress *e, uint32_t src, uint16_t sport, uint32_t dst,
+			   uint16_t dport, uint64_t *cg)
 {
-	const struct sockaddr_in *s4 = (const struct sockaddr_in *)from;
 	struct {
 		struct nlmsghdr nlh;
 		struct inet_diag_req_v2 r;
@@ -307,33 +305,79 @@ bool eg_query_from_session(struct egress *e, const struct sockaddr_storage *from
 	ssize_t n;
 	int left;
 
-	if (e->diag_fd < 0 || from->ss_family != AF_INET)
-		return false;
+	if (e->diag_fd < 0)
+		return -EBADF;
 	/* "src and dst are swapped": dst is the socket's own address. */
-	req.r.id.idiag_src[0] = htonl(INADDR_LOOPBACK);
-	req.r.id.idiag_sport = htons(e->udp_port);
-	req.r.id.idiag_dst[0] = s4->sin_addr.s_addr;
-	req.r.id.idiag_dport = s4->sin_port;
+	req.r.id.idiag_src[0] = src;
+	req.r.id.idiag_sport = sport;
+	req.r.id.idiag_dst[0] = dst;
+	req.r.id.idiag_dport = dport;
 	req.nlh.nlmsg_seq = ++e->diag_seq;
 	if (send(e->diag_fd, &req, sizeof(req), 0) < 0)
-		return false;
+		return -errno;
 	/* A late answer to an earlier question (its wait ended) is skipped. */
 	do
 		n = recv(e->diag_fd, &rep, sizeof(rep), 0);
 	while (n >= (ssize_t)sizeof(rep.nlh) && rep.nlh.nlmsg_seq != e->diag_seq);
+	if (n < 0)
+		return -errno;
+	if (n >= (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)) &&
+	    rep.nlh.nlmsg_type == NLMSG_ERROR) {
+		int r = ((struct nlmsgerr *)NLMSG_DATA(&rep.nlh))->error;
+
+		return r < 0 ? r : -EPROTO;
+	}
 	if (n < (ssize_t)NLMSG_LENGTH(sizeof(*m)) || !NLMSG_OK(&rep.nlh, (size_t)n) ||
 	    rep.nlh.nlmsg_type != SOCK_DIAG_BY_FAMILY)
-		return false;
+		return -EPROTO;
 	left = rep.nlh.nlmsg_len - NLMSG_LENGTH(sizeof(*m));
 	for (a = (struct rtattr *)(m + 1); RTA_OK(a, left); a = RTA_NEXT(a, left)) {
-		uint64_t cg;
-
-		if (a->rta_type != INET_DIAG_CGROUP_ID || RTA_PAYLOAD(a) < sizeof(cg))
+		if (a->rta_type != INET_DIAG_CGROUP_ID || RTA_PAYLOAD(a) < sizeof(*cg))
 			continue;
-		memcpy(&cg, RTA_DATA(a), sizeof(cg));
-		return cg == e->o.cgroup_id;
+		memcpy(cg, RTA_DATA(a), sizeof(*cg));
+		return 0;
 	}
-	return false;
+	return -EOPNOTSUPP; /* a kernel without the socket's cgroup in its answers */
+}
+
+/*
+ * Whether a datagram that reached the resolver was sent by a socket of the
+ * session: the UDP socket bound to its source address and port belongs to
+ * the session's cgroup. Any local user can send to the resolver's port; its
+ * queries must not enter the session's name cache.
+ */
+bool eg_query_from_session(struct egress *e, const struct sockaddr_storage *from)
+{
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)from;
+	uint64_t cg;
+
+	if (from->ss_family != AF_INET)
+		return false;
+	return diag_udp_cgroup(e, htonl(INADDR_LOOPBACK), htons(e->udp_port), s4->sin_addr.s_addr,
+			       s4->sin_port, &cg) == 0 &&
+	       cg == e->o.cgroup_id;
+}
+
+/*
+ * At the start: the resolver's own socket (bound, not connected: a
+ * datagram from any port reaches it) must be found with its cgroup. Without udp_diag (a module in
+ * Debian's kernels, loaded on first use unless module loading is off) no
+ * query could be told to come from the session, and every one would be
+ * dropped: the session is refused at its start instead.
+ */
+int eg_diag_check(struct egress *e, char *err, size_t size)
+{
+	uint64_t cg;
+	int r = diag_udp_cgroup(e, htonl(INADDR_LOOPBACK), htons(9), htonl(INADDR_LOOPBACK),
+				htons(e->udp_port), &cg);
+
+	if (r < 0)
+		snprintf(err, size,
+			 "egress by name needs the kernel's UDP socket diagnostics to tell the "
+			 "session's DNS queries from others' (sock_diag: %s); load them with "
+			 "'modprobe udp_diag' or run without name rules",
+			 strerror(-r));
+	return r;
 }
 
 /* The upstream resolver: ADDR[:PORT], or the first nameserver of resolv.conf. */

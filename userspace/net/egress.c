@@ -464,6 +464,28 @@ int egress_rule_remove(struct egress *e, const char *rule, bool deny)
 	return r;
 }
 
+/* The session's allow and deny rules; -errno and err naming the first bad one. */
+static int add_rules(struct egress *e, const struct egress_opts *o, char *err, size_t size)
+{
+	int r;
+
+	for (size_t i = 0; o->allow && i < o->allow->n; i++) {
+		r = add_rule(e, o->allow->v[i], false);
+		if (r < 0) {
+			snprintf(err, size, "invalid net_allow rule '%s'", o->allow->v[i]);
+			return r;
+		}
+	}
+	for (size_t i = 0; o->deny && i < o->deny->n; i++) {
+		r = add_rule(e, o->deny->v[i], true);
+		if (r < 0) {
+			snprintf(err, size, "invalid net_deny rule '%s'", o->deny->v[i]);
+			return r;
+		}
+	}
+	return 0;
+}
+
 int egress_start(struct egress **out, const struct egress_opts *o, char *err, size_t size)
 {
 	struct egress *e = calloc(1, sizeof(*e));
@@ -478,20 +500,9 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->idle, NULL);
 	limits_from_env(e);
-	for (size_t i = 0; o->allow && i < o->allow->n; i++) {
-		r = add_rule(e, o->allow->v[i], false);
-		if (r < 0) {
-			snprintf(err, size, "invalid net_allow rule '%s'", o->allow->v[i]);
-			goto fail;
-		}
-	}
-	for (size_t i = 0; o->deny && i < o->deny->n; i++) {
-		r = add_rule(e, o->deny->v[i], true);
-		if (r < 0) {
-			snprintf(err, size, "invalid net_deny rule '%s'", o->deny->v[i]);
-			goto fail;
-		}
-	}
+	r = add_rules(e, o, err, size);
+	if (r < 0)
+		goto fail;
 	r = eg_upstream_parse(e, o->resolver, err, size);
 	if (r < 0)
 		goto fail;
@@ -512,6 +523,9 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 		snprintf(err, size, "cannot open the egress proxy on 127.0.0.1: %s", strerror(-r));
 		goto fail;
 	}
+	r = eg_diag_check(e, err, size);
+	if (r < 0)
+		goto fail;
 	/*
 	 * A tool that closes its end makes splice() raise SIGPIPE: the proxy's
 	 * threads (which inherit this mask) keep it blocked and get EPIPE, and

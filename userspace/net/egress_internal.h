@@ -146,6 +146,8 @@ int eg_upstream_parse(struct egress *e, const char *spec, char *err, size_t size
 int eg_diag_open(void);
 /* Whether a datagram from there was sent by a socket of the session. */
 bool eg_query_from_session(struct egress *e, const struct sockaddr_storage *from);
+/* At the start: whether sock_diag finds the resolver's socket and its cgroup; -errno and err. */
+int eg_diag_check(struct egress *e, char *err, size_t size);
 
 /*
  * One direction of a connection through a pipe: socket -> pipe when the
