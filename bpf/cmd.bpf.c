@@ -134,6 +134,12 @@ static __always_inline void report(struct bpfbox_session *ss, struct cmd_scratch
 		return;
 	if (raw >= SCAN)
 		e->argv_truncated |= BPFBOX_EXEC_TRUNCATED;
+	/*
+	 * Opaque before the mask: else clang, knowing raw < SCAN on this
+	 * path, passes the unmasked copy it spilled, whose bound 6.1's
+	 * verifier does not have ("R2 unbounded memory access").
+	 */
+	asm volatile("" : "+r"(raw));
 	raw &= SCAN - 1;
 	if (raw > 0 && bpf_probe_read_user(e->argv, raw, (void *)start) == 0)
 		e->argv_len = raw;

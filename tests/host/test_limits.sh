@@ -28,7 +28,12 @@ cleanup() {
 	for d in "$BPFBOX_CGROUP_PARENT"/*/; do
 		[ -e "$d/cgroup.kill" ] && echo 1 >"$d/cgroup.kill" 2>/dev/null
 	done
-	sleep 0.2
+	# Until each is empty (a killed bomb's thousand processes take a while), at most 10 s.
+	i=0
+	while [ $i -lt 100 ] && grep -qs . "$BPFBOX_CGROUP_PARENT"/*/cgroup.procs; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 	rmdir "$BPFBOX_CGROUP_PARENT"/* "$BPFBOX_CGROUP_PARENT" 2>/dev/null
 	rm -rf "$TMPD"
 }

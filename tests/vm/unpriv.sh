@@ -59,6 +59,30 @@ for suite in tests/host/test_escape.sh tests/host/test_work.sh; do
 	as_user sh "$suite" || FAILS=$((FAILS + 1))
 done
 
+# Through a daemon on pure cgroup v2 (this guest): the user's session sees
+# its own cgroup at /sys/fs/cgroup. The host's cgroup2 mount is locked in
+# the session's user namespace, and the same superblock mounted on its
+# root was EBUSY: every unprivileged session through a daemon failed.
+SOCK="$TMPD/d.sock" PIN="/sys/fs/bpf/bpfbox-unpriv-$$" PARENT="/sys/fs/cgroup/bpfbox-unpriv-$$" DERR="$TMPD/derr"
+: >"$DERR"
+mkdir -p "$TMPD/uws" && chown "$UID_T:$UID_T" "$TMPD/uws"
+if start_daemon "$TMPD/d.jsonl" --group "$U"; then
+	as_user bpfbox run -q --daemon-socket "$SOCK" -w "$TMPD/uws" -- \
+		sh -c 'cat /proc/self/cgroup; cat /sys/fs/cgroup/pids.max' >"$TMPD/cg.out" 2>&1
+	rc=$?
+	if [ "$rc" = 0 ] && grep -qx '0::/' "$TMPD/cg.out" && grep -Eqx '[0-9]+|max' "$TMPD/cg.out"; then
+		ok "unpriv: through a daemon, uid $UID_T's session sees its own cgroup (0::/ and its pids.max)"
+	else
+		fail "unpriv: through a daemon: exit $rc: $(head -c 400 "$TMPD/cg.out")"
+	fi
+	kill "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	bpfbox daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" >/dev/null 2>&1
+	rmdir "$PARENT" 2>/dev/null
+else
+	fail "unpriv: the daemon did not get ready: $(head -c 400 "$DERR")"
+fi
+
 # --- user namespaces refused ----------------------------------------------------
 
 if sysctl -qw "$KNOB=$OFF"; then

@@ -125,14 +125,21 @@ static int find_mounts(struct cg_view *v)
 	return 0;
 }
 
-/* One hierarchy, read-only, rooted at the cgroup namespace's root: the session's cgroup. */
+/*
+ * One hierarchy, read-only, rooted at the cgroup namespace's root: the
+ * session's cgroup. Read-only by the mount, not the superblock: a cgroup
+ * superblock is the host's, read-write, and a new read-only mount of it
+ * is EBUSY (seen in a user namespace on pure cgroup v2).
+ */
 static int mount_one(const struct cg_mount *m, const char *dir)
 {
-	const unsigned long flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	const unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	int r = m->ctrls[0] ? mount("cgroup", dir, "cgroup", flags, m->ctrls)
+			    : mount("cgroup2", dir, "cgroup2", flags, NULL);
 
-	if (!m->ctrls[0])
-		return mount("cgroup2", dir, "cgroup2", flags, NULL) < 0 ? -errno : 0;
-	return mount("cgroup", dir, "cgroup", flags, m->ctrls) < 0 ? -errno : 0;
+	if (r < 0 || mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | flags, NULL) < 0)
+		return -errno;
+	return 0;
 }
 
 /* The view over CG_TOP: the cgroup2 mount itself (pure v2), or a tmpfs holding each. */
@@ -146,10 +153,23 @@ static int mount_view(const struct cg_view *v, const char **step)
 	 * lists only the session's (a runtime takes the first it finds). A
 	 * user namespace may not take them off (locked: EINVAL): covered then.
 	 */
+	bool locked = false;
+
 	*step = "unmount the host's " CG_TOP;
-	if (umount2(CG_TOP, MNT_DETACH) < 0 && errno != EINVAL && errno != EPERM)
-		return -errno;
+	if (umount2(CG_TOP, MNT_DETACH) < 0) {
+		if (errno != EINVAL && errno != EPERM)
+			return -errno;
+		locked = true;
+	}
 	if (v->top && v->n == 1 && !v->m[0].at[0]) {
+		/*
+		 * The same cgroup2 superblock on the root of its own mount is
+		 * EBUSY: a locked host mount gets a tmpfs between the two.
+		 */
+		*step = "cover the host's " CG_TOP;
+		if (locked && mount("tmpfs", CG_TOP, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				    "mode=0755,size=4k,nr_inodes=4") < 0)
+			return -errno;
 		*step = "mount the session's cgroup at " CG_TOP;
 		return mount_one(&v->m[0], CG_TOP);
 	}
