@@ -406,12 +406,14 @@ PY
 }
 
 # check_events FILE PY_EXPR NAME: ok when PY_EXPR (as in wait_events) is true
-# over FILE now; the FAIL line shows FILE's last CHECK_TAIL bytes (400).
+# over FILE now; the FAIL line shows FILE's last CHECK_TAIL bytes (400), and
+# the status is 1.
 check_events() {
 	if wait_events "$1" "$2" 0; then
 		ok "$3"
 	else
 		fail "$3: $(tail -c "${CHECK_TAIL:-400}" "$1")"
+		return 1
 	fi
 }
 

@@ -94,6 +94,9 @@ command -v node >/dev/null && node -e 'require("https").get("https://api.test/fo
 	{headers: {authorization: "Bearer " + process.env.TOKEN}},
 	(r) => r.on("data", (d) => process.stdout.write(d.toString().trim() + " (node)\n")))'
 sleep 30 &
+# Once it runs sleep: a process in the middle of its exec has no environ to read.
+i=0
+while [ "$(cat /proc/$!/comm 2>/dev/null)" != sleep ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 for f in /proc/[0-9]*/environ; do tr '\0' '\n' <"$f"; done >"$PWD/environs"
 kill $!
 EOF
@@ -121,6 +124,60 @@ check_events "$A" "sum(1 for e in net if e['type'] == 'net.allow' and e['name'] 
 	"secrets: each terminated connection is a net.allow naming the secret injected"
 grep -h SSL_CERT_FILE= "$WS/environs" | head -1 >"$TMPD/certvar"
 expect_grep '\.bpfbox-ca-bundle\.crt$' "$TMPD/certvar" "secrets: SSL_CERT_FILE is the session's bundle"
+
+# 1b. Every route into a process of the session, not only environ: each
+#     /proc/PID/cmdline, and the memory of each process the session may
+#     read (/proc/PID/mem over its writable and anonymous mappings: heap,
+#     stacks, the environ block). The init, forked from bpfbox run while it
+#     held the value, is the one that could carry it: it is not dumpable,
+#     so its memory must be refused, never read. Control: the scanner reads
+#     its own memory and finds the placeholder there.
+cat >"$WS/scan.py" <<'EOF'
+import os
+out = open("memdump", "wb")
+seen = []
+for pid in sorted(int(p) for p in os.listdir("/proc") if p.isdigit()):
+    try:
+        out.write(open("/proc/%d/cmdline" % pid, "rb").read() + b"\n")
+        maps = open("/proc/%d/maps" % pid).read().splitlines()
+        mem = open("/proc/%d/mem" % pid, "rb", 0)
+    except OSError as e:
+        seen.append("%d:%s" % (pid, e.errno))
+        continue
+    n = 0
+    for m in maps:
+        f = m.split()
+        if "r" not in f[1] or (len(f) > 5 and not f[5].startswith("[") and "w" not in f[1]):
+            continue
+        if len(f) > 5 and f[5] in ("[vvar]", "[vsyscall]", "[vvar_vclock]"):
+            continue
+        a, b = (int(x, 16) for x in f[0].split("-"))
+        try:
+            mem.seek(a)
+            out.write(mem.read(b - a))
+            n += 1
+        except OSError:
+            pass
+    seen.append("%d:read %d" % (pid, n))
+print("scanned", " ".join(seen))
+EOF
+box "$TMPD/m.jsonl" --secret TOKEN@api.test -- python3 scan.py >"$TMPD/out" 2>"$TMPD/err"
+if grep -q ':read [1-9]' "$TMPD/out" && grep -qa 'bpfbox-secret-TOKEN-' "$WS/memdump"; then
+	ok "secrets: the memory scan reads the session's memory and finds the placeholder (control)"
+else
+	fail "secrets: the memory scan read nothing: $(head -c 300 "$TMPD/out") $(head -c 200 "$TMPD/err")"
+fi
+if grep -qaF "$TOKEN" "$WS/memdump"; then
+	fail "secrets: the real value is in the memory or a cmdline of a session process ($(cat "$TMPD/out"))"
+else
+	ok "secrets: the real value is in no /proc/PID/cmdline or readable /proc/PID/mem of the session ($(sed 's/^scanned //' "$TMPD/out"))"
+fi
+if grep -q '^scanned 1:read' "$TMPD/out"; then
+	fail "secrets: the session's init (forked while bpfbox held the value) has readable memory"
+else
+	ok "secrets: the session's init has no memory the session may read"
+fi
+rm -f "$WS/memdump"
 
 # 2. The placeholder elsewhere: plain HTTP to another allowed host, a
 #    CONNECT name, a DNS name. Each refused, each a net.deny naming TOKEN.

@@ -281,27 +281,45 @@ int parse_duration_ns(const char *s, uint64_t *ns)
  * files is one pass, not 10,000). 1 with the first subdirectory's name
  * and st_dev, 0 when none is left, or -errno.
  */
+DIR *dir_open_at(int dir, const char *name)
+{
+	int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (streq(name, ".") ? 0 : O_NOFOLLOW);
+	int fd = openat(dir, name, flags), e;
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d) {
+		e = errno;
+		close(fd);
+		errno = e;
+	}
+	return d;
+}
+
+struct dirent *dir_next(DIR *d)
+{
+	struct dirent *de;
+
+	while ((de = readdir(d)))
+		if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+			return de;
+	return NULL;
+}
+
 static int clear_entries(int fd, char **name, dev_t *dev)
 {
-	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dir_open_at(fd, ".");
 	struct dirent *de;
-	DIR *d;
 	int r = 0;
 
 	*name = NULL;
-	if (dfd < 0)
+	if (!d)
 		return -errno;
-	d = fdopendir(dfd);
-	if (!d) {
-		r = -errno;
-		close(dfd);
-		return r;
-	}
-	while (!r && (de = readdir(d))) {
+	while (!r && (de = dir_next(d))) {
 		struct stat st;
 
-		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-			continue;
 		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		if (!S_ISDIR(st.st_mode)) {

@@ -3,6 +3,7 @@
 #ifndef BPFBOX_UTIL_H
 #define BPFBOX_UTIL_H
 
+#include <dirent.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -133,6 +134,15 @@ int parse_duration_ns(const char *s, uint64_t *ns);
  * removed is removed).
  */
 int rm_tree(const char *path);
+
+/*
+ * A directory stream of name under dir ("." is dir itself; any other name
+ * is not followed when a symlink), or NULL with errno: no descriptor left
+ * open either way. closedir() ends it.
+ */
+DIR *dir_open_at(int dir, const char *name);
+/* The stream's next entry but "." and "..", or NULL at its end. */
+struct dirent *dir_next(DIR *d);
 
 /*
  * Folds "." and ".." out of an absolute path in place ("//" too), lexically:

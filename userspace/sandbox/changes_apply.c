@@ -47,20 +47,15 @@ static void refuse(struct apply *a, const char *path, const char *why)
 /* A directory of the workspace to be removed: anything in it changed since the start? */
 static bool tree_changed(int dfd, int64_t start_ns, int depth)
 {
-	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct dirent *de;
 	bool changed = false;
 	DIR *d;
 
-	if (fd < 0 || depth > 256 || !(d = fdopendir(fd))) {
-		fd_close(&fd);
+	if (depth > 256 || !(d = dir_open_at(dfd, ".")))
 		return true;
-	}
-	while (!changed && (de = readdir(d))) {
+	while (!changed && (de = dir_next(d))) {
 		struct stat st;
 
-		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-			continue;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    ch_changed_since(&st, start_ns)) {
 			changed = true;

@@ -85,24 +85,22 @@ static int copy_meta(int fd, const struct stat *st, mode_t keep)
 
 static int copy_tree(int dir, const char *name, int todir, const char *to, const struct stat *st)
 {
-	int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), out = -1, r;
+	DIR *d = dir_open_at(dir, name);
 	struct dirent *de;
-	DIR *d;
+	int out = -1, r;
 
-	if (fd < 0)
+	if (!d)
 		return -errno;
 	if (mkdirat(todir, to, 0700) < 0 ||
-	    (out = openat(todir, to, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-	    !(d = fdopendir(fd))) {
+	    (out = openat(todir, to, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		r = -errno;
-		fd_close(&fd);
+		closedir(d);
 		fd_close(&out);
 		return r;
 	}
 	r = 0;
-	while (!r && (de = readdir(d)))
-		if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-			r = ch_copy_any(dirfd(d), de->d_name, out, de->d_name);
+	while (!r && (de = dir_next(d)))
+		r = ch_copy_any(dirfd(d), de->d_name, out, de->d_name);
 	closedir(d);
 	if (!r)
 		r = copy_meta(out, st, 07777);
@@ -195,7 +193,6 @@ uint64_t ch_tree_bytes(int dir, const char *name)
 	struct stat st;
 	uint64_t sum;
 	struct dirent *de;
-	int fd;
 	DIR *d;
 
 	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -203,14 +200,11 @@ uint64_t ch_tree_bytes(int dir, const char *name)
 	sum = (uint64_t)st.st_blocks * 512;
 	if (!S_ISDIR(st.st_mode))
 		return sum;
-	fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		fd_close(&fd);
+	d = dir_open_at(dir, name);
+	if (!d)
 		return sum;
-	}
-	while ((de = readdir(d)))
-		if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-			sum += ch_tree_bytes(dirfd(d), de->d_name);
+	while ((de = dir_next(d)))
+		sum += ch_tree_bytes(dirfd(d), de->d_name);
 	closedir(d);
 	return sum;
 }

@@ -125,23 +125,16 @@ static int walk(struct scan *s, int udir, int ldir);
 /* What the workspace has below an opaque directory and the upper does not: deleted. */
 static int opaque_deletions(struct scan *s, int udir, int ldir)
 {
-	int fd = openat(ldir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = 0;
+	DIR *d = dir_open_at(ldir, ".");
 	size_t len = strlen(s->path);
 	struct dirent *de;
-	DIR *d;
+	int r = 0;
 
-	if (fd < 0)
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	while (!r && (de = readdir(d))) {
+	while (!r && (de = dir_next(d))) {
 		struct stat us, ls;
 
-		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-			continue;
 		if (fstatat(udir, de->d_name, &us, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT ||
 		    fstatat(ldir, de->d_name, &ls, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
@@ -198,21 +191,14 @@ static int one(struct scan *s, int udir, int ldir, const char *name)
 
 static int walk(struct scan *s, int udir, int ldir)
 {
-	int fd = openat(udir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = 0;
+	DIR *d = dir_open_at(udir, ".");
 	size_t len = strlen(s->path);
 	struct dirent *de;
-	DIR *d;
+	int r = 0;
 
-	if (fd < 0)
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	while (!r && (de = readdir(d))) {
-		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-			continue;
+	while (!r && (de = dir_next(d))) {
 		if ((size_t)snprintf(s->path + len, sizeof(s->path) - len, "%s%s", len ? "/" : "",
 				     de->d_name) >= sizeof(s->path) - len) {
 			r = -ENAMETOOLONG;

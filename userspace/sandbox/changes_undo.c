@@ -57,19 +57,14 @@ static bool written_by_apply(const struct undo *u, const char *path)
 /* A directory the apply made: does it hold only what the apply put there? */
 static bool dir_only_applied(const struct undo *u, int parent, const char *base, const char *path)
 {
-	int fd = openat(parent, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = dir_open_at(parent, base);
 	char sub[PATH_MAX];
 	struct dirent *de;
 	bool only = true;
-	DIR *d;
 
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		fd_close(&fd);
+	if (!d)
 		return false;
-	}
-	while (only && (de = readdir(d))) {
-		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-			continue;
+	while (only && (de = dir_next(d))) {
 		only = (size_t)snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) <
 			       sizeof(sub) &&
 		       written_by_apply(u, sub);
