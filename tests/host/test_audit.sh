@@ -137,16 +137,18 @@ else
 fi
 
 # Aggregation: 1000 opens of one file (in the first session) are one record
-# at once, the rest counted in the kernel and flushed when the session ends:
-# exactly 1000.
-if python3 - "$A" "$TMPD/ws/target" <<'PY'
+# at once, the rest counted in the kernel and flushed once a window (1 s)
+# ends and when the session ends: exactly 1000, in a few records (one per
+# second the loop ran: under TCG it runs for several).
+if python3 - "$A" "$TMPD/ws/target" >"$TMPD/agg.out" <<'PY'
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 f = [e for e in ev if e["type"] == "file" and e["path"] == sys.argv[2]]
-sys.exit(0 if sum(e["count"] for e in f) == 1000 and 1 < len(f) <= 4 else 1)
+print("counts", [e["count"] for e in f])
+sys.exit(0 if sum(e["count"] for e in f) == 1000 and 1 < len(f) <= 40 else 1)
 PY
 then ok "1000 opens of one file: a few records whose counts add up to exactly 1000"
-else fail "aggregated opens: $(grep -F "$TMPD/ws/target" "$A" | head -c 600)"; fi
+else fail "aggregated opens: $(cat "$TMPD/agg.out")"; fi
 check_events "$A" "any(e['type'] == 'file' and e['path'] == '$TMPD/ws/inside' and e['decision'] == 'allow' and e['errno'] is None for e in ev)" "allowed open in the workspace (by a relative name, recorded absolute)"
 if [ "$LL_ABI" = 0 ]; then
 	# Minimal: nothing stops the write; the stream must say it was allowed.

@@ -106,6 +106,7 @@ host_cg "$WS"
 grep "^0::" "$WS/cg" >"$WS/cg.v2" 2>/dev/null && mv "$WS/cg.v2" "$WS/cg"
 touch "$WS/go"
 wait $!
+rm -f "$WS/go"
 SID=$(cat "$WS/sid" 2>/dev/null)
 [ -n "$pool_before" ] && [ -n "$SID" ] && ! echo "$pool_before" | grep -qx "$SID" &&
 	grep -q "/${PARENT##*/}/$SID\$" "$WS/cg" &&
@@ -305,7 +306,9 @@ expect_grep "refused pid [0-9]+ uid 0: requests from inside a session are refuse
 
 # kill -9 while a session runs: the pinned links keep enforcing; after a restart
 # the session is re-adopted and its later events reach the new daemon's file.
-rm -f "$WS/sid" "$WS/meta.out"
+# go and go2 from no earlier case (the cgroup case above leaves a go): a
+# stale one let the connect run before the kill, into the old daemon's file.
+rm -f "$WS/sid" "$WS/meta.out" "$WS/go" "$WS/go2"
 "$BPFBOX" run -q --net allow --daemon-socket "$SOCK" -w "$WS" -- sh -c 'echo $BPFBOX_SESSION_ID > sid
 	while [ ! -e go ]; do sleep 0.05; done
 	'"$PY"' -c "
