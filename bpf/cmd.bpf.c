@@ -84,6 +84,10 @@ static long cmp_cb(__u32 i, void *data)
 	n = r->pat_len;
 	if (!n || (c->found & (1ULL << i)) || pos + n > s->alen)
 		return 0;
+	/* The pair filter matched some pattern's first two bytes: this one's, first? */
+	if (s->argv[pos & (SCAN - 1)] != r->pat[0] ||
+	    (n > 1 && s->argv[(pos + 1) & (SCAN - 1)] != r->pat[1]))
+		return 0;
 	p.s = s;
 	p.r = r;
 	p.pos = pos;
