@@ -28,6 +28,12 @@ kabi=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); r=l.sysca
 sabi=$(json "$TMPD/s.json" "d['landlock']['abi']")
 [ "$kabi" = "$sabi" ] && ok "landlock ABI $sabi matches the kernel" || fail "landlock ABI: status $sabi, kernel $kabi"
 
+# The egress resolver's sender check (sock_diag with udp_diag): this host
+# loads the module on first use; the egress VM cell checks it missing.
+[ "$(json "$TMPD/s.json" "d['features']['udp_diag']['available']")" = True ] &&
+	ok "udp_diag: sock_diag names a UDP socket's cgroup here" ||
+	fail "udp_diag: $(json "$TMPD/s.json" "d['features']['udp_diag']['detail']")"
+
 # The level follows from the probed features (docs/status.md, Levels).
 ll=$(json "$TMPD/s.json" "d['features']['landlock']['available']")
 sc=$(json "$TMPD/s.json" "d['features']['seccomp']['available']")

@@ -24,6 +24,13 @@ if libc.syscall(176, b"udp_diag", os.O_NONBLOCK) != 0:
 	echo "$out" | grep -q "modprobe udp_diag" &&
 		ok "egress: the refusal says to load udp_diag" ||
 		fail "egress: the refusal does not name udp_diag: $out"
+	st=$($BPFBOX status --json | python3 -c 'import json, sys
+f = json.load(sys.stdin)["features"]["udp_diag"]
+print(f["available"], f["detail"])')
+	case "$st" in
+	"False "*udp_diag*) ok "egress: bpfbox status says udp_diag is unavailable and what that refuses" ;;
+	*) fail "egress: bpfbox status without udp_diag says: $st" ;;
+	esac
 else
 	fail "egress: delete_module(udp_diag): $(cat "$TMPD/rmmod")"
 fi

@@ -10,6 +10,7 @@
 #include <linux/sock_diag.h>
 
 #include "egress_internal.h"
+#include "../lib/sockdiag.h"
 
 /* ---- DNS ---------------------------------------------------------------- */
 
@@ -276,71 +277,6 @@ out:
 }
 
 /*
- * The cgroup of the UDP socket a datagram from SRC:SPORT to DST:DPORT
- * (network order) would be delivered to, looked up by sock_diag: 0 and
- * *cg, or -errno (-ENOENT: no such socket, or no udp_diag in the kernel).
- * The main thread's only: one netlink socket, one question at a time.
- */
-static int diag_udp_cgroup(struct egress *e, uint32_t src, uint16_t sport, uint32_t dst,
-			   uint16_t dport, uint64_t *cg)
-{
-	struct {
-		struct nlmsghdr nlh;
-		struct inet_diag_req_v2 r;
-	} req = {
-		.nlh = {.nlmsg_len = sizeof(req),
-			.nlmsg_type = SOCK_DIAG_BY_FAMILY,
-			.nlmsg_flags = NLM_F_REQUEST},
-		.r = {.sdiag_family = AF_INET,
-		      .sdiag_protocol = IPPROTO_UDP,
-		      .idiag_states = ~0U,
-		      .id = {.idiag_cookie = {INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE}}},
-	};
-	union {
-		struct nlmsghdr nlh;
-		uint8_t b[1024];
-	} rep;
-	struct inet_diag_msg *m = NLMSG_DATA(&rep.nlh);
-	struct rtattr *a;
-	ssize_t n;
-	int left;
-
-	if (e->diag_fd < 0)
-		return -EBADF;
-	/* "src and dst are swapped": dst is the socket's own address. */
-	req.r.id.idiag_src[0] = src;
-	req.r.id.idiag_sport = sport;
-	req.r.id.idiag_dst[0] = dst;
-	req.r.id.idiag_dport = dport;
-	req.nlh.nlmsg_seq = ++e->diag_seq;
-	if (send(e->diag_fd, &req, sizeof(req), 0) < 0)
-		return -errno;
-	/* A late answer to an earlier question (its wait ended) is skipped. */
-	do
-		n = recv(e->diag_fd, &rep, sizeof(rep), 0);
-	while (n >= (ssize_t)sizeof(rep.nlh) && rep.nlh.nlmsg_seq != e->diag_seq);
-	if (n < 0)
-		return -errno;
-	if (n >= (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)) &&
-	    rep.nlh.nlmsg_type == NLMSG_ERROR) {
-		int r = ((struct nlmsgerr *)NLMSG_DATA(&rep.nlh))->error;
-
-		return r < 0 ? r : -EPROTO;
-	}
-	if (n < (ssize_t)NLMSG_LENGTH(sizeof(*m)) || !NLMSG_OK(&rep.nlh, (size_t)n) ||
-	    rep.nlh.nlmsg_type != SOCK_DIAG_BY_FAMILY)
-		return -EPROTO;
-	left = rep.nlh.nlmsg_len - NLMSG_LENGTH(sizeof(*m));
-	for (a = (struct rtattr *)(m + 1); RTA_OK(a, left); a = RTA_NEXT(a, left)) {
-		if (a->rta_type != INET_DIAG_CGROUP_ID || RTA_PAYLOAD(a) < sizeof(*cg))
-			continue;
-		memcpy(cg, RTA_DATA(a), sizeof(*cg));
-		return 0;
-	}
-	return -EOPNOTSUPP; /* a kernel without the socket's cgroup in its answers */
-}
-
-/*
  * Whether a datagram that reached the resolver was sent by a socket of the
  * session: the UDP socket bound to its source address and port belongs to
  * the session's cgroup. Any local user can send to the resolver's port; its
@@ -353,8 +289,9 @@ bool eg_query_from_session(struct egress *e, const struct sockaddr_storage *from
 
 	if (from->ss_family != AF_INET)
 		return false;
-	return diag_udp_cgroup(e, htonl(INADDR_LOOPBACK), htons(e->udp_port), s4->sin_addr.s_addr,
-			       s4->sin_port, &cg) == 0 &&
+	return sockdiag_udp4_cgroup(e->diag_fd, ++e->diag_seq, htonl(INADDR_LOOPBACK),
+				    htons(e->udp_port), s4->sin_addr.s_addr, s4->sin_port,
+				    &cg) == 0 &&
 	       cg == e->o.cgroup_id;
 }
 
@@ -368,8 +305,8 @@ bool eg_query_from_session(struct egress *e, const struct sockaddr_storage *from
 int eg_diag_check(struct egress *e, char *err, size_t size)
 {
 	uint64_t cg;
-	int r = diag_udp_cgroup(e, htonl(INADDR_LOOPBACK), htons(9), htonl(INADDR_LOOPBACK),
-				htons(e->udp_port), &cg);
+	int r = sockdiag_udp4_cgroup(e->diag_fd, ++e->diag_seq, htonl(INADDR_LOOPBACK), htons(9),
+				     htonl(INADDR_LOOPBACK), htons(e->udp_port), &cg);
 
 	if (r < 0)
 		snprintf(err, size,
@@ -427,13 +364,7 @@ int eg_upstream_parse(struct egress *e, const char *spec, char *err, size_t size
 /* The resolver's sock_diag socket (the sender of a query); its waits end. */
 int eg_diag_open(void)
 {
-	struct timeval tv = {.tv_sec = 1};
-	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return fd;
+	return sockdiag_open();
 }
 
 /*

@@ -4,16 +4,20 @@
  * which runs each family (probe_sandbox.c, probe_bpf.c, probe_cgroup.c)
  * and derives the level from what really loaded and enforced.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "probe_internal.h"
+#include "../lib/sockdiag.h"
 #include "../lib/util.h"
 
 static const struct {
@@ -38,6 +42,7 @@ static const struct {
 	[FEAT_USERNS] = {"unprivileged_userns", "unprivileged user namespaces"},
 	[FEAT_CGROUP_LIMITS] = {"cgroup_limits", "session limits by cgroup"},
 	[FEAT_NAMESPACES] = {"session_namespaces", "session namespaces"},
+	[FEAT_UDP_DIAG] = {"udp_diag", "UDP socket diagnostics"},
 };
 
 const char *feature_key(enum feature_id id)
@@ -103,6 +108,38 @@ void probe_set_feat(struct feature *f, enum feat_state state, int err, const cha
 	va_end(ap);
 }
 
+/*
+ * The egress resolver serves a query only once sock_diag has named the
+ * sender socket's cgroup (net/dns.c): asked here of a socket of our own.
+ * Without udp_diag a session with a name rule is refused at its start.
+ */
+static void probe_udp_diag(struct host_caps *caps)
+{
+	struct feature *f = &caps->feat[FEAT_UDP_DIAG];
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), d = sockdiag_open(), r;
+	uint64_t cg;
+
+	if (u < 0 || d < 0 || bind(u, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    getsockname(u, (struct sockaddr *)&a, &len) < 0)
+		r = u < 0 || d >= 0 ? -errno : d;
+	else
+		r = sockdiag_udp4_cgroup(d, 1, htonl(INADDR_LOOPBACK), htons(9),
+					 htonl(INADDR_LOOPBACK), a.sin_port, &cg);
+	if (u >= 0)
+		close(u);
+	if (d >= 0)
+		close(d);
+	if (r < 0)
+		probe_set_feat(f, FEAT_NO, r,
+			       "sock_diag: %s; egress by name (--net-allow NAME) is refused: "
+			       "load the udp_diag module",
+			       strerror(-r));
+	else
+		probe_set_feat(f, FEAT_YES, 0, "sock_diag names a UDP socket's cgroup");
+}
+
 static void mark_not_probed(struct host_caps *caps)
 {
 	for (int id = FEAT_BPF_LSM_ACTIVE; id < FEAT__COUNT; id++)
@@ -130,6 +167,7 @@ int probe_host(struct host_caps *caps, unsigned int flags)
 		mark_not_probed(caps);
 	}
 	probe_namespaces(caps);
+	probe_udp_diag(caps);
 
 	cg = caps->feat[FEAT_CGROUP_V2].state == FEAT_YES &&
 	     caps->feat[FEAT_CGROUP_KILL].state == FEAT_YES;

@@ -45,6 +45,7 @@ enum feature_id {
 	FEAT_USERNS,
 	FEAT_CGROUP_LIMITS, /* memory, pids, cpu of a session by cgroup controllers */
 	FEAT_NAMESPACES,    /* a session's mount, PID, IPC (and user) namespaces for this caller */
+	FEAT_UDP_DIAG,	    /* sock_diag names a UDP socket's cgroup: egress by name's resolver */
 	FEAT__COUNT,
 };
 
