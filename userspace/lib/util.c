@@ -274,13 +274,6 @@ int parse_duration_ns(const char *s, uint64_t *ns)
 	return 0;
 }
 
-/* The first entry of the directory fd other than . and .., into name; 1, 0 or -errno. */
-/*
- * One pass over the directory fd: every entry but the directories
- * unlinked (one readdir for all, not one per entry: a directory of 10,000
- * files is one pass, not 10,000). 1 with the first subdirectory's name
- * and st_dev, 0 when none is left, or -errno.
- */
 DIR *dir_open_at(int dir, const char *name)
 {
 	int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (streq(name, ".") ? 0 : O_NOFOLLOW);
@@ -308,6 +301,12 @@ struct dirent *dir_next(DIR *d)
 	return NULL;
 }
 
+/*
+ * One pass over the directory fd: every entry but the directories
+ * unlinked (one readdir for all, not one per entry: a directory of 10,000
+ * files is one pass, not 10,000). 1 with the first subdirectory's name
+ * and st_dev, 0 when none is left, or -errno.
+ */
 static int clear_entries(int fd, char **name, dev_t *dev)
 {
 	DIR *d = dir_open_at(fd, ".");

@@ -362,10 +362,6 @@ int eg_upstream_parse(struct egress *e, const char *spec, char *err, size_t size
 }
 
 /* The resolver's sock_diag socket (the sender of a query); its waits end. */
-int eg_diag_open(void)
-{
-	return sockdiag_open();
-}
 
 /*
  * The C library answers a name of /etc/hosts from the file, and the

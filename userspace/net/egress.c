@@ -6,6 +6,7 @@
  * dns.c, the proxy proxy.c.
  */
 #include "egress_internal.h"
+#include "../lib/sockdiag.h"
 
 bool egress_has_names(const struct strv *rules)
 {
@@ -513,7 +514,7 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 	eg_hosts_load(e, "/etc/hosts");
 	e->tcp_fd = bind_local(SOCK_STREAM, &e->tcp_port);
 	e->udp_fd = bind_local(SOCK_DGRAM, &e->udp_port);
-	e->diag_fd = eg_diag_open();
+	e->diag_fd = sockdiag_open();
 	if (e->tcp_fd < 0 || e->udp_fd < 0 || e->diag_fd < 0 ||
 	    pipe2(e->stop_pipe, O_CLOEXEC) < 0) {
 		r = e->tcp_fd < 0    ? e->tcp_fd

@@ -142,8 +142,6 @@ int eg_resolve(struct egress *e, const char *name, uint8_t out[][16], size_t max
 void *eg_query_thread(void *arg); /* a struct query, freed */
 /* The upstream resolver: ADDR[:PORT], or the first nameserver of resolv.conf. */
 int eg_upstream_parse(struct egress *e, const char *spec, char *err, size_t size);
-/* The sock_diag socket eg_query_from_session asks; -errno. */
-int eg_diag_open(void);
 /* Whether a datagram from there was sent by a socket of the session. */
 bool eg_query_from_session(struct egress *e, const struct sockaddr_storage *from);
 /* At the start: whether sock_diag finds the resolver's socket and its cgroup; -errno and err. */

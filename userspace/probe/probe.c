@@ -163,11 +163,11 @@ int probe_host(struct host_caps *caps, unsigned int flags)
 		probe_btf(caps);
 		probe_userns(caps);
 		probe_limits(caps);
+		probe_udp_diag(caps);
 	} else {
 		mark_not_probed(caps);
 	}
 	probe_namespaces(caps);
-	probe_udp_diag(caps);
 
 	cg = caps->feat[FEAT_CGROUP_V2].state == FEAT_YES &&
 	     caps->feat[FEAT_CGROUP_KILL].state == FEAT_YES;
