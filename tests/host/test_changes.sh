@@ -171,6 +171,19 @@ sh -c "$2"' sh "$OUT" "$SIG"
 		"$(grep -q 'refused: a.txt: changed' "$TMPD/err" || echo "no refusal naming a.txt")$([ "$(sig "$WS")" = "$BEFORE" ] || echo "the workspace changed")"
 	"$BPFBOX" discard "$ID"
 
+	# A file written just before the start (the same clock tick as the start,
+	# by the fault hook) is not changed since the start: three times.
+	R=""
+	for i in 1 2 3; do
+		BPFBOX_FAULT_TOUCH_BEFORE_START="$WS/a.txt" session "$WS" --changes review -- \
+			sh -c 'cat a.txt; echo more >>a.txt'
+		"$BPFBOX" apply "$ID" >"$TMPD/out2" 2>"$TMPD/err" ||
+			R="$R run $i: $(oneline "$TMPD/err")"
+		[ "$(cat "$WS/a.txt")" = "$(printf 'touched\nmore')" ] || R="$R run $i: a.txt $(cat "$WS/a.txt" | tr '\n' ' ')"
+		"$BPFBOX" discard "$ID" >/dev/null 2>&1
+	done
+	verdict "a file written in the tick before the start applies (not changed since the start)" 0 "$R"
+
 	# A fifo and a set-uid file in a set (the seccomp filter refuses both in a session).
 	session "$WS" --changes review -- sh -c 'echo s >suid; echo p >plain'
 	chmod 4755 "$SETS/$ID/upper/suid"

@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "changes.h"
+#include "changes_internal.h"
 #include "grants.h"
 #include "../lib/json.h"
 #include "../lib/jsonw.h"
@@ -76,6 +77,28 @@ static int64_t coarse_now_ns(void)
 
 	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * The set's start: the first clock tick after now. A file's ctime is the
+ * coarse clock (or, with multigrain timestamps, a finer time within the
+ * current tick), so a file written just before the start can carry the
+ * same tick as the start: with "ctime >= start is changed" (a write after
+ * the start in the same tick must count) it would be refused as changed.
+ * Waiting for the next tick (at most one, 1 to 10 ms) puts every earlier
+ * write strictly before the start and every later one at or after it.
+ * The wait is bounded: a clock that does not move is taken as it is.
+ */
+static int64_t start_tick_ns(void)
+{
+	int64_t t0 = coarse_now_ns(), t = t0;
+	struct timespec nap = {0, 250000};
+
+	for (int i = 0; i < 400 && t <= t0; i++) {
+		nanosleep(&nap, NULL);
+		t = coarse_now_ns();
+	}
+	return t;
 }
 
 int changes_manifest_write(const struct changes_set *cs)
@@ -152,7 +175,8 @@ int changes_create(struct changes_set *cs, const char *id, const char *workspace
 	snprintf(cs->state, sizeof(cs->state), "open");
 	cs->ws_dev = st.st_dev;
 	cs->ws_ino = st.st_ino;
-	cs->start_ns = coarse_now_ns();
+	ch_fault_touch();
+	cs->start_ns = start_tick_ns();
 	if ((size_t)snprintf(cs->dir, sizeof(cs->dir), "%.3000s/%s", root, id) >=
 	    sizeof(cs->dir) - 16)
 		return -ENAMETOOLONG;

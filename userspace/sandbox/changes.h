@@ -74,7 +74,7 @@ struct changes_set {
 	char dir[PATH_MAX]; /* ROOT/ID */
 	char workspace[PATH_MAX];
 	uint64_t ws_dev, ws_ino; /* the workspace's identity at the start */
-	int64_t start_ns;	 /* CLOCK_REALTIME_COARSE at the start */
+	int64_t start_ns;	 /* the first CLOCK_REALTIME_COARSE tick after the start */
 	char state[16];		 /* "open", "applied", "chained" */
 	unsigned int undo_gens;	 /* the history's bound (generations, MB) at its apply */
 	uint64_t undo_mb;

@@ -223,3 +223,15 @@ void ch_fault_step(unsigned long *done)
 	if (after && ++*done > after)
 		raise(SIGKILL);
 }
+
+void ch_fault_touch(void)
+{
+	const char *e = getenv("BPFBOX_FAULT_TOUCH_BEFORE_START");
+	int fd;
+
+	if (!e || (fd = open(e, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return;
+	if (write(fd, "touched\n", 8) != 8)
+		fprintf(stderr, "bpfbox: BPFBOX_FAULT_TOUCH_BEFORE_START: %s\n", strerror(errno));
+	close(fd);
+}

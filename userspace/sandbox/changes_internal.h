@@ -33,6 +33,11 @@ int ch_hash_at(int dir, const char *name, const struct stat *st, uint8_t out[SHA
 uint64_t ch_tree_bytes(int dir, const char *name);
 /* BPFBOX_FAULT_APPLY_KILL_AFTER (docs/testing.md): SIGKILL before write n + 1. */
 void ch_fault_step(unsigned long *done);
+/*
+ * BPFBOX_FAULT_TOUCH_BEFORE_START=PATH (docs/testing.md): a line written to
+ * PATH just before a set takes its start time.
+ */
+void ch_fault_touch(void);
 /* Whether st changed at or after start_ns (its ctime). */
 bool ch_changed_since(const struct stat *st, int64_t start_ns);
 /*
