@@ -80,6 +80,12 @@ printf '#!/bin/sh\necho uv-fake\n' >"$FT/.local/bin/uv"
 echo uv-tool >"$FT/.local/share/uv/tools/t"
 echo pipx-venv >"$FT/.local/pipx/venvs/v"
 echo PRIVATE-KEY >"$FT/.ssh/id_ed25519"
+# cargo's state at the top of ~/.cargo: its last-use cache (written on every
+# build), a registry token, the registry.
+mkdir -p "$FT/.cargo/registry"
+echo REAL-CACHE >"$FT/.cargo/.global-cache"
+echo 'token = "CARGO-TOKEN"' >"$FT/.cargo/credentials.toml"
+echo crate >"$FT/.cargo/registry/crate"
 echo OTHER-FILE >"$FT/other/file"
 chmod 755 "$FT/.cargo/bin/cargo" "$FT/.rustup/toolchains/stable/bin/cargo" "$FT/.pyenv/bin/pyenv" \
 	"$FT/go/bin/gotool" "$FT/.local/bin/uv"
@@ -95,7 +101,10 @@ uv
 cat "$HOME/.local/share/uv/tools/t" "$HOME/.local/pipx/venvs/v"
 echo "rustup_home=${RUSTUP_HOME:-unset}"
 cat "$REAL/.ssh/id_ed25519" "$REAL/other/file" "$HOME/.ssh/id_ed25519" 2>/dev/null
-touch "$HOME/.cargo/bin/new" "$GOPATH/pkg/mod/new" 2>/dev/null
+touch "$HOME/.cargo/bin/new" "$GOPATH/pkg/mod/new" "$HOME/.cargo/registry/new" 2>/dev/null
+echo session-cache >"$HOME/.cargo/.global-cache" && echo session-cache >"$HOME/.cargo/.global-cache-journal" &&
+	[ "$(cat "$HOME/.cargo/.global-cache")" = session-cache ] && echo cache-written
+cat "$HOME/.cargo/registry/crate" "$HOME/.cargo/credentials.toml" "$REAL/.cargo/credentials.toml" 2>/dev/null
 echo done
 SH
 for ns in "" --no-namespaces; do
@@ -106,7 +115,7 @@ for ns in "" --no-namespaces; do
 	rc=$?
 	problem=
 	for want in 'cargo-fake build' 'cargo-fake -V' nvm-fake pyenv-fake sdkman-fake go-fake uv-fake \
-		uv-tool pipx-venv rustup_home=unset done; do
+		uv-tool pipx-venv rustup_home=unset cache-written crate done; do
 		grep -qx -- "$want" "$TMPD/tc.out" || problem="$problem; no '$want'"
 	done
 	grep -qx 'ls=.cargo .local .nvm .pyenv .rustup .sdkman go ' "$TMPD/tc.out" ||
@@ -114,13 +123,17 @@ for ns in "" --no-namespaces; do
 	[ "$rc" = 0 ] && [ -z "$problem" ] &&
 		ok "$what: cargo (rustup), nvm, pyenv, sdkman, Go, uv, pipx found at their usual paths, their variables set" ||
 		fail "$what: rc $rc$problem: $(oneline "$TMPD/tc.out") $(oneline "$TMPD/tc.err" 300)"
-	grep -q 'PRIVATE-KEY\|OTHER-FILE' "$TMPD/tc.out" &&
+	grep -q 'PRIVATE-KEY\|OTHER-FILE\|CARGO-TOKEN' "$TMPD/tc.out" &&
 		fail "$what: the rest of the home was readable: $(oneline "$TMPD/tc.out")" ||
-		ok "$what: ~/.ssh and ~/other are not readable, nor in the private home"
-	[ ! -e "$FT/.cargo/bin/new" ] && [ ! -e "$FT/go/pkg/mod/new" ] &&
+		ok "$what: ~/.ssh, ~/other and ~/.cargo/credentials.toml are not readable, nor in the private home"
+	[ ! -e "$FT/.cargo/bin/new" ] && [ ! -e "$FT/go/pkg/mod/new" ] && [ ! -e "$FT/.cargo/registry/new" ] &&
 		ok "$what: the trees are read-only (a write to ~/.cargo or the Go module cache fails)" ||
 		fail "$what: a toolchain tree was written"
-	rm -f "$FT/.cargo/bin/new" "$FT/go/pkg/mod/new"
+	# cargo's last-use cache: written in the session's own ~/.cargo, the caller's untouched.
+	[ "$(cat "$FT/.cargo/.global-cache")" = REAL-CACHE ] && [ ! -e "$FT/.cargo/.global-cache-journal" ] &&
+		ok "$what: ~/.cargo/.global-cache is the session's own (written there, the caller's untouched)" ||
+		fail "$what: the caller's ~/.cargo/.global-cache: $(cat "$FT/.cargo/.global-cache" "$FT/.cargo/.global-cache-journal" 2>&1 | tr '\n' ' ')"
+	rm -f "$FT/.cargo/bin/new" "$FT/go/pkg/mod/new" "$FT/.cargo/registry/new"
 done
 # RUSTUP_HOME set by the caller: passed on, its tree granted.
 mv "$FT/.rustup" "$TMPD/rustup-elsewhere"

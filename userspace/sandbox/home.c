@@ -207,12 +207,25 @@ static int grant_entry(struct strv *ro, const char *home, const char *real)
 static const struct {
 	const char *rel, *var;
 	bool keep;
+	/*
+	 * Files the tool writes at the top of its tree on every run and does
+	 * without: the tree appears as a directory of the session's own, each
+	 * entry a symlink to the caller's but these, which the tool makes anew
+	 * there (private, gone with the home). NULL: one symlink to the tree.
+	 */
+	const char *const *fresh;
 } toolchains[] = {
-	{".rustup", "RUSTUP_HOME", true}, {".cargo", "CARGO_HOME", true},
-	{".nvm", "NVM_DIR", false},	  {".pyenv", "PYENV_ROOT", false},
-	{".sdkman", "SDKMAN_DIR", false}, {"go", "GOPATH", false},
-	{".local/share/uv", NULL, false}, {".local/bin", NULL, false},
-	{".local/pipx", NULL, false},	  {".local/share/pipx", NULL, false},
+	{".rustup", "RUSTUP_HOME", true, NULL},
+	{".cargo", "CARGO_HOME", true,
+	 (const char *const[]){".global-cache", ".package-cache", NULL}},
+	{".nvm", "NVM_DIR", false, NULL},
+	{".pyenv", "PYENV_ROOT", false, NULL},
+	{".sdkman", "SDKMAN_DIR", false, NULL},
+	{"go", "GOPATH", false, NULL},
+	{".local/share/uv", NULL, false, NULL},
+	{".local/bin", NULL, false, NULL},
+	{".local/pipx", NULL, false, NULL},
+	{".local/share/pipx", NULL, false, NULL},
 };
 
 bool session_cred_denied(const struct bpfbox_policy *p, const struct strv *cred, const char *real)
@@ -244,6 +257,53 @@ static bool toolchain_dir(size_t i, const char *home, char *real)
 	return (v || home) && realpath(dir, real) && stat(real, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* Whether name is one of fresh's, or a file sqlite keeps beside one (-journal, -wal, -shm). */
+static bool fresh_name(const char *const *fresh, const char *name)
+{
+	for (; *fresh; fresh++) {
+		size_t n = strlen(*fresh);
+
+		if (!strncmp(name, *fresh, n) &&
+		    (!name[n] || streq(name + n, "-journal") || streq(name + n, "-wal") ||
+		     streq(name + n, "-shm")))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The toolchain tree real as the directory link of the session's home: a
+ * symlink to each entry of real but the fresh ones and those a credential
+ * rule covers (cargo's credentials.toml). The session may add files there
+ * (its own); what the symlinks reach stays read-only.
+ */
+static void shadow_tree(const struct session *s, const struct strv *cred, const char *real,
+			const char *link, const char *const *fresh)
+{
+	char from[PATH_MAX], to[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (mkdir(link, 0700) < 0 && errno != EEXIST) {
+		log_warn("cannot make %s in the session's home: %s", link, strerror(errno));
+		return;
+	}
+	if (!(d = dir_open_at(AT_FDCWD, real))) {
+		log_warn("cannot list %s for the session's home: %s", real, strerror(errno));
+		return;
+	}
+	while ((de = dir_next(d))) {
+		if (fresh_name(fresh, de->d_name) ||
+		    snprintf(from, sizeof(from), "%s/%s", real, de->d_name) >= (int)sizeof(from) ||
+		    snprintf(to, sizeof(to), "%s/%s", link, de->d_name) >= (int)sizeof(to) ||
+		    session_cred_denied(s->policy, cred, from))
+			continue;
+		if (symlink(from, to) < 0 && errno != EEXIST)
+			log_warn("cannot link %s in the session's home: %s", from, strerror(errno));
+	}
+	closedir(d);
+}
+
 /*
  * Each toolchain tree the caller has: read-only, and a symlink to it at the
  * same place in the private home. Not the home itself, not the workspace,
@@ -268,7 +328,9 @@ static int grant_toolchains(const struct session *s, const struct strv *cred, st
 			    (int)sizeof(link) ||
 		    mkdirs(link, 0700) < 0)
 			continue;
-		if (symlink(real, link) < 0 && errno != EEXIST)
+		if (toolchains[i].fresh)
+			shadow_tree(s, cred, real, link, toolchains[i].fresh);
+		else if (symlink(real, link) < 0 && errno != EEXIST)
 			log_warn("cannot link %s in the session's home: %s", real, strerror(errno));
 	}
 	/* The links and the directories made for them: the session user's. */
