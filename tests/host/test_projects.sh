@@ -37,30 +37,44 @@ project() {
 	t0=$(ms)
 	(cd "$PROJ/$name.bare" && sh -c "$cmd") >"$TMPD/$name.bare.out" 2>&1
 	brc=$? t1=$(ms)
-	"$BPFBOX" run -q -w "$PROJ/$name.box" --timeout 600 --status-fd 3 -- sh -c "$cmd" \
-		</dev/null >"$TMPD/$name.box.out" 2>&1 3>"$TMPD/$name.st"
-	rc=$? t2=$(ms)
 	if [ "$brc" != 0 ]; then
 		fail "$name: the control run outside bpfbox failed ($brc): $(oneline "$TMPD/$name.bare.out" 400)"
-	elif [ "$rc" != 0 ]; then
-		fail "$name: passes bare, fails under bpfbox run ($rc): $(oneline "$TMPD/$name.box.out" 600)"
 	else
-		ok "$name: passes under bpfbox run as it passes bare"
-		# The runtime's view: the call ends on the status channel with 0,
-		# and a call that passed carries no denied line (docs/runtime.md).
-		if grep -q '"type":"ended".*"exit_code":0' "$TMPD/$name.st"; then
-			ok "$name: ended with 0 on the status channel"
-		else
-			fail "$name: no ended line with exit 0 on the status channel: $(tail -c 300 "$TMPD/$name.st")"
-		fi
-		spurious=$(grep '"type":"denied"' "$TMPD/$name.st" | sed -n 's/.*"layer":"\([^"]*\)","op":"\([^"]*\)","what":"\([^"]*\)".*/\1 \2 \3;/p' | tr '\n' ' ')
-		if [ -z "$spurious" ] && ! grep -q '"type":"denied"' "$TMPD/$name.st"; then
-			ok "$name: no denied line on the status channel"
-		else
-			fail "$name: spurious denied lines on a call that passed: ${spurious:-$(grep '"type":"denied"' "$TMPD/$name.st" | head -c 300)}"
-		fi
+		boxed "$name" "$cmd" box
+		# Run again through a daemon at the end (the same checks).
+		printf '%s\t%s\n' "$name" "$cmd" >>"$TMPD/passed-bare"
 	fi
 	echo "# $name: bare $((t1 - t0)) ms, bpfbox run $((t2 - t1)) ms"
+}
+
+# boxed NAME CMD COPY [RUN OPTIONS]: CMD under bpfbox run in $PROJ/NAME.COPY
+# (the box copy; another is made fresh from the template) must pass, end
+# with 0 on the status channel and carry no denied line. Sets t2.
+boxed() {
+	name=$1 cmd=$2 copy=$3
+	shift 3
+	[ "$copy" = box ] || { rm -rf "$PROJ/$name.$copy" && cp -a "$PROJ/$name.tpl" "$PROJ/$name.$copy"; }
+	what=$name${1:+ (through a daemon)}
+	"$BPFBOX" run -q -w "$PROJ/$name.$copy" --timeout 600 --status-fd 3 "$@" -- sh -c "$cmd" \
+		</dev/null >"$TMPD/$name.$copy.out" 2>&1 3>"$TMPD/$name.$copy.st"
+	rc=$? t2=$(ms)
+	if [ "$rc" != 0 ]; then
+		fail "$what: passes bare, fails under bpfbox run ($rc): $(oneline "$TMPD/$name.$copy.out" 600)"
+		return
+	fi
+	ok "$what: passes under bpfbox run as it passes bare"
+	# The runtime's view: the call ends on the status channel with 0,
+	# and a call that passed carries no denied line (docs/runtime.md).
+	if grep -q '"type":"ended".*"exit_code":0' "$TMPD/$name.$copy.st"; then
+		ok "$what: ended with 0 on the status channel"
+	else
+		fail "$what: no ended line with exit 0 on the status channel: $(tail -c 300 "$TMPD/$name.$copy.st")"
+	fi
+	if ! grep -q '"type":"denied"' "$TMPD/$name.$copy.st"; then
+		ok "$what: no denied line on the status channel"
+	else
+		fail "$what: spurious denied lines on a call that passed: $(grep '"type":"denied"' "$TMPD/$name.$copy.st" | sed -n 's/.*"layer":"\([^"]*\)","op":"\([^"]*\)","what":"\([^"]*\)".*/\1 \2 \3;/p' | tr '\n' ' ' | cut -c 1-400)"
+	fi
 }
 
 # secret_hidden NAME FILE...: each FILE of the project is unreadable in a session.
@@ -265,5 +279,23 @@ echo 'bpfbox-secret-pem2' >"$D/config/server.pem"
 echo 'port: 8080' >"$D/config/app.yml"
 project nested 'ls -a config >/dev/null && cat config/app.yml >/dev/null && touch config/new.yml && mkdir config/d && echo x >>config/app.yml'
 secret_hidden nested config/.env config/server.pem
+
+# --- the same projects through a daemon (the runtime's other mode) -------------
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ "$(id -u)" != 0 ] || [ -z "$CG2" ]; then
+	skip "projects through a daemon: a daemon needs root and cgroup v2 (CI runs as root; the embedded runs above passed)"
+elif [ ! -s "$TMPD/passed-bare" ]; then
+	skip "projects through a daemon: no project passed bare on this host"
+else
+	daemon_scratch projects
+	if start_daemon "$TMPD/projects-daemon.jsonl"; then
+		tab=$(printf '\t')
+		while IFS=$tab read -r name cmd; do
+			boxed "$name" "$cmd" dmn --daemon-socket "$SOCK" </dev/null
+		done <"$TMPD/passed-bare"
+	else
+		fail "projects through a daemon: the daemon did not get ready: $(oneline "$DERR")"
+	fi
+fi
 
 finish

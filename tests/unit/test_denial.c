@@ -133,6 +133,34 @@ static void fallbacks_are_name_services(void **state)
 			fail_msg("%s: taken for a fallback", no[i]);
 }
 
+/* A write a runtime goes on without: a process's own coredump_filter, and nothing near it. */
+static void fallback_files_are_own_proc_files(void **state)
+{
+	static const char *const yes[] = {
+		"/proc/self/coredump_filter",
+		"/proc/thread-self/coredump_filter",
+		"/proc/4242/coredump_filter",
+	};
+	static const char *const no[] = {
+		"/proc/self/environ",
+		"/proc/sys/kernel/core_pattern",
+		"/proc/self/coredump_filter2",
+		"/proc/self/x/coredump_filter",
+		"/proc/42a/coredump_filter",
+		"/proc/coredump_filter",
+		"/home/u/proc/self/coredump_filter",
+		"coredump_filter",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!denial_file_is_fallback(yes[i]))
+			fail_msg("%s: not a fallback", yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (denial_file_is_fallback(no[i]))
+			fail_msg("%s: taken for a fallback", no[i]);
+}
+
 /* A net.deny record of the egress proxy (userspace/net/). */
 static struct bpfbox_net_event net_deny(const char *name, uint16_t port, const char *rule,
 					const char *reason)
@@ -188,4 +216,4 @@ static void egress_refusals_count(void **state)
 UNIT_MAIN(cmocka_unit_test(same_kind_counts_once), cmocka_unit_test(egress_refusals_count),
 	  cmocka_unit_test(a_new_type_is_shown_when_full),
 	  cmocka_unit_test(one_of_each_type_is_kept), cmocka_unit_test(fallbacks_are_name_services),
-	  cmocka_unit_test(what_is_cleaned))
+	  cmocka_unit_test(fallback_files_are_own_proc_files), cmocka_unit_test(what_is_cleaned))

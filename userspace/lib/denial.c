@@ -107,6 +107,10 @@ static void file_denial(struct denials *d, const char *layer, const void *data, 
 
 	snprintf(path, sizeof(path), "%.*s", (int)strnlen(f->path, sizeof(f->path)), f->path);
 	path_fold(path);
+	if (denial_file_is_fallback(path)) {
+		d->fallbacks++;
+		return;
+	}
 	/* An open for writing is a write. */
 	if (f->op == BPFBOX_FILE_OPEN &&
 	    ((f->flags & O_ACCMODE) != O_RDONLY || (f->flags & (O_CREAT | O_TRUNC))))
@@ -141,6 +145,37 @@ bool denial_is_fallback(const char *path)
 			    : streq(path, f))
 			return true;
 	}
+	return false;
+}
+
+/*
+ * Files of a process's own in /proc a runtime writes and goes on without:
+ * the JVM sets its coredump_filter at start. Landlock cannot grant a write
+ * there to every process of the session alone (each pid is its own
+ * directory), so the refusal is counted among the fallbacks.
+ */
+static const char *const fallback_proc_files[] = {
+	"coredump_filter",
+};
+
+bool denial_file_is_fallback(const char *path)
+{
+	const char *p;
+
+	if (!startswith(path, "/proc/"))
+		return false;
+	p = path + strlen("/proc/");
+	if (startswith(p, "self/"))
+		p += strlen("self/");
+	else if (startswith(p, "thread-self/"))
+		p += strlen("thread-self/");
+	else if (*p >= '0' && *p <= '9' && (p += strspn(p, "0123456789"), *p == '/'))
+		p++;
+	else
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(fallback_proc_files); i++)
+		if (streq(p, fallback_proc_files[i]))
+			return true;
 	return false;
 }
 

@@ -47,6 +47,12 @@ struct denials {
  * database (docs/runtime.md).
  */
 bool denial_is_fallback(const char *path);
+/*
+ * Whether a refused open of path (folded) is a write a runtime goes on
+ * without: a file of a process's own under /proc (the JVM's
+ * coredump_filter; docs/runtime.md).
+ */
+bool denial_file_is_fallback(const char *path);
 
 /* Counts count denials of one kind. */
 void denials_add(struct denials *d, const char *layer, const char *op, const char *what, int err,

@@ -29,10 +29,16 @@ bool landlock_system_readable(const char *path)
 	return false;
 }
 
-/* Readable without exec: process info and CPU topology that tools query. */
+/*
+ * Readable without exec: process info, CPU topology and the memory
+ * settings runtimes size themselves by (the JVM, Python's and Rust's
+ * allocators read the huge page modes and sizes); none names a secret.
+ */
 static const char *const system_read[] = {
 	"/proc", /* first: a mount namespace has its own (see masked) */
 	"/sys/devices/system/cpu",
+	"/sys/kernel/mm/transparent_hugepage",
+	"/sys/kernel/mm/hugepages",
 };
 
 /*
@@ -55,11 +61,6 @@ struct rules_ctx {
 	bool nofollow; /* inside a grant: a symlink is not followed, and gets no rule */
 };
 
-/*
- * Adds a rule for name, relative to dirfd (AT_FDCWD with an absolute
- * path). type is a readdir d_type; DT_UNKNOWN (or a symlink) costs an
- * fstat to learn whether the rule is for a directory.
- */
 /*
  * Adds a rule for the file of fd (O_PATH). type is a readdir d_type;
  * DT_UNKNOWN (or a symlink) costs an fstat to learn whether the rule is

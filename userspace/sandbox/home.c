@@ -217,7 +217,7 @@ static const struct {
 } toolchains[] = {
 	{".rustup", "RUSTUP_HOME", true, NULL},
 	{".cargo", "CARGO_HOME", true,
-	 (const char *const[]){".global-cache", ".package-cache", NULL}},
+	 (const char *const[]){".global-cache", ".package-cache", ".package-cache-mutate", NULL}},
 	{".nvm", "NVM_DIR", false, NULL},
 	{".pyenv", "PYENV_ROOT", false, NULL},
 	{".sdkman", "SDKMAN_DIR", false, NULL},
