@@ -59,35 +59,49 @@ hf big_ws $RUN -w "$T/big" --changes review -- /bin/true
 hf empty_direct $RUN -w "$T/empty" -- /bin/true
 hf big_direct $RUN -w "$T/big" -- /bin/true
 
-# Review, apply and undo of N changed files (ms, each timed once a round).
+# Review, apply and undo of N changed files (ms, each timed once a round),
+# in DIR (its sets in DIR/sets), rows named PREFIX-review etc.
 ms() { date +%s%N; }
-for r in $(seq 1 "$ROUNDS"); do
-	rm -rf "$T/nws" && mkdir -p "$T/nws"
-	$RUN -w "$T/nws" --changes review --status-fd 3 -- sh -c \
-		'mkdir d; i=0; while [ $i -lt '"$N"' ]; do echo $i >d/f$i; i=$((i + 1)); done' \
-		</dev/null >/dev/null 2>&1 3>"$T/st"
-	id=$(sed -n 's/.*"type":"ended".*"session":"\([0-9a-f]*\)".*/\1/p' "$T/st")
-	a=$(ms)
-	"$BIN" changes "$id" --json >/dev/null
-	b=$(ms)
-	"$BIN" apply "$id" >/dev/null
-	c=$(ms)
-	"$BIN" undo "$T/nws" >/dev/null
-	d=$(ms)
-	[ "$(ls "$T/nws" | wc -l)" = 0 ] || echo "bench/changes.sh: undo left files" >&2
-	# The floor on this host: the same files copied by cp -r.
-	$RUN -w "$T/nws" --changes review --status-fd 3 -- sh -c \
-		'mkdir d; i=0; while [ $i -lt '"$N"' ]; do echo $i >d/f$i; i=$((i + 1)); done' \
-		</dev/null >/dev/null 2>&1 3>"$T/st"
-	id=$(sed -n 's/.*"type":"ended".*"session":"\([0-9a-f]*\)".*/\1/p' "$T/st")
-	e=$(ms)
-	cp -r "$BPFBOX_CHANGES_DIR/$id/upper/d" "$T/cpd"
-	f=$(ms)
-	rm -rf "$T/cpd"
-	"$BIN" discard "$id"
-	printf 'review\t%s\napply\t%s\nundo\t%s\ncp\t%s\n' $(((b - a) / 1000000)) \
-		$(((c - b) / 1000000)) $(((d - c) / 1000000)) $(((f - e) / 1000000)) >>"$T/nrows"
-done
+nfiles() {
+	local dir=$1 pre=$2 r a b c d e f id
+	export BPFBOX_CHANGES_DIR=$dir/sets
+	for r in $(seq 1 "$ROUNDS"); do
+		rm -rf "$dir/nws" && mkdir -p "$dir/nws"
+		$RUN -w "$dir/nws" --changes review --status-fd 3 -- sh -c \
+			'mkdir d; i=0; while [ $i -lt '"$N"' ]; do echo $i >d/f$i; i=$((i + 1)); done' \
+			</dev/null >/dev/null 2>&1 3>"$T/st"
+		id=$(sed -n 's/.*"type":"ended".*"session":"\([0-9a-f]*\)".*/\1/p' "$T/st")
+		a=$(ms)
+		"$BIN" changes "$id" --json >/dev/null
+		b=$(ms)
+		"$BIN" apply "$id" >/dev/null
+		c=$(ms)
+		"$BIN" undo "$dir/nws" >/dev/null
+		d=$(ms)
+		[ "$(ls "$dir/nws" | wc -l)" = 0 ] || echo "bench/changes.sh: undo left files" >&2
+		# The floor on this file system: the same files copied by cp -r.
+		$RUN -w "$dir/nws" --changes review --status-fd 3 -- sh -c \
+			'mkdir d; i=0; while [ $i -lt '"$N"' ]; do echo $i >d/f$i; i=$((i + 1)); done' \
+			</dev/null >/dev/null 2>&1 3>"$T/st"
+		id=$(sed -n 's/.*"type":"ended".*"session":"\([0-9a-f]*\)".*/\1/p' "$T/st")
+		e=$(ms)
+		cp -r "$BPFBOX_CHANGES_DIR/$id/upper/d" "$dir/cpd"
+		f=$(ms)
+		rm -rf "$dir/cpd"
+		"$BIN" discard "$id"
+		printf '%s-review\t%s\n%s-apply\t%s\n%s-undo\t%s\n%s-cp\t%s\n' "$pre" $(((b - a) / 1000000)) \
+			"$pre" $(((c - b) / 1000000)) "$pre" $(((d - c) / 1000000)) "$pre" $(((f - e) / 1000000)) >>"$T/nrows"
+	done
+}
+: >"$T/nrows"
+nfiles "$T" disk
+# The same on a tmpfs (root): what the file system's own create costs is
+# apart from bpfbox's (a virtual disk here creates a file in 0.3 to 1 ms).
+if [ "$(id -u)" = 0 ] && mkdir -p "$T/tmpfs" && mount -t tmpfs -o size=1g bpfbox-bench "$T/tmpfs"; then
+	trap 'umount "$T/tmpfs" 2>/dev/null; rm -rf "$T"' EXIT
+	nfiles "$T/tmpfs" tmpfs
+	umount "$T/tmpfs"
+fi
 
 python3 - "$T/rows" "$T/nrows" "$N" "$M" "$RUNS" "$ROUNDS" >"$T/table" <<'PY'
 import statistics, sys
@@ -113,9 +127,11 @@ row("`--changes direct`, workspace of %d files" % m, "big_direct")
 print()
 print("| %s changed files | median ms | min ms | max ms |" % n)
 print("|---|---:|---:|---:|")
-for k, what in (("review", "`bpfbox changes ID --json`"), ("apply", "`bpfbox apply ID`"), ("undo", "`bpfbox undo WS`"), ("cp", "`cp -r` of the same files (this host's floor)")):
-    v = nr[k]
-    print("| %s | %d | %d | %d |" % (what, statistics.median(v), min(v), max(v)))
+for fs, where in (("disk", "%s's file system" % "/var/tmp"), ("tmpfs", "a tmpfs")):
+    for k, what in (("review", "`bpfbox changes ID --json`"), ("apply", "`bpfbox apply ID`"), ("undo", "`bpfbox undo WS`"), ("cp", "`cp -r` of the same files (the floor)")):
+        v = nr.get(fs + "-" + k)
+        if v:
+            print("| %s, on %s | %d | %d | %d |" % (what, where, statistics.median(v), min(v), max(v)))
 print()
 print("Added by review to a session that changes nothing: %.2f ms (median %.2f against %.2f); "
       "a workspace of %d files against an empty one: %.2f× with review, %.2f× direct." % (
