@@ -12,6 +12,7 @@
 #define BPFBOX_LSM_FILE_BPF_H
 
 #include "cmd.bpf.h"
+#include "lsm_ovl.bpf.h"
 #include "bpfbox/lsm.h"
 
 #define MAX_DEPTH      LSM_MAX_DEPTH /* path components looked at, from the file up */
@@ -31,6 +32,21 @@ BPFBOX_MAP(abs_paths, BPF_MAP_TYPE_HASH, 65536, BPF_F_NO_PREALLOC, struct lsm_ab
  * is, whatever name or symlink led to it.
  */
 BPFBOX_MAP(writable, BPF_MAP_TYPE_HASH, 16384, BPF_F_NO_PREALLOC, struct bpfbox_inode_key, __u8);
+
+/* The tmpfs a session's set-up mounted, whole (include/bpfbox/events.h). */
+BPFBOX_MAP(own_sbs, BPF_MAP_TYPE_HASH, BPFBOX_MAX_SESSIONS, BPF_F_NO_PREALLOC, __u32,
+	   struct bpfbox_own_sbs);
+
+/* Whether dev is one of the file systems the session's set-up made. */
+static __always_inline bool own_sb(const struct bpfbox_own_sbs *o, __u64 dev)
+{
+	if (!o || !dev)
+		return false;
+	for (int i = 0; i < BPFBOX_OWN_SBS; i++)
+		if (o->dev[i] == dev)
+			return true;
+	return false;
+}
 
 /*
  * Working memory of one check: too big for the stack. A program may be
@@ -308,12 +324,17 @@ static __noinline int components_denied(struct scratch *w, __u32 session)
 /*
  * Whether d (a file or directory) lies in the session's writable set: d or
  * one of its parents, up to the root of its file system, is a directory of
- * the set. By inode, so ".." and symlinks lead to the same answer.
+ * the set, or d is on a tmpfs the session's set-up made (own_sbs). By
+ * inode, so ".." and symlinks lead to the same answer. From an
+ * overlay's root the walk goes on at its upper layer's root (a change
+ * set's overlay: its upper lies in the change sets' directory, which is in
+ * the set; lsm_ovl.bpf.h).
  */
 static __noinline int under_writable(__u32 session, __u64 dentry)
 {
 	struct bpfbox_inode_key k = {.session = session};
 	struct dentry *d = (struct dentry *)dentry, *p;
+	struct bpfbox_own_sbs *own = bpf_map_lookup_elem(&own_sbs, &session);
 
 #pragma clang loop unroll(disable)
 	for (int i = 0; i < MAX_DEPTH; i++) {
@@ -321,11 +342,14 @@ static __noinline int under_writable(__u32 session, __u64 dentry)
 			return 0;
 		k.dev = BPF_CORE_READ(d, d_sb, s_dev);
 		k.ino = BPF_CORE_READ(d, d_inode, i_ino);
-		if (bpf_map_lookup_elem(&writable, &k))
+		if (own_sb(own, k.dev) || bpf_map_lookup_elem(&writable, &k))
 			return 1;
 		p = BPF_CORE_READ(d, d_parent);
-		if (p == d)
-			return 0;
+		if (p == d) {
+			p = ovl_upper_root(BPF_CORE_READ(d, d_sb));
+			if (!p || p == d)
+				return 0;
+		}
 		d = p;
 	}
 	return 0;

@@ -49,6 +49,29 @@ static __always_inline __u64 ovl_creator(struct super_block *sb)
 	return ofs ? (__u64)BPF_CORE_READ(ofs, creator_cred) : 0;
 }
 
+/*
+ * The root of the upper layer of the overlay sb, or NULL: not an overlay,
+ * one without an upper layer, or no overlayfs BTF at load. A change set's
+ * overlay is the session's workspace: its files lie in the writable set
+ * when its upper does (under_writable, lsm_file.bpf.h).
+ */
+static __always_inline struct dentry *ovl_upper_root(struct super_block *sb)
+{
+	struct ovl_layer *layers;
+	struct ovl_fs *ofs;
+
+	if (!bpf_core_field_exists(struct ovl_fs, layers))
+		return NULL;
+	if (!sb || BPF_CORE_READ(sb, s_magic) != OVERLAYFS_SUPER_MAGIC)
+		return NULL;
+	ofs = BPF_CORE_READ(sb, s_fs_info);
+	if (!ofs)
+		return NULL;
+	layers = (struct ovl_layer *)BPF_CORE_READ(ofs, layers);
+	/* layers[0] is the upper layer (its mnt NULL when there is none). */
+	return layers ? BPF_CORE_READ(layers, mnt, mnt_root) : NULL;
+}
+
 /* d (a dentry the session's call names) is an overlay's: learn its mounter. */
 static __always_inline void ovl_note(struct dentry *d)
 {

@@ -304,6 +304,17 @@ struct bpfbox_inode_key {
 	__u64 ino;
 };
 
+/*
+ * The file systems a session's set-up made (the tmpfs of its /tmp and
+ * /dev/shm, mounted by its child before exec, in its cgroup), by the
+ * kernel's dev_t: the BPF LSM learns them (sb_kern_mount) and counts every
+ * file on them in the writable set. Value of own_sbs, keyed by session.
+ */
+#define BPFBOX_OWN_SBS 4
+struct bpfbox_own_sbs {
+	__u64 dev[BPFBOX_OWN_SBS]; /* 0: a free slot */
+};
+
 /* Key of the network allow-list (LPM trie): session, then address bits. */
 struct bpfbox_net_key {
 	__u32 prefixlen; /* 32 (session) + address prefix length */

@@ -117,10 +117,12 @@ make_ws() {
 	ln "$1/.env" "$1/notes-link"
 }
 
-# workspace WS: the workspace usable, its credential files not readable.
+# workspace WS [RUN OPTIONS]: the workspace usable, its credential files
+# not readable (with --changes apply: through the set's overlay, applied).
 workspace() {
 	W=$1
-	sbx -w "$W" -- sh -c '
+	shift
+	sbx -w "$W" "$@" -- sh -c '
 		ls -a >/dev/null && ls sub >/dev/null && echo LS-OK
 		touch newfile && echo TOUCH-OK
 		mkdir d && echo MKDIR-OK
@@ -214,30 +216,32 @@ inside() {
 # strace, the swap made once the child exists): the set-up must fail
 # rather than mask the decoy and show the moved file.
 race() {
+	rdir=$1
+	shift
 	if [ -n "$AS" ] || ! command -v strace >/dev/null 2>&1; then
 		skip "${PFX}a swap between the scan and the masks: needs strace as root${AS:+ (the root pass runs it)}"
 		return
 	fi
-	mkdir -p "$1/race/sub"
-	echo SECRET-race >"$1/race/sub/.env"
+	mkdir -p "$rdir/race/sub"
+	echo SECRET-race >"$rdir/race/sub/.env"
 	rm -f "$TMPD"/st.*
 	# (LeakSanitizer's exit check needs ptrace, which strace holds: off here.)
 	ASAN_OPTIONS=detect_leaks=0 strace -f -ff -o "$TMPD/st" -e trace=mount_setattr -e inject=mount_setattr:delay_enter=5000000:when=1 \
-		"$BPFBOX" run -q --no-daemon -w "$1/race" -- sh -c 'cat sub/.env sub2/.env' \
+		"$BPFBOX" run -q --no-daemon -w "$rdir/race" "$@" -- sh -c 'cat sub/.env sub2/.env' \
 		</dev/null >"$TMPD/out" 2>"$TMPD/err" &
 	spid=$!
 	if poll_until 20 sh -c '[ "$(ls "$1"/st.* 2>/dev/null | wc -l)" -ge 2 ]' sh "$TMPD"; then
-		mv "$1/race/sub" "$1/race/sub2" && mkdir "$1/race/sub" && echo decoy >"$1/race/sub/.env"
+		mv "$rdir/race/sub" "$rdir/race/sub2" && mkdir "$rdir/race/sub" && echo decoy >"$rdir/race/sub/.env"
 	fi
 	wait "$spid"
 	rc=$?
-	if [ "$rc" = 125 ] && grep -q "at $1/race/sub/.env: Stale file handle" "$TMPD/err" &&
+	if [ "$rc" = 125 ] && grep -q "at $rdir/race/sub/.env: Stale file handle" "$TMPD/err" &&
 		! grep -q SECRET- "$TMPD/out"; then
 		ok "${PFX}a masked file's directory swapped before the mask: the set-up fails (ESTALE), nothing shown"
 	else
 		fail "${PFX}swap before the mask: exit $rc: $(oneline "$TMPD/out") $(oneline "$TMPD/err")"
 	fi
-	rm -rf "$1/race"
+	rm -rf "$rdir/race"
 }
 
 # unreadable DIR: a credential file in a directory its owner made
@@ -292,6 +296,17 @@ suite() {
 	if $NS_OK; then
 		grants "$1/home" "$1/ws-a"
 		workspace "$1/ws"
+		# The same under a change set: the masks go on the set's overlay,
+		# each checked in the workspace beneath it (ns_mask.c).
+		make_ws "$1/wsc"
+		mkdir -p "$1/sets"
+		[ -n "$AS" ] && chown -R 65534:65534 "$1/wsc" "$1/sets"
+		PFX0=$PFX PFX="$PFX(--changes apply) "
+		export BPFBOX_CHANGES_DIR="$1/sets"
+		workspace "$1/wsc" --changes apply
+		race "$1" --changes review
+		unset BPFBOX_CHANGES_DIR
+		PFX=$PFX0
 		notes "$1/ws-a"
 		race "$1"
 		unreadable "$1"

@@ -54,7 +54,11 @@ boxed() {
 	name=$1 cmd=$2 copy=$3
 	shift 3
 	[ "$copy" = box ] || { rm -rf "$PROJ/$name.$copy" && cp -a "$PROJ/$name.tpl" "$PROJ/$name.$copy"; }
-	what=$name${1:+ (through a daemon)}
+	case "${1:-}" in
+	--daemon-socket) what="$name (through a daemon)" ;;
+	--changes) what="$name (--changes $2)" ;;
+	*) what=$name ;;
+	esac
 	"$BPFBOX" run -q -w "$PROJ/$name.$copy" --timeout 600 --status-fd 3 "$@" -- sh -c "$cmd" \
 		</dev/null >"$TMPD/$name.$copy.out" 2>&1 3>"$TMPD/$name.$copy.st"
 	rc=$? t2=$(ms)
@@ -279,6 +283,38 @@ echo 'bpfbox-secret-pem2' >"$D/config/server.pem"
 echo 'port: 8080' >"$D/config/app.yml"
 project nested 'ls -a config >/dev/null && cat config/app.yml >/dev/null && touch config/new.yml && mkdir config/d && echo x >>config/app.yml'
 secret_hidden nested config/.env config/server.pem
+
+# --- the same projects with a change set, applied on exit 0 (issue 33) ----------
+# The workspace after the apply holds what the bare run left (the same
+# paths; not the same bytes: builds stamp times and paths), and no set
+# stays behind.
+if [ -s "$TMPD/passed-bare" ]; then
+	export BPFBOX_CHANGES_DIR=$TMPD/sets
+	tab=$(printf '\t')
+	while IFS=$tab read -r name cmd; do
+		boxed "$name" "$cmd" apl --changes apply </dev/null
+		# Applied; or nothing changed in the workspace (the tmp project), no set made.
+		grep -q '"type":"ended".*"applied":true' "$TMPD/$name.apl.st" ||
+			grep -q '"type":"ended".*"added":0,"modified":0,"deleted":0,"kept":false' "$TMPD/$name.apl.st" ||
+			{ fail "$name (--changes apply): not applied: $(grep -o '"changes":{[^}]*}' "$TMPD/$name.apl.st")"; continue; }
+		# Paths: git's objects are named by their commit's time, cargo's
+		# artifacts by the crate's path; both left out, and Python's
+		# bytecode (PYTHONDONTWRITEBYTECODE in the caller's environment is
+		# not the session's).
+		for c in bare apl; do
+			(cd "$PROJ/$name.$c" && find . -name .git -prune -o -name target -prune -o \
+				-name __pycache__ -prune -o -print | sort) >"$TMPD/$name.$c.ls"
+		done
+		# An applied set leaves its manifest (state applied), not its upper.
+		held=$(ls -d "$BPFBOX_CHANGES_DIR"/*/upper 2>/dev/null)
+		if cmp -s "$TMPD/$name.bare.ls" "$TMPD/$name.apl.ls" && [ -z "$held" ]; then
+			ok "$name (--changes apply): applied, the workspace holds the paths the bare run left, no set kept"
+		else
+			fail "$name (--changes apply): $(diff "$TMPD/$name.bare.ls" "$TMPD/$name.apl.ls" | head -8 | tr '\n' ' ')$held"
+		fi
+	done <"$TMPD/passed-bare"
+	unset BPFBOX_CHANGES_DIR
+fi
 
 # --- the same projects through a daemon (the runtime's other mode) -------------
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)

@@ -137,12 +137,79 @@ work_cases() {
 		skip "vm work lower: no host repo on the overlay root (tools/vmtest --hostroot) where copy-up works"
 	fi
 }
+
+# Change sets at Full (issue 33): the session writes into the set's overlay;
+# the BPF LSM judges its files by the paths the session sees (the
+# workspace's), so metadata changes, rewrites, a compile and sqlite's WAL
+# work, and a credential file stays denied, in the workspace and made in
+# the session; so do a mode, times and a truncation in its own /tmp and /dev/shm. Then the set applies: the workspace has what the session did.
+cat >"$TMPD/changes.py" <<'PY'
+import os, sqlite3, subprocess, sys
+def run(*cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode: print(' '.join(cmd), '->', p.returncode, p.stdout.strip()[:200], file=sys.stderr)
+    return p.returncode == 0
+def denied(path):
+    try: open(path).read(); return False
+    except PermissionError: return True
+r = {}
+r['touch_d'] = run('touch', '-d', '2020-01-02 03:04:05', 'notes.txt')
+r['chmod'] = run('chmod', '600', 'notes.txt')
+r['rewrite'] = open('notes.txt', 'w').write('session\n') == 8
+r['cc'] = run('cc', '-o', 'hello', 'hello.c') and run('./hello')
+con = sqlite3.connect('db.sqlite')
+r['sqlite_wal'] = con.execute('pragma journal_mode=wal').fetchone()[0] == 'wal'
+con.execute('create table t (x)'); con.execute('insert into t values (1)'); con.commit(); con.close()
+r['rm'] = run('rm', 'old.txt')
+# The session's own /tmp and /dev/shm (tmpfs its set-up mounted): a mode,
+# times and a truncation there are the session's to make.
+r['tmp_meta'] = run('sh', '-c', 'for d in /tmp /dev/shm; do echo x >$d/t && chmod 600 $d/t && touch -d 2020-01-01 $d/t && : >$d/t || exit 1; done')
+r['env'] = denied('proj/.env')
+try: open('made.pem', 'w').write('made in the session\n'); r['made_pem'] = denied('made.pem')
+except PermissionError: r['made_pem'] = True  # refused at its making: denied too
+print(r)
+sys.exit(0 if all(r.values()) else 1)
+PY
+changes_case() {
+	W=$TMPD/changes-ws
+	rm -rf "$W" && mkdir -p "$W/proj"
+	echo SECRET=1 >"$W/proj/.env"
+	echo fine >"$W/notes.txt"
+	echo old >"$W/old.txt"
+	printf '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n' >"$W/hello.c"
+	cp "$TMPD/changes.py" "$W/bpfbox-changes.py"
+	rm -f "$TMPD/changes.jsonl"
+	BPFBOX_CHANGES_DIR=$TMPD/sets bpfbox run -q --no-daemon --audit "$TMPD/changes.jsonl" -w "$W" \
+		--changes review --status-fd 3 -- python3 bpfbox-changes.py >"$TMPD/ch.out" 2>&1 3>"$TMPD/ch.st"
+	rc=$?
+	SID=$(sed -n 's/.*"type":"ended".*"session":"\([0-9a-f]*\)".*/\1/p' "$TMPD/ch.st")
+	[ $rc = 0 ] && ok "vm changes: in a set's overlay at Full, touch -d, chmod, a rewrite, cc, sqlite WAL, rm and /tmp metadata work, .env and a .pem made there stay denied ($(grep '^{' "$TMPD/ch.out" | tr -d '{}'))" ||
+		fail "vm changes: exit $rc: $(oneline "$TMPD/ch.out" 900)"
+	if [ -n "$SID" ] && wait_events "$TMPD/changes.jsonl" "mine[0]['level_enabled'] == 'Full' and any(e.get('decision') == 'deny' and e.get('layer') == 'bpf-lsm' and e.get('path', '').endswith('proj/.env') for e in mine)" 10; then
+		ok "vm changes: the session ran at Full, its denial of .env is the BPF LSM's on the workspace's path"
+	else
+		fail "vm changes: no Full start or no bpf-lsm denial of the workspace's proj/.env: $(grep -o '"path":"[^"]*"' "$TMPD/changes.jsonl" | sort | uniq -c | sort -rn | head -5 | tr '\n' ' ')"
+	fi
+	[ "$(cat "$W/notes.txt")" = fine ] && [ -e "$W/old.txt" ] && [ ! -e "$W/hello" ] ||
+		fail "vm changes: the workspace changed before the apply"
+	BPFBOX_CHANGES_DIR=$TMPD/sets bpfbox apply "$SID" >"$TMPD/ap.out" 2>&1
+	rc=$?
+	mode=$(stat -c %a "$W/notes.txt" 2>/dev/null) mt=$(stat -c %Y "$W/notes.txt" 2>/dev/null)
+	if [ $rc = 0 ] && [ "$(cat "$W/notes.txt")" = session ] && [ "$mode" = 600 ] && [ ! -e "$W/old.txt" ] &&
+		[ "$("$W/hello")" = hello ] && [ -s "$W/db.sqlite" ]; then
+		ok "vm changes: the set applies: the rewrite, its mode, the binary, the database, the removal"
+	else
+		fail "vm changes: apply exit $rc ($(oneline "$TMPD/ap.out" 300)); notes.txt $(cat "$W/notes.txt" 2>&1) mode $mode mtime $mt, old.txt $([ -e "$W/old.txt" ] && echo kept), hello $("$W/hello" 2>&1)"
+	fi
+}
 if [ "${1:-}" = work ]; then
 	work_cases
+	changes_case
 	finish
 	exit
 fi
 work_cases
+changes_case
 
 # Listeners outside every session: TCP, abstract and pathname unix sockets
 # (stream and datagram), one pathname socket inside the workspace.

@@ -29,7 +29,7 @@ static int agent_new(struct agent **out, const struct agent_opts *o)
 		return -ENOMEM;
 	a->sessions_fd = a->events_fd = a->lost_fd = a->net_allow_fd = a->agg_fd = a->oom_fd = -1;
 	a->lsm_maps.names = a->lsm_maps.abs_paths = a->lsm_maps.net_allow = -1;
-	a->lsm_maps.writable = -1;
+	a->lsm_maps.writable = a->lsm_maps.own_sbs = -1;
 	a->unix_allow_fd = -1;
 	a->cmd_rules_fd = -1;
 	a->parent_fd = cgroup_parent_open(o->cgroup_parent);

@@ -265,7 +265,7 @@ int agent_session_lsm_remove(struct agent *a, uint32_t id, const char *const *de
 	if (!a->st.lsm)
 		return 0;
 	r = lsm_policy_remove_lists(a->lsm_maps, id, deny, ndeny, exec_deny, nexec);
-	r2 = lsm_writable_remove(a->lsm_maps, wkeys, nw);
+	r2 = lsm_writable_remove(a->lsm_maps, id, wkeys, nw);
 	return r ? r : r2;
 }
 

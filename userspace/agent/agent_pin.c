@@ -23,7 +23,8 @@
 /* The maps a daemon shares with its next incarnation (pinned as map_NAME). */
 static const char *const pinned_maps[] = {"sessions",	 "events",	 "lost",     "net_allow",
 					  "unix_allow",	 "agg",		 "names",    "abs_paths",
-					  "oom_victims", "net_resolved", "writable", "cmd_rules"};
+					  "oom_victims", "net_resolved", "writable", "cmd_rules",
+					  "own_sbs"};
 
 void agent_pin_path(const char *dir, char *buf, size_t size, const char *kind, const char *name)
 {
@@ -180,6 +181,7 @@ int agent_open_pinned_maps(struct agent *a)
 		{"names", &a->lsm_maps.names, a->st.lsm},
 		{"abs_paths", &a->lsm_maps.abs_paths, a->st.lsm},
 		{"writable", &a->lsm_maps.writable, a->st.lsm, true},
+		{"own_sbs", &a->lsm_maps.own_sbs, a->st.lsm, true},
 		{"cmd_rules", &a->cmd_rules_fd, a->st.cmd, true},
 	};
 	char path[PATH_MAX + 64];

@@ -34,6 +34,7 @@ struct lsm_maps lsm_maps_of(struct lsm_bpf *skel)
 		.abs_paths = bpf_map__fd(skel->maps.abs_paths),
 		.net_allow = bpf_map__fd(skel->maps.net_allow),
 		.writable = bpf_map__fd(skel->maps.writable),
+		.own_sbs = bpf_map__fd(skel->maps.own_sbs),
 	};
 
 	return m;
@@ -293,6 +294,10 @@ int lsm_policy_sweep(struct lsm_maps m, bool (*keep)(void *ctx, __u32 session), 
 	r = sweep_keys(m.abs_paths, sizeof(struct lsm_abs_key),
 		       offsetof(struct lsm_abs_key, session), keep, ctx);
 	n += r > 0 ? r : 0;
+	if (m.own_sbs >= 0) {
+		r = sweep_keys(m.own_sbs, sizeof(__u32), 0, keep, ctx);
+		n += r > 0 ? r : 0;
+	}
 	if (m.writable >= 0) {
 		r = sweep_keys(m.writable, sizeof(struct bpfbox_inode_key),
 			       offsetof(struct bpfbox_inode_key, session), keep, ctx);
@@ -310,6 +315,9 @@ int lsm_writable_add(struct lsm_maps m, __u32 session, const char *const *dirs, 
 		*nadded = 0;
 	if (m.writable < 0)
 		return -ENOTSUP;
+	/* What an earlier session of this index left (a crash): its file systems are not ours. */
+	if (m.own_sbs >= 0 && bpf_map_delete_elem(m.own_sbs, &session) < 0 && errno != ENOENT)
+		return -errno;
 	for (size_t i = 0; i < n; i++) {
 		struct bpfbox_inode_key k = {.session = session};
 		struct stat st;
@@ -327,13 +335,17 @@ int lsm_writable_add(struct lsm_maps m, __u32 session, const char *const *dirs, 
 	return 0;
 }
 
-int lsm_writable_remove(struct lsm_maps m, const struct bpfbox_inode_key *keys, size_t n)
+int lsm_writable_remove(struct lsm_maps m, __u32 session, const struct bpfbox_inode_key *keys,
+			size_t n)
 {
 	int first = 0;
 
 	for (size_t i = 0; m.writable >= 0 && i < n; i++)
 		if (bpf_map_delete_elem(m.writable, &keys[i]) < 0 && errno != ENOENT && !first)
 			first = -errno;
+	if (m.own_sbs >= 0 && bpf_map_delete_elem(m.own_sbs, &session) < 0 && errno != ENOENT &&
+	    !first)
+		first = -errno;
 	return first;
 }
 
@@ -381,6 +393,9 @@ int lsm_policy_remove(struct lsm_maps m, __u32 session)
 		if (r < 0 && !first)
 			first = r;
 	}
+	if (m.own_sbs >= 0 && bpf_map_delete_elem(m.own_sbs, &session) < 0 && errno != ENOENT &&
+	    !first)
+		first = -errno;
 	return first;
 }
 

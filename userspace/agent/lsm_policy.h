@@ -24,6 +24,7 @@ struct lsm_maps {
 	int abs_paths;
 	int net_allow; /* shared with bpf/net.bpf.c */
 	int writable;  /* the writable set by inode (-1: an older pin without it) */
+	int own_sbs;   /* the tmpfs a session's set-up made (-1: an older pin without it) */
 };
 
 struct lsm_maps lsm_maps_of(struct lsm_bpf *skel);
@@ -99,7 +100,7 @@ int lsm_policy_add_lists(struct lsm_maps m, __u32 session, const char *const *de
 			 const char *const *exec_deny, size_t nexec, const char **bad);
 
 /*
- * Deletes the names and abs_paths entries of every session keep() says no
+ * Deletes the names, abs_paths, writable and own_sbs entries of every session keep() says no
  * to (a daemon's orphans after re-adoption). The number deleted, or -errno.
  */
 int lsm_policy_sweep(struct lsm_maps m, bool (*keep)(void *ctx, __u32 session), void *ctx);
@@ -113,8 +114,12 @@ int lsm_policy_sweep(struct lsm_maps m, bool (*keep)(void *ctx, __u32 session), 
  */
 int lsm_writable_add(struct lsm_maps m, __u32 session, const char *const *dirs, size_t n,
 		     struct bpfbox_inode_key *added, size_t *nadded);
-/* Deletes those keys again (added by lsm_writable_add; n of them). */
-int lsm_writable_remove(struct lsm_maps m, const struct bpfbox_inode_key *keys, size_t n);
+/*
+ * Deletes those keys again (added by lsm_writable_add; n of them), and the
+ * file systems the BPF LSM learnt the session made (own_sbs).
+ */
+int lsm_writable_remove(struct lsm_maps m, __u32 session, const struct bpfbox_inode_key *keys,
+			size_t n);
 /*
  * Deletes the entries that lsm_policy_add_lists wrote for these lists, key
  * by key: the cost of the session's own entries, not of the whole maps
@@ -123,7 +128,7 @@ int lsm_writable_remove(struct lsm_maps m, const struct bpfbox_inode_key *keys, 
 int lsm_policy_remove_lists(struct lsm_maps m, __u32 session, const char *const *deny, size_t ndeny,
 			    const char *const *exec_deny, size_t nexec);
 
-/* Deletes every names, abs_paths, writable and net_allow entry of the session. */
+/* Deletes every names, abs_paths, writable, own_sbs and net_allow entry of the session. */
 int lsm_policy_remove(struct lsm_maps m, __u32 session);
 
 /*

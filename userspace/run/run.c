@@ -135,6 +135,7 @@ static int plan_session(struct run *r)
 	r->s.start_ns = p->start_ns;
 	r->s.labels = p->labels;
 	r->s.changes_from = p->changes_from;
+	session_changes_plan(&r->s);
 	r->s.layers.requested = p->want;
 	if (p->via != LIMITS_VIA_AUTO)
 		session_plan_limits(&r->s, p->via);

@@ -107,9 +107,11 @@ int ns_init_scrub_read(struct ns_init_scrub *s);
 /*
  * ns_mask.c, in the child once the grants are put back: the masks over
  * p's absolute deny paths and n's credential entries (each checked to be
- * the file the plan found). 0 or -errno with *step naming the path.
+ * the file the plan found; in the workspace under a change set's overlay,
+ * checked in lower, the workspace's own fd; else lower is -1). 0 or
+ * -errno with *step naming the path.
  */
-int ns_mask(const struct ns_plan *n, const struct bpfbox_policy *p, const char **step);
+int ns_mask(const struct ns_plan *n, const struct bpfbox_policy *p, int lower, const char **step);
 
 /*
  * Runs in the child after every restriction, instead of exec: vforks

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
 #include "ns.h"
 #include "../policy/policy.h"
@@ -43,42 +45,77 @@ static int mask_deny_paths(const struct bpfbox_policy *p, const char **step)
 }
 
 /*
+ * Whether rel below lower (the workspace under a change set's overlay) is
+ * the file id names, reached without a symlink, a "..", or a mount.
+ */
+static bool lower_is(int lower, const char *rel, const uint64_t id[2])
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV,
+	};
+	struct stat st;
+	bool same;
+	int fd;
+
+	if ((fd = syscall(SYS_openat2, lower, rel, &how, sizeof(how))) < 0)
+		return false;
+	same = fstat(fd, &st) == 0 && st.st_dev == id[0] && st.st_ino == id[1];
+	close(fd);
+	return same;
+}
+
+/*
  * The credential entries the plan found (cred_scan.c), each checked to be
  * the file the scan saw before its mask goes on: another session on the
  * same workspace that renamed a directory on the way, or put another file
  * in its place, fails this set-up rather than leave the file shown; the
  * mount goes on the fd opened here, never on a name resolved again.
+ *
+ * Under a change set's overlay (lower >= 0: the workspace itself, its
+ * lower layer) an entry of the workspace is the overlay's view of the
+ * file the scan saw, on the overlay's device: it is checked in the lower
+ * at the same place, before the mask goes on and again after, so that a
+ * swap made meanwhile fails the set-up too.
  */
-static int mask_found(const struct ns_plan *n, const char **step)
+static int mask_found(const struct ns_plan *n, const char *ws, int lower, const char **step)
 {
+	size_t wn = ws ? strlen(ws) : 0;
 	char at[32];
 
 	for (size_t i = 0; i < n->nmasks; i++) {
+		const char *m = n->masks[i], *rel = NULL;
 		struct stat st;
 		int fd, r = 0;
 
-		*step = n->masks[i];
-		fd = open(n->masks[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		*step = m;
+		if (lower >= 0 && wn && !strncmp(m, ws, wn) && m[wn] == '/' && m[wn + 1])
+			rel = m + wn + 1;
+		fd = open(m, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
 		if (fstat(fd, &st) < 0)
 			r = -errno;
-		else if (st.st_dev != n->mask_ids[i][0] || st.st_ino != n->mask_ids[i][1])
+		else if (st.st_dev == n->mask_ids[i][0] && st.st_ino == n->mask_ids[i][1])
+			rel = NULL; /* the file itself: no overlay between */
+		else if (!rel || !lower_is(lower, rel, n->mask_ids[i]))
 			r = -ESTALE;
 		snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
 		if (!r && mount(S_ISDIR(st.st_mode) ? "/dev/.bpfbox-mask-d" : "/dev/.bpfbox-mask-f",
 				at, NULL, MS_BIND, NULL) < 0)
 			r = -errno;
 		close(fd);
+		if (!r && rel && !lower_is(lower, rel, n->mask_ids[i]))
+			r = -ESTALE;
 		if (r)
 			return r;
 	}
 	return 0;
 }
 
-int ns_mask(const struct ns_plan *n, const struct bpfbox_policy *p, const char **step)
+int ns_mask(const struct ns_plan *n, const struct bpfbox_policy *p, int lower, const char **step)
 {
 	int r = mask_deny_paths(p, step);
 
-	return r < 0 ? r : mask_found(n, step);
+	return r < 0 ? r : mask_found(n, p->workspace, lower, step);
 }

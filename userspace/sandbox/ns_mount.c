@@ -507,7 +507,7 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 		if ((r = ns_remount_ro(hidden_dirs[i])) < 0)
 			goto out;
 	}
-	if ((r = ns_mask(n, p, step)) < 0)
+	if ((r = ns_mask(n, p, gf && gf->upper >= 0 ? gf->ws : -1, step)) < 0)
 		goto out;
 	if (ruleset_fd >= 0) {
 		*step = "add the Landlock rules of the new mounts";

@@ -123,6 +123,13 @@ size_t session_writable_dirs(const struct session *s, bool for_unix, const char 
 	for (size_t i = 0; i < p->rw_paths.n && n < max; i++)
 		if (!for_unix || unix_dir_fits(p->rw_paths.v[i]))
 			dirs[n++] = p->rw_paths.v[i];
+	/*
+	 * A change set's overlay sets up its work directory at its mount, in
+	 * the session's cgroup (the child mounts it). Out of the session's
+	 * view and Landlock's rules: only the overlay writes there.
+	 */
+	if (!for_unix && s->changes_root[0] && n < max)
+		dirs[n++] = s->changes_root;
 	return n;
 }
 
@@ -268,6 +275,7 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 		free_masks(s);
 		return abi;
 	}
+	session_changes_plan(s);
 	name_private_tmp(s);
 	/* Embedded mode without BPF asks for what Landlock and seccomp give. */
 	l->requested = LEVEL_STANDARD;

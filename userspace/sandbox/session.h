@@ -158,6 +158,12 @@ struct session {
 	struct changes_set *changes; /* --changes review|apply (changes.h), NULL: direct */
 	const char *changes_from;    /* --changes-from ID: the set it continues, NULL: none */
 	char changes_upper[4096 + 16], changes_work[4096 + 16];
+	/*
+	 * The change sets' directory (changes_root) when the session asks for
+	 * one, from the plan on: in the BPF LSM's writable set, for the
+	 * overlay's own work at its mount (docs/SECURITY.md). "" none.
+	 */
+	char changes_root[4096];
 };
 
 /*
@@ -184,6 +190,12 @@ bool session_limits_by_cgroup(const struct session *s);
  * applied with --changes apply on exit 0. 0 or -errno.
  */
 int session_changes_start(struct session *s, struct grant_fds *gf);
+/*
+ * s->changes_root when s asks for a change set (--changes review|apply or
+ * --changes-from): session_plan() calls it, and again whoever sets
+ * s->changes_from after the plan.
+ */
+void session_changes_plan(struct session *s);
 void session_changes_end(struct session *s);
 void session_changes_free(struct session *s);
 

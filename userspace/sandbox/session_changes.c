@@ -69,6 +69,14 @@ static int chain(struct changes_set *cs, struct grant_fds *gf, const struct sess
 	return gf->upper < 0 ? gf->upper : 0;
 }
 
+void session_changes_plan(struct session *s)
+{
+	/* Made now, so the BPF LSM's writable set can name it; a failure is said at the set's making. */
+	if ((s->policy->changes != CHANGES_DIRECT || s->changes_from) &&
+	    changes_root(s->changes_root, sizeof(s->changes_root), true) < 0)
+		s->changes_root[0] = '\0';
+}
+
 int session_changes_start(struct session *s, struct grant_fds *gf)
 {
 	struct changes_set *cs;
