@@ -201,6 +201,15 @@ changes_case() {
 	else
 		fail "vm changes: apply exit $rc ($(oneline "$TMPD/ap.out" 300)); notes.txt $(cat "$W/notes.txt" 2>&1) mode $mode mtime $mt, old.txt $([ -e "$W/old.txt" ] && echo kept), hello $("$W/hello" 2>&1)"
 	fi
+	# Undo puts back what the apply replaced and removes what it added.
+	BPFBOX_CHANGES_DIR=$TMPD/sets bpfbox undo "$W" >"$TMPD/un.out" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && [ "$(cat "$W/notes.txt")" = fine ] && [ "$(stat -c %a "$W/notes.txt")" = 644 ] &&
+		[ "$(cat "$W/old.txt")" = old ] && [ ! -e "$W/hello" ] && [ ! -e "$W/db.sqlite" ]; then
+		ok "vm changes: undo puts the workspace back as it was before the session"
+	else
+		fail "vm changes: undo exit $rc ($(oneline "$TMPD/un.out" 300)): $(ls -l "$W" | tr '\n' ' ')"
+	fi
 }
 if [ "${1:-}" = work ]; then
 	work_cases
