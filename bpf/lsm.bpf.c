@@ -529,43 +529,6 @@ static __always_inline int check_meta(int ret, const struct path *path, struct d
 	return -EPERM;
 }
 
-#define TMPFS_MAGIC 0x01021994
-
-/*
- * A file system mounted by a task of a session: its child's set-up before
- * exec (the session's own code cannot mount: seccomp), so a tmpfs is the
- * session's /tmp or /dev/shm, new and empty. Every file on it is in the
- * session's writable set (own_sbs); at most BPFBOX_OWN_SBS are learnt.
- */
-SEC("lsm/sb_kern_mount")
-int BPF_PROG(bpfbox_sb_kern_mount, struct super_block *sb, int ret)
-{
-	struct bpfbox_session *s = hook_session(ret);
-	struct bpfbox_own_sbs *o, fresh = {};
-	__u64 dev;
-	__u32 id;
-
-	if (!s || !sb || BPF_CORE_READ(sb, s_magic) != TMPFS_MAGIC)
-		return ret;
-	dev = BPF_CORE_READ(sb, s_dev);
-	id = s->id;
-	o = bpf_map_lookup_elem(&own_sbs, &id);
-	if (!o) {
-		fresh.dev[0] = dev;
-		bpf_map_update_elem(&own_sbs, &id, &fresh, BPF_NOEXIST);
-		return 0;
-	}
-	for (int i = 0; i < BPFBOX_OWN_SBS; i++) {
-		if (o->dev[i] == dev)
-			return 0;
-		if (!o->dev[i]) {
-			o->dev[i] = dev;
-			return 0;
-		}
-	}
-	return 0;
-}
-
 SEC("lsm/path_chmod")
 int BPF_PROG(bpfbox_path_chmod, const struct path *path, umode_t mode, int ret)
 {

@@ -13,6 +13,7 @@
 
 #include "cmd.bpf.h"
 #include "lsm_ovl.bpf.h"
+#include "lsm_own.bpf.h"
 #include "bpfbox/lsm.h"
 
 #define MAX_DEPTH      LSM_MAX_DEPTH /* path components looked at, from the file up */
@@ -32,21 +33,6 @@ BPFBOX_MAP(abs_paths, BPF_MAP_TYPE_HASH, 65536, BPF_F_NO_PREALLOC, struct lsm_ab
  * is, whatever name or symlink led to it.
  */
 BPFBOX_MAP(writable, BPF_MAP_TYPE_HASH, 16384, BPF_F_NO_PREALLOC, struct bpfbox_inode_key, __u8);
-
-/* The tmpfs a session's set-up mounted, whole (include/bpfbox/events.h). */
-BPFBOX_MAP(own_sbs, BPF_MAP_TYPE_HASH, BPFBOX_MAX_SESSIONS, BPF_F_NO_PREALLOC, __u32,
-	   struct bpfbox_own_sbs);
-
-/* Whether dev is one of the file systems the session's set-up made. */
-static __always_inline bool own_sb(const struct bpfbox_own_sbs *o, __u64 dev)
-{
-	if (!o || !dev)
-		return false;
-	for (int i = 0; i < BPFBOX_OWN_SBS; i++)
-		if (o->dev[i] == dev)
-			return true;
-	return false;
-}
 
 /*
  * Working memory of one check: too big for the stack. A program may be

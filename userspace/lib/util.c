@@ -4,11 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -529,5 +531,29 @@ int signalfd_block(const int *sigs, size_t n, sigset_t *old)
 		sigaddset(&mask, sigs[i]);
 	sigprocmask(SIG_BLOCK, &mask, old);
 	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return fd < 0 ? -errno : fd;
+}
+
+#ifndef __NR_openat2
+#define __NR_openat2 437
+#endif
+#define UTIL_RESOLVE_NO_XDEV	   0x01
+#define UTIL_RESOLVE_NO_MAGICLINKS 0x02
+#define UTIL_RESOLVE_NO_SYMLINKS   0x04
+#define UTIL_RESOLVE_BENEATH	   0x08
+
+struct util_open_how {
+	uint64_t flags, mode, resolve;
+};
+
+int open_beneath(int dir, const char *rel, int flags)
+{
+	struct util_open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+		.resolve = UTIL_RESOLVE_BENEATH | UTIL_RESOLVE_NO_SYMLINKS |
+			   UTIL_RESOLVE_NO_MAGICLINKS | UTIL_RESOLVE_NO_XDEV,
+	};
+	int fd = syscall(__NR_openat2, dir, rel[0] ? rel : ".", &how, sizeof(how));
+
 	return fd < 0 ? -errno : fd;
 }

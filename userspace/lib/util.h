@@ -145,6 +145,13 @@ DIR *dir_open_at(int dir, const char *name);
 struct dirent *dir_next(DIR *d);
 
 /*
+ * rel beneath dir (openat2 RESOLVE_BENEATH): no symlink, no magic link, no
+ * other mount on the way, and rel itself not followed when a symlink; ""
+ * is dir itself. fd (O_CLOEXEC added) or -errno (ENOSYS before Linux 5.6).
+ */
+int open_beneath(int dir, const char *rel, int flags);
+
+/*
  * Folds "." and ".." out of an absolute path in place ("//" too), lexically:
  * exact when no component before a ".." is a symlink (the directory part
  * of a name the BPF programs resolved has none). A relative path is left

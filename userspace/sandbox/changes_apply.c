@@ -104,7 +104,7 @@ static void check_one(struct apply *a, const struct change *c, bool resuming)
 		if (ch_changed_since(&st, a->cs->start_ns))
 			refuse(a, c->path, "changed in the workspace since the session started");
 		else if (S_ISDIR(st.st_mode) && (c->kind == CHANGE_DELETED || !S_ISDIR(m))) {
-			int sub = ch_beneath(p, base, O_PATH | O_DIRECTORY);
+			int sub = open_beneath(p, base, O_PATH | O_DIRECTORY);
 
 			if (sub < 0 || tree_changed(sub, a->cs->start_ns, 0))
 				refuse(a, c->path,

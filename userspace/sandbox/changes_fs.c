@@ -18,30 +18,6 @@
 #include "changes_internal.h"
 #include "../lib/util.h"
 
-#ifndef __NR_openat2
-#define __NR_openat2 437
-#endif
-#define CH_RESOLVE_NO_XDEV	 0x01
-#define CH_RESOLVE_NO_MAGICLINKS 0x02
-#define CH_RESOLVE_NO_SYMLINKS	 0x04
-#define CH_RESOLVE_BENEATH	 0x08
-
-struct ch_how {
-	uint64_t flags, mode, resolve;
-};
-
-int ch_beneath(int dir, const char *rel, int flags)
-{
-	struct ch_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
-		.resolve = CH_RESOLVE_BENEATH | CH_RESOLVE_NO_SYMLINKS | CH_RESOLVE_NO_MAGICLINKS |
-			   CH_RESOLVE_NO_XDEV,
-	};
-	int fd = syscall(__NR_openat2, dir, rel[0] ? rel : ".", &how, sizeof(how));
-
-	return fd < 0 ? -errno : fd;
-}
-
 int ch_parent_of(int root, const char *path, const char **base)
 {
 	char dir[PATH_MAX];
@@ -49,7 +25,7 @@ int ch_parent_of(int root, const char *path, const char **base)
 
 	*base = slash ? slash + 1 : path;
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 0, path);
-	return ch_beneath(root, dir, O_PATH | O_DIRECTORY);
+	return open_beneath(root, dir, O_PATH | O_DIRECTORY);
 }
 
 bool ch_changed_since(const struct stat *st, int64_t start_ns)

@@ -12,9 +12,7 @@
 
 #include "changes.h"
 
-/* rel beneath dir, no symlink, no magic link, no other mount on the way. fd or -errno. */
-int ch_beneath(int dir, const char *rel, int flags);
-/* The parent of path below root (O_PATH, ch_beneath) and its last name. fd or -errno. */
+/* The parent of path below root (O_PATH, open_beneath) and its last name. fd or -errno. */
 int ch_parent_of(int root, const char *path, const char **base);
 /* in to out; its SHA-256 into sum when not NULL. 0 or -errno. */
 int ch_copy_data(int in, int out, struct sha256 *sum);

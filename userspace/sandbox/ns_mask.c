@@ -11,12 +11,11 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/openat2.h>
 
 #include "ns.h"
 #include "../policy/policy.h"
+#include "../lib/util.h"
 
 /*
  * Absolute deny paths and the credential entries found in the grants
@@ -50,15 +49,11 @@ static int mask_deny_paths(const struct bpfbox_policy *p, const char **step)
  */
 static bool lower_is(int lower, const char *rel, const uint64_t id[2])
 {
-	struct open_how how = {
-		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV,
-	};
+	int fd = open_beneath(lower, rel, O_PATH);
 	struct stat st;
 	bool same;
-	int fd;
 
-	if ((fd = syscall(SYS_openat2, lower, rel, &how, sizeof(how))) < 0)
+	if (fd < 0)
 		return false;
 	same = fstat(fd, &st) == 0 && st.st_dev == id[0] && st.st_ino == id[1];
 	close(fd);
