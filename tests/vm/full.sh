@@ -210,6 +210,26 @@ changes_case() {
 	else
 		fail "vm changes: undo exit $rc ($(oneline "$TMPD/un.out" 300)): $(ls -l "$W" | tr '\n' ' ')"
 	fi
+	# A chain at Full: the second session starts on the first's set, sees
+	# its file and adds one; the discard of the second drops both.
+	export BPFBOX_CHANGES_DIR=$TMPD/sets
+	bpfbox run -q --no-daemon -w "$W" --changes review --status-fd 3 -- sh -c 'echo one >one.txt' \
+		>"$TMPD/c1.out" 2>&1 3>"$TMPD/c1.st"
+	P=$(sed -n 's/.*"type":"ended".*"session":"\([0-9a-f]*\)".*/\1/p' "$TMPD/c1.st")
+	bpfbox run -q --no-daemon -w "$W" --changes-from "$P" --status-fd 3 -- sh -c 'cat one.txt && echo two >two.txt' \
+		>"$TMPD/c2.out" 2>&1 3>"$TMPD/c2.st"
+	rc=$?
+	C=$(sed -n 's/.*"type":"ended".*"session":"\([0-9a-f]*\)".*/\1/p' "$TMPD/c2.st")
+	listed=$(bpfbox changes "$C" 2>&1 | tr -s ' ' | tr '\n' ';')
+	bpfbox discard "$C" >"$TMPD/dc.out" 2>&1
+	drc=$?
+	if [ -n "$P" ] && [ $rc = 0 ] && [ "$(cat "$TMPD/c2.out")" = one ] && [ "$listed" = "added one.txt;added two.txt;" ] &&
+		[ $drc = 0 ] && [ ! -e "$W/one.txt" ] && [ ! -e "$W/two.txt" ] && [ ! -e "$TMPD/sets/$C/upper" ] && [ ! -e "$TMPD/sets/$P/upper" ]; then
+		ok "vm changes: a chain at Full: the second session sees the first's file, its set holds both, discard drops both"
+	else
+		fail "vm changes: chain: first '$P' ($(oneline "$TMPD/c1.out" 200)), second exit $rc '$(oneline "$TMPD/c2.out" 300)', listed '$listed', discard $drc ($(oneline "$TMPD/dc.out" 200)), workspace $(ls "$W" | tr '\n' ' ')"
+	fi
+	unset BPFBOX_CHANGES_DIR
 }
 if [ "${1:-}" = work ]; then
 	work_cases
