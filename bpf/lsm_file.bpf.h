@@ -444,6 +444,10 @@ static __always_inline bool dentry_denied(struct scratch *w, __u32 session, stru
 	 */
 	if (w->system && !under_writable(session, (__u64)d))
 		return false;
+	/* A public file of a package (policy_public_files: a CA bundle). */
+	if (w->depth > 1 && read_pair(w->key.name, chain_at(w, 1), chain_at(w, 0)) &&
+	    name_denied(w, session, LSM_NAME_PAIR_PUBLIC))
+		return false;
 	if (leaf_denied(w, session, moving))
 		return true;
 	return !source_leaf(w, session) &&

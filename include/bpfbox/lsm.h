@@ -19,6 +19,7 @@
 #define LSM_NAME_PAIR_COMPONENT 18 /* ... a directory NAME in DIR */
 #define LSM_NAME_PAIR_DIR	19 /* ... DIR (key "DIR"): not to be renamed */
 #define LSM_NAME_SOURCE		20 /* a source-code extension (key "py"): see LSM_TREE_SYSTEM */
+#define LSM_NAME_PAIR_PUBLIC	21 /* DIR/NAME of a public file (a CA bundle): no pattern denies it */
 #define LSM_PAIR_HALF		32
 
 /* Deepest absolute pattern, in components (the BPF walk's bound). */

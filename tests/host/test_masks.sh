@@ -113,6 +113,9 @@ make_ws() {
 	echo SECRET-env-sub >"$1/sub/.env"
 	echo SECRET-pem-sub >"$1/sub/key.pem"
 	echo node_modules >"$1/.gitignore"
+	# A package's CA bundle: public, a *.pem no pattern masks.
+	mkdir -p "$1/sub/certifi"
+	echo PUBLIC-CA >"$1/sub/certifi/cacert.pem"
 	# Another name of the top .env, made before the session.
 	ln "$1/.env" "$1/notes-link"
 }
@@ -129,6 +132,7 @@ workspace() {
 		if command -v git >/dev/null; then git init -q && echo GIT-OK; else echo GIT-OK; fi
 		echo added >>.gitignore && echo APPEND-OK
 		cat .env; cat key.pem; cat sub/.env; cat sub/key.pem; echo CAT-TRIED
+		cat sub/certifi/cacert.pem
 		cat notes-link; echo OLDLINK-TRIED
 		cp .env copied 2>/dev/null; cat copied 2>/dev/null; echo CP-TRIED
 		exec 3<.
@@ -143,6 +147,11 @@ workspace() {
 		fail "${PFX}the session's attempts did not all run: exit $rc: $(oneline "$TMPD/out") $(oneline "$TMPD/err")"
 	elif no_secret "a workspace with .env and key.pem: no route reads them"; then
 		ok "$PFX.env and *.pem at the top and below: cat, cp, /proc/self/fd of the dir, a hard link made before, one made in the session, the parent renamed: none reads them"
+	fi
+	if has PUBLIC-CA "$TMPD/out"; then
+		ok "${PFX}a package's CA bundle (certifi/cacert.pem) is readable: public, not masked as a *.pem"
+	else
+		fail "${PFX}certifi/cacert.pem not readable: $(oneline "$TMPD/out") $(oneline "$TMPD/err")"
 	fi
 	for m in LS TOUCH MKDIR GIT APPEND; do
 		if has "$m-OK" "$TMPD/out"; then

@@ -311,6 +311,30 @@ static void test_source_name(void **state)
 	assert_false(policy_source_name(NULL));
 }
 
+/* The CA bundles packages install: public files, by their last two components only. */
+static void test_public_file(void **state)
+{
+	static const char *const yes[] = {
+		"/w/.venv/lib/python3.11/site-packages/pip/_vendor/certifi/cacert.pem",
+		"/w/node_modules/x/certifi/cacert.pem",
+		"/w/venv/lib/python3.12/site-packages/botocore/cacert.pem",
+		"/w/site-packages/grpc/_cython/_credentials/roots.pem",
+	};
+	static const char *const no[] = {
+		"/w/cacert.pem",	  "/w/certifi/key.pem",
+		"/w/xcertifi/cacert.pem", "/w/certifi/cacert.pem.bak",
+		"certifi/cacert.pem",	  "/w/certifi/cacert.pe",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!policy_public_file(yes[i], strlen(yes[i])))
+			fail_msg("%s: not public", yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (policy_public_file(no[i], strlen(no[i])))
+			fail_msg("%s: taken for public", no[i]);
+}
+
 static void test_strv(void **state)
 {
 	struct strv s = {0};
@@ -1648,15 +1672,16 @@ static void test_device_rules(void **state)
 
 #define T(f) cmocka_unit_test_teardown(f, reset_env)
 
-UNIT_MAIN_GROUP(group_setup, group_teardown, T(test_defaults), T(test_source_name), T(test_strv),
-		T(test_mode_names), T(test_error_format), T(test_merge_scalars),
-		T(test_merge_limits), T(test_merge_limit_units), T(test_restrictions_then_extra),
-		T(test_env), T(test_deny_list_protection), T(test_extra_deny_appends),
-		T(test_deny_patterns), T(test_net_rules), T(test_net_name_rules),
-		T(test_net_layers), T(test_secret_specs), T(test_merge_errors),
-		T(test_merge_atomic), T(test_mode_layer_same_mode), T(test_to_json),
-		T(test_load_minimal), T(test_load_default_config), T(test_load_precedence),
-		T(test_load_files_order), T(test_load_mode_layer), T(test_load_errors),
-		T(test_load_missing_files), T(test_load_deny), T(test_load_expansion),
-		T(test_load_expansion_dedup), T(test_load_workspace), T(test_load_workspace_home),
-		T(test_load_user), T(test_validate), T(test_writable_rules), T(test_device_rules))
+UNIT_MAIN_GROUP(group_setup, group_teardown, T(test_defaults), T(test_source_name),
+		T(test_public_file), T(test_strv), T(test_mode_names), T(test_error_format),
+		T(test_merge_scalars), T(test_merge_limits), T(test_merge_limit_units),
+		T(test_restrictions_then_extra), T(test_env), T(test_deny_list_protection),
+		T(test_extra_deny_appends), T(test_deny_patterns), T(test_net_rules),
+		T(test_net_name_rules), T(test_net_layers), T(test_secret_specs),
+		T(test_merge_errors), T(test_merge_atomic), T(test_mode_layer_same_mode),
+		T(test_to_json), T(test_load_minimal), T(test_load_default_config),
+		T(test_load_precedence), T(test_load_files_order), T(test_load_mode_layer),
+		T(test_load_errors), T(test_load_missing_files), T(test_load_deny),
+		T(test_load_expansion), T(test_load_expansion_dedup), T(test_load_workspace),
+		T(test_load_workspace_home), T(test_load_user), T(test_validate),
+		T(test_writable_rules), T(test_device_rules))

@@ -202,6 +202,12 @@ int lsm_compile_scope(__u32 session, struct lsm_entries *out)
 	for (size_t i = 0; r == 0 && policy_source_exts[i]; i++)
 		r = add_name(out, session, LSM_NAME_SOURCE, policy_source_exts[i],
 			     strlen(policy_source_exts[i]), NULL, 0);
+	for (size_t i = 0; r == 0 && policy_public_files[i]; i++) {
+		const char *f = policy_public_files[i], *slash = strchr(f, '/');
+
+		r = add_name(out, session, LSM_NAME_PAIR_PUBLIC, f, slash - f, slash + 1,
+			     strlen(slash + 1));
+	}
 	if (r < 0)
 		out->n = n;
 	return r;

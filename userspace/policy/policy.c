@@ -69,6 +69,33 @@ const char *const policy_system_trees[] = {
 };
 
 /*
+ * Public files that credential patterns name (`*.pem`): the CA bundles
+ * package managers install into a project (pip's and certifi's, botocore's,
+ * grpc's roots), as DIR/NAME. Never a key: a session making a venv at Full
+ * writes pip's certifi/cacert.pem. A credential cannot be brought to such
+ * a name: renaming or linking a denied file is denied, and its own name
+ * would have to be that one.
+ */
+const char *const policy_public_files[] = {
+	"certifi/cacert.pem",
+	"botocore/cacert.pem",
+	"_credentials/roots.pem",
+	NULL,
+};
+
+bool policy_public_file(const char *path, size_t len)
+{
+	for (size_t i = 0; policy_public_files[i]; i++) {
+		size_t n = strlen(policy_public_files[i]);
+
+		if (len > n && path[len - n - 1] == '/' &&
+		    !memcmp(path + len - n, policy_public_files[i], n))
+			return true;
+	}
+	return false;
+}
+
+/*
  * Source-code extensions (and compiled modules): a file whose last
  * extension is one of these is a module, not a key file, whatever its
  * name: `NAME.*` patterns and directory patterns do not deny it

@@ -152,6 +152,13 @@ extern const char *const policy_system_trees[];
 extern const char *const policy_source_exts[];
 /* name's last extension is a source-code one ("secrets.py": true; ".py": false). */
 bool policy_source_name(const char *name);
+/*
+ * Public files a pattern would name (CA bundles of packages), as DIR/NAME,
+ * NULL-terminated: no pattern denies them (docs/config.md).
+ */
+extern const char *const policy_public_files[];
+/* path (len bytes, absolute) ends in one of policy_public_files. */
+bool policy_public_file(const char *path, size_t len);
 void policy_free(struct bpfbox_policy *p);
 /* A deep copy of src into dst (policy_free() it); 0 or -ENOMEM. */
 int policy_dup(struct bpfbox_policy *dst, const struct bpfbox_policy *src);

@@ -128,6 +128,8 @@ bool cred_full_match(const struct cred_pats *c, const char *path, size_t len)
 {
 	size_t s = comp_start(path, len);
 
+	if (policy_public_file(path, len))
+		return false;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct pat *pt = &c->v[i];
 
