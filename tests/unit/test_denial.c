@@ -101,6 +101,18 @@ static void what_is_cleaned(void **state)
 	assert_string_equal(d.v[0].what, "/etc/a?bpfbox: error: x?[2J");
 }
 
+/* is(x) holds for each of yes and for none of no. */
+static void expect_fallbacks(bool (*is)(const char *), const char *const *yes, size_t nyes,
+			     const char *const *no, size_t nno)
+{
+	for (size_t i = 0; i < nyes; i++)
+		if (!is(yes[i]))
+			fail_msg("%s: not a fallback", yes[i]);
+	for (size_t i = 0; i < nno; i++)
+		if (is(no[i]))
+			fail_msg("%s: taken for a fallback", no[i]);
+}
+
 /* The name services' sockets a lookup falls back from, and only those. */
 static void fallbacks_are_name_services(void **state)
 {
@@ -125,12 +137,8 @@ static void fallbacks_are_name_services(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
-		if (!denial_is_fallback(yes[i]))
-			fail_msg("%s: not a fallback", yes[i]);
-	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
-		if (denial_is_fallback(no[i]))
-			fail_msg("%s: taken for a fallback", no[i]);
+	expect_fallbacks(denial_is_fallback, yes, sizeof(yes) / sizeof(yes[0]), no,
+			 sizeof(no) / sizeof(no[0]));
 }
 
 /* A write a runtime goes on without: a process's own coredump_filter, and nothing near it. */
@@ -153,12 +161,8 @@ static void fallback_files_are_own_proc_files(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
-		if (!denial_file_is_fallback(yes[i]))
-			fail_msg("%s: not a fallback", yes[i]);
-	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
-		if (denial_file_is_fallback(no[i]))
-			fail_msg("%s: taken for a fallback", no[i]);
+	expect_fallbacks(denial_file_is_fallback, yes, sizeof(yes) / sizeof(yes[0]), no,
+			 sizeof(no) / sizeof(no[0]));
 }
 
 /* A net.deny record of the egress proxy (userspace/net/). */
