@@ -408,4 +408,46 @@ else
 	skip "change sets as uid 65534: needs root to drop to it, setpriv and user namespaces"
 fi
 
+# refused NAME WS [ENV]: a session whose change set is refused before its
+# directory exists; rc 125, nothing ran, no set left. Under strace, every
+# open, chmod, unlink, rmdir or rename of /work or /work/work fails
+# (EACCES, injected) and is logged:
+# once such a refusal removed "" + "/work", the host's /work, whole
+# (changes.c). None may happen.
+refused() {
+	name=$1 ws=$2
+	shift 2
+	rm -f "$ws/ran"
+	strace -f -qq -e signal=none -P /work -P /work/work \
+		-e trace=open,openat,chmod,fchmodat,unlink,unlinkat,rmdir,rename,renameat,renameat2 \
+		-e inject=all:error=EACCES -o "$TMPD/guard" \
+		env "$@" "$BPFBOX" run -q --no-daemon -w "$ws" --changes review -- touch ran \
+		>"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	if [ $rc = 125 ] && [ ! -e "$ws/ran" ] && ! grep -v '^[0-9]* +++ exited' "$TMPD/guard" | grep -q .; then
+		ok "$name: refused (125) before the set existed, nothing ran, no syscall on /work ($(tail -n 1 "$TMPD/err" | head -c 200))"
+	else
+		fail "$name: exit $rc: $(head -c 300 "$TMPD/err"); syscalls on /work: $(grep -v exited "$TMPD/guard" | head -3 | tr '\n' '|')"
+	fi
+}
+if [ "$(id -u)" = 0 ] && command -v strace >/dev/null 2>&1; then
+	mkws "$TMPD/ows"
+	refused "the change sets' directory inside the workspace" "$TMPD/ows" BPFBOX_CHANGES_DIR="$TMPD/ows/sets"
+	# An overlayfs (a home in a container, the VM harness's root) cannot
+	# hold an upper layer: said before anything runs, with what to do.
+	OV=$TMPD/ov
+	mkdir -p "$OV/l" "$OV/u" "$OV/w" "$OV/m"
+	if mount -t overlay overlay -o "lowerdir=$OV/l,upperdir=$OV/u,workdir=$OV/w" "$OV/m" 2>"$TMPD/err"; then
+		refused "the change sets' directory on an overlayfs" "$TMPD/ows" BPFBOX_CHANGES_DIR="$OV/m/sets"
+		grep -q "is on an overlayfs.*BPFBOX_CHANGES_DIR" "$TMPD/err" && [ -z "$(ls -A "$OV/m/sets" 2>/dev/null)" ] &&
+			ok "the overlayfs refusal names the file system and what to set, and leaves no set" ||
+			fail "the overlayfs refusal: $(head -c 300 "$TMPD/err"); $(ls -A "$OV/m/sets" 2>&1)"
+		umount "$OV/m"
+	else
+		skip "the change sets' directory on an overlayfs: this host mounts no overlayfs ($(head -c 200 "$TMPD/err"))"
+	fi
+else
+	skip "change sets refused before their directory exists: needs root and strace (the guard on /work)"
+fi
+
 finish

@@ -16,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -25,7 +27,9 @@
 #include "lib/jsonw.h"
 #include "lib/sha256.h"
 #include "lib/util.h"
+#include "sandbox/changes.h"
 #include "scratch.h"
+#include "skip.h"
 #include "unit_main.h"
 
 static void names(void **state)
@@ -263,7 +267,79 @@ static void plain_paths(void **state)
 			fail_msg("path_plain(\"%s\") is true", no[i]);
 }
 
+/*
+ * In a child confined to a scratch root (its own user namespace, then
+ * chroot): rm_tree of "", of a relative name and of "/" itself, and
+ * changes_remove of a set whose directory was never made, touch nothing.
+ * The last one once built "" + "/work" and removed the host's /work
+ * whole; here "/" and "/work" are the scratch's, so even a regression
+ * cannot reach the host. The child's exit: 0, or the check that failed.
+ */
+static int confined_removals(const char *root)
+{
+	struct changes_set cs;
+	char cwd[64];
+
+	if (geteuid() != 0 && unshare(CLONE_NEWUSER) < 0)
+		return 90;
+	if (chroot(root) < 0 || chdir("/") < 0)
+		return 91;
+	if (rm_tree("") != -EINVAL || access("/work/sentinel", F_OK) < 0)
+		return 1;
+	snprintf(cwd, sizeof(cwd), "/rel");
+	if (chdir(cwd) < 0 || rm_tree("victim") != -EINVAL || access("/rel/victim/f", F_OK) < 0)
+		return 2;
+	if (rm_tree("/") != -EINVAL || rm_tree("//") != -EINVAL ||
+	    access("/work/sentinel", F_OK) < 0)
+		return 3;
+	memset(&cs, 0, sizeof(cs));
+	if (changes_remove(&cs) != -EINVAL || changes_remove_work(&cs) != -EINVAL)
+		return 4;
+	if (access("/work/sentinel", F_OK) < 0 || access("/work/work/x", F_OK) < 0)
+		return 5;
+	return 0;
+}
+
+static void removals_refused(void **state)
+{
+	char root[64], p[128];
+	int st = 0;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(scratch_make(root, sizeof(root), "rmtree"), 0);
+	snprintf(p, sizeof(p), "%s/work/work", root);
+	assert_int_equal(mkdir_parents(p, 0755), 0);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/work/sentinel", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/work/work/x", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/rel/victim/f", root);
+	assert_int_equal(mkdir_parents(p, 0755), 0);
+	assert_int_equal(mkdir(p, 0755), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(confined_removals(root));
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (WIFEXITED(st) && WEXITSTATUS(st) >= 90) {
+		scratch_remove(root);
+		skip_why("removals_refused: no chroot here (not root, no user namespaces); the "
+			 "root runs of CI have it");
+	}
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	/* And seen from outside: every directory is still there. */
+	snprintf(p, sizeof(p), "%s/work/work/x", root);
+	assert_int_equal(access(p, F_OK), 0);
+	snprintf(p, sizeof(p), "%s/rel/victim/f", root);
+	assert_int_equal(access(p, F_OK), 0);
+	assert_int_equal(scratch_remove(root), 0);
+	assert_int_equal(access(root, F_OK), -1);
+}
+
 UNIT_MAIN(cmocka_unit_test(names), cmocka_unit_test(closes), cmocka_unit_test(parents),
 	  cmocka_unit_test(signals), cmocka_unit_test(keyed), cmocka_unit_test(raw_text),
 	  cmocka_unit_test(vectors), cmocka_unit_test(hmac), cmocka_unit_test(against_sha256sum),
-	  cmocka_unit_test(plain_paths))
+	  cmocka_unit_test(plain_paths), cmocka_unit_test(removals_refused))

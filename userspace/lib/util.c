@@ -350,6 +350,13 @@ int rm_tree(const char *path)
 	struct stat st;
 	int fd, r = 0;
 
+	/*
+	 * Only an absolute path below the root: "" or a relative name comes
+	 * from a directory nobody made (a change set's empty dir once gave
+	 * "" + "/work", and the walk removed the host's /work).
+	 */
+	if (path[0] != '/' || !path[1 + strspn(path + 1, "/")])
+		return -EINVAL;
 	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <json-c/json.h>
@@ -22,7 +23,8 @@
 #include "../lib/jsonw.h"
 #include "../lib/util.h"
 
-#define MANIFEST "manifest.json"
+#define MANIFEST		"manifest.json"
+#define CHANGES_OVERLAYFS_MAGIC 0x794c7630 /* <linux/magic.h> OVERLAYFS_SUPER_MAGIC */
 
 int changes_root(char *buf, size_t size, bool mk)
 {
@@ -148,6 +150,7 @@ int changes_create(struct changes_set *cs, const char *id, const char *workspace
 		   int *upper, int *work, char *why, size_t why_size)
 {
 	char root[PATH_MAX], path[PATH_MAX + 16];
+	struct statfs sfs;
 	struct stat st;
 	int r;
 
@@ -167,6 +170,19 @@ int changes_create(struct changes_set *cs, const char *id, const char *workspace
 			 "set BPFBOX_CHANGES_DIR outside the workspace",
 			 root, workspace);
 		return -EINVAL;
+	}
+	/*
+	 * An overlay's upper layer cannot lie on an overlayfs (the kernel's
+	 * EINVAL at the mount, in the session's set-up, would say nothing):
+	 * a home in a container, or a VM's root, is one.
+	 */
+	if (statfs(root, &sfs) == 0 && sfs.f_type == CHANGES_OVERLAYFS_MAGIC) {
+		snprintf(why, why_size,
+			 "--changes: the change sets' directory %s is on an overlayfs, which "
+			 "cannot hold a change set's upper layer; set BPFBOX_CHANGES_DIR to a "
+			 "directory on another file system",
+			 root);
+		return -EXDEV;
 	}
 	if (fstat(ws_fd, &st) < 0)
 		return -errno;
@@ -371,6 +387,9 @@ int changes_remove_work(const struct changes_set *cs)
 					  "work/work/incompat/volatile"};
 	char path[PATH_MAX + 64];
 
+	/* A set whose directory was never made has nothing to remove. */
+	if (cs->dir[0] != '/')
+		return -EINVAL;
 	for (size_t i = 0; i < ARRAY_SIZE(own); i++) {
 		snprintf(path, sizeof(path), "%s/%s", cs->dir, own[i]);
 		chmod(path, 0700);
@@ -381,6 +400,13 @@ int changes_remove_work(const struct changes_set *cs)
 
 int changes_remove(const struct changes_set *cs)
 {
+	/*
+	 * Never a path built on an empty dir: "" + "/work" was the host's
+	 * /work, removed whole after a set-up refused before the set's
+	 * directory existed (docs/SECURITY.md, "Removing what bpfbox made").
+	 */
+	if (cs->dir[0] != '/')
+		return -EINVAL;
 	changes_remove_work(cs);
 	return rm_tree(cs->dir);
 }

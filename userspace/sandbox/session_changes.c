@@ -155,7 +155,8 @@ void session_changes_free(struct session *s)
 	 * A set-up that failed before the command ran leaves no set behind,
 	 * unless it holds a parent's changes (--changes-from).
 	 */
-	if (s->result.wait_status < 0 && !s->changes->list.n && !s->changes->parent[0])
+	if (s->result.wait_status < 0 && !s->changes->list.n && !s->changes->parent[0] &&
+	    s->changes->dir[0])
 		changes_remove(s->changes);
 	changes_unlock(s->changes);
 	change_list_free(&s->changes->list);
