@@ -449,7 +449,8 @@ static __always_inline int check_unix_peer(struct bpfbox_session *s, struct sock
 		}
 		return 0;
 	}
-	if ((s->flags & BPFBOX_SF_GAP_UNIX) && d && !under_writable(s->id, (__u64)d))
+	/* No free scratch slot: not known to be writable, so denied. */
+	if ((s->flags & BPFBOX_SF_GAP_UNIX) && d && !writable_now(s->id, d))
 		goto deny;
 	return 0;
 deny:
@@ -514,9 +515,12 @@ static __always_inline int check_meta(int ret, const struct path *path, struct d
 	if (ovl_internal())
 		return 0;
 	ovl_note(d);
-	if (under_writable(s->id, (__u64)d))
-		return 0;
 	w = scratch_get();
+	/* No free scratch slot: cannot check, so fail closed. */
+	if (w && under_writable(w, s->id, (__u64)d)) {
+		scratch_put(w);
+		return 0;
+	}
 	if (w) {
 		if (!mnt)
 			mnt = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), fs,

@@ -11,14 +11,7 @@
 #ifndef BPFBOX_LSM_FILE_BPF_H
 #define BPFBOX_LSM_FILE_BPF_H
 
-#include "cmd.bpf.h"
-#include "lsm_ovl.bpf.h"
-#include "lsm_own.bpf.h"
-#include "bpfbox/lsm.h"
-
-#define MAX_DEPTH      LSM_MAX_DEPTH /* path components looked at, from the file up */
-#define MAX_MOUNT_HOPS 8	     /* mount crossings on the way to the root */
-#define SCRATCH_SLOTS  4	     /* programs preempted on one CPU at once */
+#include "lsm_chain.bpf.h"
 
 /* {session, kind, name} of the file policy: present means denied. */
 BPFBOX_MAP(names, BPF_MAP_TYPE_HASH, 65536, BPF_F_NO_PREALLOC, struct bpfbox_name_key, __u8);
@@ -26,64 +19,6 @@ BPFBOX_MAP(names, BPF_MAP_TYPE_HASH, 65536, BPF_F_NO_PREALLOC, struct bpfbox_nam
 /* Absolute deny paths as a trie of components, walked from the root. */
 BPFBOX_MAP(abs_paths, BPF_MAP_TYPE_HASH, 65536, BPF_F_NO_PREALLOC, struct lsm_abs_key,
 	   struct lsm_abs_node);
-
-/*
- * The session's writable set (workspace, private tmp, rw paths) by device
- * and inode of each directory: a file is in it when one of its ancestors
- * is, whatever name or symlink led to it.
- */
-BPFBOX_MAP(writable, BPF_MAP_TYPE_HASH, 16384, BPF_F_NO_PREALLOC, struct bpfbox_inode_key, __u8);
-
-/*
- * Working memory of one check: too big for the stack. A program may be
- * preempted mid-check (migration is off, preemption is not), so each
- * check takes a free slot of its CPU and gives it back.
- */
-struct scratch {
-	__u32 busy;
-	__u32 depth;		/* dentries in chain */
-	__u32 rooted;		/* chain ends below the task's root */
-	__u32 base;		/* a position in path */
-	__u32 system;		/* abs_match passed a system tree (LSM_TREE_SYSTEM) */
-	__u64 chain[MAX_DEPTH]; /* struct dentry *, the file first */
-	struct bpfbox_name_key key;
-	struct lsm_abs_key abs;
-	char win[BPFBOX_NAME_LEN + 8];
-	char path[BPFBOX_PATH_LEN + BPFBOX_NAME_LEN];
-	struct cmd_exe cmd;
-};
-
-BPFBOX_MAP(scratch, BPF_MAP_TYPE_PERCPU_ARRAY, SCRATCH_SLOTS, 0, __u32, struct scratch);
-
-static __always_inline struct scratch *scratch_get(void)
-{
-	for (__u32 i = 0; i < SCRATCH_SLOTS; i++) {
-		__u32 k = i;
-		struct scratch *w = bpf_map_lookup_elem(&scratch, &k);
-
-		if (w && !__sync_lock_test_and_set(&w->busy, 1))
-			return w;
-	}
-	return NULL;
-}
-
-static __always_inline void scratch_put(struct scratch *w)
-{
-	w->busy = 0;
-}
-
-static __always_inline void zero_name(char *name)
-{
-	__u64 *q = (__u64 *)name;
-
-	for (int i = 0; i < BPFBOX_NAME_LEN / 8; i++)
-		q[i] = 0;
-}
-
-static __always_inline struct dentry *chain_at(struct scratch *w, __u32 i)
-{
-	return (struct dentry *)w->chain[i & (MAX_DEPTH - 1)];
-}
 
 /* dst = d's name, zero padded; false when longer than any rule's name. */
 static __always_inline bool read_name(char *dst, struct dentry *d)
@@ -121,64 +56,6 @@ static __always_inline bool name_denied(struct scratch *w, __u32 session, __u32 
  * plain memory, which 6.1 does not take as a map key. Pointers to kernel
  * objects travel as __u64.
  */
-
-/*
- * w->chain = the dentries from d up to the task's root (or the root of
- * the mount tree), crossing mounts the way d_path does, at most MAX_DEPTH
- * of them. Returns their number.
- */
-static __noinline int chain_collect(struct scratch *w, __u64 dentry, __u64 vfsmount)
-{
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct dentry *root_d = BPF_CORE_READ(task, fs, root.dentry);
-	struct vfsmount *root_m = BPF_CORE_READ(task, fs, root.mnt);
-	__u64 off = bpf_core_field_offset(struct mount, mnt);
-	struct dentry *d = (struct dentry *)dentry;
-	struct vfsmount *vm = (struct vfsmount *)vfsmount;
-	struct mount *mnt = (void *)vm - off;
-	struct dentry *parent;
-	__u32 i;
-
-	if (!w)
-		return 0;
-	w->rooted = 0;
-	/*
-	 * One component per turn, so that the turn number is the only
-	 * state that differs between turns (the verifier then prunes).
-	 */
-#pragma clang loop unroll(disable)
-	for (i = 0; i <= MAX_DEPTH; i++) {
-		/* Up from the roots of mounts to their mount points. */
-#pragma clang loop unroll(disable)
-		for (int j = 0; j < MAX_MOUNT_HOPS; j++) {
-			struct mount *up;
-
-			if (d == root_d && vm == root_m)
-				goto rooted;
-			if (d != BPF_CORE_READ(vm, mnt_root))
-				break;
-			up = BPF_CORE_READ(mnt, mnt_parent);
-			if (up == mnt)
-				goto rooted;
-			d = BPF_CORE_READ(mnt, mnt_mountpoint);
-			mnt = up;
-			vm = (void *)up + off;
-		}
-		if (d == root_d && vm == root_m)
-			goto rooted;
-		parent = BPF_CORE_READ(d, d_parent);
-		if (i == MAX_DEPTH || parent == d) /* too deep, or disconnected */
-			break;
-		w->chain[i & (MAX_DEPTH - 1)] = (__u64)d;
-		d = parent;
-	}
-	w->depth = i < MAX_DEPTH ? i : MAX_DEPTH;
-	return w->depth;
-rooted:
-	w->rooted = 1;
-	w->depth = i;
-	return i;
-}
 
 /* Pattern *.SUFFIX: the name after each dot of its last 64 bytes. */
 static __noinline int suffix_denied(struct scratch *w, __u32 session, __u64 dentry)
@@ -284,61 +161,34 @@ static __noinline int source_leaf(struct scratch *w, __u32 session)
 	return name_denied(w, session, LSM_NAME_SOURCE);
 }
 
-/* The directories on the path (chain[1..]). */
-static __noinline int components_denied(struct scratch *w, __u32 session)
+/* One directory on the path (chain[1 + i]): found when a rule names it. */
+static long component_step(__u64 i, void *arg)
 {
-	struct dentry *d;
+	struct scratch *w = step_scratch(arg);
 	__u32 n;
+	struct dentry *d;
 
 	if (!w)
-		return 0;
+		return 1;
 	n = w->depth;
-#pragma clang loop unroll(disable)
-	for (__u32 i = 1; i < MAX_DEPTH; i++) {
-		if (i >= n)
-			break;
-		d = chain_at(w, i);
-		if (read_name(w->key.name, d) && name_denied(w, session, BPFBOX_NAME_COMPONENT))
-			return 1;
-		if (i + 1 < n && read_pair(w->key.name, chain_at(w, i + 1), d) &&
-		    name_denied(w, session, LSM_NAME_PAIR_COMPONENT))
-			return 1;
+	if (i + 1 >= n)
+		return 1;
+	d = chain_at(w, i + 1);
+	if ((read_name(w->key.name, d) && name_denied(w, w->session, BPFBOX_NAME_COMPONENT)) ||
+	    (i + 2 < n && read_pair(w->key.name, chain_at(w, i + 2), d) &&
+	     name_denied(w, w->session, LSM_NAME_PAIR_COMPONENT))) {
+		w->found = 1;
+		return 1;
 	}
 	return 0;
 }
 
-/*
- * Whether d (a file or directory) lies in the session's writable set: d or
- * one of its parents, up to the root of its file system, is a directory of
- * the set, or d is on a tmpfs the session's set-up made (own_sbs). By
- * inode, so ".." and symlinks lead to the same answer. From an
- * overlay's root the walk goes on at its upper layer's root (a change
- * set's overlay: its upper lies in the change sets' directory, which is in
- * the set; lsm_ovl.bpf.h).
- */
-static __noinline int under_writable(__u32 session, __u64 dentry)
+/* The directories on the path (chain[1..]). */
+static __noinline int components_denied(struct scratch *w, __u32 session)
 {
-	struct bpfbox_inode_key k = {.session = session};
-	struct dentry *d = (struct dentry *)dentry, *p;
-	struct bpfbox_own_sbs *own = bpf_map_lookup_elem(&own_sbs, &session);
-
-#pragma clang loop unroll(disable)
-	for (int i = 0; i < MAX_DEPTH; i++) {
-		if (!d)
-			return 0;
-		k.dev = BPF_CORE_READ(d, d_sb, s_dev);
-		k.ino = BPF_CORE_READ(d, d_inode, i_ino);
-		if (own_sb(own, k.dev) || bpf_map_lookup_elem(&writable, &k))
-			return 1;
-		p = BPF_CORE_READ(d, d_parent);
-		if (p == d) {
-			p = ovl_upper_root(BPF_CORE_READ(d, d_sb));
-			if (!p || p == d)
-				return 0;
-		}
-		d = p;
-	}
-	return 0;
+	if (!w)
+		return 0;
+	return scratch_loop(w, session, MAX_DEPTH, component_step);
 }
 
 enum abs_match {
@@ -348,78 +198,55 @@ enum abs_match {
 	ABS_DENY,
 };
 
+/* One component of abs_match, from the root down. */
+static long abs_step(__u64 i, void *arg)
+{
+	struct scratch *w = step_scratch(arg);
+	struct lsm_abs_node *node;
+	__u32 n, mask;
+
+	if (!w)
+		return 1;
+	n = w->depth;
+	if (i >= n) {
+		w->found = ABS_PREFIX;
+		return 1;
+	}
+	if (!read_name(w->abs.name, chain_at(w, n - 1 - i)))
+		return 1;
+	w->abs.session = w->session;
+	w->abs.pad = 0;
+	node = bpf_map_lookup_elem(&abs_paths, &w->abs);
+	if (!node)
+		return 1;
+	mask = w->abs_mask;
+	if (node->deny & mask) {
+		w->found = ABS_DENY;
+		return 1;
+	}
+	if (node->deny & LSM_TREE_SYSTEM)
+		w->system = 1;
+	w->abs.parent = node->id;
+	/* The whole chain matched a prefix of a rule. */
+	if (i + 1 >= MAX_DEPTH)
+		w->found = ABS_PREFIX;
+	return 0;
+}
+
 /*
  * The chain from the root down through the trie of absolute paths:
  * ABS_DENY at a node with one of the LSM_DENY_* bits of mask.
  */
 static __noinline int abs_match(struct scratch *w, __u32 session, __u32 mask)
 {
-	struct lsm_abs_node *node;
-	__u64 parent = 0;
-	__u32 n;
-
 	if (!w)
 		return ABS_NONE;
 	w->system = 0;
 	if (!w->rooted || !w->depth)
 		return ABS_NONE;
-	n = w->depth;
-#pragma clang loop unroll(disable)
-	for (__u32 i = 0; i < MAX_DEPTH; i++) {
-		if (i >= n)
-			return ABS_PREFIX;
-		if (!read_name(w->abs.name, chain_at(w, n - 1 - i)))
-			return ABS_NONE;
-		w->abs.session = session;
-		w->abs.pad = 0;
-		w->abs.parent = parent;
-		node = bpf_map_lookup_elem(&abs_paths, &w->abs);
-		if (!node)
-			return ABS_NONE;
-		if (node->deny & mask)
-			return ABS_DENY;
-		if (node->deny & LSM_TREE_SYSTEM)
-			w->system = 1;
-		parent = node->id;
-	}
-	return ABS_PREFIX;
-}
-
-/* w->path = the chain as a path, for records where d_path is not allowed. */
-static __noinline int chain_path(struct scratch *w)
-{
-	volatile __u32 *pos;
-	__u32 n, at;
-	long r;
-
-	if (!w)
-		return 0;
-	/* The write position lives in memory: see interp_name(). */
-	pos = &w->base;
-	*pos = 0;
-	n = w->depth;
-	if (!w->rooted) {
-		w->path[0] = '.';
-		w->path[1] = '.';
-		w->path[2] = '.';
-		*pos = 3;
-	}
-#pragma clang loop unroll(disable)
-	for (__u32 i = 0; i < MAX_DEPTH; i++) {
-		at = *pos;
-		if (i >= n || at >= BPFBOX_PATH_LEN - 1)
-			break;
-		w->path[at & (BPFBOX_PATH_LEN - 1)] = '/';
-		at++;
-		r = bpf_probe_read_kernel_str(&w->path[at & (BPFBOX_PATH_LEN - 1)], BPFBOX_NAME_LEN,
-					      BPF_CORE_READ(chain_at(w, n - 1 - i), d_name.name));
-		*pos = r > 0 ? at + r - 1 : at;
-	}
-	at = *pos;
-	if (!n && at < BPFBOX_PATH_LEN - 1)
-		w->path[at++ & (BPFBOX_PATH_LEN - 1)] = '/';
-	w->path[at < BPFBOX_PATH_LEN ? at : BPFBOX_PATH_LEN - 1] = 0;
-	return 0;
+	w->abs.parent = 0;
+	w->abs_mask = mask;
+	return scratch_loop(w, session, MAX_DEPTH, abs_step);
 }
 
 /*
@@ -442,7 +269,7 @@ static __always_inline bool dentry_denied(struct scratch *w, __u32 session, stru
 	 * Name patterns are about credentials in user trees: not in a system
 	 * or library tree (/usr/lib, ...), unless the session may write there.
 	 */
-	if (w->system && !under_writable(session, (__u64)d))
+	if (w->system && !under_writable(w, session, (__u64)d))
 		return false;
 	/* A public file of a package (policy_public_files: a CA bundle). */
 	if (w->depth > 1 && read_pair(w->key.name, chain_at(w, 1), chain_at(w, 0)) &&

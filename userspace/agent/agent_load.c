@@ -109,10 +109,54 @@ static int pin_all(struct agent *a, struct bpf_object_skeleton *sk)
 	return r;
 }
 
+/*
+ * BPFBOX_VERIFIER_STATS=1: the verifier's statistics of each program the
+ * skeleton loads (instructions processed, states, time), one stderr line
+ * each, to keep every program's verification bounded (docs/lsm.md).
+ * stats_begin gives each program a log buffer (NULL when off),
+ * stats_end prints and frees them.
+ */
+#define STATS_LOG 16384
+
+static char *stats_begin(struct bpf_object_skeleton *sk)
+{
+	char *logs;
+
+	if (!getenv("BPFBOX_VERIFIER_STATS"))
+		return NULL;
+	logs = calloc(sk->prog_cnt, STATS_LOG);
+	for (int i = 0; logs && i < sk->prog_cnt; i++) {
+		bpf_program__set_log_buf(*sk->progs[i].prog, logs + (size_t)i * STATS_LOG,
+					 STATS_LOG);
+		bpf_program__set_log_level(*sk->progs[i].prog, 4);
+	}
+	return logs;
+}
+
+static void stats_end(struct bpf_object_skeleton *sk, char *logs)
+{
+	for (int i = 0; logs && i < sk->prog_cnt; i++) {
+		char *l = logs + (size_t)i * STATS_LOG, *at, *nl;
+
+		l[STATS_LOG - 1] = 0;
+		/* The statistics are the log's last lines: from its time on. */
+		at = strstr(l, "verification time");
+		for (nl = strchr(at ? at : l, '\n'); nl; nl = strchr(nl, '\n'))
+			*nl = ' ';
+		if (bpf_program__autoload(*sk->progs[i].prog))
+			fprintf(stderr, "bpfbox: verifier: %s: %s\n", sk->progs[i].name,
+				at ? at : l);
+	}
+	free(logs);
+}
+
 /* Loads and attaches every program of the skeleton that autoloads, then pins. */
 static int load_attach_pin(struct agent *a, struct bpf_object_skeleton *sk)
 {
+	char *logs = stats_begin(sk);
 	int r = bpf_object__load_skeleton(sk);
+
+	stats_end(sk, logs);
 
 	if (!r)
 		r = bpf_object__attach_skeleton(sk);
@@ -290,6 +334,7 @@ static int load_net(struct agent *a, const struct agent_opts *o)
 {
 	char path[PATH_MAX + 64];
 	struct net_bpf *n;
+	char *logs;
 	int r;
 
 	n = a->net = net_bpf__open();
@@ -322,7 +367,9 @@ static int load_net(struct agent *a, const struct agent_opts *o)
 		bpf_map__set_max_entries(n->maps.events, o->ring_bytes);
 	}
 	/* Links stored in the skeleton are detached by net_bpf__destroy. */
+	logs = stats_begin(n->skeleton);
 	r = net_bpf__load(n);
+	stats_end(n->skeleton, logs);
 	/* Every cgroup program, egress by name's too (replies, peers, the proxy's keys). */
 	for (int i = 0; !r && i < n->skeleton->prog_cnt; i++) {
 		struct bpf_program *p = *n->skeleton->progs[i].prog;
