@@ -333,6 +333,15 @@ r['unix_dgram_out'] = denied(lambda: ux('$TMPD/dg.sock', socket.SOCK_DGRAM))
 r['unix_in'] = not denied(lambda: ux('$WS/in.sock'))
 r['signal_out'] = denied(lambda: os.kill($LPID, 0))
 r['signal_own'] = not denied(lambda: os.kill(os.getpid(), 0))
+# A package's public file (certifi/cacert.pem) is no way out: a key moved
+# or linked to that name, or read through a symlink so named, stays denied
+# (a rename and a link are judged by their source, an open by its file).
+os.makedirs('proj/certifi', exist_ok=True)
+r['public_rename'] = denied(lambda: os.rename('proj/x.pem', 'proj/certifi/cacert.pem'))
+r['public_link'] = denied(lambda: os.link('proj/x.pem', 'proj/certifi/cacert.pem'))
+os.symlink('../.ssh/id_rsa', 'proj/certifi/cacert.pem')
+r['public_symlink'] = denied(lambda: open('proj/certifi/cacert.pem').read())
+os.unlink('proj/certifi/cacert.pem')
 print(r)
 sys.exit(0 if all(r.values()) else 1)
 PY
@@ -382,7 +391,7 @@ full_case() {
 	rc=$?
 	SID=$(cat "$WS/sid" 2>/dev/null)
 	[ $rc = 0 ] &&
-		ok "vm $name: LSM denies .env, id_rsa, *.pem, a rename of .env, a listed binary and a command rule's in the workspace; allow-list holds" ||
+		ok "vm $name: LSM denies .env, id_rsa, *.pem, a rename of .env, a key moved, linked or symlinked to a public file's name, a listed binary and a command rule's in the workspace; allow-list holds" ||
 		fail "vm $name: LSM session: $(cat "$TMPD/out" "$TMPD/err" | head -c 600)"
 	check_events "$A" "mine[0]['type'] == 'session.start' and mine[0]['level_enabled'] == 'Full' and mine[0]['level_requested'] == 'Full' and mine[0]['layers']['bpf_lsm']" \
 		"vm $name: session.start says Full with the BPF LSM layer"

@@ -23,7 +23,7 @@ Full)
 	# what this kernel's Standard cell already runs with the same Landlock
 	# ABI: the Full cell keeps what only Full has.
 	# The caller's secrets under /proc: the init of a Full session is the same.
-	SUITES="tests/host/test_audit.sh tests/vm/full.sh tests/host/test_proc_secrets.sh"
+	SUITES="tests/host/test_audit.sh tests/vm/full.sh tests/vm/full_unpriv.sh tests/host/test_proc_secrets.sh"
 	# The command rules' exec program on the oldest verifier (bpf/cmd.bpf.c),
 	# and real projects at Full, embedded (issue 31: a venv failed here on
 	# pip's certifi/cacert.pem): once, on the oldest kernel.
