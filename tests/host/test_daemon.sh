@@ -424,6 +424,15 @@ expect_rc 0 "bpfbox daemon --cleanup" \
 	"$BPFBOX" daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT"
 expect_wait $RUNPID 137 "--cleanup killed the session left running (exit 137)"
 [ ! -e "$PIN" ] && ok "no pins left" || fail "pins left: $(ls "$PIN")"
+# --cleanup removes every entry of its pin directory: a --pin-dir that is
+# not on bpffs (a typo, /etc) is refused before anything is touched.
+mkdir -p "$TMPD/notpins" && echo keep >"$TMPD/notpins/file"
+expect_rc 1 "--cleanup with a --pin-dir off bpffs is refused" \
+	"$BPFBOX" daemon --cleanup --socket "$TMPD/nosock" --pin-dir "$TMPD/notpins" --cgroup-parent "$PARENT"
+expect_grep "is not on the BPF file system .*nothing was removed" "$TMPD/err" "and says so"
+[ "$(cat "$TMPD/notpins/file" 2>/dev/null)" = keep ] && [ ! -e "$PARENT" ] &&
+	ok "the directory's file is intact, no cgroup parent made" ||
+	fail "after the refused --cleanup: $(ls -A "$TMPD/notpins") $(ls -d "$PARENT" 2>&1)"
 [ ! -e "$PARENT" ] && ok "no session cgroups left" || fail "cgroups left: $(find "$PARENT")"
 prog_unloaded "$LINKPROG" "the pinned programs are unloaded"
 

@@ -109,8 +109,15 @@ int agent_pinned_session_count(const char *pin_dir, unsigned int *n);
  */
 int agent_pin_dir_prepare(const char *pin_dir);
 /*
+ * 0 when pin_dir is on the BPF file system or does not exist, -ENOTSUP
+ * when it is a directory of another file system (a --pin-dir typo: its
+ * files are not pins), else -errno.
+ */
+int agent_pin_dir_check(const char *pin_dir);
+/*
  * Removes every pin in pin_dir and the directory: programs and links are
- * detached once no process holds them any more. 0 when there was nothing.
+ * detached once no process holds them any more. 0 when there was nothing;
+ * -ENOTSUP, nothing removed, when pin_dir is not on bpffs.
  */
 int agent_unpin(const char *pin_dir);
 

@@ -198,12 +198,25 @@ int agent_open_pinned_maps(struct agent *a)
 	return 0;
 }
 
+int agent_pin_dir_check(const char *pin_dir)
+{
+	struct statfs sf;
+
+	if (statfs(pin_dir, &sf) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return sf.f_type == BPF_FS_MAGIC ? 0 : -ENOTSUP;
+}
+
 int agent_unpin(const char *pin_dir)
 {
-	DIR *d = opendir(pin_dir);
+	DIR *d;
 	struct dirent *de;
-	int r = 0;
+	int r = agent_pin_dir_check(pin_dir);
 
+	/* Every entry goes: never in a directory that is not the BPF file system's. */
+	if (r < 0)
+		return r;
+	d = opendir(pin_dir);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d))) {

@@ -473,6 +473,12 @@ int daemon_cleanup(const struct daemon_opts *o)
 
 	if (geteuid() != 0)
 		return log_error_errno(EPERM, "--cleanup removes pins and cgroups; run it as root");
+	/* Before anything: --cleanup removes every entry of the pin directory. */
+	if ((r = agent_pin_dir_check(o->pin_dir)) == -ENOTSUP)
+		return log_error_errno(-r,
+				       "--pin-dir %s is not on the BPF file system (bpffs): its "
+				       "files are not pins; nothing was removed",
+				       o->pin_dir);
 	if (daemon_answers(o->socket_path))
 		return log_error_errno(EBUSY, "a daemon answers on %s; stop it before --cleanup",
 				       o->socket_path);
