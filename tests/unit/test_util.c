@@ -269,7 +269,7 @@ static void plain_paths(void **state)
 
 /*
  * In a child confined to a scratch root (its own user namespace, then
- * chroot): rm_tree of "", of a relative name and of "/" itself, and
+ * chroot): rm_tree of "", of a relative name and of "/" by any name, and
  * changes_remove of a set whose directory was never made, touch nothing.
  * The last one once built "" + "/work" and removed the host's /work
  * whole; here "/" and "/work" are the scratch's, so even a regression
@@ -289,8 +289,8 @@ static int confined_removals(const char *root)
 	snprintf(cwd, sizeof(cwd), "/rel");
 	if (chdir(cwd) < 0 || rm_tree("victim") != -EINVAL || access("/rel/victim/f", F_OK) < 0)
 		return 2;
-	if (rm_tree("/") != -EINVAL || rm_tree("//") != -EINVAL ||
-	    access("/work/sentinel", F_OK) < 0)
+	if (rm_tree("/") != -EINVAL || rm_tree("//") != -EINVAL || rm_tree("/rel/..") != -EINVAL ||
+	    rm_tree("/.") != -EINVAL || access("/work/sentinel", F_OK) < 0)
 		return 3;
 	memset(&cs, 0, sizeof(cs));
 	if (changes_remove(&cs) != -EINVAL || changes_remove_work(&cs) != -EINVAL)

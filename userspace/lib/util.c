@@ -347,7 +347,7 @@ int rm_tree(const char *path)
 {
 	char **stack = NULL;
 	size_t depth = 0, cap = 0;
-	struct stat st;
+	struct stat st, root;
 	int fd, r = 0;
 
 	/*
@@ -367,6 +367,9 @@ int rm_tree(const char *path)
 	}
 	if (fstat(fd, &st) < 0)
 		r = -errno;
+	/* Nor any other name of the root ("/tmp/..", "/."). */
+	else if (stat("/", &root) == 0 && root.st_dev == st.st_dev && root.st_ino == st.st_ino)
+		r = -EINVAL;
 	while (!r) {
 		char *name = NULL, *child;
 		dev_t dev = 0;
