@@ -97,6 +97,18 @@ struct chain_ctx {
 };
 
 /*
+ * The scratch of a bpf_loop step (chain_ctx: its slot), or NULL. Every
+ * walk here is a bpf_loop whose state lives in the scratch, for the
+ * reason chain_step gives.
+ */
+static __always_inline struct scratch *step_scratch(void *arg)
+{
+	__u32 slot = ((struct chain_ctx *)arg)->slot;
+
+	return bpf_map_lookup_elem(&scratch, &slot);
+}
+
+/*
  * One step of chain_collect, from the file up: a mount crossed (the top of
  * a mount: on to where it is mounted), or a dentry recorded and its parent
  * next. 0 on to the next step, 1 done. A bpf_loop callback, so that the
@@ -107,12 +119,11 @@ struct chain_ctx {
  */
 static long chain_step(__u64 step, void *arg)
 {
-	struct chain_ctx *c = arg;
-	__u32 slot = c->slot, n;
-	struct scratch *w = bpf_map_lookup_elem(&scratch, &slot);
+	struct scratch *w = step_scratch(arg);
 	struct dentry *d, *parent;
 	struct vfsmount *vm;
 	struct mount *mnt, *up;
+	__u32 n;
 
 	if (!w)
 		return 1;
@@ -177,18 +188,6 @@ static __noinline int chain_collect(struct scratch *w, __u64 dentry, __u64 vfsmo
 	 */
 	bpf_loop((MAX_DEPTH + 1) * (MAX_MOUNT_HOPS + 1) + 1, chain_step, &c, 0);
 	return *(volatile __u32 *)&w->depth;
-}
-
-/*
- * The scratch of a bpf_loop step (chain_ctx: its slot), or NULL. Every
- * walk below is a bpf_loop whose state lives in the scratch, for the
- * reason chain_step gives.
- */
-static __always_inline struct scratch *step_scratch(void *arg)
-{
-	__u32 slot = ((struct chain_ctx *)arg)->slot;
-
-	return bpf_map_lookup_elem(&scratch, &slot);
 }
 
 /* Runs step over w (found = 0 first) and returns what it found. */
