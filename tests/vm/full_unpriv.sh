@@ -11,23 +11,12 @@ cd /opt/bpfbox || exit 1
 export BPFBOX=bpfbox BPFBOX_BUILD=/opt/bpfbox/build
 . tests/lib.sh
 
-U=bpfboxtest UID_T=4242
-UH=/home/$U
-if ! grep -q "^$U:" /etc/passwd; then
-	echo "$U:x:$UID_T:$UID_T:bpfbox test user:$UH:/bin/sh" >>/etc/passwd
-	echo "$U:x:$UID_T:" >>/etc/group
-fi
-mkdir -p "$UH" && chown "$UID_T:$UID_T" "$UH"
-chmod 755 "$TMPD"
+. tests/vm/test_user.sh
 # The user's change sets in the test's directory: the default, under the
 # home, lies on the guest's root, an overlayfs, which cannot hold an
 # upper layer (bpfbox refuses it; tests/host/test_changes.sh).
 mkdir -p "$TMPD/usets" && chown "$UID_T:$UID_T" "$TMPD/usets"
-as_user() {
-	setpriv --reuid="$UID_T" --regid="$UID_T" --clear-groups \
-		env -i PATH="$PATH" HOME="$UH" USER="$U" LOGNAME="$U" TERM=dumb \
-		BPFBOX_CHANGES_DIR="$TMPD/usets" "$@"
-}
+AS_USER_ENV="BPFBOX_CHANGES_DIR=$TMPD/usets"
 
 SOCK="$TMPD/d.sock" PIN="/sys/fs/bpf/bpfbox-fullu-$$" PARENT="/sys/fs/cgroup/bpfbox-fullu-$$" DERR="$TMPD/derr"
 : >"$DERR"

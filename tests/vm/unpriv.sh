@@ -9,23 +9,7 @@ cd /opt/bpfbox || exit 1
 export BPFBOX=bpfbox BPFBOX_BUILD=/opt/bpfbox/build
 . tests/lib.sh
 
-# The test user, made in the guest's writable root (an overlay; the host's
-# /etc is never written): a uid no host account has here.
-U=bpfboxtest UID_T=4242
-UH=/home/$U
-if ! grep -q "^$U:" /etc/passwd; then
-	echo "$U:x:$UID_T:$UID_T:bpfbox test user:$UH:/bin/sh" >>/etc/passwd
-	echo "$U:x:$UID_T:" >>/etc/group
-fi
-mkdir -p "$UH" && chown "$UID_T:$UID_T" "$UH"
-chmod 755 "$TMPD"
-
-# as_user CMD...: CMD as the test user, with a login-like environment.
-as_user() {
-	setpriv --reuid="$UID_T" --regid="$UID_T" --clear-groups \
-		env -i PATH="$PATH" HOME="$UH" USER="$U" LOGNAME="$U" TERM=dumb \
-		BPFBOX="$BPFBOX" BPFBOX_BUILD="$BPFBOX_BUILD" BPFBOX_VM=1 "$@"
-}
+. tests/vm/test_user.sh
 
 userns_state() {
 	as_user bpfbox status --json >"$TMPD/s.json" 2>"$TMPD/s.err"

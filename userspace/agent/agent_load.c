@@ -157,7 +157,6 @@ static int load_attach_pin(struct agent *a, struct bpf_object_skeleton *sk)
 	int r = bpf_object__load_skeleton(sk);
 
 	stats_end(sk, logs);
-
 	if (!r)
 		r = bpf_object__attach_skeleton(sk);
 	if (!r)

@@ -94,8 +94,7 @@ int session_changes_start(struct session *s, struct grant_fds *gf)
 	r = changes_create(cs, s->id, s->policy->workspace, gf->ws, &gf->upper, &gf->work, why,
 			   sizeof(why));
 	if (r < 0) {
-		if (cs->dir[0])
-			changes_remove(cs);
+		changes_remove(cs); /* nothing when its directory was never made */
 		log_error("%s; nothing ran", why);
 		return r;
 	}
@@ -155,9 +154,8 @@ void session_changes_free(struct session *s)
 	 * A set-up that failed before the command ran leaves no set behind,
 	 * unless it holds a parent's changes (--changes-from).
 	 */
-	if (s->result.wait_status < 0 && !s->changes->list.n && !s->changes->parent[0] &&
-	    s->changes->dir[0])
-		changes_remove(s->changes);
+	if (s->result.wait_status < 0 && !s->changes->list.n && !s->changes->parent[0])
+		changes_remove(s->changes); /* refuses a set whose directory was never made */
 	changes_unlock(s->changes);
 	change_list_free(&s->changes->list);
 	free(s->changes);
