@@ -236,11 +236,13 @@ except PermissionError: sys.exit(0)
 sys.exit(1)"
 kill $LPID 2>/dev/null
 check_events "$A" "any(e['type'] == 'connect' and e.get('address') == '127.0.0.2' and e['port'] == $P2 and e['decision'] == 'deny' and e['layer'] == '$NET_LAYER' for e in ev)" "the refused connect is a $NET_LAYER denial"
-# Unprivileged and without a daemon nothing can load them: refused, nothing runs.
+# Unprivileged, without a daemon and without namespaces nothing can hold
+# them (no BPF, no network namespace for the proxy: test_egress_unpriv.sh
+# has the proxy): refused, nothing runs.
 if command -v setpriv >/dev/null 2>&1; then
 	chmod 777 "$TMPD/ws"
-	expect_rc 125 "--net-allow without the BPF agent (uid 65534, no daemon) is refused, nothing runs" \
-		setpriv --reuid 65534 --regid 65534 --clear-groups "$BPFBOX" run -q --no-daemon \
+	expect_rc 125 "--net-allow without the BPF agent or namespaces (uid 65534, no daemon) is refused, nothing runs" \
+		setpriv --reuid 65534 --regid 65534 --clear-groups "$BPFBOX" run -q --no-daemon --no-namespaces \
 		--net-allow "127.0.0.1:$P1" -w "$TMPD/ws" -- touch "$TMPD/ws/ran2"
 	[ -e "$TMPD/ws/ran2" ] && fail "the command ran despite the refused allow-list" || ok "nothing ran without the BPF agent"
 else

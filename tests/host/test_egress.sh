@@ -6,57 +6,18 @@
 . "$(dirname "$0")/../lib.sh"
 
 need_root_cgroup2 egress "network namespaces and the BPF redirect"
-for t in curl openssl ip; do
-	if ! command -v $t >/dev/null; then
-		fail "egress: $t is missing (make deps installs it)"
-		finish
-		exit $?
-	fi
-done
-
-NS=bbx-eg-$$
-N=$(($$ % 200 + 20))
-HOSTIF=bbe$$h
-SRV=10.201.$N.2
 daemon_scratch egress-test
+. "$ROOT/tests/host/netfix.sh"
+cleanup_extra() { netfix_down; }
 chmod 755 "$TMPD"
-
-cleanup_extra() {
-	for p in $(ip netns pids "$NS" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
-	ip netns del "$NS" 2>/dev/null
-	ip link del "$HOSTIF" 2>/dev/null
-}
-
-if ! ip netns add "$NS" || ! ip link add "$HOSTIF" type veth peer name bbe$$n ||
-	! ip link set bbe$$n netns "$NS" || ! ip addr add 10.201.$N.1/24 dev "$HOSTIF" ||
-	! ip link set "$HOSTIF" up || ! ip -n "$NS" addr add $SRV/24 dev bbe$$n ||
-	! ip -n "$NS" link set bbe$$n up || ! ip -n "$NS" link set lo up; then
-	fail "egress: cannot make the test's network namespace $NS"
-	finish
-	exit $?
-fi
-
-# A test CA and a server certificate for every name the servers answer.
-# The session reads the CA as ca.crt: **/*.pem is a credential pattern the
-# BPF LSM denies (the Full level, tests/vm/egress.sh).
-cd "$TMPD" || exit 1
-openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out "$WS/ca.crt" -days 1 \
-	-subj /CN=bpfbox-test-ca 2>/dev/null &&
-	openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=allowed.test \
-		2>/dev/null &&
-	printf 'subjectAltName=DNS:allowed.test,DNS:other.test,DNS:a.wild.test,DNS:loop.test\n' >ext &&
-	openssl x509 -req -in srv.csr -CA "$WS/ca.crt" -CAkey ca.key -CAcreateserial -out srv.pem \
-		-days 1 -extfile ext 2>/dev/null || fail "egress: cannot make the test CA"
-
-ip netns exec "$NS" "$PY" "$ROOT/tests/helpers/netsrv.py" $SRV 80,8080 443 7000 srv.pem srv.key \
-	"$TMPD/ready" allowed.test=$SRV other.test=$SRV a.wild.test=$SRV wild.test=$SRV \
-	loop.test=127.0.0.1 meta.test=169.254.169.254 >"$TMPD/srv.log" 2>&1 &
-wait_file "$TMPD/ready" 10
-if [ ! -s "$TMPD/ready" ]; then
-	fail "egress: the test servers did not start: $(head -c 300 "$TMPD/srv.log")"
-	finish
-	exit $?
-fi
+# The session reads the test CA as ca.crt: **/*.pem is a credential pattern
+# the BPF LSM denies (the Full level, tests/vm/egress.sh).
+N=$(($$ % 200 + 20))
+S=10.201.$N.2
+netfix_up eg 10.201.$N 80,8080 443 allowed.test,other.test,a.wild.test,loop.test \
+	allowed.test=$S other.test=$S a.wild.test=$S wild.test=$S \
+	loop.test=127.0.0.1 meta.test=169.254.169.254
+cp "$TMPD/ca.crt" "$WS/ca.crt"
 # Positive control, outside any session: the servers answer.
 if curl -sS --max-time 5 --noproxy '*' --cacert "$WS/ca.crt" \
 	--resolve allowed.test:443:$SRV https://allowed.test/ 2>&1 | grep -q 'hello from allowed.test'; then
@@ -263,12 +224,14 @@ box "$TMPD/m.jsonl" --net allow --net-allow allowed.test -- sh -c 'echo "proxy=$
 expect_grep '^proxy=none$' "$TMPD/out" "egress: --net allow with a name rule sets no proxy"
 
 # 9. Without the BPF network layer (unprivileged, no daemon: nothing can
-# load it; as root it loads by itself, issue 31) name rules are refused.
+# load it; as root it loads by itself, issue 31) name rules go through the
+# proxy of the session's network namespace (test_egress_unpriv.sh); without
+# namespaces either, they are refused.
 if command -v setpriv >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
 	mkdir -p "$TMPD/ws-nb" && chmod 777 "$TMPD/ws-nb" && chmod 755 "$TMPD"
-	expect_rc 125 "egress: name rules without BPF (uid 65534, no daemon) are refused with exit 125" \
+	expect_rc 125 "egress: name rules without BPF or namespaces (uid 65534, no daemon) are refused with exit 125" \
 		setpriv --reuid 65534 --regid 65534 --clear-groups \
-		"$BPFBOX" run --no-daemon -w "$TMPD/ws-nb" --net-allow allowed.test:443 -- true
+		"$BPFBOX" run --no-daemon --no-namespaces -w "$TMPD/ws-nb" --net-allow allowed.test:443 -- true
 	expect_rc 0 "egress: as root a name rule needs no --audit (the programs load by themselves)" \
 		"$BPFBOX" run --no-daemon -q -w "$WS" --net-allow allowed.test:443 -- true
 else

@@ -7,53 +7,14 @@
 . "$(dirname "$0")/../lib.sh"
 
 need_root_cgroup2 secrets "network namespaces and the BPF redirect"
-for t in curl openssl ip; do
-	if ! command -v $t >/dev/null; then
-		fail "secrets: $t is missing (make deps installs it)"
-		finish
-		exit $?
-	fi
-done
-
-NS=bbx-sec-$$
-HOSTIF=bbs$$h
-SRV=203.0.113.2
 daemon_scratch secrets-test
+. "$ROOT/tests/host/netfix.sh"
+cleanup_extra() { netfix_down; }
 chmod 755 "$TMPD"
-
-cleanup_extra() {
-	for p in $(ip netns pids "$NS" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
-	ip netns del "$NS" 2>/dev/null
-	ip link del "$HOSTIF" 2>/dev/null
-}
-
-if ! ip netns add "$NS" || ! ip link add "$HOSTIF" type veth peer name bbs$$n ||
-	! ip link set bbs$$n netns "$NS" || ! ip addr add 203.0.113.1/24 dev "$HOSTIF" ||
-	! ip link set "$HOSTIF" up || ! ip -n "$NS" addr add $SRV/24 dev bbs$$n ||
-	! ip -n "$NS" link set bbs$$n up || ! ip -n "$NS" link set lo up; then
-	fail "secrets: cannot make the test's network namespace $NS"
-	finish
-	exit $?
-fi
-
-# The upstream's CA: bpfbox verifies the server with it (BPFBOX_UPSTREAM_CA);
-# the session never sees it (it trusts the session CA only for api.test).
-cd "$TMPD" || exit 1
-openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out up-ca.crt -days 1 \
-	-subj /CN=bpfbox-test-upstream-ca 2>/dev/null &&
-	openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=api.test \
-		2>/dev/null &&
-	printf 'subjectAltName=DNS:api.test,DNS:other.test\n' >ext &&
-	openssl x509 -req -in srv.csr -CA up-ca.crt -CAkey ca.key -CAcreateserial -out srv.pem \
-		-days 1 -extfile ext 2>/dev/null || fail "secrets: cannot make the test CA"
-ip netns exec "$NS" "$PY" "$ROOT/tests/helpers/netsrv.py" $SRV 80 443 7000 srv.pem srv.key \
-	"$TMPD/ready" api.test=$SRV other.test=$SRV >"$TMPD/srv.log" 2>&1 &
-wait_file "$TMPD/ready" 10
-if [ ! -s "$TMPD/ready" ]; then
-	fail "secrets: the test servers did not start: $(head -c 300 "$TMPD/srv.log")"
-	finish
-	exit $?
-fi
+# The upstream's CA (ca.crt): bpfbox verifies the server with it
+# (BPFBOX_UPSTREAM_CA); the session never sees it (it trusts the session CA
+# only for api.test).
+netfix_up sec 203.0.113 80 443 api.test,other.test api.test=203.0.113.2 other.test=203.0.113.2
 cd "$WS" || exit 1
 
 TOKEN="tok-$$-the-real-value"
@@ -64,7 +25,7 @@ box() {
 	audit=$1
 	shift
 	_b0=$(date +%s%N)
-	BPFBOX_UPSTREAM_CA="${UPCA:-$TMPD/up-ca.crt}" "$BPFBOX" run --no-daemon --audit "$audit" -w "$WS" \
+	BPFBOX_UPSTREAM_CA="${UPCA:-$TMPD/ca.crt}" "$BPFBOX" run --no-daemon --audit "$audit" -w "$WS" \
 		--net-resolver $SRV --timeout 60 $RULES "$@"
 	_brc=$?
 	echo "# box $(basename "$audit"): $((($(date +%s%N) - _b0) / 1000000)) ms" >&3
@@ -220,7 +181,7 @@ never_value "$B" "the leak session's audit stream"
 # 3. Through a daemon: it holds the value and the CA; the client writes
 #    the bundle. Its stream and its messages never hold the value.
 K="$TMPD/k.jsonl"
-export BPFBOX_UPSTREAM_CA="$TMPD/up-ca.crt"
+export BPFBOX_UPSTREAM_CA="$TMPD/ca.crt"
 if start_daemon "$K" --group nogroup; then
 	unset BPFBOX_UPSTREAM_CA
 	"$BPFBOX" run --daemon-socket "$SOCK" -w "$WS" --net-resolver $SRV --timeout 60 $RULES \

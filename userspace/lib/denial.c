@@ -275,3 +275,24 @@ bool denials_add_record(struct denials *d, const void *data, size_t size)
 	}
 	return true;
 }
+
+void denials_shared_add(struct denials_shared *s, const void *data, size_t size)
+{
+	pthread_mutex_lock(&s->lock);
+	denials_add_record(&s->d, data, size);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void denials_shared_take(struct denials_shared *s, struct denials *d)
+{
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->d.n; i++) {
+		const struct denial *x = &s->d.v[i];
+
+		denials_add_why(d, x->layer, x->op, x->what, x->err, x->count, x->rule, x->reason);
+	}
+	d->other += s->d.other;
+	d->fallbacks += s->d.fallbacks;
+	memset(&s->d, 0, sizeof(s->d));
+	pthread_mutex_unlock(&s->lock);
+}

@@ -8,6 +8,7 @@
 #ifndef BPFBOX_DENIAL_H
 #define BPFBOX_DENIAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,5 +71,19 @@ void denials_add_why(struct denials *d, const char *layer, const char *op, const
 bool denials_add_record(struct denials *d, const void *data, size_t size);
 /* Every denial counted, of every kind. */
 uint64_t denials_total(const struct denials *d);
+
+/*
+ * Denials counted by other threads (the egress proxy without BPF), each
+ * under the lock, merged into the session's tally before its summary.
+ */
+struct denials_shared {
+	pthread_mutex_t lock;
+	struct denials d;
+};
+
+/* A record (as denials_add_record) counted under the lock. */
+void denials_shared_add(struct denials_shared *s, const void *data, size_t size);
+/* Moves what s counted into d (s is left empty). */
+void denials_shared_take(struct denials_shared *s, struct denials *d);
 
 #endif

@@ -289,6 +289,9 @@ bool eg_query_from_session(struct egress *e, const struct sockaddr_storage *from
 
 	if (from->ss_family != AF_INET)
 		return false;
+	/* Without BPF the resolver's socket is in the session's own namespace. */
+	if (e->o.explicit_only)
+		return true;
 	return sockdiag_udp4_cgroup(e->diag_fd, ++e->diag_seq, htonl(INADDR_LOOPBACK),
 				    htons(e->udp_port), s4->sin_addr.s_addr, s4->sin_port,
 				    &cg) == 0 &&

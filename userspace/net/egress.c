@@ -1,107 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Egress by name (docs/network.md): the rules and their verdict, the names
- * the resolver answered, the records of every decision, the threads that
- * serve a session's proxy and resolver, start and stop. The resolver is
- * dns.c, the proxy proxy.c.
+ * Egress by name (docs/network.md): the names the resolver answered, the
+ * records of every decision, the threads that serve a session's proxy and
+ * resolver, start and stop. The rules and their verdict are rules.c, the
+ * resolver dns.c, the proxy proxy.c.
  */
 #include "egress_internal.h"
 #include "../lib/sockdiag.h"
-
-bool egress_has_names(const struct strv *rules)
-{
-	char host[256];
-	uint16_t lo, hi;
-
-	for (size_t i = 0; rules && i < rules->n; i++)
-		if (net_name_rule_parse(rules->v[i], host, sizeof(host), &lo, &hi) == 0)
-			return true;
-	return false;
-}
-
-void eg_map4(uint8_t out[16], const void *v4)
-{
-	memset(out, 0, 10);
-	out[10] = out[11] = 0xff;
-	memcpy(out + 12, v4, 4);
-}
-
-bool eg_is_mapped(const uint8_t a[16])
-{
-	static const uint8_t pfx[12] = {[10] = 0xff, [11] = 0xff};
-
-	return !memcmp(a, pfx, 12);
-}
-
-void eg_addr_str(const uint8_t a[16], char *buf, size_t size)
-{
-	if (eg_is_mapped(a))
-		inet_ntop(AF_INET, a + 12, buf, size);
-	else
-		inet_ntop(AF_INET6, a, buf, size);
-}
-
-static int parse_rule(const char *text, struct rule *r)
-{
-	char cidr[64], *slash;
-	uint8_t bin[16];
-
-	memset(r, 0, sizeof(*r));
-	snprintf(r->text, sizeof(r->text), "%s", text);
-	if (net_name_rule_parse(text, r->host, sizeof(r->host), &r->lo, &r->hi) == 0) {
-		r->name = true;
-		return 0;
-	}
-	if (net_rule_parse(text, cidr, sizeof(cidr), &r->lo, &r->hi) < 0)
-		return -EINVAL;
-	slash = strchr(cidr, '/');
-	*slash = '\0';
-	r->plen = strtoul(slash + 1, NULL, 10);
-	if (inet_pton(AF_INET, cidr, bin) == 1) {
-		eg_map4(r->addr, bin);
-		r->plen += 96;
-	} else if (inet_pton(AF_INET6, cidr, r->addr) != 1) {
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static bool prefix_match(const uint8_t a[16], const uint8_t b[16], unsigned int plen)
-{
-	unsigned int bytes = plen / 8, bits = plen % 8;
-
-	if (memcmp(a, b, bytes))
-		return false;
-	return !bits || ((a[bytes] ^ b[bytes]) & (0xff << (8 - bits))) == 0;
-}
-
-/*
- * Never reachable through a name: loopback, unspecified, link-local (the
- * metadata address among them), multicast, broadcast, the metadata IPv6
- * address and the host's own addresses (DNS rebinding).
- */
-bool eg_forbidden(const struct egress *e, const uint8_t a[16])
-{
-	static const uint8_t meta6[16] = {0xfd, 0x00, 0x0e, 0xc2, [15] = 0x54, [14] = 0x02};
-	static const uint8_t zero[16];
-
-	if (eg_is_mapped(a)) {
-		const uint8_t *v = a + 12;
-
-		if (v[0] == 0 || v[0] == 127 || (v[0] == 169 && v[1] == 254) || v[0] >= 224)
-			return true;
-	} else {
-		if (!memcmp(a, zero, 15) && (a[15] == 0 || a[15] == 1))
-			return true;
-		if ((a[0] == 0xfe && (a[1] & 0xc0) == 0x80) || a[0] == 0xff ||
-		    !memcmp(a, meta6, 16))
-			return true;
-	}
-	for (size_t i = 0; i < e->n_own; i++)
-		if (!memcmp(e->own[i], a, 16))
-			return true;
-	return false;
-}
 
 static void own_addresses(struct egress *e)
 {
@@ -119,46 +24,6 @@ static void own_addresses(struct egress *e)
 			       16);
 	}
 	freeifaddrs(ifa);
-}
-
-/*
- * The rule that decides name (may be NULL) at addr:port. Deny rules come
- * first. A name is judged by name rules; an address by CIDR rules. Returns
- * true to allow; *rule gets the deciding rule's text or "".
- */
-bool eg_judge(struct egress *e, const char *name, const uint8_t *addr, uint16_t port, bool any_port,
-	      char rule[BPFBOX_NET_RULE_LEN])
-{
-	bool ok = false;
-
-	rule[0] = '\0';
-	pthread_mutex_lock(&e->lock);
-	for (size_t i = 0; i < e->n_deny; i++) {
-		const struct rule *r = &e->deny[i];
-		bool hit = r->name ? name && net_name_match(r->host, name)
-				   : addr && prefix_match(r->addr, addr, r->plen);
-
-		/* A query is refused only when every port is denied. */
-		if (hit &&
-		    (any_port ? r->lo == 0 && r->hi == 65535 : port >= r->lo && port <= r->hi)) {
-			snprintf(rule, BPFBOX_NET_RULE_LEN, "%s", r->text);
-			goto out;
-		}
-	}
-	for (size_t i = 0; i < e->n_allow; i++) {
-		const struct rule *r = &e->allow[i];
-		bool hit = r->name ? name && net_name_match(r->host, name)
-				   : addr && prefix_match(r->addr, addr, r->plen);
-
-		if (hit && (any_port || (port >= r->lo && port <= r->hi))) {
-			snprintf(rule, BPFBOX_NET_RULE_LEN, "%s", r->text);
-			ok = true;
-			goto out;
-		}
-	}
-out:
-	pthread_mutex_unlock(&e->lock);
-	return ok;
 }
 
 void eg_cache_put(struct egress *e, const char *name, const uint8_t addr[16])
@@ -231,7 +96,15 @@ void eg_emit(struct egress *e, const struct bpfbox_net_orig *o, bool allow, int 
 	snprintf(m.ev.name, sizeof(m.ev.name), "%s", name ? name : "");
 	snprintf(m.ev.rule, sizeof(m.ev.rule), "%s", rule ? rule : "");
 	snprintf(m.ev.reason, sizeof(m.ev.reason), "%s", reason ? reason : "");
-	bpf_prog_test_run_opts(e->o.emit_fd, &opts);
+	if (!e->o.explicit_only) {
+		bpf_prog_test_run_opts(e->o.emit_fd, &opts);
+		return;
+	}
+	/* What net_emit would stamp, but the session's sequence (none without BPF). */
+	m.ev.hdr.type = BPFBOX_EV_NET;
+	m.ev.hdr.ts_ns = now_ns();
+	if (e->o.on_record)
+		e->o.on_record(e->o.record_arg, &m.ev);
 }
 
 void eg_worker_done(struct egress *e, bool conn)
@@ -296,9 +169,16 @@ static void accept_one(struct egress *e)
 	if (ss.ss_family == AF_INET)
 		key.client_port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	c = calloc(1, sizeof(*c));
+	/* Without BPF the listener is in the session's namespace: only it reaches it. */
+	if (c && e->o.explicit_only) {
+		c->o.kind = BPFBOX_ORIG_EXPLICIT;
+		c->o.family = AF_INET;
+		c->o.session = e->o.session;
+	}
 	/* Only the session's sockets, whose original sockops recorded, are served. */
 	if (!c || ss.ss_family != AF_INET ||
-	    bpf_map_lookup_and_delete_elem(e->o.orig_fd, &key, &c->o) < 0 ||
+	    (!e->o.explicit_only &&
+	     bpf_map_lookup_and_delete_elem(e->o.orig_fd, &key, &c->o) < 0) ||
 	    c->o.session != e->o.session) {
 		free(c);
 		eg_reset(fd);
@@ -358,13 +238,42 @@ static void receive_query(struct egress *e)
 		free(q);
 }
 
+/*
+ * Without BPF: the listener and the resolver's socket, made in the
+ * session's network namespace by its set-up (sandbox/child.c), once they
+ * come; false when the session ends first (its set-up failed).
+ */
+static bool receive_sockets(struct egress *e)
+{
+	struct pollfd p[2] = {{.fd = e->o.fds_sock, .events = POLLIN},
+			      {.fd = e->stop_pipe[0], .events = POLLIN}};
+	int fds[2];
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return false;
+		if (p[1].revents)
+			return false;
+		if (p[0].revents)
+			break;
+	}
+	if (recv_fds(e->o.fds_sock, fds, 2) != 2)
+		return false;
+	e->tcp_fd = fds[0];
+	e->udp_fd = fds[1];
+	return true;
+}
+
 static void *main_thread(void *arg)
 {
 	struct egress *e = arg;
-	struct pollfd p[3] = {{.fd = e->tcp_fd, .events = POLLIN},
-			      {.fd = e->udp_fd, .events = POLLIN},
-			      {.fd = e->stop_pipe[0], .events = POLLIN}};
+	struct pollfd p[3];
 
+	if (e->o.explicit_only && !receive_sockets(e))
+		return NULL;
+	p[0] = (struct pollfd){.fd = e->tcp_fd, .events = POLLIN};
+	p[1] = (struct pollfd){.fd = e->udp_fd, .events = POLLIN};
+	p[2] = (struct pollfd){.fd = e->stop_pipe[0], .events = POLLIN};
 	for (;;) {
 		if (poll(p, 3, -1) < 0) {
 			if (errno == EINTR)
@@ -419,72 +328,34 @@ static void limits_from_env(struct egress *e)
 		e->idle_ms = v * 1000;
 }
 
-static int add_rule(struct egress *e, const char *text, bool deny)
-{
-	struct rule *list = deny ? e->deny : e->allow;
-	size_t *n = deny ? &e->n_deny : &e->n_allow;
-	struct rule r;
-
-	if (parse_rule(text, &r) < 0)
-		return -EINVAL;
-	for (size_t i = 0; i < *n; i++)
-		if (streq(list[i].text, r.text))
-			return 0;
-	if (*n >= MAX_RULES)
-		return -ENOSPC;
-	list[(*n)++] = r;
-	return 0;
-}
-
-int egress_rule_add(struct egress *e, const char *rule, bool deny)
+/*
+ * The stop pipe, and the proxy's and resolver's sockets on 127.0.0.1 (with
+ * BPF: the sockets without BPF come from the session's namespace,
+ * receive_sockets). -errno with err.
+ */
+static int open_sockets(struct egress *e, char *err, size_t size)
 {
 	int r;
 
-	pthread_mutex_lock(&e->lock);
-	r = add_rule(e, rule, deny);
-	pthread_mutex_unlock(&e->lock);
-	return r;
-}
-
-int egress_rule_remove(struct egress *e, const char *rule, bool deny)
-{
-	struct rule *list = deny ? e->deny : e->allow;
-	size_t *n = deny ? &e->n_deny : &e->n_allow;
-	int r = -ENOENT;
-
-	pthread_mutex_lock(&e->lock);
-	for (size_t i = 0; i < *n; i++) {
-		if (!streq(list[i].text, rule))
-			continue;
-		memmove(&list[i], &list[i + 1], (*n - i - 1) * sizeof(list[0]));
-		(*n)--;
-		r = 0;
-		break;
+	if (pipe2(e->stop_pipe, O_CLOEXEC) < 0) {
+		r = -errno;
+		snprintf(err, size, "cannot start the egress proxy: %s", strerror(-r));
+		return r;
 	}
-	pthread_mutex_unlock(&e->lock);
-	return r;
-}
-
-/* The session's allow and deny rules; -errno and err naming the first bad one. */
-static int add_rules(struct egress *e, const struct egress_opts *o, char *err, size_t size)
-{
-	int r;
-
-	for (size_t i = 0; o->allow && i < o->allow->n; i++) {
-		r = add_rule(e, o->allow->v[i], false);
-		if (r < 0) {
-			snprintf(err, size, "invalid net_allow rule '%s'", o->allow->v[i]);
-			return r;
-		}
+	if (e->o.explicit_only) {
+		e->tcp_port = e->o.proxy_port;
+		e->udp_port = 53;
+		return 0;
 	}
-	for (size_t i = 0; o->deny && i < o->deny->n; i++) {
-		r = add_rule(e, o->deny->v[i], true);
-		if (r < 0) {
-			snprintf(err, size, "invalid net_deny rule '%s'", o->deny->v[i]);
-			return r;
-		}
+	e->tcp_fd = bind_local(SOCK_STREAM, &e->tcp_port);
+	e->udp_fd = bind_local(SOCK_DGRAM, &e->udp_port);
+	e->diag_fd = sockdiag_open();
+	if (e->tcp_fd < 0 || e->udp_fd < 0 || e->diag_fd < 0) {
+		r = e->tcp_fd < 0 ? e->tcp_fd : e->udp_fd < 0 ? e->udp_fd : e->diag_fd;
+		snprintf(err, size, "cannot open the egress proxy on 127.0.0.1: %s", strerror(-r));
+		return r;
 	}
-	return 0;
+	return eg_diag_check(e, err, size);
 }
 
 int egress_start(struct egress **out, const struct egress_opts *o, char *err, size_t size)
@@ -501,7 +372,7 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->idle, NULL);
 	limits_from_env(e);
-	r = add_rules(e, o, err, size);
+	r = eg_rules_add(e, o, err, size);
 	if (r < 0)
 		goto fail;
 	r = eg_upstream_parse(e, o->resolver, err, size);
@@ -512,19 +383,7 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 		goto fail;
 	own_addresses(e);
 	eg_hosts_load(e, "/etc/hosts");
-	e->tcp_fd = bind_local(SOCK_STREAM, &e->tcp_port);
-	e->udp_fd = bind_local(SOCK_DGRAM, &e->udp_port);
-	e->diag_fd = sockdiag_open();
-	if (e->tcp_fd < 0 || e->udp_fd < 0 || e->diag_fd < 0 ||
-	    pipe2(e->stop_pipe, O_CLOEXEC) < 0) {
-		r = e->tcp_fd < 0    ? e->tcp_fd
-		    : e->udp_fd < 0  ? e->udp_fd
-		    : e->diag_fd < 0 ? e->diag_fd
-				     : -errno;
-		snprintf(err, size, "cannot open the egress proxy on 127.0.0.1: %s", strerror(-r));
-		goto fail;
-	}
-	r = eg_diag_check(e, err, size);
+	r = open_sockets(e, err, size);
 	if (r < 0)
 		goto fail;
 	/*
@@ -581,9 +440,12 @@ void egress_stop(struct egress *e)
 	while (e->active)
 		pthread_cond_wait(&e->idle, &e->lock);
 	pthread_mutex_unlock(&e->lock);
-	close(e->tcp_fd);
-	close(e->udp_fd);
-	close(e->diag_fd);
+	if (e->tcp_fd >= 0)
+		close(e->tcp_fd);
+	if (e->udp_fd >= 0)
+		close(e->udp_fd);
+	if (e->diag_fd >= 0)
+		close(e->diag_fd);
 	close(e->stop_pipe[0]);
 	close(e->stop_pipe[1]);
 	pthread_mutex_destroy(&e->lock);

@@ -22,6 +22,7 @@
 
 struct egress;
 struct strv;
+struct bpfbox_net_event;
 
 /*
  * A secret the proxy holds (docs/network.md, "Secrets"): the session sees
@@ -67,6 +68,20 @@ struct egress_opts {
 	/* Secrets: TLS to their hosts on 443 terminated with a per-session
 	 * CA, made at start; NULL or none: no termination. */
 	const struct egress_secrets *secrets;
+	/*
+	 * Without BPF (an unprivileged session without a daemon): the session's
+	 * network namespace has no way out but this proxy, which its tools
+	 * reach through HTTP(S)_PROXY (CONNECT, absolute URIs) and its resolver
+	 * (127.0.0.1:53 in the namespace). Both sockets are made in the
+	 * session's namespace and arrive on fds_sock (SCM_RIGHTS, the TCP
+	 * listener first); every record goes to on_record (from the proxy's
+	 * threads). The BPF fds above are unused.
+	 */
+	bool explicit_only;
+	int fds_sock;
+	uint16_t proxy_port; /* the listener's port in the namespace */
+	void (*on_record)(void *arg, const struct bpfbox_net_event *ev);
+	void *record_arg;
 };
 
 /* Whether any rule of the list is a name (so the session needs a proxy). */

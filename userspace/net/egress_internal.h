@@ -28,6 +28,7 @@
 
 #include "egress.h"
 #include "bpfbox/events.h"
+#include "../lib/fdpass.h"
 #include "../lib/log.h"
 #include "../lib/tls.h"
 #include "../lib/util.h"
@@ -125,6 +126,10 @@ bool eg_forbidden(const struct egress *e, const uint8_t a[16]);
 /* The verdict for a name (or an address) and port; rule: the rule that decided. */
 bool eg_judge(struct egress *e, const char *name, const uint8_t *addr, uint16_t port, bool any_port,
 	      char rule[BPFBOX_NET_RULE_LEN]);
+/* rules.c: the session's allow and deny rules in e; -errno and err naming the first bad one. */
+int eg_rules_add(struct egress *e, const struct egress_opts *o, char *err, size_t size);
+/* A literal address as a proxy request names it (10.1.2.3, [2001:db8::1]), mapped. */
+bool eg_literal_addr(const char *name, uint8_t out[16]);
 void eg_cache_put(struct egress *e, const char *name, const uint8_t addr[16]);
 /* The allowed names of a hosts file (/etc/hosts), cached with their addresses. */
 void eg_hosts_load(struct egress *e, const char *path);

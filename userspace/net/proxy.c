@@ -404,9 +404,21 @@ static bool judge_explicit(struct egress *e, const char *name, unsigned long por
 {
 	size_t n = 0;
 
-	if (eg_secret_name_leak(e, name, why, why_size)) {
-		rule[0] = '\0';
+	rule[0] = '\0';
+	if (eg_secret_name_leak(e, name, why, why_size))
 		return false;
+	/* An address: its rules decide, as the kernel's allow-list would. */
+	if (eg_literal_addr(name, addrs[0])) {
+		*addr = addrs[0];
+		if (eg_forbidden(e, addrs[0])) {
+			snprintf(why, why_size, "%s is an address the proxy never reaches", name);
+			return false;
+		}
+		if (!eg_judge(e, NULL, addrs[0], port, false, rule)) {
+			snprintf(why, why_size, "%s", rule[0] ? "net_deny" : "no net_allow rule");
+			return false;
+		}
+		return true;
 	}
 	if (!eg_judge(e, name, NULL, port, false, rule)) {
 		snprintf(why, why_size, "%s", rule[0] ? "net_deny" : "no net_allow rule");

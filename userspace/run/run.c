@@ -11,6 +11,7 @@
 #include "run_internal.h"
 #include "embedded.h"
 #include "via_daemon.h"
+#include "net_proxy.h"
 #include "../agent/agent.h"
 #include "../audit/sink.h"
 #include "../policy/rules.h"
@@ -26,6 +27,7 @@ struct run {
 	struct sinks *sinks; /* --audit: the one set of sinks of either mode */
 	struct embedded emb;
 	struct daemon_run drun;
+	struct run_proxy proxy;	       /* --net-allow without the BPF network layer */
 	struct egress_secrets secrets; /* --secret: values held here, for the proxy */
 	struct strv secret_env;	       /* their NAME=placeholder, for the command */
 	bool loaded, planned, daemon, embedded;
@@ -256,6 +258,25 @@ static int start_embedded(struct run *r)
 	if (r->ask_at_exec && !(r->embedded && agent_status(r->emb.agent)->cmd))
 		return log_refusal(EPERM, "the command needs approval, and the exec program "
 					  "that would ask did not load; nothing ran");
+	/*
+	 * An allow-list opens inet sockets: without BPF to judge them, the
+	 * session's way out is the proxy of its own network namespace, or none.
+	 */
+	r->step = "network";
+	if (r->policy.net == NET_DENY && r->policy.net_allow.n &&
+	    !(r->embedded && agent_status(r->emb.agent)->net)) {
+		int rc = run_proxy_start(&r->proxy, s, &r->secrets);
+
+		if (rc == -EOPNOTSUPP)
+			return log_refusal(
+				EPERM,
+				"--net-allow needs the BPF network layer or a network "
+				"namespace of the session's own, and neither is here "
+				"(%s): run as root, or through bpfbox daemon; nothing ran",
+				s->layers.ns.why_not[0] ? s->layers.ns.why_not : "no namespaces");
+		if (rc < 0)
+			return rc;
+	}
 	session_note_cgroup_view(s);
 	run_level_final(s, false, p->verbose);
 	/* Never silently less: an explicit --level full that cannot hold refuses. */
@@ -267,14 +288,7 @@ static int start_embedded(struct run *r)
 				   "has it; nothing ran",
 				   level_name(s->layers.requested), level_name(s->layers.enabled),
 				   r->why[0] ? r->why : "the BPF LSM is not loaded for it");
-	/* An allow-list opens inet sockets: without BPF to judge them, refuse. */
-	r->step = "network";
-	if (r->policy.net == NET_DENY && r->policy.net_allow.n &&
-	    !(r->embedded && agent_status(r->emb.agent)->net))
-		return log_refusal(EPERM, "--net-allow needs the BPF network layer, which is "
-					  "not loaded: run as root, or through bpfbox daemon; "
-					  "nothing ran");
-	s->ca_pem = r->embedded ? egress_ca_pem(r->emb.egress) : NULL;
+	s->ca_pem = r->embedded ? egress_ca_pem(r->emb.egress) : run_proxy_ca(&r->proxy);
 	if (r->secrets.n && !s->ca_pem)
 		return log_refusal(EPERM, "--secret needs the egress proxy, which did not start; "
 					  "nothing ran");
@@ -303,6 +317,7 @@ static void finish(struct run *r, bool ran)
 	if (r->embedded)
 		embedded_finish(&r->emb, ran ? &r->s : NULL);
 	r->daemon = r->embedded = false;
+	run_proxy_stop(&r->proxy);
 }
 
 int run_session(const struct run_plan *plan)

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pwd.h>
 #include <sched.h>
@@ -36,6 +37,7 @@
 #include "grants.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
+#include "../lib/fdpass.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -115,42 +117,32 @@ static int drop_capabilities(void)
 	return syscall(SYS_capset, &hdr, data);
 }
 
-/* Passes fd over a unix socket (SCM_RIGHTS). */
-static int send_fd(int sock, int fd)
+/*
+ * Egress by name without BPF (session_net_by_proxy): the proxy's listener
+ * and its resolver's socket, on the loopback of the session's network
+ * namespace, made while the child may still bind port 53 there, and sent
+ * to bpfbox run, which serves them; none stays in the session.
+ */
+static int proxy_sockets(int sock, uint16_t port)
 {
-	char data = 0, ctl[CMSG_SPACE(sizeof(int))] = {0};
-	struct iovec iov = {&data, 1};
-	struct msghdr m = {.msg_iov = &iov,
-			   .msg_iovlen = 1,
-			   .msg_control = ctl,
-			   .msg_controllen = sizeof(ctl)};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fds[2] = {socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0),
+		      socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)};
+	int r = 0;
 
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &m, MSG_NOSIGNAL) == 1 ? 0 : -1;
-}
-
-/* The fd send_fd() passed, or -1 when none came. */
-int recv_fd(int sock)
-{
-	char data, ctl[CMSG_SPACE(sizeof(int))] = {0};
-	struct iovec iov = {&data, 1};
-	struct msghdr m = {.msg_iov = &iov,
-			   .msg_iovlen = 1,
-			   .msg_control = ctl,
-			   .msg_controllen = sizeof(ctl)};
-	struct cmsghdr *cm;
-	int fd = -1;
-
-	if (recvmsg(sock, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	cm = CMSG_FIRSTHDR(&m);
-	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
+	a.sin_port = htons(port);
+	if (fds[0] < 0 || fds[1] < 0 || bind(fds[0], (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    listen(fds[0], 1024) < 0)
+		r = -errno;
+	a.sin_port = htons(53);
+	if (!r &&
+	    (bind(fds[1], (struct sockaddr *)&a, sizeof(a)) < 0 || send_fds(sock, fds, 2) < 0))
+		r = -errno;
+	for (size_t i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	close(sock);
+	return r;
 }
 
 /* The child's plan with another main filter (its copy: the plan is const). */
@@ -224,7 +216,7 @@ static const struct child_plan *restrict_self(const struct child_plan *c)
 
 		/* No listener: the compiled network deny holds, without a record. */
 		if (fd >= 0) {
-			if (send_fd(c->notify_sock, fd) < 0)
+			if (send_fds(c->notify_sock, &fd, 1) < 0)
 				child_fail(c, STEP_SECCOMP);
 			close(fd);
 			c = with_filter(c, c->filter_notified);
@@ -294,6 +286,11 @@ void child_exec(const struct child_plan *c, pid_t parent)
 			errno = -r;
 			child_fail_detail(c, STEP_NAMESPACES, step);
 		}
+	}
+	if (c->ns && c->ns->proxy_port &&
+	    (r = proxy_sockets(c->ns->proxy_sock, c->ns->proxy_port)) < 0) {
+		errno = -r;
+		child_fail_detail(c, STEP_NAMESPACES, "open the egress proxy's sockets");
 	}
 	enter_workspace(c, cwd);
 	if (c->switch_user && (setgroups(0, NULL) || setgid(c->gid) || setuid(c->uid)))

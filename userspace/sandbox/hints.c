@@ -188,8 +188,7 @@ static void egress_hint(const struct denial *d, char *buf, size_t size)
 			 host);
 	else if (streq(d->reason, "no net_allow rule"))
 		snprintf(buf, size,
-			 "%s is not in the network allow-list; allow it with --net-allow %s "
-			 "(needs root or the daemon)",
+			 "%s is not in the network allow-list; allow it with --net-allow %s",
 			 dns ? host : d->what, dns ? host : d->what);
 	else if (streq(d->reason, "net_deny"))
 		snprintf(buf, size, "%s matches the net_deny rule '%s': not allowed by policy",
@@ -284,8 +283,7 @@ static void hint_of(const struct denial *d, char *buf, size_t size)
 	else if (streq(d->op, "socket") || streq(d->op, "connect"))
 		snprintf(buf, size,
 			 "network is denied by policy; allow a host with --net-allow "
-			 "ADDR[:PORT] (needs root or the daemon), or all of it with "
-			 "--net allow");
+			 "HOST[:PORT], or all of it with --net allow");
 	else if (meta)
 		snprintf(buf, size,
 			 "%s refused: %s is outside the writable paths (its %s did not "
@@ -328,5 +326,13 @@ static void hint_of(const struct denial *d, char *buf, size_t size)
 void session_denial_explain(const struct session *s, struct denial *d, char *hint, size_t size)
 {
 	refine(s, d);
-	hint_of(d, hint, size);
+	/* Without BPF an allow-list is the proxy's: a direct connect has no way out. */
+	if (s->layers.ns.proxy_port && streq(d->op, "connect") &&
+	    streq(d->layer, bpfbox_layer_name(BPFBOX_LAYER_SECCOMP)))
+		snprintf(hint, size,
+			 "this session reaches the network only through its proxy (HTTP_PROXY "
+			 "and HTTPS_PROXY are set; no BPF network layer here): make the tool use "
+			 "them, or run through bpfbox daemon, where every connect is judged");
+	else
+		hint_of(d, hint, size);
 }

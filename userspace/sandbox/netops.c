@@ -12,6 +12,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -68,6 +69,25 @@ static bool goes_out(const struct sockaddr_storage *sa, size_t len, char *what, 
 		return true;
 	}
 	return false;
+}
+
+int session_net_by_proxy(struct session *s, int sock, uint16_t port)
+{
+	if (!s->layers.ns.clone_flags || s->policy->net != NET_DENY)
+		return -EOPNOTSUPP;
+	s->layers.ns.clone_flags |= CLONE_NEWNET;
+	s->layers.ns.proxy_sock = sock;
+	s->layers.ns.proxy_port = port;
+	snprintf(s->proxy_url, sizeof(s->proxy_url), "http://127.0.0.1:%u", port);
+	session_not_enforced(s, "egress by name for tools that ignore HTTP_PROXY and HTTPS_PROXY "
+				"(without the BPF network layer they cannot connect out at all: "
+				"the daemon's sessions can)");
+	return 0;
+}
+
+bool session_own_netns(const struct session *s)
+{
+	return s->layers.ns.clone_flags & CLONE_NEWNET;
 }
 
 void session_connect_notified(struct session *s, int listener, const struct seccomp_denied *d)

@@ -41,6 +41,15 @@ struct ns_plan {
 	char *const *masks;
 	const uint64_t (*mask_ids)[2];
 	size_t nmasks;
+	/*
+	 * Egress through the proxy without BPF (session_net_by_proxy): the
+	 * child makes the proxy's listener (127.0.0.1:proxy_port) and its
+	 * resolver's socket (127.0.0.1:53, which /etc/resolv.conf in the view
+	 * names) in the session's network namespace and sends them on
+	 * proxy_sock. proxy_port 0: none.
+	 */
+	uint16_t proxy_port;
+	int proxy_sock;
 };
 
 /*

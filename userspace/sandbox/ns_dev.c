@@ -53,9 +53,39 @@ static int attach_devices(const struct strv *devices, int *fds, const char **ste
 	return 0;
 }
 
+/*
+ * /dev's own entries: the mount points of devpts and /dev/shm, the mask
+ * sources (empty, mode 0: EACCES even to a root without capabilities), and
+ * with local_dns the session's resolv.conf, bound over /etc/resolv.conf
+ * (ns_mask.c): its resolver is in its network namespace.
+ */
+static int make_sources(bool local_dns, const char **step)
+{
+	static const char conf[] = "nameserver 127.0.0.1\n";
+	int fd;
+
+	*step = "make /dev's masks";
+	if (mkdir("/dev/pts", 0755) < 0 || mkdir("/dev/shm", 0755) < 0 ||
+	    mkdir("/dev/.bpfbox-mask-d", 0) < 0 || mkdir("/dev/.bpfbox-empty", 0755) < 0 ||
+	    (fd = open("/dev/.bpfbox-mask-f", O_WRONLY | O_CREAT | O_CLOEXEC, 0)) < 0 ||
+	    close(fd) < 0)
+		return -errno;
+	if (!local_dns)
+		return 0;
+	*step = "write the session's resolv.conf";
+	fd = open(NS_RESOLV_CONF, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, conf, sizeof(conf) - 1) != sizeof(conf) - 1) {
+		close(fd);
+		return -EIO;
+	}
+	return close(fd) < 0 ? -errno : 0;
+}
+
 /* The minimal /dev: a few host nodes and the --device ones, a private devpts and /dev/shm, masks. */
 int ns_build_dev(const struct strv *devices, uint64_t shm_bytes, uint64_t shm_inodes,
-		 const char **step)
+		 bool local_dns, const char **step)
 {
 	static const char *const links[][2] = {
 		{"/proc/self/fd", "/dev/fd"},	    {"/proc/self/fd/0", "/dev/stdin"},
@@ -102,15 +132,8 @@ int ns_build_dev(const struct strv *devices, uint64_t shm_bytes, uint64_t shm_in
 			r = -errno;
 			goto out;
 		}
-	/* The mask sources: empty, mode 0 (EACCES even to a root without capabilities). */
-	*step = "make /dev's masks";
-	if (mkdir("/dev/pts", 0755) < 0 || mkdir("/dev/shm", 0755) < 0 ||
-	    mkdir("/dev/.bpfbox-mask-d", 0) < 0 || mkdir("/dev/.bpfbox-empty", 0755) < 0 ||
-	    (fd = open("/dev/.bpfbox-mask-f", O_WRONLY | O_CREAT | O_CLOEXEC, 0)) < 0 ||
-	    close(fd) < 0) {
-		r = -errno;
+	if ((r = make_sources(local_dns, step)) < 0)
 		goto out;
-	}
 	/* A private devpts: only the session's own ptys are in it. */
 	*step = "mount a private devpts at /dev/pts";
 	if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,

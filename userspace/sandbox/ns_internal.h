@@ -64,7 +64,10 @@ int ns_remount_ro(const char *dir);
  * private devpts and /dev/shm of shm_bytes and shm_inodes, the mask
  * sources), read-only. 0 or -errno with *step naming what failed.
  */
+/* The session's resolv.conf when its resolver is in its namespace (ns_plan.proxy_port). */
+#define NS_RESOLV_CONF "/dev/.bpfbox-resolv.conf"
+
 int ns_build_dev(const struct strv *devices, uint64_t shm_bytes, uint64_t shm_inodes,
-		 const char **step);
+		 bool local_dns, const char **step);
 
 #endif

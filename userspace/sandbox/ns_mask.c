@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ns.h"
+#include "ns_internal.h"
 #include "../policy/policy.h"
 #include "../lib/util.h"
 
@@ -108,9 +109,25 @@ static int mask_found(const struct ns_plan *n, const char *ws, int lower, const 
 	return 0;
 }
 
+/*
+ * The session's resolv.conf (ns_build_dev) over the host's: its name
+ * server is the proxy's resolver, in its namespace. A resolv.conf that is a
+ * symlink into a hidden tree (/run) does not resolve in the view: the C
+ * library then asks 127.0.0.1 by itself.
+ */
+static int local_resolver(const char **step)
+{
+	*step = "/etc/resolv.conf";
+	if (mount(NS_RESOLV_CONF, "/etc/resolv.conf", NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
 int ns_mask(const struct ns_plan *n, const struct bpfbox_policy *p, int lower, const char **step)
 {
 	int r = mask_deny_paths(p, step);
 
+	if (!r && n->proxy_port)
+		r = local_resolver(step);
 	return r < 0 ? r : mask_found(n, p->workspace, lower, step);
 }

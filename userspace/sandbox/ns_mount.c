@@ -432,7 +432,7 @@ static int cover(struct view *v, const struct ns_plan *n, const struct bpfbox_po
 	int r;
 
 	ns_tmp_limits(p->limits.disk_mb, n->inodes_per_mb, &bytes, &inodes);
-	if ((r = ns_build_dev(&p->devices, bytes, inodes, step)) < 0)
+	if ((r = ns_build_dev(&p->devices, bytes, inodes, n->proxy_port, step)) < 0)
 		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_dirs); i++) {
 		if (!covered(v, hidden_dirs[i]))

@@ -130,9 +130,10 @@ struct session {
 	struct session_layers layers;
 	struct session_hooks hooks;
 	char private_tmp[4096];
-	char proxy_url[64];	       /* HTTP_PROXY for the command, "" none (egress by name) */
-	const struct strv *secret_env; /* --secret: NAME=placeholder entries, NULL: none */
-	const char *ca_pem;	       /* --secret: the session CA (PEM) to trust, NULL: none */
+	char proxy_url[64]; /* HTTP_PROXY for the command, "" none (egress by name) */
+	struct denials_shared *side_denials; /* the proxy's, merged at the end; NULL: none */
+	const struct strv *secret_env;	     /* --secret: NAME=placeholder entries, NULL: none */
+	const char *ca_pem; /* --secret: the session CA (PEM) to trust, NULL: none */
 	const struct egress_secrets *secrets; /* --secret: the values, for a daemon's proxy */
 	char ca_bundle[4096 + 32];	      /* where the session reads it (its private home) */
 	struct session_limits lim;	      /* memory, pids, cpu, disk (docs/limits.md) */
@@ -263,6 +264,17 @@ const char *session_ssh_agent_sock(const struct session *s);
 
 /* Appends what to s->layers.not_enforced ("; "-separated). */
 void session_not_enforced(struct session *s, const char *what);
+
+/*
+ * Egress by name without the BPF network layer (docs/network.md): the
+ * session in a network namespace of its own whose only way out is the
+ * proxy at 127.0.0.1:port in it (HTTP_PROXY, HTTPS_PROXY set; NO_PROXY its
+ * loopback) and its resolver at 127.0.0.1:53; the two sockets go to sock
+ * (netops.c). -EOPNOTSUPP without the namespace layer (nothing changed).
+ */
+int session_net_by_proxy(struct session *s, int sock, uint16_t port);
+/* Whether the session is in a network namespace of its own (loopback, or the proxy's). */
+bool session_own_netns(const struct session *s);
 
 /*
  * The directories the session may write (its workspace unless read-only,

@@ -285,6 +285,9 @@ int session_build_env(const struct session *s, const char *path_env, struct strv
 
 		r = env_push(env, names[i], s->proxy_url);
 	}
+	/* Through the proxy only: the session's own loopback is reached directly. */
+	for (size_t i = 0; !r && s->layers.ns.proxy_port && i < 2; i++)
+		r = env_push(env, i ? "no_proxy" : "NO_PROXY", "localhost,127.0.0.1,::1");
 	return r;
 }
 

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "session.h"
+#include "../lib/fdpass.h"
 
 #include <signal.h>
 #include <stdbool.h>
@@ -84,8 +85,6 @@ struct child_plan {
 
 /* child.c: the child's side; it execs or exits. */
 void child_exec(const struct child_plan *c, pid_t parent);
-/* child.c: the listener fd the child sent on sock; -1 when none came. */
-int recv_fd(int sock);
 /* child.c: the step that failed and why, on stderr (nothing for exec: said later). */
 void report_setup_failure(const struct child_error *e);
 /*
@@ -131,7 +130,7 @@ void status_lifecycle(const struct session *s, const struct session_event *ev);
 void status_ended(struct session *s);
 
 /* The denial summary at the end: stderr and the status channel. */
-void session_denials_report(const struct session *s);
+void session_denials_report(struct session *s);
 /*
  * One denial of the summary explained (hints.c): its layer and reason
  * told from the policy where the records could not (a file's mode, a

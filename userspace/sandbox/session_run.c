@@ -83,13 +83,13 @@ static void prepare_seccomp(struct run_state *t, bool netns)
 	 * An allow-list needs inet sockets; the BPF network layer (required
 	 * for it, see run/run.c) then decides each connect, and sock_create
 	 * refuses raw and packet sockets. In a network namespace of its own
-	 * (network deny) inet sockets are allowed too: its loopback is the
-	 * only way they have (docs/network.md).
+	 * (network deny; with an allow-list, the proxy's: session_net_by_proxy)
+	 * inet sockets are allowed too: its loopback is their only way.
 	 */
 	net = p->net == NET_ALLOW	? SECCOMP_NET_OPEN
 	      : p->net_allow.n || netns ? SECCOMP_NET_INET
 					: SECCOMP_NET_DENY;
-	notify = s->layers.seccomp && p->net == NET_DENY && !p->net_allow.n;
+	notify = s->layers.seccomp && p->net == NET_DENY && (!p->net_allow.n || netns);
 	if (s->layers.seccomp)
 		c->filter = seccomp_program(net);
 	/*

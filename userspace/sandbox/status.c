@@ -282,10 +282,13 @@ void session_ended_early(struct session *s, int status_fd, uint64_t start_ns, in
 	status_ended(s);
 }
 
-void session_denials_report(const struct session *s)
+void session_denials_report(struct session *s)
 {
 	char hint[640];
 
+	/* The proxy's own, counted on its threads (egress without BPF). */
+	if (s->side_denials)
+		denials_shared_take(s->side_denials, &s->denials);
 	for (size_t i = 0; i < s->denials.n; i++) {
 		struct denial d = s->denials.v[i];
 		struct jsonw w = {0};

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Egress by name without the BPF network layer (docs/network.md, "Without
+ * BPF"): an unprivileged session without a daemon gets a network namespace
+ * of its own whose only way out is this process's proxy, reached through
+ * HTTP_PROXY and HTTPS_PROXY, with its resolver there too.
+ */
+#ifndef BPFBOX_RUN_NET_PROXY_H
+#define BPFBOX_RUN_NET_PROXY_H
+
+#include <stdbool.h>
+
+#include "../lib/denial.h"
+
+struct egress;
+struct egress_secrets;
+struct session;
+
+struct run_proxy {
+	bool started;
+	struct egress *egress;
+	int sock[2]; /* ours, the child's (session.proxy_sock) */
+	struct denials_shared denials;
+};
+
+/*
+ * Puts s in a network namespace whose way out is the proxy, started here
+ * (it serves the sockets once the child sends them). 0, -EOPNOTSUPP
+ * without the namespace layer (nothing changed), or -errno (printed).
+ */
+int run_proxy_start(struct run_proxy *x, struct session *s, const struct egress_secrets *secrets);
+/* The session's CA with secrets, else NULL. */
+const char *run_proxy_ca(const struct run_proxy *x);
+/* Ends every connection and the proxy's threads (after the session). */
+void run_proxy_stop(struct run_proxy *x);
+
+#endif
