@@ -291,6 +291,9 @@ echo x >mine; ls "$1" 2>&1 && echo LISTED; cat "$1"/*/upper/mine 2>&1 && echo RE
 	echo '{"undo": {"generations": 1}}' >"$TMPD/task.json"
 	for v in 1 2; do
 		session "$WS" --task "$TMPD/task.json" --changes apply -- sh -c "echo g$v >a.txt"
+		[ $v = 1 ] && ID1=$("$BPFBOX" undo "$WS" --list --json | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["generations"][-1]["changes_id"])')
 	done
 	GENS=$("$BPFBOX" undo "$WS" --list --json | python3 -c '
 import json, sys
@@ -298,6 +301,10 @@ h = json.load(sys.stdin)
 print(len(h["generations"]), h["keep_generations"], h["bytes"] > 0)')
 	verdict "undo.generations 1: the newest kept, the one before dropped, disk use counted" 0 \
 		"$([ "$GENS" = "1 1 True" ] || echo "generations: $GENS")"
+	"$BPFBOX" changes "$ID1" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "the set of a dropped generation goes with it (its directory, bpfbox changes exit 4)" 4 \
+		"$([ -n "$ID1" ] && [ ! -e "$SETS/$ID1" ] || echo "set '$ID1' left: $(ls "$SETS" | head -3)")"
 	"$BPFBOX" undo "$WS" >/dev/null 2>&1 && "$BPFBOX" undo "$WS" >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	verdict "undo: back one generation, the dropped one gone (exit 4)" 4 \

@@ -239,7 +239,27 @@ void ch_gen_drop(const char *hist, unsigned long n)
 		rm_tree(to);
 }
 
-/* The oldest beyond keep generations or keep_mb MB dropped; the newest always stays. */
+/*
+ * The set a dropped generation applied: its directory (its manifest, by
+ * then) goes with it, unless it is something else by now or in use.
+ */
+static void drop_applied_set(const char *id)
+{
+	struct changes_set cs;
+	char why[256];
+
+	if (!id[0] || changes_open(&cs, id, why, sizeof(why)) < 0 || !streq(cs.state, "applied"))
+		return;
+	if (changes_lock(&cs) == 0) {
+		changes_remove(&cs);
+		changes_unlock(&cs);
+	}
+}
+
+/*
+ * The oldest beyond keep generations or keep_mb MB dropped, with the sets
+ * they applied; the newest always stays.
+ */
 static void prune(const char *hist, unsigned int keep, uint64_t keep_mb)
 {
 	struct changes_gen *v;
@@ -250,9 +270,10 @@ static void prune(const char *hist, unsigned int keep, uint64_t keep_mb)
 		return;
 	for (size_t i = n; i-- > 0;) {
 		bytes += v[i].bytes;
-		if (kept && (kept >= keep || bytes > keep_mb * 1024 * 1024))
+		if (kept && (kept >= keep || bytes > keep_mb * 1024 * 1024)) {
 			ch_gen_drop(hist, v[i].n);
-		else
+			drop_applied_set(v[i].id);
+		} else
 			kept++;
 	}
 	free(v);
