@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <errno.h>
 
 #include "net/egress_internal.h"
 #include "unit_main.h"
@@ -109,4 +110,69 @@ static void methods(void **state)
 	assert_false(eg_http_method((const uint8_t *)"get / ", 6));
 }
 
-UNIT_MAIN(cmocka_unit_test(keepalive), cmocka_unit_test(refused), cmocka_unit_test(methods))
+/* HTTP rules (policy/netrule.c): what a rule says, and which requests it matches. */
+static void http_rules(void **state)
+{
+	char m[NET_HTTP_METHODS_LEN], p[NET_HTTP_PATH_LEN];
+	const char *why;
+
+	(void)state;
+	assert_int_equal(net_http_rule_parse("api.test:443 GET,POST /repos/acme/**", m, p, &why),
+			 1);
+	assert_string_equal(m, "GET,POST");
+	assert_string_equal(p, "/repos/acme/**");
+	assert_int_equal(net_http_rule_parse("api.test:443", m, p, &why), 0);
+	for (const char *const *b =
+		     (const char *const[]){"api.test:443 GET", "api.test:443 GET x",
+					   "api.test:443 get /x", "api.test:443 GET, /x",
+					   "api.test:443 GET /x y", "api.test:80 GET /x",
+					   "api.test GET /x", "*.api.test:443 GET /x",
+					   "api.test:443-444 GET /x", NULL};
+	     *b; b++)
+		assert_int_equal(net_http_rule_parse(*b, m, p, &why), -EINVAL);
+	assert_true(net_http_match("GET,POST", "/repos/acme/**", "POST", "/repos/acme/a/b"));
+	assert_true(net_http_match("GET", "/repos/acme/**", "GET", "/repos/acme/"));
+	assert_false(net_http_match("GET", "/repos/acme/**", "GET", "/repos/acmex"));
+	assert_false(net_http_match("GET", "/repos/acme/**", "PUT", "/repos/acme/a"));
+	assert_false(net_http_match("GET,POST", "/x", "GETX", "/x"));
+	assert_false(net_http_match("GET,POST", "/x", "POS", "/x"));
+	assert_true(net_http_match("*", "/a/*", "DELETE", "/a/b"));
+	assert_false(net_http_match("*", "/a/*", "GET", "/a/b/c"));
+	assert_true(net_http_match("GET", "/a/*/c", "GET", "/a/b/c"));
+	assert_false(net_http_match("GET", "/a/b", "GET", "/a/b/"));
+}
+
+/* The path a rule judges: no query; what a server could read otherwise is bad. */
+static void request_paths(void **state)
+{
+	static const struct {
+		const char *line, *path;
+		bool bad;
+	} v[] = {
+		{"GET /a/b?x=/../c HTTP/1.1", "/a/b", false},
+		{"GET http://api.test/a/b#f HTTP/1.1", "/a/b", false},
+		{"GET http://api.test HTTP/1.1", "/", false},
+		{"GET /a/../b HTTP/1.1", "", true},
+		{"GET /a/./b HTTP/1.1", "", true},
+		{"GET /a/.. HTTP/1.1", "", true},
+		{"GET /a/%2E%2e/b HTTP/1.1", "", true},
+		{"GET /a/%2fb HTTP/1.1", "", true},
+		{"GET /a\\b HTTP/1.1", "", true},
+	};
+	char buf[256];
+	struct http_head h;
+	const char *why;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		int n = snprintf(buf, sizeof(buf), "%s\r\nHost: api.test\r\n\r\n", v[i].line);
+
+		assert_int_equal(eg_http_head((const uint8_t *)buf, n, &h, &why), 0);
+		assert_int_equal(h.path_bad, v[i].bad);
+		if (!v[i].bad)
+			assert_string_equal(h.path, v[i].path);
+	}
+}
+
+UNIT_MAIN(cmocka_unit_test(keepalive), cmocka_unit_test(refused), cmocka_unit_test(methods),
+	  cmocka_unit_test(http_rules), cmocka_unit_test(request_paths))

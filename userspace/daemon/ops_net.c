@@ -283,6 +283,13 @@ void op_net(struct daemon *d, struct conn *c, struct json_object *req)
 			       "HOST[:PORT[-PORT]] with HOST a name, *.wildcard, ADDR or ADDR/LEN");
 		return;
 	}
+	if (strchr(rule, ' ') && !streq(action, "remove")) {
+		ops_reply_error(d, c, EOPNOTSUPP,
+				"net: an HTTP rule ('%s') is set when a session starts: its "
+				"proxy terminates TLS for the rule's host from the start",
+				rule);
+		return;
+	}
 	if (streq(action, "remove")) {
 		if (!s->egress || (egress_rule_remove(s->egress, rule, false) < 0 &&
 				   egress_rule_remove(s->egress, rule, true) < 0)) {

@@ -50,6 +50,8 @@
 
 enum { HOW_ADDR, HOW_SNI, HOW_HOST, HOW_CONNECT, HOW_QUERY };
 
+struct http_head;
+
 struct rule {
 	bool name;	   /* else CIDR */
 	char host[256];	   /* lower case, "*.x" for a wildcard */
@@ -57,6 +59,9 @@ struct rule {
 	unsigned int plen; /* of the 128 bits */
 	uint16_t lo, hi;
 	char text[BPFBOX_NET_RULE_LEN];
+	bool http; /* an HTTP rule: the requests it allows (methods, path) */
+	char methods[NET_HTTP_METHODS_LEN];
+	char path[NET_HTTP_PATH_LEN];
 };
 
 /* tls_term.c: the session CA and a leaf for each host of a secret. */
@@ -128,6 +133,15 @@ bool eg_judge(struct egress *e, const char *name, const uint8_t *addr, uint16_t 
 	      char rule[BPFBOX_NET_RULE_LEN]);
 /* rules.c: the session's allow and deny rules in e; -errno and err naming the first bad one. */
 int eg_rules_add(struct egress *e, const struct egress_opts *o, char *err, size_t size);
+/*
+ * Whether a request (method, path) to host:port is allowed: by a rule
+ * without a request part for host:port, or by an HTTP rule that matches
+ * it. rule gets the deciding rule; false: why says why not.
+ */
+bool eg_request_ok(struct egress *e, const char *host, uint16_t port, const struct http_head *h,
+		   char rule[BPFBOX_NET_RULE_LEN], char *why, size_t size);
+/* The hosts of the HTTP rules (each once) into hosts: how many (at most max). */
+size_t eg_http_hosts(const struct egress *e, char hosts[][254], size_t max);
 /* A literal address as a proxy request names it (10.1.2.3, [2001:db8::1]), mapped. */
 bool eg_literal_addr(const char *name, uint8_t out[16]);
 void eg_cache_put(struct egress *e, const char *name, const uint8_t addr[16]);
@@ -169,6 +183,9 @@ struct http_head {
 	char host[BPFBOX_NET_NAME_LEN];	  /* the Host header's name, "" without */
 	char target[BPFBOX_NET_NAME_LEN]; /* an absolute-form target's host, or "" */
 	uint16_t target_port;
+	char method[16];
+	char path[NET_HTTP_PATH_LEN]; /* the target's path, without query or fragment */
+	bool path_bad; /* too long, or dot segments or encoded separators: no HTTP rule matches */
 	bool connect, chunked, has_length;
 	uint64_t length;
 };

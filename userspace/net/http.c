@@ -57,8 +57,14 @@ size_t eg_format_403(char *buf, size_t size, const char *name, uint16_t port, co
 	char body[512];
 	int bl, hl;
 
+	/* A request no HTTP rule allows: the rule that would ("no HTTP rule for M P"). */
+	if (name && !strncmp(why, "no HTTP rule for ", 17))
+		bl = snprintf(body, sizeof(body),
+			      "bpfbox: request %s to %s port %u denied. To allow it, add "
+			      "--net-allow '%s:%u %s' to the session.\n",
+			      why + 17, name, port, name, port, why + 17);
 	/* Only a name no rule allows can be allowed: a net_deny or rebinding stays. */
-	if (name && !strcmp(why, "no net_allow rule"))
+	else if (name && !strcmp(why, "no net_allow rule"))
 		bl = snprintf(body, sizeof(body),
 			      "bpfbox: egress to %s port %u denied (%s). To allow it, add "
 			      "--net-allow %s:%u to the session.\n",
@@ -157,6 +163,44 @@ static int head_field(struct http_head *h, const char *l, size_t n, int *hosts, 
  * A request head (len bytes, through its blank line) into h; -1 with *why
  * when it cannot be framed beyond doubt.
  */
+/*
+ * The method and the path of the request line (s..sp1 the method, the
+ * target up to sp2), for the HTTP rules: the path without its query or
+ * fragment. A path the server could read otherwise than the rule does
+ * (a "." or ".." segment, an encoded '.', '/' or backslash, a backslash) or too
+ * long to keep whole is marked bad: no rule matches it.
+ */
+static void request_path(struct http_head *h, const char *s, const char *sp1, const char *sp2)
+{
+	const char *t = sp1 + 1, *sch = memmem(t, sp2 - t, "://", 3), *end;
+	size_t n;
+
+	snprintf(h->method, sizeof(h->method), "%.*s", (int)(sp1 - s), s);
+	if (sch) {
+		t = memchr(sch + 3, '/', sp2 - sch - 3);
+		t = t ? t : sp2;
+	}
+	end = t;
+	while (end < sp2 && *end != '?' && *end != '#')
+		end++;
+	n = end - t;
+	if (n == 0) {
+		snprintf(h->path, sizeof(h->path), "/");
+		return;
+	}
+	if (n >= sizeof(h->path)) {
+		h->path_bad = true;
+		return;
+	}
+	memcpy(h->path, t, n);
+	h->path[n] = '\0';
+	h->path_bad = h->path[0] != '/' || strchr(h->path, '\\') || strcasestr(h->path, "%2e") ||
+		      strcasestr(h->path, "%2f") || strcasestr(h->path, "%5c") ||
+		      strstr(h->path, "/./") || strstr(h->path, "/../") ||
+		      (n >= 2 && !strcmp(h->path + n - 2, "/.")) ||
+		      (n >= 3 && !strcmp(h->path + n - 3, "/.."));
+}
+
 int eg_http_head(const uint8_t *p, size_t len, struct http_head *h, const char **why)
 {
 	const char *s = (const char *)p, *end = s + len - 2, *l, *sp1, *sp2;
@@ -177,6 +221,7 @@ int eg_http_head(const uint8_t *p, size_t len, struct http_head *h, const char *
 	    memchr(sp2 + 1, ' ', l - sp2 - 1))
 		return -1;
 	h->connect = sp1 - s == 7 && !strncmp(s, "CONNECT", 7);
+	request_path(h, s, sp1, sp2);
 	/*
 	 * Any target but "/..." and "*" names a host, which a server prefers
 	 * to Host: "scheme://host[:port]/..." (http, https, any) or "host:port".

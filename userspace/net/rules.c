@@ -46,7 +46,10 @@ static int parse_rule(const char *text, struct rule *r)
 	memset(r, 0, sizeof(*r));
 	snprintf(r->text, sizeof(r->text), "%s", text);
 	if (net_name_rule_parse(text, r->host, sizeof(r->host), &r->lo, &r->hi) == 0) {
+		const char *why;
+
 		r->name = true;
+		r->http = net_http_rule_parse(text, r->methods, r->path, &why) == 1;
 		return 0;
 	}
 	if (net_rule_parse(text, cidr, sizeof(cidr), &r->lo, &r->hi) < 0)
@@ -161,6 +164,9 @@ int egress_rule_add(struct egress *e, const char *rule, bool deny)
 {
 	int r;
 
+	/* An HTTP rule's host is terminated from the start, or its requests go unread. */
+	if (strchr(rule, ' '))
+		return -EOPNOTSUPP;
 	pthread_mutex_lock(&e->lock);
 	r = add_rule(e, rule, deny);
 	pthread_mutex_unlock(&e->lock);
@@ -224,4 +230,48 @@ bool eg_literal_addr(const char *name, uint8_t out[16])
 	memcpy(buf, name + 1, len - 2);
 	buf[len - 2] = '\0';
 	return inet_pton(AF_INET6, buf, out) == 1;
+}
+
+bool eg_request_ok(struct egress *e, const char *host, uint16_t port, const struct http_head *h,
+		   char rule[BPFBOX_NET_RULE_LEN], char *why, size_t size)
+{
+	bool ok = false;
+
+	rule[0] = '\0';
+	pthread_mutex_lock(&e->lock);
+	for (size_t i = 0; i < e->n_allow && !ok; i++) {
+		const struct rule *r = &e->allow[i];
+
+		if (!r->name || !net_name_match(r->host, host) || port < r->lo || port > r->hi)
+			continue;
+		ok = !r->http ||
+		     (!h->path_bad && net_http_match(r->methods, r->path, h->method, h->path));
+		if (ok)
+			snprintf(rule, BPFBOX_NET_RULE_LEN, "%s", r->text);
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (!ok && h->path_bad)
+		snprintf(why, size,
+			 "a request path no HTTP rule can judge (dot segments, encoded "
+			 "separators or too long)");
+	else if (!ok)
+		snprintf(why, size, "no HTTP rule for %.15s %.180s", h->method, h->path);
+	return ok;
+}
+
+size_t eg_http_hosts(const struct egress *e, char hosts[][254], size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < e->n_allow; i++) {
+		bool seen = false;
+
+		if (!e->allow[i].http)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			seen |= streq(hosts[k], e->allow[i].host);
+		if (!seen && n < max)
+			snprintf(hosts[n++], 254, "%s", e->allow[i].host);
+	}
+	return n;
 }

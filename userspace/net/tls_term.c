@@ -129,36 +129,45 @@ static int upstream_trust(struct term *t, char *err, size_t size)
 	return 0;
 }
 
+/* A host whose connections on 443 are terminated: a leaf for it; -E2BIG past MAX_LEAVES. */
+static int add_leaf_host(struct term *t, const char *host, char *err, size_t size)
+{
+	for (size_t k = 0; k < t->n_leaves; k++)
+		if (streq(t->leaf_host[k], host))
+			return 0;
+	if (t->n_leaves == MAX_LEAVES) {
+		snprintf(err, size, "secrets and HTTP rules: at most %d hosts", MAX_LEAVES);
+		return -E2BIG;
+	}
+	snprintf(t->leaf_host[t->n_leaves++], sizeof(t->leaf_host[0]), "%s", host);
+	return 0;
+}
+
 int eg_term_start(struct egress *e, char *err, size_t size)
 {
 	const struct egress_secrets *ss = &e->secrets;
 	struct term *t = &e->term;
 	gnutls_datum_t pem = {0};
+	char http[MAX_LEAVES + 1][254];
+	size_t n_http = eg_http_hosts(e, http, MAX_LEAVES + 1);
 	int r;
 
 	/* The proxy's own copy: the caller's may go (a daemon's request). */
 	r = eg_secrets_copy(&e->secrets, e->o.secrets);
 	e->o.secrets = &e->secrets;
-	if (r < 0 || !ss->n)
+	if (r < 0 || (!ss->n && !n_http))
 		return r;
 	r = tls_lib_open(err, size);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < ss->n; i++)
-		for (size_t j = 0; j < ss->v[i].n_hosts; j++) {
-			bool seen = false;
-
-			for (size_t k = 0; k < t->n_leaves; k++)
-				seen |= streq(t->leaf_host[k], ss->v[i].hosts[j]);
-			if (seen)
-				continue;
-			if (t->n_leaves == MAX_LEAVES) {
-				snprintf(err, size, "secrets: at most %d hosts", MAX_LEAVES);
-				return -E2BIG;
-			}
-			snprintf(t->leaf_host[t->n_leaves++], sizeof(t->leaf_host[0]), "%s",
-				 ss->v[i].hosts[j]);
-		}
+	for (size_t i = 0; !r && i < ss->n; i++)
+		for (size_t j = 0; !r && j < ss->v[i].n_hosts; j++)
+			r = add_leaf_host(t, ss->v[i].hosts[j], err, size);
+	/* An HTTP rule's host: terminated to read each request (docs/network.md). */
+	for (size_t i = 0; !r && i < n_http; i++)
+		r = add_leaf_host(t, http[i], err, size);
+	if (r < 0)
+		return r;
 	r = new_key(&t->ca_key);
 	if (!r)
 		r = new_key(&t->leaf_key);
@@ -366,6 +375,7 @@ static int one_head(struct term_conn *t, const struct http_head *h, size_t hl)
 	struct http_frame *f = &t->f;
 	const uint8_t *head = f->buf + f->ok;
 	const struct egress_secret *s;
+	char rule[BPFBOX_NET_RULE_LEN];
 	_cleanup_free_ char *out = NULL;
 	ssize_t n;
 	int r = flush_ok(t, 0);
@@ -378,6 +388,9 @@ static int one_head(struct term_conn *t, const struct http_head *h, size_t hl)
 		snprintf(t->why, sizeof(t->why), "a request for another host on this connection");
 		return -EACCES;
 	}
+	/* The HTTP rules of this host judge each request (method, path). */
+	if (!eg_request_ok(t->c->e, t->name, 443, h, rule, t->why, sizeof(t->why)))
+		return -EACCES;
 	s = eg_secret_in(t->c->e, head, hl, t->name);
 	if (s) {
 		snprintf(t->why, sizeof(t->why), "placeholder of secret %.40s for another host",
@@ -550,6 +563,9 @@ out:
 	if (allow)
 		snprintf(reason, sizeof(reason), "tls terminated%s%.60s",
 			 t->injected[0] ? "; secrets injected: " : "", t->injected);
+	/* A request refused: no rule decided it (the connection's allowed the host). */
+	if (!allow && startswith(t->why, "no HTTP rule for "))
+		rule = "";
 	eg_emit(e, &c->o, allow, kind, how, name, addr, port, rule, allow ? reason : t->why, t->out,
 		t->in);
 	if (t->tool)

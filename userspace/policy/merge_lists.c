@@ -143,9 +143,17 @@ static int parse_list(struct json_object *a, const char *sub, enum list_kind kin
 		if (r < 0)
 			return r;
 		if (kind == LIST_NET) {
-			char cidr[64];
+			char cidr[64], m[NET_HTTP_METHODS_LEN], rp[NET_HTTP_PATH_LEN];
 			uint16_t lo, hi;
 
+			/* Requests are allowed, never denied: a deny names hosts and ports. */
+			if (strchr(s, ' ') && net_http_rule_parse(s, m, rp, &why) < 0)
+				return lerr(lc, err, esub, "invalid HTTP rule '%.80s': %s", s, why);
+			if (strchr(s, ' ') && strstr(sub, "net_deny"))
+				return lerr(lc, err, esub,
+					    "'%.80s': a net_deny rule names a host and ports, not "
+					    "requests; allow the requests wanted instead",
+					    s);
 			if (net_rule_parse(s, cidr, sizeof(cidr), &lo, &hi) < 0 &&
 			    net_name_rule_parse(s, cidr, sizeof(cidr), &lo, &hi) < 0)
 				return lerr(

@@ -93,7 +93,117 @@ static int parse_ports(const char *ports, uint16_t *lo, uint16_t *hi)
 	return 0;
 }
 
+static int name_rule(const char *rule, char *host, size_t size, uint16_t *lo, uint16_t *hi);
+
 int net_name_rule_parse(const char *rule, char *host, size_t size, uint16_t *lo, uint16_t *hi)
+{
+	const char *space = strchr(rule, ' '), *why;
+	char main[300], methods[NET_HTTP_METHODS_LEN], path[NET_HTTP_PATH_LEN];
+
+	/* An HTTP rule: its host and port, once its request part holds. */
+	if (!space)
+		return name_rule(rule, host, size, lo, hi);
+	if ((size_t)(space - rule) >= sizeof(main) ||
+	    net_http_rule_parse(rule, methods, path, &why) != 1)
+		return -EINVAL;
+	snprintf(main, sizeof(main), "%.*s", (int)(space - rule), rule);
+	return name_rule(main, host, size, lo, hi);
+}
+
+static bool method_token(const char *p, size_t n)
+{
+	if (n == 0 || n > 16)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isupper((unsigned char)p[i]))
+			return false;
+	return true;
+}
+
+int net_http_rule_parse(const char *rule, char methods[NET_HTTP_METHODS_LEN],
+			char path[NET_HTTP_PATH_LEN], const char **why)
+{
+	const char *sp = strchr(rule, ' '), *m, *p, *q;
+	char host[256];
+	uint16_t lo, hi;
+
+	if (!sp)
+		return 0;
+	*why = "write HOST:PORT METHODS PATH, e.g. 'api.github.com:443 GET,POST /repos/acme/**'";
+	m = sp + 1;
+	p = strchr(m, ' ');
+	if (!p || strchr(p + 1, ' ') || (size_t)(p - m) >= NET_HTTP_METHODS_LEN)
+		return -EINVAL;
+	*why = "METHODS is '*' or upper-case methods joined by ',' (GET,POST)";
+	if (p[-1] == ',')
+		return -EINVAL;
+	if (!(p - m == 1 && *m == '*'))
+		for (const char *t = m; t < p; t = q + 1) {
+			q = memchr(t, ',', p - t);
+			q = q ? q : p;
+			if (!method_token(t, q - t))
+				return -EINVAL;
+		}
+	p++;
+	*why = "PATH starts with '/' and holds no blank or control byte";
+	if (*p != '/' || strlen(p) >= NET_HTTP_PATH_LEN)
+		return -EINVAL;
+	for (q = p; *q; q++)
+		if ((unsigned char)*q <= ' ' || *q == 0x7f)
+			return -EINVAL;
+	*why = "an HTTP rule names one host (no wildcard) and port 443 (TLS, which the proxy "
+	       "terminates to read the requests)";
+	snprintf(host, sizeof(host), "%.*s", (int)(sp - rule), rule);
+	if (name_rule(host, host, sizeof(host), &lo, &hi) < 0 || host[0] == '*' || lo != 443 ||
+	    hi != 443)
+		return -EINVAL;
+	snprintf(methods, NET_HTTP_METHODS_LEN, "%.*s", (int)(p - 1 - m), m);
+	snprintf(path, NET_HTTP_PATH_LEN, "%s", p);
+	return 1;
+}
+
+/* Whether the segment-glob pattern matches s ('*' within a segment, "**" across). */
+static bool glob_path(const char *pat, const char *s)
+{
+	for (; *pat; pat++, s++) {
+		if (pat[0] == '*' && pat[1] == '*') {
+			for (const char *t = s;; t++) {
+				if (glob_path(pat + 2, t))
+					return true;
+				if (!*t)
+					return false;
+			}
+		}
+		if (*pat == '*') {
+			for (const char *t = s;; t++) {
+				if (glob_path(pat + 1, t))
+					return true;
+				if (!*t || *t == '/')
+					return false;
+			}
+		}
+		if (*pat != *s)
+			return false;
+	}
+	return !*s;
+}
+
+bool net_http_match(const char *methods, const char *pattern, const char *method, const char *path)
+{
+	size_t n = strlen(method);
+	bool ok = streq(methods, "*");
+
+	for (const char *t = methods; !ok && *t;) {
+		const char *c = strchr(t, ',');
+		size_t len = c ? (size_t)(c - t) : strlen(t);
+
+		ok = len == n && !strncmp(t, method, n);
+		t += len + (c ? 1 : 0);
+	}
+	return ok && glob_path(pattern, path);
+}
+
+static int name_rule(const char *rule, char *host, size_t size, uint16_t *lo, uint16_t *hi)
 {
 	const char *colon = strchr(rule, ':'), *p = rule;
 	size_t len = colon ? (size_t)(colon - rule) : strlen(rule), label = 0;

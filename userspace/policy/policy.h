@@ -220,6 +220,22 @@ int net_rule_parse(const char *rule, char *cidr, size_t size, uint16_t *lo, uint
 int net_name_rule_parse(const char *rule, char *host, size_t size, uint16_t *lo, uint16_t *hi);
 
 /*
+ * An HTTP rule (docs/network.md, "Per-request rules"): a name rule for
+ * port 443 (TLS the proxy terminates), followed by " METHODS PATH", e.g. "api.github.com:443
+ * GET,POST /repos/acme/ANY" (ANY being two stars). METHODS: upper-case tokens joined by ',', or
+ * '*'; PATH: '/' then any bytes but blanks and controls, '*' matching
+ * within a segment and "**" across them. net_name_rule_parse() takes the
+ * host and port of such a rule. 1 with methods and path filled, 0 for a
+ * rule without them, -EINVAL with *why saying what is wrong.
+ */
+#define NET_HTTP_METHODS_LEN 64
+#define NET_HTTP_PATH_LEN    192
+int net_http_rule_parse(const char *rule, char methods[NET_HTTP_METHODS_LEN],
+			char path[NET_HTTP_PATH_LEN], const char **why);
+/* Whether method and path (no query) match an HTTP rule's methods and path. */
+bool net_http_match(const char *methods, const char *pattern, const char *method, const char *path);
+
+/*
  * Whether name matches pattern (a name or "*.suffix"), case-insensitively
  * on whole labels: "*.example.com" matches a.example.com and a.b.example.com,
  * not example.com nor badexample.com.

@@ -186,6 +186,11 @@ static void egress_hint(const struct denial *d, char *buf, size_t size)
 			 "%s is link-local (the cloud metadata address holds the host's "
 			 "credentials): not allowed by policy",
 			 host);
+	else if (startswith(d->reason, "no HTTP rule for "))
+		snprintf(buf, size,
+			 "the request %s to %s is not in the HTTP rules; allow it with "
+			 "--net-allow '%s %s'",
+			 d->reason + 17, d->what, d->what, d->reason + 17);
 	else if (streq(d->reason, "no net_allow rule"))
 		snprintf(buf, size,
 			 "%s is not in the network allow-list; allow it with --net-allow %s",

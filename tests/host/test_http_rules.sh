@@ -1,0 +1,127 @@
+# Per-request HTTP rules (docs/network.md, "Per-request rules"): a rule
+# 'HOST:443 METHODS PATH' makes the proxy terminate TLS for HOST (the
+# session CA) and judge every request of the connection by its method and
+# path. The upstream is the test's own (tests/host/netfix.sh): its HTTPS
+# server answers every GET with "hello from NAME" and logs each request.
+# Root (the BPF redirect, embedded) and uid 65534 (the proxy of the
+# session's namespace, no BPF).
+. "$(dirname "$0")/../lib.sh"
+
+need_root_cgroup2 http-rules "network namespaces and the BPF redirect"
+daemon_scratch http-rules
+. "$ROOT/tests/host/netfix.sh"
+cleanup_extra() { netfix_down; }
+chmod 755 "$TMPD"
+netfix_up hr 203.0.113 80 443 api.test,other.test api.test=203.0.113.2 other.test=203.0.113.2
+mkdir -p "$TMPD/home"
+chown -R 65534:65534 "$WS" "$TMPD/home"
+cd "$WS" || exit 1
+
+RULE='api.test:443 GET /repos/acme/**'
+# The requests of one session, each printing its HTTP status; the last two
+# on one keep-alive connection (curl reuses it for the same host).
+cat >"$WS/reqs.sh" <<'EOF'
+c() { curl -sS --max-time 10 -o /dev/null -w "$1=%{http_code}\n" "${@:2}" 2>/dev/null || echo "$1=fail"; }
+c allowed https://api.test/repos/acme/tool/issues?state=open
+c other-path https://api.test/repos/evil/tool
+c post -X POST https://api.test/repos/acme/tool/issues
+c dotdot --path-as-is https://api.test/repos/acme/../../admin
+c encoded https://api.test/repos/acme/%2e%2e/%2e%2e/admin
+c star-seg https://api.test/repos/acme/a/b
+curl -sS --max-time 10 -w 'ka=%{http_code}\n' -o /dev/null https://api.test/repos/acme/one \
+	-o /dev/null https://api.test/admin 2>/dev/null
+curl -sS --max-time 10 https://api.test/admin 2>/dev/null | tail -1
+echo "cert=$SSL_CERT_FILE"
+EOF
+
+# hr_case TAG RUNNER...: the requests in one session; checks the answers, the
+# upstream's log and the status channel.
+hr_case() {
+	tag=$1
+	shift
+	: >"$TMPD/srv.log.mark"
+	n0=$(wc -l <"$TMPD/srv.log")
+	"$@" --net-allow "$RULE" --status-fd 3 -- bash reqs.sh >"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/st"
+	tail -n +$((n0 + 1)) "$TMPD/srv.log" >"$TMPD/srv.new"
+	expect_grep '^allowed=200$' "$TMPD/out" "http-rules $tag: a request the rule matches reaches the server"
+	if grep -q '^other-path=403$' "$TMPD/out" && grep -q '^post=403$' "$TMPD/out"; then
+		ok "http-rules $tag: another path and another method get a 403"
+	else
+		fail "http-rules $tag: other path / method: $(tr '\n' ' ' <"$TMPD/out") $(head -c 300 "$TMPD/err")"
+	fi
+	if grep -q '^dotdot=403$' "$TMPD/out" && grep -q '^encoded=403$' "$TMPD/out" &&
+		! grep -q 'admin' "$TMPD/srv.new"; then
+		ok "http-rules $tag: dot segments and encoded dots are refused, the server saw none"
+	else
+		fail "http-rules $tag: a path escaped the rule: $(tr '\n' ' ' <"$TMPD/out") / $(grep admin "$TMPD/srv.new" | head -2)"
+	fi
+	expect_grep '^star-seg=200$' "$TMPD/out" "http-rules $tag: ** matches across segments"
+	if grep -q '^ka=200$' "$TMPD/out" && grep -q '^ka=403$' "$TMPD/out"; then
+		ok "http-rules $tag: each request of a keep-alive connection is judged"
+	else
+		fail "http-rules $tag: keep-alive: $(grep '^ka=' "$TMPD/out" | tr '\n' ' ')"
+	fi
+	expect_grep "request GET /admin to api.test port 443 denied\\. To allow it, add --net-allow 'api.test:443 GET /admin'" \
+		"$TMPD/out" "http-rules $tag: the 403's body names the rule to add"
+	expect_grep '"type":"denied","[^}]*"layer":"egress-proxy","op":"connect","what":"api.test:443",[^}]*"reason":"no HTTP rule for [A-Z]+ /[^"]*"[^}]*"hint":"the request [A-Z]+ /[^"]* to api.test:443 is not in the HTTP rules; allow it with --net-allow' \
+		"$TMPD/st" "http-rules $tag: a refused request is a denied status line whose hint names the rule"
+	expect_grep '^cert=.*\.bpfbox-ca-bundle\.crt$' "$TMPD/out" "http-rules $tag: the session trusts its CA (SSL_CERT_FILE)"
+}
+
+hr_case "(root, embedded)" env BPFBOX_UPSTREAM_CA="$TMPD/ca.crt" "$BPFBOX" run --no-daemon \
+	-w "$WS" --net-resolver "$SRV" --timeout 60
+hr_case "(uid 65534, no BPF)" setpriv --reuid=65534 --regid=65534 --clear-groups \
+	env HOME="$TMPD/home" BPFBOX_UPSTREAM_CA="$TMPD/ca.crt" "$BPFBOX" run --no-daemon \
+	-w "$WS" --net-resolver "$SRV" --timeout 60
+
+# Through a daemon: its proxy judges the requests; the client trusts the CA
+# from the register reply.
+export BPFBOX_UPSTREAM_CA="$TMPD/ca.crt"
+if start_daemon "$TMPD/d.jsonl"; then
+	unset BPFBOX_UPSTREAM_CA
+	hr_case "(daemon)" "$BPFBOX" run --daemon-socket "$SOCK" -w "$WS" --net-resolver "$SRV" \
+		--timeout 60
+	check_events "$TMPD/d.jsonl" "any(e['type'] == 'net.deny' and e['name'] == 'api.test' and e['reason'] == 'no HTTP rule for GET /repos/evil/tool' and e['rule'] is None for e in net)" \
+		"http-rules (daemon): a refused request is a net.deny naming the request, no rule"
+	"$BPFBOX" run --daemon-socket "$SOCK" -w "$WS" --net-resolver "$SRV" --net-allow "$RULE" \
+		--status-fd 3 -- sleep 20 3>"$TMPD/held.st" >/dev/null 2>&1 &
+	HP=$!
+	poll_until 20 grep -q '"type":"started"' "$TMPD/held.st"
+	SID=$(sed -n 's/.*"type":"started".*"session":"\([0-9a-f]*\)".*/\1/p' "$TMPD/held.st")
+	"$BPFBOX" net "$SID" allow 'other.test:443 GET /x' --socket "$SOCK" >"$TMPD/out" 2>&1
+	rc=$?
+	"$BPFBOX" net "$SID" allow 'other.test:443' --socket "$SOCK" >"$TMPD/out2" 2>&1
+	rc2=$?
+	kill "$HP" 2>/dev/null
+	wait "$HP" 2>/dev/null
+	if [ -n "$SID" ] && [ $rc != 0 ] && grep -q 'an HTTP rule' "$TMPD/out" && [ $rc2 = 0 ]; then
+		ok "http-rules (daemon): an HTTP rule is never added to a running session (a host rule is)"
+	else
+		fail "http-rules (daemon): net allow of an HTTP rule to '$SID': exit $rc ($(oneline "$TMPD/out")), a host rule: exit $rc2 ($(oneline "$TMPD/out2"))"
+	fi
+else
+	unset BPFBOX_UPSTREAM_CA
+	fail "http-rules: the daemon did not start: $(tail -c 300 "$DERR")"
+fi
+
+# Rules that could not hold are refused before anything runs.
+for bad in 'api.test:80 GET /x' '*.api.test:443 GET /x' 'api.test:443 get /x' 'api.test:443 GET x'; do
+	"$BPFBOX" run --no-daemon -w "$WS" --net-allow "$bad" -- touch ran >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	if [ $rc = 125 ] && [ ! -e "$WS/ran" ] && grep -q 'invalid HTTP rule' "$TMPD/err"; then
+		ok "http-rules: '$bad' is refused (125), nothing ran"
+	else
+		fail "http-rules: '$bad': exit $rc: $(head -c 200 "$TMPD/err")"
+	fi
+	rm -f "$WS/ran"
+done
+"$BPFBOX" run --no-daemon -w "$WS" --net-allow api.test:443 --net-deny 'api.test:443 GET /x' \
+	-- true >"$TMPD/out" 2>"$TMPD/err"
+rc=$?
+if [ $rc = 125 ] && grep -q 'a net_deny rule names a host and ports, not requests' "$TMPD/err"; then
+	ok "http-rules: a request part in --net-deny is refused (125)"
+else
+	fail "http-rules: --net-deny with a request part: exit $rc: $(head -c 200 "$TMPD/err")"
+fi
+
+finish
