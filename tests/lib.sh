@@ -394,7 +394,7 @@ while True:
         raw = [l for l in open(sys.argv[1], "rb").read().split(b"\n")[:-1] if l.strip()]
         ev = [json.loads(l) for l in raw]
         mine = [e for e in ev if e.get("session") == env["SID"]]
-        net = [e for e in ev if e.get("type") in ("net.allow", "net.deny")]
+        net = [e for e in ev if e.get("type") in ("net.allow", "net.deny", "net.request")]
         if eval(sys.argv[2]):
             sys.exit(0)
     except Exception:

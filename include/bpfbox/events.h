@@ -362,11 +362,13 @@ struct bpfbox_resolved_key {
 
 #define BPFBOX_NET_NAME_LEN 128
 #define BPFBOX_NET_RULE_LEN 96
+#define BPFBOX_NET_PATH_LEN 192
 
 enum bpfbox_net_kind {
 	BPFBOX_NET_TCP = 0,	/* TLS SNI, HTTP Host or the address alone */
 	BPFBOX_NET_DNS = 1,	/* a query to the resolver */
 	BPFBOX_NET_CONNECT = 2, /* HTTP CONNECT or an absolute URI (HTTP_PROXY) */
+	BPFBOX_NET_REQUEST = 3, /* one request of a terminated connection (net.request) */
 };
 
 struct bpfbox_net_event {
@@ -374,7 +376,7 @@ struct bpfbox_net_event {
 	__u16 family;
 	__u16 port;
 	__u8 kind; /* enum bpfbox_net_kind */
-	__u8 how;  /* 0 address, 1 sni, 2 host, 3 connect, 4 query */
+	__u8 how;  /* 0 address, 1 sni, 2 host, 3 connect, 4 query, 5 request */
 	__u16 pad;
 	__u8 addr[16];	 /* IPv4 mapped */
 	__u64 bytes_out; /* tool -> destination, at close */
@@ -382,6 +384,11 @@ struct bpfbox_net_event {
 	char name[BPFBOX_NET_NAME_LEN];
 	char rule[BPFBOX_NET_RULE_LEN];
 	char reason[BPFBOX_NET_RULE_LEN];
+	/* BPFBOX_NET_REQUEST: the request's method and path (no query), the
+	 * server's status (0: none seen). */
+	__u16 status;
+	char method[16];
+	char path[BPFBOX_NET_PATH_LEN];
 };
 
 /* What the proxy hands the net_emit syscall program. */

@@ -68,8 +68,17 @@ hr_case() {
 	expect_grep '^cert=.*\.bpfbox-ca-bundle\.crt$' "$TMPD/out" "http-rules $tag: the session trusts its CA (SSL_CERT_FILE)"
 }
 
+# req_records TAG FILE: each request is a net.request record: allowed with
+# the server's status and the rule, refused with 403 and no rule.
+req_records() {
+	check_events "$2" "any(e['type'] == 'net.request' and e['decision'] == 'allow' and e['protocol'] == 'https' and e['name'] == 'api.test' and e['method'] == 'GET' and e['path'] == '/repos/acme/tool/issues' and e['status'] == 200 and e['rule'] == '$RULE' for e in net) and any(e['type'] == 'net.request' and e['decision'] == 'deny' and e['method'] == 'POST' and e['path'] == '/repos/acme/tool/issues' and e['status'] == 403 and e['rule'] is None and e['reason'] == 'no HTTP rule for POST /repos/acme/tool/issues' for e in net) and sum(1 for e in net if e['type'] == 'net.request' and e['path'] == '/repos/acme/one' and e['status'] == 200) == 1" \
+		"http-rules $1: each request is a net.request (allowed with the server's status, refused with 403)"
+	expect_schema "http-rules $1: the stream validates against the schema" "$2"
+}
+
 hr_case "(root, embedded)" env BPFBOX_UPSTREAM_CA="$TMPD/ca.crt" "$BPFBOX" run --no-daemon \
-	-w "$WS" --net-resolver "$SRV" --timeout 60
+	-w "$WS" --net-resolver "$SRV" --timeout 60 --audit "$TMPD/e.jsonl"
+req_records "(root, embedded)" "$TMPD/e.jsonl"
 hr_case "(uid 65534, no BPF)" setpriv --reuid=65534 --regid=65534 --clear-groups \
 	env HOME="$TMPD/home" BPFBOX_UPSTREAM_CA="$TMPD/ca.crt" "$BPFBOX" run --no-daemon \
 	-w "$WS" --net-resolver "$SRV" --timeout 60
@@ -81,8 +90,7 @@ if start_daemon "$TMPD/d.jsonl"; then
 	unset BPFBOX_UPSTREAM_CA
 	hr_case "(daemon)" "$BPFBOX" run --daemon-socket "$SOCK" -w "$WS" --net-resolver "$SRV" \
 		--timeout 60
-	check_events "$TMPD/d.jsonl" "any(e['type'] == 'net.deny' and e['name'] == 'api.test' and e['reason'] == 'no HTTP rule for GET /repos/evil/tool' and e['rule'] is None for e in net)" \
-		"http-rules (daemon): a refused request is a net.deny naming the request, no rule"
+	req_records "(daemon)" "$TMPD/d.jsonl"
 	"$BPFBOX" run --daemon-socket "$SOCK" -w "$WS" --net-resolver "$SRV" --net-allow "$RULE" \
 		--status-fd 3 -- sleep 20 3>"$TMPD/held.st" >/dev/null 2>&1 &
 	HP=$!

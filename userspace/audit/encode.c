@@ -80,8 +80,8 @@ static void put_connect(struct jsonw *w, const struct bpfbox_connect_event *e)
 
 static void put_net(struct jsonw *w, const struct bpfbox_net_event *e)
 {
-	static const char *const kinds[] = {"tcp", "dns", "proxy"};
-	static const char *const hows[] = {"address", "sni", "host", "connect", "query"};
+	static const char *const kinds[] = {"tcp", "dns", "proxy", "https"};
+	static const char *const hows[] = {"address", "sni", "host", "connect", "query", "request"};
 	static const uint8_t zero[16];
 	char addr[INET6_ADDRSTRLEN] = "";
 
@@ -91,8 +91,16 @@ static void put_net(struct jsonw *w, const struct bpfbox_net_event *e)
 		else
 			inet_ntop(AF_INET6, e->addr, addr, sizeof(addr));
 	}
-	jsonw_str(w, "protocol", e->kind < 3 ? kinds[e->kind] : "?");
-	jsonw_str(w, "name_from", e->how < 5 ? hows[e->how] : "?");
+	jsonw_str(w, "protocol", e->kind < 4 ? kinds[e->kind] : "?");
+	jsonw_str(w, "name_from", e->how < 6 ? hows[e->how] : "?");
+	if (e->kind == BPFBOX_NET_REQUEST) {
+		jsonw_strn(w, "method", e->method, strnlen(e->method, sizeof(e->method)));
+		jsonw_strn(w, "path", e->path, strnlen(e->path, sizeof(e->path)));
+		if (e->status)
+			jsonw_u64(w, "status", e->status);
+		else
+			jsonw_null(w, "status");
+	}
 	jsonw_strn(w, "name", e->name, strnlen(e->name, sizeof(e->name)));
 	if (addr[0])
 		jsonw_str(w, "address", addr);

@@ -71,6 +71,9 @@ int ev_kind_of_record(const void *data, size_t size)
 	if (size < sizeof(*h) || h->type == 0 || h->type >= ARRAY_SIZE(records) ||
 	    size < records[h->type].size)
 		return -EINVAL;
+	if (h->type == BPFBOX_EV_NET &&
+	    ((const struct bpfbox_net_event *)data)->kind == BPFBOX_NET_REQUEST)
+		return EV_NET_REQUEST;
 	if (h->type == BPFBOX_EV_NET && h->decision == BPFBOX_DENY)
 		return EV_NET_DENY;
 	return records[h->type].kind;

@@ -40,7 +40,8 @@
 	X(EV_NET_ALLOW, "net.allow")             \
 	X(EV_NET_DENY, "net.deny")               \
 	X(EV_SESSION_ASK, "session.ask")         \
-	X(EV_SESSION_CHANGES, "session.changes")
+	X(EV_SESSION_CHANGES, "session.changes") \
+	X(EV_NET_REQUEST, "net.request")
 
 enum ev_kind {
 #define EV_KIND_ENUM(id, name) id,

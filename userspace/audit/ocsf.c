@@ -200,7 +200,8 @@ static void enc_connect(struct jsonw *w, const struct ev *e, const char *hostnam
  */
 static void enc_net(struct jsonw *w, const struct ev *e, const char *hostname)
 {
-	static const char *const extra[] = {"protocol", "name_from", "rule", "reason", NULL};
+	static const char *const extra[] = {"protocol", "name_from", "rule", "reason",
+					    "method",	"path",	     "status", NULL};
 	const char *proto = json_member_str(e->o, "protocol"),
 		   *name = json_member_str(e->o, "name");
 	const char *addr = json_member_str(e->o, "address"),
@@ -276,6 +277,7 @@ static const ocsf_encoder encoders[EV_KINDS] = {
 	[EV_CONNECT] = enc_connect,	[EV_LOSS] = ocsf_enc_log,
 	[EV_SINK_ERROR] = ocsf_enc_log, [EV_CEILING] = ocsf_enc_ceiling,
 	[EV_NET_ALLOW] = enc_net,	[EV_NET_DENY] = enc_net,
+	[EV_NET_REQUEST] = enc_net,
 };
 
 int ocsf_encode_kind(struct jsonw *w, int kind, struct json_object *o, const char *hostname)

@@ -67,44 +67,74 @@ bool eg_cache_has(struct egress *e, const char *name, const uint8_t addr[16], ch
 }
 
 /* One record in the session's stream: net.allow or net.deny. */
-void eg_emit(struct egress *e, const struct bpfbox_net_orig *o, bool allow, int kind, int how,
-	     const char *name, const uint8_t addr[16], uint16_t port, const char *rule,
-	     const char *reason, uint64_t out_bytes, uint64_t in_bytes)
+/* A record of the proxy's: its header and what every kind has. */
+static void fill(struct egress *e, struct bpfbox_net_emit *m, const struct bpfbox_net_orig *o,
+		 bool allow, const char *name, const uint8_t addr[16], uint16_t port,
+		 const char *rule, const char *reason)
 {
-	struct bpfbox_net_emit m;
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &m, .ctx_size_in = sizeof(m));
-
-	memset(&m, 0, sizeof(m));
-	m.cgroup_id = e->o.cgroup_id;
+	memset(m, 0, sizeof(*m));
+	m->cgroup_id = e->o.cgroup_id;
 	if (o) {
-		m.ev.hdr.pid = o->pid;
-		m.ev.hdr.tid = o->tid;
-		m.ev.hdr.uid = o->uid;
-		memcpy(m.ev.hdr.comm, o->comm, sizeof(m.ev.hdr.comm));
+		m->ev.hdr.pid = o->pid;
+		m->ev.hdr.tid = o->tid;
+		m->ev.hdr.uid = o->uid;
+		memcpy(m->ev.hdr.comm, o->comm, sizeof(m->ev.hdr.comm));
 	}
-	m.ev.hdr.decision = allow ? BPFBOX_ALLOW : BPFBOX_DENY;
-	m.ev.hdr.layer = allow ? BPFBOX_LAYER_NONE : BPFBOX_LAYER_EGRESS;
-	m.ev.hdr.err = allow ? 0 : -ECONNREFUSED;
-	m.ev.family = o && o->family == AF_INET6 ? AF_INET6 : AF_INET;
-	m.ev.port = port;
-	m.ev.kind = kind;
-	m.ev.how = how;
+	m->ev.hdr.decision = allow ? BPFBOX_ALLOW : BPFBOX_DENY;
+	m->ev.hdr.layer = allow ? BPFBOX_LAYER_NONE : BPFBOX_LAYER_EGRESS;
+	m->ev.hdr.err = allow ? 0 : -ECONNREFUSED;
+	m->ev.family = o && o->family == AF_INET6 ? AF_INET6 : AF_INET;
+	m->ev.port = port;
 	if (addr)
-		memcpy(m.ev.addr, addr, 16);
-	m.ev.bytes_out = out_bytes;
-	m.ev.bytes_in = in_bytes;
-	snprintf(m.ev.name, sizeof(m.ev.name), "%s", name ? name : "");
-	snprintf(m.ev.rule, sizeof(m.ev.rule), "%s", rule ? rule : "");
-	snprintf(m.ev.reason, sizeof(m.ev.reason), "%s", reason ? reason : "");
+		memcpy(m->ev.addr, addr, 16);
+	snprintf(m->ev.name, sizeof(m->ev.name), "%s", name ? name : "");
+	snprintf(m->ev.rule, sizeof(m->ev.rule), "%s", rule ? rule : "");
+	snprintf(m->ev.reason, sizeof(m->ev.reason), "%s", reason ? reason : "");
+}
+
+/* Into the session's stream (net_emit), or without BPF to the run's callback. */
+static void send_record(struct egress *e, struct bpfbox_net_emit *m)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = m, .ctx_size_in = sizeof(*m));
+
 	if (!e->o.explicit_only) {
 		bpf_prog_test_run_opts(e->o.emit_fd, &opts);
 		return;
 	}
 	/* What net_emit would stamp, but the session's sequence (none without BPF). */
-	m.ev.hdr.type = BPFBOX_EV_NET;
-	m.ev.hdr.ts_ns = now_ns();
+	m->ev.hdr.type = BPFBOX_EV_NET;
+	m->ev.hdr.ts_ns = now_ns();
 	if (e->o.on_record)
-		e->o.on_record(e->o.record_arg, &m.ev);
+		e->o.on_record(e->o.record_arg, &m->ev);
+}
+
+void eg_emit(struct egress *e, const struct bpfbox_net_orig *o, bool allow, int kind, int how,
+	     const char *name, const uint8_t addr[16], uint16_t port, const char *rule,
+	     const char *reason, uint64_t out_bytes, uint64_t in_bytes)
+{
+	struct bpfbox_net_emit m;
+
+	fill(e, &m, o, allow, name, addr, port, rule, reason);
+	m.ev.kind = kind;
+	m.ev.how = how;
+	m.ev.bytes_out = out_bytes;
+	m.ev.bytes_in = in_bytes;
+	send_record(e, &m);
+}
+
+void eg_emit_request(struct egress *e, const struct bpfbox_net_orig *o, bool allow,
+		     const char *name, const uint8_t addr[16], uint16_t port,
+		     const struct eg_request *q)
+{
+	struct bpfbox_net_emit m;
+
+	fill(e, &m, o, allow, name, addr, port, q->rule, q->reason);
+	m.ev.kind = BPFBOX_NET_REQUEST;
+	m.ev.how = HOW_REQUEST;
+	m.ev.status = q->status;
+	snprintf(m.ev.method, sizeof(m.ev.method), "%s", q->method);
+	snprintf(m.ev.path, sizeof(m.ev.path), "%s", q->path);
+	send_record(e, &m);
 }
 
 void eg_worker_done(struct egress *e, bool conn)

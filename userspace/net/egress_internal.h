@@ -48,7 +48,7 @@
 #define MAX_QUERIES 32
 #define IDLE_S	    600
 
-enum { HOW_ADDR, HOW_SNI, HOW_HOST, HOW_CONNECT, HOW_QUERY };
+enum { HOW_ADDR, HOW_SNI, HOW_HOST, HOW_CONNECT, HOW_QUERY, HOW_REQUEST };
 
 struct http_head;
 
@@ -153,6 +153,17 @@ bool eg_cache_has(struct egress *e, const char *name, const uint8_t addr[16], ch
 void eg_emit(struct egress *e, const struct bpfbox_net_orig *o, bool allow, int kind, int how,
 	     const char *name, const uint8_t addr[16], uint16_t port, const char *rule,
 	     const char *reason, uint64_t out_bytes, uint64_t in_bytes);
+/* One request of a terminated connection (net.request). */
+struct eg_request {
+	char method[16];
+	char path[BPFBOX_NET_PATH_LEN];
+	uint16_t status; /* 0: none seen */
+	char rule[BPFBOX_NET_RULE_LEN];
+	char reason[BPFBOX_NET_RULE_LEN];
+};
+void eg_emit_request(struct egress *e, const struct bpfbox_net_orig *o, bool allow,
+		     const char *name, const uint8_t addr[16], uint16_t port,
+		     const struct eg_request *q);
 /* A worker thread ends: a connection's (conn) or a query's. */
 void eg_worker_done(struct egress *e, bool conn);
 

@@ -241,6 +241,13 @@ bool eg_term_wanted(const struct egress *e, const char *name, uint16_t port)
 struct term_conn {
 	struct conn *c;
 	const char *name;
+	const uint8_t *addr;
+	uint16_t port;
+	/* The last request allowed, its record written when the answer starts. */
+	struct eg_request req;
+	bool req_open;
+	bool request_refused; /* the connection ended on a request no rule allowed */
+	char req_injected[BPFBOX_NET_RULE_LEN]; /* the secrets put into it */
 	gnutls_session_t tool, server;
 	struct http_frame f;
 	uint64_t out, in;
@@ -291,6 +298,11 @@ static int session_for(gnutls_session_t *s, unsigned int flags,
 
 static void note_injected(struct term_conn *t, const char *name)
 {
+	size_t rn = strlen(t->req_injected);
+
+	if (!strstr(t->req_injected, name))
+		snprintf(t->req_injected + rn, sizeof(t->req_injected) - rn, "%s%s", rn ? "," : "",
+			 name);
 	size_t n = strlen(t->injected);
 	char pat[80];
 
@@ -369,6 +381,50 @@ static int flush_ok(struct term_conn *t, size_t extra)
 	return 0;
 }
 
+/* The open request's record (net.request), with the status seen or none. */
+static void request_done(struct term_conn *t, uint16_t status)
+{
+	if (!t->req_open)
+		return;
+	if (t->req_injected[0])
+		snprintf(t->req.reason, sizeof(t->req.reason), "secrets injected: %.60s",
+			 t->req_injected);
+	t->req.status = status;
+	eg_emit_request(t->c->e, &t->c->o, true, t->name, t->addr, t->port, &t->req);
+	t->req_open = false;
+}
+
+/* A request judged: refused, its record now (403); allowed, once its answer starts. */
+static void request_judged(struct term_conn *t, const struct http_head *h, const char *rule,
+			   bool allow)
+{
+	request_done(t, 0); /* a request sent before the last one was answered */
+	memset(&t->req, 0, sizeof(t->req));
+	snprintf(t->req.method, sizeof(t->req.method), "%s", h->method);
+	snprintf(t->req.path, sizeof(t->req.path), "%s", h->path_bad ? "(unjudged)" : h->path);
+	snprintf(t->req.rule, sizeof(t->req.rule), "%s", allow ? rule : "");
+	if (!allow) {
+		snprintf(t->req.reason, sizeof(t->req.reason), "%s", t->why);
+		t->req.status = 403;
+		eg_emit_request(t->c->e, &t->c->o, false, t->name, t->addr, t->port, &t->req);
+		return;
+	}
+	t->req_open = true;
+	t->req_injected[0] = '\0';
+}
+
+/* The server's bytes: the first status line after a request completes its record. */
+static void answer_seen(struct term_conn *t, const char *p, size_t n)
+{
+	if (!t->req_open)
+		return;
+	if (n >= 12 && !memcmp(p, "HTTP/1.", 7) && p[8] == ' ' && isdigit((unsigned char)p[9]) &&
+	    isdigit((unsigned char)p[10]) && isdigit((unsigned char)p[11]))
+		request_done(t, (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0'));
+	else
+		request_done(t, 0);
+}
+
 /* A head of the tool's: the same host, no other secret, placeholders replaced. */
 static int one_head(struct term_conn *t, const struct http_head *h, size_t hl)
 {
@@ -389,8 +445,12 @@ static int one_head(struct term_conn *t, const struct http_head *h, size_t hl)
 		return -EACCES;
 	}
 	/* The HTTP rules of this host judge each request (method, path). */
-	if (!eg_request_ok(t->c->e, t->name, 443, h, rule, t->why, sizeof(t->why)))
+	if (!eg_request_ok(t->c->e, t->name, 443, h, rule, t->why, sizeof(t->why))) {
+		request_judged(t, h, rule, false);
+		t->request_refused = true;
 		return -EACCES;
+	}
+	request_judged(t, h, rule, true);
 	s = eg_secret_in(t->c->e, head, hl, t->name);
 	if (s) {
 		snprintf(t->why, sizeof(t->why), "placeholder of secret %.40s for another host",
@@ -490,6 +550,7 @@ static int relay(struct term_conn *t)
 			continue;
 		if (n <= 0)
 			return 0;
+		answer_seen(t, buf, n);
 		if (send_all(t->tool, buf, n) < 0)
 			return 0;
 		t->in += n;
@@ -527,6 +588,8 @@ void eg_term_serve(struct conn *c, const char *name, const uint8_t addr[16], uin
 	}
 	t->c = c;
 	t->name = name;
+	t->addr = addr;
+	t->port = port;
 	blocking(c->fd);
 	blocking(c->up);
 	r = session_for(&t->server, GNUTLS_CLIENT, e->term.upstream, c->up);
@@ -557,15 +620,14 @@ void eg_term_serve(struct conn *c, const char *name, const uint8_t addr[16], uin
 
 		send_all(t->tool, resp, n);
 	}
-	allow = r >= 0 || r == -EPIPE;
+	/* A refused request is its own record: the connection was allowed. */
+	allow = r >= 0 || r == -EPIPE || t->request_refused;
+	request_done(t, 0);
 	tlslib.bye(t->tool, GNUTLS_SHUT_WR);
 out:
 	if (allow)
 		snprintf(reason, sizeof(reason), "tls terminated%s%.60s",
 			 t->injected[0] ? "; secrets injected: " : "", t->injected);
-	/* A request refused: no rule decided it (the connection's allowed the host). */
-	if (!allow && startswith(t->why, "no HTTP rule for "))
-		rule = "";
 	eg_emit(e, &c->o, allow, kind, how, name, addr, port, rule, allow ? reason : t->why, t->out,
 		t->in);
 	if (t->tool)
