@@ -200,7 +200,7 @@ static void enc_connect(struct jsonw *w, const struct ev *e, const char *hostnam
  */
 static void enc_net(struct jsonw *w, const struct ev *e, const char *hostname)
 {
-	static const char *const extra[] = {"protocol", "name_from", "rule", "reason",
+	static const char *const extra[] = {"protocol", "name_from", "rule",   "reason",
 					    "method",	"path",	     "status", NULL};
 	const char *proto = json_member_str(e->o, "protocol"),
 		   *name = json_member_str(e->o, "name");

@@ -255,6 +255,8 @@ bool eg_secret_name_leak(const struct egress *e, const char *name, char *why, si
 /* The secrets copied from o.secrets; with any, the CA, the leaves, the server trust. */
 int eg_term_start(struct egress *e, char *err, size_t size);
 void eg_term_stop(struct egress *e);
+/* The leaf's credentials for name, or NULL when it is not terminated (tls_ca.c). */
+gnutls_certificate_credentials_t eg_term_leaf(const struct egress *e, const char *name);
 /* Whether a connection to name:port is terminated (a secret's host, 443). */
 bool eg_term_wanted(const struct egress *e, const char *name, uint16_t port);
 /*
