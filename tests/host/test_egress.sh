@@ -295,11 +295,34 @@ else
 	fail "egress: the daemon did not get ready: $(cat "$DERR")"
 fi
 
-# 11. Every record validates against the schema.
+# 11. --net-ask, embedded: a tool's DNS query of a name no rule lists waits
+#     for the runtime (port null: a query asks for the name on every port);
+#     approved, the connect by SNI that follows passes; denied, the query is
+#     refused.
+L="$TMPD/l.jsonl"
+rm -f "$TMPD/ast" "$TMPD/aan"
+mkfifo "$TMPD/ast" "$TMPD/aan"
+"$PY" "$ROOT/tests/helpers/ask_responder.py" "$TMPD/ast" "$TMPD/aan" "$TMPD/asklog" approve deny &
+RP=$!
+box "$L" --net-allow allowed.test:443 --net-ask --status-fd 4 --ask-fd 3 4>"$TMPD/ast" 3<"$TMPD/aan" \
+	-- sh -c './nocurl https://other.test/; ./nocurl https://a.wild.test/ || echo "refused a.wild.test"' \
+	>"$TMPD/out" 2>"$TMPD/err"
+wait "$RP"
+if grep -q 'hello from other.test' "$TMPD/out" && grep -q '^refused a.wild.test$' "$TMPD/out" &&
+	grep -q '"type":"ask",.*"kind":"net","name":"other.test","port":null' "$TMPD/asklog" &&
+	grep -q '"type":"ask",.*"kind":"net","name":"a.wild.test","port":null' "$TMPD/asklog"; then
+	ok "egress: --net-ask (embedded): a query asks; approved, the name is reached; denied, refused"
+else
+	fail "egress: --net-ask (embedded): $(tr '\n' ' ' <"$TMPD/out") / $(grep '"ask"' "$TMPD/asklog" | head -c 300)"
+fi
+check_events "$L" "any(e['type'] == 'net.allow' and e['protocol'] == 'tcp' and e['name'] == 'other.test' and e['rule'] == 'other.test' for e in net) and any(e['type'] == 'net.deny' and e['protocol'] == 'dns' and e['name'] == 'a.wild.test' for e in net)" \
+	"egress: --net-ask (embedded): the approved name is the rule of its net.allow, the denied query a net.deny"
+
+# 12. Every record validates against the schema.
 VALIDATE="$ROOT/tools/validate-events.js"
 node "$VALIDATE" /dev/null >/dev/null 2>&1 || "$ROOT/tools/npm-deps.sh" >/dev/null 2>&1
 if node "$VALIDATE" /dev/null >/dev/null 2>&1; then
-	if cat "$A" "$B" "$D" "$E" "$F" "$G" "$H" "$J" "$K" >"$TMPD/all.jsonl" &&
+	if cat "$A" "$B" "$D" "$E" "$F" "$G" "$H" "$J" "$K" "$L" >"$TMPD/all.jsonl" &&
 		node "$VALIDATE" "$TMPD/all.jsonl" >"$TMPD/v.out" 2>&1; then
 		ok "egress: every record validates against the schema"
 	else

@@ -141,7 +141,43 @@ expect_grep 'hello from api.test' "$TMPD/out" "egress-unpriv: a secret's host is
 expect_grep "auth api.test Bearer $TOKEN" "$TMPD/srv.log" "egress-unpriv: the server received the secret's value"
 expect_grep '^seen=bpfbox-secret-TOKEN-[0-9a-f]{32}$' "$TMPD/out" "egress-unpriv: the session sees only the placeholder"
 
-# 5. Without namespaces there is no way out to give: refused, nothing ran.
+# 5. --net-ask: a name no rule lists waits for the runtime's answer on
+#    --ask-fd; approved, it is allowed for the rest of the session (asked
+#    once); denied, a 403. Without an allow-list of names, refused (125).
+rm -f "$TMPD/st" "$TMPD/an"
+mkfifo "$TMPD/st" "$TMPD/an"
+chmod 666 "$TMPD/st" "$TMPD/an"
+"$PY" "$ROOT/tests/helpers/ask_responder.py" "$TMPD/st" "$TMPD/an" "$TMPD/asklog" approve deny &
+RP=$!
+$AS env HOME="$TMPD/home" "$BPFBOX" run --no-daemon -w "$WS" --net-resolver "$SRV" --timeout 60 \
+	--net-allow allowed.test:80 --net-ask --status-fd 4 --ask-fd 3 4>"$TMPD/st" 3<"$TMPD/an" \
+	-- sh -c 'for h in allowed.test other.test api.test other.test; do
+		curl -sS --max-time 10 http://$h/ || echo "failed $h"; done' >"$TMPD/out" 2>"$TMPD/err"
+wait "$RP"
+if [ "$(grep -c 'hello from other.test' "$TMPD/out")" = 2 ] && grep -q 'hello from allowed.test' "$TMPD/out" &&
+	grep -q 'egress to api.test port 80 denied' "$TMPD/out" && ! grep -q 'hello from api.test' "$TMPD/out"; then
+	ok "egress-unpriv: --net-ask: an approved name is reached (twice), a denied one gets a 403"
+else
+	fail "egress-unpriv: --net-ask: $(tr '\n' ' ' <"$TMPD/out") $(head -c 200 "$TMPD/err")"
+fi
+"$PY" - "$TMPD/asklog" <<'PY' >"$TMPD/asks"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+asks = [l for l in lines if l["type"] == "ask"]
+ans = [l["answer"] for l in lines if l["type"] == "answered"]
+print([(a["kind"], a["name"], a["port"]) for a in asks], ans)
+PY
+expect_grep "^\[\('net', 'other.test', 80\), \('net', 'api.test', 80\)\] \['approve', 'deny'\]$" "$TMPD/asks" \
+	"egress-unpriv: --net-ask: each unlisted name asked once on the status channel (kind net, name, port), the answers said"
+$AS env HOME="$TMPD/home" "$BPFBOX" run --no-daemon -w "$WS" --net-ask -- touch ran >"$TMPD/out" 2>"$TMPD/err"
+rc=$?
+if [ $rc = 125 ] && [ ! -e "$WS/ran" ] && grep -q 'give at least one --net-allow NAME' "$TMPD/err"; then
+	ok "egress-unpriv: --net-ask without an allow-list of names is refused (125)"
+else
+	fail "egress-unpriv: --net-ask alone: exit $rc: $(head -c 200 "$TMPD/err")"
+fi
+
+# 6. Without namespaces there is no way out to give: refused, nothing ran.
 $AS env HOME="$TMPD/home" "$BPFBOX" run --no-daemon --no-namespaces -w "$WS" \
 	--net-allow allowed.test:443 -- touch ran >"$TMPD/out" 2>"$TMPD/err"
 rc=$?

@@ -38,6 +38,7 @@ enum {
 	OPT_STATUS_FD,
 	OPT_LABEL,
 	OPT_READ_HOST,
+	OPT_NET_ASK,
 	OPT_USER,
 	OPT_UNCONFINED,
 	OPT_NO_NAMESPACES,
@@ -87,6 +88,7 @@ static const struct option run_opts[] = {
 	{"status-fd", required_argument, NULL, OPT_STATUS_FD},
 	{"label", required_argument, NULL, OPT_LABEL},
 	{"read-host", no_argument, NULL, OPT_READ_HOST},
+	{"net-ask", no_argument, NULL, OPT_NET_ASK},
 	{"user", required_argument, NULL, OPT_USER},
 	{"allow-unconfined", no_argument, NULL, OPT_UNCONFINED},
 	{"no-namespaces", no_argument, NULL, OPT_NO_NAMESPACES},
@@ -326,6 +328,9 @@ static int policy_opt(struct json_object *flags, int c, const char *arg)
 			       : 0;
 	case OPT_READ_HOST:
 		json_object_object_add(flags, "read_host", json_object_new_boolean(1));
+		return 0;
+	case OPT_NET_ASK:
+		json_object_object_add(flags, "net_ask", json_object_new_boolean(1));
 		return 0;
 	case OPT_SSH_AGENT:
 		json_object_object_add(flags, "ssh_agent", json_object_new_boolean(1));

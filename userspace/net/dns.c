@@ -238,7 +238,7 @@ void *eg_query_thread(void *arg)
 		eg_emit(e, o, false, BPFBOX_NET_DNS, HOW_QUERY, name, NULL, 53, "", why, 0, 0);
 		goto out;
 	}
-	if (!eg_judge(e, name, NULL, 0, true, rule)) {
+	if (!eg_judge_ask(e, name, 0, true, rule)) {
 		snprintf(why, sizeof(why), "%s", rule[0] ? "net_deny" : "no net_allow rule");
 		refuse_query(q, 5);
 		eg_emit(e, o, false, BPFBOX_NET_DNS, HOW_QUERY, name, NULL, 53, rule, why, 0, 0);

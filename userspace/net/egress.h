@@ -82,6 +82,15 @@ struct egress_opts {
 	uint16_t proxy_port; /* the listener's port in the namespace */
 	void (*on_record)(void *arg, const struct bpfbox_net_event *ev);
 	void *record_arg;
+	/*
+	 * --net-ask: a name no rule lists (and no net_deny rule covers) waits
+	 * for ask(ask_arg, name, port, stop_fd), called on the proxy's threads
+	 * (port 0: a query, any port; stop_fd readable: the proxy stops, deny
+	 * at once); true adds the name for the rest of the session. NULL: such
+	 * a name is refused.
+	 */
+	bool (*ask)(void *arg, const char *name, uint16_t port, int stop_fd);
+	void *ask_arg;
 };
 
 /* Whether any rule of the list is a name (so the session needs a proxy). */

@@ -131,6 +131,13 @@ bool eg_forbidden(const struct egress *e, const uint8_t a[16]);
 /* The verdict for a name (or an address) and port; rule: the rule that decided. */
 bool eg_judge(struct egress *e, const char *name, const uint8_t *addr, uint16_t port, bool any_port,
 	      char rule[BPFBOX_NET_RULE_LEN]);
+/*
+ * eg_judge for a name, and with --net-ask for one no rule decided, the
+ * runtime's answer: approved, the name is added (all ports for a query,
+ * any_port) and rule names it.
+ */
+bool eg_judge_ask(struct egress *e, const char *name, uint16_t port, bool any_port,
+		  char rule[BPFBOX_NET_RULE_LEN]);
 /* rules.c: the session's allow and deny rules in e; -errno and err naming the first bad one. */
 int eg_rules_add(struct egress *e, const struct egress_opts *o, char *err, size_t size);
 /*

@@ -230,7 +230,7 @@ static bool judge_transparent(struct conn *c, int how, char *name, size_t size, 
 	}
 	if (how != HOW_ADDR) {
 		/* The name asked for must be one the resolver gave this address for. */
-		if (!eg_judge(e, name, NULL, port, false, rule)) {
+		if (!eg_judge_ask(e, name, port, false, rule)) {
 			snprintf(why, why_size, "%s", rule[0] ? "net_deny" : "no net_allow rule");
 			return false;
 		}
@@ -420,7 +420,7 @@ static bool judge_explicit(struct egress *e, const char *name, unsigned long por
 		}
 		return true;
 	}
-	if (!eg_judge(e, name, NULL, port, false, rule)) {
+	if (!eg_judge_ask(e, name, port, false, rule)) {
 		snprintf(why, why_size, "%s", rule[0] ? "net_deny" : "no net_allow rule");
 		return false;
 	}

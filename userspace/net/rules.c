@@ -275,3 +275,24 @@ size_t eg_http_hosts(const struct egress *e, char hosts[][254], size_t max)
 	}
 	return n;
 }
+
+bool eg_judge_ask(struct egress *e, const char *name, uint16_t port, bool any_port,
+		  char rule[BPFBOX_NET_RULE_LEN])
+{
+	char text[BPFBOX_NET_RULE_LEN];
+
+	if (eg_judge(e, name, NULL, port, any_port, rule))
+		return true;
+	/* A net_deny rule decided, or nobody to ask. */
+	if (rule[0] || !name || !name[0] || !e->o.ask ||
+	    !e->o.ask(e->o.ask_arg, name, any_port ? 0 : port, e->stop_pipe[0]))
+		return false;
+	if (any_port)
+		snprintf(text, sizeof(text), "%s", name);
+	else
+		snprintf(text, sizeof(text), "%s:%u", name, port);
+	if (egress_rule_add(e, text, false) < 0)
+		return false;
+	snprintf(rule, BPFBOX_NET_RULE_LEN, "%s", text);
+	return true;
+}

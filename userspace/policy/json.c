@@ -77,6 +77,7 @@ struct json_object *policy_to_json(const struct bpfbox_policy *p)
 	json_object_object_add(o, "allow_unconfined", json_object_new_boolean(p->allow_unconfined));
 	json_object_object_add(o, "private_tmp", json_object_new_boolean(p->private_tmp));
 	json_object_object_add(o, "read_host", json_object_new_boolean(p->read_host));
+	json_object_object_add(o, "net_ask", json_object_new_boolean(p->net_ask));
 	json_object_object_add(o, "namespaces", json_object_new_boolean(p->namespaces));
 	json_object_object_add(o, "changes", json_object_new_string(changes_mode_name(p->changes)));
 	{

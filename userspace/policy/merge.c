@@ -18,14 +18,14 @@
 #include "../lib/util.h"
 
 static const char *const layer_keys[] = {
-	"mode",	       "workspace",    "network",   "user",	    "allow_unconfined",
-	"private_tmp", "namespaces",   "limits",    "restrictions", "extra",
-	"read_host",   "net_resolver", "ssh_agent", "changes",	    "undo",
+	"mode",	      "workspace", "network",	   "user",    "allow_unconfined", "private_tmp",
+	"namespaces", "limits",	   "restrictions", "extra",   "read_host",	  "net_resolver",
+	"ssh_agent",  "changes",   "undo",	   "net_ask",
 };
 
 #define LAYER_KEYS                                                                               \
 	"mode, workspace, network, user, allow_unconfined, private_tmp, namespaces, read_host, " \
-	"ssh_agent, limits, restrictions, extra, net_resolver, changes, undo"
+	"ssh_agent, limits, restrictions, extra, net_resolver, net_ask, changes, undo"
 #define LIMIT_KEYS                                                            \
 	"timeout_s, output_bytes, memory_mb, pids, cpu_percent, disk_mb, "    \
 	"file_size_mb, open_files, pause_timeout_s, timeout_counts, on_oom, " \
@@ -307,6 +307,7 @@ static int merge_scalars(struct bpfbox_policy *p, struct json_object *layer,
 		{"private_tmp", &p->private_tmp},
 		{"namespaces", &p->namespaces},
 		{"ssh_agent", &p->ssh_agent},
+		{"net_ask", &p->net_ask},
 	};
 	struct json_object *v;
 	int r = 0;

@@ -372,6 +372,7 @@ int policy_dup(struct bpfbox_policy *dst, const struct bpfbox_policy *src)
 	dst->allow_unconfined = src->allow_unconfined;
 	dst->private_tmp = src->private_tmp;
 	dst->read_host = src->read_host;
+	dst->net_ask = src->net_ask;
 	dst->namespaces = src->namespaces;
 	dst->ssh_agent = src->ssh_agent;
 	dst->changes = src->changes;

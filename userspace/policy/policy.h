@@ -122,6 +122,7 @@ struct bpfbox_policy {
 	char *net_resolver;    /* upstream of the egress resolver, NULL: resolv.conf */
 	bool allow_unconfined; /* run even when neither Landlock nor seccomp holds */
 	bool read_host;	       /* read the whole host but the credential paths (--read-host) */
+	bool net_ask;	       /* an unlisted name waits for the runtime's answer (--net-ask) */
 	bool private_tmp;      /* a fresh rw /tmp dir inside the session */
 	bool namespaces;       /* mount, PID, IPC (and user) namespaces (docs/SECURITY.md) */
 	bool ssh_agent;	       /* the caller's SSH agent reachable in the session (--ssh-agent) */

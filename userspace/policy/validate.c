@@ -410,6 +410,26 @@ static int check_secrets(const struct bpfbox_policy *p, struct policy_error *err
 	return 0;
 }
 
+/*
+ * net_ask extends an allow-list of names: the proxy and resolver that ask
+ * run for a session with one (docs/network.md, "Asking for a destination").
+ */
+static int check_net_ask(const struct bpfbox_policy *p, struct policy_error *err)
+{
+	char host[256];
+	uint16_t lo, hi;
+
+	if (!p->net_ask)
+		return 0;
+	for (size_t i = 0; p->net == NET_DENY && i < p->net_allow.n; i++)
+		if (net_name_rule_parse(p->net_allow.v[i], host, sizeof(host), &lo, &hi) == 0)
+			return 0;
+	return policy_error_set(err, WHERE, "net_ask", -EINVAL,
+				"--net-ask extends an allow-list of names under --net deny: "
+				"give at least one --net-allow NAME[:PORT] rule (the host the "
+				"task is known to need)");
+}
+
 int policy_validate(const struct bpfbox_policy *p, struct policy_error *err)
 {
 	int r;
@@ -444,6 +464,9 @@ int policy_validate(const struct bpfbox_policy *p, struct policy_error *err)
 	if (r < 0)
 		return r;
 	r = check_secrets(p, err);
+	if (r < 0)
+		return r;
+	r = check_net_ask(p, err);
 	if (r < 0)
 		return r;
 	if (p->user && !getpwnam(p->user))

@@ -81,10 +81,12 @@ static void on_ask(struct embedded *e, const struct bpfbox_exec_event *x)
 	 */
 	r = s->lim.cg[0] ? ctl_ask_hold(s->lim.cg, (pid_t)q->pid) : -ENOENT;
 	sink_flush(e);
-	s->asked = true; /* the command has exec'd (session_run.c wait_exec) */
+	s->asked = true;		  /* the command has exec'd (session_run.c wait_exec) */
+	pthread_mutex_lock(&e->ask_lock); /* a name's question may be open (--net-ask) */
 	status_ask(s, q->id, q->pid, q->rule, q->file, q->argv, q->argv_len, q->deny_after_ms);
 	e->ask.asked++;
 	ans = e->ask.fd >= 0 ? ask_wait(&e->ask, q->id, q->deny_after_ms) : ASK_DENY;
+	pthread_mutex_unlock(&e->ask_lock);
 	if (!ask_apply(&e->ask, e->agent, q->pid, q->rule, ans))
 		denials_add_why(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec",
 				q->file, EPERM, 1, q->rule, NULL);
@@ -240,8 +242,9 @@ static int writable_dirs(struct embedded *e, struct session *s)
 }
 
 /* With name rules, the session's proxy and resolver (userspace/net/). */
-static int start_egress(struct embedded *e, const struct bpfbox_policy *p)
+static int start_egress(struct embedded *e, struct session *s)
 {
+	const struct bpfbox_policy *p = s->policy;
 	struct egress_opts o = {.cgroup_id = e->cg_id,
 				.session = 1,
 				.allow = &p->net_allow,
@@ -262,6 +265,12 @@ static int start_egress(struct embedded *e, const struct bpfbox_policy *p)
 	o.resolved_fd = f.resolved;
 	o.dns_client_fd = f.dns_client;
 	o.emit_fd = f.emit;
+	/* --net-ask: the proxy asks through the command rules' ask fd. */
+	if (p->net_ask && e->ask.fd >= 0) {
+		net_asker_init(&e->net_ask, &e->ask_lock, &e->ask, s);
+		o.ask = net_asker_ask;
+		o.ask_arg = &e->net_ask;
+	}
 	r = egress_start(&e->egress, &o, err, sizeof(err));
 	if (r < 0)
 		log_error("%s", err);
@@ -374,7 +383,7 @@ static int add_session(struct embedded *e, struct session *s, uint32_t flags)
 		return r;
 	if (r > 0)
 		flags |= BPFBOX_SF_CMD_RULES | (e->ask.fd >= 0 ? BPFBOX_SF_CMD_ASK : 0);
-	r = start_egress(e, p);
+	r = start_egress(e, s);
 	if (r < 0)
 		return r;
 	r = agent_session_add_egress(e->agent, e->cg_id, 1, flags,
@@ -428,6 +437,7 @@ int embedded_start(struct embedded *e, struct session *s, const struct audit_opt
 	memset(e, 0, sizeof(*e));
 	e->secrets = secrets;
 	e->ask.fd = opts->ask_fd > 2 ? opts->ask_fd : -1;
+	pthread_mutex_init(&e->ask_lock, NULL);
 	e->session_id = s->id;
 	e->sinks = sinks;
 	e->net_only = opts->net_only;

@@ -13,6 +13,7 @@
 
 #include "../agent/agent.h"
 #include "../agent/ask.h"
+#include "net_ask.h"
 #include "../audit/encode.h"
 
 struct session;
@@ -48,6 +49,8 @@ struct embedded {
 	bool lsm;			      /* the session's policy is in the BPF LSM maps */
 	struct audit_flood flood;	      /* the records' rate limit */
 	struct ask ask;			      /* the command rules' asks (ask.h) */
+	pthread_mutex_t ask_lock;	      /* one question at a time: a command's or a name's */
+	struct net_asker net_ask;	      /* --net-ask (net_ask.h) */
 	const struct egress_secrets *secrets; /* --secret: held by the proxy */
 };
 

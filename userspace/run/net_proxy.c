@@ -35,7 +35,8 @@ static uint16_t pick_port(void)
 	return 20000 + v % 10000;
 }
 
-int run_proxy_start(struct run_proxy *x, struct session *s, const struct egress_secrets *secrets)
+int run_proxy_start(struct run_proxy *x, struct session *s, const struct egress_secrets *secrets,
+		    int ask_fd)
 {
 	const struct bpfbox_policy *p = s->policy;
 	struct egress_opts o = {.session = 1,
@@ -65,6 +66,13 @@ int run_proxy_start(struct run_proxy *x, struct session *s, const struct egress_
 		return r;
 	}
 	o.fds_sock = x->sock[0];
+	pthread_mutex_init(&x->ask_lock, NULL);
+	x->ask.fd = ask_fd > 2 ? ask_fd : -1;
+	if (p->net_ask && x->ask.fd >= 0) {
+		net_asker_init(&x->asker, &x->ask_lock, &x->ask, s);
+		o.ask = net_asker_ask;
+		o.ask_arg = &x->asker;
+	}
 	r = egress_start(&x->egress, &o, err, sizeof(err));
 	if (r < 0) {
 		log_error("%s", err);

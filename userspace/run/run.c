@@ -203,6 +203,9 @@ static int choose_mode(struct run *r)
 	r->drun.verbose = p->verbose;
 	r->drun.ask_top = r->ask_at_exec; /* refused at register unless the daemon takes asks */
 	r->drun.limits = &r->policy.limits;
+	if (r->policy.net_ask)
+		session_not_enforced(&r->s, "asking for destinations no rule lists (--net-ask: not "
+					    "through a daemon yet, they are refused)");
 	rc = daemon_run_prepare(&r->drun, &r->s, &p->audit, r->sinks, p->argv);
 	if (!rc && r->secrets.n && !r->s.ca_pem)
 		return log_refusal(EPERM,
@@ -210,6 +213,38 @@ static int choose_mode(struct run *r)
 				   "secrets (an older bpfbox?); nothing ran",
 				   r->drun.socket);
 	return rc;
+}
+
+/*
+ * The network step of embedded mode: without the BPF network layer an
+ * allow-list's way out is the proxy of the session's own namespace.
+ */
+static int start_network(struct run *r)
+{
+	struct session *s = &r->s;
+
+	/*
+	 * An allow-list opens inet sockets: without BPF to judge them, the
+	 * session's way out is the proxy of its own network namespace, or none.
+	 */
+	if (r->policy.net_ask && r->plan->audit.ask_fd <= 2)
+		session_not_enforced(s, "asking for destinations no rule lists (--net-ask without "
+					"--ask-fd: nobody answers, they are refused)");
+	if (r->policy.net == NET_DENY && r->policy.net_allow.n &&
+	    !(r->embedded && agent_status(r->emb.agent)->net)) {
+		int rc = run_proxy_start(&r->proxy, s, &r->secrets, r->plan->audit.ask_fd);
+
+		if (rc == -EOPNOTSUPP)
+			return log_refusal(
+				EPERM,
+				"--net-allow needs the BPF network layer or a network "
+				"namespace of the session's own, and neither is here "
+				"(%s): run as root, or through bpfbox daemon; nothing ran",
+				s->layers.ns.why_not[0] ? s->layers.ns.why_not : "no namespaces");
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
 }
 
 /*
@@ -227,6 +262,7 @@ static int start_embedded(struct run *r)
 	/* Root needs no --audit for a network rule: the programs that hold it load here. */
 	bool auto_net = !a.path && geteuid() == 0 && r->policy.net == NET_DENY &&
 			r->policy.net_allow.n;
+	int net_rc;
 
 	r->step = "limits";
 	if (p->via == LIMITS_VIA_CGROUP && !session_limits_by_cgroup(s))
@@ -258,25 +294,10 @@ static int start_embedded(struct run *r)
 	if (r->ask_at_exec && !(r->embedded && agent_status(r->emb.agent)->cmd))
 		return log_refusal(EPERM, "the command needs approval, and the exec program "
 					  "that would ask did not load; nothing ran");
-	/*
-	 * An allow-list opens inet sockets: without BPF to judge them, the
-	 * session's way out is the proxy of its own network namespace, or none.
-	 */
 	r->step = "network";
-	if (r->policy.net == NET_DENY && r->policy.net_allow.n &&
-	    !(r->embedded && agent_status(r->emb.agent)->net)) {
-		int rc = run_proxy_start(&r->proxy, s, &r->secrets);
-
-		if (rc == -EOPNOTSUPP)
-			return log_refusal(
-				EPERM,
-				"--net-allow needs the BPF network layer or a network "
-				"namespace of the session's own, and neither is here "
-				"(%s): run as root, or through bpfbox daemon; nothing ran",
-				s->layers.ns.why_not[0] ? s->layers.ns.why_not : "no namespaces");
-		if (rc < 0)
-			return rc;
-	}
+	net_rc = start_network(r);
+	if (net_rc < 0)
+		return net_rc;
 	session_note_cgroup_view(s);
 	run_level_final(s, false, p->verbose);
 	/* Never silently less: an explicit --level full that cannot hold refuses. */

@@ -237,6 +237,9 @@ size_t session_lsm_only_rules(const struct session *s, char *buf, size_t size);
 void status_ask(const struct session *s, uint64_t id, pid_t pid, const char *rule,
 		const char *filename, const char *argv, size_t argv_len, uint64_t timeout_ms);
 void status_answered(const struct session *s, uint64_t id, const char *answer);
+/* The status channel's "ask" for a destination (--net-ask): name, port (0: any). */
+void status_ask_net(const struct session *s, uint64_t id, const char *name, uint16_t port,
+		    uint64_t timeout_ms);
 
 /*
  * The status channel's "ended" of a run that stops before or without its

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -53,10 +54,13 @@ static bool begin(struct jsonw *w, const struct session *s, const char *type)
 /* One whole line; a reader that went away costs nothing but the line. */
 static void finish(const struct session *s, struct jsonw *w)
 {
+	/* Lines come from the proxy's threads too (--net-ask): one whole line at a time. */
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	size_t off = 0;
 
 	jsonw_end(w);
 	jsonw_newline(w);
+	pthread_mutex_lock(&lock);
 	while (!w->oom && off < w->len) {
 		ssize_t n = write(s->status_fd, w->buf + off, w->len - off);
 
@@ -66,6 +70,7 @@ static void finish(const struct session *s, struct jsonw *w)
 			break;
 		off += n;
 	}
+	pthread_mutex_unlock(&lock);
 	jsonw_free(w);
 }
 
@@ -215,6 +220,24 @@ void status_ask(const struct session *s, uint64_t id, pid_t pid, const char *rul
 		i += n + 1;
 	}
 	jsonw_array_end(&w);
+	jsonw_u64(&w, "deny_after_ms", timeout_ms);
+	finish(s, &w);
+}
+
+void status_ask_net(const struct session *s, uint64_t id, const char *name, uint16_t port,
+		    uint64_t timeout_ms)
+{
+	struct jsonw w = {0};
+
+	if (!begin(&w, s, "ask"))
+		return;
+	jsonw_u64(&w, "id", id);
+	jsonw_str(&w, "kind", "net");
+	put_clean(&w, "name", name, strlen(name));
+	if (port)
+		jsonw_u64(&w, "port", port);
+	else
+		jsonw_null(&w, "port");
 	jsonw_u64(&w, "deny_after_ms", timeout_ms);
 	finish(s, &w);
 }
