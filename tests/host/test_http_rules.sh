@@ -79,6 +79,29 @@ req_records() {
 hr_case "(root, embedded)" env BPFBOX_UPSTREAM_CA="$TMPD/ca.crt" "$BPFBOX" run --no-daemon \
 	-w "$WS" --net-resolver "$SRV" --timeout 60 --audit "$TMPD/e.jsonl"
 req_records "(root, embedded)" "$TMPD/e.jsonl"
+
+# A tool that ignores the proxy variables is judged the same (the kernel
+# sends its connect to the proxy, the SNI names the host); without an SNI
+# (an address in the URL) its requests could not be read: refused, nothing
+# reaches the server.
+cat >"$WS/direct.sh" <<EOF
+unset HTTP_PROXY HTTPS_PROXY http_proxy https_proxy
+getent hosts api.test >/dev/null
+curl -sS --max-time 10 -o /dev/null -w 'sni-allowed=%{http_code}\n' https://api.test/repos/acme/x
+curl -sS --max-time 10 -o /dev/null -w 'sni-other=%{http_code}\n' https://api.test/nope
+curl -sSk --max-time 10 -o /dev/null -w 'no-sni=%{http_code}\n' -H 'Host: api.test' https://$SRV/nosni || echo no-sni=failed
+EOF
+n0=$(wc -l <"$TMPD/srv.log")
+BPFBOX_UPSTREAM_CA="$TMPD/ca.crt" "$BPFBOX" run --no-daemon -w "$WS" --net-resolver "$SRV" \
+	--timeout 60 --audit "$TMPD/t.jsonl" --net-allow "$RULE" -- sh direct.sh >"$TMPD/out" 2>"$TMPD/err"
+if grep -q '^sni-allowed=200$' "$TMPD/out" && grep -q '^sni-other=403$' "$TMPD/out" &&
+	grep -q '^no-sni=failed$' "$TMPD/out" && ! tail -n +$((n0 + 1)) "$TMPD/srv.log" | grep -q nosni; then
+	ok "http-rules (root, no proxy variables): judged by SNI; without one refused, the server saw nothing"
+else
+	fail "http-rules (root, no proxy variables): $(tr '\n' ' ' <"$TMPD/out") $(head -c 200 "$TMPD/err")"
+fi
+check_events "$TMPD/t.jsonl" "any(e['type'] == 'net.deny' and e['name'] == 'api.test' and e['reason'].startswith(\"an HTTP rule's host reached without TLS naming it\") for e in net)" \
+	"http-rules (root, no proxy variables): the connection without an SNI is a net.deny saying why"
 hr_case "(uid 65534, no BPF)" setpriv --reuid=65534 --regid=65534 --clear-groups \
 	env HOME="$TMPD/home" BPFBOX_UPSTREAM_CA="$TMPD/ca.crt" "$BPFBOX" run --no-daemon \
 	-w "$WS" --net-resolver "$SRV" --timeout 60

@@ -44,6 +44,9 @@
  * is a thread of bpfbox run or the daemon, outside the session's limits.
  * $BPFBOX_NET_MAX_CONNS and $BPFBOX_NET_IDLE_S change the first and the
  * idle timeout (docs/network.md). */
+#define HTTP_RULES_UNREAD                                                                  \
+	"an HTTP rule's host reached without TLS naming it (SNI): its requests cannot be " \
+	"read"
 #define MAX_CONNS   64
 #define MAX_QUERIES 32
 #define IDLE_S	    600
@@ -147,6 +150,11 @@ int eg_rules_add(struct egress *e, const struct egress_opts *o, char *err, size_
  */
 bool eg_request_ok(struct egress *e, const char *host, uint16_t port, const struct http_head *h,
 		   char rule[BPFBOX_NET_RULE_LEN], char *why, size_t size);
+/*
+ * Whether host:port is allowed by HTTP rules alone: its connections must be
+ * terminated, each request read; one the proxy cannot read is refused.
+ */
+bool eg_http_judged(struct egress *e, const char *host, uint16_t port);
 /* The hosts of the HTTP rules (each once) into hosts: how many (at most max). */
 size_t eg_http_hosts(const struct egress *e, char hosts[][254], size_t max);
 /* A literal address as a proxy request names it (10.1.2.3, [2001:db8::1]), mapped. */

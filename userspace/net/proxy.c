@@ -367,6 +367,11 @@ static void serve_transparent(struct conn *c)
 		eg_term_serve(c, name, c->o.addr, port, BPFBOX_NET_TCP, how, rule);
 		return;
 	}
+	/* No SNI, or not TLS: an HTTP rule's requests could not be read. */
+	if (name[0] && eg_http_judged(e, name, port)) {
+		snprintf(why, sizeof(why), "%s", HTTP_RULES_UNREAD);
+		goto deny;
+	}
 	if (!http && seen > 0 && eg_secret_leak(e, buf, seen, "the first bytes", why, sizeof(why)))
 		goto deny;
 	if (http) {
@@ -545,6 +550,10 @@ static void serve_explicit(struct conn *c)
 		goto deny;
 	if (eg_secret_leak(e, head, len, "a proxy request", why, sizeof(why)))
 		goto deny;
+	if (!tunnel && eg_http_judged(e, name, port)) {
+		snprintf(why, sizeof(why), "%s", HTTP_RULES_UNREAD);
+		goto deny;
+	}
 	c->up = connect_upstream(e, addr, port);
 	if (c->up < 0) {
 		snprintf(why, sizeof(why), "upstream: %s", strerror(-c->up));

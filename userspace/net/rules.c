@@ -296,3 +296,20 @@ bool eg_judge_ask(struct egress *e, const char *name, uint16_t port, bool any_po
 	snprintf(rule, BPFBOX_NET_RULE_LEN, "%s", text);
 	return true;
 }
+
+bool eg_http_judged(struct egress *e, const char *host, uint16_t port)
+{
+	bool http = false, plain = false;
+
+	pthread_mutex_lock(&e->lock);
+	for (size_t i = 0; i < e->n_allow; i++) {
+		const struct rule *r = &e->allow[i];
+
+		if (!r->name || !net_name_match(r->host, host) || port < r->lo || port > r->hi)
+			continue;
+		http |= r->http;
+		plain |= !r->http;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return http && !plain;
+}
