@@ -141,6 +141,31 @@ expect_grep 'hello from api.test' "$TMPD/out" "egress-unpriv: a secret's host is
 expect_grep "auth api.test Bearer $TOKEN" "$TMPD/srv.log" "egress-unpriv: the server received the secret's value"
 expect_grep '^seen=bpfbox-secret-TOKEN-[0-9a-f]{32}$' "$TMPD/out" "egress-unpriv: the session sees only the placeholder"
 
+# 4b. The proxy's sockets cannot be taken over from inside: binding its
+#     port (with SO_REUSEADDR and SO_REUSEPORT) or the resolver's 53 fails,
+#     and the proxy still answers after the tries.
+cat >"$WS/take.py" <<'EOF'
+import os, socket
+port = int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1])
+for kind, p in ((socket.SOCK_STREAM, port), (socket.SOCK_DGRAM, 53)):
+    s = socket.socket(socket.AF_INET, kind)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        s.bind(("127.0.0.1", p))
+        print("took", p)
+    except OSError as e:
+        print("refused", p, e.errno)
+EOF
+ubox "$TMPD/take.st" --net-allow allowed.test:80 -- sh -c 'python3 take.py; curl -sS --max-time 10 http://allowed.test/' \
+	>"$TMPD/out" 2>"$TMPD/err"
+if ! grep -q '^took' "$TMPD/out" && [ "$(grep -c '^refused' "$TMPD/out")" = 2 ] &&
+	grep -q 'hello from allowed.test' "$TMPD/out"; then
+	ok "egress-unpriv: the session cannot bind the proxy's port or the resolver's; the proxy still answers"
+else
+	fail "egress-unpriv: the proxy's sockets: $(tr '\n' ' ' <"$TMPD/out") $(head -c 200 "$TMPD/err")"
+fi
+
 # 5. --net-ask: a name no rule lists waits for the runtime's answer on
 #    --ask-fd; approved, it is allowed for the rest of the session (asked
 #    once); denied, a 403. Without an allow-list of names, refused (125).

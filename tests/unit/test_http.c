@@ -158,6 +158,11 @@ static void request_paths(void **state)
 		{"GET /a/%2E%2e/b HTTP/1.1", "", true},
 		{"GET /a/%2fb HTTP/1.1", "", true},
 		{"GET /a\\b HTTP/1.1", "", true},
+		{"GET /a/..;/admin HTTP/1.1", "", true},
+		{"GET /a/.;/b HTTP/1.1", "", true},
+		{"GET /a/%00/b HTTP/1.1", "", true},
+		{"GET /a/...b/.c HTTP/1.1", "/a/...b/.c", false},
+		{"GET /a/b. HTTP/1.1", "/a/b.", false},
 	};
 	char buf[256];
 	struct http_head h;

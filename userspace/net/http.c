@@ -160,9 +160,23 @@ static int head_field(struct http_head *h, const char *l, size_t n, int *hosts, 
 }
 
 /*
- * A request head (len bytes, through its blank line) into h; -1 with *why
- * when it cannot be framed beyond doubt.
+ * Whether a segment of path is "." or "..", alone or before a ';' (servers
+ * that take matrix parameters read "..;" as ".."): the server's path would
+ * not be the one judged.
  */
+static bool dot_segment(const char *path)
+{
+	for (const char *s = path; s; s = strchr(s + 1, '/')) {
+		const char *seg = s + 1;
+		size_t dots = strspn(seg, ".");
+
+		if ((dots == 1 || dots == 2) &&
+		    (seg[dots] == '\0' || seg[dots] == '/' || seg[dots] == ';'))
+			return true;
+	}
+	return false;
+}
+
 /*
  * The method and the path of the request line (s..sp1 the method, the
  * target up to sp2), for the HTTP rules: the path without its query or
@@ -196,11 +210,13 @@ static void request_path(struct http_head *h, const char *s, const char *sp1, co
 	h->path[n] = '\0';
 	h->path_bad = h->path[0] != '/' || strchr(h->path, '\\') || strcasestr(h->path, "%2e") ||
 		      strcasestr(h->path, "%2f") || strcasestr(h->path, "%5c") ||
-		      strstr(h->path, "/./") || strstr(h->path, "/../") ||
-		      (n >= 2 && !strcmp(h->path + n - 2, "/.")) ||
-		      (n >= 3 && !strcmp(h->path + n - 3, "/.."));
+		      strstr(h->path, "%00") || dot_segment(h->path);
 }
 
+/*
+ * A request head (len bytes, through its blank line) into h; -1 with *why
+ * when it cannot be framed beyond doubt.
+ */
 int eg_http_head(const uint8_t *p, size_t len, struct http_head *h, const char **why)
 {
 	const char *s = (const char *)p, *end = s + len - 2, *l, *sp1, *sp2;
