@@ -51,6 +51,8 @@ env -u HTTPS_PROXY -u https_proxy curl -sS --max-time 10 -H "X-Key: $TOKEN" \
 python3 -c 'import os, urllib.request as u
 r = u.Request("https://api.test/three", headers={"Authorization": "Bearer " + os.environ["TOKEN"]})
 print(u.urlopen(r, timeout=10).read().decode().strip(), "(python)")'
+git -c http.extraHeader="Authorization: Bearer git-$TOKEN" ls-remote https://api.test/repo.git \
+	>/dev/null 2>&1
 command -v node >/dev/null && node -e 'require("https").get("https://api.test/four",
 	{headers: {authorization: "Bearer " + process.env.TOKEN}},
 	(r) => r.on("data", (d) => process.stdout.write(d.toString().trim() + " (node)\n")))'
@@ -67,6 +69,8 @@ expect_grep 'hello from api.test' "$TMPD/out" "secrets: curl reaches the secret'
 expect_grep "auth api.test Bearer $TOKEN" "$TMPD/srv.log" "secrets: the server received the real value in Authorization (curl, CONNECT)"
 expect_grep "auth api.test token $TOKEN" "$TMPD/srv.log" "secrets: the server received the real value without HTTP_PROXY (SNI)"
 expect_grep 'hello from api.test \(python\)' "$TMPD/out" "secrets: python urllib trusts the session CA (SSL_CERT_FILE)"
+expect_grep "auth api.test Bearer git-$TOKEN" "$TMPD/srv.log" \
+	"secrets: git over https trusts the session CA (GIT_SSL_CAINFO) and the server received the real value"
 if command -v node >/dev/null; then
 	expect_grep 'hello from api.test \(node\)' "$TMPD/out" "secrets: node https trusts the session CA (NODE_EXTRA_CA_CERTS)"
 else
