@@ -12,7 +12,10 @@
 # first byte) and RUNS transfers of BYTES. Root only. Writes
 # OUTDIR/egress.tsv, one row per path:
 #   PATH SETUP_MEDIAN_US SETUP_P90_US MBPS_MEDIAN MBPS_MIN MBPS_MAX
-# (PATH: direct or proxy) and OUTDIR/egress.why when it could not run.
+# (PATH: direct or proxy; tls-spliced and tls-terminated: TLS to port 443
+# through the proxy, spliced untouched, or terminated by the proxy as for a
+# --secret, the client trusting the session CA) and OUTDIR/egress.why when
+# it could not run.
 set -uo pipefail
 export LC_ALL=C
 
@@ -47,8 +50,14 @@ ip netns add "$NS" && ip link add "$HOSTIF" type veth peer name bbb$$n &&
 	ip link set "$HOSTIF" up && ip -n "$NS" addr add $SRV/24 dev bbb$$n &&
 	ip -n "$NS" link set bbb$$n up && ip -n "$NS" link set lo up ||
 	why "cannot make a network namespace with a veth pair"
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/k.pem" -out "$T/c.pem" -days 1 \
-	-subj /CN=bench.test >/dev/null 2>&1 || why "openssl cannot make a certificate"
+# A CA and a leaf for bench.test: the terminating proxy verifies the server (BPFBOX_UPSTREAM_CA).
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/ca.key" -out "$T/ca.crt" -days 1 \
+	-subj /CN=bench-ca >/dev/null 2>&1 &&
+	openssl req -newkey rsa:2048 -nodes -keyout "$T/k.pem" -out "$T/c.csr" -subj /CN=bench.test \
+		>/dev/null 2>&1 && printf 'subjectAltName=DNS:bench.test\n' >"$T/ext" &&
+	openssl x509 -req -in "$T/c.csr" -CA "$T/ca.crt" -CAkey "$T/ca.key" -CAcreateserial \
+		-out "$T/c.pem" -days 1 -extfile "$T/ext" >/dev/null 2>&1 ||
+	why "openssl cannot make a certificate"
 ip netns exec "$NS" python3 "$ROOT/tests/helpers/netsrv.py" $SRV 80 443 7000 "$T/c.pem" \
 	"$T/k.pem" "$T/ready" bench.test=$SRV >"$T/srv.log" 2>&1 &
 i=0
@@ -56,14 +65,22 @@ while [ ! -s "$T/ready" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 [ -s "$T/ready" ] || why "the test server did not start: $(head -c 200 "$T/srv.log")"
 mkdir -p "$T/ws"
 cp "$ROOT/tests/helpers/egress_bench.py" "$T/ws/"
+cp "$T/ca.crt" "$T/ws/bench-ca.crt"
 
-run() { # path rule [noresolve]
-	"$BIN" run --audit "$T/$1.jsonl" --audit-mode off -w "$T/ws" --net-resolver $SRV \
-		--timeout 600 --net-allow "$2" -- python3 egress_bench.py bench.test $SRV 80 \
-		"$SETUPS" "$BYTES" "$RUNS" ${3:-} >"$T/$1.out" 2>"$T/$1.err" ||
-		why "the $1 session failed: $(grep -v warning "$T/$1.err" | head -c 200)"
-	awk -v p="$1" '$1 == "setup_us" { s = $2 " " $3 } $1 == "mbps" { m = $2 " " $3 " " $4 }
-		END { print p, s, m }' "$T/$1.out" >>"$TSV"
+run() { # path rule port [client flags...] [-- bpfbox run options]
+	local path=$1 rule=$2 port=$3 flags=() opts=()
+	shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do flags+=("$1"); shift; done
+	[ $# -gt 0 ] && shift && opts=("$@")
+	BPFBOX_UPSTREAM_CA="$T/ca.crt" BENCH_TOKEN=x "$BIN" run --audit "$T/$path.jsonl" \
+		--audit-mode off -w "$T/ws" --net-resolver $SRV --timeout 600 --net-allow "$rule" \
+		"${opts[@]}" -- python3 egress_bench.py bench.test $SRV "$port" "$SETUPS" "$BYTES" \
+		"$RUNS" "${flags[@]}" >"$T/$path.out" 2>"$T/$path.err" ||
+		why "the $path session failed: $(grep -v warning "$T/$path.err" | head -c 200)"
+	awk -v p="$path" '$1 == "setup_us" { s = $2 " " $3 } $1 == "mbps" { m = $2 " " $3 " " $4 }
+		END { print p, s, m }' "$T/$path.out" >>"$TSV"
 }
-run direct "$SRV:80" noresolve
-run proxy "bench.test:80"
+run direct "$SRV:80" 80 noresolve
+run proxy "bench.test:80" 80
+run tls-spliced "bench.test:443" 443 tls=bench-ca.crt
+run tls-terminated "bench.test:443" 443 tls -- --secret BENCH_TOKEN@bench.test

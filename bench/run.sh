@@ -1588,7 +1588,7 @@ render_egress() {
 	not_run egress "$EG" && return
 	echo "| path | setup median µs | setup p90 µs | MB/s median | MB/s min | MB/s max |"
 	echo "|---|---:|---:|---:|---:|---:|"
-	awk '{ printf "| %s | %s | %s | %s | %s | %s |\n", ($1 == "proxy" ? "name rule (proxy, splice)" : "address rule (direct)"), $2, $3, $4, $5, $6 }' "$EG"
+	awk '{ n = $1 == "proxy" ? "name rule (proxy, splice)" : $1 == "direct" ? "address rule (direct)" : $1 == "tls-spliced" ? "TLS, name rule (proxy, splice)" : "TLS terminated (a --secret host)"; printf "| %s | %s | %s | %s | %s | %s |\n", n, $2, $3, $4, $5, $6 }' "$EG"
 }
 interpret_egress() {
 	[ -s "$OUT/egress.why" ] && return 0
@@ -1596,6 +1596,12 @@ interpret_egress() {
 	awk -v dm="$(eg_col direct 4)" -v pm="$(eg_col proxy 4)" -v ds="$(eg_col direct 2)" \
 		-v ps="$(eg_col proxy 2)" 'BEGIN {
 		printf "**Egress by name.** Through the proxy a transfer runs at %.0f%% of the direct connection'"'"'s throughput (%s against %s MB/s, median), and a connection is ready %.0f µs later (median setup %s against %s µs): the redirect, accept, a thread, the peek at the request and a second TCP handshake. The target is at most 10%% of throughput and 0.2 ms of setup.", pm / dm * 100, pm, dm, ps - ds, ps, ds
+	}'
+	[ -n "$(eg_col tls-terminated 4)" ] || return 0
+	echo
+	awk -v sm="$(eg_col tls-spliced 4)" -v tm="$(eg_col tls-terminated 4)" -v ss="$(eg_col tls-spliced 2)" \
+		-v ts="$(eg_col tls-terminated 2)" 'BEGIN {
+		printf "**TLS terminated** (a `--secret` host): a transfer runs at %.0f%% of the spliced one'"'"'s throughput (%s against %s MB/s, median; the target: at least 80%%), and a connection is ready %.0f µs later (median setup %s against %s µs, TLS handshake included; the target: at most 1 ms): the proxy'"'"'s own handshakes with the server and the tool, and every byte decrypted and encrypted again.", tm / sm * 100, tm, sm, ts - ss, ts, ss
 	}'
 }
 # nearest-rank percentile P of column C of the rows of kind K

@@ -1,23 +1,31 @@
 #!/usr/bin/env python3
 """Egress benchmark client, run inside a bpfbox session (bench/egress.sh).
 
-usage: egress_bench.py HOST ADDR PORT SETUPS BYTES RUNS [noresolve]
+usage: egress_bench.py HOST ADDR PORT SETUPS BYTES RUNS [noresolve] [tls[=CAFILE]]
 
 Resolves HOST once (through the session's resolver when it has name
 rules; not with noresolve), then against ADDR:PORT: SETUPS times a fresh connection, a GET /
 and its first response byte (connection setup as a tool sees it); RUNS
 times a GET of BYTES bytes read to the end (throughput). Prints
-"setup_us MEDIAN P90" and "mbps MEDIAN MIN MAX".
+"setup_us MEDIAN P90" and "mbps MEDIAN MIN MAX". With tls, each
+connection is TLS to HOST (the handshake counts in the setup), verified
+against CAFILE, or the default trust (SSL_CERT_FILE: a session's CA).
 """
 import socket
+import ssl
 import statistics
 import sys
 import time
 
 
+TLS = None
+
+
 def request(addr, port, host, path):
     s = socket.create_connection((addr, port), timeout=30)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if TLS:
+        s = TLS.wrap_socket(s, server_hostname=host)
     s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (path, host)).encode())
     return s
 
@@ -25,7 +33,11 @@ def request(addr, port, host, path):
 def main():
     host, addr, port, setups, size, runs = sys.argv[1:7]
     port, setups, size, runs = int(port), int(setups), int(size), int(runs)
-    if sys.argv[7:] != ["noresolve"]:
+    global TLS
+    for flag in sys.argv[7:]:
+        if flag == "tls" or flag.startswith("tls="):
+            TLS = ssl.create_default_context(cafile=flag[4:] or None)
+    if "noresolve" not in sys.argv[7:]:
         socket.getaddrinfo(host, port, socket.AF_INET)
     times = []
     for _ in range(setups):
