@@ -194,6 +194,22 @@ print([(a["kind"], a["name"], a["port"]) for a in asks], ans)
 PY
 expect_grep "^\[\('net', 'other.test', 80\), \('net', 'api.test', 80\)\] \['approve', 'deny'\]$" "$TMPD/asks" \
 	"egress-unpriv: --net-ask: each unlisted name asked once on the status channel (kind net, name, port), the answers said"
+# Unanswered: denied at the pause timeout, said as "timeout".
+rm -f "$TMPD/st" "$TMPD/an"
+mkfifo "$TMPD/st" "$TMPD/an"
+chmod 666 "$TMPD/st" "$TMPD/an"
+"$PY" "$ROOT/tests/helpers/ask_responder.py" "$TMPD/st" "$TMPD/an" "$TMPD/asklog2" none &
+RP=$!
+$AS env HOME="$TMPD/home" "$BPFBOX" run --no-daemon -w "$WS" --net-resolver "$SRV" --timeout 60 \
+	--pause-timeout 1s --net-allow allowed.test:80 --net-ask --status-fd 4 --ask-fd 3 \
+	4>"$TMPD/st" 3<"$TMPD/an" -- curl -sS --max-time 20 http://other.test/ >"$TMPD/out" 2>"$TMPD/err"
+wait "$RP"
+if grep -q 'egress to other.test port 80 denied' "$TMPD/out" && ! grep -q hello "$TMPD/out" &&
+	grep -q '"type":"answered",.*"answer":"timeout"' "$TMPD/asklog2"; then
+	ok "egress-unpriv: --net-ask: no answer within the pause timeout is a deny (said: timeout)"
+else
+	fail "egress-unpriv: --net-ask unanswered: $(tr '\n' ' ' <"$TMPD/out") / $(grep answered "$TMPD/asklog2")"
+fi
 $AS env HOME="$TMPD/home" "$BPFBOX" run --no-daemon -w "$WS" --net-ask -- touch ran >"$TMPD/out" 2>"$TMPD/err"
 rc=$?
 if [ $rc = 125 ] && [ ! -e "$WS/ran" ] && grep -q 'give at least one --net-allow NAME' "$TMPD/err"; then

@@ -71,7 +71,7 @@ hr_case() {
 # req_records TAG FILE: each request is a net.request record: allowed with
 # the server's status and the rule, refused with 403 and no rule.
 req_records() {
-	check_events "$2" "any(e['type'] == 'net.request' and e['decision'] == 'allow' and e['protocol'] == 'https' and e['name'] == 'api.test' and e['method'] == 'GET' and e['path'] == '/repos/acme/tool/issues' and e['status'] == 200 and e['rule'] == '$RULE' for e in net) and any(e['type'] == 'net.request' and e['decision'] == 'deny' and e['method'] == 'POST' and e['path'] == '/repos/acme/tool/issues' and e['status'] == 403 and e['rule'] is None and e['reason'] == 'no HTTP rule for POST /repos/acme/tool/issues' for e in net) and sum(1 for e in net if e['type'] == 'net.request' and e['path'] == '/repos/acme/one' and e['status'] == 200) == 1" \
+	check_events "$2" "any(e['type'] == 'net.request' and e['decision'] == 'allow' and e['protocol'] == 'https' and e['name'] == 'api.test' and e['method'] == 'GET' and e['path'] == '/repos/acme/tool/issues' and e['status'] == 200 and e['rule'] == '$RULE' and e['bytes_out'] > 0 and e['bytes_in'] > 0 for e in net) and any(e['type'] == 'net.request' and e['decision'] == 'deny' and e['method'] == 'POST' and e['path'] == '/repos/acme/tool/issues' and e['status'] == 403 and e['rule'] is None and e['reason'] == 'no HTTP rule for POST /repos/acme/tool/issues' for e in net) and sum(1 for e in net if e['type'] == 'net.request' and e['path'] == '/repos/acme/one' and e['status'] == 200) == 1" \
 		"http-rules $1: each request is a net.request (allowed with the server's status, refused with 403)"
 	expect_schema "http-rules $1: the stream validates against the schema" "$2"
 }

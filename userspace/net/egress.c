@@ -132,6 +132,8 @@ void eg_emit_request(struct egress *e, const struct bpfbox_net_orig *o, bool all
 	m.ev.kind = BPFBOX_NET_REQUEST;
 	m.ev.how = HOW_REQUEST;
 	m.ev.status = q->status;
+	m.ev.bytes_out = q->bytes_out;
+	m.ev.bytes_in = q->bytes_in;
 	snprintf(m.ev.method, sizeof(m.ev.method), "%s", q->method);
 	snprintf(m.ev.path, sizeof(m.ev.path), "%s", q->path);
 	send_record(e, &m);

@@ -172,7 +172,8 @@ void eg_emit(struct egress *e, const struct bpfbox_net_orig *o, bool allow, int 
 struct eg_request {
 	char method[16];
 	char path[BPFBOX_NET_PATH_LEN];
-	uint16_t status; /* 0: none seen */
+	uint16_t status;	      /* 0: none seen */
+	uint64_t bytes_out, bytes_in; /* the request's and its answer's */
 	char rule[BPFBOX_NET_RULE_LEN];
 	char reason[BPFBOX_NET_RULE_LEN];
 };

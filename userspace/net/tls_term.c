@@ -21,8 +21,9 @@ struct term_conn {
 	uint16_t port;
 	/* The last request allowed, its record written when the answer starts. */
 	struct eg_request req;
-	bool req_open;
-	bool request_refused; /* the connection ended on a request no rule allowed */
+	bool req_open, req_answered;
+	uint64_t req_out0, req_in0; /* the connection's counts when it began */
+	bool request_refused;	    /* the connection ended on a request no rule allowed */
 	char req_injected[BPFBOX_NET_RULE_LEN]; /* the secrets put into it */
 	gnutls_session_t tool, server;
 	struct http_frame f;
@@ -157,25 +158,31 @@ static int flush_ok(struct term_conn *t, size_t extra)
 	return 0;
 }
 
-/* The open request's record (net.request), with the status seen or none. */
-static void request_done(struct term_conn *t, uint16_t status)
+/*
+ * The open request's record (net.request): its status if one was seen, the
+ * bytes of the request and of its answer (until the next request or the end).
+ */
+static void request_done(struct term_conn *t)
 {
 	if (!t->req_open)
 		return;
 	if (t->req_injected[0])
 		snprintf(t->req.reason, sizeof(t->req.reason), "secrets injected: %.60s",
 			 t->req_injected);
-	t->req.status = status;
+	t->req.bytes_out = t->out - t->req_out0;
+	t->req.bytes_in = t->in - t->req_in0;
 	eg_emit_request(t->c->e, &t->c->o, true, t->name, t->addr, t->port, &t->req);
 	t->req_open = false;
 }
 
-/* A request judged: refused, its record now (403); allowed, once its answer starts. */
+/* A request judged: refused, its record now (403); allowed, once its answer is over. */
 static void request_judged(struct term_conn *t, const struct http_head *h, const char *rule,
 			   bool allow)
 {
-	request_done(t, 0); /* a request sent before the last one was answered */
+	request_done(t); /* the one before, answered (or not) */
 	memset(&t->req, 0, sizeof(t->req));
+	t->req_out0 = t->out;
+	t->req_in0 = t->in;
 	snprintf(t->req.method, sizeof(t->req.method), "%s", h->method);
 	snprintf(t->req.path, sizeof(t->req.path), "%s", h->path_bad ? "(unjudged)" : h->path);
 	snprintf(t->req.rule, sizeof(t->req.rule), "%s", allow ? rule : "");
@@ -186,19 +193,19 @@ static void request_judged(struct term_conn *t, const struct http_head *h, const
 		return;
 	}
 	t->req_open = true;
+	t->req_answered = false;
 	t->req_injected[0] = '\0';
 }
 
-/* The server's bytes: the first status line after a request completes its record. */
+/* The server's bytes: the first ones after a request, its status line or none. */
 static void answer_seen(struct term_conn *t, const char *p, size_t n)
 {
-	if (!t->req_open)
+	if (!t->req_open || t->req_answered)
 		return;
+	t->req_answered = true;
 	if (n >= 12 && !memcmp(p, "HTTP/1.", 7) && p[8] == ' ' && isdigit((unsigned char)p[9]) &&
 	    isdigit((unsigned char)p[10]) && isdigit((unsigned char)p[11]))
-		request_done(t, (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0'));
-	else
-		request_done(t, 0);
+		t->req.status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
 }
 
 /* A head of the tool's: the same host, no other secret, placeholders replaced. */
@@ -398,7 +405,7 @@ void eg_term_serve(struct conn *c, const char *name, const uint8_t addr[16], uin
 	}
 	/* A refused request is its own record: the connection was allowed. */
 	allow = r >= 0 || r == -EPIPE || t->request_refused;
-	request_done(t, 0);
+	request_done(t);
 	tlslib.bye(t->tool, GNUTLS_SHUT_WR);
 out:
 	if (allow)
