@@ -291,6 +291,27 @@ EOF
 	expect_grep 'only root may allow' "$TMPD/err" "egress: the refusal says who may"
 	touch "$WSN/go"
 	wait $RUNPID
+	# --net-ask through the daemon: its proxy asks the loop, which says
+	# session.ask (kind net) on the stream; bpfbox run relays the runtime's
+	# answers (--ask-fd), as for a command rule's ask.
+	rm -f "$TMPD/dst" "$TMPD/dan"
+	mkfifo "$TMPD/dst" "$TMPD/dan"
+	"$PY" "$ROOT/tests/helpers/ask_responder.py" "$TMPD/dst" "$TMPD/dan" "$TMPD/dasklog" approve deny &
+	RP=$!
+	"$BPFBOX" run --daemon-socket "$SOCK" --audit "$TMPD/dn.jsonl" -w "$WS" --net-resolver $SRV \
+		--timeout 30 --net-allow allowed.test:443 --net-ask --status-fd 4 --ask-fd 3 \
+		4>"$TMPD/dst" 3<"$TMPD/dan" -- sh -c './nocurl https://other.test/; ./nocurl https://a.wild.test/ || echo "refused a.wild.test"' \
+		>"$TMPD/out" 2>"$TMPD/err"
+	wait "$RP"
+	if grep -q 'hello from other.test' "$TMPD/out" && grep -q '^refused a.wild.test$' "$TMPD/out" &&
+		grep -q '"type":"ask",.*"kind":"net","name":"other.test","port":null' "$TMPD/dasklog" &&
+		grep -q '"type":"answered",.*"answer":"deny"' "$TMPD/dasklog"; then
+		ok "egress: --net-ask (daemon): asked on the status channel; approved, reached; denied, refused"
+	else
+		fail "egress: --net-ask (daemon): $(tr '\n' ' ' <"$TMPD/out") / $(grep '"ask"' "$TMPD/dasklog" | head -c 300) $(head -c 300 "$TMPD/err")"
+	fi
+	check_events "$K" "sum(1 for e in ev if e['type'] == 'session.ask' and e.get('kind') == 'net' and e['name'] in ('other.test', 'a.wild.test') and e['port'] is None and e['answer'] is not None and 'seq' not in e) == 2 and any(e['type'] == 'session.ask' and e.get('kind') == 'net' and e['name'] == 'other.test' and e['answer'] == 'approve' and e['answered']['how'] == 'ask_fd' for e in ev)" \
+		"egress: --net-ask (daemon): session.ask (kind net) asked and answered in the daemon's stream, without a sequence number"
 else
 	fail "egress: the daemon did not get ready: $(cat "$DERR")"
 fi

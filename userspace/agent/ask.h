@@ -33,6 +33,12 @@ struct ask {
 
 enum ask_answer { ASK_DENY, ASK_APPROVE, ASK_ALWAYS, ASK_TIMEOUT, ASK_OTHER };
 
+/*
+ * Ids of --net-ask questions (a destination, not an exec) start here:
+ * never an exec's, whose id is its record's sequence number.
+ */
+#define ASK_NET_ID0 (1ULL << 40)
+
 const char *ask_answer_name(enum ask_answer a);
 
 /*

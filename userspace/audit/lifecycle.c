@@ -280,13 +280,23 @@ void audit_ask_argv(struct jsonw *w, const struct audit_ask *q)
 void audit_session_ask(struct jsonw *w, const struct audit_clock *c, const char *session,
 		       const struct audit_ask *q)
 {
-	audit_begin(w, c, EV_SESSION_ASK, session, q->answer ? q->id : AUDIT_NO_SEQ,
+	/* A destination's question is no record: it has no sequence number. */
+	audit_begin(w, c, EV_SESSION_ASK, session, q->answer && !q->net ? q->id : AUDIT_NO_SEQ,
 		    q->answer ? q->ts_ns : now_ns());
 	jsonw_u64(w, "id", q->id);
-	jsonw_u64(w, "pid", q->pid);
-	jsonw_str(w, "rule", q->rule);
-	jsonw_str(w, "filename", q->file);
-	audit_ask_argv(w, q);
+	if (q->net) {
+		jsonw_str(w, "kind", "net");
+		jsonw_str(w, "name", q->name);
+		if (q->port)
+			jsonw_u64(w, "port", q->port);
+		else
+			jsonw_null(w, "port");
+	} else {
+		jsonw_u64(w, "pid", q->pid);
+		jsonw_str(w, "rule", q->rule);
+		jsonw_str(w, "filename", q->file);
+		audit_ask_argv(w, q);
+	}
 	jsonw_bool(w, "frozen", q->frozen);
 	jsonw_str(w, "answer", q->answer);
 	if (!q->answer) {

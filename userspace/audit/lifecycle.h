@@ -118,6 +118,11 @@ struct audit_ask {
 	bool has_who;	 /* uid and pid of whoever answered */
 	uint64_t uid, by_pid;
 	uint64_t waited_ms;
+	/* --net-ask through a daemon: a destination, not an exec (no pid, rule, argv). */
+	bool net;
+	char name[254];
+	uint16_t port; /* 0: any (a query) */
+	void *net_q;   /* the proxy's thread that waits (daemon/ops_ask_net.c) */
 };
 
 /* The question of an exec record stopped for an answer (BPFBOX_EXEC_PENDING). */

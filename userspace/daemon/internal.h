@@ -68,6 +68,7 @@ struct daemon {
 	const struct daemon_opts *o;
 	struct agent *agent;
 	int epfd, listen_fd, sig_fd, timer_fd, lock_fd;
+	int net_ask_fd[2];	   /* --net-ask questions of the proxies' threads (ops_ask_net.c) */
 	gid_t gid;		   /* the group allowed besides root */
 	char parent[PATH_MAX];	   /* cgroup parent, absolute */
 	char parent_rel[PATH_MAX]; /* the same inside the cgroup2 mount, as /proc/PID/cgroup says */

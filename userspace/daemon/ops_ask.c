@@ -47,6 +47,7 @@ struct dask {
 	uint64_t deadline_ns[ASK_OPEN_MAX];
 	struct dask_done done[ASK_DONE_KEPT];
 	unsigned int ndone;
+	uint64_t next_net_id; /* --net-ask questions' ids, from ASK_NET_ID0 */
 };
 
 static uint64_t policy_pause_timeout(struct json_object *req)
@@ -64,10 +65,14 @@ static uint64_t policy_pause_timeout(struct json_object *req)
 
 int ops_ask_register(struct daemon *d, struct dsession *s, struct json_object *req)
 {
-	bool asks = false;
+	bool asks = false, net = false;
+	struct json_object *pol;
 
-	(void)d;
-	if (!(s->flags & BPFBOX_SF_CMD_RULES) || proto_get_bool(req, "asks", &asks) || !asks)
+	/* --net-ask (the policy's net_ask): the proxy's questions (ops_ask_net.c). */
+	if (proto_get_object(req, "policy", &pol) == 0)
+		proto_get_bool(pol, "net_ask", &net);
+	if ((!(s->flags & BPFBOX_SF_CMD_RULES) && !net) || proto_get_bool(req, "asks", &asks) ||
+	    !asks)
 		return 0;
 	s->ask = calloc(1, sizeof(*s->ask));
 	if (!s->ask)
@@ -75,7 +80,12 @@ int ops_ask_register(struct daemon *d, struct dsession *s, struct json_object *r
 	s->ask->ask.fd = -1;
 	s->ask->ask.session_index = s->index;
 	s->ask->timeout_ms = policy_pause_timeout(req);
-	s->flags |= BPFBOX_SF_CMD_ASK;
+	s->ask->next_net_id = ASK_NET_ID0;
+	if (s->flags & BPFBOX_SF_CMD_RULES)
+		s->flags |= BPFBOX_SF_CMD_ASK;
+	if (net)
+		s->net_ask = (struct dsession_ask_ctx){.d = d, .timeout_ms = s->ask->timeout_ms};
+	snprintf(s->net_ask.session, sizeof(s->net_ask.session), "%s", s->id);
 	return 0;
 }
 
@@ -83,7 +93,7 @@ int ops_ask_register(struct daemon *d, struct dsession *s, struct json_object *r
 bool ops_ask_pending(const struct dsession *s)
 {
 	for (unsigned int k = 0; s->ask && k < ASK_OPEN_MAX; k++)
-		if (s->ask->open[k])
+		if (s->ask->open[k] && !s->ask->open[k]->net)
 			return true;
 	return false;
 }
@@ -117,7 +127,7 @@ static void asks_save(struct dsession *s)
 	for (unsigned int i = 0; i < ASK_OPEN_MAX; i++) {
 		const struct audit_ask *q = s->ask->open[i];
 
-		if (!q)
+		if (!q || q->net) /* a destination: nothing to kill after a restart */
 			continue;
 		any = true;
 		snprintf(key, sizeof(key), "%llu", (unsigned long long)q->pid);
@@ -248,6 +258,35 @@ bool ops_ask_record(struct daemon *d, struct dsession *s, const void *data, size
 	return true;
 }
 
+bool ops_ask_net_open(struct daemon *d, struct dsession *s, void *net_q, const char *name,
+		      uint16_t port)
+{
+	struct dask *a = s->ask;
+	unsigned int i = 0;
+	struct audit_ask *q;
+
+	while (a && i < ASK_OPEN_MAX && a->open[i])
+		i++;
+	q = a && i < ASK_OPEN_MAX && s->state != DS_ENDING ? calloc(1, sizeof(*q)) : NULL;
+	if (!q)
+		return false; /* nobody to ask, or too many open: denied */
+	q->net = true;
+	q->net_q = net_q;
+	q->id = a->next_net_id++;
+	q->ts_ns = now_ns();
+	snprintf(q->name, sizeof(q->name), "%s", name);
+	q->port = port;
+	q->deny_after_ms = a->timeout_ms;
+	a->open[i] = q;
+	a->deadline_ns[i] = q->ts_ns + a->timeout_ms * 1000000ULL;
+	a->ask.asked++;
+	d->asks_open++;
+	dlog("session %s: %s port %u waits for an answer to ask %llu (--net-ask)", s->id, name,
+	     port, (unsigned long long)q->id);
+	emit(d, s, q);
+	return true;
+}
+
 /* Answers the open question i: the process goes on or dies, the line says how. */
 static void resolve(struct daemon *d, struct dsession *s, unsigned int i, enum ask_answer ans,
 		    const char *how, const struct conn *by)
@@ -256,6 +295,16 @@ static void resolve(struct daemon *d, struct dsession *s, unsigned int i, enum a
 	struct audit_ask *q = a->open[i];
 	bool left = false;
 
+	if (q->net) {
+		/* A destination: its proxy thread gets the answer; nothing was frozen. */
+		bool yes = ans == ASK_APPROVE || ans == ASK_ALWAYS;
+
+		ops_net_answer(q->net_q, yes);
+		a->open[i] = NULL;
+		d->asks_open--;
+		yes ? a->ask.approved++ : a->ask.denied++;
+		goto said;
+	}
 	if (!ask_apply(&a->ask, d->agent, q->pid, q->rule, ans))
 		denials_add_why(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_EXEC_TP), "exec",
 				q->file, EPERM, 1, q->rule, NULL);
@@ -271,6 +320,7 @@ static void resolve(struct daemon *d, struct dsession *s, unsigned int i, enum a
 	} else if (a->froze) {
 		ctl_ask_answered(s->cgroup, (pid_t)q->pid);
 	}
+said:
 	q->answer = ask_answer_name(ans);
 	q->how = how;
 	q->has_who = by != NULL;
@@ -324,6 +374,8 @@ void ops_ask_free(struct daemon *d, struct dsession *s)
 {
 	for (unsigned int i = 0; s->ask && i < ASK_OPEN_MAX; i++) {
 		d->asks_open -= s->ask->open[i] != NULL;
+		if (s->ask->open[i] && s->ask->open[i]->net)
+			ops_net_answer(s->ask->open[i]->net_q, false);
 		free(s->ask->open[i]);
 	}
 	free(s->ask);

@@ -89,6 +89,17 @@ void ops_ask_denied_stale(struct daemon *d, struct dsession *s, const struct ctl
 			  long holder);
 /* Re-adoption: the session's stale ask, if any, denied (docs/daemon.md); true: killed. */
 bool ops_ask_readopt(struct daemon *d, struct dsession *s);
+/* ops_ask_net.c: --net-ask through the daemon (docs/network.md) */
+int ops_net_ask_setup(struct daemon *d);
+/* egress_opts.ask of a session (arg: its dsession_ask_ctx), on a proxy thread. */
+bool ops_net_ask(void *arg, const char *name, uint16_t port, int stop_fd);
+/* The loop: the questions the threads sent, each opened or denied. */
+void ops_net_ask_read(struct daemon *d);
+/* The thread's answer (and the loop's hold on the question let go). */
+void ops_net_answer(void *net_q, bool yes);
+/* ops_ask.c: a destination's question opened like an exec's: false when it cannot be. */
+bool ops_ask_net_open(struct daemon *d, struct dsession *s, void *net_q, const char *name,
+		      uint16_t port);
 /* ops_net.c */
 int ops_add_net_rules(struct daemon *d, struct conn *c, struct dsession *s,
 		      struct json_object *rules);

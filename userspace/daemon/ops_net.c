@@ -200,6 +200,11 @@ int ops_start_egress(struct daemon *d, struct conn *c, struct dsession *s, struc
 	o.resolved_fd = f.resolved;
 	o.dns_client_fd = f.dns_client;
 	o.emit_fd = f.emit;
+	/* --net-ask: the proxy's questions go to the loop (ops_ask_net.c). */
+	if (s->ask && s->net_ask.d) {
+		o.ask = ops_net_ask;
+		o.ask_arg = &s->net_ask;
+	}
 	r = egress_start(&s->egress, &o, err, sizeof(err));
 	if (r < 0) {
 		ops_reply_error(d, c, r == -EINVAL ? EINVAL : -r, "register: %s", err);

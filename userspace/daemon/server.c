@@ -279,7 +279,8 @@ static int open_agent(struct daemon *d)
 
 static void daemon_free(struct daemon *d)
 {
-	int fds[] = {d->epfd, d->listen_fd, d->sig_fd, d->timer_fd, d->lock_fd};
+	int fds[] = {d->epfd,	 d->listen_fd,	   d->sig_fd,	    d->timer_fd,
+		     d->lock_fd, d->net_ask_fd[0], d->net_ask_fd[1]};
 
 	while (d->conns) {
 		struct conn *c = d->conns;
@@ -376,6 +377,7 @@ int daemon_serve(const struct daemon_opts *o)
 		return log_error_errno(ENOMEM, "out of memory");
 	d->o = o;
 	d->epfd = d->listen_fd = d->sig_fd = d->timer_fd = d->lock_fd = -1;
+	d->net_ask_fd[0] = d->net_ask_fd[1] = -1;
 	if (geteuid() != 0) {
 		r = log_error_errno(EPERM, "the daemon loads BPF programs; run it as root");
 		goto out;

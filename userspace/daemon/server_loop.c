@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "ops_internal.h"
 #include "metrics.h"
 #include "../agent/agent.h"
 #include "../audit/sink.h"
@@ -62,6 +63,11 @@ int server_loop_setup(struct daemon *d)
 		return -errno;
 	ev.data.ptr = d->sinks;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, sinks_fd(d->sinks), &ev) < 0)
+		return -errno;
+	if (ops_net_ask_setup(d) < 0)
+		return log_error_errno(errno, "cannot set up the event loop");
+	ev.data.ptr = &d->net_ask_fd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->net_ask_fd[0], &ev) < 0)
 		return -errno;
 	return 0;
 }
@@ -184,6 +190,8 @@ void server_loop(struct daemon *d)
 				ring_read(d);
 			} else if (p == d->sinks) {
 				sinks_dispatch(d->sinks);
+			} else if (p == &d->net_ask_fd) {
+				ops_net_ask_read(d);
 			} else if (metrics_owns(d->metrics, p)) {
 				metrics_on_event(d, p, evs[i].events);
 			} else {

@@ -40,6 +40,14 @@ struct dsession_end {
 struct egress;
 struct dask;
 
+/* What a session's proxy thread needs to ask the loop (--net-ask). */
+struct daemon;
+struct dsession_ask_ctx {
+	struct daemon *d;
+	char session[33];
+	uint64_t timeout_ms;
+};
+
 struct dsession {
 	char id[33];
 	uint32_t index; /* 1-based, the value of the sessions map */
@@ -74,6 +82,7 @@ struct dsession {
 	struct egress *egress;	/* name rules: its proxy and resolver, NULL none */
 	struct denials denials; /* what its records denied, for the client's summary */
 	struct dask *ask;	/* its asks (ops_ask.c); NULL: nobody answers, an ask denies */
+	struct dsession_ask_ctx net_ask; /* --net-ask: its proxy's questions (ops_ask_net.c) */
 	struct dsession *next;
 };
 

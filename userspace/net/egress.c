@@ -402,6 +402,7 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 	e->o = *o;
 	e->tcp_fd = e->udp_fd = e->diag_fd = e->stop_pipe[0] = e->stop_pipe[1] = -1;
 	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_init(&e->ask_lock, NULL);
 	pthread_cond_init(&e->idle, NULL);
 	limits_from_env(e);
 	r = eg_rules_add(e, o, err, size);
@@ -481,6 +482,7 @@ void egress_stop(struct egress *e)
 	close(e->stop_pipe[0]);
 	close(e->stop_pipe[1]);
 	pthread_mutex_destroy(&e->lock);
+	pthread_mutex_destroy(&e->ask_lock);
 	pthread_cond_destroy(&e->idle);
 	eg_term_stop(e);
 	egress_secrets_free(&e->secrets);

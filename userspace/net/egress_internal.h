@@ -106,7 +106,11 @@ struct egress {
 	size_t cache_next;
 	uint8_t own[MAX_OWN][16];
 	size_t n_own;
-	struct term term;	       /* with secrets */
+	struct term term; /* with secrets */
+	/* --net-ask: one question at a time; the names the runtime refused, not asked again. */
+	pthread_mutex_t ask_lock;
+	char asked_no[32][BPFBOX_NET_RULE_LEN];
+	unsigned int n_asked_no;
 	struct egress_secrets secrets; /* o.secrets points here: the proxy's own copy */
 };
 

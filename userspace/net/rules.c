@@ -276,25 +276,51 @@ size_t eg_http_hosts(const struct egress *e, char hosts[][254], size_t max)
 	return n;
 }
 
+/* Whether the proxy is stopping (the session ends): no new question. */
+static bool stopping(const struct egress *e)
+{
+	struct pollfd p = {.fd = e->stop_pipe[0], .events = POLLIN};
+
+	return poll(&p, 1, 0) > 0;
+}
+
 bool eg_judge_ask(struct egress *e, const char *name, uint16_t port, bool any_port,
 		  char rule[BPFBOX_NET_RULE_LEN])
 {
 	char text[BPFBOX_NET_RULE_LEN];
+	bool yes = false, refused = false;
 
 	if (eg_judge(e, name, NULL, port, any_port, rule))
 		return true;
 	/* A net_deny rule decided, or nobody to ask. */
-	if (rule[0] || !name || !name[0] || !e->o.ask ||
-	    !e->o.ask(e->o.ask_arg, name, any_port ? 0 : port, e->stop_pipe[0]))
+	if (rule[0] || !name || !name[0] || !e->o.ask)
 		return false;
 	if (any_port)
 		snprintf(text, sizeof(text), "%s", name);
 	else
 		snprintf(text, sizeof(text), "%s:%u", name, port);
-	if (egress_rule_add(e, text, false) < 0)
-		return false;
-	snprintf(rule, BPFBOX_NET_RULE_LEN, "%s", text);
-	return true;
+	/*
+	 * One question at a time: a resolver's A and AAAA queries (or a
+	 * connection's retries) ask once; the second finds the first's answer.
+	 */
+	pthread_mutex_lock(&e->ask_lock);
+	if (eg_judge(e, name, NULL, port, any_port, rule)) {
+		pthread_mutex_unlock(&e->ask_lock);
+		return true;
+	}
+	for (unsigned int i = 0; i < e->n_asked_no && i < ARRAY_SIZE(e->asked_no); i++)
+		refused |= streq(e->asked_no[i], text);
+	if (!refused && !stopping(e))
+		yes = e->o.ask(e->o.ask_arg, name, any_port ? 0 : port, e->stop_pipe[0]);
+	if (yes)
+		yes = egress_rule_add(e, text, false) == 0;
+	else if (!refused)
+		snprintf(e->asked_no[e->n_asked_no++ % ARRAY_SIZE(e->asked_no)],
+			 sizeof(e->asked_no[0]), "%s", text);
+	pthread_mutex_unlock(&e->ask_lock);
+	if (yes)
+		snprintf(rule, BPFBOX_NET_RULE_LEN, "%s", text);
+	return yes;
 }
 
 bool eg_http_judged(struct egress *e, const char *host, uint16_t port)

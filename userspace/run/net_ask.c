@@ -10,7 +10,7 @@ void net_asker_init(struct net_asker *a, pthread_mutex_t *lock, struct ask *ask,
 	a->lock = lock;
 	a->ask = ask;
 	a->s = s;
-	a->next_id = NET_ASK_ID0;
+	a->next_id = ASK_NET_ID0;
 }
 
 bool net_asker_ask(void *arg, const char *name, uint16_t port, int stop_fd)

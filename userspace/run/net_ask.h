@@ -21,11 +21,8 @@ struct net_asker {
 	pthread_mutex_t *lock; /* the ask fd's: held for a whole question */
 	struct ask *ask;
 	struct session *s;
-	uint64_t next_id; /* net questions' ids: above any record's sequence number */
+	uint64_t next_id; /* from ASK_NET_ID0 (ask.h) */
 };
-
-/* Ids of net questions start here: never a session's sequence number (an exec's ask). */
-#define NET_ASK_ID0 (1ULL << 40)
 
 void net_asker_init(struct net_asker *a, pthread_mutex_t *lock, struct ask *ask, struct session *s);
 /* egress_opts.ask: the runtime's answer for name (port 0: any); stop_fd readable: deny. */

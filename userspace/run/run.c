@@ -203,9 +203,11 @@ static int choose_mode(struct run *r)
 	r->drun.verbose = p->verbose;
 	r->drun.ask_top = r->ask_at_exec; /* refused at register unless the daemon takes asks */
 	r->drun.limits = &r->policy.limits;
-	if (r->policy.net_ask)
-		session_not_enforced(&r->s, "asking for destinations no rule lists (--net-ask: not "
-					    "through a daemon yet, they are refused)");
+	/* The questions come back on the stream, as the command rules' (docs/runtime.md). */
+	if (r->policy.net_ask && (!p->audit.path || p->audit.ask_fd <= 2))
+		session_not_enforced(&r->s, "asking for destinations no rule lists (--net-ask "
+					    "through a daemon needs --audit and --ask-fd: they are "
+					    "refused)");
 	rc = daemon_run_prepare(&r->drun, &r->s, &p->audit, r->sinks, p->argv);
 	if (!rc && r->secrets.n && !r->s.ca_pem)
 		return log_refusal(EPERM,

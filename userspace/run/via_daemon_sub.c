@@ -95,6 +95,21 @@ static void ask_line(struct daemon_run *r, const char *line, size_t len)
 			ask_forget(r, id);
 			status_answered(r->s, id, answer);
 		}
+	} else if (!ask_queued(r, id) && r->nasks < ARRAY_SIZE(r->asks) && member_str(o, "name") &&
+		   streq(member_str(o, "kind") ? member_str(o, "kind") : "", "net")) {
+		/* --net-ask: a destination (docs/network.md), no process stopped. */
+		uint64_t after = json_object_object_get_ex(o, "deny_after_ms", &v)
+					 ? json_object_get_uint64(v)
+					 : 0;
+
+		status_ask_net(r->s, id, member_str(o, "name"),
+			       json_object_object_get_ex(o, "port", &v) && v
+				       ? (uint16_t)json_object_get_int(v)
+				       : 0,
+			       after);
+		r->asks[r->nasks].id = id;
+		r->asks[r->nasks].until_ms = now_ns() / 1000000 + after + 5000;
+		r->asks[r->nasks++].sent = false;
 	} else if (!ask_queued(r, id) && r->nasks < ARRAY_SIZE(r->asks) &&
 		   json_object_object_get_ex(o, "argv", &arr) &&
 		   json_object_is_type(arr, json_type_array) &&
