@@ -241,6 +241,30 @@ expect_rc 125 "egress: a malformed name rule is refused with exit 125" \
 	"$BPFBOX" run --no-daemon -w "$WS" --net-allow 'bad..name:443' -- true
 expect_grep "invalid network rule 'bad..name:443'" "$TMPD/err" "egress: the error names the rule and the form"
 
+# net_ask_case TAG RUN...: a session run by RUN with --net-ask, whose
+# runtime approves the first question and denies the second: other.test
+# (a query, any port) is reached, a.wild.test refused, each asked once.
+net_ask_case() {
+	_nt=$1
+	shift
+	rm -f "$TMPD/ast" "$TMPD/aan"
+	mkfifo "$TMPD/ast" "$TMPD/aan"
+	"$PY" "$ROOT/tests/helpers/ask_responder.py" "$TMPD/ast" "$TMPD/aan" "$TMPD/asklog" approve deny &
+	_rp=$!
+	"$@" --net-allow allowed.test:443 --net-ask --status-fd 4 --ask-fd 3 4>"$TMPD/ast" 3<"$TMPD/aan" \
+		-- sh -c './nocurl https://other.test/; ./nocurl https://a.wild.test/ || echo "refused a.wild.test"' \
+		>"$TMPD/out" 2>"$TMPD/err"
+	wait "$_rp"
+	if grep -q 'hello from other.test' "$TMPD/out" && grep -q '^refused a.wild.test$' "$TMPD/out" &&
+		[ "$(grep -c '"type":"ask",.*"kind":"net","name":"other.test","port":null' "$TMPD/asklog")" = 1 ] &&
+		[ "$(grep -c '"type":"ask",.*"kind":"net","name":"a.wild.test","port":null' "$TMPD/asklog")" = 1 ] &&
+		grep -q '"type":"answered",.*"answer":"deny"' "$TMPD/asklog"; then
+		ok "egress: --net-ask ($_nt): each name asked once; approved, reached; denied, refused"
+	else
+		fail "egress: --net-ask ($_nt): $(tr '\n' ' ' <"$TMPD/out") / $(grep '"ask"' "$TMPD/asklog" | head -c 300) $(head -c 300 "$TMPD/err")"
+	fi
+}
+
 # 10. Daemon mode: the daemon runs the proxy; an operator approves a domain
 # of a running session (op net, `bpfbox net`).
 K="$TMPD/k.jsonl"
@@ -294,22 +318,8 @@ EOF
 	# --net-ask through the daemon: its proxy asks the loop, which says
 	# session.ask (kind net) on the stream; bpfbox run relays the runtime's
 	# answers (--ask-fd), as for a command rule's ask.
-	rm -f "$TMPD/dst" "$TMPD/dan"
-	mkfifo "$TMPD/dst" "$TMPD/dan"
-	"$PY" "$ROOT/tests/helpers/ask_responder.py" "$TMPD/dst" "$TMPD/dan" "$TMPD/dasklog" approve deny &
-	RP=$!
-	"$BPFBOX" run --daemon-socket "$SOCK" --audit "$TMPD/dn.jsonl" -w "$WS" --net-resolver $SRV \
-		--timeout 30 --net-allow allowed.test:443 --net-ask --status-fd 4 --ask-fd 3 \
-		4>"$TMPD/dst" 3<"$TMPD/dan" -- sh -c './nocurl https://other.test/; ./nocurl https://a.wild.test/ || echo "refused a.wild.test"' \
-		>"$TMPD/out" 2>"$TMPD/err"
-	wait "$RP"
-	if grep -q 'hello from other.test' "$TMPD/out" && grep -q '^refused a.wild.test$' "$TMPD/out" &&
-		grep -q '"type":"ask",.*"kind":"net","name":"other.test","port":null' "$TMPD/dasklog" &&
-		grep -q '"type":"answered",.*"answer":"deny"' "$TMPD/dasklog"; then
-		ok "egress: --net-ask (daemon): asked on the status channel; approved, reached; denied, refused"
-	else
-		fail "egress: --net-ask (daemon): $(tr '\n' ' ' <"$TMPD/out") / $(grep '"ask"' "$TMPD/dasklog" | head -c 300) $(head -c 300 "$TMPD/err")"
-	fi
+	net_ask_case daemon "$BPFBOX" run --daemon-socket "$SOCK" --audit "$TMPD/dn.jsonl" -w "$WS" \
+		--net-resolver $SRV --timeout 30
 	check_events "$K" "sum(1 for e in ev if e['type'] == 'session.ask' and e.get('kind') == 'net' and e['name'] in ('other.test', 'a.wild.test') and e['port'] is None and e['answer'] is not None and 'seq' not in e) == 2 and any(e['type'] == 'session.ask' and e.get('kind') == 'net' and e['name'] == 'other.test' and e['answer'] == 'approve' and e['answered']['how'] == 'ask_fd' for e in ev)" \
 		"egress: --net-ask (daemon): session.ask (kind net) asked and answered in the daemon's stream, without a sequence number"
 else
@@ -321,21 +331,7 @@ fi
 #     approved, the connect by SNI that follows passes; denied, the query is
 #     refused.
 L="$TMPD/l.jsonl"
-rm -f "$TMPD/ast" "$TMPD/aan"
-mkfifo "$TMPD/ast" "$TMPD/aan"
-"$PY" "$ROOT/tests/helpers/ask_responder.py" "$TMPD/ast" "$TMPD/aan" "$TMPD/asklog" approve deny &
-RP=$!
-box "$L" --net-allow allowed.test:443 --net-ask --status-fd 4 --ask-fd 3 4>"$TMPD/ast" 3<"$TMPD/aan" \
-	-- sh -c './nocurl https://other.test/; ./nocurl https://a.wild.test/ || echo "refused a.wild.test"' \
-	>"$TMPD/out" 2>"$TMPD/err"
-wait "$RP"
-if grep -q 'hello from other.test' "$TMPD/out" && grep -q '^refused a.wild.test$' "$TMPD/out" &&
-	grep -q '"type":"ask",.*"kind":"net","name":"other.test","port":null' "$TMPD/asklog" &&
-	grep -q '"type":"ask",.*"kind":"net","name":"a.wild.test","port":null' "$TMPD/asklog"; then
-	ok "egress: --net-ask (embedded): a query asks; approved, the name is reached; denied, refused"
-else
-	fail "egress: --net-ask (embedded): $(tr '\n' ' ' <"$TMPD/out") / $(grep '"ask"' "$TMPD/asklog" | head -c 300)"
-fi
+net_ask_case embedded box "$L"
 check_events "$L" "any(e['type'] == 'net.allow' and e['protocol'] == 'tcp' and e['name'] == 'other.test' and e['rule'] == 'other.test' for e in net) and any(e['type'] == 'net.deny' and e['protocol'] == 'dns' and e['name'] == 'a.wild.test' for e in net)" \
 	"egress: --net-ask (embedded): the approved name is the rule of its net.allow, the denied query a net.deny"
 
