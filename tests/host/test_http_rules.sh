@@ -135,6 +135,15 @@ else
 	fail "http-rules: the daemon did not start: $(tail -c 300 "$DERR")"
 fi
 
+# A refused request whose path is longer than the summary keeps: the hint
+# proposes a rule for the directory it reaches, never a cut path.
+LONG=/repos/evil/$(printf 'x%.0s' $(seq 1 90))
+BPFBOX_UPSTREAM_CA="$TMPD/ca.crt" "$BPFBOX" run --no-daemon -w "$WS" --net-resolver "$SRV" --timeout 60 --net-allow "$RULE" \
+	--status-fd 3 -- curl -sS --max-time 10 -o /dev/null "https://api.test$LONG" \
+	3>"$TMPD/long.st" >"$TMPD/out" 2>"$TMPD/err"
+expect_grep "\"hint\":\"the request GET /repos/evil/x+ to api.test:443 is not in the HTTP rules; allow it with --net-allow 'api.test:443 GET /repos/evil/\\*\\*'\"" \
+	"$TMPD/long.st" "http-rules: a long path's hint proposes its directory's rule, not a cut path"
+
 # Rules that could not hold are refused before anything runs.
 for bad in 'api.test:80 GET /x' '*.api.test:443 GET /x' 'api.test:443 get /x' 'api.test:443 GET x'; do
 	"$BPFBOX" run --no-daemon -w "$WS" --net-allow "$bad" -- touch ran >"$TMPD/out" 2>"$TMPD/err"

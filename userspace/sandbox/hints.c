@@ -169,6 +169,24 @@ static bool ssh_key(const char *path)
 	       startswith(base, "id_ecdsa") || startswith(base, "id_ed25519");
 }
 
+/*
+ * A request no HTTP rule allows ("no HTTP rule for METHOD PATH"): the rule
+ * that would. A reason cut by the tally's bound names the request's path
+ * only in part: the rule proposed is then for the directory it reaches.
+ */
+static void http_hint(const struct denial *d, char *buf, size_t size)
+{
+	char req[sizeof(d->reason)];
+	char *slash;
+
+	snprintf(req, sizeof(req), "%s", d->reason + 17);
+	if (strlen(d->reason) + 1 >= sizeof(d->reason) && (slash = strrchr(req, '/')))
+		snprintf(slash, sizeof(req) - (slash - req), "/**");
+	snprintf(buf, size,
+		 "the request %s to %s is not in the HTTP rules; allow it with --net-allow '%s %s'",
+		 d->reason + 17, d->what, d->what, req);
+}
+
 /* The egress proxy's refusal, by its reason (userspace/net/: "no net_allow rule", ...). */
 static void egress_hint(const struct denial *d, char *buf, size_t size)
 {
@@ -187,10 +205,7 @@ static void egress_hint(const struct denial *d, char *buf, size_t size)
 			 "credentials): not allowed by policy",
 			 host);
 	else if (startswith(d->reason, "no HTTP rule for "))
-		snprintf(buf, size,
-			 "the request %s to %s is not in the HTTP rules; allow it with "
-			 "--net-allow '%s %s'",
-			 d->reason + 17, d->what, d->what, d->reason + 17);
+		http_hint(d, buf, size);
 	else if (streq(d->reason, "no net_allow rule"))
 		snprintf(buf, size,
 			 "%s is not in the network allow-list; allow it with --net-allow %s",
