@@ -66,6 +66,12 @@ hr_case() {
 	expect_grep '"type":"denied","[^}]*"layer":"egress-proxy","op":"connect","what":"api.test:443",[^}]*"reason":"no HTTP rule for [A-Z]+ /[^"]*"[^}]*"hint":"the request [A-Z]+ /[^"]* to api.test:443 is not in the HTTP rules; allow it with --net-allow' \
 		"$TMPD/st" "http-rules $tag: a refused request is a denied status line whose hint names the rule"
 	expect_grep '^cert=.*\.bpfbox-ca-bundle\.crt$' "$TMPD/out" "http-rules $tag: the session trusts its CA (SSL_CERT_FILE)"
+	if grep -q '"reason":"no HTTP rule for GET /repos/evil/tool"' "$TMPD/st" &&
+		grep -q '"reason":"no HTTP rule for POST /repos/acme/tool/issues"' "$TMPD/st"; then
+		ok "http-rules $tag: each refused request is a denied line of its own (its own rule to add)"
+	else
+		fail "http-rules $tag: refused requests in the summary: $(grep -o '"reason":"[^"]*"' "$TMPD/st" | tr '\n' ' ')"
+	fi
 }
 
 # req_records TAG FILE: each request is a net.request record: allowed with

@@ -51,8 +51,9 @@ void denials_add(struct denials *d, const char *layer, const char *op, const cha
 void denials_add_why(struct denials *d, const char *layer, const char *op, const char *what,
 		     int err, unsigned int count, const char *rule, const char *reason)
 {
-	char clean[sizeof(d->v[0].what)];
+	char clean[sizeof(d->v[0].what)], why[sizeof(d->v[0].reason)];
 	struct denial *x;
+	bool request;
 	int slot;
 
 	/*
@@ -62,9 +63,13 @@ void denials_add_why(struct denials *d, const char *layer, const char *op, const
 	 */
 	term_clean(clean, sizeof(clean), what);
 	what = clean;
+	/* Each refused request its own line: its hint names its own rule. */
+	term_clean(why, sizeof(why), reason ? reason : "");
+	request = startswith(why, "no HTTP rule for ");
 	for (size_t i = 0; i < d->n; i++) {
 		x = &d->v[i];
-		if (same_type(x, layer, op) && streq(x->what, what)) {
+		if (same_type(x, layer, op) && streq(x->what, what) &&
+		    (!request || streq(x->reason, why))) {
 			x->count += count;
 			return;
 		}
