@@ -150,8 +150,51 @@ BPFBOX_UPSTREAM_CA="$TMPD/ca.crt" "$BPFBOX" run --no-daemon -w "$WS" --net-resol
 expect_grep "\"hint\":\"the request GET /repos/evil/x+ to api.test:443 is not in the HTTP rules; allow it with --net-allow 'api.test:443 GET /repos/evil/\\*\\*'\"" \
 	"$TMPD/long.st" "http-rules: a long path's hint proposes its directory's rule, not a cut path"
 
+# Plain HTTP (port 80): each request read as it comes, through the proxy
+# variables (an absolute URI; keep-alive on the proxy connection) and
+# without them (root: the kernel's redirect); a CONNECT tunnel to such a
+# host would go unread: refused.
+RULE80='api.test:80 GET /ok/**'
+cat >"$WS/plain.sh" <<'EOF'
+c() { curl -sS --max-time 10 -o /dev/null -w "$1=%{http_code}\n" "${@:2}" 2>/dev/null || echo "$1=fail"; }
+c proxied-ok http://api.test/ok/x
+c proxied-no http://api.test/no
+curl -sS --max-time 10 -o /dev/null -w 'ka=%{http_code}\n' http://api.test/ok/a -o /dev/null http://api.test/no2 2>/dev/null
+c tunnel -p http://api.test/ok/t
+if [ "$(id -u)" = 0 ]; then
+	unset HTTP_PROXY HTTPS_PROXY http_proxy https_proxy
+	c direct-ok http://api.test/ok/d
+	c direct-no http://api.test/nod
+fi
+EOF
+for who in root nobody; do
+	if [ $who = root ]; then
+		run80() { "$BPFBOX" run --no-daemon -w "$WS" --net-resolver "$SRV" --timeout 60 --audit "$TMPD/p80.jsonl" "$@"; }
+	else
+		run80() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$TMPD/home" "$BPFBOX" run --no-daemon -w "$WS" --net-resolver "$SRV" --timeout 60 "$@"; }
+	fi
+	n0=$(wc -l <"$TMPD/srv.log")
+	run80 --net-allow "$RULE80" -- bash plain.sh >"$TMPD/out" 2>"$TMPD/err"
+	cp "$TMPD/out" "$TMPD/out.$who"
+	new=$(tail -n +$((n0 + 1)) "$TMPD/srv.log")
+	if grep -q '^proxied-ok=200$' "$TMPD/out" && grep -q '^proxied-no=403$' "$TMPD/out" &&
+		grep -q '^ka=200$' "$TMPD/out" && grep -q '^ka=403$' "$TMPD/out" &&
+		! grep -q '^tunnel=200$' "$TMPD/out" && ! echo "$new" | grep -q '/no\|/ok/t'; then
+		ok "http-rules (port 80, $who): each plain request judged (proxied, keep-alive); a tunnel refused; the server saw none refused"
+	else
+		fail "http-rules (port 80, $who): $(tr '\n' ' ' <"$TMPD/out") / $(echo "$new" | grep -o 'GET [^ ]*' | tr '\n' ' ')"
+	fi
+done
+if grep -q '^direct-ok=200$' "$TMPD/out.root" && grep -q '^direct-no=403$' "$TMPD/out.root"; then
+	ok "http-rules (port 80, root): a tool that ignores the proxy variables is judged the same"
+else
+	fail "http-rules (port 80, root, direct): $(tr '\n' ' ' <"$TMPD/out.root")"
+fi
+check_events "$TMPD/p80.jsonl" "any(e['type'] == 'net.request' and e['decision'] == 'deny' and e['name'] == 'api.test' and e['port'] == 80 and e['path'] == '/nod' and e['status'] == 403 for e in net)" \
+	"http-rules (port 80, root): a refused plain request is a net.request deny"
+
 # Rules that could not hold are refused before anything runs.
-for bad in 'api.test:80 GET /x' '*.api.test:443 GET /x' 'api.test:443 get /x' 'api.test:443 GET x'; do
+for bad in 'api.test:8080 GET /x' '*.api.test:443 GET /x' 'api.test:443 get /x' 'api.test:443 GET x'; do
 	"$BPFBOX" run --no-daemon -w "$WS" --net-allow "$bad" -- touch ran >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	if [ $rc = 125 ] && [ ! -e "$WS/ran" ] && grep -q 'invalid HTTP rule' "$TMPD/err"; then

@@ -122,10 +122,11 @@ static void http_rules(void **state)
 	assert_string_equal(m, "GET,POST");
 	assert_string_equal(p, "/repos/acme/**");
 	assert_int_equal(net_http_rule_parse("api.test:443", m, p, &why), 0);
+	assert_int_equal(net_http_rule_parse("api.test:80 * /x", m, p, &why), 1);
 	for (const char *const *b =
 		     (const char *const[]){"api.test:443 GET", "api.test:443 GET x",
 					   "api.test:443 get /x", "api.test:443 GET, /x",
-					   "api.test:443 GET /x y", "api.test:80 GET /x",
+					   "api.test:443 GET /x y", "api.test:8080 GET /x",
 					   "api.test GET /x", "*.api.test:443 GET /x",
 					   "api.test:443-444 GET /x", NULL};
 	     *b; b++)

@@ -295,6 +295,12 @@ void eg_splice_both(struct egress *e, int a, int b, uint64_t *a2b, uint64_t *b2a
 
 /* proxy.c */
 void *eg_conn_thread(void *arg); /* a struct conn, freed */
+/*
+ * sniff.c: the name c's first bytes give (buf: PEEK_MAX): HOW_SNI, HOW_HOST
+ * (*http: a request), or HOW_ADDR (none, or a silent tool); *seen the
+ * bytes peeked, -1 for a ClientHello never read whole.
+ */
+int eg_sniff_name(struct conn *c, uint8_t *buf, char *name, size_t size, bool *http, ssize_t *seen);
 /* Waits until the client sent something (or the wait ends); bytes peeked. */
 ssize_t eg_peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms);
 void eg_reset(int fd); /* closes fd with a TCP RST */

@@ -8,62 +8,6 @@
 
 /* ---- TCP ---------------------------------------------------------------- */
 
-/*
- * The SNI of a TLS ClientHello in p; 1 found, 0 none, -1 incomplete, -2 a
- * ClientHello longer than its record (the rest in the next ones, unread).
- */
-static int tls_sni(const uint8_t *p, size_t len, char *out, size_t size)
-{
-	size_t rec, off, end, l;
-
-	if (len < 5)
-		return -1;
-	if (p[0] != 0x16 || p[1] != 3)
-		return 0;
-	rec = (p[3] << 8) | p[4];
-	if (len < 5 + rec)
-		return -1;
-	end = 5 + rec;
-	off = 5;
-	if (off + 4 > end || p[off] != 1)
-		return 0;
-	if (4 + (size_t)((p[off + 1] << 16) | (p[off + 2] << 8) | p[off + 3]) > rec)
-		return -2;
-	off += 4 + 2 + 32; /* handshake header, version, random */
-	if (off + 1 > end)
-		return 0;
-	off += 1 + p[off]; /* session id */
-	if (off + 2 > end)
-		return 0;
-	off += 2 + ((p[off] << 8) | p[off + 1]); /* cipher suites */
-	if (off + 1 > end)
-		return 0;
-	off += 1 + p[off]; /* compression */
-	if (off + 2 > end)
-		return 0;
-	off += 2;
-	while (off + 4 <= end) {
-		unsigned int type = (p[off] << 8) | p[off + 1];
-
-		l = (p[off + 2] << 8) | p[off + 3];
-		off += 4;
-		if (off + l > end)
-			return 0;
-		if (type == 0 && l >= 5 && p[off + 2] == 0) {
-			size_t nl = (p[off + 3] << 8) | p[off + 4];
-
-			if (nl == 0 || nl >= size || off + 5 + nl > end)
-				return 0;
-			for (size_t i = 0; i < nl; i++)
-				out[i] = tolower(p[off + 5 + i]);
-			out[nl] = '\0';
-			return 1;
-		}
-		off += l;
-	}
-	return 0;
-}
-
 /* Closes with a reset: the tool sees a refused connection. */
 void eg_reset(int fd)
 {
@@ -136,67 +80,6 @@ ssize_t eg_peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms)
  * the upstream connect, the splice; each step ends the connection on error.
  */
 /*
- * The name on the wire: the TLS SNI or the HTTP Host of the first data.
- * A ClientHello or a request head may take more than one segment: peek
- * again, a little later, while it is incomplete and the budget lasts. A
- * silent tool (a server speaks first) is judged by address: HOW_ADDR.
- */
-static int sniff_name(struct conn *c, uint8_t *buf, char *name, size_t size, bool *http,
-		      ssize_t *seen)
-{
-	struct egress *e = c->e;
-	unsigned long long deadline;
-	int how = HOW_ADDR, r = 0;
-	ssize_t n = 0;
-
-	deadline = now_ns() + FIRST_DATA_MS * 1000000ULL;
-	for (;;) {
-		unsigned long long t = now_ns();
-		int left = t < deadline ? (int)((deadline - t) / 1000000) + 1 : 0;
-		ssize_t got;
-
-		if (!left)
-			break;
-		if (n == 0) {
-			got = eg_peek(e, c->fd, buf, PEEK_MAX, left);
-		} else {
-			struct pollfd sp = {.fd = e->stop_pipe[0], .events = POLLIN};
-
-			/* Data is there already (poll would return at once): wait a bit. */
-			if (poll(&sp, 1, left < 5 ? left : 5) != 0)
-				break;
-			got = recv(c->fd, buf, PEEK_MAX, MSG_PEEK | MSG_DONTWAIT);
-		}
-		if (got <= 0 || got == n) {
-			if (got <= 0 && n == 0)
-				break;
-			continue;
-		}
-		n = got;
-		r = tls_sni(buf, n, name, size);
-		if (r > 0) {
-			how = HOW_SNI;
-			break;
-		}
-		if (r == 0 && eg_http_method(buf, n)) {
-			*http = true;
-			r = eg_http_host(buf, n, name, size);
-			if (r > 0)
-				how = HOW_HOST;
-			if (r >= 0)
-				break;
-		} else if (r == 0) {
-			break;
-		}
-		if ((size_t)n >= PEEK_MAX || r == -2)
-			break;
-	}
-	/* TLS that was never read whole: no name can be judged, nor the address. */
-	*seen = n && r < 0 && buf[0] == 0x16 ? -1 : n;
-	return how;
-}
-
-/*
  * A tool silent for FIRST_DATA_MS: whether it speaks before the server
  * does (1) or not (0), so that its first bytes are judged after all: a tool that
  * waited must not pass a ClientHello or a request unread.
@@ -267,6 +150,25 @@ struct req_judge {
 	bool bad;   /* refused for its form, not its name: a 400 */
 };
 
+/*
+ * A plain HTTP request of name:port against its HTTP rules (port 80):
+ * refused, a net.request deny (403) and why says why.
+ */
+static bool request_allowed(struct conn *c, const char *name, uint16_t port,
+			    const struct http_head *h, char *why, size_t size)
+{
+	struct eg_request q = {.status = 403};
+	char rule[BPFBOX_NET_RULE_LEN];
+
+	if (eg_request_ok(c->e, name, port, h, rule, why, size))
+		return true;
+	snprintf(q.method, sizeof(q.method), "%s", h->method);
+	snprintf(q.path, sizeof(q.path), "%s", h->path_bad ? "(unjudged)" : h->path);
+	snprintf(q.reason, sizeof(q.reason), "%s", why);
+	eg_emit_request(c->e, &c->o, false, name, c->o.addr, port, &q);
+	return false;
+}
+
 static bool judge_request(struct conn *c, const struct http_head *h, void *arg, char *why,
 			  size_t size)
 {
@@ -283,16 +185,22 @@ static bool judge_request(struct conn *c, const struct http_head *h, void *arg, 
 	else if (j->bad)
 		snprintf(why, size, "the request target and Host name two hosts");
 	else if (streq(name, j->first) || streq(name, j->last))
-		return true;
+		goto request;
 	else if (judge_transparent(c, HOW_HOST, name, sizeof(name), rule, why, size)) {
 		eg_emit(c->e, &c->o, true, BPFBOX_NET_TCP, HOW_HOST, name, c->o.addr, j->port, rule,
 			"", 0, 0);
 		snprintf(j->last, sizeof(j->last), "%s", name);
-		return true;
+		goto request;
 	}
 	snprintf(j->refused, sizeof(j->refused), "%s", name);
 	eg_emit(c->e, &c->o, false, BPFBOX_NET_TCP, HOW_HOST, name, c->o.addr, j->port, rule, why,
 		0, 0);
+	return false;
+request:
+	/* The host allowed: its HTTP rules judge the request itself. */
+	if (request_allowed(c, name, j->port, h, why, size))
+		return true;
+	snprintf(j->refused, sizeof(j->refused), "%s", name);
 	return false;
 }
 
@@ -341,7 +249,7 @@ static void serve_transparent(struct conn *c)
 
 	if (!buf)
 		return;
-	how = sniff_name(c, buf, name, sizeof(name), &http, &seen);
+	how = eg_sniff_name(c, buf, name, sizeof(name), &http, &seen);
 	if (seen < 0 || !judge_transparent(c, how, name, sizeof(name), rule, why, sizeof(why)))
 		goto deny;
 	c->up = connect_upstream(e, c->o.addr, port);
@@ -357,7 +265,7 @@ static void serve_transparent(struct conn *c)
 		return;
 	}
 	if (!seen && first) {
-		how = sniff_name(c, buf, name, sizeof(name), &http, &seen);
+		how = eg_sniff_name(c, buf, name, sizeof(name), &http, &seen);
 		if (seen < 0 ||
 		    ((how != HOW_ADDR || http) &&
 		     !judge_transparent(c, how, name, sizeof(name), rule, why, sizeof(why))))
@@ -367,8 +275,8 @@ static void serve_transparent(struct conn *c)
 		eg_term_serve(c, name, c->o.addr, port, BPFBOX_NET_TCP, how, rule);
 		return;
 	}
-	/* No SNI, or not TLS: an HTTP rule's requests could not be read. */
-	if (name[0] && eg_http_judged(e, name, port)) {
+	/* No SNI, nor plain HTTP read request by request: an HTTP rule's requests unread. */
+	if (!http && name[0] && eg_http_judged(e, name, port)) {
 		snprintf(why, sizeof(why), "%s", HTTP_RULES_UNREAD);
 		goto deny;
 	}
@@ -481,10 +389,13 @@ static bool judge_proxied(struct conn *c, const struct http_head *h, void *arg, 
 	struct req_judge *j = arg;
 	const char *name = h->target[0] ? h->target : h->host;
 
-	(void)c;
 	if (!h->connect && streq(name, j->first) && (!h->host[0] || streq(h->host, j->first)) &&
-	    (h->target[0] ? h->target_port : j->port) == j->port)
-		return true;
+	    (h->target[0] ? h->target_port : j->port) == j->port) {
+		if (request_allowed(c, j->first, j->port, h, why, size))
+			return true;
+		j->quiet = false; /* the tool gets the 403 naming the rule */
+		return false;
+	}
 	snprintf(why, size, "another host on a connection to %s", j->first);
 	return false;
 }
@@ -550,9 +461,14 @@ static void serve_explicit(struct conn *c)
 		goto deny;
 	if (eg_secret_leak(e, head, len, "a proxy request", why, sizeof(why)))
 		goto deny;
-	if (!tunnel && eg_http_judged(e, name, port)) {
+	/* A tunnel to a host HTTP rules judge is terminated, or its requests go unread. */
+	if (tunnel && eg_http_judged(e, name, port) && !eg_term_wanted(e, name, port)) {
 		snprintf(why, sizeof(why), "%s", HTTP_RULES_UNREAD);
 		goto deny;
+	}
+	if (!tunnel && !request_allowed(c, name, port, &hh, why, sizeof(why))) {
+		eg_send_403(c->fd, name, port, why);
+		return;
 	}
 	c->up = connect_upstream(e, addr, port);
 	if (c->up < 0) {

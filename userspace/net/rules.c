@@ -235,7 +235,7 @@ bool eg_literal_addr(const char *name, uint8_t out[16])
 bool eg_request_ok(struct egress *e, const char *host, uint16_t port, const struct http_head *h,
 		   char rule[BPFBOX_NET_RULE_LEN], char *why, size_t size)
 {
-	bool ok = false;
+	bool ok = false, http = false;
 
 	rule[0] = '\0';
 	pthread_mutex_lock(&e->lock);
@@ -244,11 +244,15 @@ bool eg_request_ok(struct egress *e, const char *host, uint16_t port, const stru
 
 		if (!r->name || !net_name_match(r->host, host) || port < r->lo || port > r->hi)
 			continue;
+		http |= r->http;
 		ok = !r->http ||
 		     (!h->path_bad && net_http_match(r->methods, r->path, h->method, h->path));
 		if (ok)
 			snprintf(rule, BPFBOX_NET_RULE_LEN, "%s", r->text);
 	}
+	/* No HTTP rule for host:port (an address rule allowed it): its requests are not judged. */
+	if (!ok && !http)
+		ok = true;
 	pthread_mutex_unlock(&e->lock);
 	if (!ok && h->path_bad)
 		snprintf(why, size,
@@ -266,7 +270,8 @@ size_t eg_http_hosts(const struct egress *e, char hosts[][254], size_t max)
 	for (size_t i = 0; i < e->n_allow; i++) {
 		bool seen = false;
 
-		if (!e->allow[i].http)
+		/* Port 80's are plain HTTP: read as they are, no leaf. */
+		if (!e->allow[i].http || e->allow[i].lo != 443)
 			continue;
 		for (size_t k = 0; k < n; k++)
 			seen |= streq(hosts[k], e->allow[i].host);

@@ -222,7 +222,7 @@ int net_name_rule_parse(const char *rule, char *host, size_t size, uint16_t *lo,
 
 /*
  * An HTTP rule (docs/network.md, "Per-request rules"): a name rule for
- * port 443 (TLS the proxy terminates), followed by " METHODS PATH", e.g. "api.github.com:443
+ * port 443 (TLS the proxy terminates) or 80 (plain HTTP), followed by " METHODS PATH", e.g. "api.github.com:443
  * GET,POST /repos/acme/ANY" (ANY being two stars). METHODS: upper-case tokens joined by ',', or
  * '*'; PATH: '/' then any bytes but blanks and controls, '*' matching
  * within a segment and "**" across them. net_name_rule_parse() takes the
