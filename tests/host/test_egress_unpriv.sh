@@ -210,6 +210,16 @@ if grep -q 'egress to other.test port 80 denied' "$TMPD/out" && ! grep -q hello 
 else
 	fail "egress-unpriv: --net-ask unanswered: $(tr '\n' ' ' <"$TMPD/out") / $(grep answered "$TMPD/asklog2")"
 fi
+# Without --ask-fd nobody can answer: said as not enforced, and refused.
+$AS env HOME="$TMPD/home" "$BPFBOX" run --no-daemon -w "$WS" --net-resolver "$SRV" --timeout 60 \
+	--net-allow allowed.test:80 --net-ask -- curl -sS --max-time 10 http://other.test/ \
+	>"$TMPD/out" 2>"$TMPD/err"
+if grep -q 'not enforced.*--net-ask without --ask-fd: nobody answers' "$TMPD/err" &&
+	grep -q 'egress to other.test port 80 denied' "$TMPD/out"; then
+	ok "egress-unpriv: --net-ask without --ask-fd: said as not enforced, the name refused"
+else
+	fail "egress-unpriv: --net-ask without --ask-fd: $(head -c 200 "$TMPD/out") $(grep -o 'asking[^;]*' "$TMPD/err")"
+fi
 $AS env HOME="$TMPD/home" "$BPFBOX" run --no-daemon -w "$WS" --net-ask -- touch ran >"$TMPD/out" 2>"$TMPD/err"
 rc=$?
 if [ $rc = 125 ] && [ ! -e "$WS/ran" ] && grep -q 'give at least one --net-allow NAME' "$TMPD/err"; then

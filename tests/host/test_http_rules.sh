@@ -39,7 +39,6 @@ EOF
 hr_case() {
 	tag=$1
 	shift
-	: >"$TMPD/srv.log.mark"
 	n0=$(wc -l <"$TMPD/srv.log")
 	"$@" --net-allow "$RULE" --status-fd 3 -- bash reqs.sh >"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/st"
 	tail -n +$((n0 + 1)) "$TMPD/srv.log" >"$TMPD/srv.new"

@@ -219,7 +219,8 @@ void *eg_query_thread(void *arg)
 	int end, rcode;
 
 	/* The last process of the session that sent DNS: close enough to name it. */
-	have = bpf_map_lookup_elem(e->o.dns_client_fd, &e->o.session, &client) == 0;
+	have = !e->o.explicit_only &&
+	       bpf_map_lookup_elem(e->o.dns_client_fd, &e->o.session, &client) == 0;
 	o = have ? &client : NULL;
 	end = dns_question(q->buf, q->len, name, sizeof(name), &qtype);
 	if (end == -2) {

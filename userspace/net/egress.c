@@ -32,7 +32,9 @@ void eg_cache_put(struct egress *e, const char *name, const uint8_t addr[16])
 	uint64_t one = 1;
 
 	memcpy(key.addr, addr, 16);
-	bpf_map_update_elem(e->o.resolved_fd, &key, &one, BPF_ANY);
+	/* Without BPF no redirect reads it: the proxy's own cache is all. */
+	if (!e->o.explicit_only)
+		bpf_map_update_elem(e->o.resolved_fd, &key, &one, BPF_ANY);
 	pthread_mutex_lock(&e->lock);
 	for (size_t i = 0; i < CACHE_SIZE; i++)
 		if (!memcmp(e->cache[i].addr, addr, 16) && !strcasecmp(e->cache[i].name, name))
@@ -390,6 +392,22 @@ static int open_sockets(struct egress *e, char *err, size_t size)
 	return eg_diag_check(e, err, size);
 }
 
+/* Everything e holds, once no thread of it runs (or none started); e freed. */
+static void release(struct egress *e)
+{
+	fd_close(&e->tcp_fd);
+	fd_close(&e->udp_fd);
+	fd_close(&e->diag_fd);
+	fd_close(&e->stop_pipe[0]);
+	fd_close(&e->stop_pipe[1]);
+	pthread_mutex_destroy(&e->lock);
+	pthread_mutex_destroy(&e->ask_lock);
+	pthread_cond_destroy(&e->idle);
+	eg_term_stop(e);
+	egress_secrets_free(&e->secrets);
+	free(e);
+}
+
 int egress_start(struct egress **out, const struct egress_opts *o, char *err, size_t size)
 {
 	struct egress *e = calloc(1, sizeof(*e));
@@ -436,19 +454,7 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 	*out = e;
 	return 0;
 fail:
-	if (e->tcp_fd >= 0)
-		close(e->tcp_fd);
-	if (e->udp_fd >= 0)
-		close(e->udp_fd);
-	if (e->diag_fd >= 0)
-		close(e->diag_fd);
-	if (e->stop_pipe[0] >= 0) {
-		close(e->stop_pipe[0]);
-		close(e->stop_pipe[1]);
-	}
-	eg_term_stop(e);
-	egress_secrets_free(&e->secrets);
-	free(e);
+	release(e);
 	return r;
 }
 
@@ -473,18 +479,5 @@ void egress_stop(struct egress *e)
 	while (e->active)
 		pthread_cond_wait(&e->idle, &e->lock);
 	pthread_mutex_unlock(&e->lock);
-	if (e->tcp_fd >= 0)
-		close(e->tcp_fd);
-	if (e->udp_fd >= 0)
-		close(e->udp_fd);
-	if (e->diag_fd >= 0)
-		close(e->diag_fd);
-	close(e->stop_pipe[0]);
-	close(e->stop_pipe[1]);
-	pthread_mutex_destroy(&e->lock);
-	pthread_mutex_destroy(&e->ask_lock);
-	pthread_cond_destroy(&e->idle);
-	eg_term_stop(e);
-	egress_secrets_free(&e->secrets);
-	free(e);
+	release(e);
 }

@@ -179,6 +179,24 @@ static int open_sinks(struct run *r)
 	return 0;
 }
 
+/*
+ * --net-ask with nobody to answer, said as not enforced: without --ask-fd;
+ * through a daemon also without --audit, whose stream brings the questions
+ * back (as the command rules' asks).
+ */
+static void note_net_ask(struct run *r, bool daemon)
+{
+	const struct audit_opts *a = &r->plan->audit;
+
+	if (!r->policy.net_ask || (a->ask_fd > 2 && (!daemon || a->path)))
+		return;
+	session_not_enforced(&r->s, daemon ? "asking for destinations no rule lists (--net-ask "
+					     "through a daemon needs --audit and --ask-fd: they "
+					     "are refused)"
+					   : "asking for destinations no rule lists (--net-ask "
+					     "without --ask-fd: nobody answers, they are refused)");
+}
+
 /* Daemon mode when a daemon answers (docs/daemon.md), else embedded. */
 static int choose_mode(struct run *r)
 {
@@ -203,11 +221,7 @@ static int choose_mode(struct run *r)
 	r->drun.verbose = p->verbose;
 	r->drun.ask_top = r->ask_at_exec; /* refused at register unless the daemon takes asks */
 	r->drun.limits = &r->policy.limits;
-	/* The questions come back on the stream, as the command rules' (docs/runtime.md). */
-	if (r->policy.net_ask && (!p->audit.path || p->audit.ask_fd <= 2))
-		session_not_enforced(&r->s, "asking for destinations no rule lists (--net-ask "
-					    "through a daemon needs --audit and --ask-fd: they are "
-					    "refused)");
+	note_net_ask(r, true);
 	rc = daemon_run_prepare(&r->drun, &r->s, &p->audit, r->sinks, p->argv);
 	if (!rc && r->secrets.n && !r->s.ca_pem)
 		return log_refusal(EPERM,
@@ -229,9 +243,7 @@ static int start_network(struct run *r)
 	 * An allow-list opens inet sockets: without BPF to judge them, the
 	 * session's way out is the proxy of its own network namespace, or none.
 	 */
-	if (r->policy.net_ask && r->plan->audit.ask_fd <= 2)
-		session_not_enforced(s, "asking for destinations no rule lists (--net-ask without "
-					"--ask-fd: nobody answers, they are refused)");
+	note_net_ask(r, false);
 	if (r->policy.net == NET_DENY && r->policy.net_allow.n &&
 	    !(r->embedded && agent_status(r->emb.agent)->net)) {
 		int rc = run_proxy_start(&r->proxy, s, &r->secrets, r->plan->audit.ask_fd);
