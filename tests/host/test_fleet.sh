@@ -142,7 +142,9 @@ K=""
 for i in 1 2 3 4 5 6 7 8; do K="$K $(cat "$WS/k$i.sid")"; done
 wait_grep "\"type\":\"session.end\",.*\"session\":\"$(cat "$WS/k8.sid")\"" "$RS/tls.out" 30 || true
 seqcheck "$RS/tls.out" $K >"$TMPD/k.check"
-expect_grep "^lines [1-9][0-9]* bad 0 events [1-9][0-9]* missing 0 order 0" "$TMPD/k.check" \
+# At most one line cut short, by the killed rsyslog's own block write (as in
+# test_sinks); every seq must still be there.
+expect_grep "^lines [1-9][0-9]* bad [01] events [1-9][0-9]* missing 0 order 0" "$TMPD/k.check" \
 	"TLS across the kill: every seq of 8 sessions arrived at least once, in order ($(cat "$TMPD/k.check"))"
 wait_grep "sink $TLSNAME: connected again" "$DERR" 10 &&
 	ok "the sink reconnected over TLS" || fail "no reconnect: $(grep sink "$DERR" | tail -3)"
