@@ -222,6 +222,8 @@ expect_grep '^PIP_INDEX_URL=bpfbox-secret-PIP_INDEX_URL-[0-9a-f]{32}$' "$TMPD/ou
 never_value "$TMPD/out" "a file secret's session"
 check_events "$TMPD/c.jsonl" "any(e['type'] == 'net.deny' and e['name'] == 'api.test' and e['reason'].startswith('upstream TLS') for e in net)" \
 	"secrets: a server that fails verification is a net.deny"
+expect_grep "^bpfbox: api.test's server could not be verified \(upstream TLS: .*\); nothing was sent to it" \
+	"$TMPD/out" "secrets: the tool gets a 502 naming why the server was not verified"
 if grep -q 'auth api.test.*file-value' "$TMPD/srv.log" || grep -q 'hello from api.test' "$TMPD/out"; then
 	fail "secrets: a request went to a server that failed verification"
 else

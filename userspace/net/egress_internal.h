@@ -256,6 +256,7 @@ int eg_relay_http(struct conn *c, struct http_frame *f, http_judge_fn judge, voi
 
 /* The 403 (or 400, name NULL) of eg_send_403 into buf: its length. */
 size_t eg_format_403(char *buf, size_t size, const char *name, uint16_t port, const char *why);
+size_t eg_format_502(char *buf, size_t size, const char *name, const char *why);
 
 /* secret.c */
 /* A deep copy (values included) for the proxy to hold; -ENOMEM. */

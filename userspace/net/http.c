@@ -93,6 +93,25 @@ void eg_send_403(int fd, const char *name, uint16_t port, const char *why)
 	(void)!write(fd, buf, n);
 }
 
+/* The tool's answer when bpfbox could not reach or verify NAME's server. */
+size_t eg_format_502(char *buf, size_t size, const char *name, const char *why)
+{
+	char body[512];
+	int bl = snprintf(body, sizeof(body),
+			  "bpfbox: %s's server could not be verified (%s); nothing was sent to "
+			  "it.\n",
+			  name, why);
+	int hl;
+
+	if (bl >= (int)sizeof(body))
+		bl = sizeof(body) - 1;
+	hl = snprintf(buf, size,
+		      "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\n"
+		      "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
+		      bl, body);
+	return hl < (int)size ? (size_t)hl : size - 1;
+}
+
 /* The name of a Host value or a target's authority: lower case, no port. */
 static void host_name(const char *v, size_t n, char *out, size_t size)
 {

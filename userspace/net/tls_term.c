@@ -26,6 +26,7 @@ struct term_conn {
 	bool request_refused;	    /* the connection ended on a request no rule allowed */
 	char req_injected[BPFBOX_NET_RULE_LEN]; /* the secrets put into it */
 	gnutls_session_t tool, server;
+	int server_r; /* the server's handshake: < 0 failed, t->why says why */
 	struct http_frame f;
 	uint64_t out, in;
 	char injected[BPFBOX_NET_RULE_LEN]; /* the secrets' names put in, "A,B" */
@@ -351,10 +352,63 @@ static void blocking(int fd)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
 
+/* TLS to the server, verified against the host's trust store; < 0 and why. */
+static void *upstream_handshake(void *arg)
+{
+	struct term_conn *t = arg;
+	struct egress *e = t->c->e;
+	int r = session_for(&t->server, GNUTLS_CLIENT, e->term.upstream, t->c->up);
+
+	if (!r) {
+		r = tlslib.server_name_set(t->server, GNUTLS_NAME_DNS, t->name, strlen(t->name));
+		tlslib.session_set_verify_cert(t->server, t->name, 0);
+	}
+	if (!r)
+		r = handshake(t->server);
+	if (r < 0)
+		snprintf(t->why, sizeof(t->why), "upstream TLS: %s", tlslib.strerror(r));
+	t->server_r = r;
+	return NULL;
+}
+
 /*
- * Long (61 lines) because it is one sequence in order: TLS to the server
- * (verified first: nothing reaches the tool from a server not verified),
- * TLS with the tool, the relay, the record.
+ * Both handshakes at once (the server's on a thread of its own): the
+ * tool's needs nothing of the server's, and nothing of the server's
+ * reaches the tool before it is verified. A server that fails is the
+ * tool's 502, naming why; a tool that refuses the session CA, its record.
+ */
+static int handshakes(struct term_conn *t)
+{
+	pthread_t th;
+	bool threaded = !pthread_create(&th, NULL, upstream_handshake, t);
+	int r;
+
+	if (!threaded)
+		upstream_handshake(t);
+	r = session_for(&t->tool, GNUTLS_SERVER, eg_term_leaf(t->c->e, t->name), t->c->fd);
+	if (!r)
+		r = handshake(t->tool);
+	if (threaded)
+		pthread_join(th, NULL);
+	if (r < 0) {
+		if (t->server_r >= 0)
+			snprintf(t->why, sizeof(t->why),
+				 "the tool refused the session CA (pinned?): %s",
+				 tlslib.strerror(r));
+		return r;
+	}
+	if (t->server_r < 0) {
+		char resp[1024];
+
+		send_all(t->tool, resp, eg_format_502(resp, sizeof(resp), t->name, t->why));
+		tlslib.bye(t->tool, GNUTLS_SHUT_WR);
+	}
+	return t->server_r;
+}
+
+/*
+ * Long (53 lines) because it is one sequence in order: the handshakes,
+ * the relay, the record.
  */
 void eg_term_serve(struct conn *c, const char *name, const uint8_t addr[16], uint16_t port,
 		   int kind, int how, const char *rule)
@@ -375,26 +429,8 @@ void eg_term_serve(struct conn *c, const char *name, const uint8_t addr[16], uin
 	t->port = port;
 	blocking(c->fd);
 	blocking(c->up);
-	r = session_for(&t->server, GNUTLS_CLIENT, e->term.upstream, c->up);
-	if (!r) {
-		r = tlslib.server_name_set(t->server, GNUTLS_NAME_DNS, name, strlen(name));
-		tlslib.session_set_verify_cert(t->server, name, 0);
-	}
-	if (!r)
-		r = handshake(t->server);
-	if (r < 0) {
-		snprintf(t->why, sizeof(t->why), "upstream TLS: %s", tlslib.strerror(r));
-		eg_reset(c->fd);
+	if (handshakes(t) < 0)
 		goto out;
-	}
-	r = session_for(&t->tool, GNUTLS_SERVER, eg_term_leaf(e, name), c->fd);
-	if (!r)
-		r = handshake(t->tool);
-	if (r < 0) {
-		snprintf(t->why, sizeof(t->why), "the tool refused the session CA (pinned?): %s",
-			 tlslib.strerror(r));
-		goto out;
-	}
 	r = relay(t);
 	if (r == -EACCES || r == -EPROTO) {
 		char resp[1024];
