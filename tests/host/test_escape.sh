@@ -1000,8 +1000,12 @@ else
 		attack creds unprivileged-caller
 		verdict "unprivileged: no_new_privs, seccomp, no capabilities" 0
 		attack int80
-		[ "$int80_ctl" = 1 ] || [ "$rc" = 1 ] || [ "$rc" = 159 ] || rc="$rc (no i386 emulation?)"
-		verdict "unprivileged: i386 syscall through int \$0x80 is killed (SIGSYS)" 159
+		# As above: only where int $0x80 works outside (the VM's kernels).
+		if [ "$int80_ctl" = 1 ] || [ "$rc" = 1 ]; then
+			verdict "unprivileged: i386 syscall through int \$0x80 is killed (SIGSYS)" 159
+		else
+			skip "unprivileged: i386 syscall through int \$0x80: this kernel has no i386 emulation (outside the sandbox it exits $int80_ctl); the VM's Standard cells run it"
+		fi
 	fi
 	# No user namespaces for this caller: inside a chroot (a private mount
 	# namespace of this test, the host's / bound at $NB/root) the kernel
