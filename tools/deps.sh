@@ -21,6 +21,8 @@ PACKAGES=(
 	libgnutls28-dev rsyslog rsyslog-gnutls rsyslog-relp gnutls-bin prometheus
 	# packaging: the Debian package, man pages, the systemd unit
 	debhelper dpkg-dev lintian mandoc scdoc systemd man-db
+	# the Kubernetes manifests' checks (tests/host/test_kubernetes.sh)
+	python3-yaml
 	# VM harness (xz-utils: the 6.12 and 7.x kernels ship .ko.xz modules;
 	# debian-archive-keyring: the harness's own apt sources are signed by it)
 	qemu-system-x86 busybox-static cpio xz-utils debian-archive-keyring

@@ -109,6 +109,19 @@ int agent_pinned_session_count(const char *pin_dir, unsigned int *n);
  */
 int agent_pin_dir_prepare(const char *pin_dir);
 /*
+ * Pin mode (agent_adopt.c): the cgroup programs attached to the cgroup
+ * parent (its pinned links) attached to the cgroup directory cgroup (id
+ * cgroup_id) too, one outside the parent (an adopted one), each link
+ * pinned for the next daemon. Their fds in links: how many, or -errno with
+ * none left attached.
+ */
+int agent_cgroup_attach(struct agent *a, const char *cgroup, uint64_t cgroup_id, int *links,
+			size_t max);
+/* Those links again from their pins (a restarted daemon): how many. */
+int agent_cgroup_links(struct agent *a, uint64_t cgroup_id, int *links, size_t max);
+/* The n links closed and their pins removed: the programs leave the cgroup. */
+void agent_cgroup_detach(struct agent *a, uint64_t cgroup_id, int *links, size_t n);
+/*
  * 0 when pin_dir is on the BPF file system or does not exist, -ENOTSUP
  * when it is a directory of another file system (a --pin-dir typo: its
  * files are not pins), else -errno.

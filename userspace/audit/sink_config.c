@@ -552,10 +552,11 @@ int sink_config_load(const char *file, struct sink_config **v, size_t *n, char *
 	}
 	json_object_object_foreach (root, key, val) {
 		(void)val;
-		/* "ceilings": the daemon's (userspace/policy/ceiling.c). */
-		if (!streq(key, "sinks") && !streq(key, "ceilings")) {
+		/* "ceilings", "policies": the daemon's (policy/ceiling.c, daemon/config.c). */
+		if (!streq(key, "sinks") && !streq(key, "ceilings") && !streq(key, "policies")) {
 			r = -EINVAL;
-			snprintf(err, size, "%s: unknown key '%s'; valid keys: sinks, ceilings",
+			snprintf(err, size,
+				 "%s: unknown key '%s'; valid keys: sinks, ceilings, policies",
 				 file, key);
 			goto out;
 		}

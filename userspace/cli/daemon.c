@@ -52,7 +52,8 @@ static void daemon_usage(FILE *out)
 		"                        ns per program run)\n"
 		"  --cleanup             kill the pinned sessions, remove pins, links and\n"
 		"                        session cgroups, then exit (no daemon may run)\n"
-		"  --config FILE also takes \"ceilings\" (docs/operating.md)\n"
+		"  --check               check the options and --config, then exit\n"
+		"  --config FILE also takes \"ceilings\" and \"policies\" (docs/operating.md)\n"
 		"Runs in the foreground until SIGTERM or SIGINT; the pins stay so that\n"
 		"sessions stay enforced, and the next start re-adopts them. SIGHUP, or\n"
 		"'bpfbox daemon reload', reads --config again (sinks, ceilings; the audit\n"
@@ -147,12 +148,14 @@ static int check_config(const char *cmd, const struct cli_opt *opt, const char *
 {
 	struct sink_config *cs = NULL;
 	struct ceilings ceil;
+	struct json_object *policies;
 	size_t ncs = 0;
 	char err[PATH_MAX + 1024];
-	int r = daemon_config_load(arg, &cs, &ncs, &ceil, err, sizeof(err));
+	int r = daemon_config_load(arg, &cs, &ncs, &ceil, &policies, err, sizeof(err));
 
 	free(cs);
 	ceilings_free(&ceil);
+	json_object_put(policies);
 	if (r < 0) {
 		fprintf(stderr, "bpfbox %s: --config %s; see docs/operating.md\n", cmd, err);
 		return EXIT_USAGE;
@@ -213,7 +216,7 @@ int cmd_daemon(int argc, char **argv)
 	struct daemon_opts o = {.socket_path = DAEMON_SOCKET_DEFAULT,
 				.pin_dir = DAEMON_PIN_DIR_DEFAULT};
 	struct sink_list sinks = {0};
-	bool cleanup = false;
+	bool cleanup = false, check = false;
 	const struct cli_opt opts[] = {
 		{"socket", 0, true, &o.socket_path},
 		{"group", 0, true, &o.group},
@@ -230,6 +233,7 @@ int cmd_daemon(int argc, char **argv)
 		{"audit-argv", 0, true, &o.argv_max, check_argv_max},
 		{"metrics", 0, true, &o.metrics_addr},
 		{"bpf-stats", 0, false, &o.bpf_stats},
+		{"check", 0, false, &check},
 		{0},
 	};
 	int code;
@@ -253,6 +257,12 @@ int cmd_daemon(int argc, char **argv)
 	}
 	o.sinks = sinks.v;
 	o.nsinks = sinks.n;
+	if (check) { /* the options and --config parsed above: nothing else to do */
+		printf("bpfbox daemon: the options and %s are valid\n",
+		       o.config_path ? o.config_path : "(no --config)");
+		code = 0;
+		goto out;
+	}
 	code = serve(&o, cleanup);
 out:
 	free(sinks.v);

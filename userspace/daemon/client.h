@@ -88,6 +88,9 @@ size_t daemon_client_pending(const struct daemon_client *c, const char **data);
 
 /* {"op":op} with "session":id when id is not NULL (for asynchronous senders). */
 struct json_object *daemon_request(const char *op, const char *id);
+struct bpfbox_policy;
+/* p's network members of a register request ("net", "net_allow", "net_hosts", ...). */
+void daemon_request_net(struct json_object *req, const struct bpfbox_policy *p);
 /* *sessions: the "sessions" array of the reply (the caller puts it). */
 int daemon_list(struct daemon_client *c, struct json_object **sessions, char *msg, size_t size);
 /*
@@ -110,6 +113,12 @@ int daemon_resume(struct daemon_client *c, const char *id, int64_t memory_mb, in
 		  int64_t *memory_out, int64_t *disk_out, char *msg, size_t size);
 int daemon_kill(struct daemon_client *c, const char *id, char *msg, size_t size);
 /* The daemon's ping reply (the caller puts *reply): pid, layers, this peer's ceiling. */
+/*
+ * adopt (root): the cgroup CGROUP a session under the daemon's policy
+ * POLICY, labels an object of strings or NULL; *reply has "session".
+ */
+int daemon_adopt(struct daemon_client *c, const char *cgroup, const char *policy,
+		 struct json_object *labels, struct json_object **reply, char *msg, size_t size);
 int daemon_ping(struct daemon_client *c, struct json_object **reply, char *msg, size_t size);
 /* Has the daemon read its --config again; *sinks and *rules: what it holds now. */
 int daemon_call_reload(struct daemon_client *c, int *sinks, int *rules, char *msg, size_t size);

@@ -171,6 +171,18 @@ int daemon_answer(struct daemon_client *c, const char *id, uint64_t ask_id, cons
 	return call_put(c, req, NULL, msg, size);
 }
 
+int daemon_adopt(struct daemon_client *c, const char *cgroup, const char *policy,
+		 struct json_object *labels, struct json_object **reply, char *msg, size_t size)
+{
+	struct json_object *req = daemon_request("adopt", NULL);
+
+	json_object_object_add(req, "cgroup", json_object_new_string(cgroup));
+	json_object_object_add(req, "policy_name", json_object_new_string(policy));
+	if (labels)
+		json_object_object_add(req, "labels", json_object_get(labels));
+	return call_put(c, req, reply, msg, size);
+}
+
 int daemon_ping(struct daemon_client *c, struct json_object **reply, char *msg, size_t size)
 {
 	return call_put(c, daemon_request("ping", NULL), reply, msg, size);
@@ -259,7 +271,7 @@ static struct json_object *secrets_json(const struct egress_secrets *ss)
 }
 
 /* The network part: the allow-list's addresses, its names, the holes. */
-static void add_net(struct json_object *req, const struct bpfbox_policy *p)
+void daemon_request_net(struct json_object *req, const struct bpfbox_policy *p)
 {
 	add_str(req, "net", p->net == NET_DENY ? "deny" : "allow");
 	if (p->net_allow.n) {
@@ -360,7 +372,7 @@ static struct json_object *register_request(const struct session *s, const char 
 	json_object_object_add(req, "command", str_array((const char *const *)argv, argc));
 	if (s->labels && s->labels->n)
 		json_object_object_add(req, "labels", labels_object(s->labels));
-	add_net(req, s->policy);
+	daemon_request_net(req, s->policy);
 	if (s->secrets && s->secrets->n)
 		json_object_object_add(req, "secrets", secrets_json(s->secrets));
 	add_str(req, "audit_mode", audit_mode);

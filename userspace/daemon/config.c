@@ -5,6 +5,7 @@
  * SIGHUP or `bpfbox daemon reload`: a config that does not parse or whose
  * sinks do not open is refused, and the running one stays.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,15 +19,78 @@
 #include "../audit/sink.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
+#include "../policy/policy.h"
+
+/* A name of "policies": what an annotation or `bpfbox adopt --policy` may carry. */
+bool daemon_policy_name_valid(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!n || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("._-", name[i]))
+			return false;
+	return true;
+}
+
+/*
+ * "policies": {"NAME": LAYER}, each a policy layer (docs/config.md) that
+ * must merge onto the built-in defaults; kept as given.
+ */
+static int load_policies(struct json_object *o, struct json_object **out, char *err, size_t size)
+{
+	struct json_object *all = json_object_new_object();
+
+	if (!json_object_is_type(o, json_type_object)) {
+		json_object_put(all);
+		return snprintf(err, size, "\"policies\" must be an object of NAME: policy"),
+		       -EINVAL;
+	}
+	json_object_object_foreach (o, name, layer) {
+		struct bpfbox_policy p;
+		struct policy_error pe = {0};
+		char origin[96], buf[512];
+
+		if (!daemon_policy_name_valid(name)) {
+			snprintf(err, size,
+				 "policies: '%.64s' is not a policy name (1-64 of A-Z a-z 0-9 . _ "
+				 "-)",
+				 name);
+			json_object_put(all);
+			return -EINVAL;
+		}
+		snprintf(origin, sizeof(origin), "policies.%s", name);
+		policy_init(&p);
+		if (!json_object_is_type(layer, json_type_object))
+			snprintf(err, size,
+				 "%s: must be an object (a policy layer, docs/config.md)", origin);
+		else if (policy_merge_layer(&p, layer, origin, &pe) < 0)
+			snprintf(err, size, "%s", policy_error_format(&pe, buf, sizeof(buf)));
+		else
+			err[0] = '\0';
+		if (err[0]) {
+			policy_free(&p);
+			json_object_put(all);
+			return -EINVAL;
+		}
+		json_object_object_add(all, name,
+				       json_object_get(layer)); /* merged again at adopt */
+		policy_free(&p);
+	}
+	*out = all;
+	return 0;
+}
 
 int daemon_config_load(const char *path, struct sink_config **sinks, size_t *nsinks,
-		       struct ceilings *ceil, char *err, size_t size)
+		       struct ceilings *ceil, struct json_object **policies, char *err, size_t size)
 {
 	struct json_object *root, *c;
 	char why[1024];
 	int r;
 
 	memset(ceil, 0, sizeof(*ceil));
+	*policies = NULL;
 	r = sink_config_load(path, sinks, nsinks, err, size);
 	if (r < 0)
 		return r;
@@ -37,6 +101,11 @@ int daemon_config_load(const char *path, struct sink_config **sinks, size_t *nsi
 	if (json_object_object_get_ex(root, "ceilings", &c) &&
 	    (r = ceilings_parse(c, ceil, why, sizeof(why))) < 0)
 		snprintf(err, size, "%s: %s", path, why);
+	if (r >= 0 && json_object_object_get_ex(root, "policies", &c) &&
+	    (r = load_policies(c, policies, why, sizeof(why))) < 0) {
+		snprintf(err, size, "%s: %s", path, why);
+		ceilings_free(ceil);
+	}
 	json_object_put(root);
 	return r < 0 ? r : 0;
 }
@@ -83,19 +152,32 @@ static bool same_sinks(const struct sink_config *a, size_t na, const struct sink
 	return true;
 }
 
+/* The reload's log line: what is loaded now. */
+static void say_reloaded(const struct daemon *d)
+{
+	int np = d->policies ? json_object_object_length(d->policies) : 0;
+
+	dlog("reloaded %s: %zu sink%s, %zu ceiling rule%s, %d polic%s; running sessions keep "
+	     "theirs",
+	     d->o->config_path ? d->o->config_path : "(no --config)", d->nsink_cfg,
+	     d->nsink_cfg == 1 ? "" : "s", d->ceilings.n, d->ceilings.n == 1 ? "" : "s", np,
+	     np == 1 ? "y" : "ies");
+}
+
 int daemon_reload(struct daemon *d, char *why, size_t size)
 {
 	struct sink_config *file_sinks = NULL, *list = NULL;
 	size_t nfile = 0, n = 0;
 	struct ceilings ceil = {0};
+	struct json_object *policies = NULL;
 	struct sinks *fresh = NULL;
 	struct epoll_event ev = {.events = EPOLLIN};
 	char err[PATH_MAX + 1024];
 	int r = 0;
 
 	if (d->o->config_path) {
-		r = daemon_config_load(d->o->config_path, &file_sinks, &nfile, &ceil, err,
-				       sizeof(err));
+		r = daemon_config_load(d->o->config_path, &file_sinks, &nfile, &ceil, &policies,
+				       err, sizeof(err));
 		if (r < 0)
 			goto refused;
 	}
@@ -145,16 +227,17 @@ int daemon_reload(struct daemon *d, char *why, size_t size)
 	}
 	ceilings_free(&d->ceilings);
 	d->ceilings = ceil;
+	json_object_put(d->policies); /* adopted sessions keep the copy they registered */
+	d->policies = policies;
 	free(file_sinks);
 	audit_host_refresh();
 	metrics_count_reload(d->metrics, true);
-	dlog("reloaded %s: %zu sink%s, %zu ceiling rule%s; running sessions keep theirs",
-	     d->o->config_path ? d->o->config_path : "(no --config)", d->nsink_cfg,
-	     d->nsink_cfg == 1 ? "" : "s", d->ceilings.n, d->ceilings.n == 1 ? "" : "s");
+	say_reloaded(d);
 	snprintf(why, size, "reloaded");
 	return 0;
 refused:
 	ceilings_free(&ceil);
+	json_object_put(policies);
 	free(file_sinks);
 	metrics_count_reload(d->metrics, false);
 	log_error("reload refused: %s; the running configuration stays", err);

@@ -3,6 +3,7 @@
 #ifndef BPFBOX_DAEMON_CONFIG_H
 #define BPFBOX_DAEMON_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../policy/ceiling.h"
@@ -11,9 +12,19 @@ struct daemon;
 struct daemon_opts;
 struct sink_config;
 
-/* Reads --config: its sinks (appended to *sinks) and ceilings. 0, or -errno with err. */
+struct json_object;
+
+/*
+ * Reads --config: its sinks (appended to *sinks), ceilings and named
+ * policies (*policies: NAME -> effective policy JSON, NULL when none).
+ * 0, or -errno with err.
+ */
 int daemon_config_load(const char *path, struct sink_config **sinks, size_t *nsinks,
-		       struct ceilings *ceil, char *err, size_t size);
+		       struct ceilings *ceil, struct json_object **policies, char *err,
+		       size_t size);
+
+/* NAME is 1-64 of A-Z a-z 0-9 . _ - (a key of "policies"). */
+bool daemon_policy_name_valid(const char *name);
 
 /* The sinks to open: --audit (or stdout), --sink, then the file's. */
 int daemon_sink_list(const struct daemon_opts *o, const struct sink_config *file_sinks,

@@ -133,8 +133,8 @@ int ev_sinks_open(struct daemon *d)
 	int r;
 
 	if (o->config_path) {
-		r = daemon_config_load(o->config_path, &file_sinks, &nfile, &d->ceilings, err,
-				       sizeof(err));
+		r = daemon_config_load(o->config_path, &file_sinks, &nfile, &d->ceilings,
+				       &d->policies, err, sizeof(err));
 		if (r < 0) {
 			log_error("--config %s", err);
 			return r;

@@ -87,6 +87,7 @@ struct daemon {
 	struct sink_config *sink_cfg; /* the sinks open now (config.c) */
 	size_t nsink_cfg;
 	struct ceilings ceilings;	/* of --config; reloaded */
+	struct json_object *policies;	/* --config's "policies", for adopt; reloaded */
 	uint64_t busy_refused;		/* connections answered "busy" */
 	uint64_t busy_logged_ns;	/* when the last "busy" line was logged */
 	struct cgroup_pool pool;	/* session cgroups made ahead (ops_register.c) */

@@ -312,10 +312,13 @@ static const struct op {
 	const char *name;
 	void (*run)(struct daemon *d, struct conn *c, struct json_object *req);
 } ops[] = {
-	{"register", op_register}, {"attach", op_attach},	{"unregister", op_unregister},
-	{"list", op_list},	   {"subscribe", op_subscribe}, {"ping", op_ping},
-	{"pause", op_pause},	   {"resume", op_resume},	{"kill", op_kill},
-	{"net", op_net},	   {"answer", op_answer},	{"reload", op_reload},
+	{"register", op_register}, {"adopt", op_adopt},
+	{"attach", op_attach},	   {"unregister", op_unregister},
+	{"list", op_list},	   {"subscribe", op_subscribe},
+	{"ping", op_ping},	   {"pause", op_pause},
+	{"resume", op_resume},	   {"kill", op_kill},
+	{"net", op_net},	   {"answer", op_answer},
+	{"reload", op_reload},
 };
 
 void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
@@ -369,7 +372,7 @@ void ops_handle(struct daemon *d, struct conn *c, const char *line, size_t len)
 		ops[i].run(d, c, req);
 	else
 		ops_reply_error(d, c, EOPNOTSUPP,
-				"unknown op '%.64s': use register, attach, unregister, "
+				"unknown op '%.64s': use register, adopt, attach, unregister, "
 				"list, subscribe, ping, pause, resume, kill, net, answer or reload",
 				op);
 	metrics_observe_request(d->metrics, op, now_ns() - t0);
@@ -450,11 +453,15 @@ static int readopt_one(void *ctx, uint64_t cgroup_id, uint32_t index, uint32_t f
 		return 0;
 	}
 	if (find_cgroup(d, cgroup_id, name, sizeof(name)) < 0) {
+		/* An adopted cgroup, outside the parent (ops_adopt.c). */
+		if (ops_readopt_adopted(d, cgroup_id, index, flags) == 0)
+			return 0;
 		/* Its cgroup is gone (or not ours): nothing can run in it any more. */
 		agent_session_remove(d->agent, cgroup_id, &seq, NULL);
 		agent_flush_session(d->agent, index, &seq, ops_discard_record, NULL);
 		agent_net_clear(d->agent, index);
 		agent_session_lsm_clear(d->agent, index);
+		agent_cgroup_detach(d->agent, cgroup_id, NULL, 0); /* an adopted one's pins */
 		dlog("forgot session index %u: no session cgroup with id %llu under %s", index,
 		     (unsigned long long)cgroup_id, d->parent);
 		return 0;

@@ -56,6 +56,30 @@ int ops_register_check(struct daemon *d, struct conn *c, struct json_object *req
 /* No BPF LSM for the session: the rules only it enforces are not enforced. */
 void ops_register_lsm_only(struct json_object *req);
 void op_register(struct daemon *d, struct conn *c, struct json_object *req);
+/* A register's labels: at most 32 strings, keys up to 64 bytes, values up to 256. */
+bool ops_labels_valid(struct json_object *o);
+struct session_cgroup;
+/*
+ * A register's steps once its cgroup is there (ops_register.c): the session
+ * made, its BPF LSM lists, command rules and network entries, in the table,
+ * its owner recorded on the cgroup. 0 with *out, or -ECANCELED when replied
+ * (what was made undone; an adopted cgroup is never removed).
+ */
+int ops_register_session(struct daemon *d, struct conn *c, struct json_object *req, const char *id,
+			 uint32_t index, const struct session_cgroup *cg, uint32_t flags,
+			 bool adopted, struct dsession **out, uint16_t *proxy);
+void ops_register_reply(struct daemon *d, struct conn *c, struct dsession *s,
+			struct json_object *req, uint16_t proxy, int64_t pid);
+/* ops_adopt.c: a cgroup someone else runs, a session under a named policy. */
+void op_adopt(struct daemon *d, struct conn *c, struct json_object *req);
+/*
+ * Re-adoption of a sessions-map entry whose cgroup is not under the
+ * parent: an adopted cgroup (its "adopted" meta) found in the cgroup2
+ * tree, with its pinned links. 0 re-adopted, else -errno (not one).
+ */
+int ops_readopt_adopted(struct daemon *d, uint64_t cgroup_id, uint32_t index, uint32_t flags);
+/* An adopted session's cgroup programs detached (nothing of it runs now). */
+void ops_adopt_detach(struct daemon *d, struct dsession *s);
 /* ops_session.c */
 int ops_attach_pid(struct daemon *d, struct conn *c, struct dsession *s, int64_t pid);
 bool ops_valid_pid(int64_t pid);

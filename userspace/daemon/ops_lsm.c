@@ -44,6 +44,8 @@ void ops_write_meta(struct dsession *s, struct json_object *lsm)
 	const char *l = lsm ? json_object_to_json_string_ext(lsm, JSON_C_TO_STRING_PLAIN) : NULL;
 
 	jsonw_begin(&w);
+	if (s->adopted) /* the next daemon finds it by this (ops_readopt_adopted) */
+		jsonw_str(&w, "adopted", s->id);
 	jsonw_u64(&w, "uid", s->uid);
 	jsonw_u64(&w, "pid", s->client_pid);
 	jsonw_i64(&w, "start_ns", s->start_real_ns);

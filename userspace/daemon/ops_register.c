@@ -146,7 +146,8 @@ static int register_lsm(struct daemon *d, struct conn *c, struct dsession *s,
 			s->lsm_lists = json_object_get(*lsm);
 			s->flags |= BPFBOX_SF_BPF_LSM;
 		}
-		if (s->lsm && !ops_full_access(req)) {
+		/* An adopted cgroup's writes are its runtime's: no writable set to hold. */
+		if (s->lsm && !ops_full_access(req) && !s->adopted) {
 			int64_t abi = 0;
 
 			proto_get_int(req, "landlock_abi", &abi);
@@ -257,8 +258,8 @@ static void reply_effective_limits(struct daemon *d, struct json_object *req)
 		jsonw_str(&d->rw, "clamped", json_object_get_string(v));
 }
 
-static void register_reply(struct daemon *d, struct conn *c, struct dsession *s,
-			   struct json_object *req, uint16_t proxy, int64_t pid)
+void ops_register_reply(struct daemon *d, struct conn *c, struct dsession *s,
+			struct json_object *req, uint16_t proxy, int64_t pid)
 {
 	const struct agent_status *st = agent_status(d->agent);
 
@@ -298,7 +299,7 @@ static void register_reply(struct daemon *d, struct conn *c, struct dsession *s,
 
 /* What a register that failed half-way made, undone (s may be NULL). */
 static void register_undo(struct daemon *d, struct dsession *s, const struct session_cgroup *cg,
-			  uint32_t index, bool in_map)
+			  uint32_t index, bool in_map, bool adopted)
 {
 	if (in_map) {
 		agent_session_remove(d->agent, cg->id, NULL, NULL);
@@ -306,7 +307,8 @@ static void register_undo(struct daemon *d, struct dsession *s, const struct ses
 	}
 	agent_session_lsm_clear(d->agent, index);
 	agent_session_cmd_rules(d->agent, index, NULL);
-	cgroup_remove(cg->path, 0); /* empty: nothing ran in it */
+	if (!adopted)
+		cgroup_remove(cg->path, 0); /* empty: nothing ran in it */
 	if (s) {
 		egress_stop(s->egress);
 		free(s->command);
@@ -366,16 +368,49 @@ static int register_cgroup(struct daemon *d, const char *id, struct session_cgro
 	return r;
 }
 
+int ops_register_session(struct daemon *d, struct conn *c, struct json_object *req, const char *id,
+			 uint32_t index, const struct session_cgroup *cg, uint32_t flags,
+			 bool adopted, struct dsession **out, uint16_t *proxy)
+{
+	struct dsession *s = new_session(d, c, req, id, index, cg);
+	struct json_object *lsm = NULL;
+	bool in_map = false;
+	int r = s ? 0 : -ENOMEM;
+
+	if (s) {
+		s->flags = flags;
+		s->adopted = adopted;
+	}
+	if (!r)
+		r = register_lsm(d, c, s, req, &lsm);
+	if (!r)
+		r = register_cmd(d, c, s, req);
+	if (!r)
+		r = register_net(d, c, s, req, proxy, &in_map);
+	if (!r)
+		r = table_add(&d->table, s);
+	if (r < 0) {
+		if (r != -ECANCELED)
+			ops_reply_error(d, c, -r, "%s: %s", adopted ? "adopt" : "register",
+					strerror(-r));
+		register_undo(d, s, cg, index, in_map, adopted);
+		json_object_put(lsm);
+		return -ECANCELED;
+	}
+	ops_write_meta(s, s->lsm ? lsm : NULL);
+	json_object_put(lsm);
+	*out = s;
+	return 0;
+}
+
 void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 {
 	struct session_cgroup cg;
 	struct dsession *s = NULL;
-	struct json_object *lsm = NULL;
 	const char *id;
 	uint32_t flags = 0, index;
 	uint16_t proxy = 0;
 	char pick[SESSION_NAME_LEN + 1];
-	bool in_map = false;
 	int64_t pid;
 	int r;
 
@@ -393,27 +428,8 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 				id, strerror(-r));
 		return;
 	}
-	s = new_session(d, c, req, id, index, &cg);
-	r = s ? 0 : -ENOMEM;
-	if (s)
-		s->flags = flags;
-	if (!r)
-		r = register_lsm(d, c, s, req, &lsm);
-	if (!r)
-		r = register_cmd(d, c, s, req);
-	if (!r)
-		r = register_net(d, c, s, req, &proxy, &in_map);
-	if (!r)
-		r = table_add(&d->table, s);
-	if (r < 0) {
-		if (r != -ECANCELED)
-			ops_reply_error(d, c, -r, "register: %s", strerror(-r));
-		register_undo(d, s, &cg, index, in_map);
-		json_object_put(lsm);
+	if (ops_register_session(d, c, req, id, index, &cg, flags, false, &s, &proxy) < 0)
 		return;
-	}
-	ops_write_meta(s, s->lsm ? lsm : NULL);
-	json_object_put(lsm);
 	apply_limits(d, s, req);
 	if (!s->lsm)
 		ops_register_lsm_only(req);
@@ -423,7 +439,7 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 		ops_end_session(d, s, "attach failed", NULL);
 		return;
 	}
-	register_reply(d, c, s, req, proxy, pid);
+	ops_register_reply(d, c, s, req, proxy, pid);
 	/* After the reply, before any record of the session: it waits for the reply. */
 	ev_session_start(d, s, req);
 	dlog("session %s registered by pid %d uid %u: index %u, cgroup %s", s->id, s->client_pid,

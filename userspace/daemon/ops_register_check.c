@@ -49,6 +49,11 @@ struct reg_member;
 static bool labels_valid(struct json_object *o, const struct reg_member *m)
 {
 	(void)m;
+	return ops_labels_valid(o);
+}
+
+bool ops_labels_valid(struct json_object *o)
+{
 	if (json_object_object_length(o) > 32)
 		return false;
 	json_object_object_foreach (o, key, val) {

@@ -207,6 +207,7 @@ static int end_drain(struct daemon *d, struct dsession *s, const char *reason,
 	agent_consume(d->agent);
 	s->denials.exec_not_found = agent_session_exec_not_found(d->agent, s->cgroup_id);
 	agent_session_remove(d->agent, s->cgroup_id, &seq, &lost);
+	ops_adopt_detach(d, s);
 	agent_flush_session(d->agent, s->index, &seq, ev_on_record, d);
 	agent_net_clear(d->agent, s->index);
 	ops_remove_lsm(d, s);
@@ -237,7 +238,7 @@ static int end_drain(struct daemon *d, struct dsession *s, const char *reason,
 static int end_remove(struct daemon *d, struct dsession *s)
 {
 	/* Kills again: only root or the daemon can have put a process in since. */
-	int r = cgroup_remove(s->cgroup, 0);
+	int r = s->adopted ? 0 : cgroup_remove(s->cgroup, 0); /* an adopted one is its owner's */
 
 	if (r < 0) {
 		if (!s->remove_said)

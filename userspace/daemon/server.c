@@ -307,6 +307,7 @@ static void daemon_free(struct daemon *d)
 	d->metrics = NULL;
 	free(d->sink_cfg);
 	ceilings_free(&d->ceilings);
+	json_object_put(d->policies);
 	/* Network sinks keep what they could not deliver in their spools. */
 	sinks_close(d->sinks);
 	d->sinks = NULL;

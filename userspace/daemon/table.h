@@ -20,6 +20,8 @@ struct json_object;
 #include "../monitor/limits.h"
 #include "../lib/denial.h"
 
+#define DAEMON_ADOPT_LINKS 24 /* the cgroup programs an adopted cgroup gets */
+
 enum dsession_state {
 	DS_REGISTERED, /* cgroup made, no process attached yet */
 	DS_RUNNING,    /* a process was attached */
@@ -71,8 +73,11 @@ struct dsession {
 	enum dsession_state resume_state; /* what a resume returns to */
 	uint64_t paused_at_ns;		  /* CLOCK_MONOTONIC */
 	char pause_reason[16];
-	char level[16];			/* level_enabled of its register, "" unknown (adopted) */
-	bool killed;			/* by the kill op */
+	char level[16];		       /* level_enabled of its register, "" unknown (adopted) */
+	bool killed;		       /* by the kill op */
+	bool adopted;		       /* a cgroup of someone else's (adopt): never removed */
+	int links[DAEMON_ADOPT_LINKS]; /* adopted: the cgroup programs attached to it */
+	int nlinks;
 	bool drained;			/* its records read, session.end written (ops_session.c) */
 	bool remove_said;		/* that its cgroup does not go away was logged */
 	bool lsm;			/* its deny and exec_deny lists are in the BPF LSM maps */
