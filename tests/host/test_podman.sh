@@ -1,0 +1,108 @@
+#!/bin/sh
+# Containers adopted through the OCI hook with a real runtime (issue 35 item
+# 4): Podman (runc, from Debian) runs an image this test builds from local
+# files (busybox, `podman import`: no registry) with the hook's hooks.d file
+# pointing at this build. An annotated container is adopted before its
+# process runs: its execs are recorded, a command rule kills one, and its
+# session ends with it. A container whose policy the daemon does not have
+# does not start. runc, not crun: crun refuses hosts whose cgroups are
+# hybrid (v1 controllers and the v2 tree), as this CI host's are; runc
+# makes the container's cgroup in the v2 tree too, which is what is
+# adopted.
+. "$(dirname "$0")/../lib.sh"
+
+need_root_cgroup2 podman "running containers"
+for p in podman runc busybox; do
+	need_prog "$p" "/usr/bin/$p" "podman: no $p; run 'make deps' (tools/deps.sh installs podman, runc and busybox-static)"
+done
+
+chmod 755 "$TMPD"
+daemon_scratch podman
+A="$TMPD/audit.jsonl"
+IMG=localhost/bpfbox-test-busybox:$$
+STORE="$TMPD/store" # a storage of this test's own: no image or container of the host's
+PODMAN="podman --root $STORE/root --runroot $STORE/run --runtime runc --cgroup-manager cgroupfs --events-backend none --hooks-dir $TMPD/hooks.d"
+cleanup_extra() {
+	$PODMAN rm -af -t 0 >/dev/null 2>&1
+	$PODMAN rmi -af >/dev/null 2>&1
+	umount -R "$STORE" 2>/dev/null
+}
+
+cat >"$TMPD/config.json" <<'EOF'
+{"policies": {"agent": {"network": "deny", "extra": {"deny_commands": ["bpfbox-podman-forbidden"]}}}}
+EOF
+if ! start_daemon "$A" --config "$TMPD/config.json"; then
+	fail "the daemon did not get ready: $(cat "$DERR")"
+	finish
+	exit 1
+fi
+
+# The hook file as packaged, pointing at this build and this daemon.
+mkdir -p "$TMPD/hooks.d" "$TMPD/root/bin" "$TMPD/out"
+"$PY" - "$ROOT/packaging/oci/bpfbox.json" "$BPFBOX" "$SOCK" >"$TMPD/hooks.d/bpfbox.json" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+h["hook"]["path"] = sys.argv[2]
+h["hook"]["args"] += ["--socket", sys.argv[3]]
+print(json.dumps(h))
+PY
+cp "$(command -v busybox)" "$TMPD/root/bin/busybox"
+for c in sh cat echo sleep true; do ln -s busybox "$TMPD/root/bin/$c"; done
+tar -C "$TMPD/root" -cf "$TMPD/root.tar" .
+if $PODMAN import "$TMPD/root.tar" "$IMG" >"$TMPD/import.out" 2>&1; then
+	ok "an image built from local files (busybox, podman import)"
+else
+	fail "podman import: $(oneline "$TMPD/import.out")"
+	finish
+	exit 1
+fi
+# ctr NAME POLICY CMD: the container NAME run to its end, annotated POLICY.
+ctr() {
+	$PODMAN run --name "$1" --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+		--annotation "io.bpfbox.policy=$2" -v "$TMPD/out:/out" "$IMG" /bin/sh -c "$3" \
+		>"$TMPD/$1.out" 2>&1
+}
+
+# --- an annotated container is adopted before it runs -------------------------
+# (The rule's word is put together inside: in sh's own argv it would kill sh.)
+ctr c1 agent 'echo ran >/out/c1; cat /proc/self/cgroup >/out/c1.cg; w=bpfbox-podman; /bin/echo $w-forbidden; echo "rc=$?"'
+rc=$?
+[ "$rc" = 0 ] && [ -s "$TMPD/out/c1" ] && ok "the annotated container ran" ||
+	fail "podman run: exit $rc: $(oneline "$TMPD/c1.out")"
+expect_grep "rc=137" "$TMPD/c1.out" "a command rule kills an exec inside the container"
+ID=$($PODMAN inspect -f '{{.Id}}' c1 2>/dev/null)
+SID=$("$PY" -c 'import json, sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["type"] == "session.start" and e.get("labels", {}).get("oci.id") == sys.argv[2]:
+        print(e["session"])' "$A" "$ID")
+export SID
+[ -n "$SID" ] && ok "the hook made it a session labelled with the container's id" ||
+	fail "no session.start with oci.id $ID: $(tail -c 400 "$A")"
+CG=$(sed -n 's/^0:://p' "$TMPD/out/c1.cg")
+check_events "$A" "'$CG' and [e for e in mine if e['type'] == 'session.start'][0]['cgroup'].endswith('$CG')" \
+	"the session is the container's cgroup ($CG)"
+check_events "$A" "any(e['type'] == 'exec' and e['decision'] == 'deny' and e.get('rule') == 'deny_commands: bpfbox-podman-forbidden' for e in mine)" \
+	"the killed exec is a deny record naming the rule"
+check_events "$A" "any(e['type'] == 'exec' and e['filename'] == '/bin/sh' for e in mine)" \
+	"the container's first exec (its process, after the hook) is recorded"
+wait_events "$A" "any(e['type'] == 'session.end' for e in mine)" 15 &&
+	ok "the session ends with the container" || fail "no session.end for the container"
+
+# --- a container the daemon cannot adopt does not start ------------------------
+ctr c2 nope 'echo ran >/out/c2'
+rc=$?
+[ "$rc" != 0 ] && [ ! -e "$TMPD/out/c2" ] &&
+	ok "a container whose policy the daemon lacks does not start (podman exit $rc)" ||
+	fail "c2: exit $rc, ran: $(cat "$TMPD/out/c2" 2>/dev/null)"
+expect_grep "no policy 'nope'" "$TMPD/c2.out" "podman's error carries the hook's line"
+
+# --- a container without the annotation is left alone ----------------------------
+$PODMAN run --name c3 --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+	-v "$TMPD/out:/out" "$IMG" /bin/sh -c 'echo ran >/out/c3' >"$TMPD/c3.out" 2>&1
+ID3=$($PODMAN inspect -f '{{.Id}}' c3 2>/dev/null)
+[ -s "$TMPD/out/c3" ] && ! grep -q "$ID3" "$A" &&
+	ok "a container without the annotation runs, and is no session" ||
+	fail "c3: $(oneline "$TMPD/c3.out")"
+expect_schema "the containers' stream validates against the schema" "$A"
+finish
