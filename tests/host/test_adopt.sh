@@ -231,7 +231,7 @@ SID=$(cat "$TMPD/hook.out")
 wait_events "$A" "any(e['type'] == 'session.start' for e in mine)" 5
 check_events "$A" "[e for e in mine if e['type'] == 'session.start'][0]['labels'] == {'oci.id': 'ct-5', 'k8s.pod': 'pod-1', 'bpfbox.policy': 'agent'} and [e for e in mine if e['type'] == 'session.start'][0]['cgroup'] == '$CT/c5'" \
 	"its session is the container's cgroup, labelled with its id and pod"
-refused 1 "container ct-6 does not start unwatched" \
+refused 1 "^bpfbox hook oci: adopt: no policy 'nope'.*; container ct-6 does not start unwatched" \
 	"a hook that cannot adopt fails, so the runtime does not start the container" \
 	sh -c "printf '%s' '$(state ct-6 "$(cat "$WS/c5.hostpid")" nope)' | '$BPFBOX' hook oci createRuntime --socket '$SOCK'"
 refused 1 "container ct-7 does not start unwatched" \

@@ -72,7 +72,9 @@ static int adopt(const char *cmd, const char *sock, const char *cgroup, const ch
 	r = daemon_adopt(&c, cgroup, policy, labels, &reply, msg, sizeof(msg));
 	daemon_client_close(&c);
 	if (r < 0) {
-		fprintf(stderr, "bpfbox %s%s%s\n", msg, hint ? "; " : "", hint ? hint : "");
+		/* msg is the daemon's "adopt: ..." line. */
+		fprintf(stderr, "bpfbox %s%s%s%s\n", streq(cmd, "adopt") ? "" : "hook oci: ", msg,
+			hint ? "; " : "", hint ? hint : "");
 		return 1;
 	}
 	if (json_object_object_get_ex(reply, "session", &v))
