@@ -3,7 +3,8 @@
 a DNS server answering A records from NAME=ADDR arguments (REFUSED else),
 an HTTP server and an HTTPS server (certificate and key given) that answer
 every GET with "hello from NAME" where NAME is the request's Host (and
-print "auth NAME VALUE" for a request with an Authorization header: what
+print "auth NAME VALUE" for a request with an Authorization header (and
+"query NAME QUERY" for one with a query): what
 the server received, for tests/host/test_secrets.sh), and a
 plain TCP server that greets with "raw hello". GET /big=N answers N bytes
 (the benchmark's transfers).
@@ -61,6 +62,8 @@ class Hello(http.server.BaseHTTPRequestHandler):
         body = ("hello from %s\n" % host).encode()
         if self.headers.get("Authorization"):
             print("auth %s %s" % (host, self.headers["Authorization"]), flush=True)
+        if "?" in self.path:
+            print("query %s %s" % (host, self.path.split("?", 1)[1]), flush=True)
         if self.path.startswith("/big="):
             n = int(self.path.split("=")[1])
             body = BIG.setdefault(n, b"x" * n)

@@ -182,6 +182,16 @@ check_events "$B" "any(e['type'] == 'net.deny' and e['name'] == 'api.test' and '
 	"secrets: the refused session CA is a net.deny"
 never_value "$B" "the leak session's audit stream"
 
+# 2b. "+query": the value replaces the placeholder in the request's query
+#     too, URL-encoded; a secret without it stays a placeholder there.
+QV='q v&1/=x'
+export QV
+box "$TMPD/q.jsonl" --secret 'QV@api.test+query' --secret TOKEN@api.test -- sh -c \
+	'curl -sS --max-time 10 "https://api.test/q?key=$QV&t=$TOKEN"' >"$TMPD/out" 2>"$TMPD/err"
+expect_grep "^query api.test key=q%20v%261%2F%3Dx&t=bpfbox-secret-TOKEN-[0-9a-f]{32}$" "$TMPD/srv.log" \
+	"secrets: a +query secret is replaced in the query, URL-encoded; another stays its placeholder"
+never_value "$TMPD/q.jsonl" "the +query session's audit stream"
+
 # 3. Through a daemon: it holds the value and the CA; the client writes
 #    the bundle. Its stream and its messages never hold the value.
 K="$TMPD/k.jsonl"
@@ -189,11 +199,14 @@ export BPFBOX_UPSTREAM_CA="$TMPD/ca.crt"
 if start_daemon "$K" --group nogroup; then
 	unset BPFBOX_UPSTREAM_CA
 	"$BPFBOX" run --daemon-socket "$SOCK" -w "$WS" --net-resolver $SRV --timeout 60 $RULES \
-		--secret TOKEN@api.test -- sh -c 'curl -sS --max-time 10 -H "Authorization: daemon $TOKEN" \
-		https://api.test/; echo; env | grep ^TOKEN=' >"$TMPD/out" 2>"$TMPD/err"
+		--secret TOKEN@api.test --secret 'QV@api.test+query' -- sh -c 'curl -sS --max-time 10 \
+		-H "Authorization: daemon $TOKEN" "https://api.test/d?qv=$QV"; echo; env | grep ^TOKEN=' \
+		>"$TMPD/out" 2>"$TMPD/err"
 	expect_grep "auth api.test daemon $TOKEN" "$TMPD/srv.log" "secrets: through a daemon, the server received the real value"
 	expect_grep '^TOKEN=bpfbox-secret-TOKEN-[0-9a-f]{32}$' "$TMPD/out" "secrets: through a daemon, the session holds the placeholder"
-	check_events "$K" "any(e['type'] == 'net.allow' and e['name'] == 'api.test' and 'secrets injected: TOKEN' in e['reason'] for e in net)" \
+	expect_grep "^query api.test qv=q%20v%261%2F%3Dx$" "$TMPD/srv.log" \
+		"secrets: through a daemon, a +query secret is replaced in the query"
+	check_events "$K" "any(e['type'] == 'net.allow' and e['name'] == 'api.test' and 'secrets injected: QV,TOKEN' in e['reason'] for e in net)" \
 		"secrets: the daemon's stream has the terminated connection"
 	never_value "$TMPD/out" "the daemon session's output"
 	never_value "$K" "the daemon's stream"

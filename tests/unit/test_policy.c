@@ -771,10 +771,20 @@ static void test_net_layers(void **state)
 static void test_secret_specs(void **state)
 {
 	static const char *const bad[] = {
-		"TOKEN",	   "@api.test",		  "1X@api.test",
-		"TO-KEN@api.test", "T@*.api.test",	  "T@api.test:443",
-		"T@api.test,",	   "T=env:X@api.test",	  "T=file:@api.test",
-		"T@10.0.0.1",	   "T@a,b,c,d,e,f,g,h,i",
+		"TOKEN",
+		"@api.test",
+		"1X@api.test",
+		"TO-KEN@api.test",
+		"T@*.api.test",
+		"T@api.test:443",
+		"T@api.test,",
+		"T=env:X@api.test",
+		"T=file:@api.test",
+		"T@10.0.0.1",
+		"T@a,b,c,d,e,f,g,h,i",
+		"T@+query",
+		"T@a.test+quer",
+		"T@a.test+query+query",
 	};
 	struct json_object *layer =
 		json_tokener_parse("{\"extra\": {\"secrets\": [\"K=file:/run/k@a.test,B.Test\"]}}");
@@ -792,6 +802,11 @@ static void test_secret_specs(void **state)
 	assert_string_equal(spec.hosts[0], "api.github.com");
 	assert_int_equal(secret_spec_parse("K=file:/a@b/k@x.test,Y.test", &spec, &why), 0);
 	assert_string_equal(spec.path, "/a@b/k");
+	assert_int_equal(spec.n_hosts, 2);
+	assert_string_equal(spec.hosts[1], "y.test");
+	assert_false(spec.query);
+	assert_int_equal(secret_spec_parse("K@x.test,y.test+query", &spec, &why), 0);
+	assert_true(spec.query);
 	assert_int_equal(spec.n_hosts, 2);
 	assert_string_equal(spec.hosts[1], "y.test");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)

@@ -265,6 +265,8 @@ static struct json_object *secrets_json(const struct egress_secrets *ss)
 		add_str(o, "token", e->token);
 		json_object_object_add(o, "hosts", h);
 		json_object_object_add(o, "value", json_object_new_string_len(e->value, e->len));
+		if (e->query)
+			json_object_object_add(o, "query", json_object_new_boolean(1));
 		json_object_array_add(a, o);
 	}
 	return a;

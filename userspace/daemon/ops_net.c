@@ -121,6 +121,7 @@ static int secret_of(struct json_object *o, struct egress_secret *e)
 	snprintf(e->placeholder, sizeof(e->placeholder), "bpfbox-secret-%s-%s", e->name, token);
 	memcpy(e->hosts, spec.hosts, sizeof(e->hosts));
 	e->n_hosts = spec.n_hosts;
+	proto_get_bool(o, "query", &e->query);
 	e->value = strndup(json_object_get_string(v), vl);
 	e->len = vl;
 	return e->value ? 0 : -ENOMEM;

@@ -35,6 +35,7 @@ struct egress_secret {
 	char token[33];	       /* its random part: found in any case, anywhere */
 	char hosts[SECRET_MAX_HOSTS][254];
 	size_t n_hosts;
+	bool query;  /* also replaced in the request's query, URL-encoded */
 	char *value; /* never logged, never in a record */
 	size_t len;
 };

@@ -52,6 +52,7 @@ static int load_one(struct egress_secret *s, const struct secret_spec *spec, cha
 	snprintf(s->name, sizeof(s->name), "%s", spec->name);
 	memcpy(s->hosts, spec->hosts, sizeof(s->hosts));
 	s->n_hosts = spec->n_hosts;
+	s->query = spec->query;
 	if (spec->path[0]) {
 		r = read_value(spec->path, &s->value, &s->len);
 		if (r < 0) {

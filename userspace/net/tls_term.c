@@ -95,36 +95,69 @@ static void note_injected(struct term_conn *t, const char *name)
 	snprintf(t->injected + n, sizeof(t->injected) - n, "%s%s", n ? "," : "", name);
 }
 
+/* The secret of this host whose placeholder starts at p (n bytes left); query: "+query" ones. */
+static const struct egress_secret *secret_at(struct term_conn *t, const uint8_t *p, size_t n,
+					     bool query)
+{
+	const struct egress_secrets *ss = t->c->e->o.secrets;
+
+	for (size_t k = 0; ss && k < ss->n; k++) {
+		size_t pl = strlen(ss->v[k].placeholder);
+
+		if ((!query || ss->v[k].query) && eg_secret_for_host(&ss->v[k], t->name) &&
+		    pl <= n && !memcmp(p, ss->v[k].placeholder, pl))
+			return &ss->v[k];
+	}
+	return NULL;
+}
+
+/* v (n bytes) into out at *o, percent-encoded but for RFC 3986's unreserved bytes. */
+static bool put_encoded(const char *v, size_t n, char *out, size_t size, size_t *o)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = v[i];
+
+		if (isalnum(ch) || strchr("-._~", ch)) {
+			if (*o + 1 > size)
+				return false;
+			out[(*o)++] = ch;
+		} else {
+			if (*o + 3 > size)
+				return false;
+			out[(*o)++] = '%';
+			out[(*o)++] = hex[ch >> 4];
+			out[(*o)++] = hex[ch & 15];
+		}
+	}
+	return true;
+}
+
 /*
  * The head (len bytes) with each placeholder of this host's secrets
- * replaced in its header lines (not the request line) into out: its
- * length, or -1 (why set) when it does not fit.
+ * replaced in its header lines, and of its "+query" ones in the request
+ * line's query too (URL-encoded), into out: its length, or -1 (why set)
+ * when it does not fit.
  */
 static ssize_t inject(struct term_conn *t, const uint8_t *head, size_t len, char *out, size_t size)
 {
-	const struct egress_secrets *ss = t->c->e->o.secrets;
 	const uint8_t *line_end = memmem(head, len, "\r\n", 2);
-	size_t i = line_end ? (size_t)(line_end - head) : len, o = 0;
+	size_t line = line_end ? (size_t)(line_end - head) : len, i = 0, o = 0;
+	const uint8_t *q = memchr(head, '?', line);
 
-	if (i > size)
-		goto big;
-	memcpy(out, head, i);
-	o = i;
 	while (i < len) {
-		const struct egress_secret *hit = NULL;
+		bool in_query = q && i > (size_t)(q - head) && i < line;
+		const struct egress_secret *hit =
+			i >= line || in_query ? secret_at(t, head + i, len - i, in_query) : NULL;
 
-		for (size_t k = 0; ss && k < ss->n && !hit; k++) {
-			size_t pl = strlen(ss->v[k].placeholder);
-
-			if (eg_secret_for_host(&ss->v[k], t->name) && i + pl <= len &&
-			    !memcmp(head + i, ss->v[k].placeholder, pl))
-				hit = &ss->v[k];
-		}
 		if (hit) {
-			if (o + hit->len > size)
+			if (in_query ? !put_encoded(hit->value, hit->len, out, size, &o)
+				     : o + hit->len > size)
 				goto big;
-			memcpy(out + o, hit->value, hit->len);
-			o += hit->len;
+			if (!in_query)
+				memcpy(out + o, hit->value, hit->len);
+			o += in_query ? 0 : hit->len;
 			i += strlen(hit->placeholder);
 			note_injected(t, hit->name);
 			continue;

@@ -51,6 +51,8 @@ static struct json_object *secrets_json(const struct strv *s)
 		json_object_object_add(o, "from",
 				       json_object_new_string(spec.path[0] ? "file" : "variable"));
 		json_object_object_add(o, "hosts", h);
+		if (spec.query)
+			json_object_object_add(o, "query", json_object_new_boolean(1));
 		json_object_array_add(a, o);
 	}
 	return a;

@@ -265,13 +265,32 @@ static bool secret_name_ok(const char *s, size_t n)
 	return true;
 }
 
+/* "+query" at the end of a spec: cut off (in buf) and said in *query. */
+static const char *secret_query_flag(const char *spec, char *buf, size_t size, bool *query)
+{
+	size_t n = strlen(spec);
+
+	*query = n > 6 && !strcmp(spec + n - 6, "+query") && n - 6 < size;
+	if (!*query)
+		return spec;
+	memcpy(buf, spec, n - 6);
+	buf[n - 6] = '\0';
+	return buf;
+}
+
 int secret_spec_parse(const char *spec, struct secret_spec *out, const char **why)
 {
-	const char *at = strrchr(spec, '@'), *eq = strchr(spec, '='), *h;
+	char cut[4096 + 2 * 254 * SECRET_MAX_HOSTS];
+	const char *at, *eq, *h;
 	size_t nl;
+	bool query;
 
 	memset(out, 0, sizeof(*out));
-	*why = "not NAME@HOST[,HOST...] or NAME=file:PATH@HOST[,HOST...]";
+	spec = secret_query_flag(spec, cut, sizeof(cut), &query);
+	out->query = query;
+	at = strrchr(spec, '@');
+	eq = strchr(spec, '=');
+	*why = "not NAME@HOST[,HOST...][+query] or NAME=file:PATH@HOST[,HOST...][+query]";
 	if (!at || (eq && eq > at))
 		return -EINVAL;
 	nl = (eq ? eq : at) - spec;

@@ -254,6 +254,7 @@ struct secret_spec {
 	char path[4096];		   /* "" when the value is in the variable NAME */
 	char hosts[SECRET_MAX_HOSTS][254]; /* plain names, lower case, no port */
 	size_t n_hosts;
+	bool query; /* "+query": also replaced in the request's query (URL-encoded) */
 };
 
 /* Parses a spec into *out: 0, or -EINVAL with *why saying what is wrong. */
