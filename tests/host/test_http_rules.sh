@@ -191,6 +191,8 @@ else
 fi
 check_events "$TMPD/p80.jsonl" "any(e['type'] == 'net.request' and e['decision'] == 'deny' and e['name'] == 'api.test' and e['port'] == 80 and e['path'] == '/nod' and e['status'] == 403 for e in net)" \
 	"http-rules (port 80, root): a refused plain request is a net.request deny"
+check_events "$TMPD/p80.jsonl" "sorted(e['path'] for e in net if e['type'] == 'net.request' and e['decision'] == 'allow' and e['port'] == 80) == ['/ok/a', '/ok/d', '/ok/x'] and all(e['method'] == 'GET' and e['rule'] == '$RULE80' and e['status'] is None for e in net if e['type'] == 'net.request' and e['decision'] == 'allow')" \
+	"http-rules (port 80, root): each allowed plain request is a net.request allow naming its rule (status null: the answer is spliced)"
 
 # Rules that could not hold are refused before anything runs.
 for bad in 'api.test:8080 GET /x' '*.api.test:443 GET /x' 'api.test:443 get /x' 'api.test:443 GET x'; do

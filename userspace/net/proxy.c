@@ -151,22 +151,26 @@ struct req_judge {
 };
 
 /*
- * A plain HTTP request of name:port against its HTTP rules (port 80):
- * refused, a net.request deny (403) and why says why.
+ * A plain HTTP request of name:port against its HTTP rules (port 80), each
+ * a net.request record: allowed, with its rule (no status or bytes: the
+ * answers of a plain connection are spliced, not read); refused, a deny
+ * (403) and why says why.
  */
 static bool request_allowed(struct conn *c, const char *name, uint16_t port,
 			    const struct http_head *h, char *why, size_t size)
 {
-	struct eg_request q = {.status = 403};
-	char rule[BPFBOX_NET_RULE_LEN];
+	struct eg_request q = {0};
+	bool allow = eg_request_ok(c->e, name, port, h, q.rule, why, size);
 
-	if (eg_request_ok(c->e, name, port, h, rule, why, size))
+	/* Allowed by no HTTP rule ("HOST:80 METHODS PATH"): not judged by request, no record. */
+	if (allow && !strchr(q.rule, ' '))
 		return true;
+	q.status = allow ? 0 : 403;
 	snprintf(q.method, sizeof(q.method), "%s", h->method);
 	snprintf(q.path, sizeof(q.path), "%s", h->path_bad ? "(unjudged)" : h->path);
-	snprintf(q.reason, sizeof(q.reason), "%s", why);
-	eg_emit_request(c->e, &c->o, false, name, c->o.addr, port, &q);
-	return false;
+	snprintf(q.reason, sizeof(q.reason), "%s", allow ? "" : why);
+	eg_emit_request(c->e, &c->o, allow, name, c->o.addr, port, &q);
+	return allow;
 }
 
 static bool judge_request(struct conn *c, const struct http_head *h, void *arg, char *why,
