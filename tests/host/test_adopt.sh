@@ -212,6 +212,22 @@ refused 2 "give --cgroup PATH and --policy NAME" "adopt without --policy is bad 
 	"$BPFBOX" adopt --cgroup "$CT/c4" --socket "$SOCK"
 refused 2 "KEY=VALUE" "a label without = is bad usage" \
 	"$BPFBOX" adopt --cgroup "$CT/c4" --policy agent --label x --socket "$SOCK"
+# The protocol itself: members of the wrong type are refused, the daemon lives.
+"$PY" - "$SOCK" "$CT/c4" >"$TMPD/proto.out" 2>&1 <<'PY'
+import json, socket, sys
+for req in ({"op": "adopt", "cgroup": 5, "policy_name": "agent"},
+            {"op": "adopt", "cgroup": sys.argv[2], "policy_name": ["agent"]},
+            {"op": "adopt", "cgroup": sys.argv[2], "policy_name": "agent", "labels": "x"},
+            {"op": "adopt", "cgroup": sys.argv[2], "policy_name": "agent", "labels": {"k": 1}},
+            {"op": "adopt", "cgroup": sys.argv[2], "policy_name": "../etc"}):
+    s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])
+    s.sendall(json.dumps(req).encode() + b"\n")
+    r = json.loads(s.makefile("rb").readline())
+    print("refused" if not r["ok"] else "ADOPTED", r.get("code"), r.get("error"))
+PY
+[ "$(grep -c '^refused' "$TMPD/proto.out")" = 5 ] && kill -0 "$DPID" 2>/dev/null &&
+	ok "adopt requests with members of the wrong type are refused; the daemon lives" ||
+	fail "adopt protocol: $(oneline "$TMPD/proto.out")"
 [ "$(grep -c '"type":"session.start"' "$A")" = "$before" ] &&
 	ok "no refused adopt made a session" || fail "a refused adopt made a session"
 SID=$("$BPFBOX" adopt --cgroup "$CT/c4" --policy agent --socket "$SOCK" 2>/dev/null)

@@ -183,7 +183,7 @@ static int adopt_check(struct daemon *d, struct conn *c, struct json_object *req
 	}
 	*labels = NULL;
 	if (json_object_object_get_ex(req, "labels", labels) && *labels &&
-	    !ops_labels_valid(*labels))
+	    (!json_object_is_type(*labels, json_type_object) || !ops_labels_valid(*labels)))
 		return ops_bad_member(d, c, "adopt", "labels",
 				      "an object of at most 32 strings, keys up to 64 bytes, "
 				      "values up to 256");
