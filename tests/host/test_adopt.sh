@@ -237,6 +237,48 @@ echo 1 >"$CT/c4/cgroup.kill"
 wait_events "$A" "any(e['type'] == 'session.end' for e in mine)" 15 &&
 	ok "a cgroup killed by its owner ends its session" || fail "no session.end after cgroup.kill"
 
+POOL=$(pool_cgroups "$PARENT" | head -1)
+if [ -n "$POOL" ]; then
+	refused 1 "the cgroup2 root or the daemon's own" "a cgroup the daemon made ahead is refused" \
+		"$BPFBOX" adopt --cgroup "$PARENT/$POOL/" --policy agent --socket "$SOCK"
+else
+	fail "no cgroup made ahead under $PARENT to try"
+fi
+
+# A child cgroup made after the adoption: its processes would be outside the
+# session (sessions are keyed by the exact cgroup). The tree is killed.
+printf 'sleep 60\n' >"$WS/c8.sh"
+container c8 --fork --pid
+SID=$("$BPFBOX" adopt --cgroup "$CT/c8" --policy agent --socket "$SOCK" 2>"$TMPD/adopt.err")
+touch "$WS/c8.go"
+mkdir "$CT/c8/escape"
+cat "$CT/c8/cgroup.procs" >"$TMPD/c8.pids"
+while read -r p; do echo "$p" >"$CT/c8/escape/cgroup.procs"; done <"$TMPD/c8.pids"
+wait_events "$A" "any(e['type'] == 'session.end' for e in mine)" 10
+check_events "$A" "any(e['type'] == 'session.end' and e['reason'].startswith('killed: a child cgroup appeared') for e in mine)" \
+	"a child cgroup made in an adopted cgroup ends the session, saying why"
+poll_until 5 grep -q "populated 0" "$CT/c8/cgroup.events" &&
+	ok "and kills what moved into it" || fail "processes left: $(cat "$CT/c8/escape/cgroup.procs")"
+rmdir "$CT/c8/escape"
+
+# The cgroup removed and made again under the same path (a unit restarted):
+# the session ends, and what runs in the new one is not touched.
+printf 'sleep 60\n' >"$WS/c9.sh"
+container c9 --fork --pid
+SID=$("$BPFBOX" adopt --cgroup "$CT/c9" --policy agent --socket "$SOCK" 2>"$TMPD/adopt.err")
+touch "$WS/c9.go"
+echo 1 >"$CT/c9/cgroup.kill"
+poll_until 5 grep -q "populated 0" "$CT/c9/cgroup.events"
+rmdir "$CT/c9" && mkdir "$CT/c9"
+sh -c 'echo $$ >"$1/cgroup.procs"; exec sleep 60' sh "$CT/c9" &
+NEWP=$!
+wait_events "$A" "any(e['type'] == 'session.end' for e in mine)" 10 &&
+	ok "a removed adopted cgroup ends its session" || fail "no session.end after the cgroup went"
+sleep 1.5
+kill -0 "$NEWP" 2>/dev/null && ok "a new cgroup under the same path is not the session's: its process lives" ||
+	fail "the daemon killed the process of a new cgroup at the old path"
+kill "$NEWP" 2>/dev/null
+
 # --- 6. the OCI hook ------------------------------------------------------------
 printf 'sleep 60\n' >"$WS/c5.sh"
 container c5 --fork --pid

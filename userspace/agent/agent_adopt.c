@@ -26,8 +26,11 @@ static void adopt_pin(const struct agent *a, uint64_t cgroup_id, size_t k, char 
 	snprintf(buf, size, "%s/adopt_%" PRIu64 "_%zu", a->pin_dir, cgroup_id, k);
 }
 
-/* One pinned link's program attached to cgroup cg_fd too: the new link's fd, 0 not one, -errno. */
-static int attach_like(int dir_fd, const char *name, uint64_t parent_id, int cg_fd)
+/*
+ * One pinned link's program attached to cgroup cg_fd too: 1 with the new
+ * link's fd in *out, 0 not a cgroup link of the parent, -errno.
+ */
+static int attach_like(int dir_fd, const char *name, uint64_t parent_id, int cg_fd, int *out)
 {
 	struct bpf_link_info info = {0};
 	__u32 len = sizeof(info);
@@ -47,8 +50,8 @@ static int attach_like(int dir_fd, const char *name, uint64_t parent_id, int cg_
 	prog = bpf_prog_get_fd_by_id(info.prog_id);
 	if (prog < 0)
 		return -errno;
-	r = bpf_link_create(prog, cg_fd, info.cgroup.attach_type, NULL);
-	r = r < 0 ? -errno : r;
+	*out = bpf_link_create(prog, cg_fd, info.cgroup.attach_type, NULL);
+	r = *out < 0 ? -errno : 1;
 	close(prog);
 	return r;
 }
@@ -79,15 +82,15 @@ int agent_cgroup_attach(struct agent *a, const char *cgroup, uint64_t cgroup_id,
 	if (cg_fd < 0 || !dir || fstat(a->parent_fd, &st) < 0)
 		r = cg_fd < 0 || !a->pin_dir[0] ? -EBADF : -errno;
 	while (!r && dir && (de = readdir(dir))) {
-		int fd = attach_like(dirfd(dir), de->d_name, st.st_ino, cg_fd);
+		int fd = -1, k = attach_like(dirfd(dir), de->d_name, st.st_ino, cg_fd, &fd);
 
-		if (fd > 0 && n == max) {
+		if (k > 0 && n == max) {
 			close(fd);
 			r = -E2BIG;
-		} else if (fd > 0) {
+		} else if (k > 0) {
 			links[n++] = fd;
 		} else {
-			r = fd;
+			r = k;
 		}
 	}
 	if (dir)

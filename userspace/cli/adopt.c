@@ -93,11 +93,10 @@ int cmd_adopt(int argc, char **argv)
 				       {0}};
 	int r = cli_parse(argc, argv, opts, false, adopt_usage);
 
-	if (r >= 0)
-		return r;
-	if (!cgroup || !policy)
-		return cli_usage_error("adopt", "give --cgroup PATH and --policy NAME");
-	r = adopt("adopt", sock, cgroup, policy, NULL);
+	if (r < 0 && (!cgroup || !policy))
+		r = cli_usage_error("adopt", "give --cgroup PATH and --policy NAME");
+	else if (r < 0)
+		r = adopt("adopt", sock, cgroup, policy, NULL);
 	json_object_put(labels);
 	return r;
 }

@@ -391,6 +391,8 @@ void ops_tick(struct daemon *d)
 
 	for (; s; s = next) {
 		next = s->next;
+		if (ops_adopt_tick(d, s)) /* ended and freed */
+			continue;
 		ev_flood_say(d, s, false);
 		ops_ask_tick(d, s);
 		ops_note_running(s);

@@ -56,8 +56,8 @@ static bool has_child_cgroup(const char *dir)
 static int adopt_cgroup(struct daemon *d, struct conn *c, const char *path,
 			struct session_cgroup *cg)
 {
-	char mnt[PATH_MAX], real[PATH_MAX];
-	size_t ml;
+	char mnt[PATH_MAX], real[PATH_MAX], parent[PATH_MAX];
+	size_t ml, pl;
 	struct statfs fs;
 	struct stat st;
 
@@ -71,9 +71,12 @@ static int adopt_cgroup(struct daemon *d, struct conn *c, const char *path,
 		return -1;
 	}
 	ml = cgroup2_mount_point(mnt, sizeof(mnt)) == 0 ? strlen(mnt) : 0;
+	/* The parent as the kernel names it (--cgroup-parent may end in '/'). */
+	if (!realpath(d->parent, parent))
+		snprintf(parent, sizeof(parent), "%s", d->parent);
+	pl = strlen(parent);
 	if (!ml || strncmp(real, mnt, ml) || real[ml] != '/' ||
-	    (!strncmp(real, d->parent, strlen(d->parent)) &&
-	     (real[strlen(d->parent)] == '/' || !real[strlen(d->parent)]))) {
+	    (!strncmp(real, parent, pl) && (real[pl] == '/' || !real[pl]))) {
 		ops_reply_error(d, c, EINVAL,
 				"adopt: %s is the cgroup2 root or the daemon's own (%s); adopt a "
 				"container's or a unit's cgroup",
@@ -241,6 +244,7 @@ void op_adopt(struct daemon *d, struct conn *c, struct json_object *req)
 	json_object_object_add(sreq, "level_enabled",
 			       json_object_new_string(s->lsm ? "Full" : "None"));
 	snprintf(s->level, sizeof(s->level), "%s", s->lsm ? "Full" : "None");
+	ops_write_meta(s, s->lsm ? s->lsm_lists : NULL); /* again: with its level, no pid */
 	if (!s->lsm)
 		ops_register_lsm_only(sreq);
 	ops_register_reply(d, c, s, sreq, 0, 0);
@@ -266,8 +270,8 @@ static int find_ino(const char *path, const struct stat *st, int type, struct FT
 /* The adopted session's id from its cgroup's meta; 0 or -ENOENT. */
 static int adopted_id(const char *cgroup, char *id, size_t size)
 {
-	char buf[4096];
-	ssize_t n = getxattr(cgroup, META_XATTR, buf, sizeof(buf) - 1);
+	_cleanup_free_ char *buf = malloc(META_MAX);
+	ssize_t n = buf ? getxattr(cgroup, META_XATTR, buf, META_MAX - 1) : -1;
 	struct json_object *o;
 	const char *v;
 	int r = -ENOENT;
@@ -293,9 +297,14 @@ int ops_readopt_adopted(struct daemon *d, uint64_t cgroup_id, uint32_t index, ui
 	want_ino = cgroup_id;
 	found_path[0] = '\0';
 	if (cgroup2_mount_point(mnt, sizeof(mnt)) < 0 ||
-	    nftw(mnt, find_ino, 16, FTW_PHYS | FTW_MOUNT) != 1 ||
-	    adopted_id(found_path, id, sizeof(id)) < 0)
+	    nftw(mnt, find_ino, 16, FTW_PHYS | FTW_MOUNT) != 1)
 		return -ENOENT;
+	/* Its cgroup lives: taken back (fail closed), under a new id if its record is lost. */
+	if (adopted_id(found_path, id, sizeof(id)) < 0) {
+		session_name_new(id);
+		dlog("adopted cgroup %s has no readable record; taken back as session %s",
+		     found_path, id);
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -308,8 +317,13 @@ int ops_readopt_adopted(struct daemon *d, uint64_t cgroup_id, uint32_t index, ui
 	s->adopted = true;
 	s->state = DS_ADOPTED;
 	s->nlinks = agent_cgroup_links(d->agent, cgroup_id, s->links, DAEMON_ADOPT_LINKS);
+	if (!s->nlinks && agent_status(d->agent)->net)
+		dlog("adopted cgroup %s: its network programs' pins are gone; its connects are "
+		     "not judged",
+		     found_path);
 	ops_read_meta(d, s);
-	if (ctl_paused(s->cgroup)) {
+	/* Its open asks are denied (no one holds them now), as readopt_one does. */
+	if (!ops_ask_readopt(d, s) && ctl_paused(s->cgroup)) {
 		s->resume_state = DS_ADOPTED;
 		s->state = DS_PAUSED;
 		s->paused_at_ns = now_ns();
@@ -332,4 +346,33 @@ void ops_adopt_detach(struct daemon *d, struct dsession *s)
 	if (s->adopted)
 		agent_cgroup_detach(d->agent, s->cgroup_id, s->links, s->nlinks);
 	s->nlinks = 0;
+}
+
+/*
+ * Each second, for an adopted session: a cgroup removed or made again
+ * under its path (another id: nothing of it is this session's) ends it
+ * without touching what now runs there; a child cgroup, whose processes
+ * the programs would not see (they key sessions by the exact cgroup), has
+ * the whole tree killed and the session ended (fail closed).
+ */
+bool ops_adopt_tick(struct daemon *d, struct dsession *s)
+{
+	struct stat st;
+
+	if (!s->adopted || s->state == DS_ENDING)
+		return false;
+	if (stat(s->cgroup, &st) < 0 || (uint64_t)st.st_ino != s->cgroup_id) {
+		s->cgroup_gone = true;
+		s->end.reason = "cgroup removed";
+	} else if (has_child_cgroup(s->cgroup)) {
+		dlog("session %s: a child cgroup appeared in its adopted cgroup %s; killed", s->id,
+		     s->cgroup);
+		cgroup_kill(s->cgroup); /* cgroup.kill: the whole subtree */
+		s->killed = true;
+		s->end.reason = "killed: a child cgroup appeared (outside the session)";
+	} else {
+		return false;
+	}
+	s->state = DS_ENDING;
+	return ops_end_session(d, s, s->end.reason, NULL) == 0;
 }

@@ -78,6 +78,11 @@ void op_adopt(struct daemon *d, struct conn *c, struct json_object *req);
  * tree, with its pinned links. 0 re-adopted, else -errno (not one).
  */
 int ops_readopt_adopted(struct daemon *d, uint64_t cgroup_id, uint32_t index, uint32_t flags);
+/*
+ * The tick, for an adopted session whose cgroup is gone, made again or has
+ * a child cgroup: ended. True when it ended and s is freed.
+ */
+bool ops_adopt_tick(struct daemon *d, struct dsession *s);
 /* An adopted session's cgroup programs detached (nothing of it runs now). */
 void ops_adopt_detach(struct daemon *d, struct dsession *s);
 /* ops_session.c */

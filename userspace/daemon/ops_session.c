@@ -192,7 +192,7 @@ static int end_drain(struct daemon *d, struct dsession *s, const char *reason,
 	if (s->drained)
 		return 0;
 	/* Fail closed: the map entry stays while any process of it lives. */
-	r = cgroup_empty(s->cgroup, s->state == DS_ENDING ? 0 : END_WAIT_MS);
+	r = s->cgroup_gone ? 0 : cgroup_empty(s->cgroup, s->state == DS_ENDING ? 0 : END_WAIT_MS);
 	if (r < 0) {
 		if (s->state != DS_ENDING)
 			dlog("session %s: processes stay in its cgroup %s (%s); retrying every "

@@ -76,6 +76,7 @@ struct dsession {
 	char level[16];		       /* level_enabled of its register, "" unknown (adopted) */
 	bool killed;		       /* by the kill op */
 	bool adopted;		       /* a cgroup of someone else's (adopt): never removed */
+	bool cgroup_gone;	       /* adopted: its path is no longer its cgroup */
 	int links[DAEMON_ADOPT_LINKS]; /* adopted: the cgroup programs attached to it */
 	int nlinks;
 	bool drained;			/* its records read, session.end written (ops_session.c) */
