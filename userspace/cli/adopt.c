@@ -105,7 +105,7 @@ static void hook_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: bpfbox hook oci createRuntime|poststop [--socket PATH]\n"
-		"  an OCI runtime hook (hooks.d, packaging/oci/bpfbox-hook.json); the\n"
+		"  an OCI runtime hook (hooks.d, packaging/oci/bpfbox.json); the\n"
 		"  container's state is on stdin. At createRuntime a container annotated\n"
 		"  " POLICY_ANNOTATION "=NAME is adopted under the daemon's policy NAME; when\n"
 		"  that fails the hook fails, and the runtime does not start the container.\n"
