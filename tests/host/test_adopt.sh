@@ -52,7 +52,8 @@ grep -q "bad name" "$TMPD/bad1.out" && grep -q "policies.p" "$TMPD/bad2.out" &&
 	ok "the refusals name the bad name and the bad policy's key path" ||
 	fail "refusals: $(cat "$TMPD/bad1.out" "$TMPD/bad2.out")"
 
-if ! start_daemon "$A" --config "$TMPD/config.json" --group nogroup; then
+MPORT=$(free_ports tcp)
+if ! start_daemon "$A" --config "$TMPD/config.json" --group nogroup --metrics "127.0.0.1:$MPORT"; then
 	fail "the daemon did not get ready: $(cat "$DERR")"
 	finish
 	exit 1
@@ -167,6 +168,16 @@ printf 'sleep 60\n' >"$WS/c3.sh"
 container c3 --fork --pid
 SID=$("$BPFBOX" adopt --cgroup "$CT/c3" --policy agent --socket "$SOCK" 2>"$TMPD/adopt.err")
 touch "$WS/c3.go"
+# The metrics count it as any session: running, at the level bpfbox itself enforces.
+LVL=$("$PY" -c 'import json, sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["type"] == "session.start" and e["session"] == sys.argv[2]:
+        print(e["level_enabled"])' "$A" "$SID")
+curl -s --max-time 5 "http://127.0.0.1:$MPORT/metrics" >"$TMPD/metrics.txt"
+grep -Eq "^bpfbox_sessions\{state=\"running\",level=\"$LVL\"\} [1-9]" "$TMPD/metrics.txt" &&
+	ok "the metrics count the adopted session (running, level $LVL)" ||
+	fail "metrics: $(grep '^bpfbox_sessions{' "$TMPD/metrics.txt" | tr '\n' ' ')"
 "$BPFBOX" pause "$SID" --socket "$SOCK" >/dev/null 2>&1
 [ "$(cat "$CT/c3/cgroup.freeze")" = 1 ] && poll_until 5 grep -q "frozen 1" "$CT/c3/cgroup.events" &&
 	ok "bpfbox pause freezes the adopted cgroup" || fail "not frozen: $(cat "$CT/c3/cgroup.events")"

@@ -241,6 +241,7 @@ void op_adopt(struct daemon *d, struct conn *c, struct json_object *req)
 	s->nlinks = nlinks;
 	s->owner = 0; /* the cgroup's life, not a connection's, ends it */
 	s->client_pid = 0;
+	ops_note_running(s); /* its processes run already: running, not registered */
 	json_object_object_add(sreq, "level_enabled",
 			       json_object_new_string(s->lsm ? "Full" : "None"));
 	snprintf(s->level, sizeof(s->level), "%s", s->lsm ? "Full" : "None");
