@@ -24,8 +24,9 @@ cleanup_extra() {
 	for c in "$CT"/*/; do
 		[ -d "$c" ] && echo 1 >"$c/cgroup.kill" 2>/dev/null
 	done
-	sleep 0.2
-	for c in "$CT"/*/; do [ -d "$c" ] && rmdir "$c" 2>/dev/null; done
+	for c in "$CT"/*/; do
+		[ -d "$c" ] && poll_until 5 grep -q "populated 0" "$c/cgroup.events" && rmdir "$c" 2>/dev/null
+	done
 	rmdir "$CT" 2>/dev/null
 }
 
@@ -223,6 +224,8 @@ refused 2 "give --cgroup PATH and --policy NAME" "adopt without --policy is bad 
 	"$BPFBOX" adopt --cgroup "$CT/c4" --socket "$SOCK"
 refused 2 "KEY=VALUE" "a label without = is bad usage" \
 	"$BPFBOX" adopt --cgroup "$CT/c4" --policy agent --label x --socket "$SOCK"
+refused 2 "KEY of letters, digits" "a label key bpfbox run would refuse is refused here too" \
+	"$BPFBOX" adopt --cgroup "$CT/c4" --policy agent --label 'a b=x' --socket "$SOCK"
 # The protocol itself: members of the wrong type are refused, the daemon lives.
 "$PY" - "$SOCK" "$CT/c4" >"$TMPD/proto.out" 2>&1 <<'PY'
 import json, socket, sys
@@ -285,7 +288,9 @@ sh -c 'echo $$ >"$1/cgroup.procs"; exec sleep 60' sh "$CT/c9" &
 NEWP=$!
 wait_events "$A" "any(e['type'] == 'session.end' for e in mine)" 10 &&
 	ok "a removed adopted cgroup ends its session" || fail "no session.end after the cgroup went"
-sleep 1.5
+# The session is gone from the daemon's table once its end is done (its
+# last step, where an owned cgroup would be removed).
+poll_until 5 sh -c "! '$BPFBOX' sessions --json --socket '$SOCK' | grep -q '$SID'"
 kill -0 "$NEWP" 2>/dev/null && ok "a new cgroup under the same path is not the session's: its process lives" ||
 	fail "the daemon killed the process of a new cgroup at the old path"
 kill "$NEWP" 2>/dev/null

@@ -19,12 +19,13 @@
 #include "../daemon/client.h"
 #include "../lib/cgroup.h"
 #include "../lib/util.h"
+#include "../policy/policy.h"
 
 #define CALL_TIMEOUT_MS	  5000
 #define STATE_MAX	  (1 << 20)
 #define POLICY_ANNOTATION "io.bpfbox.policy"
 
-static struct json_object *labels;
+static struct strv labels; /* KEY=VALUE, as bpfbox run --label */
 
 static void adopt_usage(FILE *out)
 {
@@ -42,20 +43,13 @@ static void adopt_usage(FILE *out)
 
 static int add_label(const char *cmd, const struct cli_opt *opt, const char *arg)
 {
-	const char *eq = strchr(arg, '=');
-	char key[65];
-
 	(void)opt;
-	if (!eq || eq == arg || eq - arg > 64 || strlen(eq + 1) > 256)
+	if (!cli_label_valid(arg))
 		return cli_usage_error(cmd,
-				       "--label '%s': give KEY=VALUE (key up to 64 bytes, "
-				       "value up to 256)",
+				       "--label '%s': give KEY=VALUE, KEY of letters, digits, "
+				       "'_', '.', '-' (up to 64), VALUE up to 256 bytes",
 				       arg);
-	snprintf(key, sizeof(key), "%.*s", (int)(eq - arg), arg);
-	if (!labels)
-		labels = json_object_new_object();
-	json_object_object_add(labels, key, json_object_new_string(eq + 1));
-	return 0;
+	return strv_push(&labels, arg) < 0 ? EXIT_USAGE : 0;
 }
 
 /* The daemon's adopt: 0 with the session id printed, or 1 after one line on stderr. */
@@ -69,7 +63,7 @@ static int adopt(const char *cmd, const char *sock, const char *cgroup, const ch
 
 	if (cli_connect(&c, cmd, sock, CALL_TIMEOUT_MS, hint) < 0)
 		return 1;
-	r = daemon_adopt(&c, cgroup, policy, labels, &reply, msg, sizeof(msg));
+	r = daemon_adopt(&c, cgroup, policy, &labels, &reply, msg, sizeof(msg));
 	daemon_client_close(&c);
 	if (r < 0) {
 		/* msg is the daemon's "adopt: ..." line. */
@@ -97,7 +91,7 @@ int cmd_adopt(int argc, char **argv)
 		r = cli_usage_error("adopt", "give --cgroup PATH and --policy NAME");
 	else if (r < 0)
 		r = adopt("adopt", sock, cgroup, policy, NULL);
-	json_object_put(labels);
+	strv_clear(&labels);
 	return r;
 }
 
@@ -117,23 +111,13 @@ static void hook_usage(FILE *out)
 /* The container's cgroup v2 directory, from its process's /proc/PID/cgroup. */
 static int pid_cgroup(int64_t pid, char *out, size_t size)
 {
-	char path[64], line[PATH_MAX], mnt[PATH_MAX];
-	FILE *f;
-	int r = -ENOENT;
+	char rel[PATH_MAX], mnt[PATH_MAX];
+	int r = cgroup_of_pid(pid, rel, sizeof(rel));
 
-	snprintf(path, sizeof(path), "/proc/%lld/cgroup", (long long)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (r && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (!strncmp(line, "0::/", 4) && cgroup2_mount_point(mnt, sizeof(mnt)) == 0)
-			r = snprintf(out, size, "%s%s", mnt, streq(line + 3, "/") ? "" : line + 3) <
-					    (int)size
-				    ? 0
-				    : -ENAMETOOLONG;
-	}
-	fclose(f);
+	if (!r)
+		r = cgroup2_mount_point(mnt, sizeof(mnt));
+	if (!r && snprintf(out, size, "%s%s", mnt, streq(rel, "/") ? "" : rel) >= (int)size)
+		r = -ENAMETOOLONG;
 	return r;
 }
 
@@ -149,15 +133,19 @@ static void container_labels(struct json_object *state, struct json_object *ann)
 		{"io.bpfbox.name", "name"},
 	};
 	struct json_object *v;
+	char l[64 + 1 + 256 + 1];
 
-	labels = json_object_new_object();
-	if (json_object_object_get_ex(state, "id", &v))
-		json_object_object_add(labels, "oci.id", json_object_get(v));
+	if (json_object_object_get_ex(state, "id", &v) && json_object_get_string_len(v) <= 256) {
+		snprintf(l, sizeof(l), "oci.id=%s", json_object_get_string(v));
+		strv_push(&labels, l);
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 		if (json_object_object_get_ex(ann, keys[i][0], &v) &&
 		    json_object_is_type(v, json_type_string) &&
-		    json_object_get_string_len(v) <= 256)
-			json_object_object_add(labels, keys[i][1], json_object_get(v));
+		    json_object_get_string_len(v) <= 256) {
+			snprintf(l, sizeof(l), "%s=%s", keys[i][1], json_object_get_string(v));
+			strv_push(&labels, l);
+		}
 }
 
 /* stdin's OCI state, parsed; NULL after one line on stderr. */
@@ -223,7 +211,7 @@ static int hook_create(struct json_object *state, const char *sock)
 	container_labels(state, ann);
 	snprintf(hint, sizeof(hint), "container %.64s does not start unwatched", id);
 	r = adopt("hook oci", sock, cg, policy, hint);
-	json_object_put(labels);
+	strv_clear(&labels);
 	return r;
 }
 

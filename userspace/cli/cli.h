@@ -59,6 +59,9 @@ struct cli_opt {
 int cli_parse(int argc, char **argv, const struct cli_opt *opts, bool operands,
 	      void (*usage)(FILE *out));
 
+/* --label KEY=VALUE: KEY of letters, digits, '_', '.', '-' (1-64), VALUE up to 256. */
+bool cli_label_valid(const char *l);
+
 struct daemon_client;
 /*
  * Connects c to the daemon on socket (NULL: $BPFBOX_SOCKET or the default):

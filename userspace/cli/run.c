@@ -249,20 +249,6 @@ static const char *const limit_keys[] = {
 	[OPT_TIMEOUT_COUNTS - OPT_TIMEOUT] = "timeout_counts",
 };
 
-/* KEY=VALUE with a KEY that is a plain identifier and bounded sizes. */
-static bool label_valid(const char *l)
-{
-	const char *eq = strchr(l, '=');
-	size_t klen = eq ? (size_t)(eq - l) : 0;
-
-	if (!eq || !klen || klen > 64 || strlen(eq + 1) > 256)
-		return false;
-	for (size_t i = 0; i < klen; i++)
-		if (!isalnum((unsigned char)l[i]) && !strchr("_.-", l[i]))
-			return false;
-	return true;
-}
-
 /* The options that become the command line's policy layer (src.flags). */
 /* long: one case per option, each a line or two */
 static int policy_opt(struct json_object *flags, int c, const char *arg)
@@ -419,7 +405,7 @@ static int run_opt(struct run_plan *p, struct strv *labels, int c, const char *a
 		fcntl(p->audit.ask_fd, F_SETFD, FD_CLOEXEC);
 		return 0;
 	case OPT_LABEL:
-		if (!label_valid(arg))
+		if (!cli_label_valid(arg))
 			return bad_usage("--label '%s': give KEY=VALUE, KEY of letters, digits, "
 					 "'_', '.', '-' (at most 64), VALUE at most 256 bytes",
 					 arg);

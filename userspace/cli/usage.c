@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The lines every subcommand prints the same way (see cli.h). */
+#include <ctype.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -105,4 +106,18 @@ int cli_connect(struct daemon_client *c, const char *cmd, const char *socket, in
 		fprintf(stderr, "bpfbox %s: no daemon answers on %s (%s); %s\n", cmd, path,
 			strerror(-r), hint ? hint : CLI_START_DAEMON);
 	return r;
+}
+
+/* KEY=VALUE with a KEY that is a plain identifier and bounded sizes. */
+bool cli_label_valid(const char *l)
+{
+	const char *eq = strchr(l, '=');
+	size_t klen = eq ? (size_t)(eq - l) : 0;
+
+	if (!eq || !klen || klen > 64 || strlen(eq + 1) > 256)
+		return false;
+	for (size_t i = 0; i < klen; i++)
+		if (!isalnum((unsigned char)l[i]) && !strchr("_.-", l[i]))
+			return false;
+	return true;
 }

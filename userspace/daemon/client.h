@@ -113,12 +113,13 @@ int daemon_resume(struct daemon_client *c, const char *id, int64_t memory_mb, in
 		  int64_t *memory_out, int64_t *disk_out, char *msg, size_t size);
 int daemon_kill(struct daemon_client *c, const char *id, char *msg, size_t size);
 /* The daemon's ping reply (the caller puts *reply): pid, layers, this peer's ceiling. */
+struct strv;
 /*
  * adopt (root): the cgroup CGROUP a session under the daemon's policy
- * POLICY, labels an object of strings or NULL; *reply has "session".
+ * POLICY, labels KEY=VALUE strings (as --label) or NULL; *reply has "session".
  */
 int daemon_adopt(struct daemon_client *c, const char *cgroup, const char *policy,
-		 struct json_object *labels, struct json_object **reply, char *msg, size_t size);
+		 const struct strv *labels, struct json_object **reply, char *msg, size_t size);
 int daemon_ping(struct daemon_client *c, struct json_object **reply, char *msg, size_t size);
 /* Has the daemon read its --config again; *sinks and *rules: what it holds now. */
 int daemon_call_reload(struct daemon_client *c, int *sinks, int *rules, char *msg, size_t size);

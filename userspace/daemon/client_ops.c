@@ -171,15 +171,17 @@ int daemon_answer(struct daemon_client *c, const char *id, uint64_t ask_id, cons
 	return call_put(c, req, NULL, msg, size);
 }
 
+static struct json_object *labels_object(const struct strv *labels);
+
 int daemon_adopt(struct daemon_client *c, const char *cgroup, const char *policy,
-		 struct json_object *labels, struct json_object **reply, char *msg, size_t size)
+		 const struct strv *labels, struct json_object **reply, char *msg, size_t size)
 {
 	struct json_object *req = daemon_request("adopt", NULL);
 
 	json_object_object_add(req, "cgroup", json_object_new_string(cgroup));
 	json_object_object_add(req, "policy_name", json_object_new_string(policy));
-	if (labels)
-		json_object_object_add(req, "labels", json_object_get(labels));
+	if (labels && labels->n)
+		json_object_object_add(req, "labels", labels_object(labels));
 	return call_put(c, req, reply, msg, size);
 }
 

@@ -207,12 +207,9 @@ void op_adopt(struct daemon *d, struct conn *c, struct json_object *req)
 	if (adopt_check(d, c, req, &path, &name, &layer, &labels) < 0 ||
 	    adopt_cgroup(d, c, path, &cg) < 0)
 		return;
-	index = table_free_index(&d->table);
-	if (!index) {
-		ops_reply_error(d, c, ENOSPC, "adopt: %d sessions are running; end one first",
-				BPFBOX_MAX_SESSIONS);
+	index = ops_free_index(d, c, "adopt");
+	if (!index)
 		return;
-	}
 	sreq = adopt_request(d, c, name, layer, labels);
 	if (!sreq)
 		return;

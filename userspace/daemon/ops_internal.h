@@ -59,6 +59,8 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req);
 /* A register's labels: at most 32 strings, keys up to 64 bytes, values up to 256. */
 bool ops_labels_valid(struct json_object *o);
 struct session_cgroup;
+/* A free session index, or 0 after an ENOSPC reply naming op. */
+uint32_t ops_free_index(struct daemon *d, struct conn *c, const char *op);
 /*
  * A register's steps once its cgroup is there (ops_register.c): the session
  * made, its BPF LSM lists, command rules and network entries, in the table,

@@ -368,6 +368,16 @@ static int register_cgroup(struct daemon *d, const char *id, struct session_cgro
 	return r;
 }
 
+uint32_t ops_free_index(struct daemon *d, struct conn *c, const char *op)
+{
+	uint32_t index = table_free_index(&d->table);
+
+	if (!index)
+		ops_reply_error(d, c, ENOSPC, "%s: %d sessions are running; end one first", op,
+				BPFBOX_MAX_SESSIONS);
+	return index;
+}
+
 int ops_register_session(struct daemon *d, struct conn *c, struct json_object *req, const char *id,
 			 uint32_t index, const struct session_cgroup *cg, uint32_t flags,
 			 bool adopted, struct dsession **out, uint16_t *proxy)
@@ -416,12 +426,9 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 
 	if (ops_register_check(d, c, req, &id, pick, &flags, &pid) < 0)
 		return;
-	index = table_free_index(&d->table);
-	if (!index) {
-		ops_reply_error(d, c, ENOSPC, "register: %d sessions are running; end one first",
-				BPFBOX_MAX_SESSIONS);
+	index = ops_free_index(d, c, "register");
+	if (!index)
 		return;
-	}
 	r = register_cgroup(d, id, &cg);
 	if (r < 0) {
 		ops_reply_error(d, c, -r, "register: cannot create the cgroup %s/%s: %s", d->parent,

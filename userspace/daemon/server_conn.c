@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "../lib/cgroup.h"
 #include "../lib/util.h"
 
 #ifndef SO_PEERPIDFD
@@ -74,27 +75,13 @@ void conn_queue(struct daemon *d, struct conn *c, const char *data, size_t len)
 /* 1 when pid runs in the cgroup parent or below, 0 when not, -errno if unknown. */
 static int inside_parent(const struct daemon *d, pid_t pid)
 {
-	char path[64], line[PATH_MAX + 64];
+	char p[PATH_MAX];
 	size_t rel = strlen(d->parent_rel);
-	FILE *f;
-	int r = -ENOENT;
+	int r = cgroup_of_pid(pid, p, sizeof(p));
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line;
-
-		if (!startswith(line, "0::"))
-			continue;
-		p += 3;
-		p[strcspn(p, "\n")] = '\0';
-		r = strncmp(p, d->parent_rel, rel) == 0 && (p[rel] == '/' || p[rel] == '\0');
-		break;
-	}
-	fclose(f);
-	return r;
+	if (r < 0)
+		return r;
+	return strncmp(p, d->parent_rel, rel) == 0 && (p[rel] == '/' || p[rel] == '\0');
 }
 
 static bool in_group(int fd, gid_t primary, gid_t want)

@@ -36,6 +36,24 @@ int cgroup2_mount_point(char *buf, size_t size)
 	return -ENOENT;
 }
 
+int cgroup_of_pid(pid_t pid, char *buf, size_t size)
+{
+	char path[64], line[PATH_MAX + 64];
+	_cleanup_fclose_ FILE *f = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!startswith(line, "0::"))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		return snprintf(buf, size, "%s", line + 3) < (int)size ? 0 : -ENAMETOOLONG;
+	}
+	return -ENOENT;
+}
+
 int cgroup_parent(char *buf, size_t size)
 {
 	const char *env = getenv("BPFBOX_CGROUP_PARENT");

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <sys/types.h>
 
 struct session_cgroup {
 	char path[PATH_MAX];
@@ -39,6 +40,8 @@ bool cgroup_freeze_set(const char *dir);
 
 /* The mount point of the cgroup2 file system, from /proc/self/mountinfo. */
 int cgroup2_mount_point(char *buf, size_t size);
+/* pid's cgroup v2 path relative to the mount ("0::" of /proc/PID/cgroup); 0 or -errno. */
+int cgroup_of_pid(pid_t pid, char *buf, size_t size);
 /* The parent of session cgroups: $BPFBOX_CGROUP_PARENT or <cgroup2>/bpfbox. */
 int cgroup_parent(char *buf, size_t size);
 /* Creates the parent if needed; returns an O_DIRECTORY fd for attaching. */
