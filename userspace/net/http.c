@@ -52,10 +52,25 @@ int eg_http_host(const uint8_t *p, size_t len, char *out, size_t size)
 	return 0;
 }
 
+/* The proxy's own answer: status, a text body (bl bytes, cut to body's size), close. */
+static size_t answer(char *buf, size_t size, const char *status, const char *body, int bl,
+		     size_t body_size)
+{
+	int hl;
+
+	if (bl >= (int)body_size)
+		bl = body_size - 1;
+	hl = snprintf(buf, size,
+		      "HTTP/1.1 %s\r\nContent-Type: text/plain\r\n"
+		      "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
+		      status, bl, body);
+	return hl < (int)size ? (size_t)hl : size - 1;
+}
+
 size_t eg_format_403(char *buf, size_t size, const char *name, uint16_t port, const char *why)
 {
 	char body[512];
-	int bl, hl;
+	int bl;
 
 	/* A request no HTTP rule allows: the rule that would ("no HTTP rule for M P"). */
 	if (name && !strncmp(why, "no HTTP rule for ", 17))
@@ -75,13 +90,8 @@ size_t eg_format_403(char *buf, size_t size, const char *name, uint16_t port, co
 			      name, port, why);
 	else
 		bl = snprintf(body, sizeof(body), "bpfbox: request refused (%s).\n", why);
-	if (bl >= (int)sizeof(body))
-		bl = sizeof(body) - 1;
-	hl = snprintf(buf, size,
-		      "HTTP/1.1 %s\r\nContent-Type: text/plain\r\n"
-		      "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
-		      name ? "403 Forbidden" : "400 Bad Request", bl, body);
-	return hl < (int)size ? (size_t)hl : size - 1;
+	return answer(buf, size, name ? "403 Forbidden" : "400 Bad Request", body, bl,
+		      sizeof(body));
 }
 
 /* name NULL: a request no rule could allow (not framable), a 400. */
@@ -101,15 +111,8 @@ size_t eg_format_502(char *buf, size_t size, const char *name, const char *why)
 			  "bpfbox: %s's server could not be verified (%s); nothing was sent to "
 			  "it.\n",
 			  name, why);
-	int hl;
 
-	if (bl >= (int)sizeof(body))
-		bl = sizeof(body) - 1;
-	hl = snprintf(buf, size,
-		      "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\n"
-		      "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
-		      bl, body);
-	return hl < (int)size ? (size_t)hl : size - 1;
+	return answer(buf, size, "502 Bad Gateway", body, bl, sizeof(body));
 }
 
 /* The name of a Host value or a target's authority: lower case, no port. */
