@@ -22,8 +22,16 @@ export BPFBOX="$BUILD/bin/bpfbox" BPFBOX_BUILD="$BUILD" PATH="$BUILD/bin:$PATH"
 
 passed=0 failed=0 skipped=0 broken=()
 LOG=$(mktemp)
-VMDIR=$(mktemp -d) # the VM boots' logs and statuses
-trap 'rm -f "$LOG"; rm -rf "$VMDIR"' EXIT
+CLEAN=(rm -f "$LOG")
+cleanup() {
+	"${CLEAN[@]}"
+	[ -n "${VMPID:-}" ] && kill -- -"$VMPID" 2>/dev/null
+	[ -n "${VMOWN:-}" ] && rm -rf "$VMOWN"
+	[ -n "${CGPARENT:-}" ] && rmdir "$CGPARENT" 2>/dev/null
+	return 0
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 # count SUITE NAME: tallies the result lines of one test from $LOG.
 count() {
@@ -61,6 +69,21 @@ count() {
 
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 
+# The VM matrix starts first and runs beside the unit and host suites (its
+# results are printed after them). BPFBOX_VM_DIR names a matrix started
+# earlier (.ci/run starts it before the ASan pass): this run waits for that
+# one instead of starting its own.
+if want vm; then
+	if [ -n "${BPFBOX_VM_DIR:-}" ]; then
+		VMDIR=$BPFBOX_VM_DIR
+	else
+		VMDIR=$(mktemp -d) VMOWN=$VMDIR
+		setsid nice -n "${BPFBOX_VM_NICE:-10}" tests/vm/run-matrix.sh "$BUILD" "$VMDIR" \
+			>"$VMDIR/runner.log" 2>&1 </dev/null &
+		VMPID=$!
+	fi
+fi
+
 if want unit; then
 	for t in "$BUILD"/tests/test_*; do
 		[ -x "$t" ] || continue
@@ -78,7 +101,7 @@ if want host; then
 	CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 	if [ -z "${BPFBOX_CGROUP_PARENT:-}" ] && [ -n "$CG2" ] && [ "$(id -u)" = 0 ]; then
 		export BPFBOX_CGROUP_PARENT="$CG2/bpfbox-run-$$"
-		trap 'rm -f "$LOG"; rm -rf "$VMDIR"; rmdir "$BPFBOX_CGROUP_PARENT" 2>/dev/null' EXIT
+		CGPARENT=$BPFBOX_CGROUP_PARENT
 	fi
 	# The stream validator's packages (make deps installs them): make
 	# test-host on a fresh tree needs them before test_ask, the first suite
@@ -93,91 +116,33 @@ if want host; then
 	done
 fi
 
-# vm_boot NAME KERNEL APPEND CPUS MODULES SCRIPT...: one boot of the matrix,
-# its output in $VMDIR/NAME.log and its status in $VMDIR/NAME.rc.
-vm_boot() {
-	local name=$1 kernel=$2 append=$3 cpus=$4 modules=$5 log=$VMDIR/$1.log rc
-	shift 5
-	BPFBOX_VM_SMP=$cpus BPFBOX_VM_MODULES=$modules tools/vmtest --build "$BUILD" --kernel "$kernel" --hostroot \
-		--timeout "$VM_TIMEOUT" --append "$append" -- "$@" >"$log" 2>&1
-	rc=$?
-	# A guest kernel that locked up (TCG on a loaded host; the matrix
-	# panics on a soft lockup rather than hang) boots once more: the
-	# lockup stays in the log, the second boot's results count.
-	# So does one whose kernel died before the test started (once, a 7.3
-	# guest under TCG: "Fatal exception in interrupt" 1.5 s into the boot).
-	if [ "$rc" -ne 0 ] && { grep -Eq 'soft lockup - CPU|self-detected stall on CPU' "$log" ||
-		! grep -q '^vmtest: kernel .* running ' "$log"; }; then
-		mv "$log" "$log.lockup"
-		BPFBOX_VM_SMP=$cpus BPFBOX_VM_MODULES=$modules tools/vmtest --build "$BUILD" --kernel "$kernel" --hostroot \
-			--timeout "$VM_TIMEOUT" --append "$append" -- "$@" >"$log" 2>&1
-		rc=$?
-		{
-			cat "$log.lockup"
-			echo "# vm: $name: the guest kernel locked up or did not boot (above); booting it once more"
-			cat "$log"
-		} >"$log.both" && mv "$log.both" "$log"
-	fi
-	# Written last and atomically: its existence says the boot has ended.
-	echo "$rc" >"$VMDIR/$name.rc.new" && mv "$VMDIR/$name.rc.new" "$VMDIR/$name.rc"
-}
-
 if want vm; then
-	# Boots run BPFBOX_VM_JOBS at a time (default 2), each on one vCPU
-	# unless its line says otherwise: two one-vCPU guests keep both cores
-	# busy without QEMU's multi-threaded TCG inside a guest (docs/vmtest.md).
-	# Their logs are printed whole, in matrix order, as soon as a boot and
-	# all the boots before it have ended.
-	jobs=${BPFBOX_VM_JOBS:-2}
-	# A boot takes 90 to 300 s on a loaded 2-core machine (docs/vmtest.md);
-	# vmtest's default of 300 s cut a 6.1 Standard boot at load 12, and
-	# 1200 s a 7.x Full boot (test_audit and full.sh at Full, 1,050 s of
-	# it) on 2026-11-28 with other work on the machine.
-	VM_TIMEOUT=${BPFBOX_VM_TIMEOUT:-1800}
-	[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "BPFBOX_VM_JOBS wants a number >= 1, got '$jobs'" >&2; exit 2; }
-	# BPFBOX_VM_CELLS="6.12-* limits": only the boots whose names match.
-	cells=${BPFBOX_VM_CELLS:-*}
-	names=() shown=0
-	# show_done: prints the logs of the boots that have ended, in matrix
-	# order, up to the first one still running.
-	show_done() {
-		local n
-		while [ "$shown" -lt "${#names[@]}" ]; do
-			n=${names[$shown]}
-			[ -e "$VMDIR/$n.rc" ] || return 0
-			echo "== vm: $n (${descs[$shown]})"
-			tee "$LOG" <"$VMDIR/$n.log"
-			count vm "$n" "$(cat "$VMDIR/$n.rc")"
-			shown=$((shown + 1))
-		done
+	# The VM boots' logs and statuses come from tests/vm/run-matrix.sh
+	# (its files are listed there). All of unit and host waits for nothing
+	# the guests do, so the matrix started above runs beside them at nice
+	# 10: those suites get the CPU when they want it (their waits are timed;
+	# a guest's are not), the guests the rest. Each boot is printed whole,
+	# in matrix order, once it and the boots before it have ended.
+	vm_alive() {
+		[ -e "$VMDIR/end" ] && return 0
+		[ -e "$VMDIR/pid" ] && kill -0 "$(cat "$VMDIR/pid")" 2>/dev/null
 	}
-	descs=()
-	vm_start=$(date +%s)
-	while IFS='|' read -r name kernel append script cpus modules; do
-		case "$name" in '#'* | '') continue ;; esac
-		hit=0
-		read -ra cellv <<<"$cells"  # no pathname expansion of the globs
-		for c in "${cellv[@]}"; do
-			# shellcheck disable=SC2053  # a glob on purpose
-			[[ $name == $c ]] && hit=1
-		done
-		[ "$hit" = 1 ] || continue
-		if [ -z "$cpus" ]; then
-			if [ "$jobs" -gt 1 ]; then cpus=1; else cpus=2; fi
+	while [ ! -e "$VMDIR/order" ] && vm_alive; do sleep 1; done
+	[ -e "$VMDIR/order" ] || { echo "FAIL - vm: the matrix did not start: $(tail -3 "$VMDIR/runner.log" 2>/dev/null)"; failed=$((failed + 1)); }
+	nboots=0
+	while IFS='|' read -r n desc; do
+		nboots=$((nboots + 1))
+		while [ ! -e "$VMDIR/$n.rc" ] && vm_alive; do sleep 2; done
+		if [ ! -e "$VMDIR/$n.rc" ]; then
+			echo "FAIL - vm/$n: the matrix ended without this boot's status"
+			failed=$((failed + 1)) broken+=("vm/$n")
+			continue
 		fi
-		while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
-			wait -n
-			show_done
-		done
-		# shellcheck disable=SC2086  # the script and its arguments
-		vm_boot "$name" "$kernel" "$append" "$cpus" "${modules:-}" $script &
-		names+=("$name") descs+=("kernel $kernel, $append, $cpus vCPU")
-	done < tests/vm/matrix
-	while [ "$shown" -lt "${#names[@]}" ]; do
-		wait -n
-		show_done
-	done
-	echo "# vm: ${#names[@]} boots, $jobs at a time, in $(($(date +%s) - vm_start)) s"
+		echo "== vm: $n ($desc)"
+		tee "$LOG" <"$VMDIR/$n.log"
+		count vm "$n" "$(cat "$VMDIR/$n.rc")"
+	done < <(cat "$VMDIR/order" 2>/dev/null)
+	echo "# vm: $(cat "$VMDIR/end" 2>/dev/null || echo "$nboots boots")"
 fi
 
 echo
