@@ -21,6 +21,7 @@ NOBODY="setpriv --reuid 65534 --regid 65534 --clear-groups"
 LPID=
 cleanup_extra() {
 	[ -n "$LPID" ] && kill "$LPID" 2>/dev/null
+	[ -n "${NS:-}" ] && netfix_down
 	for c in "$CT"/*/; do
 		[ -d "$c" ] && echo 1 >"$c/cgroup.kill" 2>/dev/null
 	done
@@ -30,10 +31,16 @@ cleanup_extra() {
 	rmdir "$CT" 2>/dev/null
 }
 
-cat >"$TMPD/config.json" <<'EOF'
+# Egress by name's upstream: the test's resolver and HTTP server in a
+# network namespace of the test's own (tests/host/netfix.sh).
+. "$ROOT/tests/host/netfix.sh"
+N=$(($$ % 200 + 20))
+netfix_up ad 10.202.$N 8080 443 allowed.test,other.test allowed.test=10.202.$N.2 other.test=10.202.$N.2
+cat >"$TMPD/config.json" <<EOF
 {"policies": {
   "agent": {"network": "deny", "extra": {"deny_commands": ["bpfbox-adopt-forbidden"]}},
-  "named": {"network": "deny", "extra": {"net_allow": ["pypi.org:443"]}}
+  "named": {"network": "deny", "extra": {"net_allow": ["allowed.test:8080"]},
+            "net_resolver": "$SRV"}
 }}
 EOF
 
@@ -164,6 +171,71 @@ wait_events "$A" "any(e['type'] == 'session.end' for e in mine)" 15
 expect_grep "own loopback: connected" "$WS/c2.out" \
 	"in a network namespace of its own, the adopted cgroup reaches its own loopback"
 
+# --- 3b. egress by name in its own network namespace ---------------------------
+# The redirect lands on 127.0.0.1 of the container's namespace: the daemon's
+# proxy and resolver listen there, and the proxy's connections leave from
+# the host. A tool that ignores HTTP_PROXY reaches the allowed name; another
+# name is not even resolved.
+cat >"$WS/ce.sh" <<EOF
+$PY -c 'import socket, urllib.request
+op = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+try:
+    print("allowed:", op.open("http://allowed.test:8080/", timeout=10).read().decode().strip())
+except Exception as e:
+    print("allowed: error", e)
+try:
+    socket.getaddrinfo("other.test", 8080); print("other: resolved")
+except OSError as e:
+    print("other: unresolved", e)
+s = socket.socket(); s.settimeout(3)
+try:
+    s.connect(("10.202.$N.1", 7000)); print("literal: connected")
+except OSError as e:
+    print("literal:", e.errno)'
+while [ ! -e "$WS/ce.stop" ]; do sleep 0.1; done
+EOF
+container ce --fork --pid --net
+nsenter -t "$(cat "$WS/ce.hostpid")" -n ip link set lo up
+SID=$("$BPFBOX" adopt --cgroup "$CT/ce" --policy named --socket "$SOCK" 2>"$TMPD/adopt.err")
+[ -n "$SID" ] && ok "a policy with name rules adopts a cgroup in a network namespace of its own" ||
+	fail "adopt with names: $(oneline "$TMPD/adopt.err")"
+export SID
+touch "$WS/ce.go"
+wait_grep "^literal:" "$WS/ce.out" 30
+# A process in the same network namespace but outside the cgroup (a pod's
+# other container shares its namespace) gets nothing from the proxy or the
+# resolver: neither serves a socket the session's programs did not mark.
+NSX="nsenter -t $(cat "$WS/ce.hostpid") -n"
+PP=$($NSX ss -Hltn | awk '$4 ~ /^127.0.0.1:/ { sub(/.*:/, "", $4); print $4; exit }')
+DP=$($NSX ss -Hlun | awk '$4 ~ /^127.0.0.1:/ { sub(/.*:/, "", $4); print $4; exit }')
+$NSX "$PY" -c 'import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.sendall(b"GET / HTTP/1.1\r\nHost: allowed.test:8080\r\n\r\n")
+try:
+    print("proxy:", s.recv(100) or b"closed")
+except OSError as e:
+    print("proxy: reset", e.errno)
+q = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); q.settimeout(2)
+q.sendto(bytes.fromhex("1234010000010000000000000761") + b"llowed\x04test\x00\x00\x01\x00\x01", ("127.0.0.1", int(sys.argv[2])))
+try:
+    print("resolver: answered", len(q.recv(512)))
+except OSError:
+    print("resolver: no answer")' "${PP:-1}" "${DP:-1}" >"$TMPD/sidecar.out" 2>&1
+[ -n "$PP" ] && [ -n "$DP" ] && grep -Eq "^proxy: (b'closed'|closed|reset)" "$TMPD/sidecar.out" &&
+	grep -q "^resolver: no answer" "$TMPD/sidecar.out" &&
+	ok "egress by name: a process of the namespace outside the cgroup gets nothing from its proxy or resolver" ||
+	fail "sidecar: ports '$PP' '$DP': $(oneline "$TMPD/sidecar.out")"
+touch "$WS/ce.stop"
+wait_events "$A" "any(e['type'] == 'session.end' for e in mine)" 30
+expect_grep "allowed: hello from allowed.test" "$WS/ce.out" \
+	"egress by name: the adopted cgroup reaches an allowed name, without HTTP_PROXY, through the daemon's proxy"
+expect_grep "other: unresolved" "$WS/ce.out" "egress by name: another name is not resolved for it"
+expect_grep "literal: 1$" "$WS/ce.out" "egress by name: a literal address no answer gave is refused (EPERM)"
+check_events "$A" "any(e['type'] == 'net.allow' and e['protocol'] == 'tcp' and e['name'] == 'allowed.test' and e['port'] == 8080 and e['rule'] == 'allowed.test:8080' and e['bytes_in'] > 0 for e in mine)" \
+	"egress by name: the connection is a net.allow record of the adopted session, naming the rule"
+check_events "$A" "any(e['type'] == 'net.deny' and e['protocol'] == 'dns' and e['name'] == 'other.test' for e in mine)" \
+	"egress by name: the refused name is a net.deny record of the adopted session"
+
 # --- 4. pause, resume and kill ------------------------------------------------
 printf 'sleep 60\n' >"$WS/c3.sh"
 container c3 --fork --pid
@@ -216,8 +288,9 @@ refused 1 "the cgroup2 root or the daemon's own" "the daemon's own cgroup parent
 	"$BPFBOX" adopt --cgroup "$PARENT" --policy agent --socket "$SOCK"
 refused 1 "has child cgroups" "a cgroup with child cgroups is refused" \
 	"$BPFBOX" adopt --cgroup "$CT/nested" --policy agent --socket "$SOCK"
-refused 1 "egress by name" "a policy with name rules is refused (not built for adopted cgroups)" \
-	"$BPFBOX" adopt --cgroup "$CT/c4" --policy named --socket "$SOCK"
+mkdir -p "$CT/empty"
+refused 1 "has no process yet" "a policy with name rules is refused for a cgroup with no process (no namespace to listen in)" \
+	"$BPFBOX" adopt --cgroup "$CT/empty" --policy named --socket "$SOCK"
 refused 1 "only root may adopt" "an unprivileged caller is refused" \
 	$NOBODY "$BPFBOX" adopt --cgroup "$CT/c4" --policy agent --socket "$SOCK"
 refused 2 "give --cgroup PATH and --policy NAME" "adopt without --policy is bad usage" \
@@ -226,6 +299,22 @@ refused 2 "KEY=VALUE" "a label without = is bad usage" \
 	"$BPFBOX" adopt --cgroup "$CT/c4" --policy agent --label x --socket "$SOCK"
 refused 2 "KEY of letters, digits" "a label key bpfbox run would refuse is refused here too" \
 	"$BPFBOX" adopt --cgroup "$CT/c4" --policy agent --label 'a b=x' --socket "$SOCK"
+# What a caller sends as the namespace must be one: a file, or a PID
+# namespace, is refused for a policy with names (the proxy would listen
+# nowhere the container is).
+"$PY" - "$SOCK" "$CT/c4" >"$TMPD/nsfd.out" 2>&1 <<'PY2'
+import array, json, os, socket, sys
+for what in ("/dev/null", "/proc/self/ns/pid"):
+    fd = os.open(what, os.O_RDONLY)
+    s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])
+    req = json.dumps({"op": "adopt", "cgroup": sys.argv[2], "policy_name": "named"}).encode() + b"\n"
+    s.sendmsg([req], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+    r = json.loads(s.makefile("rb").readline())
+    print(what, "refused" if not r["ok"] else "ADOPTED", r.get("code"))
+PY2
+[ "$(grep -c 'refused ESRCH$' "$TMPD/nsfd.out")" = 2 ] &&
+	ok "an fd that is not a network namespace, sent with adopt, is refused (ESRCH)" ||
+	fail "namespace fds: $(oneline "$TMPD/nsfd.out")"
 # The protocol itself: members of the wrong type are refused, the daemon lives.
 "$PY" - "$SOCK" "$CT/c4" >"$TMPD/proto.out" 2>&1 <<'PY'
 import json, socket, sys
@@ -251,7 +340,7 @@ echo 1 >"$CT/c4/cgroup.kill"
 wait_events "$A" "any(e['type'] == 'session.end' for e in mine)" 15 &&
 	ok "a cgroup killed by its owner ends its session" || fail "no session.end after cgroup.kill"
 
-POOL=$(pool_cgroups "$PARENT" | head -1)
+POOL=$(pool_cgroups "$PARENT" | sed -n 1p)
 if [ -n "$POOL" ]; then
 	refused 1 "the cgroup2 root or the daemon's own" "a cgroup the daemon made ahead is refused" \
 		"$BPFBOX" adopt --cgroup "$PARENT/$POOL/" --policy agent --socket "$SOCK"

@@ -26,10 +26,17 @@ cleanup_extra() {
 	$PODMAN rm -af -t 0 >/dev/null 2>&1
 	$PODMAN rmi -af >/dev/null 2>&1
 	umount -R "$STORE" 2>/dev/null
+	[ -n "${NS:-}" ] && netfix_down
 }
 
-cat >"$TMPD/config.json" <<'EOF'
-{"policies": {"agent": {"network": "deny", "extra": {"deny_commands": ["bpfbox-podman-forbidden"]}}}}
+# Egress by name's upstream: the test's resolver and HTTP server in a
+# network namespace of its own (tests/host/netfix.sh).
+. "$ROOT/tests/host/netfix.sh"
+N=$(($$ % 200 + 20))
+netfix_up pm 10.203.$N 8080 443 allowed.test,other.test allowed.test=10.203.$N.2 other.test=10.203.$N.2
+cat >"$TMPD/config.json" <<EOF
+{"policies": {"agent": {"network": "deny", "extra": {"deny_commands": ["bpfbox-podman-forbidden"]}},
+              "web": {"network": "deny", "extra": {"net_allow": ["allowed.test:8080"]}, "net_resolver": "$SRV"}}}
 EOF
 if ! start_daemon "$A" --config "$TMPD/config.json"; then
 	fail "the daemon did not get ready: $(cat "$DERR")"
@@ -47,7 +54,7 @@ h["hook"]["args"] += ["--socket", sys.argv[3]]
 print(json.dumps(h))
 PY
 cp "$(command -v busybox)" "$TMPD/root/bin/busybox"
-for c in sh cat echo sleep true; do ln -s busybox "$TMPD/root/bin/$c"; done
+for c in sh cat echo sleep true wget; do ln -s busybox "$TMPD/root/bin/$c"; done
 tar -C "$TMPD/root" -cf "$TMPD/root.tar" .
 if $PODMAN import "$TMPD/root.tar" "$IMG" >"$TMPD/import.out" 2>&1; then
 	ok "an image built from local files (busybox, podman import)"
@@ -88,6 +95,18 @@ check_events "$A" "any(e['type'] == 'exec' and e['filename'] == '/bin/sh' for e 
 	"the container's first exec (its process, after the hook) is recorded"
 wait_events "$A" "any(e['type'] == 'session.end' for e in mine)" 15 &&
 	ok "the session ends with the container" || fail "no session.end for the container"
+
+# --- egress by name inside the container -----------------------------------------
+# Its own network namespace (--network none: only its loopback): the daemon's
+# proxy and resolver listen on that loopback, so an allowed name is reached
+# through them and another is not even resolved.
+ctr c4 web 'wget -q -O - http://allowed.test:8080/ >/out/c4.allowed 2>&1; echo "allowed rc=$?"; wget -q -O - http://other.test:8080/ 2>&1; echo "other rc=$?"'
+expect_grep "hello from allowed.test" "$TMPD/out/c4.allowed" \
+	"egress by name: the container reaches an allowed name (its own network namespace, the daemon's proxy)"
+expect_grep "other rc=1" "$TMPD/c4.out" "egress by name: another name fails inside the container"
+ID4=$($PODMAN inspect -f '{{.Id}}' c4 2>/dev/null)
+check_events "$A" "any(e['type'] == 'net.allow' and e['name'] == 'allowed.test' and e['rule'] == 'allowed.test:8080' and e['session'] == [s['session'] for s in ev if s['type'] == 'session.start' and s.get('labels', {}).get('oci.id') == '$ID4'][0] for e in net)" \
+	"egress by name: the connection is a net.allow record of the container's session"
 
 # --- a container the daemon cannot adopt does not start ------------------------
 ctr c2 nope 'echo ran >/out/c2'

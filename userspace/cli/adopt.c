@@ -52,18 +52,27 @@ static int add_label(const char *cmd, const struct cli_opt *opt, const char *arg
 	return strv_push(&labels, arg) < 0 ? EXIT_USAGE : 0;
 }
 
-/* The daemon's adopt: 0 with the session id printed, or 1 after one line on stderr. */
+/*
+ * The daemon's adopt: 0 with the session id printed, or 1 after one line on
+ * stderr. The network namespace of pid (0: of the cgroup's first process)
+ * goes with the request, for a policy's egress proxy to listen in: the
+ * caller, root, may open it; the daemon, with fewer capabilities, may not.
+ */
 static int adopt(const char *cmd, const char *sock, const char *cgroup, const char *policy,
-		 const char *hint)
+		 const char *hint, pid_t pid)
 {
 	struct daemon_client c;
 	struct json_object *reply = NULL, *v;
 	char msg[1024];
-	int r;
+	int r, ns;
 
 	if (cli_connect(&c, cmd, sock, CALL_TIMEOUT_MS, hint) < 0)
 		return 1;
+	ns = cgroup_netns_open(cgroup, pid);
+	c.attach_fd = ns; /* none (< 0): the daemon refuses a policy with names */
 	r = daemon_adopt(&c, cgroup, policy, &labels, &reply, msg, sizeof(msg));
+	if (ns >= 0)
+		close(ns);
 	daemon_client_close(&c);
 	if (r < 0) {
 		/* msg is the daemon's "adopt: ..." line. */
@@ -90,7 +99,7 @@ int cmd_adopt(int argc, char **argv)
 	if (r < 0 && (!cgroup || !policy))
 		r = cli_usage_error("adopt", "give --cgroup PATH and --policy NAME");
 	else if (r < 0)
-		r = adopt("adopt", sock, cgroup, policy, NULL);
+		r = adopt("adopt", sock, cgroup, policy, NULL, 0);
 	strv_clear(&labels);
 	return r;
 }
@@ -106,19 +115,6 @@ static void hook_usage(FILE *out)
 		"  poststop: nothing to do (the session ends when the cgroup empties).\n"
 		"exit: 0 adopted, or nothing asked; 1 not adopted (the line says why); 2 bad\n"
 		"usage or a state that is not an OCI state\n");
-}
-
-/* The container's cgroup v2 directory, from its process's /proc/PID/cgroup. */
-static int pid_cgroup(int64_t pid, char *out, size_t size)
-{
-	char rel[PATH_MAX], mnt[PATH_MAX];
-	int r = cgroup_of_pid(pid, rel, sizeof(rel));
-
-	if (!r)
-		r = cgroup2_mount_point(mnt, sizeof(mnt));
-	if (!r && snprintf(out, size, "%s%s", mnt, streq(rel, "/") ? "" : rel) >= (int)size)
-		r = -ENAMETOOLONG;
-	return r;
 }
 
 /* The labels a container's annotations and state give its session. */
@@ -193,14 +189,15 @@ static int hook_create(struct json_object *state, const char *sock)
 	    !json_object_is_type(v, json_type_string))
 		return 0; /* not asked for: the hook's "when" should not have matched */
 	policy = json_object_get_string(v);
-	if (!json_object_object_get_ex(state, "pid", &v) || (pid = json_object_get_int64(v)) <= 0) {
+	if (!json_object_object_get_ex(state, "pid", &v) || (pid = json_object_get_int64(v)) <= 0 ||
+	    pid > INT_MAX) {
 		fprintf(stderr,
 			"bpfbox hook oci: container %s not adopted: its state has no "
 			"pid (run the hook at createRuntime); it does not start\n",
 			id);
 		return 1;
 	}
-	r = pid_cgroup(pid, cg, sizeof(cg));
+	r = cgroup_dir_of_pid(pid, cg, sizeof(cg));
 	if (r < 0) {
 		fprintf(stderr,
 			"bpfbox hook oci: container %s not adopted: no cgroup v2 of pid "
@@ -210,7 +207,7 @@ static int hook_create(struct json_object *state, const char *sock)
 	}
 	container_labels(state, ann);
 	snprintf(hint, sizeof(hint), "container %.64s does not start unwatched", id);
-	r = adopt("hook oci", sock, cg, policy, hint);
+	r = adopt("hook oci", sock, cg, policy, hint, (pid_t)pid);
 	strv_clear(&labels);
 	return r;
 }

@@ -21,6 +21,7 @@
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../sandbox/session.h"
+#include "../lib/fdpass.h"
 #include "../lib/json.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
@@ -45,6 +46,7 @@ int daemon_client_connect(struct daemon_client *c, const char *path, int timeout
 
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
+	c->attach_fd = -1;
 	c->timeout_ms = timeout_ms;
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
@@ -192,17 +194,17 @@ static int send_all(int fd, const char *p, size_t len)
 
 /*
  * The request and its newline in one message: the daemon wakes once per
- * request, not once for the text and again for the newline.
+ * request, not once for the text and again for the newline. attach >= 0:
+ * an fd sent with it.
  */
-static int send_line(int fd, const char *text, size_t len)
+static int send_line(int fd, const char *text, size_t len, int attach)
 {
 	struct iovec iov[2] = {{.iov_base = (void *)text, .iov_len = len},
 			       {.iov_base = "\n", .iov_len = 1}};
-	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
 	ssize_t n;
 
 	do
-		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		n = send_with_fds(fd, iov, 2, &attach, attach >= 0);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
@@ -220,7 +222,8 @@ int daemon_client_send(struct daemon_client *c, struct json_object *req)
 		req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 
 	c->replied = false;
-	c->send_err = c->fd < 0 ? -ENOTCONN : send_line(c->fd, text, strlen(text));
+	c->send_err = c->fd < 0 ? -ENOTCONN : send_line(c->fd, text, strlen(text), c->attach_fd);
+	c->attach_fd = -1; /* the caller's still: once */
 	return c->send_err;
 }
 

@@ -29,7 +29,8 @@ struct daemon_client {
 	int send_err;	/* of the last request sent: 0, or -errno */
 	char *in;	/* what was read; grows up to DAEMON_MAX_REPLY */
 	size_t in_len, cap;
-	size_t taken; /* bytes of the line handed out last */
+	size_t taken;  /* bytes of the line handed out last */
+	int attach_fd; /* sent with the next request (SCM_RIGHTS); -1: none */
 };
 
 /* The socket to use: override, else $BPFBOX_SOCKET, else the default. */

@@ -47,7 +47,8 @@ struct conn {
 	int fd;
 	uint64_t serial;
 	struct peer peer;
-	char *in; /* DAEMON_MAX_REQUEST bytes */
+	char *in;      /* DAEMON_MAX_REQUEST bytes */
+	int passed_fd; /* the last fd the peer sent (SCM_RIGHTS), -1: none; an op takes it */
 	size_t in_len;
 	struct buf out;
 	bool closing;	/* close once out is sent */

@@ -15,12 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/xattr.h>
 #include <ftw.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include <linux/nsfs.h>
 #include <json-c/json.h>
 
 #include "internal.h"
@@ -109,7 +112,8 @@ static int adopt_cgroup(struct daemon *d, struct conn *c, const char *path,
  * and what bpfbox itself does not enforce there. NULL when replied.
  */
 static struct json_object *adopt_request(struct daemon *d, struct conn *c, const char *name,
-					 struct json_object *layer, struct json_object *labels)
+					 struct json_object *layer, struct json_object *labels,
+					 bool *names)
 {
 	struct json_object *req = json_object_new_object(), *ne = json_object_new_array();
 	struct bpfbox_policy p;
@@ -123,13 +127,7 @@ static struct json_object *adopt_request(struct daemon *d, struct conn *c, const
 				policy_error_format(&pe, buf, sizeof(buf)));
 		goto fail;
 	}
-	if (p.net == NET_DENY && egress_has_names(&p.net_allow)) {
-		ops_reply_error(d, c, EOPNOTSUPP,
-				"adopt: policy '%s' allows names (egress by name), which an "
-				"adopted cgroup does not have yet; use address rules",
-				name);
-		goto fail;
-	}
+	*names = p.net == NET_DENY && egress_has_names(&p.net_allow);
 	daemon_request_net(req, &p);
 	json_object_object_add(req, "policy", policy_to_json(&p));
 	json_object_object_add(req, "labels",
@@ -179,6 +177,32 @@ static int adopt_check(struct daemon *d, struct conn *c, struct json_object *req
 	return 0;
 }
 
+/*
+ * The network namespace the egress proxy must listen in (the BPF redirect
+ * lands on 127.0.0.1 of the connecting process's namespace): the one the
+ * caller sent with the request (bpfbox adopt and the OCI hook send the
+ * namespace of a process of the cgroup, which they may open and the
+ * daemon may not). Taken from the connection: an fd, or -1 when replied.
+ */
+static int adopt_netns(struct daemon *d, struct conn *c, const struct session_cgroup *cg,
+		       const char *name)
+{
+	int fd = c->passed_fd;
+
+	c->passed_fd = -1;
+	if (fd >= 0 && ioctl(fd, NS_GET_NSTYPE) == CLONE_NEWNET)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	ops_reply_error(d, c, ESRCH,
+			"adopt: policy '%s' allows names, whose proxy must listen in the network "
+			"namespace of %s's processes, and the request brought none: the cgroup "
+			"has no process yet; adopt it once its first one runs (the OCI hook's "
+			"createRuntime does)",
+			name, cg->path);
+	return -1;
+}
+
 void op_adopt(struct daemon *d, struct conn *c, struct json_object *req)
 {
 	struct json_object *layer, *labels, *sreq;
@@ -189,6 +213,9 @@ void op_adopt(struct daemon *d, struct conn *c, struct json_object *req)
 	uint32_t flags, index;
 	uint16_t proxy = 0;
 	int links[DAEMON_ADOPT_LINKS], nlinks;
+	struct adopt_opts ao = {.netns_fd = -1};
+	bool names;
+	int r;
 
 	if (adopt_check(d, c, req, &path, &name, &layer, &labels) < 0 ||
 	    adopt_cgroup(d, c, path, &cg) < 0)
@@ -196,15 +223,23 @@ void op_adopt(struct daemon *d, struct conn *c, struct json_object *req)
 	index = ops_free_index(d, c, "adopt");
 	if (!index)
 		return;
-	sreq = adopt_request(d, c, name, layer, labels);
+	sreq = adopt_request(d, c, name, layer, labels, &names);
 	if (!sreq)
 		return;
+	if (names) {
+		ao.netns_fd = adopt_netns(d, c, &cg, name);
+		if (ao.netns_fd < 0) {
+			json_object_put(sreq);
+			return;
+		}
+	}
 	/* The network programs first: they judge nothing of it before its entry. */
 	nlinks = agent_cgroup_attach(d->agent, cg.path, cg.id, links, DAEMON_ADOPT_LINKS);
 	if (nlinks < 0) {
 		ops_reply_error(d, c, -nlinks,
 				"adopt: cannot attach the network programs to %s: %s", cg.path,
 				strerror(-nlinks));
+		fd_close(&ao.netns_fd);
 		json_object_put(sreq);
 		return;
 	}
@@ -218,7 +253,9 @@ void op_adopt(struct daemon *d, struct conn *c, struct json_object *req)
 	 * host's (a container on the host's network reaches no 127.0.0.1).
 	 */
 	flags |= BPFBOX_SF_NET_LOOPBACK;
-	if (ops_register_session(d, c, sreq, id, index, &cg, flags, true, &s, &proxy) < 0) {
+	r = ops_register_session(d, c, sreq, id, index, &cg, flags, &ao, &s, &proxy);
+	fd_close(&ao.netns_fd); /* the proxy's sockets are made: no longer needed */
+	if (r < 0) {
 		agent_cgroup_detach(d->agent, cg.id, links, nlinks);
 		json_object_put(sreq);
 		return;

@@ -61,15 +61,21 @@ bool ops_labels_valid(struct json_object *o);
 struct session_cgroup;
 /* A free session index, or 0 after an ENOSPC reply naming op. */
 uint32_t ops_free_index(struct daemon *d, struct conn *c, const char *op);
+/* What an adopted cgroup brings to its register: the network namespace
+ * its egress proxy lives in (-1: none, a policy without name rules). */
+struct adopt_opts {
+	int netns_fd;
+};
 /*
  * A register's steps once its cgroup is there (ops_register.c): the session
  * made, its BPF LSM lists, command rules and network entries, in the table,
  * its owner recorded on the cgroup. 0 with *out, or -ECANCELED when replied
- * (what was made undone; an adopted cgroup is never removed).
+ * (what was made undone; an adopted cgroup is never removed). adopt: NULL
+ * for a session of bpfbox run's.
  */
 int ops_register_session(struct daemon *d, struct conn *c, struct json_object *req, const char *id,
 			 uint32_t index, const struct session_cgroup *cg, uint32_t flags,
-			 bool adopted, struct dsession **out, uint16_t *proxy);
+			 const struct adopt_opts *adopt, struct dsession **out, uint16_t *proxy);
 void ops_register_reply(struct daemon *d, struct conn *c, struct dsession *s,
 			struct json_object *req, uint16_t proxy, int64_t pid);
 /* ops_adopt.c: a cgroup someone else runs, a session under a named policy. */
@@ -135,7 +141,7 @@ bool ops_ask_net_open(struct daemon *d, struct dsession *s, void *net_q, const c
 int ops_add_net_rules(struct daemon *d, struct conn *c, struct dsession *s,
 		      struct json_object *rules);
 int ops_start_egress(struct daemon *d, struct conn *c, struct dsession *s, struct json_object *req,
-		     uint16_t *proxy, uint16_t *dns);
+		     int netns_fd, uint16_t *proxy, uint16_t *dns);
 int ops_add_net_holes(struct daemon *d, struct conn *c, struct dsession *s,
 		      struct json_object *req);
 void op_net(struct daemon *d, struct conn *c, struct json_object *req);

@@ -153,12 +153,16 @@ static int secrets_of(struct json_object *a, struct egress_secrets *out)
  * the session's proxy and resolver; *proxy and *dns get their ports.
  */
 int ops_start_egress(struct daemon *d, struct conn *c, struct dsession *s, struct json_object *req,
-		     uint16_t *proxy, uint16_t *dns)
+		     int netns_fd, uint16_t *proxy, uint16_t *dns)
 {
 	struct strv allow = {0}, deny = {0};
 	struct egress_secrets secrets = {0};
-	struct egress_opts o = {
-		.cgroup_id = s->cgroup_id, .session = s->index, .allow = &allow, .deny = &deny};
+	struct egress_opts o = {.cgroup_id = s->cgroup_id,
+				.session = s->index,
+				.allow = &allow,
+				.deny = &deny,
+				.in_netns = netns_fd >= 0,
+				.netns_fd = netns_fd};
 	struct agent_egress_fds f;
 	struct json_object *v;
 	char err[256];

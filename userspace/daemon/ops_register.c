@@ -207,13 +207,13 @@ static int register_cmd(struct daemon *d, struct conn *c, struct dsession *s,
  * 0, -ECANCELED when replied, else -errno; *in_map: the entry was made.
  */
 static int register_net(struct daemon *d, struct conn *c, struct dsession *s,
-			struct json_object *req, uint16_t *proxy, bool *in_map)
+			struct json_object *req, int netns_fd, uint16_t *proxy, bool *in_map)
 {
 	struct json_object *v;
 	uint16_t dns = 0;
 	int r;
 
-	if (ops_start_egress(d, c, s, req, proxy, &dns) < 0)
+	if (ops_start_egress(d, c, s, req, netns_fd, proxy, &dns) < 0)
 		return -ECANCELED;
 	r = agent_session_add_egress(d->agent, s->cgroup_id, s->index, s->flags, *proxy, dns);
 	if (r < 0)
@@ -380,11 +380,11 @@ uint32_t ops_free_index(struct daemon *d, struct conn *c, const char *op)
 
 int ops_register_session(struct daemon *d, struct conn *c, struct json_object *req, const char *id,
 			 uint32_t index, const struct session_cgroup *cg, uint32_t flags,
-			 bool adopted, struct dsession **out, uint16_t *proxy)
+			 const struct adopt_opts *adopt, struct dsession **out, uint16_t *proxy)
 {
 	struct dsession *s = new_session(d, c, req, id, index, cg);
 	struct json_object *lsm = NULL;
-	bool in_map = false;
+	bool in_map = false, adopted = adopt != NULL;
 	int r = s ? 0 : -ENOMEM;
 
 	if (s) {
@@ -396,7 +396,7 @@ int ops_register_session(struct daemon *d, struct conn *c, struct json_object *r
 	if (!r)
 		r = register_cmd(d, c, s, req);
 	if (!r)
-		r = register_net(d, c, s, req, proxy, &in_map);
+		r = register_net(d, c, s, req, adopt ? adopt->netns_fd : -1, proxy, &in_map);
 	if (!r)
 		r = table_add(&d->table, s);
 	if (r < 0) {
@@ -435,7 +435,7 @@ void op_register(struct daemon *d, struct conn *c, struct json_object *req)
 				id, strerror(-r));
 		return;
 	}
-	if (ops_register_session(d, c, req, id, index, &cg, flags, false, &s, &proxy) < 0)
+	if (ops_register_session(d, c, req, id, index, &cg, flags, NULL, &s, &proxy) < 0)
 		return;
 	apply_limits(d, s, req);
 	if (!s->lsm)

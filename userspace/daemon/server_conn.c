@@ -20,6 +20,7 @@
 
 #include "internal.h"
 #include "../lib/cgroup.h"
+#include "../lib/fdpass.h"
 #include "../lib/util.h"
 
 #ifndef SO_PEERPIDFD
@@ -250,6 +251,7 @@ void conn_accept(struct daemon *d)
 		return;
 	}
 	c->fd = fd;
+	c->passed_fd = -1;
 	c->peer.pidfd = -1;
 	c->serial = ++d->next_serial;
 	c->created_ns = now_ns();
@@ -287,6 +289,7 @@ void conn_free(struct daemon *d, struct conn *c)
 	close(c->fd);
 	if (c->peer.pidfd >= 0)
 		close(c->peer.pidfd);
+	fd_close(&c->passed_fd);
 	buf_free(&c->out);
 	free(c->in);
 	if (c->lingering)
@@ -321,8 +324,10 @@ void reap_conns(struct daemon *d)
 void conn_read(struct daemon *d, struct conn *c)
 {
 	for (;;) {
+		size_t nfd;
 		ssize_t n;
 		char *nl;
+		int fd;
 
 		if (c->in_len == DAEMON_MAX_REQUEST) {
 			if (c->subscribed || c->closing) {
@@ -340,7 +345,13 @@ void conn_read(struct daemon *d, struct conn *c)
 				return;
 			}
 		}
-		n = recv(c->fd, c->in + c->in_len, DAEMON_MAX_REQUEST - c->in_len, MSG_DONTWAIT);
+		/* An fd sent with a request (adopt's network namespace) replaces any before. */
+		n = recv_with_fds(c->fd, c->in + c->in_len, DAEMON_MAX_REQUEST - c->in_len,
+				  MSG_DONTWAIT, &fd, 1, &nfd);
+		if (nfd) {
+			fd_close(&c->passed_fd);
+			c->passed_fd = fd;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)

@@ -54,6 +54,41 @@ int cgroup_of_pid(pid_t pid, char *buf, size_t size)
 	return -ENOENT;
 }
 
+int cgroup_dir_of_pid(pid_t pid, char *out, size_t size)
+{
+	char rel[PATH_MAX], mnt[PATH_MAX];
+	int r = cgroup_of_pid(pid, rel, sizeof(rel));
+
+	if (!r)
+		r = cgroup2_mount_point(mnt, sizeof(mnt));
+	if (!r && snprintf(out, size, "%s%s", mnt, streq(rel, "/") ? "" : rel) >= (int)size)
+		r = -ENAMETOOLONG;
+	return r;
+}
+
+int cgroup_netns_open(const char *dir, pid_t pid)
+{
+	char buf[32], path[64], now[PATH_MAX];
+	struct stat want, st;
+	int fd;
+
+	if (!pid && cgroup_read(dir, "cgroup.procs", buf, sizeof(buf)) > 0)
+		pid = strtol(buf, NULL, 10);
+	if (pid <= 0)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* Opened first, checked after: a pid reused meanwhile is another cgroup's. */
+	if (stat(dir, &want) < 0 || cgroup_dir_of_pid(pid, now, sizeof(now)) < 0 ||
+	    stat(now, &st) < 0 || st.st_ino != want.st_ino) {
+		close(fd);
+		return -ESRCH;
+	}
+	return fd;
+}
+
 int cgroup_parent(char *buf, size_t size)
 {
 	const char *env = getenv("BPFBOX_CGROUP_PARENT");

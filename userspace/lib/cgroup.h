@@ -42,6 +42,14 @@ bool cgroup_freeze_set(const char *dir);
 int cgroup2_mount_point(char *buf, size_t size);
 /* pid's cgroup v2 path relative to the mount ("0::" of /proc/PID/cgroup); 0 or -errno. */
 int cgroup_of_pid(pid_t pid, char *buf, size_t size);
+/* The same as a path under the mount (the cgroup's directory); 0 or -errno. */
+int cgroup_dir_of_pid(pid_t pid, char *out, size_t size);
+/*
+ * The network namespace (/proc/PID/ns/net, O_RDONLY) of pid, or of the first
+ * process of cgroup.procs when pid is 0, once that process is seen in the
+ * cgroup dir after the open: an fd, or -errno (-ESRCH: none, or elsewhere).
+ */
+int cgroup_netns_open(const char *dir, pid_t pid);
 /* The parent of session cgroups: $BPFBOX_CGROUP_PARENT or <cgroup2>/bpfbox. */
 int cgroup_parent(char *buf, size_t size);
 /* Creates the parent if needed; returns an O_DIRECTORY fd for attaching. */

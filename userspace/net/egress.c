@@ -5,6 +5,9 @@
  * resolver, start and stop. The rules and their verdict are rules.c, the
  * resolver dns.c, the proxy proxy.c.
  */
+#include <sched.h>
+#include <stdint.h>
+
 #include "egress_internal.h"
 #include "../lib/sockdiag.h"
 
@@ -324,16 +327,18 @@ static void *main_thread(void *arg)
 	return NULL;
 }
 
-static int bind_local(int type, uint16_t *port)
+/* A socket on 127.0.0.1:*port (0: any; *port gets it), listening if lst. */
+static int bind_local(int type, uint16_t *port, bool lst)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				.sin_port = htons(*port)};
 	socklen_t len = sizeof(a);
 	int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -errno;
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    (type == SOCK_STREAM && listen(fd, 1024) < 0) ||
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || (lst && listen(fd, 1024) < 0) ||
 	    getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
 		int r = -errno;
 
@@ -362,6 +367,54 @@ static void limits_from_env(struct egress *e)
 		e->idle_ms = v * 1000;
 }
 
+/* The listener, the resolver's socket and a sock_diag socket, here. */
+static int local_sockets(struct egress *e)
+{
+	e->tcp_fd = bind_local(SOCK_STREAM, &e->tcp_port, true);
+	e->udp_fd = bind_local(SOCK_DGRAM, &e->udp_port, false);
+	e->diag_fd = sockdiag_open();
+	return e->tcp_fd < 0 ? e->tcp_fd : e->udp_fd < 0 ? e->udp_fd : e->diag_fd;
+}
+
+/* On a thread of its own: a network namespace is a thread's, not the process's. */
+static void *netns_thread(void *arg)
+{
+	struct egress *e = arg;
+
+	if (setns(e->o.netns_fd, CLONE_NEWNET) < 0)
+		return (void *)(intptr_t)-errno;
+	return (void *)(intptr_t)local_sockets(e);
+}
+
+/*
+ * in_netns: a port free on our 127.0.0.1 held (bound, not listening),
+ * then the sockets made in the cgroup's namespace with the listener on
+ * that port; another port while the namespace has it taken.
+ */
+static int netns_sockets(struct egress *e)
+{
+	pthread_t t;
+	void *ret;
+	int r = -EADDRINUSE;
+
+	for (int i = 0; i < 8 && r == -EADDRINUSE; i++) {
+		fd_close(&e->hold_fd);
+		fd_close(&e->tcp_fd);
+		fd_close(&e->udp_fd);
+		fd_close(&e->diag_fd);
+		e->tcp_port = e->udp_port = 0;
+		e->hold_fd = bind_local(SOCK_STREAM, &e->tcp_port, false);
+		if (e->hold_fd < 0)
+			return e->hold_fd;
+		r = -pthread_create(&t, NULL, netns_thread, e);
+		if (r < 0)
+			return r;
+		pthread_join(t, &ret);
+		r = (int)(intptr_t)ret;
+	}
+	return r;
+}
+
 /*
  * The stop pipe, and the proxy's and resolver's sockets on 127.0.0.1 (with
  * BPF: the sockets without BPF come from the session's namespace,
@@ -381,12 +434,13 @@ static int open_sockets(struct egress *e, char *err, size_t size)
 		e->udp_port = 53;
 		return 0;
 	}
-	e->tcp_fd = bind_local(SOCK_STREAM, &e->tcp_port);
-	e->udp_fd = bind_local(SOCK_DGRAM, &e->udp_port);
-	e->diag_fd = sockdiag_open();
-	if (e->tcp_fd < 0 || e->udp_fd < 0 || e->diag_fd < 0) {
-		r = e->tcp_fd < 0 ? e->tcp_fd : e->udp_fd < 0 ? e->udp_fd : e->diag_fd;
-		snprintf(err, size, "cannot open the egress proxy on 127.0.0.1: %s", strerror(-r));
+	if (e->o.in_netns)
+		r = netns_sockets(e);
+	else
+		r = local_sockets(e);
+	if (r < 0) {
+		snprintf(err, size, "cannot open the egress proxy on 127.0.0.1%s: %s",
+			 e->o.in_netns ? " of the cgroup's network namespace" : "", strerror(-r));
 		return r;
 	}
 	return eg_diag_check(e, err, size);
@@ -398,6 +452,7 @@ static void release(struct egress *e)
 	fd_close(&e->tcp_fd);
 	fd_close(&e->udp_fd);
 	fd_close(&e->diag_fd);
+	fd_close(&e->hold_fd);
 	fd_close(&e->stop_pipe[0]);
 	fd_close(&e->stop_pipe[1]);
 	pthread_mutex_destroy(&e->lock);
@@ -418,7 +473,7 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 	if (!e)
 		return -ENOMEM;
 	e->o = *o;
-	e->tcp_fd = e->udp_fd = e->diag_fd = e->stop_pipe[0] = e->stop_pipe[1] = -1;
+	e->tcp_fd = e->udp_fd = e->diag_fd = e->hold_fd = e->stop_pipe[0] = e->stop_pipe[1] = -1;
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->ask_lock, NULL);
 	pthread_cond_init(&e->idle, NULL);

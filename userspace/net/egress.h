@@ -92,6 +92,16 @@ struct egress_opts {
 	 */
 	bool (*ask)(void *arg, const char *name, uint16_t port, int stop_fd);
 	void *ask_arg;
+	/*
+	 * An adopted container's session (in_netns): the BPF redirect lands on
+	 * 127.0.0.1 of the container's network namespace, netns_fd, so the
+	 * proxy's listener, the resolver's socket and the sender check's
+	 * sock_diag socket are made there; the proxy's own connections leave
+	 * from ours. The listener's port is held on our 127.0.0.1 too, so
+	 * that no two proxies share a port (net_orig keys by it).
+	 */
+	bool in_netns;
+	int netns_fd;
 };
 
 /* Whether any rule of the list is a name (so the session needs a proxy). */

@@ -87,6 +87,7 @@ struct cached {
 struct egress {
 	struct egress_opts o;
 	int tcp_fd, udp_fd, diag_fd, stop_pipe[2];
+	int hold_fd; /* in_netns: the proxy's port held on our 127.0.0.1 */
 	uint16_t tcp_port, udp_port;
 	uint32_t diag_seq; /* of the main thread's sock_diag questions */
 	uint64_t foreign;  /* datagrams from outside the session, dropped */
