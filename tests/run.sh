@@ -125,6 +125,8 @@ if want vm; then
 	# in matrix order, once it and the boots before it have ended.
 	vm_alive() {
 		[ -e "$VMDIR/end" ] && return 0
+		# Started here: its pid; by .ci/run: the pid it wrote (not yet: none).
+		[ -n "${VMPID:-}" ] && kill -0 "$VMPID" 2>/dev/null && return 0
 		[ -e "$VMDIR/pid" ] && kill -0 "$(cat "$VMDIR/pid")" 2>/dev/null
 	}
 	while [ ! -e "$VMDIR/order" ] && vm_alive; do sleep 1; done

@@ -28,8 +28,9 @@ Full)
 	# and real projects at Full, embedded (issue 31: a venv failed here on
 	# pip's certifi/cacert.pem): once, on the oldest kernel.
 	case $(uname -r) in 6.1.*) SUITES="$SUITES tests/host/test_cmdrules.sh tests/host/test_projects.sh" ;; esac
-	# Adopted cgroups at Full (the BPF LSM's lists in them): once, on 6.12.
-	case $(uname -r) in 6.12.*) SUITES="$SUITES tests/host/test_adopt.sh" ;; esac
+	# Adopted cgroups at Full (the BPF LSM's lists in them), and Podman with
+	# crun, which needs cgroup v2 only: once, on 6.12.
+	case $(uname -r) in 6.12.*) SUITES="$SUITES tests/host/test_adopt.sh tests/host/test_podman.sh" ;; esac
 	;;
 # Last: it turns unprivileged user namespaces off for its second half.
 Standard) SUITES="$SUITES tests/vm/unpriv.sh" ;;

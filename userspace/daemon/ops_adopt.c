@@ -32,6 +32,7 @@
 #include "../agent/agent.h"
 #include "../lib/cgroup.h"
 #include "../monitor/control.h"
+#include "../monitor/monitor.h"
 #include "../lib/util.h"
 #include "../net/egress.h"
 #include "../policy/policy.h"
@@ -113,7 +114,7 @@ static int adopt_cgroup(struct daemon *d, struct conn *c, const char *path,
  */
 static struct json_object *adopt_request(struct daemon *d, struct conn *c, const char *name,
 					 struct json_object *layer, struct json_object *labels,
-					 bool *names)
+					 bool *names, uint64_t *pause_ms)
 {
 	struct json_object *req = json_object_new_object(), *ne = json_object_new_array();
 	struct bpfbox_policy p;
@@ -128,6 +129,7 @@ static struct json_object *adopt_request(struct daemon *d, struct conn *c, const
 		goto fail;
 	}
 	*names = p.net == NET_DENY && egress_has_names(&p.net_allow);
+	*pause_ms = p.limits.pause_timeout_ms;
 	daemon_request_net(req, &p);
 	json_object_object_add(req, "policy", policy_to_json(&p));
 	json_object_object_add(req, "labels",
@@ -178,6 +180,20 @@ static int adopt_check(struct daemon *d, struct conn *c, struct json_object *req
 }
 
 /*
+ * The watch an adopted cgroup gets instead of bpfbox run's monitor: its
+ * memory.events where the memory controller is on for it (none: the OOM
+ * pause is not enforced, said in its start event and at adoption).
+ */
+static void adopt_watch(struct dsession *s, uint64_t pause_timeout_ms)
+{
+	struct session_limits l = {.how[RES_MEMORY] = LIMIT_CGROUP2};
+
+	s->pause_timeout_ms = pause_timeout_ms;
+	s->oom_on = snprintf(l.cg, sizeof(l.cg), "%s", s->cgroup) < (int)sizeof(l.cg) &&
+		    oom_watch_open(&s->oom, &l) == 0;
+}
+
+/*
  * The network namespace the egress proxy must listen in (the BPF redirect
  * lands on 127.0.0.1 of the connecting process's namespace): the one the
  * caller sent with the request (bpfbox adopt and the OCI hook send the
@@ -205,7 +221,7 @@ static int adopt_netns(struct daemon *d, struct conn *c, const struct session_cg
 
 void op_adopt(struct daemon *d, struct conn *c, struct json_object *req)
 {
-	struct json_object *layer, *labels, *sreq;
+	struct json_object *layer, *labels, *sreq, *ne;
 	struct session_cgroup cg;
 	struct dsession *s = NULL;
 	const char *path, *name, *net;
@@ -215,6 +231,7 @@ void op_adopt(struct daemon *d, struct conn *c, struct json_object *req)
 	int links[DAEMON_ADOPT_LINKS], nlinks;
 	struct adopt_opts ao = {.netns_fd = -1};
 	bool names;
+	uint64_t pause_ms;
 	int r;
 
 	if (adopt_check(d, c, req, &path, &name, &layer, &labels) < 0 ||
@@ -223,7 +240,7 @@ void op_adopt(struct daemon *d, struct conn *c, struct json_object *req)
 	index = ops_free_index(d, c, "adopt");
 	if (!index)
 		return;
-	sreq = adopt_request(d, c, name, layer, labels, &names);
+	sreq = adopt_request(d, c, name, layer, labels, &names, &pause_ms);
 	if (!sreq)
 		return;
 	if (names) {
@@ -265,6 +282,12 @@ void op_adopt(struct daemon *d, struct conn *c, struct json_object *req)
 	s->owner = 0; /* the cgroup's life, not a connection's, ends it */
 	s->client_pid = 0;
 	ops_note_running(s); /* its processes run already: running, not registered */
+	adopt_watch(s, pause_ms);
+	if (!s->oom_on && json_object_object_get_ex(sreq, "not_enforced", &ne))
+		json_object_array_add(ne,
+				      json_object_new_string(
+					      "the pause on an OOM kill (the cgroup has no memory "
+					      "controller: no memory.events to watch)"));
 	json_object_object_add(sreq, "level_enabled",
 			       json_object_new_string(s->lsm ? "Full" : "None"));
 	snprintf(s->level, sizeof(s->level), "%s", s->lsm ? "Full" : "None");
@@ -345,7 +368,9 @@ int ops_readopt_adopted(struct daemon *d, uint64_t cgroup_id, uint32_t index, ui
 		dlog("adopted cgroup %s: its network programs' pins are gone; its connects are "
 		     "not judged",
 		     found_path);
-	ops_read_meta(d, s);
+	ops_read_meta(d, s); /* its pause_timeout_ms, else the default's */
+	adopt_watch(s,
+		    s->pause_timeout_ms ? s->pause_timeout_ms : POLICY_PAUSE_TIMEOUT_S * 1000ULL);
 	/* Its open asks are denied (no one holds them now), as readopt_one does. */
 	if (!ops_ask_readopt(d, s) && ctl_paused(s->cgroup)) {
 		s->resume_state = DS_ADOPTED;
@@ -370,6 +395,38 @@ void ops_adopt_detach(struct daemon *d, struct dsession *s)
 	if (s->adopted)
 		agent_cgroup_detach(d->agent, s->cgroup_id, s->links, s->nlinks);
 	s->nlinks = 0;
+	if (s->oom_on)
+		oom_watch_close(&s->oom);
+	s->oom_on = false;
+}
+
+/*
+ * Each tick, what --on-limit pause and --pause-timeout are for a run: a new
+ * OOM kill in the cgroup pauses the session (session.paused, reason oom),
+ * and a pause of any reason older than its policy's pause_timeout kills it
+ * (session.killed, reason pause_timeout): every pause ends.
+ */
+static void adopt_limits(struct daemon *d, struct dsession *s)
+{
+	bool invoked;
+	uint64_t kills;
+
+	if (s->state == DS_PAUSED && s->pause_timeout_ms && !s->killed &&
+	    now_ns() - s->paused_at_ns >= s->pause_timeout_ms * 1000000ULL) {
+		struct session_event ev = {.type = SEV_KILLED, .reason = "pause_timeout"};
+
+		if (ops_kill_session(d, s, &ev) < 0)
+			dlog("session %s: cannot kill %s after its pause timeout", s->id,
+			     s->cgroup);
+		return;
+	}
+	kills = s->oom_on ? oom_watch_check(&s->oom, true, &invoked) : 0;
+	if (kills && (s->state == DS_RUNNING || s->state == DS_ADOPTED) && !s->killed) {
+		struct session_event ev = {.type = SEV_PAUSED, .reason = "oom", .oom_kills = kills};
+
+		if (ops_pause_session(d, s, &ev) < 0)
+			dlog("session %s: cannot pause %s after an OOM kill", s->id, s->cgroup);
+	}
 }
 
 /*
@@ -385,6 +442,7 @@ bool ops_adopt_tick(struct daemon *d, struct dsession *s)
 
 	if (!s->adopted || s->state == DS_ENDING)
 		return false;
+	adopt_limits(d, s);
 	if (stat(s->cgroup, &st) < 0 || (uint64_t)st.st_ino != s->cgroup_id) {
 		s->cgroup_gone = true;
 		s->end.reason = "cgroup removed";

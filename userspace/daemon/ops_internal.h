@@ -101,6 +101,15 @@ bool ops_valid_pid(int64_t pid);
  * (no attach) runs once the cgroup is populated: its state says so.
  */
 void ops_note_running(struct dsession *s);
+/*
+ * ops_pause.c: session.paused, session.resumed, session.killed to the sinks
+ * and the subscribers; a session frozen (ev: its reason, oom_kills, pid)
+ * or killed (ev: its reason) and so recorded. 0, or -errno (nothing done).
+ */
+struct session_event;
+void ops_emit_lifecycle(struct daemon *d, struct dsession *s, const struct session_event *ev);
+int ops_pause_session(struct daemon *d, struct dsession *s, struct session_event *ev);
+int ops_kill_session(struct daemon *d, struct dsession *s, struct session_event *ev);
 void op_attach(struct daemon *d, struct conn *c, struct json_object *req);
 void op_unregister(struct daemon *d, struct conn *c, struct json_object *req);
 void op_pause(struct daemon *d, struct conn *c, struct json_object *req);

@@ -44,8 +44,10 @@ void ops_write_meta(struct dsession *s, struct json_object *lsm)
 	const char *l = lsm ? json_object_to_json_string_ext(lsm, JSON_C_TO_STRING_PLAIN) : NULL;
 
 	jsonw_begin(&w);
-	if (s->adopted) /* the next daemon finds it by this (ops_readopt_adopted) */
+	if (s->adopted) { /* the next daemon finds it by this (ops_readopt_adopted) */
 		jsonw_str(&w, "adopted", s->id);
+		jsonw_u64(&w, "pause_timeout_ms", s->pause_timeout_ms);
+	}
 	jsonw_u64(&w, "uid", s->uid);
 	jsonw_u64(&w, "pid", s->client_pid);
 	jsonw_i64(&w, "start_ns", s->start_real_ns);
@@ -223,6 +225,8 @@ void ops_read_meta(struct daemon *d, struct dsession *s)
 		return;
 	if (proto_get_str(o, "level", &str) == 0)
 		snprintf(s->level, sizeof(s->level), "%s", str);
+	if (proto_get_int(o, "pause_timeout_ms", &i) == 0 && i >= 1000)
+		s->pause_timeout_ms = i;
 	/*
 	 * Its BPF LSM lists again: the pinned maps normally hold them still
 	 * (adding is idempotent), but an earlier daemon that ran without the

@@ -18,6 +18,7 @@
 
 struct json_object;
 #include "../monitor/limits.h"
+#include "../monitor/oom.h"
 #include "../lib/denial.h"
 
 #define DAEMON_ADOPT_LINKS 24 /* the cgroup programs an adopted cgroup gets */
@@ -79,6 +80,10 @@ struct dsession {
 	bool cgroup_gone;	       /* adopted: its path is no longer its cgroup */
 	int links[DAEMON_ADOPT_LINKS]; /* adopted: the cgroup programs attached to it */
 	int nlinks;
+	/* adopted: its memory.events watched each tick (no bpfbox run's monitor) */
+	struct oom_watch oom;
+	bool oom_on;
+	uint64_t pause_timeout_ms;	/* adopted: a pause older than this kills it */
 	bool drained;			/* its records read, session.end written (ops_session.c) */
 	bool remove_said;		/* that its cgroup does not go away was logged */
 	bool lsm;			/* its deny and exec_deny lists are in the BPF LSM maps */
