@@ -219,9 +219,36 @@ static int adopt_netns(struct daemon *d, struct conn *c, const struct session_cg
 	return -1;
 }
 
+/*
+ * A registered adopted session made what it is: running at once (its
+ * processes run already), owned by its cgroup's life and not by a
+ * connection, watched, at the level bpfbox itself enforces, and so said
+ * in its request (sreq, its start event's source) and its cgroup's record.
+ */
+static void adopt_running(struct dsession *s, struct json_object *sreq, uint64_t pause_ms)
+{
+	struct json_object *ne;
+
+	s->owner = 0;
+	s->client_pid = 0;
+	ops_note_running(s);
+	adopt_watch(s, pause_ms);
+	if (!s->oom_on && json_object_object_get_ex(sreq, "not_enforced", &ne))
+		json_object_array_add(ne,
+				      json_object_new_string(
+					      "the pause on an OOM kill (the cgroup has no memory "
+					      "controller: no memory.events to watch)"));
+	json_object_object_add(sreq, "level_enabled",
+			       json_object_new_string(s->lsm ? "Full" : "None"));
+	snprintf(s->level, sizeof(s->level), "%s", s->lsm ? "Full" : "None");
+	ops_write_meta(s, s->lsm ? s->lsm_lists : NULL); /* again: with its level, no pid */
+	if (!s->lsm)
+		ops_register_lsm_only(sreq);
+}
+
 void op_adopt(struct daemon *d, struct conn *c, struct json_object *req)
 {
-	struct json_object *layer, *labels, *sreq, *ne;
+	struct json_object *layer, *labels, *sreq;
 	struct session_cgroup cg;
 	struct dsession *s = NULL;
 	const char *path, *name, *net;
@@ -279,21 +306,7 @@ void op_adopt(struct daemon *d, struct conn *c, struct json_object *req)
 	}
 	memcpy(s->links, links, nlinks * sizeof(*links));
 	s->nlinks = nlinks;
-	s->owner = 0; /* the cgroup's life, not a connection's, ends it */
-	s->client_pid = 0;
-	ops_note_running(s); /* its processes run already: running, not registered */
-	adopt_watch(s, pause_ms);
-	if (!s->oom_on && json_object_object_get_ex(sreq, "not_enforced", &ne))
-		json_object_array_add(ne,
-				      json_object_new_string(
-					      "the pause on an OOM kill (the cgroup has no memory "
-					      "controller: no memory.events to watch)"));
-	json_object_object_add(sreq, "level_enabled",
-			       json_object_new_string(s->lsm ? "Full" : "None"));
-	snprintf(s->level, sizeof(s->level), "%s", s->lsm ? "Full" : "None");
-	ops_write_meta(s, s->lsm ? s->lsm_lists : NULL); /* again: with its level, no pid */
-	if (!s->lsm)
-		ops_register_lsm_only(sreq);
+	adopt_running(s, sreq, pause_ms);
 	ops_register_reply(d, c, s, sreq, 0, 0);
 	ev_session_start(d, s, sreq);
 	dlog("session %s adopted cgroup %s (policy %s) for uid %u: index %u", s->id, s->cgroup,
