@@ -265,11 +265,11 @@ NSX="nsenter -t $(cat "$WS/ce.hostpid") -n"
 PP=$($NSX ss -Hltn | awk '$4 ~ /^127.0.0.1:/ { sub(/.*:/, "", $4); print $4; exit }')
 DP=$($NSX ss -Hlun | awk '$4 ~ /^127.0.0.1:/ { sub(/.*:/, "", $4); print $4; exit }')
 $NSX "$PY" -c 'import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
-s.sendall(b"GET / HTTP/1.1\r\nHost: allowed.test:8080\r\n\r\n")
 try:
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+    s.sendall(b"GET / HTTP/1.1\r\nHost: allowed.test:8080\r\n\r\n")
     print("proxy:", s.recv(100) or b"closed")
-except OSError as e:
+except ConnectionError as e:
     print("proxy: reset", e.errno)
 q = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); q.settimeout(2)
 q.sendto(bytes.fromhex("1234010000010000000000000761") + b"llowed\x04test\x00\x00\x01\x00\x01", ("127.0.0.1", int(sys.argv[2])))
