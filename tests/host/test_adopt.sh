@@ -366,9 +366,9 @@ for what in ("/dev/null", "/proc/self/ns/pid"):
     req = json.dumps({"op": "adopt", "cgroup": sys.argv[2], "policy_name": "named"}).encode() + b"\n"
     s.sendmsg([req], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
     r = json.loads(s.makefile("rb").readline())
-    print(what, "refused" if not r["ok"] else "ADOPTED", r.get("code"))
+    print(what, "refused" if not r["ok"] else "ADOPTED", r.get("code"), "no network namespace" in r.get("error", ""))
 PY2
-[ "$(grep -c 'refused ESRCH$' "$TMPD/nsfd.out")" = 2 ] &&
+[ "$(grep -c 'refused ESRCH True$' "$TMPD/nsfd.out")" = 2 ] &&
 	ok "an fd that is not a network namespace, sent with adopt, is refused (ESRCH)" ||
 	fail "namespace fds: $(oneline "$TMPD/nsfd.out")"
 # The protocol itself: members of the wrong type are refused, the daemon lives.

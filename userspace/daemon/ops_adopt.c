@@ -204,18 +204,20 @@ static int adopt_netns(struct daemon *d, struct conn *c, const struct session_cg
 		       const char *name)
 {
 	int fd = c->passed_fd;
+	bool sent = fd >= 0;
 
 	c->passed_fd = -1;
-	if (fd >= 0 && ioctl(fd, NS_GET_NSTYPE) == CLONE_NEWNET)
+	if (sent && ioctl(fd, NS_GET_NSTYPE) == CLONE_NEWNET)
 		return fd;
-	if (fd >= 0)
+	if (sent)
 		close(fd);
 	ops_reply_error(d, c, ESRCH,
 			"adopt: policy '%s' allows names, whose proxy must listen in the network "
-			"namespace of %s's processes, and the request brought none: the cgroup "
-			"has no process yet; adopt it once its first one runs (the OCI hook's "
-			"createRuntime does)",
-			name, cg->path);
+			"namespace of %s's processes, and %s; adopt it once its first process "
+			"runs (the OCI hook's createRuntime does), sending that namespace",
+			name, cg->path,
+			sent ? "the fd sent with the request is no network namespace"
+			     : "the request brought none (the cgroup has no process yet)");
 	return -1;
 }
 
