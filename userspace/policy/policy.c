@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <malloc.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -178,7 +179,14 @@ int strv_push(struct strv *s, const char *str)
 	dup = strdup(str);
 	if (!dup)
 		return -ENOMEM;
-	v = realloc(s->v, (s->n + 2) * sizeof(*v));
+	/*
+	 * Doubled when full, not grown by one: a credential scan pushes
+	 * thousands. What was allocated is asked of malloc, so a vector
+	 * calloc'ed elsewhere at its exact size is grown correctly too.
+	 */
+	v = s->v;
+	if (!v || malloc_usable_size(v) < (s->n + 2) * sizeof(*v))
+		v = realloc(s->v, (s->n < 6 ? 8 : 2 * (s->n + 2)) * sizeof(*v));
 	if (!v) {
 		free(dup);
 		return -ENOMEM;

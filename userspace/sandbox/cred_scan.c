@@ -112,14 +112,19 @@ static int push(struct walk *w, const struct stat *st)
 		     w->path);
 		return 0;
 	}
-	if (sc) {
-		uint64_t(*ids)[2] = realloc(sc->ids, (w->out->n + 1) * sizeof(*ids));
+	/* Doubled, not grown by one: thousands of matches must not cost n^2 copies. */
+	if (sc && w->out->n >= sc->ids_cap) {
+		size_t cap = w->out->n < 32 ? 64 : 2 * w->out->n;
+		uint64_t(*ids)[2] = realloc(sc->ids, cap * sizeof(*ids));
 
 		if (!ids)
 			return -ENOMEM;
 		sc->ids = ids;
-		ids[w->out->n][0] = st->st_dev;
-		ids[w->out->n][1] = st->st_ino;
+		sc->ids_cap = cap;
+	}
+	if (sc) {
+		sc->ids[w->out->n][0] = st->st_dev;
+		sc->ids[w->out->n][1] = st->st_ino;
 	}
 	return strv_push(w->out, w->path);
 }

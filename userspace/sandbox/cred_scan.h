@@ -41,6 +41,7 @@ struct cred_scan {
 	unsigned int said;   /* the bounds already named in unchecked */
 	char unchecked[320]; /* what a bound left unchecked, "" when nothing */
 	uint64_t (*ids)[2];  /* st_dev and st_ino of each match, as out->v (free() it) */
+	size_t ids_cap;	     /* the entries ids has room for */
 	struct cred_linked linked[CRED_SCAN_MAX_LINKED];
 	size_t nlinked;
 	bool linking; /* the second walk: every file's inode against linked */
