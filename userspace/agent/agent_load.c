@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,6 +166,24 @@ static int load_attach_pin(struct agent *a, struct bpf_object_skeleton *sk)
 	return r;
 }
 
+/*
+ * An embedded agent serves one session: its preallocated tables are sized
+ * for that, not for a daemon's thousands. The kernel fills a preallocated
+ * map at creation, and the daemon's sizes (about 17 MB: the folded opens,
+ * the proxy's connections, the resolved addresses) were a sixth of an
+ * embedded load here. A full table folds no more opens (each is recorded
+ * alone); the two LRU maps drop their oldest entry, so a connection that
+ * old loses its original address or name and is refused (fail closed).
+ */
+#define EMBEDDED_AGG 2048
+#define EMBEDDED_NET 8192
+
+static void embedded_sizes(struct bpf_map *orig, struct bpf_map *resolved)
+{
+	bpf_map__set_max_entries(orig, EMBEDDED_NET);
+	bpf_map__set_max_entries(resolved, EMBEDDED_NET);
+}
+
 /* Audit skeleton in one attach mode: open, size the ring, load, attach; owns the shared maps. */
 static int load_audit_as(struct agent *a, const struct agent_opts *o, bool fexit)
 {
@@ -174,6 +193,8 @@ static int load_audit_as(struct agent *a, const struct agent_opts *o, bool fexit
 	if (!a->audit)
 		return -errno;
 	bpf_map__set_max_entries(a->audit->maps.events, o->ring_bytes);
+	if (!a->pin_dir[0])
+		bpf_map__set_max_entries(a->audit->maps.agg, EMBEDDED_AGG);
 	a->audit->rodata->audit_opens = o->audit_opens;
 	a->audit->rodata->aggregate_window_ns = o->aggregate_ns;
 	if (o->argv_max >= 64 && o->argv_max <= BPFBOX_ARGV_LEN)
@@ -360,10 +381,12 @@ static int load_net(struct agent *a, const struct agent_opts *o)
 		if (r)
 			goto out;
 	} else if (a->audit) {
+		embedded_sizes(n->maps.net_orig, n->maps.net_resolved);
 		bpf_map__reuse_fd(n->maps.sessions, bpf_map__fd(a->audit->maps.sessions));
 		bpf_map__reuse_fd(n->maps.events, bpf_map__fd(a->audit->maps.events));
 		bpf_map__reuse_fd(n->maps.lost, bpf_map__fd(a->audit->maps.lost));
 	} else {
+		embedded_sizes(n->maps.net_orig, n->maps.net_resolved);
 		bpf_map__set_max_entries(n->maps.events, o->ring_bytes);
 	}
 	/* Links stored in the skeleton are detached by net_bpf__destroy. */
@@ -513,6 +536,22 @@ static void *cmd_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * libbpf reads the kernel's BTF (5.5 MB here) and copies it once per
+ * object, into memory it frees after that object's load. By default each
+ * copy is a fresh mmap, and the page faults of those fresh pages were most
+ * of a load's time (perf, docs/benchmarks.md): kept in the heap while the
+ * objects load, later copies reuse warm pages. Given back afterwards (a
+ * daemon lives on).
+ */
+static void heap_warm(bool on)
+{
+	mallopt(M_MMAP_THRESHOLD, on ? 64 << 20 : 128 << 10);
+	mallopt(M_TRIM_THRESHOLD, on ? 256 << 20 : 128 << 10);
+	if (!on)
+		malloc_trim(0);
+}
+
 int agent_load_programs(struct agent *a, const struct agent_opts *o)
 {
 	struct cmd_job job = {.a = a};
@@ -522,6 +561,7 @@ int agent_load_programs(struct agent *a, const struct agent_opts *o)
 	int r, rn;
 
 	old = libbpf_set_print(probe_libbpf_print);
+	heap_warm(true);
 	r = load_audit(a, o);
 	if (r)
 		why_not(a, "audit programs", r);
@@ -547,6 +587,7 @@ int agent_load_programs(struct agent *a, const struct agent_opts *o)
 		why_not(a, "BPF LSM (bpf is not in the active LSM list)", ENOPKG);
 	else if (r)
 		why_not(a, "BPF LSM programs", r);
+	heap_warm(false);
 	libbpf_set_print(old);
 	a->st.audit = a->audit || a->st.audit_adopted;
 	a->st.net = a->net || a->st.net_adopted;
