@@ -103,7 +103,7 @@ static int64_t start_tick_ns(void)
 	return t;
 }
 
-int changes_manifest_write(const struct changes_set *cs)
+int changes_manifest_write(const struct changes_set *cs, bool sync)
 {
 	char path[PATH_MAX + 32], tmp[PATH_MAX + 32];
 	struct jsonw w = {0};
@@ -134,7 +134,7 @@ int changes_manifest_write(const struct changes_set *cs)
 	snprintf(path, sizeof(path), "%s/" MANIFEST, cs->dir);
 	snprintf(tmp, sizeof(tmp), "%s/." MANIFEST ".tmp", cs->dir);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, w.buf, w.len) != (ssize_t)w.len || fsync(fd) < 0)
+	if (fd < 0 || write(fd, w.buf, w.len) != (ssize_t)w.len || (sync && fsync(fd) < 0))
 		r = -errno;
 	if (fd >= 0)
 		close(fd);
@@ -209,8 +209,6 @@ int changes_create(struct changes_set *cs, const char *id, const char *workspace
 		r = -errno;
 	if (!r && (*work = path_open_exact(path, O_DIRECTORY)) < 0)
 		r = *work;
-	if (!r)
-		r = changes_manifest_write(cs);
 	if (r < 0)
 		snprintf(why, why_size, "--changes: cannot make the change set %s: %s", cs->dir,
 			 strerror(-r));
@@ -322,11 +320,11 @@ static int take_upper(struct changes_set *cs, struct changes_set *p)
 		return -errno;
 	cs->start_ns = p->start_ns; /* what changed in the workspace since the first one */
 	snprintf(cs->parent, sizeof(cs->parent), "%s", p->id);
-	if ((r = changes_manifest_write(cs)) < 0)
+	if ((r = changes_manifest_write(cs, true)) < 0)
 		return r;
 	snprintf(p->state, sizeof(p->state), "chained");
 	snprintf(p->child, sizeof(p->child), "%s", cs->id);
-	r = changes_manifest_write(p);
+	r = changes_manifest_write(p, true);
 	changes_remove_work(p);
 	return r;
 }
@@ -514,5 +512,19 @@ int changes_session_end(struct changes_set *cs)
 	cs->kept = cs->list.n > 0;
 	if (!cs->kept)
 		changes_remove(cs);
-	return 0;
+	return cs->kept ? changes_manifest_sync(cs) : 0;
+}
+
+int changes_manifest_sync(const struct changes_set *cs)
+{
+	char path[PATH_MAX + 32];
+	int fd, r = 0;
+
+	snprintf(path, sizeof(path), "%s/" MANIFEST, cs->dir);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) < 0)
+		r = -errno;
+	if (fd >= 0)
+		close(fd);
+	return r;
 }

@@ -97,9 +97,10 @@ int changes_root(char *buf, size_t size, bool mk);
 bool changes_id_valid(const char *id);
 
 /*
- * Makes ROOT/ID with its upper and work dirs and manifest for the
- * workspace ws_fd (opened at path, grants.h); upper and work are opened
- * O_PATH into *upper, *work. why: a one-line reason on failure. 0 or -errno.
+ * Makes ROOT/ID with its upper and work dirs for the workspace ws_fd
+ * (opened at path, grants.h); upper and work are opened O_PATH into
+ * *upper, *work; the caller completes cs (its undo bounds) and writes the
+ * manifest. why: a one-line reason on failure. 0 or -errno.
  */
 int changes_create(struct changes_set *cs, const char *id, const char *workspace, int ws_fd,
 		   int *upper, int *work, char *why, size_t why_size);
@@ -107,8 +108,14 @@ int changes_create(struct changes_set *cs, const char *id, const char *workspace
 /* The set ID as its manifest says; -ENOENT: none. why as above. */
 int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_size);
 
-/* Writes cs's manifest (atomically: a temporary file renamed). 0 or -errno. */
-int changes_manifest_write(const struct changes_set *cs);
+/*
+ * Writes cs's manifest (atomically: a temporary file renamed), flushed to
+ * the disk with sync. 0 or -errno.
+ */
+int changes_manifest_write(const struct changes_set *cs, bool sync);
+
+/* The manifest flushed to the disk: a set kept at the session's end. 0 or -errno. */
+int changes_manifest_sync(const struct changes_set *cs);
 
 /*
  * --changes-from: cs (just made, its upper empty) takes over the upper of

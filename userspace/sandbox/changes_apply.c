@@ -250,7 +250,7 @@ static int finish(struct apply *a, const char *journal)
 	if ((r = changes_history_commit(cs)) < 0)
 		return r;
 	snprintf(cs->state, sizeof(cs->state), "applied");
-	if ((r = changes_manifest_write(cs)) < 0)
+	if ((r = changes_manifest_write(cs, true)) < 0)
 		return r;
 	changes_remove_work(cs);
 	snprintf(path, sizeof(path), "%s/upper", cs->dir);

@@ -100,7 +100,15 @@ int session_changes_start(struct session *s, struct grant_fds *gf)
 	}
 	cs->undo_gens = s->policy->undo_generations;
 	cs->undo_mb = s->policy->undo_mb;
-	changes_manifest_write(cs);
+	/*
+	 * Not flushed: a session that changes nothing removes it at its end,
+	 * and one that changes something flushes it then (changes_session_end).
+	 */
+	if ((r = changes_manifest_write(cs, false)) < 0) {
+		changes_remove(cs);
+		return log_error_errno(
+			-r, "--changes: cannot write the manifest of %s; nothing ran", cs->dir);
+	}
 	/* Held until the session's end: no apply or discard of a set in use. */
 	if ((r = changes_lock(cs)) < 0 || (s->changes_from && (r = chain(cs, gf, s)) < 0)) {
 		if (!s->changes_from || !cs->parent[0])
@@ -124,7 +132,8 @@ void session_changes_end(struct session *s)
 		return;
 	r = changes_session_end(cs);
 	if (r < 0)
-		log_warn("cannot read the change set %s (%s): kept as it is", cs->id, strerror(-r));
+		log_warn("cannot read or record the change set %s (%s): kept as it is", cs->id,
+			 strerror(-r));
 	if (cs->kept && s->policy->changes == CHANGES_APPLY && s->result.exit_code != 0)
 		log_warn("the command exited %d: change set %s kept, not applied (bpfbox apply %s)",
 			 s->result.exit_code, cs->id, cs->id);
