@@ -350,6 +350,36 @@ print(len(h["generations"]), h["keep_generations"], h["bytes"] > 0)')
 	rc=$?
 	verdict "once the session ended, apply takes it" 0 "$([ -f "$WS/x" ] || echo "x not applied")"
 
+	# A set's start writes its manifest unflushed: after a crash during its
+	# session the directory can be there with no manifest, or an empty one.
+	# Discard removes such a set, unless a session holds its lock.
+	"$BPFBOX" run -q --no-daemon -w "$WS" --changes review --status-fd 3 -- sh -c 'echo o >o' \
+		</dev/null >/dev/null 2>&1 3>"$TMPD/ost"
+	OID=$(head -n 1 "$TMPD/ost" | sed -n 's/.*"session":"\([0-9a-f]*\)".*/\1/p')
+	: >"$SETS/$OID/manifest.json"
+	"$BPFBOX" discard "$OID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "discard of a set whose manifest a crash emptied: removed, said" 0 \
+		"$([ ! -e "$SETS/$OID" ] || echo "set left")$(grep -q 'had no readable manifest' "$TMPD/err" || echo "not said")"
+	mkdir -p "$SETS/0123456789abcdef/upper" "$SETS/0123456789abcdef/work"
+	(exec 9>"$SETS/0123456789abcdef/lock" && flock -n 9 && exec sleep 30) &
+	FPID=$!
+	wait_file "$SETS/0123456789abcdef/lock" 5
+	sleep 0.2
+	"$BPFBOX" discard 0123456789abcdef >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "discard of a set with no manifest that a session holds: refused, exit 5" 5 \
+		"$([ -d "$SETS/0123456789abcdef/upper" ] || echo "set removed")"
+	kill "$FPID" 2>/dev/null
+	wait "$FPID" 2>/dev/null
+	"$BPFBOX" discard 0123456789abcdef >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "discard of a set with no manifest: removed" 0 \
+		"$([ ! -e "$SETS/0123456789abcdef" ] || echo "set left")"
+	"$BPFBOX" discard fedcba9876543210 >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "discard of an id with no set: exit 4" 4 ""
+
 	# Through a daemon: review, session.changes in its audit stream and the run's, apply.
 	CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 	if [ -n "$CG2" ]; then

@@ -373,6 +373,40 @@ int cmd_undo(int argc, char **argv)
 	return list ? list_history(ws, json) : changes_undo(ws, gen);
 }
 
+/*
+ * A set whose directory is there without a manifest to read: its start's
+ * manifest is not flushed (docs/SECURITY.md, "Change sets"), so a crash
+ * during its session can leave that. Removed if no session holds it; 0 or
+ * the exit code, or -1: not such a set.
+ */
+static int discard_orphan(const char *id)
+{
+	char why[PATH_MAX + 128];
+	struct changes_set cs;
+	struct stat st;
+	int r = changes_open(&cs, id, why, sizeof(why));
+
+	if (r >= 0 || cs.dir[0] != '/' || lstat(cs.dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return -1;
+	snprintf(cs.id, sizeof(cs.id), "%s", id);
+	if ((r = changes_lock(&cs)) < 0) {
+		fprintf(stderr, "bpfbox discard: change set %s %s\n", id,
+			r == -EWOULDBLOCK ? "is in use by a running session" : strerror(-r));
+		return r == -EWOULDBLOCK ? CHANGES_EXIT_BUSY : 1;
+	}
+	r = changes_remove(&cs);
+	changes_unlock(&cs);
+	if (r < 0) {
+		fprintf(stderr, "bpfbox discard: cannot remove %s: %s\n", cs.dir, strerror(-r));
+		return 1;
+	}
+	fprintf(stderr,
+		"bpfbox discard: change set %s had no readable manifest (a crash during "
+		"its session); removed\n",
+		id);
+	return 0;
+}
+
 int cmd_discard(int argc, char **argv)
 {
 	const struct cli_opt opts[] = {{0}};
@@ -380,6 +414,8 @@ int cmd_discard(int argc, char **argv)
 	int r = cli_parse(argc, argv, opts, true, discard_usage);
 
 	if (r >= 0)
+		return r;
+	if (optind == argc - 1 && (r = discard_orphan(argv[optind])) >= 0)
 		return r;
 	if ((r = open_set("discard", argc, argv, &cs)))
 		return r;
