@@ -12,7 +12,8 @@ daemon_scratch http-rules
 . "$ROOT/tests/host/netfix.sh"
 cleanup_extra() { netfix_down; }
 chmod 755 "$TMPD"
-netfix_up hr 203.0.113 80 443 api.test,other.test api.test=203.0.113.2 other.test=203.0.113.2
+netfix_up hr 203.0.113 80 443 api.test,other.test,x.wild.test,a.b.wild.test api.test=203.0.113.2 other.test=203.0.113.2 \
+	x.wild.test=203.0.113.2 a.b.wild.test=203.0.113.2 $(seq -f 'n%g.wild.test=203.0.113.2' 1 33)
 mkdir -p "$TMPD/home"
 chown -R 65534:65534 "$WS" "$TMPD/home"
 cd "$WS" || exit 1
@@ -140,6 +141,83 @@ else
 	fail "http-rules: the daemon did not start: $(tail -c 300 "$DERR")"
 fi
 
+# run_as WHO AUDIT ARGS...: an embedded session on the test's resolver, as
+# root (its audit into AUDIT) or as uid 65534 (no BPF: its own proxy).
+run_as() {
+	_who=$1 _audit=$2
+	shift 2
+	if [ "$_who" = root ]; then
+		BPFBOX_UPSTREAM_CA="$TMPD/ca.crt" "$BPFBOX" run --no-daemon -w "$WS" \
+			--net-resolver "$SRV" --timeout 60 --audit "$_audit" "$@"
+	else
+		setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$TMPD/home" \
+			BPFBOX_UPSTREAM_CA="$TMPD/ca.crt" "$BPFBOX" run --no-daemon -w "$WS" \
+			--net-resolver "$SRV" --timeout 60 "$@"
+	fi
+}
+
+# served CMD...: runs CMD (its output in out and err); new: the lines the
+# test server logged meanwhile.
+served() {
+	_n0=$(wc -l <"$TMPD/srv.log")
+	"$@" >"$TMPD/out" 2>"$TMPD/err"
+	new=$(tail -n +$((_n0 + 1)) "$TMPD/srv.log")
+}
+
+# A wildcard HTTP rule: each name under it gets a leaf of its own on its
+# first connection (a wildcard certificate would cover one label only), and
+# each request is judged like an exact host's. Root (the BPF redirect) and
+# uid 65534 (the proxy of the session's namespace).
+WRULE='*.wild.test:443 GET /ok/**'
+cat >"$WS/wild.sh" <<'EOF'
+c() { curl -sS --max-time 10 -o /dev/null -w "$1=%{http_code}\n" "${@:2}" 2>/dev/null || echo "$1=fail"; }
+c one-label https://x.wild.test/ok/1
+c two-labels https://a.b.wild.test/ok/2
+c other-path https://x.wild.test/no
+c again https://x.wild.test/ok/3
+c other-host https://api.test/ok/4
+curl -sS --max-time 10 -o /dev/null -w '%{certs}' https://a.b.wild.test/ok/5 2>/dev/null |
+	grep -o 'DNS:[^,]*' | head -1 | sed 's/^/leaf=/'
+EOF
+for who in root nobody; do
+	served run_as $who "$TMPD/w.jsonl" --net-allow "$WRULE" -- bash wild.sh
+	if grep -q '^one-label=200$' "$TMPD/out" && grep -q '^two-labels=200$' "$TMPD/out" &&
+		grep -q '^again=200$' "$TMPD/out" && grep -q '^other-path=403$' "$TMPD/out" &&
+		! grep -q '^other-host=200$' "$TMPD/out" && ! echo "$new" | grep -q 'GET /no\|/ok/4'; then
+		ok "http-rules (wildcard, $who): names one and two labels under it judged request by request; another host refused"
+	else
+		fail "http-rules (wildcard, $who): $(tr '\n' ' ' <"$TMPD/out") / $(echo "$new" | grep -o 'GET [^ ]*' | tr '\n' ' ') $(head -c 200 "$TMPD/err")"
+	fi
+	if [ "$(grep '^leaf=' "$TMPD/out")" = "leaf=DNS:a.b.wild.test" ]; then
+		ok "http-rules (wildcard, $who): the leaf names the host reached, not the wildcard"
+	else
+		fail "http-rules (wildcard, $who): the leaf's first name: '$(grep '^leaf=' "$TMPD/out")'"
+	fi
+done
+check_events "$TMPD/w.jsonl" "sorted(e['name'] + e['path'] for e in net if e['type'] == 'net.request' and e['decision'] == 'allow' and e['rule'] == '$WRULE' and e['status'] == 200) == ['a.b.wild.test/ok/2', 'a.b.wild.test/ok/5', 'x.wild.test/ok/1', 'x.wild.test/ok/3'] and any(e['type'] == 'net.request' and e['decision'] == 'deny' and e['name'] == 'x.wild.test' and e['path'] == '/no' and e['status'] == 403 for e in net)" \
+	"http-rules (wildcard, root): each request a net.request naming the wildcard rule"
+
+# The leaves are bounded (32 a session): a session that reaches 33 names
+# under a wildcard gets the 33rd refused, saying why; nothing of it reaches
+# the server. (The first 32 are refused by the test server's certificate,
+# which names none of them: the tool gets a 502.)
+cat >"$WS/many.sh" <<'EOF'
+for i in $(seq 1 33); do
+	curl -sS --max-time 10 -o /dev/null -w "n$i=%{http_code}\n" "https://n$i.wild.test/ok/many$i" 2>/dev/null || echo "n$i=fail"
+done
+EOF
+n0=$(wc -l <"$TMPD/srv.log")
+BPFBOX_UPSTREAM_CA="$TMPD/ca.crt" "$BPFBOX" run --no-daemon -w "$WS" --net-resolver "$SRV" --timeout 90 \
+	--audit "$TMPD/many.jsonl" --net-allow "$WRULE" -- bash many.sh >"$TMPD/out" 2>"$TMPD/err"
+if grep -q '^n32=502$' "$TMPD/out" && grep -q '^n33=fail$' "$TMPD/out" &&
+	! tail -n +$((n0 + 1)) "$TMPD/srv.log" | grep -q many33; then
+	ok "http-rules (wildcard): past 32 leaves the next name is refused, the server saw nothing of it"
+else
+	fail "http-rules (wildcard): 33 names: $(tr '\n' ' ' <"$TMPD/out" | tail -c 200) $(head -c 200 "$TMPD/err")"
+fi
+check_events "$TMPD/many.jsonl" "any(e['type'] == 'net.deny' and e['name'] == 'n33.wild.test' and e['reason'].startswith(\"an HTTP rule's host without a session certificate\") for e in net)" \
+	"http-rules (wildcard): the refused 33rd name is a net.deny saying why"
+
 # A refused request whose path is longer than the summary keeps: the hint
 # proposes a rule for the directory it reaches, never a cut path.
 LONG=/repos/evil/$(printf 'x%.0s' $(seq 1 90))
@@ -167,15 +245,8 @@ if [ "$(id -u)" = 0 ]; then
 fi
 EOF
 for who in root nobody; do
-	if [ $who = root ]; then
-		run80() { "$BPFBOX" run --no-daemon -w "$WS" --net-resolver "$SRV" --timeout 60 --audit "$TMPD/p80.jsonl" "$@"; }
-	else
-		run80() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$TMPD/home" "$BPFBOX" run --no-daemon -w "$WS" --net-resolver "$SRV" --timeout 60 "$@"; }
-	fi
-	n0=$(wc -l <"$TMPD/srv.log")
-	run80 --net-allow "$RULE80" -- bash plain.sh >"$TMPD/out" 2>"$TMPD/err"
+	served run_as $who "$TMPD/p80.jsonl" --net-allow "$RULE80" -- bash plain.sh
 	cp "$TMPD/out" "$TMPD/out.$who"
-	new=$(tail -n +$((n0 + 1)) "$TMPD/srv.log")
 	if grep -q '^proxied-ok=200$' "$TMPD/out" && grep -q '^proxied-no=403$' "$TMPD/out" &&
 		grep -q '^ka=200$' "$TMPD/out" && grep -q '^ka=403$' "$TMPD/out" &&
 		! grep -q '^tunnel=200$' "$TMPD/out" && ! echo "$new" | grep -q '/no\|/ok/t'; then
@@ -195,7 +266,7 @@ check_events "$TMPD/p80.jsonl" "sorted(e['path'] for e in net if e['type'] == 'n
 	"http-rules (port 80, root): each allowed plain request is a net.request allow naming its rule (status null: the answer is spliced)"
 
 # Rules that could not hold are refused before anything runs.
-for bad in 'api.test:8080 GET /x' '*.api.test:443 GET /x' 'api.test:443 get /x' 'api.test:443 GET x'; do
+for bad in 'api.test:8080 GET /x' 'api.test:443-444 GET /x' 'api.test:443 get /x' 'api.test:443 GET x'; do
 	"$BPFBOX" run --no-daemon -w "$WS" --net-allow "$bad" -- touch ran >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	if [ $rc = 125 ] && [ ! -e "$WS/ran" ] && grep -q 'invalid HTTP rule' "$TMPD/err"; then

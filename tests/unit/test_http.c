@@ -123,11 +123,13 @@ static void http_rules(void **state)
 	assert_string_equal(p, "/repos/acme/**");
 	assert_int_equal(net_http_rule_parse("api.test:443", m, p, &why), 0);
 	assert_int_equal(net_http_rule_parse("api.test:80 * /x", m, p, &why), 1);
+	assert_int_equal(net_http_rule_parse("*.api.test:443 GET /x", m, p, &why), 1);
 	for (const char *const *b =
 		     (const char *const[]){"api.test:443 GET", "api.test:443 GET x",
 					   "api.test:443 get /x", "api.test:443 GET, /x",
 					   "api.test:443 GET /x y", "api.test:8080 GET /x",
-					   "api.test GET /x", "*.api.test:443 GET /x",
+					   "api.test GET /x", "*api.test:443 GET /x",
+					   "a.*.test:443 GET /x", "*.:443 GET /x",
 					   "api.test:443-444 GET /x", NULL};
 	     *b; b++)
 		assert_int_equal(net_http_rule_parse(*b, m, p, &why), -EINVAL);

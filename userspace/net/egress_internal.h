@@ -47,6 +47,9 @@
 #define HTTP_RULES_UNREAD                                                                  \
 	"an HTTP rule's host reached without TLS naming it (SNI): its requests cannot be " \
 	"read"
+/* A name under a wildcard HTTP rule the session CA signs no leaf for (tls_ca.c). */
+#define HTTP_RULES_NO_LEAF \
+	"an HTTP rule's host without a session certificate (past 32 hosts, or no DNS name)"
 #define MAX_CONNS   64
 #define MAX_QUERIES 32
 #define IDLE_S	    600
@@ -67,7 +70,11 @@ struct rule {
 	char path[NET_HTTP_PATH_LEN];
 };
 
-/* tls_term.c: the session CA and a leaf for each host of a secret. */
+/*
+ * tls_ca.c: the session CA and a leaf for each host of a secret or an HTTP
+ * rule; a name under a wildcard HTTP rule (wild) gets its own on its first
+ * connection, under lock, within the same MAX_LEAVES.
+ */
 #define MAX_LEAVES 32
 struct term {
 	gnutls_x509_privkey_t ca_key, leaf_key;
@@ -77,6 +84,9 @@ struct term {
 	gnutls_x509_crt_t leaf_crt[MAX_LEAVES];
 	char leaf_host[MAX_LEAVES][254];
 	size_t n_leaves;
+	char wild[MAX_LEAVES][254]; /* "*.example.com" */
+	size_t n_wild;
+	pthread_mutex_t lock; /* leaves made while the proxy runs */
 };
 
 struct cached {
@@ -278,9 +288,9 @@ bool eg_secret_name_leak(const struct egress *e, const char *name, char *why, si
 int eg_term_start(struct egress *e, char *err, size_t size);
 void eg_term_stop(struct egress *e);
 /* The leaf's credentials for name, or NULL when it is not terminated (tls_ca.c). */
-gnutls_certificate_credentials_t eg_term_leaf(const struct egress *e, const char *name);
+gnutls_certificate_credentials_t eg_term_leaf(struct egress *e, const char *name);
 /* Whether a connection to name:port is terminated (a secret's host, 443). */
-bool eg_term_wanted(const struct egress *e, const char *name, uint16_t port);
+bool eg_term_wanted(struct egress *e, const char *name, uint16_t port);
 /*
  * A terminated connection (c->up connected): TLS with the tool (a leaf
  * for name), TLS with the server (verified), each request framed, judged

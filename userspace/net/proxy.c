@@ -281,7 +281,8 @@ static void serve_transparent(struct conn *c)
 	}
 	/* No SNI, nor plain HTTP read request by request: an HTTP rule's requests unread. */
 	if (!http && name[0] && eg_http_judged(e, name, port)) {
-		snprintf(why, sizeof(why), "%s", HTTP_RULES_UNREAD);
+		snprintf(why, sizeof(why), "%s",
+			 how == HOW_SNI && port == 443 ? HTTP_RULES_NO_LEAF : HTTP_RULES_UNREAD);
 		goto deny;
 	}
 	if (!http && seen > 0 && eg_secret_leak(e, buf, seen, "the first bytes", why, sizeof(why)))
@@ -467,7 +468,8 @@ static void serve_explicit(struct conn *c)
 		goto deny;
 	/* A tunnel to a host HTTP rules judge is terminated, or its requests go unread. */
 	if (tunnel && eg_http_judged(e, name, port) && !eg_term_wanted(e, name, port)) {
-		snprintf(why, sizeof(why), "%s", HTTP_RULES_UNREAD);
+		snprintf(why, sizeof(why), "%s",
+			 port == 443 ? HTTP_RULES_NO_LEAF : HTTP_RULES_UNREAD);
 		goto deny;
 	}
 	if (!tunnel && !request_allowed(c, name, port, &hh, why, sizeof(why))) {

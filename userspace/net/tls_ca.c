@@ -83,6 +83,13 @@ static int make_cert(struct term *t, gnutls_x509_crt_t *out, const char *host)
 
 			r = tlslib.x509_name_constraints_add_permitted(nc, GNUTLS_SAN_DNSNAME, &d);
 		}
+		/* A wildcard's domain: the names under it (and, by the rule, it). */
+		for (size_t i = 0; !r && i < t->n_wild; i++) {
+			gnutls_datum_t d = {(unsigned char *)t->wild[i] + 2,
+					    strlen(t->wild[i] + 2)};
+
+			r = tlslib.x509_name_constraints_add_permitted(nc, GNUTLS_SAN_DNSNAME, &d);
+		}
 		if (!r)
 			r = tlslib.x509_crt_set_name_constraints(crt, nc, 1);
 		if (nc)
@@ -126,6 +133,21 @@ static int upstream_trust(struct term *t, char *err, size_t size)
 	return 0;
 }
 
+/* The leaf of t->leaf_host[i]: its certificate and credentials; 0 or a GnuTLS error. */
+static int make_leaf(struct term *t, size_t i)
+{
+	int r = make_cert(t, &t->leaf_crt[i], t->leaf_host[i]);
+
+	if (!r)
+		r = tlslib.certificate_allocate_credentials(&t->leaf[i]);
+	if (!r) {
+		gnutls_x509_crt_t chain[2] = {t->leaf_crt[i], t->ca};
+
+		r = tlslib.certificate_set_x509_key(t->leaf[i], chain, 2, t->leaf_key);
+	}
+	return r;
+}
+
 /* A host whose connections on 443 are terminated: a leaf for it; -E2BIG past MAX_LEAVES. */
 static int add_leaf_host(struct term *t, const char *host, char *err, size_t size)
 {
@@ -149,6 +171,7 @@ int eg_term_start(struct egress *e, char *err, size_t size)
 	size_t n_http = eg_http_hosts(e, http, MAX_LEAVES + 1);
 	int r;
 
+	pthread_mutex_init(&t->lock, NULL);
 	/* The proxy's own copy: the caller's may go (a daemon's request). */
 	r = eg_secrets_copy(&e->secrets, e->o.secrets);
 	e->o.secrets = &e->secrets;
@@ -160,9 +183,19 @@ int eg_term_start(struct egress *e, char *err, size_t size)
 	for (size_t i = 0; !r && i < ss->n; i++)
 		for (size_t j = 0; !r && j < ss->v[i].n_hosts; j++)
 			r = add_leaf_host(t, ss->v[i].hosts[j], err, size);
-	/* An HTTP rule's host: terminated to read each request (docs/network.md). */
+	/*
+	 * An HTTP rule's host: terminated to read each request (docs/network.md);
+	 * a wildcard's names get their leaves on their first connection.
+	 */
 	for (size_t i = 0; !r && i < n_http; i++)
-		r = add_leaf_host(t, http[i], err, size);
+		if (strncmp(http[i], "*.", 2))
+			r = add_leaf_host(t, http[i], err, size);
+		else if (t->n_wild < MAX_LEAVES)
+			snprintf(t->wild[t->n_wild++], sizeof(t->wild[0]), "%.253s", http[i]);
+		else {
+			snprintf(err, size, "secrets and HTTP rules: at most %d hosts", MAX_LEAVES);
+			r = -E2BIG;
+		}
 	if (r < 0)
 		return r;
 	r = new_key(&t->ca_key);
@@ -170,16 +203,8 @@ int eg_term_start(struct egress *e, char *err, size_t size)
 		r = new_key(&t->leaf_key);
 	if (!r)
 		r = make_cert(t, &t->ca, NULL);
-	for (size_t i = 0; !r && i < t->n_leaves; i++) {
-		r = make_cert(t, &t->leaf_crt[i], t->leaf_host[i]);
-		if (!r)
-			r = tlslib.certificate_allocate_credentials(&t->leaf[i]);
-		if (!r) {
-			gnutls_x509_crt_t chain[2] = {t->leaf_crt[i], t->ca};
-
-			r = tlslib.certificate_set_x509_key(t->leaf[i], chain, 2, t->leaf_key);
-		}
-	}
+	for (size_t i = 0; !r && i < t->n_leaves; i++)
+		r = make_leaf(t, i);
 	if (!r)
 		r = tlslib.x509_crt_export2(t->ca, GNUTLS_X509_FMT_PEM, &pem);
 	if (r < 0) {
@@ -220,15 +245,75 @@ const char *egress_ca_pem(const struct egress *e)
 	return e ? e->term.ca_pem : NULL;
 }
 
-gnutls_certificate_credentials_t eg_term_leaf(const struct egress *e, const char *name)
+/* Letters, digits and '-' in dot-separated labels: all a leaf's name may hold. */
+static bool dns_name(const char *s)
 {
-	for (size_t i = 0; i < e->term.n_leaves; i++)
-		if (!strcasecmp(e->term.leaf_host[i], name))
-			return e->term.leaf[i];
-	return NULL;
+	size_t n = strlen(s), label = 0;
+
+	if (!n || n > 253)
+		return false;
+	for (; *s; s++) {
+		if (*s == '.') {
+			if (!label)
+				return false;
+			label = 0;
+		} else if (isalnum((unsigned char)*s) || *s == '-') {
+			if (++label > 63)
+				return false;
+		} else {
+			return false;
+		}
+	}
+	return label > 0;
 }
 
-bool eg_term_wanted(const struct egress *e, const char *name, uint16_t port)
+/*
+ * A name under a wildcard HTTP rule: a leaf of its own (a wildcard
+ * certificate would cover one label only), kept for the session. Called
+ * with t->lock held; NULL past MAX_LEAVES or for a name that is no DNS
+ * name (it goes into the certificate's subject).
+ */
+static gnutls_certificate_credentials_t wild_leaf(struct term *t, const char *name)
+{
+	size_t i = t->n_leaves;
+	bool under = false;
+
+	for (size_t k = 0; k < t->n_wild; k++)
+		under |= net_name_match(t->wild[k], name);
+	if (!under || i == MAX_LEAVES || !t->ca || !dns_name(name))
+		return NULL;
+	snprintf(t->leaf_host[i], sizeof(t->leaf_host[0]), "%s", name);
+	for (char *c = t->leaf_host[i]; *c; c++)
+		*c = tolower((unsigned char)*c);
+	if (make_leaf(t, i) < 0) {
+		if (t->leaf[i])
+			tlslib.certificate_free_credentials(t->leaf[i]);
+		if (t->leaf_crt[i])
+			tlslib.x509_crt_deinit(t->leaf_crt[i]);
+		t->leaf[i] = NULL;
+		t->leaf_crt[i] = NULL;
+		return NULL;
+	}
+	t->n_leaves++;
+	return t->leaf[i];
+}
+
+gnutls_certificate_credentials_t eg_term_leaf(struct egress *e, const char *name)
+{
+	struct term *t = &e->term;
+	gnutls_certificate_credentials_t c = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; !c && i < t->n_leaves; i++)
+		if (!strcasecmp(t->leaf_host[i], name))
+			c = t->leaf[i];
+	if (!c && t->n_wild)
+		c = wild_leaf(t, name);
+	pthread_mutex_unlock(&t->lock);
+	return c;
+}
+
+bool eg_term_wanted(struct egress *e, const char *name, uint16_t port)
 {
 	return port == 443 && eg_term_leaf(e, name);
 }

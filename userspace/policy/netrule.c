@@ -151,10 +151,10 @@ int net_http_rule_parse(const char *rule, char methods[NET_HTTP_METHODS_LEN],
 	for (q = p; *q; q++)
 		if ((unsigned char)*q <= ' ' || *q == 0x7f)
 			return -EINVAL;
-	*why = "an HTTP rule names one host (no wildcard) and one port, 443 (TLS, which the "
-	       "proxy terminates to read the requests) or 80 (plain HTTP)";
+	*why = "an HTTP rule names one host or one wildcard (*.example.com) and one port, 443 "
+	       "(TLS, which the proxy terminates to read the requests) or 80 (plain HTTP)";
 	snprintf(host, sizeof(host), "%.*s", (int)(sp - rule), rule);
-	if (name_rule(host, host, sizeof(host), &lo, &hi) < 0 || host[0] == '*' || lo != hi ||
+	if (name_rule(host, host, sizeof(host), &lo, &hi) < 0 || lo != hi ||
 	    (lo != 443 && lo != 80))
 		return -EINVAL;
 	snprintf(methods, NET_HTTP_METHODS_LEN, "%.*s", (int)(p - 1 - m), m);
