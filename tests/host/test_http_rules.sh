@@ -164,6 +164,36 @@ served() {
 	new=$(tail -n +$((_n0 + 1)) "$TMPD/srv.log")
 }
 
+# HTTP/2 cannot pass a terminated connection unjudged: the proxy offers no
+# ALPN, so a client asking for h2 gets HTTP/1.1, and one that speaks h2
+# anyway (its preface, then frames) is read as an HTTP/1.1 request head,
+# which "PRI * HTTP/2.0" is not: a 400 (or 403), nothing of it reaches the
+# server. A client through
+# the proxy variables gets the same (curl --http2: HTTP/1.1, judged).
+cat >"$WS/h2.py" <<'EOF'
+import os, socket, ssl
+for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+    os.environ.pop(k, None)
+ctx = ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+ctx.set_alpn_protocols(["h2"])
+s = ctx.wrap_socket(socket.create_connection(("api.test", 443), timeout=10), server_hostname="api.test")
+print("alpn=%s" % s.selected_alpn_protocol())
+s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+try:
+    first = s.recv(4096).split(b"\r\n", 1)[0].decode(errors="replace")
+except OSError as e:
+    first = "closed"
+print("answer=%s" % (first or "closed"))
+EOF
+served env BPFBOX_UPSTREAM_CA="$TMPD/ca.crt" "$BPFBOX" run --no-daemon -w "$WS" --net-resolver "$SRV" \
+	--timeout 60 --net-allow "$RULE" -- sh -c 'python3 h2.py; curl -sS --http2 --max-time 10 -o /dev/null -w "curl=%{http_version} %{http_code}\n" https://api.test/admin'
+if grep -q '^alpn=None$' "$TMPD/out" && grep -Eq '^answer=(HTTP/1.1 40[03].*|closed)$' "$TMPD/out" &&
+	grep -q '^curl=1.1 403$' "$TMPD/out" && ! echo "$new" | grep -q 'PRI\|/admin'; then
+	ok "http-rules (root): h2 is not offered; an h2 preface is refused as a request, the server saw nothing"
+else
+	fail "http-rules (root): h2: $(tr '\n' ' ' <"$TMPD/out") / $(echo "$new" | tail -3 | tr '\n' ' ') $(head -c 200 "$TMPD/err")"
+fi
+
 # A wildcard HTTP rule: each name under it gets a leaf of its own on its
 # first connection (a wildcard certificate would cover one label only), and
 # each request is judged like an exact host's. Root (the BPF redirect) and
