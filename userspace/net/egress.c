@@ -477,6 +477,7 @@ int egress_start(struct egress **out, const struct egress_opts *o, char *err, si
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_mutex_init(&e->ask_lock, NULL);
 	pthread_cond_init(&e->idle, NULL);
+	pthread_mutex_init(&e->term.lock, NULL);
 	limits_from_env(e);
 	r = eg_rules_add(e, o, err, size);
 	if (r < 0)

@@ -171,7 +171,6 @@ int eg_term_start(struct egress *e, char *err, size_t size)
 	size_t n_http = eg_http_hosts(e, http, MAX_LEAVES + 1);
 	int r;
 
-	pthread_mutex_init(&t->lock, NULL);
 	/* The proxy's own copy: the caller's may go (a daemon's request). */
 	r = eg_secrets_copy(&e->secrets, e->o.secrets);
 	e->o.secrets = &e->secrets;
@@ -237,6 +236,7 @@ void eg_term_stop(struct egress *e)
 	if (t->leaf_key)
 		tlslib.x509_privkey_deinit(t->leaf_key);
 	free(t->ca_pem);
+	pthread_mutex_destroy(&t->lock);
 	memset(t, 0, sizeof(*t));
 }
 
