@@ -471,10 +471,19 @@ static bool bpf_lsm_active(void)
 static int load_lsm(struct agent *a, const struct agent_opts *o)
 {
 	struct lsm_bpf *l;
+	char why[256];
 	int r;
 
 	if (!bpf_lsm_active())
 		return -ENOPKG;
+	/*
+	 * Embedded: a kernel that refuses BPF LSM programs (lockdown, a
+	 * policy) said so once this boot (probe_bpf_lsm's cache); not loaded
+	 * again to be refused again, which cost an embedded start about 40 ms
+	 * here (two parses of the kernel's BTF). A daemon always tries.
+	 */
+	if (!a->pin_dir[0] && !probe_bpf_lsm(why, sizeof(why)))
+		return -EPERM;
 	l = a->lsm = lsm_bpf__open();
 	if (!l)
 		return -errno;
