@@ -2,7 +2,7 @@
 /*
  * The agent's own pieces, shared by its files and nobody else:
  * agent.c (open and close, the ring), agent_load.c (load and attach each
- * skeleton per mode), agent_pin.c (pins a daemon leaves for its next
+ * skeleton per mode), agent_btf.c (the kernel's BTF asked), agent_pin.c (pins a daemon leaves for its next
  * incarnation), agent_maps.c (session map writes) and agent_agg.c (the
  * folded opens flushed when a session ends).
  */
@@ -38,6 +38,9 @@ struct agent {
 /* agent_load.c: loads and attaches every skeleton the options ask for; the
  * network programs' result (-EXDEV: pinned for another cgroup parent). */
 int agent_load_programs(struct agent *a, const struct agent_opts *o);
+
+/* agent_btf.c: whether the running kernel's BTF names a symbol (its string table). */
+bool agent_btf_has(const char *name);
 
 /* agent_pin.c */
 void agent_pin_path(const char *dir, char *buf, size_t size, const char *kind, const char *name);
