@@ -26,9 +26,10 @@ cleanup_extra() {
 		[ -d "$c" ] && echo 1 >"$c/cgroup.kill" 2>/dev/null
 	done
 	for c in "$CT"/*/; do
-		[ -d "$c" ] && poll_until 5 grep -q "populated 0" "$c/cgroup.events" && rmdir "$c" 2>/dev/null
+		[ -d "$c" ] && poll_until 5 grep -q "populated 0" "$c/cgroup.events"
 	done
-	rmdir "$CT" 2>/dev/null
+	# Deepest first: a case nests cgroups (nested/child), which left CT behind.
+	find "$CT" -depth -type d -exec rmdir {} \; 2>/dev/null
 }
 
 # Egress by name's upstream: the test's resolver and HTTP server in a
