@@ -52,13 +52,18 @@ fi
 
 # The hook file as packaged, pointing at this build and this daemon.
 mkdir -p "$TMPD/hooks.d" "$TMPD/root/bin" "$TMPD/out"
-"$PY" - "${BPFBOX_VM_HOST_REPO:-$ROOT}/packaging/oci/bpfbox.json" "$(command -v "$BPFBOX")" "$SOCK" >"$TMPD/hooks.d/bpfbox.json" <<'PY'
+if ! "$PY" - "$ROOT/packaging/oci/bpfbox.json" "$(command -v "$BPFBOX")" "$SOCK" \
+	>"$TMPD/hooks.d/bpfbox.json" 2>"$TMPD/hook.err" <<'PY'; then
 import json, sys
 h = json.load(open(sys.argv[1]))
 h["hook"]["path"] = sys.argv[2]
 h["hook"]["args"] += ["--socket", sys.argv[3]]
 print(json.dumps(h))
 PY
+	fail "the hooks.d file from packaging/oci/bpfbox.json: $(oneline "$TMPD/hook.err")"
+	finish
+	exit 1
+fi
 cp "$(command -v busybox)" "$TMPD/root/bin/busybox"
 for c in sh cat echo sleep true wget; do ln -s busybox "$TMPD/root/bin/$c"; done
 # A credential file in the image: on the container's overlay root.
