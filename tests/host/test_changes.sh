@@ -364,8 +364,8 @@ print(len(h["generations"]), h["keep_generations"], h["bytes"] > 0)')
 	mkdir -p "$SETS/0123456789abcdef/upper" "$SETS/0123456789abcdef/work"
 	(exec 9>"$SETS/0123456789abcdef/lock" && flock -n 9 && exec sleep 30) &
 	FPID=$!
-	wait_file "$SETS/0123456789abcdef/lock" 5
-	sleep 0.2
+	# Held once another taker is refused.
+	poll_until 5 sh -c '! flock -n "$1" true' sh "$SETS/0123456789abcdef/lock"
 	"$BPFBOX" discard 0123456789abcdef >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	verdict "discard of a set with no manifest that a session holds: refused, exit 5" 5 \
