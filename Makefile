@@ -19,7 +19,11 @@ ALL_CFLAGS := $(WARN) -Wno-missing-field-initializers -std=gnu11 -D_GNU_SOURCE \
 	     -DBPFBOX_GIT_REV='"$(GIT_REV)"' $(CFLAGS)
 # Static libraries: a sandbox that wraps every tool call must start fast,
 # and dynamic symbol resolution of five libraries costs ~0.2 ms per run.
-LDLIBS    := -Wl,-Bstatic -lbpf -lelf -lz -ljson-c -lncursesw -ltinfo -Wl,-Bdynamic
+# The kernel's BTF is parsed once per load, not once per object
+# (userspace/probe/kbtf.c wraps libbpf's reader and its free).
+WRAPS     := -Wl,--wrap=btf__load_vmlinux_btf,--wrap=btf__free \
+	     -Wl,-u,__wrap_btf__load_vmlinux_btf,-u,__wrap_btf__free
+LDLIBS    := -Wl,-Bstatic -lbpf -lelf -lz -ljson-c -lncursesw -ltinfo -Wl,-Bdynamic $(WRAPS)
 # Attack programs and helpers run as they would in the wild: never sanitized.
 HELPER_CFLAGS := -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Iinclude $(WARN) \

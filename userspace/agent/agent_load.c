@@ -25,6 +25,7 @@
 #include "agent_internal.h"
 #include "bpfbox/events.h"
 #include "../lib/util.h"
+#include "../probe/kbtf.h"
 #include "../probe/probe.h"
 #include "../probe/probe_libbpf.h"
 #include "audit.skel.h"
@@ -170,18 +171,24 @@ static int load_attach_pin(struct agent *a, struct bpf_object_skeleton *sk)
  * An embedded agent serves one session: its preallocated tables are sized
  * for that, not for a daemon's thousands. The kernel fills a preallocated
  * map at creation, and the daemon's sizes (about 17 MB: the folded opens,
- * the proxy's connections, the resolved addresses) were a sixth of an
- * embedded load here. A full table folds no more opens (each is recorded
- * alone); the two LRU maps drop their oldest entry, so a connection that
- * old loses its original address or name and is refused (fail closed).
+ * the proxy's connections, the resolved addresses; and 1.8 MB of unix
+ * socket grants for 4,096 sessions) were a sixth of an embedded load here.
+ * A full table folds no more opens (each is recorded alone); the two LRU
+ * maps drop their oldest entry, so a connection that old loses its
+ * original address or name and is refused (fail closed). The tables keyed
+ * by session hold the one session run.c registers, with room to spare.
  */
-#define EMBEDDED_AGG 2048
-#define EMBEDDED_NET 8192
+#define EMBEDDED_AGG	  2048
+#define EMBEDDED_NET	  8192
+#define EMBEDDED_SESSIONS 64
 
-static void embedded_sizes(struct bpf_map *orig, struct bpf_map *resolved)
+static void embedded_net_sizes(struct net_bpf *n)
 {
-	bpf_map__set_max_entries(orig, EMBEDDED_NET);
-	bpf_map__set_max_entries(resolved, EMBEDDED_NET);
+	bpf_map__set_max_entries(n->maps.net_orig, EMBEDDED_NET);
+	bpf_map__set_max_entries(n->maps.net_resolved, EMBEDDED_NET);
+	bpf_map__set_max_entries(n->maps.sessions, EMBEDDED_SESSIONS);
+	bpf_map__set_max_entries(n->maps.unix_allow, EMBEDDED_SESSIONS);
+	bpf_map__set_max_entries(n->maps.net_dns_client, EMBEDDED_SESSIONS);
 }
 
 /* Audit skeleton in one attach mode: open, size the ring, load, attach; owns the shared maps. */
@@ -193,8 +200,11 @@ static int load_audit_as(struct agent *a, const struct agent_opts *o, bool fexit
 	if (!a->audit)
 		return -errno;
 	bpf_map__set_max_entries(a->audit->maps.events, o->ring_bytes);
-	if (!a->pin_dir[0])
+	if (!a->pin_dir[0]) {
 		bpf_map__set_max_entries(a->audit->maps.agg, EMBEDDED_AGG);
+		bpf_map__set_max_entries(a->audit->maps.sessions, EMBEDDED_SESSIONS);
+		bpf_map__set_max_entries(a->audit->maps.oom_victims, EMBEDDED_SESSIONS);
+	}
 	a->audit->rodata->audit_opens = o->audit_opens;
 	a->audit->rodata->aggregate_window_ns = o->aggregate_ns;
 	if (o->argv_max >= 64 && o->argv_max <= BPFBOX_ARGV_LEN)
@@ -306,12 +316,12 @@ static int load_net(struct agent *a, const struct agent_opts *o)
 		if (r)
 			goto out;
 	} else if (a->audit) {
-		embedded_sizes(n->maps.net_orig, n->maps.net_resolved);
+		embedded_net_sizes(n);
 		bpf_map__reuse_fd(n->maps.sessions, bpf_map__fd(a->audit->maps.sessions));
 		bpf_map__reuse_fd(n->maps.events, bpf_map__fd(a->audit->maps.events));
 		bpf_map__reuse_fd(n->maps.lost, bpf_map__fd(a->audit->maps.lost));
 	} else {
-		embedded_sizes(n->maps.net_orig, n->maps.net_resolved);
+		embedded_net_sizes(n);
 		bpf_map__set_max_entries(n->maps.events, o->ring_bytes);
 	}
 	/* Links stored in the skeleton are detached by net_bpf__destroy. */
@@ -496,6 +506,7 @@ int agent_load_programs(struct agent *a, const struct agent_opts *o)
 
 	old = libbpf_set_print(probe_libbpf_print);
 	heap_warm(true);
+	kbtf_hold();
 	r = load_audit(a, o);
 	if (r)
 		why_not(a, "audit programs", r);
@@ -521,6 +532,7 @@ int agent_load_programs(struct agent *a, const struct agent_opts *o)
 		why_not(a, "BPF LSM (bpf is not in the active LSM list)", ENOPKG);
 	else if (r)
 		why_not(a, "BPF LSM programs", r);
+	kbtf_release();
 	heap_warm(false);
 	libbpf_set_print(old);
 	a->st.audit = a->audit || a->st.audit_adopted;

@@ -16,6 +16,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "kbtf.h"
 #include "probe_internal.h"
 #include "../lib/sockdiag.h"
 #include "../lib/util.h"
@@ -159,8 +160,10 @@ int probe_host(struct host_caps *caps, unsigned int flags)
 	probe_landlock(caps);
 	probe_seccomp(caps);
 	if (flags & PROBE_ALL) {
+		kbtf_hold(); /* the probes' loads read the kernel's BTF once */
 		probe_bpf_features(caps);
 		probe_btf(caps);
+		kbtf_release();
 		probe_userns(caps);
 		probe_limits(caps);
 		probe_udp_diag(caps);
