@@ -184,6 +184,26 @@ sh -c "$2"' sh "$OUT" "$SIG"
 	done
 	verdict "a file written in the tick before the start applies (not changed since the start)" 0 "$R"
 
+	# An editor's write to a file as soon as the command has started (the
+	# fault hook, by bpfbox's parent, mostly in the start's own tick): the
+	# start is taken in the child, after the set-up, and must be at or
+	# before it. Three times.
+	R=""
+	for i in 1 2 3; do
+		echo base >"$WS/a.txt"
+		BPFBOX_FAULT_TOUCH_AT_START="$WS/a.txt" session "$WS" --changes review -- \
+			sh -c 'echo more >>a.txt'
+		BEFORE=$(sig "$WS")
+		"$BPFBOX" apply "$ID" >"$TMPD/out2" 2>"$TMPD/err"
+		rc2=$?
+		[ $rc2 = 3 ] && grep -q 'refused: a.txt: changed' "$TMPD/err" ||
+			R="$R run $i: exit $rc2 $(oneline "$TMPD/err")"
+		[ "$(sig "$WS")" = "$BEFORE" ] || R="$R run $i: written"
+		"$BPFBOX" discard "$ID" >/dev/null 2>&1
+	done
+	rc=0
+	verdict "an editor's write as the command starts is refused at apply, nothing written" 0 "$R"
+
 	# A fifo and a set-uid file in a set (the seccomp filter refuses both in a session).
 	session "$WS" --changes review -- sh -c 'echo s >suid; echo p >plain'
 	chmod 4755 "$SETS/$ID/upper/suid"
@@ -362,10 +382,12 @@ print(len(h["generations"]), h["keep_generations"], h["bytes"] > 0)')
 	verdict "discard of a set whose manifest a crash emptied: removed, said" 0 \
 		"$([ ! -e "$SETS/$OID" ] || echo "set left")$(grep -q 'had no readable manifest' "$TMPD/err" || echo "not said")"
 	mkdir -p "$SETS/0123456789abcdef/upper" "$SETS/0123456789abcdef/work"
-	(exec 9>"$SETS/0123456789abcdef/lock" && flock -n 9 && exec sleep 30) &
+	# The holder waits for its lock (the probe below takes it for an instant).
+	(exec 9>"$SETS/0123456789abcdef/lock" && flock 9 && exec sleep 30) &
 	FPID=$!
 	# Held once another taker is refused.
-	poll_until 5 sh -c '! flock -n "$1" true' sh "$SETS/0123456789abcdef/lock"
+	poll_until 5 sh -c '! flock -n "$1" true' sh "$SETS/0123456789abcdef/lock" ||
+		fail "the test's holder of the lock never took it"
 	"$BPFBOX" discard 0123456789abcdef >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	verdict "discard of a set with no manifest that a session holds: refused, exit 5" 5 \
@@ -441,6 +463,16 @@ sh -c "$2"' sh "$NOUT" "$SIG" </dev/null >"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/st"
 	nb "$BPFBOX" discard "$ID" >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	verdict "uid 65534: discard" 0 "$([ ! -e "$NST/bpfbox/changes/$ID" ] || echo "kept")"
+	# The start taken in the child of a user namespace too (the editor's write).
+	nb env BPFBOX_FAULT_TOUCH_AT_START="$NWS/a.txt" "$BPFBOX" run -q --no-daemon -w "$NWS" \
+		--changes review --status-fd 3 -- sh -c 'echo more >>a.txt' </dev/null \
+		>"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/st"
+	ID=$(sid)
+	nb "$BPFBOX" apply "$ID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "uid 65534: an editor's write as the command starts is refused at apply" 3 \
+		"$(grep -q 'refused: a.txt: changed' "$TMPD/err" || echo "$(oneline "$TMPD/err")")"
+	nb "$BPFBOX" discard "$ID" >/dev/null 2>&1
 else
 	skip "change sets as uid 65534: needs root to drop to it, setpriv and user namespaces"
 fi

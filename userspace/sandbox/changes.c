@@ -82,25 +82,29 @@ static int64_t coarse_now_ns(void)
 }
 
 /*
- * The set's start: the first clock tick after now. A file's ctime is the
- * coarse clock (or, with multigrain timestamps, a finer time within the
- * current tick), so a file written just before the start can carry the
- * same tick as the start: with "ctime >= start is changed" (a write after
- * the start in the same tick must count) it would be refused as changed.
- * Waiting for the next tick (at most one, 1 to 10 ms) puts every earlier
- * write strictly before the start and every later one at or after it.
- * The wait is bounded: a clock that does not move is taken as it is.
+ * The set's start: the first clock tick after the one it was made in,
+ * taken by the session's child just before its command runs. A file's
+ * ctime is the coarse clock (or, with multigrain timestamps, a finer time
+ * within the current tick), so a file written just before the set was made
+ * can carry that tick: with "ctime >= start is changed" (a write after the
+ * start in the same tick must count) it would be refused as changed. A
+ * start in a later tick puts every earlier write strictly before it and
+ * every write while the command runs at or after it. The wait for that
+ * tick (1 to 10 ms) overlaps the session's set-up, which mostly outlasts
+ * it; writes between the set's making and the command's start are seen by
+ * the session (the workspace is the overlay's lower layer). The wait is
+ * bounded: a clock that does not move is taken as it is.
  */
-static int64_t start_tick_ns(void)
+void changes_start_wait(int64_t after, int64_t *slot)
 {
-	int64_t t0 = coarse_now_ns(), t = t0;
 	struct timespec nap = {0, 250000};
+	int64_t t = coarse_now_ns();
 
-	for (int i = 0; i < 400 && t <= t0; i++) {
+	for (int i = 0; i < 400 && t <= after; i++) {
 		nanosleep(&nap, NULL);
 		t = coarse_now_ns();
 	}
-	return t;
+	__atomic_store_n(slot, t, __ATOMIC_RELEASE);
 }
 
 int changes_manifest_write(const struct changes_set *cs, bool sync)
@@ -192,7 +196,7 @@ int changes_create(struct changes_set *cs, const char *id, const char *workspace
 	cs->ws_dev = st.st_dev;
 	cs->ws_ino = st.st_ino;
 	ch_fault_touch();
-	cs->start_ns = start_tick_ns();
+	cs->start_ns = coarse_now_ns(); /* the tick it is made in: changes_start_wait */
 	if ((size_t)snprintf(cs->dir, sizeof(cs->dir), "%.3000s/%s", root, id) >=
 	    sizeof(cs->dir) - 16)
 		return -ENAMETOOLONG;
@@ -512,19 +516,6 @@ int changes_session_end(struct changes_set *cs)
 	cs->kept = cs->list.n > 0;
 	if (!cs->kept)
 		changes_remove(cs);
-	return cs->kept ? changes_manifest_sync(cs) : 0;
-}
-
-int changes_manifest_sync(const struct changes_set *cs)
-{
-	char path[PATH_MAX + 32];
-	int fd, r = 0;
-
-	snprintf(path, sizeof(path), "%s/" MANIFEST, cs->dir);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fsync(fd) < 0)
-		r = -errno;
-	if (fd >= 0)
-		close(fd);
-	return r;
+	/* With the start the child took, flushed: it outlives the session. */
+	return cs->kept ? changes_manifest_write(cs, true) : 0;
 }

@@ -75,8 +75,14 @@ struct changes_set {
 	char workspace[PATH_MAX];
 	uint64_t ws_dev, ws_ino; /* the workspace's identity at the start */
 	int64_t start_ns;	 /* the first CLOCK_REALTIME_COARSE tick after the start */
-	char state[16];		 /* "open", "applied", "chained" */
-	unsigned int undo_gens;	 /* the history's bound (generations, MB) at its apply */
+	/*
+	 * While the session is made: the shared word its child writes the
+	 * start into (changes_start_wait), NULL when the start is known
+	 * already (a chained set starts when its parent did).
+	 */
+	int64_t *start_slot;
+	char state[16];		/* "open", "applied", "chained" */
+	unsigned int undo_gens; /* the history's bound (generations, MB) at its apply */
 	uint64_t undo_mb;
 	unsigned long generation; /* applied: its generation in the workspace's history */
 	char parent[64];	  /* --changes-from: the set this one continues, "" none */
@@ -114,8 +120,20 @@ int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_s
  */
 int changes_manifest_write(const struct changes_set *cs, bool sync);
 
-/* The manifest flushed to the disk: a set kept at the session's end. 0 or -errno. */
-int changes_manifest_sync(const struct changes_set *cs);
+/*
+ * The session's child, just before its command runs: waits until the
+ * coarse clock has passed the tick the set was made in (after: cs->start_ns
+ * then, usually passed already by the set-up in between; at most a tick)
+ * and writes that tick into the slot, the set's start.
+ */
+void changes_start_wait(int64_t after, int64_t *slot);
+
+/*
+ * Test hook BPFBOX_FAULT_TOUCH_AT_START=PATH: an editor's write to a
+ * workspace file as soon as the child has taken the start (bounded by 2 s),
+ * mostly in that very tick. By the parent, on the workspace itself.
+ */
+void changes_fault_at_start(const int64_t *slot);
 
 /*
  * --changes-from: cs (just made, its upper empty) takes over the upper of

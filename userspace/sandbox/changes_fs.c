@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "changes_internal.h"
@@ -198,6 +199,22 @@ void ch_fault_step(unsigned long *done)
 	}
 	if (after && ++*done > after)
 		raise(SIGKILL);
+}
+
+void changes_fault_at_start(const int64_t *slot)
+{
+	const char *e = getenv("BPFBOX_FAULT_TOUCH_AT_START");
+	struct timespec nap = {0, 20000};
+	int fd;
+
+	if (!e || !slot)
+		return;
+	for (int i = 0; i < 100000 && !__atomic_load_n(slot, __ATOMIC_ACQUIRE); i++)
+		nanosleep(&nap, NULL);
+	fd = open(e, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || write(fd, "editor\n", 7) != 7)
+		fprintf(stderr, "bpfbox: BPFBOX_FAULT_TOUCH_AT_START: %s\n", strerror(errno));
+	fd_close(&fd);
 }
 
 void ch_fault_touch(void)

@@ -35,6 +35,7 @@
 #include "seccomp.h"
 #include "reaper.h"
 #include "grants.h"
+#include "changes.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../lib/fdpass.h"
@@ -293,6 +294,9 @@ void child_exec(const struct child_plan *c, pid_t parent)
 		child_fail_detail(c, STEP_NAMESPACES, "open the egress proxy's sockets");
 	}
 	enter_workspace(c, cwd);
+	/* A change set starts in a tick after its making: usually passed by now. */
+	if (c->changes_start)
+		changes_start_wait(c->changes_after, c->changes_start);
 	if (c->switch_user && (setgroups(0, NULL) || setgid(c->gid) || setuid(c->uid)))
 		child_fail(c, STEP_USER);
 	if (drop_capabilities() < 0)

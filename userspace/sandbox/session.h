@@ -187,10 +187,14 @@ bool session_limits_by_cgroup(const struct session *s);
  * session_changes.c: --changes review|apply. Before the fork: the change
  * set made, its upper and work dirs into gf (refused, printed, when the
  * session has no mount namespace, is not workspace-write or has a --rw
- * inside the workspace). At the end: scanned, removed when empty,
- * applied with --changes apply on exit 0. 0 or -errno.
+ * inside the workspace), and into the child's plan c the word it takes
+ * the set's start into (changes_start_wait). At the end: scanned, removed
+ * when empty, applied with --changes apply on exit 0. 0 or -errno.
  */
-int session_changes_start(struct session *s, struct grant_fds *gf);
+struct child_plan;
+int session_changes_start(struct session *s, struct grant_fds *gf, struct child_plan *c);
+/* The child is running: BPFBOX_FAULT_TOUCH_AT_START's write (changes.h). */
+void session_changes_started(const struct session *s);
 /*
  * s->changes_root when s asks for a change set (--changes review|apply or
  * --changes-from): session_plan() calls it, and again whoever sets

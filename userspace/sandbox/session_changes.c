@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/mman.h>
 
 #include "session.h"
 #include "session_internal.h"
@@ -77,7 +78,7 @@ void session_changes_plan(struct session *s)
 		s->changes_root[0] = '\0';
 }
 
-int session_changes_start(struct session *s, struct grant_fds *gf)
+int session_changes_start(struct session *s, struct grant_fds *gf, struct child_plan *c)
 {
 	struct changes_set *cs;
 	char why[PATH_MAX + 256];
@@ -116,11 +117,29 @@ int session_changes_start(struct session *s, struct grant_fds *gf)
 		return r < 0 && r != -EINVAL ? log_error_errno(-r, "--changes: the set %s", cs->id)
 					     : r;
 	}
+	/* The child takes the start (changes_start_wait): a word shared with it. */
+	if (!cs->parent[0]) {
+		cs->start_slot = mmap(NULL, sizeof(*cs->start_slot), PROT_READ | PROT_WRITE,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (cs->start_slot == MAP_FAILED) {
+			cs->start_slot = NULL;
+			changes_remove(cs);
+			return log_error_errno(errno, "--changes: the set %s; nothing ran", cs->id);
+		}
+	}
+	c->changes_start = cs->start_slot;
+	c->changes_after = cs->start_ns;
 	snprintf(s->changes_upper, sizeof(s->changes_upper), "%s/upper", cs->dir);
 	snprintf(s->changes_work, sizeof(s->changes_work), "%s/work", cs->dir);
 	gf->upper_path = s->changes_upper;
 	gf->work_path = s->changes_work;
 	return 0;
+}
+
+void session_changes_started(const struct session *s)
+{
+	if (s->changes)
+		changes_fault_at_start(s->changes->start_slot);
 }
 
 void session_changes_end(struct session *s)
@@ -130,6 +149,12 @@ void session_changes_end(struct session *s)
 
 	if (!cs || s->result.wait_status < 0)
 		return;
+	/* The command ran: its child took the start (0: it never got there, the tick made in). */
+	if (cs->start_slot) {
+		int64_t t = __atomic_load_n(cs->start_slot, __ATOMIC_ACQUIRE);
+
+		cs->start_ns = t ? t : cs->start_ns + 1;
+	}
 	r = changes_session_end(cs);
 	if (r < 0)
 		log_warn("cannot read or record the change set %s (%s): kept as it is", cs->id,
@@ -166,6 +191,8 @@ void session_changes_free(struct session *s)
 	if (s->result.wait_status < 0 && !s->changes->list.n && !s->changes->parent[0])
 		changes_remove(s->changes); /* refuses a set whose directory was never made */
 	changes_unlock(s->changes);
+	if (s->changes->start_slot)
+		munmap(s->changes->start_slot, sizeof(*s->changes->start_slot));
 	change_list_free(&s->changes->list);
 	free(s->changes);
 	s->changes = NULL;

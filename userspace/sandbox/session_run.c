@@ -128,7 +128,7 @@ static int prepare_restrictions(struct run_state *t)
 		log_error("%s; nothing ran", t->gf.bad);
 		return r;
 	}
-	if ((r = session_changes_start(s, &t->gf)) < 0)
+	if ((r = session_changes_start(s, &t->gf, c)) < 0)
 		return r;
 	t->lx.grants = &t->gf;
 	c->grants = &t->gf;
@@ -375,8 +375,7 @@ static bool setup_held(const struct run_state *t, uint64_t since)
 
 /*
  * Our copies of the child's ends closed, its report read: 0 once it execs
- * (or not), or once its set-up is held (t->io.report_fd: supervise reads
- * the report).
+ * (or not), or once its set-up is held (t->io.report_fd: supervise reads).
  */
 static int wait_exec(struct run_state *t)
 {
@@ -384,6 +383,7 @@ static int wait_exec(struct run_state *t)
 	uint64_t since = now_ns();
 	int *ours[] = {&t->out[1], &t->err[1], &t->pts, &t->ntf[1], &t->rel[1]};
 
+	session_changes_started(s);
 	for (size_t i = 0; i < ARRAY_SIZE(ours); i++) {
 		if (*ours[i] >= 0)
 			close(*ours[i]);
