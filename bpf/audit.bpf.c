@@ -514,53 +514,7 @@ AUDIT_SYSCALL(openat2, BPFBOX_EV_FILE, BPFBOX_FILE_OPEN, DIRFD(SYSARG0(r)), SYSA
 AUDIT_SYSCALL(execve, BPFBOX_EV_EXEC, 0, AT_FDCWD, SYSARG0(r), 0, false)
 AUDIT_SYSCALL(connect, BPFBOX_EV_CONNECT, 0, AT_FDCWD, SYSARG1(r), SYSARG2(r), false)
 
-/*
- * The changes Landlock refuses without a trace of its own (issue 18): the
- * name each one is refused on, recorded at exit when it failed with EACCES
- * or EPERM (or EROFS in a session's read-only mount view). Syscalls this
- * kernel lacks are switched off before load.
- */
-/* dfd: the dirfd's argument (AT: none, the name is relative to the cwd). */
-#define FILE_OP(sys, dfd, argn, opcode) \
-	AUDIT_SYSCALL(sys, BPFBOX_EV_FILE, opcode, DFD_##dfd(r), SYSARG##argn(r), 0, false)
-#define DFD_AT(r) AT_FDCWD
-#define DFD_0(r)  DIRFD(SYSARG0(r))
-#define DFD_1(r)  DIRFD(SYSARG1(r))
-#define DFD_2(r)  DIRFD(SYSARG2(r))
-
-FILE_OP(unlinkat, 0, 1, BPFBOX_FILE_UNLINK)
-FILE_OP(unlink, AT, 0, BPFBOX_FILE_UNLINK)
-FILE_OP(rmdir, AT, 0, BPFBOX_FILE_RMDIR)
-FILE_OP(renameat2, 0, 1, BPFBOX_FILE_RENAME)
-FILE_OP(renameat, 0, 1, BPFBOX_FILE_RENAME)
-FILE_OP(rename, AT, 0, BPFBOX_FILE_RENAME)
-FILE_OP(mkdirat, 0, 1, BPFBOX_FILE_MKDIR)
-FILE_OP(mkdir, AT, 0, BPFBOX_FILE_MKDIR)
-FILE_OP(linkat, 2, 3, BPFBOX_FILE_LINK)
-FILE_OP(link, AT, 1, BPFBOX_FILE_LINK)
-FILE_OP(symlinkat, 1, 2, BPFBOX_FILE_SYMLINK)
-FILE_OP(symlink, AT, 1, BPFBOX_FILE_SYMLINK)
-FILE_OP(fchmodat, 0, 1, BPFBOX_FILE_CHMOD)
-FILE_OP(fchmodat2, 0, 1, BPFBOX_FILE_CHMOD) /* 6.6: fchmodat with flags (lchmod) */
-FILE_OP(chmod, AT, 0, BPFBOX_FILE_CHMOD)
-FILE_OP(utimensat, 0, 1, BPFBOX_FILE_UTIMES)
-FILE_OP(fchownat, 0, 1, BPFBOX_FILE_CHOWN)
-FILE_OP(chown, AT, 0, BPFBOX_FILE_CHOWN)
-FILE_OP(lchown, AT, 0, BPFBOX_FILE_CHOWN)
-FILE_OP(setxattr, AT, 0, BPFBOX_FILE_SETXATTR)
-FILE_OP(lsetxattr, AT, 0, BPFBOX_FILE_SETXATTR)
-FILE_OP(removexattr, AT, 0, BPFBOX_FILE_REMOVEXATTR)
-FILE_OP(lremovexattr, AT, 0, BPFBOX_FILE_REMOVEXATTR)
-/* 6.13: the xattr calls relative to a dirfd (or on it, "" with AT_EMPTY_PATH). */
-FILE_OP(setxattrat, 0, 1, BPFBOX_FILE_SETXATTR)
-FILE_OP(removexattrat, 0, 1, BPFBOX_FILE_REMOVEXATTR)
-/* The forms on a file descriptor: recorded with the descriptor's own file. */
-#define FD_OP(sys, opcode) \
-	AUDIT_SYSCALL(sys, BPFBOX_EV_FILE, opcode, DIRFD(SYSARG0(r)), 0, 0, false)
-FD_OP(fchmod, BPFBOX_FILE_CHMOD)
-FD_OP(fchown, BPFBOX_FILE_CHOWN)
-FD_OP(fsetxattr, BPFBOX_FILE_SETXATTR)
-FD_OP(fremovexattr, BPFBOX_FILE_REMOVEXATTR)
+#include "audit_files.bpf.h"
 
 /*
  * The OOM killer chose a victim. A memory cgroup OOM is invoked by a process

@@ -327,6 +327,12 @@ if poll_until 20 has_openat_prog; then
 		grep -q ' tracepoint exit_openat$' "$TMPD/aprogs" && ! grep -q ' fx_' "$TMPD/aprogs" &&
 			ok "attach tracepoint: exit_openat is a tracepoint program, no trampoline loaded" ||
 			fail "attach tracepoint: programs of the run: $(tr '\n' ' ' <"$TMPD/aprogs")"
+		# The file changes: one program attached to each syscall's
+		# tracepoint (a cookie per row), not 29 the verifier checks apart.
+		grep -q ' tracepoint exit_file$' "$TMPD/aprogs" &&
+			! grep -Eq ' exit_(mkdir|unlink|rename|chmod|fchmod|chown|setxattr|utimensat)' "$TMPD/aprogs" &&
+			ok "attach tracepoint, embedded: the file changes are one program, exit_file" ||
+			fail "attach tracepoint: file-change programs of the run: $(grep -v exit_open "$TMPD/aprogs" | tr '\n' ' ')"
 	fi
 else
 	fail "no openat program of the run appeared within 20 s"

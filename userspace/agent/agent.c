@@ -141,6 +141,7 @@ void agent_close(struct agent *a)
 	cmd_bpf__destroy(a->cmd);
 	lsm_bpf__destroy(a->lsm);
 	net_bpf__destroy(a->net);
+	agent_detach_file_links(a);
 	audit_bpf__destroy(a->audit);
 	if (a->own_fds) {
 		int fds[] = {a->sessions_fd,	   a->events_fd,	  a->lost_fd,

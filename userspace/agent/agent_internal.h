@@ -18,6 +18,9 @@
 
 struct bpf_object;
 struct bpf_object_skeleton;
+struct bpf_link;
+
+#define AGENT_FILE_LINKS 32
 
 struct agent {
 	struct audit_bpf *audit;
@@ -30,6 +33,9 @@ struct agent {
 	struct ring_buffer *rb;
 	int parent_fd;
 	int sessions_fd, events_fd, lost_fd, net_allow_fd, unix_allow_fd, agg_fd, oom_fd;
+	/* embedded, tracepoint mode: the file changes' one program's links (agent_files.c) */
+	struct bpf_link *file_links[AGENT_FILE_LINKS];
+	int n_file_links;
 	char pin_dir[PATH_MAX]; /* "" when nothing is pinned */
 	bool own_fds;		/* the map fds come from pins: ours to close */
 	struct agent_status st;
@@ -38,6 +44,16 @@ struct agent {
 /* agent_load.c: loads and attaches every skeleton the options ask for; the
  * network programs' result (-EXDEV: pinned for another cgroup parent). */
 int agent_load_programs(struct agent *a, const struct agent_opts *o);
+
+/*
+ * agent_files.c: whether sys is one of bpfbox/file_syscalls.h's; the
+ * audit's exit_file attached to each one's tracepoint that have() says
+ * this kernel has (0 or -errno, none left on failure); those links
+ * destroyed.
+ */
+bool agent_file_syscall(const char *sys);
+int agent_attach_file_links(struct agent *a, bool (*have)(const char *, const char *));
+void agent_detach_file_links(struct agent *a);
 
 /* agent_btf.c: whether the running kernel's BTF names a symbol (its string table). */
 bool agent_btf_has(const char *name);

@@ -60,8 +60,10 @@ static bool have_tracepoint(const char *category, const char *name)
  * syscalls or tracepoints a kernel lacks (openat2 before 5.6) are switched
  * off instead of failing the load; the rest still observe. A syscall has a
  * trampoline target exactly where it has its syscalls/sys_exit_X event.
+ * merge (tracepoint mode): the file changes' tracepoints get exit_file,
+ * attached by agent_attach_file_links, not a program each.
  */
-static void select_audit_programs(struct audit_bpf *skel, bool fexit)
+static void select_audit_programs(struct audit_bpf *skel, bool fexit, bool merge)
 {
 	struct bpf_program *prog;
 	bool tracefs;
@@ -84,7 +86,11 @@ static void select_audit_programs(struct audit_bpf *skel, bool fexit)
 			snprintf(tp, sizeof(tp), "sys_exit_%s", name);
 			on = fexit && (!tracefs || have_tracepoint("syscalls", tp));
 		} else if (sscanf(sec, "tracepoint/%63[^/]/%127s", cat, name) == 2) {
-			on = (!fexit || !streq(cat, "syscalls")) && have_tracepoint(cat, name);
+			on = (!fexit || !streq(cat, "syscalls")) && have_tracepoint(cat, name) &&
+			     !(merge && streq(cat, "syscalls") && !strncmp(name, "sys_exit_", 9) &&
+			       agent_file_syscall(name + 9));
+		} else if (streq(sec, "tracepoint")) {
+			on = !fexit && merge; /* exit_file */
 		} else {
 			on = true;
 		}
@@ -192,7 +198,7 @@ static void embedded_net_sizes(struct net_bpf *n)
 }
 
 /* Audit skeleton in one attach mode: open, size the ring, load, attach; owns the shared maps. */
-static int load_audit_as(struct agent *a, const struct agent_opts *o, bool fexit)
+static int load_audit_as(struct agent *a, const struct agent_opts *o, bool fexit, bool merge)
 {
 	int r;
 
@@ -209,13 +215,15 @@ static int load_audit_as(struct agent *a, const struct agent_opts *o, bool fexit
 	a->audit->rodata->aggregate_window_ns = o->aggregate_ns;
 	if (o->argv_max >= 64 && o->argv_max <= BPFBOX_ARGV_LEN)
 		a->audit->rodata->argv_max = o->argv_max;
-	select_audit_programs(a->audit, fexit);
+	select_audit_programs(a->audit, fexit, merge);
 	if (a->pin_dir[0]) {
 		r = pins_prepare(a, a->audit->skeleton);
 		if (r)
 			goto out;
 	}
 	r = load_attach_pin(a, a->audit->skeleton);
+	if (!r && merge)
+		r = agent_attach_file_links(a, have_tracepoint);
 out:
 	if (r) {
 		audit_bpf__destroy(a->audit);
@@ -236,7 +244,7 @@ static bool audit_adopt(struct agent *a)
 		return false;
 	for (int i = 0; i < 2 && !a->st.audit_adopted; i++) {
 		fexit = i == 0;
-		select_audit_programs(skel, fexit);
+		select_audit_programs(skel, fexit, false);
 		if (agent_links_pinned(a, skel->skeleton)) {
 			a->st.audit_adopted = true;
 			snprintf(a->st.attach, sizeof(a->st.attach), "%s",
@@ -275,12 +283,20 @@ static int load_audit(struct agent *a, const struct agent_opts *o)
 		fexit = false;
 	}
 	if (fexit) {
-		r = load_audit_as(a, o, true);
+		r = load_audit_as(a, o, true, false);
 		if (!r || !tp)
 			return r;
 		snprintf(a->st.attach_why, sizeof(a->st.attach_why), "fexit: %s", strerror(abs(r)));
 	}
-	return load_audit_as(a, o, false);
+	/*
+	 * Embedded: the file changes' programs merged into one (agent_files.c);
+	 * once more a program each if that failed (a kernel without cookies on
+	 * tracepoint links: 5.15).
+	 */
+	r = load_audit_as(a, o, false, !a->pin_dir[0]);
+	if (r && !a->pin_dir[0])
+		r = load_audit_as(a, o, false, false);
+	return r;
 }
 
 #define ATTACH_CGROUP_UNIX_CONNECT 49 /* enum bpf_attach_type, kernel 6.7 */
