@@ -14,12 +14,17 @@
 #   PATH SETUP_MEDIAN_US SETUP_P90_US MBPS_MEDIAN MBPS_MIN MBPS_MAX
 # (PATH: direct or proxy; tls-spliced and tls-terminated: TLS to port 443
 # through the proxy, spliced untouched, or terminated by the proxy as for a
-# --secret, the client trusting the session CA) and OUTDIR/egress.why when
-# it could not run.
+# --secret, the client trusting the session CA; tls-wildcard: terminated
+# for a wildcard HTTP rule, each setup to a name never reached before, so
+# each includes the proxy minting that name's leaf) and OUTDIR/egress.why
+# when it could not run.
 set -uo pipefail
 export LC_ALL=C
 
 BIN=$1 OUT=$2 SETUPS=$3 RUNS=$4 BYTES=$5
+# A session terminates at most 32 hosts (docs/network.md): the wildcard
+# row's setups, each to a fresh name.
+WILD=$((SETUPS < 30 ? SETUPS : 30))
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TSV=$OUT/egress.tsv
 WHY=$OUT/egress.why
@@ -54,12 +59,14 @@ ip netns add "$NS" && ip link add "$HOSTIF" type veth peer name bbb$$n &&
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/ca.key" -out "$T/ca.crt" -days 1 \
 	-subj /CN=bench-ca >/dev/null 2>&1 &&
 	openssl req -newkey rsa:2048 -nodes -keyout "$T/k.pem" -out "$T/c.csr" -subj /CN=bench.test \
-		>/dev/null 2>&1 && printf 'subjectAltName=DNS:bench.test\n' >"$T/ext" &&
+		>/dev/null 2>&1 &&
+	printf 'subjectAltName=DNS:bench.test,DNS:*.wild.bench.test\n' >"$T/ext" &&
 	openssl x509 -req -in "$T/c.csr" -CA "$T/ca.crt" -CAkey "$T/ca.key" -CAcreateserial \
 		-out "$T/c.pem" -days 1 -extfile "$T/ext" >/dev/null 2>&1 ||
 	why "openssl cannot make a certificate"
 ip netns exec "$NS" python3 "$ROOT/tests/helpers/netsrv.py" $SRV 80 443 7000 "$T/c.pem" \
-	"$T/k.pem" "$T/ready" bench.test=$SRV >"$T/srv.log" 2>&1 &
+	"$T/k.pem" "$T/ready" bench.test=$SRV $(seq -f "s%g.wild.bench.test=$SRV" 0 $((WILD - 1))) \
+	>"$T/srv.log" 2>&1 &
 i=0
 while [ ! -s "$T/ready" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 [ -s "$T/ready" ] || why "the test server did not start: $(head -c 200 "$T/srv.log")"
@@ -74,8 +81,8 @@ run() { # path rule port [client flags...] [-- bpfbox run options]
 	[ $# -gt 0 ] && shift && opts=("$@")
 	BPFBOX_UPSTREAM_CA="$T/ca.crt" BENCH_TOKEN=x "$BIN" run --audit "$T/$path.jsonl" \
 		--audit-mode off -w "$T/ws" --net-resolver $SRV --timeout 600 --net-allow "$rule" \
-		"${opts[@]}" -- python3 egress_bench.py bench.test $SRV "$port" "$SETUPS" "$BYTES" \
-		"$RUNS" "${flags[@]}" >"$T/$path.out" 2>"$T/$path.err" ||
+		"${opts[@]}" -- python3 egress_bench.py "${HOST:-bench.test}" $SRV "$port" "$SETUPS" \
+		"$BYTES" "$RUNS" "${flags[@]}" >"$T/$path.out" 2>"$T/$path.err" ||
 		why "the $path session failed: $(grep -v warning "$T/$path.err" | head -c 200)"
 	awk -v p="$path" '$1 == "setup_us" { s = $2 " " $3 } $1 == "mbps" { m = $2 " " $3 " " $4 }
 		END { print p, s, m }' "$T/$path.out" >>"$TSV"
@@ -84,3 +91,4 @@ run direct "$SRV:80" 80 noresolve
 run proxy "bench.test:80" 80
 run tls-spliced "bench.test:443" 443 tls=bench-ca.crt
 run tls-terminated "bench.test:443" 443 tls -- --secret BENCH_TOKEN@bench.test
+HOST=wild.bench.test run tls-wildcard '*.wild.bench.test:443 GET /**' 443 tls wild=$WILD

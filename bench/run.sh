@@ -1588,7 +1588,7 @@ render_egress() {
 	not_run egress "$EG" && return
 	echo "| path | setup median µs | setup p90 µs | MB/s median | MB/s min | MB/s max |"
 	echo "|---|---:|---:|---:|---:|---:|"
-	awk '{ n = $1 == "proxy" ? "name rule (proxy, splice)" : $1 == "direct" ? "address rule (direct)" : $1 == "tls-spliced" ? "TLS, name rule (proxy, splice)" : "TLS terminated (a --secret host)"; printf "| %s | %s | %s | %s | %s | %s |\n", n, $2, $3, $4, $5, $6 }' "$EG"
+	awk '{ n = $1 == "proxy" ? "name rule (proxy, splice)" : $1 == "direct" ? "address rule (direct)" : $1 == "tls-spliced" ? "TLS, name rule (proxy, splice)" : $1 == "tls-wildcard" ? "TLS terminated, a wildcard HTTP rule (each setup mints a leaf)" : "TLS terminated (a --secret host)"; printf "| %s | %s | %s | %s | %s | %s |\n", n, $2, $3, $4, $5, $6 }' "$EG"
 }
 interpret_egress() {
 	[ -s "$OUT/egress.why" ] && return 0
@@ -1602,6 +1602,11 @@ interpret_egress() {
 	awk -v sm="$(eg_col tls-spliced 4)" -v tm="$(eg_col tls-terminated 4)" -v ss="$(eg_col tls-spliced 2)" \
 		-v ts="$(eg_col tls-terminated 2)" 'BEGIN {
 		printf "**TLS terminated** (a `--secret` host): a transfer runs at %.0f%% of the spliced one'"'"'s throughput (%s against %s MB/s, median; the target: at least 80%%), and a connection is ready %.0f µs later (median setup %s against %s µs, TLS handshake included; the target: at most 1 ms): the proxy'"'"'s own handshakes with the server and the tool, and every byte decrypted and encrypted again.", tm / sm * 100, tm, sm, ts - ss, ts, ss
+	}'
+	[ -n "$(eg_col tls-wildcard 2)" ] || return 0
+	echo
+	awk -v ts="$(eg_col tls-terminated 2)" -v ws="$(eg_col tls-wildcard 2)" 'BEGIN {
+		printf "**A wildcard HTTP rule**: the first connection to each name under it waits for the proxy to mint that name'"'"'s leaf (one signature by the session CA, the leaf key made once per session); its median setup is %s µs against %s µs for a host whose leaf exists, so a leaf costs about %.0f µs, once per name and session.", ws, ts, ws - ts
 	}'
 }
 # nearest-rank percentile P of column C of the rows of kind K
