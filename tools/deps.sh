@@ -19,6 +19,10 @@ PACKAGES=(
 	# syslog collector with TLS and RELP (imrelp), a test CA (certtool), a
 	# real Prometheus
 	libgnutls28-dev rsyslog rsyslog-gnutls rsyslog-relp gnutls-bin prometheus
+	# HTTP/2 on the egress proxy's terminated connections (nghttp2's header;
+	# the library is opened at run time) and the tests' HTTP/2 upstream
+	# (tests/helpers/h2srv.py)
+	libnghttp2-dev python3-h2
 	# packaging: the Debian package, man pages, the systemd unit
 	debhelper dpkg-dev lintian mandoc scdoc systemd man-db
 	# the Kubernetes manifests' checks (tests/host/test_kubernetes.sh)

@@ -13,7 +13,7 @@ daemon_scratch http-rules
 cleanup_extra() { netfix_down; }
 chmod 755 "$TMPD"
 netfix_up hr 203.0.113 80 443 api.test,other.test,x.wild.test,a.b.wild.test api.test=203.0.113.2 other.test=203.0.113.2 \
-	x.wild.test=203.0.113.2 a.b.wild.test=203.0.113.2 $(seq -f 'n%g.wild.test=203.0.113.2' 1 33)
+	h2.test=203.0.113.3 x.wild.test=203.0.113.2 a.b.wild.test=203.0.113.2 $(seq -f 'n%g.wild.test=203.0.113.2' 1 33)
 mkdir -p "$TMPD/home"
 chown -R 65534:65534 "$WS" "$TMPD/home"
 cd "$WS" || exit 1
@@ -314,5 +314,176 @@ if [ $rc = 125 ] && grep -q 'a net_deny rule names a host and ports, not request
 else
 	fail "http-rules: --net-deny with a request part: exit $rc: $(head -c 200 "$TMPD/err")"
 fi
+
+# HTTP/2 on a terminated connection: a tool that offers h2 to a host whose
+# server selects it speaks h2 with the proxy, and the proxy with the server.
+# Each stream is judged like an HTTP/1.1 request (a refused one gets its
+# 403, the other streams of the connection go on), a secret is put into its
+# headers, another host's placeholder is refused (the connection ends),
+# each request is a net.request. The server: tests/helpers/h2srv.py (h2
+# only: it closes a connection without it), h2.test on a second address of
+# the test's namespace, its certificate signed by the test CA; it logs each
+# request it got ("h2 NAME METHOD PATH body=N auth=VALUE"). An upstream
+# that selects no h2 (netsrv.py's api.test, which answers HTTP/1.0) still
+# gives the tool HTTP/1.
+H2=203.0.113.3
+if ! /usr/bin/python3 -I -c 'import h2' 2>/dev/null; then
+	fail "http-rules (h2): python3-h2 is not installed for /usr/bin/python3 (tools/deps.sh installs it)"
+	finish
+	exit $?
+fi
+(
+	cd "$TMPD" || exit 1
+	openssl req -newkey rsa:2048 -nodes -keyout h2.key -out h2.csr -subj /CN=h2.test 2>/dev/null &&
+		printf 'subjectAltName=DNS:h2.test\n' >h2.ext &&
+		openssl x509 -req -in h2.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out h2.pem \
+			-days 1 -extfile h2.ext 2>/dev/null
+) && ip -n "$NS" addr add "$H2/24" dev "$NF_PEER" &&
+	{ ip netns exec "$NS" /usr/bin/python3 -I "$ROOT/tests/helpers/h2srv.py" "$H2" 443 "$TMPD/h2.pem" \
+		"$TMPD/h2.key" "$TMPD/h2.log" "$TMPD/h2.ready" 2>"$TMPD/h2srv.err" & } &&
+	wait_file "$TMPD/h2.ready" 10
+if [ ! -s "$TMPD/h2.ready" ]; then
+	fail "http-rules (h2): the h2 server did not start: $(head -c 300 "$TMPD/h2srv.err")"
+	finish
+	exit $?
+fi
+# Control: outside any session, h2srv answers h2 to a client that offers it.
+if [ "$(curl -sS --noproxy '*' --http2 --max-time 10 --cacert "$TMPD/ca.crt" --resolve "h2.test:443:$H2" \
+	-o /dev/null -w '%{http_version} %{http_code}' https://h2.test/control 2>"$TMPD/err")" = "2 200" ] &&
+	grep -q '^h2 h2.test GET /control body=0 auth=-$' "$TMPD/h2.log"; then
+	ok "http-rules (h2): the test's h2 server answers h2 and logs the request (control, outside a session)"
+else
+	fail "http-rules (h2): the test's h2 server: $(head -c 200 "$TMPD/err") / $(head -c 300 "$TMPD/h2srv.err")"
+fi
+
+H2RULE='h2.test:443 GET /h2/**'
+H2POST='h2.test:443 POST /h2/upload'
+H2TOK="h2tok-$$-the-real-value"
+H2OTHER="h2other-$$-the-real-value"
+export H2TOK H2OTHER
+head -c 100000 /dev/zero | tr '\0' u >"$WS/h2-up.bin"
+# The requests of one session: each line NAME=HTTP_VERSION STATUS CONNECTS
+# (connections curl opened for it: 0, the connection before went on).
+cat >"$WS/h2.sh" <<'EOF'
+w='%{http_version} %{http_code} %{num_connects}'
+c() { curl -sS --http2 --max-time 10 -o /dev/null -w "$1=$w\n" "${@:2}" 2>/dev/null || echo "$1=fail"; }
+echo "tok=$H2TOK"
+# First: the status channel counts a later refusal on h2.test:443 that is
+# not a request's (this one) in the line of the first one.
+c leak -H "Authorization: Bearer $H2OTHER" https://h2.test/h2/leak
+c one https://h2.test/h2/one
+# Three requests on one connection: allowed, refused (its body on stdout),
+# allowed.
+curl -sS --http2 --max-time 10 -w "\nseq=$w %{url_effective}\n" -o /dev/null https://h2.test/h2/a \
+	-o - https://h2.test/admin -o /dev/null https://h2.test/h2/b 2>/dev/null
+# At once, streams of one connection: one refused, one a large answer.
+curl -sS --http2 --parallel --max-time 10 -w "par=%{http_version} %{http_code} %{size_download} %{url_effective}\n" \
+	-o /dev/null https://h2.test/h2/p1 -o /dev/null https://h2.test/adminp \
+	-o /dev/null 'https://h2.test/h2/p2?big=300000' 2>/dev/null
+c post --data-binary @h2-up.bin https://h2.test/h2/upload
+# A refused request with a body, then another request of the same curl.
+curl -sS --http2 --max-time 10 -o /dev/null -w "post-no=$w\n" --data-binary @h2-up.bin \
+	https://h2.test/h2/nopost --next -sS --http2 --max-time 10 -o /dev/null -w "after=$w\n" \
+	https://h2.test/h2/after 2>/dev/null
+c secret -H "Authorization: Bearer $H2TOK" https://h2.test/h2/secret
+c api https://api.test/repos/acme/h2
+# 4 MB up, 4 MB down: many times each flow-control window, so the proxy
+# must give the windows back as the other side takes the bytes.
+c bigpost --data-binary @h2-big.bin https://h2.test/h2/upload
+c bigget 'https://h2.test/h2/big?big=4194304'
+# A trailer after the body (gRPC's status), through to the tool (curl
+# does not print trailers: tests/helpers/h2cli.py does).
+/usr/bin/python3 -I h2cli.py h2.test '/h2/tr?trailer=7' 2>&1 | sed 's/^/cli=/'
+EOF
+cp "$ROOT/tests/helpers/h2cli.py" "$WS/h2cli.py"
+head -c 4194304 /dev/zero | tr '\0' b >"$WS/h2-big.bin"
+for who in root nobody; do
+	n0=$(wc -l <"$TMPD/h2.log")
+	run_as $who "$TMPD/h2.jsonl" --net-allow "$H2RULE" --net-allow "$H2POST" --net-allow "$RULE" \
+		--secret H2TOK@h2.test --secret H2OTHER@api.test --status-fd 3 -- bash h2.sh \
+		3>"$TMPD/h2.st" >"$TMPD/out" 2>"$TMPD/err"
+	tail -n +$((n0 + 1)) "$TMPD/h2.log" >"$TMPD/h2.new"
+	got="$(tr '\n' ' ' <"$TMPD/out") / h2srv: $(grep -o ' [A-Z]* [^ ]* ' "$TMPD/h2.new" | tr '\n' ' ') $(head -c 200 "$TMPD/err")"
+	if grep -q '^one=2 200 1$' "$TMPD/out" && grep -q '^h2 h2.test GET /h2/one body=0 auth=-$' "$TMPD/h2.new"; then
+		ok "http-rules (h2, $who): curl --http2 to an h2 server speaks HTTP/2, the request reaches it"
+	else
+		fail "http-rules (h2, $who): an allowed h2 request: $got"
+	fi
+	if grep -q '^seq=2 200 1 https://h2.test/h2/a$' "$TMPD/out" && grep -q '^seq=2 403 0 https://h2.test/admin$' "$TMPD/out" &&
+		grep -q '^seq=2 200 0 https://h2.test/h2/b$' "$TMPD/out" && grep -q ' GET /h2/a ' "$TMPD/h2.new" &&
+		grep -q ' GET /h2/b ' "$TMPD/h2.new" && ! grep -q '/admin' "$TMPD/h2.new"; then
+		ok "http-rules (h2, $who): each request of one h2 connection is judged; a 403 ends its stream, not the connection"
+	else
+		fail "http-rules (h2, $who): requests on one connection: $got"
+	fi
+	expect_grep "request GET /admin to h2.test port 443 denied\\. To allow it, add --net-allow 'h2.test:443 GET /admin'" \
+		"$TMPD/out" "http-rules (h2, $who): the refused stream's 403 body names the rule to add"
+	if grep -q '^par=2 200 [0-9]* https://h2.test/h2/p1$' "$TMPD/out" && grep -q '^par=2 403 [0-9]* https://h2.test/adminp$' "$TMPD/out" &&
+		grep -q '^par=2 200 300000 https://h2.test/h2/p2?big=300000$' "$TMPD/out" && ! grep -q '/adminp' "$TMPD/h2.new"; then
+		ok "http-rules (h2, $who): streams at once: the refused one gets its 403, the others their answers (300 kB whole)"
+	else
+		fail "http-rules (h2, $who): parallel streams: $got"
+	fi
+	if grep -q '^post=2 200 1$' "$TMPD/out" && grep -q '^h2 h2.test POST /h2/upload body=100000 auth=-$' "$TMPD/h2.new"; then
+		ok "http-rules (h2, $who): an allowed POST's 100 kB body reaches the server whole"
+	else
+		fail "http-rules (h2, $who): an allowed POST: $got"
+	fi
+	if grep -q '^post-no=2 403 ' "$TMPD/out" && grep -q '^after=2 200 ' "$TMPD/out" &&
+		! grep -q '/h2/nopost' "$TMPD/h2.new" && grep -q ' GET /h2/after ' "$TMPD/h2.new"; then
+		ok "http-rules (h2, $who): a refused POST gets a 403, nothing of it reaches the server; the next request is served"
+	else
+		fail "http-rules (h2, $who): a refused POST: $got"
+	fi
+	if grep -q '^tok=bpfbox-secret-H2TOK-[0-9a-f]\{32\}$' "$TMPD/out" && grep -q '^secret=2 200 1$' "$TMPD/out" &&
+		grep -qxF "h2 h2.test GET /h2/secret body=0 auth=Bearer $H2TOK" "$TMPD/h2.new" &&
+		! grep -q 'bpfbox-secret-' "$TMPD/h2.new"; then
+		ok "http-rules (h2, $who): a secret's placeholder in an h2 header reaches the server as the real value, never as itself"
+	else
+		fail "http-rules (h2, $who): a secret over h2: $got / $(grep -o 'auth=.*' "$TMPD/h2.new" | tr '\n' ' ')"
+	fi
+	if ! grep -q '^leak=[^ ]* 200 ' "$TMPD/out" && ! grep -q '/h2/leak' "$TMPD/h2.new" &&
+		! grep -qF "$H2OTHER" "$TMPD/h2.new"; then
+		ok "http-rules (h2, $who): another host's placeholder on an h2 connection is refused, the server saw nothing of it"
+	else
+		fail "http-rules (h2, $who): another host's placeholder: $got"
+	fi
+	expect_grep '"what":"h2.test:443",[^}]*"reason":"placeholder of secret H2OTHER for another host"' "$TMPD/h2.st" \
+		"http-rules (h2, $who): another host's placeholder is a denied status line naming the secret"
+	expect_grep '"what":"h2.test:443",[^}]*"reason":"no HTTP rule for GET /admin"' "$TMPD/h2.st" \
+		"http-rules (h2, $who): a refused h2 request is a denied status line whose reason names it"
+	expect_grep '^api=1(\.[01])? 200 1$' "$TMPD/out" \
+		"http-rules (h2, $who): a server that selects no h2 (api.test, HTTP/1.0) gives a tool offering h2 HTTP/1"
+	if grep -q '^bigpost=2 200 1$' "$TMPD/out" && grep -q '^h2 h2.test POST /h2/upload body=4194304 auth=-$' "$TMPD/h2.new" &&
+		grep -q '^bigget=2 200 1$' "$TMPD/out"; then
+		ok "http-rules (h2, $who): 4 MB each way through one stream (the windows given back as the bytes are taken)"
+	else
+		fail "http-rules (h2, $who): 4 MB each way: $got"
+	fi
+	if grep -q '^cli=h: :status: 200$' "$TMPD/out" && grep -q '^cli=t: grpc-status: 7$' "$TMPD/out" &&
+		grep -q '^cli=body=[1-9]' "$TMPD/out"; then
+		ok "http-rules (h2, $who): a trailer after the answer's body reaches the tool"
+	else
+		fail "http-rules (h2, $who): a trailer: $(grep '^cli=' "$TMPD/out" | tr '\n' ' ')"
+	fi
+	if grep -qF "$H2TOK" "$TMPD/out" "$TMPD/err" "$TMPD/h2.st"; then
+		fail "http-rules (h2, $who): the real value of a secret is in the session's output or status"
+	else
+		ok "http-rules (h2, $who): the real value of a secret is not in the session's output or status"
+	fi
+done
+check_events "$TMPD/h2.jsonl" "any(e['type'] == 'net.request' and e['decision'] == 'allow' and e['name'] == 'h2.test' and e['method'] == 'GET' and e['path'] == '/h2/one' and e['status'] == 200 and e['rule'] == '$H2RULE' and e['bytes_in'] > 0 for e in net) and any(e['type'] == 'net.request' and e['decision'] == 'deny' and e['name'] == 'h2.test' and e['method'] == 'GET' and e['path'] == '/admin' and e['status'] == 403 and e['rule'] is None and e['reason'] == 'no HTTP rule for GET /admin' for e in net) and all(sum(1 for e in net if e['type'] == 'net.request' and e['name'] == 'h2.test' and e['path'] == p and e['status'] == 200) == 1 for p in ('/h2/a', '/h2/b', '/h2/p1'))" \
+	"http-rules (h2, root): each h2 request is a net.request (allowed with the server's status, refused with 403)"
+check_events "$TMPD/h2.jsonl" "any(e['type'] == 'net.request' and e['name'] == 'h2.test' and e['method'] == 'POST' and e['path'] == '/h2/upload' and e['status'] == 200 and e['rule'] == '$H2POST' and e['bytes_out'] >= 100000 for e in net) and any(e['type'] == 'net.request' and e['path'] == '/h2/p2' and e['status'] == 200 and e['bytes_in'] >= 300000 for e in net) and any(e['type'] == 'net.request' and e['decision'] == 'deny' and e['method'] == 'POST' and e['path'] == '/h2/nopost' and e['status'] == 403 for e in net)" \
+	"http-rules (h2, root): an h2 request's record counts its bytes (a 100 kB body out, a 300 kB answer in)"
+check_events "$TMPD/h2.jsonl" "any(e['type'] == 'net.request' and e['path'] == '/h2/secret' and e['status'] == 200 and e['reason'] == 'secrets injected: H2TOK' for e in net) and any(e['type'] == 'net.deny' and e['name'] == 'h2.test' and e['reason'] == 'placeholder of secret H2OTHER for another host' for e in net)" \
+	"http-rules (h2, root): the secret put into an h2 request is named in its record; another host's placeholder is a net.deny"
+if grep -qF -e "$H2TOK" -e "$H2OTHER" "$TMPD/h2.jsonl"; then
+	fail "http-rules (h2, root): a secret's real value is in the audit stream"
+else
+	ok "http-rules (h2, root): no secret's real value is in the audit stream"
+fi
+unset H2TOK H2OTHER
+expect_schema "http-rules (h2, root): the stream validates against the schema" "$TMPD/h2.jsonl"
 
 finish

@@ -182,5 +182,55 @@ static void request_paths(void **state)
 	}
 }
 
-UNIT_MAIN(cmocka_unit_test(keepalive), cmocka_unit_test(refused), cmocka_unit_test(methods),
-	  cmocka_unit_test(http_rules), cmocka_unit_test(request_paths))
+/*
+ * A TLS record holding a ClientHello whose only extension is ALPN with the
+ * protocols of alpn (each a length byte, then its name, as on the wire):
+ * its length in out.
+ */
+static size_t hello(const uint8_t *alpn, size_t an, uint8_t *out)
+{
+	size_t ext = 4 + 2 + an, body = 2 + 32 + 1 + 4 + 2 + 2 + ext, o = 0;
+
+	out[o++] = 0x16, out[o++] = 3, out[o++] = 1;
+	out[o++] = (4 + body) >> 8, out[o++] = (4 + body) & 255;
+	out[o++] = 1, out[o++] = 0, out[o++] = body >> 8, out[o++] = body & 255;
+	out[o++] = 3, out[o++] = 3;
+	memset(out + o, 7, 32), o += 32;
+	out[o++] = 0;		    /* session id */
+	out[o++] = 0, out[o++] = 2; /* one cipher suite */
+	out[o++] = 0x13, out[o++] = 1;
+	out[o++] = 1, out[o++] = 0; /* no compression */
+	out[o++] = ext >> 8, out[o++] = ext & 255;
+	out[o++] = 0, out[o++] = 16; /* ALPN */
+	out[o++] = (2 + an) >> 8, out[o++] = (2 + an) & 255;
+	out[o++] = an >> 8, out[o++] = an & 255;
+	memcpy(out + o, alpn, an);
+	return o + an;
+}
+
+/* Whether a ClientHello offers HTTP/2 (tls_term.c then offers it to the server). */
+static void alpn_h2(void **state)
+{
+	uint8_t buf[512];
+	size_t n;
+
+	(void)state;
+	n = hello((const uint8_t *)"\x08http/1.1\x02h2", 12, buf);
+	assert_true(eg_tls_offers_h2(buf, n));
+	n = hello((const uint8_t *)"\x02h2", 3, buf);
+	assert_true(eg_tls_offers_h2(buf, n));
+	/* Not h2: HTTP/1.1 alone, h2c, a name that only starts with h2. */
+	n = hello((const uint8_t *)"\x08http/1.1", 9, buf);
+	assert_false(eg_tls_offers_h2(buf, n));
+	n = hello((const uint8_t *)"\x03h2c", 4, buf);
+	assert_false(eg_tls_offers_h2(buf, n));
+	/* An entry longer than the list: not read past it. */
+	n = hello((const uint8_t *)"\x08http/1.1\x05h2", 12, buf);
+	assert_false(eg_tls_offers_h2(buf, n));
+	/* Cut short (the rest not yet come): no. */
+	n = hello((const uint8_t *)"\x08http/1.1\x02h2", 12, buf);
+	assert_false(eg_tls_offers_h2(buf, n - 1));
+}
+
+UNIT_MAIN(cmocka_unit_test(alpn_h2), cmocka_unit_test(keepalive), cmocka_unit_test(refused),
+	  cmocka_unit_test(methods), cmocka_unit_test(http_rules), cmocka_unit_test(request_paths))

@@ -16,6 +16,8 @@
  * is gnutls_handshake(s), with the library's own prototypes.
  */
 #define TLS_FUNCTIONS(X)                         \
+	X(alpn_get_selected_protocol)            \
+	X(alpn_set_protocols)                    \
 	X(certificate_allocate_credentials)      \
 	X(certificate_free_credentials)          \
 	X(certificate_set_x509_key_file)         \

@@ -313,6 +313,8 @@ void *eg_conn_thread(void *arg); /* a struct conn, freed */
  * bytes peeked, -1 for a ClientHello never read whole.
  */
 int eg_sniff_name(struct conn *c, uint8_t *buf, char *name, size_t size, bool *http, ssize_t *seen);
+/* Whether a TLS ClientHello in p offers HTTP/2 (ALPN "h2"). */
+bool eg_tls_offers_h2(const uint8_t *p, size_t len);
 /* Waits until the client sent something (or the wait ends); bytes peeked. */
 ssize_t eg_peek(struct egress *e, int fd, uint8_t *buf, size_t size, int ms);
 void eg_reset(int fd); /* closes fd with a TCP RST */

@@ -7,10 +7,11 @@
 #include "egress_internal.h"
 
 /*
- * The SNI of a TLS ClientHello in p; 1 found, 0 none, -1 incomplete, -2 a
- * ClientHello longer than its record (the rest in the next ones, unread).
+ * The extension of a TLS ClientHello in p whose type is type: 1 found (its
+ * data at p[*at, *at + *n)), 0 none, -1 incomplete, -2 a ClientHello
+ * longer than its record (the rest in the next ones, unread).
  */
-static int tls_sni(const uint8_t *p, size_t len, char *out, size_t size)
+static int tls_ext(const uint8_t *p, size_t len, unsigned int type, size_t *at, size_t *n)
 {
 	size_t rec, off, end, l;
 
@@ -41,25 +42,52 @@ static int tls_sni(const uint8_t *p, size_t len, char *out, size_t size)
 		return 0;
 	off += 2;
 	while (off + 4 <= end) {
-		unsigned int type = (p[off] << 8) | p[off + 1];
+		unsigned int t = (p[off] << 8) | p[off + 1];
 
 		l = (p[off + 2] << 8) | p[off + 3];
 		off += 4;
 		if (off + l > end)
 			return 0;
-		if (type == 0 && l >= 5 && p[off + 2] == 0) {
-			size_t nl = (p[off + 3] << 8) | p[off + 4];
-
-			if (nl == 0 || nl >= size || off + 5 + nl > end)
-				return 0;
-			for (size_t i = 0; i < nl; i++)
-				out[i] = tolower(p[off + 5 + i]);
-			out[nl] = '\0';
+		if (t == type) {
+			*at = off;
+			*n = l;
 			return 1;
 		}
 		off += l;
 	}
 	return 0;
+}
+
+/* The SNI of a TLS ClientHello in p; as tls_ext. */
+static int tls_sni(const uint8_t *p, size_t len, char *out, size_t size)
+{
+	size_t off, l, nl;
+	int r = tls_ext(p, len, 0, &off, &l);
+
+	if (r <= 0)
+		return r;
+	if (l < 5 || p[off + 2] != 0)
+		return 0;
+	nl = (p[off + 3] << 8) | p[off + 4];
+	if (nl == 0 || nl >= size || 5 + nl > l)
+		return 0;
+	for (size_t i = 0; i < nl; i++)
+		out[i] = tolower(p[off + 5 + i]);
+	out[nl] = '\0';
+	return 1;
+}
+
+bool eg_tls_offers_h2(const uint8_t *p, size_t len)
+{
+	size_t off, l, end;
+
+	if (tls_ext(p, len, 16, &off, &l) <= 0 || l < 2)
+		return false;
+	end = off + l;
+	for (off += 2; off < end && off + 1 + p[off] <= end; off += 1 + p[off])
+		if (p[off] == 2 && p[off + 1] == 'h' && p[off + 2] == '2')
+			return true;
+	return false;
 }
 
 /*

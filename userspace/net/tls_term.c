@@ -7,33 +7,12 @@
  * judged by the HTTP rules, its headers' placeholders replaced by the
  * value, and recorded (net.request).
  */
-#include "egress_internal.h"
+#include "h2lib.h"
+#include "term_internal.h"
 
 #define HANDSHAKE_MS 10000
-#define HEAD_OUT_MAX (PEEK_MAX + 4 * 65536)
 
-/* ---- one terminated connection ---------------------------------------- */
-
-struct term_conn {
-	struct conn *c;
-	const char *name;
-	const uint8_t *addr;
-	uint16_t port;
-	/* The last request allowed, its record written when the answer starts. */
-	struct eg_request req;
-	bool req_open, req_answered;
-	uint64_t req_out0, req_in0; /* the connection's counts when it began */
-	bool request_refused;	    /* the connection ended on a request no rule allowed */
-	char req_injected[BPFBOX_NET_RULE_LEN]; /* the secrets put into it */
-	gnutls_session_t tool, server;
-	int server_r; /* the server's handshake: < 0 failed, t->why says why */
-	struct http_frame f;
-	uint64_t out, in;
-	char injected[BPFBOX_NET_RULE_LEN]; /* the secrets' names put in, "A,B" */
-	char why[BPFBOX_NET_RULE_LEN];
-};
-
-static int send_all(gnutls_session_t s, const void *p, size_t n)
+int eg_term_send(gnutls_session_t s, const void *p, size_t n)
 {
 	/* Each EAGAIN is a send timeout (blocking()): a peer that stops reading ends it. */
 	for (int stalls = 0; n;) {
@@ -74,25 +53,21 @@ static int session_for(gnutls_session_t *s, unsigned int flags,
 	return r;
 }
 
-static void note_injected(struct term_conn *t, const char *name)
+/* name added to names (the request's) and to t->injected (the connection's), each once. */
+static void note_injected(struct term_conn *t, const char *name, char *names, size_t size)
 {
-	size_t rn = strlen(t->req_injected);
+	char *lists[2] = {names, t->injected};
+	size_t sizes[2] = {size, sizeof(t->injected)};
 
-	if (!strstr(t->req_injected, name))
-		snprintf(t->req_injected + rn, sizeof(t->req_injected) - rn, "%s%s", rn ? "," : "",
-			 name);
-	size_t n = strlen(t->injected);
-	char pat[80];
+	for (int k = 0; k < 2; k++) {
+		size_t n = strlen(lists[k]);
+		char pat[80], have[BPFBOX_NET_RULE_LEN + 2];
 
-	snprintf(pat, sizeof(pat), ",%s,", name);
-	if (n) {
-		char have[BPFBOX_NET_RULE_LEN + 2];
-
-		snprintf(have, sizeof(have), ",%s,", t->injected);
-		if (strstr(have, pat))
-			return;
+		snprintf(pat, sizeof(pat), ",%s,", name);
+		snprintf(have, sizeof(have), ",%s,", lists[k]);
+		if (!strstr(have, pat))
+			snprintf(lists[k] + n, sizes[k] - n, "%s%s", n ? "," : "", name);
 	}
-	snprintf(t->injected + n, sizeof(t->injected) - n, "%s%s", n ? "," : "", name);
 }
 
 /* The secret of this host whose placeholder starts at p (n bytes left); query: "+query" ones. */
@@ -134,6 +109,29 @@ static bool put_encoded(const char *v, size_t n, char *out, size_t size, size_t 
 	return true;
 }
 
+bool eg_term_replace(struct term_conn *t, const uint8_t *p, size_t n, bool query, char *out,
+		     size_t size, size_t *o, char *names, size_t names_size)
+{
+	for (size_t i = 0; i < n;) {
+		const struct egress_secret *hit = secret_at(t, p + i, n - i, query);
+
+		if (!hit) {
+			if (*o + 1 > size)
+				return false;
+			out[(*o)++] = p[i++];
+			continue;
+		}
+		if (query ? !put_encoded(hit->value, hit->len, out, size, o) : *o + hit->len > size)
+			return false;
+		if (!query)
+			memcpy(out + *o, hit->value, hit->len);
+		*o += query ? 0 : hit->len;
+		i += strlen(hit->placeholder);
+		note_injected(t, hit->name, names, names_size);
+	}
+	return true;
+}
+
 /*
  * The head (len bytes) with each placeholder of this host's secrets
  * replaced in its header lines, and of its "+query" ones in the request
@@ -143,30 +141,20 @@ static bool put_encoded(const char *v, size_t n, char *out, size_t size, size_t 
 static ssize_t inject(struct term_conn *t, const uint8_t *head, size_t len, char *out, size_t size)
 {
 	const uint8_t *line_end = memmem(head, len, "\r\n", 2);
-	size_t line = line_end ? (size_t)(line_end - head) : len, i = 0, o = 0;
+	size_t line = line_end ? (size_t)(line_end - head) : len, o;
 	const uint8_t *q = memchr(head, '?', line);
+	size_t qs = q ? (size_t)(q - head) + 1 : line;
+	char *rn = t->req_injected;
 
-	while (i < len) {
-		bool in_query = q && i > (size_t)(q - head) && i < line;
-		const struct egress_secret *hit =
-			i >= line || in_query ? secret_at(t, head + i, len - i, in_query) : NULL;
-
-		if (hit) {
-			if (in_query ? !put_encoded(hit->value, hit->len, out, size, &o)
-				     : o + hit->len > size)
-				goto big;
-			if (!in_query)
-				memcpy(out + o, hit->value, hit->len);
-			o += in_query ? 0 : hit->len;
-			i += strlen(hit->placeholder);
-			note_injected(t, hit->name);
-			continue;
-		}
-		if (o + 1 > size)
-			goto big;
-		out[o++] = head[i++];
-	}
-	return o;
+	if (qs > size)
+		goto big;
+	memcpy(out, head, qs);
+	o = qs;
+	if (eg_term_replace(t, head + qs, line - qs, true, out, size, &o, rn,
+			    sizeof(t->req_injected)) &&
+	    eg_term_replace(t, head + line, len - line, false, out, size, &o, rn,
+			    sizeof(t->req_injected)))
+		return o;
 big:
 	snprintf(t->why, sizeof(t->why), "a request head too long with its secrets");
 	return -1;
@@ -183,7 +171,7 @@ static int flush_ok(struct term_conn *t, size_t extra)
 			 s->name);
 		return -EACCES;
 	}
-	if (f->ok && send_all(t->server, f->buf, f->ok) < 0)
+	if (f->ok && eg_term_send(t->server, f->buf, f->ok) < 0)
 		return -EPIPE;
 	t->out += f->ok;
 	memmove(f->buf, f->buf + f->ok + extra, f->len - f->ok - extra);
@@ -280,7 +268,7 @@ static int one_head(struct term_conn *t, const struct http_head *h, size_t hl)
 	n = inject(t, head, hl, out, HEAD_OUT_MAX);
 	if (n < 0)
 		return -EPROTO;
-	if (send_all(t->server, out, n) < 0)
+	if (eg_term_send(t->server, out, n) < 0)
 		return -EPIPE;
 	explicit_bzero(out, n);
 	t->out += hl;
@@ -368,7 +356,7 @@ static int relay(struct term_conn *t)
 		if (n <= 0)
 			return 0;
 		answer_seen(t, buf, n);
-		if (send_all(t->tool, buf, n) < 0)
+		if (eg_term_send(t->tool, buf, n) < 0)
 			return 0;
 		t->in += n;
 	}
@@ -385,6 +373,15 @@ static void blocking(int fd)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
 
+/*
+ * ALPN: a tool that offers HTTP/2 makes bpfbox offer it to the server too,
+ * and is then offered only what the server chose (h2, else HTTP/1.1):
+ * the two sides speak one protocol and bpfbox never translates. So the
+ * server's handshake comes first for such a tool (one round trip more).
+ */
+static const gnutls_datum_t alpn[2] = {{(unsigned char *)"h2", 2},
+				       {(unsigned char *)"http/1.1", 8}};
+
 /* TLS to the server, verified against the host's trust store; < 0 and why. */
 static void *upstream_handshake(void *arg)
 {
@@ -396,11 +393,20 @@ static void *upstream_handshake(void *arg)
 		r = tlslib.server_name_set(t->server, GNUTLS_NAME_DNS, t->name, strlen(t->name));
 		tlslib.session_set_verify_cert(t->server, t->name, 0);
 	}
+	/* The tool offers HTTP/2: so does bpfbox, and the server's choice is the tool's. */
+	if (!r && t->offers_h2)
+		r = tlslib.alpn_set_protocols(t->server, alpn, 2, 0);
 	if (!r)
 		r = handshake(t->server);
 	if (r < 0)
 		snprintf(t->why, sizeof(t->why), "upstream TLS: %s", tlslib.strerror(r));
 	t->server_r = r;
+	if (!r && t->offers_h2) {
+		gnutls_datum_t p = {0};
+
+		t->h2 = !tlslib.alpn_get_selected_protocol(t->server, &p) && p.size == 2 &&
+			!memcmp(p.data, "h2", 2);
+	}
 	return NULL;
 }
 
@@ -413,12 +419,14 @@ static void *upstream_handshake(void *arg)
 static int handshakes(struct term_conn *t)
 {
 	pthread_t th;
-	bool threaded = !pthread_create(&th, NULL, upstream_handshake, t);
+	bool threaded = !t->offers_h2 && !pthread_create(&th, NULL, upstream_handshake, t);
 	int r;
 
 	if (!threaded)
 		upstream_handshake(t);
 	r = session_for(&t->tool, GNUTLS_SERVER, eg_term_leaf(t->c->e, t->name), t->c->fd);
+	if (!r && t->offers_h2)
+		r = tlslib.alpn_set_protocols(t->tool, t->h2 ? &alpn[0] : &alpn[1], 1, 0);
 	if (!r)
 		r = handshake(t->tool);
 	if (threaded)
@@ -433,10 +441,23 @@ static int handshakes(struct term_conn *t)
 	if (t->server_r < 0) {
 		char resp[1024];
 
-		send_all(t->tool, resp, eg_format_502(resp, sizeof(resp), t->name, t->why));
+		eg_term_send(t->tool, resp, eg_format_502(resp, sizeof(resp), t->name, t->why));
 		tlslib.bye(t->tool, GNUTLS_SHUT_WR);
 	}
 	return t->server_r;
+}
+
+/*
+ * Whether the tool's ClientHello (peeked, not read) offers HTTP/2 and
+ * bpfbox can speak it (nghttp2 opens): without the library, HTTP/1.1.
+ */
+static bool offers_h2(struct conn *c)
+{
+	_cleanup_free_ uint8_t *buf = malloc(PEEK_MAX);
+	ssize_t n = buf ? eg_peek(c->e, c->fd, buf, PEEK_MAX, FIRST_DATA_MS) : -1;
+	char err[256];
+
+	return n > 0 && eg_tls_offers_h2(buf, n) && !h2_lib_open(err, sizeof(err));
 }
 
 /*
@@ -462,15 +483,16 @@ void eg_term_serve(struct conn *c, const char *name, const uint8_t addr[16], uin
 	t->port = port;
 	blocking(c->fd);
 	blocking(c->up);
+	t->offers_h2 = offers_h2(c);
 	if (handshakes(t) < 0)
 		goto out;
-	r = relay(t);
-	if (r == -EACCES || r == -EPROTO) {
+	r = t->h2 ? eg_h2_relay(t) : relay(t);
+	if (!t->h2 && (r == -EACCES || r == -EPROTO)) {
 		char resp[1024];
 		size_t n =
 			eg_format_403(resp, sizeof(resp), r == -EACCES ? name : NULL, port, t->why);
 
-		send_all(t->tool, resp, n);
+		eg_term_send(t->tool, resp, n);
 	}
 	/* A refused request is its own record: the connection was allowed. */
 	allow = r >= 0 || r == -EPIPE || t->request_refused;

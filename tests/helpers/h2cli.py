@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""An HTTP/2 client for the egress tests (tests/host/test_http_rules.sh):
+one GET over TLS with ALPN "h2" only, through $HTTPS_PROXY (CONNECT) when
+it is set, else straight to the host (where the kernel redirects it). It
+prints the answer's headers, then its trailers, one "h: NAME: VALUE" or
+"t: NAME: VALUE" line each, and "body=N". The trust store is OpenSSL's
+default (SSL_CERT_FILE). Needs python3-h2 for /usr/bin/python3.
+
+usage: /usr/bin/python3 h2cli.py HOST PATH
+"""
+import os
+import socket
+import ssl
+import sys
+import urllib.parse
+
+import h2.config
+import h2.connection
+import h2.events
+
+
+def connect(host):
+    proxy = os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy")
+    if not proxy:
+        return socket.create_connection((host, 443), timeout=10)
+    p = urllib.parse.urlsplit(proxy)
+    s = socket.create_connection((p.hostname, p.port or 80), timeout=10)
+    s.sendall(("CONNECT %s:443 HTTP/1.1\r\nHost: %s:443\r\n\r\n" % (host, host)).encode())
+    got = b""
+    while b"\r\n\r\n" not in got:
+        chunk = s.recv(4096)
+        if not chunk:
+            sys.exit("h2cli: the proxy closed: %r" % got)
+        got += chunk
+    if got.split(b" ", 2)[1] != b"200":
+        sys.exit("h2cli: the proxy refused: %r" % got.split(b"\r\n")[0])
+    return s
+
+
+def main():
+    host, path = sys.argv[1:3]
+    ctx = ssl.create_default_context()
+    ctx.set_alpn_protocols(["h2"])
+    tls = ctx.wrap_socket(connect(host), server_hostname=host)
+    if tls.selected_alpn_protocol() != "h2":
+        sys.exit("h2cli: no h2 (ALPN %r)" % tls.selected_alpn_protocol())
+    c = h2.connection.H2Connection(config=h2.config.H2Configuration(header_encoding="utf-8"))
+    c.initiate_connection()
+    sid = c.get_next_available_stream_id()
+    c.send_headers(sid, [(":method", "GET"), (":path", path), (":scheme", "https"),
+                         (":authority", host)], end_stream=True)
+    tls.sendall(c.data_to_send())
+    body = 0
+    while True:
+        data = tls.recv(65536)
+        if not data:
+            sys.exit("h2cli: the connection ended before the answer did")
+        for ev in c.receive_data(data):
+            if isinstance(ev, h2.events.ResponseReceived):
+                for k, v in ev.headers:
+                    print("h: %s: %s" % (k, v))
+            elif isinstance(ev, h2.events.TrailersReceived):
+                for k, v in ev.headers:
+                    print("t: %s: %s" % (k, v))
+            elif isinstance(ev, h2.events.DataReceived):
+                body += len(ev.data)
+                c.acknowledge_received_data(ev.flow_controlled_length, sid)
+            elif isinstance(ev, h2.events.StreamReset):
+                sys.exit("h2cli: the stream was reset (%s)" % ev.error_code)
+            elif isinstance(ev, h2.events.StreamEnded):
+                print("body=%d" % body)
+                return
+        tls.sendall(c.data_to_send())
+
+
+main()
