@@ -1588,7 +1588,7 @@ render_egress() {
 	not_run egress "$EG" && return
 	echo "| path | setup median µs | setup p90 µs | MB/s median | MB/s min | MB/s max |"
 	echo "|---|---:|---:|---:|---:|---:|"
-	awk '{ n = $1 == "proxy" ? "name rule (proxy, splice)" : $1 == "direct" ? "address rule (direct)" : $1 == "tls-spliced" ? "TLS, name rule (proxy, splice)" : $1 == "tls-wildcard" ? "TLS terminated, a wildcard HTTP rule (each setup mints a leaf)" : "TLS terminated (a --secret host)"; printf "| %s | %s | %s | %s | %s | %s |\n", n, $2, $3, $4, $5, $6 }' "$EG"
+	awk '{ n = $1 == "proxy" ? "name rule (proxy, splice)" : $1 == "direct" ? "address rule (direct)" : $1 == "tls-spliced" ? "TLS, name rule (proxy, splice)" : $1 == "tls-wildcard" ? "TLS terminated, a wildcard HTTP rule (each setup mints a leaf)" : $1 == "h2-spliced" ? "HTTP/2 (curl, nghttpd), name rule (proxy, splice)" : $1 == "h2-terminated" ? "HTTP/2 terminated (a --secret host, h2 on both sides)" : "TLS terminated (a --secret host)"; printf "| %s | %s | %s | %s | %s | %s |\n", n, $2, $3, $4, $5, $6 }' "$EG"
 }
 interpret_egress() {
 	[ -s "$OUT/egress.why" ] && return 0
@@ -1607,6 +1607,16 @@ interpret_egress() {
 	echo
 	awk -v ts="$(eg_col tls-terminated 2)" -v ws="$(eg_col tls-wildcard 2)" 'BEGIN {
 		printf "**A wildcard HTTP rule**: the first connection to each name under it waits for the proxy to mint that name'"'"'s leaf (one signature by the session CA, the leaf key made once per session); its median setup is %s µs against %s µs for a host whose leaf exists, so a leaf costs about %.0f µs, once per name and session.", ws, ts, ws - ts
+	}'
+	if [ -s "$OUT/egress.h2why" ]; then
+		echo
+		echo "HTTP/2 rows not run: $(cat "$OUT/egress.h2why")"
+	fi
+	[ -n "$(eg_col h2-terminated 4)" ] || return 0
+	echo
+	awk -v sm="$(eg_col h2-spliced 4)" -v tm="$(eg_col h2-terminated 4)" -v ss="$(eg_col h2-spliced 2)" \
+		-v ts="$(eg_col h2-terminated 2)" 'BEGIN {
+		printf "**HTTP/2 terminated** (curl --http2, a `--secret` host): a transfer runs at %.0f%% of the spliced one'"'"'s throughput (%s against %s MB/s, median), and a connection is ready %.0f µs later (median setup %s against %s µs, each less its name lookup): for a tool that offers h2, the proxy finishes its handshake with the server before it answers the tool'"'"'s (the server'"'"'s choice of protocol is offered to the tool), then every frame goes through nghttp2 on both sides.", tm / sm * 100, tm, sm, ts - ss, ts, ss
 	}'
 }
 # nearest-rank percentile P of column C of the rows of kind K

@@ -6,7 +6,8 @@ prints the answer's headers, then its trailers, one "h: NAME: VALUE" or
 "t: NAME: VALUE" line each, and "body=N". The trust store is OpenSSL's
 default (SSL_CERT_FILE). Needs python3-h2 for /usr/bin/python3.
 
-usage: /usr/bin/python3 h2cli.py HOST PATH
+usage: /usr/bin/python3 h2cli.py HOST PATH [NAME:VALUE ...]
+(NAME:VALUE: headers added to the request, e.g. a second "host")
 """
 import os
 import socket
@@ -44,11 +45,14 @@ def main():
     tls = ctx.wrap_socket(connect(host), server_hostname=host)
     if tls.selected_alpn_protocol() != "h2":
         sys.exit("h2cli: no h2 (ALPN %r)" % tls.selected_alpn_protocol())
-    c = h2.connection.H2Connection(config=h2.config.H2Configuration(header_encoding="utf-8"))
+    # Unchecked: the headers given may be what a client must not send.
+    c = h2.connection.H2Connection(config=h2.config.H2Configuration(
+        header_encoding="utf-8", validate_outbound_headers=len(sys.argv) == 3))
     c.initiate_connection()
     sid = c.get_next_available_stream_id()
+    extra = [tuple(a.split(":", 1)) for a in sys.argv[3:]]
     c.send_headers(sid, [(":method", "GET"), (":path", path), (":scheme", "https"),
-                         (":authority", host)], end_stream=True)
+                         (":authority", host)] + extra, end_stream=True)
     tls.sendall(c.data_to_send())
     body = 0
     while True:

@@ -394,6 +394,8 @@ c bigget 'https://h2.test/h2/big?big=4194304'
 # A trailer after the body (gRPC's status), through to the tool (curl
 # does not print trailers: tests/helpers/h2cli.py does).
 /usr/bin/python3 -I h2cli.py h2.test '/h2/tr?trailer=7' 2>&1 | sed 's/^/cli=/'
+# A host header naming another host beside :authority: a server may route by either.
+/usr/bin/python3 -I h2cli.py h2.test /h2/twohosts host:other.test 2>&1 | sed 's/^/cli2=/'
 EOF
 cp "$ROOT/tests/helpers/h2cli.py" "$WS/h2cli.py"
 head -c 4194304 /dev/zero | tr '\0' b >"$WS/h2-big.bin"
@@ -466,6 +468,11 @@ for who in root nobody; do
 	else
 		fail "http-rules (h2, $who): a trailer: $(grep '^cli=' "$TMPD/out" | tr '\n' ' ')"
 	fi
+	if grep -q '^cli2=h: :status: 403$' "$TMPD/out" && ! grep -q '/h2/twohosts' "$TMPD/h2.new"; then
+		ok "http-rules (h2, $who): a host header naming another host than :authority is refused (403), the server saw nothing"
+	else
+		fail "http-rules (h2, $who): :authority and host differing: $(grep '^cli2=' "$TMPD/out" | tr '\n' ' ')"
+	fi
 	if grep -qF "$H2TOK" "$TMPD/out" "$TMPD/err" "$TMPD/h2.st"; then
 		fail "http-rules (h2, $who): the real value of a secret is in the session's output or status"
 	else
@@ -476,6 +483,8 @@ check_events "$TMPD/h2.jsonl" "any(e['type'] == 'net.request' and e['decision'] 
 	"http-rules (h2, root): each h2 request is a net.request (allowed with the server's status, refused with 403)"
 check_events "$TMPD/h2.jsonl" "any(e['type'] == 'net.request' and e['name'] == 'h2.test' and e['method'] == 'POST' and e['path'] == '/h2/upload' and e['status'] == 200 and e['rule'] == '$H2POST' and e['bytes_out'] >= 100000 for e in net) and any(e['type'] == 'net.request' and e['path'] == '/h2/p2' and e['status'] == 200 and e['bytes_in'] >= 300000 for e in net) and any(e['type'] == 'net.request' and e['decision'] == 'deny' and e['method'] == 'POST' and e['path'] == '/h2/nopost' and e['status'] == 403 for e in net)" \
 	"http-rules (h2, root): an h2 request's record counts its bytes (a 100 kB body out, a 300 kB answer in)"
+check_events "$TMPD/h2.jsonl" "any(e['type'] == 'net.request' and e['decision'] == 'deny' and e['path'] == '/h2/twohosts' and e['status'] == 403 and e['reason'] == 'an HTTP/2 request whose :authority and host differ' for e in net)" \
+	"http-rules (h2, root): a request whose host differs from its :authority is a net.request deny saying so"
 check_events "$TMPD/h2.jsonl" "any(e['type'] == 'net.request' and e['path'] == '/h2/secret' and e['status'] == 200 and e['reason'] == 'secrets injected: H2TOK' for e in net) and any(e['type'] == 'net.deny' and e['name'] == 'h2.test' and e['reason'] == 'placeholder of secret H2OTHER for another host' for e in net)" \
 	"http-rules (h2, root): the secret put into an h2 request is named in its record; another host's placeholder is a net.deny"
 if grep -qF -e "$H2TOK" -e "$H2OTHER" "$TMPD/h2.jsonl"; then

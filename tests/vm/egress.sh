@@ -1,6 +1,6 @@
 #!/bin/sh
 # Egress by name where BPF LSM loads (its socket_connect hook sees the
-# address before the cgroup redirect): the host suite inside the VM.
+# address before the cgroup redirect): the host suites inside the VM.
 #   BPFBOX_VM_MODULES="veth inet_diag udp_diag" tools/vmtest --hostroot --append "lsm=landlock,lockdown,yama,bpf" -- tests/vm/egress.sh
 # inet_diag and udp_diag: the resolver asks sock_diag which cgroup sent each
 # query (userspace/net/dns.c); the guest cannot load modules by itself.
@@ -8,6 +8,11 @@ cd /opt/bpfbox || exit 1
 export BPFBOX=bpfbox BPFBOX_BUILD=/opt/bpfbox/build
 sh tests/host/test_egress.sh
 rc=$?
+# Terminated connections where BPF LSM loads: per-request rules (HTTP/1.1
+# and HTTP/2) and secrets injected, embedded, through the daemon and for
+# an unprivileged user (docs/network.md "Secrets", "Per-request rules").
+sh tests/host/test_http_rules.sh || rc=1
+sh tests/host/test_secrets.sh || rc=1
 . tests/lib.sh
 # Without udp_diag (module loading off on a fleet host, or this guest once
 # the module is gone) no query could be told to come from the session: a

@@ -20,6 +20,7 @@
 #define H2_STREAMS     100   /* the tool's concurrent streams */
 #define H2_HEAD_MAX    65536 /* a header block's names and values */
 #define H2_NV_MAX      128
+#define H2_OUT	       (4 * 16384) /* bytes of frames sent at once: four full TLS records */
 
 struct h2_hdrs {
 	nghttp2_nv nv[H2_NV_MAX];
@@ -51,7 +52,8 @@ struct h2c {
 	struct term_conn *t;
 	nghttp2_session *tool, *up;
 	struct h2_stream *streams;
-	int err; /* -EACCES: a placeholder for another host (t->why) */
+	int err;	     /* -EACCES: a placeholder for another host (t->why) */
+	uint8_t out[H2_OUT]; /* frames gathered for one send */
 };
 
 static void hdrs_clear(struct h2_hdrs *h)
@@ -98,6 +100,15 @@ static const char *hdrs_get(const struct h2_hdrs *h, const char *name)
 		if (!strcmp((char *)h->nv[i].name, name))
 			return (char *)h->nv[i].value;
 	return NULL;
+}
+
+static size_t hdrs_count(const struct h2_hdrs *h, const char *name)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < h->n; i++)
+		k += !strcmp((char *)h->nv[i].name, name);
+	return k;
 }
 
 static bool dir_put(struct h2_dir *d, const uint8_t *p, size_t n)
@@ -226,8 +237,10 @@ static bool judge(struct h2c *h, struct h2_stream *s, char *rule, char *why, siz
 	struct http_head hh;
 	int n;
 
+	const char *host = hdrs_get(&s->rq.hd, "host");
+
 	if (!a)
-		a = hdrs_get(&s->rq.hd, "host");
+		a = host;
 	snprintf(s->req.method, sizeof(s->req.method), "%s", m ? m : "?");
 	snprintf(s->req.path, sizeof(s->req.path), "(unjudged)");
 	if (s->rq.hd.over || !head) {
@@ -244,6 +257,12 @@ static bool judge(struct h2c *h, struct h2_stream *s, char *rule, char *why, siz
 		return false;
 	}
 	snprintf(s->req.path, sizeof(s->req.path), "%s", hh.path_bad ? "(unjudged)" : hh.path);
+	/* One name only: a server may route by either. */
+	if (hdrs_count(&s->rq.hd, ":authority") + hdrs_count(&s->rq.hd, "host") > 1 &&
+	    (hdrs_count(&s->rq.hd, "host") > 1 || strcasecmp(a, host))) {
+		snprintf(why, size, "an HTTP/2 request whose :authority and host differ");
+		return false;
+	}
 	if (strcasecmp(hh.host, t->name) || (hh.target[0] && strcasecmp(hh.target, t->name))) {
 		snprintf(why, size, "a request for another host on this connection");
 		return false;
@@ -515,32 +534,53 @@ out:
 }
 
 /*
- * What each session has to send, sent: 0, or -EPIPE. Until neither has
- * more: one sending a body gives the other's peer its window back.
+ * What one session has to send, gathered into full TLS records (nghttp2
+ * gives a frame at a time: each its own record and segment would wait on
+ * the peer's delayed ACKs): 1 sent some, 0 none, < 0 an error.
+ */
+static int flush_one(struct h2c *h, nghttp2_session *ss, gnutls_session_t to)
+{
+	size_t o = 0;
+	int sent = 0;
+
+	for (;;) {
+		const uint8_t *p;
+		ssize_t n = h2lib.session_mem_send(ss, &p);
+
+		if (n < 0)
+			return -EPROTO;
+		if (o && (!n || o + n > H2_OUT)) {
+			if (eg_term_send(to, h->out, o) < 0)
+				return -EPIPE;
+			o = 0;
+			sent = 1;
+		}
+		if (!n)
+			return sent;
+		if ((size_t)n > H2_OUT) {
+			if (eg_term_send(to, p, n) < 0)
+				return -EPIPE;
+			sent = 1;
+			continue;
+		}
+		memcpy(h->out + o, p, n);
+		o += n;
+	}
+}
+
+/*
+ * What each session has to send, sent: 0, or < 0. Until neither has more:
+ * one sending a body gives the other's peer its window back.
  */
 static int flush(struct h2c *h)
 {
-	nghttp2_session *ss[2] = {h->tool, h->up};
-	gnutls_session_t to[2] = {h->t->tool, h->t->server};
-	bool sent = true;
+	int a, b;
 
-	while (sent) {
-		sent = false;
-		for (int k = 0; k < 2; k++)
-			for (;;) {
-				const uint8_t *p;
-				ssize_t n = h2lib.session_mem_send(ss[k], &p);
-
-				if (n < 0)
-					return -EPROTO;
-				if (!n)
-					break;
-				if (eg_term_send(to[k], p, n) < 0)
-					return -EPIPE;
-				sent = true;
-			}
-	}
-	return 0;
+	do {
+		a = flush_one(h, h->tool, h->t->tool);
+		b = a < 0 ? 0 : flush_one(h, h->up, h->t->server);
+	} while (a > 0 || b > 0);
+	return a < 0 ? a : b;
 }
 
 /* One side's bytes into its session: 0, 1 it ended, < 0 an error. */
@@ -593,26 +633,30 @@ static int relay(struct h2c *h)
 
 int eg_h2_relay(struct term_conn *t)
 {
-	struct h2c h = {.t = t};
-	int r = sessions(&h);
+	_cleanup_free_ struct h2c *h = calloc(1, sizeof(*h));
+	int r;
 
+	if (!h)
+		return 0;
+	h->t = t; /* both sockets TCP_NODELAY (tls_term.c): frames go out gathered */
+	r = sessions(h);
 	if (!r)
-		r = relay(&h);
-	if (h.err)
-		r = h.err;
-	if (h.tool) {
-		h2lib.session_terminate_session(h.tool, r == -EACCES ? NGHTTP2_REFUSED_STREAM
-							: r	     ? NGHTTP2_PROTOCOL_ERROR
-								     : NGHTTP2_NO_ERROR);
-		flush(&h);
+		r = relay(h);
+	if (h->err)
+		r = h->err;
+	if (h->tool) {
+		h2lib.session_terminate_session(h->tool, r == -EACCES ? NGHTTP2_REFUSED_STREAM
+							 : r	      ? NGHTTP2_PROTOCOL_ERROR
+								      : NGHTTP2_NO_ERROR);
+		flush(h);
 	}
-	while (h.streams) {
-		record(&h, h.streams);
-		stream_free(&h, h.streams);
+	while (h->streams) {
+		record(h, h->streams);
+		stream_free(h, h->streams);
 	}
-	if (h.tool)
-		h2lib.session_del(h.tool);
-	if (h.up)
-		h2lib.session_del(h.up);
+	if (h->tool)
+		h2lib.session_del(h->tool);
+	if (h->up)
+		h2lib.session_del(h->up);
 	return r == -EACCES ? r : 0;
 }

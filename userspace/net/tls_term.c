@@ -367,7 +367,15 @@ static void blocking(int fd)
 {
 	struct timeval tv = {.tv_sec = HANDSHAKE_MS / 1000};
 
+	int one = 1;
+
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	/*
+	 * Each TLS message and record goes out as it is made: with Nagle's
+	 * wait a handshake's second message waited on the peer's delayed ACK
+	 * (40 ms a time, seen with curl when the server's handshake came first).
+	 */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	/* A peer that stops reading or writing mid-record ends the connection. */
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
