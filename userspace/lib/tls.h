@@ -40,12 +40,15 @@
 	X(strerror)                              \
 	X(transport_set_errno)                   \
 	X(transport_set_ptr)                     \
+	X(transport_set_ptr2)                    \
 	X(transport_set_pull_function)           \
 	X(transport_set_push_function)           \
 	X(transport_set_int2)                    \
 	X(bye)                                   \
 	X(handshake_set_timeout)                 \
 	X(record_check_pending)                  \
+	X(record_cork)                           \
+	X(record_uncork)                         \
 	X(certificate_set_x509_key)              \
 	X(x509_privkey_init)                     \
 	X(x509_privkey_deinit)                   \

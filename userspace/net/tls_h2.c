@@ -15,12 +15,13 @@
 #include "h2lib.h"
 #include "term_internal.h"
 
-#define H2_WINDOW      (256 * 1024) /* each stream's receive window, both sides */
+#define H2_WINDOW      (1024 * 1024) /* each stream's receive window, both sides */
 #define H2_CONN_WINDOW (1024 * 1024)
 #define H2_STREAMS     100   /* the tool's concurrent streams */
 #define H2_HEAD_MAX    65536 /* a header block's names and values */
 #define H2_NV_MAX      128
-#define H2_OUT	       (4 * 16384) /* bytes of frames sent at once: four full TLS records */
+#define H2_OUT	       (4 * 16384)  /* bytes of frames sent at once: four full TLS records */
+#define H2_FEED	       (16 * 16384) /* bytes taken from one side before the other's turn */
 
 struct h2_hdrs {
 	nghttp2_nv nv[H2_NV_MAX];
@@ -54,6 +55,11 @@ struct h2c {
 	struct h2_stream *streams;
 	int err;	     /* -EACCES: a placeholder for another host (t->why) */
 	uint8_t out[H2_OUT]; /* frames gathered for one send */
+	struct h2_in {
+		int fd;
+		size_t off, len;
+		uint8_t b[H2_OUT];
+	} in[2]; /* the tool's bytes read ahead, the server's */
 };
 
 static void hdrs_clear(struct h2_hdrs *h)
@@ -550,7 +556,10 @@ static int flush_one(struct h2c *h, nghttp2_session *ss, gnutls_session_t to)
 		if (n < 0)
 			return -EPROTO;
 		if (o && (!n || o + n > H2_OUT)) {
-			if (eg_term_send(to, h->out, o) < 0)
+			/* Corked: the records of one send leave in one system call. */
+			tlslib.record_cork(to);
+			if (eg_term_send(to, h->out, o) < 0 ||
+			    tlslib.record_uncork(to, GNUTLS_RECORD_WAIT) < 0)
 				return -EPIPE;
 			o = 0;
 			sent = 1;
@@ -584,16 +593,53 @@ static int flush(struct h2c *h)
 }
 
 /* One side's bytes into its session: 0, 1 it ended, < 0 an error. */
-static int feed(nghttp2_session *ss, gnutls_session_t from)
+/*
+ * A socket's bytes as the TLS library pulls them, read ahead: one recv()
+ * brings several records (the library alone reads a record's header,
+ * then its body, two calls a record).
+ */
+static ssize_t pull(gnutls_transport_ptr_t p, void *data, size_t size)
+{
+	struct h2_in *in = p;
+	size_t n;
+
+	if (in->off == in->len) {
+		ssize_t got = recv(in->fd, in->b, sizeof(in->b), 0);
+
+		if (got <= 0)
+			return got;
+		in->off = 0;
+		in->len = got;
+	}
+	n = in->len - in->off < size ? in->len - in->off : size;
+	memcpy(data, in->b + in->off, n);
+	in->off += n;
+	return n;
+}
+
+static bool pending(gnutls_session_t s, const struct h2_in *in)
+{
+	return in->off < in->len || tlslib.record_check_pending(s);
+}
+
+/* One side's records into its session while they are there: 0, 1 it ended, < 0 an error. */
+static int feed(nghttp2_session *ss, gnutls_session_t from, const struct h2_in *in)
 {
 	uint8_t buf[16384];
-	ssize_t n = tlslib.record_recv(from, buf, sizeof(buf));
+	size_t fed = 0;
 
-	if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED)
-		return 0;
-	if (n <= 0)
-		return 1;
-	return h2lib.session_mem_recv(ss, buf, n) < 0 ? -EPROTO : 0;
+	do {
+		ssize_t n = tlslib.record_recv(from, buf, sizeof(buf));
+
+		if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED)
+			return 0;
+		if (n <= 0)
+			return 1;
+		if (h2lib.session_mem_recv(ss, buf, n) < 0)
+			return -EPROTO;
+		fed += n;
+	} while (fed < H2_FEED && pending(from, in));
+	return 0;
 }
 
 static bool live(nghttp2_session *ss)
@@ -612,8 +658,7 @@ static int relay(struct h2c *h)
 		struct pollfd p[3] = {{.fd = t->c->fd, .events = POLLIN},
 				      {.fd = t->c->up, .events = POLLIN},
 				      {.fd = e->stop_pipe[0], .events = POLLIN}};
-		bool pt = tlslib.record_check_pending(t->tool),
-		     pu = tlslib.record_check_pending(t->server);
+		bool pt = pending(t->tool, &h->in[0]), pu = pending(t->server, &h->in[1]);
 
 		if (!pt && !pu) {
 			int rc = poll(p, 3, e->idle_ms);
@@ -624,9 +669,9 @@ static int relay(struct h2c *h)
 				break;
 		}
 		if (pt || p[0].revents)
-			r = feed(h->tool, t->tool);
+			r = feed(h->tool, t->tool, &h->in[0]);
 		if (!r && (pu || p[1].revents))
-			r = feed(h->up, t->server);
+			r = feed(h->up, t->server, &h->in[1]);
 	}
 	return r < 0 ? r : 0;
 }
@@ -639,6 +684,13 @@ int eg_h2_relay(struct term_conn *t)
 	if (!h)
 		return 0;
 	h->t = t; /* both sockets TCP_NODELAY (tls_term.c): frames go out gathered */
+	h->in[0].fd = t->c->fd;
+	h->in[1].fd = t->c->up;
+	/* From here both sessions read through pull(); they write to their sockets as before. */
+	tlslib.transport_set_ptr2(t->tool, &h->in[0], (gnutls_transport_ptr_t)(long)t->c->fd);
+	tlslib.transport_set_pull_function(t->tool, pull);
+	tlslib.transport_set_ptr2(t->server, &h->in[1], (gnutls_transport_ptr_t)(long)t->c->up);
+	tlslib.transport_set_pull_function(t->server, pull);
 	r = sessions(h);
 	if (!r)
 		r = relay(h);
