@@ -141,14 +141,18 @@ else
 	fail "http-rules: the daemon did not start: $(tail -c 300 "$DERR")"
 fi
 
-# run_as WHO AUDIT ARGS...: an embedded session on the test's resolver, as
-# root (its audit into AUDIT) or as uid 65534 (no BPF: its own proxy).
+# run_as WHO AUDIT ARGS...: a session on the test's resolver: embedded as
+# root (its audit into AUDIT) or as uid 65534 (no BPF: its own proxy), or
+# (daemon) through the test's daemon, whose proxy terminates.
 run_as() {
 	_who=$1 _audit=$2
 	shift 2
 	if [ "$_who" = root ]; then
 		BPFBOX_UPSTREAM_CA="$TMPD/ca.crt" "$BPFBOX" run --no-daemon -w "$WS" \
 			--net-resolver "$SRV" --timeout 60 --audit "$_audit" "$@"
+	elif [ "$_who" = daemon ]; then
+		# Through the test's daemon (its proxy holds the secrets), when it runs.
+		"$BPFBOX" run --daemon-socket "$SOCK" -w "$WS" --net-resolver "$SRV" --timeout 60 "$@"
 	else
 		setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$TMPD/home" \
 			BPFBOX_UPSTREAM_CA="$TMPD/ca.crt" "$BPFBOX" run --no-daemon -w "$WS" \
@@ -399,7 +403,7 @@ c bigget 'https://h2.test/h2/big?big=4194304'
 EOF
 cp "$ROOT/tests/helpers/h2cli.py" "$WS/h2cli.py"
 head -c 4194304 /dev/zero | tr '\0' b >"$WS/h2-big.bin"
-for who in root nobody; do
+for who in root nobody daemon; do
 	n0=$(wc -l <"$TMPD/h2.log")
 	run_as $who "$TMPD/h2.jsonl" --net-allow "$H2RULE" --net-allow "$H2POST" --net-allow "$RULE" \
 		--secret H2TOK@h2.test --secret H2OTHER@api.test --status-fd 3 -- bash h2.sh \
