@@ -55,7 +55,7 @@ bool agent_file_syscall(const char *sys);
 int agent_attach_file_links(struct agent *a, bool (*have)(const char *, const char *));
 void agent_detach_file_links(struct agent *a);
 
-/* agent_btf.c: whether the running kernel's BTF names a symbol (its string table). */
+/* agent_btf.c: whether the kernel's enum bpf_attach_type has a value named name. */
 bool agent_btf_has(const char *name);
 
 /* agent_pin.c */
