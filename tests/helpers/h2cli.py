@@ -6,13 +6,16 @@ prints the answer's headers, then its trailers, one "h: NAME: VALUE" or
 "t: NAME: VALUE" line each, and "body=N". The trust store is OpenSSL's
 default (SSL_CERT_FILE). Needs python3-h2 for /usr/bin/python3.
 
-usage: /usr/bin/python3 h2cli.py HOST PATH [NAME:VALUE ...]
-(NAME:VALUE: headers added to the request, e.g. a second "host")
+usage: /usr/bin/python3 h2cli.py HOST PATH [NAME:VALUE ...] [=BODY ...]
+(NAME:VALUE: headers added to the request, e.g. a second "host"; with
+=BODY arguments the request is a POST whose body is each BODY in a DATA
+frame of its own, 0.3 s apart)
 """
 import os
 import socket
 import ssl
 import sys
+import time
 import urllib.parse
 
 import h2.config
@@ -50,10 +53,16 @@ def main():
         header_encoding="utf-8", validate_outbound_headers=len(sys.argv) == 3))
     c.initiate_connection()
     sid = c.get_next_available_stream_id()
-    extra = [tuple(a.split(":", 1)) for a in sys.argv[3:]]
-    c.send_headers(sid, [(":method", "GET"), (":path", path), (":scheme", "https"),
-                         (":authority", host)] + extra, end_stream=True)
+    extra = [tuple(a.split(":", 1)) for a in sys.argv[3:] if not a.startswith("=")]
+    parts = [a[1:].encode() for a in sys.argv[3:] if a.startswith("=")]
+    c.send_headers(sid, [(":method", "POST" if parts else "GET"), (":path", path),
+                         (":scheme", "https"), (":authority", host)] + extra,
+                   end_stream=not parts)
     tls.sendall(c.data_to_send())
+    for i, part in enumerate(parts):
+        time.sleep(0.3)
+        c.send_data(sid, part, end_stream=i == len(parts) - 1)
+        tls.sendall(c.data_to_send())
     body = 0
     while True:
         data = tls.recv(65536)

@@ -400,6 +400,8 @@ c bigget 'https://h2.test/h2/big?big=4194304'
 /usr/bin/python3 -I h2cli.py h2.test '/h2/tr?trailer=7' 2>&1 | sed 's/^/cli=/'
 # A host header naming another host beside :authority: a server may route by either.
 /usr/bin/python3 -I h2cli.py h2.test /h2/twohosts host:other.test 2>&1 | sed 's/^/cli2=/'
+# Another host's placeholder cut between two DATA frames.
+/usr/bin/python3 -I h2cli.py h2.test '/h2/upload?cut=1' "=k=${H2OTHER:0:44}" "=${H2OTHER:44}" 2>&1 | sed 's/^/cli3=/'
 EOF
 cp "$ROOT/tests/helpers/h2cli.py" "$WS/h2cli.py"
 head -c 4194304 /dev/zero | tr '\0' b >"$WS/h2-big.bin"
@@ -476,6 +478,11 @@ for who in root nobody daemon; do
 		ok "http-rules (h2, $who): a host header naming another host than :authority is refused (403), the server saw nothing"
 	else
 		fail "http-rules (h2, $who): :authority and host differing: $(grep '^cli2=' "$TMPD/out" | tr '\n' ' ')"
+	fi
+	if ! grep -q '^cli3=body=' "$TMPD/out" && ! grep -q 'POST /h2/upload?cut=1 ' "$TMPD/h2.new"; then
+		ok "http-rules (h2, $who): another host's placeholder cut between two DATA frames ends the connection; the request never completes"
+	else
+		fail "http-rules (h2, $who): a cut placeholder: $(grep '^cli3=' "$TMPD/out" | tr '\n' ' ') / $(grep 'cut=1' "$TMPD/h2.new")"
 	fi
 	if grep -qF "$H2TOK" "$TMPD/out" "$TMPD/err" "$TMPD/h2.st"; then
 		fail "http-rules (h2, $who): the real value of a secret is in the session's output or status"

@@ -182,6 +182,48 @@ check_events "$B" "any(e['type'] == 'net.deny' and e['name'] == 'api.test' and '
 	"secrets: the refused session CA is a net.deny"
 never_value "$B" "the leak session's audit stream"
 
+# 2a. The placeholder cut in two: a body sent in two writes (two reads of
+#     plain HTTP, two TLS records of a terminated connection) to another
+#     host. The proxy keeps each flow's last bytes and finds it across the
+#     cut: a 403, a net.deny, and the server got only the bytes before the
+#     cut. Without that it got the whole placeholder (a 200, and "post
+#     other.test /cut N placeholder" in its log).
+cat >"$WS/cut.py" <<'EOF'
+import os, socket, ssl, sys, time
+tok = os.environ["TOKEN"].encode()
+body = b"k=" + tok
+cut = 2 + len(tok) - 12
+for name, tls in (("plain", False), ("tls", True)):
+    s = socket.create_connection(("other.test", 443 if tls else 80), timeout=10)
+    if tls:
+        s = ssl.create_default_context().wrap_socket(s, server_hostname="other.test")
+    s.sendall(b"POST /cut HTTP/1.1\r\nHost: other.test\r\nContent-Length: %d\r\n\r\n" % len(body)
+              + body[:cut])
+    time.sleep(0.3)
+    try:
+        s.sendall(body[cut:])
+        got = s.recv(200).split(b"\r\n")[0].decode(errors="replace")
+    except OSError as e:
+        got = "error " + type(e).__name__
+    print("%s-cut %s" % (name, got))
+EOF
+export OTHER="other-$$-value"
+box "$TMPD/cut.jsonl" --secret TOKEN@api.test --secret OTHER@other.test -- /usr/bin/python3 -I cut.py \
+	>"$TMPD/out" 2>"$TMPD/err"
+unset OTHER
+expect_grep '^plain-cut HTTP/1.1 403' "$TMPD/out" \
+	"secrets: the placeholder cut between two reads of a plain HTTP body is refused (403)"
+expect_grep '^tls-cut HTTP/1.1 403' "$TMPD/out" \
+	"secrets: the placeholder cut between two TLS records to another terminated host is refused (403)" ||
+	echo "# cut.py: $(tail -c 300 "$TMPD/err")"
+check_events "$TMPD/cut.jsonl" "sum(1 for e in net if e['type'] == 'net.deny' and 'placeholder of secret TOKEN' in e['reason']) >= 2" \
+	"secrets: each cut placeholder is a net.deny naming the secret"
+if grep -q '^post other.test /cut .*placeholder' "$TMPD/srv.log"; then
+	fail "secrets: a cut placeholder reached the server: $(grep '^post' "$TMPD/srv.log" | head -2)"
+else
+	ok "secrets: no cut placeholder reached the server whole (the bytes before the cut may have)"
+fi
+
 # 2b. "+query": the value replaces the placeholder in the request's query
 #     too, URL-encoded; a secret without it stays a placeholder there.
 QV='q v&1/=x'

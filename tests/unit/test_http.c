@@ -232,5 +232,49 @@ static void alpn_h2(void **state)
 	assert_false(eg_tls_offers_h2(buf, n - 1));
 }
 
-UNIT_MAIN(cmocka_unit_test(alpn_h2), cmocka_unit_test(keepalive), cmocka_unit_test(refused),
-	  cmocka_unit_test(methods), cmocka_unit_test(http_rules), cmocka_unit_test(request_paths))
+/*
+ * A placeholder's token cut anywhere between two reads of a flow, or fed
+ * a byte at a time, is found (net/secret.c, eg_secret_in_flow); a flow
+ * without it is not.
+ */
+static void secret_cut(void **state)
+{
+	static struct egress e;
+	struct egress_secret sec = {.name = "TOKEN", .n_hosts = 1};
+	struct egress_secrets ss = {.v = &sec, .n = 1};
+	char flow[128];
+	struct eg_tail t;
+	size_t n;
+
+	(void)state;
+	snprintf(sec.token, sizeof(sec.token), "0123456789abcdef0123456789abcdef");
+	snprintf(sec.hosts[0], sizeof(sec.hosts[0]), "api.test");
+	e.o.secrets = &ss;
+	n = snprintf(flow, sizeof(flow), "k=bpfbox-secret-TOKEN-%s&x=1", sec.token);
+	for (size_t cut = 0; cut <= n; cut++) {
+		memset(&t, 0, sizeof(t));
+		bool found = eg_secret_in_flow(&e, &t, flow, cut, "other.test") != NULL;
+
+		found |= eg_secret_in_flow(&e, &t, flow + cut, n - cut, "other.test") != NULL;
+		assert_true(found);
+		/* Its own host's flow may carry it. */
+		memset(&t, 0, sizeof(t));
+		assert_null(eg_secret_in_flow(&e, &t, flow, cut, "api.test"));
+		assert_null(eg_secret_in_flow(&e, &t, flow + cut, n - cut, "api.test"));
+	}
+	memset(&t, 0, sizeof(t));
+	bool any = false;
+
+	for (size_t i = 0; i < n; i++)
+		any |= eg_secret_in_flow(&e, &t, flow + i, 1, NULL) != NULL;
+	assert_true(any);
+	/* One byte short of the token, in any cut: nothing. */
+	flow[n - 5] = 'x';
+	memset(&t, 0, sizeof(t));
+	assert_null(eg_secret_in_flow(&e, &t, flow, 20, NULL));
+	assert_null(eg_secret_in_flow(&e, &t, flow + 20, n - 20, NULL));
+}
+
+UNIT_MAIN(cmocka_unit_test(secret_cut), cmocka_unit_test(alpn_h2), cmocka_unit_test(keepalive),
+	  cmocka_unit_test(refused), cmocka_unit_test(methods), cmocka_unit_test(http_rules),
+	  cmocka_unit_test(request_paths))

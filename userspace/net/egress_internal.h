@@ -232,11 +232,23 @@ struct http_head {
 	uint64_t length;
 };
 
+/*
+ * The last bytes of a flow (a connection's, a stream's): a placeholder cut
+ * between two reads is found across the cut (eg_secret_in_flow). A
+ * placeholder's token is 32 bytes: 31 are kept.
+ */
+#define EG_TAIL 31
+struct eg_tail {
+	uint8_t b[EG_TAIL];
+	size_t len;
+};
+
 /* The client's bytes of a relay: buf[0, ok) may go upstream as they are. */
 struct http_frame {
 	int st;
 	uint64_t left;
 	size_t len, ok;
+	struct eg_tail tail; /* of the bytes read so far */
 	uint8_t buf[PEEK_MAX];
 };
 
@@ -277,6 +289,9 @@ bool eg_secret_for_host(const struct egress_secret *s, const char *host);
  * host (NULL: any secret), or NULL. */
 const struct egress_secret *eg_secret_in(const struct egress *e, const void *p, size_t len,
 					 const char *host);
+/* eg_secret_in for a flow's next len bytes, across the cut with those before (t updated). */
+const struct egress_secret *eg_secret_in_flow(const struct egress *e, struct eg_tail *t,
+					      const void *p, size_t len, const char *host);
 /* A placeholder in p[0, len): why is "placeholder of secret NAME in where". */
 bool eg_secret_leak(const struct egress *e, const void *p, size_t len, const char *where, char *why,
 		    size_t size);

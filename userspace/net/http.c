@@ -424,8 +424,8 @@ static int client_step(struct conn *c, struct http_frame *f, http_judge_fn judge
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -EPIPE;
 	f->len += n;
-	/* Plain HTTP is never a secret's way: a placeholder in it is a leak. */
-	sec = eg_secret_in(c->e, f->buf, f->len, NULL);
+	/* Plain HTTP is never a secret's way: a placeholder in it is a leak, cut or not. */
+	sec = eg_secret_in_flow(c->e, &f->tail, f->buf + f->len - n, n, NULL);
 	if (sec) {
 		snprintf(why, size, "placeholder of secret %.40s in a plain HTTP request",
 			 sec->name);

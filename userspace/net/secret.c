@@ -194,6 +194,27 @@ const struct egress_secret *eg_secret_in(const struct egress *e, const void *p, 
 	return NULL;
 }
 
+const struct egress_secret *eg_secret_in_flow(const struct egress *e, struct eg_tail *t,
+					      const void *p, size_t len, const char *host)
+{
+	const struct egress_secret *s = eg_secret_in(e, p, len, host);
+	const uint8_t *q = p;
+	uint8_t joint[2 * EG_TAIL];
+	size_t k = len < EG_TAIL ? len : EG_TAIL, keep;
+
+	if (!s && t->len) {
+		memcpy(joint, t->b, t->len);
+		memcpy(joint + t->len, q, k);
+		s = eg_secret_in(e, joint, t->len + k, host);
+	}
+	/* The flow's last EG_TAIL bytes. */
+	keep = len >= EG_TAIL ? 0 : t->len + len > EG_TAIL ? EG_TAIL - len : t->len;
+	memmove(t->b, t->b + t->len - keep, keep);
+	memcpy(t->b + keep, q + len - k, k);
+	t->len = keep + k;
+	return s;
+}
+
 bool eg_secret_leak(const struct egress *e, const void *p, size_t len, const char *where, char *why,
 		    size_t size)
 {

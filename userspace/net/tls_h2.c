@@ -47,6 +47,7 @@ struct h2_stream {
 	struct h2_dir rq, rs;
 	struct eg_request req;
 	char injected[BPFBOX_NET_RULE_LEN];
+	struct eg_tail tail; /* of the request's body: a placeholder cut between frames */
 };
 
 struct h2c {
@@ -462,7 +463,7 @@ static int on_data(nghttp2_session *ss, uint8_t flags, int32_t id, const uint8_t
 		h2lib.session_consume(ss, id, n);
 		return 0;
 	}
-	leak = tool ? eg_secret_in(t->c->e, p, n, t->name) : NULL;
+	leak = tool ? eg_secret_in_flow(t->c->e, &s->tail, p, n, t->name) : NULL;
 	if (leak) {
 		snprintf(t->why, sizeof(t->why), "placeholder of secret %.40s for another host",
 			 leak->name);

@@ -281,6 +281,7 @@ static int one_head(struct term_conn *t, const struct http_head *h, size_t hl)
 /* The tool's bytes: 0 go on, 1 it ended, -EACCES/-EPROTO refused (why), -EPIPE. */
 static int from_tool(struct term_conn *t)
 {
+	const struct egress_secret *s;
 	struct http_frame *f = &t->f;
 	struct http_head h;
 	const char *w;
@@ -300,6 +301,13 @@ static int from_tool(struct term_conn *t)
 	if (n < 0)
 		return -EPIPE;
 	f->len += n;
+	/* Another host's placeholder, also cut between two records. */
+	s = eg_secret_in_flow(t->c->e, &f->tail, f->buf + f->len - n, n, t->name);
+	if (s) {
+		snprintf(t->why, sizeof(t->why), "placeholder of secret %.40s for another host",
+			 s->name);
+		return -EACCES;
+	}
 	for (;;) {
 		a = eg_http_advance(f, &h, &hl, &w);
 		if (a == HTTP_MORE)
