@@ -6,7 +6,8 @@ request (stream) gets a 200 whose body is "h2 hello from NAME PATH\n", NAME
 the request's :authority without a port; a path whose query holds big=N
 gets N bytes of "x" instead (the flow control of a large answer), and one
 whose query holds trailer=V ends its answer with a trailer "grpc-status: V"
-(as gRPC does). Each
+(as gRPC does), and one whose query holds bighdr=N answers with N more
+headers of 1000 bytes each (a header block over the proxy's bound). Each
 request is one line of LOG once its stream ended:
 
     h2 NAME METHOD PATH body=N auth=VALUE
@@ -98,8 +99,13 @@ class Conn:
         body = b"x" * big if big >= 0 else (
             "h2 hello from %s %s\n" % (st["name"], st["path"])).encode()
         try:
+            pad = int(q["bighdr"][0]) if "bighdr" in q else 0
+        except ValueError:
+            pad = 0
+        try:
             self.h2.send_headers(sid, [(":status", "200"), ("content-type", "text/plain"),
-                                       ("content-length", str(len(body))), ("server", "h2srv")])
+                                       ("content-length", str(len(body))), ("server", "h2srv")]
+                                 + [("x-pad-%d" % i, "p" * 1000) for i in range(min(pad, 200))])
         except h2.exceptions.StreamClosedError:
             self.streams.pop(sid, None)
             return

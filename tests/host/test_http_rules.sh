@@ -400,6 +400,9 @@ c bigget 'https://h2.test/h2/big?big=4194304'
 /usr/bin/python3 -I h2cli.py h2.test '/h2/tr?trailer=7' 2>&1 | sed 's/^/cli=/'
 # A host header naming another host beside :authority: a server may route by either.
 /usr/bin/python3 -I h2cli.py h2.test /h2/twohosts host:other.test 2>&1 | sed 's/^/cli2=/'
+# A server's header block over the proxy's bound (64 KiB): the stream is
+# reset, never passed on cut short.
+/usr/bin/python3 -I h2cli.py h2.test '/h2/bighdr?bighdr=100' 2>&1 | sed 's/^/cli4=/'
 # Another host's placeholder cut between two DATA frames.
 /usr/bin/python3 -I h2cli.py h2.test '/h2/upload?cut=1' "=k=${H2OTHER:0:44}" "=${H2OTHER:44}" 2>&1 | sed 's/^/cli3=/'
 EOF
@@ -478,6 +481,11 @@ for who in root nobody daemon; do
 		ok "http-rules (h2, $who): a host header naming another host than :authority is refused (403), the server saw nothing"
 	else
 		fail "http-rules (h2, $who): :authority and host differing: $(grep '^cli2=' "$TMPD/out" | tr '\n' ' ')"
+	fi
+	if grep -q '^cli4=h2cli: the stream was reset' "$TMPD/out" && ! grep -q '^cli4=h: :status' "$TMPD/out"; then
+		ok "http-rules (h2, $who): a server's header block over 64 KiB resets the stream; nothing of it reaches the tool"
+	else
+		fail "http-rules (h2, $who): a header block over the bound: $(grep '^cli4=' "$TMPD/out" | head -3 | tr '\n' ' ')"
 	fi
 	if ! grep -q '^cli3=body=' "$TMPD/out" && ! grep -q 'POST /h2/upload?cut=1 ' "$TMPD/h2.new"; then
 		ok "http-rules (h2, $who): another host's placeholder cut between two DATA frames ends the connection; the request never completes"

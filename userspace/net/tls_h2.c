@@ -147,7 +147,7 @@ static void record(struct h2c *h, struct h2_stream *s)
 	if (s->recorded || s->refused || !s->req.method[0])
 		return;
 	s->recorded = true;
-	if (s->injected[0])
+	if (s->injected[0] && !s->req.reason[0])
 		snprintf(s->req.reason, sizeof(s->req.reason), "secrets injected: %.60s",
 			 s->injected);
 	eg_emit_request(t->c->e, &t->c->o, true, t->name, t->addr, t->port, &s->req);
@@ -305,6 +305,15 @@ static void answer_headers(struct h2c *h, struct h2_stream *s, bool eos)
 	const char *st = hdrs_get(&s->rs.hd, ":status");
 	nghttp2_data_provider prd = provider(&s->rs);
 
+	/* Cut at the bound, it would reach the tool short of headers: reset instead. */
+	if (s->rs.hd.over) {
+		snprintf(s->req.reason, sizeof(s->req.reason),
+			 "the server's header block over %d bytes", H2_HEAD_MAX);
+		h2lib.submit_rst_stream(h->tool, NGHTTP2_FLAG_NONE, s->tid, NGHTTP2_INTERNAL_ERROR);
+		h2lib.submit_rst_stream(h->up, NGHTTP2_FLAG_NONE, s->uid, NGHTTP2_CANCEL);
+		hdrs_clear(&s->rs.hd);
+		return;
+	}
 	if (!st) {
 		struct h2_hdrs tr = s->rs.hd; /* trailers: sent when the body has gone */
 
