@@ -405,8 +405,12 @@ c bigget 'https://h2.test/h2/big?big=4194304'
 /usr/bin/python3 -I h2cli.py h2.test '/h2/bighdr?bighdr=100' 2>&1 | sed 's/^/cli4=/'
 # Another host's placeholder cut between two DATA frames.
 /usr/bin/python3 -I h2cli.py h2.test '/h2/upload?cut=1' "=k=${H2OTHER:0:44}" "=${H2OTHER:44}" 2>&1 | sed 's/^/cli3=/'
+# Node's own HTTP/2 client (gRPC-js's): streams one after the other on one
+# connection, a refused one among them, a body and a trailer.
+node h2node.js h2.test /h2/node1 /adminnode POST:200000:/h2/upload '/h2/ntr?trailer=0' /h2/node2 2>&1 |
+	sed 's/^/node=/'
 EOF
-cp "$ROOT/tests/helpers/h2cli.py" "$WS/h2cli.py"
+cp "$ROOT/tests/helpers/h2cli.py" "$ROOT/tests/helpers/h2node.js" "$WS/"
 head -c 4194304 /dev/zero | tr '\0' b >"$WS/h2-big.bin"
 for who in root nobody daemon; do
 	n0=$(wc -l <"$TMPD/h2.log")
@@ -491,6 +495,24 @@ for who in root nobody daemon; do
 		ok "http-rules (h2, $who): another host's placeholder cut between two DATA frames ends the connection; the request never completes"
 	else
 		fail "http-rules (h2, $who): a cut placeholder: $(grep '^cli3=' "$TMPD/out" | tr '\n' ' ') / $(grep 'cut=1' "$TMPD/h2.new")"
+	fi
+	nd="$(grep '^node=' "$TMPD/out" | tr '\n' ' ') / h2srv: $(grep -o ' [A-Z]* /[^ ]*node[^ ]* \| POST /h2/upload body=200000' "$TMPD/h2.new" | tr '\n' ' ')"
+	# Unprivileged, the only way out is the proxy named in HTTPS_PROXY,
+	# which Node's http2 does not read: it must fail closed.
+	if [ $who = nobody ]; then
+		if grep -q '^node=error ' "$TMPD/out" && ! grep -q 'node' "$TMPD/h2.new"; then
+			ok "http-rules (h2, $who): Node's HTTP/2 client, which ignores HTTPS_PROXY, fails closed unprivileged"
+		else
+			fail "http-rules (h2, $who): Node's HTTP/2 client past the proxy: $nd"
+		fi
+	elif grep -q '^node=/h2/node1 200 [1-9]' "$TMPD/out" && grep -q '^node=/adminnode 403 [1-9]' "$TMPD/out" &&
+		grep -q '^node=/h2/upload 200 ' "$TMPD/out" && grep -q '^node=/h2/ntr?trailer=0 200 [1-9][0-9]* trailer=0$' "$TMPD/out" &&
+		grep -q '^node=/h2/node2 200 ' "$TMPD/out" && grep -q '^node=alpn=h2$' "$TMPD/out" &&
+		grep -q ' GET /h2/node1 ' "$TMPD/h2.new" && grep -q ' GET /h2/node2 ' "$TMPD/h2.new" &&
+		grep -q '^h2 h2.test POST /h2/upload body=200000 ' "$TMPD/h2.new" && ! grep -q '/adminnode' "$TMPD/h2.new"; then
+		ok "http-rules (h2, $who): Node's HTTP/2 client: its streams judged one by one on one connection, a body and a trailer through"
+	else
+		fail "http-rules (h2, $who): Node's HTTP/2 client: $nd"
 	fi
 	if grep -qF "$H2TOK" "$TMPD/out" "$TMPD/err" "$TMPD/h2.st"; then
 		fail "http-rules (h2, $who): the real value of a secret is in the session's output or status"
