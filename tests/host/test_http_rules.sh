@@ -536,4 +536,22 @@ fi
 unset H2TOK H2OTHER
 expect_schema "http-rules (h2, root): the stream validates against the schema" "$TMPD/h2.jsonl"
 
+# Where nghttp2 does not open (here a stand-in that lacks its functions),
+# a tool offering h2 is offered HTTP/1.1 only, and the proxy says so once.
+# h2srv speaks h2 only, so it closes the connection: the request fails
+# (curl's version 0), and never reaches the server unjudged as h2.
+mkdir -p "$TMPD/fakeh2" && printf 'int bpfbox_not_nghttp2;\n' >"$TMPD/fakeh2/x.c" &&
+	cc -shared -o "$TMPD/fakeh2/libnghttp2.so.14" "$TMPD/fakeh2/x.c" ||
+	fail "http-rules (h2): cannot build a stand-in nghttp2"
+n0=$(wc -l <"$TMPD/h2.log")
+LD_LIBRARY_PATH="$TMPD/fakeh2" run_as root /dev/null --net-allow "$H2RULE" -- \
+	curl -sS --http2 --max-time 10 -o /dev/null -w 'fake=%{http_version}\n' https://h2.test/h2/nolib \
+	https://h2.test/h2/nolib2 >"$TMPD/out" 2>"$TMPD/err"
+if [ "$(grep -c '^fake=\(0\|1.1\)$' "$TMPD/out")" = 2 ] && ! tail -n +$((n0 + 1)) "$TMPD/h2.log" | grep -q nolib &&
+	[ "$(grep -c 'egress: HTTP/2: libnghttp2.so.14 lacks a function bpfbox calls: nghttp2_[a-z_]*; tools that offer HTTP/2 get HTTP/1.1' "$TMPD/err")" = 1 ]; then
+	ok "http-rules (h2): without a working nghttp2 a tool offering h2 gets HTTP/1.1, said once on stderr"
+else
+	fail "http-rules (h2): without nghttp2: $(tr '\n' ' ' <"$TMPD/out") / $(grep -v 'not enforced' "$TMPD/err" | head -c 400)"
+fi
+
 finish

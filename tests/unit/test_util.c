@@ -3,7 +3,7 @@
  * The small shared helpers of lib/util.h and the JSON writer's raw text
  * (lib/jsonw.h), the cgroup file reader (lib/cgroup.h): name tables, fd_close, mkdir_parents on a real directory,
  * signalfd_block with a real signal, jsonw_printf past the first buffer,
- * SHA-256 and HMAC-SHA256 (lib/sha256.h).
+ * SHA-256 and HMAC-SHA256 (lib/sha256.h), the byte queue (lib/buf.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "lib/buf.h"
 #include "lib/cgroup.h"
 #include "lib/jsonw.h"
 #include "lib/sha256.h"
@@ -339,7 +340,40 @@ static void removals_refused(void **state)
 	assert_int_equal(access(root, F_OK), -1);
 }
 
+/*
+ * A queue that never empties (a peer that reads a little less than it is
+ * sent, as an HTTP/2 body's does): 16 MB pass through it, in order, and it
+ * holds a small multiple of what is queued at once, not of what passed.
+ */
+static void queue_bounded(void **state)
+{
+	static char in[16384], out[16384];
+	struct buf b = {0};
+	unsigned char next = 0, want = 0;
+
+	(void)state;
+	for (int r = 0; r < 1024; r++) {
+		for (size_t i = 0; i < sizeof(in); i++)
+			in[i] = (char)next++;
+		assert_int_equal(buf_append(&b, in, sizeof(in) - (r == 0 ? 0 : 100)), 0);
+		if (r > 0)
+			for (int i = 0; i < 100; i++)
+				next--; /* the 100 bytes not sent */
+		memcpy(out, b.p + b.off, sizeof(out) - 100);
+		for (size_t i = 0; i < sizeof(out) - 100; i++)
+			assert_int_equal((unsigned char)out[i], want++);
+		buf_consume(&b, sizeof(out) - 100);
+		assert_int_equal(buf_used(&b), 100);
+	}
+	assert_true(b.cap <= 4 * sizeof(in));
+	buf_consume(&b, 100);
+	assert_int_equal(buf_used(&b), 0);
+	buf_free(&b);
+	assert_null(b.p);
+}
+
 UNIT_MAIN(cmocka_unit_test(names), cmocka_unit_test(closes), cmocka_unit_test(parents),
 	  cmocka_unit_test(signals), cmocka_unit_test(keyed), cmocka_unit_test(raw_text),
 	  cmocka_unit_test(vectors), cmocka_unit_test(hmac), cmocka_unit_test(against_sha256sum),
-	  cmocka_unit_test(plain_paths), cmocka_unit_test(removals_refused))
+	  cmocka_unit_test(plain_paths), cmocka_unit_test(removals_refused),
+	  cmocka_unit_test(queue_bounded))

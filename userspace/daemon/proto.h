@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../lib/buf.h"
+
 struct json_object;
 struct jsonw;
 
@@ -49,21 +51,5 @@ int proto_get_int(struct json_object *o, const char *key, int64_t *out);
 int proto_get_bool(struct json_object *o, const char *key, bool *out);
 int proto_get_array(struct json_object *o, const char *key, struct json_object **out);
 int proto_get_object(struct json_object *o, const char *key, struct json_object **out);
-
-/* A growable byte queue (output buffers): the bytes p[off..len). */
-struct buf {
-	char *p;
-	size_t off, len, cap;
-};
-
-static inline size_t buf_used(const struct buf *b)
-{
-	return b->len - b->off;
-}
-
-int buf_append(struct buf *b, const void *data, size_t len);
-/* Drops the first n queued bytes. */
-void buf_consume(struct buf *b, size_t n);
-void buf_free(struct buf *b);
 
 #endif

@@ -14,6 +14,7 @@
 /* long: one relay whose nghttp2 callbacks share one stream table, both sessions' */
 #include "h2lib.h"
 #include "term_internal.h"
+#include "../lib/buf.h"
 
 #define H2_WINDOW      (1024 * 1024) /* each stream's receive window, both sides */
 #define H2_CONN_WINDOW (1024 * 1024)
@@ -36,8 +37,7 @@ struct h2_dir {
 	bool own;     /* bpfbox's own answer (a 403): nothing to give back */
 	bool end;
 	struct h2_hdrs hd, tr;
-	uint8_t *q;
-	size_t off, len, cap;
+	struct buf body; /* within the peer's window: bounded (docs/SECURITY.md) */
 };
 
 struct h2_stream {
@@ -118,27 +118,6 @@ static size_t hdrs_count(const struct h2_hdrs *h, const char *name)
 	return k;
 }
 
-static bool dir_put(struct h2_dir *d, const uint8_t *p, size_t n)
-{
-	if (d->off && d->off == d->len)
-		d->off = d->len = 0;
-	if (d->len + n > d->cap) {
-		size_t cap = d->cap ? d->cap : 16384;
-		uint8_t *q;
-
-		while (cap < d->len + n)
-			cap *= 2;
-		q = realloc(d->q, cap);
-		if (!q)
-			return false;
-		d->q = q;
-		d->cap = cap;
-	}
-	memcpy(d->q + d->len, p, n);
-	d->len += n;
-	return true;
-}
-
 /* The stream's record, once: allowed when its stream closes (or the connection ends). */
 static void record(struct h2c *h, struct h2_stream *s)
 {
@@ -164,8 +143,8 @@ static void stream_free(struct h2c *h, struct h2_stream *s)
 	hdrs_clear(&s->rq.tr);
 	hdrs_clear(&s->rs.hd);
 	hdrs_clear(&s->rs.tr);
-	free(s->rq.q);
-	free(s->rs.q);
+	buf_free(&s->rq.body);
+	buf_free(&s->rs.body);
 	free(s);
 }
 
@@ -179,16 +158,16 @@ static ssize_t h2_read(nghttp2_session *ss, int32_t id, uint8_t *buf, size_t len
 {
 	struct h2_dir *d = src->ptr;
 	struct h2c *h = user;
-	size_t n = d->len - d->off < length ? d->len - d->off : length;
+	size_t n = buf_used(&d->body) < length ? buf_used(&d->body) : length;
 
 	if (n) {
-		memcpy(buf, d->q + d->off, n);
-		d->off += n;
+		memcpy(buf, d->body.p + d->body.off, n);
+		buf_consume(&d->body, n);
 		if (!d->own)
 			h2lib.session_consume(d->from_up ? h->up : h->tool,
 					      d->from_up ? d->s->uid : d->s->tid, n);
 	}
-	if (d->off < d->len || !d->end)
+	if (buf_used(&d->body) || !d->end)
 		return n ? (ssize_t)n : NGHTTP2_ERR_DEFERRED;
 	*flags |= NGHTTP2_DATA_FLAG_EOF;
 	if (d->tr.n) {
@@ -210,6 +189,7 @@ static void refuse(struct h2c *h, struct h2_stream *s, const char *why)
 	struct term_conn *t = h->t;
 	char resp[1024], len[16];
 	size_t n = eg_format_403(resp, sizeof(resp), t->name, 443, why);
+	size_t blen;
 	char *body = memmem(resp, n, "\r\n\r\n", 4);
 	nghttp2_data_provider prd = provider(&s->rs);
 	nghttp2_nv nv[3] = {
@@ -220,8 +200,8 @@ static void refuse(struct h2c *h, struct h2_stream *s, const char *why)
 
 	s->refused = s->up_closed = s->rs.own = s->rs.end = true;
 	body = body ? body + 4 : resp + n;
-	nv[2].valuelen = snprintf(len, sizeof(len), "%zu", (size_t)(resp + n - body));
-	dir_put(&s->rs, (uint8_t *)body, resp + n - body);
+	blen = buf_append(&s->rs.body, body, resp + n - body) < 0 ? 0 : resp + n - body;
+	nv[2].valuelen = snprintf(len, sizeof(len), "%zu", blen);
 	h2lib.submit_response(h->tool, s->tid, nv, 3, &prd);
 	snprintf(s->req.reason, sizeof(s->req.reason), "%s", why);
 	s->req.rule[0] = '\0';
@@ -240,17 +220,16 @@ static bool judge(struct h2c *h, struct h2_stream *s, char *rule, char *why, siz
 	struct term_conn *t = h->t;
 	const char *m = hdrs_get(&s->rq.hd, ":method"), *p = hdrs_get(&s->rq.hd, ":path"),
 		   *a = hdrs_get(&s->rq.hd, ":authority"), *w;
-	_cleanup_free_ char *head = malloc(H2_HEAD_MAX);
+	const char *host = hdrs_get(&s->rq.hd, "host");
+	_cleanup_free_ char *head = NULL;
 	struct http_head hh;
 	int n;
-
-	const char *host = hdrs_get(&s->rq.hd, "host");
 
 	if (!a)
 		a = host;
 	snprintf(s->req.method, sizeof(s->req.method), "%s", m ? m : "?");
 	snprintf(s->req.path, sizeof(s->req.path), "(unjudged)");
-	if (s->rq.hd.over || !head) {
+	if (s->rq.hd.over) {
 		snprintf(why, size, "a request's headers over %d bytes", H2_HEAD_MAX);
 		return false;
 	}
@@ -258,9 +237,15 @@ static bool judge(struct h2c *h, struct h2_stream *s, char *rule, char *why, siz
 		snprintf(why, size, "an HTTP/2 request without :method, :path or :authority");
 		return false;
 	}
-	n = snprintf(head, H2_HEAD_MAX, "%s %s HTTP/1.1\r\nHost: %s\r\n\r\n", m, p, a);
-	if (n >= H2_HEAD_MAX || eg_http_head((uint8_t *)head, n, &hh, &w) < 0) {
-		snprintf(why, size, "not framable: %s", n >= H2_HEAD_MAX ? "too long" : w);
+	/* Within the header block's bound (H2_HEAD_MAX), so never too long to frame. */
+	n = asprintf(&head, "%s %s HTTP/1.1\r\nHost: %s\r\n\r\n", m, p, a);
+	if (n < 0) {
+		head = NULL;
+		snprintf(why, size, "out of memory");
+		return false;
+	}
+	if (eg_http_head((uint8_t *)head, n, &hh, &w) < 0) {
+		snprintf(why, size, "not framable: %s", w);
 		return false;
 	}
 	snprintf(s->req.path, sizeof(s->req.path), "%s", hh.path_bad ? "(unjudged)" : hh.path);
@@ -480,7 +465,7 @@ static int on_data(nghttp2_session *ss, uint8_t flags, int32_t id, const uint8_t
 		return NGHTTP2_ERR_CALLBACK_FAILURE;
 	}
 	*(tool ? &s->req.bytes_out : &s->req.bytes_in) += n;
-	if (!dir_put(tool ? &s->rq : &s->rs, p, n))
+	if (buf_append(tool ? &s->rq.body : &s->rs.body, p, n) < 0)
 		return NGHTTP2_ERR_CALLBACK_FAILURE;
 	h2lib.session_resume_data(tool ? h->up : h->tool, tool ? s->uid : s->tid);
 	return 0;

@@ -160,17 +160,15 @@ big:
 	return -1;
 }
 
-/* The bytes cleared by the framing (body) go on; then dropped from f. */
+/*
+ * The bytes cleared by the framing (body) go on; then dropped from f.
+ * Every byte in f was searched for another host's placeholder as it came
+ * (from_tool).
+ */
 static int flush_ok(struct term_conn *t, size_t extra)
 {
 	struct http_frame *f = &t->f;
-	const struct egress_secret *s = eg_secret_in(t->c->e, f->buf, f->ok, t->name);
 
-	if (s) {
-		snprintf(t->why, sizeof(t->why), "placeholder of secret %.40s for another host",
-			 s->name);
-		return -EACCES;
-	}
 	if (f->ok && eg_term_send(t->server, f->buf, f->ok) < 0)
 		return -EPIPE;
 	t->out += f->ok;
@@ -230,12 +228,11 @@ static void answer_seen(struct term_conn *t, const char *p, size_t n)
 		t->req.status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
 }
 
-/* A head of the tool's: the same host, no other secret, placeholders replaced. */
+/* A head of the tool's: the same host, placeholders replaced (other hosts': from_tool). */
 static int one_head(struct term_conn *t, const struct http_head *h, size_t hl)
 {
 	struct http_frame *f = &t->f;
 	const uint8_t *head = f->buf + f->ok;
-	const struct egress_secret *s;
 	char rule[BPFBOX_NET_RULE_LEN];
 	_cleanup_free_ char *out = NULL;
 	ssize_t n;
@@ -256,12 +253,6 @@ static int one_head(struct term_conn *t, const struct http_head *h, size_t hl)
 		return -EACCES;
 	}
 	request_judged(t, h, rule, true);
-	s = eg_secret_in(t->c->e, head, hl, t->name);
-	if (s) {
-		snprintf(t->why, sizeof(t->why), "placeholder of secret %.40s for another host",
-			 s->name);
-		return -EACCES;
-	}
 	out = malloc(HEAD_OUT_MAX);
 	if (!out)
 		return -ENOMEM;
@@ -374,7 +365,6 @@ static int relay(struct term_conn *t)
 static void blocking(int fd)
 {
 	struct timeval tv = {.tv_sec = HANDSHAKE_MS / 1000};
-
 	int one = 1;
 
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -465,15 +455,23 @@ static int handshakes(struct term_conn *t)
 
 /*
  * Whether the tool's ClientHello (peeked, not read) offers HTTP/2 and
- * bpfbox can speak it (nghttp2 opens): without the library, HTTP/1.1.
+ * bpfbox can speak it (nghttp2 opens): without the library, HTTP/1.1,
+ * said once per process.
  */
 static bool offers_h2(struct conn *c)
 {
+	static bool said;
 	_cleanup_free_ uint8_t *buf = malloc(PEEK_MAX);
 	ssize_t n = buf ? eg_peek(c->e, c->fd, buf, PEEK_MAX, FIRST_DATA_MS) : -1;
 	char err[256];
 
-	return n > 0 && eg_tls_offers_h2(buf, n) && !h2_lib_open(err, sizeof(err));
+	if (n <= 0 || !eg_tls_offers_h2(buf, n))
+		return false;
+	if (!h2_lib_open(err, sizeof(err)))
+		return true;
+	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+		log_warn("egress: %s; tools that offer HTTP/2 get HTTP/1.1", err);
+	return false;
 }
 
 /*
