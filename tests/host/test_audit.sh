@@ -282,6 +282,28 @@ for m in fexit tracepoint; do
 	fi
 done
 fi
+# CO-RE against a subset of the kernel's types (probe/kbtf_core.c): each
+# relocation of the audit, network and command objects must be the one
+# libbpf makes against the kernel's whole BTF (BPFBOX_CORE_SUBSET=0), and
+# the subset must have been used: its candidates' ids are not the kernel's.
+# Two more sessions with BPF: in the VM, the Full cells only (as above).
+core_relos() {
+	BPFBOX_CORE_SUBSET=$1 BPFBOX_LIBBPF_DEBUG=1 "$BPFBOX" run -q --no-daemon --audit /dev/null \
+		--deny-command 'bpfbox-never-run *' --net-allow example.org:443 -w "$TMPD/ws" -- true \
+		>"$TMPD/core-$1.log" 2>&1
+	grep -E 'relo #[0-9]+: (patched|substitut)' "$TMPD/core-$1.log" | sort >"$TMPD/core-$1.txt"
+	grep -o 'found target candidate \[[0-9]*\] struct task_struct in' "$TMPD/core-$1.log" | head -1
+}
+if [ -z "${BPFBOX_AUDIT_MODES_IN_FULL:-}" ]; then
+	c1=$(core_relos 1) c0=$(core_relos 0)
+	n=$(wc -l <"$TMPD/core-1.txt")
+	if [ "$n" -gt 50 ] && cmp -s "$TMPD/core-1.txt" "$TMPD/core-0.txt" && [ -n "$c1" ] && [ -n "$c0" ] &&
+		[ "$c1" != "$c0" ] && ! grep -q substitut "$TMPD/core-1.txt"; then
+		ok "CO-RE against the subset: the same $n relocations as against the kernel's whole BTF"
+	else
+		fail "CO-RE against the subset: $n relocations, candidates '$c1' / '$c0', differing: $(diff "$TMPD/core-1.txt" "$TMPD/core-0.txt" | head -4 | tr '\n' ' ')"
+	fi
+fi
 # One session for what the kernel holds while a session runs, what it
 # leaves when it ends, the attach mode session.start names and the relative
 # names (each audited session loads the BPF agent, about 8 s under TCG in

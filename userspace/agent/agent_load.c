@@ -200,11 +200,15 @@ static void embedded_net_sizes(struct net_bpf *n)
 /* Audit skeleton in one attach mode: open, size the ring, load, attach; owns the shared maps. */
 static int load_audit_as(struct agent *a, const struct agent_opts *o, bool fexit, bool merge)
 {
+	struct kbtf_core core;
 	int r;
 
-	a->audit = audit_bpf__open();
-	if (!a->audit)
-		return -errno;
+	a->audit = audit_bpf__open_opts(kbtf_core_open(&core));
+	if (!a->audit) {
+		r = -errno;
+		kbtf_core_close(&core);
+		return r;
+	}
 	bpf_map__set_max_entries(a->audit->maps.events, o->ring_bytes);
 	if (!a->pin_dir[0]) {
 		bpf_map__set_max_entries(a->audit->maps.agg, EMBEDDED_AGG);
@@ -221,10 +225,13 @@ static int load_audit_as(struct agent *a, const struct agent_opts *o, bool fexit
 		if (r)
 			goto out;
 	}
-	r = load_attach_pin(a, a->audit->skeleton);
+	r = kbtf_core_fill(&core, a->audit->obj);
+	if (!r)
+		r = load_attach_pin(a, a->audit->skeleton);
 	if (!r && merge)
 		r = agent_attach_file_links(a, have_tracepoint);
 out:
+	kbtf_core_close(&core);
 	if (r) {
 		audit_bpf__destroy(a->audit);
 		a->audit = NULL;
@@ -305,13 +312,17 @@ static int load_audit(struct agent *a, const struct agent_opts *o)
 static int load_net(struct agent *a, const struct agent_opts *o)
 {
 	char path[PATH_MAX + 64];
+	struct kbtf_core core;
 	struct net_bpf *n;
 	char *logs;
 	int r;
 
-	n = a->net = net_bpf__open();
-	if (!n)
-		return -errno;
+	n = a->net = net_bpf__open_opts(kbtf_core_open(&core));
+	if (!n) {
+		r = -errno;
+		kbtf_core_close(&core);
+		return r;
+	}
 	if (agent_btf_has("BPF_CGROUP_UNIX_CONNECT"))
 		bpf_program__set_expected_attach_type(n->progs.net_connect_unix,
 						      ATTACH_CGROUP_UNIX_CONNECT);
@@ -319,6 +330,7 @@ static int load_net(struct agent *a, const struct agent_opts *o)
 		bpf_program__set_autoload(n->progs.net_connect_unix, false);
 	if (a->pin_dir[0]) {
 		if (agent_links_pinned(a, n->skeleton)) {
+			kbtf_core_close(&core);
 			net_bpf__destroy(n);
 			a->net = NULL;
 			agent_pin_path(a->pin_dir, path, sizeof(path), "link", "net_connect_unix");
@@ -342,7 +354,9 @@ static int load_net(struct agent *a, const struct agent_opts *o)
 	}
 	/* Links stored in the skeleton are detached by net_bpf__destroy. */
 	logs = stats_begin(n->skeleton);
-	r = net_bpf__load(n);
+	r = kbtf_core_fill(&core, n->obj);
+	if (!r)
+		r = net_bpf__load(n);
 	stats_end(n->skeleton, logs);
 	/* Every cgroup program, egress by name's too (replies, peers, the proxy's keys). */
 	for (int i = 0; !r && i < n->skeleton->prog_cnt; i++) {
@@ -355,6 +369,7 @@ static int load_net(struct agent *a, const struct agent_opts *o)
 	if (!r)
 		r = pin_all(a, n->skeleton);
 out:
+	kbtf_core_close(&core);
 	if (r) {
 		net_bpf__destroy(n);
 		a->net = NULL;
@@ -371,15 +386,20 @@ out:
  */
 static int load_cmd(struct agent *a)
 {
+	struct kbtf_core core;
 	int r;
 
 	if (!a->pin_dir[0] && !a->audit)
 		return -ENOTSUP;
-	a->cmd = cmd_bpf__open();
-	if (!a->cmd)
-		return -errno;
+	a->cmd = cmd_bpf__open_opts(kbtf_core_open(&core));
+	if (!a->cmd) {
+		r = -errno;
+		kbtf_core_close(&core);
+		return r;
+	}
 	if (a->pin_dir[0]) {
 		if (agent_links_pinned(a, a->cmd->skeleton)) {
+			kbtf_core_close(&core);
 			cmd_bpf__destroy(a->cmd);
 			a->cmd = NULL;
 			a->cmd_adopted = true;
@@ -393,8 +413,11 @@ static int load_cmd(struct agent *a)
 		bpf_map__reuse_fd(a->cmd->maps.events, bpf_map__fd(a->audit->maps.events));
 		bpf_map__reuse_fd(a->cmd->maps.lost, bpf_map__fd(a->audit->maps.lost));
 	}
-	r = load_attach_pin(a, a->cmd->skeleton);
+	r = kbtf_core_fill(&core, a->cmd->obj);
+	if (!r)
+		r = load_attach_pin(a, a->cmd->skeleton);
 out:
+	kbtf_core_close(&core);
 	if (r) {
 		cmd_bpf__destroy(a->cmd);
 		a->cmd = NULL;

@@ -59,6 +59,7 @@ static void drop_locked(void)
 	if (shared && !holds && !users) {
 		__real_btf__free(shared);
 		shared = NULL;
+		kbtf_core_forget();
 	}
 }
 

@@ -14,9 +14,31 @@
 #ifndef BPFBOX_KBTF_H
 #define BPFBOX_KBTF_H
 
+#include <bpf/libbpf.h>
+
 void kbtf_hold(void);
 void kbtf_release(void);
 /* How many times this process has read the kernel's BTF. */
 unsigned int kbtf_reads(void);
+
+/*
+ * CO-RE against the kernel's types an object can match, not all of them
+ * (kbtf_core.c): open the object with kbtf_core_open()'s options, call
+ * kbtf_core_fill() before its load, kbtf_core_close() after. Where no
+ * memory file can be made the options are libbpf's defaults; where the
+ * subset cannot be made the file holds the kernel's whole BTF.
+ */
+struct kbtf_core {
+	int fd;
+	char path[32]; /* "/proc/self/fd/N", the options' btf_custom_path */
+	struct bpf_object_open_opts opts;
+};
+
+const struct bpf_object_open_opts *kbtf_core_open(struct kbtf_core *c);
+/* 0, or -errno: the object's load then fails (its CO-RE BTF unreadable). */
+int kbtf_core_fill(struct kbtf_core *c, struct bpf_object *obj);
+void kbtf_core_close(struct kbtf_core *c);
+/* Frees the index of the kernel's names (kbtf.c, when its copy goes). */
+void kbtf_core_forget(void);
 
 #endif
