@@ -7,7 +7,9 @@ prints the answer's headers, then its trailers, one "h: NAME: VALUE" or
 default (SSL_CERT_FILE). Needs python3-h2 for /usr/bin/python3.
 
 usage: /usr/bin/python3 h2cli.py HOST PATH [NAME:VALUE ...] [=BODY ...]
-(NAME:VALUE: headers added to the request, e.g. a second "host"; with
+(NAME:VALUE: headers added to the request, e.g. a second "host";
+:NAME:VALUE replaces a pseudo-header, ::NAME:VALUE adds one more;
+H2CLI_ESC=1 in the environment reads backslash escapes in them; with
 =BODY arguments the request is a POST whose body is each BODY in a DATA
 frame of its own, 0.3 s apart)
 """
@@ -43,6 +45,9 @@ def connect(host):
 
 def main():
     host, path = sys.argv[1:3]
+    if os.environ.get("H2CLI_ESC"):  # \\r, \\n, \\0... in the path and headers as bytes
+        sys.argv = [a.encode().decode("unicode_escape") for a in sys.argv]
+        path = sys.argv[2]
     ctx = ssl.create_default_context()
     ctx.set_alpn_protocols(["h2"])
     tls = ctx.wrap_socket(connect(host), server_hostname=host)
@@ -53,11 +58,20 @@ def main():
         header_encoding="utf-8", validate_outbound_headers=len(sys.argv) == 3))
     c.initiate_connection()
     sid = c.get_next_available_stream_id()
-    extra = [tuple(a.split(":", 1)) for a in sys.argv[3:] if not a.startswith("=")]
+    extra = [tuple(a.split(":", 1)) for a in sys.argv[3:] if a[:1] not in "=:"]
     parts = [a[1:].encode() for a in sys.argv[3:] if a.startswith("=")]
-    c.send_headers(sid, [(":method", "POST" if parts else "GET"), (":path", path),
-                         (":scheme", "https"), (":authority", host)] + extra,
-                   end_stream=not parts)
+    pseudo = {":method": "POST" if parts else "GET", ":path": path, ":scheme": "https",
+              ":authority": host}
+    # ":NAME:VALUE" replaces a pseudo-header; "::NAME:VALUE" adds a second one.
+    dup = []
+    for a in sys.argv[3:]:
+        if a.startswith("::"):
+            n, v = a[2:].split(":", 1)
+            dup.append((":" + n, v))
+        elif a.startswith(":"):
+            n, v = a[1:].split(":", 1)
+            pseudo[":" + n] = v
+    c.send_headers(sid, list(pseudo.items()) + dup + extra, end_stream=not parts)
     tls.sendall(c.data_to_send())
     for i, part in enumerate(parts):
         time.sleep(0.3)

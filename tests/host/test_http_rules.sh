@@ -403,6 +403,26 @@ c bigget 'https://h2.test/h2/big?big=4194304'
 # A server's header block over the proxy's bound (64 KiB): the stream is
 # reset, never passed on cut short.
 /usr/bin/python3 -I h2cli.py h2.test '/h2/bighdr?bighdr=100' 2>&1 | sed 's/^/cli4=/'
+# Requests whose pseudo-headers a lax server could read otherwise than the
+# proxy judged them: a CR LF, a space, a tab, a NUL or a DEL in :path,
+# :method or :authority, a second :path, CONNECT, "*", a relative or dotted
+# path, a userinfo or another name in :authority. Each must end at the
+# proxy (a reset or a 403); the server must see none of them.
+for a in '/h2/ok\r\nHost: other.test' ':method:GET /admin HTTP/1.1' ':authority:h2.test\r\nx: y' \
+	'::path:/admin' ':authority:other.test' ':path:/admin?x=1#frag' ':path:*' ':method:CONNECT' \
+	':path:/h2/../admin' ':path:h2/rel' ':authority:user@h2.test' '/h2/sp ace' '/h2/nul\0x' \
+	'/h2/ok /../../admin' '/h2/tab\tx' ':path:/h2/ok\x7f' ':method:G\0ET'; do
+	case $a in
+	/*) set -- "$a" ;;
+	*) set -- /h2/atk "$a" ;;
+	esac
+	r=$(H2CLI_ESC=1 /usr/bin/python3 -I h2cli.py h2.test "$@" x-a:1 2>&1 | head -1)
+	case $r in
+	"h2cli: the stream was reset"*) r=reset ;;
+	"h: :status: 403") r=403 ;;
+	esac
+	echo "atk=$r $a"
+done
 # Another host's placeholder cut between two DATA frames.
 /usr/bin/python3 -I h2cli.py h2.test '/h2/upload?cut=1' "=k=${H2OTHER:0:44}" "=${H2OTHER:44}" 2>&1 | sed 's/^/cli3=/'
 # Node's own HTTP/2 client (gRPC-js's): streams one after the other on one
@@ -513,6 +533,12 @@ for who in root nobody daemon; do
 		ok "http-rules (h2, $who): Node's HTTP/2 client: its streams judged one by one on one connection, a body and a trailer through"
 	else
 		fail "http-rules (h2, $who): Node's HTTP/2 client: $nd"
+	fi
+	if [ "$(grep -c '^atk=\(reset\|403\) ' "$TMPD/out")" = 17 ] && ! grep -q 'atk\|admin\|other' "$TMPD/h2.new" &&
+		! grep -q 'protocol error' "$TMPD/h2srv.err"; then
+		ok "http-rules (h2, $who): 17 requests a server could read otherwise (CR LF, NUL, space in pseudo-headers, ...) end at the proxy"
+	else
+		fail "http-rules (h2, $who): malformed requests: $(grep '^atk=' "$TMPD/out" | grep -v '^atk=\(reset\|403\) ' | tr '\n' ' ') / h2srv: $(grep 'atk\|admin\|other' "$TMPD/h2.new" | tr '\n' ' ') $(grep 'protocol error' "$TMPD/h2srv.err" | head -2)"
 	fi
 	if grep -qF "$H2TOK" "$TMPD/out" "$TMPD/err" "$TMPD/h2.st"; then
 		fail "http-rules (h2, $who): the real value of a secret is in the session's output or status"
