@@ -150,7 +150,7 @@ test-asan: deps
 	@echo "skip - test_pause_setup.sh under ASan: its 20000-path policies make each run take seconds there (56 s of the 30-minute CI); make test runs it"
 	@echo "skip - test_projects.sh under ASan: real toolchains (npm, cargo, javac, a 20,000-file git tree) exercise no more of bpfbox than make test's run; make test runs it"
 	@echo "skip - test_race.sh under ASan: a rename race on the run path every suite takes; make test runs it 2,500 times"
-	@ASAN_OPTIONS=detect_leaks=1 BPFBOX_HOST_SUITES="$(ASAN_HOST_SUITES)" \
+	@ASAN_OPTIONS=detect_leaks=1 BPFBOX_ASAN=1 BPFBOX_HOST_SUITES="$(ASAN_HOST_SUITES)" \
 		tests/run.sh --build build-asan --only unit,host
 
 # The packaging suite uses no binary of the build it is given; the
