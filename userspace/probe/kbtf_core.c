@@ -207,57 +207,65 @@ static int ids_push(struct ids *s, __u32 id)
 	return 0;
 }
 
-/* The ids t refers to and embeds (not a pointer's target). */
-static int embedded(const struct btf_type *t, struct idmap *kept, struct ids *todo)
+/*
+ * Calls fn on each type id t holds by value: members, parameters and the
+ * return type, an array's element and index, a typedef's or a modifier's
+ * target. Not a pointer's target, which the subset leaves out. The one
+ * list of what a kind refers to, for the closure and for the renumbering.
+ */
+static int each_ref(struct btf_type *t, int (*fn)(__u32 *id, void *arg), void *arg)
 {
-	__u32 vlen = btf_vlen(t), refs[2] = {0, 0};
+	__u32 vlen = btf_vlen(t);
 	int r = 0;
 
 	switch (btf_kind(t)) {
 	case BTF_KIND_STRUCT:
 	case BTF_KIND_UNION:
-		for (__u32 i = 0; i < vlen && r >= 0; i++) {
-			r = btf_members(t)[i].type ? idmap_add(kept, btf_members(t)[i].type) : 0;
-			r = r > 0 ? ids_push(todo, btf_members(t)[i].type) : r;
-		}
+		for (__u32 i = 0; i < vlen && r >= 0; i++)
+			r = fn(&btf_members(t)[i].type, arg);
 		return r;
 	case BTF_KIND_FUNC_PROTO:
-		for (__u32 i = 0; i < vlen && r >= 0; i++) {
-			r = btf_params(t)[i].type ? idmap_add(kept, btf_params(t)[i].type) : 0;
-			r = r > 0 ? ids_push(todo, btf_params(t)[i].type) : r;
-		}
-		refs[0] = t->type;
-		break;
+		for (__u32 i = 0; i < vlen && r >= 0; i++)
+			r = fn(&btf_params(t)[i].type, arg);
+		return r < 0 ? r : fn(&t->type, arg);
 	case BTF_KIND_ARRAY:
-		refs[0] = btf_array(t)->type;
-		refs[1] = btf_array(t)->index_type;
-		break;
+		r = fn(&btf_array(t)->type, arg);
+		return r < 0 ? r : fn(&btf_array(t)->index_type, arg);
 	case BTF_KIND_TYPEDEF:
 	case BTF_KIND_CONST:
 	case BTF_KIND_VOLATILE:
 	case BTF_KIND_RESTRICT:
 	case BTF_KIND_TYPE_TAG:
-		refs[0] = t->type;
-		break;
+		return fn(&t->type, arg);
 	default: /* PTR (its target left out), INT, ENUM, FWD, FLOAT */
-		break;
+		return 0;
 	}
-	for (int i = 0; i < 2 && r >= 0; i++) {
-		r = refs[i] ? idmap_add(kept, refs[i]) : 0;
-		r = r > 0 ? ids_push(todo, refs[i]) : r;
-	}
-	return r < 0 ? r : 0;
+}
+
+struct closure {
+	struct idmap *kept;
+	struct ids *todo;
+};
+
+/* Keeps *id (only read) and queues it to be walked when new. */
+static int keep_ref(__u32 *id, void *arg)
+{
+	struct closure *c = arg;
+	int r = *id ? idmap_add(c->kept, *id) : 0;
+
+	return r > 0 ? ids_push(c->todo, *id) : r;
 }
 
 /* Keeps id and all it embeds; a stack, not recursion: types nest deep. */
 static int keep_closure(const struct btf *k, __u32 id, struct idmap *kept, struct ids *todo)
 {
-	int r = idmap_add(kept, id);
+	struct closure c = {kept, todo};
+	int r = keep_ref(&id, &c);
 
-	if (r > 0)
-		r = ids_push(todo, id);
+	/* keep_ref reads the kernel's types, never writes them. */
 	while (r >= 0 && todo->n)
-		r = embedded(btf__type_by_id(k, todo->v[--todo->n]), kept, todo);
+		r = each_ref((struct btf_type *)btf__type_by_id(k, todo->v[--todo->n]), keep_ref,
+			     &c);
 	return r;
 }
 
@@ -286,39 +294,22 @@ static int keep_candidates(const struct btf *k, const struct kindex *ix, const s
 	return r;
 }
 
+/* A kept type's id in the subset. */
+static int renumber_ref(__u32 *id, void *arg)
+{
+	*id = idmap_get(arg, *id);
+	return 0;
+}
+
 /* The copy of a kept type, just added as nid, refers to the subset's ids. */
-static void renumber(struct btf *out, __u32 nid, const struct idmap *kept)
+static void renumber(struct btf *out, __u32 nid, struct idmap *kept)
 {
 	struct btf_type *t = (struct btf_type *)btf__type_by_id(out, nid);
 
-	switch (btf_kind(t)) {
-	case BTF_KIND_PTR:
+	if (btf_kind(t) == BTF_KIND_PTR)
 		t->type = 0;
-		break;
-	case BTF_KIND_STRUCT:
-	case BTF_KIND_UNION:
-		for (__u32 i = 0; i < btf_vlen(t); i++)
-			btf_members(t)[i].type = idmap_get(kept, btf_members(t)[i].type);
-		break;
-	case BTF_KIND_FUNC_PROTO:
-		for (__u32 i = 0; i < btf_vlen(t); i++)
-			btf_params(t)[i].type = idmap_get(kept, btf_params(t)[i].type);
-		t->type = idmap_get(kept, t->type);
-		break;
-	case BTF_KIND_ARRAY:
-		btf_array(t)->type = idmap_get(kept, btf_array(t)->type);
-		btf_array(t)->index_type = idmap_get(kept, btf_array(t)->index_type);
-		break;
-	case BTF_KIND_TYPEDEF:
-	case BTF_KIND_CONST:
-	case BTF_KIND_VOLATILE:
-	case BTF_KIND_RESTRICT:
-	case BTF_KIND_TYPE_TAG:
-		t->type = idmap_get(kept, t->type);
-		break;
-	default:
-		break;
-	}
+	else
+		each_ref(t, renumber_ref, kept);
 }
 
 static int cmp_u32(const void *a, const void *b)
