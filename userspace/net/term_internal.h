@@ -32,6 +32,8 @@ struct term_conn {
 	char why[BPFBOX_NET_RULE_LEN];
 };
 
+/* s's placeholder was sent for another host than t's: says so in t->why; -EACCES. */
+int eg_term_leak(struct term_conn *t, const struct egress_secret *s);
 /* All of p to s; -EPIPE when the peer stops reading. */
 int eg_term_send(gnutls_session_t s, const void *p, size_t n);
 /*

@@ -375,9 +375,7 @@ static int on_header(nghttp2_session *ss, const nghttp2_frame *f, const uint8_t 
 	if (!leak)
 		leak = eg_secret_in(t->c->e, value, vl, t->name);
 	if (leak) {
-		snprintf(t->why, sizeof(t->why), "placeholder of secret %.40s for another host",
-			 leak->name);
-		h->err = -EACCES;
+		h->err = eg_term_leak(t, leak);
 		return NGHTTP2_ERR_CALLBACK_FAILURE;
 	}
 	if (path) {
@@ -459,9 +457,7 @@ static int on_data(nghttp2_session *ss, uint8_t flags, int32_t id, const uint8_t
 	}
 	leak = tool ? eg_secret_in_flow(t->c->e, &s->tail, p, n, t->name) : NULL;
 	if (leak) {
-		snprintf(t->why, sizeof(t->why), "placeholder of secret %.40s for another host",
-			 leak->name);
-		h->err = -EACCES;
+		h->err = eg_term_leak(t, leak);
 		return NGHTTP2_ERR_CALLBACK_FAILURE;
 	}
 	*(tool ? &s->req.bytes_out : &s->req.bytes_in) += n;

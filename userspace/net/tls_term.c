@@ -12,6 +12,12 @@
 
 #define HANDSHAKE_MS 10000
 
+int eg_term_leak(struct term_conn *t, const struct egress_secret *s)
+{
+	snprintf(t->why, sizeof(t->why), "placeholder of secret %.40s for another host", s->name);
+	return -EACCES;
+}
+
 int eg_term_send(gnutls_session_t s, const void *p, size_t n)
 {
 	/* Each EAGAIN is a send timeout (blocking()): a peer that stops reading ends it. */
@@ -294,11 +300,8 @@ static int from_tool(struct term_conn *t)
 	f->len += n;
 	/* Another host's placeholder, also cut between two records. */
 	s = eg_secret_in_flow(t->c->e, &f->tail, f->buf + f->len - n, n, t->name);
-	if (s) {
-		snprintf(t->why, sizeof(t->why), "placeholder of secret %.40s for another host",
-			 s->name);
-		return -EACCES;
-	}
+	if (s)
+		return eg_term_leak(t, s);
 	for (;;) {
 		a = eg_http_advance(f, &h, &hl, &w);
 		if (a == HTTP_MORE)
