@@ -35,6 +35,8 @@ PACKAGES=(
 	# VM harness (xz-utils: the 6.12 and 7.x kernels ship .ko.xz modules;
 	# debian-archive-keyring: the harness's own apt sources are signed by it)
 	qemu-system-x86 busybox-static cpio xz-utils debian-archive-keyring
+	# test_audit: the kept CO-RE subsets, by the files a load opens
+	strace
 	# integration tests: the sandbox's normal-work suite
 	git python3 tar util-linux iproute2
 	# egress by name: the tool in sessions and the test CA (tests/host/test_egress.sh)

@@ -304,6 +304,73 @@ if [ -z "${BPFBOX_AUDIT_MODES_IN_FULL:-}" ]; then
 		fail "CO-RE against the subset: $n relocations, candidates '$c1' / '$c0', differing: $(diff "$TMPD/core-1.txt" "$TMPD/core-0.txt" | head -4 | tr '\n' ' ')"
 	fi
 fi
+# The subsets and the kfuncs' stand-in kept for the boot (probe/kbtf_core.c),
+# in a directory of this test's (BPFBOX_CORE_CACHE): a first load makes
+# them, named by the boot's id; a second takes them, and where nothing
+# attaches by BTF (tracepoint mode, no LSM) it opens no kernel BTF at all,
+# yet makes the same relocations and resolves the kfunc to the same id as
+# libbpf against the whole BTF. Files nobody but root could have written
+# are the only ones believed: one of another owner, a cut one, or any in a
+# directory others may write is made afresh, and the session still audits.
+CC="$TMPD/core-cache"
+cc_run() { # audit-file, then the command's prefix
+	local out=$1
+	shift
+	"$@" env BPFBOX_CORE_CACHE="$CC" BPFBOX_LIBBPF_DEBUG=1 "$BPFBOX" run -q --no-daemon \
+		--audit "$out" --deny-command 'bpfbox-never-run *' --net-allow example.org:443 \
+		-w "$TMPD/ws" -- true >"$out.log" 2>&1
+}
+cc_kfunc() { grep -o "extern (func ksym) 'bpf_cast_to_kern_ctx': resolved to .*" "$1" | head -1; }
+cc_files() { find "$CC" -maxdepth 1 -type f -user 0 -perm 600 -name "$BOOT-*$1" | wc -l; }
+if [ -z "${BPFBOX_AUDIT_MODES_IN_FULL:-}" ] && command -v strace >/dev/null 2>&1; then
+	BOOT=$(cat /proc/sys/kernel/random/boot_id)
+	rm -rf "$CC"
+	mkdir -m 700 "$CC"
+	cc_run "$TMPD/cc1.jsonl"
+	n1=$(cc_files '[0-9a-f].btf') k1=$(cc_files .ksym.btf)
+	if [ "$n1" -eq 3 ] && [ "$k1" -ge 1 ]; then
+		ok "CO-RE subsets kept: $n1 subsets and $k1 kfunc stand-ins, root's, named by the boot"
+	else
+		fail "CO-RE subsets kept: $n1 subsets, $k1 stand-ins in $CC: $(ls -l "$CC" | tr '\n' ' ')"
+	fi
+	cc_run "$TMPD/cc2.jsonl" strace -f -qq -e trace=openat -o "$TMPD/cc2.strace"
+	grep -E 'relo #[0-9]+: (patched|substitut)' "$TMPD/cc2.jsonl.log" | sort >"$TMPD/cc2.relos"
+	used=$(grep -c "\"$BOOT-[0-9a-f]*\(\.ksym\)\?\.btf\", O_RDONLY" "$TMPD/cc2.strace")
+	kread=$(grep -c '"/sys/kernel/btf/vmlinux"' "$TMPD/cc2.strace")
+	k0=$(cc_kfunc "$TMPD/core-0.log") k2=$(cc_kfunc "$TMPD/cc2.jsonl.log")
+	lsm=$(head -1 "$TMPD/cc2.jsonl" | python3 -c 'import json, sys; l = json.load(sys.stdin)["layers"]; print("btf" if l.get("bpf_lsm") or l.get("bpf_audit_attach") == "fexit" else "none")')
+	if [ "$used" -ge 4 ] && cmp -s "$TMPD/cc2.relos" "$TMPD/core-0.txt" && [ -n "$k2" ] && [ "$k2" = "$k0" ] &&
+		{ [ "$lsm" = btf ] || [ "$kread" -eq 0 ]; } && wait_events "$TMPD/cc2.jsonl" "ev[0]['layers']['bpf_audit'] and ev[0]['layers']['bpf_network']" 0; then
+		ok "CO-RE subsets taken: $used kept files opened, the kernel's BTF opened $kread times (programs attached by BTF: $lsm), the same $(wc -l <"$TMPD/cc2.relos") relocations and '$k2'"
+	else
+		fail "CO-RE subsets taken: $used kept files opened, the kernel's BTF $kread times ($lsm), kfunc '$k2' against '$k0', relocations differing: $(diff "$TMPD/cc2.relos" "$TMPD/core-0.txt" | head -4 | tr '\n' ' ')"
+	fi
+	# Not believed: another owner's file with other bytes, a cut one.
+	sub=$(find "$CC" -maxdepth 1 -name "$BOOT-*[0-9a-f].btf" | head -1)
+	ksym=$(ls -S "$CC"/"$BOOT"-*.ksym.btf | head -1)
+	head -c 100 /dev/urandom >"$sub"
+	chown 65534 "$sub"
+	head -c 30 "$ksym" >"$ksym.cut" && mv "$ksym.cut" "$ksym"
+	cc_run "$TMPD/cc3.jsonl"
+	if [ "$(stat -c %u "$sub")" = 0 ] && [ "$(stat -c %s "$sub")" -gt 1000 ] && [ "$(stat -c %s "$ksym")" -gt 30 ] &&
+		wait_events "$TMPD/cc3.jsonl" "ev[0]['layers']['bpf_audit'] and ev[0]['layers']['bpf_network']" 0; then
+		ok "CO-RE subsets: another owner's file and a cut one are not believed, made afresh, and the session audits"
+	else
+		fail "CO-RE subsets: after another owner's file and a cut one: $(ls -ln "$sub" "$ksym" | tr '\n' ' ') $(tail -2 "$TMPD/cc3.jsonl.log")"
+	fi
+	# A directory others may write: nothing taken from it, nothing put in it.
+	rm -rf "$CC"
+	mkdir -m 777 "$CC"
+	cc_run "$TMPD/cc4.jsonl"
+	if [ -z "$(ls -A "$CC")" ] && wait_events "$TMPD/cc4.jsonl" "ev[0]['layers']['bpf_audit'] and ev[0]['layers']['bpf_network']" 0; then
+		ok "CO-RE subsets: a directory others may write is not used, and the session audits"
+	else
+		fail "CO-RE subsets: a directory others may write: $(ls -A "$CC" | head -3 | tr '\n' ' ') $(tail -2 "$TMPD/cc4.jsonl.log")"
+	fi
+	rm -rf "$CC"
+elif [ -z "${BPFBOX_AUDIT_MODES_IN_FULL:-}" ]; then
+	skip "CO-RE subsets kept for the boot: no strace here (the host suite runs it)"
+fi
 # One session for what the kernel holds while a session runs, what it
 # leaves when it ends, the attach mode session.start names and the relative
 # names (each audited session loads the BPF agent, about 8 s under TCG in

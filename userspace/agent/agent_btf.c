@@ -14,6 +14,7 @@
 
 #include "agent_internal.h"
 #include "../lib/util.h"
+#include "../probe/probe.h"
 #include "lsm.skel.h"
 
 /*
@@ -43,7 +44,7 @@ static struct btf *kernel_btf(void)
  * unix_in), a change of policy to decide on its own. A one-page mapping
  * tells which kernels those are.
  */
-bool agent_btf_has(const char *name)
+static bool btf_has(const char *name)
 {
 	_cleanup_close_ int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
 	const struct btf_type *t;
@@ -66,6 +67,26 @@ bool agent_btf_has(const char *name)
 	for (int i = 0; t && !found && i < btf_vlen(t); i++)
 		found = !strcmp(btf__name_by_offset(btf, btf_enum(t)[i].name_off), name);
 	btf__free(btf);
+	return found;
+}
+
+/*
+ * The answer is kept for the boot (probe_cache_get, /run/bpfbox/btf-has-NAME):
+ * with the CO-RE subsets kept too (probe/kbtf_core.c), a tracepoint-mode
+ * load then parses no kernel BTF at all.
+ */
+bool agent_btf_has(const char *name)
+{
+	char cache[128], boot[64], why[8];
+	bool found;
+	int r;
+
+	snprintf(cache, sizeof(cache), "/run/bpfbox/btf-has-%s", name);
+	r = probe_cache_get(cache, boot, why, sizeof(why));
+	if (r >= 0)
+		return r;
+	found = btf_has(name);
+	probe_cache_put(cache, boot, found, "absent");
 	return found;
 }
 

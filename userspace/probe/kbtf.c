@@ -27,19 +27,12 @@ static struct btf *shared;
 static int holds, users;
 static unsigned int reads;
 
-/*
- * The kernel's BTF, mapped where the kernel lets its file be (6.16 on):
- * half the time of libbpf's read() of it a page at a time (66 against
- * 31 ms here, docs/benchmarks.md). libbpf's reader otherwise.
- */
-static struct btf *kbtf_read(void)
+/* A raw BTF file parsed from a private mapping, or NULL. */
+static struct btf *parse_fd(int fd)
 {
-	_cleanup_close_ int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
 	struct btf *b = NULL;
 	struct stat st;
 	void *m;
-
-	__atomic_add_fetch(&reads, 1, __ATOMIC_RELAXED);
 
 	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0) {
 		m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -50,7 +43,30 @@ static struct btf *kbtf_read(void)
 				b = NULL;
 		}
 	}
+	return b;
+}
+
+/*
+ * The kernel's BTF, mapped where the kernel lets its file be (6.16 on):
+ * half the time of libbpf's read() of it a page at a time (66 against
+ * 31 ms here, docs/benchmarks.md). libbpf's reader otherwise.
+ */
+static struct btf *kbtf_read(void)
+{
+	_cleanup_close_ int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+	struct btf *b;
+
+	__atomic_add_fetch(&reads, 1, __ATOMIC_RELAXED);
+	b = parse_fd(fd);
 	return b ? b : __real_btf__load_vmlinux_btf();
+}
+
+/* This thread's stand-in for the kernel's BTF while one object loads (kbtf.h). */
+static __thread int standin = -1;
+
+void kbtf_standin(int fd)
+{
+	standin = fd;
 }
 
 /* Frees the copy once no hold and no user is left; the lock is held. */
@@ -87,6 +103,9 @@ void kbtf_release(void)
 struct btf *__wrap_btf__load_vmlinux_btf(void)
 {
 	struct btf *b;
+
+	if (standin >= 0 && (b = parse_fd(standin)))
+		return b; /* the caller's own: its btf__free() frees it */
 
 	pthread_mutex_lock(&kbtf_lock);
 	if (!holds && !shared) {

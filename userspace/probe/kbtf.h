@@ -30,6 +30,7 @@ unsigned int kbtf_reads(void);
  */
 struct kbtf_core {
 	int fd;
+	int standin;   /* the object's kfuncs at their kernel ids, or -1 (kbtf_core.c) */
 	char path[32]; /* "/proc/self/fd/N", the options' btf_custom_path */
 	struct bpf_object_open_opts opts;
 };
@@ -38,6 +39,13 @@ const struct bpf_object_open_opts *kbtf_core_open(struct kbtf_core *c);
 /* 0, or -errno: the object's load then fails (its CO-RE BTF unreadable). */
 int kbtf_core_fill(struct kbtf_core *c, struct bpf_object *obj);
 void kbtf_core_close(struct kbtf_core *c);
+/*
+ * While fd >= 0, btf__load_vmlinux_btf() on this thread returns a fresh
+ * parse of the BTF in fd instead of the kernel's: kbtf_core_fill() sets
+ * the stand-in of an object that needs the kernel's BTF for its kfuncs
+ * only, kbtf_core_close() clears it. -1: the kernel's again.
+ */
+void kbtf_standin(int fd);
 /* Frees the index of the kernel's names (kbtf.c, when its copy goes). */
 void kbtf_core_forget(void);
 

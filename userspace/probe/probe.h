@@ -113,6 +113,18 @@ enum bpfbox_level level_from(bool bpf_lsm, bool landlock, bool seccomp, bool cgr
  */
 bool probe_bpf_lsm(char *why, size_t size);
 
+/* This boot's id (/proc/sys/kernel/random/boot_id): 0, or -ENOENT ("" in boot). */
+int probe_boot_id(char boot[64]);
+/*
+ * An answer kept for this boot in the file cache (in /run, which a reboot
+ * empties): "<boot id> yes" or "<boot id> no <why>". get: 1 (yes) or 0
+ * (no, and why), -ENOENT without a believable one (only a regular file
+ * owned by root that nobody else may write is), boot: this boot's id for
+ * the put. put: keeps one (root only; a rename, never a half-written file).
+ */
+int probe_cache_get(const char *cache, char boot[64], char *why, size_t size);
+void probe_cache_put(const char *cache, const char *boot, bool yes, const char *why);
+
 /* cgroup2_mount_point() is lib/cgroup.h's. */
 
 #endif

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,21 +218,26 @@ static void probe_ringbuf(struct host_caps *caps)
 
 #define FEXIT_PROBE_CACHE "/run/bpfbox.fexit-probe"
 
-/* This boot's answer in cache: 1 or 0 (and why), -ENOENT without one; boot: its id. */
-static int probe_cached(const char *cache, char boot[64], char *why, size_t size)
+int probe_boot_id(char boot[64])
 {
-	_cleanup_close_ int fd = open(cache, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (read_file_str("/proc/sys/kernel/random/boot_id", boot, 64) < 0)
+		boot[0] = '\0';
+	boot[strcspn(boot, "\n")] = '\0';
+	return boot[0] ? 0 : -ENOENT;
+}
+
+int probe_cache_get(const char *cache, char boot[64], char *why, size_t size)
+{
+	_cleanup_close_ int fd = -1;
 	char buf[512];
 	struct stat st;
 	size_t blen;
 	ssize_t n;
 
-	if (read_file_str("/proc/sys/kernel/random/boot_id", boot, 64) < 0)
-		boot[0] = '\0';
-	boot[strcspn(boot, "\n")] = '\0';
-	blen = strlen(boot);
-	if (!blen)
+	if (probe_boot_id(boot) < 0)
 		return -ENOENT;
+	blen = strlen(boot);
+	fd = open(cache, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	/* Only a root-owned file nobody else may write is believed. */
 	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022) ||
 	    !S_ISREG(st.st_mode))
@@ -253,13 +259,12 @@ static int probe_cached(const char *cache, char boot[64], char *why, size_t size
 	return 0;
 }
 
-/* Keeps the answer for this boot (when its id is known). */
-static void probe_save(const char *cache, const char *boot, bool yes, const char *why)
+void probe_cache_put(const char *cache, const char *boot, bool yes, const char *why)
 {
-	char tmp[64], buf[512];
+	char tmp[PATH_MAX], buf[512];
 	int fd, len;
 
-	if (!boot[0])
+	if (!boot[0] || geteuid() != 0)
 		return;
 	snprintf(tmp, sizeof(tmp), "%s.%d", cache, getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -310,7 +315,7 @@ bool probe_bpf_lsm(char *why, size_t size)
 	snprintf(why, size, "%s", "loading BPF LSM programs needs root");
 	if (!caps.root)
 		return false;
-	r = probe_cached(LSM_PROBE_CACHE, boot, why, size);
+	r = probe_cache_get(LSM_PROBE_CACHE, boot, why, size);
 	if (r >= 0)
 		return r;
 	probe_lsm_list(&caps);
@@ -320,7 +325,7 @@ bool probe_bpf_lsm(char *why, size_t size)
 	} else {
 		r = probe_quietly("probe_lsm_file_open", "BPF LSM: ", why, size);
 	}
-	probe_save(LSM_PROBE_CACHE, boot, !r, why);
+	probe_cache_put(LSM_PROBE_CACHE, boot, !r, why);
 	return !r;
 }
 
@@ -332,11 +337,11 @@ bool probe_fexit(char *why, size_t size)
 	snprintf(why, size, "%s", "loading BPF programs needs root");
 	if (geteuid() != 0)
 		return false;
-	r = probe_cached(FEXIT_PROBE_CACHE, boot, why, size);
+	r = probe_cache_get(FEXIT_PROBE_CACHE, boot, why, size);
 	if (r >= 0)
 		return r;
 	r = probe_quietly("probe_fexit_openat", "", why, size);
-	probe_save(FEXIT_PROBE_CACHE, boot, !r, why);
+	probe_cache_put(FEXIT_PROBE_CACHE, boot, !r, why);
 	return !r;
 }
 
