@@ -215,10 +215,14 @@ sh -c "$2"' sh "$OUT" "$SIG"
 		"$(grep -q 'refused: suid: set-uid' "$TMPD/err" && grep -q 'refused: fifo:' "$TMPD/err" || echo "refusals: $(oneline "$TMPD/err")")$([ "$(sig "$WS")" = "$BEFORE" ] || echo "written")"
 	"$BPFBOX" discard "$ID"
 
-	# Nothing changed: nothing left behind.
+	# Nothing changed: nothing left behind. The set's name is gone when
+	# bpfbox returns; its directories go just after, in a helper that
+	# outlives bpfbox (changes.c, remove_later), mode-0 work dirs and all.
 	session "$WS" --changes review -- cat a.txt
+	NAMED=$([ -e "$SETS/$ID" ] && echo "still named $ID")
+	wait_gone 10 sh -c '[ -n "$(ls -A "$1" | grep -vx history)" ]' sh "$SETS"
 	verdict "a session that changes nothing leaves no set" 0 \
-		"$([ -z "$(ls -A "$SETS" | grep -vx history)" ] || echo "left: $(ls -A "$SETS")")$([ "$(ended kept)" = false ] || echo "kept: $(ended kept)")"
+		"$NAMED$([ -z "$(ls -A "$SETS" | grep -vx history)" ] || echo "left: $(ls -A "$SETS")")$([ "$(ended kept)" = false ] || echo "kept: $(ended kept)")"
 
 	# session.changes in the audit stream (embedded mode), before session.end.
 	"$BPFBOX" run -q --no-daemon -w "$WS" --changes review --audit "$TMPD/audit.jsonl" \

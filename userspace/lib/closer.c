@@ -4,34 +4,132 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "closer.h"
+#include "util.h"
+
+#ifndef SYS_newfstatat /* the helper compares st_dev by it: no removal without */
+#define SYS_newfstatat -1
+#endif
+
+/*
+ * The helper's system calls. It shares the parent's memory and its
+ * thread's TLS, so it calls nothing instrumented and writes no errno (the
+ * libc wrapper's errno is the parent's thread's): raw instructions where
+ * the architecture is known, the wrapper elsewhere.
+ */
+#define NOSAN __attribute__((no_sanitize("address"), no_sanitize("undefined")))
+#if defined(__x86_64__)
+NOSAN static inline long rsys(long n, long a, long b, long c, long d)
+{
+	register long r10 __asm__("r10") = d;
+	long r;
+
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return r;
+}
+#elif defined(__aarch64__)
+NOSAN static inline long rsys(long n, long a, long b, long c, long d)
+{
+	register long x8 __asm__("x8") = n, x0 __asm__("x0") = a, x1 __asm__("x1") = b,
+			 x2 __asm__("x2") = c, x3 __asm__("x3") = d;
+
+	__asm__ volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+	return x0;
+}
+#else
+NOSAN static inline long rsys(long n, long a, long b, long c, long d)
+{
+	long r = syscall(n, a, b, c, d);
+
+	return r < 0 ? -errno : r;
+}
+#endif
+
+struct dent64 {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+/*
+ * Removes name under dfd and all below it, never following a symlink (an
+ * unlink removes a link itself; every directory is opened O_NOFOLLOW); a
+ * directory nobody may search (overlayfs makes its work dirs mode 0) is
+ * made searchable first; another file system (dev) is left alone, as
+ * rm_tree (lib/util.c) leaves it. Best effort, CLOSER_RM_DEPTH levels at
+ * most.
+ */
+NOSAN static void rm_at(int dfd, const char *name, dev_t dev, int depth)
+{
+	char buf[1024] __attribute__((aligned(8)));
+	struct stat st;
+	long fd, n;
+
+	if (!rsys(SYS_unlinkat, dfd, (long)name, 0, 0) ||
+	    !rsys(SYS_unlinkat, dfd, (long)name, AT_REMOVEDIR, 0) || depth >= CLOSER_RM_DEPTH)
+		return;
+	fd = rsys(SYS_openat, dfd, (long)name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd == -EACCES && !rsys(SYS_fchmodat, dfd, (long)name, 0700, 0))
+		fd = rsys(SYS_openat, dfd, (long)name,
+			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	/* Another file system mounted here: left alone, as rm_tree does. */
+	if (rsys(SYS_newfstatat, fd, (long)"", (long)&st, AT_EMPTY_PATH) || st.st_dev != dev) {
+		rsys(SYS_close, fd, 0, 0, 0);
+		return;
+	}
+	while ((n = rsys(SYS_getdents64, fd, (long)buf, sizeof(buf), 0)) > 0) {
+		for (long off = 0; off < n;) {
+			struct dent64 *d = (struct dent64 *)(buf + off);
+
+			off += d->reclen;
+			if (d->name[0] == '.' &&
+			    (!d->name[1] || (d->name[1] == '.' && !d->name[2])))
+				continue;
+			rm_at((int)fd, d->name, dev, depth + 1);
+		}
+	}
+	rsys(SYS_close, fd, 0, 0, 0);
+	rsys(SYS_unlinkat, dfd, (long)name, AT_REMOVEDIR, 0);
+}
 
 /*
  * The helper: drops every fd but the ones to hold and its pipe ends, tells
- * the parent, then holds them until the parent lets go. It shares the
- * parent's memory and TLS, so raw syscalls only, nothing instrumented.
+ * the parent, then holds them until the parent lets go; then removes the
+ * tree it was given, if any, and exits.
  */
-__attribute__((no_sanitize("address"), no_sanitize("undefined"))) static int helper(void *arg)
+NOSAN static int helper(void *arg)
 {
 	struct closer *c = arg;
 	unsigned int from = 0;
+	struct stat st;
 	char b = 0;
 
 	for (int i = 0; i < c->nkeep; i++) {
 		if ((unsigned int)c->keep[i] > from)
-			syscall(SYS_close_range, from, (unsigned int)c->keep[i] - 1, 0U);
+			rsys(SYS_close_range, from, (unsigned int)c->keep[i] - 1, 0, 0);
 		from = (unsigned int)c->keep[i] + 1;
 	}
-	syscall(SYS_close_range, from, ~0U, 0U);
-	syscall(SYS_write, c->ready_write, &b, 1);
-	syscall(SYS_read, c->go_read, &b, 1);
-	syscall(SYS_exit, 0);
+	rsys(SYS_close_range, from, ~0U, 0, 0);
+	rsys(SYS_write, c->ready_write, (long)&b, 1, 0);
+	rsys(SYS_read, c->go_read, (long)&b, 1, 0);
+	if (c->rm_name[0] && !rsys(SYS_newfstatat, c->rm_dirfd, (long)"", (long)&st, AT_EMPTY_PATH))
+		rm_at(c->rm_dirfd, c->rm_name, st.st_dev, 0);
+	rsys(SYS_exit, 0, 0, 0, 0);
 	return 0;
 }
 
@@ -58,6 +156,8 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (fds[i] >= 0)
 			c->keep[c->nkeep++] = fds[i];
+	if (c->rm_name[0])
+		c->keep[c->nkeep++] = c->rm_dirfd;
 	c->keep[c->nkeep++] = c->go_read = c->go[0];
 	c->keep[c->nkeep++] = c->ready_write = c->ready[1];
 	qsort(c->keep, c->nkeep, sizeof(c->keep[0]), cmp_int);
@@ -76,6 +176,18 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 		closer_end(c);
 		return -ECHILD;
 	}
+	return 0;
+}
+
+int closer_remove(struct closer *c, int dirfd, const char *name)
+{
+	if (SYS_newfstatat < 0)
+		return -ENOSYS;
+	if (dirfd < 0 || !name[0] || streq(name, ".") || streq(name, "..") ||
+	    strlen(name) >= sizeof(c->rm_name) || strchr(name, '/'))
+		return -EINVAL;
+	c->rm_dirfd = dirfd;
+	snprintf(c->rm_name, sizeof(c->rm_name), "%s", name);
 	return 0;
 }
 

@@ -16,15 +16,18 @@
 
 #include <stddef.h>
 
-#define CLOSER_MAX_FDS 256
+#define CLOSER_MAX_FDS	256
+#define CLOSER_RM_DEPTH 16 /* levels of a tree to remove (closer_remove) */
 
 struct closer {
-	char stack[16384] __attribute__((aligned(16))); /* the helper's; one per user */
-	int keep[CLOSER_MAX_FDS + 2]; /* sorted: the fds it holds and its two pipe ends */
+	char stack[32768] __attribute__((aligned(16))); /* the helper's; one per user */
+	int keep[CLOSER_MAX_FDS + 3]; /* sorted: the fds it holds, rm_dirfd, its two pipe ends */
 	int nkeep;
 	int go[2], ready[2];
 	int go_read, ready_write; /* the ends the helper uses */
 	int started;
+	int rm_dirfd;	   /* closer_remove's directory, held too */
+	char rm_name[256]; /* what to remove in it; "": nothing */
 };
 
 /*
@@ -33,7 +36,14 @@ struct closer {
  * closes pay the wait themselves, nothing else changes).
  */
 int closer_begin(struct closer *c, const int *fds, size_t n);
-/* Lets the helper go (it exits and drops the last references). */
+/*
+ * Before closer_begin(): the helper also removes name (one entry of
+ * dirfd, with all below it) once let go, before it exits: a removal that
+ * is not worth waiting for (an empty change set). It holds dirfd for it.
+ * 0, or -EINVAL for a name with a slash or too long.
+ */
+int closer_remove(struct closer *c, int dirfd, const char *name);
+/* Lets the helper go (it removes what it was given, exits and drops the last references). */
 void closer_end(struct closer *c);
 /*
  * The fds of this process that refer to BPF objects or perf events (the

@@ -174,9 +174,12 @@ int changes_summary_parse(struct json_object *o, struct changes_set *cs, const c
 
 /*
  * The session's end: the upper scanned; nothing changed: the set removed
- * (cs->kept false), else kept. 0 or -errno (the set is then kept).
+ * (cs->kept false), else kept. 0 or -errno (the set is then kept). An
+ * empty set's name goes at once and its directories after bpfbox has
+ * moved on (changes.c, remove_later), with the last references to them:
+ * hold[0..n), the caller's fds of the set's directories.
  */
-int changes_session_end(struct changes_set *cs);
+int changes_session_end(struct changes_set *cs, const int *hold, size_t n);
 
 /*
  * changes_apply.c: the set into its workspace. Refuses (CHANGES_EXIT_CONFLICT,

@@ -142,8 +142,9 @@ void session_changes_started(const struct session *s)
 		changes_fault_at_start(s->changes->start_slot);
 }
 
-void session_changes_end(struct session *s)
+void session_changes_end(struct session *s, const struct grant_fds *gf)
 {
+	int hold[2] = {gf->upper, gf->work};
 	struct changes_set *cs = s->changes;
 	int r;
 
@@ -155,7 +156,7 @@ void session_changes_end(struct session *s)
 
 		cs->start_ns = t ? t : cs->start_ns + 1;
 	}
-	r = changes_session_end(cs);
+	r = changes_session_end(cs, hold, ARRAY_SIZE(hold));
 	if (r < 0)
 		log_warn("cannot read or record the change set %s (%s): kept as it is", cs->id,
 			 strerror(-r));

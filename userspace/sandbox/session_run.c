@@ -475,7 +475,7 @@ static int run_command(struct run_state *t)
 	/* The last records of the BPF layer, for the summary. */
 	if (s->hooks.on_poll)
 		s->hooks.on_poll(s->hooks.ctx);
-	session_changes_end(s); /* every process gone; before the daemon's end */
+	session_changes_end(s, &t->gf); /* every process gone; before the daemon's end */
 	/*
 	 * The daemon ends the session while its private tmp and home go:
 	 * once the init of its PID namespace is reaped, the kernel has killed
