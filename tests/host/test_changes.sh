@@ -386,11 +386,12 @@ print(len(h["generations"]), h["keep_generations"], h["bytes"] > 0)')
 	verdict "discard of a set whose manifest a crash emptied: removed, said" 0 \
 		"$([ ! -e "$SETS/$OID" ] || echo "set left")$(grep -q 'had no readable manifest' "$TMPD/err" || echo "not said")"
 	mkdir -p "$SETS/0123456789abcdef/upper" "$SETS/0123456789abcdef/work"
-	# The holder waits for its lock (the probe below takes it for an instant).
-	(exec 9>"$SETS/0123456789abcdef/lock" && flock 9 && exec sleep 30) &
+	# The holder waits for its lock, on the set's directory (the probe below
+	# takes it for an instant).
+	(exec 9<"$SETS/0123456789abcdef" && flock 9 && exec sleep 30) &
 	FPID=$!
 	# Held once another taker is refused.
-	poll_until 5 sh -c '! flock -n "$1" true' sh "$SETS/0123456789abcdef/lock" ||
+	poll_until 5 sh -c '! flock -n "$1" true' sh "$SETS/0123456789abcdef" ||
 		fail "the test's holder of the lock never took it"
 	"$BPFBOX" discard 0123456789abcdef >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?

@@ -44,9 +44,11 @@ int changes_root(char *buf, size_t size, bool mk)
 		return -ENOENT;
 	if (n < 0 || (size_t)n >= size)
 		return -ENAMETOOLONG;
-	if (!mk)
+	/* Made once: later calls (each session's plan and set) pay one mkdir. */
+	if (!mk || !mkdir(buf, 0700) || errno == EEXIST)
 		return 0;
-	if (mkdir_parents(buf, 0700) < 0 || (mkdir(buf, 0700) < 0 && errno != EEXIST))
+	if (errno != ENOENT || mkdir_parents(buf, 0700) < 0 ||
+	    (mkdir(buf, 0700) < 0 && errno != EEXIST))
 		return -errno;
 	return 0;
 }
@@ -205,7 +207,8 @@ int changes_create(struct changes_set *cs, const char *id, const char *workspace
 	/* The upper's root is the session's workspace root: its mode and owner. */
 	snprintf(path, sizeof(path), "%s/upper", cs->dir);
 	if (!r && (mkdir(path, 0700) < 0 || chmod(path, st.st_mode & 07777) < 0 ||
-		   (geteuid() == 0 && chown(path, st.st_uid, st.st_gid) < 0)))
+		   (geteuid() == 0 && (st.st_uid || st.st_gid) &&
+		    chown(path, st.st_uid, st.st_gid) < 0)))
 		r = -errno;
 	if (!r && (*upper = path_open_exact(path, O_DIRECTORY)) < 0)
 		r = *upper;
@@ -279,15 +282,17 @@ int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_s
 	return r;
 }
 
+/*
+ * The set's directory itself is locked: a lock file was one more file to
+ * make at each review session's start and to remove at its end.
+ */
 int changes_lock(struct changes_set *cs)
 {
-	char path[PATH_MAX + 16];
 	int fd, r;
 
 	if (cs->lock_fd >= 0)
 		return 0;
-	snprintf(path, sizeof(path), "%s/lock", cs->dir);
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = open(cs->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {

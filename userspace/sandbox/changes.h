@@ -191,7 +191,7 @@ int changes_session_end(struct changes_set *cs, const int *hold, size_t n);
 int changes_apply(struct changes_set *cs);
 
 /*
- * The set's lock (ROOT/ID/lock, flock): taken by a session for its whole
+ * The set's lock (flock of ROOT/ID itself): taken by a session for its whole
  * run, by apply and discard for theirs. 0, -EWOULDBLOCK (in use: said by
  * the caller), or -errno. changes_unlock drops it.
  */
