@@ -207,8 +207,7 @@ int changes_create(struct changes_set *cs, const char *id, const char *workspace
 	/* The upper's root is the session's workspace root: its mode and owner. */
 	snprintf(path, sizeof(path), "%s/upper", cs->dir);
 	if (!r && (mkdir(path, 0700) < 0 || chmod(path, st.st_mode & 07777) < 0 ||
-		   (geteuid() == 0 && (st.st_uid || st.st_gid) &&
-		    chown(path, st.st_uid, st.st_gid) < 0)))
+		   (geteuid() == 0 && chown(path, st.st_uid, st.st_gid) < 0)))
 		r = -errno;
 	if (!r && (*upper = path_open_exact(path, O_DIRECTORY)) < 0)
 		r = *upper;
