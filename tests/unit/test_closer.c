@@ -165,6 +165,34 @@ static void removes_once_let_go(void **state)
 	assert_int_equal(scratch_remove(dir), 0);
 }
 
+static struct closer nc;
+
+/* nowait: the tree goes without closer_end(); what it holds is dropped by the helper. */
+static void nowait_removes_at_once(void **state)
+{
+	char dir[64], t[128];
+	int dfd, held[2];
+
+	(void)state;
+	assert_int_equal(scratch_make(dir, sizeof(dir), "closer-nowait"), 0);
+	snprintf(t, sizeof(t), "%s/t", dir);
+	assert_int_equal(mkdir(t, 0700), 0);
+	assert_int_equal(pipe2(held, O_CLOEXEC), 0);
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	nc.nowait = true;
+	assert_int_equal(closer_remove(&nc, dfd, "t"), 0);
+	assert_int_equal(closer_begin(&nc, &held[1], 1), 0);
+	close(dfd);
+	close(held[1]);
+	assert_true(gone_within(t, 5000));
+	/* The helper has exited: its copy of the write end is gone too. */
+	assert_true(eof_within(held[0], 5000));
+	closer_end(&nc); /* nothing to do */
+	close(held[0]);
+	assert_int_equal(scratch_remove(dir), 0);
+}
+
 static struct closer mc;
 
 /* A file system mounted in the tree is left alone, as rm_tree leaves it (root: a tmpfs). */
@@ -207,4 +235,4 @@ static void leaves_other_file_systems(void **state)
 
 UNIT_MAIN(cmocka_unit_test(held_until_end), cmocka_unit_test(nothing_to_hold),
 	  cmocka_unit_test(finds_bpf_fds), cmocka_unit_test(removes_once_let_go),
-	  cmocka_unit_test(leaves_other_file_systems))
+	  cmocka_unit_test(leaves_other_file_systems), cmocka_unit_test(nowait_removes_at_once))

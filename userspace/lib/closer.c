@@ -125,8 +125,10 @@ NOSAN static int helper(void *arg)
 		from = (unsigned int)c->keep[i] + 1;
 	}
 	rsys(SYS_close_range, from, ~0U, 0, 0);
-	rsys(SYS_write, c->ready_write, (long)&b, 1, 0);
-	rsys(SYS_read, c->go_read, (long)&b, 1, 0);
+	if (c->ready_write >= 0)
+		rsys(SYS_write, c->ready_write, (long)&b, 1, 0);
+	if (c->go_read >= 0)
+		rsys(SYS_read, c->go_read, (long)&b, 1, 0);
 	if (c->rm_name[0] && !rsys(SYS_newfstatat, c->rm_dirfd, (long)"", (long)&st, AT_EMPTY_PATH))
 		rm_at(c->rm_dirfd, c->rm_name, st.st_dev, 0);
 	rsys(SYS_exit, 0, 0, 0, 0);
@@ -145,9 +147,10 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 
 	c->started = 0;
 	c->go[0] = c->go[1] = c->ready[0] = c->ready[1] = -1;
+	c->go_read = c->ready_write = -1;
 	if (n > CLOSER_MAX_FDS)
 		return -E2BIG;
-	if (pipe2(c->go, O_CLOEXEC) < 0 || pipe2(c->ready, O_CLOEXEC) < 0) {
+	if (!c->nowait && (pipe2(c->go, O_CLOEXEC) < 0 || pipe2(c->ready, O_CLOEXEC) < 0)) {
 		r = -errno;
 		closer_end(c);
 		return r;
@@ -158,8 +161,10 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 			c->keep[c->nkeep++] = fds[i];
 	if (c->rm_name[0])
 		c->keep[c->nkeep++] = c->rm_dirfd;
-	c->keep[c->nkeep++] = c->go_read = c->go[0];
-	c->keep[c->nkeep++] = c->ready_write = c->ready[1];
+	if (!c->nowait) {
+		c->keep[c->nkeep++] = c->go_read = c->go[0];
+		c->keep[c->nkeep++] = c->ready_write = c->ready[1];
+	}
 	qsort(c->keep, c->nkeep, sizeof(c->keep[0]), cmp_int);
 	if (clone(helper, c->stack + sizeof(c->stack), CLONE_VM, c) < 0) {
 		r = -errno;
@@ -167,6 +172,8 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 		return r;
 	}
 	c->started = 1;
+	if (c->nowait)
+		return 0;
 	close(c->ready[1]);
 	c->ready[1] = -1;
 	/* EOF without a byte: the helper died before it held the fds. */

@@ -14,6 +14,7 @@
 #ifndef BPFBOX_CLOSER_H
 #define BPFBOX_CLOSER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define CLOSER_MAX_FDS	256
@@ -26,6 +27,15 @@ struct closer {
 	int go[2], ready[2];
 	int go_read, ready_write; /* the ends the helper uses */
 	int started;
+	/*
+	 * Set before closer_begin(): no wait for the helper and no holding
+	 * until closer_end(), which does nothing then. It has its copies of
+	 * every fd from the clone on and goes on at once: it drops the others
+	 * (a pipe's write end, whose reader waits for EOF) a moment later,
+	 * when it runs, instead of before closer_begin() returns (the wait
+	 * cost 0.15 to 0.35 ms a use on this 2-vCPU host).
+	 */
+	bool nowait;
 	int rm_dirfd;	   /* closer_remove's directory, held too */
 	char rm_name[256]; /* what to remove in it; "": nothing */
 };

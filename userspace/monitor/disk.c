@@ -328,7 +328,10 @@ int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n
 static void close_async(int fd)
 {
 	static struct closer c;
-	int r = closer_begin(&c, &fd, 1);
+	int r;
+
+	c.nowait = true; /* nothing here waits for an EOF */
+	r = closer_begin(&c, &fd, 1);
 
 	close(fd);
 	if (!r)

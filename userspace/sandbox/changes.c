@@ -535,7 +535,8 @@ static int remove_later(struct changes_set *cs, const int *hold, size_t n)
 		return -errno;
 	if (renameat(dfd, cs->id, dfd, gone) < 0)
 		return -errno;
-	changes_unlock(cs); /* its file still linked: not the last reference */
+	changes_unlock(cs); /* still linked: not the last reference */
+	c.nowait = true;    /* nothing here waits for an EOF */
 	r = closer_remove(&c, dfd, gone);
 	if (!r)
 		r = closer_begin(&c, hold, n);
