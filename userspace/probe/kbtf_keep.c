@@ -130,7 +130,7 @@ static void cache_prune(int dfd, const char *name)
 	int n = 0, dup;
 	DIR *d;
 
-	for (int pass = 0; pass < 2 && n < CORE_CACHE_MAX; pass++) {
+	for (int pass = 0; pass < 2; pass++) {
 		dup = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
 		d = dup >= 0 ? fdopendir(dup) : NULL;
 		if (!d) {
@@ -138,6 +138,7 @@ static void cache_prune(int dfd, const char *name)
 				close(dup);
 			return;
 		}
+		rewinddir(d); /* a dup shares dfd's offset: the pass before read to the end */
 		while ((e = readdir(d))) {
 			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 				continue;
@@ -147,6 +148,8 @@ static void cache_prune(int dfd, const char *name)
 				n++;
 		}
 		closedir(d);
+		if (n < CORE_CACHE_MAX)
+			return;
 	}
 }
 
