@@ -9,7 +9,8 @@
  * not the last references and return at once; after closer_end() the
  * helper exits and pays for the last ones, after bpfbox is gone. Every
  * other fd (a pipe, bpfbox's stdout) is closed in the helper first, so
- * nobody waits on it for an EOF.
+ * nobody waits on it for an EOF. The same helper can remove a directory
+ * tree that nobody should wait for (closer_remove).
  */
 #ifndef BPFBOX_CLOSER_H
 #define BPFBOX_CLOSER_H

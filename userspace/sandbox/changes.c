@@ -513,7 +513,7 @@ int changes_summary_parse(struct json_object *o, struct changes_set *cs, const c
  * An empty set out of sight at once and removed off the session's path: a
  * rename to ".ID.gone" (never a set's name: changes_id_valid), then a
  * closer (lib/closer.h) that holds the caller's fds of its directories
- * and removes it once let go, so neither the removals nor the last closes
+ * and removes it on its own (nowait), so neither the removals nor the last closes
  * (ext4 frees the inodes then) are the session's: about 1 ms of an empty
  * review session's end (docs/benchmarks.md). -errno: not renamed, or
  * renamed and removed here.
