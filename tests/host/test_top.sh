@@ -168,15 +168,20 @@ print(s[0]["state"] if s else "not shown")' "$TMPD/late.json" "$LATE" 2>&1)
 			fail "a session registered after the list was built: '$state', not registered ($(cat "$TMPD/late.err"))"
 	else
 		kill -CONT "$DPID" $TPID 2>/dev/null
-		fail "a late session: the steps did not happen in order ($(cat "$TMPD/late.out" "$TMPD/late.err" | tr '\n' ' '))"
 		wait $TPID
+		LATE_WHY=$(cat "$TMPD/late.out" "$TMPD/late.err" | tr '\n' ' ')
+		return 1
 	fi
 }
 if [ -n "$RACE_WHY" ]; then
 	skip "a session registered after the list was built: $RACE_WHY; CI's host run (root, kernel 6.x) checks it"
 	touch "$TMPD/late.go"
 else
-	late_race
+	# Once more when top gave up before the late session was sent (its
+	# reply waited for over 10 s while the daemon was stopped: CI's load
+	# once): nothing of the race had happened yet.
+	late_race || { ! grep -q sent "$TMPD/late.out" && late_race; } ||
+		fail "a late session: the steps did not happen in order ($LATE_WHY)"
 fi
 touch "$TMPD/late.stop"
 wait $LPID
