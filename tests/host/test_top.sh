@@ -183,7 +183,8 @@ else
 	late_race || { ! grep -q sent "$TMPD/late.out" && late_race; } ||
 		fail "a late session: the steps did not happen in order ($LATE_WHY)"
 fi
-touch "$TMPD/late.stop"
+# late.py waits for go before stop: a race that failed before its go must not hang here.
+touch "$TMPD/late.go" "$TMPD/late.stop"
 wait $LPID
 
 # run NAME [OPTIONS...] -- SCRIPT: a session in the background, its id in $WS/NAME.sid.
