@@ -30,8 +30,9 @@ PACKAGES=(
 	# the Kubernetes manifests' checks (tests/host/test_kubernetes.sh)
 	python3-yaml
 	# containers adopted through the OCI hook (tests/host/test_podman.sh;
-	# runc: crun refuses hosts with hybrid cgroups)
-	podman runc
+	# runc: crun refuses hosts with hybrid cgroups; crun: the VM's 6.12
+	# Full cell, pure v2, runs it, and podman does not always pull it in)
+	podman runc crun
 	# VM harness (xz-utils: the 6.12 and 7.x kernels ship .ko.xz modules;
 	# debian-archive-keyring: the harness's own apt sources are signed by it)
 	qemu-system-x86 busybox-static cpio xz-utils debian-archive-keyring
