@@ -515,10 +515,10 @@ int changes_summary_parse(struct json_object *o, struct changes_set *cs, const c
  * closer (lib/closer.h) that holds the caller's fds of its directories
  * and removes it on its own (nowait), so neither the removals nor the last closes
  * (ext4 frees the inodes then) are the session's: about 1 ms of an empty
- * review session's end (docs/benchmarks.md). -errno: not renamed, or
- * renamed and removed here.
+ * review session's end (docs/benchmarks.md). Whatever step fails, the set
+ * is removed here instead, never left.
  */
-static int remove_later(struct changes_set *cs, const int *hold, size_t n)
+static void remove_later(struct changes_set *cs, const int *hold, size_t n)
 {
 	static struct closer c;
 	const char *slash = strrchr(cs->dir, '/');
@@ -526,15 +526,17 @@ static int remove_later(struct changes_set *cs, const int *hold, size_t n)
 	char root[sizeof(cs->dir) - 80], gone[80];
 	int r;
 
-	if (c.started || !slash || slash == cs->dir || slash - cs->dir >= (long)sizeof(root))
-		return -EBUSY;
+	if (c.started || !slash || slash == cs->dir || slash - cs->dir >= (long)sizeof(root)) {
+		changes_remove(cs);
+		return;
+	}
 	snprintf(root, sizeof(root), "%.*s", (int)(slash - cs->dir), cs->dir);
 	snprintf(gone, sizeof(gone), ".%s.gone", cs->id);
 	dfd = open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	if (renameat(dfd, cs->id, dfd, gone) < 0)
-		return -errno;
+	if (dfd < 0 || renameat(dfd, cs->id, dfd, gone) < 0) {
+		changes_remove(cs); /* not renamed: by its own name */
+		return;
+	}
 	changes_unlock(cs); /* still linked: not the last reference */
 	c.nowait = true;    /* nothing here waits for an EOF */
 	r = closer_remove(&c, dfd, gone);
@@ -542,11 +544,10 @@ static int remove_later(struct changes_set *cs, const int *hold, size_t n)
 		r = closer_begin(&c, hold, n);
 	if (!r) {
 		closer_end(&c);
-		return 0;
+		return;
 	}
 	snprintf(cs->dir, sizeof(cs->dir), "%s/%s", root, gone);
 	changes_remove(cs);
-	return r;
 }
 
 int changes_session_end(struct changes_set *cs, const int *hold, size_t n)
@@ -559,8 +560,8 @@ int changes_session_end(struct changes_set *cs, const int *hold, size_t n)
 		return r;
 	}
 	cs->kept = cs->list.n > 0;
-	if (!cs->kept && remove_later(cs, hold, n) == -EBUSY)
-		changes_remove(cs);
+	if (!cs->kept)
+		remove_later(cs, hold, n);
 	/* With the start the child took, flushed: it outlives the session. */
 	return cs->kept ? changes_manifest_write(cs, true) : 0;
 }
