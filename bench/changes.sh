@@ -10,6 +10,7 @@
 set -euo pipefail
 export LC_ALL=C
 BIN=$(realpath "${1:?usage: bench/changes.sh BIN [OUT] [N] [M] [ROUNDS]}")
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${2:-}
 N=${3:-10000}
 M=${4:-100000}
@@ -43,6 +44,24 @@ hf review $RUN -w "$T/ws" --changes review -- /bin/true
 hf review_one $RUN -w "$T/ws" --changes review -- /bin/touch a
 # touch leaves a set each run: not the cost measured here.
 rm -rf "$BPFBOX_CHANGES_DIR"
+
+# The start apart from the end (bench/changes_start.c): interleaved
+# sessions whose command prints the clock; then, as root, the floor under
+# review's start: a set's directories and an overlay with nothing of
+# bpfbox around them.
+: >"$T/split"
+if gcc -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -static "$ROOT/bench/changes_start.c" \
+	-o "$T/ws/.stamp" 2>"$T/cc.err"; then
+	"$T/ws/.stamp" split "$RUNS" "$BIN" "$T/ws" "$T/ws/.stamp" >"$T/split" ||
+		echo "bench/changes.sh: the start's split failed" >&2
+	rm -rf "$BPFBOX_CHANGES_DIR"
+	if [ "$(id -u)" = 0 ]; then
+		"$T/ws/.stamp" overlay "$RUNS" "$T/ovl" >>"$T/split" ||
+			echo "bench/changes.sh: the overlay's floor failed" >&2
+	fi
+else
+	echo "bench/changes.sh: bench/changes_start.c did not build: $(head -1 "$T/cc.err")" >&2
+fi
 
 # A workspace of M files against an empty one (review, nothing changed).
 python3 - "$T/big" "$M" <<'PY'
@@ -103,8 +122,9 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$T/tmpfs" && mount -t tmpfs -o size=1g bpfbox
 	umount "$T/tmpfs"
 fi
 
-python3 - "$T/rows" "$T/nrows" "$N" "$M" "$RUNS" "$ROUNDS" >"$T/table" <<'PY'
+python3 - "$T/rows" "$T/nrows" "$N" "$M" "$RUNS" "$ROUNDS" "$T/split" >"$T/table" <<'PY'
 import statistics, sys
+split = {l.split("\t")[0]: [float(x) for x in l.split("\t")[1:]] for l in open(sys.argv[7]) if l.strip()}
 rows = {l.split("\t")[0]: [float(x) for x in l.split("\t")[1:]] for l in open(sys.argv[1])}
 n, m, runs, rounds = sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
 nr = {}
@@ -132,6 +152,23 @@ for fs, where in (("disk", "%s's file system" % "/var/tmp"), ("tmpfs", "a tmpfs"
         v = nr.get(fs + "-" + k)
         if v:
             print("| %s, on %s | %d | %d | %d |" % (what, where, statistics.median(v), min(v), max(v)))
+if "direct" in split and "review" in split:
+    d0, r0 = split["direct"], split["review"]
+    print()
+    print("| one session of the stamp, %s interleaved rounds | direct µs | review µs | review − direct µs |" % runs)
+    print("|---|---:|---:|---:|")
+    print("| to the command's start, median | %.0f | %.0f | %+.0f |" % (d0[0], r0[0], r0[0] - d0[0]))
+    print("| to the command's start, first quartile | %.0f | %.0f | %+.0f |" % (d0[1], r0[1], r0[1] - d0[1]))
+    print("| after it (to bpfbox's exit), median | %.0f | %.0f | %+.0f |" % (d0[2], r0[2], r0[2] - d0[2]))
+    print("| after it, first quartile | %.0f | %.0f | %+.0f |" % (d0[3], r0[3], r0[3] - d0[3]))
+if "overlay" in split:
+    print()
+    print("| the floor: no bpfbox, %s times | median µs | first quartile µs |" % runs)
+    print("|---|---:|---:|")
+    for k, what in (("dirs", "a set's directory, upper and work made (3 `mkdir`)"),
+                    ("overlay", "an overlay of them made, bpfbox's options (`fsopen` to `fsmount`)"),
+                    ("teardown", "its detached mount closed (the overlay torn down)")):
+        print("| %s | %.0f | %.0f |" % (what, split[k][0], split[k][1]))
 print()
 print("Added by review to a session that changes nothing: %.2f ms (median %.2f against %.2f); "
       "a workspace of %d files against an empty one: %.2f× with review, %.2f× direct." % (
