@@ -520,6 +520,36 @@ if [ "$(id -u)" = 0 ] && command -v strace >/dev/null 2>&1; then
 	else
 		skip "the change sets' directory on an overlayfs: this host mounts no overlayfs ($(head -c 200 "$TMPD/err"))"
 	fi
+	# Root's overlay is made by bpfbox before the fork (session_changes.c):
+	# the kernel refusing it (ENODEV injected into its fsconfig, which only
+	# bpfbox calls now) ends the run before anything ran, said in one
+	# line, and the set made for it is gone.
+	mkws "$TMPD/fws"
+	rm -rf "$TMPD/fsets"
+	strace -f -qq -e signal=none -e trace=fsconfig -e inject=fsconfig:error=ENODEV -o "$TMPD/inj" \
+		env ASAN_OPTIONS=detect_leaks=0 BPFBOX_CHANGES_DIR="$TMPD/fsets" \
+		"$BPFBOX" run -q --no-daemon -w "$TMPD/fws" --changes review -- touch ran >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	if [ $rc = 125 ] && [ ! -e "$TMPD/fws/ran" ] && [ -z "$(ls -A "$TMPD/fsets" 2>/dev/null)" ] &&
+		[ "$(grep -c "^bpfbox: error" "$TMPD/err")" = 1 ] && grep -q "overlay.*nothing ran.*No such device" "$TMPD/err"; then
+		ok "root's overlay refused by the kernel: 125 in one line, nothing ran, no set left ($(grep "^bpfbox: error" "$TMPD/err" | head -c 160))"
+	else
+		fail "root's overlay refused: exit $rc, ran: $([ -e "$TMPD/fws/ran" ] && echo yes || echo no), sets: $(ls -A "$TMPD/fsets" 2>&1 | head -3 | tr '\n' ' '), err: $(head -c 300 "$TMPD/err")"
+	fi
+	# ... and by whom: bpfbox's own process (the execve's), never the
+	# session's child, in a session that runs.
+	strace -f -qq -e signal=none -e trace=execve,fsconfig -o "$TMPD/inj" \
+		env ASAN_OPTIONS=detect_leaks=0 BPFBOX_CHANGES_DIR="$TMPD/fsets" \
+		"$BPFBOX" run -q --no-daemon -w "$TMPD/fws" --changes review -- touch ran >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	self=$(grep -m1 "execve(.*bpfbox" "$TMPD/inj" | cut -d' ' -f1)
+	others=$(grep fsconfig "$TMPD/inj" | cut -d' ' -f1 | grep -vx "$self" | sort -u | tr '\n' ' ')
+	if [ $rc = 0 ] && ls "$TMPD"/fsets/*/upper/ran >/dev/null 2>&1 && [ -n "$self" ] && grep -q "^$self fsconfig.*CMD_CREATE" "$TMPD/inj" &&
+		[ -z "$others" ]; then
+		ok "root's overlay is made by bpfbox's process ($self), the session's child only attaches it"
+	else
+		fail "root's overlay: exit $rc, bpfbox $self, fsconfig by others: '$others': $(grep fsconfig "$TMPD/inj" | head -3 | tr '\n' '|')"
+	fi
 else
 	skip "change sets refused before their directory exists: needs root and strace (the guard on /work)"
 fi

@@ -166,7 +166,7 @@ static int open_one(struct grant_fds *g, const char *path, int flags, int *out)
 void grant_fds_init(struct grant_fds *g)
 {
 	memset(g, 0, sizeof(*g));
-	g->ws = g->upper = g->work = -1;
+	g->ws = g->upper = g->work = g->changes_mnt = -1;
 	g->ssh_agent = -1;
 }
 
@@ -217,6 +217,8 @@ void grant_fds_close(struct grant_fds *g)
 		close(g->upper);
 	if (g->work >= 0)
 		close(g->work);
+	if (g->changes_mnt >= 0)
+		close(g->changes_mnt);
 	for (size_t i = 0; g->rw && i < g->nrw; i++)
 		if (g->rw[i] >= 0)
 			close(g->rw[i]);

@@ -29,6 +29,12 @@ struct grant_fds {
 	 */
 	int upper, work;
 	const char *upper_path, *work_path;
+	/*
+	 * Without a user namespace, the overlay bpfbox made of them, a
+	 * detached mount the child attaches (session_changes.c); -1: the
+	 * child makes it (in a user namespace only it may).
+	 */
+	int changes_mnt;
 	char bad[4096 + 128]; /* after a failure: the path and what changed */
 };
 

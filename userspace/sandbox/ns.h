@@ -99,6 +99,14 @@ int ns_cgroup_view(const char *id, const char **step);
  * (nosuid, nodev), or -errno with *step naming what failed.
  */
 int ns_overlay_open(const char *path, const struct grant_fds *gf, bool userns, const char **step);
+/*
+ * The same overlay of the fds lower, upper and work as they are (the
+ * caller's, checked, of its own mount namespace): a root session's is
+ * made by bpfbox before the fork (session_changes.c), about half what the
+ * child pays (docs/benchmarks.md). The detached mount's fd, or -errno
+ * with *step.
+ */
+int ns_overlay_make(int lower, int upper, int work, bool userns, const char **step);
 
 /*
  * Where the kernel shows this process's argv and environment

@@ -204,7 +204,11 @@ static int add_overlay(struct view *v, const char *path, const struct grant_fds 
 		return -E2BIG;
 	*g = (struct grant){.path = path, .checked = gf->ws, .dir = true, .rw = true};
 	g->covered = covered(v, path);
-	g->fd = ns_overlay_open(path, gf, userns, step);
+	/* Made by bpfbox already when there is no user namespace (session_changes.c). */
+	g->fd = gf->changes_mnt >= 0 ? fcntl(gf->changes_mnt, F_DUPFD_CLOEXEC, 3)
+				     : ns_overlay_open(path, gf, userns, step);
+	if (g->fd < 0 && gf->changes_mnt >= 0)
+		return -errno;
 	if (g->fd < 0)
 		return g->fd;
 	v->n++;

@@ -49,7 +49,7 @@ static int set_flag(int fs, const char *key)
 	return syscall(__NR_fsconfig, fs, NS_FSCONFIG_SET_FLAG, key, NULL, 0) < 0 ? -errno : 0;
 }
 
-static int ns_overlay_mount(int lower, int upper, int work, bool userns, const char **step)
+int ns_overlay_make(int lower, int upper, int work, bool userns, const char **step)
 {
 	char l[32], u[32], w[32];
 	int fs, mnt, r = 0;
@@ -102,5 +102,5 @@ int ns_overlay_open(const char *path, const struct grant_fds *gf, bool userns, c
 		*step = grant_changed(gf->work_path, work);
 		return work;
 	}
-	return ns_overlay_mount(lower, upper, work, userns, step);
+	return ns_overlay_make(lower, upper, work, userns, step);
 }

@@ -17,6 +17,7 @@
 #include "session_internal.h"
 #include "changes.h"
 #include "grants.h"
+#include "ns.h"
 #include "../policy/policy.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
@@ -116,6 +117,22 @@ int session_changes_start(struct session *s, struct grant_fds *gf, struct child_
 			changes_remove(cs);
 		return r < 0 && r != -EINVAL ? log_error_errno(-r, "--changes: the set %s", cs->id)
 					     : r;
+	}
+	/*
+	 * Without a user namespace the overlay is made here, in bpfbox's own
+	 * mount namespace where the set's fds are: the child only attaches
+	 * it. In one, only the child may make it (its user owns the mount).
+	 */
+	if (!(s->layers.ns.clone_flags & CLONE_NEWUSER)) {
+		const char *step;
+
+		r = ns_overlay_make(gf->ws, gf->upper, gf->work, false, &step);
+		if (r < 0) {
+			if (!cs->parent[0]) /* a chain's holds its parent's changes */
+				changes_remove(cs);
+			return log_error_errno(-r, "--changes: cannot %s; nothing ran", step);
+		}
+		gf->changes_mnt = r;
 	}
 	/* The child takes the start (changes_start_wait): a word shared with it. */
 	if (!cs->parent[0]) {
