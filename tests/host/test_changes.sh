@@ -218,11 +218,22 @@ sh -c "$2"' sh "$OUT" "$SIG"
 	# Nothing changed: nothing left behind. The set's name is gone when
 	# bpfbox returns; its directories go just after, in a helper that
 	# outlives bpfbox (changes.c, remove_later), mode-0 work dirs and all.
+	# The same helper removes what one killed before its end left: a
+	# ".ID.gone" unchanged for a minute (lib/closer.h closer_sweep); not a
+	# fresh one, not another name.
+	STALE=$SETS/.0123456789abcdef0123456789abcdef.gone
+	FRESH=$SETS/.1123456789abcdef0123456789abcdef.gone
+	mkdir -p "$STALE/upper/d" "$STALE/work/work" "$FRESH/upper" "$SETS/.0123456789abcdef.gone"
+	chmod 0 "$STALE/work/work"
+	touch -d '2 minutes ago' "$STALE" "$SETS/.0123456789abcdef.gone"
 	session "$WS" --changes review -- cat a.txt
 	NAMED=$([ -e "$SETS/$ID" ] && echo "still named $ID")
-	wait_gone 10 sh -c '[ -n "$(ls -A "$1" | grep -vx history)" ]' sh "$SETS"
+	wait_gone 10 sh -c '[ -e "$1" ] || [ -n "$(ls -A "$2" | grep -vx history | grep -v "^\.")" ]' sh "$STALE" "$SETS"
 	verdict "a session that changes nothing leaves no set" 0 \
-		"$NAMED$([ -z "$(ls -A "$SETS" | grep -vx history)" ] || echo "left: $(ls -A "$SETS")")$([ "$(ended kept)" = false ] || echo "kept: $(ended kept)")"
+		"$NAMED$([ -z "$(ls -A "$SETS" | grep -vx history | grep -v '^\.')" ] || echo "left: $(ls -A "$SETS")")$([ "$(ended kept)" = false ] || echo "kept: $(ended kept)")"
+	verdict "its helper removes an old .ID.gone a killed helper left, not a fresh one nor another name" 0 \
+		"$([ ! -e "$STALE" ] || echo "stale left")$([ -d "$FRESH" ] || echo "fresh removed")$([ -d "$SETS/.0123456789abcdef.gone" ] || echo "short name removed")"
+	rm -rf "$FRESH" "$SETS/.0123456789abcdef.gone"
 
 	# session.changes in the audit stream (embedded mode), before session.end.
 	"$BPFBOX" run -q --no-daemon -w "$WS" --changes review --audit "$TMPD/audit.jsonl" \
@@ -544,7 +555,7 @@ if [ "$(id -u)" = 0 ] && command -v strace >/dev/null 2>&1; then
 	rc=$?
 	self=$(grep -m1 "execve(.*bpfbox" "$TMPD/inj" | cut -d' ' -f1)
 	others=$(grep fsconfig "$TMPD/inj" | cut -d' ' -f1 | grep -vx "$self" | sort -u | tr '\n' ' ')
-	if [ $rc = 0 ] && ls "$TMPD"/fsets/*/upper/ran >/dev/null 2>&1 && [ -n "$self" ] && grep -q "^$self fsconfig.*CMD_CREATE" "$TMPD/inj" &&
+	if [ $rc = 0 ] && ls "$TMPD"/fsets/*/upper/ran >/dev/null 2>&1 && [ -n "$self" ] && awk -v p="$self" '$1 == p && /fsconfig\(.*CMD_CREATE/ { f = 1 } END { exit !f }' "$TMPD/inj" &&
 		[ -z "$others" ]; then
 		ok "root's overlay is made by bpfbox's process ($self), the session's child only attaches it"
 	else

@@ -266,4 +266,81 @@ if [ -c /dev/net/tun ]; then
 	expect_err 125 "--ro /dev/net/tun: refused with a pointer to --device /dev/net/tun" \
 		"grant it with --device /dev/net/tun" "$BPFBOX" run -q --ro /dev/net/tun -w "$WS" -- true
 fi
+
+# --- what a killed run leaves: its private home, swept by a later session's end --------
+# A run killed by SIGKILL (a runtime's hard timeout, the OOM killer) cannot
+# remove its home. Each home is flock'ed while its session lives; the
+# helper that closes the next session's disk monitor removes, in the same
+# $TMPDIR, every bpfbox-<32 hex>.home that is this user's, unlocked and not
+# modified for a minute (lib/closer.h closer_sweep). Nothing else: not a
+# fresh one (made, not locked yet), not a locked one, not another user's,
+# not another name, never through a symlink.
+SW=$TMPD/sweep
+mkdir -p "$SW/ws" "$SW/outside"
+echo keep >"$SW/outside/file"
+hid() { printf 'bpfbox-%s.home' "$1"; }
+old() { touch -h -d '2 minutes ago' "$@"; }
+# A run killed for real: its home is there after it.
+TMPDIR=$SW "$BPFBOX" run -q --no-daemon -w "$SW/ws" -- sleep 30 </dev/null >/dev/null 2>&1 &
+KPID=$!
+for _ in $(seq 1 100); do
+	KILLED=$(ls -d "$SW"/bpfbox-*.home 2>/dev/null | head -1)
+	[ -n "$KILLED" ] && break
+	sleep 0.05
+done
+sleep 0.3
+kill -9 "$KPID"
+wait "$KPID" 2>/dev/null
+for _ in $(seq 1 100); do pgrep -f "^sleep 30$" >/dev/null || break; sleep 0.05; done
+if [ -n "$KILLED" ] && [ -d "$KILLED" ]; then
+	ok "a run killed by SIGKILL leaves its private home ($(basename "$KILLED"))"
+else
+	fail "a killed run's home: none found under $SW ($(ls "$SW"))"
+fi
+STALE=$SW/$(hid 0123456789abcdef0123456789abcdef)
+mkdir -p "$STALE/sub/deep"
+echo x >"$STALE/sub/deep/f"
+ln -s "$SW/outside" "$STALE/out"
+ln -s "$SW/outside/file" "$STALE/sub/file"
+FRESH=$SW/$(hid 1123456789abcdef0123456789abcdef)
+LOCKED=$SW/$(hid 2123456789abcdef0123456789abcdef)
+OTHER=$SW/$(hid 3123456789abcdef0123456789abcdef)
+UPPER=$SW/$(hid 4123456789ABCDEF0123456789abcdef)
+SHORT=$SW/$(hid 523456789abcdef0123456789abcdef)
+LINK=$SW/$(hid 6123456789abcdef0123456789abcdef)
+mkdir -p "$FRESH" "$LOCKED" "$OTHER" "$UPPER" "$SHORT"
+ln -s "$SW/outside" "$LINK"
+[ "$(id -u)" = 0 ] && chown 65534 "$OTHER"
+# Held as a session holds its home: flock on an fd of the directory.
+(exec 9<"$LOCKED" && flock -x 9 && exec sleep 20) </dev/null >/dev/null 2>&1 &
+LPID=$!
+sleep 0.2
+old "$STALE" "$LOCKED" "$OTHER" "$UPPER" "$SHORT" "$LINK" ${KILLED:+"$KILLED"}
+TMPDIR=$SW "$BPFBOX" run -q --no-daemon -w "$SW/ws" -- true </dev/null >"$TMPD/sw.out" 2>"$TMPD/sw.err"
+rc=$?
+# The helper goes on after bpfbox has returned: its removals come just after.
+for _ in $(seq 1 100); do
+	[ ! -e "$STALE" ] && { [ -z "$KILLED" ] || [ ! -e "$KILLED" ]; } && break
+	sleep 0.05
+done
+sleep 0.3
+[ $rc = 0 ] && [ ! -e "$STALE" ] && [ -n "$KILLED" ] && [ ! -e "$KILLED" ] &&
+	ok "a later session's end removes the killed run's home and an old unlocked one" ||
+	fail "the sweep: exit $rc, left: $(ls "$SW" | tr '\n' ' ') $(oneline "$TMPD/sw.err" 200)"
+[ "$(cat "$SW/outside/file" 2>/dev/null)" = keep ] && [ -d "$SW/outside" ] &&
+	ok "the sweep follows no symlink: what the stale home's links pointed to is intact" ||
+	fail "the sweep went through a symlink: $(ls -la "$SW/outside" 2>&1 | tr '\n' ' ')"
+[ -d "$FRESH" ] && ok "the sweep leaves a home modified within the minute (made, not locked yet)" ||
+	fail "the sweep removed a fresh home"
+[ -d "$LOCKED" ] && ok "the sweep leaves a locked home (its session still runs)" ||
+	fail "the sweep removed a locked home"
+[ -d "$UPPER" ] && [ -d "$SHORT" ] && ok "the sweep leaves other names (uppercase hex, 31 digits)" ||
+	fail "the sweep removed a name that is not a session's home: $(ls "$SW" | tr '\n' ' ')"
+[ -L "$LINK" ] && [ -d "$SW/outside" ] && ok "the sweep leaves a symlink named like a home, and its target" ||
+	fail "the sweep removed a symlink named like a home or its target"
+if [ "$(id -u)" = 0 ]; then
+	[ -d "$OTHER" ] && ok "the sweep leaves another user's home" || fail "the sweep removed another user's home"
+fi
+kill "$LPID" 2>/dev/null
+wait "$LPID" 2>/dev/null
 finish

@@ -4,10 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <time.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -107,6 +110,56 @@ NOSAN static void rm_at(int dfd, const char *name, dev_t dev, int depth)
 	rsys(SYS_unlinkat, dfd, (long)name, AT_REMOVEDIR, 0);
 }
 
+/* Whether name is prefix, a session id (32 lowercase hex digits), suffix. */
+NOSAN static bool swept_name(const struct closer *c, const char *name)
+{
+	const char *p = c->sweep_prefix, *s = c->sweep_suffix;
+
+	while (*p && *name == *p)
+		p++, name++;
+	if (*p)
+		return false;
+	for (int i = 0; i < 32; i++, name++)
+		if (!((*name >= '0' && *name <= '9') || (*name >= 'a' && *name <= 'f')))
+			return false;
+	while (*s && *name == *s)
+		s++, name++;
+	return !*s && !*name;
+}
+
+/* closer_sweep's job: what killed runs left, unlocked, old, ours (closer.h). */
+NOSAN static void sweep(const struct closer *c)
+{
+	char buf[1024] __attribute__((aligned(8)));
+	struct stat dir, st;
+	struct timespec now;
+	long uid = rsys(SYS_geteuid, 0, 0, 0, 0), n, fd;
+
+	if (rsys(SYS_newfstatat, c->sweep_dirfd, (long)"", (long)&dir, AT_EMPTY_PATH) ||
+	    rsys(SYS_clock_gettime, CLOCK_REALTIME, (long)&now, 0, 0) ||
+	    rsys(SYS_lseek, c->sweep_dirfd, 0, SEEK_SET, 0))
+		return;
+	while ((n = rsys(SYS_getdents64, c->sweep_dirfd, (long)buf, sizeof(buf), 0)) > 0) {
+		for (long off = 0; off < n;) {
+			struct dent64 *d = (struct dent64 *)(buf + off);
+
+			off += d->reclen;
+			if (!swept_name(c, d->name))
+				continue;
+			fd = rsys(SYS_openat, c->sweep_dirfd, (long)d->name,
+				  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+			if (fd < 0)
+				continue;
+			if (!rsys(SYS_newfstatat, fd, (long)"", (long)&st, AT_EMPTY_PATH) &&
+			    st.st_uid == (uid_t)uid && st.st_dev == dir.st_dev &&
+			    st.st_mtime + CLOSER_SWEEP_AGE < now.tv_sec &&
+			    !rsys(SYS_flock, fd, LOCK_EX | LOCK_NB, 0, 0))
+				rm_at(c->sweep_dirfd, d->name, st.st_dev, 0);
+			rsys(SYS_close, fd, 0, 0, 0);
+		}
+	}
+}
+
 /*
  * The helper: drops every fd but the ones to hold and its pipe ends, tells
  * the parent, then holds them until the parent lets go; then removes the
@@ -131,6 +184,8 @@ NOSAN static int helper(void *arg)
 		rsys(SYS_read, c->go_read, (long)&b, 1, 0);
 	if (c->rm_name[0] && !rsys(SYS_newfstatat, c->rm_dirfd, (long)"", (long)&st, AT_EMPTY_PATH))
 		rm_at(c->rm_dirfd, c->rm_name, st.st_dev, 0);
+	if (c->sweep_prefix[0])
+		sweep(c);
 	rsys(SYS_exit, 0, 0, 0, 0);
 	return 0;
 }
@@ -161,6 +216,8 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 			c->keep[c->nkeep++] = fds[i];
 	if (c->rm_name[0])
 		c->keep[c->nkeep++] = c->rm_dirfd;
+	if (c->sweep_prefix[0] && (!c->rm_name[0] || c->sweep_dirfd != c->rm_dirfd))
+		c->keep[c->nkeep++] = c->sweep_dirfd;
 	if (!c->nowait) {
 		c->keep[c->nkeep++] = c->go_read = c->go[0];
 		c->keep[c->nkeep++] = c->ready_write = c->ready[1];
@@ -195,6 +252,19 @@ int closer_remove(struct closer *c, int dirfd, const char *name)
 		return -EINVAL;
 	c->rm_dirfd = dirfd;
 	snprintf(c->rm_name, sizeof(c->rm_name), "%s", name);
+	return 0;
+}
+
+int closer_sweep(struct closer *c, int dirfd, const char *prefix, const char *suffix)
+{
+	if (SYS_newfstatat < 0)
+		return -ENOSYS;
+	if (dirfd < 0 || !prefix[0] || strlen(prefix) >= sizeof(c->sweep_prefix) ||
+	    strlen(suffix) >= sizeof(c->sweep_suffix) || strchr(prefix, '/') || strchr(suffix, '/'))
+		return -EINVAL;
+	c->sweep_dirfd = dirfd;
+	snprintf(c->sweep_prefix, sizeof(c->sweep_prefix), "%s", prefix);
+	snprintf(c->sweep_suffix, sizeof(c->sweep_suffix), "%s", suffix);
 	return 0;
 }
 

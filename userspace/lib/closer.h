@@ -23,7 +23,8 @@
 
 struct closer {
 	char stack[32768] __attribute__((aligned(16))); /* the helper's; one per user */
-	int keep[CLOSER_MAX_FDS + 3]; /* sorted: the fds it holds, rm_dirfd, its two pipe ends */
+	int keep[CLOSER_MAX_FDS +
+		 4]; /* sorted: the fds it holds, rm_dirfd, sweep_dirfd, its two pipe ends */
 	int nkeep;
 	int go[2], ready[2];
 	int go_read, ready_write; /* the ends the helper uses */
@@ -37,8 +38,10 @@ struct closer {
 	 * cost 0.15 to 0.35 ms a use on this 2-vCPU host).
 	 */
 	bool nowait;
-	int rm_dirfd;	   /* closer_remove's directory, held too */
-	char rm_name[256]; /* what to remove in it; "": nothing */
+	int rm_dirfd;				 /* closer_remove's directory, held too */
+	char rm_name[256];			 /* what to remove in it; "": nothing */
+	int sweep_dirfd;			 /* closer_sweep's directory, held too */
+	char sweep_prefix[32], sweep_suffix[16]; /* "": no sweep */
 };
 
 /*
@@ -54,6 +57,17 @@ int closer_begin(struct closer *c, const int *fds, size_t n);
  * 0, or -EINVAL for a name with a slash or too long.
  */
 int closer_remove(struct closer *c, int dirfd, const char *name);
+/*
+ * Before closer_begin(): the helper also removes, after that, what killed
+ * runs left in dirfd: each directory named prefix, 32 lowercase hex
+ * digits (a session id), suffix, that is this user's, on dirfd's file
+ * system, not modified for CLOSER_SWEEP_AGE seconds (one just made, not
+ * locked yet, is left) and not locked (a running session holds
+ * flock(LOCK_EX) on its own: the helper's LOCK_NB attempt fails there).
+ * Never a symlink followed (rm_at). It holds dirfd for it. 0, or -EINVAL.
+ */
+#define CLOSER_SWEEP_AGE 60
+int closer_sweep(struct closer *c, int dirfd, const char *prefix, const char *suffix);
 /* Lets the helper go (it removes what it was given, exits and drops the last references). */
 void closer_end(struct closer *c);
 /*

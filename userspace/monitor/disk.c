@@ -325,12 +325,14 @@ int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n
  * period (fsnotify_destroy_group), 5-10 ms, also when the process exits: a
  * closer (lib/closer.h) takes the last reference and pays for it.
  */
-static void close_async(int fd)
+static void close_async(int fd, int sweep_dirfd, const char *prefix, const char *suffix)
 {
 	static struct closer c;
 	int r;
 
 	c.nowait = true; /* nothing here waits for an EOF */
+	if (sweep_dirfd >= 0)
+		closer_sweep(&c, sweep_dirfd, prefix, suffix); /* -EINVAL: no sweep */
 	r = closer_begin(&c, &fd, 1);
 
 	close(fd);
@@ -338,10 +340,11 @@ static void close_async(int fd)
 		closer_end(&c);
 }
 
-void disk_monitor_close(struct disk_monitor *m)
+void disk_monitor_close(struct disk_monitor *m, int sweep_dirfd, const char *prefix,
+			const char *suffix)
 {
 	if (m->fd >= 0)
-		close_async(m->fd);
+		close_async(m->fd, sweep_dirfd, prefix, suffix);
 	m->fd = -1;
 	disk_dir_fd_drop(m);
 	free(m->chain);

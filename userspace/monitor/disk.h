@@ -107,7 +107,13 @@ struct disk_monitor {
  * so that happens in the disk_monitor_scan() slices too. 0 or -errno.
  */
 int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n);
-void disk_monitor_close(struct disk_monitor *m);
+/*
+ * Closes the inotify instance in a closer (lib/closer.h); with sweep_dirfd
+ * >= 0 that closer also sweeps it for prefix<session id>suffix
+ * (closer_sweep).
+ */
+void disk_monitor_close(struct disk_monitor *m, int sweep_dirfd, const char *prefix,
+			const char *suffix);
 
 static inline bool disk_monitor_scanning(const struct disk_monitor *m)
 {

@@ -98,7 +98,7 @@ int monitor_open(struct monitor *m, struct session_limits *l, const char *id, co
 	return 0;
 }
 
-void monitor_close(struct monitor *m)
+void monitor_close(struct monitor *m, int sweep_dirfd, const char *prefix, const char *suffix)
 {
 	/* The session is killed by now: a maps read it waited on has returned. */
 	if (m->held_thread_on) {
@@ -124,10 +124,12 @@ void monitor_close(struct monitor *m)
 			 __atomic_load_n(&m->held_total, __ATOMIC_RELAXED) / 1e6,
 			 (unsigned long long)m->disk.fds_seen, m->disk.npids);
 	if (m->disk_on)
-		disk_monitor_close(&m->disk);
+		disk_monitor_close(&m->disk, sweep_dirfd, prefix, suffix);
 	m->disk_on = false;
 	pthread_cond_destroy(&m->held_cond);
 	pthread_mutex_destroy(&m->held_lock);
+	if (sweep_dirfd >= 0)
+		close(sweep_dirfd); /* the helper holds its own copy */
 }
 
 /* When the next held scan is due (CLOCK_MONOTONIC ns). */

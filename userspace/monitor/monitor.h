@@ -92,7 +92,13 @@ struct monitor {
  */
 int monitor_open(struct monitor *m, struct session_limits *l, const char *id, const char *workspace,
 		 int workspace_fd, const char *tmp, const char *home);
-void monitor_close(struct monitor *m);
+/*
+ * The helper that closes the disk monitor's inotify instance also sweeps
+ * sweep_dirfd (taken: closed here; -1 none) for what killed sessions left
+ * there, prefix<id>suffix (closer_sweep, lib/closer.h). Without a disk
+ * monitor nothing is swept.
+ */
+void monitor_close(struct monitor *m, int sweep_dirfd, const char *prefix, const char *suffix);
 
 /* Fills up to MONITOR_MAX_FDS pollfds; returns how many. */
 int monitor_pollfds(struct monitor *m, struct pollfd *p);

@@ -532,7 +532,7 @@ static void remove_later(struct changes_set *cs, const int *hold, size_t n)
 	}
 	snprintf(root, sizeof(root), "%.*s", (int)(slash - cs->dir), cs->dir);
 	snprintf(gone, sizeof(gone), ".%s.gone", cs->id);
-	dfd = open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); /* read: the sweep */
 	if (dfd < 0 || renameat(dfd, cs->id, dfd, gone) < 0) {
 		changes_remove(cs); /* not renamed: by its own name */
 		return;
@@ -540,6 +540,9 @@ static void remove_later(struct changes_set *cs, const int *hold, size_t n)
 	changes_unlock(cs); /* still linked: not the last reference */
 	c.nowait = true;    /* nothing here waits for an EOF */
 	r = closer_remove(&c, dfd, gone);
+	/* And what a helper killed before its end left: ".ID.gone" unchanged for a minute. */
+	if (!r)
+		closer_sweep(&c, dfd, ".", ".gone");
 	if (!r)
 		r = closer_begin(&c, hold, n);
 	if (!r) {

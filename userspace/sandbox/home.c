@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -119,13 +120,19 @@ static int chown_entry(const char *path, const struct stat *st, int flag, struct
 	return 0;
 }
 
+/* Where the private homes are made: $TMPDIR, else /tmp. */
+static const char *home_base(void)
+{
+	const char *base = getenv("TMPDIR");
+
+	return base && base[0] == '/' ? base : "/tmp";
+}
+
 int session_home_make(struct session *s, uid_t uid, gid_t gid)
 {
-	const char *base = getenv("TMPDIR"), *from = session_caller_home();
+	const char *from = session_caller_home();
 
-	if (!base || base[0] != '/')
-		base = "/tmp";
-	snprintf(s->home, sizeof(s->home), "%s/bpfbox-%s.home", base, s->id);
+	snprintf(s->home, sizeof(s->home), "%s/" HOME_PREFIX "%s" HOME_SUFFIX, home_base(), s->id);
 	if (mkdir(s->home, 0700) < 0) {
 		int r = log_error_errno(errno, "cannot create the session's private home %s",
 					s->home);
@@ -133,6 +140,14 @@ int session_home_make(struct session *s, uid_t uid, gid_t gid)
 		s->home[0] = '\0';
 		return r;
 	}
+	/*
+	 * Locked while the session lives (the child's copy too): a run killed
+	 * before its end leaves it unlocked, and a later session's end
+	 * removes it (session_home_sweep_dir).
+	 */
+	s->home_lock = open(s->home, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->home_lock >= 0 && flock(s->home_lock, LOCK_EX | LOCK_NB) < 0)
+		fd_close(&s->home_lock);
 	for (size_t i = 0; from && i < ARRAY_SIZE(config_files); i++)
 		copy_config(from, s->home, config_files[i], uid, gid);
 	home_uid = uid;
@@ -148,6 +163,12 @@ void session_home_remove(struct session *s)
 	/* Any depth, as the private tmp (rm_tree). */
 	if (s->home[0] && rm_tree(s->home) < 0)
 		log_warn("cannot remove all of the session's private home %s", s->home);
+	fd_close(&s->home_lock);
+}
+
+int session_home_sweep_dir(void)
+{
+	return open(home_base(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 /*

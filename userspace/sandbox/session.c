@@ -217,6 +217,7 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 	s->hooks.poll_fd = -1;
 	s->result.wait_status = -1;
 	s->status_fd = -1;
+	s->home_lock = -1;
 	if ((abi = session_name_new(s->id)) < 0)
 		return log_error_errno(abi, "cannot generate a session id");
 

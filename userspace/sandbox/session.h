@@ -146,6 +146,7 @@ struct session {
 	bool child_placed;	   /* cloned into the v2 cgroup of lim.cg_fd (CLONE_INTO_CGROUP) */
 	const struct strv *labels; /* --label KEY=VALUE, NULL: none */
 	char home[4096];	   /* the private HOME, "" when none */
+	int home_lock;		   /* its flock while the session lives, -1: none (home.c) */
 	struct strv *cred_masks;   /* the credential entries the view masks (cred_scan.c) */
 	uint64_t (*cred_ids)[2];   /* their st_dev and st_ino, checked before each mask */
 	char cred_unchecked[512];  /* what the scan's bounds left unchecked, or hard links */

@@ -177,6 +177,15 @@ int session_home_make(struct session *s, uid_t uid, gid_t gid);
  */
 void session_home_gitconfig(const char *text, size_t len, FILE *out);
 void session_home_remove(struct session *s);
+/*
+ * The private homes are HOME_PREFIX<session id>HOME_SUFFIX in $TMPDIR (or
+ * /tmp), each flock'ed while its session lives. session_home_sweep_dir:
+ * that directory opened (-1: not), for the end's helper to remove what
+ * killed runs left there (monitor_sweep, lib/closer.h closer_sweep).
+ */
+#define HOME_PREFIX "bpfbox-"
+#define HOME_SUFFIX ".home"
+int session_home_sweep_dir(void);
 
 /*
  * The caller's PATH for the session into path_env: the entries that resolve

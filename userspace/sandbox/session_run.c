@@ -520,8 +520,8 @@ static void run_cleanup(struct run_state *t)
 	strv_clear(&t->path_ro);
 	policy_free(&t->view);
 	strv_clear(&t->env);
-	if (t->mon_on)
-		monitor_close(&t->mon);
+	if (t->mon_on) /* its helper also removes the homes killed runs left (home.c) */
+		monitor_close(&t->mon, session_home_sweep_dir(), HOME_PREFIX, HOME_SUFFIX);
 	/* What is left in the cgroups is killed (daemonized descendants too). */
 	limits_destroy(&s->lim);
 	if (!t->dirs_gone) {
