@@ -343,4 +343,19 @@ if [ "$(id -u)" = 0 ]; then
 fi
 kill "$LPID" 2>/dev/null
 wait "$LPID" 2>/dev/null
+# A home that could not be locked could be swept under its session: the
+# run stops there, nothing ran, no home left (flock refused by strace).
+if command -v strace >/dev/null 2>&1; then
+	mkdir -p "$SW/nolock"
+	TMPDIR=$SW/nolock strace -f -qq -e trace=flock -e inject=flock:error=ENOLCK -o "$TMPD/fl" \
+		env ASAN_OPTIONS=detect_leaks=0 "$BPFBOX" run -q --no-daemon -w "$SW/ws" -- touch ran \
+		</dev/null >"$TMPD/fl.out" 2>"$TMPD/fl.err"
+	rc=$?
+	[ $rc = 125 ] && [ ! -e "$SW/ws/ran" ] && [ -z "$(ls -A "$SW/nolock")" ] &&
+		grep -q "cannot lock the session's private home.*nothing ran" "$TMPD/fl.err" &&
+		ok "a private home that cannot be locked: 125, nothing ran, none left" ||
+		fail "a home's lock refused: exit $rc, left: $(ls -A "$SW/nolock"), $(oneline "$TMPD/fl.err" 200)"
+else
+	skip "a private home that cannot be locked: needs strace (make deps installs it)"
+fi
 finish

@@ -146,8 +146,17 @@ int session_home_make(struct session *s, uid_t uid, gid_t gid)
 	 * removes it (session_home_sweep_dir).
 	 */
 	s->home_lock = open(s->home, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (s->home_lock >= 0 && flock(s->home_lock, LOCK_EX | LOCK_NB) < 0)
-		fd_close(&s->home_lock);
+	if (s->home_lock < 0 || flock(s->home_lock, LOCK_EX | LOCK_NB) < 0) {
+		/* Unlocked, another session's end could remove it under this one: not run. */
+		int r = log_error_errno(errno,
+					"cannot lock the session's private home %s; "
+					"nothing ran",
+					s->home);
+
+		session_home_remove(s);
+		s->home[0] = '\0';
+		return r;
+	}
 	for (size_t i = 0; from && i < ARRAY_SIZE(config_files); i++)
 		copy_config(from, s->home, config_files[i], uid, gid);
 	home_uid = uid;
