@@ -161,7 +161,8 @@ void session_changes_started(const struct session *s)
 
 void session_changes_end(struct session *s, const struct grant_fds *gf)
 {
-	int hold[2] = {gf->upper, gf->work};
+	/* With root's overlay: its last reference, so its teardown is the helper's too. */
+	int hold[3] = {gf->upper, gf->work, gf->changes_mnt};
 	struct changes_set *cs = s->changes;
 	int r;
 
