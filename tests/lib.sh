@@ -349,6 +349,16 @@ poll_until() {
 	done
 }
 
+# fd_on DIR: whether a process still holds an fd of DIR itself (a
+# closer's helper sweeping it holds one until it has finished: wait_gone 10
+# fd_on DIR waits for that, not for a guessed time).
+fd_on() {
+	for _fo in /proc/[0-9]*/fd/*; do
+		[ "$(readlink "$_fo" 2>/dev/null)" = "$1" ] && return 0
+	done
+	return 1
+}
+
 # cgroups_remove PARENT: the session cgroups a test made itself under
 # PARENT killed, waited for (5 s) until empty, removed with PARENT.
 cgroups_remove() {

@@ -228,7 +228,8 @@ sh -c "$2"' sh "$OUT" "$SIG"
 	touch -d '2 minutes ago' "$STALE" "$SETS/.0123456789abcdef.gone"
 	session "$WS" --changes review -- cat a.txt
 	NAMED=$([ -e "$SETS/$ID" ] && echo "still named $ID")
-	wait_gone 10 sh -c '[ -e "$1" ] || [ -n "$(ls -A "$2" | grep -vx history | grep -v "^\.")" ]' sh "$STALE" "$SETS"
+	# Its helper holds an fd of the sets' directory until it has ended.
+	wait_gone 10 fd_on "$SETS"
 	verdict "a session that changes nothing leaves no set" 0 \
 		"$NAMED$([ -z "$(ls -A "$SETS" | grep -vx history | grep -v '^\.')" ] || echo "left: $(ls -A "$SETS")")$([ "$(ended kept)" = false ] || echo "kept: $(ended kept)")"
 	verdict "its helper removes an old .ID.gone a killed helper left, not a fresh one nor another name" 0 \

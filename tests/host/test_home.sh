@@ -281,17 +281,15 @@ echo keep >"$SW/outside/file"
 hid() { printf 'bpfbox-%s.home' "$1"; }
 old() { touch -h -d '2 minutes ago' "$@"; }
 # A run killed for real: its home is there after it.
-TMPDIR=$SW "$BPFBOX" run -q --no-daemon -w "$SW/ws" -- sleep 30 </dev/null >/dev/null 2>&1 &
+TMPDIR=$SW "$BPFBOX" run -q --no-daemon -w "$SW/ws" -- sh -c 'touch started; exec sleep 30' \
+	</dev/null >/dev/null 2>&1 &
 KPID=$!
-for _ in $(seq 1 100); do
-	KILLED=$(ls -d "$SW"/bpfbox-*.home 2>/dev/null | head -1)
-	[ -n "$KILLED" ] && break
-	sleep 0.05
-done
-sleep 0.3
+poll_until 10 test -e "$SW/ws/started"
+KILLED=$(ls -d "$SW"/bpfbox-*.home 2>/dev/null | head -1)
 kill -9 "$KPID"
 wait "$KPID" 2>/dev/null
-for _ in $(seq 1 100); do pgrep -f "^sleep 30$" >/dev/null || break; sleep 0.05; done
+# Its session dies with it (PDEATHSIG): then the home is unlocked.
+[ -n "$KILLED" ] && poll_until 10 flock -n "$KILLED" true
 if [ -n "$KILLED" ] && [ -d "$KILLED" ]; then
 	ok "a run killed by SIGKILL leaves its private home ($(basename "$KILLED"))"
 else
@@ -314,16 +312,13 @@ ln -s "$SW/outside" "$LINK"
 # Held as a session holds its home: flock on an fd of the directory.
 (exec 9<"$LOCKED" && flock -x 9 && exec sleep 20) </dev/null >/dev/null 2>&1 &
 LPID=$!
-sleep 0.2
+poll_until 10 sh -c '! flock -n "$1" true' sh "$LOCKED"
 old "$STALE" "$LOCKED" "$OTHER" "$UPPER" "$SHORT" "$LINK" ${KILLED:+"$KILLED"}
 TMPDIR=$SW "$BPFBOX" run -q --no-daemon -w "$SW/ws" -- true </dev/null >"$TMPD/sw.out" 2>"$TMPD/sw.err"
 rc=$?
-# The helper goes on after bpfbox has returned: its removals come just after.
-for _ in $(seq 1 100); do
-	[ ! -e "$STALE" ] && { [ -z "$KILLED" ] || [ ! -e "$KILLED" ]; } && break
-	sleep 0.05
-done
-sleep 0.3
+# The helper goes on after bpfbox has returned: it holds an fd of $SW
+# until its sweep has ended, so what it leaves is judged after that.
+wait_gone 10 fd_on "$SW"
 [ $rc = 0 ] && [ ! -e "$STALE" ] && [ -n "$KILLED" ] && [ ! -e "$KILLED" ] &&
 	ok "a later session's end removes the killed run's home and an old unlocked one" ||
 	fail "the sweep: exit $rc, left: $(ls "$SW" | tr '\n' ' ') $(oneline "$TMPD/sw.err" 200)"

@@ -120,19 +120,12 @@ static int chown_entry(const char *path, const struct stat *st, int flag, struct
 	return 0;
 }
 
-/* Where the private homes are made: $TMPDIR, else /tmp. */
-static const char *home_base(void)
-{
-	const char *base = getenv("TMPDIR");
-
-	return base && base[0] == '/' ? base : "/tmp";
-}
-
 int session_home_make(struct session *s, uid_t uid, gid_t gid)
 {
 	const char *from = session_caller_home();
 
-	snprintf(s->home, sizeof(s->home), "%s/" HOME_PREFIX "%s" HOME_SUFFIX, home_base(), s->id);
+	snprintf(s->home, sizeof(s->home), "%s/" HOME_PREFIX "%s" HOME_SUFFIX, session_tmp_base(),
+		 s->id);
 	if (mkdir(s->home, 0700) < 0) {
 		int r = log_error_errno(errno, "cannot create the session's private home %s",
 					s->home);
@@ -177,7 +170,7 @@ void session_home_remove(struct session *s)
 
 int session_home_sweep_dir(void)
 {
-	return open(home_base(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return open(session_tmp_base(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 /*

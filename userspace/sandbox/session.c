@@ -42,18 +42,21 @@ void session_not_enforced(struct session *s, const char *what)
 	add_not_enforced(&s->layers, what);
 }
 
-/* The session id is 128 random bits: the name is unique and unguessable. */
-static void name_private_tmp(struct session *s)
+const char *session_tmp_base(void)
 {
 	const char *base = getenv("TMPDIR");
 
+	return base && base[0] == '/' ? base : "/tmp";
+}
+
+/* The session id is 128 random bits: the name is unique and unguessable. */
+static void name_private_tmp(struct session *s)
+{
 	/* With a mount namespace, /tmp itself is the session's tmpfs (ns_mount.c). */
 	if (!s->policy->private_tmp ||
 	    (s->layers.ns.clone_flags && s->policy->mode != MODE_FULL_ACCESS))
 		return;
-	if (!base || base[0] != '/')
-		base = "/tmp";
-	snprintf(s->private_tmp, sizeof(s->private_tmp), "%s/bpfbox-%s", base, s->id);
+	snprintf(s->private_tmp, sizeof(s->private_tmp), "%s/bpfbox-%s", session_tmp_base(), s->id);
 }
 
 static bool unix_dir_fits(const char *dir)

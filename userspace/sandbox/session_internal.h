@@ -183,6 +183,8 @@ void session_home_remove(struct session *s);
  * that directory opened (-1: not), for the end's helper to remove what
  * killed runs left there (monitor_sweep, lib/closer.h closer_sweep).
  */
+/* Where the private tmp and homes are made: $TMPDIR when absolute, else /tmp. */
+const char *session_tmp_base(void);
 #define HOME_PREFIX "bpfbox-"
 #define HOME_SUFFIX ".home"
 int session_home_sweep_dir(void);
