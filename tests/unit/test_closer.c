@@ -6,7 +6,8 @@
  * one: EOF at once); closer_bpf_fds() finds BPF objects only; a tree
  * given to closer_remove() is still there until closer_end() and gone
  * after it, its mode-0 directories too, a symlink in it removed but never
- * followed.
+ * followed; one closer runs one helper at a time, and a use's jobs are not
+ * the next one's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -233,6 +234,104 @@ static void leaves_other_file_systems(void **state)
 	assert_int_equal(scratch_remove(dir), 0);
 }
 
+/* Whether the closer's helper has left our memory (closer.h, busy) within ms. */
+static int idle_within(const struct closer *k, int ms)
+{
+	struct timespec t = {.tv_nsec = 10 * 1000 * 1000};
+
+	for (int i = 0; i < ms / 10; i++) {
+		if (!__atomic_load_n(&k->busy, __ATOMIC_ACQUIRE))
+			return 1;
+		nanosleep(&t, NULL);
+	}
+	return 0;
+}
+
+static struct closer bc;
+
+/*
+ * One closer, one helper at a time: while its helper runs (here it waits
+ * for closer_end), a second use is refused and changes nothing, where it
+ * used to start a second helper on the same stack. Once the kernel says
+ * the helper has exited (the word it clears), the closer serves again.
+ */
+static void busy_until_exit(void **state)
+{
+	int held[2], dfd;
+	char dir[64];
+
+	(void)state;
+	assert_int_equal(scratch_make(dir, sizeof(dir), "closer-busy"), 0);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	assert_int_equal(pipe2(held, O_CLOEXEC), 0);
+	assert_int_equal(closer_begin(&bc, &held[1], 1), 0);
+	close(held[1]);
+	assert_int_equal(closer_begin(&bc, NULL, 0), -EBUSY);
+	assert_int_equal(closer_remove(&bc, dfd, "t"), -EBUSY);
+	assert_int_equal(closer_sweep(&bc, dfd, "p", "s"), -EBUSY);
+	/* The refused calls changed nothing: the helper still holds its fd, and only it. */
+	assert_false(eof_within(held[0], 200));
+	closer_end(&bc);
+	assert_true(eof_within(held[0], 5000));
+	assert_true(idle_within(&bc, 5000));
+	assert_int_equal(closer_begin(&bc, NULL, 0), 0);
+	closer_end(&bc);
+	assert_true(idle_within(&bc, 5000));
+	close(held[0]);
+	close(dfd);
+	assert_int_equal(scratch_remove(dir), 0);
+}
+
+/* Makes dir/name a directory last modified two minutes ago (older than CLOSER_SWEEP_AGE). */
+static void old_dir(const char *dir, const char *name)
+{
+	struct timespec ts[2];
+	char p[192];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	assert_int_equal(mkdir(p, 0700), 0);
+	clock_gettime(CLOCK_REALTIME, &ts[0]);
+	ts[0].tv_sec -= 2 * CLOSER_SWEEP_AGE;
+	ts[1] = ts[0];
+	assert_int_equal(utimensat(AT_FDCWD, p, ts, 0), 0);
+}
+
+static struct closer jc;
+
+/* A use's sweep is its own: the closer's next use, which asks for none, removes nothing. */
+static void jobs_not_inherited(void **state)
+{
+	const char *a = "h0123456789abcdef0123456789abcdefx",
+		   *b = "h00000000000000000000000000000000x";
+	char dir[64], p[192];
+	int dfd, held[2];
+
+	(void)state;
+	assert_int_equal(scratch_make(dir, sizeof(dir), "closer-jobs"), 0);
+	old_dir(dir, a);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	jc.nowait = true;
+	assert_int_equal(closer_sweep(&jc, dfd, "h", "x"), 0);
+	assert_int_equal(closer_begin(&jc, NULL, 0), 0);
+	snprintf(p, sizeof(p), "%s/%s", dir, a);
+	assert_true(gone_within(p, 5000));
+	assert_true(idle_within(&jc, 5000));
+	old_dir(dir, b);
+	/* Its end known by EOF on the pipe it holds: its fds go after everything it did. */
+	assert_int_equal(pipe2(held, O_CLOEXEC), 0);
+	assert_int_equal(closer_begin(&jc, &held[1], 1), 0);
+	close(held[1]);
+	assert_true(eof_within(held[0], 5000));
+	close(held[0]);
+	snprintf(p, sizeof(p), "%s/%s", dir, b);
+	assert_int_equal(access(p, F_OK), 0);
+	close(dfd);
+	assert_int_equal(scratch_remove(dir), 0);
+}
+
 UNIT_MAIN(cmocka_unit_test(held_until_end), cmocka_unit_test(nothing_to_hold),
 	  cmocka_unit_test(finds_bpf_fds), cmocka_unit_test(removes_once_let_go),
-	  cmocka_unit_test(leaves_other_file_systems), cmocka_unit_test(nowait_removes_at_once))
+	  cmocka_unit_test(leaves_other_file_systems), cmocka_unit_test(nowait_removes_at_once),
+	  cmocka_unit_test(busy_until_exit), cmocka_unit_test(jobs_not_inherited))

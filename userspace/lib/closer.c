@@ -186,6 +186,8 @@ NOSAN static int helper(void *arg)
 		rm_at(c->rm_dirfd, c->rm_name, st.st_dev, 0);
 	if (c->sweep_prefix[0])
 		sweep(c);
+	/* This use's jobs done: the closer's next use asks for its own. */
+	c->rm_name[0] = c->sweep_prefix[0] = '\0';
 	rsys(SYS_exit, 0, 0, 0, 0);
 	return 0;
 }
@@ -195,18 +197,36 @@ static int cmp_int(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
+/* Whether this closer's last helper may still run on its stack (closer.h, busy). */
+static bool busy(const struct closer *c)
+{
+	return __atomic_load_n(&c->busy, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* A use that did not start: its jobs are not the next use's. */
+static void forget_jobs(struct closer *c)
+{
+	c->rm_name[0] = c->sweep_prefix[0] = '\0';
+}
+
 int closer_begin(struct closer *c, const int *fds, size_t n)
 {
 	char b;
 	int r;
 
+	if (n > CLOSER_MAX_FDS) {
+		if (!busy(c))
+			forget_jobs(c);
+		return -E2BIG;
+	}
+	if (busy(c))
+		return -EBUSY;
 	c->started = 0;
 	c->go[0] = c->go[1] = c->ready[0] = c->ready[1] = -1;
 	c->go_read = c->ready_write = -1;
-	if (n > CLOSER_MAX_FDS)
-		return -E2BIG;
 	if (!c->nowait && (pipe2(c->go, O_CLOEXEC) < 0 || pipe2(c->ready, O_CLOEXEC) < 0)) {
 		r = -errno;
+		forget_jobs(c);
 		closer_end(c);
 		return r;
 	}
@@ -223,8 +243,12 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 		c->keep[c->nkeep++] = c->ready_write = c->ready[1];
 	}
 	qsort(c->keep, c->nkeep, sizeof(c->keep[0]), cmp_int);
-	if (clone(helper, c->stack + sizeof(c->stack), CLONE_VM, c) < 0) {
+	__atomic_store_n(&c->busy, 1, __ATOMIC_RELEASE);
+	if (clone(helper, c->stack + sizeof(c->stack), CLONE_VM | CLONE_CHILD_CLEARTID, c, NULL,
+		  NULL, &c->busy) < 0) {
 		r = -errno;
+		__atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
+		forget_jobs(c);
 		closer_end(c);
 		return r;
 	}
@@ -237,6 +261,7 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 	while ((r = read(c->ready[0], &b, 1)) < 0 && errno == EINTR)
 		;
 	if (r != 1) {
+		forget_jobs(c);
 		closer_end(c);
 		return -ECHILD;
 	}
@@ -247,6 +272,8 @@ int closer_remove(struct closer *c, int dirfd, const char *name)
 {
 	if (SYS_newfstatat < 0)
 		return -ENOSYS;
+	if (busy(c))
+		return -EBUSY;
 	if (dirfd < 0 || !name[0] || streq(name, ".") || streq(name, "..") ||
 	    strlen(name) >= sizeof(c->rm_name) || strchr(name, '/'))
 		return -EINVAL;
@@ -259,6 +286,8 @@ int closer_sweep(struct closer *c, int dirfd, const char *prefix, const char *su
 {
 	if (SYS_newfstatat < 0)
 		return -ENOSYS;
+	if (busy(c))
+		return -EBUSY;
 	if (dirfd < 0 || !prefix[0] || strlen(prefix) >= sizeof(c->sweep_prefix) ||
 	    strlen(suffix) >= sizeof(c->sweep_suffix) || strchr(prefix, '/') || strchr(suffix, '/'))
 		return -EINVAL;

@@ -30,6 +30,15 @@ struct closer {
 	int go_read, ready_write; /* the ends the helper uses */
 	int started;
 	/*
+	 * 1 from closer_begin() until the helper has left our memory: the
+	 * kernel writes 0 here when it exits (CLONE_CHILD_CLEARTID), after
+	 * its last use of the stack above. While it is 1, every call below
+	 * returns -EBUSY and changes nothing: a second helper on the same
+	 * stack, or fields rewritten under the one that reads them, would
+	 * corrupt both (a process that ends two sessions, bpfbox test).
+	 */
+	int busy;
+	/*
 	 * Set before closer_begin(): no wait for the helper and no holding
 	 * until closer_end(), which does nothing then. It has its copies of
 	 * every fd from the clone on and goes on at once: it drops the others
@@ -47,14 +56,15 @@ struct closer {
 /*
  * Starts the helper holding copies of fds[0..n) (at most CLOSER_MAX_FDS).
  * 0 once it holds them; -errno when it could not start (then the caller's
- * closes pay the wait themselves, nothing else changes).
+ * closes pay the wait themselves, nothing else changes): -EBUSY while
+ * this closer's previous helper has not exited.
  */
 int closer_begin(struct closer *c, const int *fds, size_t n);
 /*
  * Before closer_begin(): the helper also removes name (one entry of
  * dirfd, with all below it) once let go, before it exits: a removal that
  * is not worth waiting for (an empty change set). It holds dirfd for it.
- * 0, or -EINVAL for a name with a slash or too long.
+ * 0, or -EINVAL for a name with a slash or too long, -EBUSY (busy above).
  */
 int closer_remove(struct closer *c, int dirfd, const char *name);
 /*
@@ -64,7 +74,8 @@ int closer_remove(struct closer *c, int dirfd, const char *name);
  * system, not modified for CLOSER_SWEEP_AGE seconds (one just made, not
  * locked yet, is left) and not locked (a running session holds
  * flock(LOCK_EX) on its own: the helper's LOCK_NB attempt fails there).
- * Never a symlink followed (rm_at). It holds dirfd for it. 0, or -EINVAL.
+ * Never a symlink followed (rm_at). It holds dirfd for it. 0, or -EINVAL,
+ * -EBUSY (busy above).
  */
 #define CLOSER_SWEEP_AGE 60
 int closer_sweep(struct closer *c, int dirfd, const char *prefix, const char *suffix);
