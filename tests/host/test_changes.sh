@@ -566,4 +566,54 @@ else
 	skip "change sets refused before their directory exists: needs root and strace (the guard on /work)"
 fi
 
+
+# --- every session's view ------------------------------------------------------
+# The sets' directory is masked in every session's view, whatever its mode:
+# a direct session granted the tree that holds it (--rw of a home, of
+# ~/.local) would otherwise plant a file in a set that waits for apply, or
+# rewrite its manifest (its workspace). Missing, it is made first, so that
+# the session cannot put a symlink there for a later review session; a
+# symlink found there is refused.
+G=$TMPD/grant
+GS=$G/state/sets
+mkws "$TMPD/gws"
+mkdir -p "$G"
+BPFBOX_CHANGES_DIR=$GS session "$TMPD/gws" --changes review -- sh -c 'echo kept >k.txt'
+KID=$ID
+if [ "$rc" = 0 ] && [ -f "$GS/$KID/upper/k.txt" ]; then
+	PRE=$(sig "$GS/$KID")
+	BPFBOX_CHANGES_DIR=$GS session "$TMPD/gws" --rw "$G" -- sh -c '
+ls "$1" >/dev/null 2>&1 && echo LISTED
+echo planted 2>/dev/null >"$1/$2/upper/planted" && echo PLANTED
+echo "{}" 2>/dev/null >"$1/$2/manifest.json" && echo MANIFEST
+mv "$1" "$1.away" 2>/dev/null && echo MOVED
+echo mine >"$3/mine" && echo GRANTED' sh "$GS" "$KID" "$G"
+	verdict "a direct session granted the tree that holds the sets cannot list them, plant in a set, rewrite its manifest or move them" 0 \
+		"$(grep -q 'LISTED\|PLANTED\|MANIFEST\|MOVED' "$TMPD/out" && echo "reached: $(oneline "$TMPD/out")")$(grep -q GRANTED "$TMPD/out" || echo "its grant was not writable: $(oneline "$TMPD/err")")$([ "$(sig "$GS/$KID")" = "$PRE" ] || echo "the set changed")"
+	[ "$(BPFBOX_CHANGES_DIR=$GS "$BPFBOX" changes "$KID" 2>&1)" = "added    k.txt" ] &&
+		ok "that set still lists only its own session's file" ||
+		fail "that set lists: $(BPFBOX_CHANGES_DIR=$GS "$BPFBOX" changes "$KID" 2>&1 | tr '\n' '|')"
+	BPFBOX_CHANGES_DIR=$GS "$BPFBOX" discard "$KID" >/dev/null 2>&1
+else
+	fail "a kept set to attack: exit $rc, $(oneline "$TMPD/err")"
+fi
+rm -rf "$GS"
+BPFBOX_CHANGES_DIR=$GS session "$TMPD/gws" --rw "$G" -- sh -c '
+rmdir "$1" 2>/dev/null && echo REMOVED; ln -s /tmp "$1" 2>/dev/null && echo LINKED; true' sh "$GS"
+verdict "missing under the grant, the sets' directory is made first and masked: no symlink put in its place" 0 \
+	"$(grep -q 'REMOVED\|LINKED' "$TMPD/out" && echo "$(oneline "$TMPD/out")")$([ -d "$GS" ] && [ ! -L "$GS" ] || echo "not a directory after: $(ls -ld "$GS" 2>&1)")"
+rm -rf "$GS" "$TMPD/gws/ran"
+mkdir -p "$TMPD/elsewhere"
+ln -s "$TMPD/elsewhere" "$GS"
+BPFBOX_CHANGES_DIR=$GS session "$TMPD/gws" --rw "$G" -- touch ran
+verdict "a symlink in place of the sets' directory, under a grant: refused with one line, nothing ran" 125 \
+	"$(grep -q 'is a symlink or not a directory.*BPFBOX_CHANGES_DIR' "$TMPD/err" && [ "$(grep -c '^bpfbox: error' "$TMPD/err")" = 1 ] || echo "stderr: $(oneline "$TMPD/err")")$([ ! -e "$TMPD/gws/ran" ] || echo "it ran")"
+BPFBOX_CHANGES_DIR=$GS session "$TMPD/gws" --changes review -- touch ran
+verdict "... and a review session makes no set through it" 125 \
+	"$([ "$(grep -c '^bpfbox: error' "$TMPD/err")" = 1 ] || echo "stderr: $(oneline "$TMPD/err")")$([ -z "$(ls -A "$TMPD/elsewhere")" ] || echo "a set in the link's target")"
+BPFBOX_CHANGES_DIR=$GS session "$TMPD/gws" -- touch ran
+verdict "... while a session that no grant lets reach it runs" 0 \
+	"$([ -e "$TMPD/gws/ran" ] || echo "it did not run: $(oneline "$TMPD/err")")"
+rm -f "$GS"
+
 finish

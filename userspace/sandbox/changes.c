@@ -27,6 +27,20 @@
 #define MANIFEST		"manifest.json"
 #define CHANGES_OVERLAYFS_MAGIC 0x794c7630 /* <linux/magic.h> OVERLAYFS_SUPER_MAGIC */
 
+/*
+ * bpfbox makes the sets' directory a directory: a symlink there (made by
+ * a session that could write its parent, before the mask of every view
+ * covered it) would put the next set in a tree of its choosing.
+ */
+static int root_is_dir(const char *root)
+{
+	struct stat st;
+
+	if (lstat(root, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
 int changes_root(char *buf, size_t size, bool mk)
 {
 	const char *e = getenv("BPFBOX_CHANGES_DIR"), *home = getenv("HOME");
@@ -45,11 +59,14 @@ int changes_root(char *buf, size_t size, bool mk)
 	if (n < 0 || (size_t)n >= size)
 		return -ENAMETOOLONG;
 	/* Made once: later calls (each session's plan and set) pay one mkdir. */
-	if (!mk || !mkdir(buf, 0700) || errno == EEXIST)
+	if (!mk || !mkdir(buf, 0700))
 		return 0;
-	if (errno != ENOENT || mkdir_parents(buf, 0700) < 0 ||
-	    (mkdir(buf, 0700) < 0 && errno != EEXIST))
+	if (errno == EEXIST)
+		return root_is_dir(buf);
+	if (errno != ENOENT || mkdir_parents(buf, 0700) < 0)
 		return -errno;
+	if (mkdir(buf, 0700) < 0)
+		return errno == EEXIST ? root_is_dir(buf) : -errno;
 	return 0;
 }
 

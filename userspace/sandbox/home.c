@@ -471,6 +471,71 @@ static int other_homes_credentials(const struct bpfbox_policy *p, struct strv *c
 	return r;
 }
 
+/* Said here, one line: the caller adds nothing to -EINVAL. */
+#define refuse(...) (log_error(__VA_ARGS__), -EINVAL)
+
+/* Whether the view lets the session write at path: the workspace, a --rw grant, the private home. */
+static bool view_writable(const struct bpfbox_policy *view, const char *path)
+{
+	if (view->mode != MODE_READ_ONLY && session_path_below(path, view->workspace))
+		return true;
+	for (size_t i = 0; i < view->rw_paths.n; i++)
+		if (session_path_below(path, view->rw_paths.v[i]))
+			return true;
+	return false;
+}
+
+/*
+ * The change sets' directory, masked where the view would show it,
+ * whatever this session's mode (docs/SECURITY.md, "Change sets"): a
+ * direct session granted a tree that holds it (--rw ~/.local, the whole
+ * home as the workspace) must neither write into a set that waits for
+ * review or apply, nor read another session's. Made first when such a
+ * grant holds it and it does not exist yet: otherwise the session could
+ * make it, a symlink to a tree of its own, for a later review session. A
+ * workspace inside it is the caller's choice and is left alone.
+ */
+static int mask_change_sets(const struct session *s, struct bpfbox_policy *view)
+{
+	char root[PATH_MAX];
+	struct stat st;
+	int r;
+
+	if (s->changes) {
+		snprintf(root, sizeof(root), "%s", s->changes->dir);
+		*strrchr(root, '/') = '\0';
+	} else {
+		if (changes_root(root, sizeof(root), false) < 0 ||
+		    session_path_below(view->workspace, root))
+			return 0;
+		if (lstat(root, &st) < 0) {
+			if (!view_writable(view, root))
+				return 0;
+			r = changes_root(root, sizeof(root), true);
+			if (r < 0)
+				return refuse("cannot make the change sets' directory %s, which a "
+					      "grant of this session holds, to mask it: %s (set "
+					      "BPFBOX_CHANGES_DIR outside the grants); nothing ran",
+					      root, strerror(-r));
+		} else if (!S_ISDIR(st.st_mode)) {
+			/*
+			 * bpfbox makes it a directory: anything else was put there,
+			 * and the child's mask would skip it. Refused where this
+			 * session could write there (a review session refuses it
+			 * anyway: changes_root).
+			 */
+			if (!view_writable(view, root))
+				return 0;
+			return refuse("the change sets' directory %s is a symlink or not a "
+				      "directory, and a grant of this session holds it: point "
+				      "BPFBOX_CHANGES_DIR at a real directory, or remove it and "
+				      "bpfbox makes it; nothing ran",
+				      root);
+		}
+	}
+	return strv_contains(&view->deny_paths, root) ? 0 : strv_push(&view->deny_paths, root);
+}
+
 int session_view_policy(struct session *s, const struct strv *path_ro, struct bpfbox_policy *view)
 {
 	const struct bpfbox_policy *p = s->policy;
@@ -514,13 +579,7 @@ int session_view_policy(struct session *s, const struct strv *path_ro, struct bp
 		if (!strv_contains(&view->deny_paths, cred.v[i]))
 			r = strv_push(&view->deny_paths, cred.v[i]);
 	strv_clear(&cred);
-	/* The change sets, this session's upper included: masked where the view shows them. */
-	if (!r && s->changes) {
-		char root[PATH_MAX];
-
-		snprintf(root, sizeof(root), "%s", s->changes->dir);
-		*strrchr(root, '/') = '\0';
-		r = strv_push(&view->deny_paths, root);
-	}
-	return r;
+	if (r)
+		return log_error_errno(r, "cannot prepare the session's mount view");
+	return mask_change_sets(s, view);
 }

@@ -207,7 +207,8 @@ int session_home_env(const struct session *s, struct strv *env);
  * private home (read-write), the PATH trees of path_ro and, with
  * --read-host, the caller's home (read-only); the credential entries at the
  * top of every granted tree masked; at Full, not the plan's masks (the BPF
- * LSM holds them). policy_free() it.
+ * LSM holds them); the change sets' directory masked in every mode. Says
+ * its own error, one line. policy_free() it.
  */
 int session_view_policy(struct session *s, const struct strv *path_ro, struct bpfbox_policy *view);
 

@@ -282,7 +282,7 @@ static int start_child(struct run_state *t)
 		t->c.ns = &s->layers.ns;
 		/* The mount view shows what Landlock grants: the home, PATH under it (home.c). */
 		if ((r = session_view_policy(s, &t->path_ro, &t->view)) < 0)
-			return log_error_errno(r, "cannot prepare the session's mount view");
+			return r; /* said there */
 		t->c.policy = &t->view;
 	}
 	t->io.forked_ns = now_ns();
