@@ -615,5 +615,13 @@ BPFBOX_CHANGES_DIR=$GS session "$TMPD/gws" -- touch ran
 verdict "... while a session that no grant lets reach it runs" 0 \
 	"$([ -e "$TMPD/gws/ran" ] || echo "it did not run: $(oneline "$TMPD/err")")"
 rm -f "$GS"
+# Without a mount namespace nothing masks them: said where a grant holds them, not elsewhere.
+BPFBOX_CHANGES_DIR=$GS session "$TMPD/gws" --no-namespaces --rw "$G" -- true
+W1=$(grep -c "not enforced.*the change sets in $GS, which a writable grant holds" "$TMPD/err")
+BPFBOX_CHANGES_DIR=$GS session "$TMPD/gws" --no-namespaces -- true
+W2=$(grep -c "the change sets in" "$TMPD/err")
+[ "$W1" = 1 ] && [ "$W2" = 0 ] &&
+	ok "--no-namespaces with a grant that holds the sets: 'not enforced' names them, once; without such a grant, not" ||
+	fail "--no-namespaces: warned $W1 time(s) with the grant, $W2 without: $(oneline "$TMPD/err")"
 
 finish

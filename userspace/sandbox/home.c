@@ -474,8 +474,7 @@ static int other_homes_credentials(const struct bpfbox_policy *p, struct strv *c
 /* Said here, one line: the caller adds nothing to -EINVAL. */
 #define refuse(...) (log_error(__VA_ARGS__), -EINVAL)
 
-/* Whether the view lets the session write at path: the workspace, a --rw grant, the private home. */
-static bool view_writable(const struct bpfbox_policy *view, const char *path)
+bool session_policy_writes(const struct bpfbox_policy *view, const char *path)
 {
 	if (view->mode != MODE_READ_ONLY && session_path_below(path, view->workspace))
 		return true;
@@ -509,7 +508,7 @@ static int mask_change_sets(const struct session *s, struct bpfbox_policy *view)
 		    session_path_below(view->workspace, root))
 			return 0;
 		if (lstat(root, &st) < 0) {
-			if (!view_writable(view, root))
+			if (!session_policy_writes(view, root))
 				return 0;
 			r = changes_root(root, sizeof(root), true);
 			if (r < 0)
@@ -524,7 +523,7 @@ static int mask_change_sets(const struct session *s, struct bpfbox_policy *view)
 			 * session could write there (a review session refuses it
 			 * anyway: changes_root).
 			 */
-			if (!view_writable(view, root))
+			if (!session_policy_writes(view, root))
 				return 0;
 			return refuse("the change sets' directory %s is a symlink or not a "
 				      "directory, and a grant of this session holds it: point "

@@ -214,6 +214,8 @@ int session_view_policy(struct session *s, const struct strv *path_ro, struct bp
 
 /* Whether path is dir or below it (home.c). */
 bool session_path_below(const char *path, const char *dir);
+/* Whether p lets the session write at path: its workspace, a --rw grant (home.c). */
+bool session_policy_writes(const struct bpfbox_policy *p, const char *path);
 
 /*
  * Whether a credential rule or an absolute deny path covers real (it or a
