@@ -338,6 +338,21 @@ if [ "$(id -u)" = 0 ]; then
 fi
 kill "$LPID" 2>/dev/null
 wait "$LPID" 2>/dev/null
+# A session whose disk monitor could not start (inotify refused) sweeps all the same.
+if command -v strace >/dev/null 2>&1; then
+	mkdir -p "$STALE/sub"
+	old "$STALE"
+	TMPDIR=$SW strace -f -qq -o /dev/null -e trace=inotify_init1 -e inject=inotify_init1:error=EMFILE \
+		env ASAN_OPTIONS=detect_leaks=0 "$BPFBOX" run --no-daemon -w "$SW/ws" -- true \
+		</dev/null >"$TMPD/sw.out" 2>"$TMPD/sw.err"
+	rc=$?
+	wait_gone 10 fd_on "$SW"
+	[ $rc = 0 ] && [ ! -e "$STALE" ] && [ -d "$FRESH" ] && grep -q "the disk limit is not enforced" "$TMPD/sw.err" &&
+		ok "without a disk monitor (inotify refused, said) the session's end removes an old unlocked home all the same, and leaves a fresh one" ||
+		fail "sweep without a disk monitor: exit $rc, left: $(ls "$SW" | tr '\n' ' ') $(oneline "$TMPD/sw.err" 200)"
+else
+	skip "the sweep without a disk monitor: strace is needed to refuse inotify (the sweep itself is checked above)"
+fi
 # A home that could not be locked could be swept under its session: the
 # run stops there, nothing ran, no home left (flock refused by strace).
 if command -v strace >/dev/null 2>&1; then

@@ -333,11 +333,18 @@ static void close_async(int fd, int sweep_dirfd, const char *prefix, const char 
 	c.nowait = true; /* nothing here waits for an EOF */
 	if (sweep_dirfd >= 0)
 		closer_sweep(&c, sweep_dirfd, prefix, suffix); /* -EINVAL: no sweep */
-	r = closer_begin(&c, &fd, 1);
+	r = closer_begin(&c, &fd, fd >= 0 ? 1 : 0);
 
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	if (!r)
 		closer_end(&c);
+}
+
+void disk_sweep(int sweep_dirfd, const char *prefix, const char *suffix)
+{
+	if (sweep_dirfd >= 0)
+		close_async(-1, sweep_dirfd, prefix, suffix);
 }
 
 void disk_monitor_close(struct disk_monitor *m, int sweep_dirfd, const char *prefix,

@@ -181,7 +181,7 @@ void session_home_remove(struct session *s);
  * The private homes are HOME_PREFIX<session id>HOME_SUFFIX in $TMPDIR (or
  * /tmp), each flock'ed while its session lives. session_home_sweep_dir:
  * that directory opened (-1: not), for the end's helper to remove what
- * killed runs left there (monitor_sweep, lib/closer.h closer_sweep).
+ * killed runs left there (monitor_close, lib/closer.h closer_sweep).
  */
 /* Where the private tmp and homes are made: $TMPDIR when absolute, else /tmp. */
 const char *session_tmp_base(void);
