@@ -45,6 +45,24 @@ static bool read_frozen(int fd)
 	return strstr(buf, "frozen 1") != NULL;
 }
 
+/*
+ * No inotify instance (the user's fs.inotify.max_user_instances reached on
+ * a busy host, EMFILE): said even with -q, and added to what the status
+ * channel's "started" says is not enforced (the start's warning and
+ * session.start went out before the monitor opens).
+ */
+static void disk_not_enforced(struct session_limits *l, int r)
+{
+	size_t len = strlen(l->not_enforced);
+
+	log_warn_always("cannot watch the workspace's disk use (%s); the disk limit is not "
+			"enforced",
+			strerror(-r));
+	snprintf(l->not_enforced + len, sizeof(l->not_enforced) - len,
+		 "%sthe disk limit (cannot watch the workspace's disk use: %s)", len ? "; " : "",
+		 strerror(-r));
+}
+
 int monitor_open(struct monitor *m, struct session_limits *l, const char *id, const char *workspace,
 		 int workspace_fd, const char *tmp, const char *home)
 {
@@ -89,9 +107,7 @@ int monitor_open(struct monitor *m, struct session_limits *l, const char *id, co
 		if (r == 0 && workspace)
 			m->disk.root_fds[0] = workspace_fd;
 		if (r < 0)
-			log_warn_errno(
-				r, "cannot watch the workspace's disk use; the disk limit is not "
-				   "enforced");
+			disk_not_enforced(l, r);
 		else
 			m->disk_on = true;
 	}
