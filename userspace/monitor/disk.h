@@ -114,7 +114,7 @@ int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n
  */
 void disk_monitor_close(struct disk_monitor *m, int sweep_dirfd, const char *prefix,
 			const char *suffix);
-/* The same helper's sweep alone, for a session without a disk monitor (--disk 0). */
+/* The same helper's sweep alone, for a session whose disk monitor could not open. */
 void disk_sweep(int sweep_dirfd, const char *prefix, const char *suffix);
 
 static inline bool disk_monitor_scanning(const struct disk_monitor *m)

@@ -141,7 +141,7 @@ void monitor_close(struct monitor *m, int sweep_dirfd, const char *prefix, const
 			 (unsigned long long)m->disk.fds_seen, m->disk.npids);
 	if (m->disk_on)
 		disk_monitor_close(&m->disk, sweep_dirfd, prefix, suffix);
-	else /* --disk 0: what killed runs left goes all the same */
+	else /* no disk monitor (no inotify instance): what killed runs left goes all the same */
 		disk_sweep(sweep_dirfd, prefix, suffix);
 	m->disk_on = false;
 	pthread_cond_destroy(&m->held_cond);

@@ -96,7 +96,7 @@ int monitor_open(struct monitor *m, struct session_limits *l, const char *id, co
  * The helper that closes the disk monitor's inotify instance also sweeps
  * sweep_dirfd (taken: closed here; -1 none) for what killed sessions left
  * there, prefix<id>suffix (closer_sweep, lib/closer.h). Without a disk
- * monitor (--disk 0) a helper of its own sweeps (disk_sweep).
+ * monitor (no inotify instance) a helper of its own sweeps (disk_sweep).
  */
 void monitor_close(struct monitor *m, int sweep_dirfd, const char *prefix, const char *suffix);
 

@@ -471,9 +471,6 @@ static int other_homes_credentials(const struct bpfbox_policy *p, struct strv *c
 	return r;
 }
 
-/* Said here, one line: the caller adds nothing to -EINVAL. */
-#define refuse(...) (log_error(__VA_ARGS__), -EINVAL)
-
 bool session_policy_writes(const struct bpfbox_policy *view, const char *path)
 {
 	if (view->mode != MODE_READ_ONLY && session_path_below(path, view->workspace))
@@ -512,10 +509,12 @@ static int mask_change_sets(const struct session *s, struct bpfbox_policy *view)
 				return 0;
 			r = changes_root(root, sizeof(root), true);
 			if (r < 0)
-				return refuse("cannot make the change sets' directory %s, which a "
-					      "grant of this session holds, to mask it: %s (set "
-					      "BPFBOX_CHANGES_DIR outside the grants); nothing ran",
-					      root, strerror(-r));
+				return log_refusal(
+					EINVAL,
+					"cannot make the change sets' directory %s, which a "
+					"grant of this session holds, to mask it: %s (set "
+					"BPFBOX_CHANGES_DIR outside the grants); nothing ran",
+					root, strerror(-r));
 		} else if (!S_ISDIR(st.st_mode)) {
 			/*
 			 * bpfbox makes it a directory: anything else was put there,
@@ -525,11 +524,13 @@ static int mask_change_sets(const struct session *s, struct bpfbox_policy *view)
 			 */
 			if (!session_policy_writes(view, root))
 				return 0;
-			return refuse("the change sets' directory %s is a symlink or not a "
-				      "directory, and a grant of this session holds it: point "
-				      "BPFBOX_CHANGES_DIR at a real directory, or remove it and "
-				      "bpfbox makes it; nothing ran",
-				      root);
+			return log_refusal(
+				EINVAL,
+				"the change sets' directory %s is a symlink or not a "
+				"directory, and a grant of this session holds it: point "
+				"BPFBOX_CHANGES_DIR at a real directory, or remove it and "
+				"bpfbox makes it; nothing ran",
+				root);
 		}
 	}
 	return strv_contains(&view->deny_paths, root) ? 0 : strv_push(&view->deny_paths, root);

@@ -280,6 +280,7 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 		return abi;
 	}
 	session_changes_plan(s);
+	session_changes_note(s);
 	name_private_tmp(s);
 	/* Embedded mode without BPF asks for what Landlock and seccomp give. */
 	l->requested = LEVEL_STANDARD;

@@ -73,27 +73,29 @@ static int chain(struct changes_set *cs, struct grant_fds *gf, const struct sess
 
 void session_changes_plan(struct session *s)
 {
-	char root[PATH_MAX], what[PATH_MAX + 96];
-
 	/* Made now, so the BPF LSM's writable set can name it; a failure is said at the set's making. */
 	if ((s->policy->changes != CHANGES_DIRECT || s->changes_from) &&
 	    changes_root(s->changes_root, sizeof(s->changes_root), true) < 0)
 		s->changes_root[0] = '\0';
+}
+
+void session_changes_note(struct session *s)
+{
+	char root[PATH_MAX], what[PATH_MAX + 96];
+
 	/*
 	 * Every view masks the sets (home.c, mask_change_sets); without a
 	 * mount namespace nothing does, and Landlock cannot take them out of
 	 * a grant that holds them: said, as what is not enforced.
 	 */
-	if (!(s->layers.ns.clone_flags & CLONE_NEWNS) &&
-	    !strstr(s->layers.not_enforced, "the change sets in ") && /* planned again: run.c */
-	    changes_root(root, sizeof(root), false) == 0 &&
-	    session_policy_writes(s->policy, root)) {
-		snprintf(what, sizeof(what),
-			 "the change sets in %s, which a writable grant holds (no mount namespace "
-			 "to mask them)",
-			 root);
-		session_not_enforced(s, what);
-	}
+	if (s->layers.ns.clone_flags & CLONE_NEWNS || changes_root(root, sizeof(root), false) < 0 ||
+	    !session_policy_writes(s->policy, root))
+		return;
+	snprintf(what, sizeof(what),
+		 "the change sets in %s, which a writable grant holds (no mount namespace to mask "
+		 "them)",
+		 root);
+	session_not_enforced(s, what);
 }
 
 int session_changes_start(struct session *s, struct grant_fds *gf, struct child_plan *c)
