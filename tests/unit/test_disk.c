@@ -92,7 +92,7 @@ static void deep_tree_is_watched_and_removed(void **state)
 	(void)state;
 	snprintf(top, sizeof(top), "%s/deep", root);
 	assert_int_equal(mkdir(top, 0755), 0);
-	assert_int_equal(disk_monitor_open(&m, roots, 1), 0);
+	assert_int_equal(disk_monitor_open(&m, roots, 1, -1), 0);
 	while (disk_monitor_scanning(&m))
 		disk_monitor_scan(&m, SIZE_MAX);
 	deep = make_deep(top);
@@ -123,7 +123,7 @@ static void empty_files_count_as_entries(void **state)
 		snprintf(f, sizeof(f), "%s/old%d", root, i);
 		close(open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	}
-	assert_int_equal(disk_monitor_open(&m, roots, 1), 0);
+	assert_int_equal(disk_monitor_open(&m, roots, 1, -1), 0);
 	while (disk_monitor_scanning(&m))
 		disk_monitor_scan(&m, SIZE_MAX);
 	for (int i = 0; i < 2000; i++) {
@@ -163,7 +163,7 @@ static int blind_child(long limit)
 		f = fopen("/proc/sys/user/max_inotify_watches", "w");
 		if (!f || fprintf(f, "%ld\n", limit) < 0 || fclose(f) != 0)
 			_exit(2);
-		if (disk_monitor_open(&dm, roots, 1) < 0)
+		if (disk_monitor_open(&dm, roots, 1, -1) < 0)
 			_exit(2);
 		while (disk_monitor_scanning(&dm))
 			disk_monitor_scan(&dm, SIZE_MAX);
@@ -220,7 +220,7 @@ static void write_before_scan_is_baseline(void **state)
 	sub(big, sizeof(big), "a/big");
 	assert_int_equal(mkdir(a, 0755), 0);
 	append(big, 8 * MiB);
-	assert_int_equal(disk_monitor_open(&m, roots, 1), 0);
+	assert_int_equal(disk_monitor_open(&m, roots, 1, -1), 0);
 	/* One directory: the root is read, "a" is watched and waits. */
 	disk_monitor_scan(&m, 1);
 	assert_true(disk_monitor_scanning(&m));
@@ -247,7 +247,7 @@ static void renamed_while_queued_is_read(void **state)
 	sub(f, sizeof(f), "a2/sub/new");
 	assert_int_equal(mkdir(a, 0755), 0);
 	assert_int_equal(mkdir(s, 0755), 0);
-	assert_int_equal(disk_monitor_open(&m, roots, 1), 0);
+	assert_int_equal(disk_monitor_open(&m, roots, 1, -1), 0);
 	disk_monitor_scan(&m, 1);
 	/* "a" is renamed before its turn: its path is stale until the events are read. */
 	assert_int_equal(rename(a, a2), 0);
@@ -300,7 +300,7 @@ static void overflow_during_scan_restarts_it(void **state)
 		skip_why("disk overflow: fs.inotify.max_queued_events is not writable (not "
 			 "root); the host suite runs as root");
 	}
-	r = disk_monitor_open(&m, roots, 1);
+	r = disk_monitor_open(&m, roots, 1, -1);
 	set_max_queued(old);
 	assert_int_equal(r, 0);
 	disk_monitor_scan(&m, 1); /* the root is read; "a" and its 8 MiB wait */
@@ -375,7 +375,7 @@ static void held_unlinked_files_count(void **state)
 	pid_t pid;
 
 	(void)state;
-	assert_int_equal(disk_monitor_open(&m, roots, 1), 0);
+	assert_int_equal(disk_monitor_open(&m, roots, 1, -1), 0);
 	while (disk_monitor_scanning(&m))
 		disk_monitor_scan(&m, SIZE_MAX);
 	pid = hold_unlinked(ready, go);

@@ -304,7 +304,7 @@ int disk_add_roots(struct disk_monitor *m)
 	return added;
 }
 
-int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n)
+int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n, int inotify_fd)
 {
 	memset(m, 0, sizeof(*m));
 	m->dir_fd = m->fd_wd = -1;
@@ -312,7 +312,7 @@ int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n
 		m->root_fds[i] = -1;
 	m->roots = roots;
 	m->nroots = n;
-	m->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	m->fd = inotify_fd >= 0 ? inotify_fd : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (m->fd < 0)
 		return -errno;
 	m->roots_pending = true;

@@ -101,12 +101,13 @@ struct disk_monitor {
 
 /*
  * Makes the inotify instance for roots (the workspace, the private tmp; at
- * most DISK_MAX_ROOTS), root_fds all -1.
+ * most DISK_MAX_ROOTS), root_fds all -1; inotify_fd >= 0 is one made
+ * already (monitor_disk_reserve), which the monitor then owns.
  * Nothing is watched or read yet: a watch on a directory costs time in
  * proportion to its cached entries (the kernel flags each child dentry),
  * so that happens in the disk_monitor_scan() slices too. 0 or -errno.
  */
-int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n);
+int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n, int inotify_fd);
 /*
  * Closes the inotify instance in a closer (lib/closer.h); with sweep_dirfd
  * >= 0 that closer also sweeps it for prefix<session id>suffix

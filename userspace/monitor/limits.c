@@ -119,6 +119,7 @@ static void add_item(char *buf, size_t size, int *n, const char *item)
 void limits_describe(struct session_limits *l)
 {
 	char items[256] = "", why[160] = "";
+	size_t len;
 	int n = 0;
 
 	if (l->how[RES_MEMORY] == LIMIT_RLIMIT)
@@ -135,6 +136,11 @@ void limits_describe(struct session_limits *l)
 			 "pausing on OOM or a full disk (over its disk limit the session is "
 			 "killed)");
 	l->not_enforced[0] = '\0';
+	if (l->disk_unwatched)
+		snprintf(l->not_enforced, sizeof(l->not_enforced),
+			 "the disk limit (cannot watch the workspace's disk use: %s; raise "
+			 "fs.inotify.max_user_instances)%s",
+			 strerror(l->disk_unwatched), n ? "; " : "");
 	if (!n)
 		return;
 	if (l->via == LIMITS_VIA_RLIMIT)
@@ -143,7 +149,8 @@ void limits_describe(struct session_limits *l)
 		snprintf(why, sizeof(why), "%s", l->why_no_cgroup);
 	else
 		snprintf(why, sizeof(why), "no such controller on cgroup v2, nor on v1 for root");
-	snprintf(l->not_enforced, sizeof(l->not_enforced), "%s (%s)", items, why);
+	len = strlen(l->not_enforced);
+	snprintf(l->not_enforced + len, sizeof(l->not_enforced) - len, "%s (%s)", items, why);
 }
 
 /* Which controllers a session cgroup under l->v2_parent could get. */

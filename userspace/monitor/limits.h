@@ -53,8 +53,12 @@ struct session_limits {
 	bool cgroup; /* a v2 session cgroup is (to be) made or was adopted */
 	bool pause;  /* cgroup.freeze of that cgroup can pause the session */
 	bool disk;   /* the disk monitor runs */
+	/* Its inotify instance, reserved when the session is planned (monitor_disk_reserve). */
+	bool disk_watch_held;
+	int disk_watch_fd;
+	int disk_unwatched; /* errno: no inotify instance, the disk limit not enforced */
 	char why_no_cgroup[96];
-	char not_enforced[384]; /* one sentence, "" when every limit holds */
+	char not_enforced[512]; /* one sentence, "" when every limit holds */
 	char v2_mount[LIMITS_PATH_MAX];
 	char v2_parent[LIMITS_PATH_MAX];
 	char v1_mount[RES__COUNT][LIMITS_PATH_MAX];

@@ -337,4 +337,7 @@ void limits_close_fds(struct session_limits *l)
 	fd_close(&l->cg_procs_fd);
 	for (int r = 0; r < RES__COUNT; r++)
 		fd_close(&l->cg1_procs_fd[r]);
+	if (l->disk_watch_held)
+		fd_close(&l->disk_watch_fd);
+	l->disk_watch_held = false;
 }

@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "monitor.h"
 #include "../lib/cgroup.h"
+#include "limits_internal.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -47,20 +49,32 @@ static bool read_frozen(int fd)
 
 /*
  * No inotify instance (the user's fs.inotify.max_user_instances reached on
- * a busy host, EMFILE): said even with -q, and added to what the status
- * channel's "started" says is not enforced (the start's warning and
- * session.start went out before the monitor opens).
+ * a busy host, EMFILE): the disk limit is added to what is not enforced.
+ * Known at the plan (monitor_disk_reserve), that reaches the start's
+ * warning and session.start; known only at monitor_open (a session whose
+ * limits were not planned here), it is said even with -q and reaches the
+ * status channel's "started" line.
  */
 static void disk_not_enforced(struct session_limits *l, int r)
 {
-	size_t len = strlen(l->not_enforced);
+	l->disk_unwatched = -r;
+	l->disk = false;
+	limits_describe(l);
+}
 
-	log_warn_always("cannot watch the workspace's disk use (%s); the disk limit is not "
-			"enforced",
-			strerror(-r));
-	snprintf(l->not_enforced + len, sizeof(l->not_enforced) - len,
-		 "%sthe disk limit (cannot watch the workspace's disk use: %s)", len ? "; " : "",
-		 strerror(-r));
+void monitor_disk_reserve(struct session_limits *l)
+{
+	int fd;
+
+	if (!l->disk || l->disk_watch_held)
+		return;
+	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd < 0) {
+		disk_not_enforced(l, -errno);
+		return;
+	}
+	l->disk_watch_fd = fd;
+	l->disk_watch_held = true;
 }
 
 int monitor_open(struct monitor *m, struct session_limits *l, const char *id, const char *workspace,
@@ -103,13 +117,19 @@ int monitor_open(struct monitor *m, struct session_limits *l, const char *id, co
 		m->disk_limit = l->disk_mb << 20;
 		m->scan_after = now_ns() + SCAN_DELAY_NS;
 		m->held_last = m->scan_after;
-		r = disk_monitor_open(&m->disk, m->roots, n);
+		r = disk_monitor_open(&m->disk, m->roots, n,
+				      l->disk_watch_held ? l->disk_watch_fd : -1);
+		l->disk_watch_held = false; /* the monitor's now */
 		if (r == 0 && workspace)
 			m->disk.root_fds[0] = workspace_fd;
-		if (r < 0)
+		if (r < 0) {
+			log_warn_always("cannot watch the workspace's disk use (%s); the disk "
+					"limit is not enforced",
+					strerror(-r));
 			disk_not_enforced(l, r);
-		else
+		} else {
 			m->disk_on = true;
+		}
 	}
 	return 0;
 }

@@ -88,10 +88,19 @@ struct monitor {
  * command, or be about to) and the disk growth of workspace, tmp and the
  * private home (any may be NULL). workspace_fd: the workspace as it was
  * checked (O_PATH), watched and read through it rather than its path; -1:
- * by path. What cannot be watched is said on stderr; 0 always.
+ * by path. What cannot be watched is said on stderr (a disk monitor with
+ * no inotify instance: also in l->not_enforced); 0 always.
  */
 int monitor_open(struct monitor *m, struct session_limits *l, const char *id, const char *workspace,
 		 int workspace_fd, const char *tmp, const char *home);
+/*
+ * Reserves the disk monitor's inotify instance while the session is
+ * planned, so that a user out of instances is known before anything is
+ * said of the session: the disk limit is then in l->not_enforced (the
+ * start's warning, session.start, the status channel) and l->disk off.
+ * monitor_open takes the instance; limits_close_fds closes one not taken.
+ */
+void monitor_disk_reserve(struct session_limits *l);
 /*
  * The helper that closes the disk monitor's inotify instance also sweeps
  * sweep_dirfd (taken: closed here; -1 none) for what killed sessions left

@@ -217,6 +217,7 @@ int session_plan(struct session *s, const struct bpfbox_policy *p)
 	s->policy = p;
 	/* First: it sets the fds session_cleanup() closes. */
 	limits_plan(&s->lim, &p->limits, NULL, LIMITS_VIA_AUTO);
+	monitor_disk_reserve(&s->lim);
 	s->hooks.poll_fd = -1;
 	s->result.wait_status = -1;
 	s->status_fd = -1;
@@ -313,6 +314,7 @@ void session_plan_limits(struct session *s, enum limits_via via)
 	/* Planned again (a daemon's refusal): no fd of its cgroups stays open. */
 	limits_close_fds(&s->lim);
 	limits_plan(&s->lim, &s->policy->limits, NULL, via);
+	monitor_disk_reserve(&s->lim);
 }
 
 bool session_limits_by_cgroup(const struct session *s)
