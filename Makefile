@@ -9,6 +9,9 @@ ARCH      := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 VERSION   := 0.1.0
 PREFIX    ?= /usr/local
 GIT_REV   := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+# The builds make test and make test-asan start compile on every CPU (each
+# object waits for the generated headers, so the order holds).
+JOBS      ?= $(shell nproc 2>/dev/null || echo 1)
 
 WARN      := -Wall -Wextra -Werror
 # CFLAGS and LDFLAGS are the user's (the ASan build sets them); the
@@ -129,7 +132,8 @@ check:
 	@clang-format --dry-run -Werror $(FORMAT_SRCS) || { echo "check: sources not formatted; run 'make format'" >&2; exit 1; }
 	@echo "check-format: $(words $(FORMAT_SRCS)) files as .clang-format writes them"
 
-test: deps all
+test: deps
+	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@tests/run.sh --build $(BUILD)
 
 test-unit: all
@@ -143,7 +147,7 @@ test-vm: all
 
 # The whole suite again under AddressSanitizer and UBSan, in its own tree.
 test-asan: deps
-	$(MAKE) BUILD=build-asan CC=clang \
+	$(MAKE) -j$(JOBS) BUILD=build-asan CC=clang \
 		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		LDFLAGS="-fsanitize=address,undefined" all
 	@echo "skip - test_packaging.sh under ASan: it builds its own package from the tree; make test runs it"
