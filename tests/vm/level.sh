@@ -164,7 +164,7 @@ for suite in $SUITES; do
 			# What only Full adds (the BPF LSM in an adopted cgroup); the rest is the host's.
 			BPFBOX_ADOPT_QUICK=1 sh "$suite" || FAILS=$((FAILS + 1))
 		elif [ "$suite" = tests/host/test_projects.sh ]; then
-			BPFBOX_PROJECTS="python node c git nested" BPFBOX_PROJECTS_EMBEDDED_ONLY=1 \
+			BPFBOX_PROJECTS="python node c git nested" BPFBOX_PROJECTS_EMBEDDED_ONLY=1 BPFBOX_PROJECTS_BARE_ON_FAIL=1 \
 				sh "$suite" || FAILS=$((FAILS + 1))
 		elif [ -n "$lvl" ]; then
 			BPFBOX_LEVEL=$lvl sh "$suite" || FAILS=$((FAILS + 1))
