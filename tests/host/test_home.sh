@@ -271,10 +271,11 @@ fi
 # A run killed by SIGKILL (a runtime's hard timeout, the OOM killer) cannot
 # remove its home. Each home is flock'ed while its session lives; the
 # helper that closes the next session's disk monitor removes, in the same
-# $TMPDIR, every bpfbox-<32 hex>.home that is this user's, unlocked and not
-# modified for a minute (lib/closer.h closer_sweep). Nothing else: not a
-# fresh one (made, not locked yet), not a locked one, not another user's,
-# not another name, never through a symlink.
+# $TMPDIR, every bpfbox-<32 hex>.home that is this user's (root's: anyone's,
+# a --user session's home is that user's), unlocked and not modified for a
+# minute (lib/closer.h closer_sweep). Nothing else: not a fresh one (made,
+# not locked yet), not a locked one, not another user's (but root's), not
+# another name, never through a symlink.
 SW=$TMPD/sweep
 mkdir -p "$SW/ws" "$SW/outside"
 echo keep >"$SW/outside/file"
@@ -288,6 +289,22 @@ poll_until 10 test -e "$SW/ws/started"
 KILLED=$(ls -d "$SW"/bpfbox-*.home 2>/dev/null | head -1)
 kill -9 "$KPID"
 wait "$KPID" 2>/dev/null
+# Root: a --user session killed the same way leaves a home its user owns.
+UKILLED=""
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	mkdir -p "$SW/uws" && chown nobody "$SW/uws"
+	TMPDIR=$SW "$BPFBOX" run -q --no-daemon --user nobody -w "$SW/uws" -- sh -c 'touch started; exec sleep 30' \
+		</dev/null >/dev/null 2>&1 &
+	KPID=$!
+	poll_until 10 test -e "$SW/uws/started"
+	UKILLED=$(ls -d "$SW"/bpfbox-*.home 2>/dev/null | grep -v "^$KILLED\$" | head -1)
+	kill -9 "$KPID"
+	wait "$KPID" 2>/dev/null
+	[ -n "$UKILLED" ] && poll_until 10 flock -n "$UKILLED" true
+	[ -n "$UKILLED" ] && [ "$(stat -c %U "$UKILLED")" = nobody ] &&
+		ok "a --user session's run killed by SIGKILL leaves a home its user owns" ||
+		fail "a killed --user run's home: ${UKILLED:-none} ($(ls -l "$SW" | tr '\n' ' '))"
+fi
 # Its session dies with it (PDEATHSIG): then the home is unlocked.
 [ -n "$KILLED" ] && poll_until 10 flock -n "$KILLED" true
 if [ -n "$KILLED" ] && [ -d "$KILLED" ]; then
@@ -313,7 +330,7 @@ ln -s "$SW/outside" "$LINK"
 (exec 9<"$LOCKED" && flock -x 9 && exec sleep 20) </dev/null >/dev/null 2>&1 &
 LPID=$!
 poll_until 10 sh -c '! flock -n "$1" true' sh "$LOCKED"
-old "$STALE" "$LOCKED" "$OTHER" "$UPPER" "$SHORT" "$LINK" ${KILLED:+"$KILLED"}
+old "$STALE" "$LOCKED" "$OTHER" "$UPPER" "$SHORT" "$LINK" ${KILLED:+"$KILLED"} ${UKILLED:+"$UKILLED"}
 TMPDIR=$SW "$BPFBOX" run -q --no-daemon -w "$SW/ws" -- true </dev/null >"$TMPD/sw.out" 2>"$TMPD/sw.err"
 rc=$?
 # The helper goes on after bpfbox has returned: it holds an fd of $SW
@@ -334,7 +351,9 @@ wait_gone 10 fd_on "$SW"
 [ -L "$LINK" ] && [ -d "$SW/outside" ] && ok "the sweep leaves a symlink named like a home, and its target" ||
 	fail "the sweep removed a symlink named like a home or its target"
 if [ "$(id -u)" = 0 ]; then
-	[ -d "$OTHER" ] && ok "the sweep leaves another user's home" || fail "the sweep removed another user's home"
+	[ ! -e "$OTHER" ] && { [ -z "$UKILLED" ] || [ ! -e "$UKILLED" ]; } &&
+		ok "root's sweep removes another user's old unlocked home, and the killed --user run's" ||
+		fail "root's sweep left another user's home: $(ls -l "$SW" | tr '\n' ' ')"
 fi
 kill "$LPID" 2>/dev/null
 wait "$LPID" 2>/dev/null

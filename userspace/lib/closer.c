@@ -127,7 +127,12 @@ NOSAN static bool swept_name(const struct closer *c, const char *name)
 	return !*s && !*name;
 }
 
-/* closer_sweep's job: what killed runs left, unlocked, old, ours (closer.h). */
+/*
+ * closer_sweep's job: what killed runs left, unlocked, old, ours (closer.h).
+ * Root's are anyone's: a --user session's home is its user's. What another
+ * user could put under such a name (and swap in before rm_at) is a tree
+ * that user could remove, as tmp cleaners remove anyone's old files.
+ */
 NOSAN static void sweep(const struct closer *c)
 {
 	char buf[1024] __attribute__((aligned(8)));
@@ -151,7 +156,7 @@ NOSAN static void sweep(const struct closer *c)
 			if (fd < 0)
 				continue;
 			if (!rsys(SYS_newfstatat, fd, (long)"", (long)&st, AT_EMPTY_PATH) &&
-			    st.st_uid == (uid_t)uid && st.st_dev == dir.st_dev &&
+			    (st.st_uid == (uid_t)uid || uid == 0) && st.st_dev == dir.st_dev &&
 			    st.st_mtime + CLOSER_SWEEP_AGE < now.tv_sec &&
 			    !rsys(SYS_flock, fd, LOCK_EX | LOCK_NB, 0, 0))
 				rm_at(c->sweep_dirfd, d->name, st.st_dev, 0);
