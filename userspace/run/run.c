@@ -93,6 +93,24 @@ static int load_secrets(struct run *r)
 	return 0;
 }
 
+/*
+ * The disk monitor's inotify instance, taken at the plan (monitor_disk_reserve):
+ * without it the disk limit would not hold, and a session that holds its
+ * user's instances could turn off the disk limit of every later session of
+ * that user. Fail closed (docs/SECURITY.md, "Resource limits and monitors").
+ */
+static int disk_watch_refused(const struct session *s)
+{
+	if (!s->lim.disk_unwatched)
+		return 0;
+	return log_refusal(s->lim.disk_unwatched,
+			   "cannot watch the session's disk use (%s): the inotify instances of "
+			   "uid %u are taken (fs.inotify.max_user_instances), so the disk limit "
+			   "would not hold; nothing ran (raise it: sysctl "
+			   "fs.inotify.max_user_instances=1024, or end what holds them)",
+			   strerror(s->lim.disk_unwatched), (unsigned)getuid());
+}
+
 /* The policy of every layer and the session's plan on this host. */
 static int plan_session(struct run *r)
 {
@@ -141,6 +159,9 @@ static int plan_session(struct run *r)
 	r->s.layers.requested = p->want;
 	if (p->via != LIMITS_VIA_AUTO)
 		session_plan_limits(&r->s, p->via);
+	r->step = "disk";
+	if (disk_watch_refused(&r->s) < 0)
+		return -EMFILE;
 	r->step = "level";
 	if (r->s.layers.enabled == LEVEL_NONE && !r->policy.allow_unconfined)
 		return log_refusal(EPERM, "neither Landlock nor seccomp is available, so nothing "
@@ -342,6 +363,8 @@ static int fall_back(struct run *r)
 	r->s.hooks.poll_fd = -1;
 	/* Its limits were left to the daemon: planned again for this process. */
 	session_plan_limits(&r->s, r->plan->via);
+	if (disk_watch_refused(&r->s) < 0)
+		return -EMFILE;
 	return start_embedded(r);
 }
 

@@ -107,6 +107,41 @@ static int map_ids(const struct ns_plan *n, const char **step)
 	return write_file_str("/proc/self/gid_map", line);
 }
 
+/*
+ * A session in a user namespace of its own gets a share of its user's
+ * inotify instances (a quarter, at least 16) and watches (a half, at least
+ * 8192). The kernel counts each in the namespace and for the user outside
+ * it, so one session cannot take all of them from the user's other
+ * sessions, whose disk monitors need an instance each and refuse to start
+ * without one (docs/SECURITY.md, "Resource limits and monitors"). Where
+ * /proc/sys cannot be written (read-only in some containers) the session
+ * runs without its share: docs/limits.md.
+ */
+static void share_inotify(void)
+{
+	static const struct {
+		const char *user, *ns;
+		unsigned long div, min;
+	} k[] = {
+		{"/proc/sys/fs/inotify/max_user_instances", "/proc/sys/user/max_inotify_instances",
+		 4, 16},
+		{"/proc/sys/fs/inotify/max_user_watches", "/proc/sys/user/max_inotify_watches", 2,
+		 8192},
+	};
+	char buf[32];
+
+	for (size_t i = 0; i < ARRAY_SIZE(k); i++) {
+		unsigned long v, n;
+
+		if (read_file_str(k[i].user, buf, sizeof(buf)) < 0)
+			continue;
+		v = strtoul(buf, NULL, 10);
+		n = v / k[i].div < k[i].min ? k[i].min : v / k[i].div;
+		snprintf(buf, sizeof(buf), "%lu", n < v ? n : v);
+		write_file_str(k[i].ns, buf);
+	}
+}
+
 /* Whether path is dir or below it. */
 static bool is_under(const char *path, const char *dir)
 {
@@ -465,6 +500,8 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 
 	if (n->user && (r = map_ids(n, step)) < 0)
 		return r;
+	if (n->user)
+		share_inotify();
 	*step = "bring up the network namespace's loopback";
 	if ((n->clone_flags & CLONE_NEWNET) && (r = ns_loopback_up()) < 0)
 		return r;
