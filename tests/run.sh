@@ -1,7 +1,8 @@
 #!/bin/bash
 # Runs the test suites and prints one closing line "N passed, N failed, N
 # skipped". BPFBOX_HOST_SUITES (paths of host suites, space-separated) runs only those host
-# suites; BPFBOX_TEST_JOBS (default 2 with two CPUs) how many run at once. Suites: unit (cmocka binaries), host (tests/host/*.sh on this
+# suites; BPFBOX_TEST_JOBS (default 2 with two CPUs) how many run at
+# once. Suites: unit (cmocka binaries), host (tests/host/*.sh on this
 # kernel), vm (tests/vm/matrix: one VM boot per kernel x level, each running
 # several suites).
 set -uo pipefail
@@ -88,8 +89,8 @@ if want host; then
 	# CPUs): each uses about one core (docs/vmtest.md, "Time"), and each
 	# keeps to what it made (its own directories, cgroups, namespaces and
 	# programs: a production daemon may run beside it too), and each gets
-	# a cgroup parent of its own under this run's. Longest first, by their seconds in
-	# the CI (docs/vmtest.md), so the two end close together; the logs are
+	# a cgroup parent of its own beside this run's. Longest first, by their
+	# seconds in the CI (docs/vmtest.md), so the two end close together; the logs are
 	# printed whole, in that order, as soon as a suite and the ones before
 	# it have ended.
 	hjobs=${BPFBOX_TEST_JOBS:-$(($(nproc) >= 2 ? 2 : 1))}

@@ -107,5 +107,14 @@ else
 	rc=$rc2
 	verdict "while it holds them, the next session of that uid starts and runs" 0 \
 		"$([ -e "$TMPD/ws$U2/ran" ] || echo "it did not run: $(oneline "$TMPD/second.err" 300)")"
+	# Around it: the session raising its own share, or a user namespace
+	# of its own inside (counted in the session's namespace all the same).
+	as $U2 "$BPFBOX" run -q --no-daemon -w "$TMPD/ws$U2" -- sh -c \
+		'echo 100000 >/proc/sys/user/max_inotify_instances 2>/dev/null && echo raised;
+		unshare -U true 2>/dev/null && echo nested; cat /proc/sys/user/max_inotify_instances' \
+		</dev/null >"$TMPD/raise.out" 2>&1
+	rc=0
+	verdict "the session cannot raise its share (the sysctl refused, no user namespace of its own inside)" 0 \
+		"$(grep -q 'raised\|nested' "$TMPD/raise.out" && echo "$(oneline "$TMPD/raise.out")")$(grep -qx "$share" "$TMPD/raise.out" || echo " share now: $(oneline "$TMPD/raise.out")")"
 fi
 finish
