@@ -102,6 +102,12 @@ struct supervise_io {
 	int in_w;      /* the pty master for our stdin; -1: stdin is not relayed */
 	int notify_fd; /* the seccomp listener (socket(), file changes); -1: none */
 	/*
+	 * The socket the child sends that listener through, until it came: a
+	 * set-up handed over before its restrict step sends it later, and a
+	 * call held for a listener nobody reads would wait for --timeout.
+	 */
+	int notify_sock;
+	/*
 	 * The child's report pipe when the run handed over a set-up not done
 	 * yet (frozen, or slow: session_run.c wait_exec); -1: its exec was
 	 * confirmed before. What was read of it: report_n as read(2) gave it,

@@ -443,8 +443,7 @@ static int run_command(struct run_state *t)
 {
 	struct session *s = t->s;
 
-	if (t->ntf[0] >= 0)
-		t->io.notify_fd = recv_fd(t->ntf[0]);
+	t->io.notify_sock = t->ntf[0]; /* the listener comes through it (supervise) */
 	if (t->relaying) {
 		t->io.out_r = t->out[0];
 		t->io.err_r = t->err[0];

@@ -25,6 +25,7 @@
 #include "seccomp.h"
 #include "reaper.h"
 #include "../policy/policy.h"
+#include "../lib/fdpass.h"
 #include "../lib/log.h"
 #include "../lib/names.h"
 #include "../lib/util.h"
@@ -95,7 +96,7 @@ static void network_denied(struct session *s, int fd)
 	denials_add(&s->denials, bpfbox_layer_name(BPFBOX_LAYER_SECCOMP), "socket", what, EPERM, 1);
 }
 
-enum { P_OUT, P_ERR, P_SIG, P_HOOK, P_IN, P_NOTIFY, P_REPORT, P_MON };
+enum { P_OUT, P_ERR, P_SIG, P_HOOK, P_IN, P_NOTIFY, P_NOTIFY_SOCK, P_REPORT, P_MON };
 
 /* The tail half of the cap, shared by the streams relayed. */
 static void streams_init(struct stream st[2], const struct policy_limits *pl)
@@ -286,6 +287,17 @@ static void on_events(struct session *s, struct life *lf, struct pollfd *pfd, st
 		io->report_n = 0;
 		session_exec_confirmed(s, lf->child, false);
 	}
+	/*
+	 * The listener: sent before the exec, or later by a set-up handed over
+	 * (session_run.c wait_exec); from now on its held calls are answered.
+	 */
+	if (pfd[P_NOTIFY_SOCK].revents & POLLIN) {
+		io->notify_fd = recv_fd(pfd[P_NOTIFY_SOCK].fd);
+		if (io->notify_fd >= 0) {
+			pfd[P_NOTIFY].fd = io->notify_fd;
+			pfd[P_NOTIFY_SOCK].fd = io->notify_sock = -1;
+		}
+	}
 	if (pfd[P_NOTIFY].fd >= 0 && pfd[P_NOTIFY].revents) {
 		if (pfd[P_NOTIFY].revents & POLLIN)
 			network_denied(s, pfd[P_NOTIFY].fd);
@@ -430,6 +442,7 @@ void supervise(struct session *s, pid_t child, struct supervise_io *io, int sig_
 		[P_HOOK] = {.fd = s->hooks.poll_fd, .events = POLLIN},
 		[P_IN] = {.fd = io->in_w >= 0 ? STDIN_FILENO : -1, .events = POLLIN},
 		[P_NOTIFY] = {.fd = io->notify_fd, .events = POLLIN},
+		[P_NOTIFY_SOCK] = {.fd = io->notify_sock, .events = POLLIN},
 		[P_REPORT] = {.fd = io->report_fd, .events = POLLIN},
 	};
 	uint64_t drain_until = 0;
