@@ -291,12 +291,13 @@ static void on_events(struct session *s, struct life *lf, struct pollfd *pfd, st
 	 * The listener: sent before the exec, or later by a set-up handed over
 	 * (session_run.c wait_exec); from now on its held calls are answered.
 	 */
-	if (pfd[P_NOTIFY_SOCK].revents & POLLIN) {
-		io->notify_fd = recv_fd(pfd[P_NOTIFY_SOCK].fd);
-		if (io->notify_fd >= 0) {
-			pfd[P_NOTIFY].fd = io->notify_fd;
+	if (pfd[P_NOTIFY_SOCK].fd >= 0 && pfd[P_NOTIFY_SOCK].revents) {
+		if (pfd[P_NOTIFY_SOCK].revents & POLLIN)
+			io->notify_fd = recv_fd(pfd[P_NOTIFY_SOCK].fd);
+		pfd[P_NOTIFY].fd = io->notify_fd;
+		/* Taken, or never to come (an error: no spin on it): polled no more. */
+		if (io->notify_fd >= 0 || !(pfd[P_NOTIFY_SOCK].revents & POLLIN))
 			pfd[P_NOTIFY_SOCK].fd = io->notify_sock = -1;
-		}
 	}
 	if (pfd[P_NOTIFY].fd >= 0 && pfd[P_NOTIFY].revents) {
 		if (pfd[P_NOTIFY].revents & POLLIN)
