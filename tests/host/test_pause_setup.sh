@@ -75,8 +75,8 @@ setup_run() {
 		hp=$!
 		poll_until 10 test -e "$TMPD/landed.ready"
 		t0=$(date +%s%N)
-		# shellcheck disable=SC2086 # $via: none, or two words
-		BPFBOX_CGROUP_PARENT=$cgp timeout -k 5 60 "$BPFBOX" run -q $via -w "$WS" \
+		# shellcheck disable=SC2086 # $via: none, or two words; $QUIET: -q or none
+		BPFBOX_CGROUP_PARENT=$cgp timeout -k 5 60 "$BPFBOX" run $QUIET $via -w "$WS" \
 			--task "$task" --status-fd 3 "$@" 3>"$TMPD/st" >"$TMPD/rout" \
 			2>"$TMPD/rerr" &
 		runp=$!
@@ -168,6 +168,7 @@ within() {
 	fi
 }
 
+QUIET=-q
 for mode in ${PAUSE_SETUP_MODES:-embedded daemon}; do
 	# 1. Paused in the set-up, nobody resumes: killed at the pause timeout.
 	setup_run "$mode" none --pause-timeout 2s -- sh -c 'echo ran'
@@ -192,13 +193,23 @@ for mode in ${PAUSE_SETUP_MODES:-embedded daemon}; do
 
 	# 3b. A set-up stuck without a freeze (SIGSTOP): --timeout counts from
 	# the fork, and the set-up is killed at once (no grace: no command yet).
+	# Not -q here: stderr is to say the timeout came before the command.
+	QUIET=
 	setup_run "$mode" stop --pause-timeout 120s --timeout 1s -- sh -c 'echo ran'
+	QUIET=-q
 	bounded "$mode: --timeout ends a run whose set-up is stopped (exit 124)" 124
 	scheck "'started' not in types and 'paused' not in types and 'ran' not in out and end.get('cause') == 'timeout' and end.get('exit_code') == 124" \
 		"$mode: ... ended (timeout), never started"
 	# From the fork only: before it, the 20000-path policy's compile takes
 	# seconds on a loaded host. The old code took 4 s, the grace alone 3 s.
 	within "$mode: ... within the timeout and 1.5 s of its fork (was 4 s)" "$FORK_MS" 2500
+	if [ "$LANDED" != yes ]; then
+		: # said above
+	elif grep -q 'stopped: timeout of 1 s before its command started' "$TMPD/rerr"; then
+		ok "$mode: ... stderr says the timeout came before the command started"
+	else
+		fail "$mode: ... stderr does not say the timeout came before the command started: $(grep -v 'not enforced' "$TMPD/rerr" | head -c 300)"
+	fi
 
 	# 3c. A set-up held past the hand-over (1 s) that then goes on: the
 	# listener of the session's held calls (a file made in the workspace

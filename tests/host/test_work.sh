@@ -187,7 +187,8 @@ verdict "--output-limit 1000: head and tail kept, a marker line in the stream" 0
 t0=$(date +%s)
 sbw --timeout 1 -- sleep 30
 t1=$(date +%s)
-verdict "--timeout 1 stops 'sleep 30' with 124" 124 "$([ $((t1 - t0)) -le 10 ] || echo "took $((t1 - t0)) s")"
+verdict "--timeout 1 stops 'sleep 30' with 124 (said, as a command that started)" 124 \
+	"$([ $((t1 - t0)) -le 10 ] || echo "took $((t1 - t0)) s")$(grep -q 'stopped: timeout of 1 s$' "$TMPD/err" || echo "no 'stopped: timeout of 1 s' line ending there on stderr")"
 
 EXTRA=$TMPD/extra
 mkdir -p "$EXTRA/ro" "$EXTRA/rw"

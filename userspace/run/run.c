@@ -407,9 +407,13 @@ int run_session(const struct run_plan *plan)
 		session_ended_early(&r.s, plan->status_fd, plan->start_ns, EXIT_SETUP, r.step);
 	if (!rc) {
 		code = r.s.result.exit_code;
+		/* From the fork (docs/runtime.md): a set-up that never ended is said so. */
 		if (r.s.result.timed_out)
-			log_warn("session %s stopped: timeout of %llu s", r.s.id,
-				 (unsigned long long)(r.policy.limits.timeout_ms / 1000));
+			log_warn("session %s stopped: timeout of %llu s%s", r.s.id,
+				 (unsigned long long)(r.policy.limits.timeout_ms / 1000),
+				 r.s.result.started ? ""
+						    : " before its command started (its set-up in "
+						      "the session had not ended)");
 	}
 	if (r.planned)
 		session_cleanup(&r.s);

@@ -72,6 +72,7 @@ struct session_result {
 	int wait_status; /* the command's raw status, -1 if it never ran */
 	enum session_cause cause;
 	bool timed_out;
+	bool started;		 /* the command exec'd: a set-up that never ended did not */
 	bool killed;		 /* by `bpfbox kill`, or over its disk limit when it cannot pause */
 	uint64_t paused_ms;	 /* time spent paused (not counted by the timeout) */
 	uint64_t output_bytes;	 /* relayed to stdout and stderr */

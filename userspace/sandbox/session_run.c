@@ -337,6 +337,7 @@ void session_exec_confirmed(struct session *s, pid_t child, bool not_found)
 		s->cmd_pid = read_file_str(path, buf, sizeof(buf)) > 0 ? atoi(buf) : 0;
 	}
 	status_started(s, child);
+	s->result.started = !not_found;
 	if (not_found)
 		s->result.cause = CAUSE_NOT_FOUND;
 }
