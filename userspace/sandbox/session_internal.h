@@ -102,9 +102,9 @@ struct supervise_io {
 	int in_w;      /* the pty master for our stdin; -1: stdin is not relayed */
 	int notify_fd; /* the seccomp listener (socket(), file changes); -1: none */
 	/*
-	 * The socket the child sends that listener through, until it came: a
-	 * set-up handed over before its restrict step sends it later, and a
-	 * call held for a listener nobody reads would wait for --timeout.
+	 * The socket the child sends that listener through, polled until it
+	 * comes: a set-up handed over before its restrict step sends it later,
+	 * and a call held for a listener nobody reads would wait for --timeout.
 	 */
 	int notify_sock;
 	/*

@@ -297,7 +297,7 @@ static void on_events(struct session *s, struct life *lf, struct pollfd *pfd, st
 		pfd[P_NOTIFY].fd = io->notify_fd;
 		/* Taken, or never to come (an error: no spin on it): polled no more. */
 		if (io->notify_fd >= 0 || !(pfd[P_NOTIFY_SOCK].revents & POLLIN))
-			pfd[P_NOTIFY_SOCK].fd = io->notify_sock = -1;
+			pfd[P_NOTIFY_SOCK].fd = -1;
 	}
 	if (pfd[P_NOTIFY].fd >= 0 && pfd[P_NOTIFY].revents) {
 		if (pfd[P_NOTIFY].revents & POLLIN)
