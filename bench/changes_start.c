@@ -4,14 +4,18 @@
  * (bench/changes.sh, docs/benchmarks.md section 10), and the floor under
  * it: an overlayfs made and torn down with nothing of bpfbox around it.
  *
- *   changes_start stamp
- *	prints CLOCK_MONOTONIC in ns: the command the sessions run.
- *   changes_start split N BPFBOX WS STAMP
- *	N rounds, each one session of --changes direct then one of
- *	--changes review (-q --no-daemon -w WS -- STAMP stamp), 50 ms of
- *	quiet after each; per mode the median and first quartile, in µs, of
- *	the time to the command's start (fork of bpfbox to the stamp) and
- *	after it (the stamp to bpfbox's exit).
+ *   changes_start stamp [MS]
+ *	prints CLOCK_MONOTONIC in ns at its start and, MS ms later, at its
+ *	end (one line): the command the sessions run.
+ *   changes_start split N BPFBOX WS STAMP [MS]
+ *	N rounds, each one session of --changes direct and one of
+ *	--changes review (-q --no-daemon -w WS -- STAMP stamp MS), in turn
+ *	first, 50 ms of quiet after each; per mode the median and first
+ *	quartile, in µs, of the time to the command's start (fork of bpfbox
+ *	to the first stamp) and after its end (the second stamp to bpfbox's
+ *	exit); then "review-direct": the median, first and third quartiles
+ *	of the same round's differences, start then end (a drift of the
+ *	host between rounds cancels out of them).
  *   changes_start overlay N DIR
  *	root: in a mount namespace of its own, N times: a change set's three
  *	directories made in DIR, an overlay of DIR/lower with bpfbox's
@@ -62,9 +66,9 @@ static void quartiles(long long *v, int n, double *med, double *q1)
 
 /* One session: its start and end in ns; -1 when the stamp did not come. */
 static int session(const char *bin, const char *mode, const char *ws, const char *stamp,
-		   long long *start, long long *end)
+		   const char *ms, long long *start, long long *end)
 {
-	char out[64] = {0};
+	char out[96] = {0}, *sp;
 	long long t0, t1;
 	int p[2], st;
 	ssize_t n;
@@ -81,7 +85,7 @@ static int session(const char *bin, const char *mode, const char *ws, const char
 		dup2(null, 2);
 		close(p[0]);
 		execl(bin, bin, "run", "-q", "--no-daemon", "--changes", mode, "-w", ws, "--",
-		      stamp, "stamp", (char *)NULL);
+		      stamp, "stamp", ms, (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
@@ -90,23 +94,26 @@ static int session(const char *bin, const char *mode, const char *ws, const char
 	if (pid > 0)
 		waitpid(pid, &st, 0);
 	t1 = now_ns();
-	if (n <= 0)
+	if (n <= 0 || !(sp = strchr(out, ' ')))
 		return -1;
 	*start = atoll(out) - t0;
-	*end = t1 - atoll(out);
+	*end = t1 - atoll(sp + 1);
 	return 0;
 }
 
-static int split(int n, const char *bin, const char *ws, const char *stamp)
+static int split(int n, const char *bin, const char *ws, const char *stamp, const char *ms)
 {
 	static const char *const modes[] = {"direct", "review"};
-	long long *v = calloc(4 * (size_t)n, sizeof(*v));
+	long long *v = calloc(6 * (size_t)n, sizeof(*v));
+	double d[6];
 
 	if (!v)
 		return 1;
 	for (int r = 0; r < n; r++)
-		for (int m = 0; m < 2; m++) {
-			if (session(bin, modes[m], ws, stamp, &v[(2 * m) * n + r],
+		for (int k = 0; k < 2; k++) {
+			int m = (k + r) % 2; /* each mode first in every other round */
+
+			if (session(bin, modes[m], ws, stamp, ms, &v[(2 * m) * n + r],
 				    &v[(2 * m + 1) * n + r]) < 0) {
 				fprintf(stderr, "changes_start: a %s session printed no stamp\n",
 					modes[m]);
@@ -114,6 +121,11 @@ static int split(int n, const char *bin, const char *ws, const char *stamp)
 			}
 			usleep(50000);
 		}
+	/* The rounds' differences, before the sorts below reorder each mode's. */
+	for (int r = 0; r < n; r++) {
+		v[4 * n + r] = v[2 * n + r] - v[r];
+		v[5 * n + r] = v[3 * n + r] - v[n + r];
+	}
 	for (int m = 0; m < 2; m++) {
 		double sm, sq, em, eq;
 
@@ -121,6 +133,12 @@ static int split(int n, const char *bin, const char *ws, const char *stamp)
 		quartiles(&v[(2 * m + 1) * n], n, &em, &eq);
 		printf("%s\t%.0f\t%.0f\t%.0f\t%.0f\n", modes[m], sm, sq, em, eq);
 	}
+	quartiles(&v[4 * n], n, &d[0], &d[1]);
+	d[2] = v[4 * n + 3 * n / 4] / 1e3;
+	quartiles(&v[5 * n], n, &d[3], &d[4]);
+	d[5] = v[5 * n + 3 * n / 4] / 1e3;
+	printf("review-direct\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\n", d[0], d[1], d[2], d[3],
+	       d[4], d[5]);
 	free(v);
 	return 0;
 }
@@ -187,14 +205,19 @@ static int overlay(int n, const char *dir)
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && !strcmp(argv[1], "stamp")) {
-		printf("%lld\n", now_ns());
+	if ((argc == 2 || argc == 3) && !strcmp(argv[1], "stamp")) {
+		long long t0 = now_ns();
+
+		if (argc == 3 && atoi(argv[2]) > 0)
+			usleep(1000 * atoi(argv[2]));
+		printf("%lld %lld\n", t0, now_ns());
 		return 0;
 	}
-	if (argc == 6 && !strcmp(argv[1], "split") && atoi(argv[2]) >= 4)
-		return split(atoi(argv[2]), argv[3], argv[4], argv[5]);
+	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "split") && atoi(argv[2]) >= 4)
+		return split(atoi(argv[2]), argv[3], argv[4], argv[5], argc == 7 ? argv[6] : "0");
 	if (argc == 4 && !strcmp(argv[1], "overlay") && atoi(argv[2]) >= 4)
 		return overlay(atoi(argv[2]), argv[3]);
-	fprintf(stderr, "usage: changes_start stamp | split N BPFBOX WS STAMP | overlay N DIR\n");
+	fprintf(stderr,
+		"usage: changes_start stamp [MS] | split N BPFBOX WS STAMP [MS] | overlay N DIR\n");
 	return 2;
 }

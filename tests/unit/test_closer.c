@@ -7,7 +7,8 @@
  * given to closer_remove() is still there until closer_end() and gone
  * after it, its mode-0 directories too, a symlink in it removed but never
  * followed; one closer runs one helper at a time, and a use's jobs are not
- * the next one's.
+ * the next one's; a prepared directory lands whole in the first free slot;
+ * an armed helper does the jobs given after its start once let go.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -331,7 +332,91 @@ static void jobs_not_inherited(void **state)
 	assert_int_equal(scratch_remove(dir), 0);
 }
 
+static struct closer pc;
+
+/* One prepare's directory with its subs, renamed in whole to the first free slot. */
+static void prepares_into_free_slots(void **state)
+{
+	static const char *const subs[] = {"upper", "work"};
+	char dir[64], p[192];
+	struct stat st;
+	int dfd;
+
+	(void)state;
+	assert_int_equal(scratch_make(dir, sizeof(dir), "closer-prep"), 0);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	/* Names that are not one entry are refused. */
+	assert_int_equal(closer_prepare(&pc, dfd, "a/b", "s.", 2, subs, 2), -EINVAL);
+	assert_int_equal(closer_prepare(&pc, dfd, "t", "s.", 0, subs, 2), -EINVAL);
+	/* Slot 0 taken by a file: the next one; the first sub's mode as asked. */
+	snprintf(p, sizeof(p), "%s/s.0", dir);
+	close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+	for (int i = 1; i <= 3; i++) {
+		pc.nowait = true;
+		assert_int_equal(closer_prepare(&pc, dfd, "t", "s.", 3, subs, 2), 0);
+		closer_prepare_owner(&pc, 0751, -1, -1);
+		assert_int_equal(closer_begin(&pc, NULL, 0), 0);
+		assert_true(idle_within(&pc, 5000));
+		snprintf(p, sizeof(p), "%s/s.%d/upper", dir, i < 3 ? i : 2);
+		assert_int_equal(stat(p, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0751);
+		snprintf(p, sizeof(p), "%s/s.%d/work", dir, i < 3 ? i : 2);
+		assert_int_equal(stat(p, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0700);
+		/* Its temporary name never left behind; every slot taken: nothing made. */
+		snprintf(p, sizeof(p), "%s/t", dir);
+		assert_int_equal(access(p, F_OK), -1);
+	}
+	snprintf(p, sizeof(p), "%s/s.3", dir);
+	assert_int_equal(access(p, F_OK), -1);
+	close(dfd);
+	assert_int_equal(scratch_remove(dir), 0);
+}
+
+static struct closer ac;
+
+/*
+ * Armed: the helper starts at closer_begin, holds its fds, and takes the
+ * jobs given after it (a removal, a prepare) when closer_end lets it go.
+ */
+static void armed_takes_later_jobs(void **state)
+{
+	static const char *const subs[] = {"u"};
+	char dir[64], t[128], p[192];
+	int dfd, held[2], fds[2];
+
+	(void)state;
+	assert_int_equal(scratch_make(dir, sizeof(dir), "closer-armed"), 0);
+	snprintf(t, sizeof(t), "%s/t", dir);
+	assert_int_equal(mkdir(t, 0700), 0);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	assert_int_equal(pipe2(held, O_CLOEXEC), 0);
+	ac.nowait = ac.armed = true;
+	fds[0] = held[1];
+	fds[1] = dfd;
+	assert_int_equal(closer_begin(&ac, fds, 2), 0);
+	close(held[1]);
+	/* Its jobs given now, after its start; nothing done before it is let go. */
+	assert_int_equal(closer_remove(&ac, dfd, "t"), 0);
+	assert_int_equal(closer_prepare(&ac, dfd, "t", "s.", 1, subs, 1), 0);
+	close(dfd);
+	assert_false(eof_within(held[0], 200));
+	assert_int_equal(access(t, F_OK), 0);
+	closer_end(&ac);
+	/* Removed, then made anew under that name and renamed to its slot. */
+	snprintf(p, sizeof(p), "%s/s.0/u", dir);
+	assert_true(eof_within(held[0], 5000));
+	assert_true(idle_within(&ac, 5000));
+	assert_int_equal(access(p, F_OK), 0);
+	assert_int_equal(access(t, F_OK), -1);
+	close(held[0]);
+	assert_int_equal(scratch_remove(dir), 0);
+}
+
 UNIT_MAIN(cmocka_unit_test(held_until_end), cmocka_unit_test(nothing_to_hold),
 	  cmocka_unit_test(finds_bpf_fds), cmocka_unit_test(removes_once_let_go),
 	  cmocka_unit_test(leaves_other_file_systems), cmocka_unit_test(nowait_removes_at_once),
-	  cmocka_unit_test(busy_until_exit), cmocka_unit_test(jobs_not_inherited))
+	  cmocka_unit_test(busy_until_exit), cmocka_unit_test(jobs_not_inherited),
+	  cmocka_unit_test(prepares_into_free_slots), cmocka_unit_test(armed_takes_later_jobs))

@@ -41,6 +41,18 @@ NOSAN static inline long rsys(long n, long a, long b, long c, long d)
 			 : "rcx", "r11", "memory");
 	return r;
 }
+
+NOSAN static inline long rsys5(long n, long a, long b, long c, long d, long e)
+{
+	register long r10 __asm__("r10") = d, r8 __asm__("r8") = e;
+	long r;
+
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
+			 : "rcx", "r11", "memory");
+	return r;
+}
 #elif defined(__aarch64__)
 NOSAN static inline long rsys(long n, long a, long b, long c, long d)
 {
@@ -50,10 +62,29 @@ NOSAN static inline long rsys(long n, long a, long b, long c, long d)
 	__asm__ volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
 	return x0;
 }
+
+NOSAN static inline long rsys5(long n, long a, long b, long c, long d, long e)
+{
+	register long x8 __asm__("x8") = n, x0 __asm__("x0") = a, x1 __asm__("x1") = b,
+			 x2 __asm__("x2") = c, x3 __asm__("x3") = d, x4 __asm__("x4") = e;
+
+	__asm__ volatile("svc #0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4)
+			 : "memory");
+	return x0;
+}
 #else
 NOSAN static inline long rsys(long n, long a, long b, long c, long d)
 {
 	long r = syscall(n, a, b, c, d);
+
+	return r < 0 ? -errno : r;
+}
+
+NOSAN static inline long rsys5(long n, long a, long b, long c, long d, long e)
+{
+	long r = syscall(n, a, b, c, d, e);
 
 	return r < 0 ? -errno : r;
 }
@@ -165,6 +196,43 @@ NOSAN static void sweep(const struct closer *c)
 	}
 }
 
+/* closer_prepare's job (closer.h): one directory made for a later user. */
+NOSAN static void prepare(const struct closer *c)
+{
+	char slot[sizeof(c->prep_name) + 2];
+	struct stat st;
+	long fd, i, n = 0, bad = 0;
+
+	while (c->prep_name[n])
+		slot[n] = c->prep_name[n], n++;
+	slot[n + 1] = '\0';
+	for (i = 0; i < c->prep_slots; i++) {
+		slot[n] = (char)('0' + i);
+		if (rsys(SYS_newfstatat, c->prep_dirfd, (long)slot, (long)&st,
+			 AT_SYMLINK_NOFOLLOW) == -ENOENT)
+			break;
+	}
+	if (i == c->prep_slots ||
+	    rsys(SYS_newfstatat, c->prep_dirfd, (long)"", (long)&st, AT_EMPTY_PATH) ||
+	    rsys(SYS_mkdirat, c->prep_dirfd, (long)c->prep_tmp, 0700, 0))
+		return;
+	fd = rsys(SYS_openat, c->prep_dirfd, (long)c->prep_tmp,
+		  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	for (i = 0; i < c->prep_nsubs && !bad; i++)
+		bad = fd < 0 || rsys(SYS_mkdirat, fd, (long)c->prep_subs[i], 0700, 0);
+	if (!bad && c->prep_nsubs && c->prep_mode >= 0)
+		bad = rsys(SYS_fchmodat, fd, (long)c->prep_subs[0], c->prep_mode, 0);
+	if (!bad && c->prep_nsubs && c->prep_uid >= 0)
+		bad = rsys5(SYS_fchownat, fd, (long)c->prep_subs[0], c->prep_uid, c->prep_gid,
+			    AT_SYMLINK_NOFOLLOW);
+	if (fd >= 0)
+		rsys(SYS_close, fd, 0, 0, 0);
+	if (fd < 0 || bad ||
+	    rsys5(SYS_renameat2, c->prep_dirfd, (long)c->prep_tmp, c->prep_dirfd, (long)slot,
+		  RENAME_NOREPLACE))
+		rm_at(c->prep_dirfd, c->prep_tmp, st.st_dev, 0);
+}
+
 /*
  * The helper: drops every fd but the ones to hold and its pipe ends, tells
  * the parent, then holds them until the parent lets go; then removes the
@@ -187,12 +255,16 @@ NOSAN static int helper(void *arg)
 		rsys(SYS_write, c->ready_write, (long)&b, 1, 0);
 	if (c->go_read >= 0)
 		rsys(SYS_read, c->go_read, (long)&b, 1, 0);
+	/* Armed: the jobs were written before the parent let go (closer_end). */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (c->rm_name[0] && !rsys(SYS_newfstatat, c->rm_dirfd, (long)"", (long)&st, AT_EMPTY_PATH))
 		rm_at(c->rm_dirfd, c->rm_name, st.st_dev, 0);
 	if (c->sweep_prefix[0])
 		sweep(c);
+	if (c->prep_tmp[0])
+		prepare(c);
 	/* This use's jobs done: the closer's next use asks for its own. */
-	c->rm_name[0] = c->sweep_prefix[0] = '\0';
+	c->rm_name[0] = c->sweep_prefix[0] = c->prep_tmp[0] = '\0';
 	rsys(SYS_exit, 0, 0, 0, 0);
 	return 0;
 }
@@ -208,10 +280,16 @@ static bool busy(const struct closer *c)
 	return __atomic_load_n(&c->busy, __ATOMIC_ACQUIRE) != 0;
 }
 
+/* Whether its jobs may be given now: no helper, or an armed one not let go. */
+static bool open_for_jobs(const struct closer *c)
+{
+	return !busy(c) || (c->armed && c->started && c->go[1] >= 0);
+}
+
 /* A use that did not start: its jobs are not the next use's. */
 static void forget_jobs(struct closer *c)
 {
-	c->rm_name[0] = c->sweep_prefix[0] = '\0';
+	c->rm_name[0] = c->sweep_prefix[0] = c->prep_tmp[0] = '\0';
 }
 
 int closer_begin(struct closer *c, const int *fds, size_t n)
@@ -229,7 +307,12 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 	c->started = 0;
 	c->go[0] = c->go[1] = c->ready[0] = c->ready[1] = -1;
 	c->go_read = c->ready_write = -1;
-	if (!c->nowait && (pipe2(c->go, O_CLOEXEC) < 0 || pipe2(c->ready, O_CLOEXEC) < 0)) {
+	if ((!c->nowait || c->armed) && pipe2(c->go, O_CLOEXEC) < 0) {
+		r = -errno;
+		forget_jobs(c);
+		return r;
+	}
+	if (!c->nowait && pipe2(c->ready, O_CLOEXEC) < 0) {
 		r = -errno;
 		forget_jobs(c);
 		closer_end(c);
@@ -243,14 +326,18 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 		c->keep[c->nkeep++] = c->rm_dirfd;
 	if (c->sweep_prefix[0] && (!c->rm_name[0] || c->sweep_dirfd != c->rm_dirfd))
 		c->keep[c->nkeep++] = c->sweep_dirfd;
-	if (!c->nowait) {
+	if (c->prep_tmp[0] && (!c->rm_name[0] || c->prep_dirfd != c->rm_dirfd) &&
+	    (!c->sweep_prefix[0] || c->prep_dirfd != c->sweep_dirfd))
+		c->keep[c->nkeep++] = c->prep_dirfd;
+	if (!c->nowait || c->armed)
 		c->keep[c->nkeep++] = c->go_read = c->go[0];
+	if (!c->nowait)
 		c->keep[c->nkeep++] = c->ready_write = c->ready[1];
-	}
 	qsort(c->keep, c->nkeep, sizeof(c->keep[0]), cmp_int);
 	__atomic_store_n(&c->busy, 1, __ATOMIC_RELEASE);
-	if (clone(helper, c->stack + sizeof(c->stack), CLONE_VM | CLONE_CHILD_CLEARTID, c, NULL,
-		  NULL, &c->busy) < 0) {
+	c->pid = clone(helper, c->stack + sizeof(c->stack), CLONE_VM | CLONE_CHILD_CLEARTID, c,
+		       NULL, NULL, &c->busy);
+	if (c->pid < 0) {
 		r = -errno;
 		__atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
 		forget_jobs(c);
@@ -258,6 +345,10 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 		return r;
 	}
 	c->started = 1;
+	if (c->armed) {
+		close(c->go[0]); /* the helper's copy is its */
+		c->go[0] = -1;
+	}
 	if (c->nowait)
 		return 0;
 	close(c->ready[1]);
@@ -277,7 +368,7 @@ int closer_remove(struct closer *c, int dirfd, const char *name)
 {
 	if (SYS_newfstatat < 0)
 		return -ENOSYS;
-	if (busy(c))
+	if (!open_for_jobs(c))
 		return -EBUSY;
 	if (dirfd < 0 || !name[0] || streq(name, ".") || streq(name, "..") ||
 	    strlen(name) >= sizeof(c->rm_name) || strchr(name, '/'))
@@ -291,7 +382,7 @@ int closer_sweep(struct closer *c, int dirfd, const char *prefix, const char *su
 {
 	if (SYS_newfstatat < 0)
 		return -ENOSYS;
-	if (busy(c))
+	if (!open_for_jobs(c))
 		return -EBUSY;
 	if (dirfd < 0 || !prefix[0] || strlen(prefix) >= sizeof(c->sweep_prefix) ||
 	    strlen(suffix) >= sizeof(c->sweep_suffix) || strchr(prefix, '/') || strchr(suffix, '/'))
@@ -302,8 +393,50 @@ int closer_sweep(struct closer *c, int dirfd, const char *prefix, const char *su
 	return 0;
 }
 
+/* A name for the helper: one entry of a directory (closer_remove's rules). */
+static bool one_name(const char *name, size_t size)
+{
+	return name[0] && !streq(name, ".") && !streq(name, "..") && strlen(name) < size &&
+	       !strchr(name, '/');
+}
+
+int closer_prepare(struct closer *c, int dirfd, const char *tmp, const char *name, int slots,
+		   const char *const *subs, size_t nsubs)
+{
+	if (SYS_newfstatat < 0)
+		return -ENOSYS;
+	if (!open_for_jobs(c))
+		return -EBUSY;
+	if (dirfd < 0 || !one_name(tmp, sizeof(c->prep_tmp)) ||
+	    !one_name(name, sizeof(c->prep_name) - 1) || slots < 1 || slots > 10 ||
+	    nsubs > CLOSER_PREP_SUBS)
+		return -EINVAL;
+	for (size_t i = 0; i < nsubs; i++)
+		if (!one_name(subs[i], sizeof(c->prep_subs[i])))
+			return -EINVAL;
+	for (size_t i = 0; i < nsubs; i++)
+		snprintf(c->prep_subs[i], sizeof(c->prep_subs[i]), "%s", subs[i]);
+	c->prep_dirfd = dirfd;
+	c->prep_mode = c->prep_uid = c->prep_gid = -1;
+	c->prep_nsubs = (int)nsubs;
+	c->prep_slots = slots;
+	snprintf(c->prep_name, sizeof(c->prep_name), "%s", name);
+	snprintf(c->prep_tmp, sizeof(c->prep_tmp), "%s", tmp);
+	return 0;
+}
+
+void closer_prepare_owner(struct closer *c, int mode, int uid, int gid)
+{
+	if (!open_for_jobs(c))
+		return;
+	c->prep_mode = mode;
+	c->prep_uid = uid;
+	c->prep_gid = gid;
+}
+
 void closer_end(struct closer *c)
 {
+	__atomic_thread_fence(__ATOMIC_RELEASE); /* the jobs, before the helper is let go */
 	/* The helper's read returns: it exits, the last references go. */
 	for (int i = 0; i < 2; i++) {
 		if (c->go[i] >= 0)

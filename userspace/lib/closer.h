@@ -18,8 +18,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define CLOSER_MAX_FDS	256
-#define CLOSER_RM_DEPTH 16 /* levels of a tree to remove (closer_remove) */
+#define CLOSER_MAX_FDS	 256
+#define CLOSER_RM_DEPTH	 16 /* levels of a tree to remove (closer_remove) */
+#define CLOSER_PREP_SUBS 4  /* directories in one closer_prepare makes */
 
 struct closer {
 	char stack[32768] __attribute__((aligned(16))); /* the helper's; one per user */
@@ -29,6 +30,7 @@ struct closer {
 	int go[2], ready[2];
 	int go_read, ready_write; /* the ends the helper uses */
 	int started;
+	int pid; /* the last helper's */
 	/*
 	 * 1 from closer_begin() until the helper has left our memory: the
 	 * kernel writes 0 here when it exits (CLONE_CHILD_CLEARTID), after
@@ -47,10 +49,23 @@ struct closer {
 	 * cost 0.15 to 0.35 ms a use on this 2-vCPU host).
 	 */
 	bool nowait;
+	/*
+	 * Set with nowait before closer_begin(): the helper starts now, drops
+	 * the other fds and waits; its jobs (closer_remove, _sweep, _prepare)
+	 * may be given until closer_end() lets it go, which costs a close
+	 * instead of a clone at that moment (a session's end). If this
+	 * process dies first, the helper does what it was given by then.
+	 */
+	bool armed;
 	int rm_dirfd;				 /* closer_remove's directory, held too */
 	char rm_name[256];			 /* what to remove in it; "": nothing */
 	int sweep_dirfd;			 /* closer_sweep's directory, held too */
 	char sweep_prefix[32], sweep_suffix[16]; /* "": no sweep */
+	int prep_dirfd;				 /* closer_prepare's directory, held too */
+	char prep_tmp[80], prep_name[32];	 /* "": nothing to prepare */
+	char prep_subs[CLOSER_PREP_SUBS][16];
+	int prep_nsubs, prep_slots;
+	int prep_mode, prep_uid, prep_gid; /* the first sub's; -1: as made */
 };
 
 /*
@@ -61,7 +76,7 @@ struct closer {
  */
 int closer_begin(struct closer *c, const int *fds, size_t n);
 /*
- * Before closer_begin(): the helper also removes name (one entry of
+ * Before closer_begin() (or, armed, before closer_end()): the helper also removes name (one entry of
  * dirfd, with all below it) once let go, before it exits: a removal that
  * is not worth waiting for (an empty change set). It holds dirfd for it.
  * 0, or -EINVAL for a name with a slash or too long, -EBUSY (busy above).
@@ -80,6 +95,19 @@ int closer_remove(struct closer *c, int dirfd, const char *name);
  */
 #define CLOSER_SWEEP_AGE 60
 int closer_sweep(struct closer *c, int dirfd, const char *prefix, const char *suffix);
+/*
+ * Before closer_begin(): the helper also makes, last, a directory for a
+ * later user to take (by a rename): tmp in dirfd, mode 0700, holding the
+ * directories subs[0..nsubs), renamed to name followed by the first digit
+ * below slots that no entry of dirfd has (never over one). Nothing is
+ * made when every slot is taken; what a failed step made is removed. tmp
+ * may be the name closer_remove removes: it is made after that. It holds
+ * dirfd for it. 0, or -EINVAL (a slash, too long, too many), -EBUSY.
+ */
+int closer_prepare(struct closer *c, int dirfd, const char *tmp, const char *name, int slots,
+		   const char *const *subs, size_t nsubs);
+/* After closer_prepare(): the first sub's mode (chmod) and owner (chown, as root), -1 as made. */
+void closer_prepare_owner(struct closer *c, int mode, int uid, int gid);
 /* Lets the helper go (it removes what it was given, exits and drops the last references). */
 void closer_end(struct closer *c);
 /*

@@ -170,18 +170,21 @@ int changes_manifest_write(const struct changes_set *cs, bool sync)
 	return r;
 }
 
-int changes_create(struct changes_set *cs, const char *id, const char *workspace, int ws_fd,
-		   int *upper, int *work, char *why, size_t why_size)
+int changes_create(struct changes_set *cs, const char *root, const char *id, const char *workspace,
+		   int ws_fd, int *upper, int *work, char *why, size_t why_size)
 {
-	char root[PATH_MAX], path[PATH_MAX + 16];
+	char made[PATH_MAX], path[PATH_MAX + 16];
 	struct statfs sfs;
 	struct stat st;
-	int r;
+	int r = 0;
 
 	memset(cs, 0, sizeof(*cs));
 	cs->lock_fd = -1;
 	*upper = *work = -1;
-	if ((r = changes_root(root, sizeof(root), true)) < 0) {
+	if (!root || !root[0])
+		r = changes_root(made, sizeof(made), true);
+	root = root && root[0] ? root : made;
+	if (r < 0) {
 		snprintf(why, why_size,
 			 "--changes: cannot make the change sets' directory %s: %s (set "
 			 "BPFBOX_CHANGES_DIR to another)",
@@ -220,6 +223,8 @@ int changes_create(struct changes_set *cs, const char *id, const char *workspace
 	if ((size_t)snprintf(cs->dir, sizeof(cs->dir), "%.3000s/%s", root, id) >=
 	    sizeof(cs->dir) - 16)
 		return -ENAMETOOLONG;
+	if (!ch_spare_take(cs, root, &st, upper, work))
+		return 0;
 	r = mkdir(cs->dir, 0700) < 0 ? -errno : 0;
 	/* The upper's root is the session's workspace root: its mode and owner. */
 	snprintf(path, sizeof(path), "%s/upper", cs->dir);
@@ -526,50 +531,6 @@ int changes_summary_parse(struct json_object *o, struct changes_set *cs, const c
 	return take_paths(v, cs);
 }
 
-/*
- * An empty set out of sight at once and removed off the session's path: a
- * rename to ".ID.gone" (never a set's name: changes_id_valid), then a
- * closer (lib/closer.h) that holds the caller's fds of its directories
- * and removes it on its own (nowait), so neither the removals nor the last closes
- * (ext4 frees the inodes then) are the session's: about 1 ms of an empty
- * review session's end (docs/benchmarks.md). Whatever step fails, the set
- * is removed here instead, never left.
- */
-static void remove_later(struct changes_set *cs, const int *hold, size_t n)
-{
-	static struct closer c;
-	const char *slash = strrchr(cs->dir, '/');
-	_cleanup_close_ int dfd = -1;
-	char root[sizeof(cs->dir) - 80], gone[80];
-	int r;
-
-	if (c.started || !slash || slash == cs->dir || slash - cs->dir >= (long)sizeof(root)) {
-		changes_remove(cs);
-		return;
-	}
-	snprintf(root, sizeof(root), "%.*s", (int)(slash - cs->dir), cs->dir);
-	snprintf(gone, sizeof(gone), ".%s.gone", cs->id);
-	dfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); /* read: the sweep */
-	if (dfd < 0 || renameat(dfd, cs->id, dfd, gone) < 0) {
-		changes_remove(cs); /* not renamed: by its own name */
-		return;
-	}
-	changes_unlock(cs); /* still linked: not the last reference */
-	c.nowait = true;    /* nothing here waits for an EOF */
-	r = closer_remove(&c, dfd, gone);
-	/* And what a helper killed before its end left: ".ID.gone" unchanged for a minute. */
-	if (!r)
-		closer_sweep(&c, dfd, ".", ".gone");
-	if (!r)
-		r = closer_begin(&c, hold, n);
-	if (!r) {
-		closer_end(&c);
-		return;
-	}
-	snprintf(cs->dir, sizeof(cs->dir), "%s/%s", root, gone);
-	changes_remove(cs);
-}
-
 int changes_session_end(struct changes_set *cs, const int *hold, size_t n)
 {
 	char why[256];
@@ -577,11 +538,11 @@ int changes_session_end(struct changes_set *cs, const int *hold, size_t n)
 
 	if (r < 0) {
 		cs->kept = true;
+		ch_end_later(cs, hold, n);
 		return r;
 	}
 	cs->kept = cs->list.n > 0;
-	if (!cs->kept)
-		remove_later(cs, hold, n);
+	ch_end_later(cs, hold, n);
 	/* With the start the child took, flushed: it outlives the session. */
 	return cs->kept ? changes_manifest_write(cs, true) : 0;
 }

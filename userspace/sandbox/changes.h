@@ -104,12 +104,15 @@ bool changes_id_valid(const char *id);
 
 /*
  * Makes ROOT/ID with its upper and work dirs for the workspace ws_fd
- * (opened at path, grants.h); upper and work are opened O_PATH into
- * *upper, *work; the caller completes cs (its undo bounds) and writes the
- * manifest. why: a one-line reason on failure. 0 or -errno.
+ * (opened at path, grants.h), or takes a spare set made ahead
+ * (changes_spare.c); upper and work are opened O_PATH into *upper,
+ * *work; the caller completes cs (its undo bounds) and writes the
+ * manifest. root: the sets' directory as changes_root made it (NULL or
+ * "": found and made here). why: a one-line reason on failure. 0 or
+ * -errno.
  */
-int changes_create(struct changes_set *cs, const char *id, const char *workspace, int ws_fd,
-		   int *upper, int *work, char *why, size_t why_size);
+int changes_create(struct changes_set *cs, const char *root, const char *id, const char *workspace,
+		   int ws_fd, int *upper, int *work, char *why, size_t why_size);
 
 /* The set ID as its manifest says; -ENOENT: none. why as above. */
 int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_size);
@@ -173,10 +176,20 @@ struct json_object *changes_summary_object(const struct changes_set *cs);
 int changes_summary_parse(struct json_object *o, struct changes_set *cs, const char **bad);
 
 /*
+ * The session's command runs (its set-up ended or was handed over): a set
+ * not chained is locked and its manifest written (not flushed), beside
+ * the command instead of before it; the helper that ends the set is
+ * started, holding hold[0..n) (changes_spare.c). 0, or -errno of the lock
+ * or the manifest: only what a crash of bpfbox would leave readable is
+ * lost, the set is scanned and recorded at the end all the same.
+ */
+int changes_session_running(struct changes_set *cs, const int *hold, size_t n);
+
+/*
  * The session's end: the upper scanned; nothing changed: the set removed
  * (cs->kept false), else kept. 0 or -errno (the set is then kept). An
  * empty set's name goes at once and its directories after bpfbox has
- * moved on (changes.c, remove_later), with the last references to them:
+ * moved on (changes_spare.c, ch_end_later), with the last references to them:
  * hold[0..n), the caller's fds of the set's directories.
  */
 int changes_session_end(struct changes_set *cs, const int *hold, size_t n);

@@ -55,4 +55,24 @@ int ch_gen_read(const char *hist, unsigned long n, struct changes_gen *g);
 /* Generation n removed (renamed away first). */
 void ch_gen_drop(const char *hist, unsigned long n);
 
+/*
+ * changes_spare.c: a spare set taken for cs (cs->dir, not yet there) in
+ * root, its upper made the workspace root's (ws) mode and owner, upper
+ * and work opened as changes_create opens them. 0, or -errno: none was
+ * there (-ENOENT), or it was not as the helper makes it (removed).
+ */
+int ch_spare_take(struct changes_set *cs, const char *root, const struct stat *ws, int *upper,
+		  int *work);
+/*
+ * While the command runs: the helper that ch_end_later lets go started,
+ * holding hold[0..n) (at most 7), so that the end pays no clone.
+ */
+void ch_helper_arm(const struct changes_set *cs, const int *hold, size_t n);
+/*
+ * The set at the session's end (changes_session_end): removed off the
+ * session's path when not kept; the fds in hold[0..n) closed last there;
+ * the next session's spare made.
+ */
+void ch_end_later(struct changes_set *cs, const int *hold, size_t n);
+
 #endif

@@ -198,6 +198,12 @@ int session_changes_start(struct session *s, struct grant_fds *gf, struct child_
 /* The child is running: BPFBOX_FAULT_TOUCH_AT_START's write (changes.h). */
 void session_changes_started(const struct session *s);
 /*
+ * Its set-up has ended or been handed to supervise(): the set locked and
+ * its manifest written (a chain's were before the fork), beside the
+ * command instead of before it.
+ */
+void session_changes_running(struct session *s, const struct grant_fds *gf);
+/*
  * s->changes_root when s asks for a change set (--changes review|apply or
  * --changes-from): session_plan() calls it, and again whoever sets
  * s->changes_from after the plan.

@@ -112,8 +112,8 @@ int session_changes_start(struct session *s, struct grant_fds *gf, struct child_
 	if (!cs)
 		return log_error_errno(ENOMEM, "--changes: cannot make the change set");
 	s->changes = cs;
-	r = changes_create(cs, s->id, s->policy->workspace, gf->ws, &gf->upper, &gf->work, why,
-			   sizeof(why));
+	r = changes_create(cs, s->changes_root, s->id, s->policy->workspace, gf->ws, &gf->upper,
+			   &gf->work, why, sizeof(why));
 	if (r < 0) {
 		changes_remove(cs); /* nothing when its directory was never made */
 		log_error("%s; nothing ran", why);
@@ -122,16 +122,16 @@ int session_changes_start(struct session *s, struct grant_fds *gf, struct child_
 	cs->undo_gens = s->policy->undo_generations;
 	cs->undo_mb = s->policy->undo_mb;
 	/*
-	 * Not flushed: a session that changes nothing removes it at its end,
-	 * and one that changes something flushes it then (changes_session_end).
+	 * A chain's manifests and lock come first: it takes its parent over.
+	 * Any other set's come once the child runs (session_changes_running),
+	 * off the start's path.
 	 */
-	if ((r = changes_manifest_write(cs, false)) < 0) {
+	if (s->changes_from && (r = changes_manifest_write(cs, false)) < 0) {
 		changes_remove(cs);
 		return log_error_errno(
 			-r, "--changes: cannot write the manifest of %s; nothing ran", cs->dir);
 	}
-	/* Held until the session's end: no apply or discard of a set in use. */
-	if ((r = changes_lock(cs)) < 0 || (s->changes_from && (r = chain(cs, gf, s)) < 0)) {
+	if (s->changes_from && ((r = changes_lock(cs)) < 0 || (r = chain(cs, gf, s)) < 0)) {
 		if (!s->changes_from || !cs->parent[0])
 			changes_remove(cs);
 		return r < 0 && r != -EINVAL ? log_error_errno(-r, "--changes: the set %s", cs->id)
@@ -176,6 +176,21 @@ void session_changes_started(const struct session *s)
 {
 	if (s->changes)
 		changes_fault_at_start(s->changes->start_slot);
+}
+
+void session_changes_running(struct session *s, const struct grant_fds *gf)
+{
+	int hold[3] = {gf->upper, gf->work, gf->changes_mnt};
+	struct changes_set *cs = s->changes;
+	int r;
+
+	if (!cs)
+		return;
+	r = changes_session_running(cs, hold, ARRAY_SIZE(hold));
+	if (r < 0)
+		log_warn("--changes: the change set %s: cannot %s (%s); it is recorded at the "
+			 "session's end",
+			 cs->id, cs->lock_fd < 0 ? "lock it" : "write its manifest", strerror(-r));
 }
 
 void session_changes_end(struct session *s, const struct grant_fds *gf)

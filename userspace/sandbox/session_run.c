@@ -437,13 +437,14 @@ static int wait_exec(struct run_state *t)
 }
 
 /*
- * The command's life: relay, watch, end; then the summary. A set-up that
- * failed after a resume ends as that step's failure: -errno.
+ * The command's life: the change set's lock and helper, relay, watch, end;
+ * then the summary. A set-up that failed after a resume: that step's -errno.
  */
 static int run_command(struct run_state *t)
 {
 	struct session *s = t->s;
 
+	session_changes_running(s, &t->gf);
 	t->io.notify_sock = t->ntf[0]; /* the listener comes through it (supervise) */
 	if (t->relaying) {
 		t->io.out_r = t->out[0];
@@ -572,10 +573,7 @@ int session_run(struct session *s, char *const argv[])
 		.io = {.out_r = -1, .err_r = -1, .in_w = -1, .notify_fd = -1, .report_fd = -1},
 		.lx = {.caller_home = session_caller_home(), .read_host = p->read_host},
 	};
-	/*
-	 * Each run fills a result of its own: one after a hook's -EAGAIN (the
-	 * caller runs the session again, run.c) starts from nothing.
-	 */
+	/* Each run fills a result of its own: one after a hook's -EAGAIN (run.c) starts anew. */
 	s->result = (struct session_result){.wait_status = -1};
 	for (size_t i = 0; !r && i < ARRAY_SIZE(run_steps); i++)
 		r = run_steps[i](t);
