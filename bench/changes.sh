@@ -161,6 +161,10 @@ if "direct" in split and "review" in split:
     print("| to the command's start, first quartile | %.0f | %.0f | %+.0f |" % (d0[1], r0[1], r0[1] - d0[1]))
     print("| after it (to bpfbox's exit), median | %.0f | %.0f | %+.0f |" % (d0[2], r0[2], r0[2] - d0[2]))
     print("| after it, first quartile | %.0f | %.0f | %+.0f |" % (d0[3], r0[3], r0[3] - d0[3]))
+    if "review-direct" in split:
+        p = split["review-direct"]
+        print("| the same round's review − direct, to the start: median (quartiles) | | | %+.0f (%+.0f, %+.0f) |" % (p[0], p[1], p[2]))
+        print("| the same round's review − direct, after it: median (quartiles) | | | %+.0f (%+.0f, %+.0f) |" % (p[3], p[4], p[5]))
 if "overlay" in split:
     print()
     print("| the floor: no bpfbox, %s times | median µs | first quartile µs |" % runs)

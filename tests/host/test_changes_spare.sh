@@ -5,9 +5,9 @@
 # work dir) and the next session takes it with one rename. Each check reads
 # the sets' directory: the spare made, taken (the same inode becomes the
 # set), never used when it is not as the helper makes it (a symlinked
-# upper), the empty set removed although the session's end kills every
-# process bpfbox started, and an apply just after a session never finds
-# its set "in use". Root, and uid 65534 in a user namespace.
+# upper), the empty set removed once bpfbox has exited, and an apply just
+# after a session never finds its set "in use" (the helper's copy of our
+# fds holds no lock). Root, and uid 65534 in a user namespace.
 
 . "$(dirname "$0")/../lib.sh"
 
@@ -63,10 +63,8 @@ verdict "a spare made for another mode: the session still sees its root's (700)"
 	"$([ "$(cat "$TMPD/out")" = 700 ] || echo "it saw '$(oneline "$TMPD/out")'")"
 chmod 751 "$WS"
 
-# --- the helper outlives the session's end -------------------------------------------
+# --- the empty set's removal ---------------------------------------------------------
 
-# The end kills every process bpfbox started (sandbox/reaper.c) but the
-# helper that removes the empty set: it was started while the command ran.
 for cmd in true "sleep 0.3"; do
 	review -- sh -c "$cmd"
 	poll_until 10 no_gone "$SETS"
@@ -76,7 +74,7 @@ done
 
 # --- an apply just after the session -------------------------------------------------
 
-# The helper is started before the set is locked: no copy of the lock
+# The set is unlocked before its helper starts: no copy of the lock
 # outlives bpfbox, so the set is never "in use" once the session ended.
 busy=""
 for i in 1 2 3 4 5 6 7 8 9 10 11 12; do

@@ -7,8 +7,7 @@
  * given to closer_remove() is still there until closer_end() and gone
  * after it, its mode-0 directories too, a symlink in it removed but never
  * followed; one closer runs one helper at a time, and a use's jobs are not
- * the next one's; a prepared directory lands whole in the first free slot;
- * an armed helper does the jobs given after its start once let go.
+ * the next one's; a prepared directory lands whole in the first free slot.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -374,49 +373,8 @@ static void prepares_into_free_slots(void **state)
 	assert_int_equal(scratch_remove(dir), 0);
 }
 
-static struct closer ac;
-
-/*
- * Armed: the helper starts at closer_begin, holds its fds, and takes the
- * jobs given after it (a removal, a prepare) when closer_end lets it go.
- */
-static void armed_takes_later_jobs(void **state)
-{
-	static const char *const subs[] = {"u"};
-	char dir[64], t[128], p[192];
-	int dfd, held[2], fds[2];
-
-	(void)state;
-	assert_int_equal(scratch_make(dir, sizeof(dir), "closer-armed"), 0);
-	snprintf(t, sizeof(t), "%s/t", dir);
-	assert_int_equal(mkdir(t, 0700), 0);
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	assert_true(dfd >= 0);
-	assert_int_equal(pipe2(held, O_CLOEXEC), 0);
-	ac.nowait = ac.armed = true;
-	fds[0] = held[1];
-	fds[1] = dfd;
-	assert_int_equal(closer_begin(&ac, fds, 2), 0);
-	close(held[1]);
-	/* Its jobs given now, after its start; nothing done before it is let go. */
-	assert_int_equal(closer_remove(&ac, dfd, "t"), 0);
-	assert_int_equal(closer_prepare(&ac, dfd, "t", "s.", 1, subs, 1), 0);
-	close(dfd);
-	assert_false(eof_within(held[0], 200));
-	assert_int_equal(access(t, F_OK), 0);
-	closer_end(&ac);
-	/* Removed, then made anew under that name and renamed to its slot. */
-	snprintf(p, sizeof(p), "%s/s.0/u", dir);
-	assert_true(eof_within(held[0], 5000));
-	assert_true(idle_within(&ac, 5000));
-	assert_int_equal(access(p, F_OK), 0);
-	assert_int_equal(access(t, F_OK), -1);
-	close(held[0]);
-	assert_int_equal(scratch_remove(dir), 0);
-}
-
 UNIT_MAIN(cmocka_unit_test(held_until_end), cmocka_unit_test(nothing_to_hold),
 	  cmocka_unit_test(finds_bpf_fds), cmocka_unit_test(removes_once_let_go),
 	  cmocka_unit_test(leaves_other_file_systems), cmocka_unit_test(nowait_removes_at_once),
 	  cmocka_unit_test(busy_until_exit), cmocka_unit_test(jobs_not_inherited),
-	  cmocka_unit_test(prepares_into_free_slots), cmocka_unit_test(armed_takes_later_jobs))
+	  cmocka_unit_test(prepares_into_free_slots))

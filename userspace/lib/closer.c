@@ -255,8 +255,6 @@ NOSAN static int helper(void *arg)
 		rsys(SYS_write, c->ready_write, (long)&b, 1, 0);
 	if (c->go_read >= 0)
 		rsys(SYS_read, c->go_read, (long)&b, 1, 0);
-	/* Armed: the jobs were written before the parent let go (closer_end). */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (c->rm_name[0] && !rsys(SYS_newfstatat, c->rm_dirfd, (long)"", (long)&st, AT_EMPTY_PATH))
 		rm_at(c->rm_dirfd, c->rm_name, st.st_dev, 0);
 	if (c->sweep_prefix[0])
@@ -280,12 +278,6 @@ static bool busy(const struct closer *c)
 	return __atomic_load_n(&c->busy, __ATOMIC_ACQUIRE) != 0;
 }
 
-/* Whether its jobs may be given now: no helper, or an armed one not let go. */
-static bool open_for_jobs(const struct closer *c)
-{
-	return !busy(c) || (c->armed && c->started && c->go[1] >= 0);
-}
-
 /* A use that did not start: its jobs are not the next use's. */
 static void forget_jobs(struct closer *c)
 {
@@ -307,12 +299,7 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 	c->started = 0;
 	c->go[0] = c->go[1] = c->ready[0] = c->ready[1] = -1;
 	c->go_read = c->ready_write = -1;
-	if ((!c->nowait || c->armed) && pipe2(c->go, O_CLOEXEC) < 0) {
-		r = -errno;
-		forget_jobs(c);
-		return r;
-	}
-	if (!c->nowait && pipe2(c->ready, O_CLOEXEC) < 0) {
+	if (!c->nowait && (pipe2(c->go, O_CLOEXEC) < 0 || pipe2(c->ready, O_CLOEXEC) < 0)) {
 		r = -errno;
 		forget_jobs(c);
 		closer_end(c);
@@ -329,15 +316,14 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 	if (c->prep_tmp[0] && (!c->rm_name[0] || c->prep_dirfd != c->rm_dirfd) &&
 	    (!c->sweep_prefix[0] || c->prep_dirfd != c->sweep_dirfd))
 		c->keep[c->nkeep++] = c->prep_dirfd;
-	if (!c->nowait || c->armed)
+	if (!c->nowait) {
 		c->keep[c->nkeep++] = c->go_read = c->go[0];
-	if (!c->nowait)
 		c->keep[c->nkeep++] = c->ready_write = c->ready[1];
+	}
 	qsort(c->keep, c->nkeep, sizeof(c->keep[0]), cmp_int);
 	__atomic_store_n(&c->busy, 1, __ATOMIC_RELEASE);
-	c->pid = clone(helper, c->stack + sizeof(c->stack), CLONE_VM | CLONE_CHILD_CLEARTID, c,
-		       NULL, NULL, &c->busy);
-	if (c->pid < 0) {
+	if (clone(helper, c->stack + sizeof(c->stack), CLONE_VM | CLONE_CHILD_CLEARTID, c, NULL,
+		  NULL, &c->busy) < 0) {
 		r = -errno;
 		__atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
 		forget_jobs(c);
@@ -345,10 +331,6 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 		return r;
 	}
 	c->started = 1;
-	if (c->armed) {
-		close(c->go[0]); /* the helper's copy is its */
-		c->go[0] = -1;
-	}
 	if (c->nowait)
 		return 0;
 	close(c->ready[1]);
@@ -368,7 +350,7 @@ int closer_remove(struct closer *c, int dirfd, const char *name)
 {
 	if (SYS_newfstatat < 0)
 		return -ENOSYS;
-	if (!open_for_jobs(c))
+	if (busy(c))
 		return -EBUSY;
 	if (dirfd < 0 || !name[0] || streq(name, ".") || streq(name, "..") ||
 	    strlen(name) >= sizeof(c->rm_name) || strchr(name, '/'))
@@ -382,7 +364,7 @@ int closer_sweep(struct closer *c, int dirfd, const char *prefix, const char *su
 {
 	if (SYS_newfstatat < 0)
 		return -ENOSYS;
-	if (!open_for_jobs(c))
+	if (busy(c))
 		return -EBUSY;
 	if (dirfd < 0 || !prefix[0] || strlen(prefix) >= sizeof(c->sweep_prefix) ||
 	    strlen(suffix) >= sizeof(c->sweep_suffix) || strchr(prefix, '/') || strchr(suffix, '/'))
@@ -405,7 +387,7 @@ int closer_prepare(struct closer *c, int dirfd, const char *tmp, const char *nam
 {
 	if (SYS_newfstatat < 0)
 		return -ENOSYS;
-	if (!open_for_jobs(c))
+	if (busy(c))
 		return -EBUSY;
 	if (dirfd < 0 || !one_name(tmp, sizeof(c->prep_tmp)) ||
 	    !one_name(name, sizeof(c->prep_name) - 1) || slots < 1 || slots > 10 ||
@@ -427,7 +409,7 @@ int closer_prepare(struct closer *c, int dirfd, const char *tmp, const char *nam
 
 void closer_prepare_owner(struct closer *c, int mode, int uid, int gid)
 {
-	if (!open_for_jobs(c))
+	if (busy(c))
 		return;
 	c->prep_mode = mode;
 	c->prep_uid = uid;
@@ -436,7 +418,6 @@ void closer_prepare_owner(struct closer *c, int mode, int uid, int gid)
 
 void closer_end(struct closer *c)
 {
-	__atomic_thread_fence(__ATOMIC_RELEASE); /* the jobs, before the helper is let go */
 	/* The helper's read returns: it exits, the last references go. */
 	for (int i = 0; i < 2; i++) {
 		if (c->go[i] >= 0)

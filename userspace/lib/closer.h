@@ -30,7 +30,6 @@ struct closer {
 	int go[2], ready[2];
 	int go_read, ready_write; /* the ends the helper uses */
 	int started;
-	int pid; /* the last helper's */
 	/*
 	 * 1 from closer_begin() until the helper has left our memory: the
 	 * kernel writes 0 here when it exits (CLONE_CHILD_CLEARTID), after
@@ -49,14 +48,6 @@ struct closer {
 	 * cost 0.15 to 0.35 ms a use on this 2-vCPU host).
 	 */
 	bool nowait;
-	/*
-	 * Set with nowait before closer_begin(): the helper starts now, drops
-	 * the other fds and waits; its jobs (closer_remove, _sweep, _prepare)
-	 * may be given until closer_end() lets it go, which costs a close
-	 * instead of a clone at that moment (a session's end). If this
-	 * process dies first, the helper does what it was given by then.
-	 */
-	bool armed;
 	int rm_dirfd;				 /* closer_remove's directory, held too */
 	char rm_name[256];			 /* what to remove in it; "": nothing */
 	int sweep_dirfd;			 /* closer_sweep's directory, held too */
@@ -76,7 +67,7 @@ struct closer {
  */
 int closer_begin(struct closer *c, const int *fds, size_t n);
 /*
- * Before closer_begin() (or, armed, before closer_end()): the helper also removes name (one entry of
+ * Before closer_begin(): the helper also removes name (one entry of
  * dirfd, with all below it) once let go, before it exits: a removal that
  * is not worth waiting for (an empty change set). It holds dirfd for it.
  * 0, or -EINVAL for a name with a slash or too long, -EBUSY (busy above).

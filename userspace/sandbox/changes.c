@@ -531,18 +531,14 @@ int changes_summary_parse(struct json_object *o, struct changes_set *cs, const c
 	return take_paths(v, cs);
 }
 
-int changes_session_end(struct changes_set *cs, const int *hold, size_t n)
+int changes_session_end(struct changes_set *cs)
 {
 	char why[256];
 	int r = changes_scan(cs, &cs->list, why, sizeof(why));
 
-	if (r < 0) {
-		cs->kept = true;
-		ch_end_later(cs, hold, n);
+	cs->kept = r < 0 || cs->list.n > 0;
+	if (r < 0)
 		return r;
-	}
-	cs->kept = cs->list.n > 0;
-	ch_end_later(cs, hold, n);
 	/* With the start the child took, flushed: it outlives the session. */
 	return cs->kept ? changes_manifest_write(cs, true) : 0;
 }

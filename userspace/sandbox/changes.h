@@ -178,21 +178,25 @@ int changes_summary_parse(struct json_object *o, struct changes_set *cs, const c
 /*
  * The session's command runs (its set-up ended or was handed over): a set
  * not chained is locked and its manifest written (not flushed), beside
- * the command instead of before it; the helper that ends the set is
- * started, holding hold[0..n) (changes_spare.c). 0, or -errno of the lock
- * or the manifest: only what a crash of bpfbox would leave readable is
- * lost, the set is scanned and recorded at the end all the same.
+ * the command instead of before it (changes_spare.c). 0, or -errno of the
+ * lock or the manifest: only what a crash of bpfbox would leave readable
+ * is lost, the set is scanned and recorded at the end all the same.
  */
-int changes_session_running(struct changes_set *cs, const int *hold, size_t n);
+int changes_session_running(struct changes_set *cs);
 
 /*
- * The session's end: the upper scanned; nothing changed: the set removed
- * (cs->kept false), else kept. 0 or -errno (the set is then kept). An
- * empty set's name goes at once and its directories after bpfbox has
- * moved on (changes_spare.c, ch_end_later), with the last references to them:
- * hold[0..n), the caller's fds of the set's directories.
+ * The session's end: the upper scanned; cs->kept when something changed
+ * (its manifest flushed then). 0 or -errno (the set is then kept).
  */
-int changes_session_end(struct changes_set *cs, const int *hold, size_t n);
+int changes_session_end(struct changes_set *cs);
+/*
+ * After the end (and --changes apply): the set unlocked; an empty one
+ * renamed away at once and removed by a helper once bpfbox has moved on,
+ * holding hold[0..n) (at most 7: the caller's fds of the set's
+ * directories), which also makes the next session's spare
+ * (changes_spare.c).
+ */
+void changes_session_done(struct changes_set *cs, const int *hold, size_t n);
 
 /*
  * changes_apply.c: the set into its workspace. Refuses (CHANGES_EXIT_CONFLICT,

@@ -63,16 +63,4 @@ void ch_gen_drop(const char *hist, unsigned long n);
  */
 int ch_spare_take(struct changes_set *cs, const char *root, const struct stat *ws, int *upper,
 		  int *work);
-/*
- * While the command runs: the helper that ch_end_later lets go started,
- * holding hold[0..n) (at most 7), so that the end pays no clone.
- */
-void ch_helper_arm(const struct changes_set *cs, const int *hold, size_t n);
-/*
- * The set at the session's end (changes_session_end): removed off the
- * session's path when not kept; the fds in hold[0..n) closed last there;
- * the next session's spare made.
- */
-void ch_end_later(struct changes_set *cs, const int *hold, size_t n);
-
 #endif

@@ -18,7 +18,6 @@
 #include "changes.h"
 #include "changes_internal.h"
 #include "grants.h"
-#include "reaper.h"
 #include "../lib/closer.h"
 #include "../lib/util.h"
 
@@ -75,14 +74,6 @@ int ch_spare_take(struct changes_set *cs, const char *root, const struct stat *w
 	return r;
 }
 
-/*
- * The helper that ends the set (lib/closer.h), one per process: armed
- * while the command runs (ch_helper_arm), so that the session's end pays
- * a close, not a clone; it holds the sets' directory (root) for its jobs.
- */
-static struct closer helper;
-static int helper_root = -1;
-
 /* The sets' directory of cs into root (size bytes): 0, or -ENAMETOOLONG. */
 static int root_of(const struct changes_set *cs, char *root, size_t size)
 {
@@ -94,104 +85,78 @@ static int root_of(const struct changes_set *cs, char *root, size_t size)
 	return 0;
 }
 
-/* The helper started holding hold[0..n) and the sets' directory. 0 or -errno. */
-static int begin(const int *hold, size_t n)
-{
-	int fds[8];
-
-	if (n + 1 > ARRAY_SIZE(fds))
-		return -E2BIG;
-	memcpy(fds, hold, n * sizeof(*fds));
-	fds[n] = helper_root;
-	helper.nowait = true; /* nothing here waits for an EOF */
-	return closer_begin(&helper, fds, n + 1);
-}
-
-void ch_helper_arm(const struct changes_set *cs, const int *hold, size_t n)
-{
-	char root[sizeof(cs->dir)];
-
-	if (helper.started || root_of(cs, root, sizeof(root)) < 0)
-		return;
-	helper_root =
-		open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); /* read: the sweep */
-	helper.armed = true;
-	if (helper_root >= 0 && begin(hold, n) < 0)
-		fd_close(&helper_root);
-	helper.armed = helper_root >= 0;
-	/* It outlives the session's processes, which the reaper kills at the end. */
-	if (helper.armed)
-		reaper_spare(helper.pid);
-}
-
 /*
- * The set at the session's end, off its path: an empty one out of sight at
- * once, a rename to ".ID.gone" (never a set's name), then the helper
- * removes it with the last references to its directories (hold: ext4
- * frees the inodes then; root's overlay is torn down), so neither is the
- * session's. The same helper sweeps what killed runs left and makes the
- * next session's spare, under the name it has just removed, its upper as
- * this session's. Whatever step fails, an empty set is removed here
- * instead, never left.
+ * The set once the session has ended, off its path: an empty one out of
+ * sight at once, a rename to ".ID.gone" (never a set's name), then a
+ * closer (lib/closer.h, one per process) that holds the caller's fds of
+ * its directories and removes it on its own (nowait), so neither the
+ * removals nor the last closes (ext4 frees the inodes then; root's
+ * overlay is torn down) are the session's. The same helper sweeps what
+ * killed runs left and makes the next session's spare, under the name it
+ * has just removed, its upper as this session's. The set is unlocked
+ * first: the helper's copy of our fds, which it drops a moment later, is
+ * then without the lock's (an apply just after our exit would find the
+ * set in use). Whatever step fails, an empty set is removed here instead,
+ * never left.
  */
-void ch_end_later(struct changes_set *cs, const int *hold, size_t n)
+void changes_session_done(struct changes_set *cs, const int *hold, size_t n)
 {
-	bool armed = helper.started && helper_root >= 0, renamed = false;
-	char root[sizeof(cs->dir) - 80], gone[80], path[sizeof(cs->dir)];
+	static struct closer c;
+	char root[sizeof(cs->dir) - 80], gone[80];
+	_cleanup_close_ int dfd = -1;
+	int fds[8], r = 0;
+	bool renamed = false;
 	struct stat up;
-	int r = 0;
 
-	if (root_of(cs, root, sizeof(root)) < 0 || (!armed && helper.started)) {
+	changes_unlock(cs);
+	if (c.started || n + 1 > ARRAY_SIZE(fds) || root_of(cs, root, sizeof(root)) < 0) {
 		if (!cs->kept)
 			changes_remove(cs);
 		return;
 	}
 	snprintf(gone, sizeof(gone), ".%s.gone", cs->id);
-	if (!armed)
-		helper_root = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (!cs->kept && (helper_root < 0 || renameat(helper_root, cs->id, helper_root, gone) < 0))
+	dfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); /* read: the sweep */
+	if (!cs->kept && (dfd < 0 || renameat(dfd, cs->id, dfd, gone) < 0)) {
 		changes_remove(cs); /* not renamed: by its own name */
-	else if (!cs->kept) {
-		renamed = true;
-		changes_unlock(cs); /* still linked: not the last reference */
-		r = closer_remove(&helper, helper_root, gone);
-	}
-	if (helper_root < 0)
 		return;
+	}
+	if (dfd < 0)
+		return;
+	renamed = !cs->kept;
+	c.nowait = true; /* nothing here waits for an EOF */
+	if (renamed)
+		r = closer_remove(&c, dfd, gone);
 	/* Neither is needed: what a killed helper left (".ID.gone" a minute old), the spare. */
 	if (!r) {
-		closer_sweep(&helper, helper_root, ".", ".gone");
-		if (!closer_prepare(&helper, helper_root, gone, SPARE, SPARES, set_dirs,
-				    ARRAY_SIZE(set_dirs)) &&
+		closer_sweep(&c, dfd, ".", ".gone");
+		if (!closer_prepare(&c, dfd, gone, SPARE, SPARES, set_dirs, ARRAY_SIZE(set_dirs)) &&
 		    n && fstat(hold[0], &up) == 0)
-			closer_prepare_owner(&helper, up.st_mode & 07777,
+			closer_prepare_owner(&c, up.st_mode & 07777,
 					     geteuid() ? -1 : (int)up.st_uid, (int)up.st_gid);
+		memcpy(fds, hold, n * sizeof(*fds));
+		fds[n] = dfd;
+		r = closer_begin(&c, fds, n + 1);
 	}
-	if (!r && !armed)
-		r = begin(hold, n);
-	if (!r || armed)
-		closer_end(&helper); /* armed: let go, whatever it was given */
-	fd_close(&helper_root);
-	if (r < 0 && renamed) {
-		snprintf(path, sizeof(path), "%s/%s", root, gone);
-		snprintf(cs->dir, sizeof(cs->dir), "%s", path);
+	if (!r) {
+		closer_end(&c);
+		return;
+	}
+	if (renamed) {
+		snprintf(cs->dir, sizeof(cs->dir), "%s/%s", root, gone);
 		changes_remove(cs);
 	}
 }
 
-int changes_session_running(struct changes_set *cs, const int *hold, size_t n)
+int changes_session_running(struct changes_set *cs)
 {
-	int r = 0;
+	int r;
 
 	/*
-	 * The helper first: its copy of our fds, which it drops when it first
-	 * runs, is then without the lock's (an apply just after our exit
-	 * would find the set in use). Locked before the manifest: an apply or
-	 * discard needs it, so none can act on the set before the lock. A
-	 * chain's were taken before its start.
+	 * Locked before the manifest: an apply or discard needs it, so none
+	 * can act on the set before the lock. A chain's were taken before its
+	 * start.
 	 */
-	ch_helper_arm(cs, hold, n);
-	if (cs->lock_fd < 0 && (r = changes_lock(cs)) == 0)
-		r = changes_manifest_write(cs, false);
-	return r;
+	if (cs->lock_fd >= 0 || (r = changes_lock(cs)) < 0)
+		return cs->lock_fd >= 0 ? 0 : r;
+	return changes_manifest_write(cs, false);
 }

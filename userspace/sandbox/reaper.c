@@ -107,13 +107,6 @@ static int add_children(pid_t pid, pid_t **queue, size_t *tail, size_t *cap)
 	return 0;
 }
 
-static pid_t spared;
-
-void reaper_spare(pid_t pid)
-{
-	spared = pid;
-}
-
 /*
  * Walks our subtree through /proc/PID/task/TID/children, which costs one
  * read per process of the session instead of a scan of every process on
@@ -131,7 +124,7 @@ static int kill_subtree(int sig)
 	while (!r && head < tail) {
 		pid_t pid = queue[head++];
 
-		if (head > 1 && pid != spared)
+		if (head > 1)
 			kill(pid, sig);
 		r = add_children(pid, &queue, &tail, &cap);
 	}
@@ -160,8 +153,7 @@ static int kill_by_scan(int sig)
 		for (size_t i = 0; i < n; i++) {
 			if (v[i].ppid != parent || v[i].pid == parent)
 				continue;
-			if (v[i].pid != spared)
-				kill(v[i].pid, sig);
+			kill(v[i].pid, sig);
 			if (tail < n + 1)
 				queue[tail++] = v[i].pid;
 		}

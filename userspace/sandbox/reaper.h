@@ -11,15 +11,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* Sends sig to the process group of leader and to every descendant but the spared one. */
+/* Sends sig to the process group of leader and to every descendant. */
 int reaper_kill_all(pid_t leader, int sig);
-/*
- * pid, a helper of bpfbox's own that it cloned (the change set's closer):
- * never signalled by reaper_kill_all. Its pid cannot name another process
- * while bpfbox lives: it exits without a signal to us and stays a zombie
- * of ours until we exit. 0: none.
- */
-void reaper_spare(pid_t pid);
 
 /* Reaps exited children without blocking; records leader's status. */
 void reaper_reap(pid_t leader, int *leader_status, bool *leader_done);

@@ -202,7 +202,7 @@ void session_changes_started(const struct session *s);
  * its manifest written (a chain's were before the fork), beside the
  * command instead of before it.
  */
-void session_changes_running(struct session *s, const struct grant_fds *gf);
+void session_changes_running(struct session *s);
 /*
  * s->changes_root when s asks for a change set (--changes review|apply or
  * --changes-from): session_plan() calls it, and again whoever sets

@@ -178,16 +178,12 @@ void session_changes_started(const struct session *s)
 		changes_fault_at_start(s->changes->start_slot);
 }
 
-void session_changes_running(struct session *s, const struct grant_fds *gf)
+void session_changes_running(struct session *s)
 {
-	int hold[3] = {gf->upper, gf->work, gf->changes_mnt};
 	struct changes_set *cs = s->changes;
 	int r;
 
-	if (!cs)
-		return;
-	r = changes_session_running(cs, hold, ARRAY_SIZE(hold));
-	if (r < 0)
+	if (cs && (r = changes_session_running(cs)) < 0)
 		log_warn("--changes: the change set %s: cannot %s (%s); it is recorded at the "
 			 "session's end",
 			 cs->id, cs->lock_fd < 0 ? "lock it" : "write its manifest", strerror(-r));
@@ -208,7 +204,7 @@ void session_changes_end(struct session *s, const struct grant_fds *gf)
 
 		cs->start_ns = t ? t : cs->start_ns + 1;
 	}
-	r = changes_session_end(cs, hold, ARRAY_SIZE(hold));
+	r = changes_session_end(cs);
 	if (r < 0)
 		log_warn("cannot read or record the change set %s (%s): kept as it is", cs->id,
 			 strerror(-r));
@@ -231,6 +227,7 @@ void session_changes_end(struct session *s, const struct grant_fds *gf)
 
 		s->hooks.on_event(s->hooks.ctx, &ev);
 	}
+	changes_session_done(cs, hold, ARRAY_SIZE(hold));
 }
 
 void session_changes_free(struct session *s)

@@ -437,14 +437,14 @@ static int wait_exec(struct run_state *t)
 }
 
 /*
- * The command's life: the change set's lock and helper, relay, watch, end;
+ * The command's life: the change set's lock and manifest, relay, watch, end;
  * then the summary. A set-up that failed after a resume: that step's -errno.
  */
 static int run_command(struct run_state *t)
 {
 	struct session *s = t->s;
 
-	session_changes_running(s, &t->gf);
+	session_changes_running(s);
 	t->io.notify_sock = t->ntf[0]; /* the listener comes through it (supervise) */
 	if (t->relaying) {
 		t->io.out_r = t->out[0];
