@@ -50,6 +50,7 @@ rm -rf "$BPFBOX_CHANGES_DIR"
 # review's start: a set's directories and an overlay with nothing of
 # bpfbox around them.
 : >"$T/split"
+: >"$T/peers"
 if gcc -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -static "$ROOT/bench/changes_start.c" \
 	-o "$T/ws/.stamp" 2>"$T/cc.err"; then
 	"$T/ws/.stamp" split "$RUNS" "$BIN" "$T/ws" "$T/ws/.stamp" >"$T/split" ||
@@ -58,6 +59,22 @@ if gcc -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -static "$ROOT/bench/c
 	if [ "$(id -u)" = 0 ]; then
 		"$T/ws/.stamp" overlay "$RUNS" "$T/ovl" >>"$T/split" ||
 			echo "bench/changes.sh: the overlay's floor failed" >&2
+	fi
+	# The peers' way (issue 33 item 7), as root: a minimal launcher whose
+	# workspace is bound (the floor of any sandbox) or overlaid with a fresh
+	# upper each run (sandlock's overlay); bwrap's own --overlay where this
+	# bwrap has it (0.10 and later).
+	if [ "$(id -u)" = 0 ]; then
+		TMPDIR=$T hf peer_bind "$T/ws/.stamp" launch bind "$T/ws" /bin/true
+		TMPDIR=$T hf peer_overlay "$T/ws/.stamp" launch overlay "$T/ws" /bin/true
+	fi
+	if command -v bwrap >/dev/null && bwrap --help 2>&1 | grep -q -- '--overlay '; then
+		mkdir -p "$T/bw/u" "$T/bw/w"
+		hf bwrap_bind bwrap --unshare-all --ro-bind / / --bind "$T/ws" "$T/ws" /bin/true
+		hf bwrap_overlay bwrap --unshare-all --ro-bind / / --overlay-src "$T/ws" \
+			--overlay "$T/bw/u" "$T/bw/w" "$T/ws" /bin/true
+	else
+		echo "bwrap_none	$(bwrap --version 2>/dev/null || echo none)" >>"$T/peers"
 	fi
 else
 	echo "bench/changes.sh: bench/changes_start.c did not build: $(head -1 "$T/cc.err")" >&2
@@ -122,7 +139,7 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$T/tmpfs" && mount -t tmpfs -o size=1g bpfbox
 	umount "$T/tmpfs"
 fi
 
-python3 - "$T/rows" "$T/nrows" "$N" "$M" "$RUNS" "$ROUNDS" "$T/split" >"$T/table" <<'PY'
+python3 - "$T/rows" "$T/nrows" "$N" "$M" "$RUNS" "$ROUNDS" "$T/split" "$T/peers" >"$T/table" <<'PY'
 import statistics, sys
 split = {l.split("\t")[0]: [float(x) for x in l.split("\t")[1:]] for l in open(sys.argv[7]) if l.strip()}
 rows = {l.split("\t")[0]: [float(x) for x in l.split("\t")[1:]] for l in open(sys.argv[1])}
@@ -144,6 +161,12 @@ row("`--changes review`, empty workspace", "empty_ws")
 row("`--changes review`, workspace of %d files" % m, "big_ws")
 row("`--changes direct`, empty workspace", "empty_direct")
 row("`--changes direct`, workspace of %d files" % m, "big_direct")
+for k, label in (("peer_bind", "minimal launcher, the workspace bound (`changes_start launch bind`)"),
+                 ("peer_overlay", "minimal launcher, an overlay with a fresh upper each run (sandlock's way)"),
+                 ("bwrap_bind", "bwrap, the workspace bound"),
+                 ("bwrap_overlay", "bwrap `--overlay` on the workspace")):
+    if k in rows:
+        row(label, k)
 print()
 print("| %s changed files | median ms | min ms | max ms |" % n)
 print("|---|---:|---:|---:|")
@@ -174,6 +197,11 @@ if "overlay" in split:
                     ("teardown", "its detached mount closed (the overlay torn down)")):
         print("| %s | %.0f | %.0f |" % (what, split[k][0], split[k][1]))
 print()
+for a, b, who in (("peer_overlay", "peer_bind", "a minimal launcher"), ("bwrap_overlay", "bwrap_bind", "bwrap")):
+    if a in rows and b in rows:
+        print("An overlay added by %s: %+.2f ms (median %.2f against %.2f)." % (who, rows[a][0] - rows[b][0], rows[a][0], rows[b][0]))
+for l in open(sys.argv[8]):
+    print("bwrap here (%s) has no `--overlay` (0.10 and later): not measured." % l.split("\t")[1].strip())
 print("Added by review to a session that changes nothing: %.2f ms (median %.2f against %.2f); "
       "a workspace of %d files against an empty one: %.2f× with review, %.2f× direct." % (
           rows["review"][0] - d, rows["review"][0], d, m, rows["big_ws"][0] / rows["empty_ws"][0],

@@ -16,6 +16,13 @@
  *	exit); then "review-direct": the median, first and third quartiles
  *	of the same round's differences, start then end (a drift of the
  *	host between rounds cancels out of them).
+ *   changes_start launch bind|overlay WS CMD...
+ *	root: a minimal launcher, the peers' way of a copy-on-write
+ *	workspace (sandlock's overlay, bwrap's --overlay where bwrap has
+ *	it): a mount namespace of its own; WS bound onto itself (bind) or an
+ *	overlay with WS as its lower and a fresh upper and work made under
+ *	$TMPDIR for this run (overlay, bpfbox's options) mounted on WS; CMD
+ *	forked and waited for; the upper and work removed. Its exit: CMD's.
  *   changes_start overlay N DIR
  *	root: in a mount namespace of its own, N times: a change set's three
  *	directories made in DIR, an overlay of DIR/lower with bpfbox's
@@ -35,6 +42,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef __NR_move_mount
+#define __NR_move_mount 429
+#endif
 #ifndef __NR_fsopen
 #define __NR_fsopen   430
 #define __NR_fsconfig 431
@@ -203,6 +213,60 @@ static int overlay(int n, const char *dir)
 	return 0;
 }
 
+/* The launcher's copy-on-write workspace (launch overlay): DIR/{upper,work} on WS. */
+static int launch_overlay(const char *ws, char *dir)
+{
+	char upper[4200], work[4200];
+	int fs, mnt;
+
+	snprintf(upper, sizeof(upper), "%s/upper", dir);
+	snprintf(work, sizeof(work), "%s/work", dir);
+	if (mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0)
+		return -1;
+	fs = syscall(__NR_fsopen, "overlay", 1 /* FSOPEN_CLOEXEC */);
+	if (fs < 0 || set_str(fs, "lowerdir", ws) < 0 || set_str(fs, "upperdir", upper) < 0 ||
+	    set_str(fs, "workdir", work) < 0 || set_str(fs, "redirect_dir", "nofollow") < 0 ||
+	    set_str(fs, "metacopy", "off") < 0 || set_str(fs, "index", "off") < 0 ||
+	    syscall(__NR_fsconfig, fs, 0 /* FSCONFIG_SET_FLAG */, "volatile", NULL, 0) < 0 ||
+	    syscall(__NR_fsconfig, fs, 6 /* FSCONFIG_CMD_CREATE */, NULL, NULL, 0) < 0 ||
+	    (mnt = syscall(__NR_fsmount, fs, 1 /* FSMOUNT_CLOEXEC */, 0)) < 0)
+		return -1;
+	close(fs);
+	/* move_mount(mnt, "", AT_FDCWD, ws, MOVE_MOUNT_F_EMPTY_PATH) */
+	return syscall(__NR_move_mount, mnt, "", AT_FDCWD, ws, 0x4) < 0 ? -1 : 0;
+}
+
+static int launch(const char *mode, const char *ws, char **cmd)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[4096], rm[4200];
+	int st = 0, ovl = !strcmp(mode, "overlay");
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "%s/changes-launch.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+	if ((ovl && !mkdtemp(dir)) || unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    (ovl ? launch_overlay(ws, dir) : mount(ws, ws, NULL, MS_BIND | MS_REC, NULL)) < 0) {
+		perror("changes_start launch");
+		return 125;
+	}
+	pid = fork();
+	if (pid == 0) {
+		execvp(cmd[0], cmd);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) < 0)
+		return 125;
+	if (ovl) {
+		snprintf(rm, sizeof(rm), "%s/work/work", dir);
+		chmod(rm, 0700);
+		snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+		if (umount2(ws, MNT_DETACH) < 0 || system(rm) != 0)
+			return 125;
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 int main(int argc, char **argv)
 {
 	if ((argc == 2 || argc == 3) && !strcmp(argv[1], "stamp")) {
@@ -215,9 +279,13 @@ int main(int argc, char **argv)
 	}
 	if ((argc == 6 || argc == 7) && !strcmp(argv[1], "split") && atoi(argv[2]) >= 4)
 		return split(atoi(argv[2]), argv[3], argv[4], argv[5], argc == 7 ? argv[6] : "0");
+	if (argc >= 5 && !strcmp(argv[1], "launch") &&
+	    (!strcmp(argv[2], "bind") || !strcmp(argv[2], "overlay")))
+		return launch(argv[2], argv[3], argv + 4);
 	if (argc == 4 && !strcmp(argv[1], "overlay") && atoi(argv[2]) >= 4)
 		return overlay(atoi(argv[2]), argv[3]);
 	fprintf(stderr,
-		"usage: changes_start stamp [MS] | split N BPFBOX WS STAMP [MS] | overlay N DIR\n");
+		"usage: changes_start stamp [MS] | split N BPFBOX WS STAMP [MS] | overlay N DIR | "
+		"launch bind|overlay WS CMD...\n");
 	return 2;
 }

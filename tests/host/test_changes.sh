@@ -532,7 +532,7 @@ if [ "$(id -u)" = 0 ] && command -v strace >/dev/null 2>&1; then
 	else
 		skip "the change sets' directory on an overlayfs: this host mounts no overlayfs ($(head -c 200 "$TMPD/err"))"
 	fi
-	# Root's overlay is made by bpfbox before the fork (session_changes.c):
+	# Root's overlay is made by bpfbox just after the fork (session_changes.c):
 	# the kernel refusing it (ENODEV injected into its fsconfig, which only
 	# bpfbox calls now) ends the run before anything ran, said in one
 	# line, and the set made for it is gone.
@@ -550,15 +550,18 @@ if [ "$(id -u)" = 0 ] && command -v strace >/dev/null 2>&1; then
 	fi
 	# ... and by whom: bpfbox's own process (the execve's), never the
 	# session's child, in a session that runs.
-	strace -f -qq -e signal=none -e trace=execve,fsconfig -o "$TMPD/inj" \
+	# After the fork, beside the child's set-up: its CMD_CREATE follows
+	# bpfbox's clone3 of the child in the trace.
+	strace -f -qq -e signal=none -e trace=execve,fsconfig,clone3 -o "$TMPD/inj" \
 		env ASAN_OPTIONS=detect_leaks=0 BPFBOX_CHANGES_DIR="$TMPD/fsets" \
 		"$BPFBOX" run -q --no-daemon -w "$TMPD/fws" --changes review -- touch ran >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	self=$(grep -m1 "execve(.*bpfbox" "$TMPD/inj" | cut -d' ' -f1)
 	others=$(grep fsconfig "$TMPD/inj" | cut -d' ' -f1 | grep -vx "$self" | sort -u | tr '\n' ' ')
-	if [ $rc = 0 ] && ls "$TMPD"/fsets/*/upper/ran >/dev/null 2>&1 && [ -n "$self" ] && awk -v p="$self" '$1 == p && /fsconfig\(.*CMD_CREATE/ { f = 1 } END { exit !f }' "$TMPD/inj" &&
+	if [ $rc = 0 ] && ls "$TMPD"/fsets/*/upper/ran >/dev/null 2>&1 && [ -n "$self" ] &&
+		awk -v p="$self" '$1 == p && /clone3\(.*CLONE_NEWNS/ { c = 1 } $1 == p && /fsconfig\(.*CMD_CREATE/ && c { f = 1 } END { exit !f }' "$TMPD/inj" &&
 		[ -z "$others" ]; then
-		ok "root's overlay is made by bpfbox's process ($self), the session's child only attaches it"
+		ok "root's overlay is made by bpfbox's process ($self), after its clone3 of the child, which only attaches it"
 	else
 		fail "root's overlay: exit $rc, bpfbox $self, fsconfig by others: '$others': $(grep fsconfig "$TMPD/inj" | head -3 | tr '\n' '|')"
 	fi

@@ -167,6 +167,7 @@ void grant_fds_init(struct grant_fds *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->ws = g->upper = g->work = g->changes_mnt = -1;
+	g->changes_sock[0] = g->changes_sock[1] = -1;
 	g->ssh_agent = -1;
 }
 
@@ -219,6 +220,9 @@ void grant_fds_close(struct grant_fds *g)
 		close(g->work);
 	if (g->changes_mnt >= 0)
 		close(g->changes_mnt);
+	for (int i = 0; i < 2; i++)
+		if (g->changes_sock[i] >= 0)
+			close(g->changes_sock[i]);
 	for (size_t i = 0; g->rw && i < g->nrw; i++)
 		if (g->rw[i] >= 0)
 			close(g->rw[i]);

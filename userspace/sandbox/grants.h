@@ -32,9 +32,13 @@ struct grant_fds {
 	/*
 	 * Without a user namespace, the overlay bpfbox made of them, a
 	 * detached mount the child attaches (session_changes.c); -1: the
-	 * child makes it (in a user namespace only it may).
+	 * child makes it (in a user namespace only it may). bpfbox makes it
+	 * just after the fork, beside the child's set-up, and sends it over
+	 * changes_sock: [0] bpfbox's end, [1] the child's, which receives it
+	 * when it attaches the workspace (ns_mount.c); -1: not so.
 	 */
 	int changes_mnt;
+	int changes_sock[2];
 	char bad[4096 + 128]; /* after a failure: the path and what changed */
 };
 

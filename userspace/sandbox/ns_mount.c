@@ -22,6 +22,7 @@
 #include "landlock.h"
 #include "grants.h"
 #include "../policy/policy.h"
+#include "../lib/fdpass.h"
 #include "../lib/util.h"
 
 /*
@@ -158,6 +159,8 @@ struct grant {
 	bool dir;
 	bool rw;
 	bool covered; /* below a dir we mount over: must be put back */
+	bool late;    /* its mount comes over late_sock, at its attach (add_overlay) */
+	int late_sock;
 };
 
 #define MAX_GRANTS 128
@@ -239,7 +242,14 @@ static int add_overlay(struct view *v, const char *path, const struct grant_fds 
 		return -E2BIG;
 	*g = (struct grant){.path = path, .checked = gf->ws, .dir = true, .rw = true};
 	g->covered = covered(v, path);
-	/* Made by bpfbox already when there is no user namespace (session_changes.c). */
+	/* Made by bpfbox as this set-up goes on, without a user namespace (session_changes.c). */
+	if (gf->changes_sock[1] >= 0) {
+		g->fd = -1;
+		g->late = true;
+		g->late_sock = gf->changes_sock[1];
+		v->n++;
+		return 0;
+	}
 	g->fd = gf->changes_mnt >= 0 ? fcntl(gf->changes_mnt, F_DUPFD_CLOEXEC, 3)
 				     : ns_overlay_open(path, gf, userns, step);
 	if (g->fd < 0 && gf->changes_mnt >= 0)
@@ -292,6 +302,24 @@ static int grant_target(const struct grant *g)
 	return g->covered ? path_open_exact(g->path, 0) : grant_reopen(g->path, g->checked);
 }
 
+/* The mount bpfbox sends when it has made it (session_changes_forked): fd or -errno. */
+static int late_mount(int sock)
+{
+	size_t n = 0;
+	ssize_t r;
+	int fd = -1;
+	char b;
+
+	do
+		r = recv_with_fds(sock, &b, 1, 0, &fd, 1, &n);
+	while (r < 0 && errno == EINTR);
+	if (r == 1 && n == 1)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return r < 0 ? -errno : -ECONNRESET; /* bpfbox gone, or nothing sent */
+}
+
 /* The grants put back; *ws_root: the workspace's mount (for the chdir), -1: none. */
 static int attach_grants(struct view *v, const char *ws, int *ws_root, const char **step)
 {
@@ -301,6 +329,10 @@ static int attach_grants(struct view *v, const char *ws, int *ws_root, const cha
 		struct grant *g = &v->g[i];
 		_cleanup_close_ int to = -1;
 
+		if (g->late && (g->fd = late_mount(g->late_sock)) < 0) {
+			*step = "receive the change set's overlay from bpfbox";
+			return g->fd;
+		}
 		if (g->fd < 0)
 			continue;
 		*step = g->path;
@@ -334,7 +366,7 @@ static int attach_grants(struct view *v, const char *ws, int *ws_root, const cha
 static bool grants_below(const struct view *v, const char *dir)
 {
 	for (size_t i = 0; i < v->n; i++)
-		if (v->g[i].fd >= 0 && is_under(v->g[i].path, dir))
+		if ((v->g[i].fd >= 0 || v->g[i].late) && is_under(v->g[i].path, dir))
 			return true;
 	return false;
 }

@@ -195,6 +195,12 @@ bool session_limits_by_cgroup(const struct session *s);
  */
 struct child_plan;
 int session_changes_start(struct session *s, struct grant_fds *gf, struct child_plan *c);
+/*
+ * Just after the fork (and its release): without a user namespace, the
+ * set's overlay made and sent to the child, which waits for it at its
+ * workspace's mount. 0, or -errno said in one line, the child killed.
+ */
+int session_changes_forked(struct session *s, struct grant_fds *gf, pid_t child);
 /* The child is running: BPFBOX_FAULT_TOUCH_AT_START's write (changes.h). */
 void session_changes_started(const struct session *s);
 /*

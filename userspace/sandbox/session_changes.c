@@ -11,7 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 
 #include "session.h"
 #include "session_internal.h"
@@ -19,6 +23,7 @@
 #include "grants.h"
 #include "ns.h"
 #include "../policy/policy.h"
+#include "../lib/fdpass.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -138,20 +143,18 @@ int session_changes_start(struct session *s, struct grant_fds *gf, struct child_
 					     : r;
 	}
 	/*
-	 * Without a user namespace the overlay is made here, in bpfbox's own
-	 * mount namespace where the set's fds are: the child only attaches
-	 * it. In one, only the child may make it (its user owns the mount).
+	 * Without a user namespace the overlay is made by bpfbox, in its own
+	 * mount namespace where the set's fds are, just after the fork and
+	 * beside the child's set-up (session_changes_forked): the child only
+	 * attaches it. In one, only the child may make it (its user owns the
+	 * mount).
 	 */
-	if (!(s->layers.ns.clone_flags & CLONE_NEWUSER)) {
-		const char *step;
-
-		r = ns_overlay_make(gf->ws, gf->upper, gf->work, false, &step);
-		if (r < 0) {
-			if (!cs->parent[0]) /* a chain's holds its parent's changes */
-				changes_remove(cs);
-			return log_error_errno(-r, "--changes: cannot %s; nothing ran", step);
-		}
-		gf->changes_mnt = r;
+	if (!(s->layers.ns.clone_flags & CLONE_NEWUSER) &&
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, gf->changes_sock) < 0) {
+		r = -errno;
+		if (!cs->parent[0]) /* a chain's holds its parent's changes */
+			changes_remove(cs);
+		return log_error_errno(-r, "--changes: the set %s; nothing ran", cs->id);
 	}
 	/* The child takes the start (changes_start_wait): a word shared with it. */
 	if (!cs->parent[0]) {
@@ -170,6 +173,30 @@ int session_changes_start(struct session *s, struct grant_fds *gf, struct child_
 	gf->upper_path = s->changes_upper;
 	gf->work_path = s->changes_work;
 	return 0;
+}
+
+int session_changes_forked(struct session *s, struct grant_fds *gf, pid_t child)
+{
+	const char *step = "send the change set's overlay to the session";
+	struct iovec iov = {.iov_base = "", .iov_len = 1};
+	int r;
+
+	if (!s->changes || gf->changes_sock[0] < 0)
+		return 0;
+	fd_close(&gf->changes_sock[1]); /* the child's */
+	r = ns_overlay_make(gf->ws, gf->upper, gf->work, false, &step);
+	if (r >= 0) {
+		gf->changes_mnt = r;
+		r = send_with_fds(gf->changes_sock[0], &iov, 1, &gf->changes_mnt, 1) == 1 ? 0
+											  : -errno;
+	}
+	fd_close(&gf->changes_sock[0]);
+	if (r == 0)
+		return 0;
+	/* Nothing ran: the child waits for it before its command (its set is removed then). */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	return log_error_errno(-r, "--changes: cannot %s; nothing ran", step);
 }
 
 void session_changes_started(const struct session *s)

@@ -309,7 +309,7 @@ static int start_child(struct run_state *t)
 	close(t->rep[1]);
 	t->rep[1] = -1;
 	if (!s->hooks.before_release)
-		return 0;
+		return session_changes_forked(s, &t->gf, t->child);
 	close(t->rel[0]);
 	t->rel[0] = -1;
 	r = s->hooks.before_release(s->hooks.ctx, t->child);
@@ -323,7 +323,7 @@ static int start_child(struct run_state *t)
 		kill(t->child, SIGKILL);
 		waitpid(t->child, NULL, 0);
 	}
-	return r;
+	return r < 0 ? r : session_changes_forked(s, &t->gf, t->child);
 }
 
 void session_exec_confirmed(struct session *s, pid_t child, bool not_found)
