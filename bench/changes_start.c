@@ -158,6 +158,22 @@ static int set_str(int fs, const char *key, const char *value)
 	return syscall(__NR_fsconfig, fs, 1 /* FSCONFIG_SET_STRING */, key, value, 0);
 }
 
+/* An overlay of lower with bpfbox's options (ns_overlay.c), detached: its fd, or -1. */
+static int make_overlay(const char *lower, const char *upper, const char *work)
+{
+	int fs = syscall(__NR_fsopen, "overlay", 1 /* FSOPEN_CLOEXEC */), mnt = -1;
+
+	if (fs >= 0 && set_str(fs, "lowerdir", lower) >= 0 && set_str(fs, "upperdir", upper) >= 0 &&
+	    set_str(fs, "workdir", work) >= 0 && set_str(fs, "redirect_dir", "nofollow") >= 0 &&
+	    set_str(fs, "metacopy", "off") >= 0 && set_str(fs, "index", "off") >= 0 &&
+	    syscall(__NR_fsconfig, fs, 0 /* FSCONFIG_SET_FLAG */, "volatile", NULL, 0) >= 0 &&
+	    syscall(__NR_fsconfig, fs, 6 /* FSCONFIG_CMD_CREATE */, NULL, NULL, 0) >= 0)
+		mnt = syscall(__NR_fsmount, fs, 1 /* FSMOUNT_CLOEXEC */, 0);
+	if (fs >= 0)
+		close(fs);
+	return mnt;
+}
+
 static int overlay(int n, const char *dir)
 {
 	long long *v = calloc(3 * (size_t)n, sizeof(*v));
@@ -173,7 +189,7 @@ static int overlay(int n, const char *dir)
 	mkdir(lower, 0755);
 	for (int i = 0; i < n; i++) {
 		long long t0 = now_ns(), t1, t2, t3;
-		int fs, mnt;
+		int mnt;
 
 		snprintf(set, sizeof(set), "%s/set%d", dir, i);
 		snprintf(upper, sizeof(upper), "%s/upper", set);
@@ -183,17 +199,10 @@ static int overlay(int n, const char *dir)
 			return 1;
 		}
 		t1 = now_ns();
-		fs = syscall(__NR_fsopen, "overlay", 1 /* FSOPEN_CLOEXEC */);
-		if (fs < 0 || set_str(fs, "lowerdir", lower) < 0 || set_str(fs, "upperdir", upper) < 0 ||
-		    set_str(fs, "workdir", work) < 0 || set_str(fs, "redirect_dir", "nofollow") < 0 ||
-		    set_str(fs, "metacopy", "off") < 0 || set_str(fs, "index", "off") < 0 ||
-		    syscall(__NR_fsconfig, fs, 0 /* FSCONFIG_SET_FLAG */, "volatile", NULL, 0) < 0 ||
-		    syscall(__NR_fsconfig, fs, 6 /* FSCONFIG_CMD_CREATE */, NULL, NULL, 0) < 0 ||
-		    (mnt = syscall(__NR_fsmount, fs, 1 /* FSMOUNT_CLOEXEC */, 0)) < 0) {
+		if ((mnt = make_overlay(lower, upper, work)) < 0) {
 			perror("changes_start overlay: the overlay");
 			return 1;
 		}
-		close(fs);
 		t2 = now_ns();
 		close(mnt); /* its last reference: the overlay torn down here */
 		t3 = now_ns();
@@ -217,21 +226,14 @@ static int overlay(int n, const char *dir)
 static int launch_overlay(const char *ws, char *dir)
 {
 	char upper[4200], work[4200];
-	int fs, mnt;
+	int mnt;
 
 	snprintf(upper, sizeof(upper), "%s/upper", dir);
 	snprintf(work, sizeof(work), "%s/work", dir);
 	if (mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0)
 		return -1;
-	fs = syscall(__NR_fsopen, "overlay", 1 /* FSOPEN_CLOEXEC */);
-	if (fs < 0 || set_str(fs, "lowerdir", ws) < 0 || set_str(fs, "upperdir", upper) < 0 ||
-	    set_str(fs, "workdir", work) < 0 || set_str(fs, "redirect_dir", "nofollow") < 0 ||
-	    set_str(fs, "metacopy", "off") < 0 || set_str(fs, "index", "off") < 0 ||
-	    syscall(__NR_fsconfig, fs, 0 /* FSCONFIG_SET_FLAG */, "volatile", NULL, 0) < 0 ||
-	    syscall(__NR_fsconfig, fs, 6 /* FSCONFIG_CMD_CREATE */, NULL, NULL, 0) < 0 ||
-	    (mnt = syscall(__NR_fsmount, fs, 1 /* FSMOUNT_CLOEXEC */, 0)) < 0)
+	if ((mnt = make_overlay(ws, upper, work)) < 0)
 		return -1;
-	close(fs);
 	/* move_mount(mnt, "", AT_FDCWD, ws, MOVE_MOUNT_F_EMPTY_PATH) */
 	return syscall(__NR_move_mount, mnt, "", AT_FDCWD, ws, 0x4) < 0 ? -1 : 0;
 }
