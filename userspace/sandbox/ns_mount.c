@@ -244,6 +244,9 @@ static int add_overlay(struct view *v, const char *path, const struct grant_fds 
 	g->covered = covered(v, path);
 	/* Made by bpfbox as this set-up goes on, without a user namespace (session_changes.c). */
 	if (gf->changes_sock[1] >= 0) {
+		/* bpfbox's end: its exit is then our end of file, not a wait. */
+		if (gf->changes_sock[0] >= 0)
+			close(gf->changes_sock[0]);
 		g->fd = -1;
 		g->late = true;
 		g->late_sock = gf->changes_sock[1];

@@ -177,8 +177,8 @@ int session_changes_start(struct session *s, struct grant_fds *gf, struct child_
 
 int session_changes_forked(struct session *s, struct grant_fds *gf, pid_t child)
 {
-	const char *step = "send the change set's overlay to the session";
 	struct iovec iov = {.iov_base = "", .iov_len = 1};
+	const char *step;
 	int r;
 
 	if (!s->changes || gf->changes_sock[0] < 0)
@@ -187,8 +187,12 @@ int session_changes_forked(struct session *s, struct grant_fds *gf, pid_t child)
 	r = ns_overlay_make(gf->ws, gf->upper, gf->work, false, &step);
 	if (r >= 0) {
 		gf->changes_mnt = r;
+		step = "send the change set's overlay to the session";
 		r = send_with_fds(gf->changes_sock[0], &iov, 1, &gf->changes_mnt, 1) == 1 ? 0
 											  : -errno;
+		/* The child gone before it asked: its own failure is in its report (wait_exec). */
+		if (r == -EPIPE || r == -ECONNRESET || r == -ECONNREFUSED)
+			r = 0;
 	}
 	fd_close(&gf->changes_sock[0]);
 	if (r == 0)
