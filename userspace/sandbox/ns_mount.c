@@ -242,9 +242,12 @@ static int add_overlay(struct view *v, const char *path, const struct grant_fds 
 		return -E2BIG;
 	*g = (struct grant){.path = path, .checked = gf->ws, .dir = true, .rw = true};
 	g->covered = covered(v, path);
-	/* Made by bpfbox as this set-up goes on, without a user namespace (session_changes.c). */
+	/*
+	 * Without a user namespace, made by bpfbox as this set-up goes on
+	 * (session_changes.c); its end of the socket closed here, so that its
+	 * exit is our end of file, not a wait. In one, made here.
+	 */
 	if (gf->changes_sock[1] >= 0) {
-		/* bpfbox's end: its exit is then our end of file, not a wait. */
 		if (gf->changes_sock[0] >= 0)
 			close(gf->changes_sock[0]);
 		g->fd = -1;
@@ -253,10 +256,7 @@ static int add_overlay(struct view *v, const char *path, const struct grant_fds 
 		v->n++;
 		return 0;
 	}
-	g->fd = gf->changes_mnt >= 0 ? fcntl(gf->changes_mnt, F_DUPFD_CLOEXEC, 3)
-				     : ns_overlay_open(path, gf, userns, step);
-	if (g->fd < 0 && gf->changes_mnt >= 0)
-		return -errno;
+	g->fd = ns_overlay_open(path, gf, userns, step);
 	if (g->fd < 0)
 		return g->fd;
 	v->n++;
@@ -318,9 +318,7 @@ static int late_mount(int sock)
 	while (r < 0 && errno == EINTR);
 	if (r == 1 && n == 1)
 		return fd;
-	if (fd >= 0)
-		close(fd);
-	return r < 0 ? -errno : -ECONNRESET; /* bpfbox gone, or nothing sent */
+	return r < 0 ? -errno : -ECONNRESET; /* bpfbox gone, or nothing sent (no fd came) */
 }
 
 /* The grants put back; *ws_root: the workspace's mount (for the chdir), -1: none. */
