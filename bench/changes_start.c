@@ -31,6 +31,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,6 +239,13 @@ static int launch_overlay(const char *ws, char *dir)
 	return syscall(__NR_move_mount, mnt, "", AT_FDCWD, ws, 0x4) < 0 ? -1 : 0;
 }
 
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
 static int launch(const char *mode, const char *ws, char **cmd)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -260,10 +268,17 @@ static int launch(const char *mode, const char *ws, char **cmd)
 	if (pid < 0 || waitpid(pid, &st, 0) < 0)
 		return 125;
 	if (ovl) {
-		snprintf(rm, sizeof(rm), "%s/work/work", dir);
-		chmod(rm, 0700);
-		snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
-		if (umount2(ws, MNT_DETACH) < 0 || system(rm) != 0)
+		/* overlayfs makes its own dirs in work mode 0: searchable first, then all removed. */
+		static const char *const own[] = {"work/work", "work/work/incompat",
+						  "work/work/incompat/volatile"};
+
+		if (umount2(ws, MNT_DETACH) < 0)
+			return 125;
+		for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+			snprintf(rm, sizeof(rm), "%s/%s", dir, own[i]);
+			chmod(rm, 0700);
+		}
+		if (nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
 			return 125;
 	}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
