@@ -284,6 +284,13 @@ static void forget_jobs(struct closer *c)
 	c->rm_name[0] = c->sweep_prefix[0] = c->prep_tmp[0] = '\0';
 }
 
+/* A name for the helper: one entry of a directory, never "", "." or "..", shorter than size. */
+static bool one_name(const char *name, size_t size)
+{
+	return name[0] && !streq(name, ".") && !streq(name, "..") && strlen(name) < size &&
+	       !strchr(name, '/');
+}
+
 int closer_begin(struct closer *c, const int *fds, size_t n)
 {
 	char b;
@@ -352,8 +359,7 @@ int closer_remove(struct closer *c, int dirfd, const char *name)
 		return -ENOSYS;
 	if (busy(c))
 		return -EBUSY;
-	if (dirfd < 0 || !name[0] || streq(name, ".") || streq(name, "..") ||
-	    strlen(name) >= sizeof(c->rm_name) || strchr(name, '/'))
+	if (dirfd < 0 || !one_name(name, sizeof(c->rm_name)))
 		return -EINVAL;
 	c->rm_dirfd = dirfd;
 	snprintf(c->rm_name, sizeof(c->rm_name), "%s", name);
@@ -373,13 +379,6 @@ int closer_sweep(struct closer *c, int dirfd, const char *prefix, const char *su
 	snprintf(c->sweep_prefix, sizeof(c->sweep_prefix), "%s", prefix);
 	snprintf(c->sweep_suffix, sizeof(c->sweep_suffix), "%s", suffix);
 	return 0;
-}
-
-/* A name for the helper: one entry of a directory (closer_remove's rules). */
-static bool one_name(const char *name, size_t size)
-{
-	return name[0] && !streq(name, ".") && !streq(name, "..") && strlen(name) < size &&
-	       !strchr(name, '/');
 }
 
 int closer_prepare(struct closer *c, int dirfd, const char *tmp, const char *name, int slots,

@@ -30,12 +30,12 @@ struct grant_fds {
 	int upper, work;
 	const char *upper_path, *work_path;
 	/*
-	 * Without a user namespace, the overlay bpfbox made of them, a
-	 * detached mount the child attaches (session_changes.c); -1: the
-	 * child makes it (in a user namespace only it may). bpfbox makes it
-	 * just after the fork, beside the child's set-up, and sends it over
-	 * changes_sock: [0] bpfbox's end, [1] the child's, which receives it
-	 * when it attaches the workspace (ns_mount.c); -1: not so.
+	 * Without a user namespace, the overlay bpfbox made of them just
+	 * after the fork, beside the child's set-up, kept to the session's
+	 * end (its teardown is the end's helper's); -1: none yet, or the
+	 * child makes it (in a user namespace only it may). It goes to the
+	 * child over changes_sock: [0] bpfbox's end, [1] the child's, which
+	 * receives it when it attaches the workspace (ns_mount.c); -1: not so.
 	 */
 	int changes_mnt;
 	int changes_sock[2];

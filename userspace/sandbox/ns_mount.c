@@ -316,9 +316,9 @@ static int late_mount(int sock)
 	do
 		r = recv_with_fds(sock, &b, 1, 0, &fd, 1, &n);
 	while (r < 0 && errno == EINTR);
-	if (r == 1 && n == 1)
-		return fd;
-	return r < 0 ? -errno : -ECONNRESET; /* bpfbox gone, or nothing sent (no fd came) */
+	r = r == 1 && n == 1 ? fd : r < 0 ? -errno : -ECONNRESET; /* 0: bpfbox gone, no fd */
+	close(sock); /* its only message came, or none will */
+	return (int)r;
 }
 
 /* The grants put back; *ws_root: the workspace's mount (for the chdir), -1: none. */

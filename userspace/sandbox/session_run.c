@@ -555,7 +555,6 @@ int session_run(struct session *s, char *const argv[])
 		.err = {-1, -1},
 		.rep = {-1, -1},
 		.rel = {-1, -1},
-		.gf = {.ws = -1, .ssh_agent = -1},
 		.relaying = p->limits.output_bytes > 0,
 		.c = {.argv = argv,
 		      .workspace = p->workspace,
@@ -573,6 +572,7 @@ int session_run(struct session *s, char *const argv[])
 		.io = {.out_r = -1, .err_r = -1, .in_w = -1, .notify_fd = -1, .report_fd = -1},
 		.lx = {.caller_home = session_caller_home(), .read_host = p->read_host},
 	};
+	grant_fds_init(&t->gf); /* every fd -1: closed at the end whatever step failed */
 	/* Each run fills a result of its own: one after a hook's -EAGAIN (run.c) starts anew. */
 	s->result = (struct session_result){.wait_status = -1};
 	for (size_t i = 0; !r && i < ARRAY_SIZE(run_steps); i++)
