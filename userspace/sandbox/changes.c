@@ -173,15 +173,14 @@ int changes_manifest_write(const struct changes_set *cs, bool sync)
 int changes_create(struct changes_set *cs, const char *root, const char *id, const char *workspace,
 		   int ws_fd, int *upper, int *work, char *why, size_t why_size)
 {
-	char made[PATH_MAX];
+	char made[PATH_MAX], path[PATH_MAX + 16];
 	struct statfs sfs;
 	struct stat st;
 	int r = 0;
 
 	memset(cs, 0, sizeof(*cs));
 	cs->lock_fd = -1;
-	if (upper)
-		*upper = *work = -1;
+	*upper = *work = -1;
 	if (!root || !root[0])
 		r = changes_root(made, sizeof(made), true);
 	root = root && root[0] ? root : made;
@@ -224,23 +223,6 @@ int changes_create(struct changes_set *cs, const char *root, const char *id, con
 	if ((size_t)snprintf(cs->dir, sizeof(cs->dir), "%.3000s/%s", root, id) >=
 	    sizeof(cs->dir) - 16)
 		return -ENAMETOOLONG;
-	return upper ? changes_make_dirs(cs, ws_fd, upper, work, why, why_size) : 0;
-}
-
-int changes_make_dirs(struct changes_set *cs, int ws_fd, int *upper, int *work, char *why,
-		      size_t why_size)
-{
-	char root[PATH_MAX], path[PATH_MAX + 16];
-	struct stat st;
-	int r = 0;
-
-	*upper = *work = -1;
-	if (fstat(ws_fd, &st) < 0 || (r = ch_root_of(cs, root, sizeof(root))) < 0) {
-		r = r < 0 ? r : -errno;
-		snprintf(why, why_size, "--changes: cannot make the change set %s: %s", cs->dir,
-			 strerror(-r));
-		return r;
-	}
 	if (!ch_spare_take(cs, root, &st, upper, work))
 		return 0;
 	r = mkdir(cs->dir, 0700) < 0 ? -errno : 0;

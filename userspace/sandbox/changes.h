@@ -109,15 +109,10 @@ bool changes_id_valid(const char *id);
  * *work; the caller completes cs (its undo bounds) and writes the
  * manifest. root: the sets' directory as changes_root made it (NULL or
  * "": found and made here). why: a one-line reason on failure. 0 or
- * -errno. upper NULL: cs is checked and named, its directories are
- * made later by changes_make_dirs (root's session, after its fork).
+ * -errno.
  */
 int changes_create(struct changes_set *cs, const char *root, const char *id, const char *workspace,
 		   int ws_fd, int *upper, int *work, char *why, size_t why_size);
-
-/* The directories of a set changes_create named without them, as it would have made them. */
-int changes_make_dirs(struct changes_set *cs, int ws_fd, int *upper, int *work, char *why,
-		      size_t why_size);
 
 /* The set ID as its manifest says; -ENOENT: none. why as above. */
 int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_size);

@@ -63,7 +63,4 @@ void ch_gen_drop(const char *hist, unsigned long n);
  */
 int ch_spare_take(struct changes_set *cs, const char *root, const struct stat *ws, int *upper,
 		  int *work);
-
-/* The sets' directory of cs (cs->dir cut at its last '/') into root: 0, or -ENAMETOOLONG. */
-int ch_root_of(const struct changes_set *cs, char *root, size_t size);
 #endif

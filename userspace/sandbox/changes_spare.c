@@ -74,7 +74,8 @@ int ch_spare_take(struct changes_set *cs, const char *root, const struct stat *w
 	return r;
 }
 
-int ch_root_of(const struct changes_set *cs, char *root, size_t size)
+/* The sets' directory of cs into root (size bytes): 0, or -ENAMETOOLONG. */
+static int root_of(const struct changes_set *cs, char *root, size_t size)
 {
 	const char *slash = strrchr(cs->dir, '/');
 
@@ -108,7 +109,7 @@ void changes_session_done(struct changes_set *cs, const int *hold, size_t n)
 	struct stat up;
 
 	changes_unlock(cs);
-	if (c.started || n + 1 > ARRAY_SIZE(fds) || ch_root_of(cs, root, sizeof(root)) < 0) {
+	if (c.started || n + 1 > ARRAY_SIZE(fds) || root_of(cs, root, sizeof(root)) < 0) {
 		if (!cs->kept)
 			changes_remove(cs);
 		return;

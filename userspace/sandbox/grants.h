@@ -11,7 +11,6 @@
 #ifndef BPFBOX_GRANTS_H
 #define BPFBOX_GRANTS_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 struct bpfbox_policy;
@@ -48,12 +47,6 @@ struct grant_fds {
  * (--ssh-agent): the socket alone, bound in /run's tmpfs (ns_mount.c).
  */
 #define SSH_AGENT_VIEW_PATH "/run/ssh-agent.sock"
-
-/* A change set's overlay is the workspace: its dirs open, or (root's) its mount on its way. */
-static inline bool grant_fds_overlay(const struct grant_fds *g)
-{
-	return g && g->ws >= 0 && (g->upper >= 0 || g->changes_sock[1] >= 0);
-}
 
 /* An empty set (every fd -1), safe to close. */
 void grant_fds_init(struct grant_fds *g);

@@ -461,7 +461,7 @@ static int clone_grants(struct view *v, const struct ns_plan *n, const struct bp
 	int r;
 
 	*step = p->workspace;
-	if (grant_fds_overlay(gf))
+	if (gf && gf->upper >= 0 && gf->ws >= 0)
 		r = add_overlay(v, p->workspace, gf, n->user, step);
 	else
 		r = add_grant(v, p->workspace, p->mode != MODE_READ_ONLY,
@@ -581,13 +581,13 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 		if ((r = ns_remount_ro(hidden_dirs[i])) < 0)
 			goto out;
 	}
-	if ((r = ns_mask(n, p, grant_fds_overlay(gf) ? gf->ws : -1, step)) < 0)
+	if ((r = ns_mask(n, p, gf && gf->upper >= 0 ? gf->ws : -1, step)) < 0)
 		goto out;
 	if (ruleset_fd >= 0) {
 		*step = "add the Landlock rules of the new mounts";
 		r = landlock_rules(ruleset_fd, rights, p, tmp, cgroups);
 		/* A change set's overlay is a new mount: its own rule, on its root. */
-		if (!r && grant_fds_overlay(gf) && *ws_fd >= 0)
+		if (!r && gf && gf->upper >= 0 && *ws_fd >= 0)
 			r = add_ll_rule_fd(ruleset_fd, *ws_fd, rights->fs, rights->fs);
 	}
 out:

@@ -196,14 +196,6 @@ bool session_limits_by_cgroup(const struct session *s);
 struct child_plan;
 int session_changes_start(struct session *s, struct grant_fds *gf, struct child_plan *c);
 /*
- * Just after the fork, before its release: a set changes_start only
- * named (root's, not chained) gets its directories (changes_make_dirs).
- * late: whether that is still to come. 1: made now, 0: nothing to make,
- * or -errno said in one line, the child killed.
- */
-bool session_changes_late(const struct session *s, const struct grant_fds *gf);
-int session_changes_dirs(struct session *s, struct grant_fds *gf, pid_t child);
-/*
  * Just after the fork (and its release): without a user namespace, the
  * set's overlay made and sent to the child, which waits for it at its
  * workspace's mount. 0, or -errno said in one line, the child killed.

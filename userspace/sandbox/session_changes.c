@@ -107,7 +107,6 @@ int session_changes_start(struct session *s, struct grant_fds *gf, struct child_
 {
 	struct changes_set *cs;
 	char why[PATH_MAX + 256];
-	bool late;
 	int r;
 
 	if ((s->policy->changes == CHANGES_DIRECT && !s->changes_from) || gf->ws < 0)
@@ -118,14 +117,8 @@ int session_changes_start(struct session *s, struct grant_fds *gf, struct child_
 	if (!cs)
 		return log_error_errno(ENOMEM, "--changes: cannot make the change set");
 	s->changes = cs;
-	/*
-	 * Root's set that continues none: its directories are made (or a
-	 * spare taken) by bpfbox after the fork, beside the child's set-up,
-	 * as its overlay is (session_changes_dirs): only named here.
-	 */
-	late = !(s->layers.ns.clone_flags & CLONE_NEWUSER) && !s->changes_from;
-	r = changes_create(cs, s->changes_root, s->id, s->policy->workspace, gf->ws,
-			   late ? NULL : &gf->upper, &gf->work, why, sizeof(why));
+	r = changes_create(cs, s->changes_root, s->id, s->policy->workspace, gf->ws, &gf->upper,
+			   &gf->work, why, sizeof(why));
 	if (r < 0) {
 		changes_remove(cs); /* nothing when its directory was never made */
 		log_error("%s; nothing ran", why);
@@ -182,38 +175,9 @@ int session_changes_start(struct session *s, struct grant_fds *gf, struct child_
 	return 0;
 }
 
-/* Nothing ran: the child waits for its overlay before its command (its set is removed at the end). */
-static int forked_failed(pid_t child, int r, const char *what)
-{
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-	log_error("%s", what);
-	return r;
-}
-
-bool session_changes_late(const struct session *s, const struct grant_fds *gf)
-{
-	return s->changes && gf->upper < 0 && gf->changes_sock[0] >= 0;
-}
-
-int session_changes_dirs(struct session *s, struct grant_fds *gf, pid_t child)
-{
-	char why[PATH_MAX + 256];
-	int r;
-
-	if (!session_changes_late(s, gf))
-		return 0;
-	r = changes_make_dirs(s->changes, gf->ws, &gf->upper, &gf->work, why,
-			      sizeof(why) - sizeof("; nothing ran"));
-	if (r < 0)
-		return forked_failed(child, r, strcat(why, "; nothing ran"));
-	return 1;
-}
-
 int session_changes_forked(struct session *s, struct grant_fds *gf, pid_t child)
 {
 	struct iovec iov = {.iov_base = "", .iov_len = 1};
-	char what[256];
 	const char *step;
 	int r;
 
@@ -233,8 +197,10 @@ int session_changes_forked(struct session *s, struct grant_fds *gf, pid_t child)
 	fd_close(&gf->changes_sock[0]);
 	if (r == 0)
 		return 0;
-	snprintf(what, sizeof(what), "--changes: cannot %s; nothing ran: %s", step, strerror(-r));
-	return forked_failed(child, r, what);
+	/* Nothing ran: the child waits for it before its command (its set is removed then). */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	return log_error_errno(-r, "--changes: cannot %s; nothing ran", step);
 }
 
 void session_changes_started(const struct session *s)

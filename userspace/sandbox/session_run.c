@@ -246,7 +246,7 @@ static int prepare_cgroups(struct run_state *t)
 				  s->lim.not_enforced);
 		return r < 0 ? r : -EPERM;
 	}
-	t->mon_on = !session_changes_late(s, &t->gf) && start_monitor(t) == 0;
+	t->mon_on = start_monitor(t) == 0;
 	return 0;
 }
 
@@ -301,19 +301,17 @@ static int start_child(struct run_state *t)
 	s->child_placed = placed;
 	/*
 	 * Without a PID namespace the session sees this process: not dumpable,
-	 * its environment and memory are not the session's (its init's inside one).
+	 * its environment and memory are not the session's to read (the init
+	 * does the same inside one, ns_run_as_init).
 	 */
 	if (!(s->layers.ns.clone_flags & CLONE_NEWPID))
 		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	fd_close(&t->rep[1]);
-	if ((r = session_changes_dirs(s, &t->gf, t->child)) < 0)
-		return r;
-	/* Embedded, a set's upper made just now is watched from now (the daemon's: below). */
-	if (r && !s->hooks.before_release)
-		t->mon_on = start_monitor(t) == 0;
+	close(t->rep[1]);
+	t->rep[1] = -1;
 	if (!s->hooks.before_release)
 		return session_changes_forked(s, &t->gf, t->child);
-	fd_close(&t->rel[0]);
+	close(t->rel[0]);
+	t->rel[0] = -1;
 	r = s->hooks.before_release(s->hooks.ctx, t->child);
 	t->refused = r == -EAGAIN;
 	/* Where the daemon put it: watched, not owned. */
