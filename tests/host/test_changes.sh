@@ -548,6 +548,26 @@ if [ "$(id -u)" = 0 ] && command -v strace >/dev/null 2>&1; then
 	else
 		fail "root's overlay refused: exit $rc, ran: $([ -e "$TMPD/fws/ran" ] && echo yes || echo no), sets: $(ls -A "$TMPD/fsets" 2>&1 | head -3 | tr '\n' ' '), err: $(head -c 300 "$TMPD/err")"
 	fi
+	# A sets' directory nothing may be made in (immutable, even for root):
+	# the set's directories refused end the run in one line, nothing ran,
+	# no set left.
+	mkws "$TMPD/iws"
+	rm -rf "$TMPD/isets" && mkdir -p "$TMPD/isets"
+	if chattr +i "$TMPD/isets" 2>"$TMPD/err"; then
+		BPFBOX_CHANGES_DIR="$TMPD/isets" "$BPFBOX" run -q --no-daemon -w "$TMPD/iws" --changes review \
+			-- touch ran >"$TMPD/out" 2>"$TMPD/err"
+		rc=$?
+		chattr -i "$TMPD/isets"
+		if [ $rc = 125 ] && [ ! -e "$TMPD/iws/ran" ] && [ -z "$(ls -A "$TMPD/isets")" ] &&
+			[ "$(grep -c "^bpfbox: error" "$TMPD/err")" = 1 ] &&
+			grep -q "cannot make the change set .*Operation not permitted; nothing ran" "$TMPD/err"; then
+			ok "root's set's directories refused: 125 in one line, nothing ran, no set ($(grep "^bpfbox: error" "$TMPD/err" | head -c 160))"
+		else
+			fail "root's set's directories refused: exit $rc, ran: $([ -e "$TMPD/iws/ran" ] && echo yes || echo no), sets: $(ls -A "$TMPD/isets" | head -3 | tr '\n' ' '), err: $(grep -v warning "$TMPD/err" | head -c 300)"
+		fi
+	else
+		skip "root's set's directories refused: chattr +i on $TMPD: $(head -c 200 "$TMPD/err"); the overlay's refusal above ends the run the same way"
+	fi
 	# ... and by whom: bpfbox's own process (the execve's), never the
 	# session's child, in a session that runs.
 	# After the fork, beside the child's set-up: its CMD_CREATE follows
