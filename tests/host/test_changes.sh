@@ -548,6 +548,28 @@ if [ "$(id -u)" = 0 ] && command -v strace >/dev/null 2>&1; then
 	else
 		fail "root's overlay refused: exit $rc, ran: $([ -e "$TMPD/fws/ran" ] && echo yes || echo no), sets: $(ls -A "$TMPD/fsets" 2>&1 | head -3 | tr '\n' ' '), err: $(head -c 300 "$TMPD/err")"
 	fi
+	# bpfbox killed between the fork and the overlay's send (at its
+	# fsconfig): the child, waiting for the overlay, sees the socket's end
+	# and never runs the command, in the live workspace or anywhere; the
+	# set left without a manifest is one `bpfbox discard` removes.
+	mkws "$TMPD/kws"
+	rm -rf "$TMPD/ksets"
+	strace -f -qq -e signal=none -e trace=fsconfig -e inject=fsconfig:signal=KILL:when=1 -o "$TMPD/inj" \
+		env ASAN_OPTIONS=detect_leaks=0 BPFBOX_CHANGES_DIR="$TMPD/ksets" \
+		"$BPFBOX" run -q --no-daemon -w "$TMPD/kws" --changes review -- \
+		sh -c "touch '$TMPD/kws/ran'; exec sleep 7$$" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	sleep 1
+	left=$(pgrep -f "sleep 7$$" | tr '\n' ' ')
+	kid=$(ls "$TMPD/ksets" 2>/dev/null | head -1)
+	if [ $rc = 137 ] && [ ! -e "$TMPD/kws/ran" ] && [ -z "$left" ] && [ -n "$kid" ] &&
+		BPFBOX_CHANGES_DIR="$TMPD/ksets" "$BPFBOX" discard "$kid" >"$TMPD/dout" 2>&1 &&
+		[ -z "$(ls -A "$TMPD/ksets")" ]; then
+		ok "bpfbox killed before the overlay's send: the command never ran, nothing of the session left, its set discarded ($(head -c 120 "$TMPD/dout"))"
+	else
+		fail "bpfbox killed before the overlay's send: exit $rc, ran: $([ -e "$TMPD/kws/ran" ] && echo yes || echo no), left: '$left', sets: $(ls -A "$TMPD/ksets" 2>&1 | tr '\n' ' '), discard: $(head -c 200 "$TMPD/dout" 2>/dev/null)"
+		[ -n "$left" ] && kill -9 $left
+	fi
 	# A sets' directory nothing may be made in (immutable, even for root):
 	# the set's directories refused end the run in one line, nothing ran,
 	# no set left.
