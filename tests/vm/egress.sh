@@ -9,11 +9,14 @@ export BPFBOX=bpfbox BPFBOX_BUILD=/opt/bpfbox/build
 sh tests/host/test_egress.sh
 rc=$?
 # Terminated connections where BPF LSM loads: per-request rules (HTTP/1.1
-# and HTTP/2) and secrets injected, embedded, through the daemon and for
-# an unprivileged user (docs/network.md "Secrets", "Per-request rules").
-sh tests/host/test_http_rules.sh || rc=1
-sh tests/host/test_secrets.sh || rc=1
+# and HTTP/2) and secrets injected (docs/network.md "Secrets",
+# "Per-request rules"). The h2 sessions carry two secrets each: as root
+# and through the daemon here; as nobody, and test_secrets.sh's cases
+# (the proxy's own, the same with or without BPF LSM), on the host only:
+# they were about 170 s of this boot's 1,005 (docs/vmtest.md, "Time").
+BPFBOX_H2_USERS="root daemon" sh tests/host/test_http_rules.sh || rc=1
 . tests/lib.sh
+skip "vm egress: tests/host/test_secrets.sh: the h2 sessions above inject secrets where BPF LSM loads; make test runs it on the host"
 # Without udp_diag (module loading off on a fleet host, or this guest once
 # the module is gone) no query could be told to come from the session: a
 # session with a name rule is refused at its start, saying what to load.
