@@ -559,15 +559,21 @@ if [ "$(id -u)" = 0 ] && command -v strace >/dev/null 2>&1; then
 		"$BPFBOX" run -q --no-daemon -w "$TMPD/kws" --changes review -- \
 		sh -c "touch '$TMPD/kws/ran'; exec sleep 7$$" >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
-	sleep 1
-	left=$(pgrep -f "sleep 7$$" | tr '\n' ' ')
+	# The child (bpfbox's image until its exec, its workspace on its command
+	# line) ends on its own once the socket is closed: waited for, 5 s at most.
+	for _ in $(seq 50); do
+		pgrep -f -- "-w $TMPD/kws " >/dev/null || break
+		sleep 0.1
+	done
+	left=$(pgrep -f -- "sleep 7$$|-w $TMPD/kws " | tr '\n' ' ')
 	kid=$(ls "$TMPD/ksets" 2>/dev/null | head -1)
-	if [ $rc = 137 ] && [ ! -e "$TMPD/kws/ran" ] && [ -z "$left" ] && [ -n "$kid" ] &&
+	if [ $rc = 137 ] && [ ! -e "$TMPD/kws/ran" ] && [ ! -e "$TMPD/ksets/$kid/upper/ran" ] && [ -z "$left" ] &&
+		[ -n "$kid" ] &&
 		BPFBOX_CHANGES_DIR="$TMPD/ksets" "$BPFBOX" discard "$kid" >"$TMPD/dout" 2>&1 &&
 		[ -z "$(ls -A "$TMPD/ksets")" ]; then
 		ok "bpfbox killed before the overlay's send: the command never ran, nothing of the session left, its set discarded ($(head -c 120 "$TMPD/dout"))"
 	else
-		fail "bpfbox killed before the overlay's send: exit $rc, ran: $([ -e "$TMPD/kws/ran" ] && echo yes || echo no), left: '$left', sets: $(ls -A "$TMPD/ksets" 2>&1 | tr '\n' ' '), discard: $(head -c 200 "$TMPD/dout" 2>/dev/null)"
+		fail "bpfbox killed before the overlay's send: exit $rc, ran: $([ -e "$TMPD/kws/ran" ] || [ -e "$TMPD/ksets/$kid/upper/ran" ] && echo yes || echo no), left: '$left', sets: $(ls -A "$TMPD/ksets" 2>&1 | tr '\n' ' '), discard: $(head -c 200 "$TMPD/dout" 2>/dev/null)"
 		[ -n "$left" ] && kill -9 $left
 	fi
 	# A sets' directory nothing may be made in (immutable, even for root):
