@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +104,8 @@ static int64_t coarse_now_ns(void)
 
 /*
  * The set's start: the first clock tick after the one it was made in,
- * taken by the session's child just before its command runs. A file's
+ * taken by the session's child just before its command runs
+ * (changes_start_wait, changes.h) and written into a pipe read here. A file's
  * ctime is the coarse clock (or, with multigrain timestamps, a finer time
  * within the current tick), so a file written just before the set was made
  * can carry that tick: with "ctime >= start is changed" (a write after the
@@ -115,16 +117,20 @@ static int64_t coarse_now_ns(void)
  * the session (the workspace is the overlay's lower layer). The wait is
  * bounded: a clock that does not move is taken as it is.
  */
-void changes_start_wait(int64_t after, int64_t *slot)
+int64_t changes_start_take(struct changes_set *cs, int wait_ms)
 {
-	struct timespec nap = {0, 250000};
-	int64_t t = coarse_now_ns();
+	struct pollfd p = {.fd = cs->start_pipe[0], .events = POLLIN};
+	int64_t t = 0;
 
-	for (int i = 0; i < 400 && t <= after; i++) {
-		nanosleep(&nap, NULL);
-		t = coarse_now_ns();
-	}
-	__atomic_store_n(slot, t, __ATOMIC_RELEASE);
+	if (cs->start_taken || cs->start_pipe[0] < 0)
+		return cs->start_taken ? cs->start_ns : 0;
+	if (wait_ms && poll(&p, 1, wait_ms) <= 0)
+		return 0;
+	if (read(cs->start_pipe[0], &t, sizeof(t)) != sizeof(t) || !t)
+		return 0;
+	cs->start_taken = true;
+	cs->start_ns = t;
+	return t;
 }
 
 int changes_manifest_write(const struct changes_set *cs, bool sync)
@@ -179,7 +185,7 @@ int changes_create(struct changes_set *cs, const char *root, const char *id, con
 	int r = 0;
 
 	memset(cs, 0, sizeof(*cs));
-	cs->lock_fd = -1;
+	cs->lock_fd = cs->start_pipe[0] = cs->start_pipe[1] = -1;
 	*upper = *work = -1;
 	if (!root || !root[0])
 		r = changes_root(made, sizeof(made), true);
@@ -253,7 +259,7 @@ int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_s
 	int r;
 
 	memset(cs, 0, sizeof(*cs));
-	cs->lock_fd = -1;
+	cs->lock_fd = cs->start_pipe[0] = cs->start_pipe[1] = -1;
 	if (!changes_id_valid(id)) {
 		snprintf(why, why_size, "'%s' is not a change set id (the session id)", id);
 		return -EINVAL;
@@ -499,7 +505,7 @@ int changes_summary_parse(struct json_object *o, struct changes_set *cs, const c
 	int64_t n;
 
 	memset(cs, 0, sizeof(*cs));
-	cs->lock_fd = -1;
+	cs->lock_fd = cs->start_pipe[0] = cs->start_pipe[1] = -1;
 	*bad = "changes_id";
 	if (!json_object_is_type(o, json_type_object) || !(s = json_member_str(o, "changes_id")) ||
 	    !changes_id_valid(s))

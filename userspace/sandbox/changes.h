@@ -26,7 +26,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../lib/sha256.h"
 
@@ -76,11 +79,13 @@ struct changes_set {
 	uint64_t ws_dev, ws_ino; /* the workspace's identity at the start */
 	int64_t start_ns;	 /* the first CLOCK_REALTIME_COARSE tick after the start */
 	/*
-	 * While the session is made: the shared word its child writes the
-	 * start into (changes_start_wait), NULL when the start is known
-	 * already (a chained set starts when its parent did).
+	 * While the session is made: the pipe its child writes the start
+	 * into (changes_start_wait), [0] read at the end, [1] the child's;
+	 * -1 when the start is known already (a chained set starts when its
+	 * parent did). start_taken: read from it already (the test hook).
 	 */
-	int64_t *start_slot;
+	int start_pipe[2];
+	bool start_taken;
 	char state[16];		/* "open", "applied", "chained" */
 	unsigned int undo_gens; /* the history's bound (generations, MB) at its apply */
 	uint64_t undo_mb;
@@ -126,17 +131,39 @@ int changes_manifest_write(const struct changes_set *cs, bool sync);
 /*
  * The session's child, just before its command runs: waits until the
  * coarse clock has passed the tick the set was made in (after: cs->start_ns
- * then, usually passed already by the set-up in between; at most a tick)
- * and writes that tick into the slot, the set's start.
+ * then, usually passed already by the set-up in between; at most a tick,
+ * bounded) and writes that tick into fd, the set's start (changes.c says
+ * why a later tick). Inline and by raw system calls: each code page the
+ * child touches for the first time after the fork is a page fault, which
+ * costs tens of µs on a virtual machine (docs/benchmarks.md section 10).
  */
-void changes_start_wait(int64_t after, int64_t *slot);
+static inline void changes_start_wait(int64_t after, int fd)
+{
+	struct timespec now, nap = {0, 250000};
+	int64_t t = 0;
+
+	for (int i = 0; i < 400; i++) {
+		if (syscall(SYS_clock_gettime, CLOCK_REALTIME_COARSE, &now) < 0)
+			break; /* 0: bpfbox takes the tick it was made in, plus one */
+		t = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+		if (t > after)
+			break;
+		syscall(SYS_nanosleep, &nap, NULL);
+	}
+	if (syscall(SYS_write, fd, &t, sizeof(t)) < 0) {
+		/* bpfbox's end gone: so is the session */
+	}
+}
+
+/* The start the child wrote into cs->start_pipe, once: 0 if none (yet, with wait_ms 0). */
+int64_t changes_start_take(struct changes_set *cs, int wait_ms);
 
 /*
  * Test hook BPFBOX_FAULT_TOUCH_AT_START=PATH: an editor's write to a
  * workspace file as soon as the child has taken the start (bounded by 2 s),
  * mostly in that very tick. By the parent, on the workspace itself.
  */
-void changes_fault_at_start(const int64_t *slot);
+void changes_fault_at_start(struct changes_set *cs);
 
 /*
  * --changes-from: cs (just made, its upper empty) takes over the upper of

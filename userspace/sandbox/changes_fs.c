@@ -201,16 +201,13 @@ void ch_fault_step(unsigned long *done)
 		raise(SIGKILL);
 }
 
-void changes_fault_at_start(const int64_t *slot)
+void changes_fault_at_start(struct changes_set *cs)
 {
 	const char *e = getenv("BPFBOX_FAULT_TOUCH_AT_START");
-	struct timespec nap = {0, 20000};
 	int fd;
 
-	if (!e || !slot)
+	if (!e || !changes_start_take(cs, 2000))
 		return;
-	for (int i = 0; i < 100000 && !__atomic_load_n(slot, __ATOMIC_ACQUIRE); i++)
-		nanosleep(&nap, NULL);
 	fd = open(e, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 || write(fd, "editor\n", 7) != 7)
 		fprintf(stderr, "bpfbox: BPFBOX_FAULT_TOUCH_AT_START: %s\n", strerror(errno));

@@ -295,8 +295,8 @@ void child_exec(const struct child_plan *c, pid_t parent)
 	}
 	enter_workspace(c, cwd);
 	/* A change set starts in a tick after its making: usually passed by now. */
-	if (c->changes_start)
-		changes_start_wait(c->changes_after, c->changes_start);
+	if (c->changes_start_fd >= 0)
+		changes_start_wait(c->changes_after, c->changes_start_fd);
 	if (c->switch_user && (setgroups(0, NULL) || setgid(c->gid) || setuid(c->uid)))
 		child_fail(c, STEP_USER);
 	if (drop_capabilities() < 0)

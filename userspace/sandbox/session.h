@@ -189,7 +189,7 @@ bool session_limits_by_cgroup(const struct session *s);
  * session_changes.c: --changes review|apply. Before the fork: the change
  * set made, its upper and work dirs into gf (refused, printed, when the
  * session has no mount namespace, is not workspace-write or has a --rw
- * inside the workspace), and into the child's plan c the word it takes
+ * inside the workspace), and into the child's plan c the pipe it writes
  * the set's start into (changes_start_wait). At the end: scanned, removed
  * when empty, applied with --changes apply on exit 0. 0 or -errno.
  */

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -156,17 +155,13 @@ int session_changes_start(struct session *s, struct grant_fds *gf, struct child_
 			changes_remove(cs);
 		return log_error_errno(-r, "--changes: the set %s; nothing ran", cs->id);
 	}
-	/* The child takes the start (changes_start_wait): a word shared with it. */
-	if (!cs->parent[0]) {
-		cs->start_slot = mmap(NULL, sizeof(*cs->start_slot), PROT_READ | PROT_WRITE,
-				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		if (cs->start_slot == MAP_FAILED) {
-			cs->start_slot = NULL;
-			changes_remove(cs);
-			return log_error_errno(errno, "--changes: the set %s; nothing ran", cs->id);
-		}
+	/* The child takes the start (changes_start_wait) and writes it here. */
+	if (!cs->parent[0] && pipe2(cs->start_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+		r = -errno;
+		changes_remove(cs);
+		return log_error_errno(-r, "--changes: the set %s; nothing ran", cs->id);
 	}
-	c->changes_start = cs->start_slot;
+	c->changes_start_fd = cs->start_pipe[1];
 	c->changes_after = cs->start_ns;
 	snprintf(s->changes_upper, sizeof(s->changes_upper), "%s/upper", cs->dir);
 	snprintf(s->changes_work, sizeof(s->changes_work), "%s/work", cs->dir);
@@ -181,6 +176,8 @@ int session_changes_forked(struct session *s, struct grant_fds *gf, pid_t child)
 	const char *step;
 	int r;
 
+	if (s->changes)
+		fd_close(&s->changes->start_pipe[1]); /* the child's */
 	if (!s->changes || gf->changes_sock[0] < 0)
 		return 0;
 	fd_close(&gf->changes_sock[1]); /* the child's */
@@ -206,7 +203,7 @@ int session_changes_forked(struct session *s, struct grant_fds *gf, pid_t child)
 void session_changes_started(const struct session *s)
 {
 	if (s->changes)
-		changes_fault_at_start(s->changes->start_slot);
+		changes_fault_at_start(s->changes);
 }
 
 void session_changes_running(struct session *s)
@@ -230,11 +227,8 @@ void session_changes_end(struct session *s, const struct grant_fds *gf)
 	if (!cs || s->result.wait_status < 0)
 		return;
 	/* The command ran: its child took the start (0: it never got there, the tick made in). */
-	if (cs->start_slot) {
-		int64_t t = __atomic_load_n(cs->start_slot, __ATOMIC_ACQUIRE);
-
-		cs->start_ns = t ? t : cs->start_ns + 1;
-	}
+	if (cs->start_pipe[0] >= 0 && !changes_start_take(cs, 0))
+		cs->start_ns++;
 	r = changes_session_end(cs);
 	if (r < 0)
 		log_warn("cannot read or record the change set %s (%s): kept as it is", cs->id,
@@ -272,8 +266,8 @@ void session_changes_free(struct session *s)
 	if (s->result.wait_status < 0 && !s->changes->list.n && !s->changes->parent[0])
 		changes_remove(s->changes); /* refuses a set whose directory was never made */
 	changes_unlock(s->changes);
-	if (s->changes->start_slot)
-		munmap(s->changes->start_slot, sizeof(*s->changes->start_slot));
+	fd_close(&s->changes->start_pipe[0]);
+	fd_close(&s->changes->start_pipe[1]);
 	change_list_free(&s->changes->list);
 	free(s->changes);
 	s->changes = NULL;

@@ -80,8 +80,8 @@ struct child_plan {
 	const struct bpfbox_policy *policy;
 	const struct ns_plan *ns; /* NULL: no namespaces */
 	const struct landlock_rights *rights;
-	int64_t *changes_start; /* a change set's start, taken before the exec; NULL: none */
-	int64_t changes_after;	/* ... the first tick after this one */
+	int changes_start_fd;  /* a change set's start, written before the exec; -1: none */
+	int64_t changes_after; /* ... the first tick after this one */
 	sigset_t saved_mask;
 };
 

@@ -567,6 +567,7 @@ int session_run(struct session *s, char *const argv[])
 		      .release_wfd = -1,
 		      .notify_sock = -1,
 		      .in_fd = -1,
+		      .changes_start_fd = -1,
 		      .policy = p,
 		      .rights = &s->layers.rights},
 		.io = {.out_r = -1, .err_r = -1, .in_w = -1, .notify_fd = -1, .report_fd = -1},
