@@ -56,6 +56,9 @@ if gcc -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -static "$ROOT/bench/c
 	"$T/ws/.stamp" split "$RUNS" "$BIN" "$T/ws" "$T/ws/.stamp" >"$T/split" ||
 		echo "bench/changes.sh: the start's split failed" >&2
 	rm -rf "$BPFBOX_CHANGES_DIR"
+	# The same, in two parts timed by the kernel's tracepoints (root, bpftrace).
+	"$ROOT/bench/changes_paired.sh" "$BIN" "$T/ws" "$RUNS" >>"$T/split" ||
+		echo "bench/changes.sh: the paired start failed" >&2
 	if [ "$(id -u)" = 0 ]; then
 		"$T/ws/.stamp" overlay "$RUNS" "$T/ovl" >>"$T/split" ||
 			echo "bench/changes.sh: the overlay's floor failed" >&2
@@ -188,6 +191,14 @@ if "direct" in split and "review" in split:
         p = split["review-direct"]
         print("| the same round's review − direct, to the start: median (quartiles) | | | %+.0f (%+.0f, %+.0f) |" % (p[0], p[1], p[2]))
         print("| the same round's review − direct, after it: median (quartiles) | | | %+.0f (%+.0f, %+.0f) |" % (p[3], p[4], p[5]))
+if "paired" in split:
+    n0, pre, child, tot, q1, q3 = split["paired"]
+    print()
+    print("| review − direct, %d rounds paired (tracepoints: bench/changes_paired.sh) | median µs |" % n0)
+    print("|---|---:|")
+    print("| bpfbox's exec to its fork of the session (the set taken) | %+.0f |" % pre)
+    print("| that fork to the command's exec (the session's set-up, the overlay beside it) | %+.0f |" % child)
+    print("| both (quartiles) | %+.0f (%+.0f, %+.0f) |" % (tot, q1, q3))
 if "overlay" in split:
     print()
     print("| the floor: no bpfbox, %s times | median µs | first quartile µs |" % runs)

@@ -23,8 +23,10 @@ PACKAGES=(
 	# the library is opened at run time) and the tests' HTTP/2 upstream
 	# (tests/helpers/h2srv.py)
 	libnghttp2-dev python3-h2
-	# make bench: an HTTP/2 server in C for the egress rows (bench/egress.sh)
-	nghttp2-server
+	# make bench: an HTTP/2 server in C for the egress rows (bench/egress.sh),
+	# the timed runs (hyperfine) and the kernel's view of a session's start
+	# (bpftrace: bench/changes_paired.sh)
+	nghttp2-server hyperfine bpftrace
 	# packaging: the Debian package, man pages, the systemd unit
 	debhelper dpkg-dev lintian mandoc scdoc systemd man-db
 	# the Kubernetes manifests' checks (tests/host/test_kubernetes.sh)

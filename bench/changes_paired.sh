@@ -1,0 +1,66 @@
+#!/bin/bash
+# What --changes review adds to a session's start, in two parts and paired
+# (docs/benchmarks.md section 10): root, bpftrace. N rounds, each a session
+# of `bpfbox run -q --no-daemon -w WS --changes direct -- /bin/true` then
+# the same with review; the kernel's tracepoints time, per session,
+# bpfbox's exec to its first fork ("before": its set-up, the set taken)
+# and that fork to the exec of /bin/true ("child": the session's set-up,
+# the overlay made by bpfbox beside it). Printed: the medians of each
+# round's review − direct, which a drift of the host between rounds
+# cancels out of, and the quartiles of the total's. Nothing is timed from
+# user space: no probe inside bpfbox slows what it measures.
+#
+#   bench/changes_paired.sh BPFBOX WS [N]
+set -euo pipefail
+
+BIN=$(realpath "$1")
+WS=$2
+N=${3:-200}
+if [ "$(id -u)" != 0 ] || ! command -v bpftrace >/dev/null; then
+	echo "bench/changes_paired.sh: needs root and bpftrace (make deps installs it); not measured" >&2
+	exit 0
+fi
+T=$(mktemp -d /tmp/bpfbox-paired.XXXXXX)
+trap 'kill "$BT" 2>/dev/null; rm -rf "$T"' EXIT
+export BPFBOX_CHANGES_DIR=$T/sets
+
+cat >"$T/seg.bt" <<EOF
+tracepoint:sched:sched_process_exec /str(args->filename) == "$BIN"/ { @x[pid] = nsecs; @top[pid] = 1; }
+tracepoint:sched:sched_process_fork /@top[args->parent_pid] == 1/ {
+	@top[args->parent_pid] = 2; @f = nsecs; @t0 = @x[args->parent_pid];
+}
+tracepoint:sched:sched_process_exec /str(args->filename) == "/bin/true" && @f/ {
+	printf("seg %d %d\n", (@f - @t0) / 1000, (nsecs - @f) / 1000); @f = 0;
+}
+EOF
+BT=
+bpftrace "$T/seg.bt" >"$T/out" 2>"$T/err" &
+BT=$!
+# bpftrace attaches in a few seconds; its first line says so.
+for _ in $(seq 100); do
+	grep -q Attaching "$T/out" "$T/err" 2>/dev/null && break
+	sleep 0.1
+done
+sleep 1
+for _ in $(seq "$N"); do
+	for m in direct review; do
+		"$BIN" run -q --no-daemon -w "$WS" --changes "$m" -- /bin/true </dev/null >/dev/null 2>&1 || true
+		sleep 0.03
+	done
+done
+sleep 0.5
+kill -INT "$BT"
+wait "$BT" || true
+BT=
+python3 - "$T/out" "$N" <<'PY'
+import statistics as st, sys
+v = [tuple(map(int, l.split()[1:])) for l in open(sys.argv[1]) if l.startswith("seg ")]
+if len(v) < 4 or len(v) % 2:
+    sys.exit("bench/changes_paired.sh: %d sessions traced, not 2 a round" % len(v))
+pre = [v[i + 1][0] - v[i][0] for i in range(0, len(v), 2)]
+child = [v[i + 1][1] - v[i][1] for i in range(0, len(v), 2)]
+tot = [a + b for a, b in zip(pre, child)]
+q = st.quantiles(tot, n=4)
+print("paired\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f" % (len(tot), st.median(pre), st.median(child),
+                                                   st.median(tot), q[0], q[2]))
+PY
