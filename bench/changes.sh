@@ -192,13 +192,14 @@ if "direct" in split and "review" in split:
         print("| the same round's review − direct, to the start: median (quartiles) | | | %+.0f (%+.0f, %+.0f) |" % (p[0], p[1], p[2]))
         print("| the same round's review − direct, after it: median (quartiles) | | | %+.0f (%+.0f, %+.0f) |" % (p[3], p[4], p[5]))
 if "paired" in split:
-    n0, pre, child, tot, q1, q3 = split["paired"]
+    n0, pre, child, tot, q1, q3, end, e1, e3 = split["paired"]
     print()
     print("| review − direct, %d rounds paired (tracepoints: bench/changes_paired.sh) | median µs |" % n0)
     print("|---|---:|")
     print("| bpfbox's exec to its fork of the session (the set taken) | %+.0f |" % pre)
     print("| that fork to the command's exec (the session's set-up, the overlay beside it) | %+.0f |" % child)
     print("| both (quartiles) | %+.0f (%+.0f, %+.0f) |" % (tot, q1, q3))
+    print("| the command's exit to bpfbox's (quartiles) | %+.0f (%+.0f, %+.0f) |" % (end, e1, e3))
 if "overlay" in split:
     print()
     print("| the floor: no bpfbox, %s times | median µs | first quartile µs |" % runs)

@@ -5,7 +5,9 @@
 # the same with review; the kernel's tracepoints time, per session,
 # bpfbox's exec to its first fork ("before": its set-up, the set taken)
 # and that fork to the exec of /bin/true ("child": the session's set-up,
-# the overlay made by bpfbox beside it). Printed: the medians of each
+# the overlay made by bpfbox beside it), and the command's exit to
+# bpfbox's ("end": the set scanned, the empty one handed to its helper,
+# the session's teardown). Printed: the medians of each
 # round's review − direct, which a drift of the host between rounds
 # cancels out of, and the quartiles of the total's. Nothing is timed from
 # user space: no probe inside bpfbox slows what it measures.
@@ -30,7 +32,11 @@ tracepoint:sched:sched_process_fork /@top[args->parent_pid] == 1/ {
 	@top[args->parent_pid] = 2; @f = nsecs; @t0 = @x[args->parent_pid];
 }
 tracepoint:sched:sched_process_exec /str(args->filename) == "/bin/true" && @f/ {
-	printf("seg %d %d\n", (@f - @t0) / 1000, (nsecs - @f) / 1000); @f = 0;
+	@pre = (@f - @t0) / 1000; @child = (nsecs - @f) / 1000; @f = 0; @cmd[pid] = 1;
+}
+tracepoint:sched:sched_process_exit /@cmd[pid] && pid == tid/ { @e = nsecs; delete(@cmd[pid]); }
+tracepoint:sched:sched_process_exit /@top[pid] == 2 && pid == tid && @e/ {
+	printf("seg %d %d %d\n", @pre, @child, (nsecs - @e) / 1000); @e = 0; delete(@top[pid]);
 }
 EOF
 BT=
@@ -59,8 +65,9 @@ if len(v) < 4 or len(v) % 2:
     sys.exit("bench/changes_paired.sh: %d sessions traced, not 2 a round" % len(v))
 pre = [v[i + 1][0] - v[i][0] for i in range(0, len(v), 2)]
 child = [v[i + 1][1] - v[i][1] for i in range(0, len(v), 2)]
+end = [v[i + 1][2] - v[i][2] for i in range(0, len(v), 2)]
 tot = [a + b for a, b in zip(pre, child)]
-q = st.quantiles(tot, n=4)
-print("paired\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f" % (len(tot), st.median(pre), st.median(child),
-                                                   st.median(tot), q[0], q[2]))
+q, qe = st.quantiles(tot, n=4), st.quantiles(end, n=4)
+print("paired\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f" % (
+    len(tot), st.median(pre), st.median(child), st.median(tot), q[0], q[2], st.median(end), qe[0], qe[2]))
 PY
