@@ -27,6 +27,7 @@ trap 'kill "$BT" 2>/dev/null; rm -rf "$T"' EXIT
 export BPFBOX_CHANGES_DIR=$T/sets
 
 cat >"$T/seg.bt" <<EOF
+BEGIN { printf("ready\n"); }
 tracepoint:sched:sched_process_exec /str(args->filename) == "$BIN"/ { @x[pid] = nsecs; @top[pid] = 1; }
 tracepoint:sched:sched_process_fork /@top[args->parent_pid] == 1/ {
 	@top[args->parent_pid] = 2; @f = nsecs; @t0 = @x[args->parent_pid];
@@ -42,12 +43,15 @@ EOF
 BT=
 bpftrace "$T/seg.bt" >"$T/out" 2>"$T/err" &
 BT=$!
-# bpftrace attaches in a few seconds; its first line says so.
-for _ in $(seq 100); do
-	grep -q Attaching "$T/out" "$T/err" 2>/dev/null && break
+# BEGIN runs once every probe is attached (a few seconds): waited for, 30 s at most.
+for _ in $(seq 300); do
+	grep -qx ready "$T/out" 2>/dev/null && break
 	sleep 0.1
 done
-sleep 1
+grep -qx ready "$T/out" || {
+	echo "bench/changes_paired.sh: bpftrace did not attach: $(head -c 200 "$T/err")" >&2
+	exit 1
+}
 for _ in $(seq "$N"); do
 	for m in direct review; do
 		"$BIN" run -q --no-daemon -w "$WS" --changes "$m" -- /bin/true </dev/null >/dev/null 2>&1 || true

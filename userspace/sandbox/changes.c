@@ -122,13 +122,11 @@ int64_t changes_start_take(struct changes_set *cs, int wait_ms)
 	struct pollfd p = {.fd = cs->start_pipe[0], .events = POLLIN};
 	int64_t t = 0;
 
-	if (cs->start_taken || cs->start_pipe[0] < 0)
-		return cs->start_taken ? cs->start_ns : 0;
-	if (wait_ms && poll(&p, 1, wait_ms) <= 0)
+	if (cs->start_pipe[0] < 0 || (wait_ms && poll(&p, 1, wait_ms) <= 0))
 		return 0;
 	if (read(cs->start_pipe[0], &t, sizeof(t)) != sizeof(t) || !t)
 		return 0;
-	cs->start_taken = true;
+	fd_close(&cs->start_pipe[0]);
 	cs->start_ns = t;
 	return t;
 }

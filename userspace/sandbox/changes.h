@@ -81,11 +81,10 @@ struct changes_set {
 	/*
 	 * While the session is made: the pipe its child writes the start
 	 * into (changes_start_wait), [0] read at the end, [1] the child's;
-	 * -1 when the start is known already (a chained set starts when its
-	 * parent did). start_taken: read from it already (the test hook).
+	 * -1 when the start is known: a chained set's (its parent's), or
+	 * once read (changes_start_take closes it).
 	 */
 	int start_pipe[2];
-	bool start_taken;
 	char state[16];		/* "open", "applied", "chained" */
 	unsigned int undo_gens; /* the history's bound (generations, MB) at its apply */
 	uint64_t undo_mb;
@@ -155,7 +154,10 @@ static inline void changes_start_wait(int64_t after, int fd)
 	}
 }
 
-/* The start the child wrote into cs->start_pipe, once: 0 if none (yet, with wait_ms 0). */
+/*
+ * The start the child wrote into cs->start_pipe, waited for up to wait_ms:
+ * 0 if none (yet); once read, cs->start_ns and the pipe's end closed.
+ */
 int64_t changes_start_take(struct changes_set *cs, int wait_ms);
 
 /*
