@@ -17,6 +17,7 @@
 #include "../sandbox/session.h"
 #include "../daemon/client.h"
 #include "../lib/log.h"
+#include "../lib/prefault.h"
 #include "../lib/ratelimit.h"
 #include "../lib/util.h"
 
@@ -491,6 +492,9 @@ int cmd_run(int argc, char **argv)
 	run_plan_init(&plan);
 	plan.src.flags = json_object_new_object();
 	plan.labels = &labels;
+	/* The run path's stack and .bss, present before it writes them (prefault.h). */
+	prefault_init();
+	prefault_writable(true);
 	code = parse_run(argc, argv, &plan, &labels, &quiet);
 	if (code == EXIT_USAGE) {
 		struct session none = {0};

@@ -27,6 +27,7 @@
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../lib/log.h"
+#include "../lib/prefault.h"
 #include "../lib/util.h"
 
 static void add_not_enforced(struct session_layers *l, const char *what)
@@ -338,4 +339,22 @@ void session_cleanup(struct session *s)
 	limits_destroy(&s->lim);
 	free_masks(s);
 	session_changes_free(s);
+}
+
+void session_exec_confirmed(struct session *s, pid_t child, bool not_found)
+{
+	/* The pages the fork left shared with the init, present for the end's path (prefault.h). */
+	prefault_writable(true);
+	s->cmd_pid = child;
+	/* With a PID namespace the command is the init's child (ns_run_as_init). */
+	if (s->layers.ns.clone_flags & CLONE_NEWPID) {
+		char path[64], buf[32];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", child, child);
+		s->cmd_pid = read_file_str(path, buf, sizeof(buf)) > 0 ? atoi(buf) : 0;
+	}
+	status_started(s, child);
+	s->result.started = !not_found;
+	if (not_found)
+		s->result.cause = CAUSE_NOT_FOUND;
 }

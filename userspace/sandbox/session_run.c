@@ -326,22 +326,6 @@ static int start_child(struct run_state *t)
 	return r < 0 ? r : session_changes_forked(s, &t->gf, t->child);
 }
 
-void session_exec_confirmed(struct session *s, pid_t child, bool not_found)
-{
-	s->cmd_pid = child;
-	/* With a PID namespace the command is the init's child (ns_run_as_init). */
-	if (s->layers.ns.clone_flags & CLONE_NEWPID) {
-		char path[64], buf[32];
-
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", child, child);
-		s->cmd_pid = read_file_str(path, buf, sizeof(buf)) > 0 ? atoi(buf) : 0;
-	}
-	status_started(s, child);
-	s->result.started = !not_found;
-	if (not_found)
-		s->result.cause = CAUSE_NOT_FOUND;
-}
-
 /*
  * A set-up step's failure as session_run returns it: its -errno, but never
  * -EAGAIN, which session_run's caller takes as "refused by a busy daemon:
