@@ -4,8 +4,8 @@
 # of `bpfbox run -q --no-daemon -w WS --changes direct -- /bin/true` then
 # the same with review; the kernel's tracepoints time, per session,
 # bpfbox's exec to its first fork ("before": its set-up, the set taken)
-# and that fork to the exec of /bin/true ("child": the session's set-up,
-# the overlay made by bpfbox beside it), and the command's exit to
+# and that fork to the exec of /bin/true ("child": the session's set-up;
+# bpfbox's threads, CLONE_THREAD, are not the fork), and the command's exit to
 # bpfbox's ("end": the set scanned, the empty one handed to its helper,
 # the session's teardown). Printed: the medians of each
 # round's review − direct, which a drift of the host between rounds
@@ -29,8 +29,8 @@ export BPFBOX_CHANGES_DIR=$T/sets
 cat >"$T/seg.bt" <<EOF
 BEGIN { printf("ready\n"); }
 tracepoint:sched:sched_process_exec /str(args->filename) == "$BIN"/ { @x[pid] = nsecs; @top[pid] = 1; }
-tracepoint:sched:sched_process_fork /@top[args->parent_pid] == 1/ {
-	@top[args->parent_pid] = 2; @f = nsecs; @t0 = @x[args->parent_pid];
+tracepoint:task:task_newtask /@top[pid] == 1 && !(args->clone_flags & 0x10000)/ {
+	@top[pid] = 2; @f = nsecs; @t0 = @x[pid];
 }
 tracepoint:sched:sched_process_exec /str(args->filename) == "/bin/true" && @f/ {
 	@pre = (@f - @t0) / 1000; @child = (nsecs - @f) / 1000; @f = 0; @cmd[pid] = 1;
