@@ -138,10 +138,20 @@ if want host; then
 	# others.
 	heavy=" tests/host/test_race.sh tests/host/test_projects.sh tests/host/test_packaging.sh "
 	heavy_at=-1
+	# The suites that route a test network of 198.51.100.0/24 or
+	# 203.0.113.0/24 to a namespace of their own (tests/host/netfix.sh
+	# takes a whole /24, test_egress_attacks a free /29 of it) run one at
+	# a time too: side by side, a /29 taken first outranks the /24 added
+	# after it, and the second suite's server is not the one answering
+	# (on 2026-12-01 test_egress_unpriv's upstream refused, test_egress_attacks
+	# started just before it; alone it passed).
+	nets=" tests/host/test_egress_attacks.sh tests/host/test_egress_unpriv.sh tests/host/test_http_rules.sh tests/host/test_secrets.sh "
+	net_at=-1
 	pending=("${!suites[@]}")
 	host_start=$(date +%s)
 	while [ "$hshown" -lt "${#suites[@]}" ]; do
 		[ "$heavy_at" -ge 0 ] && [ -e "$HOSTDIR/$heavy_at.rc" ] && heavy_at=-1
+		[ "$net_at" -ge 0 ] && [ -e "$HOSTDIR/$net_at.rc" ] && net_at=-1
 		started=0
 		if [ "$(jobs -rp | wc -l)" -lt "$hjobs" ]; then
 			for k in "${!pending[@]}"; do
@@ -149,6 +159,10 @@ if want host; then
 				if [[ $heavy == *" ${suites[$i]} "* ]]; then
 					[ "$heavy_at" -ge 0 ] && continue
 					heavy_at=$i
+				fi
+				if [[ $nets == *" ${suites[$i]} "* ]]; then
+					[ "$net_at" -ge 0 ] && continue
+					net_at=$i
 				fi
 				host_suite "$i" "${suites[$i]}" &
 				unset "pending[$k]"

@@ -323,22 +323,32 @@ OTHER=$SW/$(hid 3123456789abcdef0123456789abcdef)
 UPPER=$SW/$(hid 4123456789ABCDEF0123456789abcdef)
 SHORT=$SW/$(hid 523456789abcdef0123456789abcdef)
 LINK=$SW/$(hid 6123456789abcdef0123456789abcdef)
-mkdir -p "$FRESH" "$LOCKED" "$OTHER" "$UPPER" "$SHORT"
+# Hidden for its removal (home.c session_home_hide) by a helper killed before it ended.
+HIDDEN=$SW/.$(hid 7123456789abcdef0123456789abcdef)
+mkdir -p "$FRESH" "$LOCKED" "$OTHER" "$UPPER" "$SHORT" "$HIDDEN/sub"
 ln -s "$SW/outside" "$LINK"
 [ "$(id -u)" = 0 ] && chown 65534 "$OTHER"
 # Held as a session holds its home: flock on an fd of the directory.
 (exec 9<"$LOCKED" && flock -x 9 && exec sleep 20) </dev/null >/dev/null 2>&1 &
 LPID=$!
 poll_until 10 sh -c '! flock -n "$1" true' sh "$LOCKED"
-old "$STALE" "$LOCKED" "$OTHER" "$UPPER" "$SHORT" "$LINK" ${KILLED:+"$KILLED"} ${UKILLED:+"$UKILLED"}
+old "$STALE" "$LOCKED" "$OTHER" "$UPPER" "$SHORT" "$LINK" "$HIDDEN" ${KILLED:+"$KILLED"} ${UKILLED:+"$UKILLED"}
+homes_before=$(ls "$SW" | grep -c '^bpfbox-.*\.home$')
 TMPDIR=$SW "$BPFBOX" run -q --no-daemon -w "$SW/ws" -- true </dev/null >"$TMPD/sw.out" 2>"$TMPD/sw.err"
 rc=$?
+# Its own home is out of sight when it returns (renamed, removed by the helper after).
+homes_after=$(ls "$SW" | grep -c '^bpfbox-.*\.home$')
 # The helper goes on after bpfbox has returned: it holds an fd of $SW
 # until its sweep has ended, so what it leaves is judged after that.
 wait_gone 10 fd_on "$SW"
 [ $rc = 0 ] && [ ! -e "$STALE" ] && [ -n "$KILLED" ] && [ ! -e "$KILLED" ] &&
 	ok "a later session's end removes the killed run's home and an old unlocked one" ||
 	fail "the sweep: exit $rc, left: $(ls "$SW" | tr '\n' ' ') $(oneline "$TMPD/sw.err" 200)"
+# Each earlier home either swept or kept: none of this session's, under either name.
+[ "$homes_after" -le "$homes_before" ] && [ ! -e "$HIDDEN" ] &&
+	[ -z "$(ls -A "$SW" | grep '^\.bpfbox-')" ] &&
+	ok "the session's own home is gone from its name when bpfbox returns and gone once its helper ends; a hidden old one is swept" ||
+	fail "the session's own home: $homes_before homes before, $homes_after after its return; left: $(ls -A "$SW" | tr '\n' ' ')"
 [ "$(cat "$SW/outside/file" 2>/dev/null)" = keep ] && [ -d "$SW/outside" ] &&
 	ok "the sweep follows no symlink: what the stale home's links pointed to is intact" ||
 	fail "the sweep went through a symlink: $(ls -la "$SW/outside" 2>&1 | tr '\n' ' ')"

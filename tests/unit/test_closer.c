@@ -331,6 +331,37 @@ static void jobs_not_inherited(void **state)
 	assert_int_equal(scratch_remove(dir), 0);
 }
 
+static struct closer hc;
+
+/*
+ * A name hidden by a dot for its removal (home.c session_home_hide), whose
+ * helper was killed, is swept as the name itself; two dots are not one.
+ */
+static void sweeps_hidden_names(void **state)
+{
+	const char *hidden = ".h0123456789abcdef0123456789abcdefx",
+		   *twice = "..h0123456789abcdef0123456789abcdefx";
+	char dir[64], p[192];
+	int dfd;
+
+	(void)state;
+	assert_int_equal(scratch_make(dir, sizeof(dir), "closer-hidden"), 0);
+	old_dir(dir, hidden);
+	old_dir(dir, twice);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	hc.nowait = true;
+	assert_int_equal(closer_sweep(&hc, dfd, "h", "x"), 0);
+	assert_int_equal(closer_begin(&hc, NULL, 0), 0);
+	snprintf(p, sizeof(p), "%s/%s", dir, hidden);
+	assert_true(gone_within(p, 5000));
+	assert_true(idle_within(&hc, 5000));
+	snprintf(p, sizeof(p), "%s/%s", dir, twice);
+	assert_int_equal(access(p, F_OK), 0);
+	close(dfd);
+	assert_int_equal(scratch_remove(dir), 0);
+}
+
 static struct closer pc;
 
 /* One prepare's directory with its subs, renamed in whole to the first free slot. */
@@ -377,4 +408,4 @@ UNIT_MAIN(cmocka_unit_test(held_until_end), cmocka_unit_test(nothing_to_hold),
 	  cmocka_unit_test(finds_bpf_fds), cmocka_unit_test(removes_once_let_go),
 	  cmocka_unit_test(leaves_other_file_systems), cmocka_unit_test(nowait_removes_at_once),
 	  cmocka_unit_test(busy_until_exit), cmocka_unit_test(jobs_not_inherited),
-	  cmocka_unit_test(prepares_into_free_slots))
+	  cmocka_unit_test(sweeps_hidden_names), cmocka_unit_test(prepares_into_free_slots))

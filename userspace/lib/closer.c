@@ -141,11 +141,14 @@ NOSAN static void rm_at(int dfd, const char *name, dev_t dev, int depth)
 	rsys(SYS_unlinkat, dfd, (long)name, AT_REMOVEDIR, 0);
 }
 
-/* Whether name is prefix, a session id (32 lowercase hex digits), suffix. */
+/* Whether name is prefix, a session id (32 lowercase hex digits), suffix; a dot before it too. */
 NOSAN static bool swept_name(const struct closer *c, const char *name)
 {
 	const char *p = c->sweep_prefix, *s = c->sweep_suffix;
 
+	/* One hidden for its removal (closer_remove) whose helper was killed: the same. */
+	if (*name == '.' && *p != '.')
+		name++;
 	while (*p && *name == *p)
 		p++, name++;
 	if (*p)

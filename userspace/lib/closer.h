@@ -76,7 +76,9 @@ int closer_remove(struct closer *c, int dirfd, const char *name);
 /*
  * Before closer_begin(): the helper also removes, after that, what killed
  * runs left in dirfd: each directory named prefix, 32 lowercase hex
- * digits (a session id), suffix, that is this user's (root's: anyone's,
+ * digits (a session id), suffix, or the same after a dot when prefix has
+ * none (one hidden for a helper's closer_remove, which was killed before
+ * it ended), that is this user's (root's: anyone's,
  * as a --user session's home is that user's), on dirfd's file system,
  * not modified for CLOSER_SWEEP_AGE seconds (one just made, not locked
  * yet, is left) and not locked (a running session holds

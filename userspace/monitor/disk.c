@@ -325,33 +325,44 @@ int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n
  * period (fsnotify_destroy_group), 5-10 ms, also when the process exits: a
  * closer (lib/closer.h) takes the last reference and pays for it.
  */
-static void close_async(int fd, int sweep_dirfd, const char *prefix, const char *suffix)
+static void close_async(int fd, int sweep_dirfd, const char *prefix, const char *suffix,
+			const char *remove)
 {
 	static struct closer c;
+	char path[64 + 256];
 	int r;
 
 	c.nowait = true; /* nothing here waits for an EOF */
+	if (sweep_dirfd >= 0 && remove && remove[0])
+		closer_remove(&c, sweep_dirfd, remove); /* -EINVAL: removed below */
 	if (sweep_dirfd >= 0)
 		closer_sweep(&c, sweep_dirfd, prefix, suffix); /* -EINVAL: no sweep */
 	r = closer_begin(&c, &fd, fd >= 0 ? 1 : 0);
 
 	if (fd >= 0)
 		close(fd);
-	if (!r)
+	if (!r) {
 		closer_end(&c);
+		return;
+	}
+	/* No helper: what it was to remove goes here, on our time. */
+	if (sweep_dirfd >= 0 && remove && remove[0] &&
+	    snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", sweep_dirfd, remove) <
+		    (int)sizeof(path))
+		rm_tree(path);
 }
 
-void disk_sweep(int sweep_dirfd, const char *prefix, const char *suffix)
+void disk_sweep(int sweep_dirfd, const char *prefix, const char *suffix, const char *remove)
 {
 	if (sweep_dirfd >= 0)
-		close_async(-1, sweep_dirfd, prefix, suffix);
+		close_async(-1, sweep_dirfd, prefix, suffix, remove);
 }
 
 void disk_monitor_close(struct disk_monitor *m, int sweep_dirfd, const char *prefix,
-			const char *suffix)
+			const char *suffix, const char *remove)
 {
 	if (m->fd >= 0)
-		close_async(m->fd, sweep_dirfd, prefix, suffix);
+		close_async(m->fd, sweep_dirfd, prefix, suffix, remove);
 	m->fd = -1;
 	disk_dir_fd_drop(m);
 	free(m->chain);

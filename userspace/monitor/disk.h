@@ -110,13 +110,14 @@ struct disk_monitor {
 int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n, int inotify_fd);
 /*
  * Closes the inotify instance in a closer (lib/closer.h); with sweep_dirfd
- * >= 0 that closer also sweeps it for prefix<session id>suffix
- * (closer_sweep).
+ * >= 0 that closer also removes remove (an entry of it, NULL or "": none;
+ * closer_remove) and sweeps it for prefix<session id>suffix
+ * (closer_sweep). Without a helper, remove is removed before it returns.
  */
 void disk_monitor_close(struct disk_monitor *m, int sweep_dirfd, const char *prefix,
-			const char *suffix);
-/* The same helper's sweep alone, for a session whose disk monitor could not open. */
-void disk_sweep(int sweep_dirfd, const char *prefix, const char *suffix);
+			const char *suffix, const char *remove);
+/* The same helper's removal and sweep alone, for a session whose disk monitor could not open. */
+void disk_sweep(int sweep_dirfd, const char *prefix, const char *suffix, const char *remove);
 
 static inline bool disk_monitor_scanning(const struct disk_monitor *m)
 {

@@ -134,7 +134,8 @@ int monitor_open(struct monitor *m, struct session_limits *l, const char *id, co
 	return 0;
 }
 
-void monitor_close(struct monitor *m, int sweep_dirfd, const char *prefix, const char *suffix)
+void monitor_close(struct monitor *m, int sweep_dirfd, const char *prefix, const char *suffix,
+		   const char *remove)
 {
 	/* The session is killed by now: a maps read it waited on has returned. */
 	if (m->held_thread_on) {
@@ -160,9 +161,9 @@ void monitor_close(struct monitor *m, int sweep_dirfd, const char *prefix, const
 			 __atomic_load_n(&m->held_total, __ATOMIC_RELAXED) / 1e6,
 			 (unsigned long long)m->disk.fds_seen, m->disk.npids);
 	if (m->disk_on)
-		disk_monitor_close(&m->disk, sweep_dirfd, prefix, suffix);
+		disk_monitor_close(&m->disk, sweep_dirfd, prefix, suffix, remove);
 	else /* no disk monitor (no inotify instance): what killed runs left goes all the same */
-		disk_sweep(sweep_dirfd, prefix, suffix);
+		disk_sweep(sweep_dirfd, prefix, suffix, remove);
 	m->disk_on = false;
 	pthread_cond_destroy(&m->held_cond);
 	pthread_mutex_destroy(&m->held_lock);

@@ -102,12 +102,14 @@ int monitor_open(struct monitor *m, struct session_limits *l, const char *id, co
  */
 void monitor_disk_reserve(struct session_limits *l);
 /*
- * The helper that closes the disk monitor's inotify instance also sweeps
- * sweep_dirfd (taken: closed here; -1 none) for what killed sessions left
- * there, prefix<id>suffix (closer_sweep, lib/closer.h). Without a disk
- * monitor (no inotify instance) a helper of its own sweeps (disk_sweep).
+ * The helper that closes the disk monitor's inotify instance also removes
+ * remove, an entry of sweep_dirfd (taken: closed here; -1 none), and sweeps
+ * that directory for what killed sessions left there, prefix<id>suffix
+ * (closer_remove, closer_sweep, lib/closer.h). Without a disk monitor (no
+ * inotify instance) a helper of its own does both (disk_sweep).
  */
-void monitor_close(struct monitor *m, int sweep_dirfd, const char *prefix, const char *suffix);
+void monitor_close(struct monitor *m, int sweep_dirfd, const char *prefix, const char *suffix,
+		   const char *remove);
 
 /* Fills up to MONITOR_MAX_FDS pollfds; returns how many. */
 int monitor_pollfds(struct monitor *m, struct pollfd *p);

@@ -361,6 +361,23 @@ void session_remove_private_tmp(struct session *s)
 		log_warn("cannot remove all of the session's private tmp %s", s->private_tmp);
 }
 
+/* The home, for its removal off the end's path (home.c makes and removes it). */
+int session_home_hide(struct session *s, char *name, size_t size)
+{
+	const char *base = strrchr(s->home, '/');
+	char to[sizeof(s->home) + 2];
+
+	if (!s->home[0] || !base || strlen(base + 1) + 2 > size)
+		return -EINVAL;
+	snprintf(to, sizeof(to), "%.*s/.%s", (int)(base - s->home), s->home, base + 1);
+	if (renameat2(AT_FDCWD, s->home, AT_FDCWD, to, RENAME_NOREPLACE) < 0)
+		return -errno;
+	snprintf(name, size, ".%s", base + 1);
+	s->home[0] = '\0';
+	fd_close(&s->home_lock);
+	return 0;
+}
+
 int session_lookup_user(const char *name, uid_t *uid, gid_t *gid)
 {
 	struct passwd *pw = getpwnam(name);

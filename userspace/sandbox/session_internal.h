@@ -184,6 +184,15 @@ int session_home_make(struct session *s, uid_t uid, gid_t gid);
 void session_home_gitconfig(const char *text, size_t len, FILE *out);
 void session_home_remove(struct session *s);
 /*
+ * The home out of sight for the end's helper to remove (run_cleanup,
+ * monitor_close), instead of on the end's path: renamed in its directory
+ * to "." and its name, which name gets (size bytes), its lock dropped,
+ * s->home emptied. 0, or -errno with nothing changed (then removed as
+ * before). A helper killed before it ended leaves the hidden name to a
+ * later sweep, as a killed run leaves its home.
+ */
+int session_home_hide(struct session *s, char *name, size_t size);
+/*
  * The private homes are HOME_PREFIX<session id>HOME_SUFFIX in $TMPDIR (or
  * /tmp), each flock'ed while its session lives. session_home_sweep_dir:
  * that directory opened (-1: not), for the end's helper to remove what

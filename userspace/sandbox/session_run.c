@@ -505,8 +505,17 @@ static void run_cleanup(struct run_state *t)
 	strv_clear(&t->path_ro);
 	policy_free(&t->view);
 	strv_clear(&t->env);
-	if (t->mon_on) /* its helper also removes the homes killed runs left (home.c) */
-		monitor_close(&t->mon, session_home_sweep_dir(), HOME_PREFIX, HOME_SUFFIX);
+	/*
+	 * Its helper also removes the homes killed runs left (home.c), and
+	 * this one's, hidden first: off the end's path (0.4 ms here).
+	 */
+	if (t->mon_on) {
+		char gone[NAME_MAX + 1] = "";
+
+		if (!t->dirs_gone)
+			session_home_hide(s, gone, sizeof(gone));
+		monitor_close(&t->mon, session_home_sweep_dir(), HOME_PREFIX, HOME_SUFFIX, gone);
+	}
 	/* What is left in the cgroups is killed (daemonized descendants too). */
 	limits_destroy(&s->lim);
 	if (!t->dirs_gone) {
