@@ -6,8 +6,10 @@
  * stack grown past where its mapping ended, .bss never written, and the
  * brk heap.
  */
+#include <alloca.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -66,11 +69,11 @@ static void test_thread_stack(void **state)
 	assert_int_equal(got[1], 16);
 }
 
-/* The main stack's start from /proc/self/maps, 0 if not found. */
-static uintptr_t stack_start(void)
+/* The main stack's start (and its end into *end) from /proc/self/maps, 0 if not found. */
+static uintptr_t stack_bounds(uintptr_t *end)
 {
 	char line[256];
-	uintptr_t lo = 0, hi;
+	uintptr_t lo = 0, hi = 0;
 	FILE *f = fopen("/proc/self/maps", "r");
 
 	while (f && fgets(line, sizeof(line), f))
@@ -78,7 +81,51 @@ static uintptr_t stack_start(void)
 			break;
 	if (f)
 		fclose(f);
+	if (end)
+		*end = hi;
 	return lo;
+}
+
+static uintptr_t stack_start(void)
+{
+	return stack_bounds(NULL);
+}
+
+/*
+ * A stack limit the window does not fit in: the call must not read below
+ * it (a SIGSEGV: bpfbox under `ulimit -s 256` crashed so), only populate
+ * what is mapped.
+ */
+static void test_small_stack_limit(void **state)
+{
+	pid_t pid;
+	int st;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uintptr_t sp = (uintptr_t)__builtin_frame_address(0), end = 0, start;
+		volatile char *low = NULL;
+		struct rlimit rl;
+
+		signal(SIGSEGV, SIG_DFL); /* cmocka's handler would go on in this child */
+		start = stack_bounds(&end);
+		if (!start || end <= sp || sp - start < 48 * 1024)
+			_exit(2);
+		/* Down to 32 KB above the mapping's start: the window reaches 96 KB below it. */
+		low = alloca(sp - start - 32 * 1024);
+		low[0] = 1;
+		/* The limit lets the stack grow by 32 KB only: a read 96 KB below is a SIGSEGV. */
+		rl.rlim_cur = rl.rlim_max = end - start + 32 * 1024;
+		if (setrlimit(RLIMIT_STACK, &rl) < 0)
+			_exit(3);
+		prefault_writable(false);
+		_exit(low[0] == 1 ? 0 : 4);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 static void test_main_stack_grows(void **state)
@@ -126,6 +173,6 @@ static void test_bss_and_heap(void **state)
 	free(p);
 }
 
-/* .bss first: each call populates all of it. */
-UNIT_MAIN(cmocka_unit_test(test_bss_and_heap), cmocka_unit_test(test_thread_stack),
-	  cmocka_unit_test(test_main_stack_grows));
+/* The stack limit's case before any call grows the stack; .bss before any call populates it. */
+UNIT_MAIN(cmocka_unit_test(test_small_stack_limit), cmocka_unit_test(test_bss_and_heap),
+	  cmocka_unit_test(test_thread_stack), cmocka_unit_test(test_main_stack_grows));

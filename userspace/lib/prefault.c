@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "prefault.h"
@@ -38,6 +40,20 @@ __attribute__((no_sanitize("address", "undefined"), noinline)) static void grow_
 	(void)*(volatile const char *)at;
 }
 
+/*
+ * Whether a read PREFAULT_STACK below the frame grows the stack rather
+ * than faulting: only the main thread's stack grows (a thread's ends at
+ * its guard page), and only within RLIMIT_STACK (from 1 MB: bpfbox's own
+ * use and the window fit; below it the read would be a SIGSEGV).
+ */
+static bool may_grow(void)
+{
+	struct rlimit rl;
+
+	return syscall(SYS_gettid) == getpid() && getrlimit(RLIMIT_STACK, &rl) == 0 &&
+	       (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= (1 << 20));
+}
+
 void prefault_init(void)
 {
 	/* The main arena is the brk heap: its size ends at the break. */
@@ -63,7 +79,7 @@ void prefault_writable(bool heap)
 		if (madvise((void *)(sp - w), w + PAGE, MADV_POPULATE_WRITE) == 0 ||
 		    errno != ENOMEM)
 			break;
-		if (w < PREFAULT_STACK)
+		if (w < PREFAULT_STACK || !may_grow())
 			continue;
 		grow_stack(sp - w);
 		if (madvise((void *)(sp - w), w + PAGE, MADV_POPULATE_WRITE) == 0)
