@@ -91,64 +91,97 @@ static uintptr_t stack_start(void)
 	return stack_bounds(NULL);
 }
 
-/*
- * A stack limit the window does not fit in: the call must not read below
- * it (a SIGSEGV: bpfbox under `ulimit -s 256` crashed so), only populate
- * what is mapped.
- */
-static void test_small_stack_limit(void **state)
+/* fn run in a child of its own, which must exit 0 (a signal is a failure). */
+static void in_child(void (*fn)(void))
 {
 	pid_t pid;
 	int st;
 
-	(void)state;
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		uintptr_t sp = (uintptr_t)__builtin_frame_address(0), end = 0, start;
-		volatile char *low = NULL;
-		struct rlimit rl;
-
 		signal(SIGSEGV, SIG_DFL); /* cmocka's handler would go on in this child */
-		start = stack_bounds(&end);
-		if (!start || end <= sp || sp - start < 48 * 1024)
-			_exit(2);
-		/* Down to 32 KB above the mapping's start: the window reaches 96 KB below it. */
-		low = alloca(sp - start - 32 * 1024);
-		low[0] = 1;
-		/* The limit lets the stack grow by 32 KB only: a read 96 KB below is a SIGSEGV. */
-		rl.rlim_cur = rl.rlim_max = end - start + 32 * 1024;
-		if (setrlimit(RLIMIT_STACK, &rl) < 0)
-			_exit(3);
-		prefault_writable(false);
-		_exit(low[0] == 1 ? 0 : 4);
+		fn();
+		_exit(0);
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/*
+ * Down to 32 KB above the main stack's mapping (sp - start - 32 KB of
+ * alloca), then fn(start, end): the window of a call from there reaches
+ * 96 KB below the mapping, which only a growth can give it.
+ */
+static void near_stack_start(void (*fn)(uintptr_t start, uintptr_t end))
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0), end = 0, start;
+	volatile char *low;
+
+	start = stack_bounds(&end);
+	if (!start || end <= sp || sp - start < 48 * 1024)
+		_exit(2);
+	low = alloca(sp - start - 32 * 1024);
+	low[0] = 1;
+	fn(start, end);
+	if (low[0] != 1)
+		_exit(4);
+}
+
+/*
+ * A stack limit the window does not fit in: the call must not read below
+ * it (a SIGSEGV: bpfbox under `ulimit -s 256` crashed so), only populate
+ * what is mapped.
+ */
+static void limited(uintptr_t start, uintptr_t end)
+{
+	struct rlimit rl;
+
+	/* The limit lets the stack grow by 32 KB only: a read 96 KB below is a SIGSEGV. */
+	rl.rlim_cur = rl.rlim_max = end - start + 32 * 1024;
+	if (setrlimit(RLIMIT_STACK, &rl) < 0)
+		_exit(3);
+	prefault_writable(false);
+}
+
+static void small_limit(void)
+{
+	near_stack_start(limited);
+}
+
+static void test_small_stack_limit(void **state)
+{
+	(void)state;
+	in_child(small_limit);
+}
+
+/* Under the default limit the mapping grows to hold the window, present. */
+static void grows(uintptr_t start, uintptr_t end)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0) & ~(PAGE - 1);
+	uintptr_t lo = sp - (PREFAULT_STACK - 16 * PAGE);
+
+	(void)end;
+	if (start <= lo)
+		_exit(5); /* not the case this checks */
+	prefault_writable(false);
+	if (stack_start() > lo || present(lo, lo + 16 * PAGE) != 16)
+		_exit(1);
+}
+
+static void main_grows(void)
+{
+	struct rlimit rl = {.rlim_cur = 8 << 20, .rlim_max = RLIM_INFINITY};
+
+	setrlimit(RLIMIT_STACK, &rl);
+	near_stack_start(grows);
+}
+
 static void test_main_stack_grows(void **state)
 {
-	pid_t pid;
-	int st;
-
 	(void)state;
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		uintptr_t sp = (uintptr_t)__builtin_frame_address(0) & ~(PAGE - 1);
-		uintptr_t lo = sp - (PREFAULT_STACK - 16 * PAGE);
-
-		/* Where the mapping already reaches that deep, the case is not this one: passes. */
-		if (stack_start() <= lo)
-			_exit(0);
-		prefault_writable(false);
-		_exit(stack_start() <= lo && present(lo, lo + 64 * PAGE) == 64 ? 0 : 1);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	in_child(main_grows);
 }
 
 static void test_bss_and_heap(void **state)

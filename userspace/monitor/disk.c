@@ -361,7 +361,8 @@ void disk_sweep(int sweep_dirfd, const char *prefix, const char *suffix, const c
 void disk_monitor_close(struct disk_monitor *m, int sweep_dirfd, const char *prefix,
 			const char *suffix, const char *remove)
 {
-	if (m->fd >= 0)
+	/* Without an instance, the sweep and the removal all the same (disk_sweep). */
+	if (m->fd >= 0 || sweep_dirfd >= 0)
 		close_async(m->fd, sweep_dirfd, prefix, suffix, remove);
 	m->fd = -1;
 	disk_dir_fd_drop(m);
