@@ -7,7 +7,9 @@
 # set), never used when it is not as the helper makes it (a symlinked
 # upper), the empty set removed once bpfbox has exited, and an apply just
 # after a session never finds its set "in use" (the helper's copy of our
-# fds holds no lock). Root, and uid 65534 in a user namespace.
+# fds holds no lock); a set whose session wrote at once is kept, though the
+# end knows an untouched upper without walking it. Root, and uid 65534 in a
+# user namespace.
 
 . "$(dirname "$0")/../lib.sh"
 
@@ -72,6 +74,30 @@ for cmd in true "sleep 0.3"; do
 		"$([ ! -e "$SETS/$ID" ] || echo "its set is there")$(no_gone "$SETS" || echo "left for a helper that never ran: $(ls -A "$SETS" | tr '\n' ' ')")"
 done
 
+# --- nothing written, known without a walk -------------------------------------------
+
+# The end skips the upper's walk when the upper's root still has the ctime
+# it was taken with (changes.c, upper_untouched). A write in the command's
+# very first instruction, in the tick the session starts in, must still be
+# kept: twelve sessions whose command is the write itself.
+lost=""
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+	review -- touch "t$i"
+	[ $rc = 0 ] && "$BPFBOX" changes "$ID" 2>&1 | grep -q "added *t$i\$" || lost="$lost t$i($rc)"
+	"$BPFBOX" discard "$ID" >/dev/null 2>&1
+done
+verdict "a write as the command's first act is kept, 12 times of 12" 0 "$lost"
+
+# A change deep in the tree, then the root's times put back as the session
+# saw them (the overlay's root is the upper's): its ctime still moved.
+mkdir -p "$WS/d/e"
+echo f >"$WS/d/e/f.txt"
+review -- sh -c 't=$(stat -c %y .); echo x >>d/e/f.txt; touch -d "$t" .'
+verdict "a deep change with the root's times restored is kept" 0 \
+	"$("$BPFBOX" changes "$ID" 2>&1 | grep -q "modified *d/e/f.txt\$" || echo "set $ID ($rc): $(oneline "$TMPD/err") $("$BPFBOX" changes "$ID" 2>&1 | tr '\n' ' ')")$([ "$(cat "$WS/d/e/f.txt")" = f ] || echo "written through")"
+"$BPFBOX" discard "$ID" >/dev/null 2>&1
+rm -rf "$WS/d"
+
 # --- an apply just after the session -------------------------------------------------
 
 # The set is unlocked before its helper starts: no copy of the lock
@@ -125,6 +151,12 @@ if [ "$(id -u)" = 0 ] && [ "$NB_NS" = True ] && command -v setpriv >/dev/null 2>
 	ID=$(tail -n 1 "$TMPD/st" | sed -n 's/.*"session":"\([0-9a-f]*\)".*/\1/p')
 	verdict "uid 65534: the spare is its own (65534), and the next session's overlay is made on it" 0 \
 		"$([ "$OWN" = 65534 ] || echo "the spare's upper is uid '$OWN'")$([ -n "$INO" ] && [ "$(stat -c %i "$NSETS/$ID" 2>/dev/null)" = "$INO" ] || echo "set $ID is not the spare ($INO)")$([ "$(cat "$NSETS/$ID/upper/n.txt" 2>/dev/null)" = n ] || echo "no n.txt in its upper")$([ "$(cat "$TMPD/out")" = b ] || echo "it read '$(oneline "$TMPD/out")' ($(oneline "$TMPD/err"))")"
+	nb "$BPFBOX" discard "$ID" >/dev/null 2>&1
+	nb "$BPFBOX" run -q --no-daemon -w "$NWS" --changes review --status-fd 3 -- touch first \
+		</dev/null >"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/st"
+	ID=$(tail -n 1 "$TMPD/st" | sed -n 's/.*"session":"\([0-9a-f]*\)".*/\1/p')
+	verdict "uid 65534: a write as the command's first act is kept (the child's overlay)" 0 \
+		"$(nb "$BPFBOX" changes "$ID" 2>&1 | grep -q "added *first\$" || echo "set $ID: $(oneline "$TMPD/err") $(nb "$BPFBOX" changes "$ID" 2>&1 | tr '\n' ' ')")"
 	nb "$BPFBOX" discard "$ID" >/dev/null 2>&1
 else
 	skip "spares as uid 65534: needs root to drop to it, setpriv and user namespaces (the VM's full_unpriv runs review sessions unprivileged)"

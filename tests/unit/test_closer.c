@@ -7,7 +7,8 @@
  * given to closer_remove() is still there until closer_end() and gone
  * after it, its mode-0 directories too, a symlink in it removed but never
  * followed; one closer runs one helper at a time, and a use's jobs are not
- * the next one's; a prepared directory lands whole in the first free slot.
+ * the next one's; a prepared directory lands whole in the first free slot;
+ * jobs and fds gathered from several callers go with one helper.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -404,8 +405,53 @@ static void prepares_into_free_slots(void **state)
 	assert_int_equal(scratch_remove(dir), 0);
 }
 
+static struct closer gc;
+
+/*
+ * Jobs and fds gathered over several calls, their directories' fds and
+ * the held fd closed by the callers at once, one helper started by the
+ * last caller (closer_flush): both trees go, the held pipe end is the
+ * helper's until it exits; a third removal is refused.
+ */
+static void gathers_for_one_helper(void **state)
+{
+	char dir[64], a[128], b[128];
+	int dfd, dfd2, held[2];
+
+	(void)state;
+	assert_int_equal(scratch_make(dir, sizeof(dir), "closer-gather"), 0);
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	assert_int_equal(mkdir(a, 0700), 0);
+	assert_int_equal(mkdir(b, 0700), 0);
+	assert_int_equal(pipe2(held, O_CLOEXEC), 0);
+	assert_false(closer_pending(&gc));
+	assert_int_equal(closer_flush(&gc), 0); /* nothing gathered: no helper */
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dfd2 = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0 && dfd2 >= 0);
+	assert_int_equal(closer_remove(&gc, dfd, "a"), 0);
+	assert_int_equal(closer_hold(&gc, &held[1], 1), 0);
+	close(dfd);
+	close(held[1]);
+	/* Our copy holds the write end: no EOF before any helper. */
+	assert_false(eof_within(held[0], 100));
+	assert_int_equal(closer_remove(&gc, dfd2, "b"), 0);
+	assert_int_equal(closer_remove(&gc, dfd2, "c"), -E2BIG);
+	close(dfd2);
+	assert_true(closer_pending(&gc));
+	assert_int_equal(closer_flush(&gc), 0);
+	assert_true(gone_within(a, 5000));
+	assert_true(gone_within(b, 5000));
+	/* The helper has exited (nowait): the last copy of the write end with it. */
+	assert_true(eof_within(held[0], 5000));
+	close(held[0]);
+	assert_int_equal(scratch_remove(dir), 0);
+}
+
 UNIT_MAIN(cmocka_unit_test(held_until_end), cmocka_unit_test(nothing_to_hold),
 	  cmocka_unit_test(finds_bpf_fds), cmocka_unit_test(removes_once_let_go),
 	  cmocka_unit_test(leaves_other_file_systems), cmocka_unit_test(nowait_removes_at_once),
 	  cmocka_unit_test(busy_until_exit), cmocka_unit_test(jobs_not_inherited),
-	  cmocka_unit_test(sweeps_hidden_names), cmocka_unit_test(prepares_into_free_slots))
+	  cmocka_unit_test(sweeps_hidden_names), cmocka_unit_test(prepares_into_free_slots),
+	  cmocka_unit_test(gathers_for_one_helper))

@@ -104,7 +104,7 @@ static void deep_tree_is_watched_and_removed(void **state)
 	assert_true(disk_monitor_growth(&m) >= 8 * MiB);
 	assert_true(disk_monitor_entries(&m) >= DEPTH + 1);
 	assert_false(disk_monitor_blind(&m));
-	disk_monitor_close(&m, -1, NULL, NULL, NULL);
+	disk_monitor_close(&m, -1, NULL, NULL, NULL, NULL);
 	close(deep);
 	/* The cleanup before (nftw, remove) left it; rm_tree removes it all. */
 	assert_int_equal(rm_tree(top), 0);
@@ -136,7 +136,7 @@ static void empty_files_count_as_entries(void **state)
 	disk_monitor_read(&m);
 	assert_true(disk_monitor_growth(&m) < MiB);
 	assert_int_equal(disk_monitor_entries(&m), 2000);
-	disk_monitor_close(&m, -1, NULL, NULL, NULL);
+	disk_monitor_close(&m, -1, NULL, NULL, NULL, NULL);
 }
 
 /*
@@ -231,7 +231,7 @@ static void write_before_scan_is_baseline(void **state)
 	disk_monitor_read(&m);
 	/* One byte (a block or so) of growth, not the file's 8 MiB. */
 	assert_true(disk_monitor_growth(&m) < MiB);
-	disk_monitor_close(&m, -1, NULL, NULL, NULL);
+	disk_monitor_close(&m, -1, NULL, NULL, NULL, NULL);
 }
 
 static void renamed_while_queued_is_read(void **state)
@@ -259,7 +259,7 @@ static void renamed_while_queued_is_read(void **state)
 	append(f, 4 * MiB);
 	disk_monitor_read(&m);
 	assert_true(disk_monitor_growth(&m) >= 4 * MiB);
-	disk_monitor_close(&m, -1, NULL, NULL, NULL);
+	disk_monitor_close(&m, -1, NULL, NULL, NULL, NULL);
 }
 
 /* Sets fs.inotify.max_queued_events; the old value, or -1. */
@@ -314,7 +314,7 @@ static void overflow_during_scan_restarts_it(void **state)
 		disk_monitor_scan(&m, SIZE_MAX);
 	/* 64 empty files of growth at most, not the 8 MiB that were there. */
 	assert_true(disk_monitor_growth(&m) < MiB);
-	disk_monitor_close(&m, -1, NULL, NULL, NULL);
+	disk_monitor_close(&m, -1, NULL, NULL, NULL, NULL);
 }
 
 /*
@@ -393,7 +393,7 @@ static void held_unlinked_files_count(void **state)
 	disk_held_scan(&m, NULL, getpid());
 	assert_int_equal(m.held, 0);
 	assert_true(disk_monitor_growth(&m) < MiB);
-	disk_monitor_close(&m, -1, NULL, NULL, NULL);
+	disk_monitor_close(&m, -1, NULL, NULL, NULL, NULL);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)

@@ -142,9 +142,8 @@ NOSAN static void rm_at(int dfd, const char *name, dev_t dev, int depth)
 }
 
 /* Whether name is prefix, a session id (32 lowercase hex digits), suffix; a dot before it too. */
-NOSAN static bool swept_name(const struct closer *c, const char *name)
+NOSAN static bool swept_name(const char *p, const char *s, const char *name)
 {
-	const char *p = c->sweep_prefix, *s = c->sweep_suffix;
 
 	/* One hidden for its removal (closer_remove) whose helper was killed: the same. */
 	if (*name == '.' && *p != '.')
@@ -167,25 +166,26 @@ NOSAN static bool swept_name(const struct closer *c, const char *name)
  * user could put under such a name (and swap in before rm_at) is a tree
  * that user could remove, as tmp cleaners remove anyone's old files.
  */
-NOSAN static void sweep(const struct closer *c)
+NOSAN static void sweep(const struct closer *c, int job)
 {
+	int dfd = c->sweep_dirfd[job];
 	char buf[1024] __attribute__((aligned(8)));
 	struct stat dir, st;
 	struct timespec now;
 	long uid = rsys(SYS_geteuid, 0, 0, 0, 0), n, fd;
 
-	if (rsys(SYS_newfstatat, c->sweep_dirfd, (long)"", (long)&dir, AT_EMPTY_PATH) ||
+	if (rsys(SYS_newfstatat, dfd, (long)"", (long)&dir, AT_EMPTY_PATH) ||
 	    rsys(SYS_clock_gettime, CLOCK_REALTIME, (long)&now, 0, 0) ||
-	    rsys(SYS_lseek, c->sweep_dirfd, 0, SEEK_SET, 0))
+	    rsys(SYS_lseek, dfd, 0, SEEK_SET, 0))
 		return;
-	while ((n = rsys(SYS_getdents64, c->sweep_dirfd, (long)buf, sizeof(buf), 0)) > 0) {
+	while ((n = rsys(SYS_getdents64, dfd, (long)buf, sizeof(buf), 0)) > 0) {
 		for (long off = 0; off < n;) {
 			struct dent64 *d = (struct dent64 *)(buf + off);
 
 			off += d->reclen;
-			if (!swept_name(c, d->name))
+			if (!swept_name(c->sweep_prefix[job], c->sweep_suffix[job], d->name))
 				continue;
-			fd = rsys(SYS_openat, c->sweep_dirfd, (long)d->name,
+			fd = rsys(SYS_openat, dfd, (long)d->name,
 				  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
 			if (fd < 0)
 				continue;
@@ -193,7 +193,7 @@ NOSAN static void sweep(const struct closer *c)
 			    (st.st_uid == (uid_t)uid || uid == 0) && st.st_dev == dir.st_dev &&
 			    st.st_mtime + CLOSER_SWEEP_AGE < now.tv_sec &&
 			    !rsys(SYS_flock, fd, LOCK_EX | LOCK_NB, 0, 0))
-				rm_at(c->sweep_dirfd, d->name, st.st_dev, 0);
+				rm_at(dfd, d->name, st.st_dev, 0);
 			rsys(SYS_close, fd, 0, 0, 0);
 		}
 	}
@@ -236,6 +236,16 @@ NOSAN static void prepare(const struct closer *c)
 		rm_at(c->prep_dirfd, c->prep_tmp, st.st_dev, 0);
 }
 
+/* closer_remove's jobs: by the helper, or here when none could start. */
+NOSAN static void remove_all(const struct closer *c)
+{
+	struct stat st;
+
+	for (int i = 0; i < c->nrm; i++)
+		if (!rsys(SYS_newfstatat, c->rm_dirfd[i], (long)"", (long)&st, AT_EMPTY_PATH))
+			rm_at(c->rm_dirfd[i], c->rm_name[i], st.st_dev, 0);
+}
+
 /*
  * The helper: drops every fd but the ones to hold and its pipe ends, tells
  * the parent, then holds them until the parent lets go; then removes the
@@ -245,7 +255,7 @@ NOSAN static int helper(void *arg)
 {
 	struct closer *c = arg;
 	unsigned int from = 0;
-	struct stat st;
+	struct sched_param idle = {0};
 	char b = 0;
 
 	for (int i = 0; i < c->nkeep; i++) {
@@ -256,16 +266,17 @@ NOSAN static int helper(void *arg)
 	rsys(SYS_close_range, from, ~0U, 0, 0);
 	if (c->ready_write >= 0)
 		rsys(SYS_write, c->ready_write, (long)&b, 1, 0);
+	rsys(SYS_sched_setscheduler, 0, SCHED_IDLE, (long)&idle, 0);
 	if (c->go_read >= 0)
 		rsys(SYS_read, c->go_read, (long)&b, 1, 0);
-	if (c->rm_name[0] && !rsys(SYS_newfstatat, c->rm_dirfd, (long)"", (long)&st, AT_EMPTY_PATH))
-		rm_at(c->rm_dirfd, c->rm_name, st.st_dev, 0);
-	if (c->sweep_prefix[0])
-		sweep(c);
+	remove_all(c);
+	for (int i = 0; i < c->nsweep; i++)
+		sweep(c, i);
 	if (c->prep_tmp[0])
 		prepare(c);
 	/* This use's jobs done: the closer's next use asks for its own. */
-	c->rm_name[0] = c->sweep_prefix[0] = c->prep_tmp[0] = '\0';
+	c->nrm = c->nsweep = 0;
+	c->prep_tmp[0] = '\0';
 	rsys(SYS_exit, 0, 0, 0, 0);
 	return 0;
 }
@@ -281,10 +292,82 @@ static bool busy(const struct closer *c)
 	return __atomic_load_n(&c->busy, __ATOMIC_ACQUIRE) != 0;
 }
 
-/* A use that did not start: its jobs are not the next use's. */
+/* Our copies of the jobs' directories and of closer_hold()'s fds into fds; their number. */
+static size_t copies(const struct closer *c, int *fds)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < c->nrm; i++)
+		fds[n++] = c->rm_dirfd[i];
+	for (int i = 0; i < c->nsweep; i++)
+		fds[n++] = c->sweep_dirfd[i];
+	if (c->prep_tmp[0])
+		fds[n++] = c->prep_dirfd;
+	for (int i = 0; i < c->nheld; i++)
+		fds[n++] = c->held[i];
+	return n;
+}
+
+static void close_all(const int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+/* A use that did not start: its jobs are not the next use's, its copies closed. */
 static void forget_jobs(struct closer *c)
 {
-	c->rm_name[0] = c->sweep_prefix[0] = c->prep_tmp[0] = '\0';
+	int own[CLOSER_HOLD + 2 * CLOSER_JOBS + 1];
+
+	close_all(own, copies(c, own));
+	c->nrm = c->nsweep = c->nheld = 0;
+	c->prep_tmp[0] = '\0';
+}
+
+/* Our copy of fd, for a job or closer_hold(): the caller may close its own. */
+static int copy_fd(int fd)
+{
+	int r = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+	return r < 0 ? -errno : r;
+}
+
+bool closer_pending(const struct closer *c)
+{
+	return !busy(c) && (c->nrm || c->nsweep || c->nheld || c->prep_tmp[0]);
+}
+
+int closer_flush(struct closer *c)
+{
+	int r;
+
+	if (!closer_pending(c))
+		return 0;
+	c->nowait = true;
+	if ((r = closer_begin(c, NULL, 0)) == 0)
+		closer_end(c);
+	return r;
+}
+
+int closer_hold(struct closer *c, const int *fds, size_t n)
+{
+	int start = c->nheld, r;
+
+	if (busy(c))
+		return -EBUSY;
+	if (c->nheld + n > CLOSER_HOLD)
+		return -E2BIG;
+	for (size_t i = 0; i < n; i++) {
+		if (fds[i] < 0)
+			continue;
+		if ((r = copy_fd(fds[i])) < 0) {
+			while (c->nheld > start)
+				close(c->held[--c->nheld]);
+			return r;
+		}
+		c->held[c->nheld++] = r;
+	}
+	return 0;
 }
 
 /* A name for the helper: one entry of a directory, never "", "." or "..", shorter than size. */
@@ -296,6 +379,8 @@ static bool one_name(const char *name, size_t size)
 
 int closer_begin(struct closer *c, const int *fds, size_t n)
 {
+	int own[CLOSER_HOLD + 2 * CLOSER_JOBS + 1];
+	size_t nown;
 	char b;
 	int r;
 
@@ -319,13 +404,10 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (fds[i] >= 0)
 			c->keep[c->nkeep++] = fds[i];
-	if (c->rm_name[0])
-		c->keep[c->nkeep++] = c->rm_dirfd;
-	if (c->sweep_prefix[0] && (!c->rm_name[0] || c->sweep_dirfd != c->rm_dirfd))
-		c->keep[c->nkeep++] = c->sweep_dirfd;
-	if (c->prep_tmp[0] && (!c->rm_name[0] || c->prep_dirfd != c->rm_dirfd) &&
-	    (!c->sweep_prefix[0] || c->prep_dirfd != c->sweep_dirfd))
-		c->keep[c->nkeep++] = c->prep_dirfd;
+	/* Ours: closed here once the helper has its copies (it clears the jobs as it ends). */
+	nown = copies(c, own);
+	memcpy(c->keep + c->nkeep, own, nown * sizeof(*own));
+	c->nkeep += (int)nown;
 	if (!c->nowait) {
 		c->keep[c->nkeep++] = c->go_read = c->go[0];
 		c->keep[c->nkeep++] = c->ready_write = c->ready[1];
@@ -336,10 +418,13 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 		  NULL, &c->busy) < 0) {
 		r = -errno;
 		__atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE);
+		/* No helper: what it was to remove goes here, on our time. */
+		remove_all(c);
 		forget_jobs(c);
 		closer_end(c);
 		return r;
 	}
+	close_all(own, nown);
 	c->started = 1;
 	if (c->nowait)
 		return 0;
@@ -358,35 +443,50 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 
 int closer_remove(struct closer *c, int dirfd, const char *name)
 {
+	int r;
+
 	if (SYS_newfstatat < 0)
 		return -ENOSYS;
 	if (busy(c))
 		return -EBUSY;
-	if (dirfd < 0 || !one_name(name, sizeof(c->rm_name)))
+	if (dirfd < 0 || !one_name(name, sizeof(c->rm_name[0])))
 		return -EINVAL;
-	c->rm_dirfd = dirfd;
-	snprintf(c->rm_name, sizeof(c->rm_name), "%s", name);
+	if (c->nrm == CLOSER_JOBS)
+		return -E2BIG;
+	if ((r = copy_fd(dirfd)) < 0)
+		return r;
+	c->rm_dirfd[c->nrm] = r;
+	snprintf(c->rm_name[c->nrm++], sizeof(c->rm_name[0]), "%s", name);
 	return 0;
 }
 
 int closer_sweep(struct closer *c, int dirfd, const char *prefix, const char *suffix)
 {
+	int r;
+
 	if (SYS_newfstatat < 0)
 		return -ENOSYS;
 	if (busy(c))
 		return -EBUSY;
-	if (dirfd < 0 || !prefix[0] || strlen(prefix) >= sizeof(c->sweep_prefix) ||
-	    strlen(suffix) >= sizeof(c->sweep_suffix) || strchr(prefix, '/') || strchr(suffix, '/'))
+	if (dirfd < 0 || !prefix[0] || strlen(prefix) >= sizeof(c->sweep_prefix[0]) ||
+	    strlen(suffix) >= sizeof(c->sweep_suffix[0]) || strchr(prefix, '/') ||
+	    strchr(suffix, '/'))
 		return -EINVAL;
-	c->sweep_dirfd = dirfd;
-	snprintf(c->sweep_prefix, sizeof(c->sweep_prefix), "%s", prefix);
-	snprintf(c->sweep_suffix, sizeof(c->sweep_suffix), "%s", suffix);
+	if (c->nsweep == CLOSER_JOBS)
+		return -E2BIG;
+	if ((r = copy_fd(dirfd)) < 0)
+		return r;
+	c->sweep_dirfd[c->nsweep] = r;
+	snprintf(c->sweep_prefix[c->nsweep], sizeof(c->sweep_prefix[0]), "%s", prefix);
+	snprintf(c->sweep_suffix[c->nsweep++], sizeof(c->sweep_suffix[0]), "%s", suffix);
 	return 0;
 }
 
 int closer_prepare(struct closer *c, int dirfd, const char *tmp, const char *name, int slots,
 		   const char *const *subs, size_t nsubs)
 {
+	int r;
+
 	if (SYS_newfstatat < 0)
 		return -ENOSYS;
 	if (busy(c))
@@ -398,6 +498,11 @@ int closer_prepare(struct closer *c, int dirfd, const char *tmp, const char *nam
 	for (size_t i = 0; i < nsubs; i++)
 		if (!one_name(subs[i], sizeof(c->prep_subs[i])))
 			return -EINVAL;
+	if ((r = copy_fd(dirfd)) < 0)
+		return r;
+	if (c->prep_tmp[0])
+		close(c->prep_dirfd); /* the one this replaces */
+	dirfd = r;
 	for (size_t i = 0; i < nsubs; i++)
 		snprintf(c->prep_subs[i], sizeof(c->prep_subs[i]), "%s", subs[i]);
 	c->prep_dirfd = dirfd;

@@ -21,11 +21,13 @@
 #define CLOSER_MAX_FDS	 256
 #define CLOSER_RM_DEPTH	 16 /* levels of a tree to remove (closer_remove) */
 #define CLOSER_PREP_SUBS 4  /* directories in one closer_prepare makes */
+#define CLOSER_JOBS	 2  /* removals, and sweeps, one helper takes */
+#define CLOSER_HOLD	 8  /* fds closer_hold() keeps for it */
 
 struct closer {
 	char stack[32768] __attribute__((aligned(16))); /* the helper's; one per user */
-	int keep[CLOSER_MAX_FDS +
-		 4]; /* sorted: the fds it holds, rm_dirfd, sweep_dirfd, its two pipe ends */
+	/* sorted: the fds it holds, the jobs' and closer_hold()'s copies, its two pipe ends */
+	int keep[CLOSER_MAX_FDS + CLOSER_HOLD + 2 * CLOSER_JOBS + 3];
 	int nkeep;
 	int go[2], ready[2];
 	int go_read, ready_write; /* the ends the helper uses */
@@ -48,29 +50,60 @@ struct closer {
 	 * cost 0.15 to 0.35 ms a use on this 2-vCPU host).
 	 */
 	bool nowait;
-	int rm_dirfd;				 /* closer_remove's directory, held too */
-	char rm_name[256];			 /* what to remove in it; "": nothing */
-	int sweep_dirfd;			 /* closer_sweep's directory, held too */
-	char sweep_prefix[32], sweep_suffix[16]; /* "": no sweep */
-	int prep_dirfd;				 /* closer_prepare's directory, held too */
-	char prep_tmp[80], prep_name[32];	 /* "": nothing to prepare */
+	/*
+	 * The jobs, each with our copy of its directory (F_DUPFD_CLOEXEC,
+	 * closed once the helper has its own): the caller may close its fd
+	 * at once. Jobs and fds gather over several calls, by several
+	 * callers, until closer_begin() starts one helper for them all.
+	 */
+	int rm_dirfd[CLOSER_JOBS];	/* closer_remove's directories */
+	char rm_name[CLOSER_JOBS][256]; /* what to remove in each */
+	int nrm;
+	int sweep_dirfd[CLOSER_JOBS]; /* closer_sweep's directories */
+	char sweep_prefix[CLOSER_JOBS][32], sweep_suffix[CLOSER_JOBS][16];
+	int nsweep;
+	int held[CLOSER_HOLD]; /* closer_hold()'s copies */
+	int nheld;
+	int prep_dirfd;			  /* closer_prepare's directory (a copy) */
+	char prep_tmp[80], prep_name[32]; /* "": nothing to prepare */
 	char prep_subs[CLOSER_PREP_SUBS][16];
 	int prep_nsubs, prep_slots;
 	int prep_mode, prep_uid, prep_gid; /* the first sub's; -1: as made */
 };
 
 /*
- * Starts the helper holding copies of fds[0..n) (at most CLOSER_MAX_FDS).
- * 0 once it holds them; -errno when it could not start (then the caller's
- * closes pay the wait themselves, nothing else changes): -EBUSY while
- * this closer's previous helper has not exited.
+ * Starts the helper holding copies of fds[0..n) (at most CLOSER_MAX_FDS)
+ * and of what closer_hold() and the jobs gave it. 0 once it holds them;
+ * -errno when it could not start (then the caller's closes pay the wait
+ * themselves, closer_remove()'s trees are removed here, the rest of the
+ * jobs dropped): -EBUSY while this closer's previous helper has not
+ * exited (the jobs gathered stay for the next call).
  */
 int closer_begin(struct closer *c, const int *fds, size_t n);
 /*
+ * Before closer_begin(): the helper also holds copies of fds[0..n), as
+ * closer_begin()'s own (a caller that ends before the one that starts
+ * the helper: its fds may be closed after this call, the helper's copies
+ * are the last). 0, or -E2BIG past CLOSER_HOLD, -EBUSY (busy above),
+ * -errno of the copy (then nothing is held).
+ */
+int closer_hold(struct closer *c, const int *fds, size_t n);
+/* Whether jobs or held fds wait for a closer_begin(). */
+bool closer_pending(const struct closer *c);
+/*
+ * The helper for what is pending, if anything (nowait, closer_begin()
+ * without fds of its own): what several callers gave one closer, started
+ * once by the last. 0, or closer_begin()'s -errno.
+ */
+int closer_flush(struct closer *c);
+/*
  * Before closer_begin(): the helper also removes name (one entry of
  * dirfd, with all below it) once let go, before it exits: a removal that
- * is not worth waiting for (an empty change set). It holds dirfd for it.
- * 0, or -EINVAL for a name with a slash or too long, -EBUSY (busy above).
+ * is not worth waiting for (an empty change set). It holds a copy of
+ * dirfd for it. Up to CLOSER_JOBS per helper. If no helper can start
+ * (closer_begin() fails), closer_begin() removes it itself. 0, or
+ * -EINVAL for a name with a slash or too long, -E2BIG past CLOSER_JOBS,
+ * -EBUSY (busy above), -errno of the copy.
  */
 int closer_remove(struct closer *c, int dirfd, const char *name);
 /*
@@ -83,8 +116,9 @@ int closer_remove(struct closer *c, int dirfd, const char *name);
  * not modified for CLOSER_SWEEP_AGE seconds (one just made, not locked
  * yet, is left) and not locked (a running session holds
  * flock(LOCK_EX) on its own: the helper's LOCK_NB attempt fails there).
- * Never a symlink followed (rm_at). It holds dirfd for it. 0, or -EINVAL,
- * -EBUSY (busy above).
+ * Never a symlink followed (rm_at). It holds a copy of dirfd for it; up
+ * to CLOSER_JOBS per helper. 0, or -EINVAL, -E2BIG, -EBUSY (busy above),
+ * -errno of the copy.
  */
 #define CLOSER_SWEEP_AGE 60
 int closer_sweep(struct closer *c, int dirfd, const char *prefix, const char *suffix);
@@ -95,7 +129,8 @@ int closer_sweep(struct closer *c, int dirfd, const char *prefix, const char *su
  * below slots that no entry of dirfd has (never over one). Nothing is
  * made when every slot is taken; what a failed step made is removed. tmp
  * may be the name closer_remove removes: it is made after that. It holds
- * dirfd for it. 0, or -EINVAL (a slash, too long, too many), -EBUSY.
+ * a copy of dirfd for it; one per helper (a second replaces the first).
+ * 0, or -EINVAL (a slash, too long, too many), -EBUSY, -errno of the copy.
  */
 int closer_prepare(struct closer *c, int dirfd, const char *tmp, const char *name, int slots,
 		   const char *const *subs, size_t nsubs);

@@ -326,44 +326,42 @@ int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n
  * closer (lib/closer.h) takes the last reference and pays for it.
  */
 static void close_async(int fd, int sweep_dirfd, const char *prefix, const char *suffix,
-			const char *remove)
+			const char *remove, struct closer *end)
 {
-	static struct closer c;
+	static struct closer own;
+	struct closer *c = end ? end : &own;
 	char path[64 + 256];
-	int r;
+	int r = 0;
 
-	c.nowait = true; /* nothing here waits for an EOF */
+	c->nowait = true; /* nothing here waits for an EOF */
 	if (sweep_dirfd >= 0 && remove && remove[0])
-		closer_remove(&c, sweep_dirfd, remove); /* -EINVAL: removed below */
+		r = closer_remove(c, sweep_dirfd, remove); /* else removed below */
 	if (sweep_dirfd >= 0)
-		closer_sweep(&c, sweep_dirfd, prefix, suffix); /* -EINVAL: no sweep */
-	r = closer_begin(&c, &fd, fd >= 0 ? 1 : 0);
-
+		closer_sweep(c, sweep_dirfd, prefix, suffix); /* -EINVAL: no sweep */
+	/* Its failure removes what it was given (closer_begin). */
+	if ((fd >= 0 || closer_pending(c)) && closer_begin(c, &fd, fd >= 0 ? 1 : 0) == 0)
+		closer_end(c);
 	if (fd >= 0)
 		close(fd);
-	if (!r) {
-		closer_end(&c);
-		return;
-	}
-	/* No helper: what it was to remove goes here, on our time. */
-	if (sweep_dirfd >= 0 && remove && remove[0] &&
-	    snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", sweep_dirfd, remove) <
-		    (int)sizeof(path))
+	/* Not given to a helper: removed here, on our time. */
+	if (r < 0 && snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", sweep_dirfd, remove) <
+			     (int)sizeof(path))
 		rm_tree(path);
 }
 
-void disk_sweep(int sweep_dirfd, const char *prefix, const char *suffix, const char *remove)
+void disk_sweep(int sweep_dirfd, const char *prefix, const char *suffix, const char *remove,
+		struct closer *end)
 {
-	if (sweep_dirfd >= 0)
-		close_async(-1, sweep_dirfd, prefix, suffix, remove);
+	if (sweep_dirfd >= 0 || end)
+		close_async(-1, sweep_dirfd, prefix, suffix, remove, end);
 }
 
 void disk_monitor_close(struct disk_monitor *m, int sweep_dirfd, const char *prefix,
-			const char *suffix, const char *remove)
+			const char *suffix, const char *remove, struct closer *end)
 {
 	/* Without an instance, the sweep and the removal all the same (disk_sweep). */
-	if (m->fd >= 0 || sweep_dirfd >= 0)
-		close_async(m->fd, sweep_dirfd, prefix, suffix, remove);
+	if (m->fd >= 0 || sweep_dirfd >= 0 || end)
+		close_async(m->fd, sweep_dirfd, prefix, suffix, remove, end);
 	m->fd = -1;
 	disk_dir_fd_drop(m);
 	free(m->chain);

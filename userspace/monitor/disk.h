@@ -113,11 +113,15 @@ int disk_monitor_open(struct disk_monitor *m, const char *const *roots, size_t n
  * >= 0 that closer also removes remove (an entry of it, NULL or "": none;
  * closer_remove) and sweeps it for prefix<session id>suffix
  * (closer_sweep). Without a helper, remove is removed before it returns.
+ * end: the closer to start, with what other layers gave it (NULL: the
+ * disk monitor's own).
  */
+struct closer;
 void disk_monitor_close(struct disk_monitor *m, int sweep_dirfd, const char *prefix,
-			const char *suffix, const char *remove);
+			const char *suffix, const char *remove, struct closer *end);
 /* The same helper's removal and sweep alone, for a session whose disk monitor could not open. */
-void disk_sweep(int sweep_dirfd, const char *prefix, const char *suffix, const char *remove);
+void disk_sweep(int sweep_dirfd, const char *prefix, const char *suffix, const char *remove,
+		struct closer *end);
 
 static inline bool disk_monitor_scanning(const struct disk_monitor *m)
 {

@@ -135,7 +135,7 @@ int monitor_open(struct monitor *m, struct session_limits *l, const char *id, co
 }
 
 void monitor_close(struct monitor *m, int sweep_dirfd, const char *prefix, const char *suffix,
-		   const char *remove)
+		   const char *remove, struct closer *end)
 {
 	/* The session is killed by now: a maps read it waited on has returned. */
 	if (m->held_thread_on) {
@@ -161,9 +161,9 @@ void monitor_close(struct monitor *m, int sweep_dirfd, const char *prefix, const
 			 __atomic_load_n(&m->held_total, __ATOMIC_RELAXED) / 1e6,
 			 (unsigned long long)m->disk.fds_seen, m->disk.npids);
 	if (m->disk_on)
-		disk_monitor_close(&m->disk, sweep_dirfd, prefix, suffix, remove);
+		disk_monitor_close(&m->disk, sweep_dirfd, prefix, suffix, remove, end);
 	else /* no disk monitor (no inotify instance): what killed runs left goes all the same */
-		disk_sweep(sweep_dirfd, prefix, suffix, remove);
+		disk_sweep(sweep_dirfd, prefix, suffix, remove, end);
 	m->disk_on = false;
 	pthread_cond_destroy(&m->held_cond);
 	pthread_mutex_destroy(&m->held_lock);

@@ -106,10 +106,13 @@ void monitor_disk_reserve(struct session_limits *l);
  * remove, an entry of sweep_dirfd (taken: closed here; -1 none), and sweeps
  * that directory for what killed sessions left there, prefix<id>suffix
  * (closer_remove, closer_sweep, lib/closer.h). Without a disk monitor (no
- * inotify instance) a helper of its own does both (disk_sweep).
+ * inotify instance) a helper of its own does both (disk_sweep). end: the
+ * helper of the session's end, with what other layers gave it, started
+ * here (NULL: one of the monitor's own).
  */
+struct closer;
 void monitor_close(struct monitor *m, int sweep_dirfd, const char *prefix, const char *suffix,
-		   const char *remove);
+		   const char *remove, struct closer *end);
 
 /* Fills up to MONITOR_MAX_FDS pollfds; returns how many. */
 int monitor_pollfds(struct monitor *m, struct pollfd *p);

@@ -174,6 +174,45 @@ int changes_manifest_write(const struct changes_set *cs, bool sync)
 	return r;
 }
 
+static int64_t ctime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+}
+
+/* The upper's root as it is now, once made or taken empty (changes_create). */
+static void upper_mark(struct changes_set *cs, int upper)
+{
+	struct stat st;
+
+	cs->upper_ctime_ns = fstat(upper, &st) == 0 ? ctime_ns(&st) : 0;
+	cs->upper_nlink = cs->upper_ctime_ns ? st.st_nlink : 0;
+}
+
+/*
+ * Whether the session wrote nothing, from the upper's root alone: every
+ * change the overlay records makes an entry in the upper's root (the
+ * first level of any path copied up, created or whited out) or changes
+ * the root itself, and either sets its ctime, which no system call sets
+ * to a chosen value. Any write by the session comes after its start,
+ * with a ctime at or after cs->start_ns (the coarse tick the child took,
+ * or a finer time within it); the root's ctime at its taking was before
+ * that, so an unchanged ctime means no write. Not for a chain's upper
+ * (not empty at the start), nor where the file system's timestamps may
+ * be coarser than a microsecond (a ctime whole in microseconds), nor
+ * when the start is unknown or within a microsecond: then the walk.
+ */
+static bool upper_untouched(const struct changes_set *cs, int upper)
+{
+	struct stat st;
+	int64_t c;
+
+	if (upper < 0 || cs->upper_ctime_ns <= 0 || cs->parent[0] || fstat(upper, &st) < 0)
+		return false;
+	c = ctime_ns(&st);
+	return c == cs->upper_ctime_ns && st.st_nlink == cs->upper_nlink && c % 1000 != 0 &&
+	       c + 1000 < cs->start_ns;
+}
+
 int changes_create(struct changes_set *cs, const char *root, const char *id, const char *workspace,
 		   int ws_fd, int *upper, int *work, char *why, size_t why_size)
 {
@@ -227,8 +266,10 @@ int changes_create(struct changes_set *cs, const char *root, const char *id, con
 	if ((size_t)snprintf(cs->dir, sizeof(cs->dir), "%.3000s/%s", root, id) >=
 	    sizeof(cs->dir) - 16)
 		return -ENAMETOOLONG;
-	if (!ch_spare_take(cs, root, &st, upper, work))
+	if (!ch_spare_take(cs, root, &st, upper, work)) {
+		upper_mark(cs, *upper);
 		return 0;
+	}
 	r = mkdir(cs->dir, 0700) < 0 ? -errno : 0;
 	/* The upper's root is the session's workspace root: its mode and owner. */
 	snprintf(path, sizeof(path), "%s/upper", cs->dir);
@@ -245,6 +286,8 @@ int changes_create(struct changes_set *cs, const char *root, const char *id, con
 	if (r < 0)
 		snprintf(why, why_size, "--changes: cannot make the change set %s: %s", cs->dir,
 			 strerror(-r));
+	else
+		upper_mark(cs, *upper);
 	return r;
 }
 
@@ -535,10 +578,17 @@ int changes_summary_parse(struct json_object *o, struct changes_set *cs, const c
 	return take_paths(v, cs);
 }
 
-int changes_session_end(struct changes_set *cs)
+int changes_session_end(struct changes_set *cs, int upper)
 {
 	char why[256];
-	int r = changes_scan(cs, &cs->list, why, sizeof(why));
+	int r;
+
+	if (upper_untouched(cs, upper)) {
+		memset(&cs->list, 0, sizeof(cs->list));
+		cs->kept = false;
+		return 0;
+	}
+	r = changes_scan(cs, &cs->list, why, sizeof(why));
 
 	cs->kept = r < 0 || cs->list.n > 0;
 	if (r < 0)

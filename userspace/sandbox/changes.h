@@ -92,6 +92,13 @@ struct changes_set {
 	char parent[64];	  /* --changes-from: the set this one continues, "" none */
 	char child[64];		  /* chained: the set that took this one's changes over */
 	int lock_fd;		  /* held by this process (changes_lock), -1: not */
+	/*
+	 * The upper's root as the set was made or taken, empty: its ctime (ns)
+	 * and links; 0: not known, or not empty (a chain's). The end's proof
+	 * that nothing was written (changes_session_end).
+	 */
+	int64_t upper_ctime_ns;
+	uint64_t upper_nlink;
 	bool paths_more; /* a summary from elsewhere (the daemon's): list holds the first paths */
 	/* The session's end (changes_session_end). */
 	struct change_list list;
@@ -215,17 +222,22 @@ int changes_session_running(struct changes_set *cs);
 
 /*
  * The session's end: the upper scanned; cs->kept when something changed
- * (its manifest flushed then). 0 or -errno (the set is then kept).
+ * (its manifest flushed then). upper: the set's upper (any fd, -1: none),
+ * whose root unchanged since it was taken empty, before the command's
+ * start, proves nothing was written without the walk. 0 or -errno (the
+ * set is then kept).
  */
-int changes_session_end(struct changes_set *cs);
+int changes_session_end(struct changes_set *cs, int upper);
 /*
  * After the end (and --changes apply): the set unlocked; an empty one
- * renamed away at once and removed by a helper once bpfbox has moved on,
- * holding hold[0..n) (at most 7: the caller's fds of the set's
- * directories), which also makes the next session's spare
+ * renamed away at once, its removal given to the session end's helper
+ * (end, lib/closer.h: started by the caller once every layer has given
+ * it its jobs), with copies of hold[0..n) (the caller's fds of the set's
+ * directories), and the next session's spare made by it too
  * (changes_spare.c).
  */
-void changes_session_done(struct changes_set *cs, const int *hold, size_t n);
+struct closer;
+void changes_session_done(struct changes_set *cs, const int *hold, size_t n, struct closer *end);
 
 /*
  * changes_apply.c: the set into its workspace. Refuses (CHANGES_EXIT_CONFLICT,

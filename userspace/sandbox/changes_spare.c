@@ -87,9 +87,9 @@ static int root_of(const struct changes_set *cs, char *root, size_t size)
 
 /*
  * The set once the session has ended, off its path: an empty one out of
- * sight at once, a rename to ".ID.gone" (never a set's name), then a
- * closer (lib/closer.h, one per process) that holds the caller's fds of
- * its directories and removes it on its own (nowait), so neither the
+ * sight at once, a rename to ".ID.gone" (never a set's name), then given
+ * to the session end's helper (lib/closer.h, one for the whole end), with
+ * copies of the caller's fds of its directories, so that neither the
  * removals nor the last closes (ext4 frees the inodes then; root's
  * overlay is torn down) are the session's. The same helper sweeps what
  * killed runs left and makes the next session's spare, under the name it
@@ -99,17 +99,14 @@ static int root_of(const struct changes_set *cs, char *root, size_t size)
  * set in use). Whatever step fails, an empty set is removed here instead,
  * never left.
  */
-void changes_session_done(struct changes_set *cs, const int *hold, size_t n)
+void changes_session_done(struct changes_set *cs, const int *hold, size_t n, struct closer *end)
 {
-	static struct closer c;
 	char root[sizeof(cs->dir) - 80], gone[80];
 	_cleanup_close_ int dfd = -1;
-	int fds[8], r = 0;
-	bool renamed = false;
 	struct stat up;
 
 	changes_unlock(cs);
-	if (c.started || n + 1 > ARRAY_SIZE(fds) || root_of(cs, root, sizeof(root)) < 0) {
+	if (root_of(cs, root, sizeof(root)) < 0 || !end) {
 		if (!cs->kept)
 			changes_remove(cs);
 		return;
@@ -122,29 +119,19 @@ void changes_session_done(struct changes_set *cs, const int *hold, size_t n)
 	}
 	if (dfd < 0)
 		return;
-	renamed = !cs->kept;
-	c.nowait = true; /* nothing here waits for an EOF */
-	if (renamed)
-		r = closer_remove(&c, dfd, gone);
-	/* Neither is needed: what a killed helper left (".ID.gone" a minute old), the spare. */
-	if (!r) {
-		closer_sweep(&c, dfd, ".", ".gone");
-		if (!closer_prepare(&c, dfd, gone, SPARE, SPARES, set_dirs, ARRAY_SIZE(set_dirs)) &&
-		    n && fstat(hold[0], &up) == 0)
-			closer_prepare_owner(&c, up.st_mode & 07777,
-					     geteuid() ? -1 : (int)up.st_uid, (int)up.st_gid);
-		memcpy(fds, hold, n * sizeof(*fds));
-		fds[n] = dfd;
-		r = closer_begin(&c, fds, n + 1);
-	}
-	if (!r) {
-		closer_end(&c);
+	if ((!cs->kept && closer_remove(end, dfd, gone) < 0) || closer_hold(end, hold, n) < 0) {
+		if (!cs->kept) {
+			snprintf(cs->dir, sizeof(cs->dir), "%s/%s", root, gone);
+			changes_remove(cs);
+		}
 		return;
 	}
-	if (renamed) {
-		snprintf(cs->dir, sizeof(cs->dir), "%s/%s", root, gone);
-		changes_remove(cs);
-	}
+	/* Neither is needed: what a killed helper left (".ID.gone" a minute old), the spare. */
+	closer_sweep(end, dfd, ".", ".gone");
+	if (!closer_prepare(end, dfd, gone, SPARE, SPARES, set_dirs, ARRAY_SIZE(set_dirs)) && n &&
+	    fstat(hold[0], &up) == 0)
+		closer_prepare_owner(end, up.st_mode & 07777, geteuid() ? -1 : (int)up.st_uid,
+				     (int)up.st_gid);
 }
 
 int changes_session_running(struct changes_set *cs)

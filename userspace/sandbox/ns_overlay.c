@@ -71,6 +71,14 @@ int ns_overlay_make(int lower, int upper, int work, bool userns, const char **st
 	    (r = set_str(fs, "metacopy", "off")) < 0 || (r = set_str(fs, "index", "off")) < 0 ||
 	    (r = set_flag(fs, "volatile")) < 0 || (userns && (r = set_flag(fs, "userxattr")) < 0))
 		goto out;
+	/*
+	 * No UUID written into the upper's root at the mount (uuid=auto since
+	 * 6.6): its ctime stays the one the set was taken with, the end's
+	 * proof that nothing was written (changes_session_end). Unknown to a
+	 * kernel before 5.12, which writes none: ignored there.
+	 */
+	if ((r = set_str(fs, "uuid", "off")) < 0 && r != -EINVAL)
+		goto out;
 	if (syscall(__NR_fsconfig, fs, NS_FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		r = -errno;
 		goto out;

@@ -220,8 +220,13 @@ void session_changes_plan(struct session *s);
  * grant named in what is not enforced: session_plan() calls it, once.
  */
 void session_changes_note(struct session *s);
-/* gf: the run's grants, whose fds of the set's directories the removal of an empty set holds. */
-void session_changes_end(struct session *s, const struct grant_fds *gf);
+/*
+ * gf: the run's grants, whose fds of the set's directories the removal of
+ * an empty set holds; end: the helper of the session's end (lib/closer.h),
+ * which the caller starts.
+ */
+struct closer;
+void session_changes_end(struct session *s, const struct grant_fds *gf, struct closer *end);
 void session_changes_free(struct session *s);
 
 /*

@@ -65,6 +65,7 @@ static int chain(struct changes_set *cs, struct grant_fds *gf, const struct sess
 	int r;
 
 	fd_close(&gf->upper);
+	cs->upper_ctime_ns = 0; /* the parent's upper: not empty */
 	r = changes_chain(cs, s->changes_from, why, sizeof(why));
 	if (r < 0) {
 		log_error("--changes-from %s: %s; nothing ran", s->changes_from, why);
@@ -217,7 +218,7 @@ void session_changes_running(struct session *s)
 			 cs->id, cs->lock_fd < 0 ? "lock it" : "write its manifest", strerror(-r));
 }
 
-void session_changes_end(struct session *s, const struct grant_fds *gf)
+void session_changes_end(struct session *s, const struct grant_fds *gf, struct closer *end)
 {
 	/* With root's overlay: its last reference, so its teardown is the helper's too. */
 	int hold[3] = {gf->upper, gf->work, gf->changes_mnt};
@@ -229,7 +230,7 @@ void session_changes_end(struct session *s, const struct grant_fds *gf)
 	/* The command ran: its child took the start (0: it never got there, the tick made in). */
 	if (cs->start_pipe[0] >= 0 && !changes_start_take(cs, 0))
 		cs->start_ns++;
-	r = changes_session_end(cs);
+	r = changes_session_end(cs, gf->upper);
 	if (r < 0)
 		log_warn("cannot read or record the change set %s (%s): kept as it is", cs->id,
 			 strerror(-r));
@@ -252,7 +253,7 @@ void session_changes_end(struct session *s, const struct grant_fds *gf)
 
 		s->hooks.on_event(s->hooks.ctx, &ev);
 	}
-	changes_session_done(cs, hold, ARRAY_SIZE(hold));
+	changes_session_done(cs, hold, ARRAY_SIZE(hold), end);
 }
 
 void session_changes_free(struct session *s)

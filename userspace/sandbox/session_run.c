@@ -28,6 +28,7 @@
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
 #include "../lib/cgroup.h"
+#include "../lib/closer.h"
 #include "../lib/log.h"
 #include "../lib/util.h"
 
@@ -53,6 +54,9 @@ struct run_state {
 	ssize_t n; /* of the child's report: sizeof(ce) when a step failed */
 	pid_t child;
 };
+
+/* The end's one helper (lib/closer.h): the change set's jobs and the disk monitor's. */
+static struct closer end_helper;
 
 /* The trees whose growth counts against the disk limit. */
 static int start_monitor(struct run_state *t)
@@ -460,7 +464,8 @@ static int run_command(struct run_state *t)
 	/* The last records of the BPF layer, for the summary. */
 	if (s->hooks.on_poll)
 		s->hooks.on_poll(s->hooks.ctx);
-	session_changes_end(s, &t->gf); /* every process gone; before the daemon's end */
+	session_changes_end(s, &t->gf,
+			    &end_helper); /* every process gone; before the daemon's end */
 	/*
 	 * The daemon ends the session while its private tmp and home go:
 	 * once the init of its PID namespace is reaped, the kernel has killed
@@ -514,7 +519,10 @@ static void run_cleanup(struct run_state *t)
 
 		if (!t->dirs_gone)
 			session_home_hide(s, gone, sizeof(gone));
-		monitor_close(&t->mon, session_home_sweep_dir(), HOME_PREFIX, HOME_SUFFIX, gone);
+		monitor_close(&t->mon, session_home_sweep_dir(), HOME_PREFIX, HOME_SUFFIX, gone,
+			      &end_helper);
+	} else {
+		closer_flush(&end_helper);
 	}
 	/* What is left in the cgroups is killed (daemonized descendants too). */
 	limits_destroy(&s->lim);
