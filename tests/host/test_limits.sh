@@ -362,6 +362,12 @@ expect_rc 0 "bpfbox kill still ends what it left" "$BPFBOX" kill "$ID"
 # The sweep takes empty cgroups only: until the killed tasks are out.
 poll_until 10 sh -c '! [ -s "$1/cgroup.procs" ] && ! [ -s "$2/cgroup.procs" ]' sh \
 	"$BPFBOX_CGROUP_PARENT/$ID" "$PIDCG"
+# Never younger than 5 s, whatever the variable says (LIMITS_STALE_MIN_S):
+# another suite's session made a moment ago is spared, this one aged to 6 s.
+AGE=$(($(date +%s) - $(stat -c %Z "$BPFBOX_CGROUP_PARENT/$ID")))
+[ "$AGE" -ge 6 ] || sleep $((6 - AGE))
+FRESH=$BPFBOX_CGROUP_PARENT/0123456789abcdef0123456789abcdef
+mkdir "$FRESH"
 BPFBOX_CGROUP_STALE_S=0 "$BPFBOX" daemon --socket "$TMPD/sweep.sock" --pin-dir "$PIN-s" \
 	--cgroup-parent "$BPFBOX_CGROUP_PARENT" --audit /dev/null 2>"$TMPD/sweep.err" &
 SPID=$!
@@ -374,6 +380,9 @@ mkdir -p "$BPFBOX_CGROUP_PARENT"
 [ ! -e "$BPFBOX_CGROUP_PARENT/$ID" ] && [ ! -e "$PIDCG" ] &&
 	ok "a daemon that starts sweeps the stale empty session cgroups (v2 and v1)" ||
 	fail "stale cgroups not swept: $(ls -d "$BPFBOX_CGROUP_PARENT/$ID" "$PIDCG" 2>&1)"
+[ -d "$FRESH" ] && ok "... but not one made a moment before, empty until its child joins (age 0 asked)" ||
+	fail "the sweep removed a session cgroup made just before it"
+rmdir "$FRESH" 2>/dev/null
 
 # --- pids: a fork bomb stops at pids.max -----------------------------------
 # (How responsive the host stays meanwhile is a measurement: bench/limits.sh.)

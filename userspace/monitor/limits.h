@@ -154,9 +154,12 @@ void limits_destroy(struct session_limits *l);
  * those of sessions whose bpfbox was killed (SIGKILL) before it could remove
  * them, or that a daemon left. rmdir fails on a cgroup that holds a process,
  * so a live session stays; the age spares one being set up
- * ($BPFBOX_CGROUP_STALE_S overrides it).
+ * ($BPFBOX_CGROUP_STALE_S overrides it, never below LIMITS_STALE_MIN_S: an
+ * age of 0 swept another run's cgroup made a moment before, still empty
+ * until its child joined it, which then failed with ENODEV).
  */
-#define LIMITS_STALE_S 600
+#define LIMITS_STALE_S	   600
+#define LIMITS_STALE_MIN_S 5
 void limits_sweep(const struct session_limits *l);
 
 /* "limits": {...} of session.start and status: how each limit holds. */

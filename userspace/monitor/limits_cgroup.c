@@ -141,6 +141,8 @@ void limits_sweep(const struct session_limits *l)
 
 	if (env)
 		parse_u64(env, &age);
+	if (age < LIMITS_STALE_MIN_S)
+		age = LIMITS_STALE_MIN_S;
 	before = time(NULL) - (time_t)age;
 
 	if (l->v2_parent[0])
