@@ -446,6 +446,10 @@ static void gathers_for_one_helper(void **state)
 	/* The helper has exited (nowait): the last copy of the write end with it. */
 	assert_true(eof_within(held[0], 5000));
 	close(held[0]);
+	/* Nothing of this use is the next one's: no job, no fd of ours to close again. */
+	for (int i = 0; i < 500 && __atomic_load_n(&gc.busy, __ATOMIC_ACQUIRE); i++)
+		usleep(10000);
+	assert_false(closer_pending(&gc));
 	assert_int_equal(scratch_remove(dir), 0);
 }
 

@@ -425,6 +425,7 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 		return r;
 	}
 	close_all(own, nown);
+	c->nheld = 0; /* the helper reads keep[], never held[] */
 	c->started = 1;
 	if (c->nowait)
 		return 0;
