@@ -144,7 +144,6 @@ NOSAN static void rm_at(int dfd, const char *name, dev_t dev, int depth)
 /* Whether name is prefix, a session id (32 lowercase hex digits), suffix; a dot before it too. */
 NOSAN static bool swept_name(const char *p, const char *s, const char *name)
 {
-
 	/* One hidden for its removal (closer_remove) whose helper was killed: the same. */
 	if (*name == '.' && *p != '.')
 		name++;
