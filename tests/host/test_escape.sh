@@ -90,13 +90,21 @@ alive() {
 }
 
 # Processes whose command line contains the string $MARK (the daemon test):
-# found by scanning /proc so that a PID namespace cannot hide them.
+# found by scanning /proc so that a PID namespace cannot hide them. Not
+# bpfbox's end helper (lib/closer.h): it shares bpfbox's memory, so its
+# command line is bpfbox's, which names the mark; it outlives bpfbox by
+# design (outside the session, in the idle scheduling class) and is not
+# the session's daemon. A session's process that ran bpfbox's binary is
+# still found: it is in a session's cgroup.
 MARK=""
+BPFBOX_EXE=$(readlink -f "$BPFBOX")
 marked_pids() {
 	[ -n "$MARK" ] || return 0
 	for f in $(grep -laF -- "$MARK" /proc/[0-9]*/cmdline 2>/dev/null); do
 		p=${f#/proc/}
 		p=${p%/cmdline}
+		[ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$BPFBOX_EXE" ] &&
+			! grep -q '/bpfbox/[0-9a-f]\{32\}' "/proc/$p/cgroup" 2>/dev/null && continue
 		[ "$p" != "$$" ] && alive "$p" && echo "$p"
 	done
 }

@@ -254,7 +254,6 @@ NOSAN static int helper(void *arg)
 {
 	struct closer *c = arg;
 	unsigned int from = 0;
-	struct sched_param idle = {0};
 	char b = 0;
 
 	for (int i = 0; i < c->nkeep; i++) {
@@ -265,7 +264,6 @@ NOSAN static int helper(void *arg)
 	rsys(SYS_close_range, from, ~0U, 0, 0);
 	if (c->ready_write >= 0)
 		rsys(SYS_write, c->ready_write, (long)&b, 1, 0);
-	rsys(SYS_sched_setscheduler, 0, SCHED_IDLE, (long)&idle, 0);
 	if (c->go_read >= 0)
 		rsys(SYS_read, c->go_read, (long)&b, 1, 0);
 	remove_all(c);
