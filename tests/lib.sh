@@ -329,6 +329,25 @@ print(" ".join(str(s.getsockname()[1]) for s in socks))
 PY
 }
 
+# free_net_block SIZE: the offset in 198.51.100.0/24 of a block of SIZE
+# addresses (4 or 8) that no route of this host covers or enters (another
+# suite, another run or the host may hold one), tried from one the pid
+# picks; fails when none is free. A /30 routed inside a test's /29 wins
+# over it and answers in its place (CI of 2026-12-02: test_escape's HTTP
+# server answered test_egress_attacks' requests).
+free_net_block() {
+	_nb_pl=$((${1} == 4 ? 30 : 29)) _nb_n=$((256 / $1)) _nb_i=0
+	while [ $_nb_i -lt $_nb_n ]; do
+		_nb_b=$(((($$ + _nb_i) % _nb_n) * $1))
+		if [ -z "$(ip -4 route show to match 198.51.100.$_nb_b 2>/dev/null | grep -v '^default')$(ip -4 route show root 198.51.100.$_nb_b/$_nb_pl 2>/dev/null)" ]; then
+			echo $_nb_b
+			return 0
+		fi
+		_nb_i=$((_nb_i + 1))
+	done
+	return 1
+}
+
 # tcp_accepts PORT: something accepts a TCP connection on 127.0.0.1:PORT.
 tcp_accepts() {
 	"${PY:-python3}" -c "import socket; socket.create_connection(('127.0.0.1', $1), 1).close()" \

@@ -140,12 +140,14 @@ if want host; then
 	heavy_at=-1
 	# The suites that route a test network of 198.51.100.0/24 or
 	# 203.0.113.0/24 to a namespace of their own (tests/host/netfix.sh
-	# takes a whole /24, test_egress_attacks a free /29 of it) run one at
-	# a time too: side by side, a /29 taken first outranks the /24 added
-	# after it, and the second suite's server is not the one answering
-	# (on 2026-12-01 test_egress_unpriv's upstream refused, test_egress_attacks
-	# started just before it; alone it passed).
-	nets=" tests/host/test_egress_attacks.sh tests/host/test_egress_unpriv.sh tests/host/test_http_rules.sh tests/host/test_secrets.sh "
+	# takes a whole /24, test_egress_attacks a free /29 of it, test_escape
+	# a free /30) run one at a time too: side by side, a smaller block
+	# added outranks the larger one, and the other suite's server is not
+	# the one answering (on 2026-12-01 test_egress_unpriv's upstream
+	# refused, test_egress_attacks started just before it; on 2026-12-02
+	# test_escape's /30 lay inside test_egress_attacks' /29 and its HTTP
+	# server answered; alone each passed).
+	nets=" tests/host/test_egress_attacks.sh tests/host/test_egress_unpriv.sh tests/host/test_http_rules.sh tests/host/test_secrets.sh tests/host/test_escape.sh "
 	net_at=-1
 	pending=("${!suites[@]}")
 	host_start=$(date +%s)

@@ -22,14 +22,7 @@ daemon_scratch egress-attacks
 chmod 755 "$TMPD"
 
 # A /29 no interface or route of this host uses yet (others' tests may hold one).
-BASE=
-for i in $(seq 0 31); do
-	b=$(((($$ + i) % 32) * 8))
-	if [ -z "$(ip -4 route show to match 198.51.100.$((b + 2)) | grep -v '^default')" ]; then
-		BASE=$b
-		break
-	fi
-done
+BASE=$(free_net_block 8)
 HOSTIP=198.51.100.$((BASE + 1))
 SRV=198.51.100.$((BASE + 2))
 ATT=198.51.100.$((BASE + 3))

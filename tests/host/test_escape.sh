@@ -593,9 +593,9 @@ fi
 # An allow rule opens inet sockets in seccomp and no other family (vsock,
 # netlink, packet, ...). The rule needs the BPF network layer (--audit,
 # root). The server of the positive control (curl, getaddrinfo) lives in a
-# network namespace of the test's own on a /30 of 198.51.100.0/24 (chosen
-# by the pid), reached over a veth pair.
-q=$(($$ % 64 * 4))
+# network namespace of the test's own on a /30 of 198.51.100.0/24 that no
+# route of this host touches yet, reached over a veth pair.
+q=$(free_net_block 4) || q=
 HOSTADDR=198.51.100.$((q + 1)) SRV=198.51.100.$((q + 2))
 NA="--audit $TMPD/netallow.jsonl --net-allow $SRV:8080"
 if [ "$(id -u)" != 0 ]; then
@@ -614,6 +614,8 @@ if [ "$(id -u)" != 0 ]; then
 elif ! command -v ip >/dev/null || ! command -v curl >/dev/null || ! command -v getent >/dev/null ||
 	! command -v python3 >/dev/null; then
 	skip "--net-allow: curl and getaddrinfo still work: needs ip, curl, getent and python3 (make deps installs them on the host)"
+elif [ -z "$q" ]; then
+	fail "--net-allow: curl and getaddrinfo still work: every /30 of 198.51.100.0/24 is routed on this host already: $(ip -4 route show to match 198.51.100.0 | head -c 200)"
 elif ! ip netns add "bbx-esc-$$"; then
 	skip "--net-allow: curl and getaddrinfo still work: cannot make a network namespace here"
 else
