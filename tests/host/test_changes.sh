@@ -215,6 +215,28 @@ sh -c "$2"' sh "$OUT" "$SIG"
 		"$(grep -q 'refused: suid: set-uid' "$TMPD/err" && grep -q 'refused: fifo:' "$TMPD/err" || echo "refusals: $(oneline "$TMPD/err")")$([ "$(sig "$WS")" = "$BEFORE" ] || echo "written")"
 	"$BPFBOX" discard "$ID"
 
+	# Apply links a file of the set into the workspace where it can (the
+	# same file system, one name, no extended attribute), and copies it
+	# otherwise: a file capability or any other attribute put on a file of
+	# the set stays behind, two names of one file become two files.
+	session "$WS" --changes review -- sh -c 'echo one >one; echo h >h1; ln h1 h2; echo c >capf; echo u >uattr'
+	UP=$SETS/$ID/upper
+	INO=$(stat -c %i "$UP/one")
+	touch -d '1 hour ago' "$UP/one"
+	touch "$TMPD/mark"
+	python3 - "$UP" <<'PY'
+import os, struct, sys
+os.setxattr(sys.argv[1] + "/capf", "security.capability", struct.pack("<5I", 0x02000001, 1 << 13, 0, 0, 0))
+os.setxattr(sys.argv[1] + "/uattr", "user.bpfbox", b"x")
+PY
+	"$BPFBOX" apply "$ID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	XA=$(python3 -c 'import os, sys; print(" ".join("%s:%s" % (f, os.listxattr(f)) for f in sys.argv[1:] if os.listxattr(f)))' \
+		"$WS/capf" "$WS/uattr" "$WS/one" "$WS/h1")
+	verdict "apply links a file of the set (its inode, one name left, the apply's mtime) and copies one with a file capability, a user.* attribute or two names, without them" 0 \
+		"$([ "$(stat -c '%i %h' "$WS/one")" = "$INO 1" ] || echo "one: $(stat -c '%i %h' "$WS/one"), not inode $INO with one name")$([ ! "$WS/one" -ot "$TMPD/mark" ] || echo "one: mtime $(stat -c %y "$WS/one"), the session's")$([ -z "$XA" ] || echo "attributes kept: $XA")$([ "$(stat -c %h "$WS/h1" "$WS/h2" | tr '\n' ' ')" = "1 1 " ] || echo "h1, h2 share an inode")$([ "$(cat "$WS/h1" "$WS/h2" "$WS/capf" "$WS/uattr" | tr '\n' ' ')" = "h h c u " ] || echo "contents differ")$([ ! -e "$UP" ] || echo "upper left")"
+	"$BPFBOX" discard "$ID" >/dev/null 2>&1
+
 	# Nothing changed: nothing left behind. The set's name is gone when
 	# bpfbox returns; its directories go just after, in a helper that
 	# outlives bpfbox (changes.c, remove_later), mode-0 work dirs and all.
@@ -473,10 +495,11 @@ sh -c "$2"' sh "$NOUT" "$SIG" </dev/null >"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/st"
 	rc=$?
 	verdict "uid 65534: bpfbox changes lists exactly what changed (user.overlay.opaque)" 0 \
 		"$([ "$GOT" = "$WANT_TEXT" ] || echo "got: $(echo "$GOT" | tr '\n' '|')")"
+	INO=$(stat -c %i "$NST/bpfbox/changes/$ID/upper/n.txt")
 	nb "$BPFBOX" apply "$ID" >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
-	verdict "uid 65534: apply makes the workspace what the session saw" 0 \
-		"$([ "$(sig "$NWS")" = "$SEEN" ] || echo "trees differ")$([ -z "$(ls -A "$NOUT")" ] || echo "written outside")"
+	verdict "uid 65534: apply makes the workspace what the session saw (n.txt linked, not copied)" 0 \
+		"$([ "$(sig "$NWS")" = "$SEEN" ] || echo "trees differ")$([ -z "$(ls -A "$NOUT")" ] || echo "written outside")$([ "$(stat -c '%i %h' "$NWS/n.txt")" = "$INO 1" ] || echo "n.txt: $(stat -c '%i %h' "$NWS/n.txt"), not inode $INO")"
 	nb "$BPFBOX" discard "$ID" >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	verdict "uid 65534: discard" 0 "$([ ! -e "$NST/bpfbox/changes/$ID" ] || echo "kept")"

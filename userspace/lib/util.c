@@ -321,6 +321,10 @@ static int clear_entries(int fd, char **name, dev_t *dev)
 	while (!r && (de = dir_next(d))) {
 		struct stat st;
 
+		/* Not a directory by its type: unlinked without a stat (a directory there now fails EISDIR). */
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN &&
+		    (unlinkat(fd, de->d_name, 0) == 0 || errno == ENOENT))
+			continue;
 		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		if (!S_ISDIR(st.st_mode)) {

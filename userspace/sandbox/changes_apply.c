@@ -8,8 +8,9 @@
  * none set-uid or set-gid. Then a journal goes into the set's directory,
  * and each path is written through its parent opened beneath the
  * workspace without following any symlink (openat2 RESOLVE_BENEATH |
- * RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV): a file or symlink to a
- * temporary name renamed over it, what it replaces or deletes copied to
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV): a file (linked from the upper
+ * where it can be, else copied) or symlink to a temporary name renamed
+ * over it, what it replaces or deletes copied to
  * ROOT/ID/prev first. Every step can be done again: an apply that was
  * killed is finished by running it again (the journal says the checks
  * were passed).
@@ -24,19 +25,58 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "changes_internal.h"
 #include "grants.h"
 #include "../lib/util.h"
 
+/* The last directory opened below a root: a set's paths come a directory at a time. */
+struct parent {
+	char dir[PATH_MAX];
+	int fd; /* or -errno, or -1 before the first */
+};
+
 struct apply {
 	struct changes_set *cs;
 	int ws, upper;
+	struct parent wsp, upp; /* the workspace's, the upper's */
 	char prev[PATH_MAX + 16];
 	size_t refused;
+	bool resuming;	    /* an apply that was interrupted, done again */
 	unsigned long done; /* writes, for the fault hook (ch_fault_step) */
 };
+
+/*
+ * ch_parent_of through pc: the fd (pc's, not to be closed) or -errno. The
+ * entry is never a directory the apply removed: what it removes is a
+ * path's last name, looked up through that path's parent, which is then
+ * the entry; a later path below it is another directory, opened anew.
+ */
+static int parent_at(struct parent *pc, int root, const char *path, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	*base = slash ? slash + 1 : path;
+	if (pc->fd != -1 && n < sizeof(pc->dir) && !strncmp(pc->dir, path, n) && !pc->dir[n])
+		return pc->fd;
+	if (pc->fd >= 0)
+		close(pc->fd);
+	snprintf(pc->dir, sizeof(pc->dir), "%.*s", (int)n, path);
+	pc->fd = open_beneath(root, pc->dir, O_PATH | O_DIRECTORY);
+	if (pc->fd == -1)
+		pc->fd = -EPERM; /* -1 means none cached */
+	return pc->fd;
+}
+
+static void parent_drop(struct parent *pc)
+{
+	if (pc->fd >= 0)
+		close(pc->fd);
+	pc->fd = -1;
+}
 
 static void refuse(struct apply *a, const char *path, const char *why)
 {
@@ -90,7 +130,7 @@ static void check_one(struct apply *a, const struct change *c, bool resuming)
 	}
 	if (resuming)
 		return;
-	p = ch_parent_of(a->ws, c->path, &base);
+	p = parent_at(&a->wsp, a->ws, c->path, &base);
 	if (p == -ENOENT || p == -ENOTDIR)
 		return; /* below a directory the set adds, in place of nothing or of a file */
 	if (p < 0) {
@@ -113,7 +153,6 @@ static void check_one(struct apply *a, const struct change *c, bool resuming)
 			fd_close(&sub);
 		}
 	}
-	close(p);
 }
 
 /* What the workspace has at path, kept in ROOT/ID/prev before it is replaced (once). */
@@ -137,6 +176,29 @@ static int keep(struct apply *a, int parent, const char *base, const char *path)
 }
 
 /*
+ * The session's file (open as in) linked to tmp in parent, in place of a
+ * copy: 0 linked, 1 to be copied, < 0 an error. Only a file with no other
+ * name and no extended attribute (a copy carries none: a file capability
+ * or a label the session set stays behind), on the workspace's own file
+ * system; its owner and mode are the upper's already. The upper keeps its
+ * name until the set is finished, so an apply killed after this one is
+ * done again (by a copy: the file has two names then).
+ */
+static int link_tmp(struct apply *a, int in, const struct stat *st, int parent, const char *tmp)
+{
+	char proc[64];
+
+	/* Its times now, as a copy's: a build that ran since the session sees it as new. */
+	if (st->st_nlink != 1 || st->st_dev != a->cs->ws_dev || flistxattr(in, NULL, 0) != 0 ||
+	    futimens(in, NULL) < 0)
+		return 1;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", in);
+	if (linkat(AT_FDCWD, proc, parent, tmp, AT_SYMLINK_FOLLOW) == 0)
+		return 0;
+	return errno == EXDEV || errno == EPERM || errno == ENOENT || errno == EMLINK ? 1 : -errno;
+}
+
+/*
  * The session's file or symlink at c->path, to tmp in parent, with its
  * mode and owner; its SHA-256 into c (what undo checks is still there).
  */
@@ -146,18 +208,21 @@ static int write_tmp(struct apply *a, struct change *c, int parent, const char *
 	int r;
 
 	const char *ubase;
-	_cleanup_close_ int up = ch_parent_of(a->upper, c->path, &ubase), in = -1, out = -1;
+	int up = parent_at(&a->upp, a->upper, c->path, &ubase);
+	_cleanup_close_ int in = -1, out = -1;
 	struct stat st;
 
 	if (up < 0)
 		return up;
-	if (fstatat(up, ubase, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (S_ISLNK(st.st_mode)) {
+	if (S_ISLNK(c->mode)) {
 		char target[PATH_MAX];
-		ssize_t n = readlinkat(up, ubase, target, sizeof(target) - 1);
+		ssize_t n;
 
-		if (n < 0)
+		if (fstatat(up, ubase, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+		if (!S_ISLNK(st.st_mode))
+			return -EPERM; /* changed since the checks: never written */
+		if ((n = readlinkat(up, ubase, target, sizeof(target) - 1)) < 0)
 			return -errno;
 		target[n] = '\0';
 		if (symlinkat(target, parent, tmp) < 0)
@@ -169,13 +234,23 @@ static int write_tmp(struct apply *a, struct change *c, int parent, const char *
 		c->summed = true;
 		return 0;
 	}
+	/* Not blocking on a fifo put there since: fstat refuses it. */
+	in = openat(up, ubase, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (in < 0 || fstat(in, &st) < 0)
+		return -errno;
 	if (!S_ISREG(st.st_mode) || (st.st_mode & (S_ISUID | S_ISGID)))
 		return -EPERM; /* changed since the checks: never written */
-	in = openat(up, ubase, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	out = openat(parent, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (in < 0 || out < 0)
-		return -errno;
 	sha256_init(&sum);
+	if ((r = link_tmp(a, in, &st, parent, tmp)) <= 0) {
+		if (r < 0 || (r = ch_copy_data(in, -1, &sum)) < 0)
+			return r;
+		sha256_final(&sum, c->sum);
+		c->summed = true;
+		return 0;
+	}
+	out = openat(parent, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0)
+		return -errno;
 	if ((r = ch_copy_data(in, out, &sum)) < 0)
 		return r;
 	if ((geteuid() == 0 && fchown(out, st.st_uid, st.st_gid) < 0) ||
@@ -202,14 +277,16 @@ static int write_dir(const struct change *c, int parent, const char *base, bool 
 static int apply_one(struct apply *a, struct change *c, size_t i)
 {
 	const char *base;
-	_cleanup_close_ int p = ch_parent_of(a->ws, c->path, &base);
+	int p = parent_at(&a->wsp, a->ws, c->path, &base);
 	char tmp[64];
 	struct stat st;
 	bool exists;
 	int r = 0;
 
-	if (p < 0)
+	if (p < 0) {
+		parent_drop(&a->wsp); /* an error here is not kept for the next path */
 		return p;
+	}
 	exists = fstatat(p, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	/*
 	 * What is there goes to prev first (an added path there is this apply's
@@ -228,7 +305,8 @@ static int apply_one(struct apply *a, struct change *c, size_t i)
 	if (S_ISDIR(c->mode))
 		return write_dir(c, p, base, exists && S_ISDIR(st.st_mode));
 	snprintf(tmp, sizeof(tmp), ".bpfbox-apply-%zu", i);
-	unlinkat(p, tmp, 0); /* left by an apply that was killed */
+	if (a->resuming)
+		unlinkat(p, tmp, 0); /* left by an apply that was killed */
 	r = write_tmp(a, c, p, tmp);
 	if (!r && renameat(p, tmp, p, base) < 0)
 		r = -errno;
@@ -338,6 +416,7 @@ static int write_all(struct apply *a, struct change_list *l, const char *journal
 	char path[PATH_MAX + 16];
 	int r;
 
+	parent_drop(&a->wsp); /* the checks' entry: what was missing then may be made now */
 	for (size_t i = 0; i < l->n; i++) {
 		ch_fault_step(&a->done);
 		if ((r = apply_one(a, &l->v[i], i)) < 0) {
@@ -357,7 +436,7 @@ static int write_all(struct apply *a, struct change_list *l, const char *journal
 
 int changes_apply(struct changes_set *cs)
 {
-	struct apply a = {.cs = cs, .ws = -1, .upper = -1};
+	struct apply a = {.cs = cs, .ws = -1, .upper = -1, .wsp.fd = -1, .upp.fd = -1};
 	char journal[PATH_MAX + 16], path[PATH_MAX + 16];
 	struct change_list l = {0};
 	const char *step;
@@ -385,8 +464,9 @@ int changes_apply(struct changes_set *cs)
 	if (open_dirs(&a, streq(step, "written")) < 0 ||
 	    (!streq(step, "written") && list_of(&a, step[0], &l) < 0))
 		goto out;
+	a.resuming = step[0];
 	for (size_t i = 0; i < l.n; i++)
-		check_one(&a, &l.v[i], step[0]);
+		check_one(&a, &l.v[i], a.resuming);
 	if (a.refused) {
 		fprintf(stderr,
 			"bpfbox apply: %zu path%s refused; nothing written (bpfbox changes %s)\n",
@@ -411,6 +491,8 @@ int changes_apply(struct changes_set *cs)
 	code = 0;
 out:
 	change_list_free(&l);
+	parent_drop(&a.wsp);
+	parent_drop(&a.upp);
 	fd_close(&a.ws);
 	fd_close(&a.upper);
 	if (locked)

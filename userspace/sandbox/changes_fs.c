@@ -40,7 +40,7 @@ int ch_copy_data(int in, int out, struct sha256 *sum)
 	ssize_t n;
 
 	while ((n = read(in, buf, sizeof(buf))) > 0) {
-		if (write(out, buf, n) != n)
+		if (out >= 0 && write(out, buf, n) != n)
 			return -EIO;
 		if (sum)
 			sha256_update(sum, buf, n);

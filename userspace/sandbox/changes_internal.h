@@ -14,7 +14,7 @@
 
 /* The parent of path below root (O_PATH, open_beneath) and its last name. fd or -errno. */
 int ch_parent_of(int root, const char *path, const char **base);
-/* in to out; its SHA-256 into sum when not NULL. 0 or -errno. */
+/* in to out (when out >= 0); its SHA-256 into sum when not NULL. 0 or -errno. */
 int ch_copy_data(int in, int out, struct sha256 *sum);
 /*
  * name in dir (a file, symlink or tree, never followed) copied to to in
