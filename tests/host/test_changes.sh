@@ -124,6 +124,7 @@ sh -c "$2"' sh "$OUT" "$SIG"
 	verdict "bpfbox changes --diff: a unified diff of the text files" 0 \
 		"$(grep -qx '+world' "$TMPD/diff" && grep -qx -- '-del' "$TMPD/diff" || echo "diff: $(oneline "$TMPD/diff" 300)")"
 
+	INO_A=$(stat -c %i "$WS/a.txt")
 	"$BPFBOX" apply "$ID" >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	verdict "apply: the workspace is what the session saw" 0 \
@@ -141,10 +142,21 @@ sh -c "$2"' sh "$OUT" "$SIG"
 	rc=$?
 	verdict "undo --list: generation 1, its paths and disk use" 0 \
 		"$(grep -q "^1 .* $ID  *14 " "$TMPD/list" && grep -q '^1 generation, .* (kept: the newest 20, up to 1024 MB)' "$TMPD/list" || echo "list: $(oneline "$TMPD/list")")"
+	STALE_T=$(dirname "$GEN1")/.trash-0123456789abcdef0123456789abcdef
+	FRESH_T=$(dirname "$GEN1")/.trash-1123456789abcdef0123456789abcdef
+	mkdir -p "$STALE_T/d" "$FRESH_T"
+	touch -d '2 minutes ago' "$STALE_T"
 	"$BPFBOX" undo "$WS" >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	verdict "undo: the workspace is as before the apply (files, modes, symlinks, the replaced trees)" 0 \
 		"$([ "$(sig "$WS")" = "$BEFORE" ] || echo "trees differ: $(sig "$WS" | tr '\n' '|' | head -c 400)")$([ ! -e "$GEN1" ] || echo "generation kept")$([ -z "$(ls -A "$OUT")" ] || echo "written outside")"
+	# Apply kept a.txt's file by a link and undo linked it back: the same
+	# inode. What undo took away went to a trash its helper frees after it,
+	# with an old trash a killed helper left, not a fresh one.
+	wait_gone 10 sh -c 'ls -d "$1"/.trash-* | grep -v "$2"' sh "$(dirname "$GEN1")" "$FRESH_T"
+	verdict "undo: a.txt is its file from before the apply (inode $INO_A); the trash is freed after it, an old one too, not a fresh one" 0 \
+		"$([ "$(stat -c %i "$WS/a.txt")" = "$INO_A" ] || echo "a.txt: inode $(stat -c %i "$WS/a.txt")")$(ls -d "$(dirname "$GEN1")"/.trash-* | grep -v "$FRESH_T" | sed 's/^/left: /')$([ -d "$FRESH_T" ] || echo "the fresh trash removed")"
+	rm -rf "$FRESH_T"
 	"$BPFBOX" undo "$WS" >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	verdict "undo with nothing left: exit 4" 4
@@ -236,6 +248,18 @@ PY
 	verdict "apply links a file of the set (its inode, one name left, the apply's mtime) and copies one with a file capability, a user.* attribute or two names, without them" 0 \
 		"$([ "$(stat -c '%i %h' "$WS/one")" = "$INO 1" ] || echo "one: $(stat -c '%i %h' "$WS/one"), not inode $INO with one name")$([ ! "$WS/one" -ot "$TMPD/mark" ] || echo "one: mtime $(stat -c %y "$WS/one"), the session's")$([ -z "$XA" ] || echo "attributes kept: $XA")$([ "$(stat -c %h "$WS/h1" "$WS/h2" | tr '\n' ' ')" = "1 1 " ] || echo "h1, h2 share an inode")$([ "$(cat "$WS/h1" "$WS/h2" "$WS/capf" "$WS/uattr" | tr '\n' ' ')" = "h h c u " ] || echo "contents differ")$([ ! -e "$UP" ] || echo "upper left")"
 	"$BPFBOX" discard "$ID" >/dev/null 2>&1
+
+	# A set-uid file of the workspace the session rewrites: apply keeps it
+	# by a copy without the bit, and undo puts that copy back.
+	echo s >"$WS/suidws"
+	chmod 4755 "$WS/suidws"
+	session "$WS" --changes review -- sh -c 'echo t >suidws'
+	"$BPFBOX" apply "$ID" >"$TMPD/out" 2>"$TMPD/err" && "$BPFBOX" undo "$WS" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "undo of a set-uid file the session rewrote: its bytes back, not its set-uid bit" 0 \
+		"$([ "$(stat -c %a "$WS/suidws")" = 755 ] && [ "$(cat "$WS/suidws")" = s ] || echo "suidws: $(stat -c %a "$WS/suidws") $(cat "$WS/suidws")")"
+	"$BPFBOX" discard "$ID" >/dev/null 2>&1
+	rm -f "$WS/suidws"
 
 	# Nothing changed: nothing left behind. The set's name is gone when
 	# bpfbox returns; its directories go just after, in a helper that

@@ -32,51 +32,16 @@
 #include "grants.h"
 #include "../lib/util.h"
 
-/* The last directory opened below a root: a set's paths come a directory at a time. */
-struct parent {
-	char dir[PATH_MAX];
-	int fd; /* or -errno, or -1 before the first */
-};
-
 struct apply {
 	struct changes_set *cs;
 	int ws, upper;
-	struct parent wsp, upp; /* the workspace's, the upper's */
+	struct ch_parent wsp, upp; /* the workspace's, the upper's */
 	char prev[PATH_MAX + 16];
+	char prevdir[PATH_MAX + 32]; /* the last directory of prev made */
 	size_t refused;
 	bool resuming;	    /* an apply that was interrupted, done again */
 	unsigned long done; /* writes, for the fault hook (ch_fault_step) */
 };
-
-/*
- * ch_parent_of through pc: the fd (pc's, not to be closed) or -errno. The
- * entry is never a directory the apply removed: what it removes is a
- * path's last name, looked up through that path's parent, which is then
- * the entry; a later path below it is another directory, opened anew.
- */
-static int parent_at(struct parent *pc, int root, const char *path, const char **base)
-{
-	const char *slash = strrchr(path, '/');
-	size_t n = slash ? (size_t)(slash - path) : 0;
-
-	*base = slash ? slash + 1 : path;
-	if (pc->fd != -1 && n < sizeof(pc->dir) && !strncmp(pc->dir, path, n) && !pc->dir[n])
-		return pc->fd;
-	if (pc->fd >= 0)
-		close(pc->fd);
-	snprintf(pc->dir, sizeof(pc->dir), "%.*s", (int)n, path);
-	pc->fd = open_beneath(root, pc->dir, O_PATH | O_DIRECTORY);
-	if (pc->fd == -1)
-		pc->fd = -EPERM; /* -1 means none cached */
-	return pc->fd;
-}
-
-static void parent_drop(struct parent *pc)
-{
-	if (pc->fd >= 0)
-		close(pc->fd);
-	pc->fd = -1;
-}
 
 static void refuse(struct apply *a, const char *path, const char *why)
 {
@@ -130,7 +95,7 @@ static void check_one(struct apply *a, const struct change *c, bool resuming)
 	}
 	if (resuming)
 		return;
-	p = parent_at(&a->wsp, a->ws, c->path, &base);
+	p = ch_parent_at(&a->wsp, a->ws, c->path, &base);
 	if (p == -ENOENT || p == -ENOTDIR)
 		return; /* below a directory the set adds, in place of nothing or of a file */
 	if (p < 0) {
@@ -155,10 +120,16 @@ static void check_one(struct apply *a, const struct change *c, bool resuming)
 	}
 }
 
-/* What the workspace has at path, kept in ROOT/ID/prev before it is replaced (once). */
+/*
+ * What the workspace has at path, kept in ROOT/ID/prev before it is
+ * replaced (once): a file or symlink with one name, neither set-uid nor
+ * set-gid, linked there (it loses its workspace name next; prev holds it
+ * alone), else copied (without those bits).
+ */
 static int keep(struct apply *a, int parent, const char *base, const char *path)
 {
 	char to[PATH_MAX + 32], tmp[PATH_MAX + 64];
+	size_t dir;
 	struct stat st;
 	int r;
 
@@ -167,29 +138,61 @@ static int keep(struct apply *a, int parent, const char *base, const char *path)
 	if (lstat(to, &st) == 0)
 		return 0; /* kept by an apply that was interrupted */
 	snprintf(tmp, sizeof(tmp), "%s.bpfbox-tmp", to);
-	if ((r = mkdir_parents(to, 0700)) < 0)
-		return r;
-	rm_tree(tmp);
-	if ((r = ch_copy_any(parent, base, AT_FDCWD, tmp)) < 0)
-		return r;
+	dir = strrchr(to, '/') - to; /* its parents made once a directory */
+	if (strncmp(a->prevdir, to, dir) || a->prevdir[dir]) {
+		if ((r = mkdir_parents(to, 0700)) < 0)
+			return r;
+		snprintf(a->prevdir, sizeof(a->prevdir), "%.*s", (int)dir, to);
+	}
+	if (a->resuming)
+		rm_tree(tmp);
+	if (fstatat(parent, base, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) || st.st_nlink != 1 ||
+	    (st.st_mode & (S_ISUID | S_ISGID)) || linkat(parent, base, AT_FDCWD, tmp, 0) < 0) {
+		if ((r = ch_copy_any(parent, base, AT_FDCWD, tmp)) < 0)
+			return r;
+	}
 	return rename(tmp, to) < 0 ? -errno : 0;
+}
+
+/*
+ * The overlay's own attributes of an upper file removed (the origin of a
+ * copied-up file: trusted.overlay., user.overlay. in a user namespace):
+ * 0 when the file has no other attribute left, 1 when it has (or they
+ * cannot be removed).
+ */
+static int overlay_xattrs_off(int fd)
+{
+	char names[1024];
+	ssize_t n = flistxattr(fd, names, sizeof(names));
+
+	if (n < 0)
+		return 1;
+	for (char *x = names; x < names + n; x += strlen(x) + 1)
+		if (strncmp(x, "trusted.overlay.", 16) && strncmp(x, "user.overlay.", 13))
+			return 1;
+	for (char *x = names; x < names + n; x += strlen(x) + 1)
+		if (fremovexattr(fd, x) < 0)
+			return 1;
+	return 0;
 }
 
 /*
  * The session's file (open as in) linked to tmp in parent, in place of a
  * copy: 0 linked, 1 to be copied, < 0 an error. Only a file with no other
- * name and no extended attribute (a copy carries none: a file capability
- * or a label the session set stays behind), on the workspace's own file
- * system; its owner and mode are the upper's already. The upper keeps its
- * name until the set is finished, so an apply killed after this one is
- * done again (by a copy: the file has two names then).
+ * name and no extended attribute but the overlay's (a copy carries none:
+ * a file capability or a label the session set stays behind), on the
+ * workspace's own file system; its owner and mode are the upper's
+ * already. The upper keeps its name until the set is finished, so an
+ * apply killed after this one is done again (by a copy: the file has two
+ * names then).
  */
 static int link_tmp(struct apply *a, int in, const struct stat *st, int parent, const char *tmp)
 {
 	char proc[64];
 
 	/* Its times now, as a copy's: a build that ran since the session sees it as new. */
-	if (st->st_nlink != 1 || st->st_dev != a->cs->ws_dev || flistxattr(in, NULL, 0) != 0 ||
+	if (st->st_nlink != 1 || st->st_dev != a->cs->ws_dev || overlay_xattrs_off(in) ||
 	    futimens(in, NULL) < 0)
 		return 1;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", in);
@@ -208,7 +211,7 @@ static int write_tmp(struct apply *a, struct change *c, int parent, const char *
 	int r;
 
 	const char *ubase;
-	int up = parent_at(&a->upp, a->upper, c->path, &ubase);
+	int up = ch_parent_at(&a->upp, a->upper, c->path, &ubase);
 	_cleanup_close_ int in = -1, out = -1;
 	struct stat st;
 
@@ -277,14 +280,14 @@ static int write_dir(const struct change *c, int parent, const char *base, bool 
 static int apply_one(struct apply *a, struct change *c, size_t i)
 {
 	const char *base;
-	int p = parent_at(&a->wsp, a->ws, c->path, &base);
+	int p = ch_parent_at(&a->wsp, a->ws, c->path, &base);
 	char tmp[64];
 	struct stat st;
 	bool exists;
 	int r = 0;
 
 	if (p < 0) {
-		parent_drop(&a->wsp); /* an error here is not kept for the next path */
+		ch_parent_drop(&a->wsp); /* an error here is not kept for the next path */
 		return p;
 	}
 	exists = fstatat(p, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
@@ -416,7 +419,7 @@ static int write_all(struct apply *a, struct change_list *l, const char *journal
 	char path[PATH_MAX + 16];
 	int r;
 
-	parent_drop(&a->wsp); /* the checks' entry: what was missing then may be made now */
+	ch_parent_drop(&a->wsp); /* the checks' entry: what was missing then may be made now */
 	for (size_t i = 0; i < l->n; i++) {
 		ch_fault_step(&a->done);
 		if ((r = apply_one(a, &l->v[i], i)) < 0) {
@@ -491,8 +494,8 @@ int changes_apply(struct changes_set *cs)
 	code = 0;
 out:
 	change_list_free(&l);
-	parent_drop(&a.wsp);
-	parent_drop(&a.upp);
+	ch_parent_drop(&a.wsp);
+	ch_parent_drop(&a.upp);
 	fd_close(&a.ws);
 	fd_close(&a.upper);
 	if (locked)

@@ -29,6 +29,30 @@ int ch_parent_of(int root, const char *path, const char **base)
 	return open_beneath(root, dir, O_PATH | O_DIRECTORY);
 }
 
+int ch_parent_at(struct ch_parent *pc, int root, const char *path, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	*base = slash ? slash + 1 : path;
+	if (pc->fd != -1 && n < sizeof(pc->dir) && !strncmp(pc->dir, path, n) && !pc->dir[n])
+		return pc->fd;
+	if (pc->fd >= 0)
+		close(pc->fd);
+	snprintf(pc->dir, sizeof(pc->dir), "%.*s", (int)n, path);
+	pc->fd = open_beneath(root, pc->dir, O_PATH | O_DIRECTORY);
+	if (pc->fd == -1)
+		pc->fd = -EPERM; /* -1 means nothing kept */
+	return pc->fd;
+}
+
+void ch_parent_drop(struct ch_parent *pc)
+{
+	if (pc->fd >= 0)
+		close(pc->fd);
+	pc->fd = -1;
+}
+
 bool ch_changed_since(const struct stat *st, int64_t start_ns)
 {
 	return (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec >= start_ns;

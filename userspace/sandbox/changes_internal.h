@@ -7,6 +7,7 @@
 #ifndef BPFBOX_CHANGES_INTERNAL_H
 #define BPFBOX_CHANGES_INTERNAL_H
 
+#include <limits.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -14,6 +15,22 @@
 
 /* The parent of path below root (O_PATH, open_beneath) and its last name. fd or -errno. */
 int ch_parent_of(int root, const char *path, const char **base);
+/*
+ * The last directory opened below a root, kept for the next path: a set's
+ * paths come a directory at a time. ch_parent_at is ch_parent_of through
+ * it: the fd (its, not to be closed) or -errno, kept too. The entry is
+ * never a directory removed since: what apply or undo removes is a
+ * path's last name, looked up through that path's parent, which is then
+ * the entry; a later path below what went has another directory, opened
+ * anew. An error is kept until ch_parent_drop: drop it before a pass that
+ * makes what was missing.
+ */
+struct ch_parent {
+	char dir[PATH_MAX];
+	int fd; /* or -errno; -1: nothing kept */
+};
+int ch_parent_at(struct ch_parent *pc, int root, const char *path, const char **base);
+void ch_parent_drop(struct ch_parent *pc);
 /* in to out (when out >= 0); its SHA-256 into sum when not NULL. 0 or -errno. */
 int ch_copy_data(int in, int out, struct sha256 *sum);
 /*

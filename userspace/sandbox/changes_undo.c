@@ -25,13 +25,17 @@
 
 #include "changes_internal.h"
 #include "grants.h"
+#include "../lib/closer.h"
 #include "../lib/util.h"
 
 struct undo {
 	struct change_list l;
-	int ws, prev; /* the workspace; the generation's prev (-1: none) */
-	char dir[PATH_MAX + 32];
+	int ws, prev;		     /* the workspace; the generation's prev (-1: none) */
+	struct ch_parent wsp, prevp; /* their last directories */
+	int trash; /* the generation's trash (-1: none): what the undo takes away */
+	char dir[PATH_MAX + 32], id[64]; /* the generation's directory; the set it applied */
 	size_t refused;
+	bool resuming; /* an undo that was interrupted, done again */
 	unsigned long done;
 };
 
@@ -76,12 +80,11 @@ static bool dir_only_applied(const struct undo *u, int parent, const char *base,
 /* Is c->path still what the apply left there? */
 static void check_one(struct undo *u, const struct change *c)
 {
-	_cleanup_close_ int p = -1;
 	const char *base;
 	uint8_t sum[SHA256_LEN];
 	struct stat st;
+	int p = ch_parent_at(&u->wsp, u->ws, c->path, &base);
 
-	p = ch_parent_of(u->ws, c->path, &base);
 	if (p < 0) {
 		refuse(u, c->path, "its directory was removed, or replaced by a symlink, since");
 		return;
@@ -109,46 +112,78 @@ static void check_one(struct undo *u, const struct change *c)
 		refuse(u, c->path, "changed since the apply");
 }
 
-/* prev's copy of c->path back into place; a directory there (or to go there) removed first. */
+/*
+ * What the workspace has at base (st), taken away by the undo, put in the
+ * trash as entry i instead of freed here: ext4 frees a file's blocks as
+ * its last name goes (0.5 ms a file on this host's disk, whose discard
+ * option trims them), and the trash is freed after the undo, by a helper
+ * (changes_undo). move: renamed there (true when it was); else linked
+ * there, its name in the workspace then replaced by the caller.
+ */
+static bool set_aside(struct undo *u, int p, const char *base, const struct stat *st, size_t i,
+		      bool move)
+{
+	char name[32];
+
+	if (u->trash < 0 || !(S_ISREG(st->st_mode) || S_ISLNK(st->st_mode)))
+		return false;
+	snprintf(name, sizeof(name), "%zu", i);
+	if (move)
+		return renameat(p, base, u->trash, name) == 0;
+	linkat(p, base, u->trash, name, 0); /* best effort: else freed as it is replaced */
+	return false;
+}
+
+/*
+ * prev's copy of c->path back into place; a directory there (or to go
+ * there) removed first. A file or symlink with one name is linked back
+ * (the generation, removed at the end, held it alone), else copied.
+ */
 static int restore(struct undo *u, int p, const char *base, const struct stat *cur, bool exists,
 		   size_t i, const char *path)
 {
-	_cleanup_close_ int pp = -1;
 	const char *pbase;
 	char tmp[64], proc[PATH_MAX];
 	struct stat ps;
-	int r;
+	int r, pp = ch_parent_at(&u->prevp, u->prev, path, &pbase);
 
-	pp = ch_parent_of(u->prev, path, &pbase);
 	if (pp < 0 || fstatat(pp, pbase, &ps, AT_SYMLINK_NOFOLLOW) < 0)
 		return -ENOENT;
 	snprintf(tmp, sizeof(tmp), ".bpfbox-undo-%zu", i);
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d/%s", p, tmp);
-	rm_tree(proc); /* left by an undo that was killed */
-	if ((r = ch_copy_any(pp, pbase, p, tmp)) < 0)
-		return r;
+	if (u->resuming)
+		rm_tree(proc); /* left by an undo that was killed */
+	if (!(S_ISREG(ps.st_mode) || S_ISLNK(ps.st_mode)) || ps.st_nlink != 1 ||
+	    linkat(pp, pbase, p, tmp, 0) < 0) {
+		if ((r = ch_copy_any(pp, pbase, p, tmp)) < 0)
+			return r;
+	}
 	if (exists && (S_ISDIR(cur->st_mode) || S_ISDIR(ps.st_mode)) &&
 	    (r = ch_remove_at(p, base, cur)) < 0)
 		return r;
+	if (exists)
+		set_aside(u, p, base, cur, i, false);
 	return renameat(p, tmp, p, base) < 0 ? -errno : 0;
 }
 
 static int undo_one(struct undo *u, const struct change *c, size_t i)
 {
-	_cleanup_close_ int p = -1, fd = -1;
+	_cleanup_close_ int fd = -1;
 	const char *base;
 	struct stat st;
 	bool exists;
-	int r;
+	int r, p = ch_parent_at(&u->wsp, u->ws, c->path, &base);
 
-	p = ch_parent_of(u->ws, c->path, &base);
+	if (p < 0)
+		ch_parent_drop(&u->wsp); /* an error here is not kept for the next path */
 	if (p == -ENOENT && c->kind == CHANGE_ADDED)
 		return 0; /* below an added directory removed by an undo that was killed */
 	if (p < 0)
 		return p;
 	exists = fstatat(p, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	if (c->kind == CHANGE_ADDED)
-		return exists ? ch_remove_at(p, base, &st) : 0;
+		return !exists || set_aside(u, p, base, &st, i, true) ? 0
+								      : ch_remove_at(p, base, &st);
 	if (u->prev >= 0) {
 		r = restore(u, p, base, &st, exists, i, c->path);
 		if (r != -ENOENT)
@@ -199,13 +234,13 @@ static int open_gen(struct undo *u, const char *workspace, unsigned long *gen, c
 		return 1;
 	}
 	snprintf(u->dir, sizeof(u->dir), "%s/%lu", hist, *gen);
+	snprintf(u->id, sizeof(u->id), "%s", g.id);
 	return 0;
 }
 
 static int undo_gen(struct undo *u, const char *workspace, unsigned long gen)
 {
 	char path[PATH_MAX + 48];
-	bool resuming;
 	int r;
 
 	snprintf(path, sizeof(path), "%s/paths", u->dir);
@@ -216,8 +251,8 @@ static int undo_gen(struct undo *u, const char *workspace, unsigned long gen)
 	snprintf(path, sizeof(path), "%s/prev", u->dir);
 	u->prev = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	snprintf(path, sizeof(path), "%s/journal", u->dir);
-	resuming = access(path, F_OK) == 0;
-	for (size_t i = 0; i < u->l.n && !resuming; i++)
+	u->resuming = access(path, F_OK) == 0;
+	for (size_t i = 0; i < u->l.n && !u->resuming; i++)
 		check_one(u, &u->l.v[i]);
 	if (u->refused) {
 		fprintf(stderr,
@@ -226,7 +261,8 @@ static int undo_gen(struct undo *u, const char *workspace, unsigned long gen)
 			u->refused, u->refused == 1 ? "" : "s", gen);
 		return CHANGES_EXIT_CONFLICT;
 	}
-	if (!resuming) {
+	ch_parent_drop(&u->wsp); /* the checks' entry: what was missing then may be made now */
+	if (!u->resuming) {
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 
 		if (fd < 0 || write(fd, "checked\n", 8) != 8 || fsync(fd) < 0) {
@@ -237,6 +273,9 @@ static int undo_gen(struct undo *u, const char *workspace, unsigned long gen)
 		}
 		close(fd);
 	}
+	snprintf(path, sizeof(path), "%s/trash", u->dir);
+	if (mkdir(path, 0700) == 0 || errno == EEXIST)
+		u->trash = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	for (size_t i = u->l.n; i-- > 0;) {
 		ch_fault_step(&u->done);
 		if ((r = undo_one(u, &u->l.v[i], i)) < 0) {
@@ -250,9 +289,34 @@ static int undo_gen(struct undo *u, const char *workspace, unsigned long gen)
 	return 0;
 }
 
+/*
+ * The generation's trash out of it, as ".trash-ID" in the history, for a
+ * helper that outlives bpfbox to free (lib/closer.h); the same helper
+ * sweeps a ".trash-ID" a killed one left. Without a helper it is freed
+ * here (closer_begin), or with the generation.
+ */
+static void trash_later(struct undo *u, const char *hist)
+{
+	static struct closer end;
+	char from[PATH_MAX + 48], to[80];
+	_cleanup_close_ int hfd = -1;
+
+	fd_close(&u->trash);
+	snprintf(from, sizeof(from), "%s/trash", u->dir);
+	snprintf(to, sizeof(to), ".trash-%s", u->id);
+	hfd = open(hist, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (hfd < 0 || strlen(u->id) != 32 || renameat(AT_FDCWD, from, hfd, to) < 0 ||
+	    closer_remove(&end, hfd, to) < 0)
+		return;
+	closer_sweep(&end, hfd, ".trash-", "");
+	end.nowait = true;
+	closer_begin(&end, NULL, 0);
+	closer_end(&end);
+}
+
 int changes_undo(const char *workspace, unsigned long gen)
 {
-	struct undo u = {.ws = -1, .prev = -1};
+	struct undo u = {.ws = -1, .prev = -1, .trash = -1, .wsp.fd = -1, .prevp.fd = -1};
 	char hist[PATH_MAX];
 	int lock, code;
 
@@ -272,11 +336,15 @@ int changes_undo(const char *workspace, unsigned long gen)
 	if (!code)
 		code = undo_gen(&u, workspace, gen);
 	if (!code) {
+		trash_later(&u, hist);
 		ch_gen_drop(hist, gen);
 		printf("restored %s to before generation %lu (%zu path%s)\n", workspace, gen, u.l.n,
 		       u.l.n == 1 ? "" : "s");
 	}
 	change_list_free(&u.l);
+	fd_close(&u.trash);
+	ch_parent_drop(&u.wsp);
+	ch_parent_drop(&u.prevp);
 	fd_close(&u.ws);
 	fd_close(&u.prev);
 	close(lock);
