@@ -130,6 +130,24 @@ nfiles() {
 		"$BIN" discard "$id"
 		printf '%s-review\t%s\n%s-apply\t%s\n%s-undo\t%s\n%s-cp\t%s\n' "$pre" $(((b - a) / 1000000)) \
 			"$pre" $(((c - b) / 1000000)) "$pre" $(((d - c) / 1000000)) "$pre" $(((f - e) / 1000000)) >>"$T/nrows"
+		# N files of the workspace (on the disk since: synced) modified by a session.
+		rm -rf "$dir/mws" && mkdir -p "$dir/mws/d"
+		python3 -c 'import sys
+for i in range(int(sys.argv[2])):
+    open("%s/d/f%d" % (sys.argv[1], i), "w").write("%d\n" % i)' "$dir/mws" "$N"
+		sync -f "$dir/mws"
+		$RUN -w "$dir/mws" --changes review --status-fd 3 -- sh -c \
+			'i=0; while [ $i -lt '"$N"' ]; do echo x >>d/f$i; i=$((i + 1)); done' \
+			</dev/null >/dev/null 2>&1 3>"$T/st"
+		id=$(sed -n 's/.*"type":"ended".*"session":"\([0-9a-f]*\)".*/\1/p' "$T/st")
+		a=$(ms)
+		"$BIN" apply "$id" >/dev/null
+		b=$(ms)
+		"$BIN" undo "$dir/mws" >/dev/null
+		c=$(ms)
+		[ "$(cat "$dir/mws/d/f7")" = 7 ] || echo "bench/changes.sh: undo did not restore d/f7" >&2
+		"$BIN" discard "$id" 2>/dev/null
+		printf '%s-mapply\t%s\n%s-mundo\t%s\n' "$pre" $(((b - a) / 1000000)) "$pre" $(((c - b) / 1000000)) >>"$T/nrows"
 	done
 }
 : >"$T/nrows"
@@ -171,10 +189,11 @@ for k, label in (("peer_bind", "minimal launcher, the workspace bound (`changes_
     if k in rows:
         row(label, k)
 print()
-print("| %s changed files | median ms | min ms | max ms |" % n)
+print("| %s changed files (added by a session; then as many of the workspace's own, modified) | median ms | min ms | max ms |" % n)
 print("|---|---:|---:|---:|")
 for fs, where in (("disk", "%s's file system" % "/var/tmp"), ("tmpfs", "a tmpfs")):
-    for k, what in (("review", "`bpfbox changes ID --json`"), ("apply", "`bpfbox apply ID`"), ("undo", "`bpfbox undo WS`"), ("cp", "`cp -r` of the same files (the floor)")):
+    for k, what in (("review", "`bpfbox changes ID --json`"), ("apply", "`bpfbox apply ID`"), ("undo", "`bpfbox undo WS`"), ("cp", "`cp -r` of the same files (the floor)"),
+                    ("mapply", "`bpfbox apply ID`, %s files of the workspace modified" % n), ("mundo", "`bpfbox undo WS` of that")):
         v = nr.get(fs + "-" + k)
         if v:
             print("| %s, on %s | %d | %d | %d |" % (what, where, statistics.median(v), min(v), max(v)))

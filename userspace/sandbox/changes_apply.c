@@ -311,6 +311,14 @@ static int apply_one(struct apply *a, struct change *c, size_t i)
 	if (a->resuming)
 		unlinkat(p, tmp, 0); /* left by an apply that was killed */
 	r = write_tmp(a, c, p, tmp);
+	/*
+	 * The file or symlink there (kept in prev) unlinked first, not
+	 * renamed over: ext4 writes out a file renamed over another
+	 * (auto_da_alloc), 0.1 ms a file with the session's data unwritten yet.
+	 * Killed between the two, the apply run again writes the path.
+	 */
+	if (!r && exists && !S_ISDIR(st.st_mode) && unlinkat(p, base, 0) < 0 && errno != ENOENT)
+		r = -errno;
 	if (!r && renameat(p, tmp, p, base) < 0)
 		r = -errno;
 	if (r)
