@@ -23,7 +23,7 @@ if [ "$(id -u)" != 0 ] || ! command -v bpftrace >/dev/null; then
 	exit 0
 fi
 T=$(mktemp -d /tmp/bpfbox-paired.XXXXXX)
-trap 'kill "$BT" 2>/dev/null; rm -rf "$T"' EXIT
+trap '[ -z "$BT" ] || kill "$BT" 2>/dev/null; rm -rf "$T"' EXIT
 export BPFBOX_CHANGES_DIR=$T/sets
 
 cat >"$T/seg.bt" <<EOF
