@@ -293,21 +293,25 @@ static int undo_gen(struct undo *u, const char *workspace, unsigned long gen)
  * The generation's trash out of it, as ".trash-ID" in the history, for a
  * helper that outlives bpfbox to free (lib/closer.h); the same helper
  * sweeps a ".trash-ID" a killed one left. Without a helper it is freed
- * here (closer_begin), or with the generation.
+ * here (closer_begin, or below), or with the generation.
  */
 static void trash_later(struct undo *u, const char *hist)
 {
 	static struct closer end;
-	char from[PATH_MAX + 48], to[80];
+	char from[PATH_MAX + 96], to[80];
 	_cleanup_close_ int hfd = -1;
 
 	fd_close(&u->trash);
 	snprintf(from, sizeof(from), "%s/trash", u->dir);
 	snprintf(to, sizeof(to), ".trash-%s", u->id);
 	hfd = open(hist, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (hfd < 0 || strlen(u->id) != 32 || renameat(AT_FDCWD, from, hfd, to) < 0 ||
-	    closer_remove(&end, hfd, to) < 0)
+	if (hfd < 0 || strlen(u->id) != 32 || renameat(AT_FDCWD, from, hfd, to) < 0)
+		return; /* it goes with the generation */
+	if (closer_remove(&end, hfd, to) < 0) {
+		snprintf(from, sizeof(from), "%s/%s", hist, to);
+		rm_tree(from);
 		return;
+	}
 	closer_sweep(&end, hfd, ".trash-", "");
 	end.nowait = true;
 	closer_begin(&end, NULL, 0);
