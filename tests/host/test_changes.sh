@@ -231,22 +231,40 @@ sh -c "$2"' sh "$OUT" "$SIG"
 	# same file system, one name, no extended attribute), and copies it
 	# otherwise: a file capability or any other attribute put on a file of
 	# the set stays behind, two names of one file become two files.
-	session "$WS" --changes review -- sh -c 'echo one >one; echo h >h1; ln h1 h2; echo c >capf; echo u >uattr'
+	# a.txt, copied up, carries the overlay's origin: taken off, then linked.
+	session "$WS" --changes review -- sh -c 'echo one >one; echo h >h1; ln h1 h2; echo c >capf; echo u >uattr; echo more >>a.txt'
 	UP=$SETS/$ID/upper
 	INO=$(stat -c %i "$UP/one")
+	INO_UA=$(stat -c %i "$UP/a.txt")
 	touch -d '1 hour ago' "$UP/one"
 	touch "$TMPD/mark"
-	python3 - "$UP" <<'PY'
+	XSET=$(python3 - "$UP" 2>&1 <<'PY'
 import os, struct, sys
-os.setxattr(sys.argv[1] + "/capf", "security.capability", struct.pack("<5I", 0x02000001, 1 << 13, 0, 0, 0))
-os.setxattr(sys.argv[1] + "/uattr", "user.bpfbox", b"x")
+u = sys.argv[1]
+os.setxattr(u + "/capf", "security.capability", struct.pack("<5I", 0x02000001, 1 << 13, 0, 0, 0))
+os.setxattr(u + "/uattr", "user.bpfbox", b"x")
+want = {"capf": "security.capability", "uattr": "user.bpfbox", "a.txt": "trusted.overlay.origin"}
+for f, x in want.items():
+    if x not in os.listxattr(u + "/" + f):
+        print("the upper's %s has no %s: %s" % (f, x, os.listxattr(u + "/" + f)))
 PY
+)
 	"$BPFBOX" apply "$ID" >"$TMPD/out" 2>"$TMPD/err"
 	rc=$?
 	XA=$(python3 -c 'import os, sys; print(" ".join("%s:%s" % (f, os.listxattr(f)) for f in sys.argv[1:] if os.listxattr(f)))' \
-		"$WS/capf" "$WS/uattr" "$WS/one" "$WS/h1")
-	verdict "apply links a file of the set (its inode, one name left, the apply's mtime) and copies one with a file capability, a user.* attribute or two names, without them" 0 \
-		"$([ "$(stat -c '%i %h' "$WS/one")" = "$INO 1" ] || echo "one: $(stat -c '%i %h' "$WS/one"), not inode $INO with one name")$([ ! "$WS/one" -ot "$TMPD/mark" ] || echo "one: mtime $(stat -c %y "$WS/one"), the session's")$([ -z "$XA" ] || echo "attributes kept: $XA")$([ "$(stat -c %h "$WS/h1" "$WS/h2" | tr '\n' ' ')" = "1 1 " ] || echo "h1, h2 share an inode")$([ "$(cat "$WS/h1" "$WS/h2" "$WS/capf" "$WS/uattr" | tr '\n' ' ')" = "h h c u " ] || echo "contents differ")$([ ! -e "$UP" ] || echo "upper left")"
+		"$WS/capf" "$WS/uattr" "$WS/one" "$WS/h1" "$WS/a.txt")
+	verdict "apply links a file of the set (its inode, one name left, the apply's mtime), a copied-up one without the overlay's origin, and copies one with a file capability, a user.* attribute or two names, without them" 0 \
+		"$(echo "$XSET" | head -c 300)$([ "$(stat -c '%i %h' "$WS/one")" = "$INO 1" ] || echo "one: $(stat -c '%i %h' "$WS/one"), not inode $INO with one name")$([ "$(stat -c %i "$WS/a.txt")" = "$INO_UA" ] || echo "a.txt: not linked")$([ ! "$WS/one" -ot "$TMPD/mark" ] || echo "one: mtime $(stat -c %y "$WS/one"), the session's")$([ -z "$XA" ] || echo "attributes kept: $XA")$([ "$(stat -c %h "$WS/h1" "$WS/h2" | tr '\n' ' ')" = "1 1 " ] || echo "h1, h2 share an inode")$([ "$(cat "$WS/h1" "$WS/h2" "$WS/capf" "$WS/uattr" | tr '\n' ' ')" = "h h c u " ] || echo "contents differ")$([ ! -e "$UP" ] || echo "upper left")"
+	"$BPFBOX" discard "$ID" >/dev/null 2>&1
+
+	# The temporaries' names are refused in a set: a leftover one is
+	# removed before each write, and must never be the set's own file.
+	session "$WS" --changes review -- sh -c 'echo t >.bpfbox-apply-0; echo u >.bpfbox-undo-3'
+	BEFORE=$(sig "$WS")
+	"$BPFBOX" apply "$ID" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	verdict "apply refuses a path named as its temporaries, and writes nothing" 3 \
+		"$(grep -q 'refused: .bpfbox-apply-0: a name apply and undo give' "$TMPD/err" && grep -q 'refused: .bpfbox-undo-3:' "$TMPD/err" || echo "stderr: $(oneline "$TMPD/err")")$([ "$(sig "$WS")" = "$BEFORE" ] || echo "written")"
 	"$BPFBOX" discard "$ID" >/dev/null 2>&1
 
 	# A set-uid file of the workspace the session rewrites: apply keeps it

@@ -10,8 +10,9 @@
  * workspace without following any symlink (openat2 RESOLVE_BENEATH |
  * RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV): a file (linked from the upper
  * where it can be, else copied) or symlink to a temporary name renamed
- * over it, what it replaces or deletes copied to
- * ROOT/ID/prev first. Every step can be done again: an apply that was
+ * into place, what it replaces or deletes kept in ROOT/ID/prev first
+ * (linked where it can be, else copied) and its name unlinked just
+ * before. Every step can be done again: an apply that was
  * killed is finished by running it again (the journal says the checks
  * were passed).
  */
@@ -35,7 +36,7 @@
 struct apply {
 	struct changes_set *cs;
 	int ws, upper;
-	struct ch_parent wsp, upp; /* the workspace's, the upper's */
+	struct ch_parent wsp, upp; /* the workspace's (the checks'), the upper's */
 	char prev[PATH_MAX + 16];
 	char prevdir[PATH_MAX + 32]; /* the last directory of prev made */
 	size_t refused;
@@ -91,6 +92,11 @@ static void check_one(struct apply *a, const struct change *c, bool resuming)
 	}
 	if (c->kind != CHANGE_DELETED && !S_ISDIR(m) && (m & (S_ISUID | S_ISGID))) {
 		refuse(a, c->path, "set-uid or set-gid");
+		return;
+	}
+	base = strrchr(c->path, '/') ? strrchr(c->path, '/') + 1 : c->path;
+	if (!strncmp(base, ".bpfbox-apply-", 14) || !strncmp(base, ".bpfbox-undo-", 13)) {
+		refuse(a, c->path, "a name apply and undo give their temporary files");
 		return;
 	}
 	if (resuming)
@@ -280,16 +286,15 @@ static int write_dir(const struct change *c, int parent, const char *base, bool 
 static int apply_one(struct apply *a, struct change *c, size_t i)
 {
 	const char *base;
-	int p = ch_parent_at(&a->wsp, a->ws, c->path, &base);
+	/* Opened for each path, never kept: a directory moved under the apply fails the next. */
+	_cleanup_close_ int p = ch_parent_of(a->ws, c->path, &base);
 	char tmp[64];
 	struct stat st;
 	bool exists;
 	int r = 0;
 
-	if (p < 0) {
-		ch_parent_drop(&a->wsp); /* an error here is not kept for the next path */
+	if (p < 0)
 		return p;
-	}
 	exists = fstatat(p, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	/*
 	 * What is there goes to prev first (an added path there is this apply's
@@ -308,8 +313,7 @@ static int apply_one(struct apply *a, struct change *c, size_t i)
 	if (S_ISDIR(c->mode))
 		return write_dir(c, p, base, exists && S_ISDIR(st.st_mode));
 	snprintf(tmp, sizeof(tmp), ".bpfbox-apply-%zu", i);
-	if (a->resuming)
-		unlinkat(p, tmp, 0); /* left by an apply that was killed */
+	unlinkat(p, tmp, 0); /* left by an apply that was killed (no set holds such a name) */
 	r = write_tmp(a, c, p, tmp);
 	/*
 	 * The file or symlink there (kept in prev) unlinked first, not
@@ -427,7 +431,7 @@ static int write_all(struct apply *a, struct change_list *l, const char *journal
 	char path[PATH_MAX + 16];
 	int r;
 
-	ch_parent_drop(&a->wsp); /* the checks' entry: what was missing then may be made now */
+	ch_parent_drop(&a->wsp); /* the checks' only */
 	for (size_t i = 0; i < l->n; i++) {
 		ch_fault_step(&a->done);
 		if ((r = apply_one(a, &l->v[i], i)) < 0) {

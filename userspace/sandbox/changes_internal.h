@@ -18,12 +18,10 @@ int ch_parent_of(int root, const char *path, const char **base);
 /*
  * The last directory opened below a root, kept for the next path: a set's
  * paths come a directory at a time. ch_parent_at is ch_parent_of through
- * it: the fd (its, not to be closed) or -errno, kept too. The entry is
- * never a directory removed since: what apply or undo removes is a
- * path's last name, looked up through that path's parent, which is then
- * the entry; a later path below what went has another directory, opened
- * anew. An error is kept until ch_parent_drop: drop it before a pass that
- * makes what was missing.
+ * it: the fd (its, not to be closed) or -errno, kept too. For bpfbox's
+ * own trees (the upper, prev) and for the checks before any write; what
+ * writes to the workspace opens each path's directory anew, so that one
+ * moved or replaced by a symlink under it fails the next path.
  */
 struct ch_parent {
 	char dir[PATH_MAX];

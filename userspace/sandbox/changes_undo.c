@@ -8,9 +8,10 @@
  * it did not; so a later session's apply, an editor or an undo of a newer
  * generation that is not undone shows as a refusal. Then a journal, and
  * the paths in reverse order (what is below a directory first): what the
- * apply added removed, what it replaced or deleted copied back from prev
- * to a temporary name beneath the workspace's fd and renamed into place,
- * the same no-symlink rules as apply (changes_fs.c). Every step can be
+ * apply added removed, what it replaced or deleted linked (or copied)
+ * back from prev to a temporary name beneath the workspace's fd and
+ * renamed into place, the same no-symlink rules as apply (changes_fs.c);
+ * what it takes away goes to a trash freed after it. Every step can be
  * done again: an undo that was killed is finished by running it again.
  * The generation is removed at the end.
  */
@@ -31,7 +32,7 @@
 struct undo {
 	struct change_list l;
 	int ws, prev;		     /* the workspace; the generation's prev (-1: none) */
-	struct ch_parent wsp, prevp; /* their last directories */
+	struct ch_parent wsp, prevp; /* their last directories (the workspace's: the checks') */
 	int trash; /* the generation's trash (-1: none): what the undo takes away */
 	char dir[PATH_MAX + 32], id[64]; /* the generation's directory; the set it applied */
 	size_t refused;
@@ -151,8 +152,7 @@ static int restore(struct undo *u, int p, const char *base, const struct stat *c
 		return -ENOENT;
 	snprintf(tmp, sizeof(tmp), ".bpfbox-undo-%zu", i);
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d/%s", p, tmp);
-	if (u->resuming)
-		rm_tree(proc); /* left by an undo that was killed */
+	rm_tree(proc); /* left by an undo that was killed (no set holds such a name) */
 	if (!(S_ISREG(ps.st_mode) || S_ISLNK(ps.st_mode)) || ps.st_nlink != 1 ||
 	    linkat(pp, pbase, p, tmp, 0) < 0) {
 		if ((r = ch_copy_any(pp, pbase, p, tmp)) < 0)
@@ -168,14 +168,14 @@ static int restore(struct undo *u, int p, const char *base, const struct stat *c
 
 static int undo_one(struct undo *u, const struct change *c, size_t i)
 {
-	_cleanup_close_ int fd = -1;
+	/* Opened for each path, never kept: a directory moved under the undo fails the next. */
+	_cleanup_close_ int fd = -1, p = -1;
 	const char *base;
 	struct stat st;
 	bool exists;
-	int r, p = ch_parent_at(&u->wsp, u->ws, c->path, &base);
+	int r;
 
-	if (p < 0)
-		ch_parent_drop(&u->wsp); /* an error here is not kept for the next path */
+	p = ch_parent_of(u->ws, c->path, &base);
 	if (p == -ENOENT && c->kind == CHANGE_ADDED)
 		return 0; /* below an added directory removed by an undo that was killed */
 	if (p < 0)
@@ -261,7 +261,7 @@ static int undo_gen(struct undo *u, const char *workspace, unsigned long gen)
 			u->refused, u->refused == 1 ? "" : "s", gen);
 		return CHANGES_EXIT_CONFLICT;
 	}
-	ch_parent_drop(&u->wsp); /* the checks' entry: what was missing then may be made now */
+	ch_parent_drop(&u->wsp); /* the checks' only */
 	if (!u->resuming) {
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 
