@@ -118,8 +118,9 @@ static void check_one(struct undo *u, const struct change *c)
  * trash as entry i instead of freed here: ext4 frees a file's blocks as
  * its last name goes (0.5 ms a file on this host's disk, whose discard
  * option trims them), and the trash is freed after the undo, by a helper
- * (changes_undo). move: renamed there (true when it was); else linked
- * there, its name in the workspace then replaced by the caller.
+ * (changes_undo). move: renamed there; else linked there, its name in
+ * the workspace then replaced by the caller. True when it is there; best
+ * effort: else it is freed in place, as before.
  */
 static bool set_aside(struct undo *u, int p, const char *base, const struct stat *st, size_t i,
 		      bool move)
@@ -131,8 +132,7 @@ static bool set_aside(struct undo *u, int p, const char *base, const struct stat
 	snprintf(name, sizeof(name), "%zu", i);
 	if (move)
 		return renameat(p, base, u->trash, name) == 0;
-	linkat(p, base, u->trash, name, 0); /* best effort: else freed as it is replaced */
-	return false;
+	return linkat(p, base, u->trash, name, 0) == 0;
 }
 
 /*
