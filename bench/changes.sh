@@ -56,9 +56,15 @@ if gcc -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -static "$ROOT/bench/c
 	"$T/ws/.stamp" split "$RUNS" "$BIN" "$T/ws" "$T/ws/.stamp" >"$T/split" ||
 		echo "bench/changes.sh: the start's split failed" >&2
 	rm -rf "$BPFBOX_CHANGES_DIR"
-	# The same, in two parts timed by the kernel's tracepoints (root, bpftrace).
-	"$ROOT/bench/changes_paired.sh" "$BIN" "$T/ws" "$RUNS" >>"$T/split" ||
-		echo "bench/changes.sh: the paired start failed" >&2
+	# The same, in two parts timed by the kernel's tracepoints (root, bpftrace):
+	# review taking the set its last session's keeper made, then making it
+	# (BPFBOX_CHANGES_WARM=0); as root, and as uid 65534 (a user namespace).
+	for v in paired:: paired_cold::0 paired_user:65534: paired_user_cold:65534:0; do
+		IFS=: read -r label user warm <<<"$v"
+		BENCH_PAIRED_LABEL=$label BENCH_PAIRED_USER=$user BPFBOX_CHANGES_WARM=${warm:-30} \
+			"$ROOT/bench/changes_paired.sh" "$BIN" "$T/ws" "$RUNS" >>"$T/split" ||
+			echo "bench/changes.sh: the paired start ($label) failed" >&2
+	done
 	if [ "$(id -u)" = 0 ]; then
 		"$T/ws/.stamp" overlay "$RUNS" "$T/ovl" >>"$T/split" ||
 			echo "bench/changes.sh: the overlay's floor failed" >&2
@@ -210,15 +216,20 @@ if "direct" in split and "review" in split:
         p = split["review-direct"]
         print("| the same round's review − direct, to the start: median (quartiles) | | | %+.0f (%+.0f, %+.0f) |" % (p[0], p[1], p[2]))
         print("| the same round's review − direct, after it: median (quartiles) | | | %+.0f (%+.0f, %+.0f) |" % (p[3], p[4], p[5]))
-if "paired" in split:
-    n0, pre, child, tot, q1, q3, end, e1, e3 = split["paired"]
+cols = [(k, h) for k, h in (("paired", "root, kept overlay"), ("paired_cold", "root, made"),
+                             ("paired_user", "uid 65534, kept"), ("paired_user_cold", "uid 65534, made"))
+        if k in split]
+if cols:
     print()
-    print("| review − direct, %d rounds paired (tracepoints: bench/changes_paired.sh) | median µs |" % n0)
-    print("|---|---:|")
-    print("| bpfbox's exec to its fork of the session (the set taken) | %+.0f |" % pre)
-    print("| that fork to the command's exec (the session's set-up, the overlay beside it) | %+.0f |" % child)
-    print("| both (quartiles) | %+.0f (%+.0f, %+.0f) |" % (tot, q1, q3))
-    print("| the command's exit to bpfbox's (quartiles) | %+.0f (%+.0f, %+.0f) |" % (end, e1, e3))
+    print("| review − direct, %d rounds paired (tracepoints: bench/changes_paired.sh), median µs | %s |" % (
+        split[cols[0][0]][0], " | ".join(h for _, h in cols)))
+    print("|---|" + "---:|" * len(cols))
+    def prow(what, f):
+        print("| %s | %s |" % (what, " | ".join(f(split[k]) for k, _ in cols)))
+    prow("bpfbox's exec to its fork of the session (the set taken)", lambda v: "%+.0f" % v[1])
+    prow("that fork to the command's exec (the session's set-up, the overlay beside it)", lambda v: "%+.0f" % v[2])
+    prow("both (quartiles)", lambda v: "%+.0f (%+.0f, %+.0f)" % (v[3], v[4], v[5]))
+    prow("the command's exit to bpfbox's (quartiles)", lambda v: "%+.0f (%+.0f, %+.0f)" % (v[6], v[7], v[8]))
 if "overlay" in split:
     print()
     print("| the floor: no bpfbox, %s times | median µs | first quartile µs |" % runs)

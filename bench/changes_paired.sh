@@ -12,12 +12,20 @@
 # cancels out of, and the quartiles of the total's. Nothing is timed from
 # user space: no probe inside bpfbox slows what it measures.
 #
+# A review session takes the set and overlay the last one's keeper made
+# (userspace/sandbox/changes_warm.c) unless BPFBOX_CHANGES_WARM=0 (the
+# overlay made at the start). BENCH_PAIRED_USER=UID runs the sessions as
+# that user (a user namespace's, its own copy of WS); BENCH_PAIRED_LABEL
+# names the printed line ("paired").
+#
 #   bench/changes_paired.sh BPFBOX WS [N]
 set -euo pipefail
 
 BIN=$(realpath "$1")
 WS=$2
 N=${3:-200}
+LABEL=${BENCH_PAIRED_LABEL:-paired}
+AS=${BENCH_PAIRED_USER:-}
 if [ "$(id -u)" != 0 ] || ! command -v bpftrace >/dev/null; then
 	echo "bench/changes_paired.sh: needs root and bpftrace (make deps installs it); not measured" >&2
 	exit 0
@@ -25,6 +33,15 @@ fi
 T=$(mktemp -d /tmp/bpfbox-paired.XXXXXX)
 trap '[ -z "$BT" ] || kill "$BT" 2>/dev/null; rm -rf "$T"' EXIT
 export BPFBOX_CHANGES_DIR=$T/sets
+RUNAS=()
+if [ -n "$AS" ]; then
+	chmod 755 "$T"
+	cp -a "$WS" "$T/ws"
+	mkdir -p "$T/sets"
+	chown -R "$AS:$AS" "$T/ws" "$T/sets"
+	WS=$T/ws
+	RUNAS=(setpriv --reuid="$AS" --regid="$AS" --clear-groups)
+fi
 
 cat >"$T/seg.bt" <<EOF
 BEGIN { printf("ready\n"); }
@@ -54,7 +71,7 @@ grep -qx ready "$T/out" || {
 }
 for _ in $(seq "$N"); do
 	for m in direct review; do
-		"$BIN" run -q --no-daemon -w "$WS" --changes "$m" -- /bin/true </dev/null >/dev/null 2>&1 || true
+		"${RUNAS[@]}" "$BIN" run -q --no-daemon -w "$WS" --changes "$m" -- /bin/true </dev/null >/dev/null 2>&1 || true
 		sleep 0.03
 	done
 done
@@ -62,7 +79,7 @@ sleep 0.5
 kill -INT "$BT"
 wait "$BT" || true
 BT=
-python3 - "$T/out" "$N" <<'PY'
+python3 - "$T/out" "$N" "$LABEL" <<'PY'
 import statistics as st, sys
 v = [tuple(map(int, l.split()[1:])) for l in open(sys.argv[1]) if l.startswith("seg ")]
 if len(v) < 4 or len(v) % 2:
@@ -72,6 +89,6 @@ child = [v[i + 1][1] - v[i][1] for i in range(0, len(v), 2)]
 end = [v[i + 1][2] - v[i][2] for i in range(0, len(v), 2)]
 tot = [a + b for a, b in zip(pre, child)]
 q, qe = st.quantiles(tot, n=4), st.quantiles(end, n=4)
-print("paired\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f" % (
+print(sys.argv[3] + "\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f" % (
     len(tot), st.median(pre), st.median(child), st.median(tot), q[0], q[2], st.median(end), qe[0], qe[2]))
 PY

@@ -378,6 +378,58 @@ fd_on() {
 	return 1
 }
 
+# review [OPTIONS] -- CMD...: a review session of $WS (no daemon, the status
+# channel in $TMPD/st, stdout and stderr in $TMPD/out and err); sets $rc
+# and $ID (the ended line's session).
+review() {
+	"$BPFBOX" run -q --no-daemon -w "$WS" --changes review --status-fd 3 "$@" </dev/null \
+		>"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/st"
+	rc=$?
+	ID=$(tail -n 1 "$TMPD/st" | sed -n 's/.*"session":"\([0-9a-f]*\)".*/\1/p')
+}
+
+# nobody_ns: whether this run can be uid 65534 (root, setpriv) and that
+# user's sessions get their namespaces (a user namespace of their own).
+nobody_ns() {
+	[ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
+		[ "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$BPFBOX" status --json 2>/dev/null |
+			python3 -c 'import json, sys; print(json.load(sys.stdin)["features"]["session_namespaces"]["available"])' 2>/dev/null)" = True ]
+}
+
+# nobody_ws: $NWS (holding b.txt) and $NST, uid 65534's workspace and
+# state home, made; $NSETS its change sets. nb CMD...: CMD as that user
+# with them.
+nobody_ws() {
+	NWS=$TMPD/nws
+	NST=$TMPD/nstate
+	NSETS=$NST/bpfbox/changes
+	mkdir -p "$NWS" "$NST"
+	echo b >"$NWS/b.txt"
+	chown -R 65534:65534 "$NWS" "$NST"
+}
+nb() { setpriv --reuid=65534 --regid=65534 --clear-groups env -u BPFBOX_CHANGES_DIR XDG_STATE_HOME="$NST" "$@"; }
+
+# warm_record DIR [r|u]: the record of the keeper of the next review
+# session's set in DIR ("PID:FDS...:NAME", userspace/sandbox/changes_warm.c;
+# u: an unprivileged user's), empty when none; warm_kept: whether one is.
+warm_record() { readlink "$1"/.warm.*."${2:-r}" 2>/dev/null; }
+warm_kept() { [ -n "$(warm_record "$@")" ]; }
+
+# keepers_stop DIR: the keepers of the change sets in DIR (a review
+# session's end leaves one for the next, userspace/sandbox/changes_warm.c)
+# told to stop as when their time is out, and waited for (10 s); another
+# directory's keepers (another suite's, the host's) are left alone.
+keepers_stop() {
+	for _ks in /proc/[0-9]*/fd/*; do
+		[ "$(readlink "$_ks" 2>/dev/null)" = "$1" ] || continue
+		_ks_pid=${_ks#/proc/}
+		_ks_pid=${_ks_pid%%/*}
+		tr '\0' ' ' <"/proc/$_ks_pid/cmdline" 2>/dev/null | grep -q '__changes-keep' &&
+			kill -USR1 "$_ks_pid" 2>/dev/null
+	done
+	wait_gone 10 fd_on "$1"
+}
+
 # cgroups_remove PARENT: the session cgroups a test made itself under
 # PARENT killed, waited for (5 s) until empty, removed with PARENT.
 cgroups_remove() {

@@ -16,18 +16,12 @@
 chmod 755 "$TMPD"
 SETS=$TMPD/sets
 export BPFBOX_CHANGES_DIR="$SETS"
+# No keeper (test_changes_warm.sh): the spare is what a session takes without one.
+export BPFBOX_CHANGES_WARM=0
 WS=$TMPD/ws
 mkdir -p "$WS"
 chmod 751 "$WS"
 echo a >"$WS/a.txt"
-
-# review [OPTIONS] -- CMD...: sets $rc and $ID (the ended line's session).
-review() {
-	"$BPFBOX" run -q --no-daemon -w "$WS" --changes review --status-fd 3 "$@" </dev/null \
-		>"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/st"
-	rc=$?
-	ID=$(tail -n 1 "$TMPD/st" | sed -n 's/.*"session":"\([0-9a-f]*\)".*/\1/p')
-}
 
 # spare_ready DIR: .spare.0 complete in DIR (its helper renames it in whole).
 spare_ready() { [ -d "$1/.spare.0/upper" ] && [ -d "$1/.spare.0/work" ]; }
@@ -131,16 +125,8 @@ rc=$?
 
 # --- uid 65534: the child makes the overlay on the spare ---------------------------
 
-NB_NS=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$BPFBOX" status --json 2>/dev/null |
-	python3 -c 'import json, sys; print(json.load(sys.stdin)["features"]["session_namespaces"]["available"])' 2>/dev/null)
-if [ "$(id -u)" = 0 ] && [ "$NB_NS" = True ] && command -v setpriv >/dev/null 2>&1; then
-	NWS=$TMPD/nws
-	NST=$TMPD/nstate
-	mkdir -p "$NWS" "$NST"
-	echo b >"$NWS/b.txt"
-	chown -R 65534:65534 "$NWS" "$NST"
-	NSETS=$NST/bpfbox/changes
-	nb() { setpriv --reuid=65534 --regid=65534 --clear-groups env -u BPFBOX_CHANGES_DIR XDG_STATE_HOME="$NST" "$@"; }
+if nobody_ns; then
+	nobody_ws
 	nb "$BPFBOX" run -q --no-daemon -w "$NWS" --changes review -- true </dev/null >/dev/null 2>"$TMPD/err"
 	poll_until 10 spare_ready "$NSETS"
 	INO=$(stat -c %i "$NSETS/.spare.0" 2>/dev/null)

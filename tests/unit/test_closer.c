@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -453,9 +454,78 @@ static void gathers_for_one_helper(void **state)
 	assert_int_equal(scratch_remove(dir), 0);
 }
 
+/*
+ * closer_exec's program (this binary, by /proc/self/exe): before main, an
+ * argv[1] of "__closer-exec-test" makes it report on the fd argv[2] names
+ * its open fds, its environment's size and its argv, then exit.
+ */
+__attribute__((constructor)) static void exec_probe(void)
+{
+	char args[256], line[512], path[64];
+	int fd = -1, nfd = 0, n, len;
+	extern char **environ;
+	ssize_t r;
+
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	r = fd >= 0 ? read(fd, args, sizeof(args) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (r <= 0)
+		return;
+	args[r] = '\0';
+	len = (int)strlen(args) + 1;
+	if (len >= r || strcmp(args + len, "__closer-exec-test"))
+		return;
+	fd = atoi(args + len + strlen(args + len) + 1);
+	for (int i = 0; i < 64; i++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", i);
+		nfd += access(path, F_OK) == 0;
+	}
+	for (n = 0; environ && environ[n]; n++)
+		;
+	len = snprintf(line, sizeof(line), "argv0=%s fds=%d env=%d", args, nfd, n);
+	if (write(fd, line, (size_t)len) < 0)
+		_exit(1);
+	_exit(0);
+}
+
+static struct closer ec;
+
+/*
+ * closer_exec: once its jobs are done the helper becomes the program, with
+ * the fd given (its number on the command line) and nothing else open, an
+ * empty environment; the closer is free again (the exec cleared busy).
+ */
+static void execs_when_done(void **state)
+{
+	const char *const argv[] = {"probe-name", "__closer-exec-test"};
+	char dir[64], got[256] = "";
+	int p[2], n = 0;
+	ssize_t r;
+
+	(void)state;
+	assert_int_equal(scratch_make(dir, sizeof(dir), "closer-exec"), 0);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_int_equal(closer_exec(&ec, argv, 2, p, 9), -EINVAL);
+	assert_int_equal(closer_exec(&ec, argv, 2, &p[1], 1), 0);
+	ec.nowait = true;
+	assert_int_equal(closer_begin(&ec, NULL, 0), 0);
+	close(p[1]); /* the program's copy is the last write end */
+	while (n < (int)sizeof(got) - 1 && (r = read(p[0], got + n, sizeof(got) - 1 - n)) > 0)
+		n += (int)r;
+	got[n] = '\0';
+	close(p[0]);
+	assert_string_equal(got, "argv0=probe-name fds=1 env=0");
+	assert_true(idle_within(&ec, 5000));
+	/* A use without closer_exec: the helper exits, no program. */
+	assert_int_equal(closer_begin(&ec, NULL, 0), 0);
+	assert_true(idle_within(&ec, 5000));
+	assert_int_equal(scratch_remove(dir), 0);
+}
+
 UNIT_MAIN(cmocka_unit_test(held_until_end), cmocka_unit_test(nothing_to_hold),
 	  cmocka_unit_test(finds_bpf_fds), cmocka_unit_test(removes_once_let_go),
 	  cmocka_unit_test(leaves_other_file_systems), cmocka_unit_test(nowait_removes_at_once),
 	  cmocka_unit_test(busy_until_exit), cmocka_unit_test(jobs_not_inherited),
 	  cmocka_unit_test(sweeps_hidden_names), cmocka_unit_test(prepares_into_free_slots),
-	  cmocka_unit_test(gathers_for_one_helper))
+	  cmocka_unit_test(gathers_for_one_helper), cmocka_unit_test(execs_when_done))

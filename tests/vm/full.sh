@@ -212,10 +212,18 @@ changes_case() {
 	fi
 	# A chain at Full: the second session starts on the first's set, sees
 	# its file and adds one; the discard of the second drops both.
+	# The first takes the set and overlay the last review session's keeper
+	# made (userspace/sandbox/changes_warm.c).
 	export BPFBOX_CHANGES_DIR=$TMPD/sets
+	poll_until 30 warm_kept "$TMPD/sets"
+	KEPT=$(warm_record "$TMPD/sets" | cut -d: -f6)
+	KINO=$(stat -c %i "$TMPD/sets/$KEPT" 2>/dev/null)
 	bpfbox run -q --no-daemon -w "$W" --changes review --status-fd 3 -- sh -c 'echo one >one.txt' \
 		>"$TMPD/c1.out" 2>&1 3>"$TMPD/c1.st"
 	P=$(sed -n 's/.*"type":"ended".*"session":"\([0-9a-f]*\)".*/\1/p' "$TMPD/c1.st")
+	[ -n "$KINO" ] && [ "$(stat -c %i "$TMPD/sets/$P" 2>/dev/null)" = "$KINO" ] &&
+		ok "vm changes: at Full a review session takes the set and overlay its last session's keeper made" ||
+		fail "vm changes: kept set '$KEPT' ($KINO), the session's set '$P' ($(stat -c %i "$TMPD/sets/$P" 2>&1))"
 	bpfbox run -q --no-daemon -w "$W" --changes-from "$P" --status-fd 3 -- sh -c 'cat one.txt && echo two >two.txt' \
 		>"$TMPD/c2.out" 2>&1 3>"$TMPD/c2.st"
 	rc=$?
@@ -229,6 +237,7 @@ changes_case() {
 	else
 		fail "vm changes: chain: first '$P' ($(oneline "$TMPD/c1.out" 200)), second exit $rc '$(oneline "$TMPD/c2.out" 300)', listed '$listed', discard $drc ($(oneline "$TMPD/dc.out" 200)), workspace $(ls "$W" | tr '\n' ' ')"
 	fi
+	keepers_stop "$TMPD/sets"
 	unset BPFBOX_CHANGES_DIR
 }
 if [ "${1:-}" = work ]; then

@@ -77,6 +77,30 @@ if [ $rc = 0 ] && [ "$(cat "$W/notes.txt")" = fine ] && [ "$(cat "$W/old.txt")" 
 else
 	fail "vm unpriv changes: undo exit $rc ($(oneline "$TMPD/un.out" 300)): $(ls -ln "$W" | tr '\n' ' ')"
 fi
+# The next review session takes the set and overlay its last session's
+# keeper made (userspace/sandbox/changes_warm.c): the keeper's own user
+# namespace's overlay, at Full, judged by the workspace's paths as one the
+# session made.
+poll_until 30 warm_kept "$TMPD/usets" u
+KEPT=$(warm_record "$TMPD/usets" u | cut -d: -f6)
+KINO=$(stat -c %i "$TMPD/usets/$KEPT" 2>/dev/null)
+as_user bpfbox run -q --daemon-socket "$SOCK" -w "$W" --changes review --status-fd 3 -- sh -c \
+	'echo KEY >proj/again.pem; cat proj/again.pem; echo again >again.txt; cat again.txt' \
+	>"$TMPD/out" 2>&1 3>"$TMPD/st"
+rc=$?
+SID=$(sed -n 's/.*"type":"ended".*"session":"\([0-9a-f]*\)".*/\1/p' "$TMPD/st")
+# Yama's ptrace_scope of 1 or more refuses a user pidfd_getfd of a process
+# not its descendant: the set is then made, as without a keeper.
+SCOPE=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
+if [ -n "$KINO" ] && { [ "$(stat -c %i "$TMPD/usets/$SID" 2>/dev/null)" = "$KINO" ] || [ "$SCOPE" != 0 ]; } &&
+	[ "$(cat "$TMPD/usets/$SID/upper/again.txt" 2>/dev/null)" = again ] && ! grep -q KEY "$TMPD/out" &&
+	wait_events "$D" "any(e['type'] == 'session.start' and e['level_enabled'] == 'Full' for e in mine) and any(e.get('decision') == 'deny' and e.get('layer') == 'bpf-lsm' and e.get('path', '').endswith('/uws/proj/again.pem') for e in mine)" 10; then
+	ok "vm unpriv changes: the next session $([ "$SCOPE" = 0 ] && echo "takes the kept set and overlay" || echo "makes its set (Yama ptrace_scope $SCOPE)") at Full; the BPF LSM denies a .pem made there by the workspace's path"
+else
+	fail "vm unpriv changes: kept set '$KEPT' ($KINO), session '$SID' ($(stat -c %i "$TMPD/usets/$SID" 2>&1)), exit $rc: $(oneline "$TMPD/out" 400)"
+fi
+as_user bpfbox discard "$SID" >/dev/null 2>&1
+keepers_stop "$TMPD/usets"
 kill "$DPID" 2>/dev/null
 wait "$DPID" 2>/dev/null
 bpfbox daemon --cleanup --socket "$SOCK" --pin-dir "$PIN" --cgroup-parent "$PARENT" >/dev/null 2>&1

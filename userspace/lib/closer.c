@@ -28,6 +28,9 @@
  * libc wrapper's errno is the parent's thread's): raw instructions where
  * the architecture is known, the wrapper elsewhere.
  */
+/* Our copies: the jobs' directories, closer_hold()'s, closer_exec()'s. */
+#define CLOSER_OWN (CLOSER_HOLD + 2 * CLOSER_JOBS + 1 + CLOSER_EXEC_FDS)
+
 #define NOSAN __attribute__((no_sanitize("address"), no_sanitize("undefined")))
 #if defined(__x86_64__)
 NOSAN static inline long rsys(long n, long a, long b, long c, long d)
@@ -274,6 +277,19 @@ NOSAN static int helper(void *arg)
 	/* This use's jobs done: the closer's next use asks for its own. */
 	c->nrm = c->nsweep = 0;
 	c->prep_tmp[0] = '\0';
+	if (c->exec_argv[0]) {
+		/*
+		 * The next use may not find this one's: the pointers copied, the
+		 * closer's cleared (busy until the exec has read the strings).
+		 */
+		static char *const env[] = {NULL};
+		char *argv[CLOSER_EXEC_ARGS + 2];
+
+		for (int i = 0; i < CLOSER_EXEC_ARGS + 2; i++)
+			argv[i] = c->exec_argv[i];
+		c->exec_argv[0] = NULL;
+		rsys(SYS_execve, (long)"/proc/self/exe", (long)argv, (long)env, 0);
+	}
 	rsys(SYS_exit, 0, 0, 0, 0);
 	return 0;
 }
@@ -302,6 +318,8 @@ static size_t copies(const struct closer *c, int *fds)
 		fds[n++] = c->prep_dirfd;
 	for (int i = 0; i < c->nheld; i++)
 		fds[n++] = c->held[i];
+	for (int i = 0; i < c->nexec_fds; i++)
+		fds[n++] = c->exec_fds[i];
 	return n;
 }
 
@@ -314,11 +332,12 @@ static void close_all(const int *fds, size_t n)
 /* A use that did not start: its jobs are not the next use's, its copies closed. */
 static void forget_jobs(struct closer *c)
 {
-	int own[CLOSER_HOLD + 2 * CLOSER_JOBS + 1];
+	int own[CLOSER_OWN];
 
 	close_all(own, copies(c, own));
-	c->nrm = c->nsweep = c->nheld = 0;
+	c->nrm = c->nsweep = c->nheld = c->nexec_fds = 0;
 	c->prep_tmp[0] = '\0';
+	c->exec_argv[0] = NULL;
 }
 
 /* Our copy of fd, for a job or closer_hold(): the caller may close its own. */
@@ -331,7 +350,7 @@ static int copy_fd(int fd)
 
 bool closer_pending(const struct closer *c)
 {
-	return !busy(c) && (c->nrm || c->nsweep || c->nheld || c->prep_tmp[0]);
+	return !busy(c) && (c->nrm || c->nsweep || c->nheld || c->prep_tmp[0] || c->exec_argv[0]);
 }
 
 int closer_flush(struct closer *c)
@@ -376,7 +395,7 @@ static bool one_name(const char *name, size_t size)
 
 int closer_begin(struct closer *c, const int *fds, size_t n)
 {
-	int own[CLOSER_HOLD + 2 * CLOSER_JOBS + 1];
+	int own[CLOSER_OWN];
 	size_t nown;
 	char b;
 	int r;
@@ -422,7 +441,7 @@ int closer_begin(struct closer *c, const int *fds, size_t n)
 		return r;
 	}
 	close_all(own, nown);
-	c->nheld = 0; /* the helper reads keep[], never held[] */
+	c->nheld = c->nexec_fds = 0; /* the helper reads keep[], never held[] */
 	c->started = 1;
 	if (c->nowait)
 		return 0;
@@ -521,6 +540,50 @@ void closer_prepare_owner(struct closer *c, int mode, int uid, int gid)
 	c->prep_gid = gid;
 }
 
+int closer_exec(struct closer *c, const char *const *argv, int argc, const int *fds, size_t nfds)
+{
+	size_t used = 0, len;
+	char num[16];
+	int r;
+
+	if (busy(c))
+		return -EBUSY;
+	if (argc < 1 || argc + nfds > CLOSER_EXEC_ARGS || nfds > CLOSER_EXEC_FDS)
+		return -EINVAL;
+	while (c->nexec_fds) /* the one this replaces */
+		close(c->exec_fds[--c->nexec_fds]);
+	c->exec_argv[0] = NULL;
+	for (size_t i = 0; i < (size_t)argc + nfds; i++) {
+		const char *a = argv[i < (size_t)argc ? i : 0];
+
+		if (i >= (size_t)argc) {
+			/* Without FD_CLOEXEC: the program's (made at the helper's end, no exec before). */
+			if ((r = fcntl(fds[i - argc], F_DUPFD, 3)) < 0) {
+				r = -errno;
+				goto fail;
+			}
+			c->exec_fds[c->nexec_fds++] = r;
+			snprintf(num, sizeof(num), "%d", r);
+			a = num;
+		}
+		len = strlen(a) + 1;
+		if (used + len > sizeof(c->exec_buf)) {
+			r = -EINVAL;
+			goto fail;
+		}
+		memcpy(c->exec_buf + used, a, len);
+		c->exec_argv[i] = c->exec_buf + used;
+		used += len;
+	}
+	c->exec_argv[argc + nfds] = NULL;
+	return 0;
+fail:
+	while (c->nexec_fds)
+		close(c->exec_fds[--c->nexec_fds]);
+	c->exec_argv[0] = NULL;
+	return r;
+}
+
 void closer_end(struct closer *c)
 {
 	/* The helper's read returns: it exits, the last references go. */
@@ -531,35 +594,4 @@ void closer_end(struct closer *c)
 			close(c->ready[i]);
 		c->go[i] = c->ready[i] = -1;
 	}
-}
-
-size_t closer_bpf_fds(int *fds, size_t max)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	size_t n = 0;
-
-	if (!d)
-		return 0;
-	while (n < max && (e = readdir(d))) {
-		char path[64], target[64];
-		ssize_t len;
-		int fd;
-
-		if (e->d_name[0] == '.')
-			continue;
-		fd = atoi(e->d_name);
-		if (fd == dirfd(d))
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		len = readlink(path, target, sizeof(target) - 1);
-		if (len <= 0)
-			continue;
-		target[len] = '\0';
-		if (!strncmp(target, "anon_inode:bpf", 14) ||
-		    !strcmp(target, "anon_inode:[perf_event]"))
-			fds[n++] = fd;
-	}
-	closedir(d);
-	return n;
 }

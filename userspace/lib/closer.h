@@ -23,11 +23,13 @@
 #define CLOSER_PREP_SUBS 4  /* directories in one closer_prepare makes */
 #define CLOSER_JOBS	 2  /* removals, and sweeps, one helper takes */
 #define CLOSER_HOLD	 8  /* fds closer_hold() keeps for it */
+#define CLOSER_EXEC_ARGS 8  /* closer_exec's arguments */
+#define CLOSER_EXEC_FDS	 3  /* and the fds it passes */
 
 struct closer {
 	char stack[32768] __attribute__((aligned(16))); /* the helper's; one per user */
 	/* sorted: the fds it holds, the jobs' and closer_hold()'s copies, its two pipe ends */
-	int keep[CLOSER_MAX_FDS + CLOSER_HOLD + 2 * CLOSER_JOBS + 3];
+	int keep[CLOSER_MAX_FDS + CLOSER_HOLD + 2 * CLOSER_JOBS + 3 + CLOSER_EXEC_FDS];
 	int nkeep;
 	int go[2], ready[2];
 	int go_read, ready_write; /* the ends the helper uses */
@@ -69,6 +71,10 @@ struct closer {
 	char prep_subs[CLOSER_PREP_SUBS][16];
 	int prep_nsubs, prep_slots;
 	int prep_mode, prep_uid, prep_gid; /* the first sub's; -1: as made */
+	/* closer_exec's program: its arguments in exec_buf, "" none; its fds (copies) */
+	char exec_buf[256];
+	char *exec_argv[CLOSER_EXEC_ARGS + 2];
+	int exec_fds[CLOSER_EXEC_FDS], nexec_fds;
 };
 
 /*
@@ -136,6 +142,16 @@ int closer_prepare(struct closer *c, int dirfd, const char *tmp, const char *nam
 		   const char *const *subs, size_t nsubs);
 /* After closer_prepare(): the first sub's mode (chmod) and owner (chown, as root), -1 as made. */
 void closer_prepare_owner(struct closer *c, int mode, int uid, int gid);
+/*
+ * Before closer_begin(): once its jobs are done the helper becomes this
+ * program (/proc/self/exe, an empty environment) instead of exiting:
+ * argv[0..argc) (argv[0] its name), then the numbers of the helper's
+ * copies of fds[0..nfds), the only fds it has open. The closer is free
+ * again at the exec (the kernel clears busy then). One per helper; a
+ * second replaces the first. 0, or -EINVAL (too many, too long), -EBUSY,
+ * -errno of a copy.
+ */
+int closer_exec(struct closer *c, const char *const *argv, int argc, const int *fds, size_t nfds);
 /* Lets the helper go (it removes what it was given, exits and drops the last references). */
 void closer_end(struct closer *c);
 /*

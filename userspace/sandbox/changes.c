@@ -214,7 +214,8 @@ static bool upper_untouched(const struct changes_set *cs, int upper)
 }
 
 int changes_create(struct changes_set *cs, const char *root, const char *id, const char *workspace,
-		   int ws_fd, int *upper, int *work, char *why, size_t why_size)
+		   int ws_fd, bool userns, int *upper, int *work, int *mnt, char *why,
+		   size_t why_size)
 {
 	char made[PATH_MAX], path[PATH_MAX + 16];
 	struct statfs sfs;
@@ -222,7 +223,7 @@ int changes_create(struct changes_set *cs, const char *root, const char *id, con
 	int r = 0;
 
 	memset(cs, 0, sizeof(*cs));
-	cs->lock_fd = cs->start_pipe[0] = cs->start_pipe[1] = -1;
+	cs->lock_fd = cs->warm_pidfd = cs->start_pipe[0] = cs->start_pipe[1] = -1;
 	*upper = *work = -1;
 	if (!root || !root[0])
 		r = changes_root(made, sizeof(made), true);
@@ -261,12 +262,13 @@ int changes_create(struct changes_set *cs, const char *root, const char *id, con
 	snprintf(cs->state, sizeof(cs->state), "open");
 	cs->ws_dev = st.st_dev;
 	cs->ws_ino = st.st_ino;
+	cs->userns = userns;
 	ch_fault_touch();
 	cs->start_ns = coarse_now_ns(); /* the tick it is made in: changes_start_wait */
 	if ((size_t)snprintf(cs->dir, sizeof(cs->dir), "%.3000s/%s", root, id) >=
 	    sizeof(cs->dir) - 16)
 		return -ENAMETOOLONG;
-	if (!ch_spare_take(cs, root, &st, upper, work)) {
+	if (!ch_take_ahead(cs, root, &st, upper, work, mnt)) {
 		upper_mark(cs, *upper);
 		return 0;
 	}
@@ -300,7 +302,7 @@ int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_s
 	int r;
 
 	memset(cs, 0, sizeof(*cs));
-	cs->lock_fd = cs->start_pipe[0] = cs->start_pipe[1] = -1;
+	cs->lock_fd = cs->warm_pidfd = cs->start_pipe[0] = cs->start_pipe[1] = -1;
 	if (!changes_id_valid(id)) {
 		snprintf(why, why_size, "'%s' is not a change set id (the session id)", id);
 		return -EINVAL;
@@ -546,7 +548,7 @@ int changes_summary_parse(struct json_object *o, struct changes_set *cs, const c
 	int64_t n;
 
 	memset(cs, 0, sizeof(*cs));
-	cs->lock_fd = cs->start_pipe[0] = cs->start_pipe[1] = -1;
+	cs->lock_fd = cs->warm_pidfd = cs->start_pipe[0] = cs->start_pipe[1] = -1;
 	*bad = "changes_id";
 	if (!json_object_is_type(o, json_type_object) || !(s = json_member_str(o, "changes_id")) ||
 	    !changes_id_valid(s))

@@ -44,6 +44,13 @@ struct jsonw;
 #define CHANGES_UNDO_GENERATIONS 20
 #define CHANGES_UNDO_MB		 1024
 
+/*
+ * How long the overlay made ahead for a workspace's next review session
+ * waits for it (changes_warm.c; BPFBOX_CHANGES_WARM, seconds, 0: none).
+ */
+#define CHANGES_WARM_SECS 30
+#define CHANGES_WARM_MAX  3600
+
 /* How many paths the status line and session.changes carry at most. */
 #define CHANGES_PATHS_MAX 20
 
@@ -92,6 +99,11 @@ struct changes_set {
 	char parent[64];	  /* --changes-from: the set this one continues, "" none */
 	char child[64];		  /* chained: the set that took this one's changes over */
 	int lock_fd;		  /* held by this process (changes_lock), -1: not */
+	bool userns;		  /* its overlay is a user namespace's (the session's) */
+	bool warm;		  /* taken with its overlay made ahead (changes_warm.c) */
+	int warm_pidfd;		  /* its keeper, until told (changes_warm_release); -1 */
+	bool warm_denied;	  /* a keeper's fds refused to this process (Yama) */
+	unsigned int warm_secs;	  /* the next session's, made ahead at the end: 0 none */
 	/*
 	 * The upper's root as the set was made or taken, empty: its ctime (ns)
 	 * and links; 0: not known, or not empty (a chain's). The end's proof
@@ -115,15 +127,28 @@ bool changes_id_valid(const char *id);
 
 /*
  * Makes ROOT/ID with its upper and work dirs for the workspace ws_fd
- * (opened at path, grants.h), or takes a spare set made ahead
- * (changes_spare.c); upper and work are opened O_PATH into *upper,
- * *work; the caller completes cs (its undo bounds) and writes the
- * manifest. root: the sets' directory as changes_root made it (NULL or
- * "": found and made here). why: a one-line reason on failure. 0 or
+ * (opened at path, grants.h), or takes a set made ahead: with mnt, one
+ * a keeper holds with its overlay (changes_warm.c, the overlay into *mnt,
+ * cs->warm), else a spare (changes_spare.c); upper and work are opened
+ * O_PATH into *upper, *work; the caller completes cs (its undo bounds)
+ * and writes the manifest. root: the sets' directory as changes_root
+ * made it (NULL or "": found and made here). userns: the overlay is the
+ * session's user namespace's. why: a one-line reason on failure. 0 or
  * -errno.
  */
 int changes_create(struct changes_set *cs, const char *root, const char *id, const char *workspace,
-		   int ws_fd, int *upper, int *work, char *why, size_t why_size);
+		   int ws_fd, bool userns, int *upper, int *work, int *mnt, char *why,
+		   size_t why_size);
+
+/*
+ * BPFBOX_CHANGES_WARM, else CHANGES_WARM_SECS: how long a kept overlay
+ * waits; -EINVAL: not a number of seconds up to CHANGES_WARM_MAX.
+ */
+int changes_warm_secs(void);
+/* A set's keeper told that the set is taken (at the set's free, unless the next keeper tells it). */
+void changes_warm_release(struct changes_set *cs);
+/* `bpfbox __changes-keep u|r SECONDS ROOTFD WSFD [PIDFD]`: the keeper (changes_warm.c). */
+int changes_keep_main(int argc, char **argv);
 
 /* The set ID as its manifest says; -ENOENT: none. why as above. */
 int changes_open(struct changes_set *cs, const char *id, char *why, size_t why_size);
@@ -234,10 +259,12 @@ int changes_session_end(struct changes_set *cs, int upper);
  * (end, lib/closer.h: started by the caller once every layer has given
  * it its jobs), with copies of hold[0..n) (the caller's fds of the set's
  * directories), and the next session's spare made by it too
- * (changes_spare.c).
+ * (changes_spare.c), and with cs->warm_secs it becomes the keeper of the
+ * next one's overlay of ws (changes_warm.c).
  */
 struct closer;
-void changes_session_done(struct changes_set *cs, const int *hold, size_t n, struct closer *end);
+void changes_session_done(struct changes_set *cs, const int *hold, size_t n, int ws,
+			  struct closer *end);
 
 /*
  * changes_apply.c: the set into its workspace. Refuses (CHANGES_EXIT_CONFLICT,

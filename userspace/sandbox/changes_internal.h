@@ -13,6 +13,23 @@
 
 #include "changes.h"
 
+/*
+ * changes_warm.c: the set a keeper holds for workspace ws (fstat) and
+ * cs->userns, taken
+ * into cs->dir with its overlay (*mnt; the keeper's pidfd in
+ * cs->warm_pidfd, its lock let go); 0, or -errno (-ENOENT: none kept)
+ * with nothing taken.
+ */
+int ch_warm_take(struct changes_set *cs, const char *root, const struct stat *ws, int *upper,
+		 int *work, int *mnt);
+/*
+ * The session end's helper asked to become the keeper of the next set
+ * (root, ws: fds), and to tell the keeper cs came from (cs->warm_pidfd,
+ * then closed here).
+ */
+struct closer;
+void ch_warm_next(struct changes_set *cs, struct closer *end, int root, int ws);
+
 /* The parent of path below root (O_PATH, open_beneath) and its last name. fd or -errno. */
 int ch_parent_of(int root, const char *path, const char **base);
 /*
@@ -70,6 +87,13 @@ int ch_gen_read(const char *hist, unsigned long n, struct changes_gen *g);
 /* Generation n removed (renamed away first). */
 void ch_gen_drop(const char *hist, unsigned long n);
 
+/*
+ * The set made ahead, taken into cs->dir: with mnt, the set and overlay a
+ * keeper holds (ch_warm_take, cs->warm), else a spare (ch_spare_take).
+ * 0, or -errno with nothing taken.
+ */
+int ch_take_ahead(struct changes_set *cs, const char *root, const struct stat *ws, int *upper,
+		  int *work, int *mnt);
 /*
  * changes_spare.c: a spare set taken for cs (cs->dir, not yet there) in
  * root, its upper made the workspace root's (ws) mode and owner, upper

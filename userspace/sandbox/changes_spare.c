@@ -74,6 +74,16 @@ int ch_spare_take(struct changes_set *cs, const char *root, const struct stat *w
 	return r;
 }
 
+int ch_take_ahead(struct changes_set *cs, const char *root, const struct stat *ws, int *upper,
+		  int *work, int *mnt)
+{
+	if (mnt && !ch_warm_take(cs, root, ws, upper, work, mnt)) {
+		cs->warm = true;
+		return 0;
+	}
+	return ch_spare_take(cs, root, ws, upper, work);
+}
+
 /* The sets' directory of cs into root (size bytes): 0, or -ENAMETOOLONG. */
 static int root_of(const struct changes_set *cs, char *root, size_t size)
 {
@@ -99,7 +109,8 @@ static int root_of(const struct changes_set *cs, char *root, size_t size)
  * set in use). Whatever step fails, an empty set is removed here instead,
  * never left.
  */
-void changes_session_done(struct changes_set *cs, const int *hold, size_t n, struct closer *end)
+void changes_session_done(struct changes_set *cs, const int *hold, size_t n, int ws,
+			  struct closer *end)
 {
 	char root[sizeof(cs->dir) - 80], gone[80];
 	_cleanup_close_ int dfd = -1;
@@ -126,12 +137,13 @@ void changes_session_done(struct changes_set *cs, const int *hold, size_t n, str
 		}
 		return;
 	}
-	/* Neither is needed: what a killed helper left (".ID.gone" a minute old), the spare. */
+	/* Neither is needed: what a killed helper or keeper left (".ID.gone" a minute old), the spare. */
 	closer_sweep(end, dfd, ".", ".gone");
 	if (!closer_prepare(end, dfd, gone, SPARE, SPARES, set_dirs, ARRAY_SIZE(set_dirs)) && n &&
 	    fstat(hold[0], &up) == 0)
 		closer_prepare_owner(end, up.st_mode & 07777, geteuid() ? -1 : (int)up.st_uid,
 				     (int)up.st_gid);
+	ch_warm_next(cs, end, dfd, ws);
 }
 
 int changes_session_running(struct changes_set *cs)

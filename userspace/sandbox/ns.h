@@ -109,6 +109,14 @@ int ns_overlay_open(const char *path, const struct grant_fds *gf, bool userns, c
 int ns_overlay_make(int lower, int upper, int work, bool userns, const char **step);
 
 /*
+ * ns_userns.c: in a new user namespace, the caller's uid and gid mapped to
+ * themselves and setgroups denied (0 or -errno, *step what failed); the
+ * session's share of its user's inotify instances and watches.
+ */
+int ns_map_ids(uid_t uid, gid_t gid, const char **step);
+void ns_share_inotify(void);
+
+/*
  * Where the kernel shows this process's argv and environment
  * (/proc/PID/cmdline, /proc/PID/environ): the init wipes both, since it is
  * a copy of bpfbox and they hold the caller's (docs/SECURITY.md, "The

@@ -91,58 +91,6 @@ int ns_remount_ro(const char *dir)
 
 /* ---- child ---- */
 
-static int map_ids(const struct ns_plan *n, const char **step)
-{
-	char line[64];
-	int r;
-
-	*step = "write the user namespace's uid_map";
-	snprintf(line, sizeof(line), "%u %u 1\n", n->uid, n->uid);
-	if ((r = write_file_str("/proc/self/uid_map", line)) < 0)
-		return r;
-	*step = "deny setgroups in the user namespace";
-	if ((r = write_file_str("/proc/self/setgroups", "deny")) < 0)
-		return r;
-	*step = "write the user namespace's gid_map";
-	snprintf(line, sizeof(line), "%u %u 1\n", n->gid, n->gid);
-	return write_file_str("/proc/self/gid_map", line);
-}
-
-/*
- * A session in a user namespace of its own gets a share of its user's
- * inotify instances (a quarter, at least 16) and watches (a half, at least
- * 8192). The kernel counts each in the namespace and for the user outside
- * it, so one session cannot take all of them from the user's other
- * sessions, whose disk monitors need an instance each and refuse to start
- * without one (docs/SECURITY.md, "Resource limits and monitors"). Where
- * /proc/sys cannot be written (read-only in some containers) the session
- * runs without its share: docs/limits.md.
- */
-static void share_inotify(void)
-{
-	static const struct {
-		const char *user, *ns;
-		unsigned long div, min;
-	} k[] = {
-		{"/proc/sys/fs/inotify/max_user_instances", "/proc/sys/user/max_inotify_instances",
-		 4, 16},
-		{"/proc/sys/fs/inotify/max_user_watches", "/proc/sys/user/max_inotify_watches", 2,
-		 8192},
-	};
-	char buf[32];
-
-	for (size_t i = 0; i < ARRAY_SIZE(k); i++) {
-		unsigned long v, n;
-
-		if (read_file_str(k[i].user, buf, sizeof(buf)) < 0)
-			continue;
-		v = strtoul(buf, NULL, 10);
-		n = v / k[i].div < k[i].min ? k[i].min : v / k[i].div;
-		snprintf(buf, sizeof(buf), "%lu", n < v ? n : v);
-		write_file_str(k[i].ns, buf);
-	}
-}
-
 /* Whether path is dir or below it. */
 static bool is_under(const char *path, const char *dir)
 {
@@ -161,6 +109,9 @@ struct grant {
 	bool covered; /* below a dir we mount over: must be put back */
 	bool late;    /* its mount comes over late_sock, at its attach (add_overlay) */
 	int late_sock;
+	/* A change set's overlay made ahead (changes_warm.c): made here if it cannot attach. */
+	const struct grant_fds *warm;
+	bool userns;
 };
 
 #define MAX_GRANTS 128
@@ -256,10 +207,38 @@ static int add_overlay(struct view *v, const char *path, const struct grant_fds 
 		v->n++;
 		return 0;
 	}
+	/* Made ahead and inherited (changes_warm.c): attached as it is. */
+	if (gf->changes_mnt >= 0) {
+		g->fd = gf->changes_mnt;
+		g->warm = gf;
+		g->userns = userns;
+		v->n++;
+		return 0;
+	}
 	g->fd = ns_overlay_open(path, gf, userns, step);
 	if (g->fd < 0)
 		return g->fd;
 	v->n++;
+	return 0;
+}
+
+/*
+ * An overlay made ahead that this kernel will not attach here (one of
+ * another user namespace): made here instead, of the same layers (the
+ * kept one is never attached: with index=off the kernel allows both).
+ */
+static int warm_fallback(struct grant *g, const char **step)
+{
+	int fd;
+
+	if (!g->warm)
+		return -EPERM;
+	fd = ns_overlay_open(g->path, g->warm, g->userns, step);
+	if (fd < 0)
+		return fd;
+	close(g->fd);
+	g->fd = fd;
+	g->warm = NULL;
 	return 0;
 }
 
@@ -344,14 +323,18 @@ static int attach_grants(struct view *v, const char *ws, int *ws_root, const cha
 			*step = grant_changed(g->path, to);
 			return to;
 		}
-		if (to >= 0)
-			r = sys_move_mount(g->fd, "", to, "",
-					   NS_MOVE_MOUNT_F_EMPTY_PATH | NS_MOVE_MOUNT_T_EMPTY_PATH);
-		else
-			r = sys_move_mount(g->fd, "", AT_FDCWD, g->path,
-					   NS_MOVE_MOUNT_F_EMPTY_PATH);
+		do {
+			if (to >= 0)
+				r = sys_move_mount(g->fd, "", to, "",
+						   NS_MOVE_MOUNT_F_EMPTY_PATH |
+							   NS_MOVE_MOUNT_T_EMPTY_PATH);
+			else
+				r = sys_move_mount(g->fd, "", AT_FDCWD, g->path,
+						   NS_MOVE_MOUNT_F_EMPTY_PATH);
+			r = r < 0 ? -errno : 0;
+		} while (r < 0 && g->warm && warm_fallback(g, step) == 0);
 		if (r < 0)
-			return -errno;
+			return r;
 		if (streq(g->path, ws) && *ws_root < 0) {
 			*ws_root = g->fd; /* the attached mount's root */
 			g->fd = -1;
@@ -531,10 +514,10 @@ int ns_child_setup(const struct ns_plan *n, const struct bpfbox_policy *p, int r
 	struct view *v;
 	int r = 0;
 
-	if (n->user && (r = map_ids(n, step)) < 0)
+	if (n->user && (r = ns_map_ids(n->uid, n->gid, step)) < 0)
 		return r;
 	if (n->user)
-		share_inotify();
+		ns_share_inotify();
 	*step = "bring up the network namespace's loopback";
 	if ((n->clone_flags & CLONE_NEWNET) && (r = ns_loopback_up()) < 0)
 		return r;

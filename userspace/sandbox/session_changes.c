@@ -106,6 +106,7 @@ void session_changes_note(struct session *s)
 int session_changes_start(struct session *s, struct grant_fds *gf, struct child_plan *c)
 {
 	struct changes_set *cs;
+	int warm;
 	char why[PATH_MAX + 256];
 	int r;
 
@@ -113,17 +114,27 @@ int session_changes_start(struct session *s, struct grant_fds *gf, struct child_
 		return 0;
 	if ((r = changes_refused(s)) < 0)
 		return r;
+	if ((warm = changes_warm_secs()) < 0)
+		return refuse("BPFBOX_CHANGES_WARM='%s' is not a number of seconds from 0 to %d; "
+			      "nothing ran",
+			      getenv("BPFBOX_CHANGES_WARM"), CHANGES_WARM_MAX);
 	cs = calloc(1, sizeof(*cs));
 	if (!cs)
 		return log_error_errno(ENOMEM, "--changes: cannot make the change set");
 	s->changes = cs;
-	r = changes_create(cs, s->changes_root, s->id, s->policy->workspace, gf->ws, &gf->upper,
-			   &gf->work, why, sizeof(why));
+	/*
+	 * A kept set and overlay taken (not a chain's: it takes its parent's
+	 * upper, not an empty one), unless BPFBOX_CHANGES_WARM=0 says none.
+	 */
+	r = changes_create(cs, s->changes_root, s->id, s->policy->workspace, gf->ws,
+			   s->layers.ns.clone_flags & CLONE_NEWUSER, &gf->upper, &gf->work,
+			   s->changes_from || !warm ? NULL : &gf->changes_mnt, why, sizeof(why));
 	if (r < 0) {
 		changes_remove(cs); /* nothing when its directory was never made */
 		log_error("%s; nothing ran", why);
 		return r;
 	}
+	cs->warm_secs = warm;
 	cs->undo_gens = s->policy->undo_generations;
 	cs->undo_mb = s->policy->undo_mb;
 	/*
@@ -147,9 +158,9 @@ int session_changes_start(struct session *s, struct grant_fds *gf, struct child_
 	 * mount namespace where the set's fds are, just after the fork and
 	 * beside the child's set-up (session_changes_forked): the child only
 	 * attaches it. In one, only the child may make it (its user owns the
-	 * mount).
+	 * mount). One made ahead (changes_warm.c) the child inherits.
 	 */
-	if (!(s->layers.ns.clone_flags & CLONE_NEWUSER) &&
+	if (!(s->layers.ns.clone_flags & CLONE_NEWUSER) && gf->changes_mnt < 0 &&
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, gf->changes_sock) < 0) {
 		r = -errno;
 		if (!cs->parent[0]) /* a chain's holds its parent's changes */
@@ -253,7 +264,7 @@ void session_changes_end(struct session *s, const struct grant_fds *gf, struct c
 
 		s->hooks.on_event(s->hooks.ctx, &ev);
 	}
-	changes_session_done(cs, hold, ARRAY_SIZE(hold), end);
+	changes_session_done(cs, hold, ARRAY_SIZE(hold), gf->ws, end);
 }
 
 void session_changes_free(struct session *s)
@@ -267,6 +278,7 @@ void session_changes_free(struct session *s)
 	if (s->result.wait_status < 0 && !s->changes->list.n && !s->changes->parent[0])
 		changes_remove(s->changes); /* refuses a set whose directory was never made */
 	changes_unlock(s->changes);
+	changes_warm_release(s->changes);
 	fd_close(&s->changes->start_pipe[0]);
 	fd_close(&s->changes->start_pipe[1]);
 	change_list_free(&s->changes->list);
