@@ -59,7 +59,8 @@ poll_until 10 warm_kept "$SETS"
 RUN=$!
 poll_until 10 grep -q '"type":"started"' "$TMPD/st"
 LID=$(sed -n 's/.*"session":"\([0-9a-f]*\)".*/\1/p' "$TMPD/st" | head -n 1)
-sleep 0.3
+# Its manifest is written once it holds the lock (changes_session_running).
+poll_until 10 test -s "$SETS/$LID/manifest.json"
 "$BPFBOX" apply "$LID" >"$TMPD/aout" 2>"$TMPD/aerr"
 rc=$?
 wait "$RUN"
@@ -142,7 +143,8 @@ verdict "a keeper nobody comes to within BPFBOX_CHANGES_WARM=1 removes its set a
 	"$(! alive "$PID" || echo "keeper $PID runs")$(! warm_kept "$SETS" || echo "record left: $(warm_record "$SETS")")$([ ! -e "$SETS/$NAME" ] || echo "$NAME left")$(no_gone "$SETS" || echo "left: $(ls -A "$SETS" | tr '\n' ' ')")"
 
 BPFBOX_CHANGES_WARM=0 review -- true
-sleep 0.5
+# Its end's helper done (it holds the sets' directory until then): it made no keeper.
+wait_gone 10 fd_on "$SETS"
 verdict "BPFBOX_CHANGES_WARM=0: no keeper" 0 \
 	"$(! warm_kept "$SETS" || echo "record: $(warm_record "$SETS")")"
 

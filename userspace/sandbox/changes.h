@@ -100,7 +100,6 @@ struct changes_set {
 	char child[64];		  /* chained: the set that took this one's changes over */
 	int lock_fd;		  /* held by this process (changes_lock), -1: not */
 	bool userns;		  /* its overlay is a user namespace's (the session's) */
-	bool warm;		  /* taken with its overlay made ahead (changes_warm.c) */
 	int warm_pidfd;		  /* its keeper, until told (changes_warm_release); -1 */
 	bool warm_denied;	  /* a keeper's fds refused to this process (Yama) */
 	unsigned int warm_secs;	  /* the next session's, made ahead at the end: 0 none */
@@ -129,7 +128,7 @@ bool changes_id_valid(const char *id);
  * Makes ROOT/ID with its upper and work dirs for the workspace ws_fd
  * (opened at path, grants.h), or takes a set made ahead: with mnt, one
  * a keeper holds with its overlay (changes_warm.c, the overlay into *mnt,
- * cs->warm), else a spare (changes_spare.c); upper and work are opened
+ * its keeper in cs->warm_pidfd), else a spare (changes_spare.c); upper and work are opened
  * O_PATH into *upper, *work; the caller completes cs (its undo bounds)
  * and writes the manifest. root: the sets' directory as changes_root
  * made it (NULL or "": found and made here). userns: the overlay is the

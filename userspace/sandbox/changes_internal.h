@@ -89,7 +89,7 @@ void ch_gen_drop(const char *hist, unsigned long n);
 
 /*
  * The set made ahead, taken into cs->dir: with mnt, the set and overlay a
- * keeper holds (ch_warm_take, cs->warm), else a spare (ch_spare_take).
+ * keeper holds (ch_warm_take), else a spare (ch_spare_take).
  * 0, or -errno with nothing taken.
  */
 int ch_take_ahead(struct changes_set *cs, const char *root, const struct stat *ws, int *upper,

@@ -77,10 +77,8 @@ int ch_spare_take(struct changes_set *cs, const char *root, const struct stat *w
 int ch_take_ahead(struct changes_set *cs, const char *root, const struct stat *ws, int *upper,
 		  int *work, int *mnt)
 {
-	if (mnt && !ch_warm_take(cs, root, ws, upper, work, mnt)) {
-		cs->warm = true;
+	if (mnt && !ch_warm_take(cs, root, ws, upper, work, mnt))
 		return 0;
-	}
 	return ch_spare_take(cs, root, ws, upper, work);
 }
 
