@@ -5,7 +5,8 @@
 # the same with review; the kernel's tracepoints time, per session,
 # bpfbox's exec to its first fork ("before": its set-up, the set taken)
 # and that fork to the exec of /bin/true ("child": the session's set-up;
-# bpfbox's threads, CLONE_THREAD, are not the fork), and the command's exit to
+# the fork is the session's, CLONE_NEWNS: not bpfbox's threads nor, for an
+# unprivileged user, the helper it forks first), and the command's exit to
 # bpfbox's ("end": the set scanned, the empty one handed to its helper,
 # the session's teardown). Printed: the medians of each
 # round's review − direct, which a drift of the host between rounds
@@ -16,7 +17,10 @@
 # (userspace/sandbox/changes_warm.c) unless BPFBOX_CHANGES_WARM=0 (the
 # overlay made at the start). BENCH_PAIRED_USER=UID runs the sessions as
 # that user (a user namespace's, its own copy of WS); BENCH_PAIRED_LABEL
-# names the printed line ("paired").
+# names the printed line ("paired"); BENCH_PAIRED_ARGS adds options to
+# both modes' `bpfbox run` (`--limits-via rlimit`: no v1 cgroup's
+# migration, whose RCU grace period, 3 to 15 ms, is most of root's spread
+# on a hybrid host).
 #
 #   bench/changes_paired.sh BPFBOX WS [N]
 set -euo pipefail
@@ -26,10 +30,13 @@ WS=$2
 N=${3:-200}
 LABEL=${BENCH_PAIRED_LABEL:-paired}
 AS=${BENCH_PAIRED_USER:-}
+read -r -a ARGS <<<"${BENCH_PAIRED_ARGS:-}"
 if [ "$(id -u)" != 0 ] || ! command -v bpftrace >/dev/null; then
 	echo "bench/changes_paired.sh: needs root and bpftrace (make deps installs it); not measured" >&2
 	exit 0
 fi
+# bpftrace 0.17 finds the tracepoints in tracefs, which a fresh host may not have mounted.
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
 T=$(mktemp -d /tmp/bpfbox-paired.XXXXXX)
 trap '[ -z "$BT" ] || kill "$BT" 2>/dev/null; rm -rf "$T"' EXIT
 export BPFBOX_CHANGES_DIR=$T/sets
@@ -46,7 +53,7 @@ fi
 cat >"$T/seg.bt" <<EOF
 BEGIN { printf("ready\n"); }
 tracepoint:sched:sched_process_exec /str(args->filename) == "$BIN"/ { @x[pid] = nsecs; @top[pid] = 1; }
-tracepoint:task:task_newtask /@top[pid] == 1 && !(args->clone_flags & 0x10000)/ {
+tracepoint:task:task_newtask /@top[pid] == 1 && (args->clone_flags & 0x20000)/ {
 	@top[pid] = 2; @f = nsecs; @t0 = @x[pid];
 }
 tracepoint:sched:sched_process_exec /str(args->filename) == "/bin/true" && @f/ {
@@ -71,7 +78,7 @@ grep -qx ready "$T/out" || {
 }
 for _ in $(seq "$N"); do
 	for m in direct review; do
-		"${RUNAS[@]}" "$BIN" run -q --no-daemon -w "$WS" --changes "$m" -- /bin/true </dev/null >/dev/null 2>&1 || true
+		"${RUNAS[@]}" "$BIN" run -q --no-daemon -w "$WS" --changes "$m" "${ARGS[@]}" -- /bin/true </dev/null >/dev/null 2>&1 || true
 		sleep 0.03
 	done
 done

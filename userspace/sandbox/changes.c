@@ -94,43 +94,6 @@ static bool path_under(const char *a, const char *b)
 	return !strncmp(a, b, n) && (a[n] == '\0' || a[n] == '/');
 }
 
-static int64_t coarse_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/*
- * The set's start: the first clock tick after the one it was made in,
- * taken by the session's child just before its command runs
- * (changes_start_wait, changes.h) and written into a pipe read here. A file's
- * ctime is the coarse clock (or, with multigrain timestamps, a finer time
- * within the current tick), so a file written just before the set was made
- * can carry that tick: with "ctime >= start is changed" (a write after the
- * start in the same tick must count) it would be refused as changed. A
- * start in a later tick puts every earlier write strictly before it and
- * every write while the command runs at or after it. The wait for that
- * tick (1 to 10 ms) overlaps the session's set-up, which mostly outlasts
- * it; writes between the set's making and the command's start are seen by
- * the session (the workspace is the overlay's lower layer). The wait is
- * bounded: a clock that does not move is taken as it is.
- */
-int64_t changes_start_take(struct changes_set *cs, int wait_ms)
-{
-	struct pollfd p = {.fd = cs->start_pipe[0], .events = POLLIN};
-	int64_t t = 0;
-
-	if (cs->start_pipe[0] < 0 || (wait_ms && poll(&p, 1, wait_ms) <= 0))
-		return 0;
-	if (read(cs->start_pipe[0], &t, sizeof(t)) != sizeof(t) || !t)
-		return 0;
-	fd_close(&cs->start_pipe[0]);
-	cs->start_ns = t;
-	return t;
-}
-
 int changes_manifest_write(const struct changes_set *cs, bool sync)
 {
 	char path[PATH_MAX + 32], tmp[PATH_MAX + 32];
@@ -263,8 +226,7 @@ int changes_create(struct changes_set *cs, const char *root, const char *id, con
 	cs->ws_dev = st.st_dev;
 	cs->ws_ino = st.st_ino;
 	cs->userns = userns;
-	ch_fault_touch();
-	cs->start_ns = coarse_now_ns(); /* the tick it is made in: changes_start_wait */
+	cs->start_ns = ch_start_bound(); /* changes_start_wait's after */
 	if ((size_t)snprintf(cs->dir, sizeof(cs->dir), "%.3000s/%s", root, id) >=
 	    sizeof(cs->dir) - 16)
 		return -ENAMETOOLONG;

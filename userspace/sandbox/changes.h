@@ -160,7 +160,7 @@ int changes_manifest_write(const struct changes_set *cs, bool sync);
 
 /*
  * The session's child, just before its command runs: waits until the
- * coarse clock has passed the tick the set was made in (after: cs->start_ns
+ * coarse clock has passed the tick bpfbox was started in (after: cs->start_ns
  * then, usually passed already by the set-up in between; at most a tick,
  * bounded) and writes that tick into fd, the set's start (changes.c says
  * why a later tick). Inline and by raw system calls: each code page the

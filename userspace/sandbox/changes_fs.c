@@ -53,11 +53,6 @@ void ch_parent_drop(struct ch_parent *pc)
 	pc->fd = -1;
 }
 
-bool ch_changed_since(const struct stat *st, int64_t start_ns)
-{
-	return (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec >= start_ns;
-}
-
 int ch_copy_data(int in, int out, struct sha256 *sum)
 {
 	char buf[65536];
@@ -223,29 +218,4 @@ void ch_fault_step(unsigned long *done)
 	}
 	if (after && ++*done > after)
 		raise(SIGKILL);
-}
-
-void changes_fault_at_start(struct changes_set *cs)
-{
-	const char *e = getenv("BPFBOX_FAULT_TOUCH_AT_START");
-	int fd;
-
-	if (!e || !changes_start_take(cs, 2000))
-		return;
-	fd = open(e, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 || write(fd, "editor\n", 7) != 7)
-		fprintf(stderr, "bpfbox: BPFBOX_FAULT_TOUCH_AT_START: %s\n", strerror(errno));
-	fd_close(&fd);
-}
-
-void ch_fault_touch(void)
-{
-	const char *e = getenv("BPFBOX_FAULT_TOUCH_BEFORE_START");
-	int fd;
-
-	if (!e || (fd = open(e, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW)) < 0)
-		return;
-	if (write(fd, "touched\n", 8) != 8)
-		fprintf(stderr, "bpfbox: BPFBOX_FAULT_TOUCH_BEFORE_START: %s\n", strerror(errno));
-	close(fd);
 }

@@ -65,9 +65,11 @@ uint64_t ch_tree_bytes(int dir, const char *name);
 void ch_fault_step(unsigned long *done);
 /*
  * BPFBOX_FAULT_TOUCH_BEFORE_START=PATH (docs/testing.md): a line written to
- * PATH just before a set takes its start time.
+ * PATH just before bpfbox takes the tick it started in (changes.c).
  */
 void ch_fault_touch(void);
+/* The bound of a set's start: the tick bpfbox was started in (changes_clock.c). */
+int64_t ch_start_bound(void);
 /* Whether st changed at or after start_ns (its ctime). */
 bool ch_changed_since(const struct stat *st, int64_t start_ns);
 /*
