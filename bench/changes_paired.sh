@@ -3,7 +3,7 @@
 # (docs/benchmarks.md section 10): root, bpftrace. N rounds, each a session
 # of `bpfbox run -q --no-daemon -w WS --changes direct -- /bin/true` then
 # the same with review; the kernel's tracepoints time, per session,
-# bpfbox's exec to its first fork ("before": its set-up, the set taken)
+# bpfbox's exec to the session's fork ("before": its set-up, the set taken)
 # and that fork to the exec of /bin/true ("child": the session's set-up;
 # the fork is the session's, CLONE_NEWNS: not bpfbox's threads nor, for an
 # unprivileged user, the helper it forks first), and the command's exit to

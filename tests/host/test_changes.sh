@@ -183,8 +183,9 @@ sh -c "$2"' sh "$OUT" "$SIG"
 		"$(grep -q 'refused: a.txt: changed' "$TMPD/err" || echo "no refusal naming a.txt")$([ "$(sig "$WS")" = "$BEFORE" ] || echo "the workspace changed")"
 	"$BPFBOX" discard "$ID"
 
-	# A file written just before the start (the same clock tick as the start,
-	# by the fault hook) is not changed since the start: three times.
+	# A file written just before bpfbox reads the tick it started in (the
+	# same clock tick as the start's bound, by the fault hook) is not
+	# changed since the start: three times.
 	R=""
 	for i in 1 2 3; do
 		BPFBOX_FAULT_TOUCH_BEFORE_START="$WS/a.txt" session "$WS" --changes review -- \

@@ -84,7 +84,7 @@ struct changes_set {
 	char dir[PATH_MAX]; /* ROOT/ID */
 	char workspace[PATH_MAX];
 	uint64_t ws_dev, ws_ino; /* the workspace's identity at the start */
-	int64_t start_ns;	 /* the first CLOCK_REALTIME_COARSE tick after the start */
+	int64_t start_ns;	 /* the CLOCK_REALTIME_COARSE tick its first command started in */
 	/*
 	 * While the session is made: the pipe its child writes the start
 	 * into (changes_start_wait), [0] read at the end, [1] the child's;
@@ -162,8 +162,8 @@ int changes_manifest_write(const struct changes_set *cs, bool sync);
  * The session's child, just before its command runs: waits until the
  * coarse clock has passed the tick bpfbox was started in (after: cs->start_ns
  * then, usually passed already by the set-up in between; at most a tick,
- * bounded) and writes that tick into fd, the set's start (changes.c says
- * why a later tick). Inline and by raw system calls: each code page the
+ * bounded) and writes that tick into fd, the set's start (changes_clock.c
+ * says why a later tick). Inline and by raw system calls: each code page the
  * child touches for the first time after the fork is a page fault, which
  * costs tens of µs on a virtual machine (docs/benchmarks.md section 10).
  */
@@ -174,7 +174,7 @@ static inline void changes_start_wait(int64_t after, int fd)
 
 	for (int i = 0; i < 400; i++) {
 		if (syscall(SYS_clock_gettime, CLOCK_REALTIME_COARSE, &now) < 0)
-			break; /* 0: bpfbox takes the tick it was made in, plus one */
+			break; /* 0: bpfbox keeps the bound as the start (fail closed) */
 		t = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
 		if (t > after)
 			break;

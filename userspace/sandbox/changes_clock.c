@@ -29,20 +29,24 @@ static int64_t coarse_now_ns(void)
 /*
  * The tick this process was started in, taken before main (bpfbox run: one
  * session's process), with BPFBOX_FAULT_TOUCH_BEFORE_START's write just
- * before it: the lower bound of a set's start, changes_start_take says why.
+ * before it (`bpfbox run` only): the lower bound of a set's start,
+ * changes_start_take says why. glibc passes main's arguments to a
+ * constructor.
  */
 static int64_t exec_tick;
 
-static void __attribute__((constructor)) exec_tick_take(void)
+static void __attribute__((constructor)) exec_tick_take(int argc, char **argv)
 {
-	ch_fault_touch();
+	if (argc > 1 && streq(argv[1], "run"))
+		ch_fault_touch();
 	exec_tick = coarse_now_ns();
 }
 
 /*
- * The set's start: the first clock tick after the one bpfbox was started
- * in (exec_tick), taken by the session's child just before its command
- * runs (changes_start_wait, changes.h) and written into a pipe read here.
+ * The set's start: a clock tick after the one bpfbox was started in
+ * (exec_tick), the one current when the session's child reads the clock
+ * just before its command runs (changes_start_wait, changes.h), written
+ * into a pipe read here.
  * A file's ctime is the coarse clock (or, with multigrain timestamps, a
  * finer time within the current tick), so a file written just before
  * bpfbox ran can carry that tick: with "ctime >= start is changed" (a

@@ -65,7 +65,7 @@ uint64_t ch_tree_bytes(int dir, const char *name);
 void ch_fault_step(unsigned long *done);
 /*
  * BPFBOX_FAULT_TOUCH_BEFORE_START=PATH (docs/testing.md): a line written to
- * PATH just before bpfbox takes the tick it started in (changes.c).
+ * PATH just before `bpfbox run` takes the tick it started in (changes_clock.c).
  */
 void ch_fault_touch(void);
 /* The bound of a set's start: the tick bpfbox was started in (changes_clock.c). */

@@ -294,7 +294,7 @@ void child_exec(const struct child_plan *c, pid_t parent)
 		child_fail_detail(c, STEP_NAMESPACES, "open the egress proxy's sockets");
 	}
 	enter_workspace(c, cwd);
-	/* A change set starts in a tick after its making: usually passed by now. */
+	/* A change set starts in a tick after the one bpfbox started in: usually passed by now. */
 	if (c->changes_start_fd >= 0)
 		changes_start_wait(c->changes_after, c->changes_start_fd);
 	if (c->switch_user && (setgroups(0, NULL) || setgid(c->gid) || setuid(c->uid)))

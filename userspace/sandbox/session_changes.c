@@ -238,9 +238,12 @@ void session_changes_end(struct session *s, const struct grant_fds *gf, struct c
 
 	if (!cs || s->result.wait_status < 0)
 		return;
-	/* The command ran: its child took the start (0: it never got there, the tick made in). */
-	if (cs->start_pipe[0] >= 0 && !changes_start_take(cs, 0))
-		cs->start_ns++;
+	/*
+	 * The command ran: its child took the start. None (its clock unread):
+	 * the bound stays the start, its own tick counted as changed (fail closed).
+	 */
+	if (cs->start_pipe[0] >= 0)
+		changes_start_take(cs, 0);
 	r = changes_session_end(cs, gf->upper);
 	if (r < 0)
 		log_warn("cannot read or record the change set %s (%s): kept as it is", cs->id,
