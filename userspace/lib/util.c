@@ -117,12 +117,17 @@ unsigned long long now_ns(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-int64_t real_now_ns(void)
+int64_t clock_now_ns(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(clk, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int64_t real_now_ns(void)
+{
+	return clock_now_ns(CLOCK_REALTIME);
 }
 
 size_t rfc3339(char *buf, size_t size, int64_t real_ns, unsigned int digits)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -105,6 +106,8 @@ bool word_list_has(const char *list, const char *word, const char *seps);
 bool path_plain(const char *path);
 /* Monotonic clock in nanoseconds. */
 unsigned long long now_ns(void);
+/* A clock (clock_gettime's) in nanoseconds. */
+int64_t clock_now_ns(clockid_t clk);
 /* CLOCK_REALTIME in nanoseconds. */
 int64_t real_now_ns(void);
 

@@ -18,14 +18,6 @@
 #include "changes_internal.h"
 #include "../lib/util.h"
 
-static int64_t coarse_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /*
  * The tick this process was started in, taken before main (bpfbox run: one
  * session's process), with BPFBOX_FAULT_TOUCH_BEFORE_START's write just
@@ -39,7 +31,7 @@ static void __attribute__((constructor)) exec_tick_take(int argc, char **argv)
 {
 	if (argc > 1 && streq(argv[1], "run"))
 		ch_fault_touch();
-	exec_tick = coarse_now_ns();
+	exec_tick = clock_now_ns(CLOCK_REALTIME_COARSE);
 }
 
 /*
@@ -75,7 +67,7 @@ int64_t changes_start_take(struct changes_set *cs, int wait_ms)
 
 int64_t ch_start_bound(void)
 {
-	return exec_tick ? exec_tick : coarse_now_ns();
+	return exec_tick;
 }
 
 bool ch_changed_since(const struct stat *st, int64_t start_ns)
