@@ -20,7 +20,10 @@
 # names the printed line ("paired"); BENCH_PAIRED_ARGS adds options to
 # both modes' `bpfbox run` (`--limits-via rlimit`: no v1 cgroup's
 # migration, whose RCU grace period, 3 to 15 ms, is most of root's spread
-# on a hybrid host).
+# on a hybrid host). BENCH_PAIRED_FIRST=cold makes every review session
+# its workspace's first (`bpfbox prepare --release WS` before each round:
+# no keeper); =prepared, the first after `bpfbox prepare WS` (released,
+# then prepared, before each round).
 #
 #   bench/changes_paired.sh BPFBOX WS [N]
 set -euo pipefail
@@ -76,7 +79,13 @@ grep -qx ready "$T/out" || {
 	echo "bench/changes_paired.sh: bpftrace did not attach: $(head -c 200 "$T/err")" >&2
 	exit 1
 }
+FIRST=${BENCH_PAIRED_FIRST:-}
 for _ in $(seq "$N"); do
+	if [ -n "$FIRST" ]; then
+		"${RUNAS[@]}" "$BIN" prepare --release "$WS" >/dev/null 2>&1 || true
+		[ "$FIRST" != prepared ] || "${RUNAS[@]}" "$BIN" prepare "$WS" >/dev/null 2>&1 || true
+		sleep 0.03
+	fi
 	for m in direct review; do
 		"${RUNAS[@]}" "$BIN" run -q --no-daemon -w "$WS" --changes "$m" "${ARGS[@]}" -- /bin/true </dev/null >/dev/null 2>&1 || true
 		sleep 0.03

@@ -414,6 +414,21 @@ nb() { setpriv --reuid=65534 --regid=65534 --clear-groups env -u BPFBOX_CHANGES_
 # u: an unprivileged user's), empty when none; warm_kept: whether one is.
 warm_record() { readlink "$1"/.warm.*."${2:-r}" 2>/dev/null; }
 warm_kept() { [ -n "$(warm_record "$@")" ]; }
+# keeper_suite: for the suites of the keepers, the sets' directory $SETS
+# (BPFBOX_CHANGES_DIR) and a workspace $WS (mode 751, holding a.txt) in
+# $TMPD, which uid 65534 may search.
+keeper_suite() {
+	chmod 755 "$TMPD"
+	SETS=$TMPD/sets
+	export BPFBOX_CHANGES_DIR="$SETS"
+	WS=$TMPD/ws
+	mkdir -p "$WS"
+	chmod 751 "$WS"
+	echo a >"$WS/a.txt"
+}
+# warm_pid, warm_name DIR [r|u]: that keeper's pid, its set's name.
+warm_pid() { warm_record "$@" | cut -d: -f1; }
+warm_name() { warm_record "$@" | cut -d: -f6; }
 
 # keepers_stop DIR: the keepers of the change sets in DIR (a review
 # session's end leaves one for the next, userspace/sandbox/changes_warm.c)

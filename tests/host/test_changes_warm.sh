@@ -11,16 +11,8 @@
 
 . "$(dirname "$0")/../lib.sh"
 
-chmod 755 "$TMPD"
-SETS=$TMPD/sets
-export BPFBOX_CHANGES_DIR="$SETS"
-WS=$TMPD/ws
-mkdir -p "$WS"
-chmod 751 "$WS"
-echo a >"$WS/a.txt"
+keeper_suite
 
-rec_pid() { warm_record "$@" | cut -d: -f1; }
-rec_name() { warm_record "$@" | cut -d: -f6; }
 alive() { kill -0 "$1" 2>/dev/null; }
 no_gone() { [ -z "$(ls -A "$1" | grep '\.gone$')" ]; }
 
@@ -28,8 +20,8 @@ no_gone() { [ -z "$(ls -A "$1" | grep '\.gone$')" ]; }
 
 review -- true
 poll_until 10 warm_kept "$SETS"
-PID=$(rec_pid "$SETS")
-NAME=$(rec_name "$SETS")
+PID=$(warm_pid "$SETS")
+NAME=$(warm_name "$SETS")
 INO=$(stat -c %i "$SETS/$NAME" 2>/dev/null)
 CMD=$(tr '\0' ' ' <"/proc/$PID/cmdline" 2>/dev/null)
 verdict "a review session's end leaves a keeper of the next set: its record, its process, its directory" 0 \
@@ -49,7 +41,7 @@ verdict "... and that set applies at once (the keeper's lock let go, though it s
 poll_until 10 test ! -d "/proc/$PID"
 poll_until 10 warm_kept "$SETS"
 verdict "the keeper it took from exits (told by the next one), and the session's end leaves that new one" 0 \
-	"$(! alive "$PID" || echo "keeper $PID still runs")$([ -n "$(rec_pid "$SETS")" ] && [ "$(rec_pid "$SETS")" != "$PID" ] || echo "record: '$(warm_record "$SETS")'")"
+	"$(! alive "$PID" || echo "keeper $PID still runs")$([ -n "$(warm_pid "$SETS")" ] && [ "$(warm_pid "$SETS")" != "$PID" ] || echo "record: '$(warm_record "$SETS")'")"
 rm -f "$WS/n.txt"
 
 # The set's lock: held while the session runs.
@@ -73,7 +65,7 @@ verdict "a kept set's session holds its lock: an apply while it runs is refused 
 # The workspace replaced by another directory at the same path: not that
 # keeper's (its record names the old one's device and inode).
 poll_until 10 warm_kept "$SETS"
-OLD=$(rec_name "$SETS")
+OLD=$(warm_name "$SETS")
 OLDINO=$(stat -c %i "$SETS/$OLD")
 mv "$WS" "$TMPD/ws.old"
 mkdir -p "$WS"
@@ -89,7 +81,7 @@ rm -rf "$TMPD/ws.old"
 # The workspace's root given another mode since the keeper made its upper.
 review -- true
 poll_until 10 warm_kept "$SETS"
-KEPT=$(stat -c %i "$SETS/$(rec_name "$SETS")")
+KEPT=$(stat -c %i "$SETS/$(warm_name "$SETS")")
 chmod 700 "$WS"
 review -- stat -c %a .
 verdict "a kept upper of another mode is not taken: the session sees its root's (700)" 0 \
@@ -117,8 +109,8 @@ keepers_stop "$SETS"
 # as any killed helper's (a minute old, unlocked).
 review -- true
 poll_until 10 warm_kept "$SETS"
-PID=$(rec_pid "$SETS")
-NAME=$(rec_name "$SETS")
+PID=$(warm_pid "$SETS")
+NAME=$(warm_name "$SETS")
 kill -9 "$PID"
 poll_until 10 test ! -d "/proc/$PID"
 review -- sh -c 'echo k >k.txt'
@@ -136,8 +128,8 @@ keepers_stop "$SETS"
 
 BPFBOX_CHANGES_WARM=1 review -- true
 poll_until 10 warm_kept "$SETS"
-PID=$(rec_pid "$SETS")
-NAME=$(rec_name "$SETS")
+PID=$(warm_pid "$SETS")
+NAME=$(warm_name "$SETS")
 poll_until 10 test ! -d "/proc/$PID"
 verdict "a keeper nobody comes to within BPFBOX_CHANGES_WARM=1 removes its set and record and exits" 0 \
 	"$(! alive "$PID" || echo "keeper $PID runs")$(! warm_kept "$SETS" || echo "record left: $(warm_record "$SETS")")$([ ! -e "$SETS/$NAME" ] || echo "$NAME left")$(no_gone "$SETS" || echo "left: $(ls -A "$SETS" | tr '\n' ' ')")"
@@ -158,7 +150,7 @@ done
 # Two sessions at once: one takes the kept set, the other makes its own.
 review -- true
 poll_until 10 warm_kept "$SETS"
-KEPT=$(stat -c %i "$SETS/$(rec_name "$SETS")")
+KEPT=$(stat -c %i "$SETS/$(warm_name "$SETS")")
 for i in 1 2; do
 	"$BPFBOX" run -q --no-daemon -w "$WS" --changes review --status-fd 3 -- sh -c "echo $i >c$i.txt" \
 		</dev/null >/dev/null 2>&1 3>"$TMPD/st$i" &
@@ -192,8 +184,8 @@ if nobody_ns; then
 	nobody_ws
 	nb "$BPFBOX" run -q --no-daemon -w "$NWS" --changes review -- true </dev/null >/dev/null 2>"$TMPD/err"
 	poll_until 10 warm_kept "$NSETS" u
-	PID=$(rec_pid "$NSETS" u)
-	INO=$(stat -c %i "$NSETS/$(rec_name "$NSETS" u)" 2>/dev/null)
+	PID=$(warm_pid "$NSETS" u)
+	INO=$(stat -c %i "$NSETS/$(warm_name "$NSETS" u)" 2>/dev/null)
 	nb "$BPFBOX" run -q --no-daemon -w "$NWS" --changes review --status-fd 3 -- sh -c 'echo n >n.txt; cat b.txt' \
 		</dev/null >"$TMPD/out" 2>"$TMPD/err" 3>"$TMPD/st"
 	rc=$?

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bpfbox changes, apply, discard, undo: a session's change set
+ * bpfbox changes, apply, discard, undo, prepare: a session's change set
  * (docs/runtime.md, "Change sets"; sandbox/changes.h) listed, its text
  * diffs shown, applied to its workspace, or removed; a workspace's
- * history of applies listed, a generation of it restored.
+ * history of applies listed, a generation of it restored; the next
+ * review session's set and overlay of a workspace made ahead, or let go.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -436,5 +437,44 @@ int cmd_discard(int argc, char **argv)
 		return 1;
 	}
 	changes_remove_parents(&cs);
+	return 0;
+}
+
+static void prepare_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: bpfbox prepare WORKSPACE\n"
+		"       bpfbox prepare --release WORKSPACE\n"
+		"  makes the next review session's change set and overlay of WORKSPACE\n"
+		"  ahead (--changes review takes them instead of making them at its\n"
+		"  start), kept BPFBOX_CHANGES_WARM seconds (30 by default), as a review\n"
+		"  session's end keeps the next one's\n"
+		"  --release  what is kept for WORKSPACE let go, and its keepers waited for\n"
+		"             (so that the workspace's file system can be unmounted)\n"
+		"exit: 0 prepared (or released); 1 an error (nothing prepared); 2 bad usage\n");
+}
+
+int cmd_prepare(int argc, char **argv)
+{
+	bool release = false;
+	const struct cli_opt opts[] = {{"release", 0, false, &release}, {0}};
+	char ws[PATH_MAX], why[PATH_MAX + 256];
+	int r = cli_parse(argc, argv, opts, true, prepare_usage);
+
+	if (r >= 0)
+		return r;
+	if (optind != argc - 1)
+		return cli_usage_error("prepare", "%s",
+				       optind >= argc ? "give the workspace"
+						      : "give one workspace");
+	if (!realpath(argv[optind], ws)) {
+		fprintf(stderr, "bpfbox prepare: %s: %s\n", argv[optind], strerror(errno));
+		return 1;
+	}
+	r = release ? changes_release(ws, why, sizeof(why)) : changes_prepare(ws, why, sizeof(why));
+	if (r < 0) {
+		fprintf(stderr, "bpfbox prepare: %s\n", why);
+		return 1;
+	}
 	return 0;
 }

@@ -72,26 +72,27 @@ int cli_connect(struct daemon_client *c, const char *cmd, const char *socket, in
 		const char *hint);
 
 /* The commands, in the order `bpfbox --help` lists them: name, function, summary. */
-#define CLI_COMMANDS(X)                                                                 \
-	X("status", cmd_status, "probe what this host can enforce")                     \
-	X("run", cmd_run, "run one command in a sandboxed session")                     \
-	X("policy", cmd_policy, "print and check the effective policy")                 \
-	X("test", cmd_selftest, "smoke-test the sandbox on this host")                  \
-	X("daemon", cmd_daemon, "serve sessions over a unix socket (BPF loaded once)")  \
-	X("sessions", cmd_sessions, "list the sessions a daemon runs")                  \
-	X("pause", cmd_pause, "freeze a running session")                               \
-	X("resume", cmd_resume, "thaw a paused session, raising its limits first")      \
-	X("kill", cmd_kill, "kill every process of a session")                          \
-	X("answer", cmd_answer, "answer a command rule's ask (approve, always, deny)")  \
-	X("adopt", cmd_adopt, "make a running cgroup (a container) a daemon's session") \
-	X("hook", cmd_hook, "OCI runtime hook: adopt an annotated container")           \
-	X("net", cmd_net, "allow or deny a destination of a running session")           \
-	X("events", cmd_events, "print a daemon's live events (json, ocsf, text)")      \
-	X("top", cmd_top, "watch a daemon's sessions live (ncurses)")                   \
-	X("changes", cmd_changes, "list a session's change set (--changes review)")     \
-	X("apply", cmd_apply, "write a session's change set into its workspace")        \
-	X("discard", cmd_discard, "remove a session's change set")                      \
-	X("undo", cmd_undo, "restore a workspace to before an apply; --list its history")
+#define CLI_COMMANDS(X)                                                                   \
+	X("status", cmd_status, "probe what this host can enforce")                       \
+	X("run", cmd_run, "run one command in a sandboxed session")                       \
+	X("policy", cmd_policy, "print and check the effective policy")                   \
+	X("test", cmd_selftest, "smoke-test the sandbox on this host")                    \
+	X("daemon", cmd_daemon, "serve sessions over a unix socket (BPF loaded once)")    \
+	X("sessions", cmd_sessions, "list the sessions a daemon runs")                    \
+	X("pause", cmd_pause, "freeze a running session")                                 \
+	X("resume", cmd_resume, "thaw a paused session, raising its limits first")        \
+	X("kill", cmd_kill, "kill every process of a session")                            \
+	X("answer", cmd_answer, "answer a command rule's ask (approve, always, deny)")    \
+	X("adopt", cmd_adopt, "make a running cgroup (a container) a daemon's session")   \
+	X("hook", cmd_hook, "OCI runtime hook: adopt an annotated container")             \
+	X("net", cmd_net, "allow or deny a destination of a running session")             \
+	X("events", cmd_events, "print a daemon's live events (json, ocsf, text)")        \
+	X("top", cmd_top, "watch a daemon's sessions live (ncurses)")                     \
+	X("changes", cmd_changes, "list a session's change set (--changes review)")       \
+	X("apply", cmd_apply, "write a session's change set into its workspace")          \
+	X("discard", cmd_discard, "remove a session's change set")                        \
+	X("undo", cmd_undo, "restore a workspace to before an apply; --list its history") \
+	X("prepare", cmd_prepare, "make a workspace's next review session's overlay ahead")
 
 /*
  * A session id or a unique prefix of one (4 to 32 hex digits, as 'bpfbox

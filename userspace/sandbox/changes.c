@@ -174,22 +174,12 @@ static bool upper_untouched(const struct changes_set *cs, int upper)
 	       c + 1000 < cs->start_ns;
 }
 
-int changes_create(struct changes_set *cs, const char *root, const char *id, const char *workspace,
-		   int ws_fd, bool userns, int *upper, int *work, int *mnt, char *why,
-		   size_t why_size)
+int changes_root_usable(char *root, size_t size, const char *workspace, char *why, size_t why_size)
 {
-	char made[PATH_MAX], path[PATH_MAX + 16];
 	struct statfs sfs;
-	struct stat st;
-	int r = 0;
+	int r;
 
-	memset(cs, 0, sizeof(*cs));
-	cs->lock_fd = cs->warm_pidfd = cs->start_pipe[0] = cs->start_pipe[1] = -1;
-	*upper = *work = -1;
-	if (!root || !root[0])
-		r = changes_root(made, sizeof(made), true);
-	root = root && root[0] ? root : made;
-	if (r < 0) {
+	if (!root[0] && (r = changes_root(root, size, true)) < 0) {
 		snprintf(why, why_size,
 			 "--changes: cannot make the change sets' directory %s: %s (set "
 			 "BPFBOX_CHANGES_DIR to another)",
@@ -216,6 +206,24 @@ int changes_create(struct changes_set *cs, const char *root, const char *id, con
 			 root);
 		return -EXDEV;
 	}
+	return 0;
+}
+
+int changes_create(struct changes_set *cs, const char *root, const char *id, const char *workspace,
+		   int ws_fd, bool userns, int *upper, int *work, int *mnt, char *why,
+		   size_t why_size)
+{
+	char made[PATH_MAX], path[PATH_MAX + 16];
+	struct stat st;
+	int r = 0;
+
+	memset(cs, 0, sizeof(*cs));
+	cs->lock_fd = cs->warm_pidfd = cs->start_pipe[0] = cs->start_pipe[1] = -1;
+	*upper = *work = -1;
+	snprintf(made, sizeof(made), "%s", root ? root : "");
+	if ((r = changes_root_usable(made, sizeof(made), workspace, why, why_size)) < 0)
+		return r;
+	root = made;
 	if (fstat(ws_fd, &st) < 0)
 		return -errno;
 	snprintf(cs->id, sizeof(cs->id), "%s", id);

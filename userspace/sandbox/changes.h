@@ -121,6 +121,13 @@ struct changes_set {
 /* The root of the change sets into buf (made with parents, 0700 when mk). 0 or -errno. */
 int changes_root(char *buf, size_t size, bool mk);
 
+/*
+ * Whether the sets' directory root can hold sets of workspace: not inside
+ * it nor holding it, not on an overlayfs; root "" is found and made first
+ * (changes_root, into root's size bytes). 0, or -errno with why.
+ */
+int changes_root_usable(char *root, size_t size, const char *workspace, char *why, size_t why_size);
+
 /* Whether id may name a change set (the characters of a session id). */
 bool changes_id_valid(const char *id);
 
@@ -146,6 +153,23 @@ int changes_create(struct changes_set *cs, const char *root, const char *id, con
 int changes_warm_secs(void);
 /* A set's keeper told that the set is taken (at the set's free, unless the next keeper tells it). */
 void changes_warm_release(struct changes_set *cs);
+/*
+ * `bpfbox prepare WORKSPACE` (changes_prepare.c): a keeper of the next
+ * review session's set and overlay of workspace started now, for
+ * changes_warm_secs(); 0 once it has recorded them (CHANGES_PREPARE_MS at
+ * most), or -errno with why (nothing left made).
+ */
+#define CHANGES_PREPARE_MS 5000
+int changes_prepare(const char *workspace, char *why, size_t why_size);
+/*
+ * `bpfbox prepare --release WORKSPACE`: every keeper of this user holding
+ * workspace told to go, and waited for, with every other bpfbox process
+ * of this user that holds it (a session's end making a keeper; a
+ * running session), CHANGES_RELEASE_WAIT_MS at most: 0, or -errno with
+ * why (-EBUSY: one still holds it).
+ */
+#define CHANGES_RELEASE_WAIT_MS 10000
+int changes_release(const char *workspace, char *why, size_t why_size);
 /* `bpfbox __changes-keep u|r SECONDS ROOTFD WSFD [PIDFD]`: the keeper (changes_warm.c). */
 int changes_keep_main(int argc, char **argv);
 

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "changes.h"
 
@@ -22,6 +23,27 @@
  */
 int ch_warm_take(struct changes_set *cs, const char *root, const struct stat *ws, int *upper,
 		 int *work, int *mnt);
+/*
+ * A keeper's record (changes_warm.c): the symlink ".warm.DEV.INO.r|u" in
+ * the sets' directory whose target is "PID:DIR:UPPER:WORK:MNT:NAME", the
+ * keeper's pid, the numbers of its fds (W_*) and its set's name (".",
+ * 32 hex digits, ".gone").
+ */
+#define WARM_NAME_LEN 38
+enum { W_DIR, W_UPPER, W_WORK, W_MNT, W_FDS };
+/* The record's path for workspace ws, in dir (a path, or /proc/self/fd/N); 0 or -ENAMETOOLONG. */
+int ch_warm_record_path(char *buf, size_t size, const char *dir, const struct stat *ws,
+			bool userns);
+/* The record read: 0, -ENOENT (none), -EPROTO (not a record). */
+int ch_warm_read(const char *root, const struct stat *ws, bool userns, pid_t *pid, int *fds,
+		 char *name);
+/*
+ * The keeper the record names (pid, the number of its set's fd, the set's
+ * name in root), checked to hold that set, this user's: its pidfd, and
+ * with dir that fd (taken); or -errno (-EPERM: Yama refuses its fds,
+ * -EPROTO: not that set, -ESRCH: gone).
+ */
+int ch_warm_keeper(const char *root, pid_t pid, int dir_at, const char *name, int *dir);
 /*
  * The session end's helper asked to become the keeper of the next set
  * (root, ws: fds), and to tell the keeper cs came from (cs->warm_pidfd,

@@ -39,8 +39,6 @@
 #include "../lib/util.h"
 
 #define WARM_OVERLAYFS_MAGIC 0x794c7630 /* OVERLAYFS_SUPER_MAGIC */
-#define WARM_NAME_LEN	     38		/* ".", 32 hex digits, ".gone" */
-enum { W_DIR, W_UPPER, W_WORK, W_MNT, W_FDS };
 
 int changes_warm_secs(void)
 {
@@ -55,8 +53,7 @@ int changes_warm_secs(void)
 	return *end || errno || e[0] == '-' || v > CHANGES_WARM_MAX ? -EINVAL : (int)v;
 }
 
-/* The keeper's record of workspace ws, in dir (a path, or /proc/self/fd/N). */
-static int record_path(char *buf, size_t size, const char *dir, const struct stat *ws, bool userns)
+int ch_warm_record_path(char *buf, size_t size, const char *dir, const struct stat *ws, bool userns)
 {
 	int n = snprintf(buf, size, "%s/.warm.%llx.%llx.%c", dir, (unsigned long long)ws->st_dev,
 			 (unsigned long long)ws->st_ino, userns ? 'u' : 'r');
@@ -100,6 +97,21 @@ static int parse_record(const char *rec, pid_t *pid, int *fds, char *name)
 	return 0;
 }
 
+int ch_warm_read(const char *root, const struct stat *ws, bool userns, pid_t *pid, int *fds,
+		 char *name)
+{
+	char path[PATH_MAX + 64], rec[128];
+	ssize_t n;
+
+	if (ch_warm_record_path(path, sizeof(path), root, ws, userns) < 0)
+		return -ENAMETOOLONG;
+	n = readlink(path, rec, sizeof(rec) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	rec[n] = '\0';
+	return parse_record(rec, pid, fds, name);
+}
+
 /* Whether fd is name in dir (by its path: the same file). */
 static bool is_at(int fd, int dir, const char *name, struct stat *st)
 {
@@ -109,40 +121,61 @@ static bool is_at(int fd, int dir, const char *name, struct stat *st)
 	       st->st_dev == at.st_dev && st->st_ino == at.st_ino;
 }
 
+int ch_warm_keeper(const char *root, pid_t pid, int dir_at, const char *name, int *dir)
+{
+	char path[PATH_MAX + 64];
+	int pidfd, fd, r;
+	struct stat st;
+
+	/*
+	 * The keeper's own open files, taken without waking it: a same-user
+	 * process's fds, as ptrace allows (Yama may not: -EPERM).
+	 */
+	if ((pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0)
+		return -errno;
+	if ((fd = (int)syscall(SYS_pidfd_getfd, pidfd, dir_at, 0)) < 0) {
+		r = -errno;
+		close(pidfd);
+		return r;
+	}
+	/* What the keeper of this name holds (a pid reused holds none). */
+	snprintf(path, sizeof(path), "%s/%s", root, name);
+	if (!is_at(fd, AT_FDCWD, path, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+		close(fd);
+		close(pidfd);
+		return -EPROTO;
+	}
+	if (dir)
+		*dir = fd;
+	else
+		close(fd);
+	return pidfd;
+}
+
 int ch_warm_take(struct changes_set *cs, const char *root, const struct stat *ws, int *upper,
 		 int *work, int *mnt)
 {
-	char rec[128], name[WARM_NAME_LEN + 1], path[PATH_MAX + 64];
-	int at[W_FDS], fds[W_FDS] = {-1, -1, -1, -1}, pidfd = -1, r = -EPROTO;
+	char name[WARM_NAME_LEN + 1], path[PATH_MAX + 64];
+	int at[W_FDS], fds[W_FDS] = {-1, -1, -1, -1}, pidfd, r;
 	struct statfs sfs;
 	struct stat st;
-	ssize_t n;
 	pid_t pid;
 
-	if (record_path(path, sizeof(path), root, ws, cs->userns) < 0)
-		return -ENAMETOOLONG;
-	n = readlink(path, rec, sizeof(rec) - 1);
-	if (n <= 0)
-		return -ENOENT; /* none kept: the set is made */
-	rec[n] = '\0';
-	if (parse_record(rec, &pid, at, name) < 0)
-		return -EPROTO;
-	/*
-	 * The keeper's own open files (the overlay's mount, the set's lock),
-	 * taken without waking it: a same-user process's fds, as ptrace
-	 * allows (Yama may not: then the set is made).
-	 */
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	for (int i = 0; i < W_FDS && pidfd >= 0; i++)
+	if ((r = ch_warm_read(root, ws, cs->userns, &pid, at, name)) < 0)
+		return r; /* -ENOENT: none kept, the set is made */
+	/* Yama refuses the keeper's fds here: none made at the end either. */
+	if ((pidfd = ch_warm_keeper(root, pid, at[W_DIR], name, &fds[W_DIR])) < 0) {
+		cs->warm_denied = pidfd == -EPERM;
+		return pidfd;
+	}
+	r = -EPROTO;
+	/* The overlay's mount and the set's layers, as a set made here would be. */
+	for (int i = W_UPPER; i < W_FDS; i++)
 		if ((fds[i] = (int)syscall(SYS_pidfd_getfd, pidfd, at[i], 0)) < 0)
 			goto bad;
-	if (pidfd < 0)
-		goto bad;
-	/* What the keeper of this name holds, as a set made here would be (a pid reused holds none). */
 	snprintf(path, sizeof(path), "%s/%s", root, name);
-	if (!is_at(fds[W_DIR], AT_FDCWD, path, &st) || !S_ISDIR(st.st_mode) ||
-	    st.st_uid != geteuid() || !is_at(fds[W_UPPER], fds[W_DIR], "upper", &st) ||
-	    !S_ISDIR(st.st_mode) || (st.st_mode & 07777) != (ws->st_mode & 07777) ||
+	if (!is_at(fds[W_UPPER], fds[W_DIR], "upper", &st) || !S_ISDIR(st.st_mode) ||
+	    (st.st_mode & 07777) != (ws->st_mode & 07777) ||
 	    (geteuid() == 0 ? st.st_uid != ws->st_uid || st.st_gid != ws->st_gid
 			    : st.st_uid != geteuid()) ||
 	    !is_at(fds[W_WORK], fds[W_DIR], "work", &st) || fstatfs(fds[W_MNT], &sfs) < 0 ||
@@ -166,8 +199,6 @@ int ch_warm_take(struct changes_set *cs, const char *root, const struct stat *ws
 	cs->warm_pidfd = pidfd; /* told by the next keeper, or at the session's free */
 	return 0;
 bad:
-	/* Not allowed to take from a keeper here (Yama): none made at the end either. */
-	cs->warm_denied = pidfd >= 0 && fds[W_DIR] < 0 && errno == EPERM;
 	for (int i = 0; i < W_FDS; i++)
 		fd_close(&fds[i]);
 	fd_close(&pidfd);
@@ -271,7 +302,7 @@ static int publish(struct keeper *k, const struct stat *ws)
 	char dir[32], name[96];
 
 	snprintf(dir, sizeof(dir), "/proc/self/fd/%d", k->root);
-	if (record_path(name, sizeof(name), dir, ws, k->userns) < 0)
+	if (ch_warm_record_path(name, sizeof(name), dir, ws, k->userns) < 0)
 		return -ENAMETOOLONG;
 	snprintf(k->rec_name, sizeof(k->rec_name), "%s", name + strlen(dir) + 1);
 	snprintf(k->rec, sizeof(k->rec), "%d:%d:%d:%d:%d:%s", (int)getpid(), k->dir, k->upper,
