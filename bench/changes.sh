@@ -58,13 +58,15 @@ if gcc -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -static "$ROOT/bench/c
 	rm -rf "$BPFBOX_CHANGES_DIR"
 	# The same, in two parts timed by the kernel's tracepoints (root, bpftrace):
 	# review taking the set its last session's keeper made, then making it
-	# (BPFBOX_CHANGES_WARM=0); as root, as root without a v1 cgroup's
-	# migration (its spread is milliseconds) and as uid 65534 (a user namespace).
-	for v in paired::: paired_rlimit:::--limits-via=rlimit paired_cold::0 \
-		paired_user:65534: paired_user_cold:65534:0; do
-		IFS=: read -r label user warm args <<<"$v"
+	# (BPFBOX_CHANGES_WARM=0), then each session its workspace's first after
+	# `bpfbox prepare`; as root, as root without a v1 cgroup's migration
+	# (its spread is milliseconds) and as uid 65534 (a user namespace).
+	for v in paired:::: paired_rlimit:::--limits-via=rlimit: paired_cold::0:: \
+		paired_rlimit_prepared:::--limits-via=rlimit:prepared \
+		paired_user:65534::: paired_user_cold:65534:0:: paired_user_prepared:65534:::prepared; do
+		IFS=: read -r label user warm args first <<<"$v"
 		BENCH_PAIRED_LABEL=$label BENCH_PAIRED_USER=$user BPFBOX_CHANGES_WARM=${warm:-30} \
-			BENCH_PAIRED_ARGS=${args/=/ } \
+			BENCH_PAIRED_ARGS=${args/=/ } BENCH_PAIRED_FIRST=$first \
 			"$ROOT/bench/changes_paired.sh" "$BIN" "$T/ws" "$RUNS" >>"$T/split" ||
 			echo "bench/changes.sh: the paired start ($label) failed" >&2
 	done
@@ -231,7 +233,9 @@ if "direct" in split and "review" in split:
         print("| the same round's review − direct, after it: median (quartiles) | | | %+.0f (%+.0f, %+.0f) |" % (p[3], p[4], p[5]))
 cols = [(k, h) for k, h in (("paired", "root, kept overlay"),
                              ("paired_rlimit", "root, kept, --limits-via rlimit"), ("paired_cold", "root, made"),
-                             ("paired_user", "uid 65534, kept"), ("paired_user_cold", "uid 65534, made"))
+                             ("paired_rlimit_prepared", "root, rlimit, first after `bpfbox prepare`"),
+                             ("paired_user", "uid 65534, kept"), ("paired_user_cold", "uid 65534, made"),
+                             ("paired_user_prepared", "uid 65534, first after `bpfbox prepare`"))
         if k in split]
 if cols:
     print()

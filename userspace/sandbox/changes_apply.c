@@ -127,37 +127,42 @@ static void check_one(struct apply *a, const struct change *c, bool resuming)
 }
 
 /*
- * What the workspace has at path, kept in ROOT/ID/prev before it is
- * replaced (once): a file or symlink with one name, neither set-uid nor
- * set-gid, linked there (it loses its workspace name next; prev holds it
- * alone), else copied (without those bits).
+ * What the workspace has at path (st: its lstat), kept in ROOT/ID/prev
+ * before it is replaced (once): a file or symlink with one name, neither
+ * set-uid nor set-gid, linked there (it loses its workspace name next;
+ * prev holds it alone; a link is made whole or not at all), else copied
+ * (without those bits) to a temporary name renamed there.
  */
-static int keep(struct apply *a, int parent, const char *base, const char *path)
+static int keep(struct apply *a, int parent, const char *base, const char *path,
+		const struct stat *st)
 {
 	char to[PATH_MAX + 32], tmp[PATH_MAX + 64];
+	struct stat at;
 	size_t dir;
-	struct stat st;
 	int r;
 
 	if ((size_t)snprintf(to, sizeof(to), "%s/%s", a->prev, path) >= sizeof(to))
 		return -ENAMETOOLONG;
-	if (lstat(to, &st) == 0)
-		return 0; /* kept by an apply that was interrupted */
-	snprintf(tmp, sizeof(tmp), "%s.bpfbox-tmp", to);
 	dir = strrchr(to, '/') - to; /* its parents made once a directory */
 	if (strncmp(a->prevdir, to, dir) || a->prevdir[dir]) {
 		if ((r = mkdir_parents(to, 0700)) < 0)
 			return r;
 		snprintf(a->prevdir, sizeof(a->prevdir), "%.*s", (int)dir, to);
 	}
+	if ((S_ISREG(st->st_mode) || S_ISLNK(st->st_mode)) && st->st_nlink == 1 &&
+	    !(st->st_mode & (S_ISUID | S_ISGID))) {
+		if (linkat(parent, base, AT_FDCWD, to, 0) == 0 || errno == EEXIST)
+			return 0; /* EEXIST: kept by an apply that was interrupted */
+		if (errno != EXDEV && errno != EPERM && errno != EMLINK)
+			return -errno;
+	}
+	if (lstat(to, &at) == 0)
+		return 0; /* kept by an apply that was interrupted */
+	snprintf(tmp, sizeof(tmp), "%s.bpfbox-tmp", to);
 	if (a->resuming)
 		rm_tree(tmp);
-	if (fstatat(parent, base, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) || st.st_nlink != 1 ||
-	    (st.st_mode & (S_ISUID | S_ISGID)) || linkat(parent, base, AT_FDCWD, tmp, 0) < 0) {
-		if ((r = ch_copy_any(parent, base, AT_FDCWD, tmp)) < 0)
-			return r;
-	}
+	if ((r = ch_copy_any(parent, base, AT_FDCWD, tmp)) < 0)
+		return r;
 	return rename(tmp, to) < 0 ? -errno : 0;
 }
 
@@ -303,7 +308,7 @@ static int apply_one(struct apply *a, struct change *c, size_t i)
 	 */
 	if (exists && c->kind != CHANGE_ADDED &&
 	    (c->kind == CHANGE_DELETED || !S_ISDIR(c->mode) || !S_ISDIR(st.st_mode)) &&
-	    (r = keep(a, p, base, c->path)) < 0)
+	    (r = keep(a, p, base, c->path, &st)) < 0)
 		return r;
 	if (exists && (c->kind == CHANGE_DELETED || S_ISDIR(st.st_mode) != S_ISDIR(c->mode)) &&
 	    (r = ch_remove_at(p, base, &st)) < 0)
@@ -313,8 +318,10 @@ static int apply_one(struct apply *a, struct change *c, size_t i)
 	if (S_ISDIR(c->mode))
 		return write_dir(c, p, base, exists && S_ISDIR(st.st_mode));
 	snprintf(tmp, sizeof(tmp), ".bpfbox-apply-%zu", i);
-	unlinkat(p, tmp, 0); /* left by an apply that was killed (no set holds such a name) */
 	r = write_tmp(a, c, p, tmp);
+	/* One left by an apply that was killed (no set holds such a name): removed, and again. */
+	if (r == -EEXIST && unlinkat(p, tmp, 0) == 0)
+		r = write_tmp(a, c, p, tmp);
 	/*
 	 * The file or symlink there (kept in prev) unlinked first, not
 	 * renamed over: ext4 writes out a file renamed over another
@@ -346,6 +353,12 @@ static int finish(struct apply *a, const char *journal)
 	if ((r = changes_manifest_write(cs, true)) < 0)
 		return r;
 	changes_remove_work(cs);
+	/*
+	 * Here, not by a helper after: the last name of an upper's file that
+	 * apply linked into the workspace goes now, and with it that inode's
+	 * ctime moves; later, it would be after the next session's start, and
+	 * that session's apply would refuse the file as changed since.
+	 */
 	snprintf(path, sizeof(path), "%s/upper", cs->dir);
 	rm_tree(path);
 	unlink(journal);

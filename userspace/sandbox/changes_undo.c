@@ -136,6 +136,22 @@ static bool set_aside(struct undo *u, int p, const char *base, const struct stat
 }
 
 /*
+ * prev's pbase (ps) to tmp in p: linked, a file or symlink with one name
+ * (the generation, removed at the end, held it alone), else copied. 0 or
+ * -errno (-EEXIST: tmp is there).
+ */
+static int put_back(int pp, const char *pbase, const struct stat *ps, int p, const char *tmp)
+{
+	if ((S_ISREG(ps->st_mode) || S_ISLNK(ps->st_mode)) && ps->st_nlink == 1) {
+		if (linkat(pp, pbase, p, tmp, 0) == 0)
+			return 0;
+		if (errno == EEXIST)
+			return -EEXIST;
+	}
+	return ch_copy_any(pp, pbase, p, tmp);
+}
+
+/*
  * prev's copy of c->path back into place; a directory there (or to go
  * there) removed first. A file or symlink with one name is linked back
  * (the generation, removed at the end, held it alone), else copied.
@@ -151,13 +167,14 @@ static int restore(struct undo *u, int p, const char *base, const struct stat *c
 	if (pp < 0 || fstatat(pp, pbase, &ps, AT_SYMLINK_NOFOLLOW) < 0)
 		return -ENOENT;
 	snprintf(tmp, sizeof(tmp), ".bpfbox-undo-%zu", i);
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d/%s", p, tmp);
-	rm_tree(proc); /* left by an undo that was killed (no set holds such a name) */
-	if (!(S_ISREG(ps.st_mode) || S_ISLNK(ps.st_mode)) || ps.st_nlink != 1 ||
-	    linkat(pp, pbase, p, tmp, 0) < 0) {
-		if ((r = ch_copy_any(pp, pbase, p, tmp)) < 0)
-			return r;
+	/* One left by an undo that was killed (no set holds such a name): removed, and again. */
+	if ((r = put_back(pp, pbase, &ps, p, tmp)) == -EEXIST) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d/%s", p, tmp);
+		rm_tree(proc);
+		r = put_back(pp, pbase, &ps, p, tmp);
 	}
+	if (r < 0)
+		return r;
 	if (exists && (S_ISDIR(cur->st_mode) || S_ISDIR(ps.st_mode)) &&
 	    (r = ch_remove_at(p, base, cur)) < 0)
 		return r;
