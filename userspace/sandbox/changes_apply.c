@@ -198,7 +198,8 @@ static int overlay_xattrs_off(int fd)
  * apply killed after this one is done again (by a copy: the file has two
  * names then).
  */
-static int link_tmp(struct apply *a, int in, const struct stat *st, int parent, const char *tmp)
+static int link_tmp(struct apply *a, int in, const struct stat *st, int parent, const char *tmp,
+		    bool replace)
 {
 	char proc[64];
 
@@ -206,6 +207,8 @@ static int link_tmp(struct apply *a, int in, const struct stat *st, int parent, 
 	if (st->st_nlink != 1 || st->st_dev != a->cs->ws_dev || overlay_xattrs_off(in) ||
 	    futimens(in, NULL) < 0)
 		return 1;
+	if (replace && unlinkat(parent, tmp, 0) < 0 && errno != ENOENT)
+		return -errno;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", in);
 	if (linkat(AT_FDCWD, proc, parent, tmp, AT_SYMLINK_FOLLOW) == 0)
 		return 0;
@@ -215,8 +218,12 @@ static int link_tmp(struct apply *a, int in, const struct stat *st, int parent, 
 /*
  * The session's file or symlink at c->path, to tmp in parent, with its
  * mode and owner; its SHA-256 into c (what undo checks is still there).
+ * 0; or 1: at direct instead (not NULL), where it is made whole or not
+ * at all (a link, a symlink; a copy goes to tmp), what direct holds
+ * unlinked just before when replace (a file or symlink, kept in prev).
  */
-static int write_tmp(struct apply *a, struct change *c, int parent, const char *tmp)
+static int write_tmp(struct apply *a, struct change *c, int parent, const char *tmp,
+		     const char *direct, bool replace)
 {
 	struct sha256 sum;
 	int r;
@@ -239,14 +246,16 @@ static int write_tmp(struct apply *a, struct change *c, int parent, const char *
 		if ((n = readlinkat(up, ubase, target, sizeof(target) - 1)) < 0)
 			return -errno;
 		target[n] = '\0';
-		if (symlinkat(target, parent, tmp) < 0)
+		if (direct && replace && unlinkat(parent, direct, 0) < 0 && errno != ENOENT)
 			return -errno;
-		if (geteuid() == 0 &&
-		    fchownat(parent, tmp, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+		if (symlinkat(target, parent, direct ? direct : tmp) < 0)
+			return -errno;
+		if (geteuid() == 0 && fchownat(parent, direct ? direct : tmp, st.st_uid, st.st_gid,
+					       AT_SYMLINK_NOFOLLOW) < 0)
 			return -errno;
 		sha256(target, n, c->sum);
 		c->summed = true;
-		return 0;
+		return direct ? 1 : 0;
 	}
 	/* Not blocking on a fifo put there since: fstat refuses it. */
 	in = openat(up, ubase, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -255,12 +264,12 @@ static int write_tmp(struct apply *a, struct change *c, int parent, const char *
 	if (!S_ISREG(st.st_mode) || (st.st_mode & (S_ISUID | S_ISGID)))
 		return -EPERM; /* changed since the checks: never written */
 	sha256_init(&sum);
-	if ((r = link_tmp(a, in, &st, parent, tmp)) <= 0) {
+	if ((r = link_tmp(a, in, &st, parent, direct ? direct : tmp, direct && replace)) <= 0) {
 		if (r < 0 || (r = ch_copy_data(in, -1, &sum)) < 0)
 			return r;
 		sha256_final(&sum, c->sum);
 		c->summed = true;
-		return 0;
+		return direct ? 1 : 0;
 	}
 	out = openat(parent, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
@@ -295,7 +304,7 @@ static int apply_one(struct apply *a, struct change *c, size_t i)
 	_cleanup_close_ int p = ch_parent_of(a->ws, c->path, &base);
 	char tmp[64];
 	struct stat st;
-	bool exists;
+	bool exists, replace;
 	int r = 0;
 
 	if (p < 0)
@@ -317,18 +326,24 @@ static int apply_one(struct apply *a, struct change *c, size_t i)
 		return 0;
 	if (S_ISDIR(c->mode))
 		return write_dir(c, p, base, exists && S_ISDIR(st.st_mode));
+	/*
+	 * The file or symlink there (kept in prev) unlinked just before the
+	 * session's is put in its place, never renamed over: ext4 writes out
+	 * a file renamed over another (auto_da_alloc), 0.1 ms a file with the
+	 * session's data unwritten yet. A link or a symlink is made there at
+	 * once, whole or not at all; a copy is made under a temporary name
+	 * and renamed there. Killed between the two, the apply run again
+	 * writes the path.
+	 */
+	replace = exists && !S_ISDIR(st.st_mode);
 	snprintf(tmp, sizeof(tmp), ".bpfbox-apply-%zu", i);
-	r = write_tmp(a, c, p, tmp);
+	r = write_tmp(a, c, p, tmp, base, replace);
 	/* One left by an apply that was killed (no set holds such a name): removed, and again. */
 	if (r == -EEXIST && unlinkat(p, tmp, 0) == 0)
-		r = write_tmp(a, c, p, tmp);
-	/*
-	 * The file or symlink there (kept in prev) unlinked first, not
-	 * renamed over: ext4 writes out a file renamed over another
-	 * (auto_da_alloc), 0.1 ms a file with the session's data unwritten yet.
-	 * Killed between the two, the apply run again writes the path.
-	 */
-	if (!r && exists && !S_ISDIR(st.st_mode) && unlinkat(p, base, 0) < 0 && errno != ENOENT)
+		r = write_tmp(a, c, p, tmp, base, replace);
+	if (r == 1)
+		return 0;
+	if (!r && replace && unlinkat(p, base, 0) < 0 && errno != ENOENT)
 		r = -errno;
 	if (!r && renameat(p, tmp, p, base) < 0)
 		r = -errno;
