@@ -165,6 +165,26 @@ if nobody_ns; then
 		"$([ -z "$(keepers_of "$NSETS")" ] || echo "its keeper left: $(keepers_of "$NSETS")")$([ -n "$RK" ] && alive "$RK" || echo "root's keeper '$RK' is gone")$([ ! -s "$TMPD/err" ] || echo "$(oneline "$TMPD/err")")"
 	nb "$BPFBOX" discard "$ID" >/dev/null 2>&1
 	keepers_stop "$SETS"
+	# A keeper that fails (here: it cannot write the sets' directory) leaves
+	# the keeper it was to replace, whose set no session took, in place.
+	nb "$BPFBOX" prepare "$NWS" 2>"$TMPD/err"
+	A=$(warm_pid "$NSETS" u)
+	AINO=$(stat -c %i "$NSETS/$(warm_name "$NSETS" u)" 2>/dev/null)
+	MODE=$(stat -c %a "$NSETS")
+	chmod 500 "$NSETS"
+	nb "$BPFBOX" prepare "$NWS" >"$TMPD/out" 2>"$TMPD/err"
+	rc=$?
+	chmod "$MODE" "$NSETS"
+	poll_until 1 test ! -d "/proc/$A" # a keeper told to go is gone within ms
+	AFTER=$(warm_pid "$NSETS" u)
+	ALIVE=$(alive "$A" && echo yes)
+	nb "$BPFBOX" run -q --no-daemon -w "$NWS" --changes review --status-fd 3 -- sh -c 'echo k >k.txt' \
+		</dev/null >/dev/null 2>"$TMPD/rerr" 3>"$TMPD/st"
+	ID=$(tail -n 1 "$TMPD/st" | sed -n 's/.*"session":"\([0-9a-f]*\)".*/\1/p')
+	verdict "uid 65534: a prepare whose keeper fails says so in one line and leaves the keeper before it, whose set the next session takes" 1 \
+		"$([ "$(wc -l <"$TMPD/err")" = 1 ] && grep -q "keeper exited" "$TMPD/err" || echo "stderr: $(oneline "$TMPD/err")")$([ -n "$A" ] && [ "$ALIVE" = yes ] && [ "$AFTER" = "$A" ] || echo "keeper '$A' alive '$ALIVE', recorded now '$AFTER'")$([ -n "$AINO" ] && [ "$(stat -c %i "$NSETS/$ID" 2>/dev/null)" = "$AINO" ] || echo "set '$ID' is not the kept one ($AINO): $(oneline "$TMPD/rerr")")"
+	nb "$BPFBOX" discard "$ID" >/dev/null 2>&1
+	keepers_stop "$NSETS"
 else
 	skip "prepare as uid 65534: needs root to drop to it, setpriv and user namespaces (the VM's full_unpriv runs review sessions unprivileged)"
 fi

@@ -396,6 +396,45 @@ static int keep(struct keeper *k, const struct stat *ws)
 	return r;
 }
 
+/* The pid of a pidfd (its fdinfo's "Pid:"), or 0. */
+static pid_t pidfd_pid(int pidfd)
+{
+	char path[48], buf[512];
+	const char *at;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	at = strstr(buf, "\nPid:\t");
+	return at ? (pid_t)atoi(at + 6) : 0;
+}
+
+/*
+ * Whether the keeper old (a pidfd) still offers its set: the record names
+ * it, and its set is still at its name (a session's take renames it away).
+ * Asked only when this keeper failed: then prepare's old keeper, whose
+ * set nobody took, is left to serve the next session.
+ */
+static bool still_offered(const struct keeper *k, const struct stat *ws, int old)
+{
+	char root[32], name[WARM_NAME_LEN + 1];
+	int at[W_FDS];
+	struct stat st;
+	pid_t pid;
+
+	snprintf(root, sizeof(root), "/proc/self/fd/%d", k->root);
+	return ch_warm_read(root, ws, k->userns, &pid, at, name) == 0 && pid > 0 &&
+	       pid == pidfd_pid(old) && fstatat(k->root, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISDIR(st.st_mode);
+}
+
 int changes_keep_main(int argc, char **argv)
 {
 	struct keeper k = {.dir = -1, .upper = -1, .work = -1, .mnt = -1};
@@ -413,9 +452,13 @@ int changes_keep_main(int argc, char **argv)
 	if (detach(&usr1) < 0)
 		return 1;
 	r = keep(&k, &ws);
-	/* That one's overlay is in use or gone by now: it may go. */
+	/*
+	 * That one's overlay is in use or gone by now: it may go; unless this
+	 * one failed and that one still offers its own (bpfbox prepare's).
+	 */
 	if (old >= 0) {
-		syscall(SYS_pidfd_send_signal, old, SIGUSR1, NULL, 0);
+		if (!r || !still_offered(&k, &ws, old))
+			syscall(SYS_pidfd_send_signal, old, SIGUSR1, NULL, 0);
 		fd_close(&old);
 	}
 	left.tv_sec = !r ? (time_t)secs : 0;
