@@ -3,8 +3,9 @@
 # --changes review adds to a session against --changes direct, what a
 # session that changes nothing pays, review (bpfbox changes), apply and
 # undo of N changed files, and a session on a workspace of M files against
-# an empty one. Prints a Markdown table; with OUT, writes it to
-# OUT/changes.md too (make bench, section 10). Root or not; not in tests.
+# an empty one (with the credential scan's record and without). Prints a
+# Markdown table; with OUT, writes it to OUT/changes.md too (make bench,
+# section 10). Root or not; not in tests.
 #
 #   bench/changes.sh BIN [OUT] [N] [M] [ROUNDS]   (10000, 100000, 3)
 set -euo pipefail
@@ -19,7 +20,7 @@ RUNS=${BENCH_CHANGES_RUNS:-60}
 T=$(mktemp -d /var/tmp/bpfbox-bench-changes.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 export BPFBOX_CHANGES_DIR=$T/sets
-mkdir -p "$T/empty" "$T/ws" "$T/big"
+mkdir -p "$T/empty" "$T/ws" "$T/big" "$T/deep"
 echo x >"$T/ws/a"
 command -v hyperfine >/dev/null || {
 	echo "bench/changes.sh: hyperfine is needed" >&2
@@ -104,10 +105,27 @@ for i in range(m):
     with open("%s/d%d/f%d" % (root, i // 1000, i), "w") as f:
         f.write("x")
 PY
+# The same number of files ten to a directory (node_modules' shape): what
+# the scan's record still costs is a stat a directory.
+python3 - "$T/deep" "$M" <<'PY'
+import os, sys
+root, m = sys.argv[1], int(sys.argv[2])
+for i in range(m):
+    d = "%s/n%d/m%d" % (root, i // 1000, (i // 10) % 100)
+    if i % 10 == 0:
+        os.makedirs(d, exist_ok=True)
+    with open("%s/f%d" % (d, i), "w") as f:
+        f.write("x")
+PY
+# The scan's record trusts a directory whose ctime is a second old (cred_record.h).
+sleep 1.1
 hf empty_ws $RUN -w "$T/empty" --changes review -- /bin/true
 hf big_ws $RUN -w "$T/big" --changes review -- /bin/true
 hf empty_direct $RUN -w "$T/empty" -- /bin/true
 hf big_direct $RUN -w "$T/big" -- /bin/true
+hf big_direct_norecord env BPFBOX_SCAN_RECORD=0 $RUN -w "$T/big" -- /bin/true
+hf deep_direct $RUN -w "$T/deep" -- /bin/true
+hf deep_direct_norecord env BPFBOX_SCAN_RECORD=0 $RUN -w "$T/deep" -- /bin/true
 
 # Review, apply and undo of N changed files (ms, each timed once a round),
 # in DIR (its sets in DIR/sets), rows named PREFIX-review etc.
@@ -203,6 +221,9 @@ row("`--changes review`, empty workspace", "empty_ws")
 row("`--changes review`, workspace of %d files" % m, "big_ws")
 row("`--changes direct`, empty workspace", "empty_direct")
 row("`--changes direct`, workspace of %d files" % m, "big_direct")
+row("`--changes direct`, workspace of %d files, the scan's record off (`BPFBOX_SCAN_RECORD=0`)" % m, "big_direct_norecord")
+row("`--changes direct`, workspace of %d files ten to a directory (%d directories)" % (m, m // 10 + m // 1000), "deep_direct")
+row("`--changes direct`, the same, the scan's record off" , "deep_direct_norecord")
 for k, label in (("peer_bind", "minimal launcher, the workspace bound (`changes_start launch bind`)"),
                  ("peer_overlay", "minimal launcher, an overlay with a fresh upper each run (sandlock's way)"),
                  ("bwrap_bind", "bwrap, the workspace bound"),
@@ -263,9 +284,13 @@ for a, b, who in (("peer_overlay", "peer_bind", "a minimal launcher"), ("bwrap_o
 for l in open(sys.argv[8]):
     print("bwrap here (%s) has no `--overlay` (0.10 and later): not measured." % l.split("\t")[1].strip())
 print("Added by review to a session that changes nothing: %.2f ms (median %.2f against %.2f); "
-      "a workspace of %d files against an empty one: %.2f× with review, %.2f× direct." % (
+      "a workspace of %d files against an empty one: %.2f× with review, %.2f× direct "
+      "(%.2f× with the scan's record off); ten files to a directory: %.2f×, %.2f× with the record off." % (
           rows["review"][0] - d, rows["review"][0], d, m, rows["big_ws"][0] / rows["empty_ws"][0],
-          rows["big_direct"][0] / rows["empty_direct"][0]))
+          rows["big_direct"][0] / rows["empty_direct"][0],
+          rows["big_direct_norecord"][0] / rows["empty_direct"][0],
+          rows["deep_direct"][0] / rows["empty_direct"][0],
+          rows["deep_direct_norecord"][0] / rows["empty_direct"][0]))
 PY
 cat "$T/table"
 echo

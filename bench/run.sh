@@ -743,9 +743,12 @@ startup_rows() {
 	fi
 }
 
-# bpfbox builds its Landlock ruleset from the policy's paths and does not
-# walk the workspace, so neither a big workspace nor a long deny list
-# should move the setup time. The "1 file" row is the startup table's
+# bpfbox builds its Landlock ruleset from the policy's paths; with
+# namespaces its credential scan walks the workspace once and then reads
+# only the directories changed since (its record, sandbox/cred_record.c;
+# bench/changes.sh times it with the record off too), so neither a big
+# workspace nor a long deny list should move the setup time much. The
+# "1 file" row is the startup table's
 # workspace-write command again: two medians of one command in one run
 # show how far this machine's noise goes.
 scaling_rows() {

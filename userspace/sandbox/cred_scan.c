@@ -17,6 +17,7 @@
 
 #include "cred_scan.h"
 #include "cred_match.h"
+#include "cred_record.h"
 #include "../policy/policy.h"
 #include "../lib/util.h"
 
@@ -35,6 +36,8 @@ struct walk {
 	struct cred_scan *sc; /* NULL: the top only (cred_top_paths) */
 	struct strv *out;
 	struct queue q; /* a scan's, breadth first */
+	struct cred_record rec;
+	bool recording; /* a scan's first walk, with sc->record_dir: rec read and written */
 	int rootfd;
 	size_t rootlen;
 	char path[PATH_MAX];
@@ -292,74 +295,157 @@ int cred_scan_dedupe(struct cred_scan *sc, struct strv *out)
 	return 0;
 }
 
+static int walk_dir(struct walk *w, int dfd, size_t len, unsigned int depth);
+
+/*
+ * The entry w->path[0, nlen) of the directory w->path[0, len) (dfd, or
+ * AT_FDCWD with the whole path), a match or a directory (dir): pushed,
+ * walked into (all of them with a scan, within its bounds; else those on
+ * the way to a two-component match) or queued.
+ */
+static int entry(struct walk *w, int dfd, const char *name, size_t nlen, bool match, bool dir,
+		 unsigned int depth)
+{
+	struct stat st;
+	int fd;
+
+	if (dfd == AT_FDCWD)
+		name = w->path;
+	if (match)
+		/* The second walk looks for other names only. */
+		return w->sc && w->sc->linking ? 0 : found(w, dfd, name);
+	if (!dir || (w->sc ? false : !cred_partial_match(&w->pats, w->path, nlen)))
+		return 0;
+	if (depth >= (w->sc ? w->sc->max_depth : 8)) {
+		/*
+		 * Past the depth bound a directory is masked whole: a session
+		 * could nest a credential directory that deep for the next
+		 * session's scan to miss.
+		 */
+		if (w->sc && !w->sc->linking && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(st.st_mode)) {
+			note(w->sc, 4, "directories hidden whole past the depth bound, from ",
+			     w->path);
+			return found(w, dfd, name);
+		}
+		return 0;
+	}
+	/* A scan reads each level whole before the next (walk_queue). */
+	if (w->sc)
+		return enqueue(&w->q, w->path, depth + 1);
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd >= 0 ? walk_dir(w, fd, nlen, depth + 1) : 0;
+}
+
+/* The directory w->path[0, len) below the root, "" for the root. */
+static const char *rel_of(const struct walk *w, size_t len)
+{
+	return len > w->rootlen ? w->path + w->rootlen + 1 : "";
+}
+
 /*
  * The entries of the directory dfd (closed here), whose path is w->path
- * [0, len): each match pushed; directories walked into (all of them with a
- * scan, within its bounds; else those on the way to a two-component match).
+ * [0, len), read; recorded (cred_record.h) on a scan's first walk.
  */
 static int walk_dir(struct walk *w, int dfd, size_t len, unsigned int depth)
 {
 	DIR *d = fdopendir(dfd);
+	uint64_t entries = 0;
 	struct dirent *e;
+	struct stat st;
 	int r = 0;
 
 	if (!d) {
 		close(dfd);
 		return 0;
 	}
+	/* Its times before its read: a name added after it moves them. */
+	if (w->recording) {
+		if (fstat(dfd, &st) == 0)
+			cred_record_begin(&w->rec, rel_of(w, len), &st);
+		else
+			w->rec.spoilt = true;
+	}
 	while (!r && (e = readdir(d))) {
 		size_t n = strlen(e->d_name), nlen = len + 1 + n;
-		bool dir = e->d_type == DT_DIR || e->d_type == DT_UNKNOWN;
-		int fd;
+		bool dir = e->d_type == DT_DIR || e->d_type == DT_UNKNOWN, match;
 
 		if (streq(e->d_name, ".") || streq(e->d_name, "..") || nlen >= sizeof(w->path))
 			continue;
-		if (w->sc && over_budget(w))
+		if (w->sc && over_budget(w)) {
+			w->rec.spoilt = true;
 			break;
+		}
 		if (w->sc)
 			w->sc->entries++;
+		entries++;
 		w->path[len] = '/';
 		memcpy(w->path + len + 1, e->d_name, n + 1);
-		if (cred_full_match(&w->pats, w->path, nlen)) {
-			/* The second walk looks for other names only. */
-			if (!(w->sc && w->sc->linking))
-				r = found(w, dirfd(d), e->d_name);
-			continue;
-		}
-		if (w->sc && w->sc->linking && (r = relinked(w, dirfd(d), e->d_name, e->d_type)))
+		match = cred_full_match(&w->pats, w->path, nlen);
+		if (w->recording && (match || dir))
+			cred_record_name(&w->rec, match ? 'm' : 'd', e->d_name, n);
+		if (!match && w->sc && w->sc->linking &&
+		    (r = relinked(w, dirfd(d), e->d_name, e->d_type)))
 			break;
-		if (!dir || (w->sc ? false : !cred_partial_match(&w->pats, w->path, nlen)))
-			continue;
-		if (depth >= (w->sc ? w->sc->max_depth : 8)) {
-			struct stat st;
-
-			/*
-			 * Past the depth bound a directory is masked whole: a
-			 * session could nest a credential directory that deep for
-			 * the next session's scan to miss.
-			 */
-			if (w->sc && !w->sc->linking &&
-			    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    S_ISDIR(st.st_mode)) {
-				note(w->sc, 4,
-				     "directories hidden whole past the depth bound, from ",
-				     w->path);
-				r = found(w, dirfd(d), e->d_name);
-			}
-			continue;
-		}
-		/* A scan reads each level whole before the next (walk_queue). */
-		if (w->sc) {
-			r = enqueue(&w->q, w->path, depth + 1);
-			continue;
-		}
-		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0)
-			r = walk_dir(w, fd, nlen, depth + 1);
+		r = entry(w, dirfd(d), e->d_name, nlen, match, dir, depth);
 	}
 	w->path[len] = '\0';
+	if (w->recording)
+		cred_record_end(&w->rec, entries);
 	closedir(d);
 	return r;
+}
+
+/*
+ * The directory w->path[0, len) as its record has it (unchanged since): the
+ * names that mattered walked as walk_dir walks them, without a read.
+ */
+static int walk_recorded(struct walk *w, const struct cred_dir *d, size_t len, unsigned int depth)
+{
+	int r = 0;
+
+	w->sc->entries += d->entries;
+	cred_record_keep(&w->rec, d);
+	for (const char *p = d->names; !r && *p; p += strlen(p) + 1) {
+		size_t n = strlen(p + 1), nlen = len + 1 + n;
+
+		if (nlen >= sizeof(w->path))
+			continue;
+		w->path[len] = '/';
+		memcpy(w->path + len + 1, p + 1, n + 1);
+		r = entry(w, AT_FDCWD, p + 1, nlen, p[0] == 'm', p[0] == 'd', depth);
+	}
+	w->path[len] = '\0';
+	return r;
+}
+
+/*
+ * The directory w->path[0, len) of a scan: from its record when unchanged
+ * (within the bounds), else read.
+ */
+static int visit(struct walk *w, size_t len, unsigned int depth)
+{
+	struct cred_scan *sc = w->sc;
+	const char *rel = rel_of(w, len);
+	const struct cred_dir *d;
+	struct stat st;
+	int fd;
+
+	if (w->recording &&
+	    (rel[0] ? fstatat(w->rootfd, rel, &st, AT_SYMLINK_NOFOLLOW) : fstat(w->rootfd, &st)) ==
+		    0 &&
+	    S_ISDIR(st.st_mode) && (d = cred_record_find(&w->rec, rel, &st)) &&
+	    sc->entries + d->entries <= sc->max_entries && now_ns() <= sc->deadline_ns)
+		return walk_recorded(w, d, len, depth);
+	fd = rel[0] ? open_below(w->rootfd, rel) : dup(w->rootfd);
+	/*
+	 * A directory the scan cannot read, the session cannot either; but its
+	 * owner could chmod it back and read what the scan did not see: masked
+	 * whole, it stays as unreadable as it is.
+	 */
+	if (fd < 0 && errno == EACCES && !sc->linking)
+		return found(w, AT_FDCWD, w->path);
+	return fd >= 0 ? walk_dir(w, fd, len, depth) : 0;
 }
 
 /*
@@ -377,24 +463,38 @@ static int walk_queue(struct walk *w)
 		char *path = q->path[q->head];
 		unsigned int depth = q->depth[q->head];
 		size_t len = strlen(path);
-		int fd;
 
 		q->head++;
 		memcpy(w->path, path, len + 1);
 		free(path);
-		fd = open_below(w->rootfd, w->path + w->rootlen + 1);
-		/*
-		 * A directory the scan cannot read, the session cannot either;
-		 * but its owner could chmod it back and read what the scan did
-		 * not see: masked whole, it stays as unreadable as it is.
-		 */
-		if (fd < 0 && errno == EACCES && !sc->linking)
-			r = found(w, AT_FDCWD, w->path);
-		else if (fd >= 0)
-			r = walk_dir(w, fd, len, depth);
+		r = visit(w, len, depth);
 	}
 	if (!r && q->head < q->n && !(sc->said & 3))
 		entries_note(sc, q->path[q->head]);
+	if (q->head < q->n)
+		w->rec.spoilt = true;
+	return r;
+}
+
+/*
+ * The record of the tree w->path for a scan with these patterns and depth
+ * bound (cred_record.h). 0, or -ENOMEM: then the tree is read whole.
+ */
+static int record_open(struct walk *w, const struct bpfbox_policy *p, const struct cred_scan *sc)
+{
+	struct buf key = {0};
+	char depth[16];
+	int r = 0;
+
+	snprintf(depth, sizeof(depth), "%u", sc->max_depth);
+	for (size_t i = 0; !r && i < p->deny_paths.n; i++)
+		if (startswith(p->deny_paths.v[i], "**/"))
+			r = buf_append(&key, p->deny_paths.v[i], strlen(p->deny_paths.v[i]) + 1);
+	if (!r)
+		r = buf_append(&key, depth, strlen(depth) + 1);
+	if (!r)
+		cred_record_open(&w->rec, sc->record_dir, w->path, w->rootfd, key.p, key.len);
+	buf_free(&key);
 	return r;
 }
 
@@ -429,11 +529,22 @@ static int walk_root(const struct bpfbox_policy *p, const char *root, struct cre
 	}
 	w->rootlen = streq(w->path, "/") ? 0 : len;
 	w->rootfd = open(w->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	fd = w->rootfd >= 0 ? dup(w->rootfd) : -1;
-	if (fd >= 0)
+	if (w->rootfd >= 0 && sc) {
+		uint64_t entries = sc->entries;
+
+		if (sc->record_dir && !sc->linking)
+			w->recording = !record_open(w, p, sc);
+		r = visit(w, w->rootlen, 0);
+		if (!r)
+			r = walk_queue(w);
+		if (w->recording) {
+			if (r || (sc->said & ~4u))
+				w->rec.spoilt = true;
+			cred_record_close(&w->rec, sc->entries - entries);
+		}
+	} else if (w->rootfd >= 0 && (fd = dup(w->rootfd)) >= 0) {
 		r = walk_dir(w, fd, w->rootlen, 0);
-	if (!r && sc && w->rootfd >= 0)
-		r = walk_queue(w);
+	}
 	if (w->rootfd >= 0)
 		close(w->rootfd);
 	queue_free(&w->q);

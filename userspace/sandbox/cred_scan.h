@@ -45,6 +45,11 @@ struct cred_scan {
 	struct cred_linked linked[CRED_SCAN_MAX_LINKED];
 	size_t nlinked;
 	bool linking; /* the second walk: every file's inode against linked */
+	/*
+	 * Where each large tree's record is kept (cred_record.h), so that the
+	 * next scan reads only the directories changed since; NULL: none.
+	 */
+	const char *record_dir;
 };
 
 void cred_scan_init(struct cred_scan *sc);

@@ -5,6 +5,7 @@
  * session_run.c, its environment session_env.c.
  */
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include "landlock.h"
 #include "cred_scan.h"
 #include "cred_match.h"
+#include "changes.h"
 #include "grants.h"
 #include "bpfbox/events.h"
 #include "../policy/policy.h"
@@ -158,6 +160,7 @@ static void free_masks(struct session *s)
 static int plan_masks(struct session *s)
 {
 	const struct bpfbox_policy *p = s->policy;
+	char record_dir[PATH_MAX];
 	struct cred_scan sc;
 	int r;
 
@@ -175,6 +178,9 @@ static int plan_masks(struct session *s)
 	if (!s->cred_masks)
 		return -ENOMEM;
 	cred_scan_init(&sc);
+	/* A large tree's record, where every session's view masks it (home.c). */
+	if (changes_root(record_dir, sizeof(record_dir), false) == 0)
+		sc.record_dir = record_dir;
 	/* Twice when a match has other names (hard links): those are masked too. */
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass && !cred_scan_relink(&sc))
