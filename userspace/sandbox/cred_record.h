@@ -12,6 +12,7 @@
 #ifndef BPFBOX_CRED_RECORD_H
 #define BPFBOX_CRED_RECORD_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -24,6 +25,15 @@
 #define CRED_RECORD_SETTLE_NS 1000000000LL
 /* Records kept in the directory at most; the oldest go first. */
 #define CRED_RECORD_MAX_FILES 64
+/* A record of this many directories or more is checked by two threads where two CPUs are. */
+#define CRED_RECORD_MIN_SHARED 512
+
+/* What an lstat said of a directory, as the record compares it. */
+struct cred_seen {
+	uint64_t dev, ino, nlink;
+	int64_t ctime_s, ctime_ns, mtime_s, mtime_ns;
+	bool dir; /* it is one (and the lstat worked) */
+};
 
 /* One directory as a scan read it. */
 struct cred_dir {
@@ -52,6 +62,18 @@ struct cred_record {
 	size_t nold;
 	uint32_t *slot; /* a hash of rel to 1 + index in old, 0 empty */
 	size_t nslot;
+	/*
+	 * The lstat of each of old's directories, made by this thread when
+	 * the walk comes to it or ahead by a helper from the other end
+	 * (cred_record.c, "The second thread").
+	 */
+	int rootfd;
+	struct cred_seen *seen;
+	unsigned char *seen_state; /* SEEN_*, atomically */
+	pthread_t helper;
+	bool helper_on;
+	bool helper_stop; /* atomically */
+	bool shared;	  /* a helper was started */
 	/* This scan's directories, as they are to be written. */
 	struct buf out;
 	size_t ndirs;
@@ -72,9 +94,11 @@ struct cred_record {
 int cred_record_open(struct cred_record *cr, const char *dir, const char *root, int rootfd,
 		     const char *key_extra, size_t key_extra_len);
 
-/* The directory rel as recorded, if st (its lstat now) says it is unchanged and settled. */
-const struct cred_dir *cred_record_find(const struct cred_record *cr, const char *rel,
-					const struct stat *st);
+/*
+ * The directory rel (below the root, "" the root itself) as recorded, if
+ * its lstat now says it is unchanged and was settled when it was read.
+ */
+const struct cred_dir *cred_record_take(struct cred_record *cr, const char *rel);
 
 /* A listing as this scan has it: one from the record kept, or one just read (st before its read). */
 void cred_record_keep(struct cred_record *cr, const struct cred_dir *d);

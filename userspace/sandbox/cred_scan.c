@@ -428,13 +428,9 @@ static int visit(struct walk *w, size_t len, unsigned int depth)
 	struct cred_scan *sc = w->sc;
 	const char *rel = rel_of(w, len);
 	const struct cred_dir *d;
-	struct stat st;
 	int fd;
 
-	if (w->recording &&
-	    (rel[0] ? fstatat(w->rootfd, rel, &st, AT_SYMLINK_NOFOLLOW) : fstat(w->rootfd, &st)) ==
-		    0 &&
-	    S_ISDIR(st.st_mode) && (d = cred_record_find(&w->rec, rel, &st)) &&
+	if (w->recording && (d = cred_record_take(&w->rec, rel)) &&
 	    sc->entries + d->entries <= sc->max_entries && now_ns() <= sc->deadline_ns)
 		return walk_recorded(w, d, len, depth);
 	fd = rel[0] ? open_below(w->rootfd, rel) : dup(w->rootfd);
