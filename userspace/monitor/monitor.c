@@ -262,8 +262,15 @@ static void held_ask(struct monitor *m)
 
 int monitor_pollfds(struct monitor *m, struct pollfd *p)
 {
+	uint64_t after;
 	int n = 0;
 
+	if (!m->looped) {
+		m->looped = true;
+		after = now_ns() + SCAN_DELAY_NS;
+		if (after > m->scan_after)
+			m->held_last = m->scan_after = after;
+	}
 	for (int i = 0; i < MONITOR_MAX_FDS; i++)
 		m->idx[i] = -1;
 	if (m->oom.fd >= 0) {

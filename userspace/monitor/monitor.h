@@ -62,6 +62,7 @@ struct monitor {
 	struct disk_monitor disk;
 	uint64_t disk_limit; /* bytes */
 	uint64_t scan_after; /* the initial disk scan starts then (CLOCK_MONOTONIC ns) */
+	bool looped;	     /* monitor_pollfds called: the command's loop began */
 	/*
 	 * Held scans (disk_held.c) run on a thread of their own, one at a
 	 * time: a read of /proc/PID/maps can wait as long as a fork bomb
@@ -114,10 +115,17 @@ struct closer;
 void monitor_close(struct monitor *m, int sweep_dirfd, const char *prefix, const char *suffix,
 		   const char *remove, struct closer *end);
 
-/* Fills up to MONITOR_MAX_FDS pollfds; returns how many. */
+/*
+ * Fills up to MONITOR_MAX_FDS pollfds; returns how many. The first call is
+ * the supervising loop's first turn, once the command exec'd: the initial
+ * disk scan starts SCAN_DELAY_NS from then, not from the monitor's open
+ * (the set-up between, a large workspace's credential scan included, is
+ * not the command's time).
+ */
 int monitor_pollfds(struct monitor *m, struct pollfd *p);
 /* The poll timeout the monitor needs (0 while scanning), -1: none. */
 int monitor_timeout(const struct monitor *m);
+
 /* Handles readiness of the slots monitor_pollfds() filled; MON_* bits. */
 unsigned int monitor_dispatch(struct monitor *m, const struct pollfd *p);
 
